@@ -1,0 +1,41 @@
+import { Type } from 'typebox';
+import type { V1 } from '../http/server.js';
+import { decodeCursor, page } from '../http/pagination.js';
+import { PathId, ListOf, ListQuery, Nullable, StringEnum, Timestamp } from '../http/schema-helpers.js';
+import { SCOPES } from './scopes.js';
+
+const ApiKeySchema = Type.Object({
+  id: Type.String(), name: Type.String(), scopes: Type.Array(Type.String()),
+  createdAt: Timestamp, lastUsedAt: Nullable(Timestamp), revokedAt: Nullable(Timestamp),
+});
+const CreatedSchema = Type.Object({ id: Type.String(), name: Type.String(), scopes: Type.Array(Type.String()), key: Type.String(), createdAt: Timestamp });
+const CreateBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  scopes: Type.Array(StringEnum(SCOPES), { minItems: 1, maxItems: SCOPES.length }),
+}, { additionalProperties: false });
+
+export async function apiKeysRoutes(app: V1): Promise<void> {
+  app.post('/api-keys', {
+    schema: { tags: ['api-keys'], summary: 'Create an API key (shown once)', body: CreateBody, response: { 201: CreatedSchema } },
+    config: { scope: 'admin' },
+  }, async (req, reply) => {
+    const key = await app.services.apiKeys.create(req.auth.workspaceId, req.body, req.auth.scopes);
+    return reply.code(201).header('location', `/v1/api-keys/${key.id}`).send(key);
+  });
+
+  app.get('/api-keys', {
+    schema: { tags: ['api-keys'], summary: 'List API keys (without the keys)', querystring: ListQuery, response: { 200: ListOf(ApiKeySchema) } },
+    config: { scope: 'admin' },
+  }, async (req) => {
+    const limit = req.query.limit ?? 20;
+    return page(await app.services.apiKeys.list(req.auth.workspaceId, limit + 1, decodeCursor(req.query.cursor)), limit);
+  });
+
+  app.delete('/api-keys/:keyId', {
+    schema: { tags: ['api-keys'], summary: 'Revoke an API key at once', params: Type.Object({ keyId: PathId }), response: { 204: Type.Null() } },
+    config: { scope: 'admin' },
+  }, async (req, reply) => {
+    await app.services.apiKeys.revoke(req.auth.workspaceId, req.params.keyId);
+    return reply.code(204).send(null);
+  });
+}

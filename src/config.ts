@@ -1,0 +1,31 @@
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  smtpUrl: string | null;
+  publicUrl: string;
+  logLevel: string;
+  dnsServers: string[];
+}
+
+export class ConfigError extends Error {}
+
+/** Reads the environment described in the contract (section 10). Fails fast on values that cannot work. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got "${env.PORT}"`);
+  const host = env.HOST || '127.0.0.1';
+  const databaseUrl = env.DATABASE_URL || path.join('.', 'data', 'formcast.db');
+  const smtpUrl = env.SMTP_URL || null;
+  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) throw new ConfigError('SMTP_URL must start with smtp:// or smtps://');
+  const publicUrl = (env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  try {
+    new URL(publicUrl);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute URL, got "${env.PUBLIC_URL}"`);
+  }
+  const dnsServers = (env.DNS_SERVERS || '').split(',').map((s) => s.trim()).filter(Boolean);
+  return { port, host, databaseUrl, smtpUrl, publicUrl, logLevel: env.LOG_LEVEL || 'info', dnsServers };
+}

@@ -1,0 +1,109 @@
+/**
+ * Kysely's view of the tables. Timestamps are written as ISO strings and read back through `toIso`
+ * (text on SQLite, timestamptz on PostgreSQL); JSON columns are text on the wire (see lib/json.ts).
+ */
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  scopes: string; // JSON array of scope names
+  key_hash: string; // hex SHA-256 of the secret part; the key itself is never stored
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface FormGroupsTable {
+  id: string;
+  workspace_id: string;
+  created_at: string;
+  /** Bumped at the start of every publish: the row lock serialises publishes of one group. */
+  lock_version: number;
+}
+
+export interface FormsTable {
+  id: string;
+  workspace_id: string;
+  form_group_id: string;
+  version: number;
+  status: 'DRAFT' | 'PUBLISHED' | 'ARCHIVED';
+  name: string;
+  description: string | null;
+  type: 'SIGN_UP' | 'SURVEY';
+  display: 'POPUP' | 'INLINE_EMBED' | null;
+  field_mapping: string;
+  settings: string;
+  double_opt_in_email_id: string | null;
+  seo_title: string | null;
+  seo_description: string | null;
+  seo_image_url: string | null;
+  seo_favicon_url: string | null;
+  slug: string | null;
+  previous_version_id: string | null;
+  html: string | null;
+  html_deployed_at: string | null;
+  html_validation: string | null;
+  created_at: string;
+  updated_at: string;
+  published_at: string | null;
+  archived_at: string | null;
+}
+
+/** One row per slug in use: the slug belongs to exactly one form group of the workspace. */
+export interface FormSlugsTable {
+  workspace_id: string;
+  slug: string;
+  form_group_id: string;
+}
+
+export interface TemplatesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DomainsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  status: 'PENDING' | 'VERIFIED' | 'FAILED';
+  verification_token: string;
+  dkim_selector: string;
+  dkim_public_key: string; // base64 DER (SubjectPublicKeyInfo), as published in DNS
+  dkim_private_key: string; // PKCS#8 PEM; never leaves the service
+  verification: string | null; // JSON: result per record of the last check
+  created_at: string;
+  verified_at: string | null;
+}
+
+export interface IdempotencyKeysTable {
+  workspace_id: string;
+  key: string;
+  request_hash: string;
+  status_code: number | null; // null while the first request is in flight
+  response_body: string | null;
+  response_headers: string | null;
+  created_at: string;
+}
+
+export interface Database {
+  workspaces: WorkspacesTable;
+  api_keys: ApiKeysTable;
+  form_groups: FormGroupsTable;
+  forms: FormsTable;
+  form_slugs: FormSlugsTable;
+  templates: TemplatesTable;
+  domains: DomainsTable;
+  idempotency_keys: IdempotencyKeysTable;
+}

@@ -1,0 +1,116 @@
+import { parse, type DefaultTreeAdapterMap } from 'parse5';
+import sanitizeHtml from 'sanitize-html';
+import type { Form, HtmlValidation } from './forms.schemas.js';
+
+type Node = DefaultTreeAdapterMap['node'];
+type Element = DefaultTreeAdapterMap['element'];
+
+export const MAX_HTML_BYTES = 512 * 1024;
+
+/**
+ * What deployed HTML may contain: ordinary content, form controls and their labels, `data-*` and
+ * `aria-*` attributes (the `data-formcast-*` conventions live there). No script, no style element,
+ * no event handler, no `javascript:` (or any non-web) URL. A form's `action` is dropped: the service
+ * points the form at its own submission endpoint when it serves the page.
+ */
+const SANITIZE: sanitizeHtml.IOptions = {
+  allowedTags: [
+    ...sanitizeHtml.defaults.allowedTags,
+    'img', 'form', 'input', 'select', 'option', 'optgroup', 'textarea', 'button', 'label', 'fieldset', 'legend',
+    'datalist', 'output', 'progress', 'meter',
+  ],
+  allowedAttributes: {
+    '*': ['id', 'class', 'title', 'lang', 'dir', 'role', 'hidden', 'tabindex', 'data-*', 'aria-*'],
+    a: ['href', 'name', 'target', 'rel'],
+    img: ['src', 'alt', 'width', 'height', 'loading'],
+    form: ['method', 'novalidate', 'autocomplete', 'name'],
+    input: ['type', 'name', 'value', 'placeholder', 'required', 'pattern', 'min', 'max', 'minlength', 'maxlength', 'step',
+      'checked', 'disabled', 'readonly', 'multiple', 'autocomplete', 'inputmode', 'size', 'accept', 'list', 'form'],
+    select: ['name', 'required', 'multiple', 'disabled', 'size', 'autocomplete', 'form'],
+    option: ['value', 'selected', 'disabled', 'label'],
+    optgroup: ['label', 'disabled'],
+    textarea: ['name', 'placeholder', 'required', 'rows', 'cols', 'minlength', 'maxlength', 'disabled', 'readonly', 'autocomplete', 'form'],
+    button: ['type', 'name', 'value', 'disabled', 'form'],
+    label: ['for', 'form'],
+    fieldset: ['name', 'disabled', 'form'],
+    output: ['for', 'name', 'form'],
+    progress: ['value', 'max'],
+    meter: ['value', 'min', 'max', 'low', 'high', 'optimum'],
+  },
+  allowedSchemes: ['http', 'https', 'mailto', 'tel'],
+  allowedSchemesByTag: { img: ['http', 'https', 'data'] },
+  allowProtocolRelative: false,
+  disallowedTagsMode: 'discard',
+};
+
+export function sanitizeFormHtml(html: string): string {
+  return sanitizeHtml(html, SANITIZE);
+}
+
+/** Input types that submit nothing of their own: they never count as a field. */
+const NON_FIELD_INPUTS = new Set(['submit', 'button', 'reset', 'image']);
+
+/** The names of the controls that submit a value: input (but submit/button/reset/image), select, textarea. */
+export function namedControls(html: string): Set<string> {
+  const names = new Set<string>();
+  const walk = (node: Node): void => {
+    if ('tagName' in node) {
+      const el = node as Element;
+      const attr = (n: string) => el.attrs.find((a) => a.name === n)?.value;
+      const name = attr('name');
+      if (name) {
+        if (el.tagName === 'input' && !NON_FIELD_INPUTS.has((attr('type') ?? 'text').toLowerCase())) names.add(name);
+        else if (el.tagName === 'select' || el.tagName === 'textarea') names.add(name);
+      }
+      if (el.tagName === 'template') walk((el as unknown as { content: Node }).content);
+    }
+    if ('childNodes' in node) for (const child of node.childNodes) walk(child as Node);
+  };
+  walk(parse(html) as unknown as Node);
+  return names;
+}
+
+/**
+ * Cross-validation of a form's fieldMapping against its deployed HTML (contract section 4):
+ * a mapped field with no control is an error (for a SIGN_UP form that includes the email field);
+ * a named control that no mapping covers is a warning.
+ */
+export function crossValidate(fieldMapping: Record<string, string>, html: string, checkedAt: string): HtmlValidation {
+  const controls = namedControls(html);
+  const errors = Object.keys(fieldMapping).filter((f) => !controls.has(f)).map((field) => ({ code: 'field_not_in_html', field }));
+  const warnings = [...controls].filter((c) => !(c in fieldMapping)).map((field) => ({ code: 'control_not_mapped', field }));
+  return { valid: errors.length === 0, checkedAt, errors, warnings };
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+const LABELS: Record<string, string> = { email: 'Email', firstName: 'First name', lastName: 'Last name' };
+
+function labelFor(field: string, property: string): string {
+  return LABELS[property] ?? property.replace(/_/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').replace(/^./, (c) => c.toUpperCase()) ?? field;
+}
+
+/** The form the service renders from fieldMapping when no custom HTML is deployed. */
+export function renderDefaultHtml(form: Pick<Form, 'name' | 'type' | 'fieldMapping'>): string {
+  const fields = Object.entries(form.fieldMapping).map(([field, property], i) => {
+    const id = `fc-field-${i}`;
+    const isEmail = property === 'email';
+    const type = isEmail ? 'email' : 'text';
+    const auto = isEmail ? ' autocomplete="email"' : property === 'firstName' ? ' autocomplete="given-name"' : property === 'lastName' ? ' autocomplete="family-name"' : '';
+    const required = isEmail && form.type === 'SIGN_UP' ? ' required' : '';
+    return `  <div class="fc-field">\n    <label for="${id}">${escapeHtml(labelFor(field, property))}</label>\n` +
+      `    <input id="${id}" name="${escapeHtml(field)}" type="${type}"${auto}${required}>\n` +
+      `    <p class="fc-error" data-formcast-error="${escapeHtml(field)}"></p>\n  </div>`;
+  });
+  return [
+    `<form class="fc-form" method="post">`,
+    `  <h1>${escapeHtml(form.name)}</h1>`,
+    `  <div data-formcast-error-summary></div>`,
+    ...fields,
+    `  <button type="submit">${form.type === 'SIGN_UP' ? 'Subscribe' : 'Submit'}</button>`,
+    `</form>`,
+  ].join('\n');
+}

@@ -1,0 +1,92 @@
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../db/connection.js';
+import { nowIso } from '../lib/time.js';
+import { DomainError, conflict, validationFailed } from './errors.js';
+import { sendProblem } from './problem.js';
+
+/**
+ * `Idempotency-Key` on any authenticated POST (contract section 10): the first response is stored and
+ * replayed for 24 h; the same key with another request is 422; while the first is in flight, 409.
+ * Keys are per workspace. A 5xx is not stored, so the client may retry. An in-flight row older than
+ * a minute is taken to be abandoned (its process died) and may be claimed again.
+ */
+const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const ABANDONED_AFTER_MS = 60 * 1000;
+const REPLAYED_HEADERS = ['location', 'content-type'];
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotencyKey?: string;
+  }
+}
+
+function requestHash(req: FastifyRequest): string {
+  return crypto.createHash('sha256').update(`${req.method} ${req.url}\n${JSON.stringify(req.body ?? null)}`).digest('hex');
+}
+
+export function registerIdempotency(app: FastifyInstance, db: Db): void {
+  const k = db.kysely;
+
+  async function claim(workspaceId: string, key: string, hash: string): Promise<boolean> {
+    const res = await k.insertInto('idempotency_keys')
+      .values({ workspace_id: workspaceId, key, request_hash: hash, status_code: null, response_body: null, response_headers: null, created_at: nowIso() })
+      .onConflict((oc) => oc.columns(['workspace_id', 'key']).doNothing())
+      .executeTakeFirst();
+    return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (req.method !== 'POST' || !req.auth) return;
+    const header = req.headers['idempotency-key'];
+    if (header === undefined) return;
+    const key = Array.isArray(header) ? header[0]! : header;
+    if (key.length < 1 || key.length > 255) throw validationFailed([{ path: '/header/idempotency-key', message: 'must be 1 to 255 characters' }]);
+    const ws = req.auth.workspaceId;
+    const hash = requestHash(req);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (await claim(ws, key, hash)) {
+        req.idempotencyKey = key;
+        return;
+      }
+      const row = await k.selectFrom('idempotency_keys').select(['request_hash', 'status_code', 'response_body', 'response_headers', 'created_at'])
+        .where('workspace_id', '=', ws).where('key', '=', key).executeTakeFirst();
+      if (!row) continue; // deleted meanwhile: claim again
+      const age = Date.now() - new Date(row.created_at).getTime();
+      const stale = age > REPLAY_WINDOW_MS || (row.status_code === null && age > ABANDONED_AFTER_MS);
+      if (stale) {
+        await k.deleteFrom('idempotency_keys').where('workspace_id', '=', ws).where('key', '=', key).where('request_hash', '=', row.request_hash).execute();
+        continue;
+      }
+      if (row.request_hash !== hash) {
+        return sendProblem(req, reply, new DomainError(422, 'idempotency_key_reused', 'Idempotency key reused', 'this Idempotency-Key was used with a different request'));
+      }
+      if (row.status_code === null) {
+        return sendProblem(req, reply, conflict('idempotency_conflict', 'a request with this Idempotency-Key is still being processed'));
+      }
+      const headers = row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {};
+      return reply.code(row.status_code).headers(headers).header('idempotent-replayed', 'true').send(row.response_body ?? '');
+    }
+    throw conflict('idempotency_conflict', 'a request with this Idempotency-Key is still being processed');
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    const key = req.idempotencyKey;
+    if (!key || !req.auth) return payload;
+    req.idempotencyKey = undefined;
+    const where = k.deleteFrom('idempotency_keys').where('workspace_id', '=', req.auth.workspaceId).where('key', '=', key);
+    if (reply.statusCode >= 500 || (typeof payload !== 'string' && payload !== null && payload !== undefined)) {
+      await where.execute();
+      return payload;
+    }
+    const headers: Record<string, string> = {};
+    for (const name of REPLAYED_HEADERS) {
+      const v = reply.getHeader(name);
+      if (typeof v === 'string') headers[name] = v;
+    }
+    await k.updateTable('idempotency_keys')
+      .set({ status_code: reply.statusCode, response_body: (payload as string | null) ?? '', response_headers: JSON.stringify(headers) })
+      .where('workspace_id', '=', req.auth.workspaceId).where('key', '=', key).execute();
+    return payload;
+  });
+}

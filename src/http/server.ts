@@ -1,0 +1,136 @@
+import crypto from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import { sql } from 'kysely';
+import { ApiKeysService, type AuthContext } from '../api-keys/api-keys.service.js';
+import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
+import type { Scope } from '../api-keys/scopes.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/connection.js';
+import { DomainsService } from '../domains/domains.service.js';
+import { formsRoutes } from '../forms/forms.routes.js';
+import { FormsService } from '../forms/forms.service.js';
+import { WorkspacesService } from '../workspaces/workspaces.service.js';
+import { workspacesRoutes } from '../workspaces/workspaces.routes.js';
+import { DomainError } from './errors.js';
+import { registerIdempotency } from './idempotency.js';
+import { registerProblemHandlers, sendProblem } from './problem.js';
+import { validatorCompiler } from './validation.js';
+
+export interface Services {
+  apiKeys: ApiKeysService;
+  workspaces: WorkspacesService;
+  forms: FormsService;
+  domains: DomainsService;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+  interface FastifyRequest {
+    /** Set on every route that declares a scope; absent on public routes. */
+    auth: AuthContext;
+  }
+  interface FastifyContextConfig {
+    /** The scope a route needs (contract section 2); `any` means any valid key. */
+    scope?: Scope | 'any';
+  }
+}
+
+/** The Fastify instance the `/v1` routes are registered on, typed by their TypeBox schemas. */
+export type V1 = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export function createServices(db: Db): Services {
+  const apiKeys = new ApiKeysService(db);
+  return {
+    apiKeys,
+    workspaces: new WorkspacesService(db, apiKeys),
+    forms: new FormsService(db),
+    domains: new DomainsService(db),
+  };
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+export interface BuildOptions {
+  db: Db;
+  config: Pick<Config, 'logLevel' | 'publicUrl'>;
+  /** false silences logs (tests); otherwise pino at config.logLevel. */
+  logger?: boolean;
+}
+
+export async function buildApp({ db, config, logger = true }: BuildOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: logger ? { level: config.logLevel, redact: ['req.headers.authorization'] } : false,
+    bodyLimit: 1024 * 1024,
+    // Echo a client's X-Request-Id when it is a sane token; otherwise mint one.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    },
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.decorate('services', createServices(db));
+  app.decorateRequest('auth', null as unknown as AuthContext);
+  registerProblemHandlers(app);
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Formcast API',
+        version: '1.0.0',
+        description: 'Forms, contacts and broadcasts. Errors are application/problem+json with a stable `code`.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
+
+  app.get('/healthz', { schema: { hide: true } }, () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (req, reply) => {
+    try {
+      await sql`select 1`.execute(db.kysely);
+      return { status: 'ready' };
+    } catch (err) {
+      req.log.warn({ err }, 'readiness check failed');
+      return sendProblem(req, reply, new DomainError(503, 'unavailable', 'Service unavailable', 'the database cannot be reached', undefined, undefined, { 'retry-after': '5' }));
+    }
+  });
+
+  await app.register(async (v1) => {
+    // /v1 accepts JSON bodies only (415 otherwise). An empty body is "no body", so body-less POSTs such
+    // as publish work whatever Content-Type a client sends; routes that need a body then fail validation.
+    v1.removeAllContentTypeParsers();
+    const json = v1.getDefaultJsonParser('error', 'error');
+    v1.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+      if (body === '') return done(null, undefined);
+      json(req, body as string, done);
+    });
+
+    v1.addHook('onRequest', async (req) => {
+      const scope = req.routeOptions.config.scope;
+      if (!scope) return;
+      req.auth = await app.services.apiKeys.authenticate(req.headers.authorization);
+      if (scope !== 'any') ApiKeysService.authorize(req.auth, scope);
+    });
+    registerIdempotency(v1, db);
+
+    await v1.register(workspacesRoutes);
+    await v1.register(apiKeysRoutes);
+    await v1.register(formsRoutes);
+  }, { prefix: '/v1' });
+
+  return app;
+}

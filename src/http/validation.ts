@@ -1,0 +1,77 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import type { FieldError } from './errors.js';
+
+/**
+ * Two validators: bodies are strict JSON (no coercion, no removal of unknown fields, every error listed);
+ * path and query parameters arrive as strings and are coerced to the schema's types.
+ */
+function makeAjv(coerce: boolean) {
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes: coerce,
+    useDefaults: false,
+    removeAdditional: false,
+    strict: false,
+  });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+const bodyAjv = makeAjv(false);
+const paramAjv = makeAjv(true);
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? bodyAjv : paramAjv;
+  return ajv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
+};
+
+/** Fields that exist on a resource but are set by the service; naming them in a body gets a clearer message. */
+const READ_ONLY = new Set([
+  'status', 'version', 'formGroupId', 'previousVersionId', 'htmlValidation', 'createdAt', 'updatedAt',
+  'publishedAt', 'archivedAt', 'sentAt', 'stats', 'records', 'key', 'lastUsedAt', 'workspaceId',
+]);
+
+/**
+ * Turns Ajv errors into the contract's `errors` entries: a JSON Pointer per violation, prefixed with
+ * `/query` or `/path` outside the body. Union noise (one error per branch plus "must match a schema in
+ * anyOf") is reduced to the single anyOf message at that path.
+ */
+export function toFieldErrors(errors: ErrorObject[], part: string | undefined): FieldError[] {
+  const prefix = part === 'querystring' ? '/query' : part === 'params' ? '/path' : '';
+  const unionPaths = new Set(errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.instancePath));
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    if (e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && [...unionPaths].some((p) => e.instancePath === p && e.schemaPath.includes('anyOf'))) continue;
+    let path = e.instancePath;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      path = `${path}/${escapePointer(String(e.params.missingProperty))}`;
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      const name = String(e.params.additionalProperty);
+      path = `${path}/${escapePointer(name)}`;
+      message = path.split('/').length === 2 && READ_ONLY.has(name) ? 'is read-only' : 'is not allowed';
+    } else if (e.keyword === 'anyOf' || e.keyword === 'oneOf') {
+      message = 'does not match any allowed form';
+    } else if (e.keyword === 'enum') {
+      message = `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (e.keyword === 'propertyNames') {
+      continue; // reported with the pattern error on the offending key just below
+    } else if (e.keyword === 'pattern' && e.propertyName !== undefined) {
+      message = `key "${e.propertyName}" must match pattern ${String(e.params.pattern)}`;
+    }
+    const full = `${prefix}${path}` || '/';
+    const dedupe = `${full}\u0000${message}`;
+    if (seen.has(dedupe)) continue;
+    seen.add(dedupe);
+    out.push({ path: full, message });
+  }
+  return out;
+}
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
