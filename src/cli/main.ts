@@ -1,9 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { isScope } from '../api-keys/scopes.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { loadConfig } from '../config.js';
 import { connect, type Db } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { DomainError } from '../http/errors.js';
 import { createServices } from '../http/server.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import { serve } from './serve.js';
@@ -11,11 +10,12 @@ import { serve } from './serve.js';
 /** Operator commands (contract section 10). Each reads the same environment as the server. */
 class CliError extends Error {}
 
-async function withDb<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+/** Opens DATABASE_URL, applies pending migrations (unless `migrate: false`), runs `fn`, closes. */
+async function withDb<T>(fn: (db: Db) => Promise<T>, { migrate = true }: { migrate?: boolean } = {}): Promise<T> {
   const config = loadConfig();
   const db = connect(config.databaseUrl);
   try {
-    await migrateToLatest(db);
+    if (migrate) await migrateToLatest(db);
     return await fn(db);
   } finally {
     await db.close();
@@ -40,8 +40,14 @@ async function requireWorkspace(db: Db, id: string): Promise<void> {
 
 const program = new Command('formcast')
   .description('Formcast: self-hostable email marketing (forms, contacts, broadcasts)')
-  .showHelpAfterError('(run with --help for usage)')
-  .configureOutput({ outputError: (str, write) => write(str.split('\n').find((l) => l.trim()) + '\n') });
+  // Usage errors are one line on stderr: commander's message (and any "Did you mean" hint) plus a pointer
+  // to --help. (showHelpAfterError would write the pointer as a second line, bypassing outputError.)
+  .configureOutput({
+    outputError: (str, write) => {
+      const text = str.split('\n').map((l) => l.trim()).filter(Boolean).join(' ').replace(/^error: /, '');
+      write(`formcast: ${text} (run with --help for usage)\n`);
+    },
+  });
 
 program.command('serve')
   .description('serve the HTTP API (applies migrations first); what `npm start` runs')
@@ -52,7 +58,8 @@ program.command('serve')
 program.command('migrate')
   .description('apply pending database migrations and exit')
   .action(async () => {
-    const applied = await withDb(migrateToLatest);
+    // Not withDb's own migration step: its result is what this command reports.
+    const applied = await withDb(migrateToLatest, { migrate: false });
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
   });
 
@@ -103,7 +110,9 @@ domain.command('add')
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  const message = err instanceof DomainError ? err.message : err instanceof CliError || err instanceof ConfigError ? err.message : (err as Error).message;
-  process.stderr.write(`formcast: ${message.split('\n')[0]}\n`);
+  // DomainError, CliError and ConfigError messages are written for the operator; anything else is
+  // unexpected (e.g. the database cannot be reached) and shown by its first line.
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`formcast: ${message.split('\n').find((l) => l.trim()) ?? 'failed'}\n`);
   process.exitCode = 1;
 }

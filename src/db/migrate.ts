@@ -1,4 +1,4 @@
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './connection.js';
 import { foundation } from './migrations/0001_foundation.js';
 
@@ -11,7 +11,12 @@ function migrations(db: Db): Record<string, Migration> {
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(db) };
-  const migrator = new Migrator({ db: db.kysely, provider });
+  // Kysely looks for its own tables in every schema it can see; pin it to ours, or a database holding
+  // another Formcast schema (tests, a second instance) would make it skip creating them here.
+  const schema = db.dialect === 'postgres'
+    ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0]?.s
+    : undefined;
+  const migrator = new Migrator({ db: db.kysely, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

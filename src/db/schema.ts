@@ -25,6 +25,8 @@ export interface FormGroupsTable {
   created_at: string;
   /** Bumped at the start of every publish: the row lock serialises publishes of one group. */
   lock_version: number;
+  /** The highest version number ever given in the group: numbers are never reused, even after a draft is deleted. */
+  last_version: number;
 }
 
 export interface FormsTable {

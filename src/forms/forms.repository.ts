@@ -75,7 +75,7 @@ function valuesToRow(v: Partial<FormValues>): Partial<FormsTable> {
 }
 
 export async function insertFormGroup(db: Executor, workspaceId: string, id: string, createdAt: string): Promise<void> {
-  await db.insertInto('form_groups').values({ id, workspace_id: workspaceId, created_at: createdAt, lock_version: 0 }).execute();
+  await db.insertInto('form_groups').values({ id, workspace_id: workspaceId, created_at: createdAt, lock_version: 0, last_version: 1 }).execute();
 }
 
 /**
@@ -148,10 +148,11 @@ export async function findGroupVersionByStatus(db: Executor, workspaceId: string
   return row ? toForm(row) : undefined;
 }
 
-export async function maxGroupVersion(db: Executor, workspaceId: string, groupId: string): Promise<number> {
-  const row = await db.selectFrom('forms').select((eb) => eb.fn.max('version').as('v'))
-    .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).executeTakeFirst();
-  return Number(row?.v ?? 0);
+/** Takes the group's lock (see lockFormGroup) and hands out its next version number. */
+export async function nextGroupVersion(db: Executor, workspaceId: string, groupId: string): Promise<number> {
+  const row = await db.updateTable('form_groups').set({ last_version: sql`last_version + 1`, lock_version: sql`lock_version + 1` })
+    .where('workspace_id', '=', workspaceId).where('id', '=', groupId).returning('last_version').executeTakeFirstOrThrow();
+  return Number(row.last_version);
 }
 
 /** Applies a partial update; `updatedAt` is always refreshed. Only DRAFT rows are touched (checked again here). */

@@ -180,7 +180,7 @@ export class FormsService {
         if (draft) throw conflict('draft_version_exists', 'this form already has a draft version; edit or delete it', { draftId: draft.id });
         const html = await repo.getFormHtml(trx, workspaceId, id);
         await repo.insertForm(trx, {
-          id: newFormId, workspaceId, formGroupId: form.formGroupId, version: (await repo.maxGroupVersion(trx, workspaceId, form.formGroupId)) + 1,
+          id: newFormId, workspaceId, formGroupId: form.formGroupId, version: await repo.nextGroupVersion(trx, workspaceId, form.formGroupId),
           previousVersionId: form.id, createdAt: nowIso(),
           name: form.name, description: form.description, type: form.type, display: form.display, fieldMapping: form.fieldMapping,
           settings: form.settings, doubleOptInEmailId: form.doubleOptInEmailId, seoTitle: form.seoTitle, seoDescription: form.seoDescription,

@@ -30,6 +30,7 @@ export function foundation(dialect: Dialect) {
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('created_at', ts, (c) => c.notNull())
         .addColumn('lock_version', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('last_version', 'integer', (c) => c.notNull().defaultTo(1))
         .execute();
 
       await db.schema.createTable('templates')

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { grants } from '../../src/api-keys/scopes.js';
+import { loadConfig } from '../../src/config.js';
+import { normalizeDomainName } from '../../src/domains/domains.service.js';
+import { newId } from '../../src/lib/ids.js';
+import { toIso } from '../../src/lib/time.js';
+
+describe('ids', () => {
+  it('are prefixed and sort by creation', () => {
+    const ids = Array.from({ length: 1000 }, () => newId('form'));
+    expect(ids.every((id) => /^form_[0-9A-HJKMNP-TV-Z]{26}$/.test(id))).toBe(true);
+    expect([...ids].sort()).toEqual(ids);
+  });
+});
+
+describe('toIso', () => {
+  it.each([
+    ['2026-11-21T10:00:00.000Z', '2026-11-21T10:00:00.000Z'],
+    ['2026-11-21 10:00:00+00', '2026-11-21T10:00:00.000Z'],
+    ['2026-11-21 10:00:00.12+00', '2026-11-21T10:00:00.120Z'],
+    ['2026-11-21 12:00:00.123+02', '2026-11-21T10:00:00.123Z'],
+  ])('%s → %s', (input, out) => expect(toIso(input)).toBe(out));
+});
+
+describe('scopes', () => {
+  it('admin grants everything, write grants read, read does not grant write', () => {
+    expect(grants(['admin'], 'write:forms')).toBe(true);
+    expect(grants(['write:forms'], 'read:forms')).toBe(true);
+    expect(grants(['read:forms'], 'write:forms')).toBe(false);
+    expect(grants(['write:broadcasts'], 'read:forms')).toBe(false);
+  });
+});
+
+describe('config', () => {
+  it('has the contract defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: 'data/formcast.db', smtpUrl: null, publicUrl: 'http://127.0.0.1:3000' });
+  });
+  it('rejects values that cannot work', () => {
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/);
+    expect(() => loadConfig({ SMTP_URL: 'http://x' })).toThrow(/SMTP_URL/);
+    expect(() => loadConfig({ PUBLIC_URL: 'not a url' })).toThrow(/PUBLIC_URL/);
+  });
+});
+
+describe('normalizeDomainName', () => {
+  it.each([
+    ['Example.COM', 'example.com'],
+    ['mail.example.co.uk.', 'mail.example.co.uk'],
+    ['bücher.example', 'xn--bcher-kva.example'],
+    ['localhost', null],
+    ['not a domain', null],
+    ['-bad.example', null],
+    ['1.2.3.4', null],
+  ])('%s → %s', (input, out) => expect(normalizeDomainName(input)).toBe(out));
+});
