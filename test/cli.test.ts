@@ -86,6 +86,8 @@ interface Server {
   stdout(): string;
   stderr(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves when serve has logged that it is shutting down (it has handled the signal). */
+  shuttingDown: Promise<void>;
 }
 
 async function serve(env: Record<string, string>): Promise<Server> {
@@ -114,10 +116,17 @@ async function serve(env: Record<string, string>): Promise<Server> {
     });
     void exited.then(({ code, signal }) => fail(new Error(`serve exited early (code ${code}, signal ${signal})`)));
   });
+  const shuttingDown = new Promise<void>((resolve) => {
+    const check = () => {
+      if (/"msg":"shutting down"/.test(stdout)) resolve();
+    };
+    child.stdout.on('data', check);
+    check();
+  });
   afterAll(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
-  return { child, url, port: Number(new URL(url).port), stdout: () => stdout, stderr: () => stderr, exited };
+  return { child, url, port: Number(new URL(url).port), stdout: () => stdout, stderr: () => stderr, exited, shuttingDown };
 }
 
 /** Resolves to the exit, or rejects when the process is still running after `ms`. */
@@ -140,6 +149,15 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
+/** Polls `check` until it holds; rejects with `message` after `ms`. */
+async function until(check: () => Promise<boolean>, ms: number, message: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(message);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Exercises a running server with an admin key of workspace `ws`. */
 async function checkServing(server: Server, ws: { id: string; name: string }, key: string): Promise<void> {
   const health = await fetch(`${server.url}/healthz`);
@@ -160,311 +178,290 @@ async function checkServing(server: Server, ws: { id: string; name: string }, ke
 
 // ---------------------------------------------------------------------------------------------------
 
-describe('formcast --help and usage errors', () => {
-  const env = sqliteEnv();
+// Everything below runs concurrently (each describe has its own database): process spawns dominate the
+// runtime and mostly wait on I/O and module loading.
+describe.concurrent('formcast CLI', () => {
+  describe('formcast --help and usage errors', () => {
+    const env = sqliteEnv();
 
-  it.concurrent.each([
-    [[], ['serve', 'migrate', 'workspace', 'key', 'domain']],
-    [['serve'], ['serve the HTTP API']],
-    [['migrate'], ['apply pending database migrations']],
-    [['workspace'], ['create']],
-    [['workspace', 'create'], ['<name>', '--json']],
-    [['key', 'create'], ['--workspace <id>', '--scopes', '--json']],
-    [['domain', 'add'], ['<name>', '--workspace <id>', '--verified', '--json']],
-  ])('formcast %j --help', async (command, mentions) => {
-    const run = await cli([...command, '--help'], env);
-    expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`^Usage: formcast${command.length ? ` ${command.join(' ')}` : ''} `));
-    for (const text of mentions) expect(run.stdout).toContain(text);
-  });
-
-  it('formcast help <command> works too', async () => {
-    const run = await cli(['help', 'migrate'], env);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toContain('Usage: formcast migrate');
-  });
-
-  it.concurrent.each([
-    ['an unknown command', ['bogus'], /unknown command 'bogus'/],
-    ['an unknown subcommand', ['workspace', 'frobnicate'], /unknown command 'frobnicate'/],
-    ['a missing argument', ['workspace', 'create'], /missing required argument 'name'/],
-    ['a missing argument (domain add)', ['domain', 'add', '--workspace', 'ws_x'], /missing required argument 'name'/],
-    ['an unknown option', ['migrate', '--bogus'], /unknown option '--bogus'/],
-  ])('%s exits non-zero with a one-line error', async (_what, args, message) => {
-    expect(failure(await cli(args, env))).toMatch(message);
-  });
-
-  it('did not touch the database for help or usage errors', () => {
-    expect(fs.existsSync(env.DATABASE_URL!)).toBe(false);
-  });
-});
-
-describe('formcast migrate (SQLite)', () => {
-  const env = sqliteEnv();
-
-  it('applies the migrations, then reports the database is up to date', async () => {
-    const first = await cli(['migrate'], env);
-    expect(first.stderr).toBe('');
-    expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^applied: 0001_foundation/);
-    expect(fs.existsSync(env.DATABASE_URL!)).toBe(true);
-
-    const second = await cli(['migrate'], env);
-    expect(second.stderr).toBe('');
-    expect(second.code).toBe(0);
-    expect(second.stdout).toBe('database is up to date\n');
-  });
-
-  it('fails with one line on a bad environment', async () => {
-    expect(failure(await cli(['migrate'], { ...env, PORT: 'nope' }))).toBe('formcast: PORT must be a port number, got "nope"');
-  });
-});
-
-describe('formcast workspace / key / domain (SQLite)', () => {
-  const env = sqliteEnv();
-  let created: any;
-
-  beforeAll(async () => {
-    created = json(await cli(['workspace', 'create', 'Acme Newsletters', '--json'], env));
-  });
-
-  it('workspace create --json prints exactly { workspace: { id, name }, apiKey: { id, key, scopes } }', () => {
-    expect(Object.keys(created).sort()).toEqual(['apiKey', 'workspace']);
-    expect(Object.keys(created.workspace).sort()).toEqual(['id', 'name']);
-    expect(Object.keys(created.apiKey).sort()).toEqual(['id', 'key', 'scopes']);
-    expect(created.workspace.id).toMatch(/^ws_[0-9A-Z]{26}$/);
-    expect(created.workspace.name).toBe('Acme Newsletters');
-    expect(created.apiKey.id).toMatch(/^key_[0-9A-Z]{26}$/);
-    expect(typeof created.apiKey.key).toBe('string');
-    expect(created.apiKey.key.length).toBeGreaterThanOrEqual(32);
-    expect(created.apiKey.scopes).toEqual(['admin']);
-  });
-
-  it('workspace create without --json prints the key for a person', async () => {
-    const run = await cli(['workspace', 'create', 'Human'], env);
-    expect(run.code).toBe(0);
-    expect(run.stderr).toBe('');
-    expect(run.stdout).toMatch(/^workspace ws_\S+ \(Human\)\nadmin API key key_\S+: \S+\n/);
-    expect(() => JSON.parse(run.stdout)).toThrow();
-  });
-
-  it('workspace create with a blank name fails with one line', async () => {
-    expect(failure(await cli(['workspace', 'create', '   ', '--json'], env))).toMatch(/name/);
-  });
-
-  describe('key create', () => {
-    it('--json prints exactly { id, key, scopes }', async () => {
-      const key = json(await cli(['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms,write:forms', '--json'], env));
-      expect(Object.keys(key).sort()).toEqual(['id', 'key', 'scopes']);
-      expect(key.id).toMatch(/^key_[0-9A-Z]{26}$/);
-      expect(typeof key.key).toBe('string');
-      expect(key.key).not.toBe(created.apiKey.key);
-      expect(key.scopes).toEqual(['read:forms', 'write:forms']);
+    it.each([
+      [[], ['serve', 'migrate', 'workspace', 'key', 'domain']],
+      [['serve'], ['serve the HTTP API']],
+      [['migrate'], ['apply pending database migrations']],
+      [['workspace', 'create'], ['<name>', '--json']],
+      [['key', 'create'], ['--workspace <id>', '--scopes', '--json']],
+      [['domain', 'add'], ['<name>', '--workspace <id>', '--verified', '--json']],
+    ])('formcast %j --help', async (command, mentions) => {
+      const run = await cli([...command, '--help'], env);
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(new RegExp(`^Usage: formcast${command.length ? ` ${command.join(' ')}` : ''} `));
+      for (const text of mentions) expect(run.stdout).toContain(text);
     });
 
-    it('an unknown scope fails with one line naming it', async () => {
-      const line = failure(await cli(['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms,launch:missiles', '--json'], env));
-      expect(line).toContain('launch:missiles');
+    it.each([
+      ['an unknown command', ['bogus'], /unknown command 'bogus'/],
+      ['a missing argument', ['workspace', 'create'], /missing required argument 'name'/],
+      ['an unknown option', ['migrate', '--bogus'], /unknown option '--bogus'/],
+    ])('%s exits non-zero with a one-line error', async (_what, args, message) => {
+      expect(failure(await cli(args, env))).toMatch(message);
     });
 
-    it('a missing --workspace fails with one line', async () => {
-      expect(failure(await cli(['key', 'create', '--scopes', 'read:forms', '--json'], env))).toContain('--workspace');
-    });
-
-    it('an unknown workspace id fails with one line', async () => {
-      expect(failure(await cli(['key', 'create', '--workspace', 'ws_NOPE', '--scopes', 'read:forms', '--json'], env))).toContain('ws_NOPE');
+    it('did not touch the database for help or usage errors', () => {
+      expect(fs.existsSync(env.DATABASE_URL!)).toBe(false);
     });
   });
 
-  describe('domain add', () => {
-    let domain: any;
+  describe('formcast migrate (SQLite)', () => {
+    const env = sqliteEnv();
+
+    it('applies the migrations, then reports the database is up to date', async () => {
+      const first = await cli(['migrate'], env);
+      expect(first.stderr).toBe('');
+      expect(first.code).toBe(0);
+      expect(first.stdout).toMatch(/^applied: 0001_foundation/);
+      expect(fs.existsSync(env.DATABASE_URL!)).toBe(true);
+
+      const second = await cli(['migrate'], env);
+      expect(second.stderr).toBe('');
+      expect(second.code).toBe(0);
+      expect(second.stdout).toBe('database is up to date\n');
+    });
+  });
+
+  describe('formcast workspace / key / domain (SQLite)', () => {
+    const env = sqliteEnv();
+    let created: any;
 
     beforeAll(async () => {
-      domain = json(await cli(['domain', 'add', 'Example.com', '--workspace', created.workspace.id, '--json'], env));
+      created = json(await cli(['workspace', 'create', 'Acme Newsletters', '--json'], env));
     });
 
-    it('--json prints the domain with its DNS records, PENDING', () => {
-      expect(Object.keys(domain).sort()).toEqual(['createdAt', 'id', 'name', 'records', 'status', 'verifiedAt']);
-      expect(domain.id).toMatch(/^dom_/);
-      expect(domain.name).toBe('example.com');
-      expect(domain.status).toBe('PENDING');
-      expect(domain.createdAt).toMatch(TIMESTAMP);
-      expect(domain.verifiedAt).toBeNull();
+    it('workspace create --json prints exactly { workspace: { id, name }, apiKey: { id, key, scopes } }', () => {
+      expect(Object.keys(created).sort()).toEqual(['apiKey', 'workspace']);
+      expect(Object.keys(created.workspace).sort()).toEqual(['id', 'name']);
+      expect(Object.keys(created.apiKey).sort()).toEqual(['id', 'key', 'scopes']);
+      expect(created.workspace.id).toMatch(/^ws_[0-9A-Z]{26}$/);
+      expect(created.workspace.name).toBe('Acme Newsletters');
+      expect(created.apiKey.id).toMatch(/^key_[0-9A-Z]{26}$/);
+      expect(typeof created.apiKey.key).toBe('string');
+      expect(created.apiKey.key.length).toBeGreaterThanOrEqual(32);
+      expect(created.apiKey.scopes).toEqual(['admin']);
+    });
 
-      expect(Array.isArray(domain.records)).toBe(true);
-      for (const record of domain.records) {
-        expect(Object.keys(record).sort()).toEqual(['name', 'type', 'value']);
-        expect(record.type).toBe('TXT');
+    it('workspace create with a blank name fails with one line', async () => {
+      expect(failure(await cli(['workspace', 'create', '   ', '--json'], env))).toMatch(/name/);
+    });
+
+    describe('key create', () => {
+      it('--json prints exactly { id, key, scopes }', async () => {
+        const key = json(await cli(['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms,write:forms', '--json'], env));
+        expect(Object.keys(key).sort()).toEqual(['id', 'key', 'scopes']);
+        expect(key.id).toMatch(/^key_[0-9A-Z]{26}$/);
+        expect(typeof key.key).toBe('string');
+        expect(key.key).not.toBe(created.apiKey.key);
+        expect(key.scopes).toEqual(['read:forms', 'write:forms']);
+      });
+
+      it('an unknown scope fails with one line naming it', async () => {
+        const line = failure(await cli(['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms,launch:missiles', '--json'], env));
+        expect(line).toContain('launch:missiles');
+      });
+
+      it('a missing --workspace fails with one line', async () => {
+        expect(failure(await cli(['key', 'create', '--scopes', 'read:forms', '--json'], env))).toContain('--workspace');
+      });
+
+      it('an unknown workspace id fails with one line', async () => {
+        expect(failure(await cli(['key', 'create', '--workspace', 'ws_NOPE', '--scopes', 'read:forms', '--json'], env))).toContain('ws_NOPE');
+      });
+    });
+
+    describe('domain add', () => {
+      let domain: any;
+
+      beforeAll(async () => {
+        domain = json(await cli(['domain', 'add', 'Example.com', '--workspace', created.workspace.id, '--json'], env));
+      });
+
+      it('--json prints the domain with its DNS records, PENDING', () => {
+        expect(Object.keys(domain).sort()).toEqual(['createdAt', 'id', 'name', 'records', 'status', 'verifiedAt']);
+        expect(domain.id).toMatch(/^dom_/);
+        expect(domain.name).toBe('example.com');
+        expect(domain.status).toBe('PENDING');
+        expect(domain.createdAt).toMatch(TIMESTAMP);
+        expect(domain.verifiedAt).toBeNull();
+
+        expect(Array.isArray(domain.records)).toBe(true);
+        for (const record of domain.records) {
+          expect(Object.keys(record).sort()).toEqual(['name', 'type', 'value']);
+          expect(record.type).toBe('TXT');
+        }
+        const ownership = domain.records.find((r: any) => !r.name.includes('._domainkey.'));
+        expect(ownership).toBeDefined();
+        expect(ownership.name.endsWith('example.com')).toBe(true);
+        expect(ownership.value.length).toBeGreaterThan(16);
+
+        const dkim = domain.records.find((r: any) => /^[A-Za-z0-9-]+\._domainkey\.example\.com$/.test(r.name));
+        expect(dkim, 'a <selector>._domainkey.example.com record').toBeDefined();
+        expect(dkim.value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/]+=*$/);
+        const publicKey = crypto.createPublicKey({ key: Buffer.from(dkim.value.split('p=')[1], 'base64'), format: 'der', type: 'spki' });
+        expect(publicKey.asymmetricKeyType).toBe('rsa');
+        expect(publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
+      });
+
+      it('never prints the private key', async () => {
+        expect(JSON.stringify(domain)).not.toMatch(/PRIVATE KEY|privateKey/i);
+        const human = await cli(['domain', 'add', 'human.example.com', '--workspace', created.workspace.id], env);
+        expect(human.code).toBe(0);
+        expect(human.stdout).toContain('._domainkey.human.example.com');
+        expect(human.stdout + human.stderr).not.toContain('PRIVATE KEY');
+      });
+
+      it('--verified gives status VERIFIED', async () => {
+        const verified = json(await cli(['domain', 'add', 'mail.example.org', '--workspace', created.workspace.id, '--verified', '--json'], env));
+        expect(verified.name).toBe('mail.example.org');
+        expect(verified.status).toBe('VERIFIED');
+        expect(verified.verifiedAt).toMatch(TIMESTAMP);
+        expect(JSON.stringify(verified)).not.toContain('PRIVATE KEY');
+      });
+
+      it('an invalid name fails with one line', async () => {
+        expect(failure(await cli(['domain', 'add', 'not a domain', '--workspace', created.workspace.id, '--json'], env))).toMatch(/domain/);
+      });
+
+      it('adding the same domain twice fails with one line', async () => {
+        expect(failure(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--json'], env))).toContain('example.com');
+      });
+    });
+  });
+
+  describe('formcast serve (SQLite)', () => {
+    const env = sqliteEnv();
+    let created: any;
+
+    beforeAll(async () => {
+      created = json(await cli(['workspace', 'create', 'Served', '--json'], env));
+    });
+
+    it('listens, answers /healthz, /readyz and /v1/workspace, and exits 0 on SIGTERM, closing the port', async () => {
+      const server = await serve(env);
+      await checkServing(server, created.workspace, created.apiKey.key);
+
+      // An in-flight request when the signal arrives: headers and half the body sent, then SIGTERM. The
+      // server must stop accepting, finish this request, and only then exit.
+      const body = JSON.stringify({ name: 'in flight', scopes: ['read:forms'] });
+      const socket = net.connect({ port: server.port, host: '127.0.0.1' });
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      let response = '';
+      socket.setEncoding('utf8').on('data', (d: string) => (response += d));
+      const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write(
+        `POST /v1/api-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${created.apiKey.key}\r\n`
+        + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+
+      server.child.kill('SIGTERM');
+      await server.shuttingDown;
+      await until(async () => !(await accepts(server.port)), 5_000, 'serve still accepts connections after SIGTERM');
+      await new Promise((r) => setTimeout(r, 100));
+      expect(server.child.exitCode, 'serve waits for the in-flight request').toBeNull();
+
+      socket.write(body.slice(10));
+      const exit = await exitWithin(server, 5_000);
+      await socketClosed;
+      expect(response).toMatch(/^HTTP\/1\.1 201 /);
+      const answer = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
+      expect(answer).toMatchObject({ name: 'in flight', scopes: ['read:forms'] });
+
+      expect(exit, `stderr: ${server.stderr()}`).toEqual({ code: 0, signal: null });
+      expect(await accepts(server.port)).toBe(false);
+      expect(server.stdout()).not.toContain(created.apiKey.key);
+    });
+
+    it('exits 0 on SIGINT too', async () => {
+      const server = await serve(env);
+      const ready = await fetch(`${server.url}/readyz`);
+      expect(ready.status).toBe(200);
+      server.child.kill('SIGINT');
+      expect(await exitWithin(server, 5_000)).toEqual({ code: 0, signal: null });
+      expect(await accepts(server.port)).toBe(false);
+    });
+
+    it('a bad environment makes serve fail at once with one line', async () => {
+      expect(failure(await cli(['serve'], { ...env, SMTP_URL: 'http://mail' }))).toContain('SMTP_URL');
+    });
+  });
+
+  describe('PostgreSQL (TEST_DATABASE_URL)', () => {
+    const database = `formcast_cli_${crypto.randomBytes(5).toString('hex')}`;
+    let env: Record<string, string> = {};
+    let createdDatabase = false;
+
+    beforeAll(async () => {
+      if (!PG_URL) return;
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      try {
+        await admin.query(`create database ${database}`);
+        createdDatabase = true;
+      } finally {
+        await admin.end();
       }
-      const ownership = domain.records.find((r: any) => !r.name.includes('._domainkey.'));
-      expect(ownership).toBeDefined();
-      expect(ownership.name.endsWith('example.com')).toBe(true);
-      expect(ownership.value.length).toBeGreaterThan(16);
-
-      const dkim = domain.records.find((r: any) => /^[A-Za-z0-9-]+\._domainkey\.example\.com$/.test(r.name));
-      expect(dkim, 'a <selector>._domainkey.example.com record').toBeDefined();
-      expect(dkim.value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/]+=*$/);
-      const publicKey = crypto.createPublicKey({ key: Buffer.from(dkim.value.split('p=')[1], 'base64'), format: 'der', type: 'spki' });
-      expect(publicKey.asymmetricKeyType).toBe('rsa');
-      expect(publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
+      const url = new URL(PG_URL);
+      url.pathname = `/${database}`;
+      env = { DATABASE_URL: url.toString() };
     });
 
-    it('never prints the private key', async () => {
-      expect(JSON.stringify(domain)).not.toMatch(/PRIVATE KEY|privateKey/i);
-      const human = await cli(['domain', 'add', 'human.example.com', '--workspace', created.workspace.id], env);
-      expect(human.code).toBe(0);
-      expect(human.stdout).toContain('._domainkey.human.example.com');
-      expect(human.stdout + human.stderr).not.toContain('PRIVATE KEY');
+    afterAll(async () => {
+      if (!PG_URL || !createdDatabase) return;
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      try {
+        await admin.query(`drop database if exists ${database} with (force)`);
+      } finally {
+        await admin.end();
+      }
     });
 
-    it('--verified gives status VERIFIED', async () => {
-      const verified = json(await cli(['domain', 'add', 'mail.example.org', '--workspace', created.workspace.id, '--verified', '--json'], env));
-      expect(verified.name).toBe('mail.example.org');
-      expect(verified.status).toBe('VERIFIED');
-      expect(verified.verifiedAt).toMatch(TIMESTAMP);
-      expect(JSON.stringify(verified)).not.toContain('PRIVATE KEY');
-    });
+    it.skipIf(!PG_URL)('migrate, workspace create, key create, domain add and serve work against PostgreSQL', { timeout: 120_000 }, async () => {
+      const first = await cli(['migrate'], env);
+      expect(first.stderr).toBe('');
+      expect(first.code).toBe(0);
+      expect(first.stdout).toMatch(/^applied: 0001_foundation/);
+      const second = await cli(['migrate'], env);
+      expect(second.code).toBe(0);
+      expect(second.stdout).toBe('database is up to date\n');
 
-    it('an invalid name fails with one line', async () => {
-      expect(failure(await cli(['domain', 'add', 'not a domain', '--workspace', created.workspace.id, '--json'], env))).toMatch(/domain/);
-    });
+      const created = json(await cli(['workspace', 'create', 'On Postgres', '--json'], env));
+      expect(Object.keys(created).sort()).toEqual(['apiKey', 'workspace']);
+      expect(created.workspace).toEqual({ id: expect.stringMatching(/^ws_/), name: 'On Postgres' });
+      expect(created.apiKey).toEqual({ id: expect.stringMatching(/^key_/), key: expect.any(String), scopes: ['admin'] });
 
-    it('adding the same domain twice fails with one line', async () => {
+      const key = json(await cli(['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms', '--json'], env));
+      expect(key).toEqual({ id: expect.stringMatching(/^key_/), key: expect.any(String), scopes: ['read:forms'] });
+      failure(await cli(['key', 'create', '--workspace', 'ws_NOPE', '--scopes', 'read:forms'], env));
+
+      const domain = json(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--verified', '--json'], env));
+      expect(domain).toMatchObject({ name: 'example.com', status: 'VERIFIED' });
       expect(failure(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--json'], env))).toContain('example.com');
+
+      // The rows really are in the new database (not in some default one).
+      const check = new pg.Client({ connectionString: env.DATABASE_URL });
+      await check.connect();
+      try {
+        const { rows } = await check.query('select name from workspaces');
+        expect(rows).toEqual([{ name: 'On Postgres' }]);
+      } finally {
+        await check.end();
+      }
+
+      const server = await serve(env);
+      await checkServing(server, created.workspace, created.apiKey.key);
+      server.child.kill('SIGTERM');
+      expect(await exitWithin(server, 5_000)).toEqual({ code: 0, signal: null });
+      expect(await accepts(server.port)).toBe(false);
     });
-
-    it('an unknown workspace or a missing --workspace fails with one line', async () => {
-      expect(failure(await cli(['domain', 'add', 'other.example', '--workspace', 'ws_NOPE', '--json'], env))).toContain('ws_NOPE');
-      expect(failure(await cli(['domain', 'add', 'other.example', '--json'], env))).toContain('--workspace');
-    });
-  });
-});
-
-describe('formcast serve (SQLite)', () => {
-  const env = sqliteEnv();
-  let created: any;
-
-  beforeAll(async () => {
-    created = json(await cli(['workspace', 'create', 'Served', '--json'], env));
-  });
-
-  it('listens, answers /healthz, /readyz and /v1/workspace, and exits 0 on SIGTERM, closing the port', async () => {
-    const server = await serve(env);
-    await checkServing(server, created.workspace, created.apiKey.key);
-
-    // An in-flight request when the signal arrives: headers and half the body sent, then SIGTERM. The
-    // server must stop accepting, finish this request, and only then exit.
-    const body = JSON.stringify({ name: 'in flight', scopes: ['read:forms'] });
-    const socket = net.connect({ port: server.port, host: '127.0.0.1' });
-    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-    let response = '';
-    socket.setEncoding('utf8').on('data', (d: string) => (response += d));
-    const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    socket.write(
-      `POST /v1/api-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${created.apiKey.key}\r\n`
-      + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
-    );
-    await new Promise((r) => setTimeout(r, 200));
-
-    server.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(server.child.exitCode, 'serve waits for the in-flight request').toBeNull();
-    expect(await accepts(server.port), 'no new connections once shutting down').toBe(false);
-
-    socket.write(body.slice(10));
-    const exit = await exitWithin(server, 5_000);
-    await socketClosed;
-    expect(response).toMatch(/^HTTP\/1\.1 201 /);
-    const answer = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
-    expect(answer).toMatchObject({ name: 'in flight', scopes: ['read:forms'] });
-
-    expect(exit, `stderr: ${server.stderr()}`).toEqual({ code: 0, signal: null });
-    expect(await accepts(server.port)).toBe(false);
-    expect(server.stdout()).not.toContain(created.apiKey.key);
-  });
-
-  it('exits 0 on SIGINT too', async () => {
-    const server = await serve(env);
-    const ready = await fetch(`${server.url}/readyz`);
-    expect(ready.status).toBe(200);
-    server.child.kill('SIGINT');
-    expect(await exitWithin(server, 5_000)).toEqual({ code: 0, signal: null });
-    expect(await accepts(server.port)).toBe(false);
-  });
-
-  it('a bad environment makes serve fail at once with one line', async () => {
-    expect(failure(await cli(['serve'], { ...env, SMTP_URL: 'http://mail' }))).toContain('SMTP_URL');
-  });
-});
-
-describe('PostgreSQL (TEST_DATABASE_URL)', () => {
-  const database = `formcast_cli_${crypto.randomBytes(5).toString('hex')}`;
-  let env: Record<string, string> = {};
-  let createdDatabase = false;
-
-  beforeAll(async () => {
-    if (!PG_URL) return;
-    const admin = new pg.Client({ connectionString: PG_URL });
-    await admin.connect();
-    try {
-      await admin.query(`create database ${database}`);
-      createdDatabase = true;
-    } finally {
-      await admin.end();
-    }
-    const url = new URL(PG_URL);
-    url.pathname = `/${database}`;
-    env = { DATABASE_URL: url.toString() };
-  });
-
-  afterAll(async () => {
-    if (!PG_URL || !createdDatabase) return;
-    const admin = new pg.Client({ connectionString: PG_URL });
-    await admin.connect();
-    try {
-      await admin.query(`drop database if exists ${database} with (force)`);
-    } finally {
-      await admin.end();
-    }
-  });
-
-  it.skipIf(!PG_URL)('migrate, workspace create, key create, domain add and serve work against PostgreSQL', async () => {
-    const first = await cli(['migrate'], env);
-    expect(first.stderr).toBe('');
-    expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^applied: 0001_foundation/);
-    const second = await cli(['migrate'], env);
-    expect(second.code).toBe(0);
-    expect(second.stdout).toBe('database is up to date\n');
-
-    const created = json(await cli(['workspace', 'create', 'On Postgres', '--json'], env));
-    expect(Object.keys(created).sort()).toEqual(['apiKey', 'workspace']);
-    expect(created.workspace).toEqual({ id: expect.stringMatching(/^ws_/), name: 'On Postgres' });
-    expect(created.apiKey).toEqual({ id: expect.stringMatching(/^key_/), key: expect.any(String), scopes: ['admin'] });
-
-    const key = json(await cli(['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms', '--json'], env));
-    expect(key).toEqual({ id: expect.stringMatching(/^key_/), key: expect.any(String), scopes: ['read:forms'] });
-    failure(await cli(['key', 'create', '--workspace', 'ws_NOPE', '--scopes', 'read:forms'], env));
-
-    const domain = json(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--verified', '--json'], env));
-    expect(domain).toMatchObject({ name: 'example.com', status: 'VERIFIED' });
-    expect(failure(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--json'], env))).toContain('example.com');
-
-    // The rows really are in the new database (not in some default one).
-    const check = new pg.Client({ connectionString: env.DATABASE_URL });
-    await check.connect();
-    try {
-      const { rows } = await check.query('select name from workspaces');
-      expect(rows).toEqual([{ name: 'On Postgres' }]);
-    } finally {
-      await check.end();
-    }
-
-    const server = await serve(env);
-    await checkServing(server, created.workspace, created.apiKey.key);
-    server.child.kill('SIGTERM');
-    expect(await exitWithin(server, 5_000)).toEqual({ code: 0, signal: null });
-    expect(await accepts(server.port)).toBe(false);
   });
 });

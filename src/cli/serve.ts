@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Config } from '../config.js';
 import { connect } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -5,8 +6,10 @@ import { buildApp } from '../http/server.js';
 
 /**
  * `formcast serve`: migrate, listen, and shut down gracefully on SIGTERM/SIGINT (stop accepting, let
- * in-flight requests finish, close the database). A second signal exits at once.
+ * in-flight requests finish for up to 10 s, close the database). A second signal exits at once.
  */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 export async function serve(config: Config): Promise<void> {
   const db = connect(config.databaseUrl);
   await migrateToLatest(db);
@@ -19,11 +22,28 @@ export async function serve(config: Config): Promise<void> {
   // A plain line as well, for scripts and people who wait for it (the log line above is JSON).
   process.stdout.write(`listening on ${url}\n`);
 
+  // Responses being produced, so that a shutdown can tell their clients not to reuse the connection.
+  const inFlight = new Set<ServerResponse>();
+  app.server.on('request', (_req, res: ServerResponse) => {
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
+
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) process.exit(1);
     closing = true;
     app.log.info({ signal }, 'shutting down');
+    // app.close() stops accepting and reaps idle keep-alive connections once; a request in flight then
+    // finishes, but its connection would stay open (keep-alive, 72 s) and hold the process up. Answer it
+    // with `Connection: close`, and keep reaping connections as they go idle until everything is closed.
+    for (const res of inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
+    setInterval(() => app.server.closeIdleConnections(), 100).unref();
+    // A request that never finishes does not hold the process forever: after the grace period, cut it.
+    setTimeout(() => {
+      app.log.warn({ open: inFlight.size }, 'shutdown grace period over; closing remaining connections');
+      app.server.closeAllConnections();
+    }, SHUTDOWN_GRACE_MS).unref();
     app.close()
       .then(() => db.close())
       .then(() => process.exit(0), (err: unknown) => {
