@@ -58,7 +58,9 @@ function parseOptions() {
       strict: true,
     });
   } catch (err) {
-    throw new BenchError(`${(err as Error).message} (see --help)`);
+    // `npm run bench:api --duration 5` (no `--`) hands npm the option and the bench only the bare value.
+    const npmAteIt = ['duration', 'rounds', 'warmup', 'connections'].some((o) => process.env[`npm_config_${o}`] !== undefined);
+    throw new BenchError(`${(err as Error).message}${npmAteIt ? '; pass options after `--`: npm run bench:api -- --duration 5' : ' (see --help)'}`);
   }
   const { values } = parsed;
   if (values.help) {
@@ -275,6 +277,19 @@ interface Run {
   errors: number;
   timeouts: number;
   warmupNon2xx: number;
+  /** Non-2xx status codes seen (warm-up included) and how often, e.g. { "401": 12 }. */
+  badStatuses: Record<string, number>;
+}
+
+function badStatuses(...results: (autocannon.Result | undefined)[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of results) {
+    for (const [code, stat] of Object.entries(r?.statusCodeStats ?? {})) {
+      if (code.startsWith('2') || !stat.count) continue;
+      out[code] = (out[code] ?? 0) + stat.count;
+    }
+  }
+  return out;
 }
 
 async function cannon(target: Target, connections: number, duration: number): Promise<autocannon.Result> {
@@ -305,6 +320,7 @@ async function measure(target: Target, round: number, opts: ReturnType<typeof pa
     errors: r.errors,
     timeouts: r.timeouts,
     warmupNon2xx: warm?.non2xx ?? 0,
+    badStatuses: badStatuses(warm, r),
   };
   process.stderr.write(` ${fmt(result.reqPerSec, 0)} req/s, p99 ${result.p99Ms} ms\n`);
   return result;
@@ -332,6 +348,10 @@ function summarize(runs: Run[], label: Target['label']) {
     non2xx: mine.reduce((a, r) => a + r.non2xx + r.warmupNon2xx, 0),
     errors: mine.reduce((a, r) => a + r.errors, 0),
     timeouts: mine.reduce((a, r) => a + r.timeouts, 0),
+    badStatuses: mine.reduce<Record<string, number>>((acc, r) => {
+      for (const [code, n] of Object.entries(r.badStatuses)) acc[code] = (acc[code] ?? 0) + n;
+      return acc;
+    }, {}),
   };
 }
 
@@ -365,7 +385,8 @@ function report(runs: Run[], opts: ReturnType<typeof parseOptions>): boolean {
     '',
     `ratio formcast/baseline (median req/s): ${ratio.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
     `formcast p99 (median of rounds):        ${target.medianP99Ms} ms   goal < ${P99_GOAL_MS} ms   ${p99Pass ? 'PASS' : 'MISS'}`,
-    `non-2xx responses / connection errors:  ${baseline.non2xx + target.non2xx} / ${baseline.errors + target.errors}   ${ranClean ? 'ok' : 'FAILED (must be 0)'}`,
+    `non-2xx responses / connection errors:  ${baseline.non2xx + target.non2xx} / ${baseline.errors + target.errors}   ${ranClean ? 'ok' : 'FAILED (must be 0; the figures above are not valid)'}`,
+    ...(ranClean ? [] : [`  status codes: baseline ${JSON.stringify(baseline.badStatuses)}, formcast ${JSON.stringify(target.badStatuses)}; timeouts: ${baseline.timeouts + target.timeouts}`]),
     '',
   ];
   process.stdout.write(out.join('\n'));

@@ -99,6 +99,83 @@ export interface IdempotencyKeysTable {
   created_at: string;
 }
 
+export type ContactStatus = 'SUBSCRIBED' | 'PENDING' | 'UNSUBSCRIBED' | 'BOUNCED' | 'COMPLAINED';
+
+export interface ContactsTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  properties: string; // JSON object
+  status: ContactStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TopicsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  default_subscription: 'OPT_IN' | 'OPT_OUT';
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ContactTopicsTable {
+  workspace_id: string;
+  contact_id: string;
+  topic_id: string;
+  subscribed: number; // 0 or 1
+  updated_at: string;
+}
+
+export interface SegmentsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  filter: string; // JSON, see segments/CONTEXT.md
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ContactImportsTable {
+  id: string;
+  workspace_id: string;
+  format: 'CSV' | 'NDJSON';
+  status: 'RUNNING' | 'COMPLETED' | 'FAILED';
+  total: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  errors: string; // JSON [{ line, reason }]
+  error: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export type BroadcastStatus = 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELED' | 'FAILED';
+
+export interface BroadcastsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  status: BroadcastStatus;
+  from_address: string | null;
+  reply_to: string | null;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  preview_text: string | null;
+  editor_content: string | null; // JSON
+  topic_id: string | null;
+  segment_id: string | null;
+  send_at: string | null;
+  created_at: string;
+  updated_at: string;
+  sent_at: string | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -108,4 +185,10 @@ export interface Database {
   templates: TemplatesTable;
   domains: DomainsTable;
   idempotency_keys: IdempotencyKeysTable;
+  contacts: ContactsTable;
+  topics: TopicsTable;
+  contact_topics: ContactTopicsTable;
+  segments: SegmentsTable;
+  contact_imports: ContactImportsTable;
+  broadcasts: BroadcastsTable;
 }

@@ -1,0 +1,34 @@
+import { domainToASCII } from 'node:url';
+import addrs from 'email-addresses';
+
+export interface Mailbox {
+  /** The display name, if the input had one (`Acme News <news@acme.com>`). */
+  name: string | null;
+  /** local@domain with the domain in lower-case ASCII (punycode for IDNs). */
+  address: string;
+  local: string;
+  domain: string;
+}
+
+/**
+ * Parses one RFC 5322 mailbox (`addr@domain` or `Display Name <addr@domain>`, UTF-8 allowed per RFC 6532)
+ * with a real address parser. Returns null for anything else: groups, lists, comments-only, no domain dot.
+ */
+export function parseMailbox(input: string): Mailbox | null {
+  if (input.length > 998 || /[\r\n]/.test(input)) return null;
+  const parsed = addrs.parseOneAddress({ input: input.trim(), rfc6532: true, rejectTLD: true });
+  if (!parsed || parsed.type !== 'mailbox') return null;
+  const domain = domainToASCII(parsed.domain.toLowerCase());
+  if (!domain || !domain.includes('.') || parsed.local.length > 64 || domain.length > 253) return null;
+  return { name: parsed.name || null, address: `${parsed.local}@${domain}`, local: parsed.local, domain };
+}
+
+/**
+ * A contact's email as stored and compared: a bare address, lower-cased whole. Mailbox providers treat
+ * local parts case-insensitively in practice, and the contract makes emails unique case-insensitively.
+ */
+export function normalizeEmail(input: string): string | null {
+  const mailbox = parseMailbox(input);
+  if (!mailbox || mailbox.name) return null;
+  return mailbox.address.toLowerCase();
+}

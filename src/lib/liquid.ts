@@ -1,0 +1,36 @@
+import { Liquid } from 'liquidjs';
+import type { FieldError } from '../http/errors.js';
+
+/**
+ * The one Liquid engine for user templates (broadcast content, templates). HTML output is escaped by
+ * default only where the caller asks for it; no file system access (no include/render of files).
+ */
+export const liquid = new Liquid({
+  strictFilters: true, // an unknown filter is a template error, found when the template is saved
+  strictVariables: false, // a missing contact property renders empty (use `| default:`)
+  ownPropertyOnly: true,
+  relativeReference: false,
+  templates: {}, // an in-memory, empty file system: {% include %} and {% render %} find nothing
+  parseLimit: 2 * 1024 * 1024 + 1024,
+  renderLimit: 2_000,
+  memoryLimit: 64 * 1024 * 1024,
+});
+
+/** Parses each named template; returns one error per template that does not parse (with JSON Pointer paths). */
+export function liquidErrors(templates: Record<string, string | null | undefined>, basePath: string): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const [key, source] of Object.entries(templates)) {
+    if (source == null) continue;
+    try {
+      liquid.parse(source);
+    } catch (err) {
+      errors.push({ path: `${basePath}/${key}`, message: `is not a valid Liquid template: ${(err as Error).message.split('\n')[0]}` });
+    }
+  }
+  return errors;
+}
+
+export async function renderTemplate(source: string | null, scope: Record<string, unknown>): Promise<string | null> {
+  if (source == null) return null;
+  return (await liquid.parseAndRender(source, scope)) as string;
+}
