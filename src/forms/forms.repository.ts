@@ -164,6 +164,17 @@ export async function updateDraftForm(db: Executor, workspaceId: string, id: str
   return Number(res.numUpdatedRows) > 0;
 }
 
+/**
+ * The one-statement update, for changes that need nothing else read or written: applies `values` to the
+ * form if it is a DRAFT and returns it, or returns undefined (missing, or not a draft) for the caller to explain.
+ */
+export async function updateDraftFormReturning(db: Executor, workspaceId: string, id: string, values: Partial<FormValues>, updatedAt: string): Promise<Form | undefined> {
+  const row = await db.updateTable('forms').set({ ...valuesToRow(values), updated_at: updatedAt })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT')
+    .returning(FORM_COLUMNS).executeTakeFirst();
+  return row ? toForm(row) : undefined;
+}
+
 export async function setFormStatus(db: Executor, workspaceId: string, id: string, from: FormStatus, to: FormStatus, at: string): Promise<boolean> {
   const set: Partial<FormsTable> = { status: to, updated_at: at };
   if (to === 'PUBLISHED') Object.assign(set, { published_at: at, archived_at: null });

@@ -117,6 +117,13 @@ export class FormsService {
     if (input.fieldMapping) checkFieldMapping(input.fieldMapping);
     const { id: _id, settings, ...rest } = input;
     const values: Partial<repo.FormValues> = { ...rest, ...(settings !== undefined ? { settings: normalizeSettings(settings) } : {}) };
+    // Most edits (names, texts, SEO fields, settings) touch this row only: one conditional UPDATE does it.
+    // A miss (unknown form, or not a draft) falls through to the full path, which says which.
+    const needsMore = input.slug !== undefined || input.doubleOptInEmailId !== undefined || input.fieldMapping !== undefined || input.type !== undefined;
+    if (!needsMore) {
+      const updated = await repo.updateDraftFormReturning(this.db.kysely, workspaceId, id, values, nowIso());
+      if (updated) return updated;
+    }
     await this.tx(async (trx) => {
       const form = await this.mustGet(trx, workspaceId, id);
       transition(form.status, 'update');
