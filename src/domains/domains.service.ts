@@ -46,8 +46,13 @@ function present(d: repo.DomainRecord): Domain {
   return { id: d.id, name: d.name, status: d.status, records: recordsFor(d), createdAt: d.createdAt, verifiedAt: d.verifiedAt };
 }
 
+export interface DomainsOptions {
+  /** Resolvers for verification (DNS_SERVERS); empty: the system's. `host` or `host:port`. */
+  dnsServers: string[];
+}
+
 export class DomainsService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly options: DomainsOptions = { dnsServers: [] }) {}
 
   /**
    * Adds a sending domain with a fresh RSA-2048 DKIM key pair. The private key is stored for signing and

@@ -9,9 +9,20 @@ import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
 import type { Scope } from '../api-keys/scopes.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connection.js';
+import { broadcastsRoutes } from '../broadcasts/broadcasts.routes.js';
+import { BroadcastsService } from '../broadcasts/broadcasts.service.js';
+import { contactsRoutes } from '../contacts/contacts.routes.js';
+import { ContactsService } from '../contacts/contacts.service.js';
+import { domainsRoutes } from '../domains/domains.routes.js';
 import { DomainsService } from '../domains/domains.service.js';
 import { formsRoutes } from '../forms/forms.routes.js';
 import { FormsService } from '../forms/forms.service.js';
+import { segmentsRoutes } from '../segments/segments.routes.js';
+import { SegmentsService } from '../segments/segments.service.js';
+import { templatesRoutes } from '../templates/templates.routes.js';
+import { TemplatesService } from '../templates/templates.service.js';
+import { topicsRoutes } from '../topics/topics.routes.js';
+import { TopicsService } from '../topics/topics.service.js';
 import { WorkspacesService } from '../workspaces/workspaces.service.js';
 import { workspacesRoutes } from '../workspaces/workspaces.routes.js';
 import { DomainError } from './errors.js';
@@ -24,7 +35,15 @@ export interface Services {
   workspaces: WorkspacesService;
   forms: FormsService;
   domains: DomainsService;
+  contacts: ContactsService;
+  topics: TopicsService;
+  segments: SegmentsService;
+  templates: TemplatesService;
+  broadcasts: BroadcastsService;
 }
+
+/** What the services need to know of the configuration. */
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers'>>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -43,13 +62,18 @@ declare module 'fastify' {
 /** The Fastify instance the `/v1` routes are registered on, typed by their TypeBox schemas. */
 export type V1 = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
-export function createServices(db: Db): Services {
+export function createServices(db: Db, config: AppConfig): Services {
   const apiKeys = new ApiKeysService(db);
   return {
     apiKeys,
     workspaces: new WorkspacesService(db, apiKeys),
     forms: new FormsService(db),
-    domains: new DomainsService(db),
+    domains: new DomainsService(db, { dnsServers: config.dnsServers ?? [] }),
+    contacts: new ContactsService(db),
+    topics: new TopicsService(db),
+    segments: new SegmentsService(db),
+    templates: new TemplatesService(db),
+    broadcasts: new BroadcastsService(db, config),
   };
 }
 
@@ -57,7 +81,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 export interface BuildOptions {
   db: Db;
-  config: Pick<Config, 'logLevel' | 'publicUrl'>;
+  config: AppConfig;
   /** false silences logs (tests); otherwise pino at config.logLevel. */
   logger?: boolean;
 }
@@ -75,7 +99,7 @@ export async function buildApp({ db, config, logger = true }: BuildOptions): Pro
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  app.decorate('services', createServices(db));
+  app.decorate('services', createServices(db, config));
   app.decorateRequest('auth', null as unknown as AuthContext);
   registerProblemHandlers(app);
   app.addHook('onRequest', async (req, reply) => {
@@ -130,6 +154,12 @@ export async function buildApp({ db, config, logger = true }: BuildOptions): Pro
     await v1.register(workspacesRoutes);
     await v1.register(apiKeysRoutes);
     await v1.register(formsRoutes);
+    await v1.register(domainsRoutes);
+    await v1.register(contactsRoutes);
+    await v1.register(topicsRoutes);
+    await v1.register(segmentsRoutes);
+    await v1.register(templatesRoutes);
+    await v1.register(broadcastsRoutes);
   }, { prefix: '/v1' });
 
   return app;
