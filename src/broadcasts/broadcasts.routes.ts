@@ -1,4 +1,71 @@
+import { Type } from 'typebox';
 import type { V1 } from '../http/server.js';
+import { decodeCursor, page } from '../http/pagination.js';
+import { ListOf, ListQuery } from '../http/schema-helpers.js';
+import {
+  AudienceSchema, BroadcastListQuery, BroadcastParams, BroadcastSchema, CreateBroadcastBody, PreviewBody, PreviewSchema, UpdateBroadcastBody,
+} from './broadcasts.schemas.js';
 
-/** STUB: filled in by the broadcasts feature. */
-export async function broadcastsRoutes(_app: V1): Promise<void> {}
+const tags = ['broadcasts'];
+const bodyLimit = 5 * 1024 * 1024; // html and text of up to 2 MiB each, JSON-escaped
+
+export async function broadcastsRoutes(app: V1): Promise<void> {
+  const broadcasts = app.services.broadcasts;
+
+  app.post('/broadcasts', {
+    schema: { tags, summary: 'Create Broadcast (a DRAFT)', body: CreateBroadcastBody, response: { 201: BroadcastSchema } },
+    config: { scope: 'write:broadcasts' }, bodyLimit,
+  }, async (req, reply) => {
+    const b = await broadcasts.create(req.auth.workspaceId, req.body);
+    return reply.code(201).header('location', `/v1/broadcasts/${b.id}`).send(b);
+  });
+
+  app.get('/broadcasts', {
+    schema: { tags, summary: 'List broadcasts, newest first', querystring: BroadcastListQuery, response: { 200: ListOf(BroadcastSchema) } },
+    config: { scope: 'read:broadcasts' },
+  }, async (req) => {
+    const limit = req.query.limit ?? 20;
+    return page(await broadcasts.list(req.auth.workspaceId, { status: req.query.status, limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+  });
+
+  app.get('/broadcasts/:broadcastId', {
+    schema: { tags, summary: 'Get a broadcast', params: BroadcastParams, response: { 200: BroadcastSchema } },
+    config: { scope: 'read:broadcasts' },
+  }, (req) => broadcasts.get(req.auth.workspaceId, req.params.broadcastId));
+
+  app.put('/broadcasts/:broadcastId', {
+    schema: { tags, summary: 'Update a broadcast, or schedule it with sendAt (DRAFT or SCHEDULED only)', params: BroadcastParams, body: UpdateBroadcastBody, response: { 200: BroadcastSchema } },
+    config: { scope: 'write:broadcasts' }, bodyLimit,
+  }, (req) => broadcasts.update(req.auth.workspaceId, req.params.broadcastId, req.body));
+
+  app.delete('/broadcasts/:broadcastId', {
+    schema: { tags, summary: 'Delete a DRAFT broadcast', params: BroadcastParams, response: { 204: Type.Null() } },
+    config: { scope: 'write:broadcasts' },
+  }, async (req, reply) => {
+    await broadcasts.remove(req.auth.workspaceId, req.params.broadcastId);
+    return reply.code(204).send(null);
+  });
+
+  app.post('/broadcasts/:broadcastId/cancel', {
+    schema: { tags, summary: 'Cancel: SCHEDULED → DRAFT, SENDING → CANCELED', params: BroadcastParams, response: { 200: BroadcastSchema } },
+    config: { scope: 'write:broadcasts' },
+  }, (req) => broadcasts.cancel(req.auth.workspaceId, req.params.broadcastId));
+
+  app.post('/broadcasts/:broadcastId/preview', {
+    schema: { tags, summary: 'Render the content for a contact (or sample data)', params: BroadcastParams, body: PreviewBody, response: { 200: PreviewSchema } },
+    config: { scope: 'read:broadcasts' },
+    // The body is optional here: none at all means sample data.
+    preValidation: async (req) => {
+      req.body ??= {};
+    },
+  }, (req) => broadcasts.preview(req.auth.workspaceId, req.params.broadcastId, req.body.contactId));
+
+  app.get('/broadcasts/:broadcastId/audience', {
+    schema: { tags, summary: 'Who it would go to now: count and a page of contacts', params: BroadcastParams, querystring: ListQuery, response: { 200: AudienceSchema } },
+    config: { scope: 'read:broadcasts' },
+  }, async (req) => {
+    const limit = req.query.limit ?? 20;
+    const { count, rows } = await broadcasts.audience(req.auth.workspaceId, req.params.broadcastId, limit + 1, decodeCursor(req.query.cursor));
+    return { count, ...page(rows, limit) };
+  });
+}

@@ -1,7 +1,208 @@
-import type { Db } from '../db/connection.js';
+import { getContact } from '../contacts/contacts.repository.js';
+import type { Db, Executor } from '../db/connection.js';
+import { findDomainByName } from '../domains/domains.repository.js';
+import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../http/errors.js';
 import type { AppConfig } from '../http/server.js';
+import { parseMailbox } from '../lib/email.js';
+import { newId } from '../lib/ids.js';
+import { liquidErrors } from '../lib/liquid.js';
+import { nowIso } from '../lib/time.js';
+import { audienceQuery } from '../segments/audience.js';
+import { getSegment } from '../segments/segments.repository.js';
+import { getTopic } from '../topics/topics.repository.js';
+import * as repo from './broadcasts.repository.js';
+import { SAMPLE_CONTACT, renderContent, type RenderedContent } from './broadcasts.render.js';
+import type { AudienceMember, Broadcast, BroadcastStatus, CreateBroadcastInput, EmailContent, EmailContentInput, UpdateBroadcastInput } from './broadcasts.schemas.js';
+import { transition } from './broadcasts.state.js';
 
-/** STUB: filled in by the broadcasts feature. */
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+const EMPTY_CONTENT: EmailContent = { subject: null, html: null, text: null, previewText: null, editorContent: null };
+
+/** emailContent is replaced whole when present (contract section 1): keys it leaves out become null. */
+function toContent(input: EmailContentInput): EmailContent {
+  return {
+    subject: input.subject ?? null, html: input.html ?? null, text: input.text ?? null,
+    previewText: input.previewText ?? null, editorContent: input.editorContent ?? null,
+  };
+}
+
+/** Shape checks the schema cannot express: address syntax, template syntax, body sizes. */
+function checkShape(input: { from?: string | null; replyTo?: string | null; emailContent?: EmailContentInput }): void {
+  const errors: FieldError[] = [];
+  if (input.from != null && !parseMailbox(input.from)) errors.push({ path: '/from', message: 'must be an email address, optionally with a display name: "Name <addr@domain>"' });
+  if (input.replyTo != null && !parseMailbox(input.replyTo)) errors.push({ path: '/replyTo', message: 'must be an email address' });
+  const c = input.emailContent;
+  if (c) {
+    for (const key of ['html', 'text'] as const) {
+      if (c[key] != null && Buffer.byteLength(c[key]!, 'utf8') > MAX_BODY_BYTES) throw payloadTooLarge(`emailContent.${key} must be at most 2 MiB`);
+    }
+    errors.push(...liquidErrors({ subject: c.subject, html: c.html, text: c.text, previewText: c.previewText }, '/emailContent'));
+  }
+  if (errors.length) throw validationFailed(errors);
+}
+
+/** What scheduling or sending needs (contract section 5); each missing item is one entry. */
+export function missingForSend(b: Pick<Broadcast, 'from' | 'emailContent'>): FieldError[] {
+  const missing: FieldError[] = [];
+  if (!b.from) missing.push({ path: '/from', message: 'is required to send' });
+  if (!b.emailContent.subject?.trim()) missing.push({ path: '/emailContent/subject', message: 'must not be empty to send' });
+  if (!b.emailContent.html?.trim() && !b.emailContent.text?.trim()) missing.push({ path: '/emailContent', message: 'needs html or text to send' });
+  return missing;
+}
+
 export class BroadcastsService {
-  constructor(readonly db: Db, readonly config: AppConfig) {}
+  constructor(private readonly db: Db, private readonly config: AppConfig) {}
+
+  private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
+    return this.db.kysely.transaction().execute(fn);
+  }
+
+  private async mustGet(db: Executor, workspaceId: string, id: string): Promise<Broadcast> {
+    const b = await repo.getBroadcast(db, workspaceId, id);
+    if (!b) throw notFound('broadcast');
+    return b;
+  }
+
+  /** `from` must be on a VERIFIED domain of the workspace; topic and segment must exist in it. */
+  private async checkReferences(db: Executor, workspaceId: string, input: { from?: string | null; topicId?: string | null; segmentId?: string | null }): Promise<void> {
+    const missing: FieldError[] = [];
+    if (input.topicId && !(await getTopic(db, workspaceId, input.topicId))) missing.push({ path: '/topicId', message: 'names no topic of this workspace' });
+    if (input.segmentId && !(await getSegment(db, workspaceId, input.segmentId))) missing.push({ path: '/segmentId', message: 'names no segment of this workspace' });
+    if (missing.length) throw unprocessable('invalid_reference', missing.map((m) => `${m.path.slice(1)} ${m.message}`).join('; '), missing);
+    if (input.from) await this.checkSender(db, workspaceId, input.from);
+  }
+
+  private async checkSender(db: Executor, workspaceId: string, from: string): Promise<void> {
+    const domain = parseMailbox(from)?.domain;
+    const record = domain ? await findDomainByName(db, workspaceId, domain) : undefined;
+    if (!record || record.status !== 'VERIFIED') {
+      throw unprocessable('sender_domain_not_verified', `${domain ?? from} is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)`, [{ path: '/from', message: 'is not on a verified domain' }]);
+    }
+  }
+
+  /** Ready to go out: complete, and the sender's domain still verified. */
+  private async checkSendable(db: Executor, workspaceId: string, b: Broadcast): Promise<void> {
+    const missing = missingForSend(b);
+    if (missing.length) throw unprocessable('broadcast_incomplete', 'the broadcast is not complete: ' + missing.map((m) => `${m.path} ${m.message}`).join('; '), missing);
+    await this.checkSender(db, workspaceId, b.from!);
+  }
+
+  async create(workspaceId: string, input: CreateBroadcastInput): Promise<Broadcast> {
+    checkShape(input);
+    const id = newId('bc');
+    await this.tx(async (trx) => {
+      await this.checkReferences(trx, workspaceId, input);
+      await repo.insertBroadcast(trx, workspaceId, id, {
+        name: input.name, from: input.from?.trim() ?? null, replyTo: input.replyTo?.trim() ?? null,
+        emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
+        topicId: input.topicId ?? null, segmentId: input.segmentId ?? null, sendAt: null,
+      }, nowIso());
+    });
+    return this.get(workspaceId, id);
+  }
+
+  get(workspaceId: string, id: string): Promise<Broadcast> {
+    return this.mustGet(this.db.kysely, workspaceId, id);
+  }
+
+  list(workspaceId: string, opts: { status?: BroadcastStatus; limit: number; beforeId?: string }): Promise<Broadcast[]> {
+    return repo.listBroadcasts(this.db.kysely, workspaceId, opts);
+  }
+
+  /**
+   * PUT: DRAFT or SCHEDULED only. A future sendAt schedules (the result must be sendable), null unschedules,
+   * a past one is rejected. Edits to a SCHEDULED broadcast keep it scheduled, so they must leave it sendable.
+   */
+  async update(workspaceId: string, id: string, input: UpdateBroadcastInput): Promise<Broadcast> {
+    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the broadcast id in the path' }]);
+    checkShape(input);
+    const now = nowIso();
+    let sendAt: string | null | undefined;
+    if (input.sendAt != null) {
+      sendAt = new Date(input.sendAt).toISOString();
+      if (sendAt <= now) throw validationFailed([{ path: '/sendAt', message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)' }]);
+    } else if (input.sendAt === null) {
+      sendAt = null;
+    }
+    return this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const op = sendAt === undefined ? 'update' : sendAt === null ? 'unschedule' : 'schedule';
+      const next = transition(current.status, op) as BroadcastStatus;
+      await this.checkReferences(trx, workspaceId, input);
+      const values: Partial<repo.BroadcastValues> = {};
+      if (input.name !== undefined) values.name = input.name;
+      if (input.from !== undefined) values.from = input.from?.trim() ?? null;
+      if (input.replyTo !== undefined) values.replyTo = input.replyTo?.trim() ?? null;
+      if (input.emailContent !== undefined) values.emailContent = toContent(input.emailContent);
+      if (input.topicId !== undefined) values.topicId = input.topicId;
+      if (input.segmentId !== undefined) values.segmentId = input.segmentId;
+      if (sendAt !== undefined) values.sendAt = sendAt;
+      const merged: Broadcast = {
+        ...current, ...(values.name !== undefined ? { name: values.name } : {}),
+        from: values.from !== undefined ? values.from : current.from,
+        emailContent: values.emailContent ?? current.emailContent,
+      };
+      if (next === 'SCHEDULED') await this.checkSendable(trx, workspaceId, merged);
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, now);
+      if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being updated; retry');
+      return updated;
+    });
+  }
+
+  /** SCHEDULED → DRAFT (the send time is cleared). Stopping a SENDING broadcast arrives with the delivery pipeline. */
+  async cancel(workspaceId: string, id: string): Promise<Broadcast> {
+    return this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const next = transition(current.status, 'cancel') as BroadcastStatus;
+      const values: Partial<repo.BroadcastValues> = next === 'DRAFT' ? { sendAt: null } : {};
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, nowIso());
+      if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being canceled; retry');
+      return updated;
+    });
+  }
+
+  async remove(workspaceId: string, id: string): Promise<void> {
+    const current = await this.get(workspaceId, id);
+    transition(current.status, 'delete');
+    if (!(await repo.deleteDraftBroadcast(this.db.kysely, workspaceId, id))) {
+      throw conflict('invalid_state', 'the broadcast is no longer a draft');
+    }
+  }
+
+  /** Renders the content for one contact of the workspace, or for sample data, as a recipient would get it. */
+  async preview(workspaceId: string, id: string, contactId?: string): Promise<RenderedContent & { contact: { id: string | null; email: string } }> {
+    const b = await this.get(workspaceId, id);
+    let contact = { id: null as string | null, ...SAMPLE_CONTACT };
+    if (contactId) {
+      const found = await getContact(this.db.kysely, workspaceId, contactId);
+      if (!found) throw unprocessable('invalid_reference', 'contactId names no contact of this workspace', [{ path: '/contactId', message: 'names no contact of this workspace' }]);
+      contact = found;
+    }
+    try {
+      const rendered = await renderContent(b.emailContent, {
+        contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
+        broadcast: { id: b.id, name: b.name },
+        unsubscribe_url: `${this.config.publicUrl}/unsubscribe/preview`,
+      });
+      return { ...rendered, contact: { id: contact.id, email: contact.email } };
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      throw validationFailed([{ path: '/emailContent', message: `cannot be rendered: ${(err as Error).message.split('\n')[0]}` }]);
+    }
+  }
+
+  /** Who the broadcast would go to now: segment ∩ SUBSCRIBED ∩ topic, counted and paged (newest contacts first). */
+  async audience(workspaceId: string, id: string, limit: number, beforeId?: string): Promise<{ count: number; rows: AudienceMember[] }> {
+    const b = await this.get(workspaceId, id);
+    const query = await audienceQuery(this.db.kysely, this.db.dialect, workspaceId, { segmentId: b.segmentId, topicId: b.topicId });
+    const counted = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    let rows = query.select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name']);
+    if (beforeId) rows = rows.where('contacts.id', '<', beforeId);
+    const found = await rows.orderBy('contacts.id', 'desc').limit(limit).execute();
+    return {
+      count: Number(counted?.n ?? 0),
+      rows: found.map((r) => ({ id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name })),
+    };
+  }
 }

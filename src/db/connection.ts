@@ -88,6 +88,14 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     || (err instanceof Error && /Connection terminated|timeout exceeded when trying to connect/.test(err.message));
 }
 
+/** True for a foreign-key violation on either dialect (a row still referenced, or a reference to nothing). */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  // SQLite reports an ON DELETE RESTRICT violation as a trigger constraint, with this message.
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
+    || (code === 'SQLITE_CONSTRAINT_TRIGGER' && /FOREIGN KEY constraint failed/.test((err as Error).message));
+}
+
 /** True for a unique-constraint violation on either dialect. */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;

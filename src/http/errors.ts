@@ -41,6 +41,9 @@ export const insufficientScope = (scope: string) =>
     'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"`,
   });
 
+/** 409 for deleting something other resources still point at (a topic, segment or template in use). */
+export const resourceInUse = (detail: string) => conflict('resource_in_use', detail);
+
 export const payloadTooLarge = (detail: string) => new DomainError(413, 'payload_too_large', 'Payload too large', detail);
 
 /** A human summary of field errors: `name must NOT have more than 200 characters (and 2 more)`. */

@@ -5,7 +5,7 @@ import type { FieldError } from '../http/errors.js';
  * The one Liquid engine for user templates (broadcast content, templates). HTML output is escaped by
  * default only where the caller asks for it; no file system access (no include/render of files).
  */
-export const liquid = new Liquid({
+const options = {
   strictFilters: true, // an unknown filter is a template error, found when the template is saved
   strictVariables: false, // a missing contact property renders empty (use `| default:`)
   ownPropertyOnly: true,
@@ -14,7 +14,12 @@ export const liquid = new Liquid({
   parseLimit: 2 * 1024 * 1024 + 1024,
   renderLimit: 2_000,
   memoryLimit: 64 * 1024 * 1024,
-});
+} as const;
+
+export const liquid = new Liquid(options);
+
+/** For HTML bodies: every `{{ output }}` is HTML-escaped (a contact named `<script>` stays text); `| raw` opts out. */
+export const liquidHtml = new Liquid({ ...options, outputEscape: 'escape' });
 
 /** Parses each named template; returns one error per template that does not parse (with JSON Pointer paths). */
 export function liquidErrors(templates: Record<string, string | null | undefined>, basePath: string): FieldError[] {
@@ -30,7 +35,7 @@ export function liquidErrors(templates: Record<string, string | null | undefined
   return errors;
 }
 
-export async function renderTemplate(source: string | null, scope: Record<string, unknown>): Promise<string | null> {
+export async function renderTemplate(source: string | null, scope: Record<string, unknown>, kind: 'text' | 'html' = 'text'): Promise<string | null> {
   if (source == null) return null;
-  return (await liquid.parseAndRender(source, scope)) as string;
+  return (await (kind === 'html' ? liquidHtml : liquid).parseAndRender(source, scope)) as string;
 }

@@ -1,4 +1,47 @@
+import { Type } from 'typebox';
 import type { V1 } from '../http/server.js';
+import { decodeCursor, page } from '../http/pagination.js';
+import { ListOf, ListQuery } from '../http/schema-helpers.js';
+import { CreateTemplateBody, TemplateParams, TemplateSchema, UpdateTemplateBody } from './templates.schemas.js';
 
-/** STUB: filled in by the templates feature. */
-export async function templatesRoutes(_app: V1): Promise<void> {}
+const tags = ['templates'];
+const bodyLimit = 5 * 1024 * 1024; // html and text of 2 MiB each, JSON-escaped
+
+/** Templates are email content, so they go with the broadcasts scopes. */
+export async function templatesRoutes(app: V1): Promise<void> {
+  const templates = app.services.templates;
+
+  app.post('/templates', {
+    schema: { tags, summary: 'Create a template', body: CreateTemplateBody, response: { 201: TemplateSchema } },
+    config: { scope: 'write:broadcasts' }, bodyLimit,
+  }, async (req, reply) => {
+    const t = await templates.create(req.auth.workspaceId, req.body);
+    return reply.code(201).header('location', `/v1/templates/${t.id}`).send(t);
+  });
+
+  app.get('/templates', {
+    schema: { tags, summary: 'List templates, newest first', querystring: ListQuery, response: { 200: ListOf(TemplateSchema) } },
+    config: { scope: 'read:broadcasts' },
+  }, async (req) => {
+    const limit = req.query.limit ?? 20;
+    return page(await templates.list(req.auth.workspaceId, limit + 1, decodeCursor(req.query.cursor)), limit);
+  });
+
+  app.get('/templates/:templateId', {
+    schema: { tags, summary: 'Get a template', params: TemplateParams, response: { 200: TemplateSchema } },
+    config: { scope: 'read:broadcasts' },
+  }, (req) => templates.get(req.auth.workspaceId, req.params.templateId));
+
+  app.put('/templates/:templateId', {
+    schema: { tags, summary: 'Update a template (partial)', params: TemplateParams, body: UpdateTemplateBody, response: { 200: TemplateSchema } },
+    config: { scope: 'write:broadcasts' }, bodyLimit,
+  }, (req) => templates.update(req.auth.workspaceId, req.params.templateId, req.body));
+
+  app.delete('/templates/:templateId', {
+    schema: { tags, summary: 'Delete a template (not while a form uses it)', params: TemplateParams, response: { 204: Type.Null() } },
+    config: { scope: 'write:broadcasts' },
+  }, async (req, reply) => {
+    await templates.remove(req.auth.workspaceId, req.params.templateId);
+    return reply.code(204).send(null);
+  });
+}

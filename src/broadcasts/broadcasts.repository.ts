@@ -1,0 +1,90 @@
+import type { Executor } from '../db/connection.js';
+import type { BroadcastsTable } from '../db/schema.js';
+import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
+import { toIso } from '../lib/time.js';
+import type { Broadcast, BroadcastStatus, EmailContent } from './broadcasts.schemas.js';
+
+const COLUMNS = [
+  'id', 'name', 'status', 'from_address', 'reply_to', 'subject', 'html', 'text', 'preview_text', 'editor_content',
+  'topic_id', 'segment_id', 'send_at', 'created_at', 'updated_at', 'sent_at',
+] as const;
+
+type Row = Pick<BroadcastsTable, (typeof COLUMNS)[number]>;
+
+function toBroadcast(r: Row): Broadcast {
+  return {
+    id: r.id,
+    name: r.name,
+    status: r.status,
+    from: r.from_address,
+    emailContent: { subject: r.subject, html: r.html, text: r.text, previewText: r.preview_text, editorContent: fromJsonColumn(r.editor_content) },
+    replyTo: r.reply_to,
+    topicId: r.topic_id,
+    segmentId: r.segment_id,
+    sendAt: toIso(r.send_at),
+    createdAt: toIso(r.created_at),
+    updatedAt: toIso(r.updated_at),
+    sentAt: toIso(r.sent_at),
+  };
+}
+
+/** The stored, editable part of a broadcast. */
+export interface BroadcastValues {
+  name: string;
+  from: string | null;
+  replyTo: string | null;
+  emailContent: EmailContent;
+  topicId: string | null;
+  segmentId: string | null;
+  sendAt: string | null;
+}
+
+function valuesToRow(v: Partial<BroadcastValues>): Partial<BroadcastsTable> {
+  const row: Partial<BroadcastsTable> = {};
+  if (v.name !== undefined) row.name = v.name;
+  if (v.from !== undefined) row.from_address = v.from;
+  if (v.replyTo !== undefined) row.reply_to = v.replyTo;
+  if (v.topicId !== undefined) row.topic_id = v.topicId;
+  if (v.segmentId !== undefined) row.segment_id = v.segmentId;
+  if (v.sendAt !== undefined) row.send_at = v.sendAt;
+  if (v.emailContent !== undefined) {
+    const c = v.emailContent;
+    Object.assign(row, { subject: c.subject, html: c.html, text: c.text, preview_text: c.previewText, editor_content: toJsonColumn(c.editorContent) });
+  }
+  return row;
+}
+
+export async function insertBroadcast(db: Executor, workspaceId: string, id: string, v: BroadcastValues, createdAt: string): Promise<void> {
+  await db.insertInto('broadcasts').values({
+    ...(valuesToRow(v) as BroadcastsTable),
+    id, workspace_id: workspaceId, status: 'DRAFT', created_at: createdAt, updated_at: createdAt, sent_at: null,
+  }).execute();
+}
+
+export async function getBroadcast(db: Executor, workspaceId: string, id: string): Promise<Broadcast | undefined> {
+  const r = await db.selectFrom('broadcasts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return r ? toBroadcast(r) : undefined;
+}
+
+export async function listBroadcasts(db: Executor, workspaceId: string, opts: { status?: BroadcastStatus; limit: number; beforeId?: string }): Promise<Broadcast[]> {
+  let q = db.selectFrom('broadcasts').select(COLUMNS).where('workspace_id', '=', workspaceId);
+  if (opts.status) q = q.where('status', '=', opts.status);
+  if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
+  return (await q.orderBy('id', 'desc').limit(opts.limit).execute()).map(toBroadcast);
+}
+
+/**
+ * Writes values and a new status, but only if the broadcast is still in `expected` status (a concurrent
+ * send or cancel wins; the caller answers 409). Returns the updated broadcast, or undefined.
+ */
+export async function updateBroadcast(db: Executor, workspaceId: string, id: string, expected: BroadcastStatus, status: BroadcastStatus, values: Partial<BroadcastValues>, updatedAt: string): Promise<Broadcast | undefined> {
+  const r = await db.updateTable('broadcasts').set({ ...valuesToRow(values), status, updated_at: updatedAt })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', expected)
+    .returning(COLUMNS).executeTakeFirst();
+  return r ? toBroadcast(r) : undefined;
+}
+
+export async function deleteDraftBroadcast(db: Executor, workspaceId: string, id: string): Promise<boolean> {
+  const res = await db.deleteFrom('broadcasts').where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT').executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}

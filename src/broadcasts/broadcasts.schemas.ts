@@ -1,0 +1,100 @@
+import { Type, type Static } from 'typebox';
+import { ListQuery, Nullable, PathId, StringEnum, Timestamp } from '../http/schema-helpers.js';
+
+export const BROADCAST_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELED', 'FAILED'] as const;
+export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
+
+const Address = Type.String({ minLength: 3, maxLength: 998, description: '`addr@domain` or `Display Name <addr@domain>`' });
+
+/** subject, html, text and previewText are Liquid templates (see the README for what is in scope). */
+export const EmailContentInput = Type.Object({
+  subject: Type.Optional(Nullable(Type.String({ maxLength: 998 }))),
+  html: Type.Optional(Nullable(Type.String({ description: 'up to 2 MiB' }))),
+  text: Type.Optional(Nullable(Type.String({ description: 'up to 2 MiB' }))),
+  previewText: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  editorContent: Type.Optional(Type.Unknown({ description: 'any JSON an editor stores' })),
+}, { additionalProperties: false });
+export type EmailContentInput = Static<typeof EmailContentInput>;
+
+export const CreateBroadcastBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  from: Type.Optional(Nullable(Address)),
+  emailContent: Type.Optional(EmailContentInput),
+  replyTo: Type.Optional(Nullable(Address)),
+  topicId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+  segmentId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+}, { additionalProperties: false });
+export type CreateBroadcastInput = Static<typeof CreateBroadcastBody>;
+
+/** Any field of creation plus sendAt: a future time schedules, null unschedules. */
+export const UpdateBroadcastBody = Type.Object({
+  id: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  from: Type.Optional(Nullable(Address)),
+  emailContent: Type.Optional(EmailContentInput),
+  replyTo: Type.Optional(Nullable(Address)),
+  topicId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+  segmentId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+  sendAt: Type.Optional(Nullable(Type.String({ format: 'date-time', description: 'RFC 3339 with an offset; stored in UTC' }))),
+}, { additionalProperties: false });
+export type UpdateBroadcastInput = Static<typeof UpdateBroadcastBody>;
+
+export const EmailContentSchema = Type.Object({
+  subject: Nullable(Type.String()),
+  html: Nullable(Type.String()),
+  text: Nullable(Type.String()),
+  previewText: Nullable(Type.String()),
+  editorContent: Type.Unknown(),
+});
+export type EmailContent = Static<typeof EmailContentSchema>;
+
+export const BroadcastStatsSchema = Type.Object({
+  recipients: Type.Integer(), queued: Type.Integer(), sent: Type.Integer(), failed: Type.Integer(), bounced: Type.Integer(), unsubscribed: Type.Integer(),
+});
+
+export const BroadcastSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: StringEnum(BROADCAST_STATUSES),
+  from: Nullable(Type.String()),
+  emailContent: EmailContentSchema,
+  replyTo: Nullable(Type.String()),
+  topicId: Nullable(Type.String()),
+  segmentId: Nullable(Type.String()),
+  sendAt: Nullable(Timestamp),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  sentAt: Nullable(Timestamp),
+  stats: Type.Optional(BroadcastStatsSchema),
+});
+export type Broadcast = Static<typeof BroadcastSchema>;
+
+export const BroadcastListQuery = Type.Object({
+  ...ListQuery.properties,
+  status: Type.Optional(StringEnum(BROADCAST_STATUSES)),
+}, { additionalProperties: false });
+
+export const BroadcastParams = Type.Object({ broadcastId: PathId });
+
+export const PreviewBody = Type.Object({
+  contactId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'render for this contact; sample data when omitted' })),
+}, { additionalProperties: false });
+
+export const PreviewSchema = Type.Object({
+  subject: Nullable(Type.String()),
+  html: Nullable(Type.String()),
+  text: Nullable(Type.String()),
+  previewText: Nullable(Type.String()),
+  contact: Type.Object({ id: Nullable(Type.String()), email: Type.String() }),
+});
+
+export const AudienceMember = Type.Object({
+  id: Type.String(), email: Type.String(), firstName: Nullable(Type.String()), lastName: Nullable(Type.String()),
+});
+export type AudienceMember = Static<typeof AudienceMember>;
+
+export const AudienceSchema = Type.Object({
+  count: Type.Integer({ description: 'how many contacts the broadcast would go to now' }),
+  data: Type.Array(AudienceMember),
+  nextCursor: Nullable(Type.String()),
+});

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { BROADCAST_STATUSES } from '../../src/broadcasts/broadcasts.schemas.js';
+import { BROADCAST_OPERATIONS, transition } from '../../src/broadcasts/broadcasts.state.js';
+import { DomainError } from '../../src/http/errors.js';
+
+/** Every status against every operation, spelled out independently of the table in the source. */
+const N = 'broadcast_not_editable';
+const I = 'invalid_state';
+const expected: Record<string, Record<string, string>> = {
+  //          update       schedule     unschedule  send       start      cancel      delete     complete  fail
+  DRAFT: { update: 'DRAFT', schedule: 'SCHEDULED', unschedule: 'DRAFT', send: 'SENDING', start: I, cancel: I, delete: 'DELETED', complete: I, fail: I },
+  SCHEDULED: { update: 'SCHEDULED', schedule: 'SCHEDULED', unschedule: 'DRAFT', send: 'SENDING', start: 'SENDING', cancel: 'DRAFT', delete: I, complete: I, fail: I },
+  SENDING: { update: N, schedule: N, unschedule: N, send: I, start: I, cancel: 'CANCELED', delete: I, complete: 'SENT', fail: 'FAILED' },
+  SENT: { update: N, schedule: N, unschedule: N, send: I, start: I, cancel: I, delete: I, complete: I, fail: I },
+  CANCELED: { update: N, schedule: N, unschedule: N, send: I, start: I, cancel: I, delete: I, complete: I, fail: I },
+  FAILED: { update: N, schedule: N, unschedule: N, send: I, start: I, cancel: I, delete: I, complete: I, fail: I },
+};
+
+describe('broadcast state machine', () => {
+  for (const status of BROADCAST_STATUSES) {
+    for (const op of BROADCAST_OPERATIONS) {
+      const want = expected[status]![op]!;
+      it(`${status} × ${op} → ${want}`, () => {
+        if (want === N || want === I) {
+          let thrown: unknown;
+          try {
+            transition(status, op);
+          } catch (err) {
+            thrown = err;
+          }
+          expect(thrown).toBeInstanceOf(DomainError);
+          expect((thrown as DomainError).code).toBe(want);
+          expect((thrown as DomainError).status).toBe(409);
+        } else {
+          expect(transition(status, op)).toBe(want);
+        }
+      });
+    }
+  }
+});
