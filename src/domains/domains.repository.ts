@@ -1,8 +1,10 @@
 import type { Executor } from '../db/connection.js';
 import type { DomainsTable } from '../db/schema.js';
+import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
+import type { DomainStatus, Verification } from './domains.schemas.js';
 
-/** A domain as the API shows it; the private key is deliberately not part of it. */
+/** A domain as the service works with it; the private key is deliberately not part of it. */
 export interface DomainRecord {
   id: string;
   name: string;
@@ -10,18 +12,21 @@ export interface DomainRecord {
   verificationToken: string;
   dkimSelector: string;
   dkimPublicKey: string;
+  verification: Verification | null;
   createdAt: string;
   verifiedAt: string | null;
 }
 
-const PUBLIC_COLUMNS = ['id', 'name', 'status', 'verification_token', 'dkim_selector', 'dkim_public_key', 'created_at', 'verified_at'] as const;
+/** Every column but `dkim_private_key`, which only getSigningKey reads. */
+const PUBLIC_COLUMNS = ['id', 'name', 'status', 'verification_token', 'dkim_selector', 'dkim_public_key', 'verification', 'created_at', 'verified_at'] as const;
 
 type Row = Pick<DomainsTable, (typeof PUBLIC_COLUMNS)[number]>;
 
 function toRecord(r: Row): DomainRecord {
   return {
     id: r.id, name: r.name, status: r.status, verificationToken: r.verification_token, dkimSelector: r.dkim_selector,
-    dkimPublicKey: r.dkim_public_key, createdAt: toIso(r.created_at), verifiedAt: toIso(r.verified_at),
+    dkimPublicKey: r.dkim_public_key, verification: fromJsonColumn<Verification>(r.verification),
+    createdAt: toIso(r.created_at), verifiedAt: toIso(r.verified_at),
   };
 }
 
@@ -29,7 +34,7 @@ export async function insertDomain(db: Executor, d: DomainRecord & { workspaceId
   await db.insertInto('domains').values({
     id: d.id, workspace_id: d.workspaceId, name: d.name, status: d.status, verification_token: d.verificationToken,
     dkim_selector: d.dkimSelector, dkim_public_key: d.dkimPublicKey, dkim_private_key: d.dkimPrivateKey,
-    verification: null, created_at: d.createdAt, verified_at: d.verifiedAt,
+    verification: toJsonColumn(d.verification), created_at: d.createdAt, verified_at: d.verifiedAt,
   }).execute();
 }
 
@@ -38,7 +43,53 @@ export async function getDomain(db: Executor, workspaceId: string, id: string): 
   return row ? toRecord(row) : undefined;
 }
 
+/** The domain of the workspace with this (normalized, lower-case ASCII) name; broadcasts check `from` with it. */
 export async function findDomainByName(db: Executor, workspaceId: string, name: string): Promise<DomainRecord | undefined> {
   const row = await db.selectFrom('domains').select(PUBLIC_COLUMNS).where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst();
   return row ? toRecord(row) : undefined;
+}
+
+/** Newest first; `beforeId` is the cursor (ids sort by creation time). */
+export async function listDomains(db: Executor, workspaceId: string, opts: { status?: DomainStatus; limit: number; beforeId?: string }): Promise<DomainRecord[]> {
+  let q = db.selectFrom('domains').select(PUBLIC_COLUMNS).where('workspace_id', '=', workspaceId);
+  if (opts.status) q = q.where('status', '=', opts.status);
+  if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
+  const rows = await q.orderBy('id', 'desc').limit(opts.limit).execute();
+  return rows.map(toRecord);
+}
+
+/** Stores the result of a DNS check with the status it leads to; undefined if the domain is gone. */
+export async function saveVerification(
+  db: Executor, workspaceId: string, id: string, result: { status: DomainStatus; verification: Verification; verifiedAt: string | null },
+): Promise<DomainRecord | undefined> {
+  const row = await db.updateTable('domains')
+    .set({ status: result.status, verification: toJsonColumn(result.verification), verified_at: result.verifiedAt })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id)
+    .returning(PUBLIC_COLUMNS).executeTakeFirst();
+  return row ? toRecord(row) : undefined;
+}
+
+export async function deleteDomain(db: Executor, workspaceId: string, id: string): Promise<boolean> {
+  const res = await db.deleteFrom('domains').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+export interface SigningKey {
+  /** The domain name (lower-case ASCII), the DKIM `d=`. */
+  domain: string;
+  /** The DKIM `s=`: the key is published at `<selector>._domainkey.<domain>`. */
+  selector: string;
+  /** PKCS#8 PEM. Never log it, never return it from an endpoint. */
+  privateKey: string;
+}
+
+/**
+ * The DKIM signing key of a VERIFIED domain of the workspace, for the sending pipeline; undefined for a
+ * domain that is unknown, of another workspace, or not (or no longer) VERIFIED.
+ */
+export async function getSigningKey(db: Executor, workspaceId: string, domainName: string): Promise<SigningKey | undefined> {
+  const row = await db.selectFrom('domains').select(['name', 'dkim_selector', 'dkim_private_key'])
+    .where('workspace_id', '=', workspaceId).where('name', '=', domainName.toLowerCase()).where('status', '=', 'VERIFIED')
+    .executeTakeFirst();
+  return row ? { domain: row.name, selector: row.dkim_selector, privateKey: row.dkim_private_key } : undefined;
 }

@@ -1,4 +1,55 @@
+import { Type } from 'typebox';
+import { decodeCursor, page } from '../http/pagination.js';
+import { ListOf } from '../http/schema-helpers.js';
 import type { V1 } from '../http/server.js';
+import { CreateDomainBody, DomainListQuery, DomainParams, DomainSchema } from './domains.schemas.js';
 
-/** STUB: filled in by the domains feature. */
-export async function domainsRoutes(_app: V1): Promise<void> {}
+const tags = ['domains'];
+
+/**
+ * Sending domains (contract section 6). The response schemas list the public fields only, so nothing
+ * else (the DKIM private key above all) can reach a body. The service is looked up per request, so that
+ * whoever builds the app (a test, an embedding) can swap it for one with other DNS settings.
+ */
+export async function domainsRoutes(app: V1): Promise<void> {
+  app.post('/domains', {
+    schema: {
+      tags, summary: 'Add a sending domain (PENDING) and get the DNS records to publish', body: CreateDomainBody, response: { 201: DomainSchema },
+    },
+    config: { scope: 'write:domains' },
+  }, async (req, reply) => {
+    const domain = await app.services.domains.create(req.auth.workspaceId, req.body);
+    return reply.code(201).header('location', `/v1/domains/${domain.id}`).send(domain);
+  });
+
+  app.get('/domains', {
+    schema: { tags, summary: 'List sending domains, newest first', querystring: DomainListQuery, response: { 200: ListOf(DomainSchema) } },
+    config: { scope: 'read:domains' },
+  }, async (req) => {
+    const limit = req.query.limit ?? 20;
+    return page(await app.services.domains.list(req.auth.workspaceId, { status: req.query.status, limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+  });
+
+  app.get('/domains/:domainId', {
+    schema: { tags, summary: 'Get a sending domain with its records and the result of the last DNS check', params: DomainParams, response: { 200: DomainSchema } },
+    config: { scope: 'read:domains' },
+  }, (req) => app.services.domains.get(req.auth.workspaceId, req.params.domainId));
+
+  app.delete('/domains/:domainId', {
+    schema: { tags, summary: 'Delete a sending domain and its DKIM key', params: DomainParams, response: { 204: Type.Null() } },
+    config: { scope: 'write:domains' },
+  }, async (req, reply) => {
+    await app.services.domains.remove(req.auth.workspaceId, req.params.domainId);
+    return reply.code(204).send(null);
+  });
+
+  app.post('/domains/:domainId/verify', {
+    schema: {
+      tags,
+      summary: 'Look the records up in DNS: VERIFIED when the ownership token and the DKIM key are published, FAILED otherwise (SPF and DMARC are advice)',
+      params: DomainParams,
+      response: { 200: DomainSchema },
+    },
+    config: { scope: 'write:domains' },
+  }, (req) => app.services.domains.verify(req.auth.workspaceId, req.params.domainId));
+}
