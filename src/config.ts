@@ -8,6 +8,21 @@ export interface Config {
   publicUrl: string;
   logLevel: string;
   dnsServers: string[];
+  dnsTimeoutMs: number;
+  /** Where messages go without SMTP_URL. */
+  outboxDir: string;
+  /** Connections of the SMTP pool. */
+  smtpMaxConnections: number;
+  /** Messages per second at most; 0 means no limit. */
+  smtpRateLimit: number;
+}
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return n;
 }
 
 export class ConfigError extends Error {}
@@ -27,5 +42,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`PUBLIC_URL must be an absolute URL, got "${env.PUBLIC_URL}"`);
   }
   const dnsServers = (env.DNS_SERVERS || '').split(',').map((s) => s.trim()).filter(Boolean);
-  return { port, host, databaseUrl, smtpUrl, publicUrl, logLevel: env.LOG_LEVEL || 'info', dnsServers };
+  return {
+    port, host, databaseUrl, smtpUrl, publicUrl, logLevel: env.LOG_LEVEL || 'info', dnsServers,
+    dnsTimeoutMs: intFrom(env, 'DNS_TIMEOUT_MS', 5000, 1, 60_000),
+    outboxDir: env.OUTBOX_DIR || path.join('.', 'data', 'outbox'),
+    smtpMaxConnections: intFrom(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
+    smtpRateLimit: intFrom(env, 'SMTP_RATE_LIMIT', 0, 0, 100_000),
+  };
 }

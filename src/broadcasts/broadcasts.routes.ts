@@ -3,7 +3,8 @@ import type { V1 } from '../http/server.js';
 import { decodeCursor, page } from '../http/pagination.js';
 import { ListOf, ListQuery } from '../http/schema-helpers.js';
 import {
-  AudienceSchema, BroadcastListQuery, BroadcastParams, BroadcastSchema, CreateBroadcastBody, PreviewBody, PreviewSchema, UpdateBroadcastBody,
+  AudienceSchema, BroadcastListQuery, BroadcastParams, BroadcastSchema, CreateBroadcastBody, DeliveryListQuery, DeliverySchema, PreviewBody, PreviewSchema,
+  UpdateBroadcastBody,
 } from './broadcasts.schemas.js';
 
 const tags = ['broadcasts'];
@@ -44,6 +45,19 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
   }, async (req, reply) => {
     await broadcasts.remove(req.auth.workspaceId, req.params.broadcastId);
     return reply.code(204).send(null);
+  });
+
+  app.post('/broadcasts/:broadcastId/send', {
+    schema: { tags, summary: 'Send now: DRAFT or SCHEDULED → SENDING (202)', params: BroadcastParams, response: { 202: BroadcastSchema } },
+    config: { scope: 'write:broadcasts' },
+  }, async (req, reply) => reply.code(202).send(await broadcasts.send(req.auth.workspaceId, req.params.broadcastId)));
+
+  app.get('/broadcasts/:broadcastId/deliveries', {
+    schema: { tags, summary: 'One row per recipient: status, attempts, last SMTP reply', params: BroadcastParams, querystring: DeliveryListQuery, response: { 200: ListOf(DeliverySchema) } },
+    config: { scope: 'read:broadcasts' },
+  }, async (req) => {
+    const limit = req.query.limit ?? 20;
+    return page(await broadcasts.listDeliveries(req.auth.workspaceId, req.params.broadcastId, { status: req.query.status, limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
   });
 
   app.post('/broadcasts/:broadcastId/cancel', {

@@ -98,3 +98,25 @@ export const AudienceSchema = Type.Object({
   data: Type.Array(AudienceMember),
   nextCursor: Nullable(Type.String()),
 });
+
+export const DELIVERY_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'FAILED', 'BOUNCED', 'CANCELED', 'SKIPPED'] as const;
+
+export const DeliverySchema = Type.Object({
+  id: Type.String(),
+  contactId: Nullable(Type.String()),
+  email: Type.String(),
+  status: StringEnum(DELIVERY_STATUSES),
+  attempts: Type.Integer(),
+  lastError: Nullable(Type.String({ description: 'the last failure: an SMTP reply or a connection error' })),
+  smtpResponse: Nullable(Type.String({ description: 'the server\'s answer when the message was accepted' })),
+  messageId: Nullable(Type.String()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  sentAt: Nullable(Timestamp),
+  unsubscribedAt: Nullable(Timestamp),
+});
+
+export const DeliveryListQuery = Type.Object({
+  ...ListQuery.properties,
+  status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+}, { additionalProperties: false });

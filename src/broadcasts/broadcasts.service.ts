@@ -1,4 +1,6 @@
 import { getContact } from '../contacts/contacts.repository.js';
+import * as deliveries from '../deliveries/deliveries.repository.js';
+import type { DeliveryStatus } from '../db/schema.js';
 import type { Db, Executor } from '../db/connection.js';
 import { findDomainByName } from '../domains/domains.repository.js';
 import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../http/errors.js';
@@ -16,6 +18,9 @@ import type { AudienceMember, Broadcast, BroadcastStatus, CreateBroadcastInput, 
 import { transition } from './broadcasts.state.js';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+/** How long a cancel waits for messages already being handed to the transport. */
+const CANCEL_DRAIN_MS = 30_000;
 
 const EMPTY_CONTENT: EmailContent = { subject: null, html: null, text: null, previewText: null, editorContent: null };
 
@@ -102,12 +107,24 @@ export class BroadcastsService {
     return this.get(workspaceId, id);
   }
 
-  get(workspaceId: string, id: string): Promise<Broadcast> {
-    return this.mustGet(this.db.kysely, workspaceId, id);
+  async get(workspaceId: string, id: string): Promise<Broadcast> {
+    return this.withStats(workspaceId, await this.mustGet(this.db.kysely, workspaceId, id));
   }
 
-  list(workspaceId: string, opts: { status?: BroadcastStatus; limit: number; beforeId?: string }): Promise<Broadcast[]> {
-    return repo.listBroadcasts(this.db.kysely, workspaceId, opts);
+  async list(workspaceId: string, opts: { status?: BroadcastStatus; limit: number; beforeId?: string }): Promise<Broadcast[]> {
+    const found = await repo.listBroadcasts(this.db.kysely, workspaceId, opts);
+    return Promise.all(found.map((b) => this.withStats(workspaceId, b)));
+  }
+
+  /** Once sending has started, `stats` counts the deliveries (contract section 5). */
+  private async withStats(workspaceId: string, b: Broadcast): Promise<Broadcast> {
+    if (b.status === 'DRAFT' || b.status === 'SCHEDULED') return b;
+    const c = await deliveries.countDeliveries(this.db.kysely, workspaceId, b.id);
+    const n = (s: DeliveryStatus) => c.byStatus[s] ?? 0;
+    return {
+      ...b,
+      stats: { recipients: c.total, queued: n('QUEUED') + n('SENDING'), sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'), unsubscribed: c.unsubscribed },
+    };
   }
 
   /**
@@ -150,20 +167,54 @@ export class BroadcastsService {
     });
   }
 
-  /** SCHEDULED → DRAFT (the send time is cleared). Stopping a SENDING broadcast arrives with the delivery pipeline. */
+  /**
+   * Send now (202): DRAFT or SCHEDULED, and sendable. The workers take it from here: they write the audience
+   * into deliveries and send them.
+   */
+  async send(workspaceId: string, id: string): Promise<Broadcast> {
+    const sent = await this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const next = transition(current.status, 'send') as BroadcastStatus;
+      await this.checkSendable(trx, workspaceId, current);
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, {}, nowIso());
+      if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being sent; retry');
+      return updated;
+    });
+    return this.withStats(workspaceId, sent);
+  }
+
+  /**
+   * SCHEDULED → DRAFT (the send time is cleared). SENDING → CANCELED: every delivery not yet handed to the
+   * transport is canceled in the same transaction, and the call returns only once the few being handed over
+   * right now are done, so nothing is sent after it returns (bounded by CANCEL_DRAIN_MS for a stuck server).
+   */
   async cancel(workspaceId: string, id: string): Promise<Broadcast> {
-    return this.tx(async (trx) => {
+    const canceled = await this.tx(async (trx) => {
       const current = await this.mustGet(trx, workspaceId, id);
       const next = transition(current.status, 'cancel') as BroadcastStatus;
       const values: Partial<repo.BroadcastValues> = next === 'DRAFT' ? { sendAt: null } : {};
       const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, nowIso());
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being canceled; retry');
+      if (next === 'CANCELED') await deliveries.cancelDeliveries(trx, workspaceId, id, nowIso());
       return updated;
     });
+    if (canceled.status === 'CANCELED') {
+      const deadline = Date.now() + CANCEL_DRAIN_MS;
+      while (Date.now() < deadline && (await deliveries.countInFlight(this.db.kysely, workspaceId, id, nowIso())) > 0) {
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    }
+    return this.withStats(workspaceId, canceled);
+  }
+
+  /** One row per recipient with its status, attempts and last SMTP reply. */
+  async listDeliveries(workspaceId: string, id: string, opts: { status?: DeliveryStatus; limit: number; beforeId?: string }): Promise<deliveries.Delivery[]> {
+    await this.mustGet(this.db.kysely, workspaceId, id);
+    return deliveries.listDeliveries(this.db.kysely, workspaceId, id, opts);
   }
 
   async remove(workspaceId: string, id: string): Promise<void> {
-    const current = await this.get(workspaceId, id);
+    const current = await this.mustGet(this.db.kysely, workspaceId, id);
     transition(current.status, 'delete');
     if (!(await repo.deleteDraftBroadcast(this.db.kysely, workspaceId, id))) {
       throw conflict('invalid_state', 'the broadcast is no longer a draft');
@@ -172,7 +223,7 @@ export class BroadcastsService {
 
   /** Renders the content for one contact of the workspace, or for sample data, as a recipient would get it. */
   async preview(workspaceId: string, id: string, contactId?: string): Promise<RenderedContent & { contact: { id: string | null; email: string } }> {
-    const b = await this.get(workspaceId, id);
+    const b = await this.mustGet(this.db.kysely, workspaceId, id);
     let contact = { id: null as string | null, ...SAMPLE_CONTACT };
     if (contactId) {
       const found = await getContact(this.db.kysely, workspaceId, contactId);
@@ -194,7 +245,7 @@ export class BroadcastsService {
 
   /** Who the broadcast would go to now: segment ∩ SUBSCRIBED ∩ topic, counted and paged (newest contacts first). */
   async audience(workspaceId: string, id: string, limit: number, beforeId?: string): Promise<{ count: number; rows: AudienceMember[] }> {
-    const b = await this.get(workspaceId, id);
+    const b = await this.mustGet(this.db.kysely, workspaceId, id);
     const query = await audienceQuery(this.db.kysely, this.db.dialect, workspaceId, { segmentId: b.segmentId, topicId: b.topicId });
     const counted = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
     let rows = query.select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name']);

@@ -5,7 +5,7 @@ import { connect, type Db } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createServices } from '../http/server.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
-import { serve } from './serve.js';
+import { runWorker, serve } from './serve.js';
 
 /** Operator commands (contract section 10). Each reads the same environment as the server. */
 class CliError extends Error {}
@@ -53,6 +53,12 @@ program.command('serve')
   .description('serve the HTTP API (applies migrations first); what `npm start` runs')
   .action(async () => {
     await serve(loadConfig());
+  });
+
+program.command('worker')
+  .description('run the delivery worker and scheduler only (more of them scale sending out over one PostgreSQL)')
+  .action(async () => {
+    await runWorker(loadConfig());
   });
 
 program.command('migrate')

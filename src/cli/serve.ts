@@ -1,7 +1,10 @@
 import type { ServerResponse } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
 import type { Config } from '../config.js';
 import { connect } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { startDeliveryWorker } from '../deliveries/worker.js';
 import { buildApp } from '../http/server.js';
 
 /**
@@ -21,6 +24,8 @@ export async function serve(config: Config): Promise<void> {
   app.log.info({ url, database: db.dialect }, `listening on ${url}`);
   // A plain line as well, for scripts and people who wait for it (the log line above is JSON).
   process.stdout.write(`listening on ${url}\n`);
+  // The delivery worker and scheduler run in the same process (contract section 10).
+  const worker = startDeliveryWorker(db, config, app.log);
 
   // Responses being produced, so that a shutdown can tell their clients not to reuse the connection.
   const inFlight = new Set<ServerResponse>();
@@ -45,11 +50,33 @@ export async function serve(config: Config): Promise<void> {
       app.server.closeAllConnections();
     }, SHUTDOWN_GRACE_MS).unref();
     app.close()
+      .then(() => worker.stop())
       .then(() => db.close())
       .then(() => process.exit(0), (err: unknown) => {
         app.log.error({ err }, 'shutdown failed');
         process.exit(1);
       });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** `formcast worker`: the delivery worker and scheduler without HTTP; SIGTERM/SIGINT finish the current batch. */
+export async function runWorker(config: Config): Promise<void> {
+  const log = pino({ level: config.logLevel }) as unknown as FastifyBaseLogger;
+  const db = connect(config.databaseUrl);
+  await migrateToLatest(db);
+  const worker = startDeliveryWorker(db, config, log);
+  process.stdout.write('worker started\n');
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) process.exit(1);
+    closing = true;
+    log.info({ signal }, 'worker shutting down');
+    worker.stop().then(() => db.close()).then(() => process.exit(0), (err: unknown) => {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -2,12 +2,14 @@ import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './connection.js';
 import { foundation } from './migrations/0001_foundation.js';
 import { audienceAndBroadcasts } from './migrations/0002_audience_broadcasts.js';
+import { deliveries } from './migrations/0003_deliveries.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
   return {
     '0001_foundation': foundation(db.dialect),
     '0002_audience_broadcasts': audienceAndBroadcasts(db.dialect),
+    '0003_deliveries': deliveries(db.dialect),
   };
 }
 

@@ -174,6 +174,35 @@ export interface BroadcastsTable {
   created_at: string;
   updated_at: string;
   sent_at: string | null;
+  /** Set when every recipient has a delivery row; until then a worker holds the lease and the cursor. */
+  materialized_at: string | null;
+  materialize_cursor: string | null;
+  materialize_owner: string | null;
+  materialize_lease_until: string | null;
+}
+
+export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';
+
+export interface DeliveriesTable {
+  id: string;
+  workspace_id: string;
+  broadcast_id: string;
+  contact_id: string | null;
+  email: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  handed_off_at: string | null;
+  last_error: string | null;
+  smtp_response: string | null;
+  message_id: string | null;
+  unsubscribe_token: string;
+  unsubscribed_at: string | null;
+  created_at: string;
+  updated_at: string;
+  sent_at: string | null;
 }
 
 export interface Database {
@@ -191,4 +220,5 @@ export interface Database {
   segments: SegmentsTable;
   contact_imports: ContactImportsTable;
   broadcasts: BroadcastsTable;
+  deliveries: DeliveriesTable;
 }

@@ -23,6 +23,8 @@ import { templatesRoutes } from '../templates/templates.routes.js';
 import { TemplatesService } from '../templates/templates.service.js';
 import { topicsRoutes } from '../topics/topics.routes.js';
 import { TopicsService } from '../topics/topics.service.js';
+import { unsubscribeRoutes } from '../unsubscribe/unsubscribe.routes.js';
+import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import { WorkspacesService } from '../workspaces/workspaces.service.js';
 import { workspacesRoutes } from '../workspaces/workspaces.routes.js';
 import { DomainError } from './errors.js';
@@ -40,10 +42,11 @@ export interface Services {
   segments: SegmentsService;
   templates: TemplatesService;
   broadcasts: BroadcastsService;
+  unsubscribe: UnsubscribeService;
 }
 
 /** What the services need to know of the configuration. */
-export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers'>>;
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs'>>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -68,12 +71,13 @@ export function createServices(db: Db, config: AppConfig): Services {
     apiKeys,
     workspaces: new WorkspacesService(db, apiKeys),
     forms: new FormsService(db),
-    domains: new DomainsService(db, { dnsServers: config.dnsServers ?? [] }),
+    domains: new DomainsService(db, { dnsServers: config.dnsServers ?? [], dnsTimeoutMs: config.dnsTimeoutMs }),
     contacts: new ContactsService(db),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
     templates: new TemplatesService(db),
     broadcasts: new BroadcastsService(db, config),
+    unsubscribe: new UnsubscribeService(db),
   };
 }
 
@@ -132,6 +136,8 @@ export async function buildApp({ db, config, logger = true }: BuildOptions): Pro
       return sendProblem(req, reply, new DomainError(503, 'unavailable', 'Service unavailable', 'the database cannot be reached', undefined, undefined, { 'retry-after': '5' }));
     }
   });
+
+  await app.register(unsubscribeRoutes, { service: app.services.unsubscribe });
 
   await app.register(async (v1) => {
     // /v1 accepts JSON bodies only (415 otherwise). An empty body is "no body", so body-less POSTs such

@@ -1,0 +1,241 @@
+import crypto from 'node:crypto';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Dialect, Executor } from '../db/connection.js';
+import type { Database, DeliveriesTable, DeliveryStatus } from '../db/schema.js';
+import { newId } from '../lib/ids.js';
+import { toIso } from '../lib/time.js';
+import { OPEN_STATUSES, statusesFor } from './deliveries.state.js';
+
+/**
+ * Queries of the delivery pipeline. Workers serve every workspace, so claiming and the scheduler look
+ * across workspaces by design; everything that reads or changes one broadcast's rows names its workspace.
+ */
+
+// ---- the scheduler ------------------------------------------------------------------------------
+
+/** SCHEDULED broadcasts whose time has come become SENDING. One UPDATE: of several workers, exactly one wins each. */
+export async function startDueBroadcasts(db: Executor, now: string): Promise<{ id: string; workspaceId: string }[]> {
+  const rows = await db.updateTable('broadcasts').set({ status: 'SENDING', updated_at: now })
+    .where('status', '=', 'SCHEDULED').where('send_at', '<=', now)
+    .returning(['id', 'workspace_id']).execute();
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
+}
+
+// ---- materialising the audience -----------------------------------------------------------------
+
+export interface MaterializationJob {
+  broadcastId: string;
+  workspaceId: string;
+  segmentId: string | null;
+  topicId: string | null;
+  cursor: string | null;
+}
+
+/** Takes the lease on one SENDING broadcast whose audience is not yet fully in the deliveries table. */
+export async function claimMaterialization(db: Executor, owner: string, now: string, leaseUntil: string): Promise<MaterializationJob | undefined> {
+  const free = (eb: ExpressionBuilder<Database, 'broadcasts'>) =>
+    eb.and([eb('status', '=', 'SENDING'), eb('materialized_at', 'is', null), eb.or([eb('materialize_lease_until', 'is', null), eb('materialize_lease_until', '<', now)])]);
+  const candidate = await db.selectFrom('broadcasts').select('id').where(free).orderBy('updated_at').limit(1).executeTakeFirst();
+  if (!candidate) return undefined;
+  const row = await db.updateTable('broadcasts').set({ materialize_owner: owner, materialize_lease_until: leaseUntil })
+    .where('id', '=', candidate.id).where(free)
+    .returning(['id', 'workspace_id', 'segment_id', 'topic_id', 'materialize_cursor']).executeTakeFirst();
+  return row ? { broadcastId: row.id, workspaceId: row.workspace_id, segmentId: row.segment_id, topicId: row.topic_id, cursor: row.materialize_cursor } : undefined;
+}
+
+/** Extends the lease; false if it was lost or the broadcast is no longer SENDING (canceled): stop. */
+export async function renewMaterialization(db: Executor, workspaceId: string, broadcastId: string, owner: string, leaseUntil: string): Promise<boolean> {
+  const res = await db.updateTable('broadcasts').set({ materialize_lease_until: leaseUntil })
+    .where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).where('materialize_owner', '=', owner)
+    .where('status', '=', 'SENDING').where('materialized_at', 'is', null).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Inserts one batch of recipients (a recipient already there is left alone: the unique index decides). */
+export async function insertDeliveries(db: Executor, workspaceId: string, broadcastId: string, recipients: { contactId: string; email: string }[], now: string): Promise<void> {
+  if (!recipients.length) return;
+  await db.insertInto('deliveries').values(recipients.map((r) => ({
+    id: newId('dlv'), workspace_id: workspaceId, broadcast_id: broadcastId, contact_id: r.contactId, email: r.email,
+    status: 'QUEUED' as const, attempts: 0, next_attempt_at: now, lease_owner: null, lease_expires_at: null, handed_off_at: null,
+    last_error: null, smtp_response: null, message_id: null, unsubscribe_token: crypto.randomBytes(24).toString('base64url'),
+    unsubscribed_at: null, created_at: now, updated_at: now, sent_at: null,
+  }))).onConflict((oc) => oc.columns(['broadcast_id', 'contact_id']).doNothing()).execute();
+}
+
+export async function advanceMaterialization(db: Executor, workspaceId: string, broadcastId: string, cursor: string | null, done: boolean, now: string): Promise<void> {
+  await db.updateTable('broadcasts').set({ materialize_cursor: cursor, ...(done ? { materialized_at: now, materialize_owner: null, materialize_lease_until: null } : {}) })
+    .where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).execute();
+}
+
+// ---- claiming and sending -----------------------------------------------------------------------
+
+export interface ClaimedDelivery {
+  id: string;
+  workspaceId: string;
+  broadcastId: string;
+  contactId: string | null;
+  email: string;
+  attempts: number;
+  unsubscribeToken: string;
+}
+
+/**
+ * Claims up to `limit` due deliveries with a lease: QUEUED ones whose time has come, and SENDING ones whose
+ * lease expired (their worker died; they may have been sent already: at-least-once, see CONTEXT.md).
+ * PostgreSQL skips rows other workers are claiming (FOR UPDATE SKIP LOCKED); SQLite has one writer.
+ */
+export async function claimDeliveries(db: Executor, dialect: Dialect, owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
+  let due = db.selectFrom('deliveries').select('id')
+    .where((eb) => eb.or([
+      eb.and([eb('status', '=', 'QUEUED'), eb('next_attempt_at', '<=', now)]),
+      eb.and([eb('status', '=', 'SENDING'), eb('lease_expires_at', '<', now)]),
+    ]))
+    .orderBy('next_attempt_at').limit(limit);
+  if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+  const rows = await db.updateTable('deliveries')
+    .set({ status: 'SENDING', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, handed_off_at: null, updated_at: now })
+    .where('id', 'in', due)
+    .where('status', 'in', statusesFor('claim'))
+    .returning(['id', 'workspace_id', 'broadcast_id', 'contact_id', 'email', 'attempts', 'unsubscribe_token'])
+    .execute();
+  return rows.map((r) => ({
+    id: r.id, workspaceId: r.workspace_id, broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email,
+    attempts: Number(r.attempts), unsubscribeToken: r.unsubscribe_token,
+  }));
+}
+
+/** Keeps this worker's leases alive while it is still working through its batch. */
+export async function renewLeases(db: Executor, owner: string, leaseUntil: string): Promise<void> {
+  await db.updateTable('deliveries').set({ lease_expires_at: leaseUntil }).where('lease_owner', '=', owner).where('status', '=', 'SENDING').execute();
+}
+
+/**
+ * The point of no return: marks the delivery as being handed to the transport. False when it was canceled
+ * (or taken over) meanwhile, and then it must not be sent. Cancel leaves handed-off deliveries alone and
+ * waits for them, so nothing is sent after a cancel returns.
+ */
+export async function handOff(db: Executor, workspaceId: string, id: string, owner: string, now: string): Promise<boolean> {
+  const res = await db.updateTable('deliveries').set({ handed_off_at: now })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'SENDING').where('lease_owner', '=', owner).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+export type Outcome =
+  | { op: 'sent'; messageId: string; response: string }
+  | { op: 'retry'; error: string; nextAttemptAt: string }
+  | { op: 'fail' | 'bounce' | 'skip'; error: string };
+
+const OUTCOME_STATUS: Record<Outcome['op'], DeliveryStatus> = { sent: 'SENT', retry: 'QUEUED', fail: 'FAILED', bounce: 'BOUNCED', skip: 'SKIPPED' };
+
+export async function recordOutcome(db: Executor, workspaceId: string, id: string, outcome: Outcome, now: string): Promise<void> {
+  const set: Partial<DeliveriesTable> = { status: OUTCOME_STATUS[outcome.op], updated_at: now, lease_owner: null, lease_expires_at: null };
+  if (outcome.op === 'sent') Object.assign(set, { sent_at: now, message_id: outcome.messageId, smtp_response: outcome.response.slice(0, 500), last_error: null });
+  else Object.assign(set, { last_error: outcome.error.slice(0, 500), handed_off_at: null });
+  if (outcome.op === 'retry') set.next_attempt_at = outcome.nextAttemptAt;
+  await db.updateTable('deliveries').set(set)
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', 'in', statusesFor(outcome.op)).execute();
+}
+
+// ---- cancel, completion, stats ------------------------------------------------------------------
+
+/** Cancels the deliveries not yet handed to the transport; returns how many. */
+export async function cancelDeliveries(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<number> {
+  const res = await db.updateTable('deliveries').set({ status: 'CANCELED', updated_at: now, lease_owner: null, lease_expires_at: null, last_error: 'broadcast canceled' })
+    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId)
+    .where('status', 'in', statusesFor('cancel')).where('handed_off_at', 'is', null).executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** Deliveries of the broadcast that a worker is handing to the transport right now. */
+export async function countInFlight(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<number> {
+  const row = await db.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId)
+    .where('status', '=', 'SENDING').where('handed_off_at', 'is not', null).where('lease_expires_at', '>=', now).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export interface DeliveryCounts {
+  total: number;
+  byStatus: Partial<Record<DeliveryStatus, number>>;
+  unsubscribed: number;
+}
+
+export async function countDeliveries(db: Executor, workspaceId: string, broadcastId: string): Promise<DeliveryCounts> {
+  const rows = await db.selectFrom('deliveries')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.count<number>('unsubscribed_at').as('u')])
+    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).groupBy('status').execute();
+  const byStatus: Partial<Record<DeliveryStatus, number>> = {};
+  let total = 0;
+  let unsubscribed = 0;
+  for (const r of rows) {
+    byStatus[r.status] = Number(r.n);
+    total += Number(r.n);
+    unsubscribed += Number(r.u);
+  }
+  return { total, byStatus, unsubscribed };
+}
+
+/**
+ * Finishes a SENDING broadcast whose audience is materialised and whose deliveries are all final:
+ * SENT if any message went out (or there was nobody to send to), FAILED if none could be sent.
+ */
+export async function completeIfDone(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<'SENT' | 'FAILED' | undefined> {
+  const b = await db.selectFrom('broadcasts').select(['status', 'materialized_at']).where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirst();
+  if (!b || b.status !== 'SENDING' || !b.materialized_at) return undefined;
+  const counts = await countDeliveries(db, workspaceId, broadcastId);
+  if (OPEN_STATUSES.some((s) => (counts.byStatus[s] ?? 0) > 0)) return undefined;
+  const next = counts.total === 0 || (counts.byStatus.SENT ?? 0) > 0 ? 'SENT' : 'FAILED';
+  const res = await db.updateTable('broadcasts').set({ status: next, sent_at: next === 'SENT' ? now : null, updated_at: now })
+    .where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).where('status', '=', 'SENDING')
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcastId).where('status', 'in', OPEN_STATUSES))))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0 ? next : undefined;
+}
+
+/** SENDING broadcasts that may be finished (a sweep, for those no worker touched last). */
+export async function sendingMaterializedBroadcasts(db: Executor, limit: number): Promise<{ id: string; workspaceId: string }[]> {
+  const rows = await db.selectFrom('broadcasts').select(['id', 'workspace_id']).where('status', '=', 'SENDING').where('materialized_at', 'is not', null).limit(limit).execute();
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
+}
+
+// ---- reading -------------------------------------------------------------------------------------
+
+export interface Delivery {
+  id: string;
+  contactId: string | null;
+  email: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastError: string | null;
+  smtpResponse: string | null;
+  messageId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  sentAt: string | null;
+  unsubscribedAt: string | null;
+}
+
+export async function listDeliveries(db: Executor, workspaceId: string, broadcastId: string, opts: { status?: DeliveryStatus; limit: number; beforeId?: string }): Promise<Delivery[]> {
+  let q = db.selectFrom('deliveries')
+    .select(['id', 'contact_id', 'email', 'status', 'attempts', 'last_error', 'smtp_response', 'message_id', 'created_at', 'updated_at', 'sent_at', 'unsubscribed_at'])
+    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId);
+  if (opts.status) q = q.where('status', '=', opts.status);
+  if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
+  const rows = await q.orderBy('id', 'desc').limit(opts.limit).execute();
+  return rows.map((r) => ({
+    id: r.id, contactId: r.contact_id, email: r.email, status: r.status, attempts: Number(r.attempts), lastError: r.last_error,
+    smtpResponse: r.smtp_response, messageId: r.message_id, createdAt: toIso(r.created_at), updatedAt: toIso(r.updated_at),
+    sentAt: toIso(r.sent_at), unsubscribedAt: toIso(r.unsubscribed_at),
+  }));
+}
+
+/** The delivery an unsubscribe link belongs to (the token is the only credential of a public page). */
+export async function findByUnsubscribeToken(db: Executor, token: string): Promise<{ id: string; workspaceId: string; broadcastId: string; contactId: string | null; email: string; unsubscribedAt: string | null } | undefined> {
+  const r = await db.selectFrom('deliveries').select(['id', 'workspace_id', 'broadcast_id', 'contact_id', 'email', 'unsubscribed_at'])
+    .where('unsubscribe_token', '=', token).executeTakeFirst();
+  return r ? { id: r.id, workspaceId: r.workspace_id, broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email, unsubscribedAt: toIso(r.unsubscribed_at) } : undefined;
+}
+
+export async function markUnsubscribed(db: Executor, workspaceId: string, id: string, now: string): Promise<void> {
+  await db.updateTable('deliveries').set({ unsubscribed_at: now }).where('workspace_id', '=', workspaceId).where('id', '=', id).where('unsubscribed_at', 'is', null).execute();
+}

@@ -1,0 +1,50 @@
+import { convert } from 'html-to-text';
+import { escapeHtml } from '../forms/forms.html.js';
+
+export interface DkimKey {
+  domainName: string;
+  keySelector: string;
+  privateKey: string;
+}
+
+/** One message, ready for the transport. */
+export interface OutgoingMessage {
+  from: string;
+  to: string;
+  replyTo: string | null;
+  subject: string;
+  html: string | null;
+  text: string;
+  messageId: string;
+  headers: Record<string, string>;
+  dkim: DkimKey | null;
+}
+
+/** The headers DKIM signs: at least those Gmail and RFC 8058 care about. */
+export const DKIM_SIGNED_HEADERS = 'From:To:Subject:Date:Message-ID:Reply-To:List-Unsubscribe:List-Unsubscribe-Post:MIME-Version:Content-Type';
+
+const PREHEADER_STYLE = 'display:none;font-size:1px;line-height:1px;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all';
+
+/** The preview text as the hidden preheader at the start of the body. */
+export function withPreheader(html: string, previewText: string | null): string {
+  if (!previewText) return html;
+  const div = `<div style="${PREHEADER_STYLE}">${escapeHtml(previewText)}</div>`;
+  return /<body[^>]*>/i.test(html) ? html.replace(/<body[^>]*>/i, (m) => `${m}${div}`) : `${div}${html}`;
+}
+
+/** An unsubscribe footer, unless the template placed `unsubscribe_url` itself. */
+export function withUnsubscribeFooter(html: string, templateSource: string, url: string): string {
+  if (templateSource.includes('unsubscribe_url')) return html;
+  const footer = `<p style="font-size:12px;color:#666666;margin-top:24px">You receive this email because you subscribed. <a href="${escapeHtml(url)}">Unsubscribe</a></p>`;
+  return /<\/body>/i.test(html) ? html.replace(/<\/body>/i, `${footer}</body>`) : `${html}${footer}`;
+}
+
+export function textWithUnsubscribe(text: string, templateSource: string | null, url: string): string {
+  if (templateSource?.includes('unsubscribe_url')) return text;
+  return `${text.trimEnd()}\n\n--\nUnsubscribe: ${url}\n`;
+}
+
+/** A plain-text part from the HTML, for a broadcast that has no text of its own. */
+export function htmlToText(html: string): string {
+  return convert(html, { wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }, { selector: 'a', options: { hideLinkHrefIfSameAsText: true } }] });
+}

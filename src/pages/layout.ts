@@ -1,0 +1,40 @@
+import type { FastifyReply } from 'fastify';
+import { escapeHtml } from '../forms/forms.html.js';
+
+/**
+ * Public pages (unsubscribe, hosted forms): server-rendered, no script, every value escaped, and a strict
+ * Content-Security-Policy so that even an escaping mistake could not run code.
+ */
+export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+export function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(title)}</title>
+<style>
+  body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 32rem; margin: 3rem auto; padding: 0 1rem; color: #1f2328; line-height: 1.5; }
+  h1 { font-size: 1.4rem; }
+  button { font: inherit; padding: .6rem 1.2rem; border: 0; border-radius: .4rem; background: #1f6feb; color: #fff; cursor: pointer; }
+  button.secondary { background: #eaeef2; color: #1f2328; }
+  fieldset { border: 1px solid #d0d7de; border-radius: .4rem; margin: 1rem 0; }
+  label { display: block; margin: .3rem 0; }
+</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', PAGE_CSP)
+    .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store')
+    .send(page(title, body));
+}
