@@ -15,6 +15,14 @@ export interface Config {
   smtpMaxConnections: number;
   /** Messages per second at most; 0 means no limit. */
   smtpRateLimit: number;
+  /** Delivery worker tuning (see deliveries/CONTEXT.md); the defaults suit production. */
+  worker: {
+    batchSize: number;
+    leaseMs: number;
+    maxAttempts: number;
+    backoffBaseMs: number;
+    pollMs: number;
+  };
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -48,5 +56,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outboxDir: env.OUTBOX_DIR || path.join('.', 'data', 'outbox'),
     smtpMaxConnections: intFrom(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
     smtpRateLimit: intFrom(env, 'SMTP_RATE_LIMIT', 0, 0, 100_000),
+    worker: {
+      batchSize: intFrom(env, 'WORKER_BATCH_SIZE', 100, 1, 10_000),
+      leaseMs: intFrom(env, 'WORKER_LEASE_MS', 60_000, 500, 3_600_000),
+      maxAttempts: intFrom(env, 'WORKER_MAX_ATTEMPTS', 5, 1, 100),
+      backoffBaseMs: intFrom(env, 'WORKER_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
+      pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
+    },
   };
 }

@@ -62,9 +62,13 @@ export function startDeliveryWorker(db: Db, config: Config, log: FastifyBaseLogg
     concurrency: Math.max(DEFAULT_PIPELINE_OPTIONS.concurrency, config.smtpMaxConnections * 2),
     workerId,
     publicUrl: config.publicUrl,
+    batchSize: config.worker.batchSize,
+    leaseMs: config.worker.leaseMs,
+    maxAttempts: config.worker.maxAttempts,
+    backoffBaseMs: config.worker.backoffBaseMs,
     ...overrides,
   }, log);
-  const worker = new DeliveryWorker(pipeline, log);
+  const worker = new DeliveryWorker(pipeline, log, config.worker.pollMs);
   worker.start();
   log.info({ workerId, transport: mailer.description }, `delivery worker started; mail goes to ${mailer.description}`);
   return {
