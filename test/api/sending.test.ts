@@ -1,0 +1,325 @@
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
+import { createMailer, type Mailer } from '../../src/mail/transport.js';
+import { describeApi, type TestWorkspace } from '../helpers/app.js';
+import { insertContact, insertSegment, insertTopic, setTopicChoice, verifiedDomain } from '../helpers/fixtures.js';
+import { startSmtpServer, type Received } from '../helpers/smtp.js';
+
+const silent = pino({ level: 'silent' });
+
+/** A header exactly as it was on the wire (unfolded). */
+function header(m: Received, name: string): string {
+  return m.parsed.headerLines.find((l) => l.key === name)?.line.replace(/\r?\n\s+/g, ' ') ?? '';
+}
+
+describeApi('sending broadcasts', (h) => {
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let mailer: Mailer;
+  let pipeline: DeliveryPipeline;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, outboxDir: '', maxConnections: 3, rateLimit: 0 });
+    pipeline = new DeliveryPipeline(h.db, mailer, {
+      ...DEFAULT_PIPELINE_OPTIONS, workerId: 'test-worker', publicUrl: 'https://mail.example.test', backoffBaseMs: 1, leaseMs: 5000, batchSize: 7, materializeBatch: 4,
+    }, silent as never);
+  });
+  afterAll(async () => {
+    await mailer?.close();
+    await smtp?.close();
+  });
+  beforeEach(() => {
+    smtp.received.length = 0;
+    smtp.setPolicy(() => null);
+  });
+
+  /** Runs the pipeline until no delivery is open and no broadcast is sending (retries included). */
+  async function drain() {
+    const k = h.db.kysely;
+    for (let i = 0; i < 2000; i++) {
+      const busy = (await pipeline.runScheduler()) + (await pipeline.materialize()) + (await pipeline.sendBatch());
+      if (busy) continue;
+      const open = await k.selectFrom('deliveries').select('id').where('status', 'in', ['QUEUED', 'SENDING']).limit(1).execute();
+      const sending = await k.selectFrom('broadcasts').select('id').where('status', '=', 'SENDING').limit(1).execute();
+      if (!open.length && !sending.length) return;
+      await pipeline.sweep();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error('the pipeline did not settle');
+  }
+
+  async function setup(extra: Record<string, unknown> = {}) {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, `w${ws.id.slice(-8).toLowerCase()}.test`);
+    const from = `Acme <news@${domain.name}>`;
+    const res = await h.call(ws.key, 'POST', '/v1/broadcasts', {
+      name: 'Launch', from, replyTo: `help@${domain.name}`,
+      emailContent: { subject: 'Hi {{ contact.firstName | default: "there" }}', html: '<html><body><p>Hello {{ contact.firstName }} ({{ contact.properties.plan }})</p></body></html>', previewText: 'Big news' },
+      ...extra,
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    return { ws, domain, broadcast: res.json() };
+  }
+
+  const status = async (ws: TestWorkspace, id: string) => (await h.call(ws.key, 'GET', `/v1/broadcasts/${id}`)).json();
+
+  it('sends one personalised, DKIM-signed message to every SUBSCRIBED contact, with RFC 8058 headers', async () => {
+    const { ws, domain, broadcast } = await setup();
+    const emails = Array.from({ length: 10 }, (_, i) => `person${i}@example.com`);
+    for (const [i, email] of emails.entries()) await insertContact(h, ws, { email, firstName: `P${i}`, properties: { plan: i % 2 ? 'pro' : 'free' } });
+    await insertContact(h, ws, { email: 'gone@example.com', status: 'UNSUBSCRIBED' });
+    await insertContact(h, ws, { email: 'bounced@example.com', status: 'BOUNCED' });
+    await insertContact(h, ws, { email: 'complained@example.com', status: 'COMPLAINED' });
+    await insertContact(h, ws, { email: 'pending@example.com', status: 'PENDING' });
+    const other = await h.workspace();
+    await insertContact(h, other, { email: 'stranger@example.com' });
+
+    const sent = await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
+    expect(sent.statusCode).toBe(202);
+    expect(sent.json().status).toBe('SENDING');
+    await drain();
+
+    expect(smtp.received.map((m) => m.to).sort()).toEqual([...emails].sort());
+    const publicKey = domain.records.find((r: { name: string }) => r.name.includes('._domainkey.'))!;
+    for (const m of smtp.received) {
+      const i = Number(m.to.match(/person(\d+)/)![1]);
+      expect(m.parsed.subject).toBe(`Hi P${i}`);
+      expect(m.parsed.html).toContain(`Hello P${i} (${i % 2 ? 'pro' : 'free'})`);
+      expect(m.parsed.html).toMatch(/display:none[^>]*>Big news</);
+      expect(m.parsed.text).toContain(`Hello P${i}`);
+      expect(m.parsed.from?.value[0]).toMatchObject({ name: 'Acme', address: `news@${domain.name}` });
+      expect(m.parsed.replyTo?.text).toBe(`help@${domain.name}`);
+      expect(m.parsed.messageId).toMatch(new RegExp(`^<dlv_[0-9A-Z]{26}@${domain.name.replace('.', '\\.')}>$`));
+      expect(header(m, 'list-unsubscribe')).toMatch(/^List-Unsubscribe:\s*<https:\/\/mail\.example\.test\/unsubscribe\/[A-Za-z0-9_-]{32}>$/);
+      expect(header(m, 'list-unsubscribe-post')).toBe('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
+      expect(m.parsed.html).toContain('/unsubscribe/'); // the footer, since the template has no unsubscribe_url
+      // DKIM: verified against the record the domain publishes, over the headers that matter
+      const result = await dkimVerify(m.raw, { resolver: async (name: string) => (name === publicKey.name ? [[publicKey.value]] : []) });
+      expect(result.results[0]?.status.result).toBe('pass');
+      const signedHeaders = header(m, 'dkim-signature').replace(/\s+/g, '').match(/;h=([^;]+)/)![1]!.toLowerCase().split(':');
+      for (const name of ['from', 'to', 'subject', 'date', 'message-id', 'list-unsubscribe', 'list-unsubscribe-post']) expect(signedHeaders).toContain(name);
+    }
+    // each recipient has its own unsubscribe link
+    expect(new Set(smtp.received.map((m) => header(m, 'list-unsubscribe'))).size).toBe(10);
+
+    const done = await status(ws, broadcast.id);
+    expect(done).toMatchObject({ status: 'SENT', stats: { recipients: 10, queued: 0, sent: 10, failed: 0, bounced: 0, unsubscribed: 0 } });
+    expect(done.sentAt).toMatch(/Z$/);
+    const deliveries = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries?limit=100`)).json();
+    expect(deliveries.data).toHaveLength(10);
+    for (const d of deliveries.data) expect(d).toMatchObject({ status: 'SENT', attempts: 1, lastError: null });
+    // the database holds one delivery per recipient
+    const row = (await h.db.kysely.selectFrom('deliveries').selectAll().where('broadcast_id', '=', broadcast.id).executeTakeFirstOrThrow());
+    await expect(h.db.kysely.insertInto('deliveries').values({ ...row, id: 'dlv_dup', unsubscribe_token: 'x'.repeat(32) }).execute()).rejects.toThrow(/unique|UNIQUE/);
+    // a second send is refused; a finished broadcast cannot be canceled or edited
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).json().code).toBe('invalid_state');
+    expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${broadcast.id}`, { name: 'x' })).json().code).toBe('broadcast_not_editable');
+  });
+
+  it('send needs a complete broadcast (422 broadcast_incomplete) and changes nothing', async () => {
+    const ws = await h.workspace();
+    const b = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'Empty' })).json();
+    const res = await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/send`);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().code).toBe('broadcast_incomplete');
+    expect((await status(ws, b.id)).status).toBe('DRAFT');
+  });
+
+  it('a segment and a topic narrow the audience', async () => {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, 'narrow.test');
+    const topic = await insertTopic(h, ws, 'OPT_OUT');
+    const segment = await insertSegment(h, ws, { field: 'properties.plan', op: 'eq', value: 'pro' });
+    const a = await insertContact(h, ws, { email: 'a@example.com', properties: { plan: 'pro' } });
+    const b = await insertContact(h, ws, { email: 'b@example.com', properties: { plan: 'pro' } });
+    await insertContact(h, ws, { email: 'c@example.com', properties: { plan: 'free' } });
+    await setTopicChoice(h, ws, a, topic, true);
+    await setTopicChoice(h, ws, b, topic, false);
+    const bc = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'Pro news', from: `news@${domain.name}`, topicId: topic, segmentId: segment, emailContent: { subject: 'S', text: 'T' } })).json();
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.id}/send`);
+    await drain();
+    expect(smtp.received.map((m) => m.to)).toEqual(['a@example.com']);
+    // a text-only broadcast has no HTML part
+    expect(smtp.received[0]!.parsed.html).toBe(false);
+  });
+
+  it('4xx replies are retried with backoff; 5xx fails; 5.1.x bounces and marks the contact BOUNCED', async () => {
+    const { ws, broadcast } = await setup();
+    await insertContact(h, ws, { email: 'flaky@example.com' });
+    await insertContact(h, ws, { email: 'rejected@example.com' });
+    const unknown = await insertContact(h, ws, { email: 'unknown@example.com' });
+    let flaky = 0;
+    smtp.setPolicy((address) => {
+      if (address === 'flaky@example.com' && flaky++ < 2) return { code: 451, message: '4.3.0 Try again later' };
+      if (address === 'rejected@example.com') return { code: 554, message: '5.7.1 Rejected by policy' };
+      if (address === 'unknown@example.com') return { code: 550, message: '5.1.1 User unknown' };
+      return null;
+    });
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
+    await drain();
+    expect(smtp.received.map((m) => m.to)).toEqual(['flaky@example.com']);
+    const rows = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries`)).json().data;
+    const by = Object.fromEntries(rows.map((d: { email: string }) => [d.email, d]));
+    expect(by['flaky@example.com']).toMatchObject({ status: 'SENT', attempts: 3 });
+    expect(by['rejected@example.com']).toMatchObject({ status: 'FAILED', attempts: 1 });
+    expect(by['rejected@example.com'].lastError).toContain('5.7.1');
+    expect(by['unknown@example.com']).toMatchObject({ status: 'BOUNCED' });
+    expect((await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', unknown).executeTakeFirstOrThrow()).status).toBe('BOUNCED');
+    expect(await status(ws, broadcast.id)).toMatchObject({ status: 'SENT', stats: { recipients: 3, sent: 1, failed: 1, bounced: 1 } });
+    // a bounced contact is never mailed again
+    const again = (await h.call(ws.key, 'POST', '/v1/broadcasts', { ...broadcast, id: undefined, status: undefined, createdAt: undefined, updatedAt: undefined, sendAt: undefined, sentAt: undefined, stats: undefined, name: 'Again' }));
+    expect(again.statusCode, again.body).toBe(201);
+    smtp.setPolicy(() => null);
+    smtp.received.length = 0;
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${again.json().id}/send`);
+    await drain();
+    expect(smtp.received.map((m) => m.to).sort()).toEqual(['flaky@example.com', 'rejected@example.com']);
+  });
+
+  it('temporary failures stop after the attempt limit; a broadcast that reached nobody is FAILED', async () => {
+    const { ws, broadcast } = await setup();
+    await insertContact(h, ws, { email: 'always-busy@example.com' });
+    smtp.setPolicy(() => ({ code: 421, message: '4.7.0 Busy' }));
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
+    await drain();
+    const [d] = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries`)).json().data;
+    expect(d).toMatchObject({ status: 'FAILED', attempts: DEFAULT_PIPELINE_OPTIONS.maxAttempts });
+    expect((await status(ws, broadcast.id)).status).toBe('FAILED');
+  });
+
+  it('a broadcast with nobody to send to ends SENT with zero recipients', async () => {
+    const { ws, broadcast } = await setup();
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
+    await drain();
+    expect(await status(ws, broadcast.id)).toMatchObject({ status: 'SENT', stats: { recipients: 0 } });
+  });
+
+  it('contacts who unsubscribe after the audience was taken are skipped', async () => {
+    const { ws, broadcast } = await setup();
+    await insertContact(h, ws, { email: 'stays@example.com' });
+    const leaver = await insertContact(h, ws, { email: 'leaves@example.com' });
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
+    await pipeline.materialize();
+    await h.db.kysely.updateTable('contacts').set({ status: 'UNSUBSCRIBED' }).where('id', '=', leaver).execute();
+    await drain();
+    expect(smtp.received.map((m) => m.to)).toEqual(['stays@example.com']);
+    const rows = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries?status=SKIPPED`)).json().data;
+    expect(rows.map((d: { email: string }) => d.email)).toEqual(['leaves@example.com']);
+  });
+
+  it('cancel during SENDING: CANCELED, and nothing is sent after the cancel returns', async () => {
+    const { ws, broadcast } = await setup();
+    for (let i = 0; i < 30; i++) await insertContact(h, ws, { email: `c${i}@example.com` });
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
+    await pipeline.materialize(100);
+    await pipeline.sendBatch(); // one batch (7) goes out
+    const res = await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/cancel`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().status).toBe('CANCELED');
+    const countAtCancel = smtp.received.length;
+    expect(countAtCancel).toBe(7);
+    await drain();
+    expect(smtp.received.length).toBe(countAtCancel);
+    const stats = (await status(ws, broadcast.id)).stats;
+    expect(stats).toMatchObject({ recipients: 30, sent: 7, queued: 0 });
+    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries?status=CANCELED&limit=100`)).json().data).toHaveLength(23);
+  });
+
+  it('cancel while a batch is being handed to the transport waits for it, then nothing more goes out', async () => {
+    const { ws, broadcast } = await setup();
+    for (let i = 0; i < 14; i++) await insertContact(h, ws, { email: `w${i}@example.com` });
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
+    await pipeline.materialize(100);
+    const sending = pipeline.sendBatch();
+    await new Promise((r) => setTimeout(r, 3));
+    const res = await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/cancel`);
+    const atReturn = smtp.received.length;
+    await sending;
+    await drain();
+    expect(res.json().status).toBe('CANCELED');
+    expect(smtp.received.length).toBe(atReturn);
+  });
+
+  it('the scheduler starts a SCHEDULED broadcast once sendAt has passed, also one missed while nothing ran', async () => {
+    const { ws, broadcast } = await setup();
+    await insertContact(h, ws, { email: 'scheduled@example.com' });
+    const at = new Date(Date.now() + 60_000).toISOString();
+    expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${broadcast.id}`, { sendAt: at })).json().status).toBe('SCHEDULED');
+    await drain();
+    expect(smtp.received).toHaveLength(0);
+    // time passes (as if the service was down at sendAt)
+    await h.db.kysely.updateTable('broadcasts').set({ send_at: new Date(Date.now() - 3_600_000).toISOString() }).where('id', '=', broadcast.id).execute();
+    const second = new DeliveryPipeline(h.db, mailer, { ...DEFAULT_PIPELINE_OPTIONS, workerId: 'other', publicUrl: 'https://mail.example.test' }, silent as never);
+    const started = await Promise.all([pipeline.runScheduler(), second.runScheduler(), pipeline.runScheduler()]);
+    expect(started.reduce((a, b) => a + b, 0)).toBe(1); // exactly one starts it
+    await drain();
+    expect(smtp.received.map((m) => m.to)).toEqual(['scheduled@example.com']);
+    expect((await status(ws, broadcast.id)).status).toBe('SENT');
+  });
+
+  it('one-click unsubscribe (POST) from the topic of the broadcast, or from everything; GET never unsubscribes', async () => {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, 'unsub.test');
+    const topic = await insertTopic(h, ws, 'OPT_IN', 'Weekly');
+    const a = await insertContact(h, ws, { email: 'a@example.com' });
+    const b = await insertContact(h, ws, { email: 'b@example.com' });
+    const mk = async (extra: object) => (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'N', from: `n@${domain.name}`, emailContent: { subject: 'S', html: '<p>x <a href="{{ unsubscribe_url }}">bye</a></p>' }, ...extra })).json();
+    const topical = await mk({ topicId: topic });
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${topical.id}/send`);
+    await drain();
+    const linkOf = (to: string) => {
+      const m = smtp.received.find((r) => r.to === to)!;
+      expect(m.parsed.html).not.toContain('You receive this email'); // the template placed the link itself
+      return new URL(String(m.parsed.html).match(/href="([^"]+unsubscribe[^"]+)"/)![1]!).pathname;
+    };
+    const pathA = linkOf('a@example.com');
+    // GET shows a confirmation page and changes nothing, however often it is fetched
+    for (let i = 0; i < 3; i++) {
+      const page = await h.app.inject({ method: 'GET', url: pathA });
+      expect(page.statusCode).toBe(200);
+      expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(page.body).toContain('Weekly');
+    }
+    expect((await h.db.kysely.selectFrom('contact_topics').selectAll().where('contact_id', '=', a).execute())).toHaveLength(0);
+    // RFC 8058 one-click: no cookie, no redirect
+    const click = await h.app.inject({ method: 'POST', url: pathA, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    expect(click.statusCode).toBe(200);
+    expect(click.headers.location).toBeUndefined();
+    const choice = await h.db.kysely.selectFrom('contact_topics').select('subscribed').where('contact_id', '=', a).where('topic_id', '=', topic).executeTakeFirstOrThrow();
+    expect(Number(choice.subscribed)).toBe(0);
+    expect((await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', a).executeTakeFirstOrThrow()).status).toBe('SUBSCRIBED');
+    expect((await status(ws, topical.id)).stats.unsubscribed).toBe(1);
+    // the next broadcast on that topic skips them; one without a topic still reaches them
+    smtp.received.length = 0;
+    const next = await mk({ topicId: topic });
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${next.id}/send`);
+    await drain();
+    expect(smtp.received.map((m) => m.to)).toEqual(['b@example.com']);
+    smtp.received.length = 0;
+    const general = await mk({});
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${general.id}/send`);
+    await drain();
+    expect(smtp.received.map((m) => m.to).sort()).toEqual(['a@example.com', 'b@example.com']);
+    // one-click on a broadcast without a topic unsubscribes from everything
+    const pathB = linkOf('b@example.com');
+    expect((await h.app.inject({ method: 'POST', url: pathB, headers: { 'content-type': 'multipart/form-data; boundary=x' }, payload: '--x--' })).statusCode).toBe(200);
+    expect((await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', b).executeTakeFirstOrThrow()).status).toBe('UNSUBSCRIBED');
+    smtp.received.length = 0;
+    const last = await mk({});
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${last.id}/send`);
+    await drain();
+    expect(smtp.received.map((m) => m.to)).toEqual(['a@example.com']);
+    // an unknown token is a 404 page
+    expect((await h.app.inject({ method: 'GET', url: '/unsubscribe/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })).statusCode).toBe(404);
+    expect((await h.app.inject({ method: 'POST', url: '/unsubscribe/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', payload: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).statusCode).toBe(404);
+  });
+
+  it("deliveries of another workspace's broadcast are 404", async () => {
+    const { broadcast } = await setup();
+    const intruder = await h.workspace();
+    expect((await h.call(intruder.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries`)).statusCode).toBe(404);
+    expect((await h.call(intruder.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).statusCode).toBe(404);
+  });
+});
