@@ -1,6 +1,8 @@
-import type { Executor } from '../db/connection.js';
-import { fromJsonColumn } from '../lib/json.js';
+import type { Dialect, Executor } from '../db/connection.js';
+import type { ContactStatus } from '../db/schema.js';
+import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
+import { compileFilter, type Filter } from './segments.filter.js';
 
 export interface Segment {
   id: string;
@@ -10,9 +12,85 @@ export interface Segment {
   updatedAt: string;
 }
 
+/** A contact as segment listings show it. */
+export interface SegmentContact {
+  id: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  status: ContactStatus;
+}
+
 const COLUMNS = ['id', 'name', 'filter', 'created_at', 'updated_at'] as const;
+
+function toSegment(r: { id: string; name: string; filter: string; created_at: string; updated_at: string }): Segment {
+  return { id: r.id, name: r.name, filter: fromJsonColumn(r.filter), createdAt: toIso(r.created_at), updatedAt: toIso(r.updated_at) };
+}
 
 export async function getSegment(db: Executor, workspaceId: string, id: string): Promise<Segment | undefined> {
   const r = await db.selectFrom('segments').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-  return r ? { id: r.id, name: r.name, filter: fromJsonColumn(r.filter), createdAt: toIso(r.created_at), updatedAt: toIso(r.updated_at) } : undefined;
+  return r ? toSegment(r) : undefined;
+}
+
+export async function insertSegment(db: Executor, workspaceId: string, s: { id: string; name: string; filter: Filter; createdAt: string }): Promise<void> {
+  await db.insertInto('segments').values({
+    id: s.id, workspace_id: workspaceId, name: s.name, filter: toJsonColumn(s.filter)!, created_at: s.createdAt, updated_at: s.createdAt,
+  }).execute();
+}
+
+export async function listSegments(db: Executor, workspaceId: string, opts: { limit: number; beforeId?: string }): Promise<Segment[]> {
+  let q = db.selectFrom('segments').select(COLUMNS).where('workspace_id', '=', workspaceId);
+  if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
+  return (await q.orderBy('id', 'desc').limit(opts.limit).execute()).map(toSegment);
+}
+
+/** Applies a partial update and refreshes updated_at; undefined when the segment is not in the workspace. */
+export async function updateSegment(db: Executor, workspaceId: string, id: string, values: { name?: string; filter?: Filter }, updatedAt: string): Promise<Segment | undefined> {
+  const set: { name?: string; filter?: string; updated_at: string } = { updated_at: updatedAt };
+  if (values.name !== undefined) set.name = values.name;
+  if (values.filter !== undefined) set.filter = toJsonColumn(values.filter)!;
+  const r = await db.updateTable('segments').set(set).where('workspace_id', '=', workspaceId).where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+  return r ? toSegment(r) : undefined;
+}
+
+export async function deleteSegment(db: Executor, workspaceId: string, id: string): Promise<boolean> {
+  const res = await db.deleteFrom('segments').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+/** Ids of broadcasts that point at the segment (they keep it from being deleted). */
+export async function broadcastsUsingSegment(db: Executor, workspaceId: string, id: string, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('broadcasts').select('id').where('workspace_id', '=', workspaceId).where('segment_id', '=', id).orderBy('id').limit(limit).execute();
+  return rows.map((r) => r.id);
+}
+
+/** Which of these ids are topics of the workspace. */
+export async function existingTopicIds(db: Executor, workspaceId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('topics').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', [...new Set(ids)]).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+function matching(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter) {
+  return db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId).where(compileFilter(filter, dialect, workspaceId));
+}
+
+/** The workspace's contacts the filter matches, whatever their status, newest first. */
+export async function listMatchingContacts(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter, opts: { limit: number; beforeId?: string }): Promise<SegmentContact[]> {
+  let q = matching(db, dialect, workspaceId, filter)
+    .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name', 'contacts.status']);
+  if (opts.beforeId) q = q.where('contacts.id', '<', opts.beforeId);
+  const rows = await q.orderBy('contacts.id', 'desc').limit(opts.limit).execute();
+  return rows.map((r) => ({ id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name, status: r.status }));
+}
+
+/** How many contacts the filter matches, and how many of those are SUBSCRIBED: one query. */
+export async function countMatchingContacts(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter): Promise<{ count: number; subscribed: number }> {
+  const row = await matching(db, dialect, workspaceId, filter)
+    .select((eb) => [
+      eb.fn.countAll().as('count'),
+      eb.fn.coalesce(eb.fn.sum(eb.case().when('contacts.status', '=', 'SUBSCRIBED').then(1).else(0).end()), eb.lit(0)).as('subscribed'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.count), subscribed: Number(row.subscribed) };
 }

@@ -1,8 +1,8 @@
-import crypto from 'node:crypto';
+import { newId, type IdPrefix } from '../../src/lib/ids.js';
 import type { Harness, TestWorkspace } from './app.js';
 
-/** Rows the tests need before their own feature's API exists in the test: inserted directly. */
-const id = (prefix: string) => `${prefix}_${crypto.randomBytes(13).toString('hex').toUpperCase().slice(0, 26)}`;
+/** Rows the tests need, inserted directly; ids come from the service's own generator (time-sortable). */
+const id = (prefix: IdPrefix) => newId(prefix);
 const now = () => new Date().toISOString();
 
 export async function verifiedDomain(h: Harness, ws: TestWorkspace, name = 'acme.test') {
