@@ -57,7 +57,7 @@ export interface FormsTable {
   archived_at: string | null;
 }
 
-/** One row per slug in use: the slug belongs to exactly one form group of the workspace. */
+/** One row per slug in use: the slug belongs to exactly one form group (of any workspace: it is a public address). */
 export interface FormSlugsTable {
   workspace_id: string;
   slug: string;

@@ -213,15 +213,16 @@ export async function setDraftFormHtml(db: Executor, workspaceId: string, id: st
   return Number(res.numUpdatedRows) > 0;
 }
 
-/** The group that holds a slug in the workspace, if any. */
-export async function slugOwner(db: Executor, workspaceId: string, slug: string): Promise<string | undefined> {
-  const row = await db.selectFrom('form_slugs').select('form_group_id').where('workspace_id', '=', workspaceId).where('slug', '=', slug).executeTakeFirst();
-  return row?.form_group_id;
-}
-
-export async function claimSlug(db: Executor, workspaceId: string, slug: string, groupId: string): Promise<void> {
+/**
+ * Claims a slug for a form group: true if the group holds it now (it may already have), false if another
+ * group does. Slugs are public addresses (/f/{slug}), so the check spans workspaces; what it reveals, that
+ * the slug is taken, its public page reveals anyway.
+ */
+export async function claimSlug(db: Executor, workspaceId: string, slug: string, groupId: string): Promise<boolean> {
   await db.insertInto('form_slugs').values({ workspace_id: workspaceId, slug, form_group_id: groupId })
-    .onConflict((oc) => oc.columns(['workspace_id', 'slug']).doNothing()).execute();
+    .onConflict((oc) => oc.column('slug').doNothing()).execute();
+  const row = await db.selectFrom('form_slugs').select('form_group_id').where('slug', '=', slug).executeTakeFirst();
+  return row?.form_group_id === groupId;
 }
 
 /** Releases the group's slugs that none of its versions uses any more. */

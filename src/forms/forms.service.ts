@@ -63,12 +63,10 @@ export class FormsService {
     }
   }
 
-  /** A slug belongs to one form group in the workspace; the group's versions share it. */
+  /** A slug belongs to one form group; the group's versions share it. It is unique across workspaces (see claimSlug). */
   private async claimSlug(db: Executor, workspaceId: string, slug: string | null | undefined, groupId: string): Promise<void> {
     if (!slug) return;
-    await repo.claimSlug(db, workspaceId, slug, groupId);
-    const owner = await repo.slugOwner(db, workspaceId, slug);
-    if (owner !== groupId) throw conflict('slug_taken', `the slug "${slug}" is used by another form of this workspace`);
+    if (!(await repo.claimSlug(db, workspaceId, slug, groupId))) throw conflict('slug_taken', `the slug "${slug}" is already in use; slugs are public addresses (/f/{slug})`);
   }
 
   async create(workspaceId: string, input: CreateFormInput): Promise<Form> {

@@ -356,7 +356,7 @@ describeApi('forms', (h) => {
     expect((await h.call(ws.key, 'PUT', `/v1/forms/${form.id}/html`, { html: `<input name="email"><p>${'a'.repeat(500 * 1024)}</p>` })).statusCode).toBe(200);
   });
 
-  it('slugs are unique per workspace across groups (409 slug_taken) and shared by a group’s versions', async () => {
+  it('slugs are unique across groups and workspaces (409 slug_taken) and shared by a group’s versions', async () => {
     const ws = await h.workspace();
     const other = await h.workspace();
     const a = await createForm(h, ws, { slug: 'spring' });
@@ -364,7 +364,7 @@ describeApi('forms', (h) => {
     expect(taken.statusCode).toBe(409);
     expect(taken.json().code).toBe('slug_taken');
     expect((await h.call(ws.key, 'GET', '/v1/forms')).json().data).toHaveLength(1); // nothing created
-    expect((await h.call(other.key, 'POST', '/v1/forms', { name: 'B', type: 'SURVEY', slug: 'spring' })).statusCode).toBe(201);
+    expect((await h.call(other.key, 'POST', '/v1/forms', { name: 'B', type: 'SURVEY', slug: 'spring' })).json().code).toBe('slug_taken');
     const b = await createForm(h, ws, { slug: 'summer' });
     expect((await h.call(ws.key, 'PUT', `/v1/forms/${b.id}`, { slug: 'spring' })).json().code).toBe('slug_taken');
     expect((await formRow(h, b.id))!.slug).toBe('summer');
@@ -436,8 +436,11 @@ describeApi('forms', (h) => {
     }
     expect((await h.call(intruder.key, 'GET', '/v1/forms')).json().data).toHaveLength(0);
     expect(await h.db.kysely.selectFrom('forms').selectAll().where('workspace_id', '=', owner.id).orderBy('id').execute()).toEqual(before);
-    // and the intruder's slug space is its own
-    expect((await h.call(intruder.key, 'POST', '/v1/forms', { name: 'x', type: 'SURVEY', slug: 'mine' })).statusCode).toBe(201);
+    // slugs are public addresses, unique across workspaces: taken, and nothing of the owner's form shown
+    const taken = await h.call(intruder.key, 'POST', '/v1/forms', { name: 'x', type: 'SURVEY', slug: 'mine' });
+    expect(taken.statusCode).toBe(409);
+    expect(taken.json().code).toBe('slug_taken');
+    expect(taken.body).not.toContain(form.id);
   });
 
   it('a key without write:forms gets 403 on every write, and read:forms reads', async () => {

@@ -86,7 +86,8 @@ export function foundation(dialect: Dialect) {
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('slug', 'text', (c) => c.notNull())
         .addColumn('form_group_id', 'text', (c) => c.notNull().references('form_groups.id').onDelete('cascade'))
-        .addPrimaryKeyConstraint('form_slugs_pk', ['workspace_id', 'slug'])
+        // A slug is the form's public address (/f/{slug}), which names no workspace: unique across all of them.
+        .addPrimaryKeyConstraint('form_slugs_pk', ['slug'])
         .execute();
 
       await db.schema.createTable('domains')
