@@ -15,6 +15,8 @@ export interface Config {
   smtpMaxConnections: number;
   /** Messages per second at most; 0 means no limit. */
   smtpRateLimit: number;
+  /** Public form submissions per minute from one IP address to one form. */
+  submissionsPerMinute: number;
   /** Delivery worker tuning (see deliveries/CONTEXT.md); the defaults suit production. */
   worker: {
     batchSize: number;
@@ -56,6 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outboxDir: env.OUTBOX_DIR || path.join('.', 'data', 'outbox'),
     smtpMaxConnections: intFrom(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
     smtpRateLimit: intFrom(env, 'SMTP_RATE_LIMIT', 0, 0, 100_000),
+    submissionsPerMinute: intFrom(env, 'SUBMISSION_RATE_LIMIT', 10, 1, 100_000),
     worker: {
       batchSize: intFrom(env, 'WORKER_BATCH_SIZE', 100, 1, 10_000),
       leaseMs: intFrom(env, 'WORKER_LEASE_MS', 60_000, 500, 3_600_000),

@@ -205,6 +205,42 @@ export interface DeliveriesTable {
   sent_at: string | null;
 }
 
+export interface SubmissionsTable {
+  id: string;
+  workspace_id: string;
+  form_id: string;
+  form_group_id: string;
+  form_version: number;
+  data: string; // JSON object
+  contact_id: string | null;
+  source: 'HOSTED' | 'EMBED' | 'API';
+  created_at: string;
+}
+
+/** A double opt-in link: single use, expiring; the worker emails it. */
+export interface ConfirmationsTable {
+  id: string;
+  workspace_id: string;
+  contact_id: string;
+  form_id: string;
+  token: string;
+  expires_at: string;
+  used_at: string | null;
+  email_sent_at: string | null;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+}
+
+export interface FormCountersTable {
+  form_id: string;
+  workspace_id: string;
+  views: number;
+  submissions: number;
+  confirmations: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -221,4 +257,7 @@ export interface Database {
   contact_imports: ContactImportsTable;
   broadcasts: BroadcastsTable;
   deliveries: DeliveriesTable;
+  submissions: SubmissionsTable;
+  confirmations: ConfirmationsTable;
+  form_counters: FormCountersTable;
 }

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connection.js';
 import { createMailer, type Mailer } from '../mail/transport.js';
+import { ConfirmationSender } from '../submissions/confirmations.sender.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline, type PipelineOptions } from './pipeline.js';
 
 /**
@@ -15,7 +16,13 @@ export class DeliveryWorker {
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
 
-  constructor(private readonly pipeline: DeliveryPipeline, private readonly log: FastifyBaseLogger, private readonly pollMs = 500) {}
+  constructor(
+    private readonly pipeline: DeliveryPipeline,
+    private readonly log: FastifyBaseLogger,
+    private readonly pollMs = 500,
+    /** Other small jobs of the same loop (double opt-in emails); each returns how much it did. */
+    private readonly jobs: (() => Promise<number>)[] = [],
+  ) {}
 
   start(): void {
     if (this.running) return;
@@ -31,6 +38,7 @@ export class DeliveryWorker {
         busy = (await this.pipeline.runScheduler()) > 0 || busy;
         busy = (await this.pipeline.materialize()) > 0 || busy;
         busy = (await this.pipeline.sendBatch()) > 0 || busy;
+        for (const job of this.jobs) busy = (await job()) > 0 || busy;
         if (++round % 20 === 0) await this.pipeline.sweep();
       } catch (err) {
         this.log.error({ err }, 'delivery worker round failed');
@@ -68,7 +76,8 @@ export function startDeliveryWorker(db: Db, config: Config, log: FastifyBaseLogg
     backoffBaseMs: config.worker.backoffBaseMs,
     ...overrides,
   }, log);
-  const worker = new DeliveryWorker(pipeline, log, config.worker.pollMs);
+  const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log);
+  const worker = new DeliveryWorker(pipeline, log, config.worker.pollMs, [() => confirmations.sendDue()]);
   worker.start();
   log.info({ workerId, transport: mailer.description }, `delivery worker started; mail goes to ${mailer.description}`);
   return {

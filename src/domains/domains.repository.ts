@@ -93,3 +93,9 @@ export async function getSigningKey(db: Executor, workspaceId: string, domainNam
     .executeTakeFirst();
   return row ? { domain: row.name, selector: row.dkim_selector, privateKey: row.dkim_private_key } : undefined;
 }
+
+/** The workspace's oldest VERIFIED domain: where its own transactional mail (double opt-in) is sent from. */
+export async function firstVerifiedDomain(db: Executor, workspaceId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('domains').select('name').where('workspace_id', '=', workspaceId).where('status', '=', 'VERIFIED').orderBy('id').limit(1).executeTakeFirst();
+  return row?.name;
+}

@@ -233,3 +233,15 @@ export async function releaseUnusedSlugs(db: Executor, workspaceId: string, grou
       .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).where('slug', 'is not', null).$narrowType<{ slug: string }>())
     .execute();
 }
+
+/**
+ * The PUBLISHED version of the form group that holds `slug`, with its workspace: the one public lookup of
+ * forms (a hosted page's address names no workspace; slugs are unique across workspaces for that reason).
+ */
+export async function findPublishedBySlug(db: Executor, slug: string): Promise<(Form & { workspaceId: string; html: string | null }) | undefined> {
+  const row = await db.selectFrom('form_slugs')
+    .innerJoin('forms', (j) => j.onRef('forms.form_group_id', '=', 'form_slugs.form_group_id').on('forms.status', '=', 'PUBLISHED'))
+    .select([...FORM_COLUMNS.map((c) => `forms.${c}` as const), 'forms.workspace_id', 'forms.html'])
+    .where('form_slugs.slug', '=', slug).where('forms.slug', '=', slug).executeTakeFirst();
+  return row ? { ...toForm(row), workspaceId: row.workspace_id, html: row.html } : undefined;
+}

@@ -26,9 +26,9 @@ export async function formsRoutes(app: V1): Promise<void> {
   });
 
   app.get('/forms/:formId', {
-    schema: { tags, summary: 'Get a form', params: FormParams, response: { 200: FormSchema } },
+    schema: { tags, summary: 'Get a form, with its stats', params: FormParams, response: { 200: FormSchema } },
     config: { scope: 'read:forms' },
-  }, (req) => forms.get(req.auth.workspaceId, req.params.formId));
+  }, (req) => forms.getWithStats(req.auth.workspaceId, req.params.formId));
 
   app.put('/forms/:formId', {
     schema: { tags, summary: 'Update Form (DRAFT only, partial)', params: FormParams, body: UpdateFormBody, response: { 200: FormSchema } },

@@ -113,6 +113,11 @@ export const FormSchema = Type.Object({
   updatedAt: Timestamp,
   publishedAt: Nullable(Timestamp),
   archivedAt: Nullable(Timestamp),
+  stats: Type.Optional(Type.Object({
+    views: Type.Integer({ description: 'views of the hosted page' }),
+    submissions: Type.Integer(),
+    confirmations: Type.Integer({ description: 'double opt-in links followed' }),
+  }, { description: 'of this version; on GET /v1/forms/{formId}' })),
 });
 export type Form = Static<typeof FormSchema>;
 export type FormSettings = Form['settings'];

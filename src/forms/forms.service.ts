@@ -3,7 +3,9 @@ import { isUniqueViolation } from '../db/connection.js';
 import { conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
-import { templateExists } from '../templates/templates.repository.js';
+import { firstVerifiedDomain } from '../domains/domains.repository.js';
+import { getCounters } from '../submissions/submissions.repository.js';
+import { getTemplate, templateExists } from '../templates/templates.repository.js';
 import { MAX_HTML_BYTES, crossValidate, renderDefaultHtml, sanitizeFormHtml } from './forms.html.js';
 import * as repo from './forms.repository.js';
 import type { CreateFormInput, Form, FormHtml, FormSettings, FormStatus, UpdateFormInput } from './forms.schemas.js';
@@ -94,6 +96,28 @@ export class FormsService {
 
   get(workspaceId: string, id: string): Promise<Form> {
     return this.mustGet(this.db.kysely, workspaceId, id);
+  }
+
+  /** The form with its counters: hosted-page views, submissions, double opt-in confirmations. */
+  async getWithStats(workspaceId: string, id: string): Promise<Form> {
+    const form = await this.get(workspaceId, id);
+    return { ...form, stats: await getCounters(this.db.kysely, workspaceId, id) };
+  }
+
+  /** Double opt-in needs an email that can go out: a template that links confirm_url, and a domain to send from. */
+  private async doubleOptInProblems(db: Executor, workspaceId: string, form: Form): Promise<FieldError[]> {
+    if (!form.settings.doubleOptIn) return [];
+    const problems: FieldError[] = [];
+    if (form.doubleOptInEmailId) {
+      const t = await getTemplate(db, workspaceId, form.doubleOptInEmailId);
+      if (!t || !`${t.html ?? ''}${t.text ?? ''}`.includes('confirm_url')) {
+        problems.push({ path: '/doubleOptInEmailId', message: 'the confirmation template must link {{ confirm_url }}' });
+      }
+    }
+    if (!(await firstVerifiedDomain(db, workspaceId))) {
+      problems.push({ path: '/settings/doubleOptIn', message: 'sending the confirmation email needs a verified domain in the workspace' });
+    }
+    return problems;
   }
 
   list(workspaceId: string, opts: { status?: FormStatus; limit: number; beforeId?: string }): Promise<Form[]> {
@@ -212,7 +236,7 @@ export class FormsService {
         await repo.lockFormGroup(trx, workspaceId, first.formGroupId);
         const form = await this.mustGet(trx, workspaceId, id);
         transition(form.status, 'publish');
-        const problems = publishProblems(form);
+        const problems = [...publishProblems(form), ...(await this.doubleOptInProblems(trx, workspaceId, form))];
         if (problems.length) throw unprocessable('form_incomplete', 'the form cannot be published yet', problems);
         const now = nowIso();
         const current = await repo.findGroupVersionByStatus(trx, workspaceId, form.formGroupId, 'PUBLISHED');

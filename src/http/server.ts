@@ -23,6 +23,9 @@ import { templatesRoutes } from '../templates/templates.routes.js';
 import { TemplatesService } from '../templates/templates.service.js';
 import { topicsRoutes } from '../topics/topics.routes.js';
 import { TopicsService } from '../topics/topics.service.js';
+import { hostedRoutes } from '../hosted/hosted.routes.js';
+import { submissionsRoutes } from '../submissions/submissions.routes.js';
+import { SubmissionsService } from '../submissions/submissions.service.js';
 import { unsubscribeRoutes } from '../unsubscribe/unsubscribe.routes.js';
 import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import { WorkspacesService } from '../workspaces/workspaces.service.js';
@@ -43,10 +46,11 @@ export interface Services {
   templates: TemplatesService;
   broadcasts: BroadcastsService;
   unsubscribe: UnsubscribeService;
+  submissions: SubmissionsService;
 }
 
 /** What the services need to know of the configuration. */
-export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs'>>;
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute'>>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -78,6 +82,7 @@ export function createServices(db: Db, config: AppConfig): Services {
     templates: new TemplatesService(db),
     broadcasts: new BroadcastsService(db, config),
     unsubscribe: new UnsubscribeService(db),
+    submissions: new SubmissionsService(db),
   };
 }
 
@@ -138,6 +143,7 @@ export async function buildApp({ db, config, logger = true }: BuildOptions): Pro
   });
 
   await app.register(unsubscribeRoutes, { service: app.services.unsubscribe });
+  await app.register(hostedRoutes, { submissions: app.services.submissions, publicUrl: config.publicUrl, submissionsPerMinute: config.submissionsPerMinute ?? 10 });
 
   await app.register(async (v1) => {
     // /v1 accepts JSON bodies only (415 otherwise). An empty body is "no body", so body-less POSTs such
@@ -166,6 +172,7 @@ export async function buildApp({ db, config, logger = true }: BuildOptions): Pro
     await v1.register(segmentsRoutes);
     await v1.register(templatesRoutes);
     await v1.register(broadcastsRoutes);
+    await v1.register(submissionsRoutes);
   }, { prefix: '/v1' });
 
   return app;

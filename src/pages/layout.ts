@@ -7,7 +7,7 @@ import { escapeHtml } from '../forms/forms.html.js';
  */
 export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-export function page(title: string, body: string): string {
+export function page(title: string, body: string, head = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -15,13 +15,20 @@ export function page(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)}</title>
-<style>
+${head}<style>
   body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 32rem; margin: 3rem auto; padding: 0 1rem; color: #1f2328; line-height: 1.5; }
   h1 { font-size: 1.4rem; }
   button { font: inherit; padding: .6rem 1.2rem; border: 0; border-radius: .4rem; background: #1f6feb; color: #fff; cursor: pointer; }
   button.secondary { background: #eaeef2; color: #1f2328; }
   fieldset { border: 1px solid #d0d7de; border-radius: .4rem; margin: 1rem 0; }
   label { display: block; margin: .3rem 0; }
+  input, select, textarea { font: inherit; width: 100%; box-sizing: border-box; padding: .5rem; border: 1px solid #8c959f; border-radius: .4rem; }
+  input[type=checkbox], input[type=radio] { width: auto; }
+  .fc-field { margin: 0 0 1rem; }
+  .fc-error, [data-formcast-error] { color: #cf222e; margin: .25rem 0 0; font-size: .9rem; }
+  [data-formcast-error-summary]:not(:empty) { color: #cf222e; font-weight: 600; }
+  [aria-invalid=true] { border-color: #cf222e; }
+  [data-formcast-success] { font-size: 1.1rem; }
 </style>
 </head>
 <body>
@@ -33,8 +40,8 @@ ${body}
 `;
 }
 
-export function sendPage(reply: FastifyReply, status: number, title: string, body: string): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', PAGE_CSP)
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string, opts: { head?: string; csp?: string } = {}): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', opts.csp ?? PAGE_CSP)
     .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store')
-    .send(page(title, body));
+    .send(page(title, body, opts.head));
 }

@@ -44,7 +44,7 @@ describeApi('forms', (h) => {
     expect(form.settings.successAction.message.length).toBeGreaterThan(0);
     expect(form.createdAt).toMatch(ISO);
     expect(form.updatedAt).toBe(form.createdAt);
-    expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json()).toEqual(form);
+    expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json()).toEqual({ ...form, stats: { views: 0, submissions: 0, confirmations: 0 } });
   });
 
   it('POST requires name and type and rejects unknown fields, listing every violation', async () => {

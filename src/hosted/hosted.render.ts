@@ -1,0 +1,147 @@
+import { defaultTreeAdapter, html, parseFragment, serialize, type DefaultTreeAdapterMap } from 'parse5';
+import { escapeHtml, renderDefaultHtml } from '../forms/forms.html.js';
+import type { Form } from '../forms/forms.schemas.js';
+import { HONEYPOT_FIELD, type FieldProblem } from '../submissions/submissions.service.js';
+
+type Node = DefaultTreeAdapterMap['node'];
+type Element = DefaultTreeAdapterMap['element'];
+type ParentNode = DefaultTreeAdapterMap['parentNode'];
+
+export interface FormState {
+  values?: Record<string, unknown>;
+  errors?: FieldProblem[];
+}
+
+const isElement = (n: Node): n is Element => 'tagName' in n;
+const attr = (el: Element, name: string) => el.attrs.find((a) => a.name === name)?.value;
+function setAttr(el: Element, name: string, value: string): void {
+  const existing = el.attrs.find((a) => a.name === name);
+  if (existing) existing.value = value;
+  else el.attrs.push({ name, value });
+}
+function removeAttr(el: Element, name: string): void {
+  el.attrs = el.attrs.filter((a) => a.name !== name);
+}
+function* walk(node: Node): Generator<Element> {
+  if (isElement(node)) yield node;
+  if ('childNodes' in node) for (const child of [...node.childNodes]) yield* walk(child as Node);
+}
+function setText(el: Element, text: string): void {
+  for (const c of [...el.childNodes]) defaultTreeAdapter.detachNode(c);
+  defaultTreeAdapter.insertText(el, text);
+}
+function element(tag: string, attrs: Record<string, string>, parent: ParentNode): Element {
+  const el = defaultTreeAdapter.createElement(tag, html.NS.HTML, Object.entries(attrs).map(([name, value]) => ({ name, value })));
+  defaultTreeAdapter.appendChild(parent, el);
+  return el;
+}
+function insertAfter(ref: Element, el: Element): void {
+  const parent = ref.parentNode!;
+  const index = parent.childNodes.indexOf(ref);
+  defaultTreeAdapter.detachNode(el);
+  parent.childNodes.splice(index + 1, 0, el);
+  el.parentNode = parent;
+}
+const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : v === undefined || v === null ? [] : [String(v)]);
+
+/**
+ * The form's markup as served: the deployed HTML (sanitised when deployed) or the service's own, with the
+ * form pointed at the service (`method=post`, `action`), the honeypot, and, after a failed submission, the
+ * entered values kept and each error written where the page asks for it (`data-formcast-error="<field>"`),
+ * or else just after the control. Every value goes in through the DOM, so it is escaped on the way out.
+ */
+export function renderFormMarkup(form: Pick<Form, 'name' | 'type' | 'fieldMapping'>, customHtml: string | null, action: string, state: FormState = {}): string {
+  const fragment = parseFragment(customHtml ?? renderDefaultHtml(form));
+  let formEl = [...walk(fragment as unknown as Node)].find((e) => e.tagName === 'form');
+  if (!formEl) {
+    // Custom HTML without a <form>: wrap it in one.
+    const wrapper = defaultTreeAdapter.createElement('form', html.NS.HTML, []);
+    for (const child of [...fragment.childNodes]) {
+      defaultTreeAdapter.detachNode(child);
+      defaultTreeAdapter.appendChild(wrapper, child);
+    }
+    defaultTreeAdapter.appendChild(fragment, wrapper);
+    formEl = wrapper;
+  }
+  setAttr(formEl, 'method', 'post');
+  setAttr(formEl, 'action', action);
+  setAttr(formEl, 'data-formcast-form', '');
+  setAttr(formEl, 'novalidate', ''); // the service's messages, next to the fields, for everyone
+  const trap = element('div', { style: 'position:absolute;left:-10000px;top:auto;width:1px;height:1px;overflow:hidden', 'aria-hidden': 'true' }, formEl);
+  const trapLabel = element('label', {}, trap);
+  defaultTreeAdapter.insertText(trapLabel, 'Leave this field empty ');
+  element('input', { type: 'text', name: HONEYPOT_FIELD, tabindex: '-1', autocomplete: 'off', value: '' }, trapLabel);
+
+  const values = state.values ?? {};
+  const errors = new Map((state.errors ?? []).map((e) => [e.field, e.message]));
+  const all = [...walk(formEl)];
+  const errorSlots = new Map(all.filter((e) => attr(e, 'data-formcast-error') !== undefined).map((e) => [attr(e, 'data-formcast-error')!, e]));
+  for (const el of all) {
+    const name = attr(el, 'name');
+    if (!name || name === HONEYPOT_FIELD) continue;
+    const given = asList(values[name]);
+    if (state.values && name in values) {
+      if (el.tagName === 'input') {
+        const type = (attr(el, 'type') ?? 'text').toLowerCase();
+        if (type === 'checkbox' || type === 'radio') {
+          if (given.includes(attr(el, 'value') ?? 'on')) setAttr(el, 'checked', '');
+          else removeAttr(el, 'checked');
+        } else if (!['password', 'file', 'submit', 'button', 'reset', 'image'].includes(type)) {
+          setAttr(el, 'value', given[0] ?? '');
+        }
+      } else if (el.tagName === 'textarea') {
+        setText(el, given[0] ?? '');
+      } else if (el.tagName === 'select') {
+        for (const opt of [...walk(el)].filter((o) => o.tagName === 'option')) {
+          if (given.includes(attr(opt, 'value') ?? '')) setAttr(opt, 'selected', '');
+          else removeAttr(opt, 'selected');
+        }
+      }
+    }
+    const message = errors.get(name);
+    if (message && ['input', 'select', 'textarea'].includes(el.tagName)) {
+      const id = `fc-error-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+      let slot = errorSlots.get(name);
+      if (!slot) {
+        slot = defaultTreeAdapter.createElement('p', html.NS.HTML, [{ name: 'class', value: 'fc-error' }, { name: 'data-formcast-error', value: name }]);
+        insertAfter(el, slot);
+        errorSlots.set(name, slot);
+      }
+      setAttr(slot, 'id', attr(slot, 'id') ?? id);
+      setText(slot, message);
+      setAttr(el, 'aria-invalid', 'true');
+      setAttr(el, 'aria-describedby', attr(slot, 'id')!);
+      errors.delete(name);
+    }
+  }
+  const summary = all.find((e) => attr(e, 'data-formcast-error-summary') !== undefined);
+  if (summary && state.errors?.length) {
+    setAttr(summary, 'role', 'alert');
+    setText(summary, state.errors.length === 1 ? 'Please correct the field marked below.' : `Please correct the ${state.errors.length} fields marked below.`);
+  }
+  return serialize(fragment);
+}
+
+/** `<head>` tags from the SEO fields: title is set by the page shell; all values escaped. */
+export function seoHead(form: Pick<Form, 'name' | 'seoTitle' | 'seoDescription' | 'seoImageUrl' | 'seoFaviconUrl'>, canonicalUrl: string): string {
+  const title = form.seoTitle ?? form.name;
+  const tags = [
+    `<link rel="canonical" href="${escapeHtml(canonicalUrl)}">`,
+    `<meta property="og:type" content="website">`,
+    `<meta property="og:url" content="${escapeHtml(canonicalUrl)}">`,
+    `<meta property="og:title" content="${escapeHtml(title)}">`,
+    `<meta name="twitter:card" content="${form.seoImageUrl ? 'summary_large_image' : 'summary'}">`,
+    `<meta name="twitter:title" content="${escapeHtml(title)}">`,
+  ];
+  if (form.seoDescription) {
+    tags.push(`<meta name="description" content="${escapeHtml(form.seoDescription)}">`);
+    tags.push(`<meta property="og:description" content="${escapeHtml(form.seoDescription)}">`);
+    tags.push(`<meta name="twitter:description" content="${escapeHtml(form.seoDescription)}">`);
+  }
+  if (form.seoImageUrl) {
+    tags.push(`<meta property="og:image" content="${escapeHtml(form.seoImageUrl)}">`);
+    tags.push(`<meta name="twitter:image" content="${escapeHtml(form.seoImageUrl)}">`);
+  }
+  if (form.seoFaviconUrl) tags.push(`<link rel="icon" href="${escapeHtml(form.seoFaviconUrl)}">`);
+  return `${tags.join('\n')}\n`;
+}

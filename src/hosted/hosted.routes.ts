@@ -1,0 +1,122 @@
+import formbody from '@fastify/formbody';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { escapeHtml } from '../forms/forms.html.js';
+import type { Form } from '../forms/forms.schemas.js';
+import { DomainError } from '../http/errors.js';
+import { PAGE_CSP, sendPage } from '../pages/layout.js';
+import type { SubmissionsService } from '../submissions/submissions.service.js';
+import { embedScript } from './embed.js';
+import { renderFormMarkup, seoHead, type FormState } from './hosted.render.js';
+
+export interface HostedOptions {
+  submissions: SubmissionsService;
+  publicUrl: string;
+  /** Submissions per minute from one IP address to one form. */
+  submissionsPerMinute: number;
+}
+
+const SLUG = { type: 'object', properties: { slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 } }, required: ['slug'] } as const;
+const TOKEN = { type: 'object', properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$' } }, required: ['token'] } as const;
+type SlugRequest = FastifyRequest<{ Params: { slug: string }; Querystring: { fragment?: string } }>;
+
+const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'POST, OPTIONS', 'access-control-allow-headers': 'content-type, accept', 'access-control-max-age': '600' };
+
+function wantsJson(req: FastifyRequest): boolean {
+  return (req.headers.accept ?? '').includes('application/json') || (req.headers['content-type'] ?? '').startsWith('application/json');
+}
+
+/** A page's CSP; a REDIRECT success action's origin is allowed as a form target (browsers check redirects too). */
+function cspFor(form: Pick<Form, 'settings'>): string {
+  const action = form.settings.successAction;
+  return action.type === 'REDIRECT' ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${new URL(action.url!).origin}`) : PAGE_CSP;
+}
+
+/**
+ * The public side of forms (contract section 9): the hosted page, its embed script, submissions from the
+ * page or from an embed on another site (CORS), and the double opt-in confirmation link. No API key: the
+ * slug or token is the address. Every page is server-rendered with every user value escaped, no script,
+ * and a strict Content-Security-Policy.
+ */
+export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): Promise<void> {
+  const { submissions, publicUrl } = opts;
+  await app.register(formbody, { bodyLimit: 64 * 1024 });
+  await app.register(rateLimit, { global: false });
+
+  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
+    const status = err instanceof DomainError ? err.status : err.validation ? 404 : err.statusCode ?? 500;
+    if (status >= 500) req.log.error({ err }, 'public page failed');
+    const [title, text] = status === 404 ? ['Not found', 'This form does not exist or is not published.']
+      : status === 429 ? ['Too many submissions', 'Please wait a minute and try again.']
+        : status === 413 ? ['Too large', 'What you sent is too large.']
+          : status < 500 ? ['Bad request', 'The request could not be read.'] : ['Something went wrong', 'Please try again in a moment.'];
+    reply.headers(CORS);
+    if (wantsJson(req)) return reply.code(status).send({ ok: false, errors: [{ field: null, message: text }] });
+    return sendPage(reply, status, title, `<h1>${title}</h1><p>${text}</p>`);
+  });
+
+  const show = (reply: FastifyReply, form: Form & { html: string | null }, slug: string, state: FormState, status = 200) => {
+    const markup = renderFormMarkup(form, form.html, `/f/${slug}`, state);
+    return sendPage(reply, status, form.seoTitle ?? form.name, markup, { head: seoHead(form, `${publicUrl}/f/${slug}`), csp: cspFor(form) });
+  };
+
+  app.get('/f/:slug', { schema: { hide: true, params: SLUG } }, async (req: SlugRequest, reply) => {
+    const form = await submissions.publishedBySlug(req.params.slug);
+    if (req.query.fragment !== undefined) {
+      return reply.headers(CORS).type('text/html; charset=utf-8').header('cache-control', 'no-cache')
+        .send(renderFormMarkup(form, form.html, `${publicUrl}/f/${req.params.slug}`));
+    }
+    await submissions.recordView(form.workspaceId, form.id);
+    return show(reply, form, req.params.slug, {});
+  });
+
+  app.get('/f/:slug/embed.js', { schema: { hide: true, params: SLUG } }, async (req: SlugRequest, reply) => {
+    const form = await submissions.publishedBySlug(req.params.slug);
+    const action = `${publicUrl}/f/${req.params.slug}`;
+    const script = embedScript({ slug: req.params.slug, action, display: form.display ?? 'INLINE_EMBED', formHtml: renderFormMarkup(form, form.html, action), title: form.name });
+    return reply.headers(CORS).type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(script);
+  });
+
+  app.options('/f/:slug', { schema: { hide: true, params: SLUG } }, async (_req, reply) => reply.code(204).headers(CORS).send());
+
+  app.post('/f/:slug', {
+    schema: { hide: true, params: SLUG },
+    config: {
+      rateLimit: {
+        max: opts.submissionsPerMinute,
+        timeWindow: 60_000,
+        keyGenerator: (req: FastifyRequest) => `${req.ip}|${(req.params as { slug: string }).slug}`,
+        errorResponseBuilder: (_req: FastifyRequest, ctx: { after: string }) => Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
+      },
+    },
+  }, async (req: FastifyRequest<{ Params: { slug: string }; Body: unknown }>, reply) => {
+    reply.headers(CORS);
+    const form = await submissions.publishedBySlug(req.params.slug);
+    const json = wantsJson(req);
+    const raw = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+    const outcome = await submissions.submit(form.workspaceId, form, raw, json ? 'EMBED' : 'HOSTED');
+    if (!outcome.ok) {
+      if (json) return reply.code(422).send({ ok: false, errors: outcome.errors });
+      return show(reply, form, req.params.slug, { values: raw, errors: outcome.errors }, 422);
+    }
+    const action = outcome.successAction;
+    if (json) return reply.send(action.type === 'REDIRECT' ? { ok: true, redirect: action.url } : { ok: true, message: action.message });
+    if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url!).send();
+    return sendPage(reply, 200, form.seoTitle ?? form.name, `<div data-formcast-success role="status"><p>${escapeHtml(action.message ?? '')}</p></div>`, { head: seoHead(form, `${publicUrl}/f/${req.params.slug}`) });
+  });
+
+  app.get('/confirm/:token', { schema: { hide: true, params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
+    const { result, formName } = await submissions.confirm(req.params.token);
+    const what = formName ? ` to ${escapeHtml(formName)}` : '';
+    switch (result) {
+      case 'confirmed':
+        return sendPage(reply, 200, 'Subscription confirmed', `<h1>You are subscribed</h1><p>Thank you for confirming your subscription${what}.</p>`);
+      case 'already':
+        return sendPage(reply, 200, 'Already confirmed', `<h1>Already confirmed</h1><p>This link was used already; your subscription${what} is confirmed.</p>`);
+      case 'expired':
+        return sendPage(reply, 410, 'Link expired', `<h1>This link has expired</h1><p>Please sign up again${what}.</p>`);
+      default:
+        return sendPage(reply, 404, 'Link not found', '<h1>This link is not valid</h1><p>It may be mistyped or too old.</p>');
+    }
+  });
+}

@@ -1,0 +1,115 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/connection.js';
+import type { SubmissionsTable } from '../db/schema.js';
+import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
+import { toIso } from '../lib/time.js';
+
+export interface Submission {
+  id: string;
+  formId: string;
+  formVersion: number;
+  data: Record<string, string | string[]>;
+  contactId: string | null;
+  source: SubmissionsTable['source'];
+  createdAt: string;
+}
+
+const COLUMNS = ['id', 'form_id', 'form_version', 'data', 'contact_id', 'source', 'created_at'] as const;
+
+function toSubmission(r: Pick<SubmissionsTable, (typeof COLUMNS)[number]>): Submission {
+  return {
+    id: r.id, formId: r.form_id, formVersion: Number(r.form_version), data: fromJsonColumn(r.data) ?? {},
+    contactId: r.contact_id, source: r.source, createdAt: toIso(r.created_at),
+  };
+}
+
+export async function insertSubmission(db: Executor, workspaceId: string, s: Submission & { formGroupId: string }): Promise<void> {
+  await db.insertInto('submissions').values({
+    id: s.id, workspace_id: workspaceId, form_id: s.formId, form_group_id: s.formGroupId, form_version: s.formVersion,
+    data: toJsonColumn(s.data)!, contact_id: s.contactId, source: s.source, created_at: s.createdAt,
+  }).execute();
+}
+
+export async function getSubmission(db: Executor, workspaceId: string, id: string): Promise<Submission | undefined> {
+  const r = await db.selectFrom('submissions').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return r ? toSubmission(r) : undefined;
+}
+
+/** Submissions to every version of a form group, newest first. */
+export async function listSubmissions(db: Executor, workspaceId: string, groupId: string, limit: number, beforeId?: string): Promise<Submission[]> {
+  let q = db.selectFrom('submissions').select(COLUMNS).where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId);
+  if (beforeId) q = q.where('id', '<', beforeId);
+  return (await q.orderBy('id', 'desc').limit(limit).execute()).map(toSubmission);
+}
+
+export type Counter = 'views' | 'submissions' | 'confirmations';
+
+export async function bumpCounter(db: Executor, workspaceId: string, formId: string, counter: Counter): Promise<void> {
+  await db.insertInto('form_counters')
+    .values({ form_id: formId, workspace_id: workspaceId, views: counter === 'views' ? 1 : 0, submissions: counter === 'submissions' ? 1 : 0, confirmations: counter === 'confirmations' ? 1 : 0 })
+    .onConflict((oc) => oc.column('form_id').doUpdateSet({ [counter]: sql`form_counters.${sql.ref(counter)} + 1` }))
+    .execute();
+}
+
+export async function getCounters(db: Executor, workspaceId: string, formId: string): Promise<Record<Counter, number>> {
+  const r = await db.selectFrom('form_counters').select(['views', 'submissions', 'confirmations']).where('workspace_id', '=', workspaceId).where('form_id', '=', formId).executeTakeFirst();
+  return { views: Number(r?.views ?? 0), submissions: Number(r?.submissions ?? 0), confirmations: Number(r?.confirmations ?? 0) };
+}
+
+// ---- double opt-in ------------------------------------------------------------------------------
+
+export async function insertConfirmation(db: Executor, workspaceId: string, c: { id: string; contactId: string; formId: string; token: string; expiresAt: string; now: string }): Promise<void> {
+  await db.insertInto('confirmations').values({
+    id: c.id, workspace_id: workspaceId, contact_id: c.contactId, form_id: c.formId, token: c.token, expires_at: c.expiresAt,
+    used_at: null, email_sent_at: null, attempts: 0, next_attempt_at: c.now, last_error: null, created_at: c.now,
+  }).execute();
+}
+
+export interface ConfirmationRecord {
+  id: string;
+  workspaceId: string;
+  contactId: string;
+  formId: string;
+  token: string;
+  expiresAt: string;
+  usedAt: string | null;
+  attempts: number;
+}
+
+const CONFIRMATION_COLUMNS = ['id', 'workspace_id', 'contact_id', 'form_id', 'token', 'expires_at', 'used_at', 'attempts'] as const;
+
+function toConfirmation(r: { id: string; workspace_id: string; contact_id: string; form_id: string; token: string; expires_at: string; used_at: string | null; attempts: number }): ConfirmationRecord {
+  return { id: r.id, workspaceId: r.workspace_id, contactId: r.contact_id, formId: r.form_id, token: r.token, expiresAt: toIso(r.expires_at), usedAt: toIso(r.used_at), attempts: Number(r.attempts) };
+}
+
+/** The confirmation a link names: the token is the only credential of the public confirm page. */
+export async function findConfirmation(db: Executor, token: string): Promise<ConfirmationRecord | undefined> {
+  const r = await db.selectFrom('confirmations').select(CONFIRMATION_COLUMNS).where('token', '=', token).executeTakeFirst();
+  return r ? toConfirmation(r) : undefined;
+}
+
+/** Marks it used; false if it was used already (single use, also under concurrent clicks). */
+export async function useConfirmation(db: Executor, workspaceId: string, id: string, now: string): Promise<boolean> {
+  const res = await db.updateTable('confirmations').set({ used_at: now }).where('workspace_id', '=', workspaceId).where('id', '=', id).where('used_at', 'is', null).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/**
+ * Claims confirmation emails that are due (not sent, not expired, attempts left): the claim pushes their
+ * next attempt out, so another worker does not send the same one meanwhile. Cross-workspace: a worker job.
+ */
+export async function claimDueConfirmations(db: Executor, now: string, retryAt: string, maxAttempts: number, limit: number): Promise<ConfirmationRecord[]> {
+  const due = await db.selectFrom('confirmations').select('id')
+    .where('email_sent_at', 'is', null).where('used_at', 'is', null).where('next_attempt_at', '<=', now).where('expires_at', '>', now).where('attempts', '<', maxAttempts)
+    .orderBy('next_attempt_at').limit(limit).execute();
+  if (!due.length) return [];
+  const rows = await db.updateTable('confirmations').set({ attempts: sql`attempts + 1`, next_attempt_at: retryAt })
+    .where('id', 'in', due.map((d) => d.id)).where('email_sent_at', 'is', null).where('next_attempt_at', '<=', now)
+    .returning(CONFIRMATION_COLUMNS).execute();
+  return rows.map(toConfirmation);
+}
+
+export async function markConfirmationEmail(db: Executor, workspaceId: string, id: string, result: { sentAt: string } | { error: string }): Promise<void> {
+  await db.updateTable('confirmations').set('sentAt' in result ? { email_sent_at: result.sentAt, last_error: null } : { last_error: result.error.slice(0, 500) })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
+}

@@ -1,0 +1,28 @@
+import type { V1 } from '../http/server.js';
+import { validationFailed } from '../http/errors.js';
+import { decodeCursor, page } from '../http/pagination.js';
+import { ListOf } from '../http/schema-helpers.js';
+import { FormParams } from '../forms/forms.schemas.js';
+import { SubmissionBody, SubmissionListQuery, SubmissionSchema } from './submissions.schemas.js';
+
+const tags = ['forms'];
+
+/** Headless forms: the same code path as the hosted page (contract section 4, Submissions). */
+export async function submissionsRoutes(app: V1): Promise<void> {
+  app.post('/forms/:formId/submissions', {
+    schema: { tags, summary: 'Submit to a published form (as its hosted page would)', params: FormParams, body: SubmissionBody, response: { 201: SubmissionSchema } },
+    config: { scope: 'write:forms' },
+  }, async (req, reply) => {
+    const outcome = await app.services.submissions.submitViaApi(req.auth.workspaceId, req.params.formId, req.body);
+    if (!outcome.ok) throw validationFailed(outcome.errors.map((e) => ({ path: `/${e.field.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: e.message })));
+    return reply.code(201).send(await app.services.submissions.get(req.auth.workspaceId, outcome.submissionId!));
+  });
+
+  app.get('/forms/:formId/submissions', {
+    schema: { tags, summary: "Submissions to every version of the form's group, newest first", params: FormParams, querystring: SubmissionListQuery, response: { 200: ListOf(SubmissionSchema) } },
+    config: { scope: 'read:forms' },
+  }, async (req) => {
+    const limit = req.query.limit ?? 20;
+    return page(await app.services.submissions.list(req.auth.workspaceId, req.params.formId, limit + 1, decodeCursor(req.query.cursor)), limit);
+  });
+}
