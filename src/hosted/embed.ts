@@ -12,6 +12,8 @@
  * - the form lives in a Shadow DOM (open), so the host page's CSS does not reach it and its CSS does not
  *   leak out; the markup is parsed into an inert `<template>` and stripped again of anything active
  *   (script-like elements, `on*` attributes, `javascript:` URLs) before it is attached: defence in depth;
+ *   styling is a constructed stylesheet of the shadow root plus the CSSOM, and the markup carries no `style`
+ *   attributes (embedMarkup), so a host page's strict CSP (no `style-src 'unsafe-inline'`) blocks nothing;
  * - submitting is intercepted and sent as JSON to `action` (CORS), answers are shown in the
  *   `data-formcast-*` elements of the markup (field errors, error summary, success message), a REDIRECT
  *   success action is followed;
@@ -24,6 +26,8 @@
  *   registry under `Symbol.for('formcast.embed')` shared by every copy of the script, so including the
  *   script twice does not create a second popup or a second set of listeners.
  */
+
+import { parseFragment, serialize, type DefaultTreeAdapterMap } from 'parse5';
 
 export interface EmbedOptions {
   slug: string;
@@ -140,7 +144,9 @@ const RUNTIME = String.raw`
       if (DROP.test(el.localName)) { el.remove(); continue; }
       for (var j = el.attributes.length - 1; j >= 0; j--) {
         var a = el.attributes[j], name = a.name.toLowerCase(), value = a.value.replace(/[\u0000-\u0020]/g, '').toLowerCase();
-        if (name.indexOf('on') === 0 || name === 'srcdoc') el.removeAttribute(a.name);
+        // style attributes too: a host page whose CSP has no 'unsafe-inline' would block (and report) them;
+        // the stylesheet and the CSSOM (allowed under any CSP) do the styling.
+        if (name.indexOf('on') === 0 || name === 'srcdoc' || name === 'style') el.removeAttribute(a.name);
         else if (URL_ATTRS.test(name) && /^(javascript|vbscript|data):/.test(value) && !(el.localName === 'img' && name === 'src' && value.indexOf('data:image/') === 0)) el.removeAttribute(a.name);
       }
     }
@@ -175,9 +181,8 @@ const RUNTIME = String.raw`
   function markup() {
     var tpl = doc.createElement('template');
     tpl.innerHTML = cfg.html;
-    var frag = doc.importNode(tpl.content, true);
-    clean(frag);
-    return frag;
+    clean(tpl.content); // while still inert, before anything in it can load or apply
+    return doc.importNode(tpl.content, true);
   }
 
   function attr(el, name) { return el.getAttribute(name); }
@@ -212,7 +217,9 @@ const RUNTIME = String.raw`
     // The honeypot stays in the form (bots fill it) but out of sight and out of the tab order.
     var hp = form.querySelector('[name="_fc_hp"]');
     if (hp) {
-      var box = hp.parentElement && hp.parentElement !== form && !hp.parentElement.querySelector('input:not([name="_fc_hp"]), select, textarea, button') ? hp.parentElement : hp;
+      // The outermost wrapper that holds nothing else a person fills in.
+      var box = hp;
+      while (box.parentElement && box.parentElement !== form && !box.parentElement.querySelector('input:not([name="_fc_hp"]), select, textarea, button')) box = box.parentElement;
       box.setAttribute('aria-hidden', 'true');
       var hide = { position: 'absolute', left: '-10000px', top: 'auto', width: '1px', height: '1px', overflow: 'hidden' };
       for (var p in hide) box.style.setProperty(p, hide[p], 'important');
@@ -258,6 +265,12 @@ const RUNTIME = String.raw`
         if (c) {
           c.setAttribute('aria-invalid', 'true');
           if (!first) first = c;
+        }
+        if (!el && c) {
+          // No place marked for it: right after the control, as the hosted page does.
+          el = doc.createElement('p');
+          el.setAttribute('data-formcast-error', field);
+          c.parentNode.insertBefore(el, c.nextSibling);
         }
         if (!el) { loose.push(message); return; }
         el.textContent = el.textContent ? el.textContent + ' ' + message : message;
@@ -508,6 +521,25 @@ const RUNTIME = String.raw`
   if (cfg.display === 'POPUP') renderPopup(); else renderInline();
 `;
 
+type Node = DefaultTreeAdapterMap['node'];
+
+/**
+ * The markup as the embed carries it: without `style` attributes (the service's own markup uses one to
+ * hide the honeypot). On a host page whose CSP has no `style-src 'unsafe-inline'` the browser would block
+ * and report each of them, even while the markup is only being parsed; the script styles through a
+ * stylesheet of the shadow root and the CSSOM instead, which any CSP allows.
+ */
+export function embedMarkup(formHtml: string): string {
+  const fragment = parseFragment(formHtml);
+  const walk = (node: Node): void => {
+    if ('attrs' in node) node.attrs = node.attrs.filter((a) => a.name !== 'style');
+    if ('content' in node) walk(node.content as unknown as Node); // <template>
+    if ('childNodes' in node) for (const child of node.childNodes) walk(child as Node);
+  };
+  walk(fragment as unknown as Node);
+  return serialize(fragment);
+}
+
 /** The text of `GET /f/{slug}/embed.js` for this form. */
 export function embedScript(opts: EmbedOptions): string {
   const cfg = {
@@ -515,7 +547,7 @@ export function embedScript(opts: EmbedOptions): string {
     action: opts.action,
     display: opts.display === 'POPUP' ? 'POPUP' : 'INLINE_EMBED',
     title: opts.title,
-    html: opts.formHtml,
+    html: embedMarkup(opts.formHtml),
     css: CSS,
   };
   return `/* Formcast form embed: see docs/embedding.md */\n(function (cfg) {${RUNTIME}})(${jsonForScript(cfg)});\n`;

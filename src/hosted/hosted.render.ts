@@ -67,10 +67,17 @@ export function renderFormMarkup(form: Pick<Form, 'name' | 'type' | 'fieldMappin
   setAttr(formEl, 'action', action);
   setAttr(formEl, 'data-formcast-form', '');
   setAttr(formEl, 'novalidate', ''); // the service's messages, next to the fields, for everyone
-  const trap = element('div', { style: 'position:absolute;left:-10000px;top:auto;width:1px;height:1px;overflow:hidden', 'aria-hidden': 'true' }, formEl);
+  // Hidden by a class, not an inline style, so that a host page whose CSP forbids inline styles still hides it.
+  const trap = element('div', { class: 'fc-hp', 'aria-hidden': 'true' }, formEl);
   const trapLabel = element('label', {}, trap);
   defaultTreeAdapter.insertText(trapLabel, 'Leave this field empty ');
   element('input', { type: 'text', name: HONEYPOT_FIELD, tabindex: '-1', autocomplete: 'off', value: '' }, trapLabel);
+
+  // Where the success message goes (an embed writes it there); the page's own, if it has one.
+  if (![...walk(fragment as unknown as Node)].some((e) => attr(e, 'data-formcast-success') !== undefined)) {
+    const success = defaultTreeAdapter.createElement('div', html.NS.HTML, [{ name: 'data-formcast-success', value: '' }, { name: 'role', value: 'status' }, { name: 'aria-live', value: 'polite' }]);
+    insertAfter(formEl, success);
+  }
 
   const values = state.values ?? {};
   const errors = new Map((state.errors ?? []).map((e) => [e.field, e.message]));

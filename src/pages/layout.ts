@@ -29,6 +29,7 @@ ${head}<style>
   [data-formcast-error-summary]:not(:empty) { color: #cf222e; font-weight: 600; }
   [aria-invalid=true] { border-color: #cf222e; }
   [data-formcast-success] { font-size: 1.1rem; }
+  .fc-hp { position: absolute; left: -10000px; top: auto; width: 1px; height: 1px; overflow: hidden; }
 </style>
 </head>
 <body>
