@@ -1,4 +1,6 @@
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../db/connection.js';
+import type { Database, TopicsTable } from '../db/schema.js';
 import { toIso } from '../lib/time.js';
 
 export interface Topic {
@@ -11,7 +13,86 @@ export interface Topic {
 
 const COLUMNS = ['id', 'name', 'default_subscription', 'created_at', 'updated_at'] as const;
 
+type TopicRow = Pick<TopicsTable, (typeof COLUMNS)[number]>;
+
+function toTopic(r: TopicRow): Topic {
+  return { id: r.id, name: r.name, defaultSubscription: r.default_subscription, createdAt: toIso(r.created_at), updatedAt: toIso(r.updated_at) };
+}
+
 export async function getTopic(db: Executor, workspaceId: string, id: string): Promise<Topic | undefined> {
   const r = await db.selectFrom('topics').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-  return r ? { id: r.id, name: r.name, defaultSubscription: r.default_subscription, createdAt: toIso(r.created_at), updatedAt: toIso(r.updated_at) } : undefined;
+  return r ? toTopic(r) : undefined;
+}
+
+export async function insertTopic(db: Executor, workspaceId: string, t: { id: string; name: string; defaultSubscription: Topic['defaultSubscription']; createdAt: string }): Promise<void> {
+  await db.insertInto('topics').values({
+    id: t.id, workspace_id: workspaceId, name: t.name, default_subscription: t.defaultSubscription, created_at: t.createdAt, updated_at: t.createdAt,
+  }).execute();
+}
+
+export async function listTopics(db: Executor, workspaceId: string, opts: { limit: number; beforeId?: string }): Promise<Topic[]> {
+  let q = db.selectFrom('topics').select(COLUMNS).where('workspace_id', '=', workspaceId);
+  if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
+  return (await q.orderBy('id', 'desc').limit(opts.limit).execute()).map(toTopic);
+}
+
+/** Every topic of the workspace, oldest first: what a contact's `topics` array is built from. */
+export async function listAllTopics(db: Executor, workspaceId: string): Promise<Topic[]> {
+  return (await db.selectFrom('topics').select(COLUMNS).where('workspace_id', '=', workspaceId).orderBy('id', 'asc').execute()).map(toTopic);
+}
+
+/** The ids among `ids` that name a topic of the workspace. */
+export async function existingTopicIds(db: Executor, workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('topics').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', [...ids]).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function renameTopic(db: Executor, workspaceId: string, id: string, name: string | undefined, updatedAt: string): Promise<Topic | undefined> {
+  const r = await db.updateTable('topics').set({ ...(name !== undefined ? { name } : {}), updated_at: updatedAt })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+  return r ? toTopic(r) : undefined;
+}
+
+export async function deleteTopic(db: Executor, workspaceId: string, id: string): Promise<boolean> {
+  const res = await db.deleteFrom('topics').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+/** How many broadcasts of the workspace point at the topic (they keep it from being deleted). */
+export async function countBroadcastsUsingTopic(db: Executor, workspaceId: string, id: string): Promise<number> {
+  const row = await db.selectFrom('broadcasts').select((eb) => eb.fn.countAll().as('n'))
+    .where('workspace_id', '=', workspaceId).where('topic_id', '=', id).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * The effective subscription as a condition on `contacts`: the contact's explicit choice (a contact_topics
+ * row) or else the topic's default. OPT_IN: subscribed unless they opted out; OPT_OUT: not subscribed
+ * unless they opted in. Use in a where clause of a query over `contacts`, e.g.
+ * `.where(subscribedTo(topic))` or `.where(subscribedTo(topic, false))` for the contacts who are not.
+ */
+export function subscribedTo(topic: Pick<Topic, 'id' | 'defaultSubscription'>, subscribed = true) {
+  return (eb: ExpressionBuilder<Database, 'contacts'>): Expression<SqlBool> => {
+    const byDefault = topic.defaultSubscription === 'OPT_IN';
+    // The only choice that differs from the default: opted out of an OPT_IN topic, opted in to an OPT_OUT one.
+    const overridden = eb.exists(
+      eb.selectFrom('contact_topics').select(sql<number>`1`.as('one'))
+        .whereRef('contact_topics.contact_id', '=', 'contacts.id')
+        .where('contact_topics.topic_id', '=', topic.id)
+        .where('contact_topics.subscribed', '=', byDefault ? 0 : 1),
+    );
+    return subscribed === byDefault ? eb.not(overridden) : overridden;
+  };
+}
+
+/**
+ * True for a foreign-key violation on either dialect: a row that others still reference (ON DELETE
+ * RESTRICT) or a reference to a missing row. (Belongs beside isUniqueViolation in db/connection.ts.)
+ */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return true;
+  // SQLite reports ON DELETE RESTRICT as SQLITE_CONSTRAINT_TRIGGER, with this message.
+  return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT') && err instanceof Error && err.message.includes('FOREIGN KEY constraint failed');
 }

@@ -1,4 +1,45 @@
+import { Type } from 'typebox';
+import { decodeCursor, page } from '../http/pagination.js';
+import { ListOf } from '../http/schema-helpers.js';
 import type { V1 } from '../http/server.js';
+import { CreateTopicBody, TopicListQuery, TopicParams, TopicSchema, UpdateTopicBody } from './topics.schemas.js';
 
-/** STUB: filled in by the topics feature. */
-export async function topicsRoutes(_app: V1): Promise<void> {}
+const tags = ['topics'];
+
+export async function topicsRoutes(app: V1): Promise<void> {
+  const topics = app.services.topics;
+
+  app.post('/topics', {
+    schema: { tags, summary: 'Create a topic', body: CreateTopicBody, response: { 201: TopicSchema } },
+    config: { scope: 'write:contacts' },
+  }, async (req, reply) => {
+    const topic = await topics.create(req.auth.workspaceId, req.body);
+    return reply.code(201).header('location', `/v1/topics/${topic.id}`).send(topic);
+  });
+
+  app.get('/topics', {
+    schema: { tags, summary: 'List topics, newest first', querystring: TopicListQuery, response: { 200: ListOf(TopicSchema) } },
+    config: { scope: 'read:contacts' },
+  }, async (req) => {
+    const limit = req.query.limit ?? 20;
+    return page(await topics.list(req.auth.workspaceId, { limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+  });
+
+  app.get('/topics/:topicId', {
+    schema: { tags, summary: 'Get a topic', params: TopicParams, response: { 200: TopicSchema } },
+    config: { scope: 'read:contacts' },
+  }, (req) => topics.get(req.auth.workspaceId, req.params.topicId));
+
+  app.put('/topics/:topicId', {
+    schema: { tags, summary: 'Rename a topic (defaultSubscription cannot change)', params: TopicParams, body: UpdateTopicBody, response: { 200: TopicSchema } },
+    config: { scope: 'write:contacts' },
+  }, (req) => topics.update(req.auth.workspaceId, req.params.topicId, req.body));
+
+  app.delete('/topics/:topicId', {
+    schema: { tags, summary: 'Delete a topic (409 resource_in_use while a broadcast uses it)', params: TopicParams, response: { 204: Type.Null() } },
+    config: { scope: 'write:contacts' },
+  }, async (req, reply) => {
+    await topics.remove(req.auth.workspaceId, req.params.topicId);
+    return reply.code(204).send(null);
+  });
+}

@@ -1,0 +1,303 @@
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
+import { parse, type Options } from 'csv-parse';
+import type { ContactStatus } from '../db/schema.js';
+import { DomainError, validationFailed, type FieldError } from '../http/errors.js';
+import { toFieldErrors, validatorCompiler } from '../http/validation.js';
+import { contactEmail } from './contacts.email.js';
+import { CONTACT_STATUSES, ImportRow, MAX_PROPERTIES, PROPERTY_KEY_PATTERN } from './contacts.schemas.js';
+
+/**
+ * Reading a bulk import: the request stream (never buffered whole) becomes a sequence of items, each a
+ * contact to create or update, or a rejected row with its line number and reason. The service batches
+ * them into transactions (contacts.service.ts). Memory stays bounded: one CSV record or NDJSON line
+ * at a time, plus the parser's small buffers; `for await` pulls, so a slow database slows the upload.
+ */
+
+/** What a row asks for: the POST /v1/contacts semantics (undefined: unchanged, or the default for a new contact). */
+export interface ContactUpsert {
+  email: string;
+  firstName?: string | null;
+  lastName?: string | null;
+  status?: ContactStatus;
+  properties?: Record<string, unknown>;
+}
+
+export type ImportItem =
+  /** The format's preamble (a CSV header) was accepted: the import starts. */
+  | { type: 'ready' }
+  | { type: 'row'; line: number; row: ContactUpsert }
+  | { type: 'reject'; line: number; reason: string }
+  /** The stream is malformed from here on (a broken CSV quote): the import stops. */
+  | { type: 'fatal'; message: string };
+
+/** The limits of one line / record; longer is a reject (NDJSON) or malformed (CSV: no record boundary to resync on). */
+export const MAX_LINE_BYTES = 1024 * 1024;
+const MAX_REASON_CHARS = 300;
+const CSV_SLICE = 8 * 1024;
+
+/** The request body exceeded the import byte limit (answered 413). */
+export class BodyTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`the import body is larger than ${limit} bytes`);
+  }
+}
+
+/**
+ * Passes the body through while counting its bytes; past `limit` it throws BodyTooLarge. The request
+ * stream itself is not destroyed when reading stops early, so that an answer can still be sent on it.
+ */
+export async function* limitBytes(body: Readable, limit: number): AsyncGenerator<Buffer> {
+  let seen = 0;
+  for await (const chunk of body.iterator({ destroyOnReturn: false })) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : (chunk as Buffer);
+    if (seen + buf.length > limit) {
+      // The bytes up to the limit still count: the complete rows among them are imported.
+      if (limit > seen) yield buf.subarray(0, limit - seen);
+      throw new BodyTooLarge(limit);
+    }
+    seen += buf.length;
+    yield buf;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Row checks, shared by both formats
+
+const validateRow = validatorCompiler({ schema: ImportRow, httpPart: 'body', method: 'POST', url: '/v1/contacts/imports' }) as unknown as {
+  (value: unknown): boolean;
+  errors?: Parameters<typeof toFieldErrors>[0] | null;
+};
+
+function clip(text: string): string {
+  return text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS - 1)}…` : text;
+}
+
+function describe(errors: FieldError[]): string {
+  return clip(errors.map((e) => {
+    const where = e.path.replace(/^\//, '').replace(/\//g, '.');
+    return where ? `${where} ${e.message}` : e.message;
+  }).join('; '));
+}
+
+/** A row object (an NDJSON line, or a CSV row turned into one) checked like a POST body. */
+export function checkRow(value: unknown, line: number): ImportItem {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { type: 'reject', line, reason: 'must be a JSON object' };
+  if (!validateRow(value)) return { type: 'reject', line, reason: describe(toFieldErrors(validateRow.errors ?? [], 'body')) };
+  const input = value as ContactUpsert;
+  const email = contactEmail(input.email);
+  if (email === null) return { type: 'reject', line, reason: clip(`email is not a valid email address: ${JSON.stringify(input.email)}`) };
+  return { type: 'row', line, row: { ...input, email } };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// NDJSON
+
+/**
+ * Lines of the stream, 1-based; a line longer than MAX_LINE_BYTES comes back as text null (and is not kept).
+ * Lines are found in the bytes and each decoded on its own (a newline byte never occurs inside a multi-byte
+ * UTF-8 character): no decoded chunk stays alive while its lines are imported, which would make the young
+ * generation GC promote it.
+ */
+async function* lines(source: AsyncIterable<Buffer>): AsyncGenerator<{ line: number; text: string | null }> {
+  let parts: Buffer[] = [];
+  let partsLength = 0;
+  let tooLong = false;
+  let line = 0;
+  const take = (tail: Buffer): { line: number; text: string | null } => {
+    line++;
+    let text: string | null = null;
+    if (!tooLong && partsLength + tail.length <= MAX_LINE_BYTES) {
+      text = (parts.length ? Buffer.concat([...parts, tail]) : tail).toString('utf8');
+    }
+    parts = [];
+    partsLength = 0;
+    tooLong = false;
+    return { line, text };
+  };
+  for await (const chunk of source) {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      yield take(chunk.subarray(start, nl));
+      start = nl + 1;
+    }
+    if (start < chunk.length && !tooLong) {
+      const rest = chunk.subarray(start);
+      if (partsLength + rest.length > MAX_LINE_BYTES) {
+        parts = [];
+        partsLength = 0;
+        tooLong = true;
+      } else {
+        parts.push(rest);
+        partsLength += rest.length;
+      }
+    }
+  }
+  if (partsLength > 0 || tooLong) yield take(Buffer.alloc(0));
+}
+
+export async function* ndjsonItems(source: AsyncIterable<Buffer>): AsyncGenerator<ImportItem> {
+  yield { type: 'ready' };
+  for await (const { line, text: raw } of lines(source)) {
+    if (raw === null) {
+      yield { type: 'reject', line, reason: `line is longer than ${MAX_LINE_BYTES} bytes` };
+      continue;
+    }
+    const text = line === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
+    if (text.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      yield { type: 'reject', line, reason: clip(`invalid JSON: ${(err as Error).message}`) };
+      continue;
+    }
+    yield checkRow(value, line);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// CSV
+
+/** Where each field of a CSV row goes, from the header row. */
+export interface CsvColumns {
+  count: number;
+  email: number;
+  firstName?: number;
+  lastName?: number;
+  status?: number;
+  properties: [index: number, key: string][];
+}
+
+const KNOWN_COLUMNS: Record<string, 'email' | 'firstName' | 'lastName' | 'status'> = {
+  email: 'email', firstname: 'firstName', first_name: 'firstName', lastname: 'lastName', last_name: 'lastName', status: 'status',
+};
+const PROPERTY_KEY = new RegExp(PROPERTY_KEY_PATTERN);
+
+/**
+ * Reads the header: `email` (required), `firstName`/`first_name`, `lastName`/`last_name`, `status` (any
+ * case), every other column a property key. Anything wrong is a 422 listing each problem, before any row is read.
+ */
+export function csvColumns(header: string[]): CsvColumns {
+  const errors: FieldError[] = [];
+  const cols: CsvColumns = { count: header.length, email: -1, properties: [] };
+  const seen = new Map<string, number>();
+  header.forEach((raw, i) => {
+    const name = raw.trim();
+    const known = KNOWN_COLUMNS[name.toLowerCase()];
+    const target = known ?? `properties.${name}`;
+    if (seen.has(target)) {
+      errors.push({ path: `/header/${i}`, message: `column "${name}" repeats column ${seen.get(target)! + 1}` });
+      return;
+    }
+    seen.set(target, i);
+    if (known === 'email') cols.email = i;
+    else if (known) cols[known] = i;
+    else if (PROPERTY_KEY.test(name)) cols.properties.push([i, name]);
+    else errors.push({ path: `/header/${i}`, message: `column "${name}" is not email, firstName, lastName or status, nor a valid property key (${PROPERTY_KEY_PATTERN})` });
+  });
+  if (cols.email === -1) errors.unshift({ path: '/header', message: 'must have an email column' });
+  if (cols.properties.length > MAX_PROPERTIES) errors.push({ path: '/header', message: `has ${cols.properties.length} property columns; a contact has at most ${MAX_PROPERTIES} properties` });
+  if (errors.length) throw validationFailed(errors);
+  return cols;
+}
+
+const STATUSES = new Set<string>(CONTACT_STATUSES);
+
+/**
+ * A CSV row as the equivalent POST body: an empty cell is an omitted field (unchanged on an existing
+ * contact). When the file has property columns, `properties` is the row's non-empty property cells (as
+ * strings), and replaces the contact's properties whole, as in POST; without property columns they are left alone.
+ */
+export function csvRow(cols: CsvColumns, record: string[], line: number): ImportItem {
+  if (record.length !== cols.count) return { type: 'reject', line, reason: `has ${record.length} ${record.length === 1 ? 'column' : 'columns'}, the header has ${cols.count}` };
+  const row: Record<string, unknown> = { email: record[cols.email] };
+  for (const field of ['firstName', 'lastName'] as const) {
+    const i = cols[field];
+    if (i !== undefined && record[i] !== '') row[field] = record[i];
+  }
+  if (cols.status !== undefined && record[cols.status] !== '') {
+    const status = record[cols.status]!;
+    row.status = STATUSES.has(status.toUpperCase()) ? status.toUpperCase() : status;
+  }
+  if (cols.properties.length) {
+    const properties: Record<string, string> = {};
+    for (const [i, key] of cols.properties) if (record[i] !== '') properties[key] = record[i]!;
+    row.properties = properties;
+  }
+  if (row.email === '') return { type: 'reject', line, reason: 'email is empty' };
+  return checkRow(row, line);
+}
+
+/** Line breaks inside a record's fields (a quoted field may span lines). */
+function newlinesIn(record: string[]): number {
+  let n = 0;
+  for (const field of record) {
+    for (let i = field.indexOf('\n'); i !== -1; i = field.indexOf('\n', i + 1)) n++;
+  }
+  return n;
+}
+
+/** A blank line, or a row of empty cells (`,,,`): ignored, not counted. */
+function isBlank(record: string[]): boolean {
+  for (const field of record) if (field !== '') return false;
+  return true;
+}
+
+export async function* csvItems(source: AsyncIterable<Buffer>): AsyncGenerator<ImportItem> {
+  const options: Options & { writableHighWaterMark: number } = {
+    bom: true,
+    trim: true,
+    relax_column_count: true, // a row with the wrong number of fields is a rejected row, not the end of the import
+    max_record_size: MAX_LINE_BYTES,
+    // Parse errors (broken quotes, an over-long record) stop the import. With this option csv-parse reports
+    // them through 'skip', in stream order, so the records before the error are delivered first (a stream
+    // that errors drops the records it still buffers).
+    skip_records_with_error: true,
+    // Every write waits until the parser has taken the chunk in: when the next chunk is asked for, all
+    // earlier ones are parsed, so a source error can be queued behind their records (below).
+    writableHighWaterMark: 1,
+    // Blank lines come through as records (and are dropped below) so that line numbers can be counted
+    // here: csv-parse's own `info.lines` counts a CRLF inside a quoted field as two lines, and its per-record
+    // info objects made up most of the garbage an import leaves for the old generation.
+    skip_empty_lines: false,
+  };
+  const parser = parse(options);
+  parser.on('skip', (err: Error) => {
+    parser.push({ fatal: err.message });
+  });
+  // Errors of the source (body too large, aborted upload) come in order too, after the records read before.
+  // Chunks go in by slices of 8 KiB: the records of one slice are pushed at once, and those waiting to be
+  // read should stay few (they would outlive young-generation GCs otherwise).
+  async function* inOrder(): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of source) {
+        for (let i = 0; i < chunk.length; i += CSV_SLICE) yield chunk.subarray(i, i + CSV_SLICE);
+      }
+    } catch (err) {
+      parser.push({ sourceError: err });
+    }
+  }
+  pipeline(inOrder(), parser, () => {});
+  type Item = string[] | { fatal: string } | { sourceError: unknown };
+  let line = 1; // where the next record starts
+  let cols: CsvColumns | undefined;
+  for await (const item of parser as AsyncIterable<Item>) {
+    if (!Array.isArray(item)) {
+      if ('sourceError' in item) throw item.sourceError;
+      if (!cols) throw new DomainError(422, 'validation_failed', 'Validation failed', `the CSV header row is malformed: ${item.fatal}`, [{ path: '/header', message: `is malformed: ${item.fatal}` }]);
+      yield { type: 'fatal', message: `malformed CSV: ${item.fatal}` };
+      return;
+    }
+    const start = line;
+    line += 1 + newlinesIn(item);
+    if (isBlank(item)) continue;
+    if (!cols) {
+      cols = csvColumns(item);
+      yield { type: 'ready' };
+      continue;
+    }
+    yield csvRow(cols, item, start);
+  }
+  if (!cols) throw validationFailed([{ path: '/header', message: 'is missing: the CSV is empty; its first line must name the columns (email, …)' }]);
+}
