@@ -1,11 +1,11 @@
 import type { Readable } from 'node:stream';
 import type { Db, Executor } from '../db/connection.js';
-import { isUniqueViolation } from '../db/connection.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
 import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
-import { existingTopicIds, getTopic, isForeignKeyViolation, listAllTopics } from '../topics/topics.repository.js';
+import { existingTopicIds, getTopic, listAllTopics } from '../topics/topics.repository.js';
 import { contactEmail } from './contacts.email.js';
 import { BodyTooLarge, csvItems, limitBytes, ndjsonItems, type ContactUpsert, type ImportItem } from './contacts.import.js';
 import * as repo from './contacts.repository.js';

@@ -1,4 +1,4 @@
-import type { Db, Executor } from '../db/connection.js';
+import { isForeignKeyViolation, type Db, type Executor } from '../db/connection.js';
 import { conflict, notFound, unprocessable, validationFailed } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
@@ -8,12 +8,6 @@ import type { Segment, SegmentContact } from './segments.repository.js';
 import type { CreateSegmentInput, UpdateSegmentInput } from './segments.schemas.js';
 
 export const PREVIEW_SAMPLE_SIZE = 10;
-
-/** A foreign-key violation on either dialect (a broadcast still points at the row). */
-function isForeignKeyViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
-}
 
 export interface SegmentCount {
   count: number;

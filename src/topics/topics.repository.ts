@@ -85,14 +85,3 @@ export function subscribedTo(topic: Pick<Topic, 'id' | 'defaultSubscription'>, s
     return subscribed === byDefault ? eb.not(overridden) : overridden;
   };
 }
-
-/**
- * True for a foreign-key violation on either dialect: a row that others still reference (ON DELETE
- * RESTRICT) or a reference to a missing row. (Belongs beside isUniqueViolation in db/connection.ts.)
- */
-export function isForeignKeyViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return true;
-  // SQLite reports ON DELETE RESTRICT as SQLITE_CONSTRAINT_TRIGGER, with this message.
-  return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT') && err instanceof Error && err.message.includes('FOREIGN KEY constraint failed');
-}

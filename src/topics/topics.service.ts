@@ -1,7 +1,7 @@
-import type { Db } from '../db/connection.js';
 import { conflict, notFound, validationFailed } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
+import { isForeignKeyViolation, type Db } from '../db/connection.js';
 import * as repo from './topics.repository.js';
 import type { Topic } from './topics.repository.js';
 import type { CreateTopicInput, UpdateTopicInput } from './topics.schemas.js';
@@ -50,7 +50,7 @@ export class TopicsService {
     try {
       deleted = await repo.deleteTopic(this.db.kysely, workspaceId, id);
     } catch (err) {
-      if (!repo.isForeignKeyViolation(err)) throw err;
+      if (!isForeignKeyViolation(err)) throw err;
       const n = await repo.countBroadcastsUsingTopic(this.db.kysely, workspaceId, id);
       throw conflict('resource_in_use', `the topic is used by ${n === 1 ? 'a broadcast' : `${n} broadcasts`}; change or delete ${n === 1 ? 'it' : 'them'} first`, { broadcasts: n });
     }
