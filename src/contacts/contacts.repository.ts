@@ -80,15 +80,8 @@ export function pushNewContact(
   params.push(id, workspaceId, email, firstName, lastName, propertiesJson, status, createdAt, createdAt);
 }
 
-export interface NewContact {
-  id: string;
-  email: string;
-  firstName: string | null;
-  lastName: string | null;
-  properties: Record<string, unknown>;
-  status: ContactStatus;
-  createdAt: string;
-}
+/** A contact to insert: `updatedAt` starts equal to `createdAt`. */
+export type NewContact = Omit<ContactRecord, 'updatedAt'>;
 
 /**
  * Inserts the contacts whose email is not taken in the workspace yet; the others are left alone (the unique

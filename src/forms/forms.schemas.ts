@@ -46,36 +46,20 @@ const configFields = {
   slug: Nullable(Type.String({ pattern: SLUG_PATTERN, maxLength: 100 })),
 };
 
+/** Every configuration field optional: what Update Form takes (with `id`), and what creation adds name and type to. */
+const optionalConfig = Type.Partial(Type.Object(configFields)).properties;
+
 export const CreateFormBody = Type.Object({
-  ...configFields,
-  description: Type.Optional(configFields.description),
-  display: Type.Optional(configFields.display),
-  fieldMapping: Type.Optional(configFields.fieldMapping),
-  settings: Type.Optional(configFields.settings),
-  doubleOptInEmailId: Type.Optional(configFields.doubleOptInEmailId),
-  seoTitle: Type.Optional(configFields.seoTitle),
-  seoDescription: Type.Optional(configFields.seoDescription),
-  seoImageUrl: Type.Optional(configFields.seoImageUrl),
-  seoFaviconUrl: Type.Optional(configFields.seoFaviconUrl),
-  slug: Type.Optional(configFields.slug),
+  ...optionalConfig,
+  name: configFields.name,
+  type: configFields.type,
 }, { additionalProperties: false });
 export type CreateFormInput = Static<typeof CreateFormBody>;
 
 /** Update Form: every field optional (omitted = unchanged, null clears); `id` only if it equals the path's. */
 export const UpdateFormBody = Type.Object({
   id: Type.Optional(Type.String()),
-  name: Type.Optional(configFields.name),
-  description: Type.Optional(configFields.description),
-  type: Type.Optional(configFields.type),
-  display: Type.Optional(configFields.display),
-  fieldMapping: Type.Optional(configFields.fieldMapping),
-  settings: Type.Optional(configFields.settings),
-  doubleOptInEmailId: Type.Optional(configFields.doubleOptInEmailId),
-  seoTitle: Type.Optional(configFields.seoTitle),
-  seoDescription: Type.Optional(configFields.seoDescription),
-  seoImageUrl: Type.Optional(configFields.seoImageUrl),
-  seoFaviconUrl: Type.Optional(configFields.seoFaviconUrl),
-  slug: Type.Optional(configFields.slug),
+  ...optionalConfig,
 }, { additionalProperties: false });
 export type UpdateFormInput = Static<typeof UpdateFormBody>;
 
