@@ -285,7 +285,7 @@ describe.concurrent('formcast CLI', () => {
       });
 
       it('--json prints the domain with its DNS records, PENDING', () => {
-        expect(Object.keys(domain).sort()).toEqual(['createdAt', 'id', 'name', 'records', 'status', 'verifiedAt']);
+        expect(Object.keys(domain).sort()).toEqual(['createdAt', 'id', 'name', 'records', 'status', 'verification', 'verifiedAt']); // as the API's create
         expect(domain.id).toMatch(/^dom_/);
         expect(domain.name).toBe('example.com');
         expect(domain.status).toBe('PENDING');

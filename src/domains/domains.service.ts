@@ -15,7 +15,6 @@ export type { DnsRecord, Domain } from './domains.schemas.js';
 const generateKeyPair = promisify(crypto.generateKeyPair);
 
 /** What `formcast domain add` prints: the domain without the (not yet run) DNS check. */
-export type DomainSummary = Omit<Domain, 'verification'>;
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
@@ -61,9 +60,8 @@ export class DomainsService {
    * Adds a sending domain with a fresh RSA-2048 DKIM key pair. The private key is stored for signing and
    * never returned. `verified` is the operator's shortcut (CLI `--verified`): no DNS check.
    */
-  async add(workspaceId: string, rawName: string, opts: { verified?: boolean } = {}): Promise<DomainSummary> {
-    const { verification: _verification, ...summary } = await this.insert(workspaceId, rawName, opts.verified ?? false);
-    return summary;
+  add(workspaceId: string, rawName: string, opts: { verified?: boolean } = {}): Promise<Domain> {
+    return this.insert(workspaceId, rawName, opts.verified ?? false);
   }
 
   /** POST /v1/domains: a PENDING domain with the records to publish. */

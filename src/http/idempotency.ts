@@ -9,10 +9,10 @@ import { sendProblem } from './problem.js';
  * `Idempotency-Key` on any authenticated POST (contract section 10): the first response is stored and
  * replayed for 24 h; the same key with another request is 422; while the first is in flight, 409.
  * Keys are per workspace. A 5xx is not stored, so the client may retry. An in-flight row older than
- * a minute is taken to be abandoned (its process died) and may be claimed again.
+ * ten minutes is taken to be abandoned (its process died) and may be claimed again.
  */
 const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
-const ABANDONED_AFTER_MS = 60 * 1000;
+const ABANDONED_AFTER_MS = 10 * 60 * 1000; // longer than any request takes (a large import included)
 const REPLAYED_HEADERS = ['location', 'content-type'];
 
 declare module 'fastify' {
