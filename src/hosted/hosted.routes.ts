@@ -60,7 +60,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return sendPage(reply, status, form.seoTitle ?? form.name, markup, { head: seoHead(form, `${publicUrl}/f/${slug}`), csp: cspFor(form) });
   };
 
-  app.get('/f/:slug', { schema: { hide: true, params: SLUG } }, async (req: SlugRequest, reply) => {
+  app.get('/f/:slug', { schema: { tags: ['public'], summary: 'The hosted page of a published form (HTML); ?fragment=1 gives the form markup only', security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
     if (req.query.fragment !== undefined) {
       return reply.headers(CORS).type('text/html; charset=utf-8').header('cache-control', 'no-cache')
@@ -70,17 +70,17 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return show(reply, form, req.params.slug, {});
   });
 
-  app.get('/f/:slug/embed.js', { schema: { hide: true, params: SLUG } }, async (req: SlugRequest, reply) => {
+  app.get('/f/:slug/embed.js', { schema: { tags: ['public'], summary: 'The embed script: the form inline or as a popup', security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
     const action = `${publicUrl}/f/${req.params.slug}`;
     const script = embedScript({ slug: req.params.slug, action, display: form.display ?? 'INLINE_EMBED', formHtml: renderFormMarkup(form, form.html, action), title: form.name });
     return reply.headers(CORS).type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(script);
   });
 
-  app.options('/f/:slug', { schema: { hide: true, params: SLUG } }, async (_req, reply) => reply.code(204).headers(CORS).send());
+  app.options('/f/:slug', { schema: { tags: ['public'], summary: 'CORS preflight for submissions from other sites', security: [], params: SLUG } }, async (_req, reply) => reply.code(204).headers(CORS).send());
 
   app.post('/f/:slug', {
-    schema: { hide: true, params: SLUG },
+    schema: { tags: ['public'], summary: 'Submit a form', security: [], params: SLUG, description: 'Form-encoded or JSON. HTML answers: the success page (200), a 303 redirect, the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }.' },
     config: {
       rateLimit: {
         max: opts.submissionsPerMinute,
@@ -105,7 +105,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return sendPage(reply, 200, form.seoTitle ?? form.name, `<div data-formcast-success role="status"><p>${escapeHtml(action.message ?? '')}</p></div>`, { head: seoHead(form, `${publicUrl}/f/${req.params.slug}`) });
   });
 
-  app.get('/confirm/:token', { schema: { hide: true, params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
+  app.get('/confirm/:token', { schema: { tags: ['public'], summary: 'Follow a double opt-in link (single use, expiring)', security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
     const { result, formName } = await submissions.confirm(req.params.token);
     const what = formName ? ` to ${escapeHtml(formName)}` : '';
     switch (result) {
