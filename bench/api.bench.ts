@@ -14,195 +14,37 @@
  * Options: --duration N (s, default 10), --rounds N (default 2), --warmup N (s, default 2),
  *          --connections N (default 50), --help.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { BenchError, HOST, alive, fmt, makeTempDir, parseCommandLine, positiveInt, runBench, startFormcast, startServer, table, type Server } from './harness.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const HOST = '127.0.0.1';
 const RATIO_GOAL = 0.6;
 const P99_GOAL_MS = 10;
-const START_TIMEOUT_MS = 30_000;
 const UPDATE_BODY = JSON.stringify({ name: 'Bench form', seoTitle: 'Hello' });
 
-class BenchError extends Error {}
-
-// ---------------------------------------------------------------------------------------------------
-// Options
-
-function positiveNumber(name: string, raw: string | undefined, fallback: number, integer: boolean): number {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
-    throw new BenchError(`--${name} must be a positive ${integer ? 'integer' : 'number'}, got "${raw}"`);
-  }
-  return n;
-}
-
 function parseOptions() {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: process.argv.slice(2),
-      options: {
-        duration: { type: 'string' },
-        rounds: { type: 'string' },
-        warmup: { type: 'string' },
-        connections: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    });
-  } catch (err) {
-    // `npm run bench:api --duration 5` (no `--`) hands npm the option and the bench only the bare value.
-    const npmAteIt = ['duration', 'rounds', 'warmup', 'connections'].some((o) => process.env[`npm_config_${o}`] !== undefined);
-    throw new BenchError(`${(err as Error).message}${npmAteIt ? '; pass options after `--`: npm run bench:api -- --duration 5' : ' (see --help)'}`);
-  }
-  const { values } = parsed;
-  if (values.help) {
-    process.stdout.write([
+  const values = parseCommandLine({
+    duration: { type: 'string' },
+    rounds: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+  }, {
+    example: 'npm run bench:api -- --duration 5',
+    usage: [
       'usage: npm run bench:api -- [--duration N] [--rounds N] [--warmup N] [--connections N]',
       '  --duration N     seconds per measured run (default 10)',
       '  --rounds N       baseline/target pairs, run alternately (default 2)',
       '  --warmup N       seconds of discarded warm-up before each measured run (default 2; 0 skips it)',
       '  --connections N  concurrent connections (default 50)',
-      '',
-    ].join('\n'));
-    process.exit(0);
-  }
+    ],
+  });
   return {
-    duration: positiveNumber('duration', values.duration, 10, true),
-    rounds: positiveNumber('rounds', values.rounds, 2, true),
-    warmup: values.warmup === '0' ? 0 : positiveNumber('warmup', values.warmup, 2, true),
-    connections: positiveNumber('connections', values.connections, 50, true),
+    duration: positiveInt('duration', values.duration, 10),
+    rounds: positiveInt('rounds', values.rounds, 2),
+    warmup: values.warmup === '0' ? 0 : positiveInt('warmup', values.warmup, 2),
+    connections: positiveInt('connections', values.connections, 50),
   };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Child processes and temp directories, cleaned up whatever happens
-
-const children = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
-
-function makeTempDir(label: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `formcast-bench-${label}-`));
-  tempDirs.add(dir);
-  return dir;
-}
-
-function removeTempDirs(): void {
-  for (const dir of tempDirs) {
-    try {
-      fs.rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // best effort
-    }
-    tempDirs.delete(dir);
-  }
-}
-
-function alive(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
-
-/** SIGTERM (both servers shut down gracefully on it), then SIGKILL if it lingers. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (alive(child)) {
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => { if (alive(child)) child.kill('SIGKILL'); }, 5_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  children.delete(child);
-}
-
-async function cleanup(): Promise<void> {
-  await Promise.all([...children].map(stopChild));
-  removeTempDirs();
-}
-
-// Last resort, synchronous: nothing outlives this process, whatever the way out.
-process.on('exit', () => {
-  for (const child of children) if (alive(child)) child.kill('SIGKILL');
-  removeTempDirs();
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    process.stderr.write(`\ninterrupted (${signal}), stopping the servers\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-/** Keeps the last lines a child wrote, to show when it fails. */
-function tail(child: ChildProcess, max = 40): () => string {
-  const lines: string[] = [];
-  const keep = (chunk: Buffer) => {
-    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    if (lines.length > max) lines.splice(0, lines.length - max);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return () => lines.map((l) => `    | ${l}`).join('\n');
-}
-
-interface Server {
-  name: string;
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-/** Spawns a server and waits for its `listening on http://HOST:PORT` line on stdout. */
-function startServer(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<Server> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  const output = tail(child);
-  return new Promise<Server>((resolve, reject) => {
-    let stdout = '';
-    const fail = (why: string) => {
-      clearTimeout(timer);
-      reject(new BenchError(`${name} did not start: ${why}\n${output()}`));
-    };
-    const timer = setTimeout(() => fail(`no "listening on" line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
-    const onData = (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-      const m = /^listening on (http:\/\/\S+:\d+)\s*$/m.exec(stdout);
-      if (!m) return;
-      clearTimeout(timer);
-      child.stdout?.off('data', onData);
-      child.off('exit', onExit);
-      child.off('error', onError);
-      resolve({ name, child, url: m[1]!, output });
-    };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) => fail(`exited (${signal ?? `code ${code}`})`);
-    const onError = (err: Error) => fail(err.message);
-    child.stdout?.on('data', onData);
-    child.once('exit', onExit);
-    child.once('error', onError);
-  });
-}
-
-/** Runs a command to completion; returns its stdout, throws with its output on a non-zero exit. */
-function run(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
-  return new Promise<string>((resolve, reject) => {
-    child.once('error', (err) => reject(new BenchError(`${name} failed: ${err.message}`)));
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      if (code === 0) resolve(stdout);
-      else reject(new BenchError(`${name} failed (${signal ?? `exit code ${code}`}):\n${stderr}${stdout}`));
-    });
-  });
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -222,22 +64,7 @@ async function expectStatus(res: Response, status: number, what: string): Promis
 }
 
 async function setupFormcast(): Promise<Target> {
-  const dir = makeTempDir('formcast');
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: '0',
-    HOST,
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: path.join(dir, 'formcast.db'),
-  };
-  delete env.PUBLIC_URL;
-
-  const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as {
-    workspace: { id: string };
-    apiKey: { key: string };
-  };
-  const key = created.apiKey.key;
-  const server = await startServer('formcast serve', ['bin/formcast', 'serve'], env);
+  const { server, apiKey: key } = await startFormcast(makeTempDir('formcast'));
 
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const form = JSON.parse(await expectStatus(await fetch(`${server.url}/v1/forms`, {
@@ -332,10 +159,6 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-function fmt(n: number, digits: number): string {
-  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
-
 function summarize(runs: Run[], label: Target['label']) {
   const mine = runs.filter((r) => r.target === label);
   return {
@@ -370,18 +193,12 @@ function report(runs: Run[], opts: ReturnType<typeof parseOptions>): boolean {
   for (const [label, s] of [['baseline', baseline], ['formcast', target]] as const) {
     rows.push(['median', label, fmt(s.medianReqPerSec, 1), '', String(s.medianP99Ms), String(s.requests), String(s.non2xx), String(s.errors)]);
   }
-  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const out = [
     '',
     `PUT /v1/forms/{id} (formcast) vs PUT /forms/:id (bare Fastify + better-sqlite3), loopback`,
     `${opts.connections} connections, ${opts.duration} s per run after ${opts.warmup} s warm-up, ${opts.rounds} round(s), alternating; node ${process.version}, ${os.cpus().length} CPU(s)`,
     '',
-    line(cols),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.slice(0, runs.length).map(line),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.slice(runs.length).map(line),
+    ...table(cols, [rows.slice(0, runs.length), rows.slice(runs.length)], 2),
     '',
     `ratio formcast/baseline (median req/s): ${ratio.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
     `formcast p99 (median of rounds):        ${target.medianP99Ms} ms   goal < ${P99_GOAL_MS} ms   ${p99Pass ? 'PASS' : 'MISS'}`,
@@ -429,12 +246,4 @@ async function main(): Promise<number> {
   return report(runs, opts) ? 0 : 1;
 }
 
-let exitCode = 1;
-try {
-  exitCode = await main();
-} catch (err) {
-  process.stderr.write(`\nbench:api failed: ${err instanceof BenchError ? err.message : (err as Error).stack ?? String(err)}\n`);
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+await runBench('bench:api', main);

@@ -12,176 +12,25 @@
  *
  * Options: --rows N (default 1000000), --keep (leave the temp directory, print its path), --help.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { BenchError, alive, fmt, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startFormcast, stopChild, table } from './harness.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const HOST = '127.0.0.1';
 const RSS_GOAL_MB = 300;
-const START_TIMEOUT_MS = 30_000;
-
-class BenchError extends Error {}
-
-// ---------------------------------------------------------------------------------------------------
-// Options
 
 function parseOptions() {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: process.argv.slice(2),
-      options: { rows: { type: 'string' }, keep: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-      strict: true,
-    });
-  } catch (err) {
-    const npmAteIt = process.env.npm_config_rows !== undefined;
-    throw new BenchError(`${(err as Error).message}${npmAteIt ? '; pass options after `--`: npm run bench:import -- --rows 100000' : ' (see --help)'}`);
-  }
-  const { values } = parsed;
-  if (values.help) {
-    process.stdout.write([
+  const values = parseCommandLine({ rows: { type: 'string' }, keep: { type: 'boolean' } }, {
+    example: 'npm run bench:import -- --rows 100000',
+    usage: [
       'usage: npm run bench:import -- [--rows N] [--keep]',
       '  --rows N   rows in the generated CSV (default 1000000)',
       '  --keep     keep the temp directory (CSV and databases) and print where it is',
-      '',
-    ].join('\n'));
-    process.exit(0);
-  }
-  const rows = values.rows === undefined ? 1_000_000 : Number(values.rows);
-  if (!Number.isInteger(rows) || rows <= 0) throw new BenchError(`--rows must be a positive integer, got "${values.rows}"`);
-  return { rows, keep: values.keep ?? false };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Child processes and temp directories, cleaned up whatever happens
-
-const children = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
-let keepTemp = false;
-
-function makeTempDir(label: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `formcast-bench-${label}-`));
-  tempDirs.add(dir);
-  return dir;
-}
-
-function removeTempDirs(): void {
-  if (keepTemp) return;
-  for (const dir of tempDirs) {
-    try {
-      fs.rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // best effort
-    }
-    tempDirs.delete(dir);
-  }
-}
-
-function alive(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (alive(child)) {
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => { if (alive(child)) child.kill('SIGKILL'); }, 5_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  children.delete(child);
-}
-
-async function cleanup(): Promise<void> {
-  await Promise.all([...children].map(stopChild));
-  removeTempDirs();
-}
-
-process.on('exit', () => {
-  for (const child of children) if (alive(child)) child.kill('SIGKILL');
-  removeTempDirs();
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    process.stderr.write(`\ninterrupted (${signal}), stopping the children\n`);
-    void cleanup().finally(() => process.exit(130));
+    ],
   });
-}
-
-function tail(child: ChildProcess, max = 40): () => string {
-  const lines: string[] = [];
-  const keep = (chunk: Buffer) => {
-    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    if (lines.length > max) lines.splice(0, lines.length - max);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return () => lines.map((l) => `    | ${l}`).join('\n');
-}
-
-interface Server {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-/** Spawns `formcast serve` and waits for its `listening on http://HOST:PORT` line. */
-function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
-  const child = spawn(process.execPath, ['bin/formcast', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  const output = tail(child);
-  return new Promise<Server>((resolve, reject) => {
-    let stdout = '';
-    const fail = (why: string) => {
-      clearTimeout(timer);
-      reject(new BenchError(`formcast serve did not start: ${why}\n${output()}`));
-    };
-    const timer = setTimeout(() => fail(`no "listening on" line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
-    const onData = (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-      const m = /^listening on (http:\/\/\S+:\d+)\s*$/m.exec(stdout);
-      if (!m) return;
-      clearTimeout(timer);
-      child.stdout?.off('data', onData);
-      child.off('exit', onExit);
-      resolve({ child, url: m[1]!, output });
-    };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) => fail(`exited (${signal ?? `code ${code}`})`);
-    child.stdout?.on('data', onData);
-    child.once('exit', onExit);
-    child.once('error', (err) => fail(err.message));
-  });
-}
-
-/** Runs a command to completion; returns its stdout, throws with its output on a non-zero exit. */
-function run(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
-  return new Promise<string>((resolve, reject) => {
-    child.once('error', (err) => reject(new BenchError(`${name} failed: ${err.message}`)));
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      if (code === 0) resolve(stdout);
-      else reject(new BenchError(`${name} failed (${signal ?? `exit code ${code}`}):\n${stderr}${stdout}`));
-    });
-  });
-}
-
-/** VmRSS and VmHWM (peak RSS) of a live process, in MB. */
-function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
-  return { rssMb: Math.round(kb('VmRSS') / 1024), peakRssMb: Math.round(kb('VmHWM') / 1024) };
+  return { rows: positiveInt('rows', values.rows, 1_000_000), keep: values.keep ?? false };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -244,14 +93,9 @@ interface Figures {
   peakRssMb: number;
 }
 
-function fmt(n: number, digits = 0): string {
-  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
-
 async function main(): Promise<number> {
   const opts = parseOptions();
-  keepTemp = opts.keep;
-  const dir = makeTempDir('import');
+  const dir = makeTempDir('import', { keep: opts.keep });
   const csv = path.join(dir, 'contacts.csv');
 
   process.stderr.write(`generating ${fmt(opts.rows)} rows ...`);
@@ -264,14 +108,11 @@ async function main(): Promise<number> {
   const baseline: Figures = { rows: baselineOut.rows, seconds: baselineOut.ms / 1000, rowsPerSec: baselineOut.rows / (baselineOut.ms / 1000), peakRssMb: baselineOut.peakRssMb };
   process.stderr.write(` ${fmt(baseline.seconds, 1)} s\n`);
 
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: path.join(dir, 'formcast.db') };
-  delete env.PUBLIC_URL;
-  const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as { apiKey: { key: string } };
-  const server = await startServer(env);
+  const { server, apiKey } = await startFormcast(dir);
   const pid = server.child.pid!;
   const idle = memoryOf(pid);
   process.stderr.write(`formcast ${server.url} (pid ${pid}, ${idle.rssMb} MB RSS idle): POST /v1/contacts/imports ...`);
-  const res = await upload(server.url, created.apiKey.key, csv, size);
+  const res = await upload(server.url, apiKey, csv, size);
   if (!alive(server.child)) throw new BenchError(`formcast serve died during the import\n${server.output()}`);
   const mem = memoryOf(pid);
   process.stderr.write(` ${res.status} in ${fmt(res.ms / 1000, 1)} s\n`);
@@ -294,16 +135,12 @@ async function main(): Promise<number> {
     ['baseline', fmt(baseline.rows), fmt(baseline.seconds, 1), fmt(baseline.rowsPerSec), String(baseline.peakRssMb)],
     ['formcast', fmt(target.rows), fmt(target.seconds, 1), fmt(target.rowsPerSec), String(target.peakRssMb)],
   ];
-  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   process.stdout.write([
     '',
     `CSV import of ${fmt(opts.rows)} rows (${fmt(size / 1024 / 1024, 1)} MB): formcast POST /v1/contacts/imports vs csv-parse + better-sqlite3`,
     `node ${process.version}, ${os.cpus().length} CPU(s); SQLite; formcast idle RSS before the import ${idle.rssMb} MB`,
     '',
-    line(cols),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.map(line),
+    ...table(cols, [rows], 1),
     '',
     `ratio formcast/baseline: time ${timeRatio.toFixed(2)}x, peak RSS ${rssRatio.toFixed(2)}x`,
     `formcast peak RSS: ${target.peakRssMb} MB   goal < ${RSS_GOAL_MB} MB   ${rssPass ? 'PASS' : 'MISS'}`,
@@ -331,12 +168,4 @@ function round(n: number, digits: number): number {
   return Math.round(n * f) / f;
 }
 
-let exitCode = 1;
-try {
-  exitCode = await main();
-} catch (err) {
-  process.stderr.write(`\nbench:import failed: ${err instanceof BenchError ? err.message : (err as Error).stack ?? String(err)}\n`);
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+await runBench('bench:import', main);

@@ -1,0 +1,262 @@
+/**
+ * What the benchmarks share (bench/api.bench.ts, bench/import.bench.ts): command-line parsing, temp
+ * directories and child processes that are cleaned up whatever happens, starting `formcast serve` (or
+ * another server) and waiting until it listens, running a command to completion, peak RSS, table output,
+ * and the top-level runner that turns a failure into a message and an exit code.
+ *
+ * Importing this module installs process-wide exit and SIGINT/SIGTERM handlers (see below): import it
+ * from a benchmark's entry point, not from the child scripts it spawns.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** The repository root: every child runs with it as its working directory. */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Servers listen on loopback only. */
+export const HOST = '127.0.0.1';
+const START_TIMEOUT_MS = 30_000;
+
+/** A failure whose message says it all: printed without a stack trace. */
+export class BenchError extends Error {}
+
+// ---------------------------------------------------------------------------------------------------
+// Options
+
+type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * Parses process.argv strictly (no positionals, no unknown options), with `--help`/`-h` added: on --help it
+ * prints `usage` and exits 0. A parse error is a BenchError; when npm swallowed one of the string options
+ * (`npm run bench:x --rows 5` without `--` leaves only the stray value `5`), it says to pass them after `--`.
+ */
+export function parseCommandLine<const O extends OptionsConfig>(options: O, help: { example: string; usage: string[] }) {
+  const config = { args: process.argv.slice(2), options: { ...options, help: { type: 'boolean', short: 'h' } } as const, strict: true } as const;
+  let parsed;
+  try {
+    parsed = parseArgs(config);
+  } catch (err) {
+    const stringOptions = Object.entries(options).filter(([, o]) => o.type === 'string').map(([name]) => name);
+    const npmAteIt = stringOptions.some((o) => process.env[`npm_config_${o}`] !== undefined);
+    throw new BenchError(`${(err as Error).message}${npmAteIt ? `; pass options after \`--\`: ${help.example}` : ' (see --help)'}`);
+  }
+  if ((parsed.values as { help?: boolean }).help) {
+    process.stdout.write([...help.usage, ''].join('\n'));
+    process.exit(0);
+  }
+  return parsed.values;
+}
+
+/** `raw` as a positive integer, `fallback` when absent; anything else is a BenchError naming --`name`. */
+export function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new BenchError(`--${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Child processes and temp directories. Invariant: nothing outlives this process. Every child spawned here
+// is registered until it has exited, every temp directory until it is removed (unless made with `keep`),
+// and all are stopped or removed on the way out: runBench's `finally`, a SIGINT/SIGTERM, or, as a last
+// resort, the synchronous 'exit' handler (SIGKILL, since nothing can be awaited there).
+
+const children = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
+
+/** A fresh directory under the OS temp dir; removed on exit unless `keep` (then the caller prints where it is). */
+export function makeTempDir(label: string, { keep = false } = {}): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `formcast-bench-${label}-`));
+  if (!keep) tempDirs.add(dir);
+  return dir;
+}
+
+function removeTempDirs(): void {
+  for (const dir of tempDirs) {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // best effort
+    }
+    tempDirs.delete(dir);
+  }
+}
+
+export function alive(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** SIGTERM (the servers shut down gracefully on it), then SIGKILL if it lingers 5 s. Resolves once it exited. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (alive(child)) {
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => { if (alive(child)) child.kill('SIGKILL'); }, 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  children.delete(child);
+}
+
+async function cleanup(): Promise<void> {
+  await Promise.all([...children].map(stopChild));
+  removeTempDirs();
+}
+
+process.on('exit', () => {
+  for (const child of children) if (alive(child)) child.kill('SIGKILL');
+  removeTempDirs();
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    process.stderr.write(`\ninterrupted (${signal}), stopping the child processes\n`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+/** `node args…` from ROOT, stdout and stderr piped, registered for cleanup. */
+function spawnNode(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  return child;
+}
+
+/** Keeps the last `max` lines a child wrote (stdout and stderr), to show when it fails. */
+function tail(child: ChildProcess, max = 40): () => string {
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    if (lines.length > max) lines.splice(0, lines.length - max);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return () => lines.map((l) => `    | ${l}`).join('\n');
+}
+
+export interface Server {
+  name: string;
+  child: ChildProcess;
+  /** http://HOST:PORT, as the server printed it. */
+  url: string;
+  /** The last lines of its output, for error messages. */
+  output: () => string;
+}
+
+/**
+ * Spawns `node args…` and resolves once it prints `listening on http://HOST:PORT` on stdout (`formcast serve`
+ * and bench/baseline-server.ts both do). Rejects with a BenchError and the child's last output lines if it
+ * exits, fails to spawn, or prints no such line within 30 s; the child is still stopped by the cleanup.
+ */
+export function startServer(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<Server> {
+  const child = spawnNode(args, env);
+  const output = tail(child);
+  return new Promise<Server>((resolve, reject) => {
+    let stdout = '';
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      reject(new BenchError(`${name} did not start: ${why}\n${output()}`));
+    };
+    const timer = setTimeout(() => fail(`no "listening on" line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    const onData = (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      const m = /^listening on (http:\/\/\S+:\d+)\s*$/m.exec(stdout);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.off('exit', onExit);
+      child.off('error', onError);
+      resolve({ name, child, url: m[1]!, output });
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => fail(`exited (${signal ?? `code ${code}`})`);
+    const onError = (err: Error) => fail(err.message);
+    child.stdout?.on('data', onData);
+    child.once('exit', onExit);
+    child.once('error', onError);
+  });
+}
+
+/** Runs `node args…` to completion; returns its stdout, throws a BenchError with its output on a non-zero exit. */
+export function run(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawnNode(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
+  return new Promise<string>((resolve, reject) => {
+    child.once('error', (err) => reject(new BenchError(`${name} failed: ${err.message}`)));
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      if (code === 0) resolve(stdout);
+      else reject(new BenchError(`${name} failed (${signal ?? `exit code ${code}`}):\n${stderr}${stdout}`));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The real server
+
+/**
+ * Starts the real server on a fresh SQLite file in `dir`: `formcast workspace create bench --json` (a
+ * workspace and its admin API key), then `formcast serve` on HOST, port 0, LOG_LEVEL=warn, and PUBLIC_URL
+ * unset whatever the caller's environment says.
+ */
+export async function startFormcast(dir: string): Promise<{ server: Server; workspaceId: string; apiKey: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: path.join(dir, 'formcast.db') };
+  delete env.PUBLIC_URL;
+  const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as {
+    workspace: { id: string };
+    apiKey: { key: string };
+  };
+  const server = await startServer('formcast serve', ['bin/formcast', 'serve'], env);
+  return { server, workspaceId: created.workspace.id, apiKey: created.apiKey.key };
+}
+
+/** VmRSS and VmHWM (peak RSS) of a live process, in MB (Linux: /proc/<pid>/status). */
+export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+  return { rssMb: Math.round(kb('VmRSS') / 1024), peakRssMb: Math.round(kb('VmHWM') / 1024) };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Output
+
+/** `n` with thousands separators and exactly `digits` decimals (en-US). */
+export function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/**
+ * A plain-text table as lines: the header, a rule, then each group of rows followed by a rule except the
+ * last. Columns are two spaces apart, each as wide as its widest cell; the first `leftColumns` are
+ * left-aligned, the others right-aligned (numbers).
+ */
+export function table(cols: string[], groups: string[][][], leftColumns: number): string[] {
+  const rows = groups.flat();
+  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const rule = line(widths.map((w) => '-'.repeat(w)));
+  return [line(cols), rule, ...groups.flatMap((g, i) => [...g.map(line), ...(i < groups.length - 1 ? [rule] : [])])];
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Runs a benchmark's main and exits with the code it returns, after the cleanup (children stopped, temp
+ * directories removed). A throw exits 1 with `<name> failed: …` on stderr: the message alone for a
+ * BenchError, the stack for anything else.
+ */
+export async function runBench(name: string, main: () => Promise<number>): Promise<never> {
+  let exitCode = 1;
+  try {
+    exitCode = await main();
+  } catch (err) {
+    process.stderr.write(`\n${name} failed: ${err instanceof BenchError ? err.message : (err as Error).stack ?? String(err)}\n`);
+  } finally {
+    await cleanup();
+  }
+  process.exit(exitCode);
+}
