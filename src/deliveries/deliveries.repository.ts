@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { Database, DeliveriesTable, DeliveryStatus } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
@@ -69,6 +69,8 @@ export async function advanceMaterialization(db: Executor, workspaceId: string, 
 
 // ---- claiming and sending -----------------------------------------------------------------------
 
+if (statusesFor('claim').join() !== 'QUEUED,SENDING') throw new Error('claimDeliveries assumes QUEUED and SENDING are the claimable statuses');
+
 export interface ClaimedDelivery {
   id: string;
   workspaceId: string;
@@ -80,28 +82,35 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Claims up to `limit` due deliveries with a lease: QUEUED ones whose time has come, and SENDING ones whose
- * lease expired (their worker died; they may have been sent already: at-least-once, see CONTEXT.md).
- * PostgreSQL skips rows other workers are claiming (FOR UPDATE SKIP LOCKED); SQLite has one writer.
+ * Claims up to `limit` due deliveries with a lease: SENDING ones whose lease expired first (their worker died;
+ * they may have been sent already: at-least-once, see CONTEXT.md), then QUEUED ones whose time has come,
+ * oldest first. PostgreSQL skips rows other workers are claiming (FOR UPDATE SKIP LOCKED); SQLite has one writer.
+ * Two statements rather than one with an OR: each is a range of the (status, next_attempt_at) index, so a
+ * claim costs the same with a million queued deliveries as with ten (the OR made both databases scan and
+ * sort every due row on each claim).
  */
 export async function claimDeliveries(db: Executor, dialect: Dialect, owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
-  let due = db.selectFrom('deliveries').select('id')
-    .where((eb) => eb.or([
-      eb.and([eb('status', '=', 'QUEUED'), eb('next_attempt_at', '<=', now)]),
-      eb.and([eb('status', '=', 'SENDING'), eb('lease_expires_at', '<', now)]),
-    ]))
-    .orderBy('next_attempt_at').limit(limit);
-  if (dialect === 'postgres') due = due.forUpdate().skipLocked();
-  const rows = await db.updateTable('deliveries')
-    .set({ status: 'SENDING', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, handed_off_at: null, updated_at: now })
-    .where('id', 'in', due)
-    .where('status', 'in', statusesFor('claim'))
-    .returning(['id', 'workspace_id', 'broadcast_id', 'contact_id', 'email', 'attempts', 'unsubscribe_token'])
-    .execute();
-  return rows.map((r) => ({
-    id: r.id, workspaceId: r.workspace_id, broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email,
-    attempts: Number(r.attempts), unsubscribeToken: r.unsubscribe_token,
-  }));
+  const claim = async (due: SelectQueryBuilder<Database, 'deliveries', { id: string }>) => {
+    if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+    const rows = await db.updateTable('deliveries')
+      .set({ status: 'SENDING', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, handed_off_at: null, updated_at: now })
+      // No status condition out here: the subquery has it (and on PostgreSQL re-checks it on the locked row).
+      // One would make SQLite walk the whole status index instead of looking the ids up by primary key.
+      .where('id', 'in', due)
+      .returning(['id', 'workspace_id', 'broadcast_id', 'contact_id', 'email', 'attempts', 'unsubscribe_token'])
+      .execute();
+    return rows.map((r) => ({
+      id: r.id, workspaceId: r.workspace_id, broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email,
+      attempts: Number(r.attempts), unsubscribeToken: r.unsubscribe_token,
+    }));
+  };
+  // Both statuses are the claimable ones of the state machine (deliveries.state.ts).
+  const expired = await claim(db.selectFrom('deliveries').select('id')
+    .where('status', '=', 'SENDING').where('lease_expires_at', '<', now).orderBy('lease_expires_at').limit(limit));
+  if (expired.length >= limit) return expired;
+  const queued = await claim(db.selectFrom('deliveries').select('id')
+    .where('status', '=', 'QUEUED').where('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(limit - expired.length));
+  return [...expired, ...queued];
 }
 
 /** Keeps this worker's leases alive while it is still working through its batch. */
@@ -112,11 +121,13 @@ export async function renewLeases(db: Executor, owner: string, leaseUntil: strin
 /**
  * The point of no return: marks the delivery as being handed to the transport. False when it was canceled
  * (or taken over) meanwhile, and then it must not be sent. Cancel leaves handed-off deliveries alone and
- * waits for them, so nothing is sent after a cancel returns.
+ * waits for them, so nothing is sent after a cancel returns. False too when this worker's lease has run out
+ * (it stalled): another worker may be taking the delivery over right now, and only one of them may send it.
  */
 export async function handOff(db: Executor, workspaceId: string, id: string, owner: string, now: string): Promise<boolean> {
   const res = await db.updateTable('deliveries').set({ handed_off_at: now })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'SENDING').where('lease_owner', '=', owner).executeTakeFirst();
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'SENDING').where('lease_owner', '=', owner)
+    .where('lease_expires_at', '>', now).executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
@@ -182,6 +193,10 @@ export async function countDeliveries(db: Executor, workspaceId: string, broadca
 export async function completeIfDone(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<'SENT' | 'FAILED' | undefined> {
   const b = await db.selectFrom('broadcasts').select(['status', 'materialized_at']).where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirst();
   if (!b || b.status !== 'SENDING' || !b.materialized_at) return undefined;
+  // Workers call this after every batch: while deliveries are open (almost always), one index probe answers
+  // it; counting them all would cost O(audience) per batch, O(audience²) per broadcast.
+  const open = await db.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcastId).where('status', 'in', OPEN_STATUSES).limit(1).executeTakeFirst();
+  if (open) return undefined;
   const counts = await countDeliveries(db, workspaceId, broadcastId);
   if (OPEN_STATUSES.some((s) => (counts.byStatus[s] ?? 0) > 0)) return undefined;
   const next = counts.total === 0 || (counts.byStatus.SENT ?? 0) > 0 ? 'SENT' : 'FAILED';

@@ -1,4 +1,4 @@
-import { convert } from 'html-to-text';
+import { compile } from 'html-to-text';
 import { escapeHtml } from '../forms/forms.html.js';
 
 export interface DkimKey {
@@ -44,7 +44,13 @@ export function textWithUnsubscribe(text: string, templateSource: string | null,
   return `${text.trimEnd()}\n\n--\nUnsubscribe: ${url}\n`;
 }
 
+/**
+ * The converter, compiled once: html-to-text's `convert` compiles its options (selectors into a decision
+ * tree) on every call, which cost more than the conversion itself (and ~10% of the CPU of a send).
+ */
+const convertHtml = compile({ wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }, { selector: 'a', options: { hideLinkHrefIfSameAsText: true } }] });
+
 /** A plain-text part from the HTML, for a broadcast that has no text of its own. */
 export function htmlToText(html: string): string {
-  return convert(html, { wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }, { selector: 'a', options: { hideLinkHrefIfSameAsText: true } }] });
+  return convertHtml(html);
 }

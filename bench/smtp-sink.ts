@@ -1,0 +1,76 @@
+/**
+ * The SMTP sink of `npm run bench:send`, run in a process of its own (`node --import tsx bench/smtp-sink.ts`):
+ * an smtp-server on loopback (no STARTTLS, no AUTH) that accepts every message, reads and discards it, and
+ * counts. Started with an IPC channel by bench/send.bench.ts, it answers:
+ *   { cmd: 'stats' } → { type: 'stats', count, signed, bytes, first, last, connections }
+ *   { cmd: 'reset' } → { type: 'reset' } (counters back to zero)
+ * `first`/`last` are the wall-clock arrival times (ms, fractional) of the first and last complete message;
+ * `signed` counts messages whose header carries a DKIM-Signature. At start it prints `sink listening on PORT`.
+ * Without IPC (run by hand), it prints its stats every 5 s. PORT (default 0: any free port) sets the port.
+ */
+import { performance } from 'node:perf_hooks';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+
+const now = () => performance.timeOrigin + performance.now();
+
+let count = 0;
+let signed = 0;
+let bytes = 0;
+let first: number | null = null;
+let last: number | null = null;
+
+const server = new SMTPServer({
+  disabledCommands: ['STARTTLS', 'AUTH'],
+  authOptional: true,
+  logger: false,
+  // More than any pool the benchmark opens.
+  maxClients: 1000,
+  onData(stream, _session, callback) {
+    let head = '';
+    let size = 0;
+    stream.on('data', (chunk: Buffer) => {
+      if (head.length < 8192 && !head.includes('\r\n\r\n')) head += chunk.toString('latin1', 0, Math.min(chunk.length, 8192));
+      size += chunk.length;
+    });
+    stream.on('error', () => {});
+    stream.on('end', () => {
+      const t = now();
+      count++;
+      bytes += size;
+      const header = head.split('\r\n\r\n')[0]!;
+      if (/^dkim-signature:/im.test(header)) signed++;
+      first ??= t;
+      last = t;
+      callback(null, 'OK');
+    });
+  },
+});
+server.on('error', () => {});
+
+const stats = () => ({ type: 'stats', count, signed, bytes, first, last, connections: (server as unknown as { connections: Set<unknown> }).connections.size });
+
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  const { port } = server.server.address() as AddressInfo;
+  process.stdout.write(`sink listening on ${port}\n`);
+});
+
+if (process.send) {
+  process.on('message', (msg: { cmd?: string }) => {
+    if (msg?.cmd === 'stats') process.send!(stats());
+    else if (msg?.cmd === 'reset') {
+      count = 0;
+      signed = 0;
+      bytes = 0;
+      first = null;
+      last = null;
+      process.send!({ type: 'reset' });
+    }
+  });
+  // The benchmark went away: so do we.
+  process.on('disconnect', () => process.exit(0));
+} else {
+  setInterval(() => process.stdout.write(`${JSON.stringify(stats())}\n`), 5000).unref();
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => process.exit(0));

@@ -1,0 +1,388 @@
+/**
+ * Reliability of the delivery pipeline (issue 4, "Reliability"), run for real: two `formcast worker` child
+ * processes against one PostgreSQL database (a fresh `formcast_rel_<random>`, dropped afterwards), sending a
+ * broadcast of a few thousand recipients to an SMTP server on loopback in this process (smtp-server), which
+ * records every message it accepts by recipient and Message-ID.
+ *
+ * 1. One worker is killed with SIGKILL mid-send; the other finishes the broadcast.
+ * 2. The SMTP server answers 421 at random (to RCPT and after DATA) and drops connections at random
+ *    (before RCPT, after RCPT, and after receiving a whole message but before answering it).
+ *
+ * The guarantee is at-least-once, with a bound (see src/deliveries/CONTEXT.md):
+ * - A worker claims a batch (≤ WORKER_BATCH_SIZE deliveries) with a lease, and marks each delivery as
+ *   handed off just before giving it to SMTP; it records the outcome right after the server's reply.
+ * - A delivery is sent again only if its outcome was never recorded: its worker died (or its lease expired)
+ *   after the hand-off and before the record, or the connection dropped after the server took the message
+ *   but before its reply reached us (the server has it, we cannot know). Deliveries not yet handed off are
+ *   simply sent by whoever reclaims them; recorded ones are never touched again.
+ * - So a killed worker causes at most its handed-off, unrecorded deliveries to be sent twice: at most one
+ *   batch (WORKER_BATCH_SIZE), in practice at most the send concurrency. A dropped connection causes at most
+ *   one duplicate per message the server accepted without answering. Nothing is lost: every delivery ends
+ *   SENT (or final after WORKER_MAX_ATTEMPTS). Message-IDs are stable per delivery (`<deliveryId@domain>`),
+ *   so receivers can deduplicate what is sent twice; the test checks that every copy carries the same one.
+ *
+ * Without TEST_DATABASE_URL the suite is skipped (the title says so).
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import crypto from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type Db } from '../../src/db/connection.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { createServices } from '../../src/http/server.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const PG_URL = process.env.TEST_DATABASE_URL;
+
+const RECIPIENTS = 3000;
+const BATCH_SIZE = 50;
+const LEASE_MS = 2000;
+const DOMAIN = 'acme.test';
+
+// ---------------------------------------------------------------------------------------------------
+// The SMTP server: records what it accepts; optionally misbehaves.
+
+interface Faults {
+  /** Probability of a 421 reply to RCPT TO. */
+  rcpt421: number;
+  /** Probability of a 421 reply after a message was received (the message is refused, not recorded). */
+  data421: number;
+  /** Probability, per transaction, of destroying the socket: a third before RCPT, a third after it, a third after the message arrived. */
+  drop: number;
+}
+
+interface Smtp {
+  port: number;
+  /** Recipient → the Message-ID of every copy accepted (a copy counts once the message arrived in full). */
+  received: Map<string, string[]>;
+  total(): number;
+  stats: { accepted: number; rcpt421: number; data421: number; droppedBeforeData: number; droppedAfterData: number };
+  close(): Promise<void>;
+}
+
+function tempError(message: string): Error {
+  return Object.assign(new Error(message), { responseCode: 421 });
+}
+
+async function startSmtp(faults: Faults | null): Promise<Smtp> {
+  const received = new Map<string, string[]>();
+  const stats = { accepted: 0, rcpt421: 0, data421: 0, droppedBeforeData: 0, droppedAfterData: 0 };
+  let total = 0;
+  const roll = (p: number) => faults !== null && Math.random() < p;
+  // eslint-disable-next-line prefer-const
+  let server: SMTPServer;
+  /** Cuts the TCP connection of this session without a reply (what a crash or a network failure looks like). */
+  const drop = (session: SMTPServerSession) => {
+    for (const conn of (server as unknown as { connections: Set<{ id: string; _socket: { destroy(): void } }> }).connections) {
+      if (conn.id === session.id) conn._socket.destroy();
+    }
+  };
+  server = new SMTPServer({
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    authOptional: true,
+    logger: false,
+    onMailFrom(_address, session, callback) {
+      if (roll((faults?.drop ?? 0) / 3)) {
+        stats.droppedBeforeData++;
+        return drop(session);
+      }
+      callback();
+    },
+    onRcptTo(_address, session, callback) {
+      if (roll(faults?.rcpt421 ?? 0)) {
+        stats.rcpt421++;
+        return callback(tempError('4.3.2 try again later'));
+      }
+      if (roll((faults?.drop ?? 0) / 3)) {
+        stats.droppedBeforeData++;
+        return drop(session);
+      }
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on('data', (c: Buffer) => {
+        // The headers are all we need (Message-ID); the rest is read and discarded.
+        if (size < 16_384) chunks.push(c);
+        size += c.length;
+      });
+      stream.on('error', () => {}); // the client went away mid-message: nothing arrived
+      stream.on('end', () => {
+        if (roll(faults?.data421 ?? 0)) {
+          stats.data421++;
+          return callback(tempError('4.3.0 message not accepted, try again'));
+        }
+        const head = Buffer.concat(chunks).toString('utf8').split(/\r?\n\r?\n/)[0]!;
+        const messageId = /^message-id:\s*(<[^>\r\n]+>)/im.exec(head)?.[1] ?? '(none)';
+        for (const rcpt of session.envelope.rcptTo) {
+          const list = received.get(rcpt.address.toLowerCase()) ?? [];
+          list.push(messageId);
+          received.set(rcpt.address.toLowerCase(), list);
+        }
+        total++;
+        // The message arrived in full; now and then the reply is lost (the connection drops before it).
+        if (roll((faults?.drop ?? 0) / 3)) {
+          stats.droppedAfterData++;
+          return drop(session);
+        }
+        stats.accepted++;
+        callback(null, 'OK queued');
+      });
+    },
+  });
+  server.on('error', () => {}); // a dropped connection is reported here; it is what we wanted
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as AddressInfo).port;
+  return {
+    port,
+    received,
+    total: () => total,
+    stats,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// `formcast worker` children
+
+interface Worker {
+  child: ChildProcessWithoutNullStreams;
+  pid: number;
+  output(): string;
+  exited: Promise<void>;
+}
+
+const workers = new Set<Worker>();
+
+function startWorker(env: Record<string, string>): Promise<Worker> {
+  const base = { ...process.env };
+  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'SMTP_URL', 'PUBLIC_URL', 'LOG_LEVEL', 'SMTP_MAX_CONNECTIONS', 'SMTP_RATE_LIMIT']) delete base[name];
+  for (const name of Object.keys(base)) if (name.startsWith('WORKER_')) delete base[name];
+  const child = spawn(process.execPath, ['bin/formcast', 'worker'], { cwd: ROOT, env: { ...base, ...env } });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const worker: Worker = { child, pid: child.pid!, output: () => out, exited };
+  workers.add(worker);
+  void exited.then(() => workers.delete(worker));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start within 20 s:\n${out}`)), 20_000);
+    const check = () => {
+      if (/^worker started$/m.test(out)) {
+        clearTimeout(timer);
+        child.stdout.off('data', check);
+        resolve(worker);
+      }
+    };
+    child.stdout.on('data', check);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited before starting:\n${out}`));
+    });
+  });
+}
+
+async function stopWorker(w: Worker, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (w.child.exitCode === null && w.child.signalCode === null) {
+    w.child.kill(signal);
+    const timer = setTimeout(() => w.child.kill('SIGKILL'), 10_000);
+    await w.exited;
+    clearTimeout(timer);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+const describePg = PG_URL ? describe : describe.skip;
+const title = PG_URL
+  ? 'delivery workers: at-least-once with bounded duplicates [postgres]'
+  : 'delivery workers: at-least-once with bounded duplicates [skipped: TEST_DATABASE_URL not set; needs PostgreSQL]';
+
+describePg(title, () => {
+  const dbName = `formcast_rel_${crypto.randomBytes(5).toString('hex')}`;
+  let dbUrl: string;
+  let db: Db;
+
+  async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+    const c = new pg.Client({ connectionString: PG_URL });
+    await c.connect();
+    try {
+      return await fn(c);
+    } finally {
+      await c.end();
+    }
+  }
+
+  beforeAll(async () => {
+    await admin((c) => c.query(`create database ${dbName}`));
+    const url = new URL(PG_URL!);
+    url.pathname = `/${dbName}`;
+    dbUrl = url.toString();
+    db = connect(dbUrl, { poolSize: 4 });
+    await migrateToLatest(db);
+  });
+
+  afterAll(async () => {
+    await Promise.all([...workers].map((w) => stopWorker(w, 'SIGKILL')));
+    await db?.close();
+    await admin((c) => c.query(`drop database if exists ${dbName} with (force)`));
+  });
+
+  /** A workspace with a verified domain, RECIPIENTS subscribed contacts, and a broadcast (not yet sent). */
+  async function setup(label: string) {
+    const services = createServices(db, { logLevel: 'silent', publicUrl: 'http://localhost:3000' });
+    const { workspace } = await services.workspaces.createWithAdminKey(`reliability ${label}`);
+    await services.domains.add(workspace.id, DOMAIN, { verified: true });
+    const now = new Date().toISOString();
+    const emails: string[] = [];
+    await db.kysely.transaction().execute(async (trx) => {
+      for (let i = 0; i < RECIPIENTS; i += 500) {
+        const rows = Array.from({ length: Math.min(500, RECIPIENTS - i) }, (_, j) => {
+          const n = i + j;
+          const email = `${label}-${String(n).padStart(5, '0')}@example.test`;
+          emails.push(email);
+          return {
+            id: `ct_${crypto.randomBytes(16).toString('hex').toUpperCase().slice(0, 26)}`, workspace_id: workspace.id, email,
+            first_name: `First${n}`, last_name: null, properties: '{}', status: 'SUBSCRIBED' as const, created_at: now, updated_at: now,
+          };
+        });
+        await trx.insertInto('contacts').values(rows).execute();
+      }
+    });
+    const broadcast = await services.broadcasts.create(workspace.id, {
+      name: `Reliability ${label}`,
+      from: `Acme <news@${DOMAIN}>`,
+      emailContent: { subject: 'Hello {{ contact.firstName }}', html: '<p>Hi {{ contact.firstName }}, this is the news.</p>' },
+    });
+    return { services, workspaceId: workspace.id, broadcastId: broadcast.id, emails };
+  }
+
+  function workerEnv(smtp: Smtp, extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      DATABASE_URL: dbUrl, SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, PUBLIC_URL: 'http://localhost:3000', LOG_LEVEL: 'warn',
+      WORKER_BATCH_SIZE: String(BATCH_SIZE), WORKER_LEASE_MS: String(LEASE_MS), WORKER_POLL_MS: '100', ...extra,
+    };
+  }
+
+  async function broadcastStatus(workspaceId: string, broadcastId: string) {
+    return (await db.kysely.selectFrom('broadcasts').select('status').where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirstOrThrow()).status;
+  }
+
+  /** Waits for the broadcast to leave SENDING; returns its final status. */
+  function finished(workspaceId: string, broadcastId: string, timeoutMs: number, alive: Worker[]) {
+    return waitFor('the broadcast to finish', timeoutMs, async () => {
+      for (const w of alive) if (w.child.exitCode !== null || w.child.signalCode !== null) throw new Error(`a worker exited:\n${w.output()}`);
+      const status = await broadcastStatus(workspaceId, broadcastId);
+      return status === 'SENDING' ? undefined : status;
+    }, 200);
+  }
+
+  /** Everyone got it, each copy with their delivery's Message-ID; every delivery SENT. Returns the duplicates. */
+  async function checkDelivered(smtp: Smtp, workspaceId: string, broadcastId: string, emails: string[]): Promise<number> {
+    const rows = await db.kysely.selectFrom('deliveries').select(['id', 'email', 'status', 'message_id'])
+      .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).execute();
+    expect(rows).toHaveLength(RECIPIENTS);
+    const notSent = rows.filter((r) => r.status !== 'SENT');
+    expect(notSent.length, `deliveries not SENT: ${JSON.stringify(notSent.slice(0, 5))}`).toBe(0);
+
+    const missing = emails.filter((e) => !smtp.received.has(e));
+    expect(missing.length, `recipients who got nothing, e.g. ${missing.slice(0, 5).join(', ')}`).toBe(0);
+    const strangers = [...smtp.received.keys()].filter((e) => !emails.includes(e));
+    expect(strangers, 'messages to addresses outside the audience').toEqual([]);
+
+    const byEmail = new Map(rows.map((r) => [r.email, r]));
+    const wrongIds: string[] = [];
+    for (const [email, ids] of smtp.received) {
+      const expected = `<${byEmail.get(email)!.id}@${DOMAIN}>`;
+      if (ids.some((id) => id !== expected)) wrongIds.push(`${email}: ${ids.join(' ')} (expected ${expected})`);
+    }
+    expect(wrongIds, 'every copy carries the delivery’s stable Message-ID').toEqual([]);
+    expect(rows.every((r) => r.message_id === `<${r.id}@${DOMAIN}>`)).toBe(true);
+    return smtp.total() - smtp.received.size;
+  }
+
+  it(`a worker killed with SIGKILL mid-send: the other finishes; nobody is missed; duplicates ≤ its in-flight batch (≤ ${BATCH_SIZE})`, async () => {
+    const smtp = await startSmtp(null);
+    try {
+      const { services, workspaceId, broadcastId, emails } = await setup('kill');
+      const [victim, survivor] = await Promise.all([startWorker(workerEnv(smtp)), startWorker(workerEnv(smtp))]);
+      const started = Date.now();
+      await services.broadcasts.send(workspaceId, broadcastId);
+
+      // Let 25% arrive, then kill the victim while it holds a claimed batch.
+      await waitFor('a quarter of the messages', 30_000, () => (smtp.total() >= RECIPIENTS / 4 ? true : undefined), 10);
+      const ownedBy = (pid: number) => db.kysely.selectFrom('deliveries')
+        .select([(eb) => eb.fn.countAll<string>().as('claimed'), (eb) => eb.fn.count<string>('handed_off_at').as('handedOff')])
+        .where('broadcast_id', '=', broadcastId).where('status', '=', 'SENDING').where('lease_owner', 'like', `%:${pid}:%`)
+        .executeTakeFirstOrThrow();
+      await waitFor('the victim to be handing a batch to SMTP', 10_000, async () => (Number((await ownedBy(victim.pid)).handedOff) > 0 ? true : undefined), 1);
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      const arrivedAtKill = smtp.total();
+      // Its last statements have reached the database by now; its leases run for LEASE_MS more.
+      await sleep(300);
+      const held = await ownedBy(victim.pid);
+      const claimed = Number(held.claimed);
+      const inFlight = Number(held.handedOff);
+
+      const status = await finished(workspaceId, broadcastId, 45_000, [survivor]);
+      expect(status).toBe('SENT');
+      const duplicates = await checkDelivered(smtp, workspaceId, broadcastId, emails);
+      console.info(`[reliability] SIGKILL at ${arrivedAtKill}/${RECIPIENTS} arrived; the victim held ${claimed} claimed, ${inFlight} handed off; `
+        + `${smtp.total()} messages accepted, ${duplicates} duplicate(s); SENT after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      expect(claimed, 'the victim was killed in the middle of a batch').toBeGreaterThan(0);
+      expect(claimed).toBeLessThanOrEqual(BATCH_SIZE);
+      expect(duplicates).toBeLessThanOrEqual(inFlight);
+      expect(duplicates).toBeLessThanOrEqual(BATCH_SIZE);
+    } finally {
+      await Promise.all([...workers].map((w) => stopWorker(w)));
+      await smtp.close();
+    }
+  }, 80_000);
+
+  it('the SMTP server answers 421 and drops connections at random: everyone gets it; duplicates ≤ messages whose reply was lost', async () => {
+    const smtp = await startSmtp({ rcpt421: 0.08, data421: 0.08, drop: 0.05 });
+    try {
+      const { services, workspaceId, broadcastId, emails } = await setup('flaky');
+      const env = workerEnv(smtp, { WORKER_BACKOFF_BASE_MS: '50', WORKER_MAX_ATTEMPTS: '15' });
+      const pair = await Promise.all([startWorker(env), startWorker(env)]);
+      const started = Date.now();
+      await services.broadcasts.send(workspaceId, broadcastId);
+
+      const status = await finished(workspaceId, broadcastId, 60_000, pair);
+      expect(status).toBe('SENT');
+      const duplicates = await checkDelivered(smtp, workspaceId, broadcastId, emails);
+      const retried = await db.kysely.selectFrom('deliveries').select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('broadcast_id', '=', broadcastId).where('attempts', '>', 1).executeTakeFirstOrThrow();
+      console.info(`[reliability] faults ${JSON.stringify(smtp.stats)}; ${retried.n} deliveries needed more than one attempt; `
+        + `${smtp.total()} messages accepted, ${duplicates} duplicate(s); SENT after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      // The faults happened (else this proves nothing), and were retried.
+      expect(smtp.stats.rcpt421 + smtp.stats.data421).toBeGreaterThan(100);
+      expect(smtp.stats.droppedBeforeData + smtp.stats.droppedAfterData).toBeGreaterThan(20);
+      expect(Number(retried.n)).toBeGreaterThan(100);
+      // Only a message the server took without its answer reaching us can arrive twice.
+      expect(duplicates).toBeLessThanOrEqual(smtp.stats.droppedAfterData);
+    } finally {
+      await Promise.all([...workers].map((w) => stopWorker(w)));
+      await smtp.close();
+    }
+  }, 80_000);
+});
