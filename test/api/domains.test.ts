@@ -373,7 +373,7 @@ describeApi('domains', (h) => {
   it('verify works for a domain added as VERIFIED by an operator (CLI --verified), and can fail it', async () => {
     const ws = await h.workspace();
     const added = await h.app.services.domains.add(ws.id, uniqueName(), { verified: true });
-    expect(Object.keys(added).sort()).toEqual(['createdAt', 'id', 'name', 'records', 'status', 'verifiedAt']);
+    expect(Object.keys(added).sort()).toEqual(['createdAt', 'id', 'name', 'records', 'status', 'verification', 'verifiedAt']);
     expect(added.status).toBe('VERIFIED');
     const d = (await h.call(ws.key, 'GET', `/v1/domains/${added.id}`)).json();
     expect(d).toMatchObject({ status: 'VERIFIED', verifiedAt: added.verifiedAt, verification: null });
