@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { V1 } from '../http/server.js';
-import { decodeCursor, page } from '../http/pagination.js';
+import { paginate } from '../http/pagination.js';
 import { PathId, ListOf, ListQuery, Nullable, StringEnum, Timestamp } from '../http/schema-helpers.js';
 import { SCOPES } from './scopes.js';
 
@@ -27,8 +27,7 @@ export async function apiKeysRoutes(app: V1): Promise<void> {
     schema: { tags: ['api-keys'], summary: 'List API keys (without the keys)', querystring: ListQuery, response: { 200: ListOf(ApiKeySchema) } },
     config: { scope: 'admin' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    return page(await app.services.apiKeys.list(req.auth.workspaceId, limit + 1, decodeCursor(req.query.cursor)), limit);
+    return paginate(req.query, (w) => app.services.apiKeys.list(req.auth.workspaceId, w.limit, w.beforeId));
   });
 
   app.delete('/api-keys/:keyId', {

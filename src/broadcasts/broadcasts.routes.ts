@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { V1 } from '../http/server.js';
-import { decodeCursor, page } from '../http/pagination.js';
+import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery } from '../http/schema-helpers.js';
 import {
   AudienceSchema, BroadcastListQuery, BroadcastParams, BroadcastSchema, CreateBroadcastBody, DeliveryListQuery, DeliverySchema, PreviewBody, PreviewSchema,
@@ -25,8 +25,7 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'List broadcasts, newest first', querystring: BroadcastListQuery, response: { 200: ListOf(BroadcastSchema) } },
     config: { scope: 'read:broadcasts' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    return page(await broadcasts.list(req.auth.workspaceId, { status: req.query.status, limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+    return paginate(req.query, (w) => broadcasts.list(req.auth.workspaceId, { status: req.query.status, ...w }));
   });
 
   app.get('/broadcasts/:broadcastId', {
@@ -56,8 +55,7 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'One row per recipient: status, attempts, last SMTP reply', params: BroadcastParams, querystring: DeliveryListQuery, response: { 200: ListOf(DeliverySchema) } },
     config: { scope: 'read:broadcasts' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    return page(await broadcasts.listDeliveries(req.auth.workspaceId, req.params.broadcastId, { status: req.query.status, limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+    return paginate(req.query, (w) => broadcasts.listDeliveries(req.auth.workspaceId, req.params.broadcastId, { status: req.query.status, ...w }));
   });
 
   app.post('/broadcasts/:broadcastId/cancel', {
@@ -78,8 +76,12 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'Who it would go to now: count and a page of contacts', params: BroadcastParams, querystring: ListQuery, response: { 200: AudienceSchema } },
     config: { scope: 'read:broadcasts' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    const { count, rows } = await broadcasts.audience(req.auth.workspaceId, req.params.broadcastId, limit + 1, decodeCursor(req.query.cursor));
-    return { count, ...page(rows, limit) };
+    let count = 0;
+    const listed = await paginate(req.query, async (w) => {
+      const found = await broadcasts.audience(req.auth.workspaceId, req.params.broadcastId, w.limit, w.beforeId);
+      count = found.count;
+      return found.rows;
+    });
+    return { count, ...listed };
   });
 }

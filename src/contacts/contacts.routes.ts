@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
 import { DomainError } from '../http/errors.js';
-import { decodeCursor, page } from '../http/pagination.js';
+import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
 import type { V1 } from '../http/server.js';
 import { validatorCompiler } from '../http/validation.js';
@@ -56,8 +56,8 @@ export async function contactsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'List contacts, newest first', querystring: ContactListQuery, response: { 200: ListOf(ContactSchema) } },
     config: { scope: 'read:contacts' },
   }, async (req) => {
-    const { limit = 20, cursor, ...filter } = req.query;
-    return page(await contacts.list(req.auth.workspaceId, { ...filter, limit: limit + 1, beforeId: decodeCursor(cursor) }), limit);
+    const { limit, cursor, ...filter } = req.query;
+    return paginate({ limit, cursor }, (w) => contacts.list(req.auth.workspaceId, { ...filter, ...w }));
   });
 
   app.get('/contacts/:contactId', {
@@ -131,8 +131,7 @@ export async function contactsRoutes(app: V1): Promise<void> {
       schema: { tags, summary: 'List imports, newest first', querystring: ImportListQuery, response: { 200: ListOf(ImportJobSchema) } },
       config: { scope: 'read:contacts' },
     }, async (req) => {
-      const limit = req.query.limit ?? 20;
-      return page(await contacts.listImports(req.auth.workspaceId, { limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+      return paginate(req.query, (w) => contacts.listImports(req.auth.workspaceId, { ...w }));
     });
 
     imports.get('/contacts/imports/:importId', {

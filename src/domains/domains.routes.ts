@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { decodeCursor, page } from '../http/pagination.js';
+import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
 import type { V1 } from '../http/server.js';
 import { CreateDomainBody, DomainListQuery, DomainParams, DomainSchema } from './domains.schemas.js';
@@ -26,8 +26,7 @@ export async function domainsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'List sending domains, newest first', querystring: DomainListQuery, response: { 200: ListOf(DomainSchema) } },
     config: { scope: 'read:domains' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    return page(await app.services.domains.list(req.auth.workspaceId, { status: req.query.status, limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+    return paginate(req.query, (w) => app.services.domains.list(req.auth.workspaceId, { status: req.query.status, ...w }));
   });
 
   app.get('/domains/:domainId', {

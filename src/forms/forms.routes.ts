@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { V1 } from '../http/server.js';
-import { decodeCursor, page } from '../http/pagination.js';
+import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
 import { CreateFormBody, DeployHtmlBody, FormHtmlSchema, FormListQuery, FormParams, FormSchema, UpdateFormBody } from './forms.schemas.js';
 
@@ -21,8 +21,7 @@ export async function formsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'List forms, newest first', querystring: FormListQuery, response: { 200: ListOf(FormSchema) } },
     config: { scope: 'read:forms' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    return page(await forms.list(req.auth.workspaceId, { status: req.query.status, limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+    return paginate(req.query, (w) => forms.list(req.auth.workspaceId, { status: req.query.status, ...w }));
   });
 
   app.get('/forms/:formId', {

@@ -17,3 +17,15 @@ export function page<T extends { id: string }>(rows: T[], limit: number): { data
   const last = data[data.length - 1];
   return { data, nextCursor: rows.length > limit && last ? Buffer.from(last.id, 'utf8').toString('base64url') : null };
 }
+
+/**
+ * A list endpoint's answer: `fetch` gets the window to read (one row more than asked, after the cursor) and
+ * returns rows newest first; the result is `{ data, nextCursor }` (contract section 1).
+ */
+export async function paginate<T extends { id: string }>(
+  query: { limit?: number; cursor?: string },
+  fetch: (window: { limit: number; beforeId?: string }) => Promise<T[]>,
+): Promise<{ data: T[]; nextCursor: string | null }> {
+  const limit = query.limit ?? 20;
+  return page(await fetch({ limit: limit + 1, beforeId: decodeCursor(query.cursor) }), limit);
+}

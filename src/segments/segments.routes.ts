@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { validationFailed } from '../http/errors.js';
-import { decodeCursor, page } from '../http/pagination.js';
+import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery } from '../http/schema-helpers.js';
 import type { V1 } from '../http/server.js';
 import { toFieldErrors } from '../http/validation.js';
@@ -43,8 +43,7 @@ export async function segmentsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'List segments, newest first', querystring: ListQuery, response: { 200: ListOf(SegmentSchema) } },
     config: { scope: 'read:contacts' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    return page(await segments.list(req.auth.workspaceId, { limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+    return paginate(req.query, (w) => segments.list(req.auth.workspaceId, { ...w }));
   });
 
   app.post('/segments/preview', {
@@ -76,8 +75,7 @@ export async function segmentsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'The contacts the segment matches, whatever their status, newest first', params: SegmentParams, querystring: ListQuery, response: { 200: ListOf(SegmentContactSchema) } },
     config: { scope: 'read:contacts' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    return page(await segments.contacts(req.auth.workspaceId, req.params.segmentId, { limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+    return paginate(req.query, (w) => segments.contacts(req.auth.workspaceId, req.params.segmentId, { ...w }));
   });
 
   app.get('/segments/:segmentId/count', {

@@ -1,6 +1,6 @@
 import type { V1 } from '../http/server.js';
 import { validationFailed } from '../http/errors.js';
-import { decodeCursor, page } from '../http/pagination.js';
+import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
 import { FormParams } from '../forms/forms.schemas.js';
 import { SubmissionBody, SubmissionListQuery, SubmissionSchema } from './submissions.schemas.js';
@@ -22,7 +22,6 @@ export async function submissionsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: "Submissions to every version of the form's group, newest first", params: FormParams, querystring: SubmissionListQuery, response: { 200: ListOf(SubmissionSchema) } },
     config: { scope: 'read:forms' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    return page(await app.services.submissions.list(req.auth.workspaceId, req.params.formId, limit + 1, decodeCursor(req.query.cursor)), limit);
+    return paginate(req.query, (w) => app.services.submissions.list(req.auth.workspaceId, req.params.formId, w.limit, w.beforeId));
   });
 }

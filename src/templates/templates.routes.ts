@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { V1 } from '../http/server.js';
-import { decodeCursor, page } from '../http/pagination.js';
+import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery } from '../http/schema-helpers.js';
 import { CreateTemplateBody, TemplateParams, TemplateSchema, UpdateTemplateBody } from './templates.schemas.js';
 
@@ -23,8 +23,7 @@ export async function templatesRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'List templates, newest first', querystring: ListQuery, response: { 200: ListOf(TemplateSchema) } },
     config: { scope: 'read:broadcasts' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    return page(await templates.list(req.auth.workspaceId, limit + 1, decodeCursor(req.query.cursor)), limit);
+    return paginate(req.query, (w) => templates.list(req.auth.workspaceId, w.limit, w.beforeId));
   });
 
   app.get('/templates/:templateId', {

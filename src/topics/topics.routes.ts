@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { decodeCursor, page } from '../http/pagination.js';
+import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
 import type { V1 } from '../http/server.js';
 import { CreateTopicBody, TopicListQuery, TopicParams, TopicSchema, UpdateTopicBody } from './topics.schemas.js';
@@ -21,8 +21,7 @@ export async function topicsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'List topics, newest first', querystring: TopicListQuery, response: { 200: ListOf(TopicSchema) } },
     config: { scope: 'read:contacts' },
   }, async (req) => {
-    const limit = req.query.limit ?? 20;
-    return page(await topics.list(req.auth.workspaceId, { limit: limit + 1, beforeId: decodeCursor(req.query.cursor) }), limit);
+    return paginate(req.query, (w) => topics.list(req.auth.workspaceId, { ...w }));
   });
 
   app.get('/topics/:topicId', {

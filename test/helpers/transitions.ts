@@ -1,0 +1,15 @@
+import { expect } from 'vitest';
+import { DomainError } from '../../src/http/errors.js';
+
+/** Asserts that `move` is refused with the contract's 409 and `code`. */
+export function expectRefused(move: () => unknown, code: string): void {
+  let thrown: unknown;
+  try {
+    move();
+  } catch (err) {
+    thrown = err;
+  }
+  expect(thrown).toBeInstanceOf(DomainError);
+  expect((thrown as DomainError).code).toBe(code);
+  expect((thrown as DomainError).status).toBe(409);
+}
