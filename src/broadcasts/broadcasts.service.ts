@@ -108,23 +108,23 @@ export class BroadcastsService {
   }
 
   async get(workspaceId: string, id: string): Promise<Broadcast> {
-    return this.withStats(workspaceId, await this.mustGet(this.db.kysely, workspaceId, id));
+    return (await this.withStats(workspaceId, [await this.mustGet(this.db.kysely, workspaceId, id)]))[0]!;
   }
 
   async list(workspaceId: string, opts: { status?: BroadcastStatus; limit: number; beforeId?: string }): Promise<Broadcast[]> {
-    const found = await repo.listBroadcasts(this.db.kysely, workspaceId, opts);
-    return Promise.all(found.map((b) => this.withStats(workspaceId, b)));
+    return this.withStats(workspaceId, await repo.listBroadcasts(this.db.kysely, workspaceId, opts));
   }
 
-  /** Once sending has started, `stats` counts the deliveries (contract section 5). */
-  private async withStats(workspaceId: string, b: Broadcast): Promise<Broadcast> {
-    if (b.status === 'DRAFT' || b.status === 'SCHEDULED') return b;
-    const c = await deliveries.countDeliveries(this.db.kysely, workspaceId, b.id);
-    const n = (s: DeliveryStatus) => c.byStatus[s] ?? 0;
-    return {
-      ...b,
-      stats: { recipients: c.total, queued: n('QUEUED') + n('SENDING'), sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'), unsubscribed: c.unsubscribed },
-    };
+  /** Once sending has started, `stats` counts the deliveries (contract section 5): one query for the lot. */
+  private async withStats(workspaceId: string, broadcasts: Broadcast[]): Promise<Broadcast[]> {
+    const started = broadcasts.filter((b) => b.status !== 'DRAFT' && b.status !== 'SCHEDULED').map((b) => b.id);
+    const counts = await deliveries.countDeliveriesOf(this.db.kysely, workspaceId, started);
+    return broadcasts.map((b) => {
+      const c = counts.get(b.id);
+      if (!c) return b;
+      const n = (s: DeliveryStatus) => c.byStatus[s] ?? 0;
+      return { ...b, stats: { recipients: c.total, queued: n('QUEUED') + n('SENDING'), sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'), unsubscribed: c.unsubscribed } };
+    });
   }
 
   /**
@@ -180,7 +180,7 @@ export class BroadcastsService {
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being sent; retry');
       return updated;
     });
-    return this.withStats(workspaceId, sent);
+    return (await this.withStats(workspaceId, [sent]))[0]!;
   }
 
   /**
@@ -204,7 +204,7 @@ export class BroadcastsService {
         await new Promise((r) => setTimeout(r, 25));
       }
     }
-    return this.withStats(workspaceId, canceled);
+    return (await this.withStats(workspaceId, [canceled]))[0]!;
   }
 
   /** One row per recipient with its status, attempts and last SMTP reply. */

@@ -172,18 +172,23 @@ export interface DeliveryCounts {
 }
 
 export async function countDeliveries(db: Executor, workspaceId: string, broadcastId: string): Promise<DeliveryCounts> {
+  return (await countDeliveriesOf(db, workspaceId, [broadcastId])).get(broadcastId)!;
+}
+
+/** The counts of several broadcasts in one query (a list page shows each one's stats). */
+export async function countDeliveriesOf(db: Executor, workspaceId: string, broadcastIds: string[]): Promise<Map<string, DeliveryCounts>> {
+  const counts = new Map<string, DeliveryCounts>(broadcastIds.map((id) => [id, { total: 0, byStatus: {}, unsubscribed: 0 }]));
+  if (!broadcastIds.length) return counts;
   const rows = await db.selectFrom('deliveries')
-    .select(['status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.count<number>('unsubscribed_at').as('u')])
-    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).groupBy('status').execute();
-  const byStatus: Partial<Record<DeliveryStatus, number>> = {};
-  let total = 0;
-  let unsubscribed = 0;
+    .select(['broadcast_id', 'status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.count<number>('unsubscribed_at').as('u')])
+    .where('workspace_id', '=', workspaceId).where('broadcast_id', 'in', broadcastIds).groupBy(['broadcast_id', 'status']).execute();
   for (const r of rows) {
-    byStatus[r.status] = Number(r.n);
-    total += Number(r.n);
-    unsubscribed += Number(r.u);
+    const c = counts.get(r.broadcast_id)!;
+    c.byStatus[r.status] = Number(r.n);
+    c.total += Number(r.n);
+    c.unsubscribed += Number(r.u);
   }
-  return { total, byStatus, unsubscribed };
+  return counts;
 }
 
 /**
