@@ -16,25 +16,26 @@ export const EmailContentInput = Type.Object({
 }, { additionalProperties: false });
 export type EmailContentInput = Static<typeof EmailContentInput>;
 
-export const CreateBroadcastBody = Type.Object({
+/** The fields of Create Broadcast (interface 2.2), each optional; creation requires `name`. */
+const optionalFields = Type.Partial(Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
-  from: Type.Optional(Nullable(Address)),
-  emailContent: Type.Optional(EmailContentInput),
-  replyTo: Type.Optional(Nullable(Address)),
-  topicId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
-  segmentId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+  from: Nullable(Address),
+  emailContent: EmailContentInput,
+  replyTo: Nullable(Address),
+  topicId: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
+  segmentId: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
+})).properties;
+
+export const CreateBroadcastBody = Type.Object({
+  ...optionalFields,
+  name: Type.String({ minLength: 1, maxLength: 255 }),
 }, { additionalProperties: false });
 export type CreateBroadcastInput = Static<typeof CreateBroadcastBody>;
 
 /** Any field of creation plus sendAt: a future time schedules, null unschedules. */
 export const UpdateBroadcastBody = Type.Object({
   id: Type.Optional(Type.String()),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-  from: Type.Optional(Nullable(Address)),
-  emailContent: Type.Optional(EmailContentInput),
-  replyTo: Type.Optional(Nullable(Address)),
-  topicId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
-  segmentId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+  ...optionalFields,
   sendAt: Type.Optional(Nullable(Type.String({ format: 'date-time', description: 'RFC 3339 with an offset; stored in UTC' }))),
 }, { additionalProperties: false });
 export type UpdateBroadcastInput = Static<typeof UpdateBroadcastBody>;
