@@ -61,6 +61,9 @@ interface Smtp {
   received: Map<string, string[]>;
   total(): number;
   stats: { accepted: number; rcpt421: number; data421: number; droppedBeforeData: number; droppedAfterData: number };
+  /** Makes new transactions wait at MAIL FROM until release(): a sender caught mid-batch stays mid-batch. */
+  hold(): void;
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -72,6 +75,7 @@ async function startSmtp(faults: Faults | null): Promise<Smtp> {
   const received = new Map<string, string[]>();
   const stats = { accepted: 0, rcpt421: 0, data421: 0, droppedBeforeData: 0, droppedAfterData: 0 };
   let total = 0;
+  let held: (() => void)[] | null = null;
   const roll = (p: number) => faults !== null && Math.random() < p;
   // eslint-disable-next-line prefer-const
   let server: SMTPServer;
@@ -86,6 +90,7 @@ async function startSmtp(faults: Faults | null): Promise<Smtp> {
     authOptional: true,
     logger: false,
     onMailFrom(_address, session, callback) {
+      if (held) return void held.push(() => callback());
       if (roll((faults?.drop ?? 0) / 3)) {
         stats.droppedBeforeData++;
         return drop(session);
@@ -143,6 +148,12 @@ async function startSmtp(faults: Faults | null): Promise<Smtp> {
     received,
     total: () => total,
     stats,
+    hold: () => void (held ??= []),
+    release: () => {
+      const waiting = held ?? [];
+      held = null;
+      for (const go of waiting) go();
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -327,8 +338,10 @@ describePg(title, () => {
       const started = Date.now();
       await services.broadcasts.send(workspaceId, broadcastId);
 
-      // Let 25% arrive, then kill the victim while it holds a claimed batch.
+      // Let 25% arrive, then kill the victim while it holds a claimed batch. The SMTP server holds new
+      // transactions meanwhile, so the batch the victim is seen handing off cannot finish before the kill.
       await waitFor('a quarter of the messages', 30_000, () => (smtp.total() >= RECIPIENTS / 4 ? true : undefined), 10);
+      smtp.hold();
       const ownedBy = (pid: number) => db.kysely.selectFrom('deliveries')
         .select([(eb) => eb.fn.countAll<string>().as('claimed'), (eb) => eb.fn.count<string>('handed_off_at').as('handedOff')])
         .where('broadcast_id', '=', broadcastId).where('status', '=', 'SENDING').where('lease_owner', 'like', `%:${pid}:%`)
@@ -336,6 +349,7 @@ describePg(title, () => {
       await waitFor('the victim to be handing a batch to SMTP', 10_000, async () => (Number((await ownedBy(victim.pid)).handedOff) > 0 ? true : undefined), 1);
       victim.child.kill('SIGKILL');
       await victim.exited;
+      smtp.release();
       const arrivedAtKill = smtp.total();
       // Its last statements have reached the database by now; its leases run for LEASE_MS more.
       await sleep(300);
@@ -353,6 +367,7 @@ describePg(title, () => {
       expect(duplicates).toBeLessThanOrEqual(inFlight);
       expect(duplicates).toBeLessThanOrEqual(BATCH_SIZE);
     } finally {
+      smtp.release();
       await Promise.all([...workers].map((w) => stopWorker(w)));
       await smtp.close();
     }
