@@ -1,4 +1,5 @@
 import type { Executor } from '../db/connection.js';
+import { Precompiled } from '../db/precompiled.js';
 import { toIso } from '../lib/time.js';
 
 export interface ApiKeyRecord {
@@ -34,12 +35,15 @@ export async function insertApiKey(db: Executor, key: { id: string; workspaceId:
   }).execute();
 }
 
+const keyForAuthentication = new Precompiled((db, param) => db.selectFrom('api_keys').select([...columns, 'key_hash']).where('id', '=', param('id')));
+
 /**
  * The one lookup not scoped by workspace: a presented key is what tells us its workspace. The caller
  * compares the hash in constant time before trusting anything in the row.
  */
 export async function findKeyForAuthentication(db: Executor, id: string): Promise<(ApiKeyRecord & { keyHash: string }) | undefined> {
-  const row = await db.selectFrom('api_keys').select([...columns, 'key_hash']).where('id', '=', id).executeTakeFirst();
+  // Every authenticated request runs this: precompiled (see Precompiled).
+  const row = await keyForAuthentication.executeTakeFirst(db, { id });
   return row ? { ...toRecord(row), keyHash: row.key_hash } : undefined;
 }
 
