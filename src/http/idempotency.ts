@@ -4,6 +4,7 @@ import type { Db } from '../db/connection.js';
 import { nowIso } from '../lib/time.js';
 import { DomainError, conflict, validationFailed } from './errors.js';
 import { sendProblem } from './problem.js';
+import { addRouteHook } from './route-hooks.js';
 
 /**
  * `Idempotency-Key` on any authenticated POST (contract section 10): the first response is stored and
@@ -36,8 +37,8 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
     return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
-  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (req.method !== 'POST' || !req.auth) return;
+  async function preHandler(req: FastifyRequest, reply: FastifyReply) {
+    if (!req.auth) return;
     const header = req.headers['idempotency-key'];
     if (header === undefined) return;
     const key = Array.isArray(header) ? header[0]! : header;
@@ -68,9 +69,9 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
       return reply.code(row.status_code).headers(headers).header('idempotent-replayed', 'true').send(row.response_body ?? '');
     }
     throw conflict('idempotency_conflict', 'a request with this Idempotency-Key is still being processed');
-  });
+  }
 
-  app.addHook('onSend', async (req, reply, payload) => {
+  async function onSend(req: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const key = req.idempotencyKey;
     if (!key || !req.auth) return payload;
     req.idempotencyKey = undefined;
@@ -88,5 +89,13 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
       .set({ status_code: reply.statusCode, response_body: (payload as string | null) ?? '', response_headers: JSON.stringify(headers) })
       .where('workspace_id', '=', req.auth.workspaceId).where('key', '=', key).execute();
     return payload;
+  }
+
+  // Only POST routes carry the hooks: the others would pay for them on every request and never use them.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST')) return;
+    addRouteHook(route, 'preHandler', preHandler);
+    addRouteHook(route, 'onSend', onSend);
   });
 }

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import { sql } from 'kysely';
 import { ApiKeysService, type AuthContext } from '../api-keys/api-keys.service.js';
 import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
@@ -33,6 +33,7 @@ import { workspacesRoutes } from '../workspaces/workspaces.routes.js';
 import { DomainError } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
 import { registerProblemHandlers, sendProblem } from './problem.js';
+import { addRouteHook } from './route-hooks.js';
 import { validatorCompiler } from './validation.js';
 
 export interface Services {
@@ -111,8 +112,10 @@ export async function buildApp({ db, config, logger = true }: BuildOptions): Pro
   app.decorate('services', createServices(db, config));
   app.decorateRequest('auth', null as unknown as AuthContext);
   registerProblemHandlers(app);
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback style, not async: it runs on every request and needs no promise.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
 
   await app.register(swagger, {
@@ -155,11 +158,15 @@ export async function buildApp({ db, config, logger = true }: BuildOptions): Pro
       json(req, body as string, done);
     });
 
-    v1.addHook('onRequest', async (req) => {
-      const scope = req.routeOptions.config.scope;
+    // Every route that declares a scope authenticates first (contract section 2); the scope is read once,
+    // when the route is registered.
+    v1.addHook('onRoute', (route) => {
+      const scope = route.config?.scope;
       if (!scope) return;
-      req.auth = await app.services.apiKeys.authenticate(req.headers.authorization);
-      if (scope !== 'any') ApiKeysService.authorize(req.auth, scope);
+      addRouteHook(route, 'onRequest', async (req: FastifyRequest) => {
+        req.auth = await app.services.apiKeys.authenticate(req.headers.authorization);
+        if (scope !== 'any') ApiKeysService.authorize(req.auth, scope);
+      });
     });
     registerIdempotency(v1, db);
 
