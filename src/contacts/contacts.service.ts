@@ -18,6 +18,10 @@ export const IMPORT_BATCH_SIZE = 1000;
 export const MAX_IMPORT_ERRORS = 1000;
 /** The largest import body, in bytes. */
 export const IMPORT_BYTE_LIMIT = 1024 ** 3;
+/** How often a running import says it is alive, and after how long without a word it counts as interrupted. */
+export const IMPORT_HEARTBEAT_MS = 30_000;
+export const IMPORT_SILENT_AFTER_MS = 5 * 60_000;
+const INTERRUPTED = 'the import was interrupted (its server stopped); the rows committed before it stopped are kept';
 
 function emailOrFail(input: string, path: string): string {
   const email = contactEmail(input);
@@ -39,6 +43,8 @@ function checkChoicesUnique(choices: readonly TopicChoice[] | undefined): void {
 export class ContactsService {
   /** The import body limit; tests lower it. */
   importByteLimit = IMPORT_BYTE_LIMIT;
+  /** The import heartbeat period; tests shorten it. */
+  importHeartbeatMs = IMPORT_HEARTBEAT_MS;
 
   constructor(readonly db: Db) {}
 
@@ -158,7 +164,7 @@ export class ContactsService {
     if (declaredLength !== undefined && declaredLength > limit) throw payloadTooLarge(`an import body may be at most ${limit} bytes`);
     const source = limitBytes(body, limit);
     const items = format === 'CSV' ? csvItems(source) : ndjsonItems(source);
-    const run = new ImportRun(this.db, workspaceId, format);
+    const run = new ImportRun(this.db, workspaceId, format, this.importHeartbeatMs);
     try {
       for await (const item of items) {
         if (item.type === 'fatal') {
@@ -170,6 +176,7 @@ export class ContactsService {
       await run.flush();
       return await run.finish('COMPLETED', null);
     } catch (err) {
+      if (err instanceof ImportInterrupted) return run.stored();
       if (!run.started) throw err instanceof BodyTooLarge ? payloadTooLarge(`an import body may be at most ${limit} bytes`) : err;
       let reason = 'the import failed unexpectedly; the rows committed before it stopped are kept';
       if (err instanceof BodyTooLarge) reason = `the body is larger than ${limit} bytes`;
@@ -183,9 +190,23 @@ export class ContactsService {
         throw new DomainError(413, 'payload_too_large', 'Payload too large', `an import body may be at most ${limit} bytes; the rows before the limit were imported`, undefined, job ? { importId: job.id } : undefined);
       }
       throw err;
+    } finally {
+      run.stopHeartbeat();
     }
   }
+
+  /**
+   * An import runs inside the request that uploads it, so a server that dies mid-import cannot finish its
+   * job. Jobs still RUNNING whose heartbeat stopped IMPORT_SILENT_AFTER_MS ago are FAILED with a reason;
+   * the worker calls this now and then. Returns how many were failed.
+   */
+  failInterruptedImports(): Promise<number> {
+    return repo.failImportsSilentFor(this.db.kysely, IMPORT_SILENT_AFTER_MS / 1000, INTERRUPTED);
+  }
 }
+
+/** A batch found its job failed by the sweep (see ContactsService.failInterruptedImports). */
+class ImportInterrupted extends Error {}
 
 function isStreamAbort(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
@@ -269,7 +290,9 @@ class ImportRun {
   private readonly counts = { total: 0, created: 0, updated: 0, skipped: 0 };
   private readonly errors: ImportJob['errors'] = [];
 
-  constructor(private readonly db: Db, private readonly workspaceId: string, private readonly format: ImportFormat) {}
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(private readonly db: Db, private readonly workspaceId: string, private readonly format: ImportFormat, private readonly heartbeatMs: number) {}
 
   get started(): boolean {
     return this.jobId !== undefined;
@@ -277,8 +300,14 @@ class ImportRun {
 
   async add(item: Exclude<ImportItem, { type: 'fatal' }>): Promise<void> {
     if (item.type === 'ready') {
-      this.jobId = newId('imp');
-      await repo.insertImport(this.db.kysely, this.workspaceId, { id: this.jobId, format: this.format, createdAt: this.createdAt });
+      const jobId = newId('imp');
+      this.jobId = jobId;
+      await repo.insertImport(this.db.kysely, this.workspaceId, { id: jobId, format: this.format, createdAt: this.createdAt });
+      // Batches touch the heartbeat too, but a slow upload may take minutes to fill one.
+      this.heartbeat = setInterval(() => {
+        // A missed beat is harmless: the next one, or the batch's own write, tells more.
+        repo.touchImport(this.db.kysely, this.workspaceId, jobId).catch(() => {});
+      }, this.heartbeatMs).unref();
       return;
     }
     this.counts.total++;
@@ -293,8 +322,9 @@ class ImportRun {
 
   /**
    * Writes the batch in one transaction: one query finds which emails exist, one multi-row insert adds the
-   * new ones (doing nothing for an email a concurrent writer just added; those are settled one by one), one
-   * update per existing contact. The job's counts are updated in the same transaction.
+   * new ones (doing nothing for an email a concurrent writer just added), one multi-row update changes the
+   * existing ones; those a concurrent writer added or deleted meanwhile are settled one by one. The job's
+   * counts are updated in the same transaction.
    */
   async flush(): Promise<void> {
     const b = this.batch;
@@ -311,6 +341,9 @@ class ImportRun {
         repo.pushNewContact(params, ws, newId('ct'), b.emails[i]!, b.firstNames[i] ?? null, b.lastNames[i] ?? null, b.properties[i] ?? '{}', b.statuses[i] ?? 'SUBSCRIBED', now);
       }
       const inserted = await repo.insertContactParamsIfNew(trx, params);
+      const changes: unknown[] = [];
+      const changed: number[] = [];
+      const settle: number[] = [];
       for (let i = 0; i < b.size; i++) {
         const email = b.emails[i]!;
         if (inserted.has(email)) {
@@ -319,20 +352,30 @@ class ImportRun {
           continue;
         }
         const id = existing.get(email);
-        const values = { firstName: b.firstNames[i], lastName: b.lastNames[i], status: b.statuses[i], propertiesJson: b.properties[i] };
-        if (id !== undefined && (await repo.updateContact(trx, ws, id, values, now))) {
-          d.updated += b.rows[i]!;
+        if (id === undefined) {
+          settle.push(i);
           continue;
         }
-        // Another writer created (or deleted) this contact since the first query: settle it on its own.
-        const settled = await upsertRow(trx, ws, email, b.firstNames[i], b.lastNames[i], b.statuses[i], b.properties[i], now);
+        repo.pushContactChange(changes, id, { firstName: b.firstNames[i], lastName: b.lastNames[i], status: b.statuses[i], propertiesJson: b.properties[i] });
+        changed.push(i);
+      }
+      const updated = await repo.updateContactParams(trx, ws, changes, now);
+      for (const i of changed) {
+        if (updated.has(existing.get(b.emails[i]!)!)) d.updated += b.rows[i]!;
+        else settle.push(i);
+      }
+      // Another writer created (or deleted) these contacts since the first query: settle each on its own.
+      for (const i of settle) {
+        const settled = await upsertRow(trx, ws, b.emails[i]!, b.firstNames[i], b.lastNames[i], b.statuses[i], b.properties[i], now);
         d.created += settled.created ? 1 : 0;
         d.updated += b.rows[i]! - (settled.created ? 1 : 0);
       }
-      await repo.updateImportProgress(trx, ws, jobId, {
+      const progress = {
         total: this.counts.total, skipped: this.counts.skipped,
         created: this.counts.created + d.created, updated: this.counts.updated + d.updated,
-      });
+      };
+      // Failed by the sweep meanwhile (this process looked dead): undo the batch and stop; FAILED stays final.
+      if (!(await repo.updateImportProgress(trx, ws, jobId, progress))) throw new ImportInterrupted();
       return d;
     });
     this.counts.created += delta.created;
@@ -340,11 +383,21 @@ class ImportRun {
     b.clear();
   }
 
+  stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+  }
+
   async finish(status: 'COMPLETED' | 'FAILED', error: string | null): Promise<ImportJob> {
+    this.stopHeartbeat();
     const jobId = this.jobId!;
     // A batch that could not be written is not counted: total = created + updated + skipped, always.
     const total = this.counts.total - this.batch.rowCount;
     await repo.finishImport(this.db.kysely, this.workspaceId, jobId, { ...this.counts, total, status, errors: this.errors, error, finishedAt: nowIso() });
-    return (await repo.getImport(this.db.kysely, this.workspaceId, jobId))!;
+    return this.stored();
+  }
+
+  /** The job as stored (after finish, or as the sweep left it). */
+  async stored(): Promise<ImportJob> {
+    return (await repo.getImport(this.db.kysely, this.workspaceId, this.jobId!))!;
   }
 }

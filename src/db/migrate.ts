@@ -4,6 +4,7 @@ import { foundation } from './migrations/0001_foundation.js';
 import { audienceAndBroadcasts } from './migrations/0002_audience_broadcasts.js';
 import { deliveries } from './migrations/0003_deliveries.js';
 import { submissions } from './migrations/0004_submissions.js';
+import { importHeartbeat } from './migrations/0005_import_heartbeat.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -12,6 +13,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0002_audience_broadcasts': audienceAndBroadcasts(db.dialect),
     '0003_deliveries': deliveries(db.dialect),
     '0004_submissions': submissions(db.dialect),
+    '0005_import_heartbeat': importHeartbeat(db.dialect),
   };
 }
 

@@ -152,6 +152,8 @@ export interface ContactImportsTable {
   error: string | null;
   created_at: string;
   finished_at: string | null;
+  /** Touched while the import runs; a RUNNING job whose heartbeat stopped was interrupted. */
+  heartbeat_at: string | null;
 }
 
 export type BroadcastStatus = 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELED' | 'FAILED';

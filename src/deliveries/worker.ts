@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
+import { ContactsService } from '../contacts/contacts.service.js';
 import type { Db } from '../db/connection.js';
 import { createMailer, type Mailer } from '../mail/transport.js';
 import { ConfirmationSender } from '../submissions/confirmations.sender.js';
@@ -61,6 +62,27 @@ export class DeliveryWorker {
   }
 }
 
+const IMPORT_SWEEP_EVERY_MS = 60_000;
+
+/** Fails imports that a dead server left RUNNING (ContactsService.failInterruptedImports), once a minute. */
+function interruptedImportsSweep(db: Db, log: FastifyBaseLogger): () => Promise<number> {
+  const contacts = new ContactsService(db);
+  let last = 0;
+  return async () => {
+    if (Date.now() - last < IMPORT_SWEEP_EVERY_MS) return 0;
+    last = Date.now();
+    try {
+      const failed = await contacts.failInterruptedImports();
+      if (failed) log.warn({ imports: failed }, 'imports left RUNNING by a stopped server marked FAILED');
+      return failed;
+    } catch (err) {
+      // Not the delivery round's business: log it and let the round go on; the next sweep tries again.
+      log.error({ err }, 'sweep of interrupted imports failed');
+      return 0;
+    }
+  };
+}
+
 /** Builds the pipeline from the configuration and starts it: what `serve` and `formcast worker` run. */
 export function startDeliveryWorker(db: Db, config: Config, log: FastifyBaseLogger, overrides: Partial<PipelineOptions> = {}): { stop(): Promise<void>; mailer: Mailer } {
   const mailer = createMailer({ smtpUrl: config.smtpUrl, outboxDir: config.outboxDir, maxConnections: config.smtpMaxConnections, rateLimit: config.smtpRateLimit });
@@ -77,7 +99,7 @@ export function startDeliveryWorker(db: Db, config: Config, log: FastifyBaseLogg
     ...overrides,
   }, log);
   const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log);
-  const worker = new DeliveryWorker(pipeline, log, config.worker.pollMs, [() => confirmations.sendDue()]);
+  const worker = new DeliveryWorker(pipeline, log, config.worker.pollMs, [() => confirmations.sendDue(), interruptedImportsSweep(db, log)]);
   worker.start();
   log.info({ workerId, transport: mailer.description }, `delivery worker started; mail goes to ${mailer.description}`);
   return {

@@ -372,4 +372,83 @@ describeApi('contact imports', (h) => {
     expect((await h.call(stranger, 'GET', '/v1/contacts/imports')).statusCode).toBe(403);
     expect((await h.call(stranger, 'GET', `/v1/contacts/imports/${job.id}`)).statusCode).toBe(403);
   });
+  /** An import whose body waits at `gate` after the first chunk; returns the pending request. */
+  function gatedImport(ws: TestWorkspace, first: string, rest: string) {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    async function* body() {
+      yield Buffer.from(first);
+      await gate;
+      yield Buffer.from(rest);
+    }
+    return { pending: post(h, ws.key, Readable.from(body())), release };
+  }
+
+  async function importRow(ws: TestWorkspace) {
+    return h.db.kysely.selectFrom('contact_imports').select(['id', 'status', 'heartbeat_at']).where('workspace_id', '=', ws.id).executeTakeFirst();
+  }
+
+  async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+    let v = await read();
+    for (let i = 0; i < 200 && !ok(v); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      v = await read();
+    }
+    return v;
+  }
+
+  const ms = (t: unknown) => new Date(t as string).getTime();
+
+  it('a slow upload stays alive: its heartbeat is touched while it waits for rows', async () => {
+    const ws = await h.workspace();
+    const service = h.app.services.contacts;
+    const saved = service.importHeartbeatMs;
+    service.importHeartbeatMs = 20;
+    try {
+      const { pending, release } = gatedImport(ws, 'email\nfirst@example.com\n', 'second@example.com\n');
+      const started = await until(() => importRow(ws), (r) => r !== undefined);
+      const beat = await until(() => importRow(ws), (r) => ms(r!.heartbeat_at) > ms(started!.heartbeat_at));
+      expect(beat?.status).toBe('RUNNING');
+      expect(ms(beat!.heartbeat_at)).toBeGreaterThan(ms(started!.heartbeat_at));
+      release();
+      expect((await pending).json()).toMatchObject({ status: 'COMPLETED', created: 2 });
+    } finally {
+      service.importHeartbeatMs = saved;
+    }
+  });
+
+  it('imports left RUNNING by a stopped server are FAILED once their heartbeat is 5 minutes old; others untouched', async () => {
+    const ws = await h.workspace();
+    const ago = (min: number) => new Date(Date.now() - min * 60_000).toISOString();
+    const job = (id: string, status: 'RUNNING' | 'COMPLETED', heartbeat: string) => ({
+      id, workspace_id: ws.id, format: 'CSV' as const, status, total: 3, created: 3, updated: 0, skipped: 0, errors: '[]', error: null,
+      created_at: ago(60), finished_at: status === 'COMPLETED' ? heartbeat : null, heartbeat_at: heartbeat,
+    });
+    await h.db.kysely.insertInto('contact_imports').values([
+      job('imp_dead', 'RUNNING', ago(6)), job('imp_alive', 'RUNNING', ago(4)), job('imp_done', 'COMPLETED', ago(50)),
+    ]).execute();
+    expect(await h.app.services.contacts.failInterruptedImports()).toBe(1);
+    const get = async (id: string) => (await h.call(ws.key, 'GET', `/v1/contacts/imports/${id}`)).json();
+    const dead = await get('imp_dead');
+    expect(dead).toMatchObject({ status: 'FAILED', total: 3, created: 3, error: expect.stringContaining('interrupted') });
+    expect(Math.abs(ms(dead.finishedAt) - Date.now())).toBeLessThan(60_000);
+    expect(await get('imp_alive')).toMatchObject({ status: 'RUNNING', finishedAt: null, error: null });
+    expect(await get('imp_done')).toMatchObject({ status: 'COMPLETED', error: null });
+    expect(await h.app.services.contacts.failInterruptedImports()).toBe(0);
+  });
+
+  it('an import the sweep failed while it was still running stays FAILED: its next batch is undone', async () => {
+    const ws = await h.workspace();
+    // 999 rows, one short of a batch, then the body waits: nothing is committed until the rest arrives.
+    const { pending, release } = gatedImport(ws, csvOf(999), csvOf(10, 5000).split('\n').slice(1).join('\n'));
+    const row = await until(() => importRow(ws), (r) => r !== undefined);
+    await h.db.kysely.updateTable('contact_imports').set({ heartbeat_at: new Date(Date.now() - 6 * 60_000).toISOString() }).where('id', '=', row!.id).execute();
+    expect(await h.app.services.contacts.failInterruptedImports()).toBe(1);
+    release();
+    const res = await pending;
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toMatchObject({ id: row!.id, status: 'FAILED', created: 0, error: expect.stringContaining('interrupted') });
+    expect((await h.call(ws.key, 'GET', `/v1/contacts/imports/${row!.id}`)).json()).toMatchObject({ status: 'FAILED', created: 0 });
+    expect(await count(h, ws, 'contacts')).toBe(0);
+  });
 });
