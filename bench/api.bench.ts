@@ -2,10 +2,16 @@
  * API throughput benchmark (`npm run bench:api`): `PUT /v1/forms/{id}` on the real Formcast server
  * against a bare Fastify + better-sqlite3 baseline doing one UPDATE per request (bench/baseline-server.ts).
  *
- * Both run as child processes on loopback, each with a fresh SQLite file in a temp directory. autocannon
- * (in this process) drives them alternately, baseline then target, for --rounds rounds; each measured
- * run is preceded by a short warm-up whose figures are discarded. Reported: mean req/s and p99 latency
- * per run, their medians across rounds, and the target/baseline ratio of the median req/s.
+ * A third server, the floor (bench/floor-server.ts), answers the same request as Formcast on Formcast's
+ * own database with only the work the endpoint cannot skip: the key lookup and hash check, the one
+ * UPDATE … RETURNING, the form as JSON; raw prepared statements, no framework features. floor/baseline
+ * is what any implementation could hope for on this machine; formcast/floor is what Formcast adds.
+ *
+ * All run as child processes on loopback; baseline has a fresh SQLite file in a temp directory, Formcast
+ * and the floor share Formcast's. autocannon (in this process) drives them in turn (baseline, floor,
+ * Formcast, the order turning by one each round) for --rounds rounds; each measured run is preceded by a
+ * short warm-up whose figures are discarded. Reported: mean req/s and p99 latency per run, their medians across rounds, and the ratios
+ * of the median req/s.
  *
  * Goals (from the issue): target rate >= 0.6x the baseline's, and target p99 < 10 ms. They are printed as
  * PASS/MISS and do not change the exit code; the exit code is 1 only when something failed to run
@@ -17,7 +23,10 @@
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BenchError, HOST, alive, fmt, makeTempDir, parseCommandLine, positiveInt, runBench, startFormcast, startServer, table, type Server } from './harness.js';
+import { BenchError, HOST, alive, expectStatus, fmt, makeTempDir, parseCommandLine, positiveInt, runBench, startFormcast, startServer, table, type Server } from './harness.js';
+
+type Label = 'baseline' | 'floor' | 'formcast';
+const LABELS: Label[] = ['baseline', 'floor', 'formcast'];
 
 const RATIO_GOAL = 0.6;
 const P99_GOAL_MS = 10;
@@ -34,7 +43,7 @@ function parseOptions() {
     usage: [
       'usage: npm run bench:api -- [--duration N] [--rounds N] [--warmup N] [--connections N]',
       '  --duration N     seconds per measured run (default 10)',
-      '  --rounds N       baseline/target pairs, run alternately (default 2)',
+      '  --rounds N       rounds of baseline, floor and formcast runs, in turn, order turning (default 2)',
       '  --warmup N       seconds of discarded warm-up before each measured run (default 2; 0 skips it)',
       '  --connections N  concurrent connections (default 50)',
     ],
@@ -51,20 +60,15 @@ function parseOptions() {
 // Setup of the two targets
 
 interface Target {
-  label: 'baseline' | 'formcast';
+  label: Label;
   server: Server;
   path: string;
   headers: Record<string, string>;
 }
 
-async function expectStatus(res: Response, status: number, what: string): Promise<string> {
-  const text = await res.text();
-  if (res.status !== status) throw new BenchError(`${what}: expected ${status}, got ${res.status}: ${text.slice(0, 500)}`);
-  return text;
-}
-
-async function setupFormcast(): Promise<Target> {
-  const { server, apiKey: key } = await startFormcast(makeTempDir('formcast'));
+async function setupFormcast(): Promise<{ target: Target; databaseFile: string; answer: Record<string, unknown> }> {
+  const dir = makeTempDir('formcast');
+  const { server, apiKey: key } = await startFormcast(dir);
 
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const form = JSON.parse(await expectStatus(await fetch(`${server.url}/v1/forms`, {
@@ -76,7 +80,20 @@ async function setupFormcast(): Promise<Target> {
   const formPath = `/v1/forms/${form.id}`;
   const updated = JSON.parse(await expectStatus(await fetch(`${server.url}${formPath}`, { method: 'PUT', headers, body: UPDATE_BODY }), 200, `PUT ${formPath}`)) as { name?: string; seoTitle?: string };
   if (updated.name !== 'Bench form' || updated.seoTitle !== 'Hello') throw new BenchError(`PUT ${formPath} did not apply the update: ${JSON.stringify(updated)}`);
-  return { label: 'formcast', server, path: formPath, headers };
+  return { target: { label: 'formcast', server, path: formPath, headers }, databaseFile: path.join(dir, 'formcast.db'), answer: updated };
+}
+
+/** The floor answers Formcast's own request (same path, key and body) on Formcast's database. */
+async function setupFloor(formcast: Target, databaseFile: string, formcastAnswer: Record<string, unknown>): Promise<Target> {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, DATABASE_URL: databaseFile };
+  const server = await startServer('floor server', ['--import', 'tsx', 'bench/floor-server.ts'], env);
+  const answer = JSON.parse(await expectStatus(await fetch(`${server.url}${formcast.path}`, { method: 'PUT', headers: formcast.headers, body: UPDATE_BODY }), 200, `floor PUT ${formcast.path}`)) as Record<string, unknown>;
+  // The same answer, field for field, but for the time of the update.
+  const comparable = (o: Record<string, unknown>) => JSON.stringify(Object.keys(o).sort().map((k) => [k, k === 'updatedAt' ? null : o[k]]));
+  if (comparable(answer) !== comparable(formcastAnswer)) {
+    throw new BenchError(`the floor does not answer what Formcast answers:\n${JSON.stringify(answer)}\n${JSON.stringify(formcastAnswer)}`);
+  }
+  return { label: 'floor', server, path: formcast.path, headers: formcast.headers };
 }
 
 async function setupBaseline(): Promise<Target> {
@@ -159,7 +176,9 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-function summarize(runs: Run[], label: Target['label']) {
+type Summary = ReturnType<typeof summarize>;
+
+function summarize(runs: Run[], label: Label) {
   const mine = runs.filter((r) => r.target === label);
   return {
     reqPerSec: mine.map((r) => Math.round(r.reqPerSec * 10) / 10),
@@ -179,31 +198,40 @@ function summarize(runs: Run[], label: Target['label']) {
 }
 
 function report(runs: Run[], opts: ReturnType<typeof parseOptions>): boolean {
-  const baseline = summarize(runs, 'baseline');
-  const target = summarize(runs, 'formcast');
-  const ratio = baseline.medianReqPerSec > 0 ? target.medianReqPerSec / baseline.medianReqPerSec : 0;
+  const [baseline, floor, target] = LABELS.map((label) => summarize(runs, label)) as [Summary, Summary, Summary];
+  const rate = (a: Summary, b: Summary) => (b.medianReqPerSec > 0 ? a.medianReqPerSec / b.medianReqPerSec : 0);
+  const ratio = rate(target, baseline);
+  const floorRatio = rate(floor, baseline);
+  const overFloor = rate(target, floor);
   const ratioPass = ratio >= RATIO_GOAL;
   const p99Pass = target.medianP99Ms < P99_GOAL_MS;
-  const ranClean = baseline.non2xx + target.non2xx + baseline.errors + target.errors === 0;
+  const all = [baseline, floor, target];
+  const bad = all.reduce((n, x) => n + x.non2xx + x.errors, 0);
+  const ranClean = bad === 0;
 
   const cols = ['round', 'target', 'req/s (mean)', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors'];
   const rows: string[][] = runs.map((r) => [
     String(r.round), r.target, fmt(r.reqPerSec, 1), String(r.p50Ms), String(r.p99Ms), String(r.requests), String(r.non2xx + r.warmupNon2xx), String(r.errors),
   ]);
-  for (const [label, s] of [['baseline', baseline], ['formcast', target]] as const) {
-    rows.push(['median', label, fmt(s.medianReqPerSec, 1), '', String(s.medianP99Ms), String(s.requests), String(s.non2xx), String(s.errors)]);
-  }
+  LABELS.forEach((label, i) => {
+    const x = all[i]!;
+    rows.push(['median', label, fmt(x.medianReqPerSec, 1), '', String(x.medianP99Ms), String(x.requests), String(x.non2xx), String(x.errors)]);
+  });
+  const round3 = (n: number) => Math.round(n * 1000) / 1000;
   const out = [
     '',
-    `PUT /v1/forms/{id} (formcast) vs PUT /forms/:id (bare Fastify + better-sqlite3), loopback`,
-    `${opts.connections} connections, ${opts.duration} s per run after ${opts.warmup} s warm-up, ${opts.rounds} round(s), alternating; node ${process.version}, ${os.cpus().length} CPU(s)`,
+    'PUT /v1/forms/{id}: formcast, and the floor (the same request, the same database work, raw statements),',
+    'vs PUT /forms/:id on a bare Fastify + better-sqlite3 baseline (one UPDATE); loopback',
+    `${opts.connections} connections, ${opts.duration} s per run after ${opts.warmup} s warm-up, ${opts.rounds} round(s), in turn; node ${process.version}, ${os.cpus().length} CPU(s)`,
     '',
     ...table(cols, [rows.slice(0, runs.length), rows.slice(runs.length)], 2),
     '',
     `ratio formcast/baseline (median req/s): ${ratio.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
     `formcast p99 (median of rounds):        ${target.medianP99Ms} ms   goal < ${P99_GOAL_MS} ms   ${p99Pass ? 'PASS' : 'MISS'}`,
-    `non-2xx responses / connection errors:  ${baseline.non2xx + target.non2xx} / ${baseline.errors + target.errors}   ${ranClean ? 'ok' : 'FAILED (must be 0; the figures above are not valid)'}`,
-    ...(ranClean ? [] : [`  status codes: baseline ${JSON.stringify(baseline.badStatuses)}, formcast ${JSON.stringify(target.badStatuses)}; timeouts: ${baseline.timeouts + target.timeouts}`]),
+    `ratio floor/baseline (reference):       ${floorRatio.toFixed(3)}x   the most this endpoint's own work allows here`,
+    `ratio formcast/floor:                   ${overFloor.toFixed(3)}x   what Formcast's framework, validation and query layer leave of it`,
+    `non-2xx responses / connection errors:  ${all.reduce((n, x) => n + x.non2xx, 0)} / ${all.reduce((n, x) => n + x.errors, 0)}   ${ranClean ? 'ok' : 'FAILED (must be 0; the figures above are not valid)'}`,
+    ...(ranClean ? [] : [`  status codes: ${LABELS.map((l, i) => `${l} ${JSON.stringify(all[i]!.badStatuses)}`).join(', ')}; timeouts: ${all.reduce((n, x) => n + x.timeouts, 0)}`]),
     '',
   ];
   process.stdout.write(out.join('\n'));
@@ -217,10 +245,13 @@ function report(runs: Run[], opts: ReturnType<typeof parseOptions>): boolean {
     warmupSec: opts.warmup,
     rounds: opts.rounds,
     baseline,
+    floor,
     target,
-    ratio: Math.round(ratio * 1000) / 1000,
+    ratio: round3(ratio),
+    floorRatio: round3(floorRatio),
+    targetOverFloor: round3(overFloor),
     goals: {
-      ratio: { min: RATIO_GOAL, value: Math.round(ratio * 1000) / 1000, pass: ratioPass },
+      ratio: { min: RATIO_GOAL, value: round3(ratio), pass: ratioPass },
       p99Ms: { max: P99_GOAL_MS, value: target.medianP99Ms, pass: p99Pass },
     },
     ok: ranClean,
@@ -232,15 +263,19 @@ function report(runs: Run[], opts: ReturnType<typeof parseOptions>): boolean {
 
 async function main(): Promise<number> {
   const opts = parseOptions();
-  process.stderr.write('setting up: baseline server, formcast workspace + server + form ...\n');
+  process.stderr.write('setting up: baseline server, formcast workspace + server + form, floor server ...\n');
   const baseline = await setupBaseline();
-  const formcast = await setupFormcast();
-  process.stderr.write(`baseline ${baseline.server.url}${baseline.path}\nformcast ${formcast.server.url}${formcast.path}\n`);
+  const { target: formcast, databaseFile, answer } = await setupFormcast();
+  const floor = await setupFloor(formcast, databaseFile, answer);
+  for (const t of [baseline, floor, formcast]) process.stderr.write(`${t.label.padEnd(8)} ${t.server.url}${t.path}\n`);
 
+  // The order turns each round, so that no server always follows the same one (Formcast and the floor share
+  // a database file, and whoever runs second finds it warm).
+  const targets = [baseline, floor, formcast];
   const runs: Run[] = [];
   for (let round = 1; round <= opts.rounds; round++) {
-    for (const target of [baseline, formcast]) {
-      runs.push(await measure(target, round, opts));
+    for (let i = 0; i < targets.length; i++) {
+      runs.push(await measure(targets[(i + round - 1) % targets.length]!, round, opts));
     }
   }
   return report(runs, opts) ? 0 : 1;

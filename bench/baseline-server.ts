@@ -8,22 +8,10 @@
  * BENCH_FORM_ID (the id of the one row, default `form_baseline`).
  * Prints `listening on http://HOST:PORT` on stdout once ready, like `formcast serve`.
  */
-import SQLite from 'better-sqlite3';
 import Fastify from 'fastify';
+import { openDatabase, serveUntilSignal } from './bare-server.js';
 
-const file = process.env.DATABASE_URL;
-if (!file) {
-  process.stderr.write('baseline-server: DATABASE_URL (a SQLite file path) is required\n');
-  process.exit(1);
-}
-const host = process.env.HOST || '127.0.0.1';
-const port = Number(process.env.PORT || 0);
-
-const db = new SQLite(file);
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = NORMAL');
-db.pragma('foreign_keys = ON');
-db.pragma('busy_timeout = 5000');
+const db = openDatabase('baseline-server');
 db.exec(`CREATE TABLE IF NOT EXISTS forms (
   id TEXT PRIMARY KEY,
   name TEXT NOT NULL,
@@ -43,19 +31,4 @@ app.put<{ Params: { id: string }; Body: { name?: unknown } }>('/forms/:id', asyn
   return { id: req.params.id, name, updatedAt };
 });
 
-await app.listen({ port, host });
-const address = app.server.address();
-const actualPort = typeof address === 'object' && address ? address.port : port;
-process.stdout.write(`listening on http://${host}:${actualPort}\n`);
-
-let closing = false;
-const shutdown = () => {
-  if (closing) process.exit(1);
-  closing = true;
-  app.close().then(() => {
-    db.close();
-    process.exit(0);
-  }, () => process.exit(1));
-};
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+await serveUntilSignal(app, db);

@@ -1,8 +1,9 @@
 /**
- * What the benchmarks share (bench/api.bench.ts, bench/import.bench.ts): command-line parsing, temp
- * directories and child processes that are cleaned up whatever happens, starting `formcast serve` (or
- * another server) and waiting until it listens, running a command to completion, peak RSS, table output,
- * and the top-level runner that turns a failure into a message and an exit code.
+ * What the benchmarks share (bench/api.bench.ts, bench/import.bench.ts, bench/send.bench.ts): command-line
+ * parsing, temp directories and child processes that are cleaned up whatever happens, starting `formcast
+ * serve` (or another child) and waiting until it says it is ready, running a command to completion, checking
+ * a setup response, peak RSS, table output, and the top-level runner that turns a failure into a message
+ * and an exit code.
  *
  * Importing this module installs process-wide exit and SIGINT/SIGTERM handlers (see below): import it
  * from a benchmark's entry point, not from the child scripts it spawns.
@@ -50,10 +51,10 @@ export function parseCommandLine<const O extends OptionsConfig>(options: O, help
   return parsed.values;
 }
 
-/** `raw` as a positive integer, `fallback` when absent; anything else is a BenchError naming --`name`. */
+/** `raw` as a positive integer (`1_000` allowed), `fallback` when absent; anything else is a BenchError naming --`name`. */
 export function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
-  const n = Number(raw);
+  const n = Number(raw.replace(/_/g, ''));
   if (!Number.isInteger(n) || n <= 0) throw new BenchError(`--${name} must be a positive integer, got "${raw}"`);
   return n;
 }
@@ -117,9 +118,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-/** `node args…` from ROOT, stdout and stderr piped, registered for cleanup. */
-function spawnNode(args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `node args…` from ROOT, stdout and stderr piped (and an IPC channel if asked), registered for cleanup. */
+function spawnNode(args: string[], env: NodeJS.ProcessEnv, ipc = false) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   return child;
 }
@@ -146,29 +147,29 @@ export interface Server {
 }
 
 /**
- * Spawns `node args…` and resolves once it prints `listening on http://HOST:PORT` on stdout (`formcast serve`
- * and bench/baseline-server.ts both do). Rejects with a BenchError and the child's last output lines if it
- * exits, fails to spawn, or prints no such line within 30 s; the child is still stopped by the cleanup.
+ * Spawns `node args…` and resolves once its stdout matches `ready`, with the match. Rejects with a BenchError
+ * and the child's last output lines if it exits, fails to spawn, or prints no such line within 30 s; the
+ * child is still stopped by the cleanup. `ipc` opens a message channel (child.send / 'message').
  */
-export function startServer(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<Server> {
-  const child = spawnNode(args, env);
+export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, { ipc = false } = {}): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
+  const child = spawnNode(args, env, ipc);
   const output = tail(child);
-  return new Promise<Server>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     let stdout = '';
     const fail = (why: string) => {
       clearTimeout(timer);
       reject(new BenchError(`${name} did not start: ${why}\n${output()}`));
     };
-    const timer = setTimeout(() => fail(`no "listening on" line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(`no ready line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       stdout += chunk.toString('utf8');
-      const m = /^listening on (http:\/\/\S+:\d+)\s*$/m.exec(stdout);
-      if (!m) return;
+      const match = ready.exec(stdout);
+      if (!match) return;
       clearTimeout(timer);
       child.stdout?.off('data', onData);
       child.off('exit', onExit);
       child.off('error', onError);
-      resolve({ name, child, url: m[1]!, output });
+      resolve({ child, match, output });
     };
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => fail(`exited (${signal ?? `code ${code}`})`);
     const onError = (err: Error) => fail(err.message);
@@ -178,13 +179,19 @@ export function startServer(name: string, args: string[], env: NodeJS.ProcessEnv
   });
 }
 
+/** startChild for a server that prints `listening on http://HOST:PORT` (`formcast serve`, the bare servers). */
+export async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<Server> {
+  const { child, match, output } = await startChild(name, args, env, /^listening on (http:\/\/\S+:\d+)\s*$/m);
+  return { name, child, url: match[1]!, output };
+}
+
 /** Runs `node args…` to completion; returns its stdout, throws a BenchError with its output on a non-zero exit. */
 export function run(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const child = spawnNode(args, env);
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
+  child.stdout?.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
+  child.stderr?.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
   return new Promise<string>((resolve, reject) => {
     child.once('error', (err) => reject(new BenchError(`${name} failed: ${err.message}`)));
     child.once('exit', (code, signal) => {
@@ -214,6 +221,13 @@ export async function startFormcast(dir: string): Promise<{ server: Server; work
   return { server, workspaceId: created.workspace.id, apiKey: created.apiKey.key };
 }
 
+/** The body of a setup request's response; a BenchError unless its status is `status`. */
+export async function expectStatus(res: Response, status: number, what: string): Promise<string> {
+  const text = await res.text();
+  if (res.status !== status) throw new BenchError(`${what}: expected ${status}, got ${res.status}: ${text.slice(0, 500)}`);
+  return text;
+}
+
 /** VmRSS and VmHWM (peak RSS) of a live process, in MB (Linux: /proc/<pid>/status). */
 export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -224,9 +238,9 @@ export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
 // ---------------------------------------------------------------------------------------------------
 // Output
 
-/** `n` with thousands separators and exactly `digits` decimals (en-US). */
-export function fmt(n: number, digits = 0): string {
-  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+/** `n` with thousands separators and exactly `digits` decimals (en-US); `-` for null (not measured). */
+export function fmt(n: number | null, digits = 0): string {
+  return n === null ? '-' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
 /**

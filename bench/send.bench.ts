@@ -19,23 +19,19 @@
  *          the server's default), --skip-baseline, --baseline-key-object (the baseline signs with a parsed
  *          KeyObject, as Formcast does, instead of the PEM text), --cpu-prof DIR (profile the server), --help.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
+import {
+  BenchError, HOST, alive, expectStatus, fmt, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startChild, startServer, stopChild, table,
+} from './harness.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const HOST = '127.0.0.1';
 const DOMAIN = 'acme.test';
 const PUBLIC_URL = 'https://news.acme.test';
 const RATIO_GOAL = 0.8;
 const RSS_GOAL_MB = 300;
 const RSS_GOAL_ROWS = 1_000_000;
-const START_TIMEOUT_MS = 30_000;
 /** No new message at the sink for this long: the run is stuck. */
 const STALL_MS = 60_000;
 const SUBJECT = 'News for {{ contact.firstName }}: what changed this month';
@@ -57,41 +53,20 @@ filters that stay put between visits and links you can share.</p>
 </body></html>
 `;
 
-class BenchError extends Error {}
-
 // ---------------------------------------------------------------------------------------------------
 // Options
 
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const n = Number(raw.replace(/_/g, ''));
-  if (!Number.isInteger(n) || n <= 0) throw new BenchError(`--${name} must be a positive integer, got "${raw}"`);
-  return n;
-}
-
 function parseOptions() {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: process.argv.slice(2),
-      options: {
-        rows: { type: 'string' },
-        million: { type: 'boolean' },
-        connections: { type: 'string' },
-        'skip-baseline': { type: 'boolean' },
-        'baseline-key-object': { type: 'boolean' },
-        'cpu-prof': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    });
-  } catch (err) {
-    const npmAteIt = ['rows', 'million', 'connections'].some((o) => process.env[`npm_config_${o}`] !== undefined);
-    throw new BenchError(`${(err as Error).message}${npmAteIt ? '; pass options after `--`: npm run bench:send -- --rows 10000' : ' (see --help)'}`);
-  }
-  const { values } = parsed;
-  if (values.help) {
-    process.stdout.write([
+  const values = parseCommandLine({
+    rows: { type: 'string' },
+    million: { type: 'boolean' },
+    connections: { type: 'string' },
+    'skip-baseline': { type: 'boolean' },
+    'baseline-key-object': { type: 'boolean' },
+    'cpu-prof': { type: 'string' },
+  }, {
+    example: 'npm run bench:send -- --rows 10000',
+    usage: [
       'usage: npm run bench:send -- [--rows N | --million] [--connections N] [--skip-baseline]',
       '  --rows N          recipients (default 100000)',
       '  --million         1,000,000 recipients',
@@ -99,10 +74,8 @@ function parseOptions() {
       '  --skip-baseline   measure the server only (no ratio)',
       '  --baseline-key-object  give the baseline a parsed KeyObject instead of the PEM text (as Formcast does)',
       '  --cpu-prof DIR    run the server with node --cpu-prof, writing the profile to DIR (open it in Chrome DevTools)',
-      '',
-    ].join('\n'));
-    process.exit(0);
-  }
+    ],
+  });
   if (values.million && values.rows !== undefined) throw new BenchError('give --rows or --million, not both');
   return {
     rows: values.million ? 1_000_000 : positiveInt('rows', values.rows, 100_000),
@@ -111,125 +84,6 @@ function parseOptions() {
     baselineKeyObject: values['baseline-key-object'] ?? false,
     cpuProfDir: values['cpu-prof'] === undefined ? null : path.resolve(values['cpu-prof']),
   };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Child processes and temp directories, cleaned up whatever happens
-
-const children = new Set<ChildProcess>();
-const tempDirs = new Set<string>();
-
-function makeTempDir(label: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `formcast-bench-${label}-`));
-  tempDirs.add(dir);
-  return dir;
-}
-
-function removeTempDirs(): void {
-  for (const dir of tempDirs) {
-    try {
-      fs.rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // best effort
-    }
-    tempDirs.delete(dir);
-  }
-}
-
-function alive(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (alive(child)) {
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => { if (alive(child)) child.kill('SIGKILL'); }, 5_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  children.delete(child);
-}
-
-async function cleanup(): Promise<void> {
-  await Promise.all([...children].map(stopChild));
-  removeTempDirs();
-}
-
-process.on('exit', () => {
-  for (const child of children) if (alive(child)) child.kill('SIGKILL');
-  removeTempDirs();
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    process.stderr.write(`\ninterrupted (${signal}), stopping the child processes\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-function tail(child: ChildProcess, max = 40): () => string {
-  const lines: string[] = [];
-  const keep = (chunk: Buffer) => {
-    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    if (lines.length > max) lines.splice(0, lines.length - max);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return () => lines.map((l) => `    | ${l}`).join('\n');
-}
-
-/** Spawns `node args…` and waits for a stdout line matching `ready`; returns the child and the match. */
-function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, ipc = false): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  const output = tail(child);
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    const fail = (why: string) => {
-      clearTimeout(timer);
-      reject(new BenchError(`${name} did not start: ${why}\n${output()}`));
-    };
-    const timer = setTimeout(() => fail(`no ready line within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
-    const onData = (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-      const m = ready.exec(stdout);
-      if (!m) return;
-      clearTimeout(timer);
-      child.stdout?.off('data', onData);
-      child.off('exit', onExit);
-      resolve({ child, match: m, output });
-    };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) => fail(`exited (${signal ?? `code ${code}`})`);
-    child.stdout?.on('data', onData);
-    child.once('exit', onExit);
-    child.once('error', (err) => fail(err.message));
-  });
-}
-
-/** Runs `node args…` to completion; returns stdout, throws with the output on a non-zero exit. */
-function run(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
-  return new Promise<string>((resolve, reject) => {
-    child.once('error', (err) => reject(new BenchError(`${name} failed: ${err.message}`)));
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      if (code === 0) resolve(stdout);
-      else reject(new BenchError(`${name} failed (${signal ?? `exit code ${code}`}):\n${stderr}${stdout}`));
-    });
-  });
-}
-
-function procStatusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  try {
-    return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -250,7 +104,7 @@ interface Sink {
 }
 
 async function startSink(): Promise<Sink> {
-  const { child, match } = await startChild('SMTP sink', ['--import', 'tsx', 'bench/smtp-sink.ts'], { ...process.env, PORT: '0' }, /^sink listening on (\d+)$/m, true);
+  const { child, match } = await startChild('SMTP sink', ['--import', 'tsx', 'bench/smtp-sink.ts'], { ...process.env, PORT: '0' }, /^sink listening on (\d+)$/m, { ipc: true });
   const request = <T>(cmd: string, type: string) => new Promise<T>((resolve, reject) => {
     if (!alive(child)) return reject(new BenchError('the SMTP sink is no longer running'));
     const onMessage = (msg: { type?: string }) => {
@@ -270,12 +124,6 @@ async function startSink(): Promise<Sink> {
 
 // ---------------------------------------------------------------------------------------------------
 // Setup
-
-async function expectStatus(res: Response, status: number, what: string): Promise<string> {
-  const text = await res.text();
-  if (res.status !== status) throw new BenchError(`${what}: expected ${status}, got ${res.status}: ${text.slice(0, 500)}`);
-  return text;
-}
 
 function insertContacts(dbFile: string, workspaceId: string, rows: number): void {
   const db = new SQLite(dbFile);
@@ -361,16 +209,21 @@ async function runBaseline(sink: Sink, dbFile: string, workspaceId: string, rows
 async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, apiKey: string, cpuProfDir: string | null): Promise<Result & { sentAfterMs: number; rssSamplesMaxMb: number }> {
   await sink.reset();
   process.stderr.write(`formcast: serve (worker in-process), one broadcast to ${rows.toLocaleString('en-US')} contacts ...\n`);
-  const { child, match, output } = await startChild('formcast serve', [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), 'bin/formcast', 'serve'], { ...env, SMTP_URL: `smtp://${HOST}:${sink.port}` }, /^listening on (http:\/\/\S+:\d+)\s*$/m);
-  const url = match[1]!;
+  const { child, url, output } = await startServer('formcast serve', [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), 'bin/formcast', 'serve'], { ...env, SMTP_URL: `smtp://${HOST}:${sink.port}` });
   const pid = child.pid!;
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   const created = JSON.parse(await expectStatus(await fetch(`${url}/v1/broadcasts`, {
     method: 'POST', headers, body: JSON.stringify({ name: 'Bench broadcast', from: `Acme <news@${DOMAIN}>`, emailContent: { subject: SUBJECT, html: HTML } }),
   }), 201, 'POST /v1/broadcasts')) as { id: string };
 
-  let rssMaxKb = 0;
-  const sampler = setInterval(() => { rssMaxKb = Math.max(rssMaxKb, procStatusKb(pid, 'VmRSS')); }, 1000);
+  let rssMaxMb = 0;
+  const sampler = setInterval(() => {
+    try {
+      rssMaxMb = Math.max(rssMaxMb, memoryOf(pid).rssMb);
+    } catch {
+      // exited meanwhile: waitForSink reports it
+    }
+  }, 1000);
   try {
     const sentAt = performance.timeOrigin + performance.now();
     await expectStatus(await fetch(`${url}/v1/broadcasts/${created.id}/send`, { method: 'POST', headers }), 202, 'POST /v1/broadcasts/{id}/send');
@@ -385,12 +238,12 @@ async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, api
       if (broadcast.status === 'SENDING') await new Promise((r) => setTimeout(r, 250));
     }
     const sentAfterMs = (performance.timeOrigin + performance.now()) - sentAt;
-    const peakKb = procStatusKb(pid, 'VmHWM');
+    const { peakRssMb } = memoryOf(pid);
     if (broadcast.status !== 'SENT' || broadcast.stats?.sent !== rows) {
       throw new BenchError(`the broadcast ended ${broadcast.status} with stats ${JSON.stringify(broadcast.stats)} (expected SENT, ${rows} sent)\n${output()}`);
     }
     const latest = await sink.stats();
-    return { ...fromSink('formcast', latest, rows, { timeToFirstMs: s.first! - sentAt, peakRssMb: peakKb / 1024 }), sentAfterMs, rssSamplesMaxMb: rssMaxKb / 1024 };
+    return { ...fromSink('formcast', latest, rows, { timeToFirstMs: s.first! - sentAt, peakRssMb }), sentAfterMs, rssSamplesMaxMb: rssMaxMb };
   } finally {
     clearInterval(sampler);
     await stopChild(child);
@@ -399,10 +252,6 @@ async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, api
 
 // ---------------------------------------------------------------------------------------------------
 // Report
-
-function fmt(n: number | null, digits = 0): string {
-  return n === null ? '-' : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-}
 
 function report(opts: ReturnType<typeof parseOptions>, concurrency: number, results: Result[], target: Result & { sentAfterMs: number; rssSamplesMaxMb: number }): boolean {
   const baseline = results.find((r) => r.label === 'baseline');
@@ -414,16 +263,12 @@ function report(opts: ReturnType<typeof parseOptions>, concurrency: number, resu
 
   const cols = ['run', 'messages', 'signed', 'seconds', 'msg/s', 'first msg ms', 'peak RSS MB', 'KB/msg'];
   const rows = results.map((r) => [r.label, fmt(r.messages), fmt(r.signed), fmt(r.seconds, 1), fmt(r.perSec, 0), fmt(r.timeToFirstMs), fmt(r.peakRssMb, 0), fmt(r.messages ? r.bytes / r.messages / 1024 : 0, 1)]);
-  const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const out = [
     '',
     `one broadcast to ${fmt(opts.rows)} recipients (formcast serve, SQLite) vs nodemailer pooled transport (baseline), same SMTP sink`,
     `SMTP pool ${opts.connections} connections, ${concurrency} messages in flight, DKIM RSA-2048 (baseline key as ${opts.baselineKeyObject ? 'KeyObject' : 'PEM text'}); node ${process.version}, ${os.cpus().length} CPU(s), load average ${os.loadavg()[0]!.toFixed(1)}`,
     '',
-    line(cols),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.map(line),
+    ...table(cols, [rows], 1),
     '',
     ratio === null
       ? 'ratio formcast/baseline (msg/s): not measured (--skip-baseline)'
@@ -485,12 +330,4 @@ async function main(): Promise<number> {
   return report(opts, concurrency, results, target) ? 0 : 1;
 }
 
-let exitCode = 1;
-try {
-  exitCode = await main();
-} catch (err) {
-  process.stderr.write(`\nbench:send failed: ${err instanceof BenchError ? err.message : (err as Error).stack ?? String(err)}\n`);
-} finally {
-  await cleanup();
-}
-process.exit(exitCode);
+await runBench('bench:send', main);
