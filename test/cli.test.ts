@@ -180,7 +180,9 @@ async function checkServing(server: Server, ws: { id: string; name: string }, ke
 
 // Everything below runs concurrently (each describe has its own database): process spawns dominate the
 // runtime and mostly wait on I/O and module loading.
-describe.concurrent('formcast CLI', () => {
+// Each `formcast` process compiles the TypeScript as it starts (~1 CPU-second); several run at once, so a
+// loaded machine needs far more than the default test timeout.
+describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
   describe('formcast --help and usage errors', () => {
     const env = sqliteEnv();
 
@@ -356,11 +358,14 @@ describe.concurrent('formcast CLI', () => {
       let response = '';
       socket.setEncoding('utf8').on('data', (d: string) => (response += d));
       const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      const requestsLogged = () => server.stdout().match(/"msg":"incoming request"/g)?.length ?? 0;
+      const before = requestsLogged();
       socket.write(
         `POST /v1/api-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${created.apiKey.key}\r\n`
         + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
       );
-      await new Promise((r) => setTimeout(r, 200));
+      // The signal must find the request in progress (an idle connection would simply be closed).
+      await until(async () => requestsLogged() > before, 10_000, 'serve never logged the in-flight request');
 
       server.child.kill('SIGTERM');
       await server.shuttingDown;
