@@ -35,6 +35,8 @@ interface Stub {
   /** Where a submission with first_name "redirect" is sent. */
   redirectTo: string;
   forms: Map<string, Omit<EmbedOptions, 'action'>>;
+  /** Holds every answer to a submission until the returned function is called (to see the busy state). */
+  holdAnswers(): () => void;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ async function startStub(): Promise<Stub> {
   const posts: Stub['posts'] = [];
   const forms = new Map<string, Omit<EmbedOptions, 'action'>>();
   let url = '';
+  let held = Promise.resolve();
   const server = http.createServer((req, res) => {
     const m = /^\/f\/([a-z0-9-]+)(\/embed\.js)?$/.exec(req.url ?? '');
     const form = m ? forms.get(m[1]!) : undefined;
@@ -62,8 +65,7 @@ async function startStub(): Promise<Stub> {
       const body = JSON.parse(raw);
       posts.push({ slug: form.slug, body, origin: req.headers.origin });
       const send = (status: number, value: unknown) => {
-        // A little latency, so that the busy state can be seen.
-        setTimeout(() => res.writeHead(status, { 'content-type': 'application/json', ...cors }).end(JSON.stringify(value)), 150);
+        void held.then(() => res.writeHead(status, { 'content-type': 'application/json', ...cors }).end(JSON.stringify(value)));
       };
       if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(body.email ?? '')) return send(422, { ok: false, errors: [{ field: 'email', message: `Enter a valid email address (${body.email})` }] });
       if (body.first_name === 'slow down') return send(429, { ok: false, errors: [{ field: null, message: 'Too many submissions, try again later.' }] });
@@ -72,7 +74,18 @@ async function startStub(): Promise<Stub> {
     });
   });
   url = await listen(server);
-  const stub: Stub = { url, posts, forms, redirectTo: '', close: () => new Promise((r) => server.close(() => r())) };
+  const stub: Stub = {
+    url, posts, forms, redirectTo: '',
+    holdAnswers() {
+      let release!: () => void;
+      held = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        release();
+        held = Promise.resolve();
+      };
+    },
+    close: () => new Promise((r) => server.close(() => r())),
+  };
   return stub;
 }
 
@@ -170,8 +183,10 @@ describeBrowser('embed script (stub server, headless Chromium)', () => {
 
     await email.fill('ann@example');
     await page.getByLabel('First name').fill('Ann');
+    const answer = stub.holdAnswers();
     await page.getByRole('button', { name: 'Subscribe' }).click();
     await expect.poll(() => page.getByRole('button', { name: 'Subscribe' }).isDisabled()).toBe(true);
+    answer();
     const error = page.locator('[data-formcast-error="email"]');
     await expect.poll(() => error.textContent()).toBe('Enter a valid email address (ann@example)');
     expect(await page.getByRole('button', { name: 'Subscribe' }).isDisabled()).toBe(false);
