@@ -7,6 +7,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores: files run two at a time; PostgreSQL suites each get their own schema.
     maxWorkers: 2,
+    // expect.poll waits on a browser and a server round trip; its 1 s default is too short on a loaded machine.
+    expect: { poll: { timeout: 10_000 } },
     reporters: ['default'],
   },
 });
