@@ -29,7 +29,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -56,13 +56,20 @@ interface Faults {
 }
 
 interface Smtp {
+  /** Two listening ports, one recorder: a worker given its own port can be told apart from the other. */
   port: number;
+  secondPort: number;
   /** Recipient → the Message-ID of every copy accepted (a copy counts once the message arrived in full). */
   received: Map<string, string[]>;
   total(): number;
   stats: { accepted: number; rcpt421: number; data421: number; droppedBeforeData: number; droppedAfterData: number };
-  /** Makes new transactions wait at MAIL FROM until release(): a sender caught mid-batch stays mid-batch. */
+  /**
+   * Makes new transactions wait at MAIL FROM until release(). A delivery waiting there has been handed off
+   * and cannot be recorded, so its worker stays in the middle of its batch for as long as the hold lasts.
+   */
   hold(): void;
+  /** How many transactions wait at MAIL FROM on this port. */
+  heldOn(port: number): number;
   release(): void;
   close(): Promise<void>;
 }
@@ -75,22 +82,23 @@ async function startSmtp(faults: Faults | null): Promise<Smtp> {
   const received = new Map<string, string[]>();
   const stats = { accepted: 0, rcpt421: 0, data421: 0, droppedBeforeData: 0, droppedAfterData: 0 };
   let total = 0;
-  let held: (() => void)[] | null = null;
+  let held: { port: number; go: () => void }[] | null = null;
   const roll = (p: number) => faults !== null && Math.random() < p;
-  // eslint-disable-next-line prefer-const
-  let server: SMTPServer;
+  const servers: SMTPServer[] = [];
   /** Cuts the TCP connection of this session without a reply (what a crash or a network failure looks like). */
   const drop = (session: SMTPServerSession) => {
-    for (const conn of (server as unknown as { connections: Set<{ id: string; _socket: { destroy(): void } }> }).connections) {
-      if (conn.id === session.id) conn._socket.destroy();
+    for (const server of servers) {
+      for (const conn of (server as unknown as { connections: Set<{ id: string; _socket: { destroy(): void } }> }).connections) {
+        if (conn.id === session.id) conn._socket.destroy();
+      }
     }
   };
-  server = new SMTPServer({
+  const options: SMTPServerOptions = {
     disabledCommands: ['STARTTLS', 'AUTH'],
     authOptional: true,
     logger: false,
     onMailFrom(_address, session, callback) {
-      if (held) return void held.push(() => callback());
+      if (held) return void held.push({ port: session.localPort, go: () => callback() });
       if (roll((faults?.drop ?? 0) / 3)) {
         stats.droppedBeforeData++;
         return drop(session);
@@ -139,22 +147,31 @@ async function startSmtp(faults: Faults | null): Promise<Smtp> {
         callback(null, 'OK queued');
       });
     },
-  });
-  server.on('error', () => {}); // a dropped connection is reported here; it is what we wanted
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.server.address() as AddressInfo).port;
+  };
+  const ports: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const server = new SMTPServer(options);
+    server.on('error', () => {}); // a dropped connection is reported here; it is what we wanted
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    servers.push(server);
+    ports.push((server.server.address() as AddressInfo).port);
+  }
   return {
-    port,
+    port: ports[0]!,
+    secondPort: ports[1]!,
     received,
     total: () => total,
     stats,
     hold: () => void (held ??= []),
+    heldOn: (port) => held?.filter((h) => h.port === port).length ?? 0,
     release: () => {
       const waiting = held ?? [];
       held = null;
-      for (const go of waiting) go();
+      for (const h of waiting) h.go();
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: async () => {
+      await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+    },
   };
 }
 
@@ -334,24 +351,31 @@ describePg(title, () => {
     const smtp = await startSmtp(null);
     try {
       const { services, workspaceId, broadcastId, emails } = await setup('kill');
-      const [victim, survivor] = await Promise.all([startWorker(workerEnv(smtp)), startWorker(workerEnv(smtp))]);
+      // The victim sends through the SMTP server's second port, so its transactions can be told apart.
+      // Leases of 4 s: the victim's claims must outlive the measurement after the kill by a wide margin.
+      const lease = { WORKER_LEASE_MS: '4000' };
+      const [victim, survivor] = await Promise.all([
+        startWorker(workerEnv(smtp, { ...lease, SMTP_URL: `smtp://127.0.0.1:${smtp.secondPort}` })),
+        startWorker(workerEnv(smtp, lease)),
+      ]);
       const started = Date.now();
       await services.broadcasts.send(workspaceId, broadcastId);
 
-      // Let 25% arrive, then kill the victim while it holds a claimed batch. The SMTP server holds new
-      // transactions meanwhile, so the batch the victim is seen handing off cannot finish before the kill.
+      // Let 25% arrive, then kill the victim in the middle of a batch: the SMTP server holds new transactions,
+      // and once one of the victim's waits there, that delivery is handed off and cannot be recorded, so the
+      // victim's batch cannot end before the kill.
       await waitFor('a quarter of the messages', 30_000, () => (smtp.total() >= RECIPIENTS / 4 ? true : undefined), 10);
       smtp.hold();
+      await waitFor('a transaction of the victim held at MAIL FROM', 10_000, () => (smtp.heldOn(smtp.secondPort) > 0 ? true : undefined), 1);
       const ownedBy = (pid: number) => db.kysely.selectFrom('deliveries')
         .select([(eb) => eb.fn.countAll<string>().as('claimed'), (eb) => eb.fn.count<string>('handed_off_at').as('handedOff')])
         .where('broadcast_id', '=', broadcastId).where('status', '=', 'SENDING').where('lease_owner', 'like', `%:${pid}:%`)
         .executeTakeFirstOrThrow();
-      await waitFor('the victim to be handing a batch to SMTP', 10_000, async () => (Number((await ownedBy(victim.pid)).handedOff) > 0 ? true : undefined), 1);
       victim.child.kill('SIGKILL');
       await victim.exited;
       smtp.release();
       const arrivedAtKill = smtp.total();
-      // Its last statements have reached the database by now; its leases run for LEASE_MS more.
+      // Its last statements have reached the database by now; its leases run for seconds more.
       await sleep(300);
       const held = await ownedBy(victim.pid);
       const claimed = Number(held.claimed);
@@ -377,7 +401,9 @@ describePg(title, () => {
     const smtp = await startSmtp({ rcpt421: 0.08, data421: 0.08, drop: 0.05 });
     try {
       const { services, workspaceId, broadcastId, emails } = await setup('flaky');
-      const env = workerEnv(smtp, { WORKER_BACKOFF_BASE_MS: '50', WORKER_MAX_ATTEMPTS: '15' });
+      // Long leases: no worker dies here, and a lease that lapsed while a loaded machine stalled a worker would
+      // let the other send a handed-off delivery again, a duplicate this test does not count on.
+      const env = workerEnv(smtp, { WORKER_BACKOFF_BASE_MS: '50', WORKER_MAX_ATTEMPTS: '15', WORKER_LEASE_MS: '15000' });
       const pair = await Promise.all([startWorker(env), startWorker(env)]);
       const started = Date.now();
       await services.broadcasts.send(workspaceId, broadcastId);
