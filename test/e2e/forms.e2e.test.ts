@@ -77,7 +77,8 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
         resolve(m[1]!);
       }
     });
-    child.once('exit', (code, signal) => fail(`serve exited early (code ${code}, signal ${signal})`));
+    // 'close', not 'exit': only then has all its output (an EADDRINUSE on stderr, say) been read.
+    child.once('close', (code, signal) => fail(`serve exited early (code ${code}, signal ${signal})`));
   });
   return { child, url, output: () => output };
 }
