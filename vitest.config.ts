@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    hookTimeout: 120_000,
     // Two cores: files run two at a time; PostgreSQL suites each get their own schema.
     maxWorkers: 2,
     // expect.poll waits on a browser and a server round trip; its 1 s default is too short on a loaded machine.

@@ -100,7 +100,7 @@ async function serve(env: Record<string, string>): Promise<Server> {
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error('no "listening on" line within 20 s')), 20_000);
+    const timer = setTimeout(() => fail(new Error('no "listening on" line within 60 s')), 60_000);
     function fail(err: Error) {
       clearTimeout(timer);
       child.kill('SIGKILL');

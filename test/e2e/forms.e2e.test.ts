@@ -63,7 +63,7 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
   child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
   child.stdout.setEncoding('utf8');
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => fail('no "listening on" line within 20 s'), 20_000);
+    const timer = setTimeout(() => fail('no "listening on" line within 60 s'), 60_000);
     function fail(why: string) {
       clearTimeout(timer);
       child.kill('SIGKILL');

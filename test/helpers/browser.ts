@@ -44,5 +44,5 @@ export function describeBrowser(title: string, suite: () => void): void {
  * playwright removes on close, so no state (localStorage, cookies) carries over between suites.
  */
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS, timeout: 30_000 });
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS, timeout: 60_000 });
 }

@@ -200,7 +200,7 @@ function startWorker(env: Record<string, string>): Promise<Worker> {
   workers.add(worker);
   void exited.then(() => workers.delete(worker));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start within 20 s:\n${out}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`worker did not start within 60 s:\n${out}`)), 60_000);
     const check = () => {
       if (/^worker started$/m.test(out)) {
         clearTimeout(timer);
@@ -364,7 +364,7 @@ describePg(title, () => {
       // Let 25% arrive, then kill the victim in the middle of a batch: the SMTP server holds new transactions,
       // and once one of the victim's waits there, that delivery is handed off and cannot be recorded, so the
       // victim's batch cannot end before the kill.
-      await waitFor('a quarter of the messages', 30_000, () => (smtp.total() >= RECIPIENTS / 4 ? true : undefined), 10);
+      await waitFor('a quarter of the messages', 90_000, () => (smtp.total() >= RECIPIENTS / 4 ? true : undefined), 10);
       smtp.hold();
       await waitFor('a transaction of the victim held at MAIL FROM', 10_000, () => (smtp.heldOn(smtp.secondPort) > 0 ? true : undefined), 1);
       const ownedBy = (pid: number) => db.kysely.selectFrom('deliveries')
@@ -381,7 +381,7 @@ describePg(title, () => {
       const claimed = Number(held.claimed);
       const inFlight = Number(held.handedOff);
 
-      const status = await finished(workspaceId, broadcastId, 45_000, [survivor]);
+      const status = await finished(workspaceId, broadcastId, 120_000, [survivor]);
       expect(status).toBe('SENT');
       const duplicates = await checkDelivered(smtp, workspaceId, broadcastId, emails);
       console.info(`[reliability] SIGKILL at ${arrivedAtKill}/${RECIPIENTS} arrived; the victim held ${claimed} claimed, ${inFlight} handed off; `
@@ -395,7 +395,7 @@ describePg(title, () => {
       await Promise.all([...workers].map((w) => stopWorker(w)));
       await smtp.close();
     }
-  }, 80_000);
+  }, 180_000);
 
   it('the SMTP server answers 421 and drops connections at random: everyone gets it; duplicates ≤ messages whose reply was lost', async () => {
     const smtp = await startSmtp({ rcpt421: 0.08, data421: 0.08, drop: 0.05 });
@@ -408,7 +408,7 @@ describePg(title, () => {
       const started = Date.now();
       await services.broadcasts.send(workspaceId, broadcastId);
 
-      const status = await finished(workspaceId, broadcastId, 60_000, pair);
+      const status = await finished(workspaceId, broadcastId, 120_000, pair);
       expect(status).toBe('SENT');
       const duplicates = await checkDelivered(smtp, workspaceId, broadcastId, emails);
       const retried = await db.kysely.selectFrom('deliveries').select((eb) => eb.fn.countAll<string>().as('n'))
@@ -425,5 +425,5 @@ describePg(title, () => {
       await Promise.all([...workers].map((w) => stopWorker(w)));
       await smtp.close();
     }
-  }, 80_000);
+  }, 180_000);
 });
