@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/', 'coverage/', 'test-output/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'coverage/', 'test-output/', 'scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream';
 import { parse, type Options } from 'csv-parse';
 import type { ContactStatus } from '../db/schema.js';
 import { DomainError, validationFailed, type FieldError } from '../http/errors.js';
+import { MAX_JSON_DEPTH, findBadString, jsonDepth } from '../http/input.js';
 import { toFieldErrors, validatorCompiler } from '../http/validation.js';
 import { contactEmail } from './contacts.email.js';
 import { CONTACT_STATUSES, ImportRow, MAX_PROPERTIES, PROPERTY_KEY_PATTERN } from './contacts.schemas.js';
@@ -83,6 +84,9 @@ function describe(errors: FieldError[]): string {
 /** A row object (an NDJSON line, or a CSV row turned into one) checked like a POST body. */
 export function checkRow(value: unknown, line: number): ImportItem {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { type: 'reject', line, reason: 'must be a JSON object' };
+  // NUL and lone surrogates, in values and keys, as the input layer refuses them in every body (http/input.ts).
+  const bad = findBadString(value);
+  if (bad) return { type: 'reject', line, reason: describe([bad]) };
   if (!validateRow(value)) return { type: 'reject', line, reason: describe(toFieldErrors(validateRow.errors ?? [], 'body')) };
   const input = value as ContactUpsert;
   const email = contactEmail(input.email);
@@ -145,6 +149,10 @@ export async function* ndjsonItems(source: AsyncIterable<Buffer>): AsyncGenerato
     }
     const text = line === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
     if (text.trim() === '') continue;
+    if (jsonDepth(text) > MAX_JSON_DEPTH) {
+      yield { type: 'reject', line, reason: `nests deeper than ${MAX_JSON_DEPTH} levels` };
+      continue;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);

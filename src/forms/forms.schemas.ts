@@ -12,7 +12,7 @@ export const FIELD_NAME_PATTERN = '^[A-Za-z0-9_.\\[\\]-]{1,100}$';
 export const CONTACT_PROPERTY_PATTERN = '^[a-zA-Z][a-zA-Z0-9_]{0,63}$';
 export const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
 
-const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
+const HttpUrl = Type.String({ format: 'http-url', maxLength: 2048, description: 'an absolute http(s) URL, without user name or password' });
 
 export const FieldMapping = StrictRecord(FIELD_NAME_PATTERN, Type.String({ pattern: CONTACT_PROPERTY_PATTERN }), {
   maxProperties: 100,

@@ -1,6 +1,6 @@
 import type { RouteOptions } from 'fastify';
 
-type HookName = 'onRequest' | 'preHandler' | 'onSend';
+type HookName = 'onRequest' | 'preValidation' | 'preHandler' | 'onSend';
 
 /**
  * Appends a hook to one route as it is registered (from an onRoute hook). For hooks only some routes

@@ -1,7 +1,10 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import type { FieldError } from './errors.js';
+import { notFound, validationFailed, type FieldError } from './errors.js';
+import { normalizeDateTime } from '../lib/time.js';
+import { isHttpUrl } from '../lib/url.js';
+import { findBadString } from './input.js';
 
 /**
  * Two validators: bodies are strict JSON (no coercion, no removal of unknown fields, every error listed);
@@ -16,15 +19,37 @@ function makeAjv(coerce: boolean) {
     strict: false,
   });
   addFormats.default(ajv);
+  // A date-time must be a real instant the service can store: no leap second (23:59:60), no 24:00, years
+  // 0000 to 9999 (ajv-formats accepts the first two, and `new Date` cannot represent them).
+  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => normalizeDateTime(s) !== undefined });
+  // An absolute http(s) URL with a plain host and no credentials (lib/url.ts).
+  ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
   return ajv;
 }
 
 const bodyAjv = makeAjv(false);
 const paramAjv = makeAjv(true);
 
+/**
+ * Bodies are checked by their schema only (their strings were checked when the body was parsed, see
+ * input.ts). Path parameters and query strings are checked for bad strings first: a path parameter that is
+ * not a well-formed value names nothing, so any failure there is 404 (contract section 3: an unknown id);
+ * a bad query string is 422 at `/query/<name>`.
+ */
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const ajv = httpPart === 'body' ? bodyAjv : paramAjv;
-  return ajv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
+  if (httpPart === 'body') return bodyAjv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
+  const validate = paramAjv.compile(schema);
+  if (httpPart === 'params') {
+    return ((data: unknown) => (findBadString(data) || !validate(data) ? { error: notFound('resource') } : true)) as ReturnType<FastifySchemaCompiler<object>>;
+  }
+  const check = (data: unknown) => {
+    const bad = findBadString(data, httpPart === 'querystring' ? '/query' : `/${httpPart ?? ''}`);
+    if (bad) return { error: validationFailed([bad]) };
+    return validate(data);
+  };
+  // Fastify reads the errors of a `false` answer from the function itself.
+  Object.defineProperty(check, 'errors', { get: () => validate.errors });
+  return check as ReturnType<FastifySchemaCompiler<object>>;
 };
 
 /** Fields that exist on a resource but are set by the service; naming them in a body gets a clearer message. */

@@ -1,7 +1,7 @@
-import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { escapeHtml } from '../forms/forms.html.js';
 import { DomainError } from '../http/errors.js';
+import { registerBodyParsers } from '../http/input.js';
 import { sendPage } from '../pages/layout.js';
 import type { UnsubscribeContext, UnsubscribeService } from './unsubscribe.service.js';
 
@@ -30,7 +30,7 @@ function choicePage(reply: FastifyReply, ctx: UnsubscribeContext, token: string)
  * `List-Unsubscribe=One-Click`, or the page's own forms.
  */
 export async function unsubscribeRoutes(app: FastifyInstance, opts: { service: UnsubscribeService }): Promise<void> {
-  await app.register(formbody, { bodyLimit: 64 * 1024 });
+  registerBodyParsers(app, { form: { bodyLimit: 64 * 1024 } });
   // One-click must work whatever a mail client posts (some send multipart or nothing): other bodies are ignored.
   app.addContentTypeParser('*', { bodyLimit: 64 * 1024 }, (_req, payload, done) => {
     payload.resume();
