@@ -1,5 +1,5 @@
 import type { ContactRecord } from '../contacts/contacts.repository.js';
-import { liquid, liquidHtml, renderTemplate } from '../lib/liquid.js';
+import { isRenderLimit, liquid, liquidHtml, renderTemplate } from '../lib/liquid.js';
 import type { EmailContent } from './broadcasts.schemas.js';
 
 /** What a broadcast's Liquid templates see: `contact`, `broadcast` and `unsubscribe_url`. */
@@ -20,35 +20,42 @@ export interface RenderedContent {
 export const SAMPLE_CONTACT: RenderScope['contact'] = { email: 'jane.doe@example.com', firstName: 'Jane', lastName: 'Doe', properties: {} };
 
 /** Renders one recipient's content. The HTML body escapes every output; subject, text and preheader do not. */
-export async function renderContent(content: EmailContent, scope: RenderScope): Promise<RenderedContent> {
+export function renderContent(content: EmailContent, scope: RenderScope): RenderedContent {
   const vars = scope as unknown as Record<string, unknown>;
-  const [subject, html, text, previewText] = await Promise.all([
-    renderTemplate(content.subject, vars),
-    renderTemplate(content.html, vars, 'html'),
-    renderTemplate(content.text, vars),
-    renderTemplate(content.previewText, vars),
-  ]);
-  return { subject, html, text, previewText };
+  return {
+    subject: renderTemplate(content.subject, vars),
+    html: renderTemplate(content.html, vars, 'html'),
+    text: renderTemplate(content.text, vars),
+    previewText: renderTemplate(content.previewText, vars),
+  };
 }
 
 /**
  * The broadcast's templates parsed once, rendered per recipient: what the delivery pipeline uses, so a
- * million recipients cost one parse.
+ * million recipients cost one parse. A template that reaches the render limit once is not tried again:
+ * every later render of this broadcast fails at once with the same error.
  */
-export function prepareContent(content: EmailContent): (scope: RenderScope) => Promise<RenderedContent> {
+export function prepareContent(content: EmailContent): (scope: RenderScope) => RenderedContent {
   const parse = (engine: typeof liquid, source: string | null) => (source == null ? null : engine.parse(source));
   const subject = parse(liquid, content.subject);
   const html = parse(liquidHtml, content.html);
   const text = parse(liquid, content.text);
   const previewText = parse(liquid, content.previewText);
-  return async (scope) => {
+  let limitError: Error | null = null;
+  return (scope) => {
+    if (limitError) throw limitError;
     const vars = scope as unknown as Record<string, unknown>;
-    const render = async (engine: typeof liquid, tpl: ReturnType<typeof liquid.parse> | null) => (tpl ? ((await engine.render(tpl, vars)) as string) : null);
-    return {
-      subject: await render(liquid, subject),
-      html: await render(liquidHtml, html),
-      text: await render(liquid, text),
-      previewText: await render(liquid, previewText),
-    };
+    const render = (engine: typeof liquid, tpl: ReturnType<typeof liquid.parse> | null) => (tpl ? (engine.renderSync(tpl, vars) as string) : null);
+    try {
+      return {
+        subject: render(liquid, subject),
+        html: render(liquidHtml, html),
+        text: render(liquid, text),
+        previewText: render(liquid, previewText),
+      };
+    } catch (err) {
+      if (isRenderLimit(err)) limitError = err as Error;
+      throw err;
+    }
   };
 }

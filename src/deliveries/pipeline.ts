@@ -2,14 +2,16 @@ import type { FastifyBaseLogger } from 'fastify';
 import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
 import { prepareContent, type RenderScope, type RenderedContent } from '../broadcasts/broadcasts.render.js';
 import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
+import { contactEmail } from '../contacts/contacts.email.js';
 import { CONTACT_COLUMNS, toContactRecord, type ContactRecord } from '../contacts/contacts.repository.js';
 import type { Db } from '../db/connection.js';
 import { getSigningKey } from '../domains/domains.repository.js';
 import { parseMailbox } from '../lib/email.js';
-import { htmlToText, textWithUnsubscribe, withPreheader, withUnsubscribeFooter, type OutgoingMessage } from '../mail/compose.js';
+import { htmlToText, textWithUnsubscribe, withPreheader, withUnsubscribeFooter, type Address, type OutgoingMessage } from '../mail/compose.js';
 import { classifySendError } from '../mail/outcome.js';
 import type { Mailer } from '../mail/transport.js';
-import { audienceQuery } from '../segments/audience.js';
+import { audience } from '../segments/audience.js';
+import { contactSlices, inRange } from '../segments/slices.js';
 import * as repo from './deliveries.repository.js';
 
 export interface PipelineOptions {
@@ -43,7 +45,10 @@ export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publi
 
 interface PreparedBroadcast {
   broadcast: Broadcast;
-  render: (scope: RenderScope) => Promise<RenderedContent>;
+  /** From and Reply-To parsed once; null when the stored text no longer parses (the delivery fails). */
+  from: Address | null;
+  replyTo: Address | null;
+  render: (scope: RenderScope) => RenderedContent;
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;
   senderDomain: string | null;
 }
@@ -81,13 +86,18 @@ export class DeliveryPipeline {
       const job = this.materializing;
       const done = await k.transaction().execute(async (trx) => {
         if (!(await repo.renewMaterialization(trx, job.workspaceId, job.broadcastId, this.opts.workerId, iso(now + this.opts.leaseMs)))) return 'lost' as const;
-        const audience = await audienceQuery(trx, this.db.dialect, job.workspaceId, { segmentId: job.segmentId, topicId: job.topicId });
-        let page = audience.select(['contacts.id', 'contacts.email']);
-        if (job.cursor) page = page.where('contacts.id', '>', job.cursor);
-        const rows = await page.orderBy('contacts.id').limit(this.opts.materializeBatch).execute();
+        // One slice of contacts per transaction (segments/slices.ts): on SQLite a bounded range of contact ids,
+        // however few of them the audience keeps; on PostgreSQL the next batch of the audience.
+        const { query, sliceRows } = await audience(trx, this.db.dialect, job.workspaceId, { segmentId: job.segmentId, topicId: job.topicId });
+        const batch = Math.min(this.opts.materializeBatch, sliceRows);
+        const slices = contactSlices(trx, this.db.dialect, job.workspaceId, { rows: batch, order: 'asc', after: job.cursor ?? undefined });
+        const range = (await slices.next()).value!;
+        await slices.return(undefined);
+        const rows = await inRange(query, range).select(['contacts.id', 'contacts.email']).orderBy('contacts.id').limit(batch).execute();
         await repo.insertDeliveries(trx, job.workspaceId, job.broadcastId, rows.map((r) => ({ contactId: r.id, email: r.email })), iso(now));
-        const last = rows.at(-1)?.id ?? job.cursor;
-        const finished = rows.length < this.opts.materializeBatch;
+        const closed = range.upTo !== undefined;
+        const last = closed ? range.upTo! : rows.at(-1)?.id ?? job.cursor;
+        const finished = !closed && rows.length < batch;
         await repo.advanceMaterialization(trx, job.workspaceId, job.broadcastId, last, finished, iso(now));
         job.cursor = last;
         written += rows.length;
@@ -109,10 +119,14 @@ export class DeliveryPipeline {
     if (!broadcast) return undefined;
     const cached = this.prepared.get(broadcastId);
     if (cached && cached.broadcast.updatedAt === broadcast.updatedAt) return cached;
-    const senderDomain = broadcast.from ? parseMailbox(broadcast.from)?.domain ?? null : null;
+    const from = broadcast.from ? parseMailbox(broadcast.from) : null;
+    const replyTo = broadcast.replyTo ? parseMailbox(broadcast.replyTo) : null;
+    const senderDomain = from?.domain ?? null;
     const key = senderDomain ? await getSigningKey(this.db.kysely, workspaceId, senderDomain) : undefined;
     const prepared: PreparedBroadcast = {
       broadcast,
+      from: from ? { name: from.name, address: from.address } : null,
+      replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
       render: prepareContent(broadcast.emailContent),
       dkim: key ? { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey } : null,
       senderDomain,
@@ -166,7 +180,9 @@ export class DeliveryPipeline {
     // Whoever unsubscribed, bounced or complained since the audience was taken is not mailed.
     if (!contact || contact.status !== 'SUBSCRIBED') return record({ op: 'skip', error: contact ? `contact is ${contact.status}` : 'contact was deleted' });
     if (!prepared || prepared.broadcast.status !== 'SENDING') return record({ op: 'skip', error: 'broadcast is no longer sending' });
-    if (!prepared.dkim) return record({ op: 'fail', error: `${prepared.senderDomain ?? 'the sender'} is not a verified sending domain of the workspace` });
+    // Addresses stored before the input rules tightened (a quoted local part kept without its quotes) are never sent to.
+    if (contactEmail(d.email) !== d.email) return record({ op: 'fail', error: 'the stored address is not a valid single address' });
+    if (!prepared.dkim || !prepared.from) return record({ op: 'fail', error: `${prepared.senderDomain ?? 'the sender'} is not a verified sending domain of the workspace` });
 
     let message: OutgoingMessage;
     try {
@@ -195,7 +211,7 @@ export class DeliveryPipeline {
 
   private async compose(d: repo.ClaimedDelivery, p: PreparedBroadcast, contact: ContactRecord): Promise<OutgoingMessage> {
     const unsubscribeUrl = `${this.opts.publicUrl}/unsubscribe/${d.unsubscribeToken}`;
-    const rendered = await p.render({
+    const rendered = p.render({
       contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
       broadcast: { id: p.broadcast.id, name: p.broadcast.name },
       unsubscribe_url: unsubscribeUrl,
@@ -204,9 +220,10 @@ export class DeliveryPipeline {
     const html = rendered.html == null ? null : withPreheader(withUnsubscribeFooter(rendered.html, source.html ?? '', unsubscribeUrl), rendered.previewText);
     const text = textWithUnsubscribe(rendered.text ?? (rendered.html ? htmlToText(rendered.html) : ''), rendered.text != null ? source.text : null, unsubscribeUrl);
     return {
-      from: p.broadcast.from!,
+      from: p.from!,
       to: d.email,
-      replyTo: p.broadcast.replyTo,
+      replyTo: p.replyTo,
+      returnPath: p.from!.address,
       subject: (rendered.subject ?? '').replace(/[\r\n]+/g, ' '),
       html,
       text,

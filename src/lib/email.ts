@@ -11,15 +11,26 @@ export interface Mailbox {
 }
 
 /**
+ * A local part as Formcast stores it: an RFC 5322 dot-atom (letters, digits and `!#$%&'*+/=?^_\`{|}~-`,
+ * dot-separated), UTF-8 allowed (RFC 6532). A quoted local part is accepted only when its content is such a
+ * dot-atom (`"john"@x` is `john@x`); anything that needs the quotes (`"john smith"@x`, `"a,b"@x`) is refused:
+ * mail software re-parses addresses at every hop, and a quoted comma or angle bracket turned one stored
+ * address into several recipients (docs/security.md).
+ */
+const DOT_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+)*$/u;
+
+/**
  * Parses one RFC 5322 mailbox (`addr@domain` or `Display Name <addr@domain>`, UTF-8 allowed per RFC 6532)
- * with a real address parser. Returns null for anything else: groups, lists, comments-only, no domain dot.
+ * with a real address parser. Returns null for anything else: groups, lists, comments-only, no domain dot,
+ * a local part that is not a dot-atom (see DOT_ATOM), NUL or malformed Unicode anywhere.
  */
 export function parseMailbox(input: string): Mailbox | null {
-  if (input.length > 998 || /[\r\n]/.test(input)) return null;
+  if (input.length > 998 || /[\r\n]/.test(input) || input.includes('\u0000') || !input.isWellFormed()) return null;
   const parsed = addrs.parseOneAddress({ input: input.trim(), rfc6532: true, rejectTLD: true });
   if (!parsed || parsed.type !== 'mailbox') return null;
+  if (!DOT_ATOM.test(parsed.local) || parsed.local.length > 64) return null;
   const domain = domainToASCII(parsed.domain.toLowerCase());
-  if (!domain || !domain.includes('.') || parsed.local.length > 64 || domain.length > 253) return null;
+  if (!domain || !domain.includes('.') || domain.length > 253) return null;
   return { name: parsed.name || null, address: `${parsed.local}@${domain}`, local: parsed.local, domain };
 }
 

@@ -5,6 +5,13 @@ import type { FieldError } from '../http/errors.js';
  * The one Liquid engine for user templates (broadcast content, templates). HTML output is escaped by
  * default only where the caller asks for it; no file system access (no include/render of files).
  */
+/**
+ * The time one render may take, in milliseconds. Renders are synchronous (our templates have no file
+ * system and no async filters), so this is CPU time and also the longest a render holds the event loop;
+ * an ordinary broadcast renders in well under a millisecond. A template that reaches it fails to render.
+ */
+export const RENDER_LIMIT_MS = 100;
+
 const options = {
   strictFilters: true, // an unknown filter is a template error, found when the template is saved
   strictVariables: false, // a missing contact property renders empty (use `| default:`)
@@ -12,7 +19,7 @@ const options = {
   relativeReference: false,
   templates: {}, // an in-memory, empty file system: {% include %} and {% render %} find nothing
   parseLimit: 2 * 1024 * 1024 + 1024,
-  renderLimit: 2_000,
+  renderLimit: RENDER_LIMIT_MS,
   memoryLimit: 64 * 1024 * 1024,
 } as const;
 
@@ -35,7 +42,13 @@ export function liquidErrors(templates: Record<string, string | null | undefined
   return errors;
 }
 
-export async function renderTemplate(source: string | null, scope: Record<string, unknown>, kind: 'text' | 'html' = 'text'): Promise<string | null> {
+/** Renders a template source (synchronously: see RENDER_LIMIT_MS). */
+export function renderTemplate(source: string | null, scope: Record<string, unknown>, kind: 'text' | 'html' = 'text'): string | null {
   if (source == null) return null;
-  return (await (kind === 'html' ? liquidHtml : liquid).parseAndRender(source, scope)) as string;
+  return (kind === 'html' ? liquidHtml : liquid).parseAndRenderSync(source, scope) as string;
+}
+
+/** True when a render failed because it reached RENDER_LIMIT_MS (or the memory limit): the template, not the data, is at fault. */
+export function isRenderLimit(err: unknown): boolean {
+  return err instanceof Error && /limit exceeded/.test(err.message);
 }

@@ -7,11 +7,21 @@ export interface DkimKey {
   privateKey: string;
 }
 
+/** A mailbox handed to the transport as a structure, never as text it would parse again. */
+export interface Address {
+  name: string | null;
+  /** A canonical address (lib/email.ts): a dot-atom local part, an ASCII domain. */
+  address: string;
+}
+
 /** One message, ready for the transport. */
 export interface OutgoingMessage {
-  from: string;
+  from: Address;
+  /** The one recipient: a canonical address, the RCPT TO of the envelope and the To header. */
   to: string;
-  replyTo: string | null;
+  replyTo: Address | null;
+  /** The envelope sender (MAIL FROM), where bounces go. */
+  returnPath: string;
   subject: string;
   html: string | null;
   text: string;

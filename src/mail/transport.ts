@@ -45,9 +45,11 @@ function signingKey(pem: string): crypto.KeyObject | string {
 
 function toNodemailer(m: OutgoingMessage) {
   return {
-    from: m.from,
-    to: m.to,
-    ...(m.replyTo ? { replyTo: m.replyTo } : {}),
+    // Structured addresses and an explicit envelope: nodemailer re-parses address strings as lists.
+    from: { name: m.from.name ?? '', address: m.from.address },
+    to: { name: '', address: m.to },
+    ...(m.replyTo ? { replyTo: { name: m.replyTo.name ?? '', address: m.replyTo.address } } : {}),
+    envelope: { from: m.returnPath, to: [m.to] },
     subject: m.subject,
     ...(m.html !== null ? { html: m.html } : {}),
     text: m.text,

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { contactEmail } from '../contacts/contacts.email.js';
 import { getContact } from '../contacts/contacts.repository.js';
 import type { Db } from '../db/connection.js';
 import { firstVerifiedDomain, getSigningKey } from '../domains/domains.repository.js';
@@ -53,6 +54,7 @@ export class ConfirmationSender {
       getContact(k, c.workspaceId, c.contactId), getForm(k, c.workspaceId, c.formId), getWorkspace(k, c.workspaceId), firstVerifiedDomain(k, c.workspaceId),
     ]);
     if (!contact || !form) throw new Error('the contact or the form is gone');
+    if (contactEmail(contact.email) !== contact.email) throw new Error('the stored address is not a valid single address');
     if (!domain) throw new Error('the workspace has no verified sending domain to send the confirmation from');
     const key = await getSigningKey(k, c.workspaceId, domain);
     const template = form.doubleOptInEmailId ? await getTemplate(k, c.workspaceId, form.doubleOptInEmailId) : undefined;
@@ -62,15 +64,14 @@ export class ConfirmationSender {
       form: { id: form.id, name: form.name },
       confirm_url: `${this.publicUrl}/confirm/${c.token}`,
     };
-    const [subject, html, text] = await Promise.all([
-      renderTemplate(source.subject ?? 'Please confirm your subscription', scope),
-      renderTemplate(source.html, scope, 'html'),
-      renderTemplate(source.text, scope),
-    ]);
-    const sender = (workspace?.name ?? 'Formcast').replace(/["\\\r\n]/g, '');
+    const subject = renderTemplate(source.subject ?? 'Please confirm your subscription', scope);
+    const html = renderTemplate(source.html, scope, 'html');
+    const text = renderTemplate(source.text, scope);
+    const sender = (workspace?.name ?? 'Formcast').replace(/[\r\n]+/g, ' ');
     await this.mailer.send({
-      from: `"${sender}" <no-reply@${domain}>`,
+      from: { name: sender, address: `no-reply@${domain}` },
       to: contact.email,
+      returnPath: `no-reply@${domain}`,
       replyTo: null,
       subject: (subject ?? '').replace(/[\r\n]+/g, ' '),
       html,
