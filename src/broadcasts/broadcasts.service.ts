@@ -7,9 +7,9 @@ import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, valida
 import type { AppConfig } from '../http/server.js';
 import { parseMailbox } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
-import { liquidErrors } from '../lib/liquid.js';
-import { nowIso } from '../lib/time.js';
-import { audienceQuery } from '../segments/audience.js';
+import { RENDER_LIMIT_MS, isRenderLimit, liquidErrors } from '../lib/liquid.js';
+import { normalizeDateTime, nowIso } from '../lib/time.js';
+import { audiencePage, countAudience } from '../segments/audience.js';
 import { getSegment } from '../segments/segments.repository.js';
 import { getTopic } from '../topics/topics.repository.js';
 import * as repo from './broadcasts.repository.js';
@@ -91,6 +91,12 @@ export class BroadcastsService {
     const missing = missingForSend(b);
     if (missing.length) throw unprocessable('broadcast_incomplete', 'the broadcast is not complete: ' + missing.map((m) => `${m.path} ${m.message}`).join('; '), missing);
     await this.checkSender(db, workspaceId, b.from!);
+    // A template that cannot render within the limit for sample data would fail for every recipient.
+    try {
+      renderContent(b.emailContent, { contact: SAMPLE_CONTACT, broadcast: { id: b.id, name: b.name }, unsubscribe_url: `${this.config.publicUrl}/unsubscribe/preview` });
+    } catch (err) {
+      if (isRenderLimit(err)) throw validationFailed([{ path: '/emailContent', message: `takes longer than ${RENDER_LIMIT_MS} ms to render` }]);
+    }
   }
 
   async create(workspaceId: string, input: CreateBroadcastInput): Promise<Broadcast> {
@@ -137,7 +143,8 @@ export class BroadcastsService {
     const now = nowIso();
     let sendAt: string | null | undefined;
     if (input.sendAt != null) {
-      sendAt = new Date(input.sendAt).toISOString();
+      sendAt = normalizeDateTime(input.sendAt);
+      if (sendAt === undefined) throw validationFailed([{ path: '/sendAt', message: 'must be an RFC 3339 date-time' }]);
       if (sendAt <= now) throw validationFailed([{ path: '/sendAt', message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)' }]);
     } else if (input.sendAt === null) {
       sendAt = null;
@@ -231,7 +238,7 @@ export class BroadcastsService {
       contact = found;
     }
     try {
-      const rendered = await renderContent(b.emailContent, {
+      const rendered = renderContent(b.emailContent, {
         contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
         broadcast: { id: b.id, name: b.name },
         unsubscribe_url: `${this.config.publicUrl}/unsubscribe/preview`,
@@ -246,13 +253,11 @@ export class BroadcastsService {
   /** Who the broadcast would go to now: segment ∩ SUBSCRIBED ∩ topic, counted and paged (newest contacts first). */
   async audience(workspaceId: string, id: string, limit: number, beforeId?: string): Promise<{ count: number; rows: AudienceMember[] }> {
     const b = await this.mustGet(this.db.kysely, workspaceId, id);
-    const query = await audienceQuery(this.db.kysely, this.db.dialect, workspaceId, { segmentId: b.segmentId, topicId: b.topicId });
-    const counted = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
-    let rows = query.select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name']);
-    if (beforeId) rows = rows.where('contacts.id', '<', beforeId);
-    const found = await rows.orderBy('contacts.id', 'desc').limit(limit).execute();
+    const spec = { segmentId: b.segmentId, topicId: b.topicId };
+    const count = await countAudience(this.db.kysely, this.db.dialect, workspaceId, spec);
+    const found = await audiencePage(this.db.kysely, this.db.dialect, workspaceId, spec, limit, beforeId);
     return {
-      count: Number(counted?.n ?? 0),
+      count,
       rows: found.map((r) => ({ id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name })),
     };
   }

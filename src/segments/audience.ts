@@ -5,6 +5,7 @@ import { unprocessable, type FieldError } from '../http/errors.js';
 import { getTopic } from '../topics/topics.repository.js';
 import { compileFilter, type Filter } from './segments.filter.js';
 import { getSegment } from './segments.repository.js';
+import { EVALUATION_LIMIT_MS, contactSlices, inRange, sliceRows } from './slices.js';
 
 export interface AudienceSpec {
   segmentId: string | null;
@@ -19,6 +20,11 @@ export interface AudienceSpec {
  * Throws 422 invalid_reference (paths /segmentId, /topicId) if the segment or topic is not in the workspace.
  */
 export async function audienceQuery(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec): Promise<SelectQueryBuilder<Database, 'contacts', object>> {
+  return (await audience(db, dialect, workspaceId, spec)).query;
+}
+
+/** The audience query, and how many contacts a slice of it may span (segments/slices.ts). */
+export async function audience(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec): Promise<{ query: SelectQueryBuilder<Database, 'contacts', object>; sliceRows: number }> {
   const errors: FieldError[] = [];
   const segment = spec.segmentId === null ? undefined : await getSegment(db, workspaceId, spec.segmentId);
   if (spec.segmentId !== null && !segment) errors.push({ path: '/segmentId', message: 'names no segment of this workspace' });
@@ -27,6 +33,31 @@ export async function audienceQuery(db: Executor, dialect: Dialect, workspaceId:
 
   let q = db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId).where('contacts.status', '=', 'SUBSCRIBED');
   if (segment) q = q.where(compileFilter(segment.filter as Filter, dialect, workspaceId));
-  if (spec.topicId !== null) q = q.where(compileFilter({ topic: spec.topicId, subscribed: true }, dialect, workspaceId));
-  return q;
+  const topic: Filter | null = spec.topicId !== null ? { topic: spec.topicId, subscribed: true } : null;
+  if (topic) q = q.where(compileFilter(topic, dialect, workspaceId));
+  const filter: Filter | null = segment && topic ? { all: [segment.filter as Filter, topic] } : (segment?.filter as Filter | undefined) ?? topic;
+  return { query: q, sliceRows: sliceRows(filter) };
+}
+
+/** How many contacts the audience has now, counted a slice at a time. */
+export async function countAudience(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec): Promise<number> {
+  const { query, sliceRows: rows } = await audience(db, dialect, workspaceId, spec);
+  let n = 0;
+  for await (const range of contactSlices(db, dialect, workspaceId, { rows, order: 'asc', limitMs: EVALUATION_LIMIT_MS })) {
+    const r = await inRange(query, range).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    n += Number(r?.n ?? 0);
+  }
+  return n;
+}
+
+/** A page of the audience, newest contacts first, found a slice at a time. */
+export async function audiencePage(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec, limit: number, beforeId?: string) {
+  const { query, sliceRows: rows } = await audience(db, dialect, workspaceId, spec);
+  const out: { id: string; email: string; first_name: string | null; last_name: string | null }[] = [];
+  for await (const range of contactSlices(db, dialect, workspaceId, { rows, order: 'desc', before: beforeId, limitMs: EVALUATION_LIMIT_MS })) {
+    out.push(...await inRange(query, range).select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name'])
+      .orderBy('contacts.id', 'desc').limit(limit - out.length).execute());
+    if (out.length >= limit) break;
+  }
+  return out;
 }

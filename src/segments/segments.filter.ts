@@ -2,6 +2,7 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Dialect } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
 import type { FieldError } from '../http/errors.js';
+import { normalizeDateTime } from '../lib/time.js';
 
 /**
  * The segment filter language (contract section 7; users' documentation in segments/CONTEXT.md):
@@ -23,6 +24,10 @@ export const MAX_NODES = 200;
 export const MAX_IN_VALUES = 1000;
 /** Characters (code points) of one string value. */
 export const MAX_STRING_LENGTH = 1000;
+/** Values of all `in` lists together. */
+export const MAX_TOTAL_VALUES = 5000;
+/** The filter as JSON text, in bytes (UTF-8). */
+export const MAX_FILTER_BYTES = 256 * 1024;
 /** validateFilter stops listing errors after this many. */
 const MAX_ERRORS = 100;
 
@@ -62,25 +67,6 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const codePoints = (s: string) => [...s].length;
 
-const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|([+-])(\d\d):(\d\d))$/;
-
-/**
- * An RFC 3339 date-time as the service stores timestamps (UTC, milliseconds; finer fractions are
- * truncated), or undefined when the text is not a real date-time between the years 0000 and 9999 UTC.
- */
-export function normalizeDateTime(text: string): string | undefined {
-  const m = RFC3339.exec(text);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  const daysInMonth = [31, year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth[month - 1]! || hour > 23 || minute > 59 || second > 59) return undefined;
-  if (m[9] && (Number(m[10]) > 23 || Number(m[11]) > 59)) return undefined;
-  const ms = Date.parse(text.toUpperCase());
-  if (Number.isNaN(ms)) return undefined;
-  const iso = new Date(ms).toISOString();
-  return /^\d{4}-/.test(iso) ? iso : undefined;
-}
-
 function stringProblem(v: string): string | undefined {
   if (codePoints(v) > MAX_STRING_LENGTH) return `must be at most ${MAX_STRING_LENGTH} characters`;
   if (v.includes('\u0000')) return 'must not contain NUL characters';
@@ -117,6 +103,7 @@ function scalarProblem(kind: FieldKind, op: Op, v: unknown): string | undefined 
 class Validator {
   readonly errors: FieldError[] = [];
   nodes = 0;
+  values = 0;
 
   add(path: string, message: string): void {
     if (this.errors.length < MAX_ERRORS) this.errors.push({ path, message });
@@ -183,6 +170,7 @@ class Validator {
       if (!Array.isArray(value) || value.length === 0 || value.length > MAX_IN_VALUES) {
         return this.add(`${path}/value`, `must be an array of 1 to ${MAX_IN_VALUES} values`);
       }
+      this.values += value.length;
       value.forEach((v, i) => {
         const p = scalarProblem(kind, 'in', v);
         if (p) this.add(`${path}/value/${i}`, p);
@@ -201,8 +189,28 @@ class Validator {
 export function validateFilter(raw: unknown, basePath = '/filter'): FieldError[] {
   const v = new Validator();
   v.node(raw, basePath, 1);
+  if (v.errors.length === 0) {
+    // Measured once the shape is known to be sane (a filter too deep to stringify stops above).
+    const bytes = Buffer.byteLength(JSON.stringify(raw), 'utf8');
+    if (bytes > MAX_FILTER_BYTES) return [{ path: basePath, message: `must be at most ${MAX_FILTER_BYTES} bytes as JSON (it is ${bytes})` }];
+  }
   if (v.nodes > MAX_NODES) v.errors.unshift({ path: basePath, message: `must have at most ${MAX_NODES} conditions and groups in total` });
+  if (v.values > MAX_TOTAL_VALUES) v.errors.unshift({ path: basePath, message: `must have at most ${MAX_TOTAL_VALUES} values in all its in lists together (it has ${v.values})` });
   return v.errors;
+}
+
+/**
+ * What evaluating a valid filter costs per contact, in rough units of one simple comparison: the
+ * segments' queries size their slices of contacts by it (segments/slices.ts), so that no statement does
+ * more than a bounded amount of work. A text match reads the whole property; a topic condition is two
+ * index probes; an `in` list is one probe of a list built once per statement.
+ */
+export function filterCost(filter: Filter): number {
+  if ('all' in filter) return 1 + filter.all.reduce((n, m) => n + filterCost(m), 0);
+  if ('any' in filter) return 1 + filter.any.reduce((n, m) => n + filterCost(m), 0);
+  if ('topic' in filter) return 4;
+  if (TEXT_MATCH_OPS.has(filter.op)) return 12;
+  return filter.field.startsWith('properties.') ? 3 : 1;
 }
 
 /** The topics a valid filter's topic conditions name, each with the path of its `topic` key. */
@@ -271,11 +279,17 @@ const sqlite: Dialectal = {
     return {
       exists: (key) => sql`(coalesce(${type(key)}, 'null') <> 'null')`,
       eq: (key, v) => typeof v === 'boolean' ? sql`(${typeGuard(key, v)})` : sql`(${typeGuard(key, v)} and ${value(key)} = ${v})`,
-      // json_extract gives true/false as 1/0 and arrays/objects as JSON text: the type must match too.
-      in: (key, values) => sql`(exists (select 1 from json_each(${JSON.stringify(values)}) as v where
-        v.value = ${value(key)}
-        and (case v.type when 'integer' then 'real' else v.type end)
-          = (case ${type(key)} when 'integer' then 'real' else ${type(key)} end)))`,
+      // One uncorrelated list per JSON type: SQLite builds each once per statement (an ephemeral index) and
+      // probes it per contact. json_extract gives true/false as 1/0, so booleans are matched by type alone.
+      in: (key, values) => {
+        const strings = values.filter((v): v is string => typeof v === 'string');
+        const numbers = values.filter((v): v is number => typeof v === 'number');
+        const parts: Sql[] = [];
+        if (strings.length) parts.push(sql`(${type(key)} = 'text' and ${value(key)} in (select value from json_each(${JSON.stringify(strings)})))`);
+        if (numbers.length) parts.push(sql`(${type(key)} in ('integer', 'real') and ${value(key)} in (select value from json_each(${JSON.stringify(numbers)})))`);
+        for (const b of [true, false]) if (values.includes(b)) parts.push(sql`(${type(key)} = ${b ? 'true' : 'false'})`);
+        return sql`(${sql.join(parts, sql` or `)})`;
+      },
       order: (key, cmp, v) => sql`(${typeGuard(key, v)} and ${value(key)} ${sql.raw(cmp)} ${v})`,
       textMatch: (key, op, v) => sql`(${type(key)} = 'text' and ${sqlite[op](value(key), v)})`,
     } satisfies PropertyOps;
@@ -298,7 +312,8 @@ const postgres: Dialectal = {
       exists: (key) => sql`(coalesce(${type(key)}, 'null') <> 'null')`,
       // jsonb equality compares type and value (numbers numerically).
       eq: (key, v) => sql`(${json(key)} = ${JSON.stringify(v)}::jsonb)`,
-      in: (key, values) => sql`(exists (select 1 from jsonb_array_elements(${JSON.stringify(values)}::jsonb) as v(value) where v.value = ${json(key)}))`,
+      // An uncorrelated list: hashed once per statement, probed per contact (jsonb equality compares types).
+      in: (key, values) => sql`(${json(key)} in (select jsonb_array_elements(${JSON.stringify(values)}::jsonb)))`,
       // jsonb order between numbers is numeric, and comparing jsonb never fails on a type: no casts to guard.
       order: (key, cmp, v) => typeof v === 'number'
         ? sql`(${type(key)} = 'number' and ${json(key)} ${sql.raw(cmp)} ${JSON.stringify(v)}::jsonb)`

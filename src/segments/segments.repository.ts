@@ -3,6 +3,7 @@ import type { ContactStatus } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
 import { compileFilter, type Filter } from './segments.filter.js';
+import { EVALUATION_LIMIT_MS, contactSlices, inRange, sliceRows } from './slices.js';
 
 export interface Segment {
   id: string;
@@ -75,22 +76,31 @@ function matching(db: Executor, dialect: Dialect, workspaceId: string, filter: F
   return db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId).where(compileFilter(filter, dialect, workspaceId));
 }
 
-/** The workspace's contacts the filter matches, whatever their status, newest first. */
+/** The workspace's contacts the filter matches, whatever their status, newest first (evaluated in slices). */
 export async function listMatchingContacts(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter, opts: { limit: number; beforeId?: string }): Promise<SegmentContact[]> {
-  let q = matching(db, dialect, workspaceId, filter)
-    .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name', 'contacts.status']);
-  if (opts.beforeId) q = q.where('contacts.id', '<', opts.beforeId);
-  const rows = await q.orderBy('contacts.id', 'desc').limit(opts.limit).execute();
-  return rows.map((r) => ({ id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name, status: r.status }));
+  const out: SegmentContact[] = [];
+  for await (const range of contactSlices(db, dialect, workspaceId, { rows: sliceRows(filter), order: 'desc', before: opts.beforeId, limitMs: EVALUATION_LIMIT_MS })) {
+    const rows = await inRange(matching(db, dialect, workspaceId, filter), range)
+      .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name', 'contacts.status'])
+      .orderBy('contacts.id', 'desc').limit(opts.limit - out.length).execute();
+    for (const r of rows) out.push({ id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name, status: r.status });
+    if (out.length >= opts.limit) break;
+  }
+  return out;
 }
 
-/** How many contacts the filter matches, and how many of those are SUBSCRIBED: one query. */
+/** How many contacts the filter matches, and how many of those are SUBSCRIBED (one query per slice). */
 export async function countMatchingContacts(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter): Promise<{ count: number; subscribed: number }> {
-  const row = await matching(db, dialect, workspaceId, filter)
-    .select((eb) => [
-      eb.fn.countAll().as('count'),
-      eb.fn.coalesce(eb.fn.sum(eb.case().when('contacts.status', '=', 'SUBSCRIBED').then(1).else(0).end()), eb.lit(0)).as('subscribed'),
-    ])
-    .executeTakeFirstOrThrow();
-  return { count: Number(row.count), subscribed: Number(row.subscribed) };
+  const total = { count: 0, subscribed: 0 };
+  for await (const range of contactSlices(db, dialect, workspaceId, { rows: sliceRows(filter), order: 'asc', limitMs: EVALUATION_LIMIT_MS })) {
+    const row = await inRange(matching(db, dialect, workspaceId, filter), range)
+      .select((eb) => [
+        eb.fn.countAll().as('count'),
+        eb.fn.coalesce(eb.fn.sum(eb.case().when('contacts.status', '=', 'SUBSCRIBED').then(1).else(0).end()), eb.lit(0)).as('subscribed'),
+      ])
+      .executeTakeFirstOrThrow();
+    total.count += Number(row.count);
+    total.subscribed += Number(row.subscribed);
+  }
+  return total;
 }

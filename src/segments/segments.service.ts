@@ -108,10 +108,9 @@ export class SegmentsService {
     const { filter, topics } = this.parse(raw);
     const k = this.db.kysely;
     await this.checkTopics(k, workspaceId, topics);
-    const [counts, sample] = await Promise.all([
-      repo.countMatchingContacts(k, this.db.dialect, workspaceId, filter),
-      repo.listMatchingContacts(k, this.db.dialect, workspaceId, filter, { limit: PREVIEW_SAMPLE_SIZE }),
-    ]);
+    // One after the other: should the count give up (too costly), no second evaluation goes on without it.
+    const counts = await repo.countMatchingContacts(k, this.db.dialect, workspaceId, filter);
+    const sample = await repo.listMatchingContacts(k, this.db.dialect, workspaceId, filter, { limit: PREVIEW_SAMPLE_SIZE });
     return { ...counts, sample };
   }
 }
