@@ -5,6 +5,7 @@ import { audienceAndBroadcasts } from './migrations/0002_audience_broadcasts.js'
 import { deliveries } from './migrations/0003_deliveries.js';
 import { submissions } from './migrations/0004_submissions.js';
 import { importHeartbeat } from './migrations/0005_import_heartbeat.js';
+import { signupSafety } from './migrations/0006_signup_safety.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -14,6 +15,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0003_deliveries': deliveries(db.dialect),
     '0004_submissions': submissions(db.dialect),
     '0005_import_heartbeat': importHeartbeat(db.dialect),
+    '0006_signup_safety': signupSafety(db.dialect),
   };
 }
 

@@ -233,6 +233,8 @@ export interface ConfirmationsTable {
   next_attempt_at: string;
   last_error: string | null;
   created_at: string;
+  /** JSON { firstName?, lastName?, properties? }: what the sign-up asked to change, applied on confirmation. */
+  data: string | null;
 }
 
 export interface FormCountersTable {

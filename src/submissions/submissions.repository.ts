@@ -58,11 +58,26 @@ export async function getCounters(db: Executor, workspaceId: string, formId: str
 
 // ---- double opt-in ------------------------------------------------------------------------------
 
-export async function insertConfirmation(db: Executor, workspaceId: string, c: { id: string; contactId: string; formId: string; token: string; expiresAt: string; now: string }): Promise<void> {
+/** What a sign-up asked to change on a contact, kept until the contact confirms. */
+export interface HeldChanges {
+  firstName?: string;
+  lastName?: string;
+  properties?: Record<string, unknown>;
+}
+
+export async function insertConfirmation(db: Executor, workspaceId: string, c: { id: string; contactId: string; formId: string; token: string; expiresAt: string; now: string; data: HeldChanges | null }): Promise<void> {
   await db.insertInto('confirmations').values({
     id: c.id, workspace_id: workspaceId, contact_id: c.contactId, form_id: c.formId, token: c.token, expires_at: c.expiresAt,
-    used_at: null, email_sent_at: null, attempts: 0, next_attempt_at: c.now, last_error: null, created_at: c.now,
+    used_at: null, email_sent_at: null, attempts: 0, next_attempt_at: c.now, last_error: null, created_at: c.now, data: toJsonColumn(c.data),
   }).execute();
+}
+
+/** True when the contact has an unused confirmation created at or after `since` (one per address per window). */
+export async function hasRecentConfirmation(db: Executor, workspaceId: string, contactId: string, since: string): Promise<boolean> {
+  const r = await db.selectFrom('confirmations').select('id')
+    .where('workspace_id', '=', workspaceId).where('contact_id', '=', contactId).where('created_at', '>=', since).where('used_at', 'is', null)
+    .limit(1).executeTakeFirst();
+  return r !== undefined;
 }
 
 export interface ConfirmationRecord {
@@ -74,12 +89,16 @@ export interface ConfirmationRecord {
   expiresAt: string;
   usedAt: string | null;
   attempts: number;
+  data: HeldChanges | null;
 }
 
-const CONFIRMATION_COLUMNS = ['id', 'workspace_id', 'contact_id', 'form_id', 'token', 'expires_at', 'used_at', 'attempts'] as const;
+const CONFIRMATION_COLUMNS = ['id', 'workspace_id', 'contact_id', 'form_id', 'token', 'expires_at', 'used_at', 'attempts', 'data'] as const;
 
-function toConfirmation(r: { id: string; workspace_id: string; contact_id: string; form_id: string; token: string; expires_at: string; used_at: string | null; attempts: number }): ConfirmationRecord {
-  return { id: r.id, workspaceId: r.workspace_id, contactId: r.contact_id, formId: r.form_id, token: r.token, expiresAt: toIso(r.expires_at), usedAt: toIso(r.used_at), attempts: Number(r.attempts) };
+function toConfirmation(r: { id: string; workspace_id: string; contact_id: string; form_id: string; token: string; expires_at: string; used_at: string | null; attempts: number; data: string | null }): ConfirmationRecord {
+  return {
+    id: r.id, workspaceId: r.workspace_id, contactId: r.contact_id, formId: r.form_id, token: r.token, expiresAt: toIso(r.expires_at),
+    usedAt: toIso(r.used_at), attempts: Number(r.attempts), data: fromJsonColumn<HeldChanges>(r.data),
+  };
 }
 
 /** The confirmation a link names: the token is the only credential of the public confirm page. */

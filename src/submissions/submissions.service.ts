@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { contactIdsByEmail, getContact, insertContactsIfNew, updateContact } from '../contacts/contacts.repository.js';
+import { contactIdsByEmail, getContact, insertContactsIfNew, updateContact, type ContactRecord } from '../contacts/contacts.repository.js';
 import type { Db, Executor } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
 import * as forms from '../forms/forms.repository.js';
@@ -9,6 +9,7 @@ import { normalizeEmail } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import * as repo from './submissions.repository.js';
+import type { HeldChanges } from './submissions.repository.js';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
 export const HONEYPOT_FIELD = '_fc_hp';
@@ -69,14 +70,56 @@ export function readValues(form: Pick<Form, 'type' | 'fieldMapping'>, raw: Recor
   return { values, errors };
 }
 
+/** At most one confirmation email per address in this window, however often the address signs up. */
+export const CONFIRMATION_RESEND_WINDOW_MS = 60 * 60 * 1000;
+
+/** What a sign-up submits for the contact (mapped fields only). */
+export interface SignUpFields {
+  firstName?: string;
+  lastName?: string;
+  properties: Record<string, unknown>;
+}
+
+/** What a sign-up does (see planSignUp). */
+export interface SignUpPlan {
+  status: ContactStatus;
+  /** Written now: everything for a new or unconfirmed contact; for a confirmed one only what it lacks. */
+  write: HeldChanges;
+  /** A confirmation email is due (double opt-in, or re-subscribing an address that unsubscribed). */
+  confirm: boolean;
+  /** Applied when that confirmation is followed (changes to what a confirmed contact already has). */
+  held: HeldChanges | null;
+}
+
+const isBlank = (v: unknown) => v === undefined || v === null || v === '';
+
 /**
- * What a sign-up does to an existing contact's status. A SUBSCRIBED contact is never downgraded; with double
- * opt-in, anyone not yet subscribed (new, PENDING, or UNSUBSCRIBED signing up again) is PENDING until they
- * confirm; without it they are SUBSCRIBED. BOUNCED and COMPLAINED addresses keep their status.
+ * The rules of an anonymous sign-up (hosted page, embed, API submission), docs/embedding.md:
+ * - a new address is created, PENDING with double opt-in (a confirmation is sent), SUBSCRIBED without;
+ * - a PENDING contact has confirmed nothing: it is updated as a new one would be;
+ * - a confirmed contact (any other status) keeps its status and what it has: the sign-up only fills in
+ *   fields it lacks. Unconfirmed data never overwrites confirmed data;
+ * - an UNSUBSCRIBED address is re-subscribed only by its owner, with or without double opt-in on the form:
+ *   a confirmation is sent, and its link re-subscribes and applies the sign-up's changes;
+ * - BOUNCED and COMPLAINED addresses keep their status and get nothing.
  */
-export function statusAfterSignUp(current: ContactStatus | null, doubleOptIn: boolean): ContactStatus {
-  if (current === 'SUBSCRIBED' || current === 'BOUNCED' || current === 'COMPLAINED') return current;
-  return doubleOptIn ? 'PENDING' : 'SUBSCRIBED';
+export function planSignUp(existing: Pick<ContactRecord, 'status' | 'firstName' | 'lastName' | 'properties'> | null, doubleOptIn: boolean, fields: SignUpFields): SignUpPlan {
+  const all: HeldChanges = {
+    ...(fields.firstName !== undefined ? { firstName: fields.firstName } : {}),
+    ...(fields.lastName !== undefined ? { lastName: fields.lastName } : {}),
+    ...(Object.keys(fields.properties).length ? { properties: fields.properties } : {}),
+  };
+  if (existing === null || existing.status === 'PENDING') {
+    const write = existing ? { ...all, ...(all.properties ? { properties: { ...existing.properties, ...all.properties } } : {}) } : all;
+    return { status: doubleOptIn ? 'PENDING' : 'SUBSCRIBED', write, confirm: doubleOptIn, held: null };
+  }
+  const write: HeldChanges = {};
+  if (fields.firstName !== undefined && isBlank(existing.firstName)) write.firstName = fields.firstName;
+  if (fields.lastName !== undefined && isBlank(existing.lastName)) write.lastName = fields.lastName;
+  const missing = Object.entries(fields.properties).filter(([k]) => isBlank(existing.properties[k]));
+  if (missing.length) write.properties = { ...existing.properties, ...Object.fromEntries(missing) };
+  const resubscribe = existing.status === 'UNSUBSCRIBED';
+  return { status: existing.status, write, confirm: resubscribe, held: resubscribe && Object.keys(all).length ? all : null };
 }
 
 export class SubmissionsService {
@@ -112,12 +155,13 @@ export class SubmissionsService {
       let contactId: string | null = null;
       let confirmationSent = false;
       if (form.type === 'SIGN_UP') {
-        const { id, needsConfirmation } = await this.signUp(trx, workspaceId, form, values, now);
+        const { id, plan } = await this.signUp(trx, workspaceId, form, values, now);
         contactId = id;
-        if (needsConfirmation) {
+        const since = new Date(Date.parse(now) - CONFIRMATION_RESEND_WINDOW_MS).toISOString();
+        if (plan.confirm && !(await repo.hasRecentConfirmation(trx, workspaceId, id, since))) {
           await repo.insertConfirmation(trx, workspaceId, {
             id: newId('cnf'), contactId: id, formId: form.id, token: crypto.randomBytes(24).toString('base64url'),
-            expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(), now,
+            expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(), now, data: plan.held,
           });
           confirmationSent = true;
         }
@@ -129,38 +173,34 @@ export class SubmissionsService {
     return { ok: true, honeypot: false, submissionId, successAction, ...result };
   }
 
-  private async signUp(trx: Executor, workspaceId: string, form: Form, values: Record<string, Value>, now: string): Promise<{ id: string; needsConfirmation: boolean }> {
-    const fields: { email?: string; firstName?: string; lastName?: string; properties: Record<string, unknown> } = { properties: {} };
+  /** Creates or updates the contact a sign-up names, by planSignUp's rules; race-safe on the unique email. */
+  private async signUp(trx: Executor, workspaceId: string, form: Form, values: Record<string, Value>, now: string): Promise<{ id: string; plan: SignUpPlan }> {
+    const fields: SignUpFields = { properties: {} };
+    let email: string | undefined;
     for (const [field, property] of Object.entries(form.fieldMapping)) {
       const v = values[field];
       if (v === undefined) continue;
-      if (property === 'email') fields.email = v as string;
+      if (property === 'email') email = v as string;
       else if (property === 'firstName') fields.firstName = String(v);
       else if (property === 'lastName') fields.lastName = String(v);
       else fields.properties[property] = v;
     }
-    const email = fields.email!;
     const doubleOptIn = form.settings.doubleOptIn;
-    let id = (await contactIdsByEmail(trx, workspaceId, [email])).get(email);
+    let id = (await contactIdsByEmail(trx, workspaceId, [email!])).get(email!);
     if (!id) {
-      const status = statusAfterSignUp(null, doubleOptIn);
+      const plan = planSignUp(null, doubleOptIn, fields);
       const inserted = await insertContactsIfNew(trx, workspaceId, [{
-        id: newId('ct'), email, firstName: fields.firstName ?? null, lastName: fields.lastName ?? null, properties: fields.properties, status, createdAt: now,
+        id: newId('ct'), email: email!, firstName: plan.write.firstName ?? null, lastName: plan.write.lastName ?? null,
+        properties: plan.write.properties ?? {}, status: plan.status, createdAt: now,
       }]);
-      id = inserted.get(email);
-      if (id) return { id, needsConfirmation: status === 'PENDING' };
-      id = (await contactIdsByEmail(trx, workspaceId, [email])).get(email)!; // created concurrently: update it below
+      id = inserted.get(email!);
+      if (id) return { id, plan };
+      id = (await contactIdsByEmail(trx, workspaceId, [email!])).get(email!)!; // created concurrently: update it below
     }
     const existing = (await getContact(trx, workspaceId, id))!;
-    const status = statusAfterSignUp(existing.status, doubleOptIn);
-    await updateContact(trx, workspaceId, id, {
-      ...(fields.firstName !== undefined ? { firstName: fields.firstName } : {}),
-      ...(fields.lastName !== undefined ? { lastName: fields.lastName } : {}),
-      // A form fills in what it asks; other properties of the contact stay.
-      ...(Object.keys(fields.properties).length ? { properties: { ...existing.properties, ...fields.properties } } : {}),
-      status,
-    }, now);
-    return { id, needsConfirmation: status === 'PENDING' && doubleOptIn };
+    const plan = planSignUp(existing, doubleOptIn, fields);
+    await updateContact(trx, workspaceId, id, { ...plan.write, status: plan.status }, now);
+    return { id, plan };
   }
 
   /** The API's submission endpoint: the form, or its group, must be PUBLISHED; the published version takes it. */
@@ -189,8 +229,9 @@ export class SubmissionsService {
   }
 
   /**
-   * Follows a double opt-in link: single use, expiring. The contact becomes SUBSCRIBED (from PENDING; a
-   * contact who meanwhile unsubscribed, bounced or complained is left as is).
+   * Follows a double opt-in link: single use, expiring. A PENDING contact, or an UNSUBSCRIBED one whose
+   * re-subscription this link confirms, becomes SUBSCRIBED, and the changes its sign-up held are applied (the
+   * link proves the address is theirs). BOUNCED and COMPLAINED contacts are left as they are.
    */
   async confirm(token: string): Promise<{ result: 'confirmed' | 'already' | 'expired' | 'unknown'; formName?: string }> {
     const k = this.db.kysely;
@@ -202,8 +243,16 @@ export class SubmissionsService {
     if (c.expiresAt <= now) return { result: 'expired', formName: form?.name };
     const used = await k.transaction().execute(async (trx) => {
       if (!(await repo.useConfirmation(trx, c.workspaceId, c.id, now))) return false;
-      await trx.updateTable('contacts').set({ status: 'SUBSCRIBED', updated_at: now })
-        .where('workspace_id', '=', c.workspaceId).where('id', '=', c.contactId).where('status', '=', 'PENDING').execute();
+      const contact = await getContact(trx, c.workspaceId, c.contactId);
+      if (contact && (contact.status === 'PENDING' || contact.status === 'UNSUBSCRIBED')) {
+        const held = c.data ?? {};
+        await updateContact(trx, c.workspaceId, contact.id, {
+          ...(held.firstName !== undefined ? { firstName: held.firstName } : {}),
+          ...(held.lastName !== undefined ? { lastName: held.lastName } : {}),
+          ...(held.properties ? { properties: { ...contact.properties, ...held.properties } } : {}),
+          status: 'SUBSCRIBED',
+        }, now);
+      }
       await repo.bumpCounter(trx, c.workspaceId, c.formId, 'confirmations');
       return true;
     });

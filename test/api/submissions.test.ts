@@ -191,28 +191,29 @@ describeApi('public forms and submissions', (h) => {
     expect((await submissionsOf(ws)).every((s) => s.contact_id === null)).toBe(true);
   });
 
-  it('sign-up rules: SUBSCRIBED is never downgraded; UNSUBSCRIBED comes back (through double opt-in when the form has it); BOUNCED stays', async () => {
+  it('sign-up rules: SUBSCRIBED is never downgraded; UNSUBSCRIBED comes back only through a confirmation; BOUNCED stays', async () => {
     const ws = await h.workspace();
     await verifiedDomain(h, ws, `s${h.dbName}.test`);
     const plain = await publishedForm(ws);
     const doi = await publishedForm(ws, { settings: { doubleOptIn: true } });
     await insertContact(h, ws, { email: 'sub@example.com', status: 'SUBSCRIBED' });
-    await insertContact(h, ws, { email: 'unsub1@example.com', status: 'UNSUBSCRIBED' });
-    await insertContact(h, ws, { email: 'unsub2@example.com', status: 'UNSUBSCRIBED' });
+    const unsub1 = await insertContact(h, ws, { email: 'unsub1@example.com', status: 'UNSUBSCRIBED' });
+    const unsub2 = await insertContact(h, ws, { email: 'unsub2@example.com', status: 'UNSUBSCRIBED' });
     await insertContact(h, ws, { email: 'bounced@example.com', status: 'BOUNCED', properties: { keep: 'me' } });
     await post(doi.slug, 'email=sub%40example.com&first_name=Sue');
-    expect(await contactByEmail(ws, 'sub@example.com')).toMatchObject({ status: 'SUBSCRIBED', first_name: 'Sue' });
+    expect(await contactByEmail(ws, 'sub@example.com')).toMatchObject({ status: 'SUBSCRIBED', first_name: 'Sue' }); // a blank filled in
+    // Re-subscribing needs the address's owner, with or without double opt-in on the form.
     await post(plain.slug, 'email=unsub1%40example.com');
-    expect((await contactByEmail(ws, 'unsub1@example.com'))!.status).toBe('SUBSCRIBED');
+    expect((await contactByEmail(ws, 'unsub1@example.com'))!.status).toBe('UNSUBSCRIBED');
     await post(doi.slug, 'email=unsub2%40example.com');
-    expect((await contactByEmail(ws, 'unsub2@example.com'))!.status).toBe('PENDING');
+    expect((await contactByEmail(ws, 'unsub2@example.com'))!.status).toBe('UNSUBSCRIBED');
     await post(plain.slug, 'email=bounced%40example.com&plan=pro');
     const bounced = (await contactByEmail(ws, 'bounced@example.com'))!;
     expect(bounced.status).toBe('BOUNCED');
     expect(JSON.parse(bounced.properties)).toEqual({ keep: 'me', plan: 'pro' }); // merged, not replaced
-    // no confirmation is queued for someone already subscribed
+    // A confirmation is queued for each re-subscription, none for someone already subscribed or bounced.
     const confirmations = await h.db.kysely.selectFrom('confirmations').select('contact_id').where('workspace_id', '=', ws.id).execute();
-    expect(confirmations).toHaveLength(1);
+    expect(confirmations.map((c) => c.contact_id).sort()).toEqual([unsub1, unsub2].sort());
   });
 
   it('double opt-in: PENDING, a confirmation email with a single-use link, then SUBSCRIBED', async () => {
