@@ -8,7 +8,11 @@ const ApiKeySchema = Type.Object({
   id: Type.String(), name: Type.String(), scopes: Type.Array(Type.String()),
   createdAt: Timestamp, lastUsedAt: Nullable(Timestamp), revokedAt: Nullable(Timestamp),
 });
-const CreatedSchema = Type.Object({ id: Type.String(), name: Type.String(), scopes: Type.Array(Type.String()), key: Type.String(), createdAt: Timestamp });
+const CreatedSchema = Type.Object({
+  id: Type.String(), name: Type.String(), scopes: Type.Array(Type.String()),
+  key: Nullable(Type.String({ description: 'the key, shown once; null in a replay of the request (Idempotency-Key), which never holds it' })),
+  createdAt: Timestamp,
+});
 const CreateBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   scopes: Type.Array(StringEnum(SCOPES), { minItems: 1, maxItems: SCOPES.length }),
@@ -17,7 +21,7 @@ const CreateBody = Type.Object({
 export async function apiKeysRoutes(app: V1): Promise<void> {
   app.post('/api-keys', {
     schema: { tags: ['api-keys'], summary: 'Create an API key (shown once)', body: CreateBody, response: { 201: CreatedSchema } },
-    config: { scope: 'admin' },
+    config: { scope: 'admin', secretFields: ['key'] },
   }, async (req, reply) => {
     const key = await app.services.apiKeys.create(req.auth.workspaceId, req.body, req.auth.scopes);
     return reply.code(201).header('location', `/v1/api-keys/${key.id}`).send(key);

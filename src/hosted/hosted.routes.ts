@@ -1,9 +1,10 @@
-import formbody from '@fastify/formbody';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { escapeHtml } from '../forms/forms.html.js';
 import type { Form } from '../forms/forms.schemas.js';
 import { DomainError } from '../http/errors.js';
+import { registerBodyParsers } from '../http/input.js';
+import { safeOrigin } from '../lib/url.js';
 import { PAGE_CSP, sendPage } from '../pages/layout.js';
 import type { SubmissionsService } from '../submissions/submissions.service.js';
 import { embedScript } from './embed.js';
@@ -29,7 +30,9 @@ function wantsJson(req: FastifyRequest): boolean {
 /** A page's CSP; a REDIRECT success action's origin is allowed as a form target (browsers check redirects too). */
 function cspFor(form: Pick<Form, 'settings'>): string {
   const action = form.settings.successAction;
-  return action.type === 'REDIRECT' ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${new URL(action.url!).origin}`) : PAGE_CSP;
+  // safeOrigin holds the host to letters, digits, dots and hyphens: nothing can end the source list.
+  const origin = action.type === 'REDIRECT' && action.url ? safeOrigin(action.url) : null;
+  return origin ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${origin}`) : PAGE_CSP;
 }
 
 /**
@@ -40,7 +43,7 @@ function cspFor(form: Pick<Form, 'settings'>): string {
  */
 export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): Promise<void> {
   const { submissions, publicUrl } = opts;
-  await app.register(formbody, { bodyLimit: 64 * 1024 });
+  registerBodyParsers(app, { form: { bodyLimit: 64 * 1024 } });
   await app.register(rateLimit, { global: false });
 
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
@@ -64,6 +67,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     const form = await submissions.publishedBySlug(req.params.slug);
     if (req.query.fragment !== undefined) {
       return reply.headers(CORS).type('text/html; charset=utf-8').header('cache-control', 'no-cache')
+        .header('content-security-policy', cspFor(form)).header('x-content-type-options', 'nosniff')
         .send(renderFormMarkup(form, form.html, `${publicUrl}/f/${req.params.slug}`));
     }
     await submissions.recordView(form.workspaceId, form.id);

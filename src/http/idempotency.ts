@@ -20,6 +20,29 @@ declare module 'fastify' {
   interface FastifyRequest {
     idempotencyKey?: string;
   }
+  interface FastifyContextConfig {
+    /**
+     * Top-level fields of the response that hold a secret shown once (an API key). They are stored as null,
+     * and a replay says so with `Idempotent-Redacted: <fields>`: no secret is kept in the replay store.
+     */
+    secretFields?: string[];
+  }
+}
+
+/** The body to keep for replays: the response with its secret fields nulled (see secretFields). */
+function replayable(body: string, secretFields: string[] | undefined): { body: string; redacted: string | null } {
+  if (!secretFields?.length) return { body, redacted: null };
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return { body: '', redacted: secretFields.join(', ') };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { body, redacted: null };
+  const copy: Record<string, unknown> = { ...value };
+  const removed = secretFields.filter((f) => Object.hasOwn(copy, f));
+  for (const f of removed) copy[f] = null;
+  return { body: JSON.stringify(copy), redacted: removed.length ? removed.join(', ') : null };
 }
 
 function requestHash(req: FastifyRequest): string {
@@ -85,8 +108,10 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
       const v = reply.getHeader(name);
       if (typeof v === 'string') headers[name] = v;
     }
+    const kept = replayable((payload as string | null) ?? '', reply.statusCode < 300 ? req.routeOptions.config.secretFields : undefined);
+    if (kept.redacted) headers['idempotent-redacted'] = kept.redacted;
     await k.updateTable('idempotency_keys')
-      .set({ status_code: reply.statusCode, response_body: (payload as string | null) ?? '', response_headers: JSON.stringify(headers) })
+      .set({ status_code: reply.statusCode, response_body: kept.body, response_headers: JSON.stringify(headers) })
       .where('workspace_id', '=', req.auth.workspaceId).where('key', '=', key).execute();
     return payload;
   }

@@ -30,8 +30,10 @@ import { unsubscribeRoutes } from '../unsubscribe/unsubscribe.routes.js';
 import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import { WorkspacesService } from '../workspaces/workspaces.service.js';
 import { workspacesRoutes } from '../workspaces/workspaces.routes.js';
-import { DomainError } from './errors.js';
+import { DomainError, notFound, validationFailed } from './errors.js';
+import { sendPage } from '../pages/layout.js';
 import { registerIdempotency } from './idempotency.js';
+import { registerBodyParsers } from './input.js';
 import { registerProblemHandlers, sendProblem } from './problem.js';
 import { addRouteHook } from './route-hooks.js';
 import { validatorCompiler } from './validation.js';
@@ -89,16 +91,34 @@ export function createServices(db: Db, config: AppConfig): Services {
 
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
+/** Public addresses whose last segment is a token: the segment is replaced in logs. */
+const TOKEN_PATH = /^(\/(?:confirm|unsubscribe|t\/[a-z]|app\/(?:invite|reset))\/)[^/?#]+/;
+
+/** A request URL as logged: tokens in the path and in `token=` query values replaced by [redacted]. */
+export function redactUrl(url: string): string {
+  return url.replace(TOKEN_PATH, '$1[redacted]').replace(/([?&]token=)[^&#]*/gi, '$1[redacted]');
+}
+
 export interface BuildOptions {
   db: Db;
   config: AppConfig;
   /** false silences logs (tests); otherwise pino at config.logLevel. */
   logger?: boolean;
+  /** Where logs go (standard output by default); tests read them. */
+  logStream?: { write(line: string): void };
 }
 
-export async function buildApp({ db, config, logger = true }: BuildOptions): Promise<FastifyInstance> {
+export async function buildApp({ db, config, logger = true, logStream }: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: logger ? { level: config.logLevel, redact: ['req.headers.authorization'] } : false,
+    logger: logger ? {
+      level: config.logLevel,
+      ...(logStream ? { stream: logStream } : {}),
+      redact: ['req.headers.authorization'],
+      // Tokens in public addresses are credentials (whoever has one may confirm or unsubscribe): never logged.
+      serializers: {
+        req: (req: FastifyRequest) => ({ method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
+      },
+    } : false,
     bodyLimit: 1024 * 1024,
     // Echo a client's X-Request-Id when it is a sane token; otherwise mint one.
     genReqId: (req) => {
@@ -106,6 +126,14 @@ export async function buildApp({ db, config, logger = true }: BuildOptions): Pro
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     },
     return503OnClosing: true,
+    // Errors the router raises before any route runs (a path that is not valid percent-encoding, a path
+    // parameter over 100 characters): the address names nothing, so they are answered as 404s like any
+    // unknown id, as problem+json under /v1 and as a page elsewhere, with the request id.
+    frameworkErrors: (_err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      if (req.url.startsWith('/v1/')) return sendProblem(req, reply, notFound('resource'));
+      return sendPage(reply, 404, 'Not found', '<h1>Not found</h1><p>This address is not valid.</p>');
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -149,14 +177,10 @@ export async function buildApp({ db, config, logger = true }: BuildOptions): Pro
   await app.register(hostedRoutes, { submissions: app.services.submissions, publicUrl: config.publicUrl, submissionsPerMinute: config.submissionsPerMinute ?? 10 });
 
   await app.register(async (v1) => {
-    // /v1 accepts JSON bodies only (415 otherwise). An empty body is "no body", so body-less POSTs such
-    // as publish work whatever Content-Type a client sends; routes that need a body then fail validation.
+    // /v1 accepts JSON bodies only (415 otherwise), under the input layer's rules (http/input.ts). An empty
+    // body is "no body", so body-less POSTs such as publish work whatever Content-Type a client sends.
     v1.removeAllContentTypeParsers();
-    const json = v1.getDefaultJsonParser('error', 'error');
-    v1.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-      if (body === '') return done(null, undefined);
-      json(req, body as string, done);
-    });
+    registerBodyParsers(v1);
 
     // Every route that declares a scope authenticates first (contract section 2); the scope is read once,
     // when the route is registered.
@@ -166,6 +190,17 @@ export async function buildApp({ db, config, logger = true }: BuildOptions): Pro
       addRouteHook(route, 'onRequest', async (req: FastifyRequest) => {
         req.auth = await app.services.apiKeys.authenticate(req.headers.authorization);
         if (scope !== 'any') ApiKeysService.authorize(req.auth, scope);
+      });
+    });
+    // Requests are strict (contract section 1): an operation that takes no body refuses one, except an empty
+    // object, which many clients send by habit.
+    v1.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (route.schema?.body || !methods.some((m) => m === 'POST' || m === 'PUT' || m === 'DELETE' || m === 'PATCH')) return;
+      addRouteHook(route, 'preValidation', (req: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
+        const body = req.body;
+        const empty = body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+        done(empty ? undefined : validationFailed([{ path: '/', message: 'this operation takes no request body' }]));
       });
     });
     registerIdempotency(v1, db);
