@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Db } from '../db/connection.js';
-import { insufficientScope, notFound, unauthorized, validationFailed } from '../http/errors.js';
+import { insufficientScope, notFound, unauthorized, validationFailed } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import * as repo from './api-keys.repository.js';

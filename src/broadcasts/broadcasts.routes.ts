@@ -15,7 +15,7 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
 
   app.post('/broadcasts', {
     schema: { tags, summary: 'Create Broadcast (a DRAFT)', body: CreateBroadcastBody, response: { 201: BroadcastSchema } },
-    config: { scope: 'write:broadcasts' }, bodyLimit,
+    config: { scope: 'write:broadcasts', errors: ['sender_domain_not_verified', 'invalid_reference'] }, bodyLimit,
   }, async (req, reply) => {
     const b = await broadcasts.create(req.auth.workspaceId, req.body);
     return reply.code(201).header('location', `/v1/broadcasts/${b.id}`).send(b);
@@ -35,12 +35,12 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
 
   app.put('/broadcasts/:broadcastId', {
     schema: { tags, summary: 'Update a broadcast, or schedule it with sendAt (DRAFT or SCHEDULED only)', params: BroadcastParams, body: UpdateBroadcastBody, response: { 200: BroadcastSchema } },
-    config: { scope: 'write:broadcasts' }, bodyLimit,
+    config: { scope: 'write:broadcasts', errors: ['broadcast_not_editable', 'sender_domain_not_verified', 'invalid_reference', 'broadcast_incomplete', 'invalid_state'] }, bodyLimit,
   }, (req) => broadcasts.update(req.auth.workspaceId, req.params.broadcastId, req.body));
 
   app.delete('/broadcasts/:broadcastId', {
     schema: { tags, summary: 'Delete a DRAFT broadcast', params: BroadcastParams, response: { 204: Type.Null() } },
-    config: { scope: 'write:broadcasts' },
+    config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
   }, async (req, reply) => {
     await broadcasts.remove(req.auth.workspaceId, req.params.broadcastId);
     return reply.code(204).send(null);
@@ -48,7 +48,7 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
 
   app.post('/broadcasts/:broadcastId/send', {
     schema: { tags, summary: 'Send now: DRAFT or SCHEDULED → SENDING (202)', params: BroadcastParams, response: { 202: BroadcastSchema } },
-    config: { scope: 'write:broadcasts' },
+    config: { scope: 'write:broadcasts', errors: ['invalid_state', 'broadcast_incomplete', 'sender_domain_not_verified'] },
   }, async (req, reply) => reply.code(202).send(await broadcasts.send(req.auth.workspaceId, req.params.broadcastId)));
 
   app.get('/broadcasts/:broadcastId/deliveries', {
@@ -60,12 +60,12 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
 
   app.post('/broadcasts/:broadcastId/cancel', {
     schema: { tags, summary: 'Cancel: SCHEDULED → DRAFT, SENDING → CANCELED', params: BroadcastParams, response: { 200: BroadcastSchema } },
-    config: { scope: 'write:broadcasts' },
+    config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
   }, (req) => broadcasts.cancel(req.auth.workspaceId, req.params.broadcastId));
 
   app.post('/broadcasts/:broadcastId/preview', {
     schema: { tags, summary: 'Render the content for a contact (or sample data)', params: BroadcastParams, body: PreviewBody, response: { 200: PreviewSchema } },
-    config: { scope: 'read:broadcasts' },
+    config: { scope: 'read:broadcasts', errors: ['invalid_reference'] },
     // The body is optional here: none at all means sample data.
     preValidation: async (req) => {
       req.body ??= {};
@@ -74,7 +74,7 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
 
   app.get('/broadcasts/:broadcastId/audience', {
     schema: { tags, summary: 'Who it would go to now: count and a page of contacts', params: BroadcastParams, querystring: ListQuery, response: { 200: AudienceSchema } },
-    config: { scope: 'read:broadcasts' },
+    config: { scope: 'read:broadcasts', errors: ['invalid_reference'] },
   }, async (req) => {
     let count = 0;
     const listed = await paginate(req.query, async (w) => {

@@ -3,7 +3,7 @@ import * as deliveries from '../deliveries/deliveries.repository.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import type { Db, Executor } from '../db/connection.js';
 import { findDomainByName } from '../domains/domains.repository.js';
-import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../http/errors.js';
+import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../errors/errors.js';
 import type { AppConfig } from '../http/server.js';
 import { parseMailbox } from '../lib/email.js';
 import { newId } from '../lib/ids.js';

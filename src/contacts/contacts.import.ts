@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { parse, type Options } from 'csv-parse';
 import type { ContactStatus } from '../db/schema.js';
-import { DomainError, validationFailed, type FieldError } from '../http/errors.js';
+import { DomainError, validationFailed, type FieldError } from '../errors/errors.js';
 import { MAX_JSON_DEPTH, findBadString, jsonDepth } from '../http/input.js';
 import { toFieldErrors, validatorCompiler } from '../http/validation.js';
 import { contactEmail } from './contacts.email.js';
@@ -293,7 +293,7 @@ export async function* csvItems(source: AsyncIterable<Buffer>): AsyncGenerator<I
   for await (const item of parser as AsyncIterable<Item>) {
     if (!Array.isArray(item)) {
       if ('sourceError' in item) throw item.sourceError;
-      if (!cols) throw new DomainError(422, 'validation_failed', 'Validation failed', `the CSV header row is malformed: ${item.fatal}`, [{ path: '/header', message: `is malformed: ${item.fatal}` }]);
+      if (!cols) throw new DomainError('validation_failed', `the CSV header row is malformed: ${item.fatal}`, { errors: [{ path: '/header', message: `is malformed: ${item.fatal}` }] });
       yield { type: 'fatal', message: `malformed CSV: ${item.fatal}` };
       return;
     }

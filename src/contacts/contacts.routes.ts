@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
-import { DomainError } from '../http/errors.js';
+import { DomainError } from '../errors/errors.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
 import type { V1 } from '../http/server.js';
@@ -19,7 +19,7 @@ const IMPORT_TYPES: Record<string, ImportFormat> = {
   'application/ndjson': 'NDJSON',
 };
 
-const unsupportedImport = () => new DomainError(415, 'unsupported_media_type', 'Unsupported media type',
+const unsupportedImport = () => new DomainError('unsupported_media_type',
   'an import body must be CSV (Content-Type: text/csv) or NDJSON (application/x-ndjson or application/ndjson), in UTF-8');
 
 /** The import format named by a Content-Type header, or undefined. Only UTF-8 (the default) is read. */
@@ -45,7 +45,7 @@ export async function contactsRoutes(app: V1): Promise<void> {
         'Present fields replace the stored value whole; omitted fields are unchanged; an existing contact keeps its status unless `status` is given.',
       body: UpsertContactBody, response: { 200: ContactSchema, 201: ContactSchema },
     },
-    config: { scope: 'write:contacts' },
+    config: { scope: 'write:contacts', errors: ['invalid_reference'] },
   }, async (req, reply) => {
     const { contact, created } = await contacts.upsert(req.auth.workspaceId, req.body);
     if (created) reply.code(201).header('location', `/v1/contacts/${contact.id}`);
@@ -54,7 +54,7 @@ export async function contactsRoutes(app: V1): Promise<void> {
 
   app.get('/contacts', {
     schema: { tags, summary: 'List contacts, newest first', querystring: ContactListQuery, response: { 200: ListOf(ContactSchema) } },
-    config: { scope: 'read:contacts' },
+    config: { scope: 'read:contacts', errors: ['invalid_reference'] },
   }, async (req) => {
     const { limit, cursor, ...filter } = req.query;
     return paginate({ limit, cursor }, (w) => contacts.list(req.auth.workspaceId, { ...filter, ...w }));
@@ -67,12 +67,12 @@ export async function contactsRoutes(app: V1): Promise<void> {
 
   app.put('/contacts/:contactId', {
     schema: { tags, summary: 'Update a contact (partial)', params: ContactParams, body: UpdateContactBody, response: { 200: ContactSchema } },
-    config: { scope: 'write:contacts' },
+    config: { scope: 'write:contacts', errors: ['invalid_reference', 'contact_exists'] },
   }, (req) => contacts.update(req.auth.workspaceId, req.params.contactId, req.body));
 
   app.delete('/contacts/:contactId', {
     schema: { tags, summary: 'Delete a contact', params: ContactParams, response: { 204: Type.Null() } },
-    config: { scope: 'write:contacts' },
+    config: { scope: 'write:contacts', errors: ['resource_in_use'] },
   }, async (req, reply) => {
     await contacts.remove(req.auth.workspaceId, req.params.contactId);
     return reply.code(204).send(null);
@@ -105,7 +105,7 @@ export async function contactsRoutes(app: V1): Promise<void> {
         response: { 201: ImportJobSchema },
       },
       validatorCompiler: streamBodyCompiler,
-      config: { scope: 'write:contacts' },
+      config: { scope: 'write:contacts', errors: ['unsupported_media_type', 'payload_too_large'] },
     }, async (req, reply) => {
       const format = importFormat(req.headers['content-type']);
       const body = req.body as unknown;

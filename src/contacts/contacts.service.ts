@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Db, Executor } from '../db/connection.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
-import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../http/errors.js';
+import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import { existingTopicIds, getTopic, listAllTopics } from '../topics/topics.repository.js';
@@ -187,7 +187,7 @@ export class ContactsService {
       if (keptOnly) await run.flush().catch(() => {});
       const job = await run.finish('FAILED', reason).catch(() => undefined);
       if (err instanceof BodyTooLarge) {
-        throw new DomainError(413, 'payload_too_large', 'Payload too large', `an import body may be at most ${limit} bytes; the rows before the limit were imported`, undefined, job ? { importId: job.id } : undefined);
+        throw payloadTooLarge(`an import body may be at most ${limit} bytes; the rows before the limit were imported`, job ? { importId: job.id } : undefined);
       }
       throw err;
     } finally {

@@ -16,7 +16,7 @@ export async function domainsRoutes(app: V1): Promise<void> {
     schema: {
       tags, summary: 'Add a sending domain (PENDING) and get the DNS records to publish', body: CreateDomainBody, response: { 201: DomainSchema },
     },
-    config: { scope: 'write:domains' },
+    config: { scope: 'write:domains', errors: ['domain_exists'] },
   }, async (req, reply) => {
     const domain = await app.services.domains.create(req.auth.workspaceId, req.body);
     return reply.code(201).header('location', `/v1/domains/${domain.id}`).send(domain);

@@ -3,7 +3,7 @@ import { domainToASCII } from 'node:url';
 import { promisify } from 'node:util';
 import type { Db } from '../db/connection.js';
 import { isUniqueViolation } from '../db/connection.js';
-import { conflict, notFound, validationFailed } from '../http/errors.js';
+import { conflict, notFound, validationFailed } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import { checkDomain, parseDnsServers, resolverLookup, type TxtLookup } from './domains.dns.js';

@@ -11,7 +11,7 @@ export async function formsRoutes(app: V1): Promise<void> {
 
   app.post('/forms', {
     schema: { tags, summary: 'Create a form (a DRAFT, version 1)', body: CreateFormBody, response: { 201: FormSchema } },
-    config: { scope: 'write:forms' },
+    config: { scope: 'write:forms', errors: ['slug_taken', 'invalid_reference'] },
   }, async (req, reply) => {
     const form = await forms.create(req.auth.workspaceId, req.body);
     return reply.code(201).header('location', `/v1/forms/${form.id}`).send(form);
@@ -31,12 +31,12 @@ export async function formsRoutes(app: V1): Promise<void> {
 
   app.put('/forms/:formId', {
     schema: { tags, summary: 'Update Form (DRAFT only, partial)', params: FormParams, body: UpdateFormBody, response: { 200: FormSchema } },
-    config: { scope: 'write:forms' },
+    config: { scope: 'write:forms', errors: ['form_not_editable', 'slug_taken', 'invalid_reference'] },
   }, (req) => forms.update(req.auth.workspaceId, req.params.formId, req.body));
 
   app.delete('/forms/:formId', {
     schema: { tags, summary: 'Delete a DRAFT version', params: FormParams, response: { 204: Type.Null() } },
-    config: { scope: 'write:forms' },
+    config: { scope: 'write:forms', errors: ['form_not_editable'] },
   }, async (req, reply) => {
     await forms.remove(req.auth.workspaceId, req.params.formId);
     return reply.code(204).send(null);
@@ -49,14 +49,14 @@ export async function formsRoutes(app: V1): Promise<void> {
 
   app.put('/forms/:formId/html', {
     schema: { tags, summary: 'Deploy custom HTML (DRAFT only, sanitized, cross-validated)', params: FormParams, body: DeployHtmlBody, response: { 200: FormHtmlSchema } },
-    config: { scope: 'write:forms' },
+    config: { scope: 'write:forms', errors: ['form_not_editable'] },
     // 512 KiB of HTML can take up to six times that once escaped into a JSON string.
     bodyLimit: 4 * 1024 * 1024,
   }, (req) => forms.deployHtml(req.auth.workspaceId, req.params.formId, req.body.html));
 
   app.post('/forms/:formId/versions', {
     schema: { tags, summary: 'Create a new DRAFT version of a PUBLISHED form', params: FormParams, response: { 201: FormSchema } },
-    config: { scope: 'write:forms' },
+    config: { scope: 'write:forms', errors: ['form_not_published', 'draft_version_exists'] },
   }, async (req, reply) => {
     const form = await forms.createVersion(req.auth.workspaceId, req.params.formId);
     return reply.code(201).header('location', `/v1/forms/${form.id}`).send(form);
@@ -69,6 +69,6 @@ export async function formsRoutes(app: V1): Promise<void> {
 
   app.post('/forms/:formId/publish', {
     schema: { tags, summary: 'Publish a DRAFT, or roll back to an ARCHIVED version', params: FormParams, response: { 200: FormSchema } },
-    config: { scope: 'write:forms' },
+    config: { scope: 'write:forms', errors: ['form_already_published', 'form_incomplete', 'slug_taken'] },
   }, (req) => forms.publish(req.auth.workspaceId, req.params.formId));
 }

@@ -1,6 +1,6 @@
 import type { Db, Executor } from '../db/connection.js';
 import { isUniqueViolation } from '../db/connection.js';
-import { conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../http/errors.js';
+import { conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import { firstVerifiedDomain } from '../domains/domains.repository.js';

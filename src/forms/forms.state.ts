@@ -1,4 +1,4 @@
-import { type DomainError, conflict } from '../http/errors.js';
+import { type DomainError, conflict } from '../errors/errors.js';
 import type { FormStatus } from './forms.schemas.js';
 
 /**

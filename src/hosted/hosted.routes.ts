@@ -2,7 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { escapeHtml } from '../forms/forms.html.js';
 import type { Form } from '../forms/forms.schemas.js';
-import { DomainError } from '../http/errors.js';
+import { DomainError } from '../errors/errors.js';
 import { registerBodyParsers } from '../http/input.js';
 import { safeOrigin } from '../lib/url.js';
 import { PAGE_CSP, sendPage } from '../pages/layout.js';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/connection.js';
 import { nowIso } from '../lib/time.js';
-import { DomainError, conflict, validationFailed } from './errors.js';
+import { DomainError, conflict, validationFailed } from '../errors/errors.js';
 import { sendProblem } from './problem.js';
 import { addRouteHook } from './route-hooks.js';
 
@@ -83,7 +83,7 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
         continue;
       }
       if (row.request_hash !== hash) {
-        return sendProblem(req, reply, new DomainError(422, 'idempotency_key_reused', 'Idempotency key reused', 'this Idempotency-Key was used with a different request'));
+        return sendProblem(req, reply, new DomainError('idempotency_key_reused', 'this Idempotency-Key was used with a different request'));
       }
       if (row.status_code === null) {
         return sendProblem(req, reply, conflict('idempotency_conflict', 'a request with this Idempotency-Key is still being processed'));

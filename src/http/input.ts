@@ -1,7 +1,7 @@
 import { parse as parseQuery } from 'fast-querystring';
 import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
-import { DomainError, validationFailed, type FieldError } from './errors.js';
+import { DomainError, validationFailed, type FieldError } from '../errors/errors.js';
 
 /**
  * The input layer's rules for every value a client sends, whatever the route: bodies (JSON, form-encoded),
@@ -77,7 +77,7 @@ export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
 export const tooDeep = () =>
   validationFailed([{ path: '/', message: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects` }]);
 
-export const invalidJson = () => new DomainError(400, 'invalid_json', 'Invalid JSON', 'the request body is not valid JSON');
+export const invalidJson = () => new DomainError('invalid_json', 'the request body is not valid JSON');
 
 /**
  * Parses a JSON body under the rules above: 400 invalid_json when it is not JSON (or tries prototype

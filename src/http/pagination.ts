@@ -1,4 +1,4 @@
-import { validationFailed } from './errors.js';
+import { validationFailed } from '../errors/errors.js';
 
 /**
  * Cursors are opaque to clients: base64url of the last id of the page. Ids sort by creation time, so

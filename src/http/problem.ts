@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/connection.js';
-import { DomainError, summarize, type FieldError } from './errors.js';
+import { DomainError, summarize, unavailable, type FieldError } from '../errors/errors.js';
 import { toFieldErrors } from './validation.js';
 
 export interface Problem {
@@ -35,30 +35,30 @@ export function toDomainError(err: FastifyError | Error): DomainError {
   const fe = err as FastifyError;
   if (fe.validation) {
     const errors = toFieldErrors(fe.validation as never, fe.validationContext);
-    return new DomainError(422, 'validation_failed', 'Validation failed', summarize(errors), errors);
+    return new DomainError('validation_failed', summarize(errors), { errors });
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new DomainError(415, 'unsupported_media_type', 'Unsupported media type', 'the request body must be JSON (Content-Type: application/json)');
+      return new DomainError('unsupported_media_type', 'the request body must be JSON (Content-Type: application/json)');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new DomainError(413, 'payload_too_large', 'Payload too large', 'the request body is larger than this endpoint accepts');
+      return new DomainError('payload_too_large', 'the request body is larger than this endpoint accepts');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new DomainError(400, 'invalid_json', 'Invalid JSON', 'the request body is not valid JSON');
+      return new DomainError('invalid_json', 'the request body is not valid JSON');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new DomainError(400, 'bad_request', 'Bad request', 'the Content-Length header does not match the body');
+      return new DomainError('bad_request', 'the Content-Length header does not match the body');
   }
   if (fe.statusCode === 400 && err instanceof SyntaxError) {
-    return new DomainError(400, 'invalid_json', 'Invalid JSON', 'the request body is not valid JSON');
+    return new DomainError('invalid_json', 'the request body is not valid JSON');
   }
   if (isDatabaseUnavailable(err)) {
-    return new DomainError(503, 'unavailable', 'Service unavailable', 'the database cannot be reached; try again shortly', undefined, undefined, { 'retry-after': '5' });
+    return unavailable();
   }
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     // Any other client error raised by Fastify or a plugin keeps its status, with a generic code.
-    return new DomainError(fe.statusCode, 'bad_request', 'Bad request', fe.message);
+    return new DomainError('bad_request', fe.message, { status: fe.statusCode });
   }
-  return new DomainError(500, 'internal_error', 'Internal error', 'an unexpected error occurred; it has been logged with the request id');
+  return new DomainError('internal_error', 'an unexpected error occurred; it has been logged with the request id');
 }
 
 export function registerProblemHandlers(app: FastifyInstance): void {
@@ -69,6 +69,6 @@ export function registerProblemHandlers(app: FastifyInstance): void {
     return sendProblem(request, reply, problem);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(request, reply, new DomainError(404, 'not_found', 'Not found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
+    sendProblem(request, reply, new DomainError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
   );
 }

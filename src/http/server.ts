@@ -30,7 +30,9 @@ import { unsubscribeRoutes } from '../unsubscribe/unsubscribe.routes.js';
 import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import { WorkspacesService } from '../workspaces/workspaces.service.js';
 import { workspacesRoutes } from '../workspaces/workspaces.routes.js';
-import { DomainError, notFound, validationFailed } from './errors.js';
+import { errorsPage, openApiErrorResponses, routeErrors } from '../errors/docs.js';
+import { notFound, unavailable, validationFailed, type ErrorCode } from '../errors/errors.js';
+import { ProblemSchema } from './schema-helpers.js';
 import { sendPage } from '../pages/layout.js';
 import { registerIdempotency } from './idempotency.js';
 import { registerBodyParsers } from './input.js';
@@ -66,6 +68,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a route needs (contract section 2); `any` means any valid key. */
     scope?: Scope | 'any';
+    /** The error codes particular to the route, documented in /openapi.json with the common ones (errors/docs.ts). */
+    errors?: ErrorCode[];
   }
 }
 
@@ -155,11 +159,27 @@ export async function buildApp({ db, config, logger = true, logStream }: BuildOp
         description: 'Forms, contacts and broadcasts. Errors are application/problem+json with a stable `code`.',
       },
       servers: [{ url: config.publicUrl }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+        schemas: { Problem: { ...ProblemSchema, $id: undefined } as never },
+      },
       security: [{ bearer: [] }],
+    },
+    // Each /v1 route documents the 4xx problems it can answer (errors/docs.ts).
+    transform: ({ schema, url, route }) => {
+      if (!url.startsWith('/v1/') || !schema || (schema as { hide?: boolean }).hide) return { schema, url };
+      const s = schema as Record<string, unknown>;
+      const codes = routeErrors({
+        method: route.method, url, scope: route.config?.scope, errors: route.config?.errors,
+        hasParams: Boolean(s.params), hasBody: Boolean(s.body), hasQuery: Boolean(s.querystring),
+      });
+      return { schema: { ...s, response: { ...(s.response as object), ...openApiErrorResponses(codes) } } as typeof schema, url };
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The page every problem's `type` links to (/docs/errors#<code>).
+  app.get('/docs/errors', { schema: { hide: true } }, (_req, reply) =>
+    reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(errorsPage()));
   app.get('/openapi.json', { schema: { hide: true } }, () => app.swagger());
 
   app.get('/healthz', { schema: { hide: true } }, () => ({ status: 'ok' }));
@@ -169,7 +189,7 @@ export async function buildApp({ db, config, logger = true, logStream }: BuildOp
       return { status: 'ready' };
     } catch (err) {
       req.log.warn({ err }, 'readiness check failed');
-      return sendProblem(req, reply, new DomainError(503, 'unavailable', 'Service unavailable', 'the database cannot be reached', undefined, undefined, { 'retry-after': '5' }));
+      return sendProblem(req, reply, unavailable('the database cannot be reached'));
     }
   });
 

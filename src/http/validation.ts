@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { notFound, validationFailed, type FieldError } from './errors.js';
+import { notFound, validationFailed, type FieldError } from '../errors/errors.js';
 import { normalizeDateTime } from '../lib/time.js';
 import { isHttpUrl } from '../lib/url.js';
 import { findBadString } from './input.js';

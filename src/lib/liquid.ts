@@ -1,5 +1,5 @@
 import { Liquid } from 'liquidjs';
-import type { FieldError } from '../http/errors.js';
+import type { FieldError } from '../errors/errors.js';
 
 /**
  * The one Liquid engine for user templates (broadcast content, templates). HTML output is escaped by

@@ -1,7 +1,7 @@
 import type { SelectQueryBuilder } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { Database } from '../db/schema.js';
-import { unprocessable, type FieldError } from '../http/errors.js';
+import { unprocessable, type FieldError } from '../errors/errors.js';
 import { getTopic } from '../topics/topics.repository.js';
 import { compileFilter, type Filter } from './segments.filter.js';
 import { getSegment } from './segments.repository.js';

@@ -1,7 +1,7 @@
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Dialect } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
-import type { FieldError } from '../http/errors.js';
+import type { FieldError } from '../errors/errors.js';
 import { normalizeDateTime } from '../lib/time.js';
 
 /**

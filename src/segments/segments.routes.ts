@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { validationFailed } from '../http/errors.js';
+import { validationFailed } from '../errors/errors.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery } from '../http/schema-helpers.js';
 import type { V1 } from '../http/server.js';
@@ -32,7 +32,7 @@ export async function segmentsRoutes(app: V1): Promise<void> {
 
   app.post('/segments', {
     schema: { tags, summary: 'Create a segment', body: CreateSegmentBody, response: { 201: SegmentSchema } },
-    config: { scope: 'write:contacts' },
+    config: { scope: 'write:contacts', errors: ['invalid_reference'] },
     preValidation: checkFilterFirst,
   }, async (req, reply) => {
     const segment = await segments.create(req.auth.workspaceId, req.body);
@@ -48,7 +48,7 @@ export async function segmentsRoutes(app: V1): Promise<void> {
 
   app.post('/segments/preview', {
     schema: { tags, summary: 'Count and sample the contacts a filter matches, without saving it', body: PreviewBody, response: { 200: PreviewSchema } },
-    config: { scope: 'read:contacts' },
+    config: { scope: 'read:contacts', errors: ['invalid_reference'] },
     preValidation: checkFilterFirst,
   }, (req) => segments.preview(req.auth.workspaceId, req.body.filter));
 
@@ -59,13 +59,13 @@ export async function segmentsRoutes(app: V1): Promise<void> {
 
   app.put('/segments/:segmentId', {
     schema: { tags, summary: 'Update a segment (partial; a filter given replaces the stored one)', params: SegmentParams, body: UpdateSegmentBody, response: { 200: SegmentSchema } },
-    config: { scope: 'write:contacts' },
+    config: { scope: 'write:contacts', errors: ['invalid_reference'] },
     preValidation: checkFilterFirst,
   }, (req) => segments.update(req.auth.workspaceId, req.params.segmentId, req.body));
 
   app.delete('/segments/:segmentId', {
     schema: { tags, summary: 'Delete a segment (409 resource_in_use while a broadcast uses it)', params: SegmentParams, response: { 204: Type.Null() } },
-    config: { scope: 'write:contacts' },
+    config: { scope: 'write:contacts', errors: ['resource_in_use'] },
   }, async (req, reply) => {
     await segments.remove(req.auth.workspaceId, req.params.segmentId);
     return reply.code(204).send(null);

@@ -1,5 +1,5 @@
 import { isForeignKeyViolation, type Db, type Executor } from '../db/connection.js';
-import { conflict, notFound, unprocessable, validationFailed } from '../http/errors.js';
+import { conflict, notFound, unprocessable, validationFailed } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import { topicReferences, validateFilter, type Filter } from './segments.filter.js';

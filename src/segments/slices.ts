@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { SelectQueryBuilder } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { Database } from '../db/schema.js';
-import { validationFailed } from '../http/errors.js';
+import { validationFailed } from '../errors/errors.js';
 import { filterCost, type Filter } from './segments.filter.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { V1 } from '../http/server.js';
-import { validationFailed } from '../http/errors.js';
+import { validationFailed } from '../errors/errors.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
 import { FormParams } from '../forms/forms.schemas.js';
@@ -11,7 +11,7 @@ const tags = ['forms'];
 export async function submissionsRoutes(app: V1): Promise<void> {
   app.post('/forms/:formId/submissions', {
     schema: { tags, summary: 'Submit to a published form (as its hosted page would)', params: FormParams, body: SubmissionBody, response: { 201: SubmissionSchema } },
-    config: { scope: 'write:forms' },
+    config: { scope: 'write:forms', errors: ['form_not_published'] },
   }, async (req, reply) => {
     const outcome = await app.services.submissions.submitViaApi(req.auth.workspaceId, req.params.formId, req.body);
     if (!outcome.ok) throw validationFailed(outcome.errors.map((e) => ({ path: `/${e.field.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: e.message })));

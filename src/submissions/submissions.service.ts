@@ -4,7 +4,7 @@ import type { Db, Executor } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
 import * as forms from '../forms/forms.repository.js';
 import type { Form } from '../forms/forms.schemas.js';
-import { conflict, notFound } from '../http/errors.js';
+import { conflict, notFound } from '../errors/errors.js';
 import { normalizeEmail } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';

@@ -38,7 +38,7 @@ export async function templatesRoutes(app: V1): Promise<void> {
 
   app.delete('/templates/:templateId', {
     schema: { tags, summary: 'Delete a template (not while a form uses it)', params: TemplateParams, response: { 204: Type.Null() } },
-    config: { scope: 'write:broadcasts' },
+    config: { scope: 'write:broadcasts', errors: ['resource_in_use'] },
   }, async (req, reply) => {
     await templates.remove(req.auth.workspaceId, req.params.templateId);
     return reply.code(204).send(null);

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connection.js';
 import { isForeignKeyViolation } from '../db/connection.js';
-import { notFound, payloadTooLarge, resourceInUse, validationFailed } from '../http/errors.js';
+import { notFound, payloadTooLarge, resourceInUse, validationFailed } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { liquidErrors } from '../lib/liquid.js';
 import { nowIso } from '../lib/time.js';

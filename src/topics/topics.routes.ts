@@ -36,7 +36,7 @@ export async function topicsRoutes(app: V1): Promise<void> {
 
   app.delete('/topics/:topicId', {
     schema: { tags, summary: 'Delete a topic (409 resource_in_use while a broadcast uses it)', params: TopicParams, response: { 204: Type.Null() } },
-    config: { scope: 'write:contacts' },
+    config: { scope: 'write:contacts', errors: ['resource_in_use'] },
   }, async (req, reply) => {
     await topics.remove(req.auth.workspaceId, req.params.topicId);
     return reply.code(204).send(null);

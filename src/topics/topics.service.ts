@@ -1,4 +1,4 @@
-import { conflict, notFound, validationFailed } from '../http/errors.js';
+import { conflict, notFound, validationFailed } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import { isForeignKeyViolation, type Db } from '../db/connection.js';

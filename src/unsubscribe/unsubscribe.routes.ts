@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { escapeHtml } from '../forms/forms.html.js';
-import { DomainError } from '../http/errors.js';
+import { DomainError } from '../errors/errors.js';
 import { registerBodyParsers } from '../http/input.js';
 import { sendPage } from '../pages/layout.js';
 import type { UnsubscribeContext, UnsubscribeService } from './unsubscribe.service.js';

@@ -1,6 +1,6 @@
 import type { Db, Executor } from '../db/connection.js';
 import * as deliveries from '../deliveries/deliveries.repository.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors/errors.js';
 import { nowIso } from '../lib/time.js';
 
 export interface UnsubscribeContext {

@@ -1,6 +1,6 @@
 import type { ApiKeysService, CreatedApiKey } from '../api-keys/api-keys.service.js';
 import type { Db } from '../db/connection.js';
-import { notFound, validationFailed } from '../http/errors.js';
+import { notFound, validationFailed } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import * as repo from './workspaces.repository.js';

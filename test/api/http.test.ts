@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { ERROR_CODES } from '../../src/errors/errors.js';
 import { describeApi } from '../helpers/app.js';
 
 const problemShape = (res: { headers: Record<string, unknown>; json(): any }, status: number, code: string) => {
@@ -188,6 +189,26 @@ describeApi('HTTP conventions, auth and errors', (h) => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/forms', '/v1/forms/{formId}', '/v1/forms/{formId}/versions', '/v1/forms/{formId}/publish', '/v1/forms/{formId}/html', '/v1/api-keys', '/v1/workspace']));
     expect(doc.paths['/v1/forms/{formId}'].put.requestBody.content['application/json'].schema.properties.name.maxLength).toBe(200);
     expect((await h.app.inject({ method: 'GET', url: '/docs' })).statusCode).toBeLessThan(400);
+  });
+
+  it('every /v1 operation documents its 4xx problems; every problem type links to a row of /docs/errors', async () => {
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(doc.components.schemas.Problem.required).toEqual(expect.arrayContaining(['type', 'code', 'status', 'detail', 'requestId']));
+    for (const [path, ops] of Object.entries<Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>(doc.paths)) {
+      if (!path.startsWith('/v1/')) continue;
+      for (const [method, op] of Object.entries(ops)) {
+        const fours = Object.keys(op.responses).filter((s) => s.startsWith('4'));
+        expect(fours, `${method} ${path}`).toContain('401');
+        for (const s of fours) expect(op.responses[s]!.content, `${method} ${path} ${s}`).toHaveProperty(['application/problem+json']);
+      }
+    }
+    expect(Object.keys(doc.paths['/v1/forms/{formId}'].put.responses)).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '422']);
+    expect(doc.paths['/v1/forms/{formId}'].put.responses['409'].description).toContain('form_not_editable');
+    const page = await h.app.inject({ method: 'GET', url: '/docs/errors' });
+    expect(page.statusCode).toBe(200);
+    for (const code of ERROR_CODES) expect(page.body).toContain(`<tr id="${code}">`);
+    const problem = (await h.call(null, 'GET', '/v1/forms')).json();
+    expect(page.body).toContain(`<tr id="${problem.type.split('#')[1]}">`);
   });
 
   it('/healthz and /readyz answer 200', async () => {

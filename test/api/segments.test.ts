@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
 import type { ContactStatus } from '../../src/db/schema.js';
-import { DomainError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/errors/errors.js';
 import { newId } from '../../src/lib/ids.js';
 import { audienceQuery } from '../../src/segments/audience.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { DomainError } from '../../src/http/errors.js';
+import { DomainError } from '../../src/errors/errors.js';
 
 /** Asserts that `move` is refused with the contract's 409 and `code`. */
 export function expectRefused(move: () => unknown, code: string): void {
