@@ -308,7 +308,7 @@ function report(opts: ReturnType<typeof parseOptions>, concurrency: number, resu
 
 async function main(): Promise<number> {
   const opts = parseOptions();
-  // The worker's own rule (src/deliveries/worker.ts): max(16, 2 × pool size) messages in flight.
+  // The worker's own rule (src/jobs/jobs.ts): max(16, 2 × pool size) messages in flight.
   const concurrency = Math.max(16, opts.connections * 2);
   const dir = makeTempDir('send');
   const dbFile = path.join(dir, 'formcast.db');

@@ -17,6 +17,12 @@ export interface Config {
   smtpRateLimit: number;
   /** Public form submissions per minute from one IP address to one form. */
   submissionsPerMinute: number;
+  /** After sending (docs/bounces.md): the soft-bounce limit and the circuit breaker's rates. */
+  bounces: {
+    softBounceLimit: number;
+    pauseBounceRate: number;
+    pauseComplaintRate: number;
+  };
   /** Delivery worker tuning (see deliveries/CONTEXT.md); the defaults suit production. */
   worker: {
     batchSize: number;
@@ -32,6 +38,15 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+function rateFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const text = raw.trim();
+  const n = text.endsWith('%') ? Number(text.slice(0, -1)) / 100 : Number(text);
+  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new ConfigError(`${name} must be a rate between 0 and 1 (0.05) or a percentage (5%), got "${raw}"`);
   return n;
 }
 
@@ -59,6 +74,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpMaxConnections: intFrom(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
     smtpRateLimit: intFrom(env, 'SMTP_RATE_LIMIT', 0, 0, 100_000),
     submissionsPerMinute: intFrom(env, 'SUBMISSION_RATE_LIMIT', 10, 1, 100_000),
+    bounces: {
+      softBounceLimit: intFrom(env, 'SOFT_BOUNCE_LIMIT', 3, 1, 100),
+      pauseBounceRate: rateFrom(env, 'PAUSE_BOUNCE_RATE', 0.05),
+      pauseComplaintRate: rateFrom(env, 'PAUSE_COMPLAINT_RATE', 0.005),
+    },
     worker: {
       batchSize: intFrom(env, 'WORKER_BATCH_SIZE', 100, 1, 10_000),
       leaseMs: intFrom(env, 'WORKER_LEASE_MS', 60_000, 500, 3_600_000),

@@ -6,7 +6,7 @@ import type { Broadcast, BroadcastStatus, EmailContent } from './broadcasts.sche
 
 const COLUMNS = [
   'id', 'name', 'status', 'from_address', 'reply_to', 'subject', 'html', 'text', 'preview_text', 'editor_content',
-  'topic_id', 'segment_id', 'send_at', 'created_at', 'updated_at', 'sent_at',
+  'topic_id', 'segment_id', 'send_at', 'created_at', 'updated_at', 'sent_at', 'paused_reason',
 ] as const;
 
 type Row = Pick<BroadcastsTable, (typeof COLUMNS)[number]>;
@@ -25,6 +25,7 @@ function toBroadcast(r: Row): Broadcast {
     createdAt: toIso(r.created_at),
     updatedAt: toIso(r.updated_at),
     sentAt: toIso(r.sent_at),
+    pausedReason: r.paused_reason,
   };
 }
 
@@ -37,6 +38,8 @@ export interface BroadcastValues {
   topicId: string | null;
   segmentId: string | null;
   sendAt: string | null;
+  /** Set when the broadcast pauses, cleared when it resumes. */
+  pausedReason: string | null;
 }
 
 function valuesToRow(v: Partial<BroadcastValues>): Partial<BroadcastsTable> {
@@ -47,6 +50,7 @@ function valuesToRow(v: Partial<BroadcastValues>): Partial<BroadcastsTable> {
   if (v.topicId !== undefined) row.topic_id = v.topicId;
   if (v.segmentId !== undefined) row.segment_id = v.segmentId;
   if (v.sendAt !== undefined) row.send_at = v.sendAt;
+  if (v.pausedReason !== undefined) row.paused_reason = v.pausedReason;
   if (v.emailContent !== undefined) {
     const c = v.emailContent;
     Object.assign(row, { subject: c.subject, html: c.html, text: c.text, preview_text: c.previewText, editor_content: toJsonColumn(c.editorContent) });

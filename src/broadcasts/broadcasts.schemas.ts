@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, PathId, StringEnum, Timestamp } from '../http/schema-helpers.js';
 
-export const BROADCAST_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELED', 'FAILED'] as const;
+export const BROADCAST_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'PAUSED', 'SENT', 'CANCELED', 'FAILED'] as const;
 export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
 
 const Address = Type.String({ minLength: 3, maxLength: 998, description: '`addr@domain` or `Display Name <addr@domain>`' });
@@ -66,6 +66,7 @@ export const BroadcastSchema = Type.Object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
   sentAt: Nullable(Timestamp),
+  pausedReason: Nullable(Type.String({ description: 'why a PAUSED broadcast paused: the circuit breaker\'s rates, or "paused by hand"' })),
   stats: Type.Optional(BroadcastStatsSchema),
 });
 export type Broadcast = Static<typeof BroadcastSchema>;
@@ -100,7 +101,8 @@ export const AudienceSchema = Type.Object({
   nextCursor: Nullable(Type.String()),
 });
 
-export const DELIVERY_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'FAILED', 'BOUNCED', 'CANCELED', 'SKIPPED'] as const;
+export { DELIVERY_STATUSES } from '../deliveries/deliveries.state.js';
+import { DELIVERY_STATUSES } from '../deliveries/deliveries.state.js';
 
 export const DeliverySchema = Type.Object({
   id: Type.String(),

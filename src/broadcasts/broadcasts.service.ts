@@ -107,7 +107,7 @@ export class BroadcastsService {
       await repo.insertBroadcast(trx, workspaceId, id, {
         name: input.name, from: input.from?.trim() ?? null, replyTo: input.replyTo?.trim() ?? null,
         emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
-        topicId: input.topicId ?? null, segmentId: input.segmentId ?? null, sendAt: null,
+        topicId: input.topicId ?? null, segmentId: input.segmentId ?? null, sendAt: null, pausedReason: null,
       }, nowIso());
     });
     return this.get(workspaceId, id);

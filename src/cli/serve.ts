@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import type { Config } from '../config.js';
 import { connect } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { startDeliveryWorker } from '../deliveries/worker.js';
+import { startJobs } from '../jobs/jobs.js';
 import { buildApp } from '../http/server.js';
 
 /**
@@ -24,8 +24,8 @@ export async function serve(config: Config): Promise<void> {
   app.log.info({ url, database: db.dialect }, `listening on ${url}`);
   // A plain line as well, for scripts and people who wait for it (the log line above is JSON).
   process.stdout.write(`listening on ${url}\n`);
-  // The delivery worker and scheduler run in the same process (contract section 10).
-  const worker = startDeliveryWorker(db, config, app.log);
+  // The delivery worker, the scheduler and the other periodic jobs run in the same process (docs/api.md §10).
+  const worker = startJobs(db, config, app.log);
 
   // Responses being produced, so that a shutdown can tell their clients not to reuse the connection.
   const inFlight = new Set<ServerResponse>();
@@ -66,7 +66,7 @@ export async function runWorker(config: Config): Promise<void> {
   const log = pino({ level: config.logLevel }) as unknown as FastifyBaseLogger;
   const db = connect(config.databaseUrl);
   await migrateToLatest(db);
-  const worker = startDeliveryWorker(db, config, log);
+  const worker = startJobs(db, config, log);
   process.stdout.write('worker started\n');
   let closing = false;
   const shutdown = (signal: string) => {

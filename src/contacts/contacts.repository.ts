@@ -4,7 +4,8 @@ import type { Executor } from '../db/connection.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
-import { subscribedTo, type Topic } from '../topics/topics.repository.js';
+import type { Topic } from '../topics/topics.repository.js';
+import { subscribedTo } from './contacts.subscriptions.js';
 import type { ImportJob } from './contacts.schemas.js';
 
 /** A contact row as the rest of the service sees it (topic subscriptions are read separately). */
@@ -208,42 +209,19 @@ export async function listContacts(db: Executor, workspaceId: string, f: Contact
   return rows.map(toContactRecord);
 }
 
-/** The explicit topic choices of these contacts: contact id → topic id → subscribed. */
-export async function topicChoices(db: Executor, workspaceId: string, contactIds: readonly string[]): Promise<Map<string, Map<string, boolean>>> {
-  const out = new Map<string, Map<string, boolean>>();
-  if (contactIds.length === 0) return out;
-  const rows = await db.selectFrom('contact_topics').select(['contact_id', 'topic_id', 'subscribed'])
-    .where('workspace_id', '=', workspaceId).where('contact_id', 'in', [...contactIds]).execute();
-  for (const r of rows) {
-    let m = out.get(r.contact_id);
-    if (!m) out.set(r.contact_id, (m = new Map()));
-    m.set(r.topic_id, Number(r.subscribed) === 1);
-  }
-  return out;
-}
-
-/** Records the contact's explicit choices (insert or replace, one row per topic). */
-export async function setTopicChoices(db: Executor, workspaceId: string, contactId: string, choices: readonly { id: string; subscribed: boolean }[], at: string): Promise<void> {
-  if (choices.length === 0) return;
-  await db.insertInto('contact_topics')
-    .values(choices.map((c) => ({ workspace_id: workspaceId, contact_id: contactId, topic_id: c.id, subscribed: c.subscribed ? 1 : 0, updated_at: at })))
-    .onConflict((oc) => oc.columns(['contact_id', 'topic_id']).doUpdateSet((eb) => ({ subscribed: eb.ref('excluded.subscribed'), updated_at: eb.ref('excluded.updated_at') })))
-    .execute();
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Import jobs
 
-const IMPORT_COLUMNS = ['id', 'format', 'status', 'total', 'created', 'updated', 'skipped', 'errors', 'error', 'created_at', 'finished_at'] as const;
+const IMPORT_COLUMNS = ['id', 'format', 'status', 'total', 'created', 'updated', 'skipped', 'suppressed', 'errors', 'error', 'created_at', 'finished_at'] as const;
 
-type ImportRow = Pick<ContactImportsTable, (typeof IMPORT_COLUMNS)[number]>;
+type ImportRow = Omit<Pick<ContactImportsTable, (typeof IMPORT_COLUMNS)[number]>, 'suppressed'> & { suppressed: number };
 
 function toImportJob(r: ImportRow): ImportJob {
   const errors = fromJsonColumn<ImportJob['errors']>(r.errors) ?? [];
   const skipped = Number(r.skipped);
   return {
     id: r.id, status: r.status, format: r.format,
-    total: Number(r.total), created: Number(r.created), updated: Number(r.updated), skipped,
+    total: Number(r.total), created: Number(r.created), updated: Number(r.updated), skipped, suppressed: Number(r.suppressed),
     errors,
     // Every skipped row has one error entry; those beyond the stored ones are the truncated ones.
     errorsTruncated: Math.max(0, skipped - errors.length),
@@ -255,7 +233,7 @@ function toImportJob(r: ImportRow): ImportJob {
 
 export async function insertImport(db: Executor, workspaceId: string, job: { id: string; format: ImportJob['format']; createdAt: string }): Promise<void> {
   await db.insertInto('contact_imports').values({
-    id: job.id, workspace_id: workspaceId, format: job.format, status: 'RUNNING', total: 0, created: 0, updated: 0, skipped: 0,
+    id: job.id, workspace_id: workspaceId, format: job.format, status: 'RUNNING', total: 0, created: 0, updated: 0, skipped: 0, suppressed: 0,
     errors: '[]', error: null, created_at: job.createdAt, finished_at: null, heartbeat_at: databaseNow(db),
   }).execute();
 }
@@ -285,6 +263,7 @@ export interface ImportProgress {
   created: number;
   updated: number;
   skipped: number;
+  suppressed: number;
 }
 
 /**
@@ -292,7 +271,7 @@ export interface ImportProgress {
  * when the job is no longer RUNNING: the sweep took it for dead, and its FAILED stands.
  */
 export async function updateImportProgress(db: Executor, workspaceId: string, id: string, p: ImportProgress): Promise<boolean> {
-  const res = await db.updateTable('contact_imports').set({ total: p.total, created: p.created, updated: p.updated, skipped: p.skipped, heartbeat_at: databaseNow(db) })
+  const res = await db.updateTable('contact_imports').set({ total: p.total, created: p.created, updated: p.updated, skipped: p.skipped, suppressed: p.suppressed, heartbeat_at: databaseNow(db) })
     .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'RUNNING').executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
@@ -300,7 +279,7 @@ export async function updateImportProgress(db: Executor, workspaceId: string, id
 /** Ends a RUNNING job; a job already ended (failed by the sweep) keeps its end. */
 export async function finishImport(db: Executor, workspaceId: string, id: string, f: ImportProgress & { status: 'COMPLETED' | 'FAILED'; errors: ImportJob['errors']; error: string | null; finishedAt: string }): Promise<void> {
   await db.updateTable('contact_imports').set({
-    status: f.status, total: f.total, created: f.created, updated: f.updated, skipped: f.skipped,
+    status: f.status, total: f.total, created: f.created, updated: f.updated, skipped: f.skipped, suppressed: f.suppressed,
     errors: toJsonColumn(f.errors)!, error: f.error, finished_at: f.finishedAt, heartbeat_at: f.finishedAt,
   }).where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'RUNNING').execute();
 }

@@ -1,7 +1,9 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, PathId, StrictRecord, StringEnum, Timestamp } from '../http/schema-helpers.js';
 
-export const CONTACT_STATUSES = ['SUBSCRIBED', 'PENDING', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED'] as const;
+import { CONTACT_STATUSES } from './contacts.state.js';
+
+export { CONTACT_STATUSES };
 export const PROPERTY_KEY_PATTERN = '^[a-zA-Z][a-zA-Z0-9_]{0,63}$';
 export const MAX_PROPERTIES = 50;
 export const MAX_PROPERTY_STRING = 2000;
@@ -69,6 +71,7 @@ export const ContactSchema = Type.Object({
   lastName: Nullable(Type.String()),
   properties: Type.Record(Type.String(), Type.Unknown()),
   status: StringEnum(CONTACT_STATUSES),
+  suppressed: Type.Boolean({ description: 'the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions)' }),
   topics: Type.Array(ContactTopicSchema, { description: 'every topic of the workspace with the effective subscription' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -96,6 +99,7 @@ export const ImportJobSchema = Type.Object({
   created: Type.Integer(),
   updated: Type.Integer({ description: 'rows that updated an existing contact, including a contact an earlier row of the file created' }),
   skipped: Type.Integer({ description: 'rejected rows; each is listed in errors (up to 1000)' }),
+  suppressed: Type.Integer({ description: 'rows (among created and updated) that asked for SUBSCRIBED or PENDING on a suppressed address: the status was kept (docs/bounces.md)' }),
   errors: Type.Array(Type.Object({ line: Type.Integer({ description: '1-based line of the file (a CSV header is line 1)' }), reason: Type.String() })),
   errorsTruncated: Type.Integer({ description: 'rejected rows beyond the first 1000, not listed' }),
   error: Nullable(Type.String({ description: 'why a FAILED import stopped' })),

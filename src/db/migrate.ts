@@ -6,6 +6,7 @@ import { deliveries } from './migrations/0003_deliveries.js';
 import { submissions } from './migrations/0004_submissions.js';
 import { importHeartbeat } from './migrations/0005_import_heartbeat.js';
 import { signupSafety } from './migrations/0006_signup_safety.js';
+import { suppressionAndBounces } from './migrations/0007_suppression_bounces.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -16,6 +17,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0004_submissions': submissions(db.dialect),
     '0005_import_heartbeat': importHeartbeat(db.dialect),
     '0006_signup_safety': signupSafety(db.dialect),
+    '0007_suppression_bounces': suppressionAndBounces(db.dialect),
   };
 }
 

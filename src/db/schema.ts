@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * Kysely's view of the tables. Timestamps are written as ISO strings and read back through `toIso`
  * (text on SQLite, timestamptz on PostgreSQL); JSON columns are text on the wire (see lib/json.ts).
@@ -154,9 +156,11 @@ export interface ContactImportsTable {
   finished_at: string | null;
   /** Touched while the import runs; a RUNNING job whose heartbeat stopped was interrupted. */
   heartbeat_at: string | null;
+  /** Rows that asked for SUBSCRIBED or PENDING on a suppressed address (counted among created and updated). */
+  suppressed: Generated<number>;
 }
 
-export type BroadcastStatus = 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'SENT' | 'CANCELED' | 'FAILED';
+export type BroadcastStatus = 'DRAFT' | 'SCHEDULED' | 'SENDING' | 'PAUSED' | 'SENT' | 'CANCELED' | 'FAILED';
 
 export interface BroadcastsTable {
   id: string;
@@ -181,9 +185,11 @@ export interface BroadcastsTable {
   materialize_cursor: string | null;
   materialize_owner: string | null;
   materialize_lease_until: string | null;
+  /** Why a PAUSED broadcast paused (the circuit breaker's rates, or "paused by hand"). */
+  paused_reason: string | null;
 }
 
-export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';
+export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'PAUSED' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';
 
 export interface DeliveriesTable {
   id: string;
@@ -205,6 +211,11 @@ export interface DeliveriesTable {
   created_at: string;
   updated_at: string;
   sent_at: string | null;
+  /** What a bounce (synchronous or reported later) said: hard | soft | blocked | failed. */
+  bounce_class: 'hard' | 'soft' | 'blocked' | 'failed' | null;
+  bounced_at: string | null;
+  soft_bounced_at: string | null;
+  complained_at: string | null;
 }
 
 export interface SubmissionsTable {
@@ -245,6 +256,17 @@ export interface FormCountersTable {
   confirmations: number;
 }
 
+export interface SuppressionsTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  reason: 'BOUNCED' | 'COMPLAINED' | 'UNSUBSCRIBED' | 'MANUAL';
+  delivery_id: string | null;
+  broadcast_id: string | null;
+  detail: string | null;
+  created_at: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -264,4 +286,5 @@ export interface Database {
   submissions: SubmissionsTable;
   confirmations: ConfirmationsTable;
   form_counters: FormCountersTable;
+  suppressions: SuppressionsTable;
 }

@@ -4,7 +4,9 @@ import type { Dialect, Executor } from '../db/connection.js';
 import type { Database, DeliveriesTable, DeliveryStatus } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
 import { toIso } from '../lib/time.js';
-import { OPEN_STATUSES, statusesFor } from './deliveries.state.js';
+import { broadcastStatusesFor, transition } from '../broadcasts/broadcasts.state.js';
+import type { BounceClass } from '../bounces/bounces.classify.js';
+import { OPEN_STATUSES, nextStatus, statusesFor } from './deliveries.state.js';
 
 /**
  * Queries of the delivery pipeline. Workers serve every workspace, so claiming and the scheduler look
@@ -13,13 +15,18 @@ import { OPEN_STATUSES, statusesFor } from './deliveries.state.js';
 
 // ---- the scheduler ------------------------------------------------------------------------------
 
-/** SCHEDULED broadcasts whose time has come become SENDING. One UPDATE: of several workers, exactly one wins each. */
+/**
+ * Due SCHEDULED broadcasts start (the broadcast state table's `start`). One UPDATE: of several workers,
+ * exactly one wins each.
+ */
 export async function startDueBroadcasts(db: Executor, now: string): Promise<{ id: string; workspaceId: string }[]> {
+  const from = broadcastStatusesFor('start');
   const rows = await db.updateTable('broadcasts').set({ status: 'SENDING', updated_at: now })
-    .where('status', '=', 'SCHEDULED').where('send_at', '<=', now)
+    .where('status', 'in', from).where('send_at', '<=', now)
     .returning(['id', 'workspace_id']).execute();
   return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
 }
+if (broadcastStatusesFor('start').some((s) => transition(s, 'start') !== 'SENDING')) throw new Error('startDueBroadcasts assumes start leads to SENDING');
 
 // ---- materialising the audience -----------------------------------------------------------------
 
@@ -134,17 +141,97 @@ export async function handOff(db: Executor, workspaceId: string, id: string, own
 export type Outcome =
   | { op: 'sent'; messageId: string; response: string }
   | { op: 'retry'; error: string; nextAttemptAt: string }
-  | { op: 'fail' | 'bounce' | 'skip'; error: string };
+  | { op: 'fail' | 'bounce' | 'skip'; error: string; bounceClass?: BounceClass };
 
-const OUTCOME_STATUS: Record<Outcome['op'], DeliveryStatus> = { sent: 'SENT', retry: 'QUEUED', fail: 'FAILED', bounce: 'BOUNCED', skip: 'SKIPPED' };
-
-export async function recordOutcome(db: Executor, workspaceId: string, id: string, outcome: Outcome, now: string): Promise<void> {
-  const set: Partial<DeliveriesTable> = { status: OUTCOME_STATUS[outcome.op], updated_at: now, lease_owner: null, lease_expires_at: null };
+/** The outcome of an attempt (the state table's op of the same name); false if the delivery was no longer in a status it applies to. */
+export async function recordOutcome(db: Executor, workspaceId: string, id: string, outcome: Outcome, now: string): Promise<boolean> {
+  const set: Partial<DeliveriesTable> = { status: nextStatus('SENDING', outcome.op)!, updated_at: now, lease_owner: null, lease_expires_at: null };
   if (outcome.op === 'sent') Object.assign(set, { sent_at: now, message_id: outcome.messageId, smtp_response: outcome.response.slice(0, 500), last_error: null });
   else Object.assign(set, { last_error: outcome.error.slice(0, 500), handed_off_at: null });
   if (outcome.op === 'retry') set.next_attempt_at = outcome.nextAttemptAt;
-  await db.updateTable('deliveries').set(set)
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', 'in', statusesFor(outcome.op)).execute();
+  if ((outcome.op === 'fail' || outcome.op === 'bounce') && outcome.bounceClass) {
+    set.bounce_class = outcome.bounceClass;
+    if (outcome.bounceClass === 'hard') set.bounced_at = now;
+    if (outcome.bounceClass === 'soft') set.soft_bounced_at = now;
+  }
+  const res = await db.updateTable('deliveries').set(set)
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', 'in', statusesFor(outcome.op)).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/**
+ * A bounce or complaint reported after the message was sent (a DSN, an ARF report, a provider's event): a
+ * hard bounce makes a SENT delivery BOUNCED (lateBounce), a block or another permanent failure FAILED
+ * (lateReject); a soft bounce and a complaint are recorded on the delivery, whose status stays.
+ */
+export async function recordLateReport(db: Executor, workspaceId: string, id: string, report: { kind: BounceClass | 'complaint'; detail: string }, now: string): Promise<boolean> {
+  const set: Partial<DeliveriesTable> = { updated_at: now };
+  let q = db.updateTable('deliveries').where('workspace_id', '=', workspaceId).where('id', '=', id);
+  if (report.kind === 'complaint') {
+    set.complained_at = now;
+  } else {
+    set.bounce_class = report.kind;
+    set.last_error = report.detail.slice(0, 500);
+    if (report.kind === 'soft') set.soft_bounced_at = now;
+    else {
+      const op = report.kind === 'hard' ? 'lateBounce' : 'lateReject';
+      set.status = nextStatus('SENT', op)!;
+      if (report.kind === 'hard') set.bounced_at = now;
+      q = q.where('status', 'in', statusesFor(op));
+    }
+  }
+  const res = await q.set(set).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** A delivery a bounce or complaint report names (by its id, from a VERP token or a Message-ID). */
+export async function findDelivery(db: Executor, workspaceId: string, id: string): Promise<{ id: string; broadcastId: string; contactId: string | null; email: string; status: DeliveryStatus } | undefined> {
+  const r = await db.selectFrom('deliveries').select(['id', 'broadcast_id', 'contact_id', 'email', 'status']).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return r ? { id: r.id, broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email, status: r.status } : undefined;
+}
+
+/** The workspace a delivery belongs to, for reports that name only the delivery (a provider's event, a Message-ID). */
+export async function workspaceOfDelivery(db: Executor, id: string): Promise<string | undefined> {
+  return (await db.selectFrom('deliveries').select('workspace_id').where('id', '=', id).executeTakeFirst())?.workspace_id;
+}
+
+/**
+ * Whether the contact's last `limit` broadcasts all soft-bounced: its `limit` most recent final deliveries
+ * each carry a soft bounce (the soft-bounce limit, docs/bounces.md). Derived from the deliveries, nothing counted by hand.
+ */
+export async function softBounceStreak(db: Executor, workspaceId: string, contactId: string, limit: number): Promise<boolean> {
+  const rows = await db.selectFrom('deliveries').select(['soft_bounced_at'])
+    .where('contact_id', '=', contactId).where('workspace_id', '=', workspaceId).where('status', 'in', ['SENT', 'FAILED', 'BOUNCED'])
+    .orderBy('id', 'desc').limit(limit).execute();
+  return rows.length >= limit && rows.every((r) => r.soft_bounced_at !== null);
+}
+
+/** Holds the broadcast's deliveries that are waiting or claimed but not yet handed to the transport (pause). */
+export async function holdDeliveries(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<number> {
+  const res = await db.updateTable('deliveries').set({ status: nextStatus('QUEUED', 'hold')!, updated_at: now, lease_owner: null, lease_expires_at: null })
+    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId)
+    .where('status', 'in', statusesFor('hold')).where('handed_off_at', 'is', null).executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** Releases held deliveries into the queue, due now (resume). */
+export async function releaseDeliveries(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<number> {
+  const res = await db.updateTable('deliveries').set({ status: nextStatus('PAUSED', 'release')!, next_attempt_at: now, updated_at: now })
+    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).where('status', 'in', statusesFor('release')).executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** What the circuit breaker weighs: final deliveries, hard bounces among them, complaints. */
+export async function breakerCounts(db: Executor, workspaceId: string, broadcastId: string): Promise<{ final: number; hardBounced: number; complained: number }> {
+  const r = await db.selectFrom('deliveries')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('final'),
+      eb.fn.count<number>('bounced_at').as('hard'),
+      eb.fn.count<number>('complained_at').as('complained'),
+    ])
+    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).where('status', 'in', ['SENT', 'FAILED', 'BOUNCED'])
+    .executeTakeFirst();
+  return { final: Number(r?.final ?? 0), hardBounced: Number(r?.hard ?? 0), complained: Number(r?.complained ?? 0) };
 }
 
 // ---- cancel, completion, stats ------------------------------------------------------------------
@@ -197,16 +284,17 @@ export async function countDeliveriesOf(db: Executor, workspaceId: string, broad
  */
 export async function completeIfDone(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<'SENT' | 'FAILED' | undefined> {
   const b = await db.selectFrom('broadcasts').select(['status', 'materialized_at']).where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirst();
-  if (!b || b.status !== 'SENDING' || !b.materialized_at) return undefined;
+  if (!b || !broadcastStatusesFor('complete').includes(b.status) || !b.materialized_at) return undefined;
   // Workers call this after every batch: while deliveries are open (almost always), one index probe answers
   // it; counting them all would cost O(audience) per batch, O(audience²) per broadcast.
   const open = await db.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcastId).where('status', 'in', OPEN_STATUSES).limit(1).executeTakeFirst();
   if (open) return undefined;
   const counts = await countDeliveries(db, workspaceId, broadcastId);
   if (OPEN_STATUSES.some((s) => (counts.byStatus[s] ?? 0) > 0)) return undefined;
-  const next = counts.total === 0 || (counts.byStatus.SENT ?? 0) > 0 ? 'SENT' : 'FAILED';
+  // The broadcast state table's complete (some message went out, or there was nobody to send to) or fail.
+  const next = transition(b.status, counts.total === 0 || (counts.byStatus.SENT ?? 0) > 0 ? 'complete' : 'fail') as 'SENT' | 'FAILED';
   const res = await db.updateTable('broadcasts').set({ status: next, sent_at: next === 'SENT' ? now : null, updated_at: now })
-    .where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).where('status', '=', 'SENDING')
+    .where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).where('status', '=', b.status)
     .where((eb) => eb.not(eb.exists(eb.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcastId).where('status', 'in', OPEN_STATUSES))))
     .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0 ? next : undefined;

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, PathId, StrictRecord, StringEnum, Timestamp } from '../http/schema-helpers.js';
+import { PROPERTY_KEY_PATTERN } from '../contacts/contacts.schemas.js';
 
 export const FORM_STATUSES = ['DRAFT', 'PUBLISHED', 'ARCHIVED'] as const;
 export type FormStatus = (typeof FORM_STATUSES)[number];
@@ -8,8 +9,8 @@ export const FORM_DISPLAYS = ['POPUP', 'INLINE_EMBED'] as const;
 
 /** Form field names: what the HTML controls are called (`name="…"`). */
 export const FIELD_NAME_PATTERN = '^[A-Za-z0-9_.\\[\\]-]{1,100}$';
-/** Contact properties: `email`, `firstName`, `lastName` or a custom property key. */
-export const CONTACT_PROPERTY_PATTERN = '^[a-zA-Z][a-zA-Z0-9_]{0,63}$';
+/** Contact properties: `email`, `firstName`, `lastName` or a custom property key (all match the key pattern). */
+export const CONTACT_PROPERTY_PATTERN = PROPERTY_KEY_PATTERN;
 export const SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
 
 const HttpUrl = Type.String({ format: 'http-url', maxLength: 2048, description: 'an absolute http(s) URL, without user name or password' });

@@ -124,3 +124,21 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
     addRouteHook(route, 'onSend', onSend);
   });
 }
+
+/**
+ * Deletes records older than the replay window, a thousand at a time (never one long delete): the job
+ * runner calls it hourly. Returns how many were deleted.
+ */
+export async function purgeIdempotencyKeys(db: Db, now = Date.now()): Promise<number> {
+  const cutoff = new Date(now - REPLAY_WINDOW_MS).toISOString();
+  let total = 0;
+  for (;;) {
+    const old = await db.kysely.selectFrom('idempotency_keys').select(['workspace_id', 'key']).where('created_at', '<', cutoff).limit(1000).execute();
+    if (!old.length) return total;
+    for (const ws of new Set(old.map((r) => r.workspace_id))) {
+      const res = await db.kysely.deleteFrom('idempotency_keys').where('workspace_id', '=', ws).where('key', 'in', old.filter((r) => r.workspace_id === ws).map((r) => r.key))
+        .where('created_at', '<', cutoff).executeTakeFirst();
+      total += Number(res.numDeletedRows);
+    }
+  }
+}

@@ -55,7 +55,7 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
 /** Fields that exist on a resource but are set by the service; naming them in a body gets a clearer message. */
 const READ_ONLY = new Set([
   'status', 'version', 'formGroupId', 'previousVersionId', 'htmlValidation', 'createdAt', 'updatedAt',
-  'publishedAt', 'archivedAt', 'sentAt', 'stats', 'records', 'key', 'lastUsedAt', 'workspaceId',
+  'publishedAt', 'archivedAt', 'sentAt', 'stats', 'records', 'key', 'lastUsedAt', 'workspaceId', 'pausedReason', 'suppressed',
 ]);
 
 /**

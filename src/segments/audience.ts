@@ -2,6 +2,7 @@ import type { SelectQueryBuilder } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { Database } from '../db/schema.js';
 import { unprocessable, type FieldError } from '../errors/errors.js';
+import { notSuppressed } from '../suppressions/suppressions.repository.js';
 import { getTopic } from '../topics/topics.repository.js';
 import { compileFilter, type Filter } from './segments.filter.js';
 import { getSegment } from './segments.repository.js';
@@ -13,8 +14,8 @@ export interface AudienceSpec {
 }
 
 /**
- * The contacts a broadcast goes to (contract section 5), as one query: the segment's contacts (all the
- * workspace's contacts when segmentId is null) ∩ status SUBSCRIBED ∩, when topicId is given, effectively
+ * The contacts a broadcast goes to (docs/api.md §5), as one query: the segment's contacts (all the
+ * workspace's contacts when segmentId is null) ∩ status SUBSCRIBED ∩ not suppressed ∩, when topicId is given, effectively
  * subscribed to the topic (the contact's explicit choice, else the topic's default). Callers add their
  * own select, order, limit or count; the conditions reference `contacts` by name, unaliased.
  * Throws 422 invalid_reference (paths /segmentId, /topicId) if the segment or topic is not in the workspace.
@@ -31,7 +32,7 @@ export async function audience(db: Executor, dialect: Dialect, workspaceId: stri
   if (spec.topicId !== null && !(await getTopic(db, workspaceId, spec.topicId))) errors.push({ path: '/topicId', message: 'names no topic of this workspace' });
   if (errors.length) throw unprocessable('invalid_reference', errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; '), errors);
 
-  let q = db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId).where('contacts.status', '=', 'SUBSCRIBED');
+  let q = db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId).where('contacts.status', '=', 'SUBSCRIBED').where(notSuppressed);
   if (segment) q = q.where(compileFilter(segment.filter as Filter, dialect, workspaceId));
   const topic: Filter | null = spec.topicId !== null ? { topic: spec.topicId, subscribed: true } : null;
   if (topic) q = q.where(compileFilter(topic, dialect, workspaceId));

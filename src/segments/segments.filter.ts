@@ -1,7 +1,9 @@
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Dialect } from '../db/connection.js';
-import type { ContactStatus } from '../db/schema.js';
 import type { FieldError } from '../errors/errors.js';
+import { PROPERTY_KEY_PATTERN } from '../contacts/contacts.schemas.js';
+import { CONTACT_STATUSES } from '../contacts/contacts.state.js';
+import { subscribedToSql } from '../contacts/contacts.subscriptions.js';
 import { normalizeDateTime } from '../lib/time.js';
 
 /**
@@ -11,10 +13,8 @@ import { normalizeDateTime } from '../lib/time.js';
  * reaches the database as a bound parameter.
  */
 
-export const CONTACT_STATUSES = ['SUBSCRIBED', 'PENDING', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED'] as const satisfies readonly ContactStatus[];
 export const TEXT_FIELDS = ['email', 'firstName', 'lastName', 'status'] as const;
 export const OPS = ['eq', 'neq', 'contains', 'startsWith', 'endsWith', 'exists', 'notExists', 'gt', 'gte', 'lt', 'lte', 'in'] as const;
-export const PROPERTY_KEY_PATTERN = '^[a-zA-Z][a-zA-Z0-9_]{0,63}$';
 
 /** A filter may nest this many levels: the top-level filter is level 1, each group's members one deeper. */
 export const MAX_DEPTH = 8;
@@ -326,12 +326,7 @@ const postgres: Dialectal = {
 const COLUMNS: Record<TextField, string> = { email: 'email', firstName: 'first_name', lastName: 'last_name', status: 'status' };
 
 function compileTopic(c: TopicCondition, workspaceId: string): Sql {
-  // Effective subscription: the contact's explicit choice, else the topic's default. A topic that no
-  // longer exists has neither, and the condition matches no contact.
-  return sql`(coalesce(
-    (select ct.subscribed from contact_topics as ct where ct.workspace_id = ${workspaceId} and ct.contact_id = contacts.id and ct.topic_id = ${c.topic}),
-    (select case when t.default_subscription = 'OPT_IN' then 1 else 0 end from topics as t where t.workspace_id = ${workspaceId} and t.id = ${c.topic})
-  ) = ${c.subscribed ? 1 : 0})`;
+  return subscribedToSql(workspaceId, c.topic, c.subscribed);
 }
 
 function compileField(c: FieldCondition, d: Dialectal): Sql {

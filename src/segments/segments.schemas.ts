@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, PathId, StringEnum, Timestamp } from '../http/schema-helpers.js';
-import { CONTACT_STATUSES } from './segments.filter.js';
+import { CONTACT_STATUSES } from '../contacts/contacts.state.js';
 
 /**
  * The filter is checked by validateFilter (segments.filter.ts), not by the schema: its grammar is

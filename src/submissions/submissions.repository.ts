@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/connection.js';
+import type { HeldChanges } from '../contacts/contacts.lifecycle.js';
 import type { SubmissionsTable } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
@@ -58,12 +59,6 @@ export async function getCounters(db: Executor, workspaceId: string, formId: str
 
 // ---- double opt-in ------------------------------------------------------------------------------
 
-/** What a sign-up asked to change on a contact, kept until the contact confirms. */
-export interface HeldChanges {
-  firstName?: string;
-  lastName?: string;
-  properties?: Record<string, unknown>;
-}
 
 export async function insertConfirmation(db: Executor, workspaceId: string, c: { id: string; contactId: string; formId: string; token: string; expiresAt: string; now: string; data: HeldChanges | null }): Promise<void> {
   await db.insertInto('confirmations').values({

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
-import { contactIdsByEmail, getContact, insertContactsIfNew, updateContact, type ContactRecord } from '../contacts/contacts.repository.js';
-import type { Db, Executor } from '../db/connection.js';
-import type { ContactStatus } from '../db/schema.js';
+import { confirm, signUp, type SignUpFields } from '../contacts/contacts.lifecycle.js';
+import type { Db } from '../db/connection.js';
 import * as forms from '../forms/forms.repository.js';
 import type { Form } from '../forms/forms.schemas.js';
 import { conflict, notFound } from '../errors/errors.js';
@@ -9,7 +8,6 @@ import { normalizeEmail } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import * as repo from './submissions.repository.js';
-import type { HeldChanges } from './submissions.repository.js';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
 export const HONEYPOT_FIELD = '_fc_hp';
@@ -73,55 +71,6 @@ export function readValues(form: Pick<Form, 'type' | 'fieldMapping'>, raw: Recor
 /** At most one confirmation email per address in this window, however often the address signs up. */
 export const CONFIRMATION_RESEND_WINDOW_MS = 60 * 60 * 1000;
 
-/** What a sign-up submits for the contact (mapped fields only). */
-export interface SignUpFields {
-  firstName?: string;
-  lastName?: string;
-  properties: Record<string, unknown>;
-}
-
-/** What a sign-up does (see planSignUp). */
-export interface SignUpPlan {
-  status: ContactStatus;
-  /** Written now: everything for a new or unconfirmed contact; for a confirmed one only what it lacks. */
-  write: HeldChanges;
-  /** A confirmation email is due (double opt-in, or re-subscribing an address that unsubscribed). */
-  confirm: boolean;
-  /** Applied when that confirmation is followed (changes to what a confirmed contact already has). */
-  held: HeldChanges | null;
-}
-
-const isBlank = (v: unknown) => v === undefined || v === null || v === '';
-
-/**
- * The rules of an anonymous sign-up (hosted page, embed, API submission), docs/embedding.md:
- * - a new address is created, PENDING with double opt-in (a confirmation is sent), SUBSCRIBED without;
- * - a PENDING contact has confirmed nothing: it is updated as a new one would be;
- * - a confirmed contact (any other status) keeps its status and what it has: the sign-up only fills in
- *   fields it lacks. Unconfirmed data never overwrites confirmed data;
- * - an UNSUBSCRIBED address is re-subscribed only by its owner, with or without double opt-in on the form:
- *   a confirmation is sent, and its link re-subscribes and applies the sign-up's changes;
- * - BOUNCED and COMPLAINED addresses keep their status and get nothing.
- */
-export function planSignUp(existing: Pick<ContactRecord, 'status' | 'firstName' | 'lastName' | 'properties'> | null, doubleOptIn: boolean, fields: SignUpFields): SignUpPlan {
-  const all: HeldChanges = {
-    ...(fields.firstName !== undefined ? { firstName: fields.firstName } : {}),
-    ...(fields.lastName !== undefined ? { lastName: fields.lastName } : {}),
-    ...(Object.keys(fields.properties).length ? { properties: fields.properties } : {}),
-  };
-  if (existing === null || existing.status === 'PENDING') {
-    const write = existing ? { ...all, ...(all.properties ? { properties: { ...existing.properties, ...all.properties } } : {}) } : all;
-    return { status: doubleOptIn ? 'PENDING' : 'SUBSCRIBED', write, confirm: doubleOptIn, held: null };
-  }
-  const write: HeldChanges = {};
-  if (fields.firstName !== undefined && isBlank(existing.firstName)) write.firstName = fields.firstName;
-  if (fields.lastName !== undefined && isBlank(existing.lastName)) write.lastName = fields.lastName;
-  const missing = Object.entries(fields.properties).filter(([k]) => isBlank(existing.properties[k]));
-  if (missing.length) write.properties = { ...existing.properties, ...Object.fromEntries(missing) };
-  const resubscribe = existing.status === 'UNSUBSCRIBED';
-  return { status: existing.status, write, confirm: resubscribe, held: resubscribe && Object.keys(all).length ? all : null };
-}
-
 export class SubmissionsService {
   constructor(private readonly db: Db) {}
 
@@ -150,18 +99,19 @@ export class SubmissionsService {
     const { values, errors } = readValues(form, raw);
     if (errors.length) return { ok: false, errors };
     const submissionId = newId('sub');
+    const { email, fields } = contactFields(form, values);
     const result = await this.db.kysely.transaction().execute(async (trx) => {
       const now = nowIso();
       let contactId: string | null = null;
       let confirmationSent = false;
       if (form.type === 'SIGN_UP') {
-        const { id, plan } = await this.signUp(trx, workspaceId, form, values, now);
+        const { contactId: id, confirm, held } = await signUp(trx, workspaceId, email, fields, form.settings.doubleOptIn, now);
         contactId = id;
         const since = new Date(Date.parse(now) - CONFIRMATION_RESEND_WINDOW_MS).toISOString();
-        if (plan.confirm && !(await repo.hasRecentConfirmation(trx, workspaceId, id, since))) {
+        if (confirm && !(await repo.hasRecentConfirmation(trx, workspaceId, id, since))) {
           await repo.insertConfirmation(trx, workspaceId, {
             id: newId('cnf'), contactId: id, formId: form.id, token: crypto.randomBytes(24).toString('base64url'),
-            expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(), now, data: plan.held,
+            expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(), now, data: held,
           });
           confirmationSent = true;
         }
@@ -171,36 +121,6 @@ export class SubmissionsService {
       return { contactId, confirmationSent };
     });
     return { ok: true, honeypot: false, submissionId, successAction, ...result };
-  }
-
-  /** Creates or updates the contact a sign-up names, by planSignUp's rules; race-safe on the unique email. */
-  private async signUp(trx: Executor, workspaceId: string, form: Form, values: Record<string, Value>, now: string): Promise<{ id: string; plan: SignUpPlan }> {
-    const fields: SignUpFields = { properties: {} };
-    let email: string | undefined;
-    for (const [field, property] of Object.entries(form.fieldMapping)) {
-      const v = values[field];
-      if (v === undefined) continue;
-      if (property === 'email') email = v as string;
-      else if (property === 'firstName') fields.firstName = String(v);
-      else if (property === 'lastName') fields.lastName = String(v);
-      else fields.properties[property] = v;
-    }
-    const doubleOptIn = form.settings.doubleOptIn;
-    let id = (await contactIdsByEmail(trx, workspaceId, [email!])).get(email!);
-    if (!id) {
-      const plan = planSignUp(null, doubleOptIn, fields);
-      const inserted = await insertContactsIfNew(trx, workspaceId, [{
-        id: newId('ct'), email: email!, firstName: plan.write.firstName ?? null, lastName: plan.write.lastName ?? null,
-        properties: plan.write.properties ?? {}, status: plan.status, createdAt: now,
-      }]);
-      id = inserted.get(email!);
-      if (id) return { id, plan };
-      id = (await contactIdsByEmail(trx, workspaceId, [email!])).get(email!)!; // created concurrently: update it below
-    }
-    const existing = (await getContact(trx, workspaceId, id))!;
-    const plan = planSignUp(existing, doubleOptIn, fields);
-    await updateContact(trx, workspaceId, id, { ...plan.write, status: plan.status }, now);
-    return { id, plan };
   }
 
   /** The API's submission endpoint: the form, or its group, must be PUBLISHED; the published version takes it. */
@@ -229,9 +149,9 @@ export class SubmissionsService {
   }
 
   /**
-   * Follows a double opt-in link: single use, expiring. A PENDING contact, or an UNSUBSCRIBED one whose
-   * re-subscription this link confirms, becomes SUBSCRIBED, and the changes its sign-up held are applied (the
-   * link proves the address is theirs). BOUNCED and COMPLAINED contacts are left as they are.
+   * Follows a confirmation link: single use, expiring. The contact becomes SUBSCRIBED, its address leaves the
+   * suppression list, and the changes its sign-up held are applied: the link proves the address is theirs
+   * (the contact lifecycle's `confirm`, contacts.state.ts).
    */
   async confirm(token: string): Promise<{ result: 'confirmed' | 'already' | 'expired' | 'unknown'; formName?: string }> {
     const k = this.db.kysely;
@@ -243,21 +163,27 @@ export class SubmissionsService {
     if (c.expiresAt <= now) return { result: 'expired', formName: form?.name };
     const used = await k.transaction().execute(async (trx) => {
       if (!(await repo.useConfirmation(trx, c.workspaceId, c.id, now))) return false;
-      const contact = await getContact(trx, c.workspaceId, c.contactId);
-      if (contact && (contact.status === 'PENDING' || contact.status === 'UNSUBSCRIBED')) {
-        const held = c.data ?? {};
-        await updateContact(trx, c.workspaceId, contact.id, {
-          ...(held.firstName !== undefined ? { firstName: held.firstName } : {}),
-          ...(held.lastName !== undefined ? { lastName: held.lastName } : {}),
-          ...(held.properties ? { properties: { ...contact.properties, ...held.properties } } : {}),
-          status: 'SUBSCRIBED',
-        }, now);
-      }
+      await confirm(trx, c.workspaceId, c.contactId, c.data, now);
       await repo.bumpCounter(trx, c.workspaceId, c.formId, 'confirmations');
       return true;
     });
     return { result: used ? 'confirmed' : 'already', formName: form?.name };
   }
+}
+
+/** The contact fields a SIGN_UP submission maps to (mapped fields only). */
+function contactFields(form: Form, values: Record<string, Value>): { email: string; fields: SignUpFields } {
+  const fields: SignUpFields = { properties: {} };
+  let email = '';
+  for (const [field, property] of Object.entries(form.fieldMapping)) {
+    const v = values[field];
+    if (v === undefined) continue;
+    if (property === 'email') email = v as string;
+    else if (property === 'firstName') fields.firstName = String(v);
+    else if (property === 'lastName') fields.lastName = String(v);
+    else fields.properties[property] = v;
+  }
+  return { email, fields };
 }
 
 function toData(values: Record<string, Value>): Record<string, string | string[]> {

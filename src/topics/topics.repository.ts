@@ -1,6 +1,5 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../db/connection.js';
-import type { Database, TopicsTable } from '../db/schema.js';
+import type { TopicsTable } from '../db/schema.js';
 import { toIso } from '../lib/time.js';
 
 export interface Topic {
@@ -64,24 +63,4 @@ export async function countBroadcastsUsingTopic(db: Executor, workspaceId: strin
   const row = await db.selectFrom('broadcasts').select((eb) => eb.fn.countAll().as('n'))
     .where('workspace_id', '=', workspaceId).where('topic_id', '=', id).executeTakeFirst();
   return Number(row?.n ?? 0);
-}
-
-/**
- * The effective subscription as a condition on `contacts`: the contact's explicit choice (a contact_topics
- * row) or else the topic's default. OPT_IN: subscribed unless they opted out; OPT_OUT: not subscribed
- * unless they opted in. Use in a where clause of a query over `contacts`, e.g.
- * `.where(subscribedTo(topic))` or `.where(subscribedTo(topic, false))` for the contacts who are not.
- */
-export function subscribedTo(topic: Pick<Topic, 'id' | 'defaultSubscription'>, subscribed = true) {
-  return (eb: ExpressionBuilder<Database, 'contacts'>): Expression<SqlBool> => {
-    const byDefault = topic.defaultSubscription === 'OPT_IN';
-    // The only choice that differs from the default: opted out of an OPT_IN topic, opted in to an OPT_OUT one.
-    const overridden = eb.exists(
-      eb.selectFrom('contact_topics').select(sql<number>`1`.as('one'))
-        .whereRef('contact_topics.contact_id', '=', 'contacts.id')
-        .where('contact_topics.topic_id', '=', topic.id)
-        .where('contact_topics.subscribed', '=', byDefault ? 0 : 1),
-    );
-    return subscribed === byDefault ? eb.not(overridden) : overridden;
-  };
 }

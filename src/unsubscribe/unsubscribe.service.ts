@@ -2,9 +2,12 @@ import type { Db, Executor } from '../db/connection.js';
 import * as deliveries from '../deliveries/deliveries.repository.js';
 import { notFound } from '../errors/errors.js';
 import { nowIso } from '../lib/time.js';
+import { applyToContact } from '../contacts/contacts.lifecycle.js';
+import { setTopicChoices, topicsOfContacts } from '../contacts/contacts.subscriptions.js';
 
 export interface UnsubscribeContext {
   deliveryId: string;
+  broadcastId: string;
   workspaceId: string;
   contactId: string;
   email: string;
@@ -32,18 +35,10 @@ export class UnsubscribeService {
       .select(['topics.id as topic_id', 'topics.name as topic_name'])
       .where('broadcasts.workspace_id', '=', d.workspaceId).where('broadcasts.id', '=', d.broadcastId).executeTakeFirst();
     return {
-      deliveryId: d.id, workspaceId: d.workspaceId, contactId: contact.id, email: contact.email, status: contact.status,
+      deliveryId: d.id, broadcastId: d.broadcastId, workspaceId: d.workspaceId, contactId: contact.id, email: contact.email, status: contact.status,
       topic: b?.topic_id ? { id: b.topic_id, name: b.topic_name ?? '' } : null,
-      topics: await this.effectiveTopics(k, d.workspaceId, contact.id),
+      topics: (await topicsOfContacts(k, d.workspaceId, [contact.id])).get(contact.id) ?? [],
     };
-  }
-
-  private async effectiveTopics(k: Executor, workspaceId: string, contactId: string) {
-    const rows = await k.selectFrom('topics')
-      .leftJoin('contact_topics', (j) => j.onRef('contact_topics.topic_id', '=', 'topics.id').on('contact_topics.contact_id', '=', contactId))
-      .select(['topics.id', 'topics.name', 'topics.default_subscription', 'contact_topics.subscribed'])
-      .where('topics.workspace_id', '=', workspaceId).orderBy('topics.name').execute();
-    return rows.map((r) => ({ id: r.id, name: r.name, subscribed: r.subscribed == null ? r.default_subscription === 'OPT_IN' : Number(r.subscribed) === 1 }));
   }
 
   /** One-click: from the broadcast's topic when it has one, otherwise from everything. Idempotent. */
@@ -51,7 +46,7 @@ export class UnsubscribeService {
     const ctx = await this.context(token);
     await this.db.kysely.transaction().execute(async (trx) => {
       if (ctx.topic) await this.setChoice(trx, ctx, ctx.topic.id, false);
-      else await this.setStatus(trx, ctx, 'UNSUBSCRIBED');
+      else await this.setStatus(trx, ctx);
       await deliveries.markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
     });
     return this.context(token);
@@ -61,7 +56,7 @@ export class UnsubscribeService {
   async unsubscribeAll(token: string): Promise<UnsubscribeContext> {
     const ctx = await this.context(token);
     await this.db.kysely.transaction().execute(async (trx) => {
-      await this.setStatus(trx, ctx, 'UNSUBSCRIBED');
+      await this.setStatus(trx, ctx);
       await deliveries.markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
     });
     return this.context(token);
@@ -78,14 +73,11 @@ export class UnsubscribeService {
   }
 
   private async setChoice(trx: Executor, ctx: UnsubscribeContext, topicId: string, subscribed: boolean): Promise<void> {
-    const now = nowIso();
-    await trx.insertInto('contact_topics').values({ workspace_id: ctx.workspaceId, contact_id: ctx.contactId, topic_id: topicId, subscribed: subscribed ? 1 : 0, updated_at: now })
-      .onConflict((oc) => oc.columns(['contact_id', 'topic_id']).doUpdateSet({ subscribed: subscribed ? 1 : 0, updated_at: now })).execute();
+    await setTopicChoices(trx, ctx.workspaceId, ctx.contactId, [{ id: topicId, subscribed }], nowIso());
   }
 
-  private async setStatus(trx: Executor, ctx: UnsubscribeContext, status: 'UNSUBSCRIBED'): Promise<void> {
-    // A bounced or complained contact stays so: it is already out of every audience, for a stronger reason.
-    await trx.updateTable('contacts').set({ status, updated_at: nowIso() })
-      .where('workspace_id', '=', ctx.workspaceId).where('id', '=', ctx.contactId).where('status', 'in', ['SUBSCRIBED', 'PENDING']).execute();
+  /** From everything: the contact lifecycle's `unsubscribe` (UNSUBSCRIBED, and the address suppressed). */
+  private async setStatus(trx: Executor, ctx: UnsubscribeContext): Promise<void> {
+    await applyToContact(trx, ctx.workspaceId, ctx.contactId, 'unsubscribe', { deliveryId: ctx.deliveryId, broadcastId: ctx.broadcastId, detail: 'unsubscribed from everything by its link' }, nowIso());
   }
 }

@@ -4,7 +4,7 @@ import { contactEmail } from '../../src/contacts/contacts.email.js';
 import { normalizeEmail } from '../../src/lib/email.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 
-const CONTACT_KEYS = ['createdAt', 'email', 'firstName', 'id', 'lastName', 'properties', 'status', 'topics', 'updatedAt'];
+const CONTACT_KEYS = ['createdAt', 'email', 'firstName', 'id', 'lastName', 'properties', 'status', 'suppressed', 'topics', 'updatedAt'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const emoji = (n: number) => '😀'.repeat(n);
 const paths = (res: { json(): any }) => res.json().errors.map((e: { path: string }) => e.path).sort();

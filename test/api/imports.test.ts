@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { expect, it } from 'vitest';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 
-const JOB_KEYS = ['created', 'createdAt', 'error', 'errors', 'errorsTruncated', 'finishedAt', 'format', 'id', 'skipped', 'status', 'total', 'updated'];
+const JOB_KEYS = ['created', 'createdAt', 'error', 'errors', 'errorsTruncated', 'finishedAt', 'format', 'id', 'skipped', 'status', 'suppressed', 'total', 'updated'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 function post(h: Harness, key: string, body: string | Readable, contentType: string | null = 'text/csv', headers: Record<string, string> = {}) {

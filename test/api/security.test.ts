@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connect } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
+import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
 import { buildApp, redactUrl } from '../../src/http/server.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { ConfirmationSender } from '../../src/submissions/confirmations.sender.js';
@@ -91,7 +92,7 @@ describeApi('security: input rules and abuse', (h) => {
       await insertContact(h, ws, { email: 'fine@example.com' });
       const bc = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'b', from: `"Acme, Inc." <news@${domain.name}>`, emailContent: { subject: 's', text: 't' } })).json();
       expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.id}/send`)).statusCode).toBe(202);
-      const pipeline = new DeliveryPipeline(h.db, mailer, { ...DEFAULT_PIPELINE_OPTIONS, workerId: 'sec', publicUrl: 'https://m.example.test' }, silent as never);
+      const pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, workerId: 'sec', publicUrl: 'https://m.example.test' }, silent as never);
       for (let i = 0; i < 20 && (await pipeline.materialize()) + (await pipeline.sendBatch()) > 0;) i++;
       expect(smtp.received.map((m) => m.to)).toEqual(['fine@example.com']); // o'brien is still PENDING
       expect(smtp.received[0]!.parsed.from?.value[0]).toMatchObject({ name: 'Acme, Inc.', address: `news@${domain.name}` });

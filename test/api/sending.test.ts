@@ -2,6 +2,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
+import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, setTopicChoice, verifiedDomain } from '../helpers/fixtures.js';
@@ -22,7 +23,7 @@ describeApi('sending broadcasts', (h) => {
   beforeAll(async () => {
     smtp = await startSmtpServer();
     mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, outboxDir: '', maxConnections: 3, rateLimit: 0 });
-    pipeline = new DeliveryPipeline(h.db, mailer, {
+    pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, {
       ...DEFAULT_PIPELINE_OPTIONS, workerId: 'test-worker', publicUrl: 'https://mail.example.test', backoffBaseMs: 1, leaseMs: 5000, batchSize: 7, materializeBatch: 4,
     }, silent as never);
   });
@@ -169,7 +170,7 @@ describeApi('sending broadcasts', (h) => {
     expect((await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', unknown).executeTakeFirstOrThrow()).status).toBe('BOUNCED');
     expect(await status(ws, broadcast.id)).toMatchObject({ status: 'SENT', stats: { recipients: 3, sent: 1, failed: 1, bounced: 1 } });
     // a bounced contact is never mailed again
-    const again = (await h.call(ws.key, 'POST', '/v1/broadcasts', { ...broadcast, id: undefined, status: undefined, createdAt: undefined, updatedAt: undefined, sendAt: undefined, sentAt: undefined, stats: undefined, name: 'Again' }));
+    const again = (await h.call(ws.key, 'POST', '/v1/broadcasts', { ...broadcast, id: undefined, status: undefined, createdAt: undefined, updatedAt: undefined, sendAt: undefined, sentAt: undefined, stats: undefined, pausedReason: undefined, name: 'Again' }));
     expect(again.statusCode, again.body).toBe(201);
     smtp.setPolicy(() => null);
     smtp.received.length = 0;
@@ -251,7 +252,7 @@ describeApi('sending broadcasts', (h) => {
     expect(smtp.received).toHaveLength(0);
     // time passes (as if the service was down at sendAt)
     await h.db.kysely.updateTable('broadcasts').set({ send_at: new Date(Date.now() - 3_600_000).toISOString() }).where('id', '=', broadcast.id).execute();
-    const second = new DeliveryPipeline(h.db, mailer, { ...DEFAULT_PIPELINE_OPTIONS, workerId: 'other', publicUrl: 'https://mail.example.test' }, silent as never);
+    const second = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, workerId: 'other', publicUrl: 'https://mail.example.test' }, silent as never);
     const started = await Promise.all([pipeline.runScheduler(), second.runScheduler(), pipeline.runScheduler()]);
     expect(started.reduce((a, b) => a + b, 0)).toBe(1); // exactly one starts it
     await drain();

@@ -191,7 +191,7 @@ describeApi('public forms and submissions', (h) => {
     expect((await submissionsOf(ws)).every((s) => s.contact_id === null)).toBe(true);
   });
 
-  it('sign-up rules: SUBSCRIBED is never downgraded; UNSUBSCRIBED comes back only through a confirmation; BOUNCED stays', async () => {
+  it('sign-up rules: SUBSCRIBED is never downgraded; UNSUBSCRIBED and BOUNCED come back only through a confirmation', async () => {
     const ws = await h.workspace();
     await verifiedDomain(h, ws, `s${h.dbName}.test`);
     const plain = await publishedForm(ws);
@@ -199,7 +199,7 @@ describeApi('public forms and submissions', (h) => {
     await insertContact(h, ws, { email: 'sub@example.com', status: 'SUBSCRIBED' });
     const unsub1 = await insertContact(h, ws, { email: 'unsub1@example.com', status: 'UNSUBSCRIBED' });
     const unsub2 = await insertContact(h, ws, { email: 'unsub2@example.com', status: 'UNSUBSCRIBED' });
-    await insertContact(h, ws, { email: 'bounced@example.com', status: 'BOUNCED', properties: { keep: 'me' } });
+    const bouncedId = await insertContact(h, ws, { email: 'bounced@example.com', status: 'BOUNCED', properties: { keep: 'me' } });
     await post(doi.slug, 'email=sub%40example.com&first_name=Sue');
     expect(await contactByEmail(ws, 'sub@example.com')).toMatchObject({ status: 'SUBSCRIBED', first_name: 'Sue' }); // a blank filled in
     // Re-subscribing needs the address's owner, with or without double opt-in on the form.
@@ -211,9 +211,9 @@ describeApi('public forms and submissions', (h) => {
     const bounced = (await contactByEmail(ws, 'bounced@example.com'))!;
     expect(bounced.status).toBe('BOUNCED');
     expect(JSON.parse(bounced.properties)).toEqual({ keep: 'me', plan: 'pro' }); // merged, not replaced
-    // A confirmation is queued for each re-subscription, none for someone already subscribed or bounced.
+    // A confirmation is queued for each re-subscription (its owner may confirm), none for someone already subscribed.
     const confirmations = await h.db.kysely.selectFrom('confirmations').select('contact_id').where('workspace_id', '=', ws.id).execute();
-    expect(confirmations.map((c) => c.contact_id).sort()).toEqual([unsub1, unsub2].sort());
+    expect(confirmations.map((c) => c.contact_id).sort()).toEqual([unsub1, unsub2, bouncedId].sort());
   });
 
   it('double opt-in: PENDING, a confirmation email with a single-use link, then SUBSCRIBED', async () => {

@@ -4,14 +4,17 @@ import { htmlToText, textWithUnsubscribe, withPreheader, withUnsubscribeFooter }
 import { classifySendError } from '../../src/mail/outcome.js';
 
 /** Every delivery status against every operation, spelled out independently of the source. */
+const _ = null;
 const expected: Record<string, Record<string, string | null>> = {
-  QUEUED: { claim: 'SENDING', sent: null, retry: null, fail: null, bounce: null, skip: null, cancel: 'CANCELED' },
-  SENDING: { claim: 'SENDING', sent: 'SENT', retry: 'QUEUED', fail: 'FAILED', bounce: 'BOUNCED', skip: 'SKIPPED', cancel: 'CANCELED' },
-  SENT: { claim: null, sent: null, retry: null, fail: null, bounce: null, skip: null, cancel: null },
-  FAILED: { claim: null, sent: null, retry: null, fail: null, bounce: null, skip: null, cancel: null },
-  BOUNCED: { claim: null, sent: null, retry: null, fail: null, bounce: null, skip: null, cancel: null },
-  CANCELED: { claim: null, sent: null, retry: null, fail: null, bounce: null, skip: null, cancel: null },
-  SKIPPED: { claim: null, sent: null, retry: null, fail: null, bounce: null, skip: null, cancel: null },
+  //          claim       sent    retry     fail      bounce     skip       cancel      hold      release   lateBounce lateReject
+  QUEUED: { claim: 'SENDING', sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: 'CANCELED', hold: 'PAUSED', release: _, lateBounce: _, lateReject: _ },
+  SENDING: { claim: 'SENDING', sent: 'SENT', retry: 'QUEUED', fail: 'FAILED', bounce: 'BOUNCED', skip: 'SKIPPED', cancel: 'CANCELED', hold: 'PAUSED', release: _, lateBounce: _, lateReject: _ },
+  PAUSED: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: 'CANCELED', hold: _, release: 'QUEUED', lateBounce: _, lateReject: _ },
+  SENT: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: 'BOUNCED', lateReject: 'FAILED' },
+  FAILED: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
+  BOUNCED: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
+  CANCELED: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
+  SKIPPED: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
 };
 
 describe('delivery state machine', () => {
@@ -24,18 +27,21 @@ describe('delivery state machine', () => {
     }
   }
   it('open statuses are exactly the ones with work left', () => {
-    expect(OPEN_STATUSES.sort()).toEqual(['QUEUED', 'SENDING']);
+    expect([...OPEN_STATUSES].sort()).toEqual(['PAUSED', 'QUEUED', 'SENDING']);
   });
 });
 
-describe('classifySendError', () => {
+describe('classifySendError (the bounce table applied to a reply at send time)', () => {
   it.each([
     [{ responseCode: 421, response: '421 4.7.0 Try again later' }, 'temporary'],
     [{ responseCode: 450, response: '450 4.2.1 Mailbox busy' }, 'temporary'],
-    [{ responseCode: 550, response: '550 5.1.1 <x@example.com>: Recipient address rejected: User unknown' }, 'bounce'],
-    [{ responseCode: 553, response: '553 5.1.3 Bad recipient address syntax' }, 'bounce'],
-    [{ responseCode: 554, response: '554 5.7.1 Message rejected as spam' }, 'permanent'],
-    [{ responseCode: 552, response: '552 5.3.4 Message too big' }, 'permanent'],
+    [{ responseCode: 552, response: '552 5.2.2 Mailbox full' }, 'temporary'],
+    [{ responseCode: 550, response: '550 5.1.1 <x@example.com>: Recipient address rejected: User unknown' }, 'hard'],
+    [{ responseCode: 553, response: '553 5.1.3 Bad recipient address syntax' }, 'hard'],
+    [{ responseCode: 550, response: '550 No such user here' }, 'hard'],
+    [{ responseCode: 554, response: '554 5.7.1 Message rejected as spam' }, 'blocked'],
+    [{ responseCode: 552, response: '552 5.3.4 Message too big' }, 'failed'],
+    [{ responseCode: 550, response: '550 Rejected' }, 'failed'],
     [{ code: 'ECONNECTION', message: 'Connection closed' }, 'temporary'],
     [{ code: 'ETIMEDOUT', message: 'Timeout' }, 'temporary'],
     [new Error('something odd'), 'temporary'],

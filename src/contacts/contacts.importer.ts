@@ -1,0 +1,288 @@
+import type { Readable } from 'node:stream';
+import type { Db, Executor } from '../db/connection.js';
+import type { ContactStatus } from '../db/schema.js';
+import { DomainError, payloadTooLarge } from '../errors/errors.js';
+import { newId } from '../lib/ids.js';
+import { nowIso } from '../lib/time.js';
+import { suppressionsOf } from '../suppressions/suppressions.repository.js';
+import { BodyTooLarge, csvItems, limitBytes, ndjsonItems, type ContactUpsert, type ImportItem } from './contacts.import.js';
+import * as repo from './contacts.repository.js';
+import type { ImportFormat, ImportJob } from './contacts.schemas.js';
+import { initialStatus, requestedStatus } from './contacts.state.js';
+
+/**
+ * The import engine (contacts/CONTEXT.md, docs/contacts.md): a CSV or NDJSON stream read by
+ * contacts.import.ts becomes batches of upserts, one transaction each, with the job's counts written in the
+ * same transaction. Statuses follow the contact lifecycle (contacts.state.ts): a row cannot make a suppressed
+ * address SUBSCRIBED or PENDING; such rows keep the contact's status and are counted as `suppressed`.
+ */
+
+/** Rows per transaction in an import. */
+export const IMPORT_BATCH_SIZE = 1000;
+/** Rejected rows listed in an import job; the others are only counted (errorsTruncated). */
+export const MAX_IMPORT_ERRORS = 1000;
+/** The largest import body, in bytes. */
+export const IMPORT_BYTE_LIMIT = 1024 ** 3;
+/** How often a running import says it is alive, and after how long without a word it counts as interrupted. */
+export const IMPORT_HEARTBEAT_MS = 30_000;
+export const IMPORT_SILENT_AFTER_MS = 5 * 60_000;
+export const INTERRUPTED = 'the import was interrupted (its server stopped); the rows committed before it stopped are kept';
+
+/**
+ * Streams `body` into the workspace's contacts, IMPORT_BATCH_SIZE rows per transaction, and returns the
+ * finished job. A bad CSV header is a 422 before anything is written. A malformed stream (a broken CSV quote)
+ * stops the import: the rows before it are kept and the job is FAILED, with `error`. A body over the byte
+ * limit stops it the same way and is answered 413 (with the job's id).
+ */
+export async function runImport(db: Db, workspaceId: string, format: ImportFormat, body: Readable, opts: { byteLimit: number; heartbeatMs: number; declaredLength?: number }): Promise<ImportJob> {
+  const limit = opts.byteLimit;
+  if (opts.declaredLength !== undefined && opts.declaredLength > limit) throw payloadTooLarge(`an import body may be at most ${limit} bytes`);
+  const source = limitBytes(body, limit);
+  const items = format === 'CSV' ? csvItems(source) : ndjsonItems(source);
+  const run = new ImportRun(db, workspaceId, format, opts.heartbeatMs);
+  try {
+    for await (const item of items) {
+      if (item.type === 'fatal') {
+        await run.flush();
+        return await run.finish('FAILED', item.message);
+      }
+      await run.add(item);
+    }
+    await run.flush();
+    return await run.finish('COMPLETED', null);
+  } catch (err) {
+    if (err instanceof ImportInterrupted) return run.stored();
+    if (!run.started) throw err instanceof BodyTooLarge ? payloadTooLarge(`an import body may be at most ${limit} bytes`) : err;
+    let reason = 'the import failed unexpectedly; the rows committed before it stopped are kept';
+    if (err instanceof BodyTooLarge) reason = `the body is larger than ${limit} bytes`;
+    else if (err instanceof DomainError) reason = err.message;
+    else if (isStreamAbort(err)) reason = 'the upload was interrupted';
+    const keptOnly = err instanceof BodyTooLarge || isStreamAbort(err);
+    // The rows read before the stream stopped are complete rows; a database failure keeps what was committed.
+    if (keptOnly) await run.flush().catch(() => {});
+    const job = await run.finish('FAILED', reason).catch(() => undefined);
+    if (err instanceof BodyTooLarge) {
+      throw payloadTooLarge(`an import body may be at most ${limit} bytes; the rows before the limit were imported`, job ? { importId: job.id } : undefined);
+    }
+    throw err;
+  } finally {
+    run.stopHeartbeat();
+  }
+}
+
+/** A batch found its job failed by the sweep (see failInterruptedImports). */
+class ImportInterrupted extends Error {}
+
+function isStreamAbort(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || (err instanceof Error && err.message === 'aborted');
+}
+
+/**
+ * Creates the contact, or updates the one with that email: present fields replace, omitted ones stay; a
+ * status is applied by the lifecycle's rule (requestedStatus). Race-safe: the insert does nothing when the
+ * email exists (the unique constraint decides) and the existing contact is then updated.
+ */
+export async function upsertContact(trx: Executor, workspaceId: string, input: ContactUpsert, now: string): Promise<{ id: string; created: boolean; heldBySuppression: boolean }> {
+  const suppression = (await suppressionsOf(trx, workspaceId, [input.email])).get(input.email) ?? null;
+  const propertiesJson = input.properties === undefined ? undefined : JSON.stringify(input.properties);
+  return upsertRow(trx, workspaceId, input.email, input.firstName, input.lastName, input.status, propertiesJson, suppression, now);
+}
+
+async function upsertRow(
+  trx: Executor, workspaceId: string, email: string, firstName: string | null | undefined, lastName: string | null | undefined,
+  status: ContactStatus | undefined, propertiesJson: string | undefined, suppression: Parameters<typeof initialStatus>[1], now: string,
+): Promise<{ id: string; created: boolean; heldBySuppression: boolean }> {
+  // A contact deleted between the two statements makes the insert succeed on the next turn.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const params: unknown[] = [];
+    const initial = initialStatus(status ?? 'SUBSCRIBED', suppression);
+    repo.pushNewContact(params, workspaceId, newId('ct'), email, firstName ?? null, lastName ?? null, propertiesJson ?? '{}', initial.status, now);
+    const id = (await repo.insertContactParamsIfNew(trx, params)).get(email);
+    if (id) return { id, created: true, heldBySuppression: initial.heldBySuppression };
+    const existing = (await repo.contactIdsByEmail(trx, workspaceId, [email])).get(email);
+    const requested = status === undefined ? { status: null, heldBySuppression: false } : requestedStatus(status, suppression !== null);
+    if (existing && (await repo.updateContact(trx, workspaceId, existing, { firstName, lastName, status: requested.status ?? undefined, propertiesJson }, now))) {
+      return { id: existing, created: false, heldBySuppression: requested.heldBySuppression };
+    }
+  }
+  throw new Error('contact upsert did not settle after 3 attempts');
+}
+
+/**
+ * The current batch of an import, column by column. Later rows with an email already in the batch are merged
+ * into its slot (present fields replace). Only strings and numbers are kept from one row to the next, in
+ * arrays reused from batch to batch: see repo.pushNewContact for why no object per row.
+ */
+class Batch {
+  readonly slotOf = new Map<string, number>();
+  readonly emails: string[] = [];
+  readonly firstNames: (string | null | undefined)[] = [];
+  readonly lastNames: (string | null | undefined)[] = [];
+  readonly statuses: (ContactStatus | undefined)[] = [];
+  readonly properties: (string | undefined)[] = [];
+  /** How many rows of the file a slot stands for: the first creates or updates, the others update. */
+  readonly rows: number[] = [];
+  size = 0;
+  /** Rows of the file in the batch, duplicates included. */
+  rowCount = 0;
+
+  add(row: ContactUpsert): void {
+    this.rowCount++;
+    const json = row.properties === undefined ? undefined : JSON.stringify(row.properties);
+    const slot = this.slotOf.get(row.email);
+    if (slot !== undefined) {
+      if (row.firstName !== undefined) this.firstNames[slot] = row.firstName;
+      if (row.lastName !== undefined) this.lastNames[slot] = row.lastName;
+      if (row.status !== undefined) this.statuses[slot] = row.status;
+      if (json !== undefined) this.properties[slot] = json;
+      this.rows[slot]!++;
+      return;
+    }
+    const i = this.size++;
+    this.slotOf.set(row.email, i);
+    this.emails[i] = row.email;
+    this.firstNames[i] = row.firstName;
+    this.lastNames[i] = row.lastName;
+    this.statuses[i] = row.status;
+    this.properties[i] = json;
+    this.rows[i] = 1;
+  }
+
+  clear(): void {
+    this.slotOf.clear();
+    this.size = 0;
+    this.rowCount = 0;
+  }
+}
+
+/** One import: the job row, the counts, the current batch. Only the current batch is held in memory. */
+class ImportRun {
+  private jobId: string | undefined;
+  private readonly createdAt = nowIso();
+  private readonly batch = new Batch();
+  private readonly counts = { total: 0, created: 0, updated: 0, skipped: 0, suppressed: 0 };
+  private readonly errors: ImportJob['errors'] = [];
+
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(private readonly db: Db, private readonly workspaceId: string, private readonly format: ImportFormat, private readonly heartbeatMs: number) {}
+
+  get started(): boolean {
+    return this.jobId !== undefined;
+  }
+
+  async add(item: Exclude<ImportItem, { type: 'fatal' }>): Promise<void> {
+    if (item.type === 'ready') {
+      const jobId = newId('imp');
+      this.jobId = jobId;
+      await repo.insertImport(this.db.kysely, this.workspaceId, { id: jobId, format: this.format, createdAt: this.createdAt });
+      // Batches touch the heartbeat too, but a slow upload may take minutes to fill one.
+      this.heartbeat = setInterval(() => {
+        // A missed beat is harmless: the next one, or the batch's own write, tells more.
+        repo.touchImport(this.db.kysely, this.workspaceId, jobId).catch(() => {});
+      }, this.heartbeatMs).unref();
+      return;
+    }
+    this.counts.total++;
+    if (item.type === 'reject') {
+      this.counts.skipped++;
+      if (this.errors.length < MAX_IMPORT_ERRORS) this.errors.push({ line: item.line, reason: item.reason });
+      return;
+    }
+    this.batch.add(item.row);
+    if (this.batch.size >= IMPORT_BATCH_SIZE) await this.flush();
+  }
+
+  /**
+   * Writes the batch in one transaction: one query finds which emails exist and one which are suppressed,
+   * one multi-row insert adds the new ones (doing nothing for an email a concurrent writer just added), one
+   * multi-row update changes the existing ones; those a concurrent writer added or deleted meanwhile are
+   * settled one by one. The job's counts are updated in the same transaction.
+   */
+  async flush(): Promise<void> {
+    const b = this.batch;
+    if (!this.jobId || b.size === 0) return;
+    const jobId = this.jobId;
+    const ws = this.workspaceId;
+    const delta = await this.db.kysely.transaction().execute(async (trx) => {
+      const d = { created: 0, updated: 0, suppressed: 0 };
+      const now = nowIso();
+      const emails = b.emails.slice(0, b.size);
+      const existing = await repo.contactIdsByEmail(trx, ws, emails);
+      const suppressed = await suppressionsOf(trx, ws, emails);
+      const params: unknown[] = [];
+      const held = new Set<number>();
+      for (let i = 0; i < b.size; i++) {
+        const requested = b.statuses[i];
+        const supp = suppressed.get(b.emails[i]!) ?? null;
+        // Asked (or, for a new contact, defaulted) to be SUBSCRIBED or PENDING, and the address is suppressed.
+        if (supp && (requested === 'SUBSCRIBED' || requested === 'PENDING' || (requested === undefined && !existing.has(b.emails[i]!)))) held.add(i);
+        if (existing.has(b.emails[i]!)) continue;
+        const { status } = initialStatus(requested ?? 'SUBSCRIBED', supp);
+        repo.pushNewContact(params, ws, newId('ct'), b.emails[i]!, b.firstNames[i] ?? null, b.lastNames[i] ?? null, b.properties[i] ?? '{}', status, now);
+      }
+      const inserted = await repo.insertContactParamsIfNew(trx, params);
+      const changes: unknown[] = [];
+      const changed: number[] = [];
+      const settle: number[] = [];
+      for (let i = 0; i < b.size; i++) {
+        const email = b.emails[i]!;
+        if (inserted.has(email)) {
+          d.created++;
+          d.updated += b.rows[i]! - 1;
+          continue;
+        }
+        const id = existing.get(email);
+        if (id === undefined) {
+          settle.push(i);
+          continue;
+        }
+        const requested = b.statuses[i] === undefined ? undefined : requestedStatus(b.statuses[i]!, suppressed.has(email)).status ?? undefined;
+        repo.pushContactChange(changes, id, { firstName: b.firstNames[i], lastName: b.lastNames[i], status: requested, propertiesJson: b.properties[i] });
+        changed.push(i);
+      }
+      const updated = await repo.updateContactParams(trx, ws, changes, now);
+      for (const i of changed) {
+        if (updated.has(existing.get(b.emails[i]!)!)) d.updated += b.rows[i]!;
+        else settle.push(i);
+      }
+      // Another writer created (or deleted) these contacts since the first query: settle each on its own.
+      for (const i of settle) {
+        const settled = await upsertRow(trx, ws, b.emails[i]!, b.firstNames[i], b.lastNames[i], b.statuses[i], b.properties[i], suppressed.get(b.emails[i]!) ?? null, now);
+        d.created += settled.created ? 1 : 0;
+        d.updated += b.rows[i]! - (settled.created ? 1 : 0);
+      }
+      d.suppressed = held.size;
+      const progress = {
+        total: this.counts.total, skipped: this.counts.skipped,
+        created: this.counts.created + d.created, updated: this.counts.updated + d.updated, suppressed: this.counts.suppressed + d.suppressed,
+      };
+      // Failed by the sweep meanwhile (this process looked dead): undo the batch and stop; FAILED stays final.
+      if (!(await repo.updateImportProgress(trx, ws, jobId, progress))) throw new ImportInterrupted();
+      return d;
+    });
+    this.counts.created += delta.created;
+    this.counts.updated += delta.updated;
+    this.counts.suppressed += delta.suppressed;
+    b.clear();
+  }
+
+  stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+  }
+
+  async finish(status: 'COMPLETED' | 'FAILED', error: string | null): Promise<ImportJob> {
+    this.stopHeartbeat();
+    const jobId = this.jobId!;
+    // A batch that could not be written is not counted: total = created + updated + skipped, always.
+    const total = this.counts.total - this.batch.rowCount;
+    await repo.finishImport(this.db.kysely, this.workspaceId, jobId, { ...this.counts, total, status, errors: this.errors, error, finishedAt: nowIso() });
+    return this.stored();
+  }
+
+  /** The job as stored (after finish, or as the sweep left it). */
+  async stored(): Promise<ImportJob> {
+    return (await repo.getImport(this.db.kysely, this.workspaceId, this.jobId!))!;
+  }
+}

@@ -1,0 +1,141 @@
+import { DEFAULT_BOUNCE_RULES, recordBounce, type BounceRules } from '../bounces/bounces.service.js';
+import { DEFAULT_BREAKER_RULES, tripIfOver, type BreakerRules } from '../broadcasts/broadcasts.breaker.js';
+import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
+import { CONTACT_COLUMNS, toContactRecord } from '../contacts/contacts.repository.js';
+import type { Db } from '../db/connection.js';
+import { getSigningKey } from '../domains/domains.repository.js';
+import { parseMailbox } from '../lib/email.js';
+import { audience } from '../segments/audience.js';
+import { contactSlices, inRange } from '../segments/slices.js';
+import { suppressionsOf } from '../suppressions/suppressions.repository.js';
+import { getTopic } from '../topics/topics.repository.js';
+import * as repo from './deliveries.repository.js';
+import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, Recipient, SendingBroadcast } from './store.js';
+
+/**
+ * settle() weighs a broadcast for the circuit breaker after every batch while it has few final deliveries
+ * (the count is an index range of its deliveries, cheap below WEIGH_ALWAYS_BELOW), then at most every
+ * BREAKER_EVERY_MS: counting a million deliveries after every batch would cost more than the sending.
+ */
+const WEIGH_ALWAYS_BELOW = 20_000;
+const BREAKER_EVERY_MS = 5_000;
+
+export interface StoreRules {
+  bounces: BounceRules;
+  breaker: BreakerRules;
+}
+
+export const DEFAULT_STORE_RULES: StoreRules = { bounces: DEFAULT_BOUNCE_RULES, breaker: DEFAULT_BREAKER_RULES };
+
+/** The delivery store over the database: the queries of the deliveries feature and the calls to the features it depends on. */
+export class SqlDeliveryStore implements DeliveryStore {
+  private readonly weighed = new Map<string, { at: number; final: number }>();
+
+  constructor(private readonly db: Db, private readonly rules: StoreRules = DEFAULT_STORE_RULES) {}
+
+  startDueBroadcasts(now: string) {
+    return repo.startDueBroadcasts(this.db.kysely, now);
+  }
+
+  claimAudience(owner: string, now: string, leaseUntil: string) {
+    return repo.claimMaterialization(this.db.kysely, owner, now, leaseUntil);
+  }
+
+  /**
+   * One slice of contacts per transaction (segments/slices.ts): on SQLite a bounded range of contact ids,
+   * however few of them the audience keeps; on PostgreSQL the next `maxRows` of the audience.
+   */
+  async writeAudienceSlice(job: repo.MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost' }> {
+    const k = this.db.kysely;
+    const result = await k.transaction().execute(async (trx) => {
+      if (!(await repo.renewMaterialization(trx, job.workspaceId, job.broadcastId, owner, leaseUntil))) return { written: 0, state: 'lost' as const };
+      const { query, sliceRows } = await audience(trx, this.db.dialect, job.workspaceId, { segmentId: job.segmentId, topicId: job.topicId });
+      const batch = Math.min(maxRows, sliceRows);
+      const slices = contactSlices(trx, this.db.dialect, job.workspaceId, { rows: batch, order: 'asc', after: job.cursor ?? undefined });
+      const range = (await slices.next()).value!;
+      await slices.return(undefined);
+      const rows = await inRange(query, range).select(['contacts.id', 'contacts.email']).orderBy('contacts.id').limit(batch).execute();
+      await repo.insertDeliveries(trx, job.workspaceId, job.broadcastId, rows.map((r) => ({ contactId: r.id, email: r.email })), now);
+      const closed = range.upTo !== undefined;
+      const last = closed ? range.upTo! : rows.at(-1)?.id ?? job.cursor;
+      const finished = !closed && rows.length < batch;
+      await repo.advanceMaterialization(trx, job.workspaceId, job.broadcastId, last, finished, now);
+      job.cursor = last;
+      return { written: rows.length, state: finished ? ('done' as const) : ('more' as const) };
+    });
+    if (result.state === 'done') await repo.completeIfDone(k, job.workspaceId, job.broadcastId, now);
+    return result;
+  }
+
+  claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number) {
+    return repo.claimDeliveries(this.db.kysely, this.db.dialect, owner, now, leaseUntil, limit);
+  }
+
+  renewLeases(owner: string, leaseUntil: string) {
+    return repo.renewLeases(this.db.kysely, owner, leaseUntil);
+  }
+
+  async broadcastForSending(workspaceId: string, broadcastId: string): Promise<SendingBroadcast | undefined> {
+    const k = this.db.kysely;
+    const broadcast = await getBroadcast(k, workspaceId, broadcastId);
+    if (!broadcast) return undefined;
+    const domain = broadcast.from ? parseMailbox(broadcast.from)?.domain : undefined;
+    const key = domain ? await getSigningKey(k, workspaceId, domain) : undefined;
+    const topic = broadcast.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
+    return {
+      broadcast,
+      topic: topic ? { id: topic.id, name: topic.name } : null,
+      dkim: key ? { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey } : null,
+    };
+  }
+
+  /** Contacts and suppressions of the batch, two queries: whoever unsubscribed, bounced or complained since the audience was taken is not mailed. */
+  async recipients(workspaceId: string, deliveries: readonly ClaimedDelivery[]): Promise<Map<string, Recipient>> {
+    const k = this.db.kysely;
+    const ids = deliveries.map((d) => d.contactId).filter((id): id is string => id !== null);
+    const rows = ids.length ? await k.selectFrom('contacts').select(CONTACT_COLUMNS).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute() : [];
+    const contacts = new Map(rows.map((r) => [r.id, toContactRecord(r)]));
+    const suppressed = await suppressionsOf(k, workspaceId, deliveries.map((d) => d.email));
+    const out = new Map<string, Recipient>();
+    for (const d of deliveries) {
+      const contact = d.contactId ? contacts.get(d.contactId) : undefined;
+      const reason = suppressed.get(d.email);
+      const excluded = !contact ? 'contact was deleted'
+        : reason ? `the address is suppressed (${reason})`
+          : contact.status !== 'SUBSCRIBED' ? `contact is ${contact.status}`
+            : contact.email !== d.email ? 'the contact\'s address changed since the audience was taken'
+              : null;
+      out.set(d.id, { contact, excluded });
+    }
+    return out;
+  }
+
+  handOff(d: ClaimedDelivery, owner: string, now: string) {
+    return repo.handOff(this.db.kysely, d.workspaceId, d.id, owner, now);
+  }
+
+  async record(d: ClaimedDelivery, outcome: AttemptOutcome, now: string): Promise<void> {
+    if (outcome.op !== 'bounce') {
+      await repo.recordOutcome(this.db.kysely, d.workspaceId, d.id, outcome, now);
+      return;
+    }
+    await this.db.kysely.transaction().execute((trx) =>
+      recordBounce(trx, { workspaceId: d.workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, email: d.email }, outcome.bounceClass, outcome.error, 'sync', this.rules.bounces, now));
+  }
+
+  async settle(workspaceId: string, broadcastId: string, now: string): Promise<void> {
+    const k = this.db.kysely;
+    const last = this.weighed.get(broadcastId);
+    if (!last || last.final < WEIGH_ALWAYS_BELOW || Date.now() - last.at >= BREAKER_EVERY_MS) {
+      const weighed = await k.transaction().execute((trx) => tripIfOver(trx, workspaceId, broadcastId, this.rules.breaker, now));
+      if (this.weighed.size > 1000) this.weighed.clear();
+      this.weighed.set(broadcastId, { at: Date.now(), final: weighed.final });
+      if (weighed.tripped) return;
+    }
+    await repo.completeIfDone(k, workspaceId, broadcastId, now);
+  }
+
+  sendingBroadcasts(limit: number) {
+    return repo.sendingMaterializedBroadcasts(this.db.kysely, limit);
+  }
+}

@@ -1,0 +1,62 @@
+import type { BounceClass } from '../bounces/bounces.classify.js';
+import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
+import type { ContactRecord } from '../contacts/contacts.repository.js';
+import type { MaterializationJob } from './deliveries.repository.js';
+
+/**
+ * What the delivery pipeline needs from the rest of the service, and nothing more (deliveries/CONTEXT.md):
+ * the pipeline depends on this narrow store, as Listmonk's manager depends on its DataSource, not on the
+ * repositories of five features. `sql-store.ts` implements it over the database; a test may give another.
+ */
+export interface DeliveryStore {
+  /** Starts due SCHEDULED broadcasts; returns those started. */
+  startDueBroadcasts(now: string): Promise<{ id: string; workspaceId: string }[]>;
+  /** Takes the lease on one SENDING broadcast whose audience is not yet all in deliveries. */
+  claimAudience(owner: string, now: string, leaseUntil: string): Promise<MaterializationJob | undefined>;
+  /** Writes the next slice of the job's audience as deliveries (one transaction); `lost` when the lease is gone. */
+  writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost' }>;
+  /** Claims due deliveries with a lease (at-least-once: see CONTEXT.md). */
+  claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
+  renewLeases(owner: string, leaseUntil: string): Promise<void>;
+  /** A broadcast as sending needs it: content, sender, signing key. */
+  broadcastForSending(workspaceId: string, broadcastId: string): Promise<SendingBroadcast | undefined>;
+  /** The recipients of these deliveries as they are now: contact data, and whether they may still be mailed. */
+  recipients(workspaceId: string, deliveries: readonly ClaimedDelivery[]): Promise<Map<string, Recipient>>;
+  /** The point of no return (see CONTEXT.md): false when the delivery must not be sent. */
+  handOff(d: ClaimedDelivery, owner: string, now: string): Promise<boolean>;
+  /** Records the outcome of an attempt; a bounce changes the contact and the suppression list with it. */
+  record(d: ClaimedDelivery, outcome: AttemptOutcome, now: string): Promise<void>;
+  /** After a batch: finishes the broadcast if nothing is open, or pauses it if the circuit breaker trips. */
+  settle(workspaceId: string, broadcastId: string, now: string): Promise<void>;
+  /** SENDING broadcasts whose audience is written (the sweep settles those no batch touched last). */
+  sendingBroadcasts(limit: number): Promise<{ id: string; workspaceId: string }[]>;
+}
+
+export interface ClaimedDelivery {
+  id: string;
+  workspaceId: string;
+  broadcastId: string;
+  contactId: string | null;
+  email: string;
+  attempts: number;
+  unsubscribeToken: string;
+}
+
+export interface SendingBroadcast {
+  broadcast: Broadcast;
+  /** The topic, for the unsubscribe wording and the List-Id. */
+  topic: { id: string; name: string } | null;
+  dkim: { domainName: string; keySelector: string; privateKey: string } | null;
+}
+
+export interface Recipient {
+  contact: ContactRecord | undefined;
+  /** Why the recipient is no longer mailed (unsubscribed, bounced, suppressed, deleted), or null. */
+  excluded: string | null;
+}
+
+export type AttemptOutcome =
+  | { op: 'sent'; messageId: string; response: string }
+  | { op: 'retry'; error: string; nextAttemptAt: string }
+  | { op: 'fail' | 'skip'; error: string }
+  | { op: 'bounce'; error: string; bounceClass: BounceClass };

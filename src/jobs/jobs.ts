@@ -1,0 +1,84 @@
+import crypto from 'node:crypto';
+import os from 'node:os';
+import type { FastifyBaseLogger } from 'fastify';
+import { DEFAULT_BREAKER_RULES } from '../broadcasts/broadcasts.breaker.js';
+import type { Config } from '../config.js';
+import { ContactsService } from '../contacts/contacts.service.js';
+import type { Db } from '../db/connection.js';
+import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline, type PipelineOptions } from '../deliveries/pipeline.js';
+import { SqlDeliveryStore } from '../deliveries/sql-store.js';
+import { purgeIdempotencyKeys } from '../http/idempotency.js';
+import { createMailer, type Mailer } from '../mail/transport.js';
+import { ConfirmationSender } from '../submissions/confirmations.sender.js';
+import { JobRunner, type Job } from './runner.js';
+
+/**
+ * The periodic work of `formcast serve` and `formcast worker`, in one runner (runner.ts):
+ *
+ * | job | every | what |
+ * |---|---|---|
+ * | scheduler | poll | due SCHEDULED broadcasts start |
+ * | materialise | poll | writes SENDING broadcasts' audiences into deliveries |
+ * | deliveries | poll | claims a batch of due deliveries and sends it |
+ * | confirmations | poll | sends double opt-in emails |
+ * | settle | 10 s | finishes (or pauses, by the circuit breaker) SENDING broadcasts no batch touched last |
+ * | import sweep | 1 min | fails imports a dead server left RUNNING |
+ * | idempotency purge | 1 h | deletes Idempotency-Key records older than 24 h, in batches |
+ */
+export interface RunningJobs {
+  mailer: Mailer;
+  stop(): Promise<void>;
+}
+
+export function buildPipeline(db: Db, mailer: Mailer, config: Config, log: FastifyBaseLogger, overrides: Partial<PipelineOptions> = {}): DeliveryPipeline {
+  const workerId = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
+  const store = new SqlDeliveryStore(db, {
+    bounces: { softBounceLimit: config.bounces.softBounceLimit },
+    breaker: { ...DEFAULT_BREAKER_RULES, bounceRate: config.bounces.pauseBounceRate, complaintRate: config.bounces.pauseComplaintRate },
+  });
+  return new DeliveryPipeline(store, mailer, {
+    ...DEFAULT_PIPELINE_OPTIONS,
+    // Messages in flight from a batch: twice the SMTP pool, at least 16.
+    concurrency: Math.max(DEFAULT_PIPELINE_OPTIONS.concurrency, config.smtpMaxConnections * 2),
+    workerId,
+    publicUrl: config.publicUrl,
+    batchSize: config.worker.batchSize,
+    leaseMs: config.worker.leaseMs,
+    maxAttempts: config.worker.maxAttempts,
+    backoffBaseMs: config.worker.backoffBaseMs,
+    ...overrides,
+  }, log);
+}
+
+export function startJobs(db: Db, config: Config, log: FastifyBaseLogger, overrides: Partial<PipelineOptions> = {}): RunningJobs {
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, outboxDir: config.outboxDir, maxConnections: config.smtpMaxConnections, rateLimit: config.smtpRateLimit });
+  const pipeline = buildPipeline(db, mailer, config, log, overrides);
+  const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log);
+  const contacts = new ContactsService(db);
+  const poll = config.worker.pollMs;
+  const jobs: Job[] = [
+    { name: 'scheduler', everyMs: poll, run: () => pipeline.runScheduler() },
+    { name: 'materialise', everyMs: poll, run: () => pipeline.materialize() },
+    { name: 'deliveries', everyMs: poll, run: () => pipeline.sendBatch() },
+    { name: 'confirmations', everyMs: poll, run: () => confirmations.sendDue() },
+    { name: 'settle', everyMs: 10_000, run: async () => (await pipeline.sweep(), 0) },
+    {
+      name: 'import sweep', everyMs: 60_000, run: async () => {
+        const failed = await contacts.failInterruptedImports();
+        if (failed) log.warn({ imports: failed }, 'imports left RUNNING by a stopped server marked FAILED');
+        return 0;
+      },
+    },
+    { name: 'idempotency purge', everyMs: 3_600_000, run: async () => (await purgeIdempotencyKeys(db), 0) },
+  ];
+  const runner = new JobRunner(jobs, log, poll);
+  runner.start();
+  log.info({ transport: mailer.description }, `jobs started; mail goes to ${mailer.description}`);
+  return {
+    mailer,
+    async stop() {
+      await runner.stop();
+      await mailer.close();
+    },
+  };
+}

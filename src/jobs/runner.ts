@@ -1,0 +1,63 @@
+import type { FastifyBaseLogger } from 'fastify';
+
+/**
+ * One loop for all periodic work of a process (jobs.ts lists the jobs). Each job runs at most every
+ * `everyMs`; a job that did something runs again at once (a queue being drained), and the loop sleeps only
+ * when no job had anything to do, until the next one is due (at most `pollMs`). A failing job is logged and
+ * the others go on. stop() lets the running job finish (a delivery batch records its claims).
+ */
+export interface Job {
+  name: string;
+  everyMs: number;
+  /** Does one round of work; returns how much it did (0: nothing was due). */
+  run(): Promise<number>;
+}
+
+export class JobRunner {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private readonly nextAt = new Map<string, number>();
+
+  constructor(private readonly jobs: readonly Job[], private readonly log: FastifyBaseLogger, private readonly pollMs: number) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let busy = false;
+      for (const job of this.jobs) {
+        if (!this.running) break;
+        if (Date.now() < (this.nextAt.get(job.name) ?? 0)) continue;
+        let did = 0;
+        try {
+          did = await job.run();
+        } catch (err) {
+          this.log.error({ err, job: job.name }, 'job failed; it runs again later');
+        }
+        busy ||= did > 0;
+        this.nextAt.set(job.name, did > 0 ? 0 : Date.now() + job.everyMs);
+      }
+      if (busy || !this.running) continue;
+      const due = Math.min(...this.jobs.map((j) => this.nextAt.get(j.name) ?? 0));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, Math.min(this.pollMs, due - Date.now())));
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+}
