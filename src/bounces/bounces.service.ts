@@ -1,7 +1,8 @@
 import { applyToAddress, applyToContact } from '../contacts/contacts.lifecycle.js';
-import type { Executor } from '../db/connection.js';
+import type { Db, Executor } from '../db/connection.js';
 import { recordLateReport, recordOutcome, softBounceStreak } from '../deliveries/deliveries.repository.js';
 import type { BounceClass } from './bounces.classify.js';
+import { senderHealth, type WindowHealth } from './bounces.health.js';
 
 /**
  * What a bounce or a complaint does, in one place (docs/bounces.md), whether it comes from the relay's reply
@@ -55,4 +56,13 @@ async function onContact(trx: Executor, d: BouncedDelivery, op: 'hardBounce' | '
   // The contact may have been deleted since: the address is suppressed all the same.
   const applied = d.contactId ? await applyToContact(trx, d.workspaceId, d.contactId, op, cause, now) : undefined;
   if (!applied) await applyToAddress(trx, d.workspaceId, d.email, op, cause, now);
+}
+
+/** The bounces feature's API side: sender health (and, with the inbound listener, what it could not read). */
+export class BouncesService {
+  constructor(private readonly db: Db) {}
+
+  async health(workspaceId: string): Promise<{ windows: WindowHealth[] }> {
+    return { windows: await senderHealth(this.db.kysely, workspaceId) };
+  }
 }

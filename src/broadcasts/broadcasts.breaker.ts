@@ -7,6 +7,8 @@ import { transition } from './broadcasts.state.js';
  * The circuit breaker (docs/bounces.md): a SENDING broadcast pauses itself when, after at least `minFinal`
  * final deliveries, its hard-bounce rate passes PAUSE_BOUNCE_RATE or its complaint rate PAUSE_COMPLAINT_RATE.
  * A list that bounces that much is an old or bought list, and mailbox providers judge a sender by it.
+ * After a resume by hand only the deliveries that end afterwards are weighed: the operator chose to go on
+ * (having suppressed the bad addresses, say), and the next `minFinal` deliveries decide again.
  */
 export interface BreakerRules {
   minFinal: number;
@@ -35,7 +37,8 @@ export function breakerReason(c: { final: number; hardBounced: number; complaine
 export async function tripIfOver(trx: Executor, workspaceId: string, broadcastId: string, rules: BreakerRules, now: string): Promise<{ tripped: string | null; final: number }> {
   const b = await getBroadcast(trx, workspaceId, broadcastId);
   if (!b || b.status !== 'SENDING') return { tripped: null, final: 0 };
-  const counts = await breakerCounts(trx, workspaceId, broadcastId);
+  const since = (await trx.selectFrom('broadcasts').select('breaker_since').where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirst())?.breaker_since ?? null;
+  const counts = await breakerCounts(trx, workspaceId, broadcastId, since);
   const reason = breakerReason(counts, rules);
   if (!reason) return { tripped: null, final: counts.final };
   const next = transition(b.status, 'trip') as 'PAUSED';

@@ -40,6 +40,8 @@ export interface BroadcastValues {
   sendAt: string | null;
   /** Set when the broadcast pauses, cleared when it resumes. */
   pausedReason: string | null;
+  /** Set when it resumes: the circuit breaker weighs deliveries that end after it. */
+  breakerSince: string | null;
 }
 
 function valuesToRow(v: Partial<BroadcastValues>): Partial<BroadcastsTable> {
@@ -51,6 +53,7 @@ function valuesToRow(v: Partial<BroadcastValues>): Partial<BroadcastsTable> {
   if (v.segmentId !== undefined) row.segment_id = v.segmentId;
   if (v.sendAt !== undefined) row.send_at = v.sendAt;
   if (v.pausedReason !== undefined) row.paused_reason = v.pausedReason;
+  if (v.breakerSince !== undefined) row.breaker_since = v.breakerSince;
   if (v.emailContent !== undefined) {
     const c = v.emailContent;
     Object.assign(row, { subject: c.subject, html: c.html, text: c.text, preview_text: c.previewText, editor_content: toJsonColumn(c.editorContent) });

@@ -63,6 +63,19 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
     config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
   }, (req) => broadcasts.cancel(req.auth.workspaceId, req.params.broadcastId));
 
+  app.post('/broadcasts/:broadcastId/pause', {
+    schema: {
+      tags, summary: 'Pause a SENDING broadcast', params: BroadcastParams, response: { 200: BroadcastSchema },
+      description: 'Nothing new goes out; returns once the messages being handed to the transport are done. The circuit breaker pauses a broadcast by itself too (pausedReason says why).',
+    },
+    config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
+  }, (req) => broadcasts.pause(req.auth.workspaceId, req.params.broadcastId));
+
+  app.post('/broadcasts/:broadcastId/resume', {
+    schema: { tags, summary: 'Resume a PAUSED broadcast where it stopped', params: BroadcastParams, response: { 200: BroadcastSchema } },
+    config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
+  }, (req) => broadcasts.resume(req.auth.workspaceId, req.params.broadcastId));
+
   app.post('/broadcasts/:broadcastId/preview', {
     schema: { tags, summary: 'Render the content for a contact (or sample data)', params: BroadcastParams, body: PreviewBody, response: { 200: PreviewSchema } },
     config: { scope: 'read:broadcasts', errors: ['invalid_reference'] },

@@ -50,7 +50,14 @@ export const EmailContentSchema = Type.Object({
 export type EmailContent = Static<typeof EmailContentSchema>;
 
 export const BroadcastStatsSchema = Type.Object({
-  recipients: Type.Integer(), queued: Type.Integer(), sent: Type.Integer(), failed: Type.Integer(), bounced: Type.Integer(), unsubscribed: Type.Integer(),
+  recipients: Type.Integer(),
+  queued: Type.Integer({ description: 'not yet sent: waiting, being sent, or held while the broadcast is PAUSED' }),
+  sent: Type.Integer({ description: 'accepted by the receiving side (and not reported bounced since)' }),
+  failed: Type.Integer({ description: 'refused for good without a hard bounce: a block, another permanent failure, or retries used up' }),
+  bounced: Type.Integer({ description: 'hard bounces, at send time or reported later' }),
+  softBounced: Type.Integer({ description: 'deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs)' }),
+  complained: Type.Integer({ description: 'recipients who reported the message as spam' }),
+  unsubscribed: Type.Integer(),
 });
 
 export const BroadcastSchema = Type.Object({

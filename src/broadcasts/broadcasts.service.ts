@@ -107,7 +107,7 @@ export class BroadcastsService {
       await repo.insertBroadcast(trx, workspaceId, id, {
         name: input.name, from: input.from?.trim() ?? null, replyTo: input.replyTo?.trim() ?? null,
         emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
-        topicId: input.topicId ?? null, segmentId: input.segmentId ?? null, sendAt: null, pausedReason: null,
+        topicId: input.topicId ?? null, segmentId: input.segmentId ?? null, sendAt: null, pausedReason: null, breakerSince: null,
       }, nowIso());
     });
     return this.get(workspaceId, id);
@@ -129,7 +129,13 @@ export class BroadcastsService {
       const c = counts.get(b.id);
       if (!c) return b;
       const n = (s: DeliveryStatus) => c.byStatus[s] ?? 0;
-      return { ...b, stats: { recipients: c.total, queued: n('QUEUED') + n('SENDING'), sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'), unsubscribed: c.unsubscribed } };
+      return {
+        ...b,
+        stats: {
+          recipients: c.total, queued: n('QUEUED') + n('SENDING') + n('PAUSED'), sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'),
+          softBounced: c.softBounced, complained: c.complained, unsubscribed: c.unsubscribed,
+        },
+      };
     });
   }
 
@@ -191,7 +197,7 @@ export class BroadcastsService {
   }
 
   /**
-   * SCHEDULED → DRAFT (the send time is cleared). SENDING → CANCELED: every delivery not yet handed to the
+   * SCHEDULED → DRAFT (the send time is cleared). SENDING or PAUSED → CANCELED: every delivery not yet handed to the
    * transport is canceled in the same transaction, and the call returns only once the few being handed over
    * right now are done, so nothing is sent after it returns (bounded by CANCEL_DRAIN_MS for a stuck server).
    */
@@ -205,13 +211,48 @@ export class BroadcastsService {
       if (next === 'CANCELED') await deliveries.cancelDeliveries(trx, workspaceId, id, nowIso());
       return updated;
     });
-    if (canceled.status === 'CANCELED') {
-      const deadline = Date.now() + CANCEL_DRAIN_MS;
-      while (Date.now() < deadline && (await deliveries.countInFlight(this.db.kysely, workspaceId, id, nowIso())) > 0) {
-        await new Promise((r) => setTimeout(r, 25));
-      }
-    }
+    if (canceled.status === 'CANCELED') await this.drain(workspaceId, id);
     return (await this.withStats(workspaceId, [canceled]))[0]!;
+  }
+
+  /**
+   * Pause by hand (SENDING → PAUSED): nothing new goes out; deliveries not yet handed to the transport wait
+   * (PAUSED). Returns once the few being handed over right now are done, as cancel does.
+   */
+  async pause(workspaceId: string, id: string): Promise<Broadcast> {
+    const paused = await this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const next = transition(current.status, 'pause') as BroadcastStatus;
+      const now = nowIso();
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, { pausedReason: 'paused by hand' }, now);
+      if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being paused; retry');
+      await deliveries.holdDeliveries(trx, workspaceId, id, now);
+      return updated;
+    });
+    await this.drain(workspaceId, id);
+    return (await this.withStats(workspaceId, [paused]))[0]!;
+  }
+
+  /** PAUSED → SENDING: held deliveries go back to the queue, due now; sending continues where it stopped. */
+  async resume(workspaceId: string, id: string): Promise<Broadcast> {
+    const resumed = await this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const next = transition(current.status, 'resume') as BroadcastStatus;
+      const now = nowIso();
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, { pausedReason: null, breakerSince: now }, now);
+      if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being resumed; retry');
+      await deliveries.releaseDeliveries(trx, workspaceId, id, now);
+      return updated;
+    });
+    return (await this.withStats(workspaceId, [resumed]))[0]!;
+  }
+
+  /** Waits (at most CANCEL_DRAIN_MS) until no delivery of the broadcast is being handed to the transport. */
+  private async drain(workspaceId: string, id: string): Promise<void> {
+    const deadline = Date.now() + CANCEL_DRAIN_MS;
+    while (Date.now() < deadline && (await deliveries.countInFlight(this.db.kysely, workspaceId, id, nowIso())) > 0) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
   }
 
   /** One row per recipient with its status, attempts and last SMTP reply. */

@@ -187,6 +187,8 @@ export interface BroadcastsTable {
   materialize_lease_until: string | null;
   /** Why a PAUSED broadcast paused (the circuit breaker's rates, or "paused by hand"). */
   paused_reason: string | null;
+  /** The circuit breaker weighs deliveries that ended after this: the last resume by hand (null: all of them). */
+  breaker_since: string | null;
 }
 
 export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'PAUSED' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';

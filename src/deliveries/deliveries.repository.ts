@@ -139,12 +139,18 @@ export async function handOff(db: Executor, workspaceId: string, id: string, own
 }
 
 export type Outcome =
+  | { op: 'hold' }
   | { op: 'sent'; messageId: string; response: string }
   | { op: 'retry'; error: string; nextAttemptAt: string }
   | { op: 'fail' | 'bounce' | 'skip'; error: string; bounceClass?: BounceClass };
 
 /** The outcome of an attempt (the state table's op of the same name); false if the delivery was no longer in a status it applies to. */
 export async function recordOutcome(db: Executor, workspaceId: string, id: string, outcome: Outcome, now: string): Promise<boolean> {
+  if (outcome.op === 'hold') {
+    const res = await db.updateTable('deliveries').set({ status: nextStatus('SENDING', 'hold')!, updated_at: now, lease_owner: null, lease_expires_at: null, handed_off_at: null })
+      .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', 'in', statusesFor('hold')).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
   const set: Partial<DeliveriesTable> = { status: nextStatus('SENDING', outcome.op)!, updated_at: now, lease_owner: null, lease_expires_at: null };
   if (outcome.op === 'sent') Object.assign(set, { sent_at: now, message_id: outcome.messageId, smtp_response: outcome.response.slice(0, 500), last_error: null });
   else Object.assign(set, { last_error: outcome.error.slice(0, 500), handed_off_at: null });
@@ -222,15 +228,16 @@ export async function releaseDeliveries(db: Executor, workspaceId: string, broad
 }
 
 /** What the circuit breaker weighs: final deliveries, hard bounces among them, complaints. */
-export async function breakerCounts(db: Executor, workspaceId: string, broadcastId: string): Promise<{ final: number; hardBounced: number; complained: number }> {
-  const r = await db.selectFrom('deliveries')
+export async function breakerCounts(db: Executor, workspaceId: string, broadcastId: string, since: string | null): Promise<{ final: number; hardBounced: number; complained: number }> {
+  let q = db.selectFrom('deliveries')
     .select((eb) => [
       eb.fn.countAll<number>().as('final'),
       eb.fn.count<number>('bounced_at').as('hard'),
       eb.fn.count<number>('complained_at').as('complained'),
     ])
-    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).where('status', 'in', ['SENT', 'FAILED', 'BOUNCED'])
-    .executeTakeFirst();
+    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).where('status', 'in', ['SENT', 'FAILED', 'BOUNCED']);
+  if (since) q = q.where('updated_at', '>=', since);
+  const r = await q.executeTakeFirst();
   return { final: Number(r?.final ?? 0), hardBounced: Number(r?.hard ?? 0), complained: Number(r?.complained ?? 0) };
 }
 
@@ -256,6 +263,8 @@ export interface DeliveryCounts {
   total: number;
   byStatus: Partial<Record<DeliveryStatus, number>>;
   unsubscribed: number;
+  softBounced: number;
+  complained: number;
 }
 
 export async function countDeliveries(db: Executor, workspaceId: string, broadcastId: string): Promise<DeliveryCounts> {
@@ -264,16 +273,19 @@ export async function countDeliveries(db: Executor, workspaceId: string, broadca
 
 /** The counts of several broadcasts in one query (a list page shows each one's stats). */
 export async function countDeliveriesOf(db: Executor, workspaceId: string, broadcastIds: string[]): Promise<Map<string, DeliveryCounts>> {
-  const counts = new Map<string, DeliveryCounts>(broadcastIds.map((id) => [id, { total: 0, byStatus: {}, unsubscribed: 0 }]));
+  const counts = new Map<string, DeliveryCounts>(broadcastIds.map((id) => [id, { total: 0, byStatus: {}, unsubscribed: 0, softBounced: 0, complained: 0 }]));
   if (!broadcastIds.length) return counts;
   const rows = await db.selectFrom('deliveries')
-    .select(['broadcast_id', 'status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.count<number>('unsubscribed_at').as('u')])
+    .select(['broadcast_id', 'status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.count<number>('unsubscribed_at').as('u'),
+      (eb) => eb.fn.count<number>('soft_bounced_at').as('s'), (eb) => eb.fn.count<number>('complained_at').as('c')])
     .where('workspace_id', '=', workspaceId).where('broadcast_id', 'in', broadcastIds).groupBy(['broadcast_id', 'status']).execute();
   for (const r of rows) {
     const c = counts.get(r.broadcast_id)!;
     c.byStatus[r.status] = Number(r.n);
     c.total += Number(r.n);
     c.unsubscribed += Number(r.u);
+    c.softBounced += Number(r.s);
+    c.complained += Number(r.c);
   }
   return counts;
 }

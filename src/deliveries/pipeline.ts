@@ -142,6 +142,7 @@ export class DeliveryPipeline {
     const record = (outcome: AttemptOutcome) => this.store.record(d, outcome, iso(Date.now()));
     // Whoever unsubscribed, bounced, complained or was suppressed since the audience was taken is not mailed.
     if (excluded || !contact) return record({ op: 'skip', error: excluded ?? 'contact was deleted' });
+    if (prepared?.broadcast.status === 'PAUSED') return record({ op: 'hold' });
     if (!prepared || prepared.broadcast.status !== 'SENDING') return record({ op: 'skip', error: 'broadcast is no longer sending' });
     // Addresses stored before the input rules tightened (a quoted local part kept without its quotes) are never sent to.
     if (contactEmail(d.email) !== d.email) return record({ op: 'fail', error: 'the stored address is not a valid single address' });

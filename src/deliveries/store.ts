@@ -59,4 +59,6 @@ export type AttemptOutcome =
   | { op: 'sent'; messageId: string; response: string }
   | { op: 'retry'; error: string; nextAttemptAt: string }
   | { op: 'fail' | 'skip'; error: string }
+  /** The broadcast was paused after the claim: the delivery waits with the others (PAUSED). */
+  | { op: 'hold' }
   | { op: 'bounce'; error: string; bounceClass: BounceClass };

@@ -109,18 +109,33 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return sendPage(reply, 200, form.seoTitle ?? form.name, `<div data-formcast-success role="status"><p>${escapeHtml(action.message ?? '')}</p></div>`, { head: seoHead(form, `${publicUrl}/f/${req.params.slug}`) });
   });
 
-  app.get('/confirm/:token', { schema: { tags: ['public'], summary: 'Follow a double opt-in link (single use, expiring)', security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
-    const { result, formName } = await submissions.confirm(req.params.token);
+  // A confirmation link: GET (and HEAD) only shows the page with one button, because link scanners and
+  // previews fetch every link in a message; the button's POST confirms (docs/security.md).
+  app.get('/confirm/:token', { schema: { tags: ['public'], summary: 'The page of a double opt-in link: one button that confirms (GET changes nothing)', security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
+    const { result, formName } = await submissions.inspectConfirmation(req.params.token);
     const what = formName ? ` to ${escapeHtml(formName)}` : '';
-    switch (result) {
-      case 'confirmed':
-        return sendPage(reply, 200, 'Subscription confirmed', `<h1>You are subscribed</h1><p>Thank you for confirming your subscription${what}.</p>`);
-      case 'already':
-        return sendPage(reply, 200, 'Already confirmed', `<h1>Already confirmed</h1><p>This link was used already; your subscription${what} is confirmed.</p>`);
-      case 'expired':
-        return sendPage(reply, 410, 'Link expired', `<h1>This link has expired</h1><p>Please sign up again${what}.</p>`);
-      default:
-        return sendPage(reply, 404, 'Link not found', '<h1>This link is not valid</h1><p>It may be mistyped or too old.</p>');
+    if (result === 'pending') {
+      return sendPage(reply, 200, 'Confirm your subscription', `<h1>Confirm your subscription</h1><p>One last step: confirm that you want to receive our emails${what}.</p>`
+        + `<form method="post" action="/confirm/${encodeURIComponent(req.params.token)}"><button type="submit">Confirm my subscription</button></form>`);
     }
+    return confirmationPage(reply, result, what);
   });
+
+  app.post('/confirm/:token', { schema: { tags: ['public'], summary: 'Confirm a double opt-in sign-up (single use, expiring)', security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
+    const { result, formName } = await submissions.confirm(req.params.token);
+    return confirmationPage(reply, result, formName ? ` to ${escapeHtml(formName)}` : '');
+  });
+}
+
+function confirmationPage(reply: FastifyReply, result: 'confirmed' | 'already' | 'expired' | 'unknown', what: string): FastifyReply {
+  switch (result) {
+    case 'confirmed':
+      return sendPage(reply, 200, 'Subscription confirmed', `<h1>You are subscribed</h1><p>Thank you for confirming your subscription${what}.</p>`);
+    case 'already':
+      return sendPage(reply, 200, 'Already confirmed', `<h1>Already confirmed</h1><p>This link was used already; your subscription${what} is confirmed.</p>`);
+    case 'expired':
+      return sendPage(reply, 410, 'Link expired', `<h1>This link has expired</h1><p>Please sign up again${what}.</p>`);
+    default:
+      return sendPage(reply, 404, 'Link not found', '<h1>This link is not valid</h1><p>It may be mistyped or too old.</p>');
+  }
 }

@@ -9,6 +9,8 @@ import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
 import type { Scope } from '../api-keys/scopes.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connection.js';
+import { bouncesRoutes } from '../bounces/bounces.routes.js';
+import { BouncesService } from '../bounces/bounces.service.js';
 import { broadcastsRoutes } from '../broadcasts/broadcasts.routes.js';
 import { BroadcastsService } from '../broadcasts/broadcasts.service.js';
 import { contactsRoutes } from '../contacts/contacts.routes.js';
@@ -26,6 +28,8 @@ import { TopicsService } from '../topics/topics.service.js';
 import { hostedRoutes } from '../hosted/hosted.routes.js';
 import { submissionsRoutes } from '../submissions/submissions.routes.js';
 import { SubmissionsService } from '../submissions/submissions.service.js';
+import { suppressionsRoutes } from '../suppressions/suppressions.routes.js';
+import { SuppressionsService } from '../suppressions/suppressions.service.js';
 import { unsubscribeRoutes } from '../unsubscribe/unsubscribe.routes.js';
 import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import { WorkspacesService } from '../workspaces/workspaces.service.js';
@@ -52,6 +56,8 @@ export interface Services {
   broadcasts: BroadcastsService;
   unsubscribe: UnsubscribeService;
   submissions: SubmissionsService;
+  suppressions: SuppressionsService;
+  bounces: BouncesService;
 }
 
 /** What the services need to know of the configuration. */
@@ -90,6 +96,8 @@ export function createServices(db: Db, config: AppConfig): Services {
     broadcasts: new BroadcastsService(db, config),
     unsubscribe: new UnsubscribeService(db),
     submissions: new SubmissionsService(db),
+    suppressions: new SuppressionsService(db),
+    bounces: new BouncesService(db),
   };
 }
 
@@ -235,6 +243,8 @@ export async function buildApp({ db, config, logger = true, logStream }: BuildOp
     await v1.register(templatesRoutes);
     await v1.register(broadcastsRoutes);
     await v1.register(submissionsRoutes);
+    await v1.register(suppressionsRoutes);
+    await v1.register(bouncesRoutes);
   }, { prefix: '/v1' });
 
   return app;

@@ -153,6 +153,17 @@ export class SubmissionsService {
    * suppression list, and the changes its sign-up held are applied: the link proves the address is theirs
    * (the contact lifecycle's `confirm`, contacts.state.ts).
    */
+  /** What a confirmation link would do, without doing it (GET and HEAD of the link: scanners fetch every link). */
+  async inspectConfirmation(token: string): Promise<{ result: 'pending' | 'already' | 'expired' | 'unknown'; formName?: string }> {
+    const k = this.db.kysely;
+    const c = await repo.findConfirmation(k, token);
+    if (!c) return { result: 'unknown' };
+    const form = await forms.getForm(k, c.workspaceId, c.formId);
+    if (c.usedAt) return { result: 'already', formName: form?.name };
+    if (c.expiresAt <= nowIso()) return { result: 'expired', formName: form?.name };
+    return { result: 'pending', formName: form?.name };
+  }
+
   async confirm(token: string): Promise<{ result: 'confirmed' | 'already' | 'expired' | 'unknown'; formName?: string }> {
     const k = this.db.kysely;
     const c = await repo.findConfirmation(k, token);

@@ -217,7 +217,7 @@ describeApi('security: input rules and abuse', (h) => {
       await sender().sendDue();
       const mail = smtp.received.find((m) => m.to === 'gone@example.com')!;
       const token = String(mail.parsed.html).match(/\/confirm\/([A-Za-z0-9_-]+)/)![1]!;
-      const confirmed = await h.app.inject({ method: 'GET', url: `/confirm/${token}` });
+      const confirmed = await h.app.inject({ method: 'POST', url: `/confirm/${token}` });
       expect(confirmed.statusCode).toBe(200);
       expect((await contacts(ws))[0]).toMatchObject({ status: 'SUBSCRIBED', first_name: 'New' });
     });

@@ -233,20 +233,28 @@ describeApi('public forms and submissions', (h) => {
     expect(mail.parsed.html).toContain('Hi Dora');
     const link = String(mail.parsed.html).match(/href="https:\/\/forms\.example\.test(\/confirm\/[A-Za-z0-9_-]+)"/)![1]!;
     expect(mail.parsed.headerLines.some((l) => l.key === 'dkim-signature')).toBe(true);
-    const page = await h.app.inject({ method: 'GET', url: link });
+    // GET and HEAD (link scanners) change nothing: the page has one button, whose POST confirms.
+    for (const method of ['GET', 'HEAD'] as const) expect((await h.app.inject({ method, url: link })).statusCode).toBe(200);
+    const shown = await h.app.inject({ method: 'GET', url: link });
+    expect(shown.body).toContain(`<form method="post" action="${link}"><button type="submit">Confirm my subscription</button></form>`);
+    expect((await contactByEmail(ws, 'dora@example.com'))!.status).toBe('PENDING');
+    expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json().stats.confirmations).toBe(0);
+    const page = await h.app.inject({ method: 'POST', url: link });
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('You are subscribed');
     expect((await contactByEmail(ws, 'dora@example.com'))!.status).toBe('SUBSCRIBED');
     expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json().stats).toMatchObject({ submissions: 1, confirmations: 1 });
-    const again = await h.app.inject({ method: 'GET', url: link });
+    const again = await h.app.inject({ method: 'POST', url: link });
     expect(again.statusCode).toBe(200);
     expect(again.body).toContain('Already confirmed');
+    expect((await h.app.inject({ method: 'GET', url: link })).body).toContain('Already confirmed');
     expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json().stats.confirmations).toBe(1);
     // an expired link does nothing
     await post(form.slug, 'email=late%40example.com');
     await h.db.kysely.updateTable('confirmations').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('used_at', 'is', null).execute();
     const token = (await h.db.kysely.selectFrom('confirmations').select('token').where('used_at', 'is', null).where('workspace_id', '=', ws.id).executeTakeFirstOrThrow()).token;
     expect((await h.app.inject({ method: 'GET', url: `/confirm/${token}` })).statusCode).toBe(410);
+    expect((await h.app.inject({ method: 'POST', url: `/confirm/${token}` })).statusCode).toBe(410);
     expect((await contactByEmail(ws, 'late@example.com'))!.status).toBe('PENDING');
     expect((await h.app.inject({ method: 'GET', url: '/confirm/AAAAAAAAAAAAAAAAAAAAAAAA' })).statusCode).toBe(404);
   });

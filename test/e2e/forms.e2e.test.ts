@@ -293,8 +293,13 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     expect(link.startsWith(`${server.url}/confirm/`)).toBe(true);
     expect(mail.parsed.text).toContain(link);
 
+    // Following the link shows a page with one button (a scanner's GET confirms nothing); the button confirms.
     const res = await page.goto(link);
     expect(res!.status()).toBe(200);
+    expect(await page.locator('h1').innerText()).toBe('Confirm your subscription');
+    expect(await contact('carol@example.com')).toMatchObject({ status: 'PENDING' });
+    await page.screenshot({ path: path.join(SHOTS, 'confirm-page.png') });
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Confirm my subscription' }).click()]);
     expect(await page.locator('h1').innerText()).toBe('You are subscribed');
     expect(await page.locator('main').innerText()).toContain('Acme updates');
     expect(await contact('carol@example.com')).toMatchObject({ firstName: 'Carol', status: 'SUBSCRIBED' });

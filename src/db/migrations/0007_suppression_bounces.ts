@@ -32,8 +32,14 @@ export function suppressionAndBounces(dialect: Dialect) {
       await db.schema.alterTable('deliveries').addColumn('soft_bounced_at', ts).execute();
       await db.schema.alterTable('deliveries').addColumn('complained_at', ts).execute();
       await db.schema.createIndex('deliveries_contact').on('deliveries').columns(['contact_id', 'id']).execute();
+      // Sender health (GET /v1/workspace/health): messages sent, hard bounces and complaints of a workspace in a window.
+      await db.schema.createIndex('deliveries_workspace_sent').on('deliveries').columns(['workspace_id', 'sent_at']).where(sql.ref('sent_at'), 'is not', null).execute();
+      await db.schema.createIndex('deliveries_workspace_bounced').on('deliveries').columns(['workspace_id', 'bounced_at']).where(sql.ref('bounced_at'), 'is not', null).execute();
+      await db.schema.createIndex('deliveries_workspace_complained').on('deliveries').columns(['workspace_id', 'complained_at']).where(sql.ref('complained_at'), 'is not', null).execute();
 
       await db.schema.alterTable('broadcasts').addColumn('paused_reason', 'text').execute();
+      // The circuit breaker weighs the deliveries that ended after this (the last resume by hand).
+      await db.schema.alterTable('broadcasts').addColumn('breaker_since', ts).execute();
       // The hourly purge of Idempotency-Key records older than 24 h (http/idempotency.ts).
       await db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at').execute();
 
