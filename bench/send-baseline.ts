@@ -16,7 +16,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import SQLite from 'better-sqlite3';
 import nodemailer from 'nodemailer';
-import { DKIM_SIGNED_HEADERS, htmlToText, textWithUnsubscribe, withUnsubscribeFooter } from '../src/mail/compose.js';
+import { assembleContent } from '../src/broadcasts/broadcasts.message.js';
+import { SIGNED } from '../src/mail/dkim.js';
+import { DEFAULT_SETTINGS } from '../src/workspaces/workspaces.schemas.js';
 
 function env(name: string): string {
   const v = process.env[name];
@@ -44,8 +46,9 @@ const NAME_MARK = '\u0001NAME\u0001';
 const URL_MARK = '\u0001URL\u0001';
 const subjectParts = subjectTpl.split(NAME);
 const rendered = htmlTpl.split(NAME).join(NAME_MARK);
-const html = withUnsubscribeFooter(rendered, htmlTpl, URL_MARK);
-const text = textWithUnsubscribe(htmlToText(rendered), null, URL_MARK);
+const assembled = assembleContent({ subject: subjectTpl, html: rendered, text: null, previewText: null }, { unsubscribeUrl: URL_MARK, workspace: { name: 'Bench', settings: DEFAULT_SETTINGS } });
+const html = assembled.html!;
+const text = assembled.text;
 const splice = (s: string) => s.split(NAME_MARK).map((p) => p.split(URL_MARK));
 const htmlParts = splice(html);
 const textParts = splice(text);
@@ -66,7 +69,7 @@ const transport = nodemailer.createTransport({
 // BENCH_KEY_OBJECT=1 hands nodemailer a parsed KeyObject (as Formcast's transport does) instead of the PEM text
 // nodemailer's documentation shows; crypto then skips parsing the key for every signature.
 const privateKey = process.env.BENCH_KEY_OBJECT === '1' ? (crypto.createPrivateKey(key.dkim_private_key) as unknown as string) : key.dkim_private_key;
-const dkim = { domainName: key.name, keySelector: key.dkim_selector, privateKey, headerFieldNames: DKIM_SIGNED_HEADERS };
+const dkim = { domainName: key.name, keySelector: key.dkim_selector, privateKey, headerFieldNames: SIGNED.join(':') };
 
 function message(n: number) {
   const name = `First${n}`;

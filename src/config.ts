@@ -6,6 +6,8 @@ export interface Config {
   databaseUrl: string;
   smtpUrl: string | null;
   publicUrl: string;
+  /** False when PUBLIC_URL was not set and publicUrl is the listening address. */
+  publicUrlExplicit: boolean;
   logLevel: string;
   dnsServers: string[];
   dnsTimeoutMs: number;
@@ -17,6 +19,22 @@ export interface Config {
   smtpRateLimit: number;
   /** Public form submissions per minute from one IP address to one form. */
   submissionsPerMinute: number;
+  /** Signs tokens in public addresses (VERP, unsubscribe mailto); unset: one generated and kept in the database. */
+  secretKey: string | null;
+  /** Proxies whose X-Forwarded-For is believed (Fastify's trustProxy): false, a hop count, or addresses/CIDRs. */
+  trustProxy: boolean | number | string[];
+  /** The EHLO name the SMTP client introduces itself with (SMTP_HELO_NAME). */
+  smtpHeloName: string | null;
+  /** Credentials in SMTP_URL over a connection without TLS are refused unless this is set (SMTP_ALLOW_PLAINTEXT_AUTH). */
+  smtpAllowPlaintextAuth: boolean;
+  /** The bounce domain's MX target (BOUNCE_MX_HOST): where the inbound listener receives bounces. */
+  bounceMxHost: string;
+  /** What the bounce domain's SPF record allows to send (SENDING_SPF), e.g. `include:amazonses.com`. */
+  sendingSpf: string;
+  /** The inbound SMTP listener (INBOUND_SMTP_PORT, INBOUND_SMTP_HOST); null port: not started by serve. */
+  inboundSmtp: { port: number | null; host: string };
+  /** Provider webhooks (docs/bounces.md): the host an SNS signing certificate may come from; Postmark's basic auth. */
+  hooks: { snsCertHost: RegExp; postmarkUser: string | null; postmarkPassword: string | null };
   /** After sending (docs/bounces.md): the soft-bounce limit and the circuit breaker's rates. */
   bounces: {
     softBounceLimit: number;
@@ -52,6 +70,18 @@ function rateFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
 
 export class ConfigError extends Error {}
 
+/** TRUST_PROXY: unset or `false`; `true` (any proxy: only behind one you control); a hop count; or a list of addresses and CIDRs. */
+function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!list.every((a) => /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(a) || ['loopback', 'linklocal', 'uniquelocal'].includes(a))) {
+    throw new ConfigError(`TRUST_PROXY must be true, false, a number of hops, or addresses/CIDRs (e.g. 127.0.0.1,10.0.0.0/8), got "${raw}"`);
+  }
+  return list;
+}
+
 /** Reads the environment described in the contract (section 10). Fails fast on values that cannot work. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
@@ -67,8 +97,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`PUBLIC_URL must be an absolute URL, got "${env.PUBLIC_URL}"`);
   }
   const dnsServers = (env.DNS_SERVERS || '').split(',').map((s) => s.trim()).filter(Boolean);
+  const secretKey = env.SECRET_KEY || null;
+  if (secretKey && secretKey.length < 32) throw new ConfigError('SECRET_KEY must be at least 32 characters (e.g. openssl rand -base64 32)');
+  let snsCertHost: RegExp;
+  try {
+    snsCertHost = new RegExp(env.SNS_CERT_HOST_PATTERN || '^sns\\.[a-z0-9-]+\\.amazonaws\\.com(\\.cn)?$');
+  } catch {
+    throw new ConfigError('SNS_CERT_HOST_PATTERN must be a regular expression');
+  }
   return {
-    port, host, databaseUrl, smtpUrl, publicUrl, logLevel: env.LOG_LEVEL || 'info', dnsServers,
+    secretKey,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    smtpHeloName: env.SMTP_HELO_NAME || null,
+    smtpAllowPlaintextAuth: env.SMTP_ALLOW_PLAINTEXT_AUTH === 'true',
+    bounceMxHost: env.BOUNCE_MX_HOST || new URL(publicUrl).hostname,
+    sendingSpf: env.SENDING_SPF || `a:${env.BOUNCE_MX_HOST || new URL(publicUrl).hostname}`,
+    inboundSmtp: {
+      port: env.INBOUND_SMTP_PORT ? intFrom(env, 'INBOUND_SMTP_PORT', 25, 0, 65535) : null,
+      host: env.INBOUND_SMTP_HOST || host,
+    },
+    hooks: { snsCertHost, postmarkUser: env.POSTMARK_WEBHOOK_USER || null, postmarkPassword: env.POSTMARK_WEBHOOK_PASSWORD || null },
+    port, host, databaseUrl, smtpUrl, publicUrl, publicUrlExplicit: Boolean(env.PUBLIC_URL), logLevel: env.LOG_LEVEL || 'info', dnsServers,
     dnsTimeoutMs: intFrom(env, 'DNS_TIMEOUT_MS', 5000, 1, 60_000),
     outboxDir: env.OUTBOX_DIR || path.join('.', 'data', 'outbox'),
     smtpMaxConnections: intFrom(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
@@ -87,4 +136,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
     },
   };
+}
+
+const LOOPBACK = /^(localhost|127(\.\d+){3}|\[::1\])$/;
+
+/**
+ * What an operator should fix before real mail goes out, said loudly at start and in /readyz's body: an unset
+ * PUBLIC_URL (links in emails would point at the listening address), a plain-http one on a public host
+ * (RFC 8058 one-click unsubscribe needs https; mailbox providers ignore it otherwise), no SMTP_URL (nothing is sent).
+ */
+export function configWarnings(config: Pick<Config, 'publicUrl' | 'publicUrlExplicit' | 'smtpUrl'>): string[] {
+  const warnings: string[] = [];
+  const url = new URL(config.publicUrl);
+  if (!config.publicUrlExplicit) warnings.push(`PUBLIC_URL is not set: links in emails and pages use ${config.publicUrl}, which recipients cannot reach; set it to the public https address of this service`);
+  else if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) warnings.push(`PUBLIC_URL is http:// on ${url.hostname}: one-click unsubscribe (RFC 8058) and mailbox providers expect https; put the service behind a TLS proxy and set PUBLIC_URL to its https address`);
+  if (!config.smtpUrl) warnings.push('SMTP_URL is not set: messages are written as .eml files to the outbox directory and NOT sent to anyone');
+  return warnings;
 }

@@ -91,8 +91,8 @@ export const PreviewBody = Type.Object({
 
 export const PreviewSchema = Type.Object({
   subject: Nullable(Type.String()),
-  html: Nullable(Type.String()),
-  text: Nullable(Type.String()),
+  html: Nullable(Type.String({ description: 'as a recipient gets it: a whole document with the hidden preheader and the footer' })),
+  text: Nullable(Type.String({ description: 'the text part exactly as a send carries it (derived from the HTML when there is no text)' })),
   previewText: Nullable(Type.String()),
   contact: Type.Object({ id: Nullable(Type.String()), email: Type.String() }),
 });

@@ -16,6 +16,8 @@ import * as repo from './broadcasts.repository.js';
 import { SAMPLE_CONTACT, renderContent, type RenderedContent } from './broadcasts.render.js';
 import type { AudienceMember, Broadcast, BroadcastStatus, CreateBroadcastInput, EmailContent, EmailContentInput, UpdateBroadcastInput } from './broadcasts.schemas.js';
 import { transition } from './broadcasts.state.js';
+import { assembleContent } from './broadcasts.message.js';
+import { getWorkspace } from '../workspaces/workspaces.repository.js';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -279,12 +281,16 @@ export class BroadcastsService {
       contact = found;
     }
     try {
+      const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
       const rendered = renderContent(b.emailContent, {
         contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
         broadcast: { id: b.id, name: b.name },
-        unsubscribe_url: `${this.config.publicUrl}/unsubscribe/preview`,
+        unsubscribe_url: unsubscribeUrl,
       });
-      return { ...rendered, contact: { id: contact.id, email: contact.email } };
+      // Assembled as a send assembles it (document, preheader, footer, text part), so the preview is what arrives.
+      const workspace = (await getWorkspace(this.db.kysely, workspaceId))!;
+      const assembled = assembleContent(rendered, { unsubscribeUrl, workspace });
+      return { ...assembled, previewText: rendered.previewText, contact: { id: contact.id, email: contact.email } };
     } catch (err) {
       if (err instanceof DomainError) throw err;
       throw validationFailed([{ path: '/emailContent', message: `cannot be rendered: ${(err as Error).message.split('\n')[0]}` }]);

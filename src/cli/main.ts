@@ -6,6 +6,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { createServices } from '../http/server.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import { runWorker, serve } from './serve.js';
+import { withSecret } from '../db/secrets.js';
 
 /** Operator commands (contract section 10). Each reads the same environment as the server. */
 class CliError extends Error {}
@@ -75,7 +76,7 @@ workspace.command('create')
   .argument('<name>', 'workspace name')
   .option('--json', 'print JSON')
   .action(async (name: string, opts: { json?: boolean }) => {
-    const { workspace: ws, apiKey } = await withDb((db) => createServices(db, loadConfig()).workspaces.createWithAdminKey(name));
+    const { workspace: ws, apiKey } = await withDb(async (db) => createServices(db, await withSecret(db, loadConfig())).workspaces.createWithAdminKey(name));
     print(
       { workspace: { id: ws.id, name: ws.name }, apiKey: { id: apiKey.id, key: apiKey.key, scopes: apiKey.scopes } },
       opts.json,
@@ -93,7 +94,7 @@ key.command('create')
   .action(async (opts: { workspace: string; scopes: string[]; name: string; json?: boolean }) => {
     const created = await withDb(async (db) => {
       await requireWorkspace(db, opts.workspace);
-      return createServices(db, loadConfig()).apiKeys.create(opts.workspace, { name: opts.name, scopes: opts.scopes });
+      return createServices(db, await withSecret(db, loadConfig())).apiKeys.create(opts.workspace, { name: opts.name, scopes: opts.scopes });
     });
     print({ id: created.id, key: created.key, scopes: created.scopes }, opts.json, `API key ${created.id}: ${created.key}\n(the key is shown only once)`);
   });
@@ -108,7 +109,7 @@ domain.command('add')
   .action(async (name: string, opts: { workspace: string; verified?: boolean; json?: boolean }) => {
     const created = await withDb(async (db) => {
       await requireWorkspace(db, opts.workspace);
-      return createServices(db, loadConfig()).domains.add(opts.workspace, name, { verified: opts.verified });
+      return createServices(db, await withSecret(db, loadConfig())).domains.add(opts.workspace, name, { verified: opts.verified });
     });
     print(created, opts.json, `domain ${created.id} ${created.name} ${created.status}\n` + created.records.map((r) => `${r.type} ${r.name} "${r.value}"`).join('\n'));
   });

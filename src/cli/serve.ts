@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import type { Config } from '../config.js';
+import { configWarnings, type Config } from '../config.js';
 import { connect } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { startJobs } from '../jobs/jobs.js';
+import { withSecret } from '../db/secrets.js';
+import { startJobs, type RunningJobs } from '../jobs/jobs.js';
 import { buildApp } from '../http/server.js';
 
 /**
@@ -16,7 +17,11 @@ const SHUTDOWN_GRACE_MS = 10_000;
 export async function serve(config: Config): Promise<void> {
   const db = connect(config.databaseUrl);
   await migrateToLatest(db);
-  const app = await buildApp({ db, config });
+  const appConfig = await withSecret(db, config);
+  const warnings = configWarnings(config);
+  // The transport's state is known once the jobs have started (below); /readyz reads it at each request.
+  const started: { jobs?: RunningJobs } = {};
+  const app = await buildApp({ db, config: appConfig, status: () => ({ transport: started.jobs?.mailer.state(), warnings }) });
   await app.listen({ port: config.port, host: config.host, listenTextResolver: () => 'server started' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -25,7 +30,9 @@ export async function serve(config: Config): Promise<void> {
   // A plain line as well, for scripts and people who wait for it (the log line above is JSON).
   process.stdout.write(`listening on ${url}\n`);
   // The delivery worker, the scheduler and the other periodic jobs run in the same process (docs/api.md §10).
-  const worker = startJobs(db, config, app.log);
+  for (const w of warnings) app.log.warn(`WARNING: ${w}`);
+  const worker = startJobs(db, appConfig, app.log);
+  started.jobs = worker;
 
   // Responses being produced, so that a shutdown can tell their clients not to reuse the connection.
   const inFlight = new Set<ServerResponse>();
@@ -66,7 +73,7 @@ export async function runWorker(config: Config): Promise<void> {
   const log = pino({ level: config.logLevel }) as unknown as FastifyBaseLogger;
   const db = connect(config.databaseUrl);
   await migrateToLatest(db);
-  const worker = startJobs(db, config, log);
+  const worker = startJobs(db, await withSecret(db, config), log);
   process.stdout.write('worker started\n');
   let closing = false;
   const shutdown = (signal: string) => {

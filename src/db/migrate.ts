@@ -7,6 +7,7 @@ import { submissions } from './migrations/0004_submissions.js';
 import { importHeartbeat } from './migrations/0005_import_heartbeat.js';
 import { signupSafety } from './migrations/0006_signup_safety.js';
 import { suppressionAndBounces } from './migrations/0007_suppression_bounces.js';
+import { mailSettings } from './migrations/0008_mail_settings.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -18,6 +19,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0005_import_heartbeat': importHeartbeat(db.dialect),
     '0006_signup_safety': signupSafety(db.dialect),
     '0007_suppression_bounces': suppressionAndBounces(db.dialect),
+    '0008_mail_settings': mailSettings(db.dialect),
   };
 }
 

@@ -8,6 +8,14 @@ export interface WorkspacesTable {
   id: string;
   name: string;
   created_at: string;
+  /** JSON: postalAddress, locale, defaultFrom (workspaces.schemas.ts); null: the defaults. */
+  settings: string | null;
+}
+
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+  created_at: string;
 }
 
 export interface ApiKeysTable {
@@ -289,4 +297,5 @@ export interface Database {
   confirmations: ConfirmationsTable;
   form_counters: FormCountersTable;
   suppressions: SuppressionsTable;
+  server_secrets: ServerSecretsTable;
 }

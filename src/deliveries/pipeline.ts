@@ -3,7 +3,9 @@ import { prepareContent, type RenderScope, type RenderedContent } from '../broad
 import { contactEmail } from '../contacts/contacts.email.js';
 import type { ContactRecord } from '../contacts/contacts.repository.js';
 import { parseMailbox } from '../lib/email.js';
-import { htmlToText, textWithUnsubscribe, withPreheader, withUnsubscribeFooter, type Address, type OutgoingMessage } from '../mail/compose.js';
+import { assembleContent, listHeaders } from '../broadcasts/broadcasts.message.js';
+import type { Address, OutgoingMessage } from '../mail/compose.js';
+import { returnPath, unsubscribeAddress } from '../mail/verp.js';
 import { classifySendError } from '../mail/outcome.js';
 import type { Mailer } from '../mail/transport.js';
 import type { MaterializationJob } from './deliveries.repository.js';
@@ -13,6 +15,8 @@ export interface PipelineOptions {
   /** Names this process in leases; unique per worker. */
   workerId: string;
   publicUrl: string;
+  /** Signs the VERP and unsubscribe tokens (db/secrets.ts). */
+  secret: Buffer;
   /** Deliveries claimed at a time. What a killed worker may send twice is bounded by this. */
   batchSize: number;
   /** How long a claim holds without renewal; a dead worker's claims are taken over after it. */
@@ -28,7 +32,7 @@ export interface PipelineOptions {
   materializeBatch: number;
 }
 
-export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publicUrl'> = {
+export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publicUrl' | 'secret'> = {
   batchSize: 100,
   leaseMs: 60_000,
   concurrency: 16,
@@ -180,20 +184,23 @@ export class DeliveryPipeline {
       broadcast: { id: p.broadcast.id, name: p.broadcast.name },
       unsubscribe_url: unsubscribeUrl,
     });
-    const source = p.broadcast.emailContent;
-    const html = rendered.html == null ? null : withPreheader(withUnsubscribeFooter(rendered.html, source.html ?? '', unsubscribeUrl), rendered.previewText);
-    const text = textWithUnsubscribe(rendered.text ?? (rendered.html ? htmlToText(rendered.html) : ''), rendered.text != null ? source.text : null, unsubscribeUrl);
+    const content = assembleContent(rendered, { unsubscribeUrl, workspace: p.workspace });
+    const domain = p.dkim!.domainName;
     return {
       from: p.from!,
       to: d.email,
       replyTo: p.replyTo,
-      returnPath: p.from!.address,
-      subject: (rendered.subject ?? '').replace(/[\r\n]+/g, ' '),
-      html,
-      text,
+      returnPath: returnPath(this.opts.secret, 'd', d.id, domain),
+      ...content,
       // Stable per delivery: a message sent again after a crash carries the same Message-ID.
-      messageId: `<${d.id}@${p.dkim!.domainName}>`,
-      headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      messageId: `<${d.id}@${domain}>`,
+      headers: listHeaders({
+        unsubscribeUrl,
+        unsubscribeMailto: unsubscribeAddress(this.opts.secret, d.id, domain),
+        listName: p.topic?.name ?? p.workspace.name,
+        listId: `${(p.topic?.id ?? 'all').toLowerCase().replace(/_/g, '-')}.${p.workspace.id.toLowerCase().replace(/_/g, '-')}.${domain}`,
+        feedbackId: `${p.broadcast.id}:${p.workspace.id}:formcast`,
+      }),
       dkim: p.dkim,
     };
   }

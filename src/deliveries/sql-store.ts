@@ -9,6 +9,7 @@ import { audience } from '../segments/audience.js';
 import { contactSlices, inRange } from '../segments/slices.js';
 import { suppressionsOf } from '../suppressions/suppressions.repository.js';
 import { getTopic } from '../topics/topics.repository.js';
+import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import * as repo from './deliveries.repository.js';
 import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, Recipient, SendingBroadcast } from './store.js';
 
@@ -82,8 +83,11 @@ export class SqlDeliveryStore implements DeliveryStore {
     const domain = broadcast.from ? parseMailbox(broadcast.from)?.domain : undefined;
     const key = domain ? await getSigningKey(k, workspaceId, domain) : undefined;
     const topic = broadcast.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
+    const workspace = await getWorkspace(k, workspaceId);
+    if (!workspace) return undefined;
     return {
       broadcast,
+      workspace: { id: workspace.id, name: workspace.name, settings: workspace.settings },
       topic: topic ? { id: topic.id, name: topic.name } : null,
       dkim: key ? { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey } : null,
     };

@@ -1,6 +1,7 @@
 import type { BounceClass } from '../bounces/bounces.classify.js';
 import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
 import type { ContactRecord } from '../contacts/contacts.repository.js';
+import type { WorkspaceSettings } from '../workspaces/workspaces.schemas.js';
 import type { MaterializationJob } from './deliveries.repository.js';
 
 /**
@@ -44,6 +45,8 @@ export interface ClaimedDelivery {
 
 export interface SendingBroadcast {
   broadcast: Broadcast;
+  /** Its workspace: the name and the settings the footer uses (postal address, locale). */
+  workspace: { id: string; name: string; settings: WorkspaceSettings };
   /** The topic, for the unsubscribe wording and the List-Id. */
   topic: { id: string; name: string } | null;
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;

@@ -15,6 +15,12 @@ export type TxtAnswer =
 
 export type TxtLookup = (name: string) => Promise<TxtAnswer>;
 
+/** TXT and MX lookups (the MX answer's values are the exchange host names). */
+export interface DnsLookup {
+  txt: TxtLookup;
+  mx: TxtLookup;
+}
+
 /**
  * Checks DNS_SERVERS entries (`host` or `host:port`, IPv6 as `[addr]:port`) and returns them as
  * `Resolver.setServers` takes them. Host names are refused: a resolver is found by its address.
@@ -46,9 +52,9 @@ export function parseDnsServers(entries: readonly string[]): string[] {
  * wall-clock limit per query (c-ares' own timer can run to twice its setting). A fresh Resolver per query,
  * so that cancelling one query on timeout leaves the others alone.
  */
-export function resolverLookup(servers: readonly string[], timeoutMs: number): TxtLookup {
+export function resolverLookup(servers: readonly string[], timeoutMs: number): DnsLookup {
   const limit = timeoutMs * Math.max(1, servers.length);
-  return async (name) => {
+  const query = (ask: (resolver: InstanceType<typeof dns.Resolver>, name: string) => Promise<string[]>) => async (name: string): Promise<TxtAnswer> => {
     const resolver = new dns.Resolver({ timeout: timeoutMs, tries: 1 });
     if (servers.length) resolver.setServers([...servers]);
     let timer: NodeJS.Timeout | undefined;
@@ -58,8 +64,8 @@ export function resolverLookup(servers: readonly string[], timeoutMs: number): T
         resolve({ ok: false, status: 'TIMEOUT', code: 'ETIMEOUT' });
       }, limit);
     });
-    const lookup = resolver.resolveTxt(name).then(
-      (records): TxtAnswer => ({ ok: true, values: records.map((chunks) => chunks.join('')) }),
+    const lookup = ask(resolver, name).then(
+      (values): TxtAnswer => ({ ok: true, values }),
       (err: unknown): TxtAnswer => {
         const code = String((err as { code?: unknown } | null)?.code ?? 'EUNKNOWN');
         if (code === 'ENODATA' || code === 'ENOTFOUND') return { ok: false, status: 'MISSING', code };
@@ -72,6 +78,10 @@ export function resolverLookup(servers: readonly string[], timeoutMs: number): T
     } finally {
       clearTimeout(timer);
     }
+  };
+  return {
+    txt: query(async (r, name) => (await r.resolveTxt(name)).map((chunks) => chunks.join(''))),
+    mx: query(async (r, name) => (await r.resolveMx(name)).sort((a, b) => a.priority - b.priority).map((m) => m.exchange.toLowerCase())),
   };
 }
 
@@ -127,6 +137,9 @@ export interface VerifyInput {
   domain: string;
   ownership: DnsRecord;
   dkim: DnsRecord;
+  /** The bounce domain's MX target and SPF record (advisory). */
+  bounceMx: DnsRecord;
+  bounceSpf: DnsRecord;
 }
 
 /**
@@ -134,10 +147,13 @@ export interface VerifyInput {
  * once, and judges them. The domain is verified when ownership and DKIM both are; SPF and DMARC only
  * produce advice.
  */
-export async function checkDomain(lookup: TxtLookup, input: VerifyInput, checkedAt: () => string): Promise<{ verified: boolean; verification: Verification }> {
-  const { domain, ownership, dkim } = input;
+export async function checkDomain(dnsLookup: DnsLookup, input: VerifyInput, checkedAt: () => string): Promise<{ verified: boolean; verification: Verification }> {
+  const { domain, ownership, dkim, bounceMx, bounceSpf } = input;
+  const lookup = dnsLookup.txt;
   const dmarcName = `_dmarc.${domain}`;
-  const [own, key, apex, dmarc] = await Promise.all([lookup(ownership.name), lookup(dkim.name), lookup(domain), lookup(dmarcName)]);
+  const [own, key, apex, dmarc, mx, bounceTxt] = await Promise.all([
+    lookup(ownership.name), lookup(dkim.name), lookup(domain), lookup(dmarcName), dnsLookup.mx(bounceMx.name), lookup(bounceSpf.name),
+  ]);
   const advice: string[] = [];
 
   const judge = (record: DnsRecord, answer: TxtAnswer, matches: (value: string) => string | null, what: string): RecordCheck => {
@@ -178,6 +194,18 @@ export async function checkDomain(lookup: TxtLookup, input: VerifyInput, checked
     advice.push(`Add a DMARC record: a TXT record at ${dmarcName} such as "v=DMARC1; p=none; rua=mailto:dmarc-reports@${domain}". Gmail and Yahoo require DMARC of bulk senders.`);
   }
 
+  // The bounce domain: advice only. Without its MX, bounce reports never reach the inbound listener (the
+  // bounces at send time still count); without its SPF, receivers cannot align SPF with the From domain.
+  const mxHosts = mx.ok ? mx.values.map((h) => h.replace(/\.$/, '')) : [];
+  if (!mx.ok && mx.status !== 'MISSING') advice.push(`The bounce domain's MX was not checked: ${describeFailure(mx, bounceMx.name)}.`);
+  else if (!mxHosts.includes(bounceMx.value.toLowerCase())) {
+    advice.push(`Warning: publish an MX record at ${bounceMx.name} pointing at ${bounceMx.value} (priority ${bounceMx.priority ?? 10}): bounce and complaint reports go there. Sending works without it, but later bounces are then not seen.`);
+  }
+  const bounceSpfRecords = bounceTxt.ok ? bounceTxt.values.filter((v) => SPF.test(v.trim())) : [];
+  if (bounceSpfRecords.length === 0 && (bounceTxt.ok || bounceTxt.status === 'MISSING')) {
+    advice.push(`Warning: publish an SPF record at ${bounceSpf.name}: "${bounceSpf.value}". Messages go out with a Return-Path at that name, and SPF is checked there.`);
+  }
+
   return {
     verified: ownershipCheck.status === 'VERIFIED' && dkimCheck.status === 'VERIFIED',
     verification: {
@@ -185,6 +213,7 @@ export async function checkDomain(lookup: TxtLookup, input: VerifyInput, checked
       records: [ownershipCheck, dkimCheck],
       spf: { found: spfRecords.length > 0, record: spfRecords[0] ?? null },
       dmarc: { found: dmarcRecords.length > 0, record: dmarcRecords[0] ?? null },
+      bounce: { mx: { found: mxHosts.includes(bounceMx.value.toLowerCase()), hosts: mxHosts }, spf: { found: bounceSpfRecords.length > 0, record: bounceSpfRecords[0] ?? null } },
       advice,
     },
   };

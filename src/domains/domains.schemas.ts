@@ -17,9 +17,10 @@ export const CreateDomainBody = Type.Object({
 export type CreateDomainInput = Static<typeof CreateDomainBody>;
 
 export const DnsRecordSchema = Type.Object({
-  type: StringEnum(['TXT'] as const),
+  type: StringEnum(['TXT', 'MX'] as const),
   name: Type.String({ description: 'fully qualified name of the record' }),
-  value: Type.String({ description: 'the TXT value to publish; DNS providers may split it into strings of at most 255 characters' }),
+  value: Type.String({ description: 'TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server\'s host name' }),
+  priority: Type.Optional(Type.Integer({ description: 'MX only: the preference' })),
 });
 export type DnsRecord = Static<typeof DnsRecordSchema>;
 
@@ -38,9 +39,13 @@ const PolicyCheck = (what: string) => Type.Object({
 
 export const VerificationSchema = Type.Object({
   checkedAt: Timestamp,
-  records: Type.Array(RecordCheckSchema, { description: 'one entry per record of `records`, in the same order' }),
+  records: Type.Array(RecordCheckSchema, { description: 'the records that decide the status, as the first two of `records`: the ownership token and the DKIM key' }),
   spf: PolicyCheck('SPF'),
   dmarc: PolicyCheck('DMARC'),
+  bounce: Type.Object({
+    mx: Type.Object({ found: Type.Boolean(), hosts: Type.Array(Type.String({ description: 'the MX hosts of the bounce domain' })) }),
+    spf: PolicyCheck('SPF'),
+  }, { description: 'the bounce domain (bounces.<domain>): its MX brings bounce reports to the inbound listener; advisory, it never fails the domain' }),
   advice: Type.Array(Type.String(), { description: 'what to fix, in plain words; SPF and DMARC advice never blocks verification' }),
 }, { description: 'the result of the last DNS check' });
 export type Verification = Static<typeof VerificationSchema>;
@@ -50,7 +55,7 @@ export const DomainSchema = Type.Object({
   id: Type.String(),
   name: Type.String({ description: 'lower-case ASCII (punycode for internationalized names)' }),
   status: StringEnum(DOMAIN_STATUSES),
-  records: Type.Array(DnsRecordSchema, { description: 'the DNS records to publish: the ownership token and the DKIM public key' }),
+  records: Type.Array(DnsRecordSchema, { description: 'the DNS records to publish: the ownership token, the DKIM public key, and for the bounce domain (bounces.<domain>) an MX record and an SPF record' }),
   createdAt: Timestamp,
   verifiedAt: Nullable(Timestamp),
   verification: Nullable(VerificationSchema),

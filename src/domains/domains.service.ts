@@ -6,7 +6,8 @@ import { isUniqueViolation } from '../db/connection.js';
 import { conflict, notFound, validationFailed } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
-import { checkDomain, parseDnsServers, resolverLookup, type TxtLookup } from './domains.dns.js';
+import { bounceDomain } from '../mail/verp.js';
+import { checkDomain, parseDnsServers, resolverLookup, type DnsLookup } from './domains.dns.js';
 import * as repo from './domains.repository.js';
 import type { CreateDomainInput, DnsRecord, Domain, DomainStatus } from './domains.schemas.js';
 
@@ -26,19 +27,23 @@ export function normalizeDomainName(input: string): string | null {
   return labels.length >= 2 && labels.every((l) => LABEL.test(l)) && !/^\d+$/.test(labels.at(-1)!) ? ascii : null;
 }
 
-/** The records to publish, in this order: the ownership token, then the DKIM public key. */
-export function recordsFor(d: repo.DomainRecord): [ownership: DnsRecord, dkim: DnsRecord] {
+/** Where the bounce domain's MX points and what its SPF allows (docs/bounces.md). */
+export interface BounceDns {
+  mxHost: string;
+  spf: string;
+}
+
+/**
+ * The records to publish, in this order: the ownership token, the DKIM public key, the bounce domain's MX
+ * (bounce reports reach the inbound listener) and its SPF record (the Return-Path's domain).
+ */
+export function recordsFor(d: repo.DomainRecord, bounce: BounceDns): [ownership: DnsRecord, dkim: DnsRecord, bounceMx: DnsRecord, bounceSpf: DnsRecord] {
   return [
     { type: 'TXT', name: `_formcast.${d.name}`, value: `formcast-verification=${d.verificationToken}` },
     { type: 'TXT', name: `${d.dkimSelector}._domainkey.${d.name}`, value: `v=DKIM1; k=rsa; p=${d.dkimPublicKey}` },
+    { type: 'MX', name: bounceDomain(d.name), value: bounce.mxHost, priority: 10 },
+    { type: 'TXT', name: bounceDomain(d.name), value: `v=spf1 ${bounce.spf} ~all` },
   ];
-}
-
-function present(d: repo.DomainRecord): Domain {
-  return {
-    id: d.id, name: d.name, status: d.status, records: recordsFor(d), createdAt: d.createdAt, verifiedAt: d.verifiedAt,
-    verification: d.verification,
-  };
 }
 
 export interface DomainsOptions {
@@ -46,14 +51,25 @@ export interface DomainsOptions {
   dnsServers: string[];
   /** Time allowed per DNS query and server, in milliseconds (one try each). Default 5000. */
   dnsTimeoutMs?: number;
+  /** BOUNCE_MX_HOST and SENDING_SPF; default: a host of the PUBLIC_URL's name. */
+  bounce?: BounceDns;
 }
 
 export class DomainsService {
-  private readonly lookup: TxtLookup;
+  private readonly lookup: DnsLookup;
+  private readonly bounce: BounceDns;
 
   /** Throws a ConfigError for a DNS_SERVERS entry that is not an IP address (with an optional port). */
   constructor(private readonly db: Db, options: DomainsOptions = { dnsServers: [] }) {
     this.lookup = resolverLookup(parseDnsServers(options.dnsServers), options.dnsTimeoutMs ?? 5000);
+    this.bounce = options.bounce ?? { mxHost: 'localhost', spf: 'a:localhost' };
+  }
+
+  private present(d: repo.DomainRecord): Domain {
+    return {
+      id: d.id, name: d.name, status: d.status, records: recordsFor(d, this.bounce), createdAt: d.createdAt, verifiedAt: d.verifiedAt,
+      verification: d.verification,
+    };
   }
 
   /**
@@ -90,17 +106,17 @@ export class DomainsService {
       if (isUniqueViolation(err)) throw conflict('domain_exists', `the domain ${name} is already in this workspace`);
       throw err;
     }
-    return present(record);
+    return this.present(record);
   }
 
   async get(workspaceId: string, id: string): Promise<Domain> {
     const d = await repo.getDomain(this.db.kysely, workspaceId, id);
     if (!d) throw notFound('domain');
-    return present(d);
+    return this.present(d);
   }
 
   async list(workspaceId: string, opts: { status?: DomainStatus; limit: number; beforeId?: string }): Promise<Domain[]> {
-    return (await repo.listDomains(this.db.kysely, workspaceId, opts)).map(present);
+    return (await repo.listDomains(this.db.kysely, workspaceId, opts)).map((d) => this.present(d));
   }
 
   async remove(workspaceId: string, id: string): Promise<void> {
@@ -115,14 +131,14 @@ export class DomainsService {
   async verify(workspaceId: string, id: string): Promise<Domain> {
     const d = await repo.getDomain(this.db.kysely, workspaceId, id);
     if (!d) throw notFound('domain');
-    const [ownership, dkim] = recordsFor(d);
-    const { verified, verification } = await checkDomain(this.lookup, { domain: d.name, ownership, dkim }, nowIso);
+    const [ownership, dkim, bounceMx, bounceSpf] = recordsFor(d, this.bounce);
+    const { verified, verification } = await checkDomain(this.lookup, { domain: d.name, ownership, dkim, bounceMx, bounceSpf }, nowIso);
     const saved = await repo.saveVerification(this.db.kysely, workspaceId, id, {
       status: verified ? 'VERIFIED' : 'FAILED',
       verification,
       verifiedAt: verified ? (d.status === 'VERIFIED' && d.verifiedAt ? d.verifiedAt : verification.checkedAt) : null,
     });
     if (!saved) throw notFound('domain');
-    return present(saved);
+    return this.present(saved);
   }
 }

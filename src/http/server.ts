@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import { sql } from 'kysely';
 import { ApiKeysService, type AuthContext } from '../api-keys/api-keys.service.js';
 import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
@@ -37,6 +37,7 @@ import { workspacesRoutes } from '../workspaces/workspaces.routes.js';
 import { errorsPage, openApiErrorResponses, routeErrors } from '../errors/docs.js';
 import { notFound, unavailable, validationFailed, type ErrorCode } from '../errors/errors.js';
 import { ProblemSchema } from './schema-helpers.js';
+import type { TransportState } from '../mail/transport.js';
 import { sendPage } from '../pages/layout.js';
 import { registerIdempotency } from './idempotency.js';
 import { registerBodyParsers } from './input.js';
@@ -61,7 +62,10 @@ export interface Services {
 }
 
 /** What the services need to know of the configuration. */
-export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute'>>;
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces'>> & {
+  /** Signs tokens in public addresses (db/secrets.ts). */
+  secret: Buffer;
+};
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -88,7 +92,10 @@ export function createServices(db: Db, config: AppConfig): Services {
     apiKeys,
     workspaces: new WorkspacesService(db, apiKeys),
     forms: new FormsService(db),
-    domains: new DomainsService(db, { dnsServers: config.dnsServers ?? [], dnsTimeoutMs: config.dnsTimeoutMs }),
+    domains: new DomainsService(db, {
+      dnsServers: config.dnsServers ?? [], dnsTimeoutMs: config.dnsTimeoutMs,
+      bounce: { mxHost: config.bounceMxHost ?? new URL(config.publicUrl).hostname, spf: config.sendingSpf ?? `a:${config.bounceMxHost ?? new URL(config.publicUrl).hostname}` },
+    }),
     contacts: new ContactsService(db),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
@@ -118,9 +125,11 @@ export interface BuildOptions {
   logger?: boolean;
   /** Where logs go (standard output by default); tests read them. */
   logStream?: { write(line: string): void };
+  /** What /readyz reports beside the database: the mail transport's state and the configuration's warnings. */
+  status?: () => { transport?: TransportState; warnings: string[] };
 }
 
-export async function buildApp({ db, config, logger = true, logStream }: BuildOptions): Promise<FastifyInstance> {
+export async function buildApp({ db, config, logger = true, logStream, status }: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ? {
       level: config.logLevel,
@@ -138,6 +147,10 @@ export async function buildApp({ db, config, logger = true, logStream }: BuildOp
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : crypto.randomUUID();
     },
     return503OnClosing: true,
+    // Behind a reverse proxy every client has the proxy's address: TRUST_PROXY says which proxies to believe
+    // for X-Forwarded-For (the per-IP submission limit and the logs use the client's address then). The cast
+    // only picks Fastify's HTTP/1 overload: a hop count or a list of addresses is as valid.
+    trustProxy: (config.trustProxy ?? false) as FastifyServerOptions['trustProxy'] & boolean,
     // Errors the router raises before any route runs (a path that is not valid percent-encoding, a path
     // parameter over 100 characters): the address names nothing, so they are answered as 404s like any
     // unknown id, as problem+json under /v1 and as a page elsewhere, with the request id.
@@ -194,7 +207,7 @@ export async function buildApp({ db, config, logger = true, logStream }: BuildOp
   app.get('/readyz', { schema: { hide: true } }, async (req, reply) => {
     try {
       await sql`select 1`.execute(db.kysely);
-      return { status: 'ready' };
+      return { status: 'ready', ...(status?.() ?? { warnings: [] }) };
     } catch (err) {
       req.log.warn({ err }, 'readiness check failed');
       return sendProblem(req, reply, unavailable('the database cannot be reached'));

@@ -30,7 +30,7 @@ export interface RunningJobs {
   stop(): Promise<void>;
 }
 
-export function buildPipeline(db: Db, mailer: Mailer, config: Config, log: FastifyBaseLogger, overrides: Partial<PipelineOptions> = {}): DeliveryPipeline {
+export function buildPipeline(db: Db, mailer: Mailer, config: Config & { secret: Buffer }, log: FastifyBaseLogger, overrides: Partial<PipelineOptions> = {}): DeliveryPipeline {
   const workerId = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   const store = new SqlDeliveryStore(db, {
     bounces: { softBounceLimit: config.bounces.softBounceLimit },
@@ -42,6 +42,7 @@ export function buildPipeline(db: Db, mailer: Mailer, config: Config, log: Fasti
     concurrency: Math.max(DEFAULT_PIPELINE_OPTIONS.concurrency, config.smtpMaxConnections * 2),
     workerId,
     publicUrl: config.publicUrl,
+    secret: config.secret,
     batchSize: config.worker.batchSize,
     leaseMs: config.worker.leaseMs,
     maxAttempts: config.worker.maxAttempts,
@@ -50,10 +51,23 @@ export function buildPipeline(db: Db, mailer: Mailer, config: Config, log: Fasti
   }, log);
 }
 
-export function startJobs(db: Db, config: Config, log: FastifyBaseLogger, overrides: Partial<PipelineOptions> = {}): RunningJobs {
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, outboxDir: config.outboxDir, maxConnections: config.smtpMaxConnections, rateLimit: config.smtpRateLimit });
+export function startJobs(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger, overrides: Partial<PipelineOptions> = {}): RunningJobs {
+  const mailer = createMailer({
+    smtpUrl: config.smtpUrl, outboxDir: config.outboxDir, maxConnections: config.smtpMaxConnections, rateLimit: config.smtpRateLimit,
+    heloName: config.smtpHeloName, allowPlaintextAuth: config.smtpAllowPlaintextAuth,
+    // Said at the first failure and then at every tenth in a row, with the reason, until a send succeeds.
+    onFailure: (state, consecutive) => {
+      if (consecutive === 1 || consecutive % 10 === 0) log.error({ transport: state.description, consecutive, reason: state.detail }, `the mail transport fails: ${state.detail}`);
+    },
+  });
+  // Checked at start: a transport that cannot be reached is said at once (the service still starts: it may come up later).
+  mailer.verify().then((state) => {
+    if (state.mode === 'outbox') log.warn({ transport: state.description }, state.description);
+    else if (!state.ok) log.warn({ transport: state.description, reason: state.detail }, `the mail transport cannot be reached: ${state.detail}; sending will be retried`);
+    else log.info({ transport: state.description }, 'the mail transport answers');
+  }, () => {});
   const pipeline = buildPipeline(db, mailer, config, log, overrides);
-  const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log);
+  const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log, config.secret);
   const contacts = new ContactsService(db);
   const poll = config.worker.pollMs;
   const jobs: Job[] = [

@@ -1,5 +1,4 @@
 import { compile } from 'html-to-text';
-import { escapeHtml } from '../forms/forms.html.js';
 
 export interface DkimKey {
   domainName: string;
@@ -30,35 +29,16 @@ export interface OutgoingMessage {
   dkim: DkimKey | null;
 }
 
-/** The headers DKIM signs: at least those Gmail and RFC 8058 care about. */
-export const DKIM_SIGNED_HEADERS = 'From:To:Subject:Date:Message-ID:Reply-To:List-Unsubscribe:List-Unsubscribe-Post:MIME-Version:Content-Type';
-
-const PREHEADER_STYLE = 'display:none;font-size:1px;line-height:1px;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all';
-
-/** The preview text as the hidden preheader at the start of the body. */
-export function withPreheader(html: string, previewText: string | null): string {
-  if (!previewText) return html;
-  const div = `<div style="${PREHEADER_STYLE}">${escapeHtml(previewText)}</div>`;
-  return /<body[^>]*>/i.test(html) ? html.replace(/<body[^>]*>/i, (m) => `${m}${div}`) : `${div}${html}`;
-}
-
-/** An unsubscribe footer, unless the template placed `unsubscribe_url` itself. */
-export function withUnsubscribeFooter(html: string, templateSource: string, url: string): string {
-  if (templateSource.includes('unsubscribe_url')) return html;
-  const footer = `<p style="font-size:12px;color:#666666;margin-top:24px">You receive this email because you subscribed. <a href="${escapeHtml(url)}">Unsubscribe</a></p>`;
-  return /<\/body>/i.test(html) ? html.replace(/<\/body>/i, `${footer}</body>`) : `${html}${footer}`;
-}
-
-export function textWithUnsubscribe(text: string, templateSource: string | null, url: string): string {
-  if (templateSource?.includes('unsubscribe_url')) return text;
-  return `${text.trimEnd()}\n\n--\nUnsubscribe: ${url}\n`;
-}
-
 /**
  * The converter, compiled once: html-to-text's `convert` compiles its options (selectors into a decision
  * tree) on every call, which cost more than the conversion itself (and ~10% of the CPU of a send).
  */
-const convertHtml = compile({ wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }, { selector: 'a', options: { hideLinkHrefIfSameAsText: true } }] });
+const convertHtml = compile({
+  wordwrap: 78,
+  // An image says what its alt text says (nothing without one); a link shows its address unless its text is it.
+  formatters: { altText: (elem, _walk, builder) => { const alt = (elem.attribs as Record<string, string | undefined>).alt?.trim(); if (alt) builder.addInline(alt); } },
+  selectors: [{ selector: 'img', format: 'altText' }, { selector: 'a', options: { hideLinkHrefIfSameAsText: true } }, { selector: 'div[style*="display:none"]', format: 'skip' }],
+});
 
 /** A plain-text part from the HTML, for a broadcast that has no text of its own. */
 export function htmlToText(html: string): string {

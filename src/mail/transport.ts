@@ -2,13 +2,28 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
-import { DKIM_SIGNED_HEADERS, type OutgoingMessage } from './compose.js';
+import type { OutgoingMessage } from './compose.js';
+import { dkimSign } from './dkim.js';
+
+/** How the transport is doing, for logs and /readyz (docs/bounces.md, "Operating"). */
+export interface TransportState {
+  mode: 'smtp' | 'outbox';
+  description: string;
+  /** null: not checked yet; false: the last check or the last sends failed to reach the server. */
+  ok: boolean | null;
+  detail: string | null;
+  checkedAt: string | null;
+}
 
 export interface Mailer {
   readonly kind: 'smtp' | 'outbox';
   readonly description: string;
   send(message: OutgoingMessage): Promise<{ messageId: string; response: string }>;
+  /** Connects and greets the server (SMTP) or checks the directory (outbox); updates state(). */
+  verify(): Promise<TransportState>;
+  state(): TransportState;
   close(): Promise<void>;
 }
 
@@ -20,56 +35,82 @@ export interface MailerOptions {
   maxConnections: number;
   /** Messages per second, at most (0: no limit). */
   rateLimit: number;
+  /** The EHLO name (SMTP_HELO_NAME); default nodemailer's (the host name). */
+  heloName?: string | null;
+  /** Send credentials over a connection without TLS (SMTP_ALLOW_PLAINTEXT_AUTH). */
+  allowPlaintextAuth?: boolean;
+  /** Told about repeated failures to reach the server (a log line). */
+  onFailure?: (state: TransportState, consecutive: number) => void;
 }
 
 /**
- * DKIM keys parsed once. nodemailer hands `privateKey` to crypto's sign(); given the PEM text, OpenSSL
- * parses the key again for every message, which costs more than the RSA signature itself (measured:
- * ~800 signatures/s from PEM, ~2,200/s from a KeyObject, RSA-2048). Keyed by the PEM; a handful of keys.
+ * DKIM keys parsed once. Given the PEM text, OpenSSL parses the key again for every message, which costs
+ * more than the RSA signature itself (measured: ~800 signatures/s from PEM, ~2,200/s from a KeyObject,
+ * RSA-2048). Keyed by the PEM; a handful of keys.
  */
 const parsedKeys = new Map<string, crypto.KeyObject>();
 
-function signingKey(pem: string): crypto.KeyObject | string {
+function signingKey(pem: string): crypto.KeyObject {
   let key = parsedKeys.get(pem);
   if (!key) {
-    try {
-      key = crypto.createPrivateKey(pem);
-    } catch {
-      return pem; // nodemailer's own handling of a key it cannot use, as before
-    }
+    key = crypto.createPrivateKey(pem);
     if (parsedKeys.size >= 100) parsedKeys.delete(parsedKeys.keys().next().value!);
     parsedKeys.set(pem, key);
   }
   return key;
 }
 
-function toNodemailer(m: OutgoingMessage) {
-  return {
-    // Structured addresses and an explicit envelope: nodemailer re-parses address strings as lists.
+/**
+ * The message as bytes: MIME by nodemailer's composer (structured addresses: nothing re-parses them), then
+ * DKIM-signed with oversigning (dkim.ts).
+ */
+export async function buildRaw(m: OutgoingMessage): Promise<Buffer> {
+  const composed = await new MailComposer({
     from: { name: m.from.name ?? '', address: m.from.address },
     to: { name: '', address: m.to },
     ...(m.replyTo ? { replyTo: { name: m.replyTo.name ?? '', address: m.replyTo.address } } : {}),
-    envelope: { from: m.returnPath, to: [m.to] },
     subject: m.subject,
     ...(m.html !== null ? { html: m.html } : {}),
     text: m.text,
     messageId: m.messageId,
-    headers: m.headers,
-    // nodemailer's types say string, but it passes the key straight to crypto.Sign#sign, which takes a KeyObject.
-    ...(m.dkim ? { dkim: { ...m.dkim, privateKey: signingKey(m.dkim.privateKey) as unknown as string, headerFieldNames: DKIM_SIGNED_HEADERS } } : {}),
-  };
+    date: new Date(),
+    // Our own headers, ASCII already (an encoded word where a name needs one): emitted as given, folded.
+    headers: Object.fromEntries(Object.entries(m.headers).map(([k, v]) => [k, { prepared: true, foldLines: true, value: v }])),
+  }).compile().build();
+  return m.dkim ? dkimSign(composed, { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }) : composed;
 }
+
+const CONNECTION_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETLS', 'EAUTH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** nodemailer's pooled SMTP transport, or (without SMTP_URL) an outbox of .eml files for development. */
 export function createMailer(options: MailerOptions): Mailer {
+  let consecutive = 0;
+  const state: TransportState = { mode: options.smtpUrl ? 'smtp' : 'outbox', description: '', ok: null, detail: null, checkedAt: null };
+  const succeeded = () => {
+    consecutive = 0;
+    if (state.ok !== true) Object.assign(state, { ok: true, detail: null, checkedAt: new Date().toISOString() });
+  };
+  const failed = (err: unknown) => {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code !== 'string' || !CONNECTION_CODES.has(code)) return; // a refused recipient says nothing about the transport
+    consecutive++;
+    Object.assign(state, { ok: false, detail: `${code}: ${(err as Error).message}`, checkedAt: new Date().toISOString() });
+    options.onFailure?.(state, consecutive);
+  };
+
   if (options.smtpUrl) {
     const url = new URL(options.smtpUrl);
+    const secure = url.protocol === 'smtps:';
+    const auth = url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined;
     const poolOptions: SMTPPool.Options = {
       pool: true,
       host: url.hostname,
-      port: url.port ? Number(url.port) : url.protocol === 'smtps:' ? 465 : 587,
-      secure: url.protocol === 'smtps:',
-      ...(url.username ? { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } } : {}),
+      port: url.port ? Number(url.port) : secure ? 465 : 587,
+      secure,
+      ...(auth ? { auth } : {}),
+      // Credentials never cross the network in clear: STARTTLS is required unless the operator says otherwise.
+      ...(auth && !secure && !options.allowPlaintextAuth ? { requireTLS: true } : {}),
+      ...(options.heloName ? { name: options.heloName } : {}),
       maxConnections: options.maxConnections,
       maxMessages: Infinity,
       ...(options.rateLimit > 0 ? { rateDelta: 1000, rateLimit: options.rateLimit } : {}),
@@ -78,29 +119,62 @@ export function createMailer(options: MailerOptions): Mailer {
       socketTimeout: 60_000,
     };
     const transport = nodemailer.createTransport(poolOptions);
+    state.description = `SMTP ${url.protocol}//${url.host} (pool of ${options.maxConnections})`;
     return {
       kind: 'smtp',
-      description: `SMTP ${url.protocol}//${url.host} (pool of ${options.maxConnections})`,
+      description: state.description,
       async send(m) {
-        const info = await transport.sendMail(toNodemailer(m));
-        return { messageId: info.messageId, response: info.response };
+        const raw = await buildRaw(m);
+        try {
+          const info = await transport.sendMail({ envelope: { from: m.returnPath, to: [m.to] }, raw });
+          succeeded();
+          return { messageId: m.messageId, response: info.response };
+        } catch (err) {
+          failed(err);
+          throw err;
+        }
       },
+      async verify() {
+        try {
+          await transport.verify();
+          Object.assign(state, { ok: true, detail: null, checkedAt: new Date().toISOString() });
+        } catch (err) {
+          Object.assign(state, { ok: false, detail: (err as Error).message, checkedAt: new Date().toISOString() });
+        }
+        return { ...state };
+      },
+      state: () => ({ ...state }),
       async close() {
         transport.close();
       },
     };
   }
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  state.description = `OUTBOX: messages are written to ${path.resolve(options.outboxDir)} and NOT sent (SMTP_URL is not set)`;
   return {
     kind: 'outbox',
-    description: `outbox directory ${path.resolve(options.outboxDir)} (SMTP_URL is not set)`,
+    description: state.description,
     async send(m) {
-      const info = await transport.sendMail(toNodemailer(m));
+      const raw = await buildRaw(m);
       await fs.mkdir(options.outboxDir, { recursive: true });
       const file = `${m.messageId.replace(/[<>]/g, '').replace(/[^A-Za-z0-9._@-]/g, '_')}.eml`;
-      await fs.writeFile(path.join(options.outboxDir, file), info.message as Buffer);
-      return { messageId: info.messageId, response: `written to ${file}` };
+      // The envelope as a Return-Path line, as a delivering server would write it.
+      await fs.writeFile(path.join(options.outboxDir, file), Buffer.concat([Buffer.from(`Return-Path: <${m.returnPath}>\r\n`), raw]));
+      return { messageId: m.messageId, response: `${OUTBOX_RESPONSE} ${file}` };
     },
+    async verify() {
+      try {
+        await fs.mkdir(options.outboxDir, { recursive: true });
+        await fs.access(options.outboxDir, fs.constants.W_OK);
+        Object.assign(state, { ok: true, detail: 'nothing is sent: set SMTP_URL to send', checkedAt: new Date().toISOString() });
+      } catch (err) {
+        Object.assign(state, { ok: false, detail: (err as Error).message, checkedAt: new Date().toISOString() });
+      }
+      return { ...state };
+    },
+    state: () => ({ ...state }),
     async close() {},
   };
 }
+
+/** How a delivery written to the outbox records its "reply" (stats count them as `outboxed`). */
+export const OUTBOX_RESPONSE = 'OUTBOX: written to';

@@ -5,32 +5,43 @@ import type { Db } from '../db/connection.js';
 import { firstVerifiedDomain, getSigningKey } from '../domains/domains.repository.js';
 import { getForm } from '../forms/forms.repository.js';
 import { renderTemplate } from '../lib/liquid.js';
+import { asDocument } from '../broadcasts/broadcasts.message.js';
+import { parseMailbox } from '../lib/email.js';
 import { htmlToText } from '../mail/compose.js';
+import { returnPath } from '../mail/verp.js';
+import { TEXTS } from '../pages/i18n.js';
+import type { Locale } from '../workspaces/workspaces.schemas.js';
 import type { Mailer } from '../mail/transport.js';
 import { getTemplate } from '../templates/templates.repository.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import * as repo from './submissions.repository.js';
 
-/** The confirmation email when a form names no template of its own (doubleOptInEmailId null). */
-export const BUILT_IN_CONFIRMATION = {
-  subject: 'Please confirm your subscription to {{ form.name }}',
-  html: '<p>Hi{% if contact.firstName %} {{ contact.firstName }}{% endif %},</p>'
-    + '<p>Please confirm that you want to receive emails from us:</p>'
-    + '<p><a href="{{ confirm_url }}">Confirm my subscription</a></p>'
-    + '<p>If you did not sign up, ignore this email and you will not hear from us.</p>',
-  text: null as string | null,
-};
+/** The confirmation email when a form names no template of its own (doubleOptInEmailId null), in the workspace's locale. */
+export function builtInConfirmation(locale: Locale): { subject: string; html: string; text: string | null } {
+  // Our own words, with no Liquid syntax in them; `{name}` becomes the form's name.
+  const t = TEXTS[locale];
+  return {
+    subject: t.confirmEmailSubject.replace('{name}', '{{ form.name }}'),
+    html: `<p>${t.confirmEmailHello}{% if contact.firstName %} {{ contact.firstName }}{% endif %},</p>`
+      + `<p>${t.confirmEmailText}</p>`
+      + `<p><a href="{{ confirm_url }}">${t.confirmButton}</a></p>`
+      + `<p>${t.confirmEmailIgnore}</p>`,
+    text: null,
+  };
+}
 
 const MAX_ATTEMPTS = 8;
 const RETRY_MS = 60_000;
 
 /**
  * Sends the double opt-in emails the submissions created (a worker job, so a slow or failing SMTP server
- * never fails a sign-up): from no-reply@ the workspace's oldest verified domain, DKIM-signed, with
- * `confirm_url` in the template's scope. Failures are retried a minute later, a few times.
+ * never fails a sign-up): from the workspace's `defaultFrom` when it is on a verified domain, else from
+ * no-reply@ its oldest verified domain named after the workspace; DKIM-signed, with a VERP Return-Path (a
+ * bounce of it is read like any other), with `confirm_url` in the template's scope. Failures are retried a
+ * minute later, a few times.
  */
 export class ConfirmationSender {
-  constructor(private readonly db: Db, private readonly mailer: Mailer, private readonly publicUrl: string, private readonly log: FastifyBaseLogger) {}
+  constructor(private readonly db: Db, private readonly mailer: Mailer, private readonly publicUrl: string, private readonly log: FastifyBaseLogger, private readonly secret: Buffer) {}
 
   async sendDue(limit = 20): Promise<number> {
     const k = this.db.kysely;
@@ -50,15 +61,14 @@ export class ConfirmationSender {
 
   private async send(c: repo.ConfirmationRecord): Promise<void> {
     const k = this.db.kysely;
-    const [contact, form, workspace, domain] = await Promise.all([
-      getContact(k, c.workspaceId, c.contactId), getForm(k, c.workspaceId, c.formId), getWorkspace(k, c.workspaceId), firstVerifiedDomain(k, c.workspaceId),
-    ]);
-    if (!contact || !form) throw new Error('the contact or the form is gone');
+    const [contact, form, workspace] = await Promise.all([getContact(k, c.workspaceId, c.contactId), getForm(k, c.workspaceId, c.formId), getWorkspace(k, c.workspaceId)]);
+    if (!contact || !form || !workspace) throw new Error('the contact, the form or the workspace is gone');
     if (contactEmail(contact.email) !== contact.email) throw new Error('the stored address is not a valid single address');
-    if (!domain) throw new Error('the workspace has no verified sending domain to send the confirmation from');
-    const key = await getSigningKey(k, c.workspaceId, domain);
+    const from = await this.sender(c.workspaceId, workspace.name, workspace.settings.defaultFrom);
+    if (!from) throw new Error('the workspace has no verified sending domain to send the confirmation from');
+    const key = await getSigningKey(k, c.workspaceId, from.domain);
     const template = form.doubleOptInEmailId ? await getTemplate(k, c.workspaceId, form.doubleOptInEmailId) : undefined;
-    const source = template ?? BUILT_IN_CONFIRMATION;
+    const source = template ?? builtInConfirmation(workspace.settings.locale);
     const scope = {
       contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
       form: { id: form.id, name: form.name },
@@ -67,18 +77,27 @@ export class ConfirmationSender {
     const subject = renderTemplate(source.subject ?? 'Please confirm your subscription', scope);
     const html = renderTemplate(source.html, scope, 'html');
     const text = renderTemplate(source.text, scope);
-    const sender = (workspace?.name ?? 'Formcast').replace(/[\r\n]+/g, ' ');
     await this.mailer.send({
-      from: { name: sender, address: `no-reply@${domain}` },
+      from: { name: from.name, address: from.address },
       to: contact.email,
-      returnPath: `no-reply@${domain}`,
       replyTo: null,
+      returnPath: returnPath(this.secret, 'c', c.id, from.domain),
       subject: (subject ?? '').replace(/[\r\n]+/g, ' '),
-      html,
+      html: html === null ? null : asDocument(html, subject ?? '', workspace.settings.locale),
       text: text ?? (html ? htmlToText(html) : scope.confirm_url),
-      messageId: `<${c.id}.${c.attempts}@${domain}>`,
+      messageId: `<${c.id}.${c.attempts}@${from.domain}>`,
       headers: { 'Auto-Submitted': 'auto-generated' },
       dkim: key ? { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey } : null,
     });
+  }
+
+  /** The workspace's defaultFrom while its domain is verified; otherwise no-reply@ the oldest verified domain. */
+  private async sender(workspaceId: string, workspaceName: string, defaultFrom: string | null): Promise<{ name: string; address: string; domain: string } | null> {
+    const configured = defaultFrom ? parseMailbox(defaultFrom) : null;
+    if (configured && (await getSigningKey(this.db.kysely, workspaceId, configured.domain))) {
+      return { name: configured.name ?? workspaceName.replace(/[\r\n]+/g, ' '), address: configured.address, domain: configured.domain };
+    }
+    const domain = await firstVerifiedDomain(this.db.kysely, workspaceId);
+    return domain ? { name: workspaceName.replace(/[\r\n]+/g, ' '), address: `no-reply@${domain}`, domain } : null;
   }
 }

@@ -1,18 +1,28 @@
 import type { Executor } from '../db/connection.js';
+import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
+import { DEFAULT_SETTINGS, type WorkspaceSettings } from './workspaces.schemas.js';
 
 export interface Workspace {
   id: string;
   name: string;
   createdAt: string;
+  settings: WorkspaceSettings;
 }
 
-export async function insertWorkspace(db: Executor, ws: Workspace): Promise<void> {
-  await db.insertInto('workspaces').values({ id: ws.id, name: ws.name, created_at: ws.createdAt }).execute();
+export async function insertWorkspace(db: Executor, ws: Omit<Workspace, 'settings'>): Promise<void> {
+  await db.insertInto('workspaces').values({ id: ws.id, name: ws.name, created_at: ws.createdAt, settings: null }).execute();
 }
 
 /** Workspaces are the tenants themselves: the id is the scope. */
 export async function getWorkspace(db: Executor, workspaceId: string): Promise<Workspace | undefined> {
-  const row = await db.selectFrom('workspaces').select(['id', 'name', 'created_at']).where('id', '=', workspaceId).executeTakeFirst();
-  return row ? { id: row.id, name: row.name, createdAt: toIso(row.created_at) } : undefined;
+  const row = await db.selectFrom('workspaces').select(['id', 'name', 'created_at', 'settings']).where('id', '=', workspaceId).executeTakeFirst();
+  return row ? { id: row.id, name: row.name, createdAt: toIso(row.created_at), settings: { ...DEFAULT_SETTINGS, ...fromJsonColumn<Partial<WorkspaceSettings>>(row.settings) } } : undefined;
+}
+
+export async function updateWorkspace(db: Executor, workspaceId: string, values: { name?: string; settings?: WorkspaceSettings }): Promise<void> {
+  await db.updateTable('workspaces').set({
+    ...(values.name !== undefined ? { name: values.name } : {}),
+    ...(values.settings !== undefined ? { settings: toJsonColumn(values.settings) } : {}),
+  }).where('id', '=', workspaceId).execute();
 }

@@ -1,12 +1,17 @@
-import { Type } from 'typebox';
 import type { V1 } from '../http/server.js';
-import { Timestamp } from '../http/schema-helpers.js';
-
-const WorkspaceSchema = Type.Object({ id: Type.String(), name: Type.String(), createdAt: Timestamp });
+import { UpdateWorkspaceBody, WorkspaceSchema } from './workspaces.schemas.js';
 
 export async function workspacesRoutes(app: V1): Promise<void> {
   app.get('/workspace', {
-    schema: { tags: ['workspace'], summary: 'The workspace of the calling key', response: { 200: WorkspaceSchema } },
+    schema: { tags: ['workspace'], summary: 'The workspace of the calling key, with its settings', response: { 200: WorkspaceSchema } },
     config: { scope: 'any' },
   }, (req) => app.services.workspaces.get(req.auth.workspaceId));
+
+  app.put('/workspace', {
+    schema: {
+      tags: ['workspace'], summary: 'Rename the workspace or change its settings (postal address, locale, sender of system mail)',
+      body: UpdateWorkspaceBody, response: { 200: WorkspaceSchema },
+    },
+    config: { scope: 'admin', errors: ['sender_domain_not_verified'] },
+  }, (req) => app.services.workspaces.update(req.auth.workspaceId, req.body));
 }

@@ -7,6 +7,7 @@ import { ConfirmationSender } from '../../src/submissions/confirmations.sender.j
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { startSmtpServer } from '../helpers/smtp.js';
+import { TEST_SECRET } from '../helpers/secret.js';
 
 /**
  * After sending (docs/bounces.md): the suppression list and every path that could re-subscribe a suppressed
@@ -24,7 +25,7 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
     smtp = await startSmtpServer();
     mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, outboxDir: '', maxConnections: 4, rateLimit: 0 });
     pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, {
-      ...DEFAULT_PIPELINE_OPTIONS, workerId: 'bounces', publicUrl: 'https://mail.example.test', backoffBaseMs: 1, leaseMs: 10_000, batchSize: 50, maxAttempts: 2,
+      ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'bounces', publicUrl: 'https://mail.example.test', backoffBaseMs: 1, leaseMs: 10_000, batchSize: 50, maxAttempts: 2,
     }, silent as never);
   });
   afterAll(async () => {
@@ -132,7 +133,7 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
       expect((await h.call(ws.key, 'POST', `/v1/forms/${form.id}/submissions`, { email: 'complainer@example.com' })).statusCode).toBeLessThan(300);
       await h.app.inject({ method: 'POST', url: `/f/${slug}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'email=complainer%40example.com' });
       expect((await contact(ws, 'complainer@example.com'))!.status).toBe('COMPLAINED');
-      await new ConfirmationSender(h.db, mailer, 'https://forms.example.test', silent as never).sendDue();
+      await new ConfirmationSender(h.db, mailer, 'https://forms.example.test', silent as never, TEST_SECRET).sendDue();
       const mails = smtp.received.filter((m) => m.to === 'complainer@example.com');
       expect(mails).toHaveLength(1); // one per hour, however often it signs up
       const token = String(mails[0]!.parsed.html).match(/\/confirm\/([A-Za-z0-9_-]+)/)![1]!;

@@ -238,7 +238,8 @@ describeApi('broadcasts', (h) => {
     expect(p.html).toContain('(pro)');
     expect(p.html).toContain('/unsubscribe/');
     expect(p.html).toContain('October');
-    expect(p.text).toBe('Hi <script>alert(1)</script>');
+    // The text part exactly as a send carries it: the author's text, then the footer after "-- ".
+    expect(p.text).toBe('Hi <script>alert(1)</script>\n\n-- \nYou receive this email because you subscribed to Test workspace.\nUnsubscribe: http://localhost:3000/unsubscribe/preview\n');
     expect(p.previewText).toBe('For x@example.com');
     // no body at all is fine too
     expect((await h.app.inject({ method: 'POST', url: `/v1/broadcasts/${b.id}/preview`, headers: { authorization: `Bearer ${ws.key}` } })).statusCode).toBe(200);

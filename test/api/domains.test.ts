@@ -7,6 +7,7 @@ import { getSigningKey } from '../../src/domains/domains.repository.js';
 import { DomainsService } from '../../src/domains/domains.service.js';
 import { buildApp } from '../../src/http/server.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
+import { TEST_SECRET } from '../helpers/secret.js';
 
 /*
  * A real DNS server on loopback (dns2 over UDP, plus TCP on the same port in case an answer is truncated
@@ -22,6 +23,8 @@ const zone = new Map<string, string[][]>();
 const silent = new Set<string>();
 /** Names answered with SERVFAIL. */
 const servfail = new Set<string>();
+/** name → MX exchanges. */
+const mxZone = new Map<string, string[]>();
 
 const handle: Parameters<typeof dns2.createServer>[0]['handle'] = (request, send) => {
   const response = Packet.createResponseFromRequest(request);
@@ -29,10 +32,13 @@ const handle: Parameters<typeof dns2.createServer>[0]['handle'] = (request, send
   const name = (question?.name ?? '').toLowerCase();
   if (silent.has(name)) return;
   const records = zone.get(name);
+  const exchanges = mxZone.get(name);
   if (servfail.has(name)) response.header.rcode = RCODE.SERVFAIL;
-  else if (!records) response.header.rcode = RCODE.NXDOMAIN;
+  else if (!records && !exchanges) response.header.rcode = RCODE.NXDOMAIN;
   else if (question?.type === Packet.TYPE.TXT) {
-    for (const data of records) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data } as never);
+    for (const data of records ?? []) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data } as never);
+  } else if (question?.type === Packet.TYPE.MX) {
+    exchanges?.forEach((exchange, i) => response.answers.push({ name: question.name, type: Packet.TYPE.MX, class: Packet.CLASS.IN, ttl: 60, priority: 10 + i, exchange } as never));
   }
   void send(response);
 };
@@ -72,19 +78,23 @@ function publish(name: string, ...values: string[]): void {
 const uniqueName = (suffix = 'example.com') => `d${crypto.randomBytes(5).toString('hex')}.${suffix}`;
 
 const DOMAIN_KEYS = ['createdAt', 'id', 'name', 'records', 'status', 'verification', 'verifiedAt'];
-const VERIFICATION_KEYS = ['advice', 'checkedAt', 'dmarc', 'records', 'spf'];
+const VERIFICATION_KEYS = ['advice', 'bounce', 'checkedAt', 'dmarc', 'records', 'spf'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-interface Rec { type: string; name: string; value: string }
+interface Rec { type: string; name: string; value: string; priority?: number }
 interface DomainBody { id: string; name: string; status: string; records: Rec[]; createdAt: string; verifiedAt: string | null; verification: any }
 
 const ownershipOf = (d: DomainBody) => d.records[0]!;
 const dkimOf = (d: DomainBody) => d.records[1]!;
 
-/** Publishes the domain's records (and SPF/DMARC unless told otherwise). */
-function publishAll(d: DomainBody, opts: { spf?: boolean; dmarc?: boolean } = {}): void {
+/** Publishes the domain's records (and SPF/DMARC, and the bounce domain's MX and SPF, unless told otherwise). */
+function publishAll(d: DomainBody, opts: { spf?: boolean; dmarc?: boolean; bounce?: boolean } = {}): void {
   publish(ownershipOf(d).name, ownershipOf(d).value);
   publish(dkimOf(d).name, dkimOf(d).value);
+  if (opts.bounce !== false) {
+    mxZone.set(d.records[2]!.name, [d.records[2]!.value]);
+    publish(d.records[3]!.name, d.records[3]!.value);
+  }
   publish(d.name, ...(opts.spf === false ? ['google-site-verification=abc'] : ['google-site-verification=abc', 'v=spf1 include:_spf.example.net ~all']));
   if (opts.dmarc !== false) publish(`_dmarc.${d.name}`, 'v=DMARC1; p=none; rua=mailto:dmarc@example.net');
 }
@@ -139,8 +149,11 @@ describeApi('domains', (h) => {
     expect(d).toMatchObject({ name, status: 'PENDING', verifiedAt: null, verification: null });
     expect(d.id).toMatch(/^dom_[0-9A-Z]{26}$/);
     expect(d.createdAt).toMatch(ISO);
-    expect(d.records).toHaveLength(2);
-    for (const r of d.records) expect(Object.keys(r).sort()).toEqual(['name', 'type', 'value']);
+    expect(d.records).toHaveLength(4);
+    for (const r of d.records.slice(0, 2)) expect(Object.keys(r).sort()).toEqual(['name', 'type', 'value']);
+    // The bounce domain: an MX to the inbound listener (BOUNCE_MX_HOST: here the PUBLIC_URL's host) and SPF advice.
+    expect(d.records[2]).toEqual({ type: 'MX', name: `bounces.${name}`, value: 'localhost', priority: 10 });
+    expect(d.records[3]).toEqual({ type: 'TXT', name: `bounces.${name}`, value: 'v=spf1 a:localhost ~all' });
 
     const [ownership, dkim] = d.records;
     expect(ownership).toMatchObject({ type: 'TXT', name: `_formcast.${name}` });
@@ -191,6 +204,7 @@ describeApi('domains', (h) => {
     ]);
     expect(v.verification.spf).toEqual({ found: true, record: 'v=spf1 include:_spf.example.net ~all' });
     expect(v.verification.dmarc).toEqual({ found: true, record: 'v=DMARC1; p=none; rua=mailto:dmarc@example.net' });
+    expect(v.verification.bounce).toEqual({ mx: { found: true, hosts: ['localhost'] }, spf: { found: true, record: 'v=spf1 a:localhost ~all' } });
     expect(v.verification.advice).toEqual([]);
     // Stored: GET shows the same result.
     expect((await h.call(ws.key, 'GET', `/v1/domains/${d.id}`)).json()).toEqual(v);
@@ -315,6 +329,22 @@ describeApi('domains', (h) => {
     expect((await verify(ws, d)).status).toBe('VERIFIED');
   });
 
+  it('the bounce domain is advice only: without its MX and SPF the domain is VERIFIED, with two warnings', async () => {
+    const ws = await h.workspace();
+    const d = await create(ws);
+    publishAll(d, { bounce: false });
+    const v = await verify(ws, d);
+    expect(v.status).toBe('VERIFIED');
+    expect(v.verification.bounce).toEqual({ mx: { found: false, hosts: [] }, spf: { found: false, record: null } });
+    expect(v.verification.advice).toEqual([
+      expect.stringMatching(new RegExp(`^Warning: publish an MX record at bounces\\.${d.name.replace(/\./g, '\\.')} pointing at localhost`)),
+      expect.stringContaining(`Warning: publish an SPF record at bounces.${d.name}: "v=spf1 a:localhost ~all"`),
+    ]);
+    mxZone.set(`bounces.${d.name}`, ['mx.elsewhere.example']);
+    const wrong = await verify(ws, d);
+    expect(wrong.verification.bounce.mx).toEqual({ found: false, hosts: ['mx.elsewhere.example'] });
+  });
+
   it('SPF and DMARC are advice only: without them the domain is VERIFIED and the advice says what to add', async () => {
     const ws = await h.workspace();
     const d = await create(ws);
@@ -392,7 +422,7 @@ describeApi('domains', (h) => {
     publishAll(d);
     let app: FastifyInstance | undefined;
     try {
-      app = await buildApp({ db: h.db, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', dnsServers: [dnsAddress] }, logger: false });
+      app = await buildApp({ db: h.db, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', dnsServers: [dnsAddress], secret: TEST_SECRET }, logger: false });
       const res = await app.inject({ method: 'POST', url: `/v1/domains/${d.id}/verify`, headers: { authorization: `Bearer ${ws.key}` } });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().status).toBe('VERIFIED');

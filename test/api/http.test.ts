@@ -48,13 +48,27 @@ describeApi('HTTP conventions, auth and errors', (h) => {
     expect((await h.call(null, 'POST', '/v1/forms', '{broken')).statusCode).toBe(401);
   });
 
-  it('GET /v1/workspace answers any valid key with { id, name, createdAt }', async () => {
+  it('GET /v1/workspace answers any valid key with { id, name, createdAt, settings }', async () => {
     const ws = await h.workspace('Acme');
     const key = await h.key(ws, ['read:broadcasts']);
     const res = await h.call(key, 'GET', '/v1/workspace');
     expect(res.statusCode).toBe(200);
-    expect(Object.keys(res.json()).sort()).toEqual(['createdAt', 'id', 'name']);
-    expect(res.json()).toMatchObject({ id: ws.id, name: 'Acme' });
+    expect(Object.keys(res.json()).sort()).toEqual(['createdAt', 'id', 'name', 'settings']);
+    expect(res.json()).toMatchObject({ id: ws.id, name: 'Acme', settings: { postalAddress: null, locale: 'en', defaultFrom: null } });
+  });
+
+  it('PUT /v1/workspace (admin): name and settings; defaultFrom must be on a verified domain; others refused', async () => {
+    const ws = await h.workspace('Acme');
+    const put = await h.call(ws.key, 'PUT', '/v1/workspace', { name: 'Acme Books', settings: { postalAddress: '1 Main St\nSpringfield', locale: 'de' } });
+    expect(put.statusCode).toBe(200);
+    expect(put.json()).toMatchObject({ name: 'Acme Books', settings: { postalAddress: '1 Main St\nSpringfield', locale: 'de', defaultFrom: null } });
+    expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { locale: 'it' } })).statusCode).toBe(422);
+    expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { defaultFrom: 'Acme <hi@nowhere.test>' } })).json().code).toBe('sender_domain_not_verified');
+    await h.app.services.domains.add(ws.id, 'acme-books.test', { verified: true });
+    expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { defaultFrom: 'Acme <hi@acme-books.test>' } })).json().settings).toMatchObject({ defaultFrom: 'Acme <hi@acme-books.test>', locale: 'de' });
+    expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { postalAddress: null } })).json().settings.postalAddress).toBeNull();
+    const editor = await h.key(ws, ['write:broadcasts']);
+    expect((await h.call(editor, 'PUT', '/v1/workspace', { name: 'x' })).statusCode).toBe(403);
   });
 
   it('API keys: created once with the key, stored as a hash, listed without it, revoked at once', async () => {

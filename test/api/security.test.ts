@@ -10,6 +10,7 @@ import { ConfirmationSender } from '../../src/submissions/confirmations.sender.j
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { startSmtpServer } from '../helpers/smtp.js';
+import { TEST_SECRET } from '../helpers/secret.js';
 
 /**
  * Regression tests for the defects an outside security sweep found (issue "Security defects found from
@@ -47,7 +48,7 @@ describeApi('security: input rules and abuse', (h) => {
     h.app.inject({ method: 'POST', url: `/f/${slug}`, headers: { 'content-type': 'application/json', accept: 'application/json' }, payload: body });
   const contacts = (ws: TestWorkspace) => h.db.kysely.selectFrom('contacts').selectAll().where('workspace_id', '=', ws.id).orderBy('email').execute();
   const confirmationsOf = (ws: TestWorkspace) => h.db.kysely.selectFrom('confirmations').selectAll().where('workspace_id', '=', ws.id).execute();
-  const sender = () => new ConfirmationSender(h.db, mailer, 'https://forms.example.test', silent as never);
+  const sender = () => new ConfirmationSender(h.db, mailer, 'https://forms.example.test', silent as never, TEST_SECRET);
 
   describe('1. one stored address is one recipient', () => {
     const LIST = '"<victim1@other.example>,<victim2@other.example>"@news.example';
@@ -92,7 +93,7 @@ describeApi('security: input rules and abuse', (h) => {
       await insertContact(h, ws, { email: 'fine@example.com' });
       const bc = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'b', from: `"Acme, Inc." <news@${domain.name}>`, emailContent: { subject: 's', text: 't' } })).json();
       expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.id}/send`)).statusCode).toBe(202);
-      const pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, workerId: 'sec', publicUrl: 'https://m.example.test' }, silent as never);
+      const pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'sec', publicUrl: 'https://m.example.test' }, silent as never);
       for (let i = 0; i < 20 && (await pipeline.materialize()) + (await pipeline.sendBatch()) > 0;) i++;
       expect(smtp.received.map((m) => m.to)).toEqual(['fine@example.com']); // o'brien is still PENDING
       expect(smtp.received[0]!.parsed.from?.value[0]).toMatchObject({ name: 'Acme, Inc.', address: `news@${domain.name}` });
@@ -321,7 +322,7 @@ describe('security: tokens in public addresses are not logged', () => {
     const lines: string[] = [];
     const db = connect(':memory:');
     await migrateToLatest(db);
-    const app = await buildApp({ db, config: { logLevel: 'info', publicUrl: 'http://localhost:3000' }, logStream: { write: (l) => lines.push(l) } });
+    const app = await buildApp({ db, config: { logLevel: 'info', publicUrl: 'http://localhost:3000', secret: TEST_SECRET }, logStream: { write: (l) => lines.push(l) } });
     const token = 'AbCdEfGhIjKlMnOpQrStUvWx';
     await app.inject({ method: 'GET', url: `/confirm/${token}` });
     await app.inject({ method: 'POST', url: `/unsubscribe/${token}`, payload: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } });

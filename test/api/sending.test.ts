@@ -7,6 +7,7 @@ import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, setTopicChoice, verifiedDomain } from '../helpers/fixtures.js';
 import { startSmtpServer, type Received } from '../helpers/smtp.js';
+import { TEST_SECRET } from '../helpers/secret.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -24,7 +25,7 @@ describeApi('sending broadcasts', (h) => {
     smtp = await startSmtpServer();
     mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, outboxDir: '', maxConnections: 3, rateLimit: 0 });
     pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, {
-      ...DEFAULT_PIPELINE_OPTIONS, workerId: 'test-worker', publicUrl: 'https://mail.example.test', backoffBaseMs: 1, leaseMs: 5000, batchSize: 7, materializeBatch: 4,
+      ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'test-worker', publicUrl: 'https://mail.example.test', backoffBaseMs: 1, leaseMs: 5000, batchSize: 7, materializeBatch: 4,
     }, silent as never);
   });
   afterAll(async () => {
@@ -88,19 +89,28 @@ describeApi('sending broadcasts', (h) => {
       const i = Number(m.to.match(/person(\d+)/)![1]);
       expect(m.parsed.subject).toBe(`Hi P${i}`);
       expect(m.parsed.html).toContain(`Hello P${i} (${i % 2 ? 'pro' : 'free'})`);
-      expect(m.parsed.html).toMatch(/display:none[^>]*>Big news</);
+      expect(m.parsed.html).toMatch(/display:none[^>]*>Big news(&zwnj;&nbsp;)+</);
       expect(m.parsed.text).toContain(`Hello P${i}`);
       expect(m.parsed.from?.value[0]).toMatchObject({ name: 'Acme', address: `news@${domain.name}` });
       expect(m.parsed.replyTo?.text).toBe(`help@${domain.name}`);
       expect(m.parsed.messageId).toMatch(new RegExp(`^<dlv_[0-9A-Z]{26}@${domain.name.replace('.', '\\.')}>$`));
-      expect(header(m, 'list-unsubscribe')).toMatch(/^List-Unsubscribe:\s*<https:\/\/mail\.example\.test\/unsubscribe\/[A-Za-z0-9_-]{32}>$/);
+      expect(header(m, 'list-unsubscribe')).toMatch(new RegExp(`^List-Unsubscribe:\\s*<https://mail\\.example\\.test/unsubscribe/[A-Za-z0-9_-]{32}>,\\s*<mailto:unsubscribe\\+[a-z0-9]{39}@bounces\\.${domain.name.replace('.', '\\.')}\\?subject=unsubscribe>$`));
       expect(header(m, 'list-unsubscribe-post')).toBe('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
+      expect(header(m, 'list-id')).toBe(`List-ID: "Test workspace" <all.${ws.id.toLowerCase().replace('_', '-')}.${domain.name}>`);
+      expect(header(m, 'feedback-id')).toBe(`Feedback-ID: ${broadcast.id}:${ws.id}:formcast`);
+      expect(header(m, 'precedence')).toBe('Precedence: bulk');
+      // VERP: the envelope sender names this delivery, at the bounce domain
+      expect(m.mailFrom).toMatch(new RegExp(`^bounces\\+d[0-9a-z]{38}@bounces\\.${domain.name.replace('.', '\\.')}$`));
       expect(m.parsed.html).toContain('/unsubscribe/'); // the footer, since the template has no unsubscribe_url
       // DKIM: verified against the record the domain publishes, over the headers that matter
       const result = await dkimVerify(m.raw, { resolver: async (name: string) => (name === publicKey.name ? [[publicKey.value]] : []) });
       expect(result.results[0]?.status.result).toBe('pass');
       const signedHeaders = header(m, 'dkim-signature').replace(/\s+/g, '').match(/;h=([^;]+)/)![1]!.toLowerCase().split(':');
-      for (const name of ['from', 'to', 'subject', 'date', 'message-id', 'list-unsubscribe', 'list-unsubscribe-post']) expect(signedHeaders).toContain(name);
+      // Oversigned: listed once more than present, so an added From, Subject or Reply-To breaks the signature.
+      for (const name of ['from', 'to', 'subject', 'date', 'message-id', 'list-unsubscribe', 'list-unsubscribe-post', 'list-id']) {
+        expect(signedHeaders.filter((n) => n === name), name).toHaveLength(2);
+      }
+      expect(signedHeaders.filter((n) => n === 'reply-to')).toHaveLength(2);
     }
     // each recipient has its own unsubscribe link
     expect(new Set(smtp.received.map((m) => header(m, 'list-unsubscribe'))).size).toBe(10);
@@ -252,7 +262,7 @@ describeApi('sending broadcasts', (h) => {
     expect(smtp.received).toHaveLength(0);
     // time passes (as if the service was down at sendAt)
     await h.db.kysely.updateTable('broadcasts').set({ send_at: new Date(Date.now() - 3_600_000).toISOString() }).where('id', '=', broadcast.id).execute();
-    const second = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, workerId: 'other', publicUrl: 'https://mail.example.test' }, silent as never);
+    const second = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'other', publicUrl: 'https://mail.example.test' }, silent as never);
     const started = await Promise.all([pipeline.runScheduler(), second.runScheduler(), pipeline.runScheduler()]);
     expect(started.reduce((a, b) => a + b, 0)).toBe(1); // exactly one starts it
     await drain();

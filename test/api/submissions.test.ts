@@ -5,6 +5,7 @@ import { ConfirmationSender } from '../../src/submissions/confirmations.sender.j
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { startSmtpServer } from '../helpers/smtp.js';
+import { TEST_SECRET } from '../helpers/secret.js';
 
 const XSS = '<img src=x onerror=alert(1)>"><script>alert(2)</script>';
 let slugs = 0;
@@ -222,7 +223,7 @@ describeApi('public forms and submissions', (h) => {
     const form = await publishedForm(ws, { settings: { doubleOptIn: true } });
     expect((await post(form.slug, 'email=dora%40example.com&first_name=Dora')).statusCode).toBe(200);
     expect((await contactByEmail(ws, 'dora@example.com'))!.status).toBe('PENDING');
-    const sender = new ConfirmationSender(h.db, mailer, 'https://forms.example.test', pino({ level: 'silent' }) as never);
+    const sender = new ConfirmationSender(h.db, mailer, 'https://forms.example.test', pino({ level: 'silent' }) as never, TEST_SECRET);
     smtp.received.length = 0;
     expect(await sender.sendDue()).toBeGreaterThanOrEqual(1); // (other tests' confirmations go out too)
     expect(await sender.sendDue()).toBe(0); // each is sent once
@@ -275,7 +276,7 @@ describeApi('public forms and submissions', (h) => {
     expect(res.statusCode, res.body).toBe(200);
     await post(slug, 'email=tess%40example.com');
     smtp.received.length = 0;
-    await new ConfirmationSender(h.db, mailer, 'https://forms.example.test', pino({ level: 'silent' }) as never).sendDue();
+    await new ConfirmationSender(h.db, mailer, 'https://forms.example.test', pino({ level: 'silent' }) as never, TEST_SECRET).sendDue();
     expect(smtp.received.find((m) => m.to === 'tess@example.com')!.parsed.subject).toBe('Confirm, tess@example.com');
   });
 

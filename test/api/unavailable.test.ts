@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/db/connection.js';
 import { buildApp } from '../../src/http/server.js';
+import { TEST_SECRET } from '../helpers/secret.js';
 
 describe('database unreachable', () => {
   it('answers 503 unavailable with Retry-After (never a 500), and /readyz fails while /healthz stays up', async () => {
     // Nothing listens on port 1: every query fails to connect.
     const db = connect('postgres://postgres@127.0.0.1:1/none', { poolSize: 1 });
-    const app = await buildApp({ db, config: { logLevel: 'silent', publicUrl: 'http://localhost' }, logger: false });
+    const app = await buildApp({ db, config: { logLevel: 'silent', publicUrl: 'http://localhost', secret: TEST_SECRET }, logger: false });
     try {
       const key = `fc_${'0'.repeat(26)}_${'A'.repeat(43)}`;
       const res = await app.inject({ method: 'GET', url: '/v1/forms', headers: { authorization: `Bearer ${key}` } });

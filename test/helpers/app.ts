@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import { buildApp } from '../../src/http/server.js';
 import { PG_URL, testDatabases, type TestDatabase } from './db.js';
+import { TEST_SECRET } from './secret.js';
 
 export interface TestWorkspace {
   id: string;
@@ -38,7 +39,7 @@ export function describeApi(title: string, suite: (h: Harness) => void): void {
         const opened = await target!.open();
         db = opened.db;
         drop = opened.drop;
-        app = await buildApp({ db, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000' }, logger: false });
+        app = await buildApp({ db, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET }, logger: false });
         await app.ready();
       });
       afterAll(async () => {

@@ -4,6 +4,8 @@ import { SMTPServer } from 'smtp-server';
 
 export interface Received {
   to: string;
+  /** The envelope sender (MAIL FROM). */
+  mailFrom: string;
   raw: Buffer;
   parsed: ParsedMail;
 }
@@ -32,7 +34,7 @@ export async function startSmtpServer(): Promise<{ port: number; received: Recei
       stream.on('end', async () => {
         const raw = Buffer.concat(chunks);
         const parsed = await simpleParser(raw);
-        for (const r of session.envelope.rcptTo) received.push({ to: r.address, raw, parsed });
+        for (const r of session.envelope.rcptTo) received.push({ to: r.address, mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', raw, parsed });
         cb();
       });
     },

@@ -34,6 +34,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createServices } from '../../src/http/server.js';
+import { TEST_SECRET } from '../helpers/secret.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PG_URL = process.env.TEST_DATABASE_URL;
@@ -276,7 +277,7 @@ describePg(title, () => {
 
   /** A workspace with a verified domain, RECIPIENTS subscribed contacts, and a broadcast (not yet sent). */
   async function setup(label: string) {
-    const services = createServices(db, { logLevel: 'silent', publicUrl: 'http://localhost:3000' });
+    const services = createServices(db, { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET });
     const { workspace } = await services.workspaces.createWithAdminKey(`reliability ${label}`);
     await services.domains.add(workspace.id, DOMAIN, { verified: true });
     const now = new Date().toISOString();

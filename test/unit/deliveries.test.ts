@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DELIVERY_OPERATIONS, DELIVERY_STATUSES, OPEN_STATUSES, nextStatus, statusesFor } from '../../src/deliveries/deliveries.state.js';
-import { htmlToText, textWithUnsubscribe, withPreheader, withUnsubscribeFooter } from '../../src/mail/compose.js';
+import { assembleContent } from '../../src/broadcasts/broadcasts.message.js';
+import { DEFAULT_SETTINGS } from '../../src/workspaces/workspaces.schemas.js';
 import { classifySendError } from '../../src/mail/outcome.js';
 
 /** Every delivery status against every operation, spelled out independently of the source. */
@@ -51,22 +52,43 @@ describe('classifySendError (the bounce table applied to a reply at send time)',
 });
 
 describe('composing', () => {
-  it('puts the preheader first in the body, escaped', () => {
-    expect(withPreheader('<html><body><p>x</p></body></html>', 'Hi <b>')).toMatch(/<body><div style="display:none[^"]*">Hi &lt;b&gt;<\/div><p>x<\/p>/);
-    expect(withPreheader('<p>x</p>', 'Hi')).toMatch(/^<div style="display:none[^"]*">Hi<\/div><p>x<\/p>$/);
-    expect(withPreheader('<p>x</p>', null)).toBe('<p>x</p>');
+  const ctx = (settings: Partial<typeof DEFAULT_SETTINGS> = {}) => ({ unsubscribeUrl: 'https://u.test/unsubscribe/tok1', workspace: { name: 'Acme', settings: { ...DEFAULT_SETTINGS, ...settings } } });
+  const content = (html: string | null, extra: Partial<{ text: string | null; previewText: string | null }> = {}) => ({ subject: 'Hi', html, text: null, previewText: null, ...extra });
+
+  it('wraps a fragment in a whole document; keeps a whole document', () => {
+    const a = assembleContent(content('<p>x</p>'), ctx({ locale: 'de' }));
+    expect(a.html).toMatch(/^<!doctype html>\n<html lang="de">[\s\S]*<title>Hi<\/title>[\s\S]*<body>\n<p>x<\/p>/);
+    expect(assembleContent(content('<html><body><p>x</p></body></html>'), ctx()).html).toMatch(/^<html><body><p>x<\/p>/);
   });
-  it('adds an unsubscribe footer only when the template has no unsubscribe_url', () => {
-    expect(withUnsubscribeFooter('<body><p>x</p></body>', '<p>x</p>', 'https://u/1')).toMatch(/<a href="https:\/\/u\/1">Unsubscribe<\/a><\/p><\/body>$/);
-    expect(withUnsubscribeFooter('<p>x <a href="https://u/1">bye</a></p>', '<p>x <a href="{{ unsubscribe_url }}">bye</a></p>', 'https://u/1')).not.toContain('Unsubscribe</a>');
-    expect(textWithUnsubscribe('Hello', null, 'https://u/1')).toContain('Unsubscribe: https://u/1');
-    expect(textWithUnsubscribe('Hello https://u/1', 'Hello {{ unsubscribe_url }}', 'https://u/1')).toBe('Hello https://u/1');
+
+  it('puts the preheader first in the body, escaped, padded, without tiny fonts', () => {
+    const html = assembleContent(content('<html><body><p>x</p></body></html>', { previewText: 'Hi <b>' }), ctx()).html!;
+    expect(html).toMatch(/<body><div style="display:none[^"]*">Hi &lt;b&gt;(&zwnj;&nbsp;){90}<\/div><p>x<\/p>/);
+    expect(html).not.toContain('font-size:1px');
   });
-  it('derives a text part from HTML', () => {
-    const text = htmlToText('<h1>Title</h1><p>Hello <b>Ann</b>, see <a href="https://x.test/a">our site</a>.</p><img src="https://x.test/i.png" alt="logo">');
-    expect(text).toContain('TITLE');
-    expect(text).toContain('Hello Ann');
-    expect(text).toContain('our site [https://x.test/a]');
-    expect(text).not.toContain('i.png');
+
+  it('adds the footer unless the rendered HTML links the recipient\'s unsubscribe URL; a comment naming unsubscribe_url does not count', () => {
+    expect(assembleContent(content('<p>x</p>'), ctx()).html).toContain('You receive this email because you subscribed to Acme. <a href="https://u.test/unsubscribe/tok1">Unsubscribe</a>');
+    expect(assembleContent(content('<p>x <a href="https://u.test/unsubscribe/tok1">bye</a></p>'), ctx()).html).not.toContain('>Unsubscribe</a>');
+    expect(assembleContent(content('<!-- unsubscribe_url --><p>x</p>'), ctx()).html).toContain('>Unsubscribe</a>');
+    expect(assembleContent(content('<p>x</p>'), ctx({ locale: 'fr' })).html).toContain('>Se désabonner</a>');
+  });
+
+  it('shows the postal address in both parts, once', () => {
+    const a = assembleContent(content('<p>x</p>'), ctx({ postalAddress: 'Acme Inc.\n1 Main St, Springfield' }));
+    expect(a.html).toContain('Acme Inc.<br>1 Main St, Springfield');
+    expect(a.text.match(/1 Main St/g)).toHaveLength(1);
+  });
+
+  it('the text part: from the HTML with image alt text, the unsubscribe link once, after a "-- " separator', () => {
+    const a = assembleContent(content('<h1>Title</h1><p>Hello <b>Ann</b>, see <a href="https://x.test/a">our site</a>.</p><img src="https://x.test/i.png" alt="Our logo">'), ctx());
+    expect(a.text).toContain('TITLE');
+    expect(a.text).toContain('Hello Ann');
+    expect(a.text).toContain('our site [https://x.test/a]');
+    expect(a.text).toContain('Our logo');
+    expect(a.text).not.toContain('i.png');
+    expect(a.text.match(/https:\/\/u\.test\/unsubscribe\/tok1/g)).toHaveLength(1);
+    expect(a.text).toContain('\n-- \nYou receive this email because you subscribed to Acme.\nUnsubscribe: https://u.test/unsubscribe/tok1\n');
+    expect(assembleContent(content(null, { text: 'Hello, bye at https://u.test/unsubscribe/tok1' }), ctx()).text).toBe('Hello, bye at https://u.test/unsubscribe/tok1\n');
   });
 });
