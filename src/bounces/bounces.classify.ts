@@ -37,7 +37,7 @@ export const CLASSIFICATION: readonly ClassRow[] = [
   { label: '5.2.2 mailbox full', test: (r) => status(r, /^5\.2\.2$/), class: 'soft' },
   { label: '5.1.x bad mailbox or domain', test: (r) => status(r, /^5\.1\.\d{1,3}$/), class: 'hard' },
   { label: '5.2.1 mailbox disabled', test: (r) => status(r, /^5\.2\.1$/), class: 'hard' },
-  { label: '5.5.0 with a "no such user" text', test: (r) => status(r, /^5\.5\.0$/) && NO_SUCH_USER.test(r.text), class: 'hard' },
+  { label: '5.5.0 (or the generic 5.0.0) with a "no such user" text', test: (r) => status(r, /^5\.[05]\.0$/) && NO_SUCH_USER.test(r.text), class: 'hard' },
   { label: '550 without an enhanced code, with a "no such user" text', test: (r) => r.status === null && r.code === 550 && NO_SUCH_USER.test(r.text), class: 'hard' },
   { label: '5.7.x policy, reputation, authentication', test: (r) => status(r, /^5\.7\.\d{1,3}$/), class: 'blocked' },
   { label: 'any other 5.x.x or 5xx', test: (r) => status(r, /^5\./) || (r.code !== null && r.code >= 500), class: 'failed' },

@@ -1,6 +1,8 @@
 import { applyToAddress, applyToContact } from '../contacts/contacts.lifecycle.js';
 import type { Db, Executor } from '../db/connection.js';
-import { recordLateReport, recordOutcome, softBounceStreak } from '../deliveries/deliveries.repository.js';
+import { DEFAULT_BREAKER_RULES, tripIfOver, type BreakerRules } from '../broadcasts/broadcasts.breaker.js';
+import { findDelivery, recordLateReport, recordOutcome, softBounceStreak } from '../deliveries/deliveries.repository.js';
+import { nowIso, toIso } from '../lib/time.js';
 import type { BounceClass } from './bounces.classify.js';
 import { senderHealth, type WindowHealth } from './bounces.health.js';
 
@@ -15,6 +17,21 @@ export interface BounceRules {
 }
 
 export const DEFAULT_BOUNCE_RULES: BounceRules = { softBounceLimit: 3 };
+
+/** The rules that reports are applied by: the soft-bounce limit and the circuit breaker's. */
+export interface ReportRules {
+  bounces: BounceRules;
+  breaker: BreakerRules;
+}
+
+/** The rules from the configuration (SOFT_BOUNCE_LIMIT, PAUSE_BOUNCE_RATE, PAUSE_COMPLAINT_RATE); the defaults without it. */
+export function reportRules(config?: { softBounceLimit: number; pauseBounceRate: number; pauseComplaintRate: number }): ReportRules {
+  if (!config) return { bounces: DEFAULT_BOUNCE_RULES, breaker: DEFAULT_BREAKER_RULES };
+  return {
+    bounces: { softBounceLimit: config.softBounceLimit },
+    breaker: { ...DEFAULT_BREAKER_RULES, bounceRate: config.pauseBounceRate, complaintRate: config.pauseComplaintRate },
+  };
+}
 
 /** The delivery a report is about. */
 export interface BouncedDelivery {
@@ -58,11 +75,62 @@ async function onContact(trx: Executor, d: BouncedDelivery, op: 'hardBounce' | '
   if (!applied) await applyToAddress(trx, d.workspaceId, d.email, op, cause, now);
 }
 
-/** The bounces feature's API side: sender health (and, with the inbound listener, what it could not read). */
+export interface InboundMessage {
+  id: string;
+  rcptTo: string;
+  mailFrom: string | null;
+  subject: string | null;
+  reason: string;
+  size: number;
+  receivedAt: string;
+  raw: string;
+}
+
+/** A report about one delivery, from whichever source (the inbound listener, a provider's webhook). */
+export type DeliveryReport =
+  | { kind: 'bounce'; results: { recipient: string | null; class: BounceClass | null; detail: string }[] }
+  | { kind: 'complaint'; detail: string };
+
+/**
+ * Applies a report to the delivery it names, in one transaction, then weighs the broadcast for the circuit
+ * breaker. A result about another address (a forwarding mailbox) is still this delivery's: the token or the
+ * Message-ID named it. Returns how many outcomes changed something (0: a duplicate or a stale report).
+ */
+export async function applyDeliveryReport(db: Db, rules: ReportRules, workspaceId: string, deliveryId: string, report: DeliveryReport): Promise<number> {
+  const k = db.kysely;
+  const d = await findDelivery(k, workspaceId, deliveryId);
+  if (!d) return 0;
+  const target: BouncedDelivery = { workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, email: d.email };
+  const now = nowIso();
+  const applied = await k.transaction().execute(async (trx) => {
+    if (report.kind === 'complaint') return (await recordComplaint(trx, target, report.detail, now)) ? 1 : 0;
+    const own = report.results.filter((r) => r.recipient === d.email);
+    let n = 0;
+    for (const r of own.length ? own : report.results.slice(0, 1)) {
+      if (r.class && (await recordBounce(trx, target, r.class, r.detail, 'late', rules.bounces, now))) n++;
+    }
+    return n;
+  });
+  if (applied) await k.transaction().execute((trx) => tripIfOver(trx, workspaceId, d.broadcastId, rules.breaker, nowIso()));
+  return applied;
+}
+
+/** The bounces feature's API side: sender health, and what the inbound listener could not read. */
 export class BouncesService {
   constructor(private readonly db: Db) {}
 
   async health(workspaceId: string): Promise<{ windows: WindowHealth[] }> {
     return { windows: await senderHealth(this.db.kysely, workspaceId) };
+  }
+
+  /** Messages the inbound listener kept (unreadable reports), newest first; kept 30 days. */
+  async listInbound(workspaceId: string, opts: { limit: number; beforeId?: string }): Promise<InboundMessage[]> {
+    let q = this.db.kysely.selectFrom('inbound_messages')
+      .select(['id', 'rcpt_to', 'mail_from', 'subject', 'reason', 'size', 'received_at', 'raw']).where('workspace_id', '=', workspaceId);
+    if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
+    const rows = await q.orderBy('id', 'desc').limit(opts.limit).execute();
+    return rows.map((r) => ({
+      id: r.id, rcptTo: r.rcpt_to, mailFrom: r.mail_from, subject: r.subject, reason: r.reason, size: Number(r.size), receivedAt: toIso(r.received_at), raw: r.raw,
+    }));
   }
 }

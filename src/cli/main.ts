@@ -5,7 +5,7 @@ import { connect, type Db } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { createServices } from '../http/server.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
-import { runWorker, serve } from './serve.js';
+import { runInbound, runWorker, serve } from './serve.js';
 import { withSecret } from '../db/secrets.js';
 
 /** Operator commands (contract section 10). Each reads the same environment as the server. */
@@ -60,6 +60,12 @@ program.command('worker')
   .description('run the delivery worker and scheduler only (more of them scale sending out over one PostgreSQL)')
   .action(async () => {
     await runWorker(loadConfig());
+  });
+
+program.command('inbound')
+  .description('run the inbound SMTP listener alone (bounce and complaint reports, unsubscribe mail) on INBOUND_SMTP_PORT (25 when unset)')
+  .action(async () => {
+    await runInbound(loadConfig());
   });
 
 program.command('migrate')

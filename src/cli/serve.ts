@@ -6,6 +6,11 @@ import { connect } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { withSecret } from '../db/secrets.js';
 import { startJobs, type RunningJobs } from '../jobs/jobs.js';
+import { reportRules } from '../bounces/bounces.service.js';
+import { InboundProcessor } from '../bounces/bounces.inbound.js';
+import { startInboundServer, type InboundServer } from '../bounces/bounces.server.js';
+import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
+import type { Db } from '../db/connection.js';
 import { buildApp } from '../http/server.js';
 
 /**
@@ -33,6 +38,8 @@ export async function serve(config: Config): Promise<void> {
   for (const w of warnings) app.log.warn(`WARNING: ${w}`);
   const worker = startJobs(db, appConfig, app.log);
   started.jobs = worker;
+  // The inbound SMTP listener for bounce and complaint reports, when INBOUND_SMTP_PORT is set.
+  const inbound = config.inboundSmtp.port === null ? null : await startInbound(db, appConfig, app.log);
 
   // Responses being produced, so that a shutdown can tell their clients not to reuse the connection.
   const inFlight = new Set<ServerResponse>();
@@ -57,6 +64,7 @@ export async function serve(config: Config): Promise<void> {
       app.server.closeAllConnections();
     }, SHUTDOWN_GRACE_MS).unref();
     app.close()
+      .then(() => inbound?.close())
       .then(() => worker.stop())
       .then(() => db.close())
       .then(() => process.exit(0), (err: unknown) => {
@@ -87,4 +95,29 @@ export async function runWorker(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** The inbound listener with its processor, as `serve` runs it and `formcast inbound` runs it alone. */
+async function startInbound(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger): Promise<InboundServer> {
+  const processor = new InboundProcessor(db, config.secret, reportRules(config.bounces), new UnsubscribeService(db), log);
+  const server = await startInboundServer({ port: config.inboundSmtp.port ?? 25, host: config.inboundSmtp.host, processor, log, banner: config.bounceMxHost });
+  log.info({ port: server.port, host: config.inboundSmtp.host }, `inbound SMTP listening on ${config.inboundSmtp.host}:${server.port}`);
+  process.stdout.write(`inbound SMTP listening on ${config.inboundSmtp.host}:${server.port}\n`);
+  return server;
+}
+
+/** `formcast inbound`: the inbound SMTP listener alone (on INBOUND_SMTP_PORT, 25 when unset). */
+export async function runInbound(config: Config): Promise<void> {
+  const log = pino({ level: config.logLevel }) as unknown as FastifyBaseLogger;
+  const db = connect(config.databaseUrl);
+  await migrateToLatest(db);
+  const server = await startInbound(db, await withSecret(db, config), log);
+  let closing = false;
+  const shutdown = () => {
+    if (closing) process.exit(1);
+    closing = true;
+    server.close().then(() => db.close()).then(() => process.exit(0), () => process.exit(1));
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
 }

@@ -12,6 +12,18 @@ export interface WorkspacesTable {
   settings: string | null;
 }
 
+export interface InboundMessagesTable {
+  id: string;
+  workspace_id: string;
+  rcpt_to: string;
+  mail_from: string | null;
+  subject: string | null;
+  reason: string;
+  size: number;
+  raw: string;
+  received_at: string;
+}
+
 export interface ServerSecretsTable {
   name: string;
   value: string;
@@ -298,4 +310,5 @@ export interface Database {
   form_counters: FormCountersTable;
   suppressions: SuppressionsTable;
   server_secrets: ServerSecretsTable;
+  inbound_messages: InboundMessagesTable;
 }

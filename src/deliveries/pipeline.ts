@@ -17,6 +17,8 @@ export interface PipelineOptions {
   publicUrl: string;
   /** Signs the VERP and unsubscribe tokens (db/secrets.ts). */
   secret: Buffer;
+  /** The relay is Postmark: each message carries its delivery id as Postmark metadata, which its webhooks return. */
+  postmarkMetadata?: boolean;
   /** Deliveries claimed at a time. What a killed worker may send twice is bounded by this. */
   batchSize: number;
   /** How long a claim holds without renewal; a dead worker's claims are taken over after it. */
@@ -194,13 +196,16 @@ export class DeliveryPipeline {
       ...content,
       // Stable per delivery: a message sent again after a crash carries the same Message-ID.
       messageId: `<${d.id}@${domain}>`,
-      headers: listHeaders({
-        unsubscribeUrl,
-        unsubscribeMailto: unsubscribeAddress(this.opts.secret, d.id, domain),
-        listName: p.topic?.name ?? p.workspace.name,
-        listId: `${(p.topic?.id ?? 'all').toLowerCase().replace(/_/g, '-')}.${p.workspace.id.toLowerCase().replace(/_/g, '-')}.${domain}`,
-        feedbackId: `${p.broadcast.id}:${p.workspace.id}:formcast`,
-      }),
+      headers: {
+        ...listHeaders({
+          unsubscribeUrl,
+          unsubscribeMailto: unsubscribeAddress(this.opts.secret, d.id, domain),
+          listName: p.topic?.name ?? p.workspace.name,
+          listId: `${(p.topic?.id ?? 'all').toLowerCase().replace(/_/g, '-')}.${p.workspace.id.toLowerCase().replace(/_/g, '-')}.${domain}`,
+          feedbackId: `${p.broadcast.id}:${p.workspace.id}:formcast`,
+        }),
+        ...(this.opts.postmarkMetadata ? { 'X-PM-Metadata-deliveryId': d.id } : {}),
+      },
       dkim: p.dkim,
     };
   }

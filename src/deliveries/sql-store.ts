@@ -1,5 +1,5 @@
-import { DEFAULT_BOUNCE_RULES, recordBounce, type BounceRules } from '../bounces/bounces.service.js';
-import { DEFAULT_BREAKER_RULES, tripIfOver, type BreakerRules } from '../broadcasts/broadcasts.breaker.js';
+import { recordBounce, reportRules, type ReportRules } from '../bounces/bounces.service.js';
+import { tripIfOver } from '../broadcasts/broadcasts.breaker.js';
 import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
 import { CONTACT_COLUMNS, toContactRecord } from '../contacts/contacts.repository.js';
 import type { Db } from '../db/connection.js';
@@ -21,12 +21,9 @@ import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, Recipient, Sending
 const WEIGH_ALWAYS_BELOW = 20_000;
 const BREAKER_EVERY_MS = 5_000;
 
-export interface StoreRules {
-  bounces: BounceRules;
-  breaker: BreakerRules;
-}
+export type StoreRules = ReportRules;
 
-export const DEFAULT_STORE_RULES: StoreRules = { bounces: DEFAULT_BOUNCE_RULES, breaker: DEFAULT_BREAKER_RULES };
+export const DEFAULT_STORE_RULES: StoreRules = reportRules();
 
 /** The delivery store over the database: the queries of the deliveries feature and the calls to the features it depends on. */
 export class SqlDeliveryStore implements DeliveryStore {

@@ -5,8 +5,9 @@ import type { Form } from '../forms/forms.schemas.js';
 import { DomainError } from '../errors/errors.js';
 import { registerBodyParsers } from '../http/input.js';
 import { safeOrigin } from '../lib/url.js';
+import { TEXTS, fill } from '../pages/i18n.js';
 import { PAGE_CSP, sendPage } from '../pages/layout.js';
-import type { SubmissionsService } from '../submissions/submissions.service.js';
+import type { ConfirmationView, SubmissionsService } from '../submissions/submissions.service.js';
 import { embedScript } from './embed.js';
 import { renderFormMarkup, seoHead, type FormState } from './hosted.render.js';
 
@@ -112,30 +113,27 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
   // A confirmation link: GET (and HEAD) only shows the page with one button, because link scanners and
   // previews fetch every link in a message; the button's POST confirms (docs/security.md).
   app.get('/confirm/:token', { schema: { tags: ['public'], summary: 'The page of a double opt-in link: one button that confirms (GET changes nothing)', security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
-    const { result, formName } = await submissions.inspectConfirmation(req.params.token);
-    const what = formName ? ` to ${escapeHtml(formName)}` : '';
-    if (result === 'pending') {
-      return sendPage(reply, 200, 'Confirm your subscription', `<h1>Confirm your subscription</h1><p>One last step: confirm that you want to receive our emails${what}.</p>`
-        + `<form method="post" action="/confirm/${encodeURIComponent(req.params.token)}"><button type="submit">Confirm my subscription</button></form>`);
+    const view = await submissions.inspectConfirmation(req.params.token);
+    if (view.result === 'pending') {
+      const t = TEXTS[view.locale];
+      return sendPage(reply, 200, t.confirmTitle, `<h1>${escapeHtml(t.confirmTitle)}</h1><p>${escapeHtml(fill(t.confirmText, { name: view.name }))}</p>`
+        + `<form method="post" action="/confirm/${encodeURIComponent(req.params.token)}"><button type="submit">${escapeHtml(t.confirmButton)}</button></form>`, { lang: view.locale });
     }
-    return confirmationPage(reply, result, what);
+    return confirmationPage(reply, view);
   });
 
   app.post('/confirm/:token', { schema: { tags: ['public'], summary: 'Confirm a double opt-in sign-up (single use, expiring)', security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
-    const { result, formName } = await submissions.confirm(req.params.token);
-    return confirmationPage(reply, result, formName ? ` to ${escapeHtml(formName)}` : '');
+    return confirmationPage(reply, await submissions.confirm(req.params.token));
   });
 }
 
-function confirmationPage(reply: FastifyReply, result: 'confirmed' | 'already' | 'expired' | 'unknown', what: string): FastifyReply {
-  switch (result) {
-    case 'confirmed':
-      return sendPage(reply, 200, 'Subscription confirmed', `<h1>You are subscribed</h1><p>Thank you for confirming your subscription${what}.</p>`);
-    case 'already':
-      return sendPage(reply, 200, 'Already confirmed', `<h1>Already confirmed</h1><p>This link was used already; your subscription${what} is confirmed.</p>`);
-    case 'expired':
-      return sendPage(reply, 410, 'Link expired', `<h1>This link has expired</h1><p>Please sign up again${what}.</p>`);
-    default:
-      return sendPage(reply, 404, 'Link not found', '<h1>This link is not valid</h1><p>It may be mistyped or too old.</p>');
+function confirmationPage(reply: FastifyReply, view: ConfirmationView): FastifyReply {
+  const t = TEXTS[view.locale];
+  const page = (status: number, title: string, text: string) => sendPage(reply, status, title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(fill(text, { name: view.name }))}</p>`, { lang: view.locale });
+  switch (view.result) {
+    case 'confirmed': return page(200, t.confirmedTitle, t.confirmedText);
+    case 'already': return page(200, t.alreadyTitle, t.alreadyText);
+    case 'expired': return page(410, t.expiredTitle, t.expiredText);
+    default: return page(404, t.confirmTitle, t.linkInvalid);
   }
 }

@@ -9,8 +9,9 @@ import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
 import type { Scope } from '../api-keys/scopes.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connection.js';
+import { hooksRoutes } from '../bounces/bounces.hooks.js';
 import { bouncesRoutes } from '../bounces/bounces.routes.js';
-import { BouncesService } from '../bounces/bounces.service.js';
+import { BouncesService, reportRules } from '../bounces/bounces.service.js';
 import { broadcastsRoutes } from '../broadcasts/broadcasts.routes.js';
 import { BroadcastsService } from '../broadcasts/broadcasts.service.js';
 import { contactsRoutes } from '../contacts/contacts.routes.js';
@@ -215,6 +216,11 @@ export async function buildApp({ db, config, logger = true, logStream, status }:
   });
 
   await app.register(unsubscribeRoutes, { service: app.services.unsubscribe });
+  await app.register(hooksRoutes, {
+    db, rules: reportRules(config.bounces),
+    snsCertHost: config.hooks?.snsCertHost ?? /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/,
+    postmark: config.hooks?.postmarkUser && config.hooks.postmarkPassword ? { user: config.hooks.postmarkUser, password: config.hooks.postmarkPassword } : null,
+  });
   await app.register(hostedRoutes, { submissions: app.services.submissions, publicUrl: config.publicUrl, submissionsPerMinute: config.submissionsPerMinute ?? 10 });
 
   await app.register(async (v1) => {

@@ -1,12 +1,13 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import { DEFAULT_BREAKER_RULES } from '../broadcasts/broadcasts.breaker.js';
 import type { Config } from '../config.js';
 import { ContactsService } from '../contacts/contacts.service.js';
 import type { Db } from '../db/connection.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline, type PipelineOptions } from '../deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../deliveries/sql-store.js';
+import { reportRules } from '../bounces/bounces.service.js';
+import { purgeInboundMessages } from '../bounces/bounces.inbound.js';
 import { purgeIdempotencyKeys } from '../http/idempotency.js';
 import { createMailer, type Mailer } from '../mail/transport.js';
 import { ConfirmationSender } from '../submissions/confirmations.sender.js';
@@ -24,6 +25,7 @@ import { JobRunner, type Job } from './runner.js';
  * | settle | 10 s | finishes (or pauses, by the circuit breaker) SENDING broadcasts no batch touched last |
  * | import sweep | 1 min | fails imports a dead server left RUNNING |
  * | idempotency purge | 1 h | deletes Idempotency-Key records older than 24 h, in batches |
+ * | inbound purge | 1 day | deletes unreadable inbound messages older than 30 days, in batches |
  */
 export interface RunningJobs {
   mailer: Mailer;
@@ -32,10 +34,7 @@ export interface RunningJobs {
 
 export function buildPipeline(db: Db, mailer: Mailer, config: Config & { secret: Buffer }, log: FastifyBaseLogger, overrides: Partial<PipelineOptions> = {}): DeliveryPipeline {
   const workerId = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
-  const store = new SqlDeliveryStore(db, {
-    bounces: { softBounceLimit: config.bounces.softBounceLimit },
-    breaker: { ...DEFAULT_BREAKER_RULES, bounceRate: config.bounces.pauseBounceRate, complaintRate: config.bounces.pauseComplaintRate },
-  });
+  const store = new SqlDeliveryStore(db, reportRules(config.bounces));
   return new DeliveryPipeline(store, mailer, {
     ...DEFAULT_PIPELINE_OPTIONS,
     // Messages in flight from a batch: twice the SMTP pool, at least 16.
@@ -43,6 +42,7 @@ export function buildPipeline(db: Db, mailer: Mailer, config: Config & { secret:
     workerId,
     publicUrl: config.publicUrl,
     secret: config.secret,
+    postmarkMetadata: config.smtpUrl !== null && /(^|\.)postmarkapp\.com$/i.test(new URL(config.smtpUrl).hostname),
     batchSize: config.worker.batchSize,
     leaseMs: config.worker.leaseMs,
     maxAttempts: config.worker.maxAttempts,
@@ -84,6 +84,7 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
       },
     },
     { name: 'idempotency purge', everyMs: 3_600_000, run: async () => (await purgeIdempotencyKeys(db), 0) },
+    { name: 'inbound purge', everyMs: 86_400_000, run: async () => (await purgeInboundMessages(db), 0) },
   ];
   const runner = new JobRunner(jobs, log, poll);
   runner.start();

@@ -7,9 +7,9 @@ import { escapeHtml } from '../forms/forms.html.js';
  */
 export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-export function page(title: string, body: string, head = ''): string {
+export function page(title: string, body: string, head = '', lang = 'en'): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -41,8 +41,8 @@ ${body}
 `;
 }
 
-export function sendPage(reply: FastifyReply, status: number, title: string, body: string, opts: { head?: string; csp?: string } = {}): FastifyReply {
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string, opts: { head?: string; csp?: string; lang?: string } = {}): FastifyReply {
   return reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', opts.csp ?? PAGE_CSP)
     .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store')
-    .send(page(title, body, opts.head));
+    .send(page(title, body, opts.head, opts.lang));
 }

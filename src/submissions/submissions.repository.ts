@@ -127,3 +127,16 @@ export async function markConfirmationEmail(db: Executor, workspaceId: string, i
   await db.updateTable('confirmations').set('sentAt' in result ? { email_sent_at: result.sentAt, last_error: null } : { last_error: result.error.slice(0, 500) })
     .where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
 }
+
+/**
+ * The workspace of a confirmation a bounce report names: its id comes from a signed VERP token (the token
+ * is the credential, as the confirmation link's token is), so it is looked up across workspaces.
+ */
+export async function workspaceOfConfirmation(db: Executor, id: string): Promise<string | undefined> {
+  return (await db.selectFrom('confirmations').select('workspace_id').where('id', '=', id).executeTakeFirst())?.workspace_id;
+}
+
+/** The contact a confirmation was sent to. */
+export async function contactOfConfirmation(db: Executor, workspaceId: string, id: string): Promise<string | undefined> {
+  return (await db.selectFrom('confirmations').select('contact_id').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst())?.contact_id;
+}

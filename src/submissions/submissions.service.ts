@@ -8,6 +8,8 @@ import { normalizeEmail } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import * as repo from './submissions.repository.js';
+import { getWorkspace } from '../workspaces/workspaces.repository.js';
+import type { Locale } from '../workspaces/workspaces.schemas.js';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
 export const HONEYPOT_FIELD = '_fc_hp';
@@ -70,6 +72,13 @@ export function readValues(form: Pick<Form, 'type' | 'fieldMapping'>, raw: Recor
 
 /** At most one confirmation email per address in this window, however often the address signs up. */
 export const CONFIRMATION_RESEND_WINDOW_MS = 60 * 60 * 1000;
+
+/** What a confirmation link did or would do, and for whom (the page's words). */
+export interface ConfirmationView {
+  result: 'pending' | 'confirmed' | 'already' | 'expired' | 'unknown';
+  locale: Locale;
+  name: string;
+}
 
 export class SubmissionsService {
   constructor(private readonly db: Db) {}
@@ -154,31 +163,37 @@ export class SubmissionsService {
    * (the contact lifecycle's `confirm`, contacts.state.ts).
    */
   /** What a confirmation link would do, without doing it (GET and HEAD of the link: scanners fetch every link). */
-  async inspectConfirmation(token: string): Promise<{ result: 'pending' | 'already' | 'expired' | 'unknown'; formName?: string }> {
+  async inspectConfirmation(token: string): Promise<ConfirmationView> {
     const k = this.db.kysely;
     const c = await repo.findConfirmation(k, token);
-    if (!c) return { result: 'unknown' };
-    const form = await forms.getForm(k, c.workspaceId, c.formId);
-    if (c.usedAt) return { result: 'already', formName: form?.name };
-    if (c.expiresAt <= nowIso()) return { result: 'expired', formName: form?.name };
-    return { result: 'pending', formName: form?.name };
+    if (!c) return { result: 'unknown', locale: 'en', name: '' };
+    const about = await this.about(c.workspaceId);
+    if (c.usedAt) return { result: 'already', ...about };
+    if (c.expiresAt <= nowIso()) return { result: 'expired', ...about };
+    return { result: 'pending', ...about };
   }
 
-  async confirm(token: string): Promise<{ result: 'confirmed' | 'already' | 'expired' | 'unknown'; formName?: string }> {
+  /** Who a confirmation page speaks for: the workspace's name and locale. */
+  private async about(workspaceId: string): Promise<{ locale: Locale; name: string }> {
+    const ws = await getWorkspace(this.db.kysely, workspaceId);
+    return { locale: ws?.settings.locale ?? 'en', name: ws?.name ?? '' };
+  }
+
+  async confirm(token: string): Promise<ConfirmationView> {
     const k = this.db.kysely;
     const c = await repo.findConfirmation(k, token);
-    if (!c) return { result: 'unknown' };
-    const form = await forms.getForm(k, c.workspaceId, c.formId);
-    if (c.usedAt) return { result: 'already', formName: form?.name };
+    if (!c) return { result: 'unknown', locale: 'en', name: '' };
+    const about = await this.about(c.workspaceId);
+    if (c.usedAt) return { result: 'already', ...about };
     const now = nowIso();
-    if (c.expiresAt <= now) return { result: 'expired', formName: form?.name };
+    if (c.expiresAt <= now) return { result: 'expired', ...about };
     const used = await k.transaction().execute(async (trx) => {
       if (!(await repo.useConfirmation(trx, c.workspaceId, c.id, now))) return false;
       await confirm(trx, c.workspaceId, c.contactId, c.data, now);
       await repo.bumpCounter(trx, c.workspaceId, c.formId, 'confirmations');
       return true;
     });
-    return { result: used ? 'confirmed' : 'already', formName: form?.name };
+    return { result: used ? 'confirmed' : 'already', ...about };
   }
 }
 

@@ -2,26 +2,31 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { escapeHtml } from '../forms/forms.html.js';
 import { DomainError } from '../errors/errors.js';
 import { registerBodyParsers } from '../http/input.js';
+import { TEXTS, fill } from '../pages/i18n.js';
 import { sendPage } from '../pages/layout.js';
 import type { UnsubscribeContext, UnsubscribeService } from './unsubscribe.service.js';
 
 const TOKEN = { type: 'object', properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$' } }, required: ['token'] } as const;
 
-function done(reply: FastifyReply, ctx: UnsubscribeContext, what: string): FastifyReply {
-  return sendPage(reply, 200, 'Unsubscribed', `<h1>Done</h1><p>${escapeHtml(ctx.email)} ${escapeHtml(what)}.</p>`);
+function done(reply: FastifyReply, ctx: UnsubscribeContext, text: string): FastifyReply {
+  const t = TEXTS[ctx.locale];
+  return sendPage(reply, 200, t.unsubscribeTitle, `<h1>${escapeHtml(t.unsubscribeTitle)}</h1><p>${text}</p>`, { lang: ctx.locale });
 }
 
+/** The page of an unsubscribe link: leave the broadcast's topic, leave everything, or choose topic by topic. */
 function choicePage(reply: FastifyReply, ctx: UnsubscribeContext, token: string): FastifyReply {
+  const t = TEXTS[ctx.locale];
   const action = `/unsubscribe/${encodeURIComponent(token)}`;
-  const what = ctx.topic ? `emails about <strong>${escapeHtml(ctx.topic.name)}</strong>` : 'all our emails';
+  const button = (value: string, label: string, cls = '') =>
+    `<form method="post" action="${action}"><input type="hidden" name="action" value="${value}"><button type="submit"${cls ? ` class="${cls}"` : ''}>${escapeHtml(label)}</button></form>`;
+  const topic = ctx.topic ? button('one-click', fill(t.unsubscribeFromTopic, { topic: ctx.topic.name }), 'secondary') : '';
   const topics = ctx.topics.length
-    ? `<form method="post" action="${action}"><input type="hidden" name="action" value="topics"><fieldset><legend>Or choose what you receive</legend>` +
-      ctx.topics.map((t) => `<label><input type="checkbox" name="topic" value="${escapeHtml(t.id)}"${t.subscribed ? ' checked' : ''}> ${escapeHtml(t.name)}</label>`).join('') +
-      `</fieldset><button type="submit" class="secondary">Save my choices</button></form>`
+    ? `<form method="post" action="${action}"><input type="hidden" name="action" value="topics"><fieldset><legend>${escapeHtml(t.chooseTopics)}</legend>` +
+      ctx.topics.map((tp) => `<label><input type="checkbox" name="topic" value="${escapeHtml(tp.id)}"${tp.subscribed ? ' checked' : ''}> ${escapeHtml(tp.name)}</label>`).join('') +
+      `</fieldset><button type="submit" class="secondary">${escapeHtml(t.saveChoices)}</button></form>`
     : '';
-  const status = ctx.status === 'SUBSCRIBED' ? '' : `<p>This address is currently ${escapeHtml(ctx.status.toLowerCase())}.</p>`;
-  return sendPage(reply, 200, 'Unsubscribe', `<h1>Unsubscribe</h1>${status}<p>Stop sending ${what} to ${escapeHtml(ctx.email)}?</p>` +
-    `<form method="post" action="${action}"><input type="hidden" name="action" value="${ctx.topic ? 'one-click' : 'all'}"><button type="submit">Unsubscribe</button></form>${topics}`);
+  return sendPage(reply, 200, t.unsubscribeTitle, `<h1>${escapeHtml(t.unsubscribeTitle)}</h1><p>${escapeHtml(fill(t.unsubscribeQuestion, { email: ctx.email }))}</p>`
+    + `${button('all', t.unsubscribeEverything)}${topic}${topics}`, { lang: ctx.locale });
 }
 
 /**
@@ -52,13 +57,18 @@ export async function unsubscribeRoutes(app: FastifyInstance, opts: { service: U
   app.post<{ Params: { token: string }; Body: Record<string, string | string[]> | undefined }>('/unsubscribe/:token', { schema: { tags: ['public'], summary: 'Unsubscribe at once (RFC 8058 one-click, or the page\'s choices)', security: [], params: TOKEN } }, async (req, reply) => {
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, string | string[]>;
     const action = body.action;
-    if (action === 'all') return done(reply, await service.unsubscribeAll(req.params.token), 'will not receive our emails any more');
+    const say = (ctx: UnsubscribeContext, text: string, values: Record<string, string> = {}) => done(reply, ctx, escapeHtml(fill(text, { email: ctx.email, ...values })));
+    if (action === 'all') {
+      const ctx = await service.unsubscribeAll(req.params.token);
+      return say(ctx, TEXTS[ctx.locale].unsubscribedAll);
+    }
     if (action === 'topics') {
       const keep = ([] as string[]).concat(body.topic ?? []);
-      return done(reply, await service.chooseTopics(req.params.token, keep), 'has been updated with your choices');
+      const ctx = await service.chooseTopics(req.params.token, keep);
+      return say(ctx, TEXTS[ctx.locale].choicesSaved);
     }
-    // RFC 8058 one-click (List-Unsubscribe=One-Click), and the page's main button.
+    // RFC 8058 one-click (List-Unsubscribe=One-Click), and the page's topic button.
     const ctx = await service.oneClick(req.params.token);
-    return done(reply, ctx, ctx.topic ? `will not receive emails about ${ctx.topic.name} any more` : 'will not receive our emails any more');
+    return ctx.topic ? say(ctx, TEXTS[ctx.locale].unsubscribedTopic, { topic: ctx.topic.name }) : say(ctx, TEXTS[ctx.locale].unsubscribedAll);
   });
 }

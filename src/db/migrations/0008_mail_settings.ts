@@ -17,6 +17,20 @@ export function mailSettings(dialect: Dialect) {
         .addColumn('created_at', ts, (c) => c.notNull())
         .execute();
       await db.schema.alterTable('workspaces').addColumn('settings', json).execute();
+      // Mail the inbound listener received at a valid bounce address and could not read (kept 30 days).
+      await db.schema.createTable('inbound_messages')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+        .addColumn('rcpt_to', 'text', (c) => c.notNull())
+        .addColumn('mail_from', 'text')
+        .addColumn('subject', 'text')
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addColumn('size', 'integer', (c) => c.notNull())
+        .addColumn('raw', 'text', (c) => c.notNull()) // the first 256 KiB, base64
+        .addColumn('received_at', ts, (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('inbound_messages_workspace').on('inbound_messages').columns(['workspace_id', 'id']).execute();
+      await db.schema.createIndex('inbound_messages_received').on('inbound_messages').column('received_at').execute();
     },
   };
 }

@@ -1,0 +1,82 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyBaseLogger } from 'fastify';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import type { InboundTarget } from '../mail/verp.js';
+import type { InboundProcessor } from './bounces.inbound.js';
+
+/** The largest message the listener takes (bounce reports carry the original message, usually small). */
+export const INBOUND_MAX_BYTES = 10 * 1024 * 1024;
+
+export interface InboundServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The inbound SMTP listener (docs/bounces.md): the bounce domain's MX points here. RCPT to a bounce or
+ * unsubscribe address with a valid token is accepted; anything else is refused with 550 before any data is
+ * sent. The data is applied before the answer, and the answer is then 250 whatever the processing found
+ * (what cannot be read is kept): a sender is never told a 5xx about data it sent. Plain SMTP on the port given (no AUTH, no STARTTLS:
+ * reports are not secret, and relays deliver to an MX without TLS when it offers none).
+ */
+export async function startInboundServer(opts: { port: number; host: string; processor: InboundProcessor; log: FastifyBaseLogger; banner?: string }): Promise<InboundServer> {
+  const { processor, log } = opts;
+  const targets = new WeakMap<SMTPServerSession, InboundTarget[]>();
+  const server = new SMTPServer({
+    name: opts.banner,
+    banner: 'Formcast bounce processor',
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    authOptional: true,
+    size: INBOUND_MAX_BYTES,
+    logger: false,
+    onRcptTo(address, session, cb) {
+      const target = processor.target(address.address);
+      if (!target) {
+        const err = new Error('5.1.1 No such mailbox here') as Error & { responseCode: number };
+        err.responseCode = 550;
+        return cb(err);
+      }
+      targets.set(session, [...(targets.get(session) ?? []), target]);
+      cb();
+    },
+    onData(stream, session, cb) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= INBOUND_MAX_BYTES) chunks.push(c);
+      });
+      stream.on('error', (err) => cb(err));
+      stream.on('end', () => {
+        if ((stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) {
+          const err = new Error('5.3.4 Message too big') as Error & { responseCode: number };
+          err.responseCode = 552;
+          return cb(err);
+        }
+        const raw = Buffer.concat(chunks);
+        const rcpts = session.envelope.rcptTo.map((r) => r.address);
+        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : null;
+        const list = targets.get(session) ?? [];
+        targets.delete(session);
+        // Applied before the 250 is sent, so that a report the sender saw accepted is never lost to a crash;
+        // process() never throws (what it cannot apply it keeps), so the answer is 250 whatever it found.
+        void (async () => {
+          for (const [i, target] of list.entries()) {
+            const outcome = await processor.process(target, { mailFrom, rcptTo: rcpts[i] ?? '' }, raw);
+            log.info({ rcptTo: rcpts[i], outcome }, 'inbound message');
+          }
+        })().finally(() => cb());
+      });
+    },
+    onClose(session) {
+      targets.delete(session);
+    },
+  });
+  server.on('error', (err) => log.error({ err }, 'inbound SMTP server error'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  const port = (server.server.address() as AddressInfo).port;
+  return { port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}

@@ -1,0 +1,165 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseInbound } from '../../src/bounces/bounces.parse.js';
+import { InboundProcessor } from '../../src/bounces/bounces.inbound.js';
+import { startInboundServer, type InboundServer } from '../../src/bounces/bounces.server.js';
+import { reportRules } from '../../src/bounces/bounces.service.js';
+import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
+import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
+import { createMailer, type Mailer } from '../../src/mail/transport.js';
+import { UnsubscribeService } from '../../src/unsubscribe/unsubscribe.service.js';
+import { describeApi } from '../helpers/app.js';
+import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
+import { TEST_SECRET } from '../helpers/secret.js';
+import { startSmtpServer, type Received } from '../helpers/smtp.js';
+
+/**
+ * The inbound listener end to end (docs/bounces.md): a broadcast is sent to a local SMTP sink, then each
+ * fixture of test/fixtures/inbound (DSNs, ARF reports, plain bounces, auto-replies after the shapes real MTAs
+ * and mailbox providers produce) is sent by a real SMTP client to the VERP address of its own recipient's
+ * message, and the contact, the suppression list, the delivery and the stats are checked against the
+ * fixture's expected classification.
+ */
+const DIR = path.join(import.meta.dirname, '..', 'fixtures', 'inbound');
+
+interface Fixture {
+  file: string;
+  source: string;
+  rcptTo: 'bounces' | 'unsubscribe';
+  expected: { kind: 'hard_bounce' | 'soft_bounce' | 'blocked' | 'failed' | 'complaint' | 'auto_reply' | 'unclassified' | 'unsubscribe'; status: string | null; recipient: string | null };
+}
+
+const manifest = JSON.parse(fs.readFileSync(path.join(DIR, 'manifest.json'), 'utf8')) as Fixture[];
+const silent = pino({ level: 'silent' });
+
+function fill(text: string, v: { recipient: string; token: string; domain: string; deliveryId: string }): string {
+  return text.replaceAll('{{RECIPIENT}}', v.recipient).replaceAll('{{TOKEN}}', v.token).replaceAll('{{DOMAIN}}', v.domain).replaceAll('{{DELIVERY_ID}}', v.deliveryId);
+}
+
+describe('inbound fixtures: the parser reads each as its manifest says', () => {
+  it(`has at least 12 fixtures with their expected classification (found ${manifest.length})`, () => {
+    expect(manifest.length).toBeGreaterThanOrEqual(12);
+  });
+  for (const f of manifest.filter((x) => x.rcptTo === 'bounces')) {
+    it(`${f.file} (${f.source}) → ${f.expected.kind}${f.expected.status ? ` ${f.expected.status}` : ''}`, async () => {
+      const raw = Buffer.from(fill(fs.readFileSync(path.join(DIR, f.file), 'utf8'), { recipient: 'ann@example.com', token: 'x', domain: 'acme.test', deliveryId: 'dlv_01JD7Q8W3K2M4N5P6R7S8T9V0W' }));
+      const report = await parseInbound(raw);
+      const kind = report.kind === 'bounce' ? `${report.results[0]!.class}` : report.kind;
+      const want = f.expected.kind.replace(/_bounce$/, '');
+      expect(kind).toBe(want);
+      if (report.kind === 'bounce' && f.expected.status) expect(report.results[0]!.status).toBe(f.expected.status);
+      if (report.kind === 'bounce' && f.expected.recipient) expect(report.results.map((r) => r.recipient)).toContain('ann@example.com');
+      if (report.kind === 'complaint') expect(report.originalMessageId).toBe('<dlv_01JD7Q8W3K2M4N5P6R7S8T9V0W@acme.test>');
+    });
+  }
+});
+
+describeApi('inbound SMTP listener', (h) => {
+  let sink: Awaited<ReturnType<typeof startSmtpServer>>;
+  let mailer: Mailer;
+  let inbound: InboundServer;
+  let client: ReturnType<typeof nodemailer.createTransport>;
+
+  beforeAll(async () => {
+    sink = await startSmtpServer();
+    mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${sink.port}`, outboxDir: '', maxConnections: 2, rateLimit: 0 });
+    const processor = new InboundProcessor(h.db, TEST_SECRET, reportRules(), new UnsubscribeService(h.db), silent as never);
+    inbound = await startInboundServer({ port: 0, host: '127.0.0.1', processor, log: silent as never });
+    client = nodemailer.createTransport({ host: '127.0.0.1', port: inbound.port, secure: false, ignoreTLS: true });
+  });
+  afterAll(async () => {
+    client?.close();
+    await inbound?.close();
+    await mailer?.close();
+    await sink?.close();
+  });
+
+  async function sendBroadcast(count: number) {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, `in${ws.id.slice(-8).toLowerCase()}.test`);
+    const emails = Array.from({ length: count }, (_, i) => `r${i}@example.com`);
+    for (const e of emails) await insertContact(h, ws, { email: e });
+    const b = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'News', from: `news@${domain.name}`, emailContent: { subject: 'Hi', text: 'Hello' } })).json();
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/send`);
+    const pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'in', publicUrl: 'https://m.test' }, silent as never);
+    for (let i = 0; i < 50 && (await pipeline.materialize()) + (await pipeline.sendBatch()) > 0;) i++;
+    const sent = new Map<string, Received>(sink.received.filter((m) => emails.includes(m.to)).map((m) => [m.to, m]));
+    expect(sent.size).toBe(count);
+    return { ws, domain: domain.name, broadcastId: b.id as string, emails, sent };
+  }
+
+  const state = async (wsId: string, email: string) => {
+    const k = h.db.kysely;
+    const contact = await k.selectFrom('contacts').select(['id', 'status']).where('workspace_id', '=', wsId).where('email', '=', email).executeTakeFirstOrThrow();
+    const delivery = await k.selectFrom('deliveries').select(['status', 'bounce_class', 'soft_bounced_at', 'complained_at', 'unsubscribed_at']).where('contact_id', '=', contact.id).executeTakeFirstOrThrow();
+    const suppression = await k.selectFrom('suppressions').select('reason').where('workspace_id', '=', wsId).where('email', '=', email).executeTakeFirst();
+    return { contact: contact.status, delivery, suppression: suppression?.reason ?? null };
+  };
+
+  it('each fixture, sent to its recipient\'s VERP address, changes the contact, the suppression and the delivery as its class says', async () => {
+    const { ws, domain, broadcastId, emails, sent } = await sendBroadcast(manifest.length);
+    for (const [i, f] of manifest.entries()) {
+      const email = emails[i]!;
+      const m = sent.get(email)!;
+      const [local, host] = m.mailFrom.split('@') as [string, string];
+      const token = local.slice('bounces+'.length);
+      const deliveryId = m.parsed.messageId!.slice(1).split('@')[0]!;
+      const mailto = /<mailto:(unsubscribe\+[a-z0-9]+@[^?>]+)\?/.exec(m.parsed.headerLines.find((l) => l.key === 'list-unsubscribe')!.line)![1]!;
+      const to = f.rcptTo === 'unsubscribe' ? mailto : `bounces+${token}@${host}`;
+      const raw = fill(fs.readFileSync(path.join(DIR, f.file), 'utf8'), { recipient: email, token, domain, deliveryId });
+      await client.sendMail({ envelope: { from: f.rcptTo === 'unsubscribe' ? email : '', to: [to] }, raw });
+      const s = await state(ws.id, email);
+      const why = `${f.file} → ${f.expected.kind}: ${JSON.stringify(s)}`;
+      switch (f.expected.kind) {
+        case 'hard_bounce':
+          expect(s, why).toMatchObject({ contact: 'BOUNCED', suppression: 'BOUNCED', delivery: { status: 'BOUNCED', bounce_class: 'hard' } });
+          break;
+        case 'soft_bounce':
+          expect(s, why).toMatchObject({ contact: 'SUBSCRIBED', suppression: null, delivery: { status: 'SENT', bounce_class: 'soft' } });
+          expect(s.delivery.soft_bounced_at, why).not.toBeNull();
+          break;
+        case 'blocked':
+        case 'failed':
+          expect(s, why).toMatchObject({ contact: 'SUBSCRIBED', suppression: null, delivery: { status: 'FAILED', bounce_class: f.expected.kind } });
+          break;
+        case 'complaint':
+          expect(s, why).toMatchObject({ contact: 'COMPLAINED', suppression: 'COMPLAINED', delivery: { status: 'SENT' } });
+          expect(s.delivery.complained_at, why).not.toBeNull();
+          break;
+        case 'unsubscribe':
+          expect(s, why).toMatchObject({ contact: 'UNSUBSCRIBED', suppression: 'UNSUBSCRIBED' });
+          expect(s.delivery.unsubscribed_at, why).not.toBeNull();
+          break;
+        default:
+          expect(s, why).toMatchObject({ contact: 'SUBSCRIBED', suppression: null, delivery: { status: 'SENT', bounce_class: null } });
+      }
+    }
+    const stats = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcastId}`)).json().stats;
+    const count = (k: string) => manifest.filter((f) => f.expected.kind === k).length;
+    expect(stats).toMatchObject({ bounced: count('hard_bounce'), softBounced: count('soft_bounce'), complained: count('complaint'), failed: count('blocked') + count('failed') });
+    // What could not be read is kept and listed (newest first); auto-replies are not.
+    const kept = (await h.call(ws.key, 'GET', '/v1/inbound')).json().data;
+    expect(kept).toHaveLength(count('unclassified'));
+    for (const k of kept) expect(Buffer.from(k.raw, 'base64').length).toBe(k.size);
+    expect((await h.call((await h.workspace()).key, 'GET', '/v1/inbound')).json().data).toEqual([]);
+  });
+
+  it('RCPT to anything but a valid token is refused with 550 before any data; a duplicate report changes nothing', async () => {
+    const { ws, domain, emails, sent } = await sendBroadcast(1);
+    const m = sent.get(emails[0]!)!;
+    const good = m.mailFrom;
+    const forged = good.replace(/\+(\w)(\w{26})(\w)/, (_all, k: string, u: string, c: string) => `+${k}${u}${c === 'a' ? 'b' : 'a'}`);
+    for (const to of [forged, `bounces+x@bounces.${domain}`, `postmaster@bounces.${domain}`, 'someone@example.com']) {
+      const err = await client.sendMail({ envelope: { from: '', to: [to] }, raw: 'Subject: x\r\n\r\nx' }).catch((e: { responseCode?: number }) => e);
+      expect((err as { responseCode?: number }).responseCode, to).toBe(550);
+    }
+    const dsn = fill(fs.readFileSync(path.join(DIR, manifest.find((f) => f.expected.kind === 'hard_bounce')!.file), 'utf8'), { recipient: emails[0]!, token: good.split('@')[0]!.slice(8), domain, deliveryId: m.parsed.messageId!.slice(1).split('@')[0]! });
+    await client.sendMail({ envelope: { from: '', to: [good] }, raw: dsn });
+    await client.sendMail({ envelope: { from: '', to: [good] }, raw: dsn });
+    expect((await state(ws.id, emails[0]!)).contact).toBe('BOUNCED');
+    expect((await h.call(ws.key, 'GET', '/v1/suppressions')).json().data).toHaveLength(1);
+  });
+});
