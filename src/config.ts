@@ -21,8 +21,8 @@ export interface Config {
   submissionsPerMinute: number;
   /** Signs tokens in public addresses (VERP, unsubscribe mailto); unset: one generated and kept in the database. */
   secretKey: string | null;
-  /** Proxies whose X-Forwarded-For is believed (Fastify's trustProxy): false, a hop count, or addresses/CIDRs. */
-  trustProxy: boolean | number | string[];
+  /** Proxies whose X-Forwarded-For is believed (Fastify's trustProxy): false, true, or addresses/CIDRs. */
+  trustProxy: boolean | string[];
   /** The EHLO name the SMTP client introduces itself with (SMTP_HELO_NAME). */
   smtpHeloName: string | null;
   /** Credentials in SMTP_URL over a connection without TLS are refused unless this is set (SMTP_ALLOW_PLAINTEXT_AUTH). */
@@ -70,14 +70,18 @@ function rateFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
 
 export class ConfigError extends Error {}
 
-/** TRUST_PROXY: unset or `false`; `true` (any proxy: only behind one you control); a hop count; or a list of addresses and CIDRs. */
-function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
+/**
+ * TRUST_PROXY: unset or `false`; `true` (any peer is a proxy: only when nothing but your proxy can reach the
+ * service); or the proxies' addresses and CIDRs (and the keywords loopback, linklocal, uniquelocal). A hop
+ * count is refused: Fastify cannot check the peer with one, and would believe any client's X-Forwarded-For.
+ */
+function parseTrustProxy(raw: string | undefined): boolean | string[] {
   if (raw === undefined || raw === '' || raw === 'false') return false;
   if (raw === 'true') return true;
-  if (/^\d+$/.test(raw)) return Number(raw);
+  if (/^\d+$/.test(raw)) throw new ConfigError(`TRUST_PROXY must name the proxies (addresses, CIDRs, or loopback), not a hop count: got "${raw}" (e.g. TRUST_PROXY=loopback for nginx or Caddy on the same host)`);
   const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
   if (!list.every((a) => /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(a) || ['loopback', 'linklocal', 'uniquelocal'].includes(a))) {
-    throw new ConfigError(`TRUST_PROXY must be true, false, a number of hops, or addresses/CIDRs (e.g. 127.0.0.1,10.0.0.0/8), got "${raw}"`);
+    throw new ConfigError(`TRUST_PROXY must be true, false, or addresses/CIDRs (e.g. loopback or 10.0.0.0/8), got "${raw}"`);
   }
   return list;
 }

@@ -4,7 +4,7 @@ import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery } from '../http/schema-helpers.js';
 import {
   AudienceSchema, BroadcastListQuery, BroadcastParams, BroadcastSchema, CreateBroadcastBody, DeliveryListQuery, DeliverySchema, PreviewBody, PreviewSchema,
-  UpdateBroadcastBody,
+  PreflightSchema, TestSendBody, TestSendResult, UpdateBroadcastBody,
 } from './broadcasts.schemas.js';
 
 const tags = ['broadcasts'];
@@ -75,6 +75,24 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'Resume a PAUSED broadcast where it stopped', params: BroadcastParams, response: { 200: BroadcastSchema } },
     config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
   }, (req) => broadcasts.resume(req.auth.workspaceId, req.params.broadcastId));
+
+  app.post('/broadcasts/:broadcastId/preflight', {
+    schema: {
+      tags, summary: 'Check a broadcast before it goes out',
+      description: 'Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain\'s DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail\'s 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last.',
+      params: BroadcastParams, response: { 200: PreflightSchema },
+    },
+    config: { scope: 'read:broadcasts' },
+  }, (req) => broadcasts.preflight(req.auth.workspaceId, req.params.broadcastId));
+
+  app.post('/broadcasts/:broadcastId/test', {
+    schema: {
+      tags, summary: 'Send the broadcast to up to five test addresses',
+      description: 'The real rendering (for `contactId`, or sample data), the subject marked [Test], sent at once; it counts in no stats. Needs a complete broadcast (422 broadcast_incomplete).',
+      params: BroadcastParams, body: TestSendBody, response: { 200: TestSendResult },
+    },
+    config: { scope: 'write:broadcasts', errors: ['broadcast_incomplete', 'sender_domain_not_verified', 'invalid_reference'] },
+  }, (req) => broadcasts.sendTest(req.auth.workspaceId, req.params.broadcastId, req.body));
 
   app.post('/broadcasts/:broadcastId/preview', {
     schema: { tags, summary: 'Render the content for a contact (or sample data)', params: BroadcastParams, body: PreviewBody, response: { 200: PreviewSchema } },

@@ -130,3 +130,21 @@ export const DeliveryListQuery = Type.Object({
   ...ListQuery.properties,
   status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
 }, { additionalProperties: false });
+
+export const PreflightSchema = Type.Object({
+  ok: Type.Boolean({ description: 'no check failed: the broadcast may be scheduled and sent' }),
+  checks: Type.Array(Type.Object({
+    id: Type.String(),
+    status: StringEnum(['pass', 'warn', 'fail'] as const),
+    detail: Type.String(),
+  })),
+});
+
+export const TestSendBody = Type.Object({
+  emails: Type.Array(Type.String({ minLength: 3, maxLength: 320 }), { minItems: 1, maxItems: 5 }),
+  contactId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'personalise for this contact; sample data when omitted' })),
+}, { additionalProperties: false });
+
+export const TestSendResult = Type.Object({
+  sent: Type.Array(Type.Object({ email: Type.String(), messageId: Type.String(), response: Type.String({ description: 'the relay\'s answer (or where the outbox wrote it)' }) })),
+});

@@ -1,9 +1,14 @@
+import { contactEmail } from '../contacts/contacts.email.js';
 import { getContact } from '../contacts/contacts.repository.js';
+import type { DomainsService } from '../domains/domains.service.js';
+import { getSigningKey } from '../domains/domains.repository.js';
+import type { Mailer } from '../mail/transport.js';
+import { returnPath } from '../mail/verp.js';
 import * as deliveries from '../deliveries/deliveries.repository.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import type { Db, Executor } from '../db/connection.js';
 import { findDomainByName } from '../domains/domains.repository.js';
-import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../errors/errors.js';
+import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError, unavailable } from '../errors/errors.js';
 import type { AppConfig } from '../http/server.js';
 import { parseMailbox } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
@@ -16,7 +21,8 @@ import * as repo from './broadcasts.repository.js';
 import { SAMPLE_CONTACT, renderContent, type RenderedContent } from './broadcasts.render.js';
 import type { AudienceMember, Broadcast, BroadcastStatus, CreateBroadcastInput, EmailContent, EmailContentInput, UpdateBroadcastInput } from './broadcasts.schemas.js';
 import { transition } from './broadcasts.state.js';
-import { assembleContent } from './broadcasts.message.js';
+import { bareVariables, blockingChecks, checkErrors, contentChecks, pass, warning, type Check } from './broadcasts.preflight.js';
+import { assembleContent, listHeaders } from './broadcasts.message.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
@@ -58,8 +64,14 @@ export function missingForSend(b: Pick<Broadcast, 'from' | 'emailContent'>): Fie
   return missing;
 }
 
+/** What test sends need: the mail transport of this process, and the secret of their VERP address. */
+export interface TestSender {
+  mailer: Mailer;
+  secret: Buffer;
+}
+
 export class BroadcastsService {
-  constructor(private readonly db: Db, private readonly config: AppConfig) {}
+  constructor(private readonly db: Db, private readonly config: AppConfig, private readonly domains: DomainsService, private readonly tests?: TestSender) {}
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
@@ -88,17 +100,22 @@ export class BroadcastsService {
     }
   }
 
-  /** Ready to go out: complete, and the sender's domain still verified. */
+  /**
+   * Ready to go out: the preflight checks that can fail (broadcasts.preflight.ts) all pass. The sender's domain
+   * answers 422 sender_domain_not_verified, anything else 422 broadcast_incomplete with each failing check.
+   */
   private async checkSendable(db: Executor, workspaceId: string, b: Broadcast): Promise<void> {
-    const missing = missingForSend(b);
-    if (missing.length) throw unprocessable('broadcast_incomplete', 'the broadcast is not complete: ' + missing.map((m) => `${m.path} ${m.message}`).join('; '), missing);
-    await this.checkSender(db, workspaceId, b.from!);
-    // A template that cannot render within the limit for sample data would fail for every recipient.
-    try {
-      renderContent(b.emailContent, { contact: SAMPLE_CONTACT, broadcast: { id: b.id, name: b.name }, unsubscribe_url: `${this.config.publicUrl}/unsubscribe/preview` });
-    } catch (err) {
-      if (isRenderLimit(err)) throw validationFailed([{ path: '/emailContent', message: `takes longer than ${RENDER_LIMIT_MS} ms to render` }]);
-    }
+    const checks = blockingChecks(b, b.from ? await this.senderVerified(db, workspaceId, b.from) : null);
+    const failed = checks.filter((c) => c.status === 'fail');
+    if (!failed.length) return;
+    if (failed.every((c) => c.id === 'sender_domain')) await this.checkSender(db, workspaceId, b.from!);
+    const errors = checkErrors(failed.filter((c) => c.id !== 'sender_domain'));
+    throw unprocessable('broadcast_incomplete', 'the broadcast is not complete: ' + errors.map((m) => `${m.path} ${m.message}`).join('; '), errors);
+  }
+
+  private async senderVerified(db: Executor, workspaceId: string, from: string): Promise<boolean> {
+    const domain = parseMailbox(from)?.domain;
+    return domain ? (await findDomainByName(db, workspaceId, domain))?.status === 'VERIFIED' : false;
   }
 
   async create(workspaceId: string, input: CreateBroadcastInput): Promise<Broadcast> {
@@ -271,6 +288,104 @@ export class BroadcastsService {
     }
   }
 
+  /**
+   * Preflight (docs/bounces.md): every check, those that can fail and those that advise — the sender domain's
+   * DNS (DKIM, SPF, DMARC, bounce MX), PUBLIC_URL over https, the unsubscribe link, contact fields the templates
+   * print that part of the audience lacks, Gmail's clipping size, images without alt text, plain-http links,
+   * the audience and how long sending it takes at the rate measured last.
+   */
+  async preflight(workspaceId: string, id: string): Promise<{ ok: boolean; checks: Check[] }> {
+    const k = this.db.kysely;
+    const b = await this.mustGet(k, workspaceId, id);
+    const domain = b.from ? parseMailbox(b.from)?.domain : undefined;
+    const checks = blockingChecks(b, b.from ? await this.senderVerified(k, workspaceId, b.from) : null);
+
+    if (domain) {
+      const dns = await this.domains.checkDns(workspaceId, domain).catch(() => undefined);
+      if (!dns) checks.push(warning('dns', `the DNS of ${domain} could not be checked`));
+      else {
+        const dkim = dns.records[1];
+        checks.push(dkim?.status === 'VERIFIED' ? pass('dns_dkim', `the DKIM key is published at ${dkim.name}`) : warning('dns_dkim', `the DKIM key at ${dkim?.name ?? domain} is ${dkim?.status ?? 'missing'}: receivers cannot verify the signature`));
+        checks.push(dns.spf.found ? pass('dns_spf', `SPF: ${dns.spf.record}`) : warning('dns_spf', `${domain} has no SPF record (Gmail and Yahoo require one of bulk senders)`));
+        checks.push(dns.dmarc.found ? pass('dns_dmarc', `DMARC: ${dns.dmarc.record}`) : warning('dns_dmarc', `${domain} has no DMARC record (Gmail and Yahoo require one of bulk senders)`));
+        checks.push(dns.bounce.mx.found ? pass('dns_bounce_mx', `bounces.${domain} has its MX`) : warning('dns_bounce_mx', `bounces.${domain} has no MX to ${this.config.bounceMxHost ?? 'the inbound listener'}: bounce reports after sending will not be seen`));
+      }
+    }
+    checks.push(new URL(this.config.publicUrl).protocol === 'https:' ? pass('public_url', 'links use https') : warning('public_url', `PUBLIC_URL is ${this.config.publicUrl}: one-click unsubscribe (RFC 8058) and mailbox providers expect https`));
+
+    const spec = { segmentId: b.segmentId, topicId: b.topicId };
+    const audience = await countAudience(k, this.db.dialect, workspaceId, spec).catch(() => null);
+    if (audience !== null) {
+      const rate = await deliveries.lastSendRate(k, workspaceId);
+      const eta = rate ? ` (about ${formatDuration(audience / rate.perSecond)} at the ${Math.round(rate.perSecond)} messages a second the last broadcast went out at)` : '';
+      checks.push(audience === 0 ? warning('audience', 'nobody would receive it: the audience is empty') : pass('audience', `${audience} recipients${eta}`));
+      for (const field of bareVariables(b.emailContent)) {
+        const missing = await countAudience(k, this.db.dialect, workspaceId, { ...spec, extra: { any: [{ field, op: 'notExists' }, { field, op: 'eq', value: '' }] } });
+        const name = field.replace(/^properties\./, '');
+        checks.push(missing ? warning(`empty_${name}`, `${missing} of ${audience} recipients have no ${name}: "{{ contact.${field} }}" renders empty for them (add | default: "…")`) : pass(`empty_${name}`, `every recipient has a ${name}`));
+      }
+    }
+    const workspace = (await getWorkspace(k, workspaceId))!;
+    let html: string | null = null;
+    try {
+      const rendered = renderContent(b.emailContent, { contact: SAMPLE_CONTACT, broadcast: { id: b.id, name: b.name }, unsubscribe_url: `${this.config.publicUrl}/unsubscribe/preview` });
+      html = assembleContent(rendered, { unsubscribeUrl: `${this.config.publicUrl}/unsubscribe/preview`, workspace }).html;
+    } catch {
+      // The blocking checks said why it does not render.
+    }
+    checks.push(pass('unsubscribe', b.emailContent.html?.includes('unsubscribe_url') ? 'the template links {{ unsubscribe_url }}' : 'an unsubscribe footer is added to every message'));
+    if (!workspace.settings.postalAddress) checks.push(warning('postal_address', 'the workspace has no postal address for the footer (CAN-SPAM requires one): PUT /v1/workspace { settings: { postalAddress } }'));
+    checks.push(...contentChecks(html));
+    return { ok: !checks.some((c) => c.status === 'fail'), checks };
+  }
+
+  /**
+   * A test send (docs/bounces.md): the real rendering, for a contact of the workspace or sample data, to up to
+   * five addresses, its subject marked [Test]. It goes out at once through this process's transport, with a
+   * VERP address of its own, and counts in no stats (no delivery row).
+   */
+  async sendTest(workspaceId: string, id: string, input: { emails: string[]; contactId?: string }): Promise<{ sent: { email: string; messageId: string; response: string }[] }> {
+    if (!this.tests) throw unavailable('this process has no mail transport for test sends');
+    const k = this.db.kysely;
+    const b = await this.mustGet(k, workspaceId, id);
+    const emails = input.emails.map((e, i) => {
+      const email = contactEmail(e);
+      if (!email) throw validationFailed([{ path: `/emails/${i}`, message: 'must be a valid email address' }]);
+      return email;
+    });
+    await this.checkSendable(k, workspaceId, b);
+    let contact = { ...SAMPLE_CONTACT };
+    if (input.contactId) {
+      const found = await getContact(k, workspaceId, input.contactId);
+      if (!found) throw unprocessable('invalid_reference', 'contactId names no contact of this workspace', [{ path: '/contactId', message: 'names no contact of this workspace' }]);
+      contact = found;
+    }
+    const from = parseMailbox(b.from!)!;
+    const replyTo = b.replyTo ? parseMailbox(b.replyTo) : null;
+    const key = (await getSigningKey(k, workspaceId, from.domain))!;
+    const workspace = (await getWorkspace(k, workspaceId))!;
+    const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/test`;
+    const rendered = renderContent(b.emailContent, {
+      contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
+      broadcast: { id: b.id, name: b.name }, unsubscribe_url: unsubscribeUrl,
+    });
+    const content = assembleContent(rendered, { unsubscribeUrl, workspace });
+    const sent = [];
+    for (const to of emails) {
+      const testId = newId('tst');
+      const info = await this.tests.mailer.send({
+        from: { name: from.name, address: from.address }, to, replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
+        returnPath: returnPath(this.tests.secret, 't', testId, from.domain),
+        ...content, subject: `[Test] ${content.subject}`,
+        messageId: `<${testId}@${from.domain}>`,
+        headers: listHeaders({ unsubscribeUrl, unsubscribeMailto: null, listName: workspace.name, listId: `test.${workspaceId.toLowerCase().replace(/_/g, '-')}.${from.domain}`, feedbackId: `${b.id}:${workspaceId}:formcast` }),
+        dkim: { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey },
+      });
+      sent.push({ email: to, messageId: info.messageId, response: info.response });
+    }
+    return { sent };
+  }
+
   /** Renders the content for one contact of the workspace, or for sample data, as a recipient would get it. */
   async preview(workspaceId: string, id: string, contactId?: string): Promise<RenderedContent & { contact: { id: string | null; email: string } }> {
     const b = await this.mustGet(this.db.kysely, workspaceId, id);
@@ -308,4 +423,10 @@ export class BroadcastsService {
       rows: found.map((r) => ({ id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name })),
     };
   }
+}
+
+function formatDuration(seconds: number): string {
+  if (seconds < 90) return `${Math.max(1, Math.round(seconds))} seconds`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} minutes`;
+  return `${(seconds / 3600).toFixed(1)} hours`;
 }

@@ -5,7 +5,7 @@ import { configWarnings, type Config } from '../config.js';
 import { connect } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { withSecret } from '../db/secrets.js';
-import { startJobs, type RunningJobs } from '../jobs/jobs.js';
+import { configuredMailer, startJobs } from '../jobs/jobs.js';
 import { reportRules } from '../bounces/bounces.service.js';
 import { InboundProcessor } from '../bounces/bounces.inbound.js';
 import { startInboundServer, type InboundServer } from '../bounces/bounces.server.js';
@@ -24,9 +24,9 @@ export async function serve(config: Config): Promise<void> {
   await migrateToLatest(db);
   const appConfig = await withSecret(db, config);
   const warnings = configWarnings(config);
-  // The transport's state is known once the jobs have started (below); /readyz reads it at each request.
-  const started: { jobs?: RunningJobs } = {};
-  const app = await buildApp({ db, config: appConfig, status: () => ({ transport: started.jobs?.mailer.state(), warnings }) });
+  // One transport for the process: the jobs send through it, and so do test sends from the API.
+  const mailer = configuredMailer(config, pino({ level: config.logLevel }) as unknown as FastifyBaseLogger);
+  const app = await buildApp({ db, config: appConfig, mailer, status: () => ({ transport: mailer.state(), warnings }) });
   await app.listen({ port: config.port, host: config.host, listenTextResolver: () => 'server started' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -36,8 +36,7 @@ export async function serve(config: Config): Promise<void> {
   process.stdout.write(`listening on ${url}\n`);
   // The delivery worker, the scheduler and the other periodic jobs run in the same process (docs/api.md §10).
   for (const w of warnings) app.log.warn(`WARNING: ${w}`);
-  const worker = startJobs(db, appConfig, app.log);
-  started.jobs = worker;
+  const worker = startJobs(db, appConfig, app.log, { mailer });
   // The inbound SMTP listener for bounce and complaint reports, when INBOUND_SMTP_PORT is set.
   const inbound = config.inboundSmtp.port === null ? null : await startInbound(db, appConfig, app.log);
 

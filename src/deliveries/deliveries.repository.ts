@@ -359,3 +359,19 @@ export async function findByUnsubscribeToken(db: Executor, token: string): Promi
 export async function markUnsubscribed(db: Executor, workspaceId: string, id: string, now: string): Promise<void> {
   await db.updateTable('deliveries').set({ unsubscribed_at: now }).where('workspace_id', '=', workspaceId).where('id', '=', id).where('unsubscribed_at', 'is', null).execute();
 }
+
+/**
+ * The rate the workspace's last finished broadcast went out at: its deliveries over the time from the first
+ * written to the last sent. Null without a finished broadcast with at least 10 messages.
+ */
+export async function lastSendRate(db: Executor, workspaceId: string): Promise<{ perSecond: number; broadcastId: string } | null> {
+  const last = await db.selectFrom('broadcasts').select('id').where('workspace_id', '=', workspaceId).where('status', '=', 'SENT').orderBy('sent_at', 'desc').limit(1).executeTakeFirst();
+  if (!last) return null;
+  const r = await db.selectFrom('deliveries')
+    .select((eb) => [eb.fn.count<number>('sent_at').as('n'), eb.fn.min('created_at').as('first'), eb.fn.max('sent_at').as('last')])
+    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', last.id).executeTakeFirst();
+  const n = Number(r?.n ?? 0);
+  if (!r || n < 10 || !r.first || !r.last) return null;
+  const seconds = Math.max(1, (Date.parse(toIso(r.last as string)) - Date.parse(toIso(r.first as string))) / 1000);
+  return { perSecond: n / seconds, broadcastId: last.id };
+}

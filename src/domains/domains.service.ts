@@ -123,6 +123,14 @@ export class DomainsService {
     if (!(await repo.deleteDomain(this.db.kysely, workspaceId, id))) throw notFound('domain');
   }
 
+  /** The DNS check of a domain of the workspace by name, not stored (preflight); undefined when there is no such domain. */
+  async checkDns(workspaceId: string, name: string): Promise<Domain['verification'] | undefined> {
+    const d = await repo.findDomainByName(this.db.kysely, workspaceId, name);
+    if (!d) return undefined;
+    const [ownership, dkim, bounceMx, bounceSpf] = recordsFor(d, this.bounce);
+    return (await checkDomain(this.lookup, { domain: d.name, ownership, dkim, bounceMx, bounceSpf }, nowIso)).verification;
+  }
+
   /**
    * Looks the records up in DNS (no transaction is held meanwhile) and stores the result: VERIFIED when
    * the ownership token and the DKIM key are both published, FAILED otherwise, from whatever status. A

@@ -38,7 +38,7 @@ import { workspacesRoutes } from '../workspaces/workspaces.routes.js';
 import { errorsPage, openApiErrorResponses, routeErrors } from '../errors/docs.js';
 import { notFound, unavailable, validationFailed, type ErrorCode } from '../errors/errors.js';
 import { ProblemSchema } from './schema-helpers.js';
-import type { TransportState } from '../mail/transport.js';
+import type { Mailer, TransportState } from '../mail/transport.js';
 import { sendPage } from '../pages/layout.js';
 import { registerIdempotency } from './idempotency.js';
 import { registerBodyParsers } from './input.js';
@@ -87,21 +87,22 @@ declare module 'fastify' {
 /** The Fastify instance the `/v1` routes are registered on, typed by their TypeBox schemas. */
 export type V1 = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
-export function createServices(db: Db, config: AppConfig): Services {
+export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Services {
   const apiKeys = new ApiKeysService(db);
+  const domains = new DomainsService(db, {
+    dnsServers: config.dnsServers ?? [], dnsTimeoutMs: config.dnsTimeoutMs,
+    bounce: { mxHost: config.bounceMxHost ?? new URL(config.publicUrl).hostname, spf: config.sendingSpf ?? `a:${config.bounceMxHost ?? new URL(config.publicUrl).hostname}` },
+  });
   return {
     apiKeys,
     workspaces: new WorkspacesService(db, apiKeys),
     forms: new FormsService(db),
-    domains: new DomainsService(db, {
-      dnsServers: config.dnsServers ?? [], dnsTimeoutMs: config.dnsTimeoutMs,
-      bounce: { mxHost: config.bounceMxHost ?? new URL(config.publicUrl).hostname, spf: config.sendingSpf ?? `a:${config.bounceMxHost ?? new URL(config.publicUrl).hostname}` },
-    }),
+    domains,
     contacts: new ContactsService(db),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
     templates: new TemplatesService(db),
-    broadcasts: new BroadcastsService(db, config),
+    broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
     unsubscribe: new UnsubscribeService(db),
     submissions: new SubmissionsService(db),
     suppressions: new SuppressionsService(db),
@@ -126,11 +127,13 @@ export interface BuildOptions {
   logger?: boolean;
   /** Where logs go (standard output by default); tests read them. */
   logStream?: { write(line: string): void };
+  /** The mail transport of this process (test sends); without one, test sends answer 503. */
+  mailer?: Mailer;
   /** What /readyz reports beside the database: the mail transport's state and the configuration's warnings. */
   status?: () => { transport?: TransportState; warnings: string[] };
 }
 
-export async function buildApp({ db, config, logger = true, logStream, status }: BuildOptions): Promise<FastifyInstance> {
+export async function buildApp({ db, config, logger = true, logStream, status, mailer }: BuildOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logger ? {
       level: config.logLevel,
@@ -163,7 +166,7 @@ export async function buildApp({ db, config, logger = true, logStream, status }:
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  app.decorate('services', createServices(db, config));
+  app.decorate('services', createServices(db, config, mailer));
   app.decorateRequest('auth', null as unknown as AuthContext);
   registerProblemHandlers(app);
   // Callback style, not async: it runs on every request and needs no promise.

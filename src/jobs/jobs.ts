@@ -51,7 +51,8 @@ export function buildPipeline(db: Db, mailer: Mailer, config: Config & { secret:
   }, log);
 }
 
-export function startJobs(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger, overrides: Partial<PipelineOptions> = {}): RunningJobs {
+/** The mail transport from the configuration, checked at once (warn, not fail), its repeated failures logged. */
+export function configuredMailer(config: Config, log: FastifyBaseLogger): Mailer {
   const mailer = createMailer({
     smtpUrl: config.smtpUrl, outboxDir: config.outboxDir, maxConnections: config.smtpMaxConnections, rateLimit: config.smtpRateLimit,
     heloName: config.smtpHeloName, allowPlaintextAuth: config.smtpAllowPlaintextAuth,
@@ -66,6 +67,12 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     else if (!state.ok) log.warn({ transport: state.description, reason: state.detail }, `the mail transport cannot be reached: ${state.detail}; sending will be retried`);
     else log.info({ transport: state.description }, 'the mail transport answers');
   }, () => {});
+  return mailer;
+}
+
+export function startJobs(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger, opts: { mailer?: Mailer; overrides?: Partial<PipelineOptions> } = {}): RunningJobs {
+  const mailer = opts.mailer ?? configuredMailer(config, log);
+  const overrides = opts.overrides ?? {};
   const pipeline = buildPipeline(db, mailer, config, log, overrides);
   const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log, config.secret);
   const contacts = new ContactsService(db);

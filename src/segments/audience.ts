@@ -25,7 +25,7 @@ export async function audienceQuery(db: Executor, dialect: Dialect, workspaceId:
 }
 
 /** The audience query, and how many contacts a slice of it may span (segments/slices.ts). */
-export async function audience(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec): Promise<{ query: SelectQueryBuilder<Database, 'contacts', object>; sliceRows: number }> {
+export async function audience(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec & { extra?: Filter }): Promise<{ query: SelectQueryBuilder<Database, 'contacts', object>; sliceRows: number }> {
   const errors: FieldError[] = [];
   const segment = spec.segmentId === null ? undefined : await getSegment(db, workspaceId, spec.segmentId);
   if (spec.segmentId !== null && !segment) errors.push({ path: '/segmentId', message: 'names no segment of this workspace' });
@@ -36,12 +36,14 @@ export async function audience(db: Executor, dialect: Dialect, workspaceId: stri
   if (segment) q = q.where(compileFilter(segment.filter as Filter, dialect, workspaceId));
   const topic: Filter | null = spec.topicId !== null ? { topic: spec.topicId, subscribed: true } : null;
   if (topic) q = q.where(compileFilter(topic, dialect, workspaceId));
-  const filter: Filter | null = segment && topic ? { all: [segment.filter as Filter, topic] } : (segment?.filter as Filter | undefined) ?? topic;
+  if (spec.extra) q = q.where(compileFilter(spec.extra, dialect, workspaceId));
+  const parts = [segment?.filter as Filter | undefined, topic, spec.extra].filter((f): f is Filter => Boolean(f));
+  const filter: Filter | null = parts.length > 1 ? { all: parts } : parts[0] ?? null;
   return { query: q, sliceRows: sliceRows(filter) };
 }
 
-/** How many contacts the audience has now, counted a slice at a time. */
-export async function countAudience(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec): Promise<number> {
+/** How many contacts the audience has now (narrowed by `extra`, a filter), counted a slice at a time. */
+export async function countAudience(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec & { extra?: Filter }): Promise<number> {
   const { query, sliceRows: rows } = await audience(db, dialect, workspaceId, spec);
   let n = 0;
   for await (const range of contactSlices(db, dialect, workspaceId, { rows, order: 'asc', limitMs: EVALUATION_LIMIT_MS })) {

@@ -237,7 +237,7 @@ describeApi('security: input rules and abuse', (h) => {
     expect(replay.headers['idempotent-redacted']).toBe('key');
     expect(replay.json()).toMatchObject({ id: first.json().id, key: null });
     const stored = await h.db.kysely.selectFrom('idempotency_keys').select('response_body').where('workspace_id', '=', ws.id).execute();
-    expect(JSON.stringify(stored)).not.toContain(key.split('_')[2]!);
+    expect(JSON.stringify(stored)).not.toContain(key.slice('fc_'.length + 26 + 1)); // the secret part
   });
 
   it('6. deep JSON is a 422, with or without an Idempotency-Key', async () => {

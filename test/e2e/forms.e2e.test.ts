@@ -301,7 +301,8 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     await page.screenshot({ path: path.join(SHOTS, 'confirm-page.png') });
     await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Confirm my subscription' }).click()]);
     expect(await page.locator('h1').innerText()).toBe('You are subscribed');
-    expect(await page.locator('main').innerText()).toContain('Acme updates');
+    // The page names the workspace, not the form (a form's name is internal, never shown to visitors).
+    expect(await page.locator('main').innerText()).toContain('Thank you for confirming your subscription to Acme.');
     expect(await contact('carol@example.com')).toMatchObject({ firstName: 'Carol', status: 'SUBSCRIBED' });
     const form = await api('GET', `/v1/forms/${formIds.double}`);
     expect(form.stats).toMatchObject({ confirmations: 1 });
