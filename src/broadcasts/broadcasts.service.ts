@@ -12,7 +12,7 @@ import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, valida
 import type { AppConfig } from '../http/server.js';
 import { parseMailbox } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
-import { RENDER_LIMIT_MS, isRenderLimit, liquidErrors } from '../lib/liquid.js';
+import { liquidErrors } from '../lib/liquid.js';
 import { normalizeDateTime, nowIso } from '../lib/time.js';
 import { audiencePage, countAudience } from '../segments/audience.js';
 import { getSegment } from '../segments/segments.repository.js';
@@ -53,15 +53,6 @@ function checkShape(input: { from?: string | null; replyTo?: string | null; emai
     errors.push(...liquidErrors({ subject: c.subject, html: c.html, text: c.text, previewText: c.previewText }, '/emailContent'));
   }
   if (errors.length) throw validationFailed(errors);
-}
-
-/** What scheduling or sending needs (contract section 5); each missing item is one entry. */
-export function missingForSend(b: Pick<Broadcast, 'from' | 'emailContent'>): FieldError[] {
-  const missing: FieldError[] = [];
-  if (!b.from) missing.push({ path: '/from', message: 'is required to send' });
-  if (!b.emailContent.subject?.trim()) missing.push({ path: '/emailContent/subject', message: 'must not be empty to send' });
-  if (!b.emailContent.html?.trim() && !b.emailContent.text?.trim()) missing.push({ path: '/emailContent', message: 'needs html or text to send' });
-  return missing;
 }
 
 /** What test sends need: the mail transport of this process, and the secret of their VERP address. */
