@@ -26,7 +26,7 @@ export interface AssembledContent {
  * FONT_INVIS_MSGID scores tiny text) and no colour tricks: `display:none` and zero size hide it.
  */
 const PREHEADER_STYLE = 'display:none;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all';
-const PREHEADER_PADDING = '&zwnj;&nbsp;'.repeat(90);
+const PREHEADER_PADDING = '&zwnj;&nbsp;'.repeat(40);
 
 export function preheader(previewText: string): string {
   return `<div style="${PREHEADER_STYLE}">${escapeHtml(previewText)}${PREHEADER_PADDING}</div>`;
