@@ -43,9 +43,10 @@ export async function unsubscribeRoutes(app: FastifyInstance, opts: { service: U
     payload.on('error', (err) => done(err, undefined));
   });
   const service = opts.service;
-  app.setErrorHandler((err, req, reply) => {
-    if (err instanceof DomainError && err.status === 404) return sendPage(reply, 404, 'Link not found', '<h1>This link is not valid</h1><p>It may be mistyped or too old.</p>');
-    if ((err as { validation?: unknown }).validation) return sendPage(reply, 404, 'Link not found', '<h1>This link is not valid</h1>');
+  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
+    const status = err instanceof DomainError ? err.status : err.validation ? 404 : err.statusCode ?? 500;
+    if (status === 404) return sendPage(reply, 404, 'Link not found', '<h1>This link is not valid</h1><p>It may be mistyped or too old.</p>');
+    if (status < 500) return sendPage(reply, status, 'Bad request', '<h1>Bad request</h1><p>The request could not be read.</p>');
     req.log.error({ err }, 'unsubscribe failed');
     return sendPage(reply, 500, 'Error', '<h1>Something went wrong</h1><p>Please try again in a moment.</p>');
   });

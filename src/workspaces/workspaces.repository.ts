@@ -21,8 +21,10 @@ export async function getWorkspace(db: Executor, workspaceId: string): Promise<W
 }
 
 export async function updateWorkspace(db: Executor, workspaceId: string, values: { name?: string; settings?: WorkspaceSettings }): Promise<void> {
-  await db.updateTable('workspaces').set({
+  const set = {
     ...(values.name !== undefined ? { name: values.name } : {}),
     ...(values.settings !== undefined ? { settings: toJsonColumn(values.settings) } : {}),
-  }).where('id', '=', workspaceId).execute();
+  };
+  if (Object.keys(set).length === 0) return; // an empty PUT changes nothing (found by test/api/openapi.fuzz.test.ts)
+  await db.updateTable('workspaces').set(set).where('id', '=', workspaceId).execute();
 }
