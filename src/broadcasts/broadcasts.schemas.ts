@@ -58,6 +58,7 @@ export const BroadcastStatsSchema = Type.Object({
   softBounced: Type.Integer({ description: 'deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs)' }),
   complained: Type.Integer({ description: 'recipients who reported the message as spam' }),
   unsubscribed: Type.Integer(),
+  outbox: Type.Optional(Type.Integer({ description: 'present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody' })),
 });
 
 export const BroadcastSchema = Type.Object({

@@ -144,6 +144,7 @@ export class BroadcastsService {
         stats: {
           recipients: c.total, queued: n('QUEUED') + n('SENDING') + n('PAUSED'), sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'),
           softBounced: c.softBounced, complained: c.complained, unsubscribed: c.unsubscribed,
+          ...(c.outboxed ? { outbox: c.outboxed } : {}),
         },
       };
     });

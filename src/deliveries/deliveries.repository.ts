@@ -3,6 +3,7 @@ import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { Database, DeliveriesTable, DeliveryStatus } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
+import { OUTBOX_RESPONSE } from '../mail/transport.js';
 import { toIso } from '../lib/time.js';
 import { broadcastStatusesFor, transition } from '../broadcasts/broadcasts.state.js';
 import type { BounceClass } from '../bounces/bounces.classify.js';
@@ -265,6 +266,8 @@ export interface DeliveryCounts {
   unsubscribed: number;
   softBounced: number;
   complained: number;
+  /** SENT deliveries that the outbox transport wrote to disk (no SMTP_URL): nobody received them. */
+  outboxed: number;
 }
 
 export async function countDeliveries(db: Executor, workspaceId: string, broadcastId: string): Promise<DeliveryCounts> {
@@ -273,11 +276,12 @@ export async function countDeliveries(db: Executor, workspaceId: string, broadca
 
 /** The counts of several broadcasts in one query (a list page shows each one's stats). */
 export async function countDeliveriesOf(db: Executor, workspaceId: string, broadcastIds: string[]): Promise<Map<string, DeliveryCounts>> {
-  const counts = new Map<string, DeliveryCounts>(broadcastIds.map((id) => [id, { total: 0, byStatus: {}, unsubscribed: 0, softBounced: 0, complained: 0 }]));
+  const counts = new Map<string, DeliveryCounts>(broadcastIds.map((id) => [id, { total: 0, byStatus: {}, unsubscribed: 0, softBounced: 0, complained: 0, outboxed: 0 }]));
   if (!broadcastIds.length) return counts;
   const rows = await db.selectFrom('deliveries')
     .select(['broadcast_id', 'status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.count<number>('unsubscribed_at').as('u'),
-      (eb) => eb.fn.count<number>('soft_bounced_at').as('s'), (eb) => eb.fn.count<number>('complained_at').as('c')])
+      (eb) => eb.fn.count<number>('soft_bounced_at').as('s'), (eb) => eb.fn.count<number>('complained_at').as('c'),
+      (eb) => eb.fn.count<number>(eb.case().when('smtp_response', 'like', `${OUTBOX_RESPONSE}%`).then(1).end()).as('o')])
     .where('workspace_id', '=', workspaceId).where('broadcast_id', 'in', broadcastIds).groupBy(['broadcast_id', 'status']).execute();
   for (const r of rows) {
     const c = counts.get(r.broadcast_id)!;
@@ -286,6 +290,7 @@ export async function countDeliveriesOf(db: Executor, workspaceId: string, broad
     c.unsubscribed += Number(r.u);
     c.softBounced += Number(r.s);
     c.complained += Number(r.c);
+    c.outboxed += Number(r.o);
   }
   return counts;
 }

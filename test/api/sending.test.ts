@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
@@ -332,5 +335,27 @@ describeApi('sending broadcasts', (h) => {
     const intruder = await h.workspace();
     expect((await h.call(intruder.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries`)).statusCode).toBe(404);
     expect((await h.call(intruder.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).statusCode).toBe(404);
+  });
+
+  it('says in the stats when messages only went to the outbox (no SMTP_URL)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'outbox-'));
+    const outbox = createMailer({ smtpUrl: null, outboxDir: dir, maxConnections: 1, rateLimit: 0 });
+    const saved = pipeline;
+    pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), outbox, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'outbox-worker', publicUrl: 'https://mail.example.test' }, silent as never);
+    try {
+      const { ws, broadcast } = await setup();
+      for (const email of ['o1@example.com', 'o2@example.com']) await insertContact(h, ws, { email });
+      expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).statusCode).toBe(202);
+      await drain();
+      const done = await status(ws, broadcast.id);
+      expect(done.status).toBe('SENT');
+      expect(done.stats).toMatchObject({ recipients: 2, sent: 2, outbox: 2 });
+      expect(readdirSync(dir).filter((f) => f.endsWith('.eml'))).toHaveLength(2);
+      expect(smtp.received).toHaveLength(0);
+    } finally {
+      pipeline = saved;
+      await outbox.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
