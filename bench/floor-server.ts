@@ -7,7 +7,7 @@
  *   time, refuse a revoked key;
  * - one `UPDATE forms … WHERE workspace_id AND id AND status = 'DRAFT' RETURNING <the form's columns>`, the
  *   statement Formcast runs, with prepared better-sqlite3 statements and no query builder;
- * - answer the whole form as JSON (the contract's Form object).
+ * - answer the whole form as JSON (the API's Form object).
  *
  * No validation, no scope check, no lastUsedAt bookkeeping (Formcast writes it once a minute per key), no
  * request ids, no idempotency, no error bodies. It is not a Formcast that could ship; it shows how close to

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export interface Config {
@@ -86,7 +87,12 @@ function parseTrustProxy(raw: string | undefined): boolean | string[] {
   return list;
 }
 
-/** Reads the environment described in the contract (section 10). Fails fast on values that cannot work. */
+/** A host name to greet SMTP servers with: PUBLIC_URL's host unless it is an address. */
+function heloFrom(hostname: string | null): string | null {
+  return hostname && !isIP(hostname.replace(/^\[|\]$/g, '')) ? hostname : null;
+}
+
+/** Reads the environment (README, Configuration; docs/api.md §10). Fails fast on values that cannot work. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got "${env.PORT}"`);
@@ -112,7 +118,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     secretKey,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
-    smtpHeloName: env.SMTP_HELO_NAME || null,
+    // Default: the host of an explicit PUBLIC_URL (nodemailer's own default is often an IP literal, which receivers score).
+    smtpHeloName: env.SMTP_HELO_NAME || heloFrom(env.PUBLIC_URL ? new URL(publicUrl).hostname : null),
     smtpAllowPlaintextAuth: env.SMTP_ALLOW_PLAINTEXT_AUTH === 'true',
     bounceMxHost: env.BOUNCE_MX_HOST || new URL(publicUrl).hostname,
     sendingSpf: env.SENDING_SPF || `a:${env.BOUNCE_MX_HOST || new URL(publicUrl).hostname}`,

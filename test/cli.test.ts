@@ -1,5 +1,5 @@
 /**
- * The operator CLI (contract section 10), run for real: `node bin/formcast …` as child processes, each
+ * The operator CLI (docs/api.md §10), run for real: `node bin/formcast …` as child processes, each
  * describe on a SQLite file of its own in a temp dir (PostgreSQL too when TEST_DATABASE_URL is set).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';

@@ -32,7 +32,7 @@ const CANCEL_DRAIN_MS = 30_000;
 
 const EMPTY_CONTENT: EmailContent = { subject: null, html: null, text: null, previewText: null, editorContent: null };
 
-/** emailContent is replaced whole when present (contract section 1): keys it leaves out become null. */
+/** emailContent is replaced whole when present (docs/api.md §1): keys it leaves out become null. */
 function toContent(input: EmailContentInput): EmailContent {
   return {
     subject: input.subject ?? null, html: input.html ?? null, text: input.text ?? null,
@@ -131,7 +131,7 @@ export class BroadcastsService {
     return this.withStats(workspaceId, await repo.listBroadcasts(this.db.kysely, workspaceId, opts));
   }
 
-  /** Once sending has started, `stats` counts the deliveries (contract section 5): one query for the lot. */
+  /** Once sending has started, `stats` counts the deliveries (docs/api.md §5): one query for the lot. */
   private async withStats(workspaceId: string, broadcasts: Broadcast[]): Promise<Broadcast[]> {
     const started = broadcasts.filter((b) => b.status !== 'DRAFT' && b.status !== 'SCHEDULED').map((b) => b.id);
     const counts = await deliveries.countDeliveriesOf(this.db.kysely, workspaceId, started);

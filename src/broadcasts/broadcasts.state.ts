@@ -99,7 +99,7 @@ export function broadcastStatusesFor(op: BroadcastOperation): BroadcastStatus[] 
   return (Object.keys(BROADCAST_TRANSITIONS) as BroadcastStatus[]).filter((s) => typeof BROADCAST_TRANSITIONS[s][op] === 'string');
 }
 
-/** The status `op` leads to from `status`, or throws the contract's error for a move that is not allowed. */
+/** The status `op` leads to from `status`, or throws the documented error for a move that is not allowed. */
 export function transition(status: BroadcastStatus, op: BroadcastOperation): BroadcastStatus | 'DELETED' {
   const outcome = BROADCAST_TRANSITIONS[status][op];
   if (typeof outcome === 'function') throw outcome();

@@ -8,7 +8,7 @@ import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import { runInbound, runWorker, serve } from './serve.js';
 import { withSecret } from '../db/secrets.js';
 
-/** Operator commands (contract section 10). Each reads the same environment as the server. */
+/** Operator commands (docs/api.md §10). Each reads the same environment as the server. */
 class CliError extends Error {}
 
 /** Opens DATABASE_URL, applies pending migrations (unless `migrate: false`), runs `fn`, closes. */

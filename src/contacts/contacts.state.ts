@@ -10,7 +10,7 @@ import type { ContactStatus } from '../db/schema.js';
  *   unsubscribed, bounced, complained, or is suppressed) needs its owner: a confirmation is sent.
  * - confirm: the owner followed a confirmation link: SUBSCRIBED, and the suppression is lifted.
  * - unsubscribe: from everything (the unsubscribe page, one-click without a topic, the mailto address).
- * - hardBounce, softBounceLimit, complaint: what bounce and complaint reports do (contract §11).
+ * - hardBounce, softBounceLimit, complaint: what bounce and complaint reports do (docs/bounces.md).
  * - suppress / unsuppress: the suppression list's API (MANUAL entries; DELETE lifts any entry).
  * - set*: a status given by the API (POST/PUT /v1/contacts) or an import row. While the address is suppressed
  *   a contact cannot be made SUBSCRIBED or PENDING this way: the status stays and the answer says `suppressed`.

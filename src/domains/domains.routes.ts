@@ -7,7 +7,7 @@ import { CreateDomainBody, DomainListQuery, DomainParams, DomainSchema } from '.
 const tags = ['domains'];
 
 /**
- * Sending domains (contract section 6). The response schemas list the public fields only, so nothing
+ * Sending domains (docs/api.md §6). The response schemas list the public fields only, so nothing
  * else (the DKIM private key above all) can reach a body. The service is looked up per request, so that
  * whoever builds the app (a test, an embedding) can swap it for one with other DNS settings.
  */

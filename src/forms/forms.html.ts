@@ -71,7 +71,7 @@ export function namedControls(html: string): Set<string> {
 }
 
 /**
- * Cross-validation of a form's fieldMapping against its deployed HTML (contract section 4):
+ * Cross-validation of a form's fieldMapping against its deployed HTML (docs/api.md §4):
  * a mapped field with no control is an error (for a SIGN_UP form that includes the email field);
  * a named control that no mapping covers is a warning.
  */

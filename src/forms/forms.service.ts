@@ -13,7 +13,7 @@ import { transition } from './forms.state.js';
 
 export const DEFAULT_SUCCESS_MESSAGE = 'Thanks! Your submission has been received.';
 
-/** Settings as stored: both keys always present (contract section 4 defaults). */
+/** Settings as stored: both keys always present (docs/api.md §4 defaults). */
 export function normalizeSettings(input: UpdateFormInput['settings'] | undefined): FormSettings {
   const action = input?.successAction ?? { type: 'MESSAGE' as const };
   const errors: FieldError[] = [];

@@ -2,7 +2,7 @@ import { type DomainError, conflict } from '../errors/errors.js';
 import type { FormStatus } from './forms.schemas.js';
 
 /**
- * The form state machine, in one place (interface section 3.1, contract section 4).
+ * The form state machine, in one place (docs/api.md §4).
  * Every operation against every status is either the status it leads to or the error it answers.
  * `supersede` is what happens to the group's PUBLISHED version when another version is published.
  * `createVersion` leaves the form itself PUBLISHED (the new DRAFT is another row).
@@ -45,7 +45,7 @@ export const FORM_TRANSITIONS: Record<FormStatus, Record<FormOperation, Outcome>
   },
 };
 
-/** The status `op` leads to from `status`, or throws the contract's error for a move that is not allowed. */
+/** The status `op` leads to from `status`, or throws the documented error for a move that is not allowed. */
 export function transition(status: FormStatus, op: FormOperation): FormStatus | 'DELETED' {
   const outcome = FORM_TRANSITIONS[status][op];
   if (typeof outcome === 'function') throw outcome();

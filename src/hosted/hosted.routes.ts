@@ -37,7 +37,7 @@ function cspFor(form: Pick<Form, 'settings'>): string {
 }
 
 /**
- * The public side of forms (contract section 9): the hosted page, its embed script, submissions from the
+ * The public side of forms (docs/api.md §9): the hosted page, its embed script, submissions from the
  * page or from an embed on another site (CORS), and the double opt-in confirmation link. No API key: the
  * slug or token is the address. Every page is server-rendered with every user value escaped, no script,
  * and a strict Content-Security-Policy.

@@ -7,7 +7,7 @@ import { sendProblem } from './problem.js';
 import { addRouteHook } from './route-hooks.js';
 
 /**
- * `Idempotency-Key` on any authenticated POST (contract section 10): the first response is stored and
+ * `Idempotency-Key` on any authenticated POST (docs/api.md §10): the first response is stored and
  * replayed for 24 h; the same key with another request is 422; while the first is in flight, 409.
  * Keys are per workspace. A 5xx is not stored, so the client may retry. An in-flight row older than
  * ten minutes is taken to be abandoned (its process died) and may be claimed again.

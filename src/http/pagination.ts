@@ -20,7 +20,7 @@ export function page<T extends { id: string }>(rows: T[], limit: number): { data
 
 /**
  * A list endpoint's answer: `fetch` gets the window to read (one row more than asked, after the cursor) and
- * returns rows newest first; the result is `{ data, nextCursor }` (contract section 1).
+ * returns rows newest first; the result is `{ data, nextCursor }` (docs/api.md §1).
  */
 export async function paginate<T extends { id: string }>(
   query: { limit?: number; cursor?: string },

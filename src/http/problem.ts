@@ -29,7 +29,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, err: D
   return reply.code(err.status).type('application/problem+json').serializer(JSON.stringify).send(body);
 }
 
-/** Maps anything thrown into a problem: domain errors as they are, Fastify's own errors to contract codes. */
+/** Maps anything thrown into a problem: domain errors as they are, Fastify's own errors to catalogue codes. */
 export function toDomainError(err: FastifyError | Error): DomainError {
   if (err instanceof DomainError) return err;
   const fe = err as FastifyError;

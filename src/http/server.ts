@@ -77,7 +77,7 @@ declare module 'fastify' {
     auth: AuthContext;
   }
   interface FastifyContextConfig {
-    /** The scope a route needs (contract section 2); `any` means any valid key. */
+    /** The scope a route needs (docs/api.md §2); `any` means any valid key. */
     scope?: Scope | 'any';
     /** The error codes particular to the route, documented in /openapi.json with the common ones (errors/docs.ts). */
     errors?: ErrorCode[];
@@ -232,7 +232,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     v1.removeAllContentTypeParsers();
     registerBodyParsers(v1);
 
-    // Every route that declares a scope authenticates first (contract section 2); the scope is read once,
+    // Every route that declares a scope authenticates first (docs/api.md §2); the scope is read once,
     // when the route is registered.
     v1.addHook('onRoute', (route) => {
       const scope = route.config?.scope;
@@ -242,7 +242,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
         if (scope !== 'any') ApiKeysService.authorize(req.auth, scope);
       });
     });
-    // Requests are strict (contract section 1): an operation that takes no body refuses one, except an empty
+    // Requests are strict (docs/api.md §1): an operation that takes no body refuses one, except an empty
     // object, which many clients send by habit.
     v1.addHook('onRoute', (route) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method];

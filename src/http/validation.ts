@@ -33,7 +33,7 @@ const paramAjv = makeAjv(true);
 /**
  * Bodies are checked by their schema only (their strings were checked when the body was parsed, see
  * input.ts). Path parameters and query strings are checked for bad strings first: a path parameter that is
- * not a well-formed value names nothing, so any failure there is 404 (contract section 3: an unknown id);
+ * not a well-formed value names nothing, so any failure there is 404 (docs/api.md §3: an unknown id);
  * a bad query string is 422 at `/query/<name>`.
  */
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
@@ -59,7 +59,7 @@ const READ_ONLY = new Set([
 ]);
 
 /**
- * Turns Ajv errors into the contract's `errors` entries: a JSON Pointer per violation, prefixed with
+ * Turns Ajv errors into the documented `errors` entries (docs/api.md §3): a JSON Pointer per violation, prefixed with
  * `/query` or `/path` outside the body. Union noise (one error per branch plus "must match a schema in
  * anyOf") is reduced to the single anyOf message at that path.
  */

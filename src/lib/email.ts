@@ -36,7 +36,7 @@ export function parseMailbox(input: string): Mailbox | null {
 
 /**
  * A contact's email as stored and compared: a bare address, lower-cased whole. Mailbox providers treat
- * local parts case-insensitively in practice, and the contract makes emails unique case-insensitively.
+ * local parts case-insensitively in practice, and docs/api.md §7 makes emails unique case-insensitively.
  */
 export function normalizeEmail(input: string): string | null {
   const mailbox = parseMailbox(input);

@@ -7,7 +7,7 @@ import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { OutgoingMessage } from './compose.js';
 import { dkimSign } from './dkim.js';
 
-/** How the transport is doing, for logs and /readyz (docs/bounces.md, "Operating"). */
+/** How the transport is doing, for logs and /readyz (docs/bounces.md, "The transport"). */
 export interface TransportState {
   mode: 'smtp' | 'outbox';
   description: string;

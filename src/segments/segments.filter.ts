@@ -7,7 +7,7 @@ import { subscribedToSql } from '../contacts/contacts.subscriptions.js';
 import { normalizeDateTime } from '../lib/time.js';
 
 /**
- * The segment filter language (contract section 7; users' documentation in segments/CONTEXT.md):
+ * The segment filter language (docs/api.md §7; users' documentation in segments/CONTEXT.md):
  * validation into JSON Pointer errors, and compilation into one SQL boolean expression over `contacts`
  * for SQLite and PostgreSQL. Contacts are never evaluated in JavaScript; every value and property key
  * reaches the database as a bound parameter.

@@ -7,7 +7,7 @@ import { SubmissionBody, SubmissionListQuery, SubmissionSchema } from './submiss
 
 const tags = ['forms'];
 
-/** Headless forms: the same code path as the hosted page (contract section 4, Submissions). */
+/** Headless forms: the same code path as the hosted page (docs/api.md §4, Submissions). */
 export async function submissionsRoutes(app: V1): Promise<void> {
   app.post('/forms/:formId/submissions', {
     schema: { tags, summary: 'Submit to a published form (as its hosted page would)', params: FormParams, body: SubmissionBody, response: { 201: SubmissionSchema } },

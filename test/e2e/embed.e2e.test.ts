@@ -1,6 +1,6 @@
 /**
  * The embed script (src/hosted/embed.ts) in headless Chromium, on its own: a stub "Formcast" origin serves
- * `embedScript(...)` and answers submissions the way the contract says (JSON, CORS), and a second origin
+ * `embedScript(...)` and answers submissions the way docs/api.md §9 says (JSON, CORS), and a second origin
  * serves the host pages. forms.e2e.test.ts runs the same script against the real server.
  */
 import http from 'node:http';

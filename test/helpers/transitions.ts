@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { DomainError } from '../../src/errors/errors.js';
 
-/** Asserts that `move` is refused with the contract's 409 and `code`. */
+/** Asserts that `move` is refused with the documented 409 and `code`. */
 export function expectRefused(move: () => unknown, code: string): void {
   let thrown: unknown;
   try {

@@ -32,7 +32,7 @@ describe('scopes', () => {
 });
 
 describe('config', () => {
-  it('has the contract defaults', () => {
+  it('has the documented defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: 'data/formcast.db', smtpUrl: null, publicUrl: 'http://127.0.0.1:3000' });
   });
@@ -40,6 +40,19 @@ describe('config', () => {
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/);
     expect(() => loadConfig({ SMTP_URL: 'http://x' })).toThrow(/SMTP_URL/);
     expect(() => loadConfig({ PUBLIC_URL: 'not a url' })).toThrow(/PUBLIC_URL/);
+    expect(() => loadConfig({ TRUST_PROXY: '1' })).toThrow(/hop count/);
+    expect(() => loadConfig({ SECRET_KEY: 'short' })).toThrow(/SECRET_KEY/);
+    expect(() => loadConfig({ PAUSE_BOUNCE_RATE: '0' })).toThrow(/PAUSE_BOUNCE_RATE/);
+  });
+  it('greets SMTP servers with SMTP_HELO_NAME, else the host of an explicit PUBLIC_URL (never an address)', () => {
+    expect(loadConfig({}).smtpHeloName).toBeNull();
+    expect(loadConfig({ PUBLIC_URL: 'https://mail.acme.test' }).smtpHeloName).toBe('mail.acme.test');
+    expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:3000' }).smtpHeloName).toBeNull();
+    expect(loadConfig({ PUBLIC_URL: 'http://[::1]:3000' }).smtpHeloName).toBeNull();
+    expect(loadConfig({ PUBLIC_URL: 'https://a.test', SMTP_HELO_NAME: 'mta.a.test' }).smtpHeloName).toBe('mta.a.test');
+  });
+  it('reads rates as fractions or percentages', () => {
+    expect(loadConfig({ PAUSE_BOUNCE_RATE: '10%', PAUSE_COMPLAINT_RATE: '0.001' }).bounces).toMatchObject({ pauseBounceRate: 0.1, pauseComplaintRate: 0.001 });
   });
 });
 
