@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { grants } from '../../src/api-keys/scopes.js';
-import { loadConfig } from '../../src/config.js';
+import { configWarnings, loadConfig } from '../../src/config.js';
 import { normalizeDomainName } from '../../src/domains/domains.service.js';
 import { newId } from '../../src/lib/ids.js';
 import { toIso } from '../../src/lib/time.js';
@@ -50,6 +50,11 @@ describe('config', () => {
     expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:3000' }).smtpHeloName).toBeNull();
     expect(loadConfig({ PUBLIC_URL: 'http://[::1]:3000' }).smtpHeloName).toBeNull();
     expect(loadConfig({ PUBLIC_URL: 'https://a.test', SMTP_HELO_NAME: 'mta.a.test' }).smtpHeloName).toBe('mta.a.test');
+  });
+  it('warns about what keeps mail from arriving', () => {
+    expect(configWarnings(loadConfig({})).join('\n')).toMatch(/PUBLIC_URL is not set[\s\S]*SMTP_URL is not set[\s\S]*BOUNCE_MX_HOST is 127\.0\.0\.1/);
+    expect(configWarnings(loadConfig({ PUBLIC_URL: 'http://mail.acme.test', SMTP_URL: 'smtp://relay.test' }))).toEqual([expect.stringMatching(/http:\/\/ on mail\.acme\.test/)]);
+    expect(configWarnings(loadConfig({ PUBLIC_URL: 'https://mail.acme.test', SMTP_URL: 'smtp://relay.test' }))).toEqual([]);
   });
   it('reads rates as fractions or percentages', () => {
     expect(loadConfig({ PAUSE_BOUNCE_RATE: '10%', PAUSE_COMPLAINT_RATE: '0.001' }).bounces).toMatchObject({ pauseBounceRate: 0.1, pauseComplaintRate: 0.001 });
