@@ -20,6 +20,7 @@ ${head}<style>
   h1 { font-size: 1.4rem; }
   button { font: inherit; padding: .6rem 1.2rem; border: 0; border-radius: .4rem; background: #1f6feb; color: #fff; cursor: pointer; }
   button.secondary { background: #eaeef2; color: #1f2328; }
+  main > form + form { margin-top: .6rem; }
   fieldset { border: 1px solid #d0d7de; border-radius: .4rem; margin: 1rem 0; }
   label { display: block; margin: .3rem 0; }
   input, select, textarea { font: inherit; width: 100%; box-sizing: border-box; padding: .5rem; border: 1px solid #8c959f; border-radius: .4rem; }
