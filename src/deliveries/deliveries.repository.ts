@@ -8,6 +8,7 @@ import { toIso } from '../lib/time.js';
 import { broadcastStatusesFor, transition } from '../broadcasts/broadcasts.state.js';
 import type { BounceClass } from '../bounces/bounces.classify.js';
 import { OPEN_STATUSES, nextStatus, statusesFor } from './deliveries.state.js';
+import type { ClaimedDelivery } from './store.js';
 
 /**
  * Queries of the delivery pipeline. Workers serve every workspace, so claiming and the scheduler look
@@ -79,15 +80,6 @@ export async function advanceMaterialization(db: Executor, workspaceId: string, 
 
 if (statusesFor('claim').join() !== 'QUEUED,SENDING') throw new Error('claimDeliveries assumes QUEUED and SENDING are the claimable statuses');
 
-export interface ClaimedDelivery {
-  id: string;
-  workspaceId: string;
-  broadcastId: string;
-  contactId: string | null;
-  email: string;
-  attempts: number;
-  unsubscribeToken: string;
-}
 
 /**
  * Claims up to `limit` due deliveries with a lease: SENDING ones whose lease expired first (their worker died;

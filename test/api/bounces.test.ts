@@ -1,13 +1,10 @@
 import { pino } from 'pino';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
-import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
-import { createMailer, type Mailer } from '../../src/mail/transport.js';
+import { describe, expect, it } from 'vitest';
 import { ConfirmationSender } from '../../src/submissions/confirmations.sender.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
-import { startSmtpServer } from '../helpers/smtp.js';
 import { TEST_SECRET } from '../helpers/secret.js';
+import { useSending } from '../helpers/sending.js';
 
 /**
  * After sending (docs/bounces.md): the suppression list and every path that could re-subscribe a suppressed
@@ -17,39 +14,8 @@ const silent = pino({ level: 'silent' });
 let slugs = 0;
 
 describeApi('bounces, suppression and the circuit breaker', (h) => {
-  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
-  let mailer: Mailer;
-  let pipeline: DeliveryPipeline;
+  const sending = useSending(h, { workerId: 'bounces', leaseMs: 10_000, batchSize: 50, maxAttempts: 2, maxConnections: 4 });
 
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, outboxDir: '', maxConnections: 4, rateLimit: 0 });
-    pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, {
-      ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'bounces', publicUrl: 'https://mail.example.test', backoffBaseMs: 1, leaseMs: 10_000, batchSize: 50, maxAttempts: 2,
-    }, silent as never);
-  });
-  afterAll(async () => {
-    await mailer?.close();
-    await smtp?.close();
-  });
-  beforeEach(() => {
-    smtp.received.length = 0;
-    smtp.setPolicy(() => null);
-  });
-
-  async function drain(until: () => Promise<boolean> = async () => false) {
-    for (let i = 0; i < 5000; i++) {
-      const busy = (await pipeline.runScheduler()) + (await pipeline.materialize()) + (await pipeline.sendBatch());
-      if (await until()) return;
-      if (busy) continue;
-      const open = await h.db.kysely.selectFrom('deliveries').select('id').where('status', 'in', ['QUEUED', 'SENDING']).limit(1).execute();
-      const sending = await h.db.kysely.selectFrom('broadcasts').select('id').where('status', '=', 'SENDING').limit(1).execute();
-      if (!open.length && !sending.length) return;
-      await pipeline.sweep();
-      await new Promise((r) => setTimeout(r, 2));
-    }
-    throw new Error('the pipeline did not settle');
-  }
 
   async function broadcastTo(ws: TestWorkspace, domain: string) {
     const res = await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'News', from: `Acme <news@${domain}>`, emailContent: { subject: 'Hi', text: 'Hello {{ contact.email }}' } });
@@ -91,8 +57,8 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
       const b = await broadcastTo(ws, domain.name);
       expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${b}/audience`)).json().count).toBe(1);
       await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/send`);
-      await drain();
-      expect(smtp.received.map((m) => m.to)).toEqual(['mailed@example.com']);
+      await sending.drain();
+      expect(sending.smtp.received.map((m) => m.to)).toEqual(['mailed@example.com']);
       expect((await h.call(ws.key, 'DELETE', `/v1/contacts/${id}`)).statusCode).toBe(204);
       expect((await h.call(ws.key, 'GET', '/v1/suppressions')).json().data.map((s: { email: string }) => s.email)).toEqual(['kept@example.com']);
     });
@@ -133,8 +99,8 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
       expect((await h.call(ws.key, 'POST', `/v1/forms/${form.id}/submissions`, { email: 'complainer@example.com' })).statusCode).toBeLessThan(300);
       await h.app.inject({ method: 'POST', url: `/f/${slug}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'email=complainer%40example.com' });
       expect((await contact(ws, 'complainer@example.com'))!.status).toBe('COMPLAINED');
-      await new ConfirmationSender(h.db, mailer, 'https://forms.example.test', silent as never, TEST_SECRET).sendDue();
-      const mails = smtp.received.filter((m) => m.to === 'complainer@example.com');
+      await new ConfirmationSender(h.db, sending.mailer, 'https://forms.example.test', silent as never, TEST_SECRET).sendDue();
+      const mails = sending.smtp.received.filter((m) => m.to === 'complainer@example.com');
       expect(mails).toHaveLength(1); // one per hour, however often it signs up
       const token = String(mails[0]!.parsed.html).match(/\/confirm\/([A-Za-z0-9_-]+)/)![1]!;
       await h.app.inject({ method: 'POST', url: `/confirm/${token}` });
@@ -148,12 +114,12 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
       const ws = await h.workspace();
       const domain = await verifiedDomain(h, ws, `hard${h.dbName}.test`);
       for (const e of ['unknown@example.com', 'blocked@example.com', 'nouser@example.com']) await insertContact(h, ws, { email: e });
-      smtp.setPolicy((a) => a.startsWith('unknown') ? { code: 550, message: '5.1.1 <unknown@example.com>: Recipient address rejected: User unknown' }
+      sending.smtp.setPolicy((a) => a.startsWith('unknown') ? { code: 550, message: '5.1.1 <unknown@example.com>: Recipient address rejected: User unknown' }
         : a.startsWith('blocked') ? { code: 554, message: '5.7.1 Message rejected: IP on blocklist' }
           : a.startsWith('nouser') ? { code: 550, message: 'No such user here' } : null);
       const b = await broadcastTo(ws, domain.name);
       await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/send`);
-      await drain();
+      await sending.drain();
       expect((await contact(ws, 'unknown@example.com'))!.status).toBe('BOUNCED');
       expect((await contact(ws, 'nouser@example.com'))!.status).toBe('BOUNCED');
       expect((await contact(ws, 'blocked@example.com'))!.status).toBe('SUBSCRIBED');
@@ -167,11 +133,11 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
       const ws = await h.workspace();
       const domain = await verifiedDomain(h, ws, `soft${h.dbName}.test`);
       await insertContact(h, ws, { email: 'full@example.com' });
-      smtp.setPolicy((a) => a.startsWith('full') ? { code: 452, message: '4.2.2 Mailbox full' } : null);
+      sending.smtp.setPolicy((a) => a.startsWith('full') ? { code: 452, message: '4.2.2 Mailbox full' } : null);
       for (let i = 1; i <= 3; i++) {
         const b = await broadcastTo(ws, domain.name);
         await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/send`);
-        await drain();
+        await sending.drain();
         expect((await bc(ws, b)).stats).toMatchObject({ softBounced: 1, failed: 1 });
         expect((await contact(ws, 'full@example.com'))!.status).toBe(i < 3 ? 'SUBSCRIBED' : 'BOUNCED');
       }
@@ -186,30 +152,30 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
       const rows = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ email: `r${i}@list.example` }));
       const imp = await h.app.inject({ method: 'POST', url: '/v1/contacts/imports', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/x-ndjson' }, payload: rows.join('\n') });
       expect(imp.json().created).toBe(2000);
-      smtp.setPolicy((a) => (Number(/^r(\d+)@/.exec(a)?.[1]) % 10 === 0 ? { code: 550, message: '5.1.1 User unknown' } : null));
+      sending.smtp.setPolicy((a) => (Number(/^r(\d+)@/.exec(a)?.[1]) % 10 === 0 ? { code: 550, message: '5.1.1 User unknown' } : null));
       const b = await broadcastTo(ws, domain.name);
       await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/send`);
-      await drain(async () => (await bc(ws, b)).status === 'PAUSED');
-      await drain(); // the batches already claimed finish; nothing new starts
+      await sending.drain(async () => (await bc(ws, b)).status === 'PAUSED');
+      await sending.drain(); // the batches already claimed finish; nothing new starts
       const paused = await bc(ws, b);
       expect(paused.status).toBe('PAUSED');
       expect(paused.pausedReason).toMatch(/^hard-bounce rate .* passed the 5\.0% limit \(PAUSE_BOUNCE_RATE\)$/);
       const final = paused.stats.sent + paused.stats.bounced + paused.stats.failed;
       expect(final).toBeGreaterThanOrEqual(500);
       expect(paused.stats.queued).toBe(2000 - final);
-      const sentWhilePaused = smtp.received.length;
-      await drain();
-      expect(smtp.received.length).toBe(sentWhilePaused);
+      const sentWhilePaused = sending.smtp.received.length;
+      await sending.drain();
+      expect(sending.smtp.received.length).toBe(sentWhilePaused);
       expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/send`)).json().code).toBe('invalid_state');
       // The operator cleans up and resumes: the rest goes out, and the bounced stay suppressed.
-      smtp.setPolicy(() => null);
+      sending.smtp.setPolicy(() => null);
       const resumed = await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/resume`);
       expect(resumed.json()).toMatchObject({ status: 'SENDING', pausedReason: null });
-      await drain();
+      await sending.drain();
       const done = await bc(ws, b);
       expect(done.status).toBe('SENT');
       expect(done.stats.sent + done.stats.bounced).toBe(2000);
-      expect(new Set(smtp.received.map((m) => m.to)).size).toBe(smtp.received.length); // nobody twice
+      expect(new Set(sending.smtp.received.map((m) => m.to)).size).toBe(sending.smtp.received.length); // nobody twice
     });
 
     it('pause and resume by hand; cancel from PAUSED; other moves are 409 invalid_state', async () => {
@@ -219,11 +185,11 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
       const b = await broadcastTo(ws, domain.name);
       expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/pause`)).json().code).toBe('invalid_state'); // a DRAFT
       await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/send`);
-      await pipeline.materialize();
+      await sending.pipeline.materialize();
       const paused = await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/pause`);
       expect(paused.json()).toMatchObject({ status: 'PAUSED', pausedReason: 'paused by hand', stats: { recipients: 30, queued: 30 } });
-      await drain();
-      expect(smtp.received).toHaveLength(0);
+      await sending.drain();
+      expect(sending.smtp.received).toHaveLength(0);
       expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/pause`)).json().code).toBe('invalid_state');
       expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${b}`, { name: 'x' })).json().code).toBe('broadcast_not_editable');
       expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/resume`)).json()).toMatchObject({ status: 'SENDING', stats: { queued: 30 } });
@@ -231,8 +197,8 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
       await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/pause`);
       const canceled = await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/cancel`);
       expect(canceled.json().status).toBe('CANCELED');
-      await drain();
-      expect(smtp.received).toHaveLength(0);
+      await sending.drain();
+      expect(sending.smtp.received).toHaveLength(0);
       const rows = await h.db.kysely.selectFrom('deliveries').select('status').where('broadcast_id', '=', b).execute();
       expect(rows.map((r) => r.status)).toEqual(Array(30).fill('CANCELED'));
     });
@@ -243,10 +209,10 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
     const domain = await verifiedDomain(h, ws, `health${h.dbName}.test`);
     for (let i = 0; i < 9; i++) await insertContact(h, ws, { email: `h${i}@example.com` });
     await insertContact(h, ws, { email: 'dead@example.com' });
-    smtp.setPolicy((a) => (a.startsWith('dead') ? { code: 550, message: '5.1.1 User unknown' } : null));
+    sending.smtp.setPolicy((a) => (a.startsWith('dead') ? { code: 550, message: '5.1.1 User unknown' } : null));
     const b = await broadcastTo(ws, domain.name);
     await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/send`);
-    await drain();
+    await sending.drain();
     const health = (await h.call(ws.key, 'GET', '/v1/workspace/health')).json();
     expect(health.windows.map((w: { days: number }) => w.days)).toEqual([7, 30]);
     expect(health.windows[0]).toMatchObject({

@@ -3,14 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { pino } from 'pino';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
-import { createMailer, type Mailer } from '../../src/mail/transport.js';
+import { createMailer } from '../../src/mail/transport.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, setTopicChoice, verifiedDomain } from '../helpers/fixtures.js';
-import { startSmtpServer, type Received } from '../helpers/smtp.js';
+import type { Received } from '../helpers/smtp.js';
 import { TEST_SECRET } from '../helpers/secret.js';
+import { useSending } from '../helpers/sending.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -20,40 +21,8 @@ function header(m: Received, name: string): string {
 }
 
 describeApi('sending broadcasts', (h) => {
-  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
-  let mailer: Mailer;
-  let pipeline: DeliveryPipeline;
+  const sending = useSending(h, { workerId: 'test-worker', leaseMs: 5000, batchSize: 7, materializeBatch: 4 });
 
-  beforeAll(async () => {
-    smtp = await startSmtpServer();
-    mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, outboxDir: '', maxConnections: 3, rateLimit: 0 });
-    pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, {
-      ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'test-worker', publicUrl: 'https://mail.example.test', backoffBaseMs: 1, leaseMs: 5000, batchSize: 7, materializeBatch: 4,
-    }, silent as never);
-  });
-  afterAll(async () => {
-    await mailer?.close();
-    await smtp?.close();
-  });
-  beforeEach(() => {
-    smtp.received.length = 0;
-    smtp.setPolicy(() => null);
-  });
-
-  /** Runs the pipeline until no delivery is open and no broadcast is sending (retries included). */
-  async function drain() {
-    const k = h.db.kysely;
-    for (let i = 0; i < 2000; i++) {
-      const busy = (await pipeline.runScheduler()) + (await pipeline.materialize()) + (await pipeline.sendBatch());
-      if (busy) continue;
-      const open = await k.selectFrom('deliveries').select('id').where('status', 'in', ['QUEUED', 'SENDING']).limit(1).execute();
-      const sending = await k.selectFrom('broadcasts').select('id').where('status', '=', 'SENDING').limit(1).execute();
-      if (!open.length && !sending.length) return;
-      await pipeline.sweep();
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    throw new Error('the pipeline did not settle');
-  }
 
   async function setup(extra: Record<string, unknown> = {}) {
     const ws = await h.workspace();
@@ -84,11 +53,11 @@ describeApi('sending broadcasts', (h) => {
     const sent = await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
     expect(sent.statusCode).toBe(202);
     expect(sent.json().status).toBe('SENDING');
-    await drain();
+    await sending.drain();
 
-    expect(smtp.received.map((m) => m.to).sort()).toEqual([...emails].sort());
+    expect(sending.smtp.received.map((m) => m.to).sort()).toEqual([...emails].sort());
     const publicKey = domain.records.find((r: { name: string }) => r.name.includes('._domainkey.'))!;
-    for (const m of smtp.received) {
+    for (const m of sending.smtp.received) {
       const i = Number(m.to.match(/person(\d+)/)![1]);
       expect(m.parsed.subject).toBe(`Hi P${i}`);
       expect(m.parsed.html).toContain(`Hello P${i} (${i % 2 ? 'pro' : 'free'})`);
@@ -116,7 +85,7 @@ describeApi('sending broadcasts', (h) => {
       expect(signedHeaders.filter((n) => n === 'reply-to')).toHaveLength(2);
     }
     // each recipient has its own unsubscribe link
-    expect(new Set(smtp.received.map((m) => header(m, 'list-unsubscribe'))).size).toBe(10);
+    expect(new Set(sending.smtp.received.map((m) => header(m, 'list-unsubscribe'))).size).toBe(10);
 
     const done = await status(ws, broadcast.id);
     expect(done).toMatchObject({ status: 'SENT', stats: { recipients: 10, queued: 0, sent: 10, failed: 0, bounced: 0, unsubscribed: 0 } });
@@ -153,10 +122,10 @@ describeApi('sending broadcasts', (h) => {
     await setTopicChoice(h, ws, b, topic, false);
     const bc = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'Pro news', from: `news@${domain.name}`, topicId: topic, segmentId: segment, emailContent: { subject: 'S', text: 'T' } })).json();
     await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.id}/send`);
-    await drain();
-    expect(smtp.received.map((m) => m.to)).toEqual(['a@example.com']);
+    await sending.drain();
+    expect(sending.smtp.received.map((m) => m.to)).toEqual(['a@example.com']);
     // a text-only broadcast has no HTML part
-    expect(smtp.received[0]!.parsed.html).toBe(false);
+    expect(sending.smtp.received[0]!.parsed.html).toBe(false);
   });
 
   it('4xx replies are retried with backoff; 5xx fails; 5.1.x bounces and marks the contact BOUNCED', async () => {
@@ -165,15 +134,15 @@ describeApi('sending broadcasts', (h) => {
     await insertContact(h, ws, { email: 'rejected@example.com' });
     const unknown = await insertContact(h, ws, { email: 'unknown@example.com' });
     let flaky = 0;
-    smtp.setPolicy((address) => {
+    sending.smtp.setPolicy((address) => {
       if (address === 'flaky@example.com' && flaky++ < 2) return { code: 451, message: '4.3.0 Try again later' };
       if (address === 'rejected@example.com') return { code: 554, message: '5.7.1 Rejected by policy' };
       if (address === 'unknown@example.com') return { code: 550, message: '5.1.1 User unknown' };
       return null;
     });
     await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
-    await drain();
-    expect(smtp.received.map((m) => m.to)).toEqual(['flaky@example.com']);
+    await sending.drain();
+    expect(sending.smtp.received.map((m) => m.to)).toEqual(['flaky@example.com']);
     const rows = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries`)).json().data;
     const by = Object.fromEntries(rows.map((d: { email: string }) => [d.email, d]));
     expect(by['flaky@example.com']).toMatchObject({ status: 'SENT', attempts: 3 });
@@ -185,19 +154,19 @@ describeApi('sending broadcasts', (h) => {
     // a bounced contact is never mailed again
     const again = (await h.call(ws.key, 'POST', '/v1/broadcasts', { ...broadcast, id: undefined, status: undefined, createdAt: undefined, updatedAt: undefined, sendAt: undefined, sentAt: undefined, stats: undefined, pausedReason: undefined, name: 'Again' }));
     expect(again.statusCode, again.body).toBe(201);
-    smtp.setPolicy(() => null);
-    smtp.received.length = 0;
+    sending.smtp.setPolicy(() => null);
+    sending.smtp.received.length = 0;
     await h.call(ws.key, 'POST', `/v1/broadcasts/${again.json().id}/send`);
-    await drain();
-    expect(smtp.received.map((m) => m.to).sort()).toEqual(['flaky@example.com', 'rejected@example.com']);
+    await sending.drain();
+    expect(sending.smtp.received.map((m) => m.to).sort()).toEqual(['flaky@example.com', 'rejected@example.com']);
   });
 
   it('temporary failures stop after the attempt limit; a broadcast that reached nobody is FAILED', async () => {
     const { ws, broadcast } = await setup();
     await insertContact(h, ws, { email: 'always-busy@example.com' });
-    smtp.setPolicy(() => ({ code: 421, message: '4.7.0 Busy' }));
+    sending.smtp.setPolicy(() => ({ code: 421, message: '4.7.0 Busy' }));
     await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
-    await drain();
+    await sending.drain();
     const [d] = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries`)).json().data;
     expect(d).toMatchObject({ status: 'FAILED', attempts: DEFAULT_PIPELINE_OPTIONS.maxAttempts });
     expect((await status(ws, broadcast.id)).status).toBe('FAILED');
@@ -206,7 +175,7 @@ describeApi('sending broadcasts', (h) => {
   it('a broadcast with nobody to send to ends SENT with zero recipients', async () => {
     const { ws, broadcast } = await setup();
     await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
-    await drain();
+    await sending.drain();
     expect(await status(ws, broadcast.id)).toMatchObject({ status: 'SENT', stats: { recipients: 0 } });
   });
 
@@ -215,10 +184,10 @@ describeApi('sending broadcasts', (h) => {
     await insertContact(h, ws, { email: 'stays@example.com' });
     const leaver = await insertContact(h, ws, { email: 'leaves@example.com' });
     await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
-    await pipeline.materialize();
+    await sending.pipeline.materialize();
     await h.db.kysely.updateTable('contacts').set({ status: 'UNSUBSCRIBED' }).where('id', '=', leaver).execute();
-    await drain();
-    expect(smtp.received.map((m) => m.to)).toEqual(['stays@example.com']);
+    await sending.drain();
+    expect(sending.smtp.received.map((m) => m.to)).toEqual(['stays@example.com']);
     const rows = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries?status=SKIPPED`)).json().data;
     expect(rows.map((d: { email: string }) => d.email)).toEqual(['leaves@example.com']);
   });
@@ -227,15 +196,15 @@ describeApi('sending broadcasts', (h) => {
     const { ws, broadcast } = await setup();
     for (let i = 0; i < 30; i++) await insertContact(h, ws, { email: `c${i}@example.com` });
     await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
-    await pipeline.materialize(100);
-    await pipeline.sendBatch(); // one batch (7) goes out
+    await sending.pipeline.materialize(100);
+    await sending.pipeline.sendBatch(); // one batch (7) goes out
     const res = await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/cancel`);
     expect(res.statusCode).toBe(200);
     expect(res.json().status).toBe('CANCELED');
-    const countAtCancel = smtp.received.length;
+    const countAtCancel = sending.smtp.received.length;
     expect(countAtCancel).toBe(7);
-    await drain();
-    expect(smtp.received.length).toBe(countAtCancel);
+    await sending.drain();
+    expect(sending.smtp.received.length).toBe(countAtCancel);
     const stats = (await status(ws, broadcast.id)).stats;
     expect(stats).toMatchObject({ recipients: 30, sent: 7, queued: 0 });
     expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries?status=CANCELED&limit=100`)).json().data).toHaveLength(23);
@@ -245,15 +214,15 @@ describeApi('sending broadcasts', (h) => {
     const { ws, broadcast } = await setup();
     for (let i = 0; i < 14; i++) await insertContact(h, ws, { email: `w${i}@example.com` });
     await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
-    await pipeline.materialize(100);
-    const sending = pipeline.sendBatch();
+    await sending.pipeline.materialize(100);
+    const batch = sending.pipeline.sendBatch();
     await new Promise((r) => setTimeout(r, 3));
     const res = await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/cancel`);
-    const atReturn = smtp.received.length;
-    await sending;
-    await drain();
+    const atReturn = sending.smtp.received.length;
+    await batch;
+    await sending.drain();
     expect(res.json().status).toBe('CANCELED');
-    expect(smtp.received.length).toBe(atReturn);
+    expect(sending.smtp.received.length).toBe(atReturn);
   });
 
   it('the scheduler starts a SCHEDULED broadcast once sendAt has passed, also one missed while nothing ran', async () => {
@@ -261,15 +230,15 @@ describeApi('sending broadcasts', (h) => {
     await insertContact(h, ws, { email: 'scheduled@example.com' });
     const at = new Date(Date.now() + 60_000).toISOString();
     expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${broadcast.id}`, { sendAt: at })).json().status).toBe('SCHEDULED');
-    await drain();
-    expect(smtp.received).toHaveLength(0);
+    await sending.drain();
+    expect(sending.smtp.received).toHaveLength(0);
     // time passes (as if the service was down at sendAt)
     await h.db.kysely.updateTable('broadcasts').set({ send_at: new Date(Date.now() - 3_600_000).toISOString() }).where('id', '=', broadcast.id).execute();
-    const second = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'other', publicUrl: 'https://mail.example.test' }, silent as never);
-    const started = await Promise.all([pipeline.runScheduler(), second.runScheduler(), pipeline.runScheduler()]);
+    const second = new DeliveryPipeline(new SqlDeliveryStore(h.db), sending.mailer, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'other', publicUrl: 'https://mail.example.test' }, silent as never);
+    const started = await Promise.all([sending.pipeline.runScheduler(), second.runScheduler(), sending.pipeline.runScheduler()]);
     expect(started.reduce((a, b) => a + b, 0)).toBe(1); // exactly one starts it
-    await drain();
-    expect(smtp.received.map((m) => m.to)).toEqual(['scheduled@example.com']);
+    await sending.drain();
+    expect(sending.smtp.received.map((m) => m.to)).toEqual(['scheduled@example.com']);
     expect((await status(ws, broadcast.id)).status).toBe('SENT');
   });
 
@@ -282,9 +251,9 @@ describeApi('sending broadcasts', (h) => {
     const mk = async (extra: object) => (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'N', from: `n@${domain.name}`, emailContent: { subject: 'S', html: '<p>x <a href="{{ unsubscribe_url }}">bye</a></p>' }, ...extra })).json();
     const topical = await mk({ topicId: topic });
     await h.call(ws.key, 'POST', `/v1/broadcasts/${topical.id}/send`);
-    await drain();
+    await sending.drain();
     const linkOf = (to: string) => {
-      const m = smtp.received.find((r) => r.to === to)!;
+      const m = sending.smtp.received.find((r) => r.to === to)!;
       expect(m.parsed.html).not.toContain('You receive this email'); // the template placed the link itself
       return new URL(String(m.parsed.html).match(/href="([^"]+unsubscribe[^"]+)"/)![1]!).pathname;
     };
@@ -306,25 +275,25 @@ describeApi('sending broadcasts', (h) => {
     expect((await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', a).executeTakeFirstOrThrow()).status).toBe('SUBSCRIBED');
     expect((await status(ws, topical.id)).stats.unsubscribed).toBe(1);
     // the next broadcast on that topic skips them; one without a topic still reaches them
-    smtp.received.length = 0;
+    sending.smtp.received.length = 0;
     const next = await mk({ topicId: topic });
     await h.call(ws.key, 'POST', `/v1/broadcasts/${next.id}/send`);
-    await drain();
-    expect(smtp.received.map((m) => m.to)).toEqual(['b@example.com']);
-    smtp.received.length = 0;
+    await sending.drain();
+    expect(sending.smtp.received.map((m) => m.to)).toEqual(['b@example.com']);
+    sending.smtp.received.length = 0;
     const general = await mk({});
     await h.call(ws.key, 'POST', `/v1/broadcasts/${general.id}/send`);
-    await drain();
-    expect(smtp.received.map((m) => m.to).sort()).toEqual(['a@example.com', 'b@example.com']);
+    await sending.drain();
+    expect(sending.smtp.received.map((m) => m.to).sort()).toEqual(['a@example.com', 'b@example.com']);
     // one-click on a broadcast without a topic unsubscribes from everything
     const pathB = linkOf('b@example.com');
     expect((await h.app.inject({ method: 'POST', url: pathB, headers: { 'content-type': 'multipart/form-data; boundary=x' }, payload: '--x--' })).statusCode).toBe(200);
     expect((await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', b).executeTakeFirstOrThrow()).status).toBe('UNSUBSCRIBED');
-    smtp.received.length = 0;
+    sending.smtp.received.length = 0;
     const last = await mk({});
     await h.call(ws.key, 'POST', `/v1/broadcasts/${last.id}/send`);
-    await drain();
-    expect(smtp.received.map((m) => m.to)).toEqual(['a@example.com']);
+    await sending.drain();
+    expect(sending.smtp.received.map((m) => m.to)).toEqual(['a@example.com']);
     // an unknown token is a 404 page
     expect((await h.app.inject({ method: 'GET', url: '/unsubscribe/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })).statusCode).toBe(404);
     expect((await h.app.inject({ method: 'POST', url: '/unsubscribe/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', payload: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).statusCode).toBe(404);
@@ -340,20 +309,20 @@ describeApi('sending broadcasts', (h) => {
   it('says in the stats when messages only went to the outbox (no SMTP_URL)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'outbox-'));
     const outbox = createMailer({ smtpUrl: null, outboxDir: dir, maxConnections: 1, rateLimit: 0 });
-    const saved = pipeline;
-    pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), outbox, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'outbox-worker', publicUrl: 'https://mail.example.test' }, silent as never);
+    const saved = sending.pipeline;
+    sending.pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), outbox, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'outbox-worker', publicUrl: 'https://mail.example.test' }, silent as never);
     try {
       const { ws, broadcast } = await setup();
       for (const email of ['o1@example.com', 'o2@example.com']) await insertContact(h, ws, { email });
       expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).statusCode).toBe(202);
-      await drain();
+      await sending.drain();
       const done = await status(ws, broadcast.id);
       expect(done.status).toBe('SENT');
       expect(done.stats).toMatchObject({ recipients: 2, sent: 2, outbox: 2 });
       expect(readdirSync(dir).filter((f) => f.endsWith('.eml'))).toHaveLength(2);
-      expect(smtp.received).toHaveLength(0);
+      expect(sending.smtp.received).toHaveLength(0);
     } finally {
-      pipeline = saved;
+      sending.pipeline = saved;
       await outbox.close();
       rmSync(dir, { recursive: true, force: true });
     }
