@@ -88,10 +88,12 @@ describeApi('deliverability: what is sent scores well and is signed as it should
       expect(broadcast.parsed.attachments).toEqual([]);
       expect(broadcast.parsed.text).toContain('Acme Inc., 1 Main Street');
       const { score: s, rules } = score(broadcast.raw);
+      console.info(`SpamAssassin score of a typical broadcast [${h.dbName}]: ${s}`);
       expect(s, rules).toBeLessThan(1.0);
     });
     it('a confirmation email scores below 1.0', () => {
       const { score: s, rules } = score(confirmation.raw);
+      console.info(`SpamAssassin score of a confirmation email [${h.dbName}]: ${s}`);
       expect(s, rules).toBeLessThan(1.0);
     });
   });
