@@ -209,6 +209,9 @@ export interface BroadcastsTable {
   paused_reason: string | null;
   /** The circuit breaker weighs deliveries that ended after this: the last resume by hand (null: all of them). */
   breaker_since: string | null;
+  /** Engagement tracking (docs/events.md): 1 on, 0 off; set from the workspace's defaults at creation. */
+  track_opens: Generated<number>;
+  track_clicks: Generated<number>;
 }
 
 export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'PAUSED' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';
@@ -289,6 +292,73 @@ export interface SuppressionsTable {
   created_at: string;
 }
 
+/** One row per event (docs/events.md), written in the transaction of the change it reports. */
+export interface EventsTable {
+  id: string;
+  workspace_id: string;
+  type: string;
+  occurred_at: string;
+  contact_id: string | null;
+  broadcast_id: string | null;
+  delivery_id: string | null;
+  data: string; // JSON object
+  /** Opens and clicks by a machine (docs/events.md): 1; kept, left out of unique counts. */
+  machine: Generated<number>;
+  /** Clicks: the link's URL. */
+  url: string | null;
+  /** 0 until the webhook dispatcher fanned the event out. */
+  dispatched: Generated<number>;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  event_types: string; // JSON array
+  description: string | null;
+  enabled: number;
+  disabled_reason: string | null;
+  /** Sealed with the server secret (lib/seal.ts); opened only to sign and to show it to read:webhooks. */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type WebhookDeliveryStatus = 'PENDING' | 'SENDING' | 'SUCCEEDED' | 'FAILED';
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  workspace_id: string;
+  endpoint_id: string;
+  event_id: string | null;
+  event_type: string;
+  payload: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  next_attempt_at: string | null;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  last_status_code: number | null;
+  last_duration_ms: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+  delivered_at: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  workspace_id: string;
+  delivery_id: string;
+  attempted_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -311,4 +381,8 @@ export interface Database {
   suppressions: SuppressionsTable;
   server_secrets: ServerSecretsTable;
   inbound_messages: InboundMessagesTable;
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
