@@ -2,6 +2,8 @@ import { applyToAddress, applyToContact } from '../contacts/contacts.lifecycle.j
 import type { Db, Executor } from '../db/connection.js';
 import { DEFAULT_BREAKER_RULES, tripIfOver, type BreakerRules } from '../broadcasts/broadcasts.breaker.js';
 import { findDelivery, recordLateReport, recordOutcome, softBounceStreak } from '../deliveries/deliveries.repository.js';
+import { recordEvent } from '../events/events.repository.js';
+import type { EventType } from '../events/events.types.js';
 import { nowIso, toIso } from '../lib/time.js';
 import type { BounceClass } from './bounces.classify.js';
 import { senderHealth, type WindowHealth } from './bounces.health.js';
@@ -54,6 +56,10 @@ export async function recordBounce(trx: Executor, d: BouncedDelivery, cls: Bounc
     ? await recordOutcome(trx, d.workspaceId, d.deliveryId, { op: cls === 'hard' ? 'bounce' : 'fail', error: detail, bounceClass: cls }, now)
     : await recordLateReport(trx, d.workspaceId, d.deliveryId, { kind: cls, detail }, now);
   if (!recorded) return false;
+  await recordEvent(trx, d.workspaceId, {
+    type: BOUNCE_EVENT[cls], contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.deliveryId,
+    data: { email: d.email, bounceClass: cls, detail: detail.slice(0, 500), reported: when === 'sync' ? 'at send time' : 'later' },
+  }, now);
   const cause = { deliveryId: d.deliveryId, broadcastId: d.broadcastId, detail };
   if (cls === 'hard') await onContact(trx, d, 'hardBounce', cause, now);
   else if (cls === 'soft' && d.contactId && (await softBounceStreak(trx, d.workspaceId, d.contactId, rules.softBounceLimit))) {
@@ -62,9 +68,15 @@ export async function recordBounce(trx: Executor, d: BouncedDelivery, cls: Bounc
   return true;
 }
 
+/** The event each bounce class writes (docs/events.md): a block or another permanent refusal is `email.failed`. */
+const BOUNCE_EVENT: Record<BounceClass, EventType> = { hard: 'email.bounced', soft: 'email.soft_bounced', blocked: 'email.failed', failed: 'email.failed' };
+
 /** A complaint (an ARF report, a provider's event): the contact COMPLAINED, the address suppressed. */
 export async function recordComplaint(trx: Executor, d: BouncedDelivery, detail: string, now: string): Promise<boolean> {
   if (!(await recordLateReport(trx, d.workspaceId, d.deliveryId, { kind: 'complaint', detail }, now))) return false;
+  await recordEvent(trx, d.workspaceId, {
+    type: 'email.complained', contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.deliveryId, data: { email: d.email, detail: detail.slice(0, 500) },
+  }, now);
   await onContact(trx, d, 'complaint', { deliveryId: d.deliveryId, broadcastId: d.broadcastId, detail }, now);
   return true;
 }

@@ -1,7 +1,9 @@
+import type { Insertable, Updateable } from 'kysely';
 import type { Executor } from '../db/connection.js';
 import type { BroadcastsTable } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
+import { recordBroadcastMove } from './broadcasts.events.js';
 import type { Broadcast, BroadcastStatus, EmailContent } from './broadcasts.schemas.js';
 
 const COLUMNS = [
@@ -44,8 +46,8 @@ export interface BroadcastValues {
   breakerSince: string | null;
 }
 
-function valuesToRow(v: Partial<BroadcastValues>): Partial<BroadcastsTable> {
-  const row: Partial<BroadcastsTable> = {};
+function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsTable> {
+  const row: Updateable<BroadcastsTable> = {};
   if (v.name !== undefined) row.name = v.name;
   if (v.from !== undefined) row.from_address = v.from;
   if (v.replyTo !== undefined) row.reply_to = v.replyTo;
@@ -63,7 +65,7 @@ function valuesToRow(v: Partial<BroadcastValues>): Partial<BroadcastsTable> {
 
 export async function insertBroadcast(db: Executor, workspaceId: string, id: string, v: BroadcastValues, createdAt: string): Promise<void> {
   await db.insertInto('broadcasts').values({
-    ...(valuesToRow(v) as BroadcastsTable),
+    ...(valuesToRow(v) as Insertable<BroadcastsTable>),
     id, workspace_id: workspaceId, status: 'DRAFT', created_at: createdAt, updated_at: createdAt, sent_at: null,
   }).execute();
 }
@@ -88,7 +90,10 @@ export async function updateBroadcast(db: Executor, workspaceId: string, id: str
   const r = await db.updateTable('broadcasts').set({ ...valuesToRow(values), status, updated_at: updatedAt })
     .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', expected)
     .returning(COLUMNS).executeTakeFirst();
-  return r ? toBroadcast(r) : undefined;
+  if (!r) return undefined;
+  const b = toBroadcast(r);
+  await recordBroadcastMove(db, workspaceId, id, expected, status, updatedAt, { name: b.name, ...(b.pausedReason && status === 'PAUSED' ? { pausedReason: b.pausedReason } : {}) });
+  return b;
 }
 
 export async function deleteDraftBroadcast(db: Executor, workspaceId: string, id: string): Promise<boolean> {

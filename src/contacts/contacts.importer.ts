@@ -2,9 +2,12 @@ import type { Readable } from 'node:stream';
 import type { Db, Executor } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
 import { DomainError, payloadTooLarge } from '../errors/errors.js';
+import { recordEvents } from '../events/events.repository.js';
+import type { NewEvent } from '../events/events.types.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import { suppressionsOf } from '../suppressions/suppressions.repository.js';
+import { createdEvents, statusEvents, updatedEvent, type ContactSource } from './contacts.events.js';
 import { BodyTooLarge, csvItems, limitBytes, ndjsonItems, type ContactUpsert, type ImportItem } from './contacts.import.js';
 import * as repo from './contacts.repository.js';
 import type { ImportFormat, ImportJob } from './contacts.schemas.js';
@@ -86,12 +89,17 @@ function isStreamAbort(err: unknown): boolean {
 export async function upsertContact(trx: Executor, workspaceId: string, input: ContactUpsert, now: string): Promise<{ id: string; created: boolean; heldBySuppression: boolean }> {
   const suppression = (await suppressionsOf(trx, workspaceId, [input.email])).get(input.email) ?? null;
   const propertiesJson = input.properties === undefined ? undefined : JSON.stringify(input.properties);
-  return upsertRow(trx, workspaceId, input.email, input.firstName, input.lastName, input.status, propertiesJson, suppression, now);
+  return upsertRow(trx, workspaceId, input.email, input.firstName, input.lastName, input.status, propertiesJson, suppression, now, 'api');
+}
+
+/** The names of the fields an upsert sets, for `contact.updated`'s data. */
+function fieldsSet(firstName: unknown, lastName: unknown, propertiesJson: unknown): string[] {
+  return [firstName !== undefined && 'firstName', lastName !== undefined && 'lastName', propertiesJson !== undefined && 'properties'].filter((f): f is string => Boolean(f));
 }
 
 async function upsertRow(
   trx: Executor, workspaceId: string, email: string, firstName: string | null | undefined, lastName: string | null | undefined,
-  status: ContactStatus | undefined, propertiesJson: string | undefined, suppression: Parameters<typeof initialStatus>[1], now: string,
+  status: ContactStatus | undefined, propertiesJson: string | undefined, suppression: Parameters<typeof initialStatus>[1], now: string, source: ContactSource,
 ): Promise<{ id: string; created: boolean; heldBySuppression: boolean }> {
   // A contact deleted between the two statements makes the insert succeed on the next turn.
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -99,11 +107,19 @@ async function upsertRow(
     const initial = initialStatus(status ?? 'SUBSCRIBED', suppression);
     repo.pushNewContact(params, workspaceId, newId('ct'), email, firstName ?? null, lastName ?? null, propertiesJson ?? '{}', initial.status, now);
     const id = (await repo.insertContactParamsIfNew(trx, params)).get(email);
-    if (id) return { id, created: true, heldBySuppression: initial.heldBySuppression };
-    const existing = (await repo.contactIdsByEmail(trx, workspaceId, [email])).get(email);
+    if (id) {
+      await recordEvents(trx, workspaceId, createdEvents(id, email, initial.status, source), now);
+      return { id, created: true, heldBySuppression: initial.heldBySuppression };
+    }
+    const existing = (await repo.contactStatesByEmail(trx, workspaceId, [email])).get(email);
     const requested = status === undefined ? { status: null, heldBySuppression: false } : requestedStatus(status, suppression !== null);
-    if (existing && (await repo.updateContact(trx, workspaceId, existing, { firstName, lastName, status: requested.status ?? undefined, propertiesJson }, now))) {
-      return { id: existing, created: false, heldBySuppression: requested.heldBySuppression };
+    if (existing && (await repo.updateContact(trx, workspaceId, existing.id, { firstName, lastName, status: requested.status ?? undefined, propertiesJson }, now))) {
+      const fields = fieldsSet(firstName, lastName, propertiesJson);
+      await recordEvents(trx, workspaceId, [
+        ...(fields.length ? [updatedEvent(existing.id, email, fields, source)] : []),
+        ...statusEvents(existing.id, email, existing.status, requested.status ?? existing.status, source),
+      ], now);
+      return { id: existing.id, created: false, heldBySuppression: requested.heldBySuppression };
     }
   }
   throw new Error('contact upsert did not settle after 3 attempts');
@@ -209,8 +225,11 @@ class ImportRun {
       const d = { created: 0, updated: 0, suppressed: 0 };
       const now = nowIso();
       const emails = b.emails.slice(0, b.size);
-      const existing = await repo.contactIdsByEmail(trx, ws, emails);
+      const states = await repo.contactStatesByEmail(trx, ws, emails);
+      const existing = new Map([...states].map(([email, c]) => [email, c.id]));
       const suppressed = await suppressionsOf(trx, ws, emails);
+      // The batch's events (docs/events.md), written with it.
+      const events: NewEvent[] = [];
       const params: unknown[] = [];
       const held = new Set<number>();
       for (let i = 0; i < b.size; i++) {
@@ -228,7 +247,9 @@ class ImportRun {
       const settle: number[] = [];
       for (let i = 0; i < b.size; i++) {
         const email = b.emails[i]!;
-        if (inserted.has(email)) {
+        const insertedId = inserted.get(email);
+        if (insertedId) {
+          events.push(...createdEvents(insertedId, email, initialStatus(b.statuses[i] ?? 'SUBSCRIBED', suppressed.get(email) ?? null).status, 'import'));
           d.created++;
           d.updated += b.rows[i]! - 1;
           continue;
@@ -244,12 +265,22 @@ class ImportRun {
       }
       const updated = await repo.updateContactParams(trx, ws, changes, now);
       for (const i of changed) {
-        if (updated.has(existing.get(b.emails[i]!)!)) d.updated += b.rows[i]!;
-        else settle.push(i);
+        const email = b.emails[i]!;
+        const before = states.get(email)!;
+        if (!updated.has(before.id)) {
+          settle.push(i);
+          continue;
+        }
+        d.updated += b.rows[i]!;
+        const fields = fieldsSet(b.firstNames[i], b.lastNames[i], b.properties[i]);
+        if (fields.length) events.push(updatedEvent(before.id, email, fields, 'import'));
+        const requested = b.statuses[i] === undefined ? null : requestedStatus(b.statuses[i]!, suppressed.has(email)).status;
+        if (requested) events.push(...statusEvents(before.id, email, before.status, requested, 'import'));
       }
+      await recordEvents(trx, ws, events, now);
       // Another writer created (or deleted) these contacts since the first query: settle each on its own.
       for (const i of settle) {
-        const settled = await upsertRow(trx, ws, b.emails[i]!, b.firstNames[i], b.lastNames[i], b.statuses[i], b.properties[i], suppressed.get(b.emails[i]!) ?? null, now);
+        const settled = await upsertRow(trx, ws, b.emails[i]!, b.firstNames[i], b.lastNames[i], b.statuses[i], b.properties[i], suppressed.get(b.emails[i]!) ?? null, now, 'import');
         d.created += settled.created ? 1 : 0;
         d.updated += b.rows[i]! - (settled.created ? 1 : 0);
       }

@@ -1,6 +1,8 @@
 import type { Executor } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
+import { recordEvents } from '../events/events.repository.js';
 import { newId } from '../lib/ids.js';
+import { createdEvents, statusEvents, updatedEvent, type ContactSource } from './contacts.events.js';
 import { addSuppression, getSuppression, liftSuppression } from '../suppressions/suppressions.repository.js';
 import { contactIdsByEmail, getContact, insertContactsIfNew, updateContact, type ContactRecord } from './contacts.repository.js';
 import { moveContact, signUpNew, type ContactMove, type ContactOperation, type SuppressionReason } from './contacts.state.js';
@@ -43,11 +45,22 @@ export async function applyToContact(trx: Executor, workspaceId: string, contact
   return apply(trx, workspaceId, contact.email, contact, op, cause, now);
 }
 
+/** Where each operation comes from, as its events say (`data.source`). */
+const SOURCE: Record<ContactOperation, ContactSource> = {
+  signUp: 'form', signUpDoubleOptIn: 'form', confirm: 'confirmation', unsubscribe: 'unsubscribe',
+  hardBounce: 'report', softBounceLimit: 'report', complaint: 'report', suppress: 'suppression', unsuppress: 'suppression',
+  setSubscribed: 'api', setPending: 'api', setUnsubscribed: 'api', setBounced: 'api', setComplained: 'api',
+};
+
 async function apply(trx: Executor, workspaceId: string, email: string, contact: ContactRecord | undefined, op: ContactOperation, cause: Cause, now: string): Promise<Applied> {
   const entry = await getSuppression(trx, workspaceId, email);
   const before = contact?.status ?? null;
   const move = moveContact({ status: before ?? 'UNSUBSCRIBED', suppressed: entry !== undefined }, op);
-  if (contact && move.status !== contact.status) await updateContact(trx, workspaceId, contact.id, { status: move.status }, now);
+  if (contact && move.status !== contact.status) {
+    await updateContact(trx, workspaceId, contact.id, { status: move.status }, now);
+    const extra = cause.broadcastId ? { broadcastId: cause.broadcastId } : {};
+    await recordEvents(trx, workspaceId, statusEvents(contact.id, contact.email, contact.status, move.status, SOURCE[op], extra), now);
+  }
   let suppressed = entry !== undefined;
   if (move.suppression === 'lift' && suppressed) suppressed = !(await liftSuppression(trx, workspaceId, email));
   else if (typeof move.suppression === 'object' && !suppressed) {
@@ -113,13 +126,19 @@ export async function signUp(trx: Executor, workspaceId: string, email: string, 
       id: newId('ct'), email, firstName: write.firstName ?? null, lastName: write.lastName ?? null, properties: write.properties ?? {}, status, createdAt: now,
     }]);
     id = inserted.get(email);
-    if (id) return { contactId: id, confirm, held };
+    if (id) {
+      await recordEvents(trx, workspaceId, createdEvents(id, email, status, 'form'), now);
+      return { contactId: id, confirm, held };
+    }
     id = (await contactIdsByEmail(trx, workspaceId, [email])).get(email)!; // created concurrently: update it below
   }
   const existing = (await getContact(trx, workspaceId, id))!;
   const move = moveContact({ status: existing.status, suppressed: suppression !== null }, doubleOptIn ? 'signUpDoubleOptIn' : 'signUp');
   const { write, held } = signUpData(existing, suppression !== null, fields);
   await updateContact(trx, workspaceId, id, { ...write, status: move.status }, now);
+  const events = statusEvents(id, email, existing.status, move.status, 'form');
+  if (Object.keys(write).length) events.unshift(updatedEvent(id, email, Object.keys(write), 'form'));
+  await recordEvents(trx, workspaceId, events, now);
   return { contactId: id, confirm: move.confirm, held: move.confirm ? held : null };
 }
 
@@ -128,6 +147,7 @@ export async function confirm(trx: Executor, workspaceId: string, contactId: str
   const contact = await getContact(trx, workspaceId, contactId);
   if (!contact) return undefined;
   if (held) {
+    await recordEvents(trx, workspaceId, [updatedEvent(contactId, contact.email, Object.keys(held), 'confirmation')], now);
     await updateContact(trx, workspaceId, contactId, {
       ...(held.firstName !== undefined ? { firstName: held.firstName } : {}),
       ...(held.lastName !== undefined ? { lastName: held.lastName } : {}),

@@ -121,6 +121,13 @@ export async function contactIdsByEmail(db: Executor, workspaceId: string, email
   return new Map(rows.map((r) => [r.email, r.id]));
 }
 
+/** email → id and status for those of `emails` (normalised) that a contact of the workspace has. */
+export async function contactStatesByEmail(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Map<string, { id: string; status: ContactStatus }>> {
+  if (emails.length === 0) return new Map();
+  const rows = await db.selectFrom('contacts').select(['id', 'email', 'status']).where('workspace_id', '=', workspaceId).where('email', 'in', [...emails]).execute();
+  return new Map(rows.map((r) => [r.email, { id: r.id, status: r.status }]));
+}
+
 /** What an import row changes on an existing contact: an absent field is left as it is. */
 export interface ContactChange {
   firstName?: string | null;

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
 import { DomainError } from '../errors/errors.js';
+import { ActivityQuery, EventSchema } from '../events/events.schemas.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
 import type { V1 } from '../http/server.js';
@@ -64,6 +65,18 @@ export async function contactsRoutes(app: V1): Promise<void> {
     schema: { tags, summary: 'Get a contact', params: ContactParams, response: { 200: ContactSchema } },
     config: { scope: 'read:contacts' },
   }, (req) => contacts.get(req.auth.workspaceId, req.params.contactId));
+
+  app.get('/contacts/:contactId/activity', {
+    schema: {
+      tags, summary: 'A contact\'s activity, newest first',
+      description: 'The contact\'s events (docs/events.md): created, updated, subscribed, unsubscribed; emails sent, opened, clicked, bounced; form submissions.',
+      params: ContactParams, querystring: ActivityQuery, response: { 200: ListOf(EventSchema) },
+    },
+    config: { scope: 'read:contacts' },
+  }, (req) => {
+    const { limit, cursor, type } = req.query;
+    return paginate({ limit, cursor }, (w) => contacts.activity(req.auth.workspaceId, req.params.contactId, { type, ...w }));
+  });
 
   app.put('/contacts/:contactId', {
     schema: { tags, summary: 'Update a contact (partial)', params: ContactParams, body: UpdateContactBody, response: { 200: ContactSchema } },

@@ -3,11 +3,14 @@ import type { Db, Executor } from '../db/connection.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
 import { conflict, notFound, unprocessable, validationFailed, type FieldError } from '../errors/errors.js';
+import { listEvents, recordEvents } from '../events/events.repository.js';
+import type { EventRecord, EventType } from '../events/events.types.js';
 import { nowIso } from '../lib/time.js';
 import { suppressionsOf } from '../suppressions/suppressions.repository.js';
 import { existingTopicIds, getTopic } from '../topics/topics.repository.js';
 import { contactEmail } from './contacts.email.js';
 import { IMPORT_BYTE_LIMIT, IMPORT_HEARTBEAT_MS, IMPORT_SILENT_AFTER_MS, INTERRUPTED, runImport, upsertContact } from './contacts.importer.js';
+import { updatedEvent } from './contacts.events.js';
 import { applyToContact } from './contacts.lifecycle.js';
 import * as repo from './contacts.repository.js';
 import type { ContactRecord } from './contacts.repository.js';
@@ -65,6 +68,12 @@ export class ContactsService {
     return (await this.present(this.db.kysely, workspaceId, [record]))[0]!;
   }
 
+  /** The contact's events, newest first (docs/events.md); 404 for a contact that is not (or no longer) in the workspace. */
+  async activity(workspaceId: string, id: string, opts: { type?: EventType; limit: number; beforeId?: string }): Promise<EventRecord[]> {
+    if (!(await repo.getContact(this.db.kysely, workspaceId, id))) throw notFound('contact');
+    return listEvents(this.db.kysely, workspaceId, { ...opts, contactId: id });
+  }
+
   async list(workspaceId: string, opts: { email?: string; status?: ContactStatus; topicId?: string; limit: number; beforeId?: string }): Promise<Contact[]> {
     const db = this.db.kysely;
     const email = opts.email !== undefined ? emailOrFail(opts.email, '/query/email') : undefined;
@@ -114,6 +123,9 @@ export class ContactsService {
         const now = nowIso();
         const { topics, id: _id, status, ...fields } = input;
         await repo.updateContact(trx, workspaceId, id, { ...fields, email }, now);
+        const changed = Object.keys(fields).filter((f) => (fields as Record<string, unknown>)[f] !== undefined);
+        if (email !== undefined) changed.unshift('email');
+        if (changed.length) await recordEvents(trx, workspaceId, [updatedEvent(id, email ?? current.email, [...new Set(changed)], 'api')], now);
         if (status !== undefined) await applyToContact(trx, workspaceId, id, SET_OPERATION[status], {}, now);
         if (topics) await setTopicChoices(trx, workspaceId, id, topics, now);
       });
@@ -125,10 +137,16 @@ export class ContactsService {
     return this.get(workspaceId, id);
   }
 
+  /** Deletes the contact; its `contact.deleted` event is written with the deletion. */
   async remove(workspaceId: string, id: string): Promise<void> {
     let deleted: boolean;
     try {
-      deleted = await repo.deleteContact(this.db.kysely, workspaceId, id);
+      deleted = await this.tx(async (trx) => {
+        const current = await repo.getContact(trx, workspaceId, id);
+        if (!current || !(await repo.deleteContact(trx, workspaceId, id))) return false;
+        await recordEvents(trx, workspaceId, [{ type: 'contact.deleted', contactId: id, data: { email: current.email, status: current.status } }], nowIso());
+        return true;
+      });
     } catch (err) {
       if (isForeignKeyViolation(err)) throw conflict('resource_in_use', 'the contact is still referenced and cannot be deleted');
       throw err;

@@ -5,6 +5,7 @@ import type { Database, DeliveriesTable, DeliveryStatus } from '../db/schema.js'
 import { newId } from '../lib/ids.js';
 import { OUTBOX_RESPONSE } from '../mail/transport.js';
 import { toIso } from '../lib/time.js';
+import { recordBroadcastMove } from '../broadcasts/broadcasts.events.js';
 import { broadcastStatusesFor, transition } from '../broadcasts/broadcasts.state.js';
 import type { BounceClass } from '../bounces/bounces.classify.js';
 import { OPEN_STATUSES, nextStatus, statusesFor } from './deliveries.state.js';
@@ -25,10 +26,12 @@ export async function startDueBroadcasts(db: Executor, now: string): Promise<{ i
   const from = broadcastStatusesFor('start');
   const rows = await db.updateTable('broadcasts').set({ status: 'SENDING', updated_at: now })
     .where('status', 'in', from).where('send_at', '<=', now)
-    .returning(['id', 'workspace_id']).execute();
+    .returning(['id', 'workspace_id', 'name']).execute();
+  // Only SCHEDULED broadcasts start (asserted below); the caller's transaction holds the moves and their events.
+  for (const r of rows) await recordBroadcastMove(db, r.workspace_id, r.id, 'SCHEDULED', 'SENDING', now, { name: r.name, started: 'by the scheduler' });
   return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
 }
-if (broadcastStatusesFor('start').some((s) => transition(s, 'start') !== 'SENDING')) throw new Error('startDueBroadcasts assumes start leads to SENDING');
+if (broadcastStatusesFor('start').join() !== 'SCHEDULED' || transition('SCHEDULED', 'start') !== 'SENDING') throw new Error('startDueBroadcasts assumes start leads from SCHEDULED to SENDING');
 
 // ---- materialising the audience -----------------------------------------------------------------
 
@@ -306,7 +309,9 @@ export async function completeIfDone(db: Executor, workspaceId: string, broadcas
     .where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).where('status', '=', b.status)
     .where((eb) => eb.not(eb.exists(eb.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcastId).where('status', 'in', OPEN_STATUSES))))
     .executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0 ? next : undefined;
+  if (Number(res.numUpdatedRows) === 0) return undefined;
+  await recordBroadcastMove(db, workspaceId, broadcastId, b.status, next, now);
+  return next;
 }
 
 /** SENDING broadcasts that may be finished (a sweep, for those no worker touched last). */

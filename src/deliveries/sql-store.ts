@@ -4,6 +4,7 @@ import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
 import { CONTACT_COLUMNS, toContactRecord } from '../contacts/contacts.repository.js';
 import type { Db } from '../db/connection.js';
 import { getSigningKey } from '../domains/domains.repository.js';
+import { recordEvent } from '../events/events.repository.js';
 import { parseMailbox } from '../lib/email.js';
 import { audience } from '../segments/audience.js';
 import { contactSlices, inRange } from '../segments/slices.js';
@@ -32,7 +33,7 @@ export class SqlDeliveryStore implements DeliveryStore {
   constructor(private readonly db: Db, private readonly rules: StoreRules = DEFAULT_STORE_RULES) {}
 
   startDueBroadcasts(now: string) {
-    return repo.startDueBroadcasts(this.db.kysely, now);
+    return this.db.kysely.transaction().execute((trx) => repo.startDueBroadcasts(trx, now));
   }
 
   claimAudience(owner: string, now: string, leaseUntil: string) {
@@ -61,7 +62,7 @@ export class SqlDeliveryStore implements DeliveryStore {
       job.cursor = last;
       return { written: rows.length, state: finished ? ('done' as const) : ('more' as const) };
     });
-    if (result.state === 'done') await repo.completeIfDone(k, job.workspaceId, job.broadcastId, now);
+    if (result.state === 'done') await k.transaction().execute((trx) => repo.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
     return result;
   }
 
@@ -117,7 +118,17 @@ export class SqlDeliveryStore implements DeliveryStore {
 
   async record(d: ClaimedDelivery, outcome: AttemptOutcome, now: string): Promise<void> {
     if (outcome.op !== 'bounce') {
-      await repo.recordOutcome(this.db.kysely, d.workspaceId, d.id, outcome, now);
+      // A message sent or failed for good is an event (docs/events.md), written with its outcome.
+      const type = outcome.op === 'sent' ? 'email.sent' : outcome.op === 'fail' ? 'email.failed' : null;
+      if (!type) {
+        await repo.recordOutcome(this.db.kysely, d.workspaceId, d.id, outcome, now);
+        return;
+      }
+      await this.db.kysely.transaction().execute(async (trx) => {
+        if (!(await repo.recordOutcome(trx, d.workspaceId, d.id, outcome, now))) return;
+        const data = outcome.op === 'sent' ? { email: d.email, messageId: outcome.messageId } : { email: d.email, error: outcome.op === 'fail' ? outcome.error.slice(0, 500) : null };
+        await recordEvent(trx, d.workspaceId, { type, contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.id, data }, now);
+      });
       return;
     }
     await this.db.kysely.transaction().execute((trx) =>
@@ -133,7 +144,7 @@ export class SqlDeliveryStore implements DeliveryStore {
       this.weighed.set(broadcastId, { at: Date.now(), final: weighed.final });
       if (weighed.tripped) return;
     }
-    await repo.completeIfDone(k, workspaceId, broadcastId, now);
+    await k.transaction().execute((trx) => repo.completeIfDone(trx, workspaceId, broadcastId, now));
   }
 
   sendingBroadcasts(limit: number) {

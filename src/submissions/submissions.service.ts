@@ -4,6 +4,7 @@ import type { Db } from '../db/connection.js';
 import * as forms from '../forms/forms.repository.js';
 import type { Form } from '../forms/forms.schemas.js';
 import { conflict, notFound } from '../errors/errors.js';
+import { recordEvent } from '../events/events.repository.js';
 import { normalizeEmail } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
@@ -127,6 +128,11 @@ export class SubmissionsService {
       }
       await repo.insertSubmission(trx, workspaceId, { id: submissionId, formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, data: toData(values), contactId, source, createdAt: now });
       await repo.bumpCounter(trx, workspaceId, form.id, 'submissions');
+      // After the contact's own events (docs/events.md): an automation on form.submitted finds the contact.
+      await recordEvent(trx, workspaceId, {
+        type: 'form.submitted', contactId,
+        data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId, source, fields: toData(values) },
+      }, now);
       return { contactId, confirmationSent };
     });
     return { ok: true, honeypot: false, submissionId, successAction, ...result };

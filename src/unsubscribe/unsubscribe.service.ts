@@ -95,7 +95,7 @@ export class UnsubscribeService {
   }
 
   private async setChoice(trx: Executor, ctx: UnsubscribeContext, topicId: string, subscribed: boolean): Promise<void> {
-    await setTopicChoices(trx, ctx.workspaceId, ctx.contactId, [{ id: topicId, subscribed }], nowIso());
+    await setTopicChoices(trx, ctx.workspaceId, ctx.contactId, [{ id: topicId, subscribed }], nowIso(), 'unsubscribe');
   }
 
   private async unsubscribeEverything(trx: Executor, ctx: UnsubscribeContext): Promise<void> {

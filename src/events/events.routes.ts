@@ -1,0 +1,24 @@
+import { paginate } from '../http/pagination.js';
+import { ListOf } from '../http/schema-helpers.js';
+import type { V1 } from '../http/server.js';
+import { EventListQuery, EventSchema } from './events.schemas.js';
+
+const tags = ['events'];
+
+/** The event stream (docs/events.md). A contact's own events: GET /v1/contacts/{id}/activity (contacts.routes.ts). */
+export async function eventsRoutes(app: V1): Promise<void> {
+  const events = app.services.events;
+
+  app.get('/events', {
+    schema: {
+      tags, summary: 'List events, newest first',
+      description: 'Everything that happened in the workspace: emails sent, bounced, opened and clicked; contacts created, updated, subscribed, '
+        + 'unsubscribed and deleted; form submissions; broadcast status moves. Filter by `type`, `contactId`, `broadcastId` and `since`. Kept EVENTS_RETENTION_DAYS (400) days.',
+      querystring: EventListQuery, response: { 200: ListOf(EventSchema) },
+    },
+    config: { scope: 'read:contacts' },
+  }, (req) => {
+    const { limit, cursor, ...filter } = req.query;
+    return paginate({ limit, cursor }, (w) => events.list(req.auth.workspaceId, { ...filter, ...w }));
+  });
+}
