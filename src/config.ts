@@ -50,6 +50,8 @@ export interface Config {
     backoffBaseMs: number;
     pollMs: number;
   };
+  /** Days events are kept (EVENTS_RETENTION_DAYS); older ones are pruned by the worker, in batches. */
+  eventsRetentionDays: number;
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -146,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       backoffBaseMs: intFrom(env, 'WORKER_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
       pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
     },
+    eventsRetentionDays: intFrom(env, 'EVENTS_RETENTION_DAYS', 400, 1, 36_500),
   };
 }
 

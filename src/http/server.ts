@@ -18,6 +18,8 @@ import { contactsRoutes } from '../contacts/contacts.routes.js';
 import { ContactsService } from '../contacts/contacts.service.js';
 import { domainsRoutes } from '../domains/domains.routes.js';
 import { DomainsService } from '../domains/domains.service.js';
+import { eventsRoutes } from '../events/events.routes.js';
+import { EventsService } from '../events/events.service.js';
 import { formsRoutes } from '../forms/forms.routes.js';
 import { FormsService } from '../forms/forms.service.js';
 import { segmentsRoutes } from '../segments/segments.routes.js';
@@ -60,6 +62,7 @@ export interface Services {
   submissions: SubmissionsService;
   suppressions: SuppressionsService;
   bounces: BouncesService;
+  events: EventsService;
 }
 
 /** What the services need to know of the configuration. */
@@ -107,6 +110,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     submissions: new SubmissionsService(db),
     suppressions: new SuppressionsService(db),
     bounces: new BouncesService(db),
+    events: new EventsService(db),
   };
 }
 
@@ -267,6 +271,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     await v1.register(submissionsRoutes);
     await v1.register(suppressionsRoutes);
     await v1.register(bouncesRoutes);
+    await v1.register(eventsRoutes);
   }, { prefix: '/v1' });
 
   return app;

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import { ContactsService } from '../contacts/contacts.service.js';
 import type { Db } from '../db/connection.js';
+import { EventsService } from '../events/events.service.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline, type PipelineOptions } from '../deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../deliveries/sql-store.js';
 import { reportRules } from '../bounces/bounces.service.js';
@@ -26,6 +27,7 @@ import { JobRunner, type Job } from './runner.js';
  * | import sweep | 1 min | fails imports a dead server left RUNNING |
  * | idempotency purge | 1 h | deletes Idempotency-Key records older than 24 h, in batches |
  * | inbound purge | 1 day | deletes unreadable inbound messages older than 30 days, in batches |
+ * | events retention | 1 h | deletes events older than EVENTS_RETENTION_DAYS, 1,000 a statement |
  */
 export interface RunningJobs {
   mailer: Mailer;
@@ -76,6 +78,7 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   const pipeline = buildPipeline(db, mailer, config, log, overrides);
   const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log, config.secret);
   const contacts = new ContactsService(db);
+  const events = new EventsService(db);
   const poll = config.worker.pollMs;
   const jobs: Job[] = [
     { name: 'scheduler', everyMs: poll, run: () => pipeline.runScheduler() },
@@ -92,6 +95,7 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     },
     { name: 'idempotency purge', everyMs: 3_600_000, run: async () => (await purgeIdempotencyKeys(db), 0) },
     { name: 'inbound purge', everyMs: 86_400_000, run: async () => (await purgeInboundMessages(db), 0) },
+    { name: 'events retention', everyMs: 3_600_000, run: () => events.prune(config.eventsRetentionDays) },
   ];
   const runner = new JobRunner(jobs, log, poll);
   runner.start();
