@@ -42,6 +42,8 @@ export interface Config {
     pauseBounceRate: number;
     pauseComplaintRate: number;
   };
+  /** Webhooks (docs/webhooks.md): http:// URLs (WEBHOOKS_ALLOW_HTTP), hosts on non-public addresses (WEBHOOKS_ALLOW_PRIVATE). */
+  webhooks: { allowHttp: boolean; allowPrivate: boolean };
   /** Delivery worker tuning (see deliveries/CONTEXT.md); the defaults suit production. */
   worker: {
     batchSize: number;
@@ -141,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pauseBounceRate: rateFrom(env, 'PAUSE_BOUNCE_RATE', 0.05),
       pauseComplaintRate: rateFrom(env, 'PAUSE_COMPLAINT_RATE', 0.005),
     },
+    webhooks: { allowHttp: env.WEBHOOKS_ALLOW_HTTP === 'true', allowPrivate: env.WEBHOOKS_ALLOW_PRIVATE === 'true' },
     worker: {
       batchSize: intFrom(env, 'WORKER_BATCH_SIZE', 100, 1, 10_000),
       leaseMs: intFrom(env, 'WORKER_LEASE_MS', 60_000, 500, 3_600_000),

@@ -35,6 +35,8 @@ import { suppressionsRoutes } from '../suppressions/suppressions.routes.js';
 import { SuppressionsService } from '../suppressions/suppressions.service.js';
 import { unsubscribeRoutes } from '../unsubscribe/unsubscribe.routes.js';
 import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
+import { WebhooksService } from '../webhooks/webhooks.service.js';
+import { webhooksRoutes } from '../webhooks/webhooks.routes.js';
 import { WorkspacesService } from '../workspaces/workspaces.service.js';
 import { workspacesRoutes } from '../workspaces/workspaces.routes.js';
 import { errorsPage, openApiErrorResponses, routeErrors } from '../errors/docs.js';
@@ -63,10 +65,11 @@ export interface Services {
   suppressions: SuppressionsService;
   bounces: BouncesService;
   events: EventsService;
+  webhooks: WebhooksService;
 }
 
 /** What the services need to know of the configuration. */
-export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces'>> & {
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks'>> & {
   /** Signs tokens in public addresses (db/secrets.ts). */
   secret: Buffer;
 };
@@ -111,6 +114,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     suppressions: new SuppressionsService(db),
     bounces: new BouncesService(db),
     events: new EventsService(db),
+    webhooks: new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks?.allowHttp ?? false, allowPrivate: config.webhooks?.allowPrivate ?? false }),
   };
 }
 
@@ -272,6 +276,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     await v1.register(suppressionsRoutes);
     await v1.register(bouncesRoutes);
     await v1.register(eventsRoutes);
+    await v1.register(webhooksRoutes);
   }, { prefix: '/v1' });
 
   return app;

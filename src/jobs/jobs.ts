@@ -12,6 +12,7 @@ import { purgeInboundMessages } from '../bounces/bounces.inbound.js';
 import { purgeIdempotencyKeys } from '../http/idempotency.js';
 import { createMailer, type Mailer } from '../mail/transport.js';
 import { ConfirmationSender } from '../submissions/confirmations.sender.js';
+import { WebhookDispatcher } from '../webhooks/webhooks.dispatcher.js';
 import { JobRunner, type Job } from './runner.js';
 
 /**
@@ -23,11 +24,14 @@ import { JobRunner, type Job } from './runner.js';
  * | materialise | poll | writes SENDING broadcasts' audiences into deliveries |
  * | deliveries | poll | claims a batch of due deliveries and sends it |
  * | confirmations | poll | sends double opt-in emails |
+ * | webhook fan-out | poll | turns new events into one webhook delivery per subscribed endpoint (webhooks/CONTEXT.md) |
+ * | webhooks | poll | claims a batch of due webhook deliveries and POSTs it |
  * | settle | 10 s | finishes (or pauses, by the circuit breaker) SENDING broadcasts no batch touched last |
  * | import sweep | 1 min | fails imports a dead server left RUNNING |
  * | idempotency purge | 1 h | deletes Idempotency-Key records older than 24 h, in batches |
  * | inbound purge | 1 day | deletes unreadable inbound messages older than 30 days, in batches |
  * | events retention | 1 h | deletes events older than EVENTS_RETENTION_DAYS, 1,000 a statement |
+ * | webhook prune | 1 day | deletes webhook deliveries older than 30 days, in batches |
  */
 export interface RunningJobs {
   mailer: Mailer;
@@ -80,11 +84,17 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   const contacts = new ContactsService(db);
   const events = new EventsService(db);
   const poll = config.worker.pollMs;
+  const webhooks = new WebhookDispatcher(db, {
+    workerId: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`, secret: config.secret,
+    allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivate, log,
+  });
   const jobs: Job[] = [
     { name: 'scheduler', everyMs: poll, run: () => pipeline.runScheduler() },
     { name: 'materialise', everyMs: poll, run: () => pipeline.materialize() },
     { name: 'deliveries', everyMs: poll, run: () => pipeline.sendBatch() },
     { name: 'confirmations', everyMs: poll, run: () => confirmations.sendDue() },
+    { name: 'webhook fan-out', everyMs: poll, run: () => webhooks.fanOut() },
+    { name: 'webhooks', everyMs: poll, run: () => webhooks.dispatch() },
     { name: 'settle', everyMs: 10_000, run: async () => (await pipeline.sweep(), 0) },
     {
       name: 'import sweep', everyMs: 60_000, run: async () => {
@@ -96,6 +106,7 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     { name: 'idempotency purge', everyMs: 3_600_000, run: async () => (await purgeIdempotencyKeys(db), 0) },
     { name: 'inbound purge', everyMs: 86_400_000, run: async () => (await purgeInboundMessages(db), 0) },
     { name: 'events retention', everyMs: 3_600_000, run: () => events.prune(config.eventsRetentionDays) },
+    { name: 'webhook prune', everyMs: 86_400_000, run: () => webhooks.prune() },
   ];
   const runner = new JobRunner(jobs, log, poll);
   runner.start();
@@ -104,6 +115,7 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     mailer,
     async stop() {
       await runner.stop();
+      webhooks.close();
       await mailer.close();
     },
   };

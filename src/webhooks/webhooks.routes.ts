@@ -1,0 +1,96 @@
+import { Type } from 'typebox';
+import { paginate } from '../http/pagination.js';
+import { ListOf } from '../http/schema-helpers.js';
+import type { V1 } from '../http/server.js';
+import {
+  CreateWebhookBody, UpdateWebhookBody, WebhookDeliveryListQuery, WebhookDeliveryParams, WebhookDeliverySchema, WebhookListQuery, WebhookParams, WebhookSchema,
+} from './webhooks.schemas.js';
+
+const tags = ['webhooks'];
+
+/** Webhook endpoints, their secrets and their delivery log (docs/webhooks.md; contract §13). */
+export async function webhooksRoutes(app: V1): Promise<void> {
+  const webhooks = app.services.webhooks;
+
+  app.post('/webhooks', {
+    schema: {
+      tags, summary: 'Register a webhook endpoint',
+      description: 'The URL must be https:// and its host resolve to public addresses only (422 validation_failed at /url otherwise). The answer carries the signing secret.',
+      body: CreateWebhookBody, response: { 201: WebhookSchema },
+    },
+    config: { scope: 'write:webhooks' },
+  }, async (req, reply) => {
+    const webhook = await webhooks.create(req.auth.workspaceId, req.body);
+    return reply.code(201).header('location', `/v1/webhooks/${webhook.id}`).send(webhook);
+  });
+
+  app.get('/webhooks', {
+    schema: { tags, summary: 'List webhook endpoints, newest first', querystring: WebhookListQuery, response: { 200: ListOf(WebhookSchema) } },
+    config: { scope: 'read:webhooks' },
+  }, (req) => paginate(req.query, (w) => webhooks.list(req.auth.workspaceId, w)));
+
+  app.get('/webhooks/:webhookId', {
+    schema: { tags, summary: 'Get a webhook endpoint (with its secret)', params: WebhookParams, response: { 200: WebhookSchema } },
+    config: { scope: 'read:webhooks' },
+  }, (req) => webhooks.get(req.auth.workspaceId, req.params.webhookId));
+
+  app.put('/webhooks/:webhookId', {
+    schema: {
+      tags, summary: 'Update a webhook endpoint (partial)',
+      description: 'url, eventTypes, description (null clears it), enabled. Disabling fails the deliveries waiting for it; enabling clears disabledReason and the failure count.',
+      params: WebhookParams, body: UpdateWebhookBody, response: { 200: WebhookSchema },
+    },
+    config: { scope: 'write:webhooks' },
+  }, (req) => webhooks.update(req.auth.workspaceId, req.params.webhookId, req.body));
+
+  app.delete('/webhooks/:webhookId', {
+    schema: { tags, summary: 'Delete a webhook endpoint and its delivery log', params: WebhookParams, response: { 204: Type.Null() } },
+    config: { scope: 'write:webhooks' },
+  }, async (req, reply) => {
+    await webhooks.remove(req.auth.workspaceId, req.params.webhookId);
+    return reply.code(204).send(null);
+  });
+
+  app.post('/webhooks/:webhookId/rotate-secret', {
+    schema: {
+      tags, summary: 'Rotate the signing secret',
+      description: 'A new secret signs from now on; for 24 hours the previous one signs too (two `v1,` entries in webhook-signature), so receivers can switch without losing events.',
+      params: WebhookParams, response: { 200: WebhookSchema },
+    },
+    config: { scope: 'write:webhooks' },
+  }, (req) => webhooks.rotateSecret(req.auth.workspaceId, req.params.webhookId));
+
+  app.post('/webhooks/:webhookId/test', {
+    schema: {
+      tags, summary: 'Send a webhook.test event to the endpoint',
+      description: '202 with the delivery, PENDING: the worker sends it within moments; follow it in the delivery log. 409 invalid_state when the endpoint is disabled.',
+      params: WebhookParams, response: { 202: WebhookDeliverySchema },
+    },
+    config: { scope: 'write:webhooks', errors: ['invalid_state'] },
+  }, async (req, reply) => reply.code(202).send(await webhooks.sendTest(req.auth.workspaceId, req.params.webhookId)));
+
+  app.get('/webhooks/:webhookId/deliveries', {
+    schema: {
+      tags, summary: 'The delivery log of an endpoint, newest first', description: 'Each delivery with its attempts (status code, duration, error) and its next try.',
+      params: WebhookParams, querystring: WebhookDeliveryListQuery, response: { 200: ListOf(WebhookDeliverySchema) },
+    },
+    config: { scope: 'read:webhooks' },
+  }, (req) => {
+    const { status, ...window } = req.query;
+    return paginate(window, (w) => webhooks.listDeliveries(req.auth.workspaceId, req.params.webhookId, { status, ...w }));
+  });
+
+  app.get('/webhooks/:webhookId/deliveries/:deliveryId', {
+    schema: { tags, summary: 'Get one delivery with its attempts', params: WebhookDeliveryParams, response: { 200: WebhookDeliverySchema } },
+    config: { scope: 'read:webhooks' },
+  }, (req) => webhooks.getDelivery(req.auth.workspaceId, req.params.webhookId, req.params.deliveryId));
+
+  app.post('/webhooks/:webhookId/deliveries/:deliveryId/retry', {
+    schema: {
+      tags, summary: 'Send a delivery again',
+      description: 'A SUCCEEDED or FAILED delivery becomes PENDING, due now, with the same webhook-id and body and a new round of attempts. 409 invalid_state while it is PENDING or SENDING, or when the endpoint is disabled.',
+      params: WebhookDeliveryParams, response: { 202: WebhookDeliverySchema },
+    },
+    config: { scope: 'write:webhooks', errors: ['invalid_state'] },
+  }, async (req, reply) => reply.code(202).send(await webhooks.retryDelivery(req.auth.workspaceId, req.params.webhookId, req.params.deliveryId)));
+}
