@@ -107,7 +107,7 @@ export class WebhookSender {
         res.on('error', done);
       });
       const timer = setTimeout(() => {
-        finish(null, `no answer within ${Math.round(this.opts.timeoutMs / 1000)} s`);
+        finish(null, `no answer within ${this.opts.timeoutMs % 1000 === 0 ? `${this.opts.timeoutMs / 1000} s` : `${this.opts.timeoutMs} ms`}`);
         request.destroy();
       }, this.opts.timeoutMs);
       request.on('error', (err: NodeJS.ErrnoException) => finish(null, err.code ? `${err.code}: ${err.message}` : err.message));
