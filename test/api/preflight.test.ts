@@ -88,6 +88,44 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
     expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/test`, { emails: ['a@x.test'] })).statusCode).toBe(503);
   });
 
+  it('test sends: an address the relay refuses is listed in failed; a relay that cannot be reached is 503, never a 500', async () => {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, `tf${h.dbName}.test`);
+    const b = (await call(ws, 'POST', '/v1/broadcasts', { name: 'T', from: `news@${domain.name}`, emailContent: { subject: 'Hi', html: '<p>Hi</p>' } })).json();
+    smtp.setPolicy((rcpt) => (rcpt === 'nobody@example.com' ? { code: 550, message: '5.1.1 No such user' } : null));
+    try {
+      const res = await call(ws, 'POST', `/v1/broadcasts/${b.id}/test`, { emails: ['nobody@example.com', 'ok@example.com'] });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().sent.map((s: { email: string }) => s.email)).toEqual(['ok@example.com']);
+      expect(res.json().failed).toEqual([{ email: 'nobody@example.com', error: expect.stringContaining('550') }]);
+    } finally {
+      smtp.setPolicy(() => null);
+    }
+    // A relay on a port where nothing listens.
+    const down = createMailer({ smtpUrl: 'smtp://127.0.0.1:1', outboxDir: '', maxConnections: 1, rateLimit: 0 });
+    const app2 = await buildApp({ db: h.db, logger: false, mailer: down, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET } });
+    try {
+      const res = await app2.inject({ method: 'POST', url: `/v1/broadcasts/${b.id}/test`, headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' }, payload: JSON.stringify({ emails: ['ok@example.com'] }) });
+      expect(res.statusCode, res.body).toBe(503);
+      expect(res.json()).toMatchObject({ code: 'unavailable', detail: expect.stringContaining('mail transport') });
+      expect(res.headers['retry-after']).toBeDefined();
+    } finally {
+      await app2.close();
+      await down.close();
+    }
+  });
+
+  it('preflight: a comment that mentions unsubscribe_url is no link to it (the footer is added)', async () => {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, `pc${h.dbName}.test`);
+    const create = async (html: string) => (await call(ws, 'POST', '/v1/broadcasts', { name: 'C', from: `news@${domain.name}`, emailContent: { subject: 'Hi', html } })).json();
+    const commented = await create('<!-- TODO: link unsubscribe_url --><p>Hi</p>');
+    const linked = await create('<p>Hi <a href="{{ unsubscribe_url }}">leave</a></p>');
+    const check = async (id: string) => (await call(ws, 'POST', `/v1/broadcasts/${id}/preflight`)).json().checks.find((c: { id: string }) => c.id === 'unsubscribe').detail;
+    expect(await check(linked.id)).toBe('the template links {{ unsubscribe_url }}');
+    expect(await check(commented.id)).toBe('an unsubscribe footer is added to every message');
+  });
+
   it('the unsubscribe page: leave the topic, leave everything (UNSUBSCRIBED and suppressed), in the workspace\'s language', async () => {
     const ws = await h.workspace();
     const domain = await verifiedDomain(h, ws, `un${h.dbName}.test`);
