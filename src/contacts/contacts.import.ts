@@ -140,6 +140,13 @@ async function* lines(source: AsyncIterable<Buffer>): AsyncGenerator<{ line: num
   if (partsLength > 0 || tooLong) yield take(Buffer.alloc(0));
 }
 
+/**
+ * Bytes that are not UTF-8 decode to U+FFFD: such a row is refused rather than stored with its characters lost
+ * (a file saved as Latin-1 or Windows-1252 shows it on every accented letter). U+FFFD written on purpose is refused too.
+ */
+const REPLACEMENT = '\uFFFD';
+const NOT_UTF8 = 'is not valid UTF-8 (save the file as UTF-8): a character could not be decoded';
+
 export async function* ndjsonItems(source: AsyncIterable<Buffer>): AsyncGenerator<ImportItem> {
   yield { type: 'ready' };
   for await (const { line, text: raw } of lines(source)) {
@@ -149,6 +156,10 @@ export async function* ndjsonItems(source: AsyncIterable<Buffer>): AsyncGenerato
     }
     const text = line === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
     if (text.trim() === '') continue;
+    if (text.includes(REPLACEMENT)) {
+      yield { type: 'reject', line, reason: NOT_UTF8 };
+      continue;
+    }
     if (jsonDepth(text) > MAX_JSON_DEPTH) {
       yield { type: 'reject', line, reason: `nests deeper than ${MAX_JSON_DEPTH} levels` };
       continue;
@@ -219,6 +230,7 @@ const STATUSES = new Set<string>(CONTACT_STATUSES);
  */
 export function csvRow(cols: CsvColumns, record: string[], line: number): ImportItem {
   if (record.length !== cols.count) return { type: 'reject', line, reason: `has ${record.length} ${record.length === 1 ? 'column' : 'columns'}, the header has ${cols.count}` };
+  if (record.some((cell) => cell.includes(REPLACEMENT))) return { type: 'reject', line, reason: NOT_UTF8 };
   const row: Record<string, unknown> = { email: record[cols.email] };
   for (const field of ['firstName', 'lastName'] as const) {
     const i = cols[field];

@@ -129,6 +129,18 @@ describeApi('contact imports', (h) => {
     expect((await contacts(h, ws))[0]).toMatchObject({ email: 'a@example.com', status: 'BOUNCED' });
   });
 
+  it('bytes that are not UTF-8 (a Latin-1 file) are a rejected row, never stored as U+FFFD; the other rows import', async () => {
+    const ws = await h.workspace();
+    const latin1 = Buffer.concat([Buffer.from('email,first_name\nok@example.com,Ok\nbad@example.com,Ren'), Buffer.from([0xe9]), Buffer.from('\n')]);
+    const res = await h.app.inject({ method: 'POST', url: '/v1/contacts/imports', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'text/csv' }, payload: latin1 });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toMatchObject({ total: 2, created: 1, skipped: 1, errors: [{ line: 3, reason: expect.stringContaining('not valid UTF-8') }] });
+    const nd = Buffer.concat([Buffer.from('{"email":"n1@example.com"}\n{"email":"n2@example.com","firstName":"Ren'), Buffer.from([0xe9]), Buffer.from('"}\n')]);
+    const res2 = await h.app.inject({ method: 'POST', url: '/v1/contacts/imports', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/x-ndjson' }, payload: nd });
+    expect(res2.json()).toMatchObject({ created: 1, skipped: 1, errors: [{ line: 2, reason: expect.stringContaining('not valid UTF-8') }] });
+    expect((await contacts(h, ws)).map((c) => c.email)).toEqual(['n1@example.com', 'ok@example.com']);
+  });
+
   it('NDJSON: one object per line, typed properties; bad lines are skipped with line and reason', async () => {
     const ws = await h.workspace();
     const lines = [
