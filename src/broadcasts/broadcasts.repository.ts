@@ -1,4 +1,4 @@
-import type { Insertable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../db/connection.js';
 import type { BroadcastsTable } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
@@ -8,10 +8,10 @@ import type { Broadcast, BroadcastStatus, EmailContent } from './broadcasts.sche
 
 const COLUMNS = [
   'id', 'name', 'status', 'from_address', 'reply_to', 'subject', 'html', 'text', 'preview_text', 'editor_content',
-  'topic_id', 'segment_id', 'send_at', 'created_at', 'updated_at', 'sent_at', 'paused_reason',
+  'topic_id', 'segment_id', 'send_at', 'created_at', 'updated_at', 'sent_at', 'paused_reason', 'track_opens', 'track_clicks',
 ] as const;
 
-type Row = Pick<BroadcastsTable, (typeof COLUMNS)[number]>;
+type Row = Selectable<Pick<BroadcastsTable, (typeof COLUMNS)[number]>>;
 
 function toBroadcast(r: Row): Broadcast {
   return {
@@ -28,6 +28,7 @@ function toBroadcast(r: Row): Broadcast {
     updatedAt: toIso(r.updated_at),
     sentAt: toIso(r.sent_at),
     pausedReason: r.paused_reason,
+    tracking: { opens: r.track_opens === 1, clicks: r.track_clicks === 1 },
   };
 }
 
@@ -44,6 +45,8 @@ export interface BroadcastValues {
   pausedReason: string | null;
   /** Set when it resumes: the circuit breaker weighs deliveries that end after it. */
   breakerSince: string | null;
+  /** Opens and clicks tracked (docs/tracking.md). */
+  tracking: { opens: boolean; clicks: boolean };
 }
 
 function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsTable> {
@@ -56,6 +59,10 @@ function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsTable> {
   if (v.sendAt !== undefined) row.send_at = v.sendAt;
   if (v.pausedReason !== undefined) row.paused_reason = v.pausedReason;
   if (v.breakerSince !== undefined) row.breaker_since = v.breakerSince;
+  if (v.tracking !== undefined) {
+    row.track_opens = v.tracking.opens ? 1 : 0;
+    row.track_clicks = v.tracking.clicks ? 1 : 0;
+  }
   if (v.emailContent !== undefined) {
     const c = v.emailContent;
     Object.assign(row, { subject: c.subject, html: c.html, text: c.text, preview_text: c.previewText, editor_content: toJsonColumn(c.editorContent) });

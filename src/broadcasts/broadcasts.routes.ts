@@ -4,7 +4,7 @@ import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery } from '../http/schema-helpers.js';
 import {
   AudienceSchema, BroadcastListQuery, BroadcastParams, BroadcastSchema, CreateBroadcastBody, DeliveryListQuery, DeliverySchema, PreviewBody, PreviewSchema,
-  PreflightSchema, TestSendBody, TestSendResult, UpdateBroadcastBody,
+  PreflightSchema, TestSendBody, TestSendResult, UpdateBroadcastBody, LinkStatsSchema, TimelineQuery, TimelineSchema,
 } from './broadcasts.schemas.js';
 
 const tags = ['broadcasts'];
@@ -57,6 +57,24 @@ export async function broadcastsRoutes(app: V1): Promise<void> {
   }, async (req) => {
     return paginate(req.query, (w) => broadcasts.listDeliveries(req.auth.workspaceId, req.params.broadcastId, { status: req.query.status, ...w }));
   });
+
+  app.get('/broadcasts/:broadcastId/links', {
+    schema: {
+      tags, summary: 'Clicks and unique clicks per link, most clicked first',
+      description: 'Clicks by people only: scanners\' and other machines\' clicks are left out (docs/tracking.md).',
+      params: BroadcastParams, response: { 200: LinkStatsSchema },
+    },
+    config: { scope: 'read:broadcasts' },
+  }, (req) => broadcasts.links(req.auth.workspaceId, req.params.broadcastId));
+
+  app.get('/broadcasts/:broadcastId/timeline', {
+    schema: {
+      tags, summary: 'Sent, opens, clicks and bounces per hour or day (UTC)',
+      description: 'Opens and clicks by people only; bounces are hard bounces. Buckets with nothing in them are left out.',
+      params: BroadcastParams, querystring: TimelineQuery, response: { 200: TimelineSchema },
+    },
+    config: { scope: 'read:broadcasts' },
+  }, (req) => broadcasts.timeline(req.auth.workspaceId, req.params.broadcastId, req.query.bucket));
 
   app.post('/broadcasts/:broadcastId/cancel', {
     schema: { tags, summary: 'Cancel: SCHEDULED → DRAFT, SENDING → CANCELED', params: BroadcastParams, response: { 200: BroadcastSchema } },

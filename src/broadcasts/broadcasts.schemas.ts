@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, PathId, StringEnum, Timestamp } from '../http/schema-helpers.js';
+import { TrackingSchema } from '../workspaces/workspaces.schemas.js';
 
 export const BROADCAST_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'PAUSED', 'SENT', 'CANCELED', 'FAILED'] as const;
 export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
@@ -24,6 +25,7 @@ const optionalFields = Type.Partial(Type.Object({
   replyTo: Nullable(Address),
   topicId: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
   segmentId: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
+  tracking: Type.Object(TrackingSchema.properties, { additionalProperties: false, description: 'opens (the pixel) and clicks (rewritten links); at creation, the workspace\'s settings.tracking when omitted' }),
 })).properties;
 
 export const CreateBroadcastBody = Type.Object({
@@ -58,6 +60,11 @@ export const BroadcastStatsSchema = Type.Object({
   softBounced: Type.Integer({ description: 'deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs)' }),
   complained: Type.Integer({ description: 'recipients who reported the message as spam' }),
   unsubscribed: Type.Integer(),
+  opened: Type.Integer({ description: 'opens by people (machine opens left out)' }),
+  clicked: Type.Integer({ description: 'clicks by people (scanners left out)' }),
+  uniqueOpens: Type.Integer({ description: 'recipients who opened it at least once (people only)' }),
+  uniqueClicks: Type.Integer({ description: 'recipients who clicked at least one link (people only)' }),
+  machineOpens: Type.Integer({ description: 'opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md)' }),
   outbox: Type.Optional(Type.Integer({ description: 'present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody' })),
 });
 
@@ -75,6 +82,7 @@ export const BroadcastSchema = Type.Object({
   updatedAt: Timestamp,
   sentAt: Nullable(Timestamp),
   pausedReason: Nullable(Type.String({ description: 'why a PAUSED broadcast paused: the circuit breaker\'s rates, or "paused by hand"' })),
+  tracking: Type.Object(TrackingSchema.properties, { description: 'opens (the pixel) and clicks (rewritten links)' }),
   stats: Type.Optional(BroadcastStatsSchema),
 });
 export type Broadcast = Static<typeof BroadcastSchema>;
@@ -148,4 +156,29 @@ export const TestSendBody = Type.Object({
 
 export const TestSendResult = Type.Object({
   sent: Type.Array(Type.Object({ email: Type.String(), messageId: Type.String(), response: Type.String({ description: 'the relay\'s answer (or where the outbox wrote it)' }) })),
+});
+
+export const LinkStatsSchema = Type.Object({
+  data: Type.Array(Type.Object({
+    url: Type.String(),
+    clicks: Type.Integer({ description: 'clicks by people' }),
+    uniqueClicks: Type.Integer({ description: 'recipients who clicked it' }),
+  }), { description: 'the links people clicked, most clicked first (at most 500)' }),
+});
+
+export const TIMELINE_BUCKETS = ['hour', 'day'] as const;
+
+export const TimelineQuery = Type.Object({
+  bucket: Type.Optional(StringEnum(TIMELINE_BUCKETS, { description: 'default hour' })),
+}, { additionalProperties: false });
+
+export const TimelineSchema = Type.Object({
+  bucket: StringEnum(TIMELINE_BUCKETS),
+  data: Type.Array(Type.Object({
+    at: Timestamp,
+    sent: Type.Integer(),
+    opens: Type.Integer({ description: 'opens by people' }),
+    clicks: Type.Integer({ description: 'clicks by people' }),
+    bounces: Type.Integer({ description: 'hard bounces' }),
+  }), { description: 'per hour or day (UTC), oldest first; buckets with nothing in them are left out' }),
 });

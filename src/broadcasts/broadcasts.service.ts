@@ -24,6 +24,7 @@ import { transition } from './broadcasts.state.js';
 import { bareVariables, blockingChecks, checkErrors, contentChecks, pass, warning, type Check } from './broadcasts.preflight.js';
 import { assembleContent, listHeaders } from './broadcasts.message.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
+import { engagementOf, linkStats, timeline, NO_ENGAGEMENT, type Bucket, type LinkStats, type TimelinePoint } from '../tracking/tracking.repository.js';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -114,7 +115,10 @@ export class BroadcastsService {
     const id = newId('bc');
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, input);
+      // Tracking not given: the workspace's default at the time of creation (docs/tracking.md).
+      const tracking = input.tracking ?? (await getWorkspace(trx, workspaceId))?.settings.tracking ?? { opens: true, clicks: true };
       await repo.insertBroadcast(trx, workspaceId, id, {
+        tracking: { opens: tracking.opens, clicks: tracking.clicks },
         name: input.name, from: input.from?.trim() ?? null, replyTo: input.replyTo?.trim() ?? null,
         emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
         topicId: input.topicId ?? null, segmentId: input.segmentId ?? null, sendAt: null, pausedReason: null, breakerSince: null,
@@ -135,15 +139,18 @@ export class BroadcastsService {
   private async withStats(workspaceId: string, broadcasts: Broadcast[]): Promise<Broadcast[]> {
     const started = broadcasts.filter((b) => b.status !== 'DRAFT' && b.status !== 'SCHEDULED').map((b) => b.id);
     const counts = await deliveries.countDeliveriesOf(this.db.kysely, workspaceId, started);
+    const engagement = await engagementOf(this.db.kysely, workspaceId, started);
     return broadcasts.map((b) => {
       const c = counts.get(b.id);
       if (!c) return b;
+      const e = engagement.get(b.id) ?? NO_ENGAGEMENT;
       const n = (s: DeliveryStatus) => c.byStatus[s] ?? 0;
       return {
         ...b,
         stats: {
           recipients: c.total, queued: n('QUEUED') + n('SENDING') + n('PAUSED'), sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'),
           softBounced: c.softBounced, complained: c.complained, unsubscribed: c.unsubscribed,
+          opened: e.opened, clicked: e.clicked, uniqueOpens: e.uniqueOpens, uniqueClicks: e.uniqueClicks, machineOpens: e.machineOpens,
           ...(c.outboxed ? { outbox: c.outboxed } : {}),
         },
       };
@@ -178,6 +185,7 @@ export class BroadcastsService {
       if (input.emailContent !== undefined) values.emailContent = toContent(input.emailContent);
       if (input.topicId !== undefined) values.topicId = input.topicId;
       if (input.segmentId !== undefined) values.segmentId = input.segmentId;
+      if (input.tracking !== undefined) values.tracking = { opens: input.tracking.opens, clicks: input.tracking.clicks };
       if (sendAt !== undefined) values.sendAt = sendAt;
       const merged: Broadcast = {
         ...current, ...(values.name !== undefined ? { name: values.name } : {}),
@@ -270,6 +278,18 @@ export class BroadcastsService {
   async listDeliveries(workspaceId: string, id: string, opts: { status?: DeliveryStatus; limit: number; beforeId?: string }): Promise<deliveries.Delivery[]> {
     await this.mustGet(this.db.kysely, workspaceId, id);
     return deliveries.listDeliveries(this.db.kysely, workspaceId, id, opts);
+  }
+
+  /** The links people clicked, most clicked first (docs/tracking.md, "Stats"). */
+  async links(workspaceId: string, id: string): Promise<{ data: LinkStats[] }> {
+    await this.mustGet(this.db.kysely, workspaceId, id);
+    return { data: await linkStats(this.db.kysely, workspaceId, id, 500) };
+  }
+
+  /** Sent, opens, clicks and bounces per hour or day (UTC), computed by the database. */
+  async timeline(workspaceId: string, id: string, bucket: Bucket = 'hour'): Promise<{ bucket: Bucket; data: TimelinePoint[] }> {
+    await this.mustGet(this.db.kysely, workspaceId, id);
+    return { bucket, data: await timeline(this.db.kysely, this.db.dialect, workspaceId, id, bucket) };
   }
 
   async remove(workspaceId: string, id: string): Promise<void> {

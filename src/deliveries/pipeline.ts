@@ -4,6 +4,8 @@ import { contactEmail } from '../contacts/contacts.email.js';
 import type { ContactRecord } from '../contacts/contacts.repository.js';
 import { parseMailbox } from '../lib/email.js';
 import { assembleContent, listHeaders } from '../broadcasts/broadcasts.message.js';
+import { htmlToText } from '../mail/compose.js';
+import { trackMessage } from '../tracking/tracking.message.js';
 import type { Address, OutgoingMessage } from '../mail/compose.js';
 import { returnPath, unsubscribeAddress } from '../mail/verp.js';
 import { classifySendError } from '../mail/outcome.js';
@@ -186,7 +188,16 @@ export class DeliveryPipeline {
       broadcast: { id: p.broadcast.id, name: p.broadcast.name },
       unsubscribe_url: unsubscribeUrl,
     });
-    const content = assembleContent(rendered, { unsubscribeUrl, workspace: p.workspace });
+    // Engagement tracking (docs/tracking.md): links of the template rewritten before the footer is added (its links
+    // stay as they are), the text part made from the HTML as written, the pixel at the end of the whole document.
+    const tracking = p.broadcast.tracking;
+    const tracked = (tracking.opens || tracking.clicks) && rendered.html != null
+      ? trackMessage({ secret: this.opts.secret, publicUrl: this.opts.publicUrl, unsubscribeUrl, opens: tracking.opens, clicks: tracking.clicks },
+        { workspaceId: d.workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, sentAt: Math.floor(Date.now() / 1000) })
+      : null;
+    const content = tracked
+      ? tracked.pixel(assembleContent({ ...rendered, html: tracked.links(rendered.html!), text: rendered.text ?? htmlToText(rendered.html!) }, { unsubscribeUrl, workspace: p.workspace }))
+      : assembleContent(rendered, { unsubscribeUrl, workspace: p.workspace });
     const domain = p.dkim!.domainName;
     return {
       from: p.from!,

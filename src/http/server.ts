@@ -34,6 +34,8 @@ import { SubmissionsService } from '../submissions/submissions.service.js';
 import { suppressionsRoutes } from '../suppressions/suppressions.routes.js';
 import { SuppressionsService } from '../suppressions/suppressions.service.js';
 import { unsubscribeRoutes } from '../unsubscribe/unsubscribe.routes.js';
+import { trackingRoutes } from '../tracking/tracking.routes.js';
+import { TrackingService } from '../tracking/tracking.service.js';
 import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
 import { webhooksRoutes } from '../webhooks/webhooks.routes.js';
@@ -227,6 +229,8 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
   });
 
   await app.register(unsubscribeRoutes, { service: app.services.unsubscribe });
+  // Opens and clicks (docs/tracking.md): public, the hottest paths; events are group-committed by the service's writer.
+  await app.register(trackingRoutes, { service: new TrackingService(db, config.secret, app.log) });
   await app.register(hooksRoutes, {
     db, rules: reportRules(config.bounces),
     snsCertHost: config.hooks?.snsCertHost ?? /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/,

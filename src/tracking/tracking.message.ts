@@ -1,0 +1,36 @@
+import type { AssembledContent } from '../broadcasts/broadcasts.message.js';
+import { beforeBodyEnd, openPixel, rewriteLinks, trackableLinks } from './tracking.rewrite.js';
+import { canTrack, signClickToken, signOpenToken, type TrackingRef } from './tracking.token.js';
+
+export interface MessageTracking {
+  secret: Buffer;
+  publicUrl: string;
+  /** The recipient's unsubscribe URL: never rewritten (it must work without us, and scanners must not "click" it). */
+  unsubscribeUrl: string;
+  opens: boolean;
+  clicks: boolean;
+}
+
+/**
+ * Tracking of one message (docs/tracking.md), used by the delivery pipeline's compose: `links` rewrites the
+ * rendered template's http(s) links to `{PUBLIC_URL}/t/c/{token}`, `pixel` adds the open pixel near the end of the
+ * assembled document's body. Test sends and previews do not come here. Null when the ids cannot be carried by a
+ * token (never for ids this service made).
+ */
+export function trackMessage(t: MessageTracking, ref: TrackingRef): { links: (html: string) => string; pixel: (content: AssembledContent) => AssembledContent } | null {
+  if (!canTrack(ref)) return null;
+  const base = t.publicUrl.replace(/\/+$/, '');
+  const own = `${base}/t/`;
+  const unsubscribePages = `${base}/unsubscribe/`;
+  return {
+    links(html) {
+      if (!t.clicks) return html;
+      const links = trackableLinks(html, { keep: (url) => url === t.unsubscribeUrl || url.startsWith(unsubscribePages) || url.startsWith(own) });
+      return rewriteLinks(html, links, (link, linkIndex) => `${base}/t/c/${signClickToken(t.secret, ref, { linkIndex, linkCount: links.length, url: link.url })}`);
+    },
+    pixel(content) {
+      if (!t.opens || content.html == null) return content;
+      return { ...content, html: beforeBodyEnd(content.html, openPixel(`${base}/t/o/${signOpenToken(t.secret, ref)}`)) };
+    },
+  };
+}

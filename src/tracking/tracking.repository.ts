@@ -1,0 +1,144 @@
+import { sql } from 'kysely';
+import type { Dialect, Executor } from '../db/connection.js';
+
+/**
+ * Engagement read from the events table (docs/tracking.md, "Stats"): per-broadcast counts, clicks per link and
+ * the timeline; and the one write tracking makes besides recordEvents, marking earlier clicks of a burst as a
+ * machine's. Always scoped by workspace; each query is a range of the index (workspace_id, broadcast_id, type, …).
+ */
+
+export interface Engagement {
+  /** Opens and clicks by people (machine ones left out). */
+  opened: number;
+  clicked: number;
+  /** Deliveries with at least one human open / click. */
+  uniqueOpens: number;
+  uniqueClicks: number;
+  /** Opens by machines (Apple Mail Privacy Protection, scanners). */
+  machineOpens: number;
+}
+
+export const NO_ENGAGEMENT: Engagement = { opened: 0, clicked: 0, uniqueOpens: 0, uniqueClicks: 0, machineOpens: 0 };
+
+const n = (v: unknown) => Number(v ?? 0);
+
+/** The engagement of several broadcasts in one grouped query (a list page shows each one's stats). */
+export async function engagementOf(db: Executor, workspaceId: string, broadcastIds: readonly string[]): Promise<Map<string, Engagement>> {
+  const out = new Map<string, Engagement>(broadcastIds.map((id) => [id, { ...NO_ENGAGEMENT }]));
+  if (!broadcastIds.length) return out;
+  const rows = await db.selectFrom('events')
+    .select([
+      'broadcast_id',
+      sql<number>`sum(case when type = 'email.opened' and machine = 0 then 1 else 0 end)`.as('opened'),
+      sql<number>`sum(case when type = 'email.clicked' and machine = 0 then 1 else 0 end)`.as('clicked'),
+      sql<number>`count(distinct case when type = 'email.opened' and machine = 0 then delivery_id end)`.as('unique_opens'),
+      sql<number>`count(distinct case when type = 'email.clicked' and machine = 0 then delivery_id end)`.as('unique_clicks'),
+      sql<number>`sum(case when type = 'email.opened' and machine = 1 then 1 else 0 end)`.as('machine_opens'),
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', 'in', broadcastIds)
+    .where('type', 'in', ['email.opened', 'email.clicked'])
+    .groupBy('broadcast_id')
+    .execute();
+  for (const r of rows) {
+    out.set(r.broadcast_id!, { opened: n(r.opened), clicked: n(r.clicked), uniqueOpens: n(r.unique_opens), uniqueClicks: n(r.unique_clicks), machineOpens: n(r.machine_opens) });
+  }
+  return out;
+}
+
+export interface LinkStats {
+  url: string;
+  clicks: number;
+  uniqueClicks: number;
+}
+
+/** The links of a broadcast people clicked, most clicked first (at most `limit`). */
+export async function linkStats(db: Executor, workspaceId: string, broadcastId: string, limit: number): Promise<LinkStats[]> {
+  const rows = await db.selectFrom('events')
+    .select(['url', sql<number>`count(*)`.as('clicks'), sql<number>`count(distinct delivery_id)`.as('unique_clicks')])
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('type', '=', 'email.clicked')
+    .where('machine', '=', 0)
+    .where('url', 'is not', null)
+    .groupBy('url')
+    .orderBy(sql`count(*)`, 'desc')
+    .orderBy(sql`count(distinct delivery_id)`, 'desc')
+    .orderBy('url')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ url: r.url!, clicks: n(r.clicks), uniqueClicks: n(r.unique_clicks) }));
+}
+
+export type Bucket = 'hour' | 'day';
+
+export interface TimelinePoint {
+  at: string;
+  sent: number;
+  opens: number;
+  clicks: number;
+  bounces: number;
+}
+
+/** The start of an event's bucket as RFC 3339 UTC text, computed by the database. */
+function bucketStart(dialect: Dialect, bucket: Bucket) {
+  if (dialect === 'postgres') {
+    return bucket === 'hour'
+      ? sql<string>`to_char(date_trunc('hour', occurred_at at time zone 'UTC'), 'YYYY-MM-DD"T"HH24:00:00.000"Z"')`
+      : sql<string>`to_char(date_trunc('day', occurred_at at time zone 'UTC'), 'YYYY-MM-DD"T00:00:00.000Z"')`;
+  }
+  // SQLite stores RFC 3339 UTC text, which strftime reads.
+  return bucket === 'hour' ? sql<string>`strftime('%Y-%m-%dT%H:00:00.000Z', occurred_at)` : sql<string>`strftime('%Y-%m-%dT00:00:00.000Z', occurred_at)`;
+}
+
+/**
+ * Sent messages, human opens and clicks, and hard bounces of a broadcast per hour or day (UTC), oldest first;
+ * buckets without any of them are left out.
+ */
+export async function timeline(db: Executor, dialect: Dialect, workspaceId: string, broadcastId: string, bucket: Bucket): Promise<TimelinePoint[]> {
+  const at = bucketStart(dialect, bucket);
+  const rows = await db.selectFrom('events')
+    .select([
+      at.as('at'),
+      sql<number>`sum(case when type = 'email.sent' then 1 else 0 end)`.as('sent'),
+      sql<number>`sum(case when type = 'email.opened' and machine = 0 then 1 else 0 end)`.as('opens'),
+      sql<number>`sum(case when type = 'email.clicked' and machine = 0 then 1 else 0 end)`.as('clicks'),
+      sql<number>`sum(case when type = 'email.bounced' then 1 else 0 end)`.as('bounces'),
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('type', 'in', ['email.sent', 'email.opened', 'email.clicked', 'email.bounced'])
+    .groupBy(at)
+    .orderBy(at)
+    .execute();
+  return rows
+    .map((r) => ({ at: r.at, sent: n(r.sent), opens: n(r.opens), clicks: n(r.clicks), bounces: n(r.bounces) }))
+    .filter((p) => p.sent + p.opens + p.clicks + p.bounces > 0);
+}
+
+/** A click written as a person's that a later click of the same burst showed to be a machine's. */
+export interface MachineClick {
+  workspaceId: string;
+  broadcastId: string;
+  deliveryId: string;
+  url: string;
+  occurredAt: string;
+  /** The event's data with `machine: true` and the reason. */
+  data: Record<string, unknown>;
+}
+
+/** Marks clicks as a machine's (the burst rule), in the caller's transaction. */
+export async function markClicksMachine(db: Executor, clicks: readonly MachineClick[]): Promise<void> {
+  for (const c of clicks) {
+    await db.updateTable('events')
+      .set({ machine: 1, data: JSON.stringify(c.data) })
+      .where('workspace_id', '=', c.workspaceId)
+      .where('broadcast_id', '=', c.broadcastId)
+      .where('type', '=', 'email.clicked')
+      .where('delivery_id', '=', c.deliveryId)
+      .where('url', '=', c.url)
+      .where('occurred_at', '=', c.occurredAt)
+      .where('machine', '=', 0)
+      .execute();
+  }
+}

@@ -1,0 +1,166 @@
+import crypto from 'node:crypto';
+
+/**
+ * Tracking tokens (docs/tracking.md): the last segment of `{PUBLIC_URL}/t/o/{token}` (the open pixel) and
+ * `{PUBLIC_URL}/t/c/{token}` (a rewritten link). A token carries everything the hit needs to be recorded
+ * without reading the database: the workspace, the delivery, the broadcast and the contact it was sent to,
+ * the time the message was sent and, for a link, the link's place among the message's tracked links and the
+ * URL itself (links in per-recipient Liquid output may differ per recipient, so the URL cannot be looked up).
+ *
+ * Binary layout, base64url without padding:
+ *
+ *   kind(1) ws(16) delivery(16) broadcast(16) hasContact(1) [contact(16)] sentAt(4, Unix seconds)
+ *   [click: linkIndex(2) linkCount(2) url(utf-8, the rest)] mac(16)
+ *
+ * The ids are the 128 bits of their ULIDs (the prefixes are fixed by the kind of each field). The MAC is
+ * HMAC-SHA256 with the server secret over a purpose label and every byte before it, truncated to 128 bits:
+ * a token nobody signed, or one with a single bit changed, does not verify, and a click token cannot be made to
+ * point anywhere else (no open redirect).
+ */
+
+export const TOKEN_KIND = { open: 1, click: 2 } as const;
+export type TokenKind = keyof typeof TOKEN_KIND;
+
+const MAC_BYTES = 16;
+const PURPOSE = Buffer.from('formcast-tracking-v1\0');
+/** Longer URLs are not rewritten (docs/tracking.md): the tracked address must stay a reasonable request line. */
+export const MAX_TRACKED_URL = 2000;
+/** The longest token a route accepts (a click with the longest URL), in characters. */
+export const MAX_TOKEN_CHARS = Math.ceil(((1 + 16 * 4 + 1 + 4 + 4 + MAX_TRACKED_URL * 3 + MAC_BYTES) * 4) / 3);
+
+export interface TrackingRef {
+  workspaceId: string;
+  deliveryId: string;
+  broadcastId: string;
+  contactId: string | null;
+  /** When the message was sent (Unix seconds). */
+  sentAt: number;
+}
+
+export interface ClickRef extends TrackingRef {
+  /** The link's place among the message's tracked links (0-based), and how many the message has. */
+  linkIndex: number;
+  linkCount: number;
+  url: string;
+}
+
+export type VerifiedToken = ({ kind: 'open' } & TrackingRef) | ({ kind: 'click' } & ClickRef);
+
+const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const B32_VALUE = new Map([...B32].map((c, i) => [c, i]));
+const ID = /^(ws|dlv|bc|ct)_([0-9A-HJKMNP-TV-Z]{26})$/;
+
+/** The 16 bytes of a ULID (26 Crockford base32 characters: 130 bits, the first two always 0), written at `offset`. */
+function writeUlid(ulid: string, out: Buffer, offset: number): void {
+  let value = 0;
+  let bits = -2; // the two leading bits of the first character are dropped
+  let o = offset;
+  for (let i = 0; i < 26; i++) {
+    value = ((value << 5) | B32_VALUE.get(ulid[i]!)!) & 0xfff;
+    bits += 5;
+    if (bits >= 8) {
+      bits -= 8;
+      out[o++] = (value >>> bits) & 0xff;
+    }
+  }
+}
+
+/** The ULID of 16 bytes at `offset` (the inverse of writeUlid). */
+function readUlid(buf: Buffer, offset: number): string {
+  let out = '';
+  let value = 0;
+  let bits = 2; // two leading zero bits
+  for (let i = 0; i < 16; i++) {
+    value = ((value << 8) | buf[offset + i]!) & 0x1fff;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += B32[(value >>> bits) & 31];
+    }
+  }
+  return out;
+}
+
+function ulidOf(id: string, prefix: 'ws' | 'dlv' | 'bc' | 'ct'): string | null {
+  const m = ID.exec(id);
+  return m && m[1] === prefix ? m[2]! : null;
+}
+
+function mac(secret: Buffer, body: Buffer): Buffer {
+  return crypto.createHmac('sha256', secret).update(PURPOSE).update(body).digest().subarray(0, MAC_BYTES);
+}
+
+/** True when every id of `ref` has the shape tokens can carry (ids made by lib/ids.ts always do). */
+export function canTrack(ref: Omit<TrackingRef, 'sentAt'>): boolean {
+  return Boolean(ulidOf(ref.workspaceId, 'ws') && ulidOf(ref.deliveryId, 'dlv') && ulidOf(ref.broadcastId, 'bc') && (ref.contactId === null || ulidOf(ref.contactId, 'ct')));
+}
+
+function sign(secret: Buffer, kind: TokenKind, ref: TrackingRef, click?: { linkIndex: number; linkCount: number; url: string }): string {
+  const url = click ? Buffer.from(click.url, 'utf8') : undefined;
+  const size = 1 + 48 + 1 + (ref.contactId ? 16 : 0) + 4 + (click ? 4 + url!.length : 0);
+  const buf = Buffer.allocUnsafe(size + MAC_BYTES);
+  let o = 0;
+  buf[o++] = TOKEN_KIND[kind];
+  const ws = ulidOf(ref.workspaceId, 'ws');
+  const dlv = ulidOf(ref.deliveryId, 'dlv');
+  const bc = ulidOf(ref.broadcastId, 'bc');
+  const ct = ref.contactId === null ? null : ulidOf(ref.contactId, 'ct');
+  if (!ws || !dlv || !bc || (ref.contactId !== null && !ct)) throw new Error('tracking token: an id has an unexpected shape');
+  writeUlid(ws, buf, o); o += 16;
+  writeUlid(dlv, buf, o); o += 16;
+  writeUlid(bc, buf, o); o += 16;
+  buf[o++] = ct ? 1 : 0;
+  if (ct) { writeUlid(ct, buf, o); o += 16; }
+  buf.writeUInt32BE(Math.max(0, Math.min(0xffffffff, Math.floor(ref.sentAt))), o); o += 4;
+  if (click) {
+    buf.writeUInt16BE(Math.min(click.linkIndex, 0xffff), o); o += 2;
+    buf.writeUInt16BE(Math.min(click.linkCount, 0xffff), o); o += 2;
+    url!.copy(buf, o); o += url!.length;
+  }
+  mac(secret, buf.subarray(0, o)).copy(buf, o);
+  return buf.toString('base64url');
+}
+
+export function signOpenToken(secret: Buffer, ref: TrackingRef): string {
+  return sign(secret, 'open', ref);
+}
+
+export function signClickToken(secret: Buffer, ref: TrackingRef, link: { linkIndex: number; linkCount: number; url: string }): string {
+  return sign(secret, 'click', ref, link);
+}
+
+const TOKEN_CHARS = /^[A-Za-z0-9_-]+$/;
+const MIN_TOKEN_BYTES = 1 + 48 + 1 + 4 + MAC_BYTES;
+
+/**
+ * The hit a token names, or null when it does not verify (bad characters, not canonical base64url, too short,
+ * a wrong MAC, the wrong kind, a click URL that is not http(s)). Constant-time MAC comparison.
+ */
+export function verifyTrackingToken(secret: Buffer, token: string, expected: 'open'): ({ kind: 'open' } & TrackingRef) | null;
+export function verifyTrackingToken(secret: Buffer, token: string, expected: 'click'): ({ kind: 'click' } & ClickRef) | null;
+export function verifyTrackingToken(secret: Buffer, token: string, expected: TokenKind): VerifiedToken | null {
+  if (token.length < Math.ceil((MIN_TOKEN_BYTES * 4) / 3) || token.length > MAX_TOKEN_CHARS || !TOKEN_CHARS.test(token)) return null;
+  const buf = Buffer.from(token, 'base64url');
+  // Only the canonical encoding of a payload is accepted (base64url decoding ignores stray trailing bits).
+  if (buf.length < MIN_TOKEN_BYTES || buf.toString('base64url') !== token) return null;
+  const body = buf.subarray(0, buf.length - MAC_BYTES);
+  if (!crypto.timingSafeEqual(mac(secret, body), buf.subarray(buf.length - MAC_BYTES))) return null;
+  if (body[0] !== TOKEN_KIND[expected]) return null;
+  let o = 1;
+  const workspaceId = `ws_${readUlid(body, o)}`; o += 16;
+  const deliveryId = `dlv_${readUlid(body, o)}`; o += 16;
+  const broadcastId = `bc_${readUlid(body, o)}`; o += 16;
+  const hasContact = body[o++] === 1;
+  if (body.length < o + (hasContact ? 16 : 0) + 4) return null;
+  const contactId = hasContact ? `ct_${readUlid(body, o)}` : null;
+  if (hasContact) o += 16;
+  const sentAt = body.readUInt32BE(o); o += 4;
+  const ref: TrackingRef = { workspaceId, deliveryId, broadcastId, contactId, sentAt };
+  if (expected === 'open') return o === body.length ? { kind: 'open', ...ref } : null;
+  if (body.length < o + 4) return null;
+  const linkIndex = body.readUInt16BE(o);
+  const linkCount = body.readUInt16BE(o + 2);
+  const url = body.subarray(o + 4).toString('utf8');
+  if (!/^https?:\/\//i.test(url)) return null;
+  return { kind: 'click', ...ref, linkIndex, linkCount, url };
+}

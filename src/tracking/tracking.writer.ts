@@ -1,0 +1,132 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../db/connection.js';
+import { recordEvents } from '../events/events.repository.js';
+import type { NewEvent } from '../events/events.types.js';
+import { markClicksMachine, type MachineClick } from './tracking.repository.js';
+
+/**
+ * The group-commit writer of opens and clicks (docs/tracking.md, "How hits are recorded"). A hit is queued
+ * and its request waits; the queue is written in ONE transaction when it reaches `maxBatch` hits or `flushMs`
+ * after its first hit, and at once after the previous batch when hits queued up meanwhile. Each request is
+ * answered after its batch committed, so no event is lost once answered, and a burst of hits costs one commit
+ * per batch instead of one per hit. One batch is written at a time.
+ */
+export interface WriterOptions {
+  /** Hits per transaction at most. */
+  maxBatch: number;
+  /** How long the first hit of a batch waits for others (ms); 0: until the current event-loop turn ends. */
+  flushMs: number;
+}
+
+export const DEFAULT_WRITER_OPTIONS: WriterOptions = { maxBatch: 500, flushMs: 2 };
+
+export interface PendingEvent {
+  workspaceId: string;
+  event: NewEvent & { broadcastId: string; deliveryId: string; data: Record<string, unknown> };
+  /** queued: not yet in a batch (may still be changed in place); writing/written: in a transaction or committed. */
+  state: 'queued' | 'writing' | 'written' | 'failed';
+}
+
+interface Waiter {
+  pending: PendingEvent;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export class TrackingWriter {
+  private queue: Waiter[] = [];
+  private updates: MachineClick[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(private readonly db: Db, private readonly log: FastifyBaseLogger, private readonly opts: WriterOptions = DEFAULT_WRITER_OPTIONS) {}
+
+  /** Queues an event; resolves once it is committed, rejects when its batch failed. */
+  write(pending: PendingEvent): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the tracking writer is closed'));
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ pending, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * An event already queued or written turns out to be a machine's (the burst rule). Still queued: changed in
+   * place. Being written or written: updated in the next batch's transaction, the one that writes the click
+   * that revealed the burst.
+   */
+  markMachine(p: PendingEvent, reason: string): void {
+    const data = { ...p.event.data, machine: true, reason };
+    if (p.state === 'queued') {
+      p.event.machine = true;
+      p.event.data = data;
+      return;
+    }
+    if (p.state === 'failed' || !p.event.url || !p.event.occurredAt) return;
+    this.updates.push({ workspaceId: p.workspaceId, broadcastId: p.event.broadcastId, deliveryId: p.event.deliveryId, url: p.event.url, occurredAt: p.event.occurredAt, data });
+  }
+
+  private schedule(): void {
+    if (this.writing) return; // the batch in flight flushes the queue when it is done
+    if (this.queue.length >= this.opts.maxBatch) {
+      this.flushNow();
+    } else if (!this.timer) {
+      this.timer = this.opts.flushMs > 0 ? setTimeout(() => this.flushNow(), this.opts.flushMs) : (setImmediate(() => this.flushNow()) as unknown as NodeJS.Timeout);
+    }
+  }
+
+  private flushNow(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      clearImmediate(this.timer as unknown as NodeJS.Immediate);
+      this.timer = null;
+    }
+    if (this.writing || (!this.queue.length && !this.updates.length)) return;
+    const batch = this.queue.splice(0, this.opts.maxBatch);
+    const updates = this.updates;
+    this.updates = [];
+    this.writing = this.commit(batch, updates).finally(() => {
+      this.writing = null;
+      if (this.queue.length) this.flushNow();
+      else if (this.updates.length) this.schedule();
+    });
+  }
+
+  private async commit(batch: Waiter[], updates: MachineClick[]): Promise<void> {
+    for (const w of batch) w.pending.state = 'writing';
+    const byWorkspace = new Map<string, NewEvent[]>();
+    for (const { pending } of batch) {
+      const list = byWorkspace.get(pending.workspaceId);
+      if (list) list.push(pending.event);
+      else byWorkspace.set(pending.workspaceId, [pending.event]);
+    }
+    const now = new Date().toISOString();
+    try {
+      await this.db.kysely.transaction().execute(async (trx) => {
+        for (const [workspaceId, events] of byWorkspace) await recordEvents(trx, workspaceId, events, now);
+        if (updates.length) await markClicksMachine(trx, updates);
+      });
+    } catch (err) {
+      this.log.error({ err, events: batch.length }, 'tracking events could not be written');
+      for (const w of batch) {
+        w.pending.state = 'failed';
+        w.reject(err);
+      }
+      return;
+    }
+    for (const w of batch) {
+      w.pending.state = 'written';
+      w.resolve();
+    }
+  }
+
+  /** Writes what is queued and waits for it; later writes are refused. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.writing || this.queue.length || this.updates.length) {
+      if (!this.writing) this.flushNow();
+      await this.writing;
+    }
+  }
+}

@@ -1,0 +1,308 @@
+import crypto from 'node:crypto';
+import { afterEach, expect, it, vi } from 'vitest';
+import { recordEvents } from '../../src/events/events.repository.js';
+import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/tracking/tracking.token.js';
+import { describeApi, type TestWorkspace } from '../helpers/app.js';
+import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
+import type { Received } from '../helpers/smtp.js';
+import { TEST_SECRET } from '../helpers/secret.js';
+import { useSending } from '../helpers/sending.js';
+
+const PUBLIC = 'https://mail.example.test'; // the pipeline's PUBLIC_URL (test/helpers/sending.ts)
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const GMAIL = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
+
+const HTML = `<html><body>
+<p>Hi {{ contact.firstName }}, <a href="https://shop.example/sale?who={{ contact.firstName }}&amp;x=1">the sale</a></p>
+<p><a href="https://blog.example/post">Read the post</a> or <a href="mailto:help@example.com">write to us</a>. <a href="#top">Top</a></p>
+<p><a href="https://docs.example/guide">The guide</a></p>
+<p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>
+</body></html>`;
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Moves the clock of this process (the app's and the pipeline's) `ms` ahead; timers keep running. */
+function advanceClock(ms: number): void {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(Date.now() + ms);
+}
+
+const hrefs = (html: string) => [...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
+const pixelOf = (html: string) => /<img src="([^"]+\/t\/o\/[^"]+)" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">/.exec(html)?.[1];
+const pathOf = (url: string) => new URL(url).pathname;
+
+describeApi('engagement tracking', (h) => {
+  const sending = useSending(h, { workerId: 'tracking-worker' });
+
+  async function sendBroadcast(opts: { tracking?: { opens: boolean; clicks: boolean }; contacts?: number; ws?: TestWorkspace } = {}) {
+    const ws = opts.ws ?? await h.workspace();
+    const domain = await verifiedDomain(h, ws, `t${ws.id.slice(-8).toLowerCase()}.test`);
+    for (let i = 0; i < (opts.contacts ?? 2); i++) await insertContact(h, ws, { email: `reader${i}@example.com`, firstName: `R${i}` });
+    const created = await h.call(ws.key, 'POST', '/v1/broadcasts', {
+      name: 'News', from: `news@${domain.name}`, emailContent: { subject: 'News', html: HTML, previewText: 'Hello' },
+      ...(opts.tracking ? { tracking: opts.tracking } : {}),
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const b = created.json();
+    const before = sending.smtp.received.length;
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/send`)).statusCode).toBe(202);
+    await sending.drain();
+    const received = sending.smtp.received.slice(before);
+    return { ws, broadcast: b, received };
+  }
+
+  const events = (broadcastId: string, type: string) => h.db.kysely.selectFrom('events').select(['type', 'machine', 'url', 'data', 'delivery_id', 'contact_id', 'workspace_id'])
+    .where('broadcast_id', '=', broadcastId).where('type', '=', type).orderBy('id').execute();
+
+  const get = (url: string, ua?: string, method: 'GET' | 'HEAD' = 'GET', remoteAddress?: string) =>
+    h.app.inject({ method, url, headers: ua ? { 'user-agent': ua } : {}, ...(remoteAddress ? { remoteAddress } : {}) });
+
+  function linksOf(m: Received) {
+    const html = String(m.parsed.html);
+    return { html, hrefs: hrefs(html), pixel: pixelOf(html) };
+  }
+
+  it('rewrites the http(s) links of the template and adds the pixel; the unsubscribe link, mailto:, anchors, the footer and the text part stay', async () => {
+    const { ws, broadcast, received } = await sendBroadcast();
+    expect(broadcast.tracking).toEqual({ opens: true, clicks: true });
+    expect(received).toHaveLength(2);
+    for (const m of received) {
+      // The HTML part of the raw MIME as received (mailparser decodes it): tracked links only.
+      const { html, hrefs: links, pixel } = linksOf(m);
+      expect(html).not.toContain('shop.example');
+      const tracked = links.filter((l) => l.startsWith(`${PUBLIC}/t/c/`));
+      expect(tracked).toHaveLength(3);
+      const refs = tracked.map((l) => verifyTrackingToken(TEST_SECRET, l.slice(`${PUBLIC}/t/c/`.length), 'click')!);
+      const first = m.to === 'reader0@example.com' ? 'R0' : 'R1';
+      expect(refs.map((r) => r.url)).toEqual([`https://shop.example/sale?who=${first}&x=1`, 'https://blog.example/post', 'https://docs.example/guide']);
+      expect(refs.map((r) => [r.linkIndex, r.linkCount])).toEqual([[0, 3], [1, 3], [2, 3]]);
+      expect(refs[0]!.workspaceId).toBe(ws.id);
+      expect(refs[0]!.broadcastId).toBe(broadcast.id);
+      expect(Math.abs(refs[0]!.sentAt - Date.now() / 1000)).toBeLessThan(60);
+      expect(links).toContain('mailto:help@example.com');
+      expect(links).toContain('#top');
+      expect(links.some((l) => l.startsWith(`${PUBLIC}/unsubscribe/`))).toBe(true);
+      expect(pixel).toBeDefined();
+      expect(html.indexOf(pixel!)).toBeGreaterThan(html.indexOf('Unsubscribe'));
+      expect(verifyTrackingToken(TEST_SECRET, pixel!.slice(`${PUBLIC}/t/o/`.length), 'open')).toMatchObject({ workspaceId: ws.id, broadcastId: broadcast.id, deliveryId: refs[0]!.deliveryId });
+      const text = String(m.parsed.text);
+      expect(text).toContain('https://blog.example/post');
+      expect(text).not.toContain('/t/c/');
+    }
+  });
+
+  it('the pixel: a 43-byte GIF, never cached, an open recorded with its user agent; a bad token records nothing', async () => {
+    const { broadcast, received } = await sendBroadcast({ contacts: 1 });
+    const pixel = pathOf(linksOf(received[0]!).pixel!);
+    const res = await get(pixel, GMAIL);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/gif');
+    expect(res.headers['cache-control']).toBe('no-store, max-age=0');
+    expect(res.rawPayload).toHaveLength(43);
+    expect(res.rawPayload.subarray(0, 6).toString()).toBe('GIF89a');
+    const opened = await events(broadcast.id, 'email.opened');
+    expect(opened).toHaveLength(1);
+    expect(opened[0]).toMatchObject({ machine: 0 });
+    expect(JSON.parse(opened[0]!.data)).toEqual({ userAgent: GMAIL, machine: false });
+
+    for (const bad of [`${pixel.slice(0, -3)}AAA`, '/t/o/nonsense', '/t/o/', `${pixel}/x`]) {
+      const r = await get(bad, CHROME);
+      expect(r.statusCode, bad).toBe(200);
+      expect(r.rawPayload).toHaveLength(43);
+    }
+    expect(await events(broadcast.id, 'email.opened')).toHaveLength(1);
+
+    const head = await get(pixel, CHROME, 'HEAD');
+    expect(head.statusCode).toBe(200);
+    expect(head.headers['content-type']).toBe('image/gif');
+    expect(head.rawPayload).toHaveLength(0);
+  });
+
+  it('Apple Mail Privacy Protection and scanners open as machines; their opens are counted apart', async () => {
+    const { ws, broadcast, received } = await sendBroadcast({ contacts: 2 });
+    const [a, b] = received.map((m) => pathOf(linksOf(m).pixel!));
+    await get(a!, 'Mozilla/5.0');
+    await get(a!, CHROME, 'GET', '17.58.1.2');
+    await get(a!, 'Barracuda Sentinel (EE)');
+    await get(a!, CHROME);
+    await get(a!, GMAIL);
+    await get(b!, 'Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17328; Pro)');
+    const opened = await events(broadcast.id, 'email.opened');
+    expect(opened.map((e) => [e.machine, JSON.parse(e.data).reason ?? null])).toEqual([[1, 'apple_mpp'], [1, 'apple_mpp'], [1, 'scanner'], [0, null], [0, null], [0, null]]);
+    const stats = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}`)).json().stats;
+    expect(stats).toMatchObject({ opened: 3, uniqueOpens: 2, machineOpens: 3, clicked: 0, uniqueClicks: 0 });
+  });
+
+  it('a click: 302 to the URL the token carries; a changed or foreign token is 404 and never redirects', async () => {
+    const { broadcast, received } = await sendBroadcast({ contacts: 1 });
+    const link = linksOf(received[0]!).hrefs.find((l) => l.startsWith(`${PUBLIC}/t/c/`))!;
+    advanceClock(60_000);
+    const res = await get(pathOf(link), CHROME);
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toBe('https://shop.example/sale?who=R0&x=1');
+    expect(res.headers['cache-control']).toContain('no-store');
+    const clicked = await events(broadcast.id, 'email.clicked');
+    expect(clicked).toHaveLength(1);
+    expect(clicked[0]).toMatchObject({ machine: 0, url: 'https://shop.example/sale?who=R0&x=1' });
+    expect(JSON.parse(clicked[0]!.data)).toEqual({ url: 'https://shop.example/sale?who=R0&x=1', machine: false });
+
+    const token = pathOf(link).slice('/t/c/'.length);
+    const bytes = Buffer.from(token, 'base64url');
+    const tampered = Buffer.from(bytes);
+    tampered[bytes.length - 30]! ^= 0x20; // a byte of the URL
+    const ref = verifyTrackingToken(TEST_SECRET, token, 'click')!;
+    const foreign = signClickToken(crypto.randomBytes(32), ref, { linkIndex: 0, linkCount: 1, url: 'https://evil.example/' });
+    for (const bad of [tampered.toString('base64url'), foreign, `${token}x`, 'AAAA', signOpenToken(TEST_SECRET, ref)]) {
+      const r = await get(`/t/c/${bad}`, CHROME);
+      expect(r.statusCode).toBe(404);
+      expect(r.headers.location).toBeUndefined();
+      expect(r.headers['content-type']).toContain('text/html');
+    }
+    expect(await events(broadcast.id, 'email.clicked')).toHaveLength(1);
+  });
+
+  it('clicks before the message could have been read, by scanners, and every link within seconds are machines', async () => {
+    const { ws, broadcast, received } = await sendBroadcast({ contacts: 2 });
+    const [one, two] = received.map((m) => linksOf(m).hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`)).map(pathOf));
+    // Right after sending: before it could have been read.
+    expect((await get(one![0]!, CHROME)).statusCode).toBe(302);
+    advanceClock(60_000);
+    expect((await get(one![1]!, 'Mozilla/5.0 (compatible; BingPreview/1.0b)')).statusCode).toBe(302);
+    // The second recipient: three links within a second; the earlier two become machine clicks too.
+    for (const l of two!) expect((await get(l, CHROME)).statusCode).toBe(302);
+    advanceClock(120_000);
+    // A person, later, on the first message.
+    expect((await get(one![2]!, CHROME)).statusCode).toBe(302);
+
+    const clicked = await events(broadcast.id, 'email.clicked');
+    const oneId = verifyTrackingToken(TEST_SECRET, one![0]!.slice(5), 'click')!.deliveryId;
+    const mine = clicked.filter((e) => e.delivery_id === oneId).map((e) => [e.machine, JSON.parse(e.data).reason ?? null]);
+    expect(mine).toEqual([[1, 'before_read'], [1, 'scanner'], [0, null]]);
+    const theirs = clicked.filter((e) => e.delivery_id !== oneId);
+    expect(theirs.map((e) => [e.machine, JSON.parse(e.data).machine, JSON.parse(e.data).reason])).toEqual([[1, true, 'burst'], [1, true, 'burst'], [1, true, 'burst']]);
+
+    const stats = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}`)).json().stats;
+    expect(stats).toMatchObject({ clicked: 1, uniqueClicks: 1 });
+    const links = await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/links`);
+    expect(links.statusCode).toBe(200);
+    expect(links.json()).toEqual({ data: [{ url: 'https://docs.example/guide', clicks: 1, uniqueClicks: 1 }] });
+  });
+
+  it('stats, links and timeline count people\'s opens and clicks; another workspace gets 404', async () => {
+    const { ws, broadcast, received } = await sendBroadcast({ contacts: 3 });
+    advanceClock(60_000);
+    const msgs = received.map((m) => ({ pixel: pathOf(linksOf(m).pixel!), links: linksOf(m).hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`)).map(pathOf) }));
+    await get(msgs[0]!.pixel, CHROME);
+    await get(msgs[0]!.pixel, CHROME);
+    await get(msgs[1]!.pixel, GMAIL);
+    await get(msgs[2]!.pixel, 'Mozilla/5.0');
+    await get(msgs[0]!.links[1]!, CHROME);
+    advanceClock(10_000);
+    await get(msgs[0]!.links[1]!, CHROME);
+    advanceClock(10_000);
+    await get(msgs[1]!.links[1]!, CHROME);
+    advanceClock(10_000);
+    await get(msgs[1]!.links[2]!, CHROME);
+
+    const b = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}`)).json();
+    expect(b.stats).toMatchObject({ recipients: 3, sent: 3, opened: 3, uniqueOpens: 2, machineOpens: 1, clicked: 4, uniqueClicks: 2 });
+    const list = (await h.call(ws.key, 'GET', '/v1/broadcasts')).json();
+    expect(list.data.find((x: { id: string }) => x.id === broadcast.id).stats).toEqual(b.stats);
+
+    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/links`)).json()).toEqual({ data: [
+      { url: 'https://blog.example/post', clicks: 3, uniqueClicks: 2 },
+      { url: 'https://docs.example/guide', clicks: 1, uniqueClicks: 1 },
+    ] });
+
+    // The lead's email.sent events, and a bounce recorded directly, in the same hour.
+    await recordEvents(h.db.kysely, ws.id, [{ type: 'email.bounced', broadcastId: broadcast.id, deliveryId: 'dlv_x', data: {} }], new Date().toISOString());
+    const hour = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/timeline`)).json();
+    expect(hour.bucket).toBe('hour');
+    const total = (k: 'sent' | 'opens' | 'clicks' | 'bounces', d: { sent: number; opens: number; clicks: number; bounces: number }[]) => d.reduce((n, p) => n + p[k], 0);
+    expect({ sent: total('sent', hour.data), opens: total('opens', hour.data), clicks: total('clicks', hour.data), bounces: total('bounces', hour.data) }).toEqual({ sent: 3, opens: 3, clicks: 4, bounces: 1 });
+    for (const p of hour.data) expect(p.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:00:00\.000Z$/);
+
+    const other = await h.workspace('Other');
+    for (const path of ['links', 'timeline', 'timeline?bucket=day']) {
+      expect((await h.call(other.key, 'GET', `/v1/broadcasts/${broadcast.id}/${path}`)).statusCode).toBe(404);
+    }
+    const readOnly = await h.key(ws, ['read:broadcasts']);
+    expect((await h.call(readOnly, 'GET', `/v1/broadcasts/${broadcast.id}/links`)).statusCode).toBe(200);
+    expect((await h.call(await h.key(ws, ['read:forms']), 'GET', `/v1/broadcasts/${broadcast.id}/links`)).statusCode).toBe(403);
+    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/timeline?bucket=week`)).statusCode).toBe(422);
+  });
+
+  it('the timeline buckets by hour and by day in the database (UTC)', async () => {
+    const ws = await h.workspace();
+    const created = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'T' })).json();
+    const bc = created.id;
+    const at = (iso: string) => iso;
+    await recordEvents(h.db.kysely, ws.id, [
+      { type: 'email.sent', broadcastId: bc, deliveryId: 'dlv_a', occurredAt: at('2030-03-01T10:15:00.000Z') },
+      { type: 'email.sent', broadcastId: bc, deliveryId: 'dlv_b', occurredAt: at('2030-03-01T10:59:59.999Z') },
+      { type: 'email.opened', broadcastId: bc, deliveryId: 'dlv_a', occurredAt: at('2030-03-01T11:00:00.000Z') },
+      { type: 'email.opened', broadcastId: bc, deliveryId: 'dlv_a', machine: true, occurredAt: at('2030-03-01T11:00:01.000Z') },
+      { type: 'email.clicked', broadcastId: bc, deliveryId: 'dlv_a', url: 'https://a.example/', occurredAt: at('2030-03-02T09:00:00.000Z') },
+      { type: 'email.bounced', broadcastId: bc, deliveryId: 'dlv_b', occurredAt: at('2030-03-01T10:20:00.000Z') },
+      { type: 'contact.updated', broadcastId: bc, occurredAt: at('2030-03-01T12:00:00.000Z') },
+    ], new Date().toISOString());
+    const hour = (await h.call(ws.key, 'GET', `/v1/broadcasts/${bc}/timeline?bucket=hour`)).json();
+    expect(hour).toEqual({ bucket: 'hour', data: [
+      { at: '2030-03-01T10:00:00.000Z', sent: 2, opens: 0, clicks: 0, bounces: 1 },
+      { at: '2030-03-01T11:00:00.000Z', sent: 0, opens: 1, clicks: 0, bounces: 0 },
+      { at: '2030-03-02T09:00:00.000Z', sent: 0, opens: 0, clicks: 1, bounces: 0 },
+    ] });
+    const day = (await h.call(ws.key, 'GET', `/v1/broadcasts/${bc}/timeline?bucket=day`)).json();
+    expect(day).toEqual({ bucket: 'day', data: [
+      { at: '2030-03-01T00:00:00.000Z', sent: 2, opens: 1, clicks: 0, bounces: 1 },
+      { at: '2030-03-02T00:00:00.000Z', sent: 0, opens: 0, clicks: 1, bounces: 0 },
+    ] });
+    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${bc}/links`)).json()).toEqual({ data: [{ url: 'https://a.example/', clicks: 1, uniqueClicks: 1 }] });
+  });
+
+  it('tracking off: no rewritten link, no pixel', async () => {
+    const { broadcast, received } = await sendBroadcast({ tracking: { opens: false, clicks: false }, contacts: 1 });
+    expect(broadcast.tracking).toEqual({ opens: false, clicks: false });
+    const { hrefs: links, pixel, html } = linksOf(received[0]!);
+    expect(pixel).toBeUndefined();
+    expect(html).not.toContain('/t/');
+    expect(links).toContain('https://blog.example/post');
+
+    const opensOnly = await sendBroadcast({ tracking: { opens: true, clicks: false }, contacts: 1 });
+    const m = linksOf(opensOnly.received[0]!);
+    expect(m.pixel).toBeDefined();
+    expect(m.hrefs.some((l) => l.includes('/t/c/'))).toBe(false);
+  });
+
+  it('the workspace default applies to new broadcasts; a broadcast may say otherwise and change it while a draft', async () => {
+    const ws = await h.workspace();
+    expect((await h.call(ws.key, 'GET', '/v1/workspace')).json().settings.tracking).toEqual({ opens: true, clicks: true });
+    expect((await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'A' })).json().tracking).toEqual({ opens: true, clicks: true });
+    const put = await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { tracking: { opens: false, clicks: true } } });
+    expect(put.statusCode, put.body).toBe(200);
+    expect(put.json().settings.tracking).toEqual({ opens: false, clicks: true });
+    const b = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'B' })).json();
+    expect(b.tracking).toEqual({ opens: false, clicks: true });
+    expect((await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'C', tracking: { opens: true, clicks: false } })).json().tracking).toEqual({ opens: true, clicks: false });
+    const updated = await h.call(ws.key, 'PUT', `/v1/broadcasts/${b.id}`, { tracking: { opens: true, clicks: true } });
+    expect(updated.json().tracking).toEqual({ opens: true, clicks: true });
+    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${b.id}`)).json().tracking).toEqual({ opens: true, clicks: true });
+    // Other settings are kept when tracking changes; both switches are required.
+    expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { tracking: { opens: true } } })).statusCode).toBe(422);
+    expect((await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'D', tracking: { opens: 'yes', clicks: true } })).statusCode).toBe(422);
+    // Another workspace keeps its own default.
+    const other = await h.workspace();
+    expect((await h.call(other.key, 'POST', '/v1/broadcasts', { name: 'E' })).json().tracking).toEqual({ opens: true, clicks: true });
+  });
+
+  it('test sends and previews are not tracked', async () => {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, `p${ws.id.slice(-8).toLowerCase()}.test`);
+    const b = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'P', from: `news@${domain.name}`, emailContent: { subject: 'Preview', html: HTML } })).json();
+    const preview = (await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/preview`, {})).json();
+    expect(preview.html).toContain('https://blog.example/post');
+    expect(preview.html).not.toContain('/t/');
+  });
+});

@@ -1,0 +1,214 @@
+import crypto from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../src/lib/ids.js';
+import { BEFORE_READ_SECONDS, BURST_WINDOW_MS, ClickBursts, classifyClick, classifyOpen, isAppleAddress, truncateUserAgent } from '../../src/tracking/tracking.classify.js';
+import { trackMessage } from '../../src/tracking/tracking.message.js';
+import { beforeBodyEnd, rewriteLinks, trackableLinks } from '../../src/tracking/tracking.rewrite.js';
+import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/tracking/tracking.token.js';
+
+const secret = crypto.randomBytes(32);
+const ref = () => ({ workspaceId: newId('ws'), deliveryId: newId('dlv'), broadcastId: newId('bc'), contactId: newId('ct'), sentAt: 1_800_000_000 });
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const hit = (userAgent: string | undefined, ip = '203.0.113.9', method = 'GET') => ({ userAgent, ip, method });
+
+describe('tracking tokens', () => {
+  it('carry the workspace, delivery, broadcast, contact and send time of an open', () => {
+    const r = ref();
+    expect(verifyTrackingToken(secret, signOpenToken(secret, r), 'open')).toEqual({ kind: 'open', ...r });
+    const noContact = { ...r, contactId: null };
+    expect(verifyTrackingToken(secret, signOpenToken(secret, noContact), 'open')).toEqual({ kind: 'open', ...noContact });
+  });
+
+  it('carry the URL, the link index and the link count of a click', () => {
+    const r = ref();
+    const link = { linkIndex: 3, linkCount: 7, url: 'https://shop.example/p?id=1&utm_source=news#top' };
+    const token = signClickToken(secret, r, link);
+    expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(verifyTrackingToken(secret, token, 'click')).toEqual({ kind: 'click', ...r, ...link });
+  });
+
+  it('refuse a changed byte, a foreign secret, the other kind, junk and non-canonical encodings', () => {
+    const r = ref();
+    const token = signClickToken(secret, r, { linkIndex: 0, linkCount: 1, url: 'https://a.example/' });
+    const bytes = Buffer.from(token, 'base64url');
+    for (const i of [0, 5, 40, bytes.length - 20, bytes.length - 1]) {
+      const tampered = Buffer.from(bytes);
+      tampered[i]! ^= 1;
+      expect(verifyTrackingToken(secret, tampered.toString('base64url'), 'click')).toBeNull();
+    }
+    // The URL swapped for another of the same length: the MAC no longer matches.
+    const evil = Buffer.from(bytes.toString('latin1').replace('a.example', 'e.example'), 'latin1');
+    expect(verifyTrackingToken(secret, evil.toString('base64url'), 'click')).toBeNull();
+    expect(verifyTrackingToken(crypto.randomBytes(32), token, 'click')).toBeNull();
+    expect(verifyTrackingToken(secret, token, 'open')).toBeNull();
+    expect(verifyTrackingToken(secret, signOpenToken(secret, r), 'click')).toBeNull();
+    for (const junk of ['', 'abc', 'x'.repeat(200), `${token}=`, `${token.slice(0, -1)}/`, token.slice(0, -2), 'A'.repeat(5000)]) {
+      expect(verifyTrackingToken(secret, junk, 'click')).toBeNull();
+    }
+  });
+
+  it('refuse to carry a URL that is not http(s) even when signed', () => {
+    const token = signClickToken(secret, ref(), { linkIndex: 0, linkCount: 1, url: 'javascript:alert(1)' });
+    expect(verifyTrackingToken(secret, token, 'click')).toBeNull();
+  });
+});
+
+describe('machine opens', () => {
+  it('Apple Mail Privacy Protection: the bare "Mozilla/5.0" user agent, or an address in 17.0.0.0/8', () => {
+    expect(classifyOpen(hit('Mozilla/5.0'))).toEqual({ machine: true, reason: 'apple_mpp' });
+    expect(classifyOpen(hit(CHROME, '17.58.101.3'))).toEqual({ machine: true, reason: 'apple_mpp' });
+    expect(classifyOpen(hit(CHROME, '::ffff:17.1.2.3'))).toEqual({ machine: true, reason: 'apple_mpp' });
+    expect(isAppleAddress('170.1.2.3')).toBe(false);
+    expect(isAppleAddress('117.1.2.3')).toBe(false);
+    expect(classifyOpen(hit('Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko)'))).toEqual({ machine: false });
+  });
+
+  it('security scanners and HTTP libraries by their user agent', () => {
+    for (const ua of [
+      'Barracuda Sentinel (EE)', 'Mimecast-URL-Protect/1.0', 'Proofpoint URL Defense', 'Symantec Email Security', 'Mozilla/5.0 (compatible; BingPreview/1.0b)',
+      'python-requests/2.31.0', 'Go-http-client/1.1', 'curl/8.4.0', 'Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/120.0.0.0 Safari/537.36',
+    ]) {
+      expect(classifyOpen(hit(ua)), ua).toEqual({ machine: true, reason: 'scanner' });
+    }
+  });
+
+  it('Gmail\'s, Outlook\'s and Yahoo\'s image proxies are readers (they fetch when the message is opened)', () => {
+    for (const ua of [
+      'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)',
+      'Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17328; Pro)',
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36 Edg/126.0.0.0 OneOutlook/1.2024',
+      'YahooMailProxy; https://help.yahoo.com/kb/yahoo-mail-proxy-SLN28749.html',
+    ]) {
+      expect(classifyOpen(hit(ua)), ua).toEqual({ machine: false });
+    }
+  });
+
+  it('no user agent and HEAD are machines; an ordinary client is a reader', () => {
+    expect(classifyOpen(hit(undefined))).toEqual({ machine: true, reason: 'no_user_agent' });
+    expect(classifyOpen(hit('   '))).toEqual({ machine: true, reason: 'no_user_agent' });
+    expect(classifyOpen(hit(CHROME, '203.0.113.9', 'HEAD'))).toEqual({ machine: true, reason: 'head_request' });
+    expect(classifyOpen(hit('Thunderbird/115.0'))).toEqual({ machine: false });
+  });
+
+  it('stores at most 256 characters of a user agent', () => {
+    expect(truncateUserAgent('x'.repeat(1000))).toHaveLength(256);
+    expect(truncateUserAgent(undefined)).toBeNull();
+  });
+});
+
+describe('machine clicks', () => {
+  const sentAt = 1_800_000_000;
+  const later = (s: number) => (sentAt + s) * 1000;
+
+  it(`a click less than ${BEFORE_READ_SECONDS} s after sending is a scanner's (before it could have been read)`, () => {
+    expect(classifyClick(hit(CHROME), sentAt, later(2))).toEqual({ machine: true, reason: 'before_read' });
+    expect(classifyClick(hit(CHROME), sentAt, later(BEFORE_READ_SECONDS - 0.01))).toEqual({ machine: true, reason: 'before_read' });
+    expect(classifyClick(hit(CHROME), sentAt, later(BEFORE_READ_SECONDS))).toEqual({ machine: false });
+    expect(classifyClick(hit(CHROME), sentAt, later(3600))).toEqual({ machine: false });
+  });
+
+  it('scanners\' user agents, no user agent and HEAD are machines; Apple\'s network is not a rule for clicks', () => {
+    expect(classifyClick(hit('Mozilla/5.0 (compatible; BingPreview/1.0b)'), sentAt, later(600))).toEqual({ machine: true, reason: 'scanner' });
+    expect(classifyClick(hit('python-requests/2.31'), sentAt, later(600))).toEqual({ machine: true, reason: 'scanner' });
+    expect(classifyClick(hit(undefined), sentAt, later(600))).toEqual({ machine: true, reason: 'no_user_agent' });
+    expect(classifyClick(hit(CHROME, '203.0.113.9', 'HEAD'), sentAt, later(600))).toEqual({ machine: true, reason: 'head_request' });
+    expect(classifyClick(hit(CHROME, '17.5.5.5'), sentAt, later(600))).toEqual({ machine: false });
+  });
+
+  it('three distinct links of one message within the window: a burst, the earlier clicks returned to be marked', () => {
+    const bursts = new ClickBursts<string>();
+    const t = 1_000_000;
+    expect(bursts.add('d1', 0, 10, t, 'a', false)).toEqual({ burst: false, earlier: [] });
+    expect(bursts.add('d1', 0, 10, t + 500, 'a2', false).burst).toBe(false); // the same link again: not distinct
+    expect(bursts.add('d1', 1, 10, t + 1000, 'b', false).burst).toBe(false);
+    const third = bursts.add('d1', 2, 10, t + 2000, 'c', false);
+    expect(third.burst).toBe(true);
+    expect(third.earlier.map((c) => c.ref)).toEqual(['a', 'a2', 'b']);
+    // A fourth within the window is a machine's too, with nothing left to mark.
+    expect(bursts.add('d1', 3, 10, t + 2500, 'd', false)).toEqual({ burst: true, earlier: [] });
+    // Another delivery is not affected.
+    expect(bursts.add('d2', 0, 10, t + 2600, 'x', false).burst).toBe(false);
+  });
+
+  it('all links of a message with two or more, within the window: a burst', () => {
+    const bursts = new ClickBursts<string>();
+    expect(bursts.add('d', 0, 2, 0, 'a', false).burst).toBe(false);
+    expect(bursts.add('d', 1, 2, 1000, 'b', false)).toMatchObject({ burst: true, earlier: [{ ref: 'a' }] });
+    // One link of a one-link message is not a burst.
+    expect(bursts.add('e', 0, 1, 0, 'a', false).burst).toBe(false);
+  });
+
+  it('clicks further apart than the window are people\'s, and old entries are forgotten', () => {
+    const bursts = new ClickBursts<string>();
+    expect(bursts.add('d', 0, 3, 0, 'a', false).burst).toBe(false);
+    expect(bursts.add('d', 1, 3, BURST_WINDOW_MS + 1, 'b', false).burst).toBe(false);
+    expect(bursts.add('d', 2, 3, 2 * BURST_WINDOW_MS + 2, 'c', false).burst).toBe(false);
+    expect(bursts.add('z', 0, 3, 10 * BURST_WINDOW_MS, 'z', false).burst).toBe(false);
+    expect(bursts.size).toBe(1);
+  });
+
+  it('clicks already known as a machine\'s are not returned to be marked again', () => {
+    const bursts = new ClickBursts<string>();
+    bursts.add('d', 0, 5, 0, 'a', true);
+    bursts.add('d', 1, 5, 100, 'b', false);
+    expect(bursts.add('d', 2, 5, 200, 'c', false).earlier.map((c) => c.ref)).toEqual(['b']);
+  });
+
+  it('remembers at most maxDeliveries deliveries', () => {
+    const bursts = new ClickBursts<string>(3);
+    for (let i = 0; i < 10; i++) bursts.add(`d${i}`, 0, 5, i, 'x', false);
+    expect(bursts.size).toBe(3);
+  });
+});
+
+describe('link rewriting', () => {
+  const keep = (url: string) => url.startsWith('https://mail.example/unsubscribe/');
+
+  it('finds the http(s) links of <a href> only, as a browser parses them', () => {
+    const html = `<!--[if mso]><a href="https://in.comment/">x</a><![endif]-->
+      <style>a[href="https://in.style/"]{}</style>
+      <p><a href="https://a.example/one?x=1&amp;y=2">One</a> <A HREF='http://b.example/Two' class=x>Two</A>
+      <a href="mailto:hi@example.com">mail</a> <a href="#top">top</a> <a href="/relative">rel</a> <a href="tel:+1">tel</a>
+      <a href="  https://c.example/sp  ">spaces</a> <a href="https://mail.example/unsubscribe/tok">bye</a>
+      <a data-no-track href="https://d.example/">opt out</a> <img src="https://img.example/x.png" alt="">
+      <a title='<a href="https://in.attr/">' href="https://e.example/">e</a> <textarea><a href="https://in.textarea/">t</a></textarea></p>`;
+    const links = trackableLinks(html, { keep });
+    expect(links.map((l) => l.url)).toEqual(['https://a.example/one?x=1&y=2', 'http://b.example/Two', 'https://c.example/sp', 'https://e.example/']);
+    for (const l of links) expect(html.slice(l.start, l.end)).toMatch(/^href=/i);
+  });
+
+  it('replaces only the href attributes; everything else stays byte for byte', () => {
+    const html = '<!--[if mso]><v:roundrect href="https://vml.example/"></v:roundrect><![endif]--><p>Hi <a class="btn" href="https://a.example/">Go</a>!</p>';
+    const links = trackableLinks(html, { keep });
+    const out = rewriteLinks(html, links, (l, i) => `https://t.example/${i}?u=${l.url}&"`);
+    expect(out).toBe('<!--[if mso]><v:roundrect href="https://vml.example/"></v:roundrect><![endif]--><p>Hi <a class="btn" href="https://t.example/0?u=https://a.example/&amp;&quot;">Go</a>!</p>');
+  });
+
+  it('puts a piece before the last </body>, or at the end', () => {
+    expect(beforeBodyEnd('<body><p>x</p></BODY></html>', '<i>')).toBe('<body><p>x</p><i></BODY></html>');
+    expect(beforeBodyEnd('<p>x</p>', '<i>')).toBe('<p>x</p><i>');
+  });
+
+  it('a message: links rewritten to signed click tokens with the link count, the pixel, the unsubscribe link kept', () => {
+    const r = ref();
+    const t = trackMessage({ secret, publicUrl: 'https://mail.example', unsubscribeUrl: 'https://mail.example/unsubscribe/tok', opens: true, clicks: true }, r)!;
+    const html = t.links('<p><a href="https://a.example/">A</a> <a href="https://b.example/">B</a> <a href="https://mail.example/unsubscribe/tok">Unsubscribe</a></p>');
+    const hrefs = [...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!);
+    expect(hrefs[2]).toBe('https://mail.example/unsubscribe/tok');
+    const clicks = hrefs.slice(0, 2).map((h) => verifyTrackingToken(secret, h.replace('https://mail.example/t/c/', ''), 'click'));
+    expect(clicks).toEqual([
+      { kind: 'click', ...r, linkIndex: 0, linkCount: 2, url: 'https://a.example/' },
+      { kind: 'click', ...r, linkIndex: 1, linkCount: 2, url: 'https://b.example/' },
+    ]);
+    const withPixel = t.pixel({ subject: 's', html: '<html><body><p>x</p></body></html>', text: 't' });
+    const src = /<img src="https:\/\/mail\.example\/t\/o\/([A-Za-z0-9_-]+)" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px"><\/body>/.exec(withPixel.html!);
+    expect(verifyTrackingToken(secret, src![1]!, 'open')).toEqual({ kind: 'open', ...r });
+    expect(withPixel.text).toBe('t');
+  });
+
+  it('with opens or clicks off, that part is left alone', () => {
+    const t = trackMessage({ secret, publicUrl: 'https://mail.example', unsubscribeUrl: 'https://mail.example/unsubscribe/tok', opens: false, clicks: false }, ref())!;
+    expect(t.links('<a href="https://a.example/">A</a>')).toBe('<a href="https://a.example/">A</a>');
+    expect(t.pixel({ subject: 's', html: '<body></body>', text: '' }).html).toBe('<body></body>');
+  });
+});
