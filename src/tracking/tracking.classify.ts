@@ -26,6 +26,8 @@ export const BEFORE_READ_SECONDS = 10;
 export const BURST_WINDOW_MS = 5000;
 /** Distinct links of one message clicked within the window that make it a machine's (or all of them, if fewer). */
 export const BURST_LINKS = 3;
+/** Clicks of one message remembered within the window at most. */
+const MAX_REMEMBERED = 32;
 /** Stored user agents are cut to this many characters. */
 export const MAX_USER_AGENT = 256;
 
@@ -128,7 +130,8 @@ export class ClickBursts<T> {
    */
   add(deliveryId: string, linkIndex: number, linkCount: number, at: number, ref: T, machine: boolean): { burst: boolean; earlier: RememberedClick<T>[] } {
     this.expire(at);
-    const previous = this.recent.get(deliveryId)?.filter((c) => at - c.at <= BURST_WINDOW_MS) ?? [];
+    // At most the last MAX_REMEMBERED clicks of a message: far more than any person makes within the window.
+    const previous = this.recent.get(deliveryId)?.filter((c) => at - c.at <= BURST_WINDOW_MS).slice(-MAX_REMEMBERED) ?? [];
     const click: RememberedClick<T> = { linkIndex, at, machine, ref };
     const window = [...previous, click];
     this.recent.delete(deliveryId); // re-inserted at the end: the Map stays ordered by last click
