@@ -20,6 +20,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off', 'no-console': 'off' },
   },
   {
+    // The web console runs in the browser (built by Vite into dist/, which is ignored above).
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['bin/*'],
     languageOptions: { sourceType: 'module' },
   },

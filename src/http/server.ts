@@ -14,6 +14,7 @@ import { bouncesRoutes } from '../bounces/bounces.routes.js';
 import { BouncesService, reportRules } from '../bounces/bounces.service.js';
 import { broadcastsRoutes } from '../broadcasts/broadcasts.routes.js';
 import { BroadcastsService } from '../broadcasts/broadcasts.service.js';
+import { consoleRoutes } from '../console/console.routes.js';
 import { contactsRoutes } from '../contacts/contacts.routes.js';
 import { ContactsService } from '../contacts/contacts.service.js';
 import { domainsRoutes } from '../domains/domains.routes.js';
@@ -237,6 +238,8 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     postmark: config.hooks?.postmarkUser && config.hooks.postmarkPassword ? { user: config.hooks.postmarkUser, password: config.hooks.postmarkPassword } : null,
   });
   await app.register(hostedRoutes, { submissions: app.services.submissions, publicUrl: config.publicUrl, submissionsPerMinute: config.submissionsPerMinute ?? 10 });
+  // The web console's built files under /app (contract §14; console/ and src/console/console.routes.ts).
+  await app.register(consoleRoutes, {});
 
   await app.register(async (v1) => {
     // /v1 accepts JSON bodies only (415 otherwise), under the input layer's rules (http/input.ts). An empty

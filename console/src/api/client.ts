@@ -1,0 +1,126 @@
+/**
+ * The typed API client. Every request goes to the same origin with the session cookie; unsafe methods
+ * carry the session's CSRF token. A 401 means the session ended: the browser goes to the sign-in page.
+ * Errors are application/problem+json and become ApiError.
+ */
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { paths } from './schema';
+
+export interface ProblemFieldError {
+  path: string;
+  message: string;
+}
+
+export interface Problem {
+  code?: string;
+  title?: string;
+  detail?: string;
+  status?: number;
+  errors?: ProblemFieldError[];
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly problem: Problem;
+  constructor(status: number, problem: Problem) {
+    super(problem.detail || problem.title || `The request failed (${status}).`);
+    this.status = status;
+    this.code = problem.code ?? 'error';
+    this.problem = problem;
+  }
+  /** The field errors keyed by JSON pointer (`/settings/successAction/url`). */
+  fieldErrors(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const e of this.problem.errors ?? []) out[e.path] ??= e.message;
+    return out;
+  }
+}
+
+let csrfToken: string | null = null;
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+/**
+ * Local development only (`npm run dev`): before the sign-in backend exists, an API key put in
+ * localStorage under `formcast.devKey` is sent as a Bearer token. Never read in a production build.
+ */
+export function devKey(): string | null {
+  if (!import.meta.env.DEV) return null;
+  try {
+    return localStorage.getItem('formcast.devKey');
+  } catch {
+    return null;
+  }
+}
+
+export function loginUrl(): string {
+  const next = location.pathname + location.search;
+  return `/app/login?next=${encodeURIComponent(next.startsWith('/app') ? next : '/app')}`;
+}
+
+let redirecting = false;
+export function goToLogin(): void {
+  if (redirecting) return;
+  redirecting = true;
+  location.assign(loginUrl());
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Headers every console request carries. */
+export function requestHeaders(method: string, headers: Headers): void {
+  if (!SAFE.has(method.toUpperCase()) && csrfToken) headers.set('X-CSRF-Token', csrfToken);
+  const key = devKey();
+  if (key && !headers.has('Authorization')) headers.set('Authorization', `Bearer ${key}`);
+}
+
+const session: Middleware = {
+  onRequest({ request }) {
+    requestHeaders(request.method, request.headers);
+    return request;
+  },
+  onResponse({ response }) {
+    if (response.status === 401) goToLogin();
+    return response;
+  },
+};
+
+export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
+api.use(session);
+
+/** A result of openapi-fetch, as data or a thrown ApiError. */
+export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
+  if (result.response.ok) return result.data as T;
+  const err = result.error;
+  const problem: Problem = err && typeof err === 'object' ? (err as Problem) : { detail: typeof err === 'string' ? err : undefined };
+  throw new ApiError(result.response.status, problem);
+}
+
+/** A plain fetch through the same rules, for routes the generated types do not know yet. */
+export async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const headers = new Headers({ Accept: 'application/json' });
+  if (body !== undefined) headers.set('Content-Type', 'application/json');
+  requestHeaders(method, headers);
+  const res = await fetch(url, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  if (res.status === 401) goToLogin();
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = { detail: text.slice(0, 200) };
+  }
+  if (!res.ok) throw new ApiError(res.status, (parsed as Problem) ?? {});
+  return parsed as T;
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof ApiError) {
+    const fields = err.problem.errors?.map((e) => `${e.path}: ${e.message}`) ?? [];
+    return [err.message, ...fields].join(' — ');
+  }
+  if (err instanceof Error) return err.message;
+  return 'Something went wrong.';
+}

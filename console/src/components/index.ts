@@ -1,0 +1,10 @@
+export { Button, buttonClass } from './Button';
+export { Checkbox, ErrorSummary, Input, Select, Textarea } from './Field';
+export { ConfirmDialog, Dialog } from './Dialog';
+export { CopyButton, CopyField } from './CopyButton';
+export { PageHeader } from './PageHeader';
+export { StatusBadge } from './StatusBadge';
+export { EmptyState, ErrorState, QueryState, Skeleton, Spinner } from './States';
+export { CursorTable, Table, useCursorList, type Column, type Page } from './Table';
+export { Tabs } from './Tabs';
+export { ToastProvider, useToast } from './Toast';
