@@ -26,6 +26,9 @@ export interface GuardOptions {
 
 export class UrlRefused extends Error {}
 
+/** How long a host's resolution may take before the URL is refused (this time). */
+export const RESOLVE_TIMEOUT_MS = 5000;
+
 const V4_BLOCKED: [string, number, string][] = [
   ['0.0.0.0', 8, 'unspecified ("this network")'],
   ['10.0.0.0', 8, 'private'],
@@ -134,10 +137,17 @@ export class UrlGuard {
     const url = checkUrlShape(raw, this.opts.allowHttp);
     const host = hostOf(url);
     let addresses: ResolvedAddress[];
+    let timer: NodeJS.Timeout | undefined;
     try {
-      addresses = await this.resolve(host);
+      // A resolver that never answers must not hold a whole batch of deliveries (or a request) up.
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'ETIMEOUT' })), RESOLVE_TIMEOUT_MS);
+      });
+      addresses = await Promise.race([this.resolve(host), timeout]);
     } catch (err) {
       throw new UrlRefused(`the host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    } finally {
+      clearTimeout(timer);
     }
     if (!addresses.length) throw new UrlRefused(`the host ${host} does not resolve`);
     if (!this.opts.allowPrivate) {

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { sealer } from '../../src/lib/seal.js';
-import { UrlGuard, UrlRefused, checkUrlShape, nonPublicReason } from '../../src/webhooks/webhooks.guard.js';
+import { RESOLVE_TIMEOUT_MS, UrlGuard, UrlRefused, checkUrlShape, nonPublicReason } from '../../src/webhooks/webhooks.guard.js';
 import { newSecret, signatureHeader } from '../../src/webhooks/webhooks.sender.js';
 
 describe('webhook SSRF guard: which addresses are public', () => {
@@ -71,5 +71,21 @@ describe('signatures', () => {
     expect(new Webhook(b).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(newSecret()).verify(body, headers)).toThrow();
     expect(() => new Webhook(a).verify(`${body} `, headers)).toThrow();
+  });
+});
+
+describe('webhook SSRF guard: a resolver that never answers', () => {
+  it('is refused after the timeout instead of holding the batch up', async () => {
+    vi.useFakeTimers();
+    try {
+      const guard = new UrlGuard({ allowHttp: false, allowPrivate: false, resolve: () => new Promise(() => {}) });
+      const checked = guard.check('https://slow.example/x');
+      const caught = checked.catch((err: unknown) => err);
+      await vi.advanceTimersByTimeAsync(RESOLVE_TIMEOUT_MS);
+      expect(await caught).toBeInstanceOf(UrlRefused);
+      await expect(checked).rejects.toThrow(/does not resolve \(ETIMEOUT\)/);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
