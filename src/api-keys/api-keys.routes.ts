@@ -21,7 +21,7 @@ const CreateBody = Type.Object({
 export async function apiKeysRoutes(app: V1): Promise<void> {
   app.post('/api-keys', {
     schema: { tags: ['api-keys'], summary: 'Create an API key (shown once)', body: CreateBody, response: { 201: CreatedSchema } },
-    config: { scope: 'admin', secretFields: ['key'] },
+    config: { scope: 'manage:keys', secretFields: ['key'] },
   }, async (req, reply) => {
     const key = await app.services.apiKeys.create(req.auth.workspaceId, req.body, req.auth.scopes);
     return reply.code(201).header('location', `/v1/api-keys/${key.id}`).send(key);
@@ -29,14 +29,14 @@ export async function apiKeysRoutes(app: V1): Promise<void> {
 
   app.get('/api-keys', {
     schema: { tags: ['api-keys'], summary: 'List API keys (without the keys)', querystring: ListQuery, response: { 200: ListOf(ApiKeySchema) } },
-    config: { scope: 'admin' },
+    config: { scope: 'manage:keys' },
   }, async (req) => {
     return paginate(req.query, (w) => app.services.apiKeys.list(req.auth.workspaceId, w.limit, w.beforeId));
   });
 
   app.delete('/api-keys/:keyId', {
     schema: { tags: ['api-keys'], summary: 'Revoke an API key at once', params: Type.Object({ keyId: PathId }), response: { 204: Type.Null() } },
-    config: { scope: 'admin' },
+    config: { scope: 'manage:keys' },
   }, async (req, reply) => {
     await app.services.apiKeys.revoke(req.auth.workspaceId, req.params.keyId);
     return reply.code(204).send(null);

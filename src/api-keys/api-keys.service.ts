@@ -4,12 +4,16 @@ import { insufficientScope, notFound, unauthorized, validationFailed } from '../
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import * as repo from './api-keys.repository.js';
-import { grants, isScope, type Scope } from './scopes.js';
+import { grants, isInternalScope, isScope, type InternalScope, type Scope } from './scopes.js';
 
+/** Who calls: an API key (keyId) or a console session (sessionId, userId, role; src/users/). */
 export interface AuthContext {
   workspaceId: string;
-  keyId: string;
+  keyId?: string | null;
   scopes: string[];
+  sessionId?: string;
+  userId?: string;
+  role?: 'owner' | 'admin' | 'editor' | 'viewer';
 }
 
 export interface CreatedApiKey {
@@ -84,7 +88,8 @@ export class ApiKeysService {
     return { workspaceId: row.workspaceId, keyId: row.id, scopes: row.scopes };
   }
 
-  static authorize(auth: AuthContext, scope: Scope): void {
-    if (!grants(auth.scopes, scope)) throw insufficientScope(scope);
+  /** One check for keys and sessions; an API key is told the key scope that reaches an internal one (`admin`). */
+  static authorize(auth: AuthContext, scope: Scope | InternalScope): void {
+    if (!grants(auth.scopes, scope)) throw insufficientScope(auth.sessionId || !isInternalScope(scope) ? scope : 'admin');
   }
 }

@@ -120,6 +120,53 @@ domain.command('add')
     print(created, opts.json, `domain ${created.id} ${created.name} ${created.status}\n` + created.records.map((r) => `${r.type} ${r.name} "${r.value}"`).join('\n'));
   });
 
+/** All of standard input, for secrets that must not appear in the process list or the shell history. */
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw new CliError('--password-stdin reads the password from standard input: pipe it in (e.g. printf %s "$PASSWORD" | formcast user create …)');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const ROLE_NAMES = ['owner', 'admin', 'editor', 'viewer'];
+
+const user = program.command('user').description('manage the people who sign in to the console (/app)');
+user.command('create')
+  .description('create a console user with a password (the first owner of a workspace, typically)')
+  .requiredOption('--workspace <id>', 'workspace id')
+  .requiredOption('--email <email>', 'the address they sign in with')
+  .requiredOption('--role <role>', 'owner, admin, editor or viewer', (value: string) => {
+    if (!ROLE_NAMES.includes(value)) throw new InvalidArgumentError('must be one of owner, admin, editor, viewer');
+    return value;
+  })
+  .option('--name <name>', 'their name')
+  .option('--password-stdin', 'read the password from standard input (one line; a trailing newline is dropped)')
+  .option('--json', 'print JSON')
+  .action(async (opts: { workspace: string; email: string; role: string; name?: string; passwordStdin?: boolean; json?: boolean }) => {
+    if (!opts.passwordStdin) throw new CliError('give the password on standard input with --password-stdin (never as an argument)');
+    const password = (await readStdin()).replace(/\r?\n$/, '');
+    const created = await withDb(async (db) => {
+      await requireWorkspace(db, opts.workspace);
+      return createServices(db, await withSecret(db, loadConfig())).users.create(opts.workspace, { email: opts.email, role: opts.role, password, name: opts.name ?? null });
+    });
+    print({ id: created.id, email: created.email, role: created.role, workspaceId: created.workspaceId }, opts.json, `user ${created.id} ${created.email} (${created.role}) in workspace ${created.workspaceId}`);
+  });
+
+user.command('list')
+  .description('list the console users of a workspace')
+  .requiredOption('--workspace <id>', 'workspace id')
+  .option('--json', 'print JSON')
+  .action(async (opts: { workspace: string; json?: boolean }) => {
+    const users = await withDb(async (db) => {
+      await requireWorkspace(db, opts.workspace);
+      const service = createServices(db, await withSecret(db, loadConfig())).users;
+      const all = [];
+      for (let page = await service.list(opts.workspace, 100); page.length; page = await service.list(opts.workspace, 100, page[page.length - 1]!.id)) all.push(...page);
+      return all;
+    });
+    print(users, opts.json, users.length ? users.map((u) => `${u.id} ${u.email} ${u.role}${u.lastLoginAt ? ` (last sign-in ${u.lastLoginAt})` : ''}`).join('\n') : 'no users');
+  });
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {

@@ -9,6 +9,7 @@ import { signupSafety } from './migrations/0006_signup_safety.js';
 import { suppressionAndBounces } from './migrations/0007_suppression_bounces.js';
 import { mailSettings } from './migrations/0008_mail_settings.js';
 import { eventsAndWebhooks } from './migrations/0009_events_webhooks.js';
+import { users } from './migrations/0010_users.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -22,6 +23,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0007_suppression_bounces': suppressionAndBounces(db.dialect),
     '0008_mail_settings': mailSettings(db.dialect),
     '0009_events_webhooks': eventsAndWebhooks(db.dialect),
+    '0010_users': users(db.dialect),
   };
 }
 

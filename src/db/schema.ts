@@ -359,6 +359,60 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
+/** People of the console (src/users/CONTEXT.md). */
+export type UserRole = 'owner' | 'admin' | 'editor' | 'viewer';
+
+export interface UsersTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  name: string | null;
+  role: UserRole;
+  /** argon2id PHC string; null until an invitation is accepted. */
+  password_hash: string | null;
+  created_at: string;
+  updated_at: string;
+  last_login_at: string | null;
+}
+
+export interface SessionsTable {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  /** hex SHA-256 of the cookie's token; the token itself is never stored. */
+  token_hash: string;
+  csrf_token: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface InvitationsTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  role: UserRole;
+  token_hash: string;
+  invited_by: string | null;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface PasswordResetsTable {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -385,4 +439,8 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  invitations: InvitationsTable;
+  password_resets: PasswordResetsTable;
 }

@@ -2,11 +2,11 @@ import crypto from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import { sql } from 'kysely';
 import { ApiKeysService, type AuthContext } from '../api-keys/api-keys.service.js';
 import { apiKeysRoutes } from '../api-keys/api-keys.routes.js';
-import type { Scope } from '../api-keys/scopes.js';
+import type { InternalScope, Scope } from '../api-keys/scopes.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connection.js';
 import { hooksRoutes } from '../bounces/bounces.hooks.js';
@@ -40,6 +40,10 @@ import { TrackingService } from '../tracking/tracking.service.js';
 import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
 import { webhooksRoutes } from '../webhooks/webhooks.routes.js';
+import { SESSION_COOKIE, SessionsService } from '../users/sessions.service.js';
+import { usersPages } from '../users/users.pages.js';
+import { usersRoutes } from '../users/users.routes.js';
+import { UsersService } from '../users/users.service.js';
 import { WorkspacesService } from '../workspaces/workspaces.service.js';
 import { workspacesRoutes } from '../workspaces/workspaces.routes.js';
 import { errorsPage, openApiErrorResponses, routeErrors } from '../errors/docs.js';
@@ -69,6 +73,8 @@ export interface Services {
   bounces: BouncesService;
   events: EventsService;
   webhooks: WebhooksService;
+  sessions: SessionsService;
+  users: UsersService;
 }
 
 /** What the services need to know of the configuration. */
@@ -86,8 +92,8 @@ declare module 'fastify' {
     auth: AuthContext;
   }
   interface FastifyContextConfig {
-    /** The scope a route needs (docs/api.md §2); `any` means any valid key. */
-    scope?: Scope | 'any';
+    /** The scope a route needs (docs/api.md §2); `any` means any valid key or session. Internal scopes: console roles (src/users/roles.ts). */
+    scope?: Scope | InternalScope | 'any';
     /** The error codes particular to the route, documented in /openapi.json with the common ones (errors/docs.ts). */
     errors?: ErrorCode[];
   }
@@ -102,6 +108,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     dnsServers: config.dnsServers ?? [], dnsTimeoutMs: config.dnsTimeoutMs,
     bounce: { mxHost: config.bounceMxHost ?? new URL(config.publicUrl).hostname, spf: config.sendingSpf ?? `a:${config.bounceMxHost ?? new URL(config.publicUrl).hostname}` },
   });
+  const sessions = new SessionsService(db, config.publicUrl);
   return {
     apiKeys,
     workspaces: new WorkspacesService(db, apiKeys),
@@ -118,6 +125,8 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     bounces: new BouncesService(db),
     events: new EventsService(db),
     webhooks: new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks?.allowHttp ?? false, allowPrivate: config.webhooks?.allowPrivate ?? false }),
+    sessions,
+    users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
   };
 }
 
@@ -230,6 +239,8 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
   });
 
   await app.register(unsubscribeRoutes, { service: app.services.unsubscribe });
+  // The console's sign-in pages: exact addresses under /app (the console's own files take the rest).
+  await app.register(usersPages, { users: app.services.users, sessions: app.services.sessions });
   // Opens and clicks (docs/tracking.md): public, the hottest paths; events are group-committed by the service's writer.
   await app.register(trackingRoutes, { service: new TrackingService(db, config.secret, app.log) });
   await app.register(hooksRoutes, {
@@ -248,12 +259,20 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     registerBodyParsers(v1);
 
     // Every route that declares a scope authenticates first (docs/api.md §2); the scope is read once,
-    // when the route is registered.
+    // when the route is registered. An Authorization header means an API key; without one, the console's
+    // session cookie (users/sessions.service.ts: 401 when dead, 403 csrf_failed for a write without
+    // X-CSRF-Token). Both end in the same scope check: a session's scopes are its role's.
     v1.addHook('onRoute', (route) => {
       const scope = route.config?.scope;
       if (!scope) return;
-      addRouteHook(route, 'onRequest', async (req: FastifyRequest) => {
-        req.auth = await app.services.apiKeys.authenticate(req.headers.authorization);
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (methods.some((m) => m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS')) {
+        route.config = { ...route.config, errors: [...(route.config?.errors ?? []), 'csrf_failed'] };
+      }
+      addRouteHook(route, 'onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+        req.auth = req.headers.authorization === undefined && req.headers.cookie?.includes(`${SESSION_COOKIE}=`)
+          ? await app.services.sessions.authenticate(req, reply)
+          : await app.services.apiKeys.authenticate(req.headers.authorization);
         if (scope !== 'any') ApiKeysService.authorize(req.auth, scope);
       });
     });
@@ -284,6 +303,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     await v1.register(bouncesRoutes);
     await v1.register(eventsRoutes);
     await v1.register(webhooksRoutes);
+    await v1.register(usersRoutes);
   }, { prefix: '/v1' });
 
   return app;

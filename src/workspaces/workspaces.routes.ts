@@ -12,6 +12,6 @@ export async function workspacesRoutes(app: V1): Promise<void> {
       tags: ['workspace'], summary: 'Rename the workspace or change its settings (postal address, locale, sender of system mail)',
       body: UpdateWorkspaceBody, response: { 200: WorkspaceSchema },
     },
-    config: { scope: 'admin', errors: ['sender_domain_not_verified'] },
+    config: { scope: 'manage:workspace', errors: ['sender_domain_not_verified'] },
   }, (req) => app.services.workspaces.update(req.auth.workspaceId, req.body));
 }
