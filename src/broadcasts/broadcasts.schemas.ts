@@ -156,6 +156,9 @@ export const TestSendBody = Type.Object({
 
 export const TestSendResult = Type.Object({
   sent: Type.Array(Type.Object({ email: Type.String(), messageId: Type.String(), response: Type.String({ description: 'the relay\'s answer (or where the outbox wrote it)' }) })),
+  failed: Type.Array(Type.Object({ email: Type.String(), error: Type.String({ description: 'the relay\'s refusal of this address' }) }), {
+    description: 'addresses the relay refused (a relay that cannot be reached is 503 unavailable instead)',
+  }),
 });
 
 export const LinkStatsSchema = Type.Object({

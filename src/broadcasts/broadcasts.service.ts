@@ -23,6 +23,7 @@ import type { AudienceMember, Broadcast, BroadcastStatus, CreateBroadcastInput, 
 import { transition } from './broadcasts.state.js';
 import { bareVariables, blockingChecks, checkErrors, contentChecks, pass, warning, type Check } from './broadcasts.preflight.js';
 import { assembleContent, listHeaders } from './broadcasts.message.js';
+import { classifySendError } from '../mail/outcome.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import { engagementOf, linkStats, timeline, NO_ENGAGEMENT, type Bucket, type LinkStats, type TimelinePoint } from '../tracking/tracking.repository.js';
 
@@ -339,13 +340,17 @@ export class BroadcastsService {
     }
     const workspace = (await getWorkspace(k, workspaceId))!;
     let html: string | null = null;
+    let linked = false;
     try {
-      const rendered = renderContent(b.emailContent, { contact: SAMPLE_CONTACT, broadcast: { id: b.id, name: b.name }, unsubscribe_url: `${this.config.publicUrl}/unsubscribe/preview` });
-      html = assembleContent(rendered, { unsubscribeUrl: `${this.config.publicUrl}/unsubscribe/preview`, workspace }).html;
+      const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
+      const rendered = renderContent(b.emailContent, { contact: SAMPLE_CONTACT, broadcast: { id: b.id, name: b.name }, unsubscribe_url: unsubscribeUrl });
+      // The footer's rule (broadcasts.message.ts): only a rendered link to the recipient's own URL counts, not a mention.
+      linked = rendered.html?.includes(unsubscribeUrl) ?? false;
+      html = assembleContent(rendered, { unsubscribeUrl, workspace }).html;
     } catch {
       // The blocking checks said why it does not render.
     }
-    checks.push(pass('unsubscribe', b.emailContent.html?.includes('unsubscribe_url') ? 'the template links {{ unsubscribe_url }}' : 'an unsubscribe footer is added to every message'));
+    checks.push(pass('unsubscribe', linked ? 'the template links {{ unsubscribe_url }}' : 'an unsubscribe footer is added to every message'));
     if (!workspace.settings.postalAddress) checks.push(warning('postal_address', 'the workspace has no postal address for the footer (CAN-SPAM requires one): PUT /v1/workspace { settings: { postalAddress } }'));
     checks.push(...contentChecks(html));
     return { ok: !checks.some((c) => c.status === 'fail'), checks };
@@ -356,7 +361,7 @@ export class BroadcastsService {
    * five addresses, its subject marked [Test]. It goes out at once through this process's transport, with a
    * VERP address of its own, and counts in no stats (no delivery row).
    */
-  async sendTest(workspaceId: string, id: string, input: { emails: string[]; contactId?: string }): Promise<{ sent: { email: string; messageId: string; response: string }[] }> {
+  async sendTest(workspaceId: string, id: string, input: { emails: string[]; contactId?: string }): Promise<{ sent: { email: string; messageId: string; response: string }[]; failed: { email: string; error: string }[] }> {
     if (!this.tests) throw unavailable('this process has no mail transport for test sends');
     const k = this.db.kysely;
     const b = await this.mustGet(k, workspaceId, id);
@@ -383,19 +388,29 @@ export class BroadcastsService {
     });
     const content = assembleContent(rendered, { unsubscribeUrl, workspace });
     const sent = [];
+    const failed = [];
     for (const to of emails) {
       const testId = newId('tst');
-      const info = await this.tests.mailer.send({
-        from: { name: from.name, address: from.address }, to, replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
-        returnPath: returnPath(this.tests.secret, 't', testId, from.domain),
-        ...content, subject: `[Test] ${content.subject}`,
-        messageId: `<${testId}@${from.domain}>`,
-        headers: listHeaders({ unsubscribeUrl, unsubscribeMailto: null, listName: workspace.name, listId: `test.${workspaceId.toLowerCase().replace(/_/g, '-')}.${from.domain}`, feedbackId: `${b.id}:${workspaceId}:formcast` }),
-        dkim: { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey },
-      });
+      let info;
+      try {
+        info = await this.tests.mailer.send({
+          from: { name: from.name, address: from.address }, to, replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
+          returnPath: returnPath(this.tests.secret, 't', testId, from.domain),
+          ...content, subject: `[Test] ${content.subject}`,
+          messageId: `<${testId}@${from.domain}>`,
+          headers: listHeaders({ unsubscribeUrl, unsubscribeMailto: null, listName: workspace.name, listId: `test.${workspaceId.toLowerCase().replace(/_/g, '-')}.${from.domain}`, feedbackId: `${b.id}:${workspaceId}:formcast` }),
+          dkim: { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey },
+        });
+      } catch (err) {
+        // A refusal of this address is its result; a relay that cannot be reached is the service's state (503).
+        const result = classifySendError(err);
+        if (result.kind === 'temporary' && !result.reply) throw unavailable(`the mail transport cannot be reached: ${result.reason.split('\n')[0]}`);
+        failed.push({ email: to, error: result.reason.slice(0, 500) });
+        continue;
+      }
       sent.push({ email: to, messageId: info.messageId, response: info.response });
     }
-    return { sent };
+    return { sent, failed };
   }
 
   /** Renders the content for one contact of the workspace, or for sample data, as a recipient would get it. */
