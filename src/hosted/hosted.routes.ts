@@ -20,7 +20,7 @@ export interface HostedOptions {
 
 const SLUG = { type: 'object', properties: { slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 } }, required: ['slug'] } as const;
 const TOKEN = { type: 'object', properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$' } }, required: ['token'] } as const;
-type SlugRequest = FastifyRequest<{ Params: { slug: string }; Querystring: { fragment?: string } }>;
+type SlugRequest = FastifyRequest<{ Params: { slug: string }; Querystring: { fragment?: string; preview?: string } }>;
 
 const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'POST, OPTIONS', 'access-control-allow-headers': 'content-type, accept', 'access-control-max-age': '600' };
 
@@ -33,7 +33,9 @@ function cspFor(form: Pick<Form, 'settings'>): string {
   const action = form.settings.successAction;
   // safeOrigin holds the host to letters, digits, dots and hyphens: nothing can end the source list.
   const origin = action.type === 'REDIRECT' && action.url ? safeOrigin(action.url) : null;
-  return origin ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${origin}`) : PAGE_CSP;
+  // The console (same origin) shows the hosted page in an iframe as its live preview; no other site may frame it.
+  const csp = PAGE_CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'");
+  return origin ? csp.replace("form-action 'self'", `form-action 'self' ${origin}`) : csp;
 }
 
 /**
@@ -71,7 +73,8 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
         .header('content-security-policy', cspFor(form)).header('x-content-type-options', 'nosniff')
         .send(renderFormMarkup(form, form.html, `${publicUrl}/f/${req.params.slug}`));
     }
-    await submissions.recordView(form.workspaceId, form.id);
+    // ?preview=1 is the console's live preview: not a visitor, so not a view.
+    if (req.query.preview === undefined) await submissions.recordView(form.workspaceId, form.id);
     return show(reply, form, req.params.slug, {});
   });
 

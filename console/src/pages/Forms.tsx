@@ -1,5 +1,79 @@
-import { Placeholder } from './Placeholder';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { useCan } from '../api/session';
+import type { paths } from '../api/schema';
+import { Button, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, Select, StatusBadge, useCursorList, type Column } from '../components';
+import { formatDateTime, formatNumber, percent } from '../lib/format';
+import { otherErrors, problemOf } from '../lib/forms';
+
+export type Form = paths['/v1/forms/{formId}']['get']['responses'][200]['content']['application/json'];
+type ListForm = paths['/v1/forms']['get']['responses'][200]['content']['application/json']['data'][number];
+type Status = NonNullable<NonNullable<paths['/v1/forms']['get']['parameters']['query']>['status']>;
+
+export const FORM_TYPES = [{ value: 'SIGN_UP', label: 'Sign-up form' }, { value: 'SURVEY', label: 'Survey' }];
+
+function NewFormDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const [name, setName] = useState('');
+  const [type, setType] = useState<'SIGN_UP' | 'SURVEY'>('SIGN_UP');
+  const create = useMutation({
+    mutationFn: async () => unwrap(await api.POST('/v1/forms', { body: { name: name.trim(), type, fieldMapping: { email: 'email' } } })),
+    onSuccess: (form) => {
+      void qc.invalidateQueries({ queryKey: ['forms'] });
+      onClose();
+      navigate(`/forms/${form.id}`);
+    },
+  });
+  const { fields, message } = problemOf(create.error);
+  const submit = (e: FormEvent) => { e.preventDefault(); create.mutate(); };
+  return (
+    <Dialog open={open} title="New form" onClose={onClose} busy={create.isPending} footer={
+      <>
+        <Button onClick={onClose} disabled={create.isPending}>Cancel</Button>
+        <Button type="submit" form="new-form" variant="primary" loading={create.isPending} disabled={!name.trim()}>Create form</Button>
+      </>
+    }>
+      <form id="new-form" className="stack" onSubmit={submit} noValidate>
+        <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/name', '/type'])} />
+        <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} error={fields['/name']} hint="For you; visitors see the page title." data-autofocus />
+        <Select label="Type" value={type} onChange={(e) => setType(e.target.value as 'SIGN_UP' | 'SURVEY')} options={FORM_TYPES} error={fields['/type']} hint="A sign-up form creates or updates a contact; a survey records answers." />
+      </form>
+    </Dialog>
+  );
+}
 
 export default function Forms() {
-  return <Placeholder title="Forms" what="This page is being built." />;
+  const can = useCan();
+  const [status, setStatus] = useState<Status | ''>('');
+  const [creating, setCreating] = useState(false);
+  const list = useCursorList<ListForm>(['forms', status], async (cursor) =>
+    unwrap(await api.GET('/v1/forms', { params: { query: { cursor, limit: 25, ...(status ? { status } : {}) } } })));
+  const columns: Column<ListForm>[] = [
+    { key: 'name', header: 'Form', cell: (f) => <div><Link className="cell-main" to={`/forms/${f.id}`}>{f.name}</Link><div className="muted small">{f.slug ? `/f/${f.slug}` : 'no address yet'}</div></div> },
+    { key: 'type', header: 'Type', cell: (f) => (f.type === 'SIGN_UP' ? 'Sign-up' : 'Survey') },
+    { key: 'status', header: 'Status', cell: (f) => <StatusBadge status={f.status} label={`${f.status[0]}${f.status.slice(1).toLowerCase()} · v${f.version}`} /> },
+    { key: 'views', header: 'Views', numeric: true, cell: (f) => formatNumber(f.stats?.views) },
+    { key: 'subs', header: 'Submissions', numeric: true, cell: (f) => formatNumber(f.stats?.submissions) },
+    { key: 'conv', header: 'Conversion', numeric: true, cell: (f) => percent(f.stats?.submissions, f.stats?.views) },
+    { key: 'updated', header: 'Updated', cell: (f) => <span className="nowrap">{formatDateTime(f.updatedAt)}</span> },
+  ];
+  return (
+    <>
+      <PageHeader title="Forms" description="Sign-up forms and surveys: hosted pages and embeds on your site." actions={can('write:forms') && <Button variant="primary" onClick={() => setCreating(true)}>New form</Button>} />
+      <div className="row" style={{ marginBottom: '1rem' }}>
+        <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value as Status | '')} options={[{ value: '', label: 'All' }, { value: 'DRAFT', label: 'Drafts' }, { value: 'PUBLISHED', label: 'Published' }, { value: 'ARCHIVED', label: 'Archived' }]} />
+      </div>
+      <CursorTable list={list} columns={columns} rowKey={(f) => f.id} caption="Forms" empty={
+        <div className="card">
+          <EmptyState title={status ? 'No forms with this status' : 'No forms yet'} action={can('write:forms') && !status && <Button variant="primary" onClick={() => setCreating(true)}>Create your first form</Button>}>
+            A form collects sign-ups on a hosted page or on your own site.
+          </EmptyState>
+        </div>
+      } />
+      <NewFormDialog open={creating} onClose={() => setCreating(false)} />
+    </>
+  );
 }
