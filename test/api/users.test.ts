@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
-import { buildApp } from '../../src/http/server.js';
+import { buildApp, redactUrl } from '../../src/http/server.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { cookieIsSecure } from '../../src/users/sessions.service.js';
 import { safeNext } from '../../src/users/users.pages.js';
@@ -74,6 +74,12 @@ describe('pure rules', () => {
     expect(cookieIsSecure('http://127.0.0.1:3000')).toBe(false);
     expect(cookieIsSecure('http://localhost:3000')).toBe(false);
     expect(cookieIsSecure('http://[::1]:3000')).toBe(false);
+  });
+
+  it('invitation and reset tokens are redacted from logged URLs', () => {
+    expect(redactUrl(`/app/invite/${'a'.repeat(43)}`)).toBe('/app/invite/[redacted]');
+    expect(redactUrl(`/app/reset/${'b'.repeat(43)}?x=1`)).toBe('/app/reset/[redacted]?x=1');
+    expect(redactUrl('/app/login?next=/app')).toBe('/app/login?next=/app');
   });
 
   it('next: only a path of the console on this origin', () => {
