@@ -1,9 +1,11 @@
 import { CompiledQuery, PostgresAdapter } from 'kysely';
 import { databaseNow } from '../db/clock.js';
-import type { Executor } from '../db/connection.js';
+import type { Dialect, Executor } from '../db/connection.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
+import { compileFilter, type Filter } from '../segments/segments.filter.js';
+import { contactSlices, inRange, sliceRows } from '../segments/slices.js';
 import type { Topic } from '../topics/topics.repository.js';
 import { subscribedTo } from './contacts.subscriptions.js';
 import type { ImportJob } from './contacts.schemas.js';
@@ -214,6 +216,33 @@ export async function listContacts(db: Executor, workspaceId: string, f: Contact
   if (f.beforeId !== undefined) q = q.where('id', '<', f.beforeId);
   const rows = await q.orderBy('id', 'desc').limit(f.limit).execute();
   return rows.map(toContactRecord);
+}
+
+/**
+ * The contacts a filter matches (every contact when `filter` is null), whatever their status, oldest first,
+ * `pageSize` at a time: each page is found by cursor (ids after the last one yielded), evaluating the filter a
+ * slice of contacts at a time (segments/slices.ts), so neither the event loop nor memory holds more than a page.
+ * The caller consumes a page before the next is read.
+ */
+export async function* pagesOfMatchingContacts(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter | null, pageSize = 500): AsyncGenerator<ContactRecord[]> {
+  const condition = filter ? compileFilter(filter, dialect, workspaceId) : null;
+  const rowsPerSlice = sliceRows(filter);
+  let after: string | undefined;
+  for (;;) {
+    const rows: Parameters<typeof toContactRecord>[0][] = [];
+    for await (const range of contactSlices(db, dialect, workspaceId, { rows: rowsPerSlice, order: 'asc', after })) {
+      let q = db.selectFrom('contacts')
+        .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name', 'contacts.properties', 'contacts.status', 'contacts.created_at', 'contacts.updated_at'])
+        .where('contacts.workspace_id', '=', workspaceId);
+      if (condition) q = q.where(condition);
+      rows.push(...await inRange(q, range).orderBy('contacts.id', 'asc').limit(pageSize - rows.length).execute());
+      if (rows.length >= pageSize) break;
+    }
+    if (rows.length === 0) return;
+    yield rows.map(toContactRecord);
+    if (rows.length < pageSize) return;
+    after = rows[rows.length - 1]!.id;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------

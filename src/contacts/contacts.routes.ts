@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
 import { DomainError } from '../errors/errors.js';
@@ -8,7 +8,7 @@ import { ListOf } from '../http/schema-helpers.js';
 import type { V1 } from '../http/server.js';
 import { validatorCompiler } from '../http/validation.js';
 import {
-  ContactListQuery, ContactParams, ContactSchema, ImportJobSchema, ImportListQuery, ImportParams, UpdateContactBody, UpsertContactBody,
+  ContactExportQuery, ContactListQuery, ContactParams, ContactSchema, ImportJobSchema, ImportListQuery, ImportParams, UpdateContactBody, UpsertContactBody,
   type ImportFormat,
 } from './contacts.schemas.js';
 
@@ -59,6 +59,26 @@ export async function contactsRoutes(app: V1): Promise<void> {
   }, async (req) => {
     const { limit, cursor, ...filter } = req.query;
     return paginate({ limit, cursor }, (w) => contacts.list(req.auth.workspaceId, { ...filter, ...w }));
+  });
+
+  app.get('/contacts/export', {
+    schema: {
+      tags, summary: 'Export a segment\'s contacts (or all contacts) as CSV',
+      description: 'Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches ' +
+        '(every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, ' +
+        'properties (a JSON object), createdAt, updatedAt. A field holding a comma, a double quote or a line break is quoted (quotes doubled). ' +
+        'The contacts are read a page at a time while the response is written, so any size of segment can be exported. ' +
+        'A segment that is not in the workspace is 404 before anything is sent.',
+      querystring: ContactExportQuery,
+      produces: ['text/csv'],
+      response: { 200: { description: 'the CSV file', content: { 'text/csv': { schema: Type.String() } } } },
+    },
+    config: { scope: 'read:contacts' },
+  }, async (req, reply) => {
+    const { filename, chunks } = await contacts.exportCsv(req.auth.workspaceId, req.query.segmentId);
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${filename}"`)
+      // A stream, which Fastify writes as it is read (the response schema documents it; nothing serialises it).
+      .header('cache-control', 'no-store').send(Readable.from(chunks) as never);
   });
 
   app.get('/contacts/:contactId', {

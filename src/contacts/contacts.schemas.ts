@@ -87,6 +87,10 @@ export const ContactListQuery = Type.Object({
 
 export const ContactParams = Type.Object({ contactId: PathId });
 
+export const ContactExportQuery = Type.Object({
+  segmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'export this segment\'s contacts; every contact when omitted' })),
+}, { additionalProperties: false });
+
 export const IMPORT_FORMATS = ['CSV', 'NDJSON'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 export const IMPORT_STATUSES = ['RUNNING', 'COMPLETED', 'FAILED'] as const;

@@ -4,11 +4,14 @@ import { isForeignKeyViolation, isUniqueViolation } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
 import { conflict, notFound, unprocessable, validationFailed, type FieldError } from '../errors/errors.js';
 import { listEvents, recordEvents } from '../events/events.repository.js';
+import type { Filter } from '../segments/segments.filter.js';
+import { getSegment } from '../segments/segments.repository.js';
 import type { EventRecord, EventType } from '../events/events.types.js';
 import { nowIso } from '../lib/time.js';
 import { suppressionsOf } from '../suppressions/suppressions.repository.js';
 import { existingTopicIds, getTopic } from '../topics/topics.repository.js';
 import { contactEmail } from './contacts.email.js';
+import { contactCsvRow, csvHeader } from './contacts.export.js';
 import { IMPORT_BYTE_LIMIT, IMPORT_HEARTBEAT_MS, IMPORT_SILENT_AFTER_MS, INTERRUPTED, runImport, upsertContact } from './contacts.importer.js';
 import { updatedEvent } from './contacts.events.js';
 import { applyToContact } from './contacts.lifecycle.js';
@@ -152,6 +155,33 @@ export class ContactsService {
       throw err;
     }
     if (!deleted) throw notFound('contact');
+  }
+
+  /**
+   * GET /v1/contacts/export: the segment's contacts (every contact without a segment), whatever their status,
+   * as CSV text chunks, oldest first. The segment is looked up before anything is streamed (404 for one that
+   * is not in the workspace); the rows are then read a page at a time as the consumer asks for them, so memory
+   * stays flat whatever the segment's size.
+   */
+  async exportCsv(workspaceId: string, segmentId: string | undefined): Promise<{ filename: string; chunks: AsyncIterable<string> }> {
+    let filter: Filter | null = null;
+    if (segmentId !== undefined) {
+      const segment = await getSegment(this.db.kysely, workspaceId, segmentId);
+      if (!segment) throw notFound('segment');
+      filter = segment.filter as Filter;
+    }
+    const { db } = this;
+    async function* chunks(): AsyncGenerator<string> {
+      yield csvHeader();
+      for await (const page of repo.pagesOfMatchingContacts(db.kysely, db.dialect, workspaceId, filter)) {
+        const suppressed = await suppressionsOf(db.kysely, workspaceId, page.map((c) => c.email));
+        let text = '';
+        for (const c of page) text += contactCsvRow(c, suppressed.has(c.email));
+        yield text;
+      }
+    }
+    const day = nowIso().slice(0, 10);
+    return { filename: `contacts-${segmentId ?? 'all'}-${day}.csv`, chunks: chunks() };
   }
 
   // -------------------------------------------------------------------------------------------------

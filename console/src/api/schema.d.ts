@@ -3434,6 +3434,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/contacts/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a segment's contacts (or all contacts) as CSV
+         * @description Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches (every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, properties (a JSON object), createdAt, updatedAt. A field holding a comma, a double quote or a line break is quoted (quotes doubled). The contacts are read a page at a time while the response is written, so any size of segment can be exported. A segment that is not in the workspace is 404 before anything is sent.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description export this segment's contacts; every contact when omitted */
+                    segmentId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the CSV file */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/contacts/{contactId}": {
         parameters: {
             query?: never;
