@@ -1,5 +1,75 @@
-import { Placeholder } from './Placeholder';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { useCan } from '../api/session';
+import type { paths } from '../api/schema';
+import { Button, Checkbox, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, StatusBadge, useCursorList, type Column } from '../components';
+import { formatDateTime } from '../lib/format';
+import { otherErrors, problemOf } from '../lib/forms';
+
+export type Webhook = paths['/v1/webhooks/{webhookId}']['get']['responses'][200]['content']['application/json'];
+type EventType = Webhook['eventTypes'][number];
+
+export const EVENT_TYPES: EventType[] = [
+  'contact.created', 'contact.updated', 'contact.subscribed', 'contact.unsubscribed', 'contact.deleted', 'form.submitted',
+  'email.sent', 'email.opened', 'email.clicked', 'email.bounced', 'email.soft_bounced', 'email.complained', 'email.failed',
+  'broadcast.sending', 'broadcast.paused', 'broadcast.sent', 'broadcast.canceled',
+];
+
+function NewWebhookDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const [types, setTypes] = useState<Set<EventType>>(new Set(['contact.created']));
+  const create = useMutation({
+    mutationFn: async () => unwrap(await api.POST('/v1/webhooks', { body: { url: url.trim(), eventTypes: [...types], ...(description.trim() ? { description: description.trim() } : {}) } })),
+    onSuccess: (w) => { void qc.invalidateQueries({ queryKey: ['webhooks'] }); onClose(); navigate(`/webhooks/${w.id}`); },
+  });
+  const { fields, message } = problemOf(create.error);
+  const submit = (e: FormEvent) => { e.preventDefault(); create.mutate(); };
+  return (
+    <Dialog open={open} title="Add a webhook endpoint" onClose={onClose} busy={create.isPending} footer={
+      <>
+        <Button onClick={onClose} disabled={create.isPending}>Cancel</Button>
+        <Button type="submit" form="new-webhook" variant="primary" loading={create.isPending} disabled={!url.trim() || types.size === 0}>Add endpoint</Button>
+      </>
+    }>
+      <form id="new-webhook" className="stack" onSubmit={submit} noValidate>
+        <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/url', '/description', '/eventTypes'])} />
+        <Input label="URL" type="url" placeholder="https://example.com/hooks/formcast" value={url} onChange={(e) => setUrl(e.target.value)} error={fields['/url']} data-autofocus />
+        <Input label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={fields['/description']} />
+        <fieldset>
+          <legend>Events</legend>
+          <div className="grid-2">
+            {EVENT_TYPES.map((t) => <Checkbox key={t} label={t} checked={types.has(t)} onChange={(e) => setTypes((s) => { const n = new Set(s); if (e.target.checked) n.add(t); else n.delete(t); return n; })} />)}
+          </div>
+          {fields['/eventTypes'] && <p className="error">{fields['/eventTypes']}</p>}
+        </fieldset>
+      </form>
+    </Dialog>
+  );
+}
 
 export default function Webhooks() {
-  return <Placeholder title="Webhooks" what="This page is being built." />;
+  const can = useCan();
+  const [adding, setAdding] = useState(false);
+  const list = useCursorList<Webhook>(['webhooks'], async (cursor) => unwrap(await api.GET('/v1/webhooks', { params: { query: { cursor, limit: 50 } } })));
+  const canWrite = can('write:webhooks');
+  const columns: Column<Webhook>[] = [
+    { key: 'url', header: 'Endpoint', cell: (w) => <div><Link className="cell-main cell-value" to={`/webhooks/${w.id}`}>{w.url}</Link>{w.description && <div className="muted small">{w.description}</div>}</div> },
+    { key: 'events', header: 'Events', cell: (w) => <span className="small">{w.eventTypes.length} type{w.eventTypes.length === 1 ? '' : 's'}</span> },
+    { key: 'status', header: 'Status', cell: (w) => w.enabled ? <StatusBadge status="active" label="Enabled" /> : <StatusBadge status="disabled" label={w.disabledReason ? `Disabled: ${w.disabledReason}` : 'Disabled'} /> },
+    { key: 'created', header: 'Created', cell: (w) => <span className="nowrap">{formatDateTime(w.createdAt)}</span> },
+  ];
+  return (
+    <>
+      <PageHeader title="Webhooks" description="Signed HTTP callbacks (Standard Webhooks) when contacts, emails and broadcasts change." actions={canWrite && <Button variant="primary" onClick={() => setAdding(true)}>Add endpoint</Button>} />
+      <CursorTable list={list} columns={columns} rowKey={(w) => w.id} caption="Webhook endpoints" empty={
+        <div className="card"><EmptyState title="No webhook endpoints" action={canWrite && <Button variant="primary" onClick={() => setAdding(true)}>Add an endpoint</Button>}>Send events to your CRM, data warehouse or chat.</EmptyState></div>
+      } />
+      <NewWebhookDialog open={adding} onClose={() => setAdding(false)} />
+    </>
+  );
 }
