@@ -5,7 +5,7 @@
 import { lazy } from 'react';
 import { createBrowserRouter } from 'react-router';
 import { Layout } from './Layout';
-import { NotFound, Placeholder } from './pages/Placeholder';
+import { NotFound } from './pages/Placeholder';
 
 const Dashboard = lazy(() => import('./pages/Dashboard'));
 const Forms = lazy(() => import('./pages/Forms'));
@@ -17,6 +17,13 @@ const ApiKeys = lazy(() => import('./pages/ApiKeys'));
 const Webhooks = lazy(() => import('./pages/Webhooks'));
 const WebhookDetail = lazy(() => import('./pages/WebhookDetail'));
 const People = lazy(() => import('./pages/People'));
+const Contacts = lazy(() => import('./pages/Contacts'));
+const ContactDetail = lazy(() => import('./pages/ContactDetail'));
+const Segments = lazy(() => import('./pages/Segments'));
+const SegmentEditor = lazy(() => import('./pages/SegmentEditor'));
+const Topics = lazy(() => import('./pages/Topics'));
+const Broadcasts = lazy(() => import('./pages/Broadcasts'));
+const BroadcastDetail = lazy(() => import('./pages/BroadcastDetail'));
 
 export const router = createBrowserRouter([
   {
@@ -26,10 +33,13 @@ export const router = createBrowserRouter([
       { index: true, element: <Dashboard /> },
       { path: 'forms', element: <Forms /> },
       { path: 'forms/:formId', element: <FormEditor /> },
-      { path: 'contacts/*', element: <Placeholder title="Contacts" what="Browse, search and import contacts, and see each contact's topics and activity." /> },
-      { path: 'segments/*', element: <Placeholder title="Segments" what="Build segments from the filter grammar with a live count." /> },
-      { path: 'topics/*', element: <Placeholder title="Topics" what="The topics contacts subscribe to." /> },
-      { path: 'broadcasts/*', element: <Placeholder title="Broadcasts" what="Compose, preview, test and send broadcasts, and read their reports." /> },
+      { path: 'contacts', element: <Contacts /> },
+      { path: 'contacts/:contactId', element: <ContactDetail /> },
+      { path: 'segments', element: <Segments /> },
+      { path: 'segments/:segmentId', element: <SegmentEditor /> },
+      { path: 'topics', element: <Topics /> },
+      { path: 'broadcasts', element: <Broadcasts /> },
+      { path: 'broadcasts/:broadcastId', element: <BroadcastDetail /> },
       { path: 'domains', element: <Domains /> },
       { path: 'domains/:domainId', element: <DomainDetail /> },
       { path: 'webhooks', element: <Webhooks /> },
