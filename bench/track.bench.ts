@@ -36,6 +36,7 @@ function parseOptions() {
     rounds: { type: 'string' },
     recipients: { type: 'string' },
     connections: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   }, {
     example: 'npm run bench:track -- --requests 20000',
     usage: [
@@ -45,6 +46,7 @@ function parseOptions() {
       '  --rounds N       rounds of baseline and formcast runs for both endpoints (default 1)',
       '  --recipients N   recipients of the broadcast whose tokens are used (default 300)',
       '  --connections N  concurrent connections (default 50)',
+      '  --cpu-prof DIR   run formcast serve with node --cpu-prof, the profile written into DIR when it stops',
     ],
   });
   return {
@@ -53,6 +55,7 @@ function parseOptions() {
     rounds: positiveInt('rounds', values.rounds, 1),
     recipients: positiveInt('recipients', values.recipients, 300),
     connections: positiveInt('connections', values.connections, 50),
+    cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
   };
 }
 type Options = ReturnType<typeof parseOptions>;
@@ -76,7 +79,8 @@ async function setupFormcast(opts: Options): Promise<Formcast> {
   delete env.SMTP_URL;
   const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as { workspace: { id: string }; apiKey: { key: string } };
   await run('formcast domain add', ['bin/formcast', 'domain', 'add', 'bench.test', '--workspace', created.workspace.id, '--verified', '--json'], env);
-  const server = await startServer('formcast serve', ['bin/formcast', 'serve'], env);
+  const profile = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProf}`] : [];
+  const server = await startServer('formcast serve', [...profile, 'bin/formcast', 'serve'], env);
   const auth = { authorization: `Bearer ${created.apiKey.key}` };
 
   const csv = ['email,first_name', ...Array.from({ length: opts.recipients }, (_, i) => `reader${i}@example.com,R${i}`)].join('\n');
@@ -121,6 +125,8 @@ interface Run {
   reqPerSec: number;
   p50Ms: number;
   p99Ms: number;
+  /** The server process's CPU time (user + system) per measured request, in µs: steadier than req/s on a busy machine. */
+  cpuUsPerReq: number;
   requests: number;
   /** Answers of the expected class (2xx for opens, 3xx for clicks), warm-up included. */
   expected: number;
@@ -128,31 +134,52 @@ interface Run {
   errors: number;
 }
 
-function cannon(server: Server, paths: string[], amount: number, connections: number): Promise<autocannon.Result> {
+/**
+ * Sends `amount` requests; resolves with autocannon's result and the wall time from the start to the last response.
+ * (With `amount`, autocannon ends a run at its next one-second sample tick, and its `duration` with it: req/s from
+ * that duration would be rounded down to requests per whole second, which understates a fast server most.)
+ */
+async function cannon(server: Server, paths: string[], amount: number, connections: number): Promise<{ result: autocannon.Result; seconds: number }> {
   if (!alive(server.child)) throw new BenchError(`${server.name} is no longer running\n${server.output()}`);
   let next = 0;
-  return autocannon({
-    url: server.url,
-    connections,
-    pipelining: 1,
-    amount,
-    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length]! }) }],
+  const start = performance.now();
+  let last = start;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({
+      url: server.url,
+      connections,
+      pipelining: 1,
+      amount,
+      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length]! }) }],
+    }, (err, res) => (err ? reject(err) : resolve(res)));
+    instance.on('response', () => { last = performance.now(); });
   });
+  return { result, seconds: (last - start) / 1000 };
+}
+
+/** User + system CPU time of a server process so far, in seconds (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+function cpuSeconds(server: Server): number {
+  const stat = fs.readFileSync(`/proc/${server.child.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 async function measure(label: Label, server: Server, endpoint: Endpoint, paths: string[], round: number, opts: Options): Promise<Run> {
   process.stderr.write(`round ${round}: ${label.padEnd(8)} ${endpoint.padEnd(5)} ${opts.warmup ? `warm-up ${opts.warmup} requests, ` : ''}measuring ${opts.requests} requests ...`);
-  const warm = opts.warmup ? await cannon(server, paths, opts.warmup, opts.connections) : undefined;
-  const r = await cannon(server, paths, opts.requests, opts.connections);
+  const warm = opts.warmup ? (await cannon(server, paths, opts.warmup, opts.connections)).result : undefined;
+  const cpu0 = cpuSeconds(server);
+  const { result: r, seconds } = await cannon(server, paths, opts.requests, opts.connections);
+  const cpu = cpuSeconds(server) - cpu0;
   const cls = endpoint === 'open' ? '2xx' : '3xx';
   const count = (x: autocannon.Result | undefined, k: '1xx' | '2xx' | '3xx' | '4xx' | '5xx') => (x ? x[k] : 0);
   const all = (x: autocannon.Result | undefined) => (['1xx', '2xx', '3xx', '4xx', '5xx'] as const).reduce((n, k) => n + count(x, k), 0);
   const expected = count(warm, cls) + count(r, cls);
   const result: Run = {
-    round, target: label, endpoint, reqPerSec: r.requests.total / Math.max(r.duration, 0.001), p50Ms: r.latency.p50, p99Ms: r.latency.p99, requests: r.requests.total,
+    round, target: label, endpoint, reqPerSec: r.requests.total / Math.max(seconds, 0.001), p50Ms: r.latency.p50, p99Ms: r.latency.p99, requests: r.requests.total,
+    cpuUsPerReq: Math.round((cpu * 1e6) / Math.max(r.requests.total, 1)),
     expected, unexpected: all(warm) + all(r) - expected, errors: r.errors + (warm?.errors ?? 0) + r.timeouts + (warm?.timeouts ?? 0),
   };
-  process.stderr.write(` ${fmt(result.reqPerSec, 0)} req/s, p99 ${result.p99Ms} ms\n`);
+  process.stderr.write(` ${fmt(result.reqPerSec, 0)} req/s, p99 ${result.p99Ms} ms, server CPU ${result.cpuUsPerReq} µs/req\n`);
   return result;
 }
 
@@ -168,6 +195,7 @@ function summarize(runs: Run[], target: Label, endpoint: Endpoint) {
     reqPerSec: mine.map((r) => Math.round(r.reqPerSec)),
     medianReqPerSec: Math.round(median(mine.map((r) => r.reqPerSec))),
     medianP99Ms: median(mine.map((r) => r.p99Ms)),
+    medianCpuUsPerReq: median(mine.map((r) => r.cpuUsPerReq)),
     answered: mine.reduce((n, r) => n + r.expected, 0),
     unexpected: mine.reduce((n, r) => n + r.unexpected, 0),
     errors: mine.reduce((n, r) => n + r.errors, 0),
@@ -213,8 +241,8 @@ async function main(): Promise<number> {
   const ok = bad === 0;
   const pf = (p: boolean) => (p ? 'PASS' : 'MISS');
 
-  const cols = ['round', 'target', 'endpoint', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'unexpected', 'errors'];
-  const rows = runs.map((r) => [String(r.round), r.target, r.endpoint, fmt(r.reqPerSec, 0), String(r.p50Ms), String(r.p99Ms), String(r.requests), String(r.unexpected), String(r.errors)]);
+  const cols = ['round', 'target', 'endpoint', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'requests', 'unexpected', 'errors'];
+  const rows = runs.map((r) => [String(r.round), r.target, r.endpoint, fmt(r.reqPerSec, 0), String(r.p50Ms), String(r.p99Ms), String(r.cpuUsPerReq), String(r.requests), String(r.unexpected), String(r.errors)]);
   const out = [
     '',
     'GET /t/o/{token} (the pixel) and GET /t/c/{token} (a tracked link): formcast serve on SQLite, tokens of a sent broadcast in turn,',

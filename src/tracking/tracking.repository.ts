@@ -119,25 +119,19 @@ export async function timeline(db: Executor, dialect: Dialect, workspaceId: stri
 /** A click written as a person's that a later click of the same burst showed to be a machine's. */
 export interface MachineClick {
   workspaceId: string;
-  broadcastId: string;
-  deliveryId: string;
-  url: string;
-  occurredAt: string;
+  /** The event's id (the writer chose it when it wrote the click). */
+  id: string;
   /** The event's data with `machine: true` and the reason. */
   data: Record<string, unknown>;
 }
 
-/** Marks clicks as a machine's (the burst rule), in the caller's transaction. */
+/** Marks clicks as a machine's (the burst rule), in the caller's transaction: each by its id (the primary key). */
 export async function markClicksMachine(db: Executor, clicks: readonly MachineClick[]): Promise<void> {
   for (const c of clicks) {
     await db.updateTable('events')
       .set({ machine: 1, data: JSON.stringify(c.data) })
+      .where('id', '=', c.id)
       .where('workspace_id', '=', c.workspaceId)
-      .where('broadcast_id', '=', c.broadcastId)
-      .where('type', '=', 'email.clicked')
-      .where('delivery_id', '=', c.deliveryId)
-      .where('url', '=', c.url)
-      .where('occurred_at', '=', c.occurredAt)
       .where('machine', '=', 0)
       .execute();
   }

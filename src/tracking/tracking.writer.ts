@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/connection.js';
-import { recordEvents } from '../events/events.repository.js';
+import { insertTrackingEvents } from '../events/events.repository.js';
 import type { NewEvent } from '../events/events.types.js';
+import { newId } from '../lib/ids.js';
 import { markClicksMachine, type MachineClick } from './tracking.repository.js';
 
 /**
@@ -23,6 +24,8 @@ export const DEFAULT_WRITER_OPTIONS: WriterOptions = { maxBatch: 500, flushMs: 2
 export interface PendingEvent {
   workspaceId: string;
   event: NewEvent & { broadcastId: string; deliveryId: string; data: Record<string, unknown> };
+  /** The event's id, chosen when its batch is written (a burst marks the click by it later). */
+  id?: string;
   /** queued: not yet in a batch (may still be changed in place); writing/written: in a transaction or committed. */
   state: 'queued' | 'writing' | 'written' | 'failed';
 }
@@ -63,8 +66,8 @@ export class TrackingWriter {
       p.event.data = data;
       return;
     }
-    if (p.state === 'failed' || !p.event.url || !p.event.occurredAt) return;
-    this.updates.push({ workspaceId: p.workspaceId, broadcastId: p.event.broadcastId, deliveryId: p.event.deliveryId, url: p.event.url, occurredAt: p.event.occurredAt, data });
+    if (p.state === 'failed' || !p.id) return;
+    this.updates.push({ workspaceId: p.workspaceId, id: p.id, data });
   }
 
   private schedule(): void {
@@ -94,17 +97,15 @@ export class TrackingWriter {
   }
 
   private async commit(batch: Waiter[], updates: MachineClick[]): Promise<void> {
-    for (const w of batch) w.pending.state = 'writing';
-    const byWorkspace = new Map<string, NewEvent[]>();
-    for (const { pending } of batch) {
-      const list = byWorkspace.get(pending.workspaceId);
-      if (list) list.push(pending.event);
-      else byWorkspace.set(pending.workspaceId, [pending.event]);
-    }
+    const rows = batch.map(({ pending }) => {
+      pending.state = 'writing';
+      pending.id = newId('evt');
+      return pending as PendingEvent & { id: string };
+    });
     const now = new Date().toISOString();
     try {
       await this.db.kysely.transaction().execute(async (trx) => {
-        for (const [workspaceId, events] of byWorkspace) await recordEvents(trx, workspaceId, events, now);
+        await insertTrackingEvents(trx, this.db.dialect, rows, now);
         if (updates.length) await markClicksMachine(trx, updates);
       });
     } catch (err) {
