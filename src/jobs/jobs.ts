@@ -16,7 +16,8 @@ import { WebhookDispatcher } from '../webhooks/webhooks.dispatcher.js';
 import { JobRunner, type Job } from './runner.js';
 
 /**
- * The periodic work of `formcast serve` and `formcast worker`, in one runner (runner.ts):
+ * The periodic work of `formcast serve` and `formcast worker`, in two runners (runner.ts): the webhook jobs in a loop
+ * of their own (a receiver that takes 15 s to time out never delays mail), everything else in the other.
  *
  * | job | every | what |
  * |---|---|---|
@@ -24,14 +25,14 @@ import { JobRunner, type Job } from './runner.js';
  * | materialise | poll | writes SENDING broadcasts' audiences into deliveries |
  * | deliveries | poll | claims a batch of due deliveries and sends it |
  * | confirmations | poll | sends double opt-in emails |
- * | webhook fan-out | 100 ms | turns new events into one webhook delivery per subscribed endpoint (webhooks/CONTEXT.md) |
- * | webhooks | 100 ms | claims a batch of due webhook deliveries and POSTs it |
  * | settle | 10 s | finishes (or pauses, by the circuit breaker) SENDING broadcasts no batch touched last |
  * | import sweep | 1 min | fails imports a dead server left RUNNING |
  * | idempotency purge | 1 h | deletes Idempotency-Key records older than 24 h, in batches |
  * | inbound purge | 1 day | deletes unreadable inbound messages older than 30 days, in batches |
  * | events retention | 1 h | deletes events older than EVENTS_RETENTION_DAYS, 1,000 a statement |
- * | webhook prune | 1 day | deletes webhook deliveries older than 30 days, in batches |
+ * | *webhooks loop:* webhook fan-out | 100 ms | turns new events into one webhook delivery per subscribed endpoint (webhooks/CONTEXT.md) |
+ * | *webhooks loop:* webhooks | 100 ms | claims a batch of due webhook deliveries and POSTs it |
+ * | *webhooks loop:* webhook prune | 1 day | deletes webhook deliveries older than 30 days, in batches |
  */
 export interface RunningJobs {
   mailer: Mailer;
@@ -93,10 +94,6 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     { name: 'materialise', everyMs: poll, run: () => pipeline.materialize() },
     { name: 'deliveries', everyMs: poll, run: () => pipeline.sendBatch() },
     { name: 'confirmations', everyMs: poll, run: () => confirmations.sendDue() },
-    // Polled more often than the rest (at most every 100 ms): an event's lag to its endpoint is two polls at worst,
-    // and an idle poll is one index probe each.
-    { name: 'webhook fan-out', everyMs: Math.min(poll, 100), run: () => webhooks.fanOut() },
-    { name: 'webhooks', everyMs: Math.min(poll, 100), run: () => webhooks.dispatch() },
     { name: 'settle', everyMs: 10_000, run: async () => (await pipeline.sweep(), 0) },
     {
       name: 'import sweep', everyMs: 60_000, run: async () => {
@@ -108,15 +105,24 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     { name: 'idempotency purge', everyMs: 3_600_000, run: async () => (await purgeIdempotencyKeys(db), 0) },
     { name: 'inbound purge', everyMs: 86_400_000, run: async () => (await purgeInboundMessages(db), 0) },
     { name: 'events retention', everyMs: 3_600_000, run: () => events.prune(config.eventsRetentionDays) },
+  ];
+  // Webhooks run in a loop of their own: a slow or dead endpoint (15 s a timeout) never holds up sending mail.
+  const webhookJobs: Job[] = [
+    // Polled more often than the rest (at most every 100 ms): an event's lag to its endpoint is two polls at worst,
+    // and an idle poll is one index probe each.
+    { name: 'webhook fan-out', everyMs: Math.min(poll, 100), run: () => webhooks.fanOut() },
+    { name: 'webhooks', everyMs: Math.min(poll, 100), run: () => webhooks.dispatch() },
     { name: 'webhook prune', everyMs: 86_400_000, run: () => webhooks.prune() },
   ];
   const runner = new JobRunner(jobs, log, poll);
+  const webhookRunner = new JobRunner(webhookJobs, log, Math.min(poll, 100));
   runner.start();
+  webhookRunner.start();
   log.info({ transport: mailer.description }, `jobs started; mail goes to ${mailer.description}`);
   return {
     mailer,
     async stop() {
-      await runner.stop();
+      await Promise.all([runner.stop(), webhookRunner.stop()]);
       webhooks.close();
       await mailer.close();
     },

@@ -38,6 +38,8 @@ export interface DispatcherOptions {
 export const DEFAULT_DISPATCHER = { batchSize: 200, concurrency: 16, leaseMs: 60_000, timeoutMs: 15_000, fanOutBatch: 500, retentionMs: 30 * 86_400_000 };
 
 const PRUNE_BATCH = 1000;
+/** When the deliveries of an endpoint that did not answer come back (its first one follows the retry schedule). */
+const RELEASE_DELAY_MS = 5_000;
 
 interface Target {
   enabled: boolean;
@@ -155,15 +157,57 @@ export class WebhookDispatcher {
     try {
       const targets = await this.targets([...new Set(claimed.map((d) => d.endpointId))], claimedAt);
       const results: { delivery: repo.ClaimedWebhookDelivery; attempt: repo.AttemptRecord | null; result: AttemptResult }[] = [];
-      let next = 0;
-      const work = async () => {
-        while (next < claimed.length) {
-          const delivery = claimed[next++]!;
-          results.push(await this.attempt(delivery, targets.get(delivery.endpointId)));
+      // One lane per endpoint, all sharing `concurrency` slots; with several endpoints in the batch, none takes more than
+      // half of them. An endpoint that did not answer an attempt (timeout, connection refused) gets no more attempts in
+      // this batch: its other deliveries are released (PENDING, due in RELEASE_DELAY_MS, no attempt counted), so one
+      // dead endpoint costs the batch one timeout, not one per delivery.
+      const queues = new Map<string, repo.ClaimedWebhookDelivery[]>();
+      for (const d of claimed) {
+        const queue = queues.get(d.endpointId);
+        if (queue) queue.push(d);
+        else queues.set(d.endpointId, [d]);
+      }
+      const perEndpoint = queues.size > 1 ? Math.max(1, Math.ceil(this.o.concurrency / 2)) : this.o.concurrency;
+      const unresponsive = new Set<string>();
+      const released: string[] = [];
+      let free = this.o.concurrency;
+      const waiting: (() => void)[] = [];
+      const acquire = async () => {
+        while (free === 0) await new Promise<void>((resolve) => waiting.push(resolve));
+        free--;
+      };
+      const releaseSlot = () => {
+        free++;
+        waiting.shift()?.();
+      };
+      const lane = async (endpointId: string, queue: repo.ClaimedWebhookDelivery[]) => {
+        const target = targets.get(endpointId);
+        const reachable = Boolean(target?.enabled && target.url && target.address && target.refused === undefined);
+        for (let delivery = queue.shift(); delivery; delivery = queue.shift()) {
+          if (unresponsive.has(endpointId)) {
+            released.push(delivery.id);
+            continue;
+          }
+          await acquire();
+          try {
+            if (unresponsive.has(endpointId)) {
+              released.push(delivery.id);
+              continue;
+            }
+            const outcome = await this.attempt(delivery, target);
+            results.push(outcome);
+            if (reachable && outcome.result.statusCode === null) unresponsive.add(endpointId);
+          } finally {
+            releaseSlot();
+          }
         }
       };
-      await Promise.all(Array.from({ length: Math.min(this.o.concurrency, claimed.length) }, work));
+      await Promise.all([...queues].flatMap(([endpointId, queue]) => Array.from({ length: Math.min(perEndpoint, queue.length) }, () => lane(endpointId, queue))));
       await this.record(owner, results);
+      if (released.length) {
+        const now = this.clock();
+        await repo.releaseDeliveries(this.db.kysely, owner, released, new Date(now.getTime() + RELEASE_DELAY_MS).toISOString(), now.toISOString());
+      }
     } finally {
       clearInterval(renew);
     }

@@ -195,6 +195,18 @@ export async function recordFailure(db: Executor, owner: string, a: AttemptRecor
   return Number(res.numUpdatedRows) > 0;
 }
 
+/**
+ * Gives claimed deliveries back without an attempt (the state table's release): PENDING again, due at `dueAt`, the
+ * claim's count of attempts undone. Only this owner's claims.
+ */
+export async function releaseDeliveries(db: Executor, owner: string, ids: readonly string[], dueAt: string, now: string): Promise<number> {
+  if (!ids.length) return 0;
+  const res = await db.updateTable('webhook_deliveries').set({
+    status: webhookTransition('SENDING', 'release'), lease_owner: null, lease_expires_at: null, next_attempt_at: dueAt, attempts: sql`attempts - 1`, updated_at: now,
+  }).where('id', 'in', ids).where('status', 'in', webhookStatusesFor('release')).where('lease_owner', '=', owner).executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
 /** Deletes up to `limit` deliveries (and their attempts) created before `before`; returns how many. */
 export async function pruneDeliveries(db: Executor, before: string, limit: number): Promise<number> {
   const ids = (await db.selectFrom('webhook_deliveries').select('id').where('created_at', '<', before).orderBy('created_at').limit(limit).execute()).map((r) => r.id);

@@ -8,9 +8,11 @@ import type { WebhookDeliveryStatus } from '../db/schema.js';
  * - succeed / retry / fail: the outcome of an attempt (2xx; a failure with attempts left; the last failure).
  * - resend: POST /v1/webhooks/{id}/deliveries/{deliveryId}/retry (a finished delivery goes again, due now).
  * - abandon: the endpoint was disabled (by hand, or after 5 days of failures): what waits is FAILED.
+ * - release: a claimed delivery not attempted after all, because its endpoint did not answer an earlier delivery of
+ *   the same batch: back to PENDING, its claim not counted as an attempt (one slow endpoint does not hold up a batch).
  */
 export const WEBHOOK_DELIVERY_STATUSES = ['PENDING', 'SENDING', 'SUCCEEDED', 'FAILED'] as const satisfies readonly WebhookDeliveryStatus[];
-export const WEBHOOK_DELIVERY_OPERATIONS = ['claim', 'succeed', 'retry', 'fail', 'resend', 'abandon'] as const;
+export const WEBHOOK_DELIVERY_OPERATIONS = ['claim', 'succeed', 'retry', 'fail', 'resend', 'abandon', 'release'] as const;
 export type WebhookDeliveryOperation = (typeof WEBHOOK_DELIVERY_OPERATIONS)[number];
 
 type Outcome = WebhookDeliveryStatus | (() => DomainError);
@@ -25,6 +27,7 @@ export const WEBHOOK_DELIVERY_TRANSITIONS: Record<WebhookDeliveryStatus, Record<
     fail: invalid('the delivery is not being sent'),
     resend: invalid('the delivery is already waiting to be sent'),
     abandon: 'FAILED',
+    release: invalid('the delivery is not being sent'),
   },
   SENDING: {
     // Only once its lease has run out (the claim's query says so): its dispatcher is gone.
@@ -35,6 +38,7 @@ export const WEBHOOK_DELIVERY_TRANSITIONS: Record<WebhookDeliveryStatus, Record<
     resend: invalid('the delivery is being sent right now'),
     // Left to the dispatcher sending it: it records its own outcome.
     abandon: invalid('the delivery is being sent right now'),
+    release: 'PENDING',
   },
   SUCCEEDED: {
     claim: invalid('the delivery has succeeded'),
@@ -43,6 +47,7 @@ export const WEBHOOK_DELIVERY_TRANSITIONS: Record<WebhookDeliveryStatus, Record<
     fail: invalid('the delivery has succeeded'),
     resend: 'PENDING',
     abandon: invalid('the delivery has succeeded'),
+    release: invalid('the delivery has succeeded'),
   },
   FAILED: {
     claim: invalid('the delivery has failed; retry it by hand'),
@@ -51,6 +56,7 @@ export const WEBHOOK_DELIVERY_TRANSITIONS: Record<WebhookDeliveryStatus, Record<
     fail: invalid('the delivery has failed'),
     resend: 'PENDING',
     abandon: invalid('the delivery has failed'),
+    release: invalid('the delivery has failed'),
   },
 };
 

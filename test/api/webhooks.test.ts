@@ -542,6 +542,32 @@ describeApi('webhooks', (h) => {
     expect(log.attemptLog[0].durationMs).toBeGreaterThanOrEqual(190);
   });
 
+  it('an endpoint that does not answer costs its batch one attempt: its other deliveries are released untried, the other endpoints are served', async () => {
+    const clock = testClock();
+    const ws = await h.workspace();
+    const slow = await startReceiver(clock.now, () => ({ status: 200, delayMs: 2000 }));
+    const fine = await startReceiver(clock.now);
+    const dead = await endpoint(ws, slow.url);
+    const alive = await endpoint(ws, fine.url);
+    await events(ws, Array.from({ length: 6 }, () => ({ type: 'contact.created' as const, data: {} })), clock.now());
+    const d = dispatcher(clock.now, { timeoutMs: 200, concurrency: 2 });
+    await d.fanOut();
+    expect(await d.dispatch()).toBe(12);
+    // The live endpoint got all six; the dead one was tried once (per lane), the rest given back without an attempt.
+    expect(fine.requests).toHaveLength(6);
+    const log = await deliveries(ws, dead.id);
+    const tried = log.filter((l: { attempts: number }) => l.attempts === 1);
+    const untried = log.filter((l: { attempts: number }) => l.attempts === 0);
+    expect(tried).toHaveLength(1);
+    expect(untried).toHaveLength(5);
+    for (const l of untried) expect(l).toMatchObject({ status: 'PENDING', attemptLog: [], nextAttemptAt: new Date(clock.ms + 5000).toISOString() });
+    expect((await deliveries(ws, alive.id)).every((l: { status: string }) => l.status === 'SUCCEEDED')).toBe(true);
+    // Nothing more is due until the released ones come back.
+    expect(await d.dispatch()).toBe(0);
+    clock.advance(5000);
+    expect(await d.dispatch()).toBeGreaterThan(0);
+  });
+
   it('an endpoint failing for 5 days in a row is disabled, with a reason, and what waits for it is FAILED', async () => {
     const clock = testClock();
     const ws = await h.workspace();

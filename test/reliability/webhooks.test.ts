@@ -116,10 +116,11 @@ describe('webhooks: no event lost when the server is killed (SIGKILL) while they
       WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', OUTBOX_DIR: path.join(dir, 'outbox'),
     };
     const first = await startServer(env);
-    // The first attempt of every delivery fails (connection refused): they wait for their retry, 5 s later.
-    await waitFor('50 failed first attempts', 20_000, async () => {
+    // The first attempts fail (connection refused): those wait for their retry, 5 s later, and the rest of the batch is
+    // given back untried (an endpoint that does not answer costs a batch one attempt per lane), due 5 s later too.
+    await waitFor('failed first attempts', 20_000, async () => {
       const n = (await db.kysely.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-      return Number(n) >= 50 ? true : undefined;
+      return Number(n) >= 1 ? true : undefined;
     });
     await write(50, 50); // more events while the server runs: some may be fanned out, some not
     await kill(first, 'SIGKILL');

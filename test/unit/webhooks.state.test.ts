@@ -7,10 +7,10 @@ import {
 /** Every status against every operation, spelled out independently of the table in the source. */
 const I = 'invalid_state';
 const expected: Record<string, Record<string, string>> = {
-  PENDING: { claim: 'SENDING', succeed: I, retry: I, fail: I, resend: I, abandon: 'FAILED' },
-  SENDING: { claim: 'SENDING', succeed: 'SUCCEEDED', retry: 'PENDING', fail: 'FAILED', resend: I, abandon: I },
-  SUCCEEDED: { claim: I, succeed: I, retry: I, fail: I, resend: 'PENDING', abandon: I },
-  FAILED: { claim: I, succeed: I, retry: I, fail: I, resend: 'PENDING', abandon: I },
+  PENDING: { claim: 'SENDING', succeed: I, retry: I, fail: I, resend: I, abandon: 'FAILED', release: I },
+  SENDING: { claim: 'SENDING', succeed: 'SUCCEEDED', retry: 'PENDING', fail: 'FAILED', resend: I, abandon: I, release: 'PENDING' },
+  SUCCEEDED: { claim: I, succeed: I, retry: I, fail: I, resend: 'PENDING', abandon: I, release: I },
+  FAILED: { claim: I, succeed: I, retry: I, fail: I, resend: 'PENDING', abandon: I, release: I },
 };
 
 describe('webhook delivery state machine', () => {
@@ -28,6 +28,7 @@ describe('webhook delivery state machine', () => {
     expect(webhookStatusesFor('claim')).toEqual(['PENDING', 'SENDING']);
     expect(webhookStatusesFor('resend')).toEqual(['SUCCEEDED', 'FAILED']);
     expect(webhookStatusesFor('abandon')).toEqual(['PENDING']);
+    expect(webhookStatusesFor('release')).toEqual(['SENDING']);
   });
 });
 
