@@ -2,20 +2,35 @@
  * The web console (contract §14) as built by `npm run build:console` into dist/console:
  * - `GET /app/assets/<file>`: the hashed, immutable assets, cached for a year. Only plain file names of that
  *   one folder are served (no sub-folders, no dot segments), so no request can read outside it.
+ *   When the build left `<file>.br` / `<file>.gz` beside an asset (console/vite.config.ts), the one the
+ *   request's Accept-Encoding prefers is sent instead, with `Content-Encoding` and `Vary: Accept-Encoding`.
  * - `GET /app` and `GET /app/*`: index.html, never cached, under a strict Content-Security-Policy; the
- *   single-page app routes on the client. Exact routes of the sign-in pages (/app/login, /app/logout,
+ *   single-page app routes on the client. Every answer carries a fresh nonce: in the CSP's style-src and in
+ *   index.html's `<meta property="csp-nonce" nonce="…">` (the `__CSP_NONCE__` placeholder), which the app
+ *   hands to CodeMirror for the one <style> element it makes. Scripts stay `'self'` only. Exact routes of the sign-in pages (/app/login, /app/logout,
  *   /app/invite/…, /app/reset…) are registered elsewhere and win over the wildcard.
  * Without a build, /app answers 503 with a page that says how to build it.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { negotiateEncoding, sendCompressed } from '../http/compress.js';
 import { sendPage } from '../pages/layout.js';
 
 export const CONSOLE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/console');
 
-export const CONSOLE_CSP = "default-src 'self'; img-src 'self' data: https:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+/** The console's Content-Security-Policy for one answer of index.html, whose <meta property="csp-nonce"> carries `nonce`. */
+export function consoleCsp(nonce: string): string {
+  return `default-src 'self'; img-src 'self' data: https:; style-src 'self' 'nonce-${nonce}'; script-src 'self'; connect-src 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'`;
+}
+
+/** The placeholder of the nonce in the built index.html. */
+export const NONCE_PLACEHOLDER = '__CSP_NONCE__';
+
+/** Types worth compressing (the build pre-compresses these). */
+const COMPRESSIBLE = new Set(['.js', '.mjs', '.css', '.svg', '.json', '.map', '.txt', '.html', '.wasm']);
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -62,15 +77,25 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleOptions):
       return notFound(reply);
     }
     if (!stat.isFile()) return notFound(reply);
-    return reply
+    reply
       .type(TYPES[path.extname(name).toLowerCase()] ?? 'application/octet-stream')
       .header('cache-control', 'public, max-age=31536000, immutable')
-      .header('x-content-type-options', 'nosniff')
-      .header('content-length', stat.size)
-      .send(fs.createReadStream(file));
+      .header('x-content-type-options', 'nosniff');
+    if (COMPRESSIBLE.has(path.extname(name).toLowerCase())) {
+      reply.header('vary', 'Accept-Encoding');
+      const encoding = negotiateEncoding(req.headers['accept-encoding']);
+      if (encoding) {
+        const packed = `${file}.${encoding === 'br' ? 'br' : 'gz'}`;
+        const packedStat = await fs.promises.stat(packed).catch(() => null);
+        if (packedStat?.isFile()) {
+          return reply.header('content-encoding', encoding).header('content-length', packedStat.size).send(fs.createReadStream(packed));
+        }
+      }
+    }
+    return reply.header('content-length', stat.size).send(fs.createReadStream(file));
   });
 
-  const index = async (_req: unknown, reply: FastifyReply) => {
+  const index = async (req: FastifyRequest, reply: FastifyReply) => {
     let html: string;
     try {
       html = await fs.promises.readFile(path.join(dir, 'index.html'), 'utf8');
@@ -80,14 +105,15 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleOptions):
         + '(or <code>npm install</code>, which builds it) in the Formcast directory, then reload this page.</p>'
         + '<p>The API works without it: see <a href="/docs">/docs</a>.</p>');
     }
-    return reply
+    const nonce = randomBytes(18).toString('base64');
+    reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-cache')
-      .header('content-security-policy', CONSOLE_CSP)
+      .header('content-security-policy', consoleCsp(nonce))
       .header('x-content-type-options', 'nosniff')
       .header('x-frame-options', 'DENY')
-      .header('referrer-policy', 'same-origin')
-      .send(html);
+      .header('referrer-policy', 'same-origin');
+    return sendCompressed(req, reply, html.replaceAll(NONCE_PLACEHOLDER, nonce));
   };
   app.get('/app', { schema: { hide: true } }, index);
   app.get('/app/*', { schema: { hide: true } }, index);

@@ -10,6 +10,7 @@ import { PAGE_CSP, sendPage } from '../pages/layout.js';
 import type { ConfirmationView, SubmissionsService } from '../submissions/submissions.service.js';
 import { embedScript } from './embed.js';
 import { renderFormMarkup, seoHead, type FormState } from './hosted.render.js';
+import { sendCompressed } from '../http/compress.js';
 
 export interface HostedOptions {
   submissions: SubmissionsService;
@@ -82,7 +83,8 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     const form = await submissions.publishedBySlug(req.params.slug);
     const action = `${publicUrl}/f/${req.params.slug}`;
     const script = embedScript({ slug: req.params.slug, action, display: form.display ?? 'INLINE_EMBED', formHtml: renderFormMarkup(form, form.html, action), title: form.name });
-    return reply.headers(CORS).type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(script);
+    reply.headers(CORS).type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff');
+    return sendCompressed(req, reply, script);
   });
 
   app.options('/f/:slug', { schema: { tags: ['public'], summary: 'CORS preflight for submissions from other sites', security: [], params: SLUG } }, async (_req, reply) => reply.code(204).headers(CORS).send());

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { escapeHtml } from '../forms/forms.html.js';
+import { sendCompressed } from '../http/compress.js';
 
 /**
  * Public pages (unsubscribe, hosted forms): server-rendered, no script, every value escaped, and a strict
@@ -43,7 +44,8 @@ ${body}
 }
 
 export function sendPage(reply: FastifyReply, status: number, title: string, body: string, opts: { head?: string; csp?: string; lang?: string } = {}): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', opts.csp ?? PAGE_CSP)
-    .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store')
-    .send(page(title, body, opts.head, opts.lang));
+  reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', opts.csp ?? PAGE_CSP)
+    .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store');
+  // Compressed (br or gzip) for browsers that accept it.
+  return sendCompressed(reply.request, reply, page(title, body, opts.head, opts.lang));
 }

@@ -14,6 +14,10 @@ export function TimeChart({ times, series, height = 220, label }: { times: numbe
     const el = host.current;
     if (!el) return;
     const width = Math.max(280, el.clientWidth);
+    // Axis and grid colours from the theme (light or dark), read when the chart is drawn.
+    const css = getComputedStyle(el);
+    const axis = css.getPropertyValue('--text-muted').trim() || '#545d6b';
+    const grid = css.getPropertyValue('--border').trim() || '#eceef2';
     const bars = uPlot.paths.bars?.({ size: [0.7, 40] });
     const plot = new uPlot({
       width,
@@ -22,8 +26,8 @@ export function TimeChart({ times, series, height = 220, label }: { times: numbe
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(4, Math.ceil(max * 1.15))] } },
       axes: [
-        { stroke: '#545d6b', grid: { stroke: '#eceef2' } },
-        { stroke: '#545d6b', grid: { stroke: '#eceef2' }, size: 48 },
+        { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } },
+        { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid }, size: 48 },
       ],
       series: [
         {},

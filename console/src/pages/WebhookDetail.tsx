@@ -17,16 +17,22 @@ export default function WebhookDetail() {
   const navigate = useNavigate();
   const [removing, setRemoving] = useState(false);
   const [reveal, setReveal] = useState(false);
+  // While a delivery is pending, and for 20 s after a test event or a retry is queued, the log refreshes itself every 1.5 s.
+  const [watchUntil, setWatchUntil] = useState(0);
+  const [pending, setPending] = useState(false);
+  const polling = pending || Date.now() < watchUntil;
   const q = useQuery({ queryKey: ['webhook', webhookId], queryFn: async () => unwrap(await api.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } })) });
   const deliveries = useCursorList<Delivery>(['webhook-deliveries', webhookId], async (cursor) =>
-    unwrap(await api.GET('/v1/webhooks/{webhookId}/deliveries', { params: { path: { webhookId }, query: { cursor, limit: 25 } } })));
+    unwrap(await api.GET('/v1/webhooks/{webhookId}/deliveries', { params: { path: { webhookId }, query: { cursor, limit: 25 } } })), { refetchInterval: polling ? 1500 : false });
+  const anyPending = deliveries.rows.some((d) => d.status === 'PENDING');
+  if (anyPending !== pending) setPending(anyPending);
   const canWrite = can('write:webhooks');
   const done = (msg: string) => () => { toast.success(msg); void qc.invalidateQueries({ queryKey: ['webhook', webhookId] }); void qc.invalidateQueries({ queryKey: ['webhook-deliveries', webhookId] }); };
   const fail = (err: Error) => toast.error(err.message);
-  const test = useMutation({ mutationFn: async () => unwrap(await api.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId } } })), onSuccess: done('Test event queued.'), onError: fail });
+  const test = useMutation({ mutationFn: async () => unwrap(await api.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId } } })), onSuccess: () => { setWatchUntil(Date.now() + 20_000); done('Test event queued.')(); }, onError: fail });
   const rotate = useMutation({ mutationFn: async () => unwrap(await api.POST('/v1/webhooks/{webhookId}/rotate-secret', { params: { path: { webhookId } } })), onSuccess: done('New secret made: update your receiver.'), onError: fail });
   const toggle = useMutation({ mutationFn: async (enabled: boolean) => unwrap(await api.PUT('/v1/webhooks/{webhookId}', { params: { path: { webhookId } }, body: { enabled } })), onSuccess: done('Saved.'), onError: fail });
-  const retry = useMutation({ mutationFn: async (deliveryId: string) => unwrap(await api.POST('/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry', { params: { path: { webhookId, deliveryId } } })), onSuccess: done('Retry queued.'), onError: fail });
+  const retry = useMutation({ mutationFn: async (deliveryId: string) => unwrap(await api.POST('/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry', { params: { path: { webhookId, deliveryId } } })), onSuccess: () => { setWatchUntil(Date.now() + 20_000); done('Retry queued.')(); }, onError: fail });
   const remove = useMutation({
     mutationFn: async () => unwrap(await api.DELETE('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } })),
     onSuccess: () => { void qc.invalidateQueries({ queryKey: ['webhooks'] }); toast.success('Endpoint removed.'); navigate('/webhooks'); },
