@@ -7,15 +7,18 @@
  */
 import { useEffect, useMemo, useRef } from 'react';
 
+/**
+ * Style blocks and attributes are taken out of the text itself, before any parser sees them: even DOMParser
+ * documents check the CSP for style attributes as they are parsed.
+ */
 function prepare(html: string): { markup: string; css: string } {
-  const doc = new DOMParser().parseFromString(html, 'text/html');
   const css: string[] = [];
-  doc.querySelectorAll('style').forEach((s) => { css.push(s.textContent ?? ''); s.remove(); });
-  doc.querySelectorAll('link[rel~="stylesheet"], script, meta[http-equiv]').forEach((el) => el.remove());
-  doc.querySelectorAll<HTMLElement>('[style]').forEach((el) => {
-    el.setAttribute('data-fc-style', el.getAttribute('style') ?? '');
-    el.removeAttribute('style');
-  });
+  const text = html
+    .replace(/<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi, (_m, body: string) => { css.push(body); return ''; })
+    // A style attribute inside a tag (quoted either way, or bare) becomes data-fc-style.
+    .replace(/(<[a-zA-Z][^<>]*?\s)style(\s*=)/g, '$1data-fc-style$2');
+  const doc = new DOMParser().parseFromString(text, 'text/html');
+  doc.querySelectorAll('style, link[rel~="stylesheet"], script, meta[http-equiv]').forEach((el) => el.remove());
   // Links open nowhere from the preview (the sandbox allows no navigation of the console).
   const base = doc.createElement('base');
   base.setAttribute('target', '_blank');

@@ -379,17 +379,26 @@ function TimelineCard({ broadcastId }: { broadcastId: string }) {
   const chart = useMemo(() => {
     if (!q.data || q.data.data.length === 0) return null;
     const rows = q.data.data;
+    // The API leaves empty buckets out: the chart gets every bucket from one before the first to one after
+    // the last (at most 500), zeros included, so that a single busy hour does not stretch the axis over years.
+    const step = bucket === 'hour' ? 3_600_000 : 86_400_000;
+    const byTime = new Map(rows.map((r) => [new Date(r.at).getTime(), r]));
+    const first = new Date(rows[0]!.at).getTime() - step;
+    const last = Math.min(new Date(rows[rows.length - 1]!.at).getTime() + step, first + 500 * step);
+    const times: number[] = [];
+    for (let t = first; t <= last; t += step) times.push(t);
+    const pick = (k: 'sent' | 'opens' | 'clicks' | 'bounces') => times.map((t) => byTime.get(t)?.[k] ?? 0);
     return {
-      times: rows.map((r) => new Date(r.at).getTime() / 1000),
+      times: times.map((t) => t / 1000),
       series: [
-        { label: 'Sent', values: rows.map((r) => r.sent), color: '#2f4fd6' },
-        { label: 'Opens', values: rows.map((r) => r.opens), color: '#17703a' },
-        { label: 'Clicks', values: rows.map((r) => r.clicks), color: '#8a5300' },
-        { label: 'Bounces', values: rows.map((r) => r.bounces), color: '#b42318' },
+        { label: 'Sent', values: pick('sent'), color: '#2f4fd6' },
+        { label: 'Opens', values: pick('opens'), color: '#17703a' },
+        { label: 'Clicks', values: pick('clicks'), color: '#8a5300' },
+        { label: 'Bounces', values: pick('bounces'), color: '#b42318' },
       ],
       rows,
     };
-  }, [q.data]);
+  }, [q.data, bucket]);
   return (
     <section className="card stack-sm" aria-labelledby="timeline-h">
       <div className="card-header">
@@ -446,7 +455,7 @@ const DELIVERY_TONES: Record<DeliveryStatus, 'success' | 'danger' | 'warning' | 
 
 function DeliveriesCard({ broadcastId, live }: { broadcastId: string; live: boolean }) {
   const [status, setStatus] = useState<DeliveryStatus | ''>('');
-  const list = useCursorList<Delivery>(['broadcasts', broadcastId, 'deliveries', status], async (cursor) =>
+  const list = useCursorList<Delivery>(['broadcasts', broadcastId, 'deliveries', status, live ? 'live' : 'final'], async (cursor) =>
     unwrap(await api.GET('/v1/broadcasts/{broadcastId}/deliveries', { params: { path: { broadcastId }, query: { cursor, limit: 50, ...(status ? { status } : {}) } } })),
   { refetchInterval: live ? 5000 : false });
   const columns: Column<Delivery>[] = [

@@ -131,12 +131,20 @@ function TopicsCard({ contact, editable }: { contact: Contact; editable: boolean
     mutationFn: async ({ id, subscribed }: { id: string; subscribed: boolean }) => unwrap(await api.PUT('/v1/contacts/{contactId}', {
       params: { path: { contactId: contact.id } }, body: { topics: [{ id, subscribed }] },
     })),
+    // The switch moves at once; a failure puts it back.
+    onMutate: ({ id, subscribed }) => {
+      qc.setQueryData<Contact>(['contacts', 'one', contact.id], (c) => c && { ...c, topics: c.topics.map((t) => (t.id === id ? { ...t, subscribed } : t)) });
+    },
     onSuccess: (c, v) => {
       qc.setQueryData(['contacts', 'one', contact.id], c);
       void qc.invalidateQueries({ queryKey: ['contacts', 'activity', contact.id] });
       toast.success(`${v.subscribed ? 'Subscribed to' : 'Unsubscribed from'} ${c.topics.find((t) => t.id === v.id)?.name ?? 'the topic'}.`);
     },
-    onError: (err) => toast.error(problemOf(err).message ?? 'The change was not saved.'),
+    onError: (err) => {
+      qc.setQueryData(['contacts', 'one', contact.id], contact);
+      void qc.invalidateQueries({ queryKey: ['contacts', 'one', contact.id] });
+      toast.error(problemOf(err).message ?? 'The change was not saved.');
+    },
   });
   return (
     <section className="card" aria-labelledby="topics-h">
