@@ -258,7 +258,7 @@ export default function Contacts() {
           )}
         </div>
       ) : (
-        <div className="stack-sm" aria-busy={q.isFetching || undefined}>
+        <div className="stack-sm contacts-list" aria-busy={q.isFetching || undefined}>
           <Table columns={columns} rows={q.data.data} rowKey={(c) => c.id} caption={`Contacts, page ${page}`} />
           <nav className="pager" aria-label="Contact pages">
             <Button onClick={() => setCursors((c) => c.slice(0, -1))} disabled={page === 1 || q.isFetching}>← Previous</Button>
