@@ -1,5 +1,4 @@
-import { CompiledQuery } from 'kysely';
-import type { Dialect, Executor } from '../db/connection.js';
+import type { Executor } from '../db/connection.js';
 import type { EventsTable } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
 import { toIso } from '../lib/time.js';
@@ -42,62 +41,26 @@ export interface TrackingEventRow {
 /**
  * Opens and clicks of the tracking writer's batch (src/tracking/tracking.writer.ts), of any workspaces, in the
  * caller's transaction: the rows recordEvents would write, under the ids the caller chose (`newId('evt')`; the
- * writer keeps them, to mark a click of a burst by its id later). On PostgreSQL, the query builder's multi-row
- * INSERT. On SQLite, multi-row INSERTs of fixed sizes (powers of two up to 64 rows: 50 events are 32 + 16 + 2),
- * each built by Kysely once and then run with fresh values from the driver's statement cache, rather than an
- * INSERT built and compiled for each batch. Measured on the migrated schema, one transaction per batch of 50
- * (2 loaded CPUs): no gain over recordEvents in the time SQLite takes (~40-50 µs per event either way, the
- * index B-trees dominate), but no query-builder garbage per batch on the hottest path.
+ * writer keeps them, to mark a click of a burst by its id later).
+ *
+ * Written through the query builder. A SQLite variant running fixed-size INSERTs built once (powers of two up to 64
+ * rows) was measured and not kept: one transaction per 50 events on the migrated schema, ~40-50 µs per event either
+ * way (2 loaded CPUs); SQLite's index B-trees dominate, not building the statement (bench/README.md, bench:track).
  */
-export async function insertTrackingEvents(db: Executor, dialect: Dialect, rows: readonly TrackingEventRow[], now: string): Promise<void> {
-  if (dialect !== 'sqlite') {
-    const values = rows.map(({ id, workspaceId, event: e }) => ({
-      id, workspace_id: workspaceId, type: e.type, occurred_at: e.occurredAt ?? now, contact_id: e.contactId ?? null, broadcast_id: e.broadcastId ?? null,
-      delivery_id: e.deliveryId ?? null, data: JSON.stringify(e.data ?? {}), machine: e.machine ? 1 : 0, url: e.url ?? null,
-    }));
-    for (let i = 0; i < values.length; i += INSERT_CHUNK) await db.insertInto('events').values(values.slice(i, i + INSERT_CHUNK)).execute();
-    return;
-  }
-  let i = 0;
-  while (i < rows.length) {
-    let size = MAX_FIXED_INSERT;
-    while (size > rows.length - i) size >>= 1;
-    const params: unknown[] = new Array(size * EVENT_COLUMNS.length);
-    let p = 0;
-    for (const end = i + size; i < end; i++) {
-      const { id, workspaceId, event: e } = rows[i]!;
-      params[p++] = id;
-      params[p++] = workspaceId;
-      params[p++] = e.type;
-      params[p++] = e.occurredAt ?? now;
-      params[p++] = e.contactId ?? null;
-      params[p++] = e.broadcastId ?? null;
-      params[p++] = e.deliveryId ?? null;
-      params[p++] = JSON.stringify(e.data ?? {});
-      params[p++] = e.machine ? 1 : 0;
-      params[p++] = e.url ?? null;
-    }
-    await db.executeQuery(CompiledQuery.raw(fixedInsertSql(db, size), params));
-  }
-}
-
-/** The columns recordEvents writes, in the order insertTrackingEvents binds them. */
-const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'occurred_at', 'contact_id', 'broadcast_id', 'delivery_id', 'data', 'machine', 'url'] as const;
-/** The largest fixed INSERT (rows): 640 bound values, ~2 KB of SQL, kept in the driver's cache of short statements. */
-const MAX_FIXED_INSERT = 64;
-/** SQLite's text of the INSERT of `size` rows, by size (the same for every SQLite handle). */
-const fixedInserts = new Map<number, string>();
-
-function fixedInsertSql(db: Executor, size: number): string {
-  let text = fixedInserts.get(size);
-  if (text === undefined) {
-    const row = Object.fromEntries(EVENT_COLUMNS.map((c) => [c, null]));
-    const compiled = db.insertInto('events').values(Array.from({ length: size }, () => ({ ...row } as never))).compile();
-    if (compiled.parameters.length !== size * EVENT_COLUMNS.length) throw new Error('insertTrackingEvents: unexpected INSERT shape');
-    text = compiled.sql;
-    fixedInserts.set(size, text);
-  }
-  return text;
+export async function insertTrackingEvents(db: Executor, rows: readonly TrackingEventRow[], now: string): Promise<void> {
+  const values = rows.map(({ id, workspaceId, event: e }) => ({
+    id,
+    workspace_id: workspaceId,
+    type: e.type,
+    occurred_at: e.occurredAt ?? now,
+    contact_id: e.contactId ?? null,
+    broadcast_id: e.broadcastId ?? null,
+    delivery_id: e.deliveryId ?? null,
+    data: JSON.stringify(e.data ?? {}),
+    machine: e.machine ? 1 : 0,
+    url: e.url ?? null,
+  }));
+  for (let i = 0; i < values.length; i += INSERT_CHUNK) await db.insertInto('events').values(values.slice(i, i + INSERT_CHUNK)).execute();
 }
 
 export function recordEvent(db: Executor, workspaceId: string, event: NewEvent, now: string): Promise<void> {

@@ -105,7 +105,7 @@ export class TrackingWriter {
     const now = new Date().toISOString();
     try {
       await this.db.kysely.transaction().execute(async (trx) => {
-        await insertTrackingEvents(trx, this.db.dialect, rows, now);
+        await insertTrackingEvents(trx, rows, now);
         if (updates.length) await markClicksMachine(trx, updates);
       });
     } catch (err) {

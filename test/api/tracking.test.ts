@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { afterEach, expect, it, vi } from 'vitest';
-import { recordEvents } from '../../src/events/events.repository.js';
+import { insertTrackingEvents, recordEvents } from '../../src/events/events.repository.js';
+import { newId } from '../../src/lib/ids.js';
 import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/tracking/tracking.token.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
@@ -232,6 +233,26 @@ describeApi('engagement tracking', (h) => {
     expect((await h.call(readOnly, 'GET', `/v1/broadcasts/${broadcast.id}/links`)).statusCode).toBe(200);
     expect((await h.call(await h.key(ws, ['read:forms']), 'GET', `/v1/broadcasts/${broadcast.id}/links`)).statusCode).toBe(403);
     expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/timeline?bucket=week`)).statusCode).toBe(422);
+  });
+
+  it('the tracking writer\'s insert writes what recordEvents writes, for several workspaces, under the ids given', async () => {
+    const [a, b] = [await h.workspace(), await h.workspace('Other')];
+    const now = new Date().toISOString();
+    const rows = Array.from({ length: 71 }, (_, i) => ({
+      id: newId('evt'), workspaceId: i % 3 ? a.id : b.id,
+      event: i % 2
+        ? { type: 'email.clicked' as const, contactId: `ct_${i}`, broadcastId: 'bc_x', deliveryId: `dlv_${i}`, url: `https://x.example/${i}`, machine: i % 5 === 0, occurredAt: `2030-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`, data: { url: `https://x.example/${i}`, machine: i % 5 === 0 } }
+        : { type: 'email.opened' as const, contactId: null, broadcastId: 'bc_x', deliveryId: `dlv_${i}`, data: { userAgent: null, machine: false } },
+    }));
+    await h.db.kysely.transaction().execute((trx) => insertTrackingEvents(trx, rows, now));
+    const stored = await h.db.kysely.selectFrom('events').selectAll().where('id', 'in', rows.map((r) => r.id)).orderBy('id').execute();
+    expect(stored.map((r) => ({
+      id: r.id, workspaceId: r.workspace_id, type: r.type, occurredAt: new Date(r.occurred_at as unknown as string).toISOString(), contactId: r.contact_id,
+      broadcastId: r.broadcast_id, deliveryId: r.delivery_id, data: JSON.parse(r.data), machine: Number(r.machine), url: r.url, dispatched: Number(r.dispatched),
+    }))).toEqual(rows.map(({ id, workspaceId, event: e }) => ({
+      id, workspaceId, type: e.type, occurredAt: 'occurredAt' in e ? e.occurredAt : now, contactId: e.contactId, broadcastId: 'bc_x', deliveryId: e.deliveryId,
+      data: e.data, machine: e.machine ? 1 : 0, url: 'url' in e ? e.url : null, dispatched: 0,
+    })));
   });
 
   it('the timeline buckets by hour and by day in the database (UTC)', async () => {
