@@ -370,6 +370,29 @@ describeBrowser('the console\'s contacts, segments, topics and broadcasts end to
     await phone.close();
   }, 120_000);
 
+  it.skipIf(unavailable)('a visitor signs up through a form\'s hosted page; the marketer finds the new contact and its submission', async () => {
+    const form = await api('POST', '/v1/forms', { name: 'Spring sign-up', type: 'SIGN_UP', slug: 'spring', fieldMapping: { email: 'email', first_name: 'firstName' } });
+    await api('POST', `/v1/forms/${form.id}/publish`);
+    // The visitor, in a browser of their own (no console session).
+    const visitor = await browser.newContext({ viewport: { width: 800, height: 700 } });
+    const v = await visitor.newPage();
+    await v.goto(`${server.url}/f/spring`);
+    await v.locator('input[name="email"]').fill('Grace@Acme.test');
+    await v.locator('input[name="first_name"]').fill('Grace');
+    await Promise.all([v.waitForLoadState('load'), v.locator('form button, form [type=submit]').first().click()]);
+    await v.locator('[data-formcast-success]').waitFor();
+    await visitor.close();
+    // The marketer finds her in the console, with the sign-up in her activity.
+    await page.goto(`${server.url}/app/contacts`);
+    await page.getByLabel('Email address').fill('grace@acme.test');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('table.table tbody tr').length === 1);
+    await page.getByRole('link', { name: 'grace@acme.test' }).click();
+    await page.waitForURL(/\/app\/contacts\/ct_/);
+    await check(page, 'contact-from-form', 'Grace');
+    await page.getByText(/form submitted|submitted/i).first().waitFor();
+  }, 120_000);
+
   it.skipIf(unavailable)('no Content-Security-Policy violation and no page error on the way', () => {
     expect(cspViolations).toEqual([]);
     expect(pageErrors).toEqual([]);
