@@ -20,10 +20,15 @@ const queryClient = new QueryClient({
   },
 });
 
+// Asked for at once, while React mounts.
+const sessionRequest = loadSession();
+// Handled in Boot; this keeps a refusal (signed out) from counting as unhandled before Boot mounts.
+sessionRequest.catch(() => undefined);
+
 function Boot() {
   const [state, setState] = useState<{ session?: Session; error?: unknown }>({});
   useEffect(() => {
-    loadSession().then((session) => {
+    sessionRequest.then((session) => {
       setCsrfToken(session.csrfToken);
       setState({ session });
     }, (error) => setState({ error }));

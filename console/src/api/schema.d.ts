@@ -10844,6 +10844,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/stats/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** New contacts per hour over the last days (the console dashboard's chart) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the window, in days back from now (1 to 90; default 30) */
+                    days?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description the start of the window: the first whole UTC hour `days` days ago
+                             */
+                            since: string;
+                            /**
+                             * Format: date-time
+                             * @description now
+                             */
+                            until: string;
+                            /** @description contacts created in the window (still in the workspace) */
+                            total: number;
+                            /** @description the hours in which contacts were created, oldest first (hours with none are left out) */
+                            hours: {
+                                /**
+                                 * Format: date-time
+                                 * @description the start of a UTC hour
+                                 */
+                                hour: string;
+                                created: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
