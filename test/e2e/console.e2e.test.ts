@@ -182,10 +182,15 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
     expect(bad, `axe on ${name}: ${JSON.stringify(bad, null, 2)}`).toEqual([]);
   }
 
-  async function shot(p: Page, name: string): Promise<void> {
-    // From the top: a full-page capture keeps sticky bars where the page was scrolled to.
-    await p.evaluate(() => window.scrollTo(0, 0));
-    await p.screenshot({ path: path.join(SHOTS, `console-${name}.png`), fullPage: true });
+  async function shot(p: Page, name: string, { fullPage = true } = {}): Promise<void> {
+    // From the top: a full-page capture keeps sticky bars where the page was scrolled to. Notifications are
+    // dismissed first (they float over whatever the capture puts under them).
+    await p.evaluate(() => {
+      for (const b of document.querySelectorAll<HTMLButtonElement>('.toast button')) b.click();
+      window.scrollTo(0, 0);
+    });
+    await p.waitForFunction(() => document.querySelectorAll('.toast').length === 0);
+    await p.screenshot({ path: path.join(SHOTS, `console-${name}.png`), fullPage });
   }
 
   /** A page of the console is ready: its heading shown, no skeleton left. */
@@ -391,7 +396,9 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
     await shot(page, 'phone-dashboard');
     await axe(page, 'phone-dashboard');
     await page.getByRole('button', { name: 'Menu', exact: true }).click();
-    await shot(page, 'phone-menu');
+    // The drawer slides in: captured once it is in place, as the screen shows it.
+    await page.waitForFunction(() => getComputedStyle(document.querySelector('.sidebar')!).transform === 'none');
+    await shot(page, 'phone-menu', { fullPage: false });
     await page.getByRole('link', { name: 'Forms', exact: true }).click();
     await check(page, 'phone-forms', 'Forms');
     await page.getByRole('link', { name: 'Acme newsletter' }).click();

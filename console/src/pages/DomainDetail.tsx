@@ -86,7 +86,7 @@ export default function DomainDetail() {
                     return (
                       <tr key={`${r.type}-${r.name}-${r.value}`}>
                         <td>{r.type}{r.priority !== undefined ? <div className="muted small">priority {r.priority}</div> : null}</td>
-                        <td><div className="stack-sm"><span className="cell-value">{r.name}</span><CopyButton text={r.name} what={`${r.type} record name`} /></div></td>
+                        <td className="dns-name"><div className="stack-sm"><span className="cell-value">{r.name}</span><CopyButton text={r.name} what={`${r.type} record name`} /></div></td>
                         <td><div className="stack-sm"><span className="cell-value">{r.value}</span><CopyButton text={r.value} what={`${r.type} record value for ${r.name}`} /></div></td>
                         <td className="small">{purpose(r)}</td>
                         <td>

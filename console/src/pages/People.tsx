@@ -120,6 +120,21 @@ function Invitations({ onInvite }: { onInvite: () => void }) {
   );
 }
 
+/** "Chrome 131 on Linux" from a User-Agent header; the header itself stays in the cell's title. */
+function browserName(ua: string | null | undefined): string {
+  if (!ua) return 'Unknown browser';
+  const version = (re: RegExp) => re.exec(ua)?.[1]?.split('.')[0];
+  const browser = /Edg\//.test(ua) ? `Edge ${version(/Edg\/([\d.]+)/)}`
+    : /Firefox\//.test(ua) ? `Firefox ${version(/Firefox\/([\d.]+)/)}`
+    : /HeadlessChrome\//.test(ua) ? `Headless Chrome ${version(/HeadlessChrome\/([\d.]+)/)}`
+    : /Chrome\//.test(ua) ? `Chrome ${version(/Chrome\/([\d.]+)/)}`
+    : /Safari\//.test(ua) && /Version\//.test(ua) ? `Safari ${version(/Version\/([\d.]+)/)}`
+    : /curl\//.test(ua) ? 'curl' : null;
+  const os = /iPhone|iPad/.test(ua) ? 'iOS' : /Android/.test(ua) ? 'Android' : /Windows/.test(ua) ? 'Windows' : /Mac OS X|Macintosh/.test(ua) ? 'macOS' : /CrOS/.test(ua) ? 'ChromeOS' : /Linux/.test(ua) ? 'Linux' : null;
+  if (!browser) return ua.length > 60 ? `${ua.slice(0, 57)}…` : ua;
+  return os ? `${browser} on ${os}` : browser;
+}
+
 function MySessions() {
   const toast = useToast();
   const qc = useQueryClient();
@@ -130,7 +145,7 @@ function MySessions() {
     onError: (err) => toast.error(err.message),
   });
   const columns: Column<SessionRow>[] = [
-    { key: 'ua', header: 'Browser', cell: (s) => <div><span className="small">{s.userAgent ?? 'Unknown browser'}</span>{s.current && <div><StatusBadge status="active" label="This browser" /></div>}</div> },
+    { key: 'ua', header: 'Browser', cell: (s) => <div className="row"><span title={s.userAgent ?? undefined}>{browserName(s.userAgent)}</span>{s.current && <StatusBadge status="active" label="This browser" />}</div> },
     { key: 'ip', header: 'Address', cell: (s) => s.ip ?? '—' },
     { key: 'seen', header: 'Last active', cell: (s) => <span className="nowrap">{relative(s.lastSeenAt)}</span> },
     { key: 'actions', header: 'Actions', hiddenHeader: true, cell: (s) => s.current ? null : <Button size="sm" onClick={() => end.mutate(s.id)}>Sign out</Button> },
