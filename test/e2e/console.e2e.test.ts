@@ -416,7 +416,7 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
     await watch(dark);
     try {
       const p = await dark.newPage();
-      for (const [url, heading, name] of [['/app', 'Dashboard', 'dashboard'], ['/app/forms', 'Forms', 'forms'], [`/app/forms/${formId}`, 'Acme newsletter', 'form'], ['/app/domains', 'Domains', 'domains'], ['/app/settings', 'Settings', 'settings'], ['/app/people', 'People', 'people'], ['/app/api-keys', 'API keys', 'api-keys']] as const) {
+      for (const [url, heading, name] of [['/app', 'Dashboard', 'dashboard'], ['/app/forms', 'Forms', 'forms'], [`/app/forms/${formId}`, 'Acme newsletter', 'form'], ['/app/domains', 'Domains', 'domains'], ['/app/settings', 'Settings', 'settings'], ['/app/people', 'People', 'people'], ['/app/api-keys', 'API keys', 'api-keys'], ['/app/contacts', 'Contacts', 'contacts'], ['/app/segments', 'Segments', 'segments'], ['/app/broadcasts', 'Broadcasts', 'broadcasts'], ['/app/webhooks', 'Webhooks', 'webhooks']] as const) {
         await p.goto(`${server.url}${url}`);
         await check(p, `dark-${name}`, heading);
       }
