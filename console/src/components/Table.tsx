@@ -14,6 +14,12 @@ export interface Column<T> {
   numeric?: boolean;
   /** A header only screen readers hear (an actions column). */
   hiddenHeader?: boolean;
+  /** Left out at a phone's width (below 560 px): figures the row's own page shows too. */
+  wideOnly?: boolean;
+}
+
+function cellClass<T>(c: Column<T>): string | undefined {
+  return [c.numeric ? 'num' : '', c.wideOnly ? 'wide-only' : ''].filter(Boolean).join(' ') || undefined;
 }
 
 export function Table<T>({ columns, rows, rowKey, caption }: { columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string; caption?: string }) {
@@ -24,7 +30,7 @@ export function Table<T>({ columns, rows, rowKey, caption }: { columns: Column<T
         <thead>
           <tr>
             {columns.map((c) => (
-              <th key={c.key} scope="col" className={c.numeric ? 'num' : undefined}>
+              <th key={c.key} scope="col" className={cellClass(c)}>
                 {c.hiddenHeader ? <span className="visually-hidden">{c.header}</span> : c.header}
               </th>
             ))}
@@ -33,7 +39,7 @@ export function Table<T>({ columns, rows, rowKey, caption }: { columns: Column<T
         <tbody>
           {rows.map((r) => (
             <tr key={rowKey(r)}>
-              {columns.map((c) => <td key={c.key} className={c.numeric ? 'num' : undefined}>{c.cell(r)}</td>)}
+              {columns.map((c) => <td key={c.key} className={cellClass(c)}>{c.cell(r)}</td>)}
             </tr>
           ))}
         </tbody>

@@ -53,12 +53,12 @@ export default function Forms() {
     unwrap(await api.GET('/v1/forms', { params: { query: { cursor, limit: 25, ...(status ? { status } : {}) } } })));
   const columns: Column<ListForm>[] = [
     { key: 'name', header: 'Form', cell: (f) => <div><Link className="cell-main" to={`/forms/${f.id}`}>{f.name}</Link><div className="muted small">{f.slug ? `/f/${f.slug}` : 'no address yet'}</div></div> },
-    { key: 'type', header: 'Type', cell: (f) => (f.type === 'SIGN_UP' ? 'Sign-up' : 'Survey') },
+    { key: 'type', header: 'Type', wideOnly: true, cell: (f) => (f.type === 'SIGN_UP' ? 'Sign-up' : 'Survey') },
     { key: 'status', header: 'Status', cell: (f) => <StatusBadge status={f.status} label={`${f.status[0]}${f.status.slice(1).toLowerCase()} · v${f.version}`} /> },
-    { key: 'views', header: 'Views', numeric: true, cell: (f) => formatNumber(f.stats?.views) },
-    { key: 'subs', header: 'Submissions', numeric: true, cell: (f) => formatNumber(f.stats?.submissions) },
-    { key: 'conv', header: 'Conversion', numeric: true, cell: (f) => percent(f.stats?.submissions, f.stats?.views) },
-    { key: 'updated', header: 'Updated', cell: (f) => <span className="nowrap">{formatDateTime(f.updatedAt)}</span> },
+    { key: 'views', header: 'Views', numeric: true, wideOnly: true, cell: (f) => formatNumber(f.stats?.views) },
+    { key: 'subs', header: 'Submissions', numeric: true, wideOnly: true, cell: (f) => formatNumber(f.stats?.submissions) },
+    { key: 'conv', header: 'Conversion', numeric: true, wideOnly: true, cell: (f) => percent(f.stats?.submissions, f.stats?.views) },
+    { key: 'updated', header: 'Updated', wideOnly: true, cell: (f) => <span className="nowrap">{formatDateTime(f.updatedAt)}</span> },
   ];
   return (
     <>
