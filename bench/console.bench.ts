@@ -257,6 +257,11 @@ async function main(): Promise<number> {
     page.on('pageerror', (e) => errors.push(String(e)));
     // The first load of all: an empty HTTP cache.
     const cold = await load(page, server.url, PAGES[0]);
+    if (process.env.BENCH_CONSOLE_TRACE) {
+      const nav = await page.evaluate(() => { const n = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming; return `document: request ${Math.round(n.requestStart)}, answer ${Math.round(n.responseEnd)}, DOMContentLoaded ${Math.round(n.domContentLoadedEventEnd)}`; });
+      const entries = await page.evaluate(() => (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((e) => `${Math.round(e.startTime)}→${Math.round(e.responseEnd)} ${e.name.replace(location.origin, '')}`));
+      process.stderr.write(`  first load: ${fmt(cold)} ms; ${nav}\n    ${entries.join('\n    ')}\n`);
+    }
 
     const results: { name: string; ms: number[]; api: string }[] = [];
     for (const p of PAGES) {
