@@ -258,7 +258,7 @@ async function main(): Promise<number> {
     // The first load of all: an empty HTTP cache.
     const cold = await load(page, server.url, PAGES[0]);
     if (process.env.BENCH_CONSOLE_TRACE) {
-      const nav = await page.evaluate(() => { const n = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming; return `document: request ${Math.round(n.requestStart)}, answer ${Math.round(n.responseEnd)}, DOMContentLoaded ${Math.round(n.domContentLoadedEventEnd)}`; });
+      const nav = await page.evaluate(() => { const n = (performance.getEntriesByType as (type: string) => PerformanceEntry[])('navigation')[0] as PerformanceNavigationTiming; return `document: request ${Math.round(n.requestStart)}, answer ${Math.round(n.responseEnd)}, DOMContentLoaded ${Math.round(n.domContentLoadedEventEnd)}`; });
       const entries = await page.evaluate(() => (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((e) => `${Math.round(e.startTime)}→${Math.round(e.responseEnd)} ${e.name.replace(location.origin, '')}`));
       process.stderr.write(`  first load: ${fmt(cold)} ms; ${nav}\n    ${entries.join('\n    ')}\n`);
     }
