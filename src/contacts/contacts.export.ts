@@ -10,9 +10,16 @@ export const EXPORT_COLUMNS = ['id', 'email', 'firstName', 'lastName', 'status',
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 
+/**
+ * Formula injection (OWASP "CSV injection"): names and properties often come from anonymous sign-ups, and a cell
+ * that starts with = + - @ (or a tab or CR) runs as a formula when the file is opened in a spreadsheet. Such a
+ * text cell gets a leading apostrophe, which spreadsheets show as text. Numbers and booleans are written as they are.
+ */
+const FORMULA = /^[=+\-@\t\r]/;
+
 export function csvField(value: string | number | boolean | null | undefined): string {
   if (value === null || value === undefined) return '';
-  const s = String(value);
+  const s = typeof value === 'string' && FORMULA.test(value) ? `'${value}` : String(value);
   return NEEDS_QUOTES.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

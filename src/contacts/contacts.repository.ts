@@ -1,4 +1,4 @@
-import { CompiledQuery, PostgresAdapter } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql } from 'kysely';
 import { databaseNow } from '../db/clock.js';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../db/schema.js';
@@ -329,4 +329,23 @@ export async function listImports(db: Executor, workspaceId: string, opts: { lim
   let q = db.selectFrom('contact_imports').select(IMPORT_COLUMNS).where('workspace_id', '=', workspaceId);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
   return (await q.orderBy('id', 'desc').limit(opts.limit).execute()).map(toImportJob);
+}
+
+/**
+ * Contacts of the workspace created per UTC hour since `sinceIso`, counted by the database in one grouped query (the
+ * console dashboard's chart). Read by the (workspace, id) index from `firstId`: ids are ULIDs, which sort by creation
+ * time, so the scan covers the window's contacts only.
+ */
+export async function contactsCreatedPerHour(db: Executor, workspaceId: string, sinceIso: string, firstId: string): Promise<{ hour: string; created: number }[]> {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const hour = postgres ? sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24')` : sql<string>`substr(created_at, 1, 13)`;
+  const rows = await db.selectFrom('contacts')
+    .select([hour.as('hour'), (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '>=', firstId)
+    .where('created_at', '>=', sinceIso)
+    .groupBy(sql`1`)
+    .orderBy(sql`1`)
+    .execute();
+  return rows.map((r) => ({ hour: `${r.hour}:00:00.000Z`, created: Number(r.n) }));
 }

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { encodeTime } from 'ulid';
 import type { Db, Executor } from '../db/connection.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
@@ -69,6 +70,17 @@ export class ContactsService {
     const record = await repo.getContact(this.db.kysely, workspaceId, id);
     if (!record) throw notFound('contact');
     return (await this.present(this.db.kysely, workspaceId, [record]))[0]!;
+  }
+
+  /**
+   * Contacts created per UTC hour over the last `days` days (GET /v1/stats/contacts, the console dashboard's chart,
+   * which folds the hours into the viewer's local days), from the first whole UTC hour `days` days ago.
+   */
+  async growth(workspaceId: string, days: number, now = Date.now()): Promise<{ since: string; until: string; total: number; hours: { hour: string; created: number }[] }> {
+    const since = Math.floor((now - days * 86_400_000) / 3_600_000) * 3_600_000;
+    const sinceIso = new Date(since).toISOString();
+    const hours = await repo.contactsCreatedPerHour(this.db.kysely, workspaceId, sinceIso, `ct_${encodeTime(since, 10)}`);
+    return { since: sinceIso, until: new Date(now).toISOString(), total: hours.reduce((a, h) => a + h.created, 0), hours };
   }
 
   /** The contact's events, newest first (docs/events.md); 404 for a contact that is not (or no longer) in the workspace. */

@@ -15,7 +15,7 @@ import { BouncesService, reportRules } from '../bounces/bounces.service.js';
 import { broadcastsRoutes } from '../broadcasts/broadcasts.routes.js';
 import { BroadcastsService } from '../broadcasts/broadcasts.service.js';
 import { consoleRoutes } from '../console/console.routes.js';
-import { statsRoutes } from '../stats/stats.routes.js';
+import { contactStatsRoutes } from '../contacts/contacts.stats.routes.js';
 import { contactsRoutes } from '../contacts/contacts.routes.js';
 import { ContactsService } from '../contacts/contacts.service.js';
 import { domainsRoutes } from '../domains/domains.routes.js';
@@ -305,7 +305,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     await v1.register(eventsRoutes);
     await v1.register(webhooksRoutes);
     await v1.register(usersRoutes);
-    await v1.register(statsRoutes, { db });
+    await v1.register(contactStatsRoutes);
   }, { prefix: '/v1' });
 
   return app;

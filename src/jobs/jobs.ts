@@ -16,8 +16,9 @@ import { WebhookDispatcher } from '../webhooks/webhooks.dispatcher.js';
 import { JobRunner, type Job } from './runner.js';
 
 /**
- * The periodic work of `formcast serve` and `formcast worker`, in two runners (runner.ts): the webhook jobs in a loop
- * of their own (a receiver that takes 15 s to time out never delays mail), everything else in the other.
+ * The periodic work of `formcast serve` and `formcast worker`, in three runners (runner.ts): webhook deliveries in a
+ * loop of their own (a receiver that takes 15 s to time out never delays mail), the webhook fan-out in another (new
+ * events are turned into deliveries meanwhile), everything else in the third.
  *
  * | job | every | what |
  * |---|---|---|
@@ -30,7 +31,7 @@ import { JobRunner, type Job } from './runner.js';
  * | idempotency purge | 1 h | deletes Idempotency-Key records older than 24 h, in batches |
  * | inbound purge | 1 day | deletes unreadable inbound messages older than 30 days, in batches |
  * | events retention | 1 h | deletes events older than EVENTS_RETENTION_DAYS, 1,000 a statement |
- * | *webhooks loop:* webhook fan-out | 100 ms | turns new events into one webhook delivery per subscribed endpoint (webhooks/CONTEXT.md) |
+ * | *fan-out loop:* webhook fan-out | 100 ms | turns new events into one webhook delivery per subscribed endpoint (webhooks/CONTEXT.md) |
  * | *webhooks loop:* webhooks | 100 ms | claims a batch of due webhook deliveries and POSTs it |
  * | *webhooks loop:* webhook prune | 1 day | deletes webhook deliveries older than 30 days, in batches |
  */
@@ -110,19 +111,22 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   const webhookJobs: Job[] = [
     // Polled more often than the rest (at most every 100 ms): an event's lag to its endpoint is two polls at worst,
     // and an idle poll is one index probe each.
-    { name: 'webhook fan-out', everyMs: Math.min(poll, 100), run: () => webhooks.fanOut() },
     { name: 'webhooks', everyMs: Math.min(poll, 100), run: () => webhooks.dispatch() },
     { name: 'webhook prune', everyMs: 86_400_000, run: () => webhooks.prune() },
   ];
+  // Fan-out in a loop of its own too: a round of deliveries waiting on a slow receiver does not hold new events back.
+  const fanOutJobs: Job[] = [{ name: 'webhook fan-out', everyMs: Math.min(poll, 100), run: () => webhooks.fanOut() }];
   const runner = new JobRunner(jobs, log, poll);
   const webhookRunner = new JobRunner(webhookJobs, log, Math.min(poll, 100));
+  const fanOutRunner = new JobRunner(fanOutJobs, log, Math.min(poll, 100));
   runner.start();
   webhookRunner.start();
+  fanOutRunner.start();
   log.info({ transport: mailer.description }, `jobs started; mail goes to ${mailer.description}`);
   return {
     mailer,
     async stop() {
-      await Promise.all([runner.stop(), webhookRunner.stop()]);
+      await Promise.all([runner.stop(), webhookRunner.stop(), fanOutRunner.stop()]);
       webhooks.close();
       await mailer.close();
     },

@@ -49,8 +49,10 @@ export async function trackingRoutes(app: FastifyInstance, opts: { service: Trac
       try {
         await service.open(ref, hitOf(req));
       } catch (err) {
-        // The reader sees nothing of it either way; the log says that an open was lost.
+        // Answered with the pixel only once recorded (contract §12: no event lost once answered). A reader sees no
+        // difference; the mail client may fetch it again.
         req.log.error({ err }, 'an open could not be recorded');
+        return reply.code(503).header('retry-after', '5').header('cache-control', 'no-store, max-age=0').send();
       }
     }
     return reply.code(200)

@@ -17,9 +17,16 @@ export interface WriterOptions {
   maxBatch: number;
   /** How long the first hit of a batch waits for others (ms); 0: until the current event-loop turn ends. */
   flushMs: number;
+  /** Hits waiting at most; more are refused at once (the endpoint answers 503) rather than held without bound. */
+  maxQueued?: number;
+  /** A batch not committed within this (a stalled database) fails its hits (503); a late commit is harmless. */
+  commitTimeoutMs?: number;
 }
 
-export const DEFAULT_WRITER_OPTIONS: WriterOptions = { maxBatch: 500, flushMs: 2 };
+export const DEFAULT_WRITER_OPTIONS: WriterOptions = { maxBatch: 500, flushMs: 2, maxQueued: 10_000, commitTimeoutMs: 10_000 };
+
+/** The hit could not be recorded in time (a full queue or a stalled database): the endpoint answers 503. */
+export class TrackingUnavailable extends Error {}
 
 export interface PendingEvent {
   workspaceId: string;
@@ -48,6 +55,7 @@ export class TrackingWriter {
   /** Queues an event; resolves once it is committed, rejects when its batch failed. */
   write(pending: PendingEvent): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the tracking writer is closed'));
+    if (this.queue.length >= (this.opts.maxQueued ?? DEFAULT_WRITER_OPTIONS.maxQueued!)) return Promise.reject(new TrackingUnavailable('too many hits are waiting to be written'));
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ pending, resolve, reject });
       this.schedule();
@@ -103,11 +111,17 @@ export class TrackingWriter {
       return pending as PendingEvent & { id: string };
     });
     const now = new Date().toISOString();
+    // A stalled database (a lock wait, an exhausted pool) must not hold the requests forever: after the timeout
+    // they are answered 503; should the batch commit later, its events simply exist (at least once, never lost).
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TrackingUnavailable('the database did not commit in time')), this.opts.commitTimeoutMs ?? DEFAULT_WRITER_OPTIONS.commitTimeoutMs!);
+    });
     try {
-      await this.db.kysely.transaction().execute(async (trx) => {
+      await Promise.race([this.db.kysely.transaction().execute(async (trx) => {
         await insertTrackingEvents(trx, rows, now);
         if (updates.length) await markClicksMachine(trx, updates);
-      });
+      }), deadline]);
     } catch (err) {
       this.log.error({ err, events: batch.length }, 'tracking events could not be written');
       for (const w of batch) {
@@ -115,6 +129,8 @@ export class TrackingWriter {
         w.reject(err);
       }
       return;
+    } finally {
+      clearTimeout(timer);
     }
     for (const w of batch) {
       w.pending.state = 'written';

@@ -25,9 +25,32 @@ export class FailureLimiter {
     this.push(this.byIp, ip, now);
   }
 
+  /**
+   * Counts an attempt before it is checked (so that parallel guesses cannot all pass the limit while the password
+   * hashes are computed); `cleared()` takes it back when the attempt succeeds. Returns the same wait as retryAfter.
+   */
+  begin(key: string, ip: string, now = Date.now()): { retryAfter: number; cleared: () => void } {
+    const retryAfter = this.retryAfter(key, ip, now);
+    if (retryAfter) return { retryAfter, cleared: () => {} };
+    this.fail(key, ip, now);
+    return {
+      retryAfter: 0,
+      cleared: () => {
+        this.drop(this.byIp, ip, now);
+        this.byKey.delete(key);
+      },
+    };
+  }
+
   /** A successful sign-in forgets the address's failures (not the IP address's). */
   succeed(key: string): void {
     this.byKey.delete(key);
+  }
+
+  private drop(map: Map<string, number[]>, k: string, at: number): void {
+    const list = map.get(k);
+    const i = list?.lastIndexOf(at) ?? -1;
+    if (list && i >= 0) list.splice(i, 1);
   }
 
   private recent(map: Map<string, number[]>, k: string, now: number): number[] | undefined {

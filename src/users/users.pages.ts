@@ -103,6 +103,23 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
     return notice(reply, 500, 'Something went wrong', 'Please try again in a moment.');
   });
 
+  // Login CSRF: SameSite=Lax does not stop a cross-site top-level POST, which could sign a victim into an attacker's
+  // workspace. The sign-in, invitation and reset forms are only accepted from this site: a browser's Sec-Fetch-Site
+  // saying cross-site, or an Origin whose host is not this one, is refused (clients that send neither are not browsers).
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.method !== 'POST') return;
+    const origin = req.headers.origin;
+    let foreign = req.headers['sec-fetch-site'] === 'cross-site' || origin === 'null';
+    if (!foreign && typeof origin === 'string') {
+      try {
+        foreign = new URL(origin).hostname !== req.hostname;
+      } catch {
+        foreign = true;
+      }
+    }
+    if (foreign) return notice(reply, 403, 'Not from this site', 'This form can only be sent from the Formcast page it belongs to.');
+  });
+
   const signedIn = (reply: FastifyReply, token: string, next = '/app') => reply.header('set-cookie', sessions.cookie(token)).redirect(next, 303);
   const page = { tags: ['console'], security: [] };
 

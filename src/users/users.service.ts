@@ -157,8 +157,9 @@ export class UsersService {
   async login(input: { email: string; password: string; workspace?: string }, meta: Meta): Promise<LoginResult> {
     const email = normalizeEmail(input.email.trim()) ?? input.email.trim().toLowerCase().slice(0, 320);
     const ip = meta.ip ?? 'unknown';
-    const retryAfter = this.loginLimiter.retryAfter(email, ip);
-    if (retryAfter) return { kind: 'limited', retryAfter };
+    // Counted before the check, taken back on success: parallel guesses cannot all pass while argon2 runs.
+    const attempt = this.loginLimiter.begin(email, ip);
+    if (attempt.retryAfter) return { kind: 'limited', retryAfter: attempt.retryAfter };
     const candidates = (await repo.findLoginCandidates(this.db.kysely, email))
       .filter((c) => !input.workspace || c.workspaceId === input.workspace);
     const matches: typeof candidates = [];
@@ -166,12 +167,9 @@ export class UsersService {
     for (const c of candidates) {
       if (c.passwordHash && (await verifyPassword(c.passwordHash, input.password))) matches.push(c);
     }
-    if (!matches.length) {
-      this.loginLimiter.fail(email, ip);
-      return { kind: 'failed' };
-    }
+    if (!matches.length) return { kind: 'failed' };
+    attempt.cleared();
     if (matches.length > 1) return { kind: 'choose', workspaces: matches.map((m) => ({ id: m.workspaceId, name: m.workspaceName })) };
-    this.loginLimiter.succeed(email);
     const user = matches[0]!;
     const session = await this.sessions.create({ id: user.id, workspaceId: user.workspaceId }, meta);
     await repo.touchLogin(this.db.kysely, user.workspaceId, user.id, new Date().toISOString());
@@ -200,7 +198,7 @@ export class UsersService {
       `You have been invited to join ${workspace} on Formcast as ${input.role === 'admin' || input.role === 'owner' ? 'an' : 'a'} ${input.role}.`,
       'Follow the link to choose your name and password. It works once, for 7 days.',
       'If you did not expect this invitation, ignore this email.',
-    ], { url, label: 'Accept the invitation' });
+    ], { url, label: 'Accept the invitation' }).catch(() => false); // a relay that fails: the invitation stands, unsent (emailSent: false)
     return { ...invitation, emailSent };
   }
 
@@ -262,6 +260,12 @@ export class UsersService {
     }
     if (this.resetLimiter.retryAfter(email, ip)) return true;
     this.resetLimiter.fail(email, ip);
+    // The lookup and the emails happen after the answer, so its timing says nothing about which addresses have accounts.
+    void this.sendResets(email).catch(() => {});
+    return true;
+  }
+
+  private async sendResets(email: string): Promise<void> {
     const now = Date.now();
     for (const user of await repo.findLoginCandidates(this.db.kysely, email)) {
       const token = newToken();
@@ -273,7 +277,6 @@ export class UsersService {
         'If it was not you, ignore this email: your password stays as it is.',
       ], { url: `${this.opts.publicUrl}/app/reset/${token}`, label: 'Choose a new password' }).catch(() => false);
     }
-    return true;
   }
 
   async reset(token: string): Promise<LinkState<{ email: string }>> {

@@ -126,17 +126,23 @@ export class WebhookDispatcher {
     const checks = new Map<string, Promise<{ url: URL; address: ResolvedAddress } | { refused: string }>>();
     const targets = new Map<string, Target>();
     await Promise.all(rows.map(async (row) => {
-      const secrets = [this.open(row.secret, row.id)];
-      if (row.previous_secret && row.previous_secret_until && Date.parse(toIso(row.previous_secret_until)) > now.getTime()) secrets.push(this.open(row.previous_secret, row.id));
-      let check = checks.get(row.url);
-      if (!check) {
-        check = this.guard.check(row.url).then(({ url, addresses }) => ({ url, address: addresses[0]! }), (err: unknown) => {
-          if (err instanceof UrlRefused) return { refused: err.message };
-          throw err;
-        });
-        checks.set(row.url, check);
+      // One endpoint that cannot be prepared (a secret that does not open, a resolver error) fails its own deliveries
+      // (recorded as attempts), never the whole batch of every workspace.
+      try {
+        const secrets = [this.open(row.secret, row.id)];
+        if (row.previous_secret && row.previous_secret_until && Date.parse(toIso(row.previous_secret_until)) > now.getTime()) secrets.push(this.open(row.previous_secret, row.id));
+        let check = checks.get(row.url);
+        if (!check) {
+          check = this.guard.check(row.url).then(({ url, addresses }) => ({ url, address: addresses[0]! }), (err: unknown) => ({
+            refused: err instanceof UrlRefused ? err.message : `the address could not be checked: ${(err as Error).message ?? String(err)}`,
+          }));
+          checks.set(row.url, check);
+        }
+        targets.set(row.id, { enabled: Boolean(Number(row.enabled)), secrets, workspaceId: row.workspace_id, ...(await check) });
+      } catch (err) {
+        this.opts.log?.error({ err, endpoint: row.id }, 'a webhook endpoint could not be prepared');
+        targets.set(row.id, { enabled: Boolean(Number(row.enabled)), secrets: [], workspaceId: row.workspace_id, refused: 'the endpoint could not be prepared (see the server log)' });
       }
-      targets.set(row.id, { enabled: Boolean(Number(row.enabled)), secrets, workspaceId: row.workspace_id, ...(await check) });
     }));
     return targets;
   }

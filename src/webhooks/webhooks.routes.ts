@@ -18,7 +18,8 @@ export async function webhooksRoutes(app: V1): Promise<void> {
       description: 'The URL must be https:// and its host resolve to public addresses only (422 validation_failed at /url otherwise). The answer carries the signing secret.',
       body: CreateWebhookBody, response: { 201: WebhookSchema },
     },
-    config: { scope: 'write:webhooks' },
+    // A replay (Idempotency-Key) answers without the secret: no secret is kept in the replay store (GET shows it).
+    config: { scope: 'write:webhooks', secretFields: ['secret'] },
   }, async (req, reply) => {
     const webhook = await webhooks.create(req.auth.workspaceId, req.body);
     return reply.code(201).header('location', `/v1/webhooks/${webhook.id}`).send(webhook);
@@ -57,7 +58,7 @@ export async function webhooksRoutes(app: V1): Promise<void> {
       description: 'A new secret signs from now on; for 24 hours the previous one signs too (two `v1,` entries in webhook-signature), so receivers can switch without losing events.',
       params: WebhookParams, response: { 200: WebhookSchema },
     },
-    config: { scope: 'write:webhooks' },
+    config: { scope: 'write:webhooks', secretFields: ['secret'] },
   }, (req) => webhooks.rotateSecret(req.auth.workspaceId, req.params.webhookId));
 
   app.post('/webhooks/:webhookId/test', {

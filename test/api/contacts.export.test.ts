@@ -23,6 +23,16 @@ function rowsOf(body: string): Record<string, string>[] {
   return parse(body, { columns: true, skip_empty_lines: true, record_delimiter: '\r\n' }) as Record<string, string>[];
 }
 
+it('csvField defuses spreadsheet formulas: a text cell starting with = + - @ tab or CR gets a leading apostrophe', () => {
+  expect(csvField('=HYPERLINK("http://evil.example","click")')).toBe('"\'=HYPERLINK(""http://evil.example"",""click"")"');
+  expect(csvField('+1 555')).toBe("'+1 555");
+  expect(csvField('-2+3')).toBe("'-2+3");
+  expect(csvField('@SUM(A1)')).toBe("'@SUM(A1)");
+  expect(csvField('\tcmd')).toBe("'\tcmd");
+  expect(csvField(-5)).toBe('-5');
+  expect(csvField('Ada')).toBe('Ada');
+});
+
 it('csvField quotes commas, quotes, line breaks and edge spaces, and nothing else', () => {
   expect(csvField('plain')).toBe('plain');
   expect(csvField('a,b')).toBe('"a,b"');

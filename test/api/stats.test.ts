@@ -4,7 +4,6 @@
  */
 import { encodeTime } from 'ulid';
 import { expect, it } from 'vitest';
-import { contactsGrowth } from '../../src/stats/stats.routes.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 
 let serial = 0;
@@ -42,7 +41,7 @@ describeApi('contacts per hour (GET /v1/stats/contacts)', (h) => {
     // The window: 45 days takes the old one in; the default is 30.
     expect((await h.call(ws.key, 'GET', '/v1/stats/contacts?days=45')).json().total).toBe(5);
     expect((await h.call(ws.key, 'GET', '/v1/stats/contacts')).json().total).toBe(4);
-    expect((await contactsGrowth(h.db, ws.id, 1)).total).toBe(1);
+    expect((await h.app.services.contacts.growth(ws.id, 1)).total).toBe(1);
   });
 
   it('validates the window and needs read:contacts', async () => {

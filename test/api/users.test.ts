@@ -243,6 +243,36 @@ describeConsole('people, sessions, roles', (h) => {
     expect((await login(other.email, PASSWORD, {}, '10.3.0.2')).statusCode).toBe(303);
   });
 
+  it('login CSRF: the sign-in, invitation and reset forms refuse a cross-site POST (Sec-Fetch-Site or a foreign Origin)', async () => {
+    const ws = await workspace();
+    const u = await user(ws.id, 'viewer');
+    const post = (url: string, headers: Record<string, string>) => h.app().inject({
+      method: 'POST', url, remoteAddress: '10.6.0.1', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      payload: new URLSearchParams({ email: u.email, password: PASSWORD }).toString(),
+    });
+    for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example' }, { origin: 'null' }] as Record<string, string>[]) {
+      for (const url of ['/app/login', '/app/reset', '/app/invite/x'.padEnd(56, 'x')]) {
+        const res = await post(url, headers);
+        expect(res.statusCode, `${url} ${JSON.stringify(headers)}`).toBe(403);
+        expect(res.headers['set-cookie']).toBeUndefined();
+      }
+    }
+    // From the site itself (same host in Origin, or a same-origin fetch), sign-in works.
+    expect((await post('/app/login', { origin: 'http://localhost:3000', host: 'localhost:3000', 'sec-fetch-site': 'same-origin' })).statusCode).toBe(303);
+  });
+
+  it('rate limits hold against parallel guesses: each attempt counts before its password is checked', async () => {
+    const ws = await workspace();
+    const u = await user(ws.id, 'viewer');
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => login(u.email, `wrong password ${i}`, {}, `10.4.0.${i + 1}`)));
+    const codes = answers.map((a) => a.statusCode);
+    expect(codes.filter((c) => c === 401)).toHaveLength(5);
+    expect(codes.filter((c) => c === 429)).toHaveLength(25);
+    // A right password does not use up the allowance of the others.
+    const v = await user(ws.id, 'viewer');
+    for (let i = 0; i < 6; i++) expect((await login(v.email, PASSWORD, {}, '10.4.1.1')).statusCode).toBe(303);
+  });
+
   it('a viewer\'s session gets 403 on every write operation of /openapi.json', async () => {
     const ws = await workspace();
     const viewer = await signIn((await user(ws.id, 'viewer')).email);
@@ -497,7 +527,8 @@ describeConsole('people, sessions, roles', (h) => {
     expect(unknown.statusCode).toBe(200);
     expect(known.statusCode).toBe(200);
     expect(known.body).toBe(unknown.body);
-    expect(h.smtp().received).toHaveLength(1);
+    // The email goes out after the answer (its timing must not tell which addresses have accounts).
+    await expect.poll(() => h.smtp().received.length).toBe(1);
     const token = /https:\/\/console\.example\.test\/app\/reset\/([A-Za-z0-9_-]{43})/.exec(h.smtp().received[0]!.parsed.text ?? '')![1]!;
     expect((await h.app().inject({ method: 'GET', url: `/app/reset/${token}` })).statusCode).toBe(200);
     const done = await h.app().inject({ method: 'POST', url: `/app/reset/${token}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `password=${encodeURIComponent('a brand new password')}` });
@@ -511,6 +542,7 @@ describeConsole('people, sessions, roles', (h) => {
     expect(again.statusCode).toBe(410);
     // Expired after an hour.
     await ask(u.email);
+    await expect.poll(() => h.smtp().received.length).toBe(2);
     const late = /\/app\/reset\/([A-Za-z0-9_-]{43})/.exec(h.smtp().received.at(-1)!.parsed.text ?? '')![1]!;
     await k().updateTable('password_resets').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('user_id', '=', u.id).where('used_at', 'is', null).execute();
     expect((await h.app().inject({ method: 'GET', url: `/app/reset/${late}` })).statusCode).toBe(410);

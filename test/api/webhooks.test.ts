@@ -154,6 +154,24 @@ describeApi('webhooks', (h) => {
     expect(JSON.parse(row.event_types)).toEqual(['contact.created', 'email.bounced']);
   });
 
+  it('no webhook secret is kept in the Idempotency-Key replay store (create and rotate answer it once)', async () => {
+    const ws = await h.workspace();
+    const first = await h.call(ws.key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] }, { 'idempotency-key': 'wh-create-1' });
+    expect(first.statusCode).toBe(201);
+    const secret = first.json().secret as string;
+    const replay = await h.call(ws.key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] }, { 'idempotency-key': 'wh-create-1' });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json().secret).toBeNull();
+    const rotated = await h.call(ws.key, 'POST', `/v1/webhooks/${first.json().id}/rotate-secret`, undefined, { 'idempotency-key': 'wh-rotate-1' });
+    const stored = await h.db.kysely.selectFrom('idempotency_keys').select('response_body').where('workspace_id', '=', ws.id).execute();
+    expect(stored).toHaveLength(2);
+    for (const row of stored) {
+      expect(row.response_body).not.toContain(secret);
+      expect(row.response_body).not.toContain(rotated.json().secret);
+      expect(row.response_body).not.toContain('whsec_');
+    }
+  });
+
   it('lists newest first with cursor pagination', async () => {
     const ws = await h.workspace();
     const made = [];

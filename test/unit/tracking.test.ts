@@ -5,6 +5,7 @@ import { BEFORE_READ_SECONDS, BURST_WINDOW_MS, ClickBursts, classifyClick, class
 import { trackMessage } from '../../src/tracking/tracking.message.js';
 import { beforeBodyEnd, rewriteLinks, trackableLinks } from '../../src/tracking/tracking.rewrite.js';
 import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/tracking/tracking.token.js';
+import { TrackingUnavailable, TrackingWriter } from '../../src/tracking/tracking.writer.js';
 
 const secret = crypto.randomBytes(32);
 const ref = () => ({ workspaceId: newId('ws'), deliveryId: newId('dlv'), broadcastId: newId('bc'), contactId: newId('ct'), sentAt: 1_800_000_000 });
@@ -210,5 +211,32 @@ describe('link rewriting', () => {
     const t = trackMessage({ secret, publicUrl: 'https://mail.example', unsubscribeUrl: 'https://mail.example/unsubscribe/tok', opens: false, clicks: false }, ref())!;
     expect(t.links('<a href="https://a.example/">A</a>')).toBe('<a href="https://a.example/">A</a>');
     expect(t.pixel({ subject: 's', html: '<body></body>', text: '' }).html).toBe('<body></body>');
+  });
+});
+
+describe('the tracking writer under a stalled or flooded database', () => {
+  const silentLog = { error: () => {}, warn: () => {}, info: () => {} } as never;
+  const pending = () => ({
+    workspaceId: 'ws_1',
+    event: { type: 'email.opened' as const, broadcastId: 'bc_1', deliveryId: 'dlv_1', data: {} },
+    state: 'queued' as const,
+  });
+
+  it('a batch the database does not commit in time fails its hits (answered 503), and the writer goes on', async () => {
+    let calls = 0;
+    const db = { kysely: { transaction: () => ({ execute: () => (++calls === 1 ? new Promise(() => {}) : Promise.resolve()) }) } } as never;
+    const writer = new TrackingWriter(db, silentLog, { maxBatch: 10, flushMs: 0, commitTimeoutMs: 50 });
+    await expect(writer.write(pending() as never)).rejects.toBeInstanceOf(TrackingUnavailable);
+    await expect(writer.write(pending() as never)).resolves.toBeUndefined();
+  });
+
+  it('more hits waiting than maxQueued are refused at once instead of held', async () => {
+    const db = { kysely: { transaction: () => ({ execute: () => new Promise(() => {}) }) } } as never;
+    const writer = new TrackingWriter(db, silentLog, { maxBatch: 2, flushMs: 0, maxQueued: 3, commitTimeoutMs: 60_000 });
+    const held = Array.from({ length: 5 }, () => writer.write(pending() as never).catch((e: unknown) => e));
+    // Two are being written (stalled), three wait; the sixth is refused at once.
+    await new Promise((r) => setImmediate(r));
+    await expect(writer.write(pending() as never)).rejects.toBeInstanceOf(TrackingUnavailable);
+    void held;
   });
 });

@@ -10851,7 +10851,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** New contacts per hour over the last days (the console dashboard's chart) */
+        /**
+         * New contacts per hour over the last days (the console dashboard's chart)
+         * @description Counted by the database in one grouped query over the window's contacts; hours are UTC, so a client folds them into its own local days.
+         */
         get: {
             parameters: {
                 query?: {
