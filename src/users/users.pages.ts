@@ -108,9 +108,12 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
   // saying cross-site, or an Origin whose host is not this one, is refused (clients that send neither are not browsers).
   app.addHook('onRequest', async (req, reply) => {
     if (req.method !== 'POST') return;
+    // Browsers that send Sec-Fetch-Site are believed (a page with Referrer-Policy: no-referrer, as these pages have,
+    // posts with `Origin: null` even to itself); otherwise a real Origin must name this host.
     const origin = req.headers.origin;
-    let foreign = req.headers['sec-fetch-site'] === 'cross-site' || origin === 'null';
-    if (!foreign && typeof origin === 'string') {
+    const site = req.headers['sec-fetch-site'];
+    let foreign = site === 'cross-site';
+    if (site === undefined && typeof origin === 'string' && origin !== 'null') {
       try {
         foreign = new URL(origin).hostname !== req.hostname;
       } catch {

@@ -250,15 +250,17 @@ describeConsole('people, sessions, roles', (h) => {
       method: 'POST', url, remoteAddress: '10.6.0.1', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       payload: new URLSearchParams({ email: u.email, password: PASSWORD }).toString(),
     });
-    for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example' }, { origin: 'null' }] as Record<string, string>[]) {
+    for (const headers of [{ 'sec-fetch-site': 'cross-site' }, { origin: 'https://evil.example' }, { origin: 'null', 'sec-fetch-site': 'cross-site' }] as Record<string, string>[]) {
       for (const url of ['/app/login', '/app/reset', '/app/invite/x'.padEnd(56, 'x')]) {
         const res = await post(url, headers);
         expect(res.statusCode, `${url} ${JSON.stringify(headers)}`).toBe(403);
         expect(res.headers['set-cookie']).toBeUndefined();
       }
     }
-    // From the site itself (same host in Origin, or a same-origin fetch), sign-in works.
-    expect((await post('/app/login', { origin: 'http://localhost:3000', host: 'localhost:3000', 'sec-fetch-site': 'same-origin' })).statusCode).toBe(303);
+    // From the site itself (same host in Origin, or a same-origin fetch), sign-in works; so does a same-origin form
+    // of a page with Referrer-Policy: no-referrer, which browsers send with `Origin: null`.
+    expect((await post('/app/login', { origin: 'http://localhost:3000', host: 'localhost:3000' })).statusCode).toBe(303);
+    expect((await post('/app/login', { origin: 'null', 'sec-fetch-site': 'same-origin' })).statusCode).toBe(303);
   });
 
   it('rate limits hold against parallel guesses: each attempt counts before its password is checked', async () => {
