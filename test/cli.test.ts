@@ -363,7 +363,8 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       let response = '';
       socket.setEncoding('utf8').on('data', (d: string) => (response += d));
       const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-      const requestsLogged = () => server.stdout().match(/"msg":"incoming request"/g)?.length ?? 0;
+      // This request's own log line (an earlier request's line may still be on its way through the async logger).
+      const requestsLogged = () => server.stdout().match(/"method":"POST","url":"\/v1\/api-keys"[^\n]*"msg":"incoming request"/g)?.length ?? 0;
       const before = requestsLogged();
       socket.write(
         `POST /v1/api-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${created.apiKey.key}\r\n`
