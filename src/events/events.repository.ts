@@ -14,21 +14,8 @@ import type { EventRecord, EventType, NewEvent } from './events.types.js';
 const INSERT_CHUNK = 500;
 
 /** Writes events of one workspace, in the caller's transaction. */
-export async function recordEvents(db: Executor, workspaceId: string, events: readonly NewEvent[], now: string): Promise<void> {
-  if (!events.length) return;
-  const rows = events.map((e) => ({
-    id: newId('evt'),
-    workspace_id: workspaceId,
-    type: e.type,
-    occurred_at: e.occurredAt ?? now,
-    contact_id: e.contactId ?? null,
-    broadcast_id: e.broadcastId ?? null,
-    delivery_id: e.deliveryId ?? null,
-    data: JSON.stringify(e.data ?? {}),
-    machine: e.machine ? 1 : 0,
-    url: e.url ?? null,
-  }));
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) await db.insertInto('events').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+export function recordEvents(db: Executor, workspaceId: string, events: readonly NewEvent[], now: string): Promise<void> {
+  return insertEventRows(db, events.map((event) => ({ id: newId('evt'), workspaceId, event })), now);
 }
 
 /** An open or a click of the tracking writer's batch, with the id it is written under. */
@@ -47,7 +34,13 @@ export interface TrackingEventRow {
  * rows) was measured and not kept: one transaction per 50 events on the migrated schema, ~40-50 µs per event either
  * way (2 loaded CPUs); SQLite's index B-trees dominate, not building the statement (bench/README.md, bench:track).
  */
-export async function insertTrackingEvents(db: Executor, rows: readonly TrackingEventRow[], now: string): Promise<void> {
+export function insertTrackingEvents(db: Executor, rows: readonly TrackingEventRow[], now: string): Promise<void> {
+  return insertEventRows(db, rows, now);
+}
+
+/** The one mapping of an event to its row, and the chunked INSERT both writers use. */
+async function insertEventRows(db: Executor, rows: readonly TrackingEventRow[], now: string): Promise<void> {
+  if (!rows.length) return;
   const values = rows.map(({ id, workspaceId, event: e }) => ({
     id,
     workspace_id: workspaceId,
