@@ -31,7 +31,7 @@ import SQLite from 'better-sqlite3';
 import { connect } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { loadServerSecret } from '../src/db/secrets.js';
-import { createServices } from '../src/http/server.js';
+import { createServices } from '../src/app.js';
 import { newId } from '../src/lib/ids.js';
 import { signatureHeader } from '../src/webhooks/webhooks.sender.js';
 import { BenchError, HOST, alive, fmt, makeTempDir, memoryOf, parseCommandLine, positiveInt, runBench, startChild, startServer, table } from './harness.js';

@@ -97,6 +97,12 @@ function heloFrom(hostname: string | null): string | null {
 }
 
 /** Reads the environment (README, Configuration; docs/api.md §10). Fails fast on values that cannot work. */
+/** What the services need to know of the configuration. */
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks'>> & {
+  /** Signs tokens in public addresses (db/secrets.ts). */
+  secret: Buffer;
+};
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got "${env.PORT}"`);

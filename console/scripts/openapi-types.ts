@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { connect } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { buildApp } from '../../src/http/server.js';
+import { buildApp } from '../../src/app.js';
 
 export const SCHEMA_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/api/schema.d.ts');
 

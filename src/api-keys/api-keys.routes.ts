@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { ApiKeysService } from './api-keys.service.js';
 import { paginate } from '../http/pagination.js';
 import { PathId, ListOf, ListQuery, Nullable, StringEnum, Timestamp } from '../http/schema-helpers.js';
-import { SCOPES } from './scopes.js';
+import { SCOPES } from '../http/scopes.js';
 
 const ApiKeySchema = Type.Object({
   id: Type.String(), name: Type.String(), scopes: Type.Array(Type.String()),
@@ -18,12 +19,12 @@ const CreateBody = Type.Object({
   scopes: Type.Array(StringEnum(SCOPES), { minItems: 1, maxItems: SCOPES.length }),
 }, { additionalProperties: false });
 
-export async function apiKeysRoutes(app: V1): Promise<void> {
+export async function apiKeysRoutes(app: V1, { apiKeys }: { apiKeys: ApiKeysService }): Promise<void> {
   app.post('/api-keys', {
     schema: { tags: ['api-keys'], summary: 'Create an API key (shown once)', body: CreateBody, response: { 201: CreatedSchema } },
     config: { scope: 'manage:keys', secretFields: ['key'] },
   }, async (req, reply) => {
-    const key = await app.services.apiKeys.create(req.auth.workspaceId, req.body, req.auth.scopes);
+    const key = await apiKeys.create(req.auth.workspaceId, req.body, req.auth.scopes);
     return reply.code(201).header('location', `/v1/api-keys/${key.id}`).send(key);
   });
 
@@ -31,14 +32,14 @@ export async function apiKeysRoutes(app: V1): Promise<void> {
     schema: { tags: ['api-keys'], summary: 'List API keys (without the keys)', querystring: ListQuery, response: { 200: ListOf(ApiKeySchema) } },
     config: { scope: 'manage:keys' },
   }, async (req) => {
-    return paginate(req.query, (w) => app.services.apiKeys.list(req.auth.workspaceId, w.limit, w.beforeId));
+    return paginate(req.query, (w) => apiKeys.list(req.auth.workspaceId, w.limit, w.beforeId));
   });
 
   app.delete('/api-keys/:keyId', {
     schema: { tags: ['api-keys'], summary: 'Revoke an API key at once', params: Type.Object({ keyId: PathId }), response: { 204: Type.Null() } },
     config: { scope: 'manage:keys' },
   }, async (req, reply) => {
-    await app.services.apiKeys.revoke(req.auth.workspaceId, req.params.keyId);
+    await apiKeys.revoke(req.auth.workspaceId, req.params.keyId);
     return reply.code(204).send(null);
   });
 }

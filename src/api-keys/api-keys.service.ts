@@ -1,20 +1,12 @@
 import crypto from 'node:crypto';
 import type { Db } from '../db/connection.js';
-import { insufficientScope, notFound, unauthorized, validationFailed } from '../errors/errors.js';
+import { notFound, unauthorized, validationFailed } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import * as repo from './api-keys.repository.js';
-import { grants, isInternalScope, isScope, type InternalScope, type Scope } from './scopes.js';
+import { grants, isScope, type Scope } from '../http/scopes.js';
+import type { AuthContext } from '../http/types.js';
 
-/** Who calls: an API key (keyId) or a console session (sessionId, userId, role; src/users/). */
-export interface AuthContext {
-  workspaceId: string;
-  keyId?: string | null;
-  scopes: string[];
-  sessionId?: string;
-  userId?: string;
-  role?: 'owner' | 'admin' | 'editor' | 'viewer';
-}
 
 export interface CreatedApiKey {
   id: string;
@@ -86,10 +78,5 @@ export class ApiKeysService {
       await repo.touchApiKey(this.db.kysely, row.workspaceId, row.id, new Date(now).toISOString());
     }
     return { workspaceId: row.workspaceId, keyId: row.id, scopes: row.scopes };
-  }
-
-  /** One check for keys and sessions; an API key is told the key scope that reaches an internal one (`admin`). */
-  static authorize(auth: AuthContext, scope: Scope | InternalScope): void {
-    if (!grants(auth.scopes, scope)) throw insufficientScope(auth.sessionId || !isInternalScope(scope) ? scope : 'admin');
   }
 }

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery, Nullable, StringEnum, Timestamp } from '../http/schema-helpers.js';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { BouncesService } from './bounces.service.js';
 
 const Rate = Type.Object({
   value: Type.Number({ description: 'a fraction: 0.012 is 1.2%' }),
@@ -32,14 +33,14 @@ const InboundSchema = Type.Object({
 });
 
 /** After sending: the workspace's sender health, and what the inbound listener could not read (docs/bounces.md). */
-export async function bouncesRoutes(app: V1): Promise<void> {
+export async function bouncesRoutes(app: V1, { bounces }: { bounces: BouncesService }): Promise<void> {
   app.get('/workspace/health', {
     schema: { tags: ['workspace'], summary: 'Sender health: hard-bounce and complaint rates over 7 and 30 days, against their thresholds', response: { 200: HealthSchema } },
     config: { scope: 'any' },
-  }, (req) => app.services.bounces.health(req.auth.workspaceId));
+  }, (req) => bounces.health(req.auth.workspaceId));
 
   app.get('/inbound', {
     schema: { tags: ['bounces'], summary: 'Messages the inbound listener received and could not read, newest first (kept 30 days)', querystring: ListQuery, response: { 200: ListOf(InboundSchema) } },
     config: { scope: 'read:contacts' },
-  }, (req) => paginate(req.query, (w) => app.services.bounces.listInbound(req.auth.workspaceId, w)));
+  }, (req) => paginate(req.query, (w) => bounces.listInbound(req.auth.workspaceId, w)));
 }

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { BroadcastsService } from './broadcasts.service.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery } from '../http/schema-helpers.js';
 import {
@@ -10,8 +11,7 @@ import {
 const tags = ['broadcasts'];
 const bodyLimit = 5 * 1024 * 1024; // html and text of up to 2 MiB each, JSON-escaped
 
-export async function broadcastsRoutes(app: V1): Promise<void> {
-  const broadcasts = app.services.broadcasts;
+export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: BroadcastsService }): Promise<void> {
 
   app.post('/broadcasts', {
     schema: { tags, summary: 'Create Broadcast (a DRAFT)', body: CreateBroadcastBody, response: { 201: BroadcastSchema } },

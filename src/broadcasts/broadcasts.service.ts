@@ -9,7 +9,7 @@ import type { DeliveryStatus } from '../db/schema.js';
 import type { Db, Executor } from '../db/connection.js';
 import { findDomainByName } from '../domains/domains.repository.js';
 import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError, unavailable } from '../errors/errors.js';
-import type { AppConfig } from '../http/server.js';
+import type { AppConfig } from '../config.js';
 import { parseMailbox } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
 import { liquidErrors } from '../lib/liquid.js';

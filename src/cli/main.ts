@@ -1,9 +1,9 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { isScope } from '../api-keys/scopes.js';
+import { isScope } from '../http/scopes.js';
 import { loadConfig } from '../config.js';
 import { connect, type Db } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { createServices } from '../http/server.js';
+import { createServices } from '../app.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import { runInbound, runWorker, serve } from './serve.js';
 import { withSecret } from '../db/secrets.js';

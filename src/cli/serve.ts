@@ -11,7 +11,7 @@ import { InboundProcessor } from '../bounces/bounces.inbound.js';
 import { startInboundServer, type InboundServer } from '../bounces/bounces.server.js';
 import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import type { Db } from '../db/connection.js';
-import { buildApp } from '../http/server.js';
+import { buildApp } from '../app.js';
 
 /**
  * `formcast serve`: migrate, listen, and shut down gracefully on SIGTERM/SIGINT (stop accepting, let

@@ -5,7 +5,8 @@ import { DomainError } from '../errors/errors.js';
 import { ActivityQuery, EventSchema } from '../events/events.schemas.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { ContactsService } from './contacts.service.js';
 import { validatorCompiler } from '../http/validation.js';
 import {
   ContactExportQuery, ContactListQuery, ContactParams, ContactSchema, ImportJobSchema, ImportListQuery, ImportParams, UpdateContactBody, UpsertContactBody,
@@ -36,8 +37,7 @@ function importFormat(contentType: string | undefined): ImportFormat | undefined
 const streamBodyCompiler: FastifySchemaCompiler<object> = (route) =>
   route.httpPart === 'body' ? () => true : (validatorCompiler(route) as ReturnType<FastifySchemaCompiler<object>>);
 
-export async function contactsRoutes(app: V1): Promise<void> {
-  const contacts = app.services.contacts;
+export async function contactsRoutes(app: V1, { contacts }: { contacts: ContactsService }): Promise<void> {
 
   app.post('/contacts', {
     schema: {

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { ContactsService } from './contacts.service.js';
 
 const MAX_DAYS = 90;
 
@@ -18,7 +19,7 @@ const GrowthSchema = Type.Object({
 });
 
 /** `GET /v1/stats/contacts` (read:contacts): new contacts per hour, for the console dashboard's chart (contacts.service.ts growth). */
-export async function contactStatsRoutes(app: V1): Promise<void> {
+export async function contactStatsRoutes(app: V1, { contacts }: { contacts: ContactsService }): Promise<void> {
   app.get('/stats/contacts', {
     schema: {
       tags: ['contacts'],
@@ -28,5 +29,5 @@ export async function contactStatsRoutes(app: V1): Promise<void> {
       response: { 200: GrowthSchema },
     },
     config: { scope: 'read:contacts' },
-  }, (req) => app.services.contacts.growth(req.auth.workspaceId, req.query.days ?? 30));
+  }, (req) => contacts.growth(req.auth.workspaceId, req.query.days ?? 30));
 }

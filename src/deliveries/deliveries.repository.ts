@@ -9,7 +9,7 @@ import { recordBroadcastMove } from '../broadcasts/broadcasts.events.js';
 import { broadcastStatusesFor, transition } from '../broadcasts/broadcasts.state.js';
 import type { BounceClass } from '../bounces/bounces.classify.js';
 import { OPEN_STATUSES, nextStatus, statusesFor } from './deliveries.state.js';
-import type { ClaimedDelivery } from './store.js';
+import type { ClaimedDelivery, MaterializationJob } from './store.js';
 
 /**
  * Queries of the delivery pipeline. Workers serve every workspace, so claiming and the scheduler look
@@ -34,14 +34,6 @@ export async function startDueBroadcasts(db: Executor, now: string): Promise<{ i
 if (broadcastStatusesFor('start').join() !== 'SCHEDULED' || transition('SCHEDULED', 'start') !== 'SENDING') throw new Error('startDueBroadcasts assumes start leads from SCHEDULED to SENDING');
 
 // ---- materialising the audience -----------------------------------------------------------------
-
-export interface MaterializationJob {
-  broadcastId: string;
-  workspaceId: string;
-  segmentId: string | null;
-  topicId: string | null;
-  cursor: string | null;
-}
 
 /** Takes the lease on one SENDING broadcast whose audience is not yet fully in the deliveries table. */
 export async function claimMaterialization(db: Executor, owner: string, now: string, leaseUntil: string): Promise<MaterializationJob | undefined> {

@@ -10,8 +10,7 @@ import type { Address, OutgoingMessage } from '../mail/compose.js';
 import { returnPath, unsubscribeAddress } from '../mail/verp.js';
 import { classifySendError } from '../mail/outcome.js';
 import type { Mailer } from '../mail/transport.js';
-import type { MaterializationJob } from './deliveries.repository.js';
-import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, SendingBroadcast } from './store.js';
+import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, MaterializationJob, SendingBroadcast } from './store.js';
 
 export interface PipelineOptions {
   /** Names this process in leases; unique per worker. */

@@ -12,7 +12,7 @@ import { suppressionsOf } from '../suppressions/suppressions.repository.js';
 import { getTopic } from '../topics/topics.repository.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import * as repo from './deliveries.repository.js';
-import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, Recipient, SendingBroadcast } from './store.js';
+import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
 
 /**
  * settle() weighs a broadcast for the circuit breaker after every batch while it has few final deliveries
@@ -44,7 +44,7 @@ export class SqlDeliveryStore implements DeliveryStore {
    * One slice of contacts per transaction (segments/slices.ts): on SQLite a bounded range of contact ids,
    * however few of them the audience keeps; on PostgreSQL the next `maxRows` of the audience.
    */
-  async writeAudienceSlice(job: repo.MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost' }> {
+  async writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost' }> {
     const k = this.db.kysely;
     const result = await k.transaction().execute(async (trx) => {
       if (!(await repo.renewMaterialization(trx, job.workspaceId, job.broadcastId, owner, leaseUntil))) return { written: 0, state: 'lost' as const };

@@ -2,7 +2,6 @@ import type { BounceClass } from '../bounces/bounces.classify.js';
 import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
 import type { ContactRecord } from '../contacts/contacts.repository.js';
 import type { WorkspaceSettings } from '../workspaces/workspaces.schemas.js';
-import type { MaterializationJob } from './deliveries.repository.js';
 
 /**
  * What the delivery pipeline needs from the rest of the service, and nothing more (deliveries/CONTEXT.md):
@@ -31,6 +30,15 @@ export interface DeliveryStore {
   settle(workspaceId: string, broadcastId: string, now: string): Promise<void>;
   /** SENDING broadcasts whose audience is written (the sweep settles those no batch touched last). */
   sendingBroadcasts(limit: number): Promise<{ id: string; workspaceId: string }[]>;
+}
+
+/** A SENDING broadcast whose audience is being written into deliveries, and where the writing stands. */
+export interface MaterializationJob {
+  broadcastId: string;
+  workspaceId: string;
+  segmentId: string | null;
+  topicId: string | null;
+  cursor: string | null;
 }
 
 export interface ClaimedDelivery {

@@ -1,13 +1,13 @@
 import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { EventsService } from './events.service.js';
 import { EventListQuery, EventSchema } from './events.schemas.js';
 
 const tags = ['events'];
 
 /** The event stream (docs/events.md). A contact's own events: GET /v1/contacts/{id}/activity (contacts.routes.ts). */
-export async function eventsRoutes(app: V1): Promise<void> {
-  const events = app.services.events;
+export async function eventsRoutes(app: V1, { events }: { events: EventsService }): Promise<void> {
 
   app.get('/events', {
     schema: {

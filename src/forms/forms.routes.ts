@@ -1,13 +1,13 @@
 import { Type } from 'typebox';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { FormsService } from './forms.service.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
 import { CreateFormBody, DeployHtmlBody, FormHtmlSchema, FormListQuery, FormParams, FormSchema, UpdateFormBody } from './forms.schemas.js';
 
 const tags = ['forms'];
 
-export async function formsRoutes(app: V1): Promise<void> {
-  const forms = app.services.forms;
+export async function formsRoutes(app: V1, { forms }: { forms: FormsService }): Promise<void> {
 
   app.post('/forms', {
     schema: { tags, summary: 'Create a form (a DRAFT, version 1)', body: CreateFormBody, response: { 201: FormSchema } },

@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import { validationFailed } from '../errors/errors.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery } from '../http/schema-helpers.js';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { SegmentsService } from './segments.service.js';
 import { toFieldErrors } from '../http/validation.js';
 import { validateFilter } from './segments.filter.js';
 import {
@@ -27,8 +28,7 @@ async function checkFilterFirst(req: FastifyRequest): Promise<void> {
   throw validationFailed([...schemaErrors, ...filterErrors]);
 }
 
-export async function segmentsRoutes(app: V1): Promise<void> {
-  const segments = app.services.segments;
+export async function segmentsRoutes(app: V1, { segments }: { segments: SegmentsService }): Promise<void> {
 
   app.post('/segments', {
     schema: { tags, summary: 'Create a segment', body: CreateSegmentBody, response: { 201: SegmentSchema } },

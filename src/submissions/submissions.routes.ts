@@ -1,4 +1,5 @@
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { SubmissionsService } from './submissions.service.js';
 import { validationFailed } from '../errors/errors.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
@@ -8,20 +9,20 @@ import { SubmissionBody, SubmissionListQuery, SubmissionSchema } from './submiss
 const tags = ['forms'];
 
 /** Headless forms: the same code path as the hosted page (docs/api.md §4, Submissions). */
-export async function submissionsRoutes(app: V1): Promise<void> {
+export async function submissionsRoutes(app: V1, { submissions }: { submissions: SubmissionsService }): Promise<void> {
   app.post('/forms/:formId/submissions', {
     schema: { tags, summary: 'Submit to a published form (as its hosted page would)', params: FormParams, body: SubmissionBody, response: { 201: SubmissionSchema } },
     config: { scope: 'write:forms', errors: ['form_not_published'] },
   }, async (req, reply) => {
-    const outcome = await app.services.submissions.submitViaApi(req.auth.workspaceId, req.params.formId, req.body);
+    const outcome = await submissions.submitViaApi(req.auth.workspaceId, req.params.formId, req.body);
     if (!outcome.ok) throw validationFailed(outcome.errors.map((e) => ({ path: `/${e.field.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: e.message })));
-    return reply.code(201).send(await app.services.submissions.get(req.auth.workspaceId, outcome.submissionId!));
+    return reply.code(201).send(await submissions.get(req.auth.workspaceId, outcome.submissionId!));
   });
 
   app.get('/forms/:formId/submissions', {
     schema: { tags, summary: "Submissions to every version of the form's group, newest first", params: FormParams, querystring: SubmissionListQuery, response: { 200: ListOf(SubmissionSchema) } },
     config: { scope: 'read:forms' },
   }, async (req) => {
-    return paginate(req.query, (w) => app.services.submissions.list(req.auth.workspaceId, req.params.formId, w.limit, w.beforeId));
+    return paginate(req.query, (w) => submissions.list(req.auth.workspaceId, req.params.formId, w.limit, w.beforeId));
   });
 }

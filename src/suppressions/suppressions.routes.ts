@@ -1,14 +1,14 @@
 import { Type } from 'typebox';
 import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { SuppressionsService } from './suppressions.service.js';
 import { CreateSuppressionBody, SuppressionListQuery, SuppressionParams, SuppressionSchema } from './suppressions.schemas.js';
 
 const tags = ['suppressions'];
 
 /** The suppression list (docs/bounces.md): addresses no broadcast or automation email goes to. */
-export async function suppressionsRoutes(app: V1): Promise<void> {
-  const suppressions = app.services.suppressions;
+export async function suppressionsRoutes(app: V1, { suppressions }: { suppressions: SuppressionsService }): Promise<void> {
 
   app.get('/suppressions', {
     schema: { tags, summary: 'List suppressed addresses, newest first', querystring: SuppressionListQuery, response: { 200: ListOf(SuppressionSchema) } },

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { TemplatesService } from './templates.service.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery } from '../http/schema-helpers.js';
 import { CreateTemplateBody, TemplateParams, TemplateSchema, UpdateTemplateBody } from './templates.schemas.js';
@@ -8,8 +9,7 @@ const tags = ['templates'];
 const bodyLimit = 5 * 1024 * 1024; // html and text of 2 MiB each, JSON-escaped
 
 /** Templates are email content, so they go with the broadcasts scopes. */
-export async function templatesRoutes(app: V1): Promise<void> {
-  const templates = app.services.templates;
+export async function templatesRoutes(app: V1, { templates }: { templates: TemplatesService }): Promise<void> {
 
   app.post('/templates', {
     schema: { tags, summary: 'Create a template', body: CreateTemplateBody, response: { 201: TemplateSchema } },

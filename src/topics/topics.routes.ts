@@ -1,13 +1,13 @@
 import { Type } from 'typebox';
 import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { TopicsService } from './topics.service.js';
 import { CreateTopicBody, TopicListQuery, TopicParams, TopicSchema, UpdateTopicBody } from './topics.schemas.js';
 
 const tags = ['topics'];
 
-export async function topicsRoutes(app: V1): Promise<void> {
-  const topics = app.services.topics;
+export async function topicsRoutes(app: V1, { topics }: { topics: TopicsService }): Promise<void> {
 
   app.post('/topics', {
     schema: { tags, summary: 'Create a topic', body: CreateTopicBody, response: { 201: TopicSchema } },

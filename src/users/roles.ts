@@ -1,4 +1,4 @@
-import type { InternalScope, Scope } from '../api-keys/scopes.js';
+import type { InternalScope, Scope } from '../http/scopes.js';
 
 export const ROLES = ['owner', 'admin', 'editor', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
@@ -12,7 +12,7 @@ const EDITOR: (Scope | InternalScope)[] = [...VIEWER, 'write:forms', 'write:cont
 const ADMIN: (Scope | InternalScope)[] = [...EDITOR, 'write:domains', 'write:webhooks', 'manage:keys', 'manage:people'];
 
 /**
- * A role is a set of scopes, so sessions and API keys go through one authorisation path (ApiKeysService.authorize):
+ * A role is a set of scopes, so sessions and API keys go through one authorisation path (authorize in http/auth.ts):
  * viewer reads, editor writes forms, contacts and broadcasts, admin also domains, webhooks, keys and people,
  * owner holds `admin` (everything, the workspace's settings and other owners included).
  */

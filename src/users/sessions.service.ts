@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthContext } from '../api-keys/api-keys.service.js';
+import type { AuthContext } from '../http/types.js';
 import type { Db } from '../db/connection.js';
 import { DomainError, notFound, unauthorized } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';

@@ -1,5 +1,8 @@
 import { Type } from 'typebox';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { SessionsService } from './sessions.service.js';
+import type { UsersService } from './users.service.js';
+import type { WorkspacesService } from '../workspaces/workspaces.service.js';
 import { paginate } from '../http/pagination.js';
 import { ListOf, ListQuery, Nullable, PathId } from '../http/schema-helpers.js';
 import { notFound } from '../errors/errors.js';
@@ -9,7 +12,7 @@ const sessionTags = ['session'];
 const peopleTags = ['people'];
 
 /** The caller's session, the people of the workspace and their invitations (docs/console.md, contract §14). */
-export async function usersRoutes(app: V1): Promise<void> {
+export async function usersRoutes(app: V1, { sessions, users, workspaces }: { sessions: SessionsService; users: UsersService; workspaces: WorkspacesService }): Promise<void> {
   app.get('/session', {
     schema: {
       tags: sessionTags, summary: 'Who is calling: the signed-in user, the workspace, the scopes and the CSRF token',
@@ -19,10 +22,10 @@ export async function usersRoutes(app: V1): Promise<void> {
     config: { scope: 'any' },
   }, async (req) => {
     const a = req.auth;
-    const ws = await app.services.workspaces.get(a.workspaceId);
+    const ws = await workspaces.get(a.workspaceId);
     const workspace = { id: ws.id, name: ws.name };
     if (!a.sessionId || !a.userId) return { user: null, workspace, role: null, scopes: a.scopes, csrfToken: null, expiresAt: null };
-    const u = await app.services.users.get(a.workspaceId, a.userId);
+    const u = await users.get(a.workspaceId, a.userId);
     const s = a as typeof a & { csrfToken: string; expiresAt: string };
     return {
       user: { id: u.id, email: u.email, name: u.name, role: u.role, createdAt: u.createdAt, lastLoginAt: u.lastLoginAt },
@@ -40,7 +43,7 @@ export async function usersRoutes(app: V1): Promise<void> {
   }, async (req) => {
     const a = req.auth;
     if (!a.userId) return { data: [], nextCursor: null };
-    const rows = await app.services.sessions.list(a.workspaceId, a.userId);
+    const rows = await sessions.list(a.workspaceId, a.userId);
     return {
       data: rows.map((s) => ({ id: s.id, createdAt: s.createdAt, lastSeenAt: s.lastSeenAt, expiresAt: s.expiresAt, ip: s.ip, userAgent: s.userAgent, current: s.id === a.sessionId })),
       nextCursor: null,
@@ -57,19 +60,19 @@ export async function usersRoutes(app: V1): Promise<void> {
   }, async (req, reply) => {
     const a = req.auth;
     if (!a.userId) throw notFound('session');
-    await app.services.sessions.revoke(a.workspaceId, a.userId, req.params.sessionId);
+    await sessions.revoke(a.workspaceId, a.userId, req.params.sessionId);
     return reply.code(204).send(null);
   });
 
   app.get('/users', {
     schema: { tags: peopleTags, summary: 'The people of the workspace', description: 'Newest first, with their role and last sign-in.', querystring: ListQuery, response: { 200: ListOf(UserSchema) } },
     config: { scope: 'manage:people' },
-  }, (req) => paginate(req.query, (w) => app.services.users.list(req.auth.workspaceId, w.limit, w.beforeId)));
+  }, (req) => paginate(req.query, (w) => users.list(req.auth.workspaceId, w.limit, w.beforeId)));
 
   app.get('/users/:userId', {
     schema: { tags: peopleTags, summary: 'A person of the workspace', params: Type.Object({ userId: PathId }), response: { 200: UserSchema } },
     config: { scope: 'manage:people' },
-  }, (req) => app.services.users.get(req.auth.workspaceId, req.params.userId));
+  }, (req) => users.get(req.auth.workspaceId, req.params.userId));
 
   app.put('/users/:userId', {
     schema: {
@@ -78,7 +81,7 @@ export async function usersRoutes(app: V1): Promise<void> {
       params: Type.Object({ userId: PathId }), body: UpdateUserBody, response: { 200: UserSchema },
     },
     config: { scope: 'manage:people', errors: ['invalid_state'] },
-  }, (req) => app.services.users.update(req.auth, req.params.userId, req.body));
+  }, (req) => users.update(req.auth, req.params.userId, req.body));
 
   app.delete('/users/:userId', {
     schema: {
@@ -88,7 +91,7 @@ export async function usersRoutes(app: V1): Promise<void> {
     },
     config: { scope: 'manage:people', errors: ['invalid_state'] },
   }, async (req, reply) => {
-    await app.services.users.remove(req.auth, req.params.userId);
+    await users.remove(req.auth, req.params.userId);
     return reply.code(204).send(null);
   });
 
@@ -100,14 +103,14 @@ export async function usersRoutes(app: V1): Promise<void> {
     },
     config: { scope: 'manage:people', errors: ['user_exists'] },
   }, async (req, reply) => {
-    const inv = await app.services.users.invite(req.auth, req.body);
+    const inv = await users.invite(req.auth, req.body);
     return reply.code(201).header('location', `/v1/invitations/${inv.id}`).send(inv);
   });
 
   app.get('/invitations', {
     schema: { tags: peopleTags, summary: 'Invitations, newest first, with their status', querystring: ListQuery, response: { 200: ListOf(InvitationSchema) } },
     config: { scope: 'manage:people' },
-  }, (req) => paginate(req.query, (w) => app.services.users.listInvitations(req.auth.workspaceId, w.limit, w.beforeId)));
+  }, (req) => paginate(req.query, (w) => users.listInvitations(req.auth.workspaceId, w.limit, w.beforeId)));
 
   app.delete('/invitations/:invitationId', {
     schema: {
@@ -117,7 +120,7 @@ export async function usersRoutes(app: V1): Promise<void> {
     },
     config: { scope: 'manage:people', errors: ['invalid_state'] },
   }, async (req, reply) => {
-    await app.services.users.revokeInvitation(req.auth, req.params.invitationId);
+    await users.revokeInvitation(req.auth, req.params.invitationId);
     return reply.code(204).send(null);
   });
 }

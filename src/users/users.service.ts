@@ -1,4 +1,4 @@
-import type { AuthContext } from '../api-keys/api-keys.service.js';
+import type { AuthContext } from '../http/types.js';
 import type { Db } from '../db/connection.js';
 import { isUniqueViolation } from '../db/connection.js';
 import { conflict, DomainError, notFound, validationFailed } from '../errors/errors.js';

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { WebhooksService } from './webhooks.service.js';
 import {
   CreateWebhookBody, UpdateWebhookBody, WebhookDeliveryListQuery, WebhookDeliveryParams, WebhookDeliverySchema, WebhookListQuery, WebhookParams, WebhookSchema,
 } from './webhooks.schemas.js';
@@ -9,8 +10,7 @@ import {
 const tags = ['webhooks'];
 
 /** Webhook endpoints, their secrets and their delivery log (docs/webhooks.md; contract §13). */
-export async function webhooksRoutes(app: V1): Promise<void> {
-  const webhooks = app.services.webhooks;
+export async function webhooksRoutes(app: V1, { webhooks }: { webhooks: WebhooksService }): Promise<void> {
 
   app.post('/webhooks', {
     schema: {

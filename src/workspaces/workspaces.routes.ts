@@ -1,11 +1,12 @@
-import type { V1 } from '../http/server.js';
+import type { V1 } from '../http/types.js';
+import type { WorkspacesService } from './workspaces.service.js';
 import { UpdateWorkspaceBody, WorkspaceSchema } from './workspaces.schemas.js';
 
-export async function workspacesRoutes(app: V1): Promise<void> {
+export async function workspacesRoutes(app: V1, { workspaces }: { workspaces: WorkspacesService }): Promise<void> {
   app.get('/workspace', {
     schema: { tags: ['workspace'], summary: 'The workspace of the calling key, with its settings', response: { 200: WorkspaceSchema } },
     config: { scope: 'any' },
-  }, (req) => app.services.workspaces.get(req.auth.workspaceId));
+  }, (req) => workspaces.get(req.auth.workspaceId));
 
   app.put('/workspace', {
     schema: {
@@ -13,5 +14,5 @@ export async function workspacesRoutes(app: V1): Promise<void> {
       body: UpdateWorkspaceBody, response: { 200: WorkspaceSchema },
     },
     config: { scope: 'manage:workspace', errors: ['sender_domain_not_verified'] },
-  }, (req) => app.services.workspaces.update(req.auth.workspaceId, req.body));
+  }, (req) => workspaces.update(req.auth.workspaceId, req.body));
 }

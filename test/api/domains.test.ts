@@ -5,7 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { getSigningKey } from '../../src/domains/domains.repository.js';
 import { DomainsService } from '../../src/domains/domains.service.js';
-import { buildApp } from '../../src/http/server.js';
+import { buildApp } from '../../src/app.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 
@@ -100,11 +100,18 @@ function publishAll(d: DomainBody, opts: { spf?: boolean; dmarc?: boolean; bounc
 }
 
 describeApi('domains', (h) => {
-  // The suite's app resolves through the loopback server. Routes look the service up per request, so it is
-  // swapped here; a test below checks the DNS_SERVERS wiring itself. The per-query timeout is generous: the
-  // DNS server runs in this process, and a loaded machine must not turn its answers into TIMEOUTs.
+  // The suite's app resolves through the loopback server. The routes hold the app's service, so the resolver of a
+  // service built for the test is copied onto it (useDns); a test below checks the DNS_SERVERS wiring itself. The
+  // per-query timeout is generous: the DNS server runs in this process, and a loaded machine must not turn its
+  // answers into TIMEOUTs.
+  function useDns(dnsServers: string[], dnsTimeoutMs: number): () => void {
+    const service = h.app.services.domains;
+    const before = { ...service };
+    Object.assign(service, new DomainsService(h.db, { dnsServers, dnsTimeoutMs }));
+    return () => void Object.assign(service, before);
+  }
   beforeAll(() => {
-    h.app.services.domains = new DomainsService(h.db, { dnsServers: [dnsAddress], dnsTimeoutMs: 3000 });
+    useDns([dnsAddress], 3000);
   });
 
   async function create(ws: TestWorkspace, name = uniqueName()): Promise<DomainBody> {
@@ -287,8 +294,7 @@ describeApi('domains', (h) => {
     const ws = await h.workspace();
     const d = await create(ws);
     publishAll(d);
-    const service = h.app.services.domains;
-    h.app.services.domains = new DomainsService(h.db, { dnsServers: [blackHoleAddress], dnsTimeoutMs: 300 });
+    const restore = useDns([blackHoleAddress], 300);
     try {
       const v = await verify(ws, d);
       expect(v.status).toBe('FAILED');
@@ -300,7 +306,7 @@ describeApi('domains', (h) => {
       expect(advice).toMatch(/SPF was not checked/);
       expect(advice).toMatch(/DMARC was not checked/);
     } finally {
-      h.app.services.domains = service;
+      restore();
     }
   });
 
@@ -311,9 +317,7 @@ describeApi('domains', (h) => {
     silent.add(dkimOf(d).name);
     servfail.add(`_dmarc.${d.name}`);
     // A shorter timeout here, to wait less for the silent record; the others still have ample time to answer.
-    const service = h.app.services.domains;
-    h.app.services.domains = new DomainsService(h.db, { dnsServers: [dnsAddress], dnsTimeoutMs: 1000 });
-    onTestFinished(() => void (h.app.services.domains = service));
+    onTestFinished(useDns([dnsAddress], 1000));
     const v = await verify(ws, d);
     expect(v.status).toBe('FAILED');
     expect(v.verification.records.map((r: any) => r.status)).toEqual(['VERIFIED', 'TIMEOUT']);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { snsStringToSign, type SnsMessage } from '../../src/bounces/bounces.providers.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
-import { buildApp } from '../../src/http/server.js';
+import { buildApp } from '../../src/app.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { describeApi } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildApp } from '../../src/http/server.js';
+import { buildApp } from '../../src/app.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { describeApi } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, verifiedDomain } from '../helpers/fixtures.js';

@@ -5,7 +5,7 @@ import { connect } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
-import { buildApp } from '../../src/http/server.js';
+import { buildApp } from '../../src/app.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertTopic, verifiedDomain } from '../helpers/fixtures.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/db/connection.js';
-import { buildApp } from '../../src/http/server.js';
+import { buildApp } from '../../src/app.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 
 describe('database unreachable', () => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
-import { buildApp } from '../../src/http/server.js';
+import { buildApp } from '../../src/app.js';
 import { PG_URL, testDatabases, type TestDatabase } from './db.js';
 import { TEST_SECRET } from './secret.js';
 

@@ -19,7 +19,7 @@ import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { loadServerSecret } from '../../src/db/secrets.js';
 import { recordEvents } from '../../src/events/events.repository.js';
-import { createServices } from '../../src/http/server.js';
+import { createServices } from '../../src/app.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECRET_KEY = 'reliability-webhooks-secret-key-0123456789';

@@ -33,7 +33,7 @@ import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { createServices } from '../../src/http/server.js';
+import { createServices } from '../../src/app.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

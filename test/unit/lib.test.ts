@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { grants } from '../../src/api-keys/scopes.js';
+import { grants } from '../../src/http/scopes.js';
 import { configWarnings, loadConfig } from '../../src/config.js';
 import { normalizeDomainName } from '../../src/domains/domains.service.js';
 import { newId } from '../../src/lib/ids.js';

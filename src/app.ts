@@ -1,0 +1,188 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { ApiKeysService } from './api-keys/api-keys.service.js';
+import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
+import type { AppConfig } from './config.js';
+import type { Db } from './db/connection.js';
+import { hooksRoutes } from './bounces/bounces.hooks.js';
+import { bouncesRoutes } from './bounces/bounces.routes.js';
+import { BouncesService, reportRules } from './bounces/bounces.service.js';
+import { broadcastsRoutes } from './broadcasts/broadcasts.routes.js';
+import { BroadcastsService } from './broadcasts/broadcasts.service.js';
+import { consoleRoutes } from './console/console.routes.js';
+import { contactStatsRoutes } from './contacts/contacts.stats.routes.js';
+import { contactsRoutes } from './contacts/contacts.routes.js';
+import { ContactsService } from './contacts/contacts.service.js';
+import { domainsRoutes } from './domains/domains.routes.js';
+import { DomainsService } from './domains/domains.service.js';
+import { unavailable } from './errors/errors.js';
+import { eventsRoutes } from './events/events.routes.js';
+import { EventsService } from './events/events.service.js';
+import { formsRoutes } from './forms/forms.routes.js';
+import { FormsService } from './forms/forms.service.js';
+import { hostedRoutes } from './hosted/hosted.routes.js';
+import { registerRequestRules } from './http/auth.js';
+import { registerIdempotency } from './http/idempotency.js';
+import { registerBodyParsers } from './http/input.js';
+import { sendProblem } from './http/problem.js';
+import { createServer } from './http/server.js';
+import type { Mailer, TransportState } from './mail/transport.js';
+import { segmentsRoutes } from './segments/segments.routes.js';
+import { SegmentsService } from './segments/segments.service.js';
+import { submissionsRoutes } from './submissions/submissions.routes.js';
+import { SubmissionsService } from './submissions/submissions.service.js';
+import { suppressionsRoutes } from './suppressions/suppressions.routes.js';
+import { SuppressionsService } from './suppressions/suppressions.service.js';
+import { templatesRoutes } from './templates/templates.routes.js';
+import { TemplatesService } from './templates/templates.service.js';
+import { topicsRoutes } from './topics/topics.routes.js';
+import { TopicsService } from './topics/topics.service.js';
+import { trackingRoutes } from './tracking/tracking.routes.js';
+import { TrackingService } from './tracking/tracking.service.js';
+import { unsubscribeRoutes } from './unsubscribe/unsubscribe.routes.js';
+import { UnsubscribeService } from './unsubscribe/unsubscribe.service.js';
+import { SESSION_COOKIE, SessionsService } from './users/sessions.service.js';
+import { usersPages } from './users/users.pages.js';
+import { usersRoutes } from './users/users.routes.js';
+import { UsersService } from './users/users.service.js';
+import { WebhooksService } from './webhooks/webhooks.service.js';
+import { webhooksRoutes } from './webhooks/webhooks.routes.js';
+import { WorkspacesService } from './workspaces/workspaces.service.js';
+import { workspacesRoutes } from './workspaces/workspaces.routes.js';
+
+/**
+ * The composition root: the one place that knows every feature. It builds the services (createServices) and
+ * registers each feature's routes on the HTTP plumbing of src/http/ (buildApp). Features never import it: they
+ * are handed their services as plugin options, so imports run from here to the features and from the features
+ * down to plumbing (http/, db/, mail/, lib/, errors/).
+ */
+export interface Services {
+  apiKeys: ApiKeysService;
+  workspaces: WorkspacesService;
+  forms: FormsService;
+  domains: DomainsService;
+  contacts: ContactsService;
+  topics: TopicsService;
+  segments: SegmentsService;
+  templates: TemplatesService;
+  broadcasts: BroadcastsService;
+  unsubscribe: UnsubscribeService;
+  submissions: SubmissionsService;
+  suppressions: SuppressionsService;
+  bounces: BouncesService;
+  events: EventsService;
+  webhooks: WebhooksService;
+  sessions: SessionsService;
+  users: UsersService;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The services the app was built with (tests and the CLI reach them here; routes get theirs as options). */
+    services: Services;
+  }
+}
+
+export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Services {
+  const apiKeys = new ApiKeysService(db);
+  const bounceHost = config.bounceMxHost ?? new URL(config.publicUrl).hostname;
+  const domains = new DomainsService(db, {
+    dnsServers: config.dnsServers ?? [], dnsTimeoutMs: config.dnsTimeoutMs,
+    bounce: { mxHost: bounceHost, spf: config.sendingSpf ?? `a:${bounceHost}` },
+  });
+  const sessions = new SessionsService(db, config.publicUrl);
+  return {
+    apiKeys,
+    workspaces: new WorkspacesService(db, apiKeys),
+    forms: new FormsService(db),
+    domains,
+    contacts: new ContactsService(db),
+    topics: new TopicsService(db),
+    segments: new SegmentsService(db),
+    templates: new TemplatesService(db),
+    broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
+    unsubscribe: new UnsubscribeService(db),
+    submissions: new SubmissionsService(db),
+    suppressions: new SuppressionsService(db),
+    bounces: new BouncesService(db),
+    events: new EventsService(db),
+    webhooks: new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks?.allowHttp ?? false, allowPrivate: config.webhooks?.allowPrivate ?? false }),
+    sessions,
+    users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
+  };
+}
+
+export interface BuildOptions {
+  db: Db;
+  config: AppConfig;
+  /** false silences logs (tests); otherwise pino at config.logLevel. */
+  logger?: boolean;
+  /** Where logs go (standard output by default); tests read them. */
+  logStream?: { write(line: string): void };
+  /** The mail transport of this process (test sends); without one, test sends answer 503. */
+  mailer?: Mailer;
+  /** What /readyz reports beside the database: the mail transport's state and the configuration's warnings. */
+  status?: () => { transport?: TransportState; warnings: string[] };
+}
+
+export async function buildApp({ db, config, logger = true, logStream, status, mailer }: BuildOptions): Promise<FastifyInstance> {
+  const app = await createServer({ logLevel: config.logLevel, publicUrl: config.publicUrl, trustProxy: config.trustProxy, logger, logStream });
+  const services = createServices(db, config, mailer);
+  app.decorate('services', services);
+
+  app.get('/readyz', { schema: { hide: true } }, async (req, reply) => {
+    try {
+      await sql`select 1`.execute(db.kysely);
+      return { status: 'ready', ...(status?.() ?? { warnings: [] }) };
+    } catch (err) {
+      req.log.warn({ err }, 'readiness check failed');
+      return sendProblem(req, reply, unavailable('the database cannot be reached'));
+    }
+  });
+
+  await app.register(unsubscribeRoutes, { service: services.unsubscribe });
+  // The console's sign-in pages: exact addresses under /app (the console's own files take the rest).
+  await app.register(usersPages, { users: services.users, sessions: services.sessions });
+  // Opens and clicks (docs/tracking.md): public, the hottest paths; events are group-committed by the service's writer.
+  await app.register(trackingRoutes, { service: new TrackingService(db, config.secret, app.log) });
+  await app.register(hooksRoutes, {
+    db, rules: reportRules(config.bounces),
+    snsCertHost: config.hooks?.snsCertHost ?? /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/,
+    postmark: config.hooks?.postmarkUser && config.hooks.postmarkPassword ? { user: config.hooks.postmarkUser, password: config.hooks.postmarkPassword } : null,
+  });
+  await app.register(hostedRoutes, { submissions: services.submissions, publicUrl: config.publicUrl, submissionsPerMinute: config.submissionsPerMinute ?? 10 });
+  // The web console's built files under /app (contract §14; console/ and src/console/console.routes.ts).
+  await app.register(consoleRoutes, {});
+
+  await app.register(async (v1) => {
+    // /v1 accepts JSON bodies only (415 otherwise), under the input layer's rules (http/input.ts). An empty
+    // body is "no body", so body-less POSTs such as publish work whatever Content-Type a client sends.
+    v1.removeAllContentTypeParsers();
+    registerBodyParsers(v1);
+    registerRequestRules(v1, {
+      sessionCookie: SESSION_COOKIE,
+      apiKey: (header) => services.apiKeys.authenticate(header),
+      session: (req, reply) => services.sessions.authenticate(req, reply),
+    });
+    registerIdempotency(v1, db);
+
+    await v1.register(workspacesRoutes, { workspaces: services.workspaces });
+    await v1.register(apiKeysRoutes, { apiKeys: services.apiKeys });
+    await v1.register(formsRoutes, { forms: services.forms });
+    await v1.register(domainsRoutes, { domains: services.domains });
+    await v1.register(contactsRoutes, { contacts: services.contacts });
+    await v1.register(topicsRoutes, { topics: services.topics });
+    await v1.register(segmentsRoutes, { segments: services.segments });
+    await v1.register(templatesRoutes, { templates: services.templates });
+    await v1.register(broadcastsRoutes, { broadcasts: services.broadcasts });
+    await v1.register(submissionsRoutes, { submissions: services.submissions });
+    await v1.register(suppressionsRoutes, { suppressions: services.suppressions });
+    await v1.register(bouncesRoutes, { bounces: services.bounces });
+    await v1.register(eventsRoutes, { events: services.events });
+    await v1.register(webhooksRoutes, { webhooks: services.webhooks });
+    await v1.register(usersRoutes, { users: services.users, sessions: services.sessions, workspaces: services.workspaces });
+    await v1.register(contactStatsRoutes, { contacts: services.contacts });
+  }, { prefix: '/v1' });
+
+  return app;
+}

@@ -1,0 +1,33 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { ErrorCode } from '../errors/errors.js';
+import type { InternalScope, Scope } from './scopes.js';
+
+/**
+ * Who is calling: an API key or a console session (docs/api.md §2). Set by the authentication hook
+ * (http/auth.ts) on every route that declares a scope.
+ */
+export interface AuthContext {
+  workspaceId: string;
+  keyId?: string | null;
+  scopes: string[];
+  sessionId?: string;
+  userId?: string;
+  role?: 'owner' | 'admin' | 'editor' | 'viewer';
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on every route that declares a scope; absent on public routes. */
+    auth: AuthContext;
+  }
+  interface FastifyContextConfig {
+    /** The scope a route needs (docs/api.md §2); `any` means any valid key or session. Internal scopes: console roles (src/users/roles.ts). */
+    scope?: Scope | InternalScope | 'any';
+    /** The error codes particular to the route, documented in /openapi.json with the common ones (errors/docs.ts). */
+    errors?: ErrorCode[];
+  }
+}
+
+/** The Fastify instance the `/v1` routes are registered on, typed by their TypeBox schemas. */
+export type V1 = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
