@@ -34,7 +34,7 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
     });
     try {
       await app.ready();
-      return app.swagger() as unknown as Record<string, unknown>;
+      return await app.openapi();
     } finally {
       await app.close();
     }

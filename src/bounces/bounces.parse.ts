@@ -1,4 +1,9 @@
-import { simpleParser, type Attachment, type ParsedMail } from 'mailparser';
+import type * as Mailparser from 'mailparser';
+import type { Attachment, ParsedMail } from 'mailparser';
+import { lazyRequire } from '../lib/lazy.js';
+
+// The MIME parser and its charset tables load with the first report parsed, not at start (lib/lazy.ts).
+const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 import { classify, enhancedStatus, replyCode, type BounceClass } from './bounces.classify.js';
 
 /**
@@ -109,7 +114,7 @@ function classifyText(text: string): { status: string | null; code: number | nul
 export async function parseInbound(raw: Buffer): Promise<InboundReport> {
   let mail: ParsedMail;
   try {
-    mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
+    mail = await mailparser().simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
   } catch (err) {
     return { kind: 'unclassified', reason: `not a readable message: ${(err as Error).message}`, subject: '' };
   }

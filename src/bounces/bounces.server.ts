@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
-import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import type { SMTPServerSession } from 'smtp-server';
 import type { InboundTarget } from '../mail/verp.js';
 import type { InboundProcessor } from './bounces.inbound.js';
 
@@ -22,6 +22,8 @@ export interface InboundServer {
 export async function startInboundServer(opts: { port: number; host: string; processor: InboundProcessor; log: FastifyBaseLogger; banner?: string }): Promise<InboundServer> {
   const { processor, log } = opts;
   const targets = new WeakMap<SMTPServerSession, InboundTarget[]>();
+  // Loaded when the listener starts: processes that do not listen never load it.
+  const { SMTPServer } = await import('smtp-server');
   const server = new SMTPServer({
     name: opts.banner,
     banner: 'Formcast bounce processor',

@@ -2,9 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Database } from './schema.js';
 import { FormcastSqliteDialect } from './sqlite-dialect.js';
+import { lazyRequire } from '../lib/lazy.js';
+
+// The PostgreSQL driver loads only when the database is PostgreSQL (lib/lazy.ts).
+const pgDriver = lazyRequire<typeof pg>('pg');
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -31,14 +35,15 @@ export interface ConnectOptions {
 /** Opens the database named by DATABASE_URL: `postgres://…` is PostgreSQL, anything else a SQLite file path. */
 export function connect(url: string, options: ConnectOptions = {}): Db {
   if (isPostgresUrl(url)) {
-    const pool = new pg.Pool({
+    const { Pool, types } = pgDriver();
+    const pool = new Pool({
       connectionString: url,
       max: options.poolSize ?? 10,
       // Every session in UTC so timestamptz comes back as `…+00`; search_path isolates test schemas.
       options: `-c TimeZone=UTC${options.schema ? ` -c search_path=${options.schema}` : ''}`,
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-          PG_JSON_OIDS.has(oid) ? (v: string) => v : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+          PG_JSON_OIDS.has(oid) ? (v: string) => v : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
       },
     });
     // An idle client losing its connection must not crash the process; the next query reports it.

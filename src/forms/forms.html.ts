@@ -1,5 +1,9 @@
 import { parse, type DefaultTreeAdapterMap } from 'parse5';
-import sanitizeHtml from 'sanitize-html';
+import type sanitizeHtml from 'sanitize-html';
+import { lazyRequire } from '../lib/lazy.js';
+
+// The sanitiser (with postcss and htmlparser2) loads with the first HTML deployed, not at start (lib/lazy.ts).
+const sanitizer = lazyRequire<typeof sanitizeHtml>('sanitize-html');
 import type { Form, HtmlValidation } from './forms.schemas.js';
 
 type Node = DefaultTreeAdapterMap['node'];
@@ -13,9 +17,9 @@ export const MAX_HTML_BYTES = 512 * 1024;
  * no event handler, no `javascript:` (or any non-web) URL. A form's `action` is dropped: the service
  * points the form at its own submission endpoint when it serves the page.
  */
-const SANITIZE: sanitizeHtml.IOptions = {
+const sanitizeOptions = (): sanitizeHtml.IOptions => ({
   allowedTags: [
-    ...sanitizeHtml.defaults.allowedTags,
+    ...sanitizer().defaults.allowedTags,
     'img', 'form', 'input', 'select', 'option', 'optgroup', 'textarea', 'button', 'label', 'fieldset', 'legend',
     'datalist', 'output', 'progress', 'meter',
   ],
@@ -41,10 +45,11 @@ const SANITIZE: sanitizeHtml.IOptions = {
   allowedSchemesByTag: { img: ['http', 'https', 'data'] },
   allowProtocolRelative: false,
   disallowedTagsMode: 'discard',
-};
+});
+let SANITIZE: sanitizeHtml.IOptions | undefined;
 
 export function sanitizeFormHtml(html: string): string {
-  return sanitizeHtml(html, SANITIZE);
+  return sanitizer()(html, SANITIZE ??= sanitizeOptions());
 }
 
 /** Input types that submit nothing of their own: they never count as a field. */

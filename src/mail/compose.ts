@@ -1,4 +1,7 @@
-import { compile } from 'html-to-text';
+import type { compile } from 'html-to-text';
+import { lazyRequire } from '../lib/lazy.js';
+
+const htmlToTextModule = lazyRequire<{ compile: typeof compile }>('html-to-text');
 
 export interface DkimKey {
   domainName: string;
@@ -33,7 +36,8 @@ export interface OutgoingMessage {
  * The converter, compiled once: html-to-text's `convert` compiles its options (selectors into a decision
  * tree) on every call, which cost more than the conversion itself (and ~10% of the CPU of a send).
  */
-const convertHtml = compile({
+let convertHtml: ((html: string) => string) | undefined;
+const converter = () => convertHtml ??= htmlToTextModule().compile({
   wordwrap: 78,
   // An image says what its alt text says (nothing without one); a link shows its address unless its text is it.
   formatters: { altText: (elem, _walk, builder) => { const alt = (elem.attribs as Record<string, string | undefined>).alt?.trim(); if (alt) builder.addInline(alt); } },
@@ -42,5 +46,5 @@ const convertHtml = compile({
 
 /** A plain-text part from the HTML, for a broadcast that has no text of its own. */
 export function htmlToText(html: string): string {
-  return convertHtml(html);
+  return converter()(html);
 }

@@ -1,7 +1,13 @@
 import crypto from 'node:crypto';
-import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
-import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
-import { formatSignatureHeaderLine, getSigningHeaderLines, parseHeaders } from 'mailauth/lib/tools.js';
+import type * as DkimBody from 'mailauth/lib/dkim/body/index.js';
+import type * as DkimHeader from 'mailauth/lib/dkim/header/index.js';
+import type * as MailauthTools from 'mailauth/lib/tools.js';
+import { lazyRequire } from '../lib/lazy.js';
+
+// mailauth (with joi and a public-suffix list) is loaded on the first signature, not at start (lib/lazy.ts).
+const body = lazyRequire<typeof DkimBody>('mailauth/lib/dkim/body/index.js');
+const header = lazyRequire<typeof DkimHeader>('mailauth/lib/dkim/header/index.js');
+const tools = lazyRequire<typeof MailauthTools>('mailauth/lib/tools.js');
 
 /**
  * DKIM signing (RFC 6376, relaxed/relaxed, rsa-sha256) with **oversigning**: the headers a reader trusts
@@ -23,6 +29,9 @@ export interface SigningKey {
 export function dkimSign(raw: Buffer, key: SigningKey): Buffer {
   const split = raw.indexOf('\r\n\r\n');
   if (split < 0) throw new Error('dkimSign: the message has no header/body separator');
+  const { dkimBody } = body();
+  const { generateCanonicalizedHeader } = header();
+  const { formatSignatureHeaderLine, getSigningHeaderLines, parseHeaders } = tools();
   const { parsed } = parseHeaders(raw.subarray(0, split + 2));
   const hasher = dkimBody('relaxed', 'sha256', false);
   hasher.update(raw.subarray(split + 4));

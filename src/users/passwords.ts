@@ -1,4 +1,9 @@
-import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import type * as Argon2 from '@node-rs/argon2';
+import type { Algorithm } from '@node-rs/argon2';
+import { lazyRequire } from '../lib/lazy.js';
+
+// The native argon2 module loads with the first sign-in, not at start (lib/lazy.ts).
+const argon2 = lazyRequire<typeof Argon2>('@node-rs/argon2');
 import { validationFailed } from '../errors/errors.js';
 
 export const PASSWORD_MIN = 10;
@@ -24,7 +29,7 @@ export function checkPassword(password: unknown, path = '/password'): string {
 }
 
 export function hashPassword(password: string): Promise<string> {
-  return hash(password, OPTIONS);
+  return argon2().hash(password, OPTIONS);
 }
 
 let dummy: Promise<string> | null = null;
@@ -36,12 +41,12 @@ let dummy: Promise<string> | null = null;
 export async function verifyPassword(stored: string | null, password: string): Promise<boolean> {
   if (password.length > PASSWORD_MAX * 4) return false;
   if (!stored) {
-    dummy ??= hash('formcast-dummy-password', OPTIONS);
-    await verify(await dummy, password).catch(() => false);
+    dummy ??= argon2().hash('formcast-dummy-password', OPTIONS);
+    await argon2().verify(await dummy, password).catch(() => false);
     return false;
   }
   try {
-    return await verify(stored, password);
+    return await argon2().verify(stored, password);
   } catch {
     return false;
   }

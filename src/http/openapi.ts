@@ -1,0 +1,94 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { openApiErrorResponses, routeErrors } from '../errors/docs.js';
+import { ProblemSchema } from './schema-helpers.js';
+import type { V1 } from './types.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The OpenAPI document of every route registered so far (what /openapi.json serves). */
+    openapi(): Promise<Record<string, unknown>>;
+  }
+}
+
+/** Headers of the documentation app's answers that the proxying reply sets itself. */
+const HOP_HEADERS = new Set(['content-length', 'connection', 'transfer-encoding', 'date', 'keep-alive']);
+
+/**
+ * /openapi.json and the API reference pages under /docs, built on first request rather than at start.
+ *
+ * @fastify/swagger and @fastify/swagger-ui (with YAML, a static file server, glob and mime: ~120 modules) cost
+ * ~0.25 s of CPU and ~15 MB at every start of every process, for pages few processes ever serve. So the app only
+ * records its routes (one onRoute hook); the first request for the document or a page builds a separate Fastify
+ * instance with the two plugins, registers the recorded routes on it (schemas and config, no handlers), and asks
+ * it. The document is the one @fastify/swagger would have made from the app itself.
+ */
+export function registerOpenApi(app: V1, publicUrl: string): void {
+  const routes: RouteOptions[] = [];
+  // The route objects themselves: hooks registered later (http/auth.ts) still amend their config.
+  app.addHook('onRoute', (route) => void routes.push(route as RouteOptions));
+  let docs: Promise<FastifyInstance> | undefined;
+  const docsApp = () => docs ??= buildDocsApp(routes, publicUrl).catch((err: unknown) => {
+    docs = undefined;
+    throw err;
+  });
+
+  app.decorate('openapi', async () => (await docsApp()).swagger() as unknown as Record<string, unknown>);
+  app.get('/openapi.json', { schema: { hide: true } }, () => app.openapi());
+  const proxy = async (req: FastifyRequest, reply: FastifyReply) => {
+    const res = await (await docsApp()).inject({ method: req.method as 'GET', url: req.url, headers: { accept: req.headers.accept ?? '*/*' } });
+    reply.code(res.statusCode);
+    for (const [name, value] of Object.entries(res.headers)) if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
+    return reply.send(res.rawPayload);
+  };
+  app.get('/docs', { schema: { hide: true } }, proxy);
+  app.get('/docs/*', { schema: { hide: true } }, proxy);
+}
+
+async function buildDocsApp(routes: readonly RouteOptions[], publicUrl: string): Promise<FastifyInstance> {
+  const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }] = await Promise.all([
+    import('fastify'), import('@fastify/swagger'), import('@fastify/swagger-ui'),
+  ]);
+  const docs = Fastify({ logger: false });
+  await docs.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Formcast API',
+        version: '1.0.0',
+        description: 'Forms, contacts and broadcasts. Errors are application/problem+json with a stable `code`.',
+      },
+      servers: [{ url: publicUrl }],
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+        schemas: { Problem: { ...ProblemSchema, $id: undefined } as never },
+      },
+      security: [{ bearer: [] }],
+    },
+    // Each /v1 route documents the 4xx problems it can answer (errors/docs.ts).
+    transform: ({ schema, url, route }) => {
+      if (!url.startsWith('/v1/') || !schema || (schema as { hide?: boolean }).hide) return { schema, url };
+      const s = schema as Record<string, unknown>;
+      const codes = routeErrors({
+        method: route.method, url, scope: route.config?.scope, errors: route.config?.errors,
+        hasParams: Boolean(s.params), hasBody: Boolean(s.body), hasQuery: Boolean(s.querystring),
+      });
+      return { schema: { ...s, response: { ...(s.response as object), ...openApiErrorResponses(codes) } } as typeof schema, url };
+    },
+  });
+  await docs.register(swaggerUi, { routePrefix: '/docs' });
+  // The app's routes as they are now (HEAD twins of GET routes are made again by this instance). Nothing validates
+  // or serialises here: the document is all that is asked of them.
+  const gets = new Set(routes.filter((r) => [r.method].flat().includes('GET')).map((r) => r.url));
+  const noop = () => null;
+  for (const r of routes) {
+    if (r.url.startsWith('/docs') || r.url === '/openapi.json') continue;
+    const methods = [r.method].flat().filter((m) => !(m === 'HEAD' && gets.has(r.url)));
+    if (!methods.length) continue;
+    docs.route({
+      method: methods, url: r.url, schema: r.schema, config: r.config, handler: noop,
+      validatorCompiler: () => () => true, serializerCompiler: () => (data) => JSON.stringify(data),
+    });
+  }
+  await docs.ready();
+  return docs;
+}
