@@ -14,12 +14,12 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { negotiateEncoding, sendCompressed } from '../http/compress.js';
+import { PACKAGE_ROOT } from '../lib/paths.js';
 import { sendPage } from '../pages/layout.js';
 
-export const CONSOLE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/console');
+export const CONSOLE_DIR = path.join(PACKAGE_ROOT, 'dist/console');
 
 /** The console's Content-Security-Policy for one answer of index.html, whose <meta property="csp-nonce"> carries `nonce`. */
 export function consoleCsp(nonce: string): string {
