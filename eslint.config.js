@@ -2,12 +2,18 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+const EMBED_RUNTIME = 'src/hosted/embed.runtime.ts';
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'dist/', 'coverage/', 'test-output/', 'scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // Node's globals everywhere but in the embed runtime, which runs only in the browsers of other sites.
+    ignores: [EMBED_RUNTIME],
     languageOptions: { globals: { ...globals.node } },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
@@ -23,6 +29,13 @@ export default tseslint.config(
     // The web console runs in the browser (built by Vite into dist/, which is ignored above).
     files: ['console/src/**/*.{ts,tsx}'],
     languageOptions: { globals: { ...globals.browser } },
+  },
+  {
+    // The embed runtime (src/hosted/embed.runtime.ts, built by scripts/build-embed.mjs): browser globals only, and
+    // nothing a host page's Content-Security-Policy without 'unsafe-eval' would block.
+    files: [EMBED_RUNTIME],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: { 'no-eval': 'error', 'no-implied-eval': 'error', 'no-new-func': 'error' },
   },
   {
     files: ['bin/*'],
