@@ -82,7 +82,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
   app.get('/f/:slug/embed.js', { schema: { tags: ['public'], summary: 'The embed script: the form inline or as a popup', security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
     const action = `${publicUrl}/f/${req.params.slug}`;
-    const script = embedScript({ slug: req.params.slug, action, display: form.display ?? 'INLINE_EMBED', formHtml: renderFormMarkup(form, form.html, action), title: form.name });
+    const script = await embedScript({ slug: req.params.slug, action, display: form.display ?? 'INLINE_EMBED', formHtml: renderFormMarkup(form, form.html, action), title: form.name });
     reply.headers(CORS).type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff');
     return sendCompressed(req, reply, script);
   });

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { ConfirmationSender } from '../../src/submissions/confirmations.sender.js';
+import { embedRuntime } from '../../src/hosted/embed.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { startSmtpServer } from '../helpers/smtp.js';
@@ -154,6 +155,9 @@ describeApi('public forms and submissions', (h) => {
     const script = await h.app.inject({ method: 'GET', url: `/f/${form.slug}/embed.js` });
     expect(script.statusCode).toBe(200);
     expect(script.headers['content-type']).toMatch(/^text\/javascript/);
+    expect(script.headers['cache-control']).toBe('public, max-age=300');
+    expect(script.headers['access-control-allow-origin']).toBe('*');
+    expect(script.body).toContain(await embedRuntime()); // the compiled src/hosted/embed.runtime.ts (test/unit/embed.test.ts)
   });
 
   it('a filled honeypot is answered like a success and stores nothing', async () => {
