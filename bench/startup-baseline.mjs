@@ -13,7 +13,7 @@ const ping = db.prepare('select 1');
 const app = Fastify({ logger: false });
 app.get('/readyz', () => ({ status: 'ready', one: ping.pluck().get() }));
 const address = await app.listen({ port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1' });
-console.log(`listening on ${address}`);
+process.stdout.write(`listening on ${address}\n`);
 const stop = () => app.close().then(() => process.exit(0));
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
