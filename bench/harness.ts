@@ -2,7 +2,7 @@
  * What the benchmarks share (bench/api.bench.ts, bench/import.bench.ts, bench/send.bench.ts): command-line
  * parsing, temp directories and child processes that are cleaned up whatever happens, starting `formcast
  * serve` (or another child) and waiting until it says it is ready, running a command to completion, checking
- * a setup response, peak RSS, table output, and the top-level runner that turns a failure into a message
+ * a setup response, peak RSS, CPU time, table output, and the top-level runner that turns a failure into a message
  * and an exit code.
  *
  * Importing this module installs process-wide exit and SIGINT/SIGTERM handlers (see below): import it
@@ -210,14 +210,14 @@ export function run(name: string, args: string[], env: NodeJS.ProcessEnv): Promi
  * workspace and its admin API key), then `formcast serve` on HOST, port 0, LOG_LEVEL=warn, and PUBLIC_URL
  * unset whatever the caller's environment says.
  */
-export async function startFormcast(dir: string): Promise<{ server: Server; workspaceId: string; apiKey: string }> {
+export async function startFormcast(dir: string, { nodeArgs = [] as string[] } = {}): Promise<{ server: Server; workspaceId: string; apiKey: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: path.join(dir, 'formcast.db') };
   delete env.PUBLIC_URL;
   const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as {
     workspace: { id: string };
     apiKey: { key: string };
   };
-  const server = await startServer('formcast serve', ['bin/formcast', 'serve'], env);
+  const server = await startServer('formcast serve', [...nodeArgs, 'bin/formcast', 'serve'], env);
   return { server, workspaceId: created.workspace.id, apiKey: created.apiKey.key };
 }
 
@@ -233,6 +233,13 @@ export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
   return { rssMb: Math.round(kb('VmRSS') / 1024), peakRssMb: Math.round(kb('VmHWM') / 1024) };
+}
+
+/** User + system CPU time of a live process so far, in seconds (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import { simpleParser } from 'mailparser';
-import { BenchError, HOST, alive, expectStatus, fmt, makeTempDir, parseCommandLine, positiveInt, run, runBench, startServer, table, type Server } from './harness.js';
+import { BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, makeTempDir, parseCommandLine, positiveInt, run, runBench, startServer, table, type Server } from './harness.js';
 
 const RATIO_GOAL = 0.7;
 const P99_GOAL_MS = 10;
@@ -157,19 +157,12 @@ async function cannon(server: Server, paths: string[], amount: number, connectio
   return { result, seconds: (last - start) / 1000 };
 }
 
-/** User + system CPU time of a server process so far, in seconds (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
-function cpuSeconds(server: Server): number {
-  const stat = fs.readFileSync(`/proc/${server.child.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 async function measure(label: Label, server: Server, endpoint: Endpoint, paths: string[], round: number, opts: Options): Promise<Run> {
   process.stderr.write(`round ${round}: ${label.padEnd(8)} ${endpoint.padEnd(5)} ${opts.warmup ? `warm-up ${opts.warmup} requests, ` : ''}measuring ${opts.requests} requests ...`);
   const warm = opts.warmup ? (await cannon(server, paths, opts.warmup, opts.connections)).result : undefined;
-  const cpu0 = cpuSeconds(server);
+  const cpu0 = cpuSeconds(server.child.pid!);
   const { result: r, seconds } = await cannon(server, paths, opts.requests, opts.connections);
-  const cpu = cpuSeconds(server) - cpu0;
+  const cpu = cpuSeconds(server.child.pid!) - cpu0;
   const cls = endpoint === 'open' ? '2xx' : '3xx';
   const count = (x: autocannon.Result | undefined, k: '1xx' | '2xx' | '3xx' | '4xx' | '5xx') => (x ? x[k] : 0);
   const all = (x: autocannon.Result | undefined) => (['1xx', '2xx', '3xx', '4xx', '5xx'] as const).reduce((n, k) => n + count(x, k), 0);
