@@ -47,6 +47,15 @@ export async function findKeyForAuthentication(db: Executor, id: string): Promis
   return row ? { ...toRecord(row), keyHash: row.key_hash } : undefined;
 }
 
+/**
+ * The counter every change to a key's authority moves (migration 0012): not scoped by workspace, it counts
+ * for all of them. Read by the verified-key cache a few times a second at most (key-cache.ts).
+ */
+export async function getAuthVersion(db: Executor): Promise<number> {
+  const row = await db.selectFrom('auth_version').select('version').where('id', '=', 1).executeTakeFirstOrThrow();
+  return Number(row.version);
+}
+
 export async function listApiKeys(db: Executor, workspaceId: string, limit: number, beforeId?: string): Promise<ApiKeyRecord[]> {
   let q = db.selectFrom('api_keys').select(columns).where('workspace_id', '=', workspaceId);
   if (beforeId) q = q.where('id', '<', beforeId);

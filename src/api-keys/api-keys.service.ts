@@ -6,6 +6,7 @@ import { nowIso } from '../lib/time.js';
 import * as repo from './api-keys.repository.js';
 import { grants, isScope, type Scope } from '../http/scopes.js';
 import type { AuthContext } from '../http/types.js';
+import { VerifiedKeyCache, type CachedKey, type KeyCacheOptions } from './key-cache.js';
 
 
 export interface CreatedApiKey {
@@ -20,18 +21,38 @@ export interface CreatedApiKey {
  * A key reads `fc_<key id without prefix>_<secret>`: the id finds the row, the secret (256 random bits)
  * is compared by SHA-256 hash in constant time. Only the hash is stored.
  */
-const KEY_PATTERN = /^fc_([0-9A-HJKMNP-TV-Z]{26})_([A-Za-z0-9_-]{43})$/;
+const KEY_PATTERN = '(?:fc_([0-9A-HJKMNP-TV-Z]{26})_([A-Za-z0-9_-]{43}))';
+/** `Bearer <key>` (the scheme in any case, the key exactly), in one match; malformed() says what is wrong with the rest. */
+const BEARER_KEY = new RegExp(`^[Bb][Ee][Aa][Rr][Ee][Rr]\\s+${KEY_PATTERN}\\s*$`);
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-function hashSecret(secret: string): string {
-  return crypto.createHash('sha256').update(secret).digest('hex');
+function hashSecret(secret: string): Buffer {
+  return crypto.hash('sha256', secret, 'buffer');
+}
+
+/** A verified key as the cache keeps it: with the context every request it authenticates gets (frozen, shared). */
+interface VerifiedKey extends CachedKey {
+  readonly auth: Readonly<AuthContext>;
+}
+
+/** Compared with a presented secret's hash when the key is unknown, so that a miss costs what a wrong secret does. */
+const NO_HASH = Buffer.alloc(32);
+
+/** Throws the 401 that says what is wrong with a header BEARER_KEY refused. */
+function malformed(header: string): never {
+  if (!/^Bearer\s+\S+\s*$/i.test(header)) throw unauthorized('the Authorization header must be "Bearer <key>"');
+  throw unauthorized('the API key is malformed');
 }
 
 export class ApiKeysService {
   /** lastUsedAt is written at most once a minute per key, so authentication stays a read. */
   private readonly lastTouched = new Map<string, number>();
+  /** Keys verified lately, trusted while no revocation may have happened (see VerifiedKeyCache). */
+  private readonly cache: VerifiedKeyCache<VerifiedKey>;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, cache: KeyCacheOptions = {}) {
+    this.cache = new VerifiedKeyCache<VerifiedKey>(() => repo.getAuthVersion(db.kysely), cache);
+  }
 
   async create(workspaceId: string, input: { name: string; scopes: string[] }, grantor?: readonly string[]): Promise<CreatedApiKey> {
     const unknown = input.scopes.filter((s) => !isScope(s));
@@ -44,7 +65,7 @@ export class ApiKeysService {
     const id = newId('key');
     const secret = crypto.randomBytes(32).toString('base64url');
     const createdAt = nowIso();
-    await repo.insertApiKey(this.db.kysely, { id, workspaceId, name: input.name, scopes, keyHash: hashSecret(secret), createdAt });
+    await repo.insertApiKey(this.db.kysely, { id, workspaceId, name: input.name, scopes, keyHash: hashSecret(secret).toString('hex'), createdAt });
     return { id, name: input.name, scopes, key: `fc_${id.slice(4)}_${secret}`, createdAt };
   }
 
@@ -56,27 +77,43 @@ export class ApiKeysService {
     const key = await repo.getApiKey(this.db.kysely, workspaceId, id);
     if (!key) throw notFound('API key');
     await repo.revokeApiKey(this.db.kysely, workspaceId, id, nowIso());
+    // At once in this process; other processes see the counter the revocation moved (key-cache.ts).
+    this.cache.evict(id);
   }
 
   /** Resolves an Authorization header to the key's workspace and scopes, or throws 401. */
   async authenticate(header: string | undefined): Promise<AuthContext> {
     if (!header) throw unauthorized('an API key is required: Authorization: Bearer <key>');
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw unauthorized('the Authorization header must be "Bearer <key>"');
-    const parts = KEY_PATTERN.exec(match[1]!);
-    if (!parts) throw unauthorized('the API key is malformed');
-    const row = await repo.findKeyForAuthentication(this.db.kysely, `key_${parts[1]}`);
-    const presented = Buffer.from(hashSecret(parts[2]!), 'hex');
+    const parts = BEARER_KEY.exec(header) ?? malformed(header);
+    const id = `key_${parts[1]}`;
+    const presented = hashSecret(parts[2]!);
+    const stale = this.cache.fresh();
+    if (stale) await stale;
+    const cached = this.cache.get(id);
+    if (cached) {
+      if (!crypto.timingSafeEqual(presented, cached.keyHash)) throw unauthorized('the API key is not valid');
+      return this.authenticated(cached);
+    }
+    const generation = this.cache.generation;
+    const row = await repo.findKeyForAuthentication(this.db.kysely, id);
+    const stored = row ? Buffer.from(row.keyHash, 'hex') : NO_HASH;
     // Compare even when the row is missing, so a miss costs the same as a wrong secret.
-    const stored = Buffer.from(row?.keyHash ?? '0'.repeat(64), 'hex');
-    const equal = crypto.timingSafeEqual(presented, stored);
+    const equal = stored.length === presented.length && crypto.timingSafeEqual(presented, stored);
     if (!row || !equal) throw unauthorized('the API key is not valid');
     if (row.revokedAt) throw unauthorized('the API key has been revoked');
+    const auth: AuthContext = Object.freeze({ workspaceId: row.workspaceId, keyId: row.id, scopes: Object.freeze(row.scopes) as string[] });
+    const key: VerifiedKey = { id: row.id, keyHash: stored, auth };
+    this.cache.add(key, generation);
+    return this.authenticated(key);
+  }
+
+  /** The caller's context; lastUsedAt written if its last write is a minute old. */
+  private async authenticated({ id, auth }: VerifiedKey): Promise<AuthContext> {
     const now = Date.now();
-    if ((this.lastTouched.get(row.id) ?? 0) + LAST_USED_RESOLUTION_MS < now) {
-      this.lastTouched.set(row.id, now);
-      await repo.touchApiKey(this.db.kysely, row.workspaceId, row.id, new Date(now).toISOString());
+    if ((this.lastTouched.get(id) ?? 0) + LAST_USED_RESOLUTION_MS < now) {
+      this.lastTouched.set(id, now);
+      await repo.touchApiKey(this.db.kysely, auth.workspaceId, id, new Date(now).toISOString());
     }
-    return { workspaceId: row.workspaceId, keyId: row.id, scopes: row.scopes };
+    return auth;
   }
 }

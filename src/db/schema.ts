@@ -41,6 +41,12 @@ export interface ApiKeysTable {
   revoked_at: string | null;
 }
 
+/** One row (id 1): moved by triggers on every change to a key's authority (migration 0012, api-keys/key-cache.ts). */
+export interface AuthVersionTable {
+  id: number;
+  version: number;
+}
+
 export interface FormGroupsTable {
   id: string;
   workspace_id: string;
@@ -416,6 +422,7 @@ export interface PasswordResetsTable {
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
+  auth_version: AuthVersionTable;
   form_groups: FormGroupsTable;
   forms: FormsTable;
   form_slugs: FormSlugsTable;

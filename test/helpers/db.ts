@@ -1,4 +1,7 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -8,6 +11,8 @@ export const PG_URL = process.env.TEST_DATABASE_URL;
 export interface TestDatabase {
   name: 'sqlite' | 'postgres';
   open(): Promise<{ db: Db; drop(): Promise<void> }>;
+  /** Two connections (pools) to one migrated database, as two processes would have: SQLite on a file. */
+  openTwice(): Promise<{ dbs: [Db, Db]; drop(): Promise<void> }>;
 }
 
 /** SQLite always; PostgreSQL when TEST_DATABASE_URL is set, each suite in a schema of its own. */
@@ -19,30 +24,57 @@ export const testDatabases: TestDatabase[] = [
       await migrateToLatest(db);
       return { db, drop: () => db.close() };
     },
+    async openTwice() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'formcast-test-'));
+      const file = path.join(dir, 'shared.db');
+      const first = connect(file);
+      await migrateToLatest(first);
+      const second = connect(file);
+      return {
+        dbs: [first, second],
+        async drop() {
+          await first.close();
+          await second.close();
+          fs.rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
   },
 ];
+
+/** A fresh schema of its own in the PostgreSQL test database. */
+async function createSchema(): Promise<string> {
+  const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  return schema;
+}
+
+async function dropSchema(schema: string, dbs: Db[]): Promise<void> {
+  for (const db of dbs) await db.close();
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  await c.query(`drop schema ${schema} cascade`);
+  await c.end();
+}
 
 if (PG_URL) {
   testDatabases.push({
     name: 'postgres',
     async open() {
-      const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: PG_URL });
-      await admin.connect();
-      await admin.query(`create schema ${schema}`);
-      await admin.end();
+      const schema = await createSchema();
       const db = connect(PG_URL!, { schema });
       await migrateToLatest(db);
-      return {
-        db,
-        async drop() {
-          await db.close();
-          const c = new pg.Client({ connectionString: PG_URL });
-          await c.connect();
-          await c.query(`drop schema ${schema} cascade`);
-          await c.end();
-        },
-      };
+      return { db, drop: () => dropSchema(schema, [db]) };
+    },
+    async openTwice() {
+      const schema = await createSchema();
+      const first = connect(PG_URL!, { schema });
+      await migrateToLatest(first);
+      const second = connect(PG_URL!, { schema });
+      return { dbs: [first, second], drop: () => dropSchema(schema, [first, second]) };
     },
   });
 } else if (!process.env.FORMCAST_PG_SKIP_NOTICE_SHOWN) {
