@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.js';
-import { FormcastSqliteDialect } from './sqlite-dialect.js';
+import { FormcastSqliteDialect, allowRunIfIdle } from './sqlite-dialect.js';
 import { lazyRequire } from '../lib/lazy.js';
 
 // The PostgreSQL driver loads only when the database is PostgreSQL (lib/lazy.ts).
@@ -57,7 +57,9 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const kysely = new Kysely<Database>({ dialect: new FormcastSqliteDialect(sqlite) });
+  const dialect = new FormcastSqliteDialect(sqlite);
+  const kysely = new Kysely<Database>({ dialect });
+  allowRunIfIdle(kysely, dialect);
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
 }
 

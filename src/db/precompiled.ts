@@ -1,5 +1,6 @@
 import { createQueryId, type Compilable, type CompiledQuery } from 'kysely';
 import type { Executor } from './connection.js';
+import { runIfIdle } from './sqlite-dialect.js';
 
 /** Stands for a value in a query built once; replaced by the value of the same name at each run. */
 class Placeholder {
@@ -40,6 +41,9 @@ export class Precompiled<R> {
       if (value === undefined) throw new Error(`precompiled query: no value for "${p.name}"`);
       return value;
     });
+    // SQLite with its connection free: the statement runs at once (sqlite-dialect.ts, runIfIdle).
+    const now = runIfIdle<R>(db, { sql: query.sql, parameters });
+    if (now) return now.rows;
     // A run of its own for Kysely (plugins key their per-query state on the id).
     const result = await db.executeQuery<R>({ ...query, parameters, queryId: createQueryId() });
     return result.rows;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { Precompiled } from '../../src/db/precompiled.js';
+import { runIfIdle } from '../../src/db/sqlite-dialect.js';
 import { PG_URL, testDatabases, type TestDatabase } from '../helpers/db.js';
 
 const NOW = '2026-11-21T10:00:00.000Z';
@@ -83,6 +84,40 @@ describe('SQLite driver', () => {
     finish();
     await Promise.all([trx, ...reads]);
     expect(order).toEqual(['commit', 'read 1: 1', 'read 2: 1', 'read 3: 1']);
+  });
+
+  it('runs a precompiled query at once when the connection is free, and never inside somebody else\'s transaction', async () => {
+    await db.kysely.insertInto('workspaces').values({ id: 'ws_fast', name: 'F', created_at: NOW }).execute();
+    const rename = new Precompiled((k, param) => k.updateTable('workspaces').set({ name: param('name') }).where('id', '=', param('id')).returning(['id', 'name']));
+    const read = { sql: 'select name from workspaces where id = ?', parameters: ['ws_fast'] };
+    // Free: runIfIdle runs it (synchronously); on a copy of the instance or a transaction's handle it declines.
+    expect(runIfIdle(db.kysely, read)?.rows).toEqual([{ name: 'F' }]);
+    expect(runIfIdle(db.kysely.withSchema('main'), read)).toBeUndefined();
+    expect(await rename.executeTakeFirst(db.kysely, { id: 'ws_fast', name: 'direct' })).toEqual({ id: 'ws_fast', name: 'direct' });
+
+    // Held by a transaction: the query waits for the commit (it would otherwise join the transaction).
+    const order: string[] = [];
+    let inside!: () => void;
+    const started = new Promise<void>((resolve) => { inside = resolve; });
+    let finish!: () => void;
+    const held = new Promise<void>((resolve) => { finish = resolve; });
+    const trx = db.kysely.transaction().execute(async (t) => {
+      await t.updateTable('workspaces').set({ name: 'in trx' }).where('id', '=', 'ws_fast').execute();
+      expect(runIfIdle(t, read)).toBeUndefined();
+      inside();
+      await held;
+      order.push('commit');
+    });
+    await started;
+    expect(runIfIdle(db.kysely, read)).toBeUndefined();
+    const outside = rename.executeTakeFirst(db.kysely, { id: 'ws_fast', name: 'after' }).then((row) => { order.push(`update: ${row?.name}`); });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(order).toEqual([]);
+    finish();
+    await Promise.all([trx, outside]);
+    expect(order).toEqual(['commit', 'update: after']);
+    // A copy of the instance (another schema, plugins) goes through Kysely's executor, and works the same.
+    expect(await rename.executeTakeFirst(db.kysely.withSchema('main'), { id: 'ws_fast', name: 'copy' })).toEqual({ id: 'ws_fast', name: 'copy' });
   });
 
   it('releases the connection when a statement fails', async () => {
