@@ -31,6 +31,7 @@ const escapePointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
  * should not cost recursion either.
  */
 export function findBadString(value: unknown, base = ''): FieldError | null {
+  if (allStringsFine(value, 0)) return null;
   const stack: [unknown, string][] = [[value, base]];
   while (stack.length) {
     const [v, path] = stack.pop()!;
@@ -48,6 +49,26 @@ export function findBadString(value: unknown, base = ''): FieldError | null {
     }
   }
   return null;
+}
+
+/**
+ * The common case of findBadString, every string fine, answered without building a path or a stack: this
+ * runs on every body, path and query string. Gives up (false) past MAX_JSON_DEPTH, leaving the verdict to the
+ * iterative walk.
+ */
+function allStringsFine(v: unknown, depth: number): boolean {
+  if (typeof v === 'string') return stringProblem(v) === null;
+  if (v === null || typeof v !== 'object') return true;
+  if (depth > MAX_JSON_DEPTH) return false;
+  if (Array.isArray(v)) {
+    for (const item of v) if (!allStringsFine(item, depth + 1)) return false;
+    return true;
+  }
+  for (const k in v) {
+    if (!Object.hasOwn(v, k)) continue;
+    if (stringProblem(k) !== null || !allStringsFine((v as Record<string, unknown>)[k], depth + 1)) return false;
+  }
+  return true;
 }
 
 /** How deeply the JSON text nests arrays and objects (strings skipped); stops counting past `limit`. */
