@@ -107,13 +107,11 @@ export class ApiKeysService {
     return this.authenticated(key);
   }
 
-  /** The caller's context; lastUsedAt written if its last write is a minute old. */
-  private async authenticated({ id, auth }: VerifiedKey): Promise<AuthContext> {
+  /** The caller's context; lastUsedAt written first if its last write is a minute old (a promise then, else no promise). */
+  private authenticated({ id, auth }: VerifiedKey): AuthContext | Promise<AuthContext> {
     const now = Date.now();
-    if ((this.lastTouched.get(id) ?? 0) + LAST_USED_RESOLUTION_MS < now) {
-      this.lastTouched.set(id, now);
-      await repo.touchApiKey(this.db.kysely, auth.workspaceId, id, new Date(now).toISOString());
-    }
-    return auth;
+    if ((this.lastTouched.get(id) ?? 0) + LAST_USED_RESOLUTION_MS >= now) return auth;
+    this.lastTouched.set(id, now);
+    return repo.touchApiKey(this.db.kysely, auth.workspaceId, id, new Date(now).toISOString()).then(() => auth);
   }
 }

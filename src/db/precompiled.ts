@@ -28,7 +28,26 @@ export class Precompiled<R> {
 
   constructor(private readonly build: (db: Executor, param: Param) => Compilable<R>) {}
 
-  async execute(db: Executor, values: Readonly<Record<string, unknown>>): Promise<R[]> {
+  execute(db: Executor, values: Readonly<Record<string, unknown>>): Promise<R[]> {
+    try {
+      const rows = this.run(db, values);
+      return Array.isArray(rows) ? Promise.resolve(rows) : rows;
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  executeTakeFirst(db: Executor, values: Readonly<Record<string, unknown>>): Promise<R | undefined> {
+    try {
+      const rows = this.run(db, values);
+      return Array.isArray(rows) ? Promise.resolve(rows[0]) : rows.then((r) => r[0]);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  /** The rows at once when the statement could run at once (SQLite, connection free), else their promise. May throw. */
+  private run(db: Executor, values: Readonly<Record<string, unknown>>): R[] | Promise<R[]> {
     let query = this.compiled.get(db);
     if (!query) {
       query = this.build(db, param).compile();
@@ -45,11 +64,6 @@ export class Precompiled<R> {
     const now = runIfIdle<R>(db, { sql: query.sql, parameters });
     if (now) return now.rows;
     // A run of its own for Kysely (plugins key their per-query state on the id).
-    const result = await db.executeQuery<R>({ ...query, parameters, queryId: createQueryId() });
-    return result.rows;
-  }
-
-  async executeTakeFirst(db: Executor, values: Readonly<Record<string, unknown>>): Promise<R | undefined> {
-    return (await this.execute(db, values))[0];
+    return db.executeQuery<R>({ ...query, parameters, queryId: createQueryId() }).then((result) => result.rows);
   }
 }
