@@ -49,11 +49,12 @@ export async function findKeyForAuthentication(db: Executor, id: string): Promis
 
 /**
  * The counter every change to a key's authority moves (migration 0012): not scoped by workspace, it counts
- * for all of them. Read by the verified-key cache a few times a second at most (key-cache.ts).
+ * for all of them. Read by the verified-key cache a few times a second at most (key-cache.ts). Should its row
+ * ever be gone, NaN: it equals nothing, so every reading empties the cache (no key is kept longer than a reading).
  */
 export async function getAuthVersion(db: Executor): Promise<number> {
-  const row = await db.selectFrom('auth_version').select('version').where('id', '=', 1).executeTakeFirstOrThrow();
-  return Number(row.version);
+  const row = await db.selectFrom('auth_version').select('version').where('id', '=', 1).executeTakeFirst();
+  return row ? Number(row.version) : Number.NaN;
 }
 
 export async function listApiKeys(db: Executor, workspaceId: string, limit: number, beforeId?: string): Promise<ApiKeyRecord[]> {

@@ -129,6 +129,26 @@ for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
       expect(refused).toBe(true);
     });
 
+    it('without the counter\'s row (deleted by hand), another process still refuses a revoked key within 1 s', async () => {
+      let clock = 0;
+      const b = new ApiKeysService(dbB, { now: () => clock });
+      const { workspace } = await newWorkspace();
+      const key = await appA.services.apiKeys.create(workspace.id, { name: 'no counter', scopes: ['read:forms'] });
+      await dbA.kysely.deleteFrom('auth_version').execute();
+      try {
+        await expect(b.authenticate(bearer(key.key))).resolves.toMatchObject({ keyId: key.id });
+        await appA.services.apiKeys.revoke(workspace.id, key.id);
+        let refused = false;
+        for (let waited = 0; waited <= 1000 && !refused; waited += 50) {
+          refused = await b.authenticate(bearer(key.key)).then(() => false, () => true);
+          clock += 50;
+        }
+        expect(refused).toBe(true);
+      } finally {
+        await dbA.kysely.insertInto('auth_version').values({ id: 1, version: 1000 }).execute();
+      }
+    });
+
     it('another process, real clocks: two apps on one database; revoked over HTTP in one, the other refuses (polled up to a deadline)', async () => {
       const { workspace, apiKey } = await newWorkspace();
       const key = await appA.services.apiKeys.create(workspace.id, { name: 'two apps', scopes: ['read:forms'] });
