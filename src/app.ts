@@ -162,6 +162,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     registerRequestRules(v1, {
       sessionCookie: SESSION_COOKIE,
       apiKey: (header) => services.apiKeys.authenticate(header),
+      apiKeyNow: (header) => services.apiKeys.authenticateNow(header),
       session: (req, reply) => services.sessions.authenticate(req, reply),
     });
     registerIdempotency(v1, db);

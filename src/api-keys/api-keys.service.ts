@@ -81,6 +81,22 @@ export class ApiKeysService {
     this.cache.evict(id);
   }
 
+  /**
+   * The context of a key this process verified lately, when that is known without waiting: the cache may be
+   * trusted now, holds the key, the presented secret's hash matches (constant time) and lastUsedAt needs no
+   * write. Undefined otherwise, for authenticate to decide (and to say why it refuses). Every API request
+   * with a key tries this first (http/auth.ts): no promise, no database.
+   */
+  authenticateNow(header: string | undefined): AuthContext | undefined {
+    if (header === undefined) return undefined;
+    const parts = BEARER_KEY.exec(header);
+    if (!parts || this.cache.fresh()) return undefined;
+    const cached = this.cache.get(`key_${parts[1]}`);
+    if (!cached || !crypto.timingSafeEqual(hashSecret(parts[2]!), cached.keyHash)) return undefined;
+    if ((this.lastTouched.get(cached.id) ?? 0) + LAST_USED_RESOLUTION_MS < Date.now()) return undefined;
+    return cached.auth;
+  }
+
   /** Resolves an Authorization header to the key's workspace and scopes, or throws 401. */
   async authenticate(header: string | undefined): Promise<AuthContext> {
     if (!header) throw unauthorized('an API key is required: Authorization: Bearer <key>');

@@ -9,6 +9,8 @@ export interface Authenticators {
   sessionCookie: string;
   /** An API key from the Authorization header (401 when missing, malformed, unknown or revoked). */
   apiKey(header: string | undefined): Promise<AuthContext>;
+  /** The same, when it is known at once (a key verified lately); undefined sends the request to apiKey. */
+  apiKeyNow?(header: string | undefined): AuthContext | undefined;
   /** The console's session cookie (401 when dead, 403 csrf_failed for a write without X-CSRF-Token). */
   session(req: FastifyRequest, reply: FastifyReply): Promise<AuthContext>;
 }
@@ -34,11 +36,23 @@ export function registerRequestRules(v1: V1, auth: Authenticators): void {
     if (methods.some((m) => m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS')) {
       route.config = { ...route.config, errors: [...(route.config?.errors ?? []), 'csrf_failed'] };
     }
-    addRouteHook(route, 'onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-      req.auth = req.headers.authorization === undefined && req.headers.cookie?.includes(`${auth.sessionCookie}=`)
-        ? await auth.session(req, reply)
-        : await auth.apiKey(req.headers.authorization);
-      if (scope !== 'any') authorize(req.auth, scope);
+    // Callback style: a key verified lately is known at once (apiKeyNow), and then the request goes on without a
+    // promise; otherwise the same, once the key or the session is resolved.
+    const authorized = (req: FastifyRequest, ctx: AuthContext, done: (err?: Error) => void) => {
+      req.auth = ctx;
+      try {
+        if (scope !== 'any') authorize(ctx, scope);
+      } catch (err) {
+        return done(err as Error);
+      }
+      done();
+    };
+    addRouteHook(route, 'onRequest', (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      const header = req.headers.authorization;
+      const bySession = header === undefined && req.headers.cookie?.includes(`${auth.sessionCookie}=`);
+      const known = bySession ? undefined : auth.apiKeyNow?.(header);
+      if (known) return authorized(req, known, done);
+      (bySession ? auth.session(req, reply) : auth.apiKey(header)).then((ctx) => authorized(req, ctx, done), done);
     });
   });
   v1.addHook('onRoute', (route) => {

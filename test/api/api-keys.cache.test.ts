@@ -90,6 +90,21 @@ for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
       expect((await get(appA, apiKey.key)).statusCode).toBe(200);
     });
 
+    it('authenticateNow answers at once only for a key verified lately, with the cache fresh and the right secret', async () => {
+      let clock = 0;
+      const b = new ApiKeysService(dbB, { now: () => clock });
+      const { apiKey } = await newWorkspace();
+      const forged = apiKey.key.replace(/_[^_]+$/, `_${'A'.repeat(43)}`);
+      expect(b.authenticateNow(bearer(apiKey.key))).toBeUndefined(); // not verified yet
+      const auth = await b.authenticate(bearer(apiKey.key));
+      expect(b.authenticateNow(bearer(apiKey.key))).toBe(auth);
+      for (const header of [undefined, 'Basic abc', `Bearer ${forged}`, `Bearer ${apiKey.key}x`]) expect(b.authenticateNow(header)).toBeUndefined();
+      clock += 1000; // the counter's reading is too old: authenticate must read it again first
+      expect(b.authenticateNow(bearer(apiKey.key))).toBeUndefined();
+      await expect(b.authenticate(bearer(apiKey.key))).resolves.toBe(auth);
+      expect(b.authenticateNow(bearer(apiKey.key))).toBe(auth);
+    });
+
     it('another process, controlled clock: a key revoked elsewhere is refused within 1 s of the revocation', async () => {
       let clock = 0;
       const b = new ApiKeysService(dbB, { now: () => clock });
