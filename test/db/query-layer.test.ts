@@ -1,7 +1,8 @@
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, type Transaction } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import type { Database } from '../../src/db/schema.js';
 import { Precompiled } from '../../src/db/precompiled.js';
 import { runIfIdle } from '../../src/db/sqlite-dialect.js';
 import { PG_URL, testDatabases, type TestDatabase } from '../helpers/db.js';
@@ -62,27 +63,33 @@ describe('SQLite driver', () => {
   });
   afterAll(async () => db?.close());
 
-  it('makes queries wait while a transaction holds the connection, then runs them in arrival order', async () => {
-    const order: string[] = [];
+  /** A transaction that runs `first`, then holds the connection until commit() (which says 'commit' in `order`). */
+  async function holdConnection(order: string[], first: (t: Transaction<Database>) => Promise<void>) {
     let inside!: () => void;
     const started = new Promise<void>((resolve) => { inside = resolve; });
     let finish!: () => void;
     const held = new Promise<void>((resolve) => { finish = resolve; });
-
     const trx = db.kysely.transaction().execute(async (t) => {
-      await t.insertInto('workspaces').values({ id: 'ws_trx', name: 'T', created_at: NOW }).execute();
+      await first(t);
       inside();
       await held;
       order.push('commit');
     });
     await started;
+    return { commit: () => { finish(); return trx; } };
+  }
+
+  it('makes queries wait while a transaction holds the connection, then runs them in arrival order', async () => {
+    const order: string[] = [];
+    const trx = await holdConnection(order, async (t) => {
+      await t.insertInto('workspaces').values({ id: 'ws_trx', name: 'T', created_at: NOW }).execute();
+    });
     // These would see (or join) the uncommitted transaction if they ran now.
     const reads = [1, 2, 3].map((n) => db.kysely.selectFrom('workspaces').select('id').where('id', '=', 'ws_trx').execute()
       .then((rows) => { order.push(`read ${n}: ${rows.length}`); }));
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(order).toEqual([]);
-    finish();
-    await Promise.all([trx, ...reads]);
+    await Promise.all([trx.commit(), ...reads]);
     expect(order).toEqual(['commit', 'read 1: 1', 'read 2: 1', 'read 3: 1']);
   });
 
@@ -97,24 +104,15 @@ describe('SQLite driver', () => {
 
     // Held by a transaction: the query waits for the commit (it would otherwise join the transaction).
     const order: string[] = [];
-    let inside!: () => void;
-    const started = new Promise<void>((resolve) => { inside = resolve; });
-    let finish!: () => void;
-    const held = new Promise<void>((resolve) => { finish = resolve; });
-    const trx = db.kysely.transaction().execute(async (t) => {
+    const trx = await holdConnection(order, async (t) => {
       await t.updateTable('workspaces').set({ name: 'in trx' }).where('id', '=', 'ws_fast').execute();
       expect(runIfIdle(t, read)).toBeUndefined();
-      inside();
-      await held;
-      order.push('commit');
     });
-    await started;
     expect(runIfIdle(db.kysely, read)).toBeUndefined();
     const outside = rename.executeTakeFirst(db.kysely, { id: 'ws_fast', name: 'after' }).then((row) => { order.push(`update: ${row?.name}`); });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(order).toEqual([]);
-    finish();
-    await Promise.all([trx, outside]);
+    await Promise.all([trx.commit(), outside]);
     expect(order).toEqual(['commit', 'update: after']);
     // A copy of the instance (another schema, plugins) goes through Kysely's executor, and works the same.
     expect(await rename.executeTakeFirst(db.kysely.withSchema('main'), { id: 'ws_fast', name: 'copy' })).toEqual({ id: 'ws_fast', name: 'copy' });
