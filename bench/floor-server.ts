@@ -6,7 +6,8 @@
  * - authenticate the bearer key: parse it, SHA-256 the secret, read the key's row by id, compare in constant
  *   time, refuse a revoked key;
  * - one `UPDATE forms … WHERE workspace_id AND id AND status = 'DRAFT' RETURNING <the form's columns>`, the
- *   statement Formcast runs, with prepared better-sqlite3 statements and no query builder;
+ *   statement Formcast runs, with prepared better-sqlite3 statements and no query builder, run to its end (so
+ *   that the WAL is checkpointed as Formcast's is);
  * - answer the whole form as JSON (the API's Form object).
  *
  * No validation, no scope check, no lastUsedAt bookkeeping (Formcast writes it once a minute per key), no
@@ -58,7 +59,10 @@ app.put<{ Params: { id: string }; Body: { name?: unknown; seoTitle?: unknown } }
 
   const name = typeof req.body?.name === 'string' ? req.body.name : 'Bench';
   const seoTitle = typeof req.body?.seoTitle === 'string' ? req.body.seoTitle : null;
-  const f = update.get(name, seoTitle, new Date().toISOString(), key.workspace_id, req.params.id);
+  // all(), not get(): get() resets the statement before SQLite's last step, and SQLite runs the WAL's auto-checkpoint
+  // only from that step; with get() this process never checkpointed (its WAL grew without bound, the checkpoints
+  // Formcast pays never came). all() runs the statement to its end, as Formcast's driver does.
+  const f = update.all(name, seoTitle, new Date().toISOString(), key.workspace_id, req.params.id)[0];
   if (!f) return reply.code(404).send({ code: 'not_found' });
   return {
     id: f.id, name: f.name, description: f.description, type: f.type, display: f.display,
