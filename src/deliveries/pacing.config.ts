@@ -1,6 +1,10 @@
 import fs from 'node:fs';
 import { Type, type Static } from 'typebox';
-import Value from 'typebox/value';
+import type * as TypeboxValue from 'typebox/value';
+import { lazyRequire } from '../lib/lazy.js';
+
+// The validator loads only when SEND_PACING is set (lib/lazy.ts): the defaults need none.
+const typeboxValue = lazyRequire<typeof TypeboxValue>('typebox/value');
 
 /**
  * Pacing per receiving domain (docs/sending.md): the limits of each destination and how they adapt when a
@@ -124,7 +128,7 @@ export function parsePacing(raw: string | undefined): PacingConfig {
   } catch (err) {
     throw new PacingConfigError(`SEND_PACING is not valid JSON: ${(err as Error).message}`);
   }
-  const errors = [...Value.Errors(PacingInput, input)].filter((e) => e.keyword !== 'boolean');
+  const errors = [...typeboxValue().Errors(PacingInput, input)].filter((e) => e.keyword !== 'boolean');
   if (errors.length) {
     throw new PacingConfigError(`SEND_PACING: ${errors.slice(0, 3).map((e) => `${e.instancePath || '(top)'} ${e.message}${e.keyword === 'additionalProperties' ? ` (${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')})` : ''}`).join('; ')}`);
   }
