@@ -1,11 +1,18 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { parsePacing, PacingConfigError, type PacingConfig } from './deliveries/pacing.config.js';
+import { parseRelayUrls, RelayConfigError, type RelayUrl } from './mail/relay-urls.js';
 
 export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
+  /** SMTP_URL, or the first of SMTP_URLS; null: the outbox. */
   smtpUrl: string | null;
+  /** Every relay with its weight (SMTP_URLS; SMTP_URL is one relay); empty: the outbox. */
+  smtpRelays: RelayUrl[];
+  /** Pacing per receiving domain (SEND_PACING, docs/sending.md). */
+  sendPacing: PacingConfig;
   publicUrl: string;
   /** False when PUBLIC_URL was not set and publicUrl is the listening address. */
   publicUrlExplicit: boolean;
@@ -75,6 +82,16 @@ function rateFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
 
 export class ConfigError extends Error {}
 
+/** A setting's own parser's error, as a ConfigError. */
+function wrap<T>(kind: new (...args: never[]) => Error, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof kind) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
 /**
  * TRUST_PROXY: unset or `false`; `true` (any peer is a proxy: only when nothing but your proxy can reach the
  * service); or the proxies' addresses and CIDRs (and the keywords loopback, linklocal, uniquelocal). A hop
@@ -108,8 +125,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got "${env.PORT}"`);
   const host = env.HOST || '127.0.0.1';
   const databaseUrl = env.DATABASE_URL || path.join('.', 'data', 'formcast.db');
-  const smtpUrl = env.SMTP_URL || null;
-  if (smtpUrl && !/^smtps?:\/\//.test(smtpUrl)) throw new ConfigError('SMTP_URL must start with smtp:// or smtps://');
+  if (env.SMTP_URL && env.SMTP_URLS) throw new ConfigError('set SMTP_URL (one relay) or SMTP_URLS (several), not both');
+  if (env.SMTP_URL && !/^smtps?:\/\//.test(env.SMTP_URL)) throw new ConfigError('SMTP_URL must start with smtp:// or smtps://');
+  const smtpRelays = env.SMTP_URLS ? wrap(RelayConfigError, () => parseRelayUrls(env.SMTP_URLS!)) : env.SMTP_URL ? [{ url: env.SMTP_URL, weight: 1 }] : [];
+  const smtpUrl = smtpRelays[0]?.url ?? null;
+  const sendPacing = wrap(PacingConfigError, () => parsePacing(env.SEND_PACING));
   const publicUrl = (env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   try {
     new URL(publicUrl);
@@ -138,7 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: env.INBOUND_SMTP_HOST || host,
     },
     hooks: { snsCertHost, postmarkUser: env.POSTMARK_WEBHOOK_USER || null, postmarkPassword: env.POSTMARK_WEBHOOK_PASSWORD || null },
-    port, host, databaseUrl, smtpUrl, publicUrl, publicUrlExplicit: Boolean(env.PUBLIC_URL), logLevel: env.LOG_LEVEL || 'info', dnsServers,
+    port, host, databaseUrl, smtpUrl, smtpRelays, sendPacing, publicUrl, publicUrlExplicit: Boolean(env.PUBLIC_URL), logLevel: env.LOG_LEVEL || 'info', dnsServers,
     dnsTimeoutMs: intFrom(env, 'DNS_TIMEOUT_MS', 5000, 1, 60_000),
     outboxDir: env.OUTBOX_DIR || path.join('.', 'data', 'outbox'),
     smtpMaxConnections: intFrom(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
@@ -173,7 +193,7 @@ export function configWarnings(config: Pick<Config, 'publicUrl' | 'publicUrlExpl
   const url = new URL(config.publicUrl);
   if (!config.publicUrlExplicit) warnings.push(`PUBLIC_URL is not set: links in emails and pages use ${config.publicUrl}, which recipients cannot reach; set it to the public https address of this service`);
   else if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) warnings.push(`PUBLIC_URL is http:// on ${url.hostname}: one-click unsubscribe (RFC 8058) and mailbox providers expect https; put the service behind a TLS proxy and set PUBLIC_URL to its https address`);
-  if (!config.smtpUrl) warnings.push('SMTP_URL is not set: messages are written as .eml files to the outbox directory and NOT sent to anyone');
+  if (!config.smtpUrl) warnings.push('SMTP_URL is not set (nor SMTP_URLS): messages are written as .eml files to the outbox directory and NOT sent to anyone');
   // An MX record names a host, never an address (RFC 5321 §5.1), so the bounce domain advice would be unusable.
   if (config.bounceMxHost !== undefined && isIP(config.bounceMxHost.replace(/^\[|\]$/g, ''))) warnings.push(`BOUNCE_MX_HOST is ${config.bounceMxHost}, an address: an MX record must name a host; set BOUNCE_MX_HOST to the host name of the inbound listener (or PUBLIC_URL to a named host)`);
   return warnings;

@@ -92,11 +92,11 @@ export async function claimDeliveries(db: Executor, dialect: Dialect, owner: str
       // No status condition out here: the subquery has it (and on PostgreSQL re-checks it on the locked row).
       // One would make SQLite walk the whole status index instead of looking the ids up by primary key.
       .where('id', 'in', due)
-      .returning(['id', 'workspace_id', 'broadcast_id', 'contact_id', 'email', 'attempts', 'unsubscribe_token'])
+      .returning(['id', 'workspace_id', 'broadcast_id', 'contact_id', 'email', 'attempts', 'unsubscribe_token', 'created_at'])
       .execute();
     return rows.map((r) => ({
       id: r.id, workspaceId: r.workspace_id, broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email,
-      attempts: Number(r.attempts), unsubscribeToken: r.unsubscribe_token,
+      attempts: Number(r.attempts), unsubscribeToken: r.unsubscribe_token, createdAt: toIso(r.created_at),
     }));
   };
   // Both statuses are the claimable ones of the state machine (deliveries.state.ts).
@@ -130,6 +130,7 @@ export type Outcome =
   | { op: 'hold' }
   | { op: 'sent'; messageId: string; response: string }
   | { op: 'retry'; error: string; nextAttemptAt: string }
+  | { op: 'defer'; error: string | null; nextAttemptAt: string }
   | { op: 'fail' | 'bounce' | 'skip'; error: string; bounceClass?: BounceClass };
 
 /** The outcome of an attempt (the state table's op of the same name); false if the delivery was no longer in a status it applies to. */
@@ -137,6 +138,16 @@ export async function recordOutcome(db: Executor, workspaceId: string, id: strin
   if (outcome.op === 'hold') {
     const res = await db.updateTable('deliveries').set({ status: nextStatus('SENDING', 'hold')!, updated_at: now, lease_owner: null, lease_expires_at: null, handed_off_at: null })
       .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', 'in', statusesFor('hold')).executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+  if (outcome.op === 'defer') {
+    // Back in the queue until its destination has room, and the attempt the claim counted given back (pacing).
+    const res = await db.updateTable('deliveries')
+      .set({
+        status: nextStatus('SENDING', 'defer')!, attempts: sql`attempts - 1`, next_attempt_at: outcome.nextAttemptAt, updated_at: now,
+        lease_owner: null, lease_expires_at: null, handed_off_at: null, ...(outcome.error !== null ? { last_error: outcome.error.slice(0, 500) } : {}),
+      })
+      .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', 'in', statusesFor('defer')).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
   const set: Partial<DeliveriesTable> = { status: nextStatus('SENDING', outcome.op)!, updated_at: now, lease_owner: null, lease_expires_at: null };

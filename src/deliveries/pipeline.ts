@@ -10,7 +10,11 @@ import type { Address, OutgoingMessage } from '../mail/compose.js';
 import { returnPath, unsubscribeAddress } from '../mail/verp.js';
 import { classifySendError } from '../mail/outcome.js';
 import type { Mailer } from '../mail/transport.js';
-import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, MaterializationJob, SendingBroadcast } from './store.js';
+import type { TxtLookup } from '../domains/domains.dns.js';
+import { DestinationResolver, domainOf } from './destinations.js';
+import { dispatch, Pacer, type Permit } from './pacing.js';
+import { DEFAULT_PACING, type PacingConfig } from './pacing.config.js';
+import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
 
 export interface PipelineOptions {
   /** Names this process in leases; unique per worker. */
@@ -33,6 +37,12 @@ export interface PipelineOptions {
   backoffMaxMs: number;
   /** Recipients written to the deliveries table per transaction. */
   materializeBatch: number;
+  /** Limits per destination and how they adapt (SEND_PACING, docs/sending.md). */
+  pacing: PacingConfig;
+  /** How long a batch waits for destinations with no room before it defers what is left. */
+  pacingWindowMs: number;
+  /** The MX lookup that groups recipient domains (DNS_SERVERS); none: each domain is its own destination. */
+  mxLookup?: TxtLookup | null;
 }
 
 export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publicUrl' | 'secret'> = {
@@ -43,6 +53,8 @@ export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publi
   backoffBaseMs: 30_000,
   backoffMaxMs: 3_600_000,
   materializeBatch: 1000,
+  pacing: DEFAULT_PACING,
+  pacingWindowMs: 2_000,
 };
 
 interface PreparedBroadcast extends SendingBroadcast {
@@ -55,6 +67,12 @@ interface PreparedBroadcast extends SendingBroadcast {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** A claimed delivery with what sending it needs. */
+interface Work extends Recipient {
+  d: ClaimedDelivery;
+  prepared: PreparedBroadcast | undefined;
+}
+
 /**
  * The sending pipeline (see deliveries/CONTEXT.md): the scheduler starts due broadcasts, the materializer
  * writes each SENDING broadcast's audience into deliveries, and batches of deliveries are claimed, rendered,
@@ -63,8 +81,15 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export class DeliveryPipeline {
   private materializing: MaterializationJob | null = null;
   private readonly prepared = new Map<string, PreparedBroadcast>();
+  private readonly destinations: DestinationResolver;
+  /** The pace of each destination (pacing.ts); per process. */
+  readonly pacer: Pacer;
 
-  constructor(private readonly store: DeliveryStore, private readonly mailer: Mailer, private readonly opts: PipelineOptions, private readonly log: FastifyBaseLogger) {}
+  constructor(private readonly store: DeliveryStore, private readonly mailer: Mailer, private readonly opts: PipelineOptions, private readonly log: FastifyBaseLogger) {
+    this.destinations = new DestinationResolver(opts.pacing, opts.mxLookup ?? null);
+    this.pacer = new Pacer(opts.pacing.adaptive, Date.now, (n) => log.warn({ destination: n.key, from: n.from, to: n.to, reply: n.reply },
+      `destination ${n.key} throttles: ${n.from === null ? 'no limit' : `${n.from}/s`} → ${Math.round(n.to * 100) / 100}/s`));
+  }
 
   /** SCHEDULED broadcasts whose sendAt has passed start sending (also those missed while nothing ran). */
   async runScheduler(): Promise<number> {
@@ -124,37 +149,62 @@ export class DeliveryPipeline {
     try {
       const byBroadcast = new Map<string, ClaimedDelivery[]>();
       for (const d of claimed) byBroadcast.set(d.broadcastId, [...(byBroadcast.get(d.broadcastId) ?? []), d]);
+      const work: Work[] = [];
       for (const [broadcastId, deliveries] of byBroadcast) {
-        const workspaceId = deliveries[0]!.workspaceId;
-        const prepared = await this.prepare(workspaceId, broadcastId);
-        const recipients = await this.store.recipients(workspaceId, deliveries);
-        let next = 0;
-        const lane = async () => {
-          while (next < deliveries.length) {
-            const d = deliveries[next++]!;
-            const r = recipients.get(d.id)!;
-            await this.deliver(d, prepared, r.contact, r.excluded);
-          }
-        };
-        await Promise.all(Array.from({ length: Math.min(this.opts.concurrency, deliveries.length) }, lane));
-        await this.store.settle(workspaceId, broadcastId, iso(Date.now()));
+        const prepared = await this.prepare(deliveries[0]!.workspaceId, broadcastId);
+        const recipients = await this.store.recipients(deliveries[0]!.workspaceId, deliveries);
+        for (const d of deliveries) {
+          const w = { d, prepared, ...recipients.get(d.id)! };
+          // Those that will not be sent are recorded at once; the others wait for their destination's pace.
+          const verdict = this.verdict(w);
+          if (verdict) await this.store.record(d, verdict, iso(Date.now()));
+          else work.push(w);
+        }
       }
+      // Each destination at its pace (pacing.ts): a lane takes the next delivery whose destination has room, and
+      // what cannot go within the window goes back to the queue, due when its destination will have room.
+      const destinations = await this.destinations.resolveAll(work.map((w) => domainOf(w.d.email)), this.opts.pacing.lookupBudgetMs);
+      await dispatch({
+        items: work, lanes: this.opts.concurrency, pacer: this.pacer, until: Date.now() + this.opts.pacingWindowMs,
+        destinationOf: (w) => destinations.get(domainOf(w.d.email))!,
+        run: (w, permit) => this.deliver(w.d, w.prepared!, w.contact!, permit),
+        defer: (w, at) => this.defer(w.d, at, null),
+      });
+      for (const [broadcastId, deliveries] of byBroadcast) await this.store.settle(deliveries[0]!.workspaceId, broadcastId, iso(Date.now()));
     } finally {
       clearInterval(renew);
     }
     return claimed.length;
   }
 
-  private async deliver(d: ClaimedDelivery, prepared: PreparedBroadcast | undefined, contact: ContactRecord | undefined, excluded: string | null): Promise<void> {
-    const record = (outcome: AttemptOutcome) => this.store.record(d, outcome, iso(Date.now()));
+  /** The outcome of a delivery that will not be sent, or null when it is to be sent. */
+  private verdict({ d, prepared, contact, excluded }: Work): AttemptOutcome | null {
     // Whoever unsubscribed, bounced, complained or was suppressed since the audience was taken is not mailed.
-    if (excluded || !contact) return record({ op: 'skip', error: excluded ?? 'contact was deleted' });
-    if (prepared?.broadcast.status === 'PAUSED') return record({ op: 'hold' });
-    if (!prepared || prepared.broadcast.status !== 'SENDING') return record({ op: 'skip', error: 'broadcast is no longer sending' });
+    if (excluded || !contact) return { op: 'skip', error: excluded ?? 'contact was deleted' };
+    if (prepared?.broadcast.status === 'PAUSED') return { op: 'hold' };
+    if (!prepared || prepared.broadcast.status !== 'SENDING') return { op: 'skip', error: 'broadcast is no longer sending' };
     // Addresses stored before the input rules tightened (a quoted local part kept without its quotes) are never sent to.
-    if (contactEmail(d.email) !== d.email) return record({ op: 'fail', error: 'the stored address is not a valid single address' });
-    if (!prepared.dkim || !prepared.from) return record({ op: 'fail', error: `${prepared.senderDomain ?? 'the sender'} is not a verified sending domain of the workspace` });
+    if (contactEmail(d.email) !== d.email) return { op: 'fail', error: 'the stored address is not a valid single address' };
+    if (!prepared.dkim || !prepared.from) return { op: 'fail', error: `${prepared.senderDomain ?? 'the sender'} is not a verified sending domain of the workspace` };
+    return null;
+  }
 
+  /**
+   * Back to the queue until `at` without using an attempt (its destination has no room, or throttled it); a
+   * delivery that has waited for its destination longer than SEND_PACING's giveUpAfterMs fails instead.
+   */
+  private defer(d: ClaimedDelivery, at: number, reply: string | null): Promise<void> {
+    const now = Date.now();
+    const limit = this.opts.pacing.giveUpAfterMs;
+    if (now - Date.parse(d.createdAt) > limit) {
+      const within = limit >= 3_600_000 ? `${Math.round(limit / 3_600_000)} h` : limit >= 60_000 ? `${Math.round(limit / 60_000)} min` : `${Math.round(limit / 100) / 10} s`;
+      return this.store.record(d, { op: 'fail', error: `its destination did not take it within ${within} of queueing${reply ? `: ${reply}` : ''}` }, iso(now));
+    }
+    return this.store.record(d, { op: 'defer', error: reply, nextAttemptAt: iso(at) }, iso(now));
+  }
+
+  private async deliver(d: ClaimedDelivery, prepared: PreparedBroadcast, contact: ContactRecord, permit: Permit): Promise<void> {
+    const record = (outcome: AttemptOutcome) => this.store.record(d, outcome, iso(Date.now()));
     let message: OutgoingMessage;
     try {
       message = this.compose(d, prepared, contact);
@@ -164,9 +214,17 @@ export class DeliveryPipeline {
     if (!(await this.store.handOff(d, this.opts.workerId, iso(Date.now())))) return; // canceled or paused meanwhile
     try {
       const info = await this.mailer.send(message);
+      permit.done('sent');
       await record({ op: 'sent', messageId: info.messageId, response: info.response });
     } catch (err) {
       const result = classifySendError(err);
+      if (result.kind === 'temporary' && result.throttle) {
+        // "Try later" from the destination: it slows down, and the message waits for it without using an attempt
+        // (nor counting as the recipient's soft bounce).
+        permit.done('throttled', result.reason);
+        return this.defer(d, this.pacer.slotAt(permit.destination), result.reason);
+      }
+      permit.done('failed');
       if (result.kind === 'temporary' && d.attempts < this.opts.maxAttempts) {
         const wait = Math.min(this.opts.backoffMaxMs, this.opts.backoffBaseMs * 2 ** (d.attempts - 1));
         await record({ op: 'retry', error: result.reason, nextAttemptAt: iso(Date.now() + wait) });

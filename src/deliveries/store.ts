@@ -49,6 +49,8 @@ export interface ClaimedDelivery {
   email: string;
   attempts: number;
   unsubscribeToken: string;
+  /** When it was queued (a delivery waiting for its destination longer than SEND_PACING's giveUpAfterMs fails). */
+  createdAt: string;
 }
 
 export interface SendingBroadcast {
@@ -69,6 +71,11 @@ export interface Recipient {
 export type AttemptOutcome =
   | { op: 'sent'; messageId: string; response: string }
   | { op: 'retry'; error: string; nextAttemptAt: string }
+  /**
+   * Not sent now, without using an attempt: its destination has no room in this batch, or answered "try later"
+   * (a throttle, `error`: the reply), which slows the destination down and is no soft bounce (docs/sending.md).
+   */
+  | { op: 'defer'; error: string | null; nextAttemptAt: string }
   | { op: 'fail' | 'skip'; error: string }
   /** The broadcast was paused after the claim: the delivery waits with the others (PAUSED). */
   | { op: 'hold' }

@@ -11,6 +11,7 @@ import { reportRules } from '../bounces/bounces.service.js';
 import { purgeInboundMessages } from '../bounces/bounces.inbound.js';
 import { purgeIdempotencyKeys } from '../http/idempotency.js';
 import { createMailer, type Mailer } from '../mail/transport.js';
+import { parseDnsServers, resolverLookup } from '../domains/domains.dns.js';
 import { ConfirmationSender } from '../submissions/confirmations.sender.js';
 import { WebhookDispatcher } from '../webhooks/webhooks.dispatcher.js';
 import { JobRunner, type Job } from './runner.js';
@@ -50,11 +51,14 @@ export function buildPipeline(db: Db, mailer: Mailer, config: Config & { secret:
     workerId,
     publicUrl: config.publicUrl,
     secret: config.secret,
-    postmarkMetadata: config.smtpUrl !== null && /(^|\.)postmarkapp\.com$/i.test(new URL(config.smtpUrl).hostname),
+    postmarkMetadata: config.smtpRelays.some((r) => /(^|\.)postmarkapp\.com$/i.test(new URL(r.url).hostname)),
     batchSize: config.worker.batchSize,
     leaseMs: config.worker.leaseMs,
     maxAttempts: config.worker.maxAttempts,
     backoffBaseMs: config.worker.backoffBaseMs,
+    // Recipient domains are grouped by their MX, looked up through DNS_SERVERS (docs/sending.md).
+    pacing: config.sendPacing,
+    mxLookup: resolverLookup(parseDnsServers(config.dnsServers), config.dnsTimeoutMs).mx,
     ...overrides,
   }, log);
 }
@@ -62,7 +66,7 @@ export function buildPipeline(db: Db, mailer: Mailer, config: Config & { secret:
 /** The mail transport from the configuration, checked at once (warn, not fail), its repeated failures logged. */
 export function configuredMailer(config: Config, log: FastifyBaseLogger): Mailer {
   const mailer = createMailer({
-    smtpUrl: config.smtpUrl, outboxDir: config.outboxDir, maxConnections: config.smtpMaxConnections, rateLimit: config.smtpRateLimit,
+    smtpUrl: config.smtpUrl, relays: config.smtpRelays, outboxDir: config.outboxDir, maxConnections: config.smtpMaxConnections, rateLimit: config.smtpRateLimit,
     heloName: config.smtpHeloName, allowPlaintextAuth: config.smtpAllowPlaintextAuth,
     // Said at the first failure and then at every tenth in a row, with the reason, until a send succeeds.
     onFailure: (state, consecutive) => {

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { OutgoingMessage } from './compose.js';
 import { dkimSign } from './dkim.js';
+import type { RelayUrl } from './relay-urls.js';
+import { createRelaySet, type RelayState } from './relays.js';
 
 /** How the transport is doing, for logs and /readyz (docs/bounces.md, "The transport"). */
 export interface TransportState {
@@ -15,6 +15,8 @@ export interface TransportState {
   ok: boolean | null;
   detail: string | null;
   checkedAt: string | null;
+  /** Each relay's health (SMTP only): the transport works while one of them does. */
+  relays?: RelayState[];
 }
 
 export interface Mailer {
@@ -28,12 +30,14 @@ export interface Mailer {
 }
 
 export interface MailerOptions {
-  /** smtp:// or smtps:// URL; null writes .eml files to `outboxDir` instead. */
+  /** smtp:// or smtps:// URL; null (and no `relays`) writes .eml files to `outboxDir` instead. */
   smtpUrl: string | null;
+  /** Several relays with weights (SMTP_URLS); when given, `smtpUrl` is not used. */
+  relays?: readonly RelayUrl[];
   outboxDir: string;
-  /** Concurrent SMTP connections of the pool. */
+  /** Concurrent SMTP connections of the pool (of each relay's). */
   maxConnections: number;
-  /** Messages per second, at most (0: no limit). */
+  /** Messages per second, at most (0: no limit), per relay. */
   rateLimit: number;
   /** The EHLO name (SMTP_HELO_NAME); default nodemailer's (the host name). */
   heloName?: string | null;
@@ -80,72 +84,43 @@ export async function buildRaw(m: OutgoingMessage): Promise<Buffer> {
   return m.dkim ? dkimSign(composed, { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }) : composed;
 }
 
-const CONNECTION_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETLS', 'EAUTH', 'ENOTFOUND', 'EAI_AGAIN']);
-
-/** nodemailer's pooled SMTP transport, or (without SMTP_URL) an outbox of .eml files for development. */
+/** nodemailer's pooled SMTP transport to one relay or several (relays.ts), or (without SMTP_URL) an outbox of .eml files for development. */
 export function createMailer(options: MailerOptions): Mailer {
-  let consecutive = 0;
-  const state: TransportState = { mode: options.smtpUrl ? 'smtp' : 'outbox', description: '', ok: null, detail: null, checkedAt: null };
-  const succeeded = () => {
-    consecutive = 0;
-    if (state.ok !== true) Object.assign(state, { ok: true, detail: null, checkedAt: new Date().toISOString() });
-  };
-  const failed = (err: unknown) => {
-    const code = (err as { code?: unknown }).code;
-    if (typeof code !== 'string' || !CONNECTION_CODES.has(code)) return; // a refused recipient says nothing about the transport
-    consecutive++;
-    Object.assign(state, { ok: false, detail: `${code}: ${(err as Error).message}`, checkedAt: new Date().toISOString() });
-    options.onFailure?.(state, consecutive);
-  };
+  const urls = options.relays?.length ? options.relays : options.smtpUrl ? [{ url: options.smtpUrl, weight: 1 }] : [];
+  const state: TransportState = { mode: urls.length ? 'smtp' : 'outbox', description: '', ok: null, detail: null, checkedAt: null };
 
-  if (options.smtpUrl) {
-    const url = new URL(options.smtpUrl);
-    const secure = url.protocol === 'smtps:';
-    const auth = url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined;
-    const poolOptions: SMTPPool.Options = {
-      pool: true,
-      host: url.hostname,
-      port: url.port ? Number(url.port) : secure ? 465 : 587,
-      secure,
-      ...(auth ? { auth } : {}),
-      // Credentials never cross the network in clear: STARTTLS is required unless the operator says otherwise.
-      ...(auth && !secure && !options.allowPlaintextAuth ? { requireTLS: true } : {}),
-      ...(options.heloName ? { name: options.heloName } : {}),
-      maxConnections: options.maxConnections,
-      maxMessages: Infinity,
-      ...(options.rateLimit > 0 ? { rateDelta: 1000, rateLimit: options.rateLimit } : {}),
-      connectionTimeout: 15_000,
-      greetingTimeout: 15_000,
-      socketTimeout: 60_000,
+  if (urls.length) {
+    const relays = createRelaySet(urls, {
+      ...options,
+      onFailure: (relay, consecutive) => options.onFailure?.({ ...state, description: relay.url, ok: false, detail: relay.detail, checkedAt: relay.checkedAt }, consecutive),
+    });
+    state.description = relays.description;
+    /** The relays' states summed up: working while one relay works. */
+    const current = (): TransportState => {
+      const list = relays.relays();
+      const failing = list.filter((r) => r.ok === false);
+      const ok = list.some((r) => r.ok === true) ? true : failing.length === list.length ? false : null;
+      const detail = failing.length === 0 ? null
+        : list.length === 1 ? failing[0]!.detail
+          : `${failing.length} of ${list.length} relays failing: ${failing.map((r) => `${r.url}: ${r.detail}`).join('; ')}`;
+      const checkedAt = list.map((r) => r.checkedAt).filter((t): t is string => t !== null).sort().at(-1) ?? null;
+      return { ...state, ok, detail, checkedAt, relays: list };
     };
-    const transport = nodemailer.createTransport(poolOptions);
-    state.description = `SMTP ${url.protocol}//${url.host} (pool of ${options.maxConnections})`;
     return {
       kind: 'smtp',
       description: state.description,
       async send(m) {
         const raw = await buildRaw(m);
-        try {
-          const info = await transport.sendMail({ envelope: { from: m.returnPath, to: [m.to] }, raw });
-          succeeded();
-          return { messageId: m.messageId, response: info.response };
-        } catch (err) {
-          failed(err);
-          throw err;
-        }
+        const info = await relays.send({ from: m.returnPath, to: [m.to] }, raw, m.messageId);
+        return { messageId: m.messageId, response: info.response };
       },
       async verify() {
-        try {
-          await transport.verify();
-          Object.assign(state, { ok: true, detail: null, checkedAt: new Date().toISOString() });
-        } catch (err) {
-          Object.assign(state, { ok: false, detail: (err as Error).message, checkedAt: new Date().toISOString() });
-        }
-        return { ...state };
+        await relays.verify();
+        return current();
       },
-      state: () => ({ ...state }),
+      state: current,
       async close() {
-        transport.close();
+        relays.close();
       },
     };
   }

@@ -1,22 +1,18 @@
 import crypto from 'node:crypto';
 import dgram from 'node:dgram';
-import dns2 from 'dns2';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { getSigningKey } from '../../src/domains/domains.repository.js';
 import { DomainsService } from '../../src/domains/domains.service.js';
 import { buildApp } from '../../src/app.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
+import { startDnsServer } from '../helpers/dns.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 
 /*
- * A real DNS server on loopback (dns2 over UDP, plus TCP on the same port in case an answer is truncated
- * and the resolver retries over TCP), serving the TXT records each test publishes. Every test uses domains of its own
- * (random labels), so the zone is shared by the SQLite and PostgreSQL runs without interference.
+ * A real DNS server on loopback (test/helpers/dns.ts) serving the TXT records each test publishes. Every test uses
+ * domains of its own (random labels), so the zone is shared by the SQLite and PostgreSQL runs without interference.
  */
-const { Packet } = dns2;
-/** RFC 1035 response codes (dns2 has Packet.RCODE at run time, not in its typings). */
-const RCODE = { SERVFAIL: 2, NXDOMAIN: 3 };
 /** name → TXT records, each as the character-strings it is split into. */
 const zone = new Map<string, string[][]>();
 /** Names the server never answers (a per-record timeout). */
@@ -26,42 +22,22 @@ const servfail = new Set<string>();
 /** name → MX exchanges. */
 const mxZone = new Map<string, string[]>();
 
-const handle: Parameters<typeof dns2.createServer>[0]['handle'] = (request, send) => {
-  const response = Packet.createResponseFromRequest(request);
-  const question = request.questions[0];
-  const name = (question?.name ?? '').toLowerCase();
-  if (silent.has(name)) return;
-  const records = zone.get(name);
-  const exchanges = mxZone.get(name);
-  if (servfail.has(name)) response.header.rcode = RCODE.SERVFAIL;
-  else if (!records && !exchanges) response.header.rcode = RCODE.NXDOMAIN;
-  else if (question?.type === Packet.TYPE.TXT) {
-    for (const data of records ?? []) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data } as never);
-  } else if (question?.type === Packet.TYPE.MX) {
-    exchanges?.forEach((exchange, i) => response.answers.push({ name: question.name, type: Packet.TYPE.MX, class: Packet.CLASS.IN, ttl: 60, priority: 10 + i, exchange } as never));
-  }
-  void send(response);
-};
-
-const udpServer = dns2.createServer({ udp: true, handle });
-const tcpServer = dns2.createServer({ tcp: true, handle });
+let dnsServer: Awaited<ReturnType<typeof startDnsServer>>;
 let dnsAddress = '';
 /** A UDP socket on loopback that reads queries and never answers. */
 const blackHole = dgram.createSocket('udp4');
 let blackHoleAddress = '';
 
 beforeAll(async () => {
-  const { udp } = await udpServer.listen({ udp: { port: 0, address: '127.0.0.1' } });
-  await tcpServer.listen({ tcp: { port: udp!.port, address: '127.0.0.1' } });
-  dnsAddress = `127.0.0.1:${udp!.port}`;
+  dnsServer = await startDnsServer({ txt: zone, mx: mxZone, silent, servfail });
+  dnsAddress = dnsServer.address;
   await new Promise<void>((resolve) => blackHole.bind(0, '127.0.0.1', resolve));
   blackHoleAddress = `127.0.0.1:${blackHole.address().port}`;
 });
 
 afterAll(async () => {
   blackHole.close();
-  // The TCP side waits for idle client connections; do not hold the run for it.
-  await Promise.race([Promise.all([udpServer.close(), tcpServer.close()]), new Promise((r) => setTimeout(r, 500))]);
+  await dnsServer?.close();
 });
 
 /** Splits a TXT value into character-strings of at most 255 octets, as DNS providers do. */

@@ -164,7 +164,8 @@ describeApi('sending broadcasts', (h) => {
   it('temporary failures stop after the attempt limit; a broadcast that reached nobody is FAILED', async () => {
     const { ws, broadcast } = await setup();
     await insertContact(h, ws, { email: 'always-busy@example.com' });
-    sending.smtp.setPolicy(() => ({ code: 421, message: '4.7.0 Busy' }));
+    // Not a throttle ("421" or "4.7.x try later" wait for the destination without using attempts: pacing.test.ts).
+    sending.smtp.setPolicy(() => ({ code: 451, message: '4.3.0 Temporary local problem' }));
     await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
     await sending.drain();
     const [d] = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries`)).json().data;

@@ -14,6 +14,8 @@ export interface Sending {
   mailer: Mailer;
   /** The pipeline `drain` runs; a test may swap it (and put it back). */
   pipeline: DeliveryPipeline;
+  /** Another pipeline like this one, with other options or another transport (to swap in). */
+  build(overrides?: Partial<PipelineOptions>, mailer?: Mailer): DeliveryPipeline;
   /** Runs the pipeline until no delivery is open and no broadcast is sending (retries included), or `until` says so. */
   drain(until?: () => Promise<boolean>): Promise<void>;
 }
@@ -28,10 +30,11 @@ export function useSending(h: Harness, options: Partial<PipelineOptions> & { wor
   beforeAll(async () => {
     s.smtp = await startSmtpServer();
     s.mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${s.smtp.port}`, outboxDir: '', maxConnections, rateLimit: 0 });
-    s.pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), s.mailer, {
-      ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, publicUrl: 'https://mail.example.test', backoffBaseMs: 1, ...pipelineOptions,
-    }, silent as never);
+    s.pipeline = s.build();
   });
+  s.build = (overrides = {}, mailer = s.mailer) => new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, {
+    ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, publicUrl: 'https://mail.example.test', backoffBaseMs: 1, ...pipelineOptions, ...overrides,
+  }, silent as never);
   afterAll(async () => {
     await s.mailer?.close();
     await s.smtp?.close();

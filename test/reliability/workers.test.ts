@@ -5,7 +5,7 @@
  * records every message it accepts by recipient and Message-ID.
  *
  * 1. One worker is killed with SIGKILL mid-send; the other finishes the broadcast.
- * 2. The SMTP server answers 421 at random (to RCPT and after DATA) and drops connections at random
+ * 2. The SMTP server answers 451 at random (to RCPT and after DATA) and drops connections at random
  *    (before RCPT, after RCPT, and after receiving a whole message but before answering it).
  *
  * The guarantee is at-least-once, with a bound (see src/deliveries/CONTEXT.md):
@@ -48,10 +48,13 @@ const DOMAIN = 'acme.test';
 // The SMTP server: records what it accepts; optionally misbehaves.
 
 interface Faults {
-  /** Probability of a 421 reply to RCPT TO. */
-  rcpt421: number;
-  /** Probability of a 421 reply after a message was received (the message is refused, not recorded). */
-  data421: number;
+  /**
+   * Probability of a 451 reply to RCPT TO: a temporary failure retried with an attempt. (A 421 is a throttle of
+   * the destination, waited out without using attempts: test/api/pacing.test.ts.)
+   */
+  rcpt451: number;
+  /** Probability of a 451 reply after a message was received (the message is refused, not recorded). */
+  data451: number;
   /** Probability, per transaction, of destroying the socket: a third before RCPT, a third after it, a third after the message arrived. */
   drop: number;
 }
@@ -63,7 +66,7 @@ interface Smtp {
   /** Recipient → the Message-ID of every copy accepted (a copy counts once the message arrived in full). */
   received: Map<string, string[]>;
   total(): number;
-  stats: { accepted: number; rcpt421: number; data421: number; droppedBeforeData: number; droppedAfterData: number };
+  stats: { accepted: number; rcpt451: number; data451: number; droppedBeforeData: number; droppedAfterData: number };
   /**
    * Makes new transactions wait at MAIL FROM until release(). A delivery waiting there has been handed off
    * and cannot be recorded, so its worker stays in the middle of its batch for as long as the hold lasts.
@@ -76,12 +79,12 @@ interface Smtp {
 }
 
 function tempError(message: string): Error {
-  return Object.assign(new Error(message), { responseCode: 421 });
+  return Object.assign(new Error(message), { responseCode: 451 });
 }
 
 async function startSmtp(faults: Faults | null): Promise<Smtp> {
   const received = new Map<string, string[]>();
-  const stats = { accepted: 0, rcpt421: 0, data421: 0, droppedBeforeData: 0, droppedAfterData: 0 };
+  const stats = { accepted: 0, rcpt451: 0, data451: 0, droppedBeforeData: 0, droppedAfterData: 0 };
   let total = 0;
   let held: { port: number; go: () => void }[] | null = null;
   const roll = (p: number) => faults !== null && Math.random() < p;
@@ -107,9 +110,9 @@ async function startSmtp(faults: Faults | null): Promise<Smtp> {
       callback();
     },
     onRcptTo(_address, session, callback) {
-      if (roll(faults?.rcpt421 ?? 0)) {
-        stats.rcpt421++;
-        return callback(tempError('4.3.2 try again later'));
+      if (roll(faults?.rcpt451 ?? 0)) {
+        stats.rcpt451++;
+        return callback(tempError('4.3.0 temporary failure'));
       }
       if (roll((faults?.drop ?? 0) / 3)) {
         stats.droppedBeforeData++;
@@ -127,9 +130,9 @@ async function startSmtp(faults: Faults | null): Promise<Smtp> {
       });
       stream.on('error', () => {}); // the client went away mid-message: nothing arrived
       stream.on('end', () => {
-        if (roll(faults?.data421 ?? 0)) {
-          stats.data421++;
-          return callback(tempError('4.3.0 message not accepted, try again'));
+        if (roll(faults?.data451 ?? 0)) {
+          stats.data451++;
+          return callback(tempError('4.3.0 message not accepted'));
         }
         const head = Buffer.concat(chunks).toString('utf8').split(/\r?\n\r?\n/)[0]!;
         const messageId = /^message-id:\s*(<[^>\r\n]+>)/im.exec(head)?.[1] ?? '(none)';
@@ -398,8 +401,8 @@ describePg(title, () => {
     }
   }, 180_000);
 
-  it('the SMTP server answers 421 and drops connections at random: everyone gets it; duplicates ≤ messages whose reply was lost', async () => {
-    const smtp = await startSmtp({ rcpt421: 0.08, data421: 0.08, drop: 0.05 });
+  it('the SMTP server answers 451 and drops connections at random: everyone gets it; duplicates ≤ messages whose reply was lost', async () => {
+    const smtp = await startSmtp({ rcpt451: 0.08, data451: 0.08, drop: 0.05 });
     try {
       const { services, workspaceId, broadcastId, emails } = await setup('flaky');
       // Long leases: no worker dies here, and a lease that lapsed while a loaded machine stalled a worker would
@@ -417,7 +420,7 @@ describePg(title, () => {
       console.info(`[reliability] faults ${JSON.stringify(smtp.stats)}; ${retried.n} deliveries needed more than one attempt; `
         + `${smtp.total()} messages accepted, ${duplicates} duplicate(s); SENT after ${((Date.now() - started) / 1000).toFixed(1)} s`);
       // The faults happened (else this proves nothing), and were retried.
-      expect(smtp.stats.rcpt421 + smtp.stats.data421).toBeGreaterThan(100);
+      expect(smtp.stats.rcpt451 + smtp.stats.data451).toBeGreaterThan(100);
       expect(smtp.stats.droppedBeforeData + smtp.stats.droppedAfterData).toBeGreaterThan(20);
       expect(Number(retried.n)).toBeGreaterThan(100);
       // Only a message the server took without its answer reaching us can arrive twice.

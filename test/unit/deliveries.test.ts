@@ -2,20 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { DELIVERY_OPERATIONS, DELIVERY_STATUSES, OPEN_STATUSES, nextStatus, statusesFor } from '../../src/deliveries/deliveries.state.js';
 import { assembleContent } from '../../src/broadcasts/broadcasts.message.js';
 import { DEFAULT_SETTINGS } from '../../src/workspaces/workspaces.schemas.js';
-import { classifySendError } from '../../src/mail/outcome.js';
+import { classifySendError, isRelayFailure } from '../../src/mail/outcome.js';
 
 /** Every delivery status against every operation, spelled out independently of the source. */
 const _ = null;
 const expected: Record<string, Record<string, string | null>> = {
-  //          claim       sent    retry     fail      bounce     skip       cancel      hold      release   lateBounce lateReject
-  QUEUED: { claim: 'SENDING', sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: 'CANCELED', hold: 'PAUSED', release: _, lateBounce: _, lateReject: _ },
-  SENDING: { claim: 'SENDING', sent: 'SENT', retry: 'QUEUED', fail: 'FAILED', bounce: 'BOUNCED', skip: 'SKIPPED', cancel: 'CANCELED', hold: 'PAUSED', release: _, lateBounce: _, lateReject: _ },
-  PAUSED: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: 'CANCELED', hold: _, release: 'QUEUED', lateBounce: _, lateReject: _ },
-  SENT: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: 'BOUNCED', lateReject: 'FAILED' },
-  FAILED: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
-  BOUNCED: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
-  CANCELED: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
-  SKIPPED: { claim: _, sent: _, retry: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
+  //          claim       sent    retry     defer     fail      bounce     skip       cancel      hold      release   lateBounce lateReject
+  QUEUED: { claim: 'SENDING', sent: _, retry: _, defer: _, fail: _, bounce: _, skip: _, cancel: 'CANCELED', hold: 'PAUSED', release: _, lateBounce: _, lateReject: _ },
+  SENDING: { claim: 'SENDING', sent: 'SENT', retry: 'QUEUED', defer: 'QUEUED', fail: 'FAILED', bounce: 'BOUNCED', skip: 'SKIPPED', cancel: 'CANCELED', hold: 'PAUSED', release: _, lateBounce: _, lateReject: _ },
+  PAUSED: { claim: _, sent: _, retry: _, defer: _, fail: _, bounce: _, skip: _, cancel: 'CANCELED', hold: _, release: 'QUEUED', lateBounce: _, lateReject: _ },
+  SENT: { claim: _, sent: _, retry: _, defer: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: 'BOUNCED', lateReject: 'FAILED' },
+  FAILED: { claim: _, sent: _, retry: _, defer: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
+  BOUNCED: { claim: _, sent: _, retry: _, defer: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
+  CANCELED: { claim: _, sent: _, retry: _, defer: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
+  SKIPPED: { claim: _, sent: _, retry: _, defer: _, fail: _, bounce: _, skip: _, cancel: _, hold: _, release: _, lateBounce: _, lateReject: _ },
 };
 
 describe('delivery state machine', () => {
@@ -48,6 +48,28 @@ describe('classifySendError (the bounce table applied to a reply at send time)',
     [new Error('something odd'), 'temporary'],
   ])('%j → %s', (err, kind) => {
     expect(classifySendError(err).kind).toBe(kind);
+  });
+
+  it.each([
+    // The throttles of the big providers: "try later" for the destination, no soft bounce of the recipient.
+    [{ code: 'ECONNECTION', command: 'CONN', responseCode: 421, response: '421 4.7.0 Try again later' }, true, true],
+    [{ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 421, response: '421-4.7.28 Our system has detected an unusual rate of unsolicited mail' }, true, true],
+    [{ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 421, response: '421 4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred due to unexpected volume or user complaints' }, true, true],
+    [{ code: 'EMESSAGE', command: 'DATA', responseCode: 451, response: '451 4.7.500 Server busy. Please try again later from [192.0.2.1]' }, true, true],
+    [{ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 450, response: '450 4.7.1 Greylisted, please try again later' }, true, true],
+    // Temporary, but about the mailbox: retried, a soft bounce when attempts run out.
+    [{ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 450, response: '450 4.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional messages' }, true, false],
+    [{ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 452, response: '452 4.2.2 Mailbox full' }, true, false],
+    [{ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 451, response: '451 4.7.1 Sender address rejected: Access denied' }, true, false],
+    // The relay itself: no reply about the message (another relay may take it).
+    [{ code: 'EPROTOCOL', command: 'CONN', responseCode: 421, response: '421 4.3.2 Service not available, closing' }, false, false],
+    [{ code: 'ESOCKET', command: 'CONN', originalCode: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }, false, false],
+    [{ code: 'EAUTH', command: 'AUTH PLAIN', responseCode: 535, response: '535 5.7.8 Authentication failed' }, false, false],
+  ])('%j → reply %s, throttle %s', (err, reply, throttle) => {
+    const result = classifySendError(err);
+    expect(result.kind).toBe('temporary');
+    expect(result).toMatchObject({ reply, throttle });
+    expect(isRelayFailure(err)).toBe(!reply);
   });
 });
 
