@@ -4,7 +4,8 @@ import type { Dialect, Executor } from '../db/connection.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
-import { compileFilter, type Filter } from '../segments/segments.filter.js';
+import type { Filter } from '../segments/segments.filter.js';
+import { compiledFilter } from '../segments/segments.repository.js';
 import { contactSlices, inRange, sliceRows } from '../segments/slices.js';
 import type { Topic } from '../topics/topics.repository.js';
 import { subscribedTo } from './contacts.subscriptions.js';
@@ -225,7 +226,7 @@ export async function listContacts(db: Executor, workspaceId: string, f: Contact
  * The caller consumes a page before the next is read.
  */
 export async function* pagesOfMatchingContacts(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter | null, pageSize = 500): AsyncGenerator<ContactRecord[]> {
-  const condition = filter ? compileFilter(filter, dialect, workspaceId) : null;
+  const condition = filter ? await compiledFilter(db, dialect, workspaceId, filter) : null;
   const rowsPerSlice = sliceRows(filter);
   let after: string | undefined;
   for (;;) {
