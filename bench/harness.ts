@@ -102,8 +102,22 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   children.delete(child);
 }
 
+const cleanups: (() => Promise<void>)[] = [];
+
+/** Runs `fn` at cleanup (after the children are stopped, last registered first), e.g. to drop a database. */
+export function atCleanup(fn: () => Promise<void>): void {
+  cleanups.push(fn);
+}
+
 async function cleanup(): Promise<void> {
   await Promise.all([...children].map(stopChild));
+  for (const fn of cleanups.splice(0).reverse()) {
+    try {
+      await fn();
+    } catch (err) {
+      process.stderr.write(`cleanup: ${(err as Error).message}\n`);
+    }
+  }
   removeTempDirs();
 }
 

@@ -186,9 +186,8 @@ export class ContactsService {
     async function* chunks(): AsyncGenerator<string> {
       yield csvHeader();
       for await (const page of repo.pagesOfMatchingContacts(db.kysely, db.dialect, workspaceId, filter)) {
-        const suppressed = await suppressionsOf(db.kysely, workspaceId, page.map((c) => c.email));
         let text = '';
-        for (const c of page) text += contactCsvRow(c, suppressed.has(c.email));
+        for (const c of page) text += contactCsvRow(c, c.suppressed);
         yield text;
       }
     }

@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
+import { expressionBuilder, sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../db/connection.js';
 import type { Database } from '../db/schema.js';
 import { recordEvents } from '../events/events.repository.js';
@@ -37,14 +37,18 @@ export function subscribedTo(topic: Pick<Topic, 'id' | 'defaultSubscription'>, s
 }
 
 /**
- * The rule as raw SQL on `contacts` for a topic known only by id (the segment filter compiler): the topic's
- * default is read in the query. A topic that does not exist has neither choice nor default: no contact matches.
+ * The rule as raw SQL on `contacts` for the segment filter compiler, given the topic's default as read just before
+ * (topics never change their default): subscribedTo's one EXISTS or NOT EXISTS on the contact's choice, which both
+ * databases can run as a semi- or anti-join, and a probe, evaluated once per statement, that the topic still
+ * exists (a topic deleted meanwhile matches no contact). The form it replaced read the choice and the default in
+ * one coalesce() of two scalar subqueries per contact: PostgreSQL could neither join it nor estimate it (it guessed
+ * 6 rows of 26,090), so it counted a segment of 1,000,000 contacts in 1.46 s with JIT compilation and no parallel
+ * workers (0.44 s in this form; 0.46 s for the hand-written SQL), and wrote a broadcast's audience through a
+ * nested-loop anti-join of the whole suppression list: 6.6–14 s per 1,000 recipients (bench/segments.bench.ts).
  */
-export function subscribedToSql(workspaceId: string, topicId: string, subscribed: boolean): RawBuilder<SqlBool> {
-  return sql<SqlBool>`(coalesce(
-    (select ct.subscribed from contact_topics as ct where ct.workspace_id = ${workspaceId} and ct.contact_id = contacts.id and ct.topic_id = ${topicId}),
-    (select case when t.default_subscription = 'OPT_IN' then 1 else 0 end from topics as t where t.workspace_id = ${workspaceId} and t.id = ${topicId})
-  ) = ${subscribed ? 1 : 0})`;
+export function subscribedToSql(workspaceId: string, topic: Pick<Topic, 'id' | 'defaultSubscription'>, subscribed: boolean): RawBuilder<SqlBool> {
+  const choice = subscribedTo(topic, subscribed)(expressionBuilder<Database, 'contacts'>());
+  return sql<SqlBool>`(exists (select 1 from topics as t where t.workspace_id = ${workspaceId} and t.id = ${topic.id}) and ${choice})`;
 }
 
 export interface ContactTopic {

@@ -10,6 +10,7 @@ import { suppressionAndBounces } from './migrations/0007_suppression_bounces.js'
 import { mailSettings } from './migrations/0008_mail_settings.js';
 import { eventsAndWebhooks } from './migrations/0009_events_webhooks.js';
 import { users } from './migrations/0010_users.js';
+import { segmentIndexes } from './migrations/0011_segment_indexes.js';
 import { authVersion } from './migrations/0012_auth_version.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
@@ -25,6 +26,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0008_mail_settings': mailSettings(db.dialect),
     '0009_events_webhooks': eventsAndWebhooks(db.dialect),
     '0010_users': users(db.dialect),
+    '0011_segment_indexes': segmentIndexes(db.dialect),
     '0012_auth_version': authVersion(db.dialect),
   };
 }

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { PostgresAdapter, sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { Database, DeliveriesTable, DeliveryStatus } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
@@ -55,15 +55,32 @@ export async function renewMaterialization(db: Executor, workspaceId: string, br
   return Number(res.numUpdatedRows) > 0;
 }
 
-/** Inserts one batch of recipients (a recipient already there is left alone: the unique index decides). */
+/**
+ * Inserts one batch of recipients (a recipient already there is left alone: the unique index decides). One statement
+ * of constant text whatever the batch's size, its values in a few parameters: on PostgreSQL one array per column
+ * (unnest), on SQLite one JSON array of rows (json_each). Built through the query builder, a 1,000-row insert of
+ * every column (19,000 parameters) cost 8 ms of CPU to build and compile alone; the whole batch took 17–21 ms of
+ * CPU in this process on SQLite (the database's own work included) and 16–19 ms on PostgreSQL, now 7–8 ms and
+ * 7–10 ms (the benchmark's data, bench/segments.bench.ts).
+ */
 export async function insertDeliveries(db: Executor, workspaceId: string, broadcastId: string, recipients: { contactId: string; email: string }[], now: string): Promise<void> {
   if (!recipients.length) return;
-  await db.insertInto('deliveries').values(recipients.map((r) => ({
-    id: newId('dlv'), workspace_id: workspaceId, broadcast_id: broadcastId, contact_id: r.contactId, email: r.email,
-    status: 'QUEUED' as const, attempts: 0, next_attempt_at: now, lease_owner: null, lease_expires_at: null, handed_off_at: null,
-    last_error: null, smtp_response: null, message_id: null, unsubscribe_token: crypto.randomBytes(24).toString('base64url'),
-    unsubscribed_at: null, created_at: now, updated_at: now, sent_at: null,
-  }))).onConflict((oc) => oc.columns(['broadcast_id', 'contact_id']).doNothing()).execute();
+  const ids = recipients.map(() => newId('dlv'));
+  const tokens = recipients.map(() => crypto.randomBytes(24).toString('base64url'));
+  const columns = sql`insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at)`;
+  const onConflict = sql`on conflict (broadcast_id, contact_id) do nothing`;
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`${columns}
+      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz
+      from unnest(${ids}::text[], ${recipients.map((r) => r.contactId)}::text[], ${recipients.map((r) => r.email)}::text[], ${tokens}::text[]) as x(i, c, e, t)
+      ${onConflict}`.execute(db);
+    return;
+  }
+  const rows = JSON.stringify(recipients.map((r, n) => [ids[n], r.contactId, r.email, tokens[n]]));
+  await sql`${columns}
+    select value ->> 0, ${workspaceId}, ${broadcastId}, value ->> 1, value ->> 2, 'QUEUED', 0, ${now}, value ->> 3, ${now}, ${now}
+    from json_each(${rows}) where true
+    ${onConflict}`.execute(db);
 }
 
 export async function advanceMaterialization(db: Executor, workspaceId: string, broadcastId: string, cursor: string | null, done: boolean, now: string): Promise<void> {

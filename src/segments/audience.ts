@@ -4,8 +4,8 @@ import type { Database } from '../db/schema.js';
 import { unprocessable, type FieldError } from '../errors/errors.js';
 import { notSuppressed } from '../suppressions/suppressions.repository.js';
 import { getTopic } from '../topics/topics.repository.js';
-import { compileFilter, type Filter } from './segments.filter.js';
-import { getSegment } from './segments.repository.js';
+import type { Filter } from './segments.filter.js';
+import { compiledFilter, getSegment } from './segments.repository.js';
 import { EVALUATION_LIMIT_MS, contactSlices, inRange, sliceRows } from './slices.js';
 
 export interface AudienceSpec {
@@ -33,12 +33,10 @@ export async function audience(db: Executor, dialect: Dialect, workspaceId: stri
   if (errors.length) throw unprocessable('invalid_reference', errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; '), errors);
 
   let q = db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId).where('contacts.status', '=', 'SUBSCRIBED').where(notSuppressed);
-  if (segment) q = q.where(compileFilter(segment.filter as Filter, dialect, workspaceId));
   const topic: Filter | null = spec.topicId !== null ? { topic: spec.topicId, subscribed: true } : null;
-  if (topic) q = q.where(compileFilter(topic, dialect, workspaceId));
-  if (spec.extra) q = q.where(compileFilter(spec.extra, dialect, workspaceId));
   const parts = [segment?.filter as Filter | undefined, topic, spec.extra].filter((f): f is Filter => Boolean(f));
   const filter: Filter | null = parts.length > 1 ? { all: parts } : parts[0] ?? null;
+  if (filter) q = q.where(await compiledFilter(db, dialect, workspaceId, filter));
   return { query: q, sliceRows: sliceRows(filter) };
 }
 

@@ -3,7 +3,7 @@ import type { Dialect } from '../db/connection.js';
 import type { FieldError } from '../errors/errors.js';
 import { PROPERTY_KEY_PATTERN } from '../contacts/contacts.schemas.js';
 import { CONTACT_STATUSES } from '../contacts/contacts.state.js';
-import { subscribedToSql } from '../contacts/contacts.subscriptions.js';
+import { subscribedToSql, type DefaultSubscription } from '../contacts/contacts.subscriptions.js';
 import { normalizeDateTime } from '../lib/time.js';
 
 /**
@@ -325,8 +325,12 @@ const postgres: Dialectal = {
 
 const COLUMNS: Record<TextField, string> = { email: 'email', firstName: 'first_name', lastName: 'last_name', status: 'status' };
 
-function compileTopic(c: TopicCondition, workspaceId: string): Sql {
-  return subscribedToSql(workspaceId, c.topic, c.subscribed);
+/** The default subscription of the topics a filter names, as read from the workspace (topicDefaults); a topic not in it matches no contact. */
+export type TopicDefaults = ReadonlyMap<string, DefaultSubscription>;
+
+function compileTopic(c: TopicCondition, workspaceId: string, topics: TopicDefaults): Sql {
+  const defaultSubscription = topics.get(c.topic);
+  return defaultSubscription === undefined ? FALSE : subscribedToSql(workspaceId, { id: c.topic, defaultSubscription }, c.subscribed);
 }
 
 function compileField(c: FieldCondition, d: Dialectal): Sql {
@@ -376,18 +380,28 @@ function compileField(c: FieldCondition, d: Dialectal): Sql {
   }
 }
 
-function compileNode(f: Filter, d: Dialectal, workspaceId: string): Sql {
-  if ('all' in f) return f.all.length === 0 ? TRUE : sql`(${sql.join(f.all.map((m) => compileNode(m, d, workspaceId)), sql` and `)})`;
-  if ('any' in f) return f.any.length === 0 ? FALSE : sql`(${sql.join(f.any.map((m) => compileNode(m, d, workspaceId)), sql` or `)})`;
-  if ('topic' in f) return compileTopic(f, workspaceId);
+/**
+ * A group's members, cheapest first (filterCost; stable). SQLite evaluates the terms of a WHERE clause in the
+ * order written and stops at the first that decides: with the createdAt range of a segment before its property
+ * and topic conditions, a count over 1,000,000 contacts took 608 ms of CPU instead of 854 ms (bench/segments.bench.ts).
+ * AND and OR give the same result in any order, NULLs included.
+ */
+const cheapestFirst = (members: Filter[]) => members.map((m) => ({ m, cost: filterCost(m) })).sort((a, b) => a.cost - b.cost).map((x) => x.m);
+
+function compileNode(f: Filter, d: Dialectal, workspaceId: string, topics: TopicDefaults): Sql {
+  if ('all' in f) return f.all.length === 0 ? TRUE : sql`(${sql.join(cheapestFirst(f.all).map((m) => compileNode(m, d, workspaceId, topics)), sql` and `)})`;
+  if ('any' in f) return f.any.length === 0 ? FALSE : sql`(${sql.join(cheapestFirst(f.any).map((m) => compileNode(m, d, workspaceId, topics)), sql` or `)})`;
+  if ('topic' in f) return compileTopic(f, workspaceId, topics);
   return compileField(f, d);
 }
 
 /**
  * A boolean SQL expression over the `contacts` table (referenced by that name, unaliased) that is true
  * exactly for the contacts the filter matches. `filter` must be valid (validateFilter): a stored
- * segment's filter was validated when it was saved. Topic conditions read the workspace's topics.
+ * segment's filter was validated when it was saved. `topics` holds the default subscription of the topics
+ * it names that are in the workspace (segments.repository.ts compiledFilter reads them); the statement
+ * checks again that each still exists.
  */
-export function compileFilter(filter: Filter, dialect: Dialect, workspaceId: string): Expression<SqlBool> {
-  return sql<SqlBool>`${compileNode(filter, dialect === 'postgres' ? postgres : sqlite, workspaceId)}`;
+export function compileFilter(filter: Filter, dialect: Dialect, workspaceId: string, topics: TopicDefaults): Expression<SqlBool> {
+  return sql<SqlBool>`${compileNode(filter, dialect === 'postgres' ? postgres : sqlite, workspaceId, topics)}`;
 }

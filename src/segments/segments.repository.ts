@@ -2,7 +2,8 @@ import type { Dialect, Executor } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
-import { compileFilter, type Filter } from './segments.filter.js';
+import { topicDefaults } from '../topics/topics.repository.js';
+import { compileFilter, topicReferences, type Filter } from './segments.filter.js';
 import { EVALUATION_LIMIT_MS, contactSlices, inRange, sliceRows } from './slices.js';
 
 export interface Segment {
@@ -65,22 +66,25 @@ export async function broadcastsUsingSegment(db: Executor, workspaceId: string, 
   return rows.map((r) => r.id);
 }
 
-/** Which of these ids are topics of the workspace. */
-export async function existingTopicIds(db: Executor, workspaceId: string, ids: string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('topics').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', [...new Set(ids)]).execute();
-  return new Set(rows.map((r) => r.id));
+/**
+ * The filter compiled for the workspace (compileFilter), with the default subscription of the topics it names
+ * read first: one query when it names any.
+ */
+export async function compiledFilter(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter) {
+  const topics = await topicDefaults(db, workspaceId, topicReferences(filter).map((r) => r.topic));
+  return compileFilter(filter, dialect, workspaceId, topics);
 }
 
-function matching(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter) {
-  return db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId).where(compileFilter(filter, dialect, workspaceId));
+async function matching(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter) {
+  return db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId).where(await compiledFilter(db, dialect, workspaceId, filter));
 }
 
 /** The workspace's contacts the filter matches, whatever their status, newest first (evaluated in slices). */
 export async function listMatchingContacts(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter, opts: { limit: number; beforeId?: string }): Promise<SegmentContact[]> {
   const out: SegmentContact[] = [];
+  const query = await matching(db, dialect, workspaceId, filter);
   for await (const range of contactSlices(db, dialect, workspaceId, { rows: sliceRows(filter), order: 'desc', before: opts.beforeId, limitMs: EVALUATION_LIMIT_MS })) {
-    const rows = await inRange(matching(db, dialect, workspaceId, filter), range)
+    const rows = await inRange(query, range)
       .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name', 'contacts.status'])
       .orderBy('contacts.id', 'desc').limit(opts.limit - out.length).execute();
     for (const r of rows) out.push({ id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name, status: r.status });
@@ -92,8 +96,9 @@ export async function listMatchingContacts(db: Executor, dialect: Dialect, works
 /** How many contacts the filter matches, and how many of those are SUBSCRIBED (one query per slice). */
 export async function countMatchingContacts(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter): Promise<{ count: number; subscribed: number }> {
   const total = { count: 0, subscribed: 0 };
+  const query = await matching(db, dialect, workspaceId, filter);
   for await (const range of contactSlices(db, dialect, workspaceId, { rows: sliceRows(filter), order: 'asc', limitMs: EVALUATION_LIMIT_MS })) {
-    const row = await inRange(matching(db, dialect, workspaceId, filter), range)
+    const row = await inRange(query, range)
       .select((eb) => [
         eb.fn.countAll().as('count'),
         eb.fn.coalesce(eb.fn.sum(eb.case().when('contacts.status', '=', 'SUBSCRIBED').then(1).else(0).end()), eb.lit(0)).as('subscribed'),

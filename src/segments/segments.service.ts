@@ -3,6 +3,7 @@ import { conflict, notFound, unprocessable, validationFailed } from '../errors/e
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import { topicReferences, validateFilter, type Filter } from './segments.filter.js';
+import { existingTopicIds } from '../topics/topics.repository.js';
 import * as repo from './segments.repository.js';
 import type { Segment, SegmentContact } from './segments.repository.js';
 import type { CreateSegmentInput, UpdateSegmentInput } from './segments.schemas.js';
@@ -30,7 +31,7 @@ export class SegmentsService {
 
   /** Every topic a filter names must be a topic of the workspace (422 invalid_reference). */
   private async checkTopics(db: Executor, workspaceId: string, topics: { topic: string; path: string }[]): Promise<void> {
-    const known = await repo.existingTopicIds(db, workspaceId, topics.map((t) => t.topic));
+    const known = await existingTopicIds(db, workspaceId, topics.map((t) => t.topic));
     const unknown = topics.filter((t) => !known.has(t.topic));
     if (unknown.length) {
       throw unprocessable('invalid_reference', `the filter names a topic that is not in this workspace: ${unknown[0]!.topic}`,

@@ -17,7 +17,8 @@ import { filterCost, type Filter } from './segments.filter.js';
  * (the first slice of the costliest filter the grammar allows, on the largest properties, is the worst case:
  * about 100 ms measured on the development machine); see docs/security.md.
  *
- * PostgreSQL runs statements off the event loop: there the whole range is one slice.
+ * PostgreSQL runs statements off the event loop: there the whole range is one slice (contactSlices). A broadcast's
+ * materialisation takes one slice per transaction on both databases (nextSlice), to bound each transaction.
  */
 export const SLICE_BUDGET = 400_000;
 export const SLICE_TARGET_MS = 25;
@@ -62,19 +63,28 @@ export async function* contactSlices(db: Executor, dialect: Dialect, workspaceId
       await yieldToEventLoop();
       if (performance.now() > deadline) throw tooCostly();
     }
-    // The id `rows` contacts away from the cursor: one index walk, no filter evaluated.
-    let q = db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId);
-    if (cursor !== undefined) q = q.where('id', opts.order === 'asc' ? '>' : '<', cursor);
-    const edge = await q.orderBy('id', opts.order).limit(1).offset(rows - 1).executeTakeFirst();
+    const range = await nextSlice(db, workspaceId, { rows, order: opts.order, cursor });
     const started = performance.now();
-    if (opts.order === 'asc') yield { after: cursor, upTo: edge?.id };
-    else yield { before: cursor, from: edge?.id };
-    if (!edge) return;
-    cursor = edge.id;
+    yield range;
+    const edge = opts.order === 'asc' ? range.upTo : range.from;
+    if (edge === undefined) return;
+    cursor = edge;
     // Aim the next slice at SLICE_TARGET_MS; grow at most fourfold a step.
     const spent = Math.max(0.5, performance.now() - started);
     rows = Math.max(MIN_SLICE_ROWS, Math.min(MAX_SLICE_ROWS, rows * 4, Math.round(rows * SLICE_TARGET_MS / spent)));
   }
+}
+
+/**
+ * The slice of `rows` contacts after `cursor` (ascending) or before it (descending), on either database: its far
+ * end is the id `rows` contacts away, found by one walk of the (workspace_id, id) index with no filter evaluated;
+ * open-ended when fewer are left.
+ */
+export async function nextSlice(db: Executor, workspaceId: string, opts: { rows: number; order: 'asc' | 'desc'; cursor?: string }): Promise<IdRange> {
+  let q = db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId);
+  if (opts.cursor !== undefined) q = q.where('id', opts.order === 'asc' ? '>' : '<', opts.cursor);
+  const edge = await q.orderBy('id', opts.order).limit(1).offset(opts.rows - 1).executeTakeFirst();
+  return opts.order === 'asc' ? { after: opts.cursor, upTo: edge?.id } : { before: opts.cursor, from: edge?.id };
 }
 
 /** Narrows a query over `contacts` to a slice. */

@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type JoinBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../db/connection.js';
 import type { Database, SuppressionsTable } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
@@ -55,6 +55,15 @@ export async function listSuppressions(db: Executor, workspaceId: string, opts: 
   if (opts.reason) q = q.where('reason', '=', opts.reason);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
   return (await q.orderBy('id', 'desc').limit(opts.limit).execute()).map(toSuppression);
+}
+
+/**
+ * The join of a contact to its address's entry on the suppression list, if any: `.leftJoin('suppressions',
+ * suppressionOfContact)` (at most one row: the list is unique per workspace and address), read by its index per
+ * contact.
+ */
+export function suppressionOfContact(join: JoinBuilder<Database, 'contacts' | 'suppressions'>) {
+  return join.onRef('suppressions.workspace_id', '=', 'contacts.workspace_id').onRef('suppressions.email', '=', 'contacts.email');
 }
 
 /** A condition on `contacts`: the contact's address is not on its workspace's suppression list. */

@@ -42,9 +42,14 @@ export async function listAllTopics(db: Executor, workspaceId: string): Promise<
 
 /** The ids among `ids` that name a topic of the workspace. */
 export async function existingTopicIds(db: Executor, workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('topics').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', [...ids]).execute();
-  return new Set(rows.map((r) => r.id));
+  return new Set((await topicDefaults(db, workspaceId, ids)).keys());
+}
+
+/** The default subscription of each of `ids` that names a topic of the workspace (the others are left out). */
+export async function topicDefaults(db: Executor, workspaceId: string, ids: readonly string[]): Promise<Map<string, Topic['defaultSubscription']>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('topics').select(['id', 'default_subscription']).where('workspace_id', '=', workspaceId).where('id', 'in', [...new Set(ids)]).execute();
+  return new Map(rows.map((r) => [r.id, r.default_subscription]));
 }
 
 export async function renameTopic(db: Executor, workspaceId: string, id: string, name: string | undefined, updatedAt: string): Promise<Topic | undefined> {

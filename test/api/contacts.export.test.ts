@@ -131,6 +131,26 @@ describeApi('contacts export', (h) => {
     expect((await h.call(null, 'GET', '/v1/contacts/export')).statusCode).toBe(401);
   });
 
+  it('reads the contacts a page at a time, as the file is consumed: a contact added after the first page was sent is in it', async () => {
+    const ws = await h.workspace();
+    await importNdjson(h, ws, Array.from({ length: 700 }, (_, i) => ({ email: `s${String(i).padStart(3, '0')}@example.com`, properties: { tier: 'gold' } })));
+    const segmentId = await segment(h, ws, { field: 'properties.tier', op: 'eq', value: 'gold' });
+    for (const which of [undefined, segmentId]) {
+      const { chunks } = await h.app.services.contacts.exportCsv(ws.id, which);
+      const it = chunks[Symbol.asyncIterator]();
+      expect((await it.next()).value).toBe(`${HEADER.join(',')}\r\n`);
+      // The first page (500 contacts, oldest first) is all that has been read.
+      const first = (await it.next()).value as string;
+      expect(rowsOf(`${HEADER.join(',')}\r\n${first}`)).toHaveLength(500);
+      const late = `late-${which ? 'segment' : 'all'}@example.com`;
+      expect((await h.call(ws.key, 'POST', '/v1/contacts', { email: late, properties: { tier: 'gold' } })).statusCode).toBe(201);
+      let rest = '';
+      for (let r = await it.next(); !r.done; r = await it.next()) rest += r.value;
+      const emails = rowsOf(`${HEADER.join(',')}\r\n${rest}`).map((r) => r.email);
+      expect(emails.at(-1)).toBe(late);
+    }
+  });
+
   it('is documented in the OpenAPI document as text/csv', async () => {
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const op = doc.paths['/v1/contacts/export'].get;

@@ -223,7 +223,7 @@ describe('compileFilter', () => {
 
   for (const [name, k] of Object.entries(engines)) {
     it(`${name}: every value and property key is a bound parameter, never SQL text`, () => {
-      const compiled = k.selectFrom('contacts').select('id').where(compileFilter(filter, name as 'sqlite' | 'postgres', 'ws_1')).compile();
+      const compiled = k.selectFrom('contacts').select('id').where(compileFilter(filter, name as 'sqlite' | 'postgres', 'ws_1', new Map([[evil, 'OPT_IN']]))).compile();
       expect(compiled.sql).not.toContain('drop table');
       expect(compiled.sql).not.toContain('plan');
       expect(compiled.sql).not.toContain('ws_1');

@@ -1,0 +1,66 @@
+import { expect, it } from 'vitest';
+import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
+import { newId } from '../../src/lib/ids.js';
+import { audienceQuery } from '../../src/segments/audience.js';
+import type { Filter } from '../../src/segments/segments.filter.js';
+import { sliceRows } from '../../src/segments/slices.js';
+import { describeApi } from '../helpers/app.js';
+
+/**
+ * A broadcast's audience is written into deliveries a slice of contacts per transaction, at most `maxRows`
+ * recipients each (deliveries/sql-store.ts writeAudienceSlice): here with slices far smaller than the workspace
+ * (a costly filter) and batches smaller than a slice's share of the audience, so that the cursor moves both to a
+ * slice's end and to the last recipient of a full batch.
+ */
+describeApi('audience materialisation in slices', (h) => {
+  it('writes every recipient exactly once, in several slices and batches, and marks the broadcast materialised', async () => {
+    const ws = await h.workspace();
+    const k = h.db.kysely;
+    const now = new Date().toISOString();
+    const contacts = Array.from({ length: 600 }, (_, i) => ({
+      id: newId('ct'), workspace_id: ws.id, email: `p${i}@example.com`, first_name: `P${i}`, last_name: null, properties: '{}',
+      // The older half sparse (a slice holds fewer recipients than a batch), the newer half dense (more).
+      status: (i < 300 ? i % 10 === 0 : i % 3 !== 0) ? 'SUBSCRIBED' as const : 'UNSUBSCRIBED' as const, created_at: now, updated_at: now,
+    }));
+    for (let i = 0; i < contacts.length; i += 100) await k.insertInto('contacts').values(contacts.slice(i, i + 100)).execute();
+    expect((await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'p301@example.com', reason: 'MANUAL' })).statusCode).toBe(201);
+
+    // Every contact matches (all emails contain "@"), but 199 text matches make the filter costly: small slices.
+    const filter: Filter = { any: [{ field: 'email', op: 'contains', value: '@' }, ...Array.from({ length: 198 }, (_, i) => ({ field: 'firstName', op: 'contains' as const, value: `zz${i}` }))] };
+    const rowsPerSlice = sliceRows(filter);
+    expect(rowsPerSlice).toBeLessThan(200);
+    const segment = await h.call(ws.key, 'POST', '/v1/segments', { name: 'Costly', filter });
+    expect(segment.statusCode, segment.body).toBe(201);
+    const segmentId = segment.json().id as string;
+
+    const broadcastId = newId('bc');
+    await k.insertInto('broadcasts').values({ id: broadcastId, workspace_id: ws.id, name: 'B', status: 'SENDING', segment_id: segmentId, created_at: now, updated_at: now } as never).execute();
+    const store = new SqlDeliveryStore(h.db);
+    const lease = new Date(Date.now() + 60_000).toISOString();
+    const job = await store.claimAudience('test', now, lease);
+    expect(job?.broadcastId).toBe(broadcastId);
+    const maxRows = 50;
+    const slices: { written: number; state: string }[] = [];
+    for (let i = 0; i < 100; i++) {
+      const slice = await store.writeAudienceSlice(job!, 'test', maxRows, now, lease);
+      slices.push(slice);
+      if (slice.state !== 'more') break;
+    }
+
+    const expected = (await (await audienceQuery(k, h.db.dialect, ws.id, { segmentId, topicId: null })).select('contacts.id').orderBy('contacts.id').execute()).map((r) => r.id);
+    expect(expected).toHaveLength(229); // 30 + 200 SUBSCRIBED, one of them suppressed
+    const delivered = (await k.selectFrom('deliveries').select('contact_id').where('broadcast_id', '=', broadcastId).orderBy('contact_id').execute()).map((r) => r.contact_id);
+    expect(delivered).toEqual(expected);
+    expect(slices.reduce((n, s) => n + s.written, 0)).toBe(expected.length);
+    expect(slices.at(-1)!.state).toBe('done');
+    expect(slices.every((s) => s.written <= maxRows)).toBe(true);
+    // Both ways a transaction ends before the last: at a slice's end with fewer than maxRows (the sparse half), and
+    // at maxRows within a slice (the dense half).
+    const before = slices.slice(0, -1);
+    expect(before.some((s) => s.written < maxRows)).toBe(true);
+    expect(before.some((s) => s.written === maxRows)).toBe(true);
+    const b = await k.selectFrom('broadcasts').select(['materialized_at', 'materialize_owner']).where('id', '=', broadcastId).executeTakeFirstOrThrow();
+    expect(b.materialized_at).not.toBeNull();
+    expect(b.materialize_owner).toBeNull();
+  });
+});
