@@ -222,10 +222,11 @@ export function run(name: string, args: string[], env: NodeJS.ProcessEnv): Promi
 /**
  * Starts the real server on a fresh SQLite file in `dir`: `formcast workspace create bench --json` (a
  * workspace and its admin API key), then `formcast serve` on HOST, port 0, LOG_LEVEL=warn, and PUBLIC_URL
- * unset whatever the caller's environment says.
+ * unset whatever the caller's environment says. `nodeArgs` go to node before the script (`--cpu-prof`, …);
+ * `env` adds to (or overrides) the environment.
  */
-export async function startFormcast(dir: string, { nodeArgs = [] as string[] } = {}): Promise<{ server: Server; workspaceId: string; apiKey: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: path.join(dir, 'formcast.db') };
+export async function startFormcast(dir: string, { nodeArgs = [] as string[], env: extra = {} as NodeJS.ProcessEnv } = {}): Promise<{ server: Server; workspaceId: string; apiKey: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: path.join(dir, 'formcast.db'), ...extra };
   delete env.PUBLIC_URL;
   const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as {
     workspace: { id: string };
