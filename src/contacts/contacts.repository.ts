@@ -1,4 +1,5 @@
 import { CompiledQuery, PostgresAdapter, sql } from 'kysely';
+import { BatchSql, onPostgres, valueTuples } from '../db/batch-sql.js';
 import { databaseNow } from '../db/clock.js';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../db/schema.js';
@@ -52,34 +53,9 @@ export interface ContactValues {
 
 const INSERT_COLUMNS = ['id', 'workspace_id', 'email', 'first_name', 'last_name', 'properties', 'status', 'created_at', 'updated_at'] as const;
 
-/**
- * Batch statements are SQL text made once per dialect and row count (a few recent ones are kept), run as
- * compiled queries with the values as parameters. Imports write up to 1000 rows at a time; building that
- * through Kysely's query builder for every batch (an AST of some 20,000 nodes, compiled each time) cost
- * more than running it.
- */
-function sqlBySize(cache: Map<string, string>, postgres: boolean, rows: number, make: (param: () => string) => string): string {
-  const key = `${postgres ? 'pg' : 'sqlite'}:${rows}`;
-  let text = cache.get(key);
-  if (text === undefined) {
-    let n = 0;
-    text = make(() => (postgres ? `$${++n}` : '?'));
-    if (cache.size >= 4) cache.delete(cache.keys().next().value!);
-    cache.set(key, text);
-  }
-  return text;
-}
-
-const insertSqlCache = new Map<string, string>();
-
-/** The text of a multi-row `insert … on conflict do nothing returning` for `rows` rows (see sqlBySize). */
-function insertSql(postgres: boolean, rows: number): string {
-  return sqlBySize(insertSqlCache, postgres, rows, (p) => {
-    const tuple = () => `(${INSERT_COLUMNS.map(p).join(', ')})`;
-    return `insert into "contacts" (${INSERT_COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${Array.from({ length: rows }, tuple).join(', ')}`
-      + ' on conflict ("workspace_id", "email") do nothing returning "id", "email"';
-  });
-}
+/** A multi-row `insert … on conflict do nothing returning` (see db/batch-sql.ts). */
+const insertSql = new BatchSql((rows, p) => `insert into "contacts" (${INSERT_COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${valueTuples(rows, INSERT_COLUMNS.length, p)}`
+  + ' on conflict ("workspace_id", "email") do nothing returning "id", "email"');
 
 /**
  * Appends one new contact's values to `params`, in the order insertContactParamsIfNew expects. Imports build one
@@ -112,8 +88,7 @@ export async function insertContactParamsIfNew(db: Executor, params: unknown[]):
   const rows = params.length / INSERT_COLUMNS.length;
   const out = new Map<string, string>();
   if (rows === 0) return out;
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  const res = await db.executeQuery(CompiledQuery.raw(insertSql(postgres, rows), params) as CompiledQuery<{ id: string; email: string }>);
+  const res = await db.executeQuery(CompiledQuery.raw(insertSql.text(onPostgres(db), rows), params) as CompiledQuery<{ id: string; email: string }>);
   for (const r of res.rows) out.set(r.email, r.id);
   return out;
 }
@@ -141,27 +116,22 @@ export interface ContactChange {
 }
 
 const UPDATE_VALUES = ['id', 'set_first', 'first_name', 'set_last', 'last_name', 'set_props', 'properties', 'status'] as const;
-const updateSqlCache = new Map<string, string>();
 
 /**
- * The text of one `update … from (values …) returning id` for `rows` contacts (see sqlBySize). Each row says
+ * One `update … from (values …) returning id` for a batch of contacts (see db/batch-sql.ts). Each row says
  * which fields it sets ('1'/'0' flags, so that no parameter needs a type on PostgreSQL); status is set when
  * given. One statement per batch instead of one per contact: on PostgreSQL the round trips were most of an
  * import's time when it updated contacts.
  */
-function updateSql(postgres: boolean, rows: number): string {
-  return sqlBySize(updateSqlCache, postgres, rows, (p) => {
-    const tuple = () => `(${UPDATE_VALUES.map(p).join(', ')})`;
-    const values = Array.from({ length: rows }, tuple).join(', ');
-    const keep = (column: string, flag: string, cast = '') => `"${column}" = case when "v"."${flag}" = '1' then "v"."${column}"${cast} else "contacts"."${column}" end`;
-    return `with "v" (${UPDATE_VALUES.map((c) => `"${c}"`).join(', ')}) as (values ${values}) update "contacts" set `
-      + [keep('first_name', 'set_first'), keep('last_name', 'set_last'), keep('properties', 'set_props', postgres ? '::jsonb' : ''),
-        '"status" = coalesce("v"."status", "contacts"."status")', `"updated_at" = ${p()}`].join(', ')
-      // SQLite: the unary + keeps the planner off the workspace indexes. With them it scanned the workspace's
-      // contacts once per row of v (600 ms a batch at 20,000 contacts); without, it looks each row up by id.
-      + ` from "v" where ${postgres ? '' : '+'}"contacts"."workspace_id" = ${p()} and "contacts"."id" = "v"."id" returning "contacts"."id"`;
-  });
-}
+const updateSql = new BatchSql((rows, p, postgres) => {
+  const keep = (column: string, flag: string, cast = '') => `"${column}" = case when "v"."${flag}" = '1' then "v"."${column}"${cast} else "contacts"."${column}" end`;
+  return `with "v" (${UPDATE_VALUES.map((c) => `"${c}"`).join(', ')}) as (values ${valueTuples(rows, UPDATE_VALUES.length, p)}) update "contacts" set `
+    + [keep('first_name', 'set_first'), keep('last_name', 'set_last'), keep('properties', 'set_props', postgres ? '::jsonb' : ''),
+      '"status" = coalesce("v"."status", "contacts"."status")', `"updated_at" = ${p()}`].join(', ')
+    // SQLite: the unary + keeps the planner off the workspace indexes. With them it scanned the workspace's
+    // contacts once per row of v (600 ms a batch at 20,000 contacts); without, it looks each row up by id.
+    + ` from "v" where ${postgres ? '' : '+'}"contacts"."workspace_id" = ${p()} and "contacts"."id" = "v"."id" returning "contacts"."id"`;
+});
 
 /** Appends one contact's change to `params`, in the order updateContactParams expects (see pushNewContact). */
 export function pushContactChange(params: unknown[], id: string, c: ContactChange): void {
@@ -178,8 +148,7 @@ export function pushContactChange(params: unknown[], id: string, c: ContactChang
 export async function updateContactParams(db: Executor, workspaceId: string, params: unknown[], updatedAt: string): Promise<Set<string>> {
   const rows = params.length / UPDATE_VALUES.length;
   if (rows === 0) return new Set();
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  const res = await db.executeQuery(CompiledQuery.raw(updateSql(postgres, rows), [...params, updatedAt, workspaceId]) as CompiledQuery<{ id: string }>);
+  const res = await db.executeQuery(CompiledQuery.raw(updateSql.text(onPostgres(db), rows), [...params, updatedAt, workspaceId]) as CompiledQuery<{ id: string }>);
   return new Set(res.rows.map((r) => r.id));
 }
 

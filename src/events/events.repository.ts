@@ -1,3 +1,5 @@
+import { CompiledQuery } from 'kysely';
+import { BatchSql, onPostgres, valueTuples } from '../db/batch-sql.js';
 import type { Executor } from '../db/connection.js';
 import type { EventsTable } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
@@ -7,11 +9,21 @@ import type { EventRecord, EventType, NewEvent } from './events.types.js';
 /**
  * The event stream's table (docs/events.md). Features write their events with `recordEvents`, inside the
  * transaction of the change they report (so an event exists exactly when its change does); the webhook
- * dispatcher fans new events out (`undispatchedEvents`, `markDispatched`); retention prunes old ones.
+ * dispatcher fans new events out (`claimUndispatchedEvents`, `eventsByIds`); retention prunes old ones.
  */
 
-/** Rows per INSERT statement: SQLite allows 32,766 bound values, a row binds 11. */
-const INSERT_CHUNK = 500;
+/** Rows per INSERT statement: SQLite allows 32,766 bound values, a row binds 10. */
+const INSERT_CHUNK = 1000;
+const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'occurred_at', 'contact_id', 'broadcast_id', 'delivery_id', 'data', 'machine', 'url'] as const;
+
+/**
+ * The events' multi-row INSERT, as SQL text made once per size (db/batch-sql.ts) rather than built through the
+ * query builder for every batch. An import writes 2,000 events per batch of 1,000 contacts: building them with
+ * Kysely cost ~7.5 µs per event (0.75 s of 12 s of server CPU for 100,000 rows, --cpu-prof), more than a third
+ * of what SQLite takes to insert them (~18 µs per event with the table's seven B-trees). For the tracking
+ * writer's batches of ~50 the two made no measurable difference (bench/README.md, bench:track).
+ */
+const insertSql = new BatchSql((rows, p) => `insert into "events" (${EVENT_COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${valueTuples(rows, EVENT_COLUMNS.length, p)}`, 8);
 
 /** Writes events of one workspace, in the caller's transaction. */
 export function recordEvents(db: Executor, workspaceId: string, events: readonly NewEvent[], now: string): Promise<void> {
@@ -30,9 +42,9 @@ export interface TrackingEventRow {
  * caller's transaction: the rows recordEvents would write, under the ids the caller chose (`newId('evt')`; the
  * writer keeps them, to mark a click of a burst by its id later).
  *
- * Written through the query builder. A SQLite variant running fixed-size INSERTs built once (powers of two up to 64
- * rows) was measured and not kept: one transaction per 50 events on the migrated schema, ~40-50 µs per event either
- * way (2 loaded CPUs); SQLite's index B-trees dominate, not building the statement (bench/README.md, bench:track).
+ * The same INSERT as recordEvents'. For these batches (~50 events per transaction) how the statement is built makes
+ * no measurable difference: ~40-50 µs per event either way on the migrated schema (2 loaded CPUs), SQLite's index
+ * B-trees dominate (bench/README.md, bench:track).
  */
 export function insertTrackingEvents(db: Executor, rows: readonly TrackingEventRow[], now: string): Promise<void> {
   return insertEventRows(db, rows, now);
@@ -41,19 +53,17 @@ export function insertTrackingEvents(db: Executor, rows: readonly TrackingEventR
 /** The one mapping of an event to its row, and the chunked INSERT both writers use. */
 async function insertEventRows(db: Executor, rows: readonly TrackingEventRow[], now: string): Promise<void> {
   if (!rows.length) return;
-  const values = rows.map(({ id, workspaceId, event: e }) => ({
-    id,
-    workspace_id: workspaceId,
-    type: e.type,
-    occurred_at: e.occurredAt ?? now,
-    contact_id: e.contactId ?? null,
-    broadcast_id: e.broadcastId ?? null,
-    delivery_id: e.deliveryId ?? null,
-    data: JSON.stringify(e.data ?? {}),
-    machine: e.machine ? 1 : 0,
-    url: e.url ?? null,
-  }));
-  for (let i = 0; i < values.length; i += INSERT_CHUNK) await db.insertInto('events').values(values.slice(i, i + INSERT_CHUNK)).execute();
+  const postgres = onPostgres(db);
+  for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+    const end = Math.min(rows.length, start + INSERT_CHUNK);
+    const params: unknown[] = [];
+    for (let i = start; i < end; i++) {
+      const { id, workspaceId, event: e } = rows[i]!;
+      params.push(id, workspaceId, e.type, e.occurredAt ?? now, e.contactId ?? null, e.broadcastId ?? null, e.deliveryId ?? null,
+        JSON.stringify(e.data ?? {}), e.machine ? 1 : 0, e.url ?? null);
+    }
+    await db.executeQuery(CompiledQuery.raw(insertSql.text(postgres, end - start), params));
+  }
 }
 
 export function recordEvent(db: Executor, workspaceId: string, event: NewEvent, now: string): Promise<void> {
@@ -90,16 +100,42 @@ export async function listEvents(db: Executor, workspaceId: string, f: EventFilt
   return (await q.orderBy('id', 'desc').limit(f.limit).execute()).map(toEventRecord);
 }
 
-/** Events not yet fanned out to webhooks, oldest first, of every workspace (the dispatcher's claim reads these). */
-export async function undispatchedEvents(db: Executor, limit: number, opts: { skipLocked?: boolean } = {}): Promise<(EventRecord & { workspaceId: string })[]> {
-  let q = db.selectFrom('events').select([...COLUMNS, 'workspace_id']).where('dispatched', '=', 0).orderBy('id').limit(limit);
-  if (opts.skipLocked) q = q.forUpdate().skipLocked();
-  return (await q.execute()).map((r) => ({ ...toEventRecord(r), workspaceId: r.workspace_id }));
+/** An event not yet fanned out, as far as the fan-out needs to know which endpoints want it. */
+export interface UndispatchedEvent {
+  id: string;
+  workspaceId: string;
+  type: EventType;
 }
 
-export async function markDispatched(db: Executor, ids: readonly string[]): Promise<void> {
-  if (!ids.length) return;
-  await db.updateTable('events').set({ dispatched: 1 }).where('id', 'in', ids).execute();
+/**
+ * Takes up to `limit` events not yet fanned out to webhooks, oldest first, of every workspace, and marks them
+ * dispatched, in one statement (the fan-out's claim; its transaction makes the deliveries). Returns their id,
+ * workspace and type, in id order. On PostgreSQL the events are taken FOR UPDATE SKIP LOCKED: concurrent workers
+ * take other events.
+ *
+ * The fan-out reads the whole event (eventsByIds) only when an endpoint wants it: most events have none (every
+ * imported contact writes two). A SELECT of whole events then an UPDATE … WHERE id IN (500 ids) cost ~7 µs per event
+ * during an import, a quarter of the server's CPU (bench/README.md, bench:import).
+ */
+export async function claimUndispatchedEvents(db: Executor, limit: number, opts: { skipLocked?: boolean } = {}): Promise<UndispatchedEvent[]> {
+  const rows = await db.updateTable('events').set({ dispatched: 1 })
+    .where('id', 'in', (eb) => {
+      const oldest = eb.selectFrom('events').select('id').where('dispatched', '=', 0).orderBy('id').limit(limit);
+      return opts.skipLocked ? oldest.forUpdate().skipLocked() : oldest;
+    })
+    .returning(['id', 'workspace_id', 'type'])
+    .execute();
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, type: r.type as EventType })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** Events by id (any workspace: the fan-out's, of ids it claimed), in no particular order. */
+export async function eventsByIds(db: Executor, ids: readonly string[]): Promise<EventRecord[]> {
+  const out: EventRecord[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db.selectFrom('events').select(COLUMNS).where('id', 'in', ids.slice(i, i + 500)).execute();
+    for (const r of rows) out.push(toEventRecord(r));
+  }
+  return out;
 }
 
 /** Deletes up to `limit` events that occurred before `before`; returns how many (retention: a batch at a time). */
