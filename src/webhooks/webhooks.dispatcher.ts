@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/connection.js';
-import { markDispatched, undispatchedEvents } from '../events/events.repository.js';
+import { claimUndispatchedEvents, eventsByIds } from '../events/events.repository.js';
 import { newId } from '../lib/ids.js';
 import type { Sealer } from '../lib/seal.js';
 import { toIso } from '../lib/time.js';
@@ -89,22 +89,26 @@ export class WebhookDispatcher {
   async fanOut(): Promise<number> {
     const now = this.nowIso();
     return this.db.kysely.transaction().execute(async (trx) => {
-      const events = await undispatchedEvents(trx, this.o.fanOutBatch, { skipLocked: this.db.dialect === 'postgres' });
+      const events = await claimUndispatchedEvents(trx, this.o.fanOutBatch, { skipLocked: this.db.dialect === 'postgres' });
       if (!events.length) return 0;
       const endpoints = await repo.enabledEndpointsOf(trx, [...new Set(events.map((e) => e.workspaceId))]);
+      const wants = (endpoint: (typeof endpoints)[number], event: (typeof events)[number]) => endpoint.workspaceId === event.workspaceId && endpoint.eventTypes.includes(event.type);
+      // Only the events some endpoint wants are read whole (most have none).
+      const wanted = endpoints.length ? events.filter((e) => endpoints.some((endpoint) => wants(endpoint, e))) : [];
+      const records = new Map((await eventsByIds(trx, wanted.map((e) => e.id))).map((e) => [e.id, e]));
       const deliveries: repo.NewDelivery[] = [];
-      for (const { workspaceId, ...event } of events) {
+      for (const head of wanted) {
+        const { workspaceId } = head;
+        const event = records.get(head.id)!;
         let payload: string | undefined;
         for (const endpoint of endpoints) {
-          if (endpoint.workspaceId !== workspaceId || !endpoint.eventTypes.includes(event.type)) continue;
+          if (!wants(endpoint, head)) continue;
           // The exact body, the same on every attempt: { type, timestamp, data } (Standard Webhooks).
           payload ??= JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event });
           deliveries.push({ id: newId('whd'), workspaceId, endpointId: endpoint.id, eventId: event.id, eventType: event.type, payload });
         }
       }
       await repo.insertDeliveries(trx, deliveries, now);
-      const ids = events.map((e) => e.id);
-      for (let i = 0; i < ids.length; i += 500) await markDispatched(trx, ids.slice(i, i + 500));
       return events.length;
     });
   }
