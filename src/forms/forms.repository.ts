@@ -260,7 +260,10 @@ export async function releaseUnusedSlugs(db: Executor, workspaceId: string, grou
  * The PUBLISHED version of the form group that holds `slug`, with its workspace: the one public lookup of
  * forms (a hosted page's address names no workspace; slugs are unique across workspaces for that reason).
  */
-export async function findPublishedBySlug(db: Executor, slug: string): Promise<(Form & { workspaceId: string; html: string | null }) | undefined> {
+/** A PUBLISHED form as its public pages need it: with its workspace and its HTML. */
+export type PublishedForm = Form & { workspaceId: string; html: string | null };
+
+export async function findPublishedBySlug(db: Executor, slug: string): Promise<PublishedForm | undefined> {
   const row = await db.selectFrom('form_slugs')
     .innerJoin('forms', (j) => j.onRef('forms.form_group_id', '=', 'form_slugs.form_group_id').on('forms.status', '=', 'PUBLISHED'))
     .select([...FORM_COLUMNS.map((c) => `forms.${c}` as const), 'forms.workspace_id', 'forms.html'])

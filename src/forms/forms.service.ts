@@ -7,6 +7,7 @@ import { firstVerifiedDomain } from '../domains/domains.repository.js';
 import { getCounters } from '../submissions/submissions.repository.js';
 import { getTemplate, templateExists } from '../templates/templates.repository.js';
 import { MAX_HTML_BYTES, crossValidate, renderDefaultHtml, sanitizeFormHtml } from './forms.html.js';
+import { publishedFormsChanged } from './forms.published.js';
 import * as repo from './forms.repository.js';
 import type { CreateFormInput, Form, FormHtml, FormSettings, FormStatus, UpdateFormInput } from './forms.schemas.js';
 import { transition } from './forms.state.js';
@@ -251,6 +252,9 @@ export class FormsService {
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('invalid_state', 'another version of this form was published at the same time; retry');
       throw err;
+    } finally {
+      // The public pages read the published version of a slug from a cache (forms.published.ts).
+      publishedFormsChanged();
     }
     return this.get(workspaceId, id);
   }

@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { escapeHtml } from '../forms/forms.html.js';
+import type { PublishedForm } from '../forms/forms.repository.js';
 import type { Form } from '../forms/forms.schemas.js';
 import { DomainError } from '../errors/errors.js';
 import { registerBodyParsers } from '../http/input.js';
@@ -62,9 +63,12 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return sendPage(reply, status, title, `<h1>${title}</h1><p>${text}</p>`);
   });
 
-  const show = (reply: FastifyReply, form: Form & { html: string | null }, slug: string, state: FormState, status = 200) => {
-    const markup = renderFormMarkup(form, form.html, `/f/${slug}`, state);
-    return sendPage(reply, status, form.seoTitle ?? form.name, markup, { head: seoHead(form, `${publicUrl}/f/${slug}`), csp: cspFor(form) });
+  // A page without values or errors is the same for every visitor of the cached form: made and compressed once.
+  const show = (reply: FastifyReply, form: PublishedForm, slug: string, state: FormState, status = 200) => {
+    const fresh = state.values === undefined && state.errors === undefined;
+    return sendPage(reply, status, form.seoTitle ?? form.name, () => renderFormMarkup(form, form.html, `/f/${slug}`, state), {
+      head: () => seoHead(form, `${publicUrl}/f/${slug}`), csp: cspFor(form), ...(fresh ? { once: { key: form, name: `page:${slug}` } } : {}),
+    });
   };
 
   app.get('/f/:slug', { schema: { tags: ['public'], summary: 'The hosted page of a published form (HTML); ?fragment=1 gives the form markup only', security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
@@ -112,7 +116,9 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     const action = outcome.successAction;
     if (json) return reply.send(action.type === 'REDIRECT' ? { ok: true, redirect: action.url } : { ok: true, message: action.message });
     if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url!).send();
-    return sendPage(reply, 200, form.seoTitle ?? form.name, `<div data-formcast-success role="status"><p>${escapeHtml(action.message ?? '')}</p></div>`, { head: seoHead(form, `${publicUrl}/f/${req.params.slug}`) });
+    return sendPage(reply, 200, form.seoTitle ?? form.name, () => `<div data-formcast-success role="status"><p>${escapeHtml(action.message ?? '')}</p></div>`, {
+      head: () => seoHead(form, `${publicUrl}/f/${req.params.slug}`), once: { key: form, name: `success:${req.params.slug}` },
+    });
   });
 
   // A confirmation link: GET (and HEAD) only shows the page with one button, because link scanners and

@@ -40,8 +40,41 @@ export function sendCompressed(req: FastifyRequest, reply: FastifyReply, body: s
   const raw = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   const encoding = raw.length >= MIN_COMPRESS_BYTES ? negotiateEncoding(req.headers['accept-encoding']) : null;
   if (!encoding) return reply.send(raw);
-  const packed = encoding === 'br'
+  const packed = compress(raw, encoding);
+  return reply.header('content-encoding', encoding).header('content-length', packed.length).send(packed);
+}
+
+function compress(raw: Buffer, encoding: Encoding): Buffer {
+  return encoding === 'br'
     ? zlib.brotliCompressSync(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length } })
     : zlib.gzipSync(raw, { level: 6 });
+}
+
+interface Made {
+  raw: Buffer;
+  packed: Partial<Record<Encoding, Buffer>>;
+}
+
+const made = new WeakMap<object, Map<string, Made>>();
+
+/**
+ * sendCompressed for an answer that is the same every time for `key` (an object that lives as long as the answer
+ * holds, e.g. a cached form) and `name`: the body is made, and compressed for each encoding, once. A hosted form's
+ * page and success page are the same for every visitor; brotli alone cost ~0.3 ms per answer under load
+ * (bench/README.md, bench:submit).
+ */
+export function sendCompressedOnce(req: FastifyRequest, reply: FastifyReply, key: object, name: string, body: () => string | Buffer): FastifyReply {
+  let byName = made.get(key);
+  if (!byName) made.set(key, (byName = new Map()));
+  let entry = byName.get(name);
+  if (!entry) {
+    const b = body();
+    entry = { raw: typeof b === 'string' ? Buffer.from(b, 'utf8') : b, packed: {} };
+    byName.set(name, entry);
+  }
+  reply.header('vary', 'Accept-Encoding');
+  const encoding = entry.raw.length >= MIN_COMPRESS_BYTES ? negotiateEncoding(req.headers['accept-encoding']) : null;
+  if (!encoding) return reply.send(entry.raw);
+  const packed = (entry.packed[encoding] ??= compress(entry.raw, encoding));
   return reply.header('content-encoding', encoding).header('content-length', packed.length).send(packed);
 }

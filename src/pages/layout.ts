@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { escapeHtml } from '../forms/forms.html.js';
-import { sendCompressed } from '../http/compress.js';
+import { sendCompressed, sendCompressedOnce } from '../http/compress.js';
 
 /**
  * Public pages (unsubscribe, hosted forms): server-rendered, no script, every value escaped, and a strict
@@ -43,9 +43,15 @@ ${body}
 `;
 }
 
-export function sendPage(reply: FastifyReply, status: number, title: string, body: string, opts: { head?: string; csp?: string; lang?: string } = {}): FastifyReply {
+/**
+ * Sends a page. `once` names a page that is the same every time for its key (a hosted form's page or success
+ * page, keyed by the cached form): it is made and compressed once (http/compress.ts, sendCompressedOnce).
+ */
+export function sendPage(reply: FastifyReply, status: number, title: string, body: string | (() => string), opts: { head?: string | (() => string); csp?: string; lang?: string; once?: { key: object; name: string } } = {}): FastifyReply {
   reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', opts.csp ?? PAGE_CSP)
     .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store');
+  const make = () => page(title, typeof body === 'function' ? body() : body, typeof opts.head === 'function' ? opts.head() : opts.head, opts.lang);
   // Compressed (br or gzip) for browsers that accept it.
-  return sendCompressed(reply.request, reply, page(title, body, opts.head, opts.lang));
+  if (opts.once) return sendCompressedOnce(reply.request, reply, opts.once.key, opts.once.name, make);
+  return sendCompressed(reply.request, reply, make());
 }

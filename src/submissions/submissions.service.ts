@@ -2,7 +2,9 @@ import crypto from 'node:crypto';
 import { confirm, signUp, type SignUpFields } from '../contacts/contacts.lifecycle.js';
 import type { Db } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
+import { PublishedForms } from '../forms/forms.published.js';
 import * as forms from '../forms/forms.repository.js';
+import type { PublishedForm } from '../forms/forms.repository.js';
 import type { Form } from '../forms/forms.schemas.js';
 import { conflict, notFound } from '../errors/errors.js';
 import { recordEvent } from '../events/events.repository.js';
@@ -85,14 +87,17 @@ export interface ConfirmationView {
 export class SubmissionsService {
   /** Submissions arriving together are written together (SQLite): one commit for a burst of them. */
   private readonly writes: GroupCommit;
+  private readonly published: PublishedForms;
 
-  constructor(private readonly db: Db) {
+  /** `clock` (ms) dates the cache of published forms (tests move it). */
+  constructor(private readonly db: Db, opts: { clock?: () => number } = {}) {
     this.writes = new GroupCommit(db);
+    this.published = new PublishedForms(db, opts.clock);
   }
 
-  /** The PUBLISHED form at a public slug (any workspace), or 404. */
-  async publishedBySlug(slug: string): Promise<Form & { workspaceId: string; html: string | null }> {
-    const form = await forms.findPublishedBySlug(this.db.kysely, slug);
+  /** The PUBLISHED form at a public slug (any workspace), or 404. Cached (forms/forms.published.ts): read-only. */
+  async publishedBySlug(slug: string): Promise<PublishedForm> {
+    const form = await this.published.get(slug);
     if (!form) throw notFound('form');
     return form;
   }
