@@ -243,6 +243,41 @@ export async function expectStatus(res: Response, status: number, what: string):
   return text;
 }
 
+/** What the SMTP sink (bench/smtp-sink.ts) counted: messages, those DKIM-signed, bytes, first and last arrival (ms). */
+export interface SinkStats {
+  count: number;
+  signed: number;
+  bytes: number;
+  first: number | null;
+  last: number | null;
+}
+
+export interface Sink {
+  port: number;
+  stats(): Promise<SinkStats>;
+  reset(): Promise<void>;
+}
+
+/** Starts bench/smtp-sink.ts in a process of its own (stopped by the cleanup) and talks to it over IPC. */
+export async function startSmtpSink(): Promise<Sink> {
+  const { child, match } = await startChild('SMTP sink', ['--import', 'tsx', 'bench/smtp-sink.ts'], { ...process.env, PORT: '0' }, /^sink listening on (\d+)$/m, { ipc: true });
+  const request = <T>(cmd: string, type: string) => new Promise<T>((resolve, reject) => {
+    if (!alive(child)) return reject(new BenchError('the SMTP sink is no longer running'));
+    const onMessage = (msg: { type?: string }) => {
+      if (msg?.type !== type) return;
+      child.off('message', onMessage);
+      resolve(msg as T);
+    };
+    child.on('message', onMessage);
+    child.send({ cmd });
+  });
+  return {
+    port: Number(match[1]),
+    stats: () => request<SinkStats>('stats', 'stats'),
+    reset: () => request<void>('reset', 'reset'),
+  };
+}
+
 /** VmRSS and VmHWM (peak RSS) of a live process, in MB (Linux: /proc/<pid>/status). */
 export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');

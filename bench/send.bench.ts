@@ -24,7 +24,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import SQLite from 'better-sqlite3';
 import {
-  BenchError, HOST, alive, expectStatus, fmt, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startChild, startServer, stopChild, table,
+  BenchError, HOST, alive, expectStatus, fmt, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startServer, startSmtpSink, stopChild, table,
+  type Sink, type SinkStats,
 } from './harness.js';
 
 const DOMAIN = 'acme.test';
@@ -88,39 +89,6 @@ function parseOptions() {
 
 // ---------------------------------------------------------------------------------------------------
 // The sink
-
-interface SinkStats {
-  count: number;
-  signed: number;
-  bytes: number;
-  first: number | null;
-  last: number | null;
-}
-
-interface Sink {
-  port: number;
-  stats(): Promise<SinkStats>;
-  reset(): Promise<void>;
-}
-
-async function startSink(): Promise<Sink> {
-  const { child, match } = await startChild('SMTP sink', ['--import', 'tsx', 'bench/smtp-sink.ts'], { ...process.env, PORT: '0' }, /^sink listening on (\d+)$/m, { ipc: true });
-  const request = <T>(cmd: string, type: string) => new Promise<T>((resolve, reject) => {
-    if (!alive(child)) return reject(new BenchError('the SMTP sink is no longer running'));
-    const onMessage = (msg: { type?: string }) => {
-      if (msg?.type !== type) return;
-      child.off('message', onMessage);
-      resolve(msg as T);
-    };
-    child.on('message', onMessage);
-    child.send({ cmd });
-  });
-  return {
-    port: Number(match[1]),
-    stats: () => request<SinkStats>('stats', 'stats'),
-    reset: () => request<void>('reset', 'reset'),
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Setup
@@ -322,7 +290,7 @@ async function main(): Promise<number> {
   insertContacts(dbFile, created.workspace.id, opts.rows);
   process.stderr.write(`  contacts inserted in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
 
-  const sink = await startSink();
+  const sink = await startSmtpSink();
   const results: Result[] = [];
   if (!opts.skipBaseline) results.push(await runBaseline(sink, dbFile, created.workspace.id, opts.rows, opts.connections, concurrency, opts.baselineKeyObject));
   const target = await runFormcast(sink, env, opts.rows, created.apiKey.key, opts.cpuProfDir);

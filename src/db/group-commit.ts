@@ -15,8 +15,8 @@ interface Job {
  * contact, the submission, the confirmation, the events and their indexes), and every thousand pages a checkpoint
  * copies them back. So the work of the requests that arrive while a transaction runs is done together, in the next
  * transaction: each unit in a savepoint of its own (a unit that fails is rolled back alone and its caller gets the
- * error; the others go on), then one commit for all. A unit that arrives when nothing is being written starts at
- * once, alone: no timer, no added wait. Each caller is answered after the commit that holds its work, as with a
+ * error; the others go on), then one commit for all. A unit that arrives when nothing is being written waits only
+ * for the end of the event loop's turn, no timer. Each caller is answered after the commit that holds its work, as with a
  * transaction of its own; if the transaction itself fails (a savepoint command, the commit), every caller of the
  * batch gets the error and none of its work is stored.
  *
@@ -34,17 +34,24 @@ export class GroupCommit {
     if (this.db.dialect !== 'sqlite') return this.db.kysely.transaction().execute(work);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.draining) void this.drain();
+      this.schedule();
     });
   }
 
-  private async drain(): Promise<void> {
+  /**
+   * A batch starts once the current turn of the event loop has read what the network brought (setImmediate): SQLite's
+   * statements are synchronous, so a transaction runs from BEGIN to COMMIT without letting one request in, and a batch
+   * started at once would almost always be a batch of one.
+   */
+  private schedule(): void {
+    if (this.draining) return;
     this.draining = true;
-    try {
-      while (this.queue.length) await this.write(this.queue.splice(0, this.maxBatch));
-    } finally {
-      this.draining = false;
-    }
+    setImmediate(() => {
+      void this.write(this.queue.splice(0, this.maxBatch)).finally(() => {
+        this.draining = false;
+        if (this.queue.length) this.schedule();
+      });
+    });
   }
 
   private async write(batch: Job[]): Promise<void> {

@@ -1,0 +1,362 @@
+/**
+ * Public submissions benchmark (`npm run bench:submit`): the spike after a form goes viral. `POST /f/{slug}` (the
+ * hosted form's public submit) on the real Formcast server, under 50 connections, against a bare Fastify route
+ * inserting one row into SQLite (bench/submit-baseline-server.ts).
+ *
+ * Every request is a new visitor: its own address (X-Forwarded-For, believed with TRUST_PROXY=loopback, so that the
+ * per-IP limit, SUBMISSION_RATE_LIMIT, stays on at its default and is exercised as it would be) and its own email.
+ * The form is a SIGN_UP form with double opt-in (email and first name): each submission creates a PENDING contact,
+ * its `contact.created` event, a confirmation (the email is sent by the server's worker to an SMTP sink, as in
+ * production), the submission, the form's counter and `form.submitted`. The request is what a browser sends from the
+ * hosted page (form-encoded, Accept: text/html, Accept-Encoding: gzip, deflate, br; the answer is the success
+ * page), or with --embed what the embed script sends (JSON; the answer is JSON).
+ *
+ * Both servers run as child processes on loopback, each on a fresh SQLite file; autocannon (in this process) sends
+ * --requests requests to each in turn (baseline, formcast, the order turning each round) for --rounds rounds, after
+ * --warmup requests whose figures are discarded. req/s is requests over the wall time to the last answer.
+ *
+ * Goals (issue 13): formcast req/s >= 0.5x the baseline's, formcast p99 < 20 ms (medians of the rounds), and every
+ * accepted submission stored: after the runs, the rows in each database equal the 2xx/3xx answers counted (warm-ups
+ * and setup requests included). PASS/MISS does not change the exit code; it is 1 only when something failed to run
+ * (a child, a setup request, an answer other than 2xx/3xx, a connection error).
+ *
+ * Options: --requests N (default 20000), --warmup N (default 3000), --rounds N (default 2), --connections N
+ * (default 50), --embed, --single-opt-in, --cpu-prof DIR, --help.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import SQLite from 'better-sqlite3';
+import {
+  BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startFormcast, startServer,
+  startSmtpSink, stopChild, table, type Server, type Sink,
+} from './harness.js';
+
+type Label = 'baseline' | 'formcast';
+
+const RATIO_GOAL = 0.5;
+const P99_GOAL_MS = 20;
+const SLUG = 'viral';
+const DOMAIN = 'acme.test';
+
+function parseOptions() {
+  const values = parseCommandLine({
+    requests: { type: 'string' },
+    warmup: { type: 'string' },
+    rounds: { type: 'string' },
+    connections: { type: 'string' },
+    embed: { type: 'boolean' },
+    'single-opt-in': { type: 'boolean' },
+    'cpu-prof': { type: 'string' },
+  }, {
+    example: 'npm run bench:submit -- --requests 10000',
+    usage: [
+      'usage: npm run bench:submit -- [--requests N] [--warmup N] [--rounds N] [--connections N] [--embed] [--single-opt-in] [--cpu-prof DIR]',
+      '  --requests N      measured requests per run (default 20000)',
+      '  --warmup N        discarded requests before each measured run (default 3000; 0 skips it)',
+      '  --rounds N        rounds of a baseline and a formcast run, the order turning each round (default 2)',
+      '  --connections N   concurrent connections (default 50)',
+      "  --embed           submit as the embed script does (JSON in, JSON out) instead of the hosted page's form post",
+      '  --single-opt-in   the form without double opt-in (no confirmation, the contact SUBSCRIBED at once)',
+      '  --cpu-prof DIR    run formcast serve under node --cpu-prof, the profile written into DIR when it stops',
+    ],
+  });
+  return {
+    requests: positiveInt('requests', values.requests, 20_000),
+    warmup: values.warmup === '0' ? 0 : positiveInt('warmup', values.warmup, 3_000),
+    rounds: positiveInt('rounds', values.rounds, 2),
+    connections: positiveInt('connections', values.connections, 50),
+    embed: values.embed ?? false,
+    doubleOptIn: !(values['single-opt-in'] ?? false),
+    cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
+  };
+}
+type Options = ReturnType<typeof parseOptions>;
+
+// ---------------------------------------------------------------------------------------------------
+// The requests: one visitor each
+
+let visitor = 0;
+
+/** The n-th visitor's address (10.x.y.z: 16 million of them) and form fields. */
+function visitorOf(n: number): { ip: string; email: string } {
+  return { ip: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`, email: `visitor${n}@example.com` };
+}
+
+function requestFor(opts: Options, n: number): { headers: Record<string, string>; body: string } {
+  const { ip, email } = visitorOf(n);
+  if (opts.embed) {
+    return {
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-forwarded-for': ip, origin: 'https://blog.example.com' },
+      body: JSON.stringify({ email, first_name: 'Ada' }),
+    };
+  }
+  return {
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html,application/xhtml+xml', 'accept-encoding': 'gzip, deflate, br', 'x-forwarded-for': ip },
+    body: `email=${encodeURIComponent(email)}&first_name=Ada`,
+  };
+}
+
+/** One request outside autocannon (setup checks); it counts as a visitor and, when accepted, as a stored row. */
+async function submitOnce(server: Server, opts: Options): Promise<string> {
+  const { headers, body } = requestFor(opts, visitor++);
+  return expectStatus(await fetch(`${server.url}/f/${SLUG}`, { method: 'POST', headers, body, redirect: 'manual' }), 200, `${server.name}: POST /f/${SLUG}`);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Setup of the two targets
+
+interface Target {
+  label: Label;
+  server: Server;
+  databaseFile: string;
+  /** 2xx and 3xx answers so far, setup requests and warm-ups included: each one a submission that must be stored. */
+  accepted: number;
+}
+
+async function setupFormcast(opts: Options, sink: Sink): Promise<Target> {
+  const dir = makeTempDir('submit-formcast');
+  // TRUST_PROXY: each request's X-Forwarded-For is its visitor's address; the per-IP limit keeps its default.
+  const env = { SMTP_URL: `smtp://${HOST}:${sink.port}`, TRUST_PROXY: 'loopback' };
+  const { server, workspaceId, apiKey } = await startFormcast(dir, { env, nodeArgs: opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [] });
+  const databaseFile = path.join(dir, 'formcast.db');
+  // A verified domain: double opt-in needs one to send the confirmations from.
+  await run('formcast domain add', ['bin/formcast', 'domain', 'add', DOMAIN, '--workspace', workspaceId, '--verified', '--json'], { ...process.env, DATABASE_URL: databaseFile });
+  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  const form = JSON.parse(await expectStatus(await fetch(`${server.url}/v1/forms`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'Join the waiting list', type: 'SIGN_UP', slug: SLUG, fieldMapping: { email: 'email', first_name: 'firstName' }, settings: { doubleOptIn: opts.doubleOptIn } }),
+  }), 201, 'POST /v1/forms')) as { id: string };
+  await expectStatus(await fetch(`${server.url}/v1/forms/${form.id}/publish`, { method: 'POST', headers }), 200, `POST /v1/forms/${form.id}/publish`);
+  const target: Target = { label: 'formcast', server, databaseFile, accepted: 0 };
+  const page = await submitOnce(server, opts);
+  target.accepted++;
+  if (!opts.embed && !page.includes('data-formcast-success')) throw new BenchError(`formcast: the answer to a submission is not the success page:\n${page.slice(0, 500)}`);
+  return target;
+}
+
+async function setupBaseline(opts: Options): Promise<Target> {
+  const dir = makeTempDir('submit-baseline');
+  const databaseFile = path.join(dir, 'baseline.db');
+  const server = await startServer('baseline server', ['--import', 'tsx', 'bench/submit-baseline-server.ts'], { ...process.env, PORT: '0', HOST, DATABASE_URL: databaseFile });
+  const target: Target = { label: 'baseline', server, databaseFile, accepted: 0 };
+  await submitOnce(server, opts);
+  target.accepted++;
+  return target;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Measuring
+
+interface Run {
+  round: number;
+  target: Label;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** The server process's CPU time (user + system) per measured request, in µs: steadier than req/s on a busy machine. */
+  cpuUsPerReq: number;
+  requests: number;
+  /** Answers other than 2xx/3xx (warm-up included), by status code. */
+  badStatuses: Record<string, number>;
+  errors: number;
+}
+
+/**
+ * Sends `amount` requests, each a new visitor; resolves with autocannon's result, the wall time from the start to
+ * the last answer (autocannon's own duration ends at a one-second tick), and the 2xx/3xx answers.
+ */
+async function cannon(target: Target, opts: Options, amount: number): Promise<{ result: autocannon.Result; seconds: number; accepted: number }> {
+  if (!alive(target.server.child)) throw new BenchError(`${target.server.name} is no longer running\n${target.server.output()}`);
+  const start = performance.now();
+  let last = start;
+  let accepted = 0;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({
+      url: target.server.url,
+      connections: opts.connections,
+      pipelining: 1,
+      amount,
+      requests: [{ method: 'POST', path: `/f/${SLUG}`, setupRequest: (req) => ({ ...req, ...requestFor(opts, visitor++) }) }],
+    }, (err, res) => (err ? reject(err) : resolve(res)));
+    instance.on('response', (_client: unknown, statusCode: number) => {
+      last = performance.now();
+      if (statusCode >= 200 && statusCode < 400) accepted++;
+    });
+  });
+  return { result, seconds: (last - start) / 1000, accepted };
+}
+
+function badStatuses(...results: (autocannon.Result | undefined)[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of results) {
+    for (const [code, stat] of Object.entries(r?.statusCodeStats ?? {})) {
+      if (code.startsWith('2') || code.startsWith('3') || !stat.count) continue;
+      out[code] = (out[code] ?? 0) + stat.count;
+    }
+  }
+  return out;
+}
+
+async function measure(target: Target, round: number, opts: Options): Promise<Run> {
+  process.stderr.write(`round ${round}: ${target.label.padEnd(8)} ${opts.warmup ? `warm-up ${fmt(opts.warmup)} requests, ` : ''}measuring ${fmt(opts.requests)} requests ...`);
+  const warm = opts.warmup ? await cannon(target, opts, opts.warmup) : undefined;
+  target.accepted += warm?.accepted ?? 0;
+  const cpu0 = cpuSeconds(target.server.child.pid!);
+  const { result: r, seconds, accepted } = await cannon(target, opts, opts.requests);
+  const cpu = cpuSeconds(target.server.child.pid!) - cpu0;
+  target.accepted += accepted;
+  const run: Run = {
+    round,
+    target: target.label,
+    reqPerSec: r.requests.total / seconds,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    cpuUsPerReq: (cpu * 1e6) / r.requests.total,
+    requests: r.requests.total,
+    badStatuses: badStatuses(warm?.result, r),
+    errors: r.errors + r.timeouts + (warm ? warm.result.errors + warm.result.timeouts : 0),
+  };
+  process.stderr.write(` ${fmt(run.reqPerSec)} req/s, p99 ${run.p99Ms} ms, ${fmt(run.cpuUsPerReq)} µs CPU/req\n`);
+  return run;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+function summarize(runs: Run[], label: Label) {
+  const mine = runs.filter((r) => r.target === label);
+  return {
+    reqPerSec: mine.map((r) => Math.round(r.reqPerSec)),
+    p99Ms: mine.map((r) => r.p99Ms),
+    medianReqPerSec: Math.round(median(mine.map((r) => r.reqPerSec))),
+    medianP50Ms: median(mine.map((r) => r.p50Ms)),
+    medianP99Ms: median(mine.map((r) => r.p99Ms)),
+    medianCpuUsPerReq: Math.round(median(mine.map((r) => r.cpuUsPerReq))),
+    errors: mine.reduce((a, r) => a + r.errors, 0),
+    badStatuses: mine.reduce<Record<string, number>>((acc, r) => {
+      for (const [code, n] of Object.entries(r.badStatuses)) acc[code] = (acc[code] ?? 0) + n;
+      return acc;
+    }, {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What was stored
+
+interface Stored {
+  /** Rows that stand for a submission: `submissions` (formcast) or the baseline's one table. */
+  submissions: number;
+  contacts?: number;
+  confirmations?: number;
+  events?: Record<string, number>;
+}
+
+function countStored(target: Target): Stored {
+  const db = new SQLite(target.databaseFile, { readonly: true });
+  try {
+    const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
+    if (target.label === 'baseline') return { submissions: count('select count(*) as n from submissions') };
+    const events = Object.fromEntries((db.prepare('select type, count(*) as n from events group by type').all() as { type: string; n: number }[]).map((r) => [r.type, r.n]));
+    return { submissions: count('select count(*) as n from submissions'), contacts: count('select count(*) as n from contacts'), confirmations: count('select count(*) as n from confirmations'), events };
+  } finally {
+    db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const opts = parseOptions();
+  const loadBefore = os.loadavg()[0]!;
+  const sink = await startSmtpSink();
+  const targets = [await setupBaseline(opts), await setupFormcast(opts, sink)];
+  const formcast = targets[1]!;
+  const idleRssMb = memoryOf(formcast.server.child.pid!).rssMb;
+
+  const runs: Run[] = [];
+  for (let round = 1; round <= opts.rounds; round++) {
+    const order = round % 2 ? targets : [...targets].reverse();
+    for (const target of order) runs.push(await measure(target, round, opts));
+  }
+  const peakRssMb = memoryOf(formcast.server.child.pid!).peakRssMb;
+  const mailSent = (await sink.stats()).count;
+  // Stopped (SIGTERM: in-flight requests finish) before the rows are counted.
+  for (const t of targets) await stopChild(t.server.child);
+  const loadAfter = os.loadavg()[0]!;
+
+  const stored = Object.fromEntries(targets.map((t) => [t.label, countStored(t)])) as Record<Label, Stored>;
+  const base = summarize(runs, 'baseline');
+  const fc = summarize(runs, 'formcast');
+  const ratio = fc.medianReqPerSec / base.medianReqPerSec;
+  const ratioPass = ratio >= RATIO_GOAL;
+  const p99Pass = fc.medianP99Ms < P99_GOAL_MS;
+  const storedPass = targets.every((t) => stored[t.label].submissions === t.accepted);
+  const expectedPerSubmission = opts.doubleOptIn ? { contacts: formcast.accepted, confirmations: formcast.accepted } : { contacts: formcast.accepted, confirmations: 0 };
+  const formcastRowsOk = stored.formcast.contacts === expectedPerSubmission.contacts && stored.formcast.confirmations === expectedPerSubmission.confirmations
+    && stored.formcast.events?.['form.submitted'] === formcast.accepted && stored.formcast.events?.['contact.created'] === formcast.accepted;
+
+  const cols = ['round', 'target', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'requests'];
+  const rows = runs.map((r) => [String(r.round), r.target, fmt(r.reqPerSec), fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), fmt(r.cpuUsPerReq), fmt(r.requests)]);
+  const medians = (['baseline', 'formcast'] as const).map((label) => {
+    const s = label === 'baseline' ? base : fc;
+    return ['median', label, fmt(s.medianReqPerSec), fmt(s.medianP50Ms, 1), fmt(s.medianP99Ms, 1), fmt(s.medianCpuUsPerReq), ''];
+  });
+  const form = `SIGN_UP, ${opts.doubleOptIn ? 'double opt-in' : 'single opt-in'}, ${opts.embed ? 'embed (JSON)' : 'hosted page (form post, success page, br)'}`;
+  process.stdout.write([
+    '',
+    `POST /f/{slug}: formcast vs a bare Fastify route inserting one row; ${opts.connections} connections, ${fmt(opts.requests)} requests per run, each a new visitor (own IP, own email)`,
+    `form: ${form}; SUBMISSION_RATE_LIMIT default (10 per IP per minute), TRUST_PROXY=loopback`,
+    `node ${process.version}, ${os.cpus().length} CPU(s), SQLite; load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)}; formcast RSS idle ${idleRssMb} MB, peak ${peakRssMb} MB`,
+    '',
+    ...table(cols, [rows, medians], 2),
+    '',
+    `formcast / baseline req/s: ${ratio.toFixed(2)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
+    `formcast p99: ${fmt(fc.medianP99Ms, 1)} ms   goal < ${P99_GOAL_MS} ms   ${p99Pass ? 'PASS' : 'MISS'}`,
+    `stored: baseline ${fmt(stored.baseline.submissions)} rows for ${fmt(targets[0]!.accepted)} accepted; formcast ${fmt(stored.formcast.submissions)} submissions for ${fmt(formcast.accepted)} accepted   goal: every accepted submission stored   ${storedPass ? 'PASS' : 'MISS'}`,
+    `formcast also stored ${fmt(stored.formcast.contacts ?? 0)} contacts, ${fmt(stored.formcast.confirmations ?? 0)} confirmations, events ${JSON.stringify(stored.formcast.events)}${formcastRowsOk ? '' : '   UNEXPECTED'}; confirmation emails at the sink by the end: ${fmt(mailSent)}`,
+    '',
+  ].join('\n'));
+  const failures = [
+    ...targets.flatMap((t) => {
+      const s = summarize(runs, t.label);
+      return [
+        ...(Object.keys(s.badStatuses).length ? [`${t.label}: answers other than 2xx/3xx: ${JSON.stringify(s.badStatuses)}`] : []),
+        ...(s.errors ? [`${t.label}: ${s.errors} connection errors or timeouts`] : []),
+      ];
+    }),
+    ...(formcastRowsOk ? [] : ['formcast: the rows of a submission are not all there']),
+  ];
+  process.stdout.write(`${JSON.stringify({
+    bench: 'submit',
+    node: process.version,
+    cpus: os.cpus().length,
+    loadAvg1m: { before: round2(loadBefore), after: round2(loadAfter) },
+    form: { type: 'SIGN_UP', doubleOptIn: opts.doubleOptIn, request: opts.embed ? 'embed' : 'hosted' },
+    connections: opts.connections,
+    requests: opts.requests,
+    rounds: opts.rounds,
+    baseline: base,
+    formcast: { ...fc, idleRssMb, peakRssMb, confirmationEmailsSent: mailSent },
+    ratio: round2(ratio),
+    stored: { baseline: { ...stored.baseline, accepted: targets[0]!.accepted }, formcast: { ...stored.formcast, accepted: formcast.accepted } },
+    goals: {
+      ratio: { min: RATIO_GOAL, value: round2(ratio), pass: ratioPass },
+      p99Ms: { max: P99_GOAL_MS, value: fc.medianP99Ms, pass: p99Pass },
+      everyAcceptedStored: { pass: storedPass },
+    },
+    ok: failures.length === 0,
+  })}\n`);
+  if (failures.length) throw new BenchError(failures.join('\n'));
+  return 0;
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+await runBench('bench:submit', main);
