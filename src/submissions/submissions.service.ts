@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import { confirm, signUp, type SignUpFields } from '../contacts/contacts.lifecycle.js';
 import type { Db } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
@@ -10,6 +9,7 @@ import { conflict, notFound } from '../errors/errors.js';
 import { recordEvent } from '../events/events.repository.js';
 import { normalizeEmail } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
+import { pooledRandomBytes } from '../lib/random.js';
 import { nowIso } from '../lib/time.js';
 import * as repo from './submissions.repository.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
@@ -132,7 +132,7 @@ export class SubmissionsService {
         const since = new Date(Date.parse(now) - CONFIRMATION_RESEND_WINDOW_MS).toISOString();
         if (confirm && !(await repo.hasRecentConfirmation(trx, workspaceId, id, since))) {
           await repo.insertConfirmation(trx, workspaceId, {
-            id: newId('cnf'), contactId: id, formId: form.id, token: crypto.randomBytes(24).toString('base64url'),
+            id: newId('cnf'), contactId: id, formId: form.id, token: pooledRandomBytes(24).toString('base64url'),
             expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(), now, data: held,
           });
           confirmationSent = true;
