@@ -4,7 +4,7 @@ import { recordEvents } from '../events/events.repository.js';
 import { newId } from '../lib/ids.js';
 import { createdEvents, statusEvents, updatedEvent, type ContactSource } from './contacts.events.js';
 import { addSuppression, getSuppression, liftSuppression } from '../suppressions/suppressions.repository.js';
-import { contactIdsByEmail, getContact, insertContactsIfNew, updateContact, type ContactRecord } from './contacts.repository.js';
+import { contactIdByEmail, getContact, insertContactsIfNew, updateContact, type ContactRecord } from './contacts.repository.js';
 import { moveContact, signUpNew, type ContactMove, type ContactOperation, type SuppressionReason } from './contacts.state.js';
 
 /**
@@ -33,7 +33,7 @@ export interface Applied {
  * (a bounce for a deleted contact still suppresses the address).
  */
 export async function applyToAddress(trx: Executor, workspaceId: string, email: string, op: ContactOperation, cause: Cause, now: string): Promise<Applied> {
-  const id = (await contactIdsByEmail(trx, workspaceId, [email])).get(email);
+  const id = await contactIdByEmail(trx, workspaceId, email);
   const contact = id ? await getContact(trx, workspaceId, id) : undefined;
   return apply(trx, workspaceId, email, contact, op, cause, now);
 }
@@ -113,12 +113,13 @@ export function signUpData(existing: Pick<ContactRecord, 'status' | 'firstName' 
 
 /**
  * An anonymous sign-up of `email` (normalised): creates or updates the contact by the lifecycle's rules.
- * `confirm` says a confirmation email is due; `held` is what its link will apply. Race-safe on the unique email.
+ * `confirm` says a confirmation email is due; `held` is what its link will apply; `created`, that the contact is
+ * new (made by this call). Race-safe on the unique email.
  */
-export async function signUp(trx: Executor, workspaceId: string, email: string, fields: SignUpFields, doubleOptIn: boolean, now: string): Promise<{ contactId: string; confirm: boolean; held: HeldChanges | null }> {
+export async function signUp(trx: Executor, workspaceId: string, email: string, fields: SignUpFields, doubleOptIn: boolean, now: string): Promise<{ contactId: string; confirm: boolean; held: HeldChanges | null; created: boolean }> {
   const entry = await getSuppression(trx, workspaceId, email);
   const suppression: SuppressionReason | null = entry?.reason ?? null;
-  let id = (await contactIdsByEmail(trx, workspaceId, [email])).get(email);
+  let id = await contactIdByEmail(trx, workspaceId, email);
   if (!id) {
     const { status, confirm } = signUpNew(doubleOptIn, suppression);
     const { write, held } = signUpData(null, false, fields);
@@ -128,9 +129,9 @@ export async function signUp(trx: Executor, workspaceId: string, email: string, 
     id = inserted.get(email);
     if (id) {
       await recordEvents(trx, workspaceId, createdEvents(id, email, status, 'form'), now);
-      return { contactId: id, confirm, held };
+      return { contactId: id, confirm, held, created: true };
     }
-    id = (await contactIdsByEmail(trx, workspaceId, [email])).get(email)!; // created concurrently: update it below
+    id = (await contactIdByEmail(trx, workspaceId, email))!; // created concurrently: update it below
   }
   const existing = (await getContact(trx, workspaceId, id))!;
   const move = moveContact({ status: existing.status, suppressed: suppression !== null }, doubleOptIn ? 'signUpDoubleOptIn' : 'signUp');
@@ -139,7 +140,7 @@ export async function signUp(trx: Executor, workspaceId: string, email: string, 
   const events = statusEvents(id, email, existing.status, move.status, 'form');
   if (Object.keys(write).length) events.unshift(updatedEvent(id, email, Object.keys(write), 'form'));
   await recordEvents(trx, workspaceId, events, now);
-  return { contactId: id, confirm: move.confirm, held: move.confirm ? held : null };
+  return { contactId: id, confirm: move.confirm, held: move.confirm ? held : null, created: false };
 }
 
 /** The owner followed a confirmation link: SUBSCRIBED, the suppression lifted, the held changes applied. */

@@ -2,6 +2,7 @@ import { CompiledQuery, PostgresAdapter, sql } from 'kysely';
 import { BatchSql, onPostgres, valueTuples } from '../db/batch-sql.js';
 import { databaseNow } from '../db/clock.js';
 import type { Dialect, Executor } from '../db/connection.js';
+import { Precompiled } from '../db/precompiled.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
@@ -91,6 +92,14 @@ export async function insertContactParamsIfNew(db: Executor, params: unknown[]):
   const res = await db.executeQuery(CompiledQuery.raw(insertSql.text(onPostgres(db), rows), params) as CompiledQuery<{ id: string; email: string }>);
   for (const r of res.rows) out.set(r.email, r.id);
   return out;
+}
+
+/** Built once (db/precompiled.ts): every public sign-up runs it (the figure: submissions/submissions.repository.ts). */
+const contactIdOf = new Precompiled((db, param) => db.selectFrom('contacts').select('id').where('workspace_id', '=', param('workspaceId')).where('email', '=', param('email')));
+
+/** The id of the workspace's contact with this email (normalised), if there is one. */
+export async function contactIdByEmail(db: Executor, workspaceId: string, email: string): Promise<string | undefined> {
+  return (await contactIdOf.executeTakeFirst(db, { workspaceId, email }))?.id;
 }
 
 /** email → id for those of `emails` (normalised) that a contact of the workspace has. */

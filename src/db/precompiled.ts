@@ -13,7 +13,7 @@ export type Param = <T = string>(name: string) => T;
 const param: Param = <T>(name: string) => new Placeholder(name) as unknown as T;
 
 /**
- * A Kysely query built and compiled once per database handle, then run with fresh values: the SQL text
+ * A Kysely query built and compiled once per database, then run with fresh values: the SQL text
  * is the same every time, only the bound parameters change. For the hottest paths (authentication, the
  * form update), where building and compiling a query cost more than SQLite takes to run it. The query is
  * still written with Kysely, so it stays typed and dialect-neutral.
@@ -23,8 +23,10 @@ const param: Param = <T>(name: string) => new Placeholder(name) as unknown as T;
  * undefined) in the run is an error, not a NULL; pass null for NULL.
  */
 export class Precompiled<R> {
-  // Keyed by handle: a transaction is another handle, and PostgreSQL and SQLite compile differently.
-  private readonly compiled = new WeakMap<Executor, CompiledQuery<R>>();
+  // Keyed by the database's adapter: PostgreSQL and SQLite compile differently, and a transaction shares its
+  // database's adapter, so a query run inside transactions is compiled once too, not once per transaction (a
+  // public sign-up runs six in its transaction: submissions/submissions.repository.ts).
+  private readonly compiled = new WeakMap<object, CompiledQuery<R>>();
 
   constructor(private readonly build: (db: Executor, param: Param) => Compilable<R>) {}
 
@@ -48,10 +50,11 @@ export class Precompiled<R> {
 
   /** The rows at once when the statement could run at once (SQLite, connection free), else their promise. May throw. */
   private run(db: Executor, values: Readonly<Record<string, unknown>>): R[] | Promise<R[]> {
-    let query = this.compiled.get(db);
+    const key = db.getExecutor().adapter;
+    let query = this.compiled.get(key);
     if (!query) {
       query = this.build(db, param).compile();
-      this.compiled.set(db, query);
+      this.compiled.set(key, query);
     }
     const parameters = query.parameters.map((p) => {
       if (!(p instanceof Placeholder)) return p;

@@ -1,3 +1,4 @@
+import { contactEmail } from '../contacts/contacts.email.js';
 import { confirm, signUp, type SignUpFields } from '../contacts/contacts.lifecycle.js';
 import type { Db } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
@@ -7,7 +8,6 @@ import type { PublishedForm } from '../forms/forms.repository.js';
 import type { Form } from '../forms/forms.schemas.js';
 import { conflict, notFound } from '../errors/errors.js';
 import { recordEvent } from '../events/events.repository.js';
-import { normalizeEmail } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
 import { pooledRandomBytes } from '../lib/random.js';
 import { nowIso } from '../lib/time.js';
@@ -52,7 +52,7 @@ export function readValues(form: Pick<Form, 'type' | 'fieldMapping'>, raw: Recor
         if (form.type === 'SIGN_UP') errors.push({ field, message: 'Enter your email address.' });
         continue;
       }
-      const email = typeof text === 'string' ? normalizeEmail(text) : null;
+      const email = typeof text === 'string' ? contactEmail(text) : null;
       if (!email) errors.push({ field, message: 'Enter a valid email address, like name@example.com.' });
       else values[field] = email;
       continue;
@@ -127,10 +127,11 @@ export class SubmissionsService {
       let contactId: string | null = null;
       let confirmationSent = false;
       if (form.type === 'SIGN_UP') {
-        const { contactId: id, confirm, held } = await signUp(trx, workspaceId, email, fields, form.settings.doubleOptIn, now);
+        const { contactId: id, confirm, held, created } = await signUp(trx, workspaceId, email, fields, form.settings.doubleOptIn, now);
         contactId = id;
         const since = new Date(Date.parse(now) - CONFIRMATION_RESEND_WINDOW_MS).toISOString();
-        if (confirm && !(await repo.hasRecentConfirmation(trx, workspaceId, id, since))) {
+        // A contact made by this sign-up has no confirmation yet: no need to look.
+        if (confirm && (created || !(await repo.hasRecentConfirmation(trx, workspaceId, id, since)))) {
           await repo.insertConfirmation(trx, workspaceId, {
             id: newId('cnf'), contactId: id, formId: form.id, token: pooledRandomBytes(24).toString('base64url'),
             expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(), now, data: held,

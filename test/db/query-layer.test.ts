@@ -30,7 +30,7 @@ for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
         .where('id', '=', param('id')).where('created_at', '=', NOW).returning(['id', 'name']);
     });
 
-    it('runs with the values given by name, keeps constants, and builds once per handle', async () => {
+    it('runs with the values given by name, keeps constants, and builds once per database', async () => {
       expect(await rename.execute(db.kysely, { id: 'ws_a', name: 'A2' })).toEqual([{ id: 'ws_a', name: 'A2' }]);
       expect(await rename.executeTakeFirst(db.kysely, { id: 'ws_b', name: 'B2' })).toEqual({ id: 'ws_b', name: 'B2' });
       expect(await rename.executeTakeFirst(db.kysely, { id: 'ws_missing', name: 'X' })).toBeUndefined();
@@ -45,11 +45,12 @@ for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
       expect((await db.kysely.selectFrom('workspaces').select('name').where('id', '=', 'ws_a').executeTakeFirst())?.name).toBe('A2');
     });
 
-    it('runs inside a transaction, and a rollback undoes it', async () => {
+    it('runs inside a transaction (built once for the database, not once per transaction), and a rollback undoes it', async () => {
       await expect(db.kysely.transaction().execute(async (trx) => {
         expect(await rename.executeTakeFirst(trx, { id: 'ws_a', name: 'in trx' })).toEqual({ id: 'ws_a', name: 'in trx' });
         throw new Error('roll back');
       })).rejects.toThrow('roll back');
+      expect(builds).toBe(1);
       expect((await db.kysely.selectFrom('workspaces').select('name').where('id', '=', 'ws_a').executeTakeFirst())?.name).toBe('A2');
     });
   });
