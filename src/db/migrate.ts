@@ -12,6 +12,7 @@ import { eventsAndWebhooks } from './migrations/0009_events_webhooks.js';
 import { users } from './migrations/0010_users.js';
 import { segmentIndexes } from './migrations/0011_segment_indexes.js';
 import { authVersion } from './migrations/0012_auth_version.js';
+import { eventsBroadcastPartial } from './migrations/0013_events_broadcast_partial.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -28,6 +29,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0010_users': users(db.dialect),
     '0011_segment_indexes': segmentIndexes(db.dialect),
     '0012_auth_version': authVersion(db.dialect),
+    '0013_events_broadcast_partial': eventsBroadcastPartial(),
   };
 }
 
