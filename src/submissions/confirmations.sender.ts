@@ -47,9 +47,11 @@ export class ConfirmationSender {
     const k = this.db.kysely;
     const now = Date.now();
     const due = await repo.claimDueConfirmations(k, new Date(now).toISOString(), new Date(now + RETRY_MS).toISOString(), MAX_ATTEMPTS, limit);
+    // What the emails of a round share (a spike's sign-ups are mostly one form's) is read once for the round.
+    const round = new Map<string, Promise<unknown>>();
     for (const c of due) {
       try {
-        await this.send(c);
+        await this.send(c, round);
         await repo.markConfirmationEmail(k, c.workspaceId, c.id, { sentAt: new Date().toISOString() });
       } catch (err) {
         this.log.warn({ err, confirmationId: c.id }, 'confirmation email failed; will retry');
@@ -59,15 +61,23 @@ export class ConfirmationSender {
     return due.length;
   }
 
-  private async send(c: repo.ConfirmationRecord): Promise<void> {
+  private async send(c: repo.ConfirmationRecord, round: Map<string, Promise<unknown>>): Promise<void> {
     const k = this.db.kysely;
-    const [contact, form, workspace] = await Promise.all([getContact(k, c.workspaceId, c.contactId), getForm(k, c.workspaceId, c.formId), getWorkspace(k, c.workspaceId)]);
+    const once = <T>(key: string, read: () => Promise<T>): Promise<T> => {
+      let p = round.get(key) as Promise<T> | undefined;
+      if (!p) round.set(key, (p = read()));
+      return p;
+    };
+    const ws = c.workspaceId;
+    const [contact, form, workspace] = await Promise.all([
+      getContact(k, ws, c.contactId), once(`form:${ws}:${c.formId}`, () => getForm(k, ws, c.formId)), once(`workspace:${ws}`, () => getWorkspace(k, ws)),
+    ]);
     if (!contact || !form || !workspace) throw new Error('the contact, the form or the workspace is gone');
     if (contactEmail(contact.email) !== contact.email) throw new Error('the stored address is not a valid single address');
-    const from = await this.sender(c.workspaceId, workspace.name, workspace.settings.defaultFrom);
+    const from = await once(`from:${ws}`, () => this.sender(ws, workspace.name, workspace.settings.defaultFrom));
     if (!from) throw new Error('the workspace has no verified sending domain to send the confirmation from');
-    const key = await getSigningKey(k, c.workspaceId, from.domain);
-    const template = form.doubleOptInEmailId ? await getTemplate(k, c.workspaceId, form.doubleOptInEmailId) : undefined;
+    const key = await once(`key:${ws}:${from.domain}`, () => getSigningKey(k, ws, from.domain));
+    const template = form.doubleOptInEmailId ? await once(`template:${ws}:${form.doubleOptInEmailId}`, () => getTemplate(k, ws, form.doubleOptInEmailId!)) : undefined;
     const source = template ?? builtInConfirmation(workspace.settings.locale);
     const scope = {
       contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
