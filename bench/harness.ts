@@ -1,9 +1,9 @@
 /**
- * What the benchmarks share (bench/api.bench.ts, bench/import.bench.ts, bench/send.bench.ts): command-line
- * parsing, temp directories and child processes that are cleaned up whatever happens, starting `formcast
- * serve` (or another child) and waiting until it says it is ready, running a command to completion, checking
- * a setup response, peak RSS, CPU time, table output, and the top-level runner that turns a failure into a message
- * and an exit code.
+ * What the benchmarks share (bench/api.bench.ts, bench/import.bench.ts, bench/send.bench.ts, bench/submit.bench.ts, …):
+ * command-line parsing, temp directories and child processes that are cleaned up whatever happens, starting
+ * `formcast serve` (or another child) and waiting until it says it is ready, running a command to completion,
+ * checking a setup response, peak RSS and CPU time, the SMTP sink, table output, and the top-level runner that
+ * turns a failure into a message and an exit code.
  *
  * Importing this module installs process-wide exit and SIGINT/SIGTERM handlers (see below): import it
  * from a benchmark's entry point, not from the child scripts it spawns.
