@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import autocannon from 'autocannon';
 
 /** The repository root: every child runs with it as its working directory. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -258,11 +259,13 @@ export interface Sink {
   reset(): Promise<void>;
 }
 
-/** Starts bench/smtp-sink.ts in a process of its own (stopped by the cleanup) and talks to it over IPC. */
-export async function startSmtpSink(): Promise<Sink> {
-  const { child, match } = await startChild('SMTP sink', ['--import', 'tsx', 'bench/smtp-sink.ts'], { ...process.env, PORT: '0' }, /^sink listening on (\d+)$/m, { ipc: true });
-  const request = <T>(cmd: string, type: string) => new Promise<T>((resolve, reject) => {
-    if (!alive(child)) return reject(new BenchError('the SMTP sink is no longer running'));
+/**
+ * Asks a child started with an IPC channel: sends `{ cmd }` and resolves with its first message of type `type`
+ * (default: the command's name). Rejects at once when the child no longer runs.
+ */
+export function ipcRequester(child: ChildProcess, name: string): <T>(cmd: string, type?: string) => Promise<T> {
+  return <T>(cmd: string, type = cmd) => new Promise<T>((resolve, reject) => {
+    if (!alive(child)) return reject(new BenchError(`${name} is no longer running`));
     const onMessage = (msg: { type?: string }) => {
       if (msg?.type !== type) return;
       child.off('message', onMessage);
@@ -271,6 +274,12 @@ export async function startSmtpSink(): Promise<Sink> {
     child.on('message', onMessage);
     child.send({ cmd });
   });
+}
+
+/** Starts bench/smtp-sink.ts in a process of its own (stopped by the cleanup) and talks to it over IPC. */
+export async function startSmtpSink(): Promise<Sink> {
+  const { child, match } = await startChild('SMTP sink', ['--import', 'tsx', 'bench/smtp-sink.ts'], { ...process.env, PORT: '0' }, /^sink listening on (\d+)$/m, { ipc: true });
+  const request = ipcRequester(child, 'the SMTP sink');
   return {
     port: Number(match[1]),
     stats: () => request<SinkStats>('stats', 'stats'),
@@ -290,6 +299,32 @@ export function cpuSeconds(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Runs autocannon for a fixed number of requests (`options.amount`); resolves with its result, the wall time from
+ * the start to the last response, and the responses by status code as they came. (With `amount`, autocannon ends a
+ * run at its next one-second sample tick, and its `duration` with it: req/s from that duration would be rounded down
+ * to requests per whole second, which understates a fast server most.)
+ */
+export async function cannonAmount(options: autocannon.Options & { amount: number }): Promise<{ result: autocannon.Result; seconds: number; statuses: Map<number, number> }> {
+  const start = performance.now();
+  let last = start;
+  const statuses = new Map<number, number>();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(options, (err, res) => (err ? reject(err) : resolve(res)));
+    instance.on('response', (_client: unknown, statusCode: number) => {
+      last = performance.now();
+      statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
+    });
+  });
+  return { result, seconds: (last - start) / 1000, statuses };
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -25,11 +25,11 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import {
-  BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startFormcast, startServer,
-  startSmtpSink, stopChild, table, type Server, type Sink,
+  BenchError, HOST, alive, cannonAmount, cpuSeconds, expectStatus, fmt, makeTempDir, median, memoryOf, parseCommandLine, positiveInt, run, runBench,
+  startFormcast, startServer, startSmtpSink, stopChild, table, type Server, type Sink,
 } from './harness.js';
 
 type Label = 'baseline' | 'formcast';
@@ -163,29 +163,19 @@ interface Run {
   errors: number;
 }
 
-/**
- * Sends `amount` requests, each a new visitor; resolves with autocannon's result, the wall time from the start to
- * the last answer (autocannon's own duration ends at a one-second tick), and the 2xx/3xx answers.
- */
+/** Sends `amount` requests, each a new visitor (harness.ts, cannonAmount); also counts the 2xx/3xx answers. */
 async function cannon(target: Target, opts: Options, amount: number): Promise<{ result: autocannon.Result; seconds: number; accepted: number }> {
   if (!alive(target.server.child)) throw new BenchError(`${target.server.name} is no longer running\n${target.server.output()}`);
-  const start = performance.now();
-  let last = start;
-  let accepted = 0;
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({
-      url: target.server.url,
-      connections: opts.connections,
-      pipelining: 1,
-      amount,
-      requests: [{ method: 'POST', path: `/f/${SLUG}`, setupRequest: (req) => ({ ...req, ...requestFor(opts, visitor++) }) }],
-    }, (err, res) => (err ? reject(err) : resolve(res)));
-    instance.on('response', (_client: unknown, statusCode: number) => {
-      last = performance.now();
-      if (statusCode >= 200 && statusCode < 400) accepted++;
-    });
+  const { result, seconds, statuses } = await cannonAmount({
+    url: target.server.url,
+    connections: opts.connections,
+    pipelining: 1,
+    amount,
+    requests: [{ method: 'POST', path: `/f/${SLUG}`, setupRequest: (req) => ({ ...req, ...requestFor(opts, visitor++) }) }],
   });
-  return { result, seconds: (last - start) / 1000, accepted };
+  let accepted = 0;
+  for (const [status, n] of statuses) if (status >= 200 && status < 400) accepted += n;
+  return { result, seconds, accepted };
 }
 
 function badStatuses(...results: (autocannon.Result | undefined)[]): Record<string, number> {
@@ -220,12 +210,6 @@ async function measure(target: Target, round: number, opts: Options): Promise<Ru
   };
   process.stderr.write(` ${fmt(run.reqPerSec)} req/s, p99 ${run.p99Ms} ms, ${fmt(run.cpuUsPerReq)} µs CPU/req\n`);
   return run;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 function summarize(runs: Run[], label: Label) {

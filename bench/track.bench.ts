@@ -21,10 +21,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import { simpleParser } from 'mailparser';
-import { BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, makeTempDir, parseCommandLine, positiveInt, run, runBench, startServer, table, type Server } from './harness.js';
+import { BenchError, HOST, alive, cannonAmount, cpuSeconds, expectStatus, fmt, median, makeTempDir, parseCommandLine, positiveInt, run, runBench, startServer, table, type Server } from './harness.js';
 
 const RATIO_GOAL = 0.7;
 const P99_GOAL_MS = 10;
@@ -134,27 +134,17 @@ interface Run {
   errors: number;
 }
 
-/**
- * Sends `amount` requests; resolves with autocannon's result and the wall time from the start to the last response.
- * (With `amount`, autocannon ends a run at its next one-second sample tick, and its `duration` with it: req/s from
- * that duration would be rounded down to requests per whole second, which understates a fast server most.)
- */
+/** Sends `amount` requests, cycling through `paths` (harness.ts, cannonAmount). */
 async function cannon(server: Server, paths: string[], amount: number, connections: number): Promise<{ result: autocannon.Result; seconds: number }> {
   if (!alive(server.child)) throw new BenchError(`${server.name} is no longer running\n${server.output()}`);
   let next = 0;
-  const start = performance.now();
-  let last = start;
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({
-      url: server.url,
-      connections,
-      pipelining: 1,
-      amount,
-      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length]! }) }],
-    }, (err, res) => (err ? reject(err) : resolve(res)));
-    instance.on('response', () => { last = performance.now(); });
+  return cannonAmount({
+    url: server.url,
+    connections,
+    pipelining: 1,
+    amount,
+    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length]! }) }],
   });
-  return { result, seconds: (last - start) / 1000 };
 }
 
 async function measure(label: Label, server: Server, endpoint: Endpoint, paths: string[], round: number, opts: Options): Promise<Run> {
@@ -174,12 +164,6 @@ async function measure(label: Label, server: Server, endpoint: Endpoint, paths: 
   };
   process.stderr.write(` ${fmt(result.reqPerSec, 0)} req/s, p99 ${result.p99Ms} ms, server CPU ${result.cpuUsPerReq} µs/req\n`);
   return result;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 function summarize(runs: Run[], target: Label, endpoint: Endpoint) {

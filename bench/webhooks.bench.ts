@@ -34,7 +34,7 @@ import { loadServerSecret } from '../src/db/secrets.js';
 import { createServices } from '../src/app.js';
 import { newId } from '../src/lib/ids.js';
 import { signatureHeader } from '../src/webhooks/webhooks.sender.js';
-import { BenchError, HOST, alive, fmt, makeTempDir, memoryOf, parseCommandLine, positiveInt, runBench, startChild, startServer, table } from './harness.js';
+import { BenchError, HOST, fmt, ipcRequester, makeTempDir, memoryOf, parseCommandLine, positiveInt, runBench, startChild, startServer, table } from './harness.js';
 
 const LAG_P99_GOAL_MS = 2000;
 /** No new arrival for this long: the run is stuck. */
@@ -80,16 +80,7 @@ interface ReceiverStats {
 
 async function startReceiver() {
   const { child, match } = await startChild('webhook receiver', ['--import', 'tsx', 'bench/webhook-receiver.ts'], { ...process.env, PORT: '0' }, /^receiver listening on (\d+)$/m, { ipc: true });
-  const request = <T>(cmd: string) => new Promise<T>((resolve, reject) => {
-    if (!alive(child)) return reject(new BenchError('the receiver is no longer running'));
-    const onMessage = (msg: { type?: string }) => {
-      if (msg?.type !== cmd) return;
-      child.off('message', onMessage);
-      resolve(msg as T);
-    };
-    child.on('message', onMessage);
-    child.send({ cmd });
-  });
+  const request = ipcRequester(child, 'the receiver');
   return { port: Number(match[1]), stats: () => request<ReceiverStats>('stats'), reset: () => request<void>('reset') };
 }
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
