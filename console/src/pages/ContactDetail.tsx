@@ -131,8 +131,10 @@ function TopicsCard({ contact, editable }: { contact: Contact; editable: boolean
     mutationFn: async ({ id, subscribed }: { id: string; subscribed: boolean }) => unwrap(await api.PUT('/v1/contacts/{contactId}', {
       params: { path: { contactId: contact.id } }, body: { topics: [{ id, subscribed }] },
     })),
-    // The switch moves at once; a failure puts it back.
-    onMutate: ({ id, subscribed }) => {
+    // The switch moves at once; a failure puts it back. A read of the contact still under way (after a save, say)
+    // is cancelled first, or its answer would put the switch back where it was.
+    onMutate: async ({ id, subscribed }) => {
+      await qc.cancelQueries({ queryKey: ['contacts', 'one', contact.id] });
       qc.setQueryData<Contact>(['contacts', 'one', contact.id], (c) => c && { ...c, topics: c.topics.map((t) => (t.id === id ? { ...t, subscribed } : t)) });
     },
     onSuccess: (c, v) => {
