@@ -9,6 +9,7 @@
  * from a benchmark's entry point, not from the child scripts it spawns.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -247,6 +248,8 @@ export async function expectStatus(res: Response, status: number, what: string):
 /** What the SMTP sink (bench/smtp-sink.ts) counted: messages, those DKIM-signed, bytes, first and last arrival (ms). */
 export interface SinkStats {
   count: number;
+  /** Distinct Message-IDs: `count - unique` messages arrived twice. */
+  unique: number;
   signed: number;
   bytes: number;
   first: number | null;
@@ -285,6 +288,25 @@ export async function startSmtpSink(): Promise<Sink> {
     stats: () => request<SinkStats>('stats', 'stats'),
     reset: () => request<void>('reset', 'reset'),
   };
+}
+
+/** A new PostgreSQL database on the server of `baseUrl` (dropped at cleanup unless `keep`); its URL. */
+export async function freshPostgresDatabase(baseUrl: string, label: string, keep = false): Promise<string> {
+  const { default: pg } = await import('pg');
+  const name = `formcast_bench_${label}_${process.pid}_${crypto.randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  if (!keep) atCleanup(async () => {
+    const c = new pg.Client({ connectionString: baseUrl });
+    await c.connect();
+    await c.query(`drop database if exists ${name} with (force)`);
+    await c.end();
+  });
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
 
 /** VmRSS and VmHWM (peak RSS) of a live process, in MB (Linux: /proc/<pid>/status). */

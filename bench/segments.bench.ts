@@ -38,7 +38,7 @@ import { DEFAULT_PIPELINE_OPTIONS } from '../src/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../src/deliveries/sql-store.js';
 import { newId } from '../src/lib/ids.js';
 import {
-  BenchError, HOST, alive, atCleanup, expectStatus, fmt, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startServer, stopChild, table, type Server,
+  BenchError, HOST, alive, atCleanup, expectStatus, fmt, freshPostgresDatabase, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startServer, stopChild, table, type Server,
 } from './harness.js';
 import { seedPostgres, seedSqlite, type Seeded } from './segments-data.js';
 
@@ -153,24 +153,6 @@ async function postgresRaw(url: string): Promise<Raw & { client: pg.Client }> {
     },
     close: () => client.end(),
   };
-}
-
-/** A new database on the server of `baseUrl` (dropped at cleanup); its URL. */
-async function freshPostgresDatabase(baseUrl: string, keep: boolean): Promise<string> {
-  const name = `formcast_bench_segments_${process.pid}_${crypto.randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  if (!keep) atCleanup(async () => {
-    const c = new pg.Client({ connectionString: baseUrl });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  });
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -382,7 +364,7 @@ async function exportAll(server: Server, key: string, expectedRows: number): Pro
 async function main(): Promise<number> {
   const opts = parseOptions();
   const dir = makeTempDir('segments', { keep: opts.keep });
-  const databaseUrl = opts.pgUrl ? await freshPostgresDatabase(opts.pgUrl, opts.keep) : path.join(dir, 'formcast.db');
+  const databaseUrl = opts.pgUrl ? await freshPostgresDatabase(opts.pgUrl, 'segments', opts.keep) : path.join(dir, 'formcast.db');
   const dialect = opts.pgUrl ? 'postgres' : 'sqlite';
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, OUTBOX_DIR: path.join(dir, 'outbox') };
   delete env.PUBLIC_URL;

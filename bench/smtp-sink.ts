@@ -2,10 +2,10 @@
  * The SMTP sink of `npm run bench:send`, run in a process of its own (`node --import tsx bench/smtp-sink.ts`):
  * an smtp-server on loopback (no STARTTLS, no AUTH) that accepts every message, reads and discards it, and
  * counts. Started with an IPC channel by bench/send.bench.ts, it answers:
- *   { cmd: 'stats' } → { type: 'stats', count, signed, bytes, first, last, connections }
+ *   { cmd: 'stats' } → { type: 'stats', count, unique, signed, bytes, first, last, connections }
  *   { cmd: 'reset' } → { type: 'reset' } (counters back to zero)
  * `first`/`last` are the wall-clock arrival times (ms, fractional) of the first and last complete message;
- * `signed` counts messages whose header carries a DKIM-Signature. At start it prints `sink listening on PORT`.
+ * `signed` counts messages whose header carries a DKIM-Signature, `unique` the distinct Message-IDs. At start it prints `sink listening on PORT`.
  * Without IPC (run by hand), it prints its stats every 5 s. PORT (default 0: any free port) sets the port.
  */
 import { performance } from 'node:perf_hooks';
@@ -19,6 +19,8 @@ let signed = 0;
 let bytes = 0;
 let first: number | null = null;
 let last: number | null = null;
+/** Message-IDs seen: a message that arrives twice (a worker died after sending it, before recording it) counts once. */
+const ids = new Set<string>();
 
 const server = new SMTPServer({
   disabledCommands: ['STARTTLS', 'AUTH'],
@@ -40,6 +42,8 @@ const server = new SMTPServer({
       bytes += size;
       const header = head.split('\r\n\r\n')[0]!;
       if (/^dkim-signature:/im.test(header)) signed++;
+      const id = /^message-id:\s*(<[^>\r\n]+>)/im.exec(header)?.[1];
+      if (id) ids.add(id);
       first ??= t;
       last = t;
       callback(null, 'OK');
@@ -48,7 +52,7 @@ const server = new SMTPServer({
 });
 server.on('error', () => {});
 
-const stats = () => ({ type: 'stats', count, signed, bytes, first, last, connections: (server as unknown as { connections: Set<unknown> }).connections.size });
+const stats = () => ({ type: 'stats', count, unique: ids.size, signed, bytes, first, last, connections: (server as unknown as { connections: Set<unknown> }).connections.size });
 
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   const { port } = server.server.address() as AddressInfo;
@@ -64,6 +68,7 @@ if (process.send) {
       bytes = 0;
       first = null;
       last = null;
+      ids.clear();
       process.send!({ type: 'reset' });
     }
   });

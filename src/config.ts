@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { parsePacing, PacingConfigError, type PacingConfig } from './deliveries/pacing.config.js';
@@ -58,6 +59,12 @@ export interface Config {
     maxAttempts: number;
     backoffBaseMs: number;
     pollMs: number;
+    /** Threads that render, compose and sign messages (SEND_THREADS; 0: the worker's own thread). */
+    sendThreads: number;
+    /** Delivery batches a process works on at once (WORKER_BATCHES), each claimed and recorded on its own. */
+    batches: number;
+    /** `formcast serve` runs the worker and the periodic jobs in-process (SERVE_WORKER, default true). */
+    inServe: boolean;
   };
   /** Days events are kept (EVENTS_RETENTION_DAYS); older ones are pruned by the worker, in batches. */
   eventsRetentionDays: number;
@@ -78,6 +85,14 @@ function rateFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   const n = text.endsWith('%') ? Number(text.slice(0, -1)) / 100 : Number(text);
   if (!Number.isFinite(n) || n <= 0 || n > 1) throw new ConfigError(`${name} must be a rate between 0 and 1 (0.05) or a percentage (5%), got "${raw}"`);
   return n;
+}
+
+function boolFrom(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 export class ConfigError extends Error {}
@@ -176,6 +191,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: intFrom(env, 'WORKER_MAX_ATTEMPTS', 5, 1, 100),
       backoffBaseMs: intFrom(env, 'WORKER_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
       pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
+      // As many as the machine has cores (at most 8): the worker's own thread mostly waits on SMTP and SQLite, and a
+      // thread less left a core idle (bench/README.md, "bench:send").
+      sendThreads: intFrom(env, 'SEND_THREADS', Math.max(1, Math.min(8, os.availableParallelism())), 0, 64),
+      batches: intFrom(env, 'WORKER_BATCHES', 2, 1, 16),
+      inServe: boolFrom(env, 'SERVE_WORKER', true),
     },
     eventsRetentionDays: intFrom(env, 'EVENTS_RETENTION_DAYS', 400, 1, 36_500),
   };

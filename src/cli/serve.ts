@@ -36,7 +36,8 @@ export async function serve(config: Config): Promise<void> {
   process.stdout.write(`listening on ${url}\n`);
   // The delivery worker, the scheduler and the other periodic jobs run in the same process (docs/api.md §10).
   for (const w of warnings) app.log.warn(`WARNING: ${w}`);
-  const worker = startJobs(db, appConfig, app.log, { mailer });
+  // Without it (SERVE_WORKER=false) `formcast worker` processes do that work, and this process only serves.
+  const worker = config.worker.inServe ? startJobs(db, appConfig, app.log, { mailer }) : null;
   // The inbound SMTP listener for bounce and complaint reports, when INBOUND_SMTP_PORT is set.
   const inbound = config.inboundSmtp.port === null ? null : await startInbound(db, appConfig, app.log);
 
@@ -64,7 +65,7 @@ export async function serve(config: Config): Promise<void> {
     }, SHUTDOWN_GRACE_MS).unref();
     app.close()
       .then(() => inbound?.close())
-      .then(() => worker.stop())
+      .then(() => worker?.stop())
       .then(() => db.close())
       .then(() => process.exit(0), (err: unknown) => {
         app.log.error({ err }, 'shutdown failed');

@@ -1,19 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { prepareContent, type RenderScope, type RenderedContent } from '../broadcasts/broadcasts.render.js';
 import { contactEmail } from '../contacts/contacts.email.js';
-import type { ContactRecord } from '../contacts/contacts.repository.js';
 import { parseMailbox } from '../lib/email.js';
-import { assembleContent, listHeaders } from '../broadcasts/broadcasts.message.js';
-import { htmlToText } from '../mail/compose.js';
-import { trackMessage } from '../tracking/tracking.message.js';
-import type { Address, OutgoingMessage } from '../mail/compose.js';
-import { returnPath, unsubscribeAddress } from '../mail/verp.js';
 import { classifySendError } from '../mail/outcome.js';
 import type { Mailer } from '../mail/transport.js';
 import type { TxtLookup } from '../domains/domains.dns.js';
 import { DestinationResolver, domainOf } from './destinations.js';
+import type { MessageRecipient } from './message.js';
 import { dispatch, Pacer, type Permit } from './pacing.js';
 import { DEFAULT_PACING, type PacingConfig } from './pacing.config.js';
+import type { RenderResult, RenderTask } from './render.worker.js';
+import { createRenderer, type MessageRenderer } from './send-threads.js';
 import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
 
 export interface PipelineOptions {
@@ -43,6 +39,14 @@ export interface PipelineOptions {
   pacingWindowMs: number;
   /** The MX lookup that groups recipient domains (DNS_SERVERS); none: each domain is its own destination. */
   mxLookup?: TxtLookup | null;
+  /**
+   * Threads that render, compose and sign messages (SEND_THREADS; send-threads.ts); 0: the pipeline's own thread.
+   * Ignored when a `renderer` is given.
+   */
+  sendThreads?: number;
+  renderer?: MessageRenderer;
+  /** Deliveries of one broadcast rendered per task: the unit of work a send thread gets. */
+  renderChunk?: number;
 }
 
 export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publicUrl' | 'secret'> = {
@@ -57,20 +61,14 @@ export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publi
   pacingWindowMs: 2_000,
 };
 
-interface PreparedBroadcast extends SendingBroadcast {
-  /** From and Reply-To parsed once; null when the stored text no longer parses (the delivery fails). */
-  from: Address | null;
-  replyTo: Address | null;
-  render: (scope: RenderScope) => RenderedContent;
-  senderDomain: string | null;
-}
-
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A claimed delivery with what sending it needs. */
 interface Work extends Recipient {
   d: ClaimedDelivery;
-  prepared: PreparedBroadcast | undefined;
+  sending: SendingBroadcast | undefined;
+  /** Its message, being made in a send thread (set once the delivery is to be sent). */
+  message?: Promise<RenderResult>;
 }
 
 /**
@@ -80,13 +78,16 @@ interface Work extends Recipient {
  */
 export class DeliveryPipeline {
   private materializing: MaterializationJob | null = null;
-  private readonly prepared = new Map<string, PreparedBroadcast>();
   private readonly destinations: DestinationResolver;
+  private readonly renderer: MessageRenderer;
+  private readonly secret: Uint8Array;
   /** The pace of each destination (pacing.ts); per process. */
   readonly pacer: Pacer;
 
   constructor(private readonly store: DeliveryStore, private readonly mailer: Mailer, private readonly opts: PipelineOptions, private readonly log: FastifyBaseLogger) {
     this.destinations = new DestinationResolver(opts.pacing, opts.mxLookup ?? null);
+    this.renderer = opts.renderer ?? createRenderer(opts.sendThreads ?? 0);
+    this.secret = new Uint8Array(opts.secret);
     this.pacer = new Pacer(opts.pacing.adaptive, Date.now, (n) => log.warn({ destination: n.key, from: n.from, to: n.to, reply: n.reply },
       `destination ${n.key} throttles: ${n.from === null ? 'no limit' : `${n.from}/s`} → ${Math.round(n.to * 100) / 100}/s`));
   }
@@ -118,26 +119,6 @@ export class DeliveryPipeline {
     return written;
   }
 
-  private async prepare(workspaceId: string, broadcastId: string): Promise<PreparedBroadcast | undefined> {
-    const sending = await this.store.broadcastForSending(workspaceId, broadcastId);
-    if (!sending) return undefined;
-    const cached = this.prepared.get(broadcastId);
-    if (cached && cached.broadcast.updatedAt === sending.broadcast.updatedAt) return cached;
-    const b = sending.broadcast;
-    const from = b.from ? parseMailbox(b.from) : null;
-    const replyTo = b.replyTo ? parseMailbox(b.replyTo) : null;
-    const prepared: PreparedBroadcast = {
-      ...sending,
-      from: from ? { name: from.name, address: from.address } : null,
-      replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
-      render: prepareContent(b.emailContent),
-      senderDomain: from?.domain ?? null,
-    };
-    if (this.prepared.size > 100) this.prepared.clear();
-    this.prepared.set(broadcastId, prepared);
-    return prepared;
-  }
-
   /** Claims one batch and sends it. Returns how many deliveries it handled (0: nothing was due). */
   async sendBatch(): Promise<number> {
     const start = Date.now();
@@ -151,15 +132,20 @@ export class DeliveryPipeline {
       for (const d of claimed) byBroadcast.set(d.broadcastId, [...(byBroadcast.get(d.broadcastId) ?? []), d]);
       const work: Work[] = [];
       for (const [broadcastId, deliveries] of byBroadcast) {
-        const prepared = await this.prepare(deliveries[0]!.workspaceId, broadcastId);
+        const sending = await this.store.broadcastForSending(deliveries[0]!.workspaceId, broadcastId);
         const recipients = await this.store.recipients(deliveries[0]!.workspaceId, deliveries);
+        const toSend: Work[] = [];
         for (const d of deliveries) {
-          const w = { d, prepared, ...recipients.get(d.id)! };
+          const w: Work = { d, sending, ...recipients.get(d.id)! };
           // Those that will not be sent are recorded at once; the others wait for their destination's pace.
           const verdict = this.verdict(w);
           if (verdict) await this.store.record(d, verdict, iso(Date.now()));
-          else work.push(w);
+          else toSend.push(w);
         }
+        // Their messages are made at once, in chunks, in the send threads (while the first ones go out, the next
+        // ones are being made); a message whose destination then has no room is made again when it comes back.
+        if (sending && toSend.length) this.renderAll(sending, toSend);
+        work.push(...toSend);
       }
       // Each destination at its pace (pacing.ts): a lane takes the next delivery whose destination has room, and
       // what cannot go within the window goes back to the queue, due when its destination will have room.
@@ -167,7 +153,7 @@ export class DeliveryPipeline {
       await dispatch({
         items: work, lanes: this.opts.concurrency, pacer: this.pacer, until: Date.now() + this.opts.pacingWindowMs,
         destinationOf: (w) => destinations.get(domainOf(w.d.email))!,
-        run: (w, permit) => this.deliver(w.d, w.prepared!, w.contact!, permit),
+        run: (w, permit) => this.deliver(w.d, w.message!, permit),
         defer: (w, at) => this.defer(w.d, at, null),
       });
       for (const [broadcastId, deliveries] of byBroadcast) await this.store.settle(deliveries[0]!.workspaceId, broadcastId, iso(Date.now()));
@@ -177,15 +163,31 @@ export class DeliveryPipeline {
     return claimed.length;
   }
 
+  /** Hands the messages of these deliveries (of one broadcast) to the renderer, in chunks; each Work gets its promise. */
+  private renderAll(sending: SendingBroadcast, work: Work[]): void {
+    const chunk = this.opts.renderChunk ?? DEFAULT_RENDER_CHUNK;
+    for (let i = 0; i < work.length; i += chunk) {
+      const part = work.slice(i, i + chunk);
+      const task: RenderTask = {
+        publicUrl: this.opts.publicUrl, secret: this.secret, postmarkMetadata: this.opts.postmarkMetadata ?? false, sending,
+        items: part.map((w) => ({ d: w.d, contact: recipientOf(w) })),
+      };
+      const results = this.renderer.render(task);
+      // A thread that failed (it died, or could not start) fails the chunk's messages as not made: they are retried.
+      part.forEach((w, k) => (w.message = results.then((r) => r[k]!, (err: unknown) => ({ ok: false, error: `the message could not be made: ${(err as Error).message}`, retry: true }))));
+    }
+  }
+
   /** The outcome of a delivery that will not be sent, or null when it is to be sent. */
-  private verdict({ d, prepared, contact, excluded }: Work): AttemptOutcome | null {
+  private verdict({ d, sending, contact, excluded }: Work): AttemptOutcome | null {
     // Whoever unsubscribed, bounced, complained or was suppressed since the audience was taken is not mailed.
     if (excluded || !contact) return { op: 'skip', error: excluded ?? 'contact was deleted' };
-    if (prepared?.broadcast.status === 'PAUSED') return { op: 'hold' };
-    if (!prepared || prepared.broadcast.status !== 'SENDING') return { op: 'skip', error: 'broadcast is no longer sending' };
+    if (sending?.broadcast.status === 'PAUSED') return { op: 'hold' };
+    if (!sending || sending.broadcast.status !== 'SENDING') return { op: 'skip', error: 'broadcast is no longer sending' };
     // Addresses stored before the input rules tightened (a quoted local part kept without its quotes) are never sent to.
     if (contactEmail(d.email) !== d.email) return { op: 'fail', error: 'the stored address is not a valid single address' };
-    if (!prepared.dkim || !prepared.from) return { op: 'fail', error: `${prepared.senderDomain ?? 'the sender'} is not a verified sending domain of the workspace` };
+    const from = senderOf(sending);
+    if (!sending.dkim || !from) return { op: 'fail', error: `${from?.domain ?? 'the sender'} is not a verified sending domain of the workspace` };
     return null;
   }
 
@@ -203,17 +205,18 @@ export class DeliveryPipeline {
     return this.store.record(d, { op: 'defer', error: reply, nextAttemptAt: iso(at) }, iso(now));
   }
 
-  private async deliver(d: ClaimedDelivery, prepared: PreparedBroadcast, contact: ContactRecord, permit: Permit): Promise<void> {
+  private async deliver(d: ClaimedDelivery, made: Promise<RenderResult>, permit: Permit): Promise<void> {
     const record = (outcome: AttemptOutcome) => this.store.record(d, outcome, iso(Date.now()));
-    let message: OutgoingMessage;
-    try {
-      message = this.compose(d, prepared, contact);
-    } catch (err) {
-      return record({ op: 'fail', error: `the content could not be rendered: ${(err as Error).message.split('\n')[0]}` });
+    const message = await made;
+    if (!message.ok) {
+      permit.done('failed');
+      // A thread that failed says nothing about the message: it is made again later, as after a temporary failure.
+      if (message.retry && d.attempts < this.opts.maxAttempts) return record({ op: 'retry', error: message.error, nextAttemptAt: iso(Date.now() + this.opts.backoffBaseMs) });
+      return record({ op: 'fail', error: message.error });
     }
     if (!(await this.store.handOff(d, this.opts.workerId, iso(Date.now())))) return; // canceled or paused meanwhile
     try {
-      const info = await this.mailer.send(message);
+      const info = await this.mailer.sendRaw(message);
       permit.done('sent');
       await record({ op: 'sent', messageId: info.messageId, response: info.response });
     } catch (err) {
@@ -238,48 +241,33 @@ export class DeliveryPipeline {
     }
   }
 
-  private compose(d: ClaimedDelivery, p: PreparedBroadcast, contact: ContactRecord): OutgoingMessage {
-    const unsubscribeUrl = `${this.opts.publicUrl}/unsubscribe/${d.unsubscribeToken}`;
-    const rendered = p.render({
-      contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
-      broadcast: { id: p.broadcast.id, name: p.broadcast.name },
-      unsubscribe_url: unsubscribeUrl,
-    });
-    // Engagement tracking (docs/tracking.md): links of the template rewritten before the footer is added (its links
-    // stay as they are), the text part made from the HTML as written, the pixel at the end of the whole document.
-    const tracking = p.broadcast.tracking;
-    const tracked = (tracking.opens || tracking.clicks) && rendered.html != null
-      ? trackMessage({ secret: this.opts.secret, publicUrl: this.opts.publicUrl, unsubscribeUrl, opens: tracking.opens, clicks: tracking.clicks },
-        { workspaceId: d.workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, sentAt: Math.floor(Date.now() / 1000) })
-      : null;
-    const content = tracked
-      ? tracked.pixel(assembleContent({ ...rendered, html: tracked.links(rendered.html!), text: rendered.text ?? htmlToText(rendered.html!) }, { unsubscribeUrl, workspace: p.workspace }))
-      : assembleContent(rendered, { unsubscribeUrl, workspace: p.workspace });
-    const domain = p.dkim!.domainName;
-    return {
-      from: p.from!,
-      to: d.email,
-      replyTo: p.replyTo,
-      returnPath: returnPath(this.opts.secret, 'd', d.id, domain),
-      ...content,
-      // Stable per delivery: a message sent again after a crash carries the same Message-ID.
-      messageId: `<${d.id}@${domain}>`,
-      headers: {
-        ...listHeaders({
-          unsubscribeUrl,
-          unsubscribeMailto: unsubscribeAddress(this.opts.secret, d.id, domain),
-          listName: p.topic?.name ?? p.workspace.name,
-          listId: `${(p.topic?.id ?? 'all').toLowerCase().replace(/_/g, '-')}.${p.workspace.id.toLowerCase().replace(/_/g, '-')}.${domain}`,
-          feedbackId: `${p.broadcast.id}:${p.workspace.id}:formcast`,
-        }),
-        ...(this.opts.postmarkMetadata ? { 'X-PM-Metadata-deliveryId': d.id } : {}),
-      },
-      dkim: p.dkim,
-    };
+  /** Stops the send threads (after the last batch). */
+  close(): Promise<void> {
+    return this.renderer.close();
   }
 
   /** Settles SENDING broadcasts nobody else finished (all deliveries final, e.g. after a cancel race). */
   async sweep(): Promise<void> {
     for (const b of await this.store.sendingBroadcasts(50)) await this.store.settle(b.workspaceId, b.id, iso(Date.now()));
   }
+}
+
+/** Deliveries per render task: small enough that the first messages go out at once, large enough to pay a thread hop. */
+const DEFAULT_RENDER_CHUNK = 10;
+
+function recipientOf(w: Work): MessageRecipient {
+  const c = w.contact!;
+  return { email: c.email, firstName: c.firstName, lastName: c.lastName, properties: c.properties };
+}
+
+/** The broadcast's From, parsed once per version of the broadcast. */
+const senders = new WeakMap<SendingBroadcast, { domain: string } | null>();
+function senderOf(s: SendingBroadcast): { domain: string } | null {
+  let from = senders.get(s);
+  if (from === undefined) {
+    const parsed = s.broadcast.from ? parseMailbox(s.broadcast.from) : null;
+    from = parsed ? { domain: parsed.domain } : null;
+    senders.set(s, from);
+  }
+  return from;
 }

@@ -3,8 +3,11 @@ import { tripIfOver } from '../broadcasts/broadcasts.breaker.js';
 import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
 import { CONTACT_COLUMNS, toContactRecord } from '../contacts/contacts.repository.js';
 import type { Db } from '../db/connection.js';
+import { BatchWriter } from '../db/batch-writer.js';
+import { GroupCommit } from '../db/group-commit.js';
+import { newId } from '../lib/ids.js';
 import { getSigningKey } from '../domains/domains.repository.js';
-import { recordEvent } from '../events/events.repository.js';
+import { insertTrackingEvents, recordEvent } from '../events/events.repository.js';
 import { parseMailbox } from '../lib/email.js';
 import { audience } from '../segments/audience.js';
 import { inRange, nextSlice } from '../segments/slices.js';
@@ -15,12 +18,16 @@ import * as repo from './deliveries.repository.js';
 import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
 
 /**
- * settle() weighs a broadcast for the circuit breaker after every batch while it has few final deliveries
- * (the count is an index range of its deliveries, cheap below WEIGH_ALWAYS_BELOW), then at most every
- * BREAKER_EVERY_MS: counting a million deliveries after every batch would cost more than the sending.
+ * settle() weighs a broadcast for the circuit breaker (a count of its final deliveries, with their bounces and
+ * complaints) after every batch while it has few final deliveries, then once this process has recorded another
+ * WEIGH_AFTER_SHARE of that count since the last weighing, or BREAKER_EVERY_MS have passed. Each count reads every
+ * final delivery of the broadcast: counted after every batch (or every few seconds), a large broadcast spent more on
+ * counting than on sending (~2 s of ~45 s of the worker's thread at 20,000 recipients; bench/README.md, "bench:send");
+ * counted at every 10 % more, the counting of a whole send costs about eleven passes over it.
  */
-const WEIGH_ALWAYS_BELOW = 20_000;
-const BREAKER_EVERY_MS = 5_000;
+const WEIGH_ALWAYS_BELOW = 2_000;
+const WEIGH_AFTER_SHARE = 0.1;
+const BREAKER_EVERY_MS = 60_000;
 
 export type StoreRules = ReportRules;
 
@@ -28,9 +35,42 @@ export const DEFAULT_STORE_RULES: StoreRules = reportRules();
 
 /** The delivery store over the database: the queries of the deliveries feature and the calls to the features it depends on. */
 export class SqlDeliveryStore implements DeliveryStore {
-  private readonly weighed = new Map<string, { at: number; final: number }>();
+  private readonly weighed = new Map<string, { at: number; final: number; recorded: number }>();
+  /** Outcomes this process recorded, per broadcast (what settle() weighs the next count against). */
+  private readonly recorded = new Map<string, number>();
+  /**
+   * The two writes of every message, the hand-off and the "sent" outcome (with its email.sent event), are batched
+   * (db/batch-writer.ts): those of the messages in flight share one transaction, and the events of a batch are one
+   * INSERT. A commit, and the statements around it, cost more than one delivery's change (bench/README.md,
+   * "bench:send"). The other outcomes (retries, failures, bounces: few) are group-committed on SQLite, each in a
+   * savepoint of its own (db/group-commit.ts), since a bounce changes the contact and the suppression list too.
+   */
+  private readonly handOffs: BatchWriter<{ d: ClaimedDelivery; owner: string; now: string }, boolean>;
+  private readonly sent: BatchWriter<{ d: ClaimedDelivery; outcome: Extract<AttemptOutcome, { op: 'sent' }>; now: string }, null>;
+  private readonly writes: GroupCommit;
 
-  constructor(private readonly db: Db, private readonly rules: StoreRules = DEFAULT_STORE_RULES) {}
+  constructor(private readonly db: Db, private readonly rules: StoreRules = DEFAULT_STORE_RULES) {
+    this.writes = new GroupCommit(db);
+    this.handOffs = new BatchWriter(db, async (trx, items) => {
+      const out: boolean[] = [];
+      for (const { d, owner, now } of items) out.push(await repo.handOff(trx, d.workspaceId, d.id, owner, now));
+      return out;
+    });
+    // A sent outcome waits up to 20 ms for others: the commit is shared by more of them (the message is out already).
+    this.sent = new BatchWriter(db, async (trx, items) => {
+      const events = [];
+      for (const { d, outcome, now } of items) {
+        // An outcome is recorded once: a delivery no longer SENDING (taken over, canceled) keeps what it has, and no event.
+        if (!(await repo.recordOutcome(trx, d.workspaceId, d.id, outcome, now))) continue;
+        events.push({
+          id: newId('evt'), workspaceId: d.workspaceId,
+          event: { type: 'email.sent' as const, occurredAt: now, contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.id, data: { email: d.email, messageId: outcome.messageId } },
+        });
+      }
+      await insertTrackingEvents(trx, events, items[0]!.now);
+      return items.map(() => null);
+    }, { lingerMs: 0 });
+  }
 
   startDueBroadcasts(now: string) {
     return this.db.kysely.transaction().execute((trx) => repo.startDueBroadcasts(trx, now));
@@ -116,35 +156,42 @@ export class SqlDeliveryStore implements DeliveryStore {
   }
 
   handOff(d: ClaimedDelivery, owner: string, now: string) {
-    return repo.handOff(this.db.kysely, d.workspaceId, d.id, owner, now);
+    return this.handOffs.run({ d, owner, now });
   }
 
   async record(d: ClaimedDelivery, outcome: AttemptOutcome, now: string): Promise<void> {
+    if (this.recorded.size > 1000) this.recorded.clear();
+    this.recorded.set(d.broadcastId, (this.recorded.get(d.broadcastId) ?? 0) + 1);
+    if (outcome.op === 'sent') {
+      await this.sent.run({ d, outcome, now });
+      return;
+    }
     if (outcome.op !== 'bounce') {
-      // A message sent or failed for good is an event (docs/events.md), written with its outcome.
-      const type = outcome.op === 'sent' ? 'email.sent' : outcome.op === 'fail' ? 'email.failed' : null;
+      // A message failed for good is an event (docs/events.md), written with its outcome (as email.sent is, above).
+      const type = outcome.op === 'fail' ? 'email.failed' : null;
       if (!type) {
-        await repo.recordOutcome(this.db.kysely, d.workspaceId, d.id, outcome, now);
+        await this.writes.run((trx) => repo.recordOutcome(trx, d.workspaceId, d.id, outcome, now));
         return;
       }
-      await this.db.kysely.transaction().execute(async (trx) => {
+      await this.writes.run(async (trx) => {
         if (!(await repo.recordOutcome(trx, d.workspaceId, d.id, outcome, now))) return;
-        const data = outcome.op === 'sent' ? { email: d.email, messageId: outcome.messageId } : { email: d.email, error: outcome.op === 'fail' ? outcome.error.slice(0, 500) : null };
+        const data = { email: d.email, error: outcome.op === 'fail' ? outcome.error.slice(0, 500) : null };
         await recordEvent(trx, d.workspaceId, { type, contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.id, data }, now);
       });
       return;
     }
-    await this.db.kysely.transaction().execute((trx) =>
+    await this.writes.run((trx) =>
       recordBounce(trx, { workspaceId: d.workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, email: d.email }, outcome.bounceClass, outcome.error, 'sync', this.rules.bounces, now));
   }
 
   async settle(workspaceId: string, broadcastId: string, now: string): Promise<void> {
     const k = this.db.kysely;
     const last = this.weighed.get(broadcastId);
-    if (!last || last.final < WEIGH_ALWAYS_BELOW || Date.now() - last.at >= BREAKER_EVERY_MS) {
+    const recorded = this.recorded.get(broadcastId) ?? 0;
+    if (!last || last.final < WEIGH_ALWAYS_BELOW || recorded - last.recorded >= last.final * WEIGH_AFTER_SHARE || Date.now() - last.at >= BREAKER_EVERY_MS) {
       const weighed = await k.transaction().execute((trx) => tripIfOver(trx, workspaceId, broadcastId, this.rules.breaker, now));
       if (this.weighed.size > 1000) this.weighed.clear();
-      this.weighed.set(broadcastId, { at: Date.now(), final: weighed.final });
+      this.weighed.set(broadcastId, { at: Date.now(), final: weighed.final, recorded });
       if (weighed.tripped) return;
     }
     await k.transaction().execute((trx) => repo.completeIfDone(trx, workspaceId, broadcastId, now));

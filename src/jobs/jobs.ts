@@ -17,15 +17,16 @@ import { WebhookDispatcher } from '../webhooks/webhooks.dispatcher.js';
 import { JobRunner, type Job } from './runner.js';
 
 /**
- * The periodic work of `formcast serve` and `formcast worker`, in three runners (runner.ts): webhook deliveries in a
- * loop of their own (a receiver that takes 15 s to time out never delays mail), the webhook fan-out in another (new
- * events are turned into deliveries meanwhile), everything else in the third.
+ * The periodic work of `formcast serve` and `formcast worker`, in runners (runner.ts): delivery batches in
+ * WORKER_BATCHES loops of their own (one batch goes out over SMTP while the next is claimed and its messages made in
+ * the send threads), webhook deliveries in a loop of their own (a receiver that takes 15 s to time out never delays
+ * mail), the webhook fan-out in another (new events are turned into deliveries meanwhile), everything else in the last.
  *
  * | job | every | what |
  * |---|---|---|
  * | scheduler | poll | due SCHEDULED broadcasts start |
  * | materialise | poll | writes SENDING broadcasts' audiences into deliveries |
- * | deliveries | poll | claims a batch of due deliveries and sends it |
+ * | *delivery loops:* deliveries | poll | claims a batch of due deliveries and sends it |
  * | confirmations | poll | sends double opt-in emails |
  * | settle | 10 s | finishes (or pauses, by the circuit breaker) SENDING broadcasts no batch touched last |
  * | import sweep | 1 min | fails imports a dead server left RUNNING |
@@ -59,6 +60,7 @@ export function buildPipeline(db: Db, mailer: Mailer, config: Config & { secret:
     // Recipient domains are grouped by their MX, looked up through DNS_SERVERS (docs/sending.md).
     pacing: config.sendPacing,
     mxLookup: resolverLookup(parseDnsServers(config.dnsServers), config.dnsTimeoutMs).mx,
+    sendThreads: config.worker.sendThreads,
     ...overrides,
   }, log);
 }
@@ -97,7 +99,6 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   const jobs: Job[] = [
     { name: 'scheduler', everyMs: poll, run: () => pipeline.runScheduler() },
     { name: 'materialise', everyMs: poll, run: () => pipeline.materialize() },
-    { name: 'deliveries', everyMs: poll, run: () => pipeline.sendBatch() },
     { name: 'confirmations', everyMs: poll, run: () => confirmations.sendDue() },
     { name: 'settle', everyMs: 10_000, run: async () => (await pipeline.sweep(), 0) },
     {
@@ -121,16 +122,21 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   // Fan-out in a loop of its own too: a round of deliveries waiting on a slow receiver does not hold new events back.
   const fanOutJobs: Job[] = [{ name: 'webhook fan-out', everyMs: Math.min(poll, 100), run: () => webhooks.fanOut() }];
   const runner = new JobRunner(jobs, log, poll);
+  // Delivery batches in loops of their own (WORKER_BATCHES): while one batch's messages go out over SMTP, the next
+  // one is claimed and its messages made in the send threads; and materialising an audience never holds sending up.
+  const deliveryRunners = Array.from({ length: config.worker.batches }, () => new JobRunner([{ name: 'deliveries', everyMs: poll, run: () => pipeline.sendBatch() }], log, poll));
   const webhookRunner = new JobRunner(webhookJobs, log, Math.min(poll, 100));
   const fanOutRunner = new JobRunner(fanOutJobs, log, Math.min(poll, 100));
   runner.start();
+  for (const r of deliveryRunners) r.start();
   webhookRunner.start();
   fanOutRunner.start();
   log.info({ transport: mailer.description }, `jobs started; mail goes to ${mailer.description}`);
   return {
     mailer,
     async stop() {
-      await Promise.all([runner.stop(), webhookRunner.stop(), fanOutRunner.stop()]);
+      await Promise.all([runner.stop(), ...deliveryRunners.map((r) => r.stop()), webhookRunner.stop(), fanOutRunner.stop()]);
+      await pipeline.close();
       webhooks.close();
       await mailer.close();
     },

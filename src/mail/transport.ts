@@ -23,10 +23,19 @@ export interface Mailer {
   readonly kind: 'smtp' | 'outbox';
   readonly description: string;
   send(message: OutgoingMessage): Promise<{ messageId: string; response: string }>;
+  /** A message already built and signed (buildRaw, in a send thread): `from` is the envelope sender, `to` the one recipient. */
+  sendRaw(message: RawMessage): Promise<{ messageId: string; response: string }>;
   /** Connects and greets the server (SMTP) or checks the directory (outbox); updates state(). */
   verify(): Promise<TransportState>;
   state(): TransportState;
   close(): Promise<void>;
+}
+
+export interface RawMessage {
+  from: string;
+  to: string;
+  messageId: string;
+  raw: Uint8Array;
 }
 
 export interface MailerOptions {
@@ -106,12 +115,15 @@ export function createMailer(options: MailerOptions): Mailer {
       const checkedAt = list.map((r) => r.checkedAt).filter((t): t is string => t !== null).sort().at(-1) ?? null;
       return { ...state, ok, detail, checkedAt, relays: list };
     };
-    return {
+    const smtp: Mailer = {
       kind: 'smtp',
       description: state.description,
       async send(m) {
-        const raw = await buildRaw(m);
-        const info = await relays.send({ from: m.returnPath, to: [m.to] }, raw, m.messageId);
+        return smtp.sendRaw({ from: m.returnPath, to: m.to, messageId: m.messageId, raw: await buildRaw(m) });
+      },
+      async sendRaw(m) {
+        const raw = Buffer.isBuffer(m.raw) ? m.raw : Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
+        const info = await relays.send({ from: m.from, to: [m.to] }, raw, m.messageId);
         return { messageId: m.messageId, response: info.response };
       },
       async verify() {
@@ -123,17 +135,20 @@ export function createMailer(options: MailerOptions): Mailer {
         relays.close();
       },
     };
+    return smtp;
   }
   state.description = `OUTBOX: messages are written to ${path.resolve(options.outboxDir)} and NOT sent (SMTP_URL is not set)`;
-  return {
+  const outbox: Mailer = {
     kind: 'outbox',
     description: state.description,
     async send(m) {
-      const raw = await buildRaw(m);
+      return outbox.sendRaw({ from: m.returnPath, to: m.to, messageId: m.messageId, raw: await buildRaw(m) });
+    },
+    async sendRaw(m) {
       await fs.mkdir(options.outboxDir, { recursive: true });
       const file = `${m.messageId.replace(/[<>]/g, '').replace(/[^A-Za-z0-9._@-]/g, '_')}.eml`;
       // The envelope as a Return-Path line, as a delivering server would write it.
-      await fs.writeFile(path.join(options.outboxDir, file), Buffer.concat([Buffer.from(`Return-Path: <${m.returnPath}>\r\n`), raw]));
+      await fs.writeFile(path.join(options.outboxDir, file), Buffer.concat([Buffer.from(`Return-Path: <${m.from}>\r\n`), m.raw]));
       return { messageId: m.messageId, response: `${OUTBOX_RESPONSE} ${file}` };
     },
     async verify() {
@@ -149,6 +164,7 @@ export function createMailer(options: MailerOptions): Mailer {
     state: () => ({ ...state }),
     async close() {},
   };
+  return outbox;
 }
 
 /** How a delivery written to the outbox records its "reply" (stats count them as `outboxed`). */

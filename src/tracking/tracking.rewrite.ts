@@ -1,12 +1,18 @@
-import { parse, type DefaultTreeAdapterTypes } from 'parse5';
+import { parse, Tokenizer, TokenizerMode, type DefaultTreeAdapterTypes } from 'parse5';
 import { MAX_TRACKED_URL } from './tracking.token.js';
 
 /**
- * Link rewriting and the open pixel (docs/tracking.md, "What is rewritten"). The HTML is parsed with parse5
- * (the HTML standard's parser, so `<a href>` is found exactly where a mail client finds it, not inside comments,
- * `<style>`, `<script>`, `<textarea>` or attribute values) with source locations, and only the `href`
- * attributes to track are replaced in the original text: everything else, Outlook's conditional comments
- * included, stays byte for byte as the template rendered it.
+ * Link rewriting and the open pixel (docs/tracking.md, "What is rewritten"). The HTML is read by parse5's tokenizer
+ * (the HTML standard's, so `<a href>` is found exactly where a mail client finds it, not inside comments, `<style>`,
+ * `<script>`, `<textarea>` or attribute values) with source locations, and only the `href` attributes to track are
+ * replaced in the original text: everything else, Outlook's conditional comments included, stays byte for byte as
+ * the template rendered it.
+ *
+ * The tokenizer alone, not the whole parser: building the document tree (with locations) for every recipient cost
+ * ~0.4 ms of a message's ~3 ms of CPU (bench/README.md, "bench:send"), and the links need only the start tags. What the
+ * tree builder would add is the switch of the tokenizer's state after the elements whose content is text (`<style>`,
+ * `<script>`, `<textarea>`, …), done here as it does it; HTML with SVG or MathML in it, whose rules are many, goes
+ * through the whole parser. test/unit/tracking.test.ts checks the two ways agree.
  */
 
 type Node = DefaultTreeAdapterTypes.Node;
@@ -25,9 +31,13 @@ export interface LinkRules {
   keep: (url: string) => boolean;
 }
 
-function hasChildren(node: Node): node is Node & { childNodes: Node[] } {
-  return Array.isArray((node as { childNodes?: unknown }).childNodes);
-}
+/** Elements whose content the tokenizer reads as text, and how (the tree builder's switches, scripting on). */
+const TEXT_CONTENT: Record<string, (typeof TokenizerMode)[keyof typeof TokenizerMode]> = {
+  title: TokenizerMode.RCDATA, textarea: TokenizerMode.RCDATA,
+  style: TokenizerMode.RAWTEXT, xmp: TokenizerMode.RAWTEXT, iframe: TokenizerMode.RAWTEXT, noembed: TokenizerMode.RAWTEXT,
+  noframes: TokenizerMode.RAWTEXT, noscript: TokenizerMode.RAWTEXT,
+  script: TokenizerMode.SCRIPT_DATA, plaintext: TokenizerMode.PLAINTEXT,
+};
 
 /**
  * The links of `html` to track, in document order: `<a href>` with an absolute http(s) URL, not kept by
@@ -36,25 +46,40 @@ function hasChildren(node: Node): node is Node & { childNodes: Node[] } {
  */
 export function trackableLinks(html: string, rules: LinkRules): TrackableLink[] {
   if (!/<a[\s>]/i.test(html)) return [];
-  const doc = parse(html, { sourceCodeLocationInfo: true });
   const links: TrackableLink[] = [];
-  const stack: Node[] = [doc];
-  while (stack.length) {
-    const node = stack.pop()!;
-    if (node.nodeName === 'a') {
-      const el = node as Element;
-      const href = el.attrs.find((a) => a.name === 'href' && !a.prefix);
-      const loc = el.sourceCodeLocation?.attrs?.href;
-      if (href && loc && !el.attrs.some((a) => a.name === 'data-no-track')) {
-        const url = absoluteHttpUrl(href.value);
-        if (url && url.length <= MAX_TRACKED_URL && !rules.keep(url)) links.push({ url, start: loc.startOffset, end: loc.endOffset });
-      }
+  const found = (attrs: { name: string; value: string }[], loc: { startOffset: number; endOffset: number } | undefined) => {
+    const href = attrs.find((a) => a.name === 'href');
+    if (!href || !loc || attrs.some((a) => a.name === 'data-no-track')) return;
+    const url = absoluteHttpUrl(href.value);
+    if (url && url.length <= MAX_TRACKED_URL && !rules.keep(url)) links.push({ url, start: loc.startOffset, end: loc.endOffset });
+  };
+  if (/<(svg|math)[\s/>]/i.test(html)) {
+    // SVG and MathML have rules of their own (where HTML resumes inside them, which tags leave them): the whole parser.
+    const stack: Node[] = [parse(html, { sourceCodeLocationInfo: true })];
+    while (stack.length) {
+      const node = stack.pop()!;
+      if (node.nodeName === 'a') found((node as Element).attrs.filter((a) => !a.prefix), (node as Element).sourceCodeLocation?.attrs?.href);
+      // (A <template> inside <svg> or <math> is a foreign element, without content.)
+      const content = (node as Partial<DefaultTreeAdapterTypes.Template>).content;
+      if (node.nodeName === 'template' && content) stack.push(content);
+      const children = (node as { childNodes?: Node[] }).childNodes;
+      if (children) for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
     }
-    if (node.nodeName === 'template') stack.push((node as DefaultTreeAdapterTypes.Template).content);
-    if (hasChildren(node)) for (let i = node.childNodes.length - 1; i >= 0; i--) stack.push(node.childNodes[i]!);
+  } else {
+    const ignore = () => {};
+    const tokenizer: Tokenizer = new Tokenizer({ sourceCodeLocationInfo: true }, {
+      onStartTag(token) {
+        if (token.tagName === 'a') found(token.attrs, token.location?.attrs?.href);
+        const mode = TEXT_CONTENT[token.tagName];
+        if (mode !== undefined) tokenizer.state = mode;
+      },
+      onEndTag: ignore, onComment: ignore, onDoctype: ignore, onEof: ignore, onCharacter: ignore, onNullCharacter: ignore, onWhitespaceCharacter: ignore,
+    });
+    tokenizer.write(html, true);
   }
-  // Locations come from the source, so they are in document order already, but make sure before splicing.
-  return links.sort((a, b) => a.start - b.start);
+  // In document order for splicing, each once: the tree builder clones an <a> it reopens (`<p><a href=…><div>`), with
+  // the same source location.
+  return links.sort((a, b) => a.start - b.start).filter((l, i, all) => i === 0 || l.start !== all[i - 1]!.start);
 }
 
 function absoluteHttpUrl(value: string): string | null {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { pino } from 'pino';
-import { expect, it } from 'vitest';
+import { expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
 import { createMailer } from '../../src/mail/transport.js';
@@ -39,7 +39,16 @@ describeApi('sending broadcasts', (h) => {
 
   const status = async (ws: TestWorkspace, id: string) => (await h.call(ws.key, 'GET', `/v1/broadcasts/${id}`)).json();
 
-  it('sends one personalised, DKIM-signed message to every SUBSCRIBED contact, with RFC 8058 headers', async () => {
+  // In the pipeline's own thread (SEND_THREADS=0), and in a send thread (piscina, the worker file from the sources).
+  it.each([{ threads: 0, where: "in the pipeline's thread" }, { threads: 1, where: 'in a send thread' }])('sends one personalised, DKIM-signed message to every SUBSCRIBED contact, with RFC 8058 headers (made $where)', async ({ threads }) => {
+    if (threads) {
+      const original = sending.pipeline;
+      sending.pipeline = sending.build({ sendThreads: threads });
+      onTestFinished(async () => {
+        await sending.pipeline.close();
+        sending.pipeline = original;
+      });
+    }
     const { ws, domain, broadcast } = await setup();
     const emails = Array.from({ length: 10 }, (_, i) => `person${i}@example.com`);
     for (const [i, email] of emails.entries()) await insertContact(h, ws, { email, firstName: `P${i}`, properties: { plan: i % 2 ? 'pro' : 'free' } });

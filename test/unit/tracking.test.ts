@@ -1,4 +1,6 @@
 import crypto from 'node:crypto';
+import fc from 'fast-check';
+import { parse, type DefaultTreeAdapterTypes } from 'parse5';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
 import { BEFORE_READ_SECONDS, BURST_WINDOW_MS, ClickBursts, classifyClick, classifyOpen, isAppleAddress, truncateUserAgent } from '../../src/tracking/tracking.classify.js';
@@ -183,6 +185,47 @@ describe('link rewriting', () => {
     const links = trackableLinks(html, { keep });
     const out = rewriteLinks(html, links, (l, i) => `https://t.example/${i}?u=${l.url}&"`);
     expect(out).toBe('<!--[if mso]><v:roundrect href="https://vml.example/"></v:roundrect><![endif]--><p>Hi <a class="btn" href="https://t.example/0?u=https://a.example/&amp;&quot;">Go</a>!</p>');
+  });
+
+  // The reference: the whole HTML parser's tree (what trackableLinks used before it read the tokens only).
+  function treeLinks(html: string): { url: string; start: number; end: number }[] {
+    type N = DefaultTreeAdapterTypes.Node;
+    const out: { url: string; start: number; end: number }[] = [];
+    const stack: N[] = [parse(html, { sourceCodeLocationInfo: true })];
+    while (stack.length) {
+      const node = stack.pop()!;
+      if (node.nodeName === 'a') {
+        const el = node as DefaultTreeAdapterTypes.Element;
+        const href = el.attrs.find((a) => a.name === 'href' && !a.prefix);
+        const loc = el.sourceCodeLocation?.attrs?.href;
+        if (href && loc && !el.attrs.some((a) => a.name === 'data-no-track')) {
+          const url = trackableLinks(`<a href="${href.value.replace(/"/g, '&quot;').replace(/&(?!quot;)/g, '&amp;')}">`, { keep })[0]?.url;
+          if (url) out.push({ url, start: loc.startOffset, end: loc.endOffset });
+        }
+      }
+      // (A <template> inside <svg> or <math> is a foreign element with no content: the old code failed on it.)
+      const content = (node as Partial<DefaultTreeAdapterTypes.Template>).content;
+      if (node.nodeName === 'template' && content) stack.push(content);
+      const children = (node as { childNodes?: N[] }).childNodes;
+      if (children) for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+    }
+    // An <a> the tree builder reopens (a formatting element cut by a block: `<p><a href=…><div>`) is a clone with the
+    // same source location: one link in the source (the old code rewrote it twice, and broke the HTML).
+    return out.sort((a, b) => a.start - b.start).filter((l, i, all) => i === 0 || l.start !== all[i - 1]!.start);
+  }
+
+  it('finds what the whole HTML parser finds, in any arrangement of the tricky elements (property)', () => {
+    const piece = fc.constantFrom(
+      '<a href="https://a.example/x">', '</a>', '<A HREF=http://b.example/>', '<a data-no-track href="https://n.example/">', '<a href="mailto:x@y">',
+      '<style>', '</style>', '<script>', '</script>', '<textarea>', '</textarea>', '<title>', '</title>', '<noscript>', '</noscript>',
+      '<xmp>', '</xmp>', '<iframe>', '</iframe>', '<svg>', '</svg>', '<math>', '</math>', '<template>', '</template>', '<table><tr><td>', '</td></tr></table>',
+      '<!-- ', ' -->', '<![CDATA[', ']]>', '<p>', 'text', '"', "'", '<', '>', '&amp;', '<a title="<a href=https://t.example/>" href="https://e.example/">',
+      '<a href="https://a.example/1" href="https://a.example/2">', '<body>', '</body>', '<head>', '</head>', '<html>',
+    );
+    fc.assert(fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+      const html = pieces.join('');
+      expect(trackableLinks(html, { keep })).toEqual(treeLinks(html));
+    }), { numRuns: 3000 });
   });
 
   it('puts a piece before the last </body>, or at the end', () => {

@@ -1,0 +1,62 @@
+import { buildRaw } from '../mail/transport.js';
+import { composeMessage, prepareBroadcast, type MessageRecipient, type PreparedBroadcast } from './message.js';
+import type { ClaimedDelivery, SendingBroadcast } from './store.js';
+
+/**
+ * Renders, composes and DKIM-signs messages (deliveries/CONTEXT.md, "Send threads"): the CPU of a send, run in the
+ * send threads (send-threads.ts) so that the pipeline's thread keeps only the database and SMTP. The same function
+ * runs in-thread when SEND_THREADS=0.
+ */
+
+/** One chunk of deliveries of one broadcast. Everything in it crosses threads by structured clone. */
+export interface RenderTask {
+  publicUrl: string;
+  secret: Uint8Array;
+  postmarkMetadata: boolean;
+  /** The broadcast as the pipeline read it; `broadcast.updatedAt` tells a new version from the one prepared. */
+  sending: SendingBroadcast;
+  items: { d: ClaimedDelivery; contact: MessageRecipient }[];
+}
+
+/** Per item, in the task's order: the signed message with its envelope, or why it could not be made. */
+export type RenderResult =
+  | { ok: true; raw: Uint8Array; from: string; to: string; messageId: string }
+  /** `retry`: the failure says nothing about the message (the thread failed), so it is made again later. */
+  | { ok: false; error: string; retry?: boolean };
+
+const prepared = new Map<string, PreparedBroadcast>();
+
+function preparedFor(sending: SendingBroadcast): PreparedBroadcast {
+  const key = `${sending.broadcast.id}\u0000${sending.broadcast.updatedAt}`;
+  let p = prepared.get(key);
+  if (!p) {
+    if (prepared.size >= 100) prepared.clear();
+    p = prepareBroadcast(sending);
+    prepared.set(key, p);
+  }
+  return p;
+}
+
+export async function renderMessages(task: RenderTask): Promise<RenderResult[]> {
+  const p = preparedFor(task.sending);
+  const ctx = { publicUrl: task.publicUrl, secret: Buffer.from(task.secret.buffer, task.secret.byteOffset, task.secret.byteLength), postmarkMetadata: task.postmarkMetadata };
+  const out: RenderResult[] = [];
+  for (const { d, contact } of task.items) {
+    let message;
+    try {
+      message = composeMessage(ctx, d, p, contact);
+    } catch (err) {
+      out.push({ ok: false, error: `the content could not be rendered: ${(err as Error).message.split('\n')[0]}` });
+      continue;
+    }
+    try {
+      const raw = await buildRaw(message);
+      out.push({ ok: true, raw, from: message.returnPath, to: message.to, messageId: message.messageId });
+    } catch (err) {
+      out.push({ ok: false, error: `the message could not be built: ${(err as Error).message.split('\n')[0]}` });
+    }
+  }
+  return out;
+}
+
+export default renderMessages;
