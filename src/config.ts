@@ -208,11 +208,14 @@ const LOOPBACK = /^(localhost|127(\.\d+){3}|\[::1\])$/;
  * PUBLIC_URL (links in emails would point at the listening address), a plain-http one on a public host
  * (RFC 8058 one-click unsubscribe needs https; mailbox providers ignore it otherwise), no SMTP_URL (nothing is sent).
  */
-export function configWarnings(config: Pick<Config, 'publicUrl' | 'publicUrlExplicit' | 'smtpUrl'> & Partial<Pick<Config, 'bounceMxHost'>>): string[] {
+export function configWarnings(config: Pick<Config, 'publicUrl' | 'publicUrlExplicit' | 'smtpUrl'> & Partial<Pick<Config, 'bounceMxHost' | 'worker' | 'databaseUrl'>>): string[] {
   const warnings: string[] = [];
   const url = new URL(config.publicUrl);
   if (!config.publicUrlExplicit) warnings.push(`PUBLIC_URL is not set: links in emails and pages use ${config.publicUrl}, which recipients cannot reach; set it to the public https address of this service`);
   else if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) warnings.push(`PUBLIC_URL is http:// on ${url.hostname}: one-click unsubscribe (RFC 8058) and mailbox providers expect https; put the service behind a TLS proxy and set PUBLIC_URL to its https address`);
+  if (config.worker && !config.worker.inServe) {
+    warnings.push(`SERVE_WORKER=false: this process sends nothing and runs no periodic jobs; run \`formcast worker\`${config.databaseUrl && !/^postgres(ql)?:/.test(config.databaseUrl) ? ' on this machine, against the same SQLite file' : ''}`);
+  }
   if (!config.smtpUrl) warnings.push('SMTP_URL is not set (nor SMTP_URLS): messages are written as .eml files to the outbox directory and NOT sent to anyone');
   // An MX record names a host, never an address (RFC 5321 §5.1), so the bounce domain advice would be unusable.
   if (config.bounceMxHost !== undefined && isIP(config.bounceMxHost.replace(/^\[|\]$/g, ''))) warnings.push(`BOUNCE_MX_HOST is ${config.bounceMxHost}, an address: an MX record must name a host; set BOUNCE_MX_HOST to the host name of the inbound listener (or PUBLIC_URL to a named host)`);

@@ -6,10 +6,11 @@ import type { Db, Executor } from './connection.js';
  * and "sent" outcomes: a commit, and the statement overhead around it, cost more than one row's change).
  *
  * Unlike GroupCommit (group-commit.ts) there are no savepoints: a unit here cannot fail on its own (an UPDATE with
- * conditions changes a row or does not; `write` says which in its result). If the transaction fails, every caller
- * of the batch gets the error and none of its writes is stored. A batch starts once the current turn of the event
- * loop is over (setImmediate), or after `lingerMs` to gather more, so that the units that turn produced are in it;
- * its callers are answered after the commit. On both databases.
+ * conditions changes a row or does not; `write` says which in its result). `write` must be safe to run again: a
+ * transaction that fails (a deadlock with another transaction on PostgreSQL, a busy database) is tried once more, then
+ * each unit in a transaction of its own, so that a failure reaches only the units it concerns. A batch starts once the
+ * current turn of the event loop is over (setImmediate), or after `lingerMs` to gather more, so that the units that
+ * turn produced are in it; its callers are answered after the commit. On both databases.
  */
 export class BatchWriter<T, R> {
   private queue: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
@@ -52,12 +53,29 @@ export class BatchWriter<T, R> {
 
   private flush(max: number): void {
     const batch = this.queue.splice(0, max);
-    this.db.kysely.transaction().execute((trx) => this.write(trx, batch.map((u) => u.item))).then(
-      (results) => batch.forEach((u, i) => u.resolve(results[i]!)),
-      (err: unknown) => batch.forEach((u) => u.reject(err)),
-    ).finally(() => {
+    void this.writeBatch(batch).finally(() => {
       this.writing = false;
       if (this.queue.length) this.schedule();
     });
+  }
+
+  private async writeBatch(batch: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[]): Promise<void> {
+    const once = (units: typeof batch) => this.db.kysely.transaction().execute((trx) => this.write(trx, units.map((u) => u.item)));
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const results = await once(batch);
+        batch.forEach((u, i) => u.resolve(results[i]!));
+        return;
+      } catch {
+        // tried again, then unit by unit
+      }
+    }
+    for (const u of batch) {
+      try {
+        u.resolve((await once([u]))[0]!);
+      } catch (err) {
+        u.reject(err);
+      }
+    }
   }
 }

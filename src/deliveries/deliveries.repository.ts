@@ -135,11 +135,14 @@ export async function renewLeases(db: Executor, owner: string, leaseUntil: strin
  * (or taken over) meanwhile, and then it must not be sent. Cancel leaves handed-off deliveries alone and
  * waits for them, so nothing is sent after a cancel returns. False too when this worker's lease has run out
  * (it stalled): another worker may be taking the delivery over right now, and only one of them may send it.
+ * And false when the claim is no longer the one the caller made (`attempts`: each claim counts one): the batch
+ * loops of one process share its lease owner, and a loop that re-claimed the delivery after the lease of
+ * another loop's claim ran out is the one to send it.
  */
-export async function handOff(db: Executor, workspaceId: string, id: string, owner: string, now: string): Promise<boolean> {
+export async function handOff(db: Executor, workspaceId: string, id: string, owner: string, attempts: number, now: string): Promise<boolean> {
   const res = await db.updateTable('deliveries').set({ handed_off_at: now })
     .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'SENDING').where('lease_owner', '=', owner)
-    .where('lease_expires_at', '>', now).executeTakeFirst();
+    .where('attempts', '=', attempts).where('lease_expires_at', '>', now).executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 

@@ -8,7 +8,7 @@ import { DestinationResolver, domainOf } from './destinations.js';
 import type { MessageRecipient } from './message.js';
 import { dispatch, Pacer, type Permit } from './pacing.js';
 import { DEFAULT_PACING, type PacingConfig } from './pacing.config.js';
-import type { RenderResult, RenderTask } from './render.worker.js';
+import { renderMessages, type RenderResult, type RenderTask } from './render.worker.js';
 import { createRenderer, type MessageRenderer } from './send-threads.js';
 import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
 
@@ -86,7 +86,7 @@ export class DeliveryPipeline {
 
   constructor(private readonly store: DeliveryStore, private readonly mailer: Mailer, private readonly opts: PipelineOptions, private readonly log: FastifyBaseLogger) {
     this.destinations = new DestinationResolver(opts.pacing, opts.mxLookup ?? null);
-    this.renderer = opts.renderer ?? createRenderer(opts.sendThreads ?? 0);
+    this.renderer = opts.renderer ?? createRenderer(opts.sendThreads ?? 0, log);
     this.secret = new Uint8Array(opts.secret);
     this.pacer = new Pacer(opts.pacing.adaptive, Date.now, (n) => log.warn({ destination: n.key, from: n.from, to: n.to, reply: n.reply },
       `destination ${n.key} throttles: ${n.from === null ? 'no limit' : `${n.from}/s`} → ${Math.round(n.to * 100) / 100}/s`));
@@ -153,8 +153,10 @@ export class DeliveryPipeline {
       await dispatch({
         items: work, lanes: this.opts.concurrency, pacer: this.pacer, until: Date.now() + this.opts.pacingWindowMs,
         destinationOf: (w) => destinations.get(domainOf(w.d.email))!,
-        run: (w, permit) => this.deliver(w.d, w.message!, permit),
-        defer: (w, at) => this.defer(w.d, at, null),
+        // A write that failed (the database) leaves the delivery SENDING under this worker's lease: it is claimed
+        // again when the lease runs out. Said here; a lane never fails the batch.
+        run: (w, permit) => this.deliver(w.d, w.message!, permit).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'recording a delivery failed; it is retried after its lease')),
+        defer: (w, at) => this.defer(w.d, at, null).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'deferring a delivery failed; it is retried after its lease')),
       });
       for (const [broadcastId, deliveries] of byBroadcast) await this.store.settle(deliveries[0]!.workspaceId, broadcastId, iso(Date.now()));
     } finally {
@@ -172,8 +174,12 @@ export class DeliveryPipeline {
         publicUrl: this.opts.publicUrl, secret: this.secret, postmarkMetadata: this.opts.postmarkMetadata ?? false, sending,
         items: part.map((w) => ({ d: w.d, contact: recipientOf(w) })),
       };
-      const results = this.renderer.render(task);
-      // A thread that failed (it died, or could not start) fails the chunk's messages as not made: they are retried.
+      // A thread that failed on the chunk (it crashed, or the chunk did not fit its heap) says nothing about the
+      // messages: they are made again here, in the pipeline's thread; a failure of that is retried later.
+      const results = this.renderer.threads === 0 ? this.renderer.render(task) : this.renderer.render(task).catch((err: unknown) => {
+        this.log.warn({ err, broadcastId: sending.broadcast.id }, 'a send thread failed on a chunk of messages; making them in the worker\'s thread');
+        return renderMessages(task);
+      });
       part.forEach((w, k) => (w.message = results.then((r) => r[k]!, (err: unknown) => ({ ok: false, error: `the message could not be made: ${(err as Error).message}`, retry: true }))));
     }
   }

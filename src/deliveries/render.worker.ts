@@ -24,6 +24,11 @@ export type RenderResult =
   /** `retry`: the failure says nothing about the message (the thread failed), so it is made again later. */
   | { ok: false; error: string; retry?: boolean };
 
+/**
+ * What a broadcast's version fixes (its templates parsed, its From and Reply-To read), per thread. The rest of the task
+ * (the signing key, the workspace's footer settings, the topic) is taken from each task as the pipeline read it: a key
+ * rotated or a postal address changed during a send is used from the next batch on.
+ */
 const prepared = new Map<string, PreparedBroadcast>();
 
 function preparedFor(sending: SendingBroadcast): PreparedBroadcast {
@@ -34,7 +39,7 @@ function preparedFor(sending: SendingBroadcast): PreparedBroadcast {
     p = prepareBroadcast(sending);
     prepared.set(key, p);
   }
-  return p;
+  return { ...p, workspace: sending.workspace, topic: sending.topic, dkim: sending.dkim };
 }
 
 export async function renderMessages(task: RenderTask): Promise<RenderResult[]> {

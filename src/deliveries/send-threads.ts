@@ -17,28 +17,45 @@ export interface MessageRenderer {
   close(): Promise<void>;
 }
 
-export function createRenderer(threads: number): MessageRenderer {
+export function createRenderer(threads: number, log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void }): MessageRenderer {
   if (threads <= 0) return { threads: 0, render: renderMessages, close: async () => {} };
   let pool: PiscinaType | null = null;
-  const start = () => pool ??= new (piscina().Piscina)({
-    filename: pathToFileURL(programFile('deliveries/render.worker')).href,
-    minThreads: threads,
-    maxThreads: threads,
-    // Started on the first send, kept while the process runs: a broadcast's next batch finds its templates parsed.
-    idleTimeout: Infinity,
-    // The process's own flags (--cpu-prof, say); from the sources, the thread loads TypeScript through tsx as the process does.
-    execArgv: FROM_BUILD || process.execArgv.some((a) => a.includes('tsx')) ? process.execArgv : [...process.execArgv, '--import', 'tsx'],
-    // Two chunks at a time per thread: one is made while the other's result crosses back.
-    concurrentTasksPerWorker: 2,
-    atomics: 'disabled',
-    // A thread holds a chunk of messages at a time; left to itself V8 lets a busy thread's heap grow to ~100 MB
-    // (bench:send). These limits keep a thread at ~60-80 MB for ~2 % more CPU; a chunk that would not fit fails
-    // the thread's task, and its deliveries are retried (pipeline.ts).
-    resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
-  });
+  /** The pool could not start (an unusable flag, no threads left): messages are made in this thread instead. */
+  let unavailable = false;
+  const start = (): PiscinaType | null => {
+    if (pool || unavailable) return pool;
+    try {
+      pool = new (piscina().Piscina)({
+        filename: pathToFileURL(programFile('deliveries/render.worker')).href,
+        minThreads: threads,
+        maxThreads: threads,
+        // Started on the first send, kept while the process runs: a broadcast's next batch finds its templates parsed.
+        idleTimeout: Infinity,
+        // The process's flags are inherited (Node drops those a thread cannot take, where an explicit list would make
+        // it refuse to start). From the sources under a runner that did not load tsx (vitest), the thread loads it.
+        ...(FROM_BUILD || process.execArgv.some((a) => a.includes('tsx')) ? {} : { execArgv: ['--import', 'tsx'] }),
+        // One chunk at a time per thread: a thread that fails takes one chunk with it.
+        concurrentTasksPerWorker: 1,
+        atomics: 'disabled',
+        // A thread holds a chunk of messages at a time; left to itself V8 lets a busy thread's heap grow to ~100 MB
+        // (bench:send). These limits keep a thread at ~60-80 MB for ~2 % more CPU; a chunk that does not fit fails the
+        // thread's task, and is made again in the pipeline's thread (pipeline.ts).
+        resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
+      });
+      // A thread that dies between tasks: piscina replaces it; said, never thrown (an 'error' without a listener would be).
+      pool.on('error', (err: unknown) => log?.error({ err }, 'a send thread failed'));
+    } catch (err) {
+      unavailable = true;
+      log?.warn({ err }, `the send threads could not start (${(err as Error).message}); messages are made in the worker's own thread`);
+    }
+    return pool;
+  };
   return {
     threads,
-    render: (task) => start().run(task) as Promise<RenderResult[]>,
+    render: async (task) => {
+      const p = start();
+      return p ? (p.run(task) as Promise<RenderResult[]>) : renderMessages(task);
+    },
     async close() {
       const p = pool;
       pool = null;

@@ -31,6 +31,11 @@ const BREAKER_EVERY_MS = 60_000;
 
 export type StoreRules = ReportRules;
 
+/** The positions of `items` in the order of their deliveries' ids. */
+function byId(items: readonly { d: ClaimedDelivery }[]): number[] {
+  return items.map((_, i) => i).sort((a, b) => (items[a]!.d.id < items[b]!.d.id ? -1 : items[a]!.d.id > items[b]!.d.id ? 1 : 0));
+}
+
 export const DEFAULT_STORE_RULES: StoreRules = reportRules();
 
 /** The delivery store over the database: the queries of the deliveries feature and the calls to the features it depends on. */
@@ -51,15 +56,19 @@ export class SqlDeliveryStore implements DeliveryStore {
 
   constructor(private readonly db: Db, private readonly rules: StoreRules = DEFAULT_STORE_RULES) {
     this.writes = new GroupCommit(db);
+    // Rows are written in the order of their ids (byId): two transactions that change several deliveries each lock
+    // them in one order, which avoids most deadlocks on PostgreSQL; one that still happens is retried (BatchWriter).
     this.handOffs = new BatchWriter(db, async (trx, items) => {
-      const out: boolean[] = [];
-      for (const { d, owner, now } of items) out.push(await repo.handOff(trx, d.workspaceId, d.id, owner, now));
+      const out: boolean[] = new Array<boolean>(items.length);
+      for (const i of byId(items)) {
+        const { d, owner, now } = items[i]!;
+        out[i] = await repo.handOff(trx, d.workspaceId, d.id, owner, d.attempts, now);
+      }
       return out;
     });
-    // A sent outcome waits up to 20 ms for others: the commit is shared by more of them (the message is out already).
     this.sent = new BatchWriter(db, async (trx, items) => {
       const events = [];
-      for (const { d, outcome, now } of items) {
+      for (const { d, outcome, now } of byId(items).map((i) => items[i]!)) {
         // An outcome is recorded once: a delivery no longer SENDING (taken over, canceled) keeps what it has, and no event.
         if (!(await repo.recordOutcome(trx, d.workspaceId, d.id, outcome, now))) continue;
         events.push({
@@ -69,7 +78,7 @@ export class SqlDeliveryStore implements DeliveryStore {
       }
       await insertTrackingEvents(trx, events, items[0]!.now);
       return items.map(() => null);
-    }, { lingerMs: 0 });
+    });
   }
 
   startDueBroadcasts(now: string) {
@@ -160,8 +169,11 @@ export class SqlDeliveryStore implements DeliveryStore {
   }
 
   async record(d: ClaimedDelivery, outcome: AttemptOutcome, now: string): Promise<void> {
-    if (this.recorded.size > 1000) this.recorded.clear();
-    this.recorded.set(d.broadcastId, (this.recorded.get(d.broadcastId) ?? 0) + 1);
+    if (outcome.op === 'sent' || outcome.op === 'fail' || outcome.op === 'bounce' || outcome.op === 'skip') {
+      // Final outcomes, what the breaker's next count is weighed against (settle()).
+      if (this.recorded.size > 1000) this.recorded.clear();
+      this.recorded.set(d.broadcastId, (this.recorded.get(d.broadcastId) ?? 0) + 1);
+    }
     if (outcome.op === 'sent') {
       await this.sent.run({ d, outcome, now });
       return;

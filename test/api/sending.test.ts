@@ -39,11 +39,15 @@ describeApi('sending broadcasts', (h) => {
 
   const status = async (ws: TestWorkspace, id: string) => (await h.call(ws.key, 'GET', `/v1/broadcasts/${id}`)).json();
 
-  // In the pipeline's own thread (SEND_THREADS=0), and in a send thread (piscina, the worker file from the sources).
-  it.each([{ threads: 0, where: "in the pipeline's thread" }, { threads: 1, where: 'in a send thread' }])('sends one personalised, DKIM-signed message to every SUBSCRIBED contact, with RFC 8058 headers (made $where)', async ({ threads }) => {
+  // In the pipeline's own thread (SEND_THREADS=0), in a send thread (piscina, the worker file from the sources), and
+  // by a pool whose every task fails (a thread that crashed): the chunks are then made in the pipeline's thread.
+  const failingPool = { threads: 1, render: () => Promise.reject(new Error('the thread died')), close: async () => {} };
+  it.each([
+    { threads: 0, where: "in the pipeline's thread" }, { threads: 1, where: 'in a send thread' }, { threads: -1, where: 'again after its send thread failed' },
+  ])('sends one personalised, DKIM-signed message to every SUBSCRIBED contact, with RFC 8058 headers (made $where)', async ({ threads }) => {
     if (threads) {
       const original = sending.pipeline;
-      sending.pipeline = sending.build({ sendThreads: threads });
+      sending.pipeline = sending.build(threads > 0 ? { sendThreads: threads } : { renderer: failingPool });
       onTestFinished(async () => {
         await sending.pipeline.close();
         sending.pipeline = original;

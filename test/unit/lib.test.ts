@@ -55,6 +55,11 @@ describe('config', () => {
     expect(configWarnings(loadConfig({})).join('\n')).toMatch(/PUBLIC_URL is not set[\s\S]*SMTP_URL is not set[\s\S]*BOUNCE_MX_HOST is 127\.0\.0\.1/);
     expect(configWarnings(loadConfig({ PUBLIC_URL: 'http://mail.acme.test', SMTP_URL: 'smtp://relay.test' }))).toEqual([expect.stringMatching(/http:\/\/ on mail\.acme\.test/)]);
     expect(configWarnings(loadConfig({ PUBLIC_URL: 'https://mail.acme.test', SMTP_URL: 'smtp://relay.test' }))).toEqual([]);
+    expect(configWarnings(loadConfig({ PUBLIC_URL: 'https://mail.acme.test', SMTP_URL: 'smtp://relay.test', SERVE_WORKER: 'false' })))
+      .toEqual([expect.stringMatching(/SERVE_WORKER=false: this process sends nothing.*formcast worker` on this machine, against the same SQLite file/)]);
+    expect(() => loadConfig({ SERVE_WORKER: 'no' })).toThrow(/SERVE_WORKER must be true or false, got "no"/);
+    expect(() => loadConfig({ SEND_THREADS: '-1' })).toThrow(/SEND_THREADS must be a whole number from 0 to 64/);
+    expect(loadConfig({ SEND_THREADS: '0', WORKER_BATCHES: '3' }).worker).toMatchObject({ sendThreads: 0, batches: 3, inServe: true });
   });
   it('reads rates as fractions or percentages', () => {
     expect(loadConfig({ PAUSE_BOUNCE_RATE: '10%', PAUSE_COMPLAINT_RATE: '0.001' }).bounces).toMatchObject({ pauseBounceRate: 0.1, pauseComplaintRate: 0.001 });
