@@ -8,7 +8,7 @@ import { DestinationResolver, domainOf } from './destinations.js';
 import type { MessageRecipient } from './message.js';
 import { dispatch, Pacer, type Permit } from './pacing.js';
 import { DEFAULT_PACING, type PacingConfig } from './pacing.config.js';
-import { renderMessages, type RenderResult, type RenderTask } from './render.worker.js';
+import type { RenderResult, RenderTask } from './render.worker.js';
 import { createRenderer, type MessageRenderer } from './send-threads.js';
 import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
 
@@ -174,12 +174,9 @@ export class DeliveryPipeline {
         publicUrl: this.opts.publicUrl, secret: this.secret, postmarkMetadata: this.opts.postmarkMetadata ?? false, sending,
         items: part.map((w) => ({ d: w.d, contact: recipientOf(w) })),
       };
-      // A thread that failed on the chunk (it crashed, or the chunk did not fit its heap) says nothing about the
-      // messages: they are made again here, in the pipeline's thread; a failure of that is retried later.
-      const results = this.renderer.threads === 0 ? this.renderer.render(task) : this.renderer.render(task).catch((err: unknown) => {
-        this.log.warn({ err, broadcastId: sending.broadcast.id }, 'a send thread failed on a chunk of messages; making them in the worker\'s thread');
-        return renderMessages(task);
-      });
+      // The renderer makes a chunk its thread failed on again in this thread (send-threads.ts); a failure of that too
+      // says nothing about the messages either: they are retried later.
+      const results = this.renderer.render(task);
       part.forEach((w, k) => (w.message = results.then((r) => r[k]!, (err: unknown) => ({ ok: false, error: `the message could not be made: ${(err as Error).message}`, retry: true }))));
     }
   }

@@ -9,7 +9,9 @@ const piscina = lazyRequire<{ Piscina: typeof PiscinaType }>('piscina');
 /**
  * Where the CPU of a send runs (deliveries/CONTEXT.md, "Send threads"): rendering, MIME and the DKIM signature of each
  * message, in a pool of threads (piscina) started on the first message, or in the pipeline's own thread when
- * `threads` is 0. The database and SMTP stay in the pipeline's thread.
+ * `threads` is 0. The database and SMTP stay in the pipeline's thread. A chunk whose thread failed (it crashed, or the
+ * chunk did not fit its heap) says nothing about the messages: it is made again in this thread; so is everything when
+ * the pool cannot start.
  */
 export interface MessageRenderer {
   readonly threads: number;
@@ -17,7 +19,10 @@ export interface MessageRenderer {
   close(): Promise<void>;
 }
 
-export function createRenderer(threads: number, log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void }): MessageRenderer {
+type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+
+/** `workerFile`: the module the threads run (render.worker's build or source by default; a test gives another). */
+export function createRenderer(threads: number, log?: Log, { workerFile = programFile('deliveries/render.worker') } = {}): MessageRenderer {
   if (threads <= 0) return { threads: 0, render: renderMessages, close: async () => {} };
   let pool: PiscinaType | null = null;
   /** The pool could not start (an unusable flag, no threads left): messages are made in this thread instead. */
@@ -26,7 +31,7 @@ export function createRenderer(threads: number, log?: { warn(obj: object, msg: s
     if (pool || unavailable) return pool;
     try {
       pool = new (piscina().Piscina)({
-        filename: pathToFileURL(programFile('deliveries/render.worker')).href,
+        filename: pathToFileURL(workerFile).href,
         minThreads: threads,
         maxThreads: threads,
         // Started on the first send, kept while the process runs: a broadcast's next batch finds its templates parsed.
@@ -39,7 +44,7 @@ export function createRenderer(threads: number, log?: { warn(obj: object, msg: s
         atomics: 'disabled',
         // A thread holds a chunk of messages at a time; left to itself V8 lets a busy thread's heap grow to ~100 MB
         // (bench:send). These limits keep a thread at ~60-80 MB for ~2 % more CPU; a chunk that does not fit fails the
-        // thread's task, and is made again in the pipeline's thread (pipeline.ts).
+        // thread's task, and is made again in the pipeline's thread (below).
         resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
       });
       // A thread that dies between tasks: piscina replaces it; said, never thrown (an 'error' without a listener would be).
@@ -54,7 +59,13 @@ export function createRenderer(threads: number, log?: { warn(obj: object, msg: s
     threads,
     render: async (task) => {
       const p = start();
-      return p ? (p.run(task) as Promise<RenderResult[]>) : renderMessages(task);
+      if (!p) return renderMessages(task);
+      try {
+        return (await p.run(task)) as RenderResult[];
+      } catch (err) {
+        log?.warn({ err, broadcastId: task.sending.broadcast.id }, 'a send thread failed on a chunk of messages; making them in the worker\'s thread');
+        return renderMessages(task);
+      }
     },
     async close() {
       const p = pool;

@@ -2,9 +2,11 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
+import { createRenderer } from '../../src/deliveries/send-threads.js';
 import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
 import { createMailer } from '../../src/mail/transport.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
@@ -40,14 +42,14 @@ describeApi('sending broadcasts', (h) => {
   const status = async (ws: TestWorkspace, id: string) => (await h.call(ws.key, 'GET', `/v1/broadcasts/${id}`)).json();
 
   // In the pipeline's own thread (SEND_THREADS=0), in a send thread (piscina, the worker file from the sources), and
-  // by a pool whose every task fails (a thread that crashed): the chunks are then made in the pipeline's thread.
-  const failingPool = { threads: 1, render: () => Promise.reject(new Error('the thread died')), close: async () => {} };
+  // by a real pool whose every task fails (as a thread that crashed would): the chunks are then made in the pipeline's thread.
+  const failingPool = () => createRenderer(1, undefined, { workerFile: fileURLToPath(new URL('../fixtures/send-thread-fails.mjs', import.meta.url)) });
   it.each([
     { threads: 0, where: "in the pipeline's thread" }, { threads: 1, where: 'in a send thread' }, { threads: -1, where: 'again after its send thread failed' },
   ])('sends one personalised, DKIM-signed message to every SUBSCRIBED contact, with RFC 8058 headers (made $where)', async ({ threads }) => {
     if (threads) {
       const original = sending.pipeline;
-      sending.pipeline = sending.build(threads > 0 ? { sendThreads: threads } : { renderer: failingPool });
+      sending.pipeline = sending.build(threads > 0 ? { sendThreads: threads } : { renderer: failingPool() });
       onTestFinished(async () => {
         await sending.pipeline.close();
         sending.pipeline = original;
