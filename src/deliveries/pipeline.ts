@@ -134,11 +134,13 @@ export class DeliveryPipeline {
       for (const [broadcastId, deliveries] of byBroadcast) {
         const sending = await this.store.broadcastForSending(deliveries[0]!.workspaceId, broadcastId);
         const recipients = await this.store.recipients(deliveries[0]!.workspaceId, deliveries);
+        // The sender's domain, read once for the batch; null when the stored From no longer parses.
+        const senderDomain = sending?.broadcast.from ? parseMailbox(sending.broadcast.from)?.domain ?? null : null;
         const toSend: Work[] = [];
         for (const d of deliveries) {
           const w: Work = { d, sending, ...recipients.get(d.id)! };
           // Those that will not be sent are recorded at once; the others wait for their destination's pace.
-          const verdict = this.verdict(w);
+          const verdict = this.verdict(w, senderDomain);
           if (verdict) await this.store.record(d, verdict, iso(Date.now()));
           else toSend.push(w);
         }
@@ -182,15 +184,14 @@ export class DeliveryPipeline {
   }
 
   /** The outcome of a delivery that will not be sent, or null when it is to be sent. */
-  private verdict({ d, sending, contact, excluded }: Work): AttemptOutcome | null {
+  private verdict({ d, sending, contact, excluded }: Work, senderDomain: string | null): AttemptOutcome | null {
     // Whoever unsubscribed, bounced, complained or was suppressed since the audience was taken is not mailed.
     if (excluded || !contact) return { op: 'skip', error: excluded ?? 'contact was deleted' };
     if (sending?.broadcast.status === 'PAUSED') return { op: 'hold' };
     if (!sending || sending.broadcast.status !== 'SENDING') return { op: 'skip', error: 'broadcast is no longer sending' };
     // Addresses stored before the input rules tightened (a quoted local part kept without its quotes) are never sent to.
     if (contactEmail(d.email) !== d.email) return { op: 'fail', error: 'the stored address is not a valid single address' };
-    const from = senderOf(sending);
-    if (!sending.dkim || !from) return { op: 'fail', error: `${from?.domain ?? 'the sender'} is not a verified sending domain of the workspace` };
+    if (!sending.dkim || !senderDomain) return { op: 'fail', error: `${senderDomain ?? 'the sender'} is not a verified sending domain of the workspace` };
     return null;
   }
 
@@ -261,16 +262,4 @@ const DEFAULT_RENDER_CHUNK = 10;
 function recipientOf(w: Work): MessageRecipient {
   const c = w.contact!;
   return { email: c.email, firstName: c.firstName, lastName: c.lastName, properties: c.properties };
-}
-
-/** The broadcast's From, parsed once per version of the broadcast. */
-const senders = new WeakMap<SendingBroadcast, { domain: string } | null>();
-function senderOf(s: SendingBroadcast): { domain: string } | null {
-  let from = senders.get(s);
-  if (from === undefined) {
-    const parsed = s.broadcast.from ? parseMailbox(s.broadcast.from) : null;
-    from = parsed ? { domain: parsed.domain } : null;
-    senders.set(s, from);
-  }
-  return from;
 }

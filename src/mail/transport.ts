@@ -93,6 +93,11 @@ export async function buildRaw(m: OutgoingMessage): Promise<Buffer> {
   return m.dkim ? dkimSign(composed, { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }) : composed;
 }
 
+/** A message built and signed in this thread, with its envelope: what sendRaw takes. */
+async function rawMessage(m: OutgoingMessage): Promise<RawMessage> {
+  return { from: m.returnPath, to: m.to, messageId: m.messageId, raw: await buildRaw(m) };
+}
+
 /** nodemailer's pooled SMTP transport to one relay or several (relays.ts), or (without SMTP_URL) an outbox of .eml files for development. */
 export function createMailer(options: MailerOptions): Mailer {
   const urls = options.relays?.length ? options.relays : options.smtpUrl ? [{ url: options.smtpUrl, weight: 1 }] : [];
@@ -119,7 +124,7 @@ export function createMailer(options: MailerOptions): Mailer {
       kind: 'smtp',
       description: state.description,
       async send(m) {
-        return smtp.sendRaw({ from: m.returnPath, to: m.to, messageId: m.messageId, raw: await buildRaw(m) });
+        return smtp.sendRaw(await rawMessage(m));
       },
       async sendRaw(m) {
         const raw = Buffer.isBuffer(m.raw) ? m.raw : Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
@@ -142,7 +147,7 @@ export function createMailer(options: MailerOptions): Mailer {
     kind: 'outbox',
     description: state.description,
     async send(m) {
-      return outbox.sendRaw({ from: m.returnPath, to: m.to, messageId: m.messageId, raw: await buildRaw(m) });
+      return outbox.sendRaw(await rawMessage(m));
     },
     async sendRaw(m) {
       await fs.mkdir(options.outboxDir, { recursive: true });
