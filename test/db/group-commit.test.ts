@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Db, type Executor } from '../../src/db/connection.js';
 import { GroupCommit } from '../../src/db/group-commit.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { PG_URL, testDatabases, type TestDatabase } from '../helpers/db.js';
+import { describeEachDatabase } from '../helpers/db.js';
 
 const NOW = '2026-11-21T10:00:00.000Z';
 
@@ -18,40 +18,30 @@ const addWorkspace = (id: string, seen: Executor[], fail = false) => async (trx:
   return id;
 };
 
-for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
-  const target = testDatabases.find((d) => d.name === name);
-  (target ? describe : describe.skip)(`GroupCommit [${name}${!target && !PG_URL ? ': TEST_DATABASE_URL not set' : ''}]`, () => {
-    let db: Db;
-    let drop: () => Promise<void>;
-    beforeAll(async () => {
-      ({ db, drop } = await target!.open());
-    });
-    afterAll(async () => drop?.());
-
-    it('answers each unit with its own result or error; a failed unit leaves nothing, the others are stored', async () => {
-      const group = new GroupCommit(db);
-      const seen: Executor[] = [];
-      const results = await Promise.allSettled(['ws_1', 'ws_2', 'ws_3', 'ws_4', 'ws_5'].map((id) => group.run(addWorkspace(id, seen, id === 'ws_4'))));
-      expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual(['ws_1', 'ws_2', 'ws_3', 'unit ws_4 failed', 'ws_5']);
-      const stored = await db.kysely.selectFrom('workspaces').select('id').where('id', 'like', 'ws_%').orderBy('id').execute();
-      expect(stored.map((r) => r.id)).toEqual(['ws_1', 'ws_2', 'ws_3', 'ws_5']);
-      if (name === 'sqlite') {
-        // Units that arrive in one turn of the event loop share one transaction.
-        expect(new Set(seen).size).toBe(1);
-      } else {
-        expect(new Set(seen).size).toBe(5);
-      }
-    });
-
-    it('a unit alone runs in a transaction of its own', async () => {
-      const group = new GroupCommit(db);
-      await expect(group.run(addWorkspace('ws_alone', []))).resolves.toBe('ws_alone');
-      await expect(group.run(addWorkspace('ws_alone_fails', [], true))).rejects.toThrow('unit ws_alone_fails failed');
-      const stored = await db.kysely.selectFrom('workspaces').select('id').where('id', 'like', 'ws_alone%').execute();
-      expect(stored.map((r) => r.id)).toEqual(['ws_alone']);
-    });
+describeEachDatabase('GroupCommit', ({ name, db: dbOf }) => {
+  it('answers each unit with its own result or error; a failed unit leaves nothing, the others are stored', async () => {
+    const group = new GroupCommit(dbOf());
+    const seen: Executor[] = [];
+    const results = await Promise.allSettled(['ws_1', 'ws_2', 'ws_3', 'ws_4', 'ws_5'].map((id) => group.run(addWorkspace(id, seen, id === 'ws_4'))));
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual(['ws_1', 'ws_2', 'ws_3', 'unit ws_4 failed', 'ws_5']);
+    const stored = await dbOf().kysely.selectFrom('workspaces').select('id').where('id', 'like', 'ws_%').orderBy('id').execute();
+    expect(stored.map((r) => r.id)).toEqual(['ws_1', 'ws_2', 'ws_3', 'ws_5']);
+    if (name === 'sqlite') {
+      // Units that arrive in one turn of the event loop share one transaction.
+      expect(new Set(seen).size).toBe(1);
+    } else {
+      expect(new Set(seen).size).toBe(5);
+    }
   });
-}
+
+  it('a unit alone runs in a transaction of its own', async () => {
+    const group = new GroupCommit(dbOf());
+    await expect(group.run(addWorkspace('ws_alone', []))).resolves.toBe('ws_alone');
+    await expect(group.run(addWorkspace('ws_alone_fails', [], true))).rejects.toThrow('unit ws_alone_fails failed');
+    const stored = await dbOf().kysely.selectFrom('workspaces').select('id').where('id', 'like', 'ws_alone%').execute();
+    expect(stored.map((r) => r.id)).toEqual(['ws_alone']);
+  });
+});
 
 describe('GroupCommit on a SQLite file', () => {
   let dir: string;
