@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { ApiKeysService } from './api-keys/api-keys.service.js';
+import { AutomationEngine, DEFAULT_ENGINE } from './automations/automations.engine.js';
+import { automationsRoutes } from './automations/automations.routes.js';
+import { AutomationsService } from './automations/automations.service.js';
 import { apiKeysRoutes } from './api-keys/api-keys.routes.js';
 import type { AppConfig } from './config.js';
 import type { Db } from './db/connection.js';
@@ -74,6 +77,7 @@ export interface Services {
   webhooks: WebhooksService;
   sessions: SessionsService;
   users: UsersService;
+  automations: AutomationsService;
 }
 
 declare module 'fastify' {
@@ -91,6 +95,9 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     bounce: { mxHost: bounceHost, spf: config.sendingSpf ?? `a:${bounceHost}` },
   });
   const sessions = new SessionsService(db, config.publicUrl);
+  const webhooks = new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks?.allowHttp ?? false, allowPrivate: config.webhooks?.allowPrivate ?? false });
+  // The API starts runs only for the api trigger, through the engine's entry rule; the jobs walk them (jobs.ts).
+  const engine = new AutomationEngine(db, webhooks, { ...DEFAULT_ENGINE, workerId: 'api', clock: Date.now });
   return {
     apiKeys,
     workspaces: new WorkspacesService(db, apiKeys),
@@ -106,9 +113,10 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     suppressions: new SuppressionsService(db),
     bounces: new BouncesService(db),
     events: new EventsService(db),
-    webhooks: new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks?.allowHttp ?? false, allowPrivate: config.webhooks?.allowPrivate ?? false }),
+    webhooks,
     sessions,
     users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
+    automations: new AutomationsService(db, webhooks, engine),
   };
 }
 
@@ -183,6 +191,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     await v1.register(webhooksRoutes, { webhooks: services.webhooks });
     await v1.register(usersRoutes, { users: services.users, sessions: services.sessions, workspaces: services.workspaces });
     await v1.register(contactStatsRoutes, { contacts: services.contacts });
+    await v1.register(automationsRoutes, { automations: services.automations });
   }, { prefix: '/v1' });
 
   return app;

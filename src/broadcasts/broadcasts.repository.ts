@@ -77,13 +77,32 @@ export async function insertBroadcast(db: Executor, workspaceId: string, id: str
   }).execute();
 }
 
-export async function getBroadcast(db: Executor, workspaceId: string, id: string): Promise<Broadcast | undefined> {
-  const r = await db.selectFrom('broadcasts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+/**
+ * The message of an automation version's send step (docs/automations.md): a broadcast row SENDING from the start,
+ * its audience "materialised" (it has none: the automation's runs add one delivery each), hidden from the
+ * broadcasts API, never completed; the pipeline sends its deliveries like any broadcast's.
+ */
+export async function insertAutomationMessage(db: Executor, workspaceId: string, id: string, v: Pick<BroadcastValues, 'name' | 'from' | 'replyTo' | 'emailContent' | 'tracking'> & { automationId: string; stepId: string }, now: string): Promise<void> {
+  await db.insertInto('broadcasts').values({
+    ...(valuesToRow({ ...v, topicId: null, segmentId: null, sendAt: null }) as Insertable<BroadcastsTable>),
+    id, workspace_id: workspaceId, status: 'SENDING', created_at: now, updated_at: now, sent_at: null, materialized_at: now,
+    automation_id: v.automationId, automation_step_id: v.stepId,
+  }).execute();
+}
+
+/**
+ * A broadcast of the workspace. The messages of automations' send steps (docs/automations.md) are broadcast rows
+ * too, hidden from the broadcasts API: only the sending side (`{ automationMessages: true }`) sees them.
+ */
+export async function getBroadcast(db: Executor, workspaceId: string, id: string, opts: { automationMessages?: boolean } = {}): Promise<Broadcast | undefined> {
+  let q = db.selectFrom('broadcasts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id);
+  if (!opts.automationMessages) q = q.where('automation_id', 'is', null);
+  const r = await q.executeTakeFirst();
   return r ? toBroadcast(r) : undefined;
 }
 
 export async function listBroadcasts(db: Executor, workspaceId: string, opts: { status?: BroadcastStatus; limit: number; beforeId?: string }): Promise<Broadcast[]> {
-  let q = db.selectFrom('broadcasts').select(COLUMNS).where('workspace_id', '=', workspaceId);
+  let q = db.selectFrom('broadcasts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('automation_id', 'is', null);
   if (opts.status) q = q.where('status', '=', opts.status);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
   return (await q.orderBy('id', 'desc').limit(opts.limit).execute()).map(toBroadcast);

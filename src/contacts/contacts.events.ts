@@ -8,7 +8,7 @@ import type { NewEvent } from '../events/events.types.js';
  * turns on (`data.topicId`), `contact.unsubscribed` when it becomes UNSUBSCRIBED or a topic subscription turns off,
  * `contact.deleted`. A bounce or a complaint writes its `email.*` event instead (src/bounces).
  */
-export type ContactSource = 'api' | 'import' | 'form' | 'confirmation' | 'unsubscribe' | 'report' | 'suppression';
+export type ContactSource = 'api' | 'import' | 'form' | 'confirmation' | 'unsubscribe' | 'report' | 'suppression' | 'automation';
 
 export function createdEvents(contactId: string, email: string, status: ContactStatus, source: ContactSource, extra: Record<string, unknown> = {}): NewEvent[] {
   const events: NewEvent[] = [{ type: 'contact.created', contactId, data: { email, status, source, ...extra } }];

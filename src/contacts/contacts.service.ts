@@ -39,6 +39,30 @@ function checkChoicesUnique(choices: readonly TopicChoice[] | undefined): void {
   if (errors.length) throw validationFailed(errors);
 }
 
+/**
+ * An automation's `update` or `topic` step (src/automations), in the run's transaction: properties merged (a null
+ * removes one), topic choices set, with the events the API's changes write (source `automation`). False when the
+ * contact is gone.
+ */
+export async function changeByAutomation(trx: Executor, workspaceId: string, contactId: string, change: { properties?: Record<string, unknown>; topics?: { id: string; subscribed: boolean }[] }, now: string): Promise<boolean> {
+  const current = await repo.getContact(trx, workspaceId, contactId);
+  if (!current) return false;
+  if (change.properties) {
+    const merged: Record<string, unknown> = { ...current.properties };
+    for (const [k, v] of Object.entries(change.properties)) {
+      if (v === null) delete merged[k];
+      else merged[k] = v;
+    }
+    await repo.updateContact(trx, workspaceId, contactId, { properties: merged }, now);
+    await recordEvents(trx, workspaceId, [updatedEvent(contactId, current.email, ['properties'], 'automation')], now);
+  }
+  if (change.topics?.length) {
+    const known = await existingTopicIds(trx, workspaceId, change.topics.map((t) => t.id));
+    await setTopicChoices(trx, workspaceId, contactId, change.topics.filter((t) => known.has(t.id)), now, 'automation');
+  }
+  return true;
+}
+
 export class ContactsService {
   /** The import body limit; tests lower it. */
   importByteLimit = IMPORT_BYTE_LIMIT;

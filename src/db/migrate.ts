@@ -13,6 +13,7 @@ import { users } from './migrations/0010_users.js';
 import { segmentIndexes } from './migrations/0011_segment_indexes.js';
 import { authVersion } from './migrations/0012_auth_version.js';
 import { eventsBroadcastPartial } from './migrations/0013_events_broadcast_partial.js';
+import { automations } from './migrations/0014_automations.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -30,6 +31,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0011_segment_indexes': segmentIndexes(db.dialect),
     '0012_auth_version': authVersion(db.dialect),
     '0013_events_broadcast_partial': eventsBroadcastPartial(),
+    '0014_automations': automations(db.dialect),
   };
 }
 

@@ -218,6 +218,9 @@ export interface BroadcastsTable {
   /** Engagement tracking (docs/events.md): 1 on, 0 off; set from the workspace's defaults at creation. */
   track_opens: Generated<number>;
   track_clicks: Generated<number>;
+  /** A message of an automation's send step (docs/automations.md): hidden from the broadcasts API. */
+  automation_id: string | null;
+  automation_step_id: string | null;
 }
 
 export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'PAUSED' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';
@@ -247,6 +250,8 @@ export interface DeliveriesTable {
   bounced_at: string | null;
   soft_bounced_at: string | null;
   complained_at: string | null;
+  /** The automation run whose send step this message is (null: a broadcast's recipient). */
+  automation_run_id: string | null;
 }
 
 export interface SubmissionsTable {
@@ -314,6 +319,8 @@ export interface EventsTable {
   url: string | null;
   /** 0 until the webhook dispatcher fanned the event out. */
   dispatched: Generated<number>;
+  /** 0 until the automation intake looked at it (types automations react to); 1 for every other type. */
+  routed: Generated<number>;
 }
 
 export interface WebhookEndpointsTable {
@@ -450,4 +457,67 @@ export interface Database {
   sessions: SessionsTable;
   invitations: InvitationsTable;
   password_resets: PasswordResetsTable;
+  automations: AutomationsTable;
+  automation_versions: AutomationVersionsTable;
+  automation_runs: AutomationRunsTable;
+  automation_run_steps: AutomationRunStepsTable;
+  automation_segment_members: AutomationSegmentMembersTable;
+}
+
+export type AutomationStatus = 'DRAFT' | 'ACTIVE' | 'PAUSED';
+export type AutomationRunStatus = 'ACTIVE' | 'WAITING' | 'COMPLETED' | 'EXITED';
+
+export interface AutomationsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  status: AutomationStatus;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AutomationVersionsTable {
+  automation_id: string;
+  version: number;
+  workspace_id: string;
+  trigger: string; // JSON
+  steps: string; // JSON
+  messages: string | null; // JSON { stepId: broadcastId }
+  created_at: string;
+}
+
+export interface AutomationRunsTable {
+  id: string;
+  workspace_id: string;
+  automation_id: string;
+  version: number;
+  contact_id: string;
+  status: AutomationRunStatus;
+  step_id: string | null;
+  step_started_at: string | null;
+  due_at: string | null;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  trigger_event_id: string | null;
+  entered_at: string;
+  updated_at: string;
+  finished_at: string | null;
+  exit_reason: string | null;
+}
+
+export interface AutomationRunStepsTable {
+  run_id: string;
+  step_id: string;
+  workspace_id: string;
+  automation_id: string;
+  entered_at: string;
+  completed_at: string | null;
+  arm: string | null;
+  delivery_id: string | null;
+}
+
+export interface AutomationSegmentMembersTable {
+  automation_id: string;
+  contact_id: string;
 }

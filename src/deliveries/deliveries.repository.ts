@@ -68,7 +68,8 @@ export async function insertDeliveries(db: Executor, workspaceId: string, broadc
   const ids = recipients.map(() => newId('dlv'));
   const tokens = recipients.map(() => crypto.randomBytes(24).toString('base64url'));
   const columns = sql`insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at)`;
-  const onConflict = sql`on conflict (broadcast_id, contact_id) do nothing`;
+  // The partial unique index of broadcasts' recipients (a run's messages, automation_run_id set, have their own).
+  const onConflict = sql`on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing`;
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`${columns}
       select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz
@@ -81,6 +82,20 @@ export async function insertDeliveries(db: Executor, workspaceId: string, broadc
     select value ->> 0, ${workspaceId}, ${broadcastId}, value ->> 1, value ->> 2, 'QUEUED', 0, ${now}, value ->> 3, ${now}, ${now}
     from json_each(${rows}) where true
     ${onConflict}`.execute(db);
+}
+
+/**
+ * The message of an automation run's send step (docs/automations.md): one QUEUED delivery, due now, in the
+ * caller's transaction (the run's step). The pipeline sends it as any other: suppression, pacing, tracking, DKIM,
+ * VERP, the hand-off rule. Returns its id.
+ */
+export async function insertRunDelivery(db: Executor, workspaceId: string, broadcastId: string, runId: string, recipient: { contactId: string; email: string }, now: string): Promise<string> {
+  const id = newId('dlv');
+  await db.insertInto('deliveries').values({
+    id, workspace_id: workspaceId, broadcast_id: broadcastId, contact_id: recipient.contactId, email: recipient.email, status: 'QUEUED', attempts: 0,
+    next_attempt_at: now, unsubscribe_token: crypto.randomBytes(24).toString('base64url'), created_at: now, updated_at: now, automation_run_id: runId,
+  } as never).execute();
+  return id;
 }
 
 export async function advanceMaterialization(db: Executor, workspaceId: string, broadcastId: string, cursor: string | null, done: boolean, now: string): Promise<void> {
@@ -318,8 +333,9 @@ export async function countDeliveriesOf(db: Executor, workspaceId: string, broad
  * SENT if any message went out (or there was nobody to send to), FAILED if none could be sent.
  */
 export async function completeIfDone(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<'SENT' | 'FAILED' | undefined> {
-  const b = await db.selectFrom('broadcasts').select(['status', 'materialized_at']).where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirst();
-  if (!b || !broadcastStatusesFor('complete').includes(b.status) || !b.materialized_at) return undefined;
+  const b = await db.selectFrom('broadcasts').select(['status', 'materialized_at', 'automation_id']).where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirst();
+  // An automation's message never completes: its runs keep adding deliveries (docs/automations.md).
+  if (!b || b.automation_id !== null || !broadcastStatusesFor('complete').includes(b.status) || !b.materialized_at) return undefined;
   // Workers call this after every batch: while deliveries are open (almost always), one index probe answers
   // it; counting them all would cost O(audience) per batch, O(audience²) per broadcast.
   const open = await db.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcastId).where('status', 'in', OPEN_STATUSES).limit(1).executeTakeFirst();
@@ -339,7 +355,8 @@ export async function completeIfDone(db: Executor, workspaceId: string, broadcas
 
 /** SENDING broadcasts that may be finished (a sweep, for those no worker touched last). */
 export async function sendingMaterializedBroadcasts(db: Executor, limit: number): Promise<{ id: string; workspaceId: string }[]> {
-  const rows = await db.selectFrom('broadcasts').select(['id', 'workspace_id']).where('status', '=', 'SENDING').where('materialized_at', 'is not', null).limit(limit).execute();
+  const rows = await db.selectFrom('broadcasts').select(['id', 'workspace_id']).where('status', '=', 'SENDING').where('materialized_at', 'is not', null)
+    .where('automation_id', 'is', null).limit(limit).execute();
   return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
 }
 

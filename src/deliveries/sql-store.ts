@@ -128,7 +128,7 @@ export class SqlDeliveryStore implements DeliveryStore {
 
   async broadcastForSending(workspaceId: string, broadcastId: string): Promise<SendingBroadcast | undefined> {
     const k = this.db.kysely;
-    const broadcast = await getBroadcast(k, workspaceId, broadcastId);
+    const broadcast = await getBroadcast(k, workspaceId, broadcastId, { automationMessages: true });
     if (!broadcast) return undefined;
     const domain = broadcast.from ? parseMailbox(broadcast.from)?.domain : undefined;
     const key = domain ? await getSigningKey(k, workspaceId, domain) : undefined;

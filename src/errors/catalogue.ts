@@ -37,6 +37,7 @@ export const ERROR_CATALOGUE = {
   invalid_reference: { status: 422, title: 'Invalid reference', description: 'An id in the body (topicId, segmentId, doubleOptInEmailId, contactId, …) names nothing in the workspace.' },
   form_incomplete: { status: 422, title: 'Form incomplete', description: 'Publishing a form that lacks what it needs (a SIGN_UP form without an email mapping, an invalid htmlValidation, a double opt-in form without a verified domain); `errors` lists each.' },
   broadcast_incomplete: { status: 422, title: 'Broadcast incomplete', description: 'Scheduling or sending a broadcast that lacks what it needs, or fails a preflight check; `errors` lists each.' },
+  automation_incomplete: { status: 422, title: 'Automation incomplete', description: 'Activating an automation (or changing an active one) whose steps lack what they need, such as a `send` without a verified `from`; `errors` has one entry per step path.' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused', description: 'The Idempotency-Key was used with a different request (method, path or body) within 24 hours.' },
   rate_limited: { status: 429, title: 'Rate limited', description: 'Too many requests; wait for the number of seconds in `Retry-After`.' },
   internal_error: { status: 500, title: 'Internal error', description: 'An unexpected error. It is logged with the request id; the body never carries a stack trace or SQL.' },

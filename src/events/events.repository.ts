@@ -4,7 +4,7 @@ import type { Executor } from '../db/connection.js';
 import type { EventsTable } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
 import { toIso } from '../lib/time.js';
-import type { EventRecord, EventType, NewEvent } from './events.types.js';
+import { ROUTED_EVENT_TYPES, type EventRecord, type EventType, type NewEvent } from './events.types.js';
 
 /**
  * The event stream's table (docs/events.md). Features write their events with `recordEvents`, inside the
@@ -12,9 +12,9 @@ import type { EventRecord, EventType, NewEvent } from './events.types.js';
  * dispatcher fans new events out (`claimUndispatchedEvents`, `eventsByIds`); retention prunes old ones.
  */
 
-/** Rows per INSERT statement: SQLite allows 32,766 bound values, a row binds 10. */
+/** Rows per INSERT statement: SQLite allows 32,766 bound values, a row binds 11. */
 const INSERT_CHUNK = 1000;
-const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'occurred_at', 'contact_id', 'broadcast_id', 'delivery_id', 'data', 'machine', 'url'] as const;
+const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'occurred_at', 'contact_id', 'broadcast_id', 'delivery_id', 'data', 'machine', 'url', 'routed'] as const;
 
 /**
  * The events' multi-row INSERT, as SQL text made once per size (db/batch-sql.ts) rather than built through the
@@ -60,7 +60,7 @@ async function insertEventRows(db: Executor, rows: readonly TrackingEventRow[], 
     for (let i = start; i < end; i++) {
       const { id, workspaceId, event: e } = rows[i]!;
       params.push(id, workspaceId, e.type, e.occurredAt ?? now, e.contactId ?? null, e.broadcastId ?? null, e.deliveryId ?? null,
-        JSON.stringify(e.data ?? {}), e.machine ? 1 : 0, e.url ?? null);
+        JSON.stringify(e.data ?? {}), e.machine ? 1 : 0, e.url ?? null, ROUTED_EVENT_TYPES.has(e.type) ? 0 : 1);
     }
     await db.executeQuery(CompiledQuery.raw(insertSql.text(postgres, end - start), params));
   }

@@ -2,7 +2,7 @@ import { paginate } from '../http/pagination.js';
 import { ListOf } from '../http/schema-helpers.js';
 import type { V1 } from '../http/types.js';
 import type { EventsService } from './events.service.js';
-import { EventListQuery, EventSchema } from './events.schemas.js';
+import { EventListQuery, EventSchema, TrackEventBody, TrackedSchema } from './events.schemas.js';
 
 const tags = ['events'];
 
@@ -21,4 +21,14 @@ export async function eventsRoutes(app: V1, { events }: { events: EventsService 
     const { limit, cursor, ...filter } = req.query;
     return paginate({ limit, cursor }, (w) => events.list(req.auth.workspaceId, { ...filter, ...w }));
   });
+
+  app.post('/events/track', {
+    schema: {
+      tags, summary: 'Record a custom event of a contact',
+      description: 'An `event.tracked` event (data: `name`, `properties`) for the contact named by `contactId` or `email` (404 when there is none). '
+        + 'Automations with an `event` trigger of that name start a run for the contact (docs/automations.md).',
+      body: TrackEventBody, response: { 202: TrackedSchema },
+    },
+    config: { scope: 'write:contacts' },
+  }, async (req, reply) => reply.code(202).send(await events.track(req.auth.workspaceId, req.body)));
 }

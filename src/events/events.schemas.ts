@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, StringEnum, Timestamp } from '../http/schema-helpers.js';
 import { EVENT_TYPES } from './events.types.js';
 
@@ -24,3 +24,14 @@ export const ActivityQuery = Type.Object({
   ...ListQuery.properties,
   type: Type.Optional(StringEnum(EVENT_TYPES)),
 }, { additionalProperties: false });
+
+/** POST /v1/events/track: a custom event of a contact, named by id or email (docs/automations.md). */
+export const TrackEventBody = Type.Object({
+  contactId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
+  name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 ._:/-]*$', description: 'the event\'s name, such as `trial.started`; `event` triggers of automations match it exactly' }),
+  properties: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100, description: 'any JSON values; kept in the event\'s data' })),
+}, { additionalProperties: false });
+export type TrackEventInput = Static<typeof TrackEventBody>;
+
+export const TrackedSchema = Type.Object({ id: Type.String({ description: 'the event\'s id (evt_…)' }) });

@@ -1,7 +1,11 @@
 import type { Db } from '../db/connection.js';
-import { validationFailed } from '../errors/errors.js';
-import { normalizeDateTime } from '../lib/time.js';
-import { listEvents, pruneEvents, type EventFilter } from './events.repository.js';
+import { contactIdsByEmail, getContact } from '../contacts/contacts.repository.js';
+import { notFound, payloadTooLarge, validationFailed } from '../errors/errors.js';
+import { newId } from '../lib/ids.js';
+import { normalizeEmail } from '../lib/email.js';
+import { nowIso, normalizeDateTime } from '../lib/time.js';
+import { insertTrackingEvents, listEvents, pruneEvents, type EventFilter } from './events.repository.js';
+import type { TrackEventInput } from './events.schemas.js';
 import type { EventRecord } from './events.types.js';
 
 /** Events pruned per statement: retention never runs one long delete. */
@@ -20,6 +24,29 @@ export class EventsService {
       if (since === undefined) throw validationFailed([{ path: '/query/since', message: 'must be an RFC 3339 date-time' }]);
     }
     return listEvents(this.db.kysely, workspaceId, { ...f, since });
+  }
+
+  /**
+   * Records a custom event of a contact (POST /v1/events/track): an `event.tracked` event, `data: { name,
+   * properties }`, that automations with an `event` trigger of that name react to (docs/automations.md).
+   */
+  async track(workspaceId: string, input: TrackEventInput): Promise<{ id: string }> {
+    if ((input.contactId === undefined) === (input.email === undefined)) {
+      throw validationFailed([{ path: '/contactId', message: 'give either contactId or email' }]);
+    }
+    const properties = input.properties ?? {};
+    if (Buffer.byteLength(JSON.stringify(properties), 'utf8') > 16_384) throw payloadTooLarge('properties must be at most 16 KiB of JSON');
+    const db = this.db.kysely;
+    let contactId = input.contactId;
+    if (input.email !== undefined) {
+      const email = normalizeEmail(input.email);
+      if (!email) throw validationFailed([{ path: '/email', message: 'must be a valid email address' }]);
+      contactId = (await contactIdsByEmail(db, workspaceId, [email])).get(email);
+    } else if (!(await getContact(db, workspaceId, contactId!))) contactId = undefined;
+    if (!contactId) throw notFound('contact');
+    const id = newId('evt');
+    await insertTrackingEvents(db, [{ id, workspaceId, event: { type: 'event.tracked', contactId, data: { name: input.name, properties } } }], nowIso());
+    return { id };
   }
 
   /**

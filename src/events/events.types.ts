@@ -7,8 +7,19 @@ export const EVENT_TYPES = [
   'contact.created', 'contact.updated', 'contact.subscribed', 'contact.unsubscribed', 'contact.deleted',
   'form.submitted',
   'broadcast.sending', 'broadcast.paused', 'broadcast.sent', 'broadcast.canceled',
+  'event.tracked',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * The types automations react to (src/automations: triggers, segment entry, a run's exit). They are written with
+ * `routed = 0` and the automation intake takes them; every other type is written as already routed, so the
+ * intake never reads opens, clicks and sends.
+ */
+export const ROUTED_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
+  'contact.created', 'contact.updated', 'contact.subscribed', 'contact.unsubscribed', 'contact.deleted',
+  'email.bounced', 'email.complained', 'form.submitted', 'event.tracked',
+]);
 
 /** An event about to be written. `data` is the type's own payload (docs/events.md lists it per type). */
 export interface NewEvent {

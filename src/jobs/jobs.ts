@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
+import { AutomationEngine, DEFAULT_ENGINE, type EngineOptions } from '../automations/automations.engine.js';
 import { ContactsService } from '../contacts/contacts.service.js';
 import type { Db } from '../db/connection.js';
 import { EventsService } from '../events/events.service.js';
@@ -14,6 +15,7 @@ import { createMailer, type Mailer } from '../mail/transport.js';
 import { parseDnsServers, resolverLookup } from '../domains/domains.dns.js';
 import { ConfirmationSender } from '../submissions/confirmations.sender.js';
 import { WebhookDispatcher } from '../webhooks/webhooks.dispatcher.js';
+import { WebhooksService } from '../webhooks/webhooks.service.js';
 import { JobRunner, type Job } from './runner.js';
 
 /**
@@ -36,6 +38,8 @@ import { JobRunner, type Job } from './runner.js';
  * | *fan-out loop:* webhook fan-out | 100 ms | turns new events into one webhook delivery per subscribed endpoint (webhooks/CONTEXT.md) |
  * | *webhooks loop:* webhooks | 100 ms | claims a batch of due webhook deliveries and POSTs it |
  * | *webhooks loop:* webhook prune | 1 day | deletes webhook deliveries older than 30 days, in batches |
+ * | *automations loop:* automation intake | 100 ms | starts the runs new events trigger, ends those of contacts that left (automations/CONTEXT.md) |
+ * | *automations loop:* automation runs | 100 ms | claims due runs and walks each through its steps until it waits or ends |
  */
 export interface RunningJobs {
   mailer: Mailer;
@@ -84,7 +88,7 @@ export function configuredMailer(config: Config, log: FastifyBaseLogger): Mailer
   return mailer;
 }
 
-export function startJobs(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger, opts: { mailer?: Mailer; overrides?: Partial<PipelineOptions> } = {}): RunningJobs {
+export function startJobs(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger, opts: { mailer?: Mailer; overrides?: Partial<PipelineOptions>; automations?: Partial<EngineOptions> } = {}): RunningJobs {
   const mailer = opts.mailer ?? configuredMailer(config, log);
   const overrides = opts.overrides ?? {};
   const pipeline = buildPipeline(db, mailer, config, log, overrides);
@@ -121,6 +125,15 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   ];
   // Fan-out in a loop of its own too: a round of deliveries waiting on a slow receiver does not hold new events back.
   const fanOutJobs: Job[] = [{ name: 'webhook fan-out', everyMs: Math.min(poll, 100), run: () => webhooks.fanOut() }];
+  // Automations in a loop of their own: a step's message joins the delivery queue, so sending never waits on it.
+  const engine = new AutomationEngine(db, new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivate }), {
+    ...DEFAULT_ENGINE, workerId: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`, clock: Date.now, ...opts.automations,
+  }, log);
+  const automationJobs: Job[] = [
+    { name: 'automation intake', everyMs: Math.min(poll, 100), run: () => engine.intake() },
+    { name: 'automation runs', everyMs: Math.min(poll, 100), run: () => engine.runDue() },
+  ];
+  const automationRunner = new JobRunner(automationJobs, log, Math.min(poll, 100));
   const runner = new JobRunner(jobs, log, poll);
   // Delivery batches in loops of their own (WORKER_BATCHES): while one batch's messages go out over SMTP, the next
   // one is claimed and its messages made in the send threads; and materialising an audience never holds sending up.
@@ -131,11 +144,12 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   for (const r of deliveryRunners) r.start();
   webhookRunner.start();
   fanOutRunner.start();
+  automationRunner.start();
   log.info({ transport: mailer.description }, `jobs started; mail goes to ${mailer.description}`);
   return {
     mailer,
     async stop() {
-      await Promise.all([runner.stop(), ...deliveryRunners.map((r) => r.stop()), webhookRunner.stop(), fanOutRunner.stop()]);
+      await Promise.all([runner.stop(), ...deliveryRunners.map((r) => r.stop()), webhookRunner.stop(), fanOutRunner.stop(), automationRunner.stop()]);
       await pipeline.close();
       webhooks.close();
       await mailer.close();

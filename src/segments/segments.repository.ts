@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
@@ -108,4 +109,51 @@ export async function countMatchingContacts(db: Executor, dialect: Dialect, work
     total.subscribed += Number(row.subscribed);
   }
   return total;
+}
+
+/** Whether one contact of the workspace matches the filter now (an automation's branch, trigger filter, segment entry). */
+export async function contactMatches(db: Executor, dialect: Dialect, workspaceId: string, contactId: string, filter: Filter): Promise<boolean> {
+  const row = await db.selectFrom('contacts').select('contacts.id').where('contacts.workspace_id', '=', workspaceId).where('contacts.id', '=', contactId)
+    .where(await compiledFilter(db, dialect, workspaceId, filter)).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** A contact that is not in the database (an automation's simulation of a made-up contact). */
+export interface ImaginedContact {
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  properties: Record<string, unknown>;
+  status: ContactStatus;
+  createdAt: string;
+  /** Every topic of the workspace with the contact's choice (the default of the others does not apply: all are listed). */
+  topics: { id: string; subscribed: boolean }[];
+}
+
+/**
+ * Whether a made-up contact would match the filter: the very SQL the segment compiles to, run against a `contacts`
+ * and a `contact_topics` of one contact that common table expressions put in place of the tables (their names
+ * shadow the tables' in both databases), so its answer is the database's, not a second evaluator's. Reads nothing.
+ */
+export async function imaginedContactMatches(db: Executor, dialect: Dialect, workspaceId: string, c: ImaginedContact, filter: Filter): Promise<boolean> {
+  const pg = dialect === 'postgres';
+  const json = pg ? sql`cast(${JSON.stringify(c.properties)} as jsonb)` : sql`${JSON.stringify(c.properties)}`;
+  const ts = pg ? sql`cast(${c.createdAt} as timestamptz)` : sql`${c.createdAt}`;
+  const id = 'ct_imagined';
+  const contact = sql`select cast(${id} as text) as id, cast(${workspaceId} as text) as workspace_id, cast(${c.email} as text) as email,
+    cast(${c.firstName} as text) as first_name, cast(${c.lastName} as text) as last_name, ${json} as properties, cast(${c.status} as text) as status,
+    ${ts} as created_at, ${ts} as updated_at`;
+  const topicRows = c.topics.length
+    ? sql.join(c.topics.map((t) => sql`select cast(${workspaceId} as text) as workspace_id, cast(${id} as text) as contact_id, cast(${t.id} as text) as topic_id, ${t.subscribed ? 1 : 0} as subscribed, ${ts} as updated_at`), sql` union all `)
+    : sql`select cast(null as text) as workspace_id, cast(null as text) as contact_id, cast(null as text) as topic_id, 0 as subscribed, ${ts} as updated_at where 1 = 0`;
+  const where = await compiledFilter(db, dialect, workspaceId, filter);
+  const r = await sql<{ one: number }>`with contacts as (${contact}), contact_topics as (${topicRows}) select 1 as one from contacts where ${where}`.execute(db);
+  return r.rows.length > 0;
+}
+
+/** Ids of the workspace's contacts the filter matches (a segment trigger's members at activation), in pages by id. */
+export async function matchingContactIds(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter, opts: { afterId?: string; limit: number }): Promise<string[]> {
+  let q = (await matching(db, dialect, workspaceId, filter)).select('contacts.id');
+  if (opts.afterId) q = q.where('contacts.id', '>', opts.afterId);
+  return (await q.orderBy('contacts.id').limit(opts.limit).execute()).map((r) => r.id);
 }

@@ -44,7 +44,7 @@ export class UnsubscribeService {
     const k = this.db.kysely;
     const d = await deliveries.findDelivery(k, workspaceId, deliveryId);
     if (!d || !d.contactId) throw notFound('unsubscribe link');
-    const [contact, broadcast, workspace] = await Promise.all([getContact(k, workspaceId, d.contactId), getBroadcast(k, workspaceId, d.broadcastId), getWorkspace(k, workspaceId)]);
+    const [contact, broadcast, workspace] = await Promise.all([getContact(k, workspaceId, d.contactId), getBroadcast(k, workspaceId, d.broadcastId, { automationMessages: true }), getWorkspace(k, workspaceId)]);
     if (!contact || !workspace) throw notFound('unsubscribe link');
     const topic = broadcast?.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
     return {

@@ -26,6 +26,11 @@ export async function getEndpoint(db: Executor, workspaceId: string, id: string)
   return db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
 }
 
+/** The workspace's endpoint of this URL (the oldest, if several), for an automation's webhook step. */
+export async function endpointByUrl(db: Executor, workspaceId: string, url: string): Promise<string | undefined> {
+  return (await db.selectFrom('webhook_endpoints').select('id').where('workspace_id', '=', workspaceId).where('url', '=', url).orderBy('id').limit(1).executeTakeFirst())?.id;
+}
+
 export async function listEndpoints(db: Executor, workspaceId: string, opts: { limit: number; beforeId?: string }): Promise<EndpointRow[]> {
   let q = db.selectFrom('webhook_endpoints').select(ENDPOINT_COLUMNS).where('workspace_id', '=', workspaceId);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);

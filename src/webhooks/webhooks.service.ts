@@ -1,4 +1,4 @@
-import type { Db } from '../db/connection.js';
+import type { Db, Executor } from '../db/connection.js';
 import type { WebhookDeliveryStatus } from '../db/schema.js';
 import { conflict, notFound, validationFailed } from '../errors/errors.js';
 import type { EventType } from '../events/events.types.js';
@@ -85,6 +85,43 @@ export class WebhooksService {
       created_at: now, updated_at: now,
     });
     return this.get(workspaceId, id);
+  }
+
+  /**
+   * The endpoint an automation's `webhook` step posts to (docs/automations.md), in the caller's transaction: the
+   * workspace's endpoint of that exact URL if there is one (its secret signs), or a new one subscribed to no event
+   * type, which GET /v1/webhooks lists with its secret, its delivery log and its retries like any other. Check the
+   * URL with checkStepUrl first (outside the transaction: it resolves the host); the dispatcher checks it again at
+   * every delivery.
+   */
+  async stepEndpoint(trx: Executor, workspaceId: string, url: string, description: string): Promise<string> {
+    const existing = await repo.endpointByUrl(trx, workspaceId, url);
+    if (existing) return existing;
+    const id = newId('wh');
+    const now = this.now().toISOString();
+    await repo.insertEndpoint(trx, {
+      id, workspace_id: workspaceId, url, event_types: '[]', description: description.slice(0, 500), enabled: 1,
+      disabled_reason: null, secret: this.sealer.seal(newSecret(), id), previous_secret: null, previous_secret_until: null, failing_since: null,
+      created_at: now, updated_at: now,
+    });
+    return id;
+  }
+
+  /** The SSRF guard on an automation webhook step's URL (422 validation_failed at `path`). */
+  async checkStepUrl(url: string, path: string): Promise<void> {
+    try {
+      await this.guard.check(url);
+    } catch (err) {
+      if (err instanceof UrlRefused) throw validationFailed([{ path, message: err.message }]);
+      throw err;
+    }
+  }
+
+  /** A signed POST of an automation's `webhook` step: a delivery of the endpoint, due now, in the caller's transaction. */
+  async queueStepDelivery(trx: Executor, workspaceId: string, endpointId: string, body: { type: string; timestamp: string; data: unknown }, now: string): Promise<string> {
+    const id = newId('whd');
+    await repo.insertDeliveries(trx, [{ id, workspaceId, endpointId, eventId: null, eventType: body.type, payload: JSON.stringify(body) }], now);
+    return id;
   }
 
   async get(workspaceId: string, id: string): Promise<Webhook> {

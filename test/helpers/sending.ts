@@ -50,7 +50,7 @@ export function useSending(h: Harness, options: Partial<PipelineOptions> & { wor
       if (await until()) return;
       if (busy) continue;
       const open = await k.selectFrom('deliveries').select('id').where('status', 'in', ['QUEUED', 'SENDING']).limit(1).execute();
-      const sending = await k.selectFrom('broadcasts').select('id').where('status', '=', 'SENDING').limit(1).execute();
+      const sending = await k.selectFrom('broadcasts').select('id').where('status', '=', 'SENDING').where('automation_id', 'is', null).limit(1).execute();
       if (!open.length && !sending.length) return;
       await s.pipeline.sweep();
       await new Promise((r) => setTimeout(r, 2));

@@ -1,0 +1,250 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { changeByAutomation } from '../contacts/contacts.service.js';
+import { getContact } from '../contacts/contacts.repository.js';
+import type { Db, Executor } from '../db/connection.js';
+import type { ContactStatus } from '../db/schema.js';
+import { insertRunDelivery } from '../deliveries/deliveries.repository.js';
+import { contactMatches, getSegment } from '../segments/segments.repository.js';
+import type { Filter } from '../segments/segments.filter.js';
+import type { WebhooksService } from '../webhooks/webhooks.service.js';
+import * as repo from './automations.repository.js';
+import type { ClaimedRun, RoutedEvent, VersionTargets } from './automations.repository.js';
+import { runTransition } from './automations.state.js';
+import { Program, durationMs, splitArm, type Trigger } from './automations.steps.js';
+
+/**
+ * The automations' two jobs (CONTEXT.md), run by `formcast serve` and every `formcast worker`:
+ * - **intake**: takes the events automations react to (written with their change, `routed = 0`) and, in the same
+ *   transaction that marks them, starts the runs their triggers call for and ends the runs of contacts that left;
+ * - **runs**: claims due runs with a lease and walks each through its steps, one transaction per step, until it
+ *   waits or ends. A step's effects (a queued message, a topic, a property, a webhook delivery, the run's next
+ *   position, its row in automation_run_steps) commit together, so a worker that dies mid-step leaves nothing of it
+ *   and whoever takes the run over does it once.
+ */
+
+export interface EngineOptions {
+  workerId: string;
+  /** How long a claim holds without renewal: a dead worker's runs are taken over after it. */
+  leaseMs: number;
+  /** Runs claimed per round. */
+  batchSize: number;
+  /** Events the intake takes per transaction. */
+  intakeBatch: number;
+  /** Steps one run goes through per claim before it lets others have a turn. */
+  stepsPerClaim: number;
+  /** The time (tests give theirs). */
+  clock: () => number;
+}
+
+export const DEFAULT_ENGINE = { leaseMs: 60_000, batchSize: 200, intakeBatch: 500, stepsPerClaim: 20 };
+
+/** Contact statuses that end a run (contract §15: unsubscribed, bounced, complained; deleted is its own case). */
+const LEAVING: Partial<Record<ContactStatus, string>> = { UNSUBSCRIBED: 'unsubscribed', BOUNCED: 'bounced', COMPLAINED: 'complained' };
+/** Events that mean the contact left: its runs end at once (they would at their next step anyway). */
+function leaveReason(e: RoutedEvent): string | null {
+  if (e.type === 'contact.unsubscribed' && e.data.topicId === undefined) return 'unsubscribed';
+  if (e.type === 'email.bounced') return 'bounced';
+  if (e.type === 'email.complained') return 'complained';
+  if (e.type === 'contact.deleted') return 'deleted';
+  return null;
+}
+/** The events after which a contact may have entered a segment (its fields, status or topics changed). */
+const SEGMENT_EVENTS = new Set(['contact.created', 'contact.updated', 'contact.subscribed', 'contact.unsubscribed', 'contact.deleted']);
+
+/** Whether the event is the trigger (its type and its own fields; the trigger's filter is checked on entry). */
+export function triggeredBy(t: Trigger, e: RoutedEvent): boolean {
+  switch (t.type) {
+    case 'form.submitted': return e.type === 'form.submitted' && e.data.formGroupId === t.formGroupId;
+    case 'contact.created': return e.type === 'contact.created';
+    case 'contact.subscribed': return e.type === 'contact.subscribed' && (t.topicId ? e.data.topicId === t.topicId : e.data.topicId === undefined);
+    case 'event': return e.type === 'event.tracked' && e.data.name === t.name;
+    default: return false;
+  }
+}
+
+class LostRun extends Error {}
+
+interface Compiled {
+  program: Program;
+  targets: VersionTargets | null;
+}
+
+export class AutomationEngine {
+  private readonly versions = new Map<string, Compiled>();
+
+  constructor(private readonly db: Db, private readonly webhooks: WebhooksService, private readonly o: EngineOptions, private readonly log?: FastifyBaseLogger) {}
+
+  private iso(ms = this.o.clock()): string {
+    return new Date(ms).toISOString();
+  }
+
+  /** A version's program (immutable once it can run: cached). */
+  private async compiled(db: Executor, workspaceId: string, automationId: string, version: number): Promise<Compiled | undefined> {
+    const key = `${automationId}:${version}`;
+    let c = this.versions.get(key);
+    if (!c) {
+      const v = await repo.getVersion(db, workspaceId, automationId, version);
+      if (!v) return undefined;
+      c = { program: new Program(v.steps), targets: v.targets };
+      if (this.versions.size > 5000) this.versions.clear();
+      this.versions.set(key, c);
+    }
+    return c;
+  }
+
+  /**
+   * Starts a run of the automation for the contact, in the caller's transaction, if the contact may enter: it
+   * exists, has not left (unsubscribed, bounced, complained), matches the trigger's filter, and has no open run of
+   * the automation. Returns the new run's id.
+   */
+  async enter(trx: Executor, a: { id: string; workspaceId: string; version: number; trigger: Trigger }, contactId: string, eventId: string | null, now: string): Promise<string | undefined> {
+    const contact = await getContact(trx, a.workspaceId, contactId);
+    if (!contact || LEAVING[contact.status]) return undefined;
+    if (a.trigger.filter && !(await contactMatches(trx, this.db.dialect, a.workspaceId, contactId, a.trigger.filter as Filter))) return undefined;
+    const c = await this.compiled(trx, a.workspaceId, a.id, a.version);
+    if (!c) return undefined;
+    return repo.insertRun(trx, { workspaceId: a.workspaceId, automationId: a.id, version: a.version, contactId, firstStepId: c.program.first, triggerEventId: eventId }, now);
+  }
+
+  /** One round of the intake: returns how many events it took (0: none waiting). */
+  async intake(): Promise<number> {
+    const now = this.iso();
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const events = await repo.claimUnroutedEvents(trx, this.o.intakeBatch, { skipLocked: this.db.dialect === 'postgres' });
+      if (!events.length) return 0;
+      const automations = await repo.activeAutomationsOf(trx, [...new Set(events.map((e) => e.workspaceId))]);
+      const segments = new Map<string, Filter | null>();
+      for (const e of events) {
+        if (!e.contactId) continue;
+        const reason = leaveReason(e);
+        if (reason) await repo.exitRunsOfContact(trx, e.workspaceId, e.contactId, reason, now);
+        for (const a of automations) {
+          if (a.workspaceId !== e.workspaceId) continue;
+          if (triggeredBy(a.trigger, e)) {
+            await this.enter(trx, a, e.contactId, e.id, now);
+          } else if (a.trigger.type === 'segment.entered' && SEGMENT_EVENTS.has(e.type)) {
+            const segmentId = a.trigger.segmentId!;
+            if (!segments.has(segmentId)) segments.set(segmentId, ((await getSegment(trx, e.workspaceId, segmentId))?.filter as Filter | undefined) ?? null);
+            const filter = segments.get(segmentId);
+            if (!filter) continue;
+            const now_in = e.type !== 'contact.deleted' && (await contactMatches(trx, this.db.dialect, e.workspaceId, e.contactId, filter));
+            const was = await repo.setMember(trx, a.id, e.contactId, now_in);
+            if (now_in && !was) await this.enter(trx, a, e.contactId, e.id, now);
+          }
+        }
+      }
+      return events.length;
+    });
+  }
+
+  /** One round of runs: claims due runs and walks each as far as it goes now. Returns how many it claimed. */
+  async runDue(): Promise<number> {
+    const now = this.o.clock();
+    const runs = await repo.claimRuns(this.db.kysely, this.db.dialect, this.o.workerId, this.iso(now), this.iso(now + this.o.leaseMs), this.o.batchSize);
+    for (const run of runs) {
+      try {
+        await this.walk(run);
+      } catch (err) {
+        // The step rolled back; the run stays where it was and is claimed again when its lease runs out.
+        this.log?.error({ err, runId: run.id, automationId: run.automationId, stepId: run.stepId }, 'an automation step failed; it is tried again later');
+      }
+    }
+    return runs.length;
+  }
+
+  private async walk(claimed: ClaimedRun): Promise<void> {
+    let run = claimed;
+    for (let n = 0; n < this.o.stepsPerClaim; n++) {
+      const next = await this.db.kysely.transaction().execute((trx) => this.step(trx, run)).catch((err) => {
+        if (err instanceof LostRun) return null;
+        throw err;
+      });
+      if (!next) return;
+      run = { ...run, stepId: next, stepStartedAt: null, status: 'ACTIVE' };
+    }
+    // Steps left: let go of it, due now, so other runs get their turn.
+    await repo.releaseRuns(this.db.kysely, this.o.workerId, [run.id]);
+  }
+
+  /**
+   * Does the run's current step, in `trx`, and moves the run on. Returns the next step's id when the run goes on at
+   * once, or null when it waits or is over.
+   */
+  private async step(trx: Executor, run: ClaimedRun): Promise<string | null> {
+    const now = this.iso();
+    const owner = this.o.workerId;
+    const move = async (set: Parameters<typeof repo.moveRun>[4]) => {
+      if (!(await repo.moveRun(trx, run, owner, now, set))) throw new LostRun();
+    };
+    const finish = async (op: 'complete' | 'exit', reason: string | null = null) => {
+      await move({ status: runTransition(run.status, op), stepId: null, stepStartedAt: null, dueAt: null, exitReason: reason });
+      return null;
+    };
+    const c = await this.compiled(trx, run.workspaceId, run.automationId, run.version);
+    const node = c?.program.node(run.stepId);
+    if (!c || !node) return finish('exit', 'its step no longer exists');
+    const contact = await getContact(trx, run.workspaceId, run.contactId);
+    if (!contact) return finish('exit', 'deleted');
+    const leaving = LEAVING[contact.status];
+    if (leaving) return finish('exit', leaving);
+
+    const step = node.step;
+    const base = { runId: run.id, stepId: step.id, workspaceId: run.workspaceId, automationId: run.automationId };
+    let arm: 'then' | 'else' | number | undefined;
+    switch (step.type) {
+      case 'wait': {
+        if (run.stepStartedAt === null) {
+          await repo.insertRunStep(trx, { ...base, completed: false }, now);
+          const due = this.iso(Date.parse(now) + durationMs(step.duration)!);
+          await move({ status: runTransition(run.status, 'wait'), stepId: step.id, stepStartedAt: now, dueAt: due });
+          return null;
+        }
+        await repo.completeRunStep(trx, run.id, step.id, now);
+        break;
+      }
+      case 'send': {
+        const broadcastId = c.targets?.send[step.id];
+        if (!broadcastId) return finish('exit', 'the version was never activated');
+        const deliveryId = await insertRunDelivery(trx, run.workspaceId, broadcastId, run.id, { contactId: contact.id, email: contact.email }, now);
+        await repo.insertRunStep(trx, { ...base, deliveryId, completed: true }, now);
+        break;
+      }
+      case 'topic':
+        await changeByAutomation(trx, run.workspaceId, contact.id, { topics: [{ id: step.topicId, subscribed: step.subscribed }] }, now);
+        await repo.insertRunStep(trx, { ...base, completed: true }, now);
+        break;
+      case 'update':
+        await changeByAutomation(trx, run.workspaceId, contact.id, { properties: step.properties }, now);
+        await repo.insertRunStep(trx, { ...base, completed: true }, now);
+        break;
+      case 'branch':
+        arm = (await contactMatches(trx, this.db.dialect, run.workspaceId, contact.id, step.filter)) ? 'then' : 'else';
+        await repo.insertRunStep(trx, { ...base, arm, completed: true }, now);
+        break;
+      case 'split':
+        arm = splitArm(contact.id, step.id, step.arms.map((a) => a.percent));
+        await repo.insertRunStep(trx, { ...base, arm: String(arm), completed: true }, now);
+        break;
+      case 'webhook': {
+        const endpointId = c.targets?.webhook[step.id];
+        if (!endpointId) return finish('exit', 'the version was never activated');
+        await this.webhooks.queueStepDelivery(trx, run.workspaceId, endpointId, {
+          type: 'automation.webhook', timestamp: now,
+          data: {
+            automationId: run.automationId, version: run.version, runId: run.id, stepId: step.id,
+            contact: { id: contact.id, email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
+          },
+        }, now);
+        await repo.insertRunStep(trx, { ...base, completed: true }, now);
+        break;
+      }
+      case 'exit':
+        await repo.insertRunStep(trx, { ...base, completed: true }, now);
+        return finish('exit', 'exit step');
+    }
+    const next = c.program.after(step.id, arm);
+    if (next === null) return finish('complete');
+    await move({ status: runTransition(run.status, 'step'), stepId: next, stepStartedAt: null, dueAt: now, keepLease: true });
+    return next;
+  }
+}

@@ -1,0 +1,304 @@
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Db } from '../../src/db/connection.js';
+import { AutomationEngine, DEFAULT_ENGINE } from '../../src/automations/automations.engine.js';
+import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
+import { describeApi, type TestWorkspace } from '../helpers/app.js';
+import { insertContact, insertSegment, insertTopic, verifiedDomain } from '../helpers/fixtures.js';
+import { TEST_SECRET } from '../helpers/secret.js';
+import { useSending } from '../helpers/sending.js';
+
+const DAY = 86_400_000;
+const FROM = 'News <news@acme.test>';
+const send = (id: string, subject: string) => ({ id, type: 'send', from: FROM, emailContent: { subject, html: `<p>${subject} {{ contact.firstName }}</p>` } });
+
+/** Every table's row count: the simulator must change none. */
+async function rowCounts(db: Db): Promise<Record<string, number>> {
+  const tables = ['automations', 'automation_versions', 'automation_runs', 'automation_run_steps', 'automation_segment_members', 'events', 'deliveries', 'broadcasts', 'contacts', 'contact_topics', 'webhook_deliveries', 'webhook_endpoints'] as const;
+  const out: Record<string, number> = {};
+  for (const t of tables) out[t] = Number((await db.kysely.selectFrom(t).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  return out;
+}
+
+describeApi('automations', (h) => {
+  const sending = useSending(h, { workerId: 'automations-test' });
+  let engine: AutomationEngine;
+  beforeAll(() => {
+    const webhooks = new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: true, allowPrivate: true });
+    engine = new AutomationEngine(h.db, webhooks, { ...DEFAULT_ENGINE, workerId: 'engine-test', clock: () => Date.now() });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    sending.pipeline = sending.build();
+  });
+
+  /** Intake and runs until neither has anything to do at the clock's time, then the pipeline until nothing is open. */
+  async function settle(): Promise<void> {
+    for (let i = 0; i < 10_000; i++) {
+      const did = (await engine.intake()) + (await engine.runDue());
+      if (!did) break;
+    }
+    await sending.drain();
+  }
+
+  async function setup(): Promise<{ ws: TestWorkspace }> {
+    const ws = await h.workspace();
+    await verifiedDomain(h, ws);
+    return { ws };
+  }
+
+  it('creates, reads, lists and checks the step tree with a path for every problem', async () => {
+    const { ws } = await setup();
+    const bad = await h.call(ws.key, 'POST', '/v1/automations', {
+      name: 'Bad', trigger: { type: 'contact.created' },
+      steps: [{ type: 'wait', duration: 'P1M' }, { type: 'split', arms: [{ percent: 60, steps: [] }, { percent: 30, steps: [{ type: 'nope' }] }] }, { id: 'x', type: 'exit' }, { id: 'x', type: 'exit' }],
+    });
+    expect(bad.statusCode).toBe(422);
+    const paths = bad.json().errors.map((e: { path: string }) => e.path);
+    expect(paths).toEqual(expect.arrayContaining(['/steps/0/duration', '/steps/1/arms', '/steps/1/arms/1/steps/0/type', '/steps/3/id']));
+    expect(await h.db.kysely.selectFrom('automations').selectAll().where('workspace_id', '=', ws.id).execute()).toHaveLength(0);
+
+    const badRef = await h.call(ws.key, 'POST', '/v1/automations', { name: 'Ref', trigger: { type: 'segment.entered', segmentId: 'seg_nope' }, steps: [] });
+    expect(badRef.statusCode).toBe(422);
+    expect(badRef.json().code).toBe('invalid_reference');
+
+    const res = await h.call(ws.key, 'POST', '/v1/automations', { name: 'Welcome', trigger: { type: 'contact.created' }, steps: [send('hello', 'Hi'), { type: 'wait', duration: 'P2D' }] });
+    expect(res.statusCode).toBe(201);
+    const a = res.json();
+    expect(a).toMatchObject({ name: 'Welcome', status: 'DRAFT', version: 1, trigger: { type: 'contact.created' } });
+    expect(a.steps[1].id).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(res.headers.location).toBe(`/v1/automations/${a.id}`);
+    expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}`)).json()).toEqual(a);
+    expect((await h.call(ws.key, 'GET', '/v1/automations')).json().data.map((x: { id: string }) => x.id)).toEqual([a.id]);
+
+    // Another workspace sees none of it.
+    const other = await h.workspace('Other');
+    expect((await h.call(other.key, 'GET', `/v1/automations/${a.id}`)).statusCode).toBe(404);
+    expect((await h.call(other.key, 'PUT', `/v1/automations/${a.id}`, { name: 'x' })).statusCode).toBe(404);
+    expect((await h.call(other.key, 'POST', `/v1/automations/${a.id}/activate`)).statusCode).toBe(404);
+    expect((await h.call(other.key, 'POST', `/v1/automations/${a.id}/simulate`, { contact: { email: 'a@b.test' } })).statusCode).toBe(404);
+    expect((await h.call(other.key, 'GET', `/v1/automations/${a.id}/runs`)).statusCode).toBe(404);
+    expect((await h.call(other.key, 'DELETE', `/v1/automations/${a.id}`)).statusCode).toBe(404);
+    expect((await h.call(other.key, 'GET', '/v1/automations')).json().data).toEqual([]);
+
+    // A read-only key cannot write.
+    const reader = await h.key(ws, ['read:broadcasts']);
+    expect((await h.call(reader, 'PUT', `/v1/automations/${a.id}`, { name: 'x' })).statusCode).toBe(403);
+  });
+
+  it('moves DRAFT → ACTIVE ⇄ PAUSED, refuses other moves, and refuses an incomplete automation with the step paths', async () => {
+    const { ws } = await setup();
+    const a = (await h.call(ws.key, 'POST', '/v1/automations', {
+      name: 'Incomplete', trigger: { type: 'api' },
+      steps: [{ id: 'a', type: 'send', from: 'x@unverified.test', emailContent: { subject: '' } }, { id: 'b', type: 'branch', filter: { all: [] }, then: [{ id: 'c', type: 'send', emailContent: { subject: 'Hi', html: '<p>x</p>' } }], else: [] }],
+    })).json();
+    const incomplete = await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
+    expect(incomplete.statusCode).toBe(422);
+    expect(incomplete.json().code).toBe('automation_incomplete');
+    expect(incomplete.json().errors.map((e: { path: string }) => e.path)).toEqual(['/steps/0/from', '/steps/0/emailContent/subject', '/steps/0/emailContent/html', '/steps/1/then/0/from']);
+    expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}`)).json().status).toBe('DRAFT');
+    expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/pause`)).json().code).toBe('invalid_state');
+
+    const fixed = await h.call(ws.key, 'PUT', `/v1/automations/${a.id}`, { steps: [send('a', 'Hello')] });
+    expect(fixed.json()).toMatchObject({ version: 1, status: 'DRAFT' });
+    expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`)).json().status).toBe('ACTIVE');
+    expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`)).statusCode).toBe(409);
+    expect((await h.call(ws.key, 'DELETE', `/v1/automations/${a.id}`)).statusCode).toBe(409);
+    expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/pause`)).json().status).toBe('PAUSED');
+    expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`)).json().status).toBe('ACTIVE');
+    // The step's message is not a broadcast of the API.
+    expect((await h.call(ws.key, 'GET', '/v1/broadcasts')).json().data).toEqual([]);
+
+    const draft = (await h.call(ws.key, 'POST', '/v1/automations', { name: 'Gone', trigger: { type: 'api' } })).json();
+    expect((await h.call(ws.key, 'DELETE', `/v1/automations/${draft.id}`)).statusCode).toBe(204);
+    expect((await h.call(ws.key, 'GET', `/v1/automations/${draft.id}`)).statusCode).toBe(404);
+  });
+
+  it('sends a welcome sequence to 1,000 contacts: a 2-day wait, a branch, a 50/50 split, each email once at its time', async () => {
+    // Date only, and moving on with the real clock (the pipeline's pacing measures time passing); the test jumps it.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    sending.pipeline = sending.build(); // its pacing reads this clock
+    const t0 = Date.parse('2026-03-02T09:00:00.000Z');
+    vi.setSystemTime(t0);
+    const { ws } = await setup();
+    const a = (await h.call(ws.key, 'POST', '/v1/automations', {
+      name: 'Welcome', trigger: { type: 'contact.created' },
+      steps: [
+        send('welcome', 'Welcome'),
+        { id: 'wait', type: 'wait', duration: 'P2D' },
+        { id: 'plan', type: 'branch', filter: { field: 'properties.plan', op: 'eq', value: 'pro' },
+          then: [send('pro', 'Pro tips')],
+          else: [{ id: 'ab', type: 'split', arms: [{ percent: 50, steps: [send('a', 'Offer A')] }, { percent: 50, steps: [send('b', 'Offer B')] }] }] },
+        send('final', 'See you'),
+      ],
+    })).json();
+    expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`)).statusCode).toBe(200);
+
+    const contacts: { id: string; email: string; pro: boolean }[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const pro = i % 4 === 0;
+      const res = await h.call(ws.key, 'POST', '/v1/contacts', { email: `c${i}@example.test`, firstName: `C${i}`, status: 'SUBSCRIBED', properties: { plan: pro ? 'pro' : 'free' } });
+      expect(res.statusCode).toBe(201);
+      contacts.push({ id: res.json().id, email: `c${i}@example.test`, pro });
+    }
+    await settle();
+    const subjects = () => {
+      const by = new Map<string, string[]>();
+      for (const m of sending.smtp.received) by.set(m.to, [...(by.get(m.to) ?? []), m.parsed.subject ?? '?']);
+      return by;
+    };
+    expect(sending.smtp.received).toHaveLength(1000);
+    expect([...subjects().values()].every((s) => s.join() === 'Welcome')).toBe(true);
+    const runs = await h.db.kysely.selectFrom('automation_runs').select(['status', 'due_at', 'step_started_at']).where('automation_id', '=', a.id).execute();
+    expect(runs).toHaveLength(1000);
+    expect(runs.every((r) => r.status === 'WAITING' && new Date(r.due_at!).getTime() - new Date(r.step_started_at!).getTime() === 2 * DAY)).toBe(true);
+
+    // A day later nothing is due.
+    vi.setSystemTime(t0 + DAY);
+    expect(await engine.runDue()).toBe(0);
+
+    const waitEnds = Math.max(...runs.map((r) => new Date(r.due_at!).getTime()));
+    vi.setSystemTime(waitEnds);
+    await settle();
+    const got = subjects();
+    let armA = 0;
+    for (const c of contacts) {
+      const s = got.get(c.email)!;
+      // The welcome first; the two after the wait are queued together (either may arrive first).
+      expect(s[0]).toBe('Welcome');
+      if (c.pro) expect([...s].sort()).toEqual(['Pro tips', 'See you', 'Welcome']);
+      else {
+        const offers = s.filter((x) => x.startsWith('Offer'));
+        expect(offers).toHaveLength(1);
+        expect([...s].sort()).toEqual([offers[0], 'See you', 'Welcome']);
+        if (offers[0] === 'Offer A') armA++;
+      }
+    }
+    // 750 contacts in the split: within ±5 % of 50/50.
+    expect(armA / 750).toBeGreaterThan(0.45);
+    expect(armA / 750).toBeLessThan(0.55);
+    // The messages after the wait were queued at the simulated time of its end.
+    const late = await h.db.kysely.selectFrom('deliveries').innerJoin('broadcasts', 'broadcasts.id', 'deliveries.broadcast_id')
+      .select(['deliveries.created_at', 'broadcasts.automation_step_id']).where('broadcasts.automation_id', '=', a.id).where('broadcasts.automation_step_id', '!=', 'welcome').execute();
+    expect(late).toHaveLength(2000);
+    expect(late.every((d) => new Date(d.created_at).getTime() >= waitEnds && new Date(d.created_at).getTime() < waitEnds + 600_000)).toBe(true);
+    const done = await h.db.kysely.selectFrom('automation_runs').select('status').where('automation_id', '=', a.id).where('status', '=', 'COMPLETED').execute();
+    expect(done).toHaveLength(1000);
+
+    const stats = (await h.call(ws.key, 'GET', `/v1/automations/${a.id}/stats`)).json().steps;
+    const of = (id: string) => stats.find((s: { stepId: string }) => s.stepId === id);
+    expect(of('welcome')).toMatchObject({ entered: 1000, completed: 1000, sent: 1000 });
+    expect(of('wait')).toMatchObject({ entered: 1000, completed: 1000 });
+    expect(of('pro')).toMatchObject({ entered: 250, sent: 250 });
+    expect(of('a').sent + of('b').sent).toBe(750);
+    expect(of('final')).toMatchObject({ entered: 1000, sent: 1000 });
+    const page = (await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs?limit=5&status=COMPLETED`)).json();
+    expect(page.data).toHaveLength(5);
+    expect(page.data[0]).toMatchObject({ status: 'COMPLETED', version: 1, stepId: null, exitReason: null });
+  }, 120_000);
+
+  it('ends the run when its contact unsubscribes, and keeps running contacts on their version after an edit', async () => {
+    // Date only, and moving on with the real clock (the pipeline's pacing measures time passing); the test jumps it.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    sending.pipeline = sending.build(); // its pacing reads this clock
+    const t0 = Date.parse('2026-04-01T09:00:00.000Z');
+    vi.setSystemTime(t0);
+    const { ws } = await setup();
+    const a = (await h.call(ws.key, 'POST', '/v1/automations', {
+      name: 'Follow-up', trigger: { type: 'contact.created' }, steps: [{ id: 'w', type: 'wait', duration: 'PT3H' }, send('v1', 'Version one')],
+    })).json();
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
+    const stay = (await h.call(ws.key, 'POST', '/v1/contacts', { email: 'stay@example.test', status: 'SUBSCRIBED' })).json();
+    const leave = (await h.call(ws.key, 'POST', '/v1/contacts', { email: 'leave@example.test', status: 'SUBSCRIBED' })).json();
+    await settle();
+    const edited = await h.call(ws.key, 'PUT', `/v1/automations/${a.id}`, { steps: [{ id: 'w', type: 'wait', duration: 'PT3H' }, send('v2', 'Version two')] });
+    expect(edited.json().version).toBe(2);
+    expect((await h.call(ws.key, 'PUT', `/v1/contacts/${leave.id}`, { status: 'UNSUBSCRIBED' })).statusCode).toBe(200);
+    const late = (await h.call(ws.key, 'POST', '/v1/contacts', { email: 'late@example.test', status: 'SUBSCRIBED' })).json();
+    await settle();
+    const runs = (await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data as { contactId: string; status: string; version: number; exitReason: string | null }[];
+    expect(runs.find((r) => r.contactId === leave.id)).toMatchObject({ status: 'EXITED', exitReason: 'unsubscribed' });
+    expect(runs.find((r) => r.contactId === stay.id)).toMatchObject({ status: 'WAITING', version: 1 });
+    expect(runs.find((r) => r.contactId === late.id)).toMatchObject({ status: 'WAITING', version: 2 });
+    vi.setSystemTime(t0 + 4 * 3_600_000);
+    await settle();
+    const subjects = sending.smtp.received.map((m) => `${m.to} ${m.parsed.subject}`).sort();
+    expect(subjects).toEqual(['late@example.test Version two', 'stay@example.test Version one']);
+  }, 60_000);
+
+  it('starts runs from custom events, the api trigger and segment entry, each once', async () => {
+    const { ws } = await setup();
+    const topic = await insertTopic(h, ws, 'OPT_OUT', 'VIP');
+    const seg = await insertSegment(h, ws, { topic, subscribed: true }, 'VIPs');
+    const already = await insertContact(h, ws, { email: 'already@example.test' });
+    await h.db.kysely.insertInto('contact_topics').values({ workspace_id: ws.id, contact_id: already, topic_id: topic, subscribed: 1, updated_at: new Date().toISOString() }).execute();
+    const mk = async (name: string, trigger: unknown) => {
+      const a = (await h.call(ws.key, 'POST', '/v1/automations', { name, trigger, steps: [{ id: 'u', type: 'update', properties: { [name]: true } }] })).json();
+      expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`)).statusCode).toBe(200);
+      return a.id as string;
+    };
+    const onEvent = await mk('tracked', { type: 'event', name: 'trial.started' });
+    const onApi = await mk('api', { type: 'api' });
+    const onSegment = await mk('segment', { type: 'segment.entered', segmentId: seg });
+    const c = await insertContact(h, ws, { email: 'ada@example.test' });
+
+    expect((await h.call(ws.key, 'POST', '/v1/events/track', { email: 'ada@example.test', name: 'trial.started', properties: { plan: 'pro' } })).statusCode).toBe(202);
+    expect((await h.call(ws.key, 'POST', '/v1/events/track', { email: 'nobody@example.test', name: 'trial.started' })).statusCode).toBe(404);
+    expect((await h.call(ws.key, 'POST', '/v1/events/track', { contactId: c, email: 'ada@example.test', name: 'x' })).statusCode).toBe(422);
+    const first = await h.call(ws.key, 'POST', `/v1/automations/${onApi}/trigger`, { contactId: c });
+    expect(first.statusCode).toBe(202);
+    expect(first.json().started).toBe(true);
+    expect((await h.call(ws.key, 'POST', `/v1/automations/${onApi}/trigger`, { contactId: c })).json()).toEqual({ runId: first.json().runId, started: false });
+    expect((await h.call(ws.key, 'POST', `/v1/automations/${onEvent}/trigger`, { contactId: c })).statusCode).toBe(409);
+    // Subscribing Ada to the topic puts her in the segment: she enters; the contact already in it at activation does not.
+    expect((await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { topics: [{ id: topic, subscribed: true }] })).statusCode).toBe(200);
+    await settle();
+    await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { firstName: 'Ada' });
+    await settle();
+    const runs = await h.db.kysely.selectFrom('automation_runs').select(['automation_id', 'contact_id', 'status']).where('workspace_id', '=', ws.id).execute();
+    expect(runs.filter((r) => r.automation_id === onEvent)).toEqual([{ automation_id: onEvent, contact_id: c, status: 'COMPLETED' }]);
+    expect(runs.filter((r) => r.automation_id === onApi)).toEqual([{ automation_id: onApi, contact_id: c, status: 'COMPLETED' }]);
+    expect(runs.filter((r) => r.automation_id === onSegment)).toEqual([{ automation_id: onSegment, contact_id: c, status: 'COMPLETED' }]);
+    const ada = (await h.call(ws.key, 'GET', `/v1/contacts/${c}`)).json();
+    expect(ada.properties).toMatchObject({ tracked: true, api: true, segment: true });
+  });
+
+  it('simulates a real and a made-up contact without writing anything', async () => {
+    const { ws } = await setup();
+    const a = (await h.call(ws.key, 'POST', '/v1/automations', {
+      name: 'Sim', trigger: { type: 'contact.created' },
+      steps: [send('hi', 'Hi {{ contact.firstName }}'), { id: 'w', type: 'wait', duration: 'P1DT12H' },
+        { id: 'b', type: 'branch', filter: { field: 'properties.plan', op: 'eq', value: 'pro' }, then: [{ id: 'x', type: 'exit' }], else: [send('free', 'Upgrade?')] }, send('end', 'Bye')],
+    })).json();
+    const c = await insertContact(h, ws, { email: 'grace@example.test', firstName: 'Grace', properties: { plan: 'pro' } });
+    const before = await rowCounts(h.db);
+    const real = (await h.call(ws.key, 'POST', `/v1/automations/${a.id}/simulate`, { contactId: c })).json();
+    expect(real).toEqual({
+      steps: [
+        { stepId: 'hi', type: 'send', at: 'PT0S', subject: 'Hi Grace' },
+        { stepId: 'w', type: 'wait', at: 'PT0S' },
+        { stepId: 'b', type: 'branch', at: 'P1DT12H', arm: 'then' },
+        { stepId: 'x', type: 'exit', at: 'P1DT12H' },
+      ],
+      exited: 'exit step',
+    });
+    const imagined = (await h.call(ws.key, 'POST', `/v1/automations/${a.id}/simulate`, { contact: { email: 'Lin@Example.test', firstName: 'Lin', properties: { plan: 'free' } } })).json();
+    expect(imagined.steps.map((s: { stepId: string }) => s.stepId)).toEqual(['hi', 'w', 'b', 'free', 'end']);
+    expect(imagined.steps[0].subject).toBe('Hi Lin');
+    expect(imagined.steps[2].arm).toBe('else');
+    expect(await rowCounts(h.db)).toEqual(before);
+  });
+});
+
+describe('automation durations', () => {
+  it('reads ISO 8601 durations of weeks to seconds', async () => {
+    const { durationMs, isoDuration } = await import('../../src/automations/automations.steps.js');
+    expect(durationMs('P2D')).toBe(2 * DAY);
+    expect(durationMs('PT3H')).toBe(3 * 3_600_000);
+    expect(durationMs('P1W')).toBe(7 * DAY);
+    expect(durationMs('P1DT12H30M5S')).toBe(DAY + 12 * 3_600_000 + 30 * 60_000 + 5000);
+    for (const bad of ['P', 'PT', 'P1M', 'P1Y', '2D', 'P-1D', 'P1.5D', 'PT1H ']) expect(durationMs(bad)).toBeNull();
+    expect(isoDuration(0)).toBe('PT0S');
+    expect(isoDuration(DAY + 12 * 3_600_000)).toBe('P1DT12H');
+    expect(isoDuration(2 * DAY)).toBe('P2D');
+  });
+});
