@@ -1,6 +1,11 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { AutomationEngine, DEFAULT_ENGINE } from '../../src/automations/automations.engine.js';
+import { AutomationsService } from '../../src/automations/automations.service.js';
+import { WebhookDispatcher } from '../../src/webhooks/webhooks.dispatcher.js';
 import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, verifiedDomain } from '../helpers/fixtures.js';
@@ -22,8 +27,10 @@ async function rowCounts(db: Db): Promise<Record<string, number>> {
 describeApi('automations', (h) => {
   const sending = useSending(h, { workerId: 'automations-test' });
   let engine: AutomationEngine;
+  let webhooks: WebhooksService;
   beforeAll(() => {
-    const webhooks = new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: true, allowPrivate: true });
+    // http:// on loopback allowed here (the receiver of the webhook step); the app's own service refuses it.
+    webhooks = new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: true, allowPrivate: true });
     engine = new AutomationEngine(h.db, webhooks, { ...DEFAULT_ENGINE, workerId: 'engine-test', clock: () => Date.now() });
   });
   afterEach(() => {
@@ -113,15 +120,20 @@ describeApi('automations', (h) => {
     expect((await h.call(ws.key, 'GET', `/v1/automations/${draft.id}`)).statusCode).toBe(404);
   });
 
-  it('sends a welcome sequence to 1,000 contacts: a 2-day wait, a branch, a 50/50 split, each email once at its time', async () => {
+  it('sends a welcome sequence to 1,000 sign-ups of a form: a 2-day wait, a branch on a submitted property, a 50/50 split, each email once at its time', async () => {
     // Date only, and moving on with the real clock (the pipeline's pacing measures time passing); the test jumps it.
     vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
     sending.pipeline = sending.build(); // its pacing reads this clock
     const t0 = Date.parse('2026-03-02T09:00:00.000Z');
     vi.setSystemTime(t0);
     const { ws } = await setup();
+    // The newsletter form: sign-ups without double opt-in, its `plan` field kept as a property.
+    const form = (await h.call(ws.key, 'POST', '/v1/forms', {
+      name: 'Newsletter', type: 'SIGN_UP', slug: `welcome-${h.dbName}`, fieldMapping: { email: 'email', first_name: 'firstName', plan: 'plan' }, settings: { doubleOptIn: false },
+    })).json();
+    expect((await h.call(ws.key, 'POST', `/v1/forms/${form.id}/publish`)).statusCode).toBe(200);
     const a = (await h.call(ws.key, 'POST', '/v1/automations', {
-      name: 'Welcome', trigger: { type: 'contact.created' },
+      name: 'Welcome', trigger: { type: 'form.submitted', formGroupId: form.formGroupId },
       steps: [
         send('welcome', 'Welcome'),
         { id: 'wait', type: 'wait', duration: 'P2D' },
@@ -136,9 +148,9 @@ describeApi('automations', (h) => {
     const contacts: { id: string; email: string; pro: boolean }[] = [];
     for (let i = 0; i < 1000; i++) {
       const pro = i % 4 === 0;
-      const res = await h.call(ws.key, 'POST', '/v1/contacts', { email: `c${i}@example.test`, firstName: `C${i}`, status: 'SUBSCRIBED', properties: { plan: pro ? 'pro' : 'free' } });
-      expect(res.statusCode).toBe(201);
-      contacts.push({ id: res.json().id, email: `c${i}@example.test`, pro });
+      const res = await h.call(ws.key, 'POST', `/v1/forms/${form.id}/submissions`, { email: `c${i}@example.test`, first_name: `C${i}`, plan: pro ? 'pro' : 'free' });
+      expect(res.statusCode, res.body).toBeLessThan(300);
+      contacts.push({ id: res.json().contactId, email: `c${i}@example.test`, pro });
     }
     await settle();
     const subjects = () => {
@@ -286,6 +298,43 @@ describeApi('automations', (h) => {
     expect(imagined.steps[0].subject).toBe('Hi Lin');
     expect(imagined.steps[2].arm).toBe('else');
     expect(await rowCounts(h.db)).toEqual(before);
+  });
+
+  it('posts a webhook step, signed as §13 and verified by the standardwebhooks package, once per run', async () => {
+    const { ws } = await setup();
+    const got: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+      const service = new AutomationsService(h.db, webhooks, engine);
+      const a = await service.create(ws.id, { name: 'Hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] });
+      await service.activate(ws.id, a.id);
+      const c = await insertContact(h, ws, { email: 'hooked@example.test', firstName: 'Hook' });
+      expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c })).statusCode).toBe(202);
+      await settle();
+      const dispatcher = new WebhookDispatcher(h.db, { workerId: 'auto-hooks', secret: TEST_SECRET, allowHttp: true, allowPrivate: true });
+      try {
+        while ((await dispatcher.dispatch()) > 0);
+      } finally {
+        dispatcher.close();
+      }
+      expect(got).toHaveLength(1);
+      const endpoint = (await h.call(ws.key, 'GET', '/v1/webhooks')).json().data.find((w: { url: string }) => w.url === url);
+      expect(endpoint.eventTypes).toEqual([]);
+      const payload = new Webhook(endpoint.secret).verify(got[0]!.body, got[0]!.headers as Record<string, string>) as { type: string; data: { runId: string; contact: { email: string } } };
+      expect(payload.type).toBe('automation.webhook');
+      expect(payload.data.contact.email).toBe('hooked@example.test');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });
 

@@ -282,8 +282,8 @@ describeConsole('people, sessions, roles', (h) => {
     const doc = (await h.app().inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
     let checked = 0;
     for (const [p, ops] of Object.entries(doc.paths)) {
-      // The session's own endpoints are any caller's; previews and preflight checks are reads sent as POST (read scopes).
-      if (!p.startsWith('/v1/') || p.startsWith('/v1/session') || p.endsWith('/preview') || p.endsWith('/preflight')) continue;
+      // The session's own endpoints are any caller's; previews, preflight checks and automation dry runs are reads sent as POST (read scopes).
+      if (!p.startsWith('/v1/') || p.startsWith('/v1/session') || p.endsWith('/preview') || p.endsWith('/preflight') || p.endsWith('/simulate')) continue;
       for (const method of Object.keys(ops)) {
         if (!['post', 'put', 'patch', 'delete'].includes(method)) continue;
         const url = p.replace(/\{[^}]+\}/g, 'x_01ABCDEFGHJKMNPQRSTVWXYZ00');
