@@ -20,6 +20,7 @@ const NAV: { section: string; items: NavItem[] }[] = [
   ] },
   { section: 'Email', items: [
     { to: '/broadcasts', label: 'Broadcasts', icon: 'broadcasts' },
+    { to: '/automations', label: 'Automations', icon: 'automations' },
     { to: '/domains', label: 'Domains', icon: 'domains' },
   ] },
   { section: 'Workspace', items: [

@@ -3811,7 +3811,7 @@ export interface paths {
                 query?: {
                     limit?: number;
                     cursor?: string;
-                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled";
+                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
                 };
                 header?: never;
                 path: {
@@ -3832,7 +3832,7 @@ export interface paths {
                                 /** @description evt_…; ids sort by the order events were written */
                                 id: string;
                                 /** @enum {string} */
-                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled";
+                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -8774,7 +8774,7 @@ export interface paths {
                 query?: {
                     limit?: number;
                     cursor?: string;
-                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled";
+                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
                     contactId?: string;
                     broadcastId?: string;
                     /** @description events that occurred at or after this time */
@@ -8797,7 +8797,7 @@ export interface paths {
                                 /** @description evt_…; ids sort by the order events were written */
                                 id: string;
                                 /** @enum {string} */
-                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled";
+                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -8852,6 +8852,124 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/track": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a custom event of a contact
+         * @description An `event.tracked` event (data: `name`, `properties`) for the contact named by `contactId` or `email` (404 when there is none). Automations with an `event` trigger of that name start a run for the contact (docs/automations.md).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        contactId?: string;
+                        email?: string;
+                        /** @description the event's name, such as `trial.started`; `event` triggers of automations match it exactly */
+                        name: string;
+                        /** @description any JSON values; kept in the event's data */
+                        properties?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the event's id (evt_…) */
+                            id: string;
+                        };
+                    };
+                };
+                /** @description `invalid_json`: Invalid JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `payload_too_large`: Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -8882,7 +9000,7 @@ export interface paths {
                             data: {
                                 id: string;
                                 url: string;
-                                eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled")[];
+                                eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                                 description: string | null;
                                 /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                                 enabled: boolean;
@@ -8952,7 +9070,7 @@ export interface paths {
                         /** @description https:// (http:// only when the server runs with WEBHOOKS_ALLOW_HTTP=true); its host must resolve to public addresses only (docs/webhooks.md) */
                         url: string;
                         /** @description the event types POSTed to the endpoint (docs/events.md lists them) */
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                         /** @description a note for people: what the endpoint is for */
                         description?: string;
                     };
@@ -8968,7 +9086,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -9088,7 +9206,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -9158,7 +9276,7 @@ export interface paths {
                         /** @description https:// (http:// only when the server runs with WEBHOOKS_ALLOW_HTTP=true); its host must resolve to public addresses only (docs/webhooks.md) */
                         url?: string;
                         /** @description the event types POSTed to the endpoint (docs/events.md lists them) */
-                        eventTypes?: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled")[];
+                        eventTypes?: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                         /** @description a note for people: what the endpoint is for */
                         description?: string | null;
                         /** @description false disables the endpoint (what waits for it is FAILED); true enables it again and forgets its failures */
@@ -9176,7 +9294,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -9349,7 +9467,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -10918,6 +11036,1154 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List automations, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    cursor?: string;
+                    status?: "DRAFT" | "ACTIVE" | "PAUSED";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                name: string;
+                                /** @enum {string} */
+                                status: "DRAFT" | "ACTIVE" | "PAUSED";
+                                trigger: {
+                                    [key: string]: unknown;
+                                };
+                                steps: unknown[];
+                                /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
+                                version: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                updatedAt: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create an automation (DRAFT)
+         * @description A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api */
+                        trigger: {
+                            /** @enum {string} */
+                            type: "form.submitted" | "contact.subscribed" | "contact.created" | "segment.entered" | "event" | "api";
+                            formGroupId?: string;
+                            topicId?: string;
+                            segmentId?: string;
+                            name?: string;
+                            /** @description a segment filter (docs/segments.md) the contact must match to enter */
+                            filter?: unknown;
+                        };
+                        /** @description The steps, in order; branches and splits nest (docs/automations.md) */
+                        steps?: {
+                            id?: string;
+                            /** @enum {string} */
+                            type: "wait" | "send" | "topic" | "update" | "branch" | "split" | "webhook" | "exit";
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "DRAFT" | "ACTIVE" | "PAUSED";
+                            trigger: {
+                                [key: string]: unknown;
+                            };
+                            steps: unknown[];
+                            /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
+                            version: number;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description `invalid_json`: Invalid JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `payload_too_large`: Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{automationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an automation (its current version) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    automationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "DRAFT" | "ACTIVE" | "PAUSED";
+                            trigger: {
+                                [key: string]: unknown;
+                            };
+                            steps: unknown[];
+                            /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
+                            version: number;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        /**
+         * Update an automation (partial)
+         * @description A DRAFT changes in place. New `trigger` or `steps` on an ACTIVE or PAUSED automation make a new `version` (422 automation_incomplete if it could not run); runs in progress finish on the version they started.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    automationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id?: string;
+                        name?: string;
+                        /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api */
+                        trigger?: {
+                            /** @enum {string} */
+                            type: "form.submitted" | "contact.subscribed" | "contact.created" | "segment.entered" | "event" | "api";
+                            formGroupId?: string;
+                            topicId?: string;
+                            segmentId?: string;
+                            name?: string;
+                            /** @description a segment filter (docs/segments.md) the contact must match to enter */
+                            filter?: unknown;
+                        };
+                        /** @description The steps, in order; branches and splits nest (docs/automations.md) */
+                        steps?: {
+                            id?: string;
+                            /** @enum {string} */
+                            type: "wait" | "send" | "topic" | "update" | "branch" | "split" | "webhook" | "exit";
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "DRAFT" | "ACTIVE" | "PAUSED";
+                            trigger: {
+                                [key: string]: unknown;
+                            };
+                            steps: unknown[];
+                            /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
+                            version: number;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description `invalid_json`: Invalid JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `payload_too_large`: Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a DRAFT automation
+         * @description One that ran keeps its runs and stats: 409 invalid_state (pause it).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    automationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{automationId}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Activate (DRAFT or PAUSED → ACTIVE)
+         * @description 422 automation_incomplete with one entry per step path when a step lacks what it needs (a send without a from on a verified domain, a subject or a body; a webhook URL the SSRF guard refuses). Runs of a PAUSED automation go on where they were.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    automationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "DRAFT" | "ACTIVE" | "PAUSED";
+                            trigger: {
+                                [key: string]: unknown;
+                            };
+                            steps: unknown[];
+                            /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
+                            version: number;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{automationId}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause (ACTIVE → PAUSED): runs stop where they are */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    automationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            status: "DRAFT" | "ACTIVE" | "PAUSED";
+                            trigger: {
+                                [key: string]: unknown;
+                            };
+                            steps: unknown[];
+                            /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
+                            version: number;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{automationId}/trigger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a run for a contact (an `api` trigger)
+         * @description 202 with the run; a contact already in a run of the automation gets that run (`started: false`). 409 invalid_state unless the automation is ACTIVE with an api trigger.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    automationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        contactId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            runId: string;
+                            /** @description false: the contact was already in a run of the automation (its id) */
+                            started: boolean;
+                        };
+                    };
+                };
+                /** @description `invalid_json`: Invalid JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `payload_too_large`: Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{automationId}/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dry-run the automation for a contact (no side effects)
+         * @description A real contact (`contactId`) or a made-up one (`contact`): the steps it would take, the arm of each branch and split, the time from entry of each, the rendered subject of each send. Nothing is written.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    automationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        contactId: string;
+                    } | {
+                        contact: {
+                            email: string;
+                            firstName?: string | null;
+                            lastName?: string | null;
+                            properties?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description ids of the topics the contact is subscribed to */
+                            topics?: string[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            steps: {
+                                stepId: string;
+                                type: string;
+                                /** @description time from entry, ISO 8601 (PT0S, P2D) */
+                                at: string;
+                                arm?: string | number;
+                                subject?: string | null;
+                            }[];
+                            /** @description why the run would end early (an exit step), or null */
+                            exited: string | null;
+                        };
+                    };
+                };
+                /** @description `invalid_json`: Invalid JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `payload_too_large`: Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{automationId}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the runs, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    cursor?: string;
+                    status?: "ACTIVE" | "WAITING" | "COMPLETED" | "EXITED";
+                    contactId?: string;
+                };
+                header?: never;
+                path: {
+                    automationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                contactId: string;
+                                version: number;
+                                /** @enum {string} */
+                                status: "ACTIVE" | "WAITING" | "COMPLETED" | "EXITED";
+                                /** @description the step the run is at (null once over) */
+                                stepId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                dueAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                enteredAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                finishedAt: string | null;
+                                /** @description unsubscribed, bounced, complained, deleted, exit step */
+                                exitReason: string | null;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{automationId}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Per-step stats: entered, completed, sent, opened, clicked */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    automationId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            steps: {
+                                stepId: string;
+                                entered: number;
+                                completed: number;
+                                sent: number;
+                                /** @description unique, machines left out */
+                                opened: number;
+                                /** @description unique, machines left out */
+                                clicked: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };

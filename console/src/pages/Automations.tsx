@@ -1,0 +1,102 @@
+/** Automations: welcome sequences and follow-ups, with their status, version and trigger; new ones start as drafts. */
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { useCan } from '../api/session';
+import { TriggerFields } from '../components/AutomationEditors';
+import { Button, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, Select, StatusBadge, useCursorList, type Column } from '../components';
+import { automationsApi, checkTrigger, toDraftTrigger, toTrigger, triggerSummary, type Automation, type AutomationStatus, type DraftTrigger } from '../lib/automations';
+import { useFormGroups } from '../lib/automation-hooks';
+import { useSegments, useTopics } from '../lib/audience';
+import { formatDateTime } from '../lib/format';
+import { otherErrors, problemOf } from '../lib/forms';
+import '../styles/automations.css';
+
+function NewAutomationDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const forms = useFormGroups();
+  const topics = useTopics();
+  const segments = useSegments();
+  const [name, setName] = useState('');
+  const [trigger, setTrigger] = useState<DraftTrigger>(() => toDraftTrigger({ type: 'form.submitted' }));
+  const [tried, setTried] = useState(false);
+  const local = checkTrigger(trigger);
+  const create = useMutation({
+    mutationFn: () => automationsApi.create({ name: name.trim(), trigger: toTrigger(trigger), steps: [] }),
+    onSuccess: (a: Automation) => {
+      void qc.invalidateQueries({ queryKey: ['automations'] });
+      onClose();
+      navigate(`/automations/${a.id}`);
+    },
+  });
+  const { fields, message } = problemOf(create.error);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setTried(true);
+    if (Object.keys(local).length === 0) create.mutate();
+  };
+  const errors = { ...(tried ? local : {}), ...fields };
+  return (
+    <Dialog open={open} title="New automation" onClose={onClose} busy={create.isPending} footer={
+      <>
+        <Button onClick={onClose} disabled={create.isPending}>Cancel</Button>
+        <Button type="submit" form="new-automation" variant="primary" loading={create.isPending} disabled={!name.trim()}>Create draft</Button>
+      </>
+    }>
+      <form id="new-automation" className="stack" onSubmit={submit} noValidate>
+        <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/name', ...Object.keys(fields).filter((p) => p.startsWith('/trigger'))])} />
+        <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} error={fields['/name']} required maxLength={255} hint="For you; contacts never see it." placeholder="Welcome series" data-autofocus />
+        <TriggerFields trigger={{ ...trigger, useFilter: false }} onChange={(t) => setTrigger({ ...t, useFilter: false })} errors={errors} disabled={false} forms={forms} topics={topics} segments={segments} idPrefix="new-trigger" hideFilter />
+        <p className="muted small">Then add the steps: emails, waits, branches. Nothing runs until you activate it.</p>
+      </form>
+    </Dialog>
+  );
+}
+
+const STATUSES = [{ value: '', label: 'Any status' }, { value: 'DRAFT', label: 'Drafts' }, { value: 'ACTIVE', label: 'Active' }, { value: 'PAUSED', label: 'Paused' }];
+
+export default function Automations() {
+  const can = useCan();
+  const [status, setStatus] = useState('');
+  const [creating, setCreating] = useState(false);
+  const forms = useFormGroups();
+  const topics = useTopics();
+  const segments = useSegments();
+  const names = {
+    forms: new Map((forms.data ?? []).map((f) => [f.id, f.name])),
+    topics: new Map((topics.data ?? []).map((t) => [t.id, t.name])),
+    segments: new Map((segments.data ?? []).map((s) => [s.id, s.name])),
+  };
+  const list = useCursorList<Automation>(['automations', 'list', status], (cursor) => automationsApi.list({ cursor, limit: 25, status: (status || undefined) as AutomationStatus | undefined }));
+  const columns: Column<Automation>[] = [
+    { key: 'name', header: 'Automation', cell: (a) => <div><Link className="cell-main" to={`/automations/${a.id}`}>{a.name}</Link><div className="muted small">{a.steps.length === 0 ? 'No steps yet' : `${countSteps(a.steps)} step${countSteps(a.steps) === 1 ? '' : 's'}`}</div></div> },
+    { key: 'status', header: 'Status', cell: (a) => <StatusBadge status={a.status} /> },
+    { key: 'version', header: 'Version', numeric: true, wideOnly: true, cell: (a) => `v${a.version}` },
+    { key: 'trigger', header: 'Starts when', cell: (a) => <span className="break">{triggerSummary(a.trigger, names)}</span> },
+    { key: 'updated', header: 'Updated', wideOnly: true, cell: (a) => <span className="nowrap">{formatDateTime(a.updatedAt)}</span> },
+  ];
+  const canWrite = can('write:broadcasts');
+  return (
+    <>
+      <PageHeader title="Automations" description="Welcome series and follow-ups that run by themselves: a trigger lets contacts in, and each walks the steps." actions={canWrite && <Button variant="primary" onClick={() => setCreating(true)}>New automation</Button>} />
+      <div className="row filters-row">
+        <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value)} options={STATUSES} />
+      </div>
+      <CursorTable list={list} columns={columns} rowKey={(a) => a.id} caption="Automations" empty={
+        <div className="card"><EmptyState title={status ? 'No automations with this status' : 'No automations yet'} action={canWrite && !status && <Button variant="primary" onClick={() => setCreating(true)}>Build your first automation</Button>}>A welcome email when someone signs up, a follow-up two days later, another path for your pro customers.</EmptyState></div>
+      } />
+      {canWrite && <NewAutomationDialog key={creating ? 'open' : 'closed'} open={creating} onClose={() => setCreating(false)} />}
+    </>
+  );
+}
+
+function countSteps(steps: Automation['steps']): number {
+  let n = 0;
+  for (const s of steps) {
+    n += 1;
+    if (s.type === 'branch') n += countSteps(s.then) + countSteps(s.else);
+    if (s.type === 'split') for (const a of s.arms) n += countSteps(a.steps);
+  }
+  return n;
+}
