@@ -185,13 +185,13 @@ async function materialiseByHand(raw: Raw, workspaceId: string, topicId: string,
     await raw.transaction(async () => {
       if (raw.dialect === 'sqlite') {
         for (const r of batch) {
-          await raw.query(`insert into deliveries (${DELIVERY_COLUMNS}) values (?, ?, ?, ?, ?, 'QUEUED', 0, ?, ?, ?, ?) on conflict (broadcast_id, contact_id) do nothing`,
+          await raw.query(`insert into deliveries (${DELIVERY_COLUMNS}) values (?, ?, ?, ?, ?, 'QUEUED', 0, ?, ?, ?, ?) on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing`,
             [newId('dlv'), workspaceId, broadcastId, r.id, r.email, now, crypto.randomBytes(24).toString('base64url'), now, now]);
         }
       } else {
         await raw.query(`insert into deliveries (${DELIVERY_COLUMNS})
           select i, $1, $2, c, e, 'QUEUED', 0, $3, t, $3, $3 from unnest($4::text[], $5::text[], $6::text[], $7::text[]) as x(i, c, e, t)
-          on conflict (broadcast_id, contact_id) do nothing`,
+          on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing`,
         [workspaceId, broadcastId, now, batch.map(() => newId('dlv')), batch.map((r) => r.id), batch.map((r) => r.email), batch.map(() => crypto.randomBytes(24).toString('base64url'))]);
       }
     });

@@ -30,13 +30,15 @@ export interface EngineOptions {
   batchSize: number;
   /** Events the intake takes per transaction. */
   intakeBatch: number;
-  /** Steps one run goes through per claim before it lets others have a turn. */
+  /** Steps one run goes through per claim (one transaction) before it lets others have a turn. */
   stepsPerClaim: number;
+  /** Runs walked at once on PostgreSQL (SQLite: one). */
+  concurrency: number;
   /** The time (tests give theirs). */
   clock: () => number;
 }
 
-export const DEFAULT_ENGINE = { leaseMs: 60_000, batchSize: 200, intakeBatch: 500, stepsPerClaim: 20 };
+export const DEFAULT_ENGINE = { leaseMs: 60_000, batchSize: 200, intakeBatch: 500, stepsPerClaim: 20, concurrency: 8 };
 
 /** Contact statuses that end a run (contract §15: unsubscribed, bounced, complained; deleted is its own case). */
 const LEAVING: Partial<Record<ContactStatus, string>> = { UNSUBSCRIBED: 'unsubscribed', BOUNCED: 'bounced', COMPLAINED: 'complained' };
@@ -63,6 +65,15 @@ export function triggeredBy(t: Trigger, e: RoutedEvent): boolean {
 }
 
 class LostRun extends Error {}
+
+/** Whether the contact is gone or in a status that ends runs now. */
+async function stillLeft(trx: Executor, workspaceId: string, contactId: string): Promise<boolean> {
+  const c = await getContact(trx, workspaceId, contactId);
+  return !c || LEAVING[c.status] !== undefined;
+}
+
+/** Walks of one run that may fail in a row before it exits (`failed: …`); between them it waits 1, 2, 4, 8 minutes. */
+export const MAX_RUN_FAILURES = 5;
 
 interface Compiled {
   program: Program;
@@ -117,7 +128,8 @@ export class AutomationEngine {
       for (const e of events) {
         if (!e.contactId) continue;
         const reason = leaveReason(e);
-        if (reason) await repo.exitRunsOfContact(trx, e.workspaceId, e.contactId, reason, now);
+        // Only if the contact is still gone (not back since), and only the runs it had then.
+        if (reason && (reason === 'deleted' || (await stillLeft(trx, e.workspaceId, e.contactId)))) await repo.exitRunsOfContact(trx, e.workspaceId, e.contactId, reason, e.occurredAt, now);
         for (const a of automations) {
           if (a.workspaceId !== e.workspaceId) continue;
           if (triggeredBy(a.trigger, e)) {
@@ -141,33 +153,49 @@ export class AutomationEngine {
   async runDue(): Promise<number> {
     const now = this.o.clock();
     const runs = await repo.claimRuns(this.db.kysely, this.db.dialect, this.o.workerId, this.iso(now), this.iso(now + this.o.leaseMs), this.o.batchSize);
-    for (const run of runs) {
-      try {
-        await this.walk(run);
-      } catch (err) {
-        // The step rolled back; the run stays where it was and is claimed again when its lease runs out.
-        this.log?.error({ err, runId: run.id, automationId: run.automationId, stepId: run.stepId }, 'an automation step failed; it is tried again later');
+    // PostgreSQL runs several walks at once (each its own transaction and connection); SQLite has one writer.
+    const lanes = this.db.dialect === 'postgres' ? Math.min(this.o.concurrency, runs.length) : 1;
+    let next = 0;
+    await Promise.all(Array.from({ length: lanes }, async () => {
+      while (next < runs.length) {
+        const run = runs[next++]!;
+        try {
+          await this.walk(run);
+        } catch (err) {
+          // The walk rolled back; the run stays where it was, tried again later, and exits after MAX_RUN_FAILURES.
+          this.log?.error({ err, runId: run.id, automationId: run.automationId, stepId: run.stepId }, 'an automation step failed; it is tried again later');
+          await repo.recordRunFailure(this.db.kysely, run, this.o.workerId, err instanceof Error ? err.message : String(err), MAX_RUN_FAILURES, this.iso())
+            .catch((e2: unknown) => this.log?.error({ err: e2, runId: run.id }, 'could not record the failure of a run'));
+        }
       }
-    }
+    }));
     return runs.length;
   }
 
+  /**
+   * Walks the run through the steps that are due now (up to stepsPerClaim), in one transaction: each step's effects
+   * and the cursor's moves commit together or not at all. One transaction per run rather than per step: a welcome's
+   * send, branch, split and send are one commit, not four (the commit is most of a step's cost).
+   */
   private async walk(claimed: ClaimedRun): Promise<void> {
-    let run = claimed;
-    for (let n = 0; n < this.o.stepsPerClaim; n++) {
-      const next = await this.db.kysely.transaction().execute((trx) => this.step(trx, run)).catch((err) => {
-        if (err instanceof LostRun) return null;
-        throw err;
-      });
-      if (!next) return;
-      run = { ...run, stepId: next, stepStartedAt: null, status: 'ACTIVE' };
-    }
+    const more = await this.db.kysely.transaction().execute(async (trx) => {
+      let run = claimed;
+      for (let n = 0; n < this.o.stepsPerClaim; n++) {
+        const next = await this.step(trx, run);
+        if (!next) return false;
+        run = { ...run, stepId: next, stepStartedAt: null, status: 'ACTIVE' };
+      }
+      return true;
+    }).catch((err) => {
+      if (err instanceof LostRun) return false;
+      throw err;
+    });
     // Steps left: let go of it, due now, so other runs get their turn.
-    await repo.releaseRuns(this.db.kysely, this.o.workerId, [run.id]);
+    if (more) await repo.releaseRuns(this.db.kysely, this.o.workerId, [claimed.id]);
   }
 
   /**
-   * Does the run's current step, in `trx`, and moves the run on. Returns the next step's id when the run goes on at
+   * Does the run's current step, in `trx` (the walk's), and moves the run on. Returns the next step's id when the run goes on at
    * once, or null when it waits or is over.
    */
   private async step(trx: Executor, run: ClaimedRun): Promise<string | null> {
@@ -228,6 +256,8 @@ export class AutomationEngine {
       case 'webhook': {
         const endpointId = c.targets?.webhook[step.id];
         if (!endpointId) return finish('exit', 'the version was never activated');
+        // Deleted since (DELETE /v1/webhooks/{id}): nowhere to post, so the run ends here rather than failing on and on.
+        if (!(await this.webhooks.endpointExists(trx, run.workspaceId, endpointId))) return finish('exit', 'its webhook endpoint was deleted');
         await this.webhooks.queueStepDelivery(trx, run.workspaceId, endpointId, {
           type: 'automation.webhook', timestamp: now,
           data: {

@@ -64,9 +64,11 @@ export async function listAutomations(db: Executor, workspaceId: string, opts: {
 }
 
 /** Moves the automation from `expected` (a concurrent move wins: false) and sets the name and version given. */
-export async function updateAutomation(db: Executor, workspaceId: string, id: string, expected: AutomationStatus, set: { status?: AutomationStatus; name?: string; version?: number }, now: string): Promise<boolean> {
+export async function updateAutomation(db: Executor, workspaceId: string, id: string, expected: { status: AutomationStatus; version: number; updatedAt: string }, set: { status?: AutomationStatus; name?: string; version?: number }, now: string): Promise<boolean> {
+  // Guarded by what the caller read (status, version, updated_at): of two concurrent changes, the second is refused.
   const res = await db.updateTable('automations').set({ ...set, updated_at: now })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', expected).executeTakeFirst();
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', expected.status).where('version', '=', expected.version)
+    .where('updated_at', '=', expected.updatedAt).executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
@@ -120,6 +122,7 @@ export interface RoutedEvent {
   workspaceId: string;
   type: EventType;
   contactId: string | null;
+  occurredAt: string;
   data: Record<string, unknown>;
 }
 
@@ -134,10 +137,10 @@ export async function claimUnroutedEvents(db: Executor, limit: number, opts: { s
       const oldest = eb.selectFrom('events').select('id').where('routed', '=', 0).orderBy('id').limit(limit);
       return opts.skipLocked ? oldest.forUpdate().skipLocked() : oldest;
     })
-    .returning(['id', 'workspace_id', 'type', 'contact_id', 'data'])
+    .returning(['id', 'workspace_id', 'type', 'contact_id', 'occurred_at', 'data'])
     .execute();
   return rows.map((r) => ({
-    id: r.id, workspaceId: r.workspace_id, type: r.type as EventType, contactId: r.contact_id,
+    id: r.id, workspaceId: r.workspace_id, type: r.type as EventType, contactId: r.contact_id, occurredAt: toIso(r.occurred_at),
     data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
   })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
@@ -164,11 +167,14 @@ export async function openRunOf(db: Executor, workspaceId: string, automationId:
     .where('contact_id', '=', contactId).where('finished_at', 'is', null).executeTakeFirst())?.id;
 }
 
-/** Ends every open run of the contact (it unsubscribed, bounced, complained or was deleted); returns how many. */
-export async function exitRunsOfContact(db: Executor, workspaceId: string, contactId: string, reason: string, now: string): Promise<number> {
+/**
+ * Ends the contact's open runs that started before it left (it unsubscribed, bounced, complained or was deleted, at
+ * `leftAt`); a run it started since, once back, goes on. Returns how many.
+ */
+export async function exitRunsOfContact(db: Executor, workspaceId: string, contactId: string, reason: string, leftAt: string, now: string): Promise<number> {
   const res = await db.updateTable('automation_runs')
     .set({ status: 'EXITED', exit_reason: reason, finished_at: now, updated_at: now, step_id: null, due_at: null, lease_owner: null, lease_expires_at: null })
-    .where('workspace_id', '=', workspaceId).where('contact_id', '=', contactId).where('finished_at', 'is', null).executeTakeFirst();
+    .where('workspace_id', '=', workspaceId).where('contact_id', '=', contactId).where('finished_at', 'is', null).where('entered_at', '<=', leftAt).executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
 
@@ -216,13 +222,30 @@ export async function moveRun(db: Executor, run: ClaimedRun, owner: string, now:
 }): Promise<boolean> {
   const over = set.status === 'COMPLETED' || set.status === 'EXITED';
   const res = await db.updateTable('automation_runs').set({
-    status: set.status, step_id: set.stepId, step_started_at: set.stepStartedAt, due_at: set.dueAt, updated_at: now,
+    status: set.status, step_id: set.stepId, step_started_at: set.stepStartedAt, due_at: set.dueAt, updated_at: now, failures: 0,
     ...(over ? { finished_at: now, exit_reason: set.exitReason ?? null, lease_owner: null, lease_expires_at: null } : {}),
     ...(!over && !set.keepLease ? { lease_owner: null, lease_expires_at: null } : {}),
   })
     .where('workspace_id', '=', run.workspaceId).where('id', '=', run.id).where('lease_owner', '=', owner).where('lease_expires_at', '>', now)
-    .where('step_id', '=', run.stepId).where('finished_at', 'is', null).executeTakeFirst();
+    .where('step_id', '=', run.stepId).where('finished_at', 'is', null)
+    // Paused meanwhile: the walk rolls back, and the run waits where it was.
+    .where('automation_id', 'in', (eb) => eb.selectFrom('automations').select('id').where('status', '=', 'ACTIVE'))
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
+}
+
+/** A run's walk failed (an error, not a lost lease). Tried again later, with a growing pause; after `max` failures in a row it exits. */
+export async function recordRunFailure(db: Executor, run: ClaimedRun, owner: string, error: string, max: number, now: string): Promise<void> {
+  const row = await db.selectFrom('automation_runs').select('failures').where('workspace_id', '=', run.workspaceId).where('id', '=', run.id).executeTakeFirst();
+  const failures = Number(row?.failures ?? 0) + 1;
+  let q = db.updateTable('automation_runs').where('workspace_id', '=', run.workspaceId).where('id', '=', run.id).where('lease_owner', '=', owner).where('finished_at', 'is', null);
+  if (failures >= max) {
+    q = q.set({ status: 'EXITED', exit_reason: `failed: ${error}`.slice(0, 500), finished_at: now, updated_at: now, step_id: null, due_at: null, lease_owner: null, lease_expires_at: null, failures });
+  } else {
+    const due = new Date(Date.parse(now) + 60_000 * 2 ** (failures - 1)).toISOString();
+    q = q.set({ failures, due_at: due, lease_owner: null, lease_expires_at: null, updated_at: now });
+  }
+  await q.execute();
 }
 
 /** Lets go of runs this worker claimed and did not get to (stopping): due as they were, claimable at once. */

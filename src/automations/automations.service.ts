@@ -10,7 +10,7 @@ import { newId } from '../lib/ids.js';
 import { parseMailbox } from '../lib/email.js';
 import { renderTemplate } from '../lib/liquid.js';
 import { nowIso } from '../lib/time.js';
-import type { Filter } from '../segments/segments.filter.js';
+import { topicReferences, type Filter } from '../segments/segments.filter.js';
 import { contactMatches, getSegment, imaginedContactMatches, matchingContactIds } from '../segments/segments.repository.js';
 import { existingTopicIds, listTopics } from '../topics/topics.repository.js';
 import type { WebhooksService } from '../webhooks/webhooks.service.js';
@@ -20,6 +20,8 @@ import * as repo from './automations.repository.js';
 import type { Automation, CreateAutomationInput, Simulation, SimulateInput, UpdateAutomationInput } from './automations.schemas.js';
 import { automationTransition } from './automations.state.js';
 import { Program, checkSteps, checkTrigger, durationMs, isoDuration, splitArm, type Step, type Trigger } from './automations.steps.js';
+
+const changedMeanwhile = () => conflict('invalid_state', 'the automation changed meanwhile; read it again');
 
 function present(a: repo.AutomationRow): Automation {
   return { id: a.id, name: a.name, status: a.status, trigger: a.trigger as unknown as Record<string, unknown>, steps: a.steps, version: a.version, createdAt: a.createdAt, updatedAt: a.updatedAt };
@@ -60,7 +62,11 @@ export class AutomationsService {
     if (trigger.type === 'segment.entered' && !(await getSegment(db, workspaceId, trigger.segmentId!))) errors.push({ path: '/trigger/segmentId', message: 'names no segment of this workspace' });
     const topicPaths: { id: string; path: string }[] = [];
     if (trigger.topicId) topicPaths.push({ id: trigger.topicId, path: '/trigger/topicId' });
-    for (const n of new Program(steps).all()) if (n.step.type === 'topic') topicPaths.push({ id: n.step.topicId, path: `${n.path}/topicId` });
+    if (trigger.filter) topicPaths.push(...topicReferences(trigger.filter, '/trigger/filter').map((r) => ({ id: r.topic, path: r.path })));
+    for (const n of new Program(steps).all()) {
+      if (n.step.type === 'topic') topicPaths.push({ id: n.step.topicId, path: `${n.path}/topicId` });
+      if (n.step.type === 'branch') topicPaths.push(...topicReferences(n.step.filter, `${n.path}/filter`).map((r) => ({ id: r.topic, path: r.path })));
+    }
     const known = await existingTopicIds(db, workspaceId, topicPaths.map((t) => t.id));
     for (const t of topicPaths) if (!known.has(t.id)) errors.push({ path: t.path, message: 'names no topic of this workspace' });
     if (errors.length) throw unprocessable('invalid_reference', errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; '), errors);
@@ -165,15 +171,13 @@ export class AutomationsService {
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, trigger, steps);
       const now = nowIso();
-      let version = current.version;
+      const version = changesProgram && current.status !== 'DRAFT' ? current.version + 1 : current.version;
+      // First, guarded by what was read: a concurrent change makes this one 409, before anything else is written.
+      if (!(await repo.updateAutomation(trx, workspaceId, id, current, { name: input.name, version }, now))) throw changedMeanwhile();
       if (changesProgram && current.status === 'DRAFT') await repo.replaceVersion(trx, workspaceId, id, version, trigger, steps);
       else if (changesProgram) {
-        version += 1;
         await repo.insertVersion(trx, workspaceId, id, version, trigger, steps, now);
         await this.prepare(trx, { id, workspaceId, name: input.name ?? current.name }, version, trigger, steps, now);
-      }
-      if (!(await repo.updateAutomation(trx, workspaceId, id, current.status, { name: input.name, version }, now))) {
-        throw conflict('invalid_state', 'the automation changed status meanwhile; read it again');
       }
     });
     return this.get(workspaceId, id);
@@ -182,7 +186,7 @@ export class AutomationsService {
   async remove(workspaceId: string, id: string): Promise<void> {
     const current = await this.mustGet(this.db.kysely, workspaceId, id);
     automationTransition(current.status, 'delete');
-    if (!(await repo.deleteAutomation(this.db.kysely, workspaceId, id, current.status))) throw conflict('invalid_state', 'the automation changed status meanwhile; read it again');
+    if (!(await repo.deleteAutomation(this.db.kysely, workspaceId, id, current.status))) throw changedMeanwhile();
   }
 
   /** DRAFT or PAUSED → ACTIVE, once the steps are complete (422 automation_incomplete). */
@@ -191,10 +195,11 @@ export class AutomationsService {
     const next = automationTransition(current.status, 'activate');
     await this.checkComplete(workspaceId, current.steps);
     await this.tx(async (trx) => {
-      await this.checkReferences(trx, workspaceId, current.trigger, current.steps);
       const now = nowIso();
+      // Guarded by what was read and checked: a PUT that got in between makes this 409 (its steps were not checked).
+      if (!(await repo.updateAutomation(trx, workspaceId, id, current, { status: next }, now))) throw changedMeanwhile();
+      await this.checkReferences(trx, workspaceId, current.trigger, current.steps);
       await this.prepare(trx, current, current.version, current.trigger, current.steps, now);
-      if (!(await repo.updateAutomation(trx, workspaceId, id, current.status, { status: next }, now))) throw conflict('invalid_state', 'the automation changed status meanwhile; read it again');
     });
     return this.get(workspaceId, id);
   }
@@ -202,7 +207,7 @@ export class AutomationsService {
   async pause(workspaceId: string, id: string): Promise<Automation> {
     const current = await this.mustGet(this.db.kysely, workspaceId, id);
     const next = automationTransition(current.status, 'pause');
-    if (!(await repo.updateAutomation(this.db.kysely, workspaceId, id, current.status, { status: next }, nowIso()))) throw conflict('invalid_state', 'the automation changed status meanwhile; read it again');
+    if (!(await repo.updateAutomation(this.db.kysely, workspaceId, id, current, { status: next }, nowIso()))) throw changedMeanwhile();
     return this.get(workspaceId, id);
   }
 
@@ -217,6 +222,9 @@ export class AutomationsService {
       const open = await repo.openRunOf(trx, workspaceId, id, contactId);
       if (open) return { runId: open, started: false };
       const runId = await this.engine.enter(trx, a, contactId, null, nowIso());
+      // A concurrent trigger (or the intake) started one meanwhile: that run is the contact's.
+      const raced = runId ? undefined : await repo.openRunOf(trx, workspaceId, id, contactId);
+      if (raced) return { runId: raced, started: false };
       if (!runId) throw conflict('invalid_state', `the contact cannot enter: it is ${contact.status}${a.trigger.filter ? ' or does not match the trigger\'s filter' : ''}`);
       return { runId, started: true };
     });

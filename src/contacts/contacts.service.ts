@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { encodeTime } from 'ulid';
 import type { Db, Executor } from '../db/connection.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/connection.js';
+import { onPostgres } from '../db/batch-sql.js';
 import type { ContactStatus } from '../db/schema.js';
 import { conflict, notFound, unprocessable, validationFailed, type FieldError } from '../errors/errors.js';
 import { listEvents, recordEvents } from '../events/events.repository.js';
@@ -45,6 +46,9 @@ function checkChoicesUnique(choices: readonly TopicChoice[] | undefined): void {
  * contact is gone.
  */
 export async function changeByAutomation(trx: Executor, workspaceId: string, contactId: string, change: { properties?: Record<string, unknown>; topics?: { id: string; subscribed: boolean }[] }, now: string): Promise<boolean> {
+  // Runs of several automations may change one contact at once (PostgreSQL walks runs in parallel): the row is
+  // locked before it is read, so no merge of properties overwrites another's. SQLite has one writer.
+  if (onPostgres(trx)) await trx.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).where('id', '=', contactId).forUpdate().execute();
   const current = await repo.getContact(trx, workspaceId, contactId);
   if (!current) return false;
   if (change.properties) {

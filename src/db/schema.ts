@@ -499,6 +499,7 @@ export interface AutomationRunsTable {
   due_at: string | null;
   lease_owner: string | null;
   lease_expires_at: string | null;
+  failures: Generated<number>;
   trigger_event_id: string | null;
   entered_at: string;
   updated_at: string;

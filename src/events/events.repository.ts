@@ -50,17 +50,35 @@ export function insertTrackingEvents(db: Executor, rows: readonly TrackingEventR
   return insertEventRows(db, rows, now);
 }
 
+/**
+ * The workspaces of these rows whose events of the routed types the automation intake must read: those with an ACTIVE
+ * automation now, read in the writing transaction (one index probe per call, none for opens, clicks and sends). A
+ * workspace without one writes its events as routed: nothing would start from them (an automation activated later
+ * starts from later events), and the runs of a PAUSED automation check their contact at their next step. Without
+ * this an import wrote every contact.created and contact.subscribed into the intake's index, and the intake marked
+ * each one, for nothing in most workspaces.
+ */
+async function workspacesRouting(db: Executor, rows: readonly TrackingEventRow[]): Promise<Set<string>> {
+  const candidates = new Set<string>();
+  for (const r of rows) if (ROUTED_EVENT_TYPES.has(r.event.type)) candidates.add(r.workspaceId);
+  if (!candidates.size) return candidates;
+  const active = await db.selectFrom('automations').select('workspace_id').distinct()
+    .where('status', '=', 'ACTIVE').where('workspace_id', 'in', [...candidates]).execute();
+  return new Set(active.map((r) => r.workspace_id));
+}
+
 /** The one mapping of an event to its row, and the chunked INSERT both writers use. */
 async function insertEventRows(db: Executor, rows: readonly TrackingEventRow[], now: string): Promise<void> {
   if (!rows.length) return;
   const postgres = onPostgres(db);
+  const routing = await workspacesRouting(db, rows);
   for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
     const end = Math.min(rows.length, start + INSERT_CHUNK);
     const params: unknown[] = [];
     for (let i = start; i < end; i++) {
       const { id, workspaceId, event: e } = rows[i]!;
       params.push(id, workspaceId, e.type, e.occurredAt ?? now, e.contactId ?? null, e.broadcastId ?? null, e.deliveryId ?? null,
-        JSON.stringify(e.data ?? {}), e.machine ? 1 : 0, e.url ?? null, ROUTED_EVENT_TYPES.has(e.type) ? 0 : 1);
+        JSON.stringify(e.data ?? {}), e.machine ? 1 : 0, e.url ?? null, ROUTED_EVENT_TYPES.has(e.type) && routing.has(workspaceId) ? 0 : 1);
     }
     await db.executeQuery(CompiledQuery.raw(insertSql.text(postgres, end - start), params));
   }

@@ -29,7 +29,7 @@ export const ActivityQuery = Type.Object({
 export const TrackEventBody = Type.Object({
   contactId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
-  name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9 ._:/-]*$', description: 'the event\'s name, such as `trial.started`; `event` triggers of automations match it exactly' }),
+  name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9 ._:/-]*$', description: 'the event\'s name, such as `trial.started`; `event` triggers of automations match it exactly' }),
   properties: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 100, description: 'any JSON values; kept in the event\'s data' })),
 }, { additionalProperties: false });
 export type TrackEventInput = Static<typeof TrackEventBody>;

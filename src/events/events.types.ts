@@ -14,7 +14,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /**
  * The types automations react to (src/automations: triggers, segment entry, a run's exit). They are written with
  * `routed = 0` and the automation intake takes them; every other type is written as already routed, so the
- * intake never reads opens, clicks and sends.
+ * intake never reads opens, clicks and sends (nor, events.repository.ts, those of workspaces without an ACTIVE automation).
  */
 export const ROUTED_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
   'contact.created', 'contact.updated', 'contact.subscribed', 'contact.unsubscribed', 'contact.deleted',

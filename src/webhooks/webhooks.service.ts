@@ -117,6 +117,11 @@ export class WebhooksService {
     }
   }
 
+  /** Whether the workspace still has the endpoint (an automation's webhook step checks before it queues). */
+  async endpointExists(trx: Executor, workspaceId: string, endpointId: string): Promise<boolean> {
+    return (await repo.getEndpoint(trx, workspaceId, endpointId)) !== undefined;
+  }
+
   /** A signed POST of an automation's `webhook` step: a delivery of the endpoint, due now, in the caller's transaction. */
   async queueStepDelivery(trx: Executor, workspaceId: string, endpointId: string, body: { type: string; timestamp: string; data: unknown }, now: string): Promise<string> {
     const id = newId('whd');

@@ -336,6 +336,55 @@ describeApi('automations', (h) => {
       await new Promise((r) => server.close(r));
     }
   });
+
+  it('a leave event ends only the runs its contact had then; a deleted webhook endpoint ends the run instead of failing on', async () => {
+    const { ws } = await setup();
+    const a = (await h.call(ws.key, 'POST', '/v1/automations', { name: 'Back', trigger: { type: 'api' }, steps: [{ id: 'w', type: 'wait', duration: 'P1D' }] })).json();
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
+    const c = await insertContact(h, ws, { email: 'back@example.test' });
+    // Unsubscribes and comes back before the intake reads the unsubscribe; then enters.
+    await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { status: 'UNSUBSCRIBED' });
+    await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { status: 'SUBSCRIBED' });
+    const run = (await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c })).json();
+    await settle();
+    expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data).toEqual([expect.objectContaining({ id: run.runId, status: 'WAITING' })]);
+
+    const server = http.createServer((_req, res) => res.writeHead(204).end());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gone`;
+      const service = new AutomationsService(h.db, webhooks, engine);
+      const hook = await service.create(ws.id, { name: 'Gone hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] });
+      await service.activate(ws.id, hook.id);
+      const endpoint = (await h.call(ws.key, 'GET', '/v1/webhooks')).json().data.find((w: { url: string }) => w.url === url);
+      expect((await h.call(ws.key, 'DELETE', `/v1/webhooks/${endpoint.id}`)).statusCode).toBe(204);
+      await h.call(ws.key, 'POST', `/v1/automations/${hook.id}/trigger`, { contactId: c });
+      await settle();
+      expect((await h.call(ws.key, 'GET', `/v1/automations/${hook.id}/runs`)).json().data).toEqual([expect.objectContaining({ status: 'EXITED', exitReason: 'its webhook endpoint was deleted' })]);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('a paused automation\'s runs wait where they are, and go on when it is activated again', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    sending.pipeline = sending.build();
+    const t0 = Date.now();
+    const { ws } = await setup();
+    const a = (await h.call(ws.key, 'POST', '/v1/automations', { name: 'Pausing', trigger: { type: 'api' }, steps: [{ id: 'w', type: 'wait', duration: 'PT1H' }, send('after', 'After the pause')] })).json();
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
+    const c = await insertContact(h, ws, { email: 'paused@example.test' });
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c });
+    await settle();
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/pause`);
+    vi.setSystemTime(t0 + 2 * 3_600_000);
+    await settle();
+    expect(sending.smtp.received).toHaveLength(0);
+    expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data[0].status).toBe('WAITING');
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
+    await settle();
+    expect(sending.smtp.received.map((m) => m.parsed.subject)).toEqual(['After the pause']);
+  });
 });
 
 describe('automation durations', () => {

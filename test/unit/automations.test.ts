@@ -100,7 +100,7 @@ describe('the step tree', () => {
 });
 
 describe('triggers', () => {
-  const ev = (type: string, data: Record<string, unknown> = {}) => ({ id: 'evt', workspaceId: 'ws', type: type as never, contactId: 'ct', data });
+  const ev = (type: string, data: Record<string, unknown> = {}) => ({ id: 'evt', workspaceId: 'ws', type: type as never, contactId: 'ct', occurredAt: '2026-01-01T00:00:00.000Z', data });
   it('match their event type and fields', () => {
     expect(triggeredBy({ type: 'form.submitted', formGroupId: 'g1' }, ev('form.submitted', { formGroupId: 'g1' }))).toBe(true);
     expect(triggeredBy({ type: 'form.submitted', formGroupId: 'g1' }, ev('form.submitted', { formGroupId: 'g2' }))).toBe(false);

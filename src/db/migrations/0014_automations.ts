@@ -51,6 +51,8 @@ export function automations(dialect: Dialect) {
         .addColumn('due_at', ts)
         .addColumn('lease_owner', 'text')
         .addColumn('lease_expires_at', ts)
+        // Walks of the run that failed in a row (an error, not a lost lease): it exits after MAX_RUN_FAILURES.
+        .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('trigger_event_id', 'text')
         .addColumn('entered_at', ts, (c) => c.notNull())
         .addColumn('updated_at', ts, (c) => c.notNull())
