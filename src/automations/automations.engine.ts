@@ -72,6 +72,11 @@ async function stillLeft(trx: Executor, workspaceId: string, contactId: string):
   return !c || LEAVING[c.status] !== undefined;
 }
 
+/** A send step for a contact that has not confirmed its double opt-in looks again this often... */
+export const PENDING_RECHECK_MS = 5 * 60_000;
+/** ...for this long after the run started (a confirmation link's life, CONFIRMATION_TTL_MS of submissions), then the run exits. */
+export const PENDING_GIVE_UP_MS = 7 * 86_400_000;
+
 /** Walks of one run that may fail in a row before it exits (`failed: …`); between them it waits 1, 2, 4, 8 minutes. */
 export const MAX_RUN_FAILURES = 5;
 
@@ -217,6 +222,13 @@ export class AutomationEngine {
     if (leaving) return finish('exit', leaving);
 
     const step = node.step;
+    if (step.type === 'send' && contact.status === 'PENDING') {
+      // Signed up through a double opt-in form and not confirmed yet: the message waits for the confirmation (it would
+      // be skipped now), looked at again every PENDING_RECHECK_MS, for as long as a confirmation link lives.
+      if (Date.parse(now) - Date.parse(run.enteredAt) > PENDING_GIVE_UP_MS) return finish('exit', 'never confirmed');
+      await move({ status: runTransition(run.status, 'wait'), stepId: step.id, stepStartedAt: run.stepStartedAt, dueAt: this.iso(Date.parse(now) + PENDING_RECHECK_MS) });
+      return null;
+    }
     const base = { runId: run.id, stepId: step.id, workspaceId: run.workspaceId, automationId: run.automationId };
     let arm: 'then' | 'else' | number | undefined;
     switch (step.type) {

@@ -385,6 +385,25 @@ describeApi('automations', (h) => {
     await settle();
     expect(sending.smtp.received.map((m) => m.parsed.subject)).toEqual(['After the pause']);
   });
+
+  it('a send to a contact that has not confirmed its double opt-in waits for the confirmation', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    sending.pipeline = sending.build();
+    const t0 = Date.now();
+    const { ws } = await setup();
+    const a = (await h.call(ws.key, 'POST', '/v1/automations', { name: 'Confirmed welcome', trigger: { type: 'api' }, steps: [send('hi', 'Welcome aboard')] })).json();
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
+    const c = await insertContact(h, ws, { email: 'pending@example.test', status: 'PENDING' });
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c });
+    await settle();
+    expect(sending.smtp.received).toHaveLength(0);
+    expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data[0]).toMatchObject({ status: 'WAITING', stepId: 'hi' });
+    await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { status: 'SUBSCRIBED' });
+    vi.setSystemTime(t0 + 6 * 60_000);
+    await settle();
+    expect(sending.smtp.received.map((m) => m.parsed.subject)).toEqual(['Welcome aboard']);
+    expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data[0].status).toBe('COMPLETED');
+  });
 });
 
 describe('automation durations', () => {
