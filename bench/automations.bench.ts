@@ -17,7 +17,8 @@
  *    inserts its delivery, the delivery pipeline sends them to the sink.
  *
  * Measured, for both: messages per second at the sink (distinct messages / (last arrival − first arrival)), the
- * server's CPU time per message, its peak RSS (VmHWM, read at the end; VmRSS sampled every second too). For the
+ * server's CPU time per message, its peak RSS (VmHWM, read at the end; VmRSS sampled every second too), the longest
+ * GET /healthz took (asked every 500 ms: how long the event loop was held). For the
  * automation also: runs completed per second (steps processed per second: one step a run), from the first run's
  * finished_at to the last one's, and the time from the server's start to the last run completed and to the last
  * message. Goal (issue 14): automation msg/s ≥ 0.8× the broadcast's, printed as PASS/MISS; the exit code is 1 only
@@ -219,6 +220,8 @@ interface Result {
   toLastMs: number;
   peakRssMb: number;
   rssSamplesMaxMb: number;
+  /** The longest GET /healthz took during the run. */
+  healthzMaxMs: number;
   missing: number;
   duplicates: number;
 }
@@ -275,11 +278,39 @@ function memorySampler(server: Server) {
 
 const now = () => performance.timeOrigin + performance.now();
 
-function fromSink(label: Result['label'], s: SinkStats, expected: number, t0: number, cpuMs: number, memory: { peakRssMb: number; rssSamplesMaxMb: number }): Result {
+/**
+ * GET /healthz, one after the other every 500 ms while the run goes on: the longest answer says how long the
+ * server's event loop was held (nothing else can answer meanwhile).
+ */
+function healthProbe(server: Server) {
+  let max = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const t = now();
+      try {
+        await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(120_000) });
+      } catch {
+        // exited or stopped: the wait reports it
+      }
+      max = Math.max(max, now() - t);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      return max;
+    },
+  };
+}
+
+function fromSink(label: Result['label'], s: SinkStats, expected: number, t0: number, cpuMs: number, memory: { peakRssMb: number; rssSamplesMaxMb: number }, healthzMaxMs: number): Result {
   const seconds = s.first !== null && s.last !== null ? (s.last - s.first) / 1000 : 0;
   return {
     label, messages: s.unique, signed: s.signed, seconds, perSec: seconds > 0 ? s.unique / seconds : 0, cpuMsPerMessage: cpuMs / Math.max(1, s.unique),
-    timeToFirstMs: s.first! - t0, toLastMs: s.last! - t0, ...memory, missing: Math.max(0, expected - s.unique), duplicates: s.count - s.unique,
+    timeToFirstMs: s.first! - t0, toLastMs: s.last! - t0, ...memory, healthzMaxMs, missing: Math.max(0, expected - s.unique), duplicates: s.count - s.unique,
   };
 }
 
@@ -306,6 +337,7 @@ async function runBroadcast(sink: Sink, env: NodeJS.ProcessEnv, contacts: number
       method: 'POST', headers, body: JSON.stringify({ name: 'Bench broadcast', from: FROM, emailContent }),
     }), 201, 'POST /v1/broadcasts')) as { id: string };
     const memory = memorySampler(server);
+    const probe = healthProbe(server);
     const cpuBefore = cpuSeconds(server.child.pid!);
     const t0 = now();
     await expectStatus(await fetch(`${server.url}/v1/broadcasts/${created.id}/send`, { method: 'POST', headers }), 202, 'POST /v1/broadcasts/{id}/send');
@@ -313,6 +345,7 @@ async function runBroadcast(sink: Sink, env: NodeJS.ProcessEnv, contacts: number
       if (!alive(server.child)) throw new BenchError(`formcast serve exited\n${server.output()}`);
     }, () => explainMissing(env.DATABASE_URL!, server));
     const cpuMs = (cpuSeconds(server.child.pid!) - cpuBefore) * 1000;
+    const healthzMaxMs = await probe.stop();
     let broadcast: { status: string; stats?: { sent: number } } = { status: 'SENDING' };
     const deadline = Date.now() + 60_000;
     while (broadcast.status === 'SENDING' && Date.now() < deadline) {
@@ -322,7 +355,7 @@ async function runBroadcast(sink: Sink, env: NodeJS.ProcessEnv, contacts: number
     if (broadcast.status !== 'SENT' || broadcast.stats?.sent !== contacts) {
       throw new BenchError(`the broadcast ended ${broadcast.status} with stats ${JSON.stringify(broadcast.stats)} (expected SENT, ${contacts} sent)\n${server.output()}`);
     }
-    return { result: fromSink('broadcast', await sink.stats(), contacts, t0, cpuMs, memory.stop()), automationId: automation.id, version: active.version };
+    return { result: fromSink('broadcast', await sink.stats(), contacts, t0, cpuMs, memory.stop(), healthzMaxMs), automationId: automation.id, version: active.version };
   } finally {
     await stopChild(server.child);
   }
@@ -341,12 +374,14 @@ async function runAutomation(sink: Sink, env: NodeJS.ProcessEnv, database: strin
       // The runs were due before the server started: its clock starts with it (the cost of starting is not counted).
       const t0 = now();
       const memory = memorySampler(server);
+      const probe = healthProbe(server);
       const cpuBefore = cpuSeconds(server.child.pid!);
       const check = () => {
         if (!alive(server.child)) throw new BenchError(`formcast serve exited\n${server.output()}`);
       };
       await waitForSink(sink, contacts, 'automation', check, () => explainMissing(database, server));
       const cpuMs = (cpuSeconds(server.child.pid!) - cpuBefore) * 1000;
+      const healthzMaxMs = await probe.stop();
       // Every run over (COMPLETED), every delivery of the step SENT.
       const deadline = Date.now() + 60_000;
       let open = Infinity;
@@ -371,7 +406,7 @@ async function runAutomation(sink: Sink, env: NodeJS.ProcessEnv, database: strin
       // finished_at is the server's clock (ms): the wall-clock time since t0.
       const runsDoneAfterMs = ms(completed.last) - t0;
       return {
-        ...fromSink('automation', await sink.stats(), contacts, t0, cpuMs, memoryAtEnd),
+        ...fromSink('automation', await sink.stats(), contacts, t0, cpuMs, memoryAtEnd, healthzMaxMs),
         runsCompleted: contacts, runsSeconds, runsPerSec: runsSeconds > 0 ? contacts / runsSeconds : 0, runsDoneAfterMs,
       };
     } finally {
@@ -391,8 +426,8 @@ function report(opts: ReturnType<typeof parseOptions>, load: { before: string; a
   const results = [...(broadcast ? [broadcast] : []), automation];
   const complete = results.every((r) => r.missing === 0 && r.signed >= r.messages);
 
-  const cols = ['run', 'messages', 'twice', 'seconds', 'msg/s', 'CPU ms/msg', 'first msg ms', 'last msg ms', 'peak RSS MB'];
-  const rows = results.map((r) => [r.label, fmt(r.messages), fmt(r.duplicates), fmt(r.seconds, 1), fmt(r.perSec, 0), fmt(r.cpuMsPerMessage, 2), fmt(r.timeToFirstMs), fmt(r.toLastMs), fmt(r.peakRssMb, 0)]);
+  const cols = ['run', 'messages', 'twice', 'seconds', 'msg/s', 'CPU ms/msg', 'first msg ms', 'last msg ms', 'peak RSS MB', 'max /healthz ms'];
+  const rows = results.map((r) => [r.label, fmt(r.messages), fmt(r.duplicates), fmt(r.seconds, 1), fmt(r.perSec, 0), fmt(r.cpuMsPerMessage, 2), fmt(r.timeToFirstMs), fmt(r.toLastMs), fmt(r.peakRssMb, 0), fmt(r.healthzMaxMs)]);
   const out = [
     '',
     `${fmt(opts.contacts)} automation runs due at once (one send step) vs one broadcast to the same ${fmt(opts.contacts)} contacts; formcast serve, ${opts.pgUrl ? 'PostgreSQL' : 'SQLite'}${opts.threads !== null ? `, SEND_THREADS=${opts.threads}` : ''}, SMTP pool ${opts.connections}, same SMTP sink`,
@@ -406,6 +441,7 @@ function report(opts: ReturnType<typeof parseOptions>, load: { before: string; a
     ratio === null
       ? 'ratio automation/broadcast (msg/s): not measured (--skip-baseline)'
       : `ratio automation/broadcast (msg/s): ${ratio.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
+    ...(broadcast ? [`end to end (for information):       automation ${fmt(automation.toLastMs / 1000, 1)} s from the server's start to the last message, broadcast ${fmt(broadcast.toLastMs / 1000, 1)} s from the send request: ${(broadcast.toLastMs / automation.toLastMs).toFixed(3)}x`] : []),
     `all messages arrived, all signed:  ${complete ? 'ok' : 'FAILED (the figures above are not valid)'}`,
     '',
   ];
@@ -413,7 +449,7 @@ function report(opts: ReturnType<typeof parseOptions>, load: { before: string; a
   const round = (n: number | null, d = 1) => (n === null ? null : Math.round(n * 10 ** d) / 10 ** d);
   const json = (r: Result) => ({
     messages: r.messages, duplicates: r.duplicates, seconds: round(r.seconds, 2), perSec: round(r.perSec), cpuMsPerMessage: round(r.cpuMsPerMessage, 3),
-    timeToFirstMs: round(r.timeToFirstMs, 0), toLastMs: round(r.toLastMs, 0), peakRssMb: round(r.peakRssMb), rssSamplesMaxMb: round(r.rssSamplesMaxMb), missing: r.missing,
+    timeToFirstMs: round(r.timeToFirstMs, 0), toLastMs: round(r.toLastMs, 0), peakRssMb: round(r.peakRssMb), rssSamplesMaxMb: round(r.rssSamplesMaxMb), healthzMaxMs: round(r.healthzMaxMs, 0), missing: r.missing,
   });
   process.stdout.write(`${JSON.stringify({
     bench: 'automations',
@@ -427,6 +463,7 @@ function report(opts: ReturnType<typeof parseOptions>, load: { before: string; a
     broadcast: broadcast ? json(broadcast) : null,
     automation: { ...json(automation), runsCompleted: automation.runsCompleted, runsSeconds: round(automation.runsSeconds, 2), runsPerSec: round(automation.runsPerSec), runsDoneAfterMs: round(automation.runsDoneAfterMs, 0) },
     ratio: round(ratio, 3),
+    endToEndRatio: broadcast ? round(broadcast.toLastMs / automation.toLastMs, 3) : null,
     goals: { ratio: { min: RATIO_GOAL, value: round(ratio, 3), pass: ratio === null ? null : ratioPass } },
     ok: complete,
   })}\n`);
