@@ -140,8 +140,21 @@ export async function claimDeliveries(db: Executor, dialect: Dialect, owner: str
   return [...expired, ...queued];
 }
 
-/** Keeps this worker's leases alive while it is still working through its batch. */
+/**
+ * Keeps this worker's leases alive while it is still working through its batch. On PostgreSQL the rows are locked in
+ * id order and those locked right now are skipped (FOR UPDATE SKIP LOCKED): a row locked is one this worker's batch
+ * writer is recording (a hand-off or an outcome, in id order), and the next renewal, a third of a lease later, takes
+ * it if it is still SENDING. One UPDATE of every row in whatever order the table gave them deadlocked with the batch
+ * writer's transaction (40P01); the renewals that failed let leases lapse, and another loop sent handed-off messages
+ * again (bench:automations, test/reliability/automations.test.ts).
+ */
 export async function renewLeases(db: Executor, owner: string, leaseUntil: string): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await db.updateTable('deliveries').set({ lease_expires_at: leaseUntil })
+      .where('id', 'in', (eb) => eb.selectFrom('deliveries').select('id').where('lease_owner', '=', owner).where('status', '=', 'SENDING').orderBy('id').forUpdate().skipLocked())
+      .execute();
+    return;
+  }
   await db.updateTable('deliveries').set({ lease_expires_at: leaseUntil }).where('lease_owner', '=', owner).where('status', '=', 'SENDING').execute();
 }
 

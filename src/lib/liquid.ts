@@ -7,8 +7,9 @@ import type { FieldError } from '../errors/errors.js';
  */
 /**
  * The time one render may take, in milliseconds. Renders are synchronous (our templates have no file
- * system and no async filters), so this is CPU time and also the longest a render holds the event loop;
- * an ordinary broadcast renders in well under a millisecond. A template that reaches it fails to render.
+ * system and no async filters), so this is the longest a render holds the event loop; LiquidJS measures it by the
+ * wall clock, so a loaded machine counts time the render did not use. An ordinary broadcast renders in well under a
+ * millisecond. A template that reaches it fails to render.
  */
 export const RENDER_LIMIT_MS = 100;
 
