@@ -404,6 +404,36 @@ describeApi('automations', (h) => {
     expect(sending.smtp.received.map((m) => m.parsed.subject)).toEqual(['Welcome aboard']);
     expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data[0].status).toBe('COMPLETED');
   });
+
+  it('counts unique opens and clicks of a send step\'s messages in its stats', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    sending.pipeline = sending.build();
+    const { ws } = await setup();
+    const a = (await h.call(ws.key, 'POST', '/v1/automations', {
+      name: 'Engaged', trigger: { type: 'api' },
+      steps: [{ id: 'hi', type: 'send', from: FROM, emailContent: { subject: 'Hi', html: '<p><a href="https://shop.example/x">Shop</a></p>' } }],
+    })).json();
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
+    const c = await insertContact(h, ws, { email: 'reader@example.test' });
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c });
+    await settle();
+    const html = String(sending.smtp.received[0]!.parsed.html);
+    const pixel = new URL(/<img src="([^"]+\/t\/o\/[^"]+)"/.exec(html)![1]!).pathname;
+    const click = new URL(/href="([^"]+\/t\/c\/[^"]+)"/.exec(html)![1]!).pathname;
+    // A person, a minute later (a click in the first seconds is a link scanner's).
+    vi.setSystemTime(Date.now() + 60_000);
+    const browser = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
+    for (let i = 0; i < 2; i++) {
+      expect((await h.app.inject({ method: 'GET', url: pixel, headers: { 'user-agent': browser }, remoteAddress: '203.0.113.9' })).statusCode).toBe(200);
+      expect((await h.app.inject({ method: 'GET', url: click, headers: { 'user-agent': browser }, remoteAddress: '203.0.113.9' })).statusCode).toBe(302);
+    }
+    let step: { opened: number; clicked: number; sent: number } | undefined;
+    for (let i = 0; i < 100 && !(step?.opened && step.clicked); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      step = (await h.call(ws.key, 'GET', `/v1/automations/${a.id}/stats`)).json().steps.find((x: { stepId: string }) => x.stepId === 'hi');
+    }
+    expect(step).toMatchObject({ sent: 1, opened: 1, clicked: 1 });
+  });
 });
 
 describe('automation durations', () => {
