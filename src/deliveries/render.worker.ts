@@ -1,3 +1,4 @@
+import { isRenderLimit } from '../lib/liquid.js';
 import { buildRaw } from '../mail/transport.js';
 import { composeMessage, prepareBroadcast, type MessageRecipient, type PreparedBroadcast } from './message.js';
 import type { ClaimedDelivery, SendingBroadcast } from './store.js';
@@ -51,7 +52,9 @@ export async function renderMessages(task: RenderTask): Promise<RenderResult[]> 
     try {
       message = composeMessage(ctx, d, p, contact);
     } catch (err) {
-      out.push({ ok: false, error: `the content could not be rendered: ${(err as Error).message.split('\n')[0]}` });
+      // Over the render limit (wall-clock time: a loaded machine can pass it with an ordinary template): made again
+      // later, up to the attempts allowed; a template that is really too slow fails at once each time (the latch).
+      out.push({ ok: false, error: `the content could not be rendered: ${(err as Error).message.split('\n')[0]}`, ...(isRenderLimit(err) ? { retry: true } : {}) });
       continue;
     }
     try {
