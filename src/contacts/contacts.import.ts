@@ -184,38 +184,129 @@ export interface CsvColumns {
   email: number;
   firstName?: number;
   lastName?: number;
+  /** A full name (Listmonk's `name`), split into first and last when the file has no such columns. */
+  name?: number;
   status?: number;
+  /** A JSON object of properties (Listmonk's `attributes`), merged under the property columns. */
+  attributes?: number;
   properties: [index: number, key: string][];
 }
 
-const KNOWN_COLUMNS: Record<string, 'email' | 'firstName' | 'lastName' | 'status'> = {
-  email: 'email', firstname: 'firstName', first_name: 'firstName', lastname: 'lastName', last_name: 'lastName', status: 'status',
-};
-const PROPERTY_KEY = new RegExp(PROPERTY_KEY_PATTERN);
+type KnownColumn = 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'attributes';
 
 /**
- * Reads the header: `email` (required), `firstName`/`first_name`, `lastName`/`last_name`, `status` (any
- * case), every other column a property key. Anything wrong is a 422 listing each problem, before any row is read.
+ * Header names of the common exports, compared without case, spaces, `-` or `_`: ours, Mailchimp's
+ * ("Email Address", "First Name", "Last Name", FNAME/LNAME), Kit's (email_address, first_name, state) and
+ * Listmonk's (email, name, attributes, status).
  */
-export function csvColumns(header: string[]): CsvColumns {
+const KNOWN_COLUMNS: Record<string, KnownColumn> = {
+  email: 'email', emailaddress: 'email', mail: 'email', subscriberemail: 'email',
+  firstname: 'firstName', fname: 'firstName', givenname: 'firstName',
+  lastname: 'lastName', lname: 'lastName', surname: 'lastName', familyname: 'lastName',
+  name: 'name', fullname: 'name',
+  status: 'status', state: 'status',
+  attributes: 'attributes', attribs: 'attributes',
+};
+
+/** A header compared with the known names: lower case, without spaces, `-`, `_` or `.`. */
+function headerKey(name: string): string {
+  return name.toLowerCase().replace(/[\s\-_.]+/g, '');
+}
+
+/** Status words of other products' exports, as ours. */
+const STATUS_ALIASES: Record<string, ContactStatus> = {
+  subscribed: 'SUBSCRIBED', active: 'SUBSCRIBED', enabled: 'SUBSCRIBED', confirmed: 'SUBSCRIBED',
+  pending: 'PENDING', unconfirmed: 'PENDING', inactive: 'PENDING',
+  unsubscribed: 'UNSUBSCRIBED', cancelled: 'UNSUBSCRIBED', canceled: 'UNSUBSCRIBED', blocklisted: 'UNSUBSCRIBED', blacklisted: 'UNSUBSCRIBED',
+  bounced: 'BOUNCED', cleaned: 'BOUNCED',
+  complained: 'COMPLAINED',
+};
+
+/**
+ * A header that is not a property key as written ("Phone Number", "Sign-up source") becomes one in
+ * camelCase ("phoneNumber", "signUpSource") when its words allow it; otherwise undefined.
+ */
+export function propertyKeyFor(name: string): string | undefined {
+  if (PROPERTY_KEY.test(name)) return name;
+  const words = name.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  if (!words.length) return undefined;
+  const key = words.map((w, i) => (i === 0 ? w.charAt(0).toLowerCase() + w.slice(1) : w.charAt(0).toUpperCase() + w.slice(1))).join('');
+  return PROPERTY_KEY.test(key) ? key : undefined;
+}
+
+/**
+ * A column map given with the import (`?columns=` as a JSON object): header name → `email`, `firstName`,
+ * `lastName`, `name`, `status`, `attributes`, a property key (`properties.<key>` or the bare key), or
+ * null / "" to skip the column. A header it names wins over the built-in names.
+ */
+export type ColumnMap = Record<string, string | null>;
+
+const PROPERTY_KEY = new RegExp(PROPERTY_KEY_PATTERN);
+const TARGETS = new Set<string>(['email', 'firstName', 'lastName', 'name', 'status', 'attributes']);
+
+/** A column map as given in the query string (JSON text), checked: 422 when it is not one. */
+export function parseColumnMap(text: string): ColumnMap {
+  let map: unknown;
+  try {
+    map = JSON.parse(text);
+  } catch {
+    throw validationFailed([{ path: '/columns', message: 'is not JSON: give an object such as {"Email Address":"email","Phone":"phone","LEID":null}' }]);
+  }
+  return checkColumnMap(map);
+}
+
+/** Checks a column map before any byte is read: 422 naming each bad entry. */
+export function checkColumnMap(map: unknown): ColumnMap {
+  const errors: FieldError[] = [];
+  if (typeof map !== 'object' || map === null || Array.isArray(map)) throw validationFailed([{ path: '/columns', message: 'must be a JSON object of header name to email, firstName, lastName, name, status, attributes, a property key, or null to skip' }]);
+  const entries = Object.entries(map as Record<string, unknown>);
+  if (entries.length > 1000) errors.push({ path: '/columns', message: 'has more than 1000 entries' });
+  for (const [header, target] of entries) {
+    if (target === null || target === '') continue;
+    if (typeof target !== 'string') {
+      errors.push({ path: `/columns/${header}`, message: 'must be a string or null' });
+      continue;
+    }
+    const key = target.startsWith('properties.') ? target.slice('properties.'.length) : target;
+    if (!TARGETS.has(target) && !PROPERTY_KEY.test(key)) errors.push({ path: `/columns/${header}`, message: `"${target}" is not email, firstName, lastName, name, status, attributes, nor a property key (${PROPERTY_KEY_PATTERN})` });
+  }
+  if (errors.length) throw validationFailed(errors);
+  return map as ColumnMap;
+}
+
+/**
+ * Reads the header: an email column (required), first and last name, status, every other column a property
+ * key. Names are matched without case or separators, including the common exports' names (KNOWN_COLUMNS);
+ * `columns` overrides. Anything wrong is a 422 listing each problem, before any row is read.
+ */
+export function csvColumns(header: string[], columns: ColumnMap = {}): CsvColumns {
   const errors: FieldError[] = [];
   const cols: CsvColumns = { count: header.length, email: -1, properties: [] };
   const seen = new Map<string, number>();
   header.forEach((raw, i) => {
     const name = raw.trim();
-    const known = KNOWN_COLUMNS[name.toLowerCase()];
-    const target = known ?? `properties.${name}`;
+    let known: KnownColumn | undefined;
+    let property: string | undefined;
+    if (Object.hasOwn(columns, name)) {
+      const target = columns[name];
+      if (target === null || target === '' || target === undefined) return; // skipped
+      if (TARGETS.has(target)) known = target as KnownColumn;
+      else property = target.startsWith('properties.') ? target.slice('properties.'.length) : target;
+    } else {
+      known = KNOWN_COLUMNS[headerKey(name)];
+      if (!known) property = propertyKeyFor(name);
+    }
+    const target = known ?? `properties.${property ?? name}`;
     if (seen.has(target)) {
-      errors.push({ path: `/header/${i}`, message: `column "${name}" repeats column ${seen.get(target)! + 1}` });
+      errors.push({ path: `/header/${i}`, message: `column "${name}" repeats column ${seen.get(target)! + 1} (${target})` });
       return;
     }
     seen.set(target, i);
-    if (known === 'email') cols.email = i;
-    else if (known) cols[known] = i;
-    else if (PROPERTY_KEY.test(name)) cols.properties.push([i, name]);
-    else errors.push({ path: `/header/${i}`, message: `column "${name}" is not email, firstName, lastName or status, nor a valid property key (${PROPERTY_KEY_PATTERN})` });
+    if (known) cols[known] = i;
+    else if (property) cols.properties.push([i, property]);
+    else errors.push({ path: `/header/${i}`, message: `column "${name}" is not email, firstName, lastName or status, nor a valid property key (${PROPERTY_KEY_PATTERN}); map it or skip it with ?columns=` });
   });
-  if (cols.email === -1) errors.unshift({ path: '/header', message: 'must have an email column' });
+  if (cols.email === -1) errors.unshift({ path: '/header', message: 'must have an email column (email, "Email Address", email_address), or name it with ?columns=' });
   if (cols.properties.length > MAX_PROPERTIES) errors.push({ path: '/header', message: `has ${cols.properties.length} property columns; a contact has at most ${MAX_PROPERTIES} properties` });
   if (errors.length) throw validationFailed(errors);
   return cols;
@@ -236,12 +327,28 @@ export function csvRow(cols: CsvColumns, record: string[], line: number): Import
     const i = cols[field];
     if (i !== undefined && record[i] !== '') row[field] = record[i];
   }
+  if (cols.name !== undefined && record[cols.name] !== '') {
+    // A full name fills first and last name where the file has no columns of their own.
+    const [first, ...rest] = record[cols.name]!.split(/\s+/);
+    if (cols.firstName === undefined && first) row.firstName = first;
+    if (cols.lastName === undefined && rest.length) row.lastName = rest.join(' ');
+  }
   if (cols.status !== undefined && record[cols.status] !== '') {
     const status = record[cols.status]!;
-    row.status = STATUSES.has(status.toUpperCase()) ? status.toUpperCase() : status;
+    row.status = STATUSES.has(status.toUpperCase()) ? status.toUpperCase() : (STATUS_ALIASES[status.toLowerCase()] ?? status);
   }
-  if (cols.properties.length) {
-    const properties: Record<string, string> = {};
+  if (cols.properties.length || cols.attributes !== undefined) {
+    const properties: Record<string, unknown> = {};
+    if (cols.attributes !== undefined && record[cols.attributes] !== '') {
+      let attributes: unknown;
+      try {
+        attributes = JSON.parse(record[cols.attributes]!);
+      } catch {
+        return { type: 'reject', line, reason: 'attributes is not a JSON object' };
+      }
+      if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes)) return { type: 'reject', line, reason: 'attributes is not a JSON object' };
+      Object.assign(properties, attributes);
+    }
     for (const [i, key] of cols.properties) if (record[i] !== '') properties[key] = record[i]!;
     row.properties = properties;
   }
@@ -264,8 +371,57 @@ function isBlank(record: string[]): boolean {
   return true;
 }
 
-export async function* csvItems(source: AsyncIterable<Buffer>): AsyncGenerator<ImportItem> {
+/**
+ * The field delimiter of a CSV file, from its first line: `,`, `;` (what spreadsheets write where the
+ * decimal separator is a comma) or a tab, whichever occurs most outside quotes; `,` when none does.
+ */
+export function detectDelimiter(sample: string): ',' | ';' | '\t' {
+  const counts = { ',': 0, ';': 0, '\t': 0 };
+  let quoted = false;
+  for (const ch of sample) {
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && (ch === '\n' || ch === '\r')) break;
+    else if (!quoted && (ch === ',' || ch === ';' || ch === '\t')) counts[ch]++;
+  }
+  if (counts[';'] > counts[','] && counts[';'] >= counts['\t']) return ';';
+  if (counts['\t'] > counts[','] && counts['\t'] > counts[';']) return '\t';
+  return ',';
+}
+
+/** Bytes enough to hold a CSV header line for delimiter detection. */
+const SNIFF_BYTES = 64 * 1024;
+
+/**
+ * Reads the first bytes of `source` (up to the first line break or SNIFF_BYTES) and returns them with a
+ * stream that yields them again, then the rest.
+ */
+async function sniff(source: AsyncIterable<Buffer>): Promise<{ head: Buffer; all: AsyncGenerator<Buffer> }> {
+  const it = source[Symbol.asyncIterator]();
+  const seen: Buffer[] = [];
+  let length = 0;
+  let done = false;
+  while (length < SNIFF_BYTES) {
+    const next = await it.next();
+    if (next.done) {
+      done = true;
+      break;
+    }
+    seen.push(next.value);
+    length += next.value.length;
+    if (next.value.includes(10) || next.value.includes(13)) break;
+  }
+  async function* all(): AsyncGenerator<Buffer> {
+    yield* seen;
+    if (done) return;
+    for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
+  }
+  return { head: Buffer.concat(seen).subarray(0, SNIFF_BYTES), all: all() };
+}
+
+export async function* csvItems(input: AsyncIterable<Buffer>, columns: ColumnMap = {}): AsyncGenerator<ImportItem> {
+  const { head, all: source } = await sniff(input);
   const options: Options & { writableHighWaterMark: number } = {
+    delimiter: detectDelimiter(head.toString('utf8')),
     bom: true,
     trim: true,
     relax_column_count: true, // a row with the wrong number of fields is a rejected row, not the end of the import
@@ -313,7 +469,7 @@ export async function* csvItems(source: AsyncIterable<Buffer>): AsyncGenerator<I
     line += 1 + newlinesIn(item);
     if (isBlank(item)) continue;
     if (!cols) {
-      cols = csvColumns(item);
+      cols = csvColumns(item, columns);
       yield { type: 'ready' };
       continue;
     }

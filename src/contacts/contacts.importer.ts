@@ -8,7 +8,7 @@ import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import { suppressionsOf } from '../suppressions/suppressions.repository.js';
 import { createdEvents, statusEvents, updatedEvent, type ContactSource } from './contacts.events.js';
-import { BodyTooLarge, csvItems, limitBytes, ndjsonItems, type ContactUpsert, type ImportItem } from './contacts.import.js';
+import { BodyTooLarge, csvItems, limitBytes, ndjsonItems, type ColumnMap, type ContactUpsert, type ImportItem } from './contacts.import.js';
 import * as repo from './contacts.repository.js';
 import type { ImportFormat, ImportJob } from './contacts.schemas.js';
 import { initialStatus, requestedStatus } from './contacts.state.js';
@@ -37,11 +37,11 @@ export const INTERRUPTED = 'the import was interrupted (its server stopped); the
  * stops the import: the rows before it are kept and the job is FAILED, with `error`. A body over the byte
  * limit stops it the same way and is answered 413 (with the job's id).
  */
-export async function runImport(db: Db, workspaceId: string, format: ImportFormat, body: Readable, opts: { byteLimit: number; heartbeatMs: number; declaredLength?: number }): Promise<ImportJob> {
+export async function runImport(db: Db, workspaceId: string, format: ImportFormat, body: Readable, opts: { byteLimit: number; heartbeatMs: number; declaredLength?: number; columns?: ColumnMap }): Promise<ImportJob> {
   const limit = opts.byteLimit;
   if (opts.declaredLength !== undefined && opts.declaredLength > limit) throw payloadTooLarge(`an import body may be at most ${limit} bytes`);
   const source = limitBytes(body, limit);
-  const items = format === 'CSV' ? csvItems(source) : ndjsonItems(source);
+  const items = format === 'CSV' ? csvItems(source, opts.columns) : ndjsonItems(source);
   const run = new ImportRun(db, workspaceId, format, opts.heartbeatMs);
   try {
     for await (const item of items) {

@@ -9,7 +9,7 @@ import type { V1 } from '../http/types.js';
 import type { ContactsService } from './contacts.service.js';
 import { validatorCompiler } from '../http/validation.js';
 import {
-  ContactExportQuery, ContactListQuery, ContactParams, ContactSchema, ImportJobSchema, ImportListQuery, ImportParams, UpdateContactBody, UpsertContactBody,
+  ContactExportQuery, ContactListQuery, ContactParams, ContactSchema, ImportJobSchema, ImportListQuery, ImportParams, ImportQuery, UpdateContactBody, UpsertContactBody,
   type ImportFormat,
 } from './contacts.schemas.js';
 
@@ -130,11 +130,14 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
       schema: {
         tags, summary: 'Import contacts from CSV or NDJSON',
         description: 'Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. ' +
-          'CSV: a header row naming the columns (email required; firstName/first_name, lastName/last_name, status; any other column is a property). ' +
+          'CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes; ' +
+          'matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; ' +
+          'any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. ' +
           'NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. ' +
           'Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way; the rows before it are kept).',
         consumes: Object.keys(IMPORT_TYPES),
         body: Type.String({ description: 'the file: CSV (text/csv) or NDJSON (application/x-ndjson), UTF-8' }),
+        querystring: ImportQuery,
         response: { 201: ImportJobSchema },
       },
       validatorCompiler: streamBodyCompiler,
@@ -151,7 +154,7 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
       };
       let job;
       try {
-        job = await contacts.importContacts(req.auth.workspaceId, format, body as Readable, Number.isFinite(declared) ? declared : undefined);
+        job = await contacts.importContacts(req.auth.workspaceId, format, body as Readable, Number.isFinite(declared) ? declared : undefined, { columns: req.query.columns });
       } catch (err) {
         closeIfUnread();
         throw err;

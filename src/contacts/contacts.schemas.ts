@@ -114,3 +114,10 @@ export type ImportJob = Static<typeof ImportJobSchema>;
 
 export const ImportParams = Type.Object({ importId: PathId });
 export const ImportListQuery = ListQuery;
+export const ImportQuery = Type.Object({
+  columns: Type.Optional(Type.String({
+    maxLength: 65536,
+    description: 'CSV only: a JSON object mapping header names to email, firstName, lastName, name, status, attributes, a property key, or null to skip the column',
+    examples: ['{"Email Address":"email","Phone":"phone","LEID":null}'],
+  })),
+});

@@ -14,6 +14,7 @@ import { suppressionsOf } from '../suppressions/suppressions.repository.js';
 import { existingTopicIds, getTopic } from '../topics/topics.repository.js';
 import { contactEmail } from './contacts.email.js';
 import { contactCsvRow, csvHeader } from './contacts.export.js';
+import { checkColumnMap, parseColumnMap, type ColumnMap } from './contacts.import.js';
 import { IMPORT_BYTE_LIMIT, IMPORT_HEARTBEAT_MS, IMPORT_SILENT_AFTER_MS, INTERRUPTED, runImport, upsertContact } from './contacts.importer.js';
 import { updatedEvent } from './contacts.events.js';
 import { applyToContact } from './contacts.lifecycle.js';
@@ -243,8 +244,9 @@ export class ContactsService {
    * A body over the byte limit stops it the same way and is answered 413 (with the job's id).
    */
   /** Streams a CSV or NDJSON body into the workspace's contacts (contacts.importer.ts). */
-  importContacts(workspaceId: string, format: ImportFormat, body: Readable, declaredLength?: number): Promise<ImportJob> {
-    return runImport(this.db, workspaceId, format, body, { byteLimit: this.importByteLimit, heartbeatMs: this.importHeartbeatMs, declaredLength });
+  importContacts(workspaceId: string, format: ImportFormat, body: Readable, declaredLength?: number, options: { columns?: ColumnMap | string } = {}): Promise<ImportJob> {
+    const columns = typeof options.columns === 'string' ? parseColumnMap(options.columns) : options.columns && checkColumnMap(options.columns);
+    return runImport(this.db, workspaceId, format, body, { byteLimit: this.importByteLimit, heartbeatMs: this.importHeartbeatMs, declaredLength, columns });
   }
 
   /**
