@@ -345,7 +345,7 @@ export async function countDeliveriesOf(db: Executor, workspaceId: string, broad
  * Finishes a SENDING broadcast whose audience is materialised and whose deliveries are all final:
  * SENT if any message went out (or there was nobody to send to), FAILED if none could be sent.
  */
-export async function completeIfDone(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<'SENT' | 'FAILED' | undefined> {
+export async function completeIfDone(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<{ status: 'SENT' | 'FAILED'; counts: DeliveryCounts } | undefined> {
   const b = await db.selectFrom('broadcasts').select(['status', 'materialized_at', 'automation_id']).where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirst();
   // An automation's message never completes: its runs keep adding deliveries (docs/automations.md).
   if (!b || b.automation_id !== null || !broadcastStatusesFor('complete').includes(b.status) || !b.materialized_at) return undefined;
@@ -363,7 +363,7 @@ export async function completeIfDone(db: Executor, workspaceId: string, broadcas
     .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) return undefined;
   await recordBroadcastMove(db, workspaceId, broadcastId, b.status, next, now);
-  return next;
+  return { status: next, counts };
 }
 
 /** SENDING broadcasts that may be finished (a sweep, for those no worker touched last). */

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { DeliveryStatus } from '../db/schema.js';
 import { contactEmail } from '../contacts/contacts.email.js';
 import { parseMailbox } from '../lib/email.js';
 import { classifySendError } from '../mail/outcome.js';
@@ -10,7 +11,7 @@ import { dispatch, Pacer, type Permit } from './pacing.js';
 import { DEFAULT_PACING, type PacingConfig } from './pacing.config.js';
 import type { RenderResult, RenderTask } from './render.worker.js';
 import { createRenderer, type MessageRenderer } from './send-threads.js';
-import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
+import type { AttemptOutcome, BroadcastFinish, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
 
 export interface PipelineOptions {
   /** Names this process in leases; unique per worker. */
@@ -113,6 +114,7 @@ export class DeliveryPipeline {
       written += slice.written;
       if (slice.state !== 'more') {
         if (slice.state === 'done') this.log.info({ broadcastId: job.broadcastId }, 'audience materialised');
+        if (slice.finished) this.logFinished(job.workspaceId, job.broadcastId, slice.finished);
         this.materializing = null;
       }
     }
@@ -160,7 +162,11 @@ export class DeliveryPipeline {
         run: (w, permit) => this.deliver(w.d, w.message!, permit).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'recording a delivery failed; it is retried after its lease')),
         defer: (w, at) => this.defer(w.d, at, null).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'deferring a delivery failed; it is retried after its lease')),
       });
-      for (const [broadcastId, deliveries] of byBroadcast) await this.store.settle(deliveries[0]!.workspaceId, broadcastId, iso(Date.now()));
+      for (const [broadcastId, deliveries] of byBroadcast) {
+        const workspaceId = deliveries[0]!.workspaceId;
+        const finished = await this.store.settle(workspaceId, broadcastId, iso(Date.now()));
+        if (finished) this.logFinished(workspaceId, broadcastId, finished);
+      }
     } finally {
       clearInterval(renew);
     }
@@ -252,7 +258,18 @@ export class DeliveryPipeline {
 
   /** Settles SENDING broadcasts nobody else finished (all deliveries final, e.g. after a cancel race). */
   async sweep(): Promise<void> {
-    for (const b of await this.store.sendingBroadcasts(50)) await this.store.settle(b.workspaceId, b.id, iso(Date.now()));
+    for (const b of await this.store.sendingBroadcasts(50)) {
+      const finished = await this.store.settle(b.workspaceId, b.id, iso(Date.now()));
+      if (finished) this.logFinished(b.workspaceId, b.id, finished);
+    }
+  }
+
+  /** One line per finished broadcast, with its deliveries counted: what an operator looks for in the log. */
+  private logFinished(workspaceId: string, broadcastId: string, { status, counts }: BroadcastFinish): void {
+    const n = (s: DeliveryStatus) => counts.byStatus[s] ?? 0;
+    const fields = { workspaceId, broadcastId, status, recipients: counts.total, sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'), skipped: n('SKIPPED'), canceled: n('CANCELED'), outbox: counts.outboxed };
+    if (status === 'SENT') this.log.info(fields, `broadcast ${broadcastId} sent: ${fields.sent} of ${counts.total} delivered, ${fields.failed} failed, ${fields.bounced} bounced`);
+    else this.log.warn(fields, `broadcast ${broadcastId} failed: none of its ${counts.total} messages could be sent`);
   }
 }
 

@@ -15,7 +15,7 @@ import { suppressionsOf } from '../suppressions/suppressions.repository.js';
 import { getTopic } from '../topics/topics.repository.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import * as repo from './deliveries.repository.js';
-import type { AttemptOutcome, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
+import type { AttemptOutcome, BroadcastFinish, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
 
 /**
  * settle() weighs a broadcast for the circuit breaker (a count of its final deliveries, with their bounces and
@@ -99,7 +99,7 @@ export class SqlDeliveryStore implements DeliveryStore {
    * SQLite it was maxRows contacts, a thousand transactions per million contacts (7.3 s for an audience of
    * 22,824; bench/segments.bench.ts).
    */
-  async writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost' }> {
+  async writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }> {
     const k = this.db.kysely;
     const result = await k.transaction().execute(async (trx) => {
       if (!(await repo.renewMaterialization(trx, job.workspaceId, job.broadcastId, owner, leaseUntil))) return { written: 0, state: 'lost' as const };
@@ -114,8 +114,9 @@ export class SqlDeliveryStore implements DeliveryStore {
       job.cursor = last ?? job.cursor;
       return { written: rows.length, state: finished ? ('done' as const) : ('more' as const) };
     });
-    if (result.state === 'done') await k.transaction().execute((trx) => repo.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
-    return result;
+    if (result.state !== 'done') return result;
+    const finished = await k.transaction().execute((trx) => repo.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
+    return { ...result, finished };
   }
 
   claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number) {
@@ -196,7 +197,7 @@ export class SqlDeliveryStore implements DeliveryStore {
       recordBounce(trx, { workspaceId: d.workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, email: d.email }, outcome.bounceClass, outcome.error, 'sync', this.rules.bounces, now));
   }
 
-  async settle(workspaceId: string, broadcastId: string, now: string): Promise<void> {
+  async settle(workspaceId: string, broadcastId: string, now: string): Promise<BroadcastFinish | undefined> {
     const k = this.db.kysely;
     const last = this.weighed.get(broadcastId);
     const recorded = this.recorded.get(broadcastId) ?? 0;
@@ -204,9 +205,9 @@ export class SqlDeliveryStore implements DeliveryStore {
       const weighed = await k.transaction().execute((trx) => tripIfOver(trx, workspaceId, broadcastId, this.rules.breaker, now));
       if (this.weighed.size > 1000) this.weighed.clear();
       this.weighed.set(broadcastId, { at: Date.now(), final: weighed.final, recorded });
-      if (weighed.tripped) return;
+      if (weighed.tripped) return undefined;
     }
-    await k.transaction().execute((trx) => repo.completeIfDone(trx, workspaceId, broadcastId, now));
+    return k.transaction().execute((trx) => repo.completeIfDone(trx, workspaceId, broadcastId, now));
   }
 
   sendingBroadcasts(limit: number) {

@@ -1,3 +1,4 @@
+import type { DeliveryStatus } from '../db/schema.js';
 import type { BounceClass } from '../bounces/bounces.classify.js';
 import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
 import type { ContactRecord } from '../contacts/contacts.repository.js';
@@ -14,7 +15,7 @@ export interface DeliveryStore {
   /** Takes the lease on one SENDING broadcast whose audience is not yet all in deliveries. */
   claimAudience(owner: string, now: string, leaseUntil: string): Promise<MaterializationJob | undefined>;
   /** Writes the next slice of the job's audience as deliveries (one transaction); `lost` when the lease is gone. */
-  writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost' }>;
+  writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }>;
   /** Claims due deliveries with a lease (at-least-once: see CONTEXT.md). */
   claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
   renewLeases(owner: string, leaseUntil: string): Promise<void>;
@@ -26,10 +27,16 @@ export interface DeliveryStore {
   handOff(d: ClaimedDelivery, owner: string, now: string): Promise<boolean>;
   /** Records the outcome of an attempt; a bounce changes the contact and the suppression list with it. */
   record(d: ClaimedDelivery, outcome: AttemptOutcome, now: string): Promise<void>;
-  /** After a batch: finishes the broadcast if nothing is open, or pauses it if the circuit breaker trips. */
-  settle(workspaceId: string, broadcastId: string, now: string): Promise<void>;
+  /** After a batch: finishes the broadcast if nothing is open (and says so), or pauses it if the circuit breaker trips. */
+  settle(workspaceId: string, broadcastId: string, now: string): Promise<BroadcastFinish | undefined>;
   /** SENDING broadcasts whose audience is written (the sweep settles those no batch touched last). */
   sendingBroadcasts(limit: number): Promise<{ id: string; workspaceId: string }[]>;
+}
+
+/** A broadcast that just finished, with its deliveries counted (what the worker logs). */
+export interface BroadcastFinish {
+  status: 'SENT' | 'FAILED';
+  counts: { total: number; byStatus: Partial<Record<DeliveryStatus, number>>; outboxed: number };
 }
 
 /** A SENDING broadcast whose audience is being written into deliveries, and where the writing stands. */

@@ -188,6 +188,29 @@ describeApi('sending broadcasts', (h) => {
     expect((await status(ws, broadcast.id)).status).toBe('FAILED');
   });
 
+  it('a finished broadcast is logged once, with its counts (sent, failed, bounced)', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const original = sending.pipeline;
+    sending.pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), sending.mailer, {
+      ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, publicUrl: 'https://mail.example.test', backoffBaseMs: 1, workerId: 'logging-worker', batchSize: 7, materializeBatch: 4,
+    }, log as never);
+    onTestFinished(() => {
+      sending.pipeline = original;
+    });
+    const { ws, broadcast } = await setup();
+    for (const email of ['one@example.com', 'two@example.com', 'gone@example.com']) await insertContact(h, ws, { email });
+    sending.smtp.setPolicy((rcpt) => (rcpt.startsWith('gone@') ? { code: 550, message: '5.1.1 No such user' } : null));
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
+    await sending.drain();
+    await sending.pipeline.sweep();
+    const finished = lines.filter((l) => l.broadcastId === broadcast.id && l.status);
+    expect(finished).toEqual([expect.objectContaining({
+      level: 30, workspaceId: ws.id, status: 'SENT', recipients: 3, sent: 2, failed: 0, bounced: 1,
+      msg: `broadcast ${broadcast.id} sent: 2 of 3 delivered, 0 failed, 1 bounced`,
+    })]);
+  });
+
   it('a broadcast with nobody to send to ends SENT with zero recipients', async () => {
     const { ws, broadcast } = await setup();
     await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
