@@ -1,5 +1,6 @@
 // `npm run build`, and `prepare` (so `npm install` / `npm ci` build everything): the server into dist/server, the
-// console into dist/console (console/prepare.mjs), and the embed runtime into dist/embed when its builder exists.
+// console into dist/console (console/prepare.mjs), the embed runtime into dist/embed when its builder exists, and the
+// SDK into packages/sdk/dist (scripts/build-sdk.mjs).
 //
 // The server is bundled by esbuild (a dependency: it is there with `npm ci --omit=dev` too). One ESM file with the
 // pure-JavaScript packages inside it starts in ~0.35 s of CPU and idles at ~90 MB, where the same code loaded
@@ -70,7 +71,14 @@ async function buildServer() {
   });
 }
 
+// The SDK (packages/sdk/dist, scripts/build-sdk.mjs); `--sdk-only` builds just that (`npm run build -w @formcast/sdk`).
+const { buildSdk } = await import('./build-sdk.mjs');
+if (process.argv.includes('--sdk-only')) {
+  await buildSdk(root);
+  process.exit(0);
+}
 await buildServer();
+await buildSdk(root);
 const embedBuilder = path.join(root, 'scripts/build-embed.mjs');
 if (fs.existsSync(embedBuilder)) await (await import(embedBuilder)).buildEmbed(root);
 console.warn(`build: server built into dist/server in ${((Date.now() - started) / 1000).toFixed(1)} s`);
