@@ -393,7 +393,7 @@ describeApi('segments API', (h) => {
     const ws = await h.workspace();
     const seg = await createSegment(h, ws, { all: [] }, 'Keep');
     const before = await segmentRows(h, ws);
-    const res = await h.call(ws.key, method, method === 'POST' ? '/v1/segments' : `/v1/segments/${seg.id}`, body);
+    const res = await h.call(ws.key, method as 'POST' | 'PUT', method === 'POST' ? '/v1/segments' : `/v1/segments/${seg.id}`, body);
     expect(res.statusCode).toBe(422);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json().code).toBe('validation_failed');
