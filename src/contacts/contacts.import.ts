@@ -189,6 +189,8 @@ export interface CsvColumns {
   status?: number;
   /** A JSON object of properties (Listmonk's `attributes`), merged under the property columns. */
   attributes?: number;
+  /** The status every row has when it gives none (a Mailchimp export of unsubscribed or cleaned contacts). */
+  impliedStatus?: ContactStatus;
   properties: [index: number, key: string][];
 }
 
@@ -199,14 +201,14 @@ type KnownColumn = 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'att
  * ("Email Address", "First Name", "Last Name", FNAME/LNAME), Kit's (email_address, first_name, state) and
  * Listmonk's (email, name, attributes, status).
  */
-const KNOWN_COLUMNS: Record<string, KnownColumn> = {
+const KNOWN_COLUMNS: Record<string, KnownColumn> = Object.assign(Object.create(null) as Record<string, KnownColumn>, {
   email: 'email', emailaddress: 'email', mail: 'email', subscriberemail: 'email',
   firstname: 'firstName', fname: 'firstName', givenname: 'firstName',
   lastname: 'lastName', lname: 'lastName', surname: 'lastName', familyname: 'lastName',
   name: 'name', fullname: 'name',
   status: 'status', state: 'status',
   attributes: 'attributes', attribs: 'attributes',
-};
+});
 
 /** A header compared with the known names: lower case, without spaces, `-`, `_` or `.`. */
 function headerKey(name: string): string {
@@ -214,13 +216,21 @@ function headerKey(name: string): string {
 }
 
 /** Status words of other products' exports, as ours. */
-const STATUS_ALIASES: Record<string, ContactStatus> = {
+const STATUS_ALIASES: Record<string, ContactStatus> = Object.assign(Object.create(null) as Record<string, ContactStatus>, {
   subscribed: 'SUBSCRIBED', active: 'SUBSCRIBED', enabled: 'SUBSCRIBED', confirmed: 'SUBSCRIBED',
   pending: 'PENDING', unconfirmed: 'PENDING', inactive: 'PENDING',
   unsubscribed: 'UNSUBSCRIBED', cancelled: 'UNSUBSCRIBED', canceled: 'UNSUBSCRIBED', blocklisted: 'UNSUBSCRIBED', blacklisted: 'UNSUBSCRIBED',
   bounced: 'BOUNCED', cleaned: 'BOUNCED',
-  complained: 'COMPLAINED',
-};
+  complained: 'COMPLAINED', disabled: 'UNSUBSCRIBED',
+});
+
+/**
+ * Mailchimp exports each audience status as a file of its own, without a status column: the unsubscribed file
+ * has UNSUB_TIME, the cleaned (bounced) one CLEAN_TIME. Such a file's rows take that status unless they say otherwise.
+ */
+const STATUS_BY_COLUMN: Record<string, ContactStatus> = Object.assign(Object.create(null) as Record<string, ContactStatus>, {
+  unsubtime: 'UNSUBSCRIBED', cleantime: 'BOUNCED',
+});
 
 /**
  * A header that is not a property key as written ("Phone Number", "Sign-up source") becomes one in
@@ -306,6 +316,10 @@ export function csvColumns(header: string[], columns: ColumnMap = {}): CsvColumn
     else if (property) cols.properties.push([i, property]);
     else errors.push({ path: `/header/${i}`, message: `column "${name}" is not email, firstName, lastName or status, nor a valid property key (${PROPERTY_KEY_PATTERN}); map it or skip it with ?columns=` });
   });
+  if (cols.status === undefined) {
+    const implied = header.map((h) => STATUS_BY_COLUMN[headerKey(h.trim())]).find(Boolean);
+    if (implied) cols.impliedStatus = implied;
+  }
   if (cols.email === -1) errors.unshift({ path: '/header', message: 'must have an email column (email, "Email Address", email_address), or name it with ?columns=' });
   if (cols.properties.length > MAX_PROPERTIES) errors.push({ path: '/header', message: `has ${cols.properties.length} property columns; a contact has at most ${MAX_PROPERTIES} properties` });
   if (errors.length) throw validationFailed(errors);
@@ -336,6 +350,8 @@ export function csvRow(cols: CsvColumns, record: string[], line: number): Import
   if (cols.status !== undefined && record[cols.status] !== '') {
     const status = record[cols.status]!;
     row.status = STATUSES.has(status.toUpperCase()) ? status.toUpperCase() : (STATUS_ALIASES[status.toLowerCase()] ?? status);
+  } else if (cols.impliedStatus) {
+    row.status = cols.impliedStatus;
   }
   if (cols.properties.length || cols.attributes !== undefined) {
     const properties: Record<string, unknown> = {};
@@ -347,7 +363,11 @@ export function csvRow(cols: CsvColumns, record: string[], line: number): Import
         return { type: 'reject', line, reason: 'attributes is not a JSON object' };
       }
       if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes)) return { type: 'reject', line, reason: 'attributes is not a JSON object' };
-      Object.assign(properties, attributes);
+      // Own keys only, each checked as a property key like a column's (no `__proto__`, `constructor`…).
+      for (const [key, value] of Object.entries(attributes)) {
+        if (!PROPERTY_KEY.test(key) || key === '__proto__') return { type: 'reject', line, reason: clip(`attributes has a key that is not a property key (${PROPERTY_KEY_PATTERN}): ${JSON.stringify(key)}`) };
+        properties[key] = value;
+      }
     }
     for (const [i, key] of cols.properties) if (record[i] !== '') properties[key] = record[i]!;
     row.properties = properties;

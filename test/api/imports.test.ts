@@ -142,6 +142,22 @@ describeApi('contact imports', (h) => {
     ]);
   });
 
+  it("Mailchimp's unsubscribed and cleaned exports (no status column; UNSUB_TIME / CLEAN_TIME) import with that status, never as SUBSCRIBED", async () => {
+    const ws = await h.workspace();
+    await importOk(h, ws, '"Email Address","First Name",UNSUB_TIME,UNSUB_CAMPAIGN_TITLE\nleft@example.com,Lee,"2024-03-01 10:00:00",Spring\n');
+    await importOk(h, ws, '"Email Address",CLEAN_TIME\ngone@example.com,"2024-04-01 10:00:00"\n');
+    const rows = await contacts(h, ws);
+    expect(rows.map((r) => [r.email, r.status])).toEqual([['gone@example.com', 'BOUNCED'], ['left@example.com', 'UNSUBSCRIBED']]);
+  });
+
+  it('a column named like a built-in of JavaScript objects (Constructor) is a property; an attributes key that is not a property key rejects the row', async () => {
+    const ws = await h.workspace();
+    const job = await importOk(h, ws, 'email,Constructor,attributes\na@example.com,yes,"{""toString"": 1}"\nb@example.com,no,"{""__proto__"": {""x"": 1}}"\n');
+    expect(job).toMatchObject({ total: 2, created: 1, skipped: 1 });
+    expect(job.errors[0].reason).toMatch(/^attributes has a key that is not a property key/);
+    expect(await contacts(h, ws)).toEqual([{ email: 'a@example.com', firstName: null, lastName: null, status: 'SUBSCRIBED', properties: { toString: 1, Constructor: 'yes' } }]);
+  });
+
   it('semicolon- and tab-separated files (what European spreadsheets write) are read by their header; a comma inside a field stays', async () => {
     const ws = await h.workspace();
     expect(await importOk(h, ws, 'E-Mail;Vorname;Stadt\r\nada@example.com;Ada;"Köln, Altstadt"\r\nbob@example.com;Bob;Berlin\r\n')).toMatchObject({ total: 2, created: 2, skipped: 0 });
