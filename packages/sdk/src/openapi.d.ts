@@ -955,10 +955,19 @@ export interface paths {
                     content: {
                         /**
                          * @example {
-                         *       "algorithm": "SHA-256",
-                         *       "challenge": "4b3a0f9c2d8e71b6a5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2",
-                         *       "maxnumber": 100000,
-                         *       "salt": "6f1c2a9e8b7d?expires=1732190400",
+                         *       "parameters": {
+                         *         "algorithm": "PBKDF2/SHA-256",
+                         *         "cost": 1000,
+                         *         "data": {
+                         *           "f": "fgrp_01JDZQ7W4X9V2B3N5M6K8H0GTR"
+                         *         },
+                         *         "expiresAt": 1795566422,
+                         *         "keyLength": 32,
+                         *         "keyPrefix": "3f9a1c0d7e2b4a6c8d0e1f2a3b4c5d6e",
+                         *         "keySignature": "5d2c…",
+                         *         "nonce": "8e4b0a1f3c5d7e9f0a2b4c6d8e0f1a3b",
+                         *         "salt": "c1d3e5f7a9b0c2d4e6f8a0b1c3d5e7f9"
+                         *       },
                          *       "signature": "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b"
                          *     }
                          */

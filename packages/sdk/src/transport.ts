@@ -112,6 +112,8 @@ export class Transport {
     const filled = path.replace(/\{[^}]+\}/g, () => {
       const v = args.path?.[i++];
       if (v === undefined || v === '') throw new TypeError(`Formcast: ${path} needs ${i} path parameter(s)`);
+      // `.` and `..` survive encodeURIComponent and URL normalisation would make them another endpoint.
+      if (v === '.' || v === '..') throw new TypeError(`Formcast: "${v}" is not an id`);
       return encodeURIComponent(v);
     });
     const search = new URLSearchParams();
@@ -147,7 +149,10 @@ export class Transport {
         return text === '' ? undefined : JSON.parse(text);
       }
       const retryAfter = parseRetryAfter(res.headers.get('retry-after'));
-      if ((res.status === 429 || res.status === 503) && attempt < maxRetries) {
+      // A 429 was refused before anything was done. A 503 may come after a write was made: a POST is sent again
+      // only with an Idempotency-Key (the server answers a replay with the first answer), never without one.
+      const safe = res.status === 429 || method !== 'post' || headers['idempotency-key'] !== undefined || Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key');
+      if ((res.status === 429 || res.status === 503) && safe && attempt < maxRetries) {
         // Retry-After when given, else 0.5 s, 1 s, 2 s, …; never longer than maxRetryDelayMs.
         const delay = retryAfter !== undefined ? retryAfter * 1000 : 500 * 2 ** attempt;
         if (delay <= this.maxRetryDelayMs) {
