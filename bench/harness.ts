@@ -195,9 +195,9 @@ export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv,
   });
 }
 
-/** startChild for a server that prints `listening on http://HOST:PORT` (`formcast serve`, the bare servers). */
+/** startChild for a server that says `listening on http://HOST:PORT` (`formcast serve` in its JSON log line's msg, the bare servers as a plain line). */
 export async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<Server> {
-  const { child, match, output } = await startChild(name, args, env, /^listening on (http:\/\/\S+:\d+)\s*$/m);
+  const { child, match, output } = await startChild(name, args, env, /(?:^|"msg":")listening on (http:\/\/[^\s"]+:\d+)/m);
   return { name, child, url: match[1]!, output };
 }
 

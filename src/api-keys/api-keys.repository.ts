@@ -75,6 +75,17 @@ export async function revokeApiKey(db: Executor, workspaceId: string, id: string
   return Number(res.numUpdatedRows) > 0;
 }
 
+/** Serialises changes to a workspace's keys (a transaction's lock on its row, held until commit; SQLite has one writer). */
+export async function lockWorkspaceKeys(db: Executor, workspaceId: string): Promise<void> {
+  await db.updateTable('workspaces').set((eb) => ({ name: eb.ref('name') })).where('id', '=', workspaceId).execute();
+}
+
+/** Active (not revoked) keys of the workspace that hold `admin`. */
+export async function countActiveAdminKeys(db: Executor, workspaceId: string): Promise<number> {
+  const rows = await db.selectFrom('api_keys').select('scopes').where('workspace_id', '=', workspaceId).where('revoked_at', 'is', null).execute();
+  return rows.filter((r) => (JSON.parse(r.scopes) as string[]).includes('admin')).length;
+}
+
 export async function touchApiKey(db: Executor, workspaceId: string, id: string, at: string): Promise<void> {
   await db.updateTable('api_keys').set({ last_used_at: at }).where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
 }

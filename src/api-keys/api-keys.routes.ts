@@ -36,8 +36,8 @@ export async function apiKeysRoutes(app: V1, { apiKeys }: { apiKeys: ApiKeysServ
   });
 
   app.delete('/api-keys/:keyId', {
-    schema: { tags: ['api-keys'], summary: 'Revoke an API key at once', params: Type.Object({ keyId: PathId }), response: { 204: Type.Null() } },
-    config: { scope: 'manage:keys' },
+    schema: { tags: ['api-keys'], summary: 'Revoke an API key at once (not the last admin key: 409 last_admin_key)', params: Type.Object({ keyId: PathId }), response: { 204: Type.Null() } },
+    config: { scope: 'manage:keys', errors: ['last_admin_key'] },
   }, async (req, reply) => {
     await apiKeys.revoke(req.auth.workspaceId, req.params.keyId);
     return reply.code(204).send(null);

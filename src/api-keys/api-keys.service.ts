@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Db } from '../db/connection.js';
-import { notFound, unauthorized, validationFailed } from '../errors/errors.js';
+import { conflict, notFound, unauthorized, validationFailed } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import * as repo from './api-keys.repository.js';
@@ -73,10 +73,21 @@ export class ApiKeysService {
     return repo.listApiKeys(this.db.kysely, workspaceId, limit, beforeId);
   }
 
+  /**
+   * Revokes a key at once. The last active key holding `admin` is not revoked (409 last_admin_key): the workspace
+   * would be left without a key that can manage keys. The workspace's row is locked meanwhile, so that two
+   * revocations of its last two admin keys cannot both pass.
+   */
   async revoke(workspaceId: string, id: string): Promise<void> {
-    const key = await repo.getApiKey(this.db.kysely, workspaceId, id);
-    if (!key) throw notFound('API key');
-    await repo.revokeApiKey(this.db.kysely, workspaceId, id, nowIso());
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await repo.lockWorkspaceKeys(trx, workspaceId);
+      const key = await repo.getApiKey(trx, workspaceId, id);
+      if (!key) throw notFound('API key');
+      if (!key.revokedAt && key.scopes.includes('admin') && (await repo.countActiveAdminKeys(trx, workspaceId)) <= 1) {
+        throw conflict('last_admin_key', `${id} is the last active API key with the admin scope of the workspace: create another admin key first, then revoke this one`);
+      }
+      await repo.revokeApiKey(trx, workspaceId, id, nowIso());
+    });
     // At once in this process; other processes see the counter the revocation moved (key-cache.ts).
     this.cache.evict(id);
   }

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { configWarnings, type Config } from '../config.js';
+import { describeDatabase } from './database.js';
 import { connect } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { withSecret } from '../db/secrets.js';
@@ -31,9 +32,9 @@ export async function serve(config: Config): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  app.log.info({ url, database: db.dialect }, `listening on ${url}`);
-  // A plain line as well, for scripts and people who wait for it (the log line above is JSON).
-  process.stdout.write(`listening on ${url}\n`);
+  // One JSON log line like the others (its msg is what scripts wait for, docs/api.md §10), whatever LOG_LEVEL says:
+  // a child logger at info level writes it even when the level is warn or above.
+  app.log.child({}, { level: 'info' }).info({ url, database: describeDatabase(config.databaseUrl) }, `listening on ${url}`);
   // The delivery worker, the scheduler and the other periodic jobs run in the same process (docs/api.md §10).
   for (const w of warnings) app.log.warn(`WARNING: ${w}`);
   // Without it (SERVE_WORKER=false) `formcast worker` processes do that work, and this process only serves.

@@ -6,6 +6,7 @@ import type pg from 'pg';
 import type { Database } from './schema.js';
 import { FormcastSqliteDialect, allowRunIfIdle } from './sqlite-dialect.js';
 import { lazyRequire } from '../lib/lazy.js';
+import { checkDatabaseUrl } from '../config.js';
 
 // The PostgreSQL driver loads only when the database is PostgreSQL (lib/lazy.ts).
 const pgDriver = lazyRequire<typeof pg>('pg');
@@ -34,6 +35,7 @@ export interface ConnectOptions {
 
 /** Opens the database named by DATABASE_URL: `postgres://…` is PostgreSQL, anything else a SQLite file path. */
 export function connect(url: string, options: ConnectOptions = {}): Db {
+  checkDatabaseUrl(url);
   if (isPostgresUrl(url)) {
     const { Pool, types } = pgDriver();
     const pool = new Pool({

@@ -28,3 +28,14 @@ export async function updateWorkspace(db: Executor, workspaceId: string, values:
   if (Object.keys(set).length === 0) return; // an empty PUT changes nothing (found by test/api/openapi.fuzz.test.ts)
   await db.updateTable('workspaces').set(set).where('id', '=', workspaceId).execute();
 }
+
+/**
+ * Every workspace of the installation, newest first (the operator's `formcast workspace list`, `formcast doctor`):
+ * the one listing that is not of one tenant, since the tenants are what it lists.
+ */
+export async function listWorkspaces(db: Executor, limit: number, beforeId?: string): Promise<Workspace[]> {
+  let q = db.selectFrom('workspaces').select(['id', 'name', 'created_at', 'settings']);
+  if (beforeId) q = q.where('id', '<', beforeId);
+  const rows = await q.orderBy('id', 'desc').limit(limit).execute();
+  return rows.map((row) => ({ id: row.id, name: row.name, createdAt: toIso(row.created_at), settings: { ...DEFAULT_SETTINGS, ...fromJsonColumn<Partial<WorkspaceSettings>>(row.settings) } }));
+}

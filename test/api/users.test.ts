@@ -580,14 +580,15 @@ describe('formcast user create (CLI)', () => {
     expect(ok.code).toBe(0);
     const out = JSON.parse(ok.stdout);
     expect(out).toEqual({ id: expect.stringMatching(/^usr_/), email: 'owner@cli.example', role: 'owner', workspaceId: ws });
-    for (const [args, stdin, message] of [
-      [['--workspace', ws, '--email', 'b@cli.example', '--role', 'viewer'], 'short', /at least 10 characters/],
-      [['--workspace', 'ws_nope', '--email', 'b@cli.example', '--role', 'viewer'], PASSWORD, /no workspace/],
-      [['--workspace', ws, '--email', 'OWNER@cli.example', '--role', 'viewer'], PASSWORD, /already a user/],
-      [['--workspace', ws, '--email', 'b@cli.example', '--role', 'root'], PASSWORD, /owner, admin, editor, viewer/],
+    // Exit codes (docs/cli.md): 5 refused, 4 not found, 2 usage.
+    for (const [args, stdin, message, code] of [
+      [['--workspace', ws, '--email', 'b@cli.example', '--role', 'viewer'], 'short', /at least 10 characters/, 5],
+      [['--workspace', 'ws_nope', '--email', 'b@cli.example', '--role', 'viewer'], PASSWORD, /no workspace/, 4],
+      [['--workspace', ws, '--email', 'OWNER@cli.example', '--role', 'viewer'], PASSWORD, /already a user/, 5],
+      [['--workspace', ws, '--email', 'b@cli.example', '--role', 'root'], PASSWORD, /owner, admin, editor, viewer/, 2],
     ] as const) {
       const bad = await cli(['user', 'create', ...args, '--password-stdin', '--json'], stdin);
-      expect(bad.code).toBe(1);
+      expect(bad.code).toBe(code);
       expect(bad.stdout).toBe('');
       expect(bad.stderr.trim().split('\n')).toHaveLength(1);
       expect(bad.stderr).toMatch(message);

@@ -72,7 +72,7 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
     }
     child.stdout.on('data', (d: string) => {
       output += d;
-      const m = /^listening on (http:\/\/\S+)$/m.exec(output);
+      const m = /"msg":"listening on (http:\/\/[^"]+)"/.exec(output); // serve's JSON log line
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);

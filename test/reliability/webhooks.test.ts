@@ -46,7 +46,7 @@ function startServer(env: Record<string, string>): Promise<Server> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start within 60 s:\n${out}`)), 60_000);
     const check = () => {
-      if (/^listening on /m.test(out)) {
+      if (/"msg":"listening on /.test(out)) {
         clearTimeout(timer);
         child.stdout.off('data', check);
         resolve(server);

@@ -1,4 +1,7 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { connect } from '../../src/db/connection.js';
 import { grants } from '../../src/http/scopes.js';
 import { configWarnings, loadConfig } from '../../src/config.js';
 import { normalizeDomainName } from '../../src/domains/domains.service.js';
@@ -34,7 +37,11 @@ describe('scopes', () => {
 describe('config', () => {
   it('has the documented defaults', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: 'data/formcast.db', smtpUrl: null, publicUrl: 'http://127.0.0.1:3000' });
+    expect(c).toMatchObject({ port: 3000, host: '127.0.0.1', smtpUrl: null, publicUrl: 'http://127.0.0.1:3000' });
+    // The defaults are in the project's folder (of package.json), not the working directory.
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+    expect(c.databaseUrl).toBe(path.join(root, 'data', 'formcast.db'));
+    expect(c.outboxDir).toBe(path.join(root, 'data', 'outbox'));
   });
   it('rejects values that cannot work', () => {
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/);
@@ -42,6 +49,13 @@ describe('config', () => {
     expect(() => loadConfig({ PUBLIC_URL: 'not a url' })).toThrow(/PUBLIC_URL/);
     expect(() => loadConfig({ TRUST_PROXY: '1' })).toThrow(/hop count/);
     expect(() => loadConfig({ SECRET_KEY: 'short' })).toThrow(/SECRET_KEY/);
+    // An unknown scheme is refused (it used to be taken for a file path, creating a file named `mysql:`).
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL: unsupported scheme "mysql:"/);
+    expect(() => loadConfig({ DATABASE_URL: 'sqlite:///tmp/x.db' })).toThrow(/unsupported scheme "sqlite:"/);
+    expect(() => connect('mysql://x')).toThrow(/unsupported scheme/);
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).databaseUrl).toBe('postgresql://u@h/db');
+    expect(loadConfig({ DATABASE_URL: '/tmp/f.db' }).databaseUrl).toBe('/tmp/f.db');
+    expect(loadConfig({ DATABASE_URL: ':memory:' }).databaseUrl).toBe(':memory:');
     expect(() => loadConfig({ PAUSE_BOUNCE_RATE: '0' })).toThrow(/PAUSE_BOUNCE_RATE/);
   });
   it('greets SMTP servers with SMTP_HELO_NAME, else the host of an explicit PUBLIC_URL (never an address)', () => {

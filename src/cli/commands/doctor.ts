@@ -1,0 +1,146 @@
+import fs from 'node:fs';
+import { isIP } from 'node:net';
+import type { Command } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../../config.js';
+import { connect, isPostgresUrl } from '../../db/connection.js';
+import { pendingMigrations } from '../../db/migrate.js';
+import { withSecret } from '../../db/secrets.js';
+import { createServices } from '../../app.js';
+import { listWorkspaces } from '../../workspaces/workspaces.repository.js';
+import { describeDatabase } from '../database.js';
+import { allPages, jsonOption } from '../context.js';
+import { color, EXIT, print, status } from '../output.js';
+import { probeSmtp } from '../smtp-probe.js';
+
+type Outcome = 'ok' | 'warn' | 'fail';
+
+interface Check {
+  check: string;
+  status: Outcome;
+  detail: string;
+}
+
+const LOOPBACK = /^(localhost|127(\.\d+){3}|\[::1\]|::1)$/;
+
+async function checkPublicUrl(config: Config): Promise<Check[]> {
+  const checks: Check[] = [];
+  const url = new URL(config.publicUrl);
+  if (!config.publicUrlExplicit) {
+    checks.push({ check: 'PUBLIC_URL', status: 'fail', detail: `not set: links in emails and pages would use ${config.publicUrl}, which recipients cannot reach; set it to the service's public https address` });
+  } else if (url.protocol !== 'https:') {
+    checks.push({ check: 'PUBLIC_URL', status: 'warn', detail: `${config.publicUrl} is http://${LOOPBACK.test(url.hostname) ? ' on this machine: fine for trying Formcast out, not for real mail' : ': one-click unsubscribe (RFC 8058) and mailbox providers expect https; put the service behind a TLS proxy'}` });
+  } else {
+    checks.push({ check: 'PUBLIC_URL', status: 'ok', detail: `${config.publicUrl} (https)` });
+  }
+  if (config.publicUrlExplicit) {
+    try {
+      const res = await fetch(`${config.publicUrl}/readyz`, { signal: AbortSignal.timeout(5000), redirect: 'manual' });
+      checks.push({ check: 'PUBLIC_URL reachable', status: res.status === 200 ? 'ok' : 'warn', detail: `GET ${config.publicUrl}/readyz answered ${res.status}` });
+    } catch (err) {
+      checks.push({ check: 'PUBLIC_URL reachable', status: 'warn', detail: `GET ${config.publicUrl}/readyz failed (${(err as Error).message}): is the server running, and the proxy in front of it?` });
+    }
+  }
+  return checks;
+}
+
+async function checkSmtp(config: Config): Promise<Check[]> {
+  if (!config.smtpRelays.length) {
+    return [{ check: 'SMTP', status: 'warn', detail: `SMTP_URL is not set: messages are written as .eml files to ${config.outboxDir} and NOT sent to anyone` }];
+  }
+  const checks: Check[] = [];
+  for (const relay of config.smtpRelays) {
+    const p = await probeSmtp(relay.url, { heloName: config.smtpHeloName, allowPlaintextAuth: config.smtpAllowPlaintextAuth, timeoutMs: 10_000 });
+    checks.push({ check: `SMTP ${p.relay}`, status: p.ok ? 'ok' : 'fail', detail: p.detail });
+    if (!p.ok) continue;
+    const host = new URL(relay.url).hostname.replace(/^\[|\]$/g, '');
+    const local = LOOPBACK.test(host) || isIP(host) === 4 && /^(10|127)\./.test(host);
+    checks.push({
+      check: `SMTP ${p.relay} TLS`,
+      status: p.tls !== 'none' ? 'ok' : local ? 'warn' : 'fail',
+      detail: p.tls === 'none'
+        ? `the connection is not encrypted (no smtps://, no STARTTLS offered)${local ? ': acceptable for a relay on this machine or network only' : ''}`
+        : `${p.tls}${p.protocol ? ` (${p.protocol})` : ''}`,
+    });
+  }
+  return checks;
+}
+
+/** Migrations, then the DNS of every domain of every workspace (when the schema is current). */
+async function checkDatabase(config: Config): Promise<Check[]> {
+  const checks: Check[] = [];
+  const where = describeDatabase(config.databaseUrl);
+  if (!isPostgresUrl(config.databaseUrl) && config.databaseUrl !== ':memory:' && !fs.existsSync(config.databaseUrl)) {
+    return [{ check: 'database', status: 'fail', detail: `no database at ${where}: start the server or run formcast migrate (or set DATABASE_URL to the server's)` }];
+  }
+  const db = connect(config.databaseUrl);
+  try {
+    let state;
+    try {
+      state = await pendingMigrations(db);
+    } catch (err) {
+      return [{ check: 'database', status: 'fail', detail: `${where}: ${(err as Error).message.split('\n')[0]}` }];
+    }
+    checks.push({ check: 'database', status: 'ok', detail: `${where} answers` });
+    if (state.pending.length) {
+      checks.push({ check: 'migrations', status: 'fail', detail: `${state.pending.length} pending: ${state.pending.join(', ')} (run formcast migrate, or restart the server)` });
+      return checks;
+    }
+    checks.push({ check: 'migrations', status: 'ok', detail: `all ${state.applied.length} applied` });
+
+    const services = createServices(db, await withSecret(db, config));
+    const workspaces = await allPages((before) => listWorkspaces(db.kysely, 100, before));
+    let domains = 0;
+    for (const ws of workspaces) {
+      const list = await allPages((before) => services.domains.list(ws.id, { limit: 100, beforeId: before }));
+      for (const d of list) {
+        domains++;
+        const v = await services.domains.checkDns(ws.id, d.name);
+        const failing = (v?.records ?? []).filter((r) => r.status !== 'VERIFIED');
+        const label = `DNS ${d.name} (${ws.id})`;
+        if (!failing.length) checks.push({ check: label, status: 'ok', detail: `ownership and DKIM records published${v?.advice.length ? `; advice: ${v.advice.join(' ')}` : ''}` });
+        else {
+          const what = failing.map((r) => `${r.name} ${r.type} ${r.status}`).join(', ');
+          checks.push(d.status === 'VERIFIED'
+            ? { check: label, status: 'fail', detail: `VERIFIED, but now ${what}: its messages will fail DKIM (formcast domain verify ${d.name} --workspace ${ws.id})` }
+            : { check: label, status: 'warn', detail: `${d.status}, not used for sending yet: ${what} (publish the records: formcast domain verify ${d.name} --workspace ${ws.id})` });
+        }
+      }
+    }
+    if (!domains) checks.push({ check: 'DNS', status: 'warn', detail: 'no sending domain in any workspace (formcast domain add <name> --workspace <id>)' });
+  } finally {
+    await db.close();
+  }
+  return checks;
+}
+
+/** doctor: is this installation ready to send? Exit 0 when no check failed (warnings pass), 6 otherwise. */
+export function registerDoctor(program: Command): void {
+  program.command('doctor')
+    .description('check the installation: PUBLIC_URL, SMTP reachability and TLS, the database and its migrations, the DNS of every domain; exit 6 if a check failed')
+    .addOption(jsonOption())
+    .addHelpText('after', '\nEach check is ok, warn (worth fixing; does not fail) or fail. Nothing is changed, nothing is sent.\n\nExample:\n  formcast doctor')
+    .action(async (opts: { json?: boolean }) => {
+      let checks: Check[];
+      try {
+        const config = loadConfig();
+        checks = [
+          { check: 'configuration', status: 'ok', detail: 'the environment is valid' },
+          ...(await checkPublicUrl(config)),
+          ...(await checkSmtp(config)),
+          ...(await checkDatabase(config)),
+        ];
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        checks = [{ check: 'configuration', status: 'fail', detail: err.message }];
+      }
+      const ok = checks.every((c) => c.status !== 'fail');
+      const width = Math.max(...checks.map((c) => c.check.length));
+      const mark = { ok: color.green('✓'), warn: color.yellow('!'), fail: color.red('✗') };
+      print({ ok, checks }, opts.json, [
+        ...checks.map((c) => `${mark[c.status]} ${status(c.status)}${' '.repeat(5 - c.status.length)}${c.check.padEnd(width)}  ${c.detail}`),
+        '',
+        ok ? color.green(`all checks passed${checks.some((c) => c.status === 'warn') ? ' (with warnings)' : ''}`) : color.red(`${checks.filter((c) => c.status === 'fail').length} check(s) failed`),
+      ].join('\n'));
+      if (!ok) process.exitCode = EXIT.CHECK_FAILED;
+    });
+}
