@@ -4,7 +4,7 @@ import { lazyRequire } from '../lib/lazy.js';
 
 // The sanitiser (with postcss and htmlparser2) loads with the first HTML deployed, not at start (lib/lazy.ts).
 const sanitizer = lazyRequire<typeof sanitizeHtml>('sanitize-html');
-import type { Form, HtmlValidation } from './forms.schemas.js';
+import type { HtmlValidation } from './forms.schemas.js';
 
 type Node = DefaultTreeAdapterMap['node'];
 type Element = DefaultTreeAdapterMap['element'];
@@ -87,35 +87,7 @@ export function crossValidate(fieldMapping: Record<string, string>, html: string
   return { valid: errors.length === 0, checkedAt, errors, warnings };
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
+export { escapeHtml } from './forms.appearance.js';
 
-const LABELS: Record<string, string> = { email: 'Email', firstName: 'First name', lastName: 'Last name' };
-
-function labelFor(field: string, property: string): string {
-  return LABELS[property] ?? property.replace(/_/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').replace(/^./, (c) => c.toUpperCase()) ?? field;
-}
-
-/** The form the service renders from fieldMapping when no custom HTML is deployed. */
-export function renderDefaultHtml(form: Pick<Form, 'name' | 'type' | 'fieldMapping'>): string {
-  const fields = Object.entries(form.fieldMapping).map(([field, property], i) => {
-    const id = `fc-field-${i}`;
-    const isEmail = property === 'email';
-    const type = isEmail ? 'email' : 'text';
-    const auto = isEmail ? ' autocomplete="email"' : property === 'firstName' ? ' autocomplete="given-name"' : property === 'lastName' ? ' autocomplete="family-name"' : '';
-    const required = isEmail && form.type === 'SIGN_UP' ? ' required' : '';
-    return `  <div class="fc-field">\n    <label for="${id}">${escapeHtml(labelFor(field, property))}</label>\n` +
-      `    <input id="${id}" name="${escapeHtml(field)}" type="${type}"${auto}${required}>\n` +
-      `    <p class="fc-error" data-formcast-error="${escapeHtml(field)}"></p>\n  </div>`;
-  });
-  return [
-    `<form class="fc-form" method="post">`,
-    `  <h1>${escapeHtml(form.name)}</h1>`,
-    `  <div data-formcast-error-summary></div>`,
-    ...fields,
-    `  <button type="submit">${form.type === 'SIGN_UP' ? 'Subscribe' : 'Submit'}</button>`,
-    `</form>`,
-  ].join('\n');
-}
+/** The form the service renders when no custom HTML is deployed (forms.appearance.ts, browser-safe: the console's preview uses it too). */
+export { renderDefaultHtml } from './forms.appearance.js';

@@ -23,7 +23,7 @@ function toForm(row: FormRow): Form {
     type: row.type,
     display: row.display,
     fieldMapping: fromJsonColumn<Record<string, string>>(row.field_mapping) ?? {},
-    settings: fromJsonColumn<FormSettings>(row.settings)!,
+    settings: settingsFromColumn(row.settings),
     doubleOptInEmailId: row.double_opt_in_email_id,
     seoTitle: row.seo_title,
     seoDescription: row.seo_description,
@@ -40,6 +40,23 @@ function toForm(row: FormRow): Form {
     publishedAt: toIso(row.published_at),
     archivedAt: toIso(row.archived_at),
   };
+}
+
+/**
+ * Settings as stored. PostgreSQL's jsonb keeps no key order, and the order of `fields` is the order of the questions:
+ * it is stored beside them (`fieldOrder`) and the object is rebuilt in that order when read.
+ */
+function settingsToColumn(settings: FormSettings): string {
+  return toJsonColumn(settings.fields ? { ...settings, fieldOrder: Object.keys(settings.fields) } : settings)!;
+}
+
+function settingsFromColumn(value: string): FormSettings {
+  const { fieldOrder, ...settings } = fromJsonColumn<FormSettings & { fieldOrder?: string[] }>(value)!;
+  if (settings.fields && fieldOrder) {
+    const fields = settings.fields;
+    settings.fields = Object.fromEntries([...fieldOrder.filter((k) => k in fields), ...Object.keys(fields).filter((k) => !fieldOrder.includes(k))].map((k) => [k, fields[k]!]));
+  }
+  return settings;
 }
 
 /** The stored shape of the configurable fields, as the service hands them over. */
@@ -65,7 +82,7 @@ function valuesToRow(v: Partial<FormValues>): Partial<FormsTable> {
   if (v.type !== undefined) row.type = v.type;
   if (v.display !== undefined) row.display = v.display;
   if (v.fieldMapping !== undefined) row.field_mapping = toJsonColumn(v.fieldMapping)!;
-  if (v.settings !== undefined) row.settings = toJsonColumn(v.settings)!;
+  if (v.settings !== undefined) row.settings = settingsToColumn(v.settings);
   if (v.doubleOptInEmailId !== undefined) row.double_opt_in_email_id = v.doubleOptInEmailId;
   if (v.seoTitle !== undefined) row.seo_title = v.seoTitle;
   if (v.seoDescription !== undefined) row.seo_description = v.seoDescription;

@@ -26,9 +26,53 @@ export const SuccessAction = Type.Object({
   url: Type.Optional({ ...HttpUrl, description: 'REDIRECT: where the visitor is sent (303)' }),
 }, { additionalProperties: false });
 
+export const FORM_THEMES = ['light', 'dark', 'auto'] as const;
+export const FIELD_TYPES = ['text', 'email', 'textarea', 'select', 'radio', 'checkbox', 'number', 'date'] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+/** `#rrggbb`; stored in lower case. */
+export const BRAND_COLOR_PATTERN = '^#[0-9a-fA-F]{6}$';
+/** The form field names the service keeps for itself (the honeypot, the consent box, …): `_fc` and anything after it. */
+export const RESERVED_FIELD_PREFIX = '_fc';
+
+/** How the hosted page and the embeds look (docs/forms.md). Every key optional; the defaults are the service's look. */
+export const Appearance = Type.Object({
+  heading: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'the public heading (the form name is internal and never shown)' })),
+  intro: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: 'plain text under the heading; line breaks are kept' })),
+  buttonLabel: Type.Optional(Type.String({ minLength: 1, maxLength: 60, description: 'the submit button; default "Subscribe" (SIGN_UP) or "Send" (SURVEY)' })),
+  consentText: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'shown beside a required checkbox (`_fc_consent`); its acceptance and this text are stored with each submission' })),
+  brandColor: Type.Optional(Type.String({ pattern: BRAND_COLOR_PATTERN, description: '#rrggbb: buttons, focus rings, selected choices; the text on it is picked for a contrast of at least 4.5:1' })),
+  logoUrl: Type.Optional(Type.String({ format: 'http-url', pattern: '^https://[^\\s"\'<>`]+$', maxLength: 2048, description: 'an absolute https URL of the logo shown above the heading' })),
+  theme: Type.Optional(StringEnum(FORM_THEMES, { description: 'light, dark, or auto (follows the visitor\'s system setting); default light' })),
+}, { additionalProperties: false });
+export type FormAppearance = Static<typeof Appearance>;
+
+/** One question of a form (docs/forms.md, "Fields"). */
+export const FieldDefinition = Type.Object({
+  label: Type.String({ minLength: 1, maxLength: 500 }),
+  type: StringEnum(FIELD_TYPES),
+  options: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { minItems: 1, maxItems: 100, description: 'select and radio (required), checkbox (a group of boxes; without options, one box)' })),
+  required: Type.Optional(Type.Boolean()),
+  placeholder: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+}, { additionalProperties: false });
+export type FieldDefinition = Static<typeof FieldDefinition>;
+
+export const Fields = StrictRecord(FIELD_NAME_PATTERN, FieldDefinition, {
+  maxProperties: 100,
+  description: 'form field name → question; a name not in fieldMapping is a question whose answers are stored with the submission only',
+});
+
+/** Bot protection of the public page and the embeds (docs/bot-protection.md); the API's submissions are exempt. */
+export const Protection = Type.Object({
+  proofOfWork: Type.Boolean({ description: 'a proof-of-work challenge (ALTCHA, solved by the visitor\'s browser without their noticing) must accompany each public submission' }),
+}, { additionalProperties: false });
+export type FormProtection = Static<typeof Protection>;
+
 export const Settings = Type.Object({
   successAction: Type.Optional(SuccessAction),
   doubleOptIn: Type.Optional(Type.Boolean()),
+  appearance: Type.Optional(Nullable(Appearance)),
+  fields: Type.Optional(Nullable(Fields)),
+  protection: Type.Optional(Nullable(Protection)),
 }, { additionalProperties: false });
 
 /** The configuration fields of interface section 2.1, shared by create and update. */
@@ -82,6 +126,9 @@ export const FormSchema = Type.Object({
   settings: Type.Object({
     successAction: Type.Object({ type: StringEnum(['MESSAGE', 'REDIRECT'] as const), message: Type.Optional(Type.String()), url: Type.Optional(Type.String()) }),
     doubleOptIn: Type.Boolean(),
+    appearance: Type.Optional(Appearance),
+    fields: Type.Optional(Type.Record(Type.String(), FieldDefinition)),
+    protection: Type.Optional(Protection),
   }),
   doubleOptInEmailId: Nullable(Type.String()),
   seoTitle: Nullable(Type.String()),
@@ -99,7 +146,7 @@ export const FormSchema = Type.Object({
   publishedAt: Nullable(Timestamp),
   archivedAt: Nullable(Timestamp),
   stats: Type.Optional(Type.Object({
-    views: Type.Integer({ description: 'views of the hosted page' }),
+    views: Type.Integer({ description: 'views of the hosted page, and impressions of the embeds (one per page view of the site that embeds the form)' }),
     submissions: Type.Integer(),
     confirmations: Type.Integer({ description: 'double opt-in links followed' }),
   }, { description: 'of this version; on GET /v1/forms/{formId}' })),

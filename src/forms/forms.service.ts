@@ -9,7 +9,7 @@ import { getTemplate, templateExists } from '../templates/templates.repository.j
 import { MAX_HTML_BYTES, crossValidate, renderDefaultHtml, sanitizeFormHtml } from './forms.html.js';
 import { publishedFormsChanged } from './forms.published.js';
 import * as repo from './forms.repository.js';
-import type { CreateFormInput, Form, FormHtml, FormSettings, FormStatus, UpdateFormInput } from './forms.schemas.js';
+import { RESERVED_FIELD_PREFIX, type CreateFormInput, type FieldDefinition, type Form, type FormAppearance, type FormHtml, type FormSettings, type FormStatus, type UpdateFormInput } from './forms.schemas.js';
 import { transition } from './forms.state.js';
 
 export const DEFAULT_SUCCESS_MESSAGE = 'Thanks! Your submission has been received.';
@@ -21,11 +21,47 @@ export function normalizeSettings(input: UpdateFormInput['settings'] | undefined
   if (action.type === 'MESSAGE' && action.url !== undefined) errors.push({ path: '/settings/successAction/url', message: 'is only for a REDIRECT success action' });
   if (action.type === 'REDIRECT' && action.message !== undefined) errors.push({ path: '/settings/successAction/message', message: 'is only for a MESSAGE success action' });
   if (action.type === 'REDIRECT' && action.url === undefined) errors.push({ path: '/settings/successAction/url', message: 'is required for a REDIRECT success action' });
+  const fields = input?.fields ?? undefined;
+  if (fields) errors.push(...fieldProblems(fields));
   if (errors.length) throw validationFailed(errors);
+  const appearance = normalizeAppearance(input?.appearance ?? undefined);
   return {
     successAction: action.type === 'MESSAGE' ? { type: 'MESSAGE', message: action.message ?? DEFAULT_SUCCESS_MESSAGE } : { type: 'REDIRECT', url: action.url! },
     doubleOptIn: input?.doubleOptIn ?? false,
+    ...(appearance ? { appearance } : {}),
+    ...(fields && Object.keys(fields).length ? { fields } : {}),
+    ...(input?.protection ? { protection: { proofOfWork: input.protection.proofOfWork } } : {}),
   };
+}
+
+const pointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** The rules of `settings.fields` a schema cannot say (docs/forms.md, "Fields"). */
+function fieldProblems(fields: Record<string, FieldDefinition>): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const [name, f] of Object.entries(fields)) {
+    const at = `/settings/fields/${pointer(name)}`;
+    if (name.startsWith(RESERVED_FIELD_PREFIX)) errors.push({ path: at, message: `field names starting with "${RESERVED_FIELD_PREFIX}" are reserved for the service` });
+    const choice = f.type === 'select' || f.type === 'radio' || f.type === 'checkbox';
+    if ((f.type === 'select' || f.type === 'radio') && !f.options) errors.push({ path: `${at}/options`, message: `is required for a ${f.type} field` });
+    if (!choice && f.options) errors.push({ path: `${at}/options`, message: 'is only for select, radio and checkbox fields' });
+    if (f.options) {
+      const seen = new Set<string>();
+      f.options.forEach((o, i) => {
+        if (seen.has(o)) errors.push({ path: `${at}/options/${i}`, message: `"${o}" is listed twice` });
+        seen.add(o);
+      });
+    }
+    if (f.placeholder !== undefined && (f.type === 'radio' || f.type === 'checkbox')) errors.push({ path: `${at}/placeholder`, message: `a ${f.type} field shows no placeholder` });
+  }
+  return errors;
+}
+
+function normalizeAppearance(input: FormAppearance | undefined): FormAppearance | undefined {
+  if (!input) return undefined;
+  const out: FormAppearance = { ...input };
+  if (out.brandColor) out.brandColor = out.brandColor.toLowerCase();
+  return Object.keys(out).length ? out : undefined;
 }
 
 function checkFieldMapping(mapping: Record<string, string>): void {
@@ -35,12 +71,19 @@ function checkFieldMapping(mapping: Record<string, string>): void {
   }
 }
 
+/** A question mapped to the contact's email must be an email field. */
+function mappingProblems(mapping: Record<string, string>, fields: Record<string, FieldDefinition> | undefined): FieldError[] {
+  return Object.entries(fields ?? {}).filter(([field, def]) => mapping[field] === 'email' && def.type !== 'email')
+    .map(([field]) => ({ path: `/settings/fields/${pointer(field)}/type`, message: `"${field}" is mapped to email, so its type must be email` }));
+}
+
 /** What publishing needs (422 form_incomplete lists each missing item). */
 function publishProblems(form: Form): FieldError[] {
   const problems: FieldError[] = [];
   if (form.type === 'SIGN_UP' && !Object.values(form.fieldMapping).includes('email')) {
     problems.push({ path: '/fieldMapping', message: 'a SIGN_UP form needs a field mapped to email' });
   }
+  problems.push(...mappingProblems(form.fieldMapping, form.settings.fields));
   if (form.htmlValidation && !form.htmlValidation.valid) {
     for (const e of form.htmlValidation.errors) problems.push({ path: '/htmlValidation', message: `${e.code}: ${e.field}` });
   }
@@ -76,6 +119,8 @@ export class FormsService {
     const fieldMapping = input.fieldMapping ?? {};
     checkFieldMapping(fieldMapping);
     const settings = normalizeSettings(input.settings);
+    const mismatch = mappingProblems(fieldMapping, settings.fields);
+    if (mismatch.length) throw validationFailed(mismatch);
     const id = newId('form');
     const groupId = newId('fgrp');
     const now = nowIso();
@@ -142,7 +187,8 @@ export class FormsService {
     const values: Partial<repo.FormValues> = { ...rest, ...(settings !== undefined ? { settings: normalizeSettings(settings) } : {}) };
     // Most edits (names, texts, SEO fields, settings) touch this row only: one conditional UPDATE does it.
     // A miss (unknown form, or not a draft) falls through to the full path, which says which.
-    const needsMore = input.slug !== undefined || input.doubleOptInEmailId !== undefined || input.fieldMapping !== undefined || input.type !== undefined;
+    const needsMore = input.slug !== undefined || input.doubleOptInEmailId !== undefined || input.fieldMapping !== undefined || input.type !== undefined
+      || values.settings?.fields !== undefined; // questions are checked against the mapping
     if (!needsMore) {
       const updated = await repo.updateDraftFormReturning(this.db.kysely, workspaceId, id, values, nowIso());
       if (updated) return updated;
@@ -150,6 +196,8 @@ export class FormsService {
     await this.tx(async (trx) => {
       const form = await this.mustGet(trx, workspaceId, id);
       transition(form.status, 'update');
+      const mismatch = mappingProblems(input.fieldMapping ?? form.fieldMapping, (values.settings ?? form.settings).fields);
+      if (mismatch.length) throw validationFailed(mismatch);
       await this.checkTemplate(trx, workspaceId, input.doubleOptInEmailId);
       if (input.slug !== undefined) await this.claimSlug(trx, workspaceId, input.slug, form.formGroupId);
       const now = nowIso();

@@ -18,10 +18,11 @@ import * as repo from './submissions.repository.js';
 
 /** The confirmation email when a form names no template of its own (doubleOptInEmailId null), in the workspace's locale. */
 export function builtInConfirmation(locale: Locale): { subject: string; html: string; text: string | null } {
-  // Our own words, with no Liquid syntax in them; `{name}` becomes the form's name.
+  // Our own words, with no Liquid syntax in them; `{name}` becomes the form's public heading (its `name` is
+  // internal and never shown to the people who sign up), or the workspace's name when it has none.
   const t = TEXTS[locale];
   return {
-    subject: t.confirmEmailSubject.replace('{name}', '{{ form.name }}'),
+    subject: t.confirmEmailSubject.replace('{name}', '{{ form.heading }}'),
     html: `<p>${t.confirmEmailHello}{% if contact.firstName %} {{ contact.firstName }}{% endif %},</p>`
       + `<p>${t.confirmEmailText}</p>`
       + `<p><a href="{{ confirm_url }}">${t.confirmButton}</a></p>`
@@ -81,7 +82,7 @@ export class ConfirmationSender {
     const source = template ?? builtInConfirmation(workspace.settings.locale);
     const scope = {
       contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
-      form: { id: form.id, name: form.name },
+      form: { id: form.id, name: form.name, heading: form.settings.appearance?.heading ?? form.seoTitle ?? workspace.name },
       confirm_url: `${this.publicUrl}/confirm/${c.token}`,
     };
     const subject = renderTemplate(source.subject ?? 'Please confirm your subscription', scope);

@@ -71,7 +71,7 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
     }
     child.stdout.on('data', (d: string) => {
       output += d;
-      const m = /^listening on (http:\/\/\S+)$/m.exec(output);
+      const m = /"msg":"listening on (http:\/\/[^"]+)"/.exec(output); // serve's JSON log line
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -174,11 +174,11 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
       }),
       publishForm('popup', {
         name: 'Get 10% off', display: 'POPUP',
-        settings: { successAction: { type: 'MESSAGE', message: 'Your code is on its way.' } },
+        settings: { successAction: { type: 'MESSAGE', message: 'Your code is on its way.' }, appearance: { heading: 'Get 10% off' } },
       }),
       publishForm('xss', {
         name: `Name ${XSS}`, display: 'INLINE_EMBED', seoTitle: `Title ${XSS}`, seoDescription: `Description ${XSS}`,
-        settings: { successAction: { type: 'MESSAGE', message: `Message ${XSS}` } },
+        settings: { successAction: { type: 'MESSAGE', message: `Message ${XSS}` }, appearance: { heading: `Heading ${XSS}` } },
       }),
     ]);
 
@@ -392,7 +392,9 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     await page.goto(`${server.url}/f/xss`);
     expect(await page.title()).toBe(`Title ${XSS}`);
     expect(await page.locator('meta[name="description"]').getAttribute('content')).toBe(`Description ${XSS}`);
-    expect(await page.locator('h1').innerText()).toBe(`Name ${XSS}`);
+    // The public heading; the form's name is internal and never shown (contract §4).
+    expect(await page.locator('h1').innerText()).toBe(`Heading ${XSS}`);
+    expect(await page.content()).not.toContain('Name &lt;img');
     expect(await pwned()).toBeUndefined();
 
     // A submitted value shown back (the 422 page keeps it).
@@ -416,7 +418,7 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     // The embed, on a site without a CSP of its own: nothing to fall back on but escaping.
     await page.goto(`${site.url}/xss`);
     await expect.poll(() => page.getByLabel('Email').isVisible()).toBe(true);
-    expect(await page.locator('[data-formcast-embed] h1').innerText()).toBe(`Name ${XSS}`);
+    expect(await page.locator('[data-formcast-embed] h1').innerText()).toBe(`Heading ${XSS}`);
     await page.getByLabel('Email').fill('xss2@example.com');
     await page.getByLabel('First name').fill(XSS);
     await page.getByRole('button', { name: 'Subscribe' }).click();

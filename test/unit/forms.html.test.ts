@@ -61,7 +61,7 @@ describe('crossValidate', () => {
 
 describe('renderDefaultHtml', () => {
   it('renders a labelled control per mapped field, escaping names', () => {
-    const html = renderDefaultHtml({ name: '<b>Hi</b>', type: 'SIGN_UP', fieldMapping: { email: 'email', 'a"b': 'favorite_color' } });
+    const html = renderDefaultHtml({ type: 'SIGN_UP', seoTitle: null, fieldMapping: { email: 'email', 'a"b': 'favorite_color' }, settings: { appearance: { heading: '<b>Hi</b>' } } });
     expect(html).toContain('&lt;b&gt;Hi&lt;/b&gt;');
     expect(html).toContain('type="email"');
     expect(html).toContain('name="a&quot;b"');

@@ -55,7 +55,8 @@ export function CodeEditor({ value, onChange, label, readOnly = false, described
         syntaxHighlighting(accessibleHighlight),
         EditorView.lineWrapping,
         EditorView.editable.of(!readOnly),
-        EditorView.contentAttributes.of({ 'aria-label': label, ...(describedBy ? { 'aria-describedby': describedBy } : {}) }),
+        // Read-only content stays focusable (tabindex), so a keyboard can reach, read and scroll it.
+        EditorView.contentAttributes.of({ 'aria-label': label, ...(describedBy ? { 'aria-describedby': describedBy } : {}), ...(readOnly ? { tabindex: '0', 'aria-readonly': 'true' } : {}) }),
         EditorView.updateListener.of((u) => { if (u.docChanged) change.current(u.state.doc.toString()); }),
       ],
     });
