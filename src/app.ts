@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { OPERATION_DOCS } from './app.docs.js';
 import { ApiKeysService } from './api-keys/api-keys.service.js';
 import { AutomationEngine, DEFAULT_ENGINE } from './automations/automations.engine.js';
 import { automationsRoutes } from './automations/automations.routes.js';
@@ -34,6 +35,7 @@ import { segmentsRoutes } from './segments/segments.routes.js';
 import { SegmentsService } from './segments/segments.service.js';
 import { submissionsRoutes } from './submissions/submissions.routes.js';
 import { SubmissionsService } from './submissions/submissions.service.js';
+import { ProtectionService } from './protection/protection.service.js';
 import { suppressionsRoutes } from './suppressions/suppressions.routes.js';
 import { SuppressionsService } from './suppressions/suppressions.service.js';
 import { templatesRoutes } from './templates/templates.routes.js';
@@ -78,6 +80,7 @@ export interface Services {
   sessions: SessionsService;
   users: UsersService;
   automations: AutomationsService;
+  protection: ProtectionService;
 }
 
 declare module 'fastify' {
@@ -98,6 +101,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
   const webhooks = new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks?.allowHttp ?? false, allowPrivate: config.webhooks?.allowPrivate ?? false });
   // The API starts runs only for the api trigger, through the engine's entry rule; the jobs walk them (jobs.ts).
   const engine = new AutomationEngine(db, webhooks, { ...DEFAULT_ENGINE, workerId: 'api', clock: Date.now });
+  const protection = new ProtectionService(db, { secret: config.secret, bursts: config.signupBursts, pow: config.proofOfWork });
   return {
     apiKeys,
     workspaces: new WorkspacesService(db, apiKeys),
@@ -109,7 +113,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     templates: new TemplatesService(db),
     broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
     unsubscribe: new UnsubscribeService(db),
-    submissions: new SubmissionsService(db),
+    submissions: new SubmissionsService(db, { protection }),
     suppressions: new SuppressionsService(db),
     bounces: new BouncesService(db),
     events: new EventsService(db),
@@ -117,6 +121,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     sessions,
     users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
     automations: new AutomationsService(db, webhooks, engine),
+    protection,
   };
 }
 
@@ -137,6 +142,8 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
   const app = await createServer({ logLevel: config.logLevel, publicUrl: config.publicUrl, trustProxy: config.trustProxy, logger, logStream });
   const services = createServices(db, config, mailer);
   app.decorate('services', services);
+  // The API reference's prose and examples (each feature's *.docs.ts), added to /openapi.json.
+  app.documentOperations(...OPERATION_DOCS);
 
   app.get('/readyz', { schema: { hide: true } }, async (req, reply) => {
     try {
@@ -158,7 +165,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     snsCertHost: config.hooks?.snsCertHost ?? /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/,
     postmark: config.hooks?.postmarkUser && config.hooks.postmarkPassword ? { user: config.hooks.postmarkUser, password: config.hooks.postmarkPassword } : null,
   });
-  await app.register(hostedRoutes, { submissions: services.submissions, publicUrl: config.publicUrl, submissionsPerMinute: config.submissionsPerMinute ?? 10 });
+  await app.register(hostedRoutes, { submissions: services.submissions, protection: services.protection, publicUrl: config.publicUrl, submissionsPerMinute: config.submissionsPerMinute ?? 10 });
   // The web console's built files under /app (contract §14; console/ and src/console/console.routes.ts).
   await app.register(consoleRoutes, {});
 

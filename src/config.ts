@@ -3,6 +3,9 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { parsePacing, PacingConfigError, type PacingConfig } from './deliveries/pacing.config.js';
 import { parseRelayUrls, RelayConfigError, type RelayUrl } from './mail/relay-urls.js';
+import { PACKAGE_ROOT } from './lib/paths.js';
+import { DEFAULT_BURST_RULES, type BurstRules } from './protection/protection.bursts.js';
+import { DEFAULT_POW_TUNING, type PowTuning } from './protection/protection.pow.js';
 
 export interface Config {
   port: number;
@@ -22,6 +25,8 @@ export interface Config {
   dnsTimeoutMs: number;
   /** Where messages go without SMTP_URL. */
   outboxDir: string;
+  /** The outbox keeps messages this many days (OUTBOX_RETENTION_DAYS) and at most this many files (OUTBOX_MAX_FILES). */
+  outboxRetention: { days: number; maxFiles: number };
   /** Connections of the SMTP pool. */
   smtpMaxConnections: number;
   /** Messages per second at most; 0 means no limit. */
@@ -68,6 +73,16 @@ export interface Config {
   };
   /** Days events are kept (EVENTS_RETENTION_DAYS); older ones are pruned by the worker, in batches. */
   eventsRetentionDays: number;
+  /**
+   * Sign-up bursts held for review (docs/bot-protection.md): within SIGNUP_BURST_WINDOW_SECONDS, how many public
+   * submissions of a workspace may share a network (SIGNUP_BURST_IP_RANGE), an address pattern (SIGNUP_BURST_PATTERN), a
+   * mailbox (SIGNUP_BURST_MAILBOX) or a domain (SIGNUP_BURST_DOMAIN) before the next is held; 0 turns a rule off.
+   */
+  signupBursts: BurstRules;
+  /** The proof-of-work challenge's difficulty (POW_COST iterations per attempt; POW_MIN_ATTEMPTS..POW_MAX_ATTEMPTS attempts). */
+  proofOfWork: PowTuning;
+  /** Days a submission keeps the address and user agent it came from (SUBMISSION_RETENTION_DAYS); then the worker clears them. */
+  submissionRetentionDays: number;
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -96,6 +111,24 @@ function boolFrom(env: NodeJS.ProcessEnv, name: string, fallback: boolean): bool
 }
 
 export class ConfigError extends Error {}
+
+/** The SQLite file used when DATABASE_URL is not set: data/formcast.db in the project's folder (not the working directory). */
+export function defaultDatabasePath(): string {
+  return path.join(PACKAGE_ROOT, 'data', 'formcast.db');
+}
+
+/**
+ * DATABASE_URL is `postgres://…` / `postgresql://…` (PostgreSQL) or a file path (SQLite, `:memory:` too). Anything
+ * else with a scheme (`mysql://…`, `sqlite://…`) is refused: it would otherwise be taken for a file path and
+ * quietly create a file named after the scheme. A one-letter "scheme" is a Windows drive (`C:\…`).
+ */
+export function checkDatabaseUrl(url: string): void {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(url)?.[1];
+  if (scheme && !/^postgres(ql)?$/i.test(scheme)) {
+    throw new ConfigError(`DATABASE_URL: unsupported scheme "${scheme}:" (use postgres://user:password@host:5432/database for PostgreSQL, or a file path such as ./data/formcast.db for SQLite)`);
+  }
+  if (scheme && !/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('DATABASE_URL: a PostgreSQL URL starts with postgres:// or postgresql:// (lower case)');
+}
 
 /** A setting's own parser's error, as a ConfigError. */
 function wrap<T>(kind: new (...args: never[]) => Error, parse: () => T): T {
@@ -130,7 +163,7 @@ function heloFrom(hostname: string | null): string | null {
 
 /** Reads the environment (README, Configuration; docs/api.md §10). Fails fast on values that cannot work. */
 /** What the services need to know of the configuration. */
-export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks'>> & {
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks' | 'signupBursts' | 'proofOfWork'>> & {
   /** Signs tokens in public addresses (db/secrets.ts). */
   secret: Buffer;
 };
@@ -139,7 +172,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got "${env.PORT}"`);
   const host = env.HOST || '127.0.0.1';
-  const databaseUrl = env.DATABASE_URL || path.join('.', 'data', 'formcast.db');
+  // The defaults live in the project's folder (that of package.json), whatever the working directory: a command run
+  // from elsewhere uses the database the server uses, instead of creating an empty one there.
+  const databaseUrl = env.DATABASE_URL || defaultDatabasePath();
+  checkDatabaseUrl(databaseUrl);
   if (env.SMTP_URL && env.SMTP_URLS) throw new ConfigError('set SMTP_URL (one relay) or SMTP_URLS (several), not both');
   if (env.SMTP_URL && !/^smtps?:\/\//.test(env.SMTP_URL)) throw new ConfigError('SMTP_URL must start with smtp:// or smtps://');
   const smtpRelays = env.SMTP_URLS ? wrap(RelayConfigError, () => parseRelayUrls(env.SMTP_URLS!)) : env.SMTP_URL ? [{ url: env.SMTP_URL, weight: 1 }] : [];
@@ -175,7 +211,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hooks: { snsCertHost, postmarkUser: env.POSTMARK_WEBHOOK_USER || null, postmarkPassword: env.POSTMARK_WEBHOOK_PASSWORD || null },
     port, host, databaseUrl, smtpUrl, smtpRelays, sendPacing, publicUrl, publicUrlExplicit: Boolean(env.PUBLIC_URL), logLevel: env.LOG_LEVEL || 'info', dnsServers,
     dnsTimeoutMs: intFrom(env, 'DNS_TIMEOUT_MS', 5000, 1, 60_000),
-    outboxDir: env.OUTBOX_DIR || path.join('.', 'data', 'outbox'),
+    outboxDir: env.OUTBOX_DIR || path.join(PACKAGE_ROOT, 'data', 'outbox'),
+    outboxRetention: { days: intFrom(env, 'OUTBOX_RETENTION_DAYS', 7, 1, 36_500), maxFiles: intFrom(env, 'OUTBOX_MAX_FILES', 10_000, 1, 10_000_000) },
     smtpMaxConnections: intFrom(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
     smtpRateLimit: intFrom(env, 'SMTP_RATE_LIMIT', 0, 0, 100_000),
     submissionsPerMinute: intFrom(env, 'SUBMISSION_RATE_LIMIT', 10, 1, 100_000),
@@ -198,6 +235,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       inServe: boolFrom(env, 'SERVE_WORKER', true),
     },
     eventsRetentionDays: intFrom(env, 'EVENTS_RETENTION_DAYS', 400, 1, 36_500),
+    signupBursts: {
+      windowSeconds: intFrom(env, 'SIGNUP_BURST_WINDOW_SECONDS', DEFAULT_BURST_RULES.windowSeconds, 1, 86_400),
+      ipRange: intFrom(env, 'SIGNUP_BURST_IP_RANGE', DEFAULT_BURST_RULES.ipRange, 0, 1_000_000),
+      pattern: intFrom(env, 'SIGNUP_BURST_PATTERN', DEFAULT_BURST_RULES.pattern, 0, 1_000_000),
+      mailbox: intFrom(env, 'SIGNUP_BURST_MAILBOX', DEFAULT_BURST_RULES.mailbox, 0, 1_000_000),
+      domain: intFrom(env, 'SIGNUP_BURST_DOMAIN', DEFAULT_BURST_RULES.domain, 0, 1_000_000),
+    },
+    proofOfWork: {
+      cost: intFrom(env, 'POW_COST', DEFAULT_POW_TUNING.cost, 1, 1_000_000),
+      minCounter: intFrom(env, 'POW_MIN_ATTEMPTS', DEFAULT_POW_TUNING.minCounter, 1, 10_000_000),
+      maxCounter: intFrom(env, 'POW_MAX_ATTEMPTS', DEFAULT_POW_TUNING.maxCounter, 1, 10_000_000),
+    },
+    submissionRetentionDays: intFrom(env, 'SUBMISSION_RETENTION_DAYS', 180, 1, 36_500),
   };
 }
 

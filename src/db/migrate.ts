@@ -14,6 +14,8 @@ import { segmentIndexes } from './migrations/0011_segment_indexes.js';
 import { authVersion } from './migrations/0012_auth_version.js';
 import { eventsBroadcastPartial } from './migrations/0013_events_broadcast_partial.js';
 import { automations } from './migrations/0014_automations.js';
+import { signupProtection } from './migrations/0015_signup_protection.js';
+import { submissionConsent } from './migrations/0016_submission_consent.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -32,6 +34,8 @@ function migrations(db: Db): Record<string, Migration> {
     '0012_auth_version': authVersion(db.dialect),
     '0013_events_broadcast_partial': eventsBroadcastPartial(),
     '0014_automations': automations(db.dialect),
+    '0015_signup_protection': signupProtection(db.dialect),
+    '0016_submission_consent': submissionConsent(db.dialect),
   };
 }
 
@@ -46,4 +50,15 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** The migrations not applied to the database yet, in order (`formcast doctor`); applies nothing. */
+export async function pendingMigrations(db: Db): Promise<{ applied: string[]; pending: string[] }> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(db) };
+  const schema = db.dialect === 'postgres'
+    ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0]?.s
+    : undefined;
+  const migrator = new Migrator({ db: db.kysely, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
+  const all = await migrator.getMigrations();
+  return { applied: all.filter((m) => m.executedAt).map((m) => m.name), pending: all.filter((m) => !m.executedAt).map((m) => m.name) };
 }

@@ -264,6 +264,35 @@ export interface SubmissionsTable {
   contact_id: string | null;
   source: 'HOSTED' | 'EMBED' | 'API';
   created_at: string;
+  /** ACCEPTED, or HELD for review (a sign-up burst) and then RELEASED or DISCARDED (migration 0015). */
+  status: Generated<'ACCEPTED' | 'HELD' | 'RELEASED' | 'DISCARDED'>;
+  /** JSON array of the burst rules a HELD submission tripped. */
+  held_reasons: Generated<string | null>;
+  reviewed_at: Generated<string | null>;
+  /** Proof of consent (migration 0016): where the submission came from, cleared after SUBMISSION_RETENTION_DAYS. */
+  ip: Generated<string | null>;
+  user_agent: Generated<string | null>;
+  /** The consent text the visitor accepted (`settings.appearance.consentText`), and when. */
+  consent_text: Generated<string | null>;
+  consent_accepted_at: Generated<string | null>;
+}
+
+/** One signal of a public submission that bursts are counted by (protection/protection.bursts.ts). */
+export interface SignupSignalsTable {
+  id: string;
+  workspace_id: string;
+  kind: 'ip_range' | 'pattern' | 'mailbox' | 'domain';
+  key: string;
+  submission_id: string;
+  created_at: string;
+}
+
+/** Single-use tokens already used (proof-of-work solutions, embed impression tokens), until they expire. */
+export interface SpentTokensTable {
+  kind: 'pow' | 'impression';
+  token: string;
+  workspace_id: string;
+  expires_at: string;
 }
 
 /** A double opt-in link: single use, expiring; the worker emails it. */
@@ -444,6 +473,8 @@ export interface Database {
   broadcasts: BroadcastsTable;
   deliveries: DeliveriesTable;
   submissions: SubmissionsTable;
+  signup_signals: SignupSignalsTable;
+  spent_tokens: SpentTokensTable;
   confirmations: ConfirmationsTable;
   form_counters: FormCountersTable;
   suppressions: SuppressionsTable;

@@ -5,7 +5,7 @@
 export const EVENT_TYPES = [
   'email.sent', 'email.bounced', 'email.soft_bounced', 'email.complained', 'email.failed', 'email.opened', 'email.clicked',
   'contact.created', 'contact.updated', 'contact.subscribed', 'contact.unsubscribed', 'contact.deleted',
-  'form.submitted',
+  'form.submitted', 'form.submission_held',
   'broadcast.sending', 'broadcast.paused', 'broadcast.sent', 'broadcast.canceled',
   'event.tracked',
 ] as const;

@@ -22,6 +22,17 @@ export interface EmbedConfig {
   html: string;
   /** The shadow root's stylesheet. */
   css: string;
+  /** The proof-of-work widget's module script (docs/bot-protection.md), when the form asks for a proof of work. */
+  widget?: string;
+  /** Where to report this page view's impression (a signed single-use token in the address). */
+  impression?: string;
+}
+
+/** The ALTCHA widget element, as far as the runtime uses it. */
+interface PowWidget extends HTMLElement {
+  getState(): string;
+  verify(): Promise<unknown>;
+  reset(): void;
 }
 
 /** A popup as the registry holds it; the shape is shared with every other copy (and version) of the script on the page. */
@@ -35,6 +46,10 @@ interface Registry {
   seen: Record<string, boolean>;
   listening: boolean;
   uid: number;
+  /** Slugs whose impression this page view reported (absent in registries made by older copies of the script). */
+  counted?: Record<string, boolean>;
+  /** The widget's script was added to the page. */
+  widget?: boolean;
 }
 
 interface FormcastApi {
@@ -49,6 +64,9 @@ interface Answer {
   message?: unknown;
   redirect?: unknown;
   errors?: unknown;
+  /** A problem document (proof_of_work_failed). */
+  code?: unknown;
+  detail?: unknown;
 }
 
 interface Hooks {
@@ -131,6 +149,25 @@ export function runEmbed(cfg: EmbedConfig): void {
       open(s) { const p = pick(s); if (p) p.open(null); return !!p; },
       close(s) { const p = pick(s); if (p) p.close(); return !!p; },
     };
+  }
+
+  // The impression of this page view: once per form, however often the script is included or the popup opened.
+  const counted = registry.counted || (registry.counted = {});
+  if (cfg.impression && !counted[slug]) {
+    counted[slug] = true;
+    try {
+      // A simple cross-origin request (no body, no custom header): no preflight; the answer does not matter.
+      fetch(cfg.impression, { method: 'POST', mode: 'cors', credentials: 'omit', keepalive: true }).catch(() => { /* not counted */ });
+    } catch { /* not counted */ }
+  }
+  // The proof-of-work widget (a custom element): its script once per page, from the service's origin.
+  if (cfg.widget && !registry.widget && !(win.customElements && win.customElements.get('altcha-widget'))) {
+    registry.widget = true;
+    const s = doc.createElement('script');
+    s.type = 'module';
+    s.src = cfg.widget;
+    s.crossOrigin = 'anonymous';
+    (doc.head || doc.documentElement).appendChild(s);
   }
 
   function uid(prefix: string): string {
@@ -314,12 +351,32 @@ export function runEmbed(cfg: EmbedConfig): void {
       return JSON.stringify(out);
     }
 
+    /** Resolves once the form's proof of work (if it has one) is done, successfully or not: the server has the last word. */
+    function proved(): Promise<void> {
+      const w = form!.querySelector('altcha-widget') as PowWidget | null;
+      if (!w || typeof w.getState !== 'function') return Promise.resolve();
+      const state = w.getState();
+      if (state === 'verified') return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        if (state !== 'verifying') { w.verify().then(() => resolve(), () => resolve()); return; }
+        const on = (ev: Event): void => {
+          const s = (ev as CustomEvent<{ state?: string }>).detail && (ev as CustomEvent<{ state?: string }>).detail.state;
+          if (s === 'verified' || s === 'error') { w.removeEventListener('statechange', on); resolve(); }
+        };
+        w.addEventListener('statechange', on);
+      });
+    }
+
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       if (busy) return;
       clearErrors();
-      const payload = body();
       setBusy(true);
+      proved().then(() => { send(false); });
+    });
+
+    function send(retried: boolean): void {
+      const payload = body();
       fetch(cfg.action, {
         method: 'POST',
         mode: 'cors',
@@ -329,14 +386,25 @@ export function runEmbed(cfg: EmbedConfig): void {
       }).then((res) => {
         return res.json().then((data: unknown) => ({ status: res.status, data }), () => ({ status: res.status, data: null }));
       }).then((r) => {
-        setBusy(false);
         const data = r.data && typeof r.data === 'object' ? (r.data as Answer) : null;
+        const w = form!.querySelector('altcha-widget') as PowWidget | null;
+        if (data && data.code === 'proof_of_work_failed' && !retried && w && typeof w.reset === 'function') {
+          // Expired, or already used: a new check, and the same submission once more, without the visitor doing anything.
+          w.reset();
+          proved().then(() => { send(true); });
+          return;
+        }
+        setBusy(false);
         if (data && data.ok === true && r.status < 300) {
           if (hooks && hooks.success) hooks.success();
           if (typeof data.redirect === 'string' && isHttpUrl(data.redirect)) { win.location.assign(data.redirect); return; }
           showSuccess(typeof data.message === 'string' && data.message ? data.message : MSG.thanks);
         } else if (data && Array.isArray(data.errors) && data.errors.length) {
           showErrors(data.errors);
+        } else if (data && data.code === 'proof_of_work_failed' && typeof data.detail === 'string') {
+          if (w && typeof w.reset === 'function') w.reset();
+          showSummary([data.detail]);
+          theSummary.focus();
         } else {
           showSummary([r.status === 429 ? MSG.rate : MSG.failed]);
           theSummary.focus();
@@ -346,7 +414,7 @@ export function runEmbed(cfg: EmbedConfig): void {
         showSummary([MSG.network]);
         theSummary.focus();
       });
-    });
+    }
     return form;
   }
 

@@ -35,6 +35,8 @@ import { parseFragment, serialize, type DefaultTreeAdapterMap } from 'parse5';
 import type * as Builder from '../../scripts/build-embed.mjs';
 import { PACKAGE_ROOT } from '../lib/paths.js';
 import type { EmbedConfig } from './embed.runtime.js';
+import { themeCss } from '../forms/forms.appearance.js';
+import type { FormAppearance } from '../forms/forms.schemas.js';
 
 export interface EmbedOptions {
   slug: string;
@@ -43,8 +45,14 @@ export interface EmbedOptions {
   display: 'POPUP' | 'INLINE_EMBED';
   /** The form markup (`GET /f/{slug}?fragment=1`), sanitised by the service. */
   formHtml: string;
-  /** The form's name: the dialog's accessible name when the markup has no heading. */
+  /** The form's public heading: the dialog's accessible name when the markup has no heading. */
   title: string;
+  /** The form's `settings.appearance`: the theme and brand colour of the shadow root's stylesheet (forms.appearance.ts). */
+  appearance?: FormAppearance;
+  /** Proof of work on (docs/bot-protection.md): the widget's module script, and its stylesheet for the shadow root. */
+  widget?: { script: string; css: string };
+  /** Where the script reports its impression, once per page view (with its single-use token). */
+  impression?: string;
 }
 
 /** JSON that can sit inside a `<script>` element (and inside JS source) whatever the strings hold. */
@@ -53,7 +61,7 @@ export function jsonForScript(value: unknown): string {
 }
 
 const CSS = `
-:host { all: initial; display: block; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #1f2328; text-align: left; }
+:host { all: initial; display: block; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--fc-text, #1f2328); text-align: left; }
 :host([hidden]) { display: none !important; }
 :host([data-formcast-popup]) { position: fixed; inset: 0; z-index: 2147483647; }
 *, *::before, *::after { box-sizing: border-box; }
@@ -65,16 +73,16 @@ p { margin: 0 0 .75rem; }
 label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
 input:not([type=checkbox]):not([type=radio]):not([type=submit]):not([type=button]):not([type=reset]):not([type=image]), select, textarea {
   display: block; width: 100%; min-height: 44px; margin: 0; padding: .55rem .7rem; font: inherit; font-size: max(16px, 1em);
-  color: inherit; background: #fff; border: 1px solid #6e7781; border-radius: .4rem;
+  color: inherit; background: var(--fc-input-bg, #fff); border: 1px solid var(--fc-input-border, #6e7781); border-radius: .4rem;
 }
 textarea { min-height: 6rem; }
-[aria-invalid=true] { border-color: #b42318 !important; }
+[aria-invalid=true] { border-color: var(--fc-error, #b42318) !important; }
 button, input[type=submit] {
   display: inline-block; min-height: 44px; margin: 1rem 0 0; padding: .6rem 1.25rem; font: inherit; font-weight: 600;
-  color: #fff; background: #0969da; border: 0; border-radius: .4rem; cursor: pointer;
+  color: var(--fc-on-brand, #fff); background: var(--fc-brand, #0969da); border: 0; border-radius: .4rem; cursor: pointer;
 }
 button:disabled, input[type=submit]:disabled { opacity: .6; cursor: progress; }
-:focus-visible { outline: 3px solid #0969da; outline-offset: 2px; }
+:focus-visible { outline: 3px solid var(--fc-accent, #0969da); outline-offset: 2px; }
 [data-formcast-error] { margin: .25rem 0 0; color: #b42318; font-size: .9rem; }
 [data-formcast-error]:empty, [data-formcast-error-summary]:empty, [data-formcast-success]:empty { display: none; }
 [data-formcast-error-summary] { margin: 0 0 1rem; padding: .5rem .75rem; color: #b42318; background: #fff5f5; border-left: 4px solid #b42318; }
@@ -84,15 +92,22 @@ button:disabled, input[type=submit]:disabled { opacity: .6; cursor: progress; }
 .fc-backdrop { position: fixed; inset: 0; background: rgba(0, 0, 0, .55); }
 .fc-dialog {
   position: relative; width: 100%; max-width: 30rem; max-height: calc(100vh - 2rem); overflow: auto; padding: 1.5rem;
-  background: #fff; border-radius: .75rem; box-shadow: 0 10px 40px rgba(0, 0, 0, .3);
+  color: var(--fc-text, #1f2328); background: var(--fc-surface, #fff); border-radius: .75rem; box-shadow: 0 10px 40px rgba(0, 0, 0, .3);
 }
 .fc-dialog:focus { outline: none; }
 .fc-dialog h1, .fc-dialog h2, .fc-dialog h3 { padding-right: 2.5rem; }
 .fc-close {
   position: absolute; top: .5rem; right: .5rem; min-width: 44px; min-height: 44px; margin: 0; padding: 0;
-  font-size: 1.75rem; line-height: 1; color: #1f2328; background: transparent;
+  font-size: 1.75rem; line-height: 1; color: var(--fc-text, #1f2328); background: transparent;
 }
 @media (max-width: 30rem) { .fc-wrap { padding: .5rem; } .fc-dialog { padding: 1.25rem 1rem; max-height: calc(100vh - 1rem); } }
+`;
+
+/** After the theme: the service's form card sits flat inside the popup's dialog; answers take the theme's colours. */
+const EMBED_THEMED = `.fc-dialog .fc-form { border: 0; box-shadow: none; border-radius: 0; padding: 0; background: transparent; }
+.fc-dialog .fc-form .fc-heading { padding-right: 2.5rem; }
+.fc-root > [data-formcast-success], .fc-dialog > [data-formcast-success] { color: var(--fc-success); background: var(--fc-success-bg); padding: 1rem 1.25rem; border-radius: .75rem; }
+.fc-root > [data-formcast-success]:empty, .fc-dialog > [data-formcast-success]:empty { display: none; }
 `;
 
 type Node = DefaultTreeAdapterMap['node'];
@@ -160,7 +175,9 @@ export async function embedScript(opts: EmbedOptions): Promise<string> {
     display: opts.display === 'POPUP' ? 'POPUP' : 'INLINE_EMBED',
     title: opts.title,
     html: embedMarkup(opts.formHtml),
-    css: CSS,
+    css: CSS + themeCss(opts.appearance, 'embed') + EMBED_THEMED + (opts.widget ? opts.widget.css : ''),
+    ...(opts.widget ? { widget: opts.widget.script } : {}),
+    ...(opts.impression ? { impression: opts.impression } : {}),
   };
   return `/* Formcast form embed: see docs/embedding.md */\n(function (cfg) {'use strict';\n${await embedRuntime()}})(${jsonForScript(cfg)});\n`;
 }

@@ -1,6 +1,7 @@
 import { defaultTreeAdapter, html, parseFragment, serialize, type DefaultTreeAdapterMap } from 'parse5';
 import { escapeHtml, renderDefaultHtml } from '../forms/forms.html.js';
 import type { Form } from '../forms/forms.schemas.js';
+import { publicHeading, themeCss } from '../forms/forms.appearance.js';
 import { HONEYPOT_FIELD, type FieldProblem } from '../submissions/submissions.service.js';
 
 type Node = DefaultTreeAdapterMap['node'];
@@ -50,7 +51,7 @@ const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : v =
  * entered values kept and each error written where the page asks for it (`data-formcast-error="<field>"`),
  * or else just after the control. Every value goes in through the DOM, so it is escaped on the way out.
  */
-export function renderFormMarkup(form: Pick<Form, 'name' | 'type' | 'fieldMapping'>, customHtml: string | null, action: string, state: FormState = {}): string {
+export function renderFormMarkup(form: Pick<Form, 'type' | 'fieldMapping' | 'settings' | 'seoTitle'>, customHtml: string | null, action: string, state: FormState = {}): string {
   const fragment = parseFragment(customHtml ?? renderDefaultHtml(form));
   let formEl = [...walk(fragment as unknown as Node)].find((e) => e.tagName === 'form');
   if (!formEl) {
@@ -129,9 +130,20 @@ export function renderFormMarkup(form: Pick<Form, 'name' | 'type' | 'fieldMappin
   return serialize(fragment);
 }
 
+/** The page's `<title>`: the SEO title, or the public heading; never the form's (internal) name. */
+export function pageTitle(form: Pick<Form, 'type' | 'settings' | 'seoTitle'>): string {
+  return form.seoTitle ?? publicHeading(form);
+}
+
+/** The theme of the hosted page (forms.appearance.ts): the colour scheme, and the stylesheet of its variables. */
+export function appearanceHead(form: Pick<Form, 'settings'>): string {
+  const theme = form.settings.appearance?.theme ?? 'light';
+  return `<meta name="color-scheme" content="${theme === 'auto' ? 'light dark' : theme}">\n<style>\n${themeCss(form.settings.appearance, 'page')}</style>\n`;
+}
+
 /** `<head>` tags from the SEO fields: title is set by the page shell; all values escaped. */
-export function seoHead(form: Pick<Form, 'name' | 'seoTitle' | 'seoDescription' | 'seoImageUrl' | 'seoFaviconUrl'>, canonicalUrl: string): string {
-  const title = form.seoTitle ?? form.name;
+export function seoHead(form: Pick<Form, 'type' | 'settings' | 'seoTitle' | 'seoDescription' | 'seoImageUrl' | 'seoFaviconUrl'>, canonicalUrl: string): string {
+  const title = pageTitle(form);
   const tags = [
     `<link rel="canonical" href="${escapeHtml(canonicalUrl)}">`,
     `<meta property="og:type" content="website">`,

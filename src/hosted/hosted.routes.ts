@@ -10,11 +10,20 @@ import { TEXTS, fill } from '../pages/i18n.js';
 import { PAGE_CSP, sendPage } from '../pages/layout.js';
 import type { ConfirmationView, SubmissionsService } from '../submissions/submissions.service.js';
 import { embedScript } from './embed.js';
-import { renderFormMarkup, seoHead, type FormState } from './hosted.render.js';
+import { appearanceHead, pageTitle, renderFormMarkup, seoHead, type FormState } from './hosted.render.js';
+import { publicHeading } from '../forms/forms.appearance.js';
 import { sendCompressed } from '../http/compress.js';
+import { sendProblem } from '../http/problem.js';
+import { challengeUrl, proofOfWorkOn, widgetCsp, widgetHead, widgetUrl, withWidget } from '../protection/protection.markup.js';
+import { POW_FIELD } from '../protection/protection.pow.js';
+import { protectionPublicRoutes } from '../protection/protection.routes.js';
+import type { ProtectionService } from '../protection/protection.service.js';
+import { widgetCssForShadow } from '../protection/protection.assets.js';
 
 export interface HostedOptions {
   submissions: SubmissionsService;
+  /** Bot protection (docs/bot-protection.md): the proof-of-work widget and challenge, the embeds' impression beacon. */
+  protection: ProtectionService;
   publicUrl: string;
   /** Submissions per minute from one IP address to one form. */
   submissionsPerMinute: number;
@@ -36,20 +45,25 @@ function cspFor(form: Pick<Form, 'settings'>): string {
   // safeOrigin holds the host to letters, digits, dots and hyphens: nothing can end the source list.
   const origin = action.type === 'REDIRECT' && action.url ? safeOrigin(action.url) : null;
   // The console (same origin) shows the hosted page in an iframe as its live preview; no other site may frame it.
-  const csp = PAGE_CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'");
+  // With proof of work on, this origin's widget script and its worker run (and nothing else).
+  const base = PAGE_CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'");
+  const csp = proofOfWorkOn(form) ? widgetCsp(base) : base;
   return origin ? csp.replace("form-action 'self'", `form-action 'self' ${origin}`) : csp;
 }
 
 /**
  * The public side of forms (docs/api.md §9): the hosted page, its embed script, submissions from the
  * page or from an embed on another site (CORS), and the double opt-in confirmation link. No API key: the
- * slug or token is the address. Every page is server-rendered with every user value escaped, no script,
- * and a strict Content-Security-Policy.
+ * slug or token is the address. Every page is server-rendered with every user value escaped, no script
+ * (except, on a form with a proof-of-work check, the widget served from this origin: docs/bot-protection.md), and a
+ * strict Content-Security-Policy. A hosted submission is answered with a redirect (303), to `/f/{slug}/thanks` or the
+ * REDIRECT success action's URL: reloading the page it leads to sends nothing again.
  */
 export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): Promise<void> {
-  const { submissions, publicUrl } = opts;
+  const { submissions, publicUrl, protection } = opts;
   registerBodyParsers(app, { form: { bodyLimit: 64 * 1024 } });
   await app.register(rateLimit, { global: false });
+  protectionPublicRoutes(app, { protection, submissions });
 
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
     const status = err instanceof DomainError ? err.status : err.validation ? 404 : err.statusCode ?? 500;
@@ -63,11 +77,21 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return sendPage(reply, status, title, `<h1>${title}</h1><p>${text}</p>`);
   });
 
+  // The markup for another site's page (an embed, the fragment): with proof of work on, the widget starting at the first focus.
+  const embedded = (form: PublishedForm, slug: string, markup: string) =>
+    (proofOfWorkOn(form) ? withWidget(markup, { challenge: challengeUrl(publicUrl, slug), auto: 'onfocus' }) : markup);
+
   // A page without values or errors is the same for every visitor of the cached form: made and compressed once.
   const show = (reply: FastifyReply, form: PublishedForm, slug: string, state: FormState, status = 200) => {
     const fresh = state.values === undefined && state.errors === undefined;
-    return sendPage(reply, status, form.seoTitle ?? form.name, () => renderFormMarkup(form, form.html, `/f/${slug}`, state), {
-      head: () => seoHead(form, `${publicUrl}/f/${slug}`), csp: cspFor(form), ...(fresh ? { once: { key: form, name: `page:${slug}` } } : {}),
+    const pow = proofOfWorkOn(form);
+    const markup = () => {
+      const html = renderFormMarkup(form, form.html, `/f/${slug}`, state);
+      if (!pow) return html;
+      return withWidget(html, { challenge: challengeUrl(publicUrl, slug), auto: 'onload', error: state.errors?.find((e) => e.field === POW_FIELD)?.message });
+    };
+    return sendPage(reply, status, pageTitle(form), markup, {
+      head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form) + (pow ? widgetHead() : ''), csp: cspFor(form), ...(fresh ? { once: { key: form, name: `page:${slug}` } } : {}),
     });
   };
 
@@ -76,7 +100,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     if (req.query.fragment !== undefined) {
       return reply.headers(CORS).type('text/html; charset=utf-8').header('cache-control', 'no-cache')
         .header('content-security-policy', cspFor(form)).header('x-content-type-options', 'nosniff')
-        .send(renderFormMarkup(form, form.html, `${publicUrl}/f/${req.params.slug}`));
+        .send(embedded(form, req.params.slug, renderFormMarkup(form, form.html, `${publicUrl}/f/${req.params.slug}`)));
     }
     // ?preview=1 is the console's live preview: not a visitor, so not a view.
     if (req.query.preview === undefined) await submissions.recordView(form.workspaceId, form.id);
@@ -86,15 +110,22 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
   app.get('/f/:slug/embed.js', { schema: { tags: ['public'], summary: 'The embed script: the form inline or as a popup', security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
     const action = `${publicUrl}/f/${req.params.slug}`;
-    const script = await embedScript({ slug: req.params.slug, action, display: form.display ?? 'INLINE_EMBED', formHtml: renderFormMarkup(form, form.html, action), title: form.name });
-    reply.headers(CORS).type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff');
+    const script = await embedScript({
+      slug: req.params.slug, action, display: form.display ?? 'INLINE_EMBED', title: publicHeading(form), appearance: form.settings.appearance,
+      formHtml: embedded(form, req.params.slug, renderFormMarkup(form, form.html, action)),
+      ...(proofOfWorkOn(form) ? { widget: { script: widgetUrl(publicUrl), css: widgetCssForShadow() } } : {}),
+      // Its impression (docs/embedding.md): a signed single-use token in each copy of the script, so the script is not
+      // cached (a cached copy would carry a spent token) and an impression cannot be counted twice.
+      impression: `${action}/impression?t=${protection.impressionToken(req.params.slug)}`,
+    });
+    reply.headers(CORS).type('text/javascript; charset=utf-8').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
     return sendCompressed(req, reply, script);
   });
 
   app.options('/f/:slug', { schema: { tags: ['public'], summary: 'CORS preflight for submissions from other sites', security: [], params: SLUG } }, async (_req, reply) => reply.code(204).headers(CORS).send());
 
   app.post('/f/:slug', {
-    schema: { tags: ['public'], summary: 'Submit a form', security: [], params: SLUG, description: 'Form-encoded or JSON. HTML answers: the success page (200), a 303 redirect, the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }.' },
+    schema: { tags: ['public'], summary: 'Submit a form', security: [], params: SLUG, description: 'Form-encoded or JSON. HTML answers: a 303 redirect (to /f/{slug}/thanks, or to the REDIRECT success action\'s URL), the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }, or a problem document (422 proof_of_work_failed) when the form asks for a proof of work and the submission has none that verifies.' },
     config: {
       rateLimit: {
         max: opts.submissionsPerMinute,
@@ -108,16 +139,29 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     const form = await submissions.publishedBySlug(req.params.slug);
     const json = wantsJson(req);
     const raw = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-    const outcome = await submissions.submit(form.workspaceId, form, raw, json ? 'EMBED' : 'HOSTED');
+    const outcome = await submissions.submit(form.workspaceId, form, raw, json ? 'EMBED' : 'HOSTED', { ip: req.ip, userAgent: req.headers['user-agent'] ?? null });
     if (!outcome.ok) {
+      // A missing or refused proof of work: a problem document for scripts (docs/api.md §3), the page again with a fresh check for people.
+      if (json && outcome.proofOfWork) {
+        return sendProblem(req, reply, new DomainError('proof_of_work_failed', outcome.errors[0]!.message, { extra: { reason: outcome.proofOfWork } }));
+      }
       if (json) return reply.code(422).send({ ok: false, errors: outcome.errors });
       return show(reply, form, req.params.slug, { values: raw, errors: outcome.errors }, 422);
     }
     const action = outcome.successAction;
     if (json) return reply.send(action.type === 'REDIRECT' ? { ok: true, redirect: action.url } : { ok: true, message: action.message });
+    // Post/redirect/get: the answer to the POST is a redirect, so reloading the page it leads to sends nothing again.
     if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url!).send();
-    return sendPage(reply, 200, form.seoTitle ?? form.name, () => `<div data-formcast-success role="status"><p>${escapeHtml(action.message ?? '')}</p></div>`, {
-      head: () => seoHead(form, `${publicUrl}/f/${req.params.slug}`), once: { key: form, name: `success:${req.params.slug}` },
+    return reply.code(303).header('location', `/f/${req.params.slug}/thanks`).header('cache-control', 'no-store').send();
+  });
+
+  app.get('/f/:slug/thanks', { schema: { tags: ['public'], summary: "The success page a hosted form's submission is redirected to (303) when its success action is a MESSAGE", security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
+    const form = await submissions.publishedBySlug(req.params.slug);
+    const action = form.settings.successAction;
+    // A REDIRECT form's visitors never come here; one who does is sent on.
+    if (action.type === 'REDIRECT' && action.url) return reply.code(303).header('location', action.url).send();
+    return sendPage(reply, 200, pageTitle(form), () => `<div data-formcast-success role="status"><p>${escapeHtml(action.message ?? '')}</p></div>`, {
+      head: () => seoHead(form, `${publicUrl}/f/${req.params.slug}`) + appearanceHead(form), once: { key: form, name: `success:${req.params.slug}` },
     });
   });
 

@@ -12,9 +12,12 @@ import { reportRules } from '../bounces/bounces.service.js';
 import { purgeInboundMessages } from '../bounces/bounces.inbound.js';
 import { purgeIdempotencyKeys } from '../http/idempotency.js';
 import { createMailer, type Mailer } from '../mail/transport.js';
+import { pruneOutbox } from '../mail/outbox.js';
 import { parseDnsServers, resolverLookup } from '../domains/domains.dns.js';
 import { ConfirmationSender } from '../submissions/confirmations.sender.js';
+import { purgeSubmissionNetworkData } from '../submissions/submissions.service.js';
 import { WebhookDispatcher } from '../webhooks/webhooks.dispatcher.js';
+import { ProtectionService } from '../protection/protection.service.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
 import { JobRunner, type Job } from './runner.js';
 
@@ -35,6 +38,8 @@ import { JobRunner, type Job } from './runner.js';
  * | idempotency purge | 1 h | deletes Idempotency-Key records older than 24 h, in batches |
  * | inbound purge | 1 day | deletes unreadable inbound messages older than 30 days, in batches |
  * | events retention | 1 h | deletes events older than EVENTS_RETENTION_DAYS, 1,000 a statement |
+ * | submission network data | 1 h | clears the IP address and user agent of submissions older than SUBMISSION_RETENTION_DAYS (docs/forms.md) |
+ * | protection purge | 1 h | deletes spent proof-of-work solutions and impression tokens past their expiry, and sign-up burst signals older than a day |
  * | *fan-out loop:* webhook fan-out | 100 ms | turns new events into one webhook delivery per subscribed endpoint (webhooks/CONTEXT.md) |
  * | *webhooks loop:* webhooks | 100 ms | claims a batch of due webhook deliveries and POSTs it |
  * | *webhooks loop:* webhook prune | 1 day | deletes webhook deliveries older than 30 days, in batches |
@@ -95,6 +100,7 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log, config.secret);
   const contacts = new ContactsService(db);
   const events = new EventsService(db);
+  const protection = new ProtectionService(db, { secret: config.secret, bursts: config.signupBursts, pow: config.proofOfWork });
   const poll = config.worker.pollMs;
   const webhooks = new WebhookDispatcher(db, {
     workerId: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`, secret: config.secret,
@@ -115,7 +121,20 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     { name: 'idempotency purge', everyMs: 3_600_000, run: async () => (await purgeIdempotencyKeys(db), 0) },
     { name: 'inbound purge', everyMs: 86_400_000, run: async () => (await purgeInboundMessages(db), 0) },
     { name: 'events retention', everyMs: 3_600_000, run: () => events.prune(config.eventsRetentionDays) },
+    // Single-use tokens past their expiry and burst signals past the window (docs/bot-protection.md).
+    { name: 'protection purge', everyMs: 3_600_000, run: () => protection.purge() }, // a busy round (rows deleted) runs again at once
+    { name: 'submission network data', everyMs: 3_600_000, run: () => purgeSubmissionNetworkData(db, config.submissionRetentionDays) },
   ];
+  // Without SMTP_URL every message is a file in the outbox: kept OUTBOX_RETENTION_DAYS, at most OUTBOX_MAX_FILES.
+  if (mailer.kind === 'outbox') {
+    jobs.push({
+      name: 'outbox retention', everyMs: 3_600_000, run: async () => {
+        const removed = await pruneOutbox(config.outboxDir, config.outboxRetention);
+        if (removed) log.info({ removed, outbox: config.outboxDir }, `outbox: ${removed} old message files removed`);
+        return 0;
+      },
+    });
+  }
   // Webhooks run in a loop of their own: a slow or dead endpoint (15 s a timeout) never holds up sending mail.
   const webhookJobs: Job[] = [
     // Polled more often than the rest (at most every 100 ms): an event's lag to its endpoint is two polls at worst,

@@ -14,14 +14,30 @@ export interface Submission {
   contactId: string | null;
   source: SubmissionsTable['source'];
   createdAt: string;
+  /** Proof of consent (docs/forms.md): null once SUBMISSION_RETENTION_DAYS have passed. */
+  ip: string | null;
+  userAgent: string | null;
+  consent: { text: string; acceptedAt: string } | null;
+  /** ACCEPTED; or HELD for review (a sign-up burst: docs/bot-protection.md), then RELEASED or DISCARDED. */
+  status: SubmissionStatus;
+  /** The burst rules a held submission tripped. */
+  heldReasons: string[] | null;
+  reviewedAt: string | null;
 }
 
-const COLUMNS = ['id', 'form_id', 'form_version', 'data', 'contact_id', 'source', 'created_at'] as const;
+export type SubmissionStatus = 'ACCEPTED' | 'HELD' | 'RELEASED' | 'DISCARDED';
 
-function toSubmission(r: Pick<SubmissionsTable, (typeof COLUMNS)[number]>): Submission {
+const COLUMNS = ['id', 'form_id', 'form_version', 'data', 'contact_id', 'source', 'created_at', 'ip', 'user_agent', 'consent_text', 'consent_accepted_at', 'status', 'held_reasons', 'reviewed_at'] as const;
+
+type Row = { [K in (typeof COLUMNS)[number]]: K extends 'ip' | 'user_agent' | 'consent_text' | 'consent_accepted_at' | 'held_reasons' | 'reviewed_at' ? string | null : K extends 'status' ? SubmissionStatus : SubmissionsTable[K] };
+
+function toSubmission(r: Row): Submission {
   return {
     id: r.id, formId: r.form_id, formVersion: Number(r.form_version), data: fromJsonColumn(r.data) ?? {},
     contactId: r.contact_id, source: r.source, createdAt: toIso(r.created_at),
+    ip: r.ip, userAgent: r.user_agent,
+    consent: r.consent_text !== null && r.consent_accepted_at !== null ? { text: r.consent_text, acceptedAt: toIso(r.consent_accepted_at) } : null,
+    status: r.status, heldReasons: fromJsonColumn<string[]>(r.held_reasons), reviewedAt: toIso(r.reviewed_at),
   };
 }
 
@@ -34,12 +50,16 @@ function toSubmission(r: Pick<SubmissionsTable, (typeof COLUMNS)[number]>): Subm
 const submissionInsert = new Precompiled((db, param) => db.insertInto('submissions').values({
   id: param('id'), workspace_id: param('workspaceId'), form_id: param('formId'), form_group_id: param('formGroupId'), form_version: param<number>('formVersion'),
   data: param('data'), contact_id: param<string | null>('contactId'), source: param<Submission['source']>('source'), created_at: param('createdAt'),
+  ip: param<string | null>('ip'), user_agent: param<string | null>('userAgent'), consent_text: param<string | null>('consentText'), consent_accepted_at: param<string | null>('consentAcceptedAt'),
+  status: param<SubmissionStatus>('status'), held_reasons: param<string | null>('heldReasons'),
 }));
 
-export async function insertSubmission(db: Executor, workspaceId: string, s: Submission & { formGroupId: string }): Promise<void> {
+export async function insertSubmission(db: Executor, workspaceId: string, s: Omit<Submission, 'status' | 'heldReasons' | 'reviewedAt'> & Partial<Pick<Submission, 'status' | 'heldReasons'>> & { formGroupId: string }): Promise<void> {
   await submissionInsert.execute(db, {
     id: s.id, workspaceId, formId: s.formId, formGroupId: s.formGroupId, formVersion: s.formVersion,
     data: toJsonColumn(s.data)!, contactId: s.contactId, source: s.source, createdAt: s.createdAt,
+    ip: s.ip, userAgent: s.userAgent, consentText: s.consent?.text ?? null, consentAcceptedAt: s.consent?.acceptedAt ?? null,
+    status: s.status ?? 'ACCEPTED', heldReasons: toJsonColumn(s.heldReasons ?? null),
   });
 }
 
@@ -48,11 +68,53 @@ export async function getSubmission(db: Executor, workspaceId: string, id: strin
   return r ? toSubmission(r) : undefined;
 }
 
-/** Submissions to every version of a form group, newest first. */
-export async function listSubmissions(db: Executor, workspaceId: string, groupId: string, limit: number, beforeId?: string): Promise<Submission[]> {
+/** A submission to one of the group's versions. */
+export async function getGroupSubmission(db: Executor, workspaceId: string, groupId: string, id: string): Promise<Submission | undefined> {
+  const r = await db.selectFrom('submissions').select(COLUMNS).where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).where('id', '=', id).executeTakeFirst();
+  return r ? toSubmission(r) : undefined;
+}
+
+export async function setSubmissionContact(db: Executor, workspaceId: string, id: string, contactId: string): Promise<void> {
+  await db.updateTable('submissions').set({ contact_id: contactId }).where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
+}
+
+/**
+ * Ends the review of a HELD submission: RELEASED (with the contact its sign-up made) or DISCARDED. False when it is not
+ * HELD (any more: two reviewers at once, one wins).
+ */
+export async function reviewSubmission(db: Executor, workspaceId: string, id: string, status: 'RELEASED' | 'DISCARDED', contactId: string | null, now: string): Promise<boolean> {
+  const res = await db.updateTable('submissions').set({ status, contact_id: contactId, reviewed_at: now })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'HELD').executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Submissions to every version of a form group, newest first; only those of one status when it is given. */
+export async function listSubmissions(db: Executor, workspaceId: string, groupId: string, limit: number, beforeId?: string, status?: SubmissionStatus): Promise<Submission[]> {
   let q = db.selectFrom('submissions').select(COLUMNS).where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId);
   if (beforeId) q = q.where('id', '<', beforeId);
+  if (status) q = q.where('status', '=', status);
   return (await q.orderBy('id', 'desc').limit(limit).execute()).map(toSubmission);
+}
+
+/**
+ * The answers of a group's submissions that count in its summary (not those HELD for review or DISCARDED), a page at a
+ * time in id order: the summary reads them all without holding them all.
+ */
+export async function pageSubmissionData(db: Executor, workspaceId: string, groupId: string, afterId: string | null, limit: number): Promise<{ id: string; data: Record<string, unknown> }[]> {
+  let q = db.selectFrom('submissions').select(['id', 'data']).where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId)
+    .where('status', 'in', ['ACCEPTED', 'RELEASED']);
+  if (afterId) q = q.where('id', '>', afterId);
+  return (await q.orderBy('id').limit(limit).execute()).map((r) => ({ id: r.id, data: fromJsonColumn<Record<string, unknown>>(r.data) ?? {} }));
+}
+
+/**
+ * Clears the address and user agent of submissions made before `before` (SUBMISSION_RETENTION_DAYS; the consent text
+ * and its time stay), up to `limit` of them; returns how many. Every workspace: a worker job.
+ */
+export async function purgeNetworkData(db: Executor, before: string, limit: number): Promise<number> {
+  const due = db.selectFrom('submissions').select('id').where('ip', 'is not', null).where('created_at', '<', before).orderBy('created_at').limit(limit);
+  const res = await db.updateTable('submissions').set({ ip: null, user_agent: null }).where('id', 'in', due).executeTakeFirst();
+  return Number(res.numUpdatedRows);
 }
 
 export type Counter = 'views' | 'submissions' | 'confirmations';

@@ -1,4 +1,3 @@
-import { contactEmail } from '../contacts/contacts.email.js';
 import { confirm, signUp, type SignUpFields } from '../contacts/contacts.lifecycle.js';
 import type { Db } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
@@ -12,67 +11,48 @@ import { newId } from '../lib/ids.js';
 import { pooledRandomBytes } from '../lib/random.js';
 import { nowIso } from '../lib/time.js';
 import * as repo from './submissions.repository.js';
+import { AnswerCounter, answersOf, readAnswers as readValues, type Answer, type FieldProblem, type QuestionSummary, type Value } from './submissions.answers.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
+import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
+import type { ProtectionService } from '../protection/protection.service.js';
+import type { Executor } from '../db/connection.js';
 import type { Locale } from '../workspaces/workspaces.schemas.js';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
 export const HONEYPOT_FIELD = '_fc_hp';
 export const CONFIRMATION_TTL_MS = 7 * 24 * 3600 * 1000;
-const MAX_TEXT = 2000;
-const MAX_NAME = 200;
-const MAX_VALUES = 50;
 
-export interface FieldProblem {
-  field: string;
-  message: string;
+export type { FieldProblem } from './submissions.answers.js';
+
+/** Where a submission came from (proof of consent, docs/forms.md): cleared after SUBMISSION_RETENTION_DAYS. */
+export interface SubmissionMeta {
+  ip?: string | null;
+  userAgent?: string | null;
 }
 
 export type SubmissionOutcome =
-  | { ok: true; honeypot: boolean; submissionId: string | null; contactId: string | null; confirmationSent: boolean; successAction: Form['settings']['successAction'] }
-  | { ok: false; errors: FieldProblem[] };
+  | { ok: true; honeypot: boolean; submissionId: string | null; contactId: string | null; confirmationSent: boolean; successAction: Form['settings']['successAction']; held?: string[] }
+  | { ok: false; errors: FieldProblem[]; proofOfWork?: PowFailure };
 
-type Value = string | number | boolean | string[];
 
 /**
- * Checks and converts the mapped fields (unmapped ones are ignored) by the contact property each maps to:
- * the email must be an address (required on SIGN_UP forms), names up to 200 characters, other properties up
- * to 2,000 characters (or a list of such, from checkboxes), numbers or booleans from JSON.
+ * The retention job (src/jobs): clears the address and user agent of submissions older than `days`
+ * (SUBMISSION_RETENTION_DAYS), `batch` rows a statement; the consent text and its time stay. Returns how many.
  */
-export function readValues(form: Pick<Form, 'type' | 'fieldMapping'>, raw: Record<string, unknown>): { values: Record<string, Value>; errors: FieldProblem[] } {
-  const values: Record<string, Value> = {};
-  const errors: FieldProblem[] = [];
-  for (const [field, property] of Object.entries(form.fieldMapping)) {
-    let v = raw[field];
-    if (Array.isArray(v) && v.length === 1 && property !== 'email') v = v[0];
-    if (typeof v === 'string') v = v.trim();
-    const empty = v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
-    if (property === 'email') {
-      const text = Array.isArray(v) ? v[0] : v;
-      if (empty || text === undefined || text === '') {
-        if (form.type === 'SIGN_UP') errors.push({ field, message: 'Enter your email address.' });
-        continue;
-      }
-      const email = typeof text === 'string' ? contactEmail(text) : null;
-      if (!email) errors.push({ field, message: 'Enter a valid email address, like name@example.com.' });
-      else values[field] = email;
-      continue;
-    }
-    if (empty) continue;
-    const limit = property === 'firstName' || property === 'lastName' ? MAX_NAME : MAX_TEXT;
-    if (typeof v === 'string') {
-      if ([...v].length > limit) errors.push({ field, message: `Use at most ${limit} characters.` });
-      else values[field] = v;
-    } else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') {
-      if (limit === MAX_NAME) errors.push({ field, message: 'Enter text.' });
-      else values[field] = v;
-    } else if (Array.isArray(v) && limit === MAX_TEXT && v.length <= MAX_VALUES && v.every((x) => typeof x === 'string' && [...x].length <= MAX_TEXT)) {
-      values[field] = (v as string[]).map((x) => x.trim());
-    } else {
-      errors.push({ field, message: 'This value is not valid.' });
-    }
+export async function purgeSubmissionNetworkData(db: Db, days: number, now = Date.now(), batch = 1000): Promise<number> {
+  const before = new Date(now - days * 86_400_000).toISOString();
+  let total = 0;
+  for (;;) {
+    const n = await repo.purgeNetworkData(db.kysely, before, batch);
+    total += n;
+    if (n < batch) return total;
   }
-  return { values, errors };
 }
+
+/** A submission as the API shows it: with its answers, question by question. */
+export type SubmissionView = repo.Submission & { answers: Answer[] };
+
+const SUMMARY_PAGE = 1000;
 
 /** At most one confirmation email per address in this window, however often the address signs up. */
 export const CONFIRMATION_RESEND_WINDOW_MS = 60 * 60 * 1000;
@@ -89,10 +69,13 @@ export class SubmissionsService {
   private readonly writes: GroupCommit;
   private readonly published: PublishedForms;
 
-  /** `clock` (ms) dates the cache of published forms (tests move it). */
-  constructor(private readonly db: Db, opts: { clock?: () => number } = {}) {
+  private readonly protection: ProtectionService | undefined;
+
+  /** `clock` (ms) dates the cache of published forms (tests move it); `protection` checks public submissions (docs/bot-protection.md). */
+  constructor(private readonly db: Db, opts: { clock?: () => number; protection?: ProtectionService } = {}) {
     this.writes = new GroupCommit(db);
     this.published = new PublishedForms(db, opts.clock);
+    this.protection = opts.protection;
   }
 
   /** The PUBLISHED form at a public slug (any workspace), or 404. Cached (forms/forms.published.ts): read-only. */
@@ -112,65 +95,126 @@ export class SubmissionsService {
    * Everything happens in one transaction (on SQLite shared with the submissions that arrived meanwhile, each in a
    * savepoint: db/group-commit.ts); a filled honeypot changes nothing and looks like a success.
    */
-  async submit(workspaceId: string, form: Form, raw: Record<string, unknown>, source: 'HOSTED' | 'EMBED' | 'API'): Promise<SubmissionOutcome> {
+  async submit(workspaceId: string, form: Form, raw: Record<string, unknown>, source: 'HOSTED' | 'EMBED' | 'API', meta: SubmissionMeta = {}): Promise<SubmissionOutcome> {
     const successAction = form.settings.successAction;
     const bait = raw[HONEYPOT_FIELD];
     if (source !== 'API' && bait !== undefined && bait !== '' && !(Array.isArray(bait) && bait.every((b) => b === ''))) {
       return { ok: true, honeypot: true, submissionId: null, contactId: null, confirmationSent: false, successAction };
     }
-    const { values, errors } = readValues(form, raw);
+    const { values, errors, consented } = readValues(form, raw);
     if (errors.length) return { ok: false, errors };
+    // The proof of work (a form that asks for it; not the API's key-holders): checked once the fields are fine, so
+    // that an embed whose fields were refused sends the same solution again; spent when it is accepted.
+    if (source !== 'API' && form.settings.protection?.proofOfWork) {
+      // Fails closed: a service built without protection cannot check, so it refuses.
+      const pow = this.protection ? await this.protection.spendProofOfWork(workspaceId, form.formGroupId, raw[POW_FIELD]) : { ok: false as const, reason: 'invalid' as const, message: 'The spam check is not available. Please try again later.' };
+      if (!pow.ok) return { ok: false, errors: [{ field: POW_FIELD, message: pow.message }], proofOfWork: pow.reason };
+    }
     const submissionId = newId('sub');
     const { email, fields } = contactFields(form, values);
     const result = await this.writes.run(async (trx) => {
       const now = nowIso();
       let contactId: string | null = null;
       let confirmationSent = false;
-      if (form.type === 'SIGN_UP') {
-        const { contactId: id, confirm, held, created } = await signUp(trx, workspaceId, email, fields, form.settings.doubleOptIn, now);
-        contactId = id;
-        const since = new Date(Date.parse(now) - CONFIRMATION_RESEND_WINDOW_MS).toISOString();
-        // A contact made by this sign-up has no confirmation yet: no need to look.
-        if (confirm && (created || !(await repo.hasRecentConfirmation(trx, workspaceId, id, since)))) {
-          await repo.insertConfirmation(trx, workspaceId, {
-            id: newId('cnf'), contactId: id, formId: form.id, token: pooledRandomBytes(24).toString('base64url'),
-            expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(), now, data: held,
-          });
-          confirmationSent = true;
-        }
+      // A burst of public sign-ups (one network, one address pattern): held for review, nobody signed up or mailed.
+      const held = source !== 'API' && this.protection ? await this.protection.burst(trx, workspaceId, submissionId, meta.ip, email, now) : [];
+      if (form.type === 'SIGN_UP' && !held.length) ({ contactId, confirmationSent } = await signUpContact(trx, workspaceId, form, email, fields, now));
+      await repo.insertSubmission(trx, workspaceId, {
+        status: held.length ? 'HELD' : 'ACCEPTED', heldReasons: held.length ? held : null,
+        id: submissionId, formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, data: toData(values), contactId, source, createdAt: now,
+        // The user agent only with an address: the purge finds the rows by their address.
+        ip: meta.ip ? meta.ip.slice(0, 64) : null, userAgent: meta.ip && meta.userAgent ? meta.userAgent.slice(0, 512) : null,
+        consent: consented ? { text: form.settings.appearance!.consentText!, acceptedAt: now } : null,
+      });
+      if (held.length) {
+        await recordEvent(trx, workspaceId, {
+          type: 'form.submission_held', contactId: null,
+          data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId, source, reasons: held },
+        }, now);
+        return { contactId, confirmationSent, held };
       }
-      await repo.insertSubmission(trx, workspaceId, { id: submissionId, formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, data: toData(values), contactId, source, createdAt: now });
-      await repo.bumpCounter(trx, workspaceId, form.id, 'submissions');
-      // After the contact's own events (docs/events.md): an automation on form.submitted finds the contact.
-      await recordEvent(trx, workspaceId, {
-        type: 'form.submitted', contactId,
-        data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId, source, fields: toData(values) },
-      }, now);
+      await recordAccepted(trx, workspaceId, form, { submissionId, source, contactId, data: toData(values) }, now);
       return { contactId, confirmationSent };
     });
     return { ok: true, honeypot: false, submissionId, successAction, ...result };
   }
 
+  /**
+   * Ends the review of a HELD submission (docs/bot-protection.md). `release`: what the submission would have
+   * done is done now (the contact signed up, the confirmation email queued, `form.submitted`), as the form version it
+   * was sent to says; `discard`: nothing happens, the submission stays DISCARDED. 409 `invalid_state` when it is not HELD.
+   */
+  async review(workspaceId: string, formId: string, submissionId: string, action: 'release' | 'discard'): Promise<SubmissionView> {
+    const k = this.db.kysely;
+    const group = await forms.getForm(k, workspaceId, formId);
+    if (!group) throw notFound('form');
+    const found = await repo.getGroupSubmission(k, workspaceId, group.formGroupId, submissionId);
+    if (!found) throw notFound('submission');
+    if (found.status !== 'HELD') throw conflict('invalid_state', `the submission is ${found.status}, not HELD: only a held submission is released or discarded`);
+    const form = found.formId === group.id ? group : await forms.getForm(k, workspaceId, found.formId);
+    if (!form) throw notFound('form');
+    await k.transaction().execute(async (trx) => {
+      const now = nowIso();
+      if (action === 'discard') {
+        if (!(await repo.reviewSubmission(trx, workspaceId, submissionId, 'DISCARDED', null, now))) throw conflict('invalid_state', 'the submission was reviewed meanwhile');
+        return;
+      }
+      // Stored answers are text; read again by the version's fields, a number is a number and a box a boolean, as
+      // they would have been had the submission not been held.
+      const { email, fields } = contactFields(form, readValues(form, found.data).values);
+      // The review first: of two reviewers at once, one releases.
+      if (!(await repo.reviewSubmission(trx, workspaceId, submissionId, 'RELEASED', null, now))) throw conflict('invalid_state', 'the submission was reviewed meanwhile');
+      const { contactId } = form.type === 'SIGN_UP' && email ? await signUpContact(trx, workspaceId, form, email, fields, now) : { contactId: null };
+      if (contactId) await repo.setSubmissionContact(trx, workspaceId, submissionId, contactId);
+      await recordAccepted(trx, workspaceId, form, { submissionId, source: found.source, contactId, data: found.data }, now);
+    });
+    return this.get(workspaceId, submissionId);
+  }
+
   /** The API's submission endpoint: the form, or its group, must be PUBLISHED; the published version takes it. */
-  async submitViaApi(workspaceId: string, formId: string, raw: Record<string, unknown>): Promise<SubmissionOutcome & { form: Form }> {
+  async submitViaApi(workspaceId: string, formId: string, raw: Record<string, unknown>, meta: SubmissionMeta = {}): Promise<SubmissionOutcome & { form: Form }> {
     const form = await forms.getForm(this.db.kysely, workspaceId, formId);
     if (!form) throw notFound('form');
     const live = form.status === 'PUBLISHED' ? form : await forms.findGroupVersionByStatus(this.db.kysely, workspaceId, form.formGroupId, 'PUBLISHED');
     if (!live) throw conflict('form_not_published', 'submissions go to the published version of a form, and this form has none');
-    return { ...(await this.submit(workspaceId, live, raw, 'API')), form: live };
+    return { ...(await this.submit(workspaceId, live, raw, 'API', meta)), form: live };
   }
 
-  async list(workspaceId: string, formId: string, limit: number, beforeId?: string): Promise<repo.Submission[]> {
+  /** A page of the group's submissions, each with its answers question by question, as its own version asked them. */
+  async list(workspaceId: string, formId: string, limit: number, beforeId?: string, status?: repo.SubmissionStatus): Promise<SubmissionView[]> {
     const form = await forms.getForm(this.db.kysely, workspaceId, formId);
     if (!form) throw notFound('form');
-    return repo.listSubmissions(this.db.kysely, workspaceId, form.formGroupId, limit, beforeId);
+    const rows = await repo.listSubmissions(this.db.kysely, workspaceId, form.formGroupId, limit, beforeId, status);
+    const versions = rows.some((r) => r.formVersion !== form.version) ? await forms.listGroupVersions(this.db.kysely, workspaceId, form.formGroupId) : [form];
+    const byVersion = new Map(versions.map((v) => [v.version, v]));
+    return rows.map((r) => ({ ...r, answers: answersOf(byVersion.get(r.formVersion) ?? form, r.data) }));
   }
 
-  async get(workspaceId: string, id: string): Promise<repo.Submission> {
+  async get(workspaceId: string, id: string): Promise<SubmissionView> {
     const s = await repo.getSubmission(this.db.kysely, workspaceId, id);
     if (!s) throw notFound('submission');
-    return s;
+    const form = await forms.getForm(this.db.kysely, workspaceId, s.formId);
+    return { ...s, answers: form ? answersOf(form, s.data) : [] };
   }
+
+  /**
+   * The per-question summary of a form group's submissions (docs/forms.md, "Results"), by the questions of the
+   * version named: counts per option for select, radio and checkbox questions, how many answered for the others.
+   * Submissions held for review or discarded do not count.
+   */
+  async summary(workspaceId: string, formId: string): Promise<{ formId: string; formGroupId: string; total: number; questions: QuestionSummary[] }> {
+    const form = await forms.getForm(this.db.kysely, workspaceId, formId);
+    if (!form) throw notFound('form');
+    const counter = new AnswerCounter(form);
+    for (let after: string | null = null; ;) {
+      const page = await repo.pageSubmissionData(this.db.kysely, workspaceId, form.formGroupId, after, SUMMARY_PAGE);
+      for (const row of page) counter.add(row.data);
+      if (page.length < SUMMARY_PAGE) break;
+      after = page[page.length - 1]!.id;
+    }
+    return { formId: form.id, formGroupId: form.formGroupId, total: counter.total, questions: counter.result() };
+  }
+
 
   counters(workspaceId: string, formId: string) {
     return repo.getCounters(this.db.kysely, workspaceId, formId);
@@ -216,8 +260,35 @@ export class SubmissionsService {
   }
 }
 
+/**
+ * A SIGN_UP submission's effect on the contacts: created or updated by email (contacts.lifecycle.ts), and with double
+ * opt-in a confirmation email queued, at most one per address per window.
+ */
+async function signUpContact(trx: Executor, workspaceId: string, form: Form, email: string, fields: SignUpFields, now: string): Promise<{ contactId: string; confirmationSent: boolean }> {
+  const { contactId, confirm, held, created } = await signUp(trx, workspaceId, email, fields, form.settings.doubleOptIn, now);
+  const since = new Date(Date.parse(now) - CONFIRMATION_RESEND_WINDOW_MS).toISOString();
+  // A contact made by this sign-up has no confirmation yet: no need to look.
+  if (confirm && (created || !(await repo.hasRecentConfirmation(trx, workspaceId, contactId, since)))) {
+    await repo.insertConfirmation(trx, workspaceId, {
+      id: newId('cnf'), contactId, formId: form.id, token: pooledRandomBytes(24).toString('base64url'),
+      expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(), now, data: held,
+    });
+    return { contactId, confirmationSent: true };
+  }
+  return { contactId, confirmationSent: false };
+}
+
+/** A submission that counts: the form's counter, and `form.submitted` after the contact's own events (docs/events.md), so an automation on it finds the contact. */
+async function recordAccepted(trx: Executor, workspaceId: string, form: Form, s: { submissionId: string; source: string; contactId: string | null; data: Record<string, string | string[]> }, now: string): Promise<void> {
+  await repo.bumpCounter(trx, workspaceId, form.id, 'submissions');
+  await recordEvent(trx, workspaceId, {
+    type: 'form.submitted', contactId: s.contactId,
+    data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId: s.submissionId, source: s.source, fields: s.data },
+  }, now);
+}
+
 /** The contact fields a SIGN_UP submission maps to (mapped fields only). */
-function contactFields(form: Form, values: Record<string, Value>): { email: string; fields: SignUpFields } {
+function contactFields(form: Form, values: Record<string, Value | string[]>): { email: string; fields: SignUpFields } {
   const fields: SignUpFields = { properties: {} };
   let email = '';
   for (const [field, property] of Object.entries(form.fieldMapping)) {

@@ -15,6 +15,8 @@ import { formatDateTime, formatNumber, percent } from '../lib/format';
 import { nullable, otherErrors, problemOf } from '../lib/forms';
 import { useTemplates } from '../lib/hooks';
 import { FORM_TYPES, type Form } from './Forms';
+import { AppearanceFieldset, QuestionsFieldset, ResultsTab, appearanceBody, appearanceDraft, questionRows, questionsBody } from './FormAppearance';
+import { ProtectionFieldset, ReviewActions, SubmissionStatus } from './FormProtection';
 
 type UpdateBody = NonNullable<paths['/v1/forms/{formId}']['put']['requestBody']>['content']['application/json'];
 type Submission = paths['/v1/forms/{formId}/submissions']['get']['responses'][200]['content']['application/json']['data'][number];
@@ -50,6 +52,9 @@ function DetailsTab({ form, editable }: { form: Form; editable: boolean }) {
   const [seoImage, setSeoImage] = useState(form.seoImageUrl ?? '');
   const [seoFavicon, setSeoFavicon] = useState(form.seoFaviconUrl ?? '');
   const [slug, setSlug] = useState(form.slug ?? '');
+  const [look, setLook] = useState(() => appearanceDraft(form.settings.appearance));
+  const [questions, setQuestions] = useState(() => questionRows(form.settings.fields));
+  const [proofOfWork, setProofOfWork] = useState(Boolean(form.settings.protection?.proofOfWork));
 
   const body = (): UpdateBody => ({
     name: name.trim(),
@@ -60,6 +65,10 @@ function DetailsTab({ form, editable }: { form: Form; editable: boolean }) {
     settings: {
       successAction: action === 'MESSAGE' ? { type: 'MESSAGE', message } : { type: 'REDIRECT', url: url.trim() },
       doubleOptIn: doi,
+      appearance: appearanceBody(look),
+      fields: questionsBody(questions),
+      // Kept on every save: a PUT replaces the settings whole.
+      protection: { proofOfWork },
     },
     doubleOptInEmailId: doi && template ? template : null,
     seoTitle: nullable(seoTitle),
@@ -81,11 +90,17 @@ function DetailsTab({ form, editable }: { form: Form; editable: boolean }) {
   const shown = ['/name', '/description', '/type', '/display', '/settings/successAction/message', '/settings/successAction/url', '/doubleOptInEmailId', '/seoTitle', '/seoDescription', '/seoImageUrl', '/seoFaviconUrl', '/slug'];
   const mappingError = Object.entries(fields).find(([p]) => p.startsWith('/fieldMapping'));
   const submit = (e: FormEvent) => { e.preventDefault(); save.mutate(); };
+  const mappedNames = useMemo(() => rows.map((r) => r.field.trim()).filter(Boolean), [rows]);
+  const preview = useMemo(() => ({
+    type, seoTitle: nullable(seoTitle),
+    fieldMapping: Object.fromEntries(rows.filter((r) => r.field.trim()).map((r) => [r.field.trim(), r.property.trim()])),
+    settings: { appearance: appearanceBody(look) ?? undefined, fields: questionsBody(questions) ?? undefined },
+  }), [type, seoTitle, rows, look, questions]);
   const origin = location.origin;
 
   return (
     <form className="stack" onSubmit={submit} noValidate>
-      <ErrorSummary message={save.isError ? problem : null} errors={otherErrors(fields, shown).filter((e) => !e.startsWith('/fieldMapping'))} />
+      <ErrorSummary message={save.isError ? problem : null} errors={otherErrors(fields, shown).filter((e) => !e.startsWith('/fieldMapping') && !e.startsWith('/settings/appearance/') && !e.startsWith('/settings/fields/'))} />
       <fieldset disabled={!editable} className="card stack">
         <legend>General</legend>
         <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} error={fields['/name']} />
@@ -114,6 +129,10 @@ function DetailsTab({ form, editable }: { form: Form; editable: boolean }) {
         <div><Button size="sm" onClick={() => setRows((rs) => [...rs, { key: rowKey++, field: '', property: '' }])}>Add field</Button></div>
       </fieldset>
 
+      <QuestionsFieldset rows={questions} onChange={setQuestions} mapped={mappedNames} errors={fields} disabled={!editable} />
+
+      <AppearanceFieldset draft={look} onChange={setLook} preview={preview} errors={fields} disabled={!editable} />
+
       <fieldset disabled={!editable} className="card stack">
         <legend>After a submission</legend>
         <Select label="Success action" value={action} onChange={(e) => setAction(e.target.value as 'MESSAGE' | 'REDIRECT')} options={[{ value: 'MESSAGE', label: 'Show a message' }, { value: 'REDIRECT', label: 'Redirect to a page' }]} />
@@ -127,6 +146,8 @@ function DetailsTab({ form, editable }: { form: Form; editable: boolean }) {
             options={[{ value: '', label: 'Built-in confirmation email' }, ...(templates.data ?? []).map((t) => ({ value: t.id, label: t.name }))]} />
         )}
       </fieldset>
+
+      <ProtectionFieldset enabled={proofOfWork} onChange={setProofOfWork} disabled={!editable} />
 
       <fieldset disabled={!editable} className="card stack">
         <legend>Address and search engines</legend>
@@ -319,15 +340,25 @@ function PreviewTab({ form }: { form: Form }) {
 /* ------------------------------------------------------ Submissions, stats */
 
 function SubmissionsTab({ form }: { form: Form }) {
-  const list = useCursorList<Submission>(['form-submissions', form.formGroupId], async (cursor) =>
-    unwrap(await api.GET('/v1/forms/{formId}/submissions', { params: { path: { formId: form.id }, query: { cursor, limit: 25 } } })));
+  const [held, setHeld] = useState(false);
+  const list = useCursorList<Submission>(['form-submissions', form.formGroupId, held ? 'HELD' : 'all'], async (cursor) =>
+    unwrap(await api.GET('/v1/forms/{formId}/submissions', { params: { path: { formId: form.id }, query: { cursor, limit: 25, ...(held ? { status: 'HELD' as const } : {}) } } })));
   const columns: Column<Submission>[] = [
     { key: 'at', header: 'Received', cell: (s) => <span className="nowrap">{formatDateTime(s.createdAt)}</span> },
-    { key: 'data', header: 'Answers', cell: (s) => <dl className="kv small">{Object.entries(s.data as Record<string, unknown>).map(([k, v]) => <div key={k} className="contents"><dt>{k}</dt><dd>{typeof v === 'string' ? v : JSON.stringify(v)}</dd></div>)}</dl> },
+    { key: 'status', header: 'Status', cell: (s) => <SubmissionStatus s={s} /> },
+    { key: 'data', header: 'Answers', cell: (s) => <dl className="kv small">{s.answers.filter((a) => a.value !== null).map((a) => <div key={a.field} className="contents"><dt>{a.label}</dt><dd>{Array.isArray(a.value) ? a.value.join(', ') : a.value}</dd></div>)}</dl> },
+    { key: 'consent', header: 'Consent', cell: (s) => (s.consent ? <span className="nowrap" title={s.consent.text}>Given {formatDateTime(s.consent.acceptedAt)}</span> : <span className="muted">—</span>) },
     { key: 'source', header: 'Source', cell: (s) => s.source.toLowerCase() },
     { key: 'version', header: 'Version', cell: (s) => `v${s.formVersion}` },
+    { key: 'review', header: <span className="visually-hidden">Review</span>, cell: (s) => <ReviewActions formId={form.id} s={s} /> },
   ];
-  return <CursorTable list={list} columns={columns} rowKey={(s) => s.id} caption="Submissions" empty={<div className="card"><EmptyState title="No submissions yet">Submissions to every version of this form appear here.</EmptyState></div>} />;
+  return (
+    <div className="stack">
+      <Checkbox label="Only those held for review" hint="Sign-ups that came in a burst (one network, one address pattern) wait here: nobody was signed up or mailed. Release signs the person up; discard drops it." checked={held} onChange={(e) => setHeld(e.target.checked)} />
+      <CursorTable list={list} columns={columns} rowKey={(s) => s.id} caption="Submissions"
+        empty={<div className="card"><EmptyState title={held ? 'Nothing held for review' : 'No submissions yet'}>{held ? 'Bursts of sign-ups are held here until you release or discard them.' : 'Submissions to every version of this form appear here.'}</EmptyState></div>} />
+    </div>
+  );
 }
 
 function StatsTab({ form }: { form: Form }) {
@@ -335,12 +366,12 @@ function StatsTab({ form }: { form: Form }) {
   return (
     <div className="card stack">
       <div className="stats-row">
-        <div className="stat"><span className="stat-value">{formatNumber(s?.views)}</span><span className="stat-label">Views of the hosted page</span></div>
+        <div className="stat"><span className="stat-value">{formatNumber(s?.views)}</span><span className="stat-label">Views (hosted page and embeds)</span></div>
         <div className="stat"><span className="stat-value">{formatNumber(s?.submissions)}</span><span className="stat-label">Submissions</span></div>
         <div className="stat"><span className="stat-value">{percent(s?.submissions, s?.views)}</span><span className="stat-label">Conversion</span></div>
         {form.settings.doubleOptIn && <div className="stat"><span className="stat-value">{formatNumber(s?.confirmations)}</span><span className="stat-label">Confirmed ({percent(s?.confirmations, s?.submissions)})</span></div>}
       </div>
-      <p className="muted small">Views count the hosted page only; embeds count submissions.</p>
+      <p className="muted small">Views count visits of the hosted page and page views with an embed (once per page view, not per popup opening). Submissions held for review are not counted until released.</p>
     </div>
   );
 }
@@ -349,7 +380,7 @@ function StatsTab({ form }: { form: Form }) {
 
 const TABS = [
   { id: 'details', label: 'Details' }, { id: 'html', label: 'HTML' }, { id: 'versions', label: 'Versions' },
-  { id: 'preview', label: 'Preview & embed' }, { id: 'submissions', label: 'Submissions' }, { id: 'stats', label: 'Stats' },
+  { id: 'preview', label: 'Preview & embed' }, { id: 'results', label: 'Results' }, { id: 'submissions', label: 'Submissions' }, { id: 'stats', label: 'Stats' },
 ];
 
 export default function FormEditor() {
@@ -412,6 +443,7 @@ export default function FormEditor() {
         {tab === 'html' && <HtmlTab key={form.id} form={form} editable={editable} />}
         {tab === 'versions' && <VersionsTab form={form} canWrite={canWrite} />}
         {tab === 'preview' && <PreviewTab form={form} />}
+        {tab === 'results' && <ResultsTab formId={form.id} />}
         {tab === 'submissions' && <SubmissionsTab form={form} />}
         {tab === 'stats' && <StatsTab form={form} />}
       </Tabs>

@@ -1,0 +1,58 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sendCompressedOnce } from '../http/compress.js';
+import type { SubmissionsService } from '../submissions/submissions.service.js';
+import { widgetAsset } from './protection.assets.js';
+import type { ProtectionService } from './protection.service.js';
+
+export interface ProtectionRoutesOptions {
+  protection: ProtectionService;
+  submissions: SubmissionsService;
+}
+
+const SLUG = { type: 'object', properties: { slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 } }, required: ['slug'] } as const;
+const ASSET = { type: 'object', properties: { name: { type: 'string', enum: ['widget.js', 'pbkdf2.js', 'altcha.css'] } }, required: ['name'] } as const;
+const IMPRESSION = { type: 'object', properties: { t: { type: 'string', maxLength: 100 } }, required: ['t'] } as const;
+const CORS = { 'access-control-allow-origin': '*' };
+
+const perIpAndSlug = (max: number) => ({
+  max,
+  timeWindow: 60_000,
+  keyGenerator: (req: FastifyRequest) => `${req.ip}|${(req.params as { slug: string }).slug}|${req.routeOptions.url}`,
+  errorResponseBuilder: (_req: FastifyRequest, ctx: { after: string }) => Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
+});
+
+/**
+ * The public side of sign-up protection (docs/bot-protection.md), registered inside the hosted routes (their
+ * error pages, CORS and rate limiter): the widget's files, a form's proof-of-work challenge, and the beacon with which
+ * an embed reports its impression. No key: a hostile caller is assumed (rate limits, signed single-use tokens).
+ */
+export function protectionPublicRoutes(app: FastifyInstance, { protection, submissions }: ProtectionRoutesOptions): void {
+  app.get('/assets/altcha/:name', { schema: { tags: ['public'], summary: 'The proof-of-work widget (ALTCHA), served from this origin', security: [], params: ASSET } }, async (req: FastifyRequest<{ Params: { name: string } }>, reply) => {
+    const asset = widgetAsset(req.params.name)!;
+    // The addresses carry the widget's version (?v=): cached for long.
+    reply.headers(CORS).type(asset.type).header('cache-control', 'public, max-age=31536000, immutable').header('x-content-type-options', 'nosniff');
+    return sendCompressedOnce(req, reply, asset, req.params.name, () => asset.body);
+  });
+
+  app.get('/f/:slug/challenge', {
+    schema: { tags: ['public'], summary: "A proof-of-work challenge for the form (the widget asks for it); 404 when the form's proof of work is off", security: [], params: SLUG },
+    config: { rateLimit: perIpAndSlug(30) },
+  }, async (req: FastifyRequest<{ Params: { slug: string } }>, reply) => {
+    const form = await submissions.publishedBySlug(req.params.slug);
+    reply.headers(CORS).header('cache-control', 'no-store');
+    return protection.challenge(form);
+  });
+
+  app.options('/f/:slug/impression', { schema: { hide: true, params: SLUG } }, async (_req, reply) => reply.code(204).headers({ ...CORS, 'access-control-allow-methods': 'POST' }).send());
+
+  app.post('/f/:slug/impression', {
+    schema: { tags: ['public'], summary: "An embed's impression: counted in the form's views once per token (the embed script carries a signed single-use one)", security: [], params: SLUG, querystring: IMPRESSION },
+    config: { rateLimit: perIpAndSlug(30) },
+  }, async (req: FastifyRequest<{ Params: { slug: string }; Querystring: { t: string } }>, reply) => {
+    reply.headers(CORS).header('cache-control', 'no-store');
+    const form = await submissions.publishedBySlug(req.params.slug);
+    // Answered alike whether it counted or not: a caller learns nothing by trying.
+    if (await protection.spendImpressionToken(form.workspaceId, req.params.slug, req.query.t)) await submissions.recordView(form.workspaceId, form.id);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,112 @@
+import crypto from 'node:crypto';
+import type { Challenge } from 'altcha-lib';
+import type { Db, Executor } from '../db/connection.js';
+import { notFound } from '../errors/errors.js';
+import type { Form } from '../forms/forms.schemas.js';
+import { DEFAULT_BURST_RULES, signalKey, signalsOf, type BurstRules, type SignalKind } from './protection.bursts.js';
+import { DEFAULT_POW_TUNING, ProofOfWork, type PowFailure, type PowTuning } from './protection.pow.js';
+import * as repo from './protection.repository.js';
+
+export interface ProtectionOptions {
+  /** The server secret (db/secrets.ts): signs challenges and impression tokens, keys the stored signals. */
+  secret: Buffer;
+  bursts?: Partial<BurstRules>;
+  pow?: PowTuning;
+}
+
+/** How long an embed's impression token is good for: the script reports its impression as soon as it runs. */
+export const IMPRESSION_TOKEN_TTL_MS = 10 * 60 * 1000;
+
+/** What a visitor reads when the proof of work is missing or refused (the page is shown again with a fresh one). */
+const POW_MESSAGES: Record<PowFailure, string> = {
+  missing: 'Please wait a moment until the automatic spam check has finished, then send the form again.',
+  malformed: 'The automatic spam check did not work. Please send the form again.',
+  invalid: 'The automatic spam check did not work. Please send the form again.',
+  wrong_form: 'The automatic spam check did not work. Please send the form again.',
+  expired: 'The automatic spam check has expired. Please send the form again.',
+  replayed: 'This form was already sent with this spam check. Please send it again.',
+};
+
+export type PowOutcome = { ok: true } | { ok: false; reason: PowFailure; message: string };
+
+/**
+ * Sign-up protection without a third party (docs/bot-protection.md): the proof-of-work challenge of a
+ * form, its single-use solutions, the burst rules that hold a submission for review, and the signed single-use
+ * tokens with which an embed reports its impression.
+ */
+export class ProtectionService {
+  readonly pow: ProofOfWork;
+  readonly rules: BurstRules;
+
+  constructor(private readonly db: Db, private readonly opts: ProtectionOptions) {
+    this.pow = new ProofOfWork(opts.secret, opts.pow ?? DEFAULT_POW_TUNING);
+    this.rules = { ...DEFAULT_BURST_RULES, ...opts.bursts };
+  }
+
+  /** A challenge for a form whose proof of work is on; 404 otherwise (nothing to solve). */
+  async challenge(form: Pick<Form, 'formGroupId' | 'settings'>): Promise<Challenge> {
+    if (!form.settings.protection?.proofOfWork) throw notFound('challenge');
+    return this.pow.challenge(form.formGroupId);
+  }
+
+  /** Checks a submission's solution and spends it: a solution is good for one submission. */
+  async spendProofOfWork(workspaceId: string, formGroupId: string, raw: unknown): Promise<PowOutcome> {
+    const check = await this.pow.check(formGroupId, raw);
+    if (!check.ok) return { ok: false, reason: check.reason, message: POW_MESSAGES[check.reason] };
+    if (!(await repo.spendToken(this.db.kysely, workspaceId, 'pow', check.token, check.expiresAt))) {
+      return { ok: false, reason: 'replayed', message: POW_MESSAGES.replayed };
+    }
+    return { ok: true };
+  }
+
+  /**
+   * Records the signals of a public submission (in its transaction) and says which burst rules it trips: those
+   * whose signal the workspace saw `limit` times or more within the window before it. Empty: not a burst.
+   */
+  async burst(trx: Executor, workspaceId: string, submissionId: string, ip: string | null | undefined, email: string, now: string): Promise<SignalKind[]> {
+    const since = new Date(Date.parse(now) - this.rules.windowSeconds * 1000).toISOString();
+    const signals = signalsOf(ip, email).map((s) => ({ kind: s.kind, key: signalKey(this.opts.secret, s.kind, s.value) }));
+    if (this.db.dialect === 'postgres') await repo.lockSignals(trx, workspaceId, signals.map((s) => `${s.kind}:${s.key}`));
+    const tripped: SignalKind[] = [];
+    for (const s of signals) {
+      const limit = this.rules[ruleOf(s.kind)];
+      if (limit > 0 && (await repo.countSignal(trx, workspaceId, s.kind, s.key, since)) >= limit) tripped.push(s.kind);
+    }
+    await repo.insertSignals(trx, workspaceId, submissionId, signals, now);
+    return tripped;
+  }
+
+  /** The token an embed script carries to report its impression: `<expiry>.<nonce>.<mac>`, for this slug only. */
+  impressionToken(slug: string, now = Date.now()): string {
+    const exp = Math.floor((now + IMPRESSION_TOKEN_TTL_MS) / 1000).toString(36);
+    const nonce = crypto.randomBytes(12).toString('base64url');
+    return `${exp}.${nonce}.${this.mac(slug, exp, nonce)}`;
+  }
+
+  /** True once per token that this server signed for this slug and that has not expired; then it is spent. */
+  async spendImpressionToken(workspaceId: string, slug: string, token: string, now = Date.now()): Promise<boolean> {
+    const m = /^([0-9a-z]{1,10})\.([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{22})$/.exec(token);
+    if (!m) return false;
+    const [, exp, nonce, mac] = m as unknown as [string, string, string, string];
+    const expected = this.mac(slug, exp, nonce);
+    if (!crypto.timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) return false;
+    const expiresAt = parseInt(exp, 36) * 1000;
+    if (!(expiresAt > now)) return false;
+    return repo.spendToken(this.db.kysely, workspaceId, 'impression', nonce, new Date(expiresAt).toISOString());
+  }
+
+  /** Spent tokens past their expiry, and signals older than the window (a job). */
+  purge(now = Date.now()): Promise<number> {
+    // Signals are kept a day at least, so a longer window set later still finds the recent ones.
+    const keep = Math.max(this.rules.windowSeconds * 1000, 24 * 3_600_000);
+    return repo.purgeProtection(this.db.kysely, new Date(now).toISOString(), new Date(now - keep).toISOString());
+  }
+
+  private mac(slug: string, exp: string, nonce: string): string {
+    return crypto.createHmac('sha256', this.opts.secret).update(`impression:${slug}:${exp}:${nonce}`).digest('base64url').slice(0, 22);
+  }
+}
+
+function ruleOf(kind: SignalKind): keyof Omit<BurstRules, 'windowSeconds'> {
+  return kind === 'ip_range' ? 'ipRange' : kind;
+}
