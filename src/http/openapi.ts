@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { openApiErrorResponses, routeErrors } from '../errors/docs.js';
+import { applyOperationDocs, type OperationDoc, type OperationDocs } from './operation-docs.js';
 import { ProblemSchema } from './schema-helpers.js';
 import type { V1 } from './types.js';
 
@@ -7,6 +8,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The OpenAPI document of every route registered so far (what /openapi.json serves). */
     openapi(): Promise<Record<string, unknown>>;
+    /** Adds operations' summaries, descriptions and examples to the document (http/operation-docs.ts). */
+    documentOperations(...docs: OperationDocs[]): void;
   }
 }
 
@@ -24,14 +27,19 @@ const HOP_HEADERS = new Set(['content-length', 'connection', 'transfer-encoding'
  */
 export function registerOpenApi(app: V1, publicUrl: string): void {
   const routes: RouteOptions[] = [];
+  const operationDocs = new Map<string, OperationDoc>();
   // The route objects themselves: hooks registered later (http/auth.ts) still amend their config.
   app.addHook('onRoute', (route) => void routes.push(route as RouteOptions));
   let docs: Promise<FastifyInstance> | undefined;
-  const docsApp = () => docs ??= buildDocsApp(routes, publicUrl).catch((err: unknown) => {
+  const docsApp = () => docs ??= buildDocsApp(routes, publicUrl, operationDocs).catch((err: unknown) => {
     docs = undefined;
     throw err;
   });
 
+  app.decorate('documentOperations', (...maps: OperationDocs[]) => {
+    for (const map of maps) for (const [key, doc] of Object.entries(map)) if (doc) operationDocs.set(key, doc);
+    docs = undefined; // a document built before is built again, with them
+  });
   app.decorate('openapi', async () => (await docsApp()).swagger() as unknown as Record<string, unknown>);
   app.get('/openapi.json', { schema: { hide: true } }, () => app.openapi());
   const proxy = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -44,7 +52,7 @@ export function registerOpenApi(app: V1, publicUrl: string): void {
   app.get('/docs/*', { schema: { hide: true } }, proxy);
 }
 
-async function buildDocsApp(routes: readonly RouteOptions[], publicUrl: string): Promise<FastifyInstance> {
+async function buildDocsApp(routes: readonly RouteOptions[], publicUrl: string, operationDocs: ReadonlyMap<string, OperationDoc>): Promise<FastifyInstance> {
   const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }] = await Promise.all([
     import('fastify'), import('@fastify/swagger'), import('@fastify/swagger-ui'),
   ]);
@@ -74,6 +82,8 @@ async function buildDocsApp(routes: readonly RouteOptions[], publicUrl: string):
       });
       return { schema: { ...s, response: { ...(s.response as object), ...openApiErrorResponses(codes) } } as typeof schema, url };
     },
+    // Each operation's prose and examples, from the features' *.docs.ts (http/operation-docs.ts).
+    transformObject: (({ openapiObject }: { openapiObject: Record<string, unknown> }) => applyOperationDocs(openapiObject, operationDocs)) as never,
   });
   await docs.register(swaggerUi, { routePrefix: '/docs' });
   // The app's routes as they are now (HEAD twins of GET routes are made again by this instance). Nothing validates

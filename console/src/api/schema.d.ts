@@ -11,12 +11,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The unsubscribe page (never unsubscribes by itself) */
+        /**
+         * The unsubscribe page
+         * @description What the unsubscribe link of a message opens: the address, a button to unsubscribe from everything and the topics to keep or leave. A GET never unsubscribes by itself (mail scanners fetch links). No API key.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q */
                     token: string;
                 };
                 cookie?: never;
@@ -28,29 +32,64 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>Unsubscribe</title></head><body><h1>Unsubscribe</h1><p>ada@example.com</p><form method="post"><button name="action" value="all">Unsubscribe from everything</button></form></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description The link is not valid (a token that does not verify). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>This link is not valid</h1><p>It may be mistyped or too old.</p> */
+                        "text/html": string;
+                    };
                 };
             };
         };
         put?: never;
-        /** Unsubscribe at once (RFC 8058 one-click, or the page's choices) */
+        /**
+         * Unsubscribe
+         * @description RFC 8058 one-click unsubscribe: mail clients POST `List-Unsubscribe=One-Click` here (every broadcast carries `List-Unsubscribe` and `List-Unsubscribe-Post`), which unsubscribes at once from the message's topic (or from everything when it had none). The page's own buttons send `action=all` (everything) or `action=topics` with the `topic` ids to keep. Records `contact.unsubscribed`; unsubscribing from everything also suppresses the address. No API key.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q */
                     token: string;
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    /** @example List-Unsubscribe=One-Click */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>Unsubscribed</title></head><body><h1>Unsubscribed</h1><p>ada@example.com will not get Product news any more.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description The link is not valid (a token that does not verify). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>This link is not valid</h1><p>It may be mistyped or too old.</p> */
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -67,7 +106,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The sign-in page (inputs email and password) */
+        /**
+         * The sign-in page
+         * @description A page of the console (no API key); form posts carry the page's CSRF field. Inputs `email` and `password`; a signed-in browser is sent on to /app (303).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -82,13 +124,16 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head><body><main><h1>Sign in</h1><form method="post" action="/app/login"><input name="email" type="email"><input name="password" type="password"><button>Sign in</button></form></main></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
         put?: never;
         /**
-         * Sign in: sets the session cookie and answers 303 to /app (or a safe `next` under /app)
+         * Sign in
          * @description Form-encoded or JSON `{ email, password, workspace?, next? }`. 401 on a wrong address or password (the same answer for both); 429 with Retry-After after 5 failures per address or 20 per IP address in 15 minutes.
          */
         post: {
@@ -98,7 +143,12 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    /** @example email=sam%40example.com&password=correct-horse-battery-staple */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -106,6 +156,43 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Signed in: the session cookie (`HttpOnly; Secure; SameSite=Lax`) and a redirect to /app. */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description A wrong address or password (the same answer for both): the page again. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head><body><main><h1>Sign in</h1><p role="alert">The email or the password is wrong.</p></main></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description No email or no password. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head><body><main><h1>Sign in</h1><p role="alert">Enter your email and password.</p></main></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description Too many failed sign-ins for the address or the IP address (`Retry-After`). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head><body><main><h1>Sign in</h1><p role="alert">Too many failed attempts. Try again in 15 minutes.</p></main></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -125,7 +212,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sign out: revokes the session at once, clears the cookie, 303 to /app/login
+         * Sign out
          * @description Needs the session's CSRF token, in the form field `_csrf` or the X-CSRF-Token header (403 otherwise).
          */
         post: {
@@ -135,7 +222,12 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    /** @example _csrf=q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -143,6 +235,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Signed out: the cookie cleared, a redirect to /app/login. */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Without the session's CSRF token. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-out refused</title></head><body><main><h1>Sign-out refused</h1><p>The request did not come from the console. Sign out from the console's menu.</p></main></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -159,12 +268,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The page of an invitation link: choose a name and a password */
+        /**
+         * The page of an invitation link
+         * @description A page of the console (no API key); form posts carry the page's CSRF field. Shows the workspace and the role, and asks for a name and a password.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q */
                     token: string;
                 };
                 cookie?: never;
@@ -176,22 +289,44 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Join Acme</title></head><body><main><h1>Join Acme</h1><p>You are invited as viewer, with the address lee@example.com.</p><form method="post"><input name="name"><input name="password" type="password"><button>Join</button></form></main></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description The link is not valid, was used already or expired: a page that says so. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Link not valid</title></head><body><main><h1>Link not valid</h1><p>This link is not valid any more. Ask for a new one.</p></main></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
         put?: never;
-        /** Accept an invitation (once): creates the user, signs in, 303 to /app */
+        /**
+         * Accept an invitation
+         * @description A page of the console (no API key); form posts carry the page's CSRF field. Creates the user with the invitation's role (once), signs them in and redirects to /app (303). A password that is too short or too common is 422 with the page again.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q */
                     token: string;
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    /** @example name=Lee+Park&password=correct-horse-battery-staple */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -199,6 +334,43 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Joined and signed in: a redirect to /app. */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The link is not valid, was used already or expired: a page that says so. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Link not valid</title></head><body><main><h1>Link not valid</h1><p>This link is not valid any more. Ask for a new one.</p></main></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description The address is a user of the workspace already. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>You are already a member</title></head><body><main><h1>You are already a member</h1><p>This address already has an account in the workspace: sign in instead.</p></main></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description The password is not acceptable: the page again, saying why. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Join Acme</title></head><body><main><h1>Join Acme</h1><p role="alert">The password must be at least 12 characters.</p></main></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -215,7 +387,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The page to ask for a password reset link */
+        /**
+         * The password reset request page
+         * @description A page of the console (no API key); form posts carry the page's CSRF field. Asks for the address to send a reset link to.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -230,12 +405,18 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Reset your password</title></head><body><main><h1>Reset your password</h1><p>Enter the address you sign in with: we will email you a link to choose a new password.</p><form method="post"><input name="email" type="email"><button>Send the link</button></form></main></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
         put?: never;
-        /** Ask for a password reset link by email (the same answer whether the address has an account or not) */
+        /**
+         * Ask for a password reset link
+         * @description A page of the console (no API key); form posts carry the page's CSRF field. Emails a link valid for an hour when the address has an account; the answer is the same whether it has one or not, so it tells nothing about who has an account. Rate-limited per address and IP.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -243,14 +424,42 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    /** @example email=sam%40example.com */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Check your inbox</title></head><body><main><h1>Check your inbox</h1><p>If sam@example.com has an account, a link to choose a new password is on its way.</p></main></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description No address given. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Reset your password</title></head><body><main><h1>Reset your password</h1><p role="alert">Enter your email address.</p></main></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description Too many requests for the address or from the IP address. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many requests</title></head><body><main><h1>Too many requests</h1><p>Please wait a few minutes before asking again.</p></main></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -267,12 +476,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The page of a password reset link: choose a new password */
+        /**
+         * The page of a password reset link
+         * @description A page of the console (no API key); form posts carry the page's CSRF field. Asks for the new password.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q */
                     token: string;
                 };
                 cookie?: never;
@@ -284,22 +497,44 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Choose a new password</title></head><body><main><h1>Choose a new password</h1><p>For sam@example.com. Every other session of the account will be signed out.</p><form method="post"><input name="password" type="password"><button>Save</button></form></main></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description The link is not valid, was used already or expired: a page that says so. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Link not valid</title></head><body><main><h1>Link not valid</h1><p>This link is not valid any more. Ask for a new one.</p></main></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
         put?: never;
-        /** Set the new password (once, within an hour): signs out every session, signs in anew, 303 to /app */
+        /**
+         * Set a new password
+         * @description A page of the console (no API key); form posts carry the page's CSRF field. Sets the password (the link works once, within an hour of being sent), signs out every session of the account, signs this browser in and redirects to /app (303).
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q */
                     token: string;
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    /** @example password=correct-horse-battery-staple */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -307,6 +542,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Password set and signed in: a redirect to /app. */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The link is not valid, was used already or expired: a page that says so. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Link not valid</title></head><body><main><h1>Link not valid</h1><p>This link is not valid any more. Ask for a new one.</p></main></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description The password is not acceptable: the page again, saying why. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Choose a new password</title></head><body><main><h1>Choose a new password</h1><p role="alert">The password must be at least 12 characters.</p></main></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -323,25 +585,34 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The open pixel: always a 1×1 GIF (an open is recorded when the token verifies) */
+        /**
+         * The open pixel
+         * @description The 1×1 GIF near the end of a tracked message's HTML (`Cache-Control: no-store`). Always answers the image, fast; when the signed token verifies, an `email.opened` event is recorded (after the answer, never lost). Opens by Apple Mail Privacy Protection and security scanners are kept but marked `machine: true` and left out of unique counts; Gmail's and Outlook's image proxies count as people. No API key.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description the signed token from the message */
+                    /**
+                     * @description the signed token from the message
+                     * @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q
+                     */
                     "*": string;
                 };
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description A 1×1 transparent GIF (image/gif, 43 bytes; the example is its base64), whatever the token. */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7 */
+                        "image/gif": string;
+                    };
                 };
             };
         };
@@ -360,13 +631,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A tracked link: 302 to the URL the signed token carries; 404 for a token that does not verify (never a redirect) */
+        /**
+         * A tracked link
+         * @description Every http(s) link of a tracked message points here with a signed token naming the delivery and the URL: answers 302 to the original URL and records an `email.clicked` event. A token that does not verify is 404 and never redirects (no open redirect). Clicks by link scanners (before the message could be read, or every link within seconds) are marked `machine: true`. No API key.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description the signed token from the message */
+                    /**
+                     * @description the signed token from the message
+                     * @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q
+                     */
                     "*": string;
                 };
                 cookie?: never;
@@ -379,6 +656,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Redirect to the original URL (`Location`). */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The token does not verify: a page, never a redirect. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>This link is not valid</h1><p>It may be mistyped, or cut short by your mail program. Try to open the link from the message again.</p> */
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -399,7 +693,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Amazon SES bounce and complaint notifications through SNS (signature verified) */
+        /**
+         * Amazon SES notifications (SNS)
+         * @description Point an SNS topic of SES's bounce and complaint notifications here (HTTPS subscription). The SNS signature of every message is verified against Amazon's certificate; the subscription confirmation is followed by itself. A Bounce (Permanent: hard bounce; Transient: soft) or Complaint is matched to its delivery by the Message-ID and applied as a bounce report received by mail would be. No API key.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -407,14 +704,68 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    /**
+                     * @example {
+                     *       "Type": "Notification",
+                     *       "MessageId": "6b3c1e40-2f7a-5d3b-9c1e-0a4b2c3d4e5f",
+                     *       "TopicArn": "arn:aws:sns:eu-west-1:123456789012:ses-bounces",
+                     *       "Message": "{\"notificationType\":\"Bounce\",\"bounce\":{\"bounceType\":\"Permanent\",\"bouncedRecipients\":[{\"emailAddress\":\"gone@example.net\",\"diagnosticCode\":\"smtp; 550 5.1.1 user unknown\"}]},\"mail\":{\"messageId\":\"0102018c…\",\"headers\":[{\"name\":\"Message-ID\",\"value\":\"<dlv_01JDB45A2C4E6G8J0M2P4R6T8W@example.com>\"}]}}",
+                     *       "Timestamp": "2026-11-21T12:00:03.118Z",
+                     *       "SignatureVersion": "1",
+                     *       "Signature": "EXAMPLEpH+…",
+                     *       "SigningCertURL": "https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-abc.pem"
+                     *     }
+                     */
+                    "application/json": Record<string, never>;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "applied": 1
+                         *     }
+                         */
+                        "application/json": Record<string, never>;
+                    };
+                };
+                /** @description Not an SNS message, or a SubscribeURL that is not an SNS address. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "ok": false,
+                         *       "error": "not an SNS message"
+                         *     }
+                         */
+                        "application/json": Record<string, never>;
+                    };
+                };
+                /** @description The SNS signature does not verify. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "ok": false,
+                         *       "error": "the SNS signature does not verify"
+                         *     }
+                         */
+                        "application/json": Record<string, never>;
+                    };
                 };
             };
         };
@@ -433,12 +784,249 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Postmark Bounce and SpamComplaint webhooks (basic auth) */
+        /**
+         * Postmark bounce and complaint webhooks
+         * @description Point Postmark's Bounce and Spam Complaint webhooks here, with the basic-auth user and password of POSTMARK_WEBHOOK_USER and POSTMARK_WEBHOOK_PASSWORD. A HardBounce is a hard bounce, a SoftBounce a soft one, a SpamComplaint a complaint; each is matched to its delivery by the Message-ID. No API key.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    /**
+                     * @example {
+                     *       "RecordType": "Bounce",
+                     *       "Type": "HardBounce",
+                     *       "TypeCode": 1,
+                     *       "MessageID": "883953f4-6105-42a2-a16a-77a8eac79483",
+                     *       "Email": "gone@example.net",
+                     *       "Description": "The server was unable to deliver your message (ex: unknown user, mailbox not found).",
+                     *       "Details": "smtp;550 5.1.1 The email account that you tried to reach does not exist.",
+                     *       "BouncedAt": "2026-11-21T12:00:04Z",
+                     *       "Headers": [
+                     *         {
+                     *           "Name": "Message-ID",
+                     *           "Value": "<dlv_01JDB45A2C4E6G8J0M2P4R6T8W@example.com>"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": Record<string, never>;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "applied": 1
+                         *     }
+                         */
+                        "application/json": Record<string, never>;
+                    };
+                };
+                /** @description The basic-auth user or password is wrong (`WWW-Authenticate: Basic`). */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "ok": false,
+                         *       "error": "unauthorized"
+                         *     }
+                         */
+                        "application/json": Record<string, never>;
+                    };
+                };
+                /** @description The hook is not configured (POSTMARK_WEBHOOK_USER, POSTMARK_WEBHOOK_PASSWORD unset). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "ok": false,
+                         *       "error": "the Postmark hook is not configured (POSTMARK_WEBHOOK_USER, POSTMARK_WEBHOOK_PASSWORD)"
+                         *     }
+                         */
+                        "application/json": Record<string, never>;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/assets/altcha/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The proof-of-work widget (ALTCHA), served from this origin
+         * @description The files of the proof-of-work widget (ALTCHA) that hosted pages and embeds load when a form asks for a proof of work: served by the service itself, never from a CDN, and cached for long (their addresses carry the version). No key.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    name: "widget.js" | "pbkdf2.js" | "altcha.css";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example /* altcha widget *\/ (function(){ … })(); */
+                        "text/javascript": string;
+                    };
+                };
+                /** @description No widget file has this name. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>Not found</h1> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/f/{slug}/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A proof-of-work challenge for the form (the widget asks for it); 404 when the form's proof of work is off
+         * @description A fresh, signed proof-of-work challenge for the form, which the widget solves in the visitor's browser before the submission is sent; the solution travels with the submission and is checked (once) on arrival. 404 when the form does not ask for a proof of work. Rate-limited per IP address and form. No key.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example newsletter */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "parameters": {
+                         *         "algorithm": "PBKDF2/SHA-256",
+                         *         "cost": 1000,
+                         *         "data": {
+                         *           "f": "fgrp_01JDZQ7W4X9V2B3N5M6K8H0GTR"
+                         *         },
+                         *         "expiresAt": 1795566422,
+                         *         "keyLength": 32,
+                         *         "keyPrefix": "3f9a1c0d7e2b4a6c8d0e1f2a3b4c5d6e",
+                         *         "keySignature": "5d2c…",
+                         *         "nonce": "8e4b0a1f3c5d7e9f0a2b4c6d8e0f1a3b",
+                         *         "salt": "c1d3e5f7a9b0c2d4e6f8a0b1c3d5e7f9"
+                         *       },
+                         *       "signature": "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b"
+                         *     }
+                         */
+                        "application/json": Record<string, never>;
+                    };
+                };
+                /** @description No published form has this slug, or its proof of work is off. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>Not found</h1> */
+                        "text/html": string;
+                    };
+                };
+                /** @description Too many challenges from this address for the form (`Retry-After`). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>Too many requests</h1> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/f/{slug}/impression": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An embed's impression: counted in the form's views once per token (the embed script carries a signed single-use one)
+         * @description The beacon an embed sends when it is shown: counted once in the form's views per signed, single-use token `t` (each copy of the embed script carries one). Answers 204 whether it counted or not, so a caller learns nothing by trying. Rate-limited per IP address and form. No key.
+         */
+        post: {
+            parameters: {
+                query: {
+                    t: string;
+                };
+                header?: never;
+                path: {
+                    /** @example newsletter */
+                    slug: string;
+                };
                 cookie?: never;
             };
             requestBody?: never;
@@ -449,6 +1037,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+                /** @description Received (counted or not). */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No published form has this slug. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>Not found</h1> */
+                        "text/html": string;
+                    };
+                };
+                /** @description Too many impressions from this address for the form. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>Too many requests</h1> */
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -465,12 +1080,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The hosted page of a published form (HTML); ?fragment=1 gives the form markup only */
+        /**
+         * The hosted page of a form
+         * @description The public page of the group's PUBLISHED version (no key): the form with its heading, intro and consent text, the SEO fields as `<title>`, meta description, Open Graph image and favicon, in the workspace's language. `?fragment=1` answers the form's markup alone, for embedding.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example newsletter */
                     slug: string;
                 };
                 cookie?: never;
@@ -482,20 +1101,102 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Join the Acme newsletter</title><meta name="description" content="One email a month about what we ship."></head><body><main><h1>Join the Acme newsletter</h1><form method="post" action="/f/newsletter"><label>Email <input name="email" type="email" required></label><button>Subscribe</button></form></main></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description No form has this slug, or none of its versions is PUBLISHED: a page that says so. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1><p>This form does not exist or is not published.</p></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
         put?: never;
         /**
-         * Submit a form
-         * @description Form-encoded or JSON. HTML answers: the success page (200), a 303 redirect, the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }.
+         * Submit a form (public)
+         * @description Form-encoded or JSON. HTML answers: a 303 redirect (to /f/{slug}/thanks, or to the REDIRECT success action's URL), the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }, or a problem document (422 proof_of_work_failed) when the form asks for a proof of work and the submission has none that verifies.
          */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example newsletter */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    /** @example email=lin%40example.com&first_name=Lin */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Accepted: a redirect to the success page, or to the URL of a REDIRECT success action (`Location`). */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No form has this slug, or none of its versions is PUBLISHED: a page that says so. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1><p>This form does not exist or is not published.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description The submission is invalid: the page again, the errors next to the fields and the values kept. With `Accept: application/json`: `{ ok: false, errors: [{ field, message }] }`. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <p class="error" id="email-error">Enter an email address.</p> */
+                        "text/html": string;
+                    };
+                };
+                /** @description Too many submissions from this address (SUBMISSIONS_PER_MINUTE); `Retry-After` says when to try again. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>Too many requests</h1><p>Please try again in a minute.</p> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        /**
+         * CORS preflight for submissions
+         * @description Lets a page on another site POST a submission with `fetch` (an embed): answers 204 with `Access-Control-Allow-Origin: *` and the allowed method and headers. No credentials are ever allowed.
+         */
+        options: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example newsletter */
                     slug: string;
                 };
                 cookie?: never;
@@ -509,23 +1210,8 @@ export interface paths {
                     };
                     content?: never;
                 };
-            };
-        };
-        delete?: never;
-        /** CORS preflight for submissions from other sites */
-        options: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    slug: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
+                /** @description The CORS headers, no body. */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -544,12 +1230,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The embed script: the form inline or as a popup */
+        /**
+         * The embed script of a form
+         * @description A script to put on any site: `<script src="https://forms.example.com/f/newsletter/embed.js" async></script>` renders the form where the tag is (INLINE_EMBED) or as a popup (POPUP), isolated from the page's styles, and submits it without leaving the page. It loads nothing from a CDN and needs no `unsafe-eval`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example newsletter */
                     slug: string;
                 };
                 cookie?: never;
@@ -561,7 +1251,80 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
+                    content: {
+                        /** @example (function(){var s=document.currentScript;var base="https://forms.example.com";/* renders /f/newsletter?fragment=1 next to the tag *\/})(); */
+                        "text/html": string;
+                    };
+                };
+                /** @description No form has this slug, or none of its versions is PUBLISHED: a page that says so. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1><p>This form does not exist or is not published.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/f/{slug}/thanks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The success page of a hosted form
+         * @description Where a hosted form's submission is redirected to (303, so a reload does not submit again) when its success action is a MESSAGE: the message on the form's page. For a REDIRECT form it sends the visitor on to its URL.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example newsletter */
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>Join the Acme newsletter</title></head><body><div data-formcast-success role="status"><p>Thanks! Check your inbox to confirm.</p></div></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description A REDIRECT form: on to its URL (`Location`). */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
                     content?: never;
+                };
+                /** @description No form has this slug, or none of its versions is PUBLISHED: a page that says so. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>Not found</title></head><body><h1>Not found</h1><p>This form does not exist or is not published.</p></body></html> */
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -580,12 +1343,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The page of a double opt-in link: one button that confirms (GET changes nothing) */
+        /**
+         * The page of a double opt-in link
+         * @description What the link in a confirmation email opens: a page with one button. A GET changes nothing, because mail scanners and link previews fetch every link of a message; the button POSTs to the same address.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q */
                     token: string;
                 };
                 cookie?: never;
@@ -597,17 +1364,34 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>Confirm your subscription</title></head><body><h1>Confirm your subscription</h1><form method="post" action="/confirm/v1.eyJkIjoiY25mXzAxSkRCNDMifQ.kY3x9Q"><button type="submit">Confirm</button></form></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description The link is not valid, was used already or expired. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>Confirm your subscription</h1><p>This link is not valid any more.</p> */
+                        "text/html": string;
+                    };
                 };
             };
         };
         put?: never;
-        /** Confirm a double opt-in sign-up (single use, expiring) */
+        /**
+         * Confirm a double opt-in sign-up
+         * @description Confirms the sign-up: the contact becomes SUBSCRIBED (lifting a suppression of the address) and a `contact.subscribed` event is recorded. Single use; links expire after 7 days.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q */
                     token: string;
                 };
                 cookie?: never;
@@ -619,7 +1403,20 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>Subscription confirmed</title></head><body><h1>Subscription confirmed</h1><p>Thank you! You are on the list.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+                /** @description The link is not valid, was used already or expired. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>Confirm your subscription</h1><p>This link is not valid any more.</p> */
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -636,7 +1433,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The workspace of the calling key, with its settings */
+        /**
+         * Get the workspace of the calling key
+         * @description The workspace the API key (or console session) belongs to: its id, name and settings. Any valid key may call it, whatever its scopes, which makes it the natural "who am I" check for an integration.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -652,6 +1452,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "ws_01JDB2Z8K4M6P8R0T2V4X6Z8B0",
+                         *       "name": "Acme",
+                         *       "createdAt": "2026-11-02T09:12:44.118Z",
+                         *       "settings": {
+                         *         "postalAddress": "Acme Inc., 1 Main Street, Springfield, IL 62701, USA",
+                         *         "locale": "en",
+                         *         "defaultFrom": "Acme <hello@example.com>",
+                         *         "tracking": {
+                         *           "opens": true,
+                         *           "clicks": true
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -701,7 +1517,10 @@ export interface paths {
                 };
             };
         };
-        /** Rename the workspace or change its settings (postal address, locale, sender of system mail) */
+        /**
+         * Update the workspace name or settings
+         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations), and `tracking` gives the default open and click tracking of new broadcasts. Needs `admin`.
+         */
         put: {
             parameters: {
                 query?: never;
@@ -711,6 +1530,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Acme",
+                     *       "settings": {
+                     *         "postalAddress": "Acme Inc., 1 Main Street, Springfield, IL 62701, USA",
+                     *         "tracking": {
+                     *           "opens": true,
+                     *           "clicks": false
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         name?: string;
                         settings?: {
@@ -741,6 +1572,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "ws_01JDB2Z8K4M6P8R0T2V4X6Z8B0",
+                         *       "name": "Acme",
+                         *       "createdAt": "2026-11-02T09:12:44.118Z",
+                         *       "settings": {
+                         *         "postalAddress": "Acme Inc., 1 Main Street, Springfield, IL 62701, USA",
+                         *         "locale": "en",
+                         *         "defaultFrom": "Acme <hello@example.com>",
+                         *         "tracking": {
+                         *           "opens": true,
+                         *           "clicks": false
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -840,7 +1687,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List API keys (without the keys) */
+        /**
+         * List API keys
+         * @description The workspace's keys, newest first, without the keys themselves: name, scopes, when each was last used and whether it was revoked. Cursor pagination (`limit`, `cursor`). Needs `admin`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -859,6 +1709,34 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "key_01JDB3W0B2D4F6H8K0M2P4R6T8",
+                         *           "name": "Zapier",
+                         *           "scopes": [
+                         *             "read:contacts",
+                         *             "write:contacts"
+                         *           ],
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "lastUsedAt": "2026-11-24T08:31:02.511Z",
+                         *           "revokedAt": null
+                         *         },
+                         *         {
+                         *           "id": "key_01JDB2Z8K4M6P8R0T2V4X6Z8B1",
+                         *           "name": "admin",
+                         *           "scopes": [
+                         *             "admin"
+                         *           ],
+                         *           "createdAt": "2026-11-02T09:12:44.118Z",
+                         *           "lastUsedAt": "2026-11-24T09:02:17.040Z",
+                         *           "revokedAt": null
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -914,7 +1792,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create an API key (shown once) */
+        /**
+         * Create an API key
+         * @description A new key of the workspace with the given scopes (`read:forms write:forms read:broadcasts write:broadcasts read:contacts write:contacts read:domains write:domains read:webhooks write:webhooks admin`; `write:X` grants `read:X`, `admin` grants everything). The `key` is in this answer only: it is stored as a hash and can never be shown again. A key cannot grant scopes its creator lacks. Needs `admin`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -924,6 +1805,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Zapier",
+                     *       "scopes": [
+                     *         "read:contacts",
+                     *         "write:contacts"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         name: string;
                         scopes: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "admin")[];
@@ -937,6 +1827,18 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "key_01JDB3W0B2D4F6H8K0M2P4R6T8",
+                         *       "name": "Zapier",
+                         *       "scopes": [
+                         *         "read:contacts",
+                         *         "write:contacts"
+                         *       ],
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "key": "fc_01JDB3W0B2D4F6H8K0M2P4R6T8_e-R96nIFEJPvG1IKz2SNdAlU-m8Ymx-a1M_xlfz-f8g"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -1032,12 +1934,16 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an API key at once */
+        /**
+         * Revoke an API key
+         * @description The key is refused from the next request on (401 unauthorized), in every process. The workspace's last admin key cannot be revoked (409). Answers 204 with no body. Needs `admin`.
+         */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example key_01JDB3W0B2D4F6H8K0M2P4R6T8 */
                     keyId: string;
                 };
                 cookie?: never;
@@ -1078,6 +1984,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `last_admin_key`: Last admin key */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         options?: never;
@@ -1092,7 +2007,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List forms, newest first */
+        /**
+         * List forms
+         * @description Every version of every form of the workspace, newest first, filtered by `status` (`DRAFT`, `PUBLISHED`, `ARCHIVED`) if given, with cursor pagination. Needs `read:forms`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -1112,6 +2030,89 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "form_01JDB4C3E5G7J9M1P3R5T7V9X1",
+                         *           "name": "Newsletter sign-up",
+                         *           "description": "The footer form of the blog",
+                         *           "type": "SIGN_UP",
+                         *           "display": "INLINE_EMBED",
+                         *           "fieldMapping": {
+                         *             "email": "email",
+                         *             "first_name": "firstName"
+                         *           },
+                         *           "settings": {
+                         *             "successAction": {
+                         *               "type": "MESSAGE",
+                         *               "message": "Thanks! Check your inbox to confirm."
+                         *             },
+                         *             "doubleOptIn": true
+                         *           },
+                         *           "doubleOptInEmailId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *           "seoTitle": "Join the Acme newsletter",
+                         *           "seoDescription": "One email a month about what we ship.",
+                         *           "seoImageUrl": "https://example.com/img/newsletter.png",
+                         *           "seoFaviconUrl": null,
+                         *           "slug": "newsletter",
+                         *           "status": "DRAFT",
+                         *           "version": 2,
+                         *           "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0",
+                         *           "previousVersionId": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *           "htmlValidation": {
+                         *             "valid": true,
+                         *             "checkedAt": "2026-11-21T10:05:00.000Z",
+                         *             "errors": [],
+                         *             "warnings": []
+                         *           },
+                         *           "createdAt": "2026-11-22T09:00:00.000Z",
+                         *           "updatedAt": "2026-11-22T09:00:00.000Z",
+                         *           "publishedAt": null,
+                         *           "archivedAt": null
+                         *         },
+                         *         {
+                         *           "id": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *           "name": "Newsletter sign-up",
+                         *           "description": "The footer form of the blog",
+                         *           "type": "SIGN_UP",
+                         *           "display": "INLINE_EMBED",
+                         *           "fieldMapping": {
+                         *             "email": "email",
+                         *             "first_name": "firstName"
+                         *           },
+                         *           "settings": {
+                         *             "successAction": {
+                         *               "type": "MESSAGE",
+                         *               "message": "Thanks! Check your inbox to confirm."
+                         *             },
+                         *             "doubleOptIn": true
+                         *           },
+                         *           "doubleOptInEmailId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *           "seoTitle": "Join the Acme newsletter",
+                         *           "seoDescription": "One email a month about what we ship.",
+                         *           "seoImageUrl": "https://example.com/img/newsletter.png",
+                         *           "seoFaviconUrl": null,
+                         *           "slug": "newsletter",
+                         *           "status": "PUBLISHED",
+                         *           "version": 1,
+                         *           "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0",
+                         *           "previousVersionId": null,
+                         *           "htmlValidation": {
+                         *             "valid": true,
+                         *             "checkedAt": "2026-11-21T10:05:00.000Z",
+                         *             "errors": [],
+                         *             "warnings": []
+                         *           },
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T10:06:00.000Z",
+                         *           "publishedAt": "2026-11-21T10:06:00.000Z",
+                         *           "archivedAt": null
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -1132,6 +2133,43 @@ export interface paths {
                                         url?: string;
                                     };
                                     doubleOptIn: boolean;
+                                    appearance?: {
+                                        /** @description the public heading (the form name is internal and never shown) */
+                                        heading?: string;
+                                        /** @description plain text under the heading; line breaks are kept */
+                                        intro?: string;
+                                        /** @description the submit button; default "Subscribe" (SIGN_UP) or "Send" (SURVEY) */
+                                        buttonLabel?: string;
+                                        /** @description shown beside a required checkbox (`_fc_consent`); its acceptance and this text are stored with each submission */
+                                        consentText?: string;
+                                        /** @description #rrggbb: buttons, focus rings, selected choices; the text on it is picked for a contrast of at least 4.5:1 */
+                                        brandColor?: string;
+                                        /**
+                                         * Format: http-url
+                                         * @description an absolute https URL of the logo shown above the heading
+                                         */
+                                        logoUrl?: string;
+                                        /**
+                                         * @description light, dark, or auto (follows the visitor's system setting); default light
+                                         * @enum {string}
+                                         */
+                                        theme?: "light" | "dark" | "auto";
+                                    };
+                                    fields?: {
+                                        [key: string]: {
+                                            label: string;
+                                            /** @enum {string} */
+                                            type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                            /** @description select and radio (required), checkbox (a group of boxes; without options, one box) */
+                                            options?: string[];
+                                            required?: boolean;
+                                            placeholder?: string;
+                                        };
+                                    };
+                                    protection?: {
+                                        /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
+                                        proofOfWork: boolean;
+                                    };
                                 };
                                 doubleOptInEmailId: string | null;
                                 seoTitle: string | null;
@@ -1182,7 +2220,7 @@ export interface paths {
                                 archivedAt: string | null;
                                 /** @description of this version; on GET /v1/forms/{formId} */
                                 stats?: {
-                                    /** @description views of the hosted page */
+                                    /** @description views of the hosted page, and impressions of the embeds (one per page view of the site that embeds the form) */
                                     views: number;
                                     submissions: number;
                                     /** @description double opt-in links followed */
@@ -1223,7 +2261,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a form (a DRAFT, version 1) */
+        /**
+         * Create a form
+         * @description A new form group with its first version: a DRAFT, version 1. `name` (internal, never shown to visitors) and `type` (`SIGN_UP` creates or updates a contact; `SURVEY` only stores answers) are required. `fieldMapping` maps form field names to contact properties (`email`, `firstName`, `lastName` or a custom key); `slug` gives the hosted page its address `/f/{slug}`, unique across all workspaces (409 slug_taken). Needs `write:forms`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1233,6 +2274,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Newsletter sign-up",
+                     *       "type": "SIGN_UP",
+                     *       "display": "INLINE_EMBED",
+                     *       "fieldMapping": {
+                     *         "email": "email",
+                     *         "first_name": "firstName"
+                     *       },
+                     *       "slug": "newsletter"
+                     *     }
+                     */
                     "application/json": {
                         name: string;
                         description?: string | null;
@@ -1257,6 +2310,44 @@ export interface paths {
                                 url?: string;
                             };
                             doubleOptIn?: boolean;
+                            appearance?: {
+                                /** @description the public heading (the form name is internal and never shown) */
+                                heading?: string;
+                                /** @description plain text under the heading; line breaks are kept */
+                                intro?: string;
+                                /** @description the submit button; default "Subscribe" (SIGN_UP) or "Send" (SURVEY) */
+                                buttonLabel?: string;
+                                /** @description shown beside a required checkbox (`_fc_consent`); its acceptance and this text are stored with each submission */
+                                consentText?: string;
+                                /** @description #rrggbb: buttons, focus rings, selected choices; the text on it is picked for a contrast of at least 4.5:1 */
+                                brandColor?: string;
+                                /**
+                                 * Format: http-url
+                                 * @description an absolute https URL of the logo shown above the heading
+                                 */
+                                logoUrl?: string;
+                                /**
+                                 * @description light, dark, or auto (follows the visitor's system setting); default light
+                                 * @enum {string}
+                                 */
+                                theme?: "light" | "dark" | "auto";
+                            } | null;
+                            /** @description form field name → question; a name not in fieldMapping is a question whose answers are stored with the submission only */
+                            fields?: {
+                                [key: string]: {
+                                    label: string;
+                                    /** @enum {string} */
+                                    type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                    /** @description select and radio (required), checkbox (a group of boxes; without options, one box) */
+                                    options?: string[];
+                                    required?: boolean;
+                                    placeholder?: string;
+                                };
+                            } | null;
+                            protection?: {
+                                /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
+                                proofOfWork: boolean;
+                            } | null;
                         };
                         doubleOptInEmailId?: string | null;
                         seoTitle?: string | null;
@@ -1282,6 +2373,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *       "name": "Newsletter sign-up",
+                         *       "description": null,
+                         *       "type": "SIGN_UP",
+                         *       "display": "INLINE_EMBED",
+                         *       "fieldMapping": {
+                         *         "email": "email",
+                         *         "first_name": "firstName"
+                         *       },
+                         *       "settings": {
+                         *         "successAction": {
+                         *           "type": "MESSAGE",
+                         *           "message": "Thanks! Your submission has been received."
+                         *         },
+                         *         "doubleOptIn": false
+                         *       },
+                         *       "doubleOptInEmailId": null,
+                         *       "seoTitle": null,
+                         *       "seoDescription": null,
+                         *       "seoImageUrl": null,
+                         *       "seoFaviconUrl": null,
+                         *       "slug": "newsletter",
+                         *       "status": "DRAFT",
+                         *       "version": 1,
+                         *       "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0",
+                         *       "previousVersionId": null,
+                         *       "htmlValidation": null,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z",
+                         *       "publishedAt": null,
+                         *       "archivedAt": null
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -1301,6 +2427,43 @@ export interface paths {
                                     url?: string;
                                 };
                                 doubleOptIn: boolean;
+                                appearance?: {
+                                    /** @description the public heading (the form name is internal and never shown) */
+                                    heading?: string;
+                                    /** @description plain text under the heading; line breaks are kept */
+                                    intro?: string;
+                                    /** @description the submit button; default "Subscribe" (SIGN_UP) or "Send" (SURVEY) */
+                                    buttonLabel?: string;
+                                    /** @description shown beside a required checkbox (`_fc_consent`); its acceptance and this text are stored with each submission */
+                                    consentText?: string;
+                                    /** @description #rrggbb: buttons, focus rings, selected choices; the text on it is picked for a contrast of at least 4.5:1 */
+                                    brandColor?: string;
+                                    /**
+                                     * Format: http-url
+                                     * @description an absolute https URL of the logo shown above the heading
+                                     */
+                                    logoUrl?: string;
+                                    /**
+                                     * @description light, dark, or auto (follows the visitor's system setting); default light
+                                     * @enum {string}
+                                     */
+                                    theme?: "light" | "dark" | "auto";
+                                };
+                                fields?: {
+                                    [key: string]: {
+                                        label: string;
+                                        /** @enum {string} */
+                                        type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                        /** @description select and radio (required), checkbox (a group of boxes; without options, one box) */
+                                        options?: string[];
+                                        required?: boolean;
+                                        placeholder?: string;
+                                    };
+                                };
+                                protection?: {
+                                    /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
+                                    proofOfWork: boolean;
+                                };
                             };
                             doubleOptInEmailId: string | null;
                             seoTitle: string | null;
@@ -1351,7 +2514,7 @@ export interface paths {
                             archivedAt: string | null;
                             /** @description of this version; on GET /v1/forms/{formId} */
                             stats?: {
-                                /** @description views of the hosted page */
+                                /** @description views of the hosted page, and impressions of the embeds (one per page view of the site that embeds the form) */
                                 views: number;
                                 submissions: number;
                                 /** @description double opt-in links followed */
@@ -1438,12 +2601,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a form, with its stats */
+        /**
+         * Get a form
+         * @description One version of a form, with its view, submission and confirmation counts in `stats`. Needs `read:forms`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
                     formId: string;
                 };
                 cookie?: never;
@@ -1456,6 +2623,51 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *       "name": "Newsletter sign-up",
+                         *       "description": "The footer form of the blog",
+                         *       "type": "SIGN_UP",
+                         *       "display": "INLINE_EMBED",
+                         *       "fieldMapping": {
+                         *         "email": "email",
+                         *         "first_name": "firstName"
+                         *       },
+                         *       "settings": {
+                         *         "successAction": {
+                         *           "type": "MESSAGE",
+                         *           "message": "Thanks! Check your inbox to confirm."
+                         *         },
+                         *         "doubleOptIn": true
+                         *       },
+                         *       "doubleOptInEmailId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *       "seoTitle": "Join the Acme newsletter",
+                         *       "seoDescription": "One email a month about what we ship.",
+                         *       "seoImageUrl": "https://example.com/img/newsletter.png",
+                         *       "seoFaviconUrl": null,
+                         *       "slug": "newsletter",
+                         *       "status": "PUBLISHED",
+                         *       "version": 1,
+                         *       "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0",
+                         *       "previousVersionId": null,
+                         *       "htmlValidation": {
+                         *         "valid": true,
+                         *         "checkedAt": "2026-11-21T10:05:00.000Z",
+                         *         "errors": [],
+                         *         "warnings": []
+                         *       },
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:06:00.000Z",
+                         *       "publishedAt": "2026-11-21T10:06:00.000Z",
+                         *       "archivedAt": null,
+                         *       "stats": {
+                         *         "views": 1204,
+                         *         "submissions": 87,
+                         *         "confirmations": 74
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -1475,6 +2687,43 @@ export interface paths {
                                     url?: string;
                                 };
                                 doubleOptIn: boolean;
+                                appearance?: {
+                                    /** @description the public heading (the form name is internal and never shown) */
+                                    heading?: string;
+                                    /** @description plain text under the heading; line breaks are kept */
+                                    intro?: string;
+                                    /** @description the submit button; default "Subscribe" (SIGN_UP) or "Send" (SURVEY) */
+                                    buttonLabel?: string;
+                                    /** @description shown beside a required checkbox (`_fc_consent`); its acceptance and this text are stored with each submission */
+                                    consentText?: string;
+                                    /** @description #rrggbb: buttons, focus rings, selected choices; the text on it is picked for a contrast of at least 4.5:1 */
+                                    brandColor?: string;
+                                    /**
+                                     * Format: http-url
+                                     * @description an absolute https URL of the logo shown above the heading
+                                     */
+                                    logoUrl?: string;
+                                    /**
+                                     * @description light, dark, or auto (follows the visitor's system setting); default light
+                                     * @enum {string}
+                                     */
+                                    theme?: "light" | "dark" | "auto";
+                                };
+                                fields?: {
+                                    [key: string]: {
+                                        label: string;
+                                        /** @enum {string} */
+                                        type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                        /** @description select and radio (required), checkbox (a group of boxes; without options, one box) */
+                                        options?: string[];
+                                        required?: boolean;
+                                        placeholder?: string;
+                                    };
+                                };
+                                protection?: {
+                                    /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
+                                    proofOfWork: boolean;
+                                };
                             };
                             doubleOptInEmailId: string | null;
                             seoTitle: string | null;
@@ -1525,7 +2774,7 @@ export interface paths {
                             archivedAt: string | null;
                             /** @description of this version; on GET /v1/forms/{formId} */
                             stats?: {
-                                /** @description views of the hosted page */
+                                /** @description views of the hosted page, and impressions of the embeds (one per page view of the site that embeds the form) */
                                 views: number;
                                 submissions: number;
                                 /** @description double opt-in links followed */
@@ -1563,18 +2812,36 @@ export interface paths {
                 };
             };
         };
-        /** Update Form (DRAFT only, partial) */
+        /**
+         * Update a form (DRAFT only)
+         * @description Update Form, partial: a field omitted is unchanged, a field present replaces the stored value whole (`settings` and `fieldMapping` are not merged), `null` clears an optional field. Every field of creation may be sent, plus the SEO fields. Only a DRAFT changes: a PUBLISHED or ARCHIVED form is 409 form_not_editable (create a new version). When the form has deployed HTML, a changed mapping is checked against it again (`htmlValidation`). Needs `write:forms`.
+         */
         put: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
                     formId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "description": "The footer form of the blog",
+                     *       "settings": {
+                     *         "successAction": {
+                     *           "type": "MESSAGE",
+                     *           "message": "Thanks! Check your inbox to confirm."
+                     *         },
+                     *         "doubleOptIn": true
+                     *       },
+                     *       "doubleOptInEmailId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                     *       "seoTitle": "Join the Acme newsletter"
+                     *     }
+                     */
                     "application/json": {
                         id?: string;
                         name?: string;
@@ -1600,6 +2867,44 @@ export interface paths {
                                 url?: string;
                             };
                             doubleOptIn?: boolean;
+                            appearance?: {
+                                /** @description the public heading (the form name is internal and never shown) */
+                                heading?: string;
+                                /** @description plain text under the heading; line breaks are kept */
+                                intro?: string;
+                                /** @description the submit button; default "Subscribe" (SIGN_UP) or "Send" (SURVEY) */
+                                buttonLabel?: string;
+                                /** @description shown beside a required checkbox (`_fc_consent`); its acceptance and this text are stored with each submission */
+                                consentText?: string;
+                                /** @description #rrggbb: buttons, focus rings, selected choices; the text on it is picked for a contrast of at least 4.5:1 */
+                                brandColor?: string;
+                                /**
+                                 * Format: http-url
+                                 * @description an absolute https URL of the logo shown above the heading
+                                 */
+                                logoUrl?: string;
+                                /**
+                                 * @description light, dark, or auto (follows the visitor's system setting); default light
+                                 * @enum {string}
+                                 */
+                                theme?: "light" | "dark" | "auto";
+                            } | null;
+                            /** @description form field name → question; a name not in fieldMapping is a question whose answers are stored with the submission only */
+                            fields?: {
+                                [key: string]: {
+                                    label: string;
+                                    /** @enum {string} */
+                                    type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                    /** @description select and radio (required), checkbox (a group of boxes; without options, one box) */
+                                    options?: string[];
+                                    required?: boolean;
+                                    placeholder?: string;
+                                };
+                            } | null;
+                            protection?: {
+                                /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
+                                proofOfWork: boolean;
+                            } | null;
                         };
                         doubleOptInEmailId?: string | null;
                         seoTitle?: string | null;
@@ -1625,6 +2930,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *       "name": "Newsletter sign-up",
+                         *       "description": "The footer form of the blog",
+                         *       "type": "SIGN_UP",
+                         *       "display": "INLINE_EMBED",
+                         *       "fieldMapping": {
+                         *         "email": "email",
+                         *         "first_name": "firstName"
+                         *       },
+                         *       "settings": {
+                         *         "successAction": {
+                         *           "type": "MESSAGE",
+                         *           "message": "Thanks! Check your inbox to confirm."
+                         *         },
+                         *         "doubleOptIn": true
+                         *       },
+                         *       "doubleOptInEmailId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *       "seoTitle": "Join the Acme newsletter",
+                         *       "seoDescription": "One email a month about what we ship.",
+                         *       "seoImageUrl": "https://example.com/img/newsletter.png",
+                         *       "seoFaviconUrl": null,
+                         *       "slug": "newsletter",
+                         *       "status": "DRAFT",
+                         *       "version": 1,
+                         *       "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0",
+                         *       "previousVersionId": null,
+                         *       "htmlValidation": null,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z",
+                         *       "publishedAt": null,
+                         *       "archivedAt": null
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -1644,6 +2984,43 @@ export interface paths {
                                     url?: string;
                                 };
                                 doubleOptIn: boolean;
+                                appearance?: {
+                                    /** @description the public heading (the form name is internal and never shown) */
+                                    heading?: string;
+                                    /** @description plain text under the heading; line breaks are kept */
+                                    intro?: string;
+                                    /** @description the submit button; default "Subscribe" (SIGN_UP) or "Send" (SURVEY) */
+                                    buttonLabel?: string;
+                                    /** @description shown beside a required checkbox (`_fc_consent`); its acceptance and this text are stored with each submission */
+                                    consentText?: string;
+                                    /** @description #rrggbb: buttons, focus rings, selected choices; the text on it is picked for a contrast of at least 4.5:1 */
+                                    brandColor?: string;
+                                    /**
+                                     * Format: http-url
+                                     * @description an absolute https URL of the logo shown above the heading
+                                     */
+                                    logoUrl?: string;
+                                    /**
+                                     * @description light, dark, or auto (follows the visitor's system setting); default light
+                                     * @enum {string}
+                                     */
+                                    theme?: "light" | "dark" | "auto";
+                                };
+                                fields?: {
+                                    [key: string]: {
+                                        label: string;
+                                        /** @enum {string} */
+                                        type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                        /** @description select and radio (required), checkbox (a group of boxes; without options, one box) */
+                                        options?: string[];
+                                        required?: boolean;
+                                        placeholder?: string;
+                                    };
+                                };
+                                protection?: {
+                                    /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
+                                    proofOfWork: boolean;
+                                };
                             };
                             doubleOptInEmailId: string | null;
                             seoTitle: string | null;
@@ -1694,7 +3071,7 @@ export interface paths {
                             archivedAt: string | null;
                             /** @description of this version; on GET /v1/forms/{formId} */
                             stats?: {
-                                /** @description views of the hosted page */
+                                /** @description views of the hosted page, and impressions of the embeds (one per page view of the site that embeds the form) */
                                 views: number;
                                 submissions: number;
                                 /** @description double opt-in links followed */
@@ -1778,12 +3155,16 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete a DRAFT version */
+        /**
+         * Delete a DRAFT version
+         * @description Deletes a DRAFT version. A PUBLISHED or ARCHIVED version is 409 form_not_editable: archive it by publishing another. Answers 204. Needs `write:forms`.
+         */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
                     formId: string;
                 };
                 cookie?: never;
@@ -1847,12 +3228,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The form HTML: deployed custom HTML, or what the service renders from fieldMapping */
+        /**
+         * Get the form HTML
+         * @description The custom HTML deployed to the form, with when it was deployed and how it matched the mapping; without custom HTML, the markup the service renders from `fieldMapping` (`deployedAt` null). Needs `read:forms`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
                     formId: string;
                 };
                 cookie?: never;
@@ -1865,6 +3250,18 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "html": "<form><label>Email <input name=\"email\" type=\"email\" required /></label><label>First name <input name=\"first_name\" /></label><button>Subscribe</button></form>",
+                         *       "deployedAt": "2026-11-21T10:05:00.000Z",
+                         *       "htmlValidation": {
+                         *         "valid": true,
+                         *         "checkedAt": "2026-11-21T10:05:00.000Z",
+                         *         "errors": [],
+                         *         "warnings": []
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             html: string;
                             /**
@@ -1920,18 +3317,27 @@ export interface paths {
                 };
             };
         };
-        /** Deploy custom HTML (DRAFT only, sanitized, cross-validated) */
+        /**
+         * Deploy custom HTML
+         * @description Deploys your own markup for the form (DRAFT only, up to 512 KiB). It is sanitized (no script, no event handlers, no `javascript:` URLs) and cross-validated against `fieldMapping`: a mapped field with no control is an error, a named control no mapping covers a warning. The result is stored in `htmlValidation`; an invalid one blocks publishing (422 form_incomplete). Needs `write:forms`.
+         */
         put: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
                     formId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "html": "<form><label>Email <input name=\"email\" type=\"email\" required></label><label>First name <input name=\"first_name\"></label><button>Subscribe</button></form>"
+                     *     }
+                     */
                     "application/json": {
                         /** @description Up to 512 KiB; sanitized before it is stored. null removes the custom HTML. */
                         html: string | null;
@@ -1945,6 +3351,18 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "html": "<form><label>Email <input name=\"email\" type=\"email\" required /></label><label>First name <input name=\"first_name\" /></label><button>Subscribe</button></form>",
+                         *       "deployedAt": "2026-11-21T10:05:00.000Z",
+                         *       "htmlValidation": {
+                         *         "valid": true,
+                         *         "checkedAt": "2026-11-21T10:05:00.000Z",
+                         *         "errors": [],
+                         *         "warnings": []
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             html: string;
                             /**
@@ -2059,12 +3477,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every version of the form's group, newest first */
+        /**
+         * List the versions of a form
+         * @description Every version of the form's group, newest first: at most one PUBLISHED, the earlier ones ARCHIVED, maybe one DRAFT. Needs `read:forms`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
                     formId: string;
                 };
                 cookie?: never;
@@ -2077,6 +3499,89 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "form_01JDB4C3E5G7J9M1P3R5T7V9X1",
+                         *           "name": "Newsletter sign-up",
+                         *           "description": "The footer form of the blog",
+                         *           "type": "SIGN_UP",
+                         *           "display": "INLINE_EMBED",
+                         *           "fieldMapping": {
+                         *             "email": "email",
+                         *             "first_name": "firstName"
+                         *           },
+                         *           "settings": {
+                         *             "successAction": {
+                         *               "type": "MESSAGE",
+                         *               "message": "Thanks! Check your inbox to confirm."
+                         *             },
+                         *             "doubleOptIn": true
+                         *           },
+                         *           "doubleOptInEmailId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *           "seoTitle": "Join the Acme newsletter",
+                         *           "seoDescription": "One email a month about what we ship.",
+                         *           "seoImageUrl": "https://example.com/img/newsletter.png",
+                         *           "seoFaviconUrl": null,
+                         *           "slug": "newsletter",
+                         *           "status": "DRAFT",
+                         *           "version": 2,
+                         *           "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0",
+                         *           "previousVersionId": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *           "htmlValidation": {
+                         *             "valid": true,
+                         *             "checkedAt": "2026-11-21T10:05:00.000Z",
+                         *             "errors": [],
+                         *             "warnings": []
+                         *           },
+                         *           "createdAt": "2026-11-22T09:00:00.000Z",
+                         *           "updatedAt": "2026-11-22T09:00:00.000Z",
+                         *           "publishedAt": null,
+                         *           "archivedAt": null
+                         *         },
+                         *         {
+                         *           "id": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *           "name": "Newsletter sign-up",
+                         *           "description": "The footer form of the blog",
+                         *           "type": "SIGN_UP",
+                         *           "display": "INLINE_EMBED",
+                         *           "fieldMapping": {
+                         *             "email": "email",
+                         *             "first_name": "firstName"
+                         *           },
+                         *           "settings": {
+                         *             "successAction": {
+                         *               "type": "MESSAGE",
+                         *               "message": "Thanks! Check your inbox to confirm."
+                         *             },
+                         *             "doubleOptIn": true
+                         *           },
+                         *           "doubleOptInEmailId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *           "seoTitle": "Join the Acme newsletter",
+                         *           "seoDescription": "One email a month about what we ship.",
+                         *           "seoImageUrl": "https://example.com/img/newsletter.png",
+                         *           "seoFaviconUrl": null,
+                         *           "slug": "newsletter",
+                         *           "status": "PUBLISHED",
+                         *           "version": 1,
+                         *           "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0",
+                         *           "previousVersionId": null,
+                         *           "htmlValidation": {
+                         *             "valid": true,
+                         *             "checkedAt": "2026-11-21T10:05:00.000Z",
+                         *             "errors": [],
+                         *             "warnings": []
+                         *           },
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T10:06:00.000Z",
+                         *           "publishedAt": "2026-11-21T10:06:00.000Z",
+                         *           "archivedAt": null
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -2097,6 +3602,43 @@ export interface paths {
                                         url?: string;
                                     };
                                     doubleOptIn: boolean;
+                                    appearance?: {
+                                        /** @description the public heading (the form name is internal and never shown) */
+                                        heading?: string;
+                                        /** @description plain text under the heading; line breaks are kept */
+                                        intro?: string;
+                                        /** @description the submit button; default "Subscribe" (SIGN_UP) or "Send" (SURVEY) */
+                                        buttonLabel?: string;
+                                        /** @description shown beside a required checkbox (`_fc_consent`); its acceptance and this text are stored with each submission */
+                                        consentText?: string;
+                                        /** @description #rrggbb: buttons, focus rings, selected choices; the text on it is picked for a contrast of at least 4.5:1 */
+                                        brandColor?: string;
+                                        /**
+                                         * Format: http-url
+                                         * @description an absolute https URL of the logo shown above the heading
+                                         */
+                                        logoUrl?: string;
+                                        /**
+                                         * @description light, dark, or auto (follows the visitor's system setting); default light
+                                         * @enum {string}
+                                         */
+                                        theme?: "light" | "dark" | "auto";
+                                    };
+                                    fields?: {
+                                        [key: string]: {
+                                            label: string;
+                                            /** @enum {string} */
+                                            type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                            /** @description select and radio (required), checkbox (a group of boxes; without options, one box) */
+                                            options?: string[];
+                                            required?: boolean;
+                                            placeholder?: string;
+                                        };
+                                    };
+                                    protection?: {
+                                        /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
+                                        proofOfWork: boolean;
+                                    };
                                 };
                                 doubleOptInEmailId: string | null;
                                 seoTitle: string | null;
@@ -2147,7 +3689,7 @@ export interface paths {
                                 archivedAt: string | null;
                                 /** @description of this version; on GET /v1/forms/{formId} */
                                 stats?: {
-                                    /** @description views of the hosted page */
+                                    /** @description views of the hosted page, and impressions of the embeds (one per page view of the site that embeds the form) */
                                     views: number;
                                     submissions: number;
                                     /** @description double opt-in links followed */
@@ -2188,12 +3730,16 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a new DRAFT version of a PUBLISHED form */
+        /**
+         * Create a new version
+         * @description A new DRAFT of a PUBLISHED form: new id, same `formGroupId` and slug, `version` + 1, `previousVersionId` the published one, configuration and HTML copied. Edit it, then publish it: the published version becomes ARCHIVED. 409 form_not_published for a form that is not PUBLISHED, 409 draft_version_exists (with `draftId`) when the group has a DRAFT already. No body. Needs `write:forms`.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
                     formId: string;
                 };
                 cookie?: never;
@@ -2206,6 +3752,46 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "form_01JDB4C3E5G7J9M1P3R5T7V9X1",
+                         *       "name": "Newsletter sign-up",
+                         *       "description": "The footer form of the blog",
+                         *       "type": "SIGN_UP",
+                         *       "display": "INLINE_EMBED",
+                         *       "fieldMapping": {
+                         *         "email": "email",
+                         *         "first_name": "firstName"
+                         *       },
+                         *       "settings": {
+                         *         "successAction": {
+                         *           "type": "MESSAGE",
+                         *           "message": "Thanks! Check your inbox to confirm."
+                         *         },
+                         *         "doubleOptIn": true
+                         *       },
+                         *       "doubleOptInEmailId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *       "seoTitle": "Join the Acme newsletter",
+                         *       "seoDescription": "One email a month about what we ship.",
+                         *       "seoImageUrl": "https://example.com/img/newsletter.png",
+                         *       "seoFaviconUrl": null,
+                         *       "slug": "newsletter",
+                         *       "status": "DRAFT",
+                         *       "version": 2,
+                         *       "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0",
+                         *       "previousVersionId": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *       "htmlValidation": {
+                         *         "valid": true,
+                         *         "checkedAt": "2026-11-21T10:05:00.000Z",
+                         *         "errors": [],
+                         *         "warnings": []
+                         *       },
+                         *       "createdAt": "2026-11-22T09:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T09:00:00.000Z",
+                         *       "publishedAt": null,
+                         *       "archivedAt": null
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -2225,6 +3811,43 @@ export interface paths {
                                     url?: string;
                                 };
                                 doubleOptIn: boolean;
+                                appearance?: {
+                                    /** @description the public heading (the form name is internal and never shown) */
+                                    heading?: string;
+                                    /** @description plain text under the heading; line breaks are kept */
+                                    intro?: string;
+                                    /** @description the submit button; default "Subscribe" (SIGN_UP) or "Send" (SURVEY) */
+                                    buttonLabel?: string;
+                                    /** @description shown beside a required checkbox (`_fc_consent`); its acceptance and this text are stored with each submission */
+                                    consentText?: string;
+                                    /** @description #rrggbb: buttons, focus rings, selected choices; the text on it is picked for a contrast of at least 4.5:1 */
+                                    brandColor?: string;
+                                    /**
+                                     * Format: http-url
+                                     * @description an absolute https URL of the logo shown above the heading
+                                     */
+                                    logoUrl?: string;
+                                    /**
+                                     * @description light, dark, or auto (follows the visitor's system setting); default light
+                                     * @enum {string}
+                                     */
+                                    theme?: "light" | "dark" | "auto";
+                                };
+                                fields?: {
+                                    [key: string]: {
+                                        label: string;
+                                        /** @enum {string} */
+                                        type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                        /** @description select and radio (required), checkbox (a group of boxes; without options, one box) */
+                                        options?: string[];
+                                        required?: boolean;
+                                        placeholder?: string;
+                                    };
+                                };
+                                protection?: {
+                                    /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
+                                    proofOfWork: boolean;
+                                };
                             };
                             doubleOptInEmailId: string | null;
                             seoTitle: string | null;
@@ -2275,7 +3898,7 @@ export interface paths {
                             archivedAt: string | null;
                             /** @description of this version; on GET /v1/forms/{formId} */
                             stats?: {
-                                /** @description views of the hosted page */
+                                /** @description views of the hosted page, and impressions of the embeds (one per page view of the site that embeds the form) */
                                 views: number;
                                 submissions: number;
                                 /** @description double opt-in links followed */
@@ -2346,12 +3969,16 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a DRAFT, or roll back to an ARCHIVED version */
+        /**
+         * Publish a form (or roll back)
+         * @description Makes a DRAFT, or an ARCHIVED version (a rollback), the PUBLISHED version of its group; in the same transaction the previously published version becomes ARCHIVED, so one version at most is ever published, also under concurrent publishes. A SIGN_UP form needs an `email` mapping and a valid `htmlValidation` (422 form_incomplete, listing what is missing); publishing the published version is 409 form_already_published. No body. Needs `write:forms`.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
                     formId: string;
                 };
                 cookie?: never;
@@ -2364,6 +3991,46 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *       "name": "Newsletter sign-up",
+                         *       "description": "The footer form of the blog",
+                         *       "type": "SIGN_UP",
+                         *       "display": "INLINE_EMBED",
+                         *       "fieldMapping": {
+                         *         "email": "email",
+                         *         "first_name": "firstName"
+                         *       },
+                         *       "settings": {
+                         *         "successAction": {
+                         *           "type": "MESSAGE",
+                         *           "message": "Thanks! Check your inbox to confirm."
+                         *         },
+                         *         "doubleOptIn": true
+                         *       },
+                         *       "doubleOptInEmailId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *       "seoTitle": "Join the Acme newsletter",
+                         *       "seoDescription": "One email a month about what we ship.",
+                         *       "seoImageUrl": "https://example.com/img/newsletter.png",
+                         *       "seoFaviconUrl": null,
+                         *       "slug": "newsletter",
+                         *       "status": "PUBLISHED",
+                         *       "version": 1,
+                         *       "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0",
+                         *       "previousVersionId": null,
+                         *       "htmlValidation": {
+                         *         "valid": true,
+                         *         "checkedAt": "2026-11-21T10:05:00.000Z",
+                         *         "errors": [],
+                         *         "warnings": []
+                         *       },
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:06:00.000Z",
+                         *       "publishedAt": "2026-11-21T10:06:00.000Z",
+                         *       "archivedAt": null
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -2383,6 +4050,43 @@ export interface paths {
                                     url?: string;
                                 };
                                 doubleOptIn: boolean;
+                                appearance?: {
+                                    /** @description the public heading (the form name is internal and never shown) */
+                                    heading?: string;
+                                    /** @description plain text under the heading; line breaks are kept */
+                                    intro?: string;
+                                    /** @description the submit button; default "Subscribe" (SIGN_UP) or "Send" (SURVEY) */
+                                    buttonLabel?: string;
+                                    /** @description shown beside a required checkbox (`_fc_consent`); its acceptance and this text are stored with each submission */
+                                    consentText?: string;
+                                    /** @description #rrggbb: buttons, focus rings, selected choices; the text on it is picked for a contrast of at least 4.5:1 */
+                                    brandColor?: string;
+                                    /**
+                                     * Format: http-url
+                                     * @description an absolute https URL of the logo shown above the heading
+                                     */
+                                    logoUrl?: string;
+                                    /**
+                                     * @description light, dark, or auto (follows the visitor's system setting); default light
+                                     * @enum {string}
+                                     */
+                                    theme?: "light" | "dark" | "auto";
+                                };
+                                fields?: {
+                                    [key: string]: {
+                                        label: string;
+                                        /** @enum {string} */
+                                        type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                        /** @description select and radio (required), checkbox (a group of boxes; without options, one box) */
+                                        options?: string[];
+                                        required?: boolean;
+                                        placeholder?: string;
+                                    };
+                                };
+                                protection?: {
+                                    /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
+                                    proofOfWork: boolean;
+                                };
                             };
                             doubleOptInEmailId: string | null;
                             seoTitle: string | null;
@@ -2433,7 +4137,7 @@ export interface paths {
                             archivedAt: string | null;
                             /** @description of this version; on GET /v1/forms/{formId} */
                             stats?: {
-                                /** @description views of the hosted page */
+                                /** @description views of the hosted page, and impressions of the embeds (one per page view of the site that embeds the form) */
                                 views: number;
                                 submissions: number;
                                 /** @description double opt-in links followed */
@@ -2502,7 +4206,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List sending domains, newest first */
+        /**
+         * List sending domains
+         * @description The workspace's domains, newest first, filtered by `status` if given, with cursor pagination. Needs `read:domains`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -2522,6 +4229,87 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "dom_01JDB3V6Z8B0D2F4H6K8M0P2R4",
+                         *           "name": "example.com",
+                         *           "status": "VERIFIED",
+                         *           "records": [
+                         *             {
+                         *               "type": "TXT",
+                         *               "name": "_formcast.example.com",
+                         *               "value": "formcast-verification=241088fd22aa47f01162bcb207326e5a"
+                         *             },
+                         *             {
+                         *               "type": "TXT",
+                         *               "name": "fc20261121._domainkey.example.com",
+                         *               "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB"
+                         *             },
+                         *             {
+                         *               "type": "MX",
+                         *               "name": "bounces.example.com",
+                         *               "value": "mail.example.com",
+                         *               "priority": 10
+                         *             },
+                         *             {
+                         *               "type": "TXT",
+                         *               "name": "bounces.example.com",
+                         *               "value": "v=spf1 a:mail.example.com ~all"
+                         *             }
+                         *           ],
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "verifiedAt": "2026-11-21T10:20:31.402Z",
+                         *           "verification": {
+                         *             "checkedAt": "2026-11-21T10:20:31.402Z",
+                         *             "records": [
+                         *               {
+                         *                 "type": "TXT",
+                         *                 "name": "_formcast.example.com",
+                         *                 "value": "formcast-verification=241088fd22aa47f01162bcb207326e5a",
+                         *                 "status": "VERIFIED",
+                         *                 "found": [
+                         *                   "formcast-verification=241088fd22aa47f01162bcb207326e5a"
+                         *                 ]
+                         *               },
+                         *               {
+                         *                 "type": "TXT",
+                         *                 "name": "fc20261121._domainkey.example.com",
+                         *                 "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB",
+                         *                 "status": "VERIFIED",
+                         *                 "found": [
+                         *                   "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB"
+                         *                 ]
+                         *               }
+                         *             ],
+                         *             "spf": {
+                         *               "found": true,
+                         *               "record": "v=spf1 include:_spf.example.com ~all"
+                         *             },
+                         *             "dmarc": {
+                         *               "found": true,
+                         *               "record": "v=DMARC1; p=quarantine; rua=mailto:dmarc@example.com"
+                         *             },
+                         *             "bounce": {
+                         *               "mx": {
+                         *                 "found": true,
+                         *                 "hosts": [
+                         *                   "mail.example.com"
+                         *                 ]
+                         *               },
+                         *               "spf": {
+                         *                 "found": true,
+                         *                 "record": "v=spf1 a:mail.example.com ~all"
+                         *               }
+                         *             },
+                         *             "advice": []
+                         *           }
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -2635,7 +4423,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Add a sending domain (PENDING) and get the DNS records to publish */
+        /**
+         * Add a sending domain
+         * @description Adds a domain (PENDING) and answers with the DNS records to publish: a TXT ownership token, the DKIM key (`<selector>._domainkey.<domain>`, RSA-2048, generated for the domain: only its public half is ever shown), and the MX and SPF records of the bounce domain `bounces.<domain>`. Publish them, then call `…/verify`. 409 domain_exists when the workspace has it already. Needs `write:domains`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2645,6 +4436,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "example.com"
+                     *     }
+                     */
                     "application/json": {
                         /** @description The domain messages are sent from, e.g. example.com. Internationalized names are stored as punycode. */
                         name: string;
@@ -2658,6 +4454,39 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "dom_01JDB3V6Z8B0D2F4H6K8M0P2R4",
+                         *       "name": "example.com",
+                         *       "status": "PENDING",
+                         *       "records": [
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "_formcast.example.com",
+                         *           "value": "formcast-verification=241088fd22aa47f01162bcb207326e5a"
+                         *         },
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "fc20261121._domainkey.example.com",
+                         *           "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB"
+                         *         },
+                         *         {
+                         *           "type": "MX",
+                         *           "name": "bounces.example.com",
+                         *           "value": "mail.example.com",
+                         *           "priority": 10
+                         *         },
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "bounces.example.com",
+                         *           "value": "v=spf1 a:mail.example.com ~all"
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "verifiedAt": null,
+                         *       "verification": null
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             /** @description lower-case ASCII (punycode for internationalized names) */
@@ -2816,12 +4645,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a sending domain with its records and the result of the last DNS check */
+        /**
+         * Get a sending domain
+         * @description The domain with the records to publish and the result of its last DNS check, record by record, with advice on SPF and DMARC. Needs `read:domains`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example dom_01JDB3V6Z8B0D2F4H6K8M0P2R4 */
                     domainId: string;
                 };
                 cookie?: never;
@@ -2834,6 +4667,82 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "dom_01JDB3V6Z8B0D2F4H6K8M0P2R4",
+                         *       "name": "example.com",
+                         *       "status": "VERIFIED",
+                         *       "records": [
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "_formcast.example.com",
+                         *           "value": "formcast-verification=241088fd22aa47f01162bcb207326e5a"
+                         *         },
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "fc20261121._domainkey.example.com",
+                         *           "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB"
+                         *         },
+                         *         {
+                         *           "type": "MX",
+                         *           "name": "bounces.example.com",
+                         *           "value": "mail.example.com",
+                         *           "priority": 10
+                         *         },
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "bounces.example.com",
+                         *           "value": "v=spf1 a:mail.example.com ~all"
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "verifiedAt": "2026-11-21T10:20:31.402Z",
+                         *       "verification": {
+                         *         "checkedAt": "2026-11-21T10:20:31.402Z",
+                         *         "records": [
+                         *           {
+                         *             "type": "TXT",
+                         *             "name": "_formcast.example.com",
+                         *             "value": "formcast-verification=241088fd22aa47f01162bcb207326e5a",
+                         *             "status": "VERIFIED",
+                         *             "found": [
+                         *               "formcast-verification=241088fd22aa47f01162bcb207326e5a"
+                         *             ]
+                         *           },
+                         *           {
+                         *             "type": "TXT",
+                         *             "name": "fc20261121._domainkey.example.com",
+                         *             "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB",
+                         *             "status": "VERIFIED",
+                         *             "found": [
+                         *               "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB"
+                         *             ]
+                         *           }
+                         *         ],
+                         *         "spf": {
+                         *           "found": true,
+                         *           "record": "v=spf1 include:_spf.example.com ~all"
+                         *         },
+                         *         "dmarc": {
+                         *           "found": true,
+                         *           "record": "v=DMARC1; p=quarantine; rua=mailto:dmarc@example.com"
+                         *         },
+                         *         "bounce": {
+                         *           "mx": {
+                         *             "found": true,
+                         *             "hosts": [
+                         *               "mail.example.com"
+                         *             ]
+                         *           },
+                         *           "spf": {
+                         *             "found": true,
+                         *             "record": "v=spf1 a:mail.example.com ~all"
+                         *           }
+                         *         },
+                         *         "advice": []
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             /** @description lower-case ASCII (punycode for internationalized names) */
@@ -2945,12 +4854,16 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Delete a sending domain and its DKIM key */
+        /**
+         * Delete a sending domain
+         * @description Deletes the domain and its DKIM key: messages can no longer be sent from its addresses. Answers 204. Needs `write:domains`.
+         */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example dom_01JDB3V6Z8B0D2F4H6K8M0P2R4 */
                     domainId: string;
                 };
                 cookie?: never;
@@ -3007,12 +4920,16 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Look the records up in DNS: VERIFIED when the ownership token and the DKIM key are published, FAILED otherwise (SPF and DMARC are advice) */
+        /**
+         * Verify a sending domain (DNS check)
+         * @description Looks the records up in DNS now: VERIFIED when the ownership token and the DKIM key are published as given, FAILED otherwise, with a result per record (`VERIFIED`, `MISSING`, `MISMATCH`, `TIMEOUT` or `ERROR`) in `verification`. SPF, DMARC and the bounce MX are checked and reported as advice; they do not decide the status. Needs `write:domains`.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example dom_01JDB3V6Z8B0D2F4H6K8M0P2R4 */
                     domainId: string;
                 };
                 cookie?: never;
@@ -3025,6 +4942,82 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "dom_01JDB3V6Z8B0D2F4H6K8M0P2R4",
+                         *       "name": "example.com",
+                         *       "status": "VERIFIED",
+                         *       "records": [
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "_formcast.example.com",
+                         *           "value": "formcast-verification=241088fd22aa47f01162bcb207326e5a"
+                         *         },
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "fc20261121._domainkey.example.com",
+                         *           "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB"
+                         *         },
+                         *         {
+                         *           "type": "MX",
+                         *           "name": "bounces.example.com",
+                         *           "value": "mail.example.com",
+                         *           "priority": 10
+                         *         },
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "bounces.example.com",
+                         *           "value": "v=spf1 a:mail.example.com ~all"
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "verifiedAt": "2026-11-21T10:20:31.402Z",
+                         *       "verification": {
+                         *         "checkedAt": "2026-11-21T10:20:31.402Z",
+                         *         "records": [
+                         *           {
+                         *             "type": "TXT",
+                         *             "name": "_formcast.example.com",
+                         *             "value": "formcast-verification=241088fd22aa47f01162bcb207326e5a",
+                         *             "status": "VERIFIED",
+                         *             "found": [
+                         *               "formcast-verification=241088fd22aa47f01162bcb207326e5a"
+                         *             ]
+                         *           },
+                         *           {
+                         *             "type": "TXT",
+                         *             "name": "fc20261121._domainkey.example.com",
+                         *             "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB",
+                         *             "status": "VERIFIED",
+                         *             "found": [
+                         *               "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB"
+                         *             ]
+                         *           }
+                         *         ],
+                         *         "spf": {
+                         *           "found": true,
+                         *           "record": "v=spf1 include:_spf.example.com ~all"
+                         *         },
+                         *         "dmarc": {
+                         *           "found": true,
+                         *           "record": "v=DMARC1; p=quarantine; rua=mailto:dmarc@example.com"
+                         *         },
+                         *         "bounce": {
+                         *           "mx": {
+                         *             "found": true,
+                         *             "hosts": [
+                         *               "mail.example.com"
+                         *             ]
+                         *           },
+                         *           "spf": {
+                         *             "found": true,
+                         *             "record": "v=spf1 a:mail.example.com ~all"
+                         *           }
+                         *         },
+                         *         "advice": []
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             /** @description lower-case ASCII (punycode for internationalized names) */
@@ -3165,7 +5158,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List contacts, newest first */
+        /**
+         * List contacts
+         * @description The workspace's contacts, newest first, with cursor pagination (`limit` 1–100, `cursor`). Filters: `email` (exact, after normalisation), `status`, and `topicId` (contacts subscribed to the topic, by their own choice or its default). Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -3189,6 +5185,54 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *           "email": "ada@example.com",
+                         *           "firstName": "Ada",
+                         *           "lastName": "Lovelace",
+                         *           "properties": {
+                         *             "plan": "pro",
+                         *             "company": "Analytical Engines"
+                         *           },
+                         *           "status": "SUBSCRIBED",
+                         *           "suppressed": false,
+                         *           "topics": [
+                         *             {
+                         *               "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *               "name": "Product news",
+                         *               "subscribed": true
+                         *             }
+                         *           ],
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "id": "ct_01JDB3N1V3X5Z7B9D1F3H5K7M9",
+                         *           "email": "grace@example.com",
+                         *           "firstName": "Grace",
+                         *           "lastName": "Hopper",
+                         *           "properties": {
+                         *             "plan": "free"
+                         *           },
+                         *           "status": "SUBSCRIBED",
+                         *           "suppressed": false,
+                         *           "topics": [
+                         *             {
+                         *               "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *               "name": "Product news",
+                         *               "subscribed": true
+                         *             }
+                         *           ],
+                         *           "createdAt": "2026-11-20T16:41:09.220Z",
+                         *           "updatedAt": "2026-11-20T16:41:09.220Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": "Y3RfMDFKREIzTjFWM1g1WjdCOUQxRjNINUs3TTk"
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -3254,7 +5298,7 @@ export interface paths {
         };
         put?: never;
         /**
-         * Create a contact, or update the one with this email
+         * Create or update a contact
          * @description Creates the contact (201, Location) or updates the existing contact with the same (normalised) email (200). Present fields replace the stored value whole; omitted fields are unchanged; an existing contact keeps its status unless `status` is given.
          */
         post: {
@@ -3266,6 +5310,23 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "email": "ada@example.com",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "properties": {
+                     *         "plan": "pro",
+                     *         "company": "Analytical Engines"
+                     *       },
+                     *       "topics": [
+                     *         {
+                     *           "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                     *           "subscribed": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description stored normalised: a bare address, lower-case; unique in the workspace */
                         email: string;
@@ -3295,6 +5356,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *       "email": "ada@example.com",
+                         *       "firstName": "Ada",
+                         *       "lastName": "Lovelace",
+                         *       "properties": {
+                         *         "plan": "pro",
+                         *         "company": "Analytical Engines"
+                         *       },
+                         *       "status": "SUBSCRIBED",
+                         *       "suppressed": false,
+                         *       "topics": [
+                         *         {
+                         *           "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *           "name": "Product news",
+                         *           "subscribed": true
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             email: string;
@@ -3332,6 +5416,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *       "email": "ada@example.com",
+                         *       "firstName": "Ada",
+                         *       "lastName": "Lovelace",
+                         *       "properties": {
+                         *         "plan": "pro",
+                         *         "company": "Analytical Engines"
+                         *       },
+                         *       "status": "SUBSCRIBED",
+                         *       "suppressed": false,
+                         *       "topics": [
+                         *         {
+                         *           "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *           "name": "Product news",
+                         *           "subscribed": true
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             email: string;
@@ -3442,7 +5549,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Export a segment's contacts (or all contacts) as CSV
+         * Export contacts as CSV
          * @description Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches (every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, properties (a JSON object), createdAt, updatedAt. A field holding a comma, a double quote or a line break is quoted (quotes doubled). The contacts are read a page at a time while the response is written, so any size of segment can be exported. A segment that is not in the workspace is 404 before anything is sent.
          */
         get: {
@@ -3463,6 +5570,10 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt
+                         *     ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0,ada@example.com,Ada,Lovelace,SUBSCRIBED,false,"{""plan"":""pro"",""company"":""Analytical Engines""}",2026-11-21T10:00:00.000Z,2026-11-21T10:00:00.000Z
+                         */
                         "text/csv": string;
                     };
                 };
@@ -3510,12 +5621,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a contact */
+        /**
+         * Get a contact
+         * @description One contact with its properties, status, topic subscriptions and whether the address is suppressed. Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0 */
                     contactId: string;
                 };
                 cookie?: never;
@@ -3528,6 +5643,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *       "email": "ada@example.com",
+                         *       "firstName": "Ada",
+                         *       "lastName": "Lovelace",
+                         *       "properties": {
+                         *         "plan": "pro",
+                         *         "company": "Analytical Engines"
+                         *       },
+                         *       "status": "SUBSCRIBED",
+                         *       "suppressed": false,
+                         *       "topics": [
+                         *         {
+                         *           "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *           "name": "Product news",
+                         *           "subscribed": true
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             email: string;
@@ -3588,18 +5726,36 @@ export interface paths {
                 };
             };
         };
-        /** Update a contact (partial) */
+        /**
+         * Update a contact
+         * @description Partial: present fields replace the stored value whole (`properties` included: send every property to keep), omitted ones are unchanged, `null` clears `firstName` or `lastName`. An email another contact has is 409 contact_exists (with its `contactId`). A suppressed address set to SUBSCRIBED stays suppressed (`suppressed: true`). Needs `write:contacts`.
+         */
         put: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0 */
                     contactId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "properties": {
+                     *         "plan": "team",
+                     *         "company": "Analytical Engines"
+                     *       },
+                     *       "topics": [
+                     *         {
+                     *           "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                     *           "subscribed": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         id?: string;
                         /** @description stored normalised: a bare address, lower-case; unique in the workspace */
@@ -3627,6 +5783,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *       "email": "ada@example.com",
+                         *       "firstName": "Ada",
+                         *       "lastName": "Lovelace",
+                         *       "properties": {
+                         *         "plan": "team",
+                         *         "company": "Analytical Engines"
+                         *       },
+                         *       "status": "SUBSCRIBED",
+                         *       "suppressed": false,
+                         *       "topics": [
+                         *         {
+                         *           "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *           "name": "Product news",
+                         *           "subscribed": false
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             email: string;
@@ -3733,12 +5912,16 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete a contact */
+        /**
+         * Delete a contact
+         * @description Deletes the contact and its topic choices (a `contact.deleted` event is recorded); its automation runs stop. A suppression of the address outlives it. Answers 204. Needs `write:contacts`.
+         */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0 */
                     contactId: string;
                 };
                 cookie?: never;
@@ -3803,7 +5986,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A contact's activity, newest first
+         * A contact's activity
          * @description The contact's events (docs/events.md): created, updated, subscribed, unsubscribed; emails sent, opened, clicked, bounced; form submissions.
          */
         get: {
@@ -3811,10 +5994,11 @@ export interface paths {
                 query?: {
                     limit?: number;
                     cursor?: string;
-                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
+                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
                 };
                 header?: never;
                 path: {
+                    /** @example ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0 */
                     contactId: string;
                 };
                 cookie?: never;
@@ -3827,12 +6011,44 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "evt_01JDB4A0C2E4G6J8M0P2R4T6V8",
+                         *           "type": "email.opened",
+                         *           "occurredAt": "2026-11-21T12:03:44.512Z",
+                         *           "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *           "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *           "deliveryId": "dlv_01JDB45A2C4E6G8J0M2P4R6T8V",
+                         *           "data": {
+                         *             "machine": false,
+                         *             "userAgent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64)"
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "evt_01JDB3N2W4Y6A8C0E2G4J6M8Q1",
+                         *           "type": "contact.created",
+                         *           "occurredAt": "2026-11-21T10:00:00.000Z",
+                         *           "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *           "broadcastId": null,
+                         *           "deliveryId": null,
+                         *           "data": {
+                         *             "email": "ada@example.com",
+                         *             "status": "SUBSCRIBED",
+                         *             "source": "api"
+                         *           }
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** @description evt_…; ids sort by the order events were written */
                                 id: string;
                                 /** @enum {string} */
-                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
+                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -3903,7 +6119,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List imports, newest first */
+        /**
+         * List imports
+         * @description The workspace's imports, newest first, with their counts and status, with cursor pagination. Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -3922,6 +6141,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "imp_01JDB3P7R9T1V3X5Z7B9D1F3H5",
+                         *           "status": "COMPLETED",
+                         *           "format": "CSV",
+                         *           "total": 3,
+                         *           "created": 2,
+                         *           "updated": 0,
+                         *           "skipped": 1,
+                         *           "suppressed": 0,
+                         *           "errors": [
+                         *             {
+                         *               "line": 4,
+                         *               "reason": "email: not an email address"
+                         *             }
+                         *           ],
+                         *           "errorsTruncated": 0,
+                         *           "error": null,
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "finishedAt": "2026-11-21T10:00:00.180Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -3993,12 +6239,18 @@ export interface paths {
         };
         put?: never;
         /**
-         * Import contacts from CSV or NDJSON
-         * @description Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. CSV: a header row naming the columns (email required; firstName/first_name, lastName/last_name, status; any other column is a property). NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way; the rows before it are kept).
+         * Import contacts (CSV or NDJSON)
+         * @description Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes; matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way; the rows before it are kept).
          */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /**
+                     * @description CSV only: a JSON object mapping header names to email, firstName, lastName, name, status, attributes, a property key, or null to skip the column
+                     * @example {"Email Address":"email","Phone":"phone","LEID":null}
+                     */
+                    columns?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -4006,8 +6258,26 @@ export interface paths {
             /** @description the file: CSV (text/csv) or NDJSON (application/x-ndjson), UTF-8 */
             requestBody: {
                 content: {
+                    /**
+                     * @example email,firstName,lastName,plan
+                     *     ada@example.com,Ada,Lovelace,pro
+                     *     grace@example.com,Grace,Hopper,free
+                     *     not-an-address,Nobody,,free
+                     */
                     "text/csv": string;
+                    /**
+                     * @example email,firstName,lastName,plan
+                     *     ada@example.com,Ada,Lovelace,pro
+                     *     grace@example.com,Grace,Hopper,free
+                     *     not-an-address,Nobody,,free
+                     */
                     "application/x-ndjson": string;
+                    /**
+                     * @example email,firstName,lastName,plan
+                     *     ada@example.com,Ada,Lovelace,pro
+                     *     grace@example.com,Grace,Hopper,free
+                     *     not-an-address,Nobody,,free
+                     */
                     "application/ndjson": string;
                 };
             };
@@ -4018,6 +6288,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "imp_01JDB3P7R9T1V3X5Z7B9D1F3H5",
+                         *       "status": "COMPLETED",
+                         *       "format": "CSV",
+                         *       "total": 3,
+                         *       "created": 2,
+                         *       "updated": 0,
+                         *       "skipped": 1,
+                         *       "suppressed": 0,
+                         *       "errors": [
+                         *         {
+                         *           "line": 4,
+                         *           "reason": "email: not an email address"
+                         *         }
+                         *       ],
+                         *       "errorsTruncated": 0,
+                         *       "error": null,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "finishedAt": "2026-11-21T10:00:00.180Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             /** @enum {string} */
@@ -4133,12 +6425,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an import */
+        /**
+         * Get an import
+         * @description An import's status (`RUNNING`, `COMPLETED` or `FAILED`) and counts: rows read, contacts created and updated, rows skipped (each listed with its line and reason), and rows whose address is suppressed. Poll it while it runs. Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example imp_01JDB3P7R9T1V3X5Z7B9D1F3H5 */
                     importId: string;
                 };
                 cookie?: never;
@@ -4151,6 +6447,28 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "imp_01JDB3P7R9T1V3X5Z7B9D1F3H5",
+                         *       "status": "COMPLETED",
+                         *       "format": "CSV",
+                         *       "total": 3,
+                         *       "created": 2,
+                         *       "updated": 0,
+                         *       "skipped": 1,
+                         *       "suppressed": 0,
+                         *       "errors": [
+                         *         {
+                         *           "line": 4,
+                         *           "reason": "email: not an email address"
+                         *         }
+                         *       ],
+                         *       "errorsTruncated": 0,
+                         *       "error": null,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "finishedAt": "2026-11-21T10:00:00.180Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             /** @enum {string} */
@@ -4232,7 +6550,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List topics, newest first */
+        /**
+         * List topics
+         * @description The workspace's topics, newest first, with cursor pagination (`limit` 1–100, default 20; `cursor` from the previous page's `nextCursor`). Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -4251,6 +6572,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *           "name": "Product news",
+                         *           "defaultSubscription": "OPT_IN",
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -4305,7 +6640,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a topic */
+        /**
+         * Create a topic
+         * @description A topic is a subject people subscribe to or not (product news, events, …); a broadcast with a `topicId` goes only to the contacts subscribed to it. `defaultSubscription` is fixed at creation: `OPT_IN` subscribes every contact unless they opt out, `OPT_OUT` subscribes nobody until they opt in. Needs `write:contacts`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4315,6 +6653,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Product news",
+                     *       "defaultSubscription": "OPT_IN"
+                     *     }
+                     */
                     "application/json": {
                         name: string;
                         /**
@@ -4332,6 +6676,15 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *       "name": "Product news",
+                         *       "defaultSubscription": "OPT_IN",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -4431,12 +6784,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a topic */
+        /**
+         * Get a topic
+         * @description One topic of the workspace; 404 for an unknown id or one of another workspace. Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9 */
                     topicId: string;
                 };
                 cookie?: never;
@@ -4449,6 +6806,15 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *       "name": "Product news",
+                         *       "defaultSubscription": "OPT_IN",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -4499,18 +6865,27 @@ export interface paths {
                 };
             };
         };
-        /** Rename a topic (defaultSubscription cannot change) */
+        /**
+         * Rename a topic
+         * @description Changes the name; `defaultSubscription` cannot change after creation (422 when it differs). Needs `write:contacts`.
+         */
         put: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9 */
                     topicId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Releases and product news"
+                     *     }
+                     */
                     "application/json": {
                         id?: string;
                         name?: string;
@@ -4529,6 +6904,15 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *       "name": "Releases and product news",
+                         *       "defaultSubscription": "OPT_IN",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -4616,12 +7000,16 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete a topic (409 resource_in_use while a broadcast uses it) */
+        /**
+         * Delete a topic
+         * @description Deletes the topic and every contact's choice about it. 409 resource_in_use while a broadcast uses it. Answers 204. Needs `write:contacts`.
+         */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9 */
                     topicId: string;
                 };
                 cookie?: never;
@@ -4685,7 +7073,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List segments, newest first */
+        /**
+         * List segments
+         * @description The workspace's segments, newest first, with cursor pagination (`limit`, `cursor`). Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -4704,6 +7095,32 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "seg_01JDB3R4T6V8X0Z2B4D6F8H0K2",
+                         *           "name": "Pro customers who want news",
+                         *           "filter": {
+                         *             "all": [
+                         *               {
+                         *                 "field": "properties.plan",
+                         *                 "op": "eq",
+                         *                 "value": "pro"
+                         *               },
+                         *               {
+                         *                 "topic": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *                 "subscribed": true
+                         *               }
+                         *             ]
+                         *           },
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -4770,7 +7187,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a segment */
+        /**
+         * Create a segment
+         * @description A saved filter over contacts, for a broadcast's `segmentId`, an export or an automation trigger. A filter is `{ "all": [...] }`, `{ "any": [...] }` or a condition: `{ "field", "op", "value" }` over `email`, `firstName`, `lastName`, `status`, `createdAt` or `properties.<key>` (ops `eq neq contains startsWith endsWith exists notExists gt gte lt lte in`), or `{ "topic": "<topicId>", "subscribed": true|false }`; at most 8 levels deep. A filter that breaks the grammar or names an unknown topic is 422. Needs `write:contacts`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4780,6 +7200,24 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Pro customers who want news",
+                     *       "filter": {
+                     *         "all": [
+                     *           {
+                     *             "field": "properties.plan",
+                     *             "op": "eq",
+                     *             "value": "pro"
+                     *           },
+                     *           {
+                     *             "topic": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                     *             "subscribed": true
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         name: string;
                         /**
@@ -4809,6 +7247,27 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "seg_01JDB3R4T6V8X0Z2B4D6F8H0K2",
+                         *       "name": "Pro customers who want news",
+                         *       "filter": {
+                         *         "all": [
+                         *           {
+                         *             "field": "properties.plan",
+                         *             "op": "eq",
+                         *             "value": "pro"
+                         *           },
+                         *           {
+                         *             "topic": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *             "subscribed": true
+                         *           }
+                         *         ]
+                         *       },
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -4922,7 +7381,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Count and sample the contacts a filter matches, without saving it */
+        /**
+         * Preview a filter
+         * @description Counts the contacts a filter matches (and how many of them are SUBSCRIBED) and returns a sample, without saving anything: what a segment editor shows while typing. A filter is `{ "all": [...] }`, `{ "any": [...] }` or a condition: `{ "field", "op", "value" }` over `email`, `firstName`, `lastName`, `status`, `createdAt` or `properties.<key>` (ops `eq neq contains startsWith endsWith exists notExists gt gte lt lte in`), or `{ "topic": "<topicId>", "subscribed": true|false }`; at most 8 levels deep. Needs `read:contacts`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -4932,6 +7394,15 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "filter": {
+                     *         "field": "properties.plan",
+                     *         "op": "eq",
+                     *         "value": "pro"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/segments/CONTEXT.md.
@@ -4960,6 +7431,21 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "count": 1,
+                         *       "subscribed": 1,
+                         *       "sample": [
+                         *         {
+                         *           "id": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *           "email": "ada@example.com",
+                         *           "firstName": "Ada",
+                         *           "lastName": "Lovelace",
+                         *           "status": "SUBSCRIBED"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description contacts the filter matches, whatever their status */
                             count: number;
@@ -5055,12 +7541,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a segment */
+        /**
+         * Get a segment
+         * @description One segment with its filter. Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example seg_01JDB3R4T6V8X0Z2B4D6F8H0K2 */
                     segmentId: string;
                 };
                 cookie?: never;
@@ -5073,6 +7563,27 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "seg_01JDB3R4T6V8X0Z2B4D6F8H0K2",
+                         *       "name": "Pro customers who want news",
+                         *       "filter": {
+                         *         "all": [
+                         *           {
+                         *             "field": "properties.plan",
+                         *             "op": "eq",
+                         *             "value": "pro"
+                         *           },
+                         *           {
+                         *             "topic": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *             "subscribed": true
+                         *           }
+                         *         ]
+                         *       },
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -5135,18 +7646,43 @@ export interface paths {
                 };
             };
         };
-        /** Update a segment (partial; a filter given replaces the stored one) */
+        /**
+         * Update a segment
+         * @description Partial: `name` and/or `filter`; a filter given replaces the stored one whole. Broadcasts that use the segment and have not been sent yet go to the new audience. Needs `write:contacts`.
+         */
         put: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example seg_01JDB3R4T6V8X0Z2B4D6F8H0K2 */
                     segmentId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "filter": {
+                     *         "any": [
+                     *           {
+                     *             "field": "properties.plan",
+                     *             "op": "in",
+                     *             "value": [
+                     *               "pro",
+                     *               "team"
+                     *             ]
+                     *           },
+                     *           {
+                     *             "field": "email",
+                     *             "op": "endsWith",
+                     *             "value": "@acme.example"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         id?: string;
                         name?: string;
@@ -5177,6 +7713,31 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "seg_01JDB3R4T6V8X0Z2B4D6F8H0K2",
+                         *       "name": "Pro customers who want news",
+                         *       "filter": {
+                         *         "any": [
+                         *           {
+                         *             "field": "properties.plan",
+                         *             "op": "in",
+                         *             "value": [
+                         *               "pro",
+                         *               "team"
+                         *             ]
+                         *           },
+                         *           {
+                         *             "field": "email",
+                         *             "op": "endsWith",
+                         *             "value": "@acme.example"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -5276,12 +7837,16 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete a segment (409 resource_in_use while a broadcast uses it) */
+        /**
+         * Delete a segment
+         * @description Answers 204. 409 resource_in_use while a broadcast uses it. Needs `write:contacts`.
+         */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example seg_01JDB3R4T6V8X0Z2B4D6F8H0K2 */
                     segmentId: string;
                 };
                 cookie?: never;
@@ -5345,7 +7910,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The contacts the segment matches, whatever their status, newest first */
+        /**
+         * List the contacts of a segment
+         * @description The contacts the segment matches now, whatever their status, newest first, with cursor pagination. Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -5354,6 +7922,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example seg_01JDB3R4T6V8X0Z2B4D6F8H0K2 */
                     segmentId: string;
                 };
                 cookie?: never;
@@ -5366,6 +7935,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *           "email": "ada@example.com",
+                         *           "firstName": "Ada",
+                         *           "lastName": "Lovelace",
+                         *           "status": "SUBSCRIBED",
+                         *           "properties": {
+                         *             "plan": "pro"
+                         *           },
+                         *           "suppressed": false,
+                         *           "topics": [
+                         *             {
+                         *               "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *               "name": "Product news",
+                         *               "subscribed": true
+                         *             }
+                         *           ],
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -5432,12 +8028,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** How many contacts the segment matches, and how many of them are SUBSCRIBED */
+        /**
+         * Count the contacts of a segment
+         * @description How many contacts the segment matches now, and how many of them are SUBSCRIBED (the ones a broadcast would reach, before topic and suppressions). Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example seg_01JDB3R4T6V8X0Z2B4D6F8H0K2 */
                     segmentId: string;
                 };
                 cookie?: never;
@@ -5450,6 +8050,12 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "count": 1840,
+                         *       "subscribed": 1712
+                         *     }
+                         */
                         "application/json": {
                             /** @description contacts the filter matches, whatever their status */
                             count: number;
@@ -5502,7 +8108,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List templates, newest first */
+        /**
+         * List templates
+         * @description The workspace's templates, newest first, with cursor pagination (`limit`, `cursor`). Needs `read:broadcasts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -5521,6 +8130,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *           "name": "Double opt-in",
+                         *           "subject": "Please confirm your subscription",
+                         *           "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
+                         *           "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -5573,7 +8198,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a template */
+        /**
+         * Create a template
+         * @description Reusable email content: a form's double opt-in email (`doubleOptInEmailId`) or a starting point for broadcasts. `subject`, `html` and `text` are Liquid templates with `contact` in scope (and `confirm_url` for a confirmation email); a template that does not parse is 422 validation_failed. Needs `write:broadcasts`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -5583,6 +8211,14 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Double opt-in",
+                     *       "subject": "Please confirm your subscription",
+                     *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
+                     *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}"
+                     *     }
+                     */
                     "application/json": {
                         name: string;
                         subject?: string | null;
@@ -5600,6 +8236,17 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *       "name": "Double opt-in",
+                         *       "subject": "Please confirm your subscription",
+                         *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
+                         *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -5697,12 +8344,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a template */
+        /**
+         * Get a template
+         * @description One template with its content. Needs `read:broadcasts`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6 */
                     templateId: string;
                 };
                 cookie?: never;
@@ -5715,6 +8366,17 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *       "name": "Double opt-in",
+                         *       "subject": "Please confirm your subscription",
+                         *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
+                         *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -5763,18 +8425,27 @@ export interface paths {
                 };
             };
         };
-        /** Update a template (partial) */
+        /**
+         * Update a template
+         * @description Partial: omitted fields are unchanged, `null` clears `subject`, `html` or `text`. Forms that use it send the new content from now on. Needs `write:broadcasts`.
+         */
         put: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6 */
                     templateId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "subject": "One more step: confirm your subscription"
+                     *     }
+                     */
                     "application/json": {
                         id?: string;
                         name?: string;
@@ -5793,6 +8464,17 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                         *       "name": "Double opt-in",
+                         *       "subject": "One more step: confirm your subscription",
+                         *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
+                         *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -5878,12 +8560,16 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete a template (not while a form uses it) */
+        /**
+         * Delete a template
+         * @description Answers 204. 409 resource_in_use while a form uses it as its double opt-in email. Needs `write:broadcasts`.
+         */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6 */
                     templateId: string;
                 };
                 cookie?: never;
@@ -5947,7 +8633,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List broadcasts, newest first */
+        /**
+         * List broadcasts
+         * @description The workspace's broadcasts, newest first, filtered by `status` if given, with cursor pagination. Needs `read:broadcasts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -5967,6 +8656,53 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *           "name": "November newsletter",
+                         *           "status": "SENT",
+                         *           "from": "Acme News <news@example.com>",
+                         *           "emailContent": {
+                         *             "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                         *             "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                         *             "text": "November: https://example.com/blog/november",
+                         *             "previewText": "Three things we shipped",
+                         *             "editorContent": null
+                         *           },
+                         *           "replyTo": "hello@example.com",
+                         *           "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *           "segmentId": null,
+                         *           "sendAt": null,
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T12:09:41.377Z",
+                         *           "sentAt": "2026-11-21T12:09:41.377Z",
+                         *           "pausedReason": null,
+                         *           "tracking": {
+                         *             "opens": true,
+                         *             "clicks": true
+                         *           },
+                         *           "stats": {
+                         *             "recipients": 1840,
+                         *             "queued": 0,
+                         *             "sent": 1821,
+                         *             "failed": 3,
+                         *             "bounced": 16,
+                         *             "softBounced": 4,
+                         *             "complained": 1,
+                         *             "unsubscribed": 7,
+                         *             "opened": 1133,
+                         *             "clicked": 402,
+                         *             "uniqueOpens": 912,
+                         *             "uniqueClicks": 288,
+                         *             "machineOpens": 231
+                         *           }
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -6076,7 +8812,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create Broadcast (a DRAFT) */
+        /**
+         * Create a broadcast
+         * @description Create Broadcast: a DRAFT (201, with `Location`). Only `name` is required; the rest can come later with PUT. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast` and `unsubscribe_url` in scope; one that does not parse is 422 validation_failed. `tracking` defaults to the workspace's settings. Needs `write:broadcasts`.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -6086,6 +8825,20 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "November newsletter",
+                     *       "from": "Acme News <news@example.com>",
+                     *       "replyTo": "hello@example.com",
+                     *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                     *       "emailContent": {
+                     *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                     *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                     *         "text": "November: https://example.com/blog/november",
+                     *         "previewText": "Three things we shipped"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         name: string;
                         /** @description `addr@domain` or `Display Name <addr@domain>` */
@@ -6121,6 +8874,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *       "name": "November newsletter",
+                         *       "status": "DRAFT",
+                         *       "from": "Acme News <news@example.com>",
+                         *       "emailContent": {
+                         *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                         *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                         *         "text": "November: https://example.com/blog/november",
+                         *         "previewText": "Three things we shipped",
+                         *         "editorContent": null
+                         *       },
+                         *       "replyTo": "hello@example.com",
+                         *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *       "segmentId": null,
+                         *       "sendAt": null,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z",
+                         *       "sentAt": null,
+                         *       "pausedReason": null,
+                         *       "tracking": {
+                         *         "opens": true,
+                         *         "clicks": true
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -6275,12 +9055,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a broadcast */
+        /**
+         * Get a broadcast
+         * @description One broadcast with its content and, once it is sending, its `stats`: recipients, queued, sent, failed, bounced, complained and unsubscribed; opens and clicks (unique ones by people; machine opens apart). Needs `read:broadcasts`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -6293,6 +9077,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *       "name": "November newsletter",
+                         *       "status": "SENT",
+                         *       "from": "Acme News <news@example.com>",
+                         *       "emailContent": {
+                         *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                         *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                         *         "text": "November: https://example.com/blog/november",
+                         *         "previewText": "Three things we shipped",
+                         *         "editorContent": null
+                         *       },
+                         *       "replyTo": "hello@example.com",
+                         *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *       "segmentId": null,
+                         *       "sendAt": null,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T12:09:41.377Z",
+                         *       "sentAt": "2026-11-21T12:09:41.377Z",
+                         *       "pausedReason": null,
+                         *       "tracking": {
+                         *         "opens": true,
+                         *         "clicks": true
+                         *       },
+                         *       "stats": {
+                         *         "recipients": 1840,
+                         *         "queued": 0,
+                         *         "sent": 1821,
+                         *         "failed": 3,
+                         *         "bounced": 16,
+                         *         "softBounced": 4,
+                         *         "complained": 1,
+                         *         "unsubscribed": 7,
+                         *         "opened": 1133,
+                         *         "clicked": 402,
+                         *         "uniqueOpens": 912,
+                         *         "uniqueClicks": 288,
+                         *         "machineOpens": 231
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -6398,18 +9224,27 @@ export interface paths {
                 };
             };
         };
-        /** Update a broadcast, or schedule it with sendAt (DRAFT or SCHEDULED only) */
+        /**
+         * Update or schedule a broadcast
+         * @description DRAFT or SCHEDULED only (409 broadcast_not_editable otherwise). Partial: a field omitted is unchanged, present replaces, `null` clears. A future `sendAt` schedules it (SCHEDULED; it must be complete: 422 broadcast_incomplete), `sendAt: null` returns it to DRAFT, a past one is 422. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast` and `unsubscribe_url` in scope; one that does not parse is 422 validation_failed. Needs `write:broadcasts`.
+         */
         put: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "sendAt": "2026-11-25T08:00:00.000Z"
+                     *     }
+                     */
                     "application/json": {
                         id?: string;
                         name?: string;
@@ -6451,6 +9286,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *       "name": "November newsletter",
+                         *       "status": "SCHEDULED",
+                         *       "from": "Acme News <news@example.com>",
+                         *       "emailContent": {
+                         *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                         *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                         *         "text": "November: https://example.com/blog/november",
+                         *         "previewText": "Three things we shipped",
+                         *         "editorContent": null
+                         *       },
+                         *       "replyTo": "hello@example.com",
+                         *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *       "segmentId": null,
+                         *       "sendAt": "2026-11-25T08:00:00.000Z",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z",
+                         *       "sentAt": null,
+                         *       "pausedReason": null,
+                         *       "tracking": {
+                         *         "opens": true,
+                         *         "clicks": true
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -6602,12 +9464,16 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete a DRAFT broadcast */
+        /**
+         * Delete a DRAFT broadcast
+         * @description Answers 204. Anything but a DRAFT is 409 invalid_state: cancel a scheduled one first; sent ones stay for their stats. Needs `write:broadcasts`.
+         */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -6673,12 +9539,16 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send now: DRAFT or SCHEDULED → SENDING (202) */
+        /**
+         * Send a broadcast now
+         * @description DRAFT or SCHEDULED → SENDING (202): the audience is fixed now (the segment's SUBSCRIBED contacts, or all, with the topic's subscribers only when there is a topic, never a suppressed address) and each recipient gets one personalised message with its own unsubscribe link. It must be complete: `from` on a verified domain, a subject, html or text (422 broadcast_incomplete lists what is missing). No body. Needs `write:broadcasts`.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -6691,6 +9561,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *       "name": "November newsletter",
+                         *       "status": "SENDING",
+                         *       "from": "Acme News <news@example.com>",
+                         *       "emailContent": {
+                         *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                         *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                         *         "text": "November: https://example.com/blog/november",
+                         *         "previewText": "Three things we shipped",
+                         *         "editorContent": null
+                         *       },
+                         *       "replyTo": "hello@example.com",
+                         *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *       "segmentId": null,
+                         *       "sendAt": null,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T12:00:00.000Z",
+                         *       "sentAt": null,
+                         *       "pausedReason": null,
+                         *       "tracking": {
+                         *         "opens": true,
+                         *         "clicks": true
+                         *       },
+                         *       "stats": {
+                         *         "recipients": 1840,
+                         *         "queued": 1840,
+                         *         "sent": 0,
+                         *         "failed": 0,
+                         *         "bounced": 0,
+                         *         "softBounced": 0,
+                         *         "complained": 0,
+                         *         "unsubscribed": 0,
+                         *         "opened": 0,
+                         *         "clicked": 0,
+                         *         "uniqueOpens": 0,
+                         *         "uniqueClicks": 0,
+                         *         "machineOpens": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -6827,7 +9739,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One row per recipient: status, attempts, last SMTP reply */
+        /**
+         * List the deliveries of a broadcast
+         * @description One row per recipient, newest first, with cursor pagination and a `status` filter: QUEUED, SENDING, SENT, FAILED, BOUNCED, CANCELED…, the attempts, the last SMTP reply or error. Needs `read:broadcasts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -6837,6 +9752,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -6849,6 +9765,41 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "dlv_01JDB45A2C4E6G8J0M2P4R6T8V",
+                         *           "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *           "email": "ada@example.com",
+                         *           "status": "SENT",
+                         *           "attempts": 1,
+                         *           "lastError": null,
+                         *           "smtpResponse": "250 2.0.0 OK 1732190981 q7si1234567qkd.12 - gsmtp",
+                         *           "messageId": "<dlv_01JDB45A2C4E6G8J0M2P4R6T8V@example.com>",
+                         *           "createdAt": "2026-11-21T12:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T12:00:02.114Z",
+                         *           "sentAt": "2026-11-21T12:00:02.114Z",
+                         *           "unsubscribedAt": null
+                         *         },
+                         *         {
+                         *           "id": "dlv_01JDB45A2C4E6G8J0M2P4R6T8W",
+                         *           "contactId": "ct_01JDB3N1V3X5Z7B9D1F3H5K7M9",
+                         *           "email": "gone@example.net",
+                         *           "status": "BOUNCED",
+                         *           "attempts": 1,
+                         *           "lastError": "550 5.1.1 <gone@example.net>: Recipient address rejected: User unknown",
+                         *           "smtpResponse": null,
+                         *           "messageId": null,
+                         *           "createdAt": "2026-11-21T12:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T12:00:02.530Z",
+                         *           "sentAt": null,
+                         *           "unsubscribedAt": null
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -6941,7 +9892,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Clicks and unique clicks per link, most clicked first
+         * Clicks per link
          * @description Clicks by people only: scanners' and other machines' clicks are left out (docs/tracking.md).
          */
         get: {
@@ -6949,6 +9900,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -6961,6 +9913,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "url": "https://example.com/blog/november",
+                         *           "clicks": 371,
+                         *           "uniqueClicks": 262
+                         *         },
+                         *         {
+                         *           "url": "https://example.com/pricing",
+                         *           "clicks": 31,
+                         *           "uniqueClicks": 26
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description the links people clicked, most clicked first (at most 500) */
                             data: {
@@ -7018,7 +9986,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Sent, opens, clicks and bounces per hour or day (UTC)
+         * Activity over time
          * @description Opens and clicks by people only; bounces are hard bounces. Buckets with nothing in them are left out.
          */
         get: {
@@ -7029,6 +9997,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -7041,6 +10010,27 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "bucket": "hour",
+                         *       "data": [
+                         *         {
+                         *           "at": "2026-11-21T12:00:00.000Z",
+                         *           "sent": 1821,
+                         *           "opens": 604,
+                         *           "clicks": 233,
+                         *           "bounces": 16
+                         *         },
+                         *         {
+                         *           "at": "2026-11-21T13:00:00.000Z",
+                         *           "sent": 0,
+                         *           "opens": 311,
+                         *           "clicks": 120,
+                         *           "bounces": 0
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @enum {string} */
                             bucket: "hour" | "day";
@@ -7117,12 +10107,16 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel: SCHEDULED → DRAFT, SENDING → CANCELED */
+        /**
+         * Cancel a broadcast
+         * @description SCHEDULED → DRAFT (it can be edited and scheduled again); SENDING or PAUSED → CANCELED: messages not yet handed to the mail server are not sent. 409 invalid_state from any other status. No body. Needs `write:broadcasts`.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -7135,6 +10129,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *       "name": "November newsletter",
+                         *       "status": "CANCELED",
+                         *       "from": "Acme News <news@example.com>",
+                         *       "emailContent": {
+                         *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                         *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                         *         "text": "November: https://example.com/blog/november",
+                         *         "previewText": "Three things we shipped",
+                         *         "editorContent": null
+                         *       },
+                         *       "replyTo": "hello@example.com",
+                         *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *       "segmentId": null,
+                         *       "sendAt": null,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T12:00:00.000Z",
+                         *       "sentAt": null,
+                         *       "pausedReason": null,
+                         *       "tracking": {
+                         *         "opens": true,
+                         *         "clicks": true
+                         *       },
+                         *       "stats": {
+                         *         "recipients": 1840,
+                         *         "queued": 1840,
+                         *         "sent": 0,
+                         *         "failed": 0,
+                         *         "bounced": 0,
+                         *         "softBounced": 0,
+                         *         "complained": 0,
+                         *         "unsubscribed": 0,
+                         *         "opened": 0,
+                         *         "clicked": 0,
+                         *         "uniqueOpens": 0,
+                         *         "uniqueClicks": 0,
+                         *         "machineOpens": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -7274,7 +10310,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Pause a SENDING broadcast
+         * Pause a sending broadcast
          * @description Nothing new goes out; returns once the messages being handed to the transport are done. The circuit breaker pauses a broadcast by itself too (pausedReason says why).
          */
         post: {
@@ -7282,6 +10318,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -7294,6 +10331,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *       "name": "November newsletter",
+                         *       "status": "PAUSED",
+                         *       "from": "Acme News <news@example.com>",
+                         *       "emailContent": {
+                         *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                         *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                         *         "text": "November: https://example.com/blog/november",
+                         *         "previewText": "Three things we shipped",
+                         *         "editorContent": null
+                         *       },
+                         *       "replyTo": "hello@example.com",
+                         *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *       "segmentId": null,
+                         *       "sendAt": null,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T12:00:00.000Z",
+                         *       "sentAt": null,
+                         *       "pausedReason": "paused by hand",
+                         *       "tracking": {
+                         *         "opens": true,
+                         *         "clicks": true
+                         *       },
+                         *       "stats": {
+                         *         "recipients": 1840,
+                         *         "queued": 1840,
+                         *         "sent": 0,
+                         *         "failed": 0,
+                         *         "bounced": 0,
+                         *         "softBounced": 0,
+                         *         "complained": 0,
+                         *         "unsubscribed": 0,
+                         *         "opened": 0,
+                         *         "clicked": 0,
+                         *         "uniqueOpens": 0,
+                         *         "uniqueClicks": 0,
+                         *         "machineOpens": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -7432,12 +10511,16 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resume a PAUSED broadcast where it stopped */
+        /**
+         * Resume a paused broadcast
+         * @description PAUSED → SENDING: it goes on where it stopped, each remaining recipient still getting exactly one message. 409 invalid_state from any other status. No body. Needs `write:broadcasts`.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -7450,6 +10533,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *       "name": "November newsletter",
+                         *       "status": "SENDING",
+                         *       "from": "Acme News <news@example.com>",
+                         *       "emailContent": {
+                         *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                         *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                         *         "text": "November: https://example.com/blog/november",
+                         *         "previewText": "Three things we shipped",
+                         *         "editorContent": null
+                         *       },
+                         *       "replyTo": "hello@example.com",
+                         *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                         *       "segmentId": null,
+                         *       "sendAt": null,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T12:00:00.000Z",
+                         *       "sentAt": null,
+                         *       "pausedReason": null,
+                         *       "tracking": {
+                         *         "opens": true,
+                         *         "clicks": true
+                         *       },
+                         *       "stats": {
+                         *         "recipients": 1840,
+                         *         "queued": 1840,
+                         *         "sent": 0,
+                         *         "failed": 0,
+                         *         "bounced": 0,
+                         *         "softBounced": 0,
+                         *         "complained": 0,
+                         *         "unsubscribed": 0,
+                         *         "opened": 0,
+                         *         "clicked": 0,
+                         *         "uniqueOpens": 0,
+                         *         "uniqueClicks": 0,
+                         *         "machineOpens": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -7589,7 +10714,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Check a broadcast before it goes out
+         * Check a broadcast before sending
          * @description Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain's DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail's 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last.
          */
         post: {
@@ -7597,6 +10722,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -7609,6 +10735,38 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "ok": true,
+                         *       "checks": [
+                         *         {
+                         *           "id": "from",
+                         *           "status": "pass",
+                         *           "detail": "sent from Acme News <news@example.com>"
+                         *         },
+                         *         {
+                         *           "id": "subject",
+                         *           "status": "pass",
+                         *           "detail": "has a subject"
+                         *         },
+                         *         {
+                         *           "id": "sender_domain",
+                         *           "status": "pass",
+                         *           "detail": "the sender's domain is a verified sending domain of the workspace"
+                         *         },
+                         *         {
+                         *           "id": "dns_dmarc",
+                         *           "status": "warn",
+                         *           "detail": "example.com has no DMARC record (Gmail and Yahoo require one of bulk senders)"
+                         *         },
+                         *         {
+                         *           "id": "audience",
+                         *           "status": "pass",
+                         *           "detail": "1840 recipients"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description no check failed: the broadcast may be scheduled and sent */
                             ok: boolean;
@@ -7684,7 +10842,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send the broadcast to up to five test addresses
+         * Send a test of a broadcast
          * @description The real rendering (for `contactId`, or sample data), the subject marked [Test], sent at once; it counts in no stats. Needs a complete broadcast (422 broadcast_incomplete).
          */
         post: {
@@ -7692,12 +10850,22 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "emails": [
+                     *         "qa@example.com",
+                     *         "ada@example.com"
+                     *       ],
+                     *       "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0"
+                     *     }
+                     */
                     "application/json": {
                         emails: string[];
                         /** @description personalise for this contact; sample data when omitted */
@@ -7712,6 +10880,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "sent": [
+                         *         {
+                         *           "email": "qa@example.com",
+                         *           "messageId": "<tst_01JDB46B3D5F7H9K1N3Q5S7U9W@example.com>",
+                         *           "response": "250 2.0.0 Ok: queued as 4Xk2Lm0Qz9"
+                         *         },
+                         *         {
+                         *           "email": "ada@example.com",
+                         *           "messageId": "<tst_01JDB46B3D5F7H9K1N3Q5S7U9X@example.com>",
+                         *           "response": "250 2.0.0 Ok: queued as 4Xk2Lm0R1b"
+                         *         }
+                         *       ],
+                         *       "failed": []
+                         *     }
+                         */
                         "application/json": {
                             sent: {
                                 email: string;
@@ -7817,18 +11002,27 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Render the content for a contact (or sample data) */
+        /**
+         * Render a broadcast
+         * @description The subject, HTML, text and preview text as a recipient would get them: rendered for `contactId`, or for sample data without one, with the unsubscribe footer and the workspace's postal address. Nothing is sent. A template that does not render is 422 validation_failed. Needs `read:broadcasts`.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0"
+                     *     }
+                     */
                     "application/json": {
                         /** @description render for this contact; sample data when omitted */
                         contactId?: string;
@@ -7842,6 +11036,18 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "subject": "Hi Ada, what is new in November",
+                         *       "html": "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Hi Ada, what is new in November</title>\n</head>\n<body><h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>\n<div><p>You receive this email because you subscribed to Acme. <a href=\"https://mail.example.com/unsubscribe/preview\">Unsubscribe</a></p></div></body>\n</html>\n",
+                         *       "text": "November: https://example.com/blog/november\n\n-- \nYou receive this email because you subscribed to Acme.\nUnsubscribe: https://mail.example.com/unsubscribe/preview\n",
+                         *       "previewText": "Three things we shipped",
+                         *       "contact": {
+                         *         "id": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *         "email": "ada@example.com"
+                         *       }
+                         *     }
+                         */
                         "application/json": {
                             subject: string | null;
                             /** @description as a recipient gets it: a whole document with the hidden preheader and the footer */
@@ -7943,7 +11149,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Who it would go to now: count and a page of contacts */
+        /**
+         * Who a broadcast would go to
+         * @description The recipients a send now would have: the count, and a page of them (newest first, cursor pagination). Suppressed addresses, contacts not SUBSCRIBED and, with a topic, those not subscribed to it are left out. Needs `read:broadcasts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -7952,6 +11161,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
                     broadcastId: string;
                 };
                 cookie?: never;
@@ -7964,6 +11174,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "count": 1840,
+                         *       "data": [
+                         *         {
+                         *           "id": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *           "email": "ada@example.com",
+                         *           "firstName": "Ada",
+                         *           "lastName": "Lovelace"
+                         *         }
+                         *       ],
+                         *       "nextCursor": "Y3RfMDFKREIzTjJXNFk2QThDMEUyRzRKNk04UTA"
+                         *     }
+                         */
                         "application/json": {
                             /** @description how many contacts the broadcast would go to now */
                             count: number;
@@ -8030,15 +11254,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Submissions to every version of the form's group, newest first */
+        /**
+         * List the submissions to a form
+         * @description Submissions to every version of the form's group, newest first, with cursor pagination: the values as sent, the answers labelled as the form showed them, and the contact each created or updated. Needs `read:forms`.
+         */
         get: {
             parameters: {
                 query?: {
                     limit?: number;
                     cursor?: string;
+                    /** @description only the submissions of this status (HELD: those awaiting review) */
+                    status?: "ACCEPTED" | "HELD" | "RELEASED" | "DISCARDED";
                 };
                 header?: never;
                 path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
                     formId: string;
                 };
                 cookie?: never;
@@ -8051,6 +11281,45 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "sub_01JDB4D7G9K1N3Q5S7U9W1Y3A5",
+                         *           "formId": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *           "formVersion": 1,
+                         *           "data": {
+                         *             "email": "lin@example.com",
+                         *             "first_name": "Lin"
+                         *           },
+                         *           "contactId": "ct_01JDB4D7G9K1N3Q5S7U9W1Y3A6",
+                         *           "source": "API",
+                         *           "createdAt": "2026-11-21T11:15:02.918Z",
+                         *           "ip": "203.0.113.7",
+                         *           "userAgent": "acme-backend/2.3",
+                         *           "consent": null,
+                         *           "status": "ACCEPTED",
+                         *           "heldReasons": null,
+                         *           "reviewedAt": null,
+                         *           "answers": [
+                         *             {
+                         *               "field": "email",
+                         *               "label": "Email",
+                         *               "type": "email",
+                         *               "value": "lin@example.com"
+                         *             },
+                         *             {
+                         *               "field": "first_name",
+                         *               "label": "First name",
+                         *               "type": "text",
+                         *               "value": "Lin"
+                         *             }
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -8067,6 +11336,40 @@ export interface paths {
                                  * @description RFC 3339, UTC, milliseconds
                                  */
                                 createdAt: string;
+                                /** @description the address it came from; null after SUBMISSION_RETENTION_DAYS */
+                                ip: string | null;
+                                /** @description the browser it came from; null after SUBMISSION_RETENTION_DAYS */
+                                userAgent: string | null;
+                                /** @description proof of consent, when the form asked for it (settings.appearance.consentText) */
+                                consent: {
+                                    /** @description the consent text the visitor accepted */
+                                    text: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339, UTC, milliseconds
+                                     */
+                                    acceptedAt: string;
+                                } | null;
+                                /**
+                                 * @description ACCEPTED; HELD for review (a burst of sign-ups: nobody was signed up or mailed), then RELEASED or DISCARDED (docs/bot-protection.md)
+                                 * @enum {string}
+                                 */
+                                status: "ACCEPTED" | "HELD" | "RELEASED" | "DISCARDED";
+                                /** @description the burst rules a held submission tripped: ip_range, pattern, mailbox, domain */
+                                heldReasons: string[] | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                reviewedAt: string | null;
+                                /** @description every question of the version it was made to, in order; value null when not answered */
+                                answers: {
+                                    field: string;
+                                    label: string;
+                                    /** @enum {string} */
+                                    type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                    value: (string | string[]) | null;
+                                }[];
                             }[];
                             nextCursor: string | null;
                         };
@@ -8111,12 +11414,16 @@ export interface paths {
             };
         };
         put?: never;
-        /** Submit to a published form (as its hosted page would) */
+        /**
+         * Submit to a form (headless)
+         * @description For forms you render yourself: a JSON object keyed by the form's field names, processed exactly like a hosted-page submission. The form (or its group) must be PUBLISHED (409 form_not_published). A SIGN_UP submission creates or updates the contact (its mapped `email` is required; with double opt-in the contact stays PENDING until confirmed); a SURVEY submission is stored without touching contacts. Values are checked against the form's fields (422 validation_failed, one entry per field). Needs `write:forms`.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
                     formId: string;
                 };
                 cookie?: never;
@@ -8124,6 +11431,12 @@ export interface paths {
             /** @description keyed by the field names of the form's fieldMapping */
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "email": "lin@example.com",
+                     *       "first_name": "Lin"
+                     *     }
+                     */
                     "application/json": {
                         [key: string]: string | number | boolean | null | string[];
                     };
@@ -8136,6 +11449,40 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "sub_01JDB4D7G9K1N3Q5S7U9W1Y3A5",
+                         *       "formId": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *       "formVersion": 1,
+                         *       "data": {
+                         *         "email": "lin@example.com",
+                         *         "first_name": "Lin"
+                         *       },
+                         *       "contactId": "ct_01JDB4D7G9K1N3Q5S7U9W1Y3A6",
+                         *       "source": "API",
+                         *       "createdAt": "2026-11-21T11:15:02.918Z",
+                         *       "ip": "203.0.113.7",
+                         *       "userAgent": "acme-backend/2.3",
+                         *       "consent": null,
+                         *       "status": "ACCEPTED",
+                         *       "heldReasons": null,
+                         *       "reviewedAt": null,
+                         *       "answers": [
+                         *         {
+                         *           "field": "email",
+                         *           "label": "Email",
+                         *           "type": "email",
+                         *           "value": "lin@example.com"
+                         *         },
+                         *         {
+                         *           "field": "first_name",
+                         *           "label": "First name",
+                         *           "type": "text",
+                         *           "value": "Lin"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             formId: string;
@@ -8151,6 +11498,40 @@ export interface paths {
                              * @description RFC 3339, UTC, milliseconds
                              */
                             createdAt: string;
+                            /** @description the address it came from; null after SUBMISSION_RETENTION_DAYS */
+                            ip: string | null;
+                            /** @description the browser it came from; null after SUBMISSION_RETENTION_DAYS */
+                            userAgent: string | null;
+                            /** @description proof of consent, when the form asked for it (settings.appearance.consentText) */
+                            consent: {
+                                /** @description the consent text the visitor accepted */
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                acceptedAt: string;
+                            } | null;
+                            /**
+                             * @description ACCEPTED; HELD for review (a burst of sign-ups: nobody was signed up or mailed), then RELEASED or DISCARDED (docs/bot-protection.md)
+                             * @enum {string}
+                             */
+                            status: "ACCEPTED" | "HELD" | "RELEASED" | "DISCARDED";
+                            /** @description the burst rules a held submission tripped: ip_range, pattern, mailbox, domain */
+                            heldReasons: string[] | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            reviewedAt: string | null;
+                            /** @description every question of the version it was made to, in order; value null when not answered */
+                            answers: {
+                                field: string;
+                                label: string;
+                                /** @enum {string} */
+                                type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                value: (string | string[]) | null;
+                            }[];
                         };
                     };
                 };
@@ -8234,6 +11615,478 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/forms/{formId}/submissions/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Summarise the answers per question
+         * @description The submissions to every version of the form's group (not those held for review or discarded), summed up by the questions of the version named: for select, radio and checkbox questions the count of each option (in the form's order, and `other` for answers that are no longer an option), for every question how many submissions answered it. See docs/forms.md, "Results". Needs `read:forms`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
+                    formId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "formId": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *       "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0",
+                         *       "total": 3,
+                         *       "questions": [
+                         *         {
+                         *           "field": "plan",
+                         *           "label": "Which plan are you on?",
+                         *           "type": "select",
+                         *           "answered": 3,
+                         *           "options": [
+                         *             {
+                         *               "value": "Free",
+                         *               "count": 1
+                         *             },
+                         *             {
+                         *               "value": "Pro",
+                         *               "count": 2
+                         *             },
+                         *             {
+                         *               "value": "Team",
+                         *               "count": 0
+                         *             }
+                         *           ],
+                         *           "other": 0
+                         *         },
+                         *         {
+                         *           "field": "comment",
+                         *           "label": "Anything else?",
+                         *           "type": "textarea",
+                         *           "answered": 1
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            formId: string;
+                            formGroupId: string;
+                            /** @description submissions counted (every version of the group; not those held for review or discarded) */
+                            total: number;
+                            questions: {
+                                field: string;
+                                label: string;
+                                /** @enum {string} */
+                                type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                /** @description submissions that answered it (a single checkbox: that ticked it) */
+                                answered: number;
+                                /** @description select, radio, checkbox groups: per option */
+                                options?: {
+                                    value: string;
+                                    count: number;
+                                }[];
+                                /** @description answers that are none of the current options (an earlier version's) */
+                                other?: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/forms/{formId}/submissions/{submissionId}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a held submission
+         * @description A submission HELD for review (part of a burst of sign-ups, see docs/bot-protection.md) becomes RELEASED and does now what it would have done: the contact signed up, the confirmation email sent, `form.submitted` recorded. 409 invalid_state when it is not HELD. No body. Needs `write:forms`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
+                    formId: string;
+                    submissionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "sub_01JDB4D7G9K1N3Q5S7U9W1Y3A5",
+                         *       "formId": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *       "formVersion": 1,
+                         *       "data": {
+                         *         "email": "lin@example.com",
+                         *         "first_name": "Lin"
+                         *       },
+                         *       "contactId": "ct_01JDB4D7G9K1N3Q5S7U9W1Y3A6",
+                         *       "source": "API",
+                         *       "createdAt": "2026-11-21T11:15:02.918Z",
+                         *       "ip": "203.0.113.7",
+                         *       "userAgent": "acme-backend/2.3",
+                         *       "consent": null,
+                         *       "status": "RELEASED",
+                         *       "heldReasons": [
+                         *         "ip_range"
+                         *       ],
+                         *       "reviewedAt": "2026-11-21T12:00:00.000Z",
+                         *       "answers": [
+                         *         {
+                         *           "field": "email",
+                         *           "label": "Email",
+                         *           "type": "email",
+                         *           "value": "lin@example.com"
+                         *         },
+                         *         {
+                         *           "field": "first_name",
+                         *           "label": "First name",
+                         *           "type": "text",
+                         *           "value": "Lin"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            id: string;
+                            formId: string;
+                            formVersion: number;
+                            data: {
+                                [key: string]: string | string[];
+                            };
+                            contactId: string | null;
+                            /** @enum {string} */
+                            source: "HOSTED" | "EMBED" | "API";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                            /** @description the address it came from; null after SUBMISSION_RETENTION_DAYS */
+                            ip: string | null;
+                            /** @description the browser it came from; null after SUBMISSION_RETENTION_DAYS */
+                            userAgent: string | null;
+                            /** @description proof of consent, when the form asked for it (settings.appearance.consentText) */
+                            consent: {
+                                /** @description the consent text the visitor accepted */
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                acceptedAt: string;
+                            } | null;
+                            /**
+                             * @description ACCEPTED; HELD for review (a burst of sign-ups: nobody was signed up or mailed), then RELEASED or DISCARDED (docs/bot-protection.md)
+                             * @enum {string}
+                             */
+                            status: "ACCEPTED" | "HELD" | "RELEASED" | "DISCARDED";
+                            /** @description the burst rules a held submission tripped: ip_range, pattern, mailbox, domain */
+                            heldReasons: string[] | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            reviewedAt: string | null;
+                            /** @description every question of the version it was made to, in order; value null when not answered */
+                            answers: {
+                                field: string;
+                                label: string;
+                                /** @enum {string} */
+                                type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                value: (string | string[]) | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `invalid_state`: Invalid state; `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/forms/{formId}/submissions/{submissionId}/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Discard a held submission
+         * @description A submission HELD for review becomes DISCARDED: nobody is signed up or mailed, and it stays in the list for the record. 409 invalid_state when it is not HELD. No body. Needs `write:forms`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example form_01JDB3M5Q8X2V7K9T4N6R1P0AZ */
+                    formId: string;
+                    submissionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "sub_01JDB4D7G9K1N3Q5S7U9W1Y3A5",
+                         *       "formId": "form_01JDB3M5Q8X2V7K9T4N6R1P0AZ",
+                         *       "formVersion": 1,
+                         *       "data": {
+                         *         "email": "lin@example.com",
+                         *         "first_name": "Lin"
+                         *       },
+                         *       "contactId": null,
+                         *       "source": "API",
+                         *       "createdAt": "2026-11-21T11:15:02.918Z",
+                         *       "ip": "203.0.113.7",
+                         *       "userAgent": "acme-backend/2.3",
+                         *       "consent": null,
+                         *       "status": "DISCARDED",
+                         *       "heldReasons": [
+                         *         "pattern",
+                         *         "mailbox"
+                         *       ],
+                         *       "reviewedAt": "2026-11-21T12:00:00.000Z",
+                         *       "answers": [
+                         *         {
+                         *           "field": "email",
+                         *           "label": "Email",
+                         *           "type": "email",
+                         *           "value": "lin@example.com"
+                         *         },
+                         *         {
+                         *           "field": "first_name",
+                         *           "label": "First name",
+                         *           "type": "text",
+                         *           "value": "Lin"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            id: string;
+                            formId: string;
+                            formVersion: number;
+                            data: {
+                                [key: string]: string | string[];
+                            };
+                            contactId: string | null;
+                            /** @enum {string} */
+                            source: "HOSTED" | "EMBED" | "API";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                            /** @description the address it came from; null after SUBMISSION_RETENTION_DAYS */
+                            ip: string | null;
+                            /** @description the browser it came from; null after SUBMISSION_RETENTION_DAYS */
+                            userAgent: string | null;
+                            /** @description proof of consent, when the form asked for it (settings.appearance.consentText) */
+                            consent: {
+                                /** @description the consent text the visitor accepted */
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                acceptedAt: string;
+                            } | null;
+                            /**
+                             * @description ACCEPTED; HELD for review (a burst of sign-ups: nobody was signed up or mailed), then RELEASED or DISCARDED (docs/bot-protection.md)
+                             * @enum {string}
+                             */
+                            status: "ACCEPTED" | "HELD" | "RELEASED" | "DISCARDED";
+                            /** @description the burst rules a held submission tripped: ip_range, pattern, mailbox, domain */
+                            heldReasons: string[] | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            reviewedAt: string | null;
+                            /** @description every question of the version it was made to, in order; value null when not answered */
+                            answers: {
+                                field: string;
+                                label: string;
+                                /** @enum {string} */
+                                type: "text" | "email" | "textarea" | "select" | "radio" | "checkbox" | "number" | "date";
+                                value: (string | string[]) | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `invalid_state`: Invalid state; `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/suppressions": {
         parameters: {
             query?: never;
@@ -8241,7 +12094,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List suppressed addresses, newest first */
+        /**
+         * List suppressed addresses
+         * @description Addresses that never get a broadcast or automation email, whatever their contact record says, newest first: hard bounces, complaints, unsubscribes and manual entries (filter with `reason`). Cursor pagination. Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -8261,6 +12117,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "email": "no-more@example.com",
+                         *           "reason": "MANUAL",
+                         *           "deliveryId": null,
+                         *           "broadcastId": null,
+                         *           "detail": "asked by phone",
+                         *           "createdAt": "2026-11-21T10:00:00.000Z"
+                         *         },
+                         *         {
+                         *           "email": "gone@example.net",
+                         *           "reason": "BOUNCED",
+                         *           "deliveryId": "dlv_01JDB45A2C4E6G8J0M2P4R6T8V",
+                         *           "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *           "detail": "550 5.1.1 <gone@example.net>: Recipient address rejected: User unknown",
+                         *           "createdAt": "2026-11-20T17:45:12.301Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** @description normalised, as contacts' emails */
@@ -8313,7 +12192,7 @@ export interface paths {
         };
         put?: never;
         /**
-         * Suppress an address by hand (MANUAL)
+         * Suppress an address
          * @description 201 with the new entry; 200 with the existing one when the address is already suppressed (its first reason stands).
          */
         post: {
@@ -8325,6 +12204,13 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "email": "no-more@example.com",
+                     *       "reason": "MANUAL",
+                     *       "detail": "asked by phone"
+                     *     }
+                     */
                     "application/json": {
                         email: string;
                         /**
@@ -8344,6 +12230,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "email": "no-more@example.com",
+                         *       "reason": "MANUAL",
+                         *       "deliveryId": null,
+                         *       "broadcastId": null,
+                         *       "detail": "asked by phone",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             /** @description normalised, as contacts' emails */
                             email: string;
@@ -8368,6 +12264,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "email": "no-more@example.com",
+                         *       "reason": "MANUAL",
+                         *       "deliveryId": null,
+                         *       "broadcastId": null,
+                         *       "detail": "asked by phone",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             /** @description normalised, as contacts' emails */
                             email: string;
@@ -8464,13 +12370,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get the entry of an address */
+        /**
+         * Get the entry of an address
+         * @description Why and since when an address is suppressed; 404 when it is not. The address is matched case-insensitively. Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description the address, URL-encoded */
+                    /**
+                     * @description the address, URL-encoded
+                     * @example ada@example.com
+                     */
                     email: string;
                 };
                 cookie?: never;
@@ -8483,6 +12395,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "email": "gone@example.net",
+                         *       "reason": "BOUNCED",
+                         *       "deliveryId": "dlv_01JDB45A2C4E6G8J0M2P4R6T8V",
+                         *       "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *       "detail": "550 5.1.1 <gone@example.net>: Recipient address rejected: User unknown",
+                         *       "createdAt": "2026-11-20T17:45:12.301Z"
+                         *     }
+                         */
                         "application/json": {
                             /** @description normalised, as contacts' emails */
                             email: string;
@@ -8541,7 +12463,10 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
-                    /** @description the address, URL-encoded */
+                    /**
+                     * @description the address, URL-encoded
+                     * @example ada@example.com
+                     */
                     email: string;
                 };
                 cookie?: never;
@@ -8596,7 +12521,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Sender health: hard-bounce and complaint rates over 7 and 30 days, against their thresholds */
+        /**
+         * Sender health: bounce and complaint rates
+         * @description Hard-bounce and complaint rates of the workspace's mail over the last 7 and 30 days, each with the threshold it is measured against (complaints: 0.3%, as Gmail and Yahoo set it) and a status `ok`, `warning` or `critical`. Any valid key may call it.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -8612,6 +12540,44 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "windows": [
+                         *         {
+                         *           "days": 7,
+                         *           "sent": 12840,
+                         *           "hardBounces": 38,
+                         *           "complaints": 4,
+                         *           "hardBounceRate": {
+                         *             "value": 0.003,
+                         *             "threshold": 0.02,
+                         *             "status": "ok"
+                         *           },
+                         *           "complaintRate": {
+                         *             "value": 0.0003,
+                         *             "threshold": 0.003,
+                         *             "status": "ok"
+                         *           }
+                         *         },
+                         *         {
+                         *           "days": 30,
+                         *           "sent": 51210,
+                         *           "hardBounces": 161,
+                         *           "complaints": 22,
+                         *           "hardBounceRate": {
+                         *             "value": 0.0031,
+                         *             "threshold": 0.02,
+                         *             "status": "ok"
+                         *           },
+                         *           "complaintRate": {
+                         *             "value": 0.0004,
+                         *             "threshold": 0.003,
+                         *             "status": "ok"
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description the last 7 and the last 30 days */
                             windows: {
@@ -8679,7 +12645,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Messages the inbound listener received and could not read, newest first (kept 30 days) */
+        /**
+         * Inbound mail that could not be read
+         * @description What the inbound listener (INBOUND_SMTP_PORT) accepted for a bounce address but could not read or apply, newest first, kept 30 days: a report in a format it does not know, a bounce it could not match to a delivery. Each entry has the first 256 KiB of the raw message (base64) for a look by hand. Cursor pagination. Needs `read:contacts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -8698,6 +12667,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "inb_01JDB47C4E6G8J0M2P4R6T8V0X",
+                         *           "rcptTo": "bounces+dlv_01JDB45A2C4E6G8J0M2P4R6T8V.k3J9@bounces.example.com",
+                         *           "mailFrom": "MAILER-DAEMON@mx.example.net",
+                         *           "subject": "Undelivered Mail Returned to Sender",
+                         *           "reason": "no delivery status and no status code in the text: unclassified",
+                         *           "size": 4210,
+                         *           "receivedAt": "2026-11-21T12:04:18.090Z",
+                         *           "raw": "UmV0dXJuLVBhdGg6IDw+DQpSZWNlaXZlZDogZnJvbSBteC5leGFtcGxlLm5ldA0K"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -8766,7 +12752,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List events, newest first
+         * List events
          * @description Everything that happened in the workspace: emails sent, bounced, opened and clicked; contacts created, updated, subscribed, unsubscribed and deleted; form submissions; broadcast status moves. Filter by `type`, `contactId`, `broadcastId` and `since`. Kept EVENTS_RETENTION_DAYS (400) days.
          */
         get: {
@@ -8774,7 +12760,7 @@ export interface paths {
                 query?: {
                     limit?: number;
                     cursor?: string;
-                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
+                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
                     contactId?: string;
                     broadcastId?: string;
                     /** @description events that occurred at or after this time */
@@ -8792,12 +12778,42 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "evt_01JDB4A0C2E4G6J8M0P2R4T6V9",
+                         *           "type": "email.clicked",
+                         *           "occurredAt": "2026-11-21T12:05:10.331Z",
+                         *           "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *           "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *           "deliveryId": "dlv_01JDB45A2C4E6G8J0M2P4R6T8V",
+                         *           "data": {
+                         *             "url": "https://example.com/blog/november",
+                         *             "machine": false
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "evt_01JDB4A0C2E4G6J8M0P2R4T6V8",
+                         *           "type": "email.opened",
+                         *           "occurredAt": "2026-11-21T12:03:44.512Z",
+                         *           "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *           "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                         *           "deliveryId": "dlv_01JDB45A2C4E6G8J0M2P4R6T8V",
+                         *           "data": {
+                         *             "machine": false
+                         *           }
+                         *         }
+                         *       ],
+                         *       "nextCursor": "ZXZ0XzAxSkRCNEEwQzJFNEc2SjhNMFAyUjRUNlY4"
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** @description evt_…; ids sort by the order events were written */
                                 id: string;
                                 /** @enum {string} */
-                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
+                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -8862,7 +12878,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Record a custom event of a contact
+         * Track a custom event
          * @description An `event.tracked` event (data: `name`, `properties`) for the contact named by `contactId` or `email` (404 when there is none). Automations with an `event` trigger of that name start a run for the contact (docs/automations.md).
          */
         post: {
@@ -8874,6 +12890,16 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "email": "ada@example.com",
+                     *       "name": "trial.started",
+                     *       "properties": {
+                     *         "plan": "pro",
+                     *         "seats": 5
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contactId?: string;
                         email?: string;
@@ -8893,6 +12919,11 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "evt_01JDB4B1D3F5H7K9M1P3R5T7V9"
+                         *     }
+                         */
                         "application/json": {
                             /** @description the event's id (evt_…) */
                             id: string;
@@ -8977,7 +13008,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List webhook endpoints, newest first */
+        /**
+         * List webhook endpoints
+         * @description The workspace's endpoints, newest first, with their secrets, cursor pagination. Needs `read:webhooks`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -8996,11 +13030,33 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "wh_01JDB3X4D6F8H0K2M4P6R8T0V2",
+                         *           "url": "https://crm.example.com/hooks/formcast",
+                         *           "eventTypes": [
+                         *             "contact.created",
+                         *             "contact.unsubscribed",
+                         *             "email.bounced"
+                         *           ],
+                         *           "description": "CRM sync",
+                         *           "enabled": true,
+                         *           "disabledReason": null,
+                         *           "secret": "whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf",
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
                                 url: string;
-                                eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                                eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                                 description: string | null;
                                 /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                                 enabled: boolean;
@@ -9066,11 +13122,22 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "url": "https://crm.example.com/hooks/formcast",
+                     *       "eventTypes": [
+                     *         "contact.created",
+                     *         "contact.unsubscribed",
+                     *         "email.bounced"
+                     *       ],
+                     *       "description": "CRM sync"
+                     *     }
+                     */
                     "application/json": {
                         /** @description https:// (http:// only when the server runs with WEBHOOKS_ALLOW_HTTP=true); its host must resolve to public addresses only (docs/webhooks.md) */
                         url: string;
                         /** @description the event types POSTed to the endpoint (docs/events.md lists them) */
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                         /** @description a note for people: what the endpoint is for */
                         description?: string;
                     };
@@ -9083,10 +13150,27 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "wh_01JDB3X4D6F8H0K2M4P6R8T0V2",
+                         *       "url": "https://crm.example.com/hooks/formcast",
+                         *       "eventTypes": [
+                         *         "contact.created",
+                         *         "contact.unsubscribed",
+                         *         "email.bounced"
+                         *       ],
+                         *       "description": "CRM sync",
+                         *       "enabled": true,
+                         *       "disabledReason": null,
+                         *       "secret": "whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -9185,12 +13269,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook endpoint (with its secret) */
+        /**
+         * Get a webhook endpoint
+         * @description One endpoint with its signing secret, the event types it gets, and whether it is enabled (`disabledReason` says why not: an endpoint that failed for 5 days in a row is disabled by itself). Needs `read:webhooks`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example wh_01JDB3X4D6F8H0K2M4P6R8T0V2 */
                     webhookId: string;
                 };
                 cookie?: never;
@@ -9203,10 +13291,27 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "wh_01JDB3X4D6F8H0K2M4P6R8T0V2",
+                         *       "url": "https://crm.example.com/hooks/formcast",
+                         *       "eventTypes": [
+                         *         "contact.created",
+                         *         "contact.unsubscribed",
+                         *         "email.bounced"
+                         *       ],
+                         *       "description": "CRM sync",
+                         *       "enabled": true,
+                         *       "disabledReason": null,
+                         *       "secret": "whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -9257,7 +13362,7 @@ export interface paths {
             };
         };
         /**
-         * Update a webhook endpoint (partial)
+         * Update a webhook endpoint
          * @description url, eventTypes, description (null clears it), enabled. Disabling fails the deliveries waiting for it; enabling clears disabledReason and the failure count.
          */
         put: {
@@ -9265,18 +13370,29 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example wh_01JDB3X4D6F8H0K2M4P6R8T0V2 */
                     webhookId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "eventTypes": [
+                     *         "contact.created",
+                     *         "contact.updated",
+                     *         "contact.unsubscribed"
+                     *       ],
+                     *       "enabled": true
+                     *     }
+                     */
                     "application/json": {
                         id?: string;
                         /** @description https:// (http:// only when the server runs with WEBHOOKS_ALLOW_HTTP=true); its host must resolve to public addresses only (docs/webhooks.md) */
                         url?: string;
                         /** @description the event types POSTed to the endpoint (docs/events.md lists them) */
-                        eventTypes?: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                        eventTypes?: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                         /** @description a note for people: what the endpoint is for */
                         description?: string | null;
                         /** @description false disables the endpoint (what waits for it is FAILED); true enables it again and forgets its failures */
@@ -9291,10 +13407,27 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "wh_01JDB3X4D6F8H0K2M4P6R8T0V2",
+                         *       "url": "https://crm.example.com/hooks/formcast",
+                         *       "eventTypes": [
+                         *         "contact.created",
+                         *         "contact.updated",
+                         *         "contact.unsubscribed"
+                         *       ],
+                         *       "description": "CRM sync",
+                         *       "enabled": true,
+                         *       "disabledReason": null,
+                         *       "secret": "whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -9381,12 +13514,16 @@ export interface paths {
             };
         };
         post?: never;
-        /** Delete a webhook endpoint and its delivery log */
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its delivery log; nothing more is sent to it. Answers 204. Needs `write:webhooks`.
+         */
         delete: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example wh_01JDB3X4D6F8H0K2M4P6R8T0V2 */
                     webhookId: string;
                 };
                 cookie?: never;
@@ -9452,6 +13589,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example wh_01JDB3X4D6F8H0K2M4P6R8T0V2 */
                     webhookId: string;
                 };
                 cookie?: never;
@@ -9464,10 +13602,27 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "wh_01JDB3X4D6F8H0K2M4P6R8T0V2",
+                         *       "url": "https://crm.example.com/hooks/formcast",
+                         *       "eventTypes": [
+                         *         "contact.created",
+                         *         "contact.unsubscribed",
+                         *         "email.bounced"
+                         *       ],
+                         *       "description": "CRM sync",
+                         *       "enabled": true,
+                         *       "disabledReason": null,
+                         *       "secret": "whsec_bf6R9RQdoDVBhqSOXlK6gjytbiOf+tql",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -9551,7 +13706,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a webhook.test event to the endpoint
+         * Send a test event
          * @description 202 with the delivery, PENDING: the worker sends it within moments; follow it in the delivery log. 409 invalid_state when the endpoint is disabled.
          */
         post: {
@@ -9559,6 +13714,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example wh_01JDB3X4D6F8H0K2M4P6R8T0V2 */
                     webhookId: string;
                 };
                 cookie?: never;
@@ -9571,6 +13727,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "whd_01JDB48D5F7H9K1N3Q5S7U9W1Y",
+                         *       "eventId": null,
+                         *       "eventType": "webhook.test",
+                         *       "status": "PENDING",
+                         *       "attempts": 0,
+                         *       "nextAttemptAt": "2026-11-21T10:30:00.000Z",
+                         *       "lastStatusCode": null,
+                         *       "lastDurationMs": null,
+                         *       "lastError": null,
+                         *       "createdAt": "2026-11-21T10:30:00.000Z",
+                         *       "deliveredAt": null,
+                         *       "attemptLog": []
+                         *     }
+                         */
                         "application/json": {
                             /** @description the `webhook-id` header: the same on every attempt */
                             id: string;
@@ -9678,7 +13850,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The delivery log of an endpoint, newest first
+         * The delivery log of an endpoint
          * @description Each delivery with its attempts (status code, duration, error) and its next try.
          */
         get: {
@@ -9690,6 +13862,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example wh_01JDB3X4D6F8H0K2M4P6R8T0V2 */
                     webhookId: string;
                 };
                 cookie?: never;
@@ -9702,6 +13875,40 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "whd_01JDB3Y8F0H2K4M6P8R0T2V4X6",
+                         *           "eventId": "evt_01JDB3N2W4Y6A8C0E2G4J6M8Q1",
+                         *           "eventType": "contact.created",
+                         *           "status": "SUCCEEDED",
+                         *           "attempts": 2,
+                         *           "nextAttemptAt": null,
+                         *           "lastStatusCode": 204,
+                         *           "lastDurationMs": 87,
+                         *           "lastError": null,
+                         *           "createdAt": "2026-11-21T10:00:00.120Z",
+                         *           "deliveredAt": "2026-11-21T10:00:05.311Z",
+                         *           "attemptLog": [
+                         *             {
+                         *               "attemptedAt": "2026-11-21T10:00:00.190Z",
+                         *               "statusCode": 503,
+                         *               "durationMs": 112,
+                         *               "error": "HTTP 503"
+                         *             },
+                         *             {
+                         *               "attemptedAt": "2026-11-21T10:00:05.224Z",
+                         *               "statusCode": 204,
+                         *               "durationMs": 87,
+                         *               "error": null
+                         *             }
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 /** @description the `webhook-id` header: the same on every attempt */
@@ -9804,13 +14011,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one delivery with its attempts */
+        /**
+         * Get a webhook delivery
+         * @description One delivery: its `webhook-id` (the delivery id, the same on every attempt), status, every attempt with the HTTP status, duration and error, and when the next one is due. Needs `read:webhooks`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example wh_01JDB3X4D6F8H0K2M4P6R8T0V2 */
                     webhookId: string;
+                    /** @example whd_01JDB3Y8F0H2K4M6P8R0T2V4X6 */
                     deliveryId: string;
                 };
                 cookie?: never;
@@ -9823,6 +14035,35 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "whd_01JDB3Y8F0H2K4M6P8R0T2V4X6",
+                         *       "eventId": "evt_01JDB3N2W4Y6A8C0E2G4J6M8Q1",
+                         *       "eventType": "contact.created",
+                         *       "status": "SUCCEEDED",
+                         *       "attempts": 2,
+                         *       "nextAttemptAt": null,
+                         *       "lastStatusCode": 204,
+                         *       "lastDurationMs": 87,
+                         *       "lastError": null,
+                         *       "createdAt": "2026-11-21T10:00:00.120Z",
+                         *       "deliveredAt": "2026-11-21T10:00:05.311Z",
+                         *       "attemptLog": [
+                         *         {
+                         *           "attemptedAt": "2026-11-21T10:00:00.190Z",
+                         *           "statusCode": 503,
+                         *           "durationMs": 112,
+                         *           "error": "HTTP 503"
+                         *         },
+                         *         {
+                         *           "attemptedAt": "2026-11-21T10:00:05.224Z",
+                         *           "statusCode": 204,
+                         *           "durationMs": 87,
+                         *           "error": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description the `webhook-id` header: the same on every attempt */
                             id: string;
@@ -9916,7 +14157,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a delivery again
+         * Retry a webhook delivery
          * @description A SUCCEEDED or FAILED delivery becomes PENDING, due now, with the same webhook-id and body and a new round of attempts. 409 invalid_state while it is PENDING or SENDING, or when the endpoint is disabled.
          */
         post: {
@@ -9924,7 +14165,9 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example wh_01JDB3X4D6F8H0K2M4P6R8T0V2 */
                     webhookId: string;
+                    /** @example whd_01JDB3Y8F0H2K4M6P8R0T2V4X6 */
                     deliveryId: string;
                 };
                 cookie?: never;
@@ -9937,6 +14180,35 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "whd_01JDB3Y8F0H2K4M6P8R0T2V4X6",
+                         *       "eventId": "evt_01JDB3N2W4Y6A8C0E2G4J6M8Q1",
+                         *       "eventType": "contact.created",
+                         *       "status": "PENDING",
+                         *       "attempts": 0,
+                         *       "nextAttemptAt": "2026-11-22T14:30:00.000Z",
+                         *       "lastStatusCode": 204,
+                         *       "lastDurationMs": 87,
+                         *       "lastError": null,
+                         *       "createdAt": "2026-11-21T10:00:00.120Z",
+                         *       "deliveredAt": null,
+                         *       "attemptLog": [
+                         *         {
+                         *           "attemptedAt": "2026-11-21T10:00:00.190Z",
+                         *           "statusCode": 503,
+                         *           "durationMs": 112,
+                         *           "error": "HTTP 503"
+                         *         },
+                         *         {
+                         *           "attemptedAt": "2026-11-21T10:00:05.224Z",
+                         *           "statusCode": 204,
+                         *           "durationMs": 87,
+                         *           "error": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /** @description the `webhook-id` header: the same on every attempt */
                             id: string;
@@ -10044,7 +14316,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Who is calling: the signed-in user, the workspace, the scopes and the CSRF token
+         * Who is calling
          * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, and when the session expires (30 days after its last use). With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's.
          */
         get: {
@@ -10062,6 +14334,35 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "user": {
+                         *         "id": "usr_01JDB40M6P8R0T2V4X6Z8B0D2F",
+                         *         "email": "sam@example.com",
+                         *         "name": "Sam Rivera",
+                         *         "role": "editor",
+                         *         "createdAt": "2026-11-21T10:00:00.000Z",
+                         *         "lastLoginAt": "2026-11-24T08:12:40.503Z"
+                         *       },
+                         *       "workspace": {
+                         *         "id": "ws_01JDB2Z8K4M6P8R0T2V4X6Z8B0",
+                         *         "name": "Acme"
+                         *       },
+                         *       "role": "editor",
+                         *       "scopes": [
+                         *         "read:forms",
+                         *         "write:forms",
+                         *         "read:contacts",
+                         *         "write:contacts",
+                         *         "read:broadcasts",
+                         *         "write:broadcasts",
+                         *         "read:domains",
+                         *         "read:webhooks"
+                         *       ],
+                         *       "csrfToken": "q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u",
+                         *       "expiresAt": "2026-12-24T08:12:40.503Z"
+                         *     }
+                         */
                         "application/json": {
                             user: {
                                 id: string;
@@ -10140,7 +14441,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The signed-in user's live sessions (the browsers they are signed in on)
+         * Your signed-in sessions
          * @description Newest first, at most 200; revoked and expired sessions are left out. An API key has no sessions: the list is empty.
          */
         get: {
@@ -10158,6 +14459,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "ses_01JDB42T4X6Z8B0D2F4H6K8M0P",
+                         *           "createdAt": "2026-11-24T08:12:40.503Z",
+                         *           "lastSeenAt": "2026-11-24T09:40:02.117Z",
+                         *           "expiresAt": "2026-12-24T09:40:02.117Z",
+                         *           "ip": "203.0.113.7",
+                         *           "userAgent": "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 Safari/605.1.15",
+                         *           "current": true
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -10224,7 +14541,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Sign one of your own sessions out, at once
+         * Sign a session out
          * @description The session's cookie is refused from the next request on (revoking the current session signs this browser out). Another user's session, or a revoked one, is 404.
          */
         delete: {
@@ -10232,6 +14549,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example ses_01JDB42T4X6Z8B0D2F4H6K8M0P */
                     sessionId: string;
                 };
                 cookie?: never;
@@ -10287,7 +14605,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The people of the workspace
+         * List the people of the workspace
          * @description Newest first, with their role and last sign-in.
          */
         get: {
@@ -10308,6 +14626,22 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "usr_01JDB40M6P8R0T2V4X6Z8B0D2F",
+                         *           "email": "sam@example.com",
+                         *           "name": "Sam Rivera",
+                         *           "role": "editor",
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T10:00:00.000Z",
+                         *           "lastLoginAt": "2026-11-24T08:12:40.503Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -10382,12 +14716,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A person of the workspace */
+        /**
+         * Get a person
+         * @description One user of the workspace: email, name, role and last sign-in. Needs `admin` (with a key) or the admin role.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example usr_01JDB40M6P8R0T2V4X6Z8B0D2F */
                     userId: string;
                 };
                 cookie?: never;
@@ -10400,6 +14738,17 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "usr_01JDB40M6P8R0T2V4X6Z8B0D2F",
+                         *       "email": "sam@example.com",
+                         *       "name": "Sam Rivera",
+                         *       "role": "editor",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z",
+                         *       "lastLoginAt": "2026-11-24T08:12:40.503Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             email: string;
@@ -10457,7 +14806,7 @@ export interface paths {
             };
         };
         /**
-         * Rename a person or change their role
+         * Change a person's name or role
          * @description A role change is effective on their next request. Only an owner gives or takes the owner role or changes an owner (403 insufficient_scope otherwise); the last owner cannot be demoted (409 invalid_state).
          */
         put: {
@@ -10465,12 +14814,18 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example usr_01JDB40M6P8R0T2V4X6Z8B0D2F */
                     userId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "role": "admin"
+                     *     }
+                     */
                     "application/json": {
                         name?: string | null;
                         /**
@@ -10488,6 +14843,17 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "usr_01JDB40M6P8R0T2V4X6Z8B0D2F",
+                         *       "email": "sam@example.com",
+                         *       "name": "Sam Rivera",
+                         *       "role": "admin",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z",
+                         *       "lastLoginAt": "2026-11-24T08:12:40.503Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             email: string;
@@ -10591,7 +14957,7 @@ export interface paths {
         };
         post?: never;
         /**
-         * Remove a person from the workspace (their sessions end at once)
+         * Remove a person
          * @description Only an owner removes an owner; the last owner cannot be removed (409 invalid_state).
          */
         delete: {
@@ -10599,6 +14965,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example usr_01JDB40M6P8R0T2V4X6Z8B0D2F */
                     userId: string;
                 };
                 cookie?: never;
@@ -10662,7 +15029,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Invitations, newest first, with their status */
+        /**
+         * List invitations
+         * @description The workspace's invitations, newest first, with their status (PENDING, ACCEPTED, REVOKED, EXPIRED), cursor pagination. Needs `admin` (with a key) or the admin role.
+         */
         get: {
             parameters: {
                 query?: {
@@ -10681,6 +15051,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "inv_01JDB41Q0T2V4X6Z8B0D2F4H6K",
+                         *           "email": "lee@example.com",
+                         *           "role": "viewer",
+                         *           "status": "PENDING",
+                         *           "invitedBy": "usr_01JDB3ZZ8B0D2F4H6K8M0P2R4T",
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "expiresAt": "2026-11-28T10:00:00.000Z",
+                         *           "acceptedAt": null,
+                         *           "revokedAt": null
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -10750,7 +15138,7 @@ export interface paths {
         };
         put?: never;
         /**
-         * Invite a person by email
+         * Invite a person
          * @description Emails a single-use link, `PUBLIC_URL/app/invite/{token}`, valid 7 days, where they choose their name and password. A new invitation replaces the address's pending ones. Inviting an owner needs an owner. `emailSent` is false when no email could be sent (no mail transport, or no verified sending domain): the invitation exists all the same. 409 user_exists when the address is already a user of the workspace.
          */
         post: {
@@ -10762,6 +15150,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "email": "lee@example.com",
+                     *       "role": "viewer"
+                     *     }
+                     */
                     "application/json": {
                         email: string;
                         /**
@@ -10779,6 +15173,20 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "inv_01JDB41Q0T2V4X6Z8B0D2F4H6K",
+                         *       "email": "lee@example.com",
+                         *       "role": "viewer",
+                         *       "status": "PENDING",
+                         *       "invitedBy": "usr_01JDB3ZZ8B0D2F4H6K8M0P2R4T",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "expiresAt": "2026-11-28T10:00:00.000Z",
+                         *       "acceptedAt": null,
+                         *       "revokedAt": null,
+                         *       "emailSent": true
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             email: string;
@@ -10898,7 +15306,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Revoke an invitation (its link stops working at once)
+         * Revoke an invitation
          * @description 409 invalid_state when it was accepted already; revoking a revoked or expired invitation is a no-op.
          */
         delete: {
@@ -10906,6 +15314,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example inv_01JDB41Q0T2V4X6Z8B0D2F4H6K */
                     invitationId: string;
                 };
                 cookie?: never;
@@ -10970,7 +15379,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * New contacts per hour over the last days (the console dashboard's chart)
+         * New contacts per hour
          * @description Counted by the database in one grouped query over the window's contacts; hours are UTC, so a client folds them into its own local days.
          */
         get: {
@@ -10991,6 +15400,23 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "since": "2026-11-20T11:00:00.000Z",
+                         *       "until": "2026-11-21T10:59:59.999Z",
+                         *       "total": 3,
+                         *       "hours": [
+                         *         {
+                         *           "hour": "2026-11-20T16:00:00.000Z",
+                         *           "created": 1
+                         *         },
+                         *         {
+                         *           "hour": "2026-11-21T10:00:00.000Z",
+                         *           "created": 2
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             /**
                              * Format: date-time
@@ -11060,7 +15486,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List automations, newest first */
+        /**
+         * List automations
+         * @description The workspace's automations, newest first, filtered by `status` if given, with cursor pagination. Needs `read:broadcasts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -11080,6 +15509,53 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0",
+                         *           "name": "Welcome series",
+                         *           "status": "ACTIVE",
+                         *           "trigger": {
+                         *             "type": "form.submitted",
+                         *             "filter": null,
+                         *             "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0"
+                         *           },
+                         *           "steps": [
+                         *             {
+                         *               "id": "welcome",
+                         *               "type": "send",
+                         *               "from": "Acme <hello@example.com>",
+                         *               "replyTo": null,
+                         *               "emailContent": {
+                         *                 "subject": "Welcome, {{ contact.firstName | default: \"friend\" }}",
+                         *                 "html": "<p>Glad you are here.</p>",
+                         *                 "text": null,
+                         *                 "previewText": null,
+                         *                 "editorContent": null
+                         *               }
+                         *             },
+                         *             {
+                         *               "id": "two-days",
+                         *               "type": "wait",
+                         *               "duration": "P2D"
+                         *             },
+                         *             {
+                         *               "id": "tag",
+                         *               "type": "update",
+                         *               "properties": {
+                         *                 "onboarded": true
+                         *               }
+                         *             }
+                         *           ],
+                         *           "version": 1,
+                         *           "createdAt": "2026-11-21T10:00:00.000Z",
+                         *           "updatedAt": "2026-11-21T10:10:00.000Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -11138,7 +15614,7 @@ export interface paths {
         };
         put?: never;
         /**
-         * Create an automation (DRAFT)
+         * Create an automation
          * @description A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference).
          */
         post: {
@@ -11150,6 +15626,38 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Welcome series",
+                     *       "trigger": {
+                     *         "type": "form.submitted",
+                     *         "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0"
+                     *       },
+                     *       "steps": [
+                     *         {
+                     *           "id": "welcome",
+                     *           "type": "send",
+                     *           "from": "Acme <hello@example.com>",
+                     *           "emailContent": {
+                     *             "subject": "Welcome, {{ contact.firstName | default: \"friend\" }}",
+                     *             "html": "<p>Glad you are here.</p>"
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "two-days",
+                     *           "type": "wait",
+                     *           "duration": "P2D"
+                     *         },
+                     *         {
+                     *           "id": "tag",
+                     *           "type": "update",
+                     *           "properties": {
+                     *             "onboarded": true
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         name: string;
                         /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api */
@@ -11179,6 +15687,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0",
+                         *       "name": "Welcome series",
+                         *       "status": "DRAFT",
+                         *       "trigger": {
+                         *         "type": "form.submitted",
+                         *         "filter": null,
+                         *         "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0"
+                         *       },
+                         *       "steps": [
+                         *         {
+                         *           "id": "welcome",
+                         *           "type": "send",
+                         *           "from": "Acme <hello@example.com>",
+                         *           "replyTo": null,
+                         *           "emailContent": {
+                         *             "subject": "Welcome, {{ contact.firstName | default: \"friend\" }}",
+                         *             "html": "<p>Glad you are here.</p>",
+                         *             "text": null,
+                         *             "previewText": null,
+                         *             "editorContent": null
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "two-days",
+                         *           "type": "wait",
+                         *           "duration": "P2D"
+                         *         },
+                         *         {
+                         *           "id": "tag",
+                         *           "type": "update",
+                         *           "properties": {
+                         *             "onboarded": true
+                         *           }
+                         *         }
+                         *       ],
+                         *       "version": 1,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -11281,12 +15831,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an automation (its current version) */
+        /**
+         * Get an automation
+         * @description An automation as its current version has it: trigger, steps, status and version. Needs `read:broadcasts`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0 */
                     automationId: string;
                 };
                 cookie?: never;
@@ -11299,6 +15853,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0",
+                         *       "name": "Welcome series",
+                         *       "status": "ACTIVE",
+                         *       "trigger": {
+                         *         "type": "form.submitted",
+                         *         "filter": null,
+                         *         "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0"
+                         *       },
+                         *       "steps": [
+                         *         {
+                         *           "id": "welcome",
+                         *           "type": "send",
+                         *           "from": "Acme <hello@example.com>",
+                         *           "replyTo": null,
+                         *           "emailContent": {
+                         *             "subject": "Welcome, {{ contact.firstName | default: \"friend\" }}",
+                         *             "html": "<p>Glad you are here.</p>",
+                         *             "text": null,
+                         *             "previewText": null,
+                         *             "editorContent": null
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "two-days",
+                         *           "type": "wait",
+                         *           "duration": "P2D"
+                         *         },
+                         *         {
+                         *           "id": "tag",
+                         *           "type": "update",
+                         *           "properties": {
+                         *             "onboarded": true
+                         *           }
+                         *         }
+                         *       ],
+                         *       "version": 1,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:10:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -11353,7 +15949,7 @@ export interface paths {
             };
         };
         /**
-         * Update an automation (partial)
+         * Update an automation
          * @description A DRAFT changes in place. New `trigger` or `steps` on an ACTIVE or PAUSED automation make a new `version` (422 automation_incomplete if it could not run); runs in progress finish on the version they started.
          */
         put: {
@@ -11361,12 +15957,18 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0 */
                     automationId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Welcome series (2026)"
+                     *     }
+                     */
                     "application/json": {
                         id?: string;
                         name?: string;
@@ -11397,6 +15999,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0",
+                         *       "name": "Welcome series (2026)",
+                         *       "status": "ACTIVE",
+                         *       "trigger": {
+                         *         "type": "form.submitted",
+                         *         "filter": null,
+                         *         "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0"
+                         *       },
+                         *       "steps": [
+                         *         {
+                         *           "id": "welcome",
+                         *           "type": "send",
+                         *           "from": "Acme <hello@example.com>",
+                         *           "replyTo": null,
+                         *           "emailContent": {
+                         *             "subject": "Welcome, {{ contact.firstName | default: \"friend\" }}",
+                         *             "html": "<p>Glad you are here.</p>",
+                         *             "text": null,
+                         *             "previewText": null,
+                         *             "editorContent": null
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "two-days",
+                         *           "type": "wait",
+                         *           "duration": "P2D"
+                         *         },
+                         *         {
+                         *           "id": "tag",
+                         *           "type": "update",
+                         *           "properties": {
+                         *             "onboarded": true
+                         *           }
+                         *         }
+                         *       ],
+                         *       "version": 1,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -11496,6 +16140,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0 */
                     automationId: string;
                 };
                 cookie?: never;
@@ -11553,7 +16198,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Activate (DRAFT or PAUSED → ACTIVE)
+         * Activate an automation
          * @description 422 automation_incomplete with one entry per step path when a step lacks what it needs (a send without a from on a verified domain, a subject or a body; a webhook URL the SSRF guard refuses). Runs of a PAUSED automation go on where they were.
          */
         post: {
@@ -11561,6 +16206,7 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0 */
                     automationId: string;
                 };
                 cookie?: never;
@@ -11573,6 +16219,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0",
+                         *       "name": "Welcome series",
+                         *       "status": "ACTIVE",
+                         *       "trigger": {
+                         *         "type": "form.submitted",
+                         *         "filter": null,
+                         *         "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0"
+                         *       },
+                         *       "steps": [
+                         *         {
+                         *           "id": "welcome",
+                         *           "type": "send",
+                         *           "from": "Acme <hello@example.com>",
+                         *           "replyTo": null,
+                         *           "emailContent": {
+                         *             "subject": "Welcome, {{ contact.firstName | default: \"friend\" }}",
+                         *             "html": "<p>Glad you are here.</p>",
+                         *             "text": null,
+                         *             "previewText": null,
+                         *             "editorContent": null
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "two-days",
+                         *           "type": "wait",
+                         *           "duration": "P2D"
+                         *         },
+                         *         {
+                         *           "id": "tag",
+                         *           "type": "update",
+                         *           "properties": {
+                         *             "onboarded": true
+                         *           }
+                         *         }
+                         *       ],
+                         *       "version": 1,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-21T10:10:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -11659,12 +16347,16 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Pause (ACTIVE → PAUSED): runs stop where they are */
+        /**
+         * Pause an automation
+         * @description ACTIVE → PAUSED: no contact enters, and runs stop where they are until it is activated again. 409 invalid_state from any other status. No body. Needs `write:broadcasts`.
+         */
         post: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0 */
                     automationId: string;
                 };
                 cookie?: never;
@@ -11677,6 +16369,48 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0",
+                         *       "name": "Welcome series",
+                         *       "status": "PAUSED",
+                         *       "trigger": {
+                         *         "type": "form.submitted",
+                         *         "filter": null,
+                         *         "formGroupId": "fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0"
+                         *       },
+                         *       "steps": [
+                         *         {
+                         *           "id": "welcome",
+                         *           "type": "send",
+                         *           "from": "Acme <hello@example.com>",
+                         *           "replyTo": null,
+                         *           "emailContent": {
+                         *             "subject": "Welcome, {{ contact.firstName | default: \"friend\" }}",
+                         *             "html": "<p>Glad you are here.</p>",
+                         *             "text": null,
+                         *             "previewText": null,
+                         *             "editorContent": null
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": "two-days",
+                         *           "type": "wait",
+                         *           "duration": "P2D"
+                         *         },
+                         *         {
+                         *           "id": "tag",
+                         *           "type": "update",
+                         *           "properties": {
+                         *             "onboarded": true
+                         *           }
+                         *         }
+                         *       ],
+                         *       "version": 1,
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -11764,7 +16498,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Start a run for a contact (an `api` trigger)
+         * Start a run for a contact
          * @description 202 with the run; a contact already in a run of the automation gets that run (`started: false`). 409 invalid_state unless the automation is ACTIVE with an api trigger.
          */
         post: {
@@ -11772,12 +16506,18 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0 */
                     automationId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0"
+                     *     }
+                     */
                     "application/json": {
                         contactId: string;
                     };
@@ -11790,6 +16530,12 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "runId": "run_01JDB49E6G8J0M2P4R6T8V0X2Z",
+                         *       "started": true
+                         *     }
+                         */
                         "application/json": {
                             runId: string;
                             /** @description false: the contact was already in a run of the automation (its id) */
@@ -11887,7 +16633,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Dry-run the automation for a contact (no side effects)
+         * Simulate an automation
          * @description A real contact (`contactId`) or a made-up one (`contact`): the steps it would take, the arm of each branch and split, the time from entry of each, the rendered subject of each send. Nothing is written.
          */
         post: {
@@ -11895,12 +16641,24 @@ export interface paths {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0 */
                     automationId: string;
                 };
                 cookie?: never;
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "email": "lin@example.com",
+                     *         "firstName": "Lin",
+                     *         "properties": {
+                     *           "plan": "free"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         contactId: string;
                     } | {
@@ -11924,6 +16682,29 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "steps": [
+                         *         {
+                         *           "stepId": "welcome",
+                         *           "type": "send",
+                         *           "at": "PT0S",
+                         *           "subject": "Welcome, Lin"
+                         *         },
+                         *         {
+                         *           "stepId": "two-days",
+                         *           "type": "wait",
+                         *           "at": "PT0S"
+                         *         },
+                         *         {
+                         *           "stepId": "tag",
+                         *           "type": "update",
+                         *           "at": "P2D"
+                         *         }
+                         *       ],
+                         *       "exited": null
+                         *     }
+                         */
                         "application/json": {
                             steps: {
                                 stepId: string;
@@ -12025,7 +16806,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the runs, newest first */
+        /**
+         * List the runs of an automation
+         * @description One run per contact that entered, newest first, with cursor pagination and `status` and `contactId` filters: the version it runs, the step it is at and when that is due, and why it exited early (unsubscribed, bounced, complained, deleted, an exit step). Needs `read:broadcasts`.
+         */
         get: {
             parameters: {
                 query?: {
@@ -12036,6 +16820,7 @@ export interface paths {
                 };
                 header?: never;
                 path: {
+                    /** @example aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0 */
                     automationId: string;
                 };
                 cookie?: never;
@@ -12048,6 +16833,24 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "run_01JDB49E6G8J0M2P4R6T8V0X2Z",
+                         *           "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0",
+                         *           "version": 1,
+                         *           "status": "WAITING",
+                         *           "stepId": "two-days",
+                         *           "dueAt": "2026-11-23T11:15:03.000Z",
+                         *           "enteredAt": "2026-11-21T11:15:03.000Z",
+                         *           "finishedAt": null,
+                         *           "exitReason": null
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
                         "application/json": {
                             data: {
                                 id: string;
@@ -12132,12 +16935,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Per-step stats: entered, completed, sent, opened, clicked */
+        /**
+         * Per-step stats of an automation
+         * @description For each step of the current version: how many runs entered and completed it, and for a send, how many messages were sent, opened and clicked (by people). Needs `read:broadcasts`.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @example aut_01JDB3Z2H4K6M8P0R2T4V6X8Z0 */
                     automationId: string;
                 };
                 cookie?: never;
@@ -12150,6 +16957,36 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "steps": [
+                         *         {
+                         *           "stepId": "welcome",
+                         *           "entered": 412,
+                         *           "completed": 409,
+                         *           "sent": 409,
+                         *           "opened": 266,
+                         *           "clicked": 91
+                         *         },
+                         *         {
+                         *           "stepId": "two-days",
+                         *           "entered": 409,
+                         *           "completed": 301,
+                         *           "sent": 0,
+                         *           "opened": 0,
+                         *           "clicked": 0
+                         *         },
+                         *         {
+                         *           "stepId": "tag",
+                         *           "entered": 301,
+                         *           "completed": 301,
+                         *           "sent": 0,
+                         *           "opened": 0,
+                         *           "clicked": 0
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": {
                             steps: {
                                 stepId: string;
