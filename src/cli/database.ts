@@ -11,6 +11,8 @@ export function describeDatabase(url: string): string {
     try {
       const u = new URL(url);
       if (u.password) u.password = '';
+      // The driver also reads a password (and TLS key material) from the query: none of it is said.
+      u.search = '';
       return `${u.toString().replace(/:@/, '@')} (PostgreSQL)`;
     } catch {
       return 'PostgreSQL (DATABASE_URL)';

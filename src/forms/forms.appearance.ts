@@ -84,7 +84,8 @@ export function formQuestions(form: Pick<Form, 'type' | 'fieldMapping' | 'settin
   const defs: Record<string, FieldDefinition> = form.settings.fields ?? {};
   const out: Question[] = [];
   const make = (name: string, def: FieldDefinition | undefined): Question => {
-    const property = form.fieldMapping[name] ?? null;
+    // Own keys only: a field may be named `constructor` or `toString` (FIELD_NAME_PATTERN allows them).
+    const property = Object.hasOwn(form.fieldMapping, name) ? form.fieldMapping[name]! : null;
     const isEmail = property === 'email';
     return {
       name,
@@ -96,7 +97,7 @@ export function formQuestions(form: Pick<Form, 'type' | 'fieldMapping' | 'settin
       property,
     };
   };
-  for (const name of Object.keys(form.fieldMapping)) if (!(name in defs)) out.push(make(name, undefined));
+  for (const name of Object.keys(form.fieldMapping)) if (!Object.hasOwn(defs, name)) out.push(make(name, undefined));
   for (const [name, def] of Object.entries(defs)) out.push(make(name, def));
   return out;
 }

@@ -4,7 +4,8 @@ import { lazyRequire } from '../lib/lazy.js';
 
 // The sanitiser (with postcss and htmlparser2) loads with the first HTML deployed, not at start (lib/lazy.ts).
 const sanitizer = lazyRequire<typeof sanitizeHtml>('sanitize-html');
-import type { HtmlValidation } from './forms.schemas.js';
+import { CONSENT_FIELD } from './forms.appearance.js';
+import type { FormSettings, HtmlValidation } from './forms.schemas.js';
 
 type Node = DefaultTreeAdapterMap['node'];
 type Element = DefaultTreeAdapterMap['element'];
@@ -80,10 +81,18 @@ export function namedControls(html: string): Set<string> {
  * a mapped field with no control is an error (for a SIGN_UP form that includes the email field);
  * a named control that no mapping covers is a warning.
  */
-export function crossValidate(fieldMapping: Record<string, string>, html: string, checkedAt: string): HtmlValidation {
+export function crossValidate(fieldMapping: Record<string, string>, html: string, checkedAt: string, settings?: Pick<FormSettings, 'appearance' | 'fields'>): HtmlValidation {
   const controls = namedControls(html);
-  const errors = Object.keys(fieldMapping).filter((f) => !controls.has(f)).map((field) => ({ code: 'field_not_in_html', field }));
-  const warnings = [...controls].filter((c) => !(c in fieldMapping)).map((field) => ({ code: 'control_not_mapped', field }));
+  // What a submission must carry is an error too when the HTML has no control for it: the consent box of
+  // `appearance.consentText` and every required question (a form nobody could submit would publish otherwise).
+  const required = [
+    ...Object.keys(fieldMapping),
+    ...Object.entries(settings?.fields ?? {}).filter(([name, def]) => def.required && !Object.hasOwn(fieldMapping, name)).map(([name]) => name),
+    ...(settings?.appearance?.consentText !== undefined ? [CONSENT_FIELD] : []),
+  ];
+  const errors = required.filter((f) => !controls.has(f)).map((field) => ({ code: 'field_not_in_html', field }));
+  const defined = settings?.fields ?? {};
+  const warnings = [...controls].filter((c) => !Object.hasOwn(fieldMapping, c) && !Object.hasOwn(defined, c) && c !== CONSENT_FIELD).map((field) => ({ code: 'control_not_mapped', field }));
   return { valid: errors.length === 0, checkedAt, errors, warnings };
 }
 

@@ -65,6 +65,9 @@ function normalizeAppearance(input: FormAppearance | undefined): FormAppearance 
 }
 
 function checkFieldMapping(mapping: Record<string, string>): void {
+  // `_fc…` names are the service's own controls (the honeypot `_fc_hp`, the consent box `_fc_consent`, the challenge).
+  const reserved = Object.keys(mapping).filter((k) => k.startsWith('_fc'));
+  if (reserved.length) throw validationFailed(reserved.map((f) => ({ path: `/fieldMapping/${f.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'names starting with _fc are reserved for the service\'s own controls' })));
   const emailFields = Object.keys(mapping).filter((k) => mapping[k] === 'email');
   if (emailFields.length > 1) {
     throw validationFailed(emailFields.slice(1).map((f) => ({ path: `/fieldMapping/${f.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: `maps to email, but "${emailFields[0]}" already does: at most one field maps to email` })));
@@ -202,9 +205,9 @@ export class FormsService {
       if (input.slug !== undefined) await this.claimSlug(trx, workspaceId, input.slug, form.formGroupId);
       const now = nowIso();
       let htmlValidation;
-      if (input.fieldMapping !== undefined || input.type !== undefined) {
+      if (input.fieldMapping !== undefined || input.type !== undefined || values.settings !== undefined) {
         const stored = await repo.getFormHtml(trx, workspaceId, id);
-        if (stored?.html != null) htmlValidation = crossValidate(input.fieldMapping ?? form.fieldMapping, stored.html, now);
+        if (stored?.html != null) htmlValidation = crossValidate(input.fieldMapping ?? form.fieldMapping, stored.html, now, values.settings ?? form.settings);
       }
       if (!(await repo.updateDraftForm(trx, workspaceId, id, values, { htmlValidation, updatedAt: now }))) {
         throw conflict('form_not_editable', 'the form stopped being a draft while it was being updated');
@@ -229,7 +232,7 @@ export class FormsService {
       const form = await this.mustGet(trx, workspaceId, id);
       transition(form.status, 'deployHtml');
       const now = nowIso();
-      const validation = clean === null ? null : crossValidate(form.fieldMapping, clean, now);
+      const validation = clean === null ? null : crossValidate(form.fieldMapping, clean, now, form.settings);
       await repo.setDraftFormHtml(trx, workspaceId, id, { html: clean, deployedAt: clean === null ? null : now }, validation, now);
     });
     return this.getHtml(workspaceId, id);

@@ -100,11 +100,11 @@ function readOne(q: Question, defined: boolean, raw: unknown): { value?: Value; 
  * whether the consent box was ticked (required when the form shows one: `settings.appearance.consentText`).
  */
 export function readAnswers(form: Pick<Form, 'type' | 'fieldMapping' | 'settings'>, raw: Record<string, unknown>): { values: Record<string, Value>; errors: FieldProblem[]; consented: boolean } {
-  const values: Record<string, Value> = {};
+  const values: Record<string, Value> = Object.create(null) as Record<string, Value>;
   const errors: FieldProblem[] = [];
   const defs = form.settings.fields ?? {};
   for (const q of formQuestions(form)) {
-    const { value, error } = readOne(q, q.name in defs, raw[q.name]);
+    const { value, error } = readOne(q, Object.hasOwn(defs, q.name), Object.hasOwn(raw, q.name) ? raw[q.name] : undefined);
     if (error) errors.push({ field: q.name, message: error });
     else if (value !== undefined) values[q.name] = value;
   }
@@ -124,7 +124,7 @@ export interface Answer {
 
 /** The answers of a submission, question by question, as the form version it was made to asks them. */
 export function answersOf(form: Pick<Form, 'type' | 'fieldMapping' | 'settings'>, data: Record<string, string | string[]>): Answer[] {
-  return formQuestions(form).map((q) => ({ field: q.name, label: q.label, type: q.type, value: data[q.name] ?? null }));
+  return formQuestions(form).map((q) => ({ field: q.name, label: q.label, type: q.type, value: (Object.hasOwn(data, q.name) ? data[q.name] : undefined) ?? null }));
 }
 
 export interface QuestionSummary {
@@ -157,7 +157,7 @@ export class AnswerCounter {
   add(data: Record<string, unknown>): void {
     this.total++;
     this.summaries.forEach((s, i) => {
-      const v = data[s.field];
+      const v = Object.hasOwn(data, s.field) ? data[s.field] : undefined;
       if (isBlank(v) || (s.type === 'checkbox' && !s.options && !isTicked(v))) return;
       s.answered++;
       if (!s.options) return;

@@ -292,7 +292,7 @@ function contactFields(form: Form, values: Record<string, Value | string[]>): { 
   const fields: SignUpFields = { properties: {} };
   let email = '';
   for (const [field, property] of Object.entries(form.fieldMapping)) {
-    const v = values[field];
+    const v = Object.hasOwn(values, field) ? values[field] : undefined;
     if (v === undefined) continue;
     if (property === 'email') email = v as string;
     else if (property === 'firstName') fields.firstName = String(v);

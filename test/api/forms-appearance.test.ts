@@ -326,6 +326,39 @@ describeApi('forms: appearance, fields, surveys, consent', (h) => {
     expect((await h.call(noScope, 'GET', `/v1/forms/${form.id}/submissions/summary`)).statusCode).toBe(403);
   });
 
+  it('custom HTML without the consent box or a required question cannot be published (field_not_in_html); _fc names cannot be mapped', async () => {
+    const ws = await h.workspace();
+    const created = (await h.call(ws.key, 'POST', '/v1/forms', {
+      name: 'Custom', type: 'SIGN_UP', fieldMapping: { email: 'email' },
+      settings: { fields: { plan: { label: 'Plan', type: 'select', options: ['a', 'b'], required: true } }, appearance: { consentText: 'I agree.' } },
+    })).json();
+    const deployed = await h.call(ws.key, 'PUT', `/v1/forms/${created.id}/html`, { html: '<form><input name="email"></form>' });
+    expect(deployed.statusCode, deployed.body).toBe(200);
+    const form = (await h.call(ws.key, 'GET', `/v1/forms/${created.id}`)).json();
+    expect(form.htmlValidation.valid).toBe(false);
+    expect(form.htmlValidation.errors).toEqual([{ code: 'field_not_in_html', field: 'plan' }, { code: 'field_not_in_html', field: '_fc_consent' }]);
+    expect((await h.call(ws.key, 'POST', `/v1/forms/${created.id}/publish`)).json()).toMatchObject({ code: 'form_incomplete' });
+    await h.call(ws.key, 'PUT', `/v1/forms/${created.id}/html`, { html: '<form><input name="email"><select name="plan"><option>a</option></select><input type="checkbox" name="_fc_consent"></form>' });
+    const fixed = (await h.call(ws.key, 'GET', `/v1/forms/${created.id}`)).json();
+    expect(fixed.htmlValidation).toMatchObject({ valid: true, errors: [], warnings: [] });
+    const reserved = await h.call(ws.key, 'PUT', `/v1/forms/${created.id}`, { fieldMapping: { email: 'email', _fc_hp: 'trap' } });
+    expect(reserved.statusCode).toBe(422);
+    expect(reserved.json().errors.map((e: { path: string }) => e.path)).toEqual(['/fieldMapping/_fc_hp']);
+  });
+
+  it('fields named like built-ins of JavaScript objects (constructor, toString) are fields like any other', async () => {
+    const ws = await h.workspace();
+    const form = await publish(ws, { fieldMapping: { email: 'email', constructor: 'company' }, settings: { fields: { toString: { label: 'Size', type: 'select', options: ['S', 'M'] } } } });
+    const page = (await h.app.inject({ method: 'GET', url: `/f/${form.slug}` })).body;
+    expect(page).toContain('name="constructor"');
+    expect((await postJson(form.slug, { email: 'obj@example.com' })).statusCode).toBe(200);
+    expect((await postJson(form.slug, { email: 'obj2@example.com', constructor: 'Acme', toString: 'M' })).statusCode).toBe(200);
+    const contacts = await h.db.kysely.selectFrom('contacts').select(['email', 'properties']).where('workspace_id', '=', ws.id).orderBy('email').execute();
+    expect(contacts.map((c) => [c.email, JSON.parse(c.properties)])).toEqual([['obj2@example.com', { company: 'Acme' }], ['obj@example.com', {}]]);
+    const list = (await h.call(ws.key, 'GET', `/v1/forms/${form.id}/submissions`)).json().data;
+    expect(list.map((x: { answers: { field: string; value: unknown }[] }) => x.answers.map((a) => a.value))).toEqual([['obj2@example.com', 'Acme', 'M'], ['obj@example.com', null, null]]);
+  });
+
   it('without fields, labels come from the field names and submissions work as before', async () => {
     const ws = await h.workspace();
     const form = await publish(ws, { fieldMapping: { email: 'email', favourite_colour: 'favouriteColour' } });

@@ -53,7 +53,9 @@ async function checkSmtp(config: Config): Promise<Check[]> {
     checks.push({ check: `SMTP ${p.relay}`, status: p.ok ? 'ok' : 'fail', detail: p.detail });
     if (!p.ok) continue;
     const host = new URL(relay.url).hostname.replace(/^\[|\]$/g, '');
-    const local = LOOPBACK.test(host) || isIP(host) === 4 && /^(10|127)\./.test(host);
+    // This machine or a private network (RFC 1918, IPv6 ULA, a bare host name such as a container's): a warning only.
+    const local = LOOPBACK.test(host) || (isIP(host) === 4 && /^(10|127)\.|^192\.168\.|^172\.(1[6-9]|2\d|3[01])\./.test(host))
+      || (isIP(host) === 6 && /^f[cd]/i.test(host)) || (isIP(host) === 0 && !host.includes('.'));
     checks.push({
       check: `SMTP ${p.relay} TLS`,
       status: p.tls !== 'none' ? 'ok' : local ? 'warn' : 'fail',
