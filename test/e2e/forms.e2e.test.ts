@@ -169,8 +169,8 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
         settings: { successAction: { type: 'MESSAGE', message: 'Thanks for subscribing!' } },
       }),
       publishForm('double', {
-        name: 'Acme updates', display: 'INLINE_EMBED',
-        settings: { successAction: { type: 'MESSAGE', message: 'Check your inbox to confirm.' }, doubleOptIn: true },
+        name: 'Updates list (internal)', display: 'INLINE_EMBED',
+        settings: { successAction: { type: 'MESSAGE', message: 'Check your inbox to confirm.' }, doubleOptIn: true, appearance: { heading: 'Acme updates' } },
       }),
       publishForm('popup', {
         name: 'Get 10% off', display: 'POPUP',
@@ -286,7 +286,7 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
 
     const mail = await eventually(() => smtp.received.find((m) => m.to === 'carol@example.com'), 'no confirmation email within 10 s');
     expect(mail.parsed.from?.value[0]?.address).toBe('no-reply@acme.test');
-    expect(mail.parsed.subject).toContain('Acme updates');
+    expect(mail.parsed.subject).toBe('Please confirm your subscription to Acme updates'); // the public heading, never the internal name
     const links = [...String(mail.parsed.html || mail.parsed.text).matchAll(/https?:\/\/[^\s"'<>]+\/confirm\/[A-Za-z0-9_-]+/g)].map((m) => m[0]);
     expect(links.length).toBeGreaterThan(0);
     const link = links[0]!;
