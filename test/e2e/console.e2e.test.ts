@@ -10,10 +10,10 @@
  * test fails on any Content-Security-Policy violation (reported by the page's `securitypolicyviolation`
  * events and the console) or uncaught page error. Assets and pages come compressed (br, gzip).
  */
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { describeBrowser, launchBrowser } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
+import { cli, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
@@ -48,65 +49,6 @@ async function startReceiver(): Promise<{ url: string; received: Hook[]; close()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}/hooks/formcast`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const base = { ...process.env };
-  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'SMTP_URL', 'PUBLIC_URL', 'DNS_SERVERS', 'LOG_LEVEL', 'OUTBOX_DIR']) delete base[name];
-  return { ...base, ...env };
-}
-
-function cli(args: string[], env: Record<string, string>, stdin?: string): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/formcast', ...args], { cwd: ROOT, env: childEnv(env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) reject(new Error(`formcast ${args.join(' ')} exited ${code}: ${stderr}`));
-      else resolve(JSON.parse(stdout));
-    });
-    child.stdin.end(stdin ?? '');
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function serve(env: Record<string, string>): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output(): string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['bin/formcast', 'serve'], { cwd: ROOT, env: childEnv({ ...env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }) });
-  let output = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-  child.stdout.setEncoding('utf8');
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => fail('no "listening on" line within 60 s'), 60_000);
-    function fail(why: string) {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`${why}\n${output}`));
-    }
-    child.stdout.on('data', (d: string) => {
-      output += d;
-      const m = /"msg":"listening on (http:\/\/[^"]+)"/.exec(output); // serve's JSON log line
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once('close', (code, signal) => fail(`serve exited early (code ${code}, signal ${signal})`));
-  });
-  return { child, url, output: () => output };
 }
 
 /** Why the sign-in walk cannot run here, or null: it needs `formcast user create` and a built console. */

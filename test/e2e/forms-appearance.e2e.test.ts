@@ -7,16 +7,17 @@
  * or critical violation) and a screenshot in test-output/e2e/forms-appearance-*.png (the ones in docs/screenshots/
  * are copies of these).
  */
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeBrowser, launchBrowser } from '../helpers/browser.js';
+import { cli, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
@@ -27,65 +28,6 @@ const LOGO_URL = 'https://assets.acme.test/logo.svg';
 const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="150" height="40" viewBox="0 0 150 40"><circle cx="20" cy="20" r="16" fill="#2f9e44"/>`
   + `<path d="M20 9c6 5 6 17 0 22c-6-5-6-17 0-22z" fill="#fff"/><text x="44" y="27" font-family="Georgia, serif" font-size="20" font-weight="700" fill="#2f9e44">Greenleaf</text></svg>`;
 const XSS = '<img src=x onerror=window.__pwned=1>"><script>window.__pwned=1</script>';
-
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const base = { ...process.env };
-  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'SMTP_URL', 'PUBLIC_URL', 'DNS_SERVERS', 'LOG_LEVEL', 'OUTBOX_DIR']) delete base[name];
-  return { ...base, ...env };
-}
-
-function cli(args: string[], env: Record<string, string>, stdin?: string): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/formcast', ...args], { cwd: ROOT, env: childEnv(env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) reject(new Error(`formcast ${args.join(' ')} exited ${code}: ${stderr}`));
-      else resolve(JSON.parse(stdout));
-    });
-    child.stdin.end(stdin ?? '');
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function serve(env: Record<string, string>): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['bin/formcast', 'serve'], { cwd: ROOT, env: childEnv({ ...env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }) });
-  let output = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-  child.stdout.setEncoding('utf8');
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => fail('no "listening on" line within 90 s'), 90_000);
-    function fail(why: string) {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`${why}\n${output}`));
-    }
-    child.stdout.on('data', (d: string) => {
-      output += d;
-      const m = /listening on (http:\/\/[^"\s]+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    child.once('close', (code, signal) => fail(`serve exited early (code ${code}, signal ${signal})`));
-  });
-  return { child, url };
-}
 
 function walkUnavailable(): string | null {
   if (!fs.existsSync(path.join(ROOT, 'dist', 'console', 'index.html'))) return 'the console is not built: run `npm run build:console`';

@@ -5,10 +5,9 @@
  * used as a visitor would: the hosted page, the confirmation link from the email, and the embed script on
  * a page of another origin (inline and as a popup). Screenshots go to test-output/e2e/.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +15,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeBrowser, launchBrowser } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
+import { cli, freePort, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
@@ -24,65 +24,7 @@ const XSS_SCRIPT = '"><script>window.__pwned=1</script>';
 const XSS = `${XSS_IMG}${XSS_SCRIPT}`;
 
 /** The environment a child sees: ours minus Formcast's own variables, plus `env`. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const base = { ...process.env };
-  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'SMTP_URL', 'PUBLIC_URL', 'DNS_SERVERS', 'LOG_LEVEL', 'OUTBOX_DIR']) delete base[name];
-  return { ...base, ...env };
-}
-
-function cli(args: string[], env: Record<string, string>): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/formcast', ...args], { cwd: ROOT, env: childEnv(env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) reject(new Error(`formcast ${args.join(' ')} exited ${code}: ${stderr}`));
-      else resolve(JSON.parse(stdout));
-    });
-  });
-}
-
 /** A port nobody listens on right now (the server must know its own URL before it starts, for PUBLIC_URL). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function serve(env: Record<string, string>): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output(): string }> {
-  const child = spawn(process.execPath, ['bin/formcast', 'serve'], { cwd: ROOT, env: childEnv(env) });
-  let output = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-  child.stdout.setEncoding('utf8');
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => fail('no "listening on" line within 60 s'), 60_000);
-    function fail(why: string) {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`${why}\n${output}`));
-    }
-    child.stdout.on('data', (d: string) => {
-      output += d;
-      const m = /"msg":"listening on (http:\/\/[^"]+)"/.exec(output); // serve's JSON log line
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    // 'close', not 'exit': only then has all its output (an EADDRINUSE on stderr, say) been read.
-    child.once('close', (code, signal) => fail(`serve exited early (code ${code}, signal ${signal})`));
-  });
-  return { child, url, output: () => output };
-}
-
 /**
  * `serve` on a port picked beforehand, so that PUBLIC_URL (the links in emails, the embed's action) can be
  * the server's own address. Another process could take the port in between: then again on another one.

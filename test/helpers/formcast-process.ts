@@ -1,0 +1,77 @@
+/**
+ * Formcast as a new user runs it, for the end-to-end tests: `bin/formcast` commands and `formcast serve` as child
+ * processes of this checkout, with an environment of the test's own (nothing of the caller's leaks in).
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import net, { type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The caller's environment without the settings a test gives itself, then those. */
+export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'SMTP_URL', 'PUBLIC_URL', 'DNS_SERVERS', 'LOG_LEVEL', 'OUTBOX_DIR']) delete base[name];
+  return { ...base, ...env };
+}
+
+/** Runs `formcast <args> --json`-style commands: resolves with the parsed stdout, rejects with stderr on a non-zero exit. */
+export function cli(args: string[], env: Record<string, string>, stdin?: string): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/formcast', ...args], { cwd: ROOT, env: childEnv(env) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`formcast ${args.join(' ')} exited ${code}: ${stderr}`));
+      else resolve(JSON.parse(stdout));
+    });
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+/** A port nothing listens on right now (on loopback). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * `formcast serve` on a free port (or env.PORT, with env.PUBLIC_URL as given), resolved once it logs its
+ * `listening on` line; `output()` is what it wrote so far.
+ */
+export async function serve(env: Record<string, string>, timeoutMs = 90_000): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output(): string }> {
+  const own = env.PORT ? {} : await freePort().then((port) => ({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }));
+  const child = spawn(process.execPath, ['bin/formcast', 'serve'], { cwd: ROOT, env: childEnv({ ...env, ...own }) });
+  let output = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+  child.stdout.setEncoding('utf8');
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => fail(`no "listening on" line within ${timeoutMs / 1000} s`), timeoutMs);
+    function fail(why: string) {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${why}\n${output}`));
+    }
+    child.stdout.on('data', (d: string) => {
+      output += d;
+      const m = /"msg":"listening on (http:\/\/[^"]+)"/.exec(output); // serve's JSON log line
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    // 'close', not 'exit': only then has all its output (an EADDRINUSE on stderr, say) been read.
+    child.once('close', (code, signal) => fail(`serve exited early (code ${code}, signal ${signal})`));
+  });
+  return { child, url, output: () => output };
+}
