@@ -26,17 +26,15 @@
  * Without TEST_DATABASE_URL the suite is skipped (the title says so).
  */
 import crypto from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import pg from 'pg';
-import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AutomationEngine, DEFAULT_ENGINE } from '../../src/automations/automations.engine.js';
 import type { Trigger } from '../../src/automations/automations.steps.js';
-import { connect, type Db } from '../../src/db/connection.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import type { Db } from '../../src/db/connection.js';
 import { createServices } from '../../src/app.js';
 import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
 import { TEST_SECRET } from '../helpers/secret.js';
+import { ownPostgresDatabase, startSmtp, type Smtp } from '../helpers/reliability.js';
 import { sleep, startWorker, stopWorker, waitFor, workers } from '../helpers/workers.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL;
@@ -52,89 +50,6 @@ const SUBJECT_B = 'Step B for {{ contact.firstName }}';
 const VICTIM_APP = 'formcast-rel-victim';
 
 // ---------------------------------------------------------------------------------------------------
-// The SMTP server: records what it accepts; can hold new transactions at MAIL FROM.
-
-interface Received {
-  messageId: string;
-  subject: string;
-}
-
-interface Smtp {
-  /** Two listening ports, one recorder: a worker given its own port can be told apart from the other. */
-  port: number;
-  secondPort: number;
-  /** Recipient → every copy accepted (a copy counts once the message arrived in full). */
-  received: Map<string, Received[]>;
-  total(): number;
-  /** Makes new transactions wait at MAIL FROM until release(): a delivery waiting there has been handed off. */
-  hold(): void;
-  heldOn(port: number): number;
-  release(): void;
-  close(): Promise<void>;
-}
-
-async function startSmtp(): Promise<Smtp> {
-  const received = new Map<string, Received[]>();
-  let total = 0;
-  let held: { port: number; go: () => void }[] | null = null;
-  const servers: SMTPServer[] = [];
-  const options: SMTPServerOptions = {
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    authOptional: true,
-    logger: false,
-    onMailFrom(_address, session, callback) {
-      if (held) return void held.push({ port: session.localPort, go: () => callback() });
-      callback();
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      stream.on('data', (c: Buffer) => {
-        if (size < 16_384) chunks.push(c);
-        size += c.length;
-      });
-      stream.on('error', () => {});
-      stream.on('end', () => {
-        const head = Buffer.concat(chunks).toString('utf8').split(/\r?\n\r?\n/)[0]!.replace(/\r?\n[ \t]+/g, ' ');
-        const messageId = /^message-id:\s*(<[^>\r\n]+>)/im.exec(head)?.[1] ?? '(none)';
-        const subject = /^subject:[ \t]*(.*)$/im.exec(head)?.[1]?.trim() ?? '(none)';
-        for (const rcpt of session.envelope.rcptTo) {
-          const list = received.get(rcpt.address.toLowerCase()) ?? [];
-          list.push({ messageId, subject });
-          received.set(rcpt.address.toLowerCase(), list);
-        }
-        total++;
-        callback(null, 'OK queued');
-      });
-    },
-  };
-  const ports: number[] = [];
-  for (let i = 0; i < 2; i++) {
-    const server = new SMTPServer(options);
-    server.on('error', () => {});
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.push(server);
-    ports.push((server.server.address() as AddressInfo).port);
-  }
-  return {
-    port: ports[0]!,
-    secondPort: ports[1]!,
-    received,
-    total: () => total,
-    hold: () => void (held ??= []),
-    heldOn: (port) => held?.filter((h) => h.port === port).length ?? 0,
-    release: () => {
-      const waiting = held ?? [];
-      held = null;
-      for (const h of waiting) h.go();
-    },
-    close: async () => {
-      await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------
 // `formcast worker` children
 
 const describePg = PG_URL ? describe : describe.skip;
@@ -143,33 +58,18 @@ const title = PG_URL
   : 'automation runs: each step once across a SIGKILL; messages at least once with bounded duplicates [skipped: TEST_DATABASE_URL not set; needs PostgreSQL]';
 
 describePg(title, () => {
-  const dbName = `formcast_rel_${crypto.randomBytes(5).toString('hex')}`;
   let dbUrl: string;
   let db: Db;
-
-  async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    try {
-      return await fn(c);
-    } finally {
-      await c.end();
-    }
-  }
+  let own: Awaited<ReturnType<typeof ownPostgresDatabase>>;
 
   beforeAll(async () => {
-    await admin((c) => c.query(`create database ${dbName}`));
-    const url = new URL(PG_URL!);
-    url.pathname = `/${dbName}`;
-    dbUrl = url.toString();
-    db = connect(dbUrl, { poolSize: 4 });
-    await migrateToLatest(db);
+    own = await ownPostgresDatabase(PG_URL!);
+    ({ url: dbUrl, db } = own);
   });
 
   afterAll(async () => {
     await Promise.all([...workers].map((w) => stopWorker(w, 'SIGKILL')));
-    await db?.close();
-    await admin((c) => c.query(`drop database if exists ${dbName} with (force)`));
+    await own?.drop();
   });
 
   /** A workspace with a verified domain, RUNS subscribed contacts, and the ACTIVE automation. */
