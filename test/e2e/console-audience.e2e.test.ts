@@ -7,7 +7,6 @@
  * opens the report. Every page: a screenshot in test-output/e2e/console-*.png, axe-core (no serious or critical
  * violation) and no Content-Security-Policy violation; the contacts list and the composer also at 390 px.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +15,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeBrowser, launchBrowser } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
-import { cli, serve } from '../helpers/formcast-process.js';
+import { cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
@@ -24,15 +23,8 @@ const AXE = fs.readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min
 const EMAIL = 'mia@acme.test';
 const PASSWORD = 'correct horse battery staple 42';
 
-function walkUnavailable(): string | null {
-  const help = spawnSync(process.execPath, ['bin/formcast', 'user', 'create', '--help'], { cwd: ROOT, encoding: 'utf8' });
-  if (help.status !== 0 || !help.stdout.includes('--password-stdin')) return '`formcast user create --password-stdin` is not available';
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'console', 'index.html'))) return 'the console is not built: run `npm run build:console`';
-  return null;
-}
-
 describeBrowser('the console\'s contacts, segments, topics and broadcasts end to end (formcast serve, headless Chromium)', () => {
-  const unavailable = walkUnavailable();
+  const unavailable = consoleUnavailable();
   if (unavailable) console.warn(`console audience e2e: skipped: ${unavailable}`);
   let browser: Browser;
   let context: BrowserContext;

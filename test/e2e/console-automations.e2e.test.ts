@@ -9,7 +9,6 @@
  * the per-step stats. A viewer finds it all read-only. Screenshots go to /tmp/automations-*.png; every page gets
  * axe-core (no serious or critical violation) and no Content-Security-Policy violation or page error.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +17,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { describeBrowser, launchBrowser } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
-import { cli, serve } from '../helpers/formcast-process.js';
+import { apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = '/tmp';
@@ -28,17 +27,8 @@ const PASSWORD = 'correct horse battery staple 42';
 const VIEWER = 'val@acme.test';
 const VIEWER_PASSWORD = 'another horse battery staple 7';
 
-/** Why this suite cannot run here, or null: it needs sign-in, a built console and the automations API. */
-function walkUnavailable(): string | null {
-  const help = spawnSync(process.execPath, ['bin/formcast', 'user', 'create', '--help'], { cwd: ROOT, encoding: 'utf8' });
-  if (help.status !== 0 || !help.stdout.includes('--password-stdin')) return '`formcast user create --password-stdin` is not available';
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'console', 'index.html'))) return 'the console is not built: run `npm run build:console`';
-  if (!fs.existsSync(path.join(ROOT, 'src', 'automations', 'automations.routes.ts'))) return 'the automations API (src/automations) is not there';
-  return null;
-}
-
 describeBrowser('the console\'s automation editor end to end (formcast serve, headless Chromium)', () => {
-  const unavailable = walkUnavailable();
+  const unavailable = consoleUnavailable();
   if (unavailable) console.warn(`console automations e2e: skipped: ${unavailable}`);
   let browser: Browser;
   let context: BrowserContext;
@@ -52,16 +42,7 @@ describeBrowser('the console\'s automation editor end to end (formcast serve, he
   const cspViolations: string[] = [];
   const pageErrors: string[] = [];
 
-  async function api(method: string, url: string, body?: unknown): Promise<any> {
-    const res = await fetch(`${server.url}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  }
+  const api = apiCaller(() => server.url, () => key);
 
   function watch(p: Page): void {
     p.on('console', (m) => { if (/Content[ -]Security[ -]Policy/i.test(m.text())) cspViolations.push(`${p.url()} ${JSON.stringify(m.location())}: ${m.text()}`); });

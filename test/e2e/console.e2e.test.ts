@@ -10,7 +10,6 @@
  * test fails on any Content-Security-Policy violation (reported by the page's `securitypolicyviolation`
  * events and the console) or uncaught page error. Assets and pages come compressed (br, gzip).
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { type AddressInfo } from 'node:net';
@@ -22,7 +21,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { describeBrowser, launchBrowser } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
-import { cli, serve } from '../helpers/formcast-process.js';
+import { apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
@@ -51,16 +50,8 @@ async function startReceiver(): Promise<{ url: string; received: Hook[]; close()
   return { url: `http://127.0.0.1:${port}/hooks/formcast`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** Why the sign-in walk cannot run here, or null: it needs `formcast user create` and a built console. */
-function walkUnavailable(): string | null {
-  const help = spawnSync(process.execPath, ['bin/formcast', 'user', 'create', '--help'], { cwd: ROOT, encoding: 'utf8' });
-  if (help.status !== 0 || !help.stdout.includes('--password-stdin')) return '`formcast user create --password-stdin` is not available yet (the sign-in backend)';
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'console', 'index.html'))) return 'the console is not built: run `npm run build:console`';
-  return null;
-}
-
 describeBrowser('the web console end to end (formcast serve, headless Chromium)', () => {
-  const unavailable = walkUnavailable();
+  const unavailable = consoleUnavailable();
   if (unavailable) console.warn(`console e2e: skipped: ${unavailable}`);
   let browser: Browser;
   let context: BrowserContext;
@@ -102,16 +93,7 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
     await settled(p, 'Dashboard');
   }
 
-  async function api(method: string, url: string, body?: unknown): Promise<any> {
-    const res = await fetch(`${server.url}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  }
+  const api = apiCaller(() => server.url, () => key);
 
   /** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
   async function axe(p: Page, name: string): Promise<void> {

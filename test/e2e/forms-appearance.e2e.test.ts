@@ -7,7 +7,6 @@
  * or critical violation) and a screenshot in test-output/e2e/forms-appearance-*.png (the ones in docs/screenshots/
  * are copies of these).
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { type AddressInfo } from 'node:net';
@@ -17,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeBrowser, launchBrowser } from '../helpers/browser.js';
-import { cli, serve } from '../helpers/formcast-process.js';
+import { apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
@@ -28,13 +27,6 @@ const LOGO_URL = 'https://assets.acme.test/logo.svg';
 const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="150" height="40" viewBox="0 0 150 40"><circle cx="20" cy="20" r="16" fill="#2f9e44"/>`
   + `<path d="M20 9c6 5 6 17 0 22c-6-5-6-17 0-22z" fill="#fff"/><text x="44" y="27" font-family="Georgia, serif" font-size="20" font-weight="700" fill="#2f9e44">Greenleaf</text></svg>`;
 const XSS = '<img src=x onerror=window.__pwned=1>"><script>window.__pwned=1</script>';
-
-function walkUnavailable(): string | null {
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'console', 'index.html'))) return 'the console is not built: run `npm run build:console`';
-  const help = spawnSync(process.execPath, ['bin/formcast', 'user', 'create', '--help'], { cwd: ROOT, encoding: 'utf8' });
-  if (help.status !== 0 || !help.stdout.includes('--password-stdin')) return '`formcast user create --password-stdin` is not available';
-  return null;
-}
 
 const SURVEY_FIELDS = {
   email: { label: 'Your email', type: 'email', required: true, placeholder: 'you@example.com' },
@@ -47,7 +39,7 @@ const SURVEY_FIELDS = {
 };
 
 describeBrowser('forms: appearance, embeds, surveys, console editor (formcast serve, headless Chromium)', () => {
-  const unavailable = walkUnavailable();
+  const unavailable = consoleUnavailable();
   let browser: Browser;
   let context: BrowserContext;
   let server: Awaited<ReturnType<typeof serve>>;
@@ -57,16 +49,7 @@ describeBrowser('forms: appearance, embeds, surveys, console editor (formcast se
   const ids: Record<string, string> = {};
   const problems: string[] = [];
 
-  async function api(method: string, url: string, body?: unknown): Promise<any> {
-    const res = await fetch(`${server.url}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  }
+  const api = apiCaller(() => server.url, () => key);
 
   async function publish(slug: string, config: Record<string, unknown>): Promise<void> {
     const form = await api('POST', '/v1/forms', { type: 'SIGN_UP', slug, fieldMapping: { email: 'email', first_name: 'firstName' }, ...config });

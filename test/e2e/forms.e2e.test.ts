@@ -15,7 +15,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeBrowser, launchBrowser } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
-import { cli, freePort, serve } from '../helpers/formcast-process.js';
+import { apiCaller, cli, freePort, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
@@ -63,16 +63,7 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
   let key: string;
   const formIds: Record<string, string> = {};
 
-  async function api(method: string, url: string, body?: unknown): Promise<any> {
-    const res = await fetch(`${server.url}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  }
+  const api = apiCaller(() => server.url, () => key);
 
   async function publishForm(slug: string, config: Record<string, unknown>): Promise<void> {
     const form = await api('POST', '/v1/forms', { type: 'SIGN_UP', slug, fieldMapping: { email: 'email', first_name: 'firstName' }, ...config });

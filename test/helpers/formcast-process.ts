@@ -2,7 +2,8 @@
  * Formcast as a new user runs it, for the end-to-end tests: `bin/formcast` commands and `formcast serve` as child
  * processes of this checkout, with an environment of the test's own (nothing of the caller's leaks in).
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,4 +75,29 @@ export async function serve(env: Record<string, string>, timeoutMs = 90_000): Pr
     child.once('close', (code, signal) => fail(`serve exited early (code ${code}, signal ${signal})`));
   });
   return { child, url, output: () => output };
+}
+
+/**
+ * A JSON caller of a running server's API with a key: `api('POST', '/v1/forms', body)` answers the parsed body (null
+ * when empty) and throws on any status that is not 2xx. Both are read when called (a suite sets them in beforeAll).
+ */
+export function apiCaller(baseUrl: () => string, key: () => string): (method: string, url: string, body?: unknown) => Promise<any> {
+  return async (method, url, body) => {
+    const res = await fetch(`${baseUrl()}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${key()}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+}
+
+/** Why a console suite cannot run here, or null: it signs in (`user create --password-stdin`) to the built console. */
+export function consoleUnavailable(): string | null {
+  const help = spawnSync(process.execPath, ['bin/formcast', 'user', 'create', '--help'], { cwd: ROOT, encoding: 'utf8' });
+  if (help.status !== 0 || !help.stdout.includes('--password-stdin')) return '`formcast user create --password-stdin` is not available';
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'console', 'index.html'))) return 'the console is not built: run `npm run build:console`';
+  return null;
 }
