@@ -30,8 +30,7 @@ import type { ChildProcess } from 'node:child_process';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import {
-  BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, freshPostgresDatabase, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench,
-  startChild, startServer, startSmtpSink, stopChild, table, type Sink, type SinkStats,
+  BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, freshPostgresDatabase, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startChild, startServer, startSmtpSink, stopChild, table, type Sink, type SinkStats, NEWS_HTML, NEWS_SUBJECT,
 } from './harness.js';
 
 const DOMAIN = 'acme.test';
@@ -41,24 +40,8 @@ const RSS_GOAL_MB = 200;
 const RSS_GOAL_ROWS = 1_000_000;
 /** No new message at the sink for this long: the run is stuck. */
 const STALL_MS = 60_000;
-const SUBJECT = 'News for {{ contact.firstName }}: what changed this month';
-const HTML = `<!doctype html>
-<html><head><meta charset="utf-8"><title>Acme news</title></head>
-<body style="margin:0;padding:0;background:#f4f4f4">
-<table role="presentation" width="100%" cellpadding="0" cellspacing="0"><tr><td align="center">
-<table role="presentation" width="600" cellpadding="0" cellspacing="0" style="background:#ffffff;font-family:Arial,sans-serif">
-<tr><td style="padding:24px"><h1 style="font-size:22px;color:#222">Hi {{ contact.firstName }},</h1>
-<p style="font-size:15px;line-height:22px;color:#333">Here is what changed at Acme this month. We shipped faster exports, a new
-dashboard for teams, and a long list of fixes you asked for. Thank you for the feedback that made them happen.</p>
-<p style="font-size:15px;line-height:22px;color:#333">Faster exports: a report of a hundred thousand rows now arrives in seconds,
-and you can schedule it to land in your inbox every Monday morning.</p>
-<p style="font-size:15px;line-height:22px;color:#333">Team dashboards: everyone on your team sees the same numbers, with
-filters that stay put between visits and links you can share.</p>
-<p style="text-align:center;padding:16px"><a href="https://acme.test/changelog" style="background:#0b5fff;color:#fff;padding:12px 20px;text-decoration:none;border-radius:4px">Read the changelog</a></p>
-<p style="font-size:13px;color:#666">You can reply to this email: a person reads every answer.</p>
-</td></tr></table></td></tr></table>
-</body></html>
-`;
+const SUBJECT = NEWS_SUBJECT;
+const HTML = NEWS_HTML;
 
 // ---------------------------------------------------------------------------------------------------
 // Options
