@@ -9,6 +9,7 @@
  * everywhere (selection, errors, stats, the simulator's path), never by their position, so they can move.
  */
 import { api, unwrap } from '../api/client';
+import type { paths } from '../api/schema';
 import { newGroup, toFilter, toTree, type Node } from '../components/FilterBuilder';
 
 /* ------------------------------------------------------------------ API shapes */
@@ -45,29 +46,14 @@ export type Step =
 
 export type StepType = Step['type'];
 
-export interface Automation {
-  id: string;
-  name: string;
-  status: AutomationStatus;
-  version: number;
-  trigger: Trigger;
-  steps: Step[];
-  createdAt: string;
-  updatedAt: string;
-}
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+type ApiAutomation = Json<paths['/v1/automations/{automationId}']['get']['responses'][200]>;
 
-export type RunStatus = 'ACTIVE' | 'WAITING' | 'COMPLETED' | 'EXITED';
-export interface Run {
-  id: string;
-  contactId: string;
-  version: number;
-  status: RunStatus;
-  stepId: string | null;
-  dueAt: string | null;
-  enteredAt: string;
-  finishedAt: string | null;
-  exitReason: string | null;
-}
+/** The API's automation, with its trigger and steps as the editor reads them (see below). */
+export type Automation = Omit<ApiAutomation, 'trigger' | 'steps'> & { trigger: Trigger; steps: Step[] };
+
+export type Run = Json<paths['/v1/automations/{automationId}/runs']['get']['responses'][200]>['data'][number];
+export type RunStatus = Run['status'];
 
 export interface StepStats { stepId: string; entered: number; completed: number; sent: number; opened: number; clicked: number }
 
