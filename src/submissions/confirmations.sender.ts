@@ -82,7 +82,7 @@ export class ConfirmationSender {
     const source = template ?? builtInConfirmation(workspace.settings.locale);
     const scope = {
       contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
-      form: { id: form.id, name: form.name, heading: form.settings.appearance?.heading ?? form.seoTitle ?? workspace.name },
+      form: { id: form.id, name: form.name, heading: form.settings.appearance?.heading ?? workspace.name },
       confirm_url: `${this.publicUrl}/confirm/${c.token}`,
     };
     const subject = renderTemplate(source.subject ?? 'Please confirm your subscription', scope);
