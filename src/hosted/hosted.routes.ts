@@ -17,6 +17,7 @@ import { sendProblem } from '../http/problem.js';
 import { challengeUrl, proofOfWorkOn, widgetCsp, widgetHead, widgetUrl, withWidget } from '../protection/protection.markup.js';
 import { POW_FIELD } from '../protection/protection.pow.js';
 import { protectionPublicRoutes } from '../protection/protection.routes.js';
+import { SLUG_PARAMS, perVisitorAndForm } from '../http/public-routes.js';
 import type { ProtectionService } from '../protection/protection.service.js';
 import { widgetCssForShadow } from '../protection/protection.assets.js';
 
@@ -29,7 +30,7 @@ export interface HostedOptions {
   submissionsPerMinute: number;
 }
 
-const SLUG = { type: 'object', properties: { slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 } }, required: ['slug'] } as const;
+const SLUG = SLUG_PARAMS;
 const TOKEN = { type: 'object', properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$' } }, required: ['token'] } as const;
 type SlugRequest = FastifyRequest<{ Params: { slug: string }; Querystring: { fragment?: string; preview?: string } }>;
 
@@ -127,12 +128,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
   app.post('/f/:slug', {
     schema: { tags: ['public'], summary: 'Submit a form', security: [], params: SLUG, description: 'Form-encoded or JSON. HTML answers: a 303 redirect (to /f/{slug}/thanks, or to the REDIRECT success action\'s URL), the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }, or a problem document (422 proof_of_work_failed) when the form asks for a proof of work and the submission has none that verifies.' },
     config: {
-      rateLimit: {
-        max: opts.submissionsPerMinute,
-        timeWindow: 60_000,
-        keyGenerator: (req: FastifyRequest) => `${req.ip}|${(req.params as { slug: string }).slug}`,
-        errorResponseBuilder: (_req: FastifyRequest, ctx: { after: string }) => Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
-      },
+      rateLimit: perVisitorAndForm(opts.submissionsPerMinute),
     },
   }, async (req: FastifyRequest<{ Params: { slug: string }; Body: unknown }>, reply) => {
     reply.headers(CORS);

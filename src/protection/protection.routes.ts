@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendCompressedOnce } from '../http/compress.js';
+import { SLUG_PARAMS, perVisitorAndForm } from '../http/public-routes.js';
 import type { SubmissionsService } from '../submissions/submissions.service.js';
 import { widgetAsset } from './protection.assets.js';
 import type { ProtectionService } from './protection.service.js';
@@ -9,17 +10,12 @@ export interface ProtectionRoutesOptions {
   submissions: SubmissionsService;
 }
 
-const SLUG = { type: 'object', properties: { slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 } }, required: ['slug'] } as const;
+const SLUG = SLUG_PARAMS;
 const ASSET = { type: 'object', properties: { name: { type: 'string', enum: ['widget.js', 'pbkdf2.js', 'altcha.css'] } }, required: ['name'] } as const;
 const IMPRESSION = { type: 'object', properties: { t: { type: 'string', maxLength: 100 } }, required: ['t'] } as const;
 const CORS = { 'access-control-allow-origin': '*' };
 
-const perIpAndSlug = (max: number) => ({
-  max,
-  timeWindow: 60_000,
-  keyGenerator: (req: FastifyRequest) => `${req.ip}|${(req.params as { slug: string }).slug}|${req.routeOptions.url}`,
-  errorResponseBuilder: (_req: FastifyRequest, ctx: { after: string }) => Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
-});
+const perIpAndSlug = (max: number) => perVisitorAndForm(max, { perRoute: true });
 
 /**
  * The public side of sign-up protection (docs/bot-protection.md), registered inside the hosted routes (their

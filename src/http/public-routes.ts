@@ -1,0 +1,22 @@
+import type { FastifyRequest } from 'fastify';
+
+/**
+ * What the public (no key) routes of a form's address share: `/f/:slug` and what hangs under it (hosted pages,
+ * embeds, the proof-of-work challenge, impressions).
+ */
+
+/** The `:slug` path parameter (a form's public address, contract §4). */
+export const SLUG_PARAMS = { type: 'object', properties: { slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 } }, required: ['slug'] } as const;
+
+/**
+ * A rate limit per visitor (IP address) and form, per minute; `perRoute` counts each route on its own (a page
+ * view's challenge and beacon do not eat into the same budget). Answered 429 with a problem document.
+ */
+export function perVisitorAndForm(max: number, { perRoute = false } = {}) {
+  return {
+    max,
+    timeWindow: 60_000,
+    keyGenerator: (req: FastifyRequest) => `${req.ip}|${(req.params as { slug: string }).slug}${perRoute ? `|${req.routeOptions.url}` : ''}`,
+    errorResponseBuilder: (_req: FastifyRequest, ctx: { after: string }) => Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
+  };
+}
