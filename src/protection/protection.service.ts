@@ -27,7 +27,7 @@ const POW_MESSAGES: Record<PowFailure, string> = {
   replayed: 'This form was already sent with this spam check. Please send it again.',
 };
 
-export type PowOutcome = { ok: true } | { ok: false; reason: PowFailure; message: string };
+export type PowOutcome = { ok: true; token: string; expiresAt: string } | { ok: false; reason: PowFailure; message: string };
 
 /**
  * Sign-up protection without a third party (docs/bot-protection.md): the proof-of-work challenge of a
@@ -49,14 +49,25 @@ export class ProtectionService {
     return this.pow.challenge(form.formGroupId);
   }
 
-  /** Checks a submission's solution and spends it: a solution is good for one submission. */
-  async spendProofOfWork(workspaceId: string, formGroupId: string, raw: unknown): Promise<PowOutcome> {
+  /**
+   * Checks a submission's solution (signature, form, expiry). A good one is then spent with `spendSolution`, in the
+   * transaction that stores the submission: a solution is good for one submission, and one whose submission
+   * could not be written is not used up.
+   */
+  async checkProofOfWork(formGroupId: string, raw: unknown): Promise<PowOutcome> {
     const check = await this.pow.check(formGroupId, raw);
     if (!check.ok) return { ok: false, reason: check.reason, message: POW_MESSAGES[check.reason] };
-    if (!(await repo.spendToken(this.db.kysely, workspaceId, 'pow', check.token, check.expiresAt))) {
-      return { ok: false, reason: 'replayed', message: POW_MESSAGES.replayed };
-    }
-    return { ok: true };
+    return { ok: true, token: check.token, expiresAt: check.expiresAt };
+  }
+
+  /** Spends a checked solution in `trx`; false (refused as `replayed`) when another submission spent it first. */
+  spendSolution(trx: Executor, workspaceId: string, solution: { token: string; expiresAt: string }): Promise<boolean> {
+    return repo.spendToken(trx, workspaceId, 'pow', solution.token, solution.expiresAt);
+  }
+
+  /** What a refused solution is told. */
+  refusal(reason: PowFailure): { ok: false; reason: PowFailure; message: string } {
+    return { ok: false, reason, message: POW_MESSAGES[reason] };
   }
 
   /**

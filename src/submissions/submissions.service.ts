@@ -104,15 +104,19 @@ export class SubmissionsService {
     const { values, errors, consented } = readValues(form, raw);
     if (errors.length) return { ok: false, errors };
     // The proof of work (a form that asks for it; not the API's key-holders): checked once the fields are fine, so
-    // that an embed whose fields were refused sends the same solution again; spent when it is accepted.
+    // that an embed whose fields were refused sends the same solution again; spent in the transaction that stores
+    // the submission, so that a submission that could not be written does not use it up.
+    let solution: { token: string; expiresAt: string } | undefined;
     if (source !== 'API' && form.settings.protection?.proofOfWork) {
       // Fails closed: a service built without protection cannot check, so it refuses.
-      const pow = this.protection ? await this.protection.spendProofOfWork(workspaceId, form.formGroupId, raw[POW_FIELD]) : { ok: false as const, reason: 'invalid' as const, message: 'The spam check is not available. Please try again later.' };
+      const pow = this.protection ? await this.protection.checkProofOfWork(form.formGroupId, raw[POW_FIELD]) : { ok: false as const, reason: 'invalid' as const, message: 'The spam check is not available. Please try again later.' };
       if (!pow.ok) return { ok: false, errors: [{ field: POW_FIELD, message: pow.message }], proofOfWork: pow.reason };
+      solution = pow;
     }
     const submissionId = newId('sub');
     const { email, fields } = contactFields(form, values);
     const result = await this.writes.run(async (trx) => {
+      if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return { replayed: true as const };
       const now = nowIso();
       let contactId: string | null = null;
       let confirmationSent = false;
@@ -136,6 +140,10 @@ export class SubmissionsService {
       await recordAccepted(trx, workspaceId, form, { submissionId, source, contactId, data: toData(values) }, now);
       return { contactId, confirmationSent };
     });
+    if ('replayed' in result) {
+      const refused = this.protection!.refusal('replayed');
+      return { ok: false, errors: [{ field: POW_FIELD, message: refused.message }], proofOfWork: refused.reason };
+    }
     return { ok: true, honeypot: false, submissionId, successAction, ...result };
   }
 
