@@ -19,7 +19,8 @@ export const hostedDocs: OperationDocs = {
     request: 'email=lin%40example.com&first_name=Lin',
     requestType: 'application/x-www-form-urlencoded',
     responses: {
-      303: { description: 'Accepted: a redirect to the success page, or to the URL of a REDIRECT success action (`Location`).' },
+      200: { description: 'Accepted (a MESSAGE success action): the success page. It carries `Refresh: 0; url=/f/{slug}/thanks`: browsers go there in place of the POST\'s history entry, so a reload shows the page instead of sending the form again.', example: '<div data-formcast-success role="status"><p>Thanks! Check your inbox to confirm.</p></div>' },
+      303: { description: 'Accepted (a REDIRECT success action): on to its URL (`Location`).' },
       404: notFoundPage,
       422: { description: 'The submission is invalid: the page again, the errors next to the fields and the values kept. With `Accept: application/json`: `{ ok: false, errors: [{ field, message }] }`.', example: '<p class="error" id="email-error">Enter an email address.</p>' },
       429: { description: 'Too many submissions from this address (SUBMISSIONS_PER_MINUTE); `Retry-After` says when to try again.', example: '<h1>Too many requests</h1><p>Please try again in a minute.</p>' },
@@ -27,7 +28,7 @@ export const hostedDocs: OperationDocs = {
   },
   'GET /f/{slug}/thanks': {
     summary: 'The success page of a hosted form',
-    description: 'Where a hosted form\'s submission is redirected to (303, so a reload does not submit again) when its success action is a MESSAGE: the message on the form\'s page. For a REDIRECT form it sends the visitor on to its URL.',
+    description: 'What reloading the answer to a hosted submission shows (where the success page\'s `Refresh` leads) when the success action is a MESSAGE: the message on the form\'s page. For a REDIRECT form it sends the visitor on to its URL.',
     response: '<!doctype html><html lang="en"><head><title>Join the Acme newsletter</title></head><body><div data-formcast-success role="status"><p>Thanks! Check your inbox to confirm.</p></div></body></html>',
     responses: { 303: { description: 'A REDIRECT form: on to its URL (`Location`).' }, 404: notFoundPage },
   },

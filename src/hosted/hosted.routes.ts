@@ -115,18 +115,18 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
       slug: req.params.slug, action, display: form.display ?? 'INLINE_EMBED', title: publicHeading(form), appearance: form.settings.appearance,
       formHtml: embedded(form, req.params.slug, renderFormMarkup(form, form.html, action)),
       ...(proofOfWorkOn(form) ? { widget: { script: widgetUrl(publicUrl), css: widgetCssForShadow() } } : {}),
-      // Its impression (docs/embedding.md): a signed single-use token in each copy of the script, so the script is not
-      // cached (a cached copy would carry a spent token) and an impression cannot be counted twice.
-      impression: `${action}/impression?t=${protection.impressionToken(req.params.slug)}`,
+      // Where it reports its impression, once per page view (docs/embedding.md). The same for every copy, so the script is
+      // cached like any other asset; the beacon is rate-limited per visitor and form.
+      impression: `${action}/impression`,
     });
-    reply.headers(CORS).type('text/javascript; charset=utf-8').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
+    reply.headers(CORS).type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff');
     return sendCompressed(req, reply, script);
   });
 
   app.options('/f/:slug', { schema: { tags: ['public'], summary: 'CORS preflight for submissions from other sites', security: [], params: SLUG } }, async (_req, reply) => reply.code(204).headers(CORS).send());
 
   app.post('/f/:slug', {
-    schema: { tags: ['public'], summary: 'Submit a form', security: [], params: SLUG, description: 'Form-encoded or JSON. HTML answers: a 303 redirect (to /f/{slug}/thanks, or to the REDIRECT success action\'s URL), the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }, or a problem document (422 proof_of_work_failed) when the form asks for a proof of work and the submission has none that verifies.' },
+    schema: { tags: ['public'], summary: 'Submit a form', security: [], params: SLUG, description: 'Form-encoded or JSON. HTML answers: the success page (200, with `Refresh: 0` to /f/{slug}/thanks so that a reload does not send again), a 303 redirect (the REDIRECT success action), the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }, or a problem document (422 proof_of_work_failed) when the form asks for a proof of work and the submission has none that verifies.' },
     config: {
       rateLimit: perVisitorAndForm(opts.submissionsPerMinute),
     },
@@ -146,20 +146,26 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     }
     const action = outcome.successAction;
     if (json) return reply.send(action.type === 'REDIRECT' ? { ok: true, redirect: action.url } : { ok: true, message: action.message });
-    // Post/redirect/get: the answer to the POST is a redirect, so reloading the page it leads to sends nothing again.
     if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url!).send();
-    return reply.code(303).header('location', `/f/${req.params.slug}/thanks`).header('cache-control', 'no-store').send();
+    // The message page, 200 (contract §9), with `Refresh: 0` to the thanks page: browsers follow it at once in place of
+    // the POST's history entry, so reloading shows the message instead of sending the form again. No script needed.
+    return successPage(reply.header('cache-control', 'no-store').header('refresh', `0; url=/f/${req.params.slug}/thanks`), form, req.params.slug);
   });
 
-  app.get('/f/:slug/thanks', { schema: { tags: ['public'], summary: "The success page a hosted form's submission is redirected to (303) when its success action is a MESSAGE", security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
+  app.get('/f/:slug/thanks', { schema: { tags: ['public'], summary: "A hosted form's success page (what reloading the answer to a submission shows)", security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
     const action = form.settings.successAction;
     // A REDIRECT form's visitors never come here; one who does is sent on.
     if (action.type === 'REDIRECT' && action.url) return reply.code(303).header('location', action.url).send();
-    return sendPage(reply, 200, pageTitle(form), () => `<div data-formcast-success role="status"><p>${escapeHtml(action.message ?? '')}</p></div>`, {
-      head: () => seoHead(form, `${publicUrl}/f/${req.params.slug}`) + appearanceHead(form), once: { key: form, name: `success:${req.params.slug}` },
-    });
+    return successPage(reply, form, req.params.slug);
   });
+
+  /** The success MESSAGE as a page: the answer to a hosted submission, and the thanks page. */
+  function successPage(reply: FastifyReply, form: Form, slug: string): FastifyReply {
+    return sendPage(reply, 200, pageTitle(form), () => `<div data-formcast-success role="status"><p>${escapeHtml(form.settings.successAction.message ?? '')}</p></div>`, {
+      head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form), once: { key: form, name: `success:${slug}` },
+    });
+  }
 
   // A confirmation link: GET (and HEAD) only shows the page with one button, because link scanners and
   // previews fetch every link in a message; the button's POST confirms (docs/security.md).

@@ -14,7 +14,7 @@ export const protectionDocs: OperationDocs = {
     responses: { 404: { description: 'No published form has this slug, or its proof of work is off.', example: '<h1>Not found</h1>' }, 429: { description: 'Too many challenges from this address for the form (`Retry-After`).', example: '<h1>Too many requests</h1>' } },
   },
   'POST /f/{slug}/impression': {
-    description: 'The beacon an embed sends when it is shown: counted once in the form\'s views per signed, single-use token `t` (each copy of the embed script carries one). Answers 204 whether it counted or not, so a caller learns nothing by trying. Rate-limited per IP address and form. No key.',
-    responses: { 204: { description: 'Received (counted or not).' }, 404: { description: 'No published form has this slug.', example: '<h1>Not found</h1>' }, 429: { description: 'Too many impressions from this address for the form.', example: '<h1>Too many requests</h1>' } },
+    description: 'The beacon an embed sends when it is shown, once per page view: counted in the form\'s views. Rate-limited per IP address and form (10 a minute), so one address cannot inflate the count. No key.',
+    responses: { 204: { description: 'Counted.' }, 404: { description: 'No published form has this slug.', example: '<h1>Not found</h1>' }, 429: { description: 'Too many impressions from this address for the form.', example: '<h1>Too many requests</h1>' } },
   },
 };

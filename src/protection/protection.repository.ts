@@ -7,7 +7,7 @@ import type { SignalKind } from './protection.bursts.js';
  * Marks a single-use token spent until it expires; false when it was spent already (also when two requests
  * race: the primary key lets one insert win).
  */
-export async function spendToken(db: Executor, workspaceId: string, kind: 'pow' | 'impression', token: string, expiresAt: string): Promise<boolean> {
+export async function spendToken(db: Executor, workspaceId: string, kind: 'pow', token: string, expiresAt: string): Promise<boolean> {
   const res = await db.insertInto('spent_tokens').values({ kind, token, workspace_id: workspaceId, expires_at: expiresAt })
     .onConflict((oc) => oc.columns(['kind', 'token']).doNothing()).executeTakeFirst();
   return Number(res.numInsertedOrUpdatedRows ?? 0n) > 0;

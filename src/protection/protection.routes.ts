@@ -12,7 +12,8 @@ export interface ProtectionRoutesOptions {
 
 const SLUG = SLUG_PARAMS;
 const ASSET = { type: 'object', properties: { name: { type: 'string', enum: ['widget.js', 'pbkdf2.js', 'altcha.css'] } }, required: ['name'] } as const;
-const IMPRESSION = { type: 'object', properties: { t: { type: 'string', maxLength: 100 } }, required: ['t'] } as const;
+/** Impressions counted per visitor (IP address) and form a minute. */
+export const IMPRESSIONS_PER_MINUTE = 10;
 const CORS = { 'access-control-allow-origin': '*' };
 
 const perIpAndSlug = (max: number) => perVisitorAndForm(max, { perRoute: true });
@@ -20,7 +21,7 @@ const perIpAndSlug = (max: number) => perVisitorAndForm(max, { perRoute: true })
 /**
  * The public side of sign-up protection (docs/bot-protection.md), registered inside the hosted routes (their
  * error pages, CORS and rate limiter): the widget's files, a form's proof-of-work challenge, and the beacon with which
- * an embed reports its impression. No key: a hostile caller is assumed (rate limits, signed single-use tokens).
+ * an embed reports its impression. No key: a hostile caller is assumed (rate limits; the proof-of-work challenge is signed and its solution single-use).
  */
 export function protectionPublicRoutes(app: FastifyInstance, { protection, submissions }: ProtectionRoutesOptions): void {
   app.get('/assets/altcha/:name', { schema: { tags: ['public'], summary: 'The proof-of-work widget (ALTCHA), served from this origin', security: [], params: ASSET } }, async (req: FastifyRequest<{ Params: { name: string } }>, reply) => {
@@ -42,13 +43,13 @@ export function protectionPublicRoutes(app: FastifyInstance, { protection, submi
   app.options('/f/:slug/impression', { schema: { hide: true, params: SLUG } }, async (_req, reply) => reply.code(204).headers({ ...CORS, 'access-control-allow-methods': 'POST' }).send());
 
   app.post('/f/:slug/impression', {
-    schema: { tags: ['public'], summary: "An embed's impression: counted in the form's views once per token (the embed script carries a signed single-use one)", security: [], params: SLUG, querystring: IMPRESSION },
-    config: { rateLimit: perIpAndSlug(30) },
-  }, async (req: FastifyRequest<{ Params: { slug: string }; Querystring: { t: string } }>, reply) => {
+    schema: { tags: ['public'], summary: "An embed's impression: the script reports it once per page view; counted in the form's views", security: [], params: SLUG },
+    // A page view reports one impression: more than a few a minute from one visitor to one form is not a person.
+    config: { rateLimit: perIpAndSlug(IMPRESSIONS_PER_MINUTE) },
+  }, async (req: FastifyRequest<{ Params: { slug: string } }>, reply) => {
     reply.headers(CORS).header('cache-control', 'no-store');
     const form = await submissions.publishedBySlug(req.params.slug);
-    // Answered alike whether it counted or not: a caller learns nothing by trying.
-    if (await protection.spendImpressionToken(form.workspaceId, req.params.slug, req.query.t)) await submissions.recordView(form.workspaceId, form.id);
+    await submissions.recordView(form.workspaceId, form.id);
     return reply.code(204).send();
   });
 }

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import type { Challenge } from 'altcha-lib';
 import type { Db, Executor } from '../db/connection.js';
 import { notFound } from '../errors/errors.js';
@@ -8,14 +7,12 @@ import { DEFAULT_POW_TUNING, ProofOfWork, type PowFailure, type PowTuning } from
 import * as repo from './protection.repository.js';
 
 export interface ProtectionOptions {
-  /** The server secret (db/secrets.ts): signs challenges and impression tokens, keys the stored signals. */
+  /** The server secret (db/secrets.ts): signs challenges, keys the stored signals. */
   secret: Buffer;
   bursts?: Partial<BurstRules>;
   pow?: PowTuning;
 }
 
-/** How long an embed's impression token is good for: the script reports its impression as soon as it runs. */
-export const IMPRESSION_TOKEN_TTL_MS = 10 * 60 * 1000;
 
 /** What a visitor reads when the proof of work is missing or refused (the page is shown again with a fresh one). */
 const POW_MESSAGES: Record<PowFailure, string> = {
@@ -31,8 +28,7 @@ export type PowOutcome = { ok: true; token: string; expiresAt: string } | { ok: 
 
 /**
  * Sign-up protection without a third party (docs/bot-protection.md): the proof-of-work challenge of a
- * form, its single-use solutions, the burst rules that hold a submission for review, and the signed single-use
- * tokens with which an embed reports its impression.
+ * form, its single-use solutions, and the burst rules that hold a submission for review.
  */
 export class ProtectionService {
   readonly pow: ProofOfWork;
@@ -41,6 +37,13 @@ export class ProtectionService {
   constructor(private readonly db: Db, private readonly opts: ProtectionOptions) {
     this.pow = new ProofOfWork(opts.secret, opts.pow ?? DEFAULT_POW_TUNING);
     this.rules = { ...DEFAULT_BURST_RULES, ...opts.bursts };
+  }
+
+  /** Spent tokens past their expiry, and signals older than the window (a job). */
+  purge(now = Date.now()): Promise<number> {
+    // Signals are kept a day at least, so a longer window set later still finds the recent ones.
+    const keep = Math.max(this.rules.windowSeconds * 1000, 24 * 3_600_000);
+    return repo.purgeProtection(this.db.kysely, new Date(now).toISOString(), new Date(now - keep).toISOString());
   }
 
   /** A challenge for a form whose proof of work is on; 404 otherwise (nothing to solve). */
@@ -87,35 +90,6 @@ export class ProtectionService {
     return tripped;
   }
 
-  /** The token an embed script carries to report its impression: `<expiry>.<nonce>.<mac>`, for this slug only. */
-  impressionToken(slug: string, now = Date.now()): string {
-    const exp = Math.floor((now + IMPRESSION_TOKEN_TTL_MS) / 1000).toString(36);
-    const nonce = crypto.randomBytes(12).toString('base64url');
-    return `${exp}.${nonce}.${this.mac(slug, exp, nonce)}`;
-  }
-
-  /** True once per token that this server signed for this slug and that has not expired; then it is spent. */
-  async spendImpressionToken(workspaceId: string, slug: string, token: string, now = Date.now()): Promise<boolean> {
-    const m = /^([0-9a-z]{1,10})\.([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{22})$/.exec(token);
-    if (!m) return false;
-    const [, exp, nonce, mac] = m as unknown as [string, string, string, string];
-    const expected = this.mac(slug, exp, nonce);
-    if (!crypto.timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) return false;
-    const expiresAt = parseInt(exp, 36) * 1000;
-    if (!(expiresAt > now)) return false;
-    return repo.spendToken(this.db.kysely, workspaceId, 'impression', nonce, new Date(expiresAt).toISOString());
-  }
-
-  /** Spent tokens past their expiry, and signals older than the window (a job). */
-  purge(now = Date.now()): Promise<number> {
-    // Signals are kept a day at least, so a longer window set later still finds the recent ones.
-    const keep = Math.max(this.rules.windowSeconds * 1000, 24 * 3_600_000);
-    return repo.purgeProtection(this.db.kysely, new Date(now).toISOString(), new Date(now - keep).toISOString());
-  }
-
-  private mac(slug: string, exp: string, nonce: string): string {
-    return crypto.createHmac('sha256', this.opts.secret).update(`impression:${slug}:${exp}:${nonce}`).digest('base64url').slice(0, 22);
-  }
 }
 
 function ruleOf(kind: SignalKind): keyof Omit<BurstRules, 'windowSeconds'> {

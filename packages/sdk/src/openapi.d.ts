@@ -1014,14 +1014,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * An embed's impression: counted in the form's views once per token (the embed script carries a signed single-use one)
-         * @description The beacon an embed sends when it is shown: counted once in the form's views per signed, single-use token `t` (each copy of the embed script carries one). Answers 204 whether it counted or not, so a caller learns nothing by trying. Rate-limited per IP address and form. No key.
+         * An embed's impression: the script reports it once per page view; counted in the form's views
+         * @description The beacon an embed sends when it is shown, once per page view: counted in the form's views. Rate-limited per IP address and form (10 a minute), so one address cannot inflate the count. No key.
          */
         post: {
             parameters: {
-                query: {
-                    t: string;
-                };
+                query?: never;
                 header?: never;
                 path: {
                     /** @example newsletter */
@@ -1038,7 +1036,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Received (counted or not). */
+                /** @description Counted. */
                 204: {
                     headers: {
                         [name: string]: unknown;
@@ -1121,7 +1119,7 @@ export interface paths {
         put?: never;
         /**
          * Submit a form (public)
-         * @description Form-encoded or JSON. HTML answers: a 303 redirect (to /f/{slug}/thanks, or to the REDIRECT success action's URL), the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }, or a problem document (422 proof_of_work_failed) when the form asks for a proof of work and the submission has none that verifies.
+         * @description Form-encoded or JSON. HTML answers: the success page (200, with `Refresh: 0` to /f/{slug}/thanks so that a reload does not send again), a 303 redirect (the REDIRECT success action), the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }, or a problem document (422 proof_of_work_failed) when the form asks for a proof of work and the submission has none that verifies.
          */
         post: {
             parameters: {
@@ -1140,14 +1138,17 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description Accepted (a MESSAGE success action): the success page. It carries `Refresh: 0; url=/f/{slug}/thanks`: browsers go there in place of the POST's history entry, so a reload shows the page instead of sending the form again. */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        /** @example <div data-formcast-success role="status"><p>Thanks! Check your inbox to confirm.</p></div> */
+                        "text/html": string;
+                    };
                 };
-                /** @description Accepted: a redirect to the success page, or to the URL of a REDIRECT success action (`Location`). */
+                /** @description Accepted (a REDIRECT success action): on to its URL (`Location`). */
                 303: {
                     headers: {
                         [name: string]: unknown;
@@ -1285,7 +1286,7 @@ export interface paths {
         };
         /**
          * The success page of a hosted form
-         * @description Where a hosted form's submission is redirected to (303, so a reload does not submit again) when its success action is a MESSAGE: the message on the form's page. For a REDIRECT form it sends the visitor on to its URL.
+         * @description What reloading the answer to a hosted submission shows (where the success page's `Refresh` leads) when the success action is a MESSAGE: the message on the form's page. For a REDIRECT form it sends the visitor on to its URL.
          */
         get: {
             parameters: {
