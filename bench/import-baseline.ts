@@ -9,7 +9,8 @@
  * Two modes:
  * - `events` (the goal's): the inserts Formcast makes for a new SUBSCRIBED contact, i.e. the contact row and
  *   its two events, `contact.created` and `contact.subscribed`, with the same data (docs/events.md). Since
- *   events are written in the transaction of their change, every imported row writes three rows.
+ *   events are written in the transaction of their change, every imported row writes three rows. The events are
+ *   written dispatched, as Formcast writes them on SQLite when no webhook endpoint listens.
  * - `contacts`: the contact row only, as Formcast imported before it wrote events (the baseline of the
  *   figures in issue 13, kept for comparison).
  *
@@ -42,8 +43,10 @@ db.pragma('busy_timeout = 5000');
 db.prepare('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)').run(WORKSPACE, 'baseline', new Date().toISOString());
 const insertContact = db.prepare(`INSERT INTO contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at)
   VALUES (?, '${WORKSPACE}', ?, ?, ?, ?, 'SUBSCRIBED', ?, ?)`);
-const insertEvent = db.prepare(`INSERT INTO events (id, workspace_id, type, occurred_at, contact_id, data)
-  VALUES (?, '${WORKSPACE}', ?, ?, ?, ?)`);
+// dispatched = 1: what Formcast writes on SQLite for a workspace with no enabled webhook endpoint (nothing for the
+// fan-out to take; src/events/events.repository.ts), so both sides write the same rows and index entries.
+const insertEvent = db.prepare(`INSERT INTO events (id, workspace_id, type, occurred_at, contact_id, data, dispatched)
+  VALUES (?, '${WORKSPACE}', ?, ?, ?, ?, 1)`);
 const withEvents = mode === 'events';
 const insertBatch = db.transaction((rows: string[][], columns: string[], now: string) => {
   for (const r of rows) {

@@ -12,9 +12,9 @@ import { ROUTED_EVENT_TYPES, type EventRecord, type EventType, type NewEvent } f
  * dispatcher fans new events out (`claimUndispatchedEvents`, `eventsByIds`); retention prunes old ones.
  */
 
-/** Rows per INSERT statement: SQLite allows 32,766 bound values, a row binds 11. */
+/** Rows per INSERT statement: SQLite allows 32,766 bound values, a row binds 12. */
 const INSERT_CHUNK = 1000;
-const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'occurred_at', 'contact_id', 'broadcast_id', 'delivery_id', 'data', 'machine', 'url', 'routed'] as const;
+const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'occurred_at', 'contact_id', 'broadcast_id', 'delivery_id', 'data', 'machine', 'url', 'routed', 'dispatched'] as const;
 
 /**
  * The events' multi-row INSERT, as SQL text made once per size (db/batch-sql.ts) rather than built through the
@@ -67,18 +67,39 @@ async function workspacesRouting(db: Executor, rows: readonly TrackingEventRow[]
   return new Set(active.map((r) => r.workspace_id));
 }
 
+/**
+ * The workspaces of these rows whose events the webhook fan-out must take (`dispatched = 0`). On PostgreSQL, every
+ * workspace: an endpoint committed between this read and this transaction's commit would otherwise miss events that
+ * happen after it was created (docs/webhooks.md). On SQLite one writer at a time makes the read exact: this
+ * transaction holds (or, if it has written nothing yet, would fail to take) the write lock, so no endpoint can be
+ * created or enabled between the read and the commit. A workspace with no enabled endpoint then writes its events as
+ * dispatched, so the fan-out neither indexes nor marks them: an import wrote every contact's two events into the
+ * fan-out's index, and the fan-out then claimed each one for nothing, ~8-11 µs of ~48 µs of server CPU per imported
+ * row (bench/README.md, bench:import).
+ */
+async function workspacesListening(db: Executor, rows: readonly TrackingEventRow[], postgres: boolean): Promise<Set<string> | 'all'> {
+  if (postgres) return 'all';
+  const candidates = new Set<string>();
+  for (const r of rows) candidates.add(r.workspaceId);
+  const listening = await db.selectFrom('webhook_endpoints').select('workspace_id').distinct()
+    .where('enabled', '=', 1).where('workspace_id', 'in', [...candidates]).execute();
+  return new Set(listening.map((r) => r.workspace_id));
+}
+
 /** The one mapping of an event to its row, and the chunked INSERT both writers use. */
 async function insertEventRows(db: Executor, rows: readonly TrackingEventRow[], now: string): Promise<void> {
   if (!rows.length) return;
   const postgres = onPostgres(db);
   const routing = await workspacesRouting(db, rows);
+  const listening = await workspacesListening(db, rows, postgres);
   for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
     const end = Math.min(rows.length, start + INSERT_CHUNK);
     const params: unknown[] = [];
     for (let i = start; i < end; i++) {
       const { id, workspaceId, event: e } = rows[i]!;
       params.push(id, workspaceId, e.type, e.occurredAt ?? now, e.contactId ?? null, e.broadcastId ?? null, e.deliveryId ?? null,
-        JSON.stringify(e.data ?? {}), e.machine ? 1 : 0, e.url ?? null, ROUTED_EVENT_TYPES.has(e.type) && routing.has(workspaceId) ? 0 : 1);
+        JSON.stringify(e.data ?? {}), e.machine ? 1 : 0, e.url ?? null, ROUTED_EVENT_TYPES.has(e.type) && routing.has(workspaceId) ? 0 : 1,
+        listening === 'all' || listening.has(workspaceId) ? 0 : 1);
     }
     await db.executeQuery(CompiledQuery.raw(insertSql.text(postgres, end - start), params));
   }

@@ -369,6 +369,27 @@ describeApi('webhooks', (h) => {
     expect(rows.some((r) => [b.id, off.id, foreign.id].includes(r.endpoint_id))).toBe(false);
   });
 
+  it('a workspace with no enabled endpoint: its events are not for the fan-out (written dispatched on SQLite); an endpoint created or enabled later gets the events after it, not those before', async () => {
+    const clock = testClock();
+    const ws = await h.workspace();
+    const d = dispatcher(clock.now);
+    await d.fanOut();
+    const off = await endpoint(ws, 'http://127.0.0.1:9/off', ['contact.created']);
+    await service().update(ws.id, off.id, { enabled: false });
+    await events(ws, [{ type: 'contact.created', contactId: 'ct_before', data: {} }], clock.now());
+    const before = await h.db.kysely.selectFrom('events').select(['id', 'dispatched']).where('workspace_id', '=', ws.id).executeTakeFirstOrThrow();
+    expect(Number(before.dispatched)).toBe(h.dbName === 'sqlite' ? 1 : 0);
+    await d.fanOut();
+    const late = await endpoint(ws, 'http://127.0.0.1:9/late', ['contact.created']);
+    await service().update(ws.id, off.id, { enabled: true });
+    await events(ws, [{ type: 'contact.created', contactId: 'ct_after', data: {} }], clock.now());
+    const after = await h.db.kysely.selectFrom('events').select(['id', 'dispatched']).where('workspace_id', '=', ws.id).where('id', '!=', before.id).executeTakeFirstOrThrow();
+    expect(Number(after.dispatched)).toBe(0);
+    expect(await d.fanOut()).toBeGreaterThanOrEqual(1);
+    const rows = await h.db.kysely.selectFrom('webhook_deliveries').select(['endpoint_id', 'event_id']).where('workspace_id', '=', ws.id).orderBy('endpoint_id').execute();
+    expect(rows).toEqual([{ endpoint_id: off.id, event_id: after.id }, { endpoint_id: late.id, event_id: after.id }].sort((x, y) => (x.endpoint_id < y.endpoint_id ? -1 : 1)));
+  });
+
   it('a receiver that fails the first 2 attempts: retried after 5 s and 5 min, same webhook-id and body, each signature valid (standardwebhooks)', async () => {
     const clock = testClock();
     const ws = await h.workspace();
