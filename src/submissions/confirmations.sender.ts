@@ -2,12 +2,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import { contactEmail } from '../contacts/contacts.email.js';
 import { getContact } from '../contacts/contacts.repository.js';
 import type { Db } from '../db/connection.js';
-import { firstVerifiedDomain, getSigningKey } from '../domains/domains.repository.js';
+import { firstVerifiedDomain, getSigningKey, type SigningKey } from '../domains/domains.repository.js';
 import { getForm } from '../forms/forms.repository.js';
 import { renderTemplate } from '../lib/liquid.js';
 import { asDocument } from '../broadcasts/broadcasts.message.js';
 import { parseMailbox } from '../lib/email.js';
-import { htmlToText } from '../mail/compose.js';
+import { htmlToText, type OutgoingMessage } from '../mail/compose.js';
 import { returnPath } from '../mail/verp.js';
 import { TEXTS } from '../pages/i18n.js';
 import type { Locale } from '../workspaces/workspaces.schemas.js';
@@ -28,6 +28,39 @@ export function builtInConfirmation(locale: Locale): { subject: string; html: st
       + `<p><a href="{{ confirm_url }}">${t.confirmButton}</a></p>`
       + `<p>${t.confirmEmailIgnore}</p>`,
     text: null,
+  };
+}
+
+/** What one confirmation email is made of, read from the database by ConfirmationSender. */
+export interface ConfirmationParts {
+  source: { subject: string | null; html: string | null; text: string | null };
+  locale: Locale;
+  contact: { email: string; firstName: string | null; lastName: string | null; properties: Record<string, unknown> };
+  form: { id: string; name: string; heading: string };
+  confirmUrl: string;
+  from: { name: string; address: string; domain: string };
+  returnPath: string;
+  messageId: string;
+  key: SigningKey | null;
+}
+
+/** The confirmation email for the transport: the template rendered with `confirm_url` in its scope, DKIM-signed with `key`. */
+export function confirmationMessage(p: ConfirmationParts): OutgoingMessage {
+  const scope = { contact: p.contact, form: p.form, confirm_url: p.confirmUrl };
+  const subject = renderTemplate(p.source.subject ?? 'Please confirm your subscription', scope);
+  const html = renderTemplate(p.source.html, scope, 'html');
+  const text = renderTemplate(p.source.text, scope);
+  return {
+    from: { name: p.from.name, address: p.from.address },
+    to: p.contact.email,
+    replyTo: null,
+    returnPath: p.returnPath,
+    subject: (subject ?? '').replace(/[\r\n]+/g, ' '),
+    html: html === null ? null : asDocument(html, subject ?? '', p.locale),
+    text: text ?? (html ? htmlToText(html) : scope.confirm_url),
+    messageId: p.messageId,
+    headers: { 'Auto-Submitted': 'auto-generated' },
+    dkim: p.key ? { domainName: p.key.domain, keySelector: p.key.selector, privateKey: p.key.privateKey } : null,
   };
 }
 
@@ -79,27 +112,17 @@ export class ConfirmationSender {
     if (!from) throw new Error('the workspace has no verified sending domain to send the confirmation from');
     const key = await once(`key:${ws}:${from.domain}`, () => getSigningKey(k, ws, from.domain));
     const template = form.doubleOptInEmailId ? await once(`template:${ws}:${form.doubleOptInEmailId}`, () => getTemplate(k, ws, form.doubleOptInEmailId!)) : undefined;
-    const source = template ?? builtInConfirmation(workspace.settings.locale);
-    const scope = {
+    await this.mailer.send(confirmationMessage({
+      source: template ?? builtInConfirmation(workspace.settings.locale),
+      locale: workspace.settings.locale,
       contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
       form: { id: form.id, name: form.name, heading: form.settings.appearance?.heading ?? workspace.name },
-      confirm_url: `${this.publicUrl}/confirm/${c.token}`,
-    };
-    const subject = renderTemplate(source.subject ?? 'Please confirm your subscription', scope);
-    const html = renderTemplate(source.html, scope, 'html');
-    const text = renderTemplate(source.text, scope);
-    await this.mailer.send({
-      from: { name: from.name, address: from.address },
-      to: contact.email,
-      replyTo: null,
+      confirmUrl: `${this.publicUrl}/confirm/${c.token}`,
+      from,
       returnPath: returnPath(this.secret, 'c', c.id, from.domain),
-      subject: (subject ?? '').replace(/[\r\n]+/g, ' '),
-      html: html === null ? null : asDocument(html, subject ?? '', workspace.settings.locale),
-      text: text ?? (html ? htmlToText(html) : scope.confirm_url),
       messageId: `<${c.id}.${c.attempts}@${from.domain}>`,
-      headers: { 'Auto-Submitted': 'auto-generated' },
-      dkim: key ? { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey } : null,
-    });
+      key: key ?? null,
+    }));
   }
 
   /** The workspace's defaultFrom while its domain is verified; otherwise no-reply@ the oldest verified domain. */

@@ -18,7 +18,7 @@ declare module 'mailauth/lib/dkim/header/index.js' {
   export function generateCanonicalizedHeader(
     type: 'DKIM',
     signingHeaderLines: { keys: string; headers: ParsedHeaderLine[] },
-    options: { signingDomain: string; selector: string; algorithm: string; canonicalization: string; bodyHash: string },
+    options: { signingDomain: string; selector: string; algorithm: string; canonicalization: string; bodyHash: string; signTime?: Date },
   ): { canonicalizedHeader: Buffer; signatureHeaderLine: string; dkimHeaderOpts: Record<string, unknown> };
 }
 
