@@ -14,6 +14,7 @@ import type { Db } from '../../src/db/connection.js';
 import { PG_URL, testDatabases, type TestDatabase } from '../helpers/db.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 import { IMPRESSIONS_PER_MINUTE } from '../../src/protection/protection.routes.js';
+import { ProtectionService } from '../../src/protection/protection.service.js';
 
 const RULES = { windowSeconds: 600, ipRange: 3, pattern: 3, mailbox: 2, domain: 4 };
 
@@ -236,6 +237,20 @@ describeProtected('bot protection', (h) => {
       const signals = await h.db().kysely.selectFrom('signup_signals').select(['kind', 'key']).where('workspace_id', '=', ws).execute();
       expect(signals.length).toBeGreaterThan(0);
       expect(JSON.stringify(signals)).not.toMatch(/example|gmail|2001|jane/);
+    });
+
+    it('a rule that is off (0) stores no signal of its kind and holds nothing; the others still count', async () => {
+      const { ws } = await setup();
+      const service = new ProtectionService(h.db(), { secret: Buffer.from(TEST_SECRET), bursts: { ...RULES, pattern: 0, domain: 0 } });
+      const now = new Date().toISOString();
+      const tripped: string[][] = [];
+      for (let n = 1; n <= 6; n++) {
+        tripped.push(await h.db().kysely.transaction().execute((trx) => service.burst(trx, ws, `sub_${n}`, `203.0.113.${n}`, `user${n}@off.example`, now)));
+      }
+      // One /24 (ipRange 3): the 4th on is held for it; six addresses of one pattern and one domain hold nothing.
+      expect(tripped).toEqual([[], [], [], ['ip_range'], ['ip_range'], ['ip_range']]);
+      const kinds = await h.db().kysely.selectFrom('signup_signals').select('kind').distinct().where('workspace_id', '=', ws).execute();
+      expect(kinds.map((k) => k.kind)).toEqual(['ip_range']);
     });
 
     it('sign-ups of one pattern arriving at once: no more than the rule allows are accepted (counted one after another)', async () => {
