@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 
 /**
@@ -6,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
  */
 
 /** The `:slug` path parameter (a form's public address, contract §4). */
-export const SLUG_PARAMS = { type: 'object', properties: { slug: { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 } }, required: ['slug'] } as const;
+export const SLUG_PARAMS = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 }) });
 
 /**
  * A rate limit per visitor (IP address) and form, per minute; `perRoute` counts each route on its own (a page

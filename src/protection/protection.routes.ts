@@ -3,6 +3,7 @@ import { sendCompressedOnce } from '../http/compress.js';
 import { SLUG_PARAMS, perVisitorAndForm } from '../http/public-routes.js';
 import type { SubmissionsService } from '../submissions/submissions.service.js';
 import { widgetAsset } from './protection.assets.js';
+import { WidgetAssetParams } from './protection.schemas.js';
 import type { ProtectionService } from './protection.service.js';
 
 export interface ProtectionRoutesOptions {
@@ -11,7 +12,6 @@ export interface ProtectionRoutesOptions {
 }
 
 const SLUG = SLUG_PARAMS;
-const ASSET = { type: 'object', properties: { name: { type: 'string', enum: ['widget.js', 'pbkdf2.js', 'altcha.css'] } }, required: ['name'] } as const;
 /** Impressions counted per visitor (IP address) and form a minute. */
 export const IMPRESSIONS_PER_MINUTE = 10;
 const CORS = { 'access-control-allow-origin': '*' };
@@ -24,7 +24,7 @@ const perIpAndSlug = (max: number) => perVisitorAndForm(max, { perRoute: true })
  * an embed reports its impression. No key: a hostile caller is assumed (rate limits; the proof-of-work challenge is signed and its solution single-use).
  */
 export function protectionPublicRoutes(app: FastifyInstance, { protection, submissions }: ProtectionRoutesOptions): void {
-  app.get('/assets/altcha/:name', { schema: { tags: ['public'], summary: 'The proof-of-work widget (ALTCHA), served from this origin', security: [], params: ASSET } }, async (req: FastifyRequest<{ Params: { name: string } }>, reply) => {
+  app.get('/assets/altcha/:name', { schema: { tags: ['public'], summary: 'The proof-of-work widget (ALTCHA), served from this origin', security: [], params: WidgetAssetParams } }, async (req: FastifyRequest<{ Params: WidgetAssetParams }>, reply) => {
     const asset = widgetAsset(req.params.name)!;
     // The addresses carry the widget's version (?v=): cached for long.
     reply.headers(CORS).type(asset.type).header('cache-control', 'public, max-age=31536000, immutable').header('x-content-type-options', 'nosniff');
