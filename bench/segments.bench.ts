@@ -25,7 +25,6 @@
  *
  * Options: --contacts N, --pg, --database-url URL, --rounds N (timed repetitions, median), --help.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -34,6 +33,7 @@ import { performance } from 'node:perf_hooks';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { connect, type Db } from '../src/db/connection.js';
+import { unsubscribeTokens } from '../src/deliveries/deliveries.repository.js';
 import { DEFAULT_PIPELINE_OPTIONS } from '../src/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../src/deliveries/sql-store.js';
 import { newId } from '../src/lib/ids.js';
@@ -184,15 +184,16 @@ async function materialiseByHand(raw: Raw, workspaceId: string, topicId: string,
     const batch = rows.slice(i, i + 1000);
     await raw.transaction(async () => {
       if (raw.dialect === 'sqlite') {
-        for (const r of batch) {
+        const tokens = unsubscribeTokens(batch.length);
+        for (const [n, r] of batch.entries()) {
           await raw.query(`insert into deliveries (${DELIVERY_COLUMNS}) values (?, ?, ?, ?, ?, 'QUEUED', 0, ?, ?, ?, ?) on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing`,
-            [newId('dlv'), workspaceId, broadcastId, r.id, r.email, now, crypto.randomBytes(24).toString('base64url'), now, now]);
+            [newId('dlv'), workspaceId, broadcastId, r.id, r.email, now, tokens[n], now, now]);
         }
       } else {
         await raw.query(`insert into deliveries (${DELIVERY_COLUMNS})
           select i, $1, $2, c, e, 'QUEUED', 0, $3, t, $3, $3 from unnest($4::text[], $5::text[], $6::text[], $7::text[]) as x(i, c, e, t)
           on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing`,
-        [workspaceId, broadcastId, now, batch.map(() => newId('dlv')), batch.map((r) => r.id), batch.map((r) => r.email), batch.map(() => crypto.randomBytes(24).toString('base64url'))]);
+        [workspaceId, broadcastId, now, batch.map(() => newId('dlv')), batch.map((r) => r.id), batch.map((r) => r.email), unsubscribeTokens(batch.length)]);
       }
     });
   }

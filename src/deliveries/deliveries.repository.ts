@@ -56,6 +56,16 @@ export async function renewMaterialization(db: Executor, workspaceId: string, br
 }
 
 /**
+ * `n` unsubscribe tokens: 24 bytes of the CSPRNG each (base64url), drawn in one call. A call of crypto.randomBytes
+ * costs ~10 µs or more whatever its size (lib/random.ts): one per token was ~10 ms of CPU per batch of 1,000
+ * (1.1 s of the CPU profile of five materialisations of 22,824 recipients, bench:segments on PostgreSQL).
+ */
+export function unsubscribeTokens(n: number): string[] {
+  const bytes = crypto.randomBytes(24 * n);
+  return Array.from({ length: n }, (_, i) => bytes.toString('base64url', 24 * i, 24 * (i + 1)));
+}
+
+/**
  * Inserts one batch of recipients (a recipient already there is left alone: the unique index decides). One statement
  * of constant text whatever the batch's size, its values in a few parameters: on PostgreSQL one array per column
  * (unnest), on SQLite one JSON array of rows (json_each). Built through the query builder, a 1,000-row insert of
@@ -66,7 +76,7 @@ export async function renewMaterialization(db: Executor, workspaceId: string, br
 export async function insertDeliveries(db: Executor, workspaceId: string, broadcastId: string, recipients: { contactId: string; email: string }[], now: string): Promise<void> {
   if (!recipients.length) return;
   const ids = recipients.map(() => newId('dlv'));
-  const tokens = recipients.map(() => crypto.randomBytes(24).toString('base64url'));
+  const tokens = unsubscribeTokens(recipients.length);
   const columns = sql`insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at)`;
   // The partial unique index of broadcasts' recipients (a run's messages, automation_run_id set, have their own).
   const onConflict = sql`on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing`;
@@ -82,6 +92,34 @@ export async function insertDeliveries(db: Executor, workspaceId: string, broadc
     select value ->> 0, ${workspaceId}, ${broadcastId}, value ->> 1, value ->> 2, 'QUEUED', 0, ${now}, value ->> 3, ${now}, ${now}
     from json_each(${rows}) where true
     ${onConflict}`.execute(db);
+}
+
+/**
+ * PostgreSQL: one batch of a materialisation in one statement (so one transaction, without BEGIN and COMMIT round
+ * trips): the lease check and its renewal, the cursor (and, when `done`, the broadcast marked materialised and its
+ * lease released), and the recipients' insert, which happens only if the lease was this owner's. What
+ * renewMaterialization + insertDeliveries + advanceMaterialization do in a transaction, five round trips in one:
+ * BEGIN, the renewal, the cursor's update and COMMIT took 4.2 ms a batch besides the insert (bench:segments' 22,824
+ * recipients on PostgreSQL, 40 transactions: 172 ms). False when the lease was lost (nothing written).
+ */
+export async function writeMaterializationBatch(db: Executor, workspaceId: string, broadcastId: string, owner: string, leaseUntil: string, recipients: { contactId: string; email: string }[], cursor: string | null, done: boolean, now: string): Promise<boolean> {
+  const ids = recipients.map(() => newId('dlv'));
+  const tokens = unsubscribeTokens(recipients.length);
+  const set = done ? sql`materialize_cursor = ${cursor}, materialized_at = ${now}::timestamptz, materialize_owner = null, materialize_lease_until = null`
+    : sql`materialize_cursor = ${cursor}, materialize_lease_until = ${leaseUntil}::timestamptz`;
+  const r = await sql<{ renewed: number }>`with lease as (
+      update broadcasts set ${set}
+      where workspace_id = ${workspaceId} and id = ${broadcastId} and materialize_owner = ${owner} and status = 'SENDING' and materialized_at is null
+      returning id
+    ), inserted as (
+      insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at)
+      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz
+      from unnest(${ids}::text[], ${recipients.map((x) => x.contactId)}::text[], ${recipients.map((x) => x.email)}::text[], ${tokens}::text[]) as x(i, c, e, t)
+      where exists (select 1 from lease)
+      on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing
+    )
+    select count(*)::int as renewed from lease`.execute(db);
+  return Number(r.rows[0]?.renewed ?? 0) > 0;
 }
 
 /**

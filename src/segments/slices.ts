@@ -18,7 +18,8 @@ import { filterCost, type Filter } from './segments.filter.js';
  * about 100 ms measured on the development machine); see docs/security.md.
  *
  * PostgreSQL runs statements off the event loop: there the whole range is one slice (contactSlices). A broadcast's
- * materialisation takes one slice per transaction on both databases (nextSlice), to bound each transaction.
+ * materialisation reads one slice per statement on both databases (nextSlice), to bound each statement and each
+ * transaction (deliveries/sql-store.ts writeAudienceSlice, deliveries/audience-reader.ts).
  */
 export const SLICE_BUDGET = 400_000;
 export const SLICE_TARGET_MS = 25;

@@ -13,7 +13,8 @@ import { describeApi } from '../helpers/app.js';
  * slice's end and to the last recipient of a full batch.
  */
 describeApi('audience materialisation in slices', (h) => {
-  it('writes every recipient exactly once, in several slices and batches, and marks the broadcast materialised', async () => {
+  /** 600 contacts (229 in the audience), a costly segment (small slices) and a SENDING broadcast to it. */
+  async function setup() {
     const ws = await h.workspace();
     const k = h.db.kysely;
     const now = new Date().toISOString();
@@ -35,6 +36,14 @@ describeApi('audience materialisation in slices', (h) => {
 
     const broadcastId = newId('bc');
     await k.insertInto('broadcasts').values({ id: broadcastId, workspace_id: ws.id, name: 'B', status: 'SENDING', segment_id: segmentId, created_at: now, updated_at: now } as never).execute();
+    const expected = (await (await audienceQuery(k, h.db.dialect, ws.id, { segmentId, topicId: null })).select('contacts.id').orderBy('contacts.id').execute()).map((r) => r.id);
+    expect(expected).toHaveLength(229); // 30 + 200 SUBSCRIBED, one of them suppressed
+    const delivered = async () => (await k.selectFrom('deliveries').select('contact_id').where('broadcast_id', '=', broadcastId).orderBy('contact_id').execute()).map((r) => r.contact_id);
+    return { k, now, broadcastId, expected, delivered };
+  }
+
+  it('writes every recipient exactly once, in several slices and batches, and marks the broadcast materialised', async () => {
+    const { k, now, broadcastId, expected, delivered: deliveredNow } = await setup();
     const store = new SqlDeliveryStore(h.db);
     const lease = new Date(Date.now() + 60_000).toISOString();
     const job = await store.claimAudience('test', now, lease);
@@ -47,10 +56,7 @@ describeApi('audience materialisation in slices', (h) => {
       if (slice.state !== 'more') break;
     }
 
-    const expected = (await (await audienceQuery(k, h.db.dialect, ws.id, { segmentId, topicId: null })).select('contacts.id').orderBy('contacts.id').execute()).map((r) => r.id);
-    expect(expected).toHaveLength(229); // 30 + 200 SUBSCRIBED, one of them suppressed
-    const delivered = (await k.selectFrom('deliveries').select('contact_id').where('broadcast_id', '=', broadcastId).orderBy('contact_id').execute()).map((r) => r.contact_id);
-    expect(delivered).toEqual(expected);
+    expect(await deliveredNow()).toEqual(expected);
     expect(slices.reduce((n, s) => n + s.written, 0)).toBe(expected.length);
     expect(slices.at(-1)!.state).toBe('done');
     expect(slices.every((s) => s.written <= maxRows)).toBe(true);
@@ -62,5 +68,36 @@ describeApi('audience materialisation in slices', (h) => {
     const b = await k.selectFrom('broadcasts').select(['materialized_at', 'materialize_owner']).where('id', '=', broadcastId).executeTakeFirstOrThrow();
     expect(b.materialized_at).not.toBeNull();
     expect(b.materialize_owner).toBeNull();
+  });
+
+  it('a worker whose lease was taken writes nothing more ("lost"); the one that took it over goes on from the cursor: every recipient exactly once', async () => {
+    const { k, now, broadcastId, expected, delivered } = await setup();
+    const first = new SqlDeliveryStore(h.db);
+    const lease = new Date(Date.now() + 60_000).toISOString();
+    const jobA = await first.claimAudience('a', now, lease);
+    expect(jobA?.broadcastId).toBe(broadcastId);
+    let written = 0;
+    for (let i = 0; i < 3; i++) written += (await first.writeAudienceSlice(jobA!, 'a', 50, now, lease)).written;
+    const sofar = await delivered();
+    expect(sofar).toHaveLength(written);
+    expect(written).toBeGreaterThan(0);
+    // A's lease lapses (it stalled); B claims the materialisation and starts from the committed cursor.
+    await k.updateTable('broadcasts').set({ materialize_lease_until: new Date(Date.now() - 1000).toISOString() } as never).where('id', '=', broadcastId).execute();
+    const second = new SqlDeliveryStore(h.db);
+    const jobB = await second.claimAudience('b', now, lease);
+    expect(jobB?.broadcastId).toBe(broadcastId);
+    expect(jobB!.cursor).toBe(jobA!.cursor);
+    // A comes back: its write is refused and adds nothing (its read ahead, on PostgreSQL, is dropped).
+    expect(await first.writeAudienceSlice(jobA!, 'a', 50, now, lease)).toMatchObject({ written: 0, state: 'lost' });
+    expect(await delivered()).toEqual(sofar);
+    for (let i = 0; i < 100; i++) {
+      const slice = await second.writeAudienceSlice(jobB!, 'b', 50, now, lease);
+      if (slice.state !== 'more') {
+        expect(slice.state).toBe('done');
+        break;
+      }
+    }
+    expect(await delivered()).toEqual(expected);
+    expect(await first.writeAudienceSlice(jobA!, 'a', 50, now, lease)).toMatchObject({ written: 0, state: 'lost' });
   });
 });
