@@ -2,7 +2,7 @@ import { recordBounce, reportRules, type ReportRules } from '../bounces/bounces.
 import { tripIfOver } from '../broadcasts/broadcasts.breaker.js';
 import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
 import { CONTACT_COLUMNS, toContactRecord } from '../contacts/contacts.repository.js';
-import type { Db } from '../db/connection.js';
+import { isForeignKeyViolation, type Db } from '../db/connection.js';
 import { BatchWriter } from '../db/batch-writer.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { newId } from '../lib/ids.js';
@@ -129,7 +129,17 @@ export class SqlDeliveryStore implements DeliveryStore {
         this.readers.delete(job);
         throw err;
       }
-      if (!(await repo.writeMaterializationBatch(k, job.workspaceId, job.broadcastId, owner, leaseUntil, batch.rows, batch.next ?? job.cursor, batch.next === null, now))) {
+      let held: boolean;
+      try {
+        held = await repo.writeMaterializationBatch(k, job.workspaceId, job.broadcastId, owner, leaseUntil, batch.rows, batch.next ?? job.cursor, batch.next === null, now);
+      } catch (err) {
+        reader.close();
+        this.readers.delete(job);
+        // A contact of the batch deleted while it was written: nothing was written; the next round reads it again.
+        if (isForeignKeyViolation(err)) return { written: 0, state: 'more' };
+        throw err;
+      }
+      if (!held) {
         reader.close();
         this.readers.delete(job);
         return { written: 0, state: 'lost' };

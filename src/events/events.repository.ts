@@ -72,13 +72,15 @@ async function workspacesRouting(db: Executor, rows: readonly TrackingEventRow[]
  * workspace: an endpoint committed between this read and this transaction's commit would otherwise miss events that
  * happen after it was created (docs/webhooks.md). On SQLite one writer at a time makes the read exact: this
  * transaction holds (or, if it has written nothing yet, would fail to take) the write lock, so no endpoint can be
- * created or enabled between the read and the commit. A workspace with no enabled endpoint then writes its events as
+ * created or enabled between the read and the commit (in a transaction: a caller without one writes every event
+ * undispatched, as on PostgreSQL). A workspace with no enabled endpoint then writes its events as
  * dispatched, so the fan-out neither indexes nor marks them: an import wrote every contact's two events into the
  * fan-out's index, and the fan-out then claimed each one for nothing, ~8-11 µs of ~48 µs of server CPU per imported
  * row (bench/README.md, bench:import).
  */
 async function workspacesListening(db: Executor, rows: readonly TrackingEventRow[], postgres: boolean): Promise<Set<string> | 'all'> {
-  if (postgres) return 'all';
+  // Outside a transaction the read and the insert are two statements, and another transaction may run between them.
+  if (postgres || !db.isTransaction) return 'all';
   const candidates = new Set<string>();
   for (const r of rows) candidates.add(r.workspaceId);
   const listening = await db.selectFrom('webhook_endpoints').select('workspace_id').distinct()

@@ -11,6 +11,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { WidgetFile } from './protection.schemas.js';
 
 /** Changes when the package does: the assets' addresses carry it, so they can be cached for long. */
 export const WIDGET_VERSION = '3.2.2';
@@ -54,12 +55,13 @@ export interface Asset {
   type: string;
 }
 
-let assets: Map<string, Asset> | undefined;
+let assets: Map<WidgetFile, Asset> | undefined;
 
-function load(): Map<string, Asset> {
+function load(): Map<WidgetFile, Asset> {
   const external = path.dirname(createRequire(import.meta.url).resolve('altcha/external'));
   const read = (...p: string[]) => fs.readFileSync(path.join(external, ...p), 'utf8');
-  return new Map<string, Asset>([
+  // Keyed by the names the route's schema allows (protection.schemas.ts), so the two cannot drift apart.
+  return new Map<WidgetFile, Asset>([
     ['widget.js', { body: Buffer.from(`/* ALTCHA ${WIDGET_VERSION} (MIT, https://altcha.org), served by Formcast */\n${read('altcha.min.js')}\n${GLUE}`), type: 'text/javascript; charset=utf-8' }],
     ['pbkdf2.js', { body: Buffer.from(read('..', 'workers', 'pbkdf2.js')), type: 'text/javascript; charset=utf-8' }],
     ['altcha.css', { body: Buffer.from(read('altcha.css')), type: 'text/css; charset=utf-8' }],
@@ -67,12 +69,14 @@ function load(): Map<string, Asset> {
 }
 
 /** An asset by name, or undefined. */
-export function widgetAsset(name: string): Asset | undefined {
+export function widgetAsset(name: WidgetFile): Asset {
   assets ??= load();
-  return assets.get(name);
+  const asset = assets.get(name);
+  if (!asset) throw new Error(`the widget has no file ${name}`);
+  return asset;
 }
 
 /** The widget's stylesheet for an embed's shadow root: its custom properties on the host instead of the document. */
 export function widgetCssForShadow(): string {
-  return widgetAsset('altcha.css')!.body.toString('utf8').replace(/:root\b/g, ':host');
+  return widgetAsset('altcha.css').body.toString('utf8').replace(/:root\b/g, ':host');
 }

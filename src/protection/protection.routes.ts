@@ -25,7 +25,7 @@ const perIpAndSlug = (max: number) => perVisitorAndForm(max, { perRoute: true })
  */
 export function protectionPublicRoutes(app: FastifyInstance, { protection, submissions }: ProtectionRoutesOptions): void {
   app.get('/assets/altcha/:name', { schema: { tags: ['public'], summary: 'The proof-of-work widget (ALTCHA), served from this origin', security: [], params: WidgetAssetParams } }, async (req: FastifyRequest<{ Params: WidgetAssetParams }>, reply) => {
-    const asset = widgetAsset(req.params.name)!;
+    const asset = widgetAsset(req.params.name);
     // The addresses carry the widget's version (?v=): cached for long.
     reply.headers(CORS).type(asset.type).header('cache-control', 'public, max-age=31536000, immutable').header('x-content-type-options', 'nosniff');
     return sendCompressedOnce(req, reply, asset, req.params.name, () => asset.body);

@@ -379,7 +379,12 @@ describeApi('webhooks', (h) => {
     await events(ws, [{ type: 'contact.created', contactId: 'ct_before', data: {} }], clock.now());
     const before = await h.db.kysely.selectFrom('events').select(['id', 'dispatched']).where('workspace_id', '=', ws.id).executeTakeFirstOrThrow();
     expect(Number(before.dispatched)).toBe(h.dbName === 'sqlite' ? 1 : 0);
+    // Outside a transaction the endpoints' read and the insert are two statements: always for the fan-out.
+    await recordEvents(h.db.kysely, ws.id, [{ type: 'contact.created', contactId: 'ct_no_trx', data: {} }], clock.now().toISOString());
+    const loose = await h.db.kysely.selectFrom('events').select(['id', 'dispatched']).where('workspace_id', '=', ws.id).where('contact_id', '=', 'ct_no_trx').executeTakeFirstOrThrow();
+    expect(Number(loose.dispatched)).toBe(0);
     await d.fanOut();
+    await h.db.kysely.deleteFrom('events').where('id', '=', loose.id).execute();
     const late = await endpoint(ws, 'http://127.0.0.1:9/late', ['contact.created']);
     await service().update(ws.id, off.id, { enabled: true });
     await events(ws, [{ type: 'contact.created', contactId: 'ct_after', data: {} }], clock.now());
