@@ -13,8 +13,11 @@ import { describeApi } from '../helpers/app.js';
  * slice's end and to the last recipient of a full batch.
  */
 describeApi('audience materialisation in slices', (h) => {
-  /** 600 contacts (229 in the audience), a costly segment (small slices) and a SENDING broadcast to it. */
-  async function setup() {
+  /**
+   * 600 contacts, a costly segment (small slices) and a SENDING broadcast to it: by default the segment matches
+   * every contact (229 in the audience); `match` narrows it to the emails containing it.
+   */
+  async function setup(match = '@', audienceSize = 229) {
     const ws = await h.workspace();
     const k = h.db.kysely;
     const now = new Date().toISOString();
@@ -27,7 +30,7 @@ describeApi('audience materialisation in slices', (h) => {
     expect((await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'p301@example.com', reason: 'MANUAL' })).statusCode).toBe(201);
 
     // Every contact matches (all emails contain "@"), but 199 text matches make the filter costly: small slices.
-    const filter: Filter = { any: [{ field: 'email', op: 'contains', value: '@' }, ...Array.from({ length: 198 }, (_, i) => ({ field: 'firstName', op: 'contains' as const, value: `zz${i}` }))] };
+    const filter: Filter = { any: [{ field: 'email', op: 'contains', value: match }, ...Array.from({ length: 198 }, (_, i) => ({ field: 'firstName', op: 'contains' as const, value: `zz${i}` }))] };
     const rowsPerSlice = sliceRows(filter);
     expect(rowsPerSlice).toBeLessThan(200);
     const segment = await h.call(ws.key, 'POST', '/v1/segments', { name: 'Costly', filter });
@@ -37,7 +40,7 @@ describeApi('audience materialisation in slices', (h) => {
     const broadcastId = newId('bc');
     await k.insertInto('broadcasts').values({ id: broadcastId, workspace_id: ws.id, name: 'B', status: 'SENDING', segment_id: segmentId, created_at: now, updated_at: now } as never).execute();
     const expected = (await (await audienceQuery(k, h.db.dialect, ws.id, { segmentId, topicId: null })).select('contacts.id').orderBy('contacts.id').execute()).map((r) => r.id);
-    expect(expected).toHaveLength(229); // 30 + 200 SUBSCRIBED, one of them suppressed
+    expect(expected).toHaveLength(audienceSize); // by default 30 + 200 SUBSCRIBED, one of them suppressed
     const delivered = async () => (await k.selectFrom('deliveries').select('contact_id').where('broadcast_id', '=', broadcastId).orderBy('contact_id').execute()).map((r) => r.contact_id);
     return { k, now, broadcastId, expected, delivered };
   }
@@ -120,5 +123,22 @@ describeApi('audience materialisation in slices', (h) => {
       }
     }
     expect(await delivered()).toEqual(expected.filter((id) => !gone.includes(id)));
+  });
+
+  it('a segment that matches only the newest contacts: the slices without a recipient are passed over, and the audience is written once', async () => {
+    // p59 and p590…p599: seven of them SUBSCRIBED, all in the last slice; every slice before it holds nobody.
+    const { now, expected, delivered } = await setup('p59', 7);
+    const store = new SqlDeliveryStore(h.db);
+    const lease = new Date(Date.now() + 60_000).toISOString();
+    const job = await store.claimAudience('s', now, lease);
+    const slices: { written: number; state: string }[] = [];
+    for (let i = 0; i < 100; i++) {
+      const slice = await store.writeAudienceSlice(job!, 's', 50, now, lease);
+      slices.push(slice);
+      if (slice.state !== 'more') break;
+    }
+    expect(slices.at(-1)!.state).toBe('done');
+    expect(slices.reduce((n, x) => n + x.written, 0)).toBe(7);
+    expect(await delivered()).toEqual(expected);
   });
 });
