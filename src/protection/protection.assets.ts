@@ -68,7 +68,7 @@ function load(): Map<WidgetFile, Asset> {
   ]);
 }
 
-/** An asset by name, or undefined. */
+/** An asset by name (the route's schema admits only these names). */
 export function widgetAsset(name: WidgetFile): Asset {
   assets ??= load();
   const asset = assets.get(name);
