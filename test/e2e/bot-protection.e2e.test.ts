@@ -6,8 +6,6 @@
  * impressions are counted once per page view. Screenshots go to test-output/e2e/.
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
@@ -16,7 +14,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { describeBrowser, launchBrowser } from '../helpers/browser.js';
+import { describeBrowser, launchBrowser, startSite, type Site } from '../helpers/browser.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 import { freePort } from '../helpers/formcast-process.js';
 
@@ -30,7 +28,7 @@ describeBrowser('bot protection (the app on a port, headless Chromium)', () => {
   let base: string;
   let key: string;
   let ws: string;
-  let site: { url: string; pages: Map<string, string>; close(): Promise<void> };
+  let site: Site;
   const forms: Record<string, { id: string; slug: string }> = {};
 
   async function api(method: string, url: string, body?: unknown): Promise<any> {
@@ -64,15 +62,9 @@ describeBrowser('bot protection (the app on a port, headless Chromium)', () => {
     await publish('pow-popup', { display: 'POPUP', settings: { ...protection, successAction: { type: 'MESSAGE', message: 'Popup: welcome!' } } });
     await publish('plain-inline', { display: 'INLINE_EMBED' });
     browser = await launchBrowser();
-    const pages = new Map<string, string>();
-    const server = http.createServer((req, res) => {
-      const body = pages.get(req.url ?? '');
-      if (body === undefined) return res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-    });
-    const url = await new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
     // Another port is another origin: the embeds run cross-origin, as on a customer's site.
-    site = { url, pages, close: () => new Promise((r) => server.close(() => r())) };
+    site = await startSite();
+    const { pages } = site;
     const embed = (slug: string, attrs = '') => `<script src="${base}/f/${slug}/embed.js"${attrs}></script>`;
     pages.set('/inline', `<!doctype html><html><head><title>Blog</title></head><body><h1>A blog post</h1><p>Subscribe below.</p>${embed('pow-inline')}</body></html>`);
     pages.set('/popup', `<!doctype html><html><head><title>Shop</title></head><body><h1>A shop</h1><button id="opener" data-formcast-open="pow-popup">Newsletter</button>${embed('pow-popup', ' data-formcast-delay="off"')}</body></html>`);

@@ -8,14 +8,12 @@
  * are copies of these).
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeBrowser, launchBrowser } from '../helpers/browser.js';
+import { describeBrowser, launchBrowser, startSite, type Site } from '../helpers/browser.js';
 import { apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -43,7 +41,7 @@ describeBrowser('forms: appearance, embeds, surveys, console editor (formcast se
   let browser: Browser;
   let context: BrowserContext;
   let server: Awaited<ReturnType<typeof serve>>;
-  let site: { url: string; pages: Map<string, string>; close(): Promise<void> };
+  let site: Site;
   let tmp: string;
   let key: string;
   const ids: Record<string, string> = {};
@@ -117,14 +115,8 @@ describeBrowser('forms: appearance, embeds, surveys, console editor (formcast se
       }),
     ]);
 
-    const pages = new Map<string, string>();
-    const httpServer = http.createServer((req, res) => {
-      const body = pages.get(req.url ?? '');
-      if (body === undefined) return res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-    });
-    const siteUrl = await new Promise<string>((resolve) => httpServer.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`)));
-    site = { url: siteUrl, pages, close: () => new Promise((r) => httpServer.close(() => r())) };
+    site = await startSite();
+    const { pages } = site;
     const shell = (title: string, body: string, dark = false) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title>`
       + `<style>body{margin:0;font:17px/1.6 Georgia,serif;background:${dark ? '#10141a' : '#fbfaf7'};color:${dark ? '#d8dee9' : '#2b2b2b'}}main{max-width:40rem;margin:0 auto;padding:2.5rem 1.25rem}`
       + `h1{font-size:2rem;line-height:1.2;margin:0 0 1rem}.nav{padding:1rem 1.25rem;border-bottom:1px solid ${dark ? '#2a313c' : '#e7e3da'};font-weight:700}a{color:${dark ? '#9ecbff' : '#1d6b34'}}</style></head>`

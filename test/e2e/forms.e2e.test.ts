@@ -6,14 +6,12 @@
  * a page of another origin (inline and as a popup). Screenshots go to test-output/e2e/.
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeBrowser, launchBrowser } from '../helpers/browser.js';
+import { describeBrowser, launchBrowser, startSite, type Site } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 import { apiCaller, cli, freePort, serve } from '../helpers/formcast-process.js';
 
@@ -58,7 +56,7 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
   let browser: Browser;
   let server: Awaited<ReturnType<typeof serve>>;
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
-  let site: { url: string; pages: Map<string, string>; close(): Promise<void> };
+  let site: Site;
   let tmp: string;
   let key: string;
   const formIds: Record<string, string> = {};
@@ -116,14 +114,8 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     ]);
 
     // The other origin: a site that embeds the forms (another port on 127.0.0.1).
-    const pages = new Map<string, string>();
-    const httpServer = http.createServer((req, res) => {
-      const body = pages.get(req.url ?? '');
-      if (body === undefined) return res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
-    });
-    const siteUrl = await new Promise<string>((resolve) => httpServer.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`)));
-    site = { url: siteUrl, pages, close: () => new Promise((r) => httpServer.close(() => r())) };
+    site = await startSite();
+    const { pages } = site;
     const shell = (body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
       `<title>Acme blog</title><style>body { font-family: Georgia, serif; max-width: 40rem; margin: 2rem auto; } input, button { display: none; }</style></head><body>${body}</body></html>`;
     const script = (slug: string, attrs = '') => `<script src="${server.url}/f/${slug}/embed.js"${attrs}></script>`;

@@ -4,6 +4,8 @@
  * the suites are declared skipped with the reason in their title and on stderr, so the report shows it.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { describe } from 'vitest';
 
@@ -45,4 +47,22 @@ export function describeBrowser(title: string, suite: () => void): void {
  */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS, timeout: 60_000 });
+}
+
+/** A customer's site on another origin (another port on 127.0.0.1): serves `pages` by path, 404 otherwise. */
+export interface Site {
+  url: string;
+  pages: Map<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startSite(): Promise<Site> {
+  const pages = new Map<string, string>();
+  const server = http.createServer((req, res) => {
+    const body = pages.get(req.url ?? '');
+    if (body === undefined) return res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
+  });
+  const url = await new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return { url, pages, close: () => new Promise((r) => server.close(() => r())) };
 }
