@@ -71,6 +71,8 @@ export interface Config {
     /** `formcast serve` runs the worker and the periodic jobs in-process (SERVE_WORKER, default true). */
     inServe: boolean;
   };
+  /** V8's heap kept lean (LEAN_HEAP; `formcast worker`: default true, otherwise false): applied by the CLI at start, lib/lean-heap.ts (docs/sending.md, "Memory"). */
+  leanHeap: boolean;
   /** Days events are kept (EVENTS_RETENTION_DAYS); older ones are pruned by the worker, in batches. */
   eventsRetentionDays: number;
   /**
@@ -228,12 +230,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: intFrom(env, 'WORKER_MAX_ATTEMPTS', 5, 1, 100),
       backoffBaseMs: intFrom(env, 'WORKER_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
       pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
-      // As many as the machine has cores (at most 8): the worker's own thread mostly waits on SMTP and SQLite, and a
-      // thread less left a core idle (bench/README.md, "bench:send").
-      sendThreads: intFrom(env, 'SEND_THREADS', Math.max(1, Math.min(8, os.availableParallelism())), 0, 64),
+      // One fewer than the machine has cores (at least 1, at most 8): the worker's own thread makes chunks too while
+      // every thread is busy (send-threads.ts), and on two cores one thread and that share sent more a second than two
+      // threads, with a thread's heap less (bench/README.md, "bench:send").
+      sendThreads: intFrom(env, 'SEND_THREADS', Math.max(1, Math.min(8, os.availableParallelism() - 1)), 0, 64),
       batches: intFrom(env, 'WORKER_BATCHES', 2, 1, 16),
       inServe: boolFrom(env, 'SERVE_WORKER', true),
     },
+    // Applied by the CLI before anything loads (lib/lean-heap.ts: true by default for `formcast worker` only, which
+    // sets it in the environment); read here too, so that a wrong value is refused.
+    leanHeap: boolFrom(env, 'LEAN_HEAP', false),
     eventsRetentionDays: intFrom(env, 'EVENTS_RETENTION_DAYS', 400, 1, 36_500),
     signupBursts: {
       windowSeconds: intFrom(env, 'SIGNUP_BURST_WINDOW_SECONDS', DEFAULT_BURST_RULES.windowSeconds, 1, 86_400),

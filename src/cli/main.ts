@@ -1,3 +1,4 @@
+import './lean-heap-first.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';

@@ -1,3 +1,4 @@
+import { applyLeanHeap } from '../lib/lean-heap.js';
 import { isRenderLimit } from '../lib/liquid.js';
 import { buildRaw } from '../mail/transport.js';
 import { composeMessage, prepareBroadcast, type MessageRecipient, type PreparedBroadcast } from './message.js';
@@ -42,6 +43,9 @@ function preparedFor(sending: SendingBroadcast): PreparedBroadcast {
   }
   return { ...p, workspace: sending.workspace, topic: sending.topic, dkim: sending.dkim };
 }
+
+// A thread's start set V8's process-wide flags back to Node's: the lean heap is set again (lib/lean-heap.ts).
+applyLeanHeap();
 
 export async function renderMessages(task: RenderTask): Promise<RenderResult[]> {
   const p = preparedFor(task.sending);

@@ -6,6 +6,7 @@ import { grants } from '../../src/http/scopes.js';
 import { configWarnings, loadConfig } from '../../src/config.js';
 import { normalizeDomainName } from '../../src/domains/domains.service.js';
 import { newId } from '../../src/lib/ids.js';
+import { leanHeapWanted } from '../../src/lib/lean-heap.js';
 import { toIso } from '../../src/lib/time.js';
 
 describe('ids', () => {
@@ -74,6 +75,15 @@ describe('config', () => {
     expect(() => loadConfig({ SERVE_WORKER: 'no' })).toThrow(/SERVE_WORKER must be true or false, got "no"/);
     expect(() => loadConfig({ SEND_THREADS: '-1' })).toThrow(/SEND_THREADS must be a whole number from 0 to 64/);
     expect(loadConfig({ SEND_THREADS: '0', WORKER_BATCHES: '3' }).worker).toMatchObject({ sendThreads: 0, batches: 3, inServe: true });
+    expect(() => loadConfig({ LEAN_HEAP: 'yes' })).toThrow(/LEAN_HEAP must be true or false, got "yes"/);
+    expect(loadConfig({ LEAN_HEAP: 'true' }).leanHeap).toBe(true);
+  });
+  it("keeps V8's heap lean where LEAN_HEAP says, or by the command's default (`formcast worker`)", () => {
+    expect(leanHeapWanted({}, false)).toBe(false);
+    expect(leanHeapWanted({}, true)).toBe(true);
+    expect(leanHeapWanted({ LEAN_HEAP: 'true' }, false)).toBe(true);
+    expect(leanHeapWanted({ LEAN_HEAP: 'false' }, true)).toBe(false);
+    expect(leanHeapWanted({ LEAN_HEAP: '' }, true)).toBe(true);
   });
   it('reads rates as fractions or percentages', () => {
     expect(loadConfig({ PAUSE_BOUNCE_RATE: '10%', PAUSE_COMPLAINT_RATE: '0.001' }).bounces).toMatchObject({ pauseBounceRate: 0.1, pauseComplaintRate: 0.001 });

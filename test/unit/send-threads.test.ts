@@ -1,0 +1,64 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { RenderResult, RenderTask } from '../../src/deliveries/render.worker.js';
+import { createRenderer } from '../../src/deliveries/send-threads.js';
+
+// The send threads and the pipeline's share (send-threads.ts): chunks wait in order; a free thread takes the next one,
+// and while every thread is busy the pipeline's thread makes one at a time itself.
+const workerFile = fileURLToPath(new URL('../fixtures/send-thread-tags.mjs', import.meta.url));
+
+function task(id: string): RenderTask {
+  return { items: [{ d: { id } }] } as unknown as RenderTask;
+}
+const where = (r: RenderResult[]) => (r[0] as { error: string }).error;
+
+describe('send threads with the pipeline thread sharing', () => {
+  it('gives each chunk its own messages, made by the thread or, while it is busy, by the pipeline thread', async () => {
+    let here = 0;
+    let hereAtOnce = 0;
+    let hereMost = 0;
+    const renderer = createRenderer(1, undefined, {
+      workerFile,
+      local: async (t) => {
+        here++;
+        hereMost = Math.max(hereMost, ++hereAtOnce);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        hereAtOnce--;
+        return t.items.map((item) => ({ ok: false as const, error: `here:${item.d.id}` }));
+      },
+    });
+    try {
+      const ids = Array.from({ length: 12 }, (_, i) => `d${i}`);
+      const results = await Promise.all(ids.map((id) => renderer.render(task(id))));
+      // Every chunk answered with its own message, in its place.
+      expect(results.map((r) => where(r).split(':')[1])).toEqual(ids);
+      const byThread = results.filter((r) => where(r).startsWith('thread:')).length;
+      expect(byThread).toBeGreaterThanOrEqual(1);
+      expect(here).toBe(12 - byThread);
+      expect(here).toBeGreaterThanOrEqual(1);
+      // The pipeline thread never makes two chunks at once.
+      expect(hereMost).toBe(1);
+    } finally {
+      await renderer.close();
+    }
+  });
+
+  it('settles every chunk when it is closed with chunks still waiting', async () => {
+    const renderer = createRenderer(1, undefined, { workerFile, local: () => new Promise<RenderResult[]>(() => {}) });
+    const pending = Array.from({ length: 4 }, (_, i) => renderer.render(task(`d${i}`)));
+    // Let the first chunk reach the thread and the second the pipeline's thread (which never finishes here).
+    await new Promise((resolve) => setImmediate(resolve));
+    const closed = renderer.close();
+    const settled = await Promise.allSettled([pending[2]!, pending[3]!]);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+    expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/send threads were stopped/);
+    await closed;
+  });
+
+  it('makes everything in the pipeline thread when there are no threads (SEND_THREADS=0)', async () => {
+    const renderer = createRenderer(0, undefined, { workerFile, local: async (t) => t.items.map((item) => ({ ok: false as const, error: `here:${item.d.id}` })) });
+    expect(renderer.threads).toBe(0);
+    expect(where(await renderer.render(task('d1')))).toBe('here:d1');
+    await renderer.close();
+  });
+});
