@@ -293,7 +293,7 @@ function report(opts: ReturnType<typeof parseOptions>, concurrency: number, resu
 
   const cols = ['run', 'messages', 'signed', 'twice', 'seconds', 'msg/s', 'CPU ms/msg', 'first msg ms', 'peak RSS MB', 'KB/msg'];
   const rows = results.map((r) => [r.label, fmt(r.messages), fmt(r.signed), fmt(r.duplicates), fmt(r.seconds, 1), fmt(r.perSec, 0), fmt(r.cpuMsPerMessage, 2), fmt(r.timeToFirstMs), fmt(r.peakRssMb, 0), fmt(r.messages ? r.bytes / r.messages / 1024 : 0, 1)]);
-  const where = `${opts.workers ? `${opts.workers} formcast worker processes` : 'formcast serve'}, ${opts.pgUrl ? 'PostgreSQL' : 'SQLite'}${opts.threads !== null ? `, SEND_THREADS=${opts.threads}` : ''}`;
+  const where = `${opts.workers ? `${opts.workers} formcast worker processes` : 'formcast serve'}, ${opts.pgUrl ? 'PostgreSQL' : 'SQLite'}${opts.threads !== null ? `, SEND_THREADS=${opts.threads}` : ''}${process.env.LEAN_HEAP ? `, LEAN_HEAP=${process.env.LEAN_HEAP}` : ''}`;
   const out = [
     '',
     `one broadcast to ${fmt(opts.rows)} recipients (${where}) vs nodemailer pooled transport (baseline), same SMTP sink`,
@@ -324,6 +324,8 @@ function report(opts: ReturnType<typeof parseOptions>, concurrency: number, resu
     database: opts.pgUrl ? 'postgres' : 'sqlite',
     workers: opts.workers,
     sendThreads: opts.threads,
+    // As the sending processes were given it (docs/sending.md, "Memory"); null: their default.
+    leanHeap: process.env.LEAN_HEAP ?? null,
     connections: opts.connections,
     concurrency,
     baselineKey: opts.baselineKeyObject ? 'KeyObject' : 'PEM',

@@ -1,3 +1,4 @@
+import { isMainThread } from 'node:worker_threads';
 import { applyLeanHeap } from '../lib/lean-heap.js';
 import { isRenderLimit } from '../lib/liquid.js';
 import { buildRaw } from '../mail/transport.js';
@@ -44,8 +45,9 @@ function preparedFor(sending: SendingBroadcast): PreparedBroadcast {
   return { ...p, workspace: sending.workspace, topic: sending.topic, dkim: sending.dkim };
 }
 
-// A thread's start set V8's process-wide flags back to Node's: the lean heap is set again (lib/lean-heap.ts).
-applyLeanHeap();
+// A thread's start set V8's process-wide flags back to Node's: the lean heap is set again (lib/lean-heap.ts). Only in
+// a send thread: in the process's main thread (where this module is loaded too) cli/main.ts decided.
+if (!isMainThread) applyLeanHeap();
 
 export async function renderMessages(task: RenderTask): Promise<RenderResult[]> {
   const p = preparedFor(task.sending);

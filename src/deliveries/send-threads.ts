@@ -9,11 +9,12 @@ const piscina = lazyRequire<{ Piscina: typeof PiscinaType }>('piscina');
 /**
  * Where the CPU of a send runs (deliveries/CONTEXT.md, "Send threads"): rendering, MIME and the DKIM signature of each
  * message, in a pool of threads (piscina) started on the first message, or in the pipeline's own thread when
- * `threads` is 0. The database and SMTP stay in the pipeline's thread, which also makes a chunk itself, one at a time,
- * while every send thread is busy and chunks wait: on two cores one thread and the pipeline's share made more messages
- * a second than two threads, with ~45 MB less memory (bench/README.md, "bench:send"). A chunk whose thread failed (it
- * crashed, or the chunk did not fit its heap) says nothing about the messages: it is made again in this thread; so is
- * everything when the pool cannot start.
+ * `threads` is 0. The database and SMTP stay in the pipeline's thread, which also makes a chunk itself, one at a time
+ * and one message per turn of its event loop, while every send thread is busy and chunks wait (its **share**): on two
+ * cores one thread and the share made as many messages a second as two threads, with ~45 MB less memory
+ * (bench/README.md, "bench:send"). A chunk whose thread failed (it crashed, or the chunk did not fit its heap) says
+ * nothing about the messages: it is made again by the share, before the chunks that wait; everything is made in this
+ * thread when the pool cannot start.
  */
 export interface MessageRenderer {
   readonly threads: number;
@@ -25,13 +26,14 @@ type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: strin
 
 /**
  * `workerFile`: the module the threads run (render.worker's build or source by default; a test gives another);
- * `local`: how the pipeline's thread makes a chunk (renderMessages; a test gives another).
+ * `local`: how the pipeline's thread makes messages (renderMessages; a test gives another).
  */
 export function createRenderer(threads: number, log?: Log, { workerFile = programFile('deliveries/render.worker'), local = renderMessages } = {}): MessageRenderer {
   if (threads <= 0) return { threads: 0, render: local, close: async () => {} };
   let pool: PiscinaType | null = null;
   /** The pool could not start (an unusable flag, no threads left): messages are made in this thread instead. */
   let unavailable = false;
+  let closed = false;
   const start = (): PiscinaType | null => {
     if (pool || unavailable) return pool;
     try {
@@ -60,58 +62,70 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
     }
     return pool;
   };
-  const runInPool = async (p: PiscinaType, task: RenderTask): Promise<RenderResult[]> => {
-    try {
-      return (await p.run(task)) as RenderResult[];
-    } catch (err) {
-      log?.warn({ err, broadcastId: task.sending.broadcast.id }, 'a send thread failed on a chunk of messages; making them in the worker\'s thread');
-      return local(task);
-    }
-  };
-  /** Chunks no one has taken yet, in order: a free thread takes the next, and so does the pipeline's thread. */
-  const waiting: { task: RenderTask; resolve: (r: RenderResult[]) => void; reject: (err: unknown) => void }[] = [];
+
+  /** A chunk no one has taken yet. `here`: its thread failed on it, so only the pipeline's thread takes it. */
+  type Job = { task: RenderTask; here: boolean; resolve: (r: RenderResult[]) => void; reject: (err: unknown) => void };
+  /** In order: a free thread takes the first it may, the share the first of all. */
+  const waiting: Job[] = [];
   let inThreads = 0;
-  let here = false;
+  let sharing = false;
+
+  /** A chunk made in this thread one message per turn of the event loop, so that its I/O waits one message at most. */
+  const makeHere = async (task: RenderTask): Promise<RenderResult[]> => {
+    const out: RenderResult[] = [];
+    for (const item of task.items) {
+      await new Promise((resolve) => setImmediate(resolve));
+      out.push(...(await local({ ...task, items: [item] })));
+    }
+    return out;
+  };
+
   const take = (p: PiscinaType): void => {
-    while (inThreads < threads && waiting.length) {
-      const job = waiting.shift()!;
+    while (!closed && inThreads < threads) {
+      const i = waiting.findIndex((job) => !job.here);
+      if (i < 0) break;
+      const job = waiting.splice(i, 1)[0]!;
       inThreads++;
-      void runInPool(p, job.task).then(job.resolve, job.reject).finally(() => {
+      p.run(job.task).then(
+        (results: RenderResult[]) => job.resolve(results),
+        (err: unknown) => {
+          // Stopped with the pool: the messages are retried later (the pipeline makes them again after their lease).
+          if (closed) return job.reject(err);
+          log?.warn({ err, broadcastId: job.task.sending.broadcast.id }, 'a send thread failed on a chunk of messages; making them in the worker\'s thread');
+          waiting.unshift({ ...job, here: true });
+        },
+      ).finally(() => {
         inThreads--;
         take(p);
       });
     }
-    // Every thread is busy and chunks wait: this thread makes the next one, after the I/O already due (the SMTP
-    // replies, the database's answers), and one chunk at a time, so that its own work is never long held up.
-    if (!here && waiting.length) {
-      here = true;
-      setImmediate(() => {
-        const job = waiting.shift();
-        if (!job) {
-          here = false;
-          return;
-        }
-        void local(job.task).then(job.resolve, job.reject).finally(() => {
-          here = false;
-          take(p);
-        });
+    // Chunks wait with every thread busy (or one was failed on): the share makes the first, one chunk at a time.
+    if (!closed && !sharing && waiting.length) {
+      sharing = true;
+      const job = waiting.shift()!;
+      makeHere(job.task).then(job.resolve, job.reject).finally(() => {
+        sharing = false;
+        take(p);
       });
     }
   };
   return {
     threads,
     render: (task) => {
+      if (closed) return Promise.reject(new Error('the send threads were stopped'));
       const p = start();
       if (!p) return local(task);
       return new Promise<RenderResult[]>((resolve, reject) => {
-        waiting.push({ task, resolve, reject });
+        waiting.push({ task, here: false, resolve, reject });
         take(p);
       });
     },
     async close() {
+      closed = true;
       const p = pool;
       pool = null;
-      // Chunks still waiting (none after the last batch): their messages are retried later, as after a thread's failure.
+      // Chunks still waiting (those of deliveries the pacer deferred, whose batch returned without them): their
+      // messages are retried later, as after a thread's failure; the chunk being made here is finished.
       for (const job of waiting.splice(0)) job.reject(new Error('the send threads were stopped'));
       await p?.destroy();
     },

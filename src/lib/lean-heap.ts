@@ -14,15 +14,19 @@ import { setFlagsFromString } from 'node:v8';
  */
 export const LEAN_HEAP_FLAGS = ['--semi-space-growth-factor=1', '--heap-growing-percent=15'] as const;
 
-/** LEAN_HEAP as set, or `fallback` (the command's default) when it is not. */
+/** LEAN_HEAP as set, or `fallback` (the command's default) when it is not; a value other than true or false: not lean. */
 export function leanHeapWanted(env: NodeJS.ProcessEnv, fallback: boolean): boolean {
-  return env.LEAN_HEAP === 'true' || (env.LEAN_HEAP !== 'false' && fallback);
+  const raw = env.LEAN_HEAP;
+  return raw === 'true' || ((raw === undefined || raw === '') && fallback);
 }
 
-/** Called first thing in a process (cli/lean-heap-first.ts) and in each send thread. */
+/**
+ * Called first thing in a process (cli/main.ts) and in each send thread. A wrong value is left as it is, for the
+ * configuration to refuse (config.ts).
+ */
 export function applyLeanHeap(env: NodeJS.ProcessEnv = process.env, fallback = false): boolean {
   if (!leanHeapWanted(env, fallback)) return false;
-  // Set for the send threads too: a thread gets a copy of the process's environment.
+  // Said for the send threads too: a thread gets a copy of the process's environment.
   env.LEAN_HEAP = 'true';
   for (const flag of LEAN_HEAP_FLAGS) setFlagsFromString(flag);
   return true;

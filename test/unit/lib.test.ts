@@ -6,7 +6,7 @@ import { grants } from '../../src/http/scopes.js';
 import { configWarnings, loadConfig } from '../../src/config.js';
 import { normalizeDomainName } from '../../src/domains/domains.service.js';
 import { newId } from '../../src/lib/ids.js';
-import { leanHeapWanted } from '../../src/lib/lean-heap.js';
+import { applyLeanHeap, leanHeapWanted } from '../../src/lib/lean-heap.js';
 import { toIso } from '../../src/lib/time.js';
 
 describe('ids', () => {
@@ -84,6 +84,11 @@ describe('config', () => {
     expect(leanHeapWanted({ LEAN_HEAP: 'true' }, false)).toBe(true);
     expect(leanHeapWanted({ LEAN_HEAP: 'false' }, true)).toBe(false);
     expect(leanHeapWanted({ LEAN_HEAP: '' }, true)).toBe(true);
+    // A wrong value turns nothing on, and is left for the configuration to refuse, on every command.
+    for (const wrong of ['no', '0', 'FALSE', 'yes']) expect(leanHeapWanted({ LEAN_HEAP: wrong }, true)).toBe(false);
+    const env = { LEAN_HEAP: 'no' };
+    expect(applyLeanHeap(env, true)).toBe(false);
+    expect(env.LEAN_HEAP).toBe('no');
   });
   it('reads rates as fractions or percentages', () => {
     expect(loadConfig({ PAUSE_BOUNCE_RATE: '10%', PAUSE_COMPLAINT_RATE: '0.001' }).bounces).toMatchObject({ pauseBounceRate: 0.1, pauseComplaintRate: 0.001 });

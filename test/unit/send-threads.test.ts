@@ -8,7 +8,7 @@ import { createRenderer } from '../../src/deliveries/send-threads.js';
 const workerFile = fileURLToPath(new URL('../fixtures/send-thread-tags.mjs', import.meta.url));
 
 function task(id: string): RenderTask {
-  return { items: [{ d: { id } }] } as unknown as RenderTask;
+  return { sending: { broadcast: { id: 'b1' } }, items: [{ d: { id } }] } as unknown as RenderTask;
 }
 const where = (r: RenderResult[]) => (r[0] as { error: string }).error;
 
@@ -43,16 +43,39 @@ describe('send threads with the pipeline thread sharing', () => {
     }
   });
 
-  it('settles every chunk when it is closed with chunks still waiting', async () => {
+  it("makes a chunk a thread failed on in the pipeline's thread, before the chunks that wait", async () => {
+    const failing = fileURLToPath(new URL('../fixtures/send-thread-fails.mjs', import.meta.url));
+    const warned: string[] = [];
+    const log = { warn: (_: object, msg: string) => warned.push(msg), error: () => {} };
+    const made: string[] = [];
+    const renderer = createRenderer(1, log, { workerFile: failing, local: async (t) => t.items.map((item) => (made.push(item.d.id), { ok: false as const, error: `here:${item.d.id}` })) });
+    try {
+      const results = await Promise.all(['d0', 'd1', 'd2'].map((id) => renderer.render(task(id))));
+      expect(results.map(where)).toEqual(['here:d0', 'here:d1', 'here:d2']);
+      expect(made.sort()).toEqual(['d0', 'd1', 'd2']);
+      expect(warned.length).toBeGreaterThanOrEqual(1);
+      expect(warned[0]).toMatch(/a send thread failed on a chunk/);
+    } finally {
+      await renderer.close();
+    }
+  });
+
+  it('settles every chunk when it is closed with chunks still waiting, and takes none after', async () => {
     const renderer = createRenderer(1, undefined, { workerFile, local: () => new Promise<RenderResult[]>(() => {}) });
     const pending = Array.from({ length: 4 }, (_, i) => renderer.render(task(`d${i}`)));
+    // Handled from the start: the chunk in the thread is rejected while the pool is being stopped.
+    const outcomes = pending.map((p, i) => (i === 1 ? Promise.resolve(null) : p.then(() => 'made', (err: unknown) => String(err))));
     // Let the first chunk reach the thread and the second the pipeline's thread (which never finishes here).
     await new Promise((resolve) => setImmediate(resolve));
     const closed = renderer.close();
-    const settled = await Promise.allSettled([pending[2]!, pending[3]!]);
-    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
-    expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/send threads were stopped/);
     await closed;
+    // The chunk that was in the thread is stopped with it (retried later, not made again here); the waiting ones are
+    // refused; the one the pipeline's thread was making is its own (it never ends in this test).
+    const [inThread, , third, fourth] = await Promise.all(outcomes);
+    expect(inThread).toMatch(/Terminating worker thread|stopped/);
+    expect(third).toMatch(/send threads were stopped/);
+    expect(fourth).toMatch(/send threads were stopped/);
+    await expect(renderer.render(task('late'))).rejects.toThrow(/send threads were stopped/);
   });
 
   it('makes everything in the pipeline thread when there are no threads (SEND_THREADS=0)', async () => {
