@@ -218,6 +218,38 @@ interface Target extends Result {
   rssSamplesMaxMb: number;
   /** Peak RSS of each sending process (serve, or each worker). */
   peakRssByProcessMb: number[];
+  /** How long serve took to answer GET /healthz, one request every 50 ms while the messages went out (ms). */
+  healthz: { count: number; p50Ms: number; p99Ms: number; maxMs: number };
+}
+
+/**
+ * Asks serve GET /healthz every 50 ms until stopped: how long its answers wait while it sends (its event loop is shared
+ * with the pipeline's work, and with the send threads' share of the messages, send-threads.ts).
+ */
+function probeHealthz(url: string): { stop(): Promise<Target['healthz']> } {
+  const times: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const t0 = performance.now();
+      try {
+        await (await fetch(`${url}/healthz`)).arrayBuffer();
+      } catch {
+        return; // the server is gone: the wait for the sink says so
+      }
+      times.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      const sorted = times.sort((a, b) => a - b);
+      const at = (q: number) => sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 10) / 10 : 0;
+      return { count: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) };
+    },
+  };
 }
 
 async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, apiKey: string, workers: number, cpuProfDir: string | null): Promise<Target> {
@@ -253,9 +285,11 @@ async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, api
     const cpuBefore = cpuOf();
     const sentAt = performance.timeOrigin + performance.now();
     await expectStatus(await fetch(`${url}/v1/broadcasts/${created.id}/send`, { method: 'POST', headers }), 202, 'POST /v1/broadcasts/{id}/send');
+    const probe = probeHealthz(url);
     const s = await waitForSink(sink, rows, 'formcast', () => {
       for (const p of [{ child, output }, ...workerChildren]) if (!alive(p.child)) throw new BenchError(`a formcast process exited\n${p.output()}`);
-    });
+    }).finally(() => probe.stop());
+    const healthz = await probe.stop(); // (stopped already: its figures)
     const cpuMs = (cpuOf() - cpuBefore) * 1000;
     // The broadcast must end SENT with every delivery sent.
     let broadcast: { status: string; stats?: { sent: number; recipients: number } } = { status: 'SENDING' };
@@ -272,7 +306,7 @@ async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, api
     const latest = await sink.stats();
     return {
       ...fromSink('formcast', latest, rows, { timeToFirstMs: s.first! - sentAt, peakRssMb: Math.max(...peaks), cpuMsPerMessage: cpuMs / rows }),
-      sentAfterMs, rssSamplesMaxMb: rssMaxMb, peakRssByProcessMb: peaks,
+      sentAfterMs, rssSamplesMaxMb: rssMaxMb, peakRssByProcessMb: peaks, healthz,
     };
   } finally {
     clearInterval(sampler);
@@ -306,6 +340,7 @@ function report(opts: ReturnType<typeof parseOptions>, concurrency: number, resu
       : `ratio formcast/baseline (msg/s):  ${ratio.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
     `formcast time to first message:   ${fmt(target.timeToFirstMs)} ms (send request to first arrival); broadcast SENT after ${fmt(target.sentAfterMs / 1000, 1)} s`,
     `formcast peak RSS (VmHWM):        ${fmt(target.peakRssMb, 0)} MB${target.peakRssByProcessMb.length > 1 ? ` (per worker: ${target.peakRssByProcessMb.map((m) => fmt(m, 0)).join(', ')})` : ''} (max sampled VmRSS ${fmt(target.rssSamplesMaxMb, 0)} MB)   goal < ${RSS_GOAL_MB} MB at ${fmt(RSS_GOAL_ROWS)} recipients   ${rssApplies ? (rssPass ? 'PASS' : 'MISS') : `n/a at ${fmt(opts.rows)} (run --million)`}`,
+    `serve's GET /healthz meanwhile:   p50 ${fmt(target.healthz.p50Ms, 1)} ms, p99 ${fmt(target.healthz.p99Ms, 1)} ms, max ${fmt(target.healthz.maxMs, 1)} ms (${fmt(target.healthz.count)} requests, one every 50 ms${opts.workers ? '; serve does not send here' : ''})`,
     `messages that arrived twice:      ${fmt(target.duplicates)} (by Message-ID)`,
     `all messages arrived, all signed: ${complete ? 'ok' : 'FAILED (the figures above are not valid)'}`,
     '',
@@ -331,7 +366,7 @@ function report(opts: ReturnType<typeof parseOptions>, concurrency: number, resu
     baselineKey: opts.baselineKeyObject ? 'KeyObject' : 'PEM',
     loadAvg1m: round(os.loadavg()[0]!, 2),
     baseline: baseline ? json(baseline) : null,
-    target: { ...json(target), sentAfterMs: round(target.sentAfterMs, 0), rssSamplesMaxMb: round(target.rssSamplesMaxMb), peakRssByProcessMb: target.peakRssByProcessMb },
+    target: { ...json(target), sentAfterMs: round(target.sentAfterMs, 0), rssSamplesMaxMb: round(target.rssSamplesMaxMb), peakRssByProcessMb: target.peakRssByProcessMb, healthz: target.healthz },
     ratio: round(ratio, 3),
     goals: {
       ratio: { min: RATIO_GOAL, value: round(ratio, 3), pass: ratioPass },

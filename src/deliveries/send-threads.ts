@@ -89,7 +89,7 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
       p.run(job.task).then(
         (results: RenderResult[]) => job.resolve(results),
         (err: unknown) => {
-          // Stopped with the pool: the messages are retried later (the pipeline makes them again after their lease).
+          // Stopped with the pool: the messages are retried later (the pipeline records a retry, as for a failed thread).
           if (closed) return job.reject(err);
           log?.warn({ err, broadcastId: job.task.sending.broadcast.id }, 'a send thread failed on a chunk of messages; making them in the worker\'s thread');
           waiting.unshift({ ...job, here: true });
