@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
  * its defaults: the young generation keeps its first size (1 MB semi-spaces, where V8 grows them to 16 MB), and the old
  * one grows by 15 % of what survived the last full collection. Neither is a limit: a process that holds more still
  * gets the memory. The trade, measured (bench/README.md): a send of 20,000 messages peaked at ~180 MB instead of
- * ~255 MB at the same rate, but a spike of sign-ups, whose requests leave much short-lived garbage, took ~40 % more CPU
+ * ~250–320 MB at the same rate, but a spike of sign-ups, whose requests leave much short-lived garbage, took ~40 % more CPU
  * per request. So it is the default of `formcast worker` (sending, no HTTP) only; LEAN_HEAP=true or false decides.
  *
  * Node sets V8's process-wide flags again from its own options when a thread starts, so each send thread applies
