@@ -226,30 +226,25 @@ interface Target extends Result {
  * Asks serve GET /healthz every 50 ms until stopped: how long its answers wait while it sends (its event loop is shared
  * with the pipeline's work, and with the send threads' share of the messages, send-threads.ts).
  */
-function probeHealthz(url: string): { stop(): Promise<Target['healthz']> } {
+function probeHealthz(url: string): { stop(): void; figures: Promise<Target['healthz']> } {
   const times: number[] = [];
   let running = true;
-  const loop = (async () => {
+  const figures = (async () => {
     while (running) {
       const t0 = performance.now();
       try {
         await (await fetch(`${url}/healthz`)).arrayBuffer();
       } catch {
-        return; // the server is gone: the wait for the sink says so
+        break; // the server is gone: the wait for the sink says so
       }
       times.push(performance.now() - t0);
       await new Promise((r) => setTimeout(r, 50));
     }
+    const sorted = times.sort((a, b) => a - b);
+    const at = (q: number) => sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 10) / 10 : 0;
+    return { count: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) };
   })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      const sorted = times.sort((a, b) => a - b);
-      const at = (q: number) => sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 10) / 10 : 0;
-      return { count: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) };
-    },
-  };
+  return { stop: () => { running = false; }, figures };
 }
 
 async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, apiKey: string, workers: number, cpuProfDir: string | null): Promise<Target> {
@@ -288,8 +283,8 @@ async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, api
     const probe = probeHealthz(url);
     const s = await waitForSink(sink, rows, 'formcast', () => {
       for (const p of [{ child, output }, ...workerChildren]) if (!alive(p.child)) throw new BenchError(`a formcast process exited\n${p.output()}`);
-    }).finally(() => probe.stop());
-    const healthz = await probe.stop(); // (stopped already: its figures)
+    }).finally(probe.stop);
+    const healthz = await probe.figures;
     const cpuMs = (cpuOf() - cpuBefore) * 1000;
     // The broadcast must end SENT with every delivery sent.
     let broadcast: { status: string; stats?: { sent: number; recipients: number } } = { status: 'SENDING' };
