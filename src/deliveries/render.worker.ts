@@ -64,7 +64,7 @@ export async function renderMessages(task: RenderTask): Promise<RenderResult[]> 
       continue;
     }
     try {
-      const raw = await buildRaw(message);
+      const raw = buildRaw(message);
       out.push({ ok: true, raw, from: message.returnPath, to: message.to, messageId: message.messageId });
     } catch (err) {
       out.push({ ok: false, error: `the message could not be built: ${(err as Error).message.split('\n')[0]}` });

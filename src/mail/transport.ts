@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import MailComposer from 'nodemailer/lib/mail-composer';
 import type { OutgoingMessage } from './compose.js';
-import { dkimSign } from './dkim.js';
+import { dkimSignature } from './dkim.js';
+import { composeMime, mimeBytes } from './mime.js';
 import type { RelayUrl } from './relay-urls.js';
 import { createRelaySet, type RelayState } from './relays.js';
 
@@ -74,28 +74,19 @@ function signingKey(pem: string): crypto.KeyObject {
 }
 
 /**
- * The message as bytes: MIME by nodemailer's composer (structured addresses: nothing re-parses them), then
- * DKIM-signed with oversigning (dkim.ts).
+ * The message as bytes: MIME by mime.ts (nodemailer's encoders, structured addresses: nothing re-parses them), then
+ * DKIM-signed with oversigning (dkim.ts), its DKIM-Signature first.
  */
-export async function buildRaw(m: OutgoingMessage): Promise<Buffer> {
-  const composed = await new MailComposer({
-    from: { name: m.from.name ?? '', address: m.from.address },
-    to: { name: '', address: m.to },
-    ...(m.replyTo ? { replyTo: { name: m.replyTo.name ?? '', address: m.replyTo.address } } : {}),
-    subject: m.subject,
-    ...(m.html !== null ? { html: m.html } : {}),
-    text: m.text,
-    messageId: m.messageId,
-    date: new Date(),
-    // Our own headers, ASCII already (an encoded word where a name needs one): emitted as given, folded.
-    headers: Object.fromEntries(Object.entries(m.headers).map(([k, v]) => [k, { prepared: true, foldLines: true, value: v }])),
-  }).compile().build();
-  return m.dkim ? dkimSign(composed, { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }) : composed;
+export function buildRaw(m: OutgoingMessage): Buffer {
+  const { headers, body } = composeMime(m, new Date());
+  const lines = headers.map((h) => h.line);
+  if (m.dkim) lines.unshift(dkimSignature(headers, body, { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }));
+  return mimeBytes(lines, body);
 }
 
 /** A message built and signed in this thread, with its envelope: what sendRaw takes. */
-async function rawMessage(m: OutgoingMessage): Promise<RawMessage> {
-  return { from: m.returnPath, to: m.to, messageId: m.messageId, raw: await buildRaw(m) };
+function rawMessage(m: OutgoingMessage): RawMessage {
+  return { from: m.returnPath, to: m.to, messageId: m.messageId, raw: buildRaw(m) };
 }
 
 /** nodemailer's pooled SMTP transport to one relay or several (relays.ts), or (without SMTP_URL) an outbox of .eml files for development. */
@@ -124,7 +115,7 @@ export function createMailer(options: MailerOptions): Mailer {
       kind: 'smtp',
       description: state.description,
       async send(m) {
-        return smtp.sendRaw(await rawMessage(m));
+        return smtp.sendRaw(rawMessage(m));
       },
       async sendRaw(m) {
         const raw = Buffer.isBuffer(m.raw) ? m.raw : Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
@@ -147,7 +138,7 @@ export function createMailer(options: MailerOptions): Mailer {
     kind: 'outbox',
     description: state.description,
     async send(m) {
-      return outbox.sendRaw(await rawMessage(m));
+      return outbox.sendRaw(rawMessage(m));
     },
     async sendRaw(m) {
       await fs.mkdir(options.outboxDir, { recursive: true });

@@ -1,0 +1,134 @@
+import { encode as base64Encode, wrap as base64Wrap } from 'nodemailer/lib/base64';
+import { foldLines, hasLongerLines, isPlainText } from 'nodemailer/lib/mime-funcs';
+import MimeNode from 'nodemailer/lib/mime-node';
+import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
+import { pooledRandomBytes } from '../lib/random.js';
+import type { OutgoingMessage } from './compose.js';
+
+/**
+ * An outgoing message as MIME (RFC 5322, RFC 2045-2047): its header fields and its body, as text with CRLF line ends.
+ *
+ * Every message Formcast sends has one shape: a text part, and an HTML part beside it when there is one
+ * (multipart/alternative). The values are encoded by nodemailer's own encoders (its header encoder for addresses and
+ * unstructured values, its folding, its quoted-printable and base64 encoders), and the message is put together here
+ * in one pass. nodemailer's MailComposer built the same message as a tree of MIME nodes streamed through a dozen
+ * Transform streams, and that cost ~420 µs per message against ~40 µs here (bench/README.md, "bench:send", issue 13):
+ * as much as the RSA signature and the rendering together.
+ */
+
+export interface MimeHeader {
+  name: string;
+  /** As written: encoded and folded (continuation lines start with a space), without the final CRLF. */
+  line: string;
+}
+
+export interface MimeMessage {
+  headers: MimeHeader[];
+  /** The body after the blank line, CRLF line ends, ending with CRLF. */
+  body: string;
+}
+
+/** Encodes header values exactly as nodemailer's MimeNode does (addresses, encoded words, Message-ID). */
+let encoder: MimeNode | undefined;
+const encodeValue = (name: string, value: unknown): string => (encoder ??= new MimeNode()).encodeHeaderValue(name, value as string);
+
+const LINE = 76;
+
+/** A header as MimeNode writes it: encoded, folded at 76, empty values left out. */
+function header(name: string, value: unknown): MimeHeader | null {
+  const encoded = encodeValue(name, value);
+  if (!encoded.trim()) return null;
+  return { name, line: foldLines(`${name}: ${encoded}`, LINE) };
+}
+
+/**
+ * A field name as MimeNode writes it (its _normalizeHeaderKey): only printable ASCII other than the colon (anything
+ * else would end the name early on the wire, or is not a field name), each word capitalised, MIME, DKIM and the
+ * suffixes ID, SPF, FBL and MD5 in capitals (`List-Id` goes out as `List-ID`, as it always did; names are
+ * case-insensitive).
+ */
+export function headerName(key: string): string {
+  return key.replace(/[^\x21-\x39\x3b-\x7e]/g, '').toLowerCase()
+    .replace(/^X-SMTPAPI$|^(MIME|DKIM|ARC|BIMI)\b|^OTP(?=-Token$)|^[a-z]|-(SPF|FBL|ID|MD5)$|-[a-z]/gi, (c) => c.toUpperCase());
+}
+
+/** Our own prepared headers (ASCII already, an encoded word where a name needs one): only folded. */
+function prepared(key: string, value: string): MimeHeader | null {
+  if (!value.trim()) return null;
+  const name = headerName(key);
+  // A prepared value never carries a line break: it would end the header and begin another.
+  return { name, line: foldLines(`${name}: ${value.replace(/[\r\n]+/g, ' ')}`, LINE) };
+}
+
+/** MimeNode's choice: more latin letters than other bytes → quoted-printable, else base64. */
+function prefersQuotedPrintable(value: string): boolean {
+  let other = 0;
+  let latin = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c <= 0x08 || c === 0x0b || c === 0x0c || (c >= 0x0e && c <= 0x1f) || c >= 0x80) other++;
+    else if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) latin++;
+  }
+  return other < latin;
+}
+
+/** One text part: its two content headers and its body, encoded as MimeNode would choose. */
+function textPart(type: 'text/plain' | 'text/html', content: string): { contentType: string; encoding: string; body: string } {
+  // Line ends as CRLF, and a final one (nodemailer's LastNewline).
+  let text = content.replace(/\r\n?|\n/g, '\r\n');
+  if (!text.endsWith('\r\n')) text += '\r\n';
+  let encoding: string;
+  let body: string;
+  if (isPlainText(text) && !hasLongerLines(text, LINE)) {
+    encoding = '7bit';
+    body = text;
+  } else if (prefersQuotedPrintable(text)) {
+    encoding = 'quoted-printable';
+    // The encoder keeps CR and LF literal; wrap() breaks the lines that are too long with soft breaks (=CRLF).
+    body = qpWrap(qpEncode(text), LINE).replace(/\r?\n/g, '\r\n');
+  } else {
+    encoding = 'base64';
+    body = `${base64Wrap(base64Encode(Buffer.from(text, 'utf8')), LINE).replace(/\r?\n/g, '\r\n')}\r\n`;
+  }
+  return { contentType: `${type}; charset=utf-8`, encoding, body };
+}
+
+/** A random boundary: a part would have to hold its 24 random hex digits to end early. */
+function boundary(): string {
+  return `--_FcP-${pooledRandomBytes(12).toString('hex')}-Part_1`;
+}
+
+/**
+ * The message's header fields (in the order MailComposer wrote them: ours first, then the addresses, Subject,
+ * Message-ID, Date, MIME-Version and Content-Type last) and its body.
+ */
+export function composeMime(m: OutgoingMessage, date: Date): MimeMessage {
+  const headers: (MimeHeader | null)[] = Object.entries(m.headers).map(([name, value]) => prepared(name, value));
+  headers.push(
+    header('From', { name: m.from.name ?? '', address: m.from.address }),
+    header('To', { name: '', address: m.to }),
+    m.replyTo ? header('Reply-To', { name: m.replyTo.name ?? '', address: m.replyTo.address }) : null,
+    header('Subject', m.subject),
+    header('Message-ID', m.messageId),
+    { name: 'Date', line: `Date: ${date.toUTCString().replace(/GMT/, '+0000')}` },
+    { name: 'MIME-Version', line: 'MIME-Version: 1.0' },
+  );
+  const text = textPart('text/plain', m.text);
+  let body: string;
+  if (m.html === null) {
+    headers.push({ name: 'Content-Type', line: `Content-Type: ${text.contentType}` }, { name: 'Content-Transfer-Encoding', line: `Content-Transfer-Encoding: ${text.encoding}` });
+    body = text.body;
+  } else {
+    const html = textPart('text/html', m.html);
+    const b = boundary();
+    headers.push({ name: 'Content-Type', line: `Content-Type: multipart/alternative;\r\n boundary="${b}"` });
+    body = [text, html].map((p) => `--${b}\r\nContent-Type: ${p.contentType}\r\nContent-Transfer-Encoding: ${p.encoding}\r\n\r\n${p.body}`).join('\r\n')
+      + `\r\n--${b}--\r\n`;
+  }
+  return { headers: headers.filter((h): h is MimeHeader => h !== null), body };
+}
+
+/** The message as bytes: header lines, the blank line, the body. */
+export function mimeBytes(headerLines: readonly string[], body: string): Buffer {
+  return Buffer.from(`${headerLines.join('\r\n')}\r\n\r\n${body}`, 'utf8');
+}
