@@ -10,15 +10,19 @@ const piscina = lazyRequire<{ Piscina: typeof PiscinaType }>('piscina');
  * Where the CPU of a send runs (deliveries/CONTEXT.md, "Send threads"): rendering, MIME and the DKIM signature of each
  * message, in a pool of threads (piscina) started on the first message, or in the pipeline's own thread when
  * `threads` is 0. The database and SMTP stay in the pipeline's thread, which also makes a chunk itself, one at a time
- * and one message per turn of its event loop, while every send thread is busy and chunks wait (its **share**): on two
- * cores one thread and the share made as many messages a second as two threads, with ~45 MB less memory
+ * and one message per turn of its event loop, when a lane waits for a message of a chunk no thread has taken yet (its
+ * **share**, on demand: `want`). The pipeline's thread is the one that limits a send once the threads keep up (its
+ * database and SMTP work), so it makes messages only for a lane that would wait otherwise: on two cores, the share
+ * taking every chunk the thread had not taken made 640-660 messages a second, the share on demand 720-840
  * (bench/README.md, "bench:send"). A chunk whose thread failed (it crashed, or the chunk did not fit its heap) says
- * nothing about the messages: it is made again by the share, before the chunks that wait; everything is made in this
- * thread when the pool cannot start.
+ * nothing about the messages: it is made again by the share, before the chunks that wait, wanted or not; everything is
+ * made in this thread when the pool cannot start.
  */
 export interface MessageRenderer {
   readonly threads: number;
   render(task: RenderTask): Promise<RenderResult[]>;
+  /** A lane waits for a message of this chunk (the promise `render` returned): the share may make it now. */
+  want(chunk: Promise<RenderResult[]>): void;
   close(): Promise<void>;
 }
 
@@ -29,7 +33,7 @@ type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: strin
  * `local`: how the pipeline's thread makes messages (renderMessages; a test gives another).
  */
 export function createRenderer(threads: number, log?: Log, { workerFile = programFile('deliveries/render.worker'), local = renderMessages } = {}): MessageRenderer {
-  if (threads <= 0) return { threads: 0, render: local, close: async () => {} };
+  if (threads <= 0) return { threads: 0, render: local, want: () => {}, close: async () => {} };
   let pool: PiscinaType | null = null;
   /** The pool could not start (an unusable flag, no threads left): messages are made in this thread instead. */
   let unavailable = false;
@@ -63,10 +67,14 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
     return pool;
   };
 
-  /** A chunk no one has taken yet. `here`: its thread failed on it, so only the pipeline's thread takes it. */
-  type Job = { task: RenderTask; here: boolean; resolve: (r: RenderResult[]) => void; reject: (err: unknown) => void };
-  /** In order: a free thread takes the first it may, the share the first of all. */
+  /**
+   * A chunk no one has taken yet. `here`: its thread failed on it, so only the pipeline's thread takes it; `wanted`: a
+   * lane waits for one of its messages, so the share may take it.
+   */
+  type Job = { task: RenderTask; here: boolean; wanted: boolean; resolve: (r: RenderResult[]) => void; reject: (err: unknown) => void };
+  /** In order: a free thread takes the first it may, the share the first one failed on or wanted. */
   const waiting: Job[] = [];
+  const jobs = new WeakMap<Promise<RenderResult[]>, Job>();
   let inThreads = 0;
   let sharing = false;
 
@@ -92,17 +100,19 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
           // Stopped with the pool: the messages are retried later (the pipeline records a retry, as for a failed thread).
           if (closed) return job.reject(err);
           log?.warn({ err, broadcastId: job.task.sending.broadcast.id }, 'a send thread failed on a chunk of messages; making them in the worker\'s thread');
-          waiting.unshift({ ...job, here: true });
+          job.here = true;
+          waiting.unshift(job);
         },
       ).finally(() => {
         inThreads--;
         take(p);
       });
     }
-    // Chunks wait with every thread busy (or one was failed on): the share makes the first, one chunk at a time.
-    if (!closed && !sharing && waiting.length) {
+    // Chunks wait with every thread busy: the share makes the first one failed on or wanted, one chunk at a time.
+    const first = !closed && !sharing ? waiting.findIndex((job) => job.here || job.wanted) : -1;
+    if (first >= 0) {
       sharing = true;
-      const job = waiting.shift()!;
+      const job = waiting.splice(first, 1)[0]!;
       makeHere(job.task).then(job.resolve, job.reject).finally(() => {
         sharing = false;
         take(p);
@@ -115,10 +125,21 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
       if (closed) return Promise.reject(new Error('the send threads were stopped'));
       const p = start();
       if (!p) return local(task);
-      return new Promise<RenderResult[]>((resolve, reject) => {
-        waiting.push({ task, here: false, resolve, reject });
-        take(p);
+      let job!: Job;
+      const chunk = new Promise<RenderResult[]>((resolve, reject) => {
+        job = { task, here: false, wanted: false, resolve, reject };
       });
+      jobs.set(chunk, job);
+      waiting.push(job);
+      take(p);
+      return chunk;
+    },
+    want(chunk) {
+      const job = jobs.get(chunk);
+      if (!job || job.wanted || !pool) return;
+      job.wanted = true;
+      // Taken already (by a thread or the share), it is left where it is.
+      if (waiting.includes(job)) take(pool);
     },
     async close() {
       closed = true;
