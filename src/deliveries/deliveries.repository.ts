@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { PostgresAdapter, sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Dialect, Executor } from '../db/connection.js';
+import { Precompiled } from '../db/precompiled.js';
 import type { Database, DeliveriesTable, DeliveryStatus } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
 import { OUTBOX_RESPONSE } from '../mail/transport.js';
@@ -207,11 +208,22 @@ export async function renewLeases(db: Executor, owner: string, leaseUntil: strin
  * loops of one process share its lease owner, and a loop that re-claimed the delivery after the lease of
  * another loop's claim ran out is the one to send it.
  */
+/**
+ * The two statements every message runs, the hand-off and the "sent" outcome, built once (db/precompiled.ts): building
+ * and compiling them with Kysely took ~60 µs of the pipeline thread's time per message (bench:send, 10,000 recipients:
+ * 0.3 s in compileQuery, about as much in the builder), the thread that limits a send. RETURNING says whether the row
+ * changed.
+ */
+const handOffQuery = new Precompiled((db, param) => db.updateTable('deliveries').set({ handed_off_at: param('now') })
+  .where('workspace_id', '=', param('workspaceId')).where('id', '=', param('id')).where('status', '=', 'SENDING').where('lease_owner', '=', param('owner'))
+  .where('attempts', '=', param<number>('attempts')).where('lease_expires_at', '>', param('now')).returning('id'));
+
+const sentQuery = new Precompiled((db, param) => db.updateTable('deliveries')
+  .set({ status: nextStatus('SENDING', 'sent')!, updated_at: param('now'), lease_owner: null, lease_expires_at: null, sent_at: param('now'), message_id: param('messageId'), smtp_response: param('response'), last_error: null })
+  .where('workspace_id', '=', param('workspaceId')).where('id', '=', param('id')).where('status', 'in', statusesFor('sent')).returning('id'));
+
 export async function handOff(db: Executor, workspaceId: string, id: string, owner: string, attempts: number, now: string): Promise<boolean> {
-  const res = await db.updateTable('deliveries').set({ handed_off_at: now })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'SENDING').where('lease_owner', '=', owner)
-    .where('attempts', '=', attempts).where('lease_expires_at', '>', now).executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
+  return (await handOffQuery.execute(db, { workspaceId, id, owner, attempts, now })).length > 0;
 }
 
 export type Outcome =
@@ -238,9 +250,8 @@ export async function recordOutcome(db: Executor, workspaceId: string, id: strin
       .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', 'in', statusesFor('defer')).executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
-  const set: Partial<DeliveriesTable> = { status: nextStatus('SENDING', outcome.op)!, updated_at: now, lease_owner: null, lease_expires_at: null };
-  if (outcome.op === 'sent') Object.assign(set, { sent_at: now, message_id: outcome.messageId, smtp_response: outcome.response.slice(0, 500), last_error: null });
-  else Object.assign(set, { last_error: outcome.error.slice(0, 500), handed_off_at: null });
+  if (outcome.op === 'sent') return (await sentQuery.execute(db, { workspaceId, id, now, messageId: outcome.messageId, response: outcome.response.slice(0, 500) })).length > 0;
+  const set: Partial<DeliveriesTable> = { status: nextStatus('SENDING', outcome.op)!, updated_at: now, lease_owner: null, lease_expires_at: null, last_error: outcome.error.slice(0, 500), handed_off_at: null };
   if (outcome.op === 'retry') set.next_attempt_at = outcome.nextAttemptAt;
   if ((outcome.op === 'fail' || outcome.op === 'bounce') && outcome.bounceClass) {
     set.bounce_class = outcome.bounceClass;
