@@ -224,7 +224,7 @@ interface Target extends Result {
 
 /**
  * Asks serve GET /healthz every 50 ms until stopped: how long its answers wait while it sends (its event loop is shared
- * with the pipeline's work, and with the send threads' share of the messages, send-threads.ts).
+ * with the pipeline's database and SMTP work, and with every message when SEND_THREADS=0).
  */
 function probeHealthz(url: string): { stop(): void; figures: Promise<Target['healthz']> } {
   const times: number[] = [];

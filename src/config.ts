@@ -230,9 +230,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: intFrom(env, 'WORKER_MAX_ATTEMPTS', 5, 1, 100),
       backoffBaseMs: intFrom(env, 'WORKER_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
       pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
-      // One fewer than the machine has cores (at most 8; none on one core): the worker's own thread makes chunks too
-      // while every thread is busy (send-threads.ts), and on two cores one thread and that share sent as many a second
-      // as two threads, with a thread's heap less (bench/README.md, "bench:send").
+      // One fewer than the machine has cores (at most 8; none on one core): the worker's own thread keeps the database
+      // and SMTP (send-threads.ts), and on two cores one thread sent as many a second as two, with a thread's heap less
+      // (bench/README.md, "bench:send").
       sendThreads: intFrom(env, 'SEND_THREADS', Math.max(0, Math.min(8, os.availableParallelism() - 1)), 0, 64),
       batches: intFrom(env, 'WORKER_BATCHES', 2, 1, 16),
       inServe: boolFrom(env, 'SERVE_WORKER', true),

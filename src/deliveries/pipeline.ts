@@ -70,8 +70,6 @@ interface Work extends Recipient {
   sending: SendingBroadcast | undefined;
   /** Its message, being made in a send thread (set once the delivery is to be sent). */
   message?: Promise<RenderResult>;
-  /** Says that a lane waits for the message (send-threads.ts `want`: the pipeline's thread may make it now). */
-  want?: () => void;
 }
 
 /**
@@ -161,7 +159,7 @@ export class DeliveryPipeline {
         destinationOf: (w) => destinations.get(domainOf(w.d.email))!,
         // A write that failed (the database) leaves the delivery SENDING under this worker's lease: it is claimed
         // again when the lease runs out. Said here; a lane never fails the batch.
-        run: (w, permit) => this.deliver(w, permit).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'recording a delivery failed; it is retried after its lease')),
+        run: (w, permit) => this.deliver(w.d, w.message!, permit).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'recording a delivery failed; it is retried after its lease')),
         defer: (w, at) => this.defer(w.d, at, null).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'deferring a delivery failed; it is retried after its lease')),
       });
       for (const [broadcastId, deliveries] of byBroadcast) {
@@ -187,11 +185,7 @@ export class DeliveryPipeline {
       // The renderer makes a chunk its thread failed on again in this thread (send-threads.ts); a failure of that too
       // says nothing about the messages either: they are retried later.
       const results = this.renderer.render(task);
-      const want = () => this.renderer.want(results);
-      part.forEach((w, k) => {
-        w.message = results.then((r) => r[k]!, (err: unknown) => ({ ok: false, error: `the message could not be made: ${(err as Error).message}`, retry: true }));
-        w.want = want;
-      });
+      part.forEach((w, k) => (w.message = results.then((r) => r[k]!, (err: unknown) => ({ ok: false, error: `the message could not be made: ${(err as Error).message}`, retry: true }))));
     }
   }
 
@@ -221,10 +215,9 @@ export class DeliveryPipeline {
     return this.store.record(d, { op: 'defer', error: reply, nextAttemptAt: iso(at) }, iso(now));
   }
 
-  private async deliver({ d, message: made, want }: Work, permit: Permit): Promise<void> {
+  private async deliver(d: ClaimedDelivery, made: Promise<RenderResult>, permit: Permit): Promise<void> {
     const record = (outcome: AttemptOutcome) => this.store.record(d, outcome, iso(Date.now()));
-    want?.();
-    const message = await made!;
+    const message = await made;
     if (!message.ok) {
       permit.done('failed');
       // A thread that failed says nothing about the message: it is made again later, as after a temporary failure.

@@ -9,20 +9,17 @@ const piscina = lazyRequire<{ Piscina: typeof PiscinaType }>('piscina');
 /**
  * Where the CPU of a send runs (deliveries/CONTEXT.md, "Send threads"): rendering, MIME and the DKIM signature of each
  * message, in a pool of threads (piscina) started on the first message, or in the pipeline's own thread when
- * `threads` is 0. The database and SMTP stay in the pipeline's thread, which also makes a chunk itself, one at a time
- * and one message per turn of its event loop, when a lane waits for a message of a chunk no thread has taken yet (its
- * **share**, on demand: `want`). The pipeline's thread is the one that limits a send once the threads keep up (its
- * database and SMTP work), so it makes messages only for a lane that would wait otherwise: on two cores, the share
- * taking every chunk the thread had not taken made 640-660 messages a second, the share on demand 720-840
- * (bench/README.md, "bench:send"). A chunk whose thread failed (it crashed, or the chunk did not fit its heap) says
- * nothing about the messages: it is made again by the share, before the chunks that wait, wanted or not; everything is
- * made in this thread when the pool cannot start.
+ * `threads` is 0. The database and SMTP stay in the pipeline's thread, which is the one that limits a send once
+ * messages are cheap to make (mail/mime.ts, mail/dkim.ts): it makes no message itself while there are threads. It
+ * used to make a chunk whenever every thread was busy (its **share**), then only when a lane waited for one; on two
+ * cores and one thread, 10,000 recipients, alternately, the share made 647-735 messages a second against 716-799
+ * without it (bench/README.md, "bench:send"). A chunk whose thread failed (it crashed, or the chunk did not fit its
+ * heap) says nothing about the messages: it is made again in the pipeline's thread, one at a time and one message per
+ * turn of its event loop, before the chunks that wait; everything is made in this thread when the pool cannot start.
  */
 export interface MessageRenderer {
   readonly threads: number;
   render(task: RenderTask): Promise<RenderResult[]>;
-  /** A lane waits for a message of this chunk (the promise `render` returned): the share may make it now. */
-  want(chunk: Promise<RenderResult[]>): void;
   close(): Promise<void>;
 }
 
@@ -33,7 +30,7 @@ type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: strin
  * `local`: how the pipeline's thread makes messages (renderMessages; a test gives another).
  */
 export function createRenderer(threads: number, log?: Log, { workerFile = programFile('deliveries/render.worker'), local = renderMessages } = {}): MessageRenderer {
-  if (threads <= 0) return { threads: 0, render: local, want: () => {}, close: async () => {} };
+  if (threads <= 0) return { threads: 0, render: local, close: async () => {} };
   let pool: PiscinaType | null = null;
   /** The pool could not start (an unusable flag, no threads left): messages are made in this thread instead. */
   let unavailable = false;
@@ -67,16 +64,12 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
     return pool;
   };
 
-  /**
-   * A chunk no one has taken yet. `here`: its thread failed on it, so only the pipeline's thread takes it; `wanted`: a
-   * lane waits for one of its messages, so the share may take it.
-   */
-  type Job = { task: RenderTask; here: boolean; wanted: boolean; resolve: (r: RenderResult[]) => void; reject: (err: unknown) => void };
-  /** In order: a free thread takes the first it may, the share the first one failed on or wanted. */
+  /** A chunk no one has taken yet. `here`: its thread failed on it, so only the pipeline's thread takes it. */
+  type Job = { task: RenderTask; here: boolean; resolve: (r: RenderResult[]) => void; reject: (err: unknown) => void };
+  /** In order: a free thread takes the first it may, the pipeline's thread the first one failed on. */
   const waiting: Job[] = [];
-  const jobs = new WeakMap<Promise<RenderResult[]>, Job>();
   let inThreads = 0;
-  let sharing = false;
+  let remaking = false;
 
   /** A chunk made in this thread one message per turn of the event loop, so that its I/O waits one message at most. */
   const makeHere = async (task: RenderTask): Promise<RenderResult[]> => {
@@ -108,13 +101,13 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
         take(p);
       });
     }
-    // Chunks wait with every thread busy: the share makes the first one failed on or wanted, one chunk at a time.
-    const first = !closed && !sharing ? waiting.findIndex((job) => job.here || job.wanted) : -1;
+    // A chunk a thread failed on: the pipeline's thread makes it, one chunk at a time.
+    const first = !closed && !remaking ? waiting.findIndex((job) => job.here) : -1;
     if (first >= 0) {
-      sharing = true;
+      remaking = true;
       const job = waiting.splice(first, 1)[0]!;
       makeHere(job.task).then(job.resolve, job.reject).finally(() => {
-        sharing = false;
+        remaking = false;
         take(p);
       });
     }
@@ -125,21 +118,10 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
       if (closed) return Promise.reject(new Error('the send threads were stopped'));
       const p = start();
       if (!p) return local(task);
-      let job!: Job;
-      const chunk = new Promise<RenderResult[]>((resolve, reject) => {
-        job = { task, here: false, wanted: false, resolve, reject };
+      return new Promise<RenderResult[]>((resolve, reject) => {
+        waiting.push({ task, here: false, resolve, reject });
+        take(p);
       });
-      jobs.set(chunk, job);
-      waiting.push(job);
-      take(p);
-      return chunk;
-    },
-    want(chunk) {
-      const job = jobs.get(chunk);
-      if (!job || job.wanted || !pool) return;
-      job.wanted = true;
-      // Taken already (by a thread or the share), it is left where it is.
-      if (waiting.includes(job)) take(pool);
     },
     async close() {
       closed = true;
