@@ -48,7 +48,12 @@ function header(name: string, value: unknown): MimeHeader | null {
  * case-insensitive).
  */
 export function headerName(key: string): string {
-  return key.replace(/[^\x21-\x39\x3b-\x7e]/g, '').toLowerCase()
+  const clean = key.replace(/[^\x21-\x39\x3b-\x7e]/g, '');
+  // Postmark's metadata: the key after the prefix is returned as written (`Metadata.deliveryId`), so its case is kept.
+  // nodemailer wrote `X-Pm-Metadata-Deliveryid`, and Postmark's reports came back without the delivery's id.
+  const metadata = /^x-pm-metadata-(.+)$/i.exec(clean);
+  if (metadata) return `X-PM-Metadata-${metadata[1]}`;
+  return clean.toLowerCase()
     .replace(/^X-SMTPAPI$|^(MIME|DKIM|ARC|BIMI)\b|^OTP(?=-Token$)|^[a-z]|-(SPF|FBL|ID|MD5)$|-[a-z]/gi, (c) => c.toUpperCase());
 }
 

@@ -6,7 +6,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { describe, expect, it } from 'vitest';
 import type { OutgoingMessage } from '../../src/mail/compose.js';
 import { relaxedBody, relaxedHeader } from '../../src/mail/dkim.js';
-import { composeMime } from '../../src/mail/mime.js';
+import { composeMime, headerName } from '../../src/mail/mime.js';
 import { buildRaw } from '../../src/mail/transport.js';
 
 /**
@@ -123,6 +123,11 @@ describe('mime.ts composes what MailComposer composed', () => {
       const forged = Buffer.concat([Buffer.from(added), raw]);
       expect((await dkimVerify(forged, { resolver })).results[0]?.status).toMatchObject({ result: 'fail' });
     }
+  });
+
+  it("writes field names as nodemailer did, except Postmark's metadata keys, whose case Postmark returns as written", () => {
+    expect(['List-Id', 'list-unsubscribe-post', 'Feedback-ID', 'mime-version', 'X-PM-Metadata-deliveryId', 'Bad Name:\r\n'].map(headerName))
+      .toEqual(['List-ID', 'List-Unsubscribe-Post', 'Feedback-ID', 'MIME-Version', 'X-PM-Metadata-deliveryId', 'Badname']);
   });
 
   it('canonicalizes as RFC 6376 §3.4.2 and §3.4.4 say', () => {
