@@ -200,15 +200,6 @@ export async function renewLeases(db: Executor, owner: string, leaseUntil: strin
 }
 
 /**
- * The point of no return: marks the delivery as being handed to the transport. False when it was canceled
- * (or taken over) meanwhile, and then it must not be sent. Cancel leaves handed-off deliveries alone and
- * waits for them, so nothing is sent after a cancel returns. False too when this worker's lease has run out
- * (it stalled): another worker may be taking the delivery over right now, and only one of them may send it.
- * And false when the claim is no longer the one the caller made (`attempts`: each claim counts one): the batch
- * loops of one process share its lease owner, and a loop that re-claimed the delivery after the lease of
- * another loop's claim ran out is the one to send it.
- */
-/**
  * The two statements every message runs, the hand-off and the "sent" outcome, built once (db/precompiled.ts): building
  * and compiling them with Kysely took ~60 µs of the pipeline thread's time per message (bench:send, 10,000 recipients:
  * 0.3 s in compileQuery, about as much in the builder), the thread that limits a send. RETURNING says whether the row
@@ -222,6 +213,15 @@ const sentQuery = new Precompiled((db, param) => db.updateTable('deliveries')
   .set({ status: nextStatus('SENDING', 'sent')!, updated_at: param('now'), lease_owner: null, lease_expires_at: null, sent_at: param('now'), message_id: param('messageId'), smtp_response: param('response'), last_error: null })
   .where('workspace_id', '=', param('workspaceId')).where('id', '=', param('id')).where('status', 'in', statusesFor('sent')).returning('id'));
 
+/**
+ * The point of no return: marks the delivery as being handed to the transport. False when it was canceled
+ * (or taken over) meanwhile, and then it must not be sent. Cancel leaves handed-off deliveries alone and
+ * waits for them, so nothing is sent after a cancel returns. False too when this worker's lease has run out
+ * (it stalled): another worker may be taking the delivery over right now, and only one of them may send it.
+ * And false when the claim is no longer the one the caller made (`attempts`: each claim counts one): the batch
+ * loops of one process share its lease owner, and a loop that re-claimed the delivery after the lease of
+ * another loop's claim ran out is the one to send it.
+ */
 export async function handOff(db: Executor, workspaceId: string, id: string, owner: string, attempts: number, now: string): Promise<boolean> {
   return (await handOffQuery.execute(db, { workspaceId, id, owner, attempts, now })).length > 0;
 }
