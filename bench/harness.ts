@@ -264,25 +264,42 @@ export interface Sink {
 
 /**
  * Asks a child started with an IPC channel: sends `{ cmd }` and resolves with its first message of type `type`
- * (default: the command's name). Rejects at once when the child no longer runs.
+ * (default: the command's name). Rejects at once when the child no longer runs, when it exits before answering, or
+ * when no answer comes within 30 s, with its last output lines (`output`) when given: a sink that died mid-run used to
+ * leave bench:send waiting for an answer for ever, without a word.
  */
-export function ipcRequester(child: ChildProcess, name: string): <T>(cmd: string, type?: string) => Promise<T> {
+export function ipcRequester(child: ChildProcess, name: string, output?: () => string): <T>(cmd: string, type?: string) => Promise<T> {
+  const why = (what: string) => new BenchError(`${name} ${what}${output ? `\n${output()}` : ''}`);
   return <T>(cmd: string, type = cmd) => new Promise<T>((resolve, reject) => {
-    if (!alive(child)) return reject(new BenchError(`${name} is no longer running`));
+    if (!alive(child)) return reject(why('is no longer running'));
+    const done = () => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+    };
     const onMessage = (msg: { type?: string }) => {
       if (msg?.type !== type) return;
-      child.off('message', onMessage);
+      done();
       resolve(msg as T);
     };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      done();
+      reject(why(`exited (${signal ?? `code ${code}`}) before answering ${cmd}`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(why(`did not answer ${cmd} within 30 s`));
+    }, 30_000);
     child.on('message', onMessage);
+    child.once('exit', onExit);
     child.send({ cmd });
   });
 }
 
 /** Starts bench/smtp-sink.ts in a process of its own (stopped by the cleanup) and talks to it over IPC. */
 export async function startSmtpSink(): Promise<Sink> {
-  const { child, match } = await startChild('SMTP sink', ['--import', 'tsx', 'bench/smtp-sink.ts'], { ...process.env, PORT: '0' }, /^sink listening on (\d+)$/m, { ipc: true });
-  const request = ipcRequester(child, 'the SMTP sink');
+  const { child, match, output } = await startChild('SMTP sink', ['--import', 'tsx', 'bench/smtp-sink.ts'], { ...process.env, PORT: '0' }, /^sink listening on (\d+)$/m, { ipc: true });
+  const request = ipcRequester(child, 'the SMTP sink', output);
   return {
     port: Number(match[1]),
     stats: () => request<SinkStats>('stats', 'stats'),
