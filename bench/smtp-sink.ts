@@ -43,7 +43,9 @@ const server = new SMTPServer({
       const header = head.split('\r\n\r\n')[0]!;
       if (/^dkim-signature:/im.test(header)) signed++;
       const id = /^message-id:\s*(<[^>\r\n]+>)/im.exec(header)?.[1];
-      if (id) ids.add(id);
+      // A copy: the match is a slice of the message's text, and V8 keeps the whole of it alive for the slice (~4.5 KB a
+      // message: the sink ran out of its 4 GB heap after ~900,000 messages of a million-recipient run).
+      if (id) ids.add(Buffer.from(id, 'latin1').toString('latin1'));
       first ??= t;
       last = t;
       callback(null, 'OK');
