@@ -39,14 +39,22 @@ export async function startDnsServer(zone: Partial<Zone> = {}): Promise<Zone & {
     }
     void send(response);
   };
-  const udpServer = dns2.createServer({ udp: true, handle });
-  const tcpServer = dns2.createServer({ tcp: true, handle });
-  const { udp } = await udpServer.listen({ udp: { port: 0, address: '127.0.0.1' } });
-  await tcpServer.listen({ tcp: { port: udp!.port, address: '127.0.0.1' } });
-  return {
-    ...z,
-    address: `127.0.0.1:${udp!.port}`,
-    // The TCP side waits for idle client connections; do not hold the run for it.
-    close: () => Promise.race([Promise.all([udpServer.close(), tcpServer.close()]).then(() => {}), new Promise<void>((r) => setTimeout(r, 500))]),
-  };
+  // The UDP port is free for UDP only: another test's TCP listener may hold the same number (EADDRINUSE, which failed a
+  // CI run). Then both are closed and another port is tried.
+  for (let attempt = 1; ; attempt++) {
+    const udpServer = dns2.createServer({ udp: true, handle });
+    const tcpServer = dns2.createServer({ tcp: true, handle });
+    const { udp } = await udpServer.listen({ udp: { port: 0, address: '127.0.0.1' } });
+    const failed = await new Promise<(Error & { code?: string }) | null>((resolve) => {
+      tcpServer.once('error', resolve);
+      void tcpServer.listen({ tcp: { port: udp!.port, address: '127.0.0.1' } }).then(() => resolve(null));
+    });
+    const close = () => Promise.race([Promise.all([udpServer.close(), tcpServer.close()]).then(() => {}), new Promise<void>((r) => setTimeout(r, 500))]);
+    if (!failed) {
+      // The TCP side waits for idle client connections; do not hold the run for it.
+      return { ...z, address: `127.0.0.1:${udp!.port}`, close };
+    }
+    udpServer.close();
+    if (failed.code !== 'EADDRINUSE' || attempt >= 20) throw failed;
+  }
 }
