@@ -113,7 +113,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     templates: new TemplatesService(db),
     broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
     unsubscribe: new UnsubscribeService(db),
-    submissions: new SubmissionsService(db, { protection }),
+    submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
     suppressions: new SuppressionsService(db),
     bounces: new BouncesService(db),
     events: new EventsService(db),

@@ -85,7 +85,14 @@ export interface Config {
   proofOfWork: PowTuning;
   /** Days a submission keeps the address and user agent it came from (SUBMISSION_RETENTION_DAYS); then the worker clears them. */
   submissionRetentionDays: number;
+  /**
+   * When a public submission is answered once it is stored as it came and made into its contact moments later by the
+   * intake job (SUBMISSION_INTAKE): `auto` (during a spike), `always`, `off` (docs/forms.md, "A spike of submissions").
+   */
+  submissionIntake: SubmissionIntake;
 }
+
+export type SubmissionIntake = 'auto' | 'always' | 'off';
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -110,6 +117,13 @@ function boolFrom(env: NodeJS.ProcessEnv, name: string, fallback: boolean): bool
   if (raw === 'true') return true;
   if (raw === 'false') return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function intakeFrom(env: NodeJS.ProcessEnv): SubmissionIntake {
+  const raw = env.SUBMISSION_INTAKE;
+  if (raw === undefined || raw === '') return 'auto';
+  if (raw === 'auto' || raw === 'always' || raw === 'off') return raw;
+  throw new ConfigError(`SUBMISSION_INTAKE must be auto, always or off, got "${raw}"`);
 }
 
 export class ConfigError extends Error {}
@@ -165,7 +179,7 @@ function heloFrom(hostname: string | null): string | null {
 
 /** Reads the environment (README, Configuration; docs/api.md §10). Fails fast on values that cannot work. */
 /** What the services need to know of the configuration. */
-export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks' | 'signupBursts' | 'proofOfWork'>> & {
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks' | 'signupBursts' | 'proofOfWork' | 'submissionIntake'>> & {
   /** Signs tokens in public addresses (db/secrets.ts). */
   secret: Buffer;
 };
@@ -254,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxCounter: intFrom(env, 'POW_MAX_ATTEMPTS', DEFAULT_POW_TUNING.maxCounter, 1, 10_000_000),
     },
     submissionRetentionDays: intFrom(env, 'SUBMISSION_RETENTION_DAYS', 180, 1, 36_500),
+    submissionIntake: intakeFrom(env),
   };
 }
 

@@ -38,7 +38,7 @@ export async function serve(config: Config): Promise<void> {
   // The delivery worker, the scheduler and the other periodic jobs run in the same process (docs/api.md §10).
   for (const w of warnings) app.log.warn(`WARNING: ${w}`);
   // Without it (SERVE_WORKER=false) `formcast worker` processes do that work, and this process only serves.
-  const worker = config.worker.inServe ? startJobs(db, appConfig, app.log, { mailer }) : null;
+  const worker = config.worker.inServe ? startJobs(db, appConfig, app.log, { mailer, submissions: app.services.submissions }) : null;
   // The inbound SMTP listener for bounce and complaint reports, when INBOUND_SMTP_PORT is set.
   const inbound = config.inboundSmtp.port === null ? null : await startInbound(db, appConfig, app.log);
 

@@ -16,6 +16,7 @@ import { eventsBroadcastPartial } from './migrations/0013_events_broadcast_parti
 import { automations } from './migrations/0014_automations.js';
 import { signupProtection } from './migrations/0015_signup_protection.js';
 import { submissionConsent } from './migrations/0016_submission_consent.js';
+import { submissionIntake } from './migrations/0017_submission_intake.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -36,6 +37,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0014_automations': automations(db.dialect),
     '0015_signup_protection': signupProtection(db.dialect),
     '0016_submission_consent': submissionConsent(db.dialect),
+    '0017_submission_intake': submissionIntake(db.dialect),
   };
 }
 

@@ -277,6 +277,26 @@ export interface SubmissionsTable {
   consent_accepted_at: Generated<string | null>;
 }
 
+/**
+ * A public submission taken in during a spike and not yet made into its submission (migration 0017; submissions/CONTEXT.md).
+ * `data`: the checked answers (JSON); `submission_id`: the id its submission will have.
+ */
+export interface SubmissionIntakeTable {
+  id: Generated<number>;
+  submission_id: string;
+  workspace_id: string;
+  form_id: string;
+  source: 'HOSTED' | 'EMBED';
+  data: string;
+  consented: number;
+  ip: string | null;
+  user_agent: string | null;
+  received_at: string;
+  attempts: Generated<number>;
+  next_attempt_at: string | null;
+  last_error: string | null;
+}
+
 /** One signal of a public submission that bursts are counted by (protection/protection.bursts.ts). */
 export interface SignupSignalsTable {
   id: string;
@@ -473,6 +493,7 @@ export interface Database {
   broadcasts: BroadcastsTable;
   deliveries: DeliveriesTable;
   submissions: SubmissionsTable;
+  submission_intake: SubmissionIntakeTable;
   signup_signals: SignupSignalsTable;
   spent_tokens: SpentTokensTable;
   confirmations: ConfirmationsTable;

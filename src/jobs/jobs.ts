@@ -15,7 +15,7 @@ import { createMailer, type Mailer } from '../mail/transport.js';
 import { pruneOutbox } from '../mail/outbox.js';
 import { parseDnsServers, resolverLookup } from '../domains/domains.dns.js';
 import { ConfirmationSender } from '../submissions/confirmations.sender.js';
-import { purgeSubmissionNetworkData } from '../submissions/submissions.service.js';
+import { INTAKE_SPIKE_PAUSE_MS, purgeSubmissionNetworkData, SubmissionsService } from '../submissions/submissions.service.js';
 import { WebhookDispatcher } from '../webhooks/webhooks.dispatcher.js';
 import { ProtectionService } from '../protection/protection.service.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
@@ -45,6 +45,7 @@ import { JobRunner, type Job } from './runner.js';
  * | *webhooks loop:* webhook prune | 1 day | deletes webhook deliveries older than 30 days, in batches |
  * | *automations loop:* automation intake | 100 ms | starts the runs new events trigger, ends those of contacts that left (automations/CONTEXT.md) |
  * | *automations loop:* automation runs | 100 ms | claims due runs and walks each through its steps until it waits or ends |
+ * | *intake loop:* submission intake | 1 s, and at once when this process takes one in | makes the public submissions taken in during a spike into their submissions and contacts (submissions/CONTEXT.md) |
  */
 export interface RunningJobs {
   mailer: Mailer;
@@ -93,7 +94,11 @@ export function configuredMailer(config: Config, log: FastifyBaseLogger): Mailer
   return mailer;
 }
 
-export function startJobs(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger, opts: { mailer?: Mailer; overrides?: Partial<PipelineOptions>; automations?: Partial<EngineOptions> } = {}): RunningJobs {
+/**
+ * `submissions`: the service whose requests take submissions in (serve's), so that its intake job is woken by them and
+ * tells them when the queue is empty; a worker without HTTP makes its own.
+ */
+export function startJobs(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger, opts: { mailer?: Mailer; overrides?: Partial<PipelineOptions>; automations?: Partial<EngineOptions>; submissions?: SubmissionsService } = {}): RunningJobs {
   const mailer = opts.mailer ?? configuredMailer(config, log);
   const overrides = opts.overrides ?? {};
   const pipeline = buildPipeline(db, mailer, config, log, overrides);
@@ -155,6 +160,17 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     { name: 'automation runs', everyMs: Math.min(poll, 100), run: () => engine.runDue() },
   ];
   const automationRunner = new JobRunner(automationJobs, log, Math.min(poll, 100));
+  // The intake in a loop of its own, woken by the requests that take a submission in; polled every second for those of
+  // other processes and for retries. During a spike it makes a small round, then pauses: answering comes first.
+  const submissions = opts.submissions ?? new SubmissionsService(db, { protection });
+  const intakeRunner = new JobRunner([{
+    name: 'submission intake', everyMs: 1000, run: async () => {
+      const n = await submissions.processIntake();
+      if (n && submissions.spiking()) await new Promise((resolve) => setTimeout(resolve, INTAKE_SPIKE_PAUSE_MS));
+      return n;
+    },
+  }], log, 1000);
+  submissions.attachIntakeJob(() => intakeRunner.wake(), log);
   const runner = new JobRunner(jobs, log, poll);
   // Delivery batches in loops of their own (WORKER_BATCHES): while one batch's messages go out over SMTP, the next
   // one is claimed and its messages made in the send threads; and materialising an audience never holds sending up.
@@ -166,11 +182,12 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   webhookRunner.start();
   fanOutRunner.start();
   automationRunner.start();
+  intakeRunner.start();
   log.info({ transport: mailer.description }, `jobs started; mail goes to ${mailer.description}`);
   return {
     mailer,
     async stop() {
-      await Promise.all([runner.stop(), ...deliveryRunners.map((r) => r.stop()), webhookRunner.stop(), fanOutRunner.stop(), automationRunner.stop()]);
+      await Promise.all([runner.stop(), ...deliveryRunners.map((r) => r.stop()), webhookRunner.stop(), fanOutRunner.stop(), automationRunner.stop(), intakeRunner.stop()]);
       await pipeline.close();
       webhooks.close();
       await mailer.close();

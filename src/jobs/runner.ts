@@ -16,7 +16,7 @@ export interface Job {
 export class JobRunner {
   private running = false;
   private loop: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  private endSleep: (() => void) | null = null;
   private readonly nextAt = new Map<string, number>();
 
   constructor(private readonly jobs: readonly Job[], private readonly log: FastifyBaseLogger, private readonly pollMs: number) {}
@@ -53,18 +53,23 @@ export class JobRunner {
       const due = Math.min(...this.jobs.map((j) => this.nextAt.get(j.name) ?? 0));
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(1, Math.min(this.pollMs, due - Date.now())));
-        this.wake = () => {
+        this.endSleep = () => {
           clearTimeout(timer);
           resolve();
         };
       });
-      this.wake = null;
+      this.endSleep = null;
     }
+  }
+
+  /** Ends the loop's sleep: its jobs that are due run now (a queue that has work, told by the code that gave it). */
+  wake(): void {
+    this.endSleep?.();
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.endSleep?.();
     await this.loop;
   }
 }

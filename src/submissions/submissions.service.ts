@@ -17,10 +17,21 @@ import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
 import type { ProtectionService } from '../protection/protection.service.js';
 import type { Executor } from '../db/connection.js';
 import type { Locale } from '../workspaces/workspaces.schemas.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { SubmissionIntake } from '../config.js';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
 export const HONEYPOT_FIELD = '_fc_hp';
 export const CONFIRMATION_TTL_MS = 7 * 24 * 3600 * 1000;
+
+/** SUBMISSION_INTAKE=auto: a public submission goes to the intake when this many sign-ups are being written already. */
+export const INTAKE_AFTER = 8;
+/** Entries made per round of the intake job; during a spike (an entry taken in within SPIKE_MS) fewer, with a pause between rounds. */
+export const INTAKE_ROUND = 200;
+export const INTAKE_SPIKE_ROUND = 16;
+export const SPIKE_MS = 200;
+/** The intake job's pause between its rounds during a spike: it takes a small share of the process while answers come first. */
+export const INTAKE_SPIKE_PAUSE_MS = 40;
 
 export type { FieldProblem } from './submissions.answers.js';
 
@@ -31,7 +42,7 @@ export interface SubmissionMeta {
 }
 
 export type SubmissionOutcome =
-  | { ok: true; honeypot: boolean; submissionId: string | null; contactId: string | null; confirmationSent: boolean; successAction: Form['settings']['successAction']; held?: string[] }
+  | { ok: true; honeypot: boolean; submissionId: string | null; contactId: string | null; confirmationSent: boolean; successAction: Form['settings']['successAction']; held?: string[]; queued?: boolean }
   | { ok: false; errors: FieldProblem[]; proofOfWork?: PowFailure };
 
 
@@ -70,12 +81,40 @@ export class SubmissionsService {
   private readonly published: PublishedForms;
 
   private readonly protection: ProtectionService | undefined;
+  private readonly intake: SubmissionIntake;
+  private readonly clock: () => number;
+  private log: FastifyBaseLogger | undefined;
 
-  /** `clock` (ms) dates the cache of published forms (tests move it); `protection` checks public submissions (docs/bot-protection.md). */
-  constructor(private readonly db: Db, opts: { clock?: () => number; protection?: ProtectionService } = {}) {
+  // The intake (submissions/CONTEXT.md): sign-ups being written in this process; entries this process took in, and
+  // how many of them it had taken in when its intake job last found the queue empty; the time of the last one.
+  private inFlight = 0;
+  private intakeWrites = 0;
+  private intakeSeenEmpty = 0;
+  private lastIntakeAt = -Infinity;
+  /** Whether this process runs the intake job (`attachIntakeJob`): only then does it know when its entries are made. */
+  private processesIntake = false;
+  private onIntake: (() => void) | undefined;
+
+  /**
+   * `clock` (ms) dates the cache of published forms and the intake's spikes (tests move it); `protection` checks public
+   * submissions (docs/bot-protection.md); `intake`: SUBMISSION_INTAKE (default `auto`).
+   */
+  constructor(private readonly db: Db, opts: { clock?: () => number; protection?: ProtectionService; intake?: SubmissionIntake } = {}) {
     this.writes = new GroupCommit(db);
+    this.clock = opts.clock ?? Date.now;
     this.published = new PublishedForms(db, opts.clock);
     this.protection = opts.protection;
+    this.intake = opts.intake ?? 'auto';
+  }
+
+  /**
+   * The intake job of this process runs `processIntake` (jobs.ts): `wake` starts its next round at once, called when an
+   * entry is taken in, so that a quiet server makes it within a turn of the event loop.
+   */
+  attachIntakeJob(wake: () => void, log: FastifyBaseLogger): void {
+    this.processesIntake = true;
+    this.onIntake = wake;
+    this.log = log;
   }
 
   /** The PUBLISHED form at a public slug (any workspace), or 404. Cached (forms/forms.published.ts): read-only. */
@@ -114,37 +153,133 @@ export class SubmissionsService {
       solution = pow;
     }
     const submissionId = newId('sub');
-    const { email, fields } = contactFields(form, values);
-    const result = await this.writes.run(async (trx) => {
-      if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return { replayed: true as const };
-      const now = nowIso();
-      let contactId: string | null = null;
-      let confirmationSent = false;
-      // A burst of public sign-ups (one network, one address pattern): held for review, nobody signed up or mailed.
-      const held = source !== 'API' && this.protection ? await this.protection.burst(trx, workspaceId, submissionId, meta.ip, email, now) : [];
-      if (form.type === 'SIGN_UP' && !held.length) ({ contactId, confirmationSent } = await signUpContact(trx, workspaceId, form, email, fields, now));
-      await repo.insertSubmission(trx, workspaceId, {
-        status: held.length ? 'HELD' : 'ACCEPTED', heldReasons: held.length ? held : null,
-        id: submissionId, formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, data: toData(values), contactId, source, createdAt: now,
-        // The user agent only with an address: the purge finds the rows by their address.
-        ip: meta.ip ? meta.ip.slice(0, 64) : null, userAgent: meta.ip && meta.userAgent ? meta.userAgent.slice(0, 512) : null,
-        consent: consented ? { text: form.settings.appearance!.consentText!, acceptedAt: now } : null,
+    const ip = meta.ip ? meta.ip.slice(0, 64) : null;
+    // The user agent only with an address: the purge finds the rows by their address.
+    const userAgent = meta.ip && meta.userAgent ? meta.userAgent.slice(0, 512) : null;
+    if (source !== 'API' && this.intakeNow()) {
+      // A spike: stored as it is and answered; made into its submission by the intake job (submissions/CONTEXT.md).
+      const taken = await this.writes.run(async (trx) => {
+        if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return false;
+        await repo.insertIntake(trx, workspaceId, { submissionId, formId: form.id, source, values, consented, ip, userAgent, receivedAt: nowIso() });
+        return true;
       });
-      if (held.length) {
-        await recordEvent(trx, workspaceId, {
-          type: 'form.submission_held', contactId: null,
-          data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId, source, reasons: held },
-        }, now);
-        return { contactId, confirmationSent, held };
-      }
-      await recordAccepted(trx, workspaceId, form, { submissionId, source, contactId, data: toData(values) }, now);
-      return { contactId, confirmationSent };
-    });
-    if ('replayed' in result) {
-      const refused = this.protection!.refusal('replayed');
-      return { ok: false, errors: [{ field: POW_FIELD, message: refused.message }], proofOfWork: refused.reason };
+      if (!taken) return this.replayed();
+      this.intakeWrites++;
+      this.lastIntakeAt = this.clock();
+      this.onIntake?.();
+      return { ok: true, honeypot: false, submissionId, contactId: null, confirmationSent: false, successAction, queued: true };
     }
-    return { ok: true, honeypot: false, submissionId, successAction, ...result };
+    this.inFlight++;
+    try {
+      const result = await this.writes.run(async (trx) => {
+        if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return null;
+        return this.store(trx, workspaceId, form, { submissionId, source, values, consented, ip, userAgent, now: nowIso() });
+      });
+      if (!result) return this.replayed();
+      return { ok: true, honeypot: false, submissionId, successAction, ...result };
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private replayed(): SubmissionOutcome {
+    const refused = this.protection!.refusal('replayed');
+    return { ok: false, errors: [{ field: POW_FIELD, message: refused.message }], proofOfWork: refused.reason };
+  }
+
+  /**
+   * Whether a public submission goes to the intake (SUBMISSION_INTAKE): `always`, `off`, or `auto`: in a process that
+   * runs the intake job, when INTAKE_AFTER sign-ups are being written already, or entries it took in still wait (so
+   * that a visitor's later submission is not made before an earlier one).
+   */
+  private intakeNow(): boolean {
+    if (this.intake === 'always') return true;
+    if (this.intake === 'off') return false;
+    // Only where an intake job runs: a process without one (SERVE_WORKER=false, tests) writes each sign-up itself.
+    return this.processesIntake && (this.inFlight >= INTAKE_AFTER || this.intakeWaiting());
+  }
+
+  private intakeWaiting(): boolean {
+    return this.intakeWrites !== this.intakeSeenEmpty;
+  }
+
+  /** Whether entries were taken in lately (SPIKE_MS): the intake job then makes small rounds with pauses between. */
+  spiking(): boolean {
+    return this.clock() - this.lastIntakeAt < SPIKE_MS;
+  }
+
+  /**
+   * What a submission does, in the transaction given (the request's, or the intake job's): the sign-up burst check,
+   * the contact (SIGN_UP), the submission, and its events. `now` is when the visitor sent it.
+   */
+  private async store(trx: Executor, workspaceId: string, form: Form, s: { submissionId: string; source: 'HOSTED' | 'EMBED' | 'API'; values: Record<string, Value>; consented: boolean; ip: string | null; userAgent: string | null; now: string }): Promise<{ contactId: string | null; confirmationSent: boolean; held?: string[] }> {
+    const { submissionId, source, values, now } = s;
+    const { email, fields } = contactFields(form, values);
+    let contactId: string | null = null;
+    let confirmationSent = false;
+    // A burst of public sign-ups (one network, one address pattern): held for review, nobody signed up or mailed.
+    const held = source !== 'API' && this.protection ? await this.protection.burst(trx, workspaceId, submissionId, s.ip, email, now) : [];
+    if (form.type === 'SIGN_UP' && !held.length) ({ contactId, confirmationSent } = await signUpContact(trx, workspaceId, form, email, fields, now));
+    await repo.insertSubmission(trx, workspaceId, {
+      status: held.length ? 'HELD' : 'ACCEPTED', heldReasons: held.length ? held : null,
+      id: submissionId, formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, data: toData(values), contactId, source, createdAt: now,
+      ip: s.ip, userAgent: s.userAgent,
+      consent: s.consented ? { text: form.settings.appearance!.consentText!, acceptedAt: now } : null,
+    });
+    if (held.length) {
+      await recordEvent(trx, workspaceId, {
+        type: 'form.submission_held', contactId: null,
+        data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId, source, reasons: held },
+      }, now);
+      return { contactId, confirmationSent, held };
+    }
+    await recordAccepted(trx, workspaceId, form, { submissionId, source, contactId, data: toData(values) }, now);
+    return { contactId, confirmationSent };
+  }
+
+  /**
+   * The intake job: makes up to `limit` waiting entries into their submissions, oldest first, each in the transaction
+   * that removes it (on SQLite one transaction for the round, each in a savepoint: db/group-commit.ts). An entry whose
+   * making fails is tried again later (1 s, 2 s, 4 s, … at most an hour), its error logged. Returns how many it made.
+   * During a spike (an entry taken in within the last SPIKE_MS) a round is small, so that answering comes first.
+   */
+  async processIntake(limit = INTAKE_ROUND): Promise<number> {
+    const seen = this.intakeWrites;
+    const round = this.spiking() ? Math.min(limit, INTAKE_SPIKE_ROUND) : limit;
+    const entries = await repo.dueIntake(this.db.kysely, new Date(this.clock()).toISOString(), round);
+    if (!entries.length) {
+      this.intakeSeenEmpty = seen;
+      return 0;
+    }
+    const cache = new Map<string, Promise<Form | undefined>>();
+    const formOf = (e: repo.IntakeEntry) => {
+      const key = `${e.workspaceId}/${e.formId}`;
+      let f = cache.get(key);
+      if (!f) cache.set(key, (f = forms.getForm(this.db.kysely, e.workspaceId, e.formId)));
+      return f;
+    };
+    let made = 0;
+    await Promise.all(entries.map(async (e) => {
+      try {
+        const form = await formOf(e);
+        // A form deleted meanwhile took its entries with it (on delete cascade): nothing to make.
+        if (!form) return;
+        const done = await this.writes.run(async (trx) => {
+          if (!(await repo.takeIntake(trx, e.workspaceId, e.id))) return false;
+          await this.store(trx, e.workspaceId, form, { submissionId: e.submissionId, source: e.source, values: e.values, consented: e.consented, ip: e.ip, userAgent: e.userAgent, now: e.receivedAt });
+          return true;
+        });
+        if (done) made++;
+      } catch (err) {
+        const retryAt = new Date(this.clock() + Math.min(3_600_000, 1000 * 2 ** Math.min(e.attempts, 12))).toISOString();
+        this.log?.error({ err, intake: e.id, submission: e.submissionId, attempts: e.attempts + 1 }, 'a submission taken in could not be made; tried again later');
+        await repo.deferIntake(this.db.kysely, e.workspaceId, e.id, retryAt, err instanceof Error ? err.message : String(err)).catch(() => {});
+      }
+    }));
+    // A round shorter than asked found the end of the queue: nothing of this process waits any more, unless it took
+    // some in meanwhile.
+    if (entries.length < round && made === entries.length) this.intakeSeenEmpty = seen;
+    return entries.length;
   }
 
   /**
