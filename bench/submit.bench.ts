@@ -20,8 +20,13 @@
  * and setup requests included). PASS/MISS does not change the exit code; it is 1 only when something failed to run
  * (a child, a setup request, an answer other than 2xx/3xx, a connection error).
  *
+ * Formcast answers a spike's submissions once they are stored as they came (SUBMISSION_INTAKE=auto) and makes them
+ * into contacts moments later (submissions/CONTEXT.md): after each of its runs (warm-ups too) the benchmark waits until
+ * the intake is empty, so that nothing of one run is left to slow the next, and reports that wait ("drain") and the CPU
+ * per request with it.
+ *
  * Options: --requests N (default 20000), --warmup N (default 3000), --rounds N (default 2), --connections N
- * (default 50), --embed, --single-opt-in, --cpu-prof DIR, --help.
+ * (default 50), --embed, --single-opt-in, --intake auto|always|off, --cpu-prof DIR, --help.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -47,17 +52,19 @@ function parseOptions() {
     connections: { type: 'string' },
     embed: { type: 'boolean' },
     'single-opt-in': { type: 'boolean' },
+    intake: { type: 'string' },
     'cpu-prof': { type: 'string' },
   }, {
     example: 'npm run bench:submit -- --requests 10000',
     usage: [
-      'usage: npm run bench:submit -- [--requests N] [--warmup N] [--rounds N] [--connections N] [--embed] [--single-opt-in] [--cpu-prof DIR]',
+      'usage: npm run bench:submit -- [--requests N] [--warmup N] [--rounds N] [--connections N] [--embed] [--single-opt-in] [--intake MODE] [--cpu-prof DIR]',
       '  --requests N      measured requests per run (default 20000)',
       '  --warmup N        discarded requests before each measured run (default 3000; 0 skips it)',
       '  --rounds N        rounds of a baseline and a formcast run, the order turning each round (default 2)',
       '  --connections N   concurrent connections (default 50)',
       "  --embed           submit as the embed script does (JSON in, JSON out) instead of the hosted page's form post",
       '  --single-opt-in   the form without double opt-in (no confirmation, the contact SUBSCRIBED at once)',
+      "  --intake MODE     formcast's SUBMISSION_INTAKE: auto (default), always, off (every sign-up written by its request)",
       '  --cpu-prof DIR    run formcast serve under node --cpu-prof, the profile written into DIR when it stops',
     ],
   });
@@ -68,10 +75,17 @@ function parseOptions() {
     connections: positiveInt('connections', values.connections, 50),
     embed: values.embed ?? false,
     doubleOptIn: !(values['single-opt-in'] ?? false),
+    intake: intakeMode(values.intake),
     cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
   };
 }
 type Options = ReturnType<typeof parseOptions>;
+
+function intakeMode(raw: string | undefined): 'auto' | 'always' | 'off' {
+  if (raw === undefined) return 'auto';
+  if (raw === 'auto' || raw === 'always' || raw === 'off') return raw;
+  throw new BenchError(`--intake must be auto, always or off, got "${raw}"`);
+}
 
 // ---------------------------------------------------------------------------------------------------
 // The requests: one visitor each
@@ -119,7 +133,7 @@ async function setupFormcast(opts: Options, sink: Sink): Promise<Target> {
   // TRUST_PROXY: each request's X-Forwarded-For is its visitor's address; the per-IP limit keeps its default.
   // The visitors' generated addresses (visitor1@, visitor2@, … of one domain) are what the sign-up burst rules hold for
   // review (docs/bot-protection.md): off here, so every request takes the sign-up path that is measured.
-  const env = { SMTP_URL: `smtp://${HOST}:${sink.port}`, TRUST_PROXY: 'loopback', SIGNUP_BURST_PATTERN: '0', SIGNUP_BURST_DOMAIN: '0' };
+  const env = { SMTP_URL: `smtp://${HOST}:${sink.port}`, TRUST_PROXY: 'loopback', SIGNUP_BURST_PATTERN: '0', SIGNUP_BURST_DOMAIN: '0', SUBMISSION_INTAKE: opts.intake };
   const { server, workspaceId, apiKey } = await startFormcast(dir, { env, nodeArgs: opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [] });
   const databaseFile = path.join(dir, 'formcast.db');
   // A verified domain: double opt-in needs one to send the confirmations from.
@@ -165,6 +179,27 @@ interface Run {
   /** Answers other than 2xx/3xx (warm-up included), by status code. */
   badStatuses: Record<string, number>;
   errors: number;
+  /** Formcast: seconds from the last answer until the intake was empty (every submission made into its contact). */
+  drainS: number;
+  /** Formcast: CPU per request including the drain: what a submission costs in all. */
+  cpuUsPerReqMade: number;
+}
+
+/** Waits until formcast's intake is empty (the baseline has none); returns the seconds it took. */
+async function drained(target: Target): Promise<number> {
+  if (target.label !== 'formcast') return 0;
+  const start = performance.now();
+  const db = new SQLite(target.databaseFile, { readonly: true });
+  try {
+    for (;;) {
+      const { n } = db.prepare('select count(*) as n from submission_intake').get() as { n: number };
+      if (n === 0) return (performance.now() - start) / 1000;
+      if (performance.now() - start > 300_000) throw new BenchError(`formcast: ${n} submissions still in the intake after 300 s`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    db.close();
+  }
 }
 
 /** Sends `amount` requests, each a new visitor (harness.ts, cannonAmount); also counts the 2xx/3xx answers. */
@@ -197,9 +232,12 @@ async function measure(target: Target, round: number, opts: Options): Promise<Ru
   process.stderr.write(`round ${round}: ${target.label.padEnd(8)} ${opts.warmup ? `warm-up ${fmt(opts.warmup)} requests, ` : ''}measuring ${fmt(opts.requests)} requests ...`);
   const warm = opts.warmup ? await cannon(target, opts, opts.warmup) : undefined;
   target.accepted += warm?.accepted ?? 0;
+  if (warm) await drained(target);
   const cpu0 = cpuSeconds(target.server.child.pid!);
   const { result: r, seconds, accepted } = await cannon(target, opts, opts.requests);
   const cpu = cpuSeconds(target.server.child.pid!) - cpu0;
+  const drainS = await drained(target);
+  const cpuMade = cpuSeconds(target.server.child.pid!) - cpu0;
   target.accepted += accepted;
   const run: Run = {
     round,
@@ -211,8 +249,10 @@ async function measure(target: Target, round: number, opts: Options): Promise<Ru
     requests: r.requests.total,
     badStatuses: badStatuses(warm?.result, r),
     errors: r.errors + r.timeouts + (warm ? warm.result.errors + warm.result.timeouts : 0),
+    drainS,
+    cpuUsPerReqMade: (cpuMade * 1e6) / r.requests.total,
   };
-  process.stderr.write(` ${fmt(run.reqPerSec)} req/s, p99 ${run.p99Ms} ms, ${fmt(run.cpuUsPerReq)} µs CPU/req\n`);
+  process.stderr.write(` ${fmt(run.reqPerSec)} req/s, p99 ${run.p99Ms} ms, ${fmt(run.cpuUsPerReq)} µs CPU/req${target.label === 'formcast' ? `; intake drained ${run.drainS.toFixed(2)} s after the last answer, ${fmt(run.cpuUsPerReqMade)} µs CPU/req with it` : ''}\n`);
   return run;
 }
 
@@ -225,6 +265,10 @@ function summarize(runs: Run[], label: Label) {
     medianP50Ms: median(mine.map((r) => r.p50Ms)),
     medianP99Ms: median(mine.map((r) => r.p99Ms)),
     medianCpuUsPerReq: Math.round(median(mine.map((r) => r.cpuUsPerReq))),
+    medianDrainS: round2(median(mine.map((r) => r.drainS))),
+    medianCpuUsPerReqMade: Math.round(median(mine.map((r) => r.cpuUsPerReqMade))),
+    /** Requests over the time from the first request until every one was made (answers and drain). */
+    medianMadePerSec: Math.round(median(mine.map((r) => r.requests / (r.requests / r.reqPerSec + r.drainS)))),
     errors: mine.reduce((a, r) => a + r.errors, 0),
     badStatuses: mine.reduce<Record<string, number>>((acc, r) => {
       for (const [code, n] of Object.entries(r.badStatuses)) acc[code] = (acc[code] ?? 0) + n;
@@ -288,11 +332,11 @@ async function main(): Promise<number> {
   const formcastRowsOk = stored.formcast.contacts === expectedPerSubmission.contacts && stored.formcast.confirmations === expectedPerSubmission.confirmations
     && stored.formcast.events?.['form.submitted'] === formcast.accepted && stored.formcast.events?.['contact.created'] === formcast.accepted;
 
-  const cols = ['round', 'target', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'requests'];
-  const rows = runs.map((r) => [String(r.round), r.target, fmt(r.reqPerSec), fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), fmt(r.cpuUsPerReq), fmt(r.requests)]);
+  const cols = ['round', 'target', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'requests', 'drain s', 'CPU µs/req with drain'];
+  const rows = runs.map((r) => [String(r.round), r.target, fmt(r.reqPerSec), fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), fmt(r.cpuUsPerReq), fmt(r.requests), r.drainS.toFixed(2), fmt(r.cpuUsPerReqMade)]);
   const medians = (['baseline', 'formcast'] as const).map((label) => {
     const s = label === 'baseline' ? base : fc;
-    return ['median', label, fmt(s.medianReqPerSec), fmt(s.medianP50Ms, 1), fmt(s.medianP99Ms, 1), fmt(s.medianCpuUsPerReq), ''];
+    return ['median', label, fmt(s.medianReqPerSec), fmt(s.medianP50Ms, 1), fmt(s.medianP99Ms, 1), fmt(s.medianCpuUsPerReq), '', s.medianDrainS.toFixed(2), fmt(s.medianCpuUsPerReqMade)];
   });
   const form = `SIGN_UP, ${opts.doubleOptIn ? 'double opt-in' : 'single opt-in'}, ${opts.embed ? 'embed (JSON)' : 'hosted page (form post, success page, br)'}`;
   process.stdout.write([
@@ -306,6 +350,7 @@ async function main(): Promise<number> {
     `formcast / baseline req/s: ${ratio.toFixed(2)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
     `formcast p99: ${fmt(fc.medianP99Ms, 1)} ms   goal < ${P99_GOAL_MS} ms   ${p99Pass ? 'PASS' : 'MISS'}`,
     `stored: baseline ${fmt(stored.baseline.submissions)} rows for ${fmt(targets[0]!.accepted)} accepted; formcast ${fmt(stored.formcast.submissions)} submissions for ${fmt(formcast.accepted)} accepted   goal: every accepted submission stored   ${storedPass ? 'PASS' : 'MISS'}`,
+    `formcast made every submission into its contact ${fc.medianDrainS.toFixed(2)} s after the last answer (median; SUBMISSION_INTAKE=${opts.intake}): ${fmt(fc.medianMadePerSec)} made/s from the first request to the last made, ${(fc.medianMadePerSec / base.medianReqPerSec).toFixed(2)}x the baseline's req/s (not a goal)`,
     `formcast also stored ${fmt(stored.formcast.contacts ?? 0)} contacts, ${fmt(stored.formcast.confirmations ?? 0)} confirmations, events ${JSON.stringify(stored.formcast.events)}${formcastRowsOk ? '' : '   UNEXPECTED'}; confirmation emails at the sink by the end: ${fmt(mailSent)}`,
     '',
   ].join('\n'));
@@ -325,6 +370,7 @@ async function main(): Promise<number> {
     cpus: os.cpus().length,
     loadAvg1m: { before: round2(loadBefore), after: round2(loadAfter) },
     form: { type: 'SIGN_UP', doubleOptIn: opts.doubleOptIn, request: opts.embed ? 'embed' : 'hosted' },
+    intake: opts.intake,
     connections: opts.connections,
     requests: opts.requests,
     rounds: opts.rounds,
