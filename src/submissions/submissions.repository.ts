@@ -283,7 +283,7 @@ export async function deferIntake(db: Executor, workspaceId: string, id: number,
     .where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
 }
 
-/** How many entries wait, and since when (the oldest): `formcast doctor` and the benchmark. Every workspace. */
+/** How many entries wait, and since when (the oldest): `formcast doctor`. Every workspace. */
 export async function intakeBacklog(db: Executor): Promise<{ waiting: number; oldest: string | null }> {
   const r = await db.selectFrom('submission_intake').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('received_at').as('oldest')]).executeTakeFirst();
   return { waiting: Number(r?.n ?? 0), oldest: r?.oldest ? toIso(r.oldest as string) : null };

@@ -203,6 +203,11 @@ export class SubmissionsService {
     return this.intakeWrites !== this.intakeSeenEmpty;
   }
 
+  /** How many public submissions wait in the intake (every workspace), and since when: `formcast doctor`. */
+  intakeBacklog(): Promise<{ waiting: number; oldest: string | null }> {
+    return repo.intakeBacklog(this.db.kysely);
+  }
+
   /** Whether entries were taken in lately (SPIKE_MS): the intake job then makes small rounds with pauses between. */
   spiking(): boolean {
     return this.clock() - this.lastIntakeAt < SPIKE_MS;

@@ -90,6 +90,16 @@ async function checkDatabase(config: Config): Promise<Check[]> {
     checks.push({ check: 'migrations', status: 'ok', detail: `all ${state.applied.length} applied` });
 
     const services = createServices(db, await withSecret(db, config));
+    // Public submissions taken in during a spike and not made yet (docs/forms.md, "A spike of submissions"): said only
+    // when there are some; a warning when the oldest has waited a minute (nothing is making them).
+    const intake = await services.submissions.intakeBacklog();
+    if (intake.waiting) {
+      const stale = intake.oldest !== null && Date.now() - Date.parse(intake.oldest) > 60_000;
+      checks.push({
+        check: 'submission intake', status: stale ? 'warn' : 'ok',
+        detail: `${intake.waiting} public submissions wait to be made, the oldest received ${intake.oldest}${stale ? ': is a server or worker running the jobs?' : ''}`,
+      });
+    }
     const workspaces = await allPages((before) => listWorkspaces(db.kysely, 100, before));
     let domains = 0;
     for (const ws of workspaces) {
