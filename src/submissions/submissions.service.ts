@@ -132,7 +132,8 @@ export class SubmissionsService {
    * The one code path of every submission (hosted page, embed, API): mapped fields only, validated by their
    * contact property; SIGN_UP creates or updates the contact by email; SURVEY stores the submission only.
    * Everything happens in one transaction (on SQLite shared with the submissions that arrived meanwhile, each in a
-   * savepoint: db/group-commit.ts); a filled honeypot changes nothing and looks like a success.
+   * savepoint: db/group-commit.ts); a filled honeypot changes nothing and looks like a success. During a spike a public
+   * submission is taken in instead (`queued`): stored as it came, and made by the intake job (submissions/CONTEXT.md).
    */
   async submit(workspaceId: string, form: Form, raw: Record<string, unknown>, source: 'HOSTED' | 'EMBED' | 'API', meta: SubmissionMeta = {}): Promise<SubmissionOutcome> {
     const successAction = form.settings.successAction;
