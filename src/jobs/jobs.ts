@@ -15,7 +15,7 @@ import { createMailer, type Mailer } from '../mail/transport.js';
 import { pruneOutbox } from '../mail/outbox.js';
 import { parseDnsServers, resolverLookup } from '../domains/domains.dns.js';
 import { ConfirmationSender } from '../submissions/confirmations.sender.js';
-import { INTAKE_SPIKE_PAUSE_MS, purgeSubmissionNetworkData, SubmissionsService } from '../submissions/submissions.service.js';
+import { purgeSubmissionNetworkData, SubmissionsService } from '../submissions/submissions.service.js';
 import { WebhookDispatcher } from '../webhooks/webhooks.dispatcher.js';
 import { ProtectionService } from '../protection/protection.service.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
@@ -161,13 +161,16 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   ];
   const automationRunner = new JobRunner(automationJobs, log, Math.min(poll, 100));
   // The intake in a loop of its own, woken by the requests that take a submission in; polled every second for those of
-  // other processes and for retries. During a spike it makes a small round, then pauses: answering comes first.
+  // other processes and for retries. During a spike it lets entries wait (up to a lag) and pauses between its looks:
+  // answering comes first (submissions/CONTEXT.md).
   const submissions = opts.submissions ?? new SubmissionsService(db, { protection });
   const intakeRunner = new JobRunner([{
     name: 'submission intake', everyMs: 1000, run: async () => {
       const n = await submissions.processIntake();
-      if (n && submissions.spiking()) await new Promise((resolve) => setTimeout(resolve, INTAKE_SPIKE_PAUSE_MS));
-      return n;
+      const pause = submissions.intakePauseMs();
+      if (pause) await new Promise((resolve) => setTimeout(resolve, pause));
+      // During a spike the loop keeps looking (after its pause), so that the queue is made as soon as the spike ends.
+      return n || (pause ? 1 : 0);
     },
   }], log, 1000);
   submissions.attachIntakeJob(() => intakeRunner.wake(), log);

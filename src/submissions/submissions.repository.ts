@@ -265,6 +265,12 @@ export async function dueIntake(db: Executor, now: string, limit: number): Promi
   }));
 }
 
+/** When the oldest entry never tried was received (a spike's lag), or null when none waits. Every workspace. */
+export async function oldestIntake(db: Executor): Promise<string | null> {
+  const r = await db.selectFrom('submission_intake').select('received_at').where('next_attempt_at', 'is', null).orderBy('id').limit(1).executeTakeFirst();
+  return r ? toIso(r.received_at) : null;
+}
+
 /**
  * Removes the entry in the transaction that makes its submission; false when it is gone already (another process
  * made it: on PostgreSQL the second waits for the first's row lock, then finds nothing).

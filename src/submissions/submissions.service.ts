@@ -26,12 +26,14 @@ export const CONFIRMATION_TTL_MS = 7 * 24 * 3600 * 1000;
 
 /** SUBMISSION_INTAKE=auto: a public submission goes to the intake when this many sign-ups are being written already. */
 export const INTAKE_AFTER = 8;
-/** Entries made per round of the intake job; during a spike (an entry taken in within SPIKE_MS) fewer, with a pause between rounds. */
+/** Entries made per round of the intake job. */
 export const INTAKE_ROUND = 200;
-export const INTAKE_SPIKE_ROUND = 16;
+/** A spike: an entry taken in within this long. */
 export const SPIKE_MS = 200;
-/** The intake job's pause between its rounds during a spike: it takes a small share of the process while answers come first. */
-export const INTAKE_SPIKE_PAUSE_MS = 40;
+/** During a spike nothing is made until the oldest entry has waited this long: answering comes first. */
+export const INTAKE_MAX_LAG_MS = 5000;
+/** The intake job's pause between its rounds during a spike (it looks at the oldest entry's age, or makes a round). */
+export const INTAKE_SPIKE_PAUSE_MS = 50;
 
 export type { FieldProblem } from './submissions.answers.js';
 
@@ -161,7 +163,7 @@ export class SubmissionsService {
       // A spike: stored as it is and answered; made into its submission by the intake job (submissions/CONTEXT.md).
       const taken = await this.writes.run(async (trx) => {
         if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return false;
-        await repo.insertIntake(trx, workspaceId, { submissionId, formId: form.id, source, values, consented, ip, userAgent, receivedAt: nowIso() });
+        await repo.insertIntake(trx, workspaceId, { submissionId, formId: form.id, source, values, consented, ip, userAgent, receivedAt: new Date(this.clock()).toISOString() });
         return true;
       });
       if (!taken) return this.replayed();
@@ -209,7 +211,7 @@ export class SubmissionsService {
     return repo.intakeBacklog(this.db.kysely);
   }
 
-  /** Whether entries were taken in lately (SPIKE_MS): the intake job then makes small rounds with pauses between. */
+  /** Whether entries were taken in lately (SPIKE_MS): the intake job then lets them wait (`processIntake`). */
   spiking(): boolean {
     return this.clock() - this.lastIntakeAt < SPIKE_MS;
   }
@@ -246,13 +248,19 @@ export class SubmissionsService {
   /**
    * The intake job: makes up to `limit` waiting entries into their submissions, oldest first, each in the transaction
    * that removes it (on SQLite one transaction for the round, each in a savepoint: db/group-commit.ts). An entry whose
-   * making fails is tried again later (1 s, 2 s, 4 s, … at most an hour), its error logged. Returns how many it made.
-   * During a spike (an entry taken in within the last SPIKE_MS) a round is small, so that answering comes first.
+   * making fails is tried again later (1 s, 2 s, 4 s, … at most an hour), its error logged. Returns how many entries it
+   * took up (made or put off). During a spike (an entry taken in within the last SPIKE_MS) answering comes first:
+   * nothing is made until the oldest entry has waited INTAKE_MAX_LAG_MS, and the job pauses between its rounds
+   * (`intakePauseMs`); so a short spike is made once it is over, and a long one within about that lag.
    */
   async processIntake(limit = INTAKE_ROUND): Promise<number> {
     const seen = this.intakeWrites;
-    const round = this.spiking() ? Math.min(limit, INTAKE_SPIKE_ROUND) : limit;
-    const entries = await repo.dueIntake(this.db.kysely, new Date(this.clock()).toISOString(), round);
+    const now = this.clock();
+    if (this.spiking()) {
+      const oldest = await repo.oldestIntake(this.db.kysely);
+      if (oldest === null || now - Date.parse(oldest) < INTAKE_MAX_LAG_MS) return 0;
+    }
+    const entries = await repo.dueIntake(this.db.kysely, new Date(now).toISOString(), limit);
     if (!entries.length) {
       this.intakeSeenEmpty = seen;
       return 0;
@@ -284,8 +292,13 @@ export class SubmissionsService {
     }));
     // A round shorter than asked found the end of the queue: nothing of this process waits any more, unless it took
     // some in meanwhile.
-    if (entries.length < round && made === entries.length) this.intakeSeenEmpty = seen;
+    if (entries.length < limit && made === entries.length) this.intakeSeenEmpty = seen;
     return entries.length;
+  }
+
+  /** How long the intake job waits before its next round: INTAKE_SPIKE_PAUSE_MS during a spike, else nothing. */
+  intakePauseMs(): number {
+    return this.spiking() ? INTAKE_SPIKE_PAUSE_MS : 0;
   }
 
   /**

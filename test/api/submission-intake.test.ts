@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { insertIntake } from '../../src/submissions/submissions.repository.js';
-import { INTAKE_AFTER, SubmissionsService } from '../../src/submissions/submissions.service.js';
+import { INTAKE_AFTER, INTAKE_MAX_LAG_MS, SPIKE_MS, SubmissionsService } from '../../src/submissions/submissions.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';
@@ -188,6 +188,13 @@ describeApi('submission intake', (h) => {
     expect(await intakeOf(ws)).toHaveLength(queued);
     // While they wait, even a lone submission goes to the intake (a visitor's later submission is never made first).
     expect((await s.submit(ws.id, formRow, { email: 'later@example.com' }, 'EMBED'))).toMatchObject({ ok: true, queued: true });
+    // A spike (an entry taken in within SPIKE_MS): answering comes first, nothing is made, the job pauses between looks.
+    expect(s.intakePauseMs()).toBeGreaterThan(0);
+    expect(await s.processIntake()).toBe(0);
+    expect(await intakeOf(ws)).toHaveLength(queued + 1);
+    // Over: made at full speed.
+    now += SPIKE_MS;
+    expect(s.intakePauseMs()).toBe(0);
     while (await s.processIntake()) { /* drain */ }
     expect(await intakeOf(ws)).toEqual([]);
     // Made: a lone submission is written by its request again.
@@ -195,6 +202,14 @@ describeApi('submission intake', (h) => {
     expect(quiet).toMatchObject({ ok: true });
     expect(quiet).not.toHaveProperty('queued');
     expect(await countOf('contacts', ws)).toBe(3 * INTAKE_AFTER * 2 + 2);
+    // A spike that lasts: once the oldest entry has waited INTAKE_MAX_LAG_MS, it is made during the spike too.
+    await submitMany(s, 2 * INTAKE_AFTER, 'long');
+    expect(await s.processIntake()).toBe(0);
+    now += INTAKE_MAX_LAG_MS;
+    await s.submit(ws.id, formRow, { email: 'still@example.com' }, 'EMBED');
+    expect(s.spiking()).toBe(true);
+    expect(await s.processIntake()).toBe(INTAKE_AFTER + 1);
+    expect(await intakeOf(ws)).toEqual([]);
     // The API's submissions are never taken in.
     const always = new SubmissionsService(h.db, { clock, intake: 'always' });
     expect(await always.submit(ws.id, formRow, { email: 'api@example.com' }, 'API')).not.toHaveProperty('queued');
