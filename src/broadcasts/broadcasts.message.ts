@@ -61,7 +61,9 @@ function htmlFooter(html: string, ctx: MessageContext): string {
   const address = ctx.workspace.settings.postalAddress;
   if (address && !html.includes(escapeHtml(address).replace(/\n/g, '<br>')) && !html.includes(address)) lines.push(escapeHtml(address).replace(/\r?\n/g, '<br>'));
   if (!lines.length) return '';
-  return `<div style="font-family:Arial,Helvetica,sans-serif;font-size:12px;line-height:18px;color:#555555;margin-top:32px;padding-top:16px;border-top:1px solid #e5e5e5">${lines.map((l) => `<p style="margin:0 0 8px">${l}</p>`).join('')}</div>`;
+  // As wide as the usual 600 px content column and centred under it, with room on small screens (clients that ignore
+  // max-width, Outlook's desktop one, show it full width as before).
+  return `<div style="max-width:568px;margin:32px auto 0;padding:16px 16px 0;font-family:Arial,Helvetica,sans-serif;font-size:12px;line-height:18px;color:#555555;border-top:1px solid #e5e5e5">${lines.map((l) => `<p style="margin:0 0 8px">${l}</p>`).join('')}</div>`;
 }
 
 /** The text part's footer after the signature separator `-- ` (RFC 3676), with what the text lacks. */
