@@ -57,11 +57,16 @@ export function insertTrackingEvents(db: Executor, rows: readonly TrackingEventR
  * starts from later events), and the runs of a PAUSED automation check their contact at their next step. Without
  * this an import wrote every contact.created and contact.subscribed into the intake's index, and the intake marked
  * each one, for nothing in most workspaces.
+ *
+ * The read is exact only on SQLite in a transaction, as for webhook endpoints below (workspacesListening): one writer
+ * at a time, so no automation is activated between the read and the commit. On PostgreSQL, or without a transaction,
+ * an automation activated meanwhile would miss events committed after it was: every workspace of the rows is routed
+ * there (the intake marks what nothing wants).
  */
-async function workspacesRouting(db: Executor, rows: readonly TrackingEventRow[]): Promise<Set<string>> {
+async function workspacesRouting(db: Executor, rows: readonly TrackingEventRow[], postgres: boolean): Promise<Set<string>> {
   const candidates = new Set<string>();
   for (const r of rows) if (ROUTED_EVENT_TYPES.has(r.event.type)) candidates.add(r.workspaceId);
-  if (!candidates.size) return candidates;
+  if (!candidates.size || postgres || !db.isTransaction) return candidates;
   const active = await db.selectFrom('automations').select('workspace_id').distinct()
     .where('status', '=', 'ACTIVE').where('workspace_id', 'in', [...candidates]).execute();
   return new Set(active.map((r) => r.workspace_id));
@@ -92,7 +97,7 @@ async function workspacesListening(db: Executor, rows: readonly TrackingEventRow
 async function insertEventRows(db: Executor, rows: readonly TrackingEventRow[], now: string): Promise<void> {
   if (!rows.length) return;
   const postgres = onPostgres(db);
-  const routing = await workspacesRouting(db, rows);
+  const routing = await workspacesRouting(db, rows, postgres);
   const listening = await workspacesListening(db, rows, postgres);
   for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
     const end = Math.min(rows.length, start + INSERT_CHUNK);
