@@ -1,3 +1,5 @@
+import { solveChallenge, type Challenge } from 'altcha-lib';
+import { deriveKey } from 'altcha-lib/algorithms/pbkdf2';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -21,7 +23,7 @@ describeApi('submission intake', (h) => {
   let now = Date.parse('2026-11-25T10:00:00.000Z');
   const clock = () => now;
   beforeAll(async () => {
-    intakeApp = await buildApp({ db: h.db, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, submissionIntake: 'always' }, logger: false });
+    intakeApp = await buildApp({ db: h.db, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, submissionIntake: 'always', proofOfWork: { cost: 10, minCounter: 5, maxCounter: 40 } }, logger: false });
     await intakeApp.ready();
   });
   afterAll(async () => {
@@ -105,6 +107,23 @@ describeApi('submission intake', (h) => {
     const bait = await post(intakeApp, form.slug, 'email=bot%40example.com&_fc_hp=gotcha');
     expect(bait.statusCode).toBe(200);
     expect(await intakeOf(ws)).toEqual([]);
+  });
+
+  it('a proof of work is spent when the submission is taken in: the same solution again is refused', async () => {
+    const ws = await h.workspace();
+    const form = await publishedForm(ws, { settings: { protection: { proofOfWork: true } } });
+    const challenge = (await intakeApp.inject({ method: 'GET', url: `/f/${form.slug}/challenge` })).json() as Challenge;
+    const good = Buffer.from(JSON.stringify({ challenge, solution: await solveChallenge({ challenge, deriveKey }) })).toString('base64');
+    expect((await post(intakeApp, form.slug, 'email=nopow%40example.com')).statusCode).toBe(422);
+    const ok = await post(intakeApp, form.slug, `email=pow%40example.com&_fc_pow=${encodeURIComponent(good)}`);
+    expect(ok.statusCode).toBe(200);
+    const replay = await post(intakeApp, form.slug, `email=again%40example.com&_fc_pow=${encodeURIComponent(good)}`);
+    expect(replay.statusCode).toBe(422);
+    expect(replay.body).toContain('already sent');
+    const entries = await intakeOf(ws);
+    expect(entries.map((e) => JSON.parse(e.data as string).email)).toEqual(['pow@example.com']);
+    await processor().processIntake();
+    expect(await countOf('submissions', ws)).toBe(1);
   });
 
   it('two processes making the queue at once make every entry once', async () => {
