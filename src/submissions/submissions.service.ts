@@ -28,7 +28,7 @@ export const CONFIRMATION_TTL_MS = 7 * 24 * 3600 * 1000;
 export const INTAKE_AFTER = 8;
 /** Entries made per round of the intake job. */
 export const INTAKE_ROUND = 200;
-/** A spike: an entry taken in within this long. */
+/** A spike: entries taken in within this long of each other, the last within this long of now. */
 export const SPIKE_MS = 200;
 /** During a spike nothing is made until the oldest entry has waited this long: answering comes first. */
 export const INTAKE_MAX_LAG_MS = 5000;
@@ -93,6 +93,7 @@ export class SubmissionsService {
   private intakeWrites = 0;
   private intakeSeenEmpty = 0;
   private lastIntakeAt = -Infinity;
+  private previousIntakeAt = -Infinity;
   /** Whether this process runs the intake job (`attachIntakeJob`): only then does it know when its entries are made. */
   private processesIntake = false;
   private onIntake: (() => void) | undefined;
@@ -168,6 +169,7 @@ export class SubmissionsService {
       });
       if (!taken) return this.replayed();
       this.intakeWrites++;
+      this.previousIntakeAt = this.lastIntakeAt;
       this.lastIntakeAt = this.clock();
       this.onIntake?.();
       return { ok: true, honeypot: false, submissionId, contactId: null, confirmationSent: false, successAction, queued: true };
@@ -211,9 +213,13 @@ export class SubmissionsService {
     return repo.intakeBacklog(this.db.kysely);
   }
 
-  /** Whether entries were taken in lately (SPIKE_MS): the intake job then lets them wait (`processIntake`). */
+  /**
+   * A spike: the last two entries were taken in within SPIKE_MS of each other, the last within SPIKE_MS of now. The
+   * intake job then lets them wait (`processIntake`); a lone submission taken in (SUBMISSION_INTAKE=always on a quiet
+   * server) is made at once.
+   */
   spiking(): boolean {
-    return this.clock() - this.lastIntakeAt < SPIKE_MS;
+    return this.clock() - this.lastIntakeAt < SPIKE_MS && this.lastIntakeAt - this.previousIntakeAt < SPIKE_MS;
   }
 
   /**
@@ -249,7 +255,7 @@ export class SubmissionsService {
    * The intake job: makes up to `limit` waiting entries into their submissions, oldest first, each in the transaction
    * that removes it (on SQLite one transaction for the round, each in a savepoint: db/group-commit.ts). An entry whose
    * making fails is tried again later (1 s, 2 s, 4 s, … at most an hour), its error logged. Returns how many entries it
-   * took up (made or put off). During a spike (an entry taken in within the last SPIKE_MS) answering comes first:
+   * took up (made or put off). During a spike (`spiking`) answering comes first:
    * nothing is made until the oldest entry has waited INTAKE_MAX_LAG_MS, and the job pauses between its rounds
    * (`intakePauseMs`); so a short spike is made once it is over, and a long one within about that lag.
    */

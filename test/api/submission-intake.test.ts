@@ -148,6 +148,27 @@ describeApi('submission intake', (h) => {
     expect(types.filter((t) => t === 'contact.created')).toHaveLength(n);
   });
 
+  it('SUBMISSION_INTAKE=always on a quiet server: a lone submission taken in is made at once, not held as a spike', async () => {
+    const ws = await h.workspace();
+    const form = await publishedForm(ws);
+    const formRow = await intakeApp.services.submissions.publishedBySlug(form.slug);
+    const s = new SubmissionsService(h.db, { clock, intake: 'always' });
+    s.attachIntakeJob(() => {}, silent);
+    expect(await s.submit(ws.id, formRow, { email: 'lone@example.com' }, 'HOSTED')).toMatchObject({ ok: true, queued: true });
+    expect(s.spiking()).toBe(false);
+    expect(s.intakePauseMs()).toBe(0);
+    expect(await s.processIntake()).toBe(1);
+    expect(await countOf('contacts', ws)).toBe(1);
+    // A second one within SPIKE_MS of it: a spike, so the two wait (answering first).
+    now += 1000;
+    await s.submit(ws.id, formRow, { email: 'one@example.com' }, 'HOSTED');
+    await s.submit(ws.id, formRow, { email: 'two@example.com' }, 'HOSTED');
+    expect(s.spiking()).toBe(true);
+    expect(await s.processIntake()).toBe(0);
+    now += SPIKE_MS;
+    expect(await s.processIntake()).toBe(2);
+  });
+
   it('an entry that cannot be made waits and is tried again later, its error kept; the others are made', async () => {
     const ws = await h.workspace();
     const form = await publishedForm(ws);
@@ -217,6 +238,7 @@ describeApi('submission intake', (h) => {
     while (await s.processIntake()) { /* drain */ }
     expect(await intakeOf(ws)).toEqual([]);
     // Made: a lone submission is written by its request again.
+    expect(s.spiking()).toBe(false);
     const quiet = await s.submit(ws.id, formRow, { email: 'quiet@example.com' }, 'EMBED');
     expect(quiet).toMatchObject({ ok: true });
     expect(quiet).not.toHaveProperty('queued');
@@ -225,9 +247,9 @@ describeApi('submission intake', (h) => {
     await submitMany(s, 2 * INTAKE_AFTER, 'long');
     expect(await s.processIntake()).toBe(0);
     now += INTAKE_MAX_LAG_MS;
-    await s.submit(ws.id, formRow, { email: 'still@example.com' }, 'EMBED');
+    await submitMany(s, 2, 'still');
     expect(s.spiking()).toBe(true);
-    expect(await s.processIntake()).toBe(INTAKE_AFTER + 1);
+    expect(await s.processIntake()).toBe(INTAKE_AFTER + 2);
     expect(await intakeOf(ws)).toEqual([]);
     // The API's submissions are never taken in.
     const always = new SubmissionsService(h.db, { clock, intake: 'always' });
