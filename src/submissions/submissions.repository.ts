@@ -273,15 +273,16 @@ export async function oldestIntake(db: Executor): Promise<string | null> {
 
 /**
  * Removes the entry in the transaction that makes its submission; false when it is gone already (another process
- * made it: on PostgreSQL the second waits for the first's row lock, then finds nothing).
+ * made it: on PostgreSQL the second waits for the first's row lock, then finds nothing). By its submission's id too:
+ * SQLite may give a deleted entry's key to a new one, which must not be taken for the entry read before.
  */
-export async function takeIntake(db: Executor, workspaceId: string, id: number): Promise<boolean> {
-  const rows = await intakeTake.execute(db, { workspaceId, id });
+export async function takeIntake(db: Executor, workspaceId: string, entry: { id: number; submissionId: string }): Promise<boolean> {
+  const rows = await intakeTake.execute(db, { workspaceId, id: entry.id, submissionId: entry.submissionId });
   return rows.length > 0;
 }
 
 const intakeTake = new Precompiled((db, param) => db.deleteFrom('submission_intake')
-  .where('workspace_id', '=', param('workspaceId')).where('id', '=', param<number>('id')).returning('id'));
+  .where('workspace_id', '=', param('workspaceId')).where('id', '=', param<number>('id')).where('submission_id', '=', param('submissionId')).returning('id'));
 
 /** An entry whose making failed: tried again at `retryAt`, the error kept for the operator. */
 export async function deferIntake(db: Executor, workspaceId: string, id: number, retryAt: string, error: string): Promise<void> {

@@ -285,7 +285,7 @@ export class SubmissionsService {
         // A form deleted meanwhile took its entries with it (on delete cascade): nothing to make.
         if (!form) return;
         const done = await this.writes.run(async (trx) => {
-          if (!(await repo.takeIntake(trx, e.workspaceId, e.id))) return false;
+          if (!(await repo.takeIntake(trx, e.workspaceId, e))) return false;
           await this.store(trx, e.workspaceId, form, { submissionId: e.submissionId, source: e.source, values: e.values, consented: e.consented, ip: e.ip, userAgent: e.userAgent, now: e.receivedAt });
           return true;
         });

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { insertIntake } from '../../src/submissions/submissions.repository.js';
+import { dueIntake, insertIntake, takeIntake } from '../../src/submissions/submissions.repository.js';
 import { INTAKE_AFTER, INTAKE_MAX_LAG_MS, SPIKE_MS, SubmissionsService } from '../../src/submissions/submissions.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { verifiedDomain } from '../helpers/fixtures.js';
@@ -193,6 +193,19 @@ describeApi('submission intake', (h) => {
     expect(again).toMatchObject({ attempts: 2 });
     expect(new Date(again!.next_attempt_at!).getTime()).toBe(now + 2000);
     await k().deleteFrom('submission_intake').where('workspace_id', '=', ws.id).execute();
+  });
+
+  it('an entry is taken by its key and its submission id: a key given again to a new entry is not the old one', async () => {
+    const ws = await h.workspace();
+    const form = await publishedForm(ws);
+    const entry = { formId: form.id, source: 'EMBED' as const, values: { email: 'first@example.com' }, consented: false, ip: null, userAgent: null, receivedAt: new Date(now).toISOString() };
+    await insertIntake(k(), ws.id, { ...entry, submissionId: 'sub_reuse_old' });
+    const [old] = (await dueIntake(k(), new Date(now).toISOString(), 1000)).filter((e) => e.workspaceId === ws.id);
+    // Made by someone else meanwhile, and its key given to a new entry (SQLite reuses the largest rowid once deleted).
+    await k().deleteFrom('submission_intake').where('id', '=', old!.id).execute();
+    await k().insertInto('submission_intake').values({ id: old!.id, submission_id: 'sub_reuse_new', workspace_id: ws.id, form_id: form.id, source: 'EMBED', data: '{"email":"second@example.com"}', consented: 0, ip: null, user_agent: null, received_at: new Date(now).toISOString(), next_attempt_at: null, last_error: null } as never).execute();
+    expect(await takeIntake(k(), ws.id, old!)).toBe(false);
+    expect(await takeIntake(k(), ws.id, { id: old!.id, submissionId: 'sub_reuse_new' })).toBe(true);
   });
 
   it('each entry is made in its own workspace', async () => {
