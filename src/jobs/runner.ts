@@ -17,6 +17,8 @@ export class JobRunner {
   private running = false;
   private loop: Promise<void> | null = null;
   private endSleep: (() => void) | null = null;
+  /** Set by wake(): the next round runs every job, due or not. */
+  private woken = false;
   private readonly nextAt = new Map<string, number>();
 
   constructor(private readonly jobs: readonly Job[], private readonly log: FastifyBaseLogger, private readonly pollMs: number) {}
@@ -29,10 +31,12 @@ export class JobRunner {
 
   private async run(): Promise<void> {
     while (this.running) {
+      const forced = this.woken;
+      this.woken = false;
       let busy = false;
       for (const job of this.jobs) {
         if (!this.running) break;
-        if (Date.now() < (this.nextAt.get(job.name) ?? 0)) continue;
+        if (!forced && Date.now() < (this.nextAt.get(job.name) ?? 0)) continue;
         let did = 0;
         try {
           did = await job.run();
@@ -43,7 +47,8 @@ export class JobRunner {
         this.nextAt.set(job.name, did > 0 ? 0 : Date.now() + job.everyMs);
       }
       if (!this.running) continue;
-      if (busy) {
+      // Woken during the round: the work it was told of may have come after the job looked.
+      if (busy || this.woken) {
         // Busy: round again at once, but after the event loop's other work (HTTP requests, other loops). The SQLite
         // driver answers synchronously, so a loop draining a queue never otherwise yields: with 20,000 automation runs
         // due, the server answered nothing for 12-14 s (bench:automations).
@@ -62,8 +67,12 @@ export class JobRunner {
     }
   }
 
-  /** Ends the loop's sleep: its jobs that are due run now (a queue that has work, told by the code that gave it). */
+  /**
+   * Runs every job now, due or not (a queue that has work, told by the code that gave it): ends the loop's sleep, or,
+   * in the middle of a round, makes it go round again at once after it.
+   */
   wake(): void {
+    this.woken = true;
     this.endSleep?.();
   }
 
