@@ -94,8 +94,7 @@ export class SubmissionsService {
   private intakeSeenEmpty = 0;
   private lastIntakeAt = -Infinity;
   private previousIntakeAt = -Infinity;
-  /** Whether this process runs the intake job (`attachIntakeJob`): only then does it know when its entries are made. */
-  private processesIntake = false;
+  /** Wakes this process's intake job (`attachIntakeJob`); undefined when it runs none, and then cannot know when its entries are made. */
   private onIntake: (() => void) | undefined;
 
   /**
@@ -115,7 +114,6 @@ export class SubmissionsService {
    * entry is taken in, so that a quiet server makes it within a turn of the event loop.
    */
   attachIntakeJob(wake: () => void, log: FastifyBaseLogger): void {
-    this.processesIntake = true;
     this.onIntake = wake;
     this.log = log;
   }
@@ -201,7 +199,7 @@ export class SubmissionsService {
     if (this.intake === 'always') return true;
     if (this.intake === 'off') return false;
     // Only where an intake job runs: a process without one (SERVE_WORKER=false, tests) writes each sign-up itself.
-    return this.processesIntake && (this.inFlight >= INTAKE_AFTER || this.intakeWaiting());
+    return this.onIntake !== undefined && (this.inFlight >= INTAKE_AFTER || this.intakeWaiting());
   }
 
   private intakeWaiting(): boolean {

@@ -58,6 +58,10 @@ describe('config', () => {
     expect(loadConfig({ DATABASE_URL: '/tmp/f.db' }).databaseUrl).toBe('/tmp/f.db');
     expect(loadConfig({ DATABASE_URL: ':memory:' }).databaseUrl).toBe(':memory:');
     expect(() => loadConfig({ PAUSE_BOUNCE_RATE: '0' })).toThrow(/PAUSE_BOUNCE_RATE/);
+    expect(loadConfig({}).submissionIntake).toBe('auto');
+    expect(loadConfig({ SUBMISSION_INTAKE: 'always' }).submissionIntake).toBe('always');
+    expect(loadConfig({ SUBMISSION_INTAKE: 'off' }).submissionIntake).toBe('off');
+    expect(() => loadConfig({ SUBMISSION_INTAKE: 'sometimes' })).toThrow(/SUBMISSION_INTAKE must be auto, always or off/);
   });
   it('greets SMTP servers with SMTP_HELO_NAME, else the host of an explicit PUBLIC_URL (never an address)', () => {
     expect(loadConfig({}).smtpHeloName).toBeNull();

@@ -97,7 +97,7 @@ async function checkDatabase(config: Config): Promise<Check[]> {
       const stale = intake.oldest !== null && Date.now() - Date.parse(intake.oldest) > 60_000;
       checks.push({
         check: 'submission intake', status: stale ? 'warn' : 'ok',
-        detail: `${intake.waiting} public submissions wait to be made, the oldest received ${intake.oldest}${stale ? ': is a server or worker running the jobs?' : ''}`,
+        detail: `${intake.waiting} public submission${intake.waiting === 1 ? ' waits' : 's wait'} to be made, the oldest received ${intake.oldest}${stale ? ': is a server or worker running the jobs?' : ''}`,
       });
     }
     const workspaces = await allPages((before) => listWorkspaces(db.kysely, 100, before));
