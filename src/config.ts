@@ -90,6 +90,12 @@ export interface Config {
    * intake job (SUBMISSION_INTAKE): `auto` (during a spike), `always`, `off` (docs/forms.md, "A spike of submissions").
    */
   submissionIntake: SubmissionIntake;
+  /**
+   * SQLite: where the write-ahead log is copied back into the database file (SQLITE_CHECKPOINTS) in the long-running
+   * commands: `background`, a thread of their own (db/checkpointer.ts), or `inline`, SQLite's automatic checkpoint in
+   * the committing connection (docs/cli.md, "SQLite's checkpoints").
+   */
+  sqliteCheckpoints: 'background' | 'inline';
 }
 
 export type SubmissionIntake = 'auto' | 'always' | 'off';
@@ -124,6 +130,13 @@ function intakeFrom(env: NodeJS.ProcessEnv): SubmissionIntake {
   if (raw === undefined || raw === '') return 'auto';
   if (raw === 'auto' || raw === 'always' || raw === 'off') return raw;
   throw new ConfigError(`SUBMISSION_INTAKE must be auto, always or off, got "${raw}"`);
+}
+
+function checkpointsFrom(env: NodeJS.ProcessEnv): 'background' | 'inline' {
+  const raw = env.SQLITE_CHECKPOINTS;
+  if (raw === undefined || raw === '') return 'background';
+  if (raw === 'background' || raw === 'inline') return raw;
+  throw new ConfigError(`SQLITE_CHECKPOINTS must be background or inline, got "${raw}"`);
 }
 
 export class ConfigError extends Error {}
@@ -269,6 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     submissionRetentionDays: intFrom(env, 'SUBMISSION_RETENTION_DAYS', 180, 1, 36_500),
     submissionIntake: intakeFrom(env),
+    sqliteCheckpoints: checkpointsFrom(env),
   };
 }
 

@@ -20,8 +20,13 @@ import { buildApp } from '../app.js';
  */
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** How a command that runs until stopped opens the database: SQLite's checkpoints as SQLITE_CHECKPOINTS says. */
+function longRunning(config: Config, log?: { warn(obj: object, msg: string): void }) {
+  return { checkpoints: config.sqliteCheckpoints, log: log ?? pino({ level: config.logLevel }) };
+}
+
 export async function serve(config: Config): Promise<void> {
-  const db = connect(config.databaseUrl);
+  const db = connect(config.databaseUrl, longRunning(config));
   await migrateToLatest(db);
   const appConfig = await withSecret(db, config);
   const warnings = configWarnings(config);
@@ -80,7 +85,7 @@ export async function serve(config: Config): Promise<void> {
 /** `formcast worker`: the delivery worker and scheduler without HTTP; SIGTERM/SIGINT finish the current batch. */
 export async function runWorker(config: Config): Promise<void> {
   const log = pino({ level: config.logLevel }) as unknown as FastifyBaseLogger;
-  const db = connect(config.databaseUrl);
+  const db = connect(config.databaseUrl, longRunning(config, log));
   await migrateToLatest(db);
   const worker = startJobs(db, await withSecret(db, config), log);
   process.stdout.write('worker started\n');
@@ -110,7 +115,7 @@ async function startInbound(db: Db, config: Config & { secret: Buffer }, log: Fa
 /** `formcast inbound`: the inbound SMTP listener alone (on INBOUND_SMTP_PORT, 25 when unset). */
 export async function runInbound(config: Config): Promise<void> {
   const log = pino({ level: config.logLevel }) as unknown as FastifyBaseLogger;
-  const db = connect(config.databaseUrl);
+  const db = connect(config.databaseUrl, longRunning(config, log));
   await migrateToLatest(db);
   const server = await startInbound(db, await withSecret(db, config), log);
   let closing = false;

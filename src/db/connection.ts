@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.js';
 import { FormcastSqliteDialect, allowRunIfIdle } from './sqlite-dialect.js';
+import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from './checkpointer.js';
 import { lazyRequire } from '../lib/lazy.js';
 import { checkDatabaseUrl } from '../config.js';
 
@@ -16,6 +17,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Db {
   readonly kysely: Kysely<Database>;
   readonly dialect: Dialect;
+  /** SQLite with `checkpoints: 'background'`: the checkpoint thread's state (db/checkpointer.ts). */
+  readonly checkpointer?: Checkpointer | null;
   close(): Promise<void>;
 }
 
@@ -31,6 +34,14 @@ export interface ConnectOptions {
   /** PostgreSQL only: the schema to use (tests isolate each suite in its own). */
   schema?: string;
   poolSize?: number;
+  /**
+   * SQLite only: where the write-ahead log is copied back into the file. `inline` (the default here: tests, short
+   * commands) is SQLite's own automatic checkpoint in the committing connection; `background` a thread of its own
+   * (db/checkpointer.ts), what the long-running commands ask for (SQLITE_CHECKPOINTS).
+   */
+  checkpoints?: 'inline' | 'background';
+  /** For the background checkpointer's warnings. */
+  log?: CheckpointerOptions['log'];
 }
 
 /** Opens the database named by DATABASE_URL: `postgres://…` is PostgreSQL, anything else a SQLite file path. */
@@ -62,7 +73,18 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   const dialect = new FormcastSqliteDialect(sqlite);
   const kysely = new Kysely<Database>({ dialect });
   allowRunIfIdle(kysely, dialect);
-  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+  const checkpointer = options.checkpoints === 'background' && url !== ':memory:' && !url.startsWith('file:')
+    ? startCheckpointer(sqlite, path.resolve(url), { log: options.log })
+    : null;
+  return {
+    kysely,
+    dialect: 'sqlite',
+    checkpointer,
+    close: async () => {
+      await checkpointer?.close();
+      await kysely.destroy();
+    },
+  };
 }
 
 /** True for errors that mean the database cannot be reached (answered 503, not 500). */

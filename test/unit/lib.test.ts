@@ -62,6 +62,9 @@ describe('config', () => {
     expect(loadConfig({ SUBMISSION_INTAKE: 'always' }).submissionIntake).toBe('always');
     expect(loadConfig({ SUBMISSION_INTAKE: 'off' }).submissionIntake).toBe('off');
     expect(() => loadConfig({ SUBMISSION_INTAKE: 'sometimes' })).toThrow(/SUBMISSION_INTAKE must be auto, always or off/);
+    expect(loadConfig({}).sqliteCheckpoints).toBe('background');
+    expect(loadConfig({ SQLITE_CHECKPOINTS: 'inline' }).sqliteCheckpoints).toBe('inline');
+    expect(() => loadConfig({ SQLITE_CHECKPOINTS: 'never' })).toThrow(/SQLITE_CHECKPOINTS must be background or inline/);
   });
   it('greets SMTP servers with SMTP_HELO_NAME, else the host of an explicit PUBLIC_URL (never an address)', () => {
     expect(loadConfig({}).smtpHeloName).toBeNull();

@@ -1,0 +1,128 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type SQLite from 'better-sqlite3';
+import { FROM_BUILD, programFile } from '../lib/paths.js';
+import type { CheckpointWorkerData } from './checkpoint.worker.js';
+
+/**
+ * SQLite's checkpoints in a thread of their own (SQLITE_CHECKPOINTS=background, the default of `formcast serve`,
+ * `worker` and `inbound`; docs/cli.md, "SQLite's checkpoints").
+ *
+ * In WAL mode a commit appends pages to the write-ahead log, and SQLite copies the log back into the database file
+ * (a **checkpoint**, with two fsyncs) from the connection that commits, once the log holds 1,000 pages: on the event
+ * loop, inside the commit of whatever request or batch crossed the line. A busy import spent ~8 % of its CPU there
+ * (bench/README.md, "bench:import"). Here a thread with its own connection runs a passive checkpoint every
+ * `everyMs` instead, which copies what it can without waiting for anyone or making anyone wait; the process's own
+ * connection keeps its automatic checkpoint at `backstopPages` only, for a log the thread could not keep short (a
+ * checkpoint can copy nothing a reader still needs, and the log starts over only when every page of it was copied).
+ *
+ * The thread starts when the log first holds `startAtBytes` (looked at every `watchMs`), so a process that writes
+ * little, or a command that ends at once, never starts one. A thread that cannot start or fails gives the checkpoints
+ * back to the connection (its automatic checkpoint at SQLite's default again), with a warning.
+ */
+export interface CheckpointerOptions {
+  startAtBytes?: number;
+  watchMs?: number;
+  everyMs?: number;
+  backstopPages?: number;
+  log?: { warn(obj: object, msg: string): void };
+  /** The thread's module (checkpoint.worker's build or source by default). */
+  workerFile?: string;
+}
+
+export interface Checkpointer {
+  /** True while the thread runs. */
+  readonly running: boolean;
+  /** Checkpoints that copied pages, as the thread reported them. */
+  readonly checkpoints: number;
+  /** Starts the thread now, whatever the log's size (tests). */
+  start(): void;
+  close(): Promise<void>;
+}
+
+const SQLITE_DEFAULT_AUTOCHECKPOINT = 1000;
+
+/**
+ * What the thread runs: the module's file, or from the sources, a line that loads tsx in the thread first and then the
+ * module. A thread given a .ts file, or `--import tsx` in its flags, fails on Node 20: the module is loaded before the
+ * thread's tsx hooks are in place.
+ */
+function entry(workerFile: string): string | URL {
+  if (FROM_BUILD || !workerFile.endsWith('.ts')) return pathToFileURL(workerFile);
+  // tsx's ESM entry (its CommonJS one cannot register hooks in a thread), found beside the CommonJS one `require` finds.
+  const cjs = createRequire(import.meta.url).resolve('tsx/esm/api');
+  const tsx = pathToFileURL(cjs.replace(/\.cjs$/, '.mjs')).href;
+  return `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(workerFile).href)}); })`;
+}
+
+export function startCheckpointer(sqlite: SQLite.Database, file: string, options: CheckpointerOptions = {}): Checkpointer {
+  const { startAtBytes = 2 * 1024 * 1024, watchMs = 1000, everyMs = 100, backstopPages = 10_000, log, workerFile = programFile('db/checkpoint.worker') } = options;
+  let worker: Worker | null = null;
+  let closed = false;
+  let failed = false;
+  let checkpoints = 0;
+
+  const inline = (why: string, err?: unknown) => {
+    worker = null;
+    failed = true;
+    if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
+    log?.warn({ err }, `SQLite's checkpoints run in the process's own thread again: ${why}`);
+  };
+
+  const start = () => {
+    if (worker || closed || failed) return;
+    clearInterval(watch);
+    try {
+      const data: CheckpointWorkerData = { file, everyMs };
+      const w = new Worker(entry(workerFile), {
+        eval: !FROM_BUILD && workerFile.endsWith('.ts'),
+        workerData: data,
+        // A connection and a timer: a small heap is plenty.
+        resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
+      });
+      w.unref();
+      w.on('message', (m: { kind: string; message?: string }) => {
+        if (m.kind === 'checkpointed') checkpoints++;
+        else if (m.kind === 'error') log?.warn({ err: m.message }, 'a background SQLite checkpoint failed; the next one tries again');
+      });
+      w.on('error', (err) => { if (worker === w) inline('the checkpoint thread failed', err); });
+      w.on('exit', (code) => { if (worker === w && !closed) inline(`the checkpoint thread exited (${code})`); });
+      worker = w;
+      sqlite.pragma(`wal_autocheckpoint = ${backstopPages}`);
+      // A log that grew past the backstop is cut back to 32 MiB when it starts over, not kept at its largest.
+      sqlite.pragma(`journal_size_limit = ${32 * 1024 * 1024}`);
+    } catch (err) {
+      inline('the checkpoint thread could not start', err);
+    }
+  };
+
+  const wal = `${file}-wal`;
+  const watch = setInterval(() => {
+    try {
+      if (fs.statSync(wal).size >= startAtBytes) start();
+    } catch {
+      // No log yet.
+    }
+  }, watchMs);
+  watch.unref();
+
+  return {
+    get running() { return worker !== null; },
+    get checkpoints() { return checkpoints; },
+    start,
+    async close() {
+      closed = true;
+      clearInterval(watch);
+      const w = worker;
+      worker = null;
+      if (!w) return;
+      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+      w.postMessage('stop');
+      const timeout = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 2000).unref());
+      if ((await Promise.race([exited, timeout])) === 'late') await w.terminate();
+      if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
+    },
+  };
+}
