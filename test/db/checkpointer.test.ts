@@ -5,7 +5,7 @@
  * a process killed with SIGKILL while both write and checkpoint leaves a whole database with every commit it reported.
  * SQLite only: PostgreSQL has no such thing to do.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +18,11 @@ import { waitFor } from '../helpers/workers.js';
 
 const dirs: string[] = [];
 const open: Db[] = [];
+/** Children still running when a test ends (it failed or timed out): killed, never left writing. */
+const children = new Set<ChildProcess>();
 afterEach(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  children.clear();
   for (const db of open.splice(0)) await db.close();
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -121,6 +125,7 @@ describe('SQLite checkpoints in the background', () => {
   it('a process killed with SIGKILL while it writes and checkpoints leaves a whole database with every reported commit', async () => {
     const file = tempFile();
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/checkpoint-writer.ts'), file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
     let committed = 0;
     let checkpoints = 0;
     let stderr = '';
@@ -134,10 +139,13 @@ describe('SQLite checkpoints in the background', () => {
     });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     try {
-      await waitFor(`commits and checkpoints by the child (${stderr})`, 60_000, () => (committed >= 150 && checkpoints >= 2) || undefined);
+      await waitFor('commits and checkpoints by the child', 40_000, () => (committed >= 150 && checkpoints >= 2) || undefined);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; its standard error: ${stderr.slice(-2000)}`);
     } finally {
       child.kill('SIGKILL');
       await exited;
+      children.delete(child);
     }
     const reported = committed;
     const after = new SQLite(file);
@@ -151,5 +159,5 @@ describe('SQLite checkpoints in the background', () => {
     } finally {
       after.close();
     }
-  });
+  }, 60_000);
 });
