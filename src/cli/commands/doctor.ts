@@ -67,6 +67,28 @@ async function checkSmtp(config: Config): Promise<Check[]> {
   return checks;
 }
 
+/** A SQLite write-ahead log this large is not being copied back into the file (db/checkpointer.ts). */
+const WAL_WARN_BYTES = 256 * 1024 * 1024;
+
+/**
+ * SQLite's write-ahead log, when it holds anything (a process has the database open and wrote): its size, and a
+ * warning when it has grown past what either way of checkpointing (SQLITE_CHECKPOINTS, docs/cli.md) lets it reach,
+ * which means something keeps it from starting over: a reader that never ends, a process stopped in a transaction.
+ */
+export function walCheck(file: string): Check | null {
+  let size: number;
+  try {
+    size = fs.statSync(`${file}-wal`).size;
+  } catch {
+    return null;
+  }
+  if (size === 0) return null;
+  const mb = (size / 1024 / 1024).toFixed(1);
+  return size > WAL_WARN_BYTES
+    ? { check: 'SQLite log', status: 'warn', detail: `${file}-wal holds ${mb} MB: it is not being copied back into the database; is a process stuck in a transaction, or a read (an export) running for hours?` }
+    : { check: 'SQLite log', status: 'ok', detail: `${mb} MB of write-ahead log` };
+}
+
 /** Migrations, then the DNS of every domain of every workspace (when the schema is current). */
 async function checkDatabase(config: Config): Promise<Check[]> {
   const checks: Check[] = [];
@@ -83,6 +105,8 @@ async function checkDatabase(config: Config): Promise<Check[]> {
       return [{ check: 'database', status: 'fail', detail: `${where}: ${(err as Error).message.split('\n')[0]}` }];
     }
     checks.push({ check: 'database', status: 'ok', detail: `${where} answers` });
+    const wal = isPostgresUrl(config.databaseUrl) || config.databaseUrl === ':memory:' ? null : walCheck(config.databaseUrl);
+    if (wal) checks.push(wal);
     if (state.pending.length) {
       checks.push({ check: 'migrations', status: 'fail', detail: `${state.pending.length} pending: ${state.pending.join(', ')} (run formcast migrate, or restart the server)` });
       return checks;
