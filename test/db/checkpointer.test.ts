@@ -141,7 +141,7 @@ describe('SQLite checkpoints in the background', () => {
     try {
       await waitFor('commits and checkpoints by the child', 40_000, () => (committed >= 150 && checkpoints >= 2) || undefined);
     } catch (err) {
-      throw new Error(`${(err as Error).message}; its standard error: ${stderr.slice(-2000)}`);
+      throw new Error(`${(err as Error).message}; its standard error: ${stderr.slice(-2000)}`, { cause: err });
     } finally {
       child.kill('SIGKILL');
       await exited;
