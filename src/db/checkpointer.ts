@@ -63,6 +63,8 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
   let closed = false;
   let failed = false;
   let checkpoints = 0;
+  /** When a failed checkpoint was last said: a failure that repeats (a full disk) is said once a minute, not 10 times a second. */
+  let warnedAt = -Infinity;
 
   const inline = (why: string, err?: unknown) => {
     worker = null;
@@ -85,7 +87,10 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
       w.unref();
       w.on('message', (m: { kind: string; message?: string }) => {
         if (m.kind === 'checkpointed') checkpoints++;
-        else if (m.kind === 'error') log?.warn({ err: m.message }, 'a background SQLite checkpoint failed; the next one tries again');
+        else if (m.kind === 'error' && Date.now() - warnedAt >= 60_000) {
+          warnedAt = Date.now();
+          log?.warn({ err: m.message }, 'a background SQLite checkpoint failed; the next ones try again (said at most once a minute)');
+        }
       });
       w.on('error', (err) => { if (worker === w) inline('the checkpoint thread failed', err); });
       w.on('exit', (code) => { if (worker === w && !closed) inline(`the checkpoint thread exited (${code})`); });
