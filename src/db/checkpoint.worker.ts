@@ -4,7 +4,8 @@ import SQLite from 'better-sqlite3';
 /**
  * The SQLite checkpointer's thread (db/checkpointer.ts): its own connection to the database file, which copies the
  * write-ahead log back into the file (`PRAGMA wal_checkpoint(PASSIVE)`, with the log's and the file's fsyncs) every
- * `everyMs`, so that the process's connection, on the event loop, does not. A passive checkpoint waits for no one
+ * `everyMs` while the log grows (every 4 × `everyMs`, at most a second, while it does not), so that the process's
+ * connection, on the event loop, does not. A passive checkpoint waits for no one
  * and no one waits for it: writers go on appending to the log, readers go on reading, and it copies what it can.
  */
 export interface CheckpointWorkerData {
@@ -20,16 +21,26 @@ db.pragma('synchronous = NORMAL');
 db.pragma('busy_timeout = 0');
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 
+/** What the last checkpoint saw: `checkpointed` is the log's frames copied so far, not this pass's. */
+let last = { log: -1, checkpointed: -1 };
+/** A log with nothing new is looked at once a second, not ten times: an idle server's thread sleeps. */
+const IDLE_MS = 1000;
+
 let timer: NodeJS.Timeout | null = null;
 const tick = () => {
+  let copied = false;
   try {
     const row = checkpoint.get() as { busy: number; log: number; checkpointed: number } | undefined;
-    if (row && row.checkpointed > 0) parentPort?.postMessage({ kind: 'checkpointed', log: row.log, checkpointed: row.checkpointed });
+    if (row && (row.log !== last.log || row.checkpointed !== last.checkpointed)) {
+      copied = row.checkpointed > 0 && row.checkpointed !== last.checkpointed;
+      last = { log: row.log, checkpointed: row.checkpointed };
+      if (copied) parentPort?.postMessage({ kind: 'checkpointed', log: row.log, checkpointed: row.checkpointed });
+    }
   } catch (err) {
     // SQLITE_BUSY (another checkpoint, a writer resetting the log): the next tick tries again.
     if ((err as { code?: string }).code !== 'SQLITE_BUSY') parentPort?.postMessage({ kind: 'error', message: (err as Error).message });
   }
-  timer = setTimeout(tick, everyMs);
+  timer = setTimeout(tick, copied ? everyMs : Math.max(everyMs, Math.min(IDLE_MS, everyMs * 4)));
 };
 timer = setTimeout(tick, 0);
 

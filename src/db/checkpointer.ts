@@ -35,7 +35,7 @@ export interface CheckpointerOptions {
 export interface Checkpointer {
   /** True while the thread runs. */
   readonly running: boolean;
-  /** Checkpoints that copied pages, as the thread reported them. */
+  /** Passes of the thread that copied pages, as it reported them. */
   readonly checkpoints: number;
   /** Starts the thread now, whatever the log's size (tests). */
   start(): void;
@@ -65,6 +65,17 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
   let checkpoints = 0;
   /** When a failed checkpoint was last said: a failure that repeats (a full disk) is said once a minute, not 10 times a second. */
   let warnedAt = -Infinity;
+
+  const wal = `${file}-wal`;
+  // The log's size, looked at until the thread starts (`start` stops it).
+  const watch = setInterval(() => {
+    try {
+      if (fs.statSync(wal).size >= startAtBytes) start();
+    } catch {
+      // No log yet.
+    }
+  }, watchMs);
+  watch.unref();
 
   const inline = (why: string, err?: unknown) => {
     worker = null;
@@ -103,15 +114,6 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
     }
   };
 
-  const wal = `${file}-wal`;
-  const watch = setInterval(() => {
-    try {
-      if (fs.statSync(wal).size >= startAtBytes) start();
-    } catch {
-      // No log yet.
-    }
-  }, watchMs);
-  watch.unref();
 
   return {
     get running() { return worker !== null; },

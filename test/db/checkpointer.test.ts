@@ -67,8 +67,8 @@ describe('SQLite checkpoints in the background', () => {
     expect(await autocheckpoint(db)).toBe(10_000);
     await writeRows(db, 20);
     await waitFor('a checkpoint by the thread', 10_000, () => db.checkpointer!.checkpoints > 0 || undefined);
-    // The file itself holds the rows (read with the log set aside: a second connection in rollback-journal terms
-    // would need the log; reading the file's pages count is enough to see them copied).
+    // Whole and complete, read by another connection; and copied into the file itself: ~2 MB of rows is far below the
+    // connection's backstop (10,000 pages), so only the thread can have copied them.
     const pages = new SQLite(file, { readonly: true });
     try {
       expect((pages.pragma('integrity_check') as { integrity_check: string }[])[0]!.integrity_check).toBe('ok');
