@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, type Transaction } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.js';
 import { FormcastSqliteDialect, allowRunIfIdle } from './sqlite-dialect.js';
+import { FormcastPostgresDialect } from './pg-dialect.js';
 import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from './checkpointer.js';
 import { lazyRequire } from '../lib/lazy.js';
 import { checkDatabaseUrl } from '../config.js';
@@ -61,7 +62,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     });
     // An idle client losing its connection must not crash the process; the next query reports it.
     pool.on('error', () => {});
-    const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const kysely = new Kysely<Database>({ dialect: new FormcastPostgresDialect({ pool }) });
     return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
   }
   if (url !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(url)), { recursive: true });

@@ -56,7 +56,9 @@ async function createSchema(): Promise<string> {
 /**
  * Migrates a suite's schema. Once in a CI run (forms.race, 2026-11-24) PostgreSQL answered 3F000 "schema … does not
  * exist" to the migration of a schema created and committed just before on another connection; that one case is
- * retried once, after creating the schema again if it is missing.
+ * retried once, after creating the schema again if it is missing. (Likely the same cause as CI's failure of
+ * 2026-11-25: Kysely's introspector read every schema, and another suite's was being dropped; src/db/pg-dialect.ts now
+ * reads only our own. The retry stays: it costs nothing when unused.)
  */
 async function migrateSchema(db: Db, schema: string): Promise<void> {
   try {
