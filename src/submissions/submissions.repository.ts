@@ -117,6 +117,19 @@ export async function purgeNetworkData(db: Executor, before: string, limit: numb
   return Number(res.numUpdatedRows);
 }
 
+/**
+ * The same for entries of the intake received before `before` and not made yet (an entry whose making keeps failing is
+ * tried again for as long as it takes: it must not keep the address and user agent longer than a submission would).
+ * The submission made from it later has none.
+ */
+export async function purgeIntakeNetworkData(db: Executor, before: string, limit: number): Promise<number> {
+  const due = db.selectFrom('submission_intake').select('id')
+    .where((eb) => eb.or([eb('ip', 'is not', null), eb('user_agent', 'is not', null)]))
+    .where('received_at', '<', before).orderBy('id').limit(limit);
+  const res = await db.updateTable('submission_intake').set({ ip: null, user_agent: null }).where('id', 'in', due).executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
 export type Counter = 'views' | 'submissions' | 'confirmations';
 
 const counterBumps = Object.fromEntries((['views', 'submissions', 'confirmations'] as const).map((counter) => [counter, new Precompiled((db, param) => db.insertInto('form_counters')

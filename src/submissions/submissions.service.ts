@@ -50,16 +50,20 @@ export type SubmissionOutcome =
 
 /**
  * The retention job (src/jobs): clears the address and user agent of submissions older than `days`
- * (SUBMISSION_RETENTION_DAYS), `batch` rows a statement; the consent text and its time stay. Returns how many.
+ * (SUBMISSION_RETENTION_DAYS), `batch` rows a statement; the consent text and its time stay. Entries of the intake
+ * received as long ago and not made yet lose theirs too. Returns how many rows it cleared.
  */
 export async function purgeSubmissionNetworkData(db: Db, days: number, now = Date.now(), batch = 1000): Promise<number> {
   const before = new Date(now - days * 86_400_000).toISOString();
   let total = 0;
-  for (;;) {
-    const n = await repo.purgeNetworkData(db.kysely, before, batch);
-    total += n;
-    if (n < batch) return total;
+  for (const purge of [repo.purgeNetworkData, repo.purgeIntakeNetworkData]) {
+    for (;;) {
+      const n = await purge(db.kysely, before, batch);
+      total += n;
+      if (n < batch) break;
+    }
   }
+  return total;
 }
 
 /** A submission as the API shows it: with its answers, question by question. */

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { dueIntake, insertIntake, takeIntake } from '../../src/submissions/submissions.repository.js';
-import { INTAKE_AFTER, INTAKE_MAX_LAG_MS, SPIKE_MS, SubmissionsService } from '../../src/submissions/submissions.service.js';
+import { INTAKE_AFTER, INTAKE_MAX_LAG_MS, SPIKE_MS, SubmissionsService, purgeSubmissionNetworkData } from '../../src/submissions/submissions.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';
@@ -192,6 +192,25 @@ describeApi('submission intake', (h) => {
     const [again] = await intakeOf(ws);
     expect(again).toMatchObject({ attempts: 2 });
     expect(new Date(again!.next_attempt_at!).getTime()).toBe(now + 2000);
+    await k().deleteFrom('submission_intake').where('workspace_id', '=', ws.id).execute();
+  });
+
+  it('an entry still waiting after SUBMISSION_RETENTION_DAYS loses its address and user agent, as a submission would', async () => {
+    const ws = await h.workspace();
+    const form = await publishedForm(ws);
+    expect((await post(h.app, form.slug, 'email=first%40example.com')).statusCode).toBe(200);
+    const [made] = await k().selectFrom('submissions').select('id').where('workspace_id', '=', ws.id).execute();
+    const received = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString();
+    // One that cannot be made (its submission id is taken), received 200 days ago; one received yesterday.
+    await insertIntake(k(), ws.id, { submissionId: made!.id, formId: form.id, source: 'EMBED', values: { email: 'stuck@example.com' }, consented: true, ip: '203.0.113.9', userAgent: 'Old/1', receivedAt: received(200) });
+    await insertIntake(k(), ws.id, { submissionId: 'sub_recent_entry', formId: form.id, source: 'EMBED', values: { email: 'recent@example.com' }, consented: false, ip: '203.0.113.10', userAgent: 'New/1', receivedAt: received(1) });
+    expect(await purgeSubmissionNetworkData(h.db, 180, Date.now(), 1)).toBeGreaterThanOrEqual(1);
+    const left = (await intakeOf(ws)).sort((a, b) => a.submission_id.localeCompare(b.submission_id));
+    expect(left.map((e) => [e.submission_id, e.ip, e.user_agent, JSON.parse(e.data).email])).toEqual([
+      [made!.id, null, null, 'stuck@example.com'],
+      ['sub_recent_entry', '203.0.113.10', 'New/1', 'recent@example.com'],
+    ]);
+    expect(await purgeSubmissionNetworkData(h.db, 180)).toBe(0);
     await k().deleteFrom('submission_intake').where('workspace_id', '=', ws.id).execute();
   });
 
