@@ -16,14 +16,15 @@ export interface CheckpointWorkerData {
 const { file, everyMs } = workerData as CheckpointWorkerData;
 const db = new SQLite(file, { fileMustExist: true });
 // The checkpoint's fsyncs are the connection's `synchronous` (NORMAL: the log before copying, the file after);
-// busy_timeout 0: a checkpoint another connection is running is skipped, not waited for.
+// busy_timeout 0: nothing in this thread waits on a lock (a passive checkpoint calls no busy handler anyway; one that
+// finds another checkpoint running says so in its row, `busy`, and the next pass tries again).
 db.pragma('synchronous = NORMAL');
 db.pragma('busy_timeout = 0');
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 
 /** What the last checkpoint saw: `checkpointed` is the log's frames copied so far, not this pass's. */
 let last = { log: -1, checkpointed: -1 };
-/** A log with nothing new is looked at once a second, not ten times: an idle server's thread sleeps. */
+/** A log with nothing new is looked at every 4 × everyMs (400 ms by default), at most a second apart: an idle server's thread mostly sleeps. */
 const IDLE_MS = 1000;
 
 let timer: NodeJS.Timeout | null = null;
@@ -31,13 +32,14 @@ const tick = () => {
   let copied = false;
   try {
     const row = checkpoint.get() as { busy: number; log: number; checkpointed: number } | undefined;
-    if (row && (row.log !== last.log || row.checkpointed !== last.checkpointed)) {
+    // A pass that found another checkpoint running (busy, its figures -1) neither copied nor moves `last`.
+    if (row && row.busy === 0 && row.log >= 0 && (row.log !== last.log || row.checkpointed !== last.checkpointed)) {
       copied = row.checkpointed > 0 && row.checkpointed !== last.checkpointed;
       last = { log: row.log, checkpointed: row.checkpointed };
       if (copied) parentPort?.postMessage({ kind: 'checkpointed', log: row.log, checkpointed: row.checkpointed });
     }
   } catch (err) {
-    // SQLITE_BUSY (another checkpoint, a writer resetting the log): the next tick tries again.
+    // SQLITE_BUSY (the log being reset by a writer, a lock held): the next tick tries again. Anything else is said.
     if ((err as { code?: string }).code !== 'SQLITE_BUSY') parentPort?.postMessage({ kind: 'error', message: (err as Error).message });
   }
   timer = setTimeout(tick, copied ? everyMs : Math.max(everyMs, Math.min(IDLE_MS, everyMs * 4)));

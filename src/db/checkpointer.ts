@@ -77,25 +77,36 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
   }, watchMs);
   watch.unref();
 
+  /** The connection checkpoints itself again at SQLite's default (never throws: called from the thread's events). */
+  const restoreDefault = () => {
+    try {
+      if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
+    } catch (err) {
+      // The connection busy with a statement being iterated: its next commit still checkpoints at the backstop.
+      log?.warn({ err }, 'could not set SQLite\'s automatic checkpoint back to its default');
+    }
+  };
+
   const inline = (why: string, err?: unknown) => {
     worker = null;
     failed = true;
-    if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
+    restoreDefault();
     log?.warn({ err }, `SQLite's checkpoints run in the process's own thread again: ${why}`);
   };
 
   const start = () => {
     if (worker || closed || failed) return;
     clearInterval(watch);
+    let w: Worker | undefined;
     try {
       const data: CheckpointWorkerData = { file, everyMs };
-      const w = new Worker(entry(workerFile), {
+      w = new Worker(entry(workerFile), {
         eval: !FROM_BUILD && workerFile.endsWith('.ts'),
         workerData: data,
         // A connection and a timer: a small heap is plenty.
         resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
       });
-      w.unref();
+      const self = w;
       w.on('message', (m: { kind: string; message?: string }) => {
         if (m.kind === 'checkpointed') checkpoints++;
         else if (m.kind === 'error' && Date.now() - warnedAt >= 60_000) {
@@ -103,33 +114,44 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
           log?.warn({ err: m.message }, 'a background SQLite checkpoint failed; the next ones try again (said at most once a minute)');
         }
       });
-      w.on('error', (err) => { if (worker === w) inline('the checkpoint thread failed', err); });
-      w.on('exit', (code) => { if (worker === w && !closed) inline(`the checkpoint thread exited (${code})`); });
-      worker = w;
+      w.on('error', (err) => { if (worker === self) inline('the checkpoint thread failed', err); });
+      w.on('exit', (code) => { if (worker === self && !closed) inline(`the checkpoint thread exited (${code})`); });
+      // The thread never keeps the process alive (close() holds it while it stops). After the listeners: adding a
+      // 'message' listener refs the thread again.
+      w.unref();
       sqlite.pragma(`wal_autocheckpoint = ${backstopPages}`);
-      // A log that grew past the backstop is cut back to 32 MiB when it starts over, not kept at its largest.
-      sqlite.pragma(`journal_size_limit = ${32 * 1024 * 1024}`);
+      worker = w;
     } catch (err) {
+      void w?.terminate();
       inline('the checkpoint thread could not start', err);
     }
   };
 
 
+  let closing: Promise<void> | null = null;
+  const stop = async () => {
+    closed = true;
+    clearInterval(watch);
+    const w = worker;
+    worker = null;
+    if (!w) return;
+    // Held while it stops: an unref'd thread and timer alone would let the process end before the 'exit' arrives,
+    // and whatever awaits close() would never run.
+    w.ref();
+    const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+    w.postMessage('stop');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), 2000); });
+    if ((await Promise.race([exited, timeout])) === 'late') await w.terminate();
+    clearTimeout(timer);
+    restoreDefault();
+  };
+
   return {
     get running() { return worker !== null; },
     get checkpoints() { return checkpoints; },
     start,
-    async close() {
-      closed = true;
-      clearInterval(watch);
-      const w = worker;
-      worker = null;
-      if (!w) return;
-      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
-      w.postMessage('stop');
-      const timeout = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 2000).unref());
-      if ((await Promise.race([exited, timeout])) === 'late') await w.terminate();
-      if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
-    },
+    // Called twice, both wait for the one stop.
+    close: () => (closing ??= stop()),
   };
 }

@@ -71,6 +71,9 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  // A log that once grew (a long read held it, a bulk write outran the checkpoints) is cut back to 32 MiB when it
+  // starts over, not kept at its largest size for good.
+  sqlite.pragma(`journal_size_limit = ${32 * 1024 * 1024}`);
   const dialect = new FormcastSqliteDialect(sqlite);
   const kysely = new Kysely<Database>({ dialect });
   allowRunIfIdle(kysely, dialect);

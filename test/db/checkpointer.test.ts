@@ -122,6 +122,36 @@ describe('SQLite checkpoints in the background', () => {
     }
   });
 
+  /** Runs test/fixtures/checkpoint-exit.ts; resolves with its exit code and output, or null if it still runs after `ms`. */
+  async function runExitFixture(mode: 'leave' | 'close', ms: number): Promise<{ code: number | null; out: string } | null> {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/checkpoint-exit.ts'), tempFile(), mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const late = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), ms));
+    const code = await Promise.race([exited, late]);
+    if (code === 'late') return null;
+    children.delete(child);
+    return { code, out };
+  }
+
+  it('a process whose thread runs still ends by itself when it has nothing left to do', async () => {
+    const result = await runExitFixture('leave', 20_000);
+    expect(result, 'the process did not end within 20 s').not.toBeNull();
+    expect(result!.out).toContain('running true');
+    expect(result!.code).toBe(0);
+  }, 30_000);
+
+  it('close() resolves (called twice, once), and what awaits it runs before the process ends', async () => {
+    const result = await runExitFixture('close', 20_000);
+    expect(result, 'the process did not end within 20 s').not.toBeNull();
+    expect(result!.out).toContain('running true');
+    expect(result!.out).toContain('closed');
+    expect(result!.code).toBe(0);
+  }, 30_000);
+
   it('a process killed with SIGKILL while it writes and checkpoints leaves a whole database with every reported commit', async () => {
     const file = tempFile();
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/checkpoint-writer.ts'), file], { stdio: ['ignore', 'pipe', 'pipe'] });
