@@ -226,6 +226,34 @@ export async function handOff(db: Executor, workspaceId: string, id: string, own
   return (await handOffQuery.execute(db, { workspaceId, id, owner, attempts, now })).length > 0;
 }
 
+/**
+ * PostgreSQL: the hand-offs of a batch (sql-store.ts, the per-message writer) in one statement, with handOff's
+ * conditions row by row. Returns `id:attempts` of each delivery handed off. One statement instead of one per delivery:
+ * each of those was a round trip the writer waited for, and PostgreSQL's sending was bound by them (bench:send --pg;
+ * figures in bench/README.md, "bench:send"). The rows are taken in the order of their ids, as the per-row writes were.
+ */
+export async function handOffMany(db: Executor, items: readonly { workspaceId: string; id: string; owner: string; attempts: number; now: string }[]): Promise<Set<string>> {
+  const r = await sql<{ id: string; attempts: number }>`update deliveries d set handed_off_at = x.now
+    from (select * from unnest(${items.map((i) => i.workspaceId)}::text[], ${items.map((i) => i.id)}::text[], ${items.map((i) => i.owner)}::text[],
+          ${items.map((i) => i.attempts)}::int[], ${items.map((i) => i.now)}::timestamptz[]) as u(workspace_id, id, owner, attempts, now) order by id) x
+    where d.workspace_id = x.workspace_id and d.id = x.id and d.status = 'SENDING' and d.lease_owner = x.owner
+      and d.attempts = x.attempts and d.lease_expires_at > x.now
+    returning d.id, d.attempts`.execute(db);
+  return new Set(r.rows.map((row) => `${row.id}:${Number(row.attempts)}`));
+}
+
+/** PostgreSQL: the "sent" outcomes of a batch in one statement (recordOutcome's `sent`, row by row); returns the ids recorded. */
+export async function markSentMany(db: Executor, items: readonly { workspaceId: string; id: string; now: string; messageId: string; response: string }[]): Promise<Set<string>> {
+  const r = await sql<{ id: string }>`update deliveries d
+    set status = ${nextStatus('SENDING', 'sent')!}, updated_at = x.now, lease_owner = null, lease_expires_at = null, sent_at = x.now,
+        message_id = x.message_id, smtp_response = x.response, last_error = null
+    from (select * from unnest(${items.map((i) => i.workspaceId)}::text[], ${items.map((i) => i.id)}::text[], ${items.map((i) => i.now)}::timestamptz[],
+          ${items.map((i) => i.messageId)}::text[], ${items.map((i) => i.response.slice(0, 500))}::text[]) as u(workspace_id, id, now, message_id, response) order by id) x
+    where d.workspace_id = x.workspace_id and d.id = x.id and d.status = any(${statusesFor('sent')}::text[])
+    returning d.id`.execute(db);
+  return new Set(r.rows.map((row) => row.id));
+}
+
 export type Outcome =
   | { op: 'hold' }
   | { op: 'sent'; messageId: string; response: string }

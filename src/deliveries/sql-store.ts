@@ -65,6 +65,8 @@ export class SqlDeliveryStore implements DeliveryStore {
    * lanes that wait meanwhile are few against the SMTP connections, so the rate does not suffer. The other outcomes
    * (retries, failures, bounces: few) are group-committed on SQLite, each in a savepoint of its own
    * (db/group-commit.ts), since a bounce changes the contact and the suppression list too.
+   * On PostgreSQL each kind of a batch is one statement (handOffMany, markSentMany): a statement per delivery was a round
+   * trip the writer waited for, one after the other, and bounded the rate (bench/README.md, "bench:send").
    */
   private readonly perMessage: BatchWriter<PerMessageWrite, boolean>;
   private readonly writes: GroupCommit;
@@ -76,14 +78,24 @@ export class SqlDeliveryStore implements DeliveryStore {
     this.perMessage = new BatchWriter(db, async (trx, items) => {
       const out: boolean[] = new Array<boolean>(items.length);
       const events = [];
+      // PostgreSQL: each kind in one statement (a round trip per row otherwise), unless a delivery is in the batch twice.
+      const batched = db.dialect === 'postgres' && items.length > 1 && new Set(items.map((w) => w.d.id)).size === items.length;
+      const handOffs = batched ? items.filter((w) => w.kind === 'handOff') : [];
+      const handed = handOffs.length
+        ? await repo.handOffMany(trx, handOffs.map((w) => ({ workspaceId: w.d.workspaceId, id: w.d.id, owner: w.owner, attempts: w.d.attempts, now: w.now })))
+        : new Set<string>();
+      const sents = batched ? items.filter((w): w is Extract<PerMessageWrite, { kind: 'sent' }> => w.kind === 'sent') : [];
+      const sent = sents.length
+        ? await repo.markSentMany(trx, sents.map((w) => ({ workspaceId: w.d.workspaceId, id: w.d.id, now: w.now, messageId: w.outcome.messageId, response: w.outcome.response })))
+        : new Set<string>();
       for (const i of byId(items)) {
         const w = items[i]!;
         if (w.kind === 'handOff') {
-          out[i] = await repo.handOff(trx, w.d.workspaceId, w.d.id, w.owner, w.d.attempts, w.now);
+          out[i] = batched ? handed.has(`${w.d.id}:${w.d.attempts}`) : await repo.handOff(trx, w.d.workspaceId, w.d.id, w.owner, w.d.attempts, w.now);
           continue;
         }
         // An outcome is recorded once: a delivery no longer SENDING (taken over, canceled) keeps what it has, and no event.
-        out[i] = await repo.recordOutcome(trx, w.d.workspaceId, w.d.id, w.outcome, w.now);
+        out[i] = batched ? sent.has(w.d.id) : await repo.recordOutcome(trx, w.d.workspaceId, w.d.id, w.outcome, w.now);
         if (!out[i]) continue;
         events.push({
           id: newId('evt'), workspaceId: w.d.workspaceId,
