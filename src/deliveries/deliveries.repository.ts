@@ -230,7 +230,10 @@ export async function handOff(db: Executor, workspaceId: string, id: string, own
  * PostgreSQL: the hand-offs of a batch (sql-store.ts, the per-message writer) in one statement, with handOff's
  * conditions row by row. Returns `id:attempts` of each delivery handed off. One statement instead of one per delivery:
  * each of those was a round trip the writer waited for, and PostgreSQL's sending was bound by them (bench:send --pg;
- * figures in bench/README.md, "bench:send"). The rows are taken in the order of their ids, as the per-row writes were.
+ * figures in bench/README.md, "bench:send"). The rows are given in the order of their ids; PostgreSQL locks them in
+ * that order when it plans a nested loop (the plan for a batch), not promised otherwise: a deadlock with another
+ * transaction is rolled back and the batch written again (db/batch-writer.ts). A concurrent change to a row is seen:
+ * PostgreSQL checks the WHERE again on the row's new version before updating it.
  */
 export async function handOffMany(db: Executor, items: readonly { workspaceId: string; id: string; owner: string; attempts: number; now: string }[]): Promise<Set<string>> {
   const r = await sql<{ id: string; attempts: number }>`update deliveries d set handed_off_at = x.now

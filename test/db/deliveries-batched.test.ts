@@ -3,6 +3,7 @@
  * conditions of handOff and of recordOutcome's `sent` hold row by row, within one statement, and never across
  * workspaces. PostgreSQL only: SQLite writes row by row (its statements cost no round trip).
  */
+import type { KyselyPlugin, RawNode } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import type { DeliveryStatus } from '../../src/db/schema.js';
@@ -62,18 +63,56 @@ const target = testDatabases.find((d) => d.name === 'postgres');
     expect(single).toEqual([true, false, false, false]);
   });
 
-  it('the store answers each of a batch of concurrent hand-offs and outcomes its own, and writes the events of those sent', async () => {
-    const store = new SqlDeliveryStore(db);
-    const claimed = (id: string, attempts = 1) => ({ id, workspaceId: 'ws_a', broadcastId: 'bc_a', contactId: null, email: `${id}@example.com`, attempts, unsubscribeToken: `tok_${id}`, createdAt: T0 });
+  /** The store over a Db whose statements are watched: the batched UPDATEs it ran, by kind. */
+  function watchedStore() {
+    const batched = { handOff: 0, sent: 0 };
+    const spy: KyselyPlugin = {
+      transformQuery(args) {
+        if (args.node.kind === 'RawNode') {
+          const text = (args.node as RawNode).sqlFragments.join('?');
+          if (/^update deliveries d set handed_off_at/.test(text)) batched.handOff++;
+          if (/^update deliveries d\s+set status/.test(text)) batched.sent++;
+        }
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    return { store: new SqlDeliveryStore({ ...db, kysely: db.kysely.withPlugin(spy) }), batched };
+  }
+  const claimed = (id: string, attempts = 1) => ({ id, workspaceId: 'ws_a', broadcastId: 'bc_a', contactId: null, email: `${id}@example.com`, attempts, unsubscribeToken: `tok_${id}`, createdAt: T0 });
+  const eventsOf = (ids: string[]) => db.kysely.selectFrom('events').select(['delivery_id', 'type']).where('workspace_id', '=', 'ws_a').where('delivery_id', 'in', ids).orderBy('delivery_id').execute();
+
+  it('the store answers each of a batch of concurrent hand-offs its own, whatever their order, in one statement', async () => {
+    const { store, batched } = watchedStore();
+    // Ids ascending a < b < c; c was claimed again since (attempts 2): this caller's claim is no longer the one.
     const [a, b, c] = [await delivery(), await delivery(), await delivery({ attempts: 2 })];
-    // Asked in one turn of the event loop: one batch, one statement for the three.
-    expect(await Promise.all([store.handOff(claimed(a), 'w1', NOW), store.handOff(claimed(b), 'w1', NOW), store.handOff(claimed(c), 'w1', NOW)])).toEqual([true, true, false]);
-    await Promise.all([a, b].map((id) => store.record(claimed(id), { op: 'sent', messageId: `<${id}@acme.test>`, response: '250 ok' }, NOW)));
-    expect((await row(a)).status).toBe('SENT');
-    expect((await row(b)).status).toBe('SENT');
-    expect((await row(c)).status).toBe('SENDING');
-    const events = await db.kysely.selectFrom('events').select(['delivery_id', 'type']).where('workspace_id', '=', 'ws_a').where('delivery_id', 'in', [a, b, c]).orderBy('delivery_id').execute();
-    expect(events).toEqual([{ delivery_id: a, type: 'email.sent' }, { delivery_id: b, type: 'email.sent' }]);
+    // Asked in one turn of the event loop, the one that fails first: one batch, one statement.
+    expect(await Promise.all([store.handOff(claimed(c), 'w1', NOW), store.handOff(claimed(a), 'w1', NOW), store.handOff(claimed(b), 'w1', NOW)])).toEqual([false, true, true]);
+    expect(batched.handOff).toBe(1);
+    // The one that fails in the middle.
+    const [d, e, f] = [await delivery(), await delivery({ owner: 'w2' }), await delivery()];
+    expect(await Promise.all([store.handOff(claimed(f), 'w1', NOW), store.handOff(claimed(e), 'w1', NOW), store.handOff(claimed(d), 'w1', NOW)])).toEqual([true, false, true]);
+    expect(batched.handOff).toBe(2);
+  });
+
+  it('the same delivery twice in a batch (two claims of it) is written row by row: only the current claim is handed off', async () => {
+    const { store, batched } = watchedStore();
+    const x = await delivery({ attempts: 2 });
+    expect(await Promise.all([store.handOff(claimed(x, 1), 'w1', NOW), store.handOff(claimed(x, 2), 'w1', NOW)])).toEqual([false, true]);
+    expect(batched.handOff).toBe(0);
+  });
+
+  it('a batch of sent outcomes records those still SENDING, each with its message id, and writes their events only', async () => {
+    const { store, batched } = watchedStore();
+    const [x, y, z] = [await delivery(), await delivery(), await delivery()];
+    // y canceled meanwhile (it cannot be, once handed off; here it stands for any row no longer SENDING).
+    await db.kysely.updateTable('deliveries').set({ status: 'CANCELED', lease_owner: null, lease_expires_at: null }).where('id', '=', y).execute();
+    await Promise.all([z, y, x].map((id) => store.record(claimed(id), { op: 'sent', messageId: `<${id}@acme.test>`, response: '250 ok' }, NOW)));
+    expect(batched.sent).toBe(1);
+    expect(await row(x)).toMatchObject({ status: 'SENT', message_id: `<${x}@acme.test>` });
+    expect(await row(z)).toMatchObject({ status: 'SENT', message_id: `<${z}@acme.test>` });
+    expect(await row(y)).toMatchObject({ status: 'CANCELED', message_id: null });
+    expect(await eventsOf([x, y, z])).toEqual([{ delivery_id: x, type: 'email.sent' }, { delivery_id: z, type: 'email.sent' }]);
   });
 
   it('records "sent" on exactly the deliveries recordOutcome would, with each its own message id, and none of another workspace', async () => {
