@@ -1,5 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
+import { applyLeanHeap } from '../lib/lean-heap.js';
+
+// A thread's start sets V8's process-wide flags back to Node's, for every thread of the process: the lean heap is set
+// again (lib/lean-heap.ts), as the send threads do (the checkpointer sets it again too once this thread is online).
+applyLeanHeap();
 
 /**
  * The SQLite checkpointer's thread (db/checkpointer.ts): its own connection to the database file, which copies the
