@@ -21,17 +21,19 @@ import { buildApp } from '../app.js';
 const SHUTDOWN_GRACE_MS = 10_000;
 
 /** How a command that runs until stopped opens the database: SQLite's checkpoints as SQLITE_CHECKPOINTS says. */
-function longRunning(config: Config, log?: { warn(obj: object, msg: string): void }) {
-  return { checkpoints: config.sqliteCheckpoints, log: log ?? pino({ level: config.logLevel }) };
+function longRunning(config: Config, log: { warn(obj: object, msg: string): void }) {
+  return { checkpoints: config.sqliteCheckpoints, log };
 }
 
 export async function serve(config: Config): Promise<void> {
-  const db = connect(config.databaseUrl, longRunning(config));
+  // The process's log before the app's exists: the database's checkpoint thread and the transport say things there.
+  const log = pino({ level: config.logLevel }) as unknown as FastifyBaseLogger;
+  const db = connect(config.databaseUrl, longRunning(config, log));
   await migrateToLatest(db);
   const appConfig = await withSecret(db, config);
   const warnings = configWarnings(config);
   // One transport for the process: the jobs send through it, and so do test sends from the API.
-  const mailer = configuredMailer(config, pino({ level: config.logLevel }) as unknown as FastifyBaseLogger);
+  const mailer = configuredMailer(config, log);
   const app = await buildApp({ db, config: appConfig, mailer, status: () => ({ transport: mailer.state(), warnings }) });
   await app.listen({ port: config.port, host: config.host, listenTextResolver: () => 'server started' });
   const address = app.server.address();

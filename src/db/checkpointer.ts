@@ -132,7 +132,6 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
     }
   };
 
-
   let closing: Promise<void> | null = null;
   const stop = async () => {
     closed = true;
