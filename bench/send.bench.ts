@@ -21,7 +21,7 @@
  * Options: --rows N (default 100000), --million (N = 1,000,000), --connections N (SMTP pool size, default 5,
  *          the server's default), --skip-baseline, --baseline-pem (the baseline parses the PEM text for every
  *          signature, as nodemailer's documentation shows), --pg, --database-url URL, --workers N, --threads N
- *          (SEND_THREADS), --cpu-prof DIR (profile the server), --help.
+ *          (SEND_THREADS), --nice N (SEND_THREADS_NICE), --cpu-prof DIR (profile the server), --help.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -57,6 +57,7 @@ function parseOptions() {
     'database-url': { type: 'string' },
     workers: { type: 'string' },
     threads: { type: 'string' },
+    nice: { type: 'string' },
     'cpu-prof': { type: 'string' },
   }, {
     example: 'npm run bench:send -- --rows 10000',
@@ -70,7 +71,8 @@ function parseOptions() {
       '  --pg              PostgreSQL: a fresh database on the server of --database-url or TEST_DATABASE_URL, dropped afterwards',
       '  --database-url URL  a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
       '  --workers N       N `formcast worker` processes send (serve only serves: SERVE_WORKER=false); PostgreSQL only',
-      '  --threads N       SEND_THREADS of the server (default: its own, the number of cores)',
+      '  --threads N       SEND_THREADS of the server (default: its own)',
+      '  --nice N          SEND_THREADS_NICE of the server: how much lower the send threads run (default: its own, 10; 0: the same)',
       '  --cpu-prof DIR    run the server with node --cpu-prof, writing the profiles to DIR (one per thread; open them in Chrome DevTools)',
     ],
   });
@@ -83,6 +85,7 @@ function parseOptions() {
     pgUrl: pgUrl ?? null,
     workers,
     threads: values.threads === undefined ? null : Number(values.threads),
+    nice: values.nice === undefined ? null : Number(values.nice),
     rows: values.million ? 1_000_000 : positiveInt('rows', values.rows, 100_000),
     connections: positiveInt('connections', values.connections, 5),
     skipBaseline: values['skip-baseline'] ?? false,
@@ -322,7 +325,7 @@ function report(opts: ReturnType<typeof parseOptions>, concurrency: number, resu
 
   const cols = ['run', 'messages', 'signed', 'twice', 'seconds', 'msg/s', 'CPU ms/msg', 'first msg ms', 'peak RSS MB', 'KB/msg'];
   const rows = results.map((r) => [r.label, fmt(r.messages), fmt(r.signed), fmt(r.duplicates), fmt(r.seconds, 1), fmt(r.perSec, 0), fmt(r.cpuMsPerMessage, 2), fmt(r.timeToFirstMs), fmt(r.peakRssMb, 0), fmt(r.messages ? r.bytes / r.messages / 1024 : 0, 1)]);
-  const where = `${opts.workers ? `${opts.workers} formcast worker processes` : 'formcast serve'}, ${opts.pgUrl ? 'PostgreSQL' : 'SQLite'}${opts.threads !== null ? `, SEND_THREADS=${opts.threads}` : ''}${process.env.LEAN_HEAP ? `, LEAN_HEAP=${process.env.LEAN_HEAP}` : ''}`;
+  const where = `${opts.workers ? `${opts.workers} formcast worker processes` : 'formcast serve'}, ${opts.pgUrl ? 'PostgreSQL' : 'SQLite'}${opts.threads !== null ? `, SEND_THREADS=${opts.threads}` : ''}${opts.nice !== null ? `, SEND_THREADS_NICE=${opts.nice}` : ''}${process.env.LEAN_HEAP ? `, LEAN_HEAP=${process.env.LEAN_HEAP}` : ''}`;
   const out = [
     '',
     `one broadcast to ${fmt(opts.rows)} recipients (${where}) vs nodemailer pooled transport (baseline), same SMTP sink`,
@@ -354,6 +357,7 @@ function report(opts: ReturnType<typeof parseOptions>, concurrency: number, resu
     database: opts.pgUrl ? 'postgres' : 'sqlite',
     workers: opts.workers,
     sendThreads: opts.threads,
+    sendThreadsNice: opts.nice,
     // As the sending processes were given it (docs/sending.md, "Memory"); null: their default.
     leanHeap: process.env.LEAN_HEAP ?? null,
     connections: opts.connections,
@@ -383,6 +387,7 @@ async function main(): Promise<number> {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: database, PUBLIC_URL, SMTP_MAX_CONNECTIONS: String(opts.connections), OUTBOX_DIR: path.join(dir, 'outbox') };
   for (const name of Object.keys(env)) if (name.startsWith('WORKER_') || name.startsWith('SEND_') || name === 'SMTP_RATE_LIMIT' || name === 'SMTP_URL' || name === 'SERVE_WORKER') delete env[name];
   if (opts.threads !== null) env.SEND_THREADS = String(opts.threads);
+  if (opts.nice !== null) env.SEND_THREADS_NICE = String(opts.nice);
 
   process.stderr.write(`setting up: workspace, verified domain ${DOMAIN}, ${opts.rows.toLocaleString('en-US')} contacts (${opts.pgUrl ? 'PostgreSQL' : `SQLite in ${dir}`}) ...\n`);
   const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as { workspace: { id: string }; apiKey: { key: string } };

@@ -66,6 +66,8 @@ export interface Config {
     pollMs: number;
     /** Threads that render, compose and sign messages (SEND_THREADS; 0: the worker's own thread). */
     sendThreads: number;
+    /** How much lower the send threads run than the worker's own thread (SEND_THREADS_NICE, 0-19; 0: the same). */
+    sendThreadsNice: number;
     /** Delivery batches a process works on at once (WORKER_BATCHES), each claimed and recorded on its own. */
     batches: number;
     /** `formcast serve` runs the worker and the periodic jobs in-process (SERVE_WORKER, default true). */
@@ -257,10 +259,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: intFrom(env, 'WORKER_MAX_ATTEMPTS', 5, 1, 100),
       backoffBaseMs: intFrom(env, 'WORKER_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
       pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
-      // One fewer than the machine has cores (at most 8; none on one core): the worker's own thread keeps the database
-      // and SMTP (send-threads.ts), and on two cores one thread sent as many a second as two, with a thread's heap less
-      // (bench/README.md, "bench:send").
-      sendThreads: intFrom(env, 'SEND_THREADS', Math.max(0, Math.min(8, os.availableParallelism() - 1)), 0, 64),
+      sendThreads: intFrom(env, 'SEND_THREADS', defaultSendThreads(os.availableParallelism(), env.LEAN_HEAP === 'true'), 0, 64),
+      // Below the worker's own thread, which the send waits on (its database and SMTP) and which serves HTTP in serve:
+      // the threads take the CPU it leaves idle instead of its turns (lib/thread-priority.ts; bench/README.md).
+      sendThreadsNice: intFrom(env, 'SEND_THREADS_NICE', 10, 0, 19),
       batches: intFrom(env, 'WORKER_BATCHES', 2, 1, 16),
       inServe: boolFrom(env, 'SERVE_WORKER', true),
     },
@@ -305,4 +307,15 @@ export function configWarnings(config: Pick<Config, 'publicUrl' | 'publicUrlExpl
   // An MX record names a host, never an address (RFC 5321 §5.1), so the bounce domain advice would be unusable.
   if (config.bounceMxHost !== undefined && isIP(config.bounceMxHost.replace(/^\[|\]$/g, ''))) warnings.push(`BOUNCE_MX_HOST is ${config.bounceMxHost}, an address: an MX record must name a host; set BOUNCE_MX_HOST to the host name of the inbound listener (or PUBLIC_URL to a named host)`);
   return warnings;
+}
+
+/**
+ * SEND_THREADS by default (docs/sending.md, "Send threads"): as many as the machine has cores, at most 8, since the
+ * threads run below the worker's own thread (SEND_THREADS_NICE) and take only the CPU it leaves; one fewer with
+ * LEAN_HEAP, which puts memory first (a thread is a heap of its own, ~25 MB); none on one core. On the 2-core machine of
+ * bench:send, two threads sent 17-32 % more a second than one (bench/README.md).
+ */
+export function defaultSendThreads(cores: number, leanHeap: boolean): number {
+  if (cores < 2) return 0;
+  return Math.min(8, leanHeap ? cores - 1 : cores);
 }

@@ -45,6 +45,8 @@ export interface PipelineOptions {
    * Ignored when a `renderer` is given.
    */
   sendThreads?: number;
+  /** How much lower than the pipeline's thread the send threads run (SEND_THREADS_NICE; send-threads.ts). */
+  sendThreadsNice?: number;
   renderer?: MessageRenderer;
   /** Deliveries of one broadcast rendered per task: the unit of work a send thread gets. */
   renderChunk?: number;
@@ -87,7 +89,7 @@ export class DeliveryPipeline {
 
   constructor(private readonly store: DeliveryStore, private readonly mailer: Mailer, private readonly opts: PipelineOptions, private readonly log: FastifyBaseLogger) {
     this.destinations = new DestinationResolver(opts.pacing, opts.mxLookup ?? null);
-    this.renderer = opts.renderer ?? createRenderer(opts.sendThreads ?? 0, log);
+    this.renderer = opts.renderer ?? createRenderer(opts.sendThreads ?? 0, log, { nice: opts.sendThreadsNice ?? 0 });
     this.secret = new Uint8Array(opts.secret);
     this.pacer = new Pacer(opts.pacing.adaptive, Date.now, (n) => log.warn({ destination: n.key, from: n.from, to: n.to, reply: n.reply },
       `destination ${n.key} throttles: ${n.from === null ? 'no limit' : `${n.from}/s`} → ${Math.round(n.to * 100) / 100}/s`));

@@ -2,7 +2,7 @@ import { pathToFileURL } from 'node:url';
 import type { Piscina as PiscinaType } from 'piscina';
 import { lazyRequire } from '../lib/lazy.js';
 import { FROM_BUILD, programFile } from '../lib/paths.js';
-import { renderMessages, type RenderResult, type RenderTask } from './render.worker.js';
+import { renderMessages, type RenderResult, type RenderTask, type SendThreadData } from './render.worker.js';
 
 const piscina = lazyRequire<{ Piscina: typeof PiscinaType }>('piscina');
 
@@ -27,9 +27,10 @@ type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: strin
 
 /**
  * `workerFile`: the module the threads run (render.worker's build or source by default; a test gives another);
- * `local`: how the pipeline's thread makes messages (renderMessages; a test gives another).
+ * `local`: how the pipeline's thread makes messages (renderMessages; a test gives another); `nice`: how much lower
+ * than the pipeline's thread the threads run (SEND_THREADS_NICE, lib/thread-priority.ts; 0: the same).
  */
-export function createRenderer(threads: number, log?: Log, { workerFile = programFile('deliveries/render.worker'), local = renderMessages } = {}): MessageRenderer {
+export function createRenderer(threads: number, log?: Log, { workerFile = programFile('deliveries/render.worker'), local = renderMessages, nice = 0 } = {}): MessageRenderer {
   if (threads <= 0) return { threads: 0, render: local, close: async () => {} };
   let pool: PiscinaType | null = null;
   /** The pool could not start (an unusable flag, no threads left): messages are made in this thread instead. */
@@ -54,6 +55,7 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
         // (bench:send). These limits keep a thread at ~60-80 MB for ~2 % more CPU; a chunk that does not fit fails the
         // thread's task, and is made again in the pipeline's thread (below).
         resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
+        workerData: { nice } satisfies SendThreadData,
       });
       // A thread that dies between tasks: piscina replaces it; said, never thrown (an 'error' without a listener would be).
       pool.on('error', (err: unknown) => log?.error({ err }, 'a send thread failed'));

@@ -71,6 +71,7 @@ export function buildPipeline(db: Db, mailer: Mailer, config: Config & { secret:
     pacing: config.sendPacing,
     mxLookup: resolverLookup(parseDnsServers(config.dnsServers), config.dnsTimeoutMs).mx,
     sendThreads: config.worker.sendThreads,
+    sendThreadsNice: config.worker.sendThreadsNice,
     ...overrides,
   }, log);
 }

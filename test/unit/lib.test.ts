@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/db/connection.js';
 import { grants } from '../../src/http/scopes.js';
-import { configWarnings, loadConfig } from '../../src/config.js';
+import { configWarnings, defaultSendThreads, loadConfig } from '../../src/config.js';
 import { normalizeDomainName } from '../../src/domains/domains.service.js';
 import { newId } from '../../src/lib/ids.js';
 import { applyLeanHeap, leanHeapWanted } from '../../src/lib/lean-heap.js';
@@ -82,6 +82,11 @@ describe('config', () => {
     expect(() => loadConfig({ SERVE_WORKER: 'no' })).toThrow(/SERVE_WORKER must be true or false, got "no"/);
     expect(() => loadConfig({ SEND_THREADS: '-1' })).toThrow(/SEND_THREADS must be a whole number from 0 to 64/);
     expect(loadConfig({ SEND_THREADS: '0', WORKER_BATCHES: '3' }).worker).toMatchObject({ sendThreads: 0, batches: 3, inServe: true });
+    expect(loadConfig({}).worker.sendThreadsNice).toBe(10);
+    // As many send threads as cores (they run below the worker's thread), one fewer with LEAN_HEAP, none on one core.
+    expect([[1, false], [1, true], [2, false], [2, true], [4, true], [16, false]].map(([cores, lean]) => defaultSendThreads(cores as number, lean as boolean))).toEqual([0, 0, 2, 1, 3, 8]);
+    expect(loadConfig({ SEND_THREADS_NICE: '0' }).worker.sendThreadsNice).toBe(0);
+    expect(() => loadConfig({ SEND_THREADS_NICE: '20' })).toThrow(/SEND_THREADS_NICE must be a whole number from 0 to 19/);
     expect(() => loadConfig({ LEAN_HEAP: 'yes' })).toThrow(/LEAN_HEAP must be true or false, got "yes"/);
     expect(loadConfig({ LEAN_HEAP: 'true' }).leanHeap).toBe(true);
   });
