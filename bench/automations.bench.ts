@@ -66,7 +66,7 @@ function parseOptions() {
       '  --connections N   SMTP pool size of the server (default 5, its default)',
       '  --pg              PostgreSQL: a fresh database on the server of --database-url or TEST_DATABASE_URL, dropped afterwards',
       '  --database-url URL  a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
-      '  --threads N       SEND_THREADS of the server (default: its own, the number of cores)',
+      '  --threads N       SEND_THREADS of the server (default: its own)',
       '  --skip-baseline   measure the automation only (no ratio)',
     ],
   });

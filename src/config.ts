@@ -261,7 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
       sendThreads: intFrom(env, 'SEND_THREADS', defaultSendThreads(os.availableParallelism(), env.LEAN_HEAP === 'true'), 0, 64),
       // Below the worker's own thread, which the send waits on (its database and SMTP) and which serves HTTP in serve:
-      // the threads take the CPU it leaves idle instead of its turns (lib/thread-priority.ts; bench/README.md).
+      // the threads take the CPU it leaves idle instead of its turns (send-threads.ts; bench/README.md).
       sendThreadsNice: intFrom(env, 'SEND_THREADS_NICE', 10, 0, 19),
       batches: intFrom(env, 'WORKER_BATCHES', 2, 1, 16),
       inServe: boolFrom(env, 'SERVE_WORKER', true),

@@ -82,7 +82,8 @@ interface Work extends Recipient {
 export class DeliveryPipeline {
   private materializing: MaterializationJob | null = null;
   private readonly destinations: DestinationResolver;
-  private readonly renderer: MessageRenderer;
+  /** Where its messages are made (send-threads.ts). */
+  readonly renderer: MessageRenderer;
   private readonly secret: Uint8Array;
   /** The pace of each destination (pacing.ts); per process. */
   readonly pacer: Pacer;

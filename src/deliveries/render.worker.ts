@@ -1,7 +1,6 @@
-import { isMainThread, workerData } from 'node:worker_threads';
+import { isMainThread } from 'node:worker_threads';
 import { applyLeanHeap } from '../lib/lean-heap.js';
 import { isRenderLimit } from '../lib/liquid.js';
-import { lowerThreadPriority } from '../lib/thread-priority.js';
 import { buildRaw } from '../mail/transport.js';
 import { composeMessage, prepareBroadcast, type MessageRecipient, type PreparedBroadcast } from './message.js';
 import type { ClaimedDelivery, SendingBroadcast } from './store.js';
@@ -46,19 +45,9 @@ function preparedFor(sending: SendingBroadcast): PreparedBroadcast {
   return { ...p, workspace: sending.workspace, topic: sending.topic, dkim: sending.dkim };
 }
 
-/** What send-threads.ts gives each send thread when it starts. */
-export interface SendThreadData {
-  /** How much lower than the worker's own thread this thread runs (SEND_THREADS_NICE; lib/thread-priority.ts). */
-  nice: number;
-}
-
-// Only in a send thread: in the process's main thread (where this module is loaded too) cli/main.ts decided.
-if (!isMainThread) {
-  // A thread's start set V8's process-wide flags back to Node's: the lean heap is set again (lib/lean-heap.ts).
-  applyLeanHeap();
-  const nice = (workerData as Partial<SendThreadData> | undefined)?.nice;
-  if (nice) lowerThreadPriority(nice);
-}
+// A thread's start set V8's process-wide flags back to Node's: the lean heap is set again (lib/lean-heap.ts). Only in
+// a send thread: in the process's main thread (where this module is loaded too) cli/main.ts decided.
+if (!isMainThread) applyLeanHeap();
 
 export async function renderMessages(task: RenderTask): Promise<RenderResult[]> {
   const p = preparedFor(task.sending);

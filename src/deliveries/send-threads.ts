@@ -2,9 +2,11 @@ import { pathToFileURL } from 'node:url';
 import type { Piscina as PiscinaType } from 'piscina';
 import { lazyRequire } from '../lib/lazy.js';
 import { FROM_BUILD, programFile } from '../lib/paths.js';
-import { renderMessages, type RenderResult, type RenderTask, type SendThreadData } from './render.worker.js';
+import { renderMessages, type RenderResult, type RenderTask } from './render.worker.js';
 
 const piscina = lazyRequire<{ Piscina: typeof PiscinaType }>('piscina');
+/** What lowers a thread's priority for piscina (its optional native module; a dependency of Formcast's own). */
+const niceModule = lazyRequire<unknown>('@napi-rs/nice');
 
 /**
  * Where the CPU of a send runs (deliveries/CONTEXT.md, "Send threads"): rendering, MIME and the DKIM signature of each
@@ -19,6 +21,8 @@ const piscina = lazyRequire<{ Piscina: typeof PiscinaType }>('piscina');
  */
 export interface MessageRenderer {
   readonly threads: number;
+  /** How much lower than the pipeline's thread the threads run (their nice value raised by it); 0: the same. */
+  readonly nice: number;
   render(task: RenderTask): Promise<RenderResult[]>;
   close(): Promise<void>;
 }
@@ -28,16 +32,29 @@ type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: strin
 /**
  * `workerFile`: the module the threads run (render.worker's build or source by default; a test gives another);
  * `local`: how the pipeline's thread makes messages (renderMessages; a test gives another); `nice`: how much lower
- * than the pipeline's thread the threads run (SEND_THREADS_NICE, lib/thread-priority.ts; 0: the same).
+ * than the pipeline's thread the threads run (SEND_THREADS_NICE; 0: the same). The send waits on the pipeline's thread
+ * (its database and SMTP work), so the threads take the CPU it leaves idle rather than its turns on a core: piscina's
+ * `niceIncrement` raises each thread's nice value, on Linux only, where a thread's priority is its own (elsewhere
+ * nice(2) would lower the whole process).
  */
 export function createRenderer(threads: number, log?: Log, { workerFile = programFile('deliveries/render.worker'), local = renderMessages, nice = 0 } = {}): MessageRenderer {
-  if (threads <= 0) return { threads: 0, render: local, close: async () => {} };
+  if (threads <= 0) return { threads: 0, nice: 0, render: local, close: async () => {} };
   let pool: PiscinaType | null = null;
+  let lowerBy = process.platform === 'linux' ? Math.max(0, Math.round(nice)) : 0;
   /** The pool could not start (an unusable flag, no threads left): messages are made in this thread instead. */
   let unavailable = false;
   let closed = false;
   const start = (): PiscinaType | null => {
     if (pool || unavailable) return pool;
+    if (lowerBy) {
+      // piscina loads it in each thread and says nothing when it cannot: said here, once.
+      try {
+        niceModule();
+      } catch (err) {
+        lowerBy = 0;
+        log?.warn({ err }, 'SEND_THREADS_NICE has no effect: @napi-rs/nice cannot be loaded; the send threads run at the worker\'s priority');
+      }
+    }
     try {
       pool = new (piscina().Piscina)({
         filename: pathToFileURL(workerFile).href,
@@ -55,7 +72,7 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
         // (bench:send). These limits keep a thread at ~60-80 MB for ~2 % more CPU; a chunk that does not fit fails the
         // thread's task, and is made again in the pipeline's thread (below).
         resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
-        workerData: { nice } satisfies SendThreadData,
+        niceIncrement: lowerBy,
       });
       // A thread that dies between tasks: piscina replaces it; said, never thrown (an 'error' without a listener would be).
       pool.on('error', (err: unknown) => log?.error({ err }, 'a send thread failed'));
@@ -116,6 +133,9 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
   };
   return {
     threads,
+    get nice() {
+      return lowerBy;
+    },
     render: (task) => {
       if (closed) return Promise.reject(new Error('the send threads were stopped'));
       const p = start();

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -5,6 +6,7 @@ import { connect } from '../../src/db/connection.js';
 import { grants } from '../../src/http/scopes.js';
 import { configWarnings, defaultSendThreads, loadConfig } from '../../src/config.js';
 import { normalizeDomainName } from '../../src/domains/domains.service.js';
+import { buildPipeline } from '../../src/jobs/jobs.js';
 import { newId } from '../../src/lib/ids.js';
 import { applyLeanHeap, leanHeapWanted } from '../../src/lib/lean-heap.js';
 import { toIso } from '../../src/lib/time.js';
@@ -101,6 +103,19 @@ describe('config', () => {
     const env = { LEAN_HEAP: 'no' };
     expect(applyLeanHeap(env, true)).toBe(false);
     expect(env.LEAN_HEAP).toBe('no');
+  });
+  it('builds the pipeline with the send threads the configuration says (SEND_THREADS, SEND_THREADS_NICE, LEAN_HEAP)', () => {
+    const silent = { warn() {}, error() {}, info() {}, debug() {} } as never;
+    const build = (env: Record<string, string>) => buildPipeline({} as never, {} as never, { ...loadConfig(env), secret: Buffer.alloc(32) }, silent).renderer;
+    const linux = process.platform === 'linux';
+    // The threads start with the first message: nothing is started here.
+    expect(build({ SEND_THREADS: '1', SEND_THREADS_NICE: '6' })).toMatchObject({ threads: 1, nice: linux ? 6 : 0 });
+    expect(build({ SEND_THREADS: '2', SEND_THREADS_NICE: '0' })).toMatchObject({ threads: 2, nice: 0 });
+    expect(build({ SEND_THREADS: '0' })).toMatchObject({ threads: 0, nice: 0 });
+    const cores = os.availableParallelism();
+    expect(build({}).threads).toBe(defaultSendThreads(cores, false));
+    expect(build({ LEAN_HEAP: 'true' }).threads).toBe(defaultSendThreads(cores, true));
+    if (cores >= 2) expect(build({}).nice).toBe(linux ? 10 : 0);
   });
   it('reads rates as fractions or percentages', () => {
     expect(loadConfig({ PAUSE_BOUNCE_RATE: '10%', PAUSE_COMPLAINT_RATE: '0.001' }).bounces).toMatchObject({ pauseBounceRate: 0.1, pauseComplaintRate: 0.001 });

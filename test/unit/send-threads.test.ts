@@ -1,8 +1,9 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { RenderResult, RenderTask } from '../../src/deliveries/render.worker.js';
 import { createRenderer } from '../../src/deliveries/send-threads.js';
-import { lowerThreadPriority, threadPriority } from '../../src/lib/thread-priority.js';
 
 // The send threads (send-threads.ts): chunks wait in order and a free thread takes the next one; the pipeline's thread
 // makes only a chunk a thread failed on, one at a time, before the chunks that wait.
@@ -70,32 +71,32 @@ describe('send threads', () => {
     await renderer.close();
   });
 
-  // SEND_THREADS_NICE (lib/thread-priority.ts): Linux addresses a thread by its id; elsewhere nothing changes.
-  const base = threadPriority();
-  it.skipIf(base === null)('runs its threads below the pipeline\'s thread by SEND_THREADS_NICE, and leaves that thread as it was', async () => {
+  // SEND_THREADS_NICE: piscina's niceIncrement, Linux only (a thread's own priority, read through /proc/thread-self).
+  const threadPriority = () => os.getPriority(Number(fs.readlinkSync('/proc/thread-self').split('/').pop()));
+  const linux = process.platform === 'linux' && fs.existsSync('/proc/thread-self');
+  const base = linux ? threadPriority() : null;
+  it.skipIf(base === null || base > 12)('runs its threads below the pipeline\'s thread by SEND_THREADS_NICE, and leaves that thread as it was', async () => {
     const priorityFile = fileURLToPath(new URL('../fixtures/send-thread-priority.ts', import.meta.url));
     const lowered = createRenderer(2, undefined, { workerFile: priorityFile, nice: 7 });
     const same = createRenderer(1, undefined, { workerFile: priorityFile, nice: 0 });
     try {
+      expect([lowered.nice, same.nice]).toEqual([7, 0]);
       const results = await Promise.all([lowered.render(task('d1')), lowered.render(task('d2')), same.render(task('d3'))]);
-      expect(results.map(where)).toEqual([`nice:${Math.min(19, base! + 7)}`, `nice:${Math.min(19, base! + 7)}`, `nice:${base}`]);
+      expect(results.map(where)).toEqual([`nice:${base! + 7}`, `nice:${base! + 7}`, `nice:${base}`]);
       expect(threadPriority()).toBe(base);
     } finally {
       await Promise.all([lowered.close(), same.close()]);
     }
   });
-});
 
-describe('lowerThreadPriority', () => {
-  it('does nothing for 0 or less', () => {
-    expect(lowerThreadPriority(0)).toBeNull();
-    expect(lowerThreadPriority(-3)).toBeNull();
-  });
-
-  it.skipIf(threadPriority() === null)('lowers a thread at most to 19', async () => {
-    const renderer = createRenderer(1, undefined, { workerFile: fileURLToPath(new URL('../fixtures/send-thread-priority.ts', import.meta.url)), nice: 50 });
+  it.skipIf(base === null || base > 12)('lowers the thread piscina starts in place of one that died', async () => {
+    const priorityFile = fileURLToPath(new URL('../fixtures/send-thread-priority.ts', import.meta.url));
+    const renderer = createRenderer(1, undefined, { workerFile: priorityFile, nice: 5, local: async (t) => t.items.map((item) => ({ ok: false as const, error: `here:${item.d.id}` })) });
     try {
-      expect(where(await renderer.render(task('d1')))).toBe('nice:19');
+      expect(where(await renderer.render(task('d1')))).toBe(`nice:${base! + 5}`);
+      // The thread dies on this chunk: made in the pipeline's thread instead, and the next goes to a new thread.
+      expect(where(await renderer.render(task('die')))).toBe('here:die');
+      expect(where(await renderer.render(task('d2')))).toBe(`nice:${base! + 5}`);
     } finally {
       await renderer.close();
     }
