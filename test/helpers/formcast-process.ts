@@ -10,11 +10,17 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+// The send threads at the process's own priority (SEND_THREADS_NICE=0; docs/sending.md, "Send threads"), unless the test
+// says otherwise: the suite keeps both cores busy with processes at the normal priority, and lowered threads would make
+// the messages these tests wait for only with what those leave (a deadline of the kill -9 tests passed before the
+// first message was made). Their priority is a matter of speed, not of what these tests check.
+export const TEST_PROCESS_DEFAULTS = { SEND_THREADS_NICE: '0' };
+
 /** The caller's environment without the settings a test gives itself, then those. */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
   for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'SMTP_URL', 'PUBLIC_URL', 'DNS_SERVERS', 'LOG_LEVEL', 'OUTBOX_DIR']) delete base[name];
-  return { ...base, ...env };
+  return { ...base, ...TEST_PROCESS_DEFAULTS, ...env };
 }
 
 /** Runs `formcast <args> --json`-style commands: resolves with the parsed stdout, rejects with stderr on a non-zero exit. */

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TEST_PROCESS_DEFAULTS } from './formcast-process.js';
 
 /**
  * `formcast worker` processes for the reliability tests (test/reliability): started with an environment of the
@@ -21,7 +22,7 @@ export function startWorker(env: Record<string, string>): Promise<Worker> {
   const base = { ...process.env };
   for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'SMTP_URL', 'PUBLIC_URL', 'LOG_LEVEL', 'SMTP_MAX_CONNECTIONS', 'SMTP_RATE_LIMIT', 'PGAPPNAME']) delete base[name];
   for (const name of Object.keys(base)) if (name.startsWith('WORKER_')) delete base[name];
-  const child = spawn(process.execPath, ['bin/formcast', 'worker'], { cwd: ROOT, env: { ...base, ...env } });
+  const child = spawn(process.execPath, ['bin/formcast', 'worker'], { cwd: ROOT, env: { ...base, ...TEST_PROCESS_DEFAULTS, ...env } });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));

@@ -20,6 +20,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { loadServerSecret } from '../../src/db/secrets.js';
 import { recordEvents } from '../../src/events/events.repository.js';
 import { createServices } from '../../src/app.js';
+import { TEST_PROCESS_DEFAULTS } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SECRET_KEY = 'reliability-webhooks-secret-key-0123456789';
@@ -35,7 +36,7 @@ const servers = new Set<Server>();
 function startServer(env: Record<string, string>): Promise<Server> {
   const base = { ...process.env };
   for (const name of Object.keys(base)) if (/^(PORT|HOST|DATABASE_URL|SMTP_URL|PUBLIC_URL|LOG_LEVEL|SECRET_KEY|WORKER_|WEBHOOKS_)/.test(name)) delete base[name];
-  const child = spawn(process.execPath, ['bin/formcast', 'serve'], { cwd: ROOT, env: { ...base, ...env } });
+  const child = spawn(process.execPath, ['bin/formcast', 'serve'], { cwd: ROOT, env: { ...base, ...TEST_PROCESS_DEFAULTS, ...env } });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
