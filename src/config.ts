@@ -311,9 +311,9 @@ export function configWarnings(config: Pick<Config, 'publicUrl' | 'publicUrlExpl
 
 /**
  * SEND_THREADS by default (docs/sending.md, "Send threads"): as many as the machine has cores, at most 8, since the
- * threads run below the worker's own thread (SEND_THREADS_NICE) and take only the CPU it leaves; one fewer with
+ * threads run below the worker's own thread (SEND_THREADS_NICE) and mostly take the CPU it leaves; one fewer with
  * LEAN_HEAP, which puts memory first (a thread is a heap of its own, ~25 MB); none on one core. On the 2-core machine of
- * bench:send, two threads sent 17-32 % more a second than one (bench/README.md).
+ * bench:send, two lowered threads sent 17-28 % more a second than one at the old priority (bench/README.md).
  */
 export function defaultSendThreads(cores: number, leanHeap: boolean): number {
   if (cores < 2) return 0;

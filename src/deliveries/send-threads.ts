@@ -21,7 +21,10 @@ const niceModule = lazyRequire<unknown>('@napi-rs/nice');
  */
 export interface MessageRenderer {
   readonly threads: number;
-  /** How much lower than the pipeline's thread the threads run (their nice value raised by it); 0: the same. */
+  /**
+   * How much lower than the pipeline's thread the threads run (their nice value raised by it); 0: the same. As
+   * configured until the threads start; 0 from then on if they could not be lowered (@napi-rs/nice did not load).
+   */
   readonly nice: number;
   render(task: RenderTask): Promise<RenderResult[]>;
   close(): Promise<void>;
@@ -33,9 +36,10 @@ type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: strin
  * `workerFile`: the module the threads run (render.worker's build or source by default; a test gives another);
  * `local`: how the pipeline's thread makes messages (renderMessages; a test gives another); `nice`: how much lower
  * than the pipeline's thread the threads run (SEND_THREADS_NICE; 0: the same). The send waits on the pipeline's thread
- * (its database and SMTP work), so the threads take the CPU it leaves idle rather than its turns on a core: piscina's
- * `niceIncrement` raises each thread's nice value, on Linux only, where a thread's priority is its own (elsewhere
- * nice(2) would lower the whole process).
+ * (its database and SMTP work), so the threads mostly take the CPU it leaves idle rather than its turns on a core (a
+ * scheduler weight, not a strict priority): piscina's `niceIncrement` raises each thread's nice value, on Linux only,
+ * where a thread's nice value is its own (on macOS and the BSDs nice(2) would lower the whole process; on Windows a
+ * thread's priority is not a nice value).
  */
 export function createRenderer(threads: number, log?: Log, { workerFile = programFile('deliveries/render.worker'), local = renderMessages, nice = 0 } = {}): MessageRenderer {
   if (threads <= 0) return { threads: 0, nice: 0, render: local, close: async () => {} };

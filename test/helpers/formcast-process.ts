@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 // The send threads at the process's own priority (SEND_THREADS_NICE=0; docs/sending.md, "Send threads"), unless the test
-// says otherwise: the suite keeps both cores busy with processes at the normal priority, and lowered threads would make
-// the messages these tests wait for only with what those leave (a deadline of the kill -9 tests passed before the
-// first message was made). Their priority is a matter of speed, not of what these tests check.
+// says otherwise: the suite keeps both cores busy with processes at the normal priority, and lowered threads would get
+// only the CPU those processes leave (a kill -9 test's 10 s deadline passed before its worker's first message). Their
+// priority is a matter of speed, not of what these tests check.
 export const TEST_PROCESS_DEFAULTS = { SEND_THREADS_NICE: '0' };
 
 /** The caller's environment without the settings a test gives itself, then those. */
