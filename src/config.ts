@@ -203,6 +203,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got "${env.PORT}"`);
   const host = env.HOST || '127.0.0.1';
+  // Applied by the CLI before anything loads (lib/lean-heap.ts: true by default for `formcast worker` only, which sets it
+  // in the environment); read here so that a wrong value is refused, and for the send threads' default.
+  const leanHeap = boolFrom(env, 'LEAN_HEAP', false);
   // The defaults live in the project's folder (that of package.json), whatever the working directory: a command run
   // from elsewhere uses the database the server uses, instead of creating an empty one there.
   const databaseUrl = env.DATABASE_URL || defaultDatabasePath();
@@ -259,16 +262,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: intFrom(env, 'WORKER_MAX_ATTEMPTS', 5, 1, 100),
       backoffBaseMs: intFrom(env, 'WORKER_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
       pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
-      sendThreads: intFrom(env, 'SEND_THREADS', defaultSendThreads(os.availableParallelism(), env.LEAN_HEAP === 'true'), 0, 64),
+      sendThreads: intFrom(env, 'SEND_THREADS', defaultSendThreads(os.availableParallelism(), leanHeap), 0, 64),
       // Below the worker's own thread, which the send waits on (its database and SMTP) and which serves HTTP in serve:
       // the threads take the CPU it leaves idle instead of its turns (send-threads.ts; bench/README.md).
       sendThreadsNice: intFrom(env, 'SEND_THREADS_NICE', 10, 0, 19),
       batches: intFrom(env, 'WORKER_BATCHES', 2, 1, 16),
       inServe: boolFrom(env, 'SERVE_WORKER', true),
     },
-    // Applied by the CLI before anything loads (lib/lean-heap.ts: true by default for `formcast worker` only, which
-    // sets it in the environment); read here too, so that a wrong value is refused.
-    leanHeap: boolFrom(env, 'LEAN_HEAP', false),
+    leanHeap,
     eventsRetentionDays: intFrom(env, 'EVENTS_RETENTION_DAYS', 400, 1, 36_500),
     signupBursts: {
       windowSeconds: intFrom(env, 'SIGNUP_BURST_WINDOW_SECONDS', DEFAULT_BURST_RULES.windowSeconds, 1, 86_400),

@@ -205,6 +205,8 @@ export async function renewLeases(db: Executor, owner: string, leaseUntil: strin
  * 0.3 s in compileQuery, about as much in the builder), the thread that limits a send. RETURNING says whether the row
  * changed.
  */
+// handOffMany and markSentMany (below) repeat these two rules for a batch on PostgreSQL: a change to one is a change to
+// both (test/db/deliveries-batched.test.ts checks that they hand off and record exactly what these do, case by case).
 const handOffQuery = new Precompiled((db, param) => db.updateTable('deliveries').set({ handed_off_at: param('now') })
   .where('workspace_id', '=', param('workspaceId')).where('id', '=', param('id')).where('status', '=', 'SENDING').where('lease_owner', '=', param('owner'))
   .where('attempts', '=', param<number>('attempts')).where('lease_expires_at', '>', param('now')).returning('id'));
