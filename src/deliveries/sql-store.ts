@@ -118,25 +118,20 @@ export class SqlDeliveryStore implements DeliveryStore {
   }
 
   /**
-   * One transaction: at most `maxRows` recipients of the audience within one slice of contacts (segments/slices.ts
-   * nextSlice, sized by the filter's cost, on both databases). The cursor moves to the slice's end, or to the last
-   * recipient written when `maxRows` were. So each statement that evaluates the filter reads a bounded range of
-   * contacts, and the whole audience is one pass over the workspace's contacts, whatever their number: on
-   * PostgreSQL the slice used to be open-ended (`id > cursor … limit maxRows`), which PostgreSQL planned as a scan
-   * and sort of every contact after the cursor in each transaction (0.5 s per 1,000 recipients at 1,000,000
-   * contacts); on SQLite it was maxRows contacts, a thousand transactions per million contacts (7.3 s for an
-   * audience of 22,824; bench/segments.bench.ts).
+   * One batch of a broadcast's audience, at most `maxRows` recipients, written in one transaction with the cursor
+   * (the last recipient written, or the end of what was read) and the lease's renewal.
    *
-   * After a full batch the next one goes on within the same slice (its end kept with the job in this process)
-   * instead of walking the id index to a new slice's end from the last recipient: 40 walks of 40,000 index entries
-   * became 25 for the benchmark's audience of 22,824 among 1,000,000 contacts (the walks were 251 ms of 2,421 on
-   * PostgreSQL). A worker that takes the job over walks anew from the cursor.
+   * SQLite (one connection, statements on the event loop) reads within one slice of contacts per call
+   * (segments/slices.ts nextSlice, sized by the filter's cost), in the transaction, so that no statement evaluates the
+   * filter over an unbounded number of contacts; the cursor moves to the slice's end, or to the last recipient written
+   * when `maxRows` were, and after a full batch the next one goes on within the same slice (its end kept with the job in
+   * this process) instead of walking the id index anew. Before slices it was maxRows contacts a transaction, a thousand
+   * transactions per million contacts (7.3 s for an audience of 22,824; bench/segments.bench.ts).
    *
-   * PostgreSQL: the audience is read ahead, outside the transaction, by an AudienceReader (audience-reader.ts: the
-   * next slice read while a batch is written; slices without a recipient passed over, up to eight, in one batch),
-   * and each batch is written by one statement (writeMaterializationBatch: the lease check, the insert, the cursor;
-   * atomic as the transaction was, without its BEGIN/COMMIT round trips). Measured in bench:segments (bench/README.md).
-   * SQLite (one connection, statements on the event loop) reads its slice in the transaction, one slice a call.
+   * PostgreSQL (statements off the event loop): the audience is read by one cursor, outside the transactions, a batch
+   * ahead of the one being written (audience-reader.ts), and each batch is written by one statement
+   * (writeMaterializationBatch: the lease check, the insert, the cursor; atomic as a transaction, without its
+   * BEGIN/COMMIT round trips). Measured in bench:segments (bench/README.md).
    */
   async writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }> {
     const k = this.db.kysely;
@@ -145,7 +140,7 @@ export class SqlDeliveryStore implements DeliveryStore {
       let reader = this.readers.get(job);
       if (!reader || reader.position !== job.cursor || reader.maxRows !== maxRows) {
         reader?.close();
-        reader = new AudienceReader(k, this.db.dialect, job, maxRows, job.cursor);
+        reader = new AudienceReader(k, job, maxRows, job.cursor);
         this.readers.set(job, reader);
       }
       try {
@@ -197,6 +192,7 @@ export class SqlDeliveryStore implements DeliveryStore {
     // The job moves only once its batch is committed: a failed commit leaves it where the database has it.
     job.cursor = batch.next ?? job.cursor;
     if (batch.next !== null) return { written: batch.rows.length, state: 'more' };
+    this.readers.get(job)?.close();
     this.readers.delete(job);
     const finished = await k.transaction().execute((trx) => repo.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
     return { written: batch.rows.length, state: 'done', finished };

@@ -17,9 +17,9 @@ import { filterCost, type Filter } from './segments.filter.js';
  * (the first slice of the costliest filter the grammar allows, on the largest properties, is the worst case:
  * about 100 ms measured on the development machine); see docs/security.md.
  *
- * PostgreSQL runs statements off the event loop: there the whole range is one slice (contactSlices). A broadcast's
- * materialisation reads one slice per statement on both databases (nextSlice), to bound each statement and each
- * transaction (deliveries/sql-store.ts writeAudienceSlice, deliveries/audience-reader.ts).
+ * PostgreSQL runs statements off the event loop: there the whole range is one slice (contactSlices), and a
+ * broadcast's materialisation reads its audience through one cursor (deliveries/audience-reader.ts). On SQLite it
+ * reads one slice per transaction (nextSlice; deliveries/sql-store.ts writeAudienceSlice).
  */
 export const SLICE_BUDGET = 400_000;
 export const SLICE_TARGET_MS = 25;

@@ -1,10 +1,14 @@
+import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
 import { newId } from '../../src/lib/ids.js';
 import { audienceQuery } from '../../src/segments/audience.js';
 import type { Filter } from '../../src/segments/segments.filter.js';
 import { sliceRows } from '../../src/segments/slices.js';
+import { connect } from '../../src/db/connection.js';
+import { AudienceReader } from '../../src/deliveries/audience-reader.js';
 import { describeApi } from '../helpers/app.js';
+import { PG_URL } from '../helpers/db.js';
 
 /**
  * A broadcast's audience is written into deliveries a slice of contacts per transaction, at most `maxRows`
@@ -63,11 +67,17 @@ describeApi('audience materialisation in slices', (h) => {
     expect(slices.reduce((n, s) => n + s.written, 0)).toBe(expected.length);
     expect(slices.at(-1)!.state).toBe('done');
     expect(slices.every((s) => s.written <= maxRows)).toBe(true);
-    // Both ways a transaction ends before the last: at a slice's end with fewer than maxRows (the sparse half), and
-    // at maxRows within a slice (the dense half).
     const before = slices.slice(0, -1);
-    expect(before.some((s) => s.written < maxRows)).toBe(true);
-    expect(before.some((s) => s.written === maxRows)).toBe(true);
+    if (h.db.dialect === 'sqlite') {
+      // Both ways a transaction ends before the last: at a slice's end with fewer than maxRows (the sparse half), and
+      // at maxRows within a slice (the dense half).
+      expect(before.some((s) => s.written < maxRows)).toBe(true);
+      expect(before.some((s) => s.written === maxRows)).toBe(true);
+    } else {
+      // PostgreSQL reads the audience through one cursor (audience-reader.ts): every batch but the last is full.
+      expect(before.length).toBeGreaterThan(2);
+      expect(before.every((s) => s.written === maxRows)).toBe(true);
+    }
     const b = await k.selectFrom('broadcasts').select(['materialized_at', 'materialize_owner']).where('id', '=', broadcastId).executeTakeFirstOrThrow();
     expect(b.materialized_at).not.toBeNull();
     expect(b.materialize_owner).toBeNull();
@@ -140,5 +150,61 @@ describeApi('audience materialisation in slices', (h) => {
     expect(slices.at(-1)!.state).toBe('done');
     expect(slices.reduce((n, x) => n + x.written, 0)).toBe(7);
     expect(await delivered()).toEqual(expected);
+  });
+
+  /** Resolves with `p`, or fails after `ms` (a connection that is never given back would hang the test instead). */
+  async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([p, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms); })]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  it('PostgreSQL: a read is replaced by a new one from the position once older than maxReadMs, and a contact that came since is in it', async ({ skip }) => {
+    if (h.db.dialect !== 'postgres') skip();
+    const { k, now, expected, delivered } = await setup();
+    const store = new SqlDeliveryStore(h.db);
+    const lease = new Date(Date.now() + 60_000).toISOString();
+    const job = (await store.claimAudience('r', now, lease))!;
+    // Every batch from a read of its own (maxReadMs 0): each a new cursor after the last recipient taken.
+    const reader = new AudienceReader(k, job, 50, null, { maxReadMs: 0, idleMs: 60_000 });
+    const seen: string[] = [];
+    const first = await reader.take();
+    seen.push(...first.rows.map((r) => r.contactId));
+    // A contact that joins after the first read, newer than every other (in the segment: its email contains "@").
+    const late = newId('ct');
+    await k.insertInto('contacts').values({ id: late, workspace_id: job.workspaceId, email: 'late@example.com', first_name: null, last_name: null, properties: '{}', status: 'SUBSCRIBED', created_at: now, updated_at: now } as never).execute();
+    for (let batch = first; batch.next !== null;) {
+      batch = await reader.take();
+      seen.push(...batch.rows.map((r) => r.contactId));
+    }
+    reader.close();
+    expect(seen).toEqual([...expected, late]);
+    expect(await delivered()).toEqual([]);
+  });
+
+  it('PostgreSQL: a reader dropped without close() gives its connection back once idle, and close() at once', async ({ skip }) => {
+    if (h.db.dialect !== 'postgres') skip();
+    const { k, now } = await setup();
+    const store = new SqlDeliveryStore(h.db);
+    const job = (await store.claimAudience('i', now, new Date(Date.now() + 60_000).toISOString()))!;
+    const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(k)).rows[0]!.s;
+    // A pool of one connection: a read that kept it would leave the probes below waiting for ever.
+    const db = connect(PG_URL!, { schema, poolSize: 1 });
+    const probe = () => db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', job.workspaceId).limit(1).execute();
+    try {
+      const dropped = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 50 });
+      expect((await dropped.take()).rows).toHaveLength(50);
+      expect(await within(probe(), 10_000, 'the dropped reader\'s connection')).toHaveLength(1);
+
+      const closed = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 600_000 });
+      expect((await closed.take()).rows).toHaveLength(50);
+      closed.close();
+      expect(await within(probe(), 10_000, 'the closed reader\'s connection')).toHaveLength(1);
+    } finally {
+      await db.close();
+    }
   });
 });
