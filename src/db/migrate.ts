@@ -51,7 +51,13 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({ db: db.kysely, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  // SQLite: what the migrations wrote is copied into the database file at once, and the log starts over. A first start
+  // (every migration: ~2.1 MB of log) otherwise left the log past the size at which the checkpoint thread starts
+  // (db/checkpointer.ts), so a server that had written nothing else yet ran that thread: ~10 MB more idle RSS
+  // (bench:startup, 106-110 MB against 97-101 MB with this).
+  if (applied.length && db.dialect === 'sqlite') await sql`pragma wal_checkpoint(truncate)`.execute(db.kysely);
+  return applied;
 }
 
 /** The migrations not applied to the database yet, in order (`formcast doctor`); applies nothing. */

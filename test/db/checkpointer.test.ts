@@ -14,6 +14,7 @@ import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connection.js';
 import { startCheckpointer } from '../../src/db/checkpointer.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { waitFor } from '../helpers/workers.js';
 
 const dirs: string[] = [];
@@ -56,6 +57,18 @@ describe('SQLite checkpoints in the background', () => {
     // A process that has not written yet has no thread.
     expect(background.checkpointer!.running).toBe(false);
     expect(await autocheckpoint(background)).toBe(1000);
+  });
+
+  it('a first start\'s migrations leave an empty log: the thread does not start for them', async () => {
+    const file = tempFile();
+    const db = connect(file, { checkpoints: 'background' });
+    open.push(db);
+    expect((await migrateToLatest(db)).length).toBeGreaterThan(10);
+    // Every migration, ~2.1 MB of log before they were checkpointed: past the 2 MiB at which the thread starts.
+    expect(fs.statSync(`${file}-wal`).size).toBe(0);
+    expect(db.checkpointer!.running).toBe(false);
+    // Already migrated: nothing applied, nothing checkpointed.
+    expect(await migrateToLatest(db)).toEqual([]);
   });
 
   it('the thread copies the log into the file while the connection writes; the connection keeps a backstop only', async () => {
