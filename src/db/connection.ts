@@ -60,8 +60,11 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
           PG_JSON_OIDS.has(oid) ? (v: string) => v : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
       },
     });
-    // An idle client losing its connection must not crash the process; the next query reports it.
+    // A client losing its connection must not crash the process; the next query on it reports it. The pool listens
+    // to its idle clients only: a client held between queries (a materialisation's cursor, deliveries/audience-reader.ts,
+    // or a transaction) emits its 'error' with no listener but this one.
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const kysely = new Kysely<Database>({ dialect: new FormcastPostgresDialect({ pool }) });
     return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
   }
