@@ -11,9 +11,9 @@ export interface AudienceBatch {
 
 export interface AudienceReaderOptions {
   /**
-   * How long one read of the audience (one server-side cursor, so one snapshot) is used: older, the next batch comes
-   * from a new read, from the position reached. So a long materialisation neither holds one snapshot (and with it
-   * VACUUM's horizon) for its whole length nor takes recipients from a read much older than this.
+   * How long one read of the audience (one server-side cursor, so one snapshot) gives batches: older, the next batch
+   * comes from a new read, from the position reached. So a long materialisation neither holds one snapshot (and with
+   * it VACUUM's horizon) for its whole length nor takes recipients from a read much older than this.
    */
   maxReadMs: number;
   /** A read nobody has taken a batch from for this long is closed (its connection back in the pool). */
@@ -46,9 +46,11 @@ interface Read {
  * whose first batch comes at once, rather than a scan and sort of every contact (the batches would then wait for the
  * whole read, and nothing would be written meanwhile: 0.82× in the same runs).
  *
- * A read lasts at most `maxReadMs` (then the next batch opens a new one from the position reached, with a snapshot of
- * that moment) and is closed after `idleMs` without a batch taken, or by close(): a reader dropped by its job (the lease
- * lost, the job abandoned, an error) never holds a connection or a snapshot for long.
+ * A read gives batches for `maxReadMs` (then the next batch opens a new one from the position reached, with a snapshot
+ * of that moment: contacts that joined since are in it) and is closed after `idleMs` without a batch taken, or by
+ * close(): a reader dropped by its job (the lease lost, the job abandoned, an error) never holds a connection or a
+ * snapshot for long. One FETCH over a sparse audience can itself take a while (it reads contacts until it has a
+ * batch): the read, and close(), wait for it.
  *
  * A reader is good for one job in one process, from `position` on: the store makes a new one when the job's cursor
  * is not where the reader stands (a write that failed), and a worker that takes the job over reads anew from the
@@ -59,18 +61,40 @@ export class AudienceReader {
   /** The next batch of the current read, fetched ahead. */
   private ahead: Promise<Row[]> | null = null;
   private idle: NodeJS.Timeout | null = null;
+  private taking = false;
+  private closed = false;
 
   constructor(
     private readonly db: Kysely<Database>, private readonly job: MaterializationJob, readonly maxRows: number, public position: string | null,
     private readonly options: AudienceReaderOptions = DEFAULT_READER_OPTIONS,
   ) {}
 
-  /** The next batch; moves `position` to its `next`. */
+  /**
+   * The next batch; moves `position` to its `next`. One call at a time (the store awaits each batch before it asks for
+   * the next): two at once would take the same batch.
+   */
   async take(): Promise<AudienceBatch> {
+    if (this.taking) throw new Error('AudienceReader.take() called while a take() is still running');
+    if (this.closed) throw new Error('AudienceReader.take() called after close()');
+    this.taking = true;
+    try {
+      return await this.next();
+    } finally {
+      this.taking = false;
+    }
+  }
+
+  private async next(): Promise<AudienceBatch> {
     this.clearIdle();
     if (this.read && Date.now() - this.read.openedAt > this.options.maxReadMs) this.endRead();
     if (!this.read) {
-      this.read = await this.open(this.position);
+      const opened = await this.open(this.position);
+      // Closed while it opened: let it go at once.
+      if (this.closed) {
+        opened.end().catch(() => undefined);
+        throw new Error('the audience reader was closed');
+      }
+      this.read = opened;
       this.ahead = null;
     }
     const read = this.read;
@@ -87,19 +111,26 @@ export class AudienceReader {
       this.position = null;
       return { rows, next: null };
     }
-    this.ahead = read.fetch();
-    // Awaited by the next take(), or never (the reader dropped): a failure is take()'s to report.
-    this.ahead.catch(() => undefined);
     this.position = rows.at(-1)!.contactId;
-    this.idle = setTimeout(() => this.endRead(), this.options.idleMs);
-    this.idle.unref();
+    // Read on ahead, unless the read was ended meanwhile (close()): then the next take() reads anew from the position.
+    if (this.read === read) {
+      this.ahead = read.fetch();
+      // Awaited by the next take(), or never (the reader dropped): a failure is take()'s to report.
+      this.ahead.catch(() => undefined);
+      this.idle = setTimeout(() => this.endRead(), this.options.idleMs);
+      this.idle.unref();
+    }
     return { rows, next: this.position };
   }
 
-  /** Stops reading: the cursor, its transaction and its connection are let go (what is being fetched finishes first). */
-  close(): void {
+  /**
+   * Stops reading: the cursor, its transaction and its connection are let go (after the FETCH in flight, if any).
+   * Resolves once the connection is back in the pool.
+   */
+  close(): Promise<void> {
+    this.closed = true;
     this.clearIdle();
-    this.endRead();
+    return this.endRead();
   }
 
   private clearIdle(): void {
@@ -107,11 +138,11 @@ export class AudienceReader {
     this.idle = null;
   }
 
-  private endRead(): void {
+  private endRead(): Promise<void> {
     const read = this.read;
     this.read = null;
     this.ahead = null;
-    read?.end().catch(() => undefined);
+    return read ? read.end().catch(() => undefined) : Promise.resolve();
   }
 
   /** A new read from `after`: a connection held until end(), a transaction, and the cursor declared in it. */
@@ -145,6 +176,11 @@ export class AudienceReader {
       ended ??= queue(() => sql`rollback`.execute(conn)).then(() => undefined, () => undefined).finally(release).then(() => held);
       return ended;
     };
+    const fetch = (): Promise<Row[]> => {
+      if (ended) return Promise.reject(new Error('the audience read was ended'));
+      return queue(async () => (await sql<{ id: string; email: string }>`fetch forward ${sql.lit(this.maxRows)} from audience`.execute(conn)).rows
+        .map((r) => ({ contactId: r.id, email: r.email })));
+    };
     try {
       await sql`begin read only`.execute(conn);
       await conn.executeQuery({ ...compiled, sql: `declare audience no scroll cursor for ${compiled.sql}` });
@@ -152,11 +188,6 @@ export class AudienceReader {
       await end().catch(() => undefined);
       throw err;
     }
-    return {
-      openedAt: Date.now(),
-      fetch: () => queue(async () => (await sql<{ id: string; email: string }>`fetch forward ${sql.lit(this.maxRows)} from audience`.execute(conn)).rows
-        .map((r) => ({ contactId: r.id, email: r.email }))),
-      end,
-    };
+    return { openedAt: Date.now(), fetch, end };
   }
 }

@@ -254,9 +254,9 @@ export class DeliveryPipeline {
     }
   }
 
-  /** Stops the send threads (after the last batch). */
-  close(): Promise<void> {
-    return this.renderer.close();
+  /** Stops the send threads (after the last batch) and lets go of the store's held connections. */
+  async close(): Promise<void> {
+    await Promise.all([this.renderer.close(), this.store.close?.()]);
   }
 
   /** Settles SENDING broadcasts nobody else finished (all deliveries final, e.g. after a cancel race). */

@@ -139,7 +139,7 @@ export class SqlDeliveryStore implements DeliveryStore {
     if (this.db.dialect === 'postgres') {
       let reader = this.readers.get(job);
       if (!reader || reader.position !== job.cursor || reader.maxRows !== maxRows) {
-        reader?.close();
+        void reader?.close();
         reader = new AudienceReader(k, job, maxRows, job.cursor);
         this.readers.set(job, reader);
       }
@@ -147,7 +147,7 @@ export class SqlDeliveryStore implements DeliveryStore {
         batch = await reader.take();
       } catch (err) {
         // A read that failed is not to be awaited again: the next call reads anew from the cursor.
-        reader.close();
+        void reader.close();
         this.readers.delete(job);
         throw err;
       }
@@ -155,14 +155,14 @@ export class SqlDeliveryStore implements DeliveryStore {
       try {
         held = await repo.writeMaterializationBatch(k, job.workspaceId, job.broadcastId, owner, leaseUntil, batch.rows, batch.next ?? job.cursor, batch.next === null, now);
       } catch (err) {
-        reader.close();
+        void reader.close();
         this.readers.delete(job);
         // A contact of the batch deleted while it was written: nothing was written; the next round reads it again.
         if (isForeignKeyViolation(err)) return { written: 0, state: 'more' };
         throw err;
       }
       if (!held) {
-        reader.close();
+        void reader.close();
         this.readers.delete(job);
         return { written: 0, state: 'lost' };
       }
@@ -192,14 +192,21 @@ export class SqlDeliveryStore implements DeliveryStore {
     // The job moves only once its batch is committed: a failed commit leaves it where the database has it.
     job.cursor = batch.next ?? job.cursor;
     if (batch.next !== null) return { written: batch.rows.length, state: 'more' };
-    this.readers.get(job)?.close();
+    void this.readers.get(job)?.close();
     this.readers.delete(job);
     const finished = await k.transaction().execute((trx) => repo.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
     return { written: batch.rows.length, state: 'done', finished };
   }
 
-  /** PostgreSQL: each job's audience, read ahead (audience-reader.ts). */
-  private readonly readers = new WeakMap<MaterializationJob, AudienceReader>();
+  /** PostgreSQL: each job's audience, read ahead (audience-reader.ts); a job that ends or is lost takes its reader out. */
+  private readonly readers = new Map<MaterializationJob, AudienceReader>();
+
+  /** Lets go of what this store holds: the audience readers' connections (PostgreSQL), at once rather than when idle. */
+  async close(): Promise<void> {
+    const readers = [...this.readers.values()];
+    this.readers.clear();
+    await Promise.all(readers.map((r) => r.close()));
+  }
   /** SQLite: the rest of the slice each job's last batch stopped within (full). */
   private readonly sqliteSlices = new WeakMap<MaterializationJob, { after: string; upTo: string }>();
 

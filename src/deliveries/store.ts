@@ -14,7 +14,7 @@ export interface DeliveryStore {
   startDueBroadcasts(now: string): Promise<{ id: string; workspaceId: string }[]>;
   /** Takes the lease on one SENDING broadcast whose audience is not yet all in deliveries. */
   claimAudience(owner: string, now: string, leaseUntil: string): Promise<MaterializationJob | undefined>;
-  /** Writes the next slice of the job's audience as deliveries (one transaction); `lost` when the lease is gone. */
+  /** Writes the next batch of the job's audience as deliveries (one transaction); `lost` when the lease is gone. */
   writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }>;
   /** Claims due deliveries with a lease (at-least-once: see CONTEXT.md). */
   claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
@@ -31,6 +31,8 @@ export interface DeliveryStore {
   settle(workspaceId: string, broadcastId: string, now: string): Promise<BroadcastFinish | undefined>;
   /** SENDING broadcasts whose audience is written (the sweep settles those no batch touched last). */
   sendingBroadcasts(limit: number): Promise<{ id: string; workspaceId: string }[]>;
+  /** Lets go of what the store holds between calls (connections), when the pipeline stops. */
+  close?(): Promise<void>;
 }
 
 /** A broadcast that just finished, with its deliveries counted (what the worker logs). */

@@ -9,6 +9,7 @@ import { connect } from '../../src/db/connection.js';
 import { AudienceReader } from '../../src/deliveries/audience-reader.js';
 import { describeApi } from '../helpers/app.js';
 import { PG_URL } from '../helpers/db.js';
+import { waitFor } from '../helpers/workers.js';
 
 /**
  * A broadcast's audience is written into deliveries a slice of contacts per transaction, at most `maxRows`
@@ -168,8 +169,8 @@ describeApi('audience materialisation in slices', (h) => {
     const store = new SqlDeliveryStore(h.db);
     const lease = new Date(Date.now() + 60_000).toISOString();
     const job = (await store.claimAudience('r', now, lease))!;
-    // Every batch from a read of its own (maxReadMs 0): each a new cursor after the last recipient taken.
-    const reader = new AudienceReader(k, job, 50, null, { maxReadMs: 0, idleMs: 60_000 });
+    // Every batch from a read of its own (maxReadMs below 0): each a new cursor after the last recipient taken.
+    const reader = new AudienceReader(k, job, 50, null, { maxReadMs: -1, idleMs: 60_000 });
     const seen: string[] = [];
     const first = await reader.take();
     seen.push(...first.rows.map((r) => r.contactId));
@@ -180,31 +181,114 @@ describeApi('audience materialisation in slices', (h) => {
       batch = await reader.take();
       seen.push(...batch.rows.map((r) => r.contactId));
     }
-    reader.close();
+    await reader.close();
     expect(seen).toEqual([...expected, late]);
     expect(await delivered()).toEqual([]);
   });
 
-  it('PostgreSQL: a reader dropped without close() gives its connection back once idle, and close() at once', async ({ skip }) => {
+  /**
+   * A Db of its own on the suite's schema, with `size` connections and their backends' pids, and the state of those
+   * backends as another connection sees them ('idle', 'idle in transaction', …).
+   */
+  async function ownPool(size: number) {
+    const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(h.db.kysely)).rows[0]!.s;
+    const db = connect(PG_URL!, { schema, poolSize: size });
+    // Each connection of the pool once (the queries overlap, so each takes a connection of its own).
+    const pids = await Promise.all(Array.from({ length: size }, async () =>
+      (await sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(0.1)`.execute(db.kysely)).rows[0]!.pid));
+    expect(new Set(pids).size).toBe(size);
+    const states = async () => (await sql<{ state: string }>`select state from pg_stat_activity where pid in (${sql.join(pids)}) order by state`.execute(h.db.kysely)).rows.map((r) => r.state);
+    // A pool that cannot end (a connection never given back) fails the test instead of hanging it.
+    const close = () => within(db.close(), 10_000, 'closing the pool');
+    return { db, pids, states, close };
+  }
+
+  it('PostgreSQL: a reader dropped without close() gives its connection back once idle, and close() at once, each out of its transaction', async ({ skip }) => {
     if (h.db.dialect !== 'postgres') skip();
-    const { k, now } = await setup();
-    const store = new SqlDeliveryStore(h.db);
-    const job = (await store.claimAudience('i', now, new Date(Date.now() + 60_000).toISOString()))!;
-    const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(k)).rows[0]!.s;
+    const { now } = await setup();
+    const job = (await new SqlDeliveryStore(h.db).claimAudience('i', now, new Date(Date.now() + 60_000).toISOString()))!;
     // A pool of one connection: a read that kept it would leave the probes below waiting for ever.
-    const db = connect(PG_URL!, { schema, poolSize: 1 });
+    const { db, states, close } = await ownPool(1);
     const probe = () => db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', job.workspaceId).limit(1).execute();
     try {
       const dropped = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 50 });
       expect((await dropped.take()).rows).toHaveLength(50);
+      expect(await states()).toEqual(['idle in transaction']);
       expect(await within(probe(), 10_000, 'the dropped reader\'s connection')).toHaveLength(1);
+      // Given back out of its transaction: the probe ran on its own and left the connection idle.
+      expect(await states()).toEqual(['idle']);
 
       const closed = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 600_000 });
       expect((await closed.take()).rows).toHaveLength(50);
-      closed.close();
-      expect(await within(probe(), 10_000, 'the closed reader\'s connection')).toHaveLength(1);
+      await within(closed.close(), 10_000, 'close()');
+      expect(await states()).toEqual(['idle']);
+      await expect(closed.take()).rejects.toThrow(/after close/);
     } finally {
-      await db.close();
+      await close();
+    }
+  });
+
+  it('PostgreSQL: take() twice at once is refused (it would take one batch twice); the reader goes on after it', async ({ skip }) => {
+    if (h.db.dialect !== 'postgres') skip();
+    const { k, now, expected } = await setup();
+    const job = (await new SqlDeliveryStore(h.db).claimAudience('t', now, new Date(Date.now() + 60_000).toISOString()))!;
+    const reader = new AudienceReader(k, job, 50, null);
+    try {
+      const first = reader.take();
+      await expect(reader.take()).rejects.toThrow(/still running/);
+      const seen = (await first).rows.map((r) => r.contactId);
+      for (let batch = await reader.take(); ; batch = await reader.take()) {
+        seen.push(...batch.rows.map((r) => r.contactId));
+        if (batch.next === null) break;
+      }
+      expect(seen).toEqual(expected);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('PostgreSQL: the reader\'s backend killed while it holds the connection: no crash; the batch after the one read ahead fails, the next reads anew from the position', async ({ skip }) => {
+    if (h.db.dialect !== 'postgres') skip();
+    const { now, expected } = await setup();
+    const job = (await new SqlDeliveryStore(h.db).claimAudience('k', now, new Date(Date.now() + 60_000).toISOString()))!;
+    const { db, pids, states, close } = await ownPool(1);
+    const reader = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 600_000 });
+    try {
+      const seen = (await reader.take()).rows.map((r) => r.contactId);
+      // The next batch read ahead: the connection waits between batches, in its transaction.
+      await waitFor('the batch read ahead', 10_000, async () => (await states()).join() === 'idle in transaction' || undefined);
+      // It loses its backend (a failover, an administrator): its client emits 'error' while the pool does not listen
+      // to it (an uncaught error would fail this test run).
+      await sql`select pg_terminate_backend(${pids[0]!})`.execute(h.db.kysely);
+      // The batch read before is given; the read after it fails; the one after that reads anew, after the position.
+      seen.push(...(await reader.take()).rows.map((r) => r.contactId));
+      await expect(reader.take()).rejects.toThrow();
+      for (let batch = await reader.take(); ; batch = await reader.take()) {
+        seen.push(...batch.rows.map((r) => r.contactId));
+        if (batch.next === null) break;
+      }
+      expect(seen).toEqual(expected);
+    } finally {
+      await reader.close();
+      await close();
+    }
+  });
+
+  it('PostgreSQL: the store closes its readers when the pipeline stops: their connections are back at once, out of their transactions', async ({ skip }) => {
+    if (h.db.dialect !== 'postgres') skip();
+    const { now } = await setup();
+    // Two connections: the reader's and the writes'.
+    const { db, states, close } = await ownPool(2);
+    try {
+      const store = new SqlDeliveryStore(db);
+      const lease = new Date(Date.now() + 60_000).toISOString();
+      const job = (await store.claimAudience('c', now, lease))!;
+      expect((await store.writeAudienceSlice(job, 'c', 50, now, lease)).state).toBe('more');
+      expect(await states()).toEqual(['idle', 'idle in transaction']);
+      await within(store.close(), 10_000, 'the store\'s close()');
+      expect(await states()).toEqual(['idle', 'idle']);
+    } finally {
+      await close();
     }
   });
 });
