@@ -1,4 +1,4 @@
-import { applyLeanHeap } from '../lib/lean-heap.js';
+import { applyLeanHeap, leanWhileStarting } from '../lib/lean-heap.js';
 
 /**
  * The command line's entry (bin/formcast; the program itself is program.ts). V8's heap is set lean here
@@ -7,4 +7,6 @@ import { applyLeanHeap } from '../lib/lean-heap.js';
  * the dynamic import below, so nothing of it runs before.
  */
 applyLeanHeap(process.env, process.argv[2] === 'worker');
+// `serve` without it: lean while it starts only (serve.ts ends it once it serves).
+if (process.argv[2] === 'serve') leanWhileStarting();
 await import('./program.js');

@@ -13,6 +13,7 @@ import { startInboundServer, type InboundServer } from '../bounces/bounces.serve
 import { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import type { Db } from '../db/connection.js';
 import { buildApp } from '../app.js';
+import { startupDone } from '../lib/lean-heap.js';
 
 /**
  * `formcast serve`: migrate, listen, and shut down gracefully on SIGTERM/SIGINT (stop accepting, let
@@ -48,6 +49,8 @@ export async function serve(config: Config): Promise<void> {
   const worker = config.worker.inServe ? startJobs(db, appConfig, app.log, { mailer, submissions: app.services.submissions }) : null;
   // The inbound SMTP listener for bounce and complaint reports, when INBOUND_SMTP_PORT is set.
   const inbound = config.inboundSmtp.port === null ? null : await startInbound(db, appConfig, app.log);
+  // Started: V8 grows the young generation as it would from here on (lib/lean-heap.ts, leanWhileStarting).
+  startupDone();
 
   // Responses being produced, so that a shutdown can tell their clients not to reuse the connection.
   const inFlight = new Set<ServerResponse>();

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,6 +105,19 @@ describe('config', () => {
     expect(applyLeanHeap(env, true)).toBe(false);
     expect(env.LEAN_HEAP).toBe('no');
   });
+  it("serve's start-up keeps the young generation at its first size; once started V8 grows it as it would (a child process)", () => {
+    const run = (env: NodeJS.ProcessEnv) => {
+      const out = execFileSync(process.execPath, ['--import', 'tsx', path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/startup-lean.ts')], { env: { ...process.env, ...env }, encoding: 'utf8' });
+      const mb = (label: string) => Number(new RegExp(`${label}: new space MB ([\\d.]+)`).exec(out)?.[1]);
+      return { starting: mb('starting'), started: mb('started') };
+    };
+    const plain = run({ LEAN_HEAP: '' });
+    // The first size while starting (4 MB here; V8's own growth makes it 32 MB for this garbage), V8's growth after.
+    expect(plain.starting).toBeLessThanOrEqual(8);
+    expect(plain.started).toBeGreaterThanOrEqual(16);
+    // With LEAN_HEAP=true the heap stays lean after start-up too: leanWhileStarting leaves it to applyLeanHeap.
+    expect(run({ LEAN_HEAP: 'true' }).starting).toBeGreaterThanOrEqual(16);
+  }, 30_000);
   it('builds the pipeline with the send threads the configuration says (SEND_THREADS, SEND_THREADS_NICE, LEAN_HEAP)', () => {
     const silent = { warn() {}, error() {}, info() {}, debug() {} } as never;
     const build = (env: Record<string, string>) => buildPipeline({} as never, {} as never, { ...loadConfig(env), secret: Buffer.alloc(32) }, silent).renderer;
