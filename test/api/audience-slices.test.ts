@@ -12,12 +12,13 @@ import { PG_URL } from '../helpers/db.js';
 import { waitFor } from '../helpers/workers.js';
 
 /**
- * A broadcast's audience is written into deliveries a slice of contacts per transaction, at most `maxRows`
- * recipients each (deliveries/sql-store.ts writeAudienceSlice): here with slices far smaller than the workspace
- * (a costly filter) and batches smaller than a slice's share of the audience, so that the cursor moves both to a
- * slice's end and to the last recipient of a full batch.
+ * A broadcast's audience is written into deliveries at most `maxRows` recipients per transaction
+ * (deliveries/sql-store.ts writeAudienceSlice). SQLite reads a slice of contacts per transaction: here with slices far
+ * smaller than the workspace (a costly filter) and batches smaller than a slice's share of the audience, so that the
+ * cursor moves both to a slice's end and to the last recipient of a full batch. PostgreSQL reads through one cursor
+ * (deliveries/audience-reader.ts): the tests marked PostgreSQL are about its reads and its connection.
  */
-describeApi('audience materialisation in slices', (h) => {
+describeApi('audience materialisation in batches (slices on SQLite, a cursor on PostgreSQL)', (h) => {
   /**
    * 600 contacts, a costly segment (small slices) and a SENDING broadcast to it: by default the segment matches
    * every contact (229 in the audience); `match` narrows it to the emails containing it.
