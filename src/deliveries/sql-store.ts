@@ -207,6 +207,7 @@ export class SqlDeliveryStore implements DeliveryStore {
     this.readers.clear();
     await Promise.all(readers.map((r) => r.close()));
   }
+
   /** SQLite: the rest of the slice each job's last batch stopped within (full). */
   private readonly sqliteSlices = new WeakMap<MaterializationJob, { after: string; upTo: string }>();
 
