@@ -187,6 +187,15 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     expect(await delivered()).toEqual([]);
   });
 
+  /** The contacts of every batch the reader has left, in order. */
+  async function takeTheRest(reader: AudienceReader): Promise<string[]> {
+    const ids: string[] = [];
+    for (let batch = await reader.take(); ; batch = await reader.take()) {
+      ids.push(...batch.rows.map((r) => r.contactId));
+      if (batch.next === null) return ids;
+    }
+  }
+
   /**
    * A Db of its own on the suite's schema, with `size` connections and their backends' pids, and the state of those
    * backends as another connection sees them ('idle', 'idle in transaction', …).
@@ -238,10 +247,7 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
       const first = reader.take();
       await expect(reader.take()).rejects.toThrow(/still running/);
       const seen = (await first).rows.map((r) => r.contactId);
-      for (let batch = await reader.take(); ; batch = await reader.take()) {
-        seen.push(...batch.rows.map((r) => r.contactId));
-        if (batch.next === null) break;
-      }
+      seen.push(...await takeTheRest(reader));
       expect(seen).toEqual(expected);
     } finally {
       await reader.close();
@@ -264,10 +270,7 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
       // The batch read before is given; the read after it fails; the one after that reads anew, after the position.
       seen.push(...(await reader.take()).rows.map((r) => r.contactId));
       await expect(reader.take()).rejects.toThrow();
-      for (let batch = await reader.take(); ; batch = await reader.take()) {
-        seen.push(...batch.rows.map((r) => r.contactId));
-        if (batch.next === null) break;
-      }
+      seen.push(...await takeTheRest(reader));
       expect(seen).toEqual(expected);
     } finally {
       await reader.close();
