@@ -1,6 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
+import { holdConnection } from '../db/held-connection.js';
 import type { Database } from '../db/schema.js';
 import { audience } from '../segments/audience.js';
+import { declareAudienceCursor, fetchAudienceCursor } from './deliveries.repository.js';
 import type { MaterializationJob } from './store.js';
 
 /** A batch of an audience: at most maxRows recipients; `next`, the cursor after them (null: the audience is done). */
@@ -42,9 +44,8 @@ interface Read {
  * audience of 22,824, alternately with the hand-written SQL, the same kept database: 0.94–0.96× its speed, against
  * 0.74–0.84× for the slice-per-statement reads this replaced (bench/README.md, "bench:segments").
  *
- * The cursor's query is planned for its first rows (PostgreSQL's cursor_tuple_fraction): an index scan in id order,
- * whose first batch comes at once, rather than a scan and sort of every contact (the batches would then wait for the
- * whole read, and nothing would be written meanwhile: 0.82× in the same runs).
+ * The cursor and its statements are the repository's (deliveries.repository.ts declareAudienceCursor,
+ * fetchAudienceCursor), on a connection held for the read (db/held-connection.ts).
  *
  * A read gives batches for `maxReadMs` (then the next batch opens a new one from the position reached, with a snapshot
  * of that moment: contacts that joined since are in it) and is closed after `idleMs` without a batch taken, or by
@@ -148,46 +149,13 @@ export class AudienceReader {
   /** A new read from `after`: a connection held until end(), a transaction, and the cursor declared in it. */
   private async open(after: string | null): Promise<Read> {
     const { query } = await audience(this.db, 'postgres', this.job.workspaceId, { segmentId: this.job.segmentId, topicId: this.job.topicId });
-    let q = query.select(['contacts.id', 'contacts.email']).orderBy('contacts.id');
-    if (after !== null) q = q.where('contacts.id', '>', after);
-    const compiled = q.compile();
-
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => { release = resolve; });
-    let ready!: (conn: Kysely<Database>) => void;
-    let failed!: (err: unknown) => void;
-    const connection = new Promise<Kysely<Database>>((resolve, reject) => { ready = resolve; failed = reject; });
-    const held = this.db.connection().execute(async (conn) => {
-      ready(conn);
-      await released;
-    });
-    held.catch((err: unknown) => failed(err));
-    const conn = await connection;
-
-    // Statements on the connection, one after another: each FETCH, then the end.
-    let chain: Promise<unknown> = Promise.resolve();
-    const queue = <T>(run: () => Promise<T>): Promise<T> => {
-      const p = chain.then(run);
-      chain = p.catch(() => undefined);
-      return p;
-    };
-    let ended: Promise<void> | null = null;
-    const end = (): Promise<void> => {
-      ended ??= queue(() => sql`rollback`.execute(conn)).then(() => undefined, () => undefined).finally(release).then(() => held);
-      return ended;
-    };
-    const fetch = (): Promise<Row[]> => {
-      if (ended) return Promise.reject(new Error('the audience read was ended'));
-      return queue(async () => (await sql<{ id: string; email: string }>`fetch forward ${sql.lit(this.maxRows)} from audience`.execute(conn)).rows
-        .map((r) => ({ contactId: r.id, email: r.email })));
-    };
+    const held = await holdConnection(this.db);
     try {
-      await sql`begin read only`.execute(conn);
-      await conn.executeQuery({ ...compiled, sql: `declare audience no scroll cursor for ${compiled.sql}` });
+      await held.run((conn) => declareAudienceCursor(conn, query, after));
     } catch (err) {
-      await end().catch(() => undefined);
+      await held.release();
       throw err;
     }
-    return { openedAt: Date.now(), fetch, end };
+    return { openedAt: Date.now(), fetch: () => held.run((conn) => fetchAudienceCursor(conn, this.maxRows)), end: () => held.release() };
   }
 }
