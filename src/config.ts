@@ -262,7 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: intFrom(env, 'WORKER_MAX_ATTEMPTS', 5, 1, 100),
       backoffBaseMs: intFrom(env, 'WORKER_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
       pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
-      sendThreads: intFrom(env, 'SEND_THREADS', defaultSendThreads(os.availableParallelism(), leanHeap), 0, 64),
+      sendThreads: intFrom(env, 'SEND_THREADS', defaultSendThreads(os.availableParallelism()), 0, 64),
       // Below the worker's own thread, which the send waits on (its database and SMTP) and which serves HTTP in serve:
       // the threads take the CPU it leaves idle instead of its turns (send-threads.ts; bench/README.md).
       sendThreadsNice: intFrom(env, 'SEND_THREADS_NICE', 10, 0, 19),
@@ -311,12 +311,12 @@ export function configWarnings(config: Pick<Config, 'publicUrl' | 'publicUrlExpl
 }
 
 /**
- * SEND_THREADS by default (docs/sending.md, "Send threads"): as many as the machine has cores, at most 8, since the
- * threads run below the worker's own thread (SEND_THREADS_NICE) and mostly take the CPU it leaves; one fewer with
- * LEAN_HEAP, which puts memory first (a thread is a heap of its own, ~25 MB); none on one core. On the 2-core machine of
- * bench:send, two lowered threads sent 17-28 % more a second than one at the old priority (bench/README.md).
+ * SEND_THREADS by default (docs/sending.md, "Send threads"): one fewer than the machine's cores, at most 8; none on one
+ * core. A thread composes messages while their RSA signatures are computed in libuv's thread pool (mail/dkim.ts), so on
+ * two cores one thread keeps both busy: on the 2-core machine of bench:send one thread so sent 1.4-1.6× the baseline at
+ * ~170 MB, where two threads signing themselves sent as much at ~195 MB (a thread is a heap of its own; bench/README.md).
  */
-export function defaultSendThreads(cores: number, leanHeap: boolean): number {
+export function defaultSendThreads(cores: number): number {
   if (cores < 2) return 0;
-  return Math.min(8, leanHeap ? cores - 1 : cores);
+  return Math.min(8, cores - 1);
 }

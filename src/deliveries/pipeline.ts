@@ -50,6 +50,11 @@ export interface PipelineOptions {
   renderer?: MessageRenderer;
   /** Deliveries of one broadcast rendered per task: the unit of work a send thread gets. */
   renderChunk?: number;
+  /**
+   * Told when a batch was claimed, before its messages are made, and before each slice of an audience is written: the
+   * worker keeps its heap lean while it sends (lib/lean-heap.ts, createSendingHeap).
+   */
+  onBatch?: () => void;
 }
 
 export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publicUrl' | 'secret'> = {
@@ -113,6 +118,8 @@ export class DeliveryPipeline {
         if (!this.materializing) return written;
       }
       const job = this.materializing;
+      // Writing an audience is part of sending, for the heap as for the rest (onBatch).
+      this.opts.onBatch?.();
       const slice = await this.store.writeAudienceSlice(job, this.opts.workerId, this.opts.materializeBatch, iso(now), iso(now + this.opts.leaseMs));
       written += slice.written;
       if (slice.state !== 'more') {
@@ -129,6 +136,7 @@ export class DeliveryPipeline {
     const start = Date.now();
     const claimed = await this.store.claimDeliveries(this.opts.workerId, iso(start), iso(start + this.opts.leaseMs), this.opts.batchSize);
     if (!claimed.length) return 0;
+    this.opts.onBatch?.();
     const renew = setInterval(() => {
       this.store.renewLeases(this.opts.workerId, iso(Date.now() + this.opts.leaseMs)).catch((err) => this.log.warn({ err }, 'lease renewal failed'));
     }, Math.max(1000, this.opts.leaseMs / 3));
@@ -227,9 +235,18 @@ export class DeliveryPipeline {
       if (message.retry && d.attempts < this.opts.maxAttempts) return record({ op: 'retry', error: message.error, nextAttemptAt: iso(Date.now() + this.opts.backoffBaseMs) });
       return record({ op: 'fail', error: message.error });
     }
-    if (!(await this.store.handOff(d, this.opts.workerId, iso(Date.now())))) return; // canceled or paused meanwhile
+    if (!(await this.store.handOff(d, this.opts.workerId, iso(Date.now())))) {
+      this.renderer.done?.(message, true);
+      return; // canceled or paused meanwhile
+    }
     try {
-      const info = await this.mailer.sendRaw(message);
+      let info;
+      try {
+        info = await this.mailer.sendRaw(message);
+      } finally {
+        // The message's bytes: given back for another chunk's messages after a clean send (send-threads.ts, "slabs").
+        this.renderer.done?.(message, info !== undefined);
+      }
       permit.done('sent');
       await record({ op: 'sent', messageId: info.messageId, response: info.response });
     } catch (err) {

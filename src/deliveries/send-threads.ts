@@ -2,7 +2,7 @@ import { pathToFileURL } from 'node:url';
 import type { Piscina as PiscinaType } from 'piscina';
 import { lazyRequire } from '../lib/lazy.js';
 import { FROM_BUILD, programFile } from '../lib/paths.js';
-import { renderMessages, type RenderResult, type RenderTask } from './render.worker.js';
+import { renderMessages, SLAB_BYTES, type PackedResults, type RenderResult, type RenderTask } from './render.worker.js';
 
 const piscina = lazyRequire<{ Piscina: typeof PiscinaType }>('piscina');
 /** What lowers a thread's priority for piscina (its optional native module; a dependency of Formcast's own). */
@@ -27,8 +27,21 @@ export interface MessageRenderer {
    */
   readonly nice: number;
   render(task: RenderTask): Promise<RenderResult[]>;
+  /**
+   * The pipeline is done with a message this renderer made: sent, or never handed to SMTP (`reusable`), or its sending
+   * failed (not reusable: a connection that failed may not have let go of the bytes). A slab whose messages are all
+   * done, and reusable, carries the next chunk's messages (below); one that is not is left to the garbage collector.
+   */
+  done?(result: RenderResult, reusable: boolean): void;
   close(): Promise<void>;
 }
+
+/** Chunks a thread has at once: one being composed while the signatures of the other are computed. */
+const CHUNKS_PER_THREAD = 2;
+/** Free slabs kept for later chunks: more than a batch's chunks in flight (WORKER_BATCH_SIZE 100, chunks of 10). */
+const MAX_FREE_SLABS = 64;
+/** A chunk's buffer larger than this (its messages were large) is not kept for another. */
+const MAX_SLAB_BYTES = 1024 * 1024;
 
 type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
@@ -69,13 +82,14 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
         // The process's flags are inherited (Node drops those a thread cannot take, where an explicit list would make
         // it refuse to start). From the sources under a runner that did not load tsx (vitest), the thread loads it.
         ...(FROM_BUILD || process.execArgv.some((a) => a.includes('tsx')) ? {} : { execArgv: ['--import', 'tsx'] }),
-        // One chunk at a time per thread: a thread that fails takes one chunk with it.
-        concurrentTasksPerWorker: 1,
+        // A thread composes a chunk while the signatures of the one before are computed in libuv's pool (render.worker):
+        // CHUNKS_PER_THREAD chunks at a time; a thread that fails takes those with it.
+        concurrentTasksPerWorker: CHUNKS_PER_THREAD,
         atomics: 'disabled',
         // A thread holds a chunk of messages at a time; left to itself V8 lets a busy thread's heap grow to ~100 MB
         // (bench:send). These limits keep a thread at ~60-80 MB for ~2 % more CPU; a chunk that does not fit fails the
         // thread's task, and is made again in the pipeline's thread (below).
-        resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
+        resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 3 },
         niceIncrement: lowerBy,
       });
       // A thread that dies between tasks: piscina replaces it; said, never thrown (an 'error' without a listener would be).
@@ -85,6 +99,30 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
       log?.warn({ err }, `the send threads could not start (${(err as Error).message}); messages are made in the worker's own thread`);
     }
     return pool;
+  };
+
+  // Slabs: each chunk's messages come back from its thread in one buffer, moved rather than copied (render.worker.ts,
+  // packResults), and the buffer goes back to a thread with a later chunk once the pipeline is done with all of them.
+  // A send then allocates a few dozen buffers in all rather than one per message in this thread, where the messages
+  // waited for V8's next full collection to give their memory back. A buffer is reused only when every message in it is
+  // done with (done(), counted by `left`) and none was in a failed SMTP transaction; any other is left to the collector.
+  type Slab = { buffer: ArrayBuffer; left: number; reusable: boolean };
+  const free: ArrayBuffer[] = [];
+  const slabOf = new WeakMap<RenderResult, Slab>();
+  const recycle = (buffer: ArrayBuffer): void => {
+    if (!closed && free.length < MAX_FREE_SLABS && buffer.byteLength <= MAX_SLAB_BYTES) free.push(buffer);
+  };
+  const unpack = (answer: RenderResult[] | PackedResults): RenderResult[] => {
+    // A thread module that answers with the results alone (tests) keeps its messages' buffers.
+    if (Array.isArray(answer)) return answer;
+    const slab: Slab = { buffer: answer.buffer, left: 0, reusable: true };
+    for (const r of answer.results) {
+      if (!r.ok) continue;
+      slab.left++;
+      slabOf.set(r, slab);
+    }
+    if (!slab.left) recycle(slab.buffer);
+    return answer.results;
   };
 
   /** A chunk no one has taken yet. `here`: its thread failed on it, so only the pipeline's thread takes it. */
@@ -105,13 +143,14 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
   };
 
   const take = (p: PiscinaType): void => {
-    while (!closed && inThreads < threads) {
+    while (!closed && inThreads < threads * CHUNKS_PER_THREAD) {
       const i = waiting.findIndex((job) => !job.here);
       if (i < 0) break;
       const job = waiting.splice(i, 1)[0]!;
       inThreads++;
-      p.run(job.task).then(
-        (results: RenderResult[]) => job.resolve(results),
+      const slab = free.pop() ?? new ArrayBuffer(SLAB_BYTES);
+      p.run({ ...job.task, slab }, { transferList: [slab] }).then(
+        (answer: RenderResult[] | PackedResults) => job.resolve(unpack(answer)),
         (err: unknown) => {
           // Stopped with the pool: the messages are retried later (the pipeline records a retry, as for a failed thread).
           if (closed) return job.reject(err);
@@ -149,8 +188,17 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
         take(p);
       });
     },
+    done(result, reusable) {
+      const slab = slabOf.get(result);
+      if (!slab) return;
+      // Once per message: a second call must not give the buffer back while another of its messages is in use.
+      slabOf.delete(result);
+      if (!reusable) slab.reusable = false;
+      if (--slab.left === 0 && slab.reusable) recycle(slab.buffer);
+    },
     async close() {
       closed = true;
+      free.length = 0;
       const p = pool;
       pool = null;
       // Chunks still waiting (those of deliveries the pacer deferred, whose batch returned without them): their

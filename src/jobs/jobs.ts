@@ -19,6 +19,7 @@ import { purgeSubmissionNetworkData, SubmissionsService } from '../submissions/s
 import { WebhookDispatcher } from '../webhooks/webhooks.dispatcher.js';
 import { ProtectionService } from '../protection/protection.service.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
+import { createSendingHeap } from '../lib/lean-heap.js';
 import { JobRunner, type Job } from './runner.js';
 
 /**
@@ -102,7 +103,9 @@ export function configuredMailer(config: Config, log: FastifyBaseLogger): Mailer
 export function startJobs(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger, opts: { mailer?: Mailer; overrides?: Partial<PipelineOptions>; automations?: Partial<EngineOptions>; submissions?: SubmissionsService } = {}): RunningJobs {
   const mailer = opts.mailer ?? configuredMailer(config, log);
   const overrides = opts.overrides ?? {};
-  const pipeline = buildPipeline(db, mailer, config, log, overrides);
+  // While batches go out, the heap is kept leaner than V8 would keep it (lib/lean-heap.ts, createSendingHeap).
+  const sendingHeap = createSendingHeap();
+  const pipeline = buildPipeline(db, mailer, config, log, { onBatch: () => sendingHeap.sending(), ...overrides });
   const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log, config.secret);
   const contacts = new ContactsService(db);
   const events = new EventsService(db);
@@ -193,6 +196,7 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     async stop() {
       await Promise.all([runner.stop(), ...deliveryRunners.map((r) => r.stop()), webhookRunner.stop(), fanOutRunner.stop(), automationRunner.stop(), intakeRunner.stop()]);
       await pipeline.close();
+      sendingHeap.close();
       webhooks.close();
       await mailer.close();
     },

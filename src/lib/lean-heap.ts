@@ -1,4 +1,6 @@
-import { setFlagsFromString } from 'node:v8';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 /**
  * V8's heap kept lean (LEAN_HEAP; docs/sending.md, "Memory"). V8 sizes its heap for speed, and a process that sends
@@ -56,3 +58,78 @@ export function startupDone(): void {
   setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`);
 }
 
+
+/** The young generation's size (both semi-spaces) at which sending stops growing it: 4 MB semi-spaces, V8's go to 16 MB. */
+const SENDING_YOUNG_BYTES = 8 * 1024 * 1024;
+/** How long after the last batch the heap is given V8's own growth again. */
+const SENDING_IDLE_MS = 5_000;
+
+export interface SendingHeap {
+  /** A batch of deliveries was taken: the heap is kept lean from now until SENDING_IDLE_MS after the last one. */
+  sending(): void;
+  close(): void;
+}
+
+/**
+ * The heap while the process sends, when it is not lean anyway (LEAN_HEAP false: `formcast serve`). A send holds little
+ * (a batch of messages at a time) but makes much short-lived garbage, and with V8's defaults serve's peak RSS while
+ * sending was 260-330 MB at 20,000 recipients (bench/README.md, "bench:send"): the young generation grown to its
+ * largest (16 MB semi-spaces, 32 MB) and the old one let grow ~40 MB beyond what survives. So from the first batch until
+ * `idleMs` after the last one, the old generation grows by 15 % of what survived (as LEAN_HEAP), and the young one stops
+ * growing once it has 4 MB semi-spaces (LEAN_HEAP keeps 1 MB, which cost most of its CPU). Afterwards V8's own growth
+ * again, so that a spike of sign-ups when nothing is sent gets the heap it is fastest with. The flags are process-wide
+ * (the send threads' heaps too) and V8 reads them at each collection; a thread that starts sets them back to Node's
+ * (lean-heap's note above), so they are set again at each batch.
+ */
+export function createSendingHeap(env: NodeJS.ProcessEnv = process.env, { idleMs = SENDING_IDLE_MS, youngBytes = SENDING_YOUNG_BYTES } = {}): SendingHeap {
+  if (leanHeapWanted(env, false)) return { sending() {}, close() {} };
+  let timer: NodeJS.Timeout | null = null;
+  let observer: PerformanceObserver | null = null;
+  const youngSize = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+  /** After each collection while sending: the young generation stops growing once it has reached its size. */
+  const capYoung = () => setFlagsFromString(`--semi-space-growth-factor=${youngSize() >= youngBytes ? 1 : V8_SEMI_SPACE_GROWTH_FACTOR}`);
+  const lean = () => {
+    setFlagsFromString('--heap-growing-percent=15');
+    capYoung();
+  };
+  const idle = () => {
+    timer = null;
+    observer?.disconnect();
+    observer = null;
+    setFlagsFromString('--heap-growing-percent=0');
+    setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`);
+  };
+  return {
+    sending() {
+      if (timer) {
+        timer.refresh();
+        // Set again at each batch: a send thread that started meanwhile set them back.
+        lean();
+        return;
+      }
+      timer = setTimeout(idle, idleMs).unref();
+      lean();
+      observer = new PerformanceObserver(capYoung);
+      observer.observe({ entryTypes: ['gc'] });
+      // V8 computes the old generation's limit at each full collection: without one now, the limit set while the
+      // process served (V8's own growth) holds until the old generation reaches it, ~30 MB more than it keeps.
+      fullCollection();
+    },
+    close() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      observer?.disconnect();
+      observer = null;
+    },
+  };
+}
+
+let collect: (() => void) | null = null;
+/** One full collection (V8's `gc()`, which Node exposes only with --expose-gc: the flag set, then the function taken from a new context). */
+function fullCollection(): void {
+  if (!collect) {
+    setFlagsFromString('--expose-gc');
+    collect = runInNewContext('gc') as () => void;
+  }
+  collect();
+}

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { OutgoingMessage } from './compose.js';
-import { dkimSignature } from './dkim.js';
+import { dkimSignature, dkimSignatureAsync } from './dkim.js';
 import { composeMime, mimeBytes } from './mime.js';
 import type { RelayUrl } from './relay-urls.js';
 import { createRelaySet, type RelayState } from './relays.js';
@@ -81,6 +81,14 @@ export function buildRaw(m: OutgoingMessage): Buffer {
   const { headers, body } = composeMime(m, new Date());
   const lines = headers.map((h) => h.line);
   if (m.dkim) lines.unshift(dkimSignature(headers, body, { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }));
+  return mimeBytes(lines, body);
+}
+
+/** buildRaw with the RSA signature computed in libuv's thread pool (dkim.ts, dkimSignatureAsync): the same bytes. */
+export async function buildRawAsync(m: OutgoingMessage): Promise<Buffer> {
+  const { headers, body } = composeMime(m, new Date());
+  const lines = headers.map((h) => h.line);
+  if (m.dkim) lines.unshift(await dkimSignatureAsync(headers, body, { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }));
   return mimeBytes(lines, body);
 }
 

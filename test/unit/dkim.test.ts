@@ -2,7 +2,9 @@ import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { buildRaw } from '../../src/mail/transport.js';
+import { dkimSignature, dkimSignatureAsync } from '../../src/mail/dkim.js';
+import { composeMime } from '../../src/mail/mime.js';
+import { buildRaw, buildRawAsync } from '../../src/mail/transport.js';
 import { builtInConfirmation, confirmationMessage } from '../../src/submissions/confirmations.sender.js';
 import { LOCALES } from '../../src/workspaces/workspaces.schemas.js';
 
@@ -52,6 +54,27 @@ async function signedConfirmation(o: { token: string; firstName: string | null; 
 describe('DKIM signatures of confirmation emails', () => {
   afterEach(() => {
     vi.restoreAllMocks();
+  });
+
+  it('are the same when the RSA signature is computed in the thread pool (buildRawAsync, the send threads)', async () => {
+    vi.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 10, 28, 9, 30));
+    const { headers, body } = composeMime(confirmationMessage({
+      source: builtInConfirmation('en'), locale: 'en', contact: { email: 'grace@example.com', firstName: 'Grace', lastName: null, properties: {} },
+      form: { id: 'form_1', name: 'Newsletter', heading: 'Acme' }, confirmUrl: 'https://mail.acme-news.example/confirm/t1',
+      from: { name: 'Acme', address: `no-reply@${DOMAIN}`, domain: DOMAIN }, returnPath: `bounces+c1@bounces.${DOMAIN}`,
+      messageId: `<cnf_t1.0@${DOMAIN}>`, key: { domain: DOMAIN, selector: SELECTOR, privateKey },
+    }), new Date());
+    const key = { domainName: DOMAIN, keySelector: SELECTOR, privateKey: crypto.createPrivateKey(privateKey) };
+    // RSA PKCS#1 v1.5 signatures are deterministic: the same headers, body and clock give the same signature either way.
+    expect(await dkimSignatureAsync(headers, body, key)).toBe(dkimSignature(headers, body, key));
+    // And a whole message made so verifies.
+    const raw = await buildRawAsync(confirmationMessage({
+      source: builtInConfirmation('de'), locale: 'de', contact: { email: 'grace@example.com', firstName: 'Grace', lastName: null, properties: {} },
+      form: { id: 'form_1', name: 'Newsletter', heading: 'Acme' }, confirmUrl: 'https://mail.acme-news.example/confirm/t2',
+      from: { name: 'Acme', address: `no-reply@${DOMAIN}`, domain: DOMAIN }, returnPath: `bounces+c1@bounces.${DOMAIN}`,
+      messageId: `<cnf_t2.0@${DOMAIN}>`, key: { domain: DOMAIN, selector: SELECTOR, privateKey },
+    }));
+    expect(await verify(raw, new Date(Date.UTC(2026, 10, 28, 9, 31)))).toMatchObject({ result: 'pass' });
   });
 
   it('verify when the signing straddles a half second (t= is read from the clock once)', async () => {

@@ -86,8 +86,8 @@ describe('config', () => {
     expect(() => loadConfig({ SEND_THREADS: '-1' })).toThrow(/SEND_THREADS must be a whole number from 0 to 64/);
     expect(loadConfig({ SEND_THREADS: '0', WORKER_BATCHES: '3' }).worker).toMatchObject({ sendThreads: 0, batches: 3, inServe: true });
     expect(loadConfig({}).worker.sendThreadsNice).toBe(10);
-    // As many send threads as cores (they run below the worker's thread), one fewer with LEAN_HEAP, none on one core.
-    expect([[1, false], [1, true], [2, false], [2, true], [4, true], [16, false]].map(([cores, lean]) => defaultSendThreads(cores as number, lean as boolean))).toEqual([0, 0, 2, 1, 3, 8]);
+    // One send thread fewer than the cores (their signatures use libuv's pool), none on one core.
+    expect([1, 2, 4, 16].map((cores) => defaultSendThreads(cores))).toEqual([0, 1, 3, 8]);
     expect(loadConfig({ SEND_THREADS_NICE: '0' }).worker.sendThreadsNice).toBe(0);
     expect(() => loadConfig({ SEND_THREADS_NICE: '20' })).toThrow(/SEND_THREADS_NICE must be a whole number from 0 to 19/);
     expect(() => loadConfig({ LEAN_HEAP: 'yes' })).toThrow(/LEAN_HEAP must be true or false, got "yes"/);
@@ -105,19 +105,27 @@ describe('config', () => {
     expect(applyLeanHeap(env, true)).toBe(false);
     expect(env.LEAN_HEAP).toBe('no');
   });
+  /** Runs a fixture that watches the young generation (test/fixtures) in a child process; its figures by label. */
+  const youngGeneration = (fixture: string, env: NodeJS.ProcessEnv) => {
+    const out = execFileSync(process.execPath, ['--import', 'tsx', path.join(path.dirname(fileURLToPath(import.meta.url)), `../fixtures/${fixture}`)], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    return (label: string) => Number(new RegExp(`${label}: new space MB ([\\d.]+)`).exec(out)?.[1]);
+  };
   it("serve's start-up keeps the young generation at its first size; once started V8 grows it as it would (a child process)", () => {
-    const run = (env: NodeJS.ProcessEnv) => {
-      const out = execFileSync(process.execPath, ['--import', 'tsx', path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/startup-lean.ts')], { env: { ...process.env, ...env }, encoding: 'utf8' });
-      const mb = (label: string) => Number(new RegExp(`${label}: new space MB ([\\d.]+)`).exec(out)?.[1]);
-      return { starting: mb('starting'), started: mb('started') };
-    };
-    const plain = run({ LEAN_HEAP: '' });
+    const plain = youngGeneration('startup-lean.ts', { LEAN_HEAP: '' });
     // The first size while starting (4 MB here; V8's own growth makes it 32 MB for this garbage), V8's growth after.
-    expect(plain.starting).toBeLessThanOrEqual(8);
-    expect(plain.started).toBeGreaterThanOrEqual(16);
+    expect(plain('starting')).toBeLessThanOrEqual(8);
+    expect(plain('started')).toBeGreaterThanOrEqual(16);
     // With LEAN_HEAP=true the heap stays lean after start-up too: leanWhileStarting leaves it to applyLeanHeap.
-    expect(run({ LEAN_HEAP: 'true' }).starting).toBeGreaterThanOrEqual(16);
+    expect(youngGeneration('startup-lean.ts', { LEAN_HEAP: 'true' })('starting')).toBeGreaterThanOrEqual(16);
   }, 30_000);
+  it('keeps the young generation at its size for sending while batches go out, and gives V8 its own growth after', () => {
+    const plain = youngGeneration('sending-heap.ts', { LEAN_HEAP: '' });
+    // 8 MB while sending (4 MB semi-spaces; V8's own growth makes it 32 MB for this garbage), V8's growth after.
+    expect(plain('sending')).toBeLessThanOrEqual(8);
+    expect(plain('idle')).toBeGreaterThanOrEqual(16);
+    // With LEAN_HEAP=true sending changes nothing: the process is lean from its start (applyLeanHeap, not run here).
+    expect(youngGeneration('sending-heap.ts', { LEAN_HEAP: 'true' })('sending')).toBeGreaterThanOrEqual(16);
+  }, 60_000);
   it('builds the pipeline with the send threads the configuration says (SEND_THREADS, SEND_THREADS_NICE, LEAN_HEAP)', () => {
     const silent = { warn() {}, error() {}, info() {}, debug() {} } as never;
     const build = (env: Record<string, string>) => buildPipeline({} as never, {} as never, { ...loadConfig(env), secret: Buffer.alloc(32) }, silent).renderer;
@@ -127,8 +135,8 @@ describe('config', () => {
     expect(build({ SEND_THREADS: '2', SEND_THREADS_NICE: '0' })).toMatchObject({ threads: 2, nice: 0 });
     expect(build({ SEND_THREADS: '0' })).toMatchObject({ threads: 0, nice: 0 });
     const cores = os.availableParallelism();
-    expect(build({}).threads).toBe(defaultSendThreads(cores, false));
-    expect(build({ LEAN_HEAP: 'true' }).threads).toBe(defaultSendThreads(cores, true));
+    expect(build({}).threads).toBe(defaultSendThreads(cores));
+    expect(build({ LEAN_HEAP: 'true' }).threads).toBe(defaultSendThreads(cores));
     if (cores >= 2) expect(build({}).nice).toBe(linux ? 10 : 0);
   });
   it('reads rates as fractions or percentages', () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { RenderResult, RenderTask } from '../../src/deliveries/render.worker.js';
+import { packResults, SLAB_BYTES, type RenderResult, type RenderTask } from '../../src/deliveries/render.worker.js';
 import { createRenderer } from '../../src/deliveries/send-threads.js';
 
 // The send threads (send-threads.ts): chunks wait in order and a free thread takes the next one; the pipeline's thread
@@ -51,17 +51,60 @@ describe('send threads', () => {
     const pending = Array.from({ length: 4 }, (_, i) => renderer.render(task(`d${i}`)));
     // Handled from the start: the chunk in the thread is rejected while the pool is being stopped.
     const outcomes = pending.map((p) => p.then(() => 'made', (err: unknown) => String(err)));
-    // Let the first chunk reach the thread; the others wait.
+    // Let the first two chunks reach the thread (it takes two at a time: one composed while the other is signed); the
+    // others wait.
     await new Promise((resolve) => setImmediate(resolve));
     await renderer.close();
-    // The chunk that was in the thread is stopped with it (retried later, not made again here); the waiting ones are
-    // refused, and the pipeline's thread made none of them.
+    // The chunks that were in the thread are stopped with it (retried later, not made again here); the waiting ones
+    // are refused, and the pipeline's thread made none of them.
     const [inThread, second, third, fourth] = await Promise.all(outcomes);
     expect(inThread).toMatch(/Terminating worker thread|stopped/);
-    expect(second).toMatch(/send threads were stopped/);
+    expect(second).toMatch(/Terminating worker thread|stopped/);
     expect(third).toMatch(/send threads were stopped/);
     expect(fourth).toMatch(/send threads were stopped/);
     await expect(renderer.render(task('late'))).rejects.toThrow(/send threads were stopped/);
+  });
+
+  it("gives a chunk's buffer to a later chunk once every message in it is done with, and only after a clean send", async () => {
+    const renderer = createRenderer(1, undefined, { workerFile: fileURLToPath(new URL('../fixtures/send-thread-slabs.mjs', import.meta.url)) });
+    const made = (r: RenderResult[]) => r.map((m) => (m as { messageId: string }).messageId);
+    const chunk = (...ids: string[]) => ({ ...task(ids[0]!), items: ids.map((id) => ({ d: { id } })) }) as unknown as RenderTask;
+    try {
+      const first = await renderer.render(chunk('a1', 'a2'));
+      expect(made(first)).toEqual(['a1:new', 'a2:new']);
+      // The messages are views into the chunk's one buffer.
+      const raw = first.map((m) => (m as { raw: Uint8Array }).raw);
+      expect(raw[0]!.buffer).toBe(raw[1]!.buffer);
+      // One message of two done with: the buffer is still in use.
+      renderer.done!(first[0]!, true);
+      renderer.done!(first[0]!, true); // twice counts once
+      expect(made(await renderer.render(chunk('b1')))).toEqual(['b1:new']);
+      // Both done with (sent, or never handed to SMTP): the next chunk is written into it.
+      renderer.done!(first[1]!, true);
+      const third = await renderer.render(chunk('c1'));
+      expect(made(third)).toEqual(['c1:reused']);
+      // A message whose SMTP transaction failed: its buffer is never written again.
+      renderer.done!(third[0]!, false);
+      const fourth = await renderer.render(chunk('d1'));
+      expect(made(fourth)).toEqual(['d1:new']);
+    } finally {
+      await renderer.close();
+    }
+  });
+
+  it("packs a chunk's messages into the slab it brought, or into a buffer of its own when they do not fit", () => {
+    const ok = (text: string): RenderResult => ({ ok: true, raw: new TextEncoder().encode(text), from: 'a@acme.test', to: 'b@example.com', messageId: `<${text}@acme.test>` });
+    const slab = new ArrayBuffer(SLAB_BYTES);
+    const packed = packResults([ok('first'), { ok: false, error: 'no' }, ok('second')], slab);
+    expect(packed.buffer).toBe(slab);
+    const texts = packed.results.map((r) => (r.ok ? Buffer.from(r.raw).toString() : r.error));
+    expect(texts).toEqual(['first', 'no', 'second']);
+    expect(packed.results.filter((r) => r.ok).every((r) => r.ok && r.raw.buffer === slab)).toBe(true);
+    // Larger than the slab: a buffer of whole slabs, the slab not used.
+    const big = packResults([ok('x'.repeat(SLAB_BYTES)), ok('y')], slab);
+    expect(big.buffer).not.toBe(slab);
+    expect(big.buffer.byteLength).toBe(2 * SLAB_BYTES);
+    expect(big.results.map((r) => (r.ok ? r.raw.byteLength : 0))).toEqual([SLAB_BYTES, 1]);
   });
 
   it('makes everything in the pipeline thread when there are no threads (SEND_THREADS=0)', async () => {
