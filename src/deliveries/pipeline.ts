@@ -244,8 +244,9 @@ export class DeliveryPipeline {
       try {
         info = await this.mailer.sendRaw(message);
       } finally {
-        // The message's bytes: given back for another chunk's messages after a clean send (send-threads.ts, "slabs").
-        this.renderer.done?.(message, info !== undefined);
+        // The message's bytes: given back for another chunk's messages after a clean send (send-threads.ts, "slabs"),
+        // not when a connection that failed with them may still be writing them.
+        this.renderer.done?.(message, info !== undefined && !info.bytesHeld);
       }
       permit.done('sent');
       await record({ op: 'sent', messageId: info.messageId, response: info.response });

@@ -11,7 +11,7 @@ const niceModule = lazyRequire<unknown>('@napi-rs/nice');
 /**
  * Where the CPU of a send runs (deliveries/CONTEXT.md, "Send threads"): rendering, MIME and the DKIM signature of each
  * message, in a pool of threads (piscina) started on the first message, or in the pipeline's own thread when
- * `threads` is 0. The database and SMTP stay in the pipeline's thread, which is the one that limits a send once
+ * `threads` is 0; the RSA signatures themselves in libuv's thread pool, while the thread composes (render.worker). The database and SMTP stay in the pipeline's thread, which is the one that limits a send once
  * messages are cheap to make (mail/mime.ts, mail/dkim.ts): it makes no message itself while there are threads. It
  * used to make a chunk whenever every thread was busy (its **share**), then only when a lane waited for one; on two
  * cores and one thread, 10,000 recipients, alternately, the share made 647-735 messages a second against 716-799
@@ -40,8 +40,8 @@ export interface MessageRenderer {
 const CHUNKS_PER_THREAD = 2;
 /** Free slabs kept for later chunks: more than a batch's chunks in flight (WORKER_BATCH_SIZE 100, chunks of 10). */
 const MAX_FREE_SLABS = 64;
-/** A chunk's buffer larger than this (its messages were large) is not kept for another. */
-const MAX_SLAB_BYTES = 1024 * 1024;
+/** The free slabs' bytes, at most: a send of large messages (slabs of ~1 MB) keeps a few, not 64. */
+const MAX_FREE_BYTES = 4 * 1024 * 1024;
 
 type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
@@ -108,9 +108,12 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
   // done with (done(), counted by `left`) and none was in a failed SMTP transaction; any other is left to the collector.
   type Slab = { buffer: ArrayBuffer; left: number; reusable: boolean };
   const free: ArrayBuffer[] = [];
+  let freeBytes = 0;
   const slabOf = new WeakMap<RenderResult, Slab>();
   const recycle = (buffer: ArrayBuffer): void => {
-    if (!closed && free.length < MAX_FREE_SLABS && buffer.byteLength <= MAX_SLAB_BYTES) free.push(buffer);
+    if (closed || free.length >= MAX_FREE_SLABS || freeBytes + buffer.byteLength > MAX_FREE_BYTES) return;
+    free.push(buffer);
+    freeBytes += buffer.byteLength;
   };
   const unpack = (answer: RenderResult[] | PackedResults): RenderResult[] => {
     // A thread module that answers with the results alone (tests) keeps its messages' buffers.
@@ -148,7 +151,9 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
       if (i < 0) break;
       const job = waiting.splice(i, 1)[0]!;
       inThreads++;
-      const slab = free.pop() ?? new ArrayBuffer(SLAB_BYTES);
+      const reused = free.pop();
+      if (reused) freeBytes -= reused.byteLength;
+      const slab = reused ?? new ArrayBuffer(SLAB_BYTES);
       p.run({ ...job.task, slab }, { transferList: [slab] }).then(
         (answer: RenderResult[] | PackedResults) => job.resolve(unpack(answer)),
         (err: unknown) => {
@@ -199,6 +204,7 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
     async close() {
       closed = true;
       free.length = 0;
+      freeBytes = 0;
       const p = pool;
       pool = null;
       // Chunks still waiting (those of deliveries the pacer deferred, whose batch returned without them): their

@@ -61,8 +61,12 @@ export function startupDone(): void {
 
 /** The young generation's size (both semi-spaces) at which sending stops growing it: 4 MB semi-spaces, V8's go to 16 MB. */
 const SENDING_YOUNG_BYTES = 8 * 1024 * 1024;
-/** How long after the last batch the heap is given V8's own growth again. */
-const SENDING_IDLE_MS = 5_000;
+/**
+ * How long after the last batch the heap is given V8's own growth again. Long enough that a send whose batches wait for
+ * a slow destination stays one send (each start costs a full collection), short enough that serve's heap is its own soon
+ * after.
+ */
+const SENDING_IDLE_MS = 30_000;
 
 export interface SendingHeap {
   /** A batch of deliveries was taken: the heap is kept lean from now until SENDING_IDLE_MS after the last one. */
@@ -75,7 +79,7 @@ export interface SendingHeap {
  * (a batch of messages at a time) but makes much short-lived garbage, and with V8's defaults serve's peak RSS while
  * sending was 260-330 MB at 20,000 recipients (bench/README.md, "bench:send"): the young generation grown to its
  * largest (16 MB semi-spaces, 32 MB) and the old one let grow ~40 MB beyond what survives. So from the first batch until
- * `idleMs` after the last one, the old generation grows by 15 % of what survived (as LEAN_HEAP), and the young one stops
+ * `idleMs` (30 s) after the last one, the old generation grows by 15 % of what survived (as LEAN_HEAP), and the young one stops
  * growing once it has 4 MB semi-spaces (LEAN_HEAP keeps 1 MB, which cost most of its CPU). Afterwards V8's own growth
  * again, so that a spike of sign-ups when nothing is sent gets the heap it is fastest with. The flags are process-wide
  * (the send threads' heaps too) and V8 reads them at each collection; a thread that starts sets them back to Node's
@@ -116,10 +120,11 @@ export function createSendingHeap(env: NodeJS.ProcessEnv = process.env, { idleMs
       fullCollection();
     },
     close() {
-      if (timer) clearTimeout(timer);
-      timer = null;
-      observer?.disconnect();
-      observer = null;
+      // V8's own growth again (a process that stops its jobs may go on, as the tests do).
+      if (timer) {
+        clearTimeout(timer);
+        idle();
+      }
     },
   };
 }

@@ -151,8 +151,12 @@ const DOWN_MAX_MS = 60_000;
 
 export interface RelaySet {
   readonly description: string;
-  /** Sends through one relay, failing over to the others on a relay failure; throws the last error. */
-  send(envelope: { from: string; to: string[] }, raw: Buffer, messageId: string): Promise<{ response: string }>;
+  /**
+   * Sends through one relay, failing over to the others on a relay failure; throws the last error. `bytesHeld`: a relay
+   * failed with the message before another took it, and a connection that failed (a timeout mid-message) may still be
+   * writing the bytes while it closes: they are not to be written over (send-threads.ts, slabs).
+   */
+  send(envelope: { from: string; to: string[] }, raw: Buffer, messageId: string): Promise<{ response: string; bytesHeld?: boolean }>;
   /** Connects to and greets every relay. */
   verify(): Promise<void>;
   relays(): RelayState[];
@@ -198,7 +202,8 @@ export function createRelaySet(urls: readonly RelayUrl[], options: RelayOptions)
         try {
           const info = await sendPrepared(relay.transport, envelope, raw, messageId);
           up(relay);
-          return { response: String(info.response) };
+          // After a relay failed with it, the message's bytes may still be queued on that relay's closing connection.
+          return { response: String(info.response), ...(last === undefined ? {} : { bytesHeld: true }) };
         } catch (thrown) {
           const err = closed.explain(thrown, messageId);
           if (!isRelayFailure(err)) {

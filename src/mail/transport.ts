@@ -24,7 +24,7 @@ export interface Mailer {
   readonly description: string;
   send(message: OutgoingMessage): Promise<{ messageId: string; response: string }>;
   /** A message already built and signed (buildRaw, in a send thread): `from` is the envelope sender, `to` the one recipient. */
-  sendRaw(message: RawMessage): Promise<{ messageId: string; response: string }>;
+  sendRaw(message: RawMessage): Promise<{ messageId: string; response: string; bytesHeld?: boolean }>;
   /** Connects and greets the server (SMTP) or checks the directory (outbox); updates state(). */
   verify(): Promise<TransportState>;
   state(): TransportState;
@@ -128,7 +128,7 @@ export function createMailer(options: MailerOptions): Mailer {
       async sendRaw(m) {
         const raw = Buffer.isBuffer(m.raw) ? m.raw : Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
         const info = await relays.send({ from: m.from, to: [m.to] }, raw, m.messageId);
-        return { messageId: m.messageId, response: info.response };
+        return { messageId: m.messageId, response: info.response, ...(info.bytesHeld ? { bytesHeld: true } : {}) };
       },
       async verify() {
         await relays.verify();

@@ -1,5 +1,7 @@
+import net from 'node:net';
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRelaySet } from '../../src/mail/relays.js';
 import { createMailer } from '../../src/mail/transport.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 
@@ -40,6 +42,29 @@ describe('messages handed to the SMTP pool as they are', () => {
     } finally {
       await mailer.close();
       reference.close();
+    }
+  });
+
+  it('say when a relay failed with the message before another took it (its bytes may still be on the way out)', async () => {
+    // A relay that greets with 421 (a relay failure): the next relay takes the message. Any failure of a relay counts,
+    // as a timeout in the middle of the message would.
+    const silent = net.createServer((socket) => socket.end('421 4.3.2 Service not available, closing transmission channel\r\n'));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const dead = `smtp://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+    const live = `smtp://127.0.0.1:${smtp.port}`;
+    const relays = createRelaySet([{ url: dead, weight: 1 }, { url: live, weight: 1 }], { maxConnections: 1, rateLimit: 0, random: () => 0 });
+    try {
+      const envelope = { from: 'bounces@acme.test', to: ['ann@example.com'] };
+      const first = await relays.send(envelope, message('f1', '\r\n'), '<f1@acme.test>');
+      expect(first).toMatchObject({ response: expect.stringContaining('250'), bytesHeld: true });
+      smtp.received.splice(0);
+      // The refusing relay is down for a while now: the next message goes straight to the live one.
+      const second = await relays.send(envelope, message('f2', '\r\n'), '<f2@acme.test>');
+      expect(second.bytesHeld).toBeUndefined();
+      expect(smtp.received.splice(0).map((r) => r.to)).toEqual(['ann@example.com']);
+    } finally {
+      relays.close();
+      silent.close();
     }
   });
 });
