@@ -72,7 +72,7 @@ function parseOptions() {
       '  --database-url URL  a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
       '  --workers N       N `formcast worker` processes send (serve only serves: SERVE_WORKER=false); PostgreSQL only',
       '  --threads N       SEND_THREADS of the server (default: its own)',
-      '  --nice N          SEND_THREADS_NICE of the server: how much lower the send threads run (default: its own, 10; 0: the same)',
+      '  --nice N          SEND_THREADS_NICE of the server: how much lower the send threads run (default: its own, 0: the same)',
       '  --cpu-prof DIR    run the server with node --cpu-prof, writing the profiles to DIR (one per thread; open them in Chrome DevTools)',
     ],
   });
