@@ -108,12 +108,10 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
   // done with (done(), counted by `left`) and none was in a failed SMTP transaction; any other is left to the collector.
   type Slab = { buffer: ArrayBuffer; left: number; reusable: boolean };
   const free: ArrayBuffer[] = [];
-  let freeBytes = 0;
   const slabOf = new WeakMap<RenderResult, Slab>();
   const recycle = (buffer: ArrayBuffer): void => {
-    if (closed || free.length >= MAX_FREE_SLABS || freeBytes + buffer.byteLength > MAX_FREE_BYTES) return;
+    if (closed || free.length >= MAX_FREE_SLABS || free.reduce((n, b) => n + b.byteLength, buffer.byteLength) > MAX_FREE_BYTES) return;
     free.push(buffer);
-    freeBytes += buffer.byteLength;
   };
   const unpack = (answer: RenderResult[] | PackedResults): RenderResult[] => {
     // A thread module that answers with the results alone (tests) keeps its messages' buffers.
@@ -151,9 +149,7 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
       if (i < 0) break;
       const job = waiting.splice(i, 1)[0]!;
       inThreads++;
-      const reused = free.pop();
-      if (reused) freeBytes -= reused.byteLength;
-      const slab = reused ?? new ArrayBuffer(SLAB_BYTES);
+      const slab = free.pop() ?? new ArrayBuffer(SLAB_BYTES);
       p.run({ ...job.task, slab }, { transferList: [slab] }).then(
         (answer: RenderResult[] | PackedResults) => job.resolve(unpack(answer)),
         (err: unknown) => {
@@ -204,7 +200,6 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
     async close() {
       closed = true;
       free.length = 0;
-      freeBytes = 0;
       const p = pool;
       pool = null;
       // Chunks still waiting (those of deliveries the pacer deferred, whose batch returned without them): their

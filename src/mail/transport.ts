@@ -78,18 +78,21 @@ function signingKey(pem: string): crypto.KeyObject {
  * DKIM-signed with oversigning (dkim.ts), its DKIM-Signature first.
  */
 export function buildRaw(m: OutgoingMessage): Buffer {
-  const { headers, body } = composeMime(m, new Date());
-  const lines = headers.map((h) => h.line);
-  if (m.dkim) lines.unshift(dkimSignature(headers, body, { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }));
-  return mimeBytes(lines, body);
+  const { headers, body, key } = unsignedMessage(m);
+  return mimeBytes(key ? [dkimSignature(headers, body, key), ...headers.map((h) => h.line)] : headers.map((h) => h.line), body);
 }
 
 /** buildRaw with the RSA signature computed in libuv's thread pool (dkim.ts, dkimSignatureAsync): the same bytes. */
 export async function buildRawAsync(m: OutgoingMessage): Promise<Buffer> {
+  const { headers, body, key } = unsignedMessage(m);
+  return mimeBytes(key ? [await dkimSignatureAsync(headers, body, key), ...headers.map((h) => h.line)] : headers.map((h) => h.line), body);
+}
+
+/** The message composed (mime.ts) and the key that signs it, if any: what buildRaw and buildRawAsync sign. */
+function unsignedMessage(m: OutgoingMessage) {
   const { headers, body } = composeMime(m, new Date());
-  const lines = headers.map((h) => h.line);
-  if (m.dkim) lines.unshift(await dkimSignatureAsync(headers, body, { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }));
-  return mimeBytes(lines, body);
+  const key = m.dkim ? { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) } : null;
+  return { headers, body, key };
 }
 
 /** A message built and signed in this thread, with its envelope: what sendRaw takes. */
