@@ -372,6 +372,23 @@ export interface EventsTable {
   routed: Generated<number>;
 }
 
+/** Opens and clicks of a delivery that reached the tracking writer (docs/tracking.md, "Replays and floods"). */
+export interface TrackingHitsTable {
+  delivery_id: string;
+  workspace_id: string;
+  opens: Generated<number>;
+  clicks: Generated<number>;
+}
+
+/** A workspace's POST /v1/events/track use in the current minute (docs/automations.md, "Custom events"). */
+export interface TrackQuotaTable {
+  workspace_id: string;
+  /** Unix time in minutes. */
+  minute: number;
+  events: number;
+  bytes: number;
+}
+
 export interface WebhookEndpointsTable {
   id: string;
   workspace_id: string;
@@ -502,6 +519,8 @@ export interface Database {
   server_secrets: ServerSecretsTable;
   inbound_messages: InboundMessagesTable;
   events: EventsTable;
+  tracking_hits: TrackingHitsTable;
+  track_quota: TrackQuotaTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

@@ -136,3 +136,56 @@ export async function markClicksMachine(db: Executor, clicks: readonly MachineCl
       .execute();
   }
 }
+
+/** An open or a click of the tracking writer's batch, as keepWithinCap needs it. */
+export interface CountedHit {
+  workspaceId: string;
+  event: { type: string; deliveryId?: string | null };
+}
+
+/**
+ * The per-delivery cap on stored hits (docs/tracking.md, "Replays and floods"), in the writer's transaction: adds
+ * the batch's opens and clicks to each delivery's counters (`tracking_hits`, one multi-row upsert that returns the
+ * new totals) and returns the hits to store: those that keep each delivery within `cap` opens and `cap` clicks, in
+ * the batch's order. The counters count every hit that reached the writer, stored or not. The upsert locks each
+ * delivery's row until the commit, so concurrent writers (other processes, on PostgreSQL) add up exactly; the
+ * deliveries are written in id order so that two batches never wait on each other crosswise.
+ */
+export async function keepWithinCap<T extends CountedHit>(db: Executor, rows: readonly T[], cap: number): Promise<T[]> {
+  const batch = new Map<string, { workspaceId: string; opens: number; clicks: number }>();
+  for (const r of rows) {
+    const id = r.event.deliveryId;
+    if (!id) continue;
+    const c = batch.get(id) ?? { workspaceId: r.workspaceId, opens: 0, clicks: 0 };
+    if (r.event.type === 'email.opened') c.opens++;
+    else c.clicks++;
+    batch.set(id, c);
+  }
+  const ids = [...batch.keys()].sort();
+  const room = new Map<string, { opens: number; clicks: number }>();
+  // 4 values a row: far within both databases' limits on bound values.
+  for (let i = 0; i < ids.length; i += 1000) {
+    const chunk = ids.slice(i, i + 1000);
+    const totals = await db.insertInto('tracking_hits')
+      .values(chunk.map((id) => ({ delivery_id: id, workspace_id: batch.get(id)!.workspaceId, opens: batch.get(id)!.opens, clicks: batch.get(id)!.clicks })))
+      .onConflict((oc) => oc.column('delivery_id').doUpdateSet({
+        opens: sql<number>`tracking_hits.opens + excluded.opens`,
+        clicks: sql<number>`tracking_hits.clicks + excluded.clicks`,
+      }))
+      .returning(['delivery_id', 'opens', 'clicks'])
+      .execute();
+    for (const t of totals) {
+      const added = batch.get(t.delivery_id)!;
+      // What the delivery had before this batch, and so how many of the batch's hits still fit.
+      room.set(t.delivery_id, { opens: cap - (n(t.opens) - added.opens), clicks: cap - (n(t.clicks) - added.clicks) });
+    }
+  }
+  return rows.filter((r) => {
+    const left = r.event.deliveryId ? room.get(r.event.deliveryId) : undefined;
+    if (!left) return true;
+    const kind = r.event.type === 'email.opened' ? 'opens' : 'clicks';
+    if (left[kind] <= 0) return false;
+    left[kind]--;
+    return true;
+  });
+}

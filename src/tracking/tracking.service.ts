@@ -1,19 +1,35 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/connection.js';
 import { ClickBursts, classifyClick, classifyOpen, truncateUserAgent, type Hit } from './tracking.classify.js';
+import { DEFAULT_TRACKING_GUARDS, PerIpLimit, RepeatedHits, type TrackingGuards } from './tracking.guards.js';
 import { verifyTrackingToken, type ClickRef, type TrackingRef } from './tracking.token.js';
 import { DEFAULT_WRITER_OPTIONS, TrackingWriter, type PendingEvent, type WriterOptions } from './tracking.writer.js';
 
 /**
  * What an open or a click does (docs/tracking.md): verify the token, classify the hit, and hand the event to the
- * group-commit writer; resolves once it is committed. No database read, no rendering.
+ * group-commit writer; resolves once it is committed. No database read, no rendering. A repeat of a hit within the
+ * window, or a hit over its address's limit, is not written (tracking.guards.ts): it resolves as the first one did,
+ * or at once; the per-delivery cap is the writer's.
  */
 export class TrackingService {
   readonly writer: TrackingWriter;
   private readonly bursts = new ClickBursts<PendingEvent>();
+  private readonly repeats: RepeatedHits;
+  private readonly perIp: PerIpLimit;
 
-  constructor(db: Db, private readonly secret: Buffer, log: FastifyBaseLogger, writer: WriterOptions = DEFAULT_WRITER_OPTIONS) {
-    this.writer = new TrackingWriter(db, log, writer);
+  constructor(db: Db, private readonly secret: Buffer, log: FastifyBaseLogger, writer: WriterOptions = DEFAULT_WRITER_OPTIONS, guards: TrackingGuards = DEFAULT_TRACKING_GUARDS) {
+    this.writer = new TrackingWriter(db, log, { ...writer, maxHitsPerDelivery: guards.maxHitsPerDelivery });
+    this.repeats = new RepeatedHits(guards.repeatWindowSeconds * 1000);
+    this.perIp = new PerIpLimit(guards.perIpPerMinute);
+  }
+
+  /**
+   * A hit that is not to be written: the same one within the window (answered once that one is committed), or one
+   * over its address's limit (answered at once). The key tells a person's hit from a machine's, so that a scanner
+   * fetching a link does not hide the reader who follows it a moment later.
+   */
+  private notWritten(key: string, hit: Hit, now: number): Promise<void> | undefined {
+    return this.repeats.repeatOf(key, now) ?? (this.perIp.allow(hit.ip, now) ? undefined : Promise.resolve());
   }
 
   verifyOpen(token: string): TrackingRef | null {
@@ -27,7 +43,10 @@ export class TrackingService {
   /** Records an `email.opened`; resolves when it is committed. */
   open(ref: TrackingRef, hit: Hit, now = Date.now()): Promise<void> {
     const verdict = classifyOpen(hit);
-    return this.writer.write({
+    const key = `o ${ref.deliveryId} ${verdict.machine ? 'm' : 'h'}`;
+    const skip = this.notWritten(key, hit, now);
+    if (skip) return skip;
+    const done = this.writer.write({
       workspaceId: ref.workspaceId,
       state: 'queued',
       event: {
@@ -36,6 +55,8 @@ export class TrackingService {
         data: { userAgent: truncateUserAgent(hit.userAgent), machine: verdict.machine, ...(verdict.reason ? { reason: verdict.reason } : {}) },
       },
     });
+    this.repeats.remember(key, now, done);
+    return done;
   }
 
   /**
@@ -44,6 +65,9 @@ export class TrackingService {
    */
   click(ref: ClickRef, hit: Hit, now = Date.now()): Promise<void> {
     const verdict = classifyClick(hit, ref.sentAt, now);
+    const key = `c ${ref.deliveryId} ${ref.linkIndex} ${verdict.machine ? 'm' : 'h'}`;
+    const skip = this.notWritten(key, hit, now);
+    if (skip) return skip;
     const pending: PendingEvent = {
       workspaceId: ref.workspaceId,
       state: 'queued',
@@ -61,7 +85,9 @@ export class TrackingService {
       }
       for (const c of earlier) this.writer.markMachine(c.ref, 'burst');
     }
-    return this.writer.write(pending);
+    const done = this.writer.write(pending);
+    this.repeats.remember(key, now, done);
+    return done;
   }
 
   close(): Promise<void> {

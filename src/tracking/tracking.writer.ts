@@ -3,7 +3,7 @@ import type { Db } from '../db/connection.js';
 import { insertTrackingEvents } from '../events/events.repository.js';
 import type { NewEvent } from '../events/events.types.js';
 import { newId } from '../lib/ids.js';
-import { markClicksMachine, type MachineClick } from './tracking.repository.js';
+import { keepWithinCap, markClicksMachine, type MachineClick } from './tracking.repository.js';
 
 /**
  * The group-commit writer of opens and clicks (docs/tracking.md, "How hits are recorded"). A hit is queued
@@ -21,6 +21,12 @@ export interface WriterOptions {
   maxQueued?: number;
   /** A batch not committed within this (a stalled database) fails its hits (503); a late commit is harmless. */
   commitTimeoutMs?: number;
+  /**
+   * Opens, and clicks, stored per delivery at most (TRACKING_MAX_HITS_PER_DELIVERY); 0 or absent: no cap. Counted in
+   * the database (tracking_hits) in the batch's transaction, so the cap holds across processes and restarts; a hit
+   * over it is answered as recorded and not stored.
+   */
+  maxHitsPerDelivery?: number;
 }
 
 export const DEFAULT_WRITER_OPTIONS: WriterOptions = { maxBatch: 500, flushMs: 2, maxQueued: 10_000, commitTimeoutMs: 10_000 };
@@ -119,7 +125,17 @@ export class TrackingWriter {
     });
     try {
       await Promise.race([this.db.kysely.transaction().execute(async (trx) => {
-        await insertTrackingEvents(trx, rows, now);
+        const cap = this.opts.maxHitsPerDelivery ?? 0;
+        let kept = rows;
+        if (cap > 0) {
+          kept = await keepWithinCap(trx, rows, cap);
+          // Not stored: a burst found later has nothing to mark (markMachine skips a hit without an id).
+          if (kept.length < rows.length) {
+            const stored = new Set(kept);
+            for (const r of rows) if (!stored.has(r)) delete (r as PendingEvent).id;
+          }
+        }
+        await insertTrackingEvents(trx, kept, now);
         if (updates.length) await markClicksMachine(trx, updates);
       }), deadline]);
     } catch (err) {

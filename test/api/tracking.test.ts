@@ -2,7 +2,10 @@ import crypto from 'node:crypto';
 import { afterEach, expect, it, vi } from 'vitest';
 import { insertTrackingEvents, recordEvents } from '../../src/events/events.repository.js';
 import { newId } from '../../src/lib/ids.js';
+import { buildApp } from '../../src/app.js';
+import { TrackingService } from '../../src/tracking/tracking.service.js';
 import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/tracking/tracking.token.js';
+import { DEFAULT_WRITER_OPTIONS } from '../../src/tracking/tracking.writer.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import type { Received } from '../helpers/smtp.js';
@@ -124,11 +127,11 @@ describeApi('engagement tracking', (h) => {
   it('Apple Mail Privacy Protection and scanners open as machines; their opens are counted apart', async () => {
     const { ws, broadcast, received } = await sendBroadcast({ contacts: 2 });
     const [a, b] = received.map((m) => pathOf(linksOf(m).pixel!));
-    await get(a!, 'Mozilla/5.0');
-    await get(a!, CHROME, 'GET', '17.58.1.2');
-    await get(a!, 'Barracuda Sentinel (EE)');
-    await get(a!, CHROME);
-    await get(a!, GMAIL);
+    // Each a minute apart: a repeat within the window would be the same hit (docs/tracking.md, "Replays and floods").
+    for (const [ua, ip] of [['Mozilla/5.0'], [CHROME, '17.58.1.2'], ['Barracuda Sentinel (EE)'], [CHROME], [GMAIL]] as [string, string?][]) {
+      await get(a!, ua, 'GET', ip);
+      advanceClock(61_000);
+    }
     await get(b!, 'Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17328; Pro)');
     const opened = await events(broadcast.id, 'email.opened');
     expect(opened.map((e) => [e.machine, JSON.parse(e.data).reason ?? null])).toEqual([[1, 'apple_mpp'], [1, 'apple_mpp'], [1, 'scanner'], [0, null], [0, null], [0, null]]);
@@ -196,11 +199,13 @@ describeApi('engagement tracking', (h) => {
     advanceClock(60_000);
     const msgs = received.map((m) => ({ pixel: pathOf(linksOf(m).pixel!), links: linksOf(m).hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`)).map(pathOf) }));
     await get(msgs[0]!.pixel, CHROME);
-    await get(msgs[0]!.pixel, CHROME);
+    await get(msgs[0]!.pixel, CHROME); // a repeat within the window: the same open
+    advanceClock(61_000);
+    await get(msgs[0]!.pixel, CHROME); // the message opened again
     await get(msgs[1]!.pixel, GMAIL);
     await get(msgs[2]!.pixel, 'Mozilla/5.0');
     await get(msgs[0]!.links[1]!, CHROME);
-    advanceClock(10_000);
+    advanceClock(61_000);
     await get(msgs[0]!.links[1]!, CHROME);
     advanceClock(10_000);
     await get(msgs[1]!.links[1]!, CHROME);
@@ -233,6 +238,106 @@ describeApi('engagement tracking', (h) => {
     expect((await h.call(readOnly, 'GET', `/v1/broadcasts/${broadcast.id}/links`)).statusCode).toBe(200);
     expect((await h.call(await h.key(ws, ['read:forms']), 'GET', `/v1/broadcasts/${broadcast.id}/links`)).statusCode).toBe(403);
     expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/timeline?bucket=week`)).statusCode).toBe(422);
+  });
+
+  // Issue 29, item 5: one pixel flooded for 15 s stored 95,540 events; 300 replays of a click counted 300 clicks.
+  it('replays: 300 hits of one click within the window are one click, answered every time; after the window a second click counts; other tokens are all recorded', async () => {
+    const { ws, broadcast, received } = await sendBroadcast({ contacts: 2 });
+    received.sort((a, b) => a.to.localeCompare(b.to)); // reader0 first
+    const [one, two] = received.map((m) => ({ pixel: pathOf(linksOf(m).pixel!), links: linksOf(m).hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`)).map(pathOf) }));
+    advanceClock(60_000);
+    for (let i = 0; i < 300; i++) {
+      const res = await get(one!.links[0]!, CHROME);
+      expect(res.statusCode).toBe(302);
+      expect(res.headers.location).toBe('https://shop.example/sale?who=R0&x=1');
+    }
+    for (let i = 0; i < 300; i++) {
+      const res = await get(one!.pixel, CHROME);
+      expect(res.statusCode).toBe(200);
+      expect(res.rawPayload).toHaveLength(43);
+    }
+    expect(await events(broadcast.id, 'email.clicked')).toHaveLength(1);
+    expect(await events(broadcast.id, 'email.opened')).toHaveLength(1);
+    // Other tokens: the other recipient's pixel and link, and another link of the first message, each recorded.
+    await get(two!.pixel, GMAIL);
+    await get(two!.links[1]!, CHROME);
+    await get(one!.links[1]!, CHROME);
+    const stats = async () => (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}`)).json().stats;
+    expect(await stats()).toMatchObject({ opened: 2, uniqueOpens: 2, clicked: 3, uniqueClicks: 2 });
+    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/links`)).json().data).toEqual([
+      { url: 'https://blog.example/post', clicks: 2, uniqueClicks: 2 },
+      { url: 'https://shop.example/sale?who=R0&x=1', clicks: 1, uniqueClicks: 1 },
+    ]);
+    // A scanner's hit does not hide the person's that follows it within the window (and the other way round).
+    await get(two!.links[2]!, 'Mozilla/5.0 (compatible; BingPreview/1.0b)');
+    await get(two!.links[2]!, CHROME);
+    expect((await events(broadcast.id, 'email.clicked')).filter((e) => e.url === 'https://docs.example/guide').map((e) => e.machine)).toEqual([1, 0]);
+
+    // After the window: the reader clicked again, and opened the message again.
+    advanceClock(61_000);
+    expect((await get(one!.links[0]!, CHROME)).statusCode).toBe(302);
+    expect((await get(one!.pixel, CHROME)).statusCode).toBe(200);
+    expect(await stats()).toMatchObject({ opened: 3, uniqueOpens: 2, clicked: 5, uniqueClicks: 2 });
+  });
+
+  it('floods: at most 50 opens and 50 clicks are stored per delivery, counted in the database (another process, a restart); later hits are answered, not stored', async () => {
+    const { ws, broadcast, received } = await sendBroadcast({ contacts: 2 });
+    const pixel = pathOf(linksOf(received[0]!).pixel!);
+    advanceClock(60_000);
+    for (let i = 0; i < 55; i++) {
+      expect((await get(pixel, CHROME)).statusCode).toBe(200);
+      advanceClock(61_000); // each one past the window: a new open
+    }
+    expect(await events(broadcast.id, 'email.opened')).toHaveLength(50);
+    // Another process (or this one restarted): nothing in memory, the cap still holds. No repeat window there, so
+    // every hit reaches its writer: 60 clicks of one link, 50 stored.
+    const other = new TrackingService(h.db, TEST_SECRET, h.app.log, DEFAULT_WRITER_OPTIONS, { repeatWindowSeconds: 0, maxHitsPerDelivery: 50, perIpPerMinute: 0 });
+    try {
+      const openRef = other.verifyOpen(pixel.slice('/t/o/'.length))!;
+      const clickRef = other.verifyClick(linksOf(received[0]!).hrefs.find((l) => l.startsWith(`${PUBLIC}/t/c/`))!.slice(`${PUBLIC}/t/c/`.length))!;
+      await Promise.all(Array.from({ length: 10 }, () => other.open(openRef, { userAgent: CHROME, ip: '198.51.100.7', method: 'GET' })));
+      await Promise.all(Array.from({ length: 60 }, () => other.click(clickRef, { userAgent: CHROME, ip: '198.51.100.7', method: 'GET' })));
+    } finally {
+      await other.close();
+    }
+    expect(await events(broadcast.id, 'email.opened')).toHaveLength(50);
+    expect(await events(broadcast.id, 'email.clicked')).toHaveLength(50);
+    // The other recipient's delivery has its own counts.
+    expect((await get(pathOf(linksOf(received[1]!).pixel!), CHROME)).statusCode).toBe(200);
+    const stats = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}`)).json().stats;
+    expect(stats).toMatchObject({ opened: 51, uniqueOpens: 2, clicked: 50, uniqueClicks: 1 });
+  });
+
+  it('per address: over TRACKING_RATE_LIMIT_PER_IP hits a minute are answered (GIF, redirect) and not recorded; other addresses are', async () => {
+    const { broadcast, received } = await sendBroadcast({ contacts: 4 });
+    const limited = await buildApp({
+      db: h.db, logger: false,
+      config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, tracking: { repeatWindowSeconds: 60, maxHitsPerDelivery: 50, perIpPerMinute: 3 } },
+    });
+    try {
+      advanceClock(60_000);
+      const hit = (url: string, remoteAddress: string) => limited.inject({ method: 'GET', url, headers: { 'user-agent': CHROME }, remoteAddress });
+      const pixels = received.map((m) => pathOf(linksOf(m).pixel!));
+      const links = received.map((m) => pathOf(linksOf(m).hrefs.find((l) => l.startsWith(`${PUBLIC}/t/c/`))!));
+      for (const p of pixels) expect((await hit(p, '203.0.113.9')).statusCode).toBe(200);
+      for (const l of links) {
+        const res = await hit(l, '203.0.113.9');
+        expect(res.statusCode).toBe(302);
+        expect(res.headers.location).toMatch(/^https:\/\/shop\.example\/sale\?who=R\d&x=1$/);
+      }
+      expect(await events(broadcast.id, 'email.opened')).toHaveLength(3);
+      expect(await events(broadcast.id, 'email.clicked')).toHaveLength(0);
+      // Another address (an IPv6 /64 counts as one), and the same address a minute later.
+      expect((await hit(links[0]!, '2001:db8:1:2::1')).statusCode).toBe(302);
+      expect((await hit(links[1]!, '2001:db8:1:2::2')).statusCode).toBe(302);
+      advanceClock(61_000);
+      expect((await hit(links[2]!, '203.0.113.9')).statusCode).toBe(302);
+      expect((await hit(pixels[3]!, '203.0.113.9')).statusCode).toBe(200);
+      expect(await events(broadcast.id, 'email.clicked')).toHaveLength(3);
+      expect(await events(broadcast.id, 'email.opened')).toHaveLength(4);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('the tracking writer\'s insert writes what recordEvents writes, for several workspaces, under the ids given', async () => {

@@ -1,0 +1,104 @@
+import { normalizeIP } from '@fastify/rate-limit';
+
+/**
+ * The guards against replayed and flooded tracking links (docs/tracking.md, "Replays and floods"). A token is in
+ * the message, so whoever has the message may fetch its pixel or follow its links as often as they like; these
+ * keep the stored events, and so the stats and the database, bounded without ever refusing a reader:
+ * - a repeated hit of one token within a window is the same hit (RepeatedHits, in the memory of the process);
+ * - at most `maxHitsPerDelivery` opens and as many clicks are stored per delivery (in the database: the writer);
+ * - at most `perIpPerMinute` hits are recorded per client address a minute (PerIpLimit, in memory).
+ * A hit that a guard stops is answered all the same (the GIF, the redirect) and not recorded.
+ */
+export interface TrackingGuards {
+  /** A repeated hit of one token within this many seconds is the same hit; 0: every hit is stored (TRACKING_REPEAT_WINDOW_SECONDS). */
+  repeatWindowSeconds: number;
+  /** Opens, and clicks, stored per delivery at most; 0: no cap (TRACKING_MAX_HITS_PER_DELIVERY). */
+  maxHitsPerDelivery: number;
+  /** Hits recorded per client address (IPv6: per /64) a minute; 0: no limit (TRACKING_RATE_LIMIT_PER_IP). */
+  perIpPerMinute: number;
+}
+
+export const DEFAULT_TRACKING_GUARDS: TrackingGuards = { repeatWindowSeconds: 60, maxHitsPerDelivery: 50, perIpPerMinute: 600 };
+
+/** Entries each guard keeps in memory at most (the oldest go first): ~100 bytes each. */
+const MAX_REMEMBERED = 100_000;
+
+/**
+ * The hits recorded lately, by key (the token's delivery and link, and whether a person or a machine hit it), each
+ * with the promise of its write. A repeat within the window is answered as the first one is: once it is committed
+ * (or with the same 503 when it failed), so that nothing is answered as recorded that was not. A Map in insertion
+ * order, re-inserted on each recorded hit: expired entries are dropped from its front.
+ */
+export class RepeatedHits {
+  private readonly recent = new Map<string, { at: number; done: Promise<void> }>();
+
+  constructor(private readonly windowMs: number, private readonly max = MAX_REMEMBERED) {}
+
+  /** The write of the same hit within the window, if there is one. */
+  repeatOf(key: string, now: number): Promise<void> | undefined {
+    if (this.windowMs <= 0) return undefined;
+    this.expire(now);
+    const seen = this.recent.get(key);
+    return seen && now - seen.at < this.windowMs && now >= seen.at ? seen.done : undefined;
+  }
+
+  /** Remembers a recorded hit; a failed write is forgotten (the client's retry is a new hit). */
+  remember(key: string, now: number, done: Promise<void>): void {
+    if (this.windowMs <= 0) return;
+    this.recent.delete(key);
+    this.recent.set(key, { at: now, done });
+    if (this.recent.size > this.max) this.recent.delete(this.recent.keys().next().value!);
+    done.catch(() => {
+      if (this.recent.get(key)?.done === done) this.recent.delete(key);
+    });
+  }
+
+  private expire(now: number): void {
+    for (const [key, seen] of this.recent) {
+      if (now - seen.at < this.windowMs && now >= seen.at) break;
+      this.recent.delete(key);
+    }
+  }
+
+  get size(): number {
+    return this.recent.size;
+  }
+}
+
+/**
+ * Hits recorded per client address in fixed windows of a minute. IPv6 addresses count per /64 (one subscriber's
+ * network), IPv4-mapped ones as IPv4. Per process, at most MAX_REMEMBERED addresses.
+ */
+export class PerIpLimit {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+
+  constructor(private readonly perMinute: number, private readonly max = MAX_REMEMBERED) {}
+
+  /** Counts a hit of `ip`; false when the address is over its limit this minute. */
+  allow(ip: string | undefined, now: number): boolean {
+    if (this.perMinute <= 0 || !ip) return true;
+    this.expire(now);
+    let key: string;
+    try {
+      key = normalizeIP(ip);
+    } catch {
+      key = ip;
+    }
+    const w = this.windows.get(key);
+    if (w && now - w.start < 60_000 && now >= w.start) {
+      w.count++;
+      return w.count <= this.perMinute;
+    }
+    this.windows.delete(key);
+    this.windows.set(key, { start: now, count: 1 });
+    if (this.windows.size > this.max) this.windows.delete(this.windows.keys().next().value!);
+    return true;
+  }
+
+  private expire(now: number): void {
+    for (const [key, w] of this.windows) {
+      if (now - w.start < 60_000 && now >= w.start) break;
+      this.windows.delete(key);
+    }
+  }
+}
