@@ -28,6 +28,7 @@ import { hostedRoutes } from './hosted/hosted.routes.js';
 import { registerRequestRules } from './http/auth.js';
 import { registerIdempotency } from './http/idempotency.js';
 import { registerBodyParsers } from './http/input.js';
+import { registerApiRateLimit } from './http/rate-limit.js';
 import { sendProblem } from './http/problem.js';
 import { createServer } from './http/server.js';
 import type { Mailer, TransportState } from './mail/transport.js';
@@ -44,6 +45,7 @@ import { topicsRoutes } from './topics/topics.routes.js';
 import { TopicsService } from './topics/topics.service.js';
 import { trackingRoutes } from './tracking/tracking.routes.js';
 import { TrackingService } from './tracking/tracking.service.js';
+import { DEFAULT_WRITER_OPTIONS } from './tracking/tracking.writer.js';
 import { unsubscribeRoutes } from './unsubscribe/unsubscribe.routes.js';
 import { UnsubscribeService } from './unsubscribe/unsubscribe.service.js';
 import { SESSION_COOKIE, SessionsService } from './users/sessions.service.js';
@@ -116,7 +118,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
     suppressions: new SuppressionsService(db),
     bounces: new BouncesService(db),
-    events: new EventsService(db),
+    events: new EventsService(db, config.trackQuota),
     webhooks,
     sessions,
     users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
@@ -159,7 +161,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
   // The console's sign-in pages: exact addresses under /app (the console's own files take the rest).
   await app.register(usersPages, { users: services.users, sessions: services.sessions });
   // Opens and clicks (docs/tracking.md): public, the hottest paths; events are group-committed by the service's writer.
-  await app.register(trackingRoutes, { service: new TrackingService(db, config.secret, app.log) });
+  await app.register(trackingRoutes, { service: new TrackingService(db, config.secret, app.log, DEFAULT_WRITER_OPTIONS, config.tracking) });
   await app.register(hooksRoutes, {
     db, rules: reportRules(config.bounces),
     snsCertHost: config.hooks?.snsCertHost ?? /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/,
@@ -180,6 +182,8 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
       apiKeyNow: (header) => services.apiKeys.authenticateNow(header),
       session: (req, reply) => services.sessions.authenticate(req, reply),
     });
+    // Per API key or console session (docs/api.md §1); off unless configured (loadConfig's default: RATE_LIMIT_PER_KEY).
+    await registerApiRateLimit(v1, { perMinute: config.apiRateLimit ?? 0 });
     registerIdempotency(v1, db);
 
     await v1.register(workspacesRoutes, { workspaces: services.workspaces });

@@ -6,6 +6,9 @@ import { parseRelayUrls, RelayConfigError, type RelayUrl } from './mail/relay-ur
 import { PACKAGE_ROOT } from './lib/paths.js';
 import { DEFAULT_BURST_RULES, type BurstRules } from './protection/protection.bursts.js';
 import { DEFAULT_POW_TUNING, type PowTuning } from './protection/protection.pow.js';
+import { DEFAULT_TRACK_QUOTA, type TrackQuota } from './events/events.quota.js';
+import { DEFAULT_API_RATE_LIMIT } from './http/rate-limit.js';
+import { DEFAULT_TRACKING_GUARDS, type TrackingGuards } from './tracking/tracking.guards.js';
 
 export interface Config {
   port: number;
@@ -98,7 +101,14 @@ export interface Config {
    * the committing connection (docs/cli.md, "SQLite's checkpoints").
    */
   sqliteCheckpoints: 'background' | 'inline';
+  /** Replays and floods of tracking links (docs/tracking.md, "Replays and floods"); 0 turns a guard off. */
+  tracking: TrackingGuards;
+  /** /v1 requests per minute per API key or console session (RATE_LIMIT_PER_KEY, docs/api.md); 0: no limit. */
+  apiRateLimit: number;
+  /** POST /v1/events/track per workspace and minute (docs/automations.md, "Custom events"); 0 turns a budget off. */
+  trackQuota: TrackQuota;
 }
+
 
 export type SubmissionIntake = 'auto' | 'always' | 'off';
 
@@ -194,7 +204,8 @@ function heloFrom(hostname: string | null): string | null {
 
 /** Reads the environment (README, Configuration; docs/api.md §10). Fails fast on values that cannot work. */
 /** What the services need to know of the configuration. */
-export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks' | 'signupBursts' | 'proofOfWork' | 'submissionIntake'>> & {
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks' | 'signupBursts' | 'proofOfWork' | 'submissionIntake'>>
+  & Partial<Pick<Config, 'tracking' | 'apiRateLimit' | 'trackQuota'>> & {
   /** Signs tokens in public addresses (db/secrets.ts). */
   secret: Buffer;
 };
@@ -288,6 +299,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     submissionRetentionDays: intFrom(env, 'SUBMISSION_RETENTION_DAYS', 180, 1, 36_500),
     submissionIntake: intakeFrom(env),
     sqliteCheckpoints: checkpointsFrom(env),
+    tracking: {
+      repeatWindowSeconds: intFrom(env, 'TRACKING_REPEAT_WINDOW_SECONDS', DEFAULT_TRACKING_GUARDS.repeatWindowSeconds, 0, 86_400),
+      maxHitsPerDelivery: intFrom(env, 'TRACKING_MAX_HITS_PER_DELIVERY', DEFAULT_TRACKING_GUARDS.maxHitsPerDelivery, 0, 1_000_000_000),
+      perIpPerMinute: intFrom(env, 'TRACKING_RATE_LIMIT_PER_IP', DEFAULT_TRACKING_GUARDS.perIpPerMinute, 0, 1_000_000_000),
+    },
+    apiRateLimit: intFrom(env, 'RATE_LIMIT_PER_KEY', DEFAULT_API_RATE_LIMIT, 0, 1_000_000_000),
+    trackQuota: {
+      eventsPerMinute: intFrom(env, 'TRACK_EVENTS_PER_MINUTE', DEFAULT_TRACK_QUOTA.eventsPerMinute, 0, 1_000_000_000),
+      bytesPerMinute: intFrom(env, 'TRACK_BYTES_PER_MINUTE', DEFAULT_TRACK_QUOTA.bytesPerMinute, 0, 1_000_000_000_000),
+    },
   };
 }
 

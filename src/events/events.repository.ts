@@ -1,4 +1,4 @@
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { BatchSql, onPostgres, valueTuples } from '../db/batch-sql.js';
 import type { Executor } from '../db/connection.js';
 import type { EventsTable } from '../db/schema.js';
@@ -190,4 +190,22 @@ export async function pruneEvents(db: Executor, before: string, limit: number): 
   if (!ids.length) return 0;
   const res = await db.deleteFrom('events').where('id', 'in', ids).executeTakeFirst();
   return Number(res.numDeletedRows);
+}
+
+/**
+ * Adds one tracked event of `bytes` to the workspace's use of the current `minute` (`track_quota`; a new minute starts
+ * the counters over) and returns the use, this event included. In the caller's transaction, the one that writes the
+ * event: a refused event (rolled back) is not counted, and the upsert locks the workspace's row until the commit.
+ */
+export async function countTrackedEvent(db: Executor, workspaceId: string, minute: number, bytes: number): Promise<{ events: number; bytes: number }> {
+  const row = await db.insertInto('track_quota')
+    .values({ workspace_id: workspaceId, minute, events: 1, bytes })
+    .onConflict((oc) => oc.column('workspace_id').doUpdateSet({
+      events: sql<number>`case when track_quota.minute = excluded.minute then track_quota.events + 1 else 1 end`,
+      bytes: sql<number>`case when track_quota.minute = excluded.minute then track_quota.bytes + excluded.bytes else excluded.bytes end`,
+      minute: sql<number>`excluded.minute`,
+    }))
+    .returning(['events', 'bytes'])
+    .executeTakeFirstOrThrow();
+  return { events: Number(row.events), bytes: Number(row.bytes) };
 }

@@ -3,8 +3,9 @@ import { contactIdsByEmail, getContact } from '../contacts/contacts.repository.j
 import { notFound, payloadTooLarge, validationFailed } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
 import { normalizeEmail } from '../lib/email.js';
-import { nowIso, normalizeDateTime } from '../lib/time.js';
-import { insertTrackingEvents, listEvents, pruneEvents, type EventFilter } from './events.repository.js';
+import { normalizeDateTime } from '../lib/time.js';
+import { countTrackedEvent, insertTrackingEvents, listEvents, pruneEvents, type EventFilter } from './events.repository.js';
+import { DEFAULT_TRACK_QUOTA, checkTrackQuota, minuteOf, type TrackQuota } from './events.quota.js';
 import type { TrackEventInput } from './events.schemas.js';
 import type { EventRecord } from './events.types.js';
 
@@ -15,7 +16,7 @@ const PRUNE_BATCHES_PER_RUN = 20;
 
 /** The event stream's API side (docs/events.md): list a workspace's events, and retention. */
 export class EventsService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly quota: TrackQuota = DEFAULT_TRACK_QUOTA) {}
 
   async list(workspaceId: string, f: Omit<EventFilter, 'since'> & { since?: string }): Promise<EventRecord[]> {
     let since: string | undefined;
@@ -30,7 +31,7 @@ export class EventsService {
    * Records a custom event of a contact (POST /v1/events/track): an `event.tracked` event, `data: { name,
    * properties }`, that automations with an `event` trigger of that name react to (docs/automations.md).
    */
-  async track(workspaceId: string, input: TrackEventInput): Promise<{ id: string }> {
+  async track(workspaceId: string, input: TrackEventInput, now = Date.now()): Promise<{ id: string }> {
     if ((input.contactId === undefined) === (input.email === undefined)) {
       throw validationFailed([{ path: '/contactId', message: 'give either contactId or email' }]);
     }
@@ -45,7 +46,15 @@ export class EventsService {
     } else if (!(await getContact(db, workspaceId, contactId!))) contactId = undefined;
     if (!contactId) throw notFound('contact');
     const id = newId('evt');
-    await insertTrackingEvents(db, [{ id, workspaceId, event: { type: 'event.tracked', contactId, data: { name: input.name, properties } } }], nowIso());
+    const data = { name: input.name, properties };
+    // The workspace's budget (events.quota.ts), counted in the transaction that writes the event: a refused one is not counted.
+    const bytes = Buffer.byteLength(JSON.stringify(data), 'utf8');
+    await db.transaction().execute(async (trx) => {
+      if (this.quota.eventsPerMinute > 0 || this.quota.bytesPerMinute > 0) {
+        checkTrackQuota(this.quota, await countTrackedEvent(trx, workspaceId, minuteOf(now), bytes), now);
+      }
+      await insertTrackingEvents(trx, [{ id, workspaceId, event: { type: 'event.tracked', contactId, data } }], new Date(now).toISOString());
+    });
     return { id };
   }
 
