@@ -74,7 +74,13 @@ async function setupFormcast(opts: Options): Promise<Formcast> {
   const dir = makeTempDir('track');
   const outbox = path.join(dir, 'outbox');
   const databaseFile = path.join(dir, 'formcast.db');
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: databaseFile, OUTBOX_DIR: outbox };
+  // The run hits each token again and again from one address, and checks that every answer left one event: the
+  // repeat window and the per-address limit are off, the per-delivery cap out of reach (its count is still made and
+  // measured, docs/tracking.md "Replays and floods").
+  const env: NodeJS.ProcessEnv = {
+    ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: databaseFile, OUTBOX_DIR: outbox,
+    TRACKING_REPEAT_WINDOW_SECONDS: '0', TRACKING_RATE_LIMIT_PER_IP: '0', TRACKING_MAX_HITS_PER_DELIVERY: '1000000000',
+  };
   delete env.PUBLIC_URL;
   delete env.SMTP_URL;
   const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as { workspace: { id: string }; apiKey: { key: string } };

@@ -18,6 +18,8 @@ export function routeErrors(r: RouteTraits): ErrorCode[] {
   const methods = Array.isArray(r.method) ? r.method : [r.method];
   const codes = new Set<ErrorCode>();
   if (r.scope) codes.add('unauthorized').add('insufficient_scope');
+  // The per-key rate limit (http/rate-limit.ts) applies to every /v1 route.
+  codes.add('rate_limited');
   if (r.hasParams) codes.add('not_found');
   if (r.hasBody) codes.add('invalid_json').add('payload_too_large').add('unsupported_media_type').add('validation_failed');
   if (r.hasQuery) codes.add('validation_failed');

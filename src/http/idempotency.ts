@@ -99,7 +99,8 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
     if (!key || !req.auth) return payload;
     req.idempotencyKey = undefined;
     const where = k.deleteFrom('idempotency_keys').where('workspace_id', '=', req.auth.workspaceId).where('key', '=', key);
-    if (reply.statusCode >= 500 || (typeof payload !== 'string' && payload !== null && payload !== undefined)) {
+    // A 5xx or a 429 is not the request's answer: a retry after Retry-After must run it, not replay the refusal.
+    if (reply.statusCode >= 500 || reply.statusCode === 429 || (typeof payload !== 'string' && payload !== null && payload !== undefined)) {
       await where.execute();
       return payload;
     }

@@ -118,9 +118,13 @@ describeApi('rate limits', (h) => {
     const other = await h.workspace();
     await contactOf(other, 'ada@example.com');
     expect((await track(quota, other, 0)).statusCode).toBe(202);
+    // A refusal is not kept as an Idempotency-Key's answer: the retry after Retry-After is run.
+    const keyed = () => call(quota, ws.key, 'POST', '/v1/events/track', { email: 'ada@example.com', name: 'page.viewed', properties: { i: 5 } }, { 'idempotency-key': 'retry-me' });
+    expectRateLimited(await keyed());
     // The next minute.
     advanceClock(61_000);
-    expect((await track(quota, ws, 5)).statusCode).toBe(202);
+    const retried = await keyed();
+    expect(retried.statusCode, retried.body).toBe(202);
     expect(await tracked()).toHaveLength(4);
   });
 
