@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import type { AppConfig } from '../../src/config.js';
+import { loadConfig, type AppConfig } from '../../src/config.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';
@@ -22,6 +22,28 @@ function advanceClock(ms: number): void {
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(Date.now() + ms);
 }
+
+describe('the limits\' settings', () => {
+  it('have the documented defaults, are read from the environment, 0 turns one off, and nonsense is refused', () => {
+    expect(loadConfig({})).toMatchObject({
+      apiRateLimit: 1200,
+      trackQuota: { eventsPerMinute: 600, bytesPerMinute: 1_048_576 },
+      tracking: { repeatWindowSeconds: 60, maxHitsPerDelivery: 50, perIpPerMinute: 600 },
+    });
+    expect(loadConfig({
+      RATE_LIMIT_PER_KEY: '0', TRACK_EVENTS_PER_MINUTE: '10', TRACK_BYTES_PER_MINUTE: '0',
+      TRACKING_REPEAT_WINDOW_SECONDS: '0', TRACKING_MAX_HITS_PER_DELIVERY: '5', TRACKING_RATE_LIMIT_PER_IP: '7',
+    })).toMatchObject({
+      apiRateLimit: 0,
+      trackQuota: { eventsPerMinute: 10, bytesPerMinute: 0 },
+      tracking: { repeatWindowSeconds: 0, maxHitsPerDelivery: 5, perIpPerMinute: 7 },
+    });
+    for (const name of ['RATE_LIMIT_PER_KEY', 'TRACK_EVENTS_PER_MINUTE', 'TRACK_BYTES_PER_MINUTE', 'TRACKING_REPEAT_WINDOW_SECONDS', 'TRACKING_MAX_HITS_PER_DELIVERY', 'TRACKING_RATE_LIMIT_PER_IP']) {
+      expect(() => loadConfig({ [name]: '-1' }), name).toThrow(new RegExp(name));
+      expect(() => loadConfig({ [name]: 'lots' }), name).toThrow(new RegExp(name));
+    }
+  });
+});
 
 describeApi('rate limits', (h) => {
   const apps: FastifyInstance[] = [];

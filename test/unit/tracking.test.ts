@@ -7,6 +7,7 @@ import { BEFORE_READ_SECONDS, BURST_WINDOW_MS, ClickBursts, classifyClick, class
 import { trackMessage } from '../../src/tracking/tracking.message.js';
 import { beforeBodyEnd, rewriteLinks, trackableLinks } from '../../src/tracking/tracking.rewrite.js';
 import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/tracking/tracking.token.js';
+import { PerIpLimit, RepeatedHits } from '../../src/tracking/tracking.guards.js';
 import { TrackingUnavailable, TrackingWriter } from '../../src/tracking/tracking.writer.js';
 
 const secret = crypto.randomBytes(32);
@@ -288,5 +289,44 @@ describe('the tracking writer under a stalled or flooded database', () => {
     await new Promise((r) => setImmediate(r));
     await expect(writer.write(pending() as never)).rejects.toBeInstanceOf(TrackingUnavailable);
     void held;
+  });
+});
+
+describe('replay guards (docs/tracking.md, "Replays and floods")', () => {
+  it('a repeat within the window is answered as the first hit was; after it, or after a failed write, it is a new hit', async () => {
+    const repeats = new RepeatedHits(60_000);
+    const first = Promise.resolve();
+    expect(repeats.repeatOf('a', 1000)).toBeUndefined();
+    repeats.remember('a', 1000, first);
+    expect(repeats.repeatOf('a', 60_999)).toBe(first);
+    expect(repeats.repeatOf('b', 2000)).toBeUndefined();
+    expect(repeats.repeatOf('a', 61_000)).toBeUndefined();
+    expect(repeats.size).toBe(0); // expired entries are dropped
+    const failed = Promise.reject(new Error('database down'));
+    repeats.remember('c', 1000, failed);
+    await failed.catch(() => undefined);
+    await new Promise((r) => setImmediate(r));
+    expect(repeats.repeatOf('c', 1001)).toBeUndefined();
+    expect(new RepeatedHits(0).repeatOf('a', 1000)).toBeUndefined();
+  });
+
+  it('remembers at most its bound, forgetting the oldest', () => {
+    const repeats = new RepeatedHits(60_000, 3);
+    for (const k of ['a', 'b', 'c', 'd']) repeats.remember(k, 1000, Promise.resolve());
+    expect(repeats.size).toBe(3);
+    expect(repeats.repeatOf('a', 1000)).toBeUndefined();
+    expect(repeats.repeatOf('d', 1000)).toBeDefined();
+  });
+
+  it('per address: the limit a minute, IPv6 per /64, IPv4-mapped as IPv4; a new minute starts over', () => {
+    const limit = new PerIpLimit(2);
+    expect([1, 2, 3].map(() => limit.allow('203.0.113.9', 0))).toEqual([true, true, false]);
+    expect(limit.allow('::ffff:203.0.113.9', 10)).toBe(false);
+    expect(limit.allow('203.0.113.10', 10)).toBe(true);
+    expect([limit.allow('2001:db8::1', 0), limit.allow('2001:db8::2', 0), limit.allow('2001:db8::ffff:3', 0)]).toEqual([true, true, false]);
+    expect(limit.allow('2001:db8:0:1::1', 0)).toBe(true);
+    expect(limit.allow('203.0.113.9', 60_000)).toBe(true);
+    expect(new PerIpLimit(0).allow('203.0.113.9', 0)).toBe(true);
+    expect(limit.allow(undefined, 0)).toBe(true);
   });
 });
