@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import fc from 'fast-check';
 import { afterEach, expect, it, vi } from 'vitest';
 import { insertTrackingEvents, recordEvents } from '../../src/events/events.repository.js';
 import { newId } from '../../src/lib/ids.js';
@@ -339,6 +340,56 @@ describeApi('engagement tracking', (h) => {
       await limited.close();
     }
   });
+
+  it('sweep (fast-check): replays, floods and broken tokens from several addresses and agents, at random times: never a 5xx, every hit answered, at most 2 stored hits of a token a minute and 50 of each kind per delivery', async () => {
+    const { broadcast, received } = await sendBroadcast({ contacts: 2 });
+    const tokens = received.flatMap((m) => [pathOf(linksOf(m).pixel!), ...linksOf(m).hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`)).map(pathOf)]);
+    const agents = [CHROME, GMAIL, 'Mozilla/5.0', 'curl/8.0', undefined, 'Mozilla/5.0 (compatible; BingPreview/1.0b)'];
+    const hitArb = fc.record({
+      token: fc.nat(tokens.length - 1), broken: fc.constantFrom(false, false, false, true), cut: fc.nat(40),
+      agent: fc.nat(agents.length - 1), ip: fc.constantFrom('203.0.113.1', '203.0.113.2', '2001:db8::1', '17.1.2.3'),
+      method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD'), advanceMs: fc.constantFrom(0, 0, 0, 500, 5_000, 59_999, 60_000, 61_000, 3_600_000),
+    });
+    let answered = 0;
+    advanceClock(60_000);
+    await fc.assert(fc.asyncProperty(fc.array(hitArb, { minLength: 20, maxLength: 60 }), async (hits) => {
+      for (const x of hits) {
+        advanceClock(x.advanceMs);
+        // Broken: one inner character changed (the last one may carry only padding bits, which decode to the same token).
+        const t = tokens[x.token]!;
+        const at = t.length - 2 - x.cut;
+        const path = x.broken ? t.slice(0, at) + (t[at] === 'A' ? 'B' : 'A') + t.slice(at + 1) : t;
+        const res = await get(path, agents[x.agent], x.method as 'GET' | 'HEAD', x.ip);
+        answered++;
+        if (path.startsWith('/t/o/')) {
+          expect(res.statusCode, path).toBe(200);
+          expect(res.headers['content-type']).toBe('image/gif');
+        } else if (x.broken) {
+          expect(res.statusCode, path).toBe(404);
+          expect(res.headers.location).toBeUndefined();
+        } else {
+          expect(res.statusCode, path).toBe(302);
+          expect(res.headers.location).toMatch(/^https:\/\/(shop|blog|docs)\.example\//);
+        }
+      }
+    }), { numRuns: Number(process.env.FUZZ_RUNS ?? 15) });
+    const stored = await h.db.kysely.selectFrom('events').select(['type', 'delivery_id', 'url', 'occurred_at'])
+      .where('broadcast_id', '=', broadcast.id).where('type', 'in', ['email.opened', 'email.clicked']).execute();
+    const byToken = new Map<string, number[]>();
+    const byDelivery = new Map<string, number>();
+    for (const e of stored) {
+      const t = `${e.type} ${e.delivery_id} ${e.url ?? ''}`;
+      byToken.set(t, [...(byToken.get(t) ?? []), new Date(e.occurred_at).getTime()]);
+      byDelivery.set(`${e.type} ${e.delivery_id}`, (byDelivery.get(`${e.type} ${e.delivery_id}`) ?? 0) + 1);
+    }
+    for (const [t, times] of byToken) {
+      times.sort((a, b) => a - b);
+      // A person's hit and a machine's: two keys, each stored at most once a window, so any three are a minute apart.
+      for (let i = 0; i + 2 < times.length; i++) expect(times[i + 2]! - times[i]!, t).toBeGreaterThanOrEqual(60_000);
+    }
+    for (const [d, count] of byDelivery) expect(count, d).toBeLessThanOrEqual(50);
+    console.info(`tracking sweep [${h.dbName}]: ${answered} hits answered, ${stored.length} stored`);
+  }, 120_000);
 
   it('the tracking writer\'s insert writes what recordEvents writes, for several workspaces, under the ids given', async () => {
     const [a, b] = [await h.workspace(), await h.workspace('Other')];
