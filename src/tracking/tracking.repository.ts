@@ -3,8 +3,9 @@ import type { Dialect, Executor } from '../db/connection.js';
 
 /**
  * Engagement read from the events table (docs/tracking.md, "Stats"): per-broadcast counts, clicks per link and
- * the timeline; and the one write tracking makes besides recordEvents, marking earlier clicks of a burst as a
- * machine's. Always scoped by workspace; each query is a range of the index (workspace_id, broadcast_id, type, …).
+ * the timeline; and the writes tracking makes besides recordEvents: marking earlier clicks of a burst as a machine's,
+ * and counting hits per delivery for the cap (keepWithinCap). Always scoped by workspace; each read is a range of the
+ * index (workspace_id, broadcast_id, type, …).
  */
 
 export interface Engagement {
