@@ -216,7 +216,7 @@ describeApi('HTTP conventions, auth and errors', (h) => {
         for (const s of fours) expect(op.responses[s]!.content, `${method} ${path} ${s}`).toHaveProperty(['application/problem+json']);
       }
     }
-    expect(Object.keys(doc.paths['/v1/forms/{formId}'].put.responses)).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '422']);
+    expect(Object.keys(doc.paths['/v1/forms/{formId}'].put.responses)).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '422', '429']);
     expect(doc.paths['/v1/forms/{formId}'].put.responses['409'].description).toContain('form_not_editable');
     const page = await h.app.inject({ method: 'GET', url: '/docs/errors' });
     expect(page.statusCode).toBe(200);
