@@ -26,7 +26,9 @@ export async function eventsRoutes(app: V1, { events }: { events: EventsService 
     schema: {
       tags, summary: 'Record a custom event of a contact',
       description: 'An `event.tracked` event (data: `name`, `properties`) for the contact named by `contactId` or `email` (404 when there is none). '
-        + 'Automations with an `event` trigger of that name start a run for the contact (docs/automations.md).',
+        + 'Automations with an `event` trigger of that name start a run for the contact (docs/automations.md). '
+        + 'Each workspace may track TRACK_EVENTS_PER_MINUTE events (600) and TRACK_BYTES_PER_MINUTE bytes of event data (1 MiB) a minute: '
+        + 'over either, 429 `rate_limited` with Retry-After, and nothing is written.',
       body: TrackEventBody, response: { 202: TrackedSchema },
     },
     config: { scope: 'write:contacts' },
