@@ -386,6 +386,7 @@ export interface TrackQuotaTable {
   /** Unix time in minutes. */
   minute: number;
   events: number;
+  /** bigint: the pg driver returns it as text (read it with Number()). */
   bytes: number;
 }
 

@@ -24,7 +24,7 @@ export function abuseLimits(_dialect: Dialect) {
         // The minute counted: Unix time in minutes.
         .addColumn('minute', 'integer', (c) => c.notNull())
         .addColumn('events', 'integer', (c) => c.notNull())
-        .addColumn('bytes', 'integer', (c) => c.notNull())
+        .addColumn('bytes', 'bigint', (c) => c.notNull())
         .execute();
     },
   };
