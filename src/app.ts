@@ -165,6 +165,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
   await app.register(hooksRoutes, {
     db, rules: reportRules(config.bounces),
     snsCertHost: config.hooks?.snsCertHost ?? /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/,
+    snsTopicArns: config.hooks?.snsTopicArns ?? [],
     postmark: config.hooks?.postmarkUser && config.hooks.postmarkPassword ? { user: config.hooks.postmarkUser, password: config.hooks.postmarkPassword } : null,
   });
   await app.register(hostedRoutes, { submissions: services.submissions, protection: services.protection, publicUrl: config.publicUrl, submissionsPerMinute: config.submissionsPerMinute ?? 10 });

@@ -50,8 +50,11 @@ export interface Config {
   sendingSpf: string;
   /** The inbound SMTP listener (INBOUND_SMTP_PORT, INBOUND_SMTP_HOST); null port: not started by serve. */
   inboundSmtp: { port: number | null; host: string };
-  /** Provider webhooks (docs/bounces.md): the host an SNS signing certificate may come from; Postmark's basic auth. */
-  hooks: { snsCertHost: RegExp; postmarkUser: string | null; postmarkPassword: string | null };
+  /**
+   * Provider webhooks (docs/bounces.md): the host an SNS signing certificate may come from; the SNS topics whose
+   * messages /hooks/ses accepts (SES_TOPIC_ARNS; none: every SNS message is refused); Postmark's basic auth.
+   */
+  hooks: { snsCertHost: RegExp; snsTopicArns: string[]; postmarkUser: string | null; postmarkPassword: string | null };
   /** After sending (docs/bounces.md): the soft-bounce limit and the circuit breaker's rates. */
   bounces: {
     softBounceLimit: number;
@@ -241,6 +244,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch {
     throw new ConfigError('SNS_CERT_HOST_PATTERN must be a regular expression');
   }
+  const snsTopicArns = (env.SES_TOPIC_ARNS || '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const arn of snsTopicArns) {
+    if (!/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/.test(arn)) {
+      throw new ConfigError(`SES_TOPIC_ARNS must be SNS topic ARNs separated by commas (arn:aws:sns:<region>:<account>:<topic>), got "${arn}"`);
+    }
+  }
   return {
     secretKey,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
@@ -253,7 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: env.INBOUND_SMTP_PORT ? intFrom(env, 'INBOUND_SMTP_PORT', 25, 0, 65535) : null,
       host: env.INBOUND_SMTP_HOST || host,
     },
-    hooks: { snsCertHost, postmarkUser: env.POSTMARK_WEBHOOK_USER || null, postmarkPassword: env.POSTMARK_WEBHOOK_PASSWORD || null },
+    hooks: { snsCertHost, snsTopicArns, postmarkUser: env.POSTMARK_WEBHOOK_USER || null, postmarkPassword: env.POSTMARK_WEBHOOK_PASSWORD || null },
     port, host, databaseUrl, smtpUrl, smtpRelays, sendPacing, publicUrl, publicUrlExplicit: Boolean(env.PUBLIC_URL), logLevel: env.LOG_LEVEL || 'info', dnsServers,
     dnsTimeoutMs: intFrom(env, 'DNS_TIMEOUT_MS', 5000, 1, 60_000),
     outboxDir: env.OUTBOX_DIR || path.join(PACKAGE_ROOT, 'data', 'outbox'),

@@ -3,7 +3,7 @@ import type { OperationDocs } from '../http/operation-docs.js';
 export const bouncesDocs: OperationDocs = {
   'GET /v1/inbound': {
     summary: 'Inbound mail that could not be read',
-    description: 'What the inbound listener (INBOUND_SMTP_PORT) accepted for a bounce address but could not read or apply, newest first, kept 30 days: a report in a format it does not know, a bounce it could not match to a delivery. Each entry has the first 256 KiB of the raw message (base64) for a look by hand. Cursor pagination. Needs `read:contacts`.',
+    description: 'What the inbound listener (INBOUND_SMTP_PORT) accepted for a bounce address but could not read or apply, newest first, kept 30 days: a report in a format it does not know, a bounce it could not match to a delivery, a report whose original message names another message than the bounce address it arrived at (kept for review, applied to nothing; the reason says which). Each entry has the first 256 KiB of the raw message (base64) for a look by hand. Cursor pagination. Needs `read:contacts`.',
     response: {
       data: [{
         id: 'inb_01JDB47C4E6G8J0M2P4R6T8V0X', rcptTo: 'bounces+dlv_01JDB45A2C4E6G8J0M2P4R6T8V.k3J9@bounces.example.com', mailFrom: 'MAILER-DAEMON@mx.example.net',
@@ -15,13 +15,14 @@ export const bouncesDocs: OperationDocs = {
   },
   'POST /hooks/ses': {
     summary: 'Amazon SES notifications (SNS)',
-    description: 'Point an SNS topic of SES\'s bounce and complaint notifications here (HTTPS subscription). The SNS signature of every message is verified against Amazon\'s certificate; the subscription confirmation is followed by itself. A Bounce (Permanent: hard bounce; Transient: soft) or Complaint is matched to its delivery by the Message-ID and applied as a bounce report received by mail would be. No API key.',
+    description: 'Point an SNS topic of SES\'s bounce and complaint notifications here (HTTPS subscription) and name the topic in SES_TOPIC_ARNS: messages for any other topic (or any topic, with SES_TOPIC_ARNS unset) are refused with 403 and never confirmed. The SNS signature of every message is verified against Amazon\'s certificate; the subscription confirmation is followed by itself. A Bounce (Permanent: hard bounce; Transient: soft) or Complaint is matched to its delivery by the Message-ID and applied as a bounce report received by mail would be. No API key.',
     request: { Type: 'Notification', MessageId: '6b3c1e40-2f7a-5d3b-9c1e-0a4b2c3d4e5f', TopicArn: 'arn:aws:sns:eu-west-1:123456789012:ses-bounces', Message: '{"notificationType":"Bounce","bounce":{"bounceType":"Permanent","bouncedRecipients":[{"emailAddress":"gone@example.net","diagnosticCode":"smtp; 550 5.1.1 user unknown"}]},"mail":{"messageId":"0102018c…","headers":[{"name":"Message-ID","value":"<dlv_01JDB45A2C4E6G8J0M2P4R6T8W@example.com>"}]}}', Timestamp: '2026-11-21T12:00:03.118Z', SignatureVersion: '1', Signature: 'EXAMPLEpH+…', SigningCertURL: 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-abc.pem' },
     requestType: 'application/json',
     response: { ok: true, applied: 1 },
     responses: {
       400: { description: 'Not an SNS message, or a SubscribeURL that is not an SNS address.', contentType: 'application/json', example: { ok: false, error: 'not an SNS message' } },
-      403: { description: 'The SNS signature does not verify.', contentType: 'application/json', example: { ok: false, error: 'the SNS signature does not verify' } },
+      403: { description: 'The topic is not in SES_TOPIC_ARNS, the SNS signature does not verify, or its signing certificate could not be fetched.', contentType: 'application/json', example: { ok: false, error: 'the SNS topic is not accepted here (SES_TOPIC_ARNS)' } },
+      502: { description: 'A subscription confirmation of a configured topic whose SubscribeURL could not be fetched (SNS sends it again).', contentType: 'application/json', example: { ok: false, confirmed: false, error: 'the SubscribeURL could not be fetched' } },
     },
   },
   'POST /hooks/postmark': {

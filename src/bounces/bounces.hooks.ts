@@ -11,6 +11,8 @@ export interface HooksOptions {
   rules: ReportRules;
   /** Hosts SNS certificates and confirmation URLs may be on (SNS_CERT_HOST_PATTERN). */
   snsCertHost: RegExp;
+  /** The SNS topics whose messages are accepted (SES_TOPIC_ARNS); empty: every SNS message is refused. */
+  snsTopicArns: readonly string[];
   /** Postmark's basic auth (POSTMARK_WEBHOOK_USER / _PASSWORD); unset: the Postmark hook answers 404. */
   postmark: { user: string; password: string } | null;
 }
@@ -21,7 +23,12 @@ const FETCH_TIMEOUT_MS = 10_000;
  * Provider webhooks (docs/bounces.md): `POST /hooks/ses` takes SNS notifications (a subscription
  * confirmation is confirmed, Bounce and Complaint notifications are applied; every message's signature is
  * verified against its certificate first), `POST /hooks/postmark` takes Bounce and SpamComplaint webhooks
- * behind basic auth. Answers are plain JSON, 200 once applied (or ignored), 403 for a bad signature.
+ * behind basic auth. Answers are plain JSON, 200 once applied (or ignored), 403 for a topic that is not configured
+ * (SES_TOPIC_ARNS), a bad signature or a certificate that cannot be fetched.
+ *
+ * Anyone with an AWS account can create a topic and have SNS sign messages for it: a valid signature says only that
+ * SNS sent it, not that the topic is ours. So the topic is checked first, before any certificate is fetched or any
+ * subscription confirmed, and only a configured topic's messages are verified and applied.
  */
 export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Promise<void> {
   registerBodyParsers(app);
@@ -39,13 +46,20 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
     return reply.code(status).send({ ok: false, error: status >= 500 ? 'internal error' : err.message });
   });
 
+  const topics = new Set(opts.snsTopicArns);
   const certs = new Map<string, string>();
   const fetchCert = async (url: URL): Promise<string> => {
     const cached = certs.get(url.href);
     if (cached) return cached;
-    const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
-    if (!res.ok) throw Object.assign(new Error(`the signing certificate could not be fetched (${res.status})`), { statusCode: 403 });
-    const pem = await res.text();
+    let pem: string;
+    try {
+      const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      pem = await res.text();
+    } catch (err) {
+      // Refused, unresolvable, timed out, not found: the request is not authenticated (403); a 500 would say the fault is ours.
+      throw Object.assign(new Error(`the signing certificate could not be fetched (${(err as Error).message})`), { statusCode: 403 });
+    }
     if (certs.size > 20) certs.clear();
     certs.set(url.href, pem);
     return pem;
@@ -64,11 +78,21 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
   app.post('/hooks/ses', { schema: { tags: ['public'], summary: 'Amazon SES bounce and complaint notifications through SNS (signature verified)', security: [] } }, async (req: FastifyRequest, reply: FastifyReply) => {
     const m = req.body as SnsMessage;
     if (!m || typeof m !== 'object' || typeof m.Type !== 'string') return reply.code(400).send({ ok: false, error: 'not an SNS message' });
+    if (typeof m.TopicArn !== 'string' || !topics.has(m.TopicArn)) {
+      const topic = typeof m.TopicArn === 'string' ? m.TopicArn.slice(0, 300) : null;
+      if (!topics.size) req.log.warn({ topic, type: m.Type }, 'SNS message refused: SES_TOPIC_ARNS is not set, so /hooks/ses accepts no topic');
+      else req.log.warn({ topic, type: m.Type }, 'SNS message refused: its topic is not in SES_TOPIC_ARNS');
+      return reply.code(403).send({ ok: false, error: 'the SNS topic is not accepted here (SES_TOPIC_ARNS)' });
+    }
     if (!(await verifySns(m, opts.snsCertHost, fetchCert))) return reply.code(403).send({ ok: false, error: 'the SNS signature does not verify' });
     if (m.Type === 'SubscriptionConfirmation') {
       const url = m.SubscribeURL ? snsUrlAllowed(m.SubscribeURL, opts.snsCertHost) : null;
       if (!url) return reply.code(400).send({ ok: false, error: 'the SubscribeURL is not an SNS address' });
-      const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+      const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) }).catch((err: Error) => err);
+      if (res instanceof Error) {
+        req.log.warn({ topic: m.TopicArn, err: res.message }, 'SNS subscription could not be confirmed');
+        return reply.code(502).send({ ok: false, confirmed: false, error: 'the SubscribeURL could not be fetched' });
+      }
       req.log.info({ topic: m.TopicArn, status: res.status }, 'SNS subscription confirmed');
       return { ok: res.ok, confirmed: res.ok };
     }

@@ -1,14 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { applyToContact } from '../contacts/contacts.lifecycle.js';
 import type { Db } from '../db/connection.js';
-import { findDelivery, workspaceOfDelivery } from '../deliveries/deliveries.repository.js';
+import { workspaceOfDelivery } from '../deliveries/deliveries.repository.js';
 import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import { parseInboundAddress, type InboundTarget } from '../mail/verp.js';
 import { contactOfConfirmation, workspaceOfConfirmation } from '../submissions/submissions.repository.js';
 import type { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import { parseInbound, type InboundReport } from './bounces.parse.js';
-import { deliveryIdOfMessageId } from './bounces.providers.js';
+import { claimsOf, conflictWithArrival } from './bounces.proof.js';
 import { applyDeliveryReport, type ReportRules } from './bounces.service.js';
 
 /** The first bytes of a message kept when it cannot be read (GET /v1/inbound). */
@@ -23,11 +23,18 @@ export type InboundOutcome =
   | { result: 'ignored'; why: string }
   | { result: 'kept'; why: string };
 
+/** One recipient of an accepted message: the address given at RCPT and what its token names. */
+export interface InboundRecipient {
+  rcptTo: string;
+  target: InboundTarget;
+}
+
 /**
  * What the inbound listener does with a message it accepted (docs/bounces.md): a bounce or complaint report is
- * applied to the delivery (or the confirmation) its VERP token names, an unsubscribe request to the mailto
- * address's delivery; auto-replies are ignored; what cannot be read is kept for 30 days and listed. It never
- * throws: the message was accepted, and a sender must not be told otherwise.
+ * applied to the delivery (or the confirmation) the VERP token of the address it arrived at names, and to nothing
+ * else (bounces.proof.ts: a report whose original names another message is kept for review); an unsubscribe request
+ * to the mailto address's delivery; auto-replies are ignored; what cannot be read is kept for 30 days and listed.
+ * It never throws: the message was accepted, and a sender must not be told otherwise.
  */
 export class InboundProcessor {
   constructor(
@@ -36,6 +43,8 @@ export class InboundProcessor {
     private readonly rules: ReportRules,
     private readonly unsubscribe: UnsubscribeService,
     private readonly log: FastifyBaseLogger,
+    /** The MIME reader (bounces.parse.ts); a test may count its calls. */
+    private readonly parseReport: (raw: Buffer) => Promise<InboundReport> = parseInbound,
   ) {}
 
   /** The target a recipient address names, or null (RCPT is then refused). */
@@ -43,9 +52,28 @@ export class InboundProcessor {
     return parseInboundAddress(this.secret, address);
   }
 
-  async process(target: InboundTarget, envelope: { mailFrom: string | null; rcptTo: string }, raw: Buffer): Promise<InboundOutcome> {
+  /**
+   * One message to one or more recipients: parsed once (only if some recipient is a bounce address), then applied
+   * to each distinct target once (two addresses naming the same row are one: the first is kept).
+   */
+  async processMessage(recipients: readonly InboundRecipient[], mailFrom: string | null, raw: Buffer): Promise<{ rcptTo: string; outcome: InboundOutcome }[]> {
+    const seen = new Set<string>();
+    const distinct = recipients.filter(({ target: t }) => {
+      const key = `${t.purpose}:${t.id}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    let parsed: Promise<InboundReport> | null = null;
+    const parse = () => (parsed ??= this.parseReport(raw));
+    const out: { rcptTo: string; outcome: InboundOutcome }[] = [];
+    for (const r of distinct) out.push({ rcptTo: r.rcptTo, outcome: await this.process(r.target, { mailFrom, rcptTo: r.rcptTo }, raw, parse) });
+    return out;
+  }
+
+  async process(target: InboundTarget, envelope: { mailFrom: string | null; rcptTo: string }, raw: Buffer, parse: () => Promise<InboundReport> = () => this.parseReport(raw)): Promise<InboundOutcome> {
     try {
-      return await this.apply(target, envelope, raw);
+      return await this.apply(target, envelope, raw, parse);
     } catch (err) {
       this.log.error({ err, rcptTo: envelope.rcptTo }, 'an inbound message could not be applied; it is kept');
       const workspaceId = await this.workspaceOf(target).catch(() => null);
@@ -60,34 +88,37 @@ export class InboundProcessor {
     return null;
   }
 
-  private async apply(target: InboundTarget, envelope: { mailFrom: string | null; rcptTo: string }, raw: Buffer): Promise<InboundOutcome> {
+  private async apply(target: InboundTarget, envelope: { mailFrom: string | null; rcptTo: string }, raw: Buffer, parse: () => Promise<InboundReport>): Promise<InboundOutcome> {
     const workspaceId = await this.workspaceOf(target);
     if (!workspaceId) return { result: 'ignored', why: target.kind === 't' ? 'a report about a test send' : 'what the address names no longer exists' };
     if (target.purpose === 'unsubscribe') {
       await this.unsubscribe.oneClickByDelivery(workspaceId, target.id);
       return { result: 'unsubscribed' };
     }
-    const report = await parseInbound(raw);
+    const report = await parse();
     if (report.kind === 'auto_reply') return { result: 'ignored', why: 'an auto-reply' };
     if (report.kind === 'unclassified') {
       await this.keep(workspaceId, envelope, raw, report.subject, report.reason);
       return { result: 'kept', why: report.reason };
     }
+    // The address's token decides; a report naming another message inside is kept for review, applied to nothing.
+    const conflict = conflictWithArrival(target, claimsOf(this.secret, report));
+    if (conflict) {
+      this.log.warn({ rcptTo: envelope.rcptTo, target: target.id, reason: conflict }, 'an inbound report names another message than its address: kept, not applied');
+      await this.keep(workspaceId, envelope, raw, report.subject, conflict);
+      return { result: 'kept', why: conflict };
+    }
     return target.kind === 'c' ? this.onConfirmation(workspaceId, target.id, report) : this.onDelivery(workspaceId, target.id, report);
   }
 
-  /** A report about a broadcast's message. */
+  /** A report about a broadcast's message: the delivery the address's token names. */
   private async onDelivery(workspaceId: string, deliveryId: string, report: Exclude<InboundReport, { kind: 'auto_reply' | 'unclassified' }>): Promise<InboundOutcome> {
-    let id = deliveryId;
-    // A feedback report names the complained-of message by its Message-ID (<deliveryId@domain>): it wins.
-    const named = report.kind === 'complaint' ? deliveryIdOfMessageId(report.originalMessageId) : null;
-    if (named && (await findDelivery(this.db.kysely, workspaceId, named))) id = named;
     if (report.kind === 'complaint') {
-      await applyDeliveryReport(this.db, this.rules, workspaceId, id, { kind: 'complaint', detail: `${report.feedbackType} report${report.subject ? `: ${report.subject}` : ''}` });
+      await applyDeliveryReport(this.db, this.rules, workspaceId, deliveryId, { kind: 'complaint', detail: `${report.feedbackType} report${report.subject ? `: ${report.subject}` : ''}` });
       return { result: 'complaint' };
     }
     const results = report.results.map((r) => ({ recipient: r.recipient, class: r.class, detail: [r.status, r.diagnostic].filter(Boolean).join(' ').slice(0, 500) || report.subject }));
-    return { result: 'bounce', deliveries: await applyDeliveryReport(this.db, this.rules, workspaceId, id, { kind: 'bounce', results }) };
+    return { result: 'bounce', deliveries: await applyDeliveryReport(this.db, this.rules, workspaceId, deliveryId, { kind: 'bounce', results }) };
   }
 
   /** A report about a confirmation email: a hard bounce or a complaint is the address's; nothing else changes. */

@@ -17,8 +17,8 @@ import { classify, enhancedStatus, replyCode, type BounceClass } from './bounces
  * - anything else: unclassified (kept and listed by GET /v1/inbound).
  */
 export type InboundReport =
-  | { kind: 'bounce'; format: 'dsn' | 'plain'; results: RecipientResult[]; originalMessageId: string | null; subject: string }
-  | { kind: 'complaint'; feedbackType: string; recipient: string | null; originalMessageId: string | null; subject: string }
+  | { kind: 'bounce'; format: 'dsn' | 'plain'; results: RecipientResult[]; originalMessageId: string | null; originalSenders: string[]; subject: string }
+  | { kind: 'complaint'; feedbackType: string; recipient: string | null; originalMessageId: string | null; originalSenders: string[]; subject: string }
   | { kind: 'auto_reply'; subject: string }
   | { kind: 'unclassified'; reason: string; subject: string };
 
@@ -80,6 +80,27 @@ function originalMessageId(parts: Attachment[], text: string): string | null {
   return m ? m[1]! : null;
 }
 
+const RETURN_PATH = /^\s*return-path\s*:\s*<?([^<>\s]*)>?/gim;
+
+/**
+ * The envelope senders the original message inside a report had: its Return-Path (in the returned message or
+ * headers, or quoted in a plain bounce's text) and, in an ARF report, `Original-Mail-From`. These carry the signed
+ * VERP token of the message the report is really about (bounces.proof.ts).
+ */
+function originalSenders(parts: Attachment[], text: string, arfFields?: Map<string, string>): string[] {
+  const found = new Set<string>();
+  const scan = (s: string) => {
+    for (const m of s.matchAll(RETURN_PATH)) if (m[1]) found.add(m[1].toLowerCase());
+  };
+  for (const p of parts) {
+    if (/^(message\/rfc822|text\/rfc822-headers|message\/rfc822-headers)/i.test(p.contentType)) scan(p.content.toString('utf8').split(/\r?\n\r?\n/, 1)[0] ?? '');
+  }
+  scan(text);
+  const from = addressOf(arfFields?.get('original-mail-from'));
+  if (from) found.add(from);
+  return [...found].slice(0, 20);
+}
+
 const reportType = (mail: ParsedMail): string | null => {
   const ct = mail.headers.get('content-type') as { value?: string; params?: Record<string, string> } | undefined;
   if (!ct?.value || ct.value.toLowerCase() !== 'multipart/report') return null;
@@ -130,6 +151,7 @@ export async function parseInbound(raw: Buffer): Promise<InboundReport> {
       feedbackType: (fields.get('feedback-type') ?? 'abuse').toLowerCase(),
       recipient: addressOf(fields.get('original-rcpt-to')),
       originalMessageId: originalMessageId(mail.attachments, text),
+      originalSenders: originalSenders(mail.attachments, text, fields),
       subject,
     };
   }
@@ -147,7 +169,7 @@ export async function parseInbound(raw: Buffer): Promise<InboundReport> {
         const cls: BounceClass | null = action === 'delayed' ? 'soft' : action === 'failed' ? classify({ code, status, text: diagnostic }) ?? 'failed' : null;
         return { recipient: addressOf(g.get('final-recipient') ?? g.get('original-recipient')), action, status, diagnostic, class: cls };
       });
-      if (results.length) return { kind: 'bounce', format: 'dsn', results, originalMessageId: originalMessageId(mail.attachments, text), subject };
+      if (results.length) return { kind: 'bounce', format: 'dsn', results, originalMessageId: originalMessageId(mail.attachments, text), originalSenders: originalSenders(mail.attachments, text), subject };
     }
   }
 
@@ -160,7 +182,7 @@ export async function parseInbound(raw: Buffer): Promise<InboundReport> {
     if (found.class) {
       const recipient = /(?:^|[\s<:])([a-z0-9._%+'-]+@[a-z0-9.-]+\.[a-z]{2,})/i.exec(text.replace(/\b(bounces|unsubscribe)\+[^\s@]+@\S+/gi, ''))?.[1]?.toLowerCase() ?? null;
       return {
-        kind: 'bounce', format: 'plain', subject, originalMessageId: originalMessageId(mail.attachments, text),
+        kind: 'bounce', format: 'plain', subject, originalMessageId: originalMessageId(mail.attachments, text), originalSenders: originalSenders(mail.attachments, text),
         results: [{ recipient, action: 'failed', status: found.status, diagnostic: text.trim().slice(0, 500), class: found.class }],
       };
     }

@@ -1,11 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
-import type { SMTPServerSession } from 'smtp-server';
-import type { InboundTarget } from '../mail/verp.js';
-import type { InboundProcessor } from './bounces.inbound.js';
+import type { InboundProcessor, InboundRecipient } from './bounces.inbound.js';
 
 /** The largest message the listener takes (bounce reports carry the original message, usually small). */
 export const INBOUND_MAX_BYTES = 10 * 1024 * 1024;
+/** The most recipients one message may have: a report is about one message, and each recipient costs a lookup and a write. */
+export const INBOUND_MAX_RECIPIENTS = 50;
 
 export interface InboundServer {
   port: number;
@@ -15,13 +15,13 @@ export interface InboundServer {
 /**
  * The inbound SMTP listener (docs/bounces.md): the bounce domain's MX points here. RCPT to a bounce or
  * unsubscribe address with a valid token is accepted; anything else is refused with 550 before any data is
- * sent. The data is applied before the answer, and the answer is then 250 whatever the processing found
+ * sent; a repeated recipient is accepted once, and beyond INBOUND_MAX_RECIPIENTS distinct ones RCPT is answered
+ * 452 (the sender sends the rest in another transaction). The data is parsed once and applied before the answer, and the answer is then 250 whatever the processing found
  * (what cannot be read is kept): a sender is never told a 5xx about data it sent. Plain SMTP on the port given (no AUTH, no STARTTLS:
  * reports are not secret, and relays deliver to an MX without TLS when it offers none).
  */
 export async function startInboundServer(opts: { port: number; host: string; processor: InboundProcessor; log: FastifyBaseLogger; banner?: string }): Promise<InboundServer> {
   const { processor, log } = opts;
-  const targets = new WeakMap<SMTPServerSession, InboundTarget[]>();
   // Loaded when the listener starts: processes that do not listen never load it.
   const { SMTPServer } = await import('smtp-server');
   const server = new SMTPServer({
@@ -38,7 +38,13 @@ export async function startInboundServer(opts: { port: number; host: string; pro
         err.responseCode = 550;
         return cb(err);
       }
-      targets.set(session, [...(targets.get(session) ?? []), target]);
+      // smtp-server keeps one entry per address (case-insensitive) and replaces a repeat: a repeat is not counted.
+      const key = address.address.toLowerCase();
+      if (session.envelope.rcptTo.length >= INBOUND_MAX_RECIPIENTS && !session.envelope.rcptTo.some((r) => r.address.toLowerCase() === key)) {
+        const err = new Error('4.5.3 Too many recipients') as Error & { responseCode: number };
+        err.responseCode = 452;
+        return cb(err);
+      }
       cb();
     },
     onData(stream, session, cb) {
@@ -56,22 +62,20 @@ export async function startInboundServer(opts: { port: number; host: string; pro
           return cb(err);
         }
         const raw = Buffer.concat(chunks);
-        const rcpts = session.envelope.rcptTo.map((r) => r.address);
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : null;
-        const list = targets.get(session) ?? [];
-        targets.delete(session);
+        // The envelope's recipients, each accepted at RCPT (so its token verified); the target is read again from
+        // the address rather than kept beside the list, so the two cannot disagree.
+        const recipients = session.envelope.rcptTo.flatMap((r): InboundRecipient[] => {
+          const target = processor.target(r.address);
+          return target ? [{ rcptTo: r.address, target }] : [];
+        });
         // Applied before the 250 is sent, so that a report the sender saw accepted is never lost to a crash;
-        // process() never throws (what it cannot apply it keeps), so the answer is 250 whatever it found.
-        void (async () => {
-          for (const [i, target] of list.entries()) {
-            const outcome = await processor.process(target, { mailFrom, rcptTo: rcpts[i] ?? '' }, raw);
-            log.info({ rcptTo: rcpts[i], outcome }, 'inbound message');
-          }
-        })().finally(() => cb());
+        // processMessage() never throws (what it cannot apply it keeps), so the answer is 250 whatever it found.
+        void processor.processMessage(recipients, mailFrom, raw)
+          .then((outcomes) => { for (const o of outcomes) log.info(o, 'inbound message'); })
+          .catch((err: unknown) => log.error({ err }, 'inbound message could not be processed'))
+          .finally(() => cb());
       });
-    },
-    onClose(session) {
-      targets.delete(session);
     },
   });
   server.on('error', (err) => log.error({ err }, 'inbound SMTP server error'));

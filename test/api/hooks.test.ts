@@ -24,6 +24,8 @@ import { startSmtpServer } from '../helpers/smtp.js';
  * own host (SNS_CERT_HOST_PATTERN lets the test name 127.0.0.1).
  */
 const silent = pino({ level: 'silent' });
+/** The topic SES publishes to (SES_TOPIC_ARNS). */
+const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:ses-feedback';
 let openssl = true;
 try {
   execFileSync('openssl', ['version'], { stdio: 'ignore' });
@@ -59,7 +61,7 @@ describeApi('provider hooks: SES through SNS, Postmark', (h) => {
     certBase = `http://127.0.0.1:${(certServer.address() as AddressInfo).port}`;
     app = await buildApp({
       db: h.db, logger: false,
-      config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, hooks: { snsCertHost: /^127\.0\.0\.1$/, postmarkUser: 'pm', postmarkPassword: 'hook-secret' } },
+      config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, hooks: { snsCertHost: /^127\.0\.0\.1$/, snsTopicArns: [TOPIC], postmarkUser: 'pm', postmarkPassword: 'hook-secret' } },
     });
     await app.ready();
     sink = await startSmtpServer();
@@ -107,7 +109,7 @@ describeApi('provider hooks: SES through SNS, Postmark', (h) => {
       ? { notificationType: 'Bounce', bounce: { feedbackId: '0102018f-abcd', timestamp: '2026-11-24T09:31:05.000Z', reportingMTA: 'dsn; a8-70.smtp-out.amazonses.com', ...bounce }, mail }
       : { notificationType: 'Complaint', complaint: { feedbackId: '0102018f-efgh', timestamp: '2026-11-24T10:00:00.000Z', complainedRecipients: [{ emailAddress: email }], complaintFeedbackType: 'abuse', userAgent: 'Yahoo!-Mail-Feedback/2.0' }, mail };
     return sign({
-      Type: 'Notification', MessageId: crypto.randomUUID(), TopicArn: 'arn:aws:sns:eu-west-1:123456789012:ses-feedback',
+      Type: 'Notification', MessageId: crypto.randomUUID(), TopicArn: TOPIC,
       Message: JSON.stringify(message), Timestamp: '2026-11-24T09:31:06.000Z', UnsubscribeURL: `${certBase}/unsubscribe`,
     } as never);
   }
@@ -145,12 +147,72 @@ describeApi('provider hooks: SES through SNS, Postmark', (h) => {
 
   it('SES: a subscription confirmation is confirmed by fetching its SubscribeURL (on an SNS host only)', async () => {
     if (!openssl) return;
-    const m = sign({ Type: 'SubscriptionConfirmation', MessageId: crypto.randomUUID(), Token: 'tok123', TopicArn: 'arn:aws:sns:eu-west-1:123456789012:ses-feedback',
+    const m = sign({ Type: 'SubscriptionConfirmation', MessageId: crypto.randomUUID(), Token: 'tok123', TopicArn: TOPIC,
       Message: 'You have chosen to subscribe to the topic…', SubscribeURL: `${certBase}/confirm?Action=ConfirmSubscription&Token=tok123`, Timestamp: '2026-11-24T09:00:00.000Z' } as never);
     expect((await post('/hooks/ses', m)).json()).toEqual({ ok: true, confirmed: true });
     expect(confirmed).toEqual(['/confirm?Action=ConfirmSubscription&Token=tok123']);
-    const elsewhere = sign({ Type: 'SubscriptionConfirmation', MessageId: crypto.randomUUID(), Token: 't', TopicArn: 'arn:x', Message: 'x', SubscribeURL: 'http://169.254.169.254/latest/meta-data', Timestamp: '2026-11-24T09:00:00.000Z' } as never);
+    const elsewhere = sign({ Type: 'SubscriptionConfirmation', MessageId: crypto.randomUUID(), Token: 't', TopicArn: TOPIC, Message: 'x', SubscribeURL: 'http://169.254.169.254/latest/meta-data', Timestamp: '2026-11-24T09:00:00.000Z' } as never);
     expect((await post('/hooks/ses', elsewhere)).statusCode).toBe(400);
+  });
+
+  it('SES: only the topics in SES_TOPIC_ARNS: another topic\'s signed notification or subscription is 403, logged, never confirmed nor applied; unset refuses every topic', async () => {
+    if (!openssl) return;
+    const lines: string[] = [];
+    const logged = await buildApp({ db: h.db, config: { logLevel: 'info', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, hooks: { snsCertHost: /^127\.0\.0\.1$/, snsTopicArns: [TOPIC], postmarkUser: null, postmarkPassword: null } }, logStream: { write: (l) => lines.push(l) } });
+    const unset = await buildApp({ db: h.db, config: { logLevel: 'info', publicUrl: 'http://localhost:3000', secret: TEST_SECRET }, logStream: { write: (l) => lines.push(l) } });
+    try {
+      const { ws, domain, ids } = await sent(1);
+      const send = (a: FastifyInstance, body: unknown) => a.inject({ method: 'POST', url: '/hooks/ses', headers: { 'content-type': 'text/plain; charset=UTF-8' }, payload: JSON.stringify(body) });
+      const strangers = 'arn:aws:sns:us-east-1:999999999999:not-ours';
+      const ours = sesNotification('Complaint', ids.get('p0@example.com')!, domain, 'p0@example.com');
+      // Signed by SNS (the same certificate) for somebody else's topic: refused before anything is fetched or applied.
+      const foreign = sign({ ...ours, TopicArn: strangers, Signature: undefined, SigningCertURL: undefined, SignatureVersion: undefined } as never);
+      const before = confirmed.length;
+      const subscribe = sign({ Type: 'SubscriptionConfirmation', MessageId: crypto.randomUUID(), Token: 'evil', TopicArn: strangers,
+        Message: 'You have chosen to subscribe…', SubscribeURL: `${certBase}/confirm?Action=ConfirmSubscription&Token=evil`, Timestamp: '2026-11-24T09:00:00.000Z' } as never);
+      for (const a of [logged, app]) {
+        expect((await send(a, foreign)).statusCode).toBe(403);
+        expect((await send(a, subscribe)).statusCode).toBe(403);
+        expect((await send(a, { ...ours, TopicArn: undefined })).statusCode).toBe(403);
+      }
+      expect(confirmed.length).toBe(before);
+      expect(await contact(ws.id, 'p0@example.com')).toBe('SUBSCRIBED');
+      expect(lines.some((l) => l.includes('its topic is not in SES_TOPIC_ARNS') && l.includes(strangers))).toBe(true);
+      // Unset: nothing is accepted, not even our own topic, and the log names the setting.
+      expect((await send(unset, ours)).statusCode).toBe(403);
+      expect(lines.some((l) => l.includes('SES_TOPIC_ARNS is not set'))).toBe(true);
+      expect(await contact(ws.id, 'p0@example.com')).toBe('SUBSCRIBED');
+      // The configured topic still works.
+      expect((await send(logged, ours)).json()).toEqual({ ok: true, applied: 1 });
+      expect(await contact(ws.id, 'p0@example.com')).toBe('COMPLAINED');
+    } finally {
+      await logged.close();
+      await unset.close();
+    }
+  });
+
+  it('SES: a signing certificate that cannot be fetched (connection refused, not found, unresolvable host) is 403, not 500, and changes nothing', async () => {
+    if (!openssl) return;
+    const { ws, domain, ids } = await sent(1);
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const deadPort = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const n = sesNotification('Complaint', ids.get('p0@example.com')!, domain, 'p0@example.com');
+    for (const url of [`http://127.0.0.1:${deadPort}/SimpleNotificationService-test.pem`, `${certBase}/missing.pem`]) {
+      const res = await post('/hooks/ses', { ...n, SigningCertURL: url });
+      expect(res.statusCode, url).toBe(403);
+      expect(res.json()).toMatchObject({ ok: false, error: expect.stringContaining('could not be fetched') });
+    }
+    // A host that does not resolve (the pattern lets the test name it; .invalid never resolves, RFC 6761).
+    const dns = await buildApp({ db: h.db, logger: false, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, hooks: { snsCertHost: /\.invalid$/, snsTopicArns: [TOPIC], postmarkUser: null, postmarkPassword: null } } });
+    try {
+      const res = await dns.inject({ method: 'POST', url: '/hooks/ses', headers: { 'content-type': 'text/plain; charset=UTF-8' }, payload: JSON.stringify({ ...n, SigningCertURL: 'https://sns.nowhere.invalid/SimpleNotificationService-test.pem' }) });
+      expect(res.statusCode).toBe(403);
+    } finally {
+      await dns.close();
+    }
+    expect(await contact(ws.id, 'p0@example.com')).toBe('SUBSCRIBED');
   });
 
   it('Postmark: basic auth; Bounce and SpamComplaint records matched by their deliveryId metadata', async () => {

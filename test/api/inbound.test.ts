@@ -4,12 +4,15 @@ import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseInbound } from '../../src/bounces/bounces.parse.js';
+import { claimsOf, provenTarget } from '../../src/bounces/bounces.proof.js';
 import { InboundProcessor } from '../../src/bounces/bounces.inbound.js';
 import { startInboundServer, type InboundServer } from '../../src/bounces/bounces.server.js';
 import { reportRules } from '../../src/bounces/bounces.service.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
+import { newId } from '../../src/lib/ids.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
+import { returnPath } from '../../src/mail/verp.js';
 import { UnsubscribeService } from '../../src/unsubscribe/unsubscribe.service.js';
 import { describeApi } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
@@ -55,6 +58,31 @@ describe('inbound fixtures: the parser reads each as its manifest says', () => {
       if (report.kind === 'complaint') expect(report.originalMessageId).toBe('<dlv_01JD7Q8W3K2M4N5P6R7S8T9V0W@acme.test>');
     });
   }
+});
+
+describe('ids: none can be derived from another (issue 29)', () => {
+  const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  const random = (id: string) => [...id.slice(-16)].reduce((n, c) => n * 32n + BigInt(B32.indexOf(c)), 0n);
+  const time = (id: string) => id.slice(-26, -16);
+
+  it('ids made in the same millisecond keep their order but are not consecutive: each steps by a random amount no other id tells', () => {
+    for (const prefix of ['dlv', 'cnf', 'tst', 'ct', 'evt'] as const) {
+      const ids = Array.from({ length: 3000 }, () => newId(prefix));
+      expect([...ids].sort()).toEqual(ids);
+      const steps = new Set<bigint>();
+      let sameMs = 0;
+      for (let i = 1; i < ids.length; i++) {
+        if (time(ids[i]!) !== time(ids[i - 1]!)) continue;
+        sameMs++;
+        const step = random(ids[i]!) - random(ids[i - 1]!);
+        // A monotonic ULID steps by 1; a random step of 1 to 2^64 is under 2^24 once in 2^40 pairs.
+        expect(step, `${ids[i - 1]} then ${ids[i]}`).toBeGreaterThan(2n ** 24n);
+        steps.add(step);
+      }
+      expect(sameMs, 'the loop makes many ids per millisecond').toBeGreaterThan(100);
+      expect(steps.size, 'no two steps alike').toBe(sameMs);
+    }
+  });
 });
 
 describeApi('inbound SMTP listener', (h) => {
@@ -161,5 +189,96 @@ describeApi('inbound SMTP listener', (h) => {
     await client.sendMail({ envelope: { from: '', to: [good] }, raw: dsn });
     expect((await state(ws.id, emails[0]!)).contact).toBe('BOUNCED');
     expect((await h.call(ws.key, 'GET', '/v1/suppressions')).json().data).toHaveLength(1);
+  });
+  /** What a recipient of `email` sees of their own message: its VERP address, token and Message-ID's delivery id. */
+  const seen = (sent: Map<string, Received>, email: string) => {
+    const m = sent.get(email)!;
+    return { address: m.mailFrom, token: m.mailFrom.split('@')[0]!.slice('bounces+'.length), deliveryId: m.parsed.messageId!.slice(1).split('@')[0]! };
+  };
+
+  it('a report acts only on the delivery its address names: an ARF or a DSN sent to one\'s own bounce address naming another message changes nobody and is kept for review (issue 29)', async () => {
+    const { ws, domain, emails, sent } = await sendBroadcast(3);
+    const [me, neighbour, third] = emails.map((e) => seen(sent, e)) as [ReturnType<typeof seen>, ReturnType<typeof seen>, ReturnType<typeof seen>];
+    const read = (kind: string) => fs.readFileSync(path.join(DIR, manifest.find((f) => f.expected.kind === kind)!.file), 'utf8');
+    const arf = read('complaint');
+    const dsn = read('hard_bounce');
+    const forged = me.token.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
+    const attempts = [
+      // The issue's attack: one's own bounce address, a neighbour's Message-ID inside.
+      fill(arf, { recipient: emails[1]!, token: me.token, domain, deliveryId: neighbour.deliveryId }),
+      fill(dsn, { recipient: emails[1]!, token: me.token, domain, deliveryId: neighbour.deliveryId }),
+      // Another message's (valid) VERP token in the original's Return-Path, or a forged one.
+      fill(arf, { recipient: emails[0]!, token: third.token, domain, deliveryId: me.deliveryId }),
+      fill(dsn, { recipient: emails[0]!, token: forged, domain, deliveryId: me.deliveryId }),
+    ];
+    for (const raw of attempts) await client.sendMail({ envelope: { from: '', to: [me.address] }, raw });
+    for (const e of emails) {
+      expect(await state(ws.id, e), e).toMatchObject({ contact: 'SUBSCRIBED', suppression: null, delivery: { status: 'SENT', bounce_class: null, complained_at: null } });
+    }
+    const kept = (await h.call(ws.key, 'GET', '/v1/inbound')).json().data as { rcptTo: string; reason: string }[];
+    expect(kept).toHaveLength(attempts.length);
+    for (const k of kept) expect(k).toMatchObject({ rcptTo: me.address, reason: expect.stringMatching(/^not applied: the original message's (Message-ID|Return-Path)/) });
+    expect(kept.filter((k) => k.reason.includes(neighbour.deliveryId))).toHaveLength(2);
+    const health = (await h.call(ws.key, 'GET', '/v1/workspace/health')).json().windows[0];
+    expect(health).toMatchObject({ complaints: 0, hardBounces: 0 });
+    // One's own report about one's own message is applied, to that message only.
+    await client.sendMail({ envelope: { from: '', to: [me.address] }, raw: fill(arf, { recipient: emails[0]!, token: me.token, domain, deliveryId: me.deliveryId }) });
+    expect(await state(ws.id, emails[0]!)).toMatchObject({ contact: 'COMPLAINED', suppression: 'COMPLAINED' });
+    for (const e of emails.slice(1)) expect((await state(ws.id, e)).contact).toBe('SUBSCRIBED');
+  });
+
+  it('what a report proves by itself (for addresses without a token): only a signed VERP token in the original, agreeing with its Message-ID', async () => {
+    const { domain, emails, sent } = await sendBroadcast(2);
+    const [me, neighbour] = emails.map((e) => seen(sent, e)) as [ReturnType<typeof seen>, ReturnType<typeof seen>];
+    const arf = fs.readFileSync(path.join(DIR, 'arf-yahoo-cfl.eml'), 'utf8');
+    const proven = async (raw: string) => {
+      const report = await parseInbound(Buffer.from(raw));
+      if (report.kind !== 'complaint') throw new Error(report.kind);
+      return provenTarget(claimsOf(TEST_SECRET, report))?.id ?? null;
+    };
+    expect(await proven(fill(arf, { recipient: emails[0]!, token: me.token, domain, deliveryId: me.deliveryId }))).toBe(me.deliveryId);
+    // A Message-ID alone proves nothing; a Message-ID that disagrees with the token, or a forged token, neither.
+    expect(await proven(fill(arf, { recipient: emails[0]!, token: me.token, domain, deliveryId: neighbour.deliveryId }))).toBeNull();
+    expect(await proven(fill(arf, { recipient: emails[0]!, token: 'x', domain, deliveryId: neighbour.deliveryId }))).toBeNull();
+    expect(await proven(fill(arf, { recipient: emails[0]!, token: me.token.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a')), domain, deliveryId: me.deliveryId }))).toBeNull();
+  });
+
+  it('one message to many recipients: parsed once, applied once per distinct recipient (a repeated RCPT is one, and logs no error), at most 50 recipients (452 beyond)', async () => {
+    const { ws, domain, emails, sent } = await sendBroadcast(2);
+    const [a, b] = emails.map((e) => seen(sent, e)) as [ReturnType<typeof seen>, ReturnType<typeof seen>];
+    let parses = 0;
+    const lines: { level: number; msg: string }[] = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => lines.push(JSON.parse(l) as { level: number; msg: string }) });
+    const processor = new InboundProcessor(h.db, TEST_SECRET, reportRules(), new UnsubscribeService(h.db), log as never, (raw) => {
+      parses++;
+      return parseInbound(raw);
+    });
+    const server = await startInboundServer({ port: 0, host: '127.0.0.1', processor, log: log as never });
+    const c = nodemailer.createTransport({ host: '127.0.0.1', port: server.port, secure: false, ignoreTLS: true });
+    try {
+      const garbage = fill(fs.readFileSync(path.join(DIR, 'garbage-truncated.eml'), 'utf8'), { recipient: emails[0]!, token: a.token, domain, deliveryId: a.deliveryId });
+      // a three times (once in capitals, once at another domain's bounce address: the same token), then b.
+      const sameToken = `bounces+${a.token}@bounces.elsewhere.test`;
+      const info = await c.sendMail({ envelope: { from: '', to: [a.address, a.address, a.address.toUpperCase(), sameToken, b.address] }, raw: garbage });
+      expect(info.rejected).toEqual([]);
+      const kept = (await h.call(ws.key, 'GET', '/v1/inbound')).json().data as { rcptTo: string }[];
+      // (smtp-server keeps the last spelling of a repeated address.)
+      expect(kept.map((k) => k.rcptTo.toLowerCase()).sort()).toEqual([a.address, b.address].sort());
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+      expect(lines.filter((l) => l.msg === 'inbound message')).toHaveLength(2);
+      const parsesOfOneMessage = parses;
+
+      // The cap: 50 distinct recipients; the 51st is 452 (sent again later), a repeat of an accepted one is not counted.
+      const many = Array.from({ length: 51 }, () => returnPath(TEST_SECRET, 'd', newId('dlv'), domain));
+      const capped = await c.sendMail({ envelope: { from: '', to: [...many, many[0]!] }, raw: 'Subject: x\r\n\r\nx' });
+      expect(capped.rejected).toEqual([many[50]]);
+      expect((capped.rejectedErrors as { responseCode?: number }[] | undefined)?.[0]?.responseCode).toBe(452);
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+      // Read once for its four recipients (the capped message names no existing row: it is never read).
+      expect(parsesOfOneMessage).toBe(1);
+    } finally {
+      c.close();
+      await server.close();
+    }
   });
 });
