@@ -28,6 +28,15 @@ function htmlPage(reply: FastifyReply, status: number, html: string): FastifyRep
     .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store').send(html);
 }
 
+/**
+ * The URL as a Location header can carry it. The rewriter signs WHATWG-normalised URLs (ASCII only), so this is a
+ * test and nothing more on the hot path; a token signed with anything else (an older rewriter, a hand-made link)
+ * is normalised here rather than failing the header with a 500 (issue 29's sweep: `https://例え.jp/ありがとう`).
+ */
+export function locationOf(url: string): string {
+  return /^[\x21-\x7e]*$/.test(url) ? url : new URL(url).href;
+}
+
 function hitOf(req: FastifyRequest) {
   const ua = req.headers['user-agent'];
   return { userAgent: typeof ua === 'string' ? ua : undefined, ip: req.ip, method: req.method };
@@ -81,7 +90,7 @@ export async function trackingRoutes(app: FastifyInstance, opts: { service: Trac
       return htmlPage(reply.header('retry-after', '5'), 503, UNAVAILABLE);
     }
     return reply.code(302)
-      .header('location', ref.url)
+      .header('location', locationOf(ref.url))
       .header('cache-control', 'no-store, max-age=0')
       .header('referrer-policy', 'no-referrer')
       .send();
