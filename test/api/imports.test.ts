@@ -539,18 +539,19 @@ describeApi('contact imports', (h) => {
 });
 
 /** A row that the database itself refuses (a trigger): a real failure in the middle of an import. */
-async function refuseInDatabase(h: Harness, table: 'contacts' | 'contact_imports', when: { column: string; value: string }): Promise<() => Promise<void>> {
+async function refuseInDatabase(h: Harness, table: 'contacts' | 'contact_imports', when: { column: string; value: string } | { sqlite: string; postgres: string }): Promise<() => Promise<void>> {
   const { sql } = await import('kysely');
   const name = `refuse_${table}`;
+  const condition = 'column' in when ? `new.${when.column} = '${when.value}'` : when[h.dbName];
   if (h.dbName === 'sqlite') {
-    await sql.raw(`create trigger ${name}_i before insert on ${table} when new.${when.column} = '${when.value}' begin select raise(abort, 'refused by test trigger'); end`).execute(h.db.kysely);
-    await sql.raw(`create trigger ${name}_u before update on ${table} when new.${when.column} = '${when.value}' begin select raise(abort, 'refused by test trigger'); end`).execute(h.db.kysely);
+    await sql.raw(`create trigger ${name}_i before insert on ${table} when ${condition} begin select raise(abort, 'refused by test trigger'); end`).execute(h.db.kysely);
+    await sql.raw(`create trigger ${name}_u before update on ${table} when ${condition} begin select raise(abort, 'refused by test trigger'); end`).execute(h.db.kysely);
     return async () => {
       await sql.raw(`drop trigger ${name}_i`).execute(h.db.kysely);
       await sql.raw(`drop trigger ${name}_u`).execute(h.db.kysely);
     };
   }
-  await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin if new.${when.column} = '${when.value}' then raise exception 'refused by test trigger'; end if; return new; end $$`).execute(h.db.kysely);
+  await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin if ${condition} then raise exception 'refused by test trigger'; end if; return new; end $$`).execute(h.db.kysely);
   await sql.raw(`create trigger ${name} before insert or update on ${table} for each row execute function ${name}()`).execute(h.db.kysely);
   return async () => {
     await sql.raw(`drop trigger ${name} on ${table}`).execute(h.db.kysely);
@@ -616,6 +617,20 @@ describeApi('contact imports: stored text is well-formed; a failure mid-import l
       expect(job.error).toMatch(/failed unexpectedly/);
       const stored = await h.db.kysely.selectFrom('contact_imports').select('status').where('workspace_id', '=', ws.id).execute();
       expect(stored).toEqual([{ status: 'FAILED' }]);
+    } finally {
+      await undo();
+    }
+  });
+
+  it('the database refusing the job with its list of rejected rows (what a cut emoji did): FAILED without the list, and says so', async () => {
+    const ws = await h.workspace();
+    const undo = await refuseInDatabase(h, 'contact_imports', { sqlite: "new.status <> 'RUNNING' and new.errors <> '[]'", postgres: "new.status <> 'RUNNING' and new.errors::text <> '[]'" });
+    try {
+      const res = await post(h, ws.key, `${csvOf(3)}not an email,x,y,z,w\n`);
+      expect(res.statusCode, res.body).toBe(201);
+      const job = res.json();
+      expect(job).toMatchObject({ status: 'FAILED', created: 3, skipped: 1, errors: [] });
+      expect(job.error).toMatch(/failed unexpectedly.*list of rejected rows could not be stored/);
     } finally {
       await undo();
     }
