@@ -48,7 +48,7 @@ import { TrackingService } from './tracking/tracking.service.js';
 import { DEFAULT_WRITER_OPTIONS } from './tracking/tracking.writer.js';
 import { unsubscribeRoutes } from './unsubscribe/unsubscribe.routes.js';
 import { UnsubscribeService } from './unsubscribe/unsubscribe.service.js';
-import { SESSION_COOKIE, SessionsService } from './users/sessions.service.js';
+import { SessionsService } from './users/sessions.service.js';
 import { usersPages } from './users/users.pages.js';
 import { usersRoutes } from './users/users.routes.js';
 import { UsersService } from './users/users.service.js';
@@ -178,7 +178,7 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
     v1.removeAllContentTypeParsers();
     registerBodyParsers(v1);
     registerRequestRules(v1, {
-      sessionCookie: SESSION_COOKIE,
+      sessionCookie: services.sessions.cookieName,
       apiKey: (header) => services.apiKeys.authenticate(header),
       apiKeyNow: (header) => services.apiKeys.authenticateNow(header),
       session: (req, reply) => services.sessions.authenticate(req, reply),

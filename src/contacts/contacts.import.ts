@@ -70,8 +70,26 @@ const validateRow = validatorCompiler({ schema: ImportRow, httpPart: 'body', met
   errors?: Parameters<typeof toFieldErrors>[0] | null;
 };
 
-function clip(text: string): string {
-  return text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS - 1)}…` : text;
+/**
+ * Text that every database stores as it is: a lone surrogate (half of a character) or NUL becomes its escape
+ * (`\ud800`), visible in the job. PostgreSQL refuses both (in text and in jsonb, where JSON.stringify's `\ud800`
+ * is an error too), which failed the whole job's write.
+ */
+export function storableText(text: string): string {
+  // eslint-disable-next-line no-control-regex -- NUL is what is being looked for
+  return text.replace(/[\p{Cs}\u0000]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** A reason of at most MAX_REASON_CHARS characters, cut between code points (never inside an emoji), storable. */
+export function clip(text: string): string {
+  const safe = storableText(text);
+  if (safe.length <= MAX_REASON_CHARS) return safe;
+  const chars: string[] = [];
+  for (const ch of safe) {
+    chars.push(ch);
+    if (chars.length > MAX_REASON_CHARS) return `${chars.slice(0, MAX_REASON_CHARS - 1).join('')}…`;
+  }
+  return safe;
 }
 
 function describe(errors: FieldError[]): string {

@@ -8,7 +8,7 @@ import { newId } from '../lib/ids.js';
 import { nowIso } from '../lib/time.js';
 import { suppressionsOf } from '../suppressions/suppressions.repository.js';
 import { createdEvents, statusEvents, updatedEvent, type ContactSource } from './contacts.events.js';
-import { BodyTooLarge, csvItems, limitBytes, ndjsonItems, type ColumnMap, type ContactUpsert, type ImportItem } from './contacts.import.js';
+import { BodyTooLarge, clip, csvItems, limitBytes, ndjsonItems, storableText, type ColumnMap, type ContactUpsert, type ImportItem } from './contacts.import.js';
 import * as repo from './contacts.repository.js';
 import type { ImportFormat, ImportJob } from './contacts.schemas.js';
 import { initialStatus, requestedStatus } from './contacts.state.js';
@@ -37,7 +37,7 @@ export const INTERRUPTED = 'the import was interrupted (its server stopped); the
  * stops the import: the rows before it are kept and the job is FAILED, with `error`. A body over the byte
  * limit stops it the same way and is answered 413 (with the job's id).
  */
-export async function runImport(db: Db, workspaceId: string, format: ImportFormat, body: Readable, opts: { byteLimit: number; heartbeatMs: number; declaredLength?: number; columns?: ColumnMap }): Promise<ImportJob> {
+export async function runImport(db: Db, workspaceId: string, format: ImportFormat, body: Readable, opts: { byteLimit: number; heartbeatMs: number; declaredLength?: number; columns?: ColumnMap; onError?: (err: unknown) => void }): Promise<ImportJob> {
   const limit = opts.byteLimit;
   if (opts.declaredLength !== undefined && opts.declaredLength > limit) throw payloadTooLarge(`an import body may be at most ${limit} bytes`);
   const source = limitBytes(body, limit);
@@ -56,17 +56,27 @@ export async function runImport(db: Db, workspaceId: string, format: ImportForma
   } catch (err) {
     if (err instanceof ImportInterrupted) return run.stored();
     if (!run.started) throw err instanceof BodyTooLarge ? payloadTooLarge(`an import body may be at most ${limit} bytes`) : err;
-    let reason = 'the import failed unexpectedly; the rows committed before it stopped are kept';
+    let reason = 'the import failed unexpectedly (the error is logged); the rows committed before it stopped are kept';
+    const unexpected = !(err instanceof BodyTooLarge || err instanceof DomainError || isStreamAbort(err));
     if (err instanceof BodyTooLarge) reason = `the body is larger than ${limit} bytes`;
     else if (err instanceof DomainError) reason = err.message;
     else if (isStreamAbort(err)) reason = 'the upload was interrupted';
+    if (unexpected) opts.onError?.(err);
     const keptOnly = err instanceof BodyTooLarge || isStreamAbort(err);
     // The rows read before the stream stopped are complete rows; a database failure keeps what was committed.
     if (keptOnly) await run.flush().catch(() => {});
-    const job = await run.finish('FAILED', reason).catch(() => undefined);
+    // Never left RUNNING when the database still answers: if the job with its list of rejected rows cannot be
+    // written, it is written without the list.
+    const job = await run.finish('FAILED', reason)
+      .catch(() => run.finish('FAILED', `${reason}; its list of rejected rows could not be stored`, { withoutErrors: true }))
+      .catch(() => undefined);
     if (err instanceof BodyTooLarge) {
       throw payloadTooLarge(`an import body may be at most ${limit} bytes; the rows before the limit were imported`, job ? { importId: job.id } : undefined);
     }
+    // A failure of ours (the database refused a batch or the job) is the job's outcome, answered like a
+    // malformed file: 201 with the FAILED job, which tells what was kept. Only when even that could not be
+    // written is it a 500 (and the sweep fails the job once its heartbeat stops).
+    if (unexpected && job?.status === 'FAILED') return job;
     throw err;
   } finally {
     run.stopHeartbeat();
@@ -203,7 +213,7 @@ class ImportRun {
     this.counts.total++;
     if (item.type === 'reject') {
       this.counts.skipped++;
-      if (this.errors.length < MAX_IMPORT_ERRORS) this.errors.push({ line: item.line, reason: item.reason });
+      if (this.errors.length < MAX_IMPORT_ERRORS) this.errors.push({ line: item.line, reason: clip(item.reason) });
       return;
     }
     this.batch.add(item.row);
@@ -304,12 +314,13 @@ class ImportRun {
     clearInterval(this.heartbeat);
   }
 
-  async finish(status: 'COMPLETED' | 'FAILED', error: string | null): Promise<ImportJob> {
+  async finish(status: 'COMPLETED' | 'FAILED', error: string | null, opts: { withoutErrors?: boolean } = {}): Promise<ImportJob> {
     this.stopHeartbeat();
     const jobId = this.jobId!;
     // A batch that could not be written is not counted: total = created + updated + skipped, always.
     const total = this.counts.total - this.batch.rowCount;
-    await repo.finishImport(this.db.kysely, this.workspaceId, jobId, { ...this.counts, total, status, errors: this.errors, error, finishedAt: nowIso() });
+    const errors = opts.withoutErrors ? [] : this.errors;
+    await repo.finishImport(this.db.kysely, this.workspaceId, jobId, { ...this.counts, total, status, errors, error: error === null ? null : storableText(error), finishedAt: nowIso() });
     return this.stored();
   }
 

@@ -134,7 +134,7 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
           'matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; ' +
           'any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. ' +
           'NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. ' +
-          'Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way; the rows before it are kept).',
+          'Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way or the server fails part-way; the rows committed before it are kept).',
         consumes: Object.keys(IMPORT_TYPES),
         body: Type.String({ description: 'the file: CSV (text/csv) or NDJSON (application/x-ndjson), UTF-8' }),
         querystring: ImportQuery,
@@ -154,7 +154,11 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
       };
       let job;
       try {
-        job = await contacts.importContacts(req.auth.workspaceId, format, body as Readable, Number.isFinite(declared) ? declared : undefined, { columns: req.query.columns });
+        job = await contacts.importContacts(req.auth.workspaceId, format, body as Readable, Number.isFinite(declared) ? declared : undefined, {
+          columns: req.query.columns,
+          // An import that fails on our side is answered with its FAILED job; the cause is in the log.
+          onError: (err) => req.log.error({ err, importWorkspace: req.auth.workspaceId }, 'import failed unexpectedly'),
+        });
       } catch (err) {
         closeIfUnread();
         throw err;

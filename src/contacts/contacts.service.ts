@@ -244,9 +244,9 @@ export class ContactsService {
    * A body over the byte limit stops it the same way and is answered 413 (with the job's id).
    */
   /** Streams a CSV or NDJSON body into the workspace's contacts (contacts.importer.ts). */
-  importContacts(workspaceId: string, format: ImportFormat, body: Readable, declaredLength?: number, options: { columns?: ColumnMap | string } = {}): Promise<ImportJob> {
+  importContacts(workspaceId: string, format: ImportFormat, body: Readable, declaredLength?: number, options: { columns?: ColumnMap | string; onError?: (err: unknown) => void } = {}): Promise<ImportJob> {
     const columns = typeof options.columns === 'string' ? parseColumnMap(options.columns) : options.columns && checkColumnMap(options.columns);
-    return runImport(this.db, workspaceId, format, body, { byteLimit: this.importByteLimit, heartbeatMs: this.importHeartbeatMs, declaredLength, columns });
+    return runImport(this.db, workspaceId, format, body, { byteLimit: this.importByteLimit, heartbeatMs: this.importHeartbeatMs, declaredLength, columns, onError: options.onError });
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Db, Executor } from '../db/connection.js';
 import { isUniqueViolation } from '../db/connection.js';
 import { conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../errors/errors.js';
 import { newId } from '../lib/ids.js';
+import { normalHttpUrl } from '../lib/url.js';
 import { nowIso } from '../lib/time.js';
 import { firstVerifiedDomain } from '../domains/domains.repository.js';
 import { getCounters } from '../submissions/submissions.repository.js';
@@ -26,12 +27,28 @@ export function normalizeSettings(input: UpdateFormInput['settings'] | undefined
   if (errors.length) throw validationFailed(errors);
   const appearance = normalizeAppearance(input?.appearance ?? undefined);
   return {
-    successAction: action.type === 'MESSAGE' ? { type: 'MESSAGE', message: action.message ?? DEFAULT_SUCCESS_MESSAGE } : { type: 'REDIRECT', url: action.url! },
+    successAction: action.type === 'MESSAGE' ? { type: 'MESSAGE', message: action.message ?? DEFAULT_SUCCESS_MESSAGE } : { type: 'REDIRECT', url: normalUrl(action.url!) },
     doubleOptIn: input?.doubleOptIn ?? false,
     ...(appearance ? { appearance } : {}),
     ...(fields && Object.keys(fields).length ? { fields } : {}),
     ...(input?.protection ? { protection: { proofOfWork: input.protection.proofOfWork } } : {}),
   };
+}
+
+/**
+ * A URL as stored: its WHATWG serialisation (punycode host, percent-encoded path), which a Location header or an
+ * attribute carries as it is. The schema's `http-url` format has refused whatever has none (normalHttpUrl).
+ */
+function normalUrl(url: string): string {
+  return normalHttpUrl(url) ?? url;
+}
+
+/** The URL fields of a form's configuration, each as stored (normalUrl); null and undefined kept. */
+function normalizeUrls<T extends { seoImageUrl?: string | null; seoFaviconUrl?: string | null }>(values: T): T {
+  const out = { ...values };
+  if (typeof out.seoImageUrl === 'string') out.seoImageUrl = normalUrl(out.seoImageUrl);
+  if (typeof out.seoFaviconUrl === 'string') out.seoFaviconUrl = normalUrl(out.seoFaviconUrl);
+  return out;
 }
 
 const pointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -61,6 +78,7 @@ function normalizeAppearance(input: FormAppearance | undefined): FormAppearance 
   if (!input) return undefined;
   const out: FormAppearance = { ...input };
   if (out.brandColor) out.brandColor = out.brandColor.toLowerCase();
+  if (out.logoUrl) out.logoUrl = normalUrl(out.logoUrl);
   return Object.keys(out).length ? out : undefined;
 }
 
@@ -118,7 +136,8 @@ export class FormsService {
     if (!(await repo.claimSlug(db, workspaceId, slug, groupId))) throw conflict('slug_taken', `the slug "${slug}" is already in use; slugs are public addresses (/f/{slug})`);
   }
 
-  async create(workspaceId: string, input: CreateFormInput): Promise<Form> {
+  async create(workspaceId: string, given: CreateFormInput): Promise<Form> {
+    const input = normalizeUrls(given);
     const fieldMapping = input.fieldMapping ?? {};
     checkFieldMapping(fieldMapping);
     const settings = normalizeSettings(input.settings);
@@ -186,7 +205,7 @@ export class FormsService {
   async update(workspaceId: string, id: string, input: UpdateFormInput): Promise<Form> {
     if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the form id in the path' }]);
     if (input.fieldMapping) checkFieldMapping(input.fieldMapping);
-    const { id: _id, settings, ...rest } = input;
+    const { id: _id, settings, ...rest } = normalizeUrls(input);
     const values: Partial<repo.FormValues> = { ...rest, ...(settings !== undefined ? { settings: normalizeSettings(settings) } : {}) };
     // Most edits (names, texts, SEO fields, settings) touch this row only: one conditional UPDATE does it.
     // A miss (unknown form, or not a draft) falls through to the full path, which says which.

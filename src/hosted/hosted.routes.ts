@@ -5,7 +5,8 @@ import type { PublishedForm } from '../forms/forms.repository.js';
 import type { Form } from '../forms/forms.schemas.js';
 import { DomainError } from '../errors/errors.js';
 import { registerBodyParsers } from '../http/input.js';
-import { safeOrigin } from '../lib/url.js';
+import { normalHttpUrl, safeOrigin } from '../lib/url.js';
+import { DEFAULT_SUCCESS_MESSAGE } from '../forms/forms.service.js';
 import { TEXTS, fill } from '../pages/i18n.js';
 import { PAGE_CSP, sendPage } from '../pages/layout.js';
 import type { ConfirmationView, SubmissionsService } from '../submissions/submissions.service.js';
@@ -50,6 +51,20 @@ function cspFor(form: Pick<Form, 'settings'>): string {
   const base = PAGE_CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'");
   const csp = proofOfWorkOn(form) ? widgetCsp(base) : base;
   return origin ? csp.replace("form-action 'self'", `form-action 'self' ${origin}`) : csp;
+}
+
+type Answer = { type: 'REDIRECT'; url: string } | { type: 'MESSAGE'; message: string };
+
+/**
+ * A form's success action as answered. A REDIRECT's URL goes out serialised (normalHttpUrl: punycode host,
+ * percent-encoded path), which a Location header can carry; a URL stored before URLs were checked on write that
+ * has no such form (a line break, a control character) shows the default message instead: the submission is stored
+ * already, and a header Node refuses was a 500.
+ */
+function answerOf(action: Form['settings']['successAction']): Answer {
+  if (action.type === 'MESSAGE') return { type: 'MESSAGE', message: action.message ?? DEFAULT_SUCCESS_MESSAGE };
+  const url = action.url === undefined ? null : normalHttpUrl(action.url);
+  return url ? { type: 'REDIRECT', url } : { type: 'MESSAGE', message: DEFAULT_SUCCESS_MESSAGE };
 }
 
 /**
@@ -144,25 +159,25 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
       if (json) return reply.code(422).send({ ok: false, errors: outcome.errors });
       return show(reply, form, req.params.slug, { values: raw, errors: outcome.errors }, 422);
     }
-    const action = outcome.successAction;
+    const action = answerOf(outcome.successAction);
     if (json) return reply.send(action.type === 'REDIRECT' ? { ok: true, redirect: action.url } : { ok: true, message: action.message });
-    if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url!).send();
+    if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url).send();
     // The message page, 200 (contract §9), with `Refresh: 0` to the thanks page: browsers follow it at once in place of
     // the POST's history entry, so reloading shows the message instead of sending the form again. No script needed.
-    return successPage(reply.header('cache-control', 'no-store').header('refresh', `0; url=/f/${req.params.slug}/thanks`), form, req.params.slug);
+    return successPage(reply.header('cache-control', 'no-store').header('refresh', `0; url=/f/${req.params.slug}/thanks`), form, req.params.slug, action.message);
   });
 
   app.get('/f/:slug/thanks', { schema: { tags: ['public'], summary: "A hosted form's success page (what reloading the answer to a submission shows)", security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
-    const action = form.settings.successAction;
+    const action = answerOf(form.settings.successAction);
     // A REDIRECT form's visitors never come here; one who does is sent on.
-    if (action.type === 'REDIRECT' && action.url) return reply.code(303).header('location', action.url).send();
-    return successPage(reply, form, req.params.slug);
+    if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url).send();
+    return successPage(reply, form, req.params.slug, action.message);
   });
 
   /** The success MESSAGE as a page: the answer to a hosted submission, and the thanks page. */
-  function successPage(reply: FastifyReply, form: Form, slug: string): FastifyReply {
-    return sendPage(reply, 200, pageTitle(form), () => `<div data-formcast-success role="status"><p>${escapeHtml(form.settings.successAction.message ?? '')}</p></div>`, {
+  function successPage(reply: FastifyReply, form: Form, slug: string, message: string): FastifyReply {
+    return sendPage(reply, 200, pageTitle(form), () => `<div data-formcast-success role="status"><p>${escapeHtml(message)}</p></div>`, {
       head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form), once: { key: form, name: `success:${slug}` },
     });
   }

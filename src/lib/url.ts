@@ -20,8 +20,29 @@ export function parseHttpUrl(text: string): URL | null {
   return url;
 }
 
+/**
+ * Controls and white space anywhere in the text as written: WHATWG URL silently drops tabs and line breaks (so
+ * `https://a.example/x\ny` would parse) and a header cannot carry them (Node throws, which was a 500).
+ */
+const CONTROL_OR_SPACE = /[\p{Cc}\p{Zs}\p{Zl}\p{Zp}]/u;
+/** What WHATWG URL serialises to: printable ASCII only, safe in a header as it is. */
+const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
+export const MAX_URL_LENGTH = 2048;
+
+/**
+ * The URL as the service stores and writes it (a Location header, an attribute): WHATWG URL's serialisation, with
+ * the host in IDNA punycode and non-ASCII path, query and fragment percent-encoded (`https://例え.jp/ありがとう` →
+ * `https://xn--r8jz45g.jp/%E3%81%82…`). Null when the text is not an acceptable absolute http(s) URL (see
+ * parseHttpUrl), carries a control character or white space, or is longer than MAX_URL_LENGTH once encoded.
+ */
+export function normalHttpUrl(text: string): string | null {
+  if (text.length > MAX_URL_LENGTH || CONTROL_OR_SPACE.test(text) || !/^https?:\/\//i.test(text)) return null;
+  const href = parseHttpUrl(text)?.href;
+  return href !== undefined && href.length <= MAX_URL_LENGTH && PRINTABLE_ASCII.test(href) ? href : null;
+}
+
 export function isHttpUrl(text: string): boolean {
-  return text.length <= 2048 && /^https?:\/\//i.test(text) && parseHttpUrl(text) !== null;
+  return normalHttpUrl(text) !== null;
 }
 
 /** `scheme://host[:port]` of such a URL, safe to write into a CSP source list; null otherwise. */

@@ -7,7 +7,14 @@ import { newId } from '../lib/ids.js';
 import * as repo from './users.repository.js';
 import { scopesOf, type Role } from './roles.js';
 
+/** The session cookie's name where the origin is http:// loopback; `__Host-fc_session` wherever the cookie is Secure. */
 export const SESSION_COOKIE = 'fc_session';
+/** The known-device cookie's name (the same rule): see UsersService.login. */
+export const DEVICE_COOKIE = 'fc_device';
+/** A known-device cookie lasts a year from the last sign-in that set it. */
+export const DEVICE_TTL_MS = 365 * 24 * 3600 * 1000;
+/** Cookies of the session's name tried per request at most (each is one lookup). */
+const MAX_SESSION_COOKIES = 4;
 /** Sessions last 30 days from the last request (sliding). */
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 /** last_seen_at (and the sliding expiry) are written at most once a minute per session. */
@@ -34,14 +41,33 @@ function equalSecrets(a: string, b: string): boolean {
   return crypto.timingSafeEqual(x, y);
 }
 
-/** The value of one cookie of a Cookie header (no dependency needed for one name). */
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
+/**
+ * Every value of one cookie name in a Cookie header, in the order sent (no dependency needed for one name). A browser
+ * sends several cookies of one name when they were set for different domains or paths (a parent domain's, a longer
+ * path's first): which one is ours cannot be told from the header, so each is tried.
+ */
+export function readCookies(header: string | undefined, name: string): string[] {
+  if (!header) return [];
+  const values: string[] = [];
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim());
   }
-  return undefined;
+  return values;
+}
+
+/** The first value of one cookie name, or undefined. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  return readCookies(header, name)[0];
+}
+
+/**
+ * The name a cookie is set and read under: `__Host-<name>` when it is Secure, which browsers only accept from a
+ * secure origin, for Path=/ and without Domain, so that no other host (a sibling subdomain) or path can set one of
+ * that name; the bare name on http:// loopback, where Secure (and so the prefix) is not possible.
+ */
+export function cookieName(name: string, secure: boolean): string {
+  return secure ? `__Host-${name}` : name;
 }
 
 /** Secure everywhere except a PUBLIC_URL of http:// on a loopback host (a developer's machine). */
@@ -61,15 +87,48 @@ export interface SessionAuth extends AuthContext {
 
 export class SessionsService {
   private readonly secure: boolean;
+  /** The session cookie's name here (cookieName). */
+  readonly cookieName: string;
+  readonly deviceCookieName: string;
 
   constructor(private readonly db: Db, publicUrl: string) {
     this.secure = cookieIsSecure(publicUrl);
+    this.cookieName = cookieName(SESSION_COOKIE, this.secure);
+    this.deviceCookieName = cookieName(DEVICE_COOKIE, this.secure);
   }
 
   /** Set-Cookie for a session token (30 days, sliding) or, with null, the header that clears the cookie. */
   cookie(token: string | null): string {
     const flags = `Path=/; HttpOnly; SameSite=Lax${this.secure ? '; Secure' : ''}`;
-    return token ? `${SESSION_COOKIE}=${token}; Max-Age=${SESSION_TTL_MS / 1000}; ${flags}` : `${SESSION_COOKIE}=; Max-Age=0; ${flags}`;
+    return token ? `${this.cookieName}=${token}; Max-Age=${SESSION_TTL_MS / 1000}; ${flags}` : `${this.cookieName}=; Max-Age=0; ${flags}`;
+  }
+
+  /** Set-Cookie for the known-device cookie (a year; sent only by this site's own pages: SameSite=Strict). */
+  deviceCookie(value: string): string {
+    return `${this.deviceCookieName}=${value}; Max-Age=${DEVICE_TTL_MS / 1000}; Path=/; HttpOnly; SameSite=Strict${this.secure ? '; Secure' : ''}`;
+  }
+
+  /** The known-device cookies a request carries (every one of the name: see readCookies). */
+  deviceCookies(header: string | undefined): string[] {
+    return readCookies(header, this.deviceCookieName);
+  }
+
+  /**
+   * The live session of a request's cookies: each cookie of the session's name is tried in turn (at most
+   * MAX_SESSION_COOKIES), so a duplicate planted for a parent domain or another path, sent first, neither hides nor
+   * replaces the real one. With `accept`, the first live session it accepts (a write's CSRF token names its own
+   * session); `live` says whether any session was live at all.
+   */
+  async fromCookies(header: string | undefined, accept: (auth: SessionAuth) => boolean = () => true): Promise<{ found: { auth: SessionAuth; refreshed: boolean; token: string } | null; live: boolean }> {
+    const tokens = [...new Set(readCookies(header, this.cookieName))].filter(isToken).slice(0, MAX_SESSION_COOKIES);
+    let live = false;
+    for (const token of tokens) {
+      const found = await this.resolve(token);
+      if (!found) continue;
+      live = true;
+      if (accept(found.auth)) return { found: { ...found, token }, live };
+    }
+    return { found: null, live };
   }
 
   async create(user: { id: string; workspaceId: string }, meta: { ip: string | null; userAgent: string | null }): Promise<{ token: string; id: string; csrfToken: string }> {
@@ -112,15 +171,12 @@ export class SessionsService {
    * session gets its cookie again (the sliding 30 days).
    */
   async authenticate(req: FastifyRequest, reply: FastifyReply): Promise<SessionAuth> {
-    const found = await this.resolve(readCookie(req.headers.cookie, SESSION_COOKIE));
+    const given = req.headers['x-csrf-token'];
+    const accept = UNSAFE.has(req.method) ? (auth: SessionAuth) => typeof given === 'string' && equalSecrets(given, auth.csrfToken) : undefined;
+    const { found, live } = await this.fromCookies(req.headers.cookie, accept);
+    if (!found && live) throw new DomainError('csrf_failed', 'a console write must carry the session\'s CSRF token in X-CSRF-Token (GET /v1/session returns it)');
     if (!found) throw unauthorized('the console session is not valid (signed out, expired or revoked): sign in again');
-    if (UNSAFE.has(req.method)) {
-      const given = req.headers['x-csrf-token'];
-      if (typeof given !== 'string' || !equalSecrets(given, found.auth.csrfToken)) {
-        throw new DomainError('csrf_failed', 'a console write must carry the session\'s CSRF token in X-CSRF-Token (GET /v1/session returns it)');
-      }
-    }
-    if (found.refreshed) reply.header('set-cookie', this.cookie(readCookie(req.headers.cookie, SESSION_COOKIE)!));
+    if (found.refreshed) reply.header('set-cookie', this.cookie(found.token));
     return found.auth;
   }
 

@@ -58,7 +58,7 @@ export const usersDocs: OperationDocs = {
     request: 'email=sam%40example.com&password=correct-horse-battery-staple',
     requestType: 'application/x-www-form-urlencoded',
     responses: {
-      303: { description: 'Signed in: the session cookie (`HttpOnly; Secure; SameSite=Lax`) and a redirect to /app.' },
+      303: { description: 'Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app.' },
       401: { description: 'A wrong address or password (the same answer for both): the page again.', example: html('Sign in', '<p role="alert">The email or the password is wrong.</p>') },
       422: { description: 'No email or no password.', example: html('Sign in', '<p role="alert">Enter your email and password.</p>') },
       429: { description: 'Too many failed sign-ins for the address or the IP address (`Retry-After`).', example: html('Sign in', '<p role="alert">Too many failed attempts. Try again in 15 minutes.</p>') },

@@ -5,7 +5,7 @@ import { registerBodyParsers } from '../http/input.js';
 import { sendProblem } from '../http/problem.js';
 import { sendPage } from '../pages/layout.js';
 import { passwordProblem, PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
-import { readCookie, SESSION_COOKIE, SessionsService } from './sessions.service.js';
+import { SessionsService } from './sessions.service.js';
 import type { Meta, UsersService } from './users.service.js';
 
 /**
@@ -123,17 +123,22 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
     if (foreign) return notice(reply, 403, 'Not from this site', 'This form can only be sent from the Formcast page it belongs to.');
   });
 
-  const signedIn = (reply: FastifyReply, token: string, next = '/app') => reply.header('set-cookie', sessions.cookie(token)).redirect(next, 303);
+  // The session, and the known-device cookie that lets this browser sign in while the account is held (docs/console.md).
+  const signedIn = (reply: FastifyReply, token: string, next = '/app', device?: string) => {
+    reply.header('set-cookie', sessions.cookie(token));
+    if (device) reply.header('set-cookie', sessions.deviceCookie(device));
+    return reply.redirect(next, 303);
+  };
   const page = { tags: ['console'], security: [] };
 
   app.get<{ Querystring: { next?: string } }>('/app/login', { schema: { ...page, summary: 'The sign-in page (inputs email and password)' } }, async (req, reply) => {
     const next = safeNext(req.query?.next);
-    if (await sessions.resolve(readCookie(req.headers.cookie, SESSION_COOKIE))) return reply.redirect(next, 303);
+    if ((await sessions.fromCookies(req.headers.cookie)).found) return reply.redirect(next, 303);
     return loginPage(reply, 200, { next });
   });
 
   app.post<{ Body: Body | undefined }>('/app/login', {
-    schema: { ...page, summary: 'Sign in: sets the session cookie and answers 303 to /app (or a safe `next` under /app)', description: 'Form-encoded or JSON `{ email, password, workspace?, next? }`. 401 on a wrong address or password (the same answer for both); 429 with Retry-After after 5 failures per address or 20 per IP address in 15 minutes.' },
+    schema: { ...page, summary: 'Sign in: sets the session cookie and answers 303 to /app (or a safe `next` under /app)', description: 'Form-encoded or JSON `{ email, password, workspace?, next? }`. 401 on a wrong address or password (the same answer for both); 429 with Retry-After after 5 failures per address and client, 20 per client IP address in 15 minutes, or while the address\'s backoff holds (10 failures in 24 hours from anywhere; not for a known device or a known IP address: docs/console.md). Sets the session cookie and the known-device cookie.' },
   }, async (req, reply) => {
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
     const email = field(body, 'email');
@@ -145,10 +150,10 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
       if (json) throw validationFailed([...(!email ? [{ path: '/email', message: 'is required' }] : []), ...(!password ? [{ path: '/password', message: 'is required' }] : [])]);
       return loginPage(reply, 422, { email, next, error: 'Enter your email and password.' });
     }
-    const result = await users.login({ email, password, workspace }, meta(req));
+    const result = await users.login({ email, password, workspace }, { ...meta(req), devices: sessions.deviceCookies(req.headers.cookie) });
     switch (result.kind) {
       case 'ok':
-        return signedIn(reply, result.token, next);
+        return signedIn(reply, result.token, next, result.device);
       case 'limited': {
         reply.header('retry-after', String(result.retryAfter));
         if (json) return sendProblem(req, reply, new DomainError('rate_limited', `too many failed sign-ins; try again in ${result.retryAfter} seconds`));
@@ -166,17 +171,15 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
   app.post<{ Body: Body | undefined }>('/app/logout', {
     schema: { ...page, summary: 'Sign out: revokes the session at once, clears the cookie, 303 to /app/login', description: 'Needs the session\'s CSRF token, in the form field `_csrf` or the X-CSRF-Token header (403 otherwise).' },
   }, async (req, reply) => {
-    const token = readCookie(req.headers.cookie, SESSION_COOKIE);
-    const found = await sessions.resolve(token);
-    if (found) {
-      const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
-      const given = req.headers['x-csrf-token'] ?? field(body, '_csrf');
-      if (!SessionsService.csrfMatches(given, found.auth.csrfToken)) {
-        if (isJson(req)) return sendProblem(req, reply, new DomainError('csrf_failed', 'signing out needs the session\'s CSRF token (`_csrf` or X-CSRF-Token)'));
-        return notice(reply, 403, 'Sign-out refused', 'The request did not come from the console. Sign out from the console\'s menu.', { href: '/app', label: 'Back to the console' });
-      }
-      await sessions.revokeByToken(token);
+    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
+    const given = req.headers['x-csrf-token'] ?? field(body, '_csrf');
+    // Of several session cookies (see SessionsService.fromCookies), the one whose CSRF token was sent signs out.
+    const { found, live } = await sessions.fromCookies(req.headers.cookie, (auth) => SessionsService.csrfMatches(given, auth.csrfToken));
+    if (live && !found) {
+      if (isJson(req)) return sendProblem(req, reply, new DomainError('csrf_failed', 'signing out needs the session\'s CSRF token (`_csrf` or X-CSRF-Token)'));
+      return notice(reply, 403, 'Sign-out refused', 'The request did not come from the console. Sign out from the console\'s menu.', { href: '/app', label: 'Back to the console' });
     }
+    if (found) await sessions.revokeByToken(found.token);
     return reply.header('set-cookie', sessions.cookie(null)).redirect('/app/login', 303);
   });
 

@@ -115,6 +115,18 @@ export async function insertSession(db: Executor, s: { id: string; workspaceId: 
   }).execute();
 }
 
+/**
+ * Whether one of these users (each in its own workspace: a person's accounts) signed in from `ip` since `sinceIso`:
+ * sessions are kept after they end, with the address they were created from.
+ */
+export async function signedInFrom(db: Executor, users: { workspaceId: string; id: string }[], ip: string, sinceIso: string): Promise<boolean> {
+  if (!users.length) return false;
+  const row = await db.selectFrom('sessions').select('id').where('ip', '=', ip).where('created_at', '>=', sinceIso)
+    .where((eb) => eb.or(users.map((u) => eb.and([eb('workspace_id', '=', u.workspaceId), eb('user_id', '=', u.id)]))))
+    .limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** The session a cookie's token names, with its user's role (read on every request: a role change is effective at once). */
 export async function findSessionByTokenHash(db: Executor, tokenHash: string): Promise<(SessionRecord & { role: UserRole }) | undefined> {
   const row = await db.selectFrom('sessions').innerJoin('users', 'users.id', 'sessions.user_id')

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { AuthContext } from '../http/types.js';
 import type { Db } from '../db/connection.js';
 import { isUniqueViolation } from '../db/connection.js';
@@ -5,10 +6,10 @@ import { conflict, DomainError, notFound, validationFailed } from '../errors/err
 import { normalizeEmail } from '../lib/email.js';
 import { newId } from '../lib/ids.js';
 import type { Mailer } from '../mail/transport.js';
-import { FailureLimiter } from './login-limiter.js';
+import { FailureLimiter, LoginLimiter, type LoginTrust } from './login-limiter.js';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.js';
 import { isRole, type Role } from './roles.js';
-import { newToken, sha256, type SessionsService } from './sessions.service.js';
+import { DEVICE_TTL_MS, newToken, sha256, type SessionsService } from './sessions.service.js';
 import { ConsoleMail } from './users.mail.js';
 import * as repo from './users.repository.js';
 
@@ -42,10 +43,19 @@ export interface Invitation {
 export interface Meta {
   ip: string | null;
   userAgent: string | null;
+  /** The known-device cookies the browser sent (SessionsService.deviceCookies). */
+  devices?: string[];
 }
 
+/** An IP address counts as known to an account for this long after a sign-in from it. */
+export const KNOWN_IP_MS = 90 * 24 * 3600 * 1000;
+/** Accounts remembered by one browser's known-device cookie. */
+const DEVICE_ENTRIES = 5;
+const DEVICE_ENTRY = /^[0-9a-z]{1,12}\.[A-Za-z0-9_-]{43}$/;
+
 export type LoginResult =
-  | { kind: 'ok'; token: string; user: User; workspaceId: string }
+  /** `device`: the known-device cookie's new value, to set with the session cookie. */
+  | { kind: 'ok'; token: string; user: User; workspaceId: string; device: string }
   | { kind: 'choose'; workspaces: { id: string; name: string }[] }
   | { kind: 'failed' }
   | { kind: 'limited'; retryAfter: number };
@@ -78,14 +88,50 @@ function requireOwner(actor: AuthContext, what: string): void {
  * SessionsService's; this service decides who may have one.
  */
 export class UsersService {
-  /** Failed sign-ins: 5 per address and 20 per IP address in 15 minutes (docs/console.md). */
-  readonly loginLimiter = new FailureLimiter({ perKey: 5, perIp: 20, windowMs: 15 * 60_000 });
+  /** Failed sign-ins: per (address, IP), per IP, per known device, and the account-wide backoff (docs/console.md). */
+  readonly loginLimiter = new LoginLimiter();
   /** Reset requests: 3 emails per address and 20 requests per IP address in 15 minutes. */
   readonly resetLimiter = new FailureLimiter({ perKey: 3, perIp: 20, windowMs: 15 * 60_000 });
   private readonly mail: ConsoleMail;
 
+  /** The key of known-device cookies, derived from the server secret for this use only. */
+  private readonly deviceKey: Buffer;
+
   constructor(private readonly db: Db, private readonly sessions: SessionsService, private readonly opts: { publicUrl: string; secret: Buffer; mailer?: Mailer }) {
     this.mail = new ConsoleMail(db, opts.mailer, opts.secret);
+    this.deviceKey = crypto.createHmac('sha256', opts.secret).update('formcast known-device cookie v1').digest();
+  }
+
+  /**
+   * A known-device cookie is up to DEVICE_ENTRIES entries `<issued, base 36>.<MAC>`, one per account signed in from
+   * this browser: the MAC (HMAC-SHA256 under deviceKey) binds the account's address and the time, so the cookie names
+   * no address and cannot be made for another account or moved to another time.
+   */
+  private deviceMac(email: string, issued: string): string {
+    return crypto.createHmac('sha256', this.deviceKey).update(`${email}\n${issued}`).digest('base64url');
+  }
+
+  /** The entry of `email` in the cookies sent that is valid and not older than DEVICE_TTL_MS, or null. */
+  private knownDevice(email: string, cookies: string[], now = Date.now()): string | null {
+    for (const cookie of cookies.slice(0, 4)) {
+      for (const entry of cookie.split('~').slice(0, DEVICE_ENTRIES)) {
+        if (!DEVICE_ENTRY.test(entry)) continue;
+        const [issued, mac] = entry.split('.') as [string, string];
+        const at = parseInt(issued, 36);
+        if (!(at <= now && now - at < DEVICE_TTL_MS)) continue;
+        const expected = this.deviceMac(email, issued);
+        if (crypto.timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) return entry;
+      }
+    }
+    return null;
+  }
+
+  /** The known-device cookie after a sign-in to `email`: its fresh entry first, then the browser's other accounts'. */
+  private deviceCookieAfter(email: string, cookies: string[], now = Date.now()): string {
+    const issued = now.toString(36);
+    const mine = this.knownDevice(email, cookies, now);
+    const others = (cookies[0] ?? '').split('~').filter((e) => DEVICE_ENTRY.test(e) && e !== mine);
+    return [`${issued}.${this.deviceMac(email, issued)}`, ...others].slice(0, DEVICE_ENTRIES).join('~');
   }
 
   /** A user with a password at once (the CLI's `formcast user create`). */
@@ -157,10 +203,21 @@ export class UsersService {
   async login(input: { email: string; password: string; workspace?: string }, meta: Meta): Promise<LoginResult> {
     const email = normalizeEmail(input.email.trim()) ?? input.email.trim().toLowerCase().slice(0, 320);
     const ip = meta.ip ?? 'unknown';
+    const devices = meta.devices ?? [];
+    // How far the attempt is trusted (LoginLimiter): a known device of the account, else, while the account-wide
+    // backoff holds, an address the account signed in from before.
+    const device = this.knownDevice(email, devices);
+    let trust: LoginTrust = device ? { kind: 'device', device } : { kind: 'none' };
+    let found: Awaited<ReturnType<typeof repo.findLoginCandidates>> | undefined;
+    if (!device && this.loginLimiter.accountWaitMs(email) > 0) {
+      found = await repo.findLoginCandidates(this.db.kysely, email);
+      const since = new Date(Date.now() - KNOWN_IP_MS).toISOString();
+      if (await repo.signedInFrom(this.db.kysely, found.map((c) => ({ workspaceId: c.workspaceId, id: c.id })), ip, since)) trust = { kind: 'ip' };
+    }
     // Counted before the check, taken back on success: parallel guesses cannot all pass while argon2 runs.
-    const attempt = this.loginLimiter.begin(email, ip);
+    const attempt = this.loginLimiter.begin(email, ip, trust);
     if (attempt.retryAfter) return { kind: 'limited', retryAfter: attempt.retryAfter };
-    const candidates = (await repo.findLoginCandidates(this.db.kysely, email))
+    const candidates = (found ?? await repo.findLoginCandidates(this.db.kysely, email))
       .filter((c) => !input.workspace || c.workspaceId === input.workspace);
     const matches: typeof candidates = [];
     if (!candidates.some((c) => c.passwordHash)) await verifyPassword(null, input.password);
@@ -173,7 +230,7 @@ export class UsersService {
     const user = matches[0]!;
     const session = await this.sessions.create({ id: user.id, workspaceId: user.workspaceId }, meta);
     await repo.touchLogin(this.db.kysely, user.workspaceId, user.id, new Date().toISOString());
-    return { kind: 'ok', token: session.token, user: toUser(user), workspaceId: user.workspaceId };
+    return { kind: 'ok', token: session.token, user: toUser(user), workspaceId: user.workspaceId, device: this.deviceCookieAfter(email, devices) };
   }
 
   // Invitations

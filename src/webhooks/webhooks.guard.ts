@@ -57,48 +57,51 @@ const V6_BLOCKED: [string, number, string][] = [
   ['ff00::', 8, 'multicast'],
 ];
 
-const blocked = new Map<string, net.BlockList>();
-for (const [prefix, bits, label] of [...V4_BLOCKED, ...V6_BLOCKED]) {
-  const list = blocked.get(label) ?? new net.BlockList();
-  list.addSubnet(prefix, bits, net.isIPv6(prefix) ? 'ipv6' : 'ipv4');
-  blocked.set(label, list);
-}
+/**
+ * IPv6 ranges that carry an IPv4 address, or lead to one through a translator or tunnel, refused whatever they carry:
+ * where the IPv4 address sits depends on the translator's configuration (local-use NAT64 takes any prefix length in
+ * 64:ff9b:1::/48), the forms are deprecated (IPv4-compatible), or a relay anywhere decides (6to4, Teredo). No
+ * webhook receiver needs them. `::` and `::1` are matched first (above) under their own names.
+ */
+const V6_EMBEDDING: [string, number, string][] = [
+  ['::', 96, 'IPv4-compatible (deprecated)'],
+  ['::ffff:0:0:0', 96, 'IPv4-translated'],
+  ['64:ff9b:1::', 48, 'local-use NAT64'],
+  ['2002::', 16, '6to4'],
+  ['2001::', 32, 'Teredo'],
+];
 
-/** The 16 bytes of an IPv6 address (valid, as net.isIPv6 says), for the prefixes that embed an IPv4 one. */
-function ipv6Bytes(address: string): number[] {
-  let text = address.split('%')[0]!;
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4) {
-    const [a, b, c, d] = v4[1]!.split('.').map(Number) as [number, number, number, number];
-    text = text.slice(0, -v4[1]!.length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') as [string, string] : [text, undefined];
-  const parse = (s: string) => (s ? s.split(':').map((h) => parseInt(h, 16)) : []);
-  const h = parse(head);
-  const t = tail === undefined ? [] : parse(tail);
-  const groups = [...h, ...Array<number>(8 - h.length - t.length).fill(0), ...t];
-  return groups.flatMap((g) => [g >> 8, g & 0xff]);
+/**
+ * The ranges, by reason and family, in the order they are tried; net.BlockList does the parsing and matching. The two forms that stand for one IPv4 address
+ * and are in real use, IPv4-mapped (::ffff:0:0/96) and the well-known NAT64 prefix (64:ff9b::/96, which DNS64 gives
+ * IPv4-only hosts on IPv6-only networks), are judged by the IPv4 address they carry.
+ */
+const blocked = { ipv4: new Map<string, net.BlockList>(), ipv6: new Map<string, net.BlockList>() };
+/** Adds a range under `label` to the lists tried for addresses of `family` (an IPv4 rule also matches ::ffff:a.b.c.d). */
+function block(family: 'ipv4' | 'ipv6', label: string, prefix: string, bits: number): void {
+  const lists = blocked[family];
+  const list = lists.get(label) ?? new net.BlockList();
+  list.addSubnet(prefix, bits, net.isIPv6(prefix) ? 'ipv6' : 'ipv4');
+  lists.set(label, list);
 }
+for (const [prefix, bits, label] of V6_BLOCKED) block('ipv6', label, prefix, bits);
+for (const [prefix, bits, label] of V4_BLOCKED) block('ipv6', `IPv4-mapped ${label}`, `::ffff:${prefix}`, 96 + bits);
+for (const [prefix, bits, label] of V4_BLOCKED) block('ipv6', `NAT64 ${label}`, `64:ff9b::${prefix}`, 96 + bits);
+for (const [prefix, bits, label] of V6_EMBEDDING) block('ipv6', label, prefix, bits);
+for (const [prefix, bits, label] of V4_BLOCKED) block('ipv4', label, prefix, bits);
 
 /**
  * Why the address may not be called (a private, loopback, link-local, unique-local, unspecified, multicast,
- * carrier-grade NAT or otherwise non-public range), or null when it is public. IPv4 addresses embedded in IPv6
- * ones (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible, NAT64 64:ff9b::/96, 6to4 2002::/16) are judged as IPv4.
+ * carrier-grade NAT or otherwise non-public range, or an IPv6 form that embeds or tunnels to IPv4 other than the
+ * two judged by their IPv4 address: see V6_EMBEDDING), or null when it is public.
  */
 export function nonPublicReason(address: string): string | null {
-  const family = net.isIP(address);
+  const bare = address.split('%')[0]!; // an IPv6 zone (fe80::1%eth0) names an interface, not an address
+  const family = net.isIP(bare);
   if (family === 0) return 'not an IP address';
-  if (family === 6) {
-    const b = ipv6Bytes(address);
-    const zeros = (n: number) => b.slice(0, n).every((x) => x === 0);
-    const v4 = (at: number) => b.slice(at, at + 4).join('.');
-    if (zeros(10) && b[10] === 0xff && b[11] === 0xff) return nonPublicReason(v4(12)) && `IPv4-mapped ${nonPublicReason(v4(12))}`;
-    if (zeros(12) && !(b[12] === 0 && b[13] === 0 && b[14] === 0 && (b[15] ?? 0) <= 1)) return nonPublicReason(v4(12)) && `IPv4-compatible ${nonPublicReason(v4(12))}`;
-    if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0)) return nonPublicReason(v4(12)) && `NAT64 ${nonPublicReason(v4(12))}`;
-    if (b[0] === 0x20 && b[1] === 0x02) return nonPublicReason(v4(2)) && `6to4 ${nonPublicReason(v4(2))}`;
-  }
-  for (const [label, list] of blocked) if (list.check(address, family === 6 ? 'ipv6' : 'ipv4')) return label;
-  if (family === 4 && address === '255.255.255.255') return 'broadcast';
+  const lists = family === 6 ? blocked.ipv6 : blocked.ipv4;
+  for (const [label, list] of lists) if (list.check(bare, family === 6 ? 'ipv6' : 'ipv4')) return label;
+  if (family === 4 && bare === '255.255.255.255') return 'broadcast';
   return null;
 }
 

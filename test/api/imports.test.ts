@@ -537,3 +537,102 @@ describeApi('contact imports', (h) => {
     expect(await count(h, ws, 'contacts')).toBe(0);
   });
 });
+
+/** A row that the database itself refuses (a trigger): a real failure in the middle of an import. */
+async function refuseInDatabase(h: Harness, table: 'contacts' | 'contact_imports', when: { column: string; value: string } | { sqlite: string; postgres: string }): Promise<() => Promise<void>> {
+  const { sql } = await import('kysely');
+  const name = `refuse_${table}`;
+  const condition = 'column' in when ? `new.${when.column} = '${when.value}'` : when[h.dbName];
+  if (h.dbName === 'sqlite') {
+    await sql.raw(`create trigger ${name}_i before insert on ${table} when ${condition} begin select raise(abort, 'refused by test trigger'); end`).execute(h.db.kysely);
+    await sql.raw(`create trigger ${name}_u before update on ${table} when ${condition} begin select raise(abort, 'refused by test trigger'); end`).execute(h.db.kysely);
+    return async () => {
+      await sql.raw(`drop trigger ${name}_i`).execute(h.db.kysely);
+      await sql.raw(`drop trigger ${name}_u`).execute(h.db.kysely);
+    };
+  }
+  await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin if ${condition} then raise exception 'refused by test trigger'; end if; return new; end $$`).execute(h.db.kysely);
+  await sql.raw(`create trigger ${name} before insert or update on ${table} for each row execute function ${name}()`).execute(h.db.kysely);
+  return async () => {
+    await sql.raw(`drop trigger ${name} on ${table}`).execute(h.db.kysely);
+    await sql.raw(`drop function ${name}()`).execute(h.db.kysely);
+  };
+}
+
+describeApi('contact imports: stored text is well-formed; a failure mid-import leaves a truthful job (issue 29 item 6)', (h) => {
+  it('an emoji cut at the reason limit, a lone surrogate in an NDJSON key: 201, reasons well-formed, the good rows imported, job COMPLETED', async () => {
+    const ws = await h.workspace();
+    // Whatever the prefix, one of these two cells puts an emoji across the 300th character of its reason.
+    const csv = `email,plan\ngood1@example.com,a\na${'😀'.repeat(270)},b\naa${'😀'.repeat(270)},c\ngood2@example.com,d\n`;
+    const res = await post(h, ws.key, csv);
+    expect(res.statusCode, res.body).toBe(201);
+    const job = res.json();
+    expect(job).toMatchObject({ status: 'COMPLETED', total: 4, created: 2, skipped: 2, error: null });
+    for (const e of job.errors) {
+      expect(e.reason.isWellFormed(), e.reason).toBe(true);
+      expect([...e.reason].length).toBeLessThanOrEqual(300);
+      expect(e.reason).toMatch(/^email is not a valid email address: "a+(?:😀)+…$/u);
+    }
+    expect((await h.call(ws.key, 'GET', `/v1/contacts/imports/${job.id}`)).json()).toEqual(job);
+
+    const w2 = await h.workspace();
+    const ndjson = ['{"email":"ok@example.com"}', '{"email":"x@example.com","properties":{"a\\ud800":1}}', '{"email":"y@example.com","a\\udc00b":1}', '{"email":"ok2@example.com"}'].join('\n');
+    const res2 = await post(h, w2.key, ndjson, 'application/x-ndjson');
+    expect(res2.statusCode, res2.body).toBe(201);
+    const job2 = res2.json();
+    expect(job2).toMatchObject({ status: 'COMPLETED', total: 4, created: 2, skipped: 2 });
+    expect(job2.errors.map((e: { line: number }) => e.line)).toEqual([2, 3]);
+    for (const e of job2.errors) expect(e.reason.isWellFormed(), e.reason).toBe(true);
+    // The bad code unit is shown, escaped, rather than lost.
+    expect(job2.errors[0].reason).toContain('a\\ud800');
+    expect(await count(h, w2, 'contacts')).toBe(2);
+  });
+
+  it('the database failing a batch mid-import: 201 with the job FAILED and a reason, the batches committed before kept, nothing left RUNNING', async () => {
+    const ws = await h.workspace();
+    const undo = await refuseInDatabase(h, 'contacts', { column: 'email', value: 'boom@example.com' });
+    try {
+      const csv = `${csvOf(1500).trimEnd()}\nboom@example.com,B,B,x,y\n${csvOf(10, 5000).split('\n').slice(1).join('\n')}`;
+      const res = await post(h, ws.key, csv);
+      expect(res.statusCode, res.body).toBe(201);
+      const job = res.json();
+      expect(job).toMatchObject({ status: 'FAILED', created: 1000, total: 1000, skipped: 0 });
+      expect(job.error).toMatch(/failed unexpectedly/);
+      expect(job.finishedAt).toMatch(ISO);
+      expect(await count(h, ws, 'contacts')).toBe(1000);
+      expect((await h.call(ws.key, 'GET', `/v1/contacts/imports/${job.id}`)).json()).toEqual(job);
+    } finally {
+      await undo();
+    }
+  });
+
+  it('the database refusing the finished job: 201 with the job FAILED (not left RUNNING), its reason says so', async () => {
+    const ws = await h.workspace();
+    const undo = await refuseInDatabase(h, 'contact_imports', { column: 'status', value: 'COMPLETED' });
+    try {
+      const res = await post(h, ws.key, csvOf(3));
+      expect(res.statusCode, res.body).toBe(201);
+      const job = res.json();
+      expect(job).toMatchObject({ status: 'FAILED', created: 3 });
+      expect(job.error).toMatch(/failed unexpectedly/);
+      const stored = await h.db.kysely.selectFrom('contact_imports').select('status').where('workspace_id', '=', ws.id).execute();
+      expect(stored).toEqual([{ status: 'FAILED' }]);
+    } finally {
+      await undo();
+    }
+  });
+
+  it('the database refusing the job with its list of rejected rows (what a cut emoji did): FAILED without the list, and says so', async () => {
+    const ws = await h.workspace();
+    const undo = await refuseInDatabase(h, 'contact_imports', { sqlite: "new.status <> 'RUNNING' and new.errors <> '[]'", postgres: "new.status <> 'RUNNING' and new.errors::text <> '[]'" });
+    try {
+      const res = await post(h, ws.key, `${csvOf(3)}not an email,x,y,z,w\n`);
+      expect(res.statusCode, res.body).toBe(201);
+      const job = res.json();
+      expect(job).toMatchObject({ status: 'FAILED', created: 3, skipped: 1, errors: [] });
+      expect(job.error).toMatch(/failed unexpectedly.*list of rejected rows could not be stored/);
+    } finally {
+      await undo();
+    }
+  });
+});

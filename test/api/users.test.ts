@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import { buildApp } from '../../src/app.js';
 import { redactUrl } from '../../src/http/server.js';
@@ -108,19 +108,19 @@ describeConsole('people, sessions, roles', (h) => {
     return { id: u.id, email: u.email };
   }
 
-  function login(email: string, password = PASSWORD, extra: Record<string, string> = {}, remoteAddress = '127.0.0.1'): Promise<LightMyRequestResponse> {
+  function login(email: string, password = PASSWORD, extra: Record<string, string> = {}, remoteAddress = '127.0.0.1', headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
     return h.app().inject({
       method: 'POST', url: '/app/login', remoteAddress,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       payload: new URLSearchParams({ email, password, ...extra }).toString(),
     });
   }
 
   function cookieOf(res: LightMyRequestResponse): string {
     const set = String(res.headers['set-cookie']);
-    const m = /^fc_session=([^;]*)/.exec(set);
+    const m = /^__Host-fc_session=([^;]*)/.exec(set);
     expect(m, set).not.toBeNull();
-    return `fc_session=${m![1]}`;
+    return `__Host-fc_session=${m![1]}`;
   }
 
   async function signIn(email: string): Promise<Session> {
@@ -158,18 +158,18 @@ describeConsole('people, sessions, roles', (h) => {
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/app');
     const set = String(res.headers['set-cookie']);
-    expect(set).toMatch(/^fc_session=[A-Za-z0-9_-]{43}; /);
+    expect(set).toMatch(/^__Host-fc_session=[A-Za-z0-9_-]{43}; /);
     expect(set).toContain('HttpOnly');
     expect(set).toContain('Secure');
     expect(set).toContain('SameSite=Lax');
     expect(set).toContain('Path=/');
     expect(set).toContain(`Max-Age=${30 * 24 * 3600}`);
-    const token = /^fc_session=([^;]*)/.exec(set)![1]!;
+    const token = /^__Host-fc_session=([^;]*)/.exec(set)![1]!;
     const rows = await k().selectFrom('sessions').selectAll().where('user_id', '=', u.id).execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]!.token_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(rows)).not.toContain(token);
-    const info = await h.app().inject({ method: 'GET', url: '/v1/session', headers: { cookie: `fc_session=${token}` } });
+    const info = await h.app().inject({ method: 'GET', url: '/v1/session', headers: { cookie: `__Host-fc_session=${token}` } });
     expect(info.json()).toMatchObject({ user: { id: u.id, email: u.email, role: 'editor' }, workspace: { id: ws.id, name: 'Acme' }, role: 'editor' });
     expect(info.json().scopes).toEqual(expect.arrayContaining(['write:forms', 'read:domains']));
     expect(info.json().csrfToken).toEqual(expect.any(String));
@@ -195,7 +195,7 @@ describeConsole('people, sessions, roles', (h) => {
     expect(json.json()).toMatchObject({ code: 'unauthorized' });
     const ok = await h.app().inject({ method: 'POST', url: '/app/login', remoteAddress: '10.1.0.1', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: u.email, password: PASSWORD }) });
     expect(ok.statusCode).toBe(303);
-    expect(String(ok.headers['set-cookie'])).toMatch(/^fc_session=/);
+    expect(String(ok.headers['set-cookie'])).toMatch(/^__Host-fc_session=/);
   });
 
   it('next: a console path is followed; an open redirect is refused', async () => {
@@ -226,22 +226,86 @@ describeConsole('people, sessions, roles', (h) => {
     expect(info.json().user.id).toBe(ua.id);
   });
 
-  it('rate limits: 5 failures per address, 20 per IP address, in 15 minutes: 429 with Retry-After', async () => {
+  /** The known-device cookie a sign-in set, as a Cookie header. */
+  function deviceOf(res: LightMyRequestResponse): string {
+    const set = ([] as string[]).concat(res.headers['set-cookie'] as string | string[]);
+    const line = set.find((c) => c.startsWith('__Host-fc_device='));
+    expect(line, String(set)).toBeDefined();
+    expect(line).toMatch(/; Max-Age=31536000; Path=\/; HttpOnly; SameSite=Strict; Secure$/);
+    return line!.split(';')[0]!;
+  }
+
+  it('rate limits (issue 29 item 12): failures from one address hold that address, never the owner elsewhere nor their known device; 20 per IP address', async () => {
     const ws = await workspace();
-    const u = await user(ws.id, 'viewer');
-    for (let i = 0; i < 5; i++) expect((await login(u.email, 'wrong password!', {}, `10.2.0.${i + 1}`)).statusCode).toBe(401);
-    const limited = await login(u.email, PASSWORD, {}, '10.2.0.99');
+    const u = await user(ws.id, 'owner');
+    // An attacker at 10.2.0.1 fails five times: that address is held for the account (even with the right password).
+    for (let i = 0; i < 5; i++) expect((await login(u.email, 'wrong password!', {}, '10.2.0.1')).statusCode).toBe(401);
+    const limited = await login(u.email, PASSWORD, {}, '10.2.0.1');
     expect(limited.statusCode).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(800);
     expect(limited.headers['set-cookie']).toBeUndefined();
-    // Per IP address: 20 failures over many addresses, then even a right password from that address waits.
+    // The owner signs in from anywhere else, and from the attacker's own address with the browser that signed in before.
+    const elsewhere = await login(u.email, PASSWORD, {}, '10.2.0.2');
+    expect(elsewhere.statusCode).toBe(303);
+    const device = deviceOf(elsewhere);
+    expect((await login(u.email, PASSWORD, {}, '10.2.0.1', { cookie: device })).statusCode).toBe(303);
+    // A device cookie made for another account, or altered, is not one.
     const other = await user(ws.id, 'viewer');
+    const otherDevice = deviceOf(await login(other.email, PASSWORD, {}, '10.2.1.2'));
+    expect((await login(u.email, PASSWORD, {}, '10.2.0.1', { cookie: otherDevice })).statusCode).toBe(429);
+    expect((await login(u.email, PASSWORD, {}, '10.2.0.1', { cookie: `${device.slice(0, -2)}xx` })).statusCode).toBe(429);
+    // The known device has its own count: five failures with it, and it waits too.
+    for (let i = 0; i < 5; i++) expect((await login(u.email, 'wrong password!', {}, '10.2.0.3', { cookie: device })).statusCode).toBe(401);
+    expect((await login(u.email, PASSWORD, {}, '10.2.0.3', { cookie: device })).statusCode).toBe(429);
+    // IPv6 addresses count by /64: a new address of the same network is the same client.
+    const v6 = await user(ws.id, 'viewer');
+    for (let i = 1; i <= 5; i++) expect((await login(v6.email, 'wrong password!', {}, `2001:db8:1:2::${i}`)).statusCode).toBe(401);
+    expect((await login(v6.email, PASSWORD, {}, '2001:db8:1:2:ffff::99')).statusCode).toBe(429);
+    expect((await login(v6.email, PASSWORD, {}, '::ffff:10.2.0.1')).statusCode).toBe(303);
+    expect((await login(v6.email, PASSWORD, {}, '2001:db8:1:3::1')).statusCode).toBe(303);
+    // Per IP address: 20 failures over many addresses, then even a right password from that address waits.
+    const third = await user(ws.id, 'viewer');
     for (let i = 0; i < 20; i++) expect((await login(uniqueEmail('spray'), 'wrong password!', {}, '10.3.0.1')).statusCode).toBe(401);
-    const fromIp = await login(other.email, PASSWORD, {}, '10.3.0.1');
+    const fromIp = await login(third.email, PASSWORD, {}, '10.3.0.1');
     expect(fromIp.statusCode).toBe(429);
     expect(Number(fromIp.headers['retry-after'])).toBeGreaterThan(0);
-    // Elsewhere the other user signs in.
-    expect((await login(other.email, PASSWORD, {}, '10.3.0.2')).statusCode).toBe(303);
+    expect((await login(third.email, PASSWORD, {}, '10.3.0.2')).statusCode).toBe(303);
+  });
+
+  it('rate limits (issue 29 item 12): failures spread over many addresses start an account-wide backoff that a known device or address is not held by (controlled clock)', async () => {
+    const t0 = Date.parse('2031-03-01T10:00:00.000Z');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(t0);
+      const ws = await workspace();
+      const u = await user(ws.id, 'owner');
+      const device = deviceOf(await login(u.email, PASSWORD, {}, '10.7.0.1')); // the owner's browser, at the office
+      // An attacker spreads ten failures over ten addresses: each address is far below its own limit.
+      for (let i = 1; i <= 10; i++) expect((await login(u.email, 'wrong password!', {}, `10.8.0.${i}`)).statusCode).toBe(401);
+      // Now the account is held for new places: 30 seconds, doubling with each further failure.
+      const held = await login(u.email, PASSWORD, {}, '10.8.1.1');
+      expect(held.statusCode).toBe(429);
+      expect(Number(held.headers['retry-after'])).toBe(30);
+      // Not the owner: from the address they signed in from before, or from their browser anywhere.
+      expect((await login(u.email, PASSWORD, {}, '10.7.0.1')).statusCode).toBe(303);
+      expect((await login(u.email, PASSWORD, {}, '10.9.9.9', { cookie: device })).statusCode).toBe(303);
+      // The attacker gets one guess per backoff period, each period twice the last.
+      vi.setSystemTime(t0 + 31_000);
+      expect((await login(u.email, 'wrong password!', {}, '10.8.1.2')).statusCode).toBe(401);
+      const longer = await login(u.email, 'wrong password!', {}, '10.8.1.3');
+      expect(longer.statusCode).toBe(429);
+      expect(Number(longer.headers['retry-after'])).toBe(60);
+      // The backoff is capped at 15 minutes and ends when the failures are a day old.
+      for (let i = 0; i < 8; i++) {
+        vi.setSystemTime(Date.now() + 16 * 60_000);
+        expect((await login(u.email, 'wrong password!', {}, `10.8.2.${i}`)).statusCode).toBe(401);
+      }
+      expect(Number((await login(u.email, 'wrong password!', {}, '10.8.3.1')).headers['retry-after'])).toBe(900);
+      vi.setSystemTime(Date.now() + 24 * 3600_000 + 60_000);
+      expect((await login(u.email, PASSWORD, {}, '10.8.4.1')).statusCode).toBe(303);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('login CSRF: the sign-in, invitation and reset forms refuse a cross-site POST (Sec-Fetch-Site or a foreign Origin)', async () => {
@@ -269,8 +333,14 @@ describeConsole('people, sessions, roles', (h) => {
     const u = await user(ws.id, 'viewer');
     const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => login(u.email, `wrong password ${i}`, {}, `10.4.0.${i + 1}`)));
     const codes = answers.map((a) => a.statusCode);
-    expect(codes.filter((c) => c === 401)).toHaveLength(5);
-    expect(codes.filter((c) => c === 429)).toHaveLength(25);
+    // Thirty addresses, one guess each: the account-wide backoff lets ten through.
+    expect(codes.filter((c) => c === 401)).toHaveLength(10);
+    expect(codes.filter((c) => c === 429)).toHaveLength(20);
+    // Twelve guesses from one address at once: five are checked.
+    const w = await user(ws.id, 'viewer');
+    const pair = (await Promise.all(Array.from({ length: 12 }, (_, i) => login(w.email, `wrong password ${i}`, {}, '10.4.2.1')))).map((a) => a.statusCode);
+    expect(pair.filter((c) => c === 401)).toHaveLength(5);
+    expect(pair.filter((c) => c === 429)).toHaveLength(7);
     // A right password does not use up the allowance of the others.
     const v = await user(ws.id, 'viewer');
     for (let i = 0; i < 6; i++) expect((await login(v.email, PASSWORD, {}, '10.4.1.1')).statusCode).toBe(303);
@@ -387,15 +457,15 @@ describeConsole('people, sessions, roles', (h) => {
     const out = await h.app().inject({ method: 'POST', url: '/app/logout', headers: { cookie: s.cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: `_csrf=${encodeURIComponent(s.csrf)}` });
     expect(out.statusCode).toBe(303);
     expect(out.headers.location).toBe('/app/login');
-    expect(String(out.headers['set-cookie'])).toMatch(/^fc_session=; Max-Age=0/);
+    expect(String(out.headers['set-cookie'])).toMatch(/^__Host-fc_session=; Max-Age=0/);
     const after = await call(s, 'GET', '/v1/session');
     expect(after.statusCode).toBe(401);
     expect(after.json().code).toBe('unauthorized');
     const row = await k().selectFrom('sessions').select('revoked_at').where('csrf_token', '=', s.csrf).executeTakeFirst();
     expect(row!.revoked_at).not.toBeNull();
     // A garbage or unknown cookie is 401 too.
-    expect((await call({ cookie: 'fc_session=garbage', csrf: '' }, 'GET', '/v1/forms')).statusCode).toBe(401);
-    expect((await call({ cookie: `fc_session=${'A'.repeat(43)}`, csrf: '' }, 'GET', '/v1/forms')).statusCode).toBe(401);
+    expect((await call({ cookie: '__Host-fc_session=garbage', csrf: '' }, 'GET', '/v1/forms')).statusCode).toBe(401);
+    expect((await call({ cookie: `__Host-fc_session=${'A'.repeat(43)}`, csrf: '' }, 'GET', '/v1/forms')).statusCode).toBe(401);
   });
 
   it('sessions: listed with the current one marked; revoking one kills it at once; another user\'s is 404', async () => {

@@ -12,12 +12,18 @@ describe('webhook SSRF guard: which addresses are public', () => {
     ['224.0.0.1', 'multicast'], ['255.255.255.255', 'reserved'], ['::1', 'loopback'], ['::', 'unspecified'], ['fe80::1', 'link-local'],
     ['fd00::1', 'unique-local'], ['fc00::abcd', 'unique-local'], ['ff02::1', 'multicast'], ['::ffff:127.0.0.1', 'IPv4-mapped loopback'],
     ['::ffff:7f00:1', 'IPv4-mapped loopback'], ['::ffff:10.0.0.1', 'IPv4-mapped private'], ['64:ff9b::a9fe:a9fe', 'NAT64 link-local'],
-    ['2002:c0a8:0101::1', '6to4 private'], ['::127.0.0.1', 'IPv4-compatible loopback'],
+    ['2002:c0a8:0101::1', '6to4'], ['::127.0.0.1', 'IPv4-compatible (deprecated)'],
+    // Issue 29 item 14: every IPv6 form that embeds or leads to an IPv4 address, other than the two judged by it.
+    ['::ffff:0:127.0.0.1', 'IPv4-translated'], ['::ffff:0:7f00:1', 'IPv4-translated'], ['::ffff:0:5db8:d70e', 'IPv4-translated'],
+    ['64:ff9b:1::7f00:1', 'local-use NAT64'], ['64:ff9b:1:ffff::a9fe:a9fe', 'local-use NAT64'], ['64:ff9b::127.0.0.1', 'NAT64 loopback'],
+    ['64:ff9b::10.0.0.1', 'NAT64 private'], ['2002:5db8:d70e::1', '6to4'], ['2002:7f00:1::', '6to4'], ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo'],
+    ['::5db8:d70e', 'IPv4-compatible (deprecated)'], ['::ffff:169.254.169.254', 'IPv4-mapped link-local'], ['::ffff:a9fe:a9fe', 'IPv4-mapped link-local'],
+    ['::ffff:0.0.0.0', 'IPv4-mapped unspecified ("this network")'], ['fe80::1%eth0', 'link-local'],
   ])('%s is refused (%s)', (address, why) => {
     expect(nonPublicReason(address)).toBe(why);
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:93.184.215.14', '2002:5db8:d70e::1'])('%s is public', (address) => {
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:93.184.215.14', '64:ff9b::5db8:d70e', '2001:4860:4860::8888'])('%s is public', (address) => {
     expect(nonPublicReason(address)).toBeNull();
   });
 
@@ -41,6 +47,11 @@ describe('webhook SSRF guard: which addresses are public', () => {
     const guard = new UrlGuard({ allowHttp: true, allowPrivate: false });
     await expect(guard.check('http://127.0.0.1:8080/x')).rejects.toThrow(/loopback/);
     await expect(guard.check('https://[::1]/x')).rejects.toThrow(/loopback/);
+    await expect(guard.check('https://[::ffff:0:127.0.0.1]/x')).rejects.toThrow(/IPv4-translated/);
+    await expect(guard.check('https://[64:ff9b:1::7f00:1]/x')).rejects.toThrow(/local-use NAT64/);
+    await expect(guard.check('https://[64:ff9b::7f00:1]/x')).rejects.toThrow(/NAT64 loopback/);
+    await expect(guard.check('https://[2002:7f00:1::1]/x')).rejects.toThrow(/6to4/);
+    await expect(guard.check('https://[::ffff:127.0.0.1]/x')).rejects.toThrow(/IPv4-mapped loopback/);
     expect((await guard.check('https://93.184.215.14/x')).addresses).toEqual([{ address: '93.184.215.14', family: 4 }]);
   });
 });
