@@ -221,10 +221,12 @@ export class AutomationsService {
       if (!contact) throw notFound('contact');
       const open = await repo.openRunOf(trx, workspaceId, id, contactId);
       if (open) return { runId: open, started: false };
-      const runId = await this.engine.enter(trx, a, contactId, null, nowIso());
+      const now = nowIso();
+      const runId = await this.engine.enter(trx, a, contactId, null, now);
       // A concurrent trigger (or the intake) started one meanwhile: that run is the contact's.
       const raced = runId ? undefined : await repo.openRunOf(trx, workspaceId, id, contactId);
       if (raced) return { runId: raced, started: false };
+      if (!runId && (await this.engine.inCooldown(trx, workspaceId, id, contactId, now))) throw conflict('invalid_state', 'the contact went through this automation within the re-entry cooldown (AUTOMATION_REENTRY_COOLDOWN_SECONDS, docs/automations.md); it can enter again once that has passed');
       if (!runId) throw conflict('invalid_state', `the contact cannot enter: it is ${contact.status}${a.trigger.filter ? ' or does not match the trigger\'s filter' : ''}`);
       return { runId, started: true };
     });
