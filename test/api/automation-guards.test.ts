@@ -7,6 +7,7 @@
  * The engine is driven tick by tick with the clock the test sets (Date faked), and every loop of the test is capped,
  * so that it ends quickly on code without the guards too (where it counts far more messages).
  */
+import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { AutomationEngine, DEFAULT_ENGINE, type EngineOptions } from '../../src/automations/automations.engine.js';
 import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
@@ -17,6 +18,7 @@ import { TEST_SECRET } from '../helpers/secret.js';
 const DAY = 86_400_000;
 const FROM = 'News <news@acme.test>';
 const send = (id: string, subject: string) => ({ id, type: 'send', from: FROM, emailContent: { subject, html: `<p>${subject}</p>` } });
+const HOOK_URL = 'https://93.184.215.14/formcast-hook';
 
 describeApi('automation loop guards', (h) => {
   let webhooks: WebhooksService;
@@ -207,5 +209,99 @@ describeApi('automation loop guards', (h) => {
     const statuses = (await Promise.all(ids.map((id) => runsOf(ws, id)))).map((r) => r[0]!.status);
     expect(statuses.filter((s) => s === 'COMPLETED')).toHaveLength(2);
     expect(statuses.filter((s) => s === 'EXITED')).toHaveLength(4);
+  });
+});
+
+describeApi('automation webhook steps need write:webhooks', (h) => {
+  const PASSWORD = 'correct horse battery';
+
+  /** A console session of a person of the workspace with this role: its cookie and CSRF token. */
+  async function session(ws: TestWorkspace, role: 'editor' | 'admin'): Promise<{ cookie: string; csrf: string }> {
+    const email = `${role}.${Math.random().toString(36).slice(2)}@people.example`;
+    await h.app.services.users.create(ws.id, { email, role, password: PASSWORD });
+    const login = await h.app.inject({
+      method: 'POST', url: '/app/login', remoteAddress: '127.0.0.1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ email, password: PASSWORD }).toString(),
+    });
+    expect(login.statusCode, login.body).toBe(303);
+    const setCookie = ([] as string[]).concat(login.headers['set-cookie'] ?? []);
+    const cookie = setCookie.map((c) => c.split(';')[0]!).find((c) => /session/i.test(c.split('=')[0]!))!;
+    expect(cookie).toBeDefined();
+    const info = await h.app.inject({ method: 'GET', url: '/v1/session', headers: { cookie } });
+    expect(info.statusCode, info.body).toBe(200);
+    return { cookie, csrf: info.json().csrfToken };
+  }
+
+  type Caller = string | { cookie: string; csrf: string };
+  function call(who: Caller, method: 'POST' | 'PUT' | 'GET', url: string, body?: unknown): Promise<LightMyRequestResponse> {
+    if (typeof who === 'string') return h.call(who, method, url, body);
+    return h.app.inject({
+      method, url,
+      headers: { cookie: who.cookie, 'x-csrf-token': who.csrf, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+    });
+  }
+
+  const endpoints = async (ws: TestWorkspace) => (await h.db.kysely.selectFrom('webhook_endpoints').select('url').where('workspace_id', '=', ws.id).execute()).map((r) => r.url);
+  const automations = async (ws: TestWorkspace) => (await h.db.kysely.selectFrom('automations').select('id').where('workspace_id', '=', ws.id).execute()).length;
+  function refused(res: LightMyRequestResponse): void {
+    expect(res.statusCode, res.body).toBe(403);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.json().code).toBe('insufficient_scope');
+    expect(res.json().detail).toContain('write:webhooks');
+  }
+
+  it('an editor session and a key without write:webhooks cannot create, add or activate a webhook step; an admin can', async () => {
+    const ws = await h.workspace();
+    await verifiedDomain(h, ws);
+    const editor = await session(ws, 'editor');
+    const admin = await session(ws, 'admin');
+    const broadcaster = await h.key(ws, ['write:broadcasts', 'read:webhooks']);
+    const hook = { id: 'hook', type: 'webhook', url: HOOK_URL };
+    const body = { name: 'Exfiltrate', trigger: { type: 'contact.created' }, steps: [hook] };
+
+    // POST /v1/webhooks is 403 for them, and so is the same endpoint through an automation.
+    for (const who of [editor, broadcaster]) {
+      refused(await call(who, 'POST', '/v1/webhooks', { url: HOOK_URL, eventTypes: ['contact.created'] }));
+      refused(await call(who, 'POST', '/v1/automations', body));
+      refused(await call(who, 'POST', '/v1/automations', { ...body, steps: [send('s', 'Hi'), { id: 'b', type: 'branch', filter: { all: [] }, then: [hook], else: [] }] }));
+    }
+    expect(await automations(ws)).toBe(0);
+
+    // Nor by PUT onto a draft of their own (or a new version of an active one).
+    for (const who of [editor, broadcaster]) {
+      const draft = await call(who, 'POST', '/v1/automations', { name: 'Mine', trigger: { type: 'api' }, steps: [send('s', 'Hi')] });
+      expect(draft.statusCode).toBe(201);
+      refused(await call(who, 'PUT', `/v1/automations/${draft.json().id}`, { steps: [send('s', 'Hi'), hook] }));
+      expect((await call(who, 'POST', `/v1/automations/${draft.json().id}/activate`)).statusCode).toBe(200);
+      refused(await call(who, 'PUT', `/v1/automations/${draft.json().id}`, { steps: [send('s', 'Hi'), hook] }));
+      expect((await call(who, 'GET', `/v1/automations/${draft.json().id}`)).json()).toMatchObject({ version: 1, steps: [expect.objectContaining({ type: 'send' })] });
+    }
+
+    // An admin's draft with a webhook step: an editor cannot activate it (it would register the endpoint).
+    const adminDraft = await call(admin, 'POST', '/v1/automations', { ...body, name: 'Admin hook' });
+    expect(adminDraft.statusCode, adminDraft.body).toBe(201);
+    refused(await call(editor, 'POST', `/v1/automations/${adminDraft.json().id}/activate`));
+    refused(await call(broadcaster, 'POST', `/v1/automations/${adminDraft.json().id}/activate`));
+    expect((await call(admin, 'GET', `/v1/automations/${adminDraft.json().id}`)).json().status).toBe('DRAFT');
+    expect(await endpoints(ws)).toEqual([]);
+
+    // The admin activates it: the endpoint is registered (and listed by GET /v1/webhooks).
+    expect((await call(admin, 'POST', `/v1/automations/${adminDraft.json().id}/activate`)).statusCode).toBe(200);
+    expect(await endpoints(ws)).toEqual([HOOK_URL]);
+    // The editor may still edit the rest of it, keeping the admin's webhook step as it is; not point it elsewhere.
+    const kept = await call(editor, 'PUT', `/v1/automations/${adminDraft.json().id}`, { steps: [send('s', 'Hello'), hook] });
+    expect(kept.statusCode, kept.body).toBe(200);
+    expect(kept.json().version).toBe(2);
+    refused(await call(editor, 'PUT', `/v1/automations/${adminDraft.json().id}`, { steps: [send('s', 'Hello'), { ...hook, url: 'https://93.184.215.14/elsewhere' }] }));
+    expect(await endpoints(ws)).toEqual([HOOK_URL]);
+
+    // An admin key (and a key with write:webhooks) can.
+    const hooksKey = await h.key(ws, ['write:broadcasts', 'write:webhooks']);
+    const other = await call(hooksKey, 'POST', '/v1/automations', { ...body, steps: [{ ...hook, url: 'https://93.184.215.14/other' }] });
+    expect(other.statusCode, other.body).toBe(201);
+    expect((await call(hooksKey, 'POST', `/v1/automations/${other.json().id}/activate`)).statusCode).toBe(200);
+    expect((await call(ws.key, 'POST', '/v1/automations', body)).statusCode).toBe(201);
+    expect((await endpoints(ws)).sort()).toEqual([HOOK_URL, 'https://93.184.215.14/other']);
   });
 });
