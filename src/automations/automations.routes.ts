@@ -16,7 +16,7 @@ export async function automationsRoutes(app: V1, { automations }: { automations:
   app.post('/automations', {
     schema: {
       tags, summary: 'Create an automation (DRAFT)',
-      description: 'A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference).',
+      description: 'A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference). A `webhook` step needs write:webhooks too (403 insufficient_scope).',
       body: CreateAutomationBody, response: { 201: AutomationSchema },
     },
     config: { scope: 'write:broadcasts' },
