@@ -12,7 +12,7 @@ import { afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { AutomationEngine, DEFAULT_ENGINE, type EngineOptions } from '../../src/automations/automations.engine.js';
 import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
-import { insertContact, insertSegment, verifiedDomain } from '../helpers/fixtures.js';
+import { insertContact, insertSegment, insertTopic, verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 
 const DAY = 86_400_000;
@@ -111,6 +111,23 @@ describeApi('automation loop guards', (h) => {
     for (const c of contacts) await h.call(editor, 'PUT', `/v1/contacts/${c}`, { properties: { side: 'a' } });
     await drive(engine(), 100);
     for (const c of contacts) expect(await messagesTo(c)).toBe(2);
+  });
+
+  it('the cycle guard follows topic steps too (contact.subscribed triggers)', async () => {
+    const ws = await setup();
+    // OPT_OUT: nobody is subscribed until they subscribe.
+    const t1 = await insertTopic(h, ws, 'OPT_OUT', 'One');
+    const t2 = await insertTopic(h, ws, 'OPT_OUT', 'Two');
+    const one = await automation(ws.key, 'One', { type: 'contact.subscribed', topicId: t1 }, [send('one', 'One'), { id: 'to2', type: 'topic', topicId: t1, subscribed: false }, { id: 'on2', type: 'topic', topicId: t2, subscribed: true }]);
+    const two = await automation(ws.key, 'Two', { type: 'contact.subscribed', topicId: t2 }, [send('two', 'Two'), { id: 'to1', type: 'topic', topicId: t2, subscribed: false }, { id: 'on1', type: 'topic', topicId: t1, subscribed: true }]);
+    const c = await insertContact(h, ws, { email: 'topics@example.test' });
+    expect((await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { topics: [{ id: t1, subscribed: true }] })).statusCode).toBe(200);
+    await drive(engine({ reentryCooldownMs: 0 }), 60);
+    expect(await messagesTo(c)).toBe(2);
+    expect((await runsOf(ws, one)).map((r) => r.exitReason ?? r.status).sort()).toEqual(['COMPLETED', expect.stringMatching(/^guard: cycle: /)]);
+    expect((await runsOf(ws, two)).map((r) => r.status)).toEqual(['COMPLETED']);
+    const subscribed = await h.db.kysely.selectFrom('events').select('data').where('workspace_id', '=', ws.id).where('type', '=', 'contact.subscribed').where('contact_id', '=', c).execute();
+    expect(subscribed.map((e) => JSON.parse(e.data) as { source: string; automationId?: string }).filter((d) => d.source === 'automation').map((d) => d.automationId).sort()).toEqual([one, two].sort());
   });
 
   it('a chain of automations each starting the next stops past the depth limit', async () => {
