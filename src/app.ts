@@ -102,7 +102,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
   const sessions = new SessionsService(db, config.publicUrl);
   const webhooks = new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks?.allowHttp ?? false, allowPrivate: config.webhooks?.allowPrivate ?? false });
   // The API starts runs only for the api trigger, through the engine's entry rule; the jobs walk them (jobs.ts).
-  const engine = new AutomationEngine(db, webhooks, { ...DEFAULT_ENGINE, workerId: 'api', clock: Date.now });
+  const engine = new AutomationEngine(db, webhooks, { ...DEFAULT_ENGINE, ...config.automations, workerId: 'api', clock: Date.now });
   const protection = new ProtectionService(db, { secret: config.secret, bursts: config.signupBursts, pow: config.proofOfWork });
   return {
     apiKeys,

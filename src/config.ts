@@ -63,6 +63,12 @@ export interface Config {
   };
   /** Webhooks (docs/webhooks.md): http:// URLs (WEBHOOKS_ALLOW_HTTP), hosts on non-public addresses (WEBHOOKS_ALLOW_PRIVATE). */
   webhooks: { allowHttp: boolean; allowPrivate: boolean };
+  /**
+   * Automations' loop guards (docs/automations.md, "Loops and limits"): how long a contact whose run ended waits before it
+   * enters the same automation again (AUTOMATION_REENTRY_COOLDOWN_SECONDS, 0: at once), and how many messages the
+   * automations may queue for one contact in 24 hours (AUTOMATION_MAX_EMAILS_PER_CONTACT_PER_DAY).
+   */
+  automations: { reentryCooldownMs: number; maxMessagesPerContactPerDay: number };
   /** Delivery worker tuning (see deliveries/CONTEXT.md); the defaults suit production. */
   worker: {
     batchSize: number;
@@ -207,7 +213,7 @@ function heloFrom(hostname: string | null): string | null {
 
 /** Reads the environment (README, Configuration; docs/api.md §10). Fails fast on values that cannot work. */
 /** What the services need to know of the configuration. */
-export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks' | 'signupBursts' | 'proofOfWork' | 'submissionIntake'>>
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks' | 'automations' | 'signupBursts' | 'proofOfWork' | 'submissionIntake'>>
   & Partial<Pick<Config, 'tracking' | 'apiRateLimit' | 'trackQuota'>> & {
   /** Signs tokens in public addresses (db/secrets.ts). */
   secret: Buffer;
@@ -276,6 +282,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pauseComplaintRate: rateFrom(env, 'PAUSE_COMPLAINT_RATE', 0.005),
     },
     webhooks: { allowHttp: env.WEBHOOKS_ALLOW_HTTP === 'true', allowPrivate: env.WEBHOOKS_ALLOW_PRIVATE === 'true' },
+    automations: {
+      reentryCooldownMs: intFrom(env, 'AUTOMATION_REENTRY_COOLDOWN_SECONDS', 86_400, 0, 366 * 86_400) * 1000,
+      maxMessagesPerContactPerDay: intFrom(env, 'AUTOMATION_MAX_EMAILS_PER_CONTACT_PER_DAY', 10, 1, 1000),
+    },
     worker: {
       batchSize: intFrom(env, 'WORKER_BATCH_SIZE', 100, 1, 10_000),
       leaseMs: intFrom(env, 'WORKER_LEASE_MS', 60_000, 500, 3_600_000),

@@ -4,6 +4,7 @@ import { getContact } from '../contacts/contacts.repository.js';
 import type { Db, Executor } from '../db/connection.js';
 import type { ContactStatus } from '../db/schema.js';
 import { insertRunDelivery } from '../deliveries/deliveries.repository.js';
+import { recordEvents } from '../events/events.repository.js';
 import { contactMatches, getSegment } from '../segments/segments.repository.js';
 import type { Filter } from '../segments/segments.filter.js';
 import type { WebhooksService } from '../webhooks/webhooks.service.js';
@@ -36,9 +37,32 @@ export interface EngineOptions {
   concurrency: number;
   /** The time (tests give theirs). */
   clock: () => number;
+  /**
+   * A contact whose run of an automation ended (completed or exited) enters that automation again only this long after
+   * (AUTOMATION_REENTRY_COOLDOWN_SECONDS; 0: at once). The loop guard against what the cycle detector cannot follow,
+   * such as a webhook step whose receiver changes the contact through the API.
+   */
+  reentryCooldownMs: number;
+  /**
+   * Messages the automations may queue for one contact in 24 hours, all of them together
+   * (AUTOMATION_MAX_EMAILS_PER_CONTACT_PER_DAY): a send step past it stops its run (`guard: daily cap`).
+   */
+  maxMessagesPerContactPerDay: number;
 }
 
-export const DEFAULT_ENGINE = { leaseMs: 60_000, batchSize: 200, intakeBatch: 500, stepsPerClaim: 20, concurrency: 8 };
+export const DEFAULT_ENGINE = {
+  leaseMs: 60_000, batchSize: 200, intakeBatch: 500, stepsPerClaim: 20, concurrency: 8,
+  reentryCooldownMs: 86_400_000, maxMessagesPerContactPerDay: 10,
+};
+
+/**
+ * The cycle detector's limit: a run started by a step of another run (an update or a topic change that is a trigger)
+ * inherits the chain of automations that led to it; a chain longer than this, or one that holds the automation it
+ * would start, starts nothing (a run written EXITED at once says so: `guard: depth` or `guard: cycle`).
+ */
+export const MAX_CAUSE_DEPTH = 5;
+const DAY_MS = 86_400_000;
+export type GuardKind = 'cycle' | 'depth' | 'daily_cap';
 
 /** Contact statuses that end a run (contract §15: unsubscribed, bounced, complained; deleted is its own case). */
 const LEAVING: Partial<Record<ContactStatus, string>> = { UNSUBSCRIBED: 'unsubscribed', BOUNCED: 'bounced', COMPLAINED: 'complained' };
@@ -110,16 +134,62 @@ export class AutomationEngine {
 
   /**
    * Starts a run of the automation for the contact, in the caller's transaction, if the contact may enter: it
-   * exists, has not left (unsubscribed, bounced, complained), matches the trigger's filter, and has no open run of
-   * the automation. Returns the new run's id.
+   * exists, has not left (unsubscribed, bounced, complained), matches the trigger's filter, has no open run of
+   * the automation, and no run of it that ended within the re-entry cooldown. Returns the new run's id.
+   *
+   * `chain`: the automations whose runs led here, when a run's step caused the trigger (the last is that run's). A
+   * chain that holds this automation (it would start itself again) or is longer than MAX_CAUSE_DEPTH starts nothing:
+   * the refusal is written as a run EXITED at once, with an `automation.run_stopped` event, in this transaction.
    */
-  async enter(trx: Executor, a: { id: string; workspaceId: string; version: number; trigger: Trigger }, contactId: string, eventId: string | null, now: string): Promise<string | undefined> {
+  async enter(trx: Executor, a: { id: string; workspaceId: string; version: number; trigger: Trigger }, contactId: string, eventId: string | null, now: string, chain: readonly string[] | null = null): Promise<string | undefined> {
     const contact = await getContact(trx, a.workspaceId, contactId);
     if (!contact || LEAVING[contact.status]) return undefined;
     if (a.trigger.filter && !(await contactMatches(trx, this.db.dialect, a.workspaceId, contactId, a.trigger.filter as Filter))) return undefined;
     const c = await this.compiled(trx, a.workspaceId, a.id, a.version);
     if (!c) return undefined;
-    return repo.insertRun(trx, { workspaceId: a.workspaceId, automationId: a.id, version: a.version, contactId, firstStepId: c.program.first, triggerEventId: eventId }, now);
+    const run = { workspaceId: a.workspaceId, automationId: a.id, version: a.version, contactId, firstStepId: c.program.first, triggerEventId: eventId, causeChain: chain };
+    const guard: GuardKind | null = !chain?.length ? null : chain.includes(a.id) ? 'cycle' : chain.length > MAX_CAUSE_DEPTH ? 'depth' : null;
+    if (guard) {
+      // Already in a run of it: nothing would start anyway, and there is nothing to stop.
+      if (await repo.openRunOf(trx, a.workspaceId, a.id, contactId)) return undefined;
+      const path = [...chain!, a.id].join(' → ');
+      const reason = guard === 'cycle'
+        ? `guard: cycle: the automation would start itself again through its own steps (${path})`
+        : `guard: depth: more than ${MAX_CAUSE_DEPTH} automations in a row started one another (${path})`;
+      const runId = await repo.insertRun(trx, { ...run, refused: reason }, now);
+      if (runId) await this.recordStop(trx, { workspaceId: a.workspaceId, automationId: a.id, runId, contactId }, guard, reason, now, { chain: [...chain!] });
+      return undefined;
+    }
+    if (this.o.reentryCooldownMs > 0 && (await repo.finishedSince(trx, a.workspaceId, a.id, contactId, this.iso(Date.parse(now) - this.o.reentryCooldownMs)))) return undefined;
+    return repo.insertRun(trx, run, now);
+  }
+
+  /** Whether the contact is in the automation's re-entry cooldown now (the api trigger's 409 says so). */
+  async inCooldown(db: Executor, workspaceId: string, automationId: string, contactId: string, now: string): Promise<boolean> {
+    return this.o.reentryCooldownMs > 0 && repo.finishedSince(db, workspaceId, automationId, contactId, this.iso(Date.parse(now) - this.o.reentryCooldownMs));
+  }
+
+  /** A loop guard stopped a run (or refused one): its event, in the transaction that ends the run; and a log line. */
+  private async recordStop(trx: Executor, run: { workspaceId: string; automationId: string; runId: string; contactId: string }, guard: GuardKind, reason: string, now: string, extra: Record<string, unknown>): Promise<void> {
+    await recordEvents(trx, run.workspaceId, [{
+      type: 'automation.run_stopped', contactId: run.contactId,
+      data: { automationId: run.automationId, runId: run.runId, guard, reason, ...extra },
+    }], now);
+    this.log?.warn({ workspaceId: run.workspaceId, automationId: run.automationId, runId: run.runId, guard }, 'an automation loop guard stopped a run');
+  }
+
+  /**
+   * The chain a run started by this event inherits: when a run's step made the change (its `runId` rides in the
+   * event), that run's chain and its automation; otherwise null. Cached per intake batch.
+   */
+  private async chainOf(trx: Executor, e: RoutedEvent, cache: Map<string, string[] | null>): Promise<string[] | null> {
+    const runId = e.data.source === 'automation' && typeof e.data.runId === 'string' ? e.data.runId : null;
+    if (!runId) return null;
+    if (!cache.has(runId)) {
+      const cause = await repo.causeOf(trx, e.workspaceId, runId);
+      cache.set(runId, cause ? [...cause.chain, cause.automationId] : null);
+    }
+    return cache.get(runId)!;
   }
 
   /** One round of the intake: returns how many events it took (0: none waiting). */
@@ -130,6 +200,7 @@ export class AutomationEngine {
       if (!events.length) return 0;
       const automations = await repo.activeAutomationsOf(trx, [...new Set(events.map((e) => e.workspaceId))]);
       const segments = new Map<string, Filter | null>();
+      const chains = new Map<string, string[] | null>();
       for (const e of events) {
         if (!e.contactId) continue;
         const reason = leaveReason(e);
@@ -138,7 +209,7 @@ export class AutomationEngine {
         for (const a of automations) {
           if (a.workspaceId !== e.workspaceId) continue;
           if (triggeredBy(a.trigger, e)) {
-            await this.enter(trx, a, e.contactId, e.id, now);
+            await this.enter(trx, a, e.contactId, e.id, now, await this.chainOf(trx, e, chains));
           } else if (a.trigger.type === 'segment.entered' && SEGMENT_EVENTS.has(e.type)) {
             const segmentId = a.trigger.segmentId!;
             if (!segments.has(segmentId)) segments.set(segmentId, ((await getSegment(trx, e.workspaceId, segmentId))?.filter as Filter | undefined) ?? null);
@@ -146,7 +217,7 @@ export class AutomationEngine {
             if (!filter) continue;
             const now_in = e.type !== 'contact.deleted' && (await contactMatches(trx, this.db.dialect, e.workspaceId, e.contactId, filter));
             const was = await repo.setMember(trx, a.id, e.contactId, now_in);
-            if (now_in && !was) await this.enter(trx, a, e.contactId, e.id, now);
+            if (now_in && !was) await this.enter(trx, a, e.contactId, e.id, now, await this.chainOf(trx, e, chains));
           }
         }
       }
@@ -245,16 +316,23 @@ export class AutomationEngine {
       case 'send': {
         const broadcastId = c.targets?.send[step.id];
         if (!broadcastId) return finish('exit', 'the version was never activated');
+        // The daily cap, counted with the contact locked (PostgreSQL): two walks of its runs cannot both pass it.
+        const cap = this.o.maxMessagesPerContactPerDay;
+        if (cap > 0 && (await repo.lockAndCountAutomatedMessages(trx, this.db.dialect, run.workspaceId, contact.id, this.iso(Date.parse(now) - DAY_MS))) >= cap) {
+          const reason = `guard: daily cap: ${cap} automated messages to this contact in 24 hours`;
+          await this.recordStop(trx, { workspaceId: run.workspaceId, automationId: run.automationId, runId: run.id, contactId: contact.id }, 'daily_cap', reason, now, { stepId: step.id, limit: cap });
+          return finish('exit', reason);
+        }
         const deliveryId = await insertRunDelivery(trx, run.workspaceId, broadcastId, run.id, { contactId: contact.id, email: contact.email }, now);
         await repo.insertRunStep(trx, { ...base, deliveryId, completed: true }, now);
         break;
       }
       case 'topic':
-        await changeByAutomation(trx, run.workspaceId, contact.id, { topics: [{ id: step.topicId, subscribed: step.subscribed }] }, now);
+        await changeByAutomation(trx, run.workspaceId, contact.id, { topics: [{ id: step.topicId, subscribed: step.subscribed }] }, now, { automationId: run.automationId, runId: run.id });
         await repo.insertRunStep(trx, { ...base, completed: true }, now);
         break;
       case 'update':
-        await changeByAutomation(trx, run.workspaceId, contact.id, { properties: step.properties }, now);
+        await changeByAutomation(trx, run.workspaceId, contact.id, { properties: step.properties }, now, { automationId: run.automationId, runId: run.id });
         await repo.insertRunStep(trx, { ...base, completed: true }, now);
         break;
       case 'branch':

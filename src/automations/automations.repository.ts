@@ -151,15 +151,50 @@ export async function claimUnroutedEvents(db: Executor, limit: number, opts: { s
  * Starts a run of the automation's current version for the contact, due now, unless the contact already has an
  * open one (the partial unique index decides, on both databases). Returns the new run's id, or undefined.
  */
-export async function insertRun(db: Executor, r: { workspaceId: string; automationId: string; version: number; contactId: string; firstStepId: string | null; triggerEventId: string | null }, now: string): Promise<string | undefined> {
+export async function insertRun(db: Executor, r: {
+  workspaceId: string; automationId: string; version: number; contactId: string; firstStepId: string | null; triggerEventId: string | null;
+  /** The automations whose runs led to this one (the loop guard's chain), or null. */
+  causeChain?: readonly string[] | null;
+  /** A run refused by a loop guard: written EXITED at once, with this reason, so that the refusal shows in the runs. */
+  refused?: string;
+}, now: string): Promise<string | undefined> {
   const id = newId('run');
-  const over = r.firstStepId === null;
+  const over = r.firstStepId === null || r.refused !== undefined;
   const res = await db.insertInto('automation_runs').values({
     id, workspace_id: r.workspaceId, automation_id: r.automationId, version: r.version, contact_id: r.contactId,
-    status: over ? 'COMPLETED' : 'ACTIVE', step_id: r.firstStepId, step_started_at: null, due_at: over ? null : now, lease_owner: null, lease_expires_at: null,
-    trigger_event_id: r.triggerEventId, entered_at: now, updated_at: now, finished_at: over ? now : null, exit_reason: null,
+    status: r.refused !== undefined ? 'EXITED' : over ? 'COMPLETED' : 'ACTIVE', step_id: over ? null : r.firstStepId, step_started_at: null,
+    due_at: over ? null : now, lease_owner: null, lease_expires_at: null,
+    trigger_event_id: r.triggerEventId, entered_at: now, updated_at: now, finished_at: over ? now : null, exit_reason: r.refused ?? null,
+    cause_chain: r.causeChain?.length ? JSON.stringify(r.causeChain) : null,
   }).onConflict((oc) => oc.columns(['automation_id', 'contact_id']).where('finished_at', 'is', null).doNothing()).executeTakeFirst();
   return Number(res.numInsertedOrUpdatedRows ?? 0) > 0 ? id : undefined;
+}
+
+/** The automation of a run and the chain that led to it: what a run its step causes inherits (the loop guard). */
+export async function causeOf(db: Executor, workspaceId: string, runId: string): Promise<{ automationId: string; chain: string[] } | undefined> {
+  const r = await db.selectFrom('automation_runs').select(['automation_id', 'cause_chain']).where('workspace_id', '=', workspaceId).where('id', '=', runId).executeTakeFirst();
+  return r ? { automationId: r.automation_id, chain: r.cause_chain ? (JSON.parse(r.cause_chain) as string[]) : [] } : undefined;
+}
+
+/** Whether the contact has a run of the automation that ended at or after `since` (the re-entry cooldown). */
+export async function finishedSince(db: Executor, workspaceId: string, automationId: string, contactId: string, since: string): Promise<boolean> {
+  const r = await db.selectFrom('automation_runs').select('id').where('automation_id', '=', automationId).where('contact_id', '=', contactId)
+    .where('finished_at', '>=', since).where('workspace_id', '=', workspaceId).limit(1).executeTakeFirst();
+  return r !== undefined;
+}
+
+/**
+ * The messages automations queued for the contact since `since`, of every automation (the daily cap). PostgreSQL
+ * first locks the contact's row, so that two walks of its runs count one after the other: the second sees the first's
+ * message (it committed before the lock was let go), and the cap holds with runs walked in parallel. SQLite has one
+ * writer at a time.
+ */
+export async function lockAndCountAutomatedMessages(db: Executor, dialect: Dialect, workspaceId: string, contactId: string, since: string): Promise<number> {
+  if (dialect === 'postgres') await db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).where('id', '=', contactId).forUpdate().execute();
+  const r = await db.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('contact_id', '=', contactId).where('automation_run_id', 'is not', null).where('created_at', '>=', since).where('workspace_id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
 }
 
 export async function openRunOf(db: Executor, workspaceId: string, automationId: string, contactId: string): Promise<string | undefined> {

@@ -16,12 +16,12 @@ export async function automationsRoutes(app: V1, { automations }: { automations:
   app.post('/automations', {
     schema: {
       tags, summary: 'Create an automation (DRAFT)',
-      description: 'A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference).',
+      description: 'A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference). A `webhook` step needs write:webhooks too (403 insufficient_scope).',
       body: CreateAutomationBody, response: { 201: AutomationSchema },
     },
     config: { scope: 'write:broadcasts' },
   }, async (req, reply) => {
-    const a = await automations.create(req.auth.workspaceId, req.body);
+    const a = await automations.create(req.auth.workspaceId, req.body, req.auth);
     return reply.code(201).header('location', `/v1/automations/${a.id}`).send(a);
   });
 
@@ -45,7 +45,7 @@ export async function automationsRoutes(app: V1, { automations }: { automations:
       params: AutomationParams, body: UpdateAutomationBody, response: { 200: AutomationSchema },
     },
     config: { scope: 'write:broadcasts' },
-  }, (req) => automations.update(req.auth.workspaceId, req.params.automationId, req.body));
+  }, (req) => automations.update(req.auth.workspaceId, req.params.automationId, req.body, req.auth));
 
   app.delete('/automations/:automationId', {
     schema: { tags, summary: 'Delete a DRAFT automation', description: 'One that ran keeps its runs and stats: 409 invalid_state (pause it).', params: AutomationParams, response: { 204: Type.Null() } },
@@ -62,7 +62,7 @@ export async function automationsRoutes(app: V1, { automations }: { automations:
       params: AutomationParams, response: { 200: AutomationSchema },
     },
     config: { scope: 'write:broadcasts' },
-  }, (req) => automations.activate(req.auth.workspaceId, req.params.automationId));
+  }, (req) => automations.activate(req.auth.workspaceId, req.params.automationId, req.auth));
 
   app.post('/automations/:automationId/pause', {
     schema: { tags, summary: 'Pause (ACTIVE → PAUSED): runs stop where they are', params: AutomationParams, response: { 200: AutomationSchema } },

@@ -4,8 +4,9 @@ import { contactEmail } from '../contacts/contacts.email.js';
 import type { Db, Executor } from '../db/connection.js';
 import type { AutomationRunStatus, AutomationStatus } from '../db/schema.js';
 import { findDomainByName } from '../domains/domains.repository.js';
-import { conflict, notFound, unprocessable, validationFailed, type FieldError } from '../errors/errors.js';
+import { conflict, insufficientScope, notFound, unprocessable, validationFailed, type FieldError } from '../errors/errors.js';
 import { listGroupVersions } from '../forms/forms.repository.js';
+import { grants } from '../http/scopes.js';
 import { newId } from '../lib/ids.js';
 import { parseMailbox } from '../lib/email.js';
 import { renderTemplate } from '../lib/liquid.js';
@@ -13,6 +14,7 @@ import { nowIso } from '../lib/time.js';
 import { topicReferences, type Filter } from '../segments/segments.filter.js';
 import { contactMatches, getSegment, imaginedContactMatches, matchingContactIds } from '../segments/segments.repository.js';
 import { existingTopicIds, listTopics } from '../topics/topics.repository.js';
+import { endpointByUrl } from '../webhooks/webhooks.repository.js';
 import type { WebhooksService } from '../webhooks/webhooks.service.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import type { AutomationEngine } from './automations.engine.js';
@@ -37,6 +39,26 @@ function parse(input: { trigger?: unknown; steps?: unknown }): { trigger?: Trigg
 }
 
 const MAX_SIMULATED_STEPS = 200;
+
+/** Who asks (an API key's scopes, or a console session's role's: req.auth). */
+export interface Caller {
+  scopes: readonly string[];
+}
+
+/**
+ * A `webhook` step posts contacts' data to its URL and registers a webhook endpoint of the workspace: it takes
+ * write:webhooks, as POST /v1/webhooks does, through every path (issue 29). A caller without it cannot write a webhook
+ * step whose URL the automation did not have already (create, PUT: 403 insufficient_scope); keeping one an admin wrote
+ * is allowed (an editor may change the emails of an automation that has one). The registering side is checked in
+ * prepare: a version whose webhook step would register a new endpoint cannot be made runnable by such a caller.
+ */
+const mayWriteWebhooks = (caller: Caller) => grants(caller.scopes, 'write:webhooks');
+
+function checkWebhookSteps(caller: Caller, steps: readonly Step[], current: readonly Step[] = []): void {
+  if (mayWriteWebhooks(caller)) return;
+  const known = new Set(new Program(current).all().flatMap((n) => (n.step.type === 'webhook' ? [n.step.url] : [])));
+  for (const { step } of new Program(steps).all()) if (step.type === 'webhook' && !known.has(step.url)) throw insufficientScope('write:webhooks');
+}
 
 /**
  * Automations (docs/automations.md, CONTEXT.md): the API's rules. Runs are walked by the engine
@@ -103,9 +125,14 @@ export class AutomationsService {
    * delivery pipeline sends), an endpoint for each webhook step; and, for a segment.entered trigger, the segment's
    * members as they are now (only contacts that enter it from now on start a run).
    */
-  private async prepare(trx: Executor, a: { id: string; workspaceId: string; name: string }, version: number, trigger: Trigger, steps: readonly Step[], now: string): Promise<void> {
+  private async prepare(trx: Executor, a: { id: string; workspaceId: string; name: string }, version: number, trigger: Trigger, steps: readonly Step[], now: string, caller: Caller): Promise<void> {
     const current = await repo.getVersion(trx, a.workspaceId, a.id, version);
     if (!current?.targets) {
+      // Registering an endpoint is managing webhooks: not for a caller without write:webhooks (an editor activating a
+      // draft whose webhook URL no endpoint has, or one an admin deleted meanwhile).
+      if (!mayWriteWebhooks(caller)) {
+        for (const { step } of new Program(steps).all()) if (step.type === 'webhook' && !(await endpointByUrl(trx, a.workspaceId, step.url))) throw insufficientScope('write:webhooks');
+      }
       const settings = (await getWorkspace(trx, a.workspaceId))?.settings;
       const tracking = settings?.tracking ?? { opens: true, clicks: true };
       const targets: repo.VersionTargets = { send: {}, webhook: {} };
@@ -137,8 +164,9 @@ export class AutomationsService {
     }
   }
 
-  async create(workspaceId: string, input: CreateAutomationInput): Promise<Automation> {
+  async create(workspaceId: string, input: CreateAutomationInput, caller: Caller): Promise<Automation> {
     const { trigger, steps } = parse({ trigger: input.trigger, steps: input.steps ?? [] });
+    checkWebhookSteps(caller, steps!);
     const id = newId('aut');
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, trigger!, steps!);
@@ -159,11 +187,12 @@ export class AutomationsService {
    * PUT (partial). A DRAFT changes in place. On an ACTIVE or PAUSED automation, a new trigger or new steps make a
    * new version, checked as activation checks (runs in progress finish on theirs); a new name alone does not.
    */
-  async update(workspaceId: string, id: string, input: UpdateAutomationInput): Promise<Automation> {
+  async update(workspaceId: string, id: string, input: UpdateAutomationInput, caller: Caller): Promise<Automation> {
     if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the automation id in the path' }]);
     const parsed = parse(input);
     const current = await this.mustGet(this.db.kysely, workspaceId, id);
     automationTransition(current.status, 'edit');
+    if (parsed.steps) checkWebhookSteps(caller, parsed.steps, current.steps);
     const trigger = parsed.trigger ?? current.trigger;
     const steps = parsed.steps ?? current.steps;
     const changesProgram = parsed.trigger !== undefined || parsed.steps !== undefined;
@@ -177,7 +206,7 @@ export class AutomationsService {
       if (changesProgram && current.status === 'DRAFT') await repo.replaceVersion(trx, workspaceId, id, version, trigger, steps);
       else if (changesProgram) {
         await repo.insertVersion(trx, workspaceId, id, version, trigger, steps, now);
-        await this.prepare(trx, { id, workspaceId, name: input.name ?? current.name }, version, trigger, steps, now);
+        await this.prepare(trx, { id, workspaceId, name: input.name ?? current.name }, version, trigger, steps, now, caller);
       }
     });
     return this.get(workspaceId, id);
@@ -190,7 +219,7 @@ export class AutomationsService {
   }
 
   /** DRAFT or PAUSED → ACTIVE, once the steps are complete (422 automation_incomplete). */
-  async activate(workspaceId: string, id: string): Promise<Automation> {
+  async activate(workspaceId: string, id: string, caller: Caller): Promise<Automation> {
     const current = await this.mustGet(this.db.kysely, workspaceId, id);
     const next = automationTransition(current.status, 'activate');
     await this.checkComplete(workspaceId, current.steps);
@@ -199,7 +228,7 @@ export class AutomationsService {
       // Guarded by what was read and checked: a PUT that got in between makes this 409 (its steps were not checked).
       if (!(await repo.updateAutomation(trx, workspaceId, id, current, { status: next }, now))) throw changedMeanwhile();
       await this.checkReferences(trx, workspaceId, current.trigger, current.steps);
-      await this.prepare(trx, current, current.version, current.trigger, current.steps, now);
+      await this.prepare(trx, current, current.version, current.trigger, current.steps, now, caller);
     });
     return this.get(workspaceId, id);
   }
@@ -221,10 +250,12 @@ export class AutomationsService {
       if (!contact) throw notFound('contact');
       const open = await repo.openRunOf(trx, workspaceId, id, contactId);
       if (open) return { runId: open, started: false };
-      const runId = await this.engine.enter(trx, a, contactId, null, nowIso());
+      const now = nowIso();
+      const runId = await this.engine.enter(trx, a, contactId, null, now);
       // A concurrent trigger (or the intake) started one meanwhile: that run is the contact's.
       const raced = runId ? undefined : await repo.openRunOf(trx, workspaceId, id, contactId);
       if (raced) return { runId: raced, started: false };
+      if (!runId && (await this.engine.inCooldown(trx, workspaceId, id, contactId, now))) throw conflict('invalid_state', 'the contact went through this automation within the re-entry cooldown (AUTOMATION_REENTRY_COOLDOWN_SECONDS, docs/automations.md); it can enter again once that has passed');
       if (!runId) throw conflict('invalid_state', `the contact cannot enter: it is ${contact.status}${a.trigger.filter ? ' or does not match the trigger\'s filter' : ''}`);
       return { runId, started: true };
     });

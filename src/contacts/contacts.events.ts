@@ -24,11 +24,11 @@ export function statusEvents(contactId: string, email: string, before: ContactSt
   return [];
 }
 
-export function updatedEvent(contactId: string, email: string, fields: readonly string[], source: ContactSource): NewEvent {
-  return { type: 'contact.updated', contactId, data: { email, fields, source } };
+export function updatedEvent(contactId: string, email: string, fields: readonly string[], source: ContactSource, extra: Record<string, unknown> = {}): NewEvent {
+  return { type: 'contact.updated', contactId, data: { email, fields, source, ...extra } };
 }
 
 /** Topic subscriptions that changed (effective before → after). */
-export function topicEvents(contactId: string, email: string, changes: readonly { topicId: string; subscribed: boolean }[], source: ContactSource): NewEvent[] {
-  return changes.map((c) => ({ type: c.subscribed ? 'contact.subscribed' as const : 'contact.unsubscribed' as const, contactId, data: { email, topicId: c.topicId, source } }));
+export function topicEvents(contactId: string, email: string, changes: readonly { topicId: string; subscribed: boolean }[], source: ContactSource, extra: Record<string, unknown> = {}): NewEvent[] {
+  return changes.map((c) => ({ type: c.subscribed ? 'contact.subscribed' as const : 'contact.unsubscribed' as const, contactId, data: { email, topicId: c.topicId, source, ...extra } }));
 }

@@ -46,7 +46,7 @@ function checkChoicesUnique(choices: readonly TopicChoice[] | undefined): void {
  * removes one), topic choices set, with the events the API's changes write (source `automation`). False when the
  * contact is gone.
  */
-export async function changeByAutomation(trx: Executor, workspaceId: string, contactId: string, change: { properties?: Record<string, unknown>; topics?: { id: string; subscribed: boolean }[] }, now: string): Promise<boolean> {
+export async function changeByAutomation(trx: Executor, workspaceId: string, contactId: string, change: { properties?: Record<string, unknown>; topics?: { id: string; subscribed: boolean }[] }, now: string, cause?: { automationId: string; runId: string }): Promise<boolean> {
   // Runs of several automations may change one contact at once (PostgreSQL walks runs in parallel): the row is
   // locked before it is read, so no merge of properties overwrites another's. SQLite has one writer.
   if (onPostgres(trx)) await trx.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).where('id', '=', contactId).forUpdate().execute();
@@ -59,11 +59,12 @@ export async function changeByAutomation(trx: Executor, workspaceId: string, con
       else merged[k] = v;
     }
     await repo.updateContact(trx, workspaceId, contactId, { properties: merged }, now);
-    await recordEvents(trx, workspaceId, [updatedEvent(contactId, current.email, ['properties'], 'automation')], now);
+    // The run that made the change rides along in the event: the automation intake follows it (its loop guard).
+    await recordEvents(trx, workspaceId, [updatedEvent(contactId, current.email, ['properties'], 'automation', cause ?? {})], now);
   }
   if (change.topics?.length) {
     const known = await existingTopicIds(trx, workspaceId, change.topics.map((t) => t.id));
-    await setTopicChoices(trx, workspaceId, contactId, change.topics.filter((t) => known.has(t.id)), now, 'automation');
+    await setTopicChoices(trx, workspaceId, contactId, change.topics.filter((t) => known.has(t.id)), now, 'automation', cause ?? {});
   }
   return true;
 }

@@ -82,13 +82,13 @@ export async function topicsOfContacts(db: Executor, workspaceId: string, contac
  * Records the contact's explicit choices (insert or replace, one row per topic), and the events of the
  * subscriptions that changed (docs/events.md): `contact.subscribed` / `contact.unsubscribed` with the topic.
  */
-export async function setTopicChoices(db: Executor, workspaceId: string, contactId: string, choices: readonly { id: string; subscribed: boolean }[], at: string, source: ContactSource = 'api'): Promise<void> {
+export async function setTopicChoices(db: Executor, workspaceId: string, contactId: string, choices: readonly { id: string; subscribed: boolean }[], at: string, source: ContactSource = 'api', extra: Record<string, unknown> = {}): Promise<void> {
   if (choices.length === 0) return;
   const before = new Map(((await topicsOfContacts(db, workspaceId, [contactId])).get(contactId) ?? []).map((t) => [t.id, t.subscribed]));
   const changed = choices.filter((c) => before.has(c.id) && before.get(c.id) !== c.subscribed).map((c) => ({ topicId: c.id, subscribed: c.subscribed }));
   if (changed.length) {
     const email = (await db.selectFrom('contacts').select('email').where('workspace_id', '=', workspaceId).where('id', '=', contactId).executeTakeFirst())?.email;
-    if (email) await recordEvents(db, workspaceId, topicEvents(contactId, email, changed, source), at);
+    if (email) await recordEvents(db, workspaceId, topicEvents(contactId, email, changed, source, extra), at);
   }
   await db.insertInto('contact_topics')
     .values(choices.map((c) => ({ workspace_id: workspaceId, contact_id: contactId, topic_id: c.id, subscribed: c.subscribed ? 1 : 0, updated_at: at })))

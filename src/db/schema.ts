@@ -577,6 +577,8 @@ export interface AutomationRunsTable {
   updated_at: string;
   finished_at: string | null;
   exit_reason: string | null;
+  /** JSON array of the automation ids whose runs' steps led to this run, oldest first; null: started otherwise (0019). */
+  cause_chain: string | null;
 }
 
 export interface AutomationRunStepsTable {

@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'form.submitted', 'form.submission_held',
   'broadcast.sending', 'broadcast.paused', 'broadcast.sent', 'broadcast.canceled',
   'event.tracked',
+  'automation.run_stopped',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

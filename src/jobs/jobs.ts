@@ -155,7 +155,7 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   const fanOutJobs: Job[] = [{ name: 'webhook fan-out', everyMs: Math.min(poll, 100), run: () => webhooks.fanOut() }];
   // Automations in a loop of their own: a step's message joins the delivery queue, so sending never waits on it.
   const engine = new AutomationEngine(db, new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivate }), {
-    ...DEFAULT_ENGINE, workerId: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`, clock: Date.now,
+    ...DEFAULT_ENGINE, ...config.automations, workerId: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`, clock: Date.now,
     // The lease of deliveries is that of runs too: a dead worker's runs are taken over as soon as its deliveries.
     leaseMs: config.worker.leaseMs, ...opts.automations,
   }, log);

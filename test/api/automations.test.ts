@@ -14,6 +14,8 @@ import { TEST_SECRET } from '../helpers/secret.js';
 import { useSending } from '../helpers/sending.js';
 
 const DAY = 86_400_000;
+/** The caller of the service's writes in these tests: one who may write webhook steps. */
+const ADMIN = { scopes: ['admin'] };
 const FROM = 'News <news@acme.test>';
 const send = (id: string, subject: string) => ({ id, type: 'send', from: FROM, emailContent: { subject, html: `<p>${subject} {{ contact.firstName }}</p>` } });
 
@@ -319,8 +321,8 @@ describeApi('automations', (h) => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
       const service = new AutomationsService(h.db, webhooks, engine);
-      const a = await service.create(ws.id, { name: 'Hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] });
-      await service.activate(ws.id, a.id);
+      const a = await service.create(ws.id, { name: 'Hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] }, ADMIN);
+      await service.activate(ws.id, a.id, ADMIN);
       const c = await insertContact(h, ws, { email: 'hooked@example.test', firstName: 'Hook' });
       expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c })).statusCode).toBe(202);
       await settle();
@@ -358,8 +360,8 @@ describeApi('automations', (h) => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gone`;
       const service = new AutomationsService(h.db, webhooks, engine);
-      const hook = await service.create(ws.id, { name: 'Gone hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] });
-      await service.activate(ws.id, hook.id);
+      const hook = await service.create(ws.id, { name: 'Gone hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] }, ADMIN);
+      await service.activate(ws.id, hook.id, ADMIN);
       const endpoint = (await h.call(ws.key, 'GET', '/v1/webhooks')).json().data.find((w: { url: string }) => w.url === url);
       expect((await h.call(ws.key, 'DELETE', `/v1/webhooks/${endpoint.id}`)).statusCode).toBe(204);
       await h.call(ws.key, 'POST', `/v1/automations/${hook.id}/trigger`, { contactId: c });

@@ -93,8 +93,8 @@ describePg(title, () => {
         { id: 'u', type: 'update', properties: { step: 'after-a' } },
         { id: 'b', type: 'send', from, emailContent: { subject: SUBJECT_B, html: '<p>Hi {{ contact.firstName }}, this is B.</p>' } },
       ],
-    });
-    const automation = await services.automations.activate(workspace.id, created.id);
+    }, { scopes: ['admin'] });
+    const automation = await services.automations.activate(workspace.id, created.id, { scopes: ['admin'] });
     expect(automation.status).toBe('ACTIVE');
     return { workspaceId: workspace.id, automation: { id: automation.id, workspaceId: workspace.id, version: automation.version, trigger: automation.trigger as unknown as Trigger }, contacts };
   }

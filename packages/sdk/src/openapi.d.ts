@@ -5995,7 +5995,7 @@ export interface paths {
                 query?: {
                     limit?: number;
                     cursor?: string;
-                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
+                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
                 };
                 header?: never;
                 path: {
@@ -6049,7 +6049,7 @@ export interface paths {
                                 /** @description evt_…; ids sort by the order events were written */
                                 id: string;
                                 /** @enum {string} */
-                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
+                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -12761,7 +12761,7 @@ export interface paths {
                 query?: {
                     limit?: number;
                     cursor?: string;
-                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
+                    type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
                     contactId?: string;
                     broadcastId?: string;
                     /** @description events that occurred at or after this time */
@@ -12814,7 +12814,7 @@ export interface paths {
                                 /** @description evt_…; ids sort by the order events were written */
                                 id: string;
                                 /** @enum {string} */
-                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked";
+                                type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -13057,7 +13057,7 @@ export interface paths {
                             data: {
                                 id: string;
                                 url: string;
-                                eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                                eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
                                 description: string | null;
                                 /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                                 enabled: boolean;
@@ -13138,7 +13138,7 @@ export interface paths {
                         /** @description https:// (http:// only when the server runs with WEBHOOKS_ALLOW_HTTP=true); its host must resolve to public addresses only (docs/webhooks.md) */
                         url: string;
                         /** @description the event types POSTed to the endpoint (docs/events.md lists them) */
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
                         /** @description a note for people: what the endpoint is for */
                         description?: string;
                     };
@@ -13171,7 +13171,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -13312,7 +13312,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -13393,7 +13393,7 @@ export interface paths {
                         /** @description https:// (http:// only when the server runs with WEBHOOKS_ALLOW_HTTP=true); its host must resolve to public addresses only (docs/webhooks.md) */
                         url?: string;
                         /** @description the event types POSTed to the endpoint (docs/events.md lists them) */
-                        eventTypes?: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                        eventTypes?: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
                         /** @description a note for people: what the endpoint is for */
                         description?: string | null;
                         /** @description false disables the endpoint (what waits for it is FAILED); true enables it again and forgets its failures */
@@ -13428,7 +13428,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -13623,7 +13623,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -15616,7 +15616,7 @@ export interface paths {
         put?: never;
         /**
          * Create an automation
-         * @description A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference).
+         * @description A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference). A `webhook` step needs write:webhooks too (403 insufficient_scope).
          */
         post: {
             parameters: {
@@ -16809,7 +16809,7 @@ export interface paths {
         };
         /**
          * List the runs of an automation
-         * @description One run per contact that entered, newest first, with cursor pagination and `status` and `contactId` filters: the version it runs, the step it is at and when that is due, and why it exited early (unsubscribed, bounced, complained, deleted, an exit step). Needs `read:broadcasts`.
+         * @description One run per contact that entered, newest first, with cursor pagination and `status` and `contactId` filters: the version it runs, the step it is at and when that is due, and why it exited early (unsubscribed, bounced, complained, deleted, an exit step, or a loop guard: `guard: cycle: …`, `guard: depth: …`, `guard: daily cap: …`, docs/automations.md). Needs `read:broadcasts`.
          */
         get: {
             parameters: {
@@ -16876,7 +16876,7 @@ export interface paths {
                                  * @description RFC 3339, UTC, milliseconds
                                  */
                                 finishedAt: string | null;
-                                /** @description unsubscribed, bounced, complained, deleted, exit step */
+                                /** @description unsubscribed, bounced, complained, deleted, exit step; a loop guard: guard: cycle: …, guard: depth: …, guard: daily cap: … */
                                 exitReason: string | null;
                             }[];
                             nextCursor: string | null;
