@@ -66,6 +66,27 @@ async function startReceiver(clock: () => Date, answer: (n: number, req: http.In
   return r;
 }
 
+/** A receiver that reads each request and never answers (a hung endpoint); counts what arrived. */
+async function startHangingReceiver(): Promise<Receiver> {
+  const requests: Received[] = [];
+  const server = http.createServer((req) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), url: req.url ?? '', at: Date.now() }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const r: Receiver = {
+    url: `http://127.0.0.1:${port}/hang`, port, requests,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+  receivers.push(r);
+  return r;
+}
+
 /** Verifies with the standardwebhooks package (not our code), its clock set to when the request arrived. */
 function verify(secret: string, r: Received): unknown {
   vi.useFakeTimers({ toFake: ['Date'] });
@@ -88,7 +109,7 @@ describeApi('webhooks', (h) => {
   const dispatchers: WebhookDispatcher[] = [];
 
   afterEach(async () => {
-    for (const d of dispatchers.splice(0)) d.close();
+    for (const d of dispatchers.splice(0)) await d.close();
     for (const r of receivers.splice(0)) await r.close();
     for (const m of made.splice(0)) await h.db.kysely.deleteFrom('webhook_endpoints').where('id', '=', m.id).execute();
   });
@@ -125,11 +146,11 @@ describeApi('webhooks', (h) => {
     return res.json().data;
   }
 
-  /** Dispatches until nothing is due at the clock's time. */
+  /** Dispatches until nothing is due at the clock's time and nothing is held; returns how many outcomes were recorded. */
   async function drain(d: WebhookDispatcher) {
-    let total = 0;
-    for (let n; (n = await d.dispatch()) > 0;) total += n;
-    return total;
+    const before = d.recorded;
+    while ((await d.dispatch()) > 0);
+    return d.recorded - before;
   }
 
   // ---- the API ----------------------------------------------------------------------------------------
@@ -586,7 +607,7 @@ describeApi('webhooks', (h) => {
     expect(log.attemptLog[0].durationMs).toBeGreaterThanOrEqual(190);
   });
 
-  it('an endpoint that does not answer costs its batch one attempt: its other deliveries are released untried, the other endpoints are served', async () => {
+  it('an endpoint that does not answer is paused: one attempt per lane, what it held goes back untried, the other endpoints are served', async () => {
     const clock = testClock();
     const ws = await h.workspace();
     const slow = await startReceiver(clock.now, () => ({ status: 200, delayMs: 2000 }));
@@ -594,30 +615,70 @@ describeApi('webhooks', (h) => {
     const dead = await endpoint(ws, slow.url);
     const alive = await endpoint(ws, fine.url);
     await events(ws, Array.from({ length: 6 }, () => ({ type: 'contact.created' as const, data: {} })), clock.now());
-    const d = dispatcher(clock.now, { timeoutMs: 200, concurrency: 2 });
+    const d = dispatcher(clock.now, { timeoutMs: 200, concurrency: 4 });
     await d.fanOut();
-    expect(await d.dispatch()).toBe(12);
-    // The live endpoint got all six; the dead one was tried once (per lane), the rest given back without an attempt.
+    expect(await drain(d)).toBe(6 + 2);
+    // The live endpoint got all six; the dead one was tried twice (its 2 slots), the rest given back without an attempt.
     expect(fine.requests).toHaveLength(6);
     const log = await deliveries(ws, dead.id);
     const tried = log.filter((l: { attempts: number }) => l.attempts === 1);
     const untried = log.filter((l: { attempts: number }) => l.attempts === 0);
-    expect(tried).toHaveLength(1);
-    expect(untried).toHaveLength(5);
+    expect(tried).toHaveLength(2);
+    expect(untried).toHaveLength(4);
     for (const l of untried) expect(l).toMatchObject({ status: 'PENDING', attemptLog: [], nextAttemptAt: new Date(clock.ms + 5000).toISOString() });
     expect((await deliveries(ws, alive.id)).every((l: { status: string }) => l.status === 'SUCCEEDED')).toBe(true);
-    // Nothing more is due until the released ones come back.
+    // Nothing more is due until the pause ends.
     expect(await d.dispatch()).toBe(0);
     clock.advance(5000);
     expect(await d.dispatch()).toBeGreaterThan(0);
   });
 
-  it('an endpoint failing for 5 days in a row is disabled, with a reason, and what waits for it is FAILED', async () => {
+  it('fair dispatch (issue 29): a hung endpoint with hundreds waiting in one workspace does not delay another workspace\'s delivery; at most 2 in flight per endpoint, and it backs off alone', async () => {
+    const clock = testClock();
+    const [wsA, wsB] = [await h.workspace('A'), await h.workspace('B')];
+    const hung = await startHangingReceiver();
+    const fine = await startReceiver(clock.now);
+    const stuck = await endpoint(wsA, hung.url);
+    const stuck2 = await endpoint(wsA, `${hung.url}/2`);
+    const served = await endpoint(wsB, fine.url);
+    // 2 × 250 deliveries for workspace A, older than workspace B's one.
+    await events(wsA, Array.from({ length: 250 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })), clock.now());
+    clock.advance(1);
+    await events(wsB, [{ type: 'contact.created', data: { b: true } }], clock.now());
+    const d = dispatcher(clock.now, { timeoutMs: 2000 });
+    while ((await d.fanOut()) > 0);
+    const status = async () => (await deliveries(wsB, served.id))[0];
+
+    // Workspace B's delivery is claimed and sent in the first round, past the 500 older ones; the round does not wait
+    // for A's requests, which hang.
+    await d.dispatch();
+    expect((await status()).status).toBe('SENDING');
+    while ((await status()).status === 'SENDING') await d.dispatch();
+    expect(await status()).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+    expect(fine.requests).toHaveLength(1);
+    expect(await h.db.kysely.selectFrom('webhook_attempts').select('id').where('workspace_id', '=', wsA.id).execute()).toEqual([]);
+    // Meanwhile each of A's endpoints has had 2 requests at most (its own slots).
+    expect(hung.requests.filter((r) => r.url === '/hang').length).toBeLessThanOrEqual(2);
+    expect(hung.requests.filter((r) => r.url === '/hang/2').length).toBeLessThanOrEqual(2);
+
+    // A's endpoints time out and back off on their own: 2 attempts each, the rest given back untried, due in 5 s.
+    await drain(d);
+    expect(hung.requests).toHaveLength(4);
+    for (const e of [stuck, stuck2]) {
+      const rows = await h.db.kysely.selectFrom('webhook_deliveries').select(['status', 'attempts', 'next_attempt_at']).where('endpoint_id', '=', e.id).execute();
+      expect(rows).toHaveLength(250);
+      expect(rows.filter((r) => Number(r.attempts) === 1)).toHaveLength(2);
+      expect(rows.every((r) => r.status === 'PENDING' && Date.parse(toIso(r.next_attempt_at)!) === clock.ms + 5 * SECOND)).toBe(true);
+    }
+    expect(await d.dispatch()).toBe(0);
+  });
+
+    it('an endpoint failing for 5 days in a row is disabled, with a reason, and what waits for it is FAILED', async () => {
     const clock = testClock();
     const ws = await h.workspace();
     const receiver = await startReceiver(clock.now, () => 500);
     const webhook = await endpoint(ws, receiver.url);
-    const d = dispatcher(clock.now, { batchSize: 1 });
+    const d = dispatcher(clock.now, { batchSize: 1, endpointConcurrency: 1, endpointHold: 1 });
     await events(ws, [{ type: 'contact.created', data: { n: 1 } }], clock.now());
     await d.fanOut();
     await drain(d);
@@ -628,13 +689,15 @@ describeApi('webhooks', (h) => {
     clock.advance(4 * DAY);
     await events(ws, [{ type: 'contact.created', data: { n: 2 } }], clock.now());
     await d.fanOut();
-    await d.dispatch(); // a failure after 4 days: still enabled
+    await drain(d); // a failure after 4 days: still enabled
     expect((await since()).enabled).toBe(1);
 
     clock.advance(DAY);
     await events(ws, [{ type: 'contact.created', data: { n: 3 } }, { type: 'contact.created', data: { n: 4 } }], clock.now());
     await d.fanOut();
-    expect(await d.dispatch()).toBe(1); // one more failure, 5 days after the first
+    const before = receiver.requests.length;
+    await drain(d);
+    expect(receiver.requests).toHaveLength(before + 1); // one more failure, 5 days after the first
     const row = await since();
     expect(row.enabled).toBe(0);
     expect(row.disabled_reason).toMatch(/every delivery has failed since/);
