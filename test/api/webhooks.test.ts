@@ -8,10 +8,13 @@ import { toIso } from '../../src/lib/time.js';
 import { WebhookDispatcher, type DispatcherOptions } from '../../src/webhooks/webhooks.dispatcher.js';
 import type { Resolver } from '../../src/webhooks/webhooks.guard.js';
 import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
+import { ROLE_SCOPES } from '../../src/users/roles.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 
-const WEBHOOK_KEYS = ['createdAt', 'description', 'disabledReason', 'enabled', 'eventTypes', 'id', 'secret', 'updatedAt', 'url'];
+/** An endpoint as GET, list and PUT show it (no secret); creation and rotation add `secret`. */
+const WEBHOOK_KEYS = ['createdAt', 'description', 'disabledReason', 'enabled', 'eventTypes', 'id', 'updatedAt', 'url'];
+const withoutSecret = ({ secret: _secret, ...rest }: Record<string, unknown>) => rest;
 const DELIVERY_KEYS = ['attemptLog', 'attempts', 'createdAt', 'deliveredAt', 'eventId', 'eventType', 'id', 'lastDurationMs', 'lastError', 'lastStatusCode', 'nextAttemptAt', 'status'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 /** A public address as an IP literal: the guard needs no DNS for it (nothing is ever sent there by these tests). */
@@ -155,19 +158,19 @@ describeApi('webhooks', (h) => {
 
   // ---- the API ----------------------------------------------------------------------------------------
 
-  it('POST registers an endpoint (201, Location) with a whsec_ secret, stored sealed; GET returns it with the secret', async () => {
+  it('POST registers an endpoint (201, Location) with a whsec_ secret, stored sealed; GET returns it without the secret', async () => {
     const ws = await h.workspace();
     const res = await h.call(ws.key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created', 'email.bounced'], description: 'CRM sync' });
     expect(res.statusCode, res.body).toBe(201);
     const webhook = res.json();
-    expect(Object.keys(webhook).sort()).toEqual(WEBHOOK_KEYS);
+    expect(Object.keys(webhook).sort()).toEqual([...WEBHOOK_KEYS, 'secret'].sort());
     expect(webhook).toMatchObject({ url: PUBLIC_URL, eventTypes: ['contact.created', 'email.bounced'], description: 'CRM sync', enabled: true, disabledReason: null });
     expect(webhook.id).toMatch(/^wh_/);
     expect(webhook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(Buffer.from(webhook.secret.slice(6), 'base64')).toHaveLength(24);
     expect(webhook.createdAt).toMatch(ISO);
     expect(res.headers.location).toBe(`/v1/webhooks/${webhook.id}`);
-    expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).json()).toEqual(webhook);
+    expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).json()).toEqual(withoutSecret(webhook));
     const row = await h.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
     expect(row.workspace_id).toBe(ws.id);
     expect(row.secret).not.toContain(webhook.secret.slice(6));
@@ -193,6 +196,51 @@ describeApi('webhooks', (h) => {
     }
   });
 
+  it('a signing secret is shown only at creation and rotation, to write:webhooks: GET, list and PUT carry none, for a viewer, an editor or an admin (issue 29)', async () => {
+    const ws = await h.workspace();
+    // A key with the scopes of each console role (roles are sets of scopes: src/users/roles.ts), keys and people aside.
+    const roleKey = (role: 'viewer' | 'editor' | 'admin') => h.key(ws, ROLE_SCOPES[role].filter((s) => !s.startsWith('manage:')) as never);
+    const admin = await roleKey('admin');
+    const created = await h.call(admin, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] });
+    expect(created.statusCode, created.body).toBe(201);
+    const secret = created.json().secret as string;
+    expect(secret).toMatch(/^whsec_/);
+    const rotated = await h.call(admin, 'POST', `/v1/webhooks/${created.json().id}/rotate-secret`);
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const newSecret = rotated.json().secret as string;
+    expect(newSecret).toMatch(/^whsec_/);
+    const id = created.json().id as string;
+    for (const role of ['viewer', 'editor', 'admin'] as const) {
+      const key = await roleKey(role);
+      for (const url of [`/v1/webhooks/${id}`, '/v1/webhooks', '/v1/webhooks?limit=1']) {
+        const res = await h.call(key, 'GET', url);
+        expect(res.statusCode, `${role} GET ${url}`).toBe(200);
+        expect(res.body).not.toContain('whsec_');
+        expect(res.body).not.toContain(secret.slice(6));
+        expect(res.body).not.toContain(newSecret.slice(6));
+      }
+      if (role !== 'admin') {
+        expect((await h.call(key, 'POST', `/v1/webhooks/${id}/rotate-secret`)).statusCode, role).toBe(403);
+        expect((await h.call(key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] })).statusCode, role).toBe(403);
+      }
+    }
+    const put = await h.call(admin, 'PUT', `/v1/webhooks/${id}`, { description: 'x' });
+    expect(put.statusCode).toBe(200);
+    expect(put.body).not.toContain('whsec_');
+    expect(Object.keys((await h.call(admin, 'GET', `/v1/webhooks/${id}`)).json()).sort()).toEqual(WEBHOOK_KEYS);
+    // The schema says so too: only creation and rotation answer with a secret.
+    const spec = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const props = (op: { responses: Record<string, { content: { 'application/json': { schema: unknown } } }> }, code: string) => {
+      let schema = op.responses[code]!.content['application/json'].schema as { $ref?: string; properties?: Record<string, unknown> };
+      if (schema.$ref) schema = spec.components.schemas[schema.$ref.split('/').pop()!];
+      return Object.keys(schema.properties ?? {});
+    };
+    expect(props(spec.paths['/v1/webhooks'].post, '201')).toContain('secret');
+    expect(props(spec.paths['/v1/webhooks/{webhookId}/rotate-secret'].post, '200')).toContain('secret');
+    expect(props(spec.paths['/v1/webhooks/{webhookId}'].get, '200')).not.toContain('secret');
+    expect(props(spec.paths['/v1/webhooks/{webhookId}'].put, '200')).not.toContain('secret');
+  });
+
   it('lists newest first with cursor pagination', async () => {
     const ws = await h.workspace();
     const made = [];
@@ -200,7 +248,7 @@ describeApi('webhooks', (h) => {
     const first = (await h.call(ws.key, 'GET', '/v1/webhooks?limit=2')).json();
     expect(first.data.map((w: { description: string }) => w.description)).toEqual(['w2', 'w1']);
     const second = (await h.call(ws.key, 'GET', `/v1/webhooks?limit=2&cursor=${first.nextCursor}`)).json();
-    expect(second).toEqual({ data: [made[0]], nextCursor: null });
+    expect(second).toEqual({ data: [withoutSecret(made[0])], nextCursor: null });
   });
 
   it.each([
@@ -233,13 +281,13 @@ describeApi('webhooks', (h) => {
     expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['/eventTypes', '/url']);
   });
 
-  it('scopes: read:webhooks reads (secret included), write:webhooks writes, others get 403; no key is 401', async () => {
+  it('scopes: read:webhooks reads (no secret), write:webhooks writes, others get 403; no key is 401', async () => {
     const ws = await h.workspace();
     const webhook = await create(ws);
     const reader = await h.key(ws, ['read:webhooks']);
     const writer = await h.key(ws, ['write:webhooks']);
     const other = await h.key(ws, ['read:contacts', 'write:contacts']);
-    expect((await h.call(reader, 'GET', `/v1/webhooks/${webhook.id}`)).json().secret).toBe(webhook.secret);
+    expect((await h.call(reader, 'GET', `/v1/webhooks/${webhook.id}`)).json()).toEqual(withoutSecret(webhook));
     expect((await h.call(reader, 'GET', '/v1/webhooks')).statusCode).toBe(200);
     expect((await h.call(reader, 'GET', `/v1/webhooks/${webhook.id}/deliveries`)).statusCode).toBe(200);
     for (const [method, url, body] of [
@@ -287,7 +335,8 @@ describeApi('webhooks', (h) => {
     const put = (body: unknown) => h.call(ws.key, 'PUT', `/v1/webhooks/${webhook.id}`, body);
     const changed = await put({ eventTypes: ['email.opened', 'email.clicked'] });
     expect(changed.statusCode, changed.body).toBe(200);
-    expect(changed.json()).toMatchObject({ eventTypes: ['email.opened', 'email.clicked'], description: 'first', url: PUBLIC_URL, secret: webhook.secret });
+    expect(changed.json()).toMatchObject({ eventTypes: ['email.opened', 'email.clicked'], description: 'first', url: PUBLIC_URL });
+    expect(Object.keys(changed.json()).sort()).toEqual(WEBHOOK_KEYS);
     expect((await put({ description: null })).json().description).toBeNull();
     const refused = await put({ url: 'https://192.168.0.10/x' });
     expect(refused.statusCode).toBe(422);
@@ -330,7 +379,7 @@ describeApi('webhooks', (h) => {
     const rotated = res.json();
     expect(rotated.secret).toMatch(/^whsec_/);
     expect(rotated.secret).not.toBe(webhook.secret);
-    expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).json().secret).toBe(rotated.secret);
+    expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).json()).not.toHaveProperty('secret');
     const row = await h.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
     expect(row.previous_secret).toMatch(/^v1\./);
     const until = Date.parse(toIso(row.previous_secret_until!));
