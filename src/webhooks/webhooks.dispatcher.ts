@@ -25,11 +25,18 @@ export interface DispatcherOptions {
   batchSize?: number;
   /** Requests in flight at once. */
   concurrency?: number;
-  /** Requests in flight at once to one endpoint (so a slow receiver holds 2 of the slots, never all of them). */
+  /**
+   * Requests in flight at once to one endpoint (so a slow or hung receiver holds 2 of the slots, never all of them);
+   * an endpoint whose last answer came within `fastMs` may have `fastConcurrency`.
+   */
   endpointConcurrency?: number;
-  /** Requests in flight at once for one workspace's endpoints (default: half of `concurrency`). */
+  /** Requests in flight at once to an endpoint that answers fast (default: `concurrency` − `endpointConcurrency`). */
+  fastConcurrency?: number;
+  /** An answer within this long makes its endpoint fast (default: a tenth of the timeout, 1 s at most). */
+  fastMs?: number;
+  /** Requests in flight at once to one workspace's endpoints that are not fast (default: half of `concurrency`). */
   workspaceConcurrency?: number;
-  /** Deliveries of one endpoint claimed and held at once (sent `endpointConcurrency` at a time). */
+  /** Deliveries of one endpoint that answers fast claimed and held at once (of another: 2 × endpointConcurrency). */
   endpointHold?: number;
   /** While requests are in flight and nothing else happens, a round waits this long at most for one to end. */
   pollMs?: number;
@@ -44,8 +51,8 @@ export interface DispatcherOptions {
 }
 
 export const DEFAULT_DISPATCHER = {
-  batchSize: 200, concurrency: 16, endpointConcurrency: 2, workspaceConcurrency: 0, endpointHold: 20, pollMs: 100, leaseMs: 60_000, timeoutMs: 15_000,
-  fanOutBatch: 500, retentionMs: 30 * 86_400_000,
+  batchSize: 200, concurrency: 16, endpointConcurrency: 2, fastConcurrency: 0, fastMs: 0, workspaceConcurrency: 0, endpointHold: 128, pollMs: 100,
+  leaseMs: 60_000, timeoutMs: 15_000, fanOutBatch: 500, retentionMs: 30 * 86_400_000,
 };
 
 const PRUNE_BATCH = 1000;
@@ -74,6 +81,8 @@ interface Lane {
   target: Target | undefined;
   queue: repo.ClaimedWebhookDelivery[];
   inFlight: number;
+  /** The last claim gave it all the room it had: more of it may be due. */
+  more: boolean;
 }
 
 /**
@@ -92,9 +101,14 @@ export class WebhookDispatcher {
   private readonly opened = new Map<string, string>();
   /** What this dispatcher holds (claimed, under its lease), by endpoint; a lane goes when it is empty. */
   private readonly lanes = new Map<string, Lane>();
-  /** Requests in flight, in all and by workspace. */
+  /** Requests in flight: in all, and to the endpoints of a workspace that are not fast. */
   private running = 0;
   private readonly workspaceRunning = new Map<string, number>();
+  /** Endpoints whose last answer came within fastMs. */
+  private readonly fast = new Set<string>();
+  /** When the outcomes were last recorded and due deliveries last claimed (performance.now()). */
+  private lastFlush = 0;
+  private lastClaim = 0;
   private readonly inFlight = new Set<Promise<void>>();
   /** Attempts made and not yet recorded. */
   private finished: Outcome[] = [];
@@ -114,11 +128,14 @@ export class WebhookDispatcher {
     this.clock = opts.clock ?? (() => new Date());
     const concurrency = opts.concurrency ?? DEFAULT_DISPATCHER.concurrency;
     const endpointConcurrency = Math.min(concurrency, opts.endpointConcurrency ?? DEFAULT_DISPATCHER.endpointConcurrency);
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_DISPATCHER.timeoutMs;
+    const fastConcurrency = Math.max(endpointConcurrency, Math.min(concurrency, opts.fastConcurrency ?? concurrency - endpointConcurrency));
     this.o = {
-      batchSize: opts.batchSize ?? DEFAULT_DISPATCHER.batchSize, concurrency, endpointConcurrency,
+      batchSize: opts.batchSize ?? DEFAULT_DISPATCHER.batchSize, concurrency, endpointConcurrency, fastConcurrency,
+      fastMs: opts.fastMs ?? Math.min(1000, Math.floor(timeoutMs / 10)),
       workspaceConcurrency: opts.workspaceConcurrency ?? Math.max(endpointConcurrency, Math.ceil(concurrency / 2)),
-      endpointHold: Math.max(endpointConcurrency, opts.endpointHold ?? DEFAULT_DISPATCHER.endpointHold), pollMs: opts.pollMs ?? DEFAULT_DISPATCHER.pollMs,
-      leaseMs: opts.leaseMs ?? DEFAULT_DISPATCHER.leaseMs, timeoutMs: opts.timeoutMs ?? DEFAULT_DISPATCHER.timeoutMs,
+      endpointHold: Math.max(fastConcurrency, opts.endpointHold ?? DEFAULT_DISPATCHER.endpointHold), pollMs: opts.pollMs ?? DEFAULT_DISPATCHER.pollMs,
+      leaseMs: opts.leaseMs ?? DEFAULT_DISPATCHER.leaseMs, timeoutMs,
       fanOutBatch: opts.fanOutBatch ?? DEFAULT_DISPATCHER.fanOutBatch, retentionMs: opts.retentionMs ?? DEFAULT_DISPATCHER.retentionMs,
     };
     this.sender = new WebhookSender({ timeoutMs: this.o.timeoutMs, maxSocketsPerHost: this.o.concurrency });
@@ -211,18 +228,55 @@ export class WebhookDispatcher {
     return pause && pause.until > now ? pause.until : null;
   }
 
+  /** Requests in flight at once to this endpoint: 2, or more while it answers fast. */
+  private limit(endpointId: string): number {
+    return this.fast.has(endpointId) ? this.o.fastConcurrency : this.o.endpointConcurrency;
+  }
+
   /**
-   * One round of the dispatcher, which works as a pipeline (CONTEXT.md, "Fair dispatch"): records the attempts that
-   * ended, claims due deliveries for the room it has (round robin over endpoints: no more than `endpointHold` of one
-   * endpoint held at once), and starts requests in the free slots, taking turns over the endpoints, at most
-   * `endpointConcurrency` in flight per endpoint and `workspaceConcurrency` per workspace. It does not wait for the
-   * requests it starts: a receiver that hangs holds its own slots, never the round. When nothing happened it waits up to
-   * `pollMs` for a request to end. Returns how much it did (claims and outcomes), or 1 while it still holds
-   * deliveries, so that the job runs again at once; 0 when it is idle.
+   * Deliveries of this endpoint held at once: a few (twice its limit) unless it answers fast, so that endpoints that
+   * hang (or are new) never fill the room of the others.
+   */
+  private hold(endpointId: string): number {
+    return this.fast.has(endpointId) ? this.o.endpointHold : 2 * this.o.endpointConcurrency;
+  }
+
+  /**
+   * Outcomes are recorded in groups (half a batch: a transaction per outcome would cost more than the requests), or
+   * when nothing is in flight, or pollMs after the last time.
+   */
+  private flushDue(): boolean {
+    if (!this.finished.length) return false;
+    return this.finished.length >= Math.ceil(this.o.batchSize / 2) || this.running === 0 || performance.now() - this.lastFlush >= this.o.pollMs;
+  }
+
+  /**
+   * Claims when there is room and: nothing is held, pollMs went by (new work of other endpoints is found within it),
+   * or a lane that may have more due runs short.
+   */
+  private claimDue(): boolean {
+    if (this.held >= 2 * this.o.batchSize) return false;
+    if (!this.lanes.size || performance.now() - this.lastClaim >= this.o.pollMs) return true;
+    const now = this.clock().getTime();
+    for (const lane of this.lanes.values()) {
+      if (lane.more && lane.queue.length < this.limit(lane.endpointId) && this.paused(lane.endpointId, now) === null) return true;
+    }
+    return false;
+  }
+
+  /**
+   * One round of the dispatcher, which works as a pipeline (CONTEXT.md, "Dispatch"): records the attempts that ended,
+   * claims due deliveries for the room it has (round robin over endpoints: no more than hold() of one endpoint held at
+   * once), and starts requests in the free slots, taking turns over the endpoints, at most
+   * `endpointConcurrency` in flight per endpoint (`fastConcurrency` while it answers fast) and `workspaceConcurrency`
+   * to a workspace's endpoints that are not fast. It does not wait for the requests it starts: a receiver that hangs
+   * holds its own slots, never the round. When nothing happened it waits up to `pollMs` for a request to end. Returns
+   * how much it did (claims and outcomes), or 1 while it still holds deliveries, so that the job runs again at once;
+   * 0 when it is idle.
    */
   async dispatch(): Promise<number> {
-    let done = await this.flush();
-    done += await this.claim();
+    let done = this.flushDue() ? await this.flush() : 0;
+    if (this.claimDue()) done += await this.claim();
     this.start();
     if (done === 0 && this.running > 0) {
       await new Promise<void>((resolve) => {
@@ -236,7 +290,7 @@ export class WebhookDispatcher {
           resolve();
         };
       });
-      done += await this.flush();
+      if (this.flushDue()) done += await this.flush();
       this.start();
     }
     this.syncRenewal();
@@ -257,20 +311,30 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Claims what fits: up to batchSize, at most 2 × batchSize held, no more than endpointHold of one endpoint. */
+  /** Claims what fits: up to batchSize, at most 2 × batchSize held, no more than hold() of one endpoint. */
   private async claim(): Promise<number> {
     const held = this.held;
     const limit = Math.min(this.o.batchSize, 2 * this.o.batchSize - held);
     if (limit <= 0) return 0;
+    this.lastClaim = performance.now();
     const claimedAt = this.clock();
     const holding = (endpointId: string) => {
       const lane = this.lanes.get(endpointId);
       return lane ? lane.queue.length + lane.inFlight : 0;
     };
-    const skip = [...this.lanes.values()].filter((l) => l.queue.length + l.inFlight >= this.o.endpointHold).map((l) => l.endpointId);
+    const skip = [...this.lanes.values()].filter((l) => l.queue.length + l.inFlight >= this.hold(l.endpointId)).map((l) => l.endpointId);
+    const rooms = new Map<string, number>();
+    const room = (id: string) => {
+      let r = rooms.get(id);
+      if (r === undefined) rooms.set(id, r = this.hold(id) - holding(id));
+      return r;
+    };
     const claimed = await this.db.kysely.transaction().execute((trx) => repo.claimWebhookDeliveries(trx, this.db.dialect, this.opts.workerId, claimedAt.toISOString(),
-      new Date(claimedAt.getTime() + this.o.leaseMs).toISOString(), { limit, skipEndpoints: skip, room: (id) => this.o.endpointHold - holding(id) }));
+      new Date(claimedAt.getTime() + this.o.leaseMs).toISOString(), { limit, skipEndpoints: skip, room }));
+    for (const lane of this.lanes.values()) lane.more = false;
     if (!claimed.length) return 0;
+    const taken = new Map<string, number>();
+    for (const d of claimed) taken.set(d.endpointId, (taken.get(d.endpointId) ?? 0) + 1);
     const targets = await this.targets([...new Set(claimed.map((d) => d.endpointId))], claimedAt);
     const release = new Map<number, string[]>();
     for (const d of claimed) {
@@ -281,8 +345,9 @@ export class WebhookDispatcher {
         continue;
       }
       let lane = this.lanes.get(d.endpointId);
-      if (!lane) this.lanes.set(d.endpointId, lane = { endpointId: d.endpointId, workspaceId: d.workspaceId, target: undefined, queue: [], inFlight: 0 });
+      if (!lane) this.lanes.set(d.endpointId, lane = { endpointId: d.endpointId, workspaceId: d.workspaceId, target: undefined, queue: [], inFlight: 0, more: false });
       lane.target = targets.get(d.endpointId);
+      lane.more = taken.get(d.endpointId)! >= room(d.endpointId);
       lane.queue.push(d);
     }
     for (const [until, ids] of release) await this.release(ids, until);
@@ -306,18 +371,20 @@ export class WebhookDispatcher {
       started = false;
       for (const lane of order) {
         if (this.running >= this.o.concurrency) break;
-        if (!lane.queue.length || lane.inFlight >= this.o.endpointConcurrency) continue;
-        if ((this.workspaceRunning.get(lane.workspaceId) ?? 0) >= this.o.workspaceConcurrency) continue;
-        this.launch(lane, lane.queue.shift()!);
+        if (!lane.queue.length || lane.inFlight >= this.limit(lane.endpointId)) continue;
+        const counted = !this.fast.has(lane.endpointId);
+        if (counted && (this.workspaceRunning.get(lane.workspaceId) ?? 0) >= this.o.workspaceConcurrency) continue;
+        this.launch(lane, lane.queue.shift()!, counted);
         started = true;
       }
     }
   }
 
-  private launch(lane: Lane, delivery: repo.ClaimedWebhookDelivery): void {
+  /** Sends one delivery; `counted`: it counts towards its workspace's limit (its endpoint is not fast). */
+  private launch(lane: Lane, delivery: repo.ClaimedWebhookDelivery, counted: boolean): void {
     this.running++;
     lane.inFlight++;
-    this.workspaceRunning.set(lane.workspaceId, (this.workspaceRunning.get(lane.workspaceId) ?? 0) + 1);
+    if (counted) this.workspaceRunning.set(lane.workspaceId, (this.workspaceRunning.get(lane.workspaceId) ?? 0) + 1);
     const target = lane.target;
     const reachable = Boolean(target?.enabled && target.url && target.address && target.refused === undefined);
     const request: Promise<void> = this.attempt(delivery, target)
@@ -325,15 +392,23 @@ export class WebhookDispatcher {
       .then((outcome) => {
         if (reachable && outcome.attempt) {
           // Known at once, so that nothing more of the lane starts before the round records it.
-          if (outcome.result.statusCode === null) this.strike(lane.endpointId);
-          else this.pauses.delete(lane.endpointId);
+          if (outcome.result.statusCode === null) {
+            this.fast.delete(lane.endpointId);
+            this.strike(lane.endpointId);
+          } else {
+            this.pauses.delete(lane.endpointId);
+            if (outcome.result.durationMs <= this.o.fastMs) this.remember(this.fast, lane.endpointId);
+            else this.fast.delete(lane.endpointId);
+          }
         }
         this.finished.push(outcome);
         this.running--;
         lane.inFlight--;
-        const n = (this.workspaceRunning.get(lane.workspaceId) ?? 1) - 1;
-        if (n > 0) this.workspaceRunning.set(lane.workspaceId, n);
-        else this.workspaceRunning.delete(lane.workspaceId);
+        if (counted) {
+          const n = (this.workspaceRunning.get(lane.workspaceId) ?? 1) - 1;
+          if (n > 0) this.workspaceRunning.set(lane.workspaceId, n);
+          else this.workspaceRunning.delete(lane.workspaceId);
+        }
         this.inFlight.delete(request);
         this.wake?.();
       });
@@ -345,6 +420,13 @@ export class WebhookDispatcher {
    * pause ends, which grows as the retry schedule does (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) while it keeps not
    * answering; requests of it that were in flight together count once. Any answer ends the pause.
    */
+  /** Adds to a bounded set (the oldest entry goes first). */
+  private remember(set: Set<string>, id: string): void {
+    if (set.has(id)) return;
+    if (set.size >= MAX_PAUSES) set.delete(set.values().next().value!);
+    set.add(id);
+  }
+
   private strike(endpointId: string): void {
     const now = this.clock().getTime();
     const pause = this.pauses.get(endpointId);
@@ -358,6 +440,7 @@ export class WebhookDispatcher {
   /** Records the attempts that ended, in one transaction; what a paused (or disabled) endpoint held goes back, untried. */
   private async flush(): Promise<number> {
     if (!this.finished.length) return 0;
+    this.lastFlush = performance.now();
     const outcomes = this.finished;
     this.finished = [];
     const now = this.clock().getTime();

@@ -69,18 +69,22 @@ async function startReceiver(clock: () => Date, answer: (n: number, req: http.In
   return r;
 }
 
-/** A receiver that reads each request and never answers (a hung endpoint); counts what arrived. */
-async function startHangingReceiver(): Promise<Receiver> {
+/** A receiver that reads each request and never answers (a hung endpoint); counts what arrived, and the most open at once. */
+async function startHangingReceiver(): Promise<Receiver & { maxOpen: () => number }> {
   const requests: Received[] = [];
-  const server = http.createServer((req) => {
+  let open = 0;
+  let maxOpen = 0;
+  const server = http.createServer((req, res) => {
+    maxOpen = Math.max(maxOpen, ++open);
+    res.on('close', () => open--);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), url: req.url ?? '', at: Date.now() }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  const r: Receiver = {
-    url: `http://127.0.0.1:${port}/hang`, port, requests,
+  const r: Receiver & { maxOpen: () => number } = {
+    url: `http://127.0.0.1:${port}/hang`, port, requests, maxOpen: () => maxOpen,
     close: () => new Promise((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -722,7 +726,35 @@ describeApi('webhooks', (h) => {
     expect(await d.dispatch()).toBe(0);
   });
 
-    it('an endpoint failing for 5 days in a row is disabled, with a reason, and what waits for it is FAILED', async () => {
+    it('fair dispatch (issue 29): a workspace with many hung endpoints holds half the slots at most; another workspace is served in the first round', async () => {
+    const clock = testClock();
+    const [wsA, wsB] = [await h.workspace('A'), await h.workspace('B')];
+    const hung = await startHangingReceiver();
+    const fine = await startReceiver(clock.now);
+    for (let i = 0; i < 6; i++) await endpoint(wsA, `${hung.url}/${i}`);
+    const served = await endpoint(wsB, fine.url);
+    await events(wsA, Array.from({ length: 20 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })), clock.now());
+    clock.advance(1);
+    await events(wsB, [{ type: 'contact.created', data: { b: true } }], clock.now());
+    // 8 slots: without a limit per workspace, A's 6 endpoints (2 each) would take them all.
+    const d = dispatcher(clock.now, { timeoutMs: 2000, concurrency: 8 });
+    while ((await d.fanOut()) > 0);
+    await d.dispatch();
+    const status = async () => (await deliveries(wsB, served.id))[0];
+    expect((await status()).status).toBe('SENDING');
+    while ((await status()).status === 'SENDING') await d.dispatch();
+    expect(await status()).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+    expect(await h.db.kysely.selectFrom('webhook_attempts').select('id').where('workspace_id', '=', wsA.id).execute()).toEqual([]);
+    await drain(d);
+    // A's endpoints had 4 requests in flight at most (half of 8), each endpoint 2 at most, then each backed off.
+    expect(hung.maxOpen()).toBeLessThanOrEqual(4);
+    const perEndpoint = new Map<string, number>();
+    for (const r of hung.requests) perEndpoint.set(r.url, (perEndpoint.get(r.url) ?? 0) + 1);
+    expect(Math.max(...perEndpoint.values())).toBeLessThanOrEqual(2);
+    expect(await d.dispatch()).toBe(0);
+  });
+
+  it('an endpoint failing for 5 days in a row is disabled, with a reason, and what waits for it is FAILED', async () => {
     const clock = testClock();
     const ws = await h.workspace();
     const receiver = await startReceiver(clock.now, () => 500);
