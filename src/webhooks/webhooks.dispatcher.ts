@@ -30,11 +30,14 @@ export interface DispatcherOptions {
    * an endpoint whose last answer came within `fastMs` may have `fastConcurrency`.
    */
   endpointConcurrency?: number;
-  /** Requests in flight at once to an endpoint that answers fast (default: `concurrency` − `endpointConcurrency`). */
+  /** Requests in flight at once to an endpoint that answers fast (default: `workspaceConcurrency`). */
   fastConcurrency?: number;
   /** An answer within this long makes its endpoint fast (default: a tenth of the timeout, 1 s at most). */
   fastMs?: number;
-  /** Requests in flight at once to one workspace's endpoints that are not fast (default: half of `concurrency`). */
+  /**
+   * Requests in flight at once to one workspace's endpoints (default: half of `concurrency`), so that the others always
+   * have the other half, even against a receiver that answers fast and then hangs.
+   */
   workspaceConcurrency?: number;
   /** Deliveries of one endpoint that answers fast claimed and held at once (of another: 2 × endpointConcurrency). */
   endpointHold?: number;
@@ -101,7 +104,7 @@ export class WebhookDispatcher {
   private readonly opened = new Map<string, string>();
   /** What this dispatcher holds (claimed, under its lease), by endpoint; a lane goes when it is empty. */
   private readonly lanes = new Map<string, Lane>();
-  /** Requests in flight: in all, and to the endpoints of a workspace that are not fast. */
+  /** Requests in flight: in all, and to the endpoints of each workspace. */
   private running = 0;
   private readonly workspaceRunning = new Map<string, number>();
   /** Endpoints whose last answer came within fastMs. */
@@ -129,11 +132,11 @@ export class WebhookDispatcher {
     const concurrency = opts.concurrency ?? DEFAULT_DISPATCHER.concurrency;
     const endpointConcurrency = Math.min(concurrency, opts.endpointConcurrency ?? DEFAULT_DISPATCHER.endpointConcurrency);
     const timeoutMs = opts.timeoutMs ?? DEFAULT_DISPATCHER.timeoutMs;
-    const fastConcurrency = Math.max(endpointConcurrency, Math.min(concurrency, opts.fastConcurrency ?? concurrency - endpointConcurrency));
+    const workspaceConcurrency = Math.min(concurrency, opts.workspaceConcurrency ?? Math.max(endpointConcurrency, Math.ceil(concurrency / 2)));
+    const fastConcurrency = Math.max(endpointConcurrency, Math.min(workspaceConcurrency, opts.fastConcurrency ?? workspaceConcurrency));
     this.o = {
       batchSize: opts.batchSize ?? DEFAULT_DISPATCHER.batchSize, concurrency, endpointConcurrency, fastConcurrency,
-      fastMs: opts.fastMs ?? Math.min(1000, Math.floor(timeoutMs / 10)),
-      workspaceConcurrency: opts.workspaceConcurrency ?? Math.max(endpointConcurrency, Math.ceil(concurrency / 2)),
+      fastMs: opts.fastMs ?? Math.min(1000, Math.floor(timeoutMs / 10)), workspaceConcurrency,
       endpointHold: Math.max(fastConcurrency, opts.endpointHold ?? DEFAULT_DISPATCHER.endpointHold), pollMs: opts.pollMs ?? DEFAULT_DISPATCHER.pollMs,
       leaseMs: opts.leaseMs ?? DEFAULT_DISPATCHER.leaseMs, timeoutMs,
       fanOutBatch: opts.fanOutBatch ?? DEFAULT_DISPATCHER.fanOutBatch, retentionMs: opts.retentionMs ?? DEFAULT_DISPATCHER.retentionMs,
@@ -269,7 +272,7 @@ export class WebhookDispatcher {
    * claims due deliveries for the room it has (round robin over endpoints: no more than hold() of one endpoint held at
    * once), and starts requests in the free slots, taking turns over the endpoints, at most
    * `endpointConcurrency` in flight per endpoint (`fastConcurrency` while it answers fast) and `workspaceConcurrency`
-   * to a workspace's endpoints that are not fast. It does not wait for the requests it starts: a receiver that hangs
+   * to a workspace's endpoints. It does not wait for the requests it starts: a receiver that hangs
    * holds its own slots, never the round. When nothing happened it waits up to `pollMs` for a request to end. Returns
    * how much it did (claims and outcomes), or 1 while it still holds deliveries, so that the job runs again at once;
    * 0 when it is idle.
@@ -372,19 +375,17 @@ export class WebhookDispatcher {
       for (const lane of order) {
         if (this.running >= this.o.concurrency) break;
         if (!lane.queue.length || lane.inFlight >= this.limit(lane.endpointId)) continue;
-        const counted = !this.fast.has(lane.endpointId);
-        if (counted && (this.workspaceRunning.get(lane.workspaceId) ?? 0) >= this.o.workspaceConcurrency) continue;
-        this.launch(lane, lane.queue.shift()!, counted);
+        if ((this.workspaceRunning.get(lane.workspaceId) ?? 0) >= this.o.workspaceConcurrency) continue;
+        this.launch(lane, lane.queue.shift()!);
         started = true;
       }
     }
   }
 
-  /** Sends one delivery; `counted`: it counts towards its workspace's limit (its endpoint is not fast). */
-  private launch(lane: Lane, delivery: repo.ClaimedWebhookDelivery, counted: boolean): void {
+  private launch(lane: Lane, delivery: repo.ClaimedWebhookDelivery): void {
     this.running++;
     lane.inFlight++;
-    if (counted) this.workspaceRunning.set(lane.workspaceId, (this.workspaceRunning.get(lane.workspaceId) ?? 0) + 1);
+    this.workspaceRunning.set(lane.workspaceId, (this.workspaceRunning.get(lane.workspaceId) ?? 0) + 1);
     const target = lane.target;
     const reachable = Boolean(target?.enabled && target.url && target.address && target.refused === undefined);
     const request: Promise<void> = this.attempt(delivery, target)
@@ -404,11 +405,9 @@ export class WebhookDispatcher {
         this.finished.push(outcome);
         this.running--;
         lane.inFlight--;
-        if (counted) {
-          const n = (this.workspaceRunning.get(lane.workspaceId) ?? 1) - 1;
-          if (n > 0) this.workspaceRunning.set(lane.workspaceId, n);
-          else this.workspaceRunning.delete(lane.workspaceId);
-        }
+        const n = (this.workspaceRunning.get(lane.workspaceId) ?? 1) - 1;
+        if (n > 0) this.workspaceRunning.set(lane.workspaceId, n);
+        else this.workspaceRunning.delete(lane.workspaceId);
         this.inFlight.delete(request);
         this.wake?.();
       });
