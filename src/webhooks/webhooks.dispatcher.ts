@@ -112,6 +112,7 @@ export class WebhookDispatcher {
   /** When the outcomes were last recorded and due deliveries last claimed (performance.now()). */
   private lastFlush = 0;
   private lastClaim = 0;
+  private flushFailures = 0;
   private readonly inFlight = new Set<Promise<void>>();
   /** Attempts made and not yet recorded. */
   private finished: Outcome[] = [];
@@ -443,14 +444,25 @@ export class WebhookDispatcher {
     const outcomes = this.finished;
     this.finished = [];
     const now = this.clock().getTime();
-    const disabled = await this.record(this.opts.workerId, outcomes);
+    let disabled: Set<string>;
+    try {
+      let recorded: number;
+      ({ recorded, disabled } = await this.record(this.opts.workerId, outcomes));
+      this.recorded += recorded;
+    } catch (err) {
+      // Kept, under the lease (still renewed), for the next rounds to record; after 3 failures in a row they are let go:
+      // their leases run out and they are claimed and sent again (at least once).
+      if (++this.flushFailures < 3) this.finished.unshift(...outcomes);
+      else this.flushFailures = 0;
+      throw err;
+    }
+    this.flushFailures = 0;
     for (const lane of [...this.lanes.values()]) {
       // Disabled: what it held goes back, due now, to be claimed again and failed as the endpoint's state says.
       const until = disabled.has(lane.endpointId) ? now : this.paused(lane.endpointId, now);
       if (until !== null && lane.queue.length) await this.release(lane.queue.splice(0).map((d) => d.id), until);
       if (!lane.queue.length && !lane.inFlight) this.lanes.delete(lane.endpointId);
     }
-    this.recorded += outcomes.length;
     return outcomes.length;
   }
 
@@ -471,13 +483,17 @@ export class WebhookDispatcher {
     return record(result);
   }
 
-  /** Records a round's attempts and outcomes in one transaction; returns the endpoints it disabled. */
-  private async record(owner: string, results: Outcome[]): Promise<Set<string>> {
+  /** Records a round's attempts and outcomes in one transaction; returns how many, and the endpoints it disabled. */
+  private async record(owner: string, results: Outcome[]): Promise<{ recorded: number; disabled: Set<string> }> {
     const now = this.clock();
     const nowIso = now.toISOString();
     const succeededEndpoints = new Set(results.filter((r) => r.result.ok).map((r) => r.delivery.endpointId));
     const disabled = new Set<string>();
     await this.db.kysely.transaction().execute(async (trx) => {
+      // Deliveries deleted meanwhile (their endpoint deleted, or pruned) have nothing to record; the others are locked
+      // (PostgreSQL), so that a deletion waits for this transaction instead of failing it.
+      const live = new Set(await repo.lockDeliveries(trx, this.db.dialect, results.map((r) => r.delivery.id)));
+      results = results.filter((r) => live.has(r.delivery.id));
       await repo.insertAttempts(trx, results.flatMap((r) => (r.attempt ? [r.attempt] : [])));
       await repo.recordSuccesses(trx, owner, results.filter((r) => r.result.ok).map((r) => r.attempt!), nowIso);
       // Any success in the batch: the endpoint answers, it is not failing.
@@ -500,7 +516,7 @@ export class WebhookDispatcher {
         await repo.recordFailure(trx, owner, failed, nextAt, nowIso);
       }
     });
-    return disabled;
+    return { recorded: results.length, disabled };
   }
 
   /** Deletes deliveries older than the retention (30 days), a batch per call; returns how many. */

@@ -201,7 +201,18 @@ export async function claimWebhookDeliveries(trx: Executor, dialect: Dialect, ow
     .map((r) => ({ id: r.id, workspaceId: r.workspace_id, endpointId: r.endpoint_id, eventType: r.event_type, payload: r.payload, attempts: Number(r.attempts) }));
 }
 
-/** Keeps this dispatcher's leases alive while its batch is being sent. */
+/** Which of these deliveries still exist, locked until the transaction ends on PostgreSQL (recording outcomes). */
+export async function lockDeliveries(trx: Executor, dialect: Dialect, ids: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+    let q = trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids.slice(i, i + INSERT_CHUNK));
+    if (dialect === 'postgres') q = q.forUpdate();
+    found.push(...(await q.execute()).map((r) => r.id));
+  }
+  return found;
+}
+
+/** Keeps this dispatcher's leases alive while it holds deliveries. */
 export async function renewWebhookLeases(db: Executor, owner: string, leaseUntil: string): Promise<void> {
   await db.updateTable('webhook_deliveries').set({ lease_expires_at: leaseUntil }).where('lease_owner', '=', owner).where('status', '=', 'SENDING').execute();
 }

@@ -754,6 +754,22 @@ describeApi('webhooks', (h) => {
     expect(await d.dispatch()).toBe(0);
   });
 
+  it('an endpoint deleted while its deliveries are in flight: the outcomes of the others are recorded all the same', async () => {
+    const clock = testClock();
+    const ws = await h.workspace();
+    const slow = await startReceiver(clock.now, () => ({ status: 200, delayMs: 300 }));
+    const kept = await endpoint(ws, `${slow.url}/kept`);
+    const gone = await endpoint(ws, `${slow.url}/gone`);
+    await events(ws, [{ type: 'contact.created', data: {} }], clock.now());
+    const d = dispatcher(clock.now);
+    await d.fanOut();
+    await d.dispatch();
+    expect(d.held).toBe(2);
+    await h.db.kysely.deleteFrom('webhook_endpoints').where('id', '=', gone.id).execute();
+    expect(await drain(d)).toBe(1);
+    expect(await deliveries(ws, kept.id)).toEqual([expect.objectContaining({ status: 'SUCCEEDED', attempts: 1 })]);
+  });
+
   it('an endpoint failing for 5 days in a row is disabled, with a reason, and what waits for it is FAILED', async () => {
     const clock = testClock();
     const ws = await h.workspace();
