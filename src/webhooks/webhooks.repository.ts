@@ -155,14 +155,14 @@ export async function claimWebhookDeliveries(trx: Executor, dialect: Dialect, ow
   const candidates = async (base: () => SelectQueryBuilder<Database, 'webhook_deliveries', { id: string; endpoint_id: string }>) => {
     let q = base();
     if (skip.size) q = q.where('endpoint_id', 'not in', [...skip]);
+    // Rows an earlier pass picked are still claimable until the UPDATE (and SKIP LOCKED skips other transactions' locks only).
+    if (picked.size) q = q.where('id', 'not in', [...picked]);
     const limit = opts.limit - chosen.length;
     q = q.limit(limit);
     if (dialect === 'postgres') q = q.forUpdate().skipLocked();
     const rows = await q.execute();
     let filled = false;
     for (const row of rows) {
-      // A row this transaction locked in an earlier pass comes again (SKIP LOCKED skips other transactions' locks only).
-      if (picked.has(row.id)) continue;
       const n = taken.get(row.endpoint_id) ?? 0;
       if (n >= opts.room(row.endpoint_id)) {
         skip.add(row.endpoint_id);
@@ -179,9 +179,10 @@ export async function claimWebhookDeliveries(trx: Executor, dialect: Dialect, ow
     .where('status', '=', 'SENDING').where('lease_expires_at', '<', now).orderBy('lease_expires_at');
   const due = () => trx.selectFrom('webhook_deliveries').select(['id', 'endpoint_id'])
     .where('status', '=', 'PENDING').where('next_attempt_at', '<=', now).orderBy('next_attempt_at');
-  // A few passes at most: each one skips the endpoints the previous one filled (round robin within one claim).
+  // Passes until no endpoint fills up on the way (64 at most): each skips the endpoints the previous one filled, so one
+  // claim reaches every endpoint with due work (round robin) when the limit allows.
   for (const base of [expired, due]) {
-    for (let pass = 0; pass < 4 && chosen.length < opts.limit; pass++) {
+    for (let pass = 0; pass < 64 && chosen.length < opts.limit; pass++) {
       if (!(await candidates(base))) break;
     }
   }
