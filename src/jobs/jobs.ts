@@ -197,7 +197,7 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
       await Promise.all([runner.stop(), ...deliveryRunners.map((r) => r.stop()), webhookRunner.stop(), fanOutRunner.stop(), automationRunner.stop(), intakeRunner.stop()]);
       await pipeline.close();
       sendingHeap.close();
-      webhooks.close();
+      await webhooks.close();
       await mailer.close();
     },
   };

@@ -8,7 +8,7 @@ import { UrlGuard, UrlRefused, type ResolvedAddress, type Resolver } from './web
 import * as repo from './webhooks.repository.js';
 import { WebhookSender, signatureHeader, type AttemptResult } from './webhooks.sender.js';
 import { webhookSealer } from './webhooks.service.js';
-import { DISABLE_AFTER_MS, nextAttemptDelay } from './webhooks.state.js';
+import { DISABLE_AFTER_MS, RETRY_DELAYS_MS, nextAttemptDelay } from './webhooks.state.js';
 
 export interface DispatcherOptions {
   /** Names this dispatcher's leases (host:pid:random). */
@@ -25,6 +25,24 @@ export interface DispatcherOptions {
   batchSize?: number;
   /** Requests in flight at once. */
   concurrency?: number;
+  /**
+   * Requests in flight at once to one endpoint (so a slow or hung receiver holds 2 of the slots, never all of them);
+   * an endpoint whose last answer came within `fastMs` may have `fastConcurrency`.
+   */
+  endpointConcurrency?: number;
+  /** Requests in flight at once to an endpoint that answers fast (default: `workspaceConcurrency`). */
+  fastConcurrency?: number;
+  /** An answer within this long makes its endpoint fast (default: a tenth of the timeout, 1 s at most). */
+  fastMs?: number;
+  /**
+   * Requests in flight at once to one workspace's endpoints (default: half of `concurrency`), so that the others always
+   * have the other half, even against a receiver that answers fast and then hangs.
+   */
+  workspaceConcurrency?: number;
+  /** Deliveries of one endpoint that answers fast claimed and held at once (of another: 2 × endpointConcurrency). */
+  endpointHold?: number;
+  /** While requests are in flight and nothing else happens, a round waits this long at most for one to end. */
+  pollMs?: number;
   leaseMs?: number;
   /** The whole exchange of one attempt. */
   timeoutMs?: number;
@@ -35,11 +53,14 @@ export interface DispatcherOptions {
   log?: FastifyBaseLogger;
 }
 
-export const DEFAULT_DISPATCHER = { batchSize: 200, concurrency: 16, leaseMs: 60_000, timeoutMs: 15_000, fanOutBatch: 500, retentionMs: 30 * 86_400_000 };
+export const DEFAULT_DISPATCHER = {
+  batchSize: 200, concurrency: 16, endpointConcurrency: 2, fastConcurrency: 0, fastMs: 0, workspaceConcurrency: 0, endpointHold: 128, pollMs: 100,
+  leaseMs: 60_000, timeoutMs: 15_000, fanOutBatch: 500, retentionMs: 30 * 86_400_000,
+};
 
 const PRUNE_BATCH = 1000;
-/** When the deliveries of an endpoint that did not answer come back (its first one follows the retry schedule). */
-const RELEASE_DELAY_MS = 5_000;
+/** Endpoints remembered as not answering (a bound on memory; the oldest are forgotten first). */
+const MAX_PAUSES = 10_000;
 
 interface Target {
   enabled: boolean;
@@ -50,9 +71,27 @@ interface Target {
   workspaceId: string;
 }
 
+interface Outcome {
+  delivery: repo.ClaimedWebhookDelivery;
+  attempt: repo.AttemptRecord | null;
+  result: AttemptResult;
+}
+
+/** The deliveries of one endpoint held by this dispatcher: waiting in `queue`, or in flight. */
+interface Lane {
+  endpointId: string;
+  workspaceId: string;
+  target: Target | undefined;
+  queue: repo.ClaimedWebhookDelivery[];
+  inFlight: number;
+  /** The last claim gave it all the room it had: more of it may be due. */
+  more: boolean;
+}
+
 /**
  * The webhook half of the worker (CONTEXT.md): `fanOut` turns new events into one delivery per subscribed endpoint,
- * `dispatch` sends a claimed batch of due deliveries and records each outcome, `prune` forgets old deliveries.
+ * `dispatch` claims due deliveries fairly, sends them and records each outcome (a pipeline: see dispatch), `prune`
+ * forgets old deliveries.
  * Each is one round of a job (jobs/jobs.ts); several dispatchers may run against one PostgreSQL.
  */
 export class WebhookDispatcher {
@@ -63,14 +102,44 @@ export class WebhookDispatcher {
   private readonly o: typeof DEFAULT_DISPATCHER;
   /** Opened secrets by sealed value (sealing is per row, so a rotation yields a new key here). */
   private readonly opened = new Map<string, string>();
+  /** What this dispatcher holds (claimed, under its lease), by endpoint; a lane goes when it is empty. */
+  private readonly lanes = new Map<string, Lane>();
+  /** Requests in flight: in all, and to the endpoints of each workspace. */
+  private running = 0;
+  private readonly workspaceRunning = new Map<string, number>();
+  /** Endpoints whose last answer came within fastMs. */
+  private readonly fast = new Set<string>();
+  /** When the outcomes were last recorded and due deliveries last claimed (performance.now()). */
+  private lastFlush = 0;
+  private lastClaim = 0;
+  private flushFailures = 0;
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts made and not yet recorded. */
+  private finished: Outcome[] = [];
+  /** Endpoints that did not answer: how many times in a row, and until when nothing more is sent to them. */
+  private readonly pauses = new Map<string, { strikes: number; until: number }>();
+  /** Resolves the wait of a round for a request to end. */
+  private wake: (() => void) | null = null;
+  private renewTimer: NodeJS.Timeout | null = null;
+  /** Where the round robin over lanes starts next. */
+  private turn = 0;
+  /** Outcomes recorded since the dispatcher started. */
+  recorded = 0;
 
   constructor(private readonly db: Db, private readonly opts: DispatcherOptions) {
     this.sealer = webhookSealer(opts.secret);
     this.guard = new UrlGuard({ allowHttp: opts.allowHttp, allowPrivate: opts.allowPrivate, resolve: opts.resolve });
     this.clock = opts.clock ?? (() => new Date());
+    const concurrency = opts.concurrency ?? DEFAULT_DISPATCHER.concurrency;
+    const endpointConcurrency = Math.min(concurrency, opts.endpointConcurrency ?? DEFAULT_DISPATCHER.endpointConcurrency);
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_DISPATCHER.timeoutMs;
+    const workspaceConcurrency = Math.min(concurrency, opts.workspaceConcurrency ?? Math.max(endpointConcurrency, Math.ceil(concurrency / 2)));
+    const fastConcurrency = Math.max(endpointConcurrency, Math.min(workspaceConcurrency, opts.fastConcurrency ?? workspaceConcurrency));
     this.o = {
-      batchSize: opts.batchSize ?? DEFAULT_DISPATCHER.batchSize, concurrency: opts.concurrency ?? DEFAULT_DISPATCHER.concurrency,
-      leaseMs: opts.leaseMs ?? DEFAULT_DISPATCHER.leaseMs, timeoutMs: opts.timeoutMs ?? DEFAULT_DISPATCHER.timeoutMs,
+      batchSize: opts.batchSize ?? DEFAULT_DISPATCHER.batchSize, concurrency, endpointConcurrency, fastConcurrency,
+      fastMs: opts.fastMs ?? Math.min(1000, Math.floor(timeoutMs / 10)), workspaceConcurrency,
+      endpointHold: Math.max(fastConcurrency, opts.endpointHold ?? DEFAULT_DISPATCHER.endpointHold), pollMs: opts.pollMs ?? DEFAULT_DISPATCHER.pollMs,
+      leaseMs: opts.leaseMs ?? DEFAULT_DISPATCHER.leaseMs, timeoutMs,
       fanOutBatch: opts.fanOutBatch ?? DEFAULT_DISPATCHER.fanOutBatch, retentionMs: opts.retentionMs ?? DEFAULT_DISPATCHER.retentionMs,
     };
     this.sender = new WebhookSender({ timeoutMs: this.o.timeoutMs, maxSocketsPerHost: this.o.concurrency });
@@ -151,77 +220,250 @@ export class WebhookDispatcher {
     return targets;
   }
 
+  /** Deliveries held: waiting in a lane, in flight, or sent and not yet recorded. */
+  get held(): number {
+    let n = this.finished.length;
+    for (const lane of this.lanes.values()) n += lane.queue.length + lane.inFlight;
+    return n;
+  }
+
+  private paused(endpointId: string, now: number): number | null {
+    const pause = this.pauses.get(endpointId);
+    return pause && pause.until > now ? pause.until : null;
+  }
+
+  /** Requests in flight at once to this endpoint: 2, or more while it answers fast. */
+  private limit(endpointId: string): number {
+    return this.fast.has(endpointId) ? this.o.fastConcurrency : this.o.endpointConcurrency;
+  }
+
   /**
-   * One round: claims up to batchSize due deliveries (with a lease, renewed while the batch is sent), POSTs them,
-   * `concurrency` at a time, and records every attempt and outcome. Returns how many it claimed.
+   * Deliveries of this endpoint held at once: a few (twice its limit) unless it answers fast, so that endpoints that
+   * hang (or are new) never fill the room of the others.
+   */
+  private hold(endpointId: string): number {
+    return this.fast.has(endpointId) ? this.o.endpointHold : 2 * this.o.endpointConcurrency;
+  }
+
+  /**
+   * Outcomes are recorded in groups (half a batch: a transaction per outcome would cost more than the requests), or
+   * when nothing is in flight, or pollMs after the last time.
+   */
+  private flushDue(): boolean {
+    if (!this.finished.length) return false;
+    return this.finished.length >= Math.ceil(this.o.batchSize / 2) || this.running === 0 || performance.now() - this.lastFlush >= this.o.pollMs;
+  }
+
+  /**
+   * Claims when there is room and: nothing is held, pollMs went by (new work of other endpoints is found within it),
+   * or a lane that may have more due runs short.
+   */
+  private claimDue(): boolean {
+    if (this.held >= 2 * this.o.batchSize) return false;
+    if (!this.lanes.size || performance.now() - this.lastClaim >= this.o.pollMs) return true;
+    const now = this.clock().getTime();
+    for (const lane of this.lanes.values()) {
+      if (lane.more && lane.queue.length < this.limit(lane.endpointId) && this.paused(lane.endpointId, now) === null) return true;
+    }
+    return false;
+  }
+
+  /**
+   * One round of the dispatcher, which works as a pipeline (CONTEXT.md, "Dispatch"): records the attempts that ended,
+   * claims due deliveries for the room it has (round robin over endpoints: no more than hold() of one endpoint held at
+   * once), and starts requests in the free slots, taking turns over the endpoints, at most
+   * `endpointConcurrency` in flight per endpoint (`fastConcurrency` while it answers fast) and `workspaceConcurrency`
+   * to a workspace's endpoints. It does not wait for the requests it starts: a receiver that hangs
+   * holds its own slots, never the round. When nothing happened it waits up to `pollMs` for a request to end. Returns
+   * how much it did (claims and outcomes), or 1 while it still holds deliveries, so that the job runs again at once;
+   * 0 when it is idle.
    */
   async dispatch(): Promise<number> {
-    const owner = this.opts.workerId;
+    let done = this.flushDue() ? await this.flush() : 0;
+    if (this.claimDue()) done += await this.claim();
+    this.start();
+    if (done === 0 && this.running > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.wake = null;
+          resolve();
+        }, this.o.pollMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          this.wake = null;
+          resolve();
+        };
+      });
+      if (this.flushDue()) done += await this.flush();
+      this.start();
+    }
+    this.syncRenewal();
+    return done > 0 ? done : this.held > 0 ? 1 : 0;
+  }
+
+  /** Leases are renewed while this dispatcher holds deliveries (they may wait in a lane, or be in flight, for a while). */
+  private syncRenewal(): void {
+    if (this.held > 0 && !this.renewTimer) {
+      this.renewTimer = setInterval(() => {
+        const leaseUntil = new Date(this.clock().getTime() + this.o.leaseMs).toISOString();
+        repo.renewWebhookLeases(this.db.kysely, this.opts.workerId, leaseUntil).catch((err: unknown) => this.opts.log?.warn({ err }, 'renewing webhook leases failed'));
+      }, Math.max(100, Math.floor(this.o.leaseMs / 3)));
+      this.renewTimer.unref();
+    } else if (this.held === 0 && this.renewTimer) {
+      clearInterval(this.renewTimer);
+      this.renewTimer = null;
+    }
+  }
+
+  /** Claims what fits: up to batchSize, at most 2 × batchSize held, no more than hold() of one endpoint. */
+  private async claim(): Promise<number> {
+    const held = this.held;
+    const limit = Math.min(this.o.batchSize, 2 * this.o.batchSize - held);
+    if (limit <= 0) return 0;
+    this.lastClaim = performance.now();
     const claimedAt = this.clock();
-    const leaseUntil = () => new Date(this.clock().getTime() + this.o.leaseMs).toISOString();
-    const claimed = await repo.claimWebhookDeliveries(this.db.kysely, this.db.dialect, owner, claimedAt.toISOString(), leaseUntil(), this.o.batchSize);
+    const holding = (endpointId: string) => {
+      const lane = this.lanes.get(endpointId);
+      return lane ? lane.queue.length + lane.inFlight : 0;
+    };
+    const skip = [...this.lanes.values()].filter((l) => l.queue.length + l.inFlight >= this.hold(l.endpointId)).map((l) => l.endpointId);
+    const rooms = new Map<string, number>();
+    const room = (id: string) => {
+      let r = rooms.get(id);
+      if (r === undefined) rooms.set(id, r = this.hold(id) - holding(id));
+      return r;
+    };
+    const claimed = await this.db.kysely.transaction().execute((trx) => repo.claimWebhookDeliveries(trx, this.db.dialect, this.opts.workerId, claimedAt.toISOString(),
+      new Date(claimedAt.getTime() + this.o.leaseMs).toISOString(), { limit, skipEndpoints: skip, room }));
+    for (const lane of this.lanes.values()) lane.more = false;
     if (!claimed.length) return 0;
-    const renew = setInterval(() => {
-      repo.renewWebhookLeases(this.db.kysely, owner, leaseUntil()).catch((err: unknown) => this.opts.log?.warn({ err }, 'renewing webhook leases failed'));
-    }, Math.max(100, Math.floor(this.o.leaseMs / 3)));
-    try {
-      const targets = await this.targets([...new Set(claimed.map((d) => d.endpointId))], claimedAt);
-      const results: { delivery: repo.ClaimedWebhookDelivery; attempt: repo.AttemptRecord | null; result: AttemptResult }[] = [];
-      // One lane per endpoint, all sharing `concurrency` slots; with several endpoints in the batch, none takes more than
-      // half of them. An endpoint that did not answer an attempt (timeout, connection refused) gets no more attempts in
-      // this batch: its other deliveries are released (PENDING, due in RELEASE_DELAY_MS, no attempt counted), so one
-      // dead endpoint costs the batch one timeout, not one per delivery.
-      const queues = new Map<string, repo.ClaimedWebhookDelivery[]>();
-      for (const d of claimed) {
-        const queue = queues.get(d.endpointId);
-        if (queue) queue.push(d);
-        else queues.set(d.endpointId, [d]);
+    const taken = new Map<string, number>();
+    for (const d of claimed) taken.set(d.endpointId, (taken.get(d.endpointId) ?? 0) + 1);
+    const targets = await this.targets([...new Set(claimed.map((d) => d.endpointId))], claimedAt);
+    const release = new Map<number, string[]>();
+    for (const d of claimed) {
+      // An endpoint that did not answer gets nothing until its pause ends: what comes due meanwhile goes back, untried.
+      const until = this.paused(d.endpointId, claimedAt.getTime());
+      if (until !== null) {
+        release.set(until, [...(release.get(until) ?? []), d.id]);
+        continue;
       }
-      const perEndpoint = queues.size > 1 ? Math.max(1, Math.ceil(this.o.concurrency / 2)) : this.o.concurrency;
-      const unresponsive = new Set<string>();
-      const released: string[] = [];
-      let free = this.o.concurrency;
-      const waiting: (() => void)[] = [];
-      const acquire = async () => {
-        while (free === 0) await new Promise<void>((resolve) => waiting.push(resolve));
-        free--;
-      };
-      const releaseSlot = () => {
-        free++;
-        waiting.shift()?.();
-      };
-      const lane = async (endpointId: string, queue: repo.ClaimedWebhookDelivery[]) => {
-        const target = targets.get(endpointId);
-        const reachable = Boolean(target?.enabled && target.url && target.address && target.refused === undefined);
-        for (let delivery = queue.shift(); delivery; delivery = queue.shift()) {
-          if (unresponsive.has(endpointId)) {
-            released.push(delivery.id);
-            continue;
-          }
-          await acquire();
-          try {
-            if (unresponsive.has(endpointId)) {
-              released.push(delivery.id);
-              continue;
-            }
-            const outcome = await this.attempt(delivery, target);
-            results.push(outcome);
-            if (reachable && outcome.result.statusCode === null) unresponsive.add(endpointId);
-          } finally {
-            releaseSlot();
+      let lane = this.lanes.get(d.endpointId);
+      if (!lane) this.lanes.set(d.endpointId, lane = { endpointId: d.endpointId, workspaceId: d.workspaceId, target: undefined, queue: [], inFlight: 0, more: false });
+      lane.target = targets.get(d.endpointId);
+      lane.more = taken.get(d.endpointId)! >= room(d.endpointId);
+      lane.queue.push(d);
+    }
+    for (const [until, ids] of release) await this.release(ids, until);
+    return claimed.length;
+  }
+
+  /** Gives claimed deliveries back untried (no attempt counted), due at `until`. */
+  private async release(ids: string[], until: number): Promise<void> {
+    if (!ids.length) return;
+    await repo.releaseDeliveries(this.db.kysely, this.opts.workerId, ids, new Date(until).toISOString(), this.nowIso());
+  }
+
+  /** Starts requests in the free slots, one lane at a time in turn, within the per-endpoint and per-workspace limits. */
+  private start(): void {
+    const now = this.clock().getTime();
+    const lanes = [...this.lanes.values()].filter((lane) => this.paused(lane.endpointId, now) === null);
+    if (!lanes.length) return;
+    const first = this.turn++ % lanes.length;
+    const order = [...lanes.slice(first), ...lanes.slice(0, first)];
+    for (let started = true; started && this.running < this.o.concurrency;) {
+      started = false;
+      for (const lane of order) {
+        if (this.running >= this.o.concurrency) break;
+        if (!lane.queue.length || lane.inFlight >= this.limit(lane.endpointId)) continue;
+        if ((this.workspaceRunning.get(lane.workspaceId) ?? 0) >= this.o.workspaceConcurrency) continue;
+        this.launch(lane, lane.queue.shift()!);
+        started = true;
+      }
+    }
+  }
+
+  private launch(lane: Lane, delivery: repo.ClaimedWebhookDelivery): void {
+    this.running++;
+    lane.inFlight++;
+    this.workspaceRunning.set(lane.workspaceId, (this.workspaceRunning.get(lane.workspaceId) ?? 0) + 1);
+    const target = lane.target;
+    const reachable = Boolean(target?.enabled && target.url && target.address && target.refused === undefined);
+    const request: Promise<void> = this.attempt(delivery, target)
+      .catch((err: unknown) => ({ delivery, attempt: null, result: { statusCode: null, durationMs: 0, error: `not sent: ${(err as Error).message ?? String(err)}`, ok: false } }))
+      .then((outcome) => {
+        if (reachable && outcome.attempt) {
+          // Known at once, so that nothing more of the lane starts before the round records it.
+          if (outcome.result.statusCode === null) {
+            this.fast.delete(lane.endpointId);
+            this.strike(lane.endpointId);
+          } else {
+            this.pauses.delete(lane.endpointId);
+            if (outcome.result.durationMs <= this.o.fastMs) this.remember(this.fast, lane.endpointId);
+            else this.fast.delete(lane.endpointId);
           }
         }
-      };
-      await Promise.all([...queues].flatMap(([endpointId, queue]) => Array.from({ length: Math.min(perEndpoint, queue.length) }, () => lane(endpointId, queue))));
-      await this.record(owner, results);
-      if (released.length) {
-        const now = this.clock();
-        await repo.releaseDeliveries(this.db.kysely, owner, released, new Date(now.getTime() + RELEASE_DELAY_MS).toISOString(), now.toISOString());
-      }
-    } finally {
-      clearInterval(renew);
+        this.finished.push(outcome);
+        this.running--;
+        lane.inFlight--;
+        const n = (this.workspaceRunning.get(lane.workspaceId) ?? 1) - 1;
+        if (n > 0) this.workspaceRunning.set(lane.workspaceId, n);
+        else this.workspaceRunning.delete(lane.workspaceId);
+        this.inFlight.delete(request);
+        this.wake?.();
+      });
+    this.inFlight.add(request);
+  }
+
+  /**
+   * An endpoint that did not answer (a timeout, a refused connection) is paused: nothing more is sent to it until the
+   * pause ends, which grows as the retry schedule does (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) while it keeps not
+   * answering; requests of it that were in flight together count once. Any answer ends the pause.
+   */
+  /** Adds to a bounded set (the oldest entry goes first). */
+  private remember(set: Set<string>, id: string): void {
+    if (set.has(id)) return;
+    if (set.size >= MAX_PAUSES) set.delete(set.values().next().value!);
+    set.add(id);
+  }
+
+  private strike(endpointId: string): void {
+    const now = this.clock().getTime();
+    const pause = this.pauses.get(endpointId);
+    if (pause && pause.until > now) return;
+    const strikes = (pause?.strikes ?? 0) + 1;
+    this.pauses.delete(endpointId);
+    if (this.pauses.size >= MAX_PAUSES) this.pauses.delete(this.pauses.keys().next().value!);
+    this.pauses.set(endpointId, { strikes, until: now + RETRY_DELAYS_MS[Math.min(strikes, RETRY_DELAYS_MS.length) - 1]! });
+  }
+
+  /** Records the attempts that ended, in one transaction; what a paused (or disabled) endpoint held goes back, untried. */
+  private async flush(): Promise<number> {
+    if (!this.finished.length) return 0;
+    this.lastFlush = performance.now();
+    const outcomes = this.finished;
+    this.finished = [];
+    const now = this.clock().getTime();
+    let disabled: Set<string>;
+    try {
+      let recorded: number;
+      ({ recorded, disabled } = await this.record(this.opts.workerId, outcomes));
+      this.recorded += recorded;
+    } catch (err) {
+      // Kept, under the lease (still renewed), for the next rounds to record; after 3 failures in a row they are let go:
+      // their leases run out and they are claimed and sent again (at least once).
+      if (++this.flushFailures < 3) this.finished.unshift(...outcomes);
+      else this.flushFailures = 0;
+      throw err;
     }
-    return claimed.length;
+    this.flushFailures = 0;
+    for (const lane of [...this.lanes.values()]) {
+      // Disabled: what it held goes back, due now, to be claimed again and failed as the endpoint's state says.
+      const until = disabled.has(lane.endpointId) ? now : this.paused(lane.endpointId, now);
+      if (until !== null && lane.queue.length) await this.release(lane.queue.splice(0).map((d) => d.id), until);
+      if (!lane.queue.length && !lane.inFlight) this.lanes.delete(lane.endpointId);
+    }
+    return outcomes.length;
   }
 
   private async attempt(delivery: repo.ClaimedWebhookDelivery, target: Target | undefined) {
@@ -241,17 +483,21 @@ export class WebhookDispatcher {
     return record(result);
   }
 
-  /** Records a batch's attempts and outcomes in one transaction. */
-  private async record(owner: string, results: { delivery: repo.ClaimedWebhookDelivery; attempt: repo.AttemptRecord | null; result: AttemptResult }[]): Promise<void> {
+  /** Records a round's attempts and outcomes in one transaction; returns how many, and the endpoints it disabled. */
+  private async record(owner: string, results: Outcome[]): Promise<{ recorded: number; disabled: Set<string> }> {
     const now = this.clock();
     const nowIso = now.toISOString();
     const succeededEndpoints = new Set(results.filter((r) => r.result.ok).map((r) => r.delivery.endpointId));
+    const disabled = new Set<string>();
     await this.db.kysely.transaction().execute(async (trx) => {
+      // Deliveries deleted meanwhile (their endpoint deleted, or pruned) have nothing to record; the others are locked
+      // (PostgreSQL), so that a deletion waits for this transaction instead of failing it.
+      const live = new Set(await repo.lockDeliveries(trx, this.db.dialect, results.map((r) => r.delivery.id)));
+      results = results.filter((r) => live.has(r.delivery.id));
       await repo.insertAttempts(trx, results.flatMap((r) => (r.attempt ? [r.attempt] : [])));
       await repo.recordSuccesses(trx, owner, results.filter((r) => r.result.ok).map((r) => r.attempt!), nowIso);
       // Any success in the batch: the endpoint answers, it is not failing.
       await repo.clearFailing(trx, [...succeededEndpoints]);
-      const disabled = new Set<string>();
       for (const { delivery, attempt, result } of results) {
         if (result.ok) continue;
         const failed = attempt ?? { deliveryId: delivery.id, workspaceId: delivery.workspaceId, attemptedAt: nowIso, statusCode: null, durationMs: 0, error: result.error };
@@ -270,6 +516,7 @@ export class WebhookDispatcher {
         await repo.recordFailure(trx, owner, failed, nextAt, nowIso);
       }
     });
+    return { recorded: results.length, disabled };
   }
 
   /** Deletes deliveries older than the retention (30 days), a batch per call; returns how many. */
@@ -277,7 +524,20 @@ export class WebhookDispatcher {
     return repo.pruneDeliveries(this.db.kysely, new Date(this.clock().getTime() - this.o.retentionMs).toISOString(), PRUNE_BATCH);
   }
 
-  close(): void {
-    this.sender.close();
+  /**
+   * Stops: what waits in a lane goes back (due now, untried), the requests in flight end (within the timeout) and are
+   * recorded, and the connections are closed. Call it once the job that runs dispatch() has stopped.
+   */
+  async close(): Promise<void> {
+    try {
+      const waiting = [...this.lanes.values()].flatMap((lane) => lane.queue.splice(0).map((d) => d.id));
+      await this.release(waiting, this.clock().getTime());
+      await Promise.all([...this.inFlight]);
+      await this.flush();
+    } finally {
+      if (this.renewTimer) clearInterval(this.renewTimer);
+      this.renewTimer = null;
+      this.sender.close();
+    }
   }
 }

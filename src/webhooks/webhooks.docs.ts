@@ -2,9 +2,9 @@ import type { OperationDocs } from '../http/operation-docs.js';
 
 const endpoint = {
   id: 'wh_01JDB3X4D6F8H0K2M4P6R8T0V2', url: 'https://crm.example.com/hooks/formcast', eventTypes: ['contact.created', 'contact.unsubscribed', 'email.bounced'],
-  description: 'CRM sync', enabled: true, disabledReason: null, secret: 'whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf',
-  createdAt: '2026-11-21T10:00:00.000Z', updatedAt: '2026-11-21T10:00:00.000Z',
+  description: 'CRM sync', enabled: true, disabledReason: null, createdAt: '2026-11-21T10:00:00.000Z', updatedAt: '2026-11-21T10:00:00.000Z',
 };
+const created = { ...endpoint, secret: 'whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf' };
 const succeeded = {
   id: 'whd_01JDB3Y8F0H2K4M6P8R0T2V4X6', eventId: 'evt_01JDB3N2W4Y6A8C0E2G4J6M8Q1', eventType: 'contact.created', status: 'SUCCEEDED', attempts: 2,
   nextAttemptAt: null, lastStatusCode: 204, lastDurationMs: 87, lastError: null, createdAt: '2026-11-21T10:00:00.120Z', deliveredAt: '2026-11-21T10:00:05.311Z',
@@ -18,17 +18,18 @@ const pending = { ...succeeded, id: 'whd_01JDB48D5F7H9K1N3Q5S7U9W1Y', eventId: n
 export const webhooksDocs: OperationDocs = {
   'POST /v1/webhooks': {
     summary: 'Register a webhook endpoint',
+    description: 'The answer carries the endpoint\'s signing secret: the only time it is shown (keep it now; rotate the secret if it is lost). Needs `write:webhooks`.',
     request: { url: 'https://crm.example.com/hooks/formcast', eventTypes: ['contact.created', 'contact.unsubscribed', 'email.bounced'], description: 'CRM sync' },
-    response: endpoint,
+    response: created,
   },
   'GET /v1/webhooks': {
     summary: 'List webhook endpoints',
-    description: 'The workspace\'s endpoints, newest first, with their secrets, cursor pagination. Needs `read:webhooks`.',
+    description: 'The workspace\'s endpoints, newest first, cursor pagination; without their secrets (shown only at creation and rotation). Needs `read:webhooks`.',
     response: { data: [endpoint], nextCursor: null },
   },
   'GET /v1/webhooks/{webhookId}': {
     summary: 'Get a webhook endpoint',
-    description: 'One endpoint with its signing secret, the event types it gets, and whether it is enabled (`disabledReason` says why not: an endpoint that failed for 5 days in a row is disabled by itself). Needs `read:webhooks`.',
+    description: 'One endpoint (without its signing secret: shown only at creation and rotation), the event types it gets, and whether it is enabled (`disabledReason` says why not: an endpoint that failed for 5 days in a row is disabled by itself). Needs `read:webhooks`.',
     response: endpoint,
   },
   'PUT /v1/webhooks/{webhookId}': {
@@ -42,6 +43,7 @@ export const webhooksDocs: OperationDocs = {
   },
   'POST /v1/webhooks/{webhookId}/rotate-secret': {
     summary: 'Rotate the signing secret',
+    description: 'A new secret, shown in this answer only; the previous one keeps signing for 24 hours (two `v1,` entries in webhook-signature). Also how a lost secret is replaced. Needs `write:webhooks`.',
     response: { ...endpoint, secret: 'whsec_bf6R9RQdoDVBhqSOXlK6gjytbiOf+tql', updatedAt: '2026-11-22T14:30:00.000Z' },
   },
   'POST /v1/webhooks/{webhookId}/test': {

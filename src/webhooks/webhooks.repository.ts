@@ -128,31 +128,92 @@ export interface ClaimedWebhookDelivery {
 
 if (webhookStatusesFor('claim').join() !== 'PENDING,SENDING') throw new Error('claimWebhookDeliveries assumes PENDING and SENDING are the claimable statuses');
 
-/**
- * Claims up to `limit` due deliveries with a lease: SENDING ones whose lease ran out first (their dispatcher died;
- * they may have arrived already: at least once), then PENDING ones whose time has come, oldest first. PostgreSQL
- * skips rows other dispatchers are claiming (FOR UPDATE SKIP LOCKED); SQLite has one writer. Two statements, each
- * a range of the (status, next_attempt_at) index, as deliveries.repository.ts claims.
- */
-export async function claimWebhookDeliveries(db: Executor, dialect: Dialect, owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedWebhookDelivery[]> {
-  const claim = async (due: SelectQueryBuilder<Database, 'webhook_deliveries', { id: string }>) => {
-    if (dialect === 'postgres') due = due.forUpdate().skipLocked();
-    const rows = await db.updateTable('webhook_deliveries')
-      .set({ status: 'SENDING', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, updated_at: now })
-      .where('id', 'in', due)
-      .returning(['id', 'workspace_id', 'endpoint_id', 'event_type', 'payload', 'attempts'])
-      .execute();
-    return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, endpointId: r.endpoint_id, eventType: r.event_type, payload: r.payload, attempts: Number(r.attempts) }));
-  };
-  const expired = await claim(db.selectFrom('webhook_deliveries').select('id')
-    .where('status', '=', 'SENDING').where('lease_expires_at', '<', now).orderBy('lease_expires_at').limit(limit));
-  if (expired.length >= limit) return expired;
-  const due = await claim(db.selectFrom('webhook_deliveries').select('id')
-    .where('status', '=', 'PENDING').where('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(limit - expired.length));
-  return [...expired, ...due];
+export interface ClaimOptions {
+  /** Deliveries claimed at most. */
+  limit: number;
+  /** Endpoints whose deliveries are not wanted now (the dispatcher holds as many of theirs as it may). */
+  skipEndpoints: readonly string[];
+  /** How many more deliveries of this endpoint the dispatcher may take now. */
+  room: (endpointId: string) => number;
 }
 
-/** Keeps this dispatcher's leases alive while its batch is being sent. */
+/**
+ * Claims due deliveries with a lease, fairly: SENDING ones whose lease ran out first (their dispatcher died; they
+ * may have arrived already: at least once), then PENDING ones whose time has come, oldest first, but none of the
+ * endpoints in `skipEndpoints` and no more of an endpoint than its `room`. So an endpoint with thousands waiting
+ * does not shadow the others: once the dispatcher holds its share of it, the claim looks past it (round robin).
+ * The candidates are read and locked in the caller's transaction (PostgreSQL: FOR UPDATE SKIP LOCKED, so
+ * concurrent dispatchers take different ones; SQLite has one writer), then the chosen ones are updated. Each read is a
+ * range of the (status, next_attempt_at) index.
+ */
+export async function claimWebhookDeliveries(trx: Executor, dialect: Dialect, owner: string, now: string, leaseUntil: string, opts: ClaimOptions): Promise<ClaimedWebhookDelivery[]> {
+  const taken = new Map<string, number>();
+  const chosen: string[] = [];
+  const picked = new Set<string>();
+  const skip = new Set(opts.skipEndpoints);
+  /** Reads candidates past the endpoints skipped; true when an endpoint filled up on the way and more may lie past it. */
+  const candidates = async (base: () => SelectQueryBuilder<Database, 'webhook_deliveries', { id: string; endpoint_id: string }>) => {
+    let q = base();
+    if (skip.size) q = q.where('endpoint_id', 'not in', [...skip]);
+    // Rows an earlier pass picked are still claimable until the UPDATE (and SKIP LOCKED skips other transactions' locks only).
+    if (picked.size) q = q.where('id', 'not in', [...picked]);
+    const limit = opts.limit - chosen.length;
+    q = q.limit(limit);
+    if (dialect === 'postgres') q = q.forUpdate().skipLocked();
+    const rows = await q.execute();
+    let filled = false;
+    for (const row of rows) {
+      const n = taken.get(row.endpoint_id) ?? 0;
+      if (n >= opts.room(row.endpoint_id)) {
+        skip.add(row.endpoint_id);
+        filled = true;
+        continue;
+      }
+      taken.set(row.endpoint_id, n + 1);
+      picked.add(row.id);
+      chosen.push(row.id);
+    }
+    return filled && rows.length === limit;
+  };
+  const expired = () => trx.selectFrom('webhook_deliveries').select(['id', 'endpoint_id'])
+    .where('status', '=', 'SENDING').where('lease_expires_at', '<', now).orderBy('lease_expires_at');
+  const due = () => trx.selectFrom('webhook_deliveries').select(['id', 'endpoint_id'])
+    .where('status', '=', 'PENDING').where('next_attempt_at', '<=', now).orderBy('next_attempt_at');
+  // Passes until no endpoint fills up on the way (64 at most): each skips the endpoints the previous one filled, so one
+  // claim reaches every endpoint with due work (round robin) when the limit allows.
+  for (const base of [expired, due]) {
+    for (let pass = 0; pass < 64 && chosen.length < opts.limit; pass++) {
+      if (!(await candidates(base))) break;
+    }
+  }
+  if (!chosen.length) return [];
+  const rows = await trx.updateTable('webhook_deliveries')
+    .set({ status: 'SENDING', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, updated_at: now })
+    .where('id', 'in', chosen)
+    // Still claimable (a concurrent claim on SQLite cannot happen; on PostgreSQL the rows are locked): belt and braces.
+    .where((eb) => eb.or([
+      eb.and([eb('status', '=', 'PENDING'), eb('next_attempt_at', '<=', now)]),
+      eb.and([eb('status', '=', 'SENDING'), eb('lease_expires_at', '<', now)]),
+    ]))
+    .returning(['id', 'workspace_id', 'endpoint_id', 'event_type', 'payload', 'attempts'])
+    .execute();
+  const order = new Map(chosen.map((id, i) => [id, i]));
+  return rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!)
+    .map((r) => ({ id: r.id, workspaceId: r.workspace_id, endpointId: r.endpoint_id, eventType: r.event_type, payload: r.payload, attempts: Number(r.attempts) }));
+}
+
+/** Which of these deliveries still exist, locked until the transaction ends on PostgreSQL (recording outcomes). */
+export async function lockDeliveries(trx: Executor, dialect: Dialect, ids: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+    let q = trx.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids.slice(i, i + INSERT_CHUNK));
+    if (dialect === 'postgres') q = q.forUpdate();
+    found.push(...(await q.execute()).map((r) => r.id));
+  }
+  return found;
+}
+
+/** Keeps this dispatcher's leases alive while it holds deliveries. */
 export async function renewWebhookLeases(db: Executor, owner: string, leaseUntil: string): Promise<void> {
   await db.updateTable('webhook_deliveries').set({ lease_expires_at: leaseUntil }).where('lease_owner', '=', owner).where('status', '=', 'SENDING').execute();
 }

@@ -5,20 +5,25 @@ import type { V1 } from '../http/types.js';
 import type { WebhooksService } from './webhooks.service.js';
 import {
   CreateWebhookBody, UpdateWebhookBody, WebhookDeliveryListQuery, WebhookDeliveryParams, WebhookDeliverySchema, WebhookListQuery, WebhookParams, WebhookSchema,
+  WebhookWithSecretSchema,
 } from './webhooks.schemas.js';
 
 const tags = ['webhooks'];
 
-/** Webhook endpoints, their secrets and their delivery log (docs/webhooks.md; contract §13). */
+/**
+ * Webhook endpoints, their secrets and their delivery log (docs/webhooks.md; contract §13). A secret is shown only in
+ * the answers of creation and rotation (write:webhooks), never by GET: issue 29 overrides §13's "GET (the secret is
+ * shown to read:webhooks)", since whoever reads it can forge deliveries.
+ */
 export async function webhooksRoutes(app: V1, { webhooks }: { webhooks: WebhooksService }): Promise<void> {
 
   app.post('/webhooks', {
     schema: {
       tags, summary: 'Register a webhook endpoint',
-      description: 'The URL must be https:// and its host resolve to public addresses only (422 validation_failed at /url otherwise). The answer carries the signing secret.',
-      body: CreateWebhookBody, response: { 201: WebhookSchema },
+      description: 'The URL must be https:// and its host resolve to public addresses only (422 validation_failed at /url otherwise). The answer carries the signing secret, shown this once.',
+      body: CreateWebhookBody, response: { 201: WebhookWithSecretSchema },
     },
-    // A replay (Idempotency-Key) answers without the secret: no secret is kept in the replay store (GET shows it).
+    // A replay (Idempotency-Key) answers without the secret: no secret is kept in the replay store (rotate to get a new one).
     config: { scope: 'write:webhooks', secretFields: ['secret'] },
   }, async (req, reply) => {
     const webhook = await webhooks.create(req.auth.workspaceId, req.body);
@@ -31,7 +36,7 @@ export async function webhooksRoutes(app: V1, { webhooks }: { webhooks: Webhooks
   }, (req) => paginate(req.query, (w) => webhooks.list(req.auth.workspaceId, w)));
 
   app.get('/webhooks/:webhookId', {
-    schema: { tags, summary: 'Get a webhook endpoint (with its secret)', params: WebhookParams, response: { 200: WebhookSchema } },
+    schema: { tags, summary: 'Get a webhook endpoint (without its secret)', params: WebhookParams, response: { 200: WebhookSchema } },
     config: { scope: 'read:webhooks' },
   }, (req) => webhooks.get(req.auth.workspaceId, req.params.webhookId));
 
@@ -55,8 +60,8 @@ export async function webhooksRoutes(app: V1, { webhooks }: { webhooks: Webhooks
   app.post('/webhooks/:webhookId/rotate-secret', {
     schema: {
       tags, summary: 'Rotate the signing secret',
-      description: 'A new secret signs from now on; for 24 hours the previous one signs too (two `v1,` entries in webhook-signature), so receivers can switch without losing events.',
-      params: WebhookParams, response: { 200: WebhookSchema },
+      description: 'A new secret signs from now on, shown in this answer only; for 24 hours the previous one signs too (two `v1,` entries in webhook-signature), so receivers can switch without losing events. Also how a lost secret is replaced.',
+      params: WebhookParams, response: { 200: WebhookWithSecretSchema },
     },
     config: { scope: 'write:webhooks', secretFields: ['secret'] },
   }, (req) => webhooks.rotateSecret(req.auth.workspaceId, req.params.webhookId));

@@ -19,11 +19,24 @@ export const WebhookSchema = Type.Object({
   description: Nullable(Type.String()),
   enabled: Type.Boolean({ description: 'false: nothing is sent (disabled by hand, or after 5 days of failures)' }),
   disabledReason: Nullable(Type.String({ description: 'why the endpoint was disabled; null while enabled' })),
-  secret: Type.String({ description: '`whsec_` and base64: the key of the `webhook-signature` HMAC (Standard Webhooks)' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
 export type Webhook = Static<typeof WebhookSchema>;
+
+/**
+ * An endpoint with its signing secret: only the answers of POST /v1/webhooks and …/rotate-secret carry it (issue 29:
+ * whoever reads the secret can forge deliveries, so GET, list and PUT never show it).
+ */
+export const WebhookWithSecretSchema = Type.Object({
+  ...WebhookSchema.properties,
+  secret: Nullable(Type.String({
+    description: '`whsec_` and base64: the key of the `webhook-signature` HMAC (Standard Webhooks). Shown in this answer only: '
+      + 'keep it now (null in an Idempotency-Key replay, which says `Idempotent-Redacted: secret`); a lost secret is replaced by rotating it',
+  })),
+});
+/** What the service answers: the secret itself (null only in the replay store's copy). */
+export type WebhookWithSecret = Webhook & { secret: string };
 
 export const CreateWebhookBody = Type.Object({ url, eventTypes, description: Type.Optional(description) }, { additionalProperties: false });
 export type CreateWebhookInput = Static<typeof CreateWebhookBody>;

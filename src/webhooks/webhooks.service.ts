@@ -7,7 +7,7 @@ import { sealer, type Sealer } from '../lib/seal.js';
 import { toIso } from '../lib/time.js';
 import { UrlGuard, UrlRefused, type Resolver } from './webhooks.guard.js';
 import * as repo from './webhooks.repository.js';
-import type { CreateWebhookInput, UpdateWebhookInput, Webhook } from './webhooks.schemas.js';
+import type { CreateWebhookInput, UpdateWebhookInput, Webhook, WebhookWithSecret } from './webhooks.schemas.js';
 import { newSecret } from './webhooks.sender.js';
 import { webhookTransition } from './webhooks.state.js';
 
@@ -39,8 +39,9 @@ export const DISABLED_BY_HAND = 'disabled through the API';
 
 /**
  * Webhook endpoints and their delivery log (docs/webhooks.md, CONTEXT.md): the rules of the API. The URL passes
- * the SSRF guard whenever it is set; the secret is stored sealed and opened only to show it (read:webhooks) and
- * to sign (the dispatcher).
+ * the SSRF guard whenever it is set; the secret is stored sealed, shown once, in the answer that made it (creation,
+ * rotation: write:webhooks), and opened otherwise only to sign (the dispatcher). Reading an endpoint never shows it:
+ * whoever has the secret can forge deliveries to the receiver (issue 29, a departure from contract §13's "GET").
  */
 export class WebhooksService {
   private readonly sealer: Sealer;
@@ -53,10 +54,11 @@ export class WebhooksService {
     this.now = opts.now ?? (() => new Date());
   }
 
+  /** An endpoint as GET, list and PUT show it: without its secret. */
   private present(row: repo.EndpointRow): Webhook {
     return {
       id: row.id, url: row.url, eventTypes: JSON.parse(row.event_types) as EventType[], description: row.description, enabled: Boolean(Number(row.enabled)),
-      disabledReason: row.disabled_reason, secret: this.sealer.open(row.secret, row.id), createdAt: toIso(row.created_at), updatedAt: toIso(row.updated_at),
+      disabledReason: row.disabled_reason, createdAt: toIso(row.created_at), updatedAt: toIso(row.updated_at),
     };
   }
 
@@ -75,22 +77,25 @@ export class WebhooksService {
     return row;
   }
 
-  async create(workspaceId: string, input: CreateWebhookInput): Promise<Webhook> {
+  /** A new endpoint, with its secret: the only answer but a rotation's that shows it. */
+  async create(workspaceId: string, input: CreateWebhookInput): Promise<WebhookWithSecret> {
     await this.checkUrl(input.url);
     const id = newId('wh');
     const now = this.now().toISOString();
+    const secret = newSecret();
     await repo.insertEndpoint(this.db.kysely, {
       id, workspace_id: workspaceId, url: input.url, event_types: JSON.stringify(input.eventTypes), description: input.description ?? null, enabled: 1,
-      disabled_reason: null, secret: this.sealer.seal(newSecret(), id), previous_secret: null, previous_secret_until: null, failing_since: null,
+      disabled_reason: null, secret: this.sealer.seal(secret, id), previous_secret: null, previous_secret_until: null, failing_since: null,
       created_at: now, updated_at: now,
     });
-    return this.get(workspaceId, id);
+    return { ...(await this.get(workspaceId, id)), secret };
   }
 
   /**
    * The endpoint an automation's `webhook` step posts to (docs/automations.md), in the caller's transaction: the
    * workspace's endpoint of that exact URL if there is one (its secret signs), or a new one subscribed to no event
-   * type, which GET /v1/webhooks lists with its secret, its delivery log and its retries like any other. Check the
+   * type, which GET /v1/webhooks lists with its delivery log and its retries like any other (its secret is shown to
+   * no one until someone who manages webhooks rotates it). Check the
    * URL with checkStepUrl first (outside the transaction: it resolves the host); the dispatcher checks it again at
    * every delivery.
    */
@@ -168,16 +173,20 @@ export class WebhooksService {
     if (!(await repo.deleteEndpoint(this.db.kysely, workspaceId, id))) throw notFound('webhook');
   }
 
-  /** A new secret; the previous one keeps signing alongside it for 24 hours (two signatures per request). */
-  async rotateSecret(workspaceId: string, id: string): Promise<Webhook> {
+  /**
+   * A new secret, shown in this answer only; the previous one keeps signing alongside it for 24 hours (two signatures
+   * per request). Also how a lost secret is replaced.
+   */
+  async rotateSecret(workspaceId: string, id: string): Promise<WebhookWithSecret> {
     const current = await this.row(workspaceId, id);
     const now = this.now();
+    const secret = newSecret();
     const row = await repo.updateEndpoint(this.db.kysely, workspaceId, id, {
-      secret: this.sealer.seal(newSecret(), id), previous_secret: current.secret,
+      secret: this.sealer.seal(secret, id), previous_secret: current.secret,
       previous_secret_until: new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString(), updated_at: now.toISOString(),
     });
     if (!row) throw notFound('webhook');
-    return this.present(row);
+    return { ...this.present(row), secret };
   }
 
   /** Queues a `webhook.test` event for the endpoint alone (not in the event stream); the delivery, PENDING. */

@@ -8,8 +8,8 @@ import type { WebhookDeliveryStatus } from '../db/schema.js';
  * - succeed / retry / fail: the outcome of an attempt (2xx; a failure with attempts left; the last failure).
  * - resend: POST /v1/webhooks/{id}/deliveries/{deliveryId}/retry (a finished delivery goes again, due now).
  * - abandon: the endpoint was disabled (by hand, or after 5 days of failures): what waits is FAILED.
- * - release: a claimed delivery not attempted after all, because its endpoint did not answer an earlier delivery of
- *   the same batch: back to PENDING, its claim not counted as an attempt (one slow endpoint does not hold up a batch).
+ * - release: a claimed delivery not attempted after all, because its endpoint did not answer (it is paused) or the
+ *   dispatcher stops: back to PENDING, its claim not counted as an attempt.
  */
 export const WEBHOOK_DELIVERY_STATUSES = ['PENDING', 'SENDING', 'SUCCEEDED', 'FAILED'] as const satisfies readonly WebhookDeliveryStatus[];
 export const WEBHOOK_DELIVERY_OPERATIONS = ['claim', 'succeed', 'retry', 'fail', 'resend', 'abandon', 'release'] as const;

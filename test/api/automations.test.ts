@@ -323,6 +323,10 @@ describeApi('automations', (h) => {
       const service = new AutomationsService(h.db, webhooks, engine);
       const a = await service.create(ws.id, { name: 'Hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] }, ADMIN);
       await service.activate(ws.id, a.id, ADMIN);
+      // The endpoint activation registered shows its secret to no one until it is rotated (issue 29).
+      const registered = (await h.call(ws.key, 'GET', '/v1/webhooks')).json().data.find((w: { url: string }) => w.url === url);
+      expect(registered).not.toHaveProperty('secret');
+      const secret = (await h.call(ws.key, 'POST', `/v1/webhooks/${registered.id}/rotate-secret`)).json().secret as string;
       const c = await insertContact(h, ws, { email: 'hooked@example.test', firstName: 'Hook' });
       expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c })).statusCode).toBe(202);
       await settle();
@@ -330,12 +334,12 @@ describeApi('automations', (h) => {
       try {
         while ((await dispatcher.dispatch()) > 0);
       } finally {
-        dispatcher.close();
+        await dispatcher.close();
       }
       expect(got).toHaveLength(1);
       const endpoint = (await h.call(ws.key, 'GET', '/v1/webhooks')).json().data.find((w: { url: string }) => w.url === url);
       expect(endpoint.eventTypes).toEqual([]);
-      const payload = new Webhook(endpoint.secret).verify(got[0]!.body, got[0]!.headers as Record<string, string>) as { type: string; data: { runId: string; contact: { email: string } } };
+      const payload = new Webhook(secret).verify(got[0]!.body, got[0]!.headers as Record<string, string>) as { type: string; data: { runId: string; contact: { email: string } } };
       expect(payload.type).toBe('automation.webhook');
       expect(payload.data.contact.email).toBe('hooked@example.test');
     } finally {

@@ -8,10 +8,13 @@ import { toIso } from '../../src/lib/time.js';
 import { WebhookDispatcher, type DispatcherOptions } from '../../src/webhooks/webhooks.dispatcher.js';
 import type { Resolver } from '../../src/webhooks/webhooks.guard.js';
 import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
+import { ROLE_SCOPES } from '../../src/users/roles.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 
-const WEBHOOK_KEYS = ['createdAt', 'description', 'disabledReason', 'enabled', 'eventTypes', 'id', 'secret', 'updatedAt', 'url'];
+/** An endpoint as GET, list and PUT show it (no secret); creation and rotation add `secret`. */
+const WEBHOOK_KEYS = ['createdAt', 'description', 'disabledReason', 'enabled', 'eventTypes', 'id', 'updatedAt', 'url'];
+const withoutSecret = ({ secret: _secret, ...rest }: Record<string, unknown>) => rest;
 const DELIVERY_KEYS = ['attemptLog', 'attempts', 'createdAt', 'deliveredAt', 'eventId', 'eventType', 'id', 'lastDurationMs', 'lastError', 'lastStatusCode', 'nextAttemptAt', 'status'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 /** A public address as an IP literal: the guard needs no DNS for it (nothing is ever sent there by these tests). */
@@ -66,6 +69,31 @@ async function startReceiver(clock: () => Date, answer: (n: number, req: http.In
   return r;
 }
 
+/** A receiver that reads each request and never answers (a hung endpoint); counts what arrived, and the most open at once. */
+async function startHangingReceiver(): Promise<Receiver & { maxOpen: () => number }> {
+  const requests: Received[] = [];
+  let open = 0;
+  let maxOpen = 0;
+  const server = http.createServer((req, res) => {
+    maxOpen = Math.max(maxOpen, ++open);
+    res.on('close', () => open--);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), url: req.url ?? '', at: Date.now() }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const r: Receiver & { maxOpen: () => number } = {
+    url: `http://127.0.0.1:${port}/hang`, port, requests, maxOpen: () => maxOpen,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+  receivers.push(r);
+  return r;
+}
+
 /** Verifies with the standardwebhooks package (not our code), its clock set to when the request arrived. */
 function verify(secret: string, r: Received): unknown {
   vi.useFakeTimers({ toFake: ['Date'] });
@@ -88,7 +116,7 @@ describeApi('webhooks', (h) => {
   const dispatchers: WebhookDispatcher[] = [];
 
   afterEach(async () => {
-    for (const d of dispatchers.splice(0)) d.close();
+    for (const d of dispatchers.splice(0)) await d.close();
     for (const r of receivers.splice(0)) await r.close();
     for (const m of made.splice(0)) await h.db.kysely.deleteFrom('webhook_endpoints').where('id', '=', m.id).execute();
   });
@@ -125,28 +153,28 @@ describeApi('webhooks', (h) => {
     return res.json().data;
   }
 
-  /** Dispatches until nothing is due at the clock's time. */
+  /** Dispatches until nothing is due at the clock's time and nothing is held; returns how many outcomes were recorded. */
   async function drain(d: WebhookDispatcher) {
-    let total = 0;
-    for (let n; (n = await d.dispatch()) > 0;) total += n;
-    return total;
+    const before = d.recorded;
+    while ((await d.dispatch()) > 0);
+    return d.recorded - before;
   }
 
   // ---- the API ----------------------------------------------------------------------------------------
 
-  it('POST registers an endpoint (201, Location) with a whsec_ secret, stored sealed; GET returns it with the secret', async () => {
+  it('POST registers an endpoint (201, Location) with a whsec_ secret, stored sealed; GET returns it without the secret', async () => {
     const ws = await h.workspace();
     const res = await h.call(ws.key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created', 'email.bounced'], description: 'CRM sync' });
     expect(res.statusCode, res.body).toBe(201);
     const webhook = res.json();
-    expect(Object.keys(webhook).sort()).toEqual(WEBHOOK_KEYS);
+    expect(Object.keys(webhook).sort()).toEqual([...WEBHOOK_KEYS, 'secret'].sort());
     expect(webhook).toMatchObject({ url: PUBLIC_URL, eventTypes: ['contact.created', 'email.bounced'], description: 'CRM sync', enabled: true, disabledReason: null });
     expect(webhook.id).toMatch(/^wh_/);
     expect(webhook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(Buffer.from(webhook.secret.slice(6), 'base64')).toHaveLength(24);
     expect(webhook.createdAt).toMatch(ISO);
     expect(res.headers.location).toBe(`/v1/webhooks/${webhook.id}`);
-    expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).json()).toEqual(webhook);
+    expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).json()).toEqual(withoutSecret(webhook));
     const row = await h.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
     expect(row.workspace_id).toBe(ws.id);
     expect(row.secret).not.toContain(webhook.secret.slice(6));
@@ -172,6 +200,51 @@ describeApi('webhooks', (h) => {
     }
   });
 
+  it('a signing secret is shown only at creation and rotation, to write:webhooks: GET, list and PUT carry none, for a viewer, an editor or an admin (issue 29)', async () => {
+    const ws = await h.workspace();
+    // A key with the scopes of each console role (roles are sets of scopes: src/users/roles.ts), keys and people aside.
+    const roleKey = (role: 'viewer' | 'editor' | 'admin') => h.key(ws, ROLE_SCOPES[role].filter((s) => !s.startsWith('manage:')) as never);
+    const admin = await roleKey('admin');
+    const created = await h.call(admin, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] });
+    expect(created.statusCode, created.body).toBe(201);
+    const secret = created.json().secret as string;
+    expect(secret).toMatch(/^whsec_/);
+    const rotated = await h.call(admin, 'POST', `/v1/webhooks/${created.json().id}/rotate-secret`);
+    expect(rotated.statusCode, rotated.body).toBe(200);
+    const newSecret = rotated.json().secret as string;
+    expect(newSecret).toMatch(/^whsec_/);
+    const id = created.json().id as string;
+    for (const role of ['viewer', 'editor', 'admin'] as const) {
+      const key = await roleKey(role);
+      for (const url of [`/v1/webhooks/${id}`, '/v1/webhooks', '/v1/webhooks?limit=1']) {
+        const res = await h.call(key, 'GET', url);
+        expect(res.statusCode, `${role} GET ${url}`).toBe(200);
+        expect(res.body).not.toContain('whsec_');
+        expect(res.body).not.toContain(secret.slice(6));
+        expect(res.body).not.toContain(newSecret.slice(6));
+      }
+      if (role !== 'admin') {
+        expect((await h.call(key, 'POST', `/v1/webhooks/${id}/rotate-secret`)).statusCode, role).toBe(403);
+        expect((await h.call(key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] })).statusCode, role).toBe(403);
+      }
+    }
+    const put = await h.call(admin, 'PUT', `/v1/webhooks/${id}`, { description: 'x' });
+    expect(put.statusCode).toBe(200);
+    expect(put.body).not.toContain('whsec_');
+    expect(Object.keys((await h.call(admin, 'GET', `/v1/webhooks/${id}`)).json()).sort()).toEqual(WEBHOOK_KEYS);
+    // The schema says so too: only creation and rotation answer with a secret.
+    const spec = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const props = (op: { responses: Record<string, { content: { 'application/json': { schema: unknown } } }> }, code: string) => {
+      let schema = op.responses[code]!.content['application/json'].schema as { $ref?: string; properties?: Record<string, unknown> };
+      if (schema.$ref) schema = spec.components.schemas[schema.$ref.split('/').pop()!];
+      return Object.keys(schema.properties ?? {});
+    };
+    expect(props(spec.paths['/v1/webhooks'].post, '201')).toContain('secret');
+    expect(props(spec.paths['/v1/webhooks/{webhookId}/rotate-secret'].post, '200')).toContain('secret');
+    expect(props(spec.paths['/v1/webhooks/{webhookId}'].get, '200')).not.toContain('secret');
+    expect(props(spec.paths['/v1/webhooks/{webhookId}'].put, '200')).not.toContain('secret');
+  });
+
   it('lists newest first with cursor pagination', async () => {
     const ws = await h.workspace();
     const made = [];
@@ -179,7 +252,7 @@ describeApi('webhooks', (h) => {
     const first = (await h.call(ws.key, 'GET', '/v1/webhooks?limit=2')).json();
     expect(first.data.map((w: { description: string }) => w.description)).toEqual(['w2', 'w1']);
     const second = (await h.call(ws.key, 'GET', `/v1/webhooks?limit=2&cursor=${first.nextCursor}`)).json();
-    expect(second).toEqual({ data: [made[0]], nextCursor: null });
+    expect(second).toEqual({ data: [withoutSecret(made[0])], nextCursor: null });
   });
 
   it.each([
@@ -212,13 +285,13 @@ describeApi('webhooks', (h) => {
     expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['/eventTypes', '/url']);
   });
 
-  it('scopes: read:webhooks reads (secret included), write:webhooks writes, others get 403; no key is 401', async () => {
+  it('scopes: read:webhooks reads (no secret), write:webhooks writes, others get 403; no key is 401', async () => {
     const ws = await h.workspace();
     const webhook = await create(ws);
     const reader = await h.key(ws, ['read:webhooks']);
     const writer = await h.key(ws, ['write:webhooks']);
     const other = await h.key(ws, ['read:contacts', 'write:contacts']);
-    expect((await h.call(reader, 'GET', `/v1/webhooks/${webhook.id}`)).json().secret).toBe(webhook.secret);
+    expect((await h.call(reader, 'GET', `/v1/webhooks/${webhook.id}`)).json()).toEqual(withoutSecret(webhook));
     expect((await h.call(reader, 'GET', '/v1/webhooks')).statusCode).toBe(200);
     expect((await h.call(reader, 'GET', `/v1/webhooks/${webhook.id}/deliveries`)).statusCode).toBe(200);
     for (const [method, url, body] of [
@@ -266,7 +339,8 @@ describeApi('webhooks', (h) => {
     const put = (body: unknown) => h.call(ws.key, 'PUT', `/v1/webhooks/${webhook.id}`, body);
     const changed = await put({ eventTypes: ['email.opened', 'email.clicked'] });
     expect(changed.statusCode, changed.body).toBe(200);
-    expect(changed.json()).toMatchObject({ eventTypes: ['email.opened', 'email.clicked'], description: 'first', url: PUBLIC_URL, secret: webhook.secret });
+    expect(changed.json()).toMatchObject({ eventTypes: ['email.opened', 'email.clicked'], description: 'first', url: PUBLIC_URL });
+    expect(Object.keys(changed.json()).sort()).toEqual(WEBHOOK_KEYS);
     expect((await put({ description: null })).json().description).toBeNull();
     const refused = await put({ url: 'https://192.168.0.10/x' });
     expect(refused.statusCode).toBe(422);
@@ -309,7 +383,7 @@ describeApi('webhooks', (h) => {
     const rotated = res.json();
     expect(rotated.secret).toMatch(/^whsec_/);
     expect(rotated.secret).not.toBe(webhook.secret);
-    expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).json().secret).toBe(rotated.secret);
+    expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).json()).not.toHaveProperty('secret');
     const row = await h.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
     expect(row.previous_secret).toMatch(/^v1\./);
     const until = Date.parse(toIso(row.previous_secret_until!));
@@ -586,7 +660,7 @@ describeApi('webhooks', (h) => {
     expect(log.attemptLog[0].durationMs).toBeGreaterThanOrEqual(190);
   });
 
-  it('an endpoint that does not answer costs its batch one attempt: its other deliveries are released untried, the other endpoints are served', async () => {
+  it('an endpoint that does not answer is paused: one attempt per lane, what it held goes back untried, the other endpoints are served', async () => {
     const clock = testClock();
     const ws = await h.workspace();
     const slow = await startReceiver(clock.now, () => ({ status: 200, delayMs: 2000 }));
@@ -594,22 +668,106 @@ describeApi('webhooks', (h) => {
     const dead = await endpoint(ws, slow.url);
     const alive = await endpoint(ws, fine.url);
     await events(ws, Array.from({ length: 6 }, () => ({ type: 'contact.created' as const, data: {} })), clock.now());
-    const d = dispatcher(clock.now, { timeoutMs: 200, concurrency: 2 });
+    const d = dispatcher(clock.now, { timeoutMs: 200, concurrency: 4 });
     await d.fanOut();
-    expect(await d.dispatch()).toBe(12);
-    // The live endpoint got all six; the dead one was tried once (per lane), the rest given back without an attempt.
+    expect(await drain(d)).toBe(6 + 2);
+    // The live endpoint got all six; the dead one was tried twice (its 2 slots), the rest given back without an attempt.
     expect(fine.requests).toHaveLength(6);
     const log = await deliveries(ws, dead.id);
     const tried = log.filter((l: { attempts: number }) => l.attempts === 1);
     const untried = log.filter((l: { attempts: number }) => l.attempts === 0);
-    expect(tried).toHaveLength(1);
-    expect(untried).toHaveLength(5);
+    expect(tried).toHaveLength(2);
+    expect(untried).toHaveLength(4);
     for (const l of untried) expect(l).toMatchObject({ status: 'PENDING', attemptLog: [], nextAttemptAt: new Date(clock.ms + 5000).toISOString() });
     expect((await deliveries(ws, alive.id)).every((l: { status: string }) => l.status === 'SUCCEEDED')).toBe(true);
-    // Nothing more is due until the released ones come back.
+    // Nothing more is due until the pause ends.
     expect(await d.dispatch()).toBe(0);
     clock.advance(5000);
     expect(await d.dispatch()).toBeGreaterThan(0);
+  });
+
+  it('fair dispatch (issue 29): a hung endpoint with hundreds waiting in one workspace does not delay another workspace\'s delivery; at most 2 in flight per endpoint, and it backs off alone', async () => {
+    const clock = testClock();
+    const [wsA, wsB] = [await h.workspace('A'), await h.workspace('B')];
+    const hung = await startHangingReceiver();
+    const fine = await startReceiver(clock.now);
+    const stuck = await endpoint(wsA, hung.url);
+    const stuck2 = await endpoint(wsA, `${hung.url}/2`);
+    const served = await endpoint(wsB, fine.url);
+    // 2 × 250 deliveries for workspace A, older than workspace B's one.
+    await events(wsA, Array.from({ length: 250 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })), clock.now());
+    clock.advance(1);
+    await events(wsB, [{ type: 'contact.created', data: { b: true } }], clock.now());
+    const d = dispatcher(clock.now, { timeoutMs: 2000 });
+    while ((await d.fanOut()) > 0);
+    const status = async () => (await deliveries(wsB, served.id))[0];
+
+    // Workspace B's delivery is claimed and sent in the first round, past the 500 older ones; the round does not wait
+    // for A's requests, which hang.
+    await d.dispatch();
+    expect((await status()).status).toBe('SENDING');
+    while ((await status()).status === 'SENDING') await d.dispatch();
+    expect(await status()).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+    expect(fine.requests).toHaveLength(1);
+    expect(await h.db.kysely.selectFrom('webhook_attempts').select('id').where('workspace_id', '=', wsA.id).execute()).toEqual([]);
+    // Meanwhile each of A's endpoints has had 2 requests at most (its own slots).
+    expect(hung.requests.filter((r) => r.url === '/hang').length).toBeLessThanOrEqual(2);
+    expect(hung.requests.filter((r) => r.url === '/hang/2').length).toBeLessThanOrEqual(2);
+
+    // A's endpoints time out and back off on their own: 2 attempts each, the rest given back untried, due in 5 s.
+    await drain(d);
+    expect(hung.requests).toHaveLength(4);
+    for (const e of [stuck, stuck2]) {
+      const rows = await h.db.kysely.selectFrom('webhook_deliveries').select(['status', 'attempts', 'next_attempt_at']).where('endpoint_id', '=', e.id).execute();
+      expect(rows).toHaveLength(250);
+      expect(rows.filter((r) => Number(r.attempts) === 1)).toHaveLength(2);
+      expect(rows.every((r) => r.status === 'PENDING' && Date.parse(toIso(r.next_attempt_at)!) === clock.ms + 5 * SECOND)).toBe(true);
+    }
+    expect(await d.dispatch()).toBe(0);
+  });
+
+    it('fair dispatch (issue 29): a workspace with many hung endpoints holds half the slots at most; another workspace is served in the first round', async () => {
+    const clock = testClock();
+    const [wsA, wsB] = [await h.workspace('A'), await h.workspace('B')];
+    const hung = await startHangingReceiver();
+    const fine = await startReceiver(clock.now);
+    for (let i = 0; i < 6; i++) await endpoint(wsA, `${hung.url}/${i}`);
+    const served = await endpoint(wsB, fine.url);
+    await events(wsA, Array.from({ length: 20 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })), clock.now());
+    clock.advance(1);
+    await events(wsB, [{ type: 'contact.created', data: { b: true } }], clock.now());
+    // 8 slots: without a limit per workspace, A's 6 endpoints (2 each) would take them all.
+    const d = dispatcher(clock.now, { timeoutMs: 2000, concurrency: 8 });
+    while ((await d.fanOut()) > 0);
+    await d.dispatch();
+    const status = async () => (await deliveries(wsB, served.id))[0];
+    expect((await status()).status).toBe('SENDING');
+    while ((await status()).status === 'SENDING') await d.dispatch();
+    expect(await status()).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+    expect(await h.db.kysely.selectFrom('webhook_attempts').select('id').where('workspace_id', '=', wsA.id).execute()).toEqual([]);
+    await drain(d);
+    // A's endpoints had 4 requests in flight at most (half of 8), each endpoint 2 at most, then each backed off.
+    expect(hung.maxOpen()).toBeLessThanOrEqual(4);
+    const perEndpoint = new Map<string, number>();
+    for (const r of hung.requests) perEndpoint.set(r.url, (perEndpoint.get(r.url) ?? 0) + 1);
+    expect(Math.max(...perEndpoint.values())).toBeLessThanOrEqual(2);
+    expect(await d.dispatch()).toBe(0);
+  });
+
+  it('an endpoint deleted while its deliveries are in flight: the outcomes of the others are recorded all the same', async () => {
+    const clock = testClock();
+    const ws = await h.workspace();
+    const slow = await startReceiver(clock.now, () => ({ status: 200, delayMs: 300 }));
+    const kept = await endpoint(ws, `${slow.url}/kept`);
+    const gone = await endpoint(ws, `${slow.url}/gone`);
+    await events(ws, [{ type: 'contact.created', data: {} }], clock.now());
+    const d = dispatcher(clock.now);
+    await d.fanOut();
+    await d.dispatch();
+    expect(d.held).toBe(2);
+    await h.db.kysely.deleteFrom('webhook_endpoints').where('id', '=', gone.id).execute();
+    expect(await drain(d)).toBe(1);
+    expect(await deliveries(ws, kept.id)).toEqual([expect.objectContaining({ status: 'SUCCEEDED', attempts: 1 })]);
   });
 
   it('an endpoint failing for 5 days in a row is disabled, with a reason, and what waits for it is FAILED', async () => {
@@ -617,7 +775,7 @@ describeApi('webhooks', (h) => {
     const ws = await h.workspace();
     const receiver = await startReceiver(clock.now, () => 500);
     const webhook = await endpoint(ws, receiver.url);
-    const d = dispatcher(clock.now, { batchSize: 1 });
+    const d = dispatcher(clock.now, { batchSize: 1, endpointConcurrency: 1, endpointHold: 1 });
     await events(ws, [{ type: 'contact.created', data: { n: 1 } }], clock.now());
     await d.fanOut();
     await drain(d);
@@ -628,13 +786,15 @@ describeApi('webhooks', (h) => {
     clock.advance(4 * DAY);
     await events(ws, [{ type: 'contact.created', data: { n: 2 } }], clock.now());
     await d.fanOut();
-    await d.dispatch(); // a failure after 4 days: still enabled
+    await drain(d); // a failure after 4 days: still enabled
     expect((await since()).enabled).toBe(1);
 
     clock.advance(DAY);
     await events(ws, [{ type: 'contact.created', data: { n: 3 } }, { type: 'contact.created', data: { n: 4 } }], clock.now());
     await d.fanOut();
-    expect(await d.dispatch()).toBe(1); // one more failure, 5 days after the first
+    const before = receiver.requests.length;
+    await drain(d);
+    expect(receiver.requests).toHaveLength(before + 1); // one more failure, 5 days after the first
     const row = await since();
     expect(row.enabled).toBe(0);
     expect(row.disabled_reason).toMatch(/every delivery has failed since/);

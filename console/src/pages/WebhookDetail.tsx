@@ -1,11 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useCan } from '../api/session';
 import type { paths } from '../api/schema';
 import { Button, ConfirmDialog, CopyField, CursorTable, EmptyState, ErrorState, PageHeader, Skeleton, StatusBadge, useCursorList, useToast, type Column } from '../components';
 import { formatDateTime } from '../lib/format';
+import { newSecretKey } from '../lib/webhooks';
 
 type Delivery = paths['/v1/webhooks/{webhookId}/deliveries']['get']['responses'][200]['content']['application/json']['data'][number];
 
@@ -16,7 +17,9 @@ export default function WebhookDetail() {
   const qc = useQueryClient();
   const navigate = useNavigate();
   const [removing, setRemoving] = useState(false);
-  const [reveal, setReveal] = useState(false);
+  // A signing secret is shown only by the answer that made it (creation, rotation): GET never carries it (issue 29).
+  const [secret, setSecret] = useState<string | null>(() => qc.getQueryData<string>(newSecretKey(webhookId)) ?? null);
+  useEffect(() => { qc.removeQueries({ queryKey: newSecretKey(webhookId) }); }, [qc, webhookId]);
   // While a delivery is pending, and for 20 s after a test event or a retry is queued, the log refreshes itself every 1.5 s.
   const [watchUntil, setWatchUntil] = useState(0);
   const [pending, setPending] = useState(false);
@@ -30,7 +33,11 @@ export default function WebhookDetail() {
   const done = (msg: string) => () => { toast.success(msg); void qc.invalidateQueries({ queryKey: ['webhook', webhookId] }); void qc.invalidateQueries({ queryKey: ['webhook-deliveries', webhookId] }); };
   const fail = (err: Error) => toast.error(err.message);
   const test = useMutation({ mutationFn: async () => unwrap(await api.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId } } })), onSuccess: () => { setWatchUntil(Date.now() + 20_000); done('Test event queued.')(); }, onError: fail });
-  const rotate = useMutation({ mutationFn: async () => unwrap(await api.POST('/v1/webhooks/{webhookId}/rotate-secret', { params: { path: { webhookId } } })), onSuccess: done('New secret made: update your receiver.'), onError: fail });
+  const rotate = useMutation({
+    mutationFn: async () => unwrap(await api.POST('/v1/webhooks/{webhookId}/rotate-secret', { params: { path: { webhookId } } })),
+    onSuccess: (w) => { setSecret(w.secret); done('New secret made: update your receiver.')(); },
+    onError: fail,
+  });
   const toggle = useMutation({ mutationFn: async (enabled: boolean) => unwrap(await api.PUT('/v1/webhooks/{webhookId}', { params: { path: { webhookId } }, body: { enabled } })), onSuccess: done('Saved.'), onError: fail });
   const retry = useMutation({ mutationFn: async (deliveryId: string) => unwrap(await api.POST('/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry', { params: { path: { webhookId, deliveryId } } })), onSuccess: () => { setWatchUntil(Date.now() + 20_000); done('Retry queued.')(); }, onError: fail });
   const remove = useMutation({
@@ -62,8 +69,10 @@ export default function WebhookDetail() {
       <div className="stack">
         <section className="card stack-sm" aria-labelledby="secret-h">
           <h2 id="secret-h">Signing secret</h2>
-          <p className="muted small">Verify the <code>webhook-signature</code> header of each request with this secret (Standard Webhooks).</p>
-          {reveal ? <CopyField value={w.secret} what="signing secret" /> : <div><Button size="sm" onClick={() => setReveal(true)}>Show secret</Button></div>}
+          <p className="muted small">Verify the <code>webhook-signature</code> header of each request with the endpoint's secret (Standard Webhooks).</p>
+          {secret
+            ? <div className="secret-box stack-sm"><strong>Copy this secret now: it is shown only once.</strong><CopyField value={secret} what="signing secret" /></div>
+            : <p className="small">The secret is shown only when the endpoint is added or its secret rotated.{canWrite ? ' Lost it? Rotate it: the old one keeps signing for 24 hours.' : ''}</p>}
           {canWrite && <div><Button size="sm" onClick={() => rotate.mutate()} loading={rotate.isPending}>Rotate secret</Button></div>}
           {w.disabledReason && <div className="callout callout-warning">Disabled: {w.disabledReason}</div>}
           <p className="small"><strong>Events:</strong> {w.eventTypes.join(', ')}</p>

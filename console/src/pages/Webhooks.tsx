@@ -7,6 +7,7 @@ import type { paths } from '../api/schema';
 import { Button, Checkbox, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, StatusBadge, useCursorList, type Column } from '../components';
 import { formatDateTime } from '../lib/format';
 import { otherErrors, problemOf } from '../lib/forms';
+import { newSecretKey } from '../lib/webhooks';
 
 export type Webhook = paths['/v1/webhooks/{webhookId}']['get']['responses'][200]['content']['application/json'];
 type EventType = Webhook['eventTypes'][number];
@@ -25,7 +26,13 @@ function NewWebhookDialog({ open, onClose }: { open: boolean; onClose: () => voi
   const [types, setTypes] = useState<Set<EventType>>(new Set(['contact.created']));
   const create = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/webhooks', { body: { url: url.trim(), eventTypes: [...types], ...(description.trim() ? { description: description.trim() } : {}) } })),
-    onSuccess: (w) => { void qc.invalidateQueries({ queryKey: ['webhooks'] }); onClose(); navigate(`/webhooks/${w.id}`); },
+    onSuccess: (w) => {
+      // The secret is in this answer only: handed to the endpoint's page in memory (not the URL or history) to show once.
+      if (w.secret) qc.setQueryData(newSecretKey(w.id), w.secret);
+      void qc.invalidateQueries({ queryKey: ['webhooks'] });
+      onClose();
+      navigate(`/webhooks/${w.id}`);
+    },
   });
   const { fields, message } = problemOf(create.error);
   const submit = (e: FormEvent) => { e.preventDefault(); create.mutate(); };

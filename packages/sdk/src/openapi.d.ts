@@ -13011,7 +13011,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints
-         * @description The workspace's endpoints, newest first, with their secrets, cursor pagination. Needs `read:webhooks`.
+         * @description The workspace's endpoints, newest first, cursor pagination; without their secrets (shown only at creation and rotation). Needs `read:webhooks`.
          */
         get: {
             parameters: {
@@ -13045,7 +13045,6 @@ export interface paths {
                          *           "description": "CRM sync",
                          *           "enabled": true,
                          *           "disabledReason": null,
-                         *           "secret": "whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf",
                          *           "createdAt": "2026-11-21T10:00:00.000Z",
                          *           "updatedAt": "2026-11-21T10:00:00.000Z"
                          *         }
@@ -13063,8 +13062,6 @@ export interface paths {
                                 enabled: boolean;
                                 /** @description why the endpoint was disabled; null while enabled */
                                 disabledReason: string | null;
-                                /** @description `whsec_` and base64: the key of the `webhook-signature` HMAC (Standard Webhooks) */
-                                secret: string;
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -13112,7 +13109,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The URL must be https:// and its host resolve to public addresses only (422 validation_failed at /url otherwise). The answer carries the signing secret.
+         * @description The answer carries the endpoint's signing secret: the only time it is shown (keep it now; rotate the secret if it is lost). Needs `write:webhooks`.
          */
         post: {
             parameters: {
@@ -13163,9 +13160,9 @@ export interface paths {
                          *       "description": "CRM sync",
                          *       "enabled": true,
                          *       "disabledReason": null,
-                         *       "secret": "whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf",
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
-                         *       "updatedAt": "2026-11-21T10:00:00.000Z"
+                         *       "updatedAt": "2026-11-21T10:00:00.000Z",
+                         *       "secret": "whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf"
                          *     }
                          */
                         "application/json": {
@@ -13177,8 +13174,6 @@ export interface paths {
                             enabled: boolean;
                             /** @description why the endpoint was disabled; null while enabled */
                             disabledReason: string | null;
-                            /** @description `whsec_` and base64: the key of the `webhook-signature` HMAC (Standard Webhooks) */
-                            secret: string;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -13189,6 +13184,8 @@ export interface paths {
                              * @description RFC 3339, UTC, milliseconds
                              */
                             updatedAt: string;
+                            /** @description `whsec_` and base64: the key of the `webhook-signature` HMAC (Standard Webhooks). Shown in this answer only: keep it now (null in an Idempotency-Key replay, which says `Idempotent-Redacted: secret`); a lost secret is replaced by rotating it */
+                            secret: string | null;
                         };
                     };
                 };
@@ -13272,7 +13269,7 @@ export interface paths {
         };
         /**
          * Get a webhook endpoint
-         * @description One endpoint with its signing secret, the event types it gets, and whether it is enabled (`disabledReason` says why not: an endpoint that failed for 5 days in a row is disabled by itself). Needs `read:webhooks`.
+         * @description One endpoint (without its signing secret: shown only at creation and rotation), the event types it gets, and whether it is enabled (`disabledReason` says why not: an endpoint that failed for 5 days in a row is disabled by itself). Needs `read:webhooks`.
          */
         get: {
             parameters: {
@@ -13304,7 +13301,6 @@ export interface paths {
                          *       "description": "CRM sync",
                          *       "enabled": true,
                          *       "disabledReason": null,
-                         *       "secret": "whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf",
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "updatedAt": "2026-11-21T10:00:00.000Z"
                          *     }
@@ -13318,8 +13314,6 @@ export interface paths {
                             enabled: boolean;
                             /** @description why the endpoint was disabled; null while enabled */
                             disabledReason: string | null;
-                            /** @description `whsec_` and base64: the key of the `webhook-signature` HMAC (Standard Webhooks) */
-                            secret: string;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -13420,7 +13414,6 @@ export interface paths {
                          *       "description": "CRM sync",
                          *       "enabled": true,
                          *       "disabledReason": null,
-                         *       "secret": "whsec_Rp1LbDafMyCwE2MHCjKBuCpQhcR+gSmf",
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "updatedAt": "2026-11-22T14:30:00.000Z"
                          *     }
@@ -13434,8 +13427,6 @@ export interface paths {
                             enabled: boolean;
                             /** @description why the endpoint was disabled; null while enabled */
                             disabledReason: string | null;
-                            /** @description `whsec_` and base64: the key of the `webhook-signature` HMAC (Standard Webhooks) */
-                            secret: string;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -13583,7 +13574,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description A new secret signs from now on; for 24 hours the previous one signs too (two `v1,` entries in webhook-signature), so receivers can switch without losing events.
+         * @description A new secret, shown in this answer only; the previous one keeps signing for 24 hours (two `v1,` entries in webhook-signature). Also how a lost secret is replaced. Needs `write:webhooks`.
          */
         post: {
             parameters: {
@@ -13615,9 +13606,9 @@ export interface paths {
                          *       "description": "CRM sync",
                          *       "enabled": true,
                          *       "disabledReason": null,
-                         *       "secret": "whsec_bf6R9RQdoDVBhqSOXlK6gjytbiOf+tql",
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
-                         *       "updatedAt": "2026-11-22T14:30:00.000Z"
+                         *       "updatedAt": "2026-11-22T14:30:00.000Z",
+                         *       "secret": "whsec_bf6R9RQdoDVBhqSOXlK6gjytbiOf+tql"
                          *     }
                          */
                         "application/json": {
@@ -13629,8 +13620,6 @@ export interface paths {
                             enabled: boolean;
                             /** @description why the endpoint was disabled; null while enabled */
                             disabledReason: string | null;
-                            /** @description `whsec_` and base64: the key of the `webhook-signature` HMAC (Standard Webhooks) */
-                            secret: string;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -13641,6 +13630,8 @@ export interface paths {
                              * @description RFC 3339, UTC, milliseconds
                              */
                             updatedAt: string;
+                            /** @description `whsec_` and base64: the key of the `webhook-signature` HMAC (Standard Webhooks). Shown in this answer only: keep it now (null in an Idempotency-Key replay, which says `Idempotent-Redacted: secret`); a lost secret is replaced by rotating it */
+                            secret: string | null;
                         };
                     };
                 };
