@@ -17,6 +17,7 @@ import { automations } from './migrations/0014_automations.js';
 import { signupProtection } from './migrations/0015_signup_protection.js';
 import { submissionConsent } from './migrations/0016_submission_consent.js';
 import { submissionIntake } from './migrations/0017_submission_intake.js';
+import { secretsAtRest } from './migrations/0021_secrets_at_rest.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -38,6 +39,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0015_signup_protection': signupProtection(db.dialect),
     '0016_submission_consent': submissionConsent(db.dialect),
     '0017_submission_intake': submissionIntake(db.dialect),
+    '0021_secrets_at_rest': secretsAtRest(db.dialect),
   };
 }
 
