@@ -90,7 +90,8 @@ function readKeyFile(file: string): Buffer | undefined {
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`cannot read the key file ${file}: ${(err as Error).message} (run every process as the user that owns it)`);
   }
   const key = Buffer.from(text.trim(), 'base64');
   if (key.length !== KEY_BYTES || key.toString('base64') !== text.trim()) {
@@ -106,22 +107,26 @@ function readKeyFile(file: string): Buffer | undefined {
  */
 function createKeyFile(file: string, key: Buffer): Buffer {
   const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(6).toString('hex')}`);
-  const fd = fs.openSync(temp, 'wx', 0o600);
   try {
-    fs.fchmodSync(fd, 0o600);
-    fs.writeFileSync(fd, `${key.toString('base64')}\n`);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    fs.linkSync(temp, file);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const fd = fs.openSync(temp, 'wx', 0o600);
+    try {
+      fs.fchmodSync(fd, 0o600);
+      fs.writeFileSync(fd, `${key.toString('base64')}\n`);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    try {
+      fs.linkSync(temp, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      fs.unlinkSync(temp);
+    }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    fs.unlinkSync(temp);
+    throw new ConfigError(`cannot create the key file ${file}: ${(err as Error).message} (set SECRET_KEY_FILE to a path this process may write, or SECRET_KEY)`);
   }
   // Durable before the database forgets its copy of an adopted secret.
   try {
