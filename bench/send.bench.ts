@@ -23,6 +23,7 @@
  *          signature, as nodemailer's documentation shows), --pg, --database-url URL, --workers N, --threads N
  *          (SEND_THREADS), --nice N (SEND_THREADS_NICE), --cpu-prof DIR (profile the server), --help.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -32,6 +33,7 @@ import pg from 'pg';
 import {
   BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, freshPostgresDatabase, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startChild, startServer, startSmtpSink, stopChild, table, type Sink, type SinkStats, NEWS_HTML, NEWS_SUBJECT,
 } from './harness.js';
+import { openDkimKey } from '../src/domains/domains.keys.js';
 
 const DOMAIN = 'acme.test';
 const PUBLIC_URL = 'https://news.acme.test';
@@ -103,12 +105,12 @@ function parseOptions() {
 const contactId = (n: number) => `ct_BENCH${n.toString(36).toUpperCase().padStart(21, '0')}`; // 'ct_' + 26 of [0-9A-Z], in order
 const contactEmail = (n: number) => `user${String(n).padStart(7, '0')}@example.test`;
 
-interface DkimRow { name: string; dkim_selector: string; dkim_private_key: string }
+interface DkimRow { id: string; name: string; dkim_selector: string; dkim_private_key: string }
 
 /** Inserts the contacts and reads the domain's signing key (for the baseline), on either database. */
 async function seed(database: string, workspaceId: string, rows: number): Promise<DkimRow> {
   const now = new Date().toISOString();
-  const keyQuery = "select name, dkim_selector, dkim_private_key from domains where workspace_id = $1 and status = 'VERIFIED' limit 1";
+  const keyQuery = "select id, name, dkim_selector, dkim_private_key from domains where workspace_id = $1 and status = 'VERIFIED' limit 1";
   if (database.startsWith('postgres')) {
     const client = new pg.Client({ connectionString: database });
     await client.connect();
@@ -384,7 +386,8 @@ async function main(): Promise<number> {
   const concurrency = Math.max(16, opts.connections * 2);
   const dir = makeTempDir('send');
   const database = opts.pgUrl ? await freshPostgresDatabase(opts.pgUrl, 'send') : path.join(dir, 'formcast.db');
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: database, PUBLIC_URL, SMTP_MAX_CONNECTIONS: String(opts.connections), OUTBOX_DIR: path.join(dir, 'outbox') };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: database, PUBLIC_URL, SMTP_MAX_CONNECTIONS: String(opts.connections), OUTBOX_DIR: path.join(dir, 'outbox'), SECRET_KEY_FILE: path.join(dir, 'secret.key') };
+  delete env.SECRET_KEY;
   for (const name of Object.keys(env)) if (name.startsWith('WORKER_') || name.startsWith('SEND_') || name === 'SMTP_RATE_LIMIT' || name === 'SMTP_URL' || name === 'SERVE_WORKER') delete env[name];
   if (opts.threads !== null) env.SEND_THREADS = String(opts.threads);
   if (opts.nice !== null) env.SEND_THREADS_NICE = String(opts.nice);
@@ -393,7 +396,10 @@ async function main(): Promise<number> {
   const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as { workspace: { id: string }; apiKey: { key: string } };
   await run('formcast domain add', ['bin/formcast', 'domain', 'add', DOMAIN, '--workspace', created.workspace.id, '--verified', '--json'], env);
   const t = Date.now();
-  const key = await seed(database, created.workspace.id, opts.rows);
+  const row = await seed(database, created.workspace.id, opts.rows);
+  // The key is stored sealed with the installation's key (the file the commands above created): opened for the baseline.
+  const secret = Buffer.from(fs.readFileSync(env.SECRET_KEY_FILE!, 'utf8').trim(), 'base64');
+  const key = { ...row, dkim_private_key: openDkimKey(secret, row.dkim_private_key, row.id) };
   process.stderr.write(`  contacts inserted in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
 
   const sink = await startSmtpSink();

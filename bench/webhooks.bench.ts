@@ -230,7 +230,7 @@ async function main(): Promise<number> {
   process.stderr.write(`setting up: a workspace and an endpoint at the receiver (SQLite in ${dir}) ...\n`);
   const setupDb = connect(dbFile);
   await migrateToLatest(setupDb);
-  const services = createServices(setupDb, { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: await loadServerSecret(setupDb, secretKey), webhooks: { allowHttp: true, allowPrivate: true } });
+  const services = createServices(setupDb, { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: await loadServerSecret(setupDb, { secretKey, secretKeyFile: null }), webhooks: { allowHttp: true, allowPrivate: true } });
   const { workspace } = await services.workspaces.createWithAdminKey('bench');
   const endpoint = await services.webhooks.create(workspace.id, { url: `http://${HOST}:${receiver.port}/hook`, eventTypes: ['contact.created'] });
   await setupDb.close();

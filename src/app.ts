@@ -97,7 +97,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
   const bounceHost = config.bounceMxHost ?? new URL(config.publicUrl).hostname;
   const domains = new DomainsService(db, {
     dnsServers: config.dnsServers ?? [], dnsTimeoutMs: config.dnsTimeoutMs,
-    bounce: { mxHost: bounceHost, spf: config.sendingSpf ?? `a:${bounceHost}` },
+    bounce: { mxHost: bounceHost, spf: config.sendingSpf ?? `a:${bounceHost}` }, secret: config.secret,
   });
   const sessions = new SessionsService(db, config.publicUrl);
   const webhooks = new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks?.allowHttp ?? false, allowPrivate: config.webhooks?.allowPrivate ?? false });

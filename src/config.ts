@@ -36,8 +36,13 @@ export interface Config {
   smtpRateLimit: number;
   /** Public form submissions per minute from one IP address to one form. */
   submissionsPerMinute: number;
-  /** Signs tokens in public addresses (VERP, unsubscribe mailto); unset: one generated and kept in the database. */
+  /**
+   * The installation's key (db/secrets.ts): signs tokens in public addresses and seals the secrets kept in the database
+   * (DKIM private keys, webhook secrets). SECRET_KEY; unset: the key file below.
+   */
   secretKey: string | null;
+  /** SECRET_KEY_FILE: where the generated key is kept without SECRET_KEY (default secret.key beside the SQLite file, else data/); null: an in-memory database, whose key lives as long as it. */
+  secretKeyFile: string | null;
   /** Proxies whose X-Forwarded-For is believed (Fastify's trustProxy): false, true, or addresses/CIDRs. */
   trustProxy: boolean | string[];
   /** The EHLO name the SMTP client introduces itself with (SMTP_HELO_NAME). */
@@ -168,6 +173,17 @@ export function defaultDatabasePath(): string {
 }
 
 /**
+ * Where the key is kept without SECRET_KEY (SECRET_KEY_FILE's default): `secret.key` in the SQLite file's folder, so that
+ * the database and its key are found together by every process that opens that file; for PostgreSQL `data/secret.key`
+ * in the project's folder (a database copy never includes it). An in-memory database has no file (null).
+ */
+export function defaultSecretKeyFile(databaseUrl: string): string | null {
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return path.join(PACKAGE_ROOT, 'data', 'secret.key');
+  if (databaseUrl === ':memory:' || /^file:.*[?&]mode=memory/.test(databaseUrl)) return null;
+  return path.join(path.dirname(path.resolve(databaseUrl)), 'secret.key');
+}
+
+/**
  * DATABASE_URL is `postgres://…` / `postgresql://…` (PostgreSQL) or a file path (SQLite, `:memory:` too). Anything
  * else with a scheme (`mysql://…`, `sqlite://…`) is refused: it would otherwise be taken for a file path and
  * quietly create a file named after the scheme. A one-letter "scheme" is a Windows drive (`C:\…`).
@@ -244,6 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dnsServers = (env.DNS_SERVERS || '').split(',').map((s) => s.trim()).filter(Boolean);
   const secretKey = env.SECRET_KEY || null;
   if (secretKey && secretKey.length < 32) throw new ConfigError('SECRET_KEY must be at least 32 characters (e.g. openssl rand -base64 32)');
+  const secretKeyFile = env.SECRET_KEY_FILE ? path.resolve(env.SECRET_KEY_FILE) : defaultSecretKeyFile(databaseUrl);
   let snsCertHost: RegExp;
   try {
     snsCertHost = new RegExp(env.SNS_CERT_HOST_PATTERN || '^sns\\.[a-z0-9-]+\\.amazonaws\\.com(\\.cn)?$');
@@ -258,6 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     secretKey,
+    secretKeyFile,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     // Default: the host of an explicit PUBLIC_URL (nodemailer's own default is often an IP literal, which receivers score).
     smtpHeloName: env.SMTP_HELO_NAME || heloFrom(env.PUBLIC_URL ? new URL(publicUrl).hostname : null),

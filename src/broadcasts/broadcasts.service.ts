@@ -379,7 +379,7 @@ export class BroadcastsService {
     }
     const from = parseMailbox(b.from!)!;
     const replyTo = b.replyTo ? parseMailbox(b.replyTo) : null;
-    const key = (await getSigningKey(k, workspaceId, from.domain))!;
+    const key = (await getSigningKey(k, workspaceId, from.domain, this.tests.secret))!;
     const workspace = (await getWorkspace(k, workspaceId))!;
     const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/test`;
     const rendered = renderContent(b.emailContent, {

@@ -3,7 +3,7 @@ import { createServices, type Services } from '../app.js';
 import { loadConfig, type Config } from '../config.js';
 import { connect, type Db } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { withSecret } from '../db/secrets.js';
+import { withSecret } from './secret.js';
 import { getWorkspace, type Workspace } from '../workspaces/workspaces.repository.js';
 import { describeDatabase } from './database.js';
 import { CliError, EXIT } from './output.js';

@@ -5,7 +5,7 @@ import { configWarnings, type Config } from '../config.js';
 import { describeDatabase } from './database.js';
 import { connect } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { withSecret } from '../db/secrets.js';
+import { withSecret } from './secret.js';
 import { configuredMailer, startJobs } from '../jobs/jobs.js';
 import { reportRules } from '../bounces/bounces.service.js';
 import { InboundProcessor } from '../bounces/bounces.inbound.js';

@@ -18,6 +18,7 @@ import { signupProtection } from './migrations/0015_signup_protection.js';
 import { submissionConsent } from './migrations/0016_submission_consent.js';
 import { submissionIntake } from './migrations/0017_submission_intake.js';
 import { automationGuards } from './migrations/0019_automation_guards.js';
+import { secretsAtRest } from './migrations/0021_secrets_at_rest.js';
 import { abuseLimits } from './migrations/0022_abuse_limits.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
@@ -41,6 +42,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0016_submission_consent': submissionConsent(db.dialect),
     '0017_submission_intake': submissionIntake(db.dialect),
     '0019_automation_guards': automationGuards(),
+    '0021_secrets_at_rest': secretsAtRest(db.dialect),
     '0022_abuse_limits': abuseLimits(db.dialect),
   };
 }

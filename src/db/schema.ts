@@ -24,9 +24,17 @@ export interface InboundMessagesTable {
   received_at: string;
 }
 
+/** Before migration 0021, the generated server secret (`tokens`); since, empty: the first start adopts it as the key file (db/secrets.ts). */
 export interface ServerSecretsTable {
   name: string;
   value: string;
+  created_at: string;
+}
+
+/** The fingerprint of the installation's key (`server`), never the key (db/secrets.ts). */
+export interface InstallationKeysTable {
+  name: string;
+  fingerprint: string;
   created_at: string;
 }
 
@@ -111,7 +119,7 @@ export interface DomainsTable {
   verification_token: string;
   dkim_selector: string;
   dkim_public_key: string; // base64 DER (SubjectPublicKeyInfo), as published in DNS
-  dkim_private_key: string; // PKCS#8 PEM; never leaves the service
+  dkim_private_key: string; // PKCS#8 PEM sealed with the installation's key (domains/domains.keys.ts); never leaves the service
   verification: string | null; // JSON: result per record of the last check
   created_at: string;
   verified_at: string | null;
@@ -518,6 +526,7 @@ export interface Database {
   form_counters: FormCountersTable;
   suppressions: SuppressionsTable;
   server_secrets: ServerSecretsTable;
+  installation_keys: InstallationKeysTable;
   inbound_messages: InboundMessagesTable;
   events: EventsTable;
   tracking_hits: TrackingHitsTable;

@@ -145,7 +145,7 @@ export class DeliveryPipeline {
       for (const d of claimed) byBroadcast.set(d.broadcastId, [...(byBroadcast.get(d.broadcastId) ?? []), d]);
       const work: Work[] = [];
       for (const [broadcastId, deliveries] of byBroadcast) {
-        const sending = await this.store.broadcastForSending(deliveries[0]!.workspaceId, broadcastId);
+        const sending = await this.store.broadcastForSending(deliveries[0]!.workspaceId, broadcastId, this.opts.secret);
         const recipients = await this.store.recipients(deliveries[0]!.workspaceId, deliveries);
         // The sender's domain, read once for the batch; null when the stored From no longer parses.
         const senderDomain = sending?.broadcast.from ? parseMailbox(sending.broadcast.from)?.domain ?? null : null;

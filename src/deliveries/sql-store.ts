@@ -219,12 +219,12 @@ export class SqlDeliveryStore implements DeliveryStore {
     return repo.renewLeases(this.db.kysely, owner, leaseUntil);
   }
 
-  async broadcastForSending(workspaceId: string, broadcastId: string): Promise<SendingBroadcast | undefined> {
+  async broadcastForSending(workspaceId: string, broadcastId: string, secret: Buffer): Promise<SendingBroadcast | undefined> {
     const k = this.db.kysely;
     const broadcast = await getBroadcast(k, workspaceId, broadcastId, { automationMessages: true });
     if (!broadcast) return undefined;
     const domain = broadcast.from ? parseMailbox(broadcast.from)?.domain : undefined;
-    const key = domain ? await getSigningKey(k, workspaceId, domain) : undefined;
+    const key = domain ? await getSigningKey(k, workspaceId, domain, secret) : undefined;
     const topic = broadcast.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
     const workspace = await getWorkspace(k, workspaceId);
     if (!workspace) return undefined;

@@ -19,8 +19,8 @@ export interface DeliveryStore {
   /** Claims due deliveries with a lease (at-least-once: see CONTEXT.md). */
   claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
   renewLeases(owner: string, leaseUntil: string): Promise<void>;
-  /** A broadcast as sending needs it: content, sender, signing key. */
-  broadcastForSending(workspaceId: string, broadcastId: string): Promise<SendingBroadcast | undefined>;
+  /** A broadcast as sending needs it: content, sender, signing key (opened with the installation's key, `secret`). */
+  broadcastForSending(workspaceId: string, broadcastId: string, secret: Buffer): Promise<SendingBroadcast | undefined>;
   /** The recipients of these deliveries as they are now: contact data, and whether they may still be mailed. */
   recipients(workspaceId: string, deliveries: readonly ClaimedDelivery[]): Promise<Map<string, Recipient>>;
   /** The point of no return (see CONTEXT.md): false when the delivery must not be sent. */

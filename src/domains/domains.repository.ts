@@ -2,6 +2,7 @@ import type { Executor } from '../db/connection.js';
 import type { DomainsTable } from '../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../lib/json.js';
 import { toIso } from '../lib/time.js';
+import { isClearPem, openDkimKey, sealDkimKey } from './domains.keys.js';
 import type { DomainStatus, Verification } from './domains.schemas.js';
 
 /** A domain as the service works with it; the private key is deliberately not part of it. */
@@ -30,10 +31,11 @@ function toRecord(r: Row): DomainRecord {
   };
 }
 
-export async function insertDomain(db: Executor, d: DomainRecord & { workspaceId: string; dkimPrivateKey: string }): Promise<void> {
+/** `dkimPrivateKey` is the PEM, stored sealed with `secret` (domains.keys.ts). */
+export async function insertDomain(db: Executor, secret: Buffer, d: DomainRecord & { workspaceId: string; dkimPrivateKey: string }): Promise<void> {
   await db.insertInto('domains').values({
     id: d.id, workspace_id: d.workspaceId, name: d.name, status: d.status, verification_token: d.verificationToken,
-    dkim_selector: d.dkimSelector, dkim_public_key: d.dkimPublicKey, dkim_private_key: d.dkimPrivateKey,
+    dkim_selector: d.dkimSelector, dkim_public_key: d.dkimPublicKey, dkim_private_key: sealDkimKey(secret, d.dkimPrivateKey, d.id),
     verification: toJsonColumn(d.verification), created_at: d.createdAt, verified_at: d.verifiedAt,
   }).execute();
 }
@@ -84,14 +86,31 @@ export interface SigningKey {
 }
 
 /**
- * The DKIM signing key of a VERIFIED domain of the workspace, for the sending pipeline; undefined for a
- * domain that is unknown, of another workspace, or not (or no longer) VERIFIED.
+ * The DKIM signing key of a VERIFIED domain of the workspace, for the sending pipeline, opened with the installation's
+ * key `secret` (domains.keys.ts; the opened keys are cached); undefined for a domain that is unknown, of another
+ * workspace, or not (or no longer) VERIFIED.
  */
-export async function getSigningKey(db: Executor, workspaceId: string, domainName: string): Promise<SigningKey | undefined> {
-  const row = await db.selectFrom('domains').select(['name', 'dkim_selector', 'dkim_private_key'])
+export async function getSigningKey(db: Executor, workspaceId: string, domainName: string, secret: Buffer): Promise<SigningKey | undefined> {
+  const row = await db.selectFrom('domains').select(['id', 'name', 'dkim_selector', 'dkim_private_key'])
     .where('workspace_id', '=', workspaceId).where('name', '=', domainName.toLowerCase()).where('status', '=', 'VERIFIED')
     .executeTakeFirst();
-  return row ? { domain: row.name, selector: row.dkim_selector, privateKey: row.dkim_private_key } : undefined;
+  return row ? { domain: row.name, selector: row.dkim_selector, privateKey: openDkimKey(secret, row.dkim_private_key, row.id) } : undefined;
+}
+
+/**
+ * Seals every DKIM private key still kept in clear (the layout before migration 0021), at start (cli/secret.ts):
+ * idempotent, and a row another process sealed meanwhile is left as it is. Across workspaces: the installation's upgrade.
+ */
+export async function sealClearDkimKeys(db: Executor, secret: Buffer): Promise<number> {
+  const rows = await db.selectFrom('domains').select(['id', 'dkim_private_key']).where('dkim_private_key', 'like', '-----BEGIN%').execute();
+  let sealed = 0;
+  for (const r of rows) {
+    if (!isClearPem(r.dkim_private_key)) continue;
+    const res = await db.updateTable('domains').set({ dkim_private_key: sealDkimKey(secret, r.dkim_private_key, r.id) })
+      .where('id', '=', r.id).where('dkim_private_key', '=', r.dkim_private_key).executeTakeFirst();
+    sealed += Number(res.numUpdatedRows);
+  }
+  return sealed;
 }
 
 /** The workspace's oldest VERIFIED domain: where its own transactional mail (double opt-in) is sent from. */

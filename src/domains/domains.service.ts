@@ -53,14 +53,18 @@ export interface DomainsOptions {
   dnsTimeoutMs?: number;
   /** BOUNCE_MX_HOST and SENDING_SPF; default: a host of the PUBLIC_URL's name. */
   bounce?: BounceDns;
+  /** The installation's key (db/secrets.ts): DKIM private keys are stored sealed with it (domains.keys.ts). */
+  secret: Buffer;
 }
 
 export class DomainsService {
   private readonly lookup: DnsLookup;
   private readonly bounce: BounceDns;
+  private readonly secret: Buffer;
 
   /** Throws a ConfigError for a DNS_SERVERS entry that is not an IP address (with an optional port). */
-  constructor(private readonly db: Db, options: DomainsOptions = { dnsServers: [] }) {
+  constructor(private readonly db: Db, options: DomainsOptions) {
+    this.secret = options.secret;
     this.lookup = resolverLookup(parseDnsServers(options.dnsServers), options.dnsTimeoutMs ?? 5000);
     this.bounce = options.bounce ?? { mxHost: 'localhost', spf: 'a:localhost' };
   }
@@ -101,7 +105,7 @@ export class DomainsService {
       dkimPublicKey: publicKey.toString('base64'), verification: null, createdAt: now, verifiedAt: verified ? now : null,
     };
     try {
-      await repo.insertDomain(this.db.kysely, { ...record, workspaceId, dkimPrivateKey: privateKey });
+      await repo.insertDomain(this.db.kysely, this.secret, { ...record, workspaceId, dkimPrivateKey: privateKey });
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('domain_exists', `the domain ${name} is already in this workspace`);
       throw err;

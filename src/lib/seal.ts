@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 
 /**
- * Secrets kept in the database that the service must read back (a webhook endpoint's signing secret), sealed
- * with a key derived from the server secret (db/secrets.ts): AES-256-GCM, a fresh 96-bit nonce per seal, the key
- * from HKDF-SHA256 with a `purpose`, so that each use has its own key. `context` (e.g. the row's id) is bound as
- * additional data: a sealed value copied onto another row does not open there. A copy of the database alone does
- * not reveal the secrets; the server secret does.
+ * Secrets kept in the database that the service must read back (a webhook endpoint's signing secret, a domain's DKIM
+ * private key), sealed with a key derived from the server secret (db/secrets.ts: SECRET_KEY or the key file, never in
+ * the database): AES-256-GCM, a fresh 96-bit nonce per seal, the key from HKDF-SHA256 with a `purpose`, so that each
+ * use has its own key. `context` (e.g. the row's id) is bound as additional data: a sealed value copied onto another
+ * row does not open there. A copy of the database alone does not reveal the secrets; the server secret does.
  *
  * Format: `v1.<base64url(nonce ‖ ciphertext ‖ tag)>`.
  */

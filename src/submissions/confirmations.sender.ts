@@ -110,7 +110,7 @@ export class ConfirmationSender {
     if (contactEmail(contact.email) !== contact.email) throw new Error('the stored address is not a valid single address');
     const from = await once(`from:${ws}`, () => this.sender(ws, workspace.name, workspace.settings.defaultFrom));
     if (!from) throw new Error('the workspace has no verified sending domain to send the confirmation from');
-    const key = await once(`key:${ws}:${from.domain}`, () => getSigningKey(k, ws, from.domain));
+    const key = await once(`key:${ws}:${from.domain}`, () => getSigningKey(k, ws, from.domain, this.secret));
     const template = form.doubleOptInEmailId ? await once(`template:${ws}:${form.doubleOptInEmailId}`, () => getTemplate(k, ws, form.doubleOptInEmailId!)) : undefined;
     await this.mailer.send(confirmationMessage({
       source: template ?? builtInConfirmation(workspace.settings.locale),
@@ -128,7 +128,7 @@ export class ConfirmationSender {
   /** The workspace's defaultFrom while its domain is verified; otherwise no-reply@ the oldest verified domain. */
   private async sender(workspaceId: string, workspaceName: string, defaultFrom: string | null): Promise<{ name: string; address: string; domain: string } | null> {
     const configured = defaultFrom ? parseMailbox(defaultFrom) : null;
-    if (configured && (await getSigningKey(this.db.kysely, workspaceId, configured.domain))) {
+    if (configured && (await getSigningKey(this.db.kysely, workspaceId, configured.domain, this.secret))) {
       return { name: configured.name ?? workspaceName.replace(/[\r\n]+/g, ' '), address: configured.address, domain: configured.domain };
     }
     const domain = await firstVerifiedDomain(this.db.kysely, workspaceId);

@@ -23,13 +23,13 @@ export class ConsoleMail {
     const name = workspace.name.replace(/[\r\n]+/g, ' ');
     const configured = workspace.settings.defaultFrom ? parseMailbox(workspace.settings.defaultFrom) : null;
     let from: { name: string; address: string; domain: string } | null = null;
-    if (configured && (await getSigningKey(k, workspaceId, configured.domain))) from = { name: configured.name ?? name, address: configured.address, domain: configured.domain };
+    if (configured && (await getSigningKey(k, workspaceId, configured.domain, this.secret))) from = { name: configured.name ?? name, address: configured.address, domain: configured.domain };
     if (!from) {
       const domain = await firstVerifiedDomain(k, workspaceId);
       if (domain) from = { name, address: `no-reply@${domain}`, domain };
     }
     if (!from) return false;
-    const key = await getSigningKey(k, workspaceId, from.domain);
+    const key = await getSigningKey(k, workspaceId, from.domain, this.secret);
     const html = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head><body>`
       + paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')
       + `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a></p></body></html>\n`;

@@ -3,6 +3,7 @@ import dgram from 'node:dgram';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { getSigningKey } from '../../src/domains/domains.repository.js';
+import { openDkimKey } from '../../src/domains/domains.keys.js';
 import { DomainsService } from '../../src/domains/domains.service.js';
 import { buildApp } from '../../src/app.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
@@ -83,7 +84,7 @@ describeApi('domains', (h) => {
   function useDns(dnsServers: string[], dnsTimeoutMs: number): () => void {
     const service = h.app.services.domains;
     const before = { ...service };
-    Object.assign(service, new DomainsService(h.db, { dnsServers, dnsTimeoutMs }));
+    Object.assign(service, new DomainsService(h.db, { dnsServers, dnsTimeoutMs, secret: TEST_SECRET }));
     return () => void Object.assign(service, before);
   }
   beforeAll(() => {
@@ -102,9 +103,10 @@ describeApi('domains', (h) => {
     return res.json();
   }
 
+  /** The domain's private key, opened with the installation's key (it is stored sealed: domains.keys.ts). */
   async function privateKeyOf(id: string): Promise<string> {
     const row = await h.db.kysely.selectFrom('domains').select('dkim_private_key').where('id', '=', id).executeTakeFirstOrThrow();
-    return row.dkim_private_key;
+    return openDkimKey(TEST_SECRET, row.dkim_private_key, id);
   }
 
   /** No body may hold the private key, whole, as its base64 body, or any line of its PEM. */
@@ -409,9 +411,9 @@ describeApi('domains', (h) => {
     } finally {
       await app?.close();
     }
-    expect(() => new DomainsService(h.db, { dnsServers: ['dns.example.net'] })).toThrow(/DNS_SERVERS/);
-    expect(() => new DomainsService(h.db, { dnsServers: ['127.0.0.1:99999'] })).toThrow(/DNS_SERVERS/);
-    expect(() => new DomainsService(h.db, { dnsServers: ['1.1.1.1', '127.0.0.1:5353', '::1', '[::1]:5353'] })).not.toThrow();
+    expect(() => new DomainsService(h.db, { dnsServers: ['dns.example.net'], secret: TEST_SECRET })).toThrow(/DNS_SERVERS/);
+    expect(() => new DomainsService(h.db, { dnsServers: ['127.0.0.1:99999'], secret: TEST_SECRET })).toThrow(/DNS_SERVERS/);
+    expect(() => new DomainsService(h.db, { dnsServers: ['1.1.1.1', '127.0.0.1:5353', '::1', '[::1]:5353'], secret: TEST_SECRET })).not.toThrow();
   });
 
   it('list: newest first, cursor pagination, ?status= filter', async () => {
@@ -599,19 +601,19 @@ describeApi('domains', (h) => {
     const ws = await h.workspace();
     const other = await h.workspace();
     const d = await create(ws);
-    expect(await getSigningKey(h.db.kysely, ws.id, d.name)).toBeUndefined(); // PENDING
+    expect(await getSigningKey(h.db.kysely, ws.id, d.name, TEST_SECRET)).toBeUndefined(); // PENDING
     publishAll(d);
     await verify(ws, d);
-    const key = await getSigningKey(h.db.kysely, ws.id, d.name);
+    const key = await getSigningKey(h.db.kysely, ws.id, d.name, TEST_SECRET);
     expect(key).toEqual({ domain: d.name, selector: dkimOf(d).name.split('._domainkey.')[0], privateKey: await privateKeyOf(d.id) });
     const publicKey = crypto.createPublicKey({ key: Buffer.from(dkimOf(d).value.split('p=')[1]!, 'base64'), format: 'der', type: 'spki' });
     const sig = crypto.sign('sha256', Buffer.from('x'), key!.privateKey);
     expect(crypto.verify('sha256', Buffer.from('x'), publicKey, sig)).toBe(true);
-    expect(await getSigningKey(h.db.kysely, ws.id, d.name.toUpperCase())).toEqual(key);
-    expect(await getSigningKey(h.db.kysely, other.id, d.name)).toBeUndefined();
-    expect(await getSigningKey(h.db.kysely, ws.id, `sub.${d.name}`)).toBeUndefined();
+    expect(await getSigningKey(h.db.kysely, ws.id, d.name.toUpperCase(), TEST_SECRET)).toEqual(key);
+    expect(await getSigningKey(h.db.kysely, other.id, d.name, TEST_SECRET)).toBeUndefined();
+    expect(await getSigningKey(h.db.kysely, ws.id, `sub.${d.name}`, TEST_SECRET)).toBeUndefined();
     zone.delete(dkimOf(d).name);
     await verify(ws, d); // FAILED
-    expect(await getSigningKey(h.db.kysely, ws.id, d.name)).toBeUndefined();
+    expect(await getSigningKey(h.db.kysely, ws.id, d.name, TEST_SECRET)).toBeUndefined();
   });
 });

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TEST_SECRET_KEY } from './secret.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -14,7 +15,8 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 // says otherwise: the suite keeps both cores busy with processes at the normal priority, and lowered threads would get
 // only the CPU those processes leave (a kill -9 test's 10 s deadline passed before its worker's first message). Their
 // priority is a matter of speed, not of what these tests check.
-export const TEST_PROCESS_DEFAULTS = { SEND_THREADS_NICE: '0' };
+// SECRET_KEY: the tests' installation key (secret.ts), which the test's own process seals and signs with (TEST_SECRET).
+export const TEST_PROCESS_DEFAULTS = { SEND_THREADS_NICE: '0', SECRET_KEY: TEST_SECRET_KEY };
 
 /** The caller's environment without the settings a test gives itself, then those. */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {

@@ -103,7 +103,7 @@ describe('webhooks: no event lost when the server is killed (SIGKILL) while they
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
 
-    const secret = await loadServerSecret(db, SECRET_KEY);
+    const secret = await loadServerSecret(db, { secretKey: SECRET_KEY, secretKeyFile: null });
     const services = createServices(db, { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret, webhooks: { allowHttp: true, allowPrivate: true } });
     const { workspace } = await services.workspaces.createWithAdminKey('reliability webhooks');
     const webhook = await services.webhooks.create(workspace.id, { url: `http://127.0.0.1:${port}/hook`, eventTypes: ['contact.created'] });

@@ -46,6 +46,12 @@ describe('config', () => {
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
     expect(c.databaseUrl).toBe(path.join(root, 'data', 'formcast.db'));
     expect(c.outboxDir).toBe(path.join(root, 'data', 'outbox'));
+    // The key file: beside the SQLite file; for PostgreSQL in data/; none for an in-memory database; SECRET_KEY_FILE.
+    expect(c.secretKeyFile).toBe(path.join(root, 'data', 'secret.key'));
+    expect(loadConfig({ DATABASE_URL: '/srv/fc/main.db' }).secretKeyFile).toBe('/srv/fc/secret.key');
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).secretKeyFile).toBe(path.join(root, 'data', 'secret.key'));
+    expect(loadConfig({ DATABASE_URL: ':memory:' }).secretKeyFile).toBeNull();
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', SECRET_KEY_FILE: '/etc/formcast/key' }).secretKeyFile).toBe('/etc/formcast/key');
   });
   it('rejects values that cannot work', () => {
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/);

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../../config.js';
 import { connect, isPostgresUrl } from '../../db/connection.js';
 import { pendingMigrations } from '../../db/migrate.js';
-import { withSecret } from '../../db/secrets.js';
+import { withSecret } from '../secret.js';
 import { createServices } from '../../app.js';
 import { listWorkspaces } from '../../workspaces/workspaces.repository.js';
 import { describeDatabase } from '../database.js';
@@ -113,7 +113,16 @@ async function checkDatabase(config: Config): Promise<Check[]> {
     }
     checks.push({ check: 'migrations', status: 'ok', detail: `all ${state.applied.length} applied` });
 
-    const services = createServices(db, await withSecret(db, config));
+    let withKey;
+    try {
+      withKey = await withSecret(db, config);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      checks.push({ check: 'secret key', status: 'fail', detail: err.message });
+      return checks;
+    }
+    checks.push({ check: 'secret key', status: 'ok', detail: config.secretKey ? 'SECRET_KEY matches the database' : config.secretKeyFile ? `${config.secretKeyFile} matches the database` : 'in memory' });
+    const services = createServices(db, withKey);
     // Public submissions taken in during a spike and not made yet (docs/forms.md, "A spike of submissions"): said only
     // when there are some; a warning when the oldest has waited a minute (nothing is making them).
     const intake = await services.submissions.intakeBacklog();

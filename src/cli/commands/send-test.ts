@@ -47,7 +47,7 @@ export function registerSendTest(program: Command): void {
       const dkim = opts.workspace
         ? await withDb(async (ctx) => {
           await requireWorkspace(ctx, opts.workspace!);
-          const key = await getSigningKey(ctx.db.kysely, opts.workspace!, from.domain);
+          const key = await getSigningKey(ctx.db.kysely, opts.workspace!, from.domain, ctx.config.secret);
           if (!key) throw new CliError(`${from.domain} is not a verified domain of workspace ${opts.workspace}: nothing to sign with`, EXIT.REFUSED);
           return { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey };
         })
