@@ -134,7 +134,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in
-         * @description Form-encoded or JSON `{ email, password, workspace?, next? }`. 401 on a wrong address or password (the same answer for both); 429 with Retry-After after 5 failures per address or 20 per IP address in 15 minutes.
+         * @description Form-encoded or JSON `{ email, password, workspace?, next? }`. 401 on a wrong address or password (the same answer for both); 429 with Retry-After after 5 failures per address and client, 20 per client IP address in 15 minutes, or while the address's backoff holds (10 failures in 24 hours from anywhere; not for a known device or a known IP address: docs/console.md). Sets the session cookie and the known-device cookie.
          */
         post: {
             parameters: {
@@ -157,7 +157,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description Signed in: the session cookie (`HttpOnly; Secure; SameSite=Lax`) and a redirect to /app. */
+                /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. */
                 303: {
                     headers: {
                         [name: string]: unknown;
@@ -695,7 +695,7 @@ export interface paths {
         put?: never;
         /**
          * Amazon SES notifications (SNS)
-         * @description Point an SNS topic of SES's bounce and complaint notifications here (HTTPS subscription). The SNS signature of every message is verified against Amazon's certificate; the subscription confirmation is followed by itself. A Bounce (Permanent: hard bounce; Transient: soft) or Complaint is matched to its delivery by the Message-ID and applied as a bounce report received by mail would be. No API key.
+         * @description Point an SNS topic of SES's bounce and complaint notifications here (HTTPS subscription) and name the topic in SES_TOPIC_ARNS: messages for any other topic (or any topic, with SES_TOPIC_ARNS unset) are refused with 403 and never confirmed. The SNS signature of every message is verified against Amazon's certificate; the subscription confirmation is followed by itself. A Bounce (Permanent: hard bounce; Transient: soft) or Complaint is matched to its delivery by the Message-ID and applied as a bounce report received by mail would be. No API key.
          */
         post: {
             parameters: {
@@ -752,7 +752,7 @@ export interface paths {
                         "application/json": Record<string, never>;
                     };
                 };
-                /** @description The SNS signature does not verify. */
+                /** @description The topic is not in SES_TOPIC_ARNS, the SNS signature does not verify, or its signing certificate could not be fetched. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -761,7 +761,23 @@ export interface paths {
                         /**
                          * @example {
                          *       "ok": false,
-                         *       "error": "the SNS signature does not verify"
+                         *       "error": "the SNS topic is not accepted here (SES_TOPIC_ARNS)"
+                         *     }
+                         */
+                        "application/json": Record<string, never>;
+                    };
+                };
+                /** @description A subscription confirmation of a configured topic whose SubscribeURL could not be fetched (SNS sends it again). */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "ok": false,
+                         *       "confirmed": false,
+                         *       "error": "the SubscribeURL could not be fetched"
                          *     }
                          */
                         "application/json": Record<string, never>;
@@ -1516,6 +1532,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         /**
@@ -1672,6 +1697,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -1783,6 +1817,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1917,6 +1960,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1987,6 +2039,15 @@ export interface paths {
                 };
                 /** @description `last_admin_key`: Last admin key */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2252,6 +2313,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2587,6 +2657,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -2804,6 +2883,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3153,6 +3241,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -3208,6 +3305,15 @@ export interface paths {
                 };
                 /** @description `form_not_editable`: Form not editable */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3309,6 +3415,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3455,6 +3570,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3728,6 +3852,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -3946,6 +4079,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4192,6 +4334,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -4421,6 +4572,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -4624,6 +4784,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4851,6 +5020,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -4898,6 +5076,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5144,6 +5331,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -5288,6 +5484,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5534,6 +5739,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -5598,6 +5812,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5718,6 +5941,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5910,6 +6142,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -5965,6 +6206,15 @@ export interface paths {
                 };
                 /** @description `resource_in_use`: Resource in use */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6096,6 +6346,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6236,12 +6495,21 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
         /**
          * Import contacts (CSV or NDJSON)
-         * @description Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes; matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way; the rows before it are kept).
+         * @description Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes; matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way or the server fails part-way; the rows committed before it are kept).
          */
         post: {
             parameters: {
@@ -6411,6 +6679,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -6534,6 +6811,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -6631,6 +6917,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6770,6 +7065,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -6857,6 +7161,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6998,6 +7311,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -7053,6 +7375,15 @@ export interface paths {
                 };
                 /** @description `resource_in_use`: Resource in use */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7178,6 +7509,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7365,6 +7705,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -7527,6 +7876,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -7638,6 +7996,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7835,6 +8202,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -7890,6 +8266,15 @@ export interface paths {
                 };
                 /** @description `resource_in_use`: Resource in use */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8012,6 +8397,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -8085,6 +8479,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8189,6 +8592,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8330,6 +8742,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -8417,6 +8838,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8558,6 +8988,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -8613,6 +9052,15 @@ export interface paths {
                 };
                 /** @description `resource_in_use`: Resource in use */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8803,6 +9251,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9041,6 +9498,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -9216,6 +9682,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9462,6 +9937,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -9517,6 +10001,15 @@ export interface paths {
                 };
                 /** @description `invalid_state`: Invalid state */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9725,6 +10218,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -9875,6 +10377,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -9962,6 +10473,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10082,6 +10602,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10293,6 +10822,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -10488,6 +11026,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10697,6 +11244,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -10818,6 +11374,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10986,6 +11551,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -11135,6 +11709,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -11231,6 +11814,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11405,6 +11997,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11608,6 +12209,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -11724,6 +12334,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11906,6 +12525,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -12080,6 +12708,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -12182,6 +12819,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12356,6 +13002,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -12451,6 +13106,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -12501,6 +13165,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12629,6 +13302,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -12648,7 +13330,7 @@ export interface paths {
         };
         /**
          * Inbound mail that could not be read
-         * @description What the inbound listener (INBOUND_SMTP_PORT) accepted for a bounce address but could not read or apply, newest first, kept 30 days: a report in a format it does not know, a bounce it could not match to a delivery. Each entry has the first 256 KiB of the raw message (base64) for a look by hand. Cursor pagination. Needs `read:contacts`.
+         * @description What the inbound listener (INBOUND_SMTP_PORT) accepted for a bounce address but could not read or apply, newest first, kept 30 days: a report in a format it does not know, a bounce it could not match to a delivery, a report whose original message names another message than the bounce address it arrived at (kept for review, applied to nothing; the reason says which). Each entry has the first 256 KiB of the raw message (base64) for a look by hand. Cursor pagination. Needs `read:contacts`.
          */
         get: {
             parameters: {
@@ -12728,6 +13410,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12859,6 +13550,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -12880,7 +13580,7 @@ export interface paths {
         put?: never;
         /**
          * Track a custom event
-         * @description An `event.tracked` event (data: `name`, `properties`) for the contact named by `contactId` or `email` (404 when there is none). Automations with an `event` trigger of that name start a run for the contact (docs/automations.md).
+         * @description An `event.tracked` event (data: `name`, `properties`) for the contact named by `contactId` or `email` (404 when there is none). Automations with an `event` trigger of that name start a run for the contact (docs/automations.md). Each workspace may track TRACK_EVENTS_PER_MINUTE events (600) and TRACK_BYTES_PER_MINUTE bytes of event data (1 MiB) a minute: over either, 429 `rate_limited` with Retry-After, and nothing is written.
          */
         post: {
             parameters: {
@@ -12994,6 +13694,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -13097,6 +13806,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13252,6 +13970,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -13347,6 +14074,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13503,6 +14239,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -13549,6 +14294,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13673,6 +14427,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13819,6 +14582,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13986,6 +14758,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -14122,6 +14903,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14292,6 +15082,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -14415,6 +15214,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -14512,6 +15320,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -14575,6 +15392,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14691,6 +15517,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -14788,6 +15623,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14945,6 +15789,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -15000,6 +15853,15 @@ export interface paths {
                 };
                 /** @description `invalid_state`: Invalid state */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15119,6 +15981,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15279,6 +16150,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -15349,6 +16229,15 @@ export interface paths {
                 };
                 /** @description `invalid_state`: Invalid state */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15454,6 +16343,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15595,6 +16493,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15808,6 +16715,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -15931,6 +16847,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16120,6 +17045,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         post?: never;
@@ -16166,6 +17100,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16315,6 +17258,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16472,6 +17424,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -16600,6 +17561,15 @@ export interface paths {
                 };
                 /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -16783,6 +17753,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -16910,6 +17889,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
             };
         };
         put?: never;
@@ -17013,6 +18001,15 @@ export interface paths {
                 };
                 /** @description `not_found`: Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
