@@ -151,7 +151,7 @@ async function expectDkimSigned(inst: Installation, ws: string, domain: { name: 
 }
 
 /**
- * The layout 8110232 left: migrated up to before 0021, its generated secret in server_secrets, a DKIM private key in
+ * The layout 8110232 left: migrated up to before 0020, its generated secret in server_secrets, a DKIM private key in
  * clear, a webhook endpoint's secret sealed with a key derived from that secret. Made with the services of the code
  * (the webhook), SQL for what the code now does otherwise (the clear key).
  */
@@ -172,8 +172,8 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       dkim_selector: domain.selector, dkim_public_key: domain.publicKey, dkim_private_key: privateKey, verification: null, created_at: now, verified_at: now,
     }).execute();
     if (oldSecret) await db.kysely.insertInto('server_secrets').values({ name: 'tokens', value: oldSecret.toString('base64'), created_at: now }).execute();
-    // Back to before 0021, which the next start applies.
-    await sql`delete from ${sql.table('kysely_migration')} where name = ${'0021_secrets_at_rest'}`.execute(db.kysely);
+    // Back to before 0020, which the next start applies.
+    await sql`delete from ${sql.table('kysely_migration')} where name = ${'0020_secrets_at_rest'}`.execute(db.kysely);
     await sql`drop table if exists ${sql.table('installation_keys')}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };
   } finally {

@@ -17,9 +17,9 @@ import { automations } from './migrations/0014_automations.js';
 import { signupProtection } from './migrations/0015_signup_protection.js';
 import { submissionConsent } from './migrations/0016_submission_consent.js';
 import { submissionIntake } from './migrations/0017_submission_intake.js';
-import { automationGuards } from './migrations/0019_automation_guards.js';
-import { secretsAtRest } from './migrations/0021_secrets_at_rest.js';
-import { abuseLimits } from './migrations/0022_abuse_limits.js';
+import { automationGuards } from './migrations/0018_automation_guards.js';
+import { abuseLimits } from './migrations/0019_abuse_limits.js';
+import { secretsAtRest } from './migrations/0020_secrets_at_rest.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -41,9 +41,9 @@ function migrations(db: Db): Record<string, Migration> {
     '0015_signup_protection': signupProtection(db.dialect),
     '0016_submission_consent': submissionConsent(db.dialect),
     '0017_submission_intake': submissionIntake(db.dialect),
-    '0019_automation_guards': automationGuards(),
-    '0021_secrets_at_rest': secretsAtRest(db.dialect),
-    '0022_abuse_limits': abuseLimits(db.dialect),
+    '0018_automation_guards': automationGuards(),
+    '0019_abuse_limits': abuseLimits(db.dialect),
+    '0020_secrets_at_rest': secretsAtRest(db.dialect),
   };
 }
 

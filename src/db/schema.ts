@@ -24,7 +24,7 @@ export interface InboundMessagesTable {
   received_at: string;
 }
 
-/** Before migration 0021, the generated server secret (`tokens`); since, empty: the first start adopts it as the key file (db/secrets.ts). */
+/** Before migration 0020, the generated server secret (`tokens`); since, empty: the first start adopts it as the key file (db/secrets.ts). */
 export interface ServerSecretsTable {
   name: string;
   value: string;
@@ -586,7 +586,7 @@ export interface AutomationRunsTable {
   updated_at: string;
   finished_at: string | null;
   exit_reason: string | null;
-  /** JSON array of the automation ids whose runs' steps led to this run, oldest first; null: started otherwise (0019). */
+  /** JSON array of the automation ids whose runs' steps led to this run, oldest first; null: started otherwise (0018). */
   cause_chain: string | null;
 }
 

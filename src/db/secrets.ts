@@ -15,10 +15,10 @@ import type { Db } from './connection.js';
  *   created at the first start with mode 0600. Every process of the installation (serve, worker, inbound, the CLI) reads
  *   the same file; on several machines copy it (or set SECRET_KEY).
  *
- * The database keeps the key's fingerprint (installation_keys, migration 0021): a process with another key (a machine
+ * The database keeps the key's fingerprint (installation_keys, migration 0020): a process with another key (a machine
  * without the file, a changed SECRET_KEY) refuses to start rather than fail to open every secret or verify every link.
  *
- * Upgrade (before 0021 the generated secret was kept in the database, server_secrets.tokens): the first start adopts
+ * Upgrade (before 0020 the generated secret was kept in the database, server_secrets.tokens): the first start adopts
  * that secret as the key file, so that the tokens of links in mail already sent and the sealed webhook secrets keep
  * working, and then deletes it from the database.
  */
@@ -37,7 +37,7 @@ export async function loadServerSecret(db: Db, settings: SecretSettings): Promis
   const known = await k.selectFrom('installation_keys').select('fingerprint').where('name', '=', 'server').executeTakeFirst();
   let key: Buffer;
   if (settings.secretKey) {
-    // As before 0021 (a database-held secret was not used then either): its tokens already did not verify.
+    // As before 0020 (a database-held secret was not used then either): its tokens already did not verify.
     key = crypto.createHash('sha256').update(settings.secretKey).digest();
   } else if (!settings.secretKeyFile) {
     key = legacy ? Buffer.from(legacy.value, 'base64') : crypto.randomBytes(KEY_BYTES);

@@ -7,7 +7,7 @@ import { sealer, type Sealer } from '../lib/seal.js';
  */
 const PURPOSE = 'dkim private key';
 
-/** A clear PKCS#8 PEM, as rows were kept before migration 0021 (the first start after it seals them: sealClearDkimKeys). */
+/** A clear PKCS#8 PEM, as rows were kept before migration 0020 (the first start after it seals them: sealClearDkimKeys). */
 export function isClearPem(stored: string): boolean {
   return stored.startsWith('-----BEGIN');
 }

@@ -98,7 +98,7 @@ export async function getSigningKey(db: Executor, workspaceId: string, domainNam
 }
 
 /**
- * Seals every DKIM private key still kept in clear (the layout before migration 0021), at start (cli/secret.ts):
+ * Seals every DKIM private key still kept in clear (the layout before migration 0020), at start (cli/secret.ts):
  * idempotent, and a row another process sealed meanwhile is left as it is. Across workspaces: the installation's upgrade.
  */
 export async function sealClearDkimKeys(db: Executor, secret: Buffer): Promise<number> {

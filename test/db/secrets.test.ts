@@ -12,7 +12,7 @@ import { PG_URL, testDatabases } from '../helpers/db.js';
 
 /**
  * The installation's key in process (db/secrets.ts; the processes themselves: test/secrets-at-rest.test.ts): two
- * connections starting at once, as two processes of one installation do, on the layout before migration 0021.
+ * connections starting at once, as two processes of one installation do, on the layout before migration 0020.
  */
 for (const name of ['sqlite', 'postgres'] as const) {
   const target = testDatabases.find((d) => d.name === name);
