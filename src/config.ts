@@ -43,6 +43,8 @@ export interface Config {
   secretKey: string | null;
   /** SECRET_KEY_FILE: where the generated key is kept without SECRET_KEY (default secret.key beside the SQLite file, else data/); null: an in-memory database, whose key lives as long as it. */
   secretKeyFile: string | null;
+  /** Whether SECRET_KEY_FILE was set (db/secrets.ts: a database-held secret is adopted on PostgreSQL only into a named file). */
+  secretKeyFileSet: boolean;
   /** Proxies whose X-Forwarded-For is believed (Fastify's trustProxy): false, true, or addresses/CIDRs. */
   trustProxy: boolean | string[];
   /** The EHLO name the SMTP client introduces itself with (SMTP_HELO_NAME). */
@@ -276,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     secretKey,
     secretKeyFile,
+    secretKeyFileSet: Boolean(env.SECRET_KEY_FILE),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     // Default: the host of an explicit PUBLIC_URL (nodemailer's own default is often an IP literal, which receivers score).
     smtpHeloName: env.SMTP_HELO_NAME || heloFrom(env.PUBLIC_URL ? new URL(publicUrl).hostname : null),

@@ -266,6 +266,16 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
     });
   });
 
+  describe('formcast migrate and the installation key (SQLite)', () => {
+    const env = sqliteEnv();
+
+    it('reads no installation key and makes none (a release step run elsewhere must not adopt or create it)', async () => {
+      const keyless = { ...env, SECRET_KEY: '', SECRET_KEY_FILE: '' };
+      expect((await cli(['migrate'], keyless)).code).toBe(0);
+      expect(fs.existsSync(path.join(path.dirname(env.DATABASE_URL!), 'secret.key'))).toBe(false);
+    });
+  });
+
   describe('formcast workspace / key / domain (SQLite)', () => {
     const env = sqliteEnv();
     let created: any;

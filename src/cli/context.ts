@@ -27,6 +27,21 @@ export function usedDatabase(): string | null {
 }
 
 /**
+ * Opens DATABASE_URL and applies pending migrations, and nothing else: no key is read or made (`formcast migrate`, run
+ * as a release step or from another machine, must not adopt or create the installation's key where it runs).
+ */
+export async function migrateOnly(): Promise<{ applied: string[]; database: string }> {
+  const config = loadConfig();
+  const db = connect(config.databaseUrl);
+  used = describeDatabase(config.databaseUrl);
+  try {
+    return { applied: await migrateToLatest(db), database: used };
+  } finally {
+    await db.close();
+  }
+}
+
+/**
  * Opens DATABASE_URL, applies pending migrations, runs `fn` with the services, closes. The services are those of
  * the server (createServices): the CLI goes through the same rules as the API.
  */

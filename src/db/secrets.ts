@@ -26,6 +26,12 @@ export interface SecretSettings {
   secretKey: string | null;
   /** null: no file (an in-memory database: its key lives as long as it does). */
   secretKeyFile: string | null;
+  /**
+   * Whether SECRET_KEY_FILE was set (false: secretKeyFile is the default place). On PostgreSQL the default is a folder
+   * of whichever machine or container runs the command, so a database-held secret is adopted only into a file the
+   * operator named (undefined: as set).
+   */
+  secretKeyFileSet?: boolean;
 }
 
 const KEY_BYTES = 32;
@@ -44,12 +50,21 @@ export async function loadServerSecret(db: Db, settings: SecretSettings): Promis
   } else {
     const file = settings.secretKeyFile;
     const found = readKeyFile(file);
+    const legacyKey = legacy ? Buffer.from(legacy.value, 'base64') : null;
+    // A database-held secret is this installation's own unless a recorded fingerprint says otherwise (an older process
+    // started after the upgrade makes a new random one: a stray, deleted below).
+    const adoptable = legacyKey && (!known || known.fingerprint === fingerprintOf(legacyKey)) ? legacyKey : null;
     if (found) key = found;
-    else if (legacy) key = createKeyFile(file, Buffer.from(legacy.value, 'base64'));
-    else if (known) {
+    else if (adoptable) {
+      if (db.dialect === 'postgres' && settings.secretKeyFileSet === false) {
+        throw new ConfigError(`this database keeps its secret from before the upgrade, to be moved into a key file outside it, and SECRET_KEY_FILE is not set: on PostgreSQL the default (${file}) is a folder of this machine or container only. Set SECRET_KEY_FILE to a lasting path that every process of the installation reads (or SECRET_KEY), then start again (docs/domains.md, "Secrets at rest")`);
+      }
+      key = createKeyFile(file, adoptable);
+    } else if (known) {
       throw new ConfigError(`the key file ${file} does not exist, but this database's secrets were sealed with a key: copy the key file of the machine that created it to ${file} (mode 0600), or set SECRET_KEY_FILE to its path, or set the SECRET_KEY the installation uses (docs/domains.md, "Secrets at rest")`);
     } else key = createKeyFile(file, crypto.randomBytes(KEY_BYTES));
-    if (legacy && !Buffer.from(legacy.value, 'base64').equals(key)) {
+    const stray = legacyKey && known && known.fingerprint === fingerprintOf(key) && !legacyKey.equals(key);
+    if (legacyKey && !stray && !legacyKey.equals(key)) {
       throw new ConfigError(`the key file ${file} holds another key than the secret this database kept before the upgrade: it belongs to another installation. Move it away to adopt the database's secret (links in mail already sent keep working), or set SECRET_KEY_FILE to this installation's own file`);
     }
   }

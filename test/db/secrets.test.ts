@@ -66,5 +66,37 @@ for (const name of ['sqlite', 'postgres'] as const) {
       // The same key again: idempotent.
       expect((await loadServerSecret(b, settings)).equals(old)).toBe(true);
     });
+    it('after the upgrade: a secret an older process put back in the database is a stray, deleted (never adopted, never a refusal); on PostgreSQL a secret is adopted only into a key file SECRET_KEY_FILE names', async () => {
+      const [a] = dbs;
+      const file = path.join(dir, 'secret.key');
+      const key = await loadServerSecret(a, { secretKey: null, secretKeyFile: file });
+      const now = new Date().toISOString();
+      // An 8110232 process (a rollback, an old worker restarting) made a new random secret.
+      await a.kysely.insertInto('server_secrets').values({ name: 'tokens', value: crypto.randomBytes(32).toString('base64'), created_at: now }).execute();
+      expect((await loadServerSecret(a, { secretKey: null, secretKeyFile: file })).equals(key)).toBe(true);
+      expect(await a.kysely.selectFrom('server_secrets').selectAll().execute()).toEqual([]);
+      // The same stray on a machine without the key file: the file is missing (never made from the stray).
+      await a.kysely.insertInto('server_secrets').values({ name: 'tokens', value: crypto.randomBytes(32).toString('base64'), created_at: now }).execute();
+      const elsewhere = path.join(dir, 'elsewhere', 'secret.key');
+      await expect(loadServerSecret(a, { secretKey: null, secretKeyFile: elsewhere })).rejects.toThrow(/does not exist/);
+      expect(fs.existsSync(elsewhere)).toBe(false);
+      await a.kysely.deleteFrom('server_secrets').execute();
+
+      // A database as 8110232 left it, opened where SECRET_KEY_FILE is not set: PostgreSQL refuses to adopt into the
+      // default place (a folder of whatever machine runs the command); SQLite's default is beside the database file.
+      await a.kysely.deleteFrom('installation_keys').execute();
+      await a.kysely.insertInto('server_secrets').values({ name: 'tokens', value: key.toString('base64'), created_at: now }).execute();
+      const fresh = path.join(dir, 'default', 'secret.key');
+      const unnamed = loadServerSecret(a, { secretKey: null, secretKeyFile: fresh, secretKeyFileSet: false });
+      if (name === 'postgres') {
+        await expect(unnamed).rejects.toThrow(/SECRET_KEY_FILE is not set/);
+        expect(fs.existsSync(fresh)).toBe(false);
+        expect(await a.kysely.selectFrom('server_secrets').select('name').execute()).toEqual([{ name: 'tokens' }]);
+        expect((await loadServerSecret(a, { secretKey: null, secretKeyFile: fresh, secretKeyFileSet: true })).equals(key)).toBe(true);
+      } else {
+        expect((await unnamed).equals(key)).toBe(true);
+      }
+      expect(await a.kysely.selectFrom('server_secrets').selectAll().execute()).toEqual([]);
+    });
   });
 }

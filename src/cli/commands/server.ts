@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { isPostgresUrl } from '../../db/connection.js';
 import { runInbound, runWorker, serve } from '../serve.js';
-import { jsonOption, withDb } from '../context.js';
+import { jsonOption, migrateOnly } from '../context.js';
 import { CliError, EXIT, print } from '../output.js';
 
 /** serve, worker, inbound, migrate: the processes of the service and its schema. */
@@ -34,8 +34,9 @@ export function registerServer(program: Command): void {
     .description('apply pending database migrations and say which (the server applies them at start too)')
     .addOption(jsonOption())
     .action(async (opts: { json?: boolean }) => {
-      // withDb applies what is pending; what it applied is what this command reports.
-      const { applied, database } = await withDb(async (ctx) => ({ applied: ctx.applied, database: ctx.database }));
+      // Migrations only: the installation's key is read (and, on an upgrade, moved out of the database) by the processes
+      // of the service, never by a release step that may run elsewhere (docs/domains.md, "Secrets at rest").
+      const { applied, database } = await migrateOnly();
       print({ applied, database }, opts.json, applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date (no migration pending)');
     });
 }
