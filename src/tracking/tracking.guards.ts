@@ -6,7 +6,10 @@ import { normalizeIP } from '@fastify/rate-limit';
  * keep the stored events, and so the stats and the database, bounded without ever refusing a reader:
  * - a repeated hit of one token within a window is the same hit (RepeatedHits, in the memory of the process);
  * - at most `maxHitsPerDelivery` opens and as many clicks are stored per delivery (in the database: the writer);
- * - at most `perIpPerMinute` hits are recorded per client address a minute (PerIpLimit, in memory).
+ * - at most `perIpPerMinute` hits are recorded per client address a minute (PerIpLimit, in memory), except the first
+ *   hit of a message's pixel or link (FirstHits): an image proxy (Gmail's, Apple's) or a company's gateway fetches for
+ *   many readers from few addresses, and their first opens and clicks are the stats; what one message can store is
+ *   bounded by the per-delivery cap anyway.
  * A hit that a guard stops is answered all the same (the GIF, the redirect) and not recorded.
  */
 export interface TrackingGuards {
@@ -62,6 +65,24 @@ export class RepeatedHits {
 
   get size(): number {
     return this.recent.size;
+  }
+}
+
+/** The keys (a delivery's pixel or link, a person or a machine) this process has recorded a hit of, at most `max`. */
+export class FirstHits {
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly max = MAX_REMEMBERED) {}
+
+  /** True when no hit of `key` was recorded before (as far as this process remembers). */
+  isFirst(key: string): boolean {
+    return !this.seen.has(key);
+  }
+
+  remember(key: string): void {
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
+    if (this.seen.size > this.max) this.seen.delete(this.seen.values().next().value!);
   }
 }
 

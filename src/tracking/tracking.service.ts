@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/connection.js';
 import { ClickBursts, classifyClick, classifyOpen, truncateUserAgent, type Hit } from './tracking.classify.js';
-import { DEFAULT_TRACKING_GUARDS, PerIpLimit, RepeatedHits, type TrackingGuards } from './tracking.guards.js';
+import { DEFAULT_TRACKING_GUARDS, FirstHits, PerIpLimit, RepeatedHits, type TrackingGuards } from './tracking.guards.js';
 import { verifyTrackingToken, type ClickRef, type TrackingRef } from './tracking.token.js';
 import { DEFAULT_WRITER_OPTIONS, TrackingWriter, type PendingEvent, type WriterOptions } from './tracking.writer.js';
 
@@ -16,6 +16,7 @@ export class TrackingService {
   private readonly bursts = new ClickBursts<PendingEvent>();
   private readonly repeats: RepeatedHits;
   private readonly perIp: PerIpLimit;
+  private readonly firstHits = new FirstHits();
 
   constructor(db: Db, private readonly secret: Buffer, log: FastifyBaseLogger, writer: WriterOptions = DEFAULT_WRITER_OPTIONS, guards: TrackingGuards = DEFAULT_TRACKING_GUARDS) {
     this.writer = new TrackingWriter(db, log, { ...writer, maxHitsPerDelivery: guards.maxHitsPerDelivery });
@@ -25,11 +26,19 @@ export class TrackingService {
 
   /**
    * A hit that is not to be written: the same one within the window (answered once that one is committed), or one
-   * over its address's limit (answered at once). The key tells a person's hit from a machine's, so that a scanner
+   * over its address's limit that is not the first hit of its message's pixel or link (answered at once). The key tells a person's hit from a machine's, so that a scanner
    * fetching a link does not hide the reader who follows it a moment later.
    */
   private notWritten(key: string, hit: Hit, now: number): Promise<void> | undefined {
-    return this.repeats.repeatOf(key, now) ?? (this.perIp.allow(hit.ip, now) ? undefined : Promise.resolve());
+    const repeat = this.repeats.repeatOf(key, now);
+    if (repeat) return repeat;
+    // Counted whatever it is; only the hits after a message's first one are held back by the address's limit.
+    const allowed = this.perIp.allow(hit.ip, now);
+    if (allowed || this.firstHits.isFirst(key)) {
+      this.firstHits.remember(key);
+      return undefined;
+    }
+    return Promise.resolve();
   }
 
   verifyOpen(token: string): TrackingRef | null {
