@@ -304,7 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     webhooks: { allowHttp: env.WEBHOOKS_ALLOW_HTTP === 'true', allowPrivate: env.WEBHOOKS_ALLOW_PRIVATE === 'true' },
     automations: {
-      reentryCooldownMs: intFrom(env, 'AUTOMATION_REENTRY_COOLDOWN_SECONDS', 86_400, 0, 366 * 86_400) * 1000,
+      reentryCooldownMs: intFrom(env, 'AUTOMATION_REENTRY_COOLDOWN_SECONDS', 600, 0, 366 * 86_400) * 1000,
       maxMessagesPerContactPerDay: intFrom(env, 'AUTOMATION_MAX_EMAILS_PER_CONTACT_PER_DAY', 10, 1, 1000),
     },
     worker: {

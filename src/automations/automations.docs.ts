@@ -61,7 +61,7 @@ export const automationsDocs: OperationDocs = {
   },
   'GET /v1/automations/{automationId}/runs': {
     summary: 'List the runs of an automation',
-    description: 'One run per contact that entered, newest first, with cursor pagination and `status` and `contactId` filters: the version it runs, the step it is at and when that is due, and why it exited early (unsubscribed, bounced, complained, deleted, an exit step, or a loop guard: `guard: cycle: …`, `guard: depth: …`, `guard: daily cap: …`, docs/automations.md). Needs `read:broadcasts`.',
+    description: 'One run per contact that entered, newest first, with cursor pagination and `status` and `contactId` filters: the version it runs, the step it is at and when that is due, and why it exited early (unsubscribed, bounced, complained, deleted, an exit step, or a loop guard: `guard: cycle: …`, `guard: depth: …`, `guard: cooldown: …`, `guard: daily cap: …`, docs/automations.md). Needs `read:broadcasts`.',
     response: { data: [{ id: 'run_01JDB49E6G8J0M2P4R6T8V0X2Z', contactId: 'ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0', version: 1, status: 'WAITING', stepId: 'two-days', dueAt: '2026-11-23T11:15:03.000Z', enteredAt: '2026-11-21T11:15:03.000Z', finishedAt: null, exitReason: null }], nextCursor: null },
   },
   'GET /v1/automations/{automationId}/stats': {

@@ -40,7 +40,8 @@ export interface EngineOptions {
   /**
    * A contact whose run of an automation ended (completed or exited) enters that automation again only this long after
    * (AUTOMATION_REENTRY_COOLDOWN_SECONDS; 0: at once). The loop guard against what the cycle detector cannot follow,
-   * such as a webhook step whose receiver changes the contact through the API.
+   * such as a webhook step whose receiver changes the contact through the API; short (10 minutes by default), so that
+   * it stops tight loops but not a second real trigger the same day (the cycle detector and the daily cap bound the rest).
    */
   reentryCooldownMs: number;
   /**
@@ -52,7 +53,7 @@ export interface EngineOptions {
 
 export const DEFAULT_ENGINE = {
   leaseMs: 60_000, batchSize: 200, intakeBatch: 500, stepsPerClaim: 20, concurrency: 8,
-  reentryCooldownMs: 86_400_000, maxMessagesPerContactPerDay: 10,
+  reentryCooldownMs: 600_000, maxMessagesPerContactPerDay: 10,
 };
 
 /**
@@ -62,7 +63,7 @@ export const DEFAULT_ENGINE = {
  */
 export const MAX_CAUSE_DEPTH = 5;
 const DAY_MS = 86_400_000;
-export type GuardKind = 'cycle' | 'depth' | 'daily_cap';
+export type GuardKind = 'cycle' | 'depth' | 'cooldown' | 'daily_cap';
 
 /** Contact statuses that end a run (contract §15: unsubscribed, bounced, complained; deleted is its own case). */
 const LEAVING: Partial<Record<ContactStatus, string>> = { UNSUBSCRIBED: 'unsubscribed', BOUNCED: 'bounced', COMPLAINED: 'complained' };
@@ -139,7 +140,9 @@ export class AutomationEngine {
    *
    * `chain`: the automations whose runs led here, when a run's step caused the trigger (the last is that run's). A
    * chain that holds this automation (it would start itself again) or is longer than MAX_CAUSE_DEPTH starts nothing:
-   * the refusal is written as a run EXITED at once, with an `automation.run_stopped` event, in this transaction.
+   * the refusal is written as a run EXITED at once, with an `automation.run_stopped` event, in this transaction. So is
+   * a refusal by the re-entry cooldown, but at most once per (automation, contact) per cooldown window, so that a flood
+   * of triggers cannot grow the tables.
    */
   async enter(trx: Executor, a: { id: string; workspaceId: string; version: number; trigger: Trigger }, contactId: string, eventId: string | null, now: string, chain: readonly string[] | null = null): Promise<string | undefined> {
     const contact = await getContact(trx, a.workspaceId, contactId);
@@ -160,13 +163,25 @@ export class AutomationEngine {
       if (runId) await this.recordStop(trx, { workspaceId: a.workspaceId, automationId: a.id, runId, contactId }, guard, reason, now, { chain: [...chain!] });
       return undefined;
     }
-    if (this.o.reentryCooldownMs > 0 && (await repo.finishedSince(trx, a.workspaceId, a.id, contactId, this.iso(Date.parse(now) - this.o.reentryCooldownMs)))) return undefined;
+    if (this.o.reentryCooldownMs > 0) {
+      const since = this.iso(Date.parse(now) - this.o.reentryCooldownMs);
+      const ended = await repo.lastEndSince(trx, a.workspaceId, a.id, contactId, since);
+      if (ended) {
+        // Already in a run of it (nothing would start anyway), or this refusal already recorded in the window: silent.
+        if ((await repo.openRunOf(trx, a.workspaceId, a.id, contactId)) || (await repo.refusedSince(trx, a.workspaceId, a.id, contactId, repo.COOLDOWN_REASON, since))) return undefined;
+        const seconds = this.o.reentryCooldownMs / 1000;
+        const reason = `${repo.COOLDOWN_REASON}the contact's last run of this automation ended at ${ended}, within the re-entry cooldown of ${seconds} s (later triggers within it are not recorded again)`;
+        const runId = await repo.insertRun(trx, { ...run, refused: reason }, now);
+        if (runId) await this.recordStop(trx, { workspaceId: a.workspaceId, automationId: a.id, runId, contactId }, 'cooldown', reason, now, { cooldownSeconds: seconds, lastEndedAt: ended });
+        return undefined;
+      }
+    }
     return repo.insertRun(trx, run, now);
   }
 
   /** Whether the contact is in the automation's re-entry cooldown now (the api trigger's 409 says so). */
   async inCooldown(db: Executor, workspaceId: string, automationId: string, contactId: string, now: string): Promise<boolean> {
-    return this.o.reentryCooldownMs > 0 && repo.finishedSince(db, workspaceId, automationId, contactId, this.iso(Date.parse(now) - this.o.reentryCooldownMs));
+    return this.o.reentryCooldownMs > 0 && (await repo.lastEndSince(db, workspaceId, automationId, contactId, this.iso(Date.parse(now) - this.o.reentryCooldownMs))) !== undefined;
   }
 
   /** A loop guard stopped a run (or refused one): its event, in the transaction that ends the run; and a log line. */

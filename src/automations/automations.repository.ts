@@ -176,10 +176,25 @@ export async function causeOf(db: Executor, workspaceId: string, runId: string):
   return r ? { automationId: r.automation_id, chain: r.cause_chain ? (JSON.parse(r.cause_chain) as string[]) : [] } : undefined;
 }
 
-/** Whether the contact has a run of the automation that ended at or after `since` (the re-entry cooldown). */
-export async function finishedSince(db: Executor, workspaceId: string, automationId: string, contactId: string, since: string): Promise<boolean> {
+/** The exit reason of a run the re-entry cooldown refused starts with this (such runs do not extend the cooldown). */
+export const COOLDOWN_REASON = 'guard: cooldown: ';
+
+/**
+ * When the contact's last run of the automation that ended at or after `since` ended (the re-entry cooldown), or
+ * undefined. Runs the cooldown itself refused do not count: a refusal must not push the cooldown further out.
+ */
+export async function lastEndSince(db: Executor, workspaceId: string, automationId: string, contactId: string, since: string): Promise<string | undefined> {
+  const r = await db.selectFrom('automation_runs').select('finished_at').where('automation_id', '=', automationId).where('contact_id', '=', contactId)
+    .where('finished_at', '>=', since).where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('exit_reason', 'is', null), eb('exit_reason', 'not like', `${COOLDOWN_REASON}%`)]))
+    .orderBy('finished_at', 'desc').limit(1).executeTakeFirst();
+  return r?.finished_at ? toIso(r.finished_at) : undefined;
+}
+
+/** Whether a run of the automation for the contact, refused with a reason starting with `prefix`, ended at or after `since`. */
+export async function refusedSince(db: Executor, workspaceId: string, automationId: string, contactId: string, prefix: string, since: string): Promise<boolean> {
   const r = await db.selectFrom('automation_runs').select('id').where('automation_id', '=', automationId).where('contact_id', '=', contactId)
-    .where('finished_at', '>=', since).where('workspace_id', '=', workspaceId).limit(1).executeTakeFirst();
+    .where('finished_at', '>=', since).where('workspace_id', '=', workspaceId).where('exit_reason', 'like', `${prefix}%`).limit(1).executeTakeFirst();
   return r !== undefined;
 }
 

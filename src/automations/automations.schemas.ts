@@ -63,7 +63,7 @@ export const RunSchema = Type.Object({
   dueAt: Nullable(Timestamp),
   enteredAt: Timestamp,
   finishedAt: Nullable(Timestamp),
-  exitReason: Nullable(Type.String({ description: 'unsubscribed, bounced, complained, deleted, exit step; a loop guard: guard: cycle: …, guard: depth: …, guard: daily cap: …' })),
+  exitReason: Nullable(Type.String({ description: 'unsubscribed, bounced, complained, deleted, exit step; a loop guard: guard: cycle: …, guard: depth: …, guard: cooldown: …, guard: daily cap: …' })),
 });
 export const RunListQuery = Type.Object({
   ...ListQuery.properties, status: Type.Optional(RunStatus), contactId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),

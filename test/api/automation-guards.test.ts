@@ -16,6 +16,8 @@ import { insertContact, insertSegment, insertTopic, verifiedDomain } from '../he
 import { TEST_SECRET } from '../helpers/secret.js';
 
 const DAY = 86_400_000;
+/** The default re-entry cooldown: 10 minutes. */
+const COOLDOWN = 600_000;
 const FROM = 'News <news@acme.test>';
 const send = (id: string, subject: string) => ({ id, type: 'send', from: FROM, emailContent: { subject, html: `<p>${subject}</p>` } });
 const HOOK_URL = 'https://93.184.215.14/formcast-hook';
@@ -59,7 +61,7 @@ describeApi('automation loop guards', (h) => {
 
   const messagesTo = async (contactId: string) => Number((await h.db.kysely.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n'))
     .where('contact_id', '=', contactId).where('automation_run_id', 'is not', null).executeTakeFirstOrThrow()).n);
-  const runsOf = async (ws: TestWorkspace, id: string) => (await h.call(ws.key, 'GET', `/v1/automations/${id}/runs`)).json().data as { status: string; exitReason: string | null; contactId: string }[];
+  const runsOf = async (ws: TestWorkspace, id: string) => (await h.call(ws.key, 'GET', `/v1/automations/${id}/runs`)).json().data as { id: string; status: string; exitReason: string | null; contactId: string }[];
   const stops = async (ws: TestWorkspace) => (await h.db.kysely.selectFrom('events').select(['data', 'contact_id']).where('workspace_id', '=', ws.id)
     .where('type', '=', 'automation.run_stopped').execute()).map((r) => ({ contactId: r.contact_id, ...(JSON.parse(r.data) as Record<string, unknown>) }) as Record<string, unknown>);
 
@@ -158,7 +160,9 @@ describeApi('automation loop guards', (h) => {
     const api = await automation(ws.key, 'On demand', { type: 'api' }, [{ id: 'mark', type: 'update', properties: { asked: true } }]);
     const c = await insertContact(h, ws, { email: 'flapper@example.test', properties: { vip: false } });
     const e = engine();
-    // Something outside (a webhook's receiver, a script) flips the contact in and out 10 times: one welcome.
+    expect(DEFAULT_ENGINE.reentryCooldownMs).toBe(COOLDOWN);
+    // Something outside (a webhook's receiver, a script) flips the contact in and out 10 times: one welcome, and the
+    // refusals recorded once (one EXITED run, one event), not once per flip.
     for (let i = 0; i < 10; i++) {
       await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { properties: { vip: true } });
       await drive(e, 10);
@@ -166,8 +170,11 @@ describeApi('automation loop guards', (h) => {
       await drive(e, 10);
     }
     expect(await messagesTo(c)).toBe(1);
-    expect((await runsOf(ws, welcome)).map((r) => r.status)).toEqual(['COMPLETED']);
-    // The api trigger: once, then 409 until the cooldown (24 h by default) has passed.
+    const welcomeRuns = await runsOf(ws, welcome);
+    expect(welcomeRuns.map((r) => r.status).sort()).toEqual(['COMPLETED', 'EXITED']);
+    expect(welcomeRuns.find((r) => r.status === 'EXITED')!.exitReason).toMatch(/^guard: cooldown: /);
+    expect(await stops(ws)).toEqual([expect.objectContaining({ contactId: c, automationId: welcome, guard: 'cooldown', cooldownSeconds: COOLDOWN / 1000 })]);
+    // The api trigger: once, then 409 until the cooldown (10 minutes by default) has passed; the 409 writes nothing.
     const first = await h.call(ws.key, 'POST', `/v1/automations/${api}/trigger`, { contactId: c });
     expect(first.statusCode).toBe(202);
     await drive(e, 10);
@@ -175,12 +182,53 @@ describeApi('automation loop guards', (h) => {
     expect(again.statusCode).toBe(409);
     expect(again.json()).toMatchObject({ code: 'invalid_state' });
     expect(again.json().detail).toContain('cooldown');
-    vi.setSystemTime(t0 + DAY + 60_000);
+    expect((await runsOf(ws, api)).map((r) => r.status)).toEqual(['COMPLETED']);
+    vi.setSystemTime(t0 + COOLDOWN + 60_000);
     expect((await h.call(ws.key, 'POST', `/v1/automations/${api}/trigger`, { contactId: c })).statusCode).toBe(202);
-    // And entering the segment once more starts the welcome again.
+    // And entering the segment once more starts the welcome again (the refused run does not extend the cooldown).
     await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { properties: { vip: true } });
     await drive(e, 10);
     expect(await messagesTo(c)).toBe(2);
+  });
+
+  it('re-entry cooldown: a second real event trigger after it starts a new run; one within it shows as a run and an event, once per window', async () => {
+    const ws = await setup();
+    const t0 = Date.now();
+    const receipt = await automation(ws.key, 'Receipt', { type: 'event', name: 'order.placed' }, [send('receipt', 'Your receipt')]);
+    const c = await insertContact(h, ws, { email: 'buyer@example.test' });
+    const e = engine(); // the default cooldown
+    const order = async (n: number) => expect((await h.call(ws.key, 'POST', '/v1/events/track', { contactId: c, name: 'order.placed', properties: { order: n } })).statusCode).toBe(202);
+
+    await order(1);
+    await drive(e, 10);
+    expect(await messagesTo(c)).toBe(1);
+    // A second order an hour later (the same day): a second receipt.
+    vi.setSystemTime(t0 + 60 * 60_000);
+    await order(2);
+    await drive(e, 10);
+    expect(await messagesTo(c)).toBe(2);
+    expect((await runsOf(ws, receipt)).map((r) => r.status)).toEqual(['COMPLETED', 'COMPLETED']);
+    expect(await stops(ws)).toEqual([]);
+
+    // Three more within the cooldown: refused, and said so by one EXITED run and one event (not three).
+    vi.setSystemTime(t0 + 60 * 60_000 + 60_000);
+    for (let n = 3; n <= 5; n++) await order(n);
+    await drive(e, 10);
+    expect(await messagesTo(c)).toBe(2);
+    const runs = await runsOf(ws, receipt);
+    expect(runs.map((r) => r.status).sort()).toEqual(['COMPLETED', 'COMPLETED', 'EXITED']);
+    expect(runs.find((r) => r.status === 'EXITED')).toMatchObject({ contactId: c, exitReason: expect.stringMatching(/^guard: cooldown: .*600 s/) });
+    const stopped = await stops(ws);
+    expect(stopped).toEqual([expect.objectContaining({ contactId: c, automationId: receipt, guard: 'cooldown', reason: expect.stringMatching(/^guard: cooldown: /) })]);
+    const listed = await h.call(ws.key, 'GET', '/v1/events?type=automation.run_stopped');
+    expect(listed.json().data).toEqual([expect.objectContaining({ type: 'automation.run_stopped', data: expect.objectContaining({ guard: 'cooldown', runId: runs.find((r) => r.status === 'EXITED')!.id }) })]);
+
+    // Once the cooldown of the last real run is over, the next order gets its receipt: the refusal did not extend it.
+    vi.setSystemTime(t0 + 60 * 60_000 + COOLDOWN + 30_000);
+    await order(6);
+    await drive(e, 10);
+    expect(await messagesTo(c)).toBe(3);
+    expect(await stops(ws)).toHaveLength(1);
   });
 
   it('daily cap: a send step past the cap of automated messages to a contact stops its run, across automations', async () => {

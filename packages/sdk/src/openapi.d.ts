@@ -17779,7 +17779,7 @@ export interface paths {
         };
         /**
          * List the runs of an automation
-         * @description One run per contact that entered, newest first, with cursor pagination and `status` and `contactId` filters: the version it runs, the step it is at and when that is due, and why it exited early (unsubscribed, bounced, complained, deleted, an exit step, or a loop guard: `guard: cycle: …`, `guard: depth: …`, `guard: daily cap: …`, docs/automations.md). Needs `read:broadcasts`.
+         * @description One run per contact that entered, newest first, with cursor pagination and `status` and `contactId` filters: the version it runs, the step it is at and when that is due, and why it exited early (unsubscribed, bounced, complained, deleted, an exit step, or a loop guard: `guard: cycle: …`, `guard: depth: …`, `guard: cooldown: …`, `guard: daily cap: …`, docs/automations.md). Needs `read:broadcasts`.
          */
         get: {
             parameters: {
@@ -17846,7 +17846,7 @@ export interface paths {
                                  * @description RFC 3339, UTC, milliseconds
                                  */
                                 finishedAt: string | null;
-                                /** @description unsubscribed, bounced, complained, deleted, exit step; a loop guard: guard: cycle: …, guard: depth: …, guard: daily cap: … */
+                                /** @description unsubscribed, bounced, complained, deleted, exit step; a loop guard: guard: cycle: …, guard: depth: …, guard: cooldown: …, guard: daily cap: … */
                                 exitReason: string | null;
                             }[];
                             nextCursor: string | null;
