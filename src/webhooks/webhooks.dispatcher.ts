@@ -119,8 +119,11 @@ export class WebhookDispatcher {
   private lastClaim = 0;
   private flushFailures = 0;
   private readonly inFlight = new Set<Promise<void>>();
-  /** Attempts made and not yet recorded. */
+  /** The ids of the deliveries in flight. */
+  private readonly sending = new Set<string>();
+  /** Attempts made and not yet recorded; and those being recorded (still renewed meanwhile). */
   private finished: Outcome[] = [];
+  private recording: Outcome[] = [];
   /** Endpoints that did not answer: how many times in a row, and until when nothing more is sent to them. */
   private readonly pauses = new Map<string, { strikes: number; until: number }>();
   /** Resolves the wait of a round for a request to end. */
@@ -233,6 +236,13 @@ export class WebhookDispatcher {
     return n;
   }
 
+  /** The ids of what it holds (the leases it renews). */
+  private heldIds(): string[] {
+    const ids = [...this.sending, ...[...this.finished, ...this.recording].map((o) => o.delivery.id)];
+    for (const lane of this.lanes.values()) ids.push(...lane.queue.map((d) => d.id));
+    return ids;
+  }
+
   private paused(endpointId: string, now: number): number | null {
     const pause = this.pauses.get(endpointId);
     return pause && pause.until > now ? pause.until : null;
@@ -312,7 +322,7 @@ export class WebhookDispatcher {
     if (this.held > 0 && !this.renewTimer) {
       this.renewTimer = setInterval(() => {
         const leaseUntil = new Date(this.clock().getTime() + this.o.leaseMs).toISOString();
-        repo.renewWebhookLeases(this.db.kysely, this.opts.workerId, leaseUntil).catch((err: unknown) => this.opts.log?.warn({ err }, 'renewing webhook leases failed'));
+        repo.renewWebhookLeases(this.db.kysely, this.opts.workerId, this.heldIds(), leaseUntil).catch((err: unknown) => this.opts.log?.warn({ err }, 'renewing webhook leases failed'));
       }, Math.max(100, Math.floor(this.o.leaseMs / 3)));
       this.renewTimer.unref();
     } else if (this.held === 0 && this.renewTimer) {
@@ -401,6 +411,7 @@ export class WebhookDispatcher {
   private launch(lane: Lane, delivery: repo.ClaimedWebhookDelivery): void {
     this.running++;
     lane.inFlight++;
+    this.sending.add(delivery.id);
     this.workspaceRunning.set(lane.workspaceId, (this.workspaceRunning.get(lane.workspaceId) ?? 0) + 1);
     const target = lane.target;
     const reachable = Boolean(target?.enabled && target.url && target.address && target.refused === undefined);
@@ -419,6 +430,7 @@ export class WebhookDispatcher {
           }
         }
         this.finished.push(outcome);
+        this.sending.delete(delivery.id);
         this.running--;
         lane.inFlight--;
         const n = (this.workspaceRunning.get(lane.workspaceId) ?? 1) - 1;
@@ -458,6 +470,7 @@ export class WebhookDispatcher {
     this.lastFlush = performance.now();
     const outcomes = this.finished;
     this.finished = [];
+    this.recording = outcomes;
     const now = this.clock().getTime();
     let disabled: Set<string>;
     try {
@@ -466,10 +479,12 @@ export class WebhookDispatcher {
       this.recorded += recorded;
     } catch (err) {
       // Kept, under the lease (still renewed), for the next rounds to record; after 3 failures in a row they are let go:
-      // their leases run out and they are claimed and sent again (at least once).
+      // no longer renewed, their leases run out and they are claimed and sent again (at least once).
       if (++this.flushFailures < 3) this.finished.unshift(...outcomes);
       else this.flushFailures = 0;
       throw err;
+    } finally {
+      this.recording = [];
     }
     this.flushFailures = 0;
     for (const lane of [...this.lanes.values()]) {

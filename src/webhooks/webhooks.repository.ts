@@ -227,8 +227,12 @@ export async function lockDeliveries(trx: Executor, dialect: Dialect, ids: reado
 }
 
 /** Keeps this dispatcher's leases alive while it holds deliveries. */
-export async function renewWebhookLeases(db: Executor, owner: string, leaseUntil: string): Promise<void> {
-  await db.updateTable('webhook_deliveries').set({ lease_expires_at: leaseUntil }).where('lease_owner', '=', owner).where('status', '=', 'SENDING').execute();
+export async function renewWebhookLeases(db: Executor, owner: string, ids: readonly string[], leaseUntil: string): Promise<void> {
+  // Only the ones it still holds: what it let go (outcomes it could not record) must run out and be claimed again.
+  for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+    await db.updateTable('webhook_deliveries').set({ lease_expires_at: leaseUntil }).where('id', 'in', ids.slice(i, i + INSERT_CHUNK))
+      .where('lease_owner', '=', owner).where('status', '=', 'SENDING').execute();
+  }
 }
 
 export interface AttemptRecord {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { sql } from 'kysely';
 import { afterEach, expect, it, vi } from 'vitest';
 import { recordEvents } from '../../src/events/events.repository.js';
 import type { NewEvent } from '../../src/events/events.types.js';
@@ -822,6 +823,45 @@ describeApi('webhooks', (h) => {
     const released = await h.db.kysely.selectFrom('webhook_deliveries').select(['id', 'attempts']).where('endpoint_id', '=', webhook.id).where('status', '=', 'PENDING').execute();
     expect(released.length).toBeGreaterThan(60 - 12 - 2);
     expect(released.every((r) => Number(r.attempts) === 0)).toBe(true);
+  });
+
+  it('outcomes let go after 3 failed recordings are no longer renewed while the dispatcher holds others: their leases run out and they are claimed again', async () => {
+    const clock = testClock();
+    const ws = await h.workspace();
+    const hung = await startHangingReceiver();
+    const fine = await startReceiver(clock.now);
+    await endpoint(ws, hung.url);
+    const answered = await endpoint(ws, fine.url);
+    await events(ws, [{ type: 'contact.created', data: {} }], clock.now());
+    // The hung request keeps the dispatcher busy (and renewing) throughout; leases of 300 ms are renewed every 100 ms.
+    const d = dispatcher(clock.now, { timeoutMs: 3000, leaseMs: 300 });
+    await d.fanOut();
+    const lease = async (endpointId: string) => (await h.db.kysely.selectFrom('webhook_deliveries').select(['status', 'lease_expires_at']).where('endpoint_id', '=', endpointId).executeTakeFirstOrThrow());
+    // Recording fails (its table is gone for a while): 3 times in a row, then the answered delivery's outcome is let go.
+    await sql`alter table webhook_attempts rename to webhook_attempts_away`.execute(h.db.kysely);
+    let failures = 0;
+    try {
+      for (let round = 0; failures < 3 && round < 500; round++) await d.dispatch().catch(() => failures++);
+    } finally {
+      await sql`alter table webhook_attempts_away rename to webhook_attempts`.execute(h.db.kysely);
+    }
+    expect(failures).toBe(3);
+    expect(fine.requests).toHaveLength(1);
+    expect(hung.requests).toHaveLength(1);
+    expect(await lease(answered.id)).toMatchObject({ status: 'SENDING' });
+    // Later: the renewal still runs for the hung request, and only for it.
+    clock.advance(1000);
+    const renewedUntil = new Date(clock.ms + 300).toISOString();
+    while (toIso((await lease((await h.db.kysely.selectFrom('webhook_endpoints').select('id').where('url', '=', hung.url).executeTakeFirstOrThrow()).id)).lease_expires_at) !== renewedUntil) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(Date.parse(toIso((await lease(answered.id)).lease_expires_at)!)).toBeLessThan(clock.ms);
+    // Another dispatcher claims it again and sends it (at least once).
+    const other = dispatcher(clock.now, { workerId: 'other' });
+    await other.dispatch();
+    while ((await lease(answered.id)).status === 'SENDING') await other.dispatch();
+    expect((await lease(answered.id)).status).toBe('SUCCEEDED');
+    expect(fine.requests).toHaveLength(2);
   });
 
   it('an endpoint deleted while its deliveries are in flight: the outcomes of the others are recorded all the same', async () => {
