@@ -41,6 +41,11 @@ export interface DispatcherOptions {
   workspaceConcurrency?: number;
   /** Deliveries of one endpoint that answers fast claimed and held at once (of another: 2 × endpointConcurrency). */
   endpointHold?: number;
+  /**
+   * Deliveries of one workspace's endpoints held at once (default: batchSize, half of the 2 × batchSize held in all), and
+   * at most half of one claim, so that many endpoints of one workspace never fill the hold: the others are claimed too.
+   */
+  workspaceHold?: number;
   /** While requests are in flight and nothing else happens, a round waits this long at most for one to end. */
   pollMs?: number;
   leaseMs?: number;
@@ -54,7 +59,7 @@ export interface DispatcherOptions {
 }
 
 export const DEFAULT_DISPATCHER = {
-  batchSize: 200, concurrency: 16, endpointConcurrency: 2, fastConcurrency: 0, fastMs: 0, workspaceConcurrency: 0, endpointHold: 128, pollMs: 100,
+  batchSize: 200, concurrency: 16, endpointConcurrency: 2, fastConcurrency: 0, fastMs: 0, workspaceConcurrency: 0, endpointHold: 128, workspaceHold: 0, pollMs: 100,
   leaseMs: 60_000, timeoutMs: 15_000, fanOutBatch: 500, retentionMs: 30 * 86_400_000,
 };
 
@@ -114,8 +119,11 @@ export class WebhookDispatcher {
   private lastClaim = 0;
   private flushFailures = 0;
   private readonly inFlight = new Set<Promise<void>>();
-  /** Attempts made and not yet recorded. */
+  /** The ids of the deliveries in flight. */
+  private readonly sending = new Set<string>();
+  /** Attempts made and not yet recorded; and those being recorded (still renewed meanwhile). */
   private finished: Outcome[] = [];
+  private recording: Outcome[] = [];
   /** Endpoints that did not answer: how many times in a row, and until when nothing more is sent to them. */
   private readonly pauses = new Map<string, { strikes: number; until: number }>();
   /** Resolves the wait of a round for a request to end. */
@@ -135,8 +143,9 @@ export class WebhookDispatcher {
     const timeoutMs = opts.timeoutMs ?? DEFAULT_DISPATCHER.timeoutMs;
     const workspaceConcurrency = Math.min(concurrency, opts.workspaceConcurrency ?? Math.max(endpointConcurrency, Math.ceil(concurrency / 2)));
     const fastConcurrency = Math.max(endpointConcurrency, Math.min(workspaceConcurrency, opts.fastConcurrency ?? workspaceConcurrency));
+    const batchSize = opts.batchSize ?? DEFAULT_DISPATCHER.batchSize;
     this.o = {
-      batchSize: opts.batchSize ?? DEFAULT_DISPATCHER.batchSize, concurrency, endpointConcurrency, fastConcurrency,
+      batchSize, concurrency, workspaceHold: Math.max(1, opts.workspaceHold ?? batchSize), endpointConcurrency, fastConcurrency,
       fastMs: opts.fastMs ?? Math.min(1000, Math.floor(timeoutMs / 10)), workspaceConcurrency,
       endpointHold: Math.max(fastConcurrency, opts.endpointHold ?? DEFAULT_DISPATCHER.endpointHold), pollMs: opts.pollMs ?? DEFAULT_DISPATCHER.pollMs,
       leaseMs: opts.leaseMs ?? DEFAULT_DISPATCHER.leaseMs, timeoutMs,
@@ -227,6 +236,13 @@ export class WebhookDispatcher {
     return n;
   }
 
+  /** The ids of what it holds (the leases it renews). */
+  private heldIds(): string[] {
+    const ids = [...this.sending, ...[...this.finished, ...this.recording].map((o) => o.delivery.id)];
+    for (const lane of this.lanes.values()) ids.push(...lane.queue.map((d) => d.id));
+    return ids;
+  }
+
   private paused(endpointId: string, now: number): number | null {
     const pause = this.pauses.get(endpointId);
     return pause && pause.until > now ? pause.until : null;
@@ -306,7 +322,7 @@ export class WebhookDispatcher {
     if (this.held > 0 && !this.renewTimer) {
       this.renewTimer = setInterval(() => {
         const leaseUntil = new Date(this.clock().getTime() + this.o.leaseMs).toISOString();
-        repo.renewWebhookLeases(this.db.kysely, this.opts.workerId, leaseUntil).catch((err: unknown) => this.opts.log?.warn({ err }, 'renewing webhook leases failed'));
+        repo.renewWebhookLeases(this.db.kysely, this.opts.workerId, this.heldIds(), leaseUntil).catch((err: unknown) => this.opts.log?.warn({ err }, 'renewing webhook leases failed'));
       }, Math.max(100, Math.floor(this.o.leaseMs / 3)));
       this.renewTimer.unref();
     } else if (this.held === 0 && this.renewTimer) {
@@ -315,7 +331,10 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Claims what fits: up to batchSize, at most 2 × batchSize held, no more than hold() of one endpoint. */
+  /**
+   * Claims what fits: up to batchSize, at most 2 × batchSize held, no more than hold() of one endpoint, and no more than
+   * workspaceHold of one workspace (and half of this claim), whatever its number of endpoints.
+   */
   private async claim(): Promise<number> {
     const held = this.held;
     const limit = Math.min(this.o.batchSize, 2 * this.o.batchSize - held);
@@ -333,8 +352,14 @@ export class WebhookDispatcher {
       if (r === undefined) rooms.set(id, r = this.hold(id) - holding(id));
       return r;
     };
+    const ofWorkspace = new Map<string, number>();
+    const count = (workspaceId: string) => ofWorkspace.set(workspaceId, (ofWorkspace.get(workspaceId) ?? 0) + 1);
+    for (const lane of this.lanes.values()) ofWorkspace.set(lane.workspaceId, (ofWorkspace.get(lane.workspaceId) ?? 0) + lane.queue.length + lane.inFlight);
+    for (const o of this.finished) count(o.delivery.workspaceId);
+    const share = Math.ceil(limit / 2);
+    const workspaceRoom = (id: string) => Math.min(share, this.o.workspaceHold - (ofWorkspace.get(id) ?? 0));
     const claimed = await this.db.kysely.transaction().execute((trx) => repo.claimWebhookDeliveries(trx, this.db.dialect, this.opts.workerId, claimedAt.toISOString(),
-      new Date(claimedAt.getTime() + this.o.leaseMs).toISOString(), { limit, skipEndpoints: skip, room }));
+      new Date(claimedAt.getTime() + this.o.leaseMs).toISOString(), { limit, skipEndpoints: skip, room, workspaceRoom }));
     for (const lane of this.lanes.values()) lane.more = false;
     if (!claimed.length) return 0;
     const taken = new Map<string, number>();
@@ -386,6 +411,7 @@ export class WebhookDispatcher {
   private launch(lane: Lane, delivery: repo.ClaimedWebhookDelivery): void {
     this.running++;
     lane.inFlight++;
+    this.sending.add(delivery.id);
     this.workspaceRunning.set(lane.workspaceId, (this.workspaceRunning.get(lane.workspaceId) ?? 0) + 1);
     const target = lane.target;
     const reachable = Boolean(target?.enabled && target.url && target.address && target.refused === undefined);
@@ -404,6 +430,7 @@ export class WebhookDispatcher {
           }
         }
         this.finished.push(outcome);
+        this.sending.delete(delivery.id);
         this.running--;
         lane.inFlight--;
         const n = (this.workspaceRunning.get(lane.workspaceId) ?? 1) - 1;
@@ -443,6 +470,7 @@ export class WebhookDispatcher {
     this.lastFlush = performance.now();
     const outcomes = this.finished;
     this.finished = [];
+    this.recording = outcomes;
     const now = this.clock().getTime();
     let disabled: Set<string>;
     try {
@@ -451,16 +479,21 @@ export class WebhookDispatcher {
       this.recorded += recorded;
     } catch (err) {
       // Kept, under the lease (still renewed), for the next rounds to record; after 3 failures in a row they are let go:
-      // their leases run out and they are claimed and sent again (at least once).
+      // no longer renewed, their leases run out and they are claimed and sent again (at least once).
       if (++this.flushFailures < 3) this.finished.unshift(...outcomes);
       else this.flushFailures = 0;
       throw err;
+    } finally {
+      this.recording = [];
     }
     this.flushFailures = 0;
     for (const lane of [...this.lanes.values()]) {
       // Disabled: what it held goes back, due now, to be claimed again and failed as the endpoint's state says.
       const until = disabled.has(lane.endpointId) ? now : this.paused(lane.endpointId, now);
       if (until !== null && lane.queue.length) await this.release(lane.queue.splice(0).map((d) => d.id), until);
+      // No longer fast: what it holds beyond a slow endpoint's hold goes back, due now, for the others to have the room.
+      const excess = Math.min(lane.queue.length, lane.queue.length + lane.inFlight - this.hold(lane.endpointId));
+      if (excess > 0) await this.release(lane.queue.splice(lane.queue.length - excess).map((d) => d.id), now);
       if (!lane.queue.length && !lane.inFlight) this.lanes.delete(lane.endpointId);
     }
     return outcomes.length;

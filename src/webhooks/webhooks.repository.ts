@@ -135,26 +135,32 @@ export interface ClaimOptions {
   skipEndpoints: readonly string[];
   /** How many more deliveries of this endpoint the dispatcher may take now. */
   room: (endpointId: string) => number;
+  /** How many more deliveries of this workspace's endpoints it may take now (so one workspace never fills the hold). */
+  workspaceRoom?: (workspaceId: string) => number;
 }
 
 /**
  * Claims due deliveries with a lease, fairly: SENDING ones whose lease ran out first (their dispatcher died; they
  * may have arrived already: at least once), then PENDING ones whose time has come, oldest first, but none of the
  * endpoints in `skipEndpoints` and no more of an endpoint than its `room`. So an endpoint with thousands waiting
- * does not shadow the others: once the dispatcher holds its share of it, the claim looks past it (round robin).
+ * does not shadow the others: once the dispatcher holds its share of it, the claim looks past it (round robin); and
+ * once a workspace's endpoints have taken its `workspaceRoom`, past all of them (many endpoints of one workspace).
  * The candidates are read and locked in the caller's transaction (PostgreSQL: FOR UPDATE SKIP LOCKED, so
  * concurrent dispatchers take different ones; SQLite has one writer), then the chosen ones are updated. Each read is a
  * range of the (status, next_attempt_at) index.
  */
 export async function claimWebhookDeliveries(trx: Executor, dialect: Dialect, owner: string, now: string, leaseUntil: string, opts: ClaimOptions): Promise<ClaimedWebhookDelivery[]> {
   const taken = new Map<string, number>();
+  const takenOf = new Map<string, number>();
   const chosen: string[] = [];
   const picked = new Set<string>();
   const skip = new Set(opts.skipEndpoints);
+  const skipWorkspaces = new Set<string>();
   /** Reads candidates past the endpoints skipped; true when an endpoint filled up on the way and more may lie past it. */
-  const candidates = async (base: () => SelectQueryBuilder<Database, 'webhook_deliveries', { id: string; endpoint_id: string }>) => {
+  const candidates = async (base: () => SelectQueryBuilder<Database, 'webhook_deliveries', { id: string; endpoint_id: string; workspace_id: string }>) => {
     let q = base();
     if (skip.size) q = q.where('endpoint_id', 'not in', [...skip]);
+    if (skipWorkspaces.size) q = q.where('workspace_id', 'not in', [...skipWorkspaces]);
     // Rows an earlier pass picked are still claimable until the UPDATE (and SKIP LOCKED skips other transactions' locks only).
     if (picked.size) q = q.where('id', 'not in', [...picked]);
     const limit = opts.limit - chosen.length;
@@ -163,6 +169,12 @@ export async function claimWebhookDeliveries(trx: Executor, dialect: Dialect, ow
     const rows = await q.execute();
     let filled = false;
     for (const row of rows) {
+      const m = takenOf.get(row.workspace_id) ?? 0;
+      if (opts.workspaceRoom && m >= opts.workspaceRoom(row.workspace_id)) {
+        skipWorkspaces.add(row.workspace_id);
+        filled = true;
+        continue;
+      }
       const n = taken.get(row.endpoint_id) ?? 0;
       if (n >= opts.room(row.endpoint_id)) {
         skip.add(row.endpoint_id);
@@ -170,14 +182,15 @@ export async function claimWebhookDeliveries(trx: Executor, dialect: Dialect, ow
         continue;
       }
       taken.set(row.endpoint_id, n + 1);
+      takenOf.set(row.workspace_id, m + 1);
       picked.add(row.id);
       chosen.push(row.id);
     }
     return filled && rows.length === limit;
   };
-  const expired = () => trx.selectFrom('webhook_deliveries').select(['id', 'endpoint_id'])
+  const expired = () => trx.selectFrom('webhook_deliveries').select(['id', 'endpoint_id', 'workspace_id'])
     .where('status', '=', 'SENDING').where('lease_expires_at', '<', now).orderBy('lease_expires_at');
-  const due = () => trx.selectFrom('webhook_deliveries').select(['id', 'endpoint_id'])
+  const due = () => trx.selectFrom('webhook_deliveries').select(['id', 'endpoint_id', 'workspace_id'])
     .where('status', '=', 'PENDING').where('next_attempt_at', '<=', now).orderBy('next_attempt_at');
   // Passes until no endpoint fills up on the way (64 at most): each skips the endpoints the previous one filled, so one
   // claim reaches every endpoint with due work (round robin) when the limit allows.
@@ -214,8 +227,12 @@ export async function lockDeliveries(trx: Executor, dialect: Dialect, ids: reado
 }
 
 /** Keeps this dispatcher's leases alive while it holds deliveries. */
-export async function renewWebhookLeases(db: Executor, owner: string, leaseUntil: string): Promise<void> {
-  await db.updateTable('webhook_deliveries').set({ lease_expires_at: leaseUntil }).where('lease_owner', '=', owner).where('status', '=', 'SENDING').execute();
+export async function renewWebhookLeases(db: Executor, owner: string, ids: readonly string[], leaseUntil: string): Promise<void> {
+  // Only the ones it still holds: what it let go (outcomes it could not record) must run out and be claimed again.
+  for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+    await db.updateTable('webhook_deliveries').set({ lease_expires_at: leaseUntil }).where('id', 'in', ids.slice(i, i + INSERT_CHUNK))
+      .where('lease_owner', '=', owner).where('status', '=', 'SENDING').execute();
+  }
 }
 
 export interface AttemptRecord {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { sql } from 'kysely';
 import { afterEach, expect, it, vi } from 'vitest';
 import { recordEvents } from '../../src/events/events.repository.js';
 import type { NewEvent } from '../../src/events/events.types.js';
@@ -752,6 +753,115 @@ describeApi('webhooks', (h) => {
     for (const r of hung.requests) perEndpoint.set(r.url, (perEndpoint.get(r.url) ?? 0) + 1);
     expect(Math.max(...perEndpoint.values())).toBeLessThanOrEqual(2);
     expect(await d.dispatch()).toBe(0);
+  });
+
+  it('fair dispatch (issue 29): a workspace with many slow endpoints that answer never holds more than its share of the hold; another workspace is claimed in the first round, and again while the first one holds its share', async () => {
+    const clock = testClock();
+    const [wsA, wsB] = [await h.workspace('A'), await h.workspace('B')];
+    // A's 24 endpoints answer 200, slowly but within the timeout (so none is paused); 5 deliveries each.
+    const slow = await startReceiver(clock.now, () => ({ status: 200, delayMs: 300 }));
+    const fine = await startReceiver(clock.now);
+    for (let i = 0; i < 24; i++) await endpoint(wsA, `${slow.url}/${i}`);
+    const served = await endpoint(wsB, fine.url);
+    await events(wsA, Array.from({ length: 5 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })), clock.now());
+    clock.advance(1);
+    await events(wsB, [{ type: 'contact.created', data: { b: 1 } }], clock.now());
+    // 40 held in all at most; 24 endpoints × 4 each would fill it without a bound per workspace.
+    const d = dispatcher(clock.now, { timeoutMs: 2000, batchSize: 20 });
+    while ((await d.fanOut()) > 0);
+    const sending = async (ws: TestWorkspace) => (await h.db.kysely.selectFrom('webhook_deliveries').select('id').where('workspace_id', '=', ws.id).where('status', '=', 'SENDING').execute()).length;
+    const bStatus = async () => (await deliveries(wsB, served.id)).map((l: { status: string }) => l.status);
+
+    // The first claim: at most half of it for A, and B's delivery, newer than all of A's 120.
+    await d.dispatch();
+    expect(await bStatus()).toEqual(['SENDING']);
+    expect(await sending(wsA)).toBeLessThanOrEqual(10);
+    // A takes its share (20, half of the hold) and never more, round after round.
+    let rounds = 0;
+    for (let a = 0; a < 20 && rounds < 200; rounds++) {
+      await d.dispatch();
+      a = await sending(wsA);
+      expect(a).toBeLessThanOrEqual(20);
+    }
+    expect(rounds).toBeLessThan(200);
+    // B has an event now: there is room for it although A holds all it may (the claim looks past A's endpoints).
+    await events(wsB, [{ type: 'contact.created', data: { b: 2 } }], clock.now());
+    while ((await d.fanOut()) > 0);
+    const aRequestsBefore = slow.requests.length;
+    while ((await bStatus()).includes('PENDING')) {
+      await d.dispatch();
+      expect(await sending(wsA)).toBeLessThanOrEqual(20);
+    }
+    while ((await bStatus()).includes('SENDING')) await d.dispatch();
+    expect(await bStatus()).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    expect(fine.requests).toHaveLength(2);
+    // B's second request was sent before A's 120 were all sent (A's share of the hold left room for it).
+    expect(aRequestsBefore).toBeLessThan(120);
+    await drain(d);
+    expect(slow.requests).toHaveLength(120);
+  });
+
+  it('fair dispatch (issue 29): an endpoint that answered fast and then slowly gives back what it held beyond a slow endpoint\'s hold', async () => {
+    const clock = testClock();
+    const ws = await h.workspace();
+    // The first answer is at once (the endpoint is fast: it may hold 40), the others come after 800 ms (under the timeout).
+    const receiver = await startReceiver(clock.now, (n) => ({ status: 200, delayMs: n === 1 ? 0 : 800 }));
+    const webhook = await endpoint(ws, receiver.url);
+    await events(ws, Array.from({ length: 60 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })), clock.now());
+    const d = dispatcher(clock.now, { timeoutMs: 2000, batchSize: 100, endpointHold: 40 });
+    while ((await d.fanOut()) > 0);
+    const sending = async () => (await h.db.kysely.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', webhook.id).where('status', '=', 'SENDING').execute()).length;
+    // Fast: it takes up to its fast hold.
+    let most = 0;
+    while (d.recorded < 2) {
+      await d.dispatch();
+      if (d.recorded < 2) most = Math.max(most, await sending());
+    }
+    expect(most).toBeGreaterThan(12);
+    // A slow answer recorded: no longer fast, it keeps at most what is in flight (8 at most) and a slow endpoint's hold (4).
+    expect(await sending()).toBeLessThanOrEqual(12);
+    const released = await h.db.kysely.selectFrom('webhook_deliveries').select(['id', 'attempts']).where('endpoint_id', '=', webhook.id).where('status', '=', 'PENDING').execute();
+    expect(released.length).toBeGreaterThan(60 - 12 - 2);
+    expect(released.every((r) => Number(r.attempts) === 0)).toBe(true);
+  });
+
+  it('outcomes let go after 3 failed recordings are no longer renewed while the dispatcher holds others: their leases run out and they are claimed again', async () => {
+    const clock = testClock();
+    const ws = await h.workspace();
+    const hung = await startHangingReceiver();
+    const fine = await startReceiver(clock.now);
+    await endpoint(ws, hung.url);
+    const answered = await endpoint(ws, fine.url);
+    await events(ws, [{ type: 'contact.created', data: {} }], clock.now());
+    // The hung request keeps the dispatcher busy (and renewing) throughout; leases of 300 ms are renewed every 100 ms.
+    const d = dispatcher(clock.now, { timeoutMs: 3000, leaseMs: 300 });
+    await d.fanOut();
+    const lease = async (endpointId: string) => (await h.db.kysely.selectFrom('webhook_deliveries').select(['status', 'lease_expires_at']).where('endpoint_id', '=', endpointId).executeTakeFirstOrThrow());
+    // Recording fails (its table is gone for a while): 3 times in a row, then the answered delivery's outcome is let go.
+    await sql`alter table webhook_attempts rename to webhook_attempts_away`.execute(h.db.kysely);
+    let failures = 0;
+    try {
+      for (let round = 0; failures < 3 && round < 500; round++) await d.dispatch().catch(() => failures++);
+    } finally {
+      await sql`alter table webhook_attempts_away rename to webhook_attempts`.execute(h.db.kysely);
+    }
+    expect(failures).toBe(3);
+    expect(fine.requests).toHaveLength(1);
+    expect(hung.requests).toHaveLength(1);
+    expect(await lease(answered.id)).toMatchObject({ status: 'SENDING' });
+    // Later: the renewal still runs for the hung request, and only for it.
+    clock.advance(1000);
+    const renewedUntil = new Date(clock.ms + 300).toISOString();
+    while (toIso((await lease((await h.db.kysely.selectFrom('webhook_endpoints').select('id').where('url', '=', hung.url).executeTakeFirstOrThrow()).id)).lease_expires_at) !== renewedUntil) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(Date.parse(toIso((await lease(answered.id)).lease_expires_at)!)).toBeLessThan(clock.ms);
+    // Another dispatcher claims it again and sends it (at least once).
+    const other = dispatcher(clock.now, { workerId: 'other' });
+    await other.dispatch();
+    while ((await lease(answered.id)).status === 'SENDING') await other.dispatch();
+    expect((await lease(answered.id)).status).toBe('SUCCEEDED');
+    expect(fine.requests).toHaveLength(2);
   });
 
   it('an endpoint deleted while its deliveries are in flight: the outcomes of the others are recorded all the same', async () => {
