@@ -6,7 +6,6 @@
  *
  * "A copy of the database" is every row of every table, as text: what someone who took a backup has.
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -23,27 +22,11 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { sealer } from '../src/lib/seal.js';
 import { newId } from '../src/lib/ids.js';
 import { parseInboundAddress, returnPath } from '../src/mail/verp.js';
-import { childEnv, cli, ROOT, serve } from './helpers/formcast-process.js';
+import { cli, runCli, serve } from './helpers/formcast-process.js';
 import { startSmtpServer } from './helpers/smtp.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL;
 const WEBHOOK_PURPOSE = 'webhook endpoint secret';
-
-interface Run { code: number | null; stdout: string; stderr: string }
-
-/** `formcast <args>` with its exit code and output, whatever the code. */
-function run(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/formcast', ...args], { cwd: ROOT, env: childEnv(env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end();
-  });
-}
 
 interface Installation {
   env: Record<string, string>;
@@ -139,7 +122,7 @@ async function until<T>(what: string, read: () => T | undefined, timeoutMs = 30_
 async function expectDkimSigned(inst: Installation, ws: string, domain: { name: string; selector: string; publicKey: string }) {
   const smtp = await startSmtpServer();
   try {
-    const res = await run(['send-test', '--to', 'ops@example.org', '--from', `ops@${domain.name}`, '--workspace', ws], { ...inst.env, SMTP_URL: `smtp://127.0.0.1:${smtp.port}` });
+    const res = await runCli(['send-test', '--to', 'ops@example.org', '--from', `ops@${domain.name}`, '--workspace', ws], { ...inst.env, SMTP_URL: `smtp://127.0.0.1:${smtp.port}` });
     expect(res.code, res.stderr).toBe(0);
     const raw = smtp.received.at(-1)!.raw;
     const record = `v=DKIM1; k=rsa; p=${domain.publicKey}`;
@@ -266,26 +249,26 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       it('refuses to start with a key file others can read, without the key file, or with another key: a clear error, exit 3, nothing changed', { timeout: 120_000 }, async () => {
         const before = fs.readFileSync(inst.keyFile, 'utf8');
         fs.chmodSync(inst.keyFile, 0o644);
-        const open = await run(['domain', 'list', '--workspace', ws.id], inst.env);
+        const open = await runCli(['domain', 'list', '--workspace', ws.id], inst.env);
         expect(open.code).toBe(3);
         expect(open.stderr).toContain(`chmod 600 ${inst.keyFile}`);
         fs.chmodSync(inst.keyFile, 0o600);
 
         const moved = `${inst.keyFile}.moved`;
         fs.renameSync(inst.keyFile, moved);
-        const missing = await run(['domain', 'list', '--workspace', ws.id], inst.env);
+        const missing = await runCli(['domain', 'list', '--workspace', ws.id], inst.env);
         expect(missing.code).toBe(3);
         expect(missing.stderr).toContain(`the key file ${inst.keyFile} does not exist, but this database's secrets were sealed with a key`);
         // Not replaced by a new key, which would open nothing.
         expect(fs.existsSync(inst.keyFile)).toBe(false);
         fs.renameSync(moved, inst.keyFile);
 
-        const other = await run(['domain', 'list', '--workspace', ws.id], { ...inst.env, SECRET_KEY: crypto.randomBytes(32).toString('base64') });
+        const other = await runCli(['domain', 'list', '--workspace', ws.id], { ...inst.env, SECRET_KEY: crypto.randomBytes(32).toString('base64') });
         expect(other.code).toBe(3);
         expect(other.stderr).toContain('SECRET_KEY is not the key this database\'s secrets were sealed with');
 
         expect(fs.readFileSync(inst.keyFile, 'utf8')).toBe(before);
-        const listed = await run(['domain', 'list', '--workspace', ws.id, '--json'], inst.env);
+        const listed = await runCli(['domain', 'list', '--workspace', ws.id, '--json'], inst.env);
         expect(listed.code, listed.stderr).toBe(0);
         expect(JSON.parse(listed.stdout).map((x: { id: string }) => x.id)).toEqual([domain.id]);
       });
@@ -302,8 +285,8 @@ for (const kind of ['sqlite', 'postgres'] as const) {
 
         // The first start after the upgrade: two processes at once.
         const [a, b] = await Promise.all([
-          run(['domain', 'list', '--workspace', old.workspace.id, '--json'], inst.env),
-          run(['workspace', 'list', '--json'], inst.env),
+          runCli(['domain', 'list', '--workspace', old.workspace.id, '--json'], inst.env),
+          runCli(['workspace', 'list', '--json'], inst.env),
         ]);
         expect(a.code, a.stderr).toBe(0);
         expect(b.code, b.stderr).toBe(0);
@@ -352,7 +335,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
             await d2.close();
           }
         })();
-        expect((await run(['workspace', 'list', '--json'], inst.env)).code).toBe(0);
+        expect((await runCli(['workspace', 'list', '--json'], inst.env)).code).toBe(0);
         const d3 = inst.open();
         try {
           expect((await d3.kysely.selectFrom('domains').select('dkim_private_key').where('id', '=', old.domain.id).executeTakeFirstOrThrow()).dkim_private_key).toBe(sealedBefore);
@@ -371,7 +354,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       try {
         const sealingKey = crypto.createHash('sha256').update(secretKey).digest();
         const old = await oldLayout(inst, crypto.randomBytes(32), sealingKey, 'http://127.0.0.1:9/hook');
-        const res = await run(['domain', 'list', '--workspace', old.workspace.id, '--json'], inst.env);
+        const res = await runCli(['domain', 'list', '--workspace', old.workspace.id, '--json'], inst.env);
         expect(res.code, res.stderr).toBe(0);
         expect(fs.existsSync(inst.keyFile)).toBe(false);
         const db = inst.open();

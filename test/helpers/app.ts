@@ -26,7 +26,7 @@ export interface Harness {
  * Runs `suite` once per test database (SQLite, and PostgreSQL when configured) against a real app.
  * Without TEST_DATABASE_URL the PostgreSQL run is declared skipped, so it shows in the report.
  */
-export function describeApi(title: string, suite: (h: Harness) => void): void {
+export function describeApi(title: string, suite: (h: Harness) => void, opts: { publicUrl?: string } = {}): void {
   const names: TestDatabase['name'][] = ['sqlite', 'postgres'];
   for (const name of names) {
     const target = testDatabases.find((d) => d.name === name);
@@ -39,7 +39,7 @@ export function describeApi(title: string, suite: (h: Harness) => void): void {
         const opened = await target!.open();
         db = opened.db;
         drop = opened.drop;
-        app = await buildApp({ db, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET }, logger: false });
+        app = await buildApp({ db, config: { logLevel: 'silent', publicUrl: opts.publicUrl ?? 'http://localhost:3000', secret: TEST_SECRET }, logger: false });
         await app.ready();
       });
       afterAll(async () => {

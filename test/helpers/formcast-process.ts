@@ -25,8 +25,10 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...base, ...TEST_PROCESS_DEFAULTS, ...env };
 }
 
-/** Runs `formcast <args> --json`-style commands: resolves with the parsed stdout, rejects with stderr on a non-zero exit. */
-export function cli(args: string[], env: Record<string, string>, stdin?: string): Promise<any> {
+export interface CliRun { code: number | null; stdout: string; stderr: string }
+
+/** `formcast <args>` with its exit code and output, whatever the code. */
+export function runCli(args: string[], env: Record<string, string>, stdin = ''): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/formcast', ...args], { cwd: ROOT, env: childEnv(env) });
     let stdout = '';
@@ -34,12 +36,16 @@ export function cli(args: string[], env: Record<string, string>, stdin?: string)
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) reject(new Error(`formcast ${args.join(' ')} exited ${code}: ${stderr}`));
-      else resolve(JSON.parse(stdout));
-    });
-    child.stdin.end(stdin ?? '');
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin);
   });
+}
+
+/** Runs `formcast <args> --json`-style commands: resolves with the parsed stdout, rejects with stderr on a non-zero exit. */
+export async function cli(args: string[], env: Record<string, string>, stdin?: string): Promise<any> {
+  const { code, stdout, stderr } = await runCli(args, env, stdin);
+  if (code !== 0) throw new Error(`formcast ${args.join(' ')} exited ${code}: ${stderr}`);
+  return JSON.parse(stdout);
 }
 
 /** A port nothing listens on right now (on loopback). */
