@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-const EMBED_RUNTIME = 'src/hosted/embed.runtime.ts';
+const EMBED_RUNTIME = 'src/forms/hosted/embed.runtime.ts';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'dist/', 'packages/*/dist/', 'coverage/', 'test-output/', 'scratch/'] },
@@ -31,7 +31,7 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.browser } },
   },
   {
-    // The embed runtime (src/hosted/embed.runtime.ts, built by scripts/build-embed.mjs): browser globals only, and
+    // The embed runtime (src/forms/hosted/embed.runtime.ts, built by scripts/build-embed.mjs): browser globals only, and
     // nothing a host page's Content-Security-Policy without 'unsafe-eval' would block.
     files: [EMBED_RUNTIME],
     languageOptions: { globals: { ...globals.browser } },

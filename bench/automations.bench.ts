@@ -12,7 +12,7 @@
  *    send step with the broadcast's from, subject and HTML) and activates it, so its message is written as the
  *    product writes it; it has no run yet. The server is stopped once the broadcast is SENT.
  * 2. **Measured**: N runs of the automation are inserted directly in SQL, all due now, with the shape
- *    `insertRun` (src/automations/automations.repository.ts) writes: ACTIVE, at the first step, no lease. Then a
+ *    `insertRun` (src/integrations/automations/automations.repository.ts) writes: ACTIVE, at the first step, no lease. Then a
  *    fresh `formcast serve` (same settings) starts and does everything: the runs job claims them, each send step
  *    inserts its delivery, the delivery pipeline sends them to the sink.
  *

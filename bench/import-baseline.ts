@@ -44,7 +44,7 @@ db.prepare('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)').run
 const insertContact = db.prepare(`INSERT INTO contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at)
   VALUES (?, '${WORKSPACE}', ?, ?, ?, ?, 'SUBSCRIBED', ?, ?)`);
 // dispatched = 1: what Formcast writes on SQLite for a workspace with no enabled webhook endpoint (nothing for the
-// fan-out to take; src/events/events.repository.ts), so both sides write the same rows and index entries.
+// fan-out to take; src/outbox/events/events.repository.ts), so both sides write the same rows and index entries.
 const insertEvent = db.prepare(`INSERT INTO events (id, workspace_id, type, occurred_at, contact_id, data, dispatched)
   VALUES (?, '${WORKSPACE}', ?, ?, ?, ?, 1)`);
 const withEvents = mode === 'events';

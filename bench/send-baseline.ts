@@ -15,9 +15,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import nodemailer from 'nodemailer';
-import { assembleContent } from '../src/broadcasts/broadcasts.message.js';
+import { assembleContent } from '../src/sending/broadcasts/broadcasts.message.js';
 import { SIGNED } from '../src/mail/dkim.js';
-import { DEFAULT_SETTINGS } from '../src/workspaces/workspaces.schemas.js';
+import { DEFAULT_SETTINGS } from '../src/access/workspaces/workspaces.schemas.js';
 
 function env(name: string): string {
   const v = process.env[name];

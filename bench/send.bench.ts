@@ -33,7 +33,7 @@ import pg from 'pg';
 import {
   BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, freshPostgresDatabase, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startChild, startServer, startSmtpSink, stopChild, table, type Sink, type SinkStats, NEWS_HTML, NEWS_SUBJECT,
 } from './harness.js';
-import { openDkimKey } from '../src/domains/domains.keys.js';
+import { openDkimKey } from '../src/mail-setup/domains/domains.keys.js';
 
 const DOMAIN = 'acme.test';
 const PUBLIC_URL = 'https://news.acme.test';

@@ -33,7 +33,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { loadServerSecret } from '../src/db/secrets.js';
 import { createServices } from '../src/app.js';
 import { newId } from '../src/lib/ids.js';
-import { signatureHeader } from '../src/webhooks/webhooks.sender.js';
+import { signatureHeader } from '../src/integrations/webhooks/webhooks.sender.js';
 import { BenchError, HOST, fmt, ipcRequester, makeTempDir, memoryOf, parseCommandLine, positiveInt, runBench, startChild, startServer, table } from './harness.js';
 
 const LAG_P99_GOAL_MS = 2000;

@@ -1,6 +1,6 @@
 /**
  * The console's build (`npm run build:console`) and dev server (`npm run dev`). The app is served by Formcast
- * under /app/ (src/console/console.routes.ts): assets get hashed names and are cached for a year; index.html
+ * under /app/ (src/access/console/console.routes.ts): assets get hashed names and are cached for a year; index.html
  * is never cached. No asset comes from anywhere but Formcast. Every text asset of 1 KB or more gets a
  * Brotli (.br, quality 11) and a gzip (.gz, level 9) twin beside it, which the server sends to browsers that
  * accept them (precompress below).
@@ -20,7 +20,7 @@ const outDir = path.resolve(here, '../dist/console');
 const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
 
-/** After the build: `<asset>.br` and `<asset>.gz` for every compressible asset worth it (src/console/console.routes.ts serves them). */
+/** After the build: `<asset>.br` and `<asset>.gz` for every compressible asset worth it (src/access/console/console.routes.ts serves them). */
 function precompress(): Plugin {
   return {
     name: 'formcast-precompress',

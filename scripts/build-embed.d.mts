@@ -1,4 +1,4 @@
-// Types of scripts/build-embed.mjs, for the server (src/hosted/embed.ts) and the tests.
+// Types of scripts/build-embed.mjs, for the server (src/forms/hosted/embed.ts) and the tests.
 
 /** The runtime's source, relative to the package root. */
 export declare const EMBED_SOURCE: string;

@@ -1,20 +1,20 @@
-// The embed runtime (src/hosted/embed.runtime.ts) compiled for the browsers of the sites that include embed.js:
+// The embed runtime (src/forms/hosted/embed.runtime.ts) compiled for the browsers of the sites that include embed.js:
 // `buildEmbed(rootDir)` writes dist/embed/runtime.js (scripts/build.mjs calls it; `node scripts/build-embed.mjs`
 // runs it alone), and the server compiles the same thing in-process with `compileEmbed` when that file is missing
-// or older than its sources (src/hosted/embed.ts), so tests running from the sources never see a stale build.
+// or older than its sources (src/forms/hosted/embed.ts), so tests running from the sources never see a stale build.
 //
 // The output is a script that calls `runEmbed(cfg)`, inside an arrow IIFE so that it declares nothing global; `cfg` is
 // left unbound: the server serves it as `(function (cfg) { 'use strict'; <this> })(<the form's configuration>)`.
 // Target ES2018 (every browser with Shadow DOM v1 and fetch; tsconfig.embed.json keeps the built-ins to ES2018 as
 // well). Minified: the script is fetched by every visitor of every page that carries a form, and minifying takes the
 // runtime from 19.2 kB to 10.3 kB (5.2 kB to 4.0 kB gzipped, 4.6 kB to 3.6 kB with brotli); the readable source is
-// src/hosted/embed.runtime.ts, and the minifier keeps its strings and its logic as they are.
+// src/forms/hosted/embed.runtime.ts, and the minifier keeps its strings and its logic as they are.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The runtime's source, relative to the package root. */
-export const EMBED_SOURCE = 'src/hosted/embed.runtime.ts';
+export const EMBED_SOURCE = 'src/forms/hosted/embed.runtime.ts';
 /** Where the build puts it, relative to the package root. */
 export const EMBED_OUTPUT = 'dist/embed/runtime.js';
 /** What the output depends on (the runtime is one file, and these options): the build is stale when one is newer. */

@@ -3,27 +3,27 @@
  * collected here, at the composition root, for buildApp to hand to the document: features never import one
  * another, and src/http never imports a feature.
  */
-import { apiKeysDocs } from './api-keys/api-keys.docs.js';
-import { automationsDocs } from './automations/automations.docs.js';
-import { bouncesDocs } from './bounces/bounces.docs.js';
-import { broadcastsDocs } from './broadcasts/broadcasts.docs.js';
-import { contactsDocs } from './contacts/contacts.docs.js';
-import { domainsDocs } from './domains/domains.docs.js';
-import { eventsDocs } from './events/events.docs.js';
-import { formsDocs } from './forms/forms.docs.js';
-import { hostedDocs } from './hosted/hosted.docs.js';
+import { apiKeysDocs } from './access/api-keys/api-keys.docs.js';
+import { automationsDocs } from './integrations/automations/automations.docs.js';
+import { bouncesDocs } from './sending/bounces/bounces.docs.js';
+import { broadcastsDocs } from './sending/broadcasts/broadcasts.docs.js';
+import { contactsDocs } from './audience/contacts/contacts.docs.js';
+import { domainsDocs } from './mail-setup/domains/domains.docs.js';
+import { eventsDocs } from './outbox/events/events.docs.js';
+import { formsDocs } from './forms/forms/forms.docs.js';
+import { hostedDocs } from './forms/hosted/hosted.docs.js';
 import type { OperationDocs } from './http/operation-docs.js';
-import { protectionDocs } from './protection/protection.docs.js';
-import { segmentsDocs } from './segments/segments.docs.js';
-import { submissionsDocs } from './submissions/submissions.docs.js';
-import { suppressionsDocs } from './suppressions/suppressions.docs.js';
-import { templatesDocs } from './templates/templates.docs.js';
-import { topicsDocs } from './topics/topics.docs.js';
-import { trackingDocs } from './tracking/tracking.docs.js';
-import { unsubscribeDocs } from './unsubscribe/unsubscribe.docs.js';
-import { usersDocs } from './users/users.docs.js';
-import { webhooksDocs } from './webhooks/webhooks.docs.js';
-import { workspacesDocs } from './workspaces/workspaces.docs.js';
+import { protectionDocs } from './forms/protection/protection.docs.js';
+import { segmentsDocs } from './audience/segments/segments.docs.js';
+import { submissionsDocs } from './forms/submissions/submissions.docs.js';
+import { suppressionsDocs } from './audience/suppressions/suppressions.docs.js';
+import { templatesDocs } from './mail-setup/templates/templates.docs.js';
+import { topicsDocs } from './audience/topics/topics.docs.js';
+import { trackingDocs } from './sending/tracking/tracking.docs.js';
+import { unsubscribeDocs } from './sending/unsubscribe/unsubscribe.docs.js';
+import { usersDocs } from './access/users/users.docs.js';
+import { webhooksDocs } from './integrations/webhooks/webhooks.docs.js';
+import { workspacesDocs } from './access/workspaces/workspaces.docs.js';
 
 export const OPERATION_DOCS: readonly OperationDocs[] = [
   workspacesDocs, apiKeysDocs, formsDocs, submissionsDocs, hostedDocs, domainsDocs, contactsDocs, topicsDocs, segmentsDocs,

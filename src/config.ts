@@ -1,14 +1,14 @@
 import os from 'node:os';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { parsePacing, PacingConfigError, type PacingConfig } from './deliveries/pacing.config.js';
+import { parsePacing, PacingConfigError, type PacingConfig } from './sending/deliveries/pacing.config.js';
 import { parseRelayUrls, RelayConfigError, type RelayUrl } from './mail/relay-urls.js';
 import { PACKAGE_ROOT } from './lib/paths.js';
-import { DEFAULT_BURST_RULES, type BurstRules } from './protection/protection.bursts.js';
-import { DEFAULT_POW_TUNING, type PowTuning } from './protection/protection.pow.js';
-import { DEFAULT_TRACK_QUOTA, type TrackQuota } from './events/events.quota.js';
+import { DEFAULT_BURST_RULES, type BurstRules } from './forms/protection/protection.bursts.js';
+import { DEFAULT_POW_TUNING, type PowTuning } from './forms/protection/protection.pow.js';
+import { DEFAULT_TRACK_QUOTA, type TrackQuota } from './outbox/events/events.quota.js';
 import { DEFAULT_API_RATE_LIMIT } from './http/rate-limit.js';
-import { DEFAULT_TRACKING_GUARDS, type TrackingGuards } from './tracking/tracking.guards.js';
+import { DEFAULT_TRACKING_GUARDS, type TrackingGuards } from './sending/tracking/tracking.guards.js';
 
 export interface Config {
   port: number;

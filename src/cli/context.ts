@@ -4,7 +4,7 @@ import { loadConfig, type Config } from '../config.js';
 import { connect, type Db } from '../db/connection.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { withSecret } from './secret.js';
-import { getWorkspace, type Workspace } from '../workspaces/workspaces.repository.js';
+import { getWorkspace, type Workspace } from '../access/workspaces/workspaces.repository.js';
 import { describeDatabase } from './database.js';
 import { CliError, EXIT } from './output.js';
 

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connection.js';
 import { loadServerSecret, type SecretSettings } from '../db/secrets.js';
-import { sealClearDkimKeys } from '../domains/domains.repository.js';
+import { sealClearDkimKeys } from '../mail-setup/domains/domains.repository.js';
 
 /**
  * The configuration as the app and the jobs take it, with the installation's key (db/secrets.ts): what every command

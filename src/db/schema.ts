@@ -447,7 +447,7 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
-/** People of the console (src/users/CONTEXT.md). */
+/** People of the console (src/access/users/CONTEXT.md). */
 export type UserRole = 'owner' | 'admin' | 'editor' | 'viewer';
 
 export interface UsersTable {

@@ -10,7 +10,7 @@ export function isScope(value: string): value is Scope {
 }
 
 /**
- * Scopes only console sessions hold, through their role (src/users/roles.ts): never grantable to an API key
+ * Scopes only console sessions hold, through their role (src/access/users/roles.ts): never grantable to an API key
  * (isScope refuses them), which reach the same operations with `admin`.
  */
 export const INTERNAL_SCOPES = ['manage:keys', 'manage:people', 'manage:workspace'] as const;

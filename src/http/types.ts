@@ -22,7 +22,7 @@ declare module 'fastify' {
     auth: AuthContext;
   }
   interface FastifyContextConfig {
-    /** The scope a route needs (docs/api.md §2); `any` means any valid key or session. Internal scopes: console roles (src/users/roles.ts). */
+    /** The scope a route needs (docs/api.md §2); `any` means any valid key or session. Internal scopes: console roles (src/access/users/roles.ts). */
     scope?: Scope | InternalScope | 'any';
     /** The error codes particular to the route, documented in /openapi.json with the common ones (errors/docs.ts). */
     errors?: ErrorCode[];

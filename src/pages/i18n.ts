@@ -1,4 +1,4 @@
-import type { Locale } from '../workspaces/workspaces.schemas.js';
+import type { Locale } from '../access/workspaces/workspaces.schemas.js';
 
 /**
  * The words Formcast itself writes to a workspace's contacts, in the workspace's locale (PUT /v1/workspace

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { escapeHtml } from '../forms/forms.html.js';
+import { escapeHtml } from '../forms/forms/forms.html.js';
 import { sendCompressed, sendCompressedOnce } from '../http/compress.js';
 
 /**

@@ -1,13 +1,13 @@
 /**
- * The verified-key cache (src/api-keys/key-cache.ts): a revoked key is refused by the next request in the
+ * The verified-key cache (src/access/api-keys/key-cache.ts): a revoked key is refused by the next request in the
  * process that revoked it, and within a second in any other process, which learns of it from the counter the
  * triggers of migration 0012 move. "Another process" is another connection (pool) to the same database with
  * its own services or app, as a second `formcast serve` would have. On SQLite (a file, WAL) and PostgreSQL.
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getAuthVersion } from '../../src/api-keys/api-keys.repository.js';
-import { ApiKeysService } from '../../src/api-keys/api-keys.service.js';
+import { getAuthVersion } from '../../src/access/api-keys/api-keys.repository.js';
+import { ApiKeysService } from '../../src/access/api-keys/api-keys.service.js';
 import type { Db } from '../../src/db/connection.js';
 import { buildApp } from '../../src/app.js';
 import { PG_URL, testDatabases, type TestDatabase } from '../helpers/db.js';

@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
 import { newId } from '../../src/lib/ids.js';
-import { audienceQuery } from '../../src/segments/audience.js';
-import type { Filter } from '../../src/segments/segments.filter.js';
-import { sliceRows } from '../../src/segments/slices.js';
+import { audienceQuery } from '../../src/audience/segments/audience.js';
+import type { Filter } from '../../src/audience/segments/segments.filter.js';
+import { sliceRows } from '../../src/audience/segments/slices.js';
 import { connect } from '../../src/db/connection.js';
-import { AudienceReader } from '../../src/deliveries/audience-reader.js';
+import { AudienceReader } from '../../src/sending/deliveries/audience-reader.js';
 import { describeApi } from '../helpers/app.js';
 import { PG_URL } from '../helpers/db.js';
 import { waitFor } from '../helpers/workers.js';

@@ -8,8 +8,8 @@
  */
 import fc from 'fast-check';
 import { beforeAll, expect, it } from 'vitest';
-import { AutomationEngine, DEFAULT_ENGINE } from '../../src/automations/automations.engine.js';
-import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
+import { AutomationEngine, DEFAULT_ENGINE } from '../../src/integrations/automations/automations.engine.js';
+import { WebhooksService } from '../../src/integrations/webhooks/webhooks.service.js';
 import { describeApi } from '../helpers/app.js';
 import { insertContact, insertSegment, verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';

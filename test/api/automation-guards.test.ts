@@ -9,8 +9,8 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeAll, expect, it, vi } from 'vitest';
-import { AutomationEngine, DEFAULT_ENGINE, type EngineOptions } from '../../src/automations/automations.engine.js';
-import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
+import { AutomationEngine, DEFAULT_ENGINE, type EngineOptions } from '../../src/integrations/automations/automations.engine.js';
+import { WebhooksService } from '../../src/integrations/webhooks/webhooks.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';

@@ -3,11 +3,11 @@ import type { Db } from '../../src/db/connection.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { AutomationEngine, DEFAULT_ENGINE } from '../../src/automations/automations.engine.js';
-import { AutomationsService } from '../../src/automations/automations.service.js';
-import { splitArm } from '../../src/automations/automations.steps.js';
-import { WebhookDispatcher } from '../../src/webhooks/webhooks.dispatcher.js';
-import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
+import { AutomationEngine, DEFAULT_ENGINE } from '../../src/integrations/automations/automations.engine.js';
+import { AutomationsService } from '../../src/integrations/automations/automations.service.js';
+import { splitArm } from '../../src/integrations/automations/automations.steps.js';
+import { WebhookDispatcher } from '../../src/integrations/webhooks/webhooks.dispatcher.js';
+import { WebhooksService } from '../../src/integrations/webhooks/webhooks.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';
@@ -448,7 +448,7 @@ describeApi('automations', (h) => {
 
 describe('automation durations', () => {
   it('reads ISO 8601 durations of weeks to seconds', async () => {
-    const { durationMs, isoDuration } = await import('../../src/automations/automations.steps.js');
+    const { durationMs, isoDuration } = await import('../../src/integrations/automations/automations.steps.js');
     expect(durationMs('P2D')).toBe(2 * DAY);
     expect(durationMs('PT3H')).toBe(3 * 3_600_000);
     expect(durationMs('P1W')).toBe(7 * DAY);

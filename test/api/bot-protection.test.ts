@@ -13,8 +13,8 @@ import { buildApp } from '../../src/app.js';
 import type { Db } from '../../src/db/connection.js';
 import { PG_URL, testDatabases, type TestDatabase } from '../helpers/db.js';
 import { TEST_SECRET } from '../helpers/secret.js';
-import { IMPRESSIONS_PER_MINUTE } from '../../src/protection/protection.routes.js';
-import { ProtectionService } from '../../src/protection/protection.service.js';
+import { IMPRESSIONS_PER_MINUTE } from '../../src/forms/protection/protection.routes.js';
+import { ProtectionService } from '../../src/forms/protection/protection.service.js';
 
 const RULES = { windowSeconds: 600, ipRange: 3, pattern: 3, mailbox: 2, domain: 4 };
 

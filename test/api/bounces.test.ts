@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ConfirmationSender } from '../../src/submissions/confirmations.sender.js';
+import { ConfirmationSender } from '../../src/forms/submissions/confirmations.sender.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';

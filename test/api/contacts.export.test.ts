@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { expect, it } from 'vitest';
-import { csvField } from '../../src/contacts/contacts.export.js';
+import { csvField } from '../../src/audience/contacts/contacts.export.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 
 /** GET /v1/contacts/export?segmentId=: a segment's contacts as a streamed CSV attachment. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { contactEmail } from '../../src/contacts/contacts.email.js';
+import { contactEmail } from '../../src/audience/contacts/contacts.email.js';
 import { normalizeEmail } from '../../src/lib/email.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 

@@ -1,9 +1,9 @@
 import { expect, it } from 'vitest';
-import { recordEvent } from '../../src/events/events.repository.js';
+import { recordEvent } from '../../src/outbox/events/events.repository.js';
 import { describeApi } from '../helpers/app.js';
 
 /**
- * Which events the automation intake reads (`routed = 0`; src/events/events.repository.ts, workspacesRouting): those of
+ * Which events the automation intake reads (`routed = 0`; src/outbox/events/events.repository.ts, workspacesRouting): those of
  * a workspace with an ACTIVE automation. Exact only on SQLite inside a transaction (one writer: no automation can be
  * activated between the read and the commit); on PostgreSQL, and outside a transaction, every workspace's events of the
  * routed types are routed, so an automation activated while an event's transaction runs does not miss it.

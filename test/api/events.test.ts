@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { EventsService } from '../../src/events/events.service.js';
-import { recordEvents } from '../../src/events/events.repository.js';
+import { EventsService } from '../../src/outbox/events/events.service.js';
+import { recordEvents } from '../../src/outbox/events/events.repository.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertTopic, verifiedDomain } from '../helpers/fixtures.js';
 import { useSending } from '../helpers/sending.js';

@@ -7,8 +7,8 @@
  */
 import { parse } from 'parse5';
 import { expect, it } from 'vitest';
-import { contrastRatio, textOn } from '../../src/forms/forms.appearance.js';
-import { purgeSubmissionNetworkData } from '../../src/submissions/submissions.service.js';
+import { contrastRatio, textOn } from '../../src/forms/forms/forms.appearance.js';
+import { purgeSubmissionNetworkData } from '../../src/forms/submissions/submissions.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 
 const XSS = '<img src=x onerror=alert(1)>"><script>alert(2)</script>';

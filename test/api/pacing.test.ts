@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { mergePacing, DEFAULT_PACING } from '../../src/deliveries/pacing.config.js';
-import { resolverLookup } from '../../src/domains/domains.dns.js';
+import { mergePacing, DEFAULT_PACING } from '../../src/sending/deliveries/pacing.config.js';
+import { resolverLookup } from '../../src/mail-setup/domains/domains.dns.js';
 import { buildApp } from '../../src/app.js';
 import { classifySendError } from '../../src/mail/outcome.js';
 import { createMailer } from '../../src/mail/transport.js';

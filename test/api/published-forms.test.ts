@@ -1,12 +1,12 @@
 import zlib from 'node:zlib';
 import { expect, it } from 'vitest';
-import { setFormStatus } from '../../src/forms/forms.repository.js';
-import { PUBLISHED_FORM_TTL_MS } from '../../src/forms/forms.published.js';
-import { SubmissionsService } from '../../src/submissions/submissions.service.js';
+import { setFormStatus } from '../../src/forms/forms/forms.repository.js';
+import { PUBLISHED_FORM_TTL_MS } from '../../src/forms/forms/forms.published.js';
+import { SubmissionsService } from '../../src/forms/submissions/submissions.service.js';
 import { describeApi } from '../helpers/app.js';
 
 /**
- * The cache of published forms by slug (src/forms/forms.published.ts): a publish in this process takes effect at
+ * The cache of published forms by slug (src/forms/forms/forms.published.ts): a publish in this process takes effect at
  * once; a change it was not told about (another server process) within PUBLISHED_FORM_TTL_MS. Time is the service's
  * clock, moved by the test.
  */

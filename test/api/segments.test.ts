@@ -3,7 +3,7 @@ import { beforeAll, expect, it } from 'vitest';
 import type { ContactStatus } from '../../src/db/schema.js';
 import { DomainError } from '../../src/errors/errors.js';
 import { newId } from '../../src/lib/ids.js';
-import { audienceQuery } from '../../src/segments/audience.js';
+import { audienceQuery } from '../../src/audience/segments/audience.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

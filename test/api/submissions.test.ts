@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
-import { ConfirmationSender } from '../../src/submissions/confirmations.sender.js';
-import { embedRuntime } from '../../src/hosted/embed.js';
+import { ConfirmationSender } from '../../src/forms/submissions/confirmations.sender.js';
+import { embedRuntime } from '../../src/forms/hosted/embed.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { startSmtpServer } from '../helpers/smtp.js';
@@ -157,7 +157,7 @@ describeApi('public forms and submissions', (h) => {
     expect(script.headers['content-type']).toMatch(/^text\/javascript/);
     expect(script.headers['cache-control']).toBe('public, max-age=300');
     expect(script.headers['access-control-allow-origin']).toBe('*');
-    expect(script.body).toContain(await embedRuntime()); // the compiled src/hosted/embed.runtime.ts (test/unit/embed.test.ts)
+    expect(script.body).toContain(await embedRuntime()); // the compiled src/forms/hosted/embed.runtime.ts (test/unit/embed.test.ts)
   });
 
   it('a filled honeypot is answered like a success and stores nothing', async () => {

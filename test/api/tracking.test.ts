@@ -1,12 +1,12 @@
 import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, expect, it, vi } from 'vitest';
-import { insertTrackingEvents, recordEvents } from '../../src/events/events.repository.js';
+import { insertTrackingEvents, recordEvents } from '../../src/outbox/events/events.repository.js';
 import { newId } from '../../src/lib/ids.js';
 import { buildApp } from '../../src/app.js';
-import { TrackingService } from '../../src/tracking/tracking.service.js';
-import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/tracking/tracking.token.js';
-import { DEFAULT_WRITER_OPTIONS } from '../../src/tracking/tracking.writer.js';
+import { TrackingService } from '../../src/sending/tracking/tracking.service.js';
+import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/sending/tracking/tracking.token.js';
+import { DEFAULT_WRITER_OPTIONS } from '../../src/sending/tracking/tracking.writer.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import type { Received } from '../helpers/smtp.js';
@@ -415,7 +415,7 @@ describeApi('engagement tracking', (h) => {
         : { type: 'email.opened' as const, contactId: null, broadcastId: 'bc_x', deliveryId: `dlv_${i}`, data: { userAgent: null, machine: false } },
     }));
     // Workspace a has an enabled webhook endpoint; b none, so on SQLite its events are written dispatched (nothing for
-    // the fan-out to take); on PostgreSQL every event waits for the fan-out (src/events/events.repository.ts).
+    // the fan-out to take); on PostgreSQL every event waits for the fan-out (src/outbox/events/events.repository.ts).
     await h.db.kysely.insertInto('webhook_endpoints').values({ id: newId('wh'), workspace_id: a.id, url: 'https://hooks.example/x', event_types: '["email.opened"]', enabled: 1, secret: 'sealed', created_at: now, updated_at: now }).execute();
     await h.db.kysely.transaction().execute((trx) => insertTrackingEvents(trx, rows, now));
     const stored = await h.db.kysely.selectFrom('events').selectAll().where('id', 'in', rows.map((r) => r.id)).orderBy('id').execute();

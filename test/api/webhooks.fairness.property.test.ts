@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
-import * as repo from '../../src/webhooks/webhooks.repository.js';
+import * as repo from '../../src/integrations/webhooks/webhooks.repository.js';
 import { describeApi } from '../helpers/app.js';
 
 /**

@@ -1,8 +1,8 @@
 import { afterEach, expect, it } from 'vitest';
-import { recordEvents } from '../../src/events/events.repository.js';
-import { WebhookDispatcher } from '../../src/webhooks/webhooks.dispatcher.js';
-import type { Resolver } from '../../src/webhooks/webhooks.guard.js';
-import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
+import { recordEvents } from '../../src/outbox/events/events.repository.js';
+import { WebhookDispatcher } from '../../src/integrations/webhooks/webhooks.dispatcher.js';
+import type { Resolver } from '../../src/integrations/webhooks/webhooks.guard.js';
+import { WebhooksService } from '../../src/integrations/webhooks/webhooks.service.js';
 import { describeApi } from '../helpers/app.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 

@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { sql } from 'kysely';
 import { afterEach, expect, it, vi } from 'vitest';
-import { recordEvents } from '../../src/events/events.repository.js';
-import type { NewEvent } from '../../src/events/events.types.js';
+import { recordEvents } from '../../src/outbox/events/events.repository.js';
+import type { NewEvent } from '../../src/outbox/events/events.types.js';
 import { toIso } from '../../src/lib/time.js';
-import { WebhookDispatcher, type DispatcherOptions } from '../../src/webhooks/webhooks.dispatcher.js';
-import type { Resolver } from '../../src/webhooks/webhooks.guard.js';
-import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
-import { ROLE_SCOPES } from '../../src/users/roles.js';
+import { WebhookDispatcher, type DispatcherOptions } from '../../src/integrations/webhooks/webhooks.dispatcher.js';
+import type { Resolver } from '../../src/integrations/webhooks/webhooks.guard.js';
+import { WebhooksService } from '../../src/integrations/webhooks/webhooks.service.js';
+import { ROLE_SCOPES } from '../../src/access/users/roles.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 
@@ -203,7 +203,7 @@ describeApi('webhooks', (h) => {
 
   it('a signing secret is shown only at creation and rotation, to write:webhooks: GET, list and PUT carry none, for a viewer, an editor or an admin (issue 29)', async () => {
     const ws = await h.workspace();
-    // A key with the scopes of each console role (roles are sets of scopes: src/users/roles.ts), keys and people aside.
+    // A key with the scopes of each console role (roles are sets of scopes: src/access/users/roles.ts), keys and people aside.
     const roleKey = (role: 'viewer' | 'editor' | 'admin') => h.key(ws, ROLE_SCOPES[role].filter((s) => !s.startsWith('manage:')) as never);
     const admin = await roleKey('admin');
     const created = await h.call(admin, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] });

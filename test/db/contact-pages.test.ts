@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as repo from '../../src/contacts/contacts.repository.js';
+import * as repo from '../../src/audience/contacts/contacts.repository.js';
 import type { Db } from '../../src/db/connection.js';
 import { newId } from '../../src/lib/ids.js';
 import { PG_URL, testDatabases, type TestDatabase } from '../helpers/db.js';

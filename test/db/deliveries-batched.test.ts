@@ -7,8 +7,8 @@ import type { KyselyPlugin, RawNode } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import type { DeliveryStatus } from '../../src/db/schema.js';
-import { handOffMany, markSentMany, recordOutcome, handOff } from '../../src/deliveries/deliveries.repository.js';
-import { SqlDeliveryStore } from '../../src/deliveries/sql-store.js';
+import { handOffMany, markSentMany, recordOutcome, handOff } from '../../src/sending/deliveries/deliveries.repository.js';
+import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
 import { PG_URL, testDatabases } from '../helpers/db.js';
 
 const T0 = '2026-11-25T10:00:00.000Z';

@@ -7,7 +7,7 @@ import { withSecret } from '../../src/cli/secret.js';
 import { ConfigError } from '../../src/config.js';
 import type { Db } from '../../src/db/connection.js';
 import { loadServerSecret } from '../../src/db/secrets.js';
-import { getSigningKey } from '../../src/domains/domains.repository.js';
+import { getSigningKey } from '../../src/mail-setup/domains/domains.repository.js';
 import { PG_URL, testDatabases } from '../helpers/db.js';
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The embed script (src/hosted/embed.ts) in headless Chromium, on its own: a stub "Formcast" origin serves
+ * The embed script (src/forms/hosted/embed.ts) in headless Chromium, on its own: a stub "Formcast" origin serves
  * `embedScript(...)` and answers submissions the way docs/api.md §9 says (JSON, CORS), and a second origin
  * serves the host pages. forms.e2e.test.ts runs the same script against the real server; test/unit/embed.test.ts
  * checks the script's text (the compiled runtime, the escaped configuration).
@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { embedScript, type EmbedOptions } from '../../src/hosted/embed.js';
+import { embedScript, type EmbedOptions } from '../../src/forms/hosted/embed.js';
 import { describeBrowser, launchBrowser } from '../helpers/browser.js';
 
 const XSS = '<img src=x onerror=window.__pwned=1>"><script>window.__pwned=1</script>';

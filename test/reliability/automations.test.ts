@@ -28,11 +28,11 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AutomationEngine, DEFAULT_ENGINE } from '../../src/automations/automations.engine.js';
-import type { Trigger } from '../../src/automations/automations.steps.js';
+import { AutomationEngine, DEFAULT_ENGINE } from '../../src/integrations/automations/automations.engine.js';
+import type { Trigger } from '../../src/integrations/automations/automations.steps.js';
 import type { Db } from '../../src/db/connection.js';
 import { createServices } from '../../src/app.js';
-import { WebhooksService } from '../../src/webhooks/webhooks.service.js';
+import { WebhooksService } from '../../src/integrations/webhooks/webhooks.service.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 import { ownPostgresDatabase, startSmtp, type Smtp } from '../helpers/reliability.js';
 import { sleep, startWorker, stopWorker, waitFor, workers } from '../helpers/workers.js';

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { loadServerSecret } from '../../src/db/secrets.js';
-import { recordEvents } from '../../src/events/events.repository.js';
+import { recordEvents } from '../../src/outbox/events/events.repository.js';
 import { createServices } from '../../src/app.js';
 import { TEST_PROCESS_DEFAULTS } from '../helpers/formcast-process.js';
 

@@ -8,7 +8,7 @@
  * 2. The SMTP server answers 451 at random (to RCPT and after DATA) and drops connections at random
  *    (before RCPT, after RCPT, and after receiving a whole message but before answering it).
  *
- * The guarantee is at-least-once, with a bound (see src/deliveries/CONTEXT.md):
+ * The guarantee is at-least-once, with a bound (see src/sending/deliveries/CONTEXT.md):
  * - A worker claims batches (≤ WORKER_BATCH_SIZE deliveries each, WORKER_BATCHES at once) with a lease, and marks each delivery as
  *   handed off just before giving it to SMTP; it records the outcome right after the server's reply.
  * - A delivery is sent again only if its outcome was never recorded: its worker died (or its lease expired)

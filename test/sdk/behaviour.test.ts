@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Formcast, FormcastError, verifyWebhook, WebhookVerificationFailed, type WebhookEvent } from '../../packages/sdk/src/index.js';
-import { WebhookDispatcher } from '../../src/webhooks/webhooks.dispatcher.js';
+import { WebhookDispatcher } from '../../src/integrations/webhooks/webhooks.dispatcher.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 import { describeSdk } from './harness.js';
 

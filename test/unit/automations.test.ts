@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   AUTOMATION_OPERATIONS, AUTOMATION_STATUSES, RUN_OPERATIONS, RUN_STATUSES, automationStatusesFor, automationTransition, runStatusesFor, runTransition,
-} from '../../src/automations/automations.state.js';
-import { Program, checkSteps, checkTrigger, splitArm } from '../../src/automations/automations.steps.js';
-import { triggeredBy } from '../../src/automations/automations.engine.js';
+} from '../../src/integrations/automations/automations.state.js';
+import { Program, checkSteps, checkTrigger, splitArm } from '../../src/integrations/automations/automations.steps.js';
+import { triggeredBy } from '../../src/integrations/automations/automations.engine.js';
 import type { FieldError } from '../../src/errors/errors.js';
 import { expectRefused } from '../helpers/transitions.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectRefused } from '../helpers/transitions.js';
-import { BROADCAST_STATUSES } from '../../src/broadcasts/broadcasts.schemas.js';
-import { BROADCAST_OPERATIONS, transition } from '../../src/broadcasts/broadcasts.state.js';
+import { BROADCAST_STATUSES } from '../../src/sending/broadcasts/broadcasts.schemas.js';
+import { BROADCAST_OPERATIONS, transition } from '../../src/sending/broadcasts/broadcasts.state.js';
 
 /** Every status against every operation, spelled out independently of the table in the source. */
 const N = 'broadcast_not_editable';

@@ -1,5 +1,5 @@
 /**
- * Serving the built console (src/console/console.routes.ts): index.html for /app and every client route,
+ * Serving the built console (src/access/console/console.routes.ts): index.html for /app and every client route,
  * with no-cache and the CSP (a fresh style nonce per answer, in the header and the page's meta); hashed assets
  * with a year's cache; the build's .br/.gz twins chosen by Accept-Encoding; nothing outside the assets folder,
  * whatever the path says; a clear 503 when the console is not built.
@@ -10,7 +10,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleCsp, consoleRoutes } from '../../src/console/console.routes.js';
+import { consoleCsp, consoleRoutes } from '../../src/access/console/console.routes.js';
 import { negotiateEncoding } from '../../src/http/compress.js';
 
 const BIG_JS = `export const words = ${JSON.stringify(Array.from({ length: 400 }, (_, i) => `word${i}`))};\n`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONTACT_OPERATIONS, CONTACT_STATUSES, initialStatus, moveContact, requestedStatus, signUpNew, type ContactOperation } from '../../src/contacts/contacts.state.js';
+import { CONTACT_OPERATIONS, CONTACT_STATUSES, initialStatus, moveContact, requestedStatus, signUpNew, type ContactOperation } from '../../src/audience/contacts/contacts.state.js';
 
 /**
  * Every contact state (status × suppressed) against every operation, spelled out independently of the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DELIVERY_OPERATIONS, DELIVERY_STATUSES, OPEN_STATUSES, nextStatus, statusesFor } from '../../src/deliveries/deliveries.state.js';
-import { assembleContent } from '../../src/broadcasts/broadcasts.message.js';
-import { DEFAULT_SETTINGS } from '../../src/workspaces/workspaces.schemas.js';
+import { DELIVERY_OPERATIONS, DELIVERY_STATUSES, OPEN_STATUSES, nextStatus, statusesFor } from '../../src/sending/deliveries/deliveries.state.js';
+import { assembleContent } from '../../src/sending/broadcasts/broadcasts.message.js';
+import { DEFAULT_SETTINGS } from '../../src/access/workspaces/workspaces.schemas.js';
 import { classifySendError, isRelayFailure } from '../../src/mail/outcome.js';
 
 /** Every delivery status against every operation, spelled out independently of the source. */

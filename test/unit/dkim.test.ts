@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { dkimSignature, dkimSignatureAsync } from '../../src/mail/dkim.js';
 import { composeMime } from '../../src/mail/mime.js';
 import { buildRaw, buildRawAsync } from '../../src/mail/transport.js';
-import { builtInConfirmation, confirmationMessage } from '../../src/submissions/confirmations.sender.js';
-import { LOCALES } from '../../src/workspaces/workspaces.schemas.js';
+import { builtInConfirmation, confirmationMessage } from '../../src/forms/submissions/confirmations.sender.js';
+import { LOCALES } from '../../src/access/workspaces/workspaces.schemas.js';
 
 /**
  * DKIM signatures of confirmation emails (mail/dkim.ts), verified by mailauth as a receiver would. A signature

@@ -1,5 +1,5 @@
 /**
- * The embed script as served (src/hosted/embed.ts): the compiled runtime (src/hosted/embed.runtime.ts, built by
+ * The embed script as served (src/forms/hosted/embed.ts): the compiled runtime (src/forms/hosted/embed.runtime.ts, built by
  * scripts/build-embed.mjs) inside one IIFE called with the form's configuration, which stays escaped. What it does
  * in a browser is test/e2e/embed.e2e.test.ts.
  */
@@ -9,8 +9,8 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EMBED_INPUTS, EMBED_OUTPUT, EMBED_SOURCE, compileEmbed } from '../../scripts/build-embed.mjs';
-import { embedMarkup, embedRuntime, embedScript, jsonForScript, loadRuntime } from '../../src/hosted/embed.js';
-import type { EmbedConfig } from '../../src/hosted/embed.runtime.js';
+import { embedMarkup, embedRuntime, embedScript, jsonForScript, loadRuntime } from '../../src/forms/hosted/embed.js';
+import type { EmbedConfig } from '../../src/forms/hosted/embed.runtime.js';
 import { PACKAGE_ROOT } from '../../src/lib/paths.js';
 
 const HOSTILE = '</script><script>alert(1)</script><!-- \u2028\u2029 & `${x}` })(';
@@ -93,7 +93,7 @@ describe('the runtime the server uses', () => {
     }
   });
 
-  it('in this checkout equals a fresh compile of src/hosted/embed.runtime.ts', async () => {
+  it('in this checkout equals a fresh compile of src/forms/hosted/embed.runtime.ts', async () => {
     expect(await embedRuntime()).toBe(await compileEmbed(PACKAGE_ROOT));
   });
 

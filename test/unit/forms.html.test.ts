@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crossValidate, escapeHtml, namedControls, renderDefaultHtml, sanitizeFormHtml } from '../../src/forms/forms.html.js';
+import { crossValidate, escapeHtml, namedControls, renderDefaultHtml, sanitizeFormHtml } from '../../src/forms/forms/forms.html.js';
 
 describe('sanitizeFormHtml', () => {
   it('keeps form controls, labels and data-formcast attributes', () => {

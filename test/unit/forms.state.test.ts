@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectRefused } from '../helpers/transitions.js';
-import { FORM_STATUSES } from '../../src/forms/forms.schemas.js';
-import { FORM_OPERATIONS, transition } from '../../src/forms/forms.state.js';
+import { FORM_STATUSES } from '../../src/forms/forms/forms.schemas.js';
+import { FORM_OPERATIONS, transition } from '../../src/forms/forms/forms.state.js';
 
 /** Every status against every operation: the whole table, spelled out independently of its source. */
 const expected: Record<string, Record<string, string>> = {

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { VerifiedKeyCache, type CachedKey } from '../../src/api-keys/key-cache.js';
+import { VerifiedKeyCache, type CachedKey } from '../../src/access/api-keys/key-cache.js';
 
 const entry = (id: string): CachedKey => ({ id, keyHash: crypto.randomBytes(32) });
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/db/connection.js';
 import { grants } from '../../src/http/scopes.js';
 import { configWarnings, defaultSendThreads, loadConfig } from '../../src/config.js';
-import { normalizeDomainName } from '../../src/domains/domains.service.js';
+import { normalizeDomainName } from '../../src/mail-setup/domains/domains.service.js';
 import { buildPipeline } from '../../src/jobs/jobs.js';
 import { newId } from '../../src/lib/ids.js';
 import { applyLeanHeap, leanHeapWanted } from '../../src/lib/lean-heap.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LoginLimiter, ipKey } from '../../src/users/login-limiter.js';
+import { LoginLimiter, ipKey } from '../../src/access/users/login-limiter.js';
 
 /** Issue 29 item 12: nobody can lock the owner out, and an attacker stays limited (the clock is the test's). */
 const OWNER = 'owner@example.com';

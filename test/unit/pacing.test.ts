@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { DestinationResolver, domainOf, type Destination } from '../../src/deliveries/destinations.js';
-import { dispatch, Pacer, type Permit, type ThrottleNotice } from '../../src/deliveries/pacing.js';
-import { DEFAULT_PACING, parsePacing, type Adaptive, type PacingConfig } from '../../src/deliveries/pacing.config.js';
-import type { TxtAnswer } from '../../src/domains/domains.dns.js';
+import { DestinationResolver, domainOf, type Destination } from '../../src/sending/deliveries/destinations.js';
+import { dispatch, Pacer, type Permit, type ThrottleNotice } from '../../src/sending/deliveries/pacing.js';
+import { DEFAULT_PACING, parsePacing, type Adaptive, type PacingConfig } from '../../src/sending/deliveries/pacing.config.js';
+import type { TxtAnswer } from '../../src/mail-setup/domains/domains.dns.js';
 import { parseRelayUrls } from '../../src/mail/relay-urls.js';
 import { pickRelay } from '../../src/mail/relays.js';
 

@@ -1,8 +1,8 @@
 /** The pure parts of sign-up protection (docs/bot-protection.md): networks, signals, the widget in the markup. */
 import { describe, expect, it } from 'vitest';
-import { ipRange, isInternalRange, signalKey, signalsOf } from '../../src/protection/protection.bursts.js';
-import { widgetCsp, withWidget } from '../../src/protection/protection.markup.js';
-import { ProofOfWork } from '../../src/protection/protection.pow.js';
+import { ipRange, isInternalRange, signalKey, signalsOf } from '../../src/forms/protection/protection.bursts.js';
+import { widgetCsp, withWidget } from '../../src/forms/protection/protection.markup.js';
+import { ProofOfWork } from '../../src/forms/protection/protection.pow.js';
 
 describe('sign-up burst signals', () => {
   it('networks: /24 for IPv4 (also mapped into IPv6), /64 for IPv6; internal ranges are recognised', () => {

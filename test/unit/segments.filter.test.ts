@@ -2,7 +2,7 @@ import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQue
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
 import { normalizeDateTime } from '../../src/lib/time.js';
-import { MAX_DEPTH, MAX_NODES, compileFilter, topicReferences, validateFilter, type Filter } from '../../src/segments/segments.filter.js';
+import { MAX_DEPTH, MAX_NODES, compileFilter, topicReferences, validateFilter, type Filter } from '../../src/audience/segments/segments.filter.js';
 
 const paths = (raw: unknown) => validateFilter(raw).map((e) => e.path);
 const errorsOf = (raw: unknown) => validateFilter(raw);

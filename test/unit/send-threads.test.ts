@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { packResults, SLAB_BYTES, type RenderResult, type RenderTask } from '../../src/deliveries/render.worker.js';
-import { createRenderer } from '../../src/deliveries/send-threads.js';
+import { packResults, SLAB_BYTES, type RenderResult, type RenderTask } from '../../src/sending/deliveries/render.worker.js';
+import { createRenderer } from '../../src/sending/deliveries/send-threads.js';
 
 // The send threads (send-threads.ts): chunks wait in order and a free thread takes the next one; the pipeline's thread
 // makes only a chunk a thread failed on, one at a time, before the chunks that wait.

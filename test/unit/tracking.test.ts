@@ -3,12 +3,12 @@ import fc from 'fast-check';
 import { parse, type DefaultTreeAdapterTypes } from 'parse5';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
-import { BEFORE_READ_SECONDS, BURST_WINDOW_MS, ClickBursts, classifyClick, classifyOpen, isAppleAddress, truncateUserAgent } from '../../src/tracking/tracking.classify.js';
-import { trackMessage } from '../../src/tracking/tracking.message.js';
-import { beforeBodyEnd, rewriteLinks, trackableLinks } from '../../src/tracking/tracking.rewrite.js';
-import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/tracking/tracking.token.js';
-import { PerIpLimit, RepeatedHits } from '../../src/tracking/tracking.guards.js';
-import { TrackingUnavailable, TrackingWriter } from '../../src/tracking/tracking.writer.js';
+import { BEFORE_READ_SECONDS, BURST_WINDOW_MS, ClickBursts, classifyClick, classifyOpen, isAppleAddress, truncateUserAgent } from '../../src/sending/tracking/tracking.classify.js';
+import { trackMessage } from '../../src/sending/tracking/tracking.message.js';
+import { beforeBodyEnd, rewriteLinks, trackableLinks } from '../../src/sending/tracking/tracking.rewrite.js';
+import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/sending/tracking/tracking.token.js';
+import { PerIpLimit, RepeatedHits } from '../../src/sending/tracking/tracking.guards.js';
+import { TrackingUnavailable, TrackingWriter } from '../../src/sending/tracking/tracking.writer.js';
 
 const secret = crypto.randomBytes(32);
 const ref = () => ({ workspaceId: newId('ws'), deliveryId: newId('dlv'), broadcastId: newId('bc'), contactId: newId('ct'), sentAt: 1_800_000_000 });

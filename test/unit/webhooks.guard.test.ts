@@ -2,8 +2,8 @@ import crypto from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { sealer } from '../../src/lib/seal.js';
-import { RESOLVE_TIMEOUT_MS, UrlGuard, UrlRefused, checkUrlShape, nonPublicReason } from '../../src/webhooks/webhooks.guard.js';
-import { newSecret, signatureHeader } from '../../src/webhooks/webhooks.sender.js';
+import { RESOLVE_TIMEOUT_MS, UrlGuard, UrlRefused, checkUrlShape, nonPublicReason } from '../../src/integrations/webhooks/webhooks.guard.js';
+import { newSecret, signatureHeader } from '../../src/integrations/webhooks/webhooks.sender.js';
 
 describe('webhook SSRF guard: which addresses are public', () => {
   it.each([

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { expectRefused } from '../helpers/transitions.js';
 import {
   MAX_ATTEMPTS, RETRY_DELAYS_MS, WEBHOOK_DELIVERY_OPERATIONS, WEBHOOK_DELIVERY_STATUSES, nextAttemptDelay, webhookStatusesFor, webhookTransition,
-} from '../../src/webhooks/webhooks.state.js';
+} from '../../src/integrations/webhooks/webhooks.state.js';
 
 /** Every status against every operation, spelled out independently of the table in the source. */
 const I = 'invalid_state';

@@ -1,5 +1,5 @@
 /**
- * A visual editor for the segment filter grammar (contract §7, src/segments/CONTEXT.md): all/any groups nested up
+ * A visual editor for the segment filter grammar (contract §7, src/audience/segments/CONTEXT.md): all/any groups nested up
  * to 8 levels, field conditions with the input each field takes (a date for createdAt, a select for status, a
  * free key for properties.<key>), topic conditions with a topic picker. Items are added, removed and moved
  * up or down. Errors from the API (JSON Pointers such as /filter/all/2/value) show next to their condition.

@@ -7458,7 +7458,7 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 /**
-                                 * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/segments/CONTEXT.md.
+                                 * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
                                  * @example {
                                  *       "all": [
                                  *         {
@@ -7562,7 +7562,7 @@ export interface paths {
                     "application/json": {
                         name: string;
                         /**
-                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/segments/CONTEXT.md.
+                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
                          * @example {
                          *       "all": [
                          *         {
@@ -7613,7 +7613,7 @@ export interface paths {
                             id: string;
                             name: string;
                             /**
-                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/segments/CONTEXT.md.
+                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
                              * @example {
                              *       "all": [
                              *         {
@@ -7755,7 +7755,7 @@ export interface paths {
                      */
                     "application/json": {
                         /**
-                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/segments/CONTEXT.md.
+                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
                          * @example {
                          *       "all": [
                          *         {
@@ -7947,7 +7947,7 @@ export interface paths {
                             id: string;
                             name: string;
                             /**
-                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/segments/CONTEXT.md.
+                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
                              * @example {
                              *       "all": [
                              *         {
@@ -8055,7 +8055,7 @@ export interface paths {
                         id?: string;
                         name?: string;
                         /**
-                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/segments/CONTEXT.md.
+                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
                          * @example {
                          *       "all": [
                          *         {
@@ -8110,7 +8110,7 @@ export interface paths {
                             id: string;
                             name: string;
                             /**
-                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/segments/CONTEXT.md.
+                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
                              * @example {
                              *       "all": [
                              *         {

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { BROADCAST_STATUSES, type Broadcast } from '../../broadcasts/broadcasts.schemas.js';
+import { BROADCAST_STATUSES, type Broadcast } from '../../sending/broadcasts/broadcasts.schemas.js';
 import { allPages, jsonOption, requireWorkspace, withDb, workspaceOption } from '../context.js';
 import { color, count, EXIT, print, progressBar, status, table, time } from '../output.js';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type Command, Option } from 'commander';
-import type { ImportFormat, ImportJob } from '../../contacts/contacts.schemas.js';
+import type { ImportFormat, ImportJob } from '../../audience/contacts/contacts.schemas.js';
 import { jsonOption, requireWorkspace, withDb, workspaceOption } from '../context.js';
 import { CliError, color, count, EXIT, note, print, progressBar, status, table } from '../output.js';
 

@@ -6,7 +6,7 @@ import { connect, isPostgresUrl } from '../../db/connection.js';
 import { pendingMigrations } from '../../db/migrate.js';
 import { withSecret } from '../secret.js';
 import { createServices } from '../../app.js';
-import { listWorkspaces } from '../../workspaces/workspaces.repository.js';
+import { listWorkspaces } from '../../access/workspaces/workspaces.repository.js';
 import { describeDatabase } from '../database.js';
 import { allPages, jsonOption } from '../context.js';
 import { color, EXIT, print, status } from '../output.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { findDomainByName } from '../../domains/domains.repository.js';
-import { normalizeDomainName, type Domain } from '../../domains/domains.service.js';
+import { findDomainByName } from '../../mail-setup/domains/domains.repository.js';
+import { normalizeDomainName, type Domain } from '../../mail-setup/domains/domains.service.js';
 import { allPages, jsonOption, requireWorkspace, withDb, workspaceOption, type Context } from '../context.js';
 import { CliError, color, EXIT, print, status, table, time } from '../output.js';
 

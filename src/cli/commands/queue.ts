@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { queueStatus } from '../../deliveries/queue.repository.js';
+import { queueStatus } from '../../sending/deliveries/queue.repository.js';
 import { nowIso } from '../../lib/time.js';
 import { jsonOption, requireWorkspace, withDb } from '../context.js';
 import { color, count, duration, print, status, table, time } from '../output.js';

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
-import { getSigningKey } from '../../domains/domains.repository.js';
+import { getSigningKey } from '../../mail-setup/domains/domains.repository.js';
 import { newId } from '../../lib/ids.js';
 import { parseMailbox } from '../../lib/email.js';
 import type { OutgoingMessage } from '../../mail/compose.js';

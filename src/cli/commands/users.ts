@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { AuthContext } from '../../http/types.js';
-import { isRole, ROLES, type Role } from '../../users/roles.js';
+import { isRole, ROLES, type Role } from '../../access/users/roles.js';
 import { allPages, jsonOption, requireWorkspace, withDb, workspaceOption } from '../context.js';
 import { CliError, EXIT, print, table, time } from '../output.js';
 

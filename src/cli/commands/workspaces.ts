@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { listWorkspaces } from '../../workspaces/workspaces.repository.js';
+import { listWorkspaces } from '../../access/workspaces/workspaces.repository.js';
 import { allPages, jsonOption, requireWorkspace, withDb } from '../context.js';
 import { print, table, time } from '../output.js';
 

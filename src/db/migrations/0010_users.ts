@@ -3,7 +3,7 @@ import type { Dialect } from '../connection.js';
 import { columnTypes } from './types.js';
 
 /**
- * People of the console (docs/console.md, src/users/CONTEXT.md): users with a role, their sessions (the
+ * People of the console (docs/console.md, src/access/users/CONTEXT.md): users with a role, their sessions (the
  * token lives only in the cookie; the row keeps its SHA-256), invitations and password resets (single-use
  * tokens stored the same way).
  */

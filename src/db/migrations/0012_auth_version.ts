@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../connection.js';
 
 /**
- * A counter every change to a key's authority moves (src/api-keys/key-cache.ts): a process that keeps
+ * A counter every change to a key's authority moves (src/access/api-keys/key-cache.ts): a process that keeps
  * verified keys in memory reads this one row a few times a second, not every key on every request, and
  * forgets its keys when the number moved. Triggers move it, so that no path can forget to: a revocation,
  * a change of scopes, hash or workspace, and a key's deletion (a workspace's deletion cascades to its keys).

@@ -1,0 +1,53 @@
+import type { ApiKeysService, CreatedApiKey } from '../api-keys/api-keys.service.js';
+import type { Db } from '../../db/connection.js';
+import { notFound, unprocessable, validationFailed } from '../../errors/errors.js';
+import { findDomainByName } from '../../mail-setup/domains/domains.repository.js';
+import { parseMailbox } from '../../lib/email.js';
+import { DEFAULT_SETTINGS, type UpdateWorkspaceInput } from './workspaces.schemas.js';
+import { newId } from '../../lib/ids.js';
+import { nowIso } from '../../lib/time.js';
+import * as repo from './workspaces.repository.js';
+
+export class WorkspacesService {
+  constructor(private readonly db: Db, private readonly apiKeys: ApiKeysService) {}
+
+  /** An operator's act (CLI): a new workspace and its first key, which holds `admin`. */
+  async createWithAdminKey(name: string): Promise<{ workspace: repo.Workspace; apiKey: CreatedApiKey }> {
+    const trimmed = name.trim();
+    if ([...trimmed].length < 1 || [...trimmed].length > 200) throw validationFailed([{ path: '/name', message: 'must be 1 to 200 characters' }]);
+    const workspace = { id: newId('ws'), name: trimmed, createdAt: nowIso(), settings: DEFAULT_SETTINGS };
+    await repo.insertWorkspace(this.db.kysely, workspace);
+    const apiKey = await this.apiKeys.create(workspace.id, { name: 'admin', scopes: ['admin'] });
+    return { workspace, apiKey };
+  }
+
+  async get(workspaceId: string): Promise<repo.Workspace> {
+    const ws = await repo.getWorkspace(this.db.kysely, workspaceId);
+    if (!ws) throw notFound('workspace');
+    return ws;
+  }
+
+  /**
+   * PUT /v1/workspace: the name and settings. A settings key given replaces its value (null clears it);
+   * `defaultFrom` must be a mailbox on a VERIFIED domain of the workspace (422 sender_domain_not_verified).
+   */
+  async update(workspaceId: string, input: UpdateWorkspaceInput): Promise<repo.Workspace> {
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const current = await repo.getWorkspace(trx, workspaceId);
+      if (!current) throw notFound('workspace');
+      const settings = input.settings ? { ...current.settings, ...input.settings } : undefined;
+      if (input.settings?.defaultFrom) {
+        const mailbox = parseMailbox(input.settings.defaultFrom);
+        if (!mailbox) throw validationFailed([{ path: '/settings/defaultFrom', message: 'must be an email address, optionally with a display name: "Name <addr@domain>"' }]);
+        const domain = await findDomainByName(trx, workspaceId, mailbox.domain);
+        if (!domain || domain.status !== 'VERIFIED') {
+          throw unprocessable('sender_domain_not_verified', `${mailbox.domain} is not a verified sending domain of this workspace`, [{ path: '/settings/defaultFrom', message: 'is not on a verified domain' }]);
+        }
+      }
+      const name = input.name?.trim();
+      if (name !== undefined && name.length === 0) throw validationFailed([{ path: '/name', message: 'must not be blank' }]);
+      await repo.updateWorkspace(trx, workspaceId, { name, settings });
+      return (await repo.getWorkspace(trx, workspaceId))!;
+    });
+  }
+}

@@ -1,0 +1,331 @@
+import type { Readable } from 'node:stream';
+import type { Db, Executor } from '../../db/connection.js';
+import type { ContactStatus } from '../../db/schema.js';
+import { DomainError, payloadTooLarge } from '../../errors/errors.js';
+import { recordEvents } from '../../outbox/events/events.repository.js';
+import type { NewEvent } from '../../outbox/events/events.types.js';
+import { newId } from '../../lib/ids.js';
+import { nowIso } from '../../lib/time.js';
+import { suppressionsOf } from '../suppressions/suppressions.repository.js';
+import { createdEvents, statusEvents, updatedEvent, type ContactSource } from './contacts.events.js';
+import { BodyTooLarge, clip, csvItems, limitBytes, ndjsonItems, storableText, type ColumnMap, type ContactUpsert, type ImportItem } from './contacts.import.js';
+import * as repo from './contacts.repository.js';
+import type { ImportFormat, ImportJob } from './contacts.schemas.js';
+import { initialStatus, requestedStatus } from './contacts.state.js';
+
+/**
+ * The import engine (contacts/CONTEXT.md, docs/contacts.md): a CSV or NDJSON stream read by
+ * contacts.import.ts becomes batches of upserts, one transaction each, with the job's counts written in the
+ * same transaction. Statuses follow the contact lifecycle (contacts.state.ts): a row cannot make a suppressed
+ * address SUBSCRIBED or PENDING; such rows keep the contact's status and are counted as `suppressed`.
+ */
+
+/** Rows per transaction in an import. */
+export const IMPORT_BATCH_SIZE = 1000;
+/** Rejected rows listed in an import job; the others are only counted (errorsTruncated). */
+export const MAX_IMPORT_ERRORS = 1000;
+/** The largest import body, in bytes. */
+export const IMPORT_BYTE_LIMIT = 1024 ** 3;
+/** How often a running import says it is alive, and after how long without a word it counts as interrupted. */
+export const IMPORT_HEARTBEAT_MS = 30_000;
+export const IMPORT_SILENT_AFTER_MS = 5 * 60_000;
+export const INTERRUPTED = 'the import was interrupted (its server stopped); the rows committed before it stopped are kept';
+
+/**
+ * Streams `body` into the workspace's contacts, IMPORT_BATCH_SIZE rows per transaction, and returns the
+ * finished job. A bad CSV header is a 422 before anything is written. A malformed stream (a broken CSV quote)
+ * stops the import: the rows before it are kept and the job is FAILED, with `error`. A body over the byte
+ * limit stops it the same way and is answered 413 (with the job's id).
+ */
+export async function runImport(db: Db, workspaceId: string, format: ImportFormat, body: Readable, opts: { byteLimit: number; heartbeatMs: number; declaredLength?: number; columns?: ColumnMap; onError?: (err: unknown) => void }): Promise<ImportJob> {
+  const limit = opts.byteLimit;
+  if (opts.declaredLength !== undefined && opts.declaredLength > limit) throw payloadTooLarge(`an import body may be at most ${limit} bytes`);
+  const source = limitBytes(body, limit);
+  const items = format === 'CSV' ? csvItems(source, opts.columns) : ndjsonItems(source);
+  const run = new ImportRun(db, workspaceId, format, opts.heartbeatMs);
+  try {
+    for await (const item of items) {
+      if (item.type === 'fatal') {
+        await run.flush();
+        return await run.finish('FAILED', item.message);
+      }
+      await run.add(item);
+    }
+    await run.flush();
+    return await run.finish('COMPLETED', null);
+  } catch (err) {
+    if (err instanceof ImportInterrupted) return run.stored();
+    if (!run.started) throw err instanceof BodyTooLarge ? payloadTooLarge(`an import body may be at most ${limit} bytes`) : err;
+    let reason = 'the import failed unexpectedly (the error is logged); the rows committed before it stopped are kept';
+    const unexpected = !(err instanceof BodyTooLarge || err instanceof DomainError || isStreamAbort(err));
+    if (err instanceof BodyTooLarge) reason = `the body is larger than ${limit} bytes`;
+    else if (err instanceof DomainError) reason = err.message;
+    else if (isStreamAbort(err)) reason = 'the upload was interrupted';
+    if (unexpected) opts.onError?.(err);
+    const keptOnly = err instanceof BodyTooLarge || isStreamAbort(err);
+    // The rows read before the stream stopped are complete rows; a database failure keeps what was committed.
+    if (keptOnly) await run.flush().catch(() => {});
+    // Never left RUNNING when the database still answers: if the job with its list of rejected rows cannot be
+    // written, it is written without the list.
+    const job = await run.finish('FAILED', reason)
+      .catch(() => run.finish('FAILED', `${reason}; its list of rejected rows could not be stored`, { withoutErrors: true }))
+      .catch(() => undefined);
+    if (err instanceof BodyTooLarge) {
+      throw payloadTooLarge(`an import body may be at most ${limit} bytes; the rows before the limit were imported`, job ? { importId: job.id } : undefined);
+    }
+    // A failure of ours (the database refused a batch or the job) is the job's outcome, answered like a
+    // malformed file: 201 with the FAILED job, which tells what was kept. Only when even that could not be
+    // written is it a 500 (and the sweep fails the job once its heartbeat stops).
+    if (unexpected && job?.status === 'FAILED') return job;
+    throw err;
+  } finally {
+    run.stopHeartbeat();
+  }
+}
+
+/** A batch found its job failed by the sweep (see failInterruptedImports). */
+class ImportInterrupted extends Error {}
+
+function isStreamAbort(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || (err instanceof Error && err.message === 'aborted');
+}
+
+/**
+ * Creates the contact, or updates the one with that email: present fields replace, omitted ones stay; a
+ * status is applied by the lifecycle's rule (requestedStatus). Race-safe: the insert does nothing when the
+ * email exists (the unique constraint decides) and the existing contact is then updated.
+ */
+export async function upsertContact(trx: Executor, workspaceId: string, input: ContactUpsert, now: string): Promise<{ id: string; created: boolean; heldBySuppression: boolean }> {
+  const suppression = (await suppressionsOf(trx, workspaceId, [input.email])).get(input.email) ?? null;
+  const propertiesJson = input.properties === undefined ? undefined : JSON.stringify(input.properties);
+  return upsertRow(trx, workspaceId, input.email, input.firstName, input.lastName, input.status, propertiesJson, suppression, now, 'api');
+}
+
+/** The names of the fields an upsert sets, for `contact.updated`'s data. */
+function fieldsSet(firstName: unknown, lastName: unknown, propertiesJson: unknown): string[] {
+  return [firstName !== undefined && 'firstName', lastName !== undefined && 'lastName', propertiesJson !== undefined && 'properties'].filter((f): f is string => Boolean(f));
+}
+
+async function upsertRow(
+  trx: Executor, workspaceId: string, email: string, firstName: string | null | undefined, lastName: string | null | undefined,
+  status: ContactStatus | undefined, propertiesJson: string | undefined, suppression: Parameters<typeof initialStatus>[1], now: string, source: ContactSource,
+): Promise<{ id: string; created: boolean; heldBySuppression: boolean }> {
+  // A contact deleted between the two statements makes the insert succeed on the next turn.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const params: unknown[] = [];
+    const initial = initialStatus(status ?? 'SUBSCRIBED', suppression);
+    repo.pushNewContact(params, workspaceId, newId('ct'), email, firstName ?? null, lastName ?? null, propertiesJson ?? '{}', initial.status, now);
+    const id = (await repo.insertContactParamsIfNew(trx, params)).get(email);
+    if (id) {
+      await recordEvents(trx, workspaceId, createdEvents(id, email, initial.status, source), now);
+      return { id, created: true, heldBySuppression: initial.heldBySuppression };
+    }
+    const existing = (await repo.contactStatesByEmail(trx, workspaceId, [email])).get(email);
+    const requested = status === undefined ? { status: null, heldBySuppression: false } : requestedStatus(status, suppression !== null);
+    if (existing && (await repo.updateContact(trx, workspaceId, existing.id, { firstName, lastName, status: requested.status ?? undefined, propertiesJson }, now))) {
+      const fields = fieldsSet(firstName, lastName, propertiesJson);
+      await recordEvents(trx, workspaceId, [
+        ...(fields.length ? [updatedEvent(existing.id, email, fields, source)] : []),
+        ...statusEvents(existing.id, email, existing.status, requested.status ?? existing.status, source),
+      ], now);
+      return { id: existing.id, created: false, heldBySuppression: requested.heldBySuppression };
+    }
+  }
+  throw new Error('contact upsert did not settle after 3 attempts');
+}
+
+/**
+ * The current batch of an import, column by column. Later rows with an email already in the batch are merged
+ * into its slot (present fields replace). Only strings and numbers are kept from one row to the next, in
+ * arrays reused from batch to batch: see repo.pushNewContact for why no object per row.
+ */
+class Batch {
+  readonly slotOf = new Map<string, number>();
+  readonly emails: string[] = [];
+  readonly firstNames: (string | null | undefined)[] = [];
+  readonly lastNames: (string | null | undefined)[] = [];
+  readonly statuses: (ContactStatus | undefined)[] = [];
+  readonly properties: (string | undefined)[] = [];
+  /** How many rows of the file a slot stands for: the first creates or updates, the others update. */
+  readonly rows: number[] = [];
+  size = 0;
+  /** Rows of the file in the batch, duplicates included. */
+  rowCount = 0;
+
+  add(row: ContactUpsert): void {
+    this.rowCount++;
+    const json = row.properties === undefined ? undefined : JSON.stringify(row.properties);
+    const slot = this.slotOf.get(row.email);
+    if (slot !== undefined) {
+      if (row.firstName !== undefined) this.firstNames[slot] = row.firstName;
+      if (row.lastName !== undefined) this.lastNames[slot] = row.lastName;
+      if (row.status !== undefined) this.statuses[slot] = row.status;
+      if (json !== undefined) this.properties[slot] = json;
+      this.rows[slot]!++;
+      return;
+    }
+    const i = this.size++;
+    this.slotOf.set(row.email, i);
+    this.emails[i] = row.email;
+    this.firstNames[i] = row.firstName;
+    this.lastNames[i] = row.lastName;
+    this.statuses[i] = row.status;
+    this.properties[i] = json;
+    this.rows[i] = 1;
+  }
+
+  clear(): void {
+    this.slotOf.clear();
+    this.size = 0;
+    this.rowCount = 0;
+  }
+}
+
+/** One import: the job row, the counts, the current batch. Only the current batch is held in memory. */
+class ImportRun {
+  private jobId: string | undefined;
+  private readonly createdAt = nowIso();
+  private readonly batch = new Batch();
+  private readonly counts = { total: 0, created: 0, updated: 0, skipped: 0, suppressed: 0 };
+  private readonly errors: ImportJob['errors'] = [];
+
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(private readonly db: Db, private readonly workspaceId: string, private readonly format: ImportFormat, private readonly heartbeatMs: number) {}
+
+  get started(): boolean {
+    return this.jobId !== undefined;
+  }
+
+  async add(item: Exclude<ImportItem, { type: 'fatal' }>): Promise<void> {
+    if (item.type === 'ready') {
+      const jobId = newId('imp');
+      this.jobId = jobId;
+      await repo.insertImport(this.db.kysely, this.workspaceId, { id: jobId, format: this.format, createdAt: this.createdAt });
+      // Batches touch the heartbeat too, but a slow upload may take minutes to fill one.
+      this.heartbeat = setInterval(() => {
+        // A missed beat is harmless: the next one, or the batch's own write, tells more.
+        repo.touchImport(this.db.kysely, this.workspaceId, jobId).catch(() => {});
+      }, this.heartbeatMs).unref();
+      return;
+    }
+    this.counts.total++;
+    if (item.type === 'reject') {
+      this.counts.skipped++;
+      if (this.errors.length < MAX_IMPORT_ERRORS) this.errors.push({ line: item.line, reason: clip(item.reason) });
+      return;
+    }
+    this.batch.add(item.row);
+    if (this.batch.size >= IMPORT_BATCH_SIZE) await this.flush();
+  }
+
+  /**
+   * Writes the batch in one transaction: one query finds which emails are suppressed, one multi-row insert adds
+   * every email of the batch that no contact has (doing nothing for the others: the unique constraint decides),
+   * one query reads the contacts of the others and one multi-row update changes them; those a concurrent writer
+   * deleted meanwhile are settled one by one. The job's counts are updated in the same transaction.
+   *
+   * The insert comes first, before anything is read about the batch's contacts: in an import of new contacts (the
+   * common case) nothing else has to look their emails up, and a lookup costs a descent of the email index as the
+   * insert does (~2 µs a row; bench/README.md, bench:import).
+   */
+  async flush(): Promise<void> {
+    const b = this.batch;
+    if (!this.jobId || b.size === 0) return;
+    const jobId = this.jobId;
+    const ws = this.workspaceId;
+    const delta = await this.db.kysely.transaction().execute(async (trx) => {
+      const d = { created: 0, updated: 0, suppressed: 0 };
+      const now = nowIso();
+      const emails = b.emails.slice(0, b.size);
+      const suppressed = await suppressionsOf(trx, ws, emails);
+      // The batch's events (docs/events.md), written with it.
+      const events: NewEvent[] = [];
+      const params: unknown[] = [];
+      for (let i = 0; i < b.size; i++) {
+        const { status } = initialStatus(b.statuses[i] ?? 'SUBSCRIBED', suppressed.get(b.emails[i]!) ?? null);
+        repo.pushNewContact(params, ws, newId('ct'), b.emails[i]!, b.firstNames[i] ?? null, b.lastNames[i] ?? null, b.properties[i] ?? '{}', status, now);
+      }
+      const inserted = await repo.insertContactParamsIfNew(trx, params);
+      const states = inserted.size === b.size ? new Map<string, { id: string; status: ContactStatus }>() : await repo.contactStatesByEmail(trx, ws, emails.filter((e) => !inserted.has(e)));
+      const held = new Set<number>();
+      const changes: unknown[] = [];
+      const changed: number[] = [];
+      const settle: number[] = [];
+      for (let i = 0; i < b.size; i++) {
+        const email = b.emails[i]!;
+        const requested = b.statuses[i];
+        const insertedId = inserted.get(email);
+        // Asked (or, for a new contact, defaulted) to be SUBSCRIBED or PENDING, and the address is suppressed.
+        if (suppressed.has(email) && (requested === 'SUBSCRIBED' || requested === 'PENDING' || (requested === undefined && insertedId !== undefined))) held.add(i);
+        if (insertedId) {
+          events.push(...createdEvents(insertedId, email, initialStatus(requested ?? 'SUBSCRIBED', suppressed.get(email) ?? null).status, 'import'));
+          d.created++;
+          d.updated += b.rows[i]! - 1;
+          continue;
+        }
+        const id = states.get(email)?.id;
+        if (id === undefined) {
+          settle.push(i);
+          continue;
+        }
+        const status = requested === undefined ? undefined : requestedStatus(requested, suppressed.has(email)).status ?? undefined;
+        repo.pushContactChange(changes, id, { firstName: b.firstNames[i], lastName: b.lastNames[i], status, propertiesJson: b.properties[i] });
+        changed.push(i);
+      }
+      const updated = await repo.updateContactParams(trx, ws, changes, now);
+      for (const i of changed) {
+        const email = b.emails[i]!;
+        const before = states.get(email)!;
+        if (!updated.has(before.id)) {
+          settle.push(i);
+          continue;
+        }
+        d.updated += b.rows[i]!;
+        const fields = fieldsSet(b.firstNames[i], b.lastNames[i], b.properties[i]);
+        if (fields.length) events.push(updatedEvent(before.id, email, fields, 'import'));
+        const requested = b.statuses[i] === undefined ? null : requestedStatus(b.statuses[i]!, suppressed.has(email)).status;
+        if (requested) events.push(...statusEvents(before.id, email, before.status, requested, 'import'));
+      }
+      await recordEvents(trx, ws, events, now);
+      // Another writer deleted these contacts since the insert: settle each on its own.
+      for (const i of settle) {
+        const settled = await upsertRow(trx, ws, b.emails[i]!, b.firstNames[i], b.lastNames[i], b.statuses[i], b.properties[i], suppressed.get(b.emails[i]!) ?? null, now, 'import');
+        d.created += settled.created ? 1 : 0;
+        d.updated += b.rows[i]! - (settled.created ? 1 : 0);
+      }
+      d.suppressed = held.size;
+      const progress = {
+        total: this.counts.total, skipped: this.counts.skipped,
+        created: this.counts.created + d.created, updated: this.counts.updated + d.updated, suppressed: this.counts.suppressed + d.suppressed,
+      };
+      // Failed by the sweep meanwhile (this process looked dead): undo the batch and stop; FAILED stays final.
+      if (!(await repo.updateImportProgress(trx, ws, jobId, progress))) throw new ImportInterrupted();
+      return d;
+    });
+    this.counts.created += delta.created;
+    this.counts.updated += delta.updated;
+    this.counts.suppressed += delta.suppressed;
+    b.clear();
+  }
+
+  stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+  }
+
+  async finish(status: 'COMPLETED' | 'FAILED', error: string | null, opts: { withoutErrors?: boolean } = {}): Promise<ImportJob> {
+    this.stopHeartbeat();
+    const jobId = this.jobId!;
+    // A batch that could not be written is not counted: total = created + updated + skipped, always.
+    const total = this.counts.total - this.batch.rowCount;
+    const errors = opts.withoutErrors ? [] : this.errors;
+    await repo.finishImport(this.db.kysely, this.workspaceId, jobId, { ...this.counts, total, status, errors, error: error === null ? null : storableText(error), finishedAt: nowIso() });
+    return this.stored();
+  }
+
+  /** The job as stored (after finish, or as the sweep left it). */
+  async stored(): Promise<ImportJob> {
+    return (await repo.getImport(this.db.kysely, this.workspaceId, this.jobId!))!;
+  }
+}

@@ -1,0 +1,182 @@
+import { Readable } from 'node:stream';
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import { Type } from 'typebox';
+import { DomainError } from '../../errors/errors.js';
+import { ActivityQuery, EventSchema } from '../../outbox/events/events.schemas.js';
+import { paginate } from '../../http/pagination.js';
+import { ListOf } from '../../http/schema-helpers.js';
+import type { V1 } from '../../http/types.js';
+import type { ContactsService } from './contacts.service.js';
+import { validatorCompiler } from '../../http/validation.js';
+import {
+  ContactExportQuery, ContactListQuery, ContactParams, ContactSchema, ImportJobSchema, ImportListQuery, ImportParams, ImportQuery, UpdateContactBody, UpsertContactBody,
+  type ImportFormat,
+} from './contacts.schemas.js';
+
+const tags = ['contacts'];
+
+const IMPORT_TYPES: Record<string, ImportFormat> = {
+  'text/csv': 'CSV',
+  'application/x-ndjson': 'NDJSON',
+  'application/ndjson': 'NDJSON',
+};
+
+const unsupportedImport = () => new DomainError('unsupported_media_type',
+  'an import body must be CSV (Content-Type: text/csv) or NDJSON (application/x-ndjson or application/ndjson), in UTF-8');
+
+/** The import format named by a Content-Type header, or undefined. Only UTF-8 (the default) is read. */
+function importFormat(contentType: string | undefined): ImportFormat | undefined {
+  if (!contentType) return undefined;
+  const [type, ...params] = contentType.split(';').map((s) => s.trim().toLowerCase());
+  const charset = params.find((p) => p.startsWith('charset='))?.slice(8).replace(/"/g, '');
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return undefined;
+  return IMPORT_TYPES[type!];
+}
+
+/** The import body is a stream, described in the OpenAPI document but not validated as JSON. */
+const streamBodyCompiler: FastifySchemaCompiler<object> = (route) =>
+  route.httpPart === 'body' ? () => true : (validatorCompiler(route) as ReturnType<FastifySchemaCompiler<object>>);
+
+export async function contactsRoutes(app: V1, { contacts }: { contacts: ContactsService }): Promise<void> {
+
+  app.post('/contacts', {
+    schema: {
+      tags, summary: 'Create a contact, or update the one with this email',
+      description: 'Creates the contact (201, Location) or updates the existing contact with the same (normalised) email (200). ' +
+        'Present fields replace the stored value whole; omitted fields are unchanged; an existing contact keeps its status unless `status` is given.',
+      body: UpsertContactBody, response: { 200: ContactSchema, 201: ContactSchema },
+    },
+    config: { scope: 'write:contacts', errors: ['invalid_reference'] },
+  }, async (req, reply) => {
+    const { contact, created } = await contacts.upsert(req.auth.workspaceId, req.body);
+    if (created) reply.code(201).header('location', `/v1/contacts/${contact.id}`);
+    return reply.send(contact);
+  });
+
+  app.get('/contacts', {
+    schema: { tags, summary: 'List contacts, newest first', querystring: ContactListQuery, response: { 200: ListOf(ContactSchema) } },
+    config: { scope: 'read:contacts', errors: ['invalid_reference'] },
+  }, async (req) => {
+    const { limit, cursor, ...filter } = req.query;
+    return paginate({ limit, cursor }, (w) => contacts.list(req.auth.workspaceId, { ...filter, ...w }));
+  });
+
+  app.get('/contacts/export', {
+    schema: {
+      tags, summary: 'Export a segment\'s contacts (or all contacts) as CSV',
+      description: 'Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches ' +
+        '(every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, ' +
+        'properties (a JSON object), createdAt, updatedAt. A field holding a comma, a double quote or a line break is quoted (quotes doubled). ' +
+        'The contacts are read a page at a time while the response is written, so any size of segment can be exported. ' +
+        'A segment that is not in the workspace is 404 before anything is sent.',
+      querystring: ContactExportQuery,
+      produces: ['text/csv'],
+      response: { 200: { description: 'the CSV file', content: { 'text/csv': { schema: Type.String() } } } },
+    },
+    config: { scope: 'read:contacts' },
+  }, async (req, reply) => {
+    const { filename, chunks } = await contacts.exportCsv(req.auth.workspaceId, req.query.segmentId);
+    return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${filename}"`)
+      // A stream, which Fastify writes as it is read (the response schema documents it; nothing serialises it).
+      .header('cache-control', 'no-store').send(Readable.from(chunks) as never);
+  });
+
+  app.get('/contacts/:contactId', {
+    schema: { tags, summary: 'Get a contact', params: ContactParams, response: { 200: ContactSchema } },
+    config: { scope: 'read:contacts' },
+  }, (req) => contacts.get(req.auth.workspaceId, req.params.contactId));
+
+  app.get('/contacts/:contactId/activity', {
+    schema: {
+      tags, summary: 'A contact\'s activity, newest first',
+      description: 'The contact\'s events (docs/events.md): created, updated, subscribed, unsubscribed; emails sent, opened, clicked, bounced; form submissions.',
+      params: ContactParams, querystring: ActivityQuery, response: { 200: ListOf(EventSchema) },
+    },
+    config: { scope: 'read:contacts' },
+  }, (req) => {
+    const { limit, cursor, type } = req.query;
+    return paginate({ limit, cursor }, (w) => contacts.activity(req.auth.workspaceId, req.params.contactId, { type, ...w }));
+  });
+
+  app.put('/contacts/:contactId', {
+    schema: { tags, summary: 'Update a contact (partial)', params: ContactParams, body: UpdateContactBody, response: { 200: ContactSchema } },
+    config: { scope: 'write:contacts', errors: ['invalid_reference', 'contact_exists'] },
+  }, (req) => contacts.update(req.auth.workspaceId, req.params.contactId, req.body));
+
+  app.delete('/contacts/:contactId', {
+    schema: { tags, summary: 'Delete a contact', params: ContactParams, response: { 204: Type.Null() } },
+    config: { scope: 'write:contacts', errors: ['resource_in_use'] },
+  }, async (req, reply) => {
+    await contacts.remove(req.auth.workspaceId, req.params.contactId);
+    return reply.code(204).send(null);
+  });
+
+  // Imports, in a plugin of their own so that only they read CSV and NDJSON: the body reaches the handler as
+  // the raw request stream (nothing buffers it), and the service counts its bytes against its own limit.
+  await app.register(async (imports: V1) => {
+    imports.removeAllContentTypeParsers();
+    const passThrough = (req: FastifyRequest, payload: Readable, done: (err: Error | null, body?: unknown) => void) => {
+      // The Idempotency-Key hook hashes the body as JSON, which a stream cannot be without buffering it: it
+      // stands for itself by type and declared length (a retry of the same upload replays the first answer).
+      const described = { stream: req.headers['content-type'] ?? null, contentLength: req.headers['content-length'] ?? null };
+      Object.defineProperty(payload, 'toJSON', { value: () => described, enumerable: false });
+      done(null, payload);
+    };
+    imports.addContentTypeParser(Object.keys(IMPORT_TYPES), passThrough);
+    // Anything else also reaches the handler, which answers 415 naming the accepted types.
+    imports.addContentTypeParser('*', passThrough);
+
+    imports.post('/contacts/imports', {
+      schema: {
+        tags, summary: 'Import contacts from CSV or NDJSON',
+        description: 'Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. ' +
+          'CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes; ' +
+          'matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; ' +
+          'any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. ' +
+          'NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. ' +
+          'Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way or the server fails part-way; the rows committed before it are kept).',
+        consumes: Object.keys(IMPORT_TYPES),
+        body: Type.String({ description: 'the file: CSV (text/csv) or NDJSON (application/x-ndjson), UTF-8' }),
+        querystring: ImportQuery,
+        response: { 201: ImportJobSchema },
+      },
+      validatorCompiler: streamBodyCompiler,
+      config: { scope: 'write:contacts', errors: ['unsupported_media_type', 'payload_too_large'] },
+    }, async (req, reply) => {
+      const format = importFormat(req.headers['content-type']);
+      const body = req.body as unknown;
+      if (!format || !body || typeof (body as Readable).pipe !== 'function') throw unsupportedImport();
+      const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+      // A request answered before its body was read whole (422 header, 413, malformed CSV) closes its
+      // connection rather than leave the rest of the upload in it.
+      const closeIfUnread = () => {
+        if (!(body as Readable).readableEnded) reply.header('connection', 'close');
+      };
+      let job;
+      try {
+        job = await contacts.importContacts(req.auth.workspaceId, format, body as Readable, Number.isFinite(declared) ? declared : undefined, {
+          columns: req.query.columns,
+          // An import that fails on our side is answered with its FAILED job; the cause is in the log.
+          onError: (err) => req.log.error({ err, importWorkspace: req.auth.workspaceId }, 'import failed unexpectedly'),
+        });
+      } catch (err) {
+        closeIfUnread();
+        throw err;
+      }
+      closeIfUnread();
+      return reply.code(201).header('location', `/v1/contacts/imports/${job.id}`).send(job);
+    });
+
+    imports.get('/contacts/imports', {
+      schema: { tags, summary: 'List imports, newest first', querystring: ImportListQuery, response: { 200: ListOf(ImportJobSchema) } },
+      config: { scope: 'read:contacts' },
+    }, async (req) => {
+      return paginate(req.query, (w) => contacts.listImports(req.auth.workspaceId, { ...w }));
+    });
+
+    imports.get('/contacts/imports/:importId', {
+      schema: { tags, summary: 'Get an import', params: ImportParams, response: { 200: ImportJobSchema } },
+      config: { scope: 'read:contacts' },
+    }, (req) => contacts.getImport(req.auth.workspaceId, req.params.importId));
+  });
+}

@@ -1,0 +1,117 @@
+import { isForeignKeyViolation, type Db, type Executor } from '../../db/connection.js';
+import { conflict, notFound, unprocessable, validationFailed } from '../../errors/errors.js';
+import { newId } from '../../lib/ids.js';
+import { nowIso } from '../../lib/time.js';
+import { topicReferences, validateFilter, type Filter } from './segments.filter.js';
+import { existingTopicIds } from '../topics/topics.repository.js';
+import * as repo from './segments.repository.js';
+import type { Segment, SegmentContact } from './segments.repository.js';
+import type { CreateSegmentInput, UpdateSegmentInput } from './segments.schemas.js';
+
+export const PREVIEW_SAMPLE_SIZE = 10;
+
+export interface SegmentCount {
+  count: number;
+  subscribed: number;
+}
+
+export class SegmentsService {
+  constructor(readonly db: Db) {}
+
+  private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
+    return this.db.kysely.transaction().execute(fn);
+  }
+
+  /** The grammar (422 validation_failed); returns the topics it names, for checkTopics. */
+  private parse(raw: unknown): { filter: Filter; topics: { topic: string; path: string }[] } {
+    const errors = validateFilter(raw);
+    if (errors.length) throw validationFailed(errors);
+    return { filter: raw as Filter, topics: topicReferences(raw as Filter) };
+  }
+
+  /** Every topic a filter names must be a topic of the workspace (422 invalid_reference). */
+  private async checkTopics(db: Executor, workspaceId: string, topics: { topic: string; path: string }[]): Promise<void> {
+    const known = await existingTopicIds(db, workspaceId, topics.map((t) => t.topic));
+    const unknown = topics.filter((t) => !known.has(t.topic));
+    if (unknown.length) {
+      throw unprocessable('invalid_reference', `the filter names a topic that is not in this workspace: ${unknown[0]!.topic}`,
+        unknown.map((t) => ({ path: t.path, message: 'names no topic of this workspace' })));
+    }
+  }
+
+  private async mustGet(db: Executor, workspaceId: string, id: string): Promise<Segment> {
+    const segment = await repo.getSegment(db, workspaceId, id);
+    if (!segment) throw notFound('segment');
+    return segment;
+  }
+
+  async create(workspaceId: string, input: CreateSegmentInput): Promise<Segment> {
+    const { filter, topics } = this.parse(input.filter);
+    const id = newId('seg');
+    await this.tx(async (trx) => {
+      await this.checkTopics(trx, workspaceId, topics);
+      await repo.insertSegment(trx, workspaceId, { id, name: input.name, filter, createdAt: nowIso() });
+    });
+    return this.get(workspaceId, id);
+  }
+
+  get(workspaceId: string, id: string): Promise<Segment> {
+    return this.mustGet(this.db.kysely, workspaceId, id);
+  }
+
+  list(workspaceId: string, opts: { limit: number; beforeId?: string }): Promise<Segment[]> {
+    return repo.listSegments(this.db.kysely, workspaceId, opts);
+  }
+
+  /** Partial: an omitted field is unchanged; a filter given replaces the stored one whole. updatedAt is refreshed. */
+  async update(workspaceId: string, id: string, input: UpdateSegmentInput): Promise<Segment> {
+    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the segment id in the path' }]);
+    const parsed = input.filter !== undefined ? this.parse(input.filter) : undefined;
+    return this.tx(async (trx) => {
+      await this.mustGet(trx, workspaceId, id);
+      if (parsed) await this.checkTopics(trx, workspaceId, parsed.topics);
+      const updated = await repo.updateSegment(trx, workspaceId, id, { name: input.name, filter: parsed?.filter }, nowIso());
+      if (!updated) throw notFound('segment');
+      return updated;
+    });
+  }
+
+  /** 204; a segment a broadcast points at stays (409 resource_in_use). */
+  async remove(workspaceId: string, id: string): Promise<void> {
+    try {
+      await this.tx(async (trx) => {
+        await this.mustGet(trx, workspaceId, id);
+        const users = await repo.broadcastsUsingSegment(trx, workspaceId, id, 10);
+        if (users.length) {
+          throw conflict('resource_in_use', `the segment is used by broadcast ${users[0]}${users.length > 1 ? ' and others' : ''}; delete those broadcasts or point them at another segment first`, { broadcastIds: users });
+        }
+        await repo.deleteSegment(trx, workspaceId, id);
+      });
+    } catch (err) {
+      if (isForeignKeyViolation(err)) throw conflict('resource_in_use', 'the segment is used by a broadcast; delete the broadcast or point it at another segment first');
+      throw err;
+    }
+  }
+
+  /** The contacts the segment matches, whatever their status, newest first. */
+  async contacts(workspaceId: string, id: string, opts: { limit: number; beforeId?: string }): Promise<SegmentContact[]> {
+    const segment = await this.get(workspaceId, id);
+    return repo.listMatchingContacts(this.db.kysely, this.db.dialect, workspaceId, segment.filter as Filter, opts);
+  }
+
+  async count(workspaceId: string, id: string): Promise<SegmentCount> {
+    const segment = await this.get(workspaceId, id);
+    return repo.countMatchingContacts(this.db.kysely, this.db.dialect, workspaceId, segment.filter as Filter);
+  }
+
+  /** What a filter would match, before it is saved: the counts and the first contacts. */
+  async preview(workspaceId: string, raw: unknown): Promise<SegmentCount & { sample: SegmentContact[] }> {
+    const { filter, topics } = this.parse(raw);
+    const k = this.db.kysely;
+    await this.checkTopics(k, workspaceId, topics);
+    // One after the other: should the count give up (too costly), no second evaluation goes on without it.
+    const counts = await repo.countMatchingContacts(k, this.db.dialect, workspaceId, filter);
+    const sample = await repo.listMatchingContacts(k, this.db.dialect, workspaceId, filter, { limit: PREVIEW_SAMPLE_SIZE });
+    return { ...counts, sample };
+  }
+}

@@ -1,0 +1,57 @@
+import { applyToAddress } from '../contacts/contacts.lifecycle.js';
+import { contactEmail } from '../contacts/contacts.email.js';
+import type { Db } from '../../db/connection.js';
+import { notFound, validationFailed } from '../../errors/errors.js';
+import { nowIso } from '../../lib/time.js';
+import * as repo from './suppressions.repository.js';
+import type { CreateSuppressionInput, SuppressionEntry } from './suppressions.schemas.js';
+
+const present = ({ id: _id, ...s }: repo.Suppression & { id: string }): SuppressionEntry => s;
+
+/**
+ * The suppression list's API (docs/bounces.md): read it, add an address by hand (MANUAL), lift an entry.
+ * Adding and lifting go through the contact lifecycle (`suppress`, `unsuppress`), which owns the entries.
+ */
+export class SuppressionsService {
+  constructor(private readonly db: Db) {}
+
+  private email(input: string, path: string): string {
+    const email = contactEmail(input);
+    if (!email) throw validationFailed([{ path, message: 'must be a valid email address' }]);
+    return email;
+  }
+
+  async list(workspaceId: string, opts: { reason?: repo.Suppression['reason']; limit: number; beforeId?: string }): Promise<(SuppressionEntry & { id: string })[]> {
+    return (await repo.listSuppressions(this.db.kysely, workspaceId, opts)).map((s) => ({ ...present(s), id: s.id }));
+  }
+
+  async get(workspaceId: string, rawEmail: string): Promise<SuppressionEntry> {
+    const email = contactEmail(rawEmail);
+    const entry = email ? await repo.getSuppression(this.db.kysely, workspaceId, email) : undefined;
+    if (!entry) throw notFound('suppression');
+    return present(entry);
+  }
+
+  /** Adds the address (MANUAL); an address already suppressed keeps its entry. `created` says which. */
+  async add(workspaceId: string, input: CreateSuppressionInput): Promise<{ entry: SuppressionEntry; created: boolean }> {
+    const email = this.email(input.email, '/email');
+    const created = await this.db.kysely.transaction().execute(async (trx) => {
+      const before = await repo.getSuppression(trx, workspaceId, email);
+      await applyToAddress(trx, workspaceId, email, 'suppress', { detail: input.detail ?? null }, nowIso());
+      return !before;
+    });
+    return { entry: await this.get(workspaceId, email), created };
+  }
+
+  /** Lifts the entry: the address may be mailed again once its contact is SUBSCRIBED (its status is not changed). */
+  async remove(workspaceId: string, rawEmail: string): Promise<void> {
+    const email = contactEmail(rawEmail);
+    if (!email) throw notFound('suppression');
+    const lifted = await this.db.kysely.transaction().execute(async (trx) => {
+      if (!(await repo.getSuppression(trx, workspaceId, email))) return false;
+      await applyToAddress(trx, workspaceId, email, 'unsuppress', {}, nowIso());
+      return true;
+    });
+    if (!lifted) throw notFound('suppression');
+  }
+}

@@ -1,0 +1,289 @@
+import { sql } from 'kysely';
+import type { Executor } from '../../db/connection.js';
+import { Precompiled } from '../../db/precompiled.js';
+import type { FormsTable } from '../../db/schema.js';
+import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
+import { toIso } from '../../lib/time.js';
+import type { Form, FormSettings, FormStatus, HtmlValidation } from './forms.schemas.js';
+
+/** Every column but the deployed HTML itself, which only the HTML endpoints and versioning read. */
+const FORM_COLUMNS = [
+  'id', 'form_group_id', 'version', 'status', 'name', 'description', 'type', 'display', 'field_mapping', 'settings',
+  'double_opt_in_email_id', 'seo_title', 'seo_description', 'seo_image_url', 'seo_favicon_url', 'slug',
+  'previous_version_id', 'html_validation', 'created_at', 'updated_at', 'published_at', 'archived_at',
+] as const;
+
+type FormRow = Pick<FormsTable, (typeof FORM_COLUMNS)[number]>;
+
+function toForm(row: FormRow): Form {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    type: row.type,
+    display: row.display,
+    fieldMapping: fromJsonColumn<Record<string, string>>(row.field_mapping) ?? {},
+    settings: settingsFromColumn(row.settings),
+    doubleOptInEmailId: row.double_opt_in_email_id,
+    seoTitle: row.seo_title,
+    seoDescription: row.seo_description,
+    seoImageUrl: row.seo_image_url,
+    seoFaviconUrl: row.seo_favicon_url,
+    slug: row.slug,
+    status: row.status,
+    version: Number(row.version),
+    formGroupId: row.form_group_id,
+    previousVersionId: row.previous_version_id,
+    htmlValidation: fromJsonColumn<HtmlValidation>(row.html_validation),
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+    publishedAt: toIso(row.published_at),
+    archivedAt: toIso(row.archived_at),
+  };
+}
+
+/**
+ * Settings as stored. PostgreSQL's jsonb keeps no key order, and the order of `fields` is the order of the questions:
+ * it is stored beside them (`fieldOrder`) and the object is rebuilt in that order when read.
+ */
+function settingsToColumn(settings: FormSettings): string {
+  return toJsonColumn(settings.fields ? { ...settings, fieldOrder: Object.keys(settings.fields) } : settings)!;
+}
+
+function settingsFromColumn(value: string): FormSettings {
+  const { fieldOrder, ...settings } = fromJsonColumn<FormSettings & { fieldOrder?: string[] }>(value)!;
+  if (settings.fields && fieldOrder) {
+    const fields = settings.fields;
+    settings.fields = Object.fromEntries([...fieldOrder.filter((k) => k in fields), ...Object.keys(fields).filter((k) => !fieldOrder.includes(k))].map((k) => [k, fields[k]!]));
+  }
+  return settings;
+}
+
+/** The stored shape of the configurable fields, as the service hands them over. */
+export interface FormValues {
+  name: string;
+  description: string | null;
+  type: Form['type'];
+  display: Form['display'];
+  fieldMapping: Record<string, string>;
+  settings: FormSettings;
+  doubleOptInEmailId: string | null;
+  seoTitle: string | null;
+  seoDescription: string | null;
+  seoImageUrl: string | null;
+  seoFaviconUrl: string | null;
+  slug: string | null;
+}
+
+function valuesToRow(v: Partial<FormValues>): Partial<FormsTable> {
+  const row: Partial<FormsTable> = {};
+  if (v.name !== undefined) row.name = v.name;
+  if (v.description !== undefined) row.description = v.description;
+  if (v.type !== undefined) row.type = v.type;
+  if (v.display !== undefined) row.display = v.display;
+  if (v.fieldMapping !== undefined) row.field_mapping = toJsonColumn(v.fieldMapping)!;
+  if (v.settings !== undefined) row.settings = settingsToColumn(v.settings);
+  if (v.doubleOptInEmailId !== undefined) row.double_opt_in_email_id = v.doubleOptInEmailId;
+  if (v.seoTitle !== undefined) row.seo_title = v.seoTitle;
+  if (v.seoDescription !== undefined) row.seo_description = v.seoDescription;
+  if (v.seoImageUrl !== undefined) row.seo_image_url = v.seoImageUrl;
+  if (v.seoFaviconUrl !== undefined) row.seo_favicon_url = v.seoFaviconUrl;
+  if (v.slug !== undefined) row.slug = v.slug;
+  return row;
+}
+
+export async function insertFormGroup(db: Executor, workspaceId: string, id: string, createdAt: string): Promise<void> {
+  await db.insertInto('form_groups').values({ id, workspace_id: workspaceId, created_at: createdAt, lock_version: 0, last_version: 1 }).execute();
+}
+
+/**
+ * Takes the group's row lock for the rest of the transaction (an UPDATE locks on both dialects), so that
+ * publishes and new versions of one group run one after the other. Returns false if the group is gone.
+ */
+export async function lockFormGroup(db: Executor, workspaceId: string, groupId: string): Promise<boolean> {
+  const res = await db.updateTable('form_groups').set({ lock_version: sql`lock_version + 1` })
+    .where('workspace_id', '=', workspaceId).where('id', '=', groupId).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+export async function deleteFormGroup(db: Executor, workspaceId: string, groupId: string): Promise<void> {
+  await db.deleteFrom('form_groups').where('workspace_id', '=', workspaceId).where('id', '=', groupId).execute();
+}
+
+export interface NewForm extends FormValues {
+  id: string;
+  workspaceId: string;
+  formGroupId: string;
+  version: number;
+  previousVersionId: string | null;
+  html: string | null;
+  htmlDeployedAt: string | null;
+  htmlValidation: HtmlValidation | null;
+  createdAt: string;
+}
+
+export async function insertForm(db: Executor, f: NewForm): Promise<void> {
+  await db.insertInto('forms').values({
+    ...(valuesToRow(f) as FormsTable),
+    id: f.id,
+    workspace_id: f.workspaceId,
+    form_group_id: f.formGroupId,
+    version: f.version,
+    status: 'DRAFT',
+    previous_version_id: f.previousVersionId,
+    html: f.html,
+    html_deployed_at: f.htmlDeployedAt,
+    html_validation: toJsonColumn(f.htmlValidation),
+    created_at: f.createdAt,
+    updated_at: f.createdAt,
+    published_at: null,
+    archived_at: null,
+  }).execute();
+}
+
+export async function getForm(db: Executor, workspaceId: string, id: string): Promise<Form | undefined> {
+  const row = await db.selectFrom('forms').select(FORM_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return row ? toForm(row) : undefined;
+}
+
+export async function listForms(db: Executor, workspaceId: string, opts: { status?: FormStatus; limit: number; beforeId?: string }): Promise<Form[]> {
+  let q = db.selectFrom('forms').select(FORM_COLUMNS).where('workspace_id', '=', workspaceId);
+  if (opts.status) q = q.where('status', '=', opts.status);
+  if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
+  const rows = await q.orderBy('id', 'desc').limit(opts.limit).execute();
+  return rows.map(toForm);
+}
+
+export async function listGroupVersions(db: Executor, workspaceId: string, groupId: string): Promise<Form[]> {
+  const rows = await db.selectFrom('forms').select(FORM_COLUMNS)
+    .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).orderBy('version', 'desc').execute();
+  return rows.map(toForm);
+}
+
+export async function findGroupVersionByStatus(db: Executor, workspaceId: string, groupId: string, status: FormStatus): Promise<Form | undefined> {
+  const row = await db.selectFrom('forms').select(FORM_COLUMNS)
+    .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).where('status', '=', status).executeTakeFirst();
+  return row ? toForm(row) : undefined;
+}
+
+/** Takes the group's lock (see lockFormGroup) and hands out its next version number. */
+export async function nextGroupVersion(db: Executor, workspaceId: string, groupId: string): Promise<number> {
+  const row = await db.updateTable('form_groups').set({ last_version: sql`last_version + 1`, lock_version: sql`lock_version + 1` })
+    .where('workspace_id', '=', workspaceId).where('id', '=', groupId).returning('last_version').executeTakeFirstOrThrow();
+  return Number(row.last_version);
+}
+
+/** Applies a partial update; `updatedAt` is always refreshed. Only DRAFT rows are touched (checked again here). */
+export async function updateDraftForm(db: Executor, workspaceId: string, id: string, values: Partial<FormValues>, extra: { htmlValidation?: HtmlValidation | null; updatedAt: string }): Promise<boolean> {
+  const row: Partial<FormsTable> = { ...valuesToRow(values), updated_at: extra.updatedAt };
+  if (extra.htmlValidation !== undefined) row.html_validation = toJsonColumn(extra.htmlValidation);
+  const res = await db.updateTable('forms').set(row)
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT').executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/**
+ * The one-statement update, for changes that need nothing else read or written: applies `values` to the
+ * form if it is a DRAFT and returns it, or returns undefined (missing, or not a draft) for the caller to explain.
+ */
+export async function updateDraftFormReturning(db: Executor, workspaceId: string, id: string, values: Partial<FormValues>, updatedAt: string): Promise<Form | undefined> {
+  const set = valuesToRow(values);
+  const row = await updateDraftReturningQuery(Object.keys(set) as (keyof FormsTable)[])
+    .executeTakeFirst(db, { ...set, updated_at: updatedAt, workspaceId, id });
+  return row ? toForm(row) : undefined;
+}
+
+/**
+ * PUT /v1/forms/{id} is the API's busiest write, so its statement is precompiled, one per set of columns
+ * changed (a few dozen combinations occur in practice; the cache is bounded all the same).
+ */
+const updateDraftReturning = new Map<string, Precompiled<FormRow>>();
+const UPDATE_SHAPES_KEPT = 256;
+
+function updateDraftReturningQuery(columns: (keyof FormsTable)[]): Precompiled<FormRow> {
+  const shape = columns.join(',');
+  let query = updateDraftReturning.get(shape);
+  if (!query) {
+    query = new Precompiled((db, param) => db.updateTable('forms')
+      .set(Object.fromEntries([...columns, 'updated_at'].map((c) => [c, param(c)])))
+      .where('workspace_id', '=', param('workspaceId')).where('id', '=', param('id')).where('status', '=', 'DRAFT')
+      .returning(FORM_COLUMNS));
+    if (updateDraftReturning.size >= UPDATE_SHAPES_KEPT) updateDraftReturning.delete(updateDraftReturning.keys().next().value!);
+    updateDraftReturning.set(shape, query);
+  }
+  return query;
+}
+
+export async function setFormStatus(db: Executor, workspaceId: string, id: string, from: FormStatus, to: FormStatus, at: string): Promise<boolean> {
+  const set: Partial<FormsTable> = { status: to, updated_at: at };
+  if (to === 'PUBLISHED') Object.assign(set, { published_at: at, archived_at: null });
+  if (to === 'ARCHIVED') set.archived_at = at;
+  const res = await db.updateTable('forms').set(set)
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+export async function deleteDraftForm(db: Executor, workspaceId: string, id: string): Promise<boolean> {
+  const res = await db.deleteFrom('forms').where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT').executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+export async function countGroupVersions(db: Executor, workspaceId: string, groupId: string): Promise<number> {
+  const row = await db.selectFrom('forms').select((eb) => eb.fn.countAll().as('n'))
+    .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export interface StoredHtml {
+  html: string | null;
+  deployedAt: string | null;
+}
+
+export async function getFormHtml(db: Executor, workspaceId: string, id: string): Promise<StoredHtml | undefined> {
+  const row = await db.selectFrom('forms').select(['html', 'html_deployed_at'])
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return row ? { html: row.html, deployedAt: toIso(row.html_deployed_at) } : undefined;
+}
+
+export async function setDraftFormHtml(db: Executor, workspaceId: string, id: string, html: StoredHtml, htmlValidation: HtmlValidation | null, at: string): Promise<boolean> {
+  const res = await db.updateTable('forms')
+    .set({ html: html.html, html_deployed_at: html.deployedAt, html_validation: toJsonColumn(htmlValidation), updated_at: at })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT').executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/**
+ * Claims a slug for a form group: true if the group holds it now (it may already have), false if another
+ * group does. Slugs are public addresses (/f/{slug}), so the check spans workspaces; what it reveals, that
+ * the slug is taken, its public page reveals anyway.
+ */
+export async function claimSlug(db: Executor, workspaceId: string, slug: string, groupId: string): Promise<boolean> {
+  await db.insertInto('form_slugs').values({ workspace_id: workspaceId, slug, form_group_id: groupId })
+    .onConflict((oc) => oc.column('slug').doNothing()).execute();
+  const row = await db.selectFrom('form_slugs').select('form_group_id').where('slug', '=', slug).executeTakeFirst();
+  return row?.form_group_id === groupId;
+}
+
+/** Releases the group's slugs that none of its versions uses any more. */
+export async function releaseUnusedSlugs(db: Executor, workspaceId: string, groupId: string): Promise<void> {
+  await db.deleteFrom('form_slugs')
+    .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId)
+    .where('slug', 'not in', (eb) => eb.selectFrom('forms').select('slug')
+      .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).where('slug', 'is not', null).$narrowType<{ slug: string }>())
+    .execute();
+}
+
+/**
+ * The PUBLISHED version of the form group that holds `slug`, with its workspace: the one public lookup of
+ * forms (a hosted page's address names no workspace; slugs are unique across workspaces for that reason).
+ */
+/** A PUBLISHED form as its public pages need it: with its workspace and its HTML. */
+export type PublishedForm = Form & { workspaceId: string; html: string | null };
+
+export async function findPublishedBySlug(db: Executor, slug: string): Promise<PublishedForm | undefined> {
+  const row = await db.selectFrom('form_slugs')
+    .innerJoin('forms', (j) => j.onRef('forms.form_group_id', '=', 'form_slugs.form_group_id').on('forms.status', '=', 'PUBLISHED'))
+    .select([...FORM_COLUMNS.map((c) => `forms.${c}` as const), 'forms.workspace_id', 'forms.html'])
+    .where('form_slugs.slug', '=', slug).where('forms.slug', '=', slug).executeTakeFirst();
+  return row ? { ...toForm(row), workspaceId: row.workspace_id, html: row.html } : undefined;
+}

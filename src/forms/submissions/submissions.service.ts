@@ -1,0 +1,477 @@
+import { confirm, signUp, type SignUpFields } from '../../audience/contacts/contacts.lifecycle.js';
+import type { Db } from '../../db/connection.js';
+import { GroupCommit } from '../../db/group-commit.js';
+import { PublishedForms } from '../forms/forms.published.js';
+import * as forms from '../forms/forms.repository.js';
+import type { PublishedForm } from '../forms/forms.repository.js';
+import type { Form } from '../forms/forms.schemas.js';
+import { conflict, notFound } from '../../errors/errors.js';
+import { recordEvent } from '../../outbox/events/events.repository.js';
+import { newId } from '../../lib/ids.js';
+import { pooledRandomBytes } from '../../lib/random.js';
+import { nowIso } from '../../lib/time.js';
+import * as repo from './submissions.repository.js';
+import { AnswerCounter, answersOf, readAnswers as readValues, type Answer, type FieldProblem, type QuestionSummary, type Value } from './submissions.answers.js';
+import { getWorkspace } from '../../access/workspaces/workspaces.repository.js';
+import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
+import type { ProtectionService } from '../protection/protection.service.js';
+import type { Executor } from '../../db/connection.js';
+import type { Locale } from '../../access/workspaces/workspaces.schemas.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { SubmissionIntake } from '../../config.js';
+
+/** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
+export const HONEYPOT_FIELD = '_fc_hp';
+export const CONFIRMATION_TTL_MS = 7 * 24 * 3600 * 1000;
+
+/** SUBMISSION_INTAKE=auto: a public submission goes to the intake when this many sign-ups are being written already. */
+export const INTAKE_AFTER = 8;
+/** Entries made per round of the intake job. */
+export const INTAKE_ROUND = 200;
+/** A spike: entries taken in within this long of each other, the last within this long of now. */
+export const SPIKE_MS = 200;
+/** During a spike nothing is made until the oldest entry has waited this long: answering comes first. */
+export const INTAKE_MAX_LAG_MS = 5000;
+/** The intake job's pause between its rounds during a spike (it looks at the oldest entry's age, or makes a round). */
+export const INTAKE_SPIKE_PAUSE_MS = 50;
+
+export type { FieldProblem } from './submissions.answers.js';
+
+/** Where a submission came from (proof of consent, docs/forms.md): cleared after SUBMISSION_RETENTION_DAYS. */
+export interface SubmissionMeta {
+  ip?: string | null;
+  userAgent?: string | null;
+}
+
+export type SubmissionOutcome =
+  | { ok: true; honeypot: boolean; submissionId: string | null; contactId: string | null; confirmationSent: boolean; successAction: Form['settings']['successAction']; held?: string[]; queued?: boolean }
+  | { ok: false; errors: FieldProblem[]; proofOfWork?: PowFailure };
+
+
+/**
+ * The retention job (src/jobs): clears the address and user agent of submissions older than `days`
+ * (SUBMISSION_RETENTION_DAYS), `batch` rows a statement; the consent text and its time stay. Entries of the intake
+ * received as long ago and not made yet lose theirs too. Returns how many rows it cleared.
+ */
+export async function purgeSubmissionNetworkData(db: Db, days: number, now = Date.now(), batch = 1000): Promise<number> {
+  const before = new Date(now - days * 86_400_000).toISOString();
+  let total = 0;
+  for (const purge of [repo.purgeNetworkData, repo.purgeIntakeNetworkData]) {
+    for (;;) {
+      const n = await purge(db.kysely, before, batch);
+      total += n;
+      if (n < batch) break;
+    }
+  }
+  return total;
+}
+
+/** A submission as the API shows it: with its answers, question by question. */
+export type SubmissionView = repo.Submission & { answers: Answer[] };
+
+const SUMMARY_PAGE = 1000;
+
+/** At most one confirmation email per address in this window, however often the address signs up. */
+export const CONFIRMATION_RESEND_WINDOW_MS = 60 * 60 * 1000;
+
+/** What a confirmation link did or would do, and for whom (the page's words). */
+export interface ConfirmationView {
+  result: 'pending' | 'confirmed' | 'already' | 'expired' | 'unknown';
+  locale: Locale;
+  name: string;
+}
+
+export class SubmissionsService {
+  /** Submissions arriving together are written together (SQLite): one commit for a burst of them. */
+  private readonly writes: GroupCommit;
+  private readonly published: PublishedForms;
+
+  private readonly protection: ProtectionService | undefined;
+  private readonly intake: SubmissionIntake;
+  private readonly clock: () => number;
+  private log: FastifyBaseLogger | undefined;
+
+  // The intake (submissions/CONTEXT.md): sign-ups being written in this process; entries this process took in, and
+  // how many of them it had taken in when its intake job last found the queue empty; the time of the last one.
+  private inFlight = 0;
+  private intakeWrites = 0;
+  private intakeSeenEmpty = 0;
+  private lastIntakeAt = -Infinity;
+  private previousIntakeAt = -Infinity;
+  /** Wakes this process's intake job (`attachIntakeJob`); undefined when it runs none, and then cannot know when its entries are made. */
+  private onIntake: (() => void) | undefined;
+
+  /**
+   * `clock` (ms) dates the cache of published forms and the intake's spikes (tests move it); `protection` checks public
+   * submissions (docs/bot-protection.md); `intake`: SUBMISSION_INTAKE (default `auto`).
+   */
+  constructor(private readonly db: Db, opts: { clock?: () => number; protection?: ProtectionService; intake?: SubmissionIntake } = {}) {
+    this.writes = new GroupCommit(db);
+    this.clock = opts.clock ?? Date.now;
+    this.published = new PublishedForms(db, opts.clock);
+    this.protection = opts.protection;
+    this.intake = opts.intake ?? 'auto';
+  }
+
+  /**
+   * The intake job of this process runs `processIntake` (jobs.ts): `wake` starts its next round at once, called when an
+   * entry is taken in, so that a quiet server makes it within a turn of the event loop.
+   */
+  attachIntakeJob(wake: () => void, log: FastifyBaseLogger): void {
+    this.onIntake = wake;
+    this.log = log;
+  }
+
+  /** The PUBLISHED form at a public slug (any workspace), or 404. Cached (forms/forms.published.ts): read-only. */
+  async publishedBySlug(slug: string): Promise<PublishedForm> {
+    const form = await this.published.get(slug);
+    if (!form) throw notFound('form');
+    return form;
+  }
+
+  async recordView(workspaceId: string, formId: string): Promise<void> {
+    await repo.bumpCounter(this.db.kysely, workspaceId, formId, 'views');
+  }
+
+  /**
+   * The one code path of every submission (hosted page, embed, API): mapped fields only, validated by their
+   * contact property; SIGN_UP creates or updates the contact by email; SURVEY stores the submission only.
+   * Everything happens in one transaction (on SQLite shared with the submissions that arrived meanwhile, each in a
+   * savepoint: db/group-commit.ts); a filled honeypot changes nothing and looks like a success. During a spike a public
+   * submission is taken in instead (`queued`): stored as it came, and made by the intake job (submissions/CONTEXT.md).
+   */
+  async submit(workspaceId: string, form: Form, raw: Record<string, unknown>, source: 'HOSTED' | 'EMBED' | 'API', meta: SubmissionMeta = {}): Promise<SubmissionOutcome> {
+    const successAction = form.settings.successAction;
+    const bait = raw[HONEYPOT_FIELD];
+    if (source !== 'API' && bait !== undefined && bait !== '' && !(Array.isArray(bait) && bait.every((b) => b === ''))) {
+      return { ok: true, honeypot: true, submissionId: null, contactId: null, confirmationSent: false, successAction };
+    }
+    const { values, errors, consented } = readValues(form, raw);
+    if (errors.length) return { ok: false, errors };
+    // The proof of work (a form that asks for it; not the API's key-holders): checked once the fields are fine, so
+    // that an embed whose fields were refused sends the same solution again; spent in the transaction that stores
+    // the submission, so that a submission that could not be written does not use it up.
+    let solution: { token: string; expiresAt: string } | undefined;
+    if (source !== 'API' && form.settings.protection?.proofOfWork) {
+      // Fails closed: a service built without protection cannot check, so it refuses.
+      const pow = this.protection ? await this.protection.checkProofOfWork(form.formGroupId, raw[POW_FIELD]) : { ok: false as const, reason: 'invalid' as const, message: 'The spam check is not available. Please try again later.' };
+      if (!pow.ok) return { ok: false, errors: [{ field: POW_FIELD, message: pow.message }], proofOfWork: pow.reason };
+      solution = pow;
+    }
+    const submissionId = newId('sub');
+    const ip = meta.ip ? meta.ip.slice(0, 64) : null;
+    // The user agent only with an address: the purge finds the rows by their address.
+    const userAgent = meta.ip && meta.userAgent ? meta.userAgent.slice(0, 512) : null;
+    if (source !== 'API' && this.intakeNow()) {
+      // A spike: stored as it is and answered; made into its submission by the intake job (submissions/CONTEXT.md).
+      const taken = await this.writes.run(async (trx) => {
+        if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return false;
+        await repo.insertIntake(trx, workspaceId, { submissionId, formId: form.id, source, values, consented, ip, userAgent, receivedAt: new Date(this.clock()).toISOString() });
+        return true;
+      });
+      if (!taken) return this.replayed();
+      this.intakeWrites++;
+      this.previousIntakeAt = this.lastIntakeAt;
+      this.lastIntakeAt = this.clock();
+      this.onIntake?.();
+      return { ok: true, honeypot: false, submissionId, contactId: null, confirmationSent: false, successAction, queued: true };
+    }
+    this.inFlight++;
+    try {
+      const result = await this.writes.run(async (trx) => {
+        if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return null;
+        return this.store(trx, workspaceId, form, { submissionId, source, values, consented, ip, userAgent, now: nowIso() });
+      });
+      if (!result) return this.replayed();
+      return { ok: true, honeypot: false, submissionId, successAction, ...result };
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private replayed(): SubmissionOutcome {
+    const refused = this.protection!.refusal('replayed');
+    return { ok: false, errors: [{ field: POW_FIELD, message: refused.message }], proofOfWork: refused.reason };
+  }
+
+  /**
+   * Whether a public submission goes to the intake (SUBMISSION_INTAKE): `always`, `off`, or `auto`: in a process that
+   * runs the intake job, when INTAKE_AFTER sign-ups are being written already, or entries it took in still wait (so
+   * that a visitor's later submission is not made before an earlier one).
+   */
+  private intakeNow(): boolean {
+    if (this.intake === 'always') return true;
+    if (this.intake === 'off') return false;
+    // Only where an intake job runs: a process without one (SERVE_WORKER=false, tests) writes each sign-up itself.
+    return this.onIntake !== undefined && (this.inFlight >= INTAKE_AFTER || this.intakeWaiting());
+  }
+
+  private intakeWaiting(): boolean {
+    return this.intakeWrites !== this.intakeSeenEmpty;
+  }
+
+  /** How many public submissions wait in the intake (every workspace), and since when: `formcast doctor`. */
+  intakeBacklog(): Promise<{ waiting: number; oldest: string | null }> {
+    return repo.intakeBacklog(this.db.kysely);
+  }
+
+  /**
+   * A spike: the last two entries were taken in within SPIKE_MS of each other, the last within SPIKE_MS of now. The
+   * intake job then lets them wait (`processIntake`); a lone submission taken in (SUBMISSION_INTAKE=always on a quiet
+   * server) is made at once.
+   */
+  spiking(): boolean {
+    return this.clock() - this.lastIntakeAt < SPIKE_MS && this.lastIntakeAt - this.previousIntakeAt < SPIKE_MS;
+  }
+
+  /**
+   * What a submission does, in the transaction given (the request's, or the intake job's): the sign-up burst check,
+   * the contact (SIGN_UP), the submission, and its events. `now` is when the visitor sent it.
+   */
+  private async store(trx: Executor, workspaceId: string, form: Form, s: { submissionId: string; source: 'HOSTED' | 'EMBED' | 'API'; values: Record<string, Value>; consented: boolean; ip: string | null; userAgent: string | null; now: string }): Promise<{ contactId: string | null; confirmationSent: boolean; held?: string[] }> {
+    const { submissionId, source, values, now } = s;
+    const { email, fields } = contactFields(form, values);
+    let contactId: string | null = null;
+    let confirmationSent = false;
+    // A burst of public sign-ups (one network, one address pattern): held for review, nobody signed up or mailed.
+    const held = source !== 'API' && this.protection ? await this.protection.burst(trx, workspaceId, submissionId, s.ip, email, now) : [];
+    if (form.type === 'SIGN_UP' && !held.length) ({ contactId, confirmationSent } = await signUpContact(trx, workspaceId, form, email, fields, now));
+    await repo.insertSubmission(trx, workspaceId, {
+      status: held.length ? 'HELD' : 'ACCEPTED', heldReasons: held.length ? held : null,
+      id: submissionId, formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, data: toData(values), contactId, source, createdAt: now,
+      ip: s.ip, userAgent: s.userAgent,
+      consent: s.consented ? { text: form.settings.appearance!.consentText!, acceptedAt: now } : null,
+    });
+    if (held.length) {
+      await recordEvent(trx, workspaceId, {
+        type: 'form.submission_held', contactId: null,
+        data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId, source, reasons: held },
+      }, now);
+      return { contactId, confirmationSent, held };
+    }
+    await recordAccepted(trx, workspaceId, form, { submissionId, source, contactId, data: toData(values) }, now);
+    return { contactId, confirmationSent };
+  }
+
+  /**
+   * The intake job: makes up to `limit` waiting entries into their submissions, oldest first, each in the transaction
+   * that removes it (on SQLite one transaction for the round, each in a savepoint: db/group-commit.ts). An entry whose
+   * making fails is tried again later (1 s, 2 s, 4 s, … at most an hour), its error logged. Returns how many entries it
+   * took up (made or put off). During a spike (`spiking`) answering comes first:
+   * nothing is made until the oldest entry has waited INTAKE_MAX_LAG_MS, and the job pauses between its rounds
+   * (`intakePauseMs`); so a short spike is made once it is over, and a long one within about that lag.
+   */
+  async processIntake(limit = INTAKE_ROUND): Promise<number> {
+    const seen = this.intakeWrites;
+    const now = this.clock();
+    if (this.spiking()) {
+      const oldest = await repo.oldestIntake(this.db.kysely);
+      if (oldest === null || now - Date.parse(oldest) < INTAKE_MAX_LAG_MS) return 0;
+    }
+    const entries = await repo.dueIntake(this.db.kysely, new Date(now).toISOString(), limit);
+    if (!entries.length) {
+      this.intakeSeenEmpty = seen;
+      return 0;
+    }
+    const cache = new Map<string, Promise<Form | undefined>>();
+    const formOf = (e: repo.IntakeEntry) => {
+      const key = `${e.workspaceId}/${e.formId}`;
+      let f = cache.get(key);
+      if (!f) cache.set(key, (f = forms.getForm(this.db.kysely, e.workspaceId, e.formId)));
+      return f;
+    };
+    let made = 0;
+    await Promise.all(entries.map(async (e) => {
+      try {
+        const form = await formOf(e);
+        // A form deleted meanwhile took its entries with it (on delete cascade): nothing to make.
+        if (!form) return;
+        const done = await this.writes.run(async (trx) => {
+          if (!(await repo.takeIntake(trx, e.workspaceId, e))) return false;
+          await this.store(trx, e.workspaceId, form, { submissionId: e.submissionId, source: e.source, values: e.values, consented: e.consented, ip: e.ip, userAgent: e.userAgent, now: e.receivedAt });
+          return true;
+        });
+        if (done) made++;
+      } catch (err) {
+        const retryAt = new Date(this.clock() + Math.min(3_600_000, 1000 * 2 ** Math.min(e.attempts, 12))).toISOString();
+        this.log?.error({ err, intake: e.id, submission: e.submissionId, attempts: e.attempts + 1 }, 'a submission taken in could not be made; tried again later');
+        await repo.deferIntake(this.db.kysely, e.workspaceId, e.id, retryAt, err instanceof Error ? err.message : String(err)).catch(() => {});
+      }
+    }));
+    // A round shorter than asked found the end of the queue: nothing of this process waits any more, unless it took
+    // some in meanwhile.
+    if (entries.length < limit && made === entries.length) this.intakeSeenEmpty = seen;
+    return entries.length;
+  }
+
+  /** How long the intake job waits before its next round: INTAKE_SPIKE_PAUSE_MS during a spike, else nothing. */
+  intakePauseMs(): number {
+    return this.spiking() ? INTAKE_SPIKE_PAUSE_MS : 0;
+  }
+
+  /**
+   * Ends the review of a HELD submission (docs/bot-protection.md). `release`: what the submission would have
+   * done is done now (the contact signed up, the confirmation email queued, `form.submitted`), as the form version it
+   * was sent to says; `discard`: nothing happens, the submission stays DISCARDED. 409 `invalid_state` when it is not HELD.
+   */
+  async review(workspaceId: string, formId: string, submissionId: string, action: 'release' | 'discard'): Promise<SubmissionView> {
+    const k = this.db.kysely;
+    const group = await forms.getForm(k, workspaceId, formId);
+    if (!group) throw notFound('form');
+    const found = await repo.getGroupSubmission(k, workspaceId, group.formGroupId, submissionId);
+    if (!found) throw notFound('submission');
+    if (found.status !== 'HELD') throw conflict('invalid_state', `the submission is ${found.status}, not HELD: only a held submission is released or discarded`);
+    const form = found.formId === group.id ? group : await forms.getForm(k, workspaceId, found.formId);
+    if (!form) throw notFound('form');
+    await k.transaction().execute(async (trx) => {
+      const now = nowIso();
+      if (action === 'discard') {
+        if (!(await repo.reviewSubmission(trx, workspaceId, submissionId, 'DISCARDED', null, now))) throw conflict('invalid_state', 'the submission was reviewed meanwhile');
+        return;
+      }
+      // Stored answers are text; read again by the version's fields, a number is a number and a box a boolean, as
+      // they would have been had the submission not been held.
+      const { email, fields } = contactFields(form, readValues(form, found.data).values);
+      // The review first: of two reviewers at once, one releases.
+      if (!(await repo.reviewSubmission(trx, workspaceId, submissionId, 'RELEASED', null, now))) throw conflict('invalid_state', 'the submission was reviewed meanwhile');
+      const { contactId } = form.type === 'SIGN_UP' && email ? await signUpContact(trx, workspaceId, form, email, fields, now) : { contactId: null };
+      if (contactId) await repo.setSubmissionContact(trx, workspaceId, submissionId, contactId);
+      await recordAccepted(trx, workspaceId, form, { submissionId, source: found.source, contactId, data: found.data }, now);
+    });
+    return this.get(workspaceId, submissionId);
+  }
+
+  /** The API's submission endpoint: the form, or its group, must be PUBLISHED; the published version takes it. */
+  async submitViaApi(workspaceId: string, formId: string, raw: Record<string, unknown>, meta: SubmissionMeta = {}): Promise<SubmissionOutcome & { form: Form }> {
+    const form = await forms.getForm(this.db.kysely, workspaceId, formId);
+    if (!form) throw notFound('form');
+    const live = form.status === 'PUBLISHED' ? form : await forms.findGroupVersionByStatus(this.db.kysely, workspaceId, form.formGroupId, 'PUBLISHED');
+    if (!live) throw conflict('form_not_published', 'submissions go to the published version of a form, and this form has none');
+    return { ...(await this.submit(workspaceId, live, raw, 'API', meta)), form: live };
+  }
+
+  /** A page of the group's submissions, each with its answers question by question, as its own version asked them. */
+  async list(workspaceId: string, formId: string, limit: number, beforeId?: string, status?: repo.SubmissionStatus): Promise<SubmissionView[]> {
+    const form = await forms.getForm(this.db.kysely, workspaceId, formId);
+    if (!form) throw notFound('form');
+    const rows = await repo.listSubmissions(this.db.kysely, workspaceId, form.formGroupId, limit, beforeId, status);
+    const versions = rows.some((r) => r.formVersion !== form.version) ? await forms.listGroupVersions(this.db.kysely, workspaceId, form.formGroupId) : [form];
+    const byVersion = new Map(versions.map((v) => [v.version, v]));
+    return rows.map((r) => ({ ...r, answers: answersOf(byVersion.get(r.formVersion) ?? form, r.data) }));
+  }
+
+  async get(workspaceId: string, id: string): Promise<SubmissionView> {
+    const s = await repo.getSubmission(this.db.kysely, workspaceId, id);
+    if (!s) throw notFound('submission');
+    const form = await forms.getForm(this.db.kysely, workspaceId, s.formId);
+    return { ...s, answers: form ? answersOf(form, s.data) : [] };
+  }
+
+  /**
+   * The per-question summary of a form group's submissions (docs/forms.md, "Results"), by the questions of the
+   * version named: counts per option for select, radio and checkbox questions, how many answered for the others.
+   * Submissions held for review or discarded do not count.
+   */
+  async summary(workspaceId: string, formId: string): Promise<{ formId: string; formGroupId: string; total: number; questions: QuestionSummary[] }> {
+    const form = await forms.getForm(this.db.kysely, workspaceId, formId);
+    if (!form) throw notFound('form');
+    const counter = new AnswerCounter(form);
+    for (let after: string | null = null; ;) {
+      const page = await repo.pageSubmissionData(this.db.kysely, workspaceId, form.formGroupId, after, SUMMARY_PAGE);
+      for (const row of page) counter.add(row.data);
+      if (page.length < SUMMARY_PAGE) break;
+      after = page[page.length - 1]!.id;
+    }
+    return { formId: form.id, formGroupId: form.formGroupId, total: counter.total, questions: counter.result() };
+  }
+
+
+  counters(workspaceId: string, formId: string) {
+    return repo.getCounters(this.db.kysely, workspaceId, formId);
+  }
+
+  /**
+   * Follows a confirmation link: single use, expiring. The contact becomes SUBSCRIBED, its address leaves the
+   * suppression list, and the changes its sign-up held are applied: the link proves the address is theirs
+   * (the contact lifecycle's `confirm`, contacts.state.ts).
+   */
+  /** What a confirmation link would do, without doing it (GET and HEAD of the link: scanners fetch every link). */
+  async inspectConfirmation(token: string): Promise<ConfirmationView> {
+    const k = this.db.kysely;
+    const c = await repo.findConfirmation(k, token);
+    if (!c) return { result: 'unknown', locale: 'en', name: '' };
+    const about = await this.about(c.workspaceId);
+    if (c.usedAt) return { result: 'already', ...about };
+    if (c.expiresAt <= nowIso()) return { result: 'expired', ...about };
+    return { result: 'pending', ...about };
+  }
+
+  /** Who a confirmation page speaks for: the workspace's name and locale. */
+  private async about(workspaceId: string): Promise<{ locale: Locale; name: string }> {
+    const ws = await getWorkspace(this.db.kysely, workspaceId);
+    return { locale: ws?.settings.locale ?? 'en', name: ws?.name ?? '' };
+  }
+
+  async confirm(token: string): Promise<ConfirmationView> {
+    const k = this.db.kysely;
+    const c = await repo.findConfirmation(k, token);
+    if (!c) return { result: 'unknown', locale: 'en', name: '' };
+    const about = await this.about(c.workspaceId);
+    if (c.usedAt) return { result: 'already', ...about };
+    const now = nowIso();
+    if (c.expiresAt <= now) return { result: 'expired', ...about };
+    const used = await k.transaction().execute(async (trx) => {
+      if (!(await repo.useConfirmation(trx, c.workspaceId, c.id, now))) return false;
+      await confirm(trx, c.workspaceId, c.contactId, c.data, now);
+      await repo.bumpCounter(trx, c.workspaceId, c.formId, 'confirmations');
+      return true;
+    });
+    return { result: used ? 'confirmed' : 'already', ...about };
+  }
+}
+
+/**
+ * A SIGN_UP submission's effect on the contacts: created or updated by email (contacts.lifecycle.ts), and with double
+ * opt-in a confirmation email queued, at most one per address per window.
+ */
+async function signUpContact(trx: Executor, workspaceId: string, form: Form, email: string, fields: SignUpFields, now: string): Promise<{ contactId: string; confirmationSent: boolean }> {
+  const { contactId, confirm, held, created } = await signUp(trx, workspaceId, email, fields, form.settings.doubleOptIn, now);
+  const since = new Date(Date.parse(now) - CONFIRMATION_RESEND_WINDOW_MS).toISOString();
+  // A contact made by this sign-up has no confirmation yet: no need to look.
+  if (confirm && (created || !(await repo.hasRecentConfirmation(trx, workspaceId, contactId, since)))) {
+    await repo.insertConfirmation(trx, workspaceId, {
+      id: newId('cnf'), contactId, formId: form.id, token: pooledRandomBytes(24).toString('base64url'),
+      expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(), now, data: held,
+    });
+    return { contactId, confirmationSent: true };
+  }
+  return { contactId, confirmationSent: false };
+}
+
+/** A submission that counts: the form's counter, and `form.submitted` after the contact's own events (docs/events.md), so an automation on it finds the contact. */
+async function recordAccepted(trx: Executor, workspaceId: string, form: Form, s: { submissionId: string; source: string; contactId: string | null; data: Record<string, string | string[]> }, now: string): Promise<void> {
+  await repo.bumpCounter(trx, workspaceId, form.id, 'submissions');
+  await recordEvent(trx, workspaceId, {
+    type: 'form.submitted', contactId: s.contactId,
+    data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId: s.submissionId, source: s.source, fields: s.data },
+  }, now);
+}
+
+/** The contact fields a SIGN_UP submission maps to (mapped fields only). */
+function contactFields(form: Form, values: Record<string, Value | string[]>): { email: string; fields: SignUpFields } {
+  const fields: SignUpFields = { properties: {} };
+  let email = '';
+  for (const [field, property] of Object.entries(form.fieldMapping)) {
+    const v = Object.hasOwn(values, field) ? values[field] : undefined;
+    if (v === undefined) continue;
+    if (property === 'email') email = v as string;
+    else if (property === 'firstName') fields.firstName = String(v);
+    else if (property === 'lastName') fields.lastName = String(v);
+    else fields.properties[property] = v;
+  }
+  return { email, fields };
+}
+
+function toData(values: Record<string, Value>): Record<string, string | string[]> {
+  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Array.isArray(v) ? v : String(v)]));
+}

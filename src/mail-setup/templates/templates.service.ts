@@ -1,0 +1,60 @@
+import type { Db } from '../../db/connection.js';
+import { isForeignKeyViolation } from '../../db/connection.js';
+import { notFound, payloadTooLarge, resourceInUse, validationFailed } from '../../errors/errors.js';
+import { newId } from '../../lib/ids.js';
+import { liquidErrors } from '../../lib/liquid.js';
+import { nowIso } from '../../lib/time.js';
+import * as repo from './templates.repository.js';
+import type { CreateTemplateInput, Template, UpdateTemplateInput } from './templates.schemas.js';
+
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+/** html and text up to 2 MiB each (as for broadcasts); every template must parse as Liquid. */
+function checkContent(input: { subject?: string | null; html?: string | null; text?: string | null }, base = ''): void {
+  for (const key of ['html', 'text'] as const) {
+    const v = input[key];
+    if (v != null && Buffer.byteLength(v, 'utf8') > MAX_BODY_BYTES) throw payloadTooLarge(`${key} must be at most 2 MiB`);
+  }
+  const errors = liquidErrors({ subject: input.subject, html: input.html, text: input.text }, base);
+  if (errors.length) throw validationFailed(errors);
+}
+
+export class TemplatesService {
+  constructor(private readonly db: Db) {}
+
+  async create(workspaceId: string, input: CreateTemplateInput): Promise<Template> {
+    checkContent(input);
+    const now = nowIso();
+    const t: Template = { id: newId('tmpl'), name: input.name, subject: input.subject ?? null, html: input.html ?? null, text: input.text ?? null, createdAt: now, updatedAt: now };
+    await repo.insertTemplate(this.db.kysely, workspaceId, t);
+    return t;
+  }
+
+  async get(workspaceId: string, id: string): Promise<Template> {
+    const t = await repo.getTemplate(this.db.kysely, workspaceId, id);
+    if (!t) throw notFound('template');
+    return t;
+  }
+
+  list(workspaceId: string, limit: number, beforeId?: string): Promise<Template[]> {
+    return repo.listTemplates(this.db.kysely, workspaceId, limit, beforeId);
+  }
+
+  async update(workspaceId: string, id: string, input: UpdateTemplateInput): Promise<Template> {
+    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the template id in the path' }]);
+    const { id: _id, ...values } = input;
+    checkContent(values);
+    const t = await repo.updateTemplate(this.db.kysely, workspaceId, id, values, nowIso());
+    if (!t) throw notFound('template');
+    return t;
+  }
+
+  async remove(workspaceId: string, id: string): Promise<void> {
+    try {
+      if (!(await repo.deleteTemplate(this.db.kysely, workspaceId, id))) throw notFound('template');
+    } catch (err) {
+      if (isForeignKeyViolation(err)) throw resourceInUse('a form uses this template as its double opt-in email; point the form elsewhere first');
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,19 @@
+import type { OperationDocs } from '../../http/operation-docs.js';
+
+export const eventsDocs: OperationDocs = {
+  'GET /v1/events': {
+    summary: 'List events',
+    response: {
+      data: [
+        { id: 'evt_01JDB4A0C2E4G6J8M0P2R4T6V9', type: 'email.clicked', occurredAt: '2026-11-21T12:05:10.331Z', contactId: 'ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0', broadcastId: 'bc_01JDB3T2X4Z6B8D0F2H4K6M8P0', deliveryId: 'dlv_01JDB45A2C4E6G8J0M2P4R6T8V', data: { url: 'https://example.com/blog/november', machine: false } },
+        { id: 'evt_01JDB4A0C2E4G6J8M0P2R4T6V8', type: 'email.opened', occurredAt: '2026-11-21T12:03:44.512Z', contactId: 'ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0', broadcastId: 'bc_01JDB3T2X4Z6B8D0F2H4K6M8P0', deliveryId: 'dlv_01JDB45A2C4E6G8J0M2P4R6T8V', data: { machine: false } },
+      ],
+      nextCursor: 'ZXZ0XzAxSkRCNEEwQzJFNEc2SjhNMFAyUjRUNlY4',
+    },
+  },
+  'POST /v1/events/track': {
+    summary: 'Track a custom event',
+    request: { email: 'ada@example.com', name: 'trial.started', properties: { plan: 'pro', seats: 5 } },
+    response: { id: 'evt_01JDB4B1D3F5H7K9M1P3R5T7V9' },
+  },
+};

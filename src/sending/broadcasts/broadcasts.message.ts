@@ -1,0 +1,106 @@
+import { escapeHtml } from '../../forms/forms/forms.html.js';
+import { htmlToText } from '../../mail/compose.js';
+import { TEXTS, fill } from '../../pages/i18n.js';
+import type { WorkspaceSettings } from '../../access/workspaces/workspaces.schemas.js';
+import type { RenderedContent } from './broadcasts.render.js';
+
+/**
+ * A rendered broadcast made into what its recipient gets (docs/bounces.md, "What is sent"): the HTML as a
+ * whole document with the preheader and the footer, the text part, and the list headers. The delivery
+ * pipeline, test sends and previews all use this, so a preview shows exactly the text part a send carries.
+ */
+export interface MessageContext {
+  unsubscribeUrl: string;
+  workspace: { name: string; settings: WorkspaceSettings };
+}
+
+export interface AssembledContent {
+  subject: string;
+  html: string | null;
+  text: string;
+}
+
+/**
+ * The preheader: hidden, and padded with zero-width non-joiners and non-breaking spaces so that the inbox
+ * preview shows the preview text and not the start of the body after it. No `font-size:1px` (SpamAssassin's
+ * FONT_INVIS_MSGID scores tiny text) and no colour tricks: `display:none` and zero size hide it.
+ */
+const PREHEADER_STYLE = 'display:none;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all';
+const PREHEADER_PADDING = '&zwnj;&nbsp;'.repeat(40);
+
+export function preheader(previewText: string): string {
+  return `<div style="${PREHEADER_STYLE}">${escapeHtml(previewText)}${PREHEADER_PADDING}</div>`;
+}
+
+/** An HTML fragment as a whole document; a whole document as it is. */
+export function asDocument(html: string, title: string, lang: string): string {
+  if (/<html[\s>]/i.test(html)) return html;
+  return `<!doctype html>\n<html lang="${lang}">\n<head>\n<meta charset="utf-8">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>${escapeHtml(title)}</title>\n</head>\n<body>\n${html}\n</body>\n</html>\n`;
+}
+
+function insertAfterBodyOpen(html: string, piece: string): string {
+  return /<body[^>]*>/i.test(html) ? html.replace(/<body[^>]*>/i, (m) => `${m}${piece}`) : `${piece}${html}`;
+}
+
+function insertBeforeBodyClose(html: string, piece: string): string {
+  const i = html.search(/<\/body>/i);
+  return i >= 0 ? `${html.slice(0, i)}${piece}${html.slice(i)}` : `${html}${piece}`;
+}
+
+/**
+ * The footer: the unsubscribe line unless the rendered HTML already links the recipient's own unsubscribe
+ * URL (a comment naming `unsubscribe_url` does not count), and the workspace's postal address unless the
+ * HTML already shows it.
+ */
+function htmlFooter(html: string, ctx: MessageContext): string {
+  const t = TEXTS[ctx.workspace.settings.locale];
+  const lines: string[] = [];
+  if (!html.includes(escapeHtml(ctx.unsubscribeUrl)) && !html.includes(ctx.unsubscribeUrl)) {
+    lines.push(`${escapeHtml(fill(t.footerReason, { name: ctx.workspace.name }))} <a href="${escapeHtml(ctx.unsubscribeUrl)}">${escapeHtml(t.unsubscribe)}</a>`);
+  }
+  const address = ctx.workspace.settings.postalAddress;
+  if (address && !html.includes(escapeHtml(address).replace(/\n/g, '<br>')) && !html.includes(address)) lines.push(escapeHtml(address).replace(/\r?\n/g, '<br>'));
+  if (!lines.length) return '';
+  // As wide as the usual 600 px content column and centred under it, with room on small screens (clients that ignore
+  // max-width, Outlook's desktop one, show it full width as before).
+  return `<div style="max-width:568px;margin:32px auto 0;padding:16px 16px 0;font-family:Arial,Helvetica,sans-serif;font-size:12px;line-height:18px;color:#555555;border-top:1px solid #e5e5e5">${lines.map((l) => `<p style="margin:0 0 8px">${l}</p>`).join('')}</div>`;
+}
+
+/** The text part's footer after the signature separator `-- ` (RFC 3676), with what the text lacks. */
+function textFooter(text: string, ctx: MessageContext): string {
+  const t = TEXTS[ctx.workspace.settings.locale];
+  const lines: string[] = [];
+  if (!text.includes(ctx.unsubscribeUrl)) lines.push(fill(t.footerReason, { name: ctx.workspace.name }), `${t.unsubscribe}: ${ctx.unsubscribeUrl}`);
+  const address = ctx.workspace.settings.postalAddress;
+  if (address && !text.includes(address)) lines.push(address);
+  return lines.length ? `\n\n-- \n${lines.join('\n')}\n` : '\n';
+}
+
+export function assembleContent(rendered: RenderedContent, ctx: MessageContext): AssembledContent {
+  const subject = (rendered.subject ?? '').replace(/[\r\n]+/g, ' ').trim();
+  const lang = ctx.workspace.settings.locale;
+  let html: string | null = null;
+  if (rendered.html != null) {
+    html = asDocument(rendered.html, subject, lang);
+    if (rendered.previewText) html = insertAfterBodyOpen(html, preheader(rendered.previewText));
+    html = insertBeforeBodyClose(html, htmlFooter(rendered.html, ctx));
+  }
+  // The text part comes from the content itself (the author's text, or the HTML before the footer is added),
+  // and gets the footer once.
+  const base = (rendered.text ?? (rendered.html != null ? htmlToText(rendered.html) : '')).trimEnd();
+  return { subject, html, text: base + textFooter(base, ctx) };
+}
+
+/** The list headers of a broadcast message (RFC 2369, RFC 2919, RFC 8058, Gmail's Feedback-ID). */
+export function listHeaders(opts: { unsubscribeUrl: string; unsubscribeMailto: string | null; listName: string; listId: string; feedbackId: string }): Record<string, string> {
+  const clean = opts.listName.replace(/["\\\r\n]/g, '').slice(0, 100);
+  // A phrase in ASCII is quoted; any other is an RFC 2047 encoded word.
+  const name = /^[\x20-\x7e]*$/.test(clean) ? `"${clean}"` : `=?UTF-8?B?${Buffer.from(clean, 'utf8').toString('base64')}?=`;
+  return {
+    'List-Unsubscribe': [`<${opts.unsubscribeUrl}>`, ...(opts.unsubscribeMailto ? [`<mailto:${opts.unsubscribeMailto}?subject=unsubscribe>`] : [])].join(', '),
+    'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    'List-Id': `${name} <${opts.listId}>`,
+    'Feedback-ID': opts.feedbackId,
+    Precedence: 'bulk',
+  };
+}

@@ -1,0 +1,459 @@
+import { contactEmail } from '../../audience/contacts/contacts.email.js';
+import { getContact } from '../../audience/contacts/contacts.repository.js';
+import type { DomainsService } from '../../mail-setup/domains/domains.service.js';
+import { getSigningKey } from '../../mail-setup/domains/domains.repository.js';
+import type { Mailer } from '../../mail/transport.js';
+import { returnPath } from '../../mail/verp.js';
+import * as deliveries from '../deliveries/deliveries.repository.js';
+import type { DeliveryStatus } from '../../db/schema.js';
+import type { Db, Executor } from '../../db/connection.js';
+import { findDomainByName } from '../../mail-setup/domains/domains.repository.js';
+import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError, unavailable } from '../../errors/errors.js';
+import type { AppConfig } from '../../config.js';
+import { parseMailbox } from '../../lib/email.js';
+import { newId } from '../../lib/ids.js';
+import { liquidErrors } from '../../lib/liquid.js';
+import { normalizeDateTime, nowIso } from '../../lib/time.js';
+import { audiencePage, countAudience } from '../../audience/segments/audience.js';
+import { getSegment } from '../../audience/segments/segments.repository.js';
+import { getTopic } from '../../audience/topics/topics.repository.js';
+import * as repo from './broadcasts.repository.js';
+import { SAMPLE_CONTACT, renderContent, type RenderedContent } from './broadcasts.render.js';
+import type { AudienceMember, Broadcast, BroadcastStatus, CreateBroadcastInput, EmailContent, EmailContentInput, UpdateBroadcastInput } from './broadcasts.schemas.js';
+import { transition } from './broadcasts.state.js';
+import { bareVariables, blockingChecks, checkErrors, contentChecks, pass, warning, type Check } from './broadcasts.preflight.js';
+import { assembleContent, listHeaders } from './broadcasts.message.js';
+import { classifySendError } from '../../mail/outcome.js';
+import { getWorkspace } from '../../access/workspaces/workspaces.repository.js';
+import { engagementOf, linkStats, timeline, NO_ENGAGEMENT, type Bucket, type LinkStats, type TimelinePoint } from '../tracking/tracking.repository.js';
+
+export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+/** How long a cancel waits for messages already being handed to the transport. */
+const CANCEL_DRAIN_MS = 30_000;
+
+const EMPTY_CONTENT: EmailContent = { subject: null, html: null, text: null, previewText: null, editorContent: null };
+
+/** emailContent is replaced whole when present (docs/api.md §1): keys it leaves out become null. */
+function toContent(input: EmailContentInput): EmailContent {
+  return {
+    subject: input.subject ?? null, html: input.html ?? null, text: input.text ?? null,
+    previewText: input.previewText ?? null, editorContent: input.editorContent ?? null,
+  };
+}
+
+/** Shape checks the schema cannot express: address syntax, template syntax, body sizes. */
+function checkShape(input: { from?: string | null; replyTo?: string | null; emailContent?: EmailContentInput }): void {
+  const errors: FieldError[] = [];
+  if (input.from != null && !parseMailbox(input.from)) errors.push({ path: '/from', message: 'must be an email address, optionally with a display name: "Name <addr@domain>"' });
+  if (input.replyTo != null && !parseMailbox(input.replyTo)) errors.push({ path: '/replyTo', message: 'must be an email address' });
+  const c = input.emailContent;
+  if (c) {
+    for (const key of ['html', 'text'] as const) {
+      if (c[key] != null && Buffer.byteLength(c[key]!, 'utf8') > MAX_BODY_BYTES) throw payloadTooLarge(`emailContent.${key} must be at most 2 MiB`);
+    }
+    errors.push(...liquidErrors({ subject: c.subject, html: c.html, text: c.text, previewText: c.previewText }, '/emailContent'));
+  }
+  if (errors.length) throw validationFailed(errors);
+}
+
+/** What test sends need: the mail transport of this process, and the secret of their VERP address. */
+export interface TestSender {
+  mailer: Mailer;
+  secret: Buffer;
+}
+
+export class BroadcastsService {
+  constructor(private readonly db: Db, private readonly config: AppConfig, private readonly domains: DomainsService, private readonly tests?: TestSender) {}
+
+  private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
+    return this.db.kysely.transaction().execute(fn);
+  }
+
+  private async mustGet(db: Executor, workspaceId: string, id: string): Promise<Broadcast> {
+    const b = await repo.getBroadcast(db, workspaceId, id);
+    if (!b) throw notFound('broadcast');
+    return b;
+  }
+
+  /** `from` must be on a VERIFIED domain of the workspace; topic and segment must exist in it. */
+  private async checkReferences(db: Executor, workspaceId: string, input: { from?: string | null; topicId?: string | null; segmentId?: string | null }): Promise<void> {
+    const missing: FieldError[] = [];
+    if (input.topicId && !(await getTopic(db, workspaceId, input.topicId))) missing.push({ path: '/topicId', message: 'names no topic of this workspace' });
+    if (input.segmentId && !(await getSegment(db, workspaceId, input.segmentId))) missing.push({ path: '/segmentId', message: 'names no segment of this workspace' });
+    if (missing.length) throw unprocessable('invalid_reference', missing.map((m) => `${m.path.slice(1)} ${m.message}`).join('; '), missing);
+    if (input.from) await this.checkSender(db, workspaceId, input.from);
+  }
+
+  private async checkSender(db: Executor, workspaceId: string, from: string): Promise<void> {
+    const domain = parseMailbox(from)?.domain;
+    const record = domain ? await findDomainByName(db, workspaceId, domain) : undefined;
+    if (!record || record.status !== 'VERIFIED') {
+      throw unprocessable('sender_domain_not_verified', `${domain ?? from} is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)`, [{ path: '/from', message: 'is not on a verified domain' }]);
+    }
+  }
+
+  /**
+   * Ready to go out: the preflight checks that can fail (broadcasts.preflight.ts) all pass. The sender's domain
+   * answers 422 sender_domain_not_verified, anything else 422 broadcast_incomplete with each failing check.
+   */
+  private async checkSendable(db: Executor, workspaceId: string, b: Broadcast): Promise<void> {
+    const checks = blockingChecks(b, b.from ? await this.senderVerified(db, workspaceId, b.from) : null);
+    const failed = checks.filter((c) => c.status === 'fail');
+    if (!failed.length) return;
+    if (failed.every((c) => c.id === 'sender_domain')) await this.checkSender(db, workspaceId, b.from!);
+    const errors = checkErrors(failed.filter((c) => c.id !== 'sender_domain'));
+    throw unprocessable('broadcast_incomplete', 'the broadcast is not complete: ' + errors.map((m) => `${m.path} ${m.message}`).join('; '), errors);
+  }
+
+  private async senderVerified(db: Executor, workspaceId: string, from: string): Promise<boolean> {
+    const domain = parseMailbox(from)?.domain;
+    return domain ? (await findDomainByName(db, workspaceId, domain))?.status === 'VERIFIED' : false;
+  }
+
+  async create(workspaceId: string, input: CreateBroadcastInput): Promise<Broadcast> {
+    checkShape(input);
+    const id = newId('bc');
+    await this.tx(async (trx) => {
+      await this.checkReferences(trx, workspaceId, input);
+      // Tracking not given: the workspace's default at the time of creation (docs/tracking.md).
+      const tracking = input.tracking ?? (await getWorkspace(trx, workspaceId))?.settings.tracking ?? { opens: true, clicks: true };
+      await repo.insertBroadcast(trx, workspaceId, id, {
+        tracking: { opens: tracking.opens, clicks: tracking.clicks },
+        name: input.name, from: input.from?.trim() ?? null, replyTo: input.replyTo?.trim() ?? null,
+        emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
+        topicId: input.topicId ?? null, segmentId: input.segmentId ?? null, sendAt: null, pausedReason: null, breakerSince: null,
+      }, nowIso());
+    });
+    return this.get(workspaceId, id);
+  }
+
+  async get(workspaceId: string, id: string): Promise<Broadcast> {
+    return (await this.withStats(workspaceId, [await this.mustGet(this.db.kysely, workspaceId, id)]))[0]!;
+  }
+
+  async list(workspaceId: string, opts: { status?: BroadcastStatus; limit: number; beforeId?: string }): Promise<Broadcast[]> {
+    return this.withStats(workspaceId, await repo.listBroadcasts(this.db.kysely, workspaceId, opts));
+  }
+
+  /** Once sending has started, `stats` counts the deliveries (docs/api.md §5): one query for the lot. */
+  private async withStats(workspaceId: string, broadcasts: Broadcast[]): Promise<Broadcast[]> {
+    const started = broadcasts.filter((b) => b.status !== 'DRAFT' && b.status !== 'SCHEDULED').map((b) => b.id);
+    const counts = await deliveries.countDeliveriesOf(this.db.kysely, workspaceId, started);
+    const engagement = await engagementOf(this.db.kysely, workspaceId, started);
+    return broadcasts.map((b) => {
+      const c = counts.get(b.id);
+      if (!c) return b;
+      const e = engagement.get(b.id) ?? NO_ENGAGEMENT;
+      const n = (s: DeliveryStatus) => c.byStatus[s] ?? 0;
+      return {
+        ...b,
+        stats: {
+          recipients: c.total, queued: n('QUEUED') + n('SENDING') + n('PAUSED'), sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'),
+          softBounced: c.softBounced, complained: c.complained, unsubscribed: c.unsubscribed,
+          opened: e.opened, clicked: e.clicked, uniqueOpens: e.uniqueOpens, uniqueClicks: e.uniqueClicks, machineOpens: e.machineOpens,
+          ...(c.outboxed ? { outbox: c.outboxed } : {}),
+        },
+      };
+    });
+  }
+
+  /**
+   * PUT: DRAFT or SCHEDULED only. A future sendAt schedules (the result must be sendable), null unschedules,
+   * a past one is rejected. Edits to a SCHEDULED broadcast keep it scheduled, so they must leave it sendable.
+   */
+  async update(workspaceId: string, id: string, input: UpdateBroadcastInput): Promise<Broadcast> {
+    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the broadcast id in the path' }]);
+    checkShape(input);
+    const now = nowIso();
+    let sendAt: string | null | undefined;
+    if (input.sendAt != null) {
+      sendAt = normalizeDateTime(input.sendAt);
+      if (sendAt === undefined) throw validationFailed([{ path: '/sendAt', message: 'must be an RFC 3339 date-time' }]);
+      if (sendAt <= now) throw validationFailed([{ path: '/sendAt', message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)' }]);
+    } else if (input.sendAt === null) {
+      sendAt = null;
+    }
+    return this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const op = sendAt === undefined ? 'update' : sendAt === null ? 'unschedule' : 'schedule';
+      const next = transition(current.status, op) as BroadcastStatus;
+      await this.checkReferences(trx, workspaceId, input);
+      const values: Partial<repo.BroadcastValues> = {};
+      if (input.name !== undefined) values.name = input.name;
+      if (input.from !== undefined) values.from = input.from?.trim() ?? null;
+      if (input.replyTo !== undefined) values.replyTo = input.replyTo?.trim() ?? null;
+      if (input.emailContent !== undefined) values.emailContent = toContent(input.emailContent);
+      if (input.topicId !== undefined) values.topicId = input.topicId;
+      if (input.segmentId !== undefined) values.segmentId = input.segmentId;
+      if (input.tracking !== undefined) values.tracking = { opens: input.tracking.opens, clicks: input.tracking.clicks };
+      if (sendAt !== undefined) values.sendAt = sendAt;
+      const merged: Broadcast = {
+        ...current, ...(values.name !== undefined ? { name: values.name } : {}),
+        from: values.from !== undefined ? values.from : current.from,
+        emailContent: values.emailContent ?? current.emailContent,
+      };
+      if (next === 'SCHEDULED') await this.checkSendable(trx, workspaceId, merged);
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, now);
+      if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being updated; retry');
+      return updated;
+    });
+  }
+
+  /**
+   * Send now (202): DRAFT or SCHEDULED, and sendable. The workers take it from here: they write the audience
+   * into deliveries and send them.
+   */
+  async send(workspaceId: string, id: string): Promise<Broadcast> {
+    const sent = await this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const next = transition(current.status, 'send') as BroadcastStatus;
+      await this.checkSendable(trx, workspaceId, current);
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, {}, nowIso());
+      if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being sent; retry');
+      return updated;
+    });
+    return (await this.withStats(workspaceId, [sent]))[0]!;
+  }
+
+  /**
+   * SCHEDULED → DRAFT (the send time is cleared). SENDING or PAUSED → CANCELED: every delivery not yet handed to the
+   * transport is canceled in the same transaction, and the call returns only once the few being handed over
+   * right now are done, so nothing is sent after it returns (bounded by CANCEL_DRAIN_MS for a stuck server).
+   */
+  async cancel(workspaceId: string, id: string): Promise<Broadcast> {
+    const canceled = await this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const next = transition(current.status, 'cancel') as BroadcastStatus;
+      const values: Partial<repo.BroadcastValues> = next === 'DRAFT' ? { sendAt: null } : {};
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, nowIso());
+      if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being canceled; retry');
+      if (next === 'CANCELED') await deliveries.cancelDeliveries(trx, workspaceId, id, nowIso());
+      return updated;
+    });
+    if (canceled.status === 'CANCELED') await this.drain(workspaceId, id);
+    return (await this.withStats(workspaceId, [canceled]))[0]!;
+  }
+
+  /**
+   * Pause by hand (SENDING → PAUSED): nothing new goes out; deliveries not yet handed to the transport wait
+   * (PAUSED). Returns once the few being handed over right now are done, as cancel does.
+   */
+  async pause(workspaceId: string, id: string): Promise<Broadcast> {
+    const paused = await this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const next = transition(current.status, 'pause') as BroadcastStatus;
+      const now = nowIso();
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, { pausedReason: 'paused by hand' }, now);
+      if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being paused; retry');
+      await deliveries.holdDeliveries(trx, workspaceId, id, now);
+      return updated;
+    });
+    await this.drain(workspaceId, id);
+    return (await this.withStats(workspaceId, [paused]))[0]!;
+  }
+
+  /** PAUSED → SENDING: held deliveries go back to the queue, due now; sending continues where it stopped. */
+  async resume(workspaceId: string, id: string): Promise<Broadcast> {
+    const resumed = await this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const next = transition(current.status, 'resume') as BroadcastStatus;
+      const now = nowIso();
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, { pausedReason: null, breakerSince: now }, now);
+      if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being resumed; retry');
+      await deliveries.releaseDeliveries(trx, workspaceId, id, now);
+      return updated;
+    });
+    return (await this.withStats(workspaceId, [resumed]))[0]!;
+  }
+
+  /** Waits (at most CANCEL_DRAIN_MS) until no delivery of the broadcast is being handed to the transport. */
+  private async drain(workspaceId: string, id: string): Promise<void> {
+    const deadline = Date.now() + CANCEL_DRAIN_MS;
+    while (Date.now() < deadline && (await deliveries.countInFlight(this.db.kysely, workspaceId, id, nowIso())) > 0) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /** One row per recipient with its status, attempts and last SMTP reply. */
+  async listDeliveries(workspaceId: string, id: string, opts: { status?: DeliveryStatus; limit: number; beforeId?: string }): Promise<deliveries.Delivery[]> {
+    await this.mustGet(this.db.kysely, workspaceId, id);
+    return deliveries.listDeliveries(this.db.kysely, workspaceId, id, opts);
+  }
+
+  /** The links people clicked, most clicked first (docs/tracking.md, "Stats"). */
+  async links(workspaceId: string, id: string): Promise<{ data: LinkStats[] }> {
+    await this.mustGet(this.db.kysely, workspaceId, id);
+    return { data: await linkStats(this.db.kysely, workspaceId, id, 500) };
+  }
+
+  /** Sent, opens, clicks and bounces per hour or day (UTC), computed by the database. */
+  async timeline(workspaceId: string, id: string, bucket: Bucket = 'hour'): Promise<{ bucket: Bucket; data: TimelinePoint[] }> {
+    await this.mustGet(this.db.kysely, workspaceId, id);
+    return { bucket, data: await timeline(this.db.kysely, this.db.dialect, workspaceId, id, bucket) };
+  }
+
+  async remove(workspaceId: string, id: string): Promise<void> {
+    const current = await this.mustGet(this.db.kysely, workspaceId, id);
+    transition(current.status, 'delete');
+    if (!(await repo.deleteDraftBroadcast(this.db.kysely, workspaceId, id))) {
+      throw conflict('invalid_state', 'the broadcast is no longer a draft');
+    }
+  }
+
+  /**
+   * Preflight (docs/bounces.md): every check, those that can fail and those that advise — the sender domain's
+   * DNS (DKIM, SPF, DMARC, bounce MX), PUBLIC_URL over https, the unsubscribe link, contact fields the templates
+   * print that part of the audience lacks, Gmail's clipping size, images without alt text, plain-http links,
+   * the audience and how long sending it takes at the rate measured last.
+   */
+  async preflight(workspaceId: string, id: string): Promise<{ ok: boolean; checks: Check[] }> {
+    const k = this.db.kysely;
+    const b = await this.mustGet(k, workspaceId, id);
+    const domain = b.from ? parseMailbox(b.from)?.domain : undefined;
+    const checks = blockingChecks(b, b.from ? await this.senderVerified(k, workspaceId, b.from) : null);
+
+    if (domain) {
+      const dns = await this.domains.checkDns(workspaceId, domain).catch(() => undefined);
+      if (!dns) checks.push(warning('dns', `the DNS of ${domain} could not be checked`));
+      else {
+        const dkim = dns.records[1];
+        checks.push(dkim?.status === 'VERIFIED' ? pass('dns_dkim', `the DKIM key is published at ${dkim.name}`) : warning('dns_dkim', `the DKIM key at ${dkim?.name ?? domain} is ${dkim?.status ?? 'missing'}: receivers cannot verify the signature`));
+        checks.push(dns.spf.found ? pass('dns_spf', `SPF: ${dns.spf.record}`) : warning('dns_spf', `${domain} has no SPF record (Gmail and Yahoo require one of bulk senders)`));
+        checks.push(dns.dmarc.found ? pass('dns_dmarc', `DMARC: ${dns.dmarc.record}`) : warning('dns_dmarc', `${domain} has no DMARC record (Gmail and Yahoo require one of bulk senders)`));
+        checks.push(dns.bounce.mx.found ? pass('dns_bounce_mx', `bounces.${domain} has its MX`) : warning('dns_bounce_mx', `bounces.${domain} has no MX to ${this.config.bounceMxHost ?? 'the inbound listener'}: bounce reports after sending will not be seen`));
+      }
+    }
+    checks.push(new URL(this.config.publicUrl).protocol === 'https:' ? pass('public_url', 'links use https') : warning('public_url', `PUBLIC_URL is ${this.config.publicUrl}: one-click unsubscribe (RFC 8058) and mailbox providers expect https`));
+
+    const spec = { segmentId: b.segmentId, topicId: b.topicId };
+    const audience = await countAudience(k, this.db.dialect, workspaceId, spec).catch(() => null);
+    if (audience !== null) {
+      const rate = await deliveries.lastSendRate(k, workspaceId);
+      const eta = rate ? ` (about ${formatDuration(audience / rate.perSecond)} at the ${Math.round(rate.perSecond)} messages a second the last broadcast went out at)` : '';
+      checks.push(audience === 0 ? warning('audience', 'nobody would receive it: the audience is empty') : pass('audience', `${audience} recipients${eta}`));
+      for (const field of bareVariables(b.emailContent)) {
+        const missing = await countAudience(k, this.db.dialect, workspaceId, { ...spec, extra: { any: [{ field, op: 'notExists' }, { field, op: 'eq', value: '' }] } });
+        const name = field.replace(/^properties\./, '');
+        checks.push(missing ? warning(`empty_${name}`, `${missing} of ${audience} recipients have no ${name}: "{{ contact.${field} }}" renders empty for them (add | default: "…")`) : pass(`empty_${name}`, `every recipient has a ${name}`));
+      }
+    }
+    const workspace = (await getWorkspace(k, workspaceId))!;
+    let html: string | null = null;
+    let linked = false;
+    try {
+      const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
+      const rendered = renderContent(b.emailContent, { contact: SAMPLE_CONTACT, broadcast: { id: b.id, name: b.name }, unsubscribe_url: unsubscribeUrl });
+      // The footer's rule (broadcasts.message.ts): only a rendered link to the recipient's own URL counts, not a mention.
+      linked = rendered.html?.includes(unsubscribeUrl) ?? false;
+      html = assembleContent(rendered, { unsubscribeUrl, workspace }).html;
+    } catch {
+      // The blocking checks said why it does not render.
+    }
+    checks.push(pass('unsubscribe', linked ? 'the template links {{ unsubscribe_url }}' : 'an unsubscribe footer is added to every message'));
+    if (!workspace.settings.postalAddress) checks.push(warning('postal_address', 'the workspace has no postal address for the footer (CAN-SPAM requires one): PUT /v1/workspace { settings: { postalAddress } }'));
+    checks.push(...contentChecks(html));
+    return { ok: !checks.some((c) => c.status === 'fail'), checks };
+  }
+
+  /**
+   * A test send (docs/bounces.md): the real rendering, for a contact of the workspace or sample data, to up to
+   * five addresses, its subject marked [Test]. It goes out at once through this process's transport, with a
+   * VERP address of its own, and counts in no stats (no delivery row).
+   */
+  async sendTest(workspaceId: string, id: string, input: { emails: string[]; contactId?: string }): Promise<{ sent: { email: string; messageId: string; response: string }[]; failed: { email: string; error: string }[] }> {
+    if (!this.tests) throw unavailable('this process has no mail transport for test sends');
+    const k = this.db.kysely;
+    const b = await this.mustGet(k, workspaceId, id);
+    const emails = input.emails.map((e, i) => {
+      const email = contactEmail(e);
+      if (!email) throw validationFailed([{ path: `/emails/${i}`, message: 'must be a valid email address' }]);
+      return email;
+    });
+    await this.checkSendable(k, workspaceId, b);
+    let contact = { ...SAMPLE_CONTACT };
+    if (input.contactId) {
+      const found = await getContact(k, workspaceId, input.contactId);
+      if (!found) throw unprocessable('invalid_reference', 'contactId names no contact of this workspace', [{ path: '/contactId', message: 'names no contact of this workspace' }]);
+      contact = found;
+    }
+    const from = parseMailbox(b.from!)!;
+    const replyTo = b.replyTo ? parseMailbox(b.replyTo) : null;
+    const key = (await getSigningKey(k, workspaceId, from.domain, this.tests.secret))!;
+    const workspace = (await getWorkspace(k, workspaceId))!;
+    const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/test`;
+    const rendered = renderContent(b.emailContent, {
+      contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
+      broadcast: { id: b.id, name: b.name }, unsubscribe_url: unsubscribeUrl,
+    });
+    const content = assembleContent(rendered, { unsubscribeUrl, workspace });
+    const sent = [];
+    const failed = [];
+    for (const to of emails) {
+      const testId = newId('tst');
+      let info;
+      try {
+        info = await this.tests.mailer.send({
+          from: { name: from.name, address: from.address }, to, replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
+          returnPath: returnPath(this.tests.secret, 't', testId, from.domain),
+          ...content, subject: `[Test] ${content.subject}`,
+          messageId: `<${testId}@${from.domain}>`,
+          headers: listHeaders({ unsubscribeUrl, unsubscribeMailto: null, listName: workspace.name, listId: `test.${workspaceId.toLowerCase().replace(/_/g, '-')}.${from.domain}`, feedbackId: `${b.id}:${workspaceId}:formcast` }),
+          dkim: { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey },
+        });
+      } catch (err) {
+        // A refusal of this address is its result; a relay that cannot be reached is the service's state (503).
+        const result = classifySendError(err);
+        if (result.kind === 'temporary' && !result.reply) throw unavailable(`the mail transport cannot be reached: ${result.reason.split('\n')[0]}`);
+        failed.push({ email: to, error: result.reason.slice(0, 500) });
+        continue;
+      }
+      sent.push({ email: to, messageId: info.messageId, response: info.response });
+    }
+    return { sent, failed };
+  }
+
+  /** Renders the content for one contact of the workspace, or for sample data, as a recipient would get it. */
+  async preview(workspaceId: string, id: string, contactId?: string): Promise<RenderedContent & { contact: { id: string | null; email: string } }> {
+    const b = await this.mustGet(this.db.kysely, workspaceId, id);
+    let contact = { id: null as string | null, ...SAMPLE_CONTACT };
+    if (contactId) {
+      const found = await getContact(this.db.kysely, workspaceId, contactId);
+      if (!found) throw unprocessable('invalid_reference', 'contactId names no contact of this workspace', [{ path: '/contactId', message: 'names no contact of this workspace' }]);
+      contact = found;
+    }
+    try {
+      const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
+      const rendered = renderContent(b.emailContent, {
+        contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
+        broadcast: { id: b.id, name: b.name },
+        unsubscribe_url: unsubscribeUrl,
+      });
+      // Assembled as a send assembles it (document, preheader, footer, text part), so the preview is what arrives.
+      const workspace = (await getWorkspace(this.db.kysely, workspaceId))!;
+      const assembled = assembleContent(rendered, { unsubscribeUrl, workspace });
+      return { ...assembled, previewText: rendered.previewText, contact: { id: contact.id, email: contact.email } };
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      throw validationFailed([{ path: '/emailContent', message: `cannot be rendered: ${(err as Error).message.split('\n')[0]}` }]);
+    }
+  }
+
+  /** Who the broadcast would go to now: segment ∩ SUBSCRIBED ∩ topic, counted and paged (newest contacts first). */
+  async audience(workspaceId: string, id: string, limit: number, beforeId?: string): Promise<{ count: number; rows: AudienceMember[] }> {
+    const b = await this.mustGet(this.db.kysely, workspaceId, id);
+    const spec = { segmentId: b.segmentId, topicId: b.topicId };
+    const count = await countAudience(this.db.kysely, this.db.dialect, workspaceId, spec);
+    const found = await audiencePage(this.db.kysely, this.db.dialect, workspaceId, spec, limit, beforeId);
+    return {
+      count,
+      rows: found.map((r) => ({ id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name })),
+    };
+  }
+}
+
+function formatDuration(seconds: number): string {
+  if (seconds < 90) return `${Math.max(1, Math.round(seconds))} seconds`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} minutes`;
+  return `${(seconds / 3600).toFixed(1)} hours`;
+}

@@ -1,0 +1,87 @@
+import { assembleContent, listHeaders } from '../broadcasts/broadcasts.message.js';
+import { prepareContent, type RenderScope, type RenderedContent } from '../broadcasts/broadcasts.render.js';
+import { parseMailbox } from '../../lib/email.js';
+import { htmlToText, type Address, type OutgoingMessage } from '../../mail/compose.js';
+import { returnPath, unsubscribeAddress } from '../../mail/verp.js';
+import { trackMessage } from '../tracking/tracking.message.js';
+import type { ClaimedDelivery, SendingBroadcast } from './store.js';
+
+/**
+ * One delivery's message, from its broadcast and its recipient (deliveries/CONTEXT.md, "Render"). Pure: the same
+ * code runs in the pipeline's thread and in the send threads (send-threads.ts, render.worker.ts).
+ */
+
+/** What every message of a process shares. */
+export interface MessageContext {
+  publicUrl: string;
+  /** Signs the VERP, unsubscribe and tracking tokens (db/secrets.ts). */
+  secret: Buffer;
+  /** The relay is Postmark: each message carries its delivery id as Postmark metadata, which its webhooks return. */
+  postmarkMetadata: boolean;
+}
+
+/** The recipient's data the templates see. */
+export type MessageRecipient = RenderScope['contact'];
+
+export interface PreparedBroadcast extends SendingBroadcast {
+  /** From and Reply-To parsed once; null when the stored text no longer parses (the delivery fails). */
+  from: Address | null;
+  replyTo: Address | null;
+  render: (scope: RenderScope) => RenderedContent;
+  senderDomain: string | null;
+}
+
+/** The broadcast's templates parsed and its addresses read, once per broadcast (and per version of it). */
+export function prepareBroadcast(sending: SendingBroadcast): PreparedBroadcast {
+  const b = sending.broadcast;
+  const from = b.from ? parseMailbox(b.from) : null;
+  const replyTo = b.replyTo ? parseMailbox(b.replyTo) : null;
+  return {
+    ...sending,
+    from: from ? { name: from.name, address: from.address } : null,
+    replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
+    render: prepareContent(b.emailContent),
+    senderDomain: from?.domain ?? null,
+  };
+}
+
+/** The message of one delivery; throws when its templates cannot be rendered. The broadcast has a signing key and a From. */
+export function composeMessage(ctx: MessageContext, d: ClaimedDelivery, p: PreparedBroadcast, contact: MessageRecipient): OutgoingMessage {
+  const unsubscribeUrl = `${ctx.publicUrl}/unsubscribe/${d.unsubscribeToken}`;
+  const rendered = p.render({
+    contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
+    broadcast: { id: p.broadcast.id, name: p.broadcast.name },
+    unsubscribe_url: unsubscribeUrl,
+  });
+  // Engagement tracking (docs/tracking.md): links of the template rewritten before the footer is added (its links
+  // stay as they are), the text part made from the HTML as written, the pixel at the end of the whole document.
+  const tracking = p.broadcast.tracking;
+  const tracked = (tracking.opens || tracking.clicks) && rendered.html != null
+    ? trackMessage({ secret: ctx.secret, publicUrl: ctx.publicUrl, unsubscribeUrl, opens: tracking.opens, clicks: tracking.clicks },
+      { workspaceId: d.workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, sentAt: Math.floor(Date.now() / 1000) })
+    : null;
+  const content = tracked
+    ? tracked.pixel(assembleContent({ ...rendered, html: tracked.links(rendered.html!), text: rendered.text ?? htmlToText(rendered.html!) }, { unsubscribeUrl, workspace: p.workspace }))
+    : assembleContent(rendered, { unsubscribeUrl, workspace: p.workspace });
+  const domain = p.dkim!.domainName;
+  return {
+    from: p.from!,
+    to: d.email,
+    replyTo: p.replyTo,
+    returnPath: returnPath(ctx.secret, 'd', d.id, domain),
+    ...content,
+    // Stable per delivery: a message sent again after a crash carries the same Message-ID.
+    messageId: `<${d.id}@${domain}>`,
+    headers: {
+      ...listHeaders({
+        unsubscribeUrl,
+        unsubscribeMailto: unsubscribeAddress(ctx.secret, d.id, domain),
+        listName: p.topic?.name ?? p.workspace.name,
+        listId: `${(p.topic?.id ?? 'all').toLowerCase().replace(/_/g, '-')}.${p.workspace.id.toLowerCase().replace(/_/g, '-')}.${domain}`,
+        feedbackId: `${p.broadcast.id}:${p.workspace.id}:formcast`,
+      }),
+      ...(ctx.postmarkMetadata ? { 'X-PM-Metadata-deliveryId': d.id } : {}),
+    },
+    dkim: p.dkim,
+  };
+}

@@ -1,0 +1,303 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { DeliveryStatus } from '../../db/schema.js';
+import { contactEmail } from '../../audience/contacts/contacts.email.js';
+import { parseMailbox } from '../../lib/email.js';
+import { classifySendError } from '../../mail/outcome.js';
+import type { Mailer } from '../../mail/transport.js';
+import type { TxtLookup } from '../../mail-setup/domains/domains.dns.js';
+import { DestinationResolver, domainOf } from './destinations.js';
+import type { MessageRecipient } from './message.js';
+import { dispatch, Pacer, type Permit } from './pacing.js';
+import { DEFAULT_PACING, type PacingConfig } from './pacing.config.js';
+import type { RenderResult, RenderTask } from './render.worker.js';
+import { createRenderer, type MessageRenderer } from './send-threads.js';
+import type { AttemptOutcome, BroadcastFinish, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
+
+export interface PipelineOptions {
+  /** Names this process in leases; unique per worker. */
+  workerId: string;
+  publicUrl: string;
+  /** Signs the VERP and unsubscribe tokens (db/secrets.ts). */
+  secret: Buffer;
+  /** The relay is Postmark: each message carries its delivery id as Postmark metadata, which its webhooks return. */
+  postmarkMetadata?: boolean;
+  /** Deliveries claimed at a time. What a killed worker may send twice is bounded by this. */
+  batchSize: number;
+  /** How long a claim holds without renewal; a dead worker's claims are taken over after it. */
+  leaseMs: number;
+  /** Messages sent at once from a batch (the SMTP pool's connections are the real limit). */
+  concurrency: number;
+  /** Attempts before a temporary failure becomes final. */
+  maxAttempts: number;
+  /** Retry n waits backoffBaseMs × 2^(n-1), at most backoffMaxMs. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /** Recipients written to the deliveries table per transaction. */
+  materializeBatch: number;
+  /** Limits per destination and how they adapt (SEND_PACING, docs/sending.md). */
+  pacing: PacingConfig;
+  /** How long a batch waits for destinations with no room before it defers what is left. */
+  pacingWindowMs: number;
+  /** The MX lookup that groups recipient domains (DNS_SERVERS); none: each domain is its own destination. */
+  mxLookup?: TxtLookup | null;
+  /**
+   * Threads that render, compose and sign messages (SEND_THREADS; send-threads.ts); 0: the pipeline's own thread.
+   * Ignored when a `renderer` is given.
+   */
+  sendThreads?: number;
+  /** How much lower than the pipeline's thread the send threads run (SEND_THREADS_NICE; send-threads.ts). */
+  sendThreadsNice?: number;
+  renderer?: MessageRenderer;
+  /** Deliveries of one broadcast rendered per task: the unit of work a send thread gets. */
+  renderChunk?: number;
+  /**
+   * Told when a batch was claimed, before its messages are made, and before each slice of an audience is written: the
+   * worker keeps its heap lean while it sends (lib/lean-heap.ts, createSendingHeap).
+   */
+  onBatch?: () => void;
+}
+
+export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publicUrl' | 'secret'> = {
+  batchSize: 100,
+  leaseMs: 60_000,
+  concurrency: 16,
+  maxAttempts: 5,
+  backoffBaseMs: 30_000,
+  backoffMaxMs: 3_600_000,
+  materializeBatch: 1000,
+  pacing: DEFAULT_PACING,
+  pacingWindowMs: 2_000,
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A claimed delivery with what sending it needs. */
+interface Work extends Recipient {
+  d: ClaimedDelivery;
+  sending: SendingBroadcast | undefined;
+  /** Its message, being made in a send thread (set once the delivery is to be sent). */
+  message?: Promise<RenderResult>;
+}
+
+/**
+ * The sending pipeline (see deliveries/CONTEXT.md): the scheduler starts due broadcasts, the materializer
+ * writes each SENDING broadcast's audience into deliveries, and batches of deliveries are claimed, rendered,
+ * handed to the transport and recorded. Several processes may run it against one PostgreSQL.
+ */
+export class DeliveryPipeline {
+  private materializing: MaterializationJob | null = null;
+  private readonly destinations: DestinationResolver;
+  /** Where its messages are made (send-threads.ts). */
+  readonly renderer: MessageRenderer;
+  private readonly secret: Uint8Array;
+  /** The pace of each destination (pacing.ts); per process. */
+  readonly pacer: Pacer;
+
+  constructor(private readonly store: DeliveryStore, private readonly mailer: Mailer, private readonly opts: PipelineOptions, private readonly log: FastifyBaseLogger) {
+    this.destinations = new DestinationResolver(opts.pacing, opts.mxLookup ?? null);
+    this.renderer = opts.renderer ?? createRenderer(opts.sendThreads ?? 0, log, { nice: opts.sendThreadsNice ?? 0 });
+    this.secret = new Uint8Array(opts.secret);
+    this.pacer = new Pacer(opts.pacing.adaptive, Date.now, (n) => log.warn({ destination: n.key, from: n.from, to: n.to, reply: n.reply },
+      `destination ${n.key} throttles: ${n.from === null ? 'no limit' : `${n.from}/s`} → ${Math.round(n.to * 100) / 100}/s`));
+  }
+
+  /** SCHEDULED broadcasts whose sendAt has passed start sending (also those missed while nothing ran). */
+  async runScheduler(): Promise<number> {
+    const started = await this.store.startDueBroadcasts(iso(Date.now()));
+    for (const b of started) this.log.info({ broadcastId: b.id, workspaceId: b.workspaceId }, 'scheduled broadcast started');
+    return started.length;
+  }
+
+  /** Writes up to `maxBatches` slices of one broadcast's audience; resumes where a dead worker stopped. */
+  async materialize(maxBatches = 5): Promise<number> {
+    let written = 0;
+    for (let i = 0; i < maxBatches; i++) {
+      const now = Date.now();
+      if (!this.materializing) {
+        this.materializing = (await this.store.claimAudience(this.opts.workerId, iso(now), iso(now + this.opts.leaseMs))) ?? null;
+        if (!this.materializing) return written;
+      }
+      const job = this.materializing;
+      // Writing an audience is part of sending, for the heap as for the rest (onBatch).
+      this.opts.onBatch?.();
+      const slice = await this.store.writeAudienceSlice(job, this.opts.workerId, this.opts.materializeBatch, iso(now), iso(now + this.opts.leaseMs));
+      written += slice.written;
+      if (slice.state !== 'more') {
+        if (slice.state === 'done') this.log.info({ broadcastId: job.broadcastId }, 'audience materialised');
+        if (slice.finished) this.logFinished(job.workspaceId, job.broadcastId, slice.finished);
+        this.materializing = null;
+      }
+    }
+    return written;
+  }
+
+  /** Claims one batch and sends it. Returns how many deliveries it handled (0: nothing was due). */
+  async sendBatch(): Promise<number> {
+    const start = Date.now();
+    const claimed = await this.store.claimDeliveries(this.opts.workerId, iso(start), iso(start + this.opts.leaseMs), this.opts.batchSize);
+    if (!claimed.length) return 0;
+    this.opts.onBatch?.();
+    const renew = setInterval(() => {
+      this.store.renewLeases(this.opts.workerId, iso(Date.now() + this.opts.leaseMs)).catch((err) => this.log.warn({ err }, 'lease renewal failed'));
+    }, Math.max(1000, this.opts.leaseMs / 3));
+    try {
+      const byBroadcast = new Map<string, ClaimedDelivery[]>();
+      for (const d of claimed) byBroadcast.set(d.broadcastId, [...(byBroadcast.get(d.broadcastId) ?? []), d]);
+      const work: Work[] = [];
+      for (const [broadcastId, deliveries] of byBroadcast) {
+        const sending = await this.store.broadcastForSending(deliveries[0]!.workspaceId, broadcastId, this.opts.secret);
+        const recipients = await this.store.recipients(deliveries[0]!.workspaceId, deliveries);
+        // The sender's domain, read once for the batch; null when the stored From no longer parses.
+        const senderDomain = sending?.broadcast.from ? parseMailbox(sending.broadcast.from)?.domain ?? null : null;
+        const toSend: Work[] = [];
+        for (const d of deliveries) {
+          const w: Work = { d, sending, ...recipients.get(d.id)! };
+          // Those that will not be sent are recorded at once; the others wait for their destination's pace.
+          const verdict = this.verdict(w, senderDomain);
+          if (verdict) await this.store.record(d, verdict, iso(Date.now()));
+          else toSend.push(w);
+        }
+        // Their messages are made at once, in chunks, in the send threads (while the first ones go out, the next
+        // ones are being made); a message whose destination then has no room is made again when it comes back.
+        if (sending && toSend.length) this.renderAll(sending, toSend);
+        work.push(...toSend);
+      }
+      // Each destination at its pace (pacing.ts): a lane takes the next delivery whose destination has room, and
+      // what cannot go within the window goes back to the queue, due when its destination will have room.
+      const destinations = await this.destinations.resolveAll(work.map((w) => domainOf(w.d.email)), this.opts.pacing.lookupBudgetMs);
+      await dispatch({
+        items: work, lanes: this.opts.concurrency, pacer: this.pacer, until: Date.now() + this.opts.pacingWindowMs,
+        destinationOf: (w) => destinations.get(domainOf(w.d.email))!,
+        // A write that failed (the database) leaves the delivery SENDING under this worker's lease: it is claimed
+        // again when the lease runs out. Said here; a lane never fails the batch.
+        run: (w, permit) => this.deliver(w.d, w.message!, permit).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'recording a delivery failed; it is retried after its lease')),
+        defer: (w, at) => this.defer(w.d, at, null).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'deferring a delivery failed; it is retried after its lease')),
+      });
+      for (const [broadcastId, deliveries] of byBroadcast) {
+        const workspaceId = deliveries[0]!.workspaceId;
+        const finished = await this.store.settle(workspaceId, broadcastId, iso(Date.now()));
+        if (finished) this.logFinished(workspaceId, broadcastId, finished);
+      }
+    } finally {
+      clearInterval(renew);
+    }
+    return claimed.length;
+  }
+
+  /** Hands the messages of these deliveries (of one broadcast) to the renderer, in chunks; each Work gets its promise. */
+  private renderAll(sending: SendingBroadcast, work: Work[]): void {
+    const chunk = this.opts.renderChunk ?? DEFAULT_RENDER_CHUNK;
+    for (let i = 0; i < work.length; i += chunk) {
+      const part = work.slice(i, i + chunk);
+      const task: RenderTask = {
+        publicUrl: this.opts.publicUrl, secret: this.secret, postmarkMetadata: this.opts.postmarkMetadata ?? false, sending,
+        items: part.map((w) => ({ d: w.d, contact: recipientOf(w) })),
+      };
+      // The renderer makes a chunk its thread failed on again in this thread (send-threads.ts); a failure of that too
+      // says nothing about the messages either: they are retried later.
+      const results = this.renderer.render(task);
+      part.forEach((w, k) => (w.message = results.then((r) => r[k]!, (err: unknown) => ({ ok: false, error: `the message could not be made: ${(err as Error).message}`, retry: true }))));
+    }
+  }
+
+  /** The outcome of a delivery that will not be sent, or null when it is to be sent. */
+  private verdict({ d, sending, contact, excluded }: Work, senderDomain: string | null): AttemptOutcome | null {
+    // Whoever unsubscribed, bounced, complained or was suppressed since the audience was taken is not mailed.
+    if (excluded || !contact) return { op: 'skip', error: excluded ?? 'contact was deleted' };
+    if (sending?.broadcast.status === 'PAUSED') return { op: 'hold' };
+    if (!sending || sending.broadcast.status !== 'SENDING') return { op: 'skip', error: 'broadcast is no longer sending' };
+    // Addresses stored before the input rules tightened (a quoted local part kept without its quotes) are never sent to.
+    if (contactEmail(d.email) !== d.email) return { op: 'fail', error: 'the stored address is not a valid single address' };
+    if (!sending.dkim || !senderDomain) return { op: 'fail', error: `${senderDomain ?? 'the sender'} is not a verified sending domain of the workspace` };
+    return null;
+  }
+
+  /**
+   * Back to the queue until `at` without using an attempt (its destination has no room, or throttled it); a
+   * delivery that has waited for its destination longer than SEND_PACING's giveUpAfterMs fails instead.
+   */
+  private defer(d: ClaimedDelivery, at: number, reply: string | null): Promise<void> {
+    const now = Date.now();
+    const limit = this.opts.pacing.giveUpAfterMs;
+    if (now - Date.parse(d.createdAt) > limit) {
+      const within = limit >= 3_600_000 ? `${Math.round(limit / 3_600_000)} h` : limit >= 60_000 ? `${Math.round(limit / 60_000)} min` : `${Math.round(limit / 100) / 10} s`;
+      return this.store.record(d, { op: 'fail', error: `its destination did not take it within ${within} of queueing${reply ? `: ${reply}` : ''}` }, iso(now));
+    }
+    return this.store.record(d, { op: 'defer', error: reply, nextAttemptAt: iso(at) }, iso(now));
+  }
+
+  private async deliver(d: ClaimedDelivery, made: Promise<RenderResult>, permit: Permit): Promise<void> {
+    const record = (outcome: AttemptOutcome) => this.store.record(d, outcome, iso(Date.now()));
+    const message = await made;
+    if (!message.ok) {
+      permit.done('failed');
+      // A thread that failed says nothing about the message: it is made again later, as after a temporary failure.
+      if (message.retry && d.attempts < this.opts.maxAttempts) return record({ op: 'retry', error: message.error, nextAttemptAt: iso(Date.now() + this.opts.backoffBaseMs) });
+      return record({ op: 'fail', error: message.error });
+    }
+    if (!(await this.store.handOff(d, this.opts.workerId, iso(Date.now())))) {
+      this.renderer.done?.(message, true);
+      return; // canceled or paused meanwhile
+    }
+    try {
+      let info;
+      try {
+        info = await this.mailer.sendRaw(message);
+      } finally {
+        // The message's bytes: given back for another chunk's messages after a clean send (send-threads.ts, "slabs"),
+        // not when a connection that failed with them may still be writing them.
+        this.renderer.done?.(message, info !== undefined && !info.bytesHeld);
+      }
+      permit.done('sent');
+      await record({ op: 'sent', messageId: info.messageId, response: info.response });
+    } catch (err) {
+      const result = classifySendError(err);
+      if (result.kind === 'temporary' && result.throttle) {
+        // "Try later" from the destination: it slows down, and the message waits for it without using an attempt
+        // (nor counting as the recipient's soft bounce).
+        permit.done('throttled', result.reason);
+        return this.defer(d, this.pacer.slotAt(permit.destination), result.reason);
+      }
+      permit.done('failed');
+      if (result.kind === 'temporary' && d.attempts < this.opts.maxAttempts) {
+        const wait = Math.min(this.opts.backoffMaxMs, this.opts.backoffBaseMs * 2 ** (d.attempts - 1));
+        await record({ op: 'retry', error: result.reason, nextAttemptAt: iso(Date.now() + wait) });
+      } else if (result.kind === 'temporary') {
+        // Out of attempts: final. A server that kept refusing this recipient soft-bounced it (it counts towards the
+        // soft-bounce limit); a relay that could not be reached says nothing about the recipient.
+        await record(result.reply ? { op: 'bounce', error: result.reason, bounceClass: 'soft' } : { op: 'fail', error: result.reason });
+      } else {
+        await record({ op: 'bounce', error: result.reason, bounceClass: result.kind });
+      }
+    }
+  }
+
+  /** Stops the send threads (after the last batch) and lets go of the store's held connections. */
+  async close(): Promise<void> {
+    await Promise.all([this.renderer.close(), this.store.close?.()]);
+  }
+
+  /** Settles SENDING broadcasts nobody else finished (all deliveries final, e.g. after a cancel race). */
+  async sweep(): Promise<void> {
+    for (const b of await this.store.sendingBroadcasts(50)) {
+      const finished = await this.store.settle(b.workspaceId, b.id, iso(Date.now()));
+      if (finished) this.logFinished(b.workspaceId, b.id, finished);
+    }
+  }
+
+  /** One line per finished broadcast, with its deliveries counted: what an operator looks for in the log. */
+  private logFinished(workspaceId: string, broadcastId: string, { status, counts }: BroadcastFinish): void {
+    const n = (s: DeliveryStatus) => counts.byStatus[s] ?? 0;
+    const fields = { workspaceId, broadcastId, status, recipients: counts.total, sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'), skipped: n('SKIPPED'), canceled: n('CANCELED'), outbox: counts.outboxed };
+    if (status === 'SENT') this.log.info(fields, `broadcast ${broadcastId} sent: ${fields.sent} of ${counts.total} delivered, ${fields.failed} failed, ${fields.bounced} bounced`);
+    else this.log.warn(fields, `broadcast ${broadcastId} failed: none of its ${counts.total} messages could be sent`);
+  }
+}
+
+/** Deliveries per render task: small enough that the first messages go out at once, large enough to pay a thread hop. */
+const DEFAULT_RENDER_CHUNK = 10;
+
+function recipientOf(w: Work): MessageRecipient {
+  const c = w.contact!;
+  return { email: c.email, firstName: c.firstName, lastName: c.lastName, properties: c.properties };
+}

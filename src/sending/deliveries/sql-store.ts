@@ -1,0 +1,308 @@
+import { recordBounce, reportRules, type ReportRules } from '../bounces/bounces.service.js';
+import { tripIfOver } from '../broadcasts/broadcasts.breaker.js';
+import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
+import { CONTACT_COLUMNS, toContactRecord } from '../../audience/contacts/contacts.repository.js';
+import { isForeignKeyViolation, type Db } from '../../db/connection.js';
+import { BatchWriter } from '../../db/batch-writer.js';
+import { GroupCommit } from '../../db/group-commit.js';
+import { newId } from '../../lib/ids.js';
+import { getSigningKey } from '../../mail-setup/domains/domains.repository.js';
+import { insertTrackingEvents, recordEvent } from '../../outbox/events/events.repository.js';
+import { parseMailbox } from '../../lib/email.js';
+import { audience } from '../../audience/segments/audience.js';
+import { inRange, nextSlice, type IdRange } from '../../audience/segments/slices.js';
+import { AudienceReader, type AudienceBatch } from './audience-reader.js';
+import { suppressionsOf } from '../../audience/suppressions/suppressions.repository.js';
+import { getTopic } from '../../audience/topics/topics.repository.js';
+import { getWorkspace } from '../../access/workspaces/workspaces.repository.js';
+import * as repo from './deliveries.repository.js';
+import type { AttemptOutcome, BroadcastFinish, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
+
+/**
+ * settle() weighs a broadcast for the circuit breaker (a count of its final deliveries, with their bounces and
+ * complaints) after every batch while it has few final deliveries, then once this process has recorded another
+ * WEIGH_AFTER_SHARE of that count since the last weighing, or BREAKER_EVERY_MS have passed. Each count reads every
+ * final delivery of the broadcast: counted after every batch (or every few seconds), a large broadcast spent more on
+ * counting than on sending (~2 s of ~45 s of the worker's thread at 20,000 recipients; bench/README.md, "bench:send");
+ * counted at every 10 % more, the counting of a whole send costs about eleven passes over it.
+ */
+const WEIGH_ALWAYS_BELOW = 2_000;
+const WEIGH_AFTER_SHARE = 0.1;
+const BREAKER_EVERY_MS = 60_000;
+
+export type StoreRules = ReportRules;
+
+/** The positions of `items` in the order of their deliveries' ids. */
+function byId(items: readonly { d: ClaimedDelivery }[]): number[] {
+  return items.map((_, i) => i).sort((a, b) => (items[a]!.d.id < items[b]!.d.id ? -1 : items[a]!.d.id > items[b]!.d.id ? 1 : 0));
+}
+
+export const DEFAULT_STORE_RULES: StoreRules = reportRules();
+
+/** A write of every message: its hand-off, or its "sent" outcome. */
+type PerMessageWrite =
+  | { kind: 'handOff'; d: ClaimedDelivery; owner: string; now: string }
+  | { kind: 'sent'; d: ClaimedDelivery; outcome: Extract<AttemptOutcome, { op: 'sent' }>; now: string };
+
+/**
+ * How long a batch of hand-offs and outcomes waits for more (bench:send, 10,000 recipients, SQLite: a writer for each
+ * kind, not waiting, made 9,052 commits; one writer waiting 3 ms, 2,650-2,980, ~1 s less of the pipeline thread's time;
+ * 8 and 15 ms slowed the lanes down). On PostgreSQL, none: a batch starts at the end of the turn, the units that come
+ * while it is written make the next one, and a lane's wait is the rate's bound there (bench:send --pg, 10,000, three
+ * pairs: 1,055, 1,112, 1,098 msg/s against 945, 997, 1,039 waiting 3 ms; two batches written at once: 1,035–1,048).
+ */
+const WRITE_LINGER_MS = { sqlite: 3, postgres: 0 } as const;
+
+/** The delivery store over the database: the queries of the deliveries feature and the calls to the features it depends on. */
+export class SqlDeliveryStore implements DeliveryStore {
+  private readonly weighed = new Map<string, { at: number; final: number; recorded: number }>();
+  /** Outcomes this process recorded, per broadcast (what settle() weighs the next count against). */
+  private readonly recorded = new Map<string, number>();
+  /**
+   * The two writes of every message, the hand-off and the "sent" outcome (with its email.sent event), are batched
+   * (db/batch-writer.ts), both kinds by one writer: those of the messages in flight share one transaction and one
+   * commit, and the events of a batch are one INSERT. A commit, and the statements around it, cost
+   * more than one delivery's change (bench/README.md, "bench:send"): on SQLite 250-320 µs each, ~0.25 ms a message
+   * when every hand-off and every outcome had a commit of its own. A batch waits WRITE_LINGER_MS (SQLite) for more units; the
+   * lanes that wait meanwhile are few against the SMTP connections, so the rate does not suffer. The other outcomes
+   * (retries, failures, bounces: few) are group-committed on SQLite, each in a savepoint of its own
+   * (db/group-commit.ts), since a bounce changes the contact and the suppression list too.
+   * On PostgreSQL each kind of a batch is one statement (handOffMany, markSentMany): a statement per delivery was a round
+   * trip the writer waited for, one after the other, and bounded the rate (bench/README.md, "bench:send").
+   */
+  private readonly perMessage: BatchWriter<PerMessageWrite, boolean>;
+  private readonly writes: GroupCommit;
+
+  constructor(private readonly db: Db, private readonly rules: StoreRules = DEFAULT_STORE_RULES) {
+    this.writes = new GroupCommit(db);
+    // Rows are written in the order of their ids (byId): two transactions that change several deliveries each lock
+    // them in one order, which avoids most deadlocks on PostgreSQL; one that still happens is retried (BatchWriter).
+    this.perMessage = new BatchWriter(db, async (trx, items) => {
+      const out: boolean[] = new Array<boolean>(items.length);
+      const events = [];
+      // PostgreSQL: each kind in one statement (a round trip per row otherwise), unless a delivery is in the batch twice.
+      const batched = db.dialect === 'postgres' && items.length > 1 && new Set(items.map((w) => w.d.id)).size === items.length;
+      const handOffs = batched ? items.filter((w) => w.kind === 'handOff') : [];
+      const handed = handOffs.length
+        ? await repo.handOffMany(trx, handOffs.map((w) => ({ workspaceId: w.d.workspaceId, id: w.d.id, owner: w.owner, attempts: w.d.attempts, now: w.now })))
+        : new Set<string>();
+      const sents = batched ? items.filter((w): w is Extract<PerMessageWrite, { kind: 'sent' }> => w.kind === 'sent') : [];
+      const sent = sents.length
+        ? await repo.markSentMany(trx, sents.map((w) => ({ workspaceId: w.d.workspaceId, id: w.d.id, now: w.now, messageId: w.outcome.messageId, response: w.outcome.response })))
+        : new Set<string>();
+      for (const i of byId(items)) {
+        const w = items[i]!;
+        if (w.kind === 'handOff') {
+          out[i] = batched ? handed.has(`${w.d.id}:${w.d.attempts}`) : await repo.handOff(trx, w.d.workspaceId, w.d.id, w.owner, w.d.attempts, w.now);
+          continue;
+        }
+        // An outcome is recorded once: a delivery no longer SENDING (taken over, canceled) keeps what it has, and no event.
+        out[i] = batched ? sent.has(w.d.id) : await repo.recordOutcome(trx, w.d.workspaceId, w.d.id, w.outcome, w.now);
+        if (!out[i]) continue;
+        events.push({
+          id: newId('evt'), workspaceId: w.d.workspaceId,
+          event: { type: 'email.sent' as const, occurredAt: w.now, contactId: w.d.contactId, broadcastId: w.d.broadcastId, deliveryId: w.d.id, data: { email: w.d.email, messageId: w.outcome.messageId } },
+        });
+      }
+      if (events.length) await insertTrackingEvents(trx, events, events[0]!.event.occurredAt);
+      return out;
+    }, { lingerMs: WRITE_LINGER_MS[db.dialect] });
+  }
+
+  startDueBroadcasts(now: string) {
+    return this.db.kysely.transaction().execute((trx) => repo.startDueBroadcasts(trx, now));
+  }
+
+  claimAudience(owner: string, now: string, leaseUntil: string) {
+    return repo.claimMaterialization(this.db.kysely, owner, now, leaseUntil);
+  }
+
+  /**
+   * One batch of a broadcast's audience, at most `maxRows` recipients, written in one transaction with the cursor
+   * (the last recipient written, or the end of what was read) and the lease's renewal.
+   *
+   * SQLite (one connection, statements on the event loop) reads within one slice of contacts per call
+   * (segments/slices.ts nextSlice, sized by the filter's cost), in the transaction, so that no statement evaluates the
+   * filter over an unbounded number of contacts; the cursor moves to the slice's end, or to the last recipient written
+   * when `maxRows` were, and after a full batch the next one goes on within the same slice (its end kept with the job in
+   * this process) instead of walking the id index anew. Before slices it was maxRows contacts a transaction, a thousand
+   * transactions per million contacts (7.3 s for an audience of 22,824; bench/segments.bench.ts).
+   *
+   * PostgreSQL (statements off the event loop): the audience is read by one cursor, outside the transactions, a batch
+   * ahead of the one being written (audience-reader.ts), and each batch is written by one statement
+   * (writeMaterializationBatch: the lease check, the insert, the cursor; atomic as a transaction, without its
+   * BEGIN/COMMIT round trips). Measured in bench:segments (bench/README.md).
+   */
+  async writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }> {
+    const k = this.db.kysely;
+    let batch: AudienceBatch;
+    if (this.db.dialect === 'postgres') {
+      let reader = this.readers.get(job);
+      if (!reader || reader.position !== job.cursor || reader.maxRows !== maxRows) {
+        void reader?.close();
+        reader = new AudienceReader(k, job, maxRows, job.cursor);
+        this.readers.set(job, reader);
+      }
+      try {
+        batch = await reader.take();
+      } catch (err) {
+        // A read that failed is not to be awaited again: the next call reads anew from the cursor.
+        void reader.close();
+        this.readers.delete(job);
+        throw err;
+      }
+      let held: boolean;
+      try {
+        held = await repo.writeMaterializationBatch(k, job.workspaceId, job.broadcastId, owner, leaseUntil, batch.rows, batch.next ?? job.cursor, batch.next === null, now);
+      } catch (err) {
+        void reader.close();
+        this.readers.delete(job);
+        // A contact of the batch deleted while it was written: nothing was written; the next round reads it again.
+        if (isForeignKeyViolation(err)) return { written: 0, state: 'more' };
+        throw err;
+      }
+      if (!held) {
+        void reader.close();
+        this.readers.delete(job);
+        return { written: 0, state: 'lost' };
+      }
+    } else {
+      const slices = this.sqliteSlices;
+      const result = await k.transaction().execute(async (trx) => {
+        if (!(await repo.renewMaterialization(trx, job.workspaceId, job.broadcastId, owner, leaseUntil))) return undefined;
+        const { query, sliceRows } = await audience(trx, this.db.dialect, job.workspaceId, { segmentId: job.segmentId, topicId: job.topicId });
+        // Within the slice of the last batch when it stopped there (full), else a new slice from the cursor.
+        const within = slices.get(job);
+        const range: IdRange = within && within.after === job.cursor
+          ? { after: within.after, upTo: within.upTo }
+          : await nextSlice(trx, job.workspaceId, { rows: sliceRows, order: 'asc', cursor: job.cursor ?? undefined });
+        const rows = (await inRange(query, range).select(['contacts.id', 'contacts.email']).orderBy('contacts.id').limit(maxRows).execute())
+          .map((r) => ({ contactId: r.id, email: r.email }));
+        const next = rows.length >= maxRows ? rows.at(-1)!.contactId : range.upTo ?? null;
+        await repo.insertDeliveries(trx, job.workspaceId, job.broadcastId, rows, now);
+        await repo.advanceMaterialization(trx, job.workspaceId, job.broadcastId, next ?? job.cursor, next === null, now);
+        return { rows, next, upTo: range.upTo };
+      });
+      if (!result) return { written: 0, state: 'lost' };
+      batch = result;
+      // A full batch that did not end at its slice's end (the last recipient is at most the end: `!==`, not an order of strings).
+      if (result.next !== null && result.upTo !== undefined && result.next !== result.upTo) slices.set(job, { after: result.next, upTo: result.upTo });
+      else slices.delete(job);
+    }
+    // The job moves only once its batch is committed: a failed commit leaves it where the database has it.
+    job.cursor = batch.next ?? job.cursor;
+    if (batch.next !== null) return { written: batch.rows.length, state: 'more' };
+    void this.readers.get(job)?.close();
+    this.readers.delete(job);
+    const finished = await k.transaction().execute((trx) => repo.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
+    return { written: batch.rows.length, state: 'done', finished };
+  }
+
+  /** PostgreSQL: each job's audience, read ahead (audience-reader.ts); a job that ends or is lost takes its reader out. */
+  private readonly readers = new Map<MaterializationJob, AudienceReader>();
+
+  /** Lets go of what this store holds: the audience readers' connections (PostgreSQL), at once rather than when idle. */
+  async close(): Promise<void> {
+    const readers = [...this.readers.values()];
+    this.readers.clear();
+    await Promise.all(readers.map((r) => r.close()));
+  }
+
+  /** SQLite: the rest of the slice each job's last batch stopped within (full). */
+  private readonly sqliteSlices = new WeakMap<MaterializationJob, { after: string; upTo: string }>();
+
+  claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number) {
+    return repo.claimDeliveries(this.db.kysely, this.db.dialect, owner, now, leaseUntil, limit);
+  }
+
+  renewLeases(owner: string, leaseUntil: string) {
+    return repo.renewLeases(this.db.kysely, owner, leaseUntil);
+  }
+
+  async broadcastForSending(workspaceId: string, broadcastId: string, secret: Buffer): Promise<SendingBroadcast | undefined> {
+    const k = this.db.kysely;
+    const broadcast = await getBroadcast(k, workspaceId, broadcastId, { automationMessages: true });
+    if (!broadcast) return undefined;
+    const domain = broadcast.from ? parseMailbox(broadcast.from)?.domain : undefined;
+    const key = domain ? await getSigningKey(k, workspaceId, domain, secret) : undefined;
+    const topic = broadcast.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
+    const workspace = await getWorkspace(k, workspaceId);
+    if (!workspace) return undefined;
+    return {
+      broadcast,
+      workspace: { id: workspace.id, name: workspace.name, settings: workspace.settings },
+      topic: topic ? { id: topic.id, name: topic.name } : null,
+      dkim: key ? { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey } : null,
+    };
+  }
+
+  /** Contacts and suppressions of the batch, two queries: whoever unsubscribed, bounced or complained since the audience was taken is not mailed. */
+  async recipients(workspaceId: string, deliveries: readonly ClaimedDelivery[]): Promise<Map<string, Recipient>> {
+    const k = this.db.kysely;
+    const ids = deliveries.map((d) => d.contactId).filter((id): id is string => id !== null);
+    const rows = ids.length ? await k.selectFrom('contacts').select(CONTACT_COLUMNS).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute() : [];
+    const contacts = new Map(rows.map((r) => [r.id, toContactRecord(r)]));
+    const suppressed = await suppressionsOf(k, workspaceId, deliveries.map((d) => d.email));
+    const out = new Map<string, Recipient>();
+    for (const d of deliveries) {
+      const contact = d.contactId ? contacts.get(d.contactId) : undefined;
+      const reason = suppressed.get(d.email);
+      const excluded = !contact ? 'contact was deleted'
+        : reason ? `the address is suppressed (${reason})`
+          : contact.status !== 'SUBSCRIBED' ? `contact is ${contact.status}`
+            : contact.email !== d.email ? 'the contact\'s address changed since the audience was taken'
+              : null;
+      out.set(d.id, { contact, excluded });
+    }
+    return out;
+  }
+
+  handOff(d: ClaimedDelivery, owner: string, now: string) {
+    return this.perMessage.run({ kind: 'handOff', d, owner, now });
+  }
+
+  async record(d: ClaimedDelivery, outcome: AttemptOutcome, now: string): Promise<void> {
+    if (outcome.op === 'sent' || outcome.op === 'fail' || outcome.op === 'bounce' || outcome.op === 'skip') {
+      // Final outcomes, what the breaker's next count is weighed against (settle()).
+      if (this.recorded.size > 1000) this.recorded.clear();
+      this.recorded.set(d.broadcastId, (this.recorded.get(d.broadcastId) ?? 0) + 1);
+    }
+    if (outcome.op === 'sent') {
+      await this.perMessage.run({ kind: 'sent', d, outcome, now });
+      return;
+    }
+    if (outcome.op !== 'bounce') {
+      // A message failed for good is an event (docs/events.md), written with its outcome (as email.sent is, above).
+      const type = outcome.op === 'fail' ? 'email.failed' : null;
+      if (!type) {
+        await this.writes.run((trx) => repo.recordOutcome(trx, d.workspaceId, d.id, outcome, now));
+        return;
+      }
+      await this.writes.run(async (trx) => {
+        if (!(await repo.recordOutcome(trx, d.workspaceId, d.id, outcome, now))) return;
+        const data = { email: d.email, error: outcome.op === 'fail' ? outcome.error.slice(0, 500) : null };
+        await recordEvent(trx, d.workspaceId, { type, contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.id, data }, now);
+      });
+      return;
+    }
+    await this.writes.run((trx) =>
+      recordBounce(trx, { workspaceId: d.workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, email: d.email }, outcome.bounceClass, outcome.error, 'sync', this.rules.bounces, now));
+  }
+
+  async settle(workspaceId: string, broadcastId: string, now: string): Promise<BroadcastFinish | undefined> {
+    const k = this.db.kysely;
+    const last = this.weighed.get(broadcastId);
+    const recorded = this.recorded.get(broadcastId) ?? 0;
+    if (!last || last.final < WEIGH_ALWAYS_BELOW || recorded - last.recorded >= last.final * WEIGH_AFTER_SHARE || Date.now() - last.at >= BREAKER_EVERY_MS) {
+      const weighed = await k.transaction().execute((trx) => tripIfOver(trx, workspaceId, broadcastId, this.rules.breaker, now));
+      if (this.weighed.size > 1000) this.weighed.clear();
+      this.weighed.set(broadcastId, { at: Date.now(), final: weighed.final, recorded });
+      if (weighed.tripped) return undefined;
+    }
+    return k.transaction().execute((trx) => repo.completeIfDone(trx, workspaceId, broadcastId, now));
+  }
+
+  sendingBroadcasts(limit: number) {
+    return repo.sendingMaterializedBroadcasts(this.db.kysely, limit);
+  }
+}

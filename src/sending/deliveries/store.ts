@@ -1,0 +1,91 @@
+import type { DeliveryStatus } from '../../db/schema.js';
+import type { BounceClass } from '../bounces/bounces.classify.js';
+import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
+import type { ContactRecord } from '../../audience/contacts/contacts.repository.js';
+import type { WorkspaceSettings } from '../../access/workspaces/workspaces.schemas.js';
+
+/**
+ * What the delivery pipeline needs from the rest of the service, and nothing more (deliveries/CONTEXT.md):
+ * the pipeline depends on this narrow store, as Listmonk's manager depends on its DataSource, not on the
+ * repositories of five features. `sql-store.ts` implements it over the database; a test may give another.
+ */
+export interface DeliveryStore {
+  /** Starts due SCHEDULED broadcasts; returns those started. */
+  startDueBroadcasts(now: string): Promise<{ id: string; workspaceId: string }[]>;
+  /** Takes the lease on one SENDING broadcast whose audience is not yet all in deliveries. */
+  claimAudience(owner: string, now: string, leaseUntil: string): Promise<MaterializationJob | undefined>;
+  /** Writes the next batch of the job's audience as deliveries (one transaction); `lost` when the lease is gone. */
+  writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }>;
+  /** Claims due deliveries with a lease (at-least-once: see CONTEXT.md). */
+  claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
+  renewLeases(owner: string, leaseUntil: string): Promise<void>;
+  /** A broadcast as sending needs it: content, sender, signing key (opened with the installation's key, `secret`). */
+  broadcastForSending(workspaceId: string, broadcastId: string, secret: Buffer): Promise<SendingBroadcast | undefined>;
+  /** The recipients of these deliveries as they are now: contact data, and whether they may still be mailed. */
+  recipients(workspaceId: string, deliveries: readonly ClaimedDelivery[]): Promise<Map<string, Recipient>>;
+  /** The point of no return (see CONTEXT.md): false when the delivery must not be sent. */
+  handOff(d: ClaimedDelivery, owner: string, now: string): Promise<boolean>;
+  /** Records the outcome of an attempt; a bounce changes the contact and the suppression list with it. */
+  record(d: ClaimedDelivery, outcome: AttemptOutcome, now: string): Promise<void>;
+  /** After a batch: finishes the broadcast if nothing is open (and says so), or pauses it if the circuit breaker trips. */
+  settle(workspaceId: string, broadcastId: string, now: string): Promise<BroadcastFinish | undefined>;
+  /** SENDING broadcasts whose audience is written (the sweep settles those no batch touched last). */
+  sendingBroadcasts(limit: number): Promise<{ id: string; workspaceId: string }[]>;
+  /** Lets go of what the store holds between calls (connections), when the pipeline stops. */
+  close?(): Promise<void>;
+}
+
+/** A broadcast that just finished, with its deliveries counted (what the worker logs). */
+export interface BroadcastFinish {
+  status: 'SENT' | 'FAILED';
+  counts: { total: number; byStatus: Partial<Record<DeliveryStatus, number>>; outboxed: number };
+}
+
+/** A SENDING broadcast whose audience is being written into deliveries, and where the writing stands. */
+export interface MaterializationJob {
+  broadcastId: string;
+  workspaceId: string;
+  segmentId: string | null;
+  topicId: string | null;
+  cursor: string | null;
+}
+
+export interface ClaimedDelivery {
+  id: string;
+  workspaceId: string;
+  broadcastId: string;
+  contactId: string | null;
+  email: string;
+  attempts: number;
+  unsubscribeToken: string;
+  /** When it was queued (a delivery waiting for its destination longer than SEND_PACING's giveUpAfterMs fails). */
+  createdAt: string;
+}
+
+export interface SendingBroadcast {
+  broadcast: Broadcast;
+  /** Its workspace: the name and the settings the footer uses (postal address, locale). */
+  workspace: { id: string; name: string; settings: WorkspaceSettings };
+  /** The topic, for the unsubscribe wording and the List-Id. */
+  topic: { id: string; name: string } | null;
+  dkim: { domainName: string; keySelector: string; privateKey: string } | null;
+}
+
+export interface Recipient {
+  contact: ContactRecord | undefined;
+  /** Why the recipient is no longer mailed (unsubscribed, bounced, suppressed, deleted), or null. */
+  excluded: string | null;
+}
+
+export type AttemptOutcome =
+  | { op: 'sent'; messageId: string; response: string }
+  | { op: 'retry'; error: string; nextAttemptAt: string }
+  /**
+   * Not sent now, without using an attempt: its destination has no room in this batch, or answered "try later"
+   * (a throttle, `error`: the reply), which slows the destination down and is no soft bounce (docs/sending.md).
+   */
+  | { op: 'defer'; error: string | null; nextAttemptAt: string }
+  | { op: 'fail' | 'skip'; error: string }
+  /** The broadcast was paused after the claim: the delivery waits with the others (PAUSED). */
+  | { op: 'hold' }
+  | { op: 'bounce'; error: string; bounceClass: BounceClass };

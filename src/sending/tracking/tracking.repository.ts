@@ -1,0 +1,192 @@
+import { sql } from 'kysely';
+import type { Dialect, Executor } from '../../db/connection.js';
+
+/**
+ * Engagement read from the events table (docs/tracking.md, "Stats"): per-broadcast counts, clicks per link and
+ * the timeline; and the writes tracking makes besides recordEvents: marking earlier clicks of a burst as a machine's,
+ * and counting hits per delivery for the cap (keepWithinCap). Always scoped by workspace; each read is a range of the
+ * index (workspace_id, broadcast_id, type, …).
+ */
+
+export interface Engagement {
+  /** Opens and clicks by people (machine ones left out). */
+  opened: number;
+  clicked: number;
+  /** Deliveries with at least one human open / click. */
+  uniqueOpens: number;
+  uniqueClicks: number;
+  /** Opens by machines (Apple Mail Privacy Protection, scanners). */
+  machineOpens: number;
+}
+
+export const NO_ENGAGEMENT: Engagement = { opened: 0, clicked: 0, uniqueOpens: 0, uniqueClicks: 0, machineOpens: 0 };
+
+const n = (v: unknown) => Number(v ?? 0);
+
+/** The engagement of several broadcasts in one grouped query (a list page shows each one's stats). */
+export async function engagementOf(db: Executor, workspaceId: string, broadcastIds: readonly string[]): Promise<Map<string, Engagement>> {
+  const out = new Map<string, Engagement>(broadcastIds.map((id) => [id, { ...NO_ENGAGEMENT }]));
+  if (!broadcastIds.length) return out;
+  const rows = await db.selectFrom('events')
+    .select([
+      'broadcast_id',
+      sql<number>`sum(case when type = 'email.opened' and machine = 0 then 1 else 0 end)`.as('opened'),
+      sql<number>`sum(case when type = 'email.clicked' and machine = 0 then 1 else 0 end)`.as('clicked'),
+      sql<number>`count(distinct case when type = 'email.opened' and machine = 0 then delivery_id end)`.as('unique_opens'),
+      sql<number>`count(distinct case when type = 'email.clicked' and machine = 0 then delivery_id end)`.as('unique_clicks'),
+      sql<number>`sum(case when type = 'email.opened' and machine = 1 then 1 else 0 end)`.as('machine_opens'),
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', 'in', broadcastIds)
+    .where('type', 'in', ['email.opened', 'email.clicked'])
+    .groupBy('broadcast_id')
+    .execute();
+  for (const r of rows) {
+    out.set(r.broadcast_id!, { opened: n(r.opened), clicked: n(r.clicked), uniqueOpens: n(r.unique_opens), uniqueClicks: n(r.unique_clicks), machineOpens: n(r.machine_opens) });
+  }
+  return out;
+}
+
+export interface LinkStats {
+  url: string;
+  clicks: number;
+  uniqueClicks: number;
+}
+
+/** The links of a broadcast people clicked, most clicked first (at most `limit`). */
+export async function linkStats(db: Executor, workspaceId: string, broadcastId: string, limit: number): Promise<LinkStats[]> {
+  const rows = await db.selectFrom('events')
+    .select(['url', sql<number>`count(*)`.as('clicks'), sql<number>`count(distinct delivery_id)`.as('unique_clicks')])
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('type', '=', 'email.clicked')
+    .where('machine', '=', 0)
+    .where('url', 'is not', null)
+    .groupBy('url')
+    .orderBy(sql`count(*)`, 'desc')
+    .orderBy(sql`count(distinct delivery_id)`, 'desc')
+    .orderBy('url')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ url: r.url!, clicks: n(r.clicks), uniqueClicks: n(r.unique_clicks) }));
+}
+
+export type Bucket = 'hour' | 'day';
+
+export interface TimelinePoint {
+  at: string;
+  sent: number;
+  opens: number;
+  clicks: number;
+  bounces: number;
+}
+
+/** The start of an event's bucket as RFC 3339 UTC text, computed by the database. */
+function bucketStart(dialect: Dialect, bucket: Bucket) {
+  if (dialect === 'postgres') {
+    return bucket === 'hour'
+      ? sql<string>`to_char(date_trunc('hour', occurred_at at time zone 'UTC'), 'YYYY-MM-DD"T"HH24:00:00.000"Z"')`
+      : sql<string>`to_char(date_trunc('day', occurred_at at time zone 'UTC'), 'YYYY-MM-DD"T00:00:00.000Z"')`;
+  }
+  // SQLite stores RFC 3339 UTC text, which strftime reads.
+  return bucket === 'hour' ? sql<string>`strftime('%Y-%m-%dT%H:00:00.000Z', occurred_at)` : sql<string>`strftime('%Y-%m-%dT00:00:00.000Z', occurred_at)`;
+}
+
+/**
+ * Sent messages, human opens and clicks, and hard bounces of a broadcast per hour or day (UTC), oldest first;
+ * buckets without any of them are left out.
+ */
+export async function timeline(db: Executor, dialect: Dialect, workspaceId: string, broadcastId: string, bucket: Bucket): Promise<TimelinePoint[]> {
+  const at = bucketStart(dialect, bucket);
+  const rows = await db.selectFrom('events')
+    .select([
+      at.as('at'),
+      sql<number>`sum(case when type = 'email.sent' then 1 else 0 end)`.as('sent'),
+      sql<number>`sum(case when type = 'email.opened' and machine = 0 then 1 else 0 end)`.as('opens'),
+      sql<number>`sum(case when type = 'email.clicked' and machine = 0 then 1 else 0 end)`.as('clicks'),
+      sql<number>`sum(case when type = 'email.bounced' then 1 else 0 end)`.as('bounces'),
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('type', 'in', ['email.sent', 'email.opened', 'email.clicked', 'email.bounced'])
+    .groupBy(at)
+    .orderBy(at)
+    .execute();
+  return rows
+    .map((r) => ({ at: r.at, sent: n(r.sent), opens: n(r.opens), clicks: n(r.clicks), bounces: n(r.bounces) }))
+    .filter((p) => p.sent + p.opens + p.clicks + p.bounces > 0);
+}
+
+/** A click written as a person's that a later click of the same burst showed to be a machine's. */
+export interface MachineClick {
+  workspaceId: string;
+  /** The event's id (the writer chose it when it wrote the click). */
+  id: string;
+  /** The event's data with `machine: true` and the reason. */
+  data: Record<string, unknown>;
+}
+
+/** Marks clicks as a machine's (the burst rule), in the caller's transaction: each by its id (the primary key). */
+export async function markClicksMachine(db: Executor, clicks: readonly MachineClick[]): Promise<void> {
+  for (const c of clicks) {
+    await db.updateTable('events')
+      .set({ machine: 1, data: JSON.stringify(c.data) })
+      .where('id', '=', c.id)
+      .where('workspace_id', '=', c.workspaceId)
+      .where('machine', '=', 0)
+      .execute();
+  }
+}
+
+/** An open or a click of the tracking writer's batch, as keepWithinCap needs it. */
+export interface CountedHit {
+  workspaceId: string;
+  event: { type: string; deliveryId?: string | null };
+}
+
+/**
+ * The per-delivery cap on stored hits (docs/tracking.md, "Replays and floods"), in the writer's transaction: adds
+ * the batch's opens and clicks to each delivery's counters (`tracking_hits`, one multi-row upsert that returns the
+ * new totals) and returns the hits to store: those that keep each delivery within `cap` opens and `cap` clicks, in
+ * the batch's order. The counters count every hit that reached the writer, stored or not. The upsert locks each
+ * delivery's row until the commit, so concurrent writers (other processes, on PostgreSQL) add up exactly; the
+ * deliveries are written in id order so that two batches never wait on each other crosswise.
+ */
+export async function keepWithinCap<T extends CountedHit>(db: Executor, rows: readonly T[], cap: number): Promise<T[]> {
+  const batch = new Map<string, { workspaceId: string; opens: number; clicks: number }>();
+  for (const r of rows) {
+    const id = r.event.deliveryId;
+    if (!id) continue;
+    const c = batch.get(id) ?? { workspaceId: r.workspaceId, opens: 0, clicks: 0 };
+    if (r.event.type === 'email.opened') c.opens++;
+    else c.clicks++;
+    batch.set(id, c);
+  }
+  const ids = [...batch.keys()].sort();
+  const room = new Map<string, { opens: number; clicks: number }>();
+  // 4 values a row: far within both databases' limits on bound values.
+  for (let i = 0; i < ids.length; i += 1000) {
+    const chunk = ids.slice(i, i + 1000);
+    const totals = await db.insertInto('tracking_hits')
+      .values(chunk.map((id) => ({ delivery_id: id, workspace_id: batch.get(id)!.workspaceId, opens: batch.get(id)!.opens, clicks: batch.get(id)!.clicks })))
+      .onConflict((oc) => oc.column('delivery_id').doUpdateSet({
+        opens: sql<number>`tracking_hits.opens + excluded.opens`,
+        clicks: sql<number>`tracking_hits.clicks + excluded.clicks`,
+      }))
+      .returning(['delivery_id', 'opens', 'clicks'])
+      .execute();
+    for (const t of totals) {
+      const added = batch.get(t.delivery_id)!;
+      // What the delivery had before this batch, and so how many of the batch's hits still fit.
+      room.set(t.delivery_id, { opens: cap - (n(t.opens) - added.opens), clicks: cap - (n(t.clicks) - added.clicks) });
+    }
+  }
+  return rows.filter((r) => {
+    const left = r.event.deliveryId ? room.get(r.event.deliveryId) : undefined;
+    if (!left) return true;
+    const kind = r.event.type === 'email.opened' ? 'opens' : 'clicks';
+    if (left[kind] <= 0) return false;
+    left[kind]--;
+    return true;
+  });
+}

@@ -1,0 +1,104 @@
+import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
+import { applyToContact } from '../../audience/contacts/contacts.lifecycle.js';
+import { getContact } from '../../audience/contacts/contacts.repository.js';
+import { setTopicChoices, topicsOfContacts } from '../../audience/contacts/contacts.subscriptions.js';
+import type { Db, Executor } from '../../db/connection.js';
+import * as deliveries from '../deliveries/deliveries.repository.js';
+import { notFound } from '../../errors/errors.js';
+import { nowIso } from '../../lib/time.js';
+import { getTopic } from '../../audience/topics/topics.repository.js';
+import { getWorkspace } from '../../access/workspaces/workspaces.repository.js';
+import type { Locale } from '../../access/workspaces/workspaces.schemas.js';
+
+export interface UnsubscribeContext {
+  deliveryId: string;
+  broadcastId: string;
+  workspaceId: string;
+  workspaceName: string;
+  locale: Locale;
+  contactId: string;
+  email: string;
+  status: string;
+  /** The broadcast's topic: one-click leaves just that topic. Null: it leaves everything. */
+  topic: { id: string; name: string } | null;
+  /** Every topic of the workspace with the contact's effective subscription, for the choice page. */
+  topics: { id: string; name: string; subscribed: boolean }[];
+}
+
+/**
+ * Unsubscribing by the token each message carries (docs/api.md §9, RFC 8058), by its link or by the
+ * List-Unsubscribe mailto address (the inbound listener). The token is the only credential: whoever holds
+ * the message may unsubscribe its recipient, nothing more. Status moves go through the contact lifecycle.
+ */
+export class UnsubscribeService {
+  constructor(private readonly db: Db) {}
+
+  /** The context of an unsubscribe link's token. */
+  async context(token: string): Promise<UnsubscribeContext> {
+    const d = await deliveries.findByUnsubscribeToken(this.db.kysely, token);
+    if (!d) throw notFound('unsubscribe link');
+    return this.contextOf(d.workspaceId, d.id);
+  }
+
+  private async contextOf(workspaceId: string, deliveryId: string): Promise<UnsubscribeContext> {
+    const k = this.db.kysely;
+    const d = await deliveries.findDelivery(k, workspaceId, deliveryId);
+    if (!d || !d.contactId) throw notFound('unsubscribe link');
+    const [contact, broadcast, workspace] = await Promise.all([getContact(k, workspaceId, d.contactId), getBroadcast(k, workspaceId, d.broadcastId, { automationMessages: true }), getWorkspace(k, workspaceId)]);
+    if (!contact || !workspace) throw notFound('unsubscribe link');
+    const topic = broadcast?.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
+    return {
+      deliveryId: d.id, broadcastId: d.broadcastId, workspaceId, workspaceName: workspace.name, locale: workspace.settings.locale,
+      contactId: contact.id, email: contact.email, status: contact.status,
+      topic: topic ? { id: topic.id, name: topic.name } : null,
+      topics: (await topicsOfContacts(k, workspaceId, [contact.id])).get(contact.id) ?? [],
+    };
+  }
+
+  /** One-click: from the broadcast's topic when it has one, otherwise from everything. Idempotent. */
+  async oneClick(token: string): Promise<UnsubscribeContext> {
+    return this.oneClickOf(await this.context(token));
+  }
+
+  /** One-click by the List-Unsubscribe mailto address, whose token names the delivery. */
+  async oneClickByDelivery(workspaceId: string, deliveryId: string): Promise<UnsubscribeContext> {
+    return this.oneClickOf(await this.contextOf(workspaceId, deliveryId));
+  }
+
+  private async oneClickOf(ctx: UnsubscribeContext): Promise<UnsubscribeContext> {
+    await this.db.kysely.transaction().execute(async (trx) => {
+      if (ctx.topic) await this.setChoice(trx, ctx, ctx.topic.id, false);
+      else await this.unsubscribeEverything(trx, ctx);
+      await deliveries.markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
+    });
+    return this.contextOf(ctx.workspaceId, ctx.deliveryId);
+  }
+
+  /** From everything: the contact UNSUBSCRIBED, the address suppressed (the lifecycle's `unsubscribe`). */
+  async unsubscribeAll(token: string): Promise<UnsubscribeContext> {
+    const ctx = await this.context(token);
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await this.unsubscribeEverything(trx, ctx);
+      await deliveries.markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
+    });
+    return this.contextOf(ctx.workspaceId, ctx.deliveryId);
+  }
+
+  /** The choice page: exactly the topics listed in `keep` stay subscribed. */
+  async chooseTopics(token: string, keep: string[]): Promise<UnsubscribeContext> {
+    const ctx = await this.context(token);
+    await this.db.kysely.transaction().execute(async (trx) => {
+      for (const t of ctx.topics) await this.setChoice(trx, ctx, t.id, keep.includes(t.id));
+      if (ctx.topics.some((t) => !keep.includes(t.id))) await deliveries.markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
+    });
+    return this.contextOf(ctx.workspaceId, ctx.deliveryId);
+  }
+
+  private async setChoice(trx: Executor, ctx: UnsubscribeContext, topicId: string, subscribed: boolean): Promise<void> {
+    await setTopicChoices(trx, ctx.workspaceId, ctx.contactId, [{ id: topicId, subscribed }], nowIso(), 'unsubscribe');
+  }
+
+  private async unsubscribeEverything(trx: Executor, ctx: UnsubscribeContext): Promise<void> {
+    await applyToContact(trx, ctx.workspaceId, ctx.contactId, 'unsubscribe', { deliveryId: ctx.deliveryId, broadcastId: ctx.broadcastId, detail: 'unsubscribed from everything by its link' }, nowIso());
+  }
+}
