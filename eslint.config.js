@@ -4,6 +4,44 @@ import tseslint from 'typescript-eslint';
 
 const EMBED_RUNTIME = 'src/forms/hosted/embed.runtime.ts';
 
+// The context map (docs/architecture.md), bottom to top: a context may import the face (index.ts) of a context
+// below it, never its insides, never a context above it, never the composition root. Plumbing imports no context
+// and no root. Cycles between folders are dependency-cruiser's to find (`npm run lint:deps`).
+const CONTEXTS = ['outbox', 'mail-setup', 'access', 'audience', 'forms', 'sending', 'integrations'];
+const PLUMBING = ['db', 'lib', 'http', 'mail', 'errors', 'pages'];
+const ROOT_DIRS = ['jobs', 'cli', 'composition'];
+const ROOT_FILES = ['app', 'app.docs', 'config'];
+const any = (names) => names.map((n) => n.replace(/[.]/g, (c) => `\\${c}`)).join('|');
+const rootImports = [
+  { regex: `(^|/)\\.\\./(${any(ROOT_DIRS)})/`, message: 'The composition root (src/jobs, src/cli, src/composition) wires contexts together; nothing below it imports it.' },
+  { regex: `(^|/)\\.\\./(${any(ROOT_FILES)})\\.js$`, message: 'src/app.ts, app.docs.ts and config.ts are the composition root; pass what you need in instead of importing it.' },
+];
+const boundaries = [
+  {
+    files: PLUMBING.map((d) => `src/${d}/**/*.ts`),
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { regex: `(^|/)\\.\\./(${any(CONTEXTS)})/`, message: 'Plumbing (db, lib, http, mail, errors, pages) imports no feature: move what you need down into plumbing, or let the feature pass it in.' },
+          ...rootImports,
+        ],
+      }],
+    },
+  },
+  ...CONTEXTS.map((context, i) => ({
+    files: [`src/${context}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          ...(i > 0 ? [{ regex: `(^|/)\\.\\./(${any(CONTEXTS.slice(0, i))})/(?!index\\.js$)`, message: 'Another context is reached through its face (src/<context>/index.ts) only: its features, repositories and helpers are private to it.' }] : []),
+          ...(i < CONTEXTS.length - 1 ? [{ regex: `(^|/)\\.\\./(${any(CONTEXTS.slice(i + 1))})/`, message: `${context} sits below ${CONTEXTS.slice(i + 1).join(', ')} on the context map (docs/architecture.md): it may not import them. Publish an event or take a port instead.` }] : []),
+          ...rootImports,
+        ],
+      }],
+    },
+  })),
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'dist/', 'packages/*/dist/', 'coverage/', 'test-output/', 'scratch/'] },
   js.configs.recommended,
@@ -21,6 +59,7 @@ export default tseslint.config(
       eqeqeq: ['error', 'always', { null: 'ignore' }],
     },
   },
+  ...boundaries,
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', 'no-console': 'off' },

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/connection.js';
-import { firstVerifiedDomain, getSigningKey } from '../../mail-setup/domains/domains.repository.js';
+import { firstVerifiedDomain, getSigningKey } from '../../mail-setup/index.js';
 import { escapeHtml } from '../../forms/forms/forms.html.js';
 import { parseMailbox } from '../../lib/email.js';
 import type { Mailer } from '../../mail/transport.js';

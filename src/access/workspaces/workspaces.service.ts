@@ -1,7 +1,7 @@
 import type { ApiKeysService, CreatedApiKey } from '../api-keys/api-keys.service.js';
 import type { Db } from '../../db/connection.js';
 import { notFound, unprocessable, validationFailed } from '../../errors/errors.js';
-import { findDomainByName } from '../../mail-setup/domains/domains.repository.js';
+import { findDomainByName } from '../../mail-setup/index.js';
 import { parseMailbox } from '../../lib/email.js';
 import { DEFAULT_SETTINGS, type UpdateWorkspaceInput } from './workspaces.schemas.js';
 import { newId } from '../../lib/ids.js';

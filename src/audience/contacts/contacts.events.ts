@@ -1,5 +1,5 @@
 import type { ContactStatus } from '../../db/schema.js';
-import type { NewEvent } from '../../outbox/events/events.types.js';
+import type { NewEvent } from '../../outbox/index.js';
 
 /**
  * The contact events (docs/events.md), made here and written by the contact feature in the transaction of the

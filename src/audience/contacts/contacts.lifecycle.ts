@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/connection.js';
 import type { ContactStatus } from '../../db/schema.js';
-import { recordEvents } from '../../outbox/events/events.repository.js';
+import { recordEvents } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
 import { createdEvents, statusEvents, updatedEvent, type ContactSource } from './contacts.events.js';
 import { addSuppression, getSuppression, liftSuppression } from '../suppressions/suppressions.repository.js';

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
 import { DomainError } from '../../errors/errors.js';
-import { ActivityQuery, EventSchema } from '../../outbox/events/events.schemas.js';
+import { ActivityQuery, EventSchema } from '../../outbox/index.js';
 import { paginate } from '../../http/pagination.js';
 import { ListOf } from '../../http/schema-helpers.js';
 import type { V1 } from '../../http/types.js';

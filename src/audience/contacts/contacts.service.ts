@@ -5,10 +5,10 @@ import { isForeignKeyViolation, isUniqueViolation } from '../../db/connection.js
 import { onPostgres } from '../../db/batch-sql.js';
 import type { ContactStatus } from '../../db/schema.js';
 import { conflict, notFound, unprocessable, validationFailed, type FieldError } from '../../errors/errors.js';
-import { listEvents, recordEvents } from '../../outbox/events/events.repository.js';
+import { listEvents, recordEvents } from '../../outbox/index.js';
 import type { Filter } from '../segments/segments.filter.js';
 import { getSegment } from '../segments/segments.repository.js';
-import type { EventRecord, EventType } from '../../outbox/events/events.types.js';
+import type { EventRecord, EventType } from '../../outbox/index.js';
 import { nowIso } from '../../lib/time.js';
 import { suppressionsOf } from '../suppressions/suppressions.repository.js';
 import { existingTopicIds, getTopic } from '../topics/topics.repository.js';

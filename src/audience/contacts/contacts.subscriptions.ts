@@ -1,7 +1,7 @@
 import { expressionBuilder, sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/connection.js';
 import type { Database } from '../../db/schema.js';
-import { recordEvents } from '../../outbox/events/events.repository.js';
+import { recordEvents } from '../../outbox/index.js';
 import { listAllTopics, type Topic } from '../topics/topics.repository.js';
 import { topicEvents, type ContactSource } from './contacts.events.js';
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, PathId, StrictRecord, StringEnum, Timestamp } from '../../http/schema-helpers.js';
-import { PROPERTY_KEY_PATTERN } from '../../audience/contacts/contacts.schemas.js';
+import { PROPERTY_KEY_PATTERN } from '../../audience/index.js';
 
 export const FORM_STATUSES = ['DRAFT', 'PUBLISHED', 'ARCHIVED'] as const;
 export type FormStatus = (typeof FORM_STATUSES)[number];

@@ -4,9 +4,9 @@ import { conflict, notFound, payloadTooLarge, unprocessable, validationFailed, t
 import { newId } from '../../lib/ids.js';
 import { normalHttpUrl } from '../../lib/url.js';
 import { nowIso } from '../../lib/time.js';
-import { firstVerifiedDomain } from '../../mail-setup/domains/domains.repository.js';
+import { firstVerifiedDomain } from '../../mail-setup/index.js';
 import { getCounters } from '../submissions/submissions.repository.js';
-import { getTemplate, templateExists } from '../../mail-setup/templates/templates.repository.js';
+import { getTemplate, templateExists } from '../../mail-setup/index.js';
 import { MAX_HTML_BYTES, crossValidate, renderDefaultHtml, sanitizeFormHtml } from './forms.html.js';
 import { publishedFormsChanged } from './forms.published.js';
 import * as repo from './forms.repository.js';

@@ -1,4 +1,4 @@
-import { contactEmail } from '../../audience/contacts/contacts.email.js';
+import { contactEmail } from '../../audience/index.js';
 import { CONSENT_FIELD, formQuestions, type Question } from '../forms/forms.appearance.js';
 import type { Form } from '../forms/forms.schemas.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/connection.js';
 import { Precompiled } from '../../db/precompiled.js';
-import type { HeldChanges } from '../../audience/contacts/contacts.lifecycle.js';
+import type { HeldChanges } from '../../audience/index.js';
 import type { SubmissionsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';

@@ -1,4 +1,4 @@
-import { confirm, signUp, type SignUpFields } from '../../audience/contacts/contacts.lifecycle.js';
+import { confirm, signUp, type SignUpFields } from '../../audience/index.js';
 import type { Db } from '../../db/connection.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { PublishedForms } from '../forms/forms.published.js';
@@ -6,17 +6,17 @@ import * as forms from '../forms/forms.repository.js';
 import type { PublishedForm } from '../forms/forms.repository.js';
 import type { Form } from '../forms/forms.schemas.js';
 import { conflict, notFound } from '../../errors/errors.js';
-import { recordEvent } from '../../outbox/events/events.repository.js';
+import { recordEvent } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
 import { pooledRandomBytes } from '../../lib/random.js';
 import { nowIso } from '../../lib/time.js';
 import * as repo from './submissions.repository.js';
 import { AnswerCounter, answersOf, readAnswers as readValues, type Answer, type FieldProblem, type QuestionSummary, type Value } from './submissions.answers.js';
-import { getWorkspace } from '../../access/workspaces/workspaces.repository.js';
+import { getWorkspace } from '../../access/index.js';
 import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
 import type { ProtectionService } from '../protection/protection.service.js';
 import type { Executor } from '../../db/connection.js';
-import type { Locale } from '../../access/workspaces/workspaces.schemas.js';
+import type { Locale } from '../../access/index.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { SubmissionIntake } from '../../config.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../../db/connection.js';
 import type { AutomationRunStatus, AutomationStatus } from '../../db/schema.js';
-import type { EventType } from '../../outbox/events/events.types.js';
+import type { EventType } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/time.js';
 import type { Step, Trigger } from './automations.steps.js';

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { FieldError } from '../../errors/errors.js';
 import { parseMailbox } from '../../lib/email.js';
 import { liquidErrors } from '../../lib/liquid.js';
-import { validateFilter, type Filter } from '../../audience/segments/segments.filter.js';
+import { validateFilter, type Filter } from '../../audience/index.js';
 
 /**
  * An automation's trigger and step tree (docs/automations.md, contract §15): the types, the checks of their shape

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/connection.js';
-import { claimUndispatchedEvents, eventsByIds } from '../../outbox/events/events.repository.js';
+import { claimUndispatchedEvents, eventsByIds } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
 import type { Sealer } from '../../lib/seal.js';
 import { toIso } from '../../lib/time.js';

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { EVENT_TYPES } from '../../outbox/events/events.types.js';
+import { EVENT_TYPES } from '../../outbox/index.js';
 import { ListQuery, Nullable, PathId, StringEnum, Timestamp } from '../../http/schema-helpers.js';
 import { WEBHOOK_DELIVERY_STATUSES } from './webhooks.state.js';
 

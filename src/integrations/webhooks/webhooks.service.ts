@@ -1,7 +1,7 @@
 import type { Db, Executor } from '../../db/connection.js';
 import type { WebhookDeliveryStatus } from '../../db/schema.js';
 import { conflict, notFound, validationFailed } from '../../errors/errors.js';
-import type { EventType } from '../../outbox/events/events.types.js';
+import type { EventType } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
 import { sealer, type Sealer } from '../../lib/seal.js';
 import { toIso } from '../../lib/time.js';

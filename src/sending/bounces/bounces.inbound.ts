@@ -1,11 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { applyToContact } from '../../audience/contacts/contacts.lifecycle.js';
+import { applyToContact } from '../../audience/index.js';
 import type { Db } from '../../db/connection.js';
 import { workspaceOfDelivery } from '../deliveries/deliveries.repository.js';
 import { newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
 import { parseInboundAddress, type InboundTarget } from '../../mail/verp.js';
-import { contactOfConfirmation, workspaceOfConfirmation } from '../../forms/submissions/submissions.repository.js';
+import { contactOfConfirmation, workspaceOfConfirmation } from '../../forms/index.js';
 import type { UnsubscribeService } from '../unsubscribe/unsubscribe.service.js';
 import { parseInbound, type InboundReport } from './bounces.parse.js';
 import { claimsOf, conflictWithArrival } from './bounces.proof.js';

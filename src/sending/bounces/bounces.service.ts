@@ -1,9 +1,9 @@
-import { applyToAddress, applyToContact } from '../../audience/contacts/contacts.lifecycle.js';
+import { applyToAddress, applyToContact } from '../../audience/index.js';
 import type { Db, Executor } from '../../db/connection.js';
 import { DEFAULT_BREAKER_RULES, tripIfOver, type BreakerRules } from '../broadcasts/broadcasts.breaker.js';
 import { findDelivery, recordLateReport, recordOutcome, softBounceStreak } from '../deliveries/deliveries.repository.js';
-import { recordEvent } from '../../outbox/events/events.repository.js';
-import type { EventType } from '../../outbox/events/events.types.js';
+import { recordEvent } from '../../outbox/index.js';
+import type { EventType } from '../../outbox/index.js';
 import { nowIso, toIso } from '../../lib/time.js';
 import type { BounceClass } from './bounces.classify.js';
 import { senderHealth, type WindowHealth } from './bounces.health.js';

@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/connection.js';
 import type { BroadcastStatus } from '../../db/schema.js';
-import { recordEvent } from '../../outbox/events/events.repository.js';
-import type { EventType } from '../../outbox/events/events.types.js';
+import { recordEvent } from '../../outbox/index.js';
+import type { EventType } from '../../outbox/index.js';
 
 /**
  * The events of a broadcast's status moves (docs/events.md), written by whoever makes the move, in its

@@ -1,7 +1,7 @@
-import { escapeHtml } from '../../forms/forms/forms.html.js';
+import { escapeHtml } from '../../forms/index.js';
 import { htmlToText } from '../../mail/compose.js';
 import { TEXTS, fill } from '../../pages/i18n.js';
-import type { WorkspaceSettings } from '../../access/workspaces/workspaces.schemas.js';
+import type { WorkspaceSettings } from '../../access/index.js';
 import type { RenderedContent } from './broadcasts.render.js';
 
 /**

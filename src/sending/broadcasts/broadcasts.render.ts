@@ -1,4 +1,4 @@
-import type { ContactRecord } from '../../audience/contacts/contacts.repository.js';
+import type { ContactRecord } from '../../audience/index.js';
 import { isRenderLimit, liquid, liquidHtml, renderTemplate } from '../../lib/liquid.js';
 import type { EmailContent } from './broadcasts.schemas.js';
 

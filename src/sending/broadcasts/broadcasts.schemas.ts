@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, PathId, StringEnum, Timestamp } from '../../http/schema-helpers.js';
-import { TrackingSchema } from '../../access/workspaces/workspaces.schemas.js';
+import { TrackingSchema } from '../../access/index.js';
 
 export const BROADCAST_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'PAUSED', 'SENT', 'CANCELED', 'FAILED'] as const;
 export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { holdConnection } from '../../db/held-connection.js';
 import type { Database } from '../../db/schema.js';
-import { audience } from '../../audience/segments/audience.js';
+import { audience } from '../../audience/index.js';
 import { declareAudienceCursor, fetchAudienceCursor } from './deliveries.repository.js';
 import type { MaterializationJob } from './store.js';
 

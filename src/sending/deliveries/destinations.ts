@@ -1,4 +1,4 @@
-import type { TxtLookup } from '../../mail-setup/domains/domains.dns.js';
+import type { TxtLookup } from '../../mail-setup/index.js';
 import type { Limits, PacingConfig } from './pacing.config.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { DeliveryStatus } from '../../db/schema.js';
-import { contactEmail } from '../../audience/contacts/contacts.email.js';
+import { contactEmail } from '../../audience/index.js';
 import { parseMailbox } from '../../lib/email.js';
 import { classifySendError } from '../../mail/outcome.js';
 import type { Mailer } from '../../mail/transport.js';
-import type { TxtLookup } from '../../mail-setup/domains/domains.dns.js';
+import type { TxtLookup } from '../../mail-setup/index.js';
 import { DestinationResolver, domainOf } from './destinations.js';
 import type { MessageRecipient } from './message.js';
 import { dispatch, Pacer, type Permit } from './pacing.js';

@@ -1,20 +1,20 @@
 import { recordBounce, reportRules, type ReportRules } from '../bounces/bounces.service.js';
 import { tripIfOver } from '../broadcasts/broadcasts.breaker.js';
 import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
-import { CONTACT_COLUMNS, toContactRecord } from '../../audience/contacts/contacts.repository.js';
+import { CONTACT_COLUMNS, toContactRecord } from '../../audience/index.js';
 import { isForeignKeyViolation, type Db } from '../../db/connection.js';
 import { BatchWriter } from '../../db/batch-writer.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { newId } from '../../lib/ids.js';
-import { getSigningKey } from '../../mail-setup/domains/domains.repository.js';
-import { insertTrackingEvents, recordEvent } from '../../outbox/events/events.repository.js';
+import { getSigningKey } from '../../mail-setup/index.js';
+import { insertTrackingEvents, recordEvent } from '../../outbox/index.js';
 import { parseMailbox } from '../../lib/email.js';
-import { audience } from '../../audience/segments/audience.js';
-import { inRange, nextSlice, type IdRange } from '../../audience/segments/slices.js';
+import { audience } from '../../audience/index.js';
+import { inRange, nextSlice, type IdRange } from '../../audience/index.js';
 import { AudienceReader, type AudienceBatch } from './audience-reader.js';
-import { suppressionsOf } from '../../audience/suppressions/suppressions.repository.js';
-import { getTopic } from '../../audience/topics/topics.repository.js';
-import { getWorkspace } from '../../access/workspaces/workspaces.repository.js';
+import { suppressionsOf } from '../../audience/index.js';
+import { getTopic } from '../../audience/index.js';
+import { getWorkspace } from '../../access/index.js';
 import * as repo from './deliveries.repository.js';
 import type { AttemptOutcome, BroadcastFinish, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
 

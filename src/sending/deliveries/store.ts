@@ -1,8 +1,8 @@
 import type { DeliveryStatus } from '../../db/schema.js';
 import type { BounceClass } from '../bounces/bounces.classify.js';
 import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
-import type { ContactRecord } from '../../audience/contacts/contacts.repository.js';
-import type { WorkspaceSettings } from '../../access/workspaces/workspaces.schemas.js';
+import type { ContactRecord } from '../../audience/index.js';
+import type { WorkspaceSettings } from '../../access/index.js';
 
 /**
  * What the delivery pipeline needs from the rest of the service, and nothing more (deliveries/CONTEXT.md):

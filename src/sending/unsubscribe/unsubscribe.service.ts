@@ -1,14 +1,14 @@
 import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
-import { applyToContact } from '../../audience/contacts/contacts.lifecycle.js';
-import { getContact } from '../../audience/contacts/contacts.repository.js';
-import { setTopicChoices, topicsOfContacts } from '../../audience/contacts/contacts.subscriptions.js';
+import { applyToContact } from '../../audience/index.js';
+import { getContact } from '../../audience/index.js';
+import { setTopicChoices, topicsOfContacts } from '../../audience/index.js';
 import type { Db, Executor } from '../../db/connection.js';
 import * as deliveries from '../deliveries/deliveries.repository.js';
 import { notFound } from '../../errors/errors.js';
 import { nowIso } from '../../lib/time.js';
-import { getTopic } from '../../audience/topics/topics.repository.js';
-import { getWorkspace } from '../../access/workspaces/workspaces.repository.js';
-import type { Locale } from '../../access/workspaces/workspaces.schemas.js';
+import { getTopic } from '../../audience/index.js';
+import { getWorkspace } from '../../access/index.js';
+import type { Locale } from '../../access/index.js';
 
 export interface UnsubscribeContext {
   deliveryId: string;

@@ -1,0 +1,4 @@
+export { type TxtLookup } from './domains/domains.dns.js';
+export { findDomainByName, firstVerifiedDomain, getSigningKey, type SigningKey } from './domains/domains.repository.js';
+export { type DomainsService } from './domains/domains.service.js';
+export { getTemplate, templateExists } from './templates/templates.repository.js';
