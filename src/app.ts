@@ -16,7 +16,7 @@ import { BroadcastsService } from './sending/broadcasts/broadcasts.service.js';
 import { consoleRoutes } from './access/console/console.routes.js';
 import { contactStatsRoutes } from './audience/contacts/contacts.stats.routes.js';
 import { contactsRoutes } from './audience/contacts/contacts.routes.js';
-import { ContactsService } from './audience/contacts/contacts.service.js';
+import { ContactsService, contactIdOf } from './audience/contacts/contacts.service.js';
 import { domainsRoutes } from './mail-setup/domains/domains.routes.js';
 import { DomainsService } from './mail-setup/domains/domains.service.js';
 import { unavailable } from './errors/errors.js';
@@ -118,7 +118,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
     suppressions: new SuppressionsService(db),
     bounces: new BouncesService(db),
-    events: new EventsService(db, config.trackQuota),
+    events: new EventsService(db, config.trackQuota, { contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref) }),
     webhooks,
     sessions,
     users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),

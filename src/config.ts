@@ -4,6 +4,10 @@ import path from 'node:path';
 import { parsePacing, PacingConfigError, type PacingConfig } from './sending/deliveries/pacing.config.js';
 import { parseRelayUrls, RelayConfigError, type RelayUrl } from './mail/relay-urls.js';
 import { PACKAGE_ROOT } from './lib/paths.js';
+import { ConfigError } from './errors/config-error.js';
+import { checkDatabaseUrl } from './db/url.js';
+import type { SubmissionIntake } from './forms/submissions/submissions.service.js';
+export type { SubmissionIntake };
 import { DEFAULT_BURST_RULES, type BurstRules } from './forms/protection/protection.bursts.js';
 import { DEFAULT_POW_TUNING, type PowTuning } from './forms/protection/protection.pow.js';
 import { DEFAULT_TRACK_QUOTA, type TrackQuota } from './outbox/events/events.quota.js';
@@ -126,7 +130,6 @@ export interface Config {
 }
 
 
-export type SubmissionIntake = 'auto' | 'always' | 'off';
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -167,7 +170,7 @@ function checkpointsFrom(env: NodeJS.ProcessEnv): 'background' | 'inline' {
   throw new ConfigError(`SQLITE_CHECKPOINTS must be background or inline, got "${raw}"`);
 }
 
-export class ConfigError extends Error {}
+export { ConfigError };
 
 /** The SQLite file used when DATABASE_URL is not set: data/formcast.db in the project's folder (not the working directory). */
 export function defaultDatabasePath(): string {
@@ -185,18 +188,7 @@ export function defaultSecretKeyFile(databaseUrl: string): string | null {
   return path.join(path.dirname(path.resolve(databaseUrl)), 'secret.key');
 }
 
-/**
- * DATABASE_URL is `postgres://…` / `postgresql://…` (PostgreSQL) or a file path (SQLite, `:memory:` too). Anything
- * else with a scheme (`mysql://…`, `sqlite://…`) is refused: it would otherwise be taken for a file path and
- * quietly create a file named after the scheme. A one-letter "scheme" is a Windows drive (`C:\…`).
- */
-export function checkDatabaseUrl(url: string): void {
-  const scheme = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(url)?.[1];
-  if (scheme && !/^postgres(ql)?$/i.test(scheme)) {
-    throw new ConfigError(`DATABASE_URL: unsupported scheme "${scheme}:" (use postgres://user:password@host:5432/database for PostgreSQL, or a file path such as ./data/formcast.db for SQLite)`);
-  }
-  if (scheme && !/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('DATABASE_URL: a PostgreSQL URL starts with postgres:// or postgresql:// (lower case)');
-}
+export { checkDatabaseUrl };
 
 /** A setting's own parser's error, as a ConfigError. */
 function wrap<T>(kind: new (...args: never[]) => Error, parse: () => T): T {

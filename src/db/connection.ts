@@ -8,7 +8,7 @@ import { FormcastSqliteDialect, allowRunIfIdle } from './sqlite-dialect.js';
 import { FormcastPostgresDialect } from './pg-dialect.js';
 import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from './checkpointer.js';
 import { lazyRequire } from '../lib/lazy.js';
-import { checkDatabaseUrl } from '../config.js';
+import { checkDatabaseUrl } from './url.js';
 
 // The PostgreSQL driver loads only when the database is PostgreSQL (lib/lazy.ts).
 const pgDriver = lazyRequire<typeof pg>('pg');

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../errors/config-error.js';
 import type { Db } from './connection.js';
 
 /**

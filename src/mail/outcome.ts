@@ -1,4 +1,4 @@
-import { classify, replyOf, type BounceClass } from '../sending/bounces/bounces.classify.js';
+import { classify, replyOf, type BounceClass } from './classify.js';
 
 /**
  * What an SMTP answer at send time means for a delivery, by the bounce classification table

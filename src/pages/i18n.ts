@@ -1,4 +1,6 @@
-import type { Locale } from '../access/workspaces/workspaces.schemas.js';
+/** The languages of the footer of broadcasts and of the public pages (unsubscribe, confirmation). */
+export const LOCALES = ['en', 'de', 'fr', 'es'] as const;
+export type Locale = (typeof LOCALES)[number];
 
 /**
  * The words Formcast itself writes to a workspace's contacts, in the workspace's locale (PUT /v1/workspace

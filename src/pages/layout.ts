@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import { escapeHtml } from '../forms/forms/forms.html.js';
-import { sendCompressed, sendCompressedOnce } from '../http/compress.js';
+import { escapeHtml } from '../lib/html.js';
+import { sendCompressed, sendCompressedOnce } from '../lib/compress.js';
 
 /**
  * Public pages (unsubscribe, hosted forms): server-rendered, no script, every value escaped, and a strict

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLASSIFICATION, classify, enhancedStatus, replyCode, replyOf } from '../../src/sending/bounces/bounces.classify.js';
+import { CLASSIFICATION, classify, enhancedStatus, replyCode, replyOf } from '../../src/mail/classify.js';
 
 /** The classification table, row by row: each row's cases, and that no earlier row takes them. */
 const cases: Record<string, [code: number | null, text: string, expected: ReturnType<typeof classify>][]> = {

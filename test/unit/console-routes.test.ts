@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleCsp, consoleRoutes } from '../../src/access/console/console.routes.js';
-import { negotiateEncoding } from '../../src/http/compress.js';
+import { negotiateEncoding } from '../../src/lib/compress.js';
 
 const BIG_JS = `export const words = ${JSON.stringify(Array.from({ length: 400 }, (_, i) => `word${i}`))};\n`;
 const INDEX = `<!doctype html><html><head><meta property="csp-nonce" nonce="__CSP_NONCE__"><title>Formcast</title></head><body><div id="root"></div>${'<!-- padding -->'.repeat(40)}</body></html>`;

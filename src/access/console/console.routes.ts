@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { negotiateEncoding, sendCompressed } from '../../http/compress.js';
+import { negotiateEncoding, sendCompressed } from '../../lib/compress.js';
 import { PACKAGE_ROOT } from '../../lib/paths.js';
 import { sendPage } from '../../pages/layout.js';
 

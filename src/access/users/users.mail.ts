@@ -1,6 +1,6 @@
 import type { Db } from '../../db/connection.js';
 import { firstVerifiedDomain, getSigningKey } from '../../mail-setup/index.js';
-import { escapeHtml } from '../../forms/forms/forms.html.js';
+import { escapeHtml } from '../../lib/html.js';
 import { parseMailbox } from '../../lib/email.js';
 import type { Mailer } from '../../mail/transport.js';
 import { returnPath } from '../../mail/verp.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, validationFailed } from '../../errors/errors.js';
-import { escapeHtml } from '../../forms/forms/forms.html.js';
+import { escapeHtml } from '../../lib/html.js';
 import { registerBodyParsers } from '../../http/input.js';
 import { sendProblem } from '../../http/problem.js';
 import { sendPage } from '../../pages/layout.js';

@@ -1,9 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, StringEnum, Timestamp } from '../../http/schema-helpers.js';
+import { LOCALES, type Locale } from '../../pages/i18n.js';
 
-/** The languages of the footer of broadcasts and of the public pages (unsubscribe, confirmation). */
-export const LOCALES = ['en', 'de', 'fr', 'es'] as const;
-export type Locale = (typeof LOCALES)[number];
+export { LOCALES, type Locale };
 
 /** Engagement tracking (docs/tracking.md): opens by a pixel, clicks by rewritten links. */
 export const TrackingSchema = Type.Object({

@@ -69,6 +69,12 @@ export async function changeByAutomation(trx: Executor, workspaceId: string, con
   return true;
 }
 
+/** The contact of an id or a normalised address in the workspace, if there is one (the outbox's ContactLookup port). */
+export async function contactIdOf(db: Executor, workspaceId: string, ref: { contactId: string } | { email: string }): Promise<string | undefined> {
+  if ('email' in ref) return (await repo.contactIdsByEmail(db, workspaceId, [ref.email])).get(ref.email);
+  return (await repo.getContact(db, workspaceId, ref.contactId))?.id;
+}
+
 export class ContactsService {
   /** The import body limit; tests lower it. */
   importByteLimit = IMPORT_BYTE_LIMIT;

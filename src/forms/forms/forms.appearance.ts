@@ -1,3 +1,5 @@
+import { escapeHtml } from '../../lib/html.js';
+
 /**
  * How a form looks and what it asks (docs/forms.md): the public heading and button, the questions in the order
  * they are shown, the service's own markup of the form, and the stylesheet of a theme and brand colour, shared by
@@ -36,10 +38,7 @@ export interface Form {
   settings: { appearance?: FormAppearance; fields?: Record<string, FieldDefinition> };
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
+export { escapeHtml };
 
 /** The checkbox of `appearance.consentText`: required, its acceptance stored with the submission. */
 export const CONSENT_FIELD = '_fc_consent';

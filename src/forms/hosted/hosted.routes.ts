@@ -13,7 +13,7 @@ import type { ConfirmationView, SubmissionsService } from '../submissions/submis
 import { embedScript } from './embed.js';
 import { appearanceHead, pageTitle, renderFormMarkup, seoHead, type FormState } from './hosted.render.js';
 import { publicHeading } from '../forms/forms.appearance.js';
-import { sendCompressed } from '../../http/compress.js';
+import { sendCompressed } from '../../lib/compress.js';
 import { sendProblem } from '../../http/problem.js';
 import { challengeUrl, proofOfWorkOn, widgetCsp, widgetHead, widgetUrl, withWidget } from '../protection/protection.markup.js';
 import { POW_FIELD } from '../protection/protection.pow.js';

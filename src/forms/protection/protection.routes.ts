@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sendCompressedOnce } from '../../http/compress.js';
+import { sendCompressedOnce } from '../../lib/compress.js';
 import { SLUG_PARAMS, perVisitorAndForm } from '../../http/public-routes.js';
 import type { SubmissionsService } from '../submissions/submissions.service.js';
 import { widgetAsset } from './protection.assets.js';

@@ -5,7 +5,7 @@ import type { Db } from '../../db/connection.js';
 import { firstVerifiedDomain, getSigningKey, type SigningKey } from '../../mail-setup/index.js';
 import { getForm } from '../forms/forms.repository.js';
 import { renderTemplate } from '../../lib/liquid.js';
-import { asDocument } from '../../sending/broadcasts/broadcasts.message.js';
+import { asDocument } from '../../lib/html.js';
 import { parseMailbox } from '../../lib/email.js';
 import { htmlToText, type OutgoingMessage } from '../../mail/compose.js';
 import { returnPath } from '../../mail/verp.js';

@@ -18,9 +18,12 @@ import type { ProtectionService } from '../protection/protection.service.js';
 import type { Executor } from '../../db/connection.js';
 import type { Locale } from '../../access/index.js';
 import type { FastifyBaseLogger } from 'fastify';
-import type { SubmissionIntake } from '../../config.js';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
+
+/** SUBMISSION_INTAKE (docs/forms.md): when a submission is queued for the intake rather than written in the request. */
+export type SubmissionIntake = 'auto' | 'always' | 'off';
+
 export const HONEYPOT_FIELD = '_fc_hp';
 export const CONFIRMATION_TTL_MS = 7 * 24 * 3600 * 1000;
 

@@ -1,6 +1,6 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import { ConfigError } from '../../config.js';
+import { ConfigError } from '../../errors/config-error.js';
 import type { DnsRecord, RecordCheck, RecordStatus, Verification } from './domains.schemas.js';
 
 /**

@@ -1,5 +1,4 @@
 import type { Db } from '../../db/connection.js';
-import { contactIdsByEmail, getContact } from '../../audience/contacts/contacts.repository.js';
 import { notFound, payloadTooLarge, validationFailed } from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
 import { normalizeEmail } from '../../lib/email.js';
@@ -15,8 +14,19 @@ const PRUNE_BATCH = 1000;
 const PRUNE_BATCHES_PER_RUN = 20;
 
 /** The event stream's API side (docs/events.md): list a workspace's events, and retention. */
+/**
+ * Who a tracked event is about: the contact of an id or of a (normalised) address, in the workspace, or undefined.
+ * Contacts are the Audience context's (a port: the outbox sits below it; src/app.ts wires the lookup).
+ */
+export interface ContactLookup {
+  contactIdOf(workspaceId: string, ref: { contactId: string } | { email: string }): Promise<string | undefined>;
+}
+
+/** No contacts: for the processes that only prune (src/jobs), which never track. */
+const NO_CONTACTS: ContactLookup = { contactIdOf: async () => undefined };
+
 export class EventsService {
-  constructor(private readonly db: Db, private readonly quota: TrackQuota = DEFAULT_TRACK_QUOTA) {}
+  constructor(private readonly db: Db, private readonly quota: TrackQuota = DEFAULT_TRACK_QUOTA, private readonly contacts: ContactLookup = NO_CONTACTS) {}
 
   async list(workspaceId: string, f: Omit<EventFilter, 'since'> & { since?: string }): Promise<EventRecord[]> {
     let since: string | undefined;
@@ -42,8 +52,8 @@ export class EventsService {
     if (input.email !== undefined) {
       const email = normalizeEmail(input.email);
       if (!email) throw validationFailed([{ path: '/email', message: 'must be a valid email address' }]);
-      contactId = (await contactIdsByEmail(db, workspaceId, [email])).get(email);
-    } else if (!(await getContact(db, workspaceId, contactId!))) contactId = undefined;
+      contactId = await this.contacts.contactIdOf(workspaceId, { email });
+    } else contactId = await this.contacts.contactIdOf(workspaceId, { contactId: contactId! });
     if (!contactId) throw notFound('contact');
     const id = newId('evt');
     const data = { name: input.name, properties };

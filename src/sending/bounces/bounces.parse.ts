@@ -4,7 +4,7 @@ import { lazyRequire } from '../../lib/lazy.js';
 
 // The MIME parser and its charset tables load with the first report parsed, not at start (lib/lazy.ts).
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
-import { classify, enhancedStatus, replyCode, type BounceClass } from './bounces.classify.js';
+import { classify, enhancedStatus, replyCode, type BounceClass } from '../../mail/classify.js';
 
 /**
  * Reading what arrives at a bounce address (docs/bounces.md): MIME by mailparser, then one of

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { classify, enhancedStatus, replyCode, type BounceClass } from './bounces.classify.js';
+import { classify, enhancedStatus, replyCode, type BounceClass } from '../../mail/classify.js';
 
 /**
  * Relays that report bounces and complaints over HTTP (docs/bounces.md): Amazon SES through SNS, and

@@ -5,7 +5,7 @@ import { findDelivery, recordLateReport, recordOutcome, softBounceStreak } from 
 import { recordEvent } from '../../outbox/index.js';
 import type { EventType } from '../../outbox/index.js';
 import { nowIso, toIso } from '../../lib/time.js';
-import type { BounceClass } from './bounces.classify.js';
+import type { BounceClass } from '../../mail/classify.js';
 import { senderHealth, type WindowHealth } from './bounces.health.js';
 
 /**

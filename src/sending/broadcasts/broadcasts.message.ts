@@ -1,4 +1,4 @@
-import { escapeHtml } from '../../forms/index.js';
+import { asDocument, escapeHtml } from '../../lib/html.js';
 import { htmlToText } from '../../mail/compose.js';
 import { TEXTS, fill } from '../../pages/i18n.js';
 import type { WorkspaceSettings } from '../../access/index.js';
@@ -32,11 +32,7 @@ export function preheader(previewText: string): string {
   return `<div style="${PREHEADER_STYLE}">${escapeHtml(previewText)}${PREHEADER_PADDING}</div>`;
 }
 
-/** An HTML fragment as a whole document; a whole document as it is. */
-export function asDocument(html: string, title: string, lang: string): string {
-  if (/<html[\s>]/i.test(html)) return html;
-  return `<!doctype html>\n<html lang="${lang}">\n<head>\n<meta charset="utf-8">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>${escapeHtml(title)}</title>\n</head>\n<body>\n${html}\n</body>\n</html>\n`;
-}
+export { asDocument };
 
 function insertAfterBodyOpen(html: string, piece: string): string {
   return /<body[^>]*>/i.test(html) ? html.replace(/<body[^>]*>/i, (m) => `${m}${piece}`) : `${piece}${html}`;

@@ -9,7 +9,6 @@ import type { DeliveryStatus } from '../../db/schema.js';
 import type { Db, Executor } from '../../db/connection.js';
 import { findDomainByName } from '../../mail-setup/index.js';
 import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError, unavailable } from '../../errors/errors.js';
-import type { AppConfig } from '../../config.js';
 import { parseMailbox } from '../../lib/email.js';
 import { newId } from '../../lib/ids.js';
 import { liquidErrors } from '../../lib/liquid.js';
@@ -63,8 +62,14 @@ export interface TestSender {
   secret: Buffer;
 }
 
+/** What broadcasts need of the installation's settings (src/config.ts passes its AppConfig). */
+export interface BroadcastSettings {
+  publicUrl: string;
+  bounceMxHost?: string;
+}
+
 export class BroadcastsService {
-  constructor(private readonly db: Db, private readonly config: AppConfig, private readonly domains: DomainsService, private readonly tests?: TestSender) {}
+  constructor(private readonly db: Db, private readonly config: BroadcastSettings, private readonly domains: DomainsService, private readonly tests?: TestSender) {}
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);

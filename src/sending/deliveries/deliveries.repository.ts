@@ -8,7 +8,7 @@ import { OUTBOX_RESPONSE } from '../../mail/transport.js';
 import { toIso } from '../../lib/time.js';
 import { recordBroadcastMove } from '../broadcasts/broadcasts.events.js';
 import { broadcastStatusesFor, transition } from '../broadcasts/broadcasts.state.js';
-import type { BounceClass } from '../bounces/bounces.classify.js';
+import type { BounceClass } from '../../mail/classify.js';
 import { OPEN_STATUSES, nextStatus, statusesFor } from './deliveries.state.js';
 import type { ClaimedDelivery, MaterializationJob } from './store.js';
 

@@ -1,5 +1,5 @@
 import type { DeliveryStatus } from '../../db/schema.js';
-import type { BounceClass } from '../bounces/bounces.classify.js';
+import type { BounceClass } from '../../mail/classify.js';
 import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
 import type { ContactRecord } from '../../audience/index.js';
 import type { WorkspaceSettings } from '../../access/index.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { escapeHtml } from '../../forms/index.js';
+import { escapeHtml } from '../../lib/html.js';
 import { DomainError } from '../../errors/errors.js';
 import { registerBodyParsers } from '../../http/input.js';
 import { TEXTS, fill } from '../../pages/i18n.js';
