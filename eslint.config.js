@@ -38,6 +38,17 @@ export default tseslint.config(
     rules: { 'no-eval': 'error', 'no-implied-eval': 'error', 'no-new-func': 'error' },
   },
   {
+    // A route's tags, summary and description live in its feature's *.docs.ts (src/http/operation-docs.ts), never in
+    // the route's schema: one place for the prose of every operation.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: "Property[key.name='schema'] > ObjectExpression > Property[key.name=/^(tags|summary|description)$/]",
+        message: 'An operation\'s tags, summary and description go in the feature\'s *.docs.ts (src/http/operation-docs.ts), not in the route schema.',
+      }],
+    },
+  },
+  {
     files: ['bin/*'],
     languageOptions: { sourceType: 'module' },
   },
