@@ -44,7 +44,10 @@ export const hostedDocs: OperationDocs = {
     summary: 'The embed script of a form',
     description: 'A script to put on any site: `<script src="https://forms.example.com/f/newsletter/embed.js" async></script>` renders the form where the tag is (INLINE_EMBED) or as a popup (POPUP), isolated from the page\'s styles, and submits it without leaving the page. It loads nothing from a CDN and needs no `unsafe-eval`.',
     response: '(function(){var s=document.currentScript;var base="https://forms.example.com";/* renders /f/newsletter?fragment=1 next to the tag */})();',
-    responses: { 404: notFoundPage },
+    responses: {
+      404: notFoundPage,
+      503: { description: 'This server\'s embed runtime is not built (dist/embed/runtime.js): run `npm run build` (`npm install` builds it); `formcast serve` says so when it starts.' },
+    },
   },
   'GET /confirm/{token}': {
     tags,
