@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 const EMBED_RUNTIME = 'src/forms/hosted/embed.runtime.ts';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/', 'packages/*/dist/', 'coverage/', 'test-output/', 'scratch/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'packages/*/dist/', 'coverage/', 'test-output/', 'scratch/', '**/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
