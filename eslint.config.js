@@ -43,7 +43,7 @@ const boundaries = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/', 'packages/*/dist/', 'coverage/', 'test-output/', 'scratch/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'packages/*/dist/', 'coverage/', 'test-output/', 'scratch/', '**/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -75,6 +75,17 @@ export default tseslint.config(
     files: [EMBED_RUNTIME],
     languageOptions: { globals: { ...globals.browser } },
     rules: { 'no-eval': 'error', 'no-implied-eval': 'error', 'no-new-func': 'error' },
+  },
+  {
+    // A route's tags, summary and description live in its feature's *.docs.ts (src/http/operation-docs.ts), never in
+    // the route's schema: one place for the prose of every operation.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: "Property[key.name='schema'] > ObjectExpression > Property[key.name=/^(tags|summary|description)$/]",
+        message: 'An operation\'s tags, summary and description go in the feature\'s *.docs.ts (src/http/operation-docs.ts), not in the route schema.',
+      }],
+    },
   },
   {
     files: ['bin/*'],

@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The embed runtime built when it is missing or stale (the server never compiles it).
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // Two cores: files run two at a time; PostgreSQL suites each get their own schema.

@@ -1,7 +1,9 @@
 // The embed runtime (src/forms/hosted/embed.runtime.ts) compiled for the browsers of the sites that include embed.js:
-// `buildEmbed(rootDir)` writes dist/embed/runtime.js (scripts/build.mjs calls it; `node scripts/build-embed.mjs`
-// runs it alone), and the server compiles the same thing in-process with `compileEmbed` when that file is missing
-// or older than its sources (src/forms/hosted/embed.ts), so tests running from the sources never see a stale build.
+// `buildEmbed(rootDir)` writes dist/embed/runtime.js (scripts/build.mjs calls it, so `npm install` does;
+// `node scripts/build-embed.mjs` runs it alone). The server only reads that file (src/forms/hosted/embed.ts): esbuild
+// is a build tool, a dev dependency, never loaded at run time. The test runner builds it again when it is missing or
+// older than its inputs (`buildEmbedIfStale`, test/global-setup.ts), so tests running from the sources never see a
+// stale build.
 //
 // The output is a script that calls `runEmbed(cfg)`, inside an arrow IIFE so that it declares nothing global; `cfg` is
 // left unbound: the server serves it as `(function (cfg) { 'use strict'; <this> })(<the form's configuration>)`.
@@ -47,14 +49,29 @@ export async function compileEmbed(rootDir) {
   return result.outputFiles[0].text;
 }
 
-/** Compiles the runtime into `dist/embed/runtime.js` under `rootDir`. */
+/** Compiles the runtime into `dist/embed/runtime.js` under `rootDir` (says so and skips it without esbuild). */
 export async function buildEmbed(rootDir) {
+  try {
+    await import('esbuild');
+  } catch {
+    console.warn(`build: esbuild is not installed; the embed runtime (${EMBED_OUTPUT}) was not built, and embed.js answers 503 until it is`);
+    return;
+  }
   const started = Date.now();
   const text = await compileEmbed(rootDir);
   const out = path.join(rootDir, EMBED_OUTPUT);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, text);
   console.warn(`build: embed runtime built into ${EMBED_OUTPUT} (${text.length} bytes) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** Builds the runtime under `rootDir` when its build is missing or older than one of its inputs; true when it did. */
+export async function buildEmbedIfStale(rootDir) {
+  const mtime = (file) => fs.statSync(path.join(rootDir, file), { throwIfNoEntry: false })?.mtimeMs;
+  const built = mtime(EMBED_OUTPUT);
+  if (built !== undefined && EMBED_INPUTS.every((file) => (mtime(file) ?? 0) <= built)) return false;
+  await buildEmbed(rootDir);
+  return true;
 }
 
 // Run directly (`node scripts/build-embed.mjs`), not imported by scripts/build.mjs or bundled into the server (where

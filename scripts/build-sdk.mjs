@@ -1,7 +1,7 @@
 // The SDK's build (packages/sdk/dist), run by scripts/build.mjs, so `npm install` / `npm ci` leave
 // `import { Formcast } from '@formcast/sdk'` working from plain Node: the JavaScript bundled by esbuild (one ESM file;
 // its one dependency, standardwebhooks, stays outside), the declarations by tsc, and the generated API types
-// (src/openapi.d.ts, `npm run sdk:types`) copied beside them. Where dev dependencies were left out (no TypeScript),
+// (src/generated/openapi.d.ts, `npm run sdk:types`) copied beside them. Where dev dependencies were left out (no TypeScript),
 // only the JavaScript is built.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -40,6 +40,7 @@ export async function buildSdk(root) {
   }
   const result = spawnSync(process.execPath, [tsc, '-p', path.join(pkg, 'tsconfig.json')], { stdio: 'inherit' });
   if (result.status !== 0) throw new Error('build: the SDK declarations (tsc -p packages/sdk) failed');
-  fs.copyFileSync(path.join(pkg, 'src/openapi.d.ts'), path.join(outdir, 'openapi.d.ts'));
+  fs.mkdirSync(path.join(outdir, 'generated'), { recursive: true });
+  fs.copyFileSync(path.join(pkg, 'src/generated/openapi.d.ts'), path.join(outdir, 'generated/openapi.d.ts'));
   console.warn(`build: SDK built into packages/sdk/dist in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

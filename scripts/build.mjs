@@ -2,7 +2,8 @@
 // console into dist/console (console/prepare.mjs), the embed runtime into dist/embed when its builder exists, and the
 // SDK into packages/sdk/dist (scripts/build-sdk.mjs).
 //
-// The server is bundled by esbuild (a dependency: it is there with `npm ci --omit=dev` too). One ESM file with the
+// The server is bundled by esbuild (a dev dependency, as the other build tools; tsx, a dependency, brings it along, so
+// it is there with `npm ci --omit=dev` too; without it the sources run through tsx). One ESM file with the
 // pure-JavaScript packages inside it starts in ~0.35 s of CPU and idles at ~90 MB, where the same code loaded
 // module by module from src/ through tsx took ~3 s and ~200 MB (bench/README.md, "Start-up"). Packages stay outside
 // the bundle when they are native (better-sqlite3, argon2), ship files they read at run time (the Swagger UI), run

@@ -1,7 +1,8 @@
 /**
  * The API reference's prose and examples of every feature (each feature's *.docs.ts, http/operation-docs.ts),
  * collected here, at the composition root, for buildApp to hand to the document: features never import one
- * another, and src/http never imports a feature.
+ * another, and src/http never imports a feature. Every operation's tags, summary and description are in its
+ * feature's *.docs.ts and nowhere else: route schemas carry none (lint refuses them).
  */
 import { apiKeysDocs } from './access/api-keys/api-keys.docs.js';
 import { automationsDocs } from './integrations/automations/automations.docs.js';

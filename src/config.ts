@@ -309,7 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       // Below the worker's own thread, which the send waits on (its database and SMTP) and which serves HTTP in serve:
       // the threads take the CPU it leaves idle instead of its turns (send-threads.ts; bench/README.md).
       // 0 since a send thread's RSA signatures run in libuv's pool at the normal priority anyway: lowered, the one thread
-      // of a 2-core machine only composed more slowly (bench:send 1.25x and 1.29x at nice 10, 1.34x and 1.46x at 0).
+      // of a 2-core machine only composed more slowly (bench/README.md, bench:send).
       sendThreadsNice: intFrom(env, 'SEND_THREADS_NICE', 0, 0, 19),
       batches: intFrom(env, 'WORKER_BATCHES', 2, 1, 16),
       inServe: boolFrom(env, 'SERVE_WORKER', true),
@@ -368,8 +368,8 @@ export function configWarnings(config: Pick<Config, 'publicUrl' | 'publicUrlExpl
 /**
  * SEND_THREADS by default (docs/sending.md, "Send threads"): one fewer than the machine's cores, at most 8; none on one
  * core. A thread composes messages while their RSA signatures are computed in libuv's thread pool (mail/dkim.ts), so on
- * two cores one thread keeps both busy: on the 2-core machine of bench:send one thread so sent 1.4-1.6× the baseline at
- * ~170 MB, where two threads signing themselves sent as much at ~195 MB (a thread is a heap of its own; bench/README.md).
+ * two cores one thread keeps both busy: it sent as much as two threads signing themselves, for a thread's heap fewer
+ * (~25 MB less at its peak; bench/README.md, bench:send).
  */
 export function defaultSendThreads(cores: number): number {
   if (cores < 2) return 0;

@@ -1,4 +1,4 @@
-/** `npm run console:types`: writes console/src/api/schema.d.ts from the live OpenAPI document. */
+/** `npm run console:types`: writes console/src/api/generated/schema.d.ts from the live OpenAPI document. */
 import fs from 'node:fs';
 import { generateSchemaTypes, SCHEMA_FILE } from './openapi-types.js';
 

@@ -13,6 +13,7 @@ import { startInboundServer, type InboundServer } from '../sending/bounces/bounc
 import { UnsubscribeService } from '../sending/unsubscribe/unsubscribe.service.js';
 import type { Db } from '../db/connection.js';
 import { buildApp } from '../app.js';
+import { embedRuntimeWarning } from '../forms/hosted/embed.js';
 import { startupDone } from '../lib/lean-heap.js';
 
 /**
@@ -32,7 +33,8 @@ export async function serve(config: Config): Promise<void> {
   const db = connect(config.databaseUrl, longRunning(config, log));
   await migrateToLatest(db);
   const appConfig = await withSecret(db, config);
-  const warnings = configWarnings(config);
+  // The configuration's, and a build that is missing (embed.js would answer 503): said at start and on /readyz.
+  const warnings = [...configWarnings(config), embedRuntimeWarning()].filter((w): w is string => w !== null);
   // One transport for the process: the jobs send through it, and so do test sends from the API.
   const mailer = configuredMailer(config, log);
   const app = await buildApp({ db, config: appConfig, mailer, status: () => ({ transport: mailer.state(), warnings }) });

@@ -110,7 +110,7 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
       const self = w;
       // The thread's start set V8's process-wide flags back to Node's: a lean heap (LEAN_HEAP) is lean again. Without
       // this, a send that started the thread part-way let the main thread's young generation grow from 1 to 16 MB
-      // semi-spaces (a million recipients peaked at 206 MB instead of 166–173).
+      // semi-spaces (bench/README.md, bench:send: a million recipients peaked ~35 MB higher).
       w.once('online', () => applyLeanHeap(process.env));
       w.on('message', (m: { kind: string; message?: string }) => {
         if (m.kind === 'checkpointed') checkpoints++;

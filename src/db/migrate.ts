@@ -59,9 +59,8 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   if (error) throw error instanceof Error ? error : new Error(String(error));
   const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   // SQLite: what the migrations wrote is copied into the database file at once, and the log starts over. A first start
-  // (every migration: ~2.1 MB of log) otherwise left the log past the size at which the checkpoint thread starts
-  // (db/checkpointer.ts), so a server that had written nothing else yet ran that thread: ~10 MB more idle RSS
-  // (bench:startup, 106-110 MB against 97-101 MB with this).
+  // (every migration) otherwise left the log past the size at which the checkpoint thread starts (db/checkpointer.ts),
+  // so a server that had written nothing else yet ran that thread: ~10 MB more idle RSS (bench/README.md, bench:startup).
   if (applied.length && db.dialect === 'sqlite') await sql`pragma wal_checkpoint(truncate)`.execute(db.kysely);
   return applied;
 }

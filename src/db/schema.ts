@@ -65,12 +65,14 @@ export interface FormGroupsTable {
   last_version: number;
 }
 
+export type FormStatus = 'DRAFT' | 'PUBLISHED' | 'ARCHIVED';
+
 export interface FormsTable {
   id: string;
   workspace_id: string;
   form_group_id: string;
   version: number;
-  status: 'DRAFT' | 'PUBLISHED' | 'ARCHIVED';
+  status: FormStatus;
   name: string;
   description: string | null;
   type: 'SIGN_UP' | 'SURVEY';

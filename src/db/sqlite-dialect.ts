@@ -62,10 +62,8 @@ export function allowRunIfIdle(kysely: object, dialect: FormcastSqliteDialect): 
  * otherwise, for the caller to go through Kysely's executor. For the hottest precompiled statements
  * (db/precompiled.ts): it skips the executor's acquire / run / release round of promises, which end in the same
  * synchronous run. A registered instance has no plugins (a copy with plugins or another schema is another
- * object, not registered), so Kysely would not have transformed anything either.
- *
- * Measured (the form update's UPDATE … RETURNING, one at a time, CPU per run, median of 7 × 20,000): 15.2 µs
- * against 17.0 µs through the executor, and fewer allocations per request (bench:api: ~4 KB of the ~29 KB).
+ * object, not registered), so Kysely would not have transformed anything either. It saves about a tenth of a
+ * run's CPU, and garbage of every request (bench/README.md, bench:api).
  */
 export function runIfIdle<R>(db: object, query: { sql: string; parameters: readonly unknown[] }): QueryResult<R> | undefined {
   return idleRunners.get(db)?.runIfIdle<R>(query);

@@ -2,18 +2,24 @@
  * The API reference's prose and examples, kept beside each feature (src/<feature>/<feature>.docs.ts) instead of in
  * its routes: a map keyed by `"METHOD /path"` (the path as /openapi.json writes it, `{param}` and all). The
  * composition root hands every feature's map to the app (`app.documentOperations`, http/openapi.ts), and the
- * document is amended when it is built: each operation gets its summary, description and examples, and each path
- * parameter an example id. test/api/openapi.docs.test.ts checks that no operation goes without.
+ * document is amended when it is built: each operation gets its tags, summary, description and examples, and each
+ * path parameter an example id. test/api/openapi.docs.test.ts checks that no operation goes without.
+ *
+ * An operation's tags, summary and description live here and only here: a route's schema holds what is validated
+ * and serialised (params, querystring, body, response) and what the docs cannot know (`security`, `hide`,
+ * `consumes`, `produces`), never prose.
  */
 export type HttpVerb = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS';
 
 export type OperationKey = `${HttpVerb} /${string}`;
 
 export interface OperationDoc {
-  /** One line, shown in lists of operations; the route's own `summary` when absent. */
-  summary?: string;
-  /** What it does, when to use it, and what it answers: Markdown (CommonMark). Absent: the route's own description. */
-  description?: string;
+  /** The section of the reference the operation is listed in (one tag). */
+  tags: string[];
+  /** One line, shown in lists of operations. */
+  summary: string;
+  /** What it does, when to use it, and what it answers: Markdown (CommonMark). */
+  description: string;
   /** A realistic request body (JSON, or the text of a CSV, form-encoded or HTML body). */
   request?: unknown;
   /** The media type of `request` on a route whose schema declares no body (pages and provider hooks). */
@@ -78,8 +84,9 @@ export function applyOperationDocs<T extends Json>(document: T, docs: ReadonlyMa
       }
       const doc = docs.get(`${method.toUpperCase()} ${path}`);
       if (!doc) continue;
-      if (doc.summary) op.summary = doc.summary;
-      if (doc.description) op.description = doc.description;
+      op.tags = doc.tags;
+      op.summary = doc.summary;
+      op.description = doc.description;
       if (isObject(op.requestBody)) exemplify(op.requestBody.content, doc.request);
       else if (doc.request !== undefined && doc.requestType) {
         op.requestBody = { content: { [doc.requestType]: { schema: schemaOf(doc.request), example: doc.request } } };

@@ -4,12 +4,12 @@ import { runInNewContext } from 'node:vm';
 
 /**
  * V8's heap kept lean (LEAN_HEAP; docs/sending.md, "Memory"). V8 sizes its heap for speed, and a process that sends
- * let it grow ~90 MB beyond what it held. Two of its heuristics, which it reads at each collection, are set instead of
+ * let it grow far beyond what it held. Two of its heuristics, which it reads at each collection, are set instead of
  * its defaults: the young generation keeps its first size (1 MB semi-spaces, where V8 grows them to 16 MB), and the old
  * one grows by 15 % of what survived the last full collection. Neither is a limit: a process that holds more still
- * gets the memory. The trade, measured (bench/README.md): a send of 20,000 messages peaked at ~180 MB instead of
- * ~250–320 MB at the same rate, but a spike of sign-ups, whose requests leave much short-lived garbage, took ~40 % more CPU
- * per request. So it is the default of `formcast worker` (sending, no HTTP) only; LEAN_HEAP=true or false decides.
+ * gets the memory. The trade (bench/README.md, bench:send, "LEAN_HEAP"): a send peaked far lower at the same rate, but
+ * a spike of sign-ups, whose requests leave much short-lived garbage, took ~40 % more CPU per request. So it is the
+ * default of `formcast worker` (sending, no HTTP) only; LEAN_HEAP=true or false decides.
  *
  * Node sets V8's process-wide flags again from its own options when a thread starts, so each send thread applies
  * these again once it runs (render.worker.ts).
@@ -42,8 +42,8 @@ let leanForStartup = false;
  * `formcast serve` without LEAN_HEAP: the young generation kept at its first size while the process starts (the
  * program's modules compiled, the database migrated), then V8's own growth once it serves (startupDone). Start-up
  * leaves much that survives a scavenge, from which V8 grows the young generation to its largest (16 MB semi-spaces), and
- * an idle server kept it until V8's memory reducer shrank it, seconds later: bench:startup's idle RSS was 97-101 MB,
- * 90 MB with this (start-up 30 ms more CPU). Under load V8 grows it again as it would.
+ * an idle server kept it until V8's memory reducer shrank it, seconds later: ~10 MB more idle RSS (bench/README.md,
+ * bench:startup, with what it costs the start). Under load V8 grows it again as it would.
  */
 export function leanWhileStarting(env: NodeJS.ProcessEnv = process.env): void {
   if (leanHeapWanted(env, false)) return;
@@ -78,7 +78,7 @@ export interface SendingHeap {
  * The heap while the process sends, when it is not lean anyway (LEAN_HEAP false: `formcast serve`). A send holds little
  * (a batch of messages at a time) but makes much short-lived garbage, and with V8's defaults serve's peak RSS while
  * sending was 260-330 MB at 20,000 recipients (bench/README.md, "bench:send"): the young generation grown to its
- * largest (16 MB semi-spaces, 32 MB) and the old one let grow ~40 MB beyond what survives. So from the first batch until
+ * largest (16 MB semi-spaces, 32 MB) and the old one let grow well beyond what survives. So from the first batch until
  * `idleMs` (30 s) after the last one, the old generation grows by 15 % of what survived (as LEAN_HEAP), and the young one stops
  * growing once it has 4 MB semi-spaces (LEAN_HEAP keeps 1 MB, which cost most of its CPU). Afterwards V8's own growth
  * again, so that a spike of sign-ups when nothing is sent gets the heap it is fastest with. The flags are process-wide

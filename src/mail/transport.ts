@@ -58,8 +58,8 @@ export interface MailerOptions {
 
 /**
  * DKIM keys parsed once. Given the PEM text, OpenSSL parses the key again for every message, which costs
- * more than the RSA signature itself (measured: ~800 signatures/s from PEM, ~2,200/s from a KeyObject,
- * RSA-2048). Keyed by the PEM; a handful of keys.
+ * more than the RSA signature itself (RSA-2048: ~2.7 times fewer signatures a second; bench/README.md, bench:send,
+ * issue 4). Keyed by the PEM; a handful of keys.
  */
 const parsedKeys = new Map<string, crypto.KeyObject>();
 

@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EMBED_INPUTS, EMBED_OUTPUT, EMBED_SOURCE, compileEmbed } from '../../scripts/build-embed.mjs';
-import { embedMarkup, embedRuntime, embedScript, jsonForScript, loadRuntime } from '../../src/forms/hosted/embed.js';
+import { EMBED_INPUTS, EMBED_OUTPUT, EMBED_SOURCE, buildEmbedIfStale, compileEmbed } from '../../scripts/build-embed.mjs';
+import { RUNTIME_FILE, RUNTIME_SOURCE, embedMarkup, embedRuntime, embedRuntimeWarning, embedScript, jsonForScript, loadRuntime } from '../../src/forms/hosted/embed.js';
 import type { EmbedConfig } from '../../src/forms/hosted/embed.runtime.js';
 import { PACKAGE_ROOT } from '../../src/lib/paths.js';
 
@@ -61,7 +61,7 @@ describe('the runtime the server uses', () => {
   afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
   /** A package root with a runtime source of its own and, optionally, a build of it, at the given times (s). */
-  function packageRoot(name: string, times: { source: number; builder: number; built?: number }): string {
+  function packageRoot(name: string, times: { source: number; built?: number }): string {
     const root = path.join(tmp, name);
     const put = (file: string, text: string, at: number) => {
       fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
@@ -69,37 +69,45 @@ describe('the runtime the server uses', () => {
       fs.utimesSync(path.join(root, file), at, at);
     };
     put(EMBED_SOURCE, `export function runEmbed(cfg: { slug: string }): void { document.title = 'compiled ' + cfg.slug; }\n`, times.source);
-    put('scripts/build-embed.mjs', '// stands for the builder\n', times.builder);
     if (times.built !== undefined) put(EMBED_OUTPUT, '/* the build */', times.built);
     return root;
   }
 
-  it('is dist/embed/runtime.js when it is at least as new as every input', async () => {
+  it('is read from where the builder writes it', () => {
+    expect([RUNTIME_FILE, RUNTIME_SOURCE]).toEqual([EMBED_OUTPUT, EMBED_SOURCE]);
     expect(EMBED_INPUTS).toContain(EMBED_SOURCE);
-    expect(await loadRuntime(packageRoot('fresh', { source: 1000, builder: 1000, built: 1000 }))).toBe('/* the build */');
   });
 
-  it('is compiled from the source when the build is missing, or older than the source or the builder', async () => {
-    for (const [name, times] of [
-      ['missing', { source: 1000, builder: 1000 }],
-      ['stale-source', { source: 2000, builder: 1000, built: 1500 }],
-      ['stale-builder', { source: 1000, builder: 2000, built: 1500 }],
-    ] as const) {
-      const code = await loadRuntime(packageRoot(name, times));
-      expect(code, name).not.toContain('the build');
-      expect(code, name).toContain('compiled ');
-      expect(code, name).toMatch(/\(cfg\)/);
-      expect(() => new vm.Script(`(function (cfg) {${code}})`), name).not.toThrow();
-    }
+  it('is dist/embed/runtime.js as the build left it, even older than its source: the server never compiles it', async () => {
+    expect(await loadRuntime(packageRoot('fresh', { source: 1000, built: 1000 }))).toBe('/* the build */');
+    expect(embedRuntimeWarning(packageRoot('fresh', { source: 1000, built: 1000 }))).toBeNull();
+    expect(await loadRuntime(packageRoot('stale', { source: 2000, built: 1500 }))).toBe('/* the build */');
+    expect(embedRuntimeWarning(packageRoot('stale', { source: 2000, built: 1500 }))).toMatch(/dist\/embed\/runtime\.js\) is older than src\/forms\/hosted\/embed\.runtime\.ts: .*npm run build/);
   });
 
-  it('in this checkout equals a fresh compile of src/forms/hosted/embed.runtime.ts', async () => {
+  it('not built: 503 unavailable saying what to run, and a warning for `formcast serve` to log at start', async () => {
+    const root = packageRoot('missing', { source: 1000 });
+    await expect(loadRuntime(root)).rejects.toMatchObject({ code: 'unavailable', status: 503, message: expect.stringMatching(/embed runtime \(dist\/embed\/runtime\.js\) is not built: run `npm run build`/) });
+    expect(embedRuntimeWarning(root)).toMatch(/is not built: GET \/f\/\{slug\}\/embed\.js answers 503 until `npm run build`/);
+  });
+
+  it('in this checkout equals a fresh compile of src/forms/hosted/embed.runtime.ts (test/global-setup.ts builds it when stale)', async () => {
     expect(await embedRuntime()).toBe(await compileEmbed(PACKAGE_ROOT));
   });
 
-  it('a runtime that does not compile is an error that says what to do', async () => {
-    const root = packageRoot('broken', { source: 1000, builder: 1000 });
-    fs.writeFileSync(path.join(root, EMBED_SOURCE), 'export function runEmbed( {');
-    await expect(loadRuntime(root)).rejects.toThrow(/embed runtime \(dist\/embed\/runtime\.js\) is not built and could not be compiled \(npm run build\)/);
+  it('the builder builds only a missing or stale runtime', async () => {
+    const root = packageRoot('builder', { source: 1000 });
+    fs.mkdirSync(path.join(root, 'scripts'));
+    for (const file of EMBED_INPUTS.filter((f) => f !== EMBED_SOURCE)) {
+      fs.copyFileSync(path.join(PACKAGE_ROOT, file), path.join(root, file));
+      fs.utimesSync(path.join(root, file), 1000, 1000);
+    }
+    expect(await buildEmbedIfStale(root)).toBe(true);
+    const code = fs.readFileSync(path.join(root, EMBED_OUTPUT), 'utf8');
+    expect(code).toContain('compiled ');
+    expect(() => new vm.Script(`(function (cfg) {${code}})`)).not.toThrow();
+    expect(await buildEmbedIfStale(root)).toBe(false);
+    fs.utimesSync(path.join(root, EMBED_SOURCE), Date.now() / 1000 + 60, Date.now() / 1000 + 60);
+    expect(await buildEmbedIfStale(root)).toBe(true);
   });
 });

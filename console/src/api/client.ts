@@ -4,7 +4,7 @@
  * Errors are application/problem+json and become ApiError.
  */
 import createClient, { type Middleware } from 'openapi-fetch';
-import type { paths } from './schema';
+import type { paths } from './generated/schema';
 
 export interface ProblemFieldError {
   path: string;

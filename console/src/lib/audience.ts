@@ -5,7 +5,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, unwrap } from '../api/client';
-import type { paths } from '../api/schema';
+import type { paths } from '../api/generated/schema';
 
 export type Contact = paths['/v1/contacts/{contactId}']['get']['responses'][200]['content']['application/json'];
 export type ContactStatus = Contact['status'];

@@ -9,7 +9,7 @@
  * everywhere (selection, errors, stats, the simulator's path), never by their position, so they can move.
  */
 import { api, unwrap } from '../api/client';
-import type { paths } from '../api/schema';
+import type { paths } from '../api/generated/schema';
 import { newGroup, toFilter, toTree, type Node } from '../components/FilterBuilder';
 
 /* ------------------------------------------------------------------ API shapes */

@@ -2,7 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { useCan } from '../api/session';
-import type { paths } from '../api/schema';
+import type { paths } from '../api/generated/schema';
 import { Button, Checkbox, ConfirmDialog, CopyField, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, StatusBadge, useCursorList, useToast, type Column } from '../components';
 import { formatDateTime, relative } from '../lib/format';
 import { otherErrors, problemOf } from '../lib/forms';

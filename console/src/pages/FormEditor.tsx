@@ -8,7 +8,7 @@ import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useCan } from '../api/session';
-import type { paths } from '../api/schema';
+import type { paths } from '../api/generated/schema';
 import { CodeEditor } from '../components/CodeEditor';
 import { Button, Checkbox, ConfirmDialog, CopyButton, CopyField, CursorTable, EmptyState, ErrorState, ErrorSummary, Input, PageHeader, QueryState, Select, Skeleton, StatusBadge, Tabs, Textarea, useCursorList, useToast, type Column } from '../components';
 import { formatDateTime, formatNumber, percent } from '../lib/format';

@@ -7,7 +7,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { useCan } from '../api/session';
-import type { paths } from '../api/schema';
+import type { paths } from '../api/generated/schema';
 import { Button, Checkbox, StatusBadge, useToast } from '../components';
 import { problemOf } from '../lib/forms';
 

@@ -3,7 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useCan } from '../api/session';
-import type { paths } from '../api/schema';
+import type { paths } from '../api/generated/schema';
 import { Button, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, Select, StatusBadge, useCursorList, type Column } from '../components';
 import { formatDateTime, formatNumber, percent } from '../lib/format';
 import { otherErrors, problemOf } from '../lib/forms';

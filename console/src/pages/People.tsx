@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { useCan, useSession, type Role } from '../api/session';
-import type { paths } from '../api/schema';
+import type { paths } from '../api/generated/schema';
 import { Button, ConfirmDialog, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, QueryState, Select, StatusBadge, useCursorList, useToast, type Column } from '../components';
 import { formatDateTime, relative } from '../lib/format';
 import { otherErrors, problemOf } from '../lib/forms';

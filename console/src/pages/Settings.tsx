@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { useCan } from '../api/session';
-import type { paths } from '../api/schema';
+import type { paths } from '../api/generated/schema';
 import { Button, Checkbox, ErrorSummary, Input, PageHeader, QueryState, Select, Textarea, useToast } from '../components';
 import { formatDate } from '../lib/format';
 import { nullable, otherErrors, problemOf } from '../lib/forms';

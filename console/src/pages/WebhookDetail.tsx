@@ -3,7 +3,7 @@ import { useEffect, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useCan } from '../api/session';
-import type { paths } from '../api/schema';
+import type { paths } from '../api/generated/schema';
 import { Button, ConfirmDialog, CopyField, CursorTable, EmptyState, ErrorState, PageHeader, Skeleton, StatusBadge, useCursorList, useToast, type Column } from '../components';
 import { formatDateTime } from '../lib/format';
 import { newSecretKey } from '../lib/webhooks';

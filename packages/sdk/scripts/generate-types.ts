@@ -1,4 +1,4 @@
-/** `npm run sdk:types`: writes packages/sdk/src/openapi.d.ts from the live OpenAPI document. */
+/** `npm run sdk:types`: writes packages/sdk/src/generated/openapi.d.ts from the live OpenAPI document. */
 import fs from 'node:fs';
 import { generateSdkTypes, SDK_TYPES_FILE } from './openapi-types.js';
 

@@ -1,5 +1,5 @@
 /**
- * @formcast/sdk: a typed client of the Formcast API (types generated from its OpenAPI document, see openapi.d.ts).
+ * @formcast/sdk: a typed client of the Formcast API (types generated from its OpenAPI document, see generated/openapi.d.ts).
  */
 export { Formcast } from './client.js';
 export { FormcastError } from './errors.js';

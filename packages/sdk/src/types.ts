@@ -1,8 +1,8 @@
 /**
- * Types derived from the generated OpenAPI declarations (openapi.d.ts): the SDK's methods take and return exactly
+ * Types derived from the generated OpenAPI declarations (generated/openapi.d.ts): the SDK's methods take and return exactly
  * what the API's document says, so nothing here is written by hand per resource.
  */
-import type { components, paths } from './openapi.js';
+import type { components, paths } from './generated/openapi.js';
 
 export type { components, paths };
 

@@ -21,7 +21,7 @@ const CreateBody = Type.Object({
 
 export async function apiKeysRoutes(app: V1, { apiKeys }: { apiKeys: ApiKeysService }): Promise<void> {
   app.post('/api-keys', {
-    schema: { tags: ['api-keys'], summary: 'Create an API key (shown once)', body: CreateBody, response: { 201: CreatedSchema } },
+    schema: { body: CreateBody, response: { 201: CreatedSchema } },
     config: { scope: 'manage:keys', secretFields: ['key'] },
   }, async (req, reply) => {
     const key = await apiKeys.create(req.auth.workspaceId, req.body, req.auth.scopes);
@@ -29,14 +29,14 @@ export async function apiKeysRoutes(app: V1, { apiKeys }: { apiKeys: ApiKeysServ
   });
 
   app.get('/api-keys', {
-    schema: { tags: ['api-keys'], summary: 'List API keys (without the keys)', querystring: ListQuery, response: { 200: ListOf(ApiKeySchema) } },
+    schema: { querystring: ListQuery, response: { 200: ListOf(ApiKeySchema) } },
     config: { scope: 'manage:keys' },
   }, async (req) => {
     return paginate(req.query, (w) => apiKeys.list(req.auth.workspaceId, w.limit, w.beforeId));
   });
 
   app.delete('/api-keys/:keyId', {
-    schema: { tags: ['api-keys'], summary: 'Revoke an API key at once (not the last admin key: 409 last_admin_key)', params: Type.Object({ keyId: PathId }), response: { 204: Type.Null() } },
+    schema: { params: Type.Object({ keyId: PathId }), response: { 204: Type.Null() } },
     config: { scope: 'manage:keys', errors: ['last_admin_key'] },
   }, async (req, reply) => {
     await apiKeys.revoke(req.auth.workspaceId, req.params.keyId);

@@ -129,16 +129,16 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
     if (device) reply.header('set-cookie', sessions.deviceCookie(device));
     return reply.redirect(next, 303);
   };
-  const page = { tags: ['console'], security: [] };
+  const page = { security: [] };
 
-  app.get<{ Querystring: { next?: string } }>('/app/login', { schema: { ...page, summary: 'The sign-in page (inputs email and password)' } }, async (req, reply) => {
+  app.get<{ Querystring: { next?: string } }>('/app/login', { schema: { ...page } }, async (req, reply) => {
     const next = safeNext(req.query?.next);
     if ((await sessions.fromCookies(req.headers.cookie)).found) return reply.redirect(next, 303);
     return loginPage(reply, 200, { next });
   });
 
   app.post<{ Body: Body | undefined }>('/app/login', {
-    schema: { ...page, summary: 'Sign in: sets the session cookie and answers 303 to /app (or a safe `next` under /app)', description: 'Form-encoded or JSON `{ email, password, workspace?, next? }`. 401 on a wrong address or password (the same answer for both); 429 with Retry-After after 5 failures per address and client, 20 per client IP address in 15 minutes, or while the address\'s backoff holds (10 failures in 24 hours from anywhere; not for a known device or a known IP address: docs/console.md). Sets the session cookie and the known-device cookie.' },
+    schema: { ...page },
   }, async (req, reply) => {
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
     const email = field(body, 'email');
@@ -169,7 +169,7 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
   });
 
   app.post<{ Body: Body | undefined }>('/app/logout', {
-    schema: { ...page, summary: 'Sign out: revokes the session at once, clears the cookie, 303 to /app/login', description: 'Needs the session\'s CSRF token, in the form field `_csrf` or the X-CSRF-Token header (403 otherwise).' },
+    schema: { ...page },
   }, async (req, reply) => {
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
     const given = req.headers['x-csrf-token'] ?? field(body, '_csrf');
@@ -183,14 +183,14 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
     return reply.header('set-cookie', sessions.cookie(null)).redirect('/app/login', 303);
   });
 
-  app.get<{ Params: { token: string } }>('/app/invite/:token', { schema: { ...page, summary: 'The page of an invitation link: choose a name and a password', params: TOKEN } }, async (req, reply) => {
+  app.get<{ Params: { token: string } }>('/app/invite/:token', { schema: { ...page, params: TOKEN } }, async (req, reply) => {
     const state = await users.invitation(req.params.token);
     if (state.state !== 'valid') return linkGone(reply, state.state, 'invitation');
     const v = state.value;
     return newPasswordPage(reply, 200, { title: `Join ${v.workspaceName}`, intro: `You are invited as ${v.role}, with the address ${v.email}.`, action: `/app/invite/${req.params.token}`, withName: true });
   });
 
-  app.post<{ Params: { token: string }; Body: Body | undefined }>('/app/invite/:token', { schema: { ...page, summary: 'Accept an invitation (once): creates the user, signs in, 303 to /app', params: TOKEN } }, async (req, reply) => {
+  app.post<{ Params: { token: string }; Body: Body | undefined }>('/app/invite/:token', { schema: { ...page, params: TOKEN } }, async (req, reply) => {
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
     const state = await users.invitation(req.params.token);
     if (state.state !== 'valid') return linkGone(reply, state.state, 'invitation');
@@ -207,9 +207,9 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
     }
   });
 
-  app.get('/app/reset', { schema: { ...page, summary: 'The page to ask for a password reset link' } }, (_req, reply) => resetRequestPage(reply, 200));
+  app.get('/app/reset', { schema: { ...page } }, (_req, reply) => resetRequestPage(reply, 200));
 
-  app.post<{ Body: Body | undefined }>('/app/reset', { schema: { ...page, summary: 'Ask for a password reset link by email (the same answer whether the address has an account or not)' } }, async (req, reply) => {
+  app.post<{ Body: Body | undefined }>('/app/reset', { schema: { ...page } }, async (req, reply) => {
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
     const email = field(body, 'email');
     if (!email) return resetRequestPage(reply, 422, 'Enter your email address.');
@@ -220,13 +220,13 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
     return notice(reply, 200, 'Check your email', 'If the address has an account, a link to choose a new password was sent to it. The link works once, for one hour.', { href: '/app/login', label: 'Back to sign-in' });
   });
 
-  app.get<{ Params: { token: string } }>('/app/reset/:token', { schema: { ...page, summary: 'The page of a password reset link: choose a new password', params: TOKEN } }, async (req, reply) => {
+  app.get<{ Params: { token: string } }>('/app/reset/:token', { schema: { ...page, params: TOKEN } }, async (req, reply) => {
     const state = await users.reset(req.params.token);
     if (state.state !== 'valid') return linkGone(reply, state.state, 'reset');
     return newPasswordPage(reply, 200, { title: 'Choose a new password', intro: `For ${state.value.email}. Every other session of the account will be signed out.`, action: `/app/reset/${req.params.token}`, withName: false });
   });
 
-  app.post<{ Params: { token: string }; Body: Body | undefined }>('/app/reset/:token', { schema: { ...page, summary: 'Set the new password (once, within an hour): signs out every session, signs in anew, 303 to /app', params: TOKEN } }, async (req, reply) => {
+  app.post<{ Params: { token: string }; Body: Body | undefined }>('/app/reset/:token', { schema: { ...page, params: TOKEN } }, async (req, reply) => {
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
     const state = await users.reset(req.params.token);
     if (state.state !== 'valid') return linkGone(reply, state.state, 'reset');

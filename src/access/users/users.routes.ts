@@ -8,15 +8,10 @@ import { ListOf, ListQuery, Nullable, PathId } from '../../http/schema-helpers.j
 import { notFound } from '../../errors/errors.js';
 import { CreateInvitationBody, CreatedInvitationSchema, InvitationSchema, SessionInfoSchema, SessionSchema, UpdateUserBody, UserSchema } from './users.schemas.js';
 
-const sessionTags = ['session'];
-const peopleTags = ['people'];
-
 /** The caller's session, the people of the workspace and their invitations (docs/console.md, contract §14). */
 export async function usersRoutes(app: V1, { sessions, users, workspaces }: { sessions: SessionsService; users: UsersService; workspaces: WorkspacesService }): Promise<void> {
   app.get('/session', {
     schema: {
-      tags: sessionTags, summary: 'Who is calling: the signed-in user, the workspace, the scopes and the CSRF token',
-      description: 'With the console\'s session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, and when the session expires (30 days after its last use). With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key\'s.',
       response: { 200: SessionInfoSchema },
     },
     config: { scope: 'any' },
@@ -35,8 +30,6 @@ export async function usersRoutes(app: V1, { sessions, users, workspaces }: { se
 
   app.get('/session/sessions', {
     schema: {
-      tags: sessionTags, summary: 'The signed-in user\'s live sessions (the browsers they are signed in on)',
-      description: 'Newest first, at most 200; revoked and expired sessions are left out. An API key has no sessions: the list is empty.',
       response: { 200: Type.Object({ data: Type.Array(SessionSchema), nextCursor: Nullable(Type.String()) }) },
     },
     config: { scope: 'any' },
@@ -52,8 +45,6 @@ export async function usersRoutes(app: V1, { sessions, users, workspaces }: { se
 
   app.delete('/session/sessions/:sessionId', {
     schema: {
-      tags: sessionTags, summary: 'Sign one of your own sessions out, at once',
-      description: 'The session\'s cookie is refused from the next request on (revoking the current session signs this browser out). Another user\'s session, or a revoked one, is 404.',
       params: Type.Object({ sessionId: PathId }), response: { 204: Type.Null() },
     },
     config: { scope: 'any' },
@@ -65,19 +56,17 @@ export async function usersRoutes(app: V1, { sessions, users, workspaces }: { se
   });
 
   app.get('/users', {
-    schema: { tags: peopleTags, summary: 'The people of the workspace', description: 'Newest first, with their role and last sign-in.', querystring: ListQuery, response: { 200: ListOf(UserSchema) } },
+    schema: { querystring: ListQuery, response: { 200: ListOf(UserSchema) } },
     config: { scope: 'manage:people' },
   }, (req) => paginate(req.query, (w) => users.list(req.auth.workspaceId, w.limit, w.beforeId)));
 
   app.get('/users/:userId', {
-    schema: { tags: peopleTags, summary: 'A person of the workspace', params: Type.Object({ userId: PathId }), response: { 200: UserSchema } },
+    schema: { params: Type.Object({ userId: PathId }), response: { 200: UserSchema } },
     config: { scope: 'manage:people' },
   }, (req) => users.get(req.auth.workspaceId, req.params.userId));
 
   app.put('/users/:userId', {
     schema: {
-      tags: peopleTags, summary: 'Rename a person or change their role',
-      description: 'A role change is effective on their next request. Only an owner gives or takes the owner role or changes an owner (403 insufficient_scope otherwise); the last owner cannot be demoted (409 invalid_state).',
       params: Type.Object({ userId: PathId }), body: UpdateUserBody, response: { 200: UserSchema },
     },
     config: { scope: 'manage:people', errors: ['invalid_state'] },
@@ -85,8 +74,6 @@ export async function usersRoutes(app: V1, { sessions, users, workspaces }: { se
 
   app.delete('/users/:userId', {
     schema: {
-      tags: peopleTags, summary: 'Remove a person from the workspace (their sessions end at once)',
-      description: 'Only an owner removes an owner; the last owner cannot be removed (409 invalid_state).',
       params: Type.Object({ userId: PathId }), response: { 204: Type.Null() },
     },
     config: { scope: 'manage:people', errors: ['invalid_state'] },
@@ -97,8 +84,6 @@ export async function usersRoutes(app: V1, { sessions, users, workspaces }: { se
 
   app.post('/invitations', {
     schema: {
-      tags: peopleTags, summary: 'Invite a person by email',
-      description: 'Emails a single-use link, `PUBLIC_URL/app/invite/{token}`, valid 7 days, where they choose their name and password. A new invitation replaces the address\'s pending ones. Inviting an owner needs an owner. `emailSent` is false when no email could be sent (no mail transport, or no verified sending domain): the invitation exists all the same. 409 user_exists when the address is already a user of the workspace.',
       body: CreateInvitationBody, response: { 201: CreatedInvitationSchema },
     },
     config: { scope: 'manage:people', errors: ['user_exists'] },
@@ -108,14 +93,12 @@ export async function usersRoutes(app: V1, { sessions, users, workspaces }: { se
   });
 
   app.get('/invitations', {
-    schema: { tags: peopleTags, summary: 'Invitations, newest first, with their status', querystring: ListQuery, response: { 200: ListOf(InvitationSchema) } },
+    schema: { querystring: ListQuery, response: { 200: ListOf(InvitationSchema) } },
     config: { scope: 'manage:people' },
   }, (req) => paginate(req.query, (w) => users.listInvitations(req.auth.workspaceId, w.limit, w.beforeId)));
 
   app.delete('/invitations/:invitationId', {
     schema: {
-      tags: peopleTags, summary: 'Revoke an invitation (its link stops working at once)',
-      description: '409 invalid_state when it was accepted already; revoking a revoked or expired invitation is a no-op.',
       params: Type.Object({ invitationId: PathId }), response: { 204: Type.Null() },
     },
     config: { scope: 'manage:people', errors: ['invalid_state'] },

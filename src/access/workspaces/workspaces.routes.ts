@@ -4,13 +4,12 @@ import { UpdateWorkspaceBody, WorkspaceSchema } from './workspaces.schemas.js';
 
 export async function workspacesRoutes(app: V1, { workspaces }: { workspaces: WorkspacesService }): Promise<void> {
   app.get('/workspace', {
-    schema: { tags: ['workspace'], summary: 'The workspace of the calling key, with its settings', response: { 200: WorkspaceSchema } },
+    schema: { response: { 200: WorkspaceSchema } },
     config: { scope: 'any' },
   }, (req) => workspaces.get(req.auth.workspaceId));
 
   app.put('/workspace', {
     schema: {
-      tags: ['workspace'], summary: 'Rename the workspace or change its settings (postal address, locale, sender of system mail)',
       body: UpdateWorkspaceBody, response: { 200: WorkspaceSchema },
     },
     config: { scope: 'manage:workspace', errors: ['sender_domain_not_verified'] },

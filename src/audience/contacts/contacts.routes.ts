@@ -13,8 +13,6 @@ import {
   type ImportFormat,
 } from './contacts.schemas.js';
 
-const tags = ['contacts'];
-
 const IMPORT_TYPES: Record<string, ImportFormat> = {
   'text/csv': 'CSV',
   'application/x-ndjson': 'NDJSON',
@@ -41,9 +39,6 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
 
   app.post('/contacts', {
     schema: {
-      tags, summary: 'Create a contact, or update the one with this email',
-      description: 'Creates the contact (201, Location) or updates the existing contact with the same (normalised) email (200). ' +
-        'Present fields replace the stored value whole; omitted fields are unchanged; an existing contact keeps its status unless `status` is given.',
       body: UpsertContactBody, response: { 200: ContactSchema, 201: ContactSchema },
     },
     config: { scope: 'write:contacts', errors: ['invalid_reference'] },
@@ -54,7 +49,7 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
   });
 
   app.get('/contacts', {
-    schema: { tags, summary: 'List contacts, newest first', querystring: ContactListQuery, response: { 200: ListOf(ContactSchema) } },
+    schema: { querystring: ContactListQuery, response: { 200: ListOf(ContactSchema) } },
     config: { scope: 'read:contacts', errors: ['invalid_reference'] },
   }, async (req) => {
     const { limit, cursor, ...filter } = req.query;
@@ -63,12 +58,6 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
 
   app.get('/contacts/export', {
     schema: {
-      tags, summary: 'Export a segment\'s contacts (or all contacts) as CSV',
-      description: 'Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches ' +
-        '(every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, ' +
-        'properties (a JSON object), createdAt, updatedAt. A field holding a comma, a double quote or a line break is quoted (quotes doubled). ' +
-        'The contacts are read a page at a time while the response is written, so any size of segment can be exported. ' +
-        'A segment that is not in the workspace is 404 before anything is sent.',
       querystring: ContactExportQuery,
       produces: ['text/csv'],
       response: { 200: { description: 'the CSV file', content: { 'text/csv': { schema: Type.String() } } } },
@@ -82,14 +71,12 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
   });
 
   app.get('/contacts/:contactId', {
-    schema: { tags, summary: 'Get a contact', params: ContactParams, response: { 200: ContactSchema } },
+    schema: { params: ContactParams, response: { 200: ContactSchema } },
     config: { scope: 'read:contacts' },
   }, (req) => contacts.get(req.auth.workspaceId, req.params.contactId));
 
   app.get('/contacts/:contactId/activity', {
     schema: {
-      tags, summary: 'A contact\'s activity, newest first',
-      description: 'The contact\'s events (docs/events.md): created, updated, subscribed, unsubscribed; emails sent, opened, clicked, bounced; form submissions.',
       params: ContactParams, querystring: ActivityQuery, response: { 200: ListOf(EventSchema) },
     },
     config: { scope: 'read:contacts' },
@@ -99,12 +86,12 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
   });
 
   app.put('/contacts/:contactId', {
-    schema: { tags, summary: 'Update a contact (partial)', params: ContactParams, body: UpdateContactBody, response: { 200: ContactSchema } },
+    schema: { params: ContactParams, body: UpdateContactBody, response: { 200: ContactSchema } },
     config: { scope: 'write:contacts', errors: ['invalid_reference', 'contact_exists'] },
   }, (req) => contacts.update(req.auth.workspaceId, req.params.contactId, req.body));
 
   app.delete('/contacts/:contactId', {
-    schema: { tags, summary: 'Delete a contact', params: ContactParams, response: { 204: Type.Null() } },
+    schema: { params: ContactParams, response: { 204: Type.Null() } },
     config: { scope: 'write:contacts', errors: ['resource_in_use'] },
   }, async (req, reply) => {
     await contacts.remove(req.auth.workspaceId, req.params.contactId);
@@ -128,13 +115,6 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
 
     imports.post('/contacts/imports', {
       schema: {
-        tags, summary: 'Import contacts from CSV or NDJSON',
-        description: 'Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. ' +
-          'CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes; ' +
-          'matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; ' +
-          'any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. ' +
-          'NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. ' +
-          'Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way or the server fails part-way; the rows committed before it are kept).',
         consumes: Object.keys(IMPORT_TYPES),
         body: Type.String({ description: 'the file: CSV (text/csv) or NDJSON (application/x-ndjson), UTF-8' }),
         querystring: ImportQuery,
@@ -168,14 +148,14 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
     });
 
     imports.get('/contacts/imports', {
-      schema: { tags, summary: 'List imports, newest first', querystring: ImportListQuery, response: { 200: ListOf(ImportJobSchema) } },
+      schema: { querystring: ImportListQuery, response: { 200: ListOf(ImportJobSchema) } },
       config: { scope: 'read:contacts' },
     }, async (req) => {
       return paginate(req.query, (w) => contacts.listImports(req.auth.workspaceId, { ...w }));
     });
 
     imports.get('/contacts/imports/:importId', {
-      schema: { tags, summary: 'Get an import', params: ImportParams, response: { 200: ImportJobSchema } },
+      schema: { params: ImportParams, response: { 200: ImportJobSchema } },
       config: { scope: 'read:contacts' },
     }, (req) => contacts.getImport(req.auth.workspaceId, req.params.importId));
   });

@@ -22,9 +22,6 @@ const GrowthSchema = Type.Object({
 export async function contactStatsRoutes(app: V1, { contacts }: { contacts: ContactsService }): Promise<void> {
   app.get('/stats/contacts', {
     schema: {
-      tags: ['contacts'],
-      summary: 'New contacts per hour over the last days (the console dashboard\'s chart)',
-      description: 'Counted by the database in one grouped query over the window\'s contacts; hours are UTC, so a client folds them into its own local days.',
       querystring: GrowthQuery,
       response: { 200: GrowthSchema },
     },

@@ -11,8 +11,6 @@ import {
   CreateSegmentBody, PreviewBody, PreviewSchema, SegmentContactSchema, SegmentCountSchema, SegmentParams, SegmentSchema, UpdateSegmentBody,
 } from './segments.schemas.js';
 
-const tags = ['segments'];
-
 /**
  * The body schemas leave `filter` to validateFilter. When the filter is invalid, this lists its errors
  * together with the rest of the body's (the schema alone would stop at the first failing part), so one
@@ -31,7 +29,7 @@ async function checkFilterFirst(req: FastifyRequest): Promise<void> {
 export async function segmentsRoutes(app: V1, { segments }: { segments: SegmentsService }): Promise<void> {
 
   app.post('/segments', {
-    schema: { tags, summary: 'Create a segment', body: CreateSegmentBody, response: { 201: SegmentSchema } },
+    schema: { body: CreateSegmentBody, response: { 201: SegmentSchema } },
     config: { scope: 'write:contacts', errors: ['invalid_reference'] },
     preValidation: checkFilterFirst,
   }, async (req, reply) => {
@@ -40,31 +38,31 @@ export async function segmentsRoutes(app: V1, { segments }: { segments: Segments
   });
 
   app.get('/segments', {
-    schema: { tags, summary: 'List segments, newest first', querystring: ListQuery, response: { 200: ListOf(SegmentSchema) } },
+    schema: { querystring: ListQuery, response: { 200: ListOf(SegmentSchema) } },
     config: { scope: 'read:contacts' },
   }, async (req) => {
     return paginate(req.query, (w) => segments.list(req.auth.workspaceId, { ...w }));
   });
 
   app.post('/segments/preview', {
-    schema: { tags, summary: 'Count and sample the contacts a filter matches, without saving it', body: PreviewBody, response: { 200: PreviewSchema } },
+    schema: { body: PreviewBody, response: { 200: PreviewSchema } },
     config: { scope: 'read:contacts', errors: ['invalid_reference'] },
     preValidation: checkFilterFirst,
   }, (req) => segments.preview(req.auth.workspaceId, req.body.filter));
 
   app.get('/segments/:segmentId', {
-    schema: { tags, summary: 'Get a segment', params: SegmentParams, response: { 200: SegmentSchema } },
+    schema: { params: SegmentParams, response: { 200: SegmentSchema } },
     config: { scope: 'read:contacts' },
   }, (req) => segments.get(req.auth.workspaceId, req.params.segmentId));
 
   app.put('/segments/:segmentId', {
-    schema: { tags, summary: 'Update a segment (partial; a filter given replaces the stored one)', params: SegmentParams, body: UpdateSegmentBody, response: { 200: SegmentSchema } },
+    schema: { params: SegmentParams, body: UpdateSegmentBody, response: { 200: SegmentSchema } },
     config: { scope: 'write:contacts', errors: ['invalid_reference'] },
     preValidation: checkFilterFirst,
   }, (req) => segments.update(req.auth.workspaceId, req.params.segmentId, req.body));
 
   app.delete('/segments/:segmentId', {
-    schema: { tags, summary: 'Delete a segment (409 resource_in_use while a broadcast uses it)', params: SegmentParams, response: { 204: Type.Null() } },
+    schema: { params: SegmentParams, response: { 204: Type.Null() } },
     config: { scope: 'write:contacts', errors: ['resource_in_use'] },
   }, async (req, reply) => {
     await segments.remove(req.auth.workspaceId, req.params.segmentId);
@@ -72,14 +70,14 @@ export async function segmentsRoutes(app: V1, { segments }: { segments: Segments
   });
 
   app.get('/segments/:segmentId/contacts', {
-    schema: { tags, summary: 'The contacts the segment matches, whatever their status, newest first', params: SegmentParams, querystring: ListQuery, response: { 200: ListOf(SegmentContactSchema) } },
+    schema: { params: SegmentParams, querystring: ListQuery, response: { 200: ListOf(SegmentContactSchema) } },
     config: { scope: 'read:contacts' },
   }, async (req) => {
     return paginate(req.query, (w) => segments.contacts(req.auth.workspaceId, req.params.segmentId, { ...w }));
   });
 
   app.get('/segments/:segmentId/count', {
-    schema: { tags, summary: 'How many contacts the segment matches, and how many of them are SUBSCRIBED', params: SegmentParams, response: { 200: SegmentCountSchema } },
+    schema: { params: SegmentParams, response: { 200: SegmentCountSchema } },
     config: { scope: 'read:contacts' },
   }, (req) => segments.count(req.auth.workspaceId, req.params.segmentId));
 }

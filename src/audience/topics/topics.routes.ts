@@ -5,12 +5,10 @@ import type { V1 } from '../../http/types.js';
 import type { TopicsService } from './topics.service.js';
 import { CreateTopicBody, TopicListQuery, TopicParams, TopicSchema, UpdateTopicBody } from './topics.schemas.js';
 
-const tags = ['topics'];
-
 export async function topicsRoutes(app: V1, { topics }: { topics: TopicsService }): Promise<void> {
 
   app.post('/topics', {
-    schema: { tags, summary: 'Create a topic', body: CreateTopicBody, response: { 201: TopicSchema } },
+    schema: { body: CreateTopicBody, response: { 201: TopicSchema } },
     config: { scope: 'write:contacts' },
   }, async (req, reply) => {
     const topic = await topics.create(req.auth.workspaceId, req.body);
@@ -18,24 +16,24 @@ export async function topicsRoutes(app: V1, { topics }: { topics: TopicsService 
   });
 
   app.get('/topics', {
-    schema: { tags, summary: 'List topics, newest first', querystring: TopicListQuery, response: { 200: ListOf(TopicSchema) } },
+    schema: { querystring: TopicListQuery, response: { 200: ListOf(TopicSchema) } },
     config: { scope: 'read:contacts' },
   }, async (req) => {
     return paginate(req.query, (w) => topics.list(req.auth.workspaceId, { ...w }));
   });
 
   app.get('/topics/:topicId', {
-    schema: { tags, summary: 'Get a topic', params: TopicParams, response: { 200: TopicSchema } },
+    schema: { params: TopicParams, response: { 200: TopicSchema } },
     config: { scope: 'read:contacts' },
   }, (req) => topics.get(req.auth.workspaceId, req.params.topicId));
 
   app.put('/topics/:topicId', {
-    schema: { tags, summary: 'Rename a topic (defaultSubscription cannot change)', params: TopicParams, body: UpdateTopicBody, response: { 200: TopicSchema } },
+    schema: { params: TopicParams, body: UpdateTopicBody, response: { 200: TopicSchema } },
     config: { scope: 'write:contacts' },
   }, (req) => topics.update(req.auth.workspaceId, req.params.topicId, req.body));
 
   app.delete('/topics/:topicId', {
-    schema: { tags, summary: 'Delete a topic (409 resource_in_use while a broadcast uses it)', params: TopicParams, response: { 204: Type.Null() } },
+    schema: { params: TopicParams, response: { 204: Type.Null() } },
     config: { scope: 'write:contacts', errors: ['resource_in_use'] },
   }, async (req, reply) => {
     await topics.remove(req.auth.workspaceId, req.params.topicId);

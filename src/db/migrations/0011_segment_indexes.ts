@@ -2,14 +2,13 @@ import type { Kysely } from 'kysely';
 import type { Dialect } from '../connection.js';
 
 /**
- * Indexes for segments over many contacts (issue 13; figures from bench/segments.bench.ts's data: 1,000,000
- * contacts, 2024–2025, on the development machine).
+ * Indexes for segments over many contacts (issue 13; measured on bench/segments.bench.ts's 1,000,000 contacts, the
+ * figures in bench/README.md, bench:segments, "Indexes").
  *
  * PostgreSQL: `(workspace_id, created_at)`, for segments with a createdAt range ("joined in the last month"):
  * their counts, pages and audiences are single statements there, and the planner reads the range from the index
- * instead of every contact. Counting the contacts of one month (41,000) with plan = "pro": 140 ms → 19 ms (33,000
- * buffers read → 1,665); the benchmark's segment narrowed to that month (property, topic, createdAt): 213 ms → 52 ms.
- * Broad ranges are unchanged (six months: the planner keeps its parallel sequential scan).
+ * instead of every contact (a month's count about 7 times faster). Broad ranges are unchanged (six months: the
+ * planner keeps its parallel sequential scan).
  *
  * Not added, measured:
  * - SQLite: no index on created_at or on properties. Filters are evaluated there a slice of contact ids at a time
@@ -17,11 +16,10 @@ import type { Dialect } from '../connection.js';
  *   index can serve it, and one on created_at would tempt the planner, which has no statistics, into reading the
  *   whole createdAt range for every slice. An expression index (`json_extract(properties, '$.plan')`) serves one
  *   property key only, and property keys are the users' own.
- * - PostgreSQL, GIN (jsonb_path_ops) on `properties`, with `@>` compiled for eq: a property value held by 200 of
- *   1,000,000 contacts was counted in 5.6 ms instead of 345 ms, but one held by 5 % took as long as without
- *   (550 vs 536 ms), the benchmark's segment (plan = "pro", 30 %) became ~15 % slower (the planner chose a bitmap
- *   scan), and inserting 200,000 contacts took 6.0 s instead of 4.1 s. Segments are mostly broad and contacts are
- *   written all the time (imports, sign-ups): not worth it by default.
+ * - PostgreSQL, GIN (jsonb_path_ops) on `properties`, with `@>` compiled for eq: it paid for rare values only; a
+ *   common one took as long as without, the benchmark's broad segment became slower (the planner chose a bitmap
+ *   scan), and inserting contacts took ~45 % longer. Segments are mostly broad and contacts are written all the time
+ *   (imports, sign-ups): not worth it by default.
  */
 export function segmentIndexes(dialect: Dialect) {
   return {

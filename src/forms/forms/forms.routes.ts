@@ -5,12 +5,10 @@ import { paginate } from '../../http/pagination.js';
 import { ListOf } from '../../http/schema-helpers.js';
 import { CreateFormBody, DeployHtmlBody, FormHtmlSchema, FormListQuery, FormParams, FormSchema, UpdateFormBody } from './forms.schemas.js';
 
-const tags = ['forms'];
-
 export async function formsRoutes(app: V1, { forms }: { forms: FormsService }): Promise<void> {
 
   app.post('/forms', {
-    schema: { tags, summary: 'Create a form (a DRAFT, version 1)', body: CreateFormBody, response: { 201: FormSchema } },
+    schema: { body: CreateFormBody, response: { 201: FormSchema } },
     config: { scope: 'write:forms', errors: ['slug_taken', 'invalid_reference'] },
   }, async (req, reply) => {
     const form = await forms.create(req.auth.workspaceId, req.body);
@@ -18,24 +16,24 @@ export async function formsRoutes(app: V1, { forms }: { forms: FormsService }): 
   });
 
   app.get('/forms', {
-    schema: { tags, summary: 'List forms, newest first', querystring: FormListQuery, response: { 200: ListOf(FormSchema) } },
+    schema: { querystring: FormListQuery, response: { 200: ListOf(FormSchema) } },
     config: { scope: 'read:forms' },
   }, async (req) => {
     return paginate(req.query, (w) => forms.list(req.auth.workspaceId, { status: req.query.status, ...w }));
   });
 
   app.get('/forms/:formId', {
-    schema: { tags, summary: 'Get a form, with its stats', params: FormParams, response: { 200: FormSchema } },
+    schema: { params: FormParams, response: { 200: FormSchema } },
     config: { scope: 'read:forms' },
   }, (req) => forms.getWithStats(req.auth.workspaceId, req.params.formId));
 
   app.put('/forms/:formId', {
-    schema: { tags, summary: 'Update Form (DRAFT only, partial)', params: FormParams, body: UpdateFormBody, response: { 200: FormSchema } },
+    schema: { params: FormParams, body: UpdateFormBody, response: { 200: FormSchema } },
     config: { scope: 'write:forms', errors: ['form_not_editable', 'slug_taken', 'invalid_reference'] },
   }, (req) => forms.update(req.auth.workspaceId, req.params.formId, req.body));
 
   app.delete('/forms/:formId', {
-    schema: { tags, summary: 'Delete a DRAFT version', params: FormParams, response: { 204: Type.Null() } },
+    schema: { params: FormParams, response: { 204: Type.Null() } },
     config: { scope: 'write:forms', errors: ['form_not_editable'] },
   }, async (req, reply) => {
     await forms.remove(req.auth.workspaceId, req.params.formId);
@@ -43,19 +41,19 @@ export async function formsRoutes(app: V1, { forms }: { forms: FormsService }): 
   });
 
   app.get('/forms/:formId/html', {
-    schema: { tags, summary: 'The form HTML: deployed custom HTML, or what the service renders from fieldMapping', params: FormParams, response: { 200: FormHtmlSchema } },
+    schema: { params: FormParams, response: { 200: FormHtmlSchema } },
     config: { scope: 'read:forms' },
   }, (req) => forms.getHtml(req.auth.workspaceId, req.params.formId));
 
   app.put('/forms/:formId/html', {
-    schema: { tags, summary: 'Deploy custom HTML (DRAFT only, sanitized, cross-validated)', params: FormParams, body: DeployHtmlBody, response: { 200: FormHtmlSchema } },
+    schema: { params: FormParams, body: DeployHtmlBody, response: { 200: FormHtmlSchema } },
     config: { scope: 'write:forms', errors: ['form_not_editable'] },
     // 512 KiB of HTML can take up to six times that once escaped into a JSON string.
     bodyLimit: 4 * 1024 * 1024,
   }, (req) => forms.deployHtml(req.auth.workspaceId, req.params.formId, req.body.html));
 
   app.post('/forms/:formId/versions', {
-    schema: { tags, summary: 'Create a new DRAFT version of a PUBLISHED form', params: FormParams, response: { 201: FormSchema } },
+    schema: { params: FormParams, response: { 201: FormSchema } },
     config: { scope: 'write:forms', errors: ['form_not_published', 'draft_version_exists'] },
   }, async (req, reply) => {
     const form = await forms.createVersion(req.auth.workspaceId, req.params.formId);
@@ -63,12 +61,12 @@ export async function formsRoutes(app: V1, { forms }: { forms: FormsService }): 
   });
 
   app.get('/forms/:formId/versions', {
-    schema: { tags, summary: "Every version of the form's group, newest first", params: FormParams, response: { 200: ListOf(FormSchema) } },
+    schema: { params: FormParams, response: { 200: ListOf(FormSchema) } },
     config: { scope: 'read:forms' },
   }, async (req) => ({ data: await forms.listVersions(req.auth.workspaceId, req.params.formId), nextCursor: null }));
 
   app.post('/forms/:formId/publish', {
-    schema: { tags, summary: 'Publish a DRAFT, or roll back to an ARCHIVED version', params: FormParams, response: { 200: FormSchema } },
+    schema: { params: FormParams, response: { 200: FormSchema } },
     config: { scope: 'write:forms', errors: ['form_already_published', 'form_incomplete', 'slug_taken'] },
   }, (req) => forms.publish(req.auth.workspaceId, req.params.formId));
 }

@@ -1,9 +1,13 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, PathId, StrictRecord, StringEnum, Timestamp } from '../../http/schema-helpers.js';
 import { PROPERTY_KEY_PATTERN } from '../../audience/index.js';
+import { FORM_STATUSES } from './forms.state.js';
 
-export const FORM_STATUSES = ['DRAFT', 'PUBLISHED', 'ARCHIVED'] as const;
-export type FormStatus = (typeof FORM_STATUSES)[number];
+export { FORM_STATUSES };
+
+/** A form's status: built from the state machine's own list (forms.state.ts), so the two cannot differ. */
+export const FormStatusSchema = StringEnum(FORM_STATUSES);
+export type FormStatus = Static<typeof FormStatusSchema>;
 export const FORM_TYPES = ['SIGN_UP', 'SURVEY'] as const;
 export const FORM_DISPLAYS = ['POPUP', 'INLINE_EMBED'] as const;
 
@@ -136,7 +140,7 @@ export const FormSchema = Type.Object({
   seoImageUrl: Nullable(Type.String()),
   seoFaviconUrl: Nullable(Type.String()),
   slug: Nullable(Type.String()),
-  status: StringEnum(FORM_STATUSES),
+  status: FormStatusSchema,
   version: Type.Integer({ minimum: 1 }),
   formGroupId: Type.String(),
   previousVersionId: Nullable(Type.String()),
@@ -156,7 +160,7 @@ export type FormSettings = Form['settings'];
 
 export const FormListQuery = Type.Object({
   ...ListQuery.properties,
-  status: Type.Optional(StringEnum(FORM_STATUSES)),
+  status: Type.Optional(FormStatusSchema),
 }, { additionalProperties: false });
 
 export const DeployHtmlBody = Type.Object({

@@ -1,5 +1,5 @@
 import { type DomainError, conflict } from '../../errors/errors.js';
-import type { FormStatus } from './forms.schemas.js';
+import type { FormStatus } from '../../db/schema.js';
 
 /**
  * The form state machine, in one place (docs/api.md §4).
@@ -44,6 +44,12 @@ export const FORM_TRANSITIONS: Record<FormStatus, Record<FormOperation, Outcome>
     supersede: invalidState('an archived version is not the published version'),
   },
 };
+
+/**
+ * The statuses, in the table's order: the one list, from which the API's schema is built (forms.schemas.ts). The table
+ * is a Record of the column's type (db/schema.ts), so it names each status once and none other.
+ */
+export const FORM_STATUSES = Object.keys(FORM_TRANSITIONS) as FormStatus[];
 
 /** The status `op` leads to from `status`, or throws the documented error for a move that is not allowed. */
 export function transition(status: FormStatus, op: FormOperation): FormStatus | 'DELETED' {

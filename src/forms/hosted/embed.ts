@@ -30,9 +30,8 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseFragment, serialize, type DefaultTreeAdapterMap } from 'parse5';
-import type * as Builder from '../../../scripts/build-embed.mjs';
+import { unavailable } from '../../errors/errors.js';
 import { PACKAGE_ROOT } from '../../lib/paths.js';
 import type { EmbedConfig } from './embed.runtime.js';
 import { themeCss } from '../forms/forms.appearance.js';
@@ -137,23 +136,31 @@ function mtime(file: string): number | null {
   }
 }
 
+/** The compiled runtime, where the build puts it (scripts/build-embed.mjs), and its source; under the package root. */
+export const RUNTIME_FILE = 'dist/embed/runtime.js';
+export const RUNTIME_SOURCE = 'src/forms/hosted/embed.runtime.ts';
+
 /**
- * The compiled runtime of the package at `root`: dist/embed/runtime.js as the build left it, or, when that file is
- * missing or older than the runtime's source or its builder (the tests run from the sources, maybe after an edit),
- * compiled in this process, so a stale build is never served. The builder (scripts/build-embed.mjs, which knows
- * these paths and the compiler's options) is loaded from its file, not bundled into dist/server: an edit to it
- * takes effect without rebuilding the server, and the server's bundle holds no build tooling.
+ * The compiled runtime of the package at `root`: dist/embed/runtime.js as the build left it (`npm install` and
+ * `npm run build` make it). It is never compiled here: the compiler is a build tool, not part of the server. Without
+ * the file, embed.js answers 503 saying what to run, as /app does without the console's build, and `formcast serve`
+ * says so when it starts (embedRuntimeWarning): a self-hoster finds out at once, and the rest of the service works.
  */
 export async function loadRuntime(root: string): Promise<string> {
-  const { EMBED_INPUTS, EMBED_OUTPUT, compileEmbed } = (await import(pathToFileURL(path.join(PACKAGE_ROOT, 'scripts/build-embed.mjs')).href)) as typeof Builder;
-  const built = mtime(path.join(root, EMBED_OUTPUT));
-  if (built !== null && EMBED_INPUTS.every((file) => (mtime(path.join(root, file)) ?? 0) <= built)) return fs.readFileSync(path.join(root, EMBED_OUTPUT), 'utf8');
   try {
-    return await compileEmbed(root);
+    return await fs.promises.readFile(path.join(root, RUNTIME_FILE), 'utf8');
   } catch (err) {
-    const why = built === null ? 'is not built' : 'is older than its sources';
-    throw new Error(`the embed runtime (${EMBED_OUTPUT}) ${why} and could not be compiled (npm run build): ${(err as Error).message}`, { cause: err });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw unavailable(`the embed runtime (${RUNTIME_FILE}) is not built: run \`npm run build\` in the Formcast directory (\`npm install\` builds it)`);
   }
+}
+
+/** What `formcast serve` warns about when it starts: the runtime not built, or older than its source (an edit not built). */
+export function embedRuntimeWarning(root = PACKAGE_ROOT): string | null {
+  const built = mtime(path.join(root, RUNTIME_FILE));
+  if (built === null) return `the embed runtime (${RUNTIME_FILE}) is not built: GET /f/{slug}/embed.js answers 503 until \`npm run build\` builds it`;
+  if ((mtime(path.join(root, RUNTIME_SOURCE)) ?? 0) > built) return `the embed runtime (${RUNTIME_FILE}) is older than ${RUNTIME_SOURCE}: embed.js serves the old one until \`npm run build\``;
+  return null;
 }
 
 let runtime: Promise<string> | undefined;

@@ -111,7 +111,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     });
   };
 
-  app.get('/f/:slug', { schema: { tags: ['public'], summary: 'The hosted page of a published form (HTML); ?fragment=1 gives the form markup only', security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
+  app.get('/f/:slug', { schema: { security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
     if (req.query.fragment !== undefined) {
       return reply.headers(CORS).type('text/html; charset=utf-8').header('cache-control', 'no-cache')
@@ -123,7 +123,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return show(reply, form, req.params.slug, {});
   });
 
-  app.get('/f/:slug/embed.js', { schema: { tags: ['public'], summary: 'The embed script: the form inline or as a popup', security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
+  app.get('/f/:slug/embed.js', { schema: { security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
     const action = `${publicUrl}/f/${req.params.slug}`;
     const script = await embedScript({
@@ -138,10 +138,10 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return sendCompressed(req, reply, script);
   });
 
-  app.options('/f/:slug', { schema: { tags: ['public'], summary: 'CORS preflight for submissions from other sites', security: [], params: SLUG } }, async (_req, reply) => reply.code(204).headers(CORS).send());
+  app.options('/f/:slug', { schema: { security: [], params: SLUG } }, async (_req, reply) => reply.code(204).headers(CORS).send());
 
   app.post('/f/:slug', {
-    schema: { tags: ['public'], summary: 'Submit a form', security: [], params: SLUG, description: 'Form-encoded or JSON. HTML answers: the success page (200, with `Refresh: 0` to /f/{slug}/thanks so that a reload does not send again), a 303 redirect (the REDIRECT success action), the page with errors (422). With Accept: application/json: { ok, message | redirect | errors }, or a problem document (422 proof_of_work_failed) when the form asks for a proof of work and the submission has none that verifies.' },
+    schema: { security: [], params: SLUG },
     config: {
       rateLimit: perVisitorAndForm(opts.submissionsPerMinute),
     },
@@ -167,7 +167,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return successPage(reply.header('cache-control', 'no-store').header('refresh', `0; url=/f/${req.params.slug}/thanks`), form, req.params.slug, action.message);
   });
 
-  app.get('/f/:slug/thanks', { schema: { tags: ['public'], summary: "A hosted form's success page (what reloading the answer to a submission shows)", security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
+  app.get('/f/:slug/thanks', { schema: { security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
     const action = answerOf(form.settings.successAction);
     // A REDIRECT form's visitors never come here; one who does is sent on.
@@ -184,7 +184,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
 
   // A confirmation link: GET (and HEAD) only shows the page with one button, because link scanners and
   // previews fetch every link in a message; the button's POST confirms (docs/security.md).
-  app.get('/confirm/:token', { schema: { tags: ['public'], summary: 'The page of a double opt-in link: one button that confirms (GET changes nothing)', security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
+  app.get('/confirm/:token', { schema: { security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
     const view = await submissions.inspectConfirmation(req.params.token);
     if (view.result === 'pending') {
       const t = TEXTS[view.locale];
@@ -194,7 +194,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return confirmationPage(reply, view);
   });
 
-  app.post('/confirm/:token', { schema: { tags: ['public'], summary: 'Confirm a double opt-in sign-up (single use, expiring)', security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
+  app.post('/confirm/:token', { schema: { security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
     return confirmationPage(reply, await submissions.confirm(req.params.token));
   });
 }

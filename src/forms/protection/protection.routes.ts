@@ -24,7 +24,7 @@ const perIpAndSlug = (max: number) => perVisitorAndForm(max, { perRoute: true })
  * an embed reports its impression. No key: a hostile caller is assumed (rate limits; the proof-of-work challenge is signed and its solution single-use).
  */
 export function protectionPublicRoutes(app: FastifyInstance, { protection, submissions }: ProtectionRoutesOptions): void {
-  app.get('/assets/altcha/:name', { schema: { tags: ['public'], summary: 'The proof-of-work widget (ALTCHA), served from this origin', security: [], params: WidgetAssetParams } }, async (req: FastifyRequest<{ Params: WidgetAssetParams }>, reply) => {
+  app.get('/assets/altcha/:name', { schema: { security: [], params: WidgetAssetParams } }, async (req: FastifyRequest<{ Params: WidgetAssetParams }>, reply) => {
     const asset = widgetAsset(req.params.name);
     // The addresses carry the widget's version (?v=): cached for long.
     reply.headers(CORS).type(asset.type).header('cache-control', 'public, max-age=31536000, immutable').header('x-content-type-options', 'nosniff');
@@ -32,7 +32,7 @@ export function protectionPublicRoutes(app: FastifyInstance, { protection, submi
   });
 
   app.get('/f/:slug/challenge', {
-    schema: { tags: ['public'], summary: "A proof-of-work challenge for the form (the widget asks for it); 404 when the form's proof of work is off", security: [], params: SLUG },
+    schema: { security: [], params: SLUG },
     config: { rateLimit: perIpAndSlug(30) },
   }, async (req: FastifyRequest<{ Params: { slug: string } }>, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
@@ -43,7 +43,7 @@ export function protectionPublicRoutes(app: FastifyInstance, { protection, submi
   app.options('/f/:slug/impression', { schema: { hide: true, params: SLUG } }, async (_req, reply) => reply.code(204).headers({ ...CORS, 'access-control-allow-methods': 'POST' }).send());
 
   app.post('/f/:slug/impression', {
-    schema: { tags: ['public'], summary: "An embed's impression: the script reports it once per page view; counted in the form's views", security: [], params: SLUG },
+    schema: { security: [], params: SLUG },
     // A page view reports one impression: more than a few a minute from one visitor to one form is not a person.
     config: { rateLimit: perIpAndSlug(IMPRESSIONS_PER_MINUTE) },
   }, async (req: FastifyRequest<{ Params: { slug: string } }>, reply) => {

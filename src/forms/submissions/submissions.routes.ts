@@ -6,12 +6,10 @@ import { ListOf } from '../../http/schema-helpers.js';
 import { FormParams } from '../forms/forms.schemas.js';
 import { SubmissionBody, SubmissionListQuery, SubmissionParams, SubmissionSchema, SubmissionSummarySchema } from './submissions.schemas.js';
 
-const tags = ['forms'];
-
 /** Headless forms: the same code path as the hosted page (docs/api.md §4, Submissions). */
 export async function submissionsRoutes(app: V1, { submissions }: { submissions: SubmissionsService }): Promise<void> {
   app.post('/forms/:formId/submissions', {
-    schema: { tags, summary: 'Submit to a published form (as its hosted page would)', params: FormParams, body: SubmissionBody, response: { 201: SubmissionSchema } },
+    schema: { params: FormParams, body: SubmissionBody, response: { 201: SubmissionSchema } },
     config: { scope: 'write:forms', errors: ['form_not_published'] },
   }, async (req, reply) => {
     const outcome = await submissions.submitViaApi(req.auth.workspaceId, req.params.formId, req.body, { ip: req.ip, userAgent: req.headers['user-agent'] ?? null });
@@ -20,12 +18,12 @@ export async function submissionsRoutes(app: V1, { submissions }: { submissions:
   });
 
   app.get('/forms/:formId/submissions/summary', {
-    schema: { tags, summary: "Per-question summary of the submissions to the form's group: counts per option, answered per question", params: FormParams, response: { 200: SubmissionSummarySchema } },
+    schema: { params: FormParams, response: { 200: SubmissionSummarySchema } },
     config: { scope: 'read:forms' },
   }, (req) => submissions.summary(req.auth.workspaceId, req.params.formId));
 
   app.get('/forms/:formId/submissions', {
-    schema: { tags, summary: "Submissions to every version of the form's group, newest first", params: FormParams, querystring: SubmissionListQuery, response: { 200: ListOf(SubmissionSchema) } },
+    schema: { params: FormParams, querystring: SubmissionListQuery, response: { 200: ListOf(SubmissionSchema) } },
     config: { scope: 'read:forms' },
   }, async (req) => {
     return paginate(req.query, (w) => submissions.list(req.auth.workspaceId, req.params.formId, w.limit, w.beforeId, req.query.status));
@@ -35,10 +33,7 @@ export async function submissionsRoutes(app: V1, { submissions }: { submissions:
   for (const action of ['release', 'discard'] as const) {
     app.post(`/forms/:formId/submissions/:submissionId/${action}`, {
       schema: {
-        tags, params: SubmissionParams, response: { 200: SubmissionSchema },
-        summary: action === 'release'
-          ? 'Release a HELD submission: what it would have done is done now (the contact signed up, the confirmation email sent, form.submitted)'
-          : 'Discard a HELD submission: nobody is signed up or mailed; it stays, DISCARDED',
+        params: SubmissionParams, response: { 200: SubmissionSchema },
       },
       config: { scope: 'write:forms', errors: ['invalid_state'] },
     }, (req) => submissions.review(req.auth.workspaceId, req.params.formId, req.params.submissionId, action));

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, PathId, StringEnum, Timestamp } from '../../http/schema-helpers.js';
+import { AUTOMATION_STATUSES, RUN_STATUSES } from './automations.state.js';
 import { STEP_TYPES, TRIGGER_TYPES } from './automations.steps.js';
 
 /**
@@ -38,10 +39,12 @@ export const UpdateAutomationBody = Type.Object({
 }, { additionalProperties: false });
 export type UpdateAutomationInput = Static<typeof UpdateAutomationBody>;
 
+const AutomationStatus = StringEnum(AUTOMATION_STATUSES);
+
 export const AutomationSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
-  status: StringEnum(['DRAFT', 'ACTIVE', 'PAUSED'] as const),
+  status: AutomationStatus,
   trigger: Type.Record(Type.String(), Type.Unknown()),
   steps: Type.Array(Type.Unknown()),
   version: Type.Integer({ description: 'grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started' }),
@@ -51,9 +54,9 @@ export const AutomationSchema = Type.Object({
 export type Automation = Static<typeof AutomationSchema>;
 
 export const AutomationParams = Type.Object({ automationId: PathId });
-export const AutomationListQuery = Type.Object({ ...ListQuery.properties, status: Type.Optional(StringEnum(['DRAFT', 'ACTIVE', 'PAUSED'] as const)) }, { additionalProperties: false });
+export const AutomationListQuery = Type.Object({ ...ListQuery.properties, status: Type.Optional(AutomationStatus) }, { additionalProperties: false });
 
-export const RunStatus = StringEnum(['ACTIVE', 'WAITING', 'COMPLETED', 'EXITED'] as const);
+export const RunStatus = StringEnum(RUN_STATUSES);
 export const RunSchema = Type.Object({
   id: Type.String(),
   contactId: Type.String(),

@@ -11,7 +11,6 @@ const invalid = (what: string) => () => conflict('invalid_state', what);
 
 // ---- the automation ----------------------------------------------------------------------------
 
-export const AUTOMATION_STATUSES = ['DRAFT', 'ACTIVE', 'PAUSED'] as const satisfies readonly AutomationStatus[];
 /**
  * - activate: POST …/activate (DRAFT or PAUSED → ACTIVE; its steps checked first: 422 automation_incomplete).
  * - pause: POST …/pause (runs stay where they are; nothing of them is claimed until the next activate).
@@ -30,6 +29,12 @@ export const AUTOMATION_TRANSITIONS: Record<AutomationStatus, Record<AutomationO
   PAUSED: { activate: 'ACTIVE', pause: invalid('the automation is already PAUSED'), edit: 'PAUSED', delete: invalid('an automation that ran keeps its runs and stats; it stays PAUSED') },
 };
 
+/**
+ * The statuses, in the table's order: the one list, from which the API's schema is built (automations.schemas.ts). The table is a
+ * Record of the column's type (db/schema.ts), so it names each status once and none other.
+ */
+export const AUTOMATION_STATUSES = Object.keys(AUTOMATION_TRANSITIONS) as AutomationStatus[];
+
 export function automationStatusesFor(op: AutomationOperation): AutomationStatus[] {
   return AUTOMATION_STATUSES.filter((s) => typeof AUTOMATION_TRANSITIONS[s][op] === 'string');
 }
@@ -42,7 +47,6 @@ export function automationTransition(status: AutomationStatus, op: AutomationOpe
 
 // ---- a run -------------------------------------------------------------------------------------
 
-export const RUN_STATUSES = ['ACTIVE', 'WAITING', 'COMPLETED', 'EXITED'] as const satisfies readonly AutomationRunStatus[];
 /**
  * - step: the run did a step and is due again now (ACTIVE).
  * - wait: the run reached a `wait` (WAITING until its due time; a claim wakes it then).
@@ -59,6 +63,9 @@ export const RUN_TRANSITIONS: Record<AutomationRunStatus, Record<RunOperation, O
   COMPLETED: { step: over, wait: over, complete: over, exit: over },
   EXITED: { step: over, wait: over, complete: over, exit: over },
 };
+
+/** A run's statuses, in the table's order, the same way. */
+export const RUN_STATUSES = Object.keys(RUN_TRANSITIONS) as AutomationRunStatus[];
 
 export function runStatusesFor(op: RunOperation): AutomationRunStatus[] {
   return RUN_STATUSES.filter((s) => typeof RUN_TRANSITIONS[s][op] === 'string');

@@ -11,7 +11,6 @@ import type { WebhookDeliveryStatus } from '../../db/schema.js';
  * - release: a claimed delivery not attempted after all, because its endpoint did not answer (it is paused) or the
  *   dispatcher stops: back to PENDING, its claim not counted as an attempt.
  */
-export const WEBHOOK_DELIVERY_STATUSES = ['PENDING', 'SENDING', 'SUCCEEDED', 'FAILED'] as const satisfies readonly WebhookDeliveryStatus[];
 export const WEBHOOK_DELIVERY_OPERATIONS = ['claim', 'succeed', 'retry', 'fail', 'resend', 'abandon', 'release'] as const;
 export type WebhookDeliveryOperation = (typeof WEBHOOK_DELIVERY_OPERATIONS)[number];
 
@@ -59,6 +58,12 @@ export const WEBHOOK_DELIVERY_TRANSITIONS: Record<WebhookDeliveryStatus, Record<
     release: invalid('the delivery has failed'),
   },
 };
+
+/**
+ * The statuses, in the table's order: the one list, from which the API's schema is built (webhooks.schemas.ts). The table is a
+ * Record of the column's type (db/schema.ts), so it names each status once and none other.
+ */
+export const WEBHOOK_DELIVERY_STATUSES = Object.keys(WEBHOOK_DELIVERY_TRANSITIONS) as WebhookDeliveryStatus[];
 
 /** The statuses from which `op` is allowed (for the queries that make a move in one statement). */
 export function webhookStatusesFor(op: WebhookDeliveryOperation): WebhookDeliveryStatus[] {

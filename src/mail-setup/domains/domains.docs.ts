@@ -23,28 +23,35 @@ const verified = {
   },
 };
 
+const tags = ['domains'];
+
 export const domainsDocs: OperationDocs = {
   'POST /v1/domains': {
+    tags,
     summary: 'Add a sending domain',
     description: 'Adds a domain (PENDING) and answers with the DNS records to publish: a TXT ownership token, the DKIM key (`<selector>._domainkey.<domain>`, RSA-2048, generated for the domain: only its public half is ever shown), and the MX and SPF records of the bounce domain `bounces.<domain>`. Publish them, then call `…/verify`. 409 domain_exists when the workspace has it already. Needs `write:domains`.',
     request: { name: 'example.com' },
     response: pending,
   },
   'GET /v1/domains': {
+    tags,
     summary: 'List sending domains',
     description: 'The workspace\'s domains, newest first, filtered by `status` if given, with cursor pagination. Needs `read:domains`.',
     response: { data: [verified], nextCursor: null },
   },
   'GET /v1/domains/{domainId}': {
+    tags,
     summary: 'Get a sending domain',
     description: 'The domain with the records to publish and the result of its last DNS check, record by record, with advice on SPF and DMARC. Needs `read:domains`.',
     response: verified,
   },
   'DELETE /v1/domains/{domainId}': {
+    tags,
     summary: 'Delete a sending domain',
     description: 'Deletes the domain and its DKIM key: messages can no longer be sent from its addresses. Answers 204. Needs `write:domains`.',
   },
   'POST /v1/domains/{domainId}/verify': {
+    tags,
     summary: 'Verify a sending domain (DNS check)',
     description: 'Looks the records up in DNS now: VERIFIED when the ownership token and the DKIM key are published as given, FAILED otherwise, with a result per record (`VERIFIED`, `MISSING`, `MISMATCH`, `TIMEOUT` or `ERROR`) in `verification`. SPF, DMARC and the bounce MX are checked and reported as advice; they do not decide the status. Needs `write:domains`.',
     response: verified,

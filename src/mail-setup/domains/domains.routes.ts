@@ -5,8 +5,6 @@ import type { V1 } from '../../http/types.js';
 import type { DomainsService } from './domains.service.js';
 import { CreateDomainBody, DomainListQuery, DomainParams, DomainSchema } from './domains.schemas.js';
 
-const tags = ['domains'];
-
 /**
  * Sending domains (docs/api.md §6). The response schemas list the public fields only, so nothing
  * else (the DKIM private key above all) can reach a body. The service is looked up per request, so that
@@ -15,7 +13,7 @@ const tags = ['domains'];
 export async function domainsRoutes(app: V1, { domains }: { domains: DomainsService }): Promise<void> {
   app.post('/domains', {
     schema: {
-      tags, summary: 'Add a sending domain (PENDING) and get the DNS records to publish', body: CreateDomainBody, response: { 201: DomainSchema },
+      body: CreateDomainBody, response: { 201: DomainSchema },
     },
     config: { scope: 'write:domains', errors: ['domain_exists'] },
   }, async (req, reply) => {
@@ -24,19 +22,19 @@ export async function domainsRoutes(app: V1, { domains }: { domains: DomainsServ
   });
 
   app.get('/domains', {
-    schema: { tags, summary: 'List sending domains, newest first', querystring: DomainListQuery, response: { 200: ListOf(DomainSchema) } },
+    schema: { querystring: DomainListQuery, response: { 200: ListOf(DomainSchema) } },
     config: { scope: 'read:domains' },
   }, async (req) => {
     return paginate(req.query, (w) => domains.list(req.auth.workspaceId, { status: req.query.status, ...w }));
   });
 
   app.get('/domains/:domainId', {
-    schema: { tags, summary: 'Get a sending domain with its records and the result of the last DNS check', params: DomainParams, response: { 200: DomainSchema } },
+    schema: { params: DomainParams, response: { 200: DomainSchema } },
     config: { scope: 'read:domains' },
   }, (req) => domains.get(req.auth.workspaceId, req.params.domainId));
 
   app.delete('/domains/:domainId', {
-    schema: { tags, summary: 'Delete a sending domain and its DKIM key', params: DomainParams, response: { 204: Type.Null() } },
+    schema: { params: DomainParams, response: { 204: Type.Null() } },
     config: { scope: 'write:domains' },
   }, async (req, reply) => {
     await domains.remove(req.auth.workspaceId, req.params.domainId);
@@ -45,8 +43,6 @@ export async function domainsRoutes(app: V1, { domains }: { domains: DomainsServ
 
   app.post('/domains/:domainId/verify', {
     schema: {
-      tags,
-      summary: 'Look the records up in DNS: VERIFIED when the ownership token and the DKIM key are published, FAILED otherwise (SPF and DMARC are advice)',
       params: DomainParams,
       response: { 200: DomainSchema },
     },

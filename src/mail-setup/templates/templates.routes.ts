@@ -5,14 +5,13 @@ import { paginate } from '../../http/pagination.js';
 import { ListOf, ListQuery } from '../../http/schema-helpers.js';
 import { CreateTemplateBody, TemplateParams, TemplateSchema, UpdateTemplateBody } from './templates.schemas.js';
 
-const tags = ['templates'];
 const bodyLimit = 5 * 1024 * 1024; // html and text of 2 MiB each, JSON-escaped
 
 /** Templates are email content, so they go with the broadcasts scopes. */
 export async function templatesRoutes(app: V1, { templates }: { templates: TemplatesService }): Promise<void> {
 
   app.post('/templates', {
-    schema: { tags, summary: 'Create a template', body: CreateTemplateBody, response: { 201: TemplateSchema } },
+    schema: { body: CreateTemplateBody, response: { 201: TemplateSchema } },
     config: { scope: 'write:broadcasts' }, bodyLimit,
   }, async (req, reply) => {
     const t = await templates.create(req.auth.workspaceId, req.body);
@@ -20,24 +19,24 @@ export async function templatesRoutes(app: V1, { templates }: { templates: Templ
   });
 
   app.get('/templates', {
-    schema: { tags, summary: 'List templates, newest first', querystring: ListQuery, response: { 200: ListOf(TemplateSchema) } },
+    schema: { querystring: ListQuery, response: { 200: ListOf(TemplateSchema) } },
     config: { scope: 'read:broadcasts' },
   }, async (req) => {
     return paginate(req.query, (w) => templates.list(req.auth.workspaceId, w.limit, w.beforeId));
   });
 
   app.get('/templates/:templateId', {
-    schema: { tags, summary: 'Get a template', params: TemplateParams, response: { 200: TemplateSchema } },
+    schema: { params: TemplateParams, response: { 200: TemplateSchema } },
     config: { scope: 'read:broadcasts' },
   }, (req) => templates.get(req.auth.workspaceId, req.params.templateId));
 
   app.put('/templates/:templateId', {
-    schema: { tags, summary: 'Update a template (partial)', params: TemplateParams, body: UpdateTemplateBody, response: { 200: TemplateSchema } },
+    schema: { params: TemplateParams, body: UpdateTemplateBody, response: { 200: TemplateSchema } },
     config: { scope: 'write:broadcasts' }, bodyLimit,
   }, (req) => templates.update(req.auth.workspaceId, req.params.templateId, req.body));
 
   app.delete('/templates/:templateId', {
-    schema: { tags, summary: 'Delete a template (not while a form uses it)', params: TemplateParams, response: { 204: Type.Null() } },
+    schema: { params: TemplateParams, response: { 204: Type.Null() } },
     config: { scope: 'write:broadcasts', errors: ['resource_in_use'] },
   }, async (req, reply) => {
     await templates.remove(req.auth.workspaceId, req.params.templateId);

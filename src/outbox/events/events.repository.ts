@@ -19,9 +19,8 @@ const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'occurred_at', 'contact_id'
 /**
  * The events' multi-row INSERT, as SQL text made once per size (db/batch-sql.ts) rather than built through the
  * query builder for every batch. An import writes 2,000 events per batch of 1,000 contacts: building them with
- * Kysely cost ~7.5 µs per event (0.75 s of 12 s of server CPU for 100,000 rows, --cpu-prof), more than a third
- * of what SQLite takes to insert them (~18 µs per event with the table's seven B-trees). For the tracking
- * writer's batches of ~50 the two made no measurable difference (bench/README.md, bench:track).
+ * Kysely cost more than a third of what SQLite takes to insert them (bench/README.md, bench:import). For the
+ * tracking writer's batches of ~50 the two made no measurable difference (bench/README.md, bench:track).
  */
 const insertSql = new BatchSql((rows, p) => `insert into "events" (${EVENT_COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${valueTuples(rows, EVENT_COLUMNS.length, p)}`, 8);
 

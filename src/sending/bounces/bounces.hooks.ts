@@ -75,7 +75,7 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
     return { ok: true, applied };
   };
 
-  app.post('/hooks/ses', { schema: { tags: ['public'], summary: 'Amazon SES bounce and complaint notifications through SNS (signature verified)', security: [] } }, async (req: FastifyRequest, reply: FastifyReply) => {
+  app.post('/hooks/ses', { schema: { security: [] } }, async (req: FastifyRequest, reply: FastifyReply) => {
     const m = req.body as SnsMessage;
     if (!m || typeof m !== 'object' || typeof m.Type !== 'string') return reply.code(400).send({ ok: false, error: 'not an SNS message' });
     if (typeof m.TopicArn !== 'string' || !topics.has(m.TopicArn)) {
@@ -100,7 +100,7 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
     return apply(sesEvent(m.Message));
   });
 
-  app.post('/hooks/postmark', { schema: { tags: ['public'], summary: 'Postmark Bounce and SpamComplaint webhooks (basic auth)', security: [] } }, async (req: FastifyRequest, reply: FastifyReply) => {
+  app.post('/hooks/postmark', { schema: { security: [] } }, async (req: FastifyRequest, reply: FastifyReply) => {
     if (!opts.postmark) return reply.code(404).send({ ok: false, error: 'the Postmark hook is not configured (POSTMARK_WEBHOOK_USER, POSTMARK_WEBHOOK_PASSWORD)' });
     if (!basicAuthMatches(req.headers.authorization, opts.postmark)) {
       return reply.code(401).header('www-authenticate', 'Basic realm="formcast"').send({ ok: false, error: 'unauthorized' });

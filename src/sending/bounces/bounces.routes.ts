@@ -35,12 +35,12 @@ const InboundSchema = Type.Object({
 /** After sending: the workspace's sender health, and what the inbound listener could not read (docs/bounces.md). */
 export async function bouncesRoutes(app: V1, { bounces }: { bounces: BouncesService }): Promise<void> {
   app.get('/workspace/health', {
-    schema: { tags: ['workspace'], summary: 'Sender health: hard-bounce and complaint rates over 7 and 30 days, against their thresholds', response: { 200: HealthSchema } },
+    schema: { response: { 200: HealthSchema } },
     config: { scope: 'any' },
   }, (req) => bounces.health(req.auth.workspaceId));
 
   app.get('/inbound', {
-    schema: { tags: ['bounces'], summary: 'Messages the inbound listener received and could not read, newest first (kept 30 days)', querystring: ListQuery, response: { 200: ListOf(InboundSchema) } },
+    schema: { querystring: ListQuery, response: { 200: ListOf(InboundSchema) } },
     config: { scope: 'read:contacts' },
   }, (req) => paginate(req.query, (w) => bounces.listInbound(req.auth.workspaceId, w)));
 }

@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/connection.js';
-import type { BroadcastStatus } from '../../db/schema.js';
+import type { BroadcastStatus } from './broadcasts.schemas.js';
 import { recordEvent } from '../../outbox/index.js';
 import type { EventType } from '../../outbox/index.js';
 

@@ -8,13 +8,12 @@ import {
   PreflightSchema, TestSendBody, TestSendResult, UpdateBroadcastBody, LinkStatsSchema, TimelineQuery, TimelineSchema,
 } from './broadcasts.schemas.js';
 
-const tags = ['broadcasts'];
 const bodyLimit = 5 * 1024 * 1024; // html and text of up to 2 MiB each, JSON-escaped
 
 export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: BroadcastsService }): Promise<void> {
 
   app.post('/broadcasts', {
-    schema: { tags, summary: 'Create Broadcast (a DRAFT)', body: CreateBroadcastBody, response: { 201: BroadcastSchema } },
+    schema: { body: CreateBroadcastBody, response: { 201: BroadcastSchema } },
     config: { scope: 'write:broadcasts', errors: ['sender_domain_not_verified', 'invalid_reference'] }, bodyLimit,
   }, async (req, reply) => {
     const b = await broadcasts.create(req.auth.workspaceId, req.body);
@@ -22,24 +21,24 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
   });
 
   app.get('/broadcasts', {
-    schema: { tags, summary: 'List broadcasts, newest first', querystring: BroadcastListQuery, response: { 200: ListOf(BroadcastSchema) } },
+    schema: { querystring: BroadcastListQuery, response: { 200: ListOf(BroadcastSchema) } },
     config: { scope: 'read:broadcasts' },
   }, async (req) => {
     return paginate(req.query, (w) => broadcasts.list(req.auth.workspaceId, { status: req.query.status, ...w }));
   });
 
   app.get('/broadcasts/:broadcastId', {
-    schema: { tags, summary: 'Get a broadcast', params: BroadcastParams, response: { 200: BroadcastSchema } },
+    schema: { params: BroadcastParams, response: { 200: BroadcastSchema } },
     config: { scope: 'read:broadcasts' },
   }, (req) => broadcasts.get(req.auth.workspaceId, req.params.broadcastId));
 
   app.put('/broadcasts/:broadcastId', {
-    schema: { tags, summary: 'Update a broadcast, or schedule it with sendAt (DRAFT or SCHEDULED only)', params: BroadcastParams, body: UpdateBroadcastBody, response: { 200: BroadcastSchema } },
+    schema: { params: BroadcastParams, body: UpdateBroadcastBody, response: { 200: BroadcastSchema } },
     config: { scope: 'write:broadcasts', errors: ['broadcast_not_editable', 'sender_domain_not_verified', 'invalid_reference', 'broadcast_incomplete', 'invalid_state'] }, bodyLimit,
   }, (req) => broadcasts.update(req.auth.workspaceId, req.params.broadcastId, req.body));
 
   app.delete('/broadcasts/:broadcastId', {
-    schema: { tags, summary: 'Delete a DRAFT broadcast', params: BroadcastParams, response: { 204: Type.Null() } },
+    schema: { params: BroadcastParams, response: { 204: Type.Null() } },
     config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
   }, async (req, reply) => {
     await broadcasts.remove(req.auth.workspaceId, req.params.broadcastId);
@@ -47,12 +46,12 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
   });
 
   app.post('/broadcasts/:broadcastId/send', {
-    schema: { tags, summary: 'Send now: DRAFT or SCHEDULED → SENDING (202)', params: BroadcastParams, response: { 202: BroadcastSchema } },
+    schema: { params: BroadcastParams, response: { 202: BroadcastSchema } },
     config: { scope: 'write:broadcasts', errors: ['invalid_state', 'broadcast_incomplete', 'sender_domain_not_verified'] },
   }, async (req, reply) => reply.code(202).send(await broadcasts.send(req.auth.workspaceId, req.params.broadcastId)));
 
   app.get('/broadcasts/:broadcastId/deliveries', {
-    schema: { tags, summary: 'One row per recipient: status, attempts, last SMTP reply', params: BroadcastParams, querystring: DeliveryListQuery, response: { 200: ListOf(DeliverySchema) } },
+    schema: { params: BroadcastParams, querystring: DeliveryListQuery, response: { 200: ListOf(DeliverySchema) } },
     config: { scope: 'read:broadcasts' },
   }, async (req) => {
     return paginate(req.query, (w) => broadcasts.listDeliveries(req.auth.workspaceId, req.params.broadcastId, { status: req.query.status, ...w }));
@@ -60,8 +59,6 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
 
   app.get('/broadcasts/:broadcastId/links', {
     schema: {
-      tags, summary: 'Clicks and unique clicks per link, most clicked first',
-      description: 'Clicks by people only: scanners\' and other machines\' clicks are left out (docs/tracking.md).',
       params: BroadcastParams, response: { 200: LinkStatsSchema },
     },
     config: { scope: 'read:broadcasts' },
@@ -69,35 +66,30 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
 
   app.get('/broadcasts/:broadcastId/timeline', {
     schema: {
-      tags, summary: 'Sent, opens, clicks and bounces per hour or day (UTC)',
-      description: 'Opens and clicks by people only; bounces are hard bounces. Buckets with nothing in them are left out.',
       params: BroadcastParams, querystring: TimelineQuery, response: { 200: TimelineSchema },
     },
     config: { scope: 'read:broadcasts' },
   }, (req) => broadcasts.timeline(req.auth.workspaceId, req.params.broadcastId, req.query.bucket));
 
   app.post('/broadcasts/:broadcastId/cancel', {
-    schema: { tags, summary: 'Cancel: SCHEDULED → DRAFT, SENDING → CANCELED', params: BroadcastParams, response: { 200: BroadcastSchema } },
+    schema: { params: BroadcastParams, response: { 200: BroadcastSchema } },
     config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
   }, (req) => broadcasts.cancel(req.auth.workspaceId, req.params.broadcastId));
 
   app.post('/broadcasts/:broadcastId/pause', {
     schema: {
-      tags, summary: 'Pause a SENDING broadcast', params: BroadcastParams, response: { 200: BroadcastSchema },
-      description: 'Nothing new goes out; returns once the messages being handed to the transport are done. The circuit breaker pauses a broadcast by itself too (pausedReason says why).',
+      params: BroadcastParams, response: { 200: BroadcastSchema },
     },
     config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
   }, (req) => broadcasts.pause(req.auth.workspaceId, req.params.broadcastId));
 
   app.post('/broadcasts/:broadcastId/resume', {
-    schema: { tags, summary: 'Resume a PAUSED broadcast where it stopped', params: BroadcastParams, response: { 200: BroadcastSchema } },
+    schema: { params: BroadcastParams, response: { 200: BroadcastSchema } },
     config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
   }, (req) => broadcasts.resume(req.auth.workspaceId, req.params.broadcastId));
 
   app.post('/broadcasts/:broadcastId/preflight', {
     schema: {
-      tags, summary: 'Check a broadcast before it goes out',
-      description: 'Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain\'s DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail\'s 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last.',
       params: BroadcastParams, response: { 200: PreflightSchema },
     },
     config: { scope: 'read:broadcasts' },
@@ -105,15 +97,13 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
 
   app.post('/broadcasts/:broadcastId/test', {
     schema: {
-      tags, summary: 'Send the broadcast to up to five test addresses',
-      description: 'The real rendering (for `contactId`, or sample data), the subject marked [Test], sent at once; it counts in no stats. Needs a complete broadcast (422 broadcast_incomplete).',
       params: BroadcastParams, body: TestSendBody, response: { 200: TestSendResult },
     },
     config: { scope: 'write:broadcasts', errors: ['broadcast_incomplete', 'sender_domain_not_verified', 'invalid_reference'] },
   }, (req) => broadcasts.sendTest(req.auth.workspaceId, req.params.broadcastId, req.body));
 
   app.post('/broadcasts/:broadcastId/preview', {
-    schema: { tags, summary: 'Render the content for a contact (or sample data)', params: BroadcastParams, body: PreviewBody, response: { 200: PreviewSchema } },
+    schema: { params: BroadcastParams, body: PreviewBody, response: { 200: PreviewSchema } },
     config: { scope: 'read:broadcasts', errors: ['invalid_reference'] },
     // The body is optional here: none at all means sample data.
     preValidation: async (req) => {
@@ -122,7 +112,7 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
   }, (req) => broadcasts.preview(req.auth.workspaceId, req.params.broadcastId, req.body.contactId));
 
   app.get('/broadcasts/:broadcastId/audience', {
-    schema: { tags, summary: 'Who it would go to now: count and a page of contacts', params: BroadcastParams, querystring: ListQuery, response: { 200: AudienceSchema } },
+    schema: { params: BroadcastParams, querystring: ListQuery, response: { 200: AudienceSchema } },
     config: { scope: 'read:broadcasts', errors: ['invalid_reference'] },
   }, async (req) => {
     let count = 0;

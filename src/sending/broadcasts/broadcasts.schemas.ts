@@ -1,9 +1,13 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, PathId, StringEnum, Timestamp } from '../../http/schema-helpers.js';
 import { TrackingSchema } from '../../access/index.js';
+import { BROADCAST_STATUSES } from './broadcasts.state.js';
 
-export const BROADCAST_STATUSES = ['DRAFT', 'SCHEDULED', 'SENDING', 'PAUSED', 'SENT', 'CANCELED', 'FAILED'] as const;
-export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
+export { BROADCAST_STATUSES };
+
+/** A broadcast's status: built from the state machine's own list (broadcasts.state.ts), so the two cannot differ. */
+export const BroadcastStatusSchema = StringEnum(BROADCAST_STATUSES);
+export type BroadcastStatus = Static<typeof BroadcastStatusSchema>;
 
 const Address = Type.String({ minLength: 3, maxLength: 998, description: '`addr@domain` or `Display Name <addr@domain>`' });
 
@@ -71,7 +75,7 @@ export const BroadcastStatsSchema = Type.Object({
 export const BroadcastSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
-  status: StringEnum(BROADCAST_STATUSES),
+  status: BroadcastStatusSchema,
   from: Nullable(Type.String()),
   emailContent: EmailContentSchema,
   replyTo: Nullable(Type.String()),
@@ -89,7 +93,7 @@ export type Broadcast = Static<typeof BroadcastSchema>;
 
 export const BroadcastListQuery = Type.Object({
   ...ListQuery.properties,
-  status: Type.Optional(StringEnum(BROADCAST_STATUSES)),
+  status: Type.Optional(BroadcastStatusSchema),
 }, { additionalProperties: false });
 
 export const BroadcastParams = Type.Object({ broadcastId: PathId });

@@ -1,5 +1,5 @@
 import { type DomainError, conflict } from '../../errors/errors.js';
-import type { BroadcastStatus } from './broadcasts.schemas.js';
+import type { BroadcastStatus } from '../../db/schema.js';
 
 /**
  * The broadcast state machine, in one place (docs/api.md §5 and §11). Every operation against every status
@@ -94,9 +94,15 @@ export const BROADCAST_TRANSITIONS: Record<BroadcastStatus, Record<BroadcastOper
   FAILED: finished('FAILED'),
 };
 
+/**
+ * The statuses, in the table's order: the one list, from which the API's schema is built (broadcasts.schemas.ts).
+ * The table is a Record of the column's type (db/schema.ts), so it names each status once and none other.
+ */
+export const BROADCAST_STATUSES = Object.keys(BROADCAST_TRANSITIONS) as BroadcastStatus[];
+
 /** The statuses from which `op` is allowed (for the queries that make a move in one statement). */
 export function broadcastStatusesFor(op: BroadcastOperation): BroadcastStatus[] {
-  return (Object.keys(BROADCAST_TRANSITIONS) as BroadcastStatus[]).filter((s) => typeof BROADCAST_TRANSITIONS[s][op] === 'string');
+  return BROADCAST_STATUSES.filter((s) => typeof BROADCAST_TRANSITIONS[s][op] === 'string');
 }
 
 /** The status `op` leads to from `status`, or throws the documented error for a move that is not allowed. */

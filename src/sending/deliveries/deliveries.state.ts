@@ -11,7 +11,6 @@ import type { DeliveryStatus } from '../../db/schema.js';
  *   event): a hard bounce makes it BOUNCED, a policy block or another permanent failure FAILED.
  * The repository's SQL uses `statusesFor(op)` so that code and table cannot disagree.
  */
-export const DELIVERY_STATUSES = ['QUEUED', 'SENDING', 'PAUSED', 'SENT', 'FAILED', 'BOUNCED', 'CANCELED', 'SKIPPED'] as const satisfies readonly DeliveryStatus[];
 export const DELIVERY_OPERATIONS = ['claim', 'sent', 'retry', 'defer', 'fail', 'bounce', 'skip', 'cancel', 'hold', 'release', 'lateBounce', 'lateReject'] as const;
 export type DeliveryOperation = (typeof DELIVERY_OPERATIONS)[number];
 
@@ -28,6 +27,12 @@ export const DELIVERY_TRANSITIONS: Record<DeliveryStatus, Row> = {
   CANCELED: none,
   SKIPPED: none,
 };
+
+/**
+ * The statuses, in the table's order: the one list, from which the API's schema is built (broadcasts.schemas.ts). The table is a
+ * Record of the column's type (db/schema.ts), so it names each status once and none other.
+ */
+export const DELIVERY_STATUSES = Object.keys(DELIVERY_TRANSITIONS) as DeliveryStatus[];
 
 /** The statuses from which `op` is allowed. */
 export function statusesFor(op: DeliveryOperation): DeliveryStatus[] {

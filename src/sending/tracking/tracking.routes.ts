@@ -49,8 +49,7 @@ export async function trackingRoutes(app: FastifyInstance, opts: { service: Trac
   app.get<{ Params: { '*': string } }>('/t/o/*', {
     logLevel: 'warn',
     schema: {
-      tags: ['public'], security: [], params: TOKEN_PARAMS,
-      summary: 'The open pixel: always a 1×1 GIF (an open is recorded when the token verifies)',
+      security: [], params: TOKEN_PARAMS,
     },
   }, async (req, reply) => {
     const ref = service.verifyOpen(req.params['*']);
@@ -76,8 +75,7 @@ export async function trackingRoutes(app: FastifyInstance, opts: { service: Trac
   app.get<{ Params: { '*': string } }>('/t/c/*', {
     logLevel: 'warn',
     schema: {
-      tags: ['public'], security: [], params: TOKEN_PARAMS,
-      summary: 'A tracked link: 302 to the URL the signed token carries; 404 for a token that does not verify (never a redirect)',
+      security: [], params: TOKEN_PARAMS,
     },
   }, async (req, reply) => {
     const ref = service.verifyClick(req.params['*']);

@@ -51,11 +51,11 @@ export async function unsubscribeRoutes(app: FastifyInstance, opts: { service: U
     return sendPage(reply, 500, 'Error', '<h1>Something went wrong</h1><p>Please try again in a moment.</p>');
   });
 
-  app.get<{ Params: { token: string } }>('/unsubscribe/:token', { schema: { tags: ['public'], summary: 'The unsubscribe page (never unsubscribes by itself)', security: [], params: TOKEN } }, async (req, reply) => {
+  app.get<{ Params: { token: string } }>('/unsubscribe/:token', { schema: { security: [], params: TOKEN } }, async (req, reply) => {
     return choicePage(reply, await service.context(req.params.token), req.params.token);
   });
 
-  app.post<{ Params: { token: string }; Body: Record<string, string | string[]> | undefined }>('/unsubscribe/:token', { schema: { tags: ['public'], summary: 'Unsubscribe at once (RFC 8058 one-click, or the page\'s choices)', security: [], params: TOKEN } }, async (req, reply) => {
+  app.post<{ Params: { token: string }; Body: Record<string, string | string[]> | undefined }>('/unsubscribe/:token', { schema: { security: [], params: TOKEN } }, async (req, reply) => {
     const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, string | string[]>;
     const action = body.action;
     const say = (ctx: UnsubscribeContext, text: string, values: Record<string, string> = {}) => done(reply, ctx, escapeHtml(fill(text, { email: ctx.email, ...values })));

@@ -1283,6 +1283,13 @@ export interface paths {
                         "text/html": string;
                     };
                 };
+                /** @description This server's embed runtime is not built (dist/embed/runtime.js): run `npm run build` (`npm install` builds it); `formcast serve` says so when it starts. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
             };
         };
         put?: never;
