@@ -1,15 +1,11 @@
 import { CompiledQuery, PostgresAdapter, sql } from 'kysely';
 import { BatchSql, onPostgres, valueTuples } from '../../db/batch-sql.js';
 import { databaseNow } from '../../db/clock.js';
-import type { Dialect, Executor } from '../../db/connection.js';
+import type { Executor } from '../../db/connection.js';
 import { Precompiled } from '../../db/precompiled.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
-import type { Filter } from '../segments/segments.filter.js';
-import { compiledFilter } from '../segments/segments.repository.js';
-import { contactSlices, inRange, sliceRows, type IdRange } from '../segments/slices.js';
-import { suppressionOfContact } from '../suppressions/suppressions.repository.js';
 import type { Topic } from '../topics/topics.repository.js';
 import { subscribedTo } from './contacts.subscriptions.js';
 import type { ImportJob } from './contacts.schemas.js';
@@ -205,47 +201,6 @@ export function contactsPageQuery(db: Executor, workspaceId: string, f: ContactF
 
 export async function listContacts(db: Executor, workspaceId: string, f: ContactFilter): Promise<ContactRecord[]> {
   return (await contactsPageQuery(db, workspaceId, f).execute()).map(toContactRecord);
-}
-
-/**
- * The contacts a filter matches (every contact when `filter` is null), whatever their status, oldest first,
- * `pageSize` at a time, each with whether its address is suppressed: each page is found by cursor (ids after the
- * last one yielded), evaluating the filter a slice of contacts at a time (segments/slices.ts), so neither the event
- * loop nor memory holds more than a page. Without a filter a page is one index range of `pageSize` contacts and
- * needs no slices (they cost an index walk of 400,000 entries per page: 30 ms of each 500-row page of an export
- * at 1,000,000 contacts on SQLite). Whether a contact is suppressed comes with it, a left join probing the
- * suppression list's index per contact (a second query of 500 addresses cost 24 ms per page on PostgreSQL, 4 ms
- * on SQLite; an EXISTS in the select list PostgreSQL ran as a hash of the whole list, 35 ms per page at 34,657
- * suppressions; bench/segments.bench.ts). The caller consumes a page before the next is read.
- */
-export async function* pagesOfMatchingContacts(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter | null, pageSize = 500): AsyncGenerator<(ContactRecord & { suppressed: boolean })[]> {
-  const condition = filter ? await compiledFilter(db, dialect, workspaceId, filter) : null;
-  const rowsPerSlice = sliceRows(filter);
-  const whole = async function* (after: string | undefined): AsyncGenerator<IdRange> {
-    yield { after };
-  };
-  let after: string | undefined;
-  for (;;) {
-    const rows: (Parameters<typeof toContactRecord>[0] & { suppression: string | null })[] = [];
-    const ranges = condition ? contactSlices(db, dialect, workspaceId, { rows: rowsPerSlice, order: 'asc', after }) : whole(after);
-    for await (const range of ranges) {
-      let q = db.selectFrom('contacts')
-        .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name', 'contacts.properties', 'contacts.status', 'contacts.created_at', 'contacts.updated_at'])
-        .leftJoin('suppressions', suppressionOfContact)
-        .select('suppressions.id as suppression')
-        .where('contacts.workspace_id', '=', workspaceId);
-      if (condition) q = q.where(condition);
-      rows.push(...await inRange(q, range).orderBy('contacts.id', 'asc').limit(pageSize - rows.length).execute());
-      if (rows.length >= pageSize) break;
-    }
-    if (rows.length === 0) return;
-    // Object.assign, not a spread: copying each record with `{ ...record, suppressed }` made V8 promote ~1 MB per
-    // young-generation GC, and the server grew by 175 MB during an export of 1,000,000 contacts instead of 23 MB
-    // (bench/segments.bench.ts, SQLite).
-    yield rows.map((r) => Object.assign(toContactRecord(r), { suppressed: r.suppression !== null }));
-    if (rows.length < pageSize) return;
-    after = rows[rows.length - 1]!.id;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
