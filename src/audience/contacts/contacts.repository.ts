@@ -1,8 +1,6 @@
-import { CompiledQuery, PostgresAdapter, sql } from 'kysely';
-import { BatchSql, onPostgres, valueTuples } from '../../db/batch-sql.js';
+import { PostgresAdapter, sql } from 'kysely';
 import { databaseNow } from '../../db/clock.js';
 import type { Executor } from '../../db/connection.js';
-import { Precompiled } from '../../db/precompiled.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
@@ -48,54 +46,9 @@ export interface ContactValues {
   status?: ContactStatus;
 }
 
-const INSERT_COLUMNS = ['id', 'workspace_id', 'email', 'first_name', 'last_name', 'properties', 'status', 'created_at', 'updated_at'] as const;
-
-/** A multi-row `insert … on conflict do nothing returning` (see db/batch-sql.ts). */
-const insertSql = new BatchSql((rows, p) => `insert into "contacts" (${INSERT_COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${valueTuples(rows, INSERT_COLUMNS.length, p)}`
-  + ' on conflict ("workspace_id", "email") do nothing returning "id", "email"');
-
-/**
- * Appends one new contact's values to `params`, in the order insertContactParamsIfNew expects. Imports build one
- * flat array per batch this way rather than an object per row: objects kept alive across a batch are what
- * V8's young-generation GC promotes (and, when they survive often enough, starts allocating in the old
- * generation), which made an import's memory grow with the file.
- */
-export function pushNewContact(
-  params: unknown[], workspaceId: string, id: string, email: string, firstName: string | null, lastName: string | null,
-  propertiesJson: string, status: ContactStatus, createdAt: string,
-): void {
-  params.push(id, workspaceId, email, firstName, lastName, propertiesJson, status, createdAt, createdAt);
-}
-
-/** A contact to insert: `updatedAt` starts equal to `createdAt`. */
-export type NewContact = Omit<ContactRecord, 'updatedAt'>;
-
-/**
- * Inserts the contacts whose email is not taken in the workspace yet; the others are left alone (the unique
- * constraint decides, so concurrent writers cannot create a duplicate). Returns email → id of those inserted.
- */
-export function insertContactsIfNew(db: Executor, workspaceId: string, rows: readonly NewContact[]): Promise<Map<string, string>> {
-  const params: unknown[] = [];
-  for (const c of rows) pushNewContact(params, workspaceId, c.id, c.email, c.firstName, c.lastName, toJsonColumn(c.properties)!, c.status, c.createdAt);
-  return insertContactParamsIfNew(db, params);
-}
-
-/** insertContactsIfNew for values laid out by pushNewContact. */
-export async function insertContactParamsIfNew(db: Executor, params: unknown[]): Promise<Map<string, string>> {
-  const rows = params.length / INSERT_COLUMNS.length;
-  const out = new Map<string, string>();
-  if (rows === 0) return out;
-  const res = await db.executeQuery(CompiledQuery.raw(insertSql.text(onPostgres(db), rows), params) as CompiledQuery<{ id: string; email: string }>);
-  for (const r of res.rows) out.set(r.email, r.id);
-  return out;
-}
-
-/** Built once (db/precompiled.ts): every public sign-up runs it (the figure: submissions/submissions.repository.ts). */
-const contactIdOf = new Precompiled((db, param) => db.selectFrom('contacts').select('id').where('workspace_id', '=', param('workspaceId')).where('email', '=', param('email')));
-
 /** The id of the workspace's contact with this email (normalised), if there is one. */
 export async function contactIdByEmail(db: Executor, workspaceId: string, email: string): Promise<string | undefined> {
-  return (await contactIdOf.executeTakeFirst(db, { workspaceId, email }))?.id;
+  return (await db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst())?.id;
 }
 
 /** email → id for those of `emails` (normalised) that a contact of the workspace has. */
@@ -110,51 +63,6 @@ export async function contactStatesByEmail(db: Executor, workspaceId: string, em
   if (emails.length === 0) return new Map();
   const rows = await db.selectFrom('contacts').select(['id', 'email', 'status']).where('workspace_id', '=', workspaceId).where('email', 'in', [...emails]).execute();
   return new Map(rows.map((r) => [r.email, { id: r.id, status: r.status }]));
-}
-
-/** What an import row changes on an existing contact: an absent field is left as it is. */
-export interface ContactChange {
-  firstName?: string | null;
-  lastName?: string | null;
-  status?: ContactStatus;
-  propertiesJson?: string;
-}
-
-const UPDATE_VALUES = ['id', 'set_first', 'first_name', 'set_last', 'last_name', 'set_props', 'properties', 'status'] as const;
-
-/**
- * One `update … from (values …) returning id` for a batch of contacts (see db/batch-sql.ts). Each row says
- * which fields it sets ('1'/'0' flags, so that no parameter needs a type on PostgreSQL); status is set when
- * given. One statement per batch instead of one per contact: on PostgreSQL the round trips were most of an
- * import's time when it updated contacts.
- */
-const updateSql = new BatchSql((rows, p, postgres) => {
-  const keep = (column: string, flag: string, cast = '') => `"${column}" = case when "v"."${flag}" = '1' then "v"."${column}"${cast} else "contacts"."${column}" end`;
-  return `with "v" (${UPDATE_VALUES.map((c) => `"${c}"`).join(', ')}) as (values ${valueTuples(rows, UPDATE_VALUES.length, p)}) update "contacts" set `
-    + [keep('first_name', 'set_first'), keep('last_name', 'set_last'), keep('properties', 'set_props', postgres ? '::jsonb' : ''),
-      '"status" = coalesce("v"."status", "contacts"."status")', `"updated_at" = ${p()}`].join(', ')
-    // SQLite: the unary + keeps the planner off the workspace indexes. With them it scanned the workspace's
-    // contacts once per row of v (600 ms a batch at 20,000 contacts); without, it looks each row up by id.
-    + ` from "v" where ${postgres ? '' : '+'}"contacts"."workspace_id" = ${p()} and "contacts"."id" = "v"."id" returning "contacts"."id"`;
-});
-
-/** Appends one contact's change to `params`, in the order updateContactParams expects (see pushNewContact). */
-export function pushContactChange(params: unknown[], id: string, c: ContactChange): void {
-  params.push(
-    id,
-    c.firstName !== undefined ? '1' : '0', c.firstName ?? null,
-    c.lastName !== undefined ? '1' : '0', c.lastName ?? null,
-    c.propertiesJson !== undefined ? '1' : '0', c.propertiesJson ?? null,
-    c.status ?? null,
-  );
-}
-
-/** Applies the changes laid out by pushContactChange and refreshes updated_at; returns the ids of the contacts updated. */
-export async function updateContactParams(db: Executor, workspaceId: string, params: unknown[], updatedAt: string): Promise<Set<string>> {
-  const rows = params.length / UPDATE_VALUES.length;
-  if (rows === 0) return new Set();
-  const res = await db.executeQuery(CompiledQuery.raw(updateSql.text(onPostgres(db), rows), [...params, updatedAt, workspaceId]) as CompiledQuery<{ id: string }>);
-  return new Set(res.rows.map((r) => r.id));
 }
 
 /** Applies the present fields and refreshes updated_at; false if there is no such contact. */
