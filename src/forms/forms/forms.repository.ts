@@ -287,3 +287,20 @@ export async function findPublishedBySlug(db: Executor, slug: string): Promise<P
     .where('form_slugs.slug', '=', slug).where('forms.slug', '=', slug).executeTakeFirst();
   return row ? { ...toForm(row), workspaceId: row.workspace_id, html: row.html } : undefined;
 }
+
+// ---- counters ------------------------------------------------------------------------------------
+
+/** A form version's counters (`stats`): hosted-page views and embed impressions, submissions that count, double opt-in confirmations. */
+export type Counter = 'views' | 'submissions' | 'confirmations';
+
+export async function bumpCounter(db: Executor, workspaceId: string, formId: string, counter: Counter): Promise<void> {
+  await db.insertInto('form_counters')
+    .values({ form_id: formId, workspace_id: workspaceId, views: counter === 'views' ? 1 : 0, submissions: counter === 'submissions' ? 1 : 0, confirmations: counter === 'confirmations' ? 1 : 0 })
+    .onConflict((oc) => oc.column('form_id').doUpdateSet({ [counter]: sql`form_counters.${sql.ref(counter)} + 1` }))
+    .execute();
+}
+
+export async function getCounters(db: Executor, workspaceId: string, formId: string): Promise<Record<Counter, number>> {
+  const r = await db.selectFrom('form_counters').select(['views', 'submissions', 'confirmations']).where('workspace_id', '=', workspaceId).where('form_id', '=', formId).executeTakeFirst();
+  return { views: Number(r?.views ?? 0), submissions: Number(r?.submissions ?? 0), confirmations: Number(r?.confirmations ?? 0) };
+}

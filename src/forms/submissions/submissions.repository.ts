@@ -130,21 +130,6 @@ export async function purgeIntakeNetworkData(db: Executor, before: string, limit
   return Number(res.numUpdatedRows);
 }
 
-export type Counter = 'views' | 'submissions' | 'confirmations';
-
-const counterBumps = Object.fromEntries((['views', 'submissions', 'confirmations'] as const).map((counter) => [counter, new Precompiled((db, param) => db.insertInto('form_counters')
-  .values({ form_id: param('formId'), workspace_id: param('workspaceId'), views: counter === 'views' ? 1 : 0, submissions: counter === 'submissions' ? 1 : 0, confirmations: counter === 'confirmations' ? 1 : 0 })
-  .onConflict((oc) => oc.column('form_id').doUpdateSet({ [counter]: sql`form_counters.${sql.ref(counter)} + 1` })))])) as Record<Counter, Precompiled<unknown>>;
-
-export async function bumpCounter(db: Executor, workspaceId: string, formId: string, counter: Counter): Promise<void> {
-  await counterBumps[counter].execute(db, { formId, workspaceId });
-}
-
-export async function getCounters(db: Executor, workspaceId: string, formId: string): Promise<Record<Counter, number>> {
-  const r = await db.selectFrom('form_counters').select(['views', 'submissions', 'confirmations']).where('workspace_id', '=', workspaceId).where('form_id', '=', formId).executeTakeFirst();
-  return { views: Number(r?.views ?? 0), submissions: Number(r?.submissions ?? 0), confirmations: Number(r?.confirmations ?? 0) };
-}
-
 // ---- double opt-in ------------------------------------------------------------------------------
 
 

@@ -133,7 +133,7 @@ export class SubmissionsService {
   }
 
   async recordView(workspaceId: string, formId: string): Promise<void> {
-    await repo.bumpCounter(this.db.kysely, workspaceId, formId, 'views');
+    await forms.bumpCounter(this.db.kysely, workspaceId, formId, 'views');
   }
 
   /**
@@ -388,11 +388,6 @@ export class SubmissionsService {
     return { formId: form.id, formGroupId: form.formGroupId, total: counter.total, questions: counter.result() };
   }
 
-
-  counters(workspaceId: string, formId: string) {
-    return repo.getCounters(this.db.kysely, workspaceId, formId);
-  }
-
   /**
    * Follows a confirmation link: single use, expiring. The contact becomes SUBSCRIBED, its address leaves the
    * suppression list, and the changes its sign-up held are applied: the link proves the address is theirs
@@ -426,7 +421,7 @@ export class SubmissionsService {
     const used = await k.transaction().execute(async (trx) => {
       if (!(await repo.useConfirmation(trx, c.workspaceId, c.id, now))) return false;
       await confirm(trx, c.workspaceId, c.contactId, c.data, now);
-      await repo.bumpCounter(trx, c.workspaceId, c.formId, 'confirmations');
+      await forms.bumpCounter(trx, c.workspaceId, c.formId, 'confirmations');
       return true;
     });
     return { result: used ? 'confirmed' : 'already', ...about };
@@ -453,7 +448,7 @@ async function signUpContact(trx: Executor, workspaceId: string, form: Form, ema
 
 /** A submission that counts: the form's counter, and `form.submitted` after the contact's own events (docs/events.md), so an automation on it finds the contact. */
 async function recordAccepted(trx: Executor, workspaceId: string, form: Form, s: { submissionId: string; source: string; contactId: string | null; data: Record<string, string | string[]> }, now: string): Promise<void> {
-  await repo.bumpCounter(trx, workspaceId, form.id, 'submissions');
+  await forms.bumpCounter(trx, workspaceId, form.id, 'submissions');
   await recordEvent(trx, workspaceId, {
     type: 'form.submitted', contactId: s.contactId,
     data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId: s.submissionId, source: s.source, fields: s.data },
