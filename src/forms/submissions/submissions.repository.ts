@@ -117,19 +117,6 @@ export async function purgeNetworkData(db: Executor, before: string, limit: numb
   return Number(res.numUpdatedRows);
 }
 
-/**
- * The same for entries of the intake received before `before` and not made yet (an entry whose making keeps failing is
- * tried again for as long as it takes: it must not keep the address and user agent longer than a submission would).
- * The submission made from it later has none.
- */
-export async function purgeIntakeNetworkData(db: Executor, before: string, limit: number): Promise<number> {
-  const due = db.selectFrom('submission_intake').select('id')
-    .where((eb) => eb.or([eb('ip', 'is not', null), eb('user_agent', 'is not', null)]))
-    .where('received_at', '<', before).orderBy('id').limit(limit);
-  const res = await db.updateTable('submission_intake').set({ ip: null, user_agent: null }).where('id', 'in', due).executeTakeFirst();
-  return Number(res.numUpdatedRows);
-}
-
 // ---- double opt-in ------------------------------------------------------------------------------
 
 
@@ -214,82 +201,4 @@ export async function workspaceOfConfirmation(db: Executor, id: string): Promise
 /** The contact a confirmation was sent to. */
 export async function contactOfConfirmation(db: Executor, workspaceId: string, id: string): Promise<string | undefined> {
   return (await db.selectFrom('confirmations').select('contact_id').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst())?.contact_id;
-}
-
-// ---- the intake of a spike (submissions/CONTEXT.md) ------------------------------------------------
-
-/** A public submission taken in and not yet made: its checked answers, where it came from and when. */
-export interface IntakeEntry {
-  id: number;
-  submissionId: string;
-  workspaceId: string;
-  formId: string;
-  source: 'HOSTED' | 'EMBED';
-  values: Record<string, string | number | boolean | string[]>;
-  consented: boolean;
-  ip: string | null;
-  userAgent: string | null;
-  receivedAt: string;
-  attempts: number;
-}
-
-// The spike's answers wait on this statement: built once (db/precompiled.ts).
-const intakeInsert = new Precompiled((db, param) => db.insertInto('submission_intake').values({
-  submission_id: param('submissionId'), workspace_id: param('workspaceId'), form_id: param('formId'), source: param<IntakeEntry['source']>('source'),
-  data: param('data'), consented: param<number>('consented'), ip: param<string | null>('ip'), user_agent: param<string | null>('userAgent'),
-  received_at: param('receivedAt'), next_attempt_at: null, last_error: null,
-}));
-
-export async function insertIntake(db: Executor, workspaceId: string, e: Omit<IntakeEntry, 'id' | 'workspaceId' | 'attempts'>): Promise<void> {
-  await intakeInsert.execute(db, {
-    submissionId: e.submissionId, workspaceId, formId: e.formId, source: e.source, data: toJsonColumn(e.values)!,
-    consented: e.consented ? 1 : 0, ip: e.ip, userAgent: e.userAgent, receivedAt: e.receivedAt,
-  });
-}
-
-/**
- * The entries due, oldest first (arrival order): never tried, or whose retry time has come. Every workspace: a
- * worker job. Nothing is claimed here: `takeIntake`, in the transaction that makes the submission, decides who does it.
- */
-export async function dueIntake(db: Executor, now: string, limit: number): Promise<IntakeEntry[]> {
-  const rows = await db.selectFrom('submission_intake')
-    .select(['id', 'submission_id', 'workspace_id', 'form_id', 'source', 'data', 'consented', 'ip', 'user_agent', 'received_at', 'attempts'])
-    .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]))
-    .orderBy('id').limit(limit).execute();
-  return rows.map((r) => ({
-    id: Number(r.id), submissionId: r.submission_id, workspaceId: r.workspace_id, formId: r.form_id, source: r.source,
-    values: fromJsonColumn<IntakeEntry['values']>(r.data) ?? {}, consented: Number(r.consented) === 1, ip: r.ip, userAgent: r.user_agent,
-    receivedAt: toIso(r.received_at), attempts: Number(r.attempts),
-  }));
-}
-
-/** When the oldest entry never tried was received (a spike's lag), or null when none waits. Every workspace. */
-export async function oldestIntake(db: Executor): Promise<string | null> {
-  const r = await db.selectFrom('submission_intake').select('received_at').where('next_attempt_at', 'is', null).orderBy('id').limit(1).executeTakeFirst();
-  return r ? toIso(r.received_at) : null;
-}
-
-/**
- * Removes the entry in the transaction that makes its submission; false when it is gone already (another process
- * made it: on PostgreSQL the second waits for the first's row lock, then finds nothing). By its submission's id too:
- * SQLite may give a deleted entry's key to a new one, which must not be taken for the entry read before.
- */
-export async function takeIntake(db: Executor, workspaceId: string, entry: { id: number; submissionId: string }): Promise<boolean> {
-  const rows = await intakeTake.execute(db, { workspaceId, id: entry.id, submissionId: entry.submissionId });
-  return rows.length > 0;
-}
-
-const intakeTake = new Precompiled((db, param) => db.deleteFrom('submission_intake')
-  .where('workspace_id', '=', param('workspaceId')).where('id', '=', param<number>('id')).where('submission_id', '=', param('submissionId')).returning('id'));
-
-/** An entry whose making failed: tried again at `retryAt`, the error kept for the operator. */
-export async function deferIntake(db: Executor, workspaceId: string, id: number, retryAt: string, error: string): Promise<void> {
-  await db.updateTable('submission_intake').set({ attempts: sql`attempts + 1`, next_attempt_at: retryAt, last_error: error.slice(0, 500) })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
-}
-
-/** How many entries wait, and since when (the oldest): `formcast doctor`. Every workspace. */
-export async function intakeBacklog(db: Executor): Promise<{ waiting: number; oldest: string | null }> {
-  const r = await db.selectFrom('submission_intake').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('received_at').as('oldest')]).executeTakeFirst();
-  return { waiting: Number(r?.n ?? 0), oldest: r?.oldest ? toIso(r.oldest as string) : null };
 }
