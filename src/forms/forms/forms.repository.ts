@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/connection.js';
-import { Precompiled } from '../../db/precompiled.js';
 import type { FormsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
@@ -187,31 +186,10 @@ export async function updateDraftForm(db: Executor, workspaceId: string, id: str
  * form if it is a DRAFT and returns it, or returns undefined (missing, or not a draft) for the caller to explain.
  */
 export async function updateDraftFormReturning(db: Executor, workspaceId: string, id: string, values: Partial<FormValues>, updatedAt: string): Promise<Form | undefined> {
-  const set = valuesToRow(values);
-  const row = await updateDraftReturningQuery(Object.keys(set) as (keyof FormsTable)[])
-    .executeTakeFirst(db, { ...set, updated_at: updatedAt, workspaceId, id });
+  const row = await db.updateTable('forms').set({ ...valuesToRow(values), updated_at: updatedAt })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT')
+    .returning(FORM_COLUMNS).executeTakeFirst();
   return row ? toForm(row) : undefined;
-}
-
-/**
- * PUT /v1/forms/{id} is the API's busiest write, so its statement is precompiled, one per set of columns
- * changed (a few dozen combinations occur in practice; the cache is bounded all the same).
- */
-const updateDraftReturning = new Map<string, Precompiled<FormRow>>();
-const UPDATE_SHAPES_KEPT = 256;
-
-function updateDraftReturningQuery(columns: (keyof FormsTable)[]): Precompiled<FormRow> {
-  const shape = columns.join(',');
-  let query = updateDraftReturning.get(shape);
-  if (!query) {
-    query = new Precompiled((db, param) => db.updateTable('forms')
-      .set(Object.fromEntries([...columns, 'updated_at'].map((c) => [c, param(c)])))
-      .where('workspace_id', '=', param('workspaceId')).where('id', '=', param('id')).where('status', '=', 'DRAFT')
-      .returning(FORM_COLUMNS));
-    if (updateDraftReturning.size >= UPDATE_SHAPES_KEPT) updateDraftReturning.delete(updateDraftReturning.keys().next().value!);
-    updateDraftReturning.set(shape, query);
-  }
-  return query;
 }
 
 export async function setFormStatus(db: Executor, workspaceId: string, id: string, from: FormStatus, to: FormStatus, at: string): Promise<boolean> {

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/connection.js';
-import { Precompiled } from '../../db/precompiled.js';
 import type { HeldChanges } from '../../audience/index.js';
 import type { SubmissionsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
@@ -41,26 +40,13 @@ function toSubmission(r: Row): Submission {
   };
 }
 
-/*
- * The statements of a public submission are built once (db/precompiled.ts), not for every request: building and
- * compiling the six Kysely queries of a sign-up (these, the suppression and the contact lookups) cost 35-45 µs per
- * sign-up, measured alone on 2 loaded CPUs, when a bare route's whole request costs ~150 µs there (bench/README.md,
- * bench:submit).
- */
-const submissionInsert = new Precompiled((db, param) => db.insertInto('submissions').values({
-  id: param('id'), workspace_id: param('workspaceId'), form_id: param('formId'), form_group_id: param('formGroupId'), form_version: param<number>('formVersion'),
-  data: param('data'), contact_id: param<string | null>('contactId'), source: param<Submission['source']>('source'), created_at: param('createdAt'),
-  ip: param<string | null>('ip'), user_agent: param<string | null>('userAgent'), consent_text: param<string | null>('consentText'), consent_accepted_at: param<string | null>('consentAcceptedAt'),
-  status: param<SubmissionStatus>('status'), held_reasons: param<string | null>('heldReasons'),
-}));
-
 export async function insertSubmission(db: Executor, workspaceId: string, s: Omit<Submission, 'status' | 'heldReasons' | 'reviewedAt'> & Partial<Pick<Submission, 'status' | 'heldReasons'>> & { formGroupId: string }): Promise<void> {
-  await submissionInsert.execute(db, {
-    id: s.id, workspaceId, formId: s.formId, formGroupId: s.formGroupId, formVersion: s.formVersion,
-    data: toJsonColumn(s.data)!, contactId: s.contactId, source: s.source, createdAt: s.createdAt,
-    ip: s.ip, userAgent: s.userAgent, consentText: s.consent?.text ?? null, consentAcceptedAt: s.consent?.acceptedAt ?? null,
-    status: s.status ?? 'ACCEPTED', heldReasons: toJsonColumn(s.heldReasons ?? null),
-  });
+  await db.insertInto('submissions').values({
+    id: s.id, workspace_id: workspaceId, form_id: s.formId, form_group_id: s.formGroupId, form_version: s.formVersion,
+    data: toJsonColumn(s.data)!, contact_id: s.contactId, source: s.source, created_at: s.createdAt,
+    ip: s.ip, user_agent: s.userAgent, consent_text: s.consent?.text ?? null, consent_accepted_at: s.consent?.acceptedAt ?? null,
+    status: s.status ?? 'ACCEPTED', held_reasons: toJsonColumn(s.heldReasons ?? null),
+  }).execute();
 }
 
 export async function getSubmission(db: Executor, workspaceId: string, id: string): Promise<Submission | undefined> {
@@ -119,14 +105,11 @@ export async function purgeNetworkData(db: Executor, before: string, limit: numb
 
 // ---- double opt-in ------------------------------------------------------------------------------
 
-
-const confirmationInsert = new Precompiled((db, param) => db.insertInto('confirmations').values({
-  id: param('id'), workspace_id: param('workspaceId'), contact_id: param('contactId'), form_id: param('formId'), token: param('token'), expires_at: param('expiresAt'),
-  used_at: null, email_sent_at: null, attempts: 0, next_attempt_at: param('now'), last_error: null, created_at: param('now'), data: param<string | null>('data'),
-}));
-
 export async function insertConfirmation(db: Executor, workspaceId: string, c: { id: string; contactId: string; formId: string; token: string; expiresAt: string; now: string; data: HeldChanges | null }): Promise<void> {
-  await confirmationInsert.execute(db, { id: c.id, workspaceId, contactId: c.contactId, formId: c.formId, token: c.token, expiresAt: c.expiresAt, now: c.now, data: toJsonColumn(c.data) });
+  await db.insertInto('confirmations').values({
+    id: c.id, workspace_id: workspaceId, contact_id: c.contactId, form_id: c.formId, token: c.token, expires_at: c.expiresAt,
+    used_at: null, email_sent_at: null, attempts: 0, next_attempt_at: c.now, last_error: null, created_at: c.now, data: toJsonColumn(c.data),
+  }).execute();
 }
 
 /** True when the contact has an unused confirmation created at or after `since` (one per address per window). */
