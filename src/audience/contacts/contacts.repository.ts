@@ -95,8 +95,8 @@ export interface ContactFilter {
 /**
  * A page of GET /v1/contacts: keyset pagination (`id < cursor`, newest first), so a page at any depth is one range
  * of an index read from the cursor on: (workspace_id, id), or (workspace_id, status, id) with a status filter.
- * 11 ms for page 1 and 12 ms at depth 900,000 of 1,000,000 contacts (bench/segments.bench.ts); an OFFSET would
- * walk the 900,000 entries before it. test/db/contact-pages.test.ts holds the plans to it.
+ * A page 900,000 contacts deep costs what page 1 does (bench/README.md, bench:segments); an OFFSET would walk the
+ * 900,000 entries before it. test/db/contact-pages.test.ts holds the plans to it.
  */
 export function contactsPageQuery(db: Executor, workspaceId: string, f: ContactFilter) {
   let q = db.selectFrom('contacts').select(CONTACT_COLUMNS).where('workspace_id', '=', workspaceId);
