@@ -17,6 +17,7 @@ import { consoleRoutes } from './access/console/console.routes.js';
 import { contactStatsRoutes } from './audience/contacts/contacts.stats.routes.js';
 import { contactsRoutes } from './audience/contacts/contacts.routes.js';
 import { ContactsService, contactIdOf } from './audience/contacts/contacts.service.js';
+import { applyToAddress } from './audience/contacts/contacts.lifecycle.js';
 import { domainsRoutes } from './mail-setup/domains/domains.routes.js';
 import { DomainsService } from './mail-setup/domains/domains.service.js';
 import { unavailable } from './errors/errors.js';
@@ -33,7 +34,7 @@ import { sendProblem } from './http/problem.js';
 import { createServer } from './http/server.js';
 import type { Mailer, TransportState } from './mail/transport.js';
 import { segmentsRoutes } from './audience/segments/segments.routes.js';
-import { SegmentsService } from './audience/segments/segments.service.js';
+import { SegmentsService, contactPagesOf } from './audience/segments/segments.service.js';
 import { submissionsRoutes } from './forms/submissions/submissions.routes.js';
 import { SubmissionsService } from './forms/submissions/submissions.service.js';
 import { ProtectionService } from './forms/protection/protection.service.js';
@@ -109,14 +110,14 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     workspaces: new WorkspacesService(db, apiKeys),
     forms: new FormsService(db),
     domains,
-    contacts: new ContactsService(db),
+    contacts: new ContactsService(db, { contactPages: contactPagesOf(db) }),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
     templates: new TemplatesService(db),
     broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
     unsubscribe: new UnsubscribeService(db),
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
-    suppressions: new SuppressionsService(db),
+    suppressions: new SuppressionsService(db, applyToAddress),
     bounces: new BouncesService(db),
     events: new EventsService(db, config.trackQuota, { contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref) }),
     webhooks,

@@ -6,7 +6,7 @@ import { parseRelayUrls, RelayConfigError, type RelayUrl } from './mail/relay-ur
 import { PACKAGE_ROOT } from './lib/paths.js';
 import { ConfigError } from './errors/config-error.js';
 import { checkDatabaseUrl } from './db/url.js';
-import type { SubmissionIntake } from './forms/submissions/submissions.service.js';
+import type { SubmissionIntake } from './forms/submissions/submissions.intake.js';
 export type { SubmissionIntake };
 import { DEFAULT_BURST_RULES, type BurstRules } from './forms/protection/protection.bursts.js';
 import { DEFAULT_POW_TUNING, type PowTuning } from './forms/protection/protection.pow.js';

@@ -1,3 +1,7 @@
+// The audience context's face (docs/architecture.md): what other contexts may use of contacts, segments, suppressions
+// and topics. Writes go through published functions only: a contact's status and its address's suppression through
+// the lifecycle (applyToAddress, applyToContact, signUp, confirm), its data through changeByAutomation, its topic
+// subscriptions through setTopicChoices. The rest are reads.
 export { contactEmail } from './contacts/contacts.email.js';
 export { applyToAddress, applyToContact, confirm, type HeldChanges, signUp, type SignUpFields } from './contacts/contacts.lifecycle.js';
 export { CONTACT_COLUMNS, type ContactRecord, getContact, toContactRecord } from './contacts/contacts.repository.js';

@@ -15,8 +15,8 @@ const param: Param = <T>(name: string) => new Placeholder(name) as unknown as T;
 /**
  * A Kysely query built and compiled once per database, then run with fresh values: the SQL text
  * is the same every time, only the bound parameters change. For the hottest paths (authentication, the
- * form update), where building and compiling a query cost more than SQLite takes to run it. The query is
- * still written with Kysely, so it stays typed and dialect-neutral.
+ * intake of a spike's submissions), where building and compiling a query cost more than SQLite takes to run
+ * it. The query is still written with Kysely, so it stays typed and dialect-neutral.
  *
  * Values are passed by name. Constants written into the builder (a status, say) stay bound parameters
  * and are kept as they are; only placeholders are replaced. A placeholder whose name has no value (or
@@ -24,8 +24,8 @@ const param: Param = <T>(name: string) => new Placeholder(name) as unknown as T;
  */
 export class Precompiled<R> {
   // Keyed by the database's adapter: PostgreSQL and SQLite compile differently, and a transaction shares its
-  // database's adapter, so a query run inside transactions is compiled once too, not once per transaction (a
-  // public sign-up runs six in its transaction: submissions/submissions.repository.ts).
+  // database's adapter, so a query run inside transactions is compiled once too, not once per transaction (the
+  // intake's insert runs in the group commit's: forms/submissions/submissions.intake.ts).
   private readonly compiled = new WeakMap<object, CompiledQuery<R>>();
 
   constructor(private readonly build: (db: Executor, param: Param) => Compilable<R>) {}

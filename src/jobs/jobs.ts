@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import { AutomationEngine, DEFAULT_ENGINE, type EngineOptions } from '../integrations/automations/automations.engine.js';
 import { ContactsService } from '../audience/contacts/contacts.service.js';
+import { contactPagesOf } from '../audience/segments/segments.service.js';
 import type { Db } from '../db/connection.js';
 import { EventsService } from '../outbox/events/events.service.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline, type PipelineOptions } from '../sending/deliveries/pipeline.js';
@@ -107,7 +108,7 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   const sendingHeap = createSendingHeap();
   const pipeline = buildPipeline(db, mailer, config, log, { onBatch: () => sendingHeap.sending(), ...overrides });
   const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log, config.secret);
-  const contacts = new ContactsService(db);
+  const contacts = new ContactsService(db, { contactPages: contactPagesOf(db) });
   const events = new EventsService(db);
   const protection = new ProtectionService(db, { secret: config.secret, bursts: config.signupBursts, pow: config.proofOfWork });
   const poll = config.worker.pollMs;

@@ -1,6 +1,7 @@
 import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as repo from '../../src/audience/contacts/contacts.repository.js';
+import { insertContactsIfNew } from '../../src/audience/contacts/contacts.batch-sql.js';
 import type { Db } from '../../src/db/connection.js';
 import { newId } from '../../src/lib/ids.js';
 import { PG_URL, testDatabases, type TestDatabase } from '../helpers/db.js';
@@ -24,15 +25,19 @@ for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
     beforeAll(async () => {
       ({ db, drop } = await target!.open());
       await db.kysely.insertInto('workspaces').values([{ id: 'ws_a', name: 'A', created_at: T0 }, { id: 'ws_b', name: 'B', created_at: T0 }]).execute();
-      const params: unknown[] = [];
+      const rows = { ws_a: { ids: [] as string[], emails: [] as string[], statuses: [] as ('UNSUBSCRIBED' | 'SUBSCRIBED')[] }, ws_b: { ids: [] as string[], emails: [] as string[], statuses: [] as ('UNSUBSCRIBED' | 'SUBSCRIBED')[] } };
       for (let i = 0; i < 300; i++) {
-        for (const ws of ['ws_a', 'ws_b']) {
+        for (const ws of ['ws_a', 'ws_b'] as const) {
           const id = newId('ct');
           if (ws === 'ws_a') ids.push(id);
-          repo.pushNewContact(params, ws, id, `c${i}@${ws}.example`, null, null, '{}', i % 3 === 0 ? 'UNSUBSCRIBED' : 'SUBSCRIBED', T0);
+          rows[ws].ids.push(id);
+          rows[ws].emails.push(`c${i}@${ws}.example`);
+          rows[ws].statuses.push(i % 3 === 0 ? 'UNSUBSCRIBED' : 'SUBSCRIBED');
         }
       }
-      for (let i = 0; i < params.length; i += 900) await repo.insertContactParamsIfNew(db.kysely, params.slice(i, i + 900));
+      for (const [ws, r] of Object.entries(rows)) {
+        await insertContactsIfNew(db.kysely, ws, { size: r.ids.length, ids: r.ids, emails: r.emails, firstNames: [], lastNames: [], properties: [], statuses: r.statuses }, T0);
+      }
       if (db.dialect === 'postgres') await db.kysely.executeQuery(CompiledQuery.raw('analyze contacts'));
     });
     afterAll(async () => drop?.());

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as repo from '../../src/audience/contacts/contacts.repository.js';
+import * as batch from '../../src/audience/contacts/contacts.batch-sql.js';
 import type { Db } from '../../src/db/connection.js';
 import { PG_URL, testDatabases, type TestDatabase } from '../helpers/db.js';
 
@@ -14,11 +14,12 @@ for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
     beforeAll(async () => {
       ({ db, drop } = await target!.open());
       await db.kysely.insertInto('workspaces').values([{ id: 'ws_a', name: 'A', created_at: T0 }, { id: 'ws_b', name: 'B', created_at: T0 }]).execute();
-      const params: unknown[] = [];
-      for (const [ws, id] of [['ws_a', 'ct_1'], ['ws_a', 'ct_2'], ['ws_a', 'ct_3'], ['ws_b', 'ct_b']]) {
-        repo.pushNewContact(params, ws!, id!, `${id}@example.com`, 'First', 'Last', '{"plan":"free"}', 'SUBSCRIBED', T0);
+      for (const [ws, ids] of [['ws_a', ['ct_1', 'ct_2', 'ct_3']], ['ws_b', ['ct_b']]] as const) {
+        await batch.insertContactsIfNew(db.kysely, ws, {
+          size: ids.length, ids, emails: ids.map((id) => `${id}@example.com`), firstNames: ids.map(() => 'First'), lastNames: ids.map(() => 'Last'),
+          properties: ids.map(() => '{"plan":"free"}'), statuses: ids.map(() => 'SUBSCRIBED' as const),
+        }, T0);
       }
-      await repo.insertContactParamsIfNew(db.kysely, params);
     });
     afterAll(async () => drop?.());
 
@@ -28,12 +29,14 @@ for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
     }
 
     it('sets only the fields each row gives (null clears), refreshes updated_at, and returns the ids it updated', async () => {
-      const changes: unknown[] = [];
-      repo.pushContactChange(changes, 'ct_1', { firstName: 'Ada' });
-      repo.pushContactChange(changes, 'ct_2', { lastName: null, status: 'UNSUBSCRIBED', propertiesJson: '{"plan":"pro","seats":3}' });
-      repo.pushContactChange(changes, 'ct_missing', { firstName: 'Nobody' });
-      repo.pushContactChange(changes, 'ct_b', { firstName: 'Not yours' }); // another workspace's contact
-      const updated = await repo.updateContactParams(db.kysely, 'ws_a', changes, T1);
+      const updated = await batch.updateContacts(db.kysely, 'ws_a', {
+        size: 4,
+        ids: ['ct_1', 'ct_2', 'ct_missing', 'ct_b'], // ct_b: another workspace's contact
+        firstNames: ['Ada', undefined, 'Nobody', 'Not yours'],
+        lastNames: [undefined, null, undefined, undefined],
+        properties: [undefined, '{"plan":"pro","seats":3}', undefined, undefined],
+        statuses: [undefined, 'UNSUBSCRIBED', undefined, undefined],
+      }, T1);
       expect([...updated].sort()).toEqual(['ct_1', 'ct_2']);
       expect(await rows()).toEqual([
         { id: 'ct_1', first: 'Ada', last: 'Last', props: { plan: 'free' }, status: 'SUBSCRIBED', updated: T1 },
@@ -44,7 +47,7 @@ for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
     });
 
     it('does nothing for an empty batch', async () => {
-      expect((await repo.updateContactParams(db.kysely, 'ws_a', [], T1)).size).toBe(0);
+      expect((await batch.updateContacts(db.kysely, 'ws_a', { size: 0, ids: [], firstNames: [], lastNames: [], properties: [], statuses: [] }, T1)).size).toBe(0);
     });
   });
 }

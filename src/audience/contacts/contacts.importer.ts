@@ -1,23 +1,20 @@
 import type { Readable } from 'node:stream';
-import type { Db, Executor } from '../../db/connection.js';
+import type { Db } from '../../db/connection.js';
 import type { ContactStatus } from '../../db/schema.js';
 import { DomainError, payloadTooLarge } from '../../errors/errors.js';
-import { recordEvents } from '../../outbox/index.js';
-import type { NewEvent } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
-import { suppressionsOf } from '../suppressions/suppressions.repository.js';
-import { createdEvents, statusEvents, updatedEvent, type ContactSource } from './contacts.events.js';
 import { BodyTooLarge, clip, csvItems, limitBytes, ndjsonItems, storableText, type ColumnMap, type ContactUpsert, type ImportItem } from './contacts.import.js';
+import { upsertContacts, type ContactUpserts } from './contacts.lifecycle.js';
 import * as repo from './contacts.repository.js';
 import type { ImportFormat, ImportJob } from './contacts.schemas.js';
-import { initialStatus, requestedStatus } from './contacts.state.js';
 
 /**
  * The import engine (contacts/CONTEXT.md, docs/contacts.md): a CSV or NDJSON stream read by
  * contacts.import.ts becomes batches of upserts, one transaction each, with the job's counts written in the
- * same transaction. Statuses follow the contact lifecycle (contacts.state.ts): a row cannot make a suppressed
- * address SUBSCRIBED or PENDING; such rows keep the contact's status and are counted as `suppressed`.
+ * same transaction. The contacts are written by the lifecycle's batch upsert (contacts.lifecycle.ts upsertContacts),
+ * the one writer of a contact's status: a row cannot make a suppressed address SUBSCRIBED or PENDING; such rows keep
+ * the contact's status and are counted as `suppressed`.
  */
 
 /** Rows per transaction in an import. */
@@ -92,55 +89,11 @@ function isStreamAbort(err: unknown): boolean {
 }
 
 /**
- * Creates the contact, or updates the one with that email: present fields replace, omitted ones stay; a
- * status is applied by the lifecycle's rule (requestedStatus). Race-safe: the insert does nothing when the
- * email exists (the unique constraint decides) and the existing contact is then updated.
+ * The current batch of an import, column by column (the lifecycle's ContactUpserts). Later rows with an email already
+ * in the batch are merged into its slot (present fields replace). Only strings and numbers are kept from one row to the
+ * next, in arrays reused from batch to batch: contacts.batch-sql.ts says why no object per row.
  */
-export async function upsertContact(trx: Executor, workspaceId: string, input: ContactUpsert, now: string): Promise<{ id: string; created: boolean; heldBySuppression: boolean }> {
-  const suppression = (await suppressionsOf(trx, workspaceId, [input.email])).get(input.email) ?? null;
-  const propertiesJson = input.properties === undefined ? undefined : JSON.stringify(input.properties);
-  return upsertRow(trx, workspaceId, input.email, input.firstName, input.lastName, input.status, propertiesJson, suppression, now, 'api');
-}
-
-/** The names of the fields an upsert sets, for `contact.updated`'s data. */
-function fieldsSet(firstName: unknown, lastName: unknown, propertiesJson: unknown): string[] {
-  return [firstName !== undefined && 'firstName', lastName !== undefined && 'lastName', propertiesJson !== undefined && 'properties'].filter((f): f is string => Boolean(f));
-}
-
-async function upsertRow(
-  trx: Executor, workspaceId: string, email: string, firstName: string | null | undefined, lastName: string | null | undefined,
-  status: ContactStatus | undefined, propertiesJson: string | undefined, suppression: Parameters<typeof initialStatus>[1], now: string, source: ContactSource,
-): Promise<{ id: string; created: boolean; heldBySuppression: boolean }> {
-  // A contact deleted between the two statements makes the insert succeed on the next turn.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const params: unknown[] = [];
-    const initial = initialStatus(status ?? 'SUBSCRIBED', suppression);
-    repo.pushNewContact(params, workspaceId, newId('ct'), email, firstName ?? null, lastName ?? null, propertiesJson ?? '{}', initial.status, now);
-    const id = (await repo.insertContactParamsIfNew(trx, params)).get(email);
-    if (id) {
-      await recordEvents(trx, workspaceId, createdEvents(id, email, initial.status, source), now);
-      return { id, created: true, heldBySuppression: initial.heldBySuppression };
-    }
-    const existing = (await repo.contactStatesByEmail(trx, workspaceId, [email])).get(email);
-    const requested = status === undefined ? { status: null, heldBySuppression: false } : requestedStatus(status, suppression !== null);
-    if (existing && (await repo.updateContact(trx, workspaceId, existing.id, { firstName, lastName, status: requested.status ?? undefined, propertiesJson }, now))) {
-      const fields = fieldsSet(firstName, lastName, propertiesJson);
-      await recordEvents(trx, workspaceId, [
-        ...(fields.length ? [updatedEvent(existing.id, email, fields, source)] : []),
-        ...statusEvents(existing.id, email, existing.status, requested.status ?? existing.status, source),
-      ], now);
-      return { id: existing.id, created: false, heldBySuppression: requested.heldBySuppression };
-    }
-  }
-  throw new Error('contact upsert did not settle after 3 attempts');
-}
-
-/**
- * The current batch of an import, column by column. Later rows with an email already in the batch are merged
- * into its slot (present fields replace). Only strings and numbers are kept from one row to the next, in
- * arrays reused from batch to batch: see repo.pushNewContact for why no object per row.
- */
-class Batch {
+class Batch implements ContactUpserts {
   readonly slotOf = new Map<string, number>();
   readonly emails: string[] = [];
   readonly firstNames: (string | null | undefined)[] = [];
@@ -221,14 +174,9 @@ class ImportRun {
   }
 
   /**
-   * Writes the batch in one transaction: one query finds which emails are suppressed, one multi-row insert adds
-   * every email of the batch that no contact has (doing nothing for the others: the unique constraint decides),
-   * one query reads the contacts of the others and one multi-row update changes them; those a concurrent writer
-   * deleted meanwhile are settled one by one. The job's counts are updated in the same transaction.
-   *
-   * The insert comes first, before anything is read about the batch's contacts: in an import of new contacts (the
-   * common case) nothing else has to look their emails up, and a lookup costs a descent of the email index as the
-   * insert does (~2 µs a row; bench/README.md, bench:import).
+   * Writes the batch in one transaction: the contacts by the lifecycle's batch upsert (contacts.lifecycle.ts
+   * upsertContacts, with their events), and the job's counts. A slot stands for b.rows[i] rows of the file: the first
+   * creates or updates, the others update.
    */
   async flush(): Promise<void> {
     const b = this.batch;
@@ -236,66 +184,13 @@ class ImportRun {
     const jobId = this.jobId;
     const ws = this.workspaceId;
     const delta = await this.db.kysely.transaction().execute(async (trx) => {
-      const d = { created: 0, updated: 0, suppressed: 0 };
-      const now = nowIso();
-      const emails = b.emails.slice(0, b.size);
-      const suppressed = await suppressionsOf(trx, ws, emails);
-      // The batch's events (docs/events.md), written with it.
-      const events: NewEvent[] = [];
-      const params: unknown[] = [];
+      const { created, held } = await upsertContacts(trx, ws, b, nowIso());
+      const d = { created: 0, updated: 0, suppressed: held };
       for (let i = 0; i < b.size; i++) {
-        const { status } = initialStatus(b.statuses[i] ?? 'SUBSCRIBED', suppressed.get(b.emails[i]!) ?? null);
-        repo.pushNewContact(params, ws, newId('ct'), b.emails[i]!, b.firstNames[i] ?? null, b.lastNames[i] ?? null, b.properties[i] ?? '{}', status, now);
+        const c = created[i] ? 1 : 0;
+        d.created += c;
+        d.updated += b.rows[i]! - c;
       }
-      const inserted = await repo.insertContactParamsIfNew(trx, params);
-      const states = inserted.size === b.size ? new Map<string, { id: string; status: ContactStatus }>() : await repo.contactStatesByEmail(trx, ws, emails.filter((e) => !inserted.has(e)));
-      const held = new Set<number>();
-      const changes: unknown[] = [];
-      const changed: number[] = [];
-      const settle: number[] = [];
-      for (let i = 0; i < b.size; i++) {
-        const email = b.emails[i]!;
-        const requested = b.statuses[i];
-        const insertedId = inserted.get(email);
-        // Asked (or, for a new contact, defaulted) to be SUBSCRIBED or PENDING, and the address is suppressed.
-        if (suppressed.has(email) && (requested === 'SUBSCRIBED' || requested === 'PENDING' || (requested === undefined && insertedId !== undefined))) held.add(i);
-        if (insertedId) {
-          events.push(...createdEvents(insertedId, email, initialStatus(requested ?? 'SUBSCRIBED', suppressed.get(email) ?? null).status, 'import'));
-          d.created++;
-          d.updated += b.rows[i]! - 1;
-          continue;
-        }
-        const id = states.get(email)?.id;
-        if (id === undefined) {
-          settle.push(i);
-          continue;
-        }
-        const status = requested === undefined ? undefined : requestedStatus(requested, suppressed.has(email)).status ?? undefined;
-        repo.pushContactChange(changes, id, { firstName: b.firstNames[i], lastName: b.lastNames[i], status, propertiesJson: b.properties[i] });
-        changed.push(i);
-      }
-      const updated = await repo.updateContactParams(trx, ws, changes, now);
-      for (const i of changed) {
-        const email = b.emails[i]!;
-        const before = states.get(email)!;
-        if (!updated.has(before.id)) {
-          settle.push(i);
-          continue;
-        }
-        d.updated += b.rows[i]!;
-        const fields = fieldsSet(b.firstNames[i], b.lastNames[i], b.properties[i]);
-        if (fields.length) events.push(updatedEvent(before.id, email, fields, 'import'));
-        const requested = b.statuses[i] === undefined ? null : requestedStatus(b.statuses[i]!, suppressed.has(email)).status;
-        if (requested) events.push(...statusEvents(before.id, email, before.status, requested, 'import'));
-      }
-      await recordEvents(trx, ws, events, now);
-      // Another writer deleted these contacts since the insert: settle each on its own.
-      for (const i of settle) {
-        const settled = await upsertRow(trx, ws, b.emails[i]!, b.firstNames[i], b.lastNames[i], b.statuses[i], b.properties[i], suppressed.get(b.emails[i]!) ?? null, now, 'import');
-        d.created += settled.created ? 1 : 0;
-        d.updated += b.rows[i]! - (settled.created ? 1 : 0);
-      }
-      d.suppressed = held.size;
       const progress = {
         total: this.counts.total, skipped: this.counts.skipped,
         created: this.counts.created + d.created, updated: this.counts.updated + d.updated, suppressed: this.counts.suppressed + d.suppressed,

@@ -1,16 +1,21 @@
 import type { Executor } from '../../db/connection.js';
 import type { ContactStatus } from '../../db/schema.js';
 import { recordEvents } from '../../outbox/index.js';
+import type { NewEvent } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
+import { toJsonColumn } from '../../lib/json.js';
 import { createdEvents, statusEvents, updatedEvent, type ContactSource } from './contacts.events.js';
-import { addSuppression, getSuppression, liftSuppression } from '../suppressions/suppressions.repository.js';
-import { contactIdByEmail, getContact, insertContactsIfNew, updateContact, type ContactRecord } from './contacts.repository.js';
-import { moveContact, signUpNew, type ContactMove, type ContactOperation, type SuppressionReason } from './contacts.state.js';
+import type { ContactUpsert } from './contacts.import.js';
+import { addSuppression, getSuppression, liftSuppression, suppressionsOf } from '../suppressions/suppressions.repository.js';
+import { insertContactIfNew, insertContactsIfNew, updateContacts } from './contacts.batch-sql.js';
+import { contactIdByEmail, contactStatesByEmail, getContact, updateContact, type ContactRecord } from './contacts.repository.js';
+import { initialStatus, moveContact, requestedStatus, signUpNew, type ContactMove, type ContactOperation, type SuppressionReason } from './contacts.state.js';
 
 /**
  * The one writer of a contact's status and of its address's suppression (contacts/CONTEXT.md). Other
  * features call these functions, inside their own transaction, to say what happened (a bounce, a complaint,
- * an unsubscription, a sign-up, a confirmation); the rules of what follows are the table in contacts.state.ts.
+ * an unsubscription, a sign-up, a confirmation, an upsert by the API or an import); the rules of what follows are
+ * the table in contacts.state.ts.
  */
 
 /** Where a change came from, kept on a suppression entry. */
@@ -123,10 +128,9 @@ export async function signUp(trx: Executor, workspaceId: string, email: string, 
   if (!id) {
     const { status, confirm } = signUpNew(doubleOptIn, suppression);
     const { write, held } = signUpData(null, false, fields);
-    const inserted = await insertContactsIfNew(trx, workspaceId, [{
-      id: newId('ct'), email, firstName: write.firstName ?? null, lastName: write.lastName ?? null, properties: write.properties ?? {}, status, createdAt: now,
-    }]);
-    id = inserted.get(email);
+    id = await insertContactIfNew(trx, workspaceId, {
+      id: newId('ct'), email, firstName: write.firstName ?? null, lastName: write.lastName ?? null, propertiesJson: toJsonColumn(write.properties ?? {})!, status,
+    }, now);
     if (id) {
       await recordEvents(trx, workspaceId, createdEvents(id, email, status, 'form'), now);
       return { contactId: id, confirm, held, created: true };
@@ -156,4 +160,139 @@ export async function confirm(trx: Executor, workspaceId: string, contactId: str
     }, now);
   }
   return apply(trx, workspaceId, contact.email, contact, 'confirm', {}, now);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Upserts (the API's POST /v1/contacts, imports)
+
+/**
+ * Creates the contact, or updates the one with that email: present fields replace, omitted ones stay; a status is
+ * applied by the table's `set*` rows (requestedStatus: a suppressed address is not made SUBSCRIBED or PENDING, and
+ * `heldBySuppression` says so). Race-safe: the insert does nothing when the email exists (the unique constraint
+ * decides) and the existing contact is then updated.
+ */
+export async function upsertContact(trx: Executor, workspaceId: string, input: ContactUpsert, now: string): Promise<{ id: string; created: boolean; heldBySuppression: boolean }> {
+  const suppression = (await suppressionsOf(trx, workspaceId, [input.email])).get(input.email) ?? null;
+  const propertiesJson = input.properties === undefined ? undefined : JSON.stringify(input.properties);
+  return upsertOne(trx, workspaceId, input.email, input.firstName, input.lastName, input.status, propertiesJson, suppression, now, 'api');
+}
+
+/** The names of the fields an upsert sets, for `contact.updated`'s data. */
+function fieldsSet(firstName: unknown, lastName: unknown, propertiesJson: unknown): string[] {
+  return [firstName !== undefined && 'firstName', lastName !== undefined && 'lastName', propertiesJson !== undefined && 'properties'].filter((f): f is string => Boolean(f));
+}
+
+async function upsertOne(
+  trx: Executor, workspaceId: string, email: string, firstName: string | null | undefined, lastName: string | null | undefined,
+  status: ContactStatus | undefined, propertiesJson: string | undefined, suppression: SuppressionReason | null, now: string, source: ContactSource,
+): Promise<{ id: string; created: boolean; heldBySuppression: boolean }> {
+  // A contact deleted between the two statements makes the insert succeed on the next turn.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const initial = initialStatus(status ?? 'SUBSCRIBED', suppression);
+    const id = await insertContactIfNew(trx, workspaceId, { id: newId('ct'), email, firstName, lastName, propertiesJson, status: initial.status }, now);
+    if (id) {
+      await recordEvents(trx, workspaceId, createdEvents(id, email, initial.status, source), now);
+      return { id, created: true, heldBySuppression: initial.heldBySuppression };
+    }
+    const existing = (await contactStatesByEmail(trx, workspaceId, [email])).get(email);
+    const requested = status === undefined ? { status: null, heldBySuppression: false } : requestedStatus(status, suppression !== null);
+    if (existing && (await updateContact(trx, workspaceId, existing.id, { firstName, lastName, status: requested.status ?? undefined, propertiesJson }, now))) {
+      const fields = fieldsSet(firstName, lastName, propertiesJson);
+      await recordEvents(trx, workspaceId, [
+        ...(fields.length ? [updatedEvent(existing.id, email, fields, source)] : []),
+        ...statusEvents(existing.id, email, existing.status, requested.status ?? existing.status, source),
+      ], now);
+      return { id: existing.id, created: false, heldBySuppression: requested.heldBySuppression };
+    }
+  }
+  throw new Error('contact upsert did not settle after 3 attempts');
+}
+
+/**
+ * The batch form of upsertContact, for an import (contacts.importer.ts): one slot per distinct email (normalised),
+ * column by column (contacts.batch-sql.ts says why), the properties as JSON text.
+ */
+export interface ContactUpserts {
+  size: number;
+  emails: readonly string[];
+  firstNames: readonly (string | null | undefined)[];
+  lastNames: readonly (string | null | undefined)[];
+  statuses: readonly (ContactStatus | undefined)[];
+  properties: readonly (string | undefined)[];
+}
+
+/**
+ * upsertContact for a batch, in the caller's transaction, with the same rules and events (source `import`): one
+ * query finds which emails are suppressed, one multi-row insert adds every email that no contact has (doing nothing
+ * for the others: the unique constraint decides), one query reads the contacts of the others and one multi-row
+ * update changes them; those a concurrent writer deleted meanwhile are settled one by one. Returns, per slot,
+ * whether it created its contact, and how many slots the suppression held (asked, or for a new contact defaulted,
+ * to be SUBSCRIBED or PENDING while the address is suppressed).
+ *
+ * The insert comes first, before anything is read about the batch's contacts: in an import of new contacts (the
+ * common case) nothing else has to look their emails up, and a lookup costs a descent of the email index as the
+ * insert does.
+ */
+export async function upsertContacts(trx: Executor, workspaceId: string, b: ContactUpserts, now: string): Promise<{ created: boolean[]; held: number }> {
+  const source: ContactSource = 'import';
+  const emails = b.emails.slice(0, b.size);
+  const suppressed = await suppressionsOf(trx, workspaceId, emails);
+  // The batch's events (docs/events.md), written with it.
+  const events: NewEvent[] = [];
+  const ids: string[] = [];
+  const statuses: ContactStatus[] = [];
+  for (let i = 0; i < b.size; i++) {
+    ids.push(newId('ct'));
+    statuses.push(initialStatus(b.statuses[i] ?? 'SUBSCRIBED', suppressed.get(b.emails[i]!) ?? null).status);
+  }
+  const inserted = await insertContactsIfNew(trx, workspaceId, { size: b.size, ids, emails: b.emails, firstNames: b.firstNames, lastNames: b.lastNames, properties: b.properties, statuses }, now);
+  const states = inserted.size === b.size ? new Map<string, { id: string; status: ContactStatus }>() : await contactStatesByEmail(trx, workspaceId, emails.filter((e) => !inserted.has(e)));
+  const created: boolean[] = [];
+  let held = 0;
+  const changes = { size: 0, ids: [] as string[], firstNames: [] as (string | null | undefined)[], lastNames: [] as (string | null | undefined)[], properties: [] as (string | undefined)[], statuses: [] as (ContactStatus | undefined)[] };
+  const changed: number[] = [];
+  const settle: number[] = [];
+  for (let i = 0; i < b.size; i++) {
+    const email = b.emails[i]!;
+    const requested = b.statuses[i];
+    const insertedId = inserted.get(email);
+    created.push(insertedId !== undefined);
+    if (suppressed.has(email) && (requested === 'SUBSCRIBED' || requested === 'PENDING' || (requested === undefined && insertedId !== undefined))) held++;
+    if (insertedId) {
+      events.push(...createdEvents(insertedId, email, statuses[i]!, source));
+      continue;
+    }
+    const id = states.get(email)?.id;
+    if (id === undefined) {
+      settle.push(i);
+      continue;
+    }
+    changes.ids.push(id);
+    changes.firstNames.push(b.firstNames[i]);
+    changes.lastNames.push(b.lastNames[i]);
+    changes.properties.push(b.properties[i]);
+    changes.statuses.push(requested === undefined ? undefined : requestedStatus(requested, suppressed.has(email)).status ?? undefined);
+    changes.size++;
+    changed.push(i);
+  }
+  const updated = await updateContacts(trx, workspaceId, changes, now);
+  for (const i of changed) {
+    const email = b.emails[i]!;
+    const before = states.get(email)!;
+    if (!updated.has(before.id)) {
+      settle.push(i);
+      continue;
+    }
+    const fields = fieldsSet(b.firstNames[i], b.lastNames[i], b.properties[i]);
+    if (fields.length) events.push(updatedEvent(before.id, email, fields, source));
+    const requested = b.statuses[i] === undefined ? null : requestedStatus(b.statuses[i]!, suppressed.has(email)).status;
+    if (requested) events.push(...statusEvents(before.id, email, before.status, requested, source));
+  }
+  await recordEvents(trx, workspaceId, events, now);
+  // Another writer deleted these contacts since the insert: settle each on its own.
+  for (const i of settle) {
+    const settled = await upsertOne(trx, workspaceId, b.emails[i]!, b.firstNames[i], b.lastNames[i], b.statuses[i], b.properties[i], suppressed.get(b.emails[i]!) ?? null, now, source);
+    created[i] = settled.created;
+  }
+  return { created, held };
 }

@@ -1,15 +1,9 @@
-import { CompiledQuery, PostgresAdapter, sql } from 'kysely';
-import { BatchSql, onPostgres, valueTuples } from '../../db/batch-sql.js';
+import { PostgresAdapter, sql } from 'kysely';
 import { databaseNow } from '../../db/clock.js';
-import type { Dialect, Executor } from '../../db/connection.js';
-import { Precompiled } from '../../db/precompiled.js';
+import type { Executor } from '../../db/connection.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
-import type { Filter } from '../segments/segments.filter.js';
-import { compiledFilter } from '../segments/segments.repository.js';
-import { contactSlices, inRange, sliceRows, type IdRange } from '../segments/slices.js';
-import { suppressionOfContact } from '../suppressions/suppressions.repository.js';
 import type { Topic } from '../topics/topics.repository.js';
 import { subscribedTo } from './contacts.subscriptions.js';
 import type { ImportJob } from './contacts.schemas.js';
@@ -52,54 +46,9 @@ export interface ContactValues {
   status?: ContactStatus;
 }
 
-const INSERT_COLUMNS = ['id', 'workspace_id', 'email', 'first_name', 'last_name', 'properties', 'status', 'created_at', 'updated_at'] as const;
-
-/** A multi-row `insert … on conflict do nothing returning` (see db/batch-sql.ts). */
-const insertSql = new BatchSql((rows, p) => `insert into "contacts" (${INSERT_COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${valueTuples(rows, INSERT_COLUMNS.length, p)}`
-  + ' on conflict ("workspace_id", "email") do nothing returning "id", "email"');
-
-/**
- * Appends one new contact's values to `params`, in the order insertContactParamsIfNew expects. Imports build one
- * flat array per batch this way rather than an object per row: objects kept alive across a batch are what
- * V8's young-generation GC promotes (and, when they survive often enough, starts allocating in the old
- * generation), which made an import's memory grow with the file.
- */
-export function pushNewContact(
-  params: unknown[], workspaceId: string, id: string, email: string, firstName: string | null, lastName: string | null,
-  propertiesJson: string, status: ContactStatus, createdAt: string,
-): void {
-  params.push(id, workspaceId, email, firstName, lastName, propertiesJson, status, createdAt, createdAt);
-}
-
-/** A contact to insert: `updatedAt` starts equal to `createdAt`. */
-export type NewContact = Omit<ContactRecord, 'updatedAt'>;
-
-/**
- * Inserts the contacts whose email is not taken in the workspace yet; the others are left alone (the unique
- * constraint decides, so concurrent writers cannot create a duplicate). Returns email → id of those inserted.
- */
-export function insertContactsIfNew(db: Executor, workspaceId: string, rows: readonly NewContact[]): Promise<Map<string, string>> {
-  const params: unknown[] = [];
-  for (const c of rows) pushNewContact(params, workspaceId, c.id, c.email, c.firstName, c.lastName, toJsonColumn(c.properties)!, c.status, c.createdAt);
-  return insertContactParamsIfNew(db, params);
-}
-
-/** insertContactsIfNew for values laid out by pushNewContact. */
-export async function insertContactParamsIfNew(db: Executor, params: unknown[]): Promise<Map<string, string>> {
-  const rows = params.length / INSERT_COLUMNS.length;
-  const out = new Map<string, string>();
-  if (rows === 0) return out;
-  const res = await db.executeQuery(CompiledQuery.raw(insertSql.text(onPostgres(db), rows), params) as CompiledQuery<{ id: string; email: string }>);
-  for (const r of res.rows) out.set(r.email, r.id);
-  return out;
-}
-
-/** Built once (db/precompiled.ts): every public sign-up runs it (the figure: submissions/submissions.repository.ts). */
-const contactIdOf = new Precompiled((db, param) => db.selectFrom('contacts').select('id').where('workspace_id', '=', param('workspaceId')).where('email', '=', param('email')));
-
 /** The id of the workspace's contact with this email (normalised), if there is one. */
 export async function contactIdByEmail(db: Executor, workspaceId: string, email: string): Promise<string | undefined> {
-  return (await contactIdOf.executeTakeFirst(db, { workspaceId, email }))?.id;
+  return (await db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst())?.id;
 }
 
 /** email → id for those of `emails` (normalised) that a contact of the workspace has. */
@@ -114,51 +63,6 @@ export async function contactStatesByEmail(db: Executor, workspaceId: string, em
   if (emails.length === 0) return new Map();
   const rows = await db.selectFrom('contacts').select(['id', 'email', 'status']).where('workspace_id', '=', workspaceId).where('email', 'in', [...emails]).execute();
   return new Map(rows.map((r) => [r.email, { id: r.id, status: r.status }]));
-}
-
-/** What an import row changes on an existing contact: an absent field is left as it is. */
-export interface ContactChange {
-  firstName?: string | null;
-  lastName?: string | null;
-  status?: ContactStatus;
-  propertiesJson?: string;
-}
-
-const UPDATE_VALUES = ['id', 'set_first', 'first_name', 'set_last', 'last_name', 'set_props', 'properties', 'status'] as const;
-
-/**
- * One `update … from (values …) returning id` for a batch of contacts (see db/batch-sql.ts). Each row says
- * which fields it sets ('1'/'0' flags, so that no parameter needs a type on PostgreSQL); status is set when
- * given. One statement per batch instead of one per contact: on PostgreSQL the round trips were most of an
- * import's time when it updated contacts.
- */
-const updateSql = new BatchSql((rows, p, postgres) => {
-  const keep = (column: string, flag: string, cast = '') => `"${column}" = case when "v"."${flag}" = '1' then "v"."${column}"${cast} else "contacts"."${column}" end`;
-  return `with "v" (${UPDATE_VALUES.map((c) => `"${c}"`).join(', ')}) as (values ${valueTuples(rows, UPDATE_VALUES.length, p)}) update "contacts" set `
-    + [keep('first_name', 'set_first'), keep('last_name', 'set_last'), keep('properties', 'set_props', postgres ? '::jsonb' : ''),
-      '"status" = coalesce("v"."status", "contacts"."status")', `"updated_at" = ${p()}`].join(', ')
-    // SQLite: the unary + keeps the planner off the workspace indexes. With them it scanned the workspace's
-    // contacts once per row of v (600 ms a batch at 20,000 contacts); without, it looks each row up by id.
-    + ` from "v" where ${postgres ? '' : '+'}"contacts"."workspace_id" = ${p()} and "contacts"."id" = "v"."id" returning "contacts"."id"`;
-});
-
-/** Appends one contact's change to `params`, in the order updateContactParams expects (see pushNewContact). */
-export function pushContactChange(params: unknown[], id: string, c: ContactChange): void {
-  params.push(
-    id,
-    c.firstName !== undefined ? '1' : '0', c.firstName ?? null,
-    c.lastName !== undefined ? '1' : '0', c.lastName ?? null,
-    c.propertiesJson !== undefined ? '1' : '0', c.propertiesJson ?? null,
-    c.status ?? null,
-  );
-}
-
-/** Applies the changes laid out by pushContactChange and refreshes updated_at; returns the ids of the contacts updated. */
-export async function updateContactParams(db: Executor, workspaceId: string, params: unknown[], updatedAt: string): Promise<Set<string>> {
-  const rows = params.length / UPDATE_VALUES.length;
-  if (rows === 0) return new Set();
-  const res = await db.executeQuery(CompiledQuery.raw(updateSql.text(onPostgres(db), rows), [...params, updatedAt, workspaceId]) as CompiledQuery<{ id: string }>);
-  return new Set(res.rows.map((r) => r.id));
 }
 
 /** Applies the present fields and refreshes updated_at; false if there is no such contact. */
@@ -191,8 +95,8 @@ export interface ContactFilter {
 /**
  * A page of GET /v1/contacts: keyset pagination (`id < cursor`, newest first), so a page at any depth is one range
  * of an index read from the cursor on: (workspace_id, id), or (workspace_id, status, id) with a status filter.
- * 11 ms for page 1 and 12 ms at depth 900,000 of 1,000,000 contacts (bench/segments.bench.ts); an OFFSET would
- * walk the 900,000 entries before it. test/db/contact-pages.test.ts holds the plans to it.
+ * A page 900,000 contacts deep costs what page 1 does (bench/README.md, bench:segments); an OFFSET would walk the
+ * 900,000 entries before it. test/db/contact-pages.test.ts holds the plans to it.
  */
 export function contactsPageQuery(db: Executor, workspaceId: string, f: ContactFilter) {
   let q = db.selectFrom('contacts').select(CONTACT_COLUMNS).where('workspace_id', '=', workspaceId);
@@ -205,47 +109,6 @@ export function contactsPageQuery(db: Executor, workspaceId: string, f: ContactF
 
 export async function listContacts(db: Executor, workspaceId: string, f: ContactFilter): Promise<ContactRecord[]> {
   return (await contactsPageQuery(db, workspaceId, f).execute()).map(toContactRecord);
-}
-
-/**
- * The contacts a filter matches (every contact when `filter` is null), whatever their status, oldest first,
- * `pageSize` at a time, each with whether its address is suppressed: each page is found by cursor (ids after the
- * last one yielded), evaluating the filter a slice of contacts at a time (segments/slices.ts), so neither the event
- * loop nor memory holds more than a page. Without a filter a page is one index range of `pageSize` contacts and
- * needs no slices (they cost an index walk of 400,000 entries per page: 30 ms of each 500-row page of an export
- * at 1,000,000 contacts on SQLite). Whether a contact is suppressed comes with it, a left join probing the
- * suppression list's index per contact (a second query of 500 addresses cost 24 ms per page on PostgreSQL, 4 ms
- * on SQLite; an EXISTS in the select list PostgreSQL ran as a hash of the whole list, 35 ms per page at 34,657
- * suppressions; bench/segments.bench.ts). The caller consumes a page before the next is read.
- */
-export async function* pagesOfMatchingContacts(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter | null, pageSize = 500): AsyncGenerator<(ContactRecord & { suppressed: boolean })[]> {
-  const condition = filter ? await compiledFilter(db, dialect, workspaceId, filter) : null;
-  const rowsPerSlice = sliceRows(filter);
-  const whole = async function* (after: string | undefined): AsyncGenerator<IdRange> {
-    yield { after };
-  };
-  let after: string | undefined;
-  for (;;) {
-    const rows: (Parameters<typeof toContactRecord>[0] & { suppression: string | null })[] = [];
-    const ranges = condition ? contactSlices(db, dialect, workspaceId, { rows: rowsPerSlice, order: 'asc', after }) : whole(after);
-    for await (const range of ranges) {
-      let q = db.selectFrom('contacts')
-        .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name', 'contacts.properties', 'contacts.status', 'contacts.created_at', 'contacts.updated_at'])
-        .leftJoin('suppressions', suppressionOfContact)
-        .select('suppressions.id as suppression')
-        .where('contacts.workspace_id', '=', workspaceId);
-      if (condition) q = q.where(condition);
-      rows.push(...await inRange(q, range).orderBy('contacts.id', 'asc').limit(pageSize - rows.length).execute());
-      if (rows.length >= pageSize) break;
-    }
-    if (rows.length === 0) return;
-    // Object.assign, not a spread: copying each record with `{ ...record, suppressed }` made V8 promote ~1 MB per
-    // young-generation GC, and the server grew by 175 MB during an export of 1,000,000 contacts instead of 23 MB
-    // (bench/segments.bench.ts, SQLite).
-    yield rows.map((r) => Object.assign(toContactRecord(r), { suppressed: r.suppression !== null }));
-    if (rows.length < pageSize) return;
-    after = rows[rows.length - 1]!.id;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -6,8 +6,6 @@ import { onPostgres } from '../../db/batch-sql.js';
 import type { ContactStatus } from '../../db/schema.js';
 import { conflict, notFound, unprocessable, validationFailed, type FieldError } from '../../errors/errors.js';
 import { listEvents, recordEvents } from '../../outbox/index.js';
-import type { Filter } from '../segments/segments.filter.js';
-import { getSegment } from '../segments/segments.repository.js';
 import type { EventRecord, EventType } from '../../outbox/index.js';
 import { nowIso } from '../../lib/time.js';
 import { suppressionsOf } from '../suppressions/suppressions.repository.js';
@@ -15,9 +13,9 @@ import { existingTopicIds, getTopic } from '../topics/topics.repository.js';
 import { contactEmail } from './contacts.email.js';
 import { contactCsvRow, csvHeader } from './contacts.export.js';
 import { checkColumnMap, parseColumnMap, type ColumnMap } from './contacts.import.js';
-import { IMPORT_BYTE_LIMIT, IMPORT_HEARTBEAT_MS, IMPORT_SILENT_AFTER_MS, INTERRUPTED, runImport, upsertContact } from './contacts.importer.js';
+import { IMPORT_BYTE_LIMIT, IMPORT_HEARTBEAT_MS, IMPORT_SILENT_AFTER_MS, INTERRUPTED, runImport } from './contacts.importer.js';
 import { updatedEvent } from './contacts.events.js';
-import { applyToContact } from './contacts.lifecycle.js';
+import { applyToContact, upsertContact } from './contacts.lifecycle.js';
 import * as repo from './contacts.repository.js';
 import type { ContactRecord } from './contacts.repository.js';
 import type { Contact, ImportFormat, ImportJob, TopicChoice, UpdateContactInput, UpsertContactInput } from './contacts.schemas.js';
@@ -75,13 +73,21 @@ export async function contactIdOf(db: Executor, workspaceId: string, ref: { cont
   return (await repo.getContact(db, workspaceId, ref.contactId))?.id;
 }
 
+/**
+ * The contacts a segment matches (every contact without a segment), whatever their status, oldest first, a page at a
+ * time, each with whether its address is suppressed; 404 `not_found` (segment) before anything is read when the
+ * segment is not in the workspace. A port: segments, which sit above contacts (a filter speaks of contacts' fields,
+ * statuses and topics), answer it (segments.service.ts contactPagesOf), wired by the composition root.
+ */
+export type ContactPages = (workspaceId: string, segmentId: string | undefined) => Promise<AsyncIterable<(ContactRecord & { suppressed: boolean })[]>>;
+
 export class ContactsService {
   /** The import body limit; tests lower it. */
   importByteLimit = IMPORT_BYTE_LIMIT;
   /** The import heartbeat period; tests shorten it. */
   importHeartbeatMs = IMPORT_HEARTBEAT_MS;
 
-  constructor(readonly db: Db) {}
+  constructor(readonly db: Db, private readonly ports: { contactPages: ContactPages }) {}
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
@@ -212,16 +218,10 @@ export class ContactsService {
    * stays flat whatever the segment's size.
    */
   async exportCsv(workspaceId: string, segmentId: string | undefined): Promise<{ filename: string; chunks: AsyncIterable<string> }> {
-    let filter: Filter | null = null;
-    if (segmentId !== undefined) {
-      const segment = await getSegment(this.db.kysely, workspaceId, segmentId);
-      if (!segment) throw notFound('segment');
-      filter = segment.filter as Filter;
-    }
-    const { db } = this;
+    const pages = await this.ports.contactPages(workspaceId, segmentId);
     async function* chunks(): AsyncGenerator<string> {
       yield csvHeader();
-      for await (const page of repo.pagesOfMatchingContacts(db.kysely, db.dialect, workspaceId, filter)) {
+      for await (const page of pages) {
         let text = '';
         for (const c of page) text += contactCsvRow(c, c.suppressed);
         yield text;

@@ -1,4 +1,7 @@
 import type { ContactStatus } from '../../db/schema.js';
+import type { SuppressionReason } from '../suppressions/suppressions.schemas.js';
+
+export type { SuppressionReason };
 
 /**
  * The contact lifecycle, in one place (contacts/CONTEXT.md): every move of a contact's status and of its
@@ -22,9 +25,6 @@ export const CONTACT_OPERATIONS = [
   'setSubscribed', 'setPending', 'setUnsubscribed', 'setBounced', 'setComplained',
 ] as const;
 export type ContactOperation = (typeof CONTACT_OPERATIONS)[number];
-
-export const SUPPRESSION_REASONS = ['BOUNCED', 'COMPLAINED', 'UNSUBSCRIBED', 'MANUAL'] as const;
-export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
 
 export interface ContactState {
   status: ContactStatus;

@@ -40,11 +40,9 @@ export function subscribedTo(topic: Pick<Topic, 'id' | 'defaultSubscription'>, s
  * The rule as raw SQL on `contacts` for the segment filter compiler, given the topic's default as read just before
  * (topics never change their default): subscribedTo's one EXISTS or NOT EXISTS on the contact's choice, which both
  * databases can run as a semi- or anti-join, and a probe, evaluated once per statement, that the topic still
- * exists (a topic deleted meanwhile matches no contact). The form it replaced read the choice and the default in
- * one coalesce() of two scalar subqueries per contact: PostgreSQL could neither join it nor estimate it (it guessed
- * 6 rows of 26,090), so it counted a segment of 1,000,000 contacts in 1.46 s with JIT compilation and no parallel
- * workers (0.44 s in this form; 0.46 s for the hand-written SQL), and wrote a broadcast's audience through a
- * nested-loop anti-join of the whole suppression list: 6.6–14 s per 1,000 recipients (bench/segments.bench.ts).
+ * exists (a topic deleted meanwhile matches no contact). Not a coalesce() of the choice and the default per
+ * contact: PostgreSQL can neither join nor estimate that, and planned a broadcast's audience as a nested-loop
+ * anti-join of the whole suppression list, seconds per 1,000 recipients (bench/README.md, bench:segments).
  */
 export function subscribedToSql(workspaceId: string, topic: Pick<Topic, 'id' | 'defaultSubscription'>, subscribed: boolean): RawBuilder<SqlBool> {
   const choice = subscribedTo(topic, subscribed)(expressionBuilder<Database, 'contacts'>());

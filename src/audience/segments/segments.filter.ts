@@ -383,7 +383,7 @@ function compileField(c: FieldCondition, d: Dialectal): Sql {
 /**
  * A group's members, cheapest first (filterCost; stable). SQLite evaluates the terms of a WHERE clause in the
  * order written and stops at the first that decides: with the createdAt range of a segment before its property
- * and topic conditions, a count over 1,000,000 contacts took 608 ms of CPU instead of 854 ms (bench/segments.bench.ts).
+ * and topic conditions, a count over 1,000,000 contacts takes ~30% less CPU (bench/README.md, bench:segments).
  * AND and OR give the same result in any order, NULLs included.
  */
 const cheapestFirst = (members: Filter[]) => members.map((m) => ({ m, cost: filterCost(m) })).sort((a, b) => a.cost - b.cost).map((x) => x.m);

@@ -1,3 +1,4 @@
+import type { ContactPages } from '../contacts/contacts.service.js';
 import { isForeignKeyViolation, type Db, type Executor } from '../../db/connection.js';
 import { conflict, notFound, unprocessable, validationFailed } from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -13,6 +14,22 @@ export const PREVIEW_SAMPLE_SIZE = 10;
 export interface SegmentCount {
   count: number;
   subscribed: number;
+}
+
+/**
+ * The contacts' CSV export reads its pages here (contacts.service.ts ContactPages): the segment looked up first
+ * (404), then its contacts a page at a time (segments.repository.ts pagesOfMatchingContacts).
+ */
+export function contactPagesOf(db: Db): ContactPages {
+  return async (workspaceId, segmentId) => {
+    let filter: Filter | null = null;
+    if (segmentId !== undefined) {
+      const segment = await repo.getSegment(db.kysely, workspaceId, segmentId);
+      if (!segment) throw notFound('segment');
+      filter = segment.filter as Filter;
+    }
+    return repo.pagesOfMatchingContacts(db.kysely, db.dialect, workspaceId, filter);
+  };
 }
 
 export class SegmentsService {

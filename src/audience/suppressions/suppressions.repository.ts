@@ -1,6 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type JoinBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/connection.js';
-import { Precompiled } from '../../db/precompiled.js';
 import type { Database, SuppressionsTable } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/time.js';
@@ -39,11 +38,8 @@ export async function liftSuppression(db: Executor, workspaceId: string, email: 
   return Number(res.numDeletedRows) > 0;
 }
 
-/** Built once (db/precompiled.ts): every public sign-up runs it (the figure: submissions/submissions.repository.ts). */
-const suppressionOf = new Precompiled((db, param) => db.selectFrom('suppressions').select(COLUMNS).where('workspace_id', '=', param('workspaceId')).where('email', '=', param('email')));
-
 export async function getSuppression(db: Executor, workspaceId: string, email: string): Promise<(Suppression & { id: string }) | undefined> {
-  const r = await suppressionOf.executeTakeFirst(db, { workspaceId, email });
+  const r = await db.selectFrom('suppressions').select(COLUMNS).where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst();
   return r ? toSuppression(r) : undefined;
 }
 

@@ -1,6 +1,9 @@
 import { Type, type Static } from 'typebox';
-import { SUPPRESSION_REASONS } from '../contacts/contacts.state.js';
 import { ListQuery, Nullable, StringEnum, Timestamp } from '../../http/schema-helpers.js';
+
+/** Why an address is suppressed (contacts/CONTEXT.md, "Suppression"); the lifecycle's table (contacts.state.ts) says which operation adds which. */
+export const SUPPRESSION_REASONS = ['BOUNCED', 'COMPLAINED', 'UNSUBSCRIBED', 'MANUAL'] as const;
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
 
 export const SuppressionSchema = Type.Object({
   email: Type.String({ description: 'normalised, as contacts\' emails' }),

@@ -1,7 +1,6 @@
-import { applyToAddress } from '../contacts/contacts.lifecycle.js';
-import { contactEmail } from '../contacts/contacts.email.js';
-import type { Db } from '../../db/connection.js';
+import type { Db, Executor } from '../../db/connection.js';
 import { notFound, validationFailed } from '../../errors/errors.js';
+import { normalizeEmail } from '../../lib/email.js';
 import { nowIso } from '../../lib/time.js';
 import * as repo from './suppressions.repository.js';
 import type { CreateSuppressionInput, SuppressionEntry } from './suppressions.schemas.js';
@@ -9,14 +8,21 @@ import type { CreateSuppressionInput, SuppressionEntry } from './suppressions.sc
 const present = ({ id: _id, ...s }: repo.Suppression & { id: string }): SuppressionEntry => s;
 
 /**
+ * The contact lifecycle's `suppress` / `unsuppress` of an address (contacts.lifecycle.ts applyToAddress), in the
+ * caller's transaction. A port: the lifecycle sits above the list it writes, so the composition root (app.ts) hands it in.
+ */
+export type AddressLifecycle = (trx: Executor, workspaceId: string, email: string, op: 'suppress' | 'unsuppress', cause: { detail?: string | null }, now: string) => Promise<unknown>;
+
+/**
  * The suppression list's API (docs/bounces.md): read it, add an address by hand (MANUAL), lift an entry.
  * Adding and lifting go through the contact lifecycle (`suppress`, `unsuppress`), which owns the entries.
+ * Addresses are normalised as contacts' are (normalizeEmail, of which contacts.email.ts is the fast path).
  */
 export class SuppressionsService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db, private readonly lifecycle: AddressLifecycle) {}
 
   private email(input: string, path: string): string {
-    const email = contactEmail(input);
+    const email = normalizeEmail(input);
     if (!email) throw validationFailed([{ path, message: 'must be a valid email address' }]);
     return email;
   }
@@ -26,7 +32,7 @@ export class SuppressionsService {
   }
 
   async get(workspaceId: string, rawEmail: string): Promise<SuppressionEntry> {
-    const email = contactEmail(rawEmail);
+    const email = normalizeEmail(rawEmail);
     const entry = email ? await repo.getSuppression(this.db.kysely, workspaceId, email) : undefined;
     if (!entry) throw notFound('suppression');
     return present(entry);
@@ -37,7 +43,7 @@ export class SuppressionsService {
     const email = this.email(input.email, '/email');
     const created = await this.db.kysely.transaction().execute(async (trx) => {
       const before = await repo.getSuppression(trx, workspaceId, email);
-      await applyToAddress(trx, workspaceId, email, 'suppress', { detail: input.detail ?? null }, nowIso());
+      await this.lifecycle(trx, workspaceId, email, 'suppress', { detail: input.detail ?? null }, nowIso());
       return !before;
     });
     return { entry: await this.get(workspaceId, email), created };
@@ -45,11 +51,11 @@ export class SuppressionsService {
 
   /** Lifts the entry: the address may be mailed again once its contact is SUBSCRIBED (its status is not changed). */
   async remove(workspaceId: string, rawEmail: string): Promise<void> {
-    const email = contactEmail(rawEmail);
+    const email = normalizeEmail(rawEmail);
     if (!email) throw notFound('suppression');
     const lifted = await this.db.kysely.transaction().execute(async (trx) => {
       if (!(await repo.getSuppression(trx, workspaceId, email))) return false;
-      await applyToAddress(trx, workspaceId, email, 'unsuppress', {}, nowIso());
+      await this.lifecycle(trx, workspaceId, email, 'unsuppress', {}, nowIso());
       return true;
     });
     if (!lifted) throw notFound('suppression');

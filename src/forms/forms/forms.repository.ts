@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/connection.js';
-import { Precompiled } from '../../db/precompiled.js';
 import type { FormsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
@@ -187,31 +186,10 @@ export async function updateDraftForm(db: Executor, workspaceId: string, id: str
  * form if it is a DRAFT and returns it, or returns undefined (missing, or not a draft) for the caller to explain.
  */
 export async function updateDraftFormReturning(db: Executor, workspaceId: string, id: string, values: Partial<FormValues>, updatedAt: string): Promise<Form | undefined> {
-  const set = valuesToRow(values);
-  const row = await updateDraftReturningQuery(Object.keys(set) as (keyof FormsTable)[])
-    .executeTakeFirst(db, { ...set, updated_at: updatedAt, workspaceId, id });
+  const row = await db.updateTable('forms').set({ ...valuesToRow(values), updated_at: updatedAt })
+    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT')
+    .returning(FORM_COLUMNS).executeTakeFirst();
   return row ? toForm(row) : undefined;
-}
-
-/**
- * PUT /v1/forms/{id} is the API's busiest write, so its statement is precompiled, one per set of columns
- * changed (a few dozen combinations occur in practice; the cache is bounded all the same).
- */
-const updateDraftReturning = new Map<string, Precompiled<FormRow>>();
-const UPDATE_SHAPES_KEPT = 256;
-
-function updateDraftReturningQuery(columns: (keyof FormsTable)[]): Precompiled<FormRow> {
-  const shape = columns.join(',');
-  let query = updateDraftReturning.get(shape);
-  if (!query) {
-    query = new Precompiled((db, param) => db.updateTable('forms')
-      .set(Object.fromEntries([...columns, 'updated_at'].map((c) => [c, param(c)])))
-      .where('workspace_id', '=', param('workspaceId')).where('id', '=', param('id')).where('status', '=', 'DRAFT')
-      .returning(FORM_COLUMNS));
-    if (updateDraftReturning.size >= UPDATE_SHAPES_KEPT) updateDraftReturning.delete(updateDraftReturning.keys().next().value!);
-    updateDraftReturning.set(shape, query);
-  }
-  return query;
 }
 
 export async function setFormStatus(db: Executor, workspaceId: string, id: string, from: FormStatus, to: FormStatus, at: string): Promise<boolean> {
@@ -286,4 +264,21 @@ export async function findPublishedBySlug(db: Executor, slug: string): Promise<P
     .select([...FORM_COLUMNS.map((c) => `forms.${c}` as const), 'forms.workspace_id', 'forms.html'])
     .where('form_slugs.slug', '=', slug).where('forms.slug', '=', slug).executeTakeFirst();
   return row ? { ...toForm(row), workspaceId: row.workspace_id, html: row.html } : undefined;
+}
+
+// ---- counters ------------------------------------------------------------------------------------
+
+/** A form version's counters (`stats`): hosted-page views and embed impressions, submissions that count, double opt-in confirmations. */
+export type Counter = 'views' | 'submissions' | 'confirmations';
+
+export async function bumpCounter(db: Executor, workspaceId: string, formId: string, counter: Counter): Promise<void> {
+  await db.insertInto('form_counters')
+    .values({ form_id: formId, workspace_id: workspaceId, views: counter === 'views' ? 1 : 0, submissions: counter === 'submissions' ? 1 : 0, confirmations: counter === 'confirmations' ? 1 : 0 })
+    .onConflict((oc) => oc.column('form_id').doUpdateSet({ [counter]: sql`form_counters.${sql.ref(counter)} + 1` }))
+    .execute();
+}
+
+export async function getCounters(db: Executor, workspaceId: string, formId: string): Promise<Record<Counter, number>> {
+  const r = await db.selectFrom('form_counters').select(['views', 'submissions', 'confirmations']).where('workspace_id', '=', workspaceId).where('form_id', '=', formId).executeTakeFirst();
+  return { views: Number(r?.views ?? 0), submissions: Number(r?.submissions ?? 0), confirmations: Number(r?.confirmations ?? 0) };
 }

@@ -5,7 +5,6 @@ import { newId } from '../../lib/ids.js';
 import { normalHttpUrl } from '../../lib/url.js';
 import { nowIso } from '../../lib/time.js';
 import { firstVerifiedDomain } from '../../mail-setup/index.js';
-import { getCounters } from '../submissions/submissions.repository.js';
 import { getTemplate, templateExists } from '../../mail-setup/index.js';
 import { MAX_HTML_BYTES, crossValidate, renderDefaultHtml, sanitizeFormHtml } from './forms.html.js';
 import { publishedFormsChanged } from './forms.published.js';
@@ -169,7 +168,7 @@ export class FormsService {
   /** The form with its counters: hosted-page views, submissions, double opt-in confirmations. */
   async getWithStats(workspaceId: string, id: string): Promise<Form> {
     const form = await this.get(workspaceId, id);
-    return { ...form, stats: await getCounters(this.db.kysely, workspaceId, id) };
+    return { ...form, stats: await repo.getCounters(this.db.kysely, workspaceId, id) };
   }
 
   /** Double opt-in needs an email that can go out: a template that links confirm_url, and a domain to send from. */

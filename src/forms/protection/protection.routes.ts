@@ -1,14 +1,22 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sendCompressedOnce } from '../../lib/compress.js';
 import { SLUG_PARAMS, perVisitorAndForm } from '../../http/public-routes.js';
-import type { SubmissionsService } from '../submissions/submissions.service.js';
+import type { PublishedForm } from '../forms/forms.repository.js';
 import { widgetAsset } from './protection.assets.js';
 import { WidgetAssetParams } from './protection.schemas.js';
 import type { ProtectionService } from './protection.service.js';
 
+/** What these routes need of the published forms (submissions.service.ts SubmissionsService, which sits above protection). */
+export interface PublicForms {
+  /** The PUBLISHED form at a public slug, or 404. */
+  publishedBySlug(slug: string): Promise<PublishedForm>;
+  /** Adds one to the form's views. */
+  recordView(workspaceId: string, formId: string): Promise<void>;
+}
+
 export interface ProtectionRoutesOptions {
   protection: ProtectionService;
-  submissions: SubmissionsService;
+  submissions: PublicForms;
 }
 
 const SLUG = SLUG_PARAMS;

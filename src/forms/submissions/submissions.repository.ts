@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/connection.js';
-import { Precompiled } from '../../db/precompiled.js';
 import type { HeldChanges } from '../../audience/index.js';
 import type { SubmissionsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
@@ -41,26 +40,13 @@ function toSubmission(r: Row): Submission {
   };
 }
 
-/*
- * The statements of a public submission are built once (db/precompiled.ts), not for every request: building and
- * compiling the six Kysely queries of a sign-up (these, the suppression and the contact lookups) cost 35-45 µs per
- * sign-up, measured alone on 2 loaded CPUs, when a bare route's whole request costs ~150 µs there (bench/README.md,
- * bench:submit).
- */
-const submissionInsert = new Precompiled((db, param) => db.insertInto('submissions').values({
-  id: param('id'), workspace_id: param('workspaceId'), form_id: param('formId'), form_group_id: param('formGroupId'), form_version: param<number>('formVersion'),
-  data: param('data'), contact_id: param<string | null>('contactId'), source: param<Submission['source']>('source'), created_at: param('createdAt'),
-  ip: param<string | null>('ip'), user_agent: param<string | null>('userAgent'), consent_text: param<string | null>('consentText'), consent_accepted_at: param<string | null>('consentAcceptedAt'),
-  status: param<SubmissionStatus>('status'), held_reasons: param<string | null>('heldReasons'),
-}));
-
 export async function insertSubmission(db: Executor, workspaceId: string, s: Omit<Submission, 'status' | 'heldReasons' | 'reviewedAt'> & Partial<Pick<Submission, 'status' | 'heldReasons'>> & { formGroupId: string }): Promise<void> {
-  await submissionInsert.execute(db, {
-    id: s.id, workspaceId, formId: s.formId, formGroupId: s.formGroupId, formVersion: s.formVersion,
-    data: toJsonColumn(s.data)!, contactId: s.contactId, source: s.source, createdAt: s.createdAt,
-    ip: s.ip, userAgent: s.userAgent, consentText: s.consent?.text ?? null, consentAcceptedAt: s.consent?.acceptedAt ?? null,
-    status: s.status ?? 'ACCEPTED', heldReasons: toJsonColumn(s.heldReasons ?? null),
-  });
+  await db.insertInto('submissions').values({
+    id: s.id, workspace_id: workspaceId, form_id: s.formId, form_group_id: s.formGroupId, form_version: s.formVersion,
+    data: toJsonColumn(s.data)!, contact_id: s.contactId, source: s.source, created_at: s.createdAt,
+    ip: s.ip, user_agent: s.userAgent, consent_text: s.consent?.text ?? null, consent_accepted_at: s.consent?.acceptedAt ?? null,
+    status: s.status ?? 'ACCEPTED', held_reasons: toJsonColumn(s.heldReasons ?? null),
+  }).execute();
 }
 
 export async function getSubmission(db: Executor, workspaceId: string, id: string): Promise<Submission | undefined> {
@@ -117,44 +103,13 @@ export async function purgeNetworkData(db: Executor, before: string, limit: numb
   return Number(res.numUpdatedRows);
 }
 
-/**
- * The same for entries of the intake received before `before` and not made yet (an entry whose making keeps failing is
- * tried again for as long as it takes: it must not keep the address and user agent longer than a submission would).
- * The submission made from it later has none.
- */
-export async function purgeIntakeNetworkData(db: Executor, before: string, limit: number): Promise<number> {
-  const due = db.selectFrom('submission_intake').select('id')
-    .where((eb) => eb.or([eb('ip', 'is not', null), eb('user_agent', 'is not', null)]))
-    .where('received_at', '<', before).orderBy('id').limit(limit);
-  const res = await db.updateTable('submission_intake').set({ ip: null, user_agent: null }).where('id', 'in', due).executeTakeFirst();
-  return Number(res.numUpdatedRows);
-}
-
-export type Counter = 'views' | 'submissions' | 'confirmations';
-
-const counterBumps = Object.fromEntries((['views', 'submissions', 'confirmations'] as const).map((counter) => [counter, new Precompiled((db, param) => db.insertInto('form_counters')
-  .values({ form_id: param('formId'), workspace_id: param('workspaceId'), views: counter === 'views' ? 1 : 0, submissions: counter === 'submissions' ? 1 : 0, confirmations: counter === 'confirmations' ? 1 : 0 })
-  .onConflict((oc) => oc.column('form_id').doUpdateSet({ [counter]: sql`form_counters.${sql.ref(counter)} + 1` })))])) as Record<Counter, Precompiled<unknown>>;
-
-export async function bumpCounter(db: Executor, workspaceId: string, formId: string, counter: Counter): Promise<void> {
-  await counterBumps[counter].execute(db, { formId, workspaceId });
-}
-
-export async function getCounters(db: Executor, workspaceId: string, formId: string): Promise<Record<Counter, number>> {
-  const r = await db.selectFrom('form_counters').select(['views', 'submissions', 'confirmations']).where('workspace_id', '=', workspaceId).where('form_id', '=', formId).executeTakeFirst();
-  return { views: Number(r?.views ?? 0), submissions: Number(r?.submissions ?? 0), confirmations: Number(r?.confirmations ?? 0) };
-}
-
 // ---- double opt-in ------------------------------------------------------------------------------
 
-
-const confirmationInsert = new Precompiled((db, param) => db.insertInto('confirmations').values({
-  id: param('id'), workspace_id: param('workspaceId'), contact_id: param('contactId'), form_id: param('formId'), token: param('token'), expires_at: param('expiresAt'),
-  used_at: null, email_sent_at: null, attempts: 0, next_attempt_at: param('now'), last_error: null, created_at: param('now'), data: param<string | null>('data'),
-}));
-
 export async function insertConfirmation(db: Executor, workspaceId: string, c: { id: string; contactId: string; formId: string; token: string; expiresAt: string; now: string; data: HeldChanges | null }): Promise<void> {
-  await confirmationInsert.execute(db, { id: c.id, workspaceId, contactId: c.contactId, formId: c.formId, token: c.token, expiresAt: c.expiresAt, now: c.now, data: toJsonColumn(c.data) });
+  await db.insertInto('confirmations').values({
+    id: c.id, workspace_id: workspaceId, contact_id: c.contactId, form_id: c.formId, token: c.token, expires_at: c.expiresAt,
+    used_at: null, email_sent_at: null, attempts: 0, next_attempt_at: c.now, last_error: null, created_at: c.now, data: toJsonColumn(c.data),
+  }).execute();
 }
 
 /** True when the contact has an unused confirmation created at or after `since` (one per address per window). */
@@ -229,82 +184,4 @@ export async function workspaceOfConfirmation(db: Executor, id: string): Promise
 /** The contact a confirmation was sent to. */
 export async function contactOfConfirmation(db: Executor, workspaceId: string, id: string): Promise<string | undefined> {
   return (await db.selectFrom('confirmations').select('contact_id').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst())?.contact_id;
-}
-
-// ---- the intake of a spike (submissions/CONTEXT.md) ------------------------------------------------
-
-/** A public submission taken in and not yet made: its checked answers, where it came from and when. */
-export interface IntakeEntry {
-  id: number;
-  submissionId: string;
-  workspaceId: string;
-  formId: string;
-  source: 'HOSTED' | 'EMBED';
-  values: Record<string, string | number | boolean | string[]>;
-  consented: boolean;
-  ip: string | null;
-  userAgent: string | null;
-  receivedAt: string;
-  attempts: number;
-}
-
-// The spike's answers wait on this statement: built once (db/precompiled.ts).
-const intakeInsert = new Precompiled((db, param) => db.insertInto('submission_intake').values({
-  submission_id: param('submissionId'), workspace_id: param('workspaceId'), form_id: param('formId'), source: param<IntakeEntry['source']>('source'),
-  data: param('data'), consented: param<number>('consented'), ip: param<string | null>('ip'), user_agent: param<string | null>('userAgent'),
-  received_at: param('receivedAt'), next_attempt_at: null, last_error: null,
-}));
-
-export async function insertIntake(db: Executor, workspaceId: string, e: Omit<IntakeEntry, 'id' | 'workspaceId' | 'attempts'>): Promise<void> {
-  await intakeInsert.execute(db, {
-    submissionId: e.submissionId, workspaceId, formId: e.formId, source: e.source, data: toJsonColumn(e.values)!,
-    consented: e.consented ? 1 : 0, ip: e.ip, userAgent: e.userAgent, receivedAt: e.receivedAt,
-  });
-}
-
-/**
- * The entries due, oldest first (arrival order): never tried, or whose retry time has come. Every workspace: a
- * worker job. Nothing is claimed here: `takeIntake`, in the transaction that makes the submission, decides who does it.
- */
-export async function dueIntake(db: Executor, now: string, limit: number): Promise<IntakeEntry[]> {
-  const rows = await db.selectFrom('submission_intake')
-    .select(['id', 'submission_id', 'workspace_id', 'form_id', 'source', 'data', 'consented', 'ip', 'user_agent', 'received_at', 'attempts'])
-    .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]))
-    .orderBy('id').limit(limit).execute();
-  return rows.map((r) => ({
-    id: Number(r.id), submissionId: r.submission_id, workspaceId: r.workspace_id, formId: r.form_id, source: r.source,
-    values: fromJsonColumn<IntakeEntry['values']>(r.data) ?? {}, consented: Number(r.consented) === 1, ip: r.ip, userAgent: r.user_agent,
-    receivedAt: toIso(r.received_at), attempts: Number(r.attempts),
-  }));
-}
-
-/** When the oldest entry never tried was received (a spike's lag), or null when none waits. Every workspace. */
-export async function oldestIntake(db: Executor): Promise<string | null> {
-  const r = await db.selectFrom('submission_intake').select('received_at').where('next_attempt_at', 'is', null).orderBy('id').limit(1).executeTakeFirst();
-  return r ? toIso(r.received_at) : null;
-}
-
-/**
- * Removes the entry in the transaction that makes its submission; false when it is gone already (another process
- * made it: on PostgreSQL the second waits for the first's row lock, then finds nothing). By its submission's id too:
- * SQLite may give a deleted entry's key to a new one, which must not be taken for the entry read before.
- */
-export async function takeIntake(db: Executor, workspaceId: string, entry: { id: number; submissionId: string }): Promise<boolean> {
-  const rows = await intakeTake.execute(db, { workspaceId, id: entry.id, submissionId: entry.submissionId });
-  return rows.length > 0;
-}
-
-const intakeTake = new Precompiled((db, param) => db.deleteFrom('submission_intake')
-  .where('workspace_id', '=', param('workspaceId')).where('id', '=', param<number>('id')).where('submission_id', '=', param('submissionId')).returning('id'));
-
-/** An entry whose making failed: tried again at `retryAt`, the error kept for the operator. */
-export async function deferIntake(db: Executor, workspaceId: string, id: number, retryAt: string, error: string): Promise<void> {
-  await db.updateTable('submission_intake').set({ attempts: sql`attempts + 1`, next_attempt_at: retryAt, last_error: error.slice(0, 500) })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
-}
-
-/** How many entries wait, and since when (the oldest): `formcast doctor`. Every workspace. */
-export async function intakeBacklog(db: Executor): Promise<{ waiting: number; oldest: string | null }> {
-  const r = await db.selectFrom('submission_intake').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('received_at').as('oldest')]).executeTakeFirst();
-  return { waiting: Number(r?.n ?? 0), oldest: r?.oldest ? toIso(r.oldest as string) : null };
 }

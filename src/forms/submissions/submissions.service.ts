@@ -11,6 +11,7 @@ import { newId } from '../../lib/ids.js';
 import { pooledRandomBytes } from '../../lib/random.js';
 import { nowIso } from '../../lib/time.js';
 import * as repo from './submissions.repository.js';
+import { IntakeQueue, purgeIntakeNetworkData, type IntakeEntry, type SubmissionIntake } from './submissions.intake.js';
 import { AnswerCounter, answersOf, readAnswers as readValues, type Answer, type FieldProblem, type QuestionSummary, type Value } from './submissions.answers.js';
 import { getWorkspace } from '../../access/index.js';
 import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
@@ -20,23 +21,8 @@ import type { Locale } from '../../access/index.js';
 import type { FastifyBaseLogger } from 'fastify';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
-
-/** SUBMISSION_INTAKE (docs/forms.md): when a submission is queued for the intake rather than written in the request. */
-export type SubmissionIntake = 'auto' | 'always' | 'off';
-
 export const HONEYPOT_FIELD = '_fc_hp';
 export const CONFIRMATION_TTL_MS = 7 * 24 * 3600 * 1000;
-
-/** SUBMISSION_INTAKE=auto: a public submission goes to the intake when this many sign-ups are being written already. */
-export const INTAKE_AFTER = 8;
-/** Entries made per round of the intake job. */
-export const INTAKE_ROUND = 200;
-/** A spike: entries taken in within this long of each other, the last within this long of now. */
-export const SPIKE_MS = 200;
-/** During a spike nothing is made until the oldest entry has waited this long: answering comes first. */
-export const INTAKE_MAX_LAG_MS = 5000;
-/** The intake job's pause between its rounds during a spike (it looks at the oldest entry's age, or makes a round). */
-export const INTAKE_SPIKE_PAUSE_MS = 50;
 
 export type { FieldProblem } from './submissions.answers.js';
 
@@ -59,7 +45,7 @@ export type SubmissionOutcome =
 export async function purgeSubmissionNetworkData(db: Db, days: number, now = Date.now(), batch = 1000): Promise<number> {
   const before = new Date(now - days * 86_400_000).toISOString();
   let total = 0;
-  for (const purge of [repo.purgeNetworkData, repo.purgeIntakeNetworkData]) {
+  for (const purge of [repo.purgeNetworkData, purgeIntakeNetworkData]) {
     for (;;) {
       const n = await purge(db.kysely, before, batch);
       total += n;
@@ -90,19 +76,8 @@ export class SubmissionsService {
   private readonly published: PublishedForms;
 
   private readonly protection: ProtectionService | undefined;
-  private readonly intake: SubmissionIntake;
-  private readonly clock: () => number;
-  private log: FastifyBaseLogger | undefined;
-
-  // The intake (submissions/CONTEXT.md): sign-ups being written in this process; entries this process took in, and
-  // how many of them it had taken in when its intake job last found the queue empty; the time of the last one.
-  private inFlight = 0;
-  private intakeWrites = 0;
-  private intakeSeenEmpty = 0;
-  private lastIntakeAt = -Infinity;
-  private previousIntakeAt = -Infinity;
-  /** Wakes this process's intake job (`attachIntakeJob`); undefined when it runs none, and then cannot know when its entries are made. */
-  private onIntake: (() => void) | undefined;
+  /** The intake of a spike (submissions.intake.ts). */
+  private readonly intake: IntakeQueue;
 
   /**
    * `clock` (ms) dates the cache of published forms and the intake's spikes (tests move it); `protection` checks public
@@ -110,10 +85,9 @@ export class SubmissionsService {
    */
   constructor(private readonly db: Db, opts: { clock?: () => number; protection?: ProtectionService; intake?: SubmissionIntake } = {}) {
     this.writes = new GroupCommit(db);
-    this.clock = opts.clock ?? Date.now;
     this.published = new PublishedForms(db, opts.clock);
     this.protection = opts.protection;
-    this.intake = opts.intake ?? 'auto';
+    this.intake = new IntakeQueue(db, this.writes, opts.intake ?? 'auto', opts.clock ?? Date.now);
   }
 
   /**
@@ -121,8 +95,7 @@ export class SubmissionsService {
    * entry is taken in, so that a quiet server makes it within a turn of the event loop.
    */
   attachIntakeJob(wake: () => void, log: FastifyBaseLogger): void {
-    this.onIntake = wake;
-    this.log = log;
+    this.intake.attach(wake, log);
   }
 
   /** The PUBLISHED form at a public slug (any workspace), or 404. Cached (forms/forms.published.ts): read-only. */
@@ -133,7 +106,7 @@ export class SubmissionsService {
   }
 
   async recordView(workspaceId: string, formId: string): Promise<void> {
-    await repo.bumpCounter(this.db.kysely, workspaceId, formId, 'views');
+    await forms.bumpCounter(this.db.kysely, workspaceId, formId, 'views');
   }
 
   /**
@@ -165,31 +138,19 @@ export class SubmissionsService {
     const ip = meta.ip ? meta.ip.slice(0, 64) : null;
     // The user agent only with an address: the purge finds the rows by their address.
     const userAgent = meta.ip && meta.userAgent ? meta.userAgent.slice(0, 512) : null;
-    if (source !== 'API' && this.intakeNow()) {
+    if (source !== 'API' && this.intake.takesNow()) {
       // A spike: stored as it is and answered; made into its submission by the intake job (submissions/CONTEXT.md).
-      const taken = await this.writes.run(async (trx) => {
-        if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return false;
-        await repo.insertIntake(trx, workspaceId, { submissionId, formId: form.id, source, values, consented, ip, userAgent, receivedAt: new Date(this.clock()).toISOString() });
-        return true;
-      });
+      const taken = await this.intake.takeIn(workspaceId, { submissionId, formId: form.id, source, values, consented, ip, userAgent },
+        async (trx) => !solution || this.protection!.spendSolution(trx, workspaceId, solution));
       if (!taken) return this.replayed();
-      this.intakeWrites++;
-      this.previousIntakeAt = this.lastIntakeAt;
-      this.lastIntakeAt = this.clock();
-      this.onIntake?.();
       return { ok: true, honeypot: false, submissionId, contactId: null, confirmationSent: false, successAction, queued: true };
     }
-    this.inFlight++;
-    try {
-      const result = await this.writes.run(async (trx) => {
-        if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return null;
-        return this.store(trx, workspaceId, form, { submissionId, source, values, consented, ip, userAgent, now: nowIso() });
-      });
-      if (!result) return this.replayed();
-      return { ok: true, honeypot: false, submissionId, successAction, ...result };
-    } finally {
-      this.inFlight--;
-    }
+    const result = await this.intake.writing(() => this.writes.run(async (trx) => {
+      if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return null;
+      return this.store(trx, workspaceId, form, { submissionId, source, values, consented, ip, userAgent, now: nowIso() });
+    }));
+    if (!result) return this.replayed();
+    return { ok: true, honeypot: false, submissionId, successAction, ...result };
   }
 
   private replayed(): SubmissionOutcome {
@@ -197,34 +158,14 @@ export class SubmissionsService {
     return { ok: false, errors: [{ field: POW_FIELD, message: refused.message }], proofOfWork: refused.reason };
   }
 
-  /**
-   * Whether a public submission goes to the intake (SUBMISSION_INTAKE): `always`, `off`, or `auto`: in a process that
-   * runs the intake job, when INTAKE_AFTER sign-ups are being written already, or entries it took in still wait (so
-   * that a visitor's later submission is not made before an earlier one).
-   */
-  private intakeNow(): boolean {
-    if (this.intake === 'always') return true;
-    if (this.intake === 'off') return false;
-    // Only where an intake job runs: a process without one (SERVE_WORKER=false, tests) writes each sign-up itself.
-    return this.onIntake !== undefined && (this.inFlight >= INTAKE_AFTER || this.intakeWaiting());
-  }
-
-  private intakeWaiting(): boolean {
-    return this.intakeWrites !== this.intakeSeenEmpty;
-  }
-
   /** How many public submissions wait in the intake (every workspace), and since when: `formcast doctor`. */
   intakeBacklog(): Promise<{ waiting: number; oldest: string | null }> {
-    return repo.intakeBacklog(this.db.kysely);
+    return this.intake.backlog();
   }
 
-  /**
-   * A spike: the last two entries were taken in within SPIKE_MS of each other, the last within SPIKE_MS of now. The
-   * intake job then lets them wait (`processIntake`); a lone submission taken in (SUBMISSION_INTAKE=always on a quiet
-   * server) is made at once.
-   */
+  /** A spike of public submissions (submissions.intake.ts): the intake job lets them wait. */
   spiking(): boolean {
-    return this.clock() - this.lastIntakeAt < SPIKE_MS && this.lastIntakeAt - this.previousIntakeAt < SPIKE_MS;
+    return this.intake.spiking();
   }
 
   /**
@@ -257,59 +198,26 @@ export class SubmissionsService {
   }
 
   /**
-   * The intake job: makes up to `limit` waiting entries into their submissions, oldest first, each in the transaction
-   * that removes it (on SQLite one transaction for the round, each in a savepoint: db/group-commit.ts). An entry whose
-   * making fails is tried again later (1 s, 2 s, 4 s, … at most an hour), its error logged. Returns how many entries it
-   * took up (made or put off). During a spike (`spiking`) answering comes first:
-   * nothing is made until the oldest entry has waited INTAKE_MAX_LAG_MS, and the job pauses between its rounds
-   * (`intakePauseMs`); so a short spike is made once it is over, and a long one within about that lag.
+   * The intake job (jobs.ts): makes up to `limit` waiting entries into their submissions (`store`), oldest first, each
+   * in the transaction that removes it; returns how many it took up (submissions.intake.ts IntakeQueue.process). The
+   * submission, contact and events carry the time the entry was received.
    */
-  async processIntake(limit = INTAKE_ROUND): Promise<number> {
-    const seen = this.intakeWrites;
-    const now = this.clock();
-    if (this.spiking()) {
-      const oldest = await repo.oldestIntake(this.db.kysely);
-      if (oldest === null || now - Date.parse(oldest) < INTAKE_MAX_LAG_MS) return 0;
-    }
-    const entries = await repo.dueIntake(this.db.kysely, new Date(now).toISOString(), limit);
-    if (!entries.length) {
-      this.intakeSeenEmpty = seen;
-      return 0;
-    }
+  async processIntake(limit?: number): Promise<number> {
     const cache = new Map<string, Promise<Form | undefined>>();
-    const formOf = (e: repo.IntakeEntry) => {
+    const formOf = (e: IntakeEntry) => {
       const key = `${e.workspaceId}/${e.formId}`;
       let f = cache.get(key);
       if (!f) cache.set(key, (f = forms.getForm(this.db.kysely, e.workspaceId, e.formId)));
       return f;
     };
-    let made = 0;
-    await Promise.all(entries.map(async (e) => {
-      try {
-        const form = await formOf(e);
-        // A form deleted meanwhile took its entries with it (on delete cascade): nothing to make.
-        if (!form) return;
-        const done = await this.writes.run(async (trx) => {
-          if (!(await repo.takeIntake(trx, e.workspaceId, e))) return false;
-          await this.store(trx, e.workspaceId, form, { submissionId: e.submissionId, source: e.source, values: e.values, consented: e.consented, ip: e.ip, userAgent: e.userAgent, now: e.receivedAt });
-          return true;
-        });
-        if (done) made++;
-      } catch (err) {
-        const retryAt = new Date(this.clock() + Math.min(3_600_000, 1000 * 2 ** Math.min(e.attempts, 12))).toISOString();
-        this.log?.error({ err, intake: e.id, submission: e.submissionId, attempts: e.attempts + 1 }, 'a submission taken in could not be made; tried again later');
-        await repo.deferIntake(this.db.kysely, e.workspaceId, e.id, retryAt, err instanceof Error ? err.message : String(err)).catch(() => {});
-      }
-    }));
-    // A round shorter than asked found the end of the queue: nothing of this process waits any more, unless it took
-    // some in meanwhile.
-    if (entries.length < limit && made === entries.length) this.intakeSeenEmpty = seen;
-    return entries.length;
+    return this.intake.process(formOf, async (trx, e, form) => {
+      await this.store(trx, e.workspaceId, form, { submissionId: e.submissionId, source: e.source, values: e.values, consented: e.consented, ip: e.ip, userAgent: e.userAgent, now: e.receivedAt });
+    }, limit);
   }
 
-  /** How long the intake job waits before its next round: INTAKE_SPIKE_PAUSE_MS during a spike, else nothing. */
+  /** How long the intake job waits before its next round: a pause during a spike, else nothing. */
   intakePauseMs(): number {
-    return this.spiking() ? INTAKE_SPIKE_PAUSE_MS : 0;
+    return this.intake.pauseMs();
   }
 
   /**
@@ -388,11 +296,6 @@ export class SubmissionsService {
     return { formId: form.id, formGroupId: form.formGroupId, total: counter.total, questions: counter.result() };
   }
 
-
-  counters(workspaceId: string, formId: string) {
-    return repo.getCounters(this.db.kysely, workspaceId, formId);
-  }
-
   /**
    * Follows a confirmation link: single use, expiring. The contact becomes SUBSCRIBED, its address leaves the
    * suppression list, and the changes its sign-up held are applied: the link proves the address is theirs
@@ -426,7 +329,7 @@ export class SubmissionsService {
     const used = await k.transaction().execute(async (trx) => {
       if (!(await repo.useConfirmation(trx, c.workspaceId, c.id, now))) return false;
       await confirm(trx, c.workspaceId, c.contactId, c.data, now);
-      await repo.bumpCounter(trx, c.workspaceId, c.formId, 'confirmations');
+      await forms.bumpCounter(trx, c.workspaceId, c.formId, 'confirmations');
       return true;
     });
     return { result: used ? 'confirmed' : 'already', ...about };
@@ -453,7 +356,7 @@ async function signUpContact(trx: Executor, workspaceId: string, form: Form, ema
 
 /** A submission that counts: the form's counter, and `form.submitted` after the contact's own events (docs/events.md), so an automation on it finds the contact. */
 async function recordAccepted(trx: Executor, workspaceId: string, form: Form, s: { submissionId: string; source: string; contactId: string | null; data: Record<string, string | string[]> }, now: string): Promise<void> {
-  await repo.bumpCounter(trx, workspaceId, form.id, 'submissions');
+  await forms.bumpCounter(trx, workspaceId, form.id, 'submissions');
   await recordEvent(trx, workspaceId, {
     type: 'form.submitted', contactId: s.contactId,
     data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId: s.submissionId, source: s.source, fields: s.data },
