@@ -33,9 +33,9 @@ import { performance } from 'node:perf_hooks';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { connect, type Db } from '../src/db/connection.js';
-import { unsubscribeTokens } from '../src/sending/deliveries/deliveries.repository.js';
+import { unsubscribeTokens } from '../src/sending/deliveries/deliveries.batch-sql.js';
 import { DEFAULT_PIPELINE_OPTIONS } from '../src/sending/deliveries/pipeline.js';
-import { SqlDeliveryStore } from '../src/sending/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../src/composition/sql-delivery-store.js';
 import { newId } from '../src/lib/ids.js';
 import {
   BenchError, HOST, alive, atCleanup, expectStatus, fmt, freshPostgresDatabase, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startServer, stopChild, table, type Server,

@@ -15,7 +15,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import nodemailer from 'nodemailer';
-import { assembleContent } from '../src/sending/broadcasts/broadcasts.message.js';
+import { assembleContent } from '../src/sending/deliveries/message.assembly.js';
 import { SIGNED } from '../src/mail/dkim.js';
 import { DEFAULT_SETTINGS } from '../src/access/workspaces/workspaces.schemas.js';
 

@@ -8,7 +8,7 @@ import { contactPagesOf } from '../audience/segments/segments.service.js';
 import type { Db } from '../db/connection.js';
 import { EventsService } from '../outbox/events/events.service.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline, type PipelineOptions } from '../sending/deliveries/pipeline.js';
-import { SqlDeliveryStore } from '../sending/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../composition/sql-delivery-store.js';
 import { reportRules } from '../sending/bounces/bounces.service.js';
 import { purgeInboundMessages } from '../sending/bounces/bounces.inbound.js';
 import { purgeIdempotencyKeys } from '../http/idempotency.js';

@@ -2,7 +2,7 @@ import { classify, replyOf, type BounceClass } from './classify.js';
 
 /**
  * What an SMTP answer at send time means for a delivery, by the bounce classification table
- * (bounces/bounces.classify.ts): a 4xx reply, a 5.2.2 (mailbox full) or a broken connection is temporary
+ * (classify.ts): a 4xx reply, a 5.2.2 (mailbox full) or a broken connection is temporary
  * (retried with backoff); a hard bounce, a block or another 5xx is final.
  */
 export type SendResult =

@@ -1,2 +1,2 @@
-export { insertAutomationMessage } from './broadcasts/broadcasts.repository.js';
-export { insertRunDelivery } from './deliveries/deliveries.repository.js';
+export { insertAutomationMessage } from './broadcasts/broadcasts.writer.js';
+export { insertRunDelivery } from './deliveries/deliveries.outcomes.js';

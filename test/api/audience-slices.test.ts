@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { newId } from '../../src/lib/ids.js';
 import { audienceQuery } from '../../src/audience/segments/audience.js';
 import type { Filter } from '../../src/audience/segments/segments.filter.js';
@@ -13,7 +13,7 @@ import { waitFor } from '../helpers/workers.js';
 
 /**
  * A broadcast's audience is written into deliveries at most `maxRows` recipients per transaction
- * (deliveries/sql-store.ts writeAudienceSlice). SQLite reads a slice of contacts per transaction: here with slices far
+ * (src/composition/sql-delivery-store.ts writeAudienceSlice). SQLite reads a slice of contacts per transaction: here with slices far
  * smaller than the workspace (a costly filter) and batches smaller than a slice's share of the audience, so that the
  * cursor moves both to a slice's end and to the last recipient of a full batch. PostgreSQL reads through one cursor
  * (deliveries/audience-reader.ts): the tests marked PostgreSQL are about its reads and its connection.

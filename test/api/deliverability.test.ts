@@ -5,7 +5,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/sending/deliveries/pipeline.js';
-import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { ConfirmationSender } from '../../src/forms/submissions/confirmations.sender.js';
 import { describeApi } from '../helpers/app.js';

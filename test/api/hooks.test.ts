@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { snsStringToSign, type SnsMessage } from '../../src/sending/bounces/bounces.providers.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/sending/deliveries/pipeline.js';
-import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { buildApp } from '../../src/app.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { describeApi } from '../helpers/app.js';

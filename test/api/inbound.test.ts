@@ -9,7 +9,7 @@ import { InboundProcessor } from '../../src/sending/bounces/bounces.inbound.js';
 import { startInboundServer, type InboundServer } from '../../src/sending/bounces/bounces.server.js';
 import { reportRules } from '../../src/sending/bounces/bounces.service.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/sending/deliveries/pipeline.js';
-import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { newId } from '../../src/lib/ids.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { returnPath } from '../../src/mail/verp.js';

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { connect } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/sending/deliveries/pipeline.js';
-import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { buildApp } from '../../src/app.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connect } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/sending/deliveries/pipeline.js';
-import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { buildApp } from '../../src/app.js';
 import { redactUrl } from '../../src/http/server.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';

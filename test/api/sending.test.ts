@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { expect, it, onTestFinished } from 'vitest';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/sending/deliveries/pipeline.js';
 import { createRenderer } from '../../src/sending/deliveries/send-threads.js';
-import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { createMailer } from '../../src/mail/transport.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, setTopicChoice, verifiedDomain } from '../helpers/fixtures.js';

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's batched writes of the delivery pipeline (deliveries.repository.ts handOffMany, markSentMany): the
+ * PostgreSQL's batched writes of the delivery pipeline (deliveries.batch-sql.ts handOffMany, markSentMany): the
  * conditions of handOff and of recordOutcome's `sent` hold row by row, within one statement, and never across
  * workspaces. PostgreSQL only: SQLite writes row by row (its statements cost no round trip).
  */
@@ -7,8 +7,9 @@ import type { KyselyPlugin, RawNode } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/connection.js';
 import type { DeliveryStatus } from '../../src/db/schema.js';
-import { handOffMany, markSentMany, recordOutcome, handOff } from '../../src/sending/deliveries/deliveries.repository.js';
-import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
+import { handOffMany, markSentMany, handOff } from '../../src/sending/deliveries/deliveries.batch-sql.js';
+import { recordOutcome } from '../../src/sending/deliveries/deliveries.outcomes.js';
+import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { PG_URL, testDatabases } from '../helpers/db.js';
 
 const T0 = '2026-11-25T10:00:00.000Z';

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline, type PipelineOptions } from '../../src/sending/deliveries/pipeline.js';
-import { SqlDeliveryStore } from '../../src/sending/deliveries/sql-store.js';
+import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import type { Harness } from './app.js';
 import { TEST_SECRET } from './secret.js';

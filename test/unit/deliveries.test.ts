@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DELIVERY_OPERATIONS, DELIVERY_STATUSES, OPEN_STATUSES, nextStatus, statusesFor } from '../../src/sending/deliveries/deliveries.state.js';
-import { assembleContent } from '../../src/sending/broadcasts/broadcasts.message.js';
+import { assembleContent } from '../../src/sending/deliveries/message.assembly.js';
 import { DEFAULT_SETTINGS } from '../../src/access/workspaces/workspaces.schemas.js';
 import { classifySendError, isRelayFailure } from '../../src/mail/outcome.js';
 

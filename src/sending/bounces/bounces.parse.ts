@@ -9,7 +9,7 @@ import { classify, enhancedStatus, replyCode, type BounceClass } from '../../mai
 /**
  * Reading what arrives at a bounce address (docs/bounces.md): MIME by mailparser, then one of
  * - a DSN (RFC 3464, `multipart/report; report-type=delivery-status`): one result per recipient, from its
- *   `Action` and `Status` (and `Diagnostic-Code`), classified by the table in bounces.classify.ts;
+ *   `Action` and `Status` (and `Diagnostic-Code`), classified by the table in mail/classify.ts;
  * - an ARF report (RFC 5965, `report-type=feedback-report`): a complaint, with the original Message-ID;
  * - an auto-reply (RFC 3834 `Auto-Submitted`, vacation and out-of-office notices): ignored;
  * - a bounce that is not a DSN (older servers' plain text): classified from the status codes and wording in

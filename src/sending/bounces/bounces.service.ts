@@ -1,7 +1,8 @@
 import { applyToAddress, applyToContact } from '../../audience/index.js';
 import type { Db, Executor } from '../../db/connection.js';
 import { DEFAULT_BREAKER_RULES, tripIfOver, type BreakerRules } from '../broadcasts/broadcasts.breaker.js';
-import { findDelivery, recordLateReport, recordOutcome, softBounceStreak } from '../deliveries/deliveries.repository.js';
+import { recordLateReport, recordOutcome } from '../deliveries/deliveries.outcomes.js';
+import { findDelivery, softBounceStreak } from '../deliveries/deliveries.repository.js';
 import { recordEvent } from '../../outbox/index.js';
 import type { EventType } from '../../outbox/index.js';
 import { nowIso, toIso } from '../../lib/time.js';

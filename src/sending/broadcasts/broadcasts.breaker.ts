@@ -1,5 +1,6 @@
 import type { Executor } from '../../db/connection.js';
-import { breakerCounts, holdDeliveries } from '../deliveries/deliveries.repository.js';
+import { holdDeliveries } from '../deliveries/deliveries.outcomes.js';
+import { breakerCounts } from '../deliveries/deliveries.repository.js';
 import { getBroadcast, updateBroadcast } from './broadcasts.repository.js';
 import { transition } from './broadcasts.state.js';
 

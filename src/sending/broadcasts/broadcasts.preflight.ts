@@ -1,7 +1,7 @@
 import type { FieldError } from '../../errors/errors.js';
 import { RENDER_LIMIT_MS, isRenderLimit } from '../../lib/liquid.js';
 import type { Broadcast } from './broadcasts.schemas.js';
-import { renderContent, SAMPLE_CONTACT } from './broadcasts.render.js';
+import { renderContent, type RenderScope } from '../deliveries/message.content.js';
 
 /**
  * Preflight (docs/bounces.md): what to know before a broadcast goes out, as checks `{ id, status, detail }`.
@@ -16,6 +16,9 @@ export interface Check {
   status: CheckStatus;
   detail: string;
 }
+
+/** Stand-in recipient for previews without a contact. */
+export const SAMPLE_CONTACT: RenderScope['contact'] = { email: 'jane.doe@example.com', firstName: 'Jane', lastName: 'Doe', properties: {} };
 
 /** Gmail clips an HTML body larger than this (the "[Message clipped]" link), hiding the footer. */
 export const GMAIL_CLIP_BYTES = 102 * 1024;

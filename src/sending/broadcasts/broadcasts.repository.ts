@@ -49,7 +49,7 @@ export interface BroadcastValues {
   tracking: { opens: boolean; clicks: boolean };
 }
 
-function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsTable> {
+export function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsTable> {
   const row: Updateable<BroadcastsTable> = {};
   if (v.name !== undefined) row.name = v.name;
   if (v.from !== undefined) row.from_address = v.from;
@@ -74,19 +74,6 @@ export async function insertBroadcast(db: Executor, workspaceId: string, id: str
   await db.insertInto('broadcasts').values({
     ...(valuesToRow(v) as Insertable<BroadcastsTable>),
     id, workspace_id: workspaceId, status: 'DRAFT', created_at: createdAt, updated_at: createdAt, sent_at: null,
-  }).execute();
-}
-
-/**
- * The message of an automation version's send step (docs/automations.md): a broadcast row SENDING from the start,
- * its audience "materialised" (it has none: the automation's runs add one delivery each), hidden from the
- * broadcasts API, never completed; the pipeline sends its deliveries like any broadcast's.
- */
-export async function insertAutomationMessage(db: Executor, workspaceId: string, id: string, v: Pick<BroadcastValues, 'name' | 'from' | 'replyTo' | 'emailContent' | 'tracking'> & { automationId: string; stepId: string }, now: string): Promise<void> {
-  await db.insertInto('broadcasts').values({
-    ...(valuesToRow({ ...v, topicId: null, segmentId: null, sendAt: null }) as Insertable<BroadcastsTable>),
-    id, workspace_id: workspaceId, status: 'SENDING', created_at: now, updated_at: now, sent_at: null, materialized_at: now,
-    automation_id: v.automationId, automation_step_id: v.stepId,
   }).execute();
 }
 
@@ -125,4 +112,16 @@ export async function updateBroadcast(db: Executor, workspaceId: string, id: str
 export async function deleteDraftBroadcast(db: Executor, workspaceId: string, id: string): Promise<boolean> {
   const res = await db.deleteFrom('broadcasts').where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT').executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
+}
+
+/** SENDING broadcasts that may be finished (a sweep, for those no worker touched last). */
+export async function sendingMaterializedBroadcasts(db: Executor, limit: number): Promise<{ id: string; workspaceId: string }[]> {
+  const rows = await db.selectFrom('broadcasts').select(['id', 'workspace_id']).where('status', '=', 'SENDING').where('materialized_at', 'is not', null)
+    .where('automation_id', 'is', null).limit(limit).execute();
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
+}
+
+/** The workspace's last broadcast sent (what preflight takes the sending rate from). */
+export async function lastSentBroadcast(db: Executor, workspaceId: string): Promise<string | undefined> {
+  return (await db.selectFrom('broadcasts').select('id').where('workspace_id', '=', workspaceId).where('status', '=', 'SENT').orderBy('sent_at', 'desc').limit(1).executeTakeFirst())?.id;
 }

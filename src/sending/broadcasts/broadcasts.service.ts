@@ -5,6 +5,7 @@ import { getSigningKey } from '../../mail-setup/index.js';
 import type { Mailer } from '../../mail/transport.js';
 import { returnPath } from '../../mail/verp.js';
 import * as deliveries from '../deliveries/deliveries.repository.js';
+import { cancelDeliveries, holdDeliveries, releaseDeliveries } from '../deliveries/deliveries.outcomes.js';
 import type { DeliveryStatus } from '../../db/schema.js';
 import type { Db, Executor } from '../../db/connection.js';
 import { findDomainByName } from '../../mail-setup/index.js';
@@ -17,11 +18,11 @@ import { audiencePage, countAudience } from '../../audience/index.js';
 import { getSegment } from '../../audience/index.js';
 import { getTopic } from '../../audience/index.js';
 import * as repo from './broadcasts.repository.js';
-import { SAMPLE_CONTACT, renderContent, type RenderedContent } from './broadcasts.render.js';
+import { renderContent, type RenderedContent } from '../deliveries/message.content.js';
 import type { AudienceMember, Broadcast, BroadcastStatus, CreateBroadcastInput, EmailContent, EmailContentInput, UpdateBroadcastInput } from './broadcasts.schemas.js';
 import { transition } from './broadcasts.state.js';
-import { bareVariables, blockingChecks, checkErrors, contentChecks, pass, warning, type Check } from './broadcasts.preflight.js';
-import { assembleContent, listHeaders } from './broadcasts.message.js';
+import { SAMPLE_CONTACT, bareVariables, blockingChecks, checkErrors, contentChecks, pass, warning, type Check } from './broadcasts.preflight.js';
+import { assembleContent, listHeaders } from '../deliveries/message.assembly.js';
 import { classifySendError } from '../../mail/outcome.js';
 import { getWorkspace } from '../../access/index.js';
 import { engagementOf, linkStats, timeline, NO_ENGAGEMENT, type Bucket, type LinkStats, type TimelinePoint } from '../tracking/tracking.repository.js';
@@ -233,7 +234,7 @@ export class BroadcastsService {
       const values: Partial<repo.BroadcastValues> = next === 'DRAFT' ? { sendAt: null } : {};
       const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, nowIso());
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being canceled; retry');
-      if (next === 'CANCELED') await deliveries.cancelDeliveries(trx, workspaceId, id, nowIso());
+      if (next === 'CANCELED') await cancelDeliveries(trx, workspaceId, id, nowIso());
       return updated;
     });
     if (canceled.status === 'CANCELED') await this.drain(workspaceId, id);
@@ -251,7 +252,7 @@ export class BroadcastsService {
       const now = nowIso();
       const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, { pausedReason: 'paused by hand' }, now);
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being paused; retry');
-      await deliveries.holdDeliveries(trx, workspaceId, id, now);
+      await holdDeliveries(trx, workspaceId, id, now);
       return updated;
     });
     await this.drain(workspaceId, id);
@@ -266,7 +267,7 @@ export class BroadcastsService {
       const now = nowIso();
       const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, { pausedReason: null, breakerSince: now }, now);
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being resumed; retry');
-      await deliveries.releaseDeliveries(trx, workspaceId, id, now);
+      await releaseDeliveries(trx, workspaceId, id, now);
       return updated;
     });
     return (await this.withStats(workspaceId, [resumed]))[0]!;
@@ -334,7 +335,8 @@ export class BroadcastsService {
     const spec = { segmentId: b.segmentId, topicId: b.topicId };
     const audience = await countAudience(k, this.db.dialect, workspaceId, spec).catch(() => null);
     if (audience !== null) {
-      const rate = await deliveries.lastSendRate(k, workspaceId);
+      const last = await repo.lastSentBroadcast(k, workspaceId);
+      const rate = last ? await deliveries.sendRate(k, workspaceId, last) : null;
       const eta = rate ? ` (about ${formatDuration(audience / rate.perSecond)} at the ${Math.round(rate.perSecond)} messages a second the last broadcast went out at)` : '';
       checks.push(audience === 0 ? warning('audience', 'nobody would receive it: the audience is empty') : pass('audience', `${audience} recipients${eta}`));
       for (const field of bareVariables(b.emailContent)) {
@@ -349,7 +351,7 @@ export class BroadcastsService {
     try {
       const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
       const rendered = renderContent(b.emailContent, { contact: SAMPLE_CONTACT, broadcast: { id: b.id, name: b.name }, unsubscribe_url: unsubscribeUrl });
-      // The footer's rule (broadcasts.message.ts): only a rendered link to the recipient's own URL counts, not a mention.
+      // The footer's rule (deliveries/message.assembly.ts): only a rendered link to the recipient's own URL counts, not a mention.
       linked = rendered.html?.includes(unsubscribeUrl) ?? false;
       html = assembleContent(rendered, { unsubscribeUrl, workspace }).html;
     } catch {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { holdConnection } from '../../db/held-connection.js';
 import type { Database } from '../../db/schema.js';
 import { audience } from '../../audience/index.js';
-import { declareAudienceCursor, fetchAudienceCursor } from './deliveries.repository.js';
+import { declareAudienceCursor, fetchAudienceCursor } from './deliveries.batch-sql.js';
 import type { MaterializationJob } from './store.js';
 
 /** A batch of an audience: at most maxRows recipients; `next`, the cursor after them (null: the audience is done). */
@@ -40,11 +40,9 @@ interface Read {
  * (`DECLARE … CURSOR FOR <audience> ORDER BY id`, `FETCH maxRows`) on a connection of its own, outside the
  * transactions that write it. The next batch is fetched while the current one is written, so reading and writing
  * take the two cores at once. One pass over the contacts for the whole audience, as a hand-written query would make,
- * instead of one filtered statement per slice of contacts: bench:segments on PostgreSQL, 1,000,000 contacts, an
- * audience of 22,824, alternately with the hand-written SQL, the same kept database: 0.94–0.96× its speed, against
- * 0.74–0.84× for the slice-per-statement reads this replaced (bench/README.md, "bench:segments").
+ * instead of one filtered statement per slice of contacts, which was slower (bench/README.md, "bench:segments").
  *
- * The cursor and its statements are the repository's (deliveries.repository.ts declareAudienceCursor,
+ * The cursor and its statements are deliveries.batch-sql.ts's (declareAudienceCursor,
  * fetchAudienceCursor), on a connection held for the read (db/held-connection.ts).
  *
  * A read gives batches for `maxReadMs` (then the next batch opens a new one from the position reached, with a snapshot

@@ -1,4 +1,3 @@
-import type { TxtLookup } from '../../mail-setup/index.js';
 import type { Limits, PacingConfig } from './pacing.config.js';
 
 /**
@@ -11,6 +10,12 @@ export interface Destination {
   key: string;
   limits: Limits;
 }
+
+/**
+ * An MX lookup: the exchange host names of a domain, or why there are none (`MISSING`: no MX, or no such domain, an
+ * answer; anything else is a failure). mail-setup's DNS lookups (domains.dns.ts, through DNS_SERVERS) are one.
+ */
+export type MxLookup = (domain: string) => Promise<{ ok: true; values: string[] } | { ok: false; status: string }>;
 
 /** Names never looked up (RFC 6761 lets software treat them as special): each is its own destination. */
 const SPECIAL = /(^|\.)(invalid|localhost)$|^\[/;
@@ -26,8 +31,8 @@ export class DestinationResolver {
   private readonly cache = new Map<string, Cached>();
   private readonly pending = new Map<string, Promise<Destination>>();
 
-  /** `lookup`: the MX lookup (domains.dns.ts, through DNS_SERVERS); null groups every domain by itself. */
-  constructor(private readonly config: PacingConfig, private readonly lookup: TxtLookup | null, private readonly now: () => number = Date.now) {
+  /** `lookup`: the MX lookup; null groups every domain by itself. */
+  constructor(private readonly config: PacingConfig, private readonly lookup: MxLookup | null, private readonly now: () => number = Date.now) {
     for (const [group, g] of Object.entries(config.groups)) {
       for (const d of g.domains) this.byDomain.set(d, this.group(group));
       for (const p of g.mx) this.patterns.push(p.startsWith('*.') ? { group, exact: null, suffix: p.slice(1) } : { group, exact: p, suffix: null });

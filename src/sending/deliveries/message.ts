@@ -1,5 +1,5 @@
-import { assembleContent, listHeaders } from '../broadcasts/broadcasts.message.js';
-import { prepareContent, type RenderScope, type RenderedContent } from '../broadcasts/broadcasts.render.js';
+import { assembleContent, listHeaders } from './message.assembly.js';
+import { prepareContent, type RenderScope, type RenderedContent } from './message.content.js';
 import { parseMailbox } from '../../lib/email.js';
 import { htmlToText, type Address, type OutgoingMessage } from '../../mail/compose.js';
 import { returnPath, unsubscribeAddress } from '../../mail/verp.js';

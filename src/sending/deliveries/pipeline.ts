@@ -1,11 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { DeliveryStatus } from '../../db/schema.js';
-import { contactEmail } from '../../audience/index.js';
 import { parseMailbox } from '../../lib/email.js';
 import { classifySendError } from '../../mail/outcome.js';
 import type { Mailer } from '../../mail/transport.js';
-import type { TxtLookup } from '../../mail-setup/index.js';
-import { DestinationResolver, domainOf } from './destinations.js';
+import { DestinationResolver, domainOf, type MxLookup } from './destinations.js';
 import type { MessageRecipient } from './message.js';
 import { dispatch, Pacer, type Permit } from './pacing.js';
 import { DEFAULT_PACING, type PacingConfig } from './pacing.config.js';
@@ -39,7 +37,7 @@ export interface PipelineOptions {
   /** How long a batch waits for destinations with no room before it defers what is left. */
   pacingWindowMs: number;
   /** The MX lookup that groups recipient domains (DNS_SERVERS); none: each domain is its own destination. */
-  mxLookup?: TxtLookup | null;
+  mxLookup?: MxLookup | null;
   /**
    * Threads that render, compose and sign messages (SEND_THREADS; send-threads.ts); 0: the pipeline's own thread.
    * Ignored when a `renderer` is given.
@@ -201,13 +199,12 @@ export class DeliveryPipeline {
   }
 
   /** The outcome of a delivery that will not be sent, or null when it is to be sent. */
-  private verdict({ d, sending, contact, excluded }: Work, senderDomain: string | null): AttemptOutcome | null {
+  private verdict({ sending, contact, excluded, invalidAddress }: Work, senderDomain: string | null): AttemptOutcome | null {
     // Whoever unsubscribed, bounced, complained or was suppressed since the audience was taken is not mailed.
     if (excluded || !contact) return { op: 'skip', error: excluded ?? 'contact was deleted' };
     if (sending?.broadcast.status === 'PAUSED') return { op: 'hold' };
     if (!sending || sending.broadcast.status !== 'SENDING') return { op: 'skip', error: 'broadcast is no longer sending' };
-    // Addresses stored before the input rules tightened (a quoted local part kept without its quotes) are never sent to.
-    if (contactEmail(d.email) !== d.email) return { op: 'fail', error: 'the stored address is not a valid single address' };
+    if (invalidAddress) return { op: 'fail', error: 'the stored address is not a valid single address' };
     if (!sending.dkim || !senderDomain) return { op: 'fail', error: `${senderDomain ?? 'the sender'} is not a verified sending domain of the workspace` };
     return null;
   }

@@ -92,8 +92,8 @@ export interface PackedResults {
  * The chunk's messages copied into one buffer, `slab` when they fit (else a new one), each result's `raw` a view into
  * it: the buffer is then moved to the pipeline's thread, not copied, and the pipeline's thread gives it to the next
  * chunk once its messages are sent (send-threads.ts, "slabs"). Copied one by one, the messages of a send left ~4.7 KB
- * of malloc'd memory each in the pipeline's thread, freed only by V8's next full collection: 16-38 MB of the peak RSS of
- * a send of 20,000 (bench/README.md, "bench:send").
+ * of malloc'd memory each in the pipeline's thread, freed only by V8's next full collection (bench/README.md,
+ * "bench:send").
  */
 export function packResults(out: RenderResult[], slab?: ArrayBuffer): PackedResults {
   let total = 0;

@@ -13,9 +13,8 @@ const niceModule = lazyRequire<unknown>('@napi-rs/nice');
  * message, in a pool of threads (piscina) started on the first message, or in the pipeline's own thread when
  * `threads` is 0; the RSA signatures themselves in libuv's thread pool, while the thread composes (render.worker). The database and SMTP stay in the pipeline's thread, which is the one that limits a send once
  * messages are cheap to make (mail/mime.ts, mail/dkim.ts): it makes no message itself while there are threads. It
- * used to make a chunk whenever every thread was busy (its **share**), then only when a lane waited for one; on two
- * cores and one thread, 10,000 recipients, alternately, the share made 647-735 messages a second against 716-799
- * without it (bench/README.md, "bench:send"). A chunk whose thread failed (it crashed, or the chunk did not fit its
+ * used to make a chunk whenever every thread was busy (its **share**), then only when a lane waited for one; without
+ * the share it sent faster (bench/README.md, "bench:send"). A chunk whose thread failed (it crashed, or the chunk did not fit its
  * heap) says nothing about the messages: it is made again in the pipeline's thread, one at a time and one message per
  * turn of its event loop, before the chunks that wait; everything is made in this thread when the pool cannot start.
  */
@@ -86,8 +85,8 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
         // CHUNKS_PER_THREAD chunks at a time; a thread that fails takes those with it.
         concurrentTasksPerWorker: CHUNKS_PER_THREAD,
         atomics: 'disabled',
-        // A thread holds a chunk of messages at a time; left to itself V8 lets a busy thread's heap grow to ~100 MB
-        // (bench:send). These limits keep a thread at ~60-80 MB for ~2 % more CPU; a chunk that does not fit fails the
+        // A thread holds a chunk of messages at a time; left to itself V8 lets a busy thread's heap grow to ~100 MB.
+        // These limits keep it lower for a little more CPU (bench/README.md, "bench:send"); a chunk that does not fit fails the
         // thread's task, and is made again in the pipeline's thread (below).
         resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 3 },
         niceIncrement: lowerBy,

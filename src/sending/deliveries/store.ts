@@ -1,13 +1,13 @@
-import type { DeliveryStatus } from '../../db/schema.js';
+import type { BroadcastStatus, DeliveryStatus } from '../../db/schema.js';
 import type { BounceClass } from '../../mail/classify.js';
-import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
-import type { ContactRecord } from '../../audience/index.js';
-import type { WorkspaceSettings } from '../../access/index.js';
+import type { FooterSettings } from './message.assembly.js';
+import type { MessageTemplates, RenderScope } from './message.content.js';
 
 /**
- * What the delivery pipeline needs from the rest of the service, and nothing more (deliveries/CONTEXT.md):
- * the pipeline depends on this narrow store, as Listmonk's manager depends on its DataSource, not on the
- * repositories of five features. `sql-store.ts` implements it over the database; a test may give another.
+ * The delivery engine's port: what the pipeline needs from the rest of the service, and nothing more
+ * (deliveries/CONTEXT.md), in its own terms. The pipeline depends on this narrow store, as listmonk's manager
+ * depends on its Store, not on the repositories of five features. Its adapter over the database is
+ * src/composition/sql-delivery-store.ts (as listmonk's is cmd/manager_store.go); a test may give another.
  */
 export interface DeliveryStore {
   /** Starts due SCHEDULED broadcasts; returns those started. */
@@ -62,19 +62,38 @@ export interface ClaimedDelivery {
   createdAt: string;
 }
 
+/** A broadcast as sending reads it. */
+export interface BroadcastToSend {
+  id: string;
+  name: string;
+  status: BroadcastStatus;
+  from: string | null;
+  replyTo: string | null;
+  emailContent: MessageTemplates;
+  tracking: { opens: boolean; clicks: boolean };
+  /** Tells a new version of the broadcast from the one whose templates a send thread parsed. */
+  updatedAt: string;
+}
+
 export interface SendingBroadcast {
-  broadcast: Broadcast;
+  broadcast: BroadcastToSend;
   /** Its workspace: the name and the settings the footer uses (postal address, locale). */
-  workspace: { id: string; name: string; settings: WorkspaceSettings };
+  workspace: { id: string; name: string; settings: FooterSettings };
   /** The topic, for the unsubscribe wording and the List-Id. */
   topic: { id: string; name: string } | null;
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;
 }
 
 export interface Recipient {
-  contact: ContactRecord | undefined;
+  /** The contact's data the templates see; undefined when the contact was deleted. */
+  contact: RenderScope['contact'] | undefined;
   /** Why the recipient is no longer mailed (unsubscribed, bounced, suppressed, deleted), or null. */
   excluded: string | null;
+  /**
+   * The delivery's stored address is not a valid single address (one stored before the input rules tightened, a
+   * quoted local part kept without its quotes): it is never sent to.
+   */
+  invalidAddress: boolean;
 }
 
 export type AttemptOutcome =

@@ -1,4 +1,3 @@
-import type { AssembledContent } from '../broadcasts/broadcasts.message.js';
 import { beforeBodyEnd, openPixel, rewriteLinks, trackableLinks } from './tracking.rewrite.js';
 import { canTrack, signClickToken, signOpenToken, type TrackingRef } from './tracking.token.js';
 
@@ -17,7 +16,7 @@ export interface MessageTracking {
  * assembled document's body. Test sends and previews do not come here. Null when the ids cannot be carried by a
  * token (never for ids this service made).
  */
-export function trackMessage(t: MessageTracking, ref: TrackingRef): { links: (html: string) => string; pixel: (content: AssembledContent) => AssembledContent } | null {
+export function trackMessage(t: MessageTracking, ref: TrackingRef): { links: (html: string) => string; pixel: <C extends { html: string | null }>(content: C) => C } | null {
   if (!canTrack(ref)) return null;
   const base = t.publicUrl.replace(/\/+$/, '');
   const own = `${base}/t/`;

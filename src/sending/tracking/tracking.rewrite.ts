@@ -9,7 +9,7 @@ import { MAX_TRACKED_URL } from './tracking.token.js';
  * the template rendered it.
  *
  * The tokenizer alone, not the whole parser: building the document tree (with locations) for every recipient cost
- * ~0.4 ms of a message's ~3 ms of CPU (bench/README.md, "bench:send"), and the links need only the start tags. What the
+ * ~0.4 ms of a message's CPU (bench/README.md, "bench:send"), and the links need only the start tags. What the
  * tree builder would add is the switch of the tokenizer's state after the elements whose content is text (`<style>`,
  * `<script>`, `<textarea>`, …), done here as it does it; HTML with SVG or MathML in it, whose rules are many, goes
  * through the whole parser. test/unit/tracking.test.ts checks the two ways agree.

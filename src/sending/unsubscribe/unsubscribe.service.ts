@@ -3,6 +3,7 @@ import { applyToContact } from '../../audience/index.js';
 import { getContact } from '../../audience/index.js';
 import { setTopicChoices, topicsOfContacts } from '../../audience/index.js';
 import type { Db, Executor } from '../../db/connection.js';
+import { markUnsubscribed } from '../deliveries/deliveries.outcomes.js';
 import * as deliveries from '../deliveries/deliveries.repository.js';
 import { notFound } from '../../errors/errors.js';
 import { nowIso } from '../../lib/time.js';
@@ -69,7 +70,7 @@ export class UnsubscribeService {
     await this.db.kysely.transaction().execute(async (trx) => {
       if (ctx.topic) await this.setChoice(trx, ctx, ctx.topic.id, false);
       else await this.unsubscribeEverything(trx, ctx);
-      await deliveries.markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
+      await markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
     });
     return this.contextOf(ctx.workspaceId, ctx.deliveryId);
   }
@@ -79,7 +80,7 @@ export class UnsubscribeService {
     const ctx = await this.context(token);
     await this.db.kysely.transaction().execute(async (trx) => {
       await this.unsubscribeEverything(trx, ctx);
-      await deliveries.markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
+      await markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
     });
     return this.contextOf(ctx.workspaceId, ctx.deliveryId);
   }
@@ -89,7 +90,7 @@ export class UnsubscribeService {
     const ctx = await this.context(token);
     await this.db.kysely.transaction().execute(async (trx) => {
       for (const t of ctx.topics) await this.setChoice(trx, ctx, t.id, keep.includes(t.id));
-      if (ctx.topics.some((t) => !keep.includes(t.id))) await deliveries.markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
+      if (ctx.topics.some((t) => !keep.includes(t.id))) await markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
     });
     return this.contextOf(ctx.workspaceId, ctx.deliveryId);
   }

@@ -1,10 +1,21 @@
-import type { ContactRecord } from '../../audience/index.js';
 import { isRenderLimit, liquid, liquidHtml, renderTemplate } from '../../lib/liquid.js';
-import type { EmailContent } from './broadcasts.schemas.js';
+
+/**
+ * A broadcast's content rendered for one recipient (deliveries/CONTEXT.md, "Render"): what the delivery pipeline
+ * sends, and what the broadcasts API's previews and test sends show, so that both are the same.
+ */
+
+/** The templates of a message: a broadcast's `emailContent` (its editor's document aside). */
+export interface MessageTemplates {
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  previewText: string | null;
+}
 
 /** What a broadcast's Liquid templates see: `contact`, `broadcast` and `unsubscribe_url`. */
 export interface RenderScope {
-  contact: Pick<ContactRecord, 'email' | 'firstName' | 'lastName' | 'properties'>;
+  contact: { email: string; firstName: string | null; lastName: string | null; properties: Record<string, unknown> };
   broadcast: { id: string; name: string };
   unsubscribe_url: string;
 }
@@ -16,11 +27,8 @@ export interface RenderedContent {
   previewText: string | null;
 }
 
-/** Stand-in recipient for previews without a contact. */
-export const SAMPLE_CONTACT: RenderScope['contact'] = { email: 'jane.doe@example.com', firstName: 'Jane', lastName: 'Doe', properties: {} };
-
 /** Renders one recipient's content. The HTML body escapes every output; subject, text and preheader do not. */
-export function renderContent(content: EmailContent, scope: RenderScope): RenderedContent {
+export function renderContent(content: MessageTemplates, scope: RenderScope): RenderedContent {
   const vars = scope as unknown as Record<string, unknown>;
   return {
     subject: renderTemplate(content.subject, vars),
@@ -37,7 +45,7 @@ export function renderContent(content: EmailContent, scope: RenderScope): Render
  */
 const LIMIT_OVERRUNS = 3;
 
-export function prepareContent(content: EmailContent): (scope: RenderScope) => RenderedContent {
+export function prepareContent(content: MessageTemplates): (scope: RenderScope) => RenderedContent {
   const parse = (engine: typeof liquid, source: string | null) => (source == null ? null : engine.parse(source));
   const subject = parse(liquid, content.subject);
   const html = parse(liquidHtml, content.html);

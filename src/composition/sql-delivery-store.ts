@@ -1,30 +1,37 @@
-import { recordBounce, reportRules, type ReportRules } from '../bounces/bounces.service.js';
-import { tripIfOver } from '../broadcasts/broadcasts.breaker.js';
-import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
-import { CONTACT_COLUMNS, toContactRecord } from '../../audience/index.js';
-import { isForeignKeyViolation, type Db } from '../../db/connection.js';
-import { BatchWriter } from '../../db/batch-writer.js';
-import { GroupCommit } from '../../db/group-commit.js';
-import { newId } from '../../lib/ids.js';
-import { getSigningKey } from '../../mail-setup/index.js';
-import { insertTrackingEvents, recordEvent } from '../../outbox/index.js';
-import { parseMailbox } from '../../lib/email.js';
-import { audience } from '../../audience/index.js';
-import { inRange, nextSlice, type IdRange } from '../../audience/index.js';
-import { AudienceReader, type AudienceBatch } from './audience-reader.js';
-import { suppressionsOf } from '../../audience/index.js';
-import { getTopic } from '../../audience/index.js';
-import { getWorkspace } from '../../access/index.js';
-import * as repo from './deliveries.repository.js';
-import type { AttemptOutcome, BroadcastFinish, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
+import { audience, contactEmail, CONTACT_COLUMNS, getTopic, inRange, nextSlice, suppressionsOf, toContactRecord, type IdRange } from '../audience/index.js';
+import { getWorkspace } from '../access/index.js';
+import { isForeignKeyViolation, type Db } from '../db/connection.js';
+import { BatchWriter } from '../db/batch-writer.js';
+import { GroupCommit } from '../db/group-commit.js';
+import { newId } from '../lib/ids.js';
+import { parseMailbox } from '../lib/email.js';
+import { getSigningKey } from '../mail-setup/index.js';
+import { insertTrackingEvents, recordEvent } from '../outbox/index.js';
+import { recordBounce, reportRules, type ReportRules } from '../sending/bounces/bounces.service.js';
+import { tripIfOver } from '../sending/broadcasts/broadcasts.breaker.js';
+import { getBroadcast, sendingMaterializedBroadcasts } from '../sending/broadcasts/broadcasts.repository.js';
+import * as broadcasts from '../sending/broadcasts/broadcasts.writer.js';
+import { AudienceReader, type AudienceBatch } from '../sending/deliveries/audience-reader.js';
+import { handOff, handOffMany, insertDeliveries, insertLeasedRecipients } from '../sending/deliveries/deliveries.batch-sql.js';
+import { recordOutcome, recordSentMany } from '../sending/deliveries/deliveries.outcomes.js';
+import { claimDeliveries, renewLeases } from '../sending/deliveries/deliveries.repository.js';
+import type { AttemptOutcome, BroadcastFinish, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from '../sending/deliveries/store.js';
+
+/**
+ * The delivery engine's port (src/sending/deliveries/store.ts) over the database: its adapter, in the composition
+ * layer because it reaches across contexts (as listmonk's cmd/manager_store.go implements internal/manager's Store).
+ * The broadcast's side is the broadcasts writer's (broadcasts.writer.ts), a delivery's the deliveries feature's
+ * (outcomes, batch SQL, claims), a bounce the bounces feature's; contacts, suppressions and topics are the audience's,
+ * the signing key mail-setup's, the workspace access's, the events the outbox's. Built where the pipeline is
+ * (src/jobs/jobs.ts; the tests' and benchmarks' helpers).
+ */
 
 /**
  * settle() weighs a broadcast for the circuit breaker (a count of its final deliveries, with their bounces and
  * complaints) after every batch while it has few final deliveries, then once this process has recorded another
  * WEIGH_AFTER_SHARE of that count since the last weighing, or BREAKER_EVERY_MS have passed. Each count reads every
- * final delivery of the broadcast: counted after every batch (or every few seconds), a large broadcast spent more on
- * counting than on sending (~2 s of ~45 s of the worker's thread at 20,000 recipients; bench/README.md, "bench:send");
- * counted at every 10 % more, the counting of a whole send costs about eleven passes over it.
+ * final delivery of the broadcast: counted after every batch, a large broadcast spent more on counting than on sending
+ * (bench/README.md, "Sending: design notes"); counted at every 10 % more, a whole send costs about eleven passes.
  */
 const WEIGH_ALWAYS_BELOW = 2_000;
 const WEIGH_AFTER_SHARE = 0.1;
@@ -45,15 +52,13 @@ type PerMessageWrite =
   | { kind: 'sent'; d: ClaimedDelivery; outcome: Extract<AttemptOutcome, { op: 'sent' }>; now: string };
 
 /**
- * How long a batch of hand-offs and outcomes waits for more (bench:send, 10,000 recipients, SQLite: a writer for each
- * kind, not waiting, made 9,052 commits; one writer waiting 3 ms, 2,650-2,980, ~1 s less of the pipeline thread's time;
- * 8 and 15 ms slowed the lanes down). On PostgreSQL, none: a batch starts at the end of the turn, the units that come
- * while it is written make the next one, and a lane's wait is the rate's bound there (bench:send --pg, 10,000, three
- * pairs: 1,055, 1,112, 1,098 msg/s against 945, 997, 1,039 waiting 3 ms; two batches written at once: 1,035–1,048).
+ * How long a batch of hand-offs and outcomes waits for more: on SQLite 3 ms (a commit costs more than a delivery's
+ * change; waiting 3 ms made about a third of the commits, longer waits slowed the lanes down). On PostgreSQL, none: a
+ * batch starts at the end of the turn, the units that come while it is written make the next one, and a lane's wait is
+ * the rate's bound there. The measurements: bench/README.md, "Sending: design notes".
  */
 const WRITE_LINGER_MS = { sqlite: 3, postgres: 0 } as const;
 
-/** The delivery store over the database: the queries of the deliveries feature and the calls to the features it depends on. */
 export class SqlDeliveryStore implements DeliveryStore {
   private readonly weighed = new Map<string, { at: number; final: number; recorded: number }>();
   /** Outcomes this process recorded, per broadcast (what settle() weighs the next count against). */
@@ -62,12 +67,12 @@ export class SqlDeliveryStore implements DeliveryStore {
    * The two writes of every message, the hand-off and the "sent" outcome (with its email.sent event), are batched
    * (db/batch-writer.ts), both kinds by one writer: those of the messages in flight share one transaction and one
    * commit, and the events of a batch are one INSERT. A commit, and the statements around it, cost
-   * more than one delivery's change (bench/README.md, "bench:send"): on SQLite 250-320 µs each, ~0.25 ms a message
-   * when every hand-off and every outcome had a commit of its own. A batch waits WRITE_LINGER_MS (SQLite) for more units; the
+   * more than one delivery's change (on SQLite ~0.25 ms a message when every write had a commit of its own; bench/README.md,
+   * "bench:send"). A batch waits WRITE_LINGER_MS (SQLite) for more units; the
    * lanes that wait meanwhile are few against the SMTP connections, so the rate does not suffer. The other outcomes
    * (retries, failures, bounces: few) are group-committed on SQLite, each in a savepoint of its own
    * (db/group-commit.ts), since a bounce changes the contact and the suppression list too.
-   * On PostgreSQL each kind of a batch is one statement (handOffMany, markSentMany): a statement per delivery was a round
+   * On PostgreSQL each kind of a batch is one statement (handOffMany, recordSentMany): a statement per delivery was a round
    * trip the writer waited for, one after the other, and bounded the rate (bench/README.md, "bench:send").
    */
   private readonly perMessage: BatchWriter<PerMessageWrite, boolean>;
@@ -84,20 +89,20 @@ export class SqlDeliveryStore implements DeliveryStore {
       const batched = db.dialect === 'postgres' && items.length > 1 && new Set(items.map((w) => w.d.id)).size === items.length;
       const handOffs = batched ? items.filter((w) => w.kind === 'handOff') : [];
       const handed = handOffs.length
-        ? await repo.handOffMany(trx, handOffs.map((w) => ({ workspaceId: w.d.workspaceId, id: w.d.id, owner: w.owner, attempts: w.d.attempts, now: w.now })))
+        ? await handOffMany(trx, handOffs.map((w) => ({ workspaceId: w.d.workspaceId, id: w.d.id, owner: w.owner, attempts: w.d.attempts, now: w.now })))
         : new Set<string>();
       const sents = batched ? items.filter((w): w is Extract<PerMessageWrite, { kind: 'sent' }> => w.kind === 'sent') : [];
       const sent = sents.length
-        ? await repo.markSentMany(trx, sents.map((w) => ({ workspaceId: w.d.workspaceId, id: w.d.id, now: w.now, messageId: w.outcome.messageId, response: w.outcome.response })))
+        ? await recordSentMany(trx, sents.map((w) => ({ workspaceId: w.d.workspaceId, id: w.d.id, now: w.now, messageId: w.outcome.messageId, response: w.outcome.response })))
         : new Set<string>();
       for (const i of byId(items)) {
         const w = items[i]!;
         if (w.kind === 'handOff') {
-          out[i] = batched ? handed.has(`${w.d.id}:${w.d.attempts}`) : await repo.handOff(trx, w.d.workspaceId, w.d.id, w.owner, w.d.attempts, w.now);
+          out[i] = batched ? handed.has(`${w.d.id}:${w.d.attempts}`) : await handOff(trx, w.d.workspaceId, w.d.id, w.owner, w.d.attempts, w.now);
           continue;
         }
         // An outcome is recorded once: a delivery no longer SENDING (taken over, canceled) keeps what it has, and no event.
-        out[i] = batched ? sent.has(w.d.id) : await repo.recordOutcome(trx, w.d.workspaceId, w.d.id, w.outcome, w.now);
+        out[i] = batched ? sent.has(w.d.id) : await recordOutcome(trx, w.d.workspaceId, w.d.id, w.outcome, w.now);
         if (!out[i]) continue;
         events.push({
           id: newId('evt'), workspaceId: w.d.workspaceId,
@@ -110,11 +115,11 @@ export class SqlDeliveryStore implements DeliveryStore {
   }
 
   startDueBroadcasts(now: string) {
-    return this.db.kysely.transaction().execute((trx) => repo.startDueBroadcasts(trx, now));
+    return this.db.kysely.transaction().execute((trx) => broadcasts.startDueBroadcasts(trx, now));
   }
 
   claimAudience(owner: string, now: string, leaseUntil: string) {
-    return repo.claimMaterialization(this.db.kysely, owner, now, leaseUntil);
+    return broadcasts.claimMaterialization(this.db.kysely, owner, now, leaseUntil);
   }
 
   /**
@@ -126,12 +131,12 @@ export class SqlDeliveryStore implements DeliveryStore {
    * filter over an unbounded number of contacts; the cursor moves to the slice's end, or to the last recipient written
    * when `maxRows` were, and after a full batch the next one goes on within the same slice (its end kept with the job in
    * this process) instead of walking the id index anew. Before slices it was maxRows contacts a transaction, a thousand
-   * transactions per million contacts (7.3 s for an audience of 22,824; bench/segments.bench.ts).
+   * transactions per million contacts (bench/README.md, "bench:segments").
    *
    * PostgreSQL (statements off the event loop): the audience is read by one cursor, outside the transactions, a batch
    * ahead of the one being written (audience-reader.ts), and each batch is written by one statement
-   * (writeMaterializationBatch: the lease check, the insert, the cursor; atomic as a transaction, without its
-   * BEGIN/COMMIT round trips). Measured in bench:segments (bench/README.md).
+   * (insertLeasedRecipients with the broadcast's materializationStep: the lease check, the insert, the cursor; atomic
+   * as a transaction, without its BEGIN/COMMIT round trips). Measured in bench:segments (bench/README.md).
    */
   async writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }> {
     const k = this.db.kysely;
@@ -153,7 +158,8 @@ export class SqlDeliveryStore implements DeliveryStore {
       }
       let held: boolean;
       try {
-        held = await repo.writeMaterializationBatch(k, job.workspaceId, job.broadcastId, owner, leaseUntil, batch.rows, batch.next ?? job.cursor, batch.next === null, now);
+        const lease = broadcasts.materializationStep(job.workspaceId, job.broadcastId, owner, leaseUntil, batch.next ?? job.cursor, batch.next === null, now);
+        held = await insertLeasedRecipients(k, lease, job.workspaceId, job.broadcastId, batch.rows, now);
       } catch (err) {
         void reader.close();
         this.readers.delete(job);
@@ -169,7 +175,7 @@ export class SqlDeliveryStore implements DeliveryStore {
     } else {
       const slices = this.sqliteSlices;
       const result = await k.transaction().execute(async (trx) => {
-        if (!(await repo.renewMaterialization(trx, job.workspaceId, job.broadcastId, owner, leaseUntil))) return undefined;
+        if (!(await broadcasts.renewMaterialization(trx, job.workspaceId, job.broadcastId, owner, leaseUntil))) return undefined;
         const { query, sliceRows } = await audience(trx, this.db.dialect, job.workspaceId, { segmentId: job.segmentId, topicId: job.topicId });
         // Within the slice of the last batch when it stopped there (full), else a new slice from the cursor.
         const within = slices.get(job);
@@ -179,8 +185,8 @@ export class SqlDeliveryStore implements DeliveryStore {
         const rows = (await inRange(query, range).select(['contacts.id', 'contacts.email']).orderBy('contacts.id').limit(maxRows).execute())
           .map((r) => ({ contactId: r.id, email: r.email }));
         const next = rows.length >= maxRows ? rows.at(-1)!.contactId : range.upTo ?? null;
-        await repo.insertDeliveries(trx, job.workspaceId, job.broadcastId, rows, now);
-        await repo.advanceMaterialization(trx, job.workspaceId, job.broadcastId, next ?? job.cursor, next === null, now);
+        await insertDeliveries(trx, job.workspaceId, job.broadcastId, rows, now);
+        await broadcasts.advanceMaterialization(trx, job.workspaceId, job.broadcastId, next ?? job.cursor, next === null, now);
         return { rows, next, upTo: range.upTo };
       });
       if (!result) return { written: 0, state: 'lost' };
@@ -194,7 +200,7 @@ export class SqlDeliveryStore implements DeliveryStore {
     if (batch.next !== null) return { written: batch.rows.length, state: 'more' };
     void this.readers.get(job)?.close();
     this.readers.delete(job);
-    const finished = await k.transaction().execute((trx) => repo.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
+    const finished = await k.transaction().execute((trx) => broadcasts.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
     return { written: batch.rows.length, state: 'done', finished };
   }
 
@@ -212,11 +218,11 @@ export class SqlDeliveryStore implements DeliveryStore {
   private readonly sqliteSlices = new WeakMap<MaterializationJob, { after: string; upTo: string }>();
 
   claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number) {
-    return repo.claimDeliveries(this.db.kysely, this.db.dialect, owner, now, leaseUntil, limit);
+    return claimDeliveries(this.db.kysely, this.db.dialect, owner, now, leaseUntil, limit);
   }
 
   renewLeases(owner: string, leaseUntil: string) {
-    return repo.renewLeases(this.db.kysely, owner, leaseUntil);
+    return renewLeases(this.db.kysely, owner, leaseUntil);
   }
 
   async broadcastForSending(workspaceId: string, broadcastId: string, secret: Buffer): Promise<SendingBroadcast | undefined> {
@@ -252,7 +258,8 @@ export class SqlDeliveryStore implements DeliveryStore {
           : contact.status !== 'SUBSCRIBED' ? `contact is ${contact.status}`
             : contact.email !== d.email ? 'the contact\'s address changed since the audience was taken'
               : null;
-      out.set(d.id, { contact, excluded });
+      // Addresses stored before the input rules tightened (a quoted local part kept without its quotes) are never sent to.
+      out.set(d.id, { contact, excluded, invalidAddress: contactEmail(d.email) !== d.email });
     }
     return out;
   }
@@ -275,11 +282,11 @@ export class SqlDeliveryStore implements DeliveryStore {
       // A message failed for good is an event (docs/events.md), written with its outcome (as email.sent is, above).
       const type = outcome.op === 'fail' ? 'email.failed' : null;
       if (!type) {
-        await this.writes.run((trx) => repo.recordOutcome(trx, d.workspaceId, d.id, outcome, now));
+        await this.writes.run((trx) => recordOutcome(trx, d.workspaceId, d.id, outcome, now));
         return;
       }
       await this.writes.run(async (trx) => {
-        if (!(await repo.recordOutcome(trx, d.workspaceId, d.id, outcome, now))) return;
+        if (!(await recordOutcome(trx, d.workspaceId, d.id, outcome, now))) return;
         const data = { email: d.email, error: outcome.op === 'fail' ? outcome.error.slice(0, 500) : null };
         await recordEvent(trx, d.workspaceId, { type, contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.id, data }, now);
       });
@@ -299,10 +306,10 @@ export class SqlDeliveryStore implements DeliveryStore {
       this.weighed.set(broadcastId, { at: Date.now(), final: weighed.final, recorded });
       if (weighed.tripped) return undefined;
     }
-    return k.transaction().execute((trx) => repo.completeIfDone(trx, workspaceId, broadcastId, now));
+    return k.transaction().execute((trx) => broadcasts.completeIfDone(trx, workspaceId, broadcastId, now));
   }
 
   sendingBroadcasts(limit: number) {
-    return repo.sendingMaterializedBroadcasts(this.db.kysely, limit);
+    return sendingMaterializedBroadcasts(this.db.kysely, limit);
   }
 }

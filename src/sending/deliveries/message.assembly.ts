@@ -1,8 +1,7 @@
 import { asDocument, escapeHtml } from '../../lib/html.js';
 import { htmlToText } from '../../mail/compose.js';
-import { TEXTS, fill } from '../../pages/i18n.js';
-import type { WorkspaceSettings } from '../../access/index.js';
-import type { RenderedContent } from './broadcasts.render.js';
+import { TEXTS, fill, type Locale } from '../../pages/i18n.js';
+import type { RenderedContent } from './message.content.js';
 
 /**
  * A rendered broadcast made into what its recipient gets (docs/bounces.md, "What is sent"): the HTML as a
@@ -11,7 +10,14 @@ import type { RenderedContent } from './broadcasts.render.js';
  */
 export interface MessageContext {
   unsubscribeUrl: string;
-  workspace: { name: string; settings: WorkspaceSettings };
+  /** The sender's workspace: its name, its locale and its postal address are in the footer. */
+  workspace: { name: string; settings: FooterSettings };
+}
+
+/** What the footer takes from the workspace's settings. */
+export interface FooterSettings {
+  locale: Locale;
+  postalAddress: string | null;
 }
 
 export interface AssembledContent {
