@@ -7457,23 +7457,7 @@ export interface paths {
                             data: {
                                 id: string;
                                 name: string;
-                                /**
-                                 * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                                 * @example {
-                                 *       "all": [
-                                 *         {
-                                 *           "field": "properties.plan",
-                                 *           "op": "eq",
-                                 *           "value": "pro"
-                                 *         },
-                                 *         {
-                                 *           "topic": "topic_01JD0000000000000000000000",
-                                 *           "subscribed": true
-                                 *         }
-                                 *       ]
-                                 *     }
-                                 */
-                                filter: unknown;
+                                filter: components["schemas"]["SegmentFilter"];
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -7561,23 +7545,7 @@ export interface paths {
                      */
                     "application/json": {
                         name: string;
-                        /**
-                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                         * @example {
-                         *       "all": [
-                         *         {
-                         *           "field": "properties.plan",
-                         *           "op": "eq",
-                         *           "value": "pro"
-                         *         },
-                         *         {
-                         *           "topic": "topic_01JD0000000000000000000000",
-                         *           "subscribed": true
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        filter: unknown;
+                        filter: components["schemas"]["SegmentFilter"];
                     };
                 };
             };
@@ -7612,23 +7580,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             name: string;
-                            /**
-                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                             * @example {
-                             *       "all": [
-                             *         {
-                             *           "field": "properties.plan",
-                             *           "op": "eq",
-                             *           "value": "pro"
-                             *         },
-                             *         {
-                             *           "topic": "topic_01JD0000000000000000000000",
-                             *           "subscribed": true
-                             *         }
-                             *       ]
-                             *     }
-                             */
-                            filter: unknown;
+                            filter: components["schemas"]["SegmentFilter"];
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -7754,23 +7706,7 @@ export interface paths {
                      *     }
                      */
                     "application/json": {
-                        /**
-                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                         * @example {
-                         *       "all": [
-                         *         {
-                         *           "field": "properties.plan",
-                         *           "op": "eq",
-                         *           "value": "pro"
-                         *         },
-                         *         {
-                         *           "topic": "topic_01JD0000000000000000000000",
-                         *           "subscribed": true
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        filter: unknown;
+                        filter: components["schemas"]["SegmentFilter"];
                     };
                 };
             };
@@ -7946,23 +7882,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             name: string;
-                            /**
-                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                             * @example {
-                             *       "all": [
-                             *         {
-                             *           "field": "properties.plan",
-                             *           "op": "eq",
-                             *           "value": "pro"
-                             *         },
-                             *         {
-                             *           "topic": "topic_01JD0000000000000000000000",
-                             *           "subscribed": true
-                             *         }
-                             *       ]
-                             *     }
-                             */
-                            filter: unknown;
+                            filter: components["schemas"]["SegmentFilter"];
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -8054,23 +7974,7 @@ export interface paths {
                     "application/json": {
                         id?: string;
                         name?: string;
-                        /**
-                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                         * @example {
-                         *       "all": [
-                         *         {
-                         *           "field": "properties.plan",
-                         *           "op": "eq",
-                         *           "value": "pro"
-                         *         },
-                         *         {
-                         *           "topic": "topic_01JD0000000000000000000000",
-                         *           "subscribed": true
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        filter?: unknown;
+                        filter?: components["schemas"]["SegmentFilter"];
                     };
                 };
             };
@@ -8109,23 +8013,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             name: string;
-                            /**
-                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                             * @example {
-                             *       "all": [
-                             *         {
-                             *           "field": "properties.plan",
-                             *           "op": "eq",
-                             *           "value": "pro"
-                             *         },
-                             *         {
-                             *           "topic": "topic_01JD0000000000000000000000",
-                             *           "subscribed": true
-                             *         }
-                             *       ]
-                             *     }
-                             */
-                            filter: unknown;
+                            filter: components["schemas"]["SegmentFilter"];
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -16452,10 +16340,9 @@ export interface paths {
                                 name: string;
                                 /** @enum {string} */
                                 status: "DRAFT" | "ACTIVE" | "PAUSED";
-                                trigger: {
-                                    [key: string]: unknown;
-                                };
-                                steps: unknown[];
+                                trigger: components["schemas"]["AutomationTrigger"];
+                                /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                                steps: components["schemas"]["AutomationStep"][];
                                 /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                                 version: number;
                                 /**
@@ -16559,23 +16446,9 @@ export interface paths {
                      */
                     "application/json": {
                         name: string;
-                        /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api */
-                        trigger: {
-                            /** @enum {string} */
-                            type: "form.submitted" | "contact.subscribed" | "contact.created" | "segment.entered" | "event" | "api";
-                            formGroupId?: string;
-                            topicId?: string;
-                            segmentId?: string;
-                            name?: string;
-                            /** @description a segment filter (docs/segments.md) the contact must match to enter */
-                            filter?: unknown;
-                        };
-                        /** @description The steps, in order; branches and splits nest (docs/automations.md) */
-                        steps?: {
-                            id?: string;
-                            /** @enum {string} */
-                            type: "wait" | "send" | "topic" | "update" | "branch" | "split" | "webhook" | "exit";
-                        }[];
+                        trigger: components["schemas"]["AutomationTriggerInput"];
+                        /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                        steps?: components["schemas"]["AutomationStepInput"][];
                     };
                 };
             };
@@ -16633,10 +16506,9 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             status: "DRAFT" | "ACTIVE" | "PAUSED";
-                            trigger: {
-                                [key: string]: unknown;
-                            };
-                            steps: unknown[];
+                            trigger: components["schemas"]["AutomationTrigger"];
+                            /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                            steps: components["schemas"]["AutomationStep"][];
                             /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                             version: number;
                             /**
@@ -16808,10 +16680,9 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             status: "DRAFT" | "ACTIVE" | "PAUSED";
-                            trigger: {
-                                [key: string]: unknown;
-                            };
-                            steps: unknown[];
+                            trigger: components["schemas"]["AutomationTrigger"];
+                            /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                            steps: components["schemas"]["AutomationStep"][];
                             /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                             version: number;
                             /**
@@ -16889,23 +16760,9 @@ export interface paths {
                     "application/json": {
                         id?: string;
                         name?: string;
-                        /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api */
-                        trigger?: {
-                            /** @enum {string} */
-                            type: "form.submitted" | "contact.subscribed" | "contact.created" | "segment.entered" | "event" | "api";
-                            formGroupId?: string;
-                            topicId?: string;
-                            segmentId?: string;
-                            name?: string;
-                            /** @description a segment filter (docs/segments.md) the contact must match to enter */
-                            filter?: unknown;
-                        };
-                        /** @description The steps, in order; branches and splits nest (docs/automations.md) */
-                        steps?: {
-                            id?: string;
-                            /** @enum {string} */
-                            type: "wait" | "send" | "topic" | "update" | "branch" | "split" | "webhook" | "exit";
-                        }[];
+                        trigger?: components["schemas"]["AutomationTriggerInput"];
+                        /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                        steps?: components["schemas"]["AutomationStepInput"][];
                     };
                 };
             };
@@ -16963,10 +16820,9 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             status: "DRAFT" | "ACTIVE" | "PAUSED";
-                            trigger: {
-                                [key: string]: unknown;
-                            };
-                            steps: unknown[];
+                            trigger: components["schemas"]["AutomationTrigger"];
+                            /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                            steps: components["schemas"]["AutomationStep"][];
                             /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                             version: number;
                             /**
@@ -17201,10 +17057,9 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             status: "DRAFT" | "ACTIVE" | "PAUSED";
-                            trigger: {
-                                [key: string]: unknown;
-                            };
-                            steps: unknown[];
+                            trigger: components["schemas"]["AutomationTrigger"];
+                            /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                            steps: components["schemas"]["AutomationStep"][];
                             /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                             version: number;
                             /**
@@ -17360,10 +17215,9 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             status: "DRAFT" | "ACTIVE" | "PAUSED";
-                            trigger: {
-                                [key: string]: unknown;
-                            };
-                            steps: unknown[];
+                            trigger: components["schemas"]["AutomationTrigger"];
+                            /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                            steps: components["schemas"]["AutomationStep"][];
                             /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                             version: number;
                             /**
@@ -17670,10 +17524,11 @@ export interface paths {
                         "application/json": {
                             steps: {
                                 stepId: string;
-                                type: string;
+                                /** @enum {string} */
+                                type: "wait" | "send" | "topic" | "update" | "branch" | "split" | "webhook" | "exit";
                                 /** @description time from entry, ISO 8601 (PT0S, P2D) */
                                 at: string;
-                                arm?: string | number;
+                                arm?: ("then" | "else") | number;
                                 subject?: string | null;
                             }[];
                             /** @description why the run would end early (an exit step), or null */
@@ -18045,6 +17900,242 @@ export interface components {
             requestId: string;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @description A segment filter: groups (all, any) of field and topic conditions, at most 8 levels deep and 200 conditions and groups in total. Semantics: src/audience/segments/CONTEXT.md.
+         * @example {
+         *       "all": [
+         *         {
+         *           "field": "properties.plan",
+         *           "op": "eq",
+         *           "value": "pro"
+         *         },
+         *         {
+         *           "topic": "topic_01JD0000000000000000000000",
+         *           "subscribed": true
+         *         }
+         *       ]
+         *     }
+         */
+        SegmentFilter: {
+            /** @description every member matches ({ "all": [] } matches every contact) */
+            all: components["schemas"]["SegmentFilter"][];
+        } | {
+            /** @description at least one member matches ({ "any": [] } matches no contact) */
+            any: components["schemas"]["SegmentFilter"][];
+        } | components["schemas"]["SegmentFieldCondition"] | components["schemas"]["SegmentTopicCondition"];
+        SegmentFieldCondition: {
+            /** @description email, firstName, lastName, status, createdAt or properties.<key> */
+            field: string;
+            /** @enum {string} */
+            op: "eq" | "neq" | "contains" | "startsWith" | "endsWith" | "exists" | "notExists" | "gt" | "gte" | "lt" | "lte" | "in";
+            /** @description absent for exists and notExists; a non-empty array for in. By field: a string for email, firstName, lastName; one of SUBSCRIBED, PENDING, UNSUBSCRIBED, BOUNCED, COMPLAINED for status (eq, neq, in); an RFC 3339 date-time for createdAt; a string, number or boolean for a property (never null: use notExists) */
+            value?: (string | number | boolean) | (string | number | boolean)[];
+        };
+        SegmentTopicCondition: {
+            /** @description a topic id of the workspace */
+            topic: string;
+            /** @description true: effectively subscribed to the topic (their choice, else the topic's default); false: the others */
+            subscribed: boolean;
+        };
+        /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api. `filter`: a segment filter the contact must also match (null: none). */
+        AutomationTriggerInput: {
+            /** @enum {string} */
+            type: "form.submitted";
+            /** @description any version of the form submits */
+            formGroupId: string;
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "contact.subscribed";
+            /** @description subscribes to this topic; none: becomes subscribed */
+            topicId?: string | null;
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "contact.created";
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "segment.entered";
+            segmentId: string;
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "event";
+            /** @description the event name of POST /v1/events/track */
+            name: string;
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "api";
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        };
+        /** @description One step; `id` (letters, digits, - and _) is made up when left out and is unique within the automation. */
+        AutomationStepInput: {
+            id?: string;
+            /** @enum {string} */
+            type: "wait";
+            /** @description an ISO 8601 duration of weeks, days, hours, minutes or seconds (P2D, PT3H), more than 0 and at most 366 days */
+            duration: string;
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "send";
+            from?: string | null;
+            replyTo?: string | null;
+            emailContent?: components["schemas"]["AutomationEmailContentInput"] | null;
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "topic";
+            topicId: string;
+            subscribed: boolean;
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "update";
+            /** @description contact properties to set; null removes one */
+            properties: {
+                [key: string]: string | number | boolean | null;
+            };
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "branch";
+            filter: components["schemas"]["SegmentFilter"];
+            then?: components["schemas"]["AutomationStepInput"][];
+            else?: components["schemas"]["AutomationStepInput"][];
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "split";
+            arms: {
+                /** @description the arms' percents sum to 100 */
+                percent: number;
+                steps?: components["schemas"]["AutomationStepInput"][];
+            }[];
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "webhook";
+            /** @description where a signed POST goes */
+            url: string;
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "exit";
+        };
+        AutomationEmailContentInput: {
+            /** @description at most 998 characters; Liquid */
+            subject?: string | null;
+            /** @description at most 500 characters; Liquid */
+            previewText?: string | null;
+            /** @description at most 2 MiB; Liquid */
+            html?: string | null;
+            /** @description at most 2 MiB; Liquid */
+            text?: string | null;
+            /** @description kept as given, for an editor */
+            editorContent?: unknown;
+        };
+        /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api. `filter`: a segment filter the contact must also match (null: none). */
+        AutomationTrigger: {
+            /** @enum {string} */
+            type: "form.submitted";
+            /** @description any version of the form submits */
+            formGroupId: string;
+            filter: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "contact.subscribed";
+            /** @description subscribes to this topic; none: becomes subscribed */
+            topicId?: string;
+            filter: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "contact.created";
+            filter: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "segment.entered";
+            segmentId: string;
+            filter: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "event";
+            /** @description the event name of POST /v1/events/track */
+            name: string;
+            filter: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "api";
+            filter: components["schemas"]["SegmentFilter"] | null;
+        };
+        AutomationStep: {
+            id: string;
+            /** @enum {string} */
+            type: "wait";
+            /** @description an ISO 8601 duration of weeks, days, hours, minutes or seconds (P2D, PT3H), more than 0 and at most 366 days */
+            duration: string;
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "send";
+            from: string | null;
+            replyTo: string | null;
+            emailContent: components["schemas"]["AutomationEmailContent"];
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "topic";
+            topicId: string;
+            subscribed: boolean;
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "update";
+            /** @description contact properties to set; null removes one */
+            properties: {
+                [key: string]: string | number | boolean | null;
+            };
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "branch";
+            filter: components["schemas"]["SegmentFilter"];
+            then: components["schemas"]["AutomationStep"][];
+            else: components["schemas"]["AutomationStep"][];
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "split";
+            arms: {
+                /** @description the arms' percents sum to 100 */
+                percent: number;
+                steps: components["schemas"]["AutomationStep"][];
+            }[];
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "webhook";
+            /** @description where a signed POST goes */
+            url: string;
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "exit";
+        };
+        AutomationEmailContent: {
+            /** @description at most 998 characters; Liquid */
+            subject: string | null;
+            /** @description at most 500 characters; Liquid */
+            previewText: string | null;
+            /** @description at most 2 MiB; Liquid */
+            html: string | null;
+            /** @description at most 2 MiB; Liquid */
+            text: string | null;
+            /** @description kept as given, for an editor */
+            editorContent: unknown;
         };
     };
     responses: never;
