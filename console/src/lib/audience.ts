@@ -59,13 +59,14 @@ export function useVerifiedDomains() {
   });
 }
 
-/** `value`, once it has stopped changing for `ms`. */
-export function useDebounced<T>(value: T, ms: number): T {
+/** `value`, once it (or `key`, what tells its versions apart, when given) has stopped changing for `ms`. */
+export function useDebounced<T>(value: T, ms: number, key: unknown = value): T {
   const [v, setV] = useState(value);
   useEffect(() => {
+    // `value` of the render where `key` last changed: the same version until it changes again.
     const t = setTimeout(() => setV(value), ms);
     return () => clearTimeout(t);
-  }, [value, ms]);
+  }, [key, ms]);
   return v;
 }
 

@@ -17,7 +17,7 @@ import { Button, Checkbox, ConfirmDialog, CursorTable, EmptyState, ErrorSummary,
 import {
   allSteps, automationsApi, checkSteps, checkTrigger, childLists, findStep, insertStep, mapServerErrors, mapStep, moveStep, newStep, newStepId,
   stepLabel, stepPointers, toDraft, triggerSummary, toDraftTrigger, toStep, toTrigger, type Automation, type DraftStep, type DraftTrigger, type ListId, type Run,
-  type RunStatus, type ServerProblems, type Simulation, type StepProblems, type StepType,
+  type RunStatus, type ServerProblems, type Simulation, type StepInput, type StepProblems, type StepType, type TriggerInput,
 } from '../lib/automations';
 import { useDefaultFrom, useFormGroups, useRecentContacts } from '../lib/automation-hooks';
 import { useSegments, useTopics, useVerifiedDomains } from '../lib/audience';
@@ -33,10 +33,12 @@ function fieldErrorCount(err: unknown): number {
   return err instanceof ApiError ? err.problem.errors?.length ?? 0 : 0;
 }
 
-interface Parts { name: string; trigger: string; steps: string }
+/** What a save would send, and its JSON (what tells changes apart). */
+interface Parts { name: string; trigger: string; steps: string; body: { trigger: TriggerInput; steps: StepInput[] } }
 
 function partsOf(name: string, trigger: DraftTrigger, steps: DraftStep[]): Parts {
-  return { name: name.trim(), trigger: JSON.stringify(toTrigger(trigger)), steps: JSON.stringify(steps.map(toStep)) };
+  const body = { trigger: toTrigger(trigger), steps: steps.map(toStep) };
+  return { name: name.trim(), trigger: JSON.stringify(body.trigger), steps: JSON.stringify(body.steps), body };
 }
 
 /* ------------------------------------------------------------------ Simulator */
@@ -164,8 +166,8 @@ function ContactCell({ id }: { id: string }) {
 const RUN_TONES: Record<RunStatus, 'success' | 'info' | 'neutral' | 'warning'> = { ACTIVE: 'info', WAITING: 'warning', COMPLETED: 'success', EXITED: 'neutral' };
 
 function RunsPanel({ automation, numbers, steps }: { automation: Automation; numbers: Map<string, number>; steps: DraftStep[] }) {
-  const [status, setStatus] = useState('');
-  const list = useCursorList<Run>(['automations', automation.id, 'runs', status], (cursor) => automationsApi.runs(automation.id, { cursor, limit: 50, status: (status || undefined) as RunStatus | undefined }),
+  const [status, setStatus] = useState<RunStatus | ''>('');
+  const list = useCursorList<Run>(['automations', automation.id, 'runs', status], (cursor) => automationsApi.runs(automation.id, { cursor, limit: 50, status: status || undefined }),
     { refetchInterval: automation.status === 'ACTIVE' ? 10_000 : false });
   const byId = new Map(allSteps(steps).map((s) => [s.id, s]));
   const columns: Column<Run>[] = [
@@ -181,7 +183,7 @@ function RunsPanel({ automation, numbers, steps }: { automation: Automation; num
     <section className="stack-sm" aria-labelledby="runs-h">
       <div className="card-header">
         <h2 id="runs-h">Runs</h2>
-        <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value)}
+        <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value as RunStatus | '')}
           options={[{ value: '', label: 'Any' }, { value: 'ACTIVE', label: 'Active' }, { value: 'WAITING', label: 'Waiting' }, { value: 'COMPLETED', label: 'Completed' }, { value: 'EXITED', label: 'Exited' }]} />
       </div>
       <CursorTable list={list} columns={columns} rowKey={(r) => r.id} caption="Runs, newest first" empty={
@@ -301,8 +303,8 @@ function Editor({ automation }: { automation: Automation }) {
     const sent = current;
     const body = {
       ...(changed.name ? { name: sent.name } : {}),
-      ...(changed.trigger ? { trigger: JSON.parse(sent.trigger) } : {}),
-      ...(changed.steps ? { steps: JSON.parse(sent.steps) } : {}),
+      ...(changed.trigger ? { trigger: sent.body.trigger } : {}),
+      ...(changed.steps ? { steps: sent.body.steps } : {}),
     };
     try {
       const a = await automationsApi.update(automation.id, body);

@@ -8,18 +8,18 @@ import { useMemo, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
 import { useCan } from '../api/session';
-import { FilterBuilder, newCondition, newGroup, toFilter, toTree, type Node } from '../components/FilterBuilder';
+import { FilterBuilder, newCondition, newGroup, toFilter, toTree, type Filter, type Node } from '../components/FilterBuilder';
 import { Button, ConfirmDialog, ErrorSummary, Input, PageHeader, QueryState, Spinner, StatusBadge, useToast } from '../components';
 import { CONTACT_TONES, statusLabel, useDebounced, useTopics, type Segment } from '../lib/audience';
 import { formatNumber } from '../lib/format';
 import { otherErrors, problemOf } from '../lib/forms';
 import '../styles/audience.css';
 
-function useLiveCount(filter: unknown) {
-  const debounced = useDebounced(JSON.stringify(filter), 400);
+function useLiveCount(filter: Filter) {
+  const debounced = useDebounced(filter, 400, JSON.stringify(filter));
   const q = useQuery({
     queryKey: ['segments', 'preview', debounced],
-    queryFn: async () => unwrap(await api.POST('/v1/segments/preview', { body: { filter: JSON.parse(debounced) as never } })),
+    queryFn: async () => unwrap(await api.POST('/v1/segments/preview', { body: { filter: debounced } })),
     placeholderData: keepPreviousData,
     retry: false,
   });
@@ -80,8 +80,8 @@ function Editor({ segment }: { segment: Segment | null }) {
 
   const save = useMutation({
     mutationFn: async () => segment
-      ? unwrap(await api.PUT('/v1/segments/{segmentId}', { params: { path: { segmentId: segment.id } }, body: { name: name.trim(), filter: filter as never } }))
-      : unwrap(await api.POST('/v1/segments', { body: { name: name.trim(), filter: filter as never } })),
+      ? unwrap(await api.PUT('/v1/segments/{segmentId}', { params: { path: { segmentId: segment.id } }, body: { name: name.trim(), filter } }))
+      : unwrap(await api.POST('/v1/segments', { body: { name: name.trim(), filter } })),
     onSuccess: (s) => {
       void qc.invalidateQueries({ queryKey: ['segments'] });
       toast.success(segment ? 'Segment saved.' : `Segment ${s.name} created.`);
