@@ -22,21 +22,22 @@ const ROLES: { value: Role; label: string }[] = [
 function InviteDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const qc = useQueryClient();
   const toast = useToast();
-  const session = useSession();
+  const can = useCan();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('editor');
   const invite = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/invitations', { body: { email: email.trim(), role } })),
     onSuccess: (inv) => {
       void qc.invalidateQueries({ queryKey: ['invitations'] });
-      toast.success((inv as { emailSent?: boolean }).emailSent === false ? `Invitation created, but no email could be sent to ${inv.email}.` : `Invitation sent to ${inv.email}.`);
+      toast.success(inv.emailSent === false ? `Invitation created, but no email could be sent to ${inv.email}.` : `Invitation sent to ${inv.email}.`);
       setEmail('');
       onClose();
     },
   });
   const { fields, message } = problemOf(invite.error);
   const submit = (e: FormEvent) => { e.preventDefault(); invite.mutate(); };
-  const roles = session.user.role === 'owner' ? ROLES : ROLES.filter((r) => r.value !== 'owner');
+  // Only a holder of `admin` (an owner) gives the owner role, as the API checks.
+  const roles = can('admin') ? ROLES : ROLES.filter((r) => r.value !== 'owner');
   return (
     <Dialog open={open} title="Invite a person" onClose={onClose} busy={invite.isPending} footer={
       <>
@@ -71,10 +72,10 @@ function Users() {
     onSuccess: () => { toast.success('Removed: their sessions ended.'); setRemoving(null); void qc.invalidateQueries({ queryKey: ['users'] }); },
     onError: (err) => toast.error(err.message),
   });
-  const roles = session.user.role === 'owner' ? ROLES : ROLES.filter((r) => r.value !== 'owner');
+  const roles = can('admin') ? ROLES : ROLES.filter((r) => r.value !== 'owner');
   const columns: Column<User>[] = [
     { key: 'who', header: 'Person', cell: (u) => <div><span className="cell-main">{u.name || u.email}</span>{u.id === session.user.id && <span className="muted"> (you)</span>}<div className="muted small">{u.email}</div></div> },
-    { key: 'role', header: 'Role', cell: (u) => manage && u.id !== session.user.id && (session.user.role === 'owner' || u.role !== 'owner') ? (
+    { key: 'role', header: 'Role', cell: (u) => manage && u.id !== session.user.id && (can('admin') || u.role !== 'owner') ? (
       <select className="select" aria-label={`Role of ${u.email}`} value={u.role} onChange={(e) => setRole.mutate({ id: u.id, role: e.target.value as Role })}>
         {roles.map((r) => <option key={r.value} value={r.value}>{r.value}</option>)}
       </select>

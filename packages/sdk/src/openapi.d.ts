@@ -14996,7 +14996,7 @@ export interface paths {
         };
         /**
          * Who is calling
-         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, and when the session expires (30 days after its last use). With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's.
+         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, and when the session expires (30 days after its last use). With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
          */
         get: {
             parameters: {
@@ -15038,6 +15038,16 @@ export interface paths {
                          *         "read:domains",
                          *         "read:webhooks"
                          *       ],
+                         *       "grants": [
+                         *         "read:forms",
+                         *         "write:forms",
+                         *         "read:broadcasts",
+                         *         "write:broadcasts",
+                         *         "read:contacts",
+                         *         "write:contacts",
+                         *         "read:domains",
+                         *         "read:webhooks"
+                         *       ],
                          *       "csrfToken": "q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u",
                          *       "expiresAt": "2026-12-24T08:12:40.503Z"
                          *     }
@@ -15072,8 +15082,10 @@ export interface paths {
                              * @enum {string|null}
                              */
                             role: "owner" | "admin" | "editor" | "viewer" | null;
-                            /** @description what the caller holds; the console shows or hides actions by them (grants: `admin` all, `write:X` also `read:X`) */
+                            /** @description what the caller holds (grants: `admin` all, `write:X` also `read:X`) */
                             scopes: string[];
+                            /** @description every scope the caller's scopes grant, by the rule the API checks them with: what the caller may do. The console shows or hides actions by it */
+                            grants: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "admin" | "manage:keys" | "manage:people" | "manage:workspace")[];
                             /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session */
                             csrfToken: string | null;
                             /**
