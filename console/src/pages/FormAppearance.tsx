@@ -8,7 +8,7 @@ import { useId } from 'react';
 import { api, unwrap } from '../api/client';
 import { Button, Checkbox, EmptyState, Input, QueryState, Select, Textarea } from '../components';
 import { FormPreview } from '../components/FormPreview';
-import { DEFAULT_BRAND, contrastRatio, textOn, type FieldDefinition, type FieldType, type FormAppearance, type Form as FormLook } from '../../../src/forms/forms/forms.appearance';
+import { DEFAULT_BRAND, contrastRatio, textOn, type FieldDefinition, type FieldType, type FormAppearance, type Form as FormLook } from '@formcast/form-appearance';
 import { formatNumber } from '../lib/format';
 import '../styles/forms.css';
 
