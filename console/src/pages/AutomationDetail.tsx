@@ -10,6 +10,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
+import { automationKeys, contactKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import { AutomationFlow, simWhen, stepSummary } from '../components/AutomationFlow';
 import { StepFields, TriggerFields } from '../components/AutomationEditors';
@@ -155,7 +156,7 @@ function Simulator({ automation, ensureSaved, result, onResult, numbers, steps, 
 /** A run's contact by its email (runs name the contact by id; each is asked for once and cached). */
 function ContactCell({ id }: { id: string }) {
   const q = useQuery({
-    queryKey: ['contacts', 'one', id],
+    queryKey: contactKeys.detail(id),
     queryFn: async () => unwrap(await api.GET('/v1/contacts/{contactId}', { params: { path: { contactId: id } } })),
     staleTime: 60_000,
     retry: false,
@@ -167,7 +168,7 @@ const RUN_TONES: Record<RunStatus, 'success' | 'info' | 'neutral' | 'warning'> =
 
 function RunsPanel({ automation, numbers, steps }: { automation: Automation; numbers: Map<string, number>; steps: DraftStep[] }) {
   const [status, setStatus] = useState<RunStatus | ''>('');
-  const list = useCursorList<Run>(['automations', automation.id, 'runs', status], (cursor) => automationsApi.runs(automation.id, { cursor, limit: 50, status: status || undefined }),
+  const list = useCursorList<Run>(automationKeys.runs(automation.id, status), (cursor) => automationsApi.runs(automation.id, { cursor, limit: 50, status: status || undefined }),
     { refetchInterval: automation.status === 'ACTIVE' ? 10_000 : false });
   const byId = new Map(allSteps(steps).map((s) => [s.id, s]));
   const columns: Column<Run>[] = [
@@ -238,7 +239,7 @@ function Editor({ automation }: { automation: Automation }) {
   const problemSteps = allSteps(steps).filter((s) => problems[s.id]);
 
   const stats = useQuery({
-    queryKey: ['automations', automation.id, 'stats'],
+    queryKey: automationKeys.stats(automation.id),
     queryFn: () => automationsApi.stats(automation.id),
     refetchInterval: automation.status === 'ACTIVE' ? 15_000 : false,
     retry: false,
@@ -289,8 +290,8 @@ function Editor({ automation }: { automation: Automation }) {
 
   /* ---- the API */
   const refresh = (a: Automation) => {
-    qc.setQueryData(['automations', 'one', automation.id], a);
-    void qc.invalidateQueries({ queryKey: ['automations', 'list'] });
+    qc.setQueryData(automationKeys.detail(automation.id), a);
+    void qc.invalidateQueries({ queryKey: automationKeys.lists() });
   };
   const takeErrors = (err: unknown, sent: DraftStep[]) => {
     if (err instanceof ApiError && err.problem.errors?.length) setServer(mapServerErrors(err.problem.errors, stepPointers(sent)));
@@ -349,7 +350,7 @@ function Editor({ automation }: { automation: Automation }) {
   const del = useMutation({
     mutationFn: () => automationsApi.remove(automation.id),
     onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: ['automations'] });
+      void qc.invalidateQueries({ queryKey: automationKeys.all });
       toast.success('Automation deleted.');
       navigate('/automations');
     },
@@ -478,7 +479,7 @@ function Editor({ automation }: { automation: Automation }) {
 export default function AutomationDetail() {
   const { automationId = '' } = useParams();
   const q = useQuery({
-    queryKey: ['automations', 'one', automationId],
+    queryKey: automationKeys.detail(automationId),
     queryFn: () => automationsApi.get(automationId),
   });
   if (q.data) return <Editor key={q.data.id} automation={q.data} />;

@@ -3,6 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useCan } from '../api/session';
+import { automationKeys } from '../api/keys';
 import { TriggerFields } from '../components/AutomationEditors';
 import { Button, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, Select, StatusBadge, useCursorList, type Column } from '../components';
 import { automationsApi, checkTrigger, toDraftTrigger, toTrigger, triggerSummary, type Automation, type AutomationStatus, type DraftTrigger } from '../lib/automations';
@@ -25,7 +26,7 @@ function NewAutomationDialog({ open, onClose }: { open: boolean; onClose: () => 
   const create = useMutation({
     mutationFn: () => automationsApi.create({ name: name.trim(), trigger: toTrigger(trigger), steps: [] }),
     onSuccess: (a: Automation) => {
-      void qc.invalidateQueries({ queryKey: ['automations'] });
+      void qc.invalidateQueries({ queryKey: automationKeys.all });
       onClose();
       navigate(`/automations/${a.id}`);
     },
@@ -68,7 +69,7 @@ export default function Automations() {
     topics: new Map((topics.data ?? []).map((t) => [t.id, t.name])),
     segments: new Map((segments.data ?? []).map((s) => [s.id, s.name])),
   };
-  const list = useCursorList<Automation>(['automations', 'list', status], (cursor) => automationsApi.list({ cursor, limit: 25, status: status || undefined }));
+  const list = useCursorList<Automation>(automationKeys.list(status), (cursor) => automationsApi.list({ cursor, limit: 25, status: status || undefined }));
   const columns: Column<Automation>[] = [
     { key: 'name', header: 'Automation', cell: (a) => <div><Link className="cell-main" to={`/automations/${a.id}`}>{a.name}</Link><div className="muted small">{a.steps.length === 0 ? 'No steps yet' : `${countSteps(a.steps)} step${countSteps(a.steps) === 1 ? '' : 's'}`}</div></div> },
     { key: 'status', header: 'Status', cell: (a) => <StatusBadge status={a.status} /> },

@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
+import { userKeys } from '../api/keys';
 import { useCan, useSession, type Role } from '../api/session';
 import type { paths } from '../api/schema';
 import { Button, ConfirmDialog, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, QueryState, Select, StatusBadge, useCursorList, useToast, type Column } from '../components';
@@ -28,7 +29,7 @@ function InviteDialog({ open, onClose }: { open: boolean; onClose: () => void })
   const invite = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/invitations', { body: { email: email.trim(), role } })),
     onSuccess: (inv) => {
-      void qc.invalidateQueries({ queryKey: ['invitations'] });
+      void qc.invalidateQueries({ queryKey: userKeys.invitations() });
       toast.success(inv.emailSent === false ? `Invitation created, but no email could be sent to ${inv.email}.` : `Invitation sent to ${inv.email}.`);
       setEmail('');
       onClose();
@@ -61,15 +62,15 @@ function Users() {
   const qc = useQueryClient();
   const manage = can('manage:people');
   const [removing, setRemoving] = useState<User | null>(null);
-  const list = useCursorList<User>(['users'], async (cursor) => unwrap(await api.GET('/v1/users', { params: { query: { cursor, limit: 50 } } })));
+  const list = useCursorList<User>(userKeys.list(), async (cursor) => unwrap(await api.GET('/v1/users', { params: { query: { cursor, limit: 50 } } })));
   const setRole = useMutation({
     mutationFn: async ({ id, role }: { id: string; role: Role }) => unwrap(await api.PUT('/v1/users/{userId}', { params: { path: { userId: id } }, body: { role } })),
-    onSuccess: (u) => { toast.success(`${u.email} is now ${u.role}.`); void qc.invalidateQueries({ queryKey: ['users'] }); },
-    onError: (err) => { toast.error(err.message); void qc.invalidateQueries({ queryKey: ['users'] }); },
+    onSuccess: (u) => { toast.success(`${u.email} is now ${u.role}.`); void qc.invalidateQueries({ queryKey: userKeys.list() }); },
+    onError: (err) => { toast.error(err.message); void qc.invalidateQueries({ queryKey: userKeys.list() }); },
   });
   const remove = useMutation({
     mutationFn: async (id: string) => unwrap(await api.DELETE('/v1/users/{userId}', { params: { path: { userId: id } } })),
-    onSuccess: () => { toast.success('Removed: their sessions ended.'); setRemoving(null); void qc.invalidateQueries({ queryKey: ['users'] }); },
+    onSuccess: () => { toast.success('Removed: their sessions ended.'); setRemoving(null); void qc.invalidateQueries({ queryKey: userKeys.list() }); },
     onError: (err) => toast.error(err.message),
   });
   const roles = can('admin') ? ROLES : ROLES.filter((r) => r.value !== 'owner');
@@ -99,10 +100,10 @@ function Invitations({ onInvite }: { onInvite: () => void }) {
   const toast = useToast();
   const qc = useQueryClient();
   const manage = can('manage:people');
-  const list = useCursorList<Invitation>(['invitations'], async (cursor) => unwrap(await api.GET('/v1/invitations', { params: { query: { cursor, limit: 50 } } })), { enabled: manage });
+  const list = useCursorList<Invitation>(userKeys.invitations(), async (cursor) => unwrap(await api.GET('/v1/invitations', { params: { query: { cursor, limit: 50 } } })), { enabled: manage });
   const revoke = useMutation({
     mutationFn: async (id: string) => unwrap(await api.DELETE('/v1/invitations/{invitationId}', { params: { path: { invitationId: id } } })),
-    onSuccess: () => { toast.success('Invitation revoked.'); void qc.invalidateQueries({ queryKey: ['invitations'] }); },
+    onSuccess: () => { toast.success('Invitation revoked.'); void qc.invalidateQueries({ queryKey: userKeys.invitations() }); },
     onError: (err) => toast.error(err.message),
   });
   if (!manage) return null;
@@ -139,10 +140,10 @@ function browserName(ua: string | null | undefined): string {
 function MySessions() {
   const toast = useToast();
   const qc = useQueryClient();
-  const q = useQuery({ queryKey: ['my-sessions'], queryFn: async () => unwrap(await api.GET('/v1/session/sessions')) });
+  const q = useQuery({ queryKey: userKeys.sessions(), queryFn: async () => unwrap(await api.GET('/v1/session/sessions')) });
   const end = useMutation({
     mutationFn: async (id: string) => unwrap(await api.DELETE('/v1/session/sessions/{sessionId}', { params: { path: { sessionId: id } } })),
-    onSuccess: () => { toast.success('Signed out on that browser.'); void qc.invalidateQueries({ queryKey: ['my-sessions'] }); },
+    onSuccess: () => { toast.success('Signed out on that browser.'); void qc.invalidateQueries({ queryKey: userKeys.sessions() }); },
     onError: (err) => toast.error(err.message),
   });
   const columns: Column<SessionRow>[] = [
