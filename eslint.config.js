@@ -65,9 +65,16 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off', 'no-console': 'off' },
   },
   {
-    // The web console runs in the browser (built by Vite into dist/, which is ignored above).
+    // The web console runs in the browser (built by Vite into dist/, which is ignored above). It talks to the server
+    // through the API only: no import of server source; pure code both need is a workspace package under packages/
+    // (@formcast/form-appearance), and the API's types are the SDK's, generated from the OpenAPI document.
     files: ['console/src/**/*.{ts,tsx}'],
     languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ regex: '^(\\.\\./)+src(/|$)', message: 'The console imports no server source (src/): use the API through api/client.ts, or move pure code both need into a package under packages/ (like @formcast/form-appearance).' }],
+      }],
+    },
   },
   {
     // The embed runtime (src/forms/hosted/embed.runtime.ts, built by scripts/build-embed.mjs): browser globals only, and

@@ -8,7 +8,8 @@
 // module by module from src/ through tsx took ~3 s and ~200 MB (bench/README.md, "Start-up"). Packages stay outside
 // the bundle when they are native (better-sqlite3, argon2), ship files they read at run time (the Swagger UI), run
 // threads from files of their own (piscina), or are loaded lazily on first use (src/lib/lazy.ts): bundling those
-// would load them at start again. bin/formcast runs the build when it is newer than every source file, and the
+// would load them at start again. @formcast/form-appearance (packages/form-appearance, TypeScript sources shared with
+// the console) is bundled like src/. bin/formcast runs the build when it is newer than every source file, and the
 // sources through tsx otherwise, so an edit is never shadowed by a stale build.
 import fs from 'node:fs';
 import path from 'node:path';

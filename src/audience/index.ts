@@ -10,6 +10,7 @@ export { changeByAutomation, contactIdOf } from './contacts/contacts.service.js'
 export { setTopicChoices, topicsOfContacts } from './contacts/contacts.subscriptions.js';
 export { audience, audiencePage, countAudience } from './segments/audience.js';
 export { type Filter, topicReferences, validateFilter } from './segments/segments.filter.js';
+export { FilterSchema } from './segments/segments.schemas.js';
 export { contactMatches, getSegment, imaginedContactMatches, matchingContactIds } from './segments/segments.repository.js';
 export { type IdRange, inRange, nextSlice } from './segments/slices.js';
 export { suppressionsOf } from './suppressions/suppressions.repository.js';

@@ -84,6 +84,9 @@ async function buildDocsApp(routes: readonly RouteOptions[], publicUrl: string, 
     },
     // Each operation's prose and examples, from the features' *.docs.ts (http/operation-docs.ts).
     transformObject: (({ openapiObject }: { openapiObject: Record<string, unknown> }) => applyOperationDocs(openapiObject, operationDocs)) as never,
+    // Definitions of recursive schemas (TypeBox's Cyclic: SegmentFilter, AutomationStep…) become components named by
+    // their $id, which the SDK's generated types name too (the default names them def-0, def-1…).
+    refResolver: { buildLocalReference: (json: { $id?: unknown }, _base: unknown, _fragment: unknown, i: number) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   await docs.register(swaggerUi, { routePrefix: '/docs' });
   // The app's routes as they are now (HEAD twins of GET routes are made again by this instance). Nothing validates

@@ -8,6 +8,7 @@ import { sendPage } from '../pages/layout.js';
 import { registerProblemHandlers, sendProblem } from './problem.js';
 import { registerOpenApi } from './openapi.js';
 import type { AuthContext, V1 } from './types.js';
+import { forRuntime } from './schema-helpers.js';
 import { validatorCompiler } from './validation.js';
 
 /**
@@ -19,7 +20,8 @@ const buildSerializer: NonNullable<NonNullable<FastifyServerOptions['schemaContr
   const compile = selectSerializer(externalSchemas as never, options as never);
   return (route) => {
     let serialize: ((data: unknown) => string) | undefined;
-    return (data: unknown) => (serialize ??= compile(route as never) as (data: unknown) => string)(data);
+    // Parts the service checks itself (checkedByService) are serialized as they are, like any JSON value.
+    return (data: unknown) => (serialize ??= compile({ ...route, schema: forRuntime(route.schema) } as never) as (data: unknown) => string)(data);
   };
 };
 

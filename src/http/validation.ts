@@ -5,6 +5,7 @@ import { notFound, validationFailed, type FieldError } from '../errors/errors.js
 import { normalizeDateTime } from '../lib/time.js';
 import { isHttpUrl } from '../lib/url.js';
 import { findBadString } from './input.js';
+import { forRuntime } from './schema-helpers.js';
 
 /**
  * Two validators: bodies are strict JSON (no coercion, no removal of unknown fields, every error listed);
@@ -40,7 +41,7 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
   // Compiled on a route's first request, not at start: Ajv compiling ~200 schemas cost ~420 ms of CPU at every
   // start (measured with --cpu-prof), for routes most processes never serve. The cost moves to first use only.
   let validate: ((data: unknown) => boolean) & { errors?: ErrorObject[] | null } | undefined;
-  const compiled = () => validate ??= (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema);
+  const compiled = () => validate ??= (httpPart === 'body' ? bodyAjv : paramAjv).compile(forRuntime(schema) as object);
   if (httpPart === 'body') {
     const check = (data: unknown) => compiled()(data);
     // Fastify reads the errors of a `false` answer from the function itself.

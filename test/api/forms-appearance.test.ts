@@ -7,7 +7,7 @@
  */
 import { parse } from 'parse5';
 import { expect, it } from 'vitest';
-import { contrastRatio, textOn } from '../../src/forms/forms/forms.appearance.js';
+import { contrastRatio, textOn } from '@formcast/form-appearance';
 import { purgeSubmissionNetworkData } from '../../src/forms/submissions/submissions.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 

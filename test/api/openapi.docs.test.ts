@@ -34,8 +34,8 @@ function examplesOf(media: Json | undefined): unknown[] {
 }
 
 function validate(schema: Json, value: unknown): string | null {
-  const s = schema.$ref === '#/components/schemas/Problem' ? doc.components.schemas.Problem : schema;
-  const check = ajv.compile({ ...s, $id: undefined });
+  // The document's components ride along, so that references to them (#/components/schemas/SegmentFilter) resolve.
+  const check = ajv.compile({ ...schema, $id: undefined, components: doc.components });
   return check(value) ? null : ajv.errorsText(check.errors);
 }
 

@@ -172,11 +172,14 @@ describeConsole('people, sessions, roles', (h) => {
     const info = await h.app().inject({ method: 'GET', url: '/v1/session', headers: { cookie: `__Host-fc_session=${token}` } });
     expect(info.json()).toMatchObject({ user: { id: u.id, email: u.email, role: 'editor' }, workspace: { id: ws.id, name: 'Acme' }, role: 'editor' });
     expect(info.json().scopes).toEqual(expect.arrayContaining(['write:forms', 'read:domains']));
+    // What the role may do, by the API's own rule (the console enables actions by it).
+    expect(info.json().grants).toEqual(['read:forms', 'write:forms', 'read:broadcasts', 'write:broadcasts', 'read:contacts', 'write:contacts', 'read:domains', 'read:webhooks']);
     expect(info.json().csrfToken).toEqual(expect.any(String));
     expect((await k().selectFrom('users').select('last_login_at').where('id', '=', u.id).executeTakeFirst())!.last_login_at).not.toBeNull();
     // With an API key, the same endpoint describes the key.
     const byKey = await call(null, 'GET', '/v1/session', undefined, { key: ws.key });
     expect(byKey.json()).toMatchObject({ user: null, role: null, csrfToken: null, scopes: ['admin'], workspace: { id: ws.id } });
+    expect(byKey.json().grants).toEqual(expect.arrayContaining(['write:webhooks', 'admin', 'manage:keys', 'manage:people', 'manage:workspace']));
   });
 
   it('a wrong password or an unknown address: the same 401 page, no cookie', async () => {

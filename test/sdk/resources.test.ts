@@ -175,7 +175,7 @@ describeSdk('SDK resources', (s) => {
 
   it('automations: create, update, activate, simulate, trigger, runs, stats, pause, delete', async () => {
     const contact = await fc.contacts.create({ email: 'auto@example.com' });
-    const automation = await fc.automations.create({ name: 'Tag API sign-ups', trigger: { type: 'api' }, steps: [{ type: 'update', properties: { source: 'api' } } as { type: 'update' }] }); // steps are documented loosely (a tree)
+    const automation = await fc.automations.create({ name: 'Tag API sign-ups', trigger: { type: 'api' }, steps: [{ type: 'update', properties: { source: 'api' } }] });
     expect(automation.status).toBe('DRAFT');
     expect((await fc.automations.update(automation.id, { name: 'Tag sign-ups' })).name).toBe('Tag sign-ups');
     expect((await fc.automations.get(automation.id)).name).toBe('Tag sign-ups');

@@ -43,6 +43,25 @@ describe('context boundaries (ESLint no-restricted-imports)', () => {
   });
 });
 
+describe('the console imports no server source', () => {
+  it.each([
+    ['a page', 'console/src/pages/x.tsx', "import { themeCss } from '../../../src/forms/forms/forms.html.js';"],
+    ['a page in a folder of its own', 'console/src/pages/FormEditor/x.tsx', "import type { Filter } from '../../../../src/audience/index.js';"],
+    ['the entry point', 'console/src/x.ts', "import { SCOPES } from '../../src/http/scopes';"],
+  ])('refuses an import of src/ from %s', async (_what, file, code) => {
+    const messages = await lint(file, code);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatch(/The console imports no server source/);
+  });
+
+  it.each([
+    ['a shared package', 'console/src/components/x.tsx', "import { themeCss } from '@formcast/form-appearance';"],
+    ['its own modules', 'console/src/pages/FormEditor/x.tsx', "import { api } from '../../api/client';"],
+  ])('allows %s', async (_what, file, code) => {
+    expect(await lint(file, code)).toEqual([]);
+  });
+});
+
 describe('no folder cycles (dependency-cruiser, npm run lint:deps)', () => {
   it('fails on two folders that import each other, with the cycle in the report', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-cycles-'));

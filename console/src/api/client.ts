@@ -42,19 +42,6 @@ export function setCsrfToken(token: string | null): void {
   csrfToken = token;
 }
 
-/**
- * Local development only (`npm run dev`): before the sign-in backend exists, an API key put in
- * localStorage under `formcast.devKey` is sent as a Bearer token. Never read in a production build.
- */
-export function devKey(): string | null {
-  if (!import.meta.env.DEV) return null;
-  try {
-    return localStorage.getItem('formcast.devKey');
-  } catch {
-    return null;
-  }
-}
-
 export function loginUrl(): string {
   const next = location.pathname + location.search;
   return `/app/login?next=${encodeURIComponent(next.startsWith('/app') ? next : '/app')}`;
@@ -69,11 +56,9 @@ export function goToLogin(): void {
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Headers every console request carries. */
+/** Headers every console request carries (the import's upload, by XMLHttpRequest for its progress, too). */
 export function requestHeaders(method: string, headers: Headers): void {
   if (!SAFE.has(method.toUpperCase()) && csrfToken) headers.set('X-CSRF-Token', csrfToken);
-  const key = devKey();
-  if (key && !headers.has('Authorization')) headers.set('Authorization', `Bearer ${key}`);
 }
 
 const session: Middleware = {
@@ -96,24 +81,6 @@ export function unwrap<T>(result: { data?: T; error?: unknown; response: Respons
   const err = result.error;
   const problem: Problem = err && typeof err === 'object' ? (err as Problem) : { detail: typeof err === 'string' ? err : undefined };
   throw new ApiError(result.response.status, problem);
-}
-
-/** A plain fetch through the same rules, for routes the generated types do not know yet. */
-export async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
-  const headers = new Headers({ Accept: 'application/json' });
-  if (body !== undefined) headers.set('Content-Type', 'application/json');
-  requestHeaders(method, headers);
-  const res = await fetch(url, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
-  if (res.status === 401) goToLogin();
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = { detail: text.slice(0, 200) };
-  }
-  if (!res.ok) throw new ApiError(res.status, (parsed as Problem) ?? {});
-  return parsed as T;
 }
 
 export function errorMessage(err: unknown): string {

@@ -1,44 +1,25 @@
 /**
  * The signed-in person: GET /v1/session once at start. 401 sends the browser to /app/login?next=…;
- * the scopes decide what the UI enables (`admin` grants everything, `write:X` implies `read:X`).
+ * `grants`, every scope the session's role grants by the API's own rule, decide what the UI enables.
  */
 import { createContext, useContext, type ReactNode } from 'react';
-import { ApiError, devKey, request } from './client';
+import { api, unwrap } from './client';
+import type { paths } from './generated/schema';
 
-export type Role = 'viewer' | 'editor' | 'admin' | 'owner';
+type SessionInfo = paths['/v1/session']['get']['responses'][200]['content']['application/json'];
 
-export interface Session {
-  user: { id: string; email: string; name: string | null; role: Role; createdAt: string; lastLoginAt: string | null };
-  workspace: { id: string; name: string };
-  scopes: string[];
-  csrfToken: string;
-  expiresAt: string;
-}
+/** A scope the API checks (or one only a console session holds, such as `manage:people`). */
+export type Scope = SessionInfo['grants'][number];
+export type Role = NonNullable<SessionInfo['role']>;
+
+/** A console session: a signed-in person's (GET /v1/session answers an API key with these fields null). */
+export type Session = SessionInfo & { user: NonNullable<SessionInfo['user']>; csrfToken: string; expiresAt: string };
 
 export async function loadSession(): Promise<Session> {
-  try {
-    return await request<Session>('GET', '/v1/session');
-  } catch (err) {
-    // Local development before the sign-in backend (npm run dev with an API key in localStorage).
-    if (err instanceof ApiError && err.status === 404 && devKey()) {
-      const ws = await request<{ id: string; name: string }>('GET', '/v1/workspace');
-      return {
-        user: { id: 'dev', email: 'dev@localhost', name: 'Developer (API key)', role: 'owner', createdAt: new Date().toISOString(), lastLoginAt: null },
-        workspace: { id: ws.id, name: ws.name },
-        scopes: ['admin', 'manage:keys', 'manage:people', 'manage:workspace'],
-        csrfToken: '',
-        expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-      };
-    }
-    throw err;
-  }
-}
-
-/** Whether the scopes grant `scope`. */
-export function hasScope(scopes: readonly string[], scope: string): boolean {
-  if (scopes.includes('admin') || scopes.includes(scope)) return true;
-  if (scope.startsWith('read:')) return scopes.includes(`write:${scope.slice(5)}`);
-  return false;
+  const s = unwrap(await api.GET('/v1/session'));
+  const { user, csrfToken, expiresAt } = s;
+  if (!user || csrfToken === null || expiresAt === null) throw new Error('The console works with a signed-in session only.');
+  return { ...s, user, csrfToken, expiresAt };
 }
 
 const SessionContext = createContext<Session | null>(null);
@@ -53,7 +34,8 @@ export function useSession(): Session {
   return s;
 }
 
-export function useCan(): (scope: string) => boolean {
+/** Whether the session may do what `scope` allows (the API answers 403 otherwise). */
+export function useCan(): (scope: Scope) => boolean {
   const s = useSession();
-  return (scope) => hasScope(s.scopes, scope);
+  return (scope) => s.grants.includes(scope);
 }

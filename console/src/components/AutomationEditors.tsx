@@ -14,7 +14,7 @@ import { Button } from './Button';
 import { CodeEditor } from './CodeEditor';
 import { EmailPreview } from './EmailPreview';
 import { Checkbox, ErrorSummary, Input, Select, Textarea } from './Field';
-import { FilterBuilder, newGroup, type TopicOption } from './FilterBuilder';
+import { FilterBuilder, newGroup } from './FilterBuilder';
 
 export interface Option { id: string; name: string }
 
@@ -66,7 +66,7 @@ export function TriggerFields({ trigger, onChange, errors, disabled, forms, topi
         onChange={(e) => set({ useFilter: e.target.checked, tree: trigger.tree.kind === 'group' ? trigger.tree : newGroup('all', []) })}
         hint="Checked when the trigger happens: the contact as it is then." />}
       {!hideFilter && trigger.useFilter && (
-        <FilterBuilder root={trigger.tree} onChange={(tree) => set({ tree })} topics={(topics.data ?? []) as TopicOption[]} errors={filterErrors} disabled={disabled} />
+        <FilterBuilder root={trigger.tree} onChange={(tree) => set({ tree })} topics={topics.data ?? []} errors={filterErrors} disabled={disabled} />
       )}
     </div>
   );
@@ -224,7 +224,7 @@ export function StepFields({ step, onChange, ctx }: { step: DraftStep; onChange:
       body = (
         <div className="stack-sm">
           <p className="muted small">Contacts who match go down <strong>Yes</strong>, everyone else down <strong>No</strong>; both go on with the steps after it. The contact as it is when it gets here.</p>
-          <FilterBuilder root={step.tree} onChange={(tree) => set({ tree })} topics={(ctx.topics.data ?? []) as TopicOption[]} errors={filterErrors} disabled={!ctx.editable} />
+          <FilterBuilder root={step.tree} onChange={(tree) => set({ tree })} topics={ctx.topics.data ?? []} errors={filterErrors} disabled={!ctx.editable} />
         </div>
       );
       break;

@@ -5,15 +5,16 @@
  * up or down. Errors from the API (JSON Pointers such as /filter/all/2/value) show next to their condition.
  */
 import { useId } from 'react';
+import type { components } from '../api/generated/schema';
 import { Button } from './Button';
 
-export type Filter = { all: Filter[] } | { any: Filter[] } | FieldCondition | TopicCondition;
-export interface FieldCondition { field: string; op: string; value?: unknown }
-export interface TopicCondition { topic: string; subscribed: boolean }
+export type Filter = components['schemas']['SegmentFilter'];
+type Op = components['schemas']['SegmentFieldCondition']['op'];
+type Scalar = string | number | boolean;
 
 export type Node =
   | { kind: 'group'; id: number; mode: 'all' | 'any'; children: Node[] }
-  | { kind: 'field'; id: number; field: string; key: string; op: string; value: string; valueType: 'string' | 'number' | 'boolean' }
+  | { kind: 'field'; id: number; field: string; key: string; op: Op; value: string; valueType: 'string' | 'number' | 'boolean' }
   | { kind: 'topic'; id: number; topic: string; subscribed: boolean };
 
 let nextId = 1;
@@ -29,12 +30,12 @@ const FIELDS = [
   { value: 'properties', label: 'Property…' },
 ];
 
-const OP_LABELS: Record<string, string> = {
+const OP_LABELS: Record<Op, string> = {
   eq: 'is', neq: 'is not', contains: 'contains', startsWith: 'starts with', endsWith: 'ends with', in: 'is one of',
   exists: 'is set', notExists: 'is not set', gt: 'is after / greater than', gte: 'is on or after / at least', lt: 'is before / less than', lte: 'is on or before / at most',
 };
 
-function opsFor(field: string): string[] {
+function opsFor(field: string): Op[] {
   if (field === 'createdAt') return ['gte', 'lt', 'gt', 'lte', 'eq', 'neq'];
   if (field === 'status') return ['eq', 'neq', 'in'];
   if (field === 'email') return ['eq', 'neq', 'contains', 'startsWith', 'endsWith', 'in'];
@@ -42,10 +43,13 @@ function opsFor(field: string): string[] {
   return ['eq', 'neq', 'contains', 'startsWith', 'endsWith', 'in', 'gt', 'gte', 'lt', 'lte', 'exists', 'notExists'];
 }
 
-function opLabel(field: string, op: string): string {
-  if (field === 'createdAt') return ({ gt: 'is after', gte: 'is on or after', lt: 'is before', lte: 'is on or before', eq: 'is exactly', neq: 'is not exactly' } as Record<string, string>)[op] ?? op;
-  if (field.startsWith('properties')) return ({ gt: 'is greater than', gte: 'is at least', lt: 'is less than', lte: 'is at most' } as Record<string, string>)[op] ?? OP_LABELS[op] ?? op;
-  return OP_LABELS[op] ?? op;
+const DATE_OP_LABELS: Partial<Record<Op, string>> = { gt: 'is after', gte: 'is on or after', lt: 'is before', lte: 'is on or before', eq: 'is exactly', neq: 'is not exactly' };
+const NUMBER_OP_LABELS: Partial<Record<Op, string>> = { gt: 'is greater than', gte: 'is at least', lt: 'is less than', lte: 'is at most' };
+
+function opLabel(field: string, op: Op): string {
+  if (field === 'createdAt') return DATE_OP_LABELS[op] ?? op;
+  if (field.startsWith('properties')) return NUMBER_OP_LABELS[op] ?? OP_LABELS[op];
+  return OP_LABELS[op];
 }
 
 export function newCondition(): Node {
@@ -69,25 +73,19 @@ function instantOf(day: string): string {
   return Number.isNaN(d.getTime()) ? day : d.toISOString();
 }
 
-export function toTree(f: unknown): Node {
-  if (f && typeof f === 'object' && !Array.isArray(f)) {
-    const o = f as Record<string, unknown>;
-    if (Array.isArray(o.all)) return newGroup('all', o.all.map(toTree));
-    if (Array.isArray(o.any)) return newGroup('any', o.any.map(toTree));
-    if (typeof o.topic === 'string') return { kind: 'topic', id: nextId++, topic: o.topic, subscribed: o.subscribed !== false };
-    if (typeof o.field === 'string') {
-      const isProp = o.field.startsWith('properties.');
-      const v = o.value;
-      const valueType = typeof v === 'number' || (Array.isArray(v) && typeof v[0] === 'number') ? 'number' : typeof v === 'boolean' ? 'boolean' : 'string';
-      let value = Array.isArray(v) ? v.map(String).join(', ') : v === undefined || v === null ? '' : String(v);
-      if (o.field === 'createdAt' && typeof v === 'string') value = dayOf(v);
-      return { kind: 'field', id: nextId++, field: isProp ? 'properties' : o.field, key: isProp ? o.field.slice(11) : '', op: String(o.op ?? 'eq'), value, valueType };
-    }
-  }
-  return newGroup('all');
+export function toTree(f: Filter): Node {
+  if ('all' in f) return newGroup('all', f.all.map(toTree));
+  if ('any' in f) return newGroup('any', f.any.map(toTree));
+  if ('topic' in f) return { kind: 'topic', id: nextId++, topic: f.topic, subscribed: f.subscribed };
+  const isProp = f.field.startsWith('properties.');
+  const v = f.value;
+  const valueType = typeof v === 'number' || (Array.isArray(v) && typeof v[0] === 'number') ? 'number' : typeof v === 'boolean' ? 'boolean' : 'string';
+  let value = Array.isArray(v) ? v.map(String).join(', ') : v === undefined ? '' : String(v);
+  if (f.field === 'createdAt' && typeof v === 'string') value = dayOf(v);
+  return { kind: 'field', id: nextId++, field: isProp ? 'properties' : f.field, key: isProp ? f.field.slice(11) : '', op: f.op, value, valueType };
 }
 
-function typed(raw: string, t: 'string' | 'number' | 'boolean'): unknown {
+function typed(raw: string, t: 'string' | 'number' | 'boolean'): Scalar {
   if (t === 'number') { const n = Number(raw); return raw.trim() !== '' && Number.isFinite(n) ? n : raw; }
   if (t === 'boolean') return raw === 'true';
   return raw;
@@ -217,7 +215,7 @@ function FieldRow({ ctx, node, path, label }: { ctx: Ctx; node: Node & { kind: '
         {node.field === 'properties' && (
           <input className="input fb-key" value={node.key} onChange={(e) => set({ key: e.target.value })} disabled={ctx.disabled} placeholder="key, e.g. plan" aria-label={`${label}: property key`} aria-describedby={described} />
         )}
-        <select className="select" value={node.op} disabled={ctx.disabled} aria-label={`${label}: operator`} aria-describedby={described} onChange={(e) => set({ op: e.target.value })}>
+        <select className="select" value={node.op} disabled={ctx.disabled} aria-label={`${label}: operator`} aria-describedby={described} onChange={(e) => set({ op: e.target.value as Op })}>
           {ops.map((o) => <option key={o} value={o}>{opLabel(node.field, o)}</option>)}
         </select>
         {node.field === 'properties' && !noValue && !['contains', 'startsWith', 'endsWith'].includes(node.op) && (

@@ -1,11 +1,11 @@
 /**
- * The live preview of a form as visitors get it: the service's own markup and theme (src/forms/forms/forms.appearance.ts,
- * the module the hosted page and the embeds render with) in a shadow root, so the console's styles and the form's do
+ * The live preview of a form as visitors get it: the service's own markup and theme (@formcast/form-appearance,
+ * the package the hosted page and the embeds render with) in a shadow root, so the console's styles and the form's do
  * not mix; inert (seen, not used). Every text in the markup is escaped by renderDefaultHtml; the stylesheet is a constructed one (allowed by
  * the console's Content-Security-Policy, which has no 'unsafe-inline'). Submitting does nothing here.
  */
 import { useEffect, useRef } from 'react';
-import { renderDefaultHtml, themeCss, type Form as FormLook } from '../../../src/forms/forms/forms.appearance';
+import { renderDefaultHtml, themeCss, type Form as FormLook } from '@formcast/form-appearance';
 
 const BASE = `:host { all: initial; display: block; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 .fc-stage { padding: 1.25rem; background: var(--fc-bg); border-radius: 10px; }`;

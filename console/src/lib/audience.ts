@@ -5,6 +5,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, unwrap } from '../api/client';
+import { domainKeys, segmentKeys, topicKeys } from '../api/keys';
 import type { paths } from '../api/generated/schema';
 
 export type Contact = paths['/v1/contacts/{contactId}']['get']['responses'][200]['content']['application/json'];
@@ -35,8 +36,8 @@ export const CONTACT_TONES: Record<ContactStatus, 'success' | 'warning' | 'neutr
 /** The topics of the workspace, for pickers (the first 100). */
 export function useTopics() {
   return useQuery({
-    queryKey: ['topics', 'picker'],
-    queryFn: async () => unwrap(await api.GET('/v1/topics', { params: { query: { limit: 100 } } })).data as Topic[],
+    queryKey: topicKeys.picker(),
+    queryFn: async () => unwrap(await api.GET('/v1/topics', { params: { query: { limit: 100 } } })).data,
     staleTime: 30_000,
   });
 }
@@ -44,8 +45,8 @@ export function useTopics() {
 /** The segments of the workspace, for pickers (the first 100). */
 export function useSegments() {
   return useQuery({
-    queryKey: ['segments', 'picker'],
-    queryFn: async () => unwrap(await api.GET('/v1/segments', { params: { query: { limit: 100 } } })).data as Segment[],
+    queryKey: segmentKeys.picker(),
+    queryFn: async () => unwrap(await api.GET('/v1/segments', { params: { query: { limit: 100 } } })).data,
     staleTime: 30_000,
   });
 }
@@ -53,19 +54,20 @@ export function useSegments() {
 /** The names of the workspace's verified sending domains. */
 export function useVerifiedDomains() {
   return useQuery({
-    queryKey: ['domains', 'verified'],
+    queryKey: domainKeys.verified(),
     queryFn: async () => unwrap(await api.GET('/v1/domains', { params: { query: { limit: 100 } } })).data.filter((d) => d.status === 'VERIFIED').map((d) => d.name),
     staleTime: 60_000,
   });
 }
 
-/** `value`, once it has stopped changing for `ms`. */
-export function useDebounced<T>(value: T, ms: number): T {
+/** `value`, once it (or `key`, what tells its versions apart, when given) has stopped changing for `ms`. */
+export function useDebounced<T>(value: T, ms: number, key: unknown = value): T {
   const [v, setV] = useState(value);
   useEffect(() => {
+    // `value` of the render where `key` last changed: the same version until it changes again.
     const t = setTimeout(() => setV(value), ms);
     return () => clearTimeout(t);
-  }, [value, ms]);
+  }, [key, ms]);
   return v;
 }
 

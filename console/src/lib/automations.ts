@@ -9,84 +9,47 @@
  * everywhere (selection, errors, stats, the simulator's path), never by their position, so they can move.
  */
 import { api, unwrap } from '../api/client';
-import type { paths } from '../api/generated/schema';
-import { newGroup, toFilter, toTree, type Node } from '../components/FilterBuilder';
+import type { components, paths } from '../api/generated/schema';
+import { newGroup, toFilter, toTree, type Filter, type Node } from '../components/FilterBuilder';
 
-/* ------------------------------------------------------------------ API shapes */
-
-export type AutomationStatus = 'DRAFT' | 'ACTIVE' | 'PAUSED';
-export type TriggerType = 'form.submitted' | 'contact.subscribed' | 'contact.created' | 'segment.entered' | 'event' | 'api';
-
-export interface Trigger {
-  type: TriggerType;
-  formGroupId?: string;
-  topicId?: string | null;
-  segmentId?: string;
-  name?: string;
-  filter?: unknown;
-}
-
-export interface EmailContent {
-  subject: string | null;
-  html: string | null;
-  text: string | null;
-  previewText: string | null;
-  editorContent?: unknown;
-}
-
-export type Step =
-  | { id: string; type: 'send'; from: string | null; replyTo?: string | null; emailContent: EmailContent }
-  | { id: string; type: 'wait'; duration: string }
-  | { id: string; type: 'topic'; topicId: string | null; subscribed: boolean }
-  | { id: string; type: 'update'; properties: Record<string, unknown> }
-  | { id: string; type: 'branch'; filter: unknown; then: Step[]; else: Step[] }
-  | { id: string; type: 'split'; arms: { percent: number; steps: Step[] }[] }
-  | { id: string; type: 'webhook'; url: string | null }
-  | { id: string; type: 'exit' };
-
-export type StepType = Step['type'];
+/* ------------------------------------------------------------------ API shapes (api/schema.d.ts) */
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
-type ApiAutomation = Json<paths['/v1/automations/{automationId}']['get']['responses'][200]>;
 
-/** The API's automation, with its trigger and steps as the editor reads them (see below). */
-export type Automation = Omit<ApiAutomation, 'trigger' | 'steps'> & { trigger: Trigger; steps: Step[] };
+/** An automation as the API answers it: its trigger and steps as stored (every field there). */
+export type Automation = Json<paths['/v1/automations/{automationId}']['get']['responses'][200]>;
+export type AutomationStatus = Automation['status'];
+export type Trigger = components['schemas']['AutomationTrigger'];
+export type TriggerType = Trigger['type'];
+export type Step = components['schemas']['AutomationStep'];
+export type StepType = Step['type'];
+/** What a request may give: ids, a send's fields and arms may be left out. */
+export type TriggerInput = components['schemas']['AutomationTriggerInput'];
+export type StepInput = components['schemas']['AutomationStepInput'];
+type CreateBody = NonNullable<paths['/v1/automations']['post']['requestBody']>['content']['application/json'];
+type UpdateBody = NonNullable<paths['/v1/automations/{automationId}']['put']['requestBody']>['content']['application/json'];
+type SimulateBody = NonNullable<paths['/v1/automations/{automationId}/simulate']['post']['requestBody']>['content']['application/json'];
 
 export type Run = Json<paths['/v1/automations/{automationId}/runs']['get']['responses'][200]>['data'][number];
 export type RunStatus = Run['status'];
+export type StepStats = Json<paths['/v1/automations/{automationId}/stats']['get']['responses'][200]>['steps'][number];
+export type Simulation = Json<paths['/v1/automations/{automationId}/simulate']['post']['responses'][200]>;
+export type SimulatedStep = Simulation['steps'][number];
 
-export interface StepStats { stepId: string; entered: number; completed: number; sent: number; opened: number; clicked: number }
-
-export interface SimulatedStep { stepId: string; type: StepType; at: string; arm?: 'then' | 'else' | number; subject?: string | null }
-export interface Simulation { steps: SimulatedStep[]; exited: string | null }
-
-export interface MadeUpContact { email: string; firstName?: string; lastName?: string; properties?: Record<string, unknown>; topics?: string[] }
-
-export interface Page<T> { data: T[]; nextCursor: string | null }
-
-/*
- * The API's OpenAPI types (api/schema.d.ts) describe a trigger as an object and the steps as an array of anything
- * (the server checks the tree itself, with a pointer for every problem); the types above say what is in them.
- */
 const path = (automationId: string) => ({ params: { path: { automationId } } });
-const asAutomation = (a: unknown) => a as Automation;
 
 export const automationsApi = {
-  list: async (query: { cursor?: string; limit?: number; status?: AutomationStatus }) =>
-    unwrap(await api.GET('/v1/automations', { params: { query } })) as unknown as Page<Automation>,
-  get: async (id: string) => asAutomation(unwrap(await api.GET('/v1/automations/{automationId}', path(id)))),
-  create: async (body: { name: string; trigger: Trigger; steps?: Step[] }) =>
-    asAutomation(unwrap(await api.POST('/v1/automations', { body: body as never }))),
-  update: async (id: string, body: { name?: string; trigger?: Trigger; steps?: Step[] }) =>
-    asAutomation(unwrap(await api.PUT('/v1/automations/{automationId}', { ...path(id), body: body as never }))),
+  list: async (query: { cursor?: string; limit?: number; status?: AutomationStatus }) => unwrap(await api.GET('/v1/automations', { params: { query } })),
+  get: async (id: string) => unwrap(await api.GET('/v1/automations/{automationId}', path(id))),
+  create: async (body: CreateBody) => unwrap(await api.POST('/v1/automations', { body })),
+  update: async (id: string, body: UpdateBody) => unwrap(await api.PUT('/v1/automations/{automationId}', { ...path(id), body })),
   remove: async (id: string) => { unwrap(await api.DELETE('/v1/automations/{automationId}', path(id))); },
-  activate: async (id: string) => asAutomation(unwrap(await api.POST('/v1/automations/{automationId}/activate', path(id)))),
-  pause: async (id: string) => asAutomation(unwrap(await api.POST('/v1/automations/{automationId}/pause', path(id)))),
-  stats: async (id: string): Promise<{ steps: StepStats[] }> => unwrap(await api.GET('/v1/automations/{automationId}/stats', path(id))),
-  runs: async (id: string, query: { cursor?: string; limit?: number; status?: RunStatus; contactId?: string }): Promise<Page<Run>> =>
+  activate: async (id: string) => unwrap(await api.POST('/v1/automations/{automationId}/activate', path(id))),
+  pause: async (id: string) => unwrap(await api.POST('/v1/automations/{automationId}/pause', path(id))),
+  stats: async (id: string) => unwrap(await api.GET('/v1/automations/{automationId}/stats', path(id))),
+  runs: async (id: string, query: { cursor?: string; limit?: number; status?: RunStatus; contactId?: string }) =>
     unwrap(await api.GET('/v1/automations/{automationId}/runs', { params: { path: { automationId: id }, query } })),
-  simulate: async (id: string, body: { contactId: string } | { contact: MadeUpContact }) =>
-    unwrap(await api.POST('/v1/automations/{automationId}/simulate', { ...path(id), body })) as Simulation,
+  simulate: async (id: string, body: SimulateBody) => unwrap(await api.POST('/v1/automations/{automationId}/simulate', { ...path(id), body })),
 };
 
 /* ------------------------------------------------------------------ Words */
@@ -120,7 +83,7 @@ export function triggerLabel(type: string): string {
 }
 
 /** The trigger in a few words, with the name of what it names when the pickers know it. */
-export function triggerSummary(t: Trigger, names: { forms?: Map<string, string>; topics?: Map<string, string>; segments?: Map<string, string> } = {}): string {
+export function triggerSummary(t: TriggerInput, names: { forms?: Map<string, string>; topics?: Map<string, string>; segments?: Map<string, string> } = {}): string {
   const label = triggerLabel(t.type);
   const filtered = t.filter ? ', with a filter' : '';
   if (t.type === 'form.submitted' && t.formGroupId) return `${label}: ${names.forms?.get(t.formGroupId) ?? t.formGroupId}${filtered}`;
@@ -215,17 +178,17 @@ export function newStepId(taken?: Set<string>): string {
   }
 }
 
-function rootGroup(filter: unknown): Node {
+function rootGroup(filter: Filter | null): Node {
   if (filter == null) return newGroup('all', []);
   const t = toTree(filter);
   return t.kind === 'group' ? t : newGroup('all', [t]);
 }
 
-export function toRows(props: Record<string, unknown>): PropRow[] {
-  return Object.entries(props ?? {}).map(([name, v]) => ({
+export function toRows(props: Record<string, string | number | boolean | null>): PropRow[] {
+  return Object.entries(props).map(([name, v]) => ({
     key: nextKey++, name,
     kind: v === null ? 'remove' : typeof v === 'number' ? 'number' : typeof v === 'boolean' ? 'boolean' : 'text',
-    value: v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v),
+    value: v === null ? '' : String(v),
   }));
 }
 
@@ -240,15 +203,15 @@ export function newArm(percent: number): DraftArm {
 export function toDraft(s: Step): DraftStep {
   switch (s.type) {
     case 'send': return {
-      id: s.id, type: 'send', from: s.from ?? '', replyTo: s.replyTo ?? '', subject: s.emailContent?.subject ?? '', previewText: s.emailContent?.previewText ?? '',
-      html: s.emailContent?.html ?? '', text: s.emailContent?.text ?? '', editorContent: s.emailContent?.editorContent ?? null,
+      id: s.id, type: 'send', from: s.from ?? '', replyTo: s.replyTo ?? '', subject: s.emailContent.subject ?? '', previewText: s.emailContent.previewText ?? '',
+      html: s.emailContent.html ?? '', text: s.emailContent.text ?? '', editorContent: s.emailContent.editorContent ?? null,
     };
-    case 'wait': return { id: s.id, type: 'wait', ...splitDuration(s.duration ?? '') };
-    case 'topic': return { id: s.id, type: 'topic', topicId: s.topicId ?? '', subscribed: s.subscribed !== false };
-    case 'update': return { id: s.id, type: 'update', rows: toRows(s.properties ?? {}) };
-    case 'branch': return { id: s.id, type: 'branch', tree: rootGroup(s.filter), then: (s.then ?? []).map(toDraft), else: (s.else ?? []).map(toDraft) };
-    case 'split': return { id: s.id, type: 'split', arms: (s.arms ?? []).map((a) => ({ key: nextKey++, percent: String(a.percent), steps: (a.steps ?? []).map(toDraft) })) };
-    case 'webhook': return { id: s.id, type: 'webhook', url: s.url ?? '' };
+    case 'wait': return { id: s.id, type: 'wait', ...splitDuration(s.duration) };
+    case 'topic': return { id: s.id, type: 'topic', topicId: s.topicId, subscribed: s.subscribed };
+    case 'update': return { id: s.id, type: 'update', rows: toRows(s.properties) };
+    case 'branch': return { id: s.id, type: 'branch', tree: rootGroup(s.filter), then: s.then.map(toDraft), else: s.else.map(toDraft) };
+    case 'split': return { id: s.id, type: 'split', arms: s.arms.map((a) => ({ key: nextKey++, percent: String(a.percent), steps: a.steps.map(toDraft) })) };
+    case 'webhook': return { id: s.id, type: 'webhook', url: s.url };
     default: return { id: s.id, type: 'exit' };
   }
 }
@@ -272,42 +235,46 @@ function orNull(s: string): string | null {
   return t === '' ? null : t;
 }
 
-function rowValue(r: PropRow): unknown {
+function rowValue(r: PropRow): string | number | boolean | null {
   if (r.kind === 'remove') return null;
   if (r.kind === 'boolean') return r.value === 'true';
   if (r.kind === 'number') { const n = Number(r.value); return r.value.trim() !== '' && Number.isFinite(n) ? n : r.value; }
   return r.value;
 }
 
-export function toStep(d: DraftStep): Step {
+/** The draft as the API takes it: what the user left empty is sent empty, for the API to name (`/steps/0/topicId`). */
+export function toStep(d: DraftStep): StepInput {
   switch (d.type) {
     case 'send': return {
       id: d.id, type: 'send', from: orNull(d.from), replyTo: orNull(d.replyTo),
       emailContent: { subject: d.subject === '' ? null : d.subject, html: d.html === '' ? null : d.html, text: d.text === '' ? null : d.text, previewText: d.previewText === '' ? null : d.previewText, editorContent: d.editorContent ?? null },
     };
     case 'wait': return { id: d.id, type: 'wait', duration: joinDuration(d.amount, d.unit) };
-    case 'topic': return { id: d.id, type: 'topic', topicId: d.topicId || null, subscribed: d.subscribed };
+    case 'topic': return { id: d.id, type: 'topic', topicId: d.topicId, subscribed: d.subscribed };
     case 'update': {
-      const properties: Record<string, unknown> = {};
+      const properties: Record<string, string | number | boolean | null> = {};
       for (const r of d.rows) if (r.name.trim()) properties[r.name.trim()] = rowValue(r);
       return { id: d.id, type: 'update', properties };
     }
     case 'branch': return { id: d.id, type: 'branch', filter: toFilter(d.tree), then: d.then.map(toStep), else: d.else.map(toStep) };
     case 'split': return { id: d.id, type: 'split', arms: d.arms.map((a) => ({ percent: Number(a.percent), steps: a.steps.map(toStep) })) };
-    case 'webhook': return { id: d.id, type: 'webhook', url: orNull(d.url) };
+    case 'webhook': return { id: d.id, type: 'webhook', url: d.url.trim() };
     default: return { id: d.id, type: 'exit' };
   }
 }
 
-export function toDraftTrigger(t: Trigger | null | undefined): DraftTrigger {
-  const hasFilter = t?.filter != null;
+export function toDraftTrigger(t: Trigger | null): DraftTrigger {
   return {
-    type: t?.type ?? 'contact.created', formGroupId: t?.formGroupId ?? '', topicId: t?.topicId ?? '', segmentId: t?.segmentId ?? '', name: t?.name ?? '',
-    useFilter: hasFilter, tree: hasFilter ? rootGroup(t!.filter) : newGroup('all', []),
+    type: t?.type ?? 'contact.created',
+    formGroupId: t?.type === 'form.submitted' ? t.formGroupId : '',
+    topicId: t?.type === 'contact.subscribed' ? t.topicId ?? '' : '',
+    segmentId: t?.type === 'segment.entered' ? t.segmentId : '',
+    name: t?.type === 'event' ? t.name : '',
+    useFilter: t?.filter != null, tree: rootGroup(t?.filter ?? null),
   };
 }
 
-export function toTrigger(t: DraftTrigger): Trigger {
+export function toTrigger(t: DraftTrigger): TriggerInput {
   const filter = t.useFilter ? toFilter(t.tree) : null;
   switch (t.type) {
     case 'form.submitted': return { type: t.type, formGroupId: t.formGroupId, filter };
@@ -553,17 +520,12 @@ export function checkTrigger(t: DraftTrigger): Record<string, string> {
 }
 
 /** The filter in a few words: "all of 3 conditions". */
-export function describeFilter(f: unknown): string {
-  if (!f || typeof f !== 'object') return 'every contact';
-  const o = f as Record<string, unknown>;
-  const items = Array.isArray(o.all) ? o.all : Array.isArray(o.any) ? o.any : null;
-  const mode = Array.isArray(o.all) ? 'all' : 'any';
-  if (!items) {
-    if (typeof o.field === 'string') return `${o.field.replace(/^properties\./, '')} ${String(o.op ?? '')} ${o.value === undefined ? '' : JSON.stringify(o.value)}`.trim();
-    if (typeof o.topic === 'string') return o.subscribed === false ? 'not subscribed to a topic' : 'subscribed to a topic';
-    return 'one condition';
-  }
+export function describeFilter(f: Filter | null): string {
+  if (!f) return 'every contact';
+  if ('field' in f) return `${f.field.replace(/^properties\./, '')} ${f.op} ${f.value === undefined ? '' : JSON.stringify(f.value)}`.trim();
+  if ('topic' in f) return f.subscribed === false ? 'not subscribed to a topic' : 'subscribed to a topic';
+  const [mode, items] = 'all' in f ? ['all', f.all] as const : ['any', f.any] as const;
   if (items.length === 0) return mode === 'all' ? 'every contact' : 'no contact';
-  if (items.length === 1) return describeFilter(items[0]);
+  if (items.length === 1) return describeFilter(items[0]!);
   return `${mode} of ${items.length} conditions`;
 }

@@ -1,6 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
+import { apiKeyKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import type { paths } from '../api/generated/schema';
 import { Button, Checkbox, ConfirmDialog, CopyField, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, StatusBadge, useCursorList, useToast, type Column } from '../components';
@@ -22,7 +23,7 @@ function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () => void
     mutationFn: async () => unwrap(await api.POST('/v1/api-keys', { body: { name: name.trim(), scopes: [...scopes] } })),
     onSuccess: (key) => {
       setCreated(key);
-      void qc.invalidateQueries({ queryKey: ['api-keys'] });
+      void qc.invalidateQueries({ queryKey: apiKeyKeys.list() });
     },
   });
   const close = () => {
@@ -86,13 +87,13 @@ export default function ApiKeys() {
   const qc = useQueryClient();
   const [creating, setCreating] = useState(false);
   const [revoking, setRevoking] = useState<Key | null>(null);
-  const list = useCursorList<Key>(['api-keys'], async (cursor) => unwrap(await api.GET('/v1/api-keys', { params: { query: { cursor, limit: 50 } } })));
+  const list = useCursorList<Key>(apiKeyKeys.list(), async (cursor) => unwrap(await api.GET('/v1/api-keys', { params: { query: { cursor, limit: 50 } } })));
   const revoke = useMutation({
     mutationFn: async (id: string) => unwrap(await api.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: id } } })),
     onSuccess: () => {
       toast.success('The key is revoked: requests with it now fail.');
       setRevoking(null);
-      void qc.invalidateQueries({ queryKey: ['api-keys'] });
+      void qc.invalidateQueries({ queryKey: apiKeyKeys.list() });
     },
     onError: (err) => toast.error(err.message),
   });

@@ -10,6 +10,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
+import { automationKeys, contactKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import { AutomationFlow, simWhen, stepSummary } from '../components/AutomationFlow';
 import { StepFields, TriggerFields } from '../components/AutomationEditors';
@@ -17,7 +18,7 @@ import { Button, Checkbox, ConfirmDialog, CursorTable, EmptyState, ErrorSummary,
 import {
   allSteps, automationsApi, checkSteps, checkTrigger, childLists, findStep, insertStep, mapServerErrors, mapStep, moveStep, newStep, newStepId,
   stepLabel, stepPointers, toDraft, triggerSummary, toDraftTrigger, toStep, toTrigger, type Automation, type DraftStep, type DraftTrigger, type ListId, type Run,
-  type RunStatus, type ServerProblems, type Simulation, type StepProblems, type StepType,
+  type RunStatus, type ServerProblems, type Simulation, type StepInput, type StepProblems, type StepType, type TriggerInput,
 } from '../lib/automations';
 import { useDefaultFrom, useFormGroups, useRecentContacts } from '../lib/automation-hooks';
 import { useSegments, useTopics, useVerifiedDomains } from '../lib/audience';
@@ -33,10 +34,12 @@ function fieldErrorCount(err: unknown): number {
   return err instanceof ApiError ? err.problem.errors?.length ?? 0 : 0;
 }
 
-interface Parts { name: string; trigger: string; steps: string }
+/** What a save would send, and its JSON (what tells changes apart). */
+interface Parts { name: string; trigger: string; steps: string; body: { trigger: TriggerInput; steps: StepInput[] } }
 
 function partsOf(name: string, trigger: DraftTrigger, steps: DraftStep[]): Parts {
-  return { name: name.trim(), trigger: JSON.stringify(toTrigger(trigger)), steps: JSON.stringify(steps.map(toStep)) };
+  const body = { trigger: toTrigger(trigger), steps: steps.map(toStep) };
+  return { name: name.trim(), trigger: JSON.stringify(body.trigger), steps: JSON.stringify(body.steps), body };
 }
 
 /* ------------------------------------------------------------------ Simulator */
@@ -153,7 +156,7 @@ function Simulator({ automation, ensureSaved, result, onResult, numbers, steps, 
 /** A run's contact by its email (runs name the contact by id; each is asked for once and cached). */
 function ContactCell({ id }: { id: string }) {
   const q = useQuery({
-    queryKey: ['contacts', 'one', id],
+    queryKey: contactKeys.detail(id),
     queryFn: async () => unwrap(await api.GET('/v1/contacts/{contactId}', { params: { path: { contactId: id } } })),
     staleTime: 60_000,
     retry: false,
@@ -164,8 +167,8 @@ function ContactCell({ id }: { id: string }) {
 const RUN_TONES: Record<RunStatus, 'success' | 'info' | 'neutral' | 'warning'> = { ACTIVE: 'info', WAITING: 'warning', COMPLETED: 'success', EXITED: 'neutral' };
 
 function RunsPanel({ automation, numbers, steps }: { automation: Automation; numbers: Map<string, number>; steps: DraftStep[] }) {
-  const [status, setStatus] = useState('');
-  const list = useCursorList<Run>(['automations', automation.id, 'runs', status], (cursor) => automationsApi.runs(automation.id, { cursor, limit: 50, status: (status || undefined) as RunStatus | undefined }),
+  const [status, setStatus] = useState<RunStatus | ''>('');
+  const list = useCursorList<Run>(automationKeys.runs(automation.id, status), (cursor) => automationsApi.runs(automation.id, { cursor, limit: 50, status: status || undefined }),
     { refetchInterval: automation.status === 'ACTIVE' ? 10_000 : false });
   const byId = new Map(allSteps(steps).map((s) => [s.id, s]));
   const columns: Column<Run>[] = [
@@ -181,7 +184,7 @@ function RunsPanel({ automation, numbers, steps }: { automation: Automation; num
     <section className="stack-sm" aria-labelledby="runs-h">
       <div className="card-header">
         <h2 id="runs-h">Runs</h2>
-        <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value)}
+        <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value as RunStatus | '')}
           options={[{ value: '', label: 'Any' }, { value: 'ACTIVE', label: 'Active' }, { value: 'WAITING', label: 'Waiting' }, { value: 'COMPLETED', label: 'Completed' }, { value: 'EXITED', label: 'Exited' }]} />
       </div>
       <CursorTable list={list} columns={columns} rowKey={(r) => r.id} caption="Runs, newest first" empty={
@@ -236,7 +239,7 @@ function Editor({ automation }: { automation: Automation }) {
   const problemSteps = allSteps(steps).filter((s) => problems[s.id]);
 
   const stats = useQuery({
-    queryKey: ['automations', automation.id, 'stats'],
+    queryKey: automationKeys.stats(automation.id),
     queryFn: () => automationsApi.stats(automation.id),
     refetchInterval: automation.status === 'ACTIVE' ? 15_000 : false,
     retry: false,
@@ -287,8 +290,8 @@ function Editor({ automation }: { automation: Automation }) {
 
   /* ---- the API */
   const refresh = (a: Automation) => {
-    qc.setQueryData(['automations', 'one', automation.id], a);
-    void qc.invalidateQueries({ queryKey: ['automations', 'list'] });
+    qc.setQueryData(automationKeys.detail(automation.id), a);
+    void qc.invalidateQueries({ queryKey: automationKeys.lists() });
   };
   const takeErrors = (err: unknown, sent: DraftStep[]) => {
     if (err instanceof ApiError && err.problem.errors?.length) setServer(mapServerErrors(err.problem.errors, stepPointers(sent)));
@@ -301,8 +304,8 @@ function Editor({ automation }: { automation: Automation }) {
     const sent = current;
     const body = {
       ...(changed.name ? { name: sent.name } : {}),
-      ...(changed.trigger ? { trigger: JSON.parse(sent.trigger) } : {}),
-      ...(changed.steps ? { steps: JSON.parse(sent.steps) } : {}),
+      ...(changed.trigger ? { trigger: sent.body.trigger } : {}),
+      ...(changed.steps ? { steps: sent.body.steps } : {}),
     };
     try {
       const a = await automationsApi.update(automation.id, body);
@@ -347,7 +350,7 @@ function Editor({ automation }: { automation: Automation }) {
   const del = useMutation({
     mutationFn: () => automationsApi.remove(automation.id),
     onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: ['automations'] });
+      void qc.invalidateQueries({ queryKey: automationKeys.all });
       toast.success('Automation deleted.');
       navigate('/automations');
     },
@@ -476,7 +479,7 @@ function Editor({ automation }: { automation: Automation }) {
 export default function AutomationDetail() {
   const { automationId = '' } = useParams();
   const q = useQuery({
-    queryKey: ['automations', 'one', automationId],
+    queryKey: automationKeys.detail(automationId),
     queryFn: () => automationsApi.get(automationId),
   });
   if (q.data) return <Editor key={q.data.id} automation={q.data} />;

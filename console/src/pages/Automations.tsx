@@ -3,6 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useCan } from '../api/session';
+import { automationKeys } from '../api/keys';
 import { TriggerFields } from '../components/AutomationEditors';
 import { Button, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, Select, StatusBadge, useCursorList, type Column } from '../components';
 import { automationsApi, checkTrigger, toDraftTrigger, toTrigger, triggerSummary, type Automation, type AutomationStatus, type DraftTrigger } from '../lib/automations';
@@ -19,13 +20,13 @@ function NewAutomationDialog({ open, onClose }: { open: boolean; onClose: () => 
   const topics = useTopics();
   const segments = useSegments();
   const [name, setName] = useState('');
-  const [trigger, setTrigger] = useState<DraftTrigger>(() => toDraftTrigger({ type: 'form.submitted' }));
+  const [trigger, setTrigger] = useState<DraftTrigger>(() => ({ ...toDraftTrigger(null), type: 'form.submitted' }));
   const [tried, setTried] = useState(false);
   const local = checkTrigger(trigger);
   const create = useMutation({
     mutationFn: () => automationsApi.create({ name: name.trim(), trigger: toTrigger(trigger), steps: [] }),
     onSuccess: (a: Automation) => {
-      void qc.invalidateQueries({ queryKey: ['automations'] });
+      void qc.invalidateQueries({ queryKey: automationKeys.all });
       onClose();
       navigate(`/automations/${a.id}`);
     },
@@ -58,7 +59,7 @@ const STATUSES = [{ value: '', label: 'Any status' }, { value: 'DRAFT', label: '
 
 export default function Automations() {
   const can = useCan();
-  const [status, setStatus] = useState('');
+  const [status, setStatus] = useState<AutomationStatus | ''>('');
   const [creating, setCreating] = useState(false);
   const forms = useFormGroups();
   const topics = useTopics();
@@ -68,7 +69,7 @@ export default function Automations() {
     topics: new Map((topics.data ?? []).map((t) => [t.id, t.name])),
     segments: new Map((segments.data ?? []).map((s) => [s.id, s.name])),
   };
-  const list = useCursorList<Automation>(['automations', 'list', status], (cursor) => automationsApi.list({ cursor, limit: 25, status: (status || undefined) as AutomationStatus | undefined }));
+  const list = useCursorList<Automation>(automationKeys.list(status), (cursor) => automationsApi.list({ cursor, limit: 25, status: status || undefined }));
   const columns: Column<Automation>[] = [
     { key: 'name', header: 'Automation', cell: (a) => <div><Link className="cell-main" to={`/automations/${a.id}`}>{a.name}</Link><div className="muted small">{a.steps.length === 0 ? 'No steps yet' : `${countSteps(a.steps)} step${countSteps(a.steps) === 1 ? '' : 's'}`}</div></div> },
     { key: 'status', header: 'Status', cell: (a) => <StatusBadge status={a.status} /> },
@@ -81,7 +82,7 @@ export default function Automations() {
     <>
       <PageHeader title="Automations" description="Welcome series and follow-ups that run by themselves: a trigger lets contacts in, and each walks the steps." actions={canWrite && <Button variant="primary" onClick={() => setCreating(true)}>New automation</Button>} />
       <div className="row filters-row">
-        <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value)} options={STATUSES} />
+        <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value as AutomationStatus | '')} options={STATUSES} />
       </div>
       <CursorTable list={list} columns={columns} rowKey={(a) => a.id} caption="Automations" empty={
         <div className="card"><EmptyState title={status ? 'No automations with this status' : 'No automations yet'} action={canWrite && !status && <Button variant="primary" onClick={() => setCreating(true)}>Build your first automation</Button>}>A welcome email when someone signs up, a follow-up two days later, another path for your pro customers.</EmptyState></div>

@@ -8,6 +8,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useMemo, useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
+import { broadcastKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import { TimeChart } from '../components/Chart';
 import { CodeEditor } from '../components/CodeEditor';
@@ -47,7 +48,7 @@ function bodyOf(d: Draft): BroadcastUpdate {
 function PreviewCard({ broadcast, contactId, setContactId }: { broadcast: Broadcast; contactId: string; setContactId: (id: string) => void }) {
   const [view, setView] = useState('html');
   const people = useQuery({
-    queryKey: ['broadcasts', broadcast.id, 'preview-contacts', broadcast.segmentId, broadcast.topicId],
+    queryKey: broadcastKeys.previewContacts(broadcast.id, broadcast.segmentId, broadcast.topicId),
     queryFn: async () => {
       const audience = unwrap(await api.GET('/v1/broadcasts/{broadcastId}/audience', { params: { path: { broadcastId: broadcast.id }, query: { limit: 20 } } }));
       if (audience.data.length) return audience.data;
@@ -55,7 +56,7 @@ function PreviewCard({ broadcast, contactId, setContactId }: { broadcast: Broadc
     },
   });
   const preview = useQuery({
-    queryKey: ['broadcasts', broadcast.id, 'preview', broadcast.updatedAt, contactId],
+    queryKey: broadcastKeys.preview(broadcast.id, broadcast.updatedAt, contactId),
     queryFn: async () => unwrap(await api.POST('/v1/broadcasts/{broadcastId}/preview', { params: { path: { broadcastId: broadcast.id } }, body: contactId ? { contactId } : {} })),
     placeholderData: keepPreviousData,
     retry: false,
@@ -88,7 +89,7 @@ function PreviewCard({ broadcast, contactId, setContactId }: { broadcast: Broadc
 
 function PreflightCard({ broadcast }: { broadcast: Broadcast }) {
   const q = useQuery({
-    queryKey: ['broadcasts', broadcast.id, 'preflight', broadcast.updatedAt],
+    queryKey: broadcastKeys.preflight(broadcast.id, broadcast.updatedAt),
     queryFn: async () => unwrap(await api.POST('/v1/broadcasts/{broadcastId}/preflight', { params: { path: { broadcastId: broadcast.id } } })),
     retry: false,
   });
@@ -155,14 +156,14 @@ function SendCard({ broadcast, beforeSend, editable }: { broadcast: Broadcast; b
   const [confirming, setConfirming] = useState(false);
   const at = fromLocalInput(when);
   const audience = useQuery({
-    queryKey: ['broadcasts', broadcast.id, 'audience-count', broadcast.updatedAt],
+    queryKey: broadcastKeys.audienceCount(broadcast.id, broadcast.updatedAt),
     queryFn: async () => unwrap(await api.GET('/v1/broadcasts/{broadcastId}/audience', { params: { path: { broadcastId: broadcast.id }, query: { limit: 1 } } })),
     enabled: confirming,
     retry: false,
   });
   const refresh = (b: Broadcast) => {
-    qc.setQueryData(['broadcasts', 'one', broadcast.id], b);
-    void qc.invalidateQueries({ queryKey: ['broadcasts', 'list'] });
+    qc.setQueryData(broadcastKeys.detail(broadcast.id), b);
+    void qc.invalidateQueries({ queryKey: broadcastKeys.lists() });
   };
   const schedule = useMutation({
     mutationFn: async (sendAt: string | null) => {
@@ -232,8 +233,8 @@ function Composer({ broadcast }: { broadcast: Broadcast }) {
     mutationFn: async () => unwrap(await api.PUT('/v1/broadcasts/{broadcastId}', { params: { path: { broadcastId: broadcast.id } }, body: bodyOf(d) })),
     onSuccess: (b) => {
       setSaved(draftOf(b));
-      qc.setQueryData(['broadcasts', 'one', broadcast.id], b);
-      void qc.invalidateQueries({ queryKey: ['broadcasts', 'list'] });
+      qc.setQueryData(broadcastKeys.detail(broadcast.id), b);
+      void qc.invalidateQueries({ queryKey: broadcastKeys.lists() });
     },
   });
   const beforeSend = async () => { if (dirty) await save.mutateAsync(); };
@@ -326,7 +327,7 @@ function Progress({ broadcast }: { broadcast: Broadcast }) {
       return unwrap(await api.POST('/v1/broadcasts/{broadcastId}/cancel', path));
     },
     onSuccess: (b, what) => {
-      qc.setQueryData(['broadcasts', 'one', broadcast.id], b);
+      qc.setQueryData(broadcastKeys.detail(broadcast.id), b);
       setCanceling(false);
       toast.success(what === 'pause' ? 'Paused: nothing new goes out.' : what === 'resume' ? 'Resumed.' : 'Canceled: undelivered messages will not be sent.');
     },
@@ -373,7 +374,7 @@ function Stat({ label, value, sub }: { label: string; value: string; sub?: strin
 function TimelineCard({ broadcastId }: { broadcastId: string }) {
   const [bucket, setBucket] = useState<'hour' | 'day'>('hour');
   const q = useQuery({
-    queryKey: ['broadcasts', broadcastId, 'timeline', bucket],
+    queryKey: broadcastKeys.timeline(broadcastId, bucket),
     queryFn: async () => unwrap(await api.GET('/v1/broadcasts/{broadcastId}/timeline', { params: { path: { broadcastId }, query: { bucket } } })),
   });
   const chart = useMemo(() => {
@@ -429,7 +430,7 @@ function TimelineCard({ broadcastId }: { broadcastId: string }) {
 
 function LinksCard({ broadcastId }: { broadcastId: string }) {
   const q = useQuery({
-    queryKey: ['broadcasts', broadcastId, 'links'],
+    queryKey: broadcastKeys.links(broadcastId),
     queryFn: async () => unwrap(await api.GET('/v1/broadcasts/{broadcastId}/links', { params: { path: { broadcastId } } })),
   });
   type Link = NonNullable<typeof q.data>['data'][number];
@@ -455,7 +456,7 @@ const DELIVERY_TONES: Record<DeliveryStatus, 'success' | 'danger' | 'warning' | 
 
 function DeliveriesCard({ broadcastId, live }: { broadcastId: string; live: boolean }) {
   const [status, setStatus] = useState<DeliveryStatus | ''>('');
-  const list = useCursorList<Delivery>(['broadcasts', broadcastId, 'deliveries', status, live ? 'live' : 'final'], async (cursor) =>
+  const list = useCursorList<Delivery>(broadcastKeys.deliveries(broadcastId, status, live), async (cursor) =>
     unwrap(await api.GET('/v1/broadcasts/{broadcastId}/deliveries', { params: { path: { broadcastId }, query: { cursor, limit: 50, ...(status ? { status } : {}) } } })),
   { refetchInterval: live ? 5000 : false });
   const columns: Column<Delivery>[] = [
@@ -511,7 +512,7 @@ function Report({ broadcast }: { broadcast: Broadcast }) {
 export default function BroadcastDetail() {
   const { broadcastId = '' } = useParams();
   const q = useQuery({
-    queryKey: ['broadcasts', 'one', broadcastId],
+    queryKey: broadcastKeys.detail(broadcastId),
     queryFn: async () => unwrap(await api.GET('/v1/broadcasts/{broadcastId}', { params: { path: { broadcastId } } })),
     refetchInterval: (query) => (query.state.data && LIVE.has(query.state.data.status) ? 2000 : query.state.data?.status === 'SCHEDULED' ? 15_000 : false),
   });

@@ -3,6 +3,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { broadcastKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import type { paths } from '../api/generated/schema';
 import { Button, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, Select, StatusBadge, useCursorList, type Column } from '../components';
@@ -25,7 +26,7 @@ function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: () => v
   const create = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/broadcasts', { body: { name: name.trim() } })),
     onSuccess: (b: Broadcast) => {
-      void qc.invalidateQueries({ queryKey: ['broadcasts'] });
+      void qc.invalidateQueries({ queryKey: broadcastKeys.all });
       onClose();
       navigate(`/broadcasts/${b.id}`);
     },
@@ -51,7 +52,7 @@ export default function Broadcasts() {
   const can = useCan();
   const [status, setStatus] = useState<BroadcastStatus | ''>('');
   const [creating, setCreating] = useState(false);
-  const list = useCursorList<ListBroadcast>(['broadcasts', 'list', status], async (cursor) =>
+  const list = useCursorList<ListBroadcast>(broadcastKeys.list(status), async (cursor) =>
     unwrap(await api.GET('/v1/broadcasts', { params: { query: { cursor, limit: 25, ...(status ? { status } : {}) } } })),
   { refetchInterval: 10_000 });
   const columns: Column<ListBroadcast>[] = [

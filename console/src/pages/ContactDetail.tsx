@@ -6,6 +6,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { contactKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import { Button, ConfirmDialog, EmptyState, ErrorState, ErrorSummary, Input, PageHeader, QueryState, Select, Skeleton, StatusBadge, useCursorList, useToast } from '../components';
 import { CONTACT_STATUSES, CONTACT_TONES, statusLabel, type ActivityEvent, type Contact, type ContactStatus } from '../lib/audience';
@@ -61,9 +62,9 @@ function FieldsCard({ contact, editable }: { contact: Contact; editable: boolean
       body: { email: email.trim(), firstName: nullable(firstName), lastName: nullable(lastName), status, properties },
     })),
     onSuccess: (c) => {
-      qc.setQueryData(['contacts', 'one', contact.id], c);
-      void qc.invalidateQueries({ queryKey: ['contacts', 'list'] });
-      void qc.invalidateQueries({ queryKey: ['contacts', 'activity', contact.id] });
+      qc.setQueryData(contactKeys.detail(contact.id), c);
+      void qc.invalidateQueries({ queryKey: contactKeys.lists() });
+      void qc.invalidateQueries({ queryKey: contactKeys.activity(contact.id) });
       setStatus(c.status);
       setEmail(c.email);
       toast.success(c.suppressed && status === 'SUBSCRIBED' && c.status !== 'SUBSCRIBED' ? 'Saved; the address is suppressed, so the status was kept.' : 'Contact saved.');
@@ -134,17 +135,17 @@ function TopicsCard({ contact, editable }: { contact: Contact; editable: boolean
     // The switch moves at once; a failure puts it back. A read of the contact still under way (after a save, say)
     // is cancelled first, or its answer would put the switch back where it was.
     onMutate: async ({ id, subscribed }) => {
-      await qc.cancelQueries({ queryKey: ['contacts', 'one', contact.id] });
-      qc.setQueryData<Contact>(['contacts', 'one', contact.id], (c) => c && { ...c, topics: c.topics.map((t) => (t.id === id ? { ...t, subscribed } : t)) });
+      await qc.cancelQueries({ queryKey: contactKeys.detail(contact.id) });
+      qc.setQueryData<Contact>(contactKeys.detail(contact.id), (c) => c && { ...c, topics: c.topics.map((t) => (t.id === id ? { ...t, subscribed } : t)) });
     },
     onSuccess: (c, v) => {
-      qc.setQueryData(['contacts', 'one', contact.id], c);
-      void qc.invalidateQueries({ queryKey: ['contacts', 'activity', contact.id] });
+      qc.setQueryData(contactKeys.detail(contact.id), c);
+      void qc.invalidateQueries({ queryKey: contactKeys.activity(contact.id) });
       toast.success(`${v.subscribed ? 'Subscribed to' : 'Unsubscribed from'} ${c.topics.find((t) => t.id === v.id)?.name ?? 'the topic'}.`);
     },
     onError: (err) => {
-      qc.setQueryData(['contacts', 'one', contact.id], contact);
-      void qc.invalidateQueries({ queryKey: ['contacts', 'one', contact.id] });
+      qc.setQueryData(contactKeys.detail(contact.id), contact);
+      void qc.invalidateQueries({ queryKey: contactKeys.detail(contact.id) });
       toast.error(problemOf(err).message ?? 'The change was not saved.');
     },
   });
@@ -204,7 +205,7 @@ function eventDetail(e: ActivityEvent, topicNames: Map<string, string>): string 
 }
 
 function ActivityCard({ contactId, topicNames }: { contactId: string; topicNames: Map<string, string> }) {
-  const list = useCursorList<ActivityEvent>(['contacts', 'activity', contactId], async (cursor) =>
+  const list = useCursorList<ActivityEvent>(contactKeys.activity(contactId), async (cursor) =>
     unwrap(await api.GET('/v1/contacts/{contactId}/activity', { params: { path: { contactId }, query: { cursor, limit: 25 } } })));
   return (
     <section className="card" aria-labelledby="activity-h">
@@ -250,13 +251,13 @@ export default function ContactDetail() {
   const toast = useToast();
   const [deleting, setDeleting] = useState(false);
   const q = useQuery({
-    queryKey: ['contacts', 'one', contactId],
+    queryKey: contactKeys.detail(contactId),
     queryFn: async () => unwrap(await api.GET('/v1/contacts/{contactId}', { params: { path: { contactId } } })),
   });
   const remove = useMutation({
     mutationFn: async () => unwrap(await api.DELETE('/v1/contacts/{contactId}', { params: { path: { contactId } } })),
     onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: ['contacts'] });
+      void qc.invalidateQueries({ queryKey: contactKeys.all });
       toast.success('Contact deleted.');
       navigate('/contacts');
     },

@@ -7,6 +7,7 @@ import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-quer
 import { useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { api, ApiError, requestHeaders, unwrap, type Problem } from '../api/client';
+import { contactKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import { Button, buttonClass, Dialog, EmptyState, ErrorState, ErrorSummary, Input, PageHeader, Select, Skeleton, StatusBadge, Table, type Column } from '../components';
 import { CONTACT_STATUSES, CONTACT_TONES, statusLabel, useSegments, useTopics, type Contact, type ContactStatus, type ImportJob } from '../lib/audience';
@@ -112,7 +113,7 @@ function ImportDialog({ open, onClose }: { open: boolean; onClose: () => void })
     abortRef.current = abort;
     promise.then((job) => {
       setState({ phase: 'done', job });
-      void qc.invalidateQueries({ queryKey: ['contacts'] });
+      void qc.invalidateQueries({ queryKey: contactKeys.all });
     }, (err: unknown) => {
       setState({ phase: 'error', message: problemOf(err).message ?? 'The import failed.' });
     }).finally(() => { abortRef.current = null; });
@@ -198,7 +199,7 @@ export default function Contacts() {
   const [exporting, setExporting] = useState(false);
 
   const q = useQuery({
-    queryKey: ['contacts', 'list', { email, status, topicId, cursor }],
+    queryKey: contactKeys.list({ email, status, topicId, cursor }),
     queryFn: async () => unwrap(await api.GET('/v1/contacts', {
       params: { query: { limit: PAGE, cursor, ...(email ? { email } : {}), ...(status ? { status } : {}), ...(topicId ? { topicId } : {}) } },
     })),

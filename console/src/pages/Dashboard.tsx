@@ -9,6 +9,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { broadcastKeys, contactKeys, workspaceKeys } from '../api/keys';
 import { useCan, useSession } from '../api/session';
 import { EmptyState, ErrorState, PageHeader, QueryState, Skeleton, StatusBadge } from '../components';
 import { TimeChart } from '../components/Chart';
@@ -24,7 +25,7 @@ function startOfDay(t: number): number {
 
 function useSignups() {
   return useQuery({
-    queryKey: ['dashboard', 'signups'],
+    queryKey: contactKeys.signups(),
     // One day more than shown: the first local day starts before the window's first UTC hour in zones east of UTC.
     queryFn: async () => unwrap(await api.GET('/v1/stats/contacts', { params: { query: { days: DAYS + 1 } } })),
   });
@@ -62,7 +63,7 @@ function SignupsCard() {
 }
 
 function BroadcastsCard() {
-  const q = useQuery({ queryKey: ['dashboard', 'broadcasts'], queryFn: async () => unwrap(await api.GET('/v1/broadcasts', { params: { query: { limit: 5 } } })).data });
+  const q = useQuery({ queryKey: broadcastKeys.recent(), queryFn: async () => unwrap(await api.GET('/v1/broadcasts', { params: { query: { limit: 5 } } })).data });
   return (
     <section className="card stack-sm" aria-labelledby="bc-h">
       <div className="card-header"><h2 id="bc-h">Recent broadcasts</h2><Link to="/broadcasts" className="small">All broadcasts</Link></div>
@@ -93,7 +94,7 @@ function BroadcastsCard() {
 const HEALTH_TEXT = { ok: 'Healthy', warning: 'Near the limit', critical: 'Over the limit' } as const;
 
 function HealthCard() {
-  const q = useQuery({ queryKey: ['dashboard', 'health'], queryFn: async () => unwrap(await api.GET('/v1/workspace/health')) });
+  const q = useQuery({ queryKey: workspaceKeys.health(), queryFn: async () => unwrap(await api.GET('/v1/workspace/health')) });
   return (
     <section className="card stack-sm" aria-labelledby="health-h">
       <h2 id="health-h">Sender health</h2>

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { domainKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import { Button, ConfirmDialog, CopyButton, EmptyState, ErrorState, PageHeader, Skeleton, StatusBadge, useToast } from '../components';
 import { formatDateTime } from '../lib/format';
@@ -32,12 +33,12 @@ export default function DomainDetail() {
   const qc = useQueryClient();
   const navigate = useNavigate();
   const [removing, setRemoving] = useState(false);
-  const q = useQuery({ queryKey: ['domain', domainId], queryFn: async () => unwrap(await api.GET('/v1/domains/{domainId}', { params: { path: { domainId } } })) });
+  const q = useQuery({ queryKey: domainKeys.detail(domainId), queryFn: async () => unwrap(await api.GET('/v1/domains/{domainId}', { params: { path: { domainId } } })) });
   const verify = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/domains/{domainId}/verify', { params: { path: { domainId } } })),
     onSuccess: (d) => {
-      qc.setQueryData(['domain', domainId], d);
-      void qc.invalidateQueries({ queryKey: ['domains'] });
+      qc.setQueryData(domainKeys.detail(domainId), d);
+      void qc.invalidateQueries({ queryKey: domainKeys.lists() });
       if (d.status === 'VERIFIED') toast.success(`${d.name} is verified.`);
       else toast.error(`${d.name} is not verified yet: see the result of each record.`);
     },
@@ -46,7 +47,7 @@ export default function DomainDetail() {
   const remove = useMutation({
     mutationFn: async () => unwrap(await api.DELETE('/v1/domains/{domainId}', { params: { path: { domainId } } })),
     onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: ['domains'] });
+      void qc.invalidateQueries({ queryKey: domainKeys.lists() });
       toast.success('Domain removed.');
       navigate('/domains');
     },

@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { domainKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import type { paths } from '../api/generated/schema';
 import { Button, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, StatusBadge, useCursorList, type Column } from '../components';
@@ -18,7 +19,7 @@ function AddDomainDialog({ open, onClose }: { open: boolean; onClose: () => void
   const add = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/domains', { body: { name: name.trim().toLowerCase() } })),
     onSuccess: (d) => {
-      void qc.invalidateQueries({ queryKey: ['domains'] });
+      void qc.invalidateQueries({ queryKey: domainKeys.lists() });
       onClose();
       navigate(`/domains/${d.id}`);
     },
@@ -43,7 +44,7 @@ function AddDomainDialog({ open, onClose }: { open: boolean; onClose: () => void
 export default function Domains() {
   const can = useCan();
   const [adding, setAdding] = useState(false);
-  const list = useCursorList<ListDomain>(['domains'], async (cursor) => unwrap(await api.GET('/v1/domains', { params: { query: { cursor, limit: 50 } } })));
+  const list = useCursorList<ListDomain>(domainKeys.list(), async (cursor) => unwrap(await api.GET('/v1/domains', { params: { query: { cursor, limit: 50 } } })));
   const columns: Column<ListDomain>[] = [
     { key: 'name', header: 'Domain', cell: (d) => <Link className="cell-main" to={`/domains/${d.id}`}>{d.name}</Link> },
     { key: 'status', header: 'Status', cell: (d) => <StatusBadge status={d.status} /> },

@@ -6,9 +6,10 @@
 import { useQuery } from '@tanstack/react-query';
 import { useId } from 'react';
 import { api, unwrap } from '../api/client';
+import { formKeys } from '../api/keys';
 import { Button, Checkbox, EmptyState, Input, QueryState, Select, Textarea } from '../components';
 import { FormPreview } from '../components/FormPreview';
-import { DEFAULT_BRAND, contrastRatio, textOn, type FieldDefinition, type FieldType, type FormAppearance, type Form as FormLook } from '../../../src/forms/forms/forms.appearance';
+import { DEFAULT_BRAND, contrastRatio, textOn, type FieldDefinition, type FieldType, type FormAppearance, type Form as FormLook } from '@formcast/form-appearance';
 import { formatNumber } from '../lib/format';
 import '../styles/forms.css';
 
@@ -199,7 +200,7 @@ export function QuestionsFieldset({ rows, onChange, mapped, errors, disabled }: 
 
 export function ResultsTab({ formId }: { formId: string }) {
   const q = useQuery({
-    queryKey: ['form-summary', formId],
+    queryKey: formKeys.summary(formId),
     queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}/submissions/summary', { params: { path: { formId } } })),
   });
   return (

@@ -7,6 +7,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { formKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import type { paths } from '../api/generated/schema';
 import { CodeEditor } from '../components/CodeEditor';
@@ -81,8 +82,8 @@ function DetailsTab({ form, editable }: { form: Form; editable: boolean }) {
   const save = useMutation({
     mutationFn: async () => unwrap(await api.PUT('/v1/forms/{formId}', { params: { path: { formId: form.id } }, body: body() })),
     onSuccess: (f) => {
-      qc.setQueryData(['form', form.id], f);
-      void qc.invalidateQueries({ queryKey: ['forms'] });
+      qc.setQueryData(formKeys.detail(form.id), f);
+      void qc.invalidateQueries({ queryKey: formKeys.lists() });
       toast.success('Form saved.');
     },
   });
@@ -205,13 +206,13 @@ function ValidationPanel({ validation }: { validation: Validation | null | undef
 function HtmlTab({ form, editable }: { form: Form; editable: boolean }) {
   const qc = useQueryClient();
   const toast = useToast();
-  const q = useQuery({ queryKey: ['form-html', form.id], queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}/html', { params: { path: { formId: form.id } } })) });
+  const q = useQuery({ queryKey: formKeys.html(form.id), queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}/html', { params: { path: { formId: form.id } } })) });
   const [draft, setDraft] = useState<string | null>(null);
   const deploy = useMutation({
     mutationFn: async (html: string | null) => unwrap(await api.PUT('/v1/forms/{formId}/html', { params: { path: { formId: form.id } }, body: { html } })),
     onSuccess: (res, html) => {
-      qc.setQueryData(['form-html', form.id], res);
-      void qc.invalidateQueries({ queryKey: ['form', form.id] });
+      qc.setQueryData(formKeys.html(form.id), res);
+      void qc.invalidateQueries({ queryKey: formKeys.detail(form.id) });
       setDraft(null);
       toast.success(html === null ? 'Custom HTML removed: the form is rendered from its fields.' : res.htmlValidation?.valid === false ? 'HTML deployed, with errors to fix.' : 'HTML deployed.');
     },
@@ -251,14 +252,14 @@ function VersionsTab({ form, canWrite }: { form: Form; canWrite: boolean }) {
   const toast = useToast();
   const navigate = useNavigate();
   const [confirm, setConfirm] = useState<Form | null>(null);
-  const q = useQuery({ queryKey: ['form-versions', form.id], queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}/versions', { params: { path: { formId: form.id } } })) });
+  const q = useQuery({ queryKey: formKeys.versions(form.id), queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}/versions', { params: { path: { formId: form.id } } })) });
   const publish = useMutation({
     mutationFn: async (id: string) => unwrap(await api.POST('/v1/forms/{formId}/publish', { params: { path: { formId: id } } })),
     onSuccess: (f) => {
       setConfirm(null);
-      void qc.invalidateQueries({ queryKey: ['form-versions'] });
-      void qc.invalidateQueries({ queryKey: ['forms'] });
-      qc.setQueryData(['form', f.id], f);
+      void qc.invalidateQueries({ queryKey: formKeys.versions() });
+      void qc.invalidateQueries({ queryKey: formKeys.lists() });
+      qc.setQueryData(formKeys.detail(f.id), f);
       toast.success(`Version ${f.version} is live.`);
       navigate(`/forms/${f.id}`);
     },
@@ -341,7 +342,7 @@ function PreviewTab({ form }: { form: Form }) {
 
 function SubmissionsTab({ form }: { form: Form }) {
   const [held, setHeld] = useState(false);
-  const list = useCursorList<Submission>(['form-submissions', form.formGroupId, held ? 'HELD' : 'all'], async (cursor) =>
+  const list = useCursorList<Submission>(formKeys.submissions(form.formGroupId, held), async (cursor) =>
     unwrap(await api.GET('/v1/forms/{formId}/submissions', { params: { path: { formId: form.id }, query: { cursor, limit: 25, ...(held ? { status: 'HELD' as const } : {}) } } })));
   const columns: Column<Submission>[] = [
     { key: 'at', header: 'Received', cell: (s) => <span className="nowrap">{formatDateTime(s.createdAt)}</span> },
@@ -390,21 +391,21 @@ export default function FormEditor() {
   const toast = useToast();
   const navigate = useNavigate();
   const [tab, setTab] = useState(() => (new URLSearchParams(location.search).get('tab') ?? 'details'));
-  const q = useQuery({ queryKey: ['form', formId], queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}', { params: { path: { formId } } })) });
+  const q = useQuery({ queryKey: formKeys.detail(formId), queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}', { params: { path: { formId } } })) });
   const canWrite = can('write:forms');
   const publish = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/forms/{formId}/publish', { params: { path: { formId } } })),
     onSuccess: (f) => {
-      qc.setQueryData(['form', f.id], f);
-      void qc.invalidateQueries({ queryKey: ['forms'] });
-      void qc.invalidateQueries({ queryKey: ['form-versions'] });
+      qc.setQueryData(formKeys.detail(f.id), f);
+      void qc.invalidateQueries({ queryKey: formKeys.lists() });
+      void qc.invalidateQueries({ queryKey: formKeys.versions() });
       toast.success(`Published: version ${f.version} is live.`);
     },
   });
   const newVersion = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/forms/{formId}/versions', { params: { path: { formId } } })),
     onSuccess: (f) => {
-      void qc.invalidateQueries({ queryKey: ['form-versions'] });
+      void qc.invalidateQueries({ queryKey: formKeys.versions() });
       toast.success(`Draft version ${f.version} created.`);
       navigate(`/forms/${f.id}`);
     },

@@ -6,6 +6,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
+import { formKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import type { paths } from '../api/generated/schema';
 import { Button, Checkbox, StatusBadge, useToast } from '../components';
@@ -58,7 +59,7 @@ export function ReviewActions({ formId, s }: { formId: string; s: Submission }) 
     onSuccess: (action) => {
       setDone(action);
       toast.success(action === 'release' ? 'Released: the person is signed up.' : 'Discarded.');
-      void qc.invalidateQueries({ queryKey: ['form-submissions'] });
+      void qc.invalidateQueries({ queryKey: formKeys.submissions() });
     },
     onError: (err) => toast.error(problemOf(err).message ?? 'The review failed.'),
   });

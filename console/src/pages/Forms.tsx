@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { formKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import type { paths } from '../api/generated/schema';
 import { Button, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, Select, StatusBadge, useCursorList, type Column } from '../components';
@@ -22,7 +23,7 @@ function NewFormDialog({ open, onClose }: { open: boolean; onClose: () => void }
   const create = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/forms', { body: { name: name.trim(), type, fieldMapping: { email: 'email' } } })),
     onSuccess: (form) => {
-      void qc.invalidateQueries({ queryKey: ['forms'] });
+      void qc.invalidateQueries({ queryKey: formKeys.lists() });
       onClose();
       navigate(`/forms/${form.id}`);
     },
@@ -49,7 +50,7 @@ export default function Forms() {
   const can = useCan();
   const [status, setStatus] = useState<Status | ''>('');
   const [creating, setCreating] = useState(false);
-  const list = useCursorList<ListForm>(['forms', status], async (cursor) =>
+  const list = useCursorList<ListForm>(formKeys.list(status), async (cursor) =>
     unwrap(await api.GET('/v1/forms', { params: { query: { cursor, limit: 25, ...(status ? { status } : {}) } } })));
   const columns: Column<ListForm>[] = [
     { key: 'name', header: 'Form', cell: (f) => <div><Link className="cell-main" to={`/forms/${f.id}`}>{f.name}</Link><div className="muted small">{f.slug ? `/f/${f.slug}` : 'no address yet'}</div></div> },

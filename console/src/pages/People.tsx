@@ -2,6 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
+import { userKeys } from '../api/keys';
 import { useCan, useSession, type Role } from '../api/session';
 import type { paths } from '../api/generated/schema';
 import { Button, ConfirmDialog, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, QueryState, Select, StatusBadge, useCursorList, useToast, type Column } from '../components';
@@ -22,21 +23,22 @@ const ROLES: { value: Role; label: string }[] = [
 function InviteDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const qc = useQueryClient();
   const toast = useToast();
-  const session = useSession();
+  const can = useCan();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('editor');
   const invite = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/invitations', { body: { email: email.trim(), role } })),
     onSuccess: (inv) => {
-      void qc.invalidateQueries({ queryKey: ['invitations'] });
-      toast.success((inv as { emailSent?: boolean }).emailSent === false ? `Invitation created, but no email could be sent to ${inv.email}.` : `Invitation sent to ${inv.email}.`);
+      void qc.invalidateQueries({ queryKey: userKeys.invitations() });
+      toast.success(inv.emailSent === false ? `Invitation created, but no email could be sent to ${inv.email}.` : `Invitation sent to ${inv.email}.`);
       setEmail('');
       onClose();
     },
   });
   const { fields, message } = problemOf(invite.error);
   const submit = (e: FormEvent) => { e.preventDefault(); invite.mutate(); };
-  const roles = session.user.role === 'owner' ? ROLES : ROLES.filter((r) => r.value !== 'owner');
+  // Only a holder of `admin` (an owner) gives the owner role, as the API checks.
+  const roles = can('admin') ? ROLES : ROLES.filter((r) => r.value !== 'owner');
   return (
     <Dialog open={open} title="Invite a person" onClose={onClose} busy={invite.isPending} footer={
       <>
@@ -60,21 +62,21 @@ function Users() {
   const qc = useQueryClient();
   const manage = can('manage:people');
   const [removing, setRemoving] = useState<User | null>(null);
-  const list = useCursorList<User>(['users'], async (cursor) => unwrap(await api.GET('/v1/users', { params: { query: { cursor, limit: 50 } } })));
+  const list = useCursorList<User>(userKeys.list(), async (cursor) => unwrap(await api.GET('/v1/users', { params: { query: { cursor, limit: 50 } } })));
   const setRole = useMutation({
     mutationFn: async ({ id, role }: { id: string; role: Role }) => unwrap(await api.PUT('/v1/users/{userId}', { params: { path: { userId: id } }, body: { role } })),
-    onSuccess: (u) => { toast.success(`${u.email} is now ${u.role}.`); void qc.invalidateQueries({ queryKey: ['users'] }); },
-    onError: (err) => { toast.error(err.message); void qc.invalidateQueries({ queryKey: ['users'] }); },
+    onSuccess: (u) => { toast.success(`${u.email} is now ${u.role}.`); void qc.invalidateQueries({ queryKey: userKeys.list() }); },
+    onError: (err) => { toast.error(err.message); void qc.invalidateQueries({ queryKey: userKeys.list() }); },
   });
   const remove = useMutation({
     mutationFn: async (id: string) => unwrap(await api.DELETE('/v1/users/{userId}', { params: { path: { userId: id } } })),
-    onSuccess: () => { toast.success('Removed: their sessions ended.'); setRemoving(null); void qc.invalidateQueries({ queryKey: ['users'] }); },
+    onSuccess: () => { toast.success('Removed: their sessions ended.'); setRemoving(null); void qc.invalidateQueries({ queryKey: userKeys.list() }); },
     onError: (err) => toast.error(err.message),
   });
-  const roles = session.user.role === 'owner' ? ROLES : ROLES.filter((r) => r.value !== 'owner');
+  const roles = can('admin') ? ROLES : ROLES.filter((r) => r.value !== 'owner');
   const columns: Column<User>[] = [
     { key: 'who', header: 'Person', cell: (u) => <div><span className="cell-main">{u.name || u.email}</span>{u.id === session.user.id && <span className="muted"> (you)</span>}<div className="muted small">{u.email}</div></div> },
-    { key: 'role', header: 'Role', cell: (u) => manage && u.id !== session.user.id && (session.user.role === 'owner' || u.role !== 'owner') ? (
+    { key: 'role', header: 'Role', cell: (u) => manage && u.id !== session.user.id && (can('admin') || u.role !== 'owner') ? (
       <select className="select" aria-label={`Role of ${u.email}`} value={u.role} onChange={(e) => setRole.mutate({ id: u.id, role: e.target.value as Role })}>
         {roles.map((r) => <option key={r.value} value={r.value}>{r.value}</option>)}
       </select>
@@ -98,10 +100,10 @@ function Invitations({ onInvite }: { onInvite: () => void }) {
   const toast = useToast();
   const qc = useQueryClient();
   const manage = can('manage:people');
-  const list = useCursorList<Invitation>(['invitations'], async (cursor) => unwrap(await api.GET('/v1/invitations', { params: { query: { cursor, limit: 50 } } })), { enabled: manage });
+  const list = useCursorList<Invitation>(userKeys.invitations(), async (cursor) => unwrap(await api.GET('/v1/invitations', { params: { query: { cursor, limit: 50 } } })), { enabled: manage });
   const revoke = useMutation({
     mutationFn: async (id: string) => unwrap(await api.DELETE('/v1/invitations/{invitationId}', { params: { path: { invitationId: id } } })),
-    onSuccess: () => { toast.success('Invitation revoked.'); void qc.invalidateQueries({ queryKey: ['invitations'] }); },
+    onSuccess: () => { toast.success('Invitation revoked.'); void qc.invalidateQueries({ queryKey: userKeys.invitations() }); },
     onError: (err) => toast.error(err.message),
   });
   if (!manage) return null;
@@ -138,10 +140,10 @@ function browserName(ua: string | null | undefined): string {
 function MySessions() {
   const toast = useToast();
   const qc = useQueryClient();
-  const q = useQuery({ queryKey: ['my-sessions'], queryFn: async () => unwrap(await api.GET('/v1/session/sessions')) });
+  const q = useQuery({ queryKey: userKeys.sessions(), queryFn: async () => unwrap(await api.GET('/v1/session/sessions')) });
   const end = useMutation({
     mutationFn: async (id: string) => unwrap(await api.DELETE('/v1/session/sessions/{sessionId}', { params: { path: { sessionId: id } } })),
-    onSuccess: () => { toast.success('Signed out on that browser.'); void qc.invalidateQueries({ queryKey: ['my-sessions'] }); },
+    onSuccess: () => { toast.success('Signed out on that browser.'); void qc.invalidateQueries({ queryKey: userKeys.sessions() }); },
     onError: (err) => toast.error(err.message),
   });
   const columns: Column<SessionRow>[] = [

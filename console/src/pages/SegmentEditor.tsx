@@ -7,19 +7,20 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useMemo, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
+import { segmentKeys } from '../api/keys';
 import { useCan } from '../api/session';
-import { FilterBuilder, newCondition, newGroup, toFilter, toTree, type Node } from '../components/FilterBuilder';
+import { FilterBuilder, newCondition, newGroup, toFilter, toTree, type Filter, type Node } from '../components/FilterBuilder';
 import { Button, ConfirmDialog, ErrorSummary, Input, PageHeader, QueryState, Spinner, StatusBadge, useToast } from '../components';
 import { CONTACT_TONES, statusLabel, useDebounced, useTopics, type Segment } from '../lib/audience';
 import { formatNumber } from '../lib/format';
 import { otherErrors, problemOf } from '../lib/forms';
 import '../styles/audience.css';
 
-function useLiveCount(filter: unknown) {
-  const debounced = useDebounced(JSON.stringify(filter), 400);
+function useLiveCount(filter: Filter) {
+  const debounced = useDebounced(filter, 400, JSON.stringify(filter));
   const q = useQuery({
-    queryKey: ['segments', 'preview', debounced],
-    queryFn: async () => unwrap(await api.POST('/v1/segments/preview', { body: { filter: JSON.parse(debounced) as never } })),
+    queryKey: segmentKeys.preview(debounced),
+    queryFn: async () => unwrap(await api.POST('/v1/segments/preview', { body: { filter: debounced } })),
     placeholderData: keepPreviousData,
     retry: false,
   });
@@ -80,19 +81,19 @@ function Editor({ segment }: { segment: Segment | null }) {
 
   const save = useMutation({
     mutationFn: async () => segment
-      ? unwrap(await api.PUT('/v1/segments/{segmentId}', { params: { path: { segmentId: segment.id } }, body: { name: name.trim(), filter: filter as never } }))
-      : unwrap(await api.POST('/v1/segments', { body: { name: name.trim(), filter: filter as never } })),
+      ? unwrap(await api.PUT('/v1/segments/{segmentId}', { params: { path: { segmentId: segment.id } }, body: { name: name.trim(), filter } }))
+      : unwrap(await api.POST('/v1/segments', { body: { name: name.trim(), filter } })),
     onSuccess: (s) => {
-      void qc.invalidateQueries({ queryKey: ['segments'] });
+      void qc.invalidateQueries({ queryKey: segmentKeys.all });
       toast.success(segment ? 'Segment saved.' : `Segment ${s.name} created.`);
       if (!segment) navigate(`/segments/${s.id}`, { replace: true });
-      else qc.setQueryData(['segments', 'one', s.id], s);
+      else qc.setQueryData(segmentKeys.detail(s.id), s);
     },
   });
   const remove = useMutation({
     mutationFn: async () => unwrap(await api.DELETE('/v1/segments/{segmentId}', { params: { path: { segmentId: segment!.id } } })),
     onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: ['segments'] });
+      void qc.invalidateQueries({ queryKey: segmentKeys.all });
       toast.success('Segment deleted.');
       navigate('/segments');
     },
@@ -144,7 +145,7 @@ function Editor({ segment }: { segment: Segment | null }) {
 export default function SegmentEditor() {
   const { segmentId = 'new' } = useParams();
   const q = useQuery({
-    queryKey: ['segments', 'one', segmentId],
+    queryKey: segmentKeys.detail(segmentId),
     queryFn: async () => unwrap(await api.GET('/v1/segments/{segmentId}', { params: { path: { segmentId } } })),
     enabled: segmentId !== 'new',
   });

@@ -1,6 +1,7 @@
 /** Segments: the saved filters over the workspace's contacts, newest first. */
 import { Link, useNavigate } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { segmentKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import { Button, CursorTable, EmptyState, PageHeader, useCursorList, type Column } from '../components';
 import type { Segment } from '../lib/audience';
@@ -20,7 +21,7 @@ export function describeFilter(f: unknown): string {
 export default function Segments() {
   const can = useCan();
   const navigate = useNavigate();
-  const list = useCursorList<Segment>(['segments', 'list'], async (cursor) => unwrap(await api.GET('/v1/segments', { params: { query: { cursor, limit: 50 } } })));
+  const list = useCursorList<Segment>(segmentKeys.list(), async (cursor) => unwrap(await api.GET('/v1/segments', { params: { query: { cursor, limit: 50 } } })));
   const columns: Column<Segment>[] = [
     { key: 'name', header: 'Segment', cell: (s) => <Link className="cell-main" to={`/segments/${s.id}`}>{s.name}</Link> },
     { key: 'filter', header: 'Matches', cell: (s) => describeFilter(s.filter) },

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
+import { workspaceKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import type { paths } from '../api/generated/schema';
 import { Button, Checkbox, ErrorSummary, Input, PageHeader, QueryState, Select, Textarea, useToast } from '../components';
@@ -35,7 +36,7 @@ function SettingsForm({ ws }: { ws: Workspace }) {
       body: { name: name.trim(), settings: { postalAddress: nullable(postal), locale, defaultFrom: nullable(from), tracking: { opens, clicks } } },
     })),
     onSuccess: (data) => {
-      qc.setQueryData(['workspace'], data);
+      qc.setQueryData(workspaceKeys.detail(), data);
       toast.success('Settings saved.');
     },
   });
@@ -79,7 +80,7 @@ function SettingsForm({ ws }: { ws: Workspace }) {
 }
 
 export default function Settings() {
-  const q = useQuery({ queryKey: ['workspace'], queryFn: async () => unwrap(await api.GET('/v1/workspace')) });
+  const q = useQuery({ queryKey: workspaceKeys.detail(), queryFn: async () => unwrap(await api.GET('/v1/workspace')) });
   return (
     <>
       <PageHeader title="Settings" description="The workspace's name and what every email and public page carries." />

@@ -5,6 +5,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ApiError, unwrap } from '../api/client';
+import { topicKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import { Button, ConfirmDialog, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, Select, StatusBadge, useCursorList, useToast, type Column } from '../components';
 import type { Topic } from '../lib/audience';
@@ -27,7 +28,7 @@ function TopicDialog({ topic, open, onClose }: { topic: Topic | null; open: bool
       ? unwrap(await api.PUT('/v1/topics/{topicId}', { params: { path: { topicId: topic.id } }, body: { name: name.trim() } }))
       : unwrap(await api.POST('/v1/topics', { body: { name: name.trim(), defaultSubscription: def } })),
     onSuccess: (t) => {
-      void qc.invalidateQueries({ queryKey: ['topics'] });
+      void qc.invalidateQueries({ queryKey: topicKeys.all });
       toast.success(topic ? `Renamed to ${t.name}.` : `Topic ${t.name} created.`);
       onClose();
     },
@@ -60,11 +61,11 @@ export default function Topics() {
   const toast = useToast();
   const [editing, setEditing] = useState<{ topic: Topic | null } | null>(null);
   const [deleting, setDeleting] = useState<Topic | null>(null);
-  const list = useCursorList<Topic>(['topics', 'list'], async (cursor) => unwrap(await api.GET('/v1/topics', { params: { query: { cursor, limit: 50 } } })));
+  const list = useCursorList<Topic>(topicKeys.list(), async (cursor) => unwrap(await api.GET('/v1/topics', { params: { query: { cursor, limit: 50 } } })));
   const remove = useMutation({
     mutationFn: async (t: Topic) => unwrap(await api.DELETE('/v1/topics/{topicId}', { params: { path: { topicId: t.id } } })),
     onSuccess: (_r, t) => {
-      void qc.invalidateQueries({ queryKey: ['topics'] });
+      void qc.invalidateQueries({ queryKey: topicKeys.all });
       toast.success(`Topic ${t.name} deleted.`);
       setDeleting(null);
     },

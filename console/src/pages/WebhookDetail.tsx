@@ -2,11 +2,11 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { webhookKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import type { paths } from '../api/generated/schema';
 import { Button, ConfirmDialog, CopyField, CursorTable, EmptyState, ErrorState, PageHeader, Skeleton, StatusBadge, useCursorList, useToast, type Column } from '../components';
 import { formatDateTime } from '../lib/format';
-import { newSecretKey } from '../lib/webhooks';
 
 type Delivery = paths['/v1/webhooks/{webhookId}/deliveries']['get']['responses'][200]['content']['application/json']['data'][number];
 
@@ -18,19 +18,19 @@ export default function WebhookDetail() {
   const navigate = useNavigate();
   const [removing, setRemoving] = useState(false);
   // A signing secret is shown only by the answer that made it (creation, rotation): GET never carries it (issue 29).
-  const [secret, setSecret] = useState<string | null>(() => qc.getQueryData<string>(newSecretKey(webhookId)) ?? null);
-  useEffect(() => { qc.removeQueries({ queryKey: newSecretKey(webhookId) }); }, [qc, webhookId]);
+  const [secret, setSecret] = useState<string | null>(() => qc.getQueryData<string>(webhookKeys.newSecret(webhookId)) ?? null);
+  useEffect(() => { qc.removeQueries({ queryKey: webhookKeys.newSecret(webhookId) }); }, [qc, webhookId]);
   // While a delivery is pending, and for 20 s after a test event or a retry is queued, the log refreshes itself every 1.5 s.
   const [watchUntil, setWatchUntil] = useState(0);
   const [pending, setPending] = useState(false);
   const polling = pending || Date.now() < watchUntil;
-  const q = useQuery({ queryKey: ['webhook', webhookId], queryFn: async () => unwrap(await api.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } })) });
-  const deliveries = useCursorList<Delivery>(['webhook-deliveries', webhookId], async (cursor) =>
+  const q = useQuery({ queryKey: webhookKeys.detail(webhookId), queryFn: async () => unwrap(await api.GET('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } })) });
+  const deliveries = useCursorList<Delivery>(webhookKeys.deliveries(webhookId), async (cursor) =>
     unwrap(await api.GET('/v1/webhooks/{webhookId}/deliveries', { params: { path: { webhookId }, query: { cursor, limit: 25 } } })), { refetchInterval: polling ? 1500 : false });
   const anyPending = deliveries.rows.some((d) => d.status === 'PENDING');
   if (anyPending !== pending) setPending(anyPending);
   const canWrite = can('write:webhooks');
-  const done = (msg: string) => () => { toast.success(msg); void qc.invalidateQueries({ queryKey: ['webhook', webhookId] }); void qc.invalidateQueries({ queryKey: ['webhook-deliveries', webhookId] }); };
+  const done = (msg: string) => () => { toast.success(msg); void qc.invalidateQueries({ queryKey: webhookKeys.detail(webhookId) }); void qc.invalidateQueries({ queryKey: webhookKeys.deliveries(webhookId) }); };
   const fail = (err: Error) => toast.error(err.message);
   const test = useMutation({ mutationFn: async () => unwrap(await api.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId } } })), onSuccess: () => { setWatchUntil(Date.now() + 20_000); done('Test event queued.')(); }, onError: fail });
   const rotate = useMutation({
@@ -42,7 +42,7 @@ export default function WebhookDetail() {
   const retry = useMutation({ mutationFn: async (deliveryId: string) => unwrap(await api.POST('/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry', { params: { path: { webhookId, deliveryId } } })), onSuccess: () => { setWatchUntil(Date.now() + 20_000); done('Retry queued.')(); }, onError: fail });
   const remove = useMutation({
     mutationFn: async () => unwrap(await api.DELETE('/v1/webhooks/{webhookId}', { params: { path: { webhookId } } })),
-    onSuccess: () => { void qc.invalidateQueries({ queryKey: ['webhooks'] }); toast.success('Endpoint removed.'); navigate('/webhooks'); },
+    onSuccess: () => { void qc.invalidateQueries({ queryKey: webhookKeys.list() }); toast.success('Endpoint removed.'); navigate('/webhooks'); },
     onError: fail,
   });
 

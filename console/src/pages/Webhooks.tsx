@@ -2,12 +2,12 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, unwrap } from '../api/client';
+import { webhookKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import type { paths } from '../api/generated/schema';
 import { Button, Checkbox, CursorTable, Dialog, EmptyState, ErrorSummary, Input, PageHeader, StatusBadge, useCursorList, type Column } from '../components';
 import { formatDateTime } from '../lib/format';
 import { otherErrors, problemOf } from '../lib/forms';
-import { newSecretKey } from '../lib/webhooks';
 
 export type Webhook = paths['/v1/webhooks/{webhookId}']['get']['responses'][200]['content']['application/json'];
 type EventType = Webhook['eventTypes'][number];
@@ -28,8 +28,8 @@ function NewWebhookDialog({ open, onClose }: { open: boolean; onClose: () => voi
     mutationFn: async () => unwrap(await api.POST('/v1/webhooks', { body: { url: url.trim(), eventTypes: [...types], ...(description.trim() ? { description: description.trim() } : {}) } })),
     onSuccess: (w) => {
       // The secret is in this answer only: handed to the endpoint's page in memory (not the URL or history) to show once.
-      if (w.secret) qc.setQueryData(newSecretKey(w.id), w.secret);
-      void qc.invalidateQueries({ queryKey: ['webhooks'] });
+      if (w.secret) qc.setQueryData(webhookKeys.newSecret(w.id), w.secret);
+      void qc.invalidateQueries({ queryKey: webhookKeys.list() });
       onClose();
       navigate(`/webhooks/${w.id}`);
     },
@@ -62,7 +62,7 @@ function NewWebhookDialog({ open, onClose }: { open: boolean; onClose: () => voi
 export default function Webhooks() {
   const can = useCan();
   const [adding, setAdding] = useState(false);
-  const list = useCursorList<Webhook>(['webhooks'], async (cursor) => unwrap(await api.GET('/v1/webhooks', { params: { query: { cursor, limit: 50 } } })));
+  const list = useCursorList<Webhook>(webhookKeys.list(), async (cursor) => unwrap(await api.GET('/v1/webhooks', { params: { query: { cursor, limit: 50 } } })));
   const canWrite = can('write:webhooks');
   const columns: Column<Webhook>[] = [
     { key: 'url', header: 'Endpoint', cell: (w) => <div><Link className="cell-main cell-value" to={`/webhooks/${w.id}`}>{w.url}</Link>{w.description && <div className="muted small">{w.description}</div>}</div> },

@@ -10,8 +10,8 @@ export const usersDocs: OperationDocs = {
   'GET /v1/session': {
     tags: ['session'],
     summary: 'Who is calling',
-    description: 'With the console\'s session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, and when the session expires (30 days after its last use). With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key\'s.',
-    response: { user: { id: user.id, email: user.email, name: user.name, role: user.role, createdAt: user.createdAt, lastLoginAt: user.lastLoginAt }, workspace: { id: 'ws_01JDB2Z8K4M6P8R0T2V4X6Z8B0', name: 'Acme' }, role: 'editor', scopes: ['read:forms', 'write:forms', 'read:contacts', 'write:contacts', 'read:broadcasts', 'write:broadcasts', 'read:domains', 'read:webhooks'], csrfToken: 'q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u', expiresAt: '2026-12-24T08:12:40.503Z' },
+    description: 'With the console\'s session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, and when the session expires (30 days after its last use). With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key\'s. `grants` lists every scope those scopes grant.',
+    response: { user: { id: user.id, email: user.email, name: user.name, role: user.role, createdAt: user.createdAt, lastLoginAt: user.lastLoginAt }, workspace: { id: 'ws_01JDB2Z8K4M6P8R0T2V4X6Z8B0', name: 'Acme' }, role: 'editor', scopes: ['read:forms', 'write:forms', 'read:contacts', 'write:contacts', 'read:broadcasts', 'write:broadcasts', 'read:domains', 'read:webhooks'], grants: ['read:forms', 'write:forms', 'read:broadcasts', 'write:broadcasts', 'read:contacts', 'write:contacts', 'read:domains', 'read:webhooks'], csrfToken: 'q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u', expiresAt: '2026-12-24T08:12:40.503Z' },
   },
   'GET /v1/session/sessions': {
     tags: ['session'],

@@ -6,6 +6,7 @@ import type { WorkspacesService } from '../workspaces/workspaces.service.js';
 import { paginate } from '../../http/pagination.js';
 import { ListOf, ListQuery, Nullable, PathId } from '../../http/schema-helpers.js';
 import { notFound } from '../../errors/errors.js';
+import { grants, INTERNAL_SCOPES, SCOPES } from '../../http/scopes.js';
 import { CreateInvitationBody, CreatedInvitationSchema, InvitationSchema, SessionInfoSchema, SessionSchema, UpdateUserBody, UserSchema } from './users.schemas.js';
 
 /** The caller's session, the people of the workspace and their invitations (docs/console.md, contract §14). */
@@ -19,12 +20,13 @@ export async function usersRoutes(app: V1, { sessions, users, workspaces }: { se
     const a = req.auth;
     const ws = await workspaces.get(a.workspaceId);
     const workspace = { id: ws.id, name: ws.name };
-    if (!a.sessionId || !a.userId) return { user: null, workspace, role: null, scopes: a.scopes, csrfToken: null, expiresAt: null };
+    const granted = [...SCOPES, ...INTERNAL_SCOPES].filter((scope) => grants(a.scopes, scope));
+    if (!a.sessionId || !a.userId) return { user: null, workspace, role: null, scopes: a.scopes, grants: granted, csrfToken: null, expiresAt: null };
     const u = await users.get(a.workspaceId, a.userId);
     const s = a as typeof a & { csrfToken: string; expiresAt: string };
     return {
       user: { id: u.id, email: u.email, name: u.name, role: u.role, createdAt: u.createdAt, lastLoginAt: u.lastLoginAt },
-      workspace, role: u.role, scopes: a.scopes, csrfToken: s.csrfToken, expiresAt: s.expiresAt,
+      workspace, role: u.role, scopes: a.scopes, grants: granted, csrfToken: s.csrfToken, expiresAt: s.expiresAt,
     };
   });
 

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Nullable, StringEnum, Timestamp } from '../../http/schema-helpers.js';
+import { INTERNAL_SCOPES, SCOPES } from '../../http/scopes.js';
 import { ROLES } from './roles.js';
 
 export const RoleSchema = StringEnum(ROLES, { description: 'viewer reads; editor also writes forms, contacts and broadcasts; admin also domains, webhooks, keys and people; owner everything, the workspace and owners included' });
@@ -20,7 +21,10 @@ export const SessionInfoSchema = Type.Object({
   })),
   workspace: Type.Object({ id: Type.String(), name: Type.String() }),
   role: Nullable(RoleSchema),
-  scopes: Type.Array(Type.String(), { description: 'what the caller holds; the console shows or hides actions by them (grants: `admin` all, `write:X` also `read:X`)' }),
+  scopes: Type.Array(Type.String(), { description: 'what the caller holds (grants: `admin` all, `write:X` also `read:X`)' }),
+  grants: Type.Array(StringEnum([...SCOPES, ...INTERNAL_SCOPES]), {
+    description: 'every scope the caller\'s scopes grant, by the rule the API checks them with: what the caller may do. The console shows or hides actions by it',
+  }),
   csrfToken: Nullable(Type.String({ description: 'send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session' })),
   expiresAt: Nullable(Timestamp),
 });

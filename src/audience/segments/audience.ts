@@ -34,7 +34,7 @@ export async function audience(db: Executor, dialect: Dialect, workspaceId: stri
 
   let q = db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId).where('contacts.status', '=', 'SUBSCRIBED').where(notSuppressed);
   const topic: Filter | null = spec.topicId !== null ? { topic: spec.topicId, subscribed: true } : null;
-  const parts = [segment?.filter as Filter | undefined, topic, spec.extra].filter((f): f is Filter => Boolean(f));
+  const parts = [segment?.filter, topic, spec.extra].filter((f): f is Filter => Boolean(f));
   const filter: Filter | null = parts.length > 1 ? { all: parts } : parts[0] ?? null;
   if (filter) q = q.where(await compiledFilter(db, dialect, workspaceId, filter));
   return { query: q, sliceRows: sliceRows(filter) };

@@ -12,7 +12,7 @@ import { EVALUATION_LIMIT_MS, contactSlices, inRange, sliceRows, type IdRange } 
 export interface Segment {
   id: string;
   name: string;
-  filter: unknown; // see segments/CONTEXT.md for the grammar
+  filter: Filter; // checked when saved (validateFilter); the grammar: segments/CONTEXT.md
   createdAt: string;
   updatedAt: string;
 }
@@ -29,7 +29,7 @@ export interface SegmentContact {
 const COLUMNS = ['id', 'name', 'filter', 'created_at', 'updated_at'] as const;
 
 function toSegment(r: { id: string; name: string; filter: string; created_at: string; updated_at: string }): Segment {
-  return { id: r.id, name: r.name, filter: fromJsonColumn(r.filter), createdAt: toIso(r.created_at), updatedAt: toIso(r.updated_at) };
+  return { id: r.id, name: r.name, filter: fromJsonColumn(r.filter) as Filter, createdAt: toIso(r.created_at), updatedAt: toIso(r.updated_at) };
 }
 
 export async function getSegment(db: Executor, workspaceId: string, id: string): Promise<Segment | undefined> {

@@ -1,18 +1,47 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, PathId, StringEnum, Timestamp } from '../../http/schema-helpers.js';
+import { checkedByService, Nullable, PathId, StringEnum, Timestamp } from '../../http/schema-helpers.js';
+import { PROPERTY_KEY_PATTERN } from '../contacts/contacts.schemas.js';
 import { CONTACT_STATUSES } from '../contacts/contacts.state.js';
+import { MAX_DEPTH, MAX_IN_VALUES, MAX_NODES, MAX_STRING_LENGTH, OPS, TEXT_FIELDS, type Filter } from './segments.filter.js';
+
+const Scalar = Type.Union([Type.String({ maxLength: MAX_STRING_LENGTH }), Type.Number(), Type.Boolean()]);
 
 /**
- * The filter is checked by validateFilter (segments.filter.ts), not by the schema: its grammar is
- * recursive, and one validator gives one error per violation with exact paths under /filter.
+ * The filter grammar (CONTEXT.md) as a schema, for the OpenAPI document and so the SDK's and the console's types.
+ * Requests are checked by validateFilter (segments.filter.ts), not by this schema (checkedByService): the limits of
+ * depth and size and the value types by field and operator are its, and it gives one error per violation at its
+ * exact path under /filter.
  */
-export const FilterSchema = Type.Unsafe<unknown>({
-  description: 'A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. '
-    + 'Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, '
-    + 'exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. '
-    + 'Semantics: see src/audience/segments/CONTEXT.md.',
-  examples: [{ all: [{ field: 'properties.plan', op: 'eq', value: 'pro' }, { topic: 'topic_01JD0000000000000000000000', subscribed: true }] }],
-});
+export const FilterSchema = checkedByService(Type.Cyclic({
+  SegmentFilter: Type.Union([
+    Type.Object({ all: Type.Array(Type.Ref('SegmentFilter'), { description: 'every member matches ({ "all": [] } matches every contact)' }) }, { additionalProperties: false }),
+    Type.Object({ any: Type.Array(Type.Ref('SegmentFilter'), { description: 'at least one member matches ({ "any": [] } matches no contact)' }) }, { additionalProperties: false }),
+    Type.Ref('SegmentFieldCondition'),
+    Type.Ref('SegmentTopicCondition'),
+  ], {
+    description: `A segment filter: groups (all, any) of field and topic conditions, at most ${MAX_DEPTH} levels deep and ${MAX_NODES} conditions and groups in total. `
+      + 'Semantics: src/audience/segments/CONTEXT.md.',
+    examples: [{ all: [{ field: 'properties.plan', op: 'eq', value: 'pro' }, { topic: 'topic_01JD0000000000000000000000', subscribed: true }] }],
+  }),
+  SegmentFieldCondition: Type.Object({
+    field: Type.String({
+      pattern: `^(${TEXT_FIELDS.join('|')}|createdAt|properties\\.${PROPERTY_KEY_PATTERN.slice(1, -1)})$`,
+      description: 'email, firstName, lastName, status, createdAt or properties.<key>',
+    }),
+    op: StringEnum(OPS),
+    value: Type.Optional(Type.Union([Scalar, Type.Array(Scalar, { minItems: 1, maxItems: MAX_IN_VALUES })], {
+      description: `absent for exists and notExists; a non-empty array for in. By field: a string for email, firstName, lastName; one of ${CONTACT_STATUSES.join(', ')} for status (eq, neq, in); an RFC 3339 date-time for createdAt; a string, number or boolean for a property (never null: use notExists)`,
+    })),
+  }, { additionalProperties: false }),
+  SegmentTopicCondition: Type.Object({
+    topic: Type.String({ minLength: 1, maxLength: 64, description: 'a topic id of the workspace' }),
+    subscribed: Type.Boolean({ description: 'true: effectively subscribed to the topic (their choice, else the topic\'s default); false: the others' }),
+  }, { additionalProperties: false }),
+}, 'SegmentFilter'));
+
+// The grammar's type (segments.filter.ts) and the schema's are one: a change to either that the other lacks fails here.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _filterTypesAgree: Same<Static<typeof FilterSchema>, Filter> = true;
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 

@@ -113,12 +113,12 @@ export class SegmentsService {
   /** The contacts the segment matches, whatever their status, newest first. */
   async contacts(workspaceId: string, id: string, opts: { limit: number; beforeId?: string }): Promise<SegmentContact[]> {
     const segment = await this.get(workspaceId, id);
-    return repo.listMatchingContacts(this.db.kysely, this.db.dialect, workspaceId, segment.filter as Filter, opts);
+    return repo.listMatchingContacts(this.db.kysely, this.db.dialect, workspaceId, segment.filter, opts);
   }
 
   async count(workspaceId: string, id: string): Promise<SegmentCount> {
     const segment = await this.get(workspaceId, id);
-    return repo.countMatchingContacts(this.db.kysely, this.db.dialect, workspaceId, segment.filter as Filter);
+    return repo.countMatchingContacts(this.db.kysely, this.db.dialect, workspaceId, segment.filter);
   }
 
   /** What a filter would match, before it is saved: the counts and the first contacts. */

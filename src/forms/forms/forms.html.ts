@@ -4,7 +4,7 @@ import { lazyRequire } from '../../lib/lazy.js';
 
 // The sanitiser (with postcss and htmlparser2) loads with the first HTML deployed, not at start (lib/lazy.ts).
 const sanitizer = lazyRequire<typeof sanitizeHtml>('sanitize-html');
-import { CONSENT_FIELD } from './forms.appearance.js';
+import { CONSENT_FIELD } from '@formcast/form-appearance';
 import type { FormSettings, HtmlValidation } from './forms.schemas.js';
 
 type Node = DefaultTreeAdapterMap['node'];
@@ -96,7 +96,7 @@ export function crossValidate(fieldMapping: Record<string, string>, html: string
   return { valid: errors.length === 0, checkedAt, errors, warnings };
 }
 
-export { escapeHtml } from './forms.appearance.js';
+export { escapeHtml } from '../../lib/html.js';
 
-/** The form the service renders when no custom HTML is deployed (forms.appearance.ts, browser-safe: the console's preview uses it too). */
-export { renderDefaultHtml } from './forms.appearance.js';
+/** The form the service renders when no custom HTML is deployed (@formcast/form-appearance: the console's preview uses it too). */
+export { renderDefaultHtml } from '@formcast/form-appearance';

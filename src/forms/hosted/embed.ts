@@ -34,7 +34,7 @@ import { parseFragment, serialize, type DefaultTreeAdapterMap } from 'parse5';
 import { unavailable } from '../../errors/errors.js';
 import { PACKAGE_ROOT } from '../../lib/paths.js';
 import type { EmbedConfig } from './embed.runtime.js';
-import { themeCss } from '../forms/forms.appearance.js';
+import { themeCss } from '@formcast/form-appearance';
 import type { FormAppearance } from '../forms/forms.schemas.js';
 
 export interface EmbedOptions {
@@ -46,7 +46,7 @@ export interface EmbedOptions {
   formHtml: string;
   /** The form's public heading: the dialog's accessible name when the markup has no heading. */
   title: string;
-  /** The form's `settings.appearance`: the theme and brand colour of the shadow root's stylesheet (forms.appearance.ts). */
+  /** The form's `settings.appearance`: the theme and brand colour of the shadow root's stylesheet (@formcast/form-appearance). */
   appearance?: FormAppearance;
   /** Proof of work on (docs/bot-protection.md): the widget's module script, and its stylesheet for the shadow root. */
   widget?: { script: string; css: string };

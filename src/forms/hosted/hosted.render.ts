@@ -1,7 +1,7 @@
 import { defaultTreeAdapter, html, parseFragment, serialize, type DefaultTreeAdapterMap } from 'parse5';
 import { escapeHtml, renderDefaultHtml } from '../forms/forms.html.js';
 import type { Form } from '../forms/forms.schemas.js';
-import { publicHeading, themeCss } from '../forms/forms.appearance.js';
+import { publicHeading, themeCss } from '@formcast/form-appearance';
 import { HONEYPOT_FIELD, type FieldProblem } from '../submissions/submissions.service.js';
 
 type Node = DefaultTreeAdapterMap['node'];
@@ -135,7 +135,7 @@ export function pageTitle(form: Pick<Form, 'type' | 'settings' | 'seoTitle'>): s
   return form.seoTitle ?? publicHeading(form);
 }
 
-/** The theme of the hosted page (forms.appearance.ts): the colour scheme, and the stylesheet of its variables. */
+/** The theme of the hosted page (@formcast/form-appearance): the colour scheme, and the stylesheet of its variables. */
 export function appearanceHead(form: Pick<Form, 'settings'>): string {
   const theme = form.settings.appearance?.theme ?? 'light';
   return `<meta name="color-scheme" content="${theme === 'auto' ? 'light dark' : theme}">\n<style>\n${themeCss(form.settings.appearance, 'page')}</style>\n`;

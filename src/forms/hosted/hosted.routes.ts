@@ -12,7 +12,7 @@ import { PAGE_CSP, sendPage } from '../../pages/layout.js';
 import type { ConfirmationView, SubmissionsService } from '../submissions/submissions.service.js';
 import { embedScript } from './embed.js';
 import { appearanceHead, pageTitle, renderFormMarkup, seoHead, type FormState } from './hosted.render.js';
-import { publicHeading } from '../forms/forms.appearance.js';
+import { publicHeading } from '@formcast/form-appearance';
 import { sendCompressed } from '../../lib/compress.js';
 import { sendProblem } from '../../http/problem.js';
 import { challengeUrl, proofOfWorkOn, widgetCsp, widgetHead, widgetUrl, withWidget } from '../protection/protection.markup.js';

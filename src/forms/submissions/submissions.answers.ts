@@ -1,5 +1,5 @@
 import { contactEmail } from '../../audience/index.js';
-import { CONSENT_FIELD, formQuestions, type Question } from '../forms/forms.appearance.js';
+import { CONSENT_FIELD, formQuestions, type Question } from '@formcast/form-appearance';
 import type { Form } from '../forms/forms.schemas.js';
 
 /**

@@ -35,7 +35,7 @@ export type Step =
   | { id: string; type: 'wait'; duration: string }
   | { id: string; type: 'send'; from: string | null; replyTo: string | null; emailContent: EmailContent }
   | { id: string; type: 'topic'; topicId: string; subscribed: boolean }
-  | { id: string; type: 'update'; properties: Record<string, unknown> }
+  | { id: string; type: 'update'; properties: Record<string, string | number | boolean | null> }
   | { id: string; type: 'branch'; filter: Filter; then: Step[]; else: Step[] }
   | { id: string; type: 'split'; arms: { percent: number; steps: Step[] }[] }
   | { id: string; type: 'webhook'; url: string }
@@ -182,7 +182,7 @@ class StepChecker {
             if (v !== null && !['string', 'number', 'boolean'].includes(typeof v)) e.push({ path: `${path}/properties/${k}`, message: 'must be a string, number, boolean or null' });
           }
         }
-        return { id: sid, type: 'update', properties: isObject(p) ? p : {} };
+        return { id: sid, type: 'update', properties: isObject(p) ? p as Record<string, string | number | boolean | null> : {} };
       }
       case 'branch': {
         only(raw, ['id', 'type', 'filter', 'then', 'else'], path, e);

@@ -7464,23 +7464,7 @@ export interface paths {
                             data: {
                                 id: string;
                                 name: string;
-                                /**
-                                 * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                                 * @example {
-                                 *       "all": [
-                                 *         {
-                                 *           "field": "properties.plan",
-                                 *           "op": "eq",
-                                 *           "value": "pro"
-                                 *         },
-                                 *         {
-                                 *           "topic": "topic_01JD0000000000000000000000",
-                                 *           "subscribed": true
-                                 *         }
-                                 *       ]
-                                 *     }
-                                 */
-                                filter: unknown;
+                                filter: components["schemas"]["SegmentFilter"];
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -7568,23 +7552,7 @@ export interface paths {
                      */
                     "application/json": {
                         name: string;
-                        /**
-                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                         * @example {
-                         *       "all": [
-                         *         {
-                         *           "field": "properties.plan",
-                         *           "op": "eq",
-                         *           "value": "pro"
-                         *         },
-                         *         {
-                         *           "topic": "topic_01JD0000000000000000000000",
-                         *           "subscribed": true
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        filter: unknown;
+                        filter: components["schemas"]["SegmentFilter"];
                     };
                 };
             };
@@ -7619,23 +7587,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             name: string;
-                            /**
-                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                             * @example {
-                             *       "all": [
-                             *         {
-                             *           "field": "properties.plan",
-                             *           "op": "eq",
-                             *           "value": "pro"
-                             *         },
-                             *         {
-                             *           "topic": "topic_01JD0000000000000000000000",
-                             *           "subscribed": true
-                             *         }
-                             *       ]
-                             *     }
-                             */
-                            filter: unknown;
+                            filter: components["schemas"]["SegmentFilter"];
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -7761,23 +7713,7 @@ export interface paths {
                      *     }
                      */
                     "application/json": {
-                        /**
-                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                         * @example {
-                         *       "all": [
-                         *         {
-                         *           "field": "properties.plan",
-                         *           "op": "eq",
-                         *           "value": "pro"
-                         *         },
-                         *         {
-                         *           "topic": "topic_01JD0000000000000000000000",
-                         *           "subscribed": true
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        filter: unknown;
+                        filter: components["schemas"]["SegmentFilter"];
                     };
                 };
             };
@@ -7953,23 +7889,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             name: string;
-                            /**
-                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                             * @example {
-                             *       "all": [
-                             *         {
-                             *           "field": "properties.plan",
-                             *           "op": "eq",
-                             *           "value": "pro"
-                             *         },
-                             *         {
-                             *           "topic": "topic_01JD0000000000000000000000",
-                             *           "subscribed": true
-                             *         }
-                             *       ]
-                             *     }
-                             */
-                            filter: unknown;
+                            filter: components["schemas"]["SegmentFilter"];
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -8061,23 +7981,7 @@ export interface paths {
                     "application/json": {
                         id?: string;
                         name?: string;
-                        /**
-                         * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                         * @example {
-                         *       "all": [
-                         *         {
-                         *           "field": "properties.plan",
-                         *           "op": "eq",
-                         *           "value": "pro"
-                         *         },
-                         *         {
-                         *           "topic": "topic_01JD0000000000000000000000",
-                         *           "subscribed": true
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        filter?: unknown;
+                        filter?: components["schemas"]["SegmentFilter"];
                     };
                 };
             };
@@ -8116,23 +8020,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             name: string;
-                            /**
-                             * @description A segment filter: { "all": [filter…] } | { "any": [filter…] } | { "field", "op", "value" } | { "topic", "subscribed" }. Fields: email, firstName, lastName, status, createdAt, properties.<key>. Ops: eq, neq, contains, startsWith, endsWith, exists, notExists, gt, gte, lt, lte, in. At most 8 levels deep and 200 conditions and groups. Semantics: see src/audience/segments/CONTEXT.md.
-                             * @example {
-                             *       "all": [
-                             *         {
-                             *           "field": "properties.plan",
-                             *           "op": "eq",
-                             *           "value": "pro"
-                             *         },
-                             *         {
-                             *           "topic": "topic_01JD0000000000000000000000",
-                             *           "subscribed": true
-                             *         }
-                             *       ]
-                             *     }
-                             */
-                            filter: unknown;
+                            filter: components["schemas"]["SegmentFilter"];
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -15115,7 +15003,7 @@ export interface paths {
         };
         /**
          * Who is calling
-         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, and when the session expires (30 days after its last use). With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's.
+         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, and when the session expires (30 days after its last use). With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
          */
         get: {
             parameters: {
@@ -15157,6 +15045,16 @@ export interface paths {
                          *         "read:domains",
                          *         "read:webhooks"
                          *       ],
+                         *       "grants": [
+                         *         "read:forms",
+                         *         "write:forms",
+                         *         "read:broadcasts",
+                         *         "write:broadcasts",
+                         *         "read:contacts",
+                         *         "write:contacts",
+                         *         "read:domains",
+                         *         "read:webhooks"
+                         *       ],
                          *       "csrfToken": "q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u",
                          *       "expiresAt": "2026-12-24T08:12:40.503Z"
                          *     }
@@ -15191,8 +15089,10 @@ export interface paths {
                              * @enum {string|null}
                              */
                             role: "owner" | "admin" | "editor" | "viewer" | null;
-                            /** @description what the caller holds; the console shows or hides actions by them (grants: `admin` all, `write:X` also `read:X`) */
+                            /** @description what the caller holds (grants: `admin` all, `write:X` also `read:X`) */
                             scopes: string[];
+                            /** @description every scope the caller's scopes grant, by the rule the API checks them with: what the caller may do. The console shows or hides actions by it */
+                            grants: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "admin" | "manage:keys" | "manage:people" | "manage:workspace")[];
                             /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session */
                             csrfToken: string | null;
                             /**
@@ -16459,10 +16359,9 @@ export interface paths {
                                 name: string;
                                 /** @enum {string} */
                                 status: "DRAFT" | "ACTIVE" | "PAUSED";
-                                trigger: {
-                                    [key: string]: unknown;
-                                };
-                                steps: unknown[];
+                                trigger: components["schemas"]["AutomationTrigger"];
+                                /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                                steps: components["schemas"]["AutomationStep"][];
                                 /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                                 version: number;
                                 /**
@@ -16566,23 +16465,9 @@ export interface paths {
                      */
                     "application/json": {
                         name: string;
-                        /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api */
-                        trigger: {
-                            /** @enum {string} */
-                            type: "form.submitted" | "contact.subscribed" | "contact.created" | "segment.entered" | "event" | "api";
-                            formGroupId?: string;
-                            topicId?: string;
-                            segmentId?: string;
-                            name?: string;
-                            /** @description a segment filter (docs/segments.md) the contact must match to enter */
-                            filter?: unknown;
-                        };
-                        /** @description The steps, in order; branches and splits nest (docs/automations.md) */
-                        steps?: {
-                            id?: string;
-                            /** @enum {string} */
-                            type: "wait" | "send" | "topic" | "update" | "branch" | "split" | "webhook" | "exit";
-                        }[];
+                        trigger: components["schemas"]["AutomationTriggerInput"];
+                        /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                        steps?: components["schemas"]["AutomationStepInput"][];
                     };
                 };
             };
@@ -16640,10 +16525,9 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             status: "DRAFT" | "ACTIVE" | "PAUSED";
-                            trigger: {
-                                [key: string]: unknown;
-                            };
-                            steps: unknown[];
+                            trigger: components["schemas"]["AutomationTrigger"];
+                            /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                            steps: components["schemas"]["AutomationStep"][];
                             /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                             version: number;
                             /**
@@ -16815,10 +16699,9 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             status: "DRAFT" | "ACTIVE" | "PAUSED";
-                            trigger: {
-                                [key: string]: unknown;
-                            };
-                            steps: unknown[];
+                            trigger: components["schemas"]["AutomationTrigger"];
+                            /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                            steps: components["schemas"]["AutomationStep"][];
                             /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                             version: number;
                             /**
@@ -16896,23 +16779,9 @@ export interface paths {
                     "application/json": {
                         id?: string;
                         name?: string;
-                        /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api */
-                        trigger?: {
-                            /** @enum {string} */
-                            type: "form.submitted" | "contact.subscribed" | "contact.created" | "segment.entered" | "event" | "api";
-                            formGroupId?: string;
-                            topicId?: string;
-                            segmentId?: string;
-                            name?: string;
-                            /** @description a segment filter (docs/segments.md) the contact must match to enter */
-                            filter?: unknown;
-                        };
-                        /** @description The steps, in order; branches and splits nest (docs/automations.md) */
-                        steps?: {
-                            id?: string;
-                            /** @enum {string} */
-                            type: "wait" | "send" | "topic" | "update" | "branch" | "split" | "webhook" | "exit";
-                        }[];
+                        trigger?: components["schemas"]["AutomationTriggerInput"];
+                        /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                        steps?: components["schemas"]["AutomationStepInput"][];
                     };
                 };
             };
@@ -16970,10 +16839,9 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             status: "DRAFT" | "ACTIVE" | "PAUSED";
-                            trigger: {
-                                [key: string]: unknown;
-                            };
-                            steps: unknown[];
+                            trigger: components["schemas"]["AutomationTrigger"];
+                            /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                            steps: components["schemas"]["AutomationStep"][];
                             /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                             version: number;
                             /**
@@ -17208,10 +17076,9 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             status: "DRAFT" | "ACTIVE" | "PAUSED";
-                            trigger: {
-                                [key: string]: unknown;
-                            };
-                            steps: unknown[];
+                            trigger: components["schemas"]["AutomationTrigger"];
+                            /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                            steps: components["schemas"]["AutomationStep"][];
                             /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                             version: number;
                             /**
@@ -17367,10 +17234,9 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             status: "DRAFT" | "ACTIVE" | "PAUSED";
-                            trigger: {
-                                [key: string]: unknown;
-                            };
-                            steps: unknown[];
+                            trigger: components["schemas"]["AutomationTrigger"];
+                            /** @description The steps, in order; branches and splits nest (at most 6 deep, 100 steps in all; docs/automations.md). */
+                            steps: components["schemas"]["AutomationStep"][];
                             /** @description grows when trigger or steps of an ACTIVE or PAUSED automation change; runs finish on the version they started */
                             version: number;
                             /**
@@ -17677,10 +17543,11 @@ export interface paths {
                         "application/json": {
                             steps: {
                                 stepId: string;
-                                type: string;
+                                /** @enum {string} */
+                                type: "wait" | "send" | "topic" | "update" | "branch" | "split" | "webhook" | "exit";
                                 /** @description time from entry, ISO 8601 (PT0S, P2D) */
                                 at: string;
-                                arm?: string | number;
+                                arm?: ("then" | "else") | number;
                                 subject?: string | null;
                             }[];
                             /** @description why the run would end early (an exit step), or null */
@@ -18052,6 +17919,242 @@ export interface components {
             requestId: string;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @description A segment filter: groups (all, any) of field and topic conditions, at most 8 levels deep and 200 conditions and groups in total. Semantics: src/audience/segments/CONTEXT.md.
+         * @example {
+         *       "all": [
+         *         {
+         *           "field": "properties.plan",
+         *           "op": "eq",
+         *           "value": "pro"
+         *         },
+         *         {
+         *           "topic": "topic_01JD0000000000000000000000",
+         *           "subscribed": true
+         *         }
+         *       ]
+         *     }
+         */
+        SegmentFilter: {
+            /** @description every member matches ({ "all": [] } matches every contact) */
+            all: components["schemas"]["SegmentFilter"][];
+        } | {
+            /** @description at least one member matches ({ "any": [] } matches no contact) */
+            any: components["schemas"]["SegmentFilter"][];
+        } | components["schemas"]["SegmentFieldCondition"] | components["schemas"]["SegmentTopicCondition"];
+        SegmentFieldCondition: {
+            /** @description email, firstName, lastName, status, createdAt or properties.<key> */
+            field: string;
+            /** @enum {string} */
+            op: "eq" | "neq" | "contains" | "startsWith" | "endsWith" | "exists" | "notExists" | "gt" | "gte" | "lt" | "lte" | "in";
+            /** @description absent for exists and notExists; a non-empty array for in. By field: a string for email, firstName, lastName; one of SUBSCRIBED, PENDING, UNSUBSCRIBED, BOUNCED, COMPLAINED for status (eq, neq, in); an RFC 3339 date-time for createdAt; a string, number or boolean for a property (never null: use notExists) */
+            value?: (string | number | boolean) | (string | number | boolean)[];
+        };
+        SegmentTopicCondition: {
+            /** @description a topic id of the workspace */
+            topic: string;
+            /** @description true: effectively subscribed to the topic (their choice, else the topic's default); false: the others */
+            subscribed: boolean;
+        };
+        /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api. `filter`: a segment filter the contact must also match (null: none). */
+        AutomationTriggerInput: {
+            /** @enum {string} */
+            type: "form.submitted";
+            /** @description any version of the form submits */
+            formGroupId: string;
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "contact.subscribed";
+            /** @description subscribes to this topic; none: becomes subscribed */
+            topicId?: string | null;
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "contact.created";
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "segment.entered";
+            segmentId: string;
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "event";
+            /** @description the event name of POST /v1/events/track */
+            name: string;
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "api";
+            filter?: components["schemas"]["SegmentFilter"] | null;
+        };
+        /** @description One step; `id` (letters, digits, - and _) is made up when left out and is unique within the automation. */
+        AutomationStepInput: {
+            id?: string;
+            /** @enum {string} */
+            type: "wait";
+            /** @description an ISO 8601 duration of weeks, days, hours, minutes or seconds (P2D, PT3H), more than 0 and at most 366 days */
+            duration: string;
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "send";
+            from?: string | null;
+            replyTo?: string | null;
+            emailContent?: components["schemas"]["AutomationEmailContentInput"] | null;
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "topic";
+            topicId: string;
+            subscribed: boolean;
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "update";
+            /** @description contact properties to set; null removes one */
+            properties: {
+                [key: string]: string | number | boolean | null;
+            };
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "branch";
+            filter: components["schemas"]["SegmentFilter"];
+            then?: components["schemas"]["AutomationStepInput"][];
+            else?: components["schemas"]["AutomationStepInput"][];
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "split";
+            arms: {
+                /** @description the arms' percents sum to 100 */
+                percent: number;
+                steps?: components["schemas"]["AutomationStepInput"][];
+            }[];
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "webhook";
+            /** @description where a signed POST goes */
+            url: string;
+        } | {
+            id?: string;
+            /** @enum {string} */
+            type: "exit";
+        };
+        AutomationEmailContentInput: {
+            /** @description at most 998 characters; Liquid */
+            subject?: string | null;
+            /** @description at most 500 characters; Liquid */
+            previewText?: string | null;
+            /** @description at most 2 MiB; Liquid */
+            html?: string | null;
+            /** @description at most 2 MiB; Liquid */
+            text?: string | null;
+            /** @description kept as given, for an editor */
+            editorContent?: unknown;
+        };
+        /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api. `filter`: a segment filter the contact must also match (null: none). */
+        AutomationTrigger: {
+            /** @enum {string} */
+            type: "form.submitted";
+            /** @description any version of the form submits */
+            formGroupId: string;
+            filter: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "contact.subscribed";
+            /** @description subscribes to this topic; none: becomes subscribed */
+            topicId?: string;
+            filter: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "contact.created";
+            filter: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "segment.entered";
+            segmentId: string;
+            filter: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "event";
+            /** @description the event name of POST /v1/events/track */
+            name: string;
+            filter: components["schemas"]["SegmentFilter"] | null;
+        } | {
+            /** @enum {string} */
+            type: "api";
+            filter: components["schemas"]["SegmentFilter"] | null;
+        };
+        AutomationStep: {
+            id: string;
+            /** @enum {string} */
+            type: "wait";
+            /** @description an ISO 8601 duration of weeks, days, hours, minutes or seconds (P2D, PT3H), more than 0 and at most 366 days */
+            duration: string;
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "send";
+            from: string | null;
+            replyTo: string | null;
+            emailContent: components["schemas"]["AutomationEmailContent"];
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "topic";
+            topicId: string;
+            subscribed: boolean;
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "update";
+            /** @description contact properties to set; null removes one */
+            properties: {
+                [key: string]: string | number | boolean | null;
+            };
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "branch";
+            filter: components["schemas"]["SegmentFilter"];
+            then: components["schemas"]["AutomationStep"][];
+            else: components["schemas"]["AutomationStep"][];
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "split";
+            arms: {
+                /** @description the arms' percents sum to 100 */
+                percent: number;
+                steps: components["schemas"]["AutomationStep"][];
+            }[];
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "webhook";
+            /** @description where a signed POST goes */
+            url: string;
+        } | {
+            id: string;
+            /** @enum {string} */
+            type: "exit";
+        };
+        AutomationEmailContent: {
+            /** @description at most 998 characters; Liquid */
+            subject: string | null;
+            /** @description at most 500 characters; Liquid */
+            previewText: string | null;
+            /** @description at most 2 MiB; Liquid */
+            html: string | null;
+            /** @description at most 2 MiB; Liquid */
+            text: string | null;
+            /** @description kept as given, for an editor */
+            editorContent: unknown;
         };
     };
     responses: never;

@@ -1,13 +1,12 @@
-import { escapeHtml } from '../../lib/html.js';
-
 /**
  * How a form looks and what it asks (docs/forms.md): the public heading and button, the questions in the order
  * they are shown, the service's own markup of the form, and the stylesheet of a theme and brand colour, shared by
  * the hosted page and both embeds.
  *
- * Browser-safe on purpose (no import, no Node API): the console's form editor renders its live preview with this very
- * module (console/src/components/FormPreview.tsx), so the preview is what visitors get. The types below are the
- * shapes of forms.schemas.ts, restated so that nothing else is pulled in.
+ * A package of its own, imported by the server (src/forms) and by the console (its form editor's live preview,
+ * console/src/components/FormPreview.tsx), so the preview is what visitors get without the console importing server
+ * source. Browser-safe on purpose: no import, no Node API. The types below are the shapes of forms.schemas.ts,
+ * restated so that nothing else is pulled in.
  */
 
 export type FieldType = 'text' | 'email' | 'textarea' | 'select' | 'radio' | 'checkbox' | 'number' | 'date';
@@ -38,7 +37,11 @@ export interface Form {
   settings: { appearance?: FormAppearance; fields?: Record<string, FieldDefinition> };
 }
 
-export { escapeHtml };
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/** Text as HTML (src/lib/html.ts escapes the server's other pages the same way; this package imports nothing). */
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
 
 /** The checkbox of `appearance.consentText`: required, its acceptance stored with the submission. */
 export const CONSENT_FIELD = '_fc_consent';
@@ -144,7 +147,7 @@ function questionHtml(q: Question, i: number): string {
 
 /**
  * The form the service renders when no custom HTML is deployed: the appearance's logo, heading and intro, the
- * questions (forms.appearance.ts, formQuestions), the consent box, the button. Every text is escaped here; the
+ * questions (formQuestions), the consent box, the button. Every text is escaped here; the
  * theme is a stylesheet (themeCss) of the page or of the embed's shadow root.
  */
 export function renderDefaultHtml(form: Pick<Form, 'type' | 'fieldMapping' | 'settings' | 'seoTitle'>): string {
