@@ -6,7 +6,7 @@ import { domainKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import { Button, ConfirmDialog, CopyButton, EmptyState, ErrorState, PageHeader, Skeleton, StatusBadge, useToast } from '../components';
 import { formatDateTime } from '../lib/format';
-import type { Domain } from './Domains';
+import type { Domain } from './Domains/Domains';
 
 type Verification = NonNullable<Domain['verification']>;
 type CheckedRecord = Verification['records'][number];

@@ -1,0 +1,38 @@
+/** A new broadcast (a draft): its name. */
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { useNavigate } from 'react-router';
+import { api, unwrap } from '../../api/client';
+import { broadcastKeys } from '../../api/keys';
+import { Button, Dialog, ErrorSummary, Input } from '../../components';
+import type { Broadcast } from '../../lib/audience';
+import { otherErrors, problemOf } from '../../lib/forms';
+
+export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const [name, setName] = useState('');
+  const create = useMutation({
+    mutationFn: async () => unwrap(await api.POST('/v1/broadcasts', { body: { name: name.trim() } })),
+    onSuccess: (b: Broadcast) => {
+      void qc.invalidateQueries({ queryKey: broadcastKeys.all });
+      onClose();
+      navigate(`/broadcasts/${b.id}`);
+    },
+  });
+  const { fields, message } = problemOf(create.error);
+  const submit = (e: FormEvent) => { e.preventDefault(); create.mutate(); };
+  return (
+    <Dialog open={open} title="New broadcast" onClose={onClose} busy={create.isPending} footer={
+      <>
+        <Button onClick={onClose} disabled={create.isPending}>Cancel</Button>
+        <Button type="submit" form="new-broadcast" variant="primary" loading={create.isPending} disabled={!name.trim()}>Create draft</Button>
+      </>
+    }>
+      <form id="new-broadcast" className="stack" onSubmit={submit} noValidate>
+        <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/name'])} />
+        <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} error={fields['/name']} required maxLength={255} hint="For you; recipients see the subject." data-autofocus />
+      </form>
+    </Dialog>
+  );
+}

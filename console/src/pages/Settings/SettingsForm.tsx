@@ -1,0 +1,81 @@
+/** The workspace's settings: name, default sender, locale, tracking. */
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, unwrap } from '../../api/client';
+import { workspaceKeys } from '../../api/keys';
+import { useCan } from '../../api/session';
+import type { paths } from '../../api/generated/schema';
+import { Button, Checkbox, ErrorSummary, Input, Select, Textarea, useToast } from '../../components';
+import { formatDate } from '../../lib/format';
+import { nullable, otherErrors, problemOf } from '../../lib/forms';
+
+type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['application/json'];
+type Locale = Workspace['settings']['locale'];
+
+const LOCALES: { value: Locale; label: string }[] = [
+  { value: 'en', label: 'English' }, { value: 'de', label: 'Deutsch' }, { value: 'fr', label: 'Français' }, { value: 'es', label: 'Español' },
+];
+
+export function SettingsForm({ ws }: { ws: Workspace }) {
+  const can = useCan();
+  const editable = can('manage:workspace');
+  const toast = useToast();
+  const qc = useQueryClient();
+  const [name, setName] = useState(ws.name);
+  const [postal, setPostal] = useState(ws.settings.postalAddress ?? '');
+  const [locale, setLocale] = useState<Locale>(ws.settings.locale);
+  const [from, setFrom] = useState(ws.settings.defaultFrom ?? '');
+  const [opens, setOpens] = useState(ws.settings.tracking.opens);
+  const [clicks, setClicks] = useState(ws.settings.tracking.clicks);
+  useEffect(() => {
+    setName(ws.name); setPostal(ws.settings.postalAddress ?? ''); setLocale(ws.settings.locale);
+    setFrom(ws.settings.defaultFrom ?? ''); setOpens(ws.settings.tracking.opens); setClicks(ws.settings.tracking.clicks);
+  }, [ws]);
+
+  const save = useMutation({
+    mutationFn: async () => unwrap(await api.PUT('/v1/workspace', {
+      body: { name: name.trim(), settings: { postalAddress: nullable(postal), locale, defaultFrom: nullable(from), tracking: { opens, clicks } } },
+    })),
+    onSuccess: (data) => {
+      qc.setQueryData(workspaceKeys.detail(), data);
+      toast.success('Settings saved.');
+    },
+  });
+  const { fields, message } = problemOf(save.error);
+  const shown = ['/name', '/settings/postalAddress', '/settings/locale', '/settings/defaultFrom', '/settings/tracking'];
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate();
+  };
+
+  return (
+    <form className="stack" onSubmit={submit} noValidate aria-describedby={editable ? undefined : 'settings-readonly'}>
+      {!editable && <div className="callout callout-info" id="settings-readonly">Only the workspace's owner can change these settings.</div>}
+      <ErrorSummary message={save.isError ? message : null} errors={otherErrors(fields, shown)} />
+      <section className="card stack">
+        <h2>Workspace</h2>
+        <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} disabled={!editable} error={fields['/name']} />
+        <p className="muted small">Workspace ID <code>{ws.id}</code> · created {formatDate(ws.createdAt)}</p>
+      </section>
+      <section className="card stack">
+        <h2>Email defaults</h2>
+        <Input label="Default sender" hint="Used for confirmation emails and as the first choice for broadcasts, e.g. News <news@example.com>. Its domain must be verified." value={from} onChange={(e) => setFrom(e.target.value)} disabled={!editable} error={fields['/settings/defaultFrom']} />
+        <Textarea label="Postal address" hint="Shown in the footer of every email, as anti-spam laws require." value={postal} onChange={(e) => setPostal(e.target.value)} rows={3} disabled={!editable} error={fields['/settings/postalAddress']} />
+        <Select label="Language of public pages and footers" value={locale} onChange={(e) => setLocale(e.target.value as Locale)} options={LOCALES} disabled={!editable} error={fields['/settings/locale']} />
+      </section>
+      <section className="card stack">
+        <h2>Tracking defaults</h2>
+        <p className="muted">New broadcasts start with these; each broadcast can change them.</p>
+        <Checkbox label="Track opens" hint="A tiny image in each email counts opens (machine opens, such as Apple Mail Privacy Protection, are counted apart)." checked={opens} onChange={(e) => setOpens(e.target.checked)} disabled={!editable} />
+        <Checkbox label="Track link clicks" hint="Links are rewritten to pass through this server." checked={clicks} onChange={(e) => setClicks(e.target.checked)} disabled={!editable} />
+        {fields['/settings/tracking'] && <p className="error">{fields['/settings/tracking']}</p>}
+      </section>
+      {editable && (
+        <div className="form-actions">
+          <Button type="submit" variant="primary" loading={save.isPending}>Save settings</Button>
+        </div>
+      )}
+    </form>
+  );
+}
