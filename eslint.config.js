@@ -13,37 +13,81 @@ const ROOT_DIRS = ['jobs', 'cli', 'composition'];
 const ROOT_FILES = ['app', 'app.docs', 'config'];
 const any = (names) => names.map((n) => n.replace(/[.]/g, (c) => `\\${c}`)).join('|');
 const rootImports = [
-  { regex: `(^|/)\\.\\./(${any(ROOT_DIRS)})/`, message: 'The composition root (src/jobs, src/cli, src/composition) wires contexts together; nothing below it imports it.' },
-  { regex: `(^|/)\\.\\./(${any(ROOT_FILES)})\\.js$`, message: 'src/app.ts, app.docs.ts and config.ts are the composition root; pass what you need in instead of importing it.' },
+  {
+    regex: `(^|/)\\.\\./(${any(ROOT_DIRS)})/`,
+    message:
+      'The composition root (src/jobs, src/cli, src/composition) wires contexts together; nothing below it imports it.',
+  },
+  {
+    regex: `(^|/)\\.\\./(${any(ROOT_FILES)})\\.js$`,
+    message:
+      'src/app.ts, app.docs.ts and config.ts are the composition root; pass what you need in instead of importing it.',
+  },
 ];
 const boundaries = [
   {
     files: PLUMBING.map((d) => `src/${d}/**/*.ts`),
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { regex: `(^|/)\\.\\./(${any(CONTEXTS)})/`, message: 'Plumbing (db, lib, http, mail, errors, pages) imports no feature: move what you need down into plumbing, or let the feature pass it in.' },
-          ...rootImports,
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `(^|/)\\.\\./(${any(CONTEXTS)})/`,
+              message:
+                'Plumbing (db, lib, http, mail, errors, pages) imports no feature: move what you need down into plumbing, or let the feature pass it in.',
+            },
+            ...rootImports,
+          ],
+        },
+      ],
     },
   },
   ...CONTEXTS.map((context, i) => ({
     files: [`src/${context}/**/*.ts`],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          ...(i > 0 ? [{ regex: `(^|/)\\.\\./(${any(CONTEXTS.slice(0, i))})/(?!index\\.js$)`, message: 'Another context is reached through its face (src/<context>/index.ts) only: its features, repositories and helpers are private to it.' }] : []),
-          ...(i < CONTEXTS.length - 1 ? [{ regex: `(^|/)\\.\\./(${any(CONTEXTS.slice(i + 1))})/`, message: `${context} sits below ${CONTEXTS.slice(i + 1).join(', ')} on the context map (docs/architecture.md): it may not import them. Publish an event or take a port instead.` }] : []),
-          ...rootImports,
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...(i > 0
+              ? [
+                  {
+                    regex: `(^|/)\\.\\./(${any(CONTEXTS.slice(0, i))})/(?!index\\.js$)`,
+                    message:
+                      'Another context is reached through its face (src/<context>/index.ts) only: its features, repositories and helpers are private to it.',
+                  },
+                ]
+              : []),
+            ...(i < CONTEXTS.length - 1
+              ? [
+                  {
+                    regex: `(^|/)\\.\\./(${any(CONTEXTS.slice(i + 1))})/`,
+                    message: `${context} sits below ${CONTEXTS.slice(i + 1).join(', ')} on the context map (docs/architecture.md): it may not import them. Publish an event or take a port instead.`,
+                  },
+                ]
+              : []),
+            ...rootImports,
+          ],
+        },
+      ],
     },
   })),
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/', 'packages/*/dist/', 'coverage/', 'test-output/', 'scratch/', '**/generated/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'data/',
+      'dist/',
+      'packages/*/dist/',
+      'coverage/',
+      'test-output/',
+      'scratch/',
+      '**/generated/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -53,7 +97,10 @@ export default tseslint.config(
   },
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       'no-console': ['error', { allow: ['warn', 'error'] }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
@@ -71,9 +118,18 @@ export default tseslint.config(
     files: ['console/src/**/*.{ts,tsx}'],
     languageOptions: { globals: { ...globals.browser } },
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [{ regex: '^(\\.\\./)+src(/|$)', message: 'The console imports no server source (src/): use the API through api/client.ts, or move pure code both need into a package under packages/ (like @formcast/form-appearance).' }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+src(/|$)',
+              message:
+                'The console imports no server source (src/): use the API through api/client.ts, or move pure code both need into a package under packages/ (like @formcast/form-appearance).',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -88,10 +144,15 @@ export default tseslint.config(
     // the route's schema: one place for the prose of every operation.
     files: ['src/**/*.ts'],
     rules: {
-      'no-restricted-syntax': ['error', {
-        selector: "Property[key.name='schema'] > ObjectExpression > Property[key.name=/^(tags|summary|description)$/]",
-        message: 'An operation\'s tags, summary and description go in the feature\'s *.docs.ts (src/http/operation-docs.ts), not in the route schema.',
-      }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "Property[key.name='schema'] > ObjectExpression > Property[key.name=/^(tags|summary|description)$/]",
+          message:
+            "An operation's tags, summary and description go in the feature's *.docs.ts (src/http/operation-docs.ts), not in the route schema.",
+        },
+      ],
     },
   },
   {

@@ -23,7 +23,22 @@
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, makeTempDir, parseCommandLine, positiveInt, runBench, startFormcast, startServer, table, type Server } from './harness.js';
+import {
+  BenchError,
+  HOST,
+  alive,
+  cpuSeconds,
+  expectStatus,
+  fmt,
+  makeTempDir,
+  parseCommandLine,
+  positiveInt,
+  runBench,
+  startFormcast,
+  startServer,
+  table,
+  type Server,
+} from './harness.js';
 
 type Label = 'baseline' | 'floor' | 'formcast';
 const LABELS: Label[] = ['baseline', 'floor', 'formcast'];
@@ -34,23 +49,26 @@ const P99_GOAL_MS = 10;
 const UPDATE_BODY = JSON.stringify({ name: 'Bench form', seoTitle: 'Hello' });
 
 function parseOptions() {
-  const values = parseCommandLine({
-    duration: { type: 'string' },
-    rounds: { type: 'string' },
-    warmup: { type: 'string' },
-    connections: { type: 'string' },
-    'cpu-prof': { type: 'string' },
-  }, {
-    example: 'npm run bench:api -- --duration 5',
-    usage: [
-      'usage: npm run bench:api -- [--duration N] [--rounds N] [--warmup N] [--connections N]',
-      '  --duration N     seconds per measured run (default 10)',
-      '  --rounds N       rounds of baseline, floor and formcast runs, in turn, order turning (default 2)',
-      '  --warmup N       seconds of discarded warm-up before each measured run (default 2; 0 skips it)',
-      '  --connections N  concurrent connections (default 50)',
-      '  --cpu-prof DIR   run each server with node --cpu-prof, its profiles written into DIR/<server> when it stops',
-    ],
-  });
+  const values = parseCommandLine(
+    {
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+    },
+    {
+      example: 'npm run bench:api -- --duration 5',
+      usage: [
+        'usage: npm run bench:api -- [--duration N] [--rounds N] [--warmup N] [--connections N]',
+        '  --duration N     seconds per measured run (default 10)',
+        '  --rounds N       rounds of baseline, floor and formcast runs, in turn, order turning (default 2)',
+        '  --warmup N       seconds of discarded warm-up before each measured run (default 2; 0 skips it)',
+        '  --connections N  concurrent connections (default 50)',
+        '  --cpu-prof DIR   run each server with node --cpu-prof, its profiles written into DIR/<server> when it stops',
+      ],
+    },
+  );
   return {
     duration: positiveInt('duration', values.duration, 10),
     rounds: positiveInt('rounds', values.rounds, 2),
@@ -75,34 +93,78 @@ function profiling(cpuProf: string | null, label: Label): string[] {
   return cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(cpuProf, label)}`] : [];
 }
 
-async function setupFormcast(cpuProf: string | null): Promise<{ target: Target; databaseFile: string; answer: Record<string, unknown> }> {
+async function setupFormcast(
+  cpuProf: string | null,
+): Promise<{ target: Target; databaseFile: string; answer: Record<string, unknown> }> {
   const dir = makeTempDir('formcast');
   // One key at full speed: the per-key limit (RATE_LIMIT_PER_KEY) set out of reach, so that its hooks are measured
   // but never refuse (a 429 would fail the run).
-  const { server, apiKey: key } = await startFormcast(dir, { nodeArgs: profiling(cpuProf, 'formcast'), env: { RATE_LIMIT_PER_KEY: '1000000000' } });
+  const { server, apiKey: key } = await startFormcast(dir, {
+    nodeArgs: profiling(cpuProf, 'formcast'),
+    env: { RATE_LIMIT_PER_KEY: '1000000000' },
+  });
 
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const form = JSON.parse(await expectStatus(await fetch(`${server.url}/v1/forms`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ name: 'Bench', type: 'SIGN_UP', fieldMapping: { email: 'email' } }),
-  }), 201, 'POST /v1/forms')) as { id: string };
+  const form = JSON.parse(
+    await expectStatus(
+      await fetch(`${server.url}/v1/forms`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'Bench', type: 'SIGN_UP', fieldMapping: { email: 'email' } }),
+      }),
+      201,
+      'POST /v1/forms',
+    ),
+  ) as { id: string };
 
   const formPath = `/v1/forms/${form.id}`;
-  const updated = JSON.parse(await expectStatus(await fetch(`${server.url}${formPath}`, { method: 'PUT', headers, body: UPDATE_BODY }), 200, `PUT ${formPath}`)) as { name?: string; seoTitle?: string };
-  if (updated.name !== 'Bench form' || updated.seoTitle !== 'Hello') throw new BenchError(`PUT ${formPath} did not apply the update: ${JSON.stringify(updated)}`);
-  return { target: { label: 'formcast', server, path: formPath, headers }, databaseFile: path.join(dir, 'formcast.db'), answer: updated };
+  const updated = JSON.parse(
+    await expectStatus(
+      await fetch(`${server.url}${formPath}`, { method: 'PUT', headers, body: UPDATE_BODY }),
+      200,
+      `PUT ${formPath}`,
+    ),
+  ) as { name?: string; seoTitle?: string };
+  if (updated.name !== 'Bench form' || updated.seoTitle !== 'Hello')
+    throw new BenchError(`PUT ${formPath} did not apply the update: ${JSON.stringify(updated)}`);
+  return {
+    target: { label: 'formcast', server, path: formPath, headers },
+    databaseFile: path.join(dir, 'formcast.db'),
+    answer: updated,
+  };
 }
 
 /** The floor answers Formcast's own request (same path, key and body) on Formcast's database. */
-async function setupFloor(formcast: Target, databaseFile: string, formcastAnswer: Record<string, unknown>, cpuProf: string | null): Promise<Target> {
+async function setupFloor(
+  formcast: Target,
+  databaseFile: string,
+  formcastAnswer: Record<string, unknown>,
+  cpuProf: string | null,
+): Promise<Target> {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, DATABASE_URL: databaseFile };
-  const server = await startServer('floor server', [...profiling(cpuProf, 'floor'), '--import', 'tsx', 'bench/floor-server.ts'], env);
-  const answer = JSON.parse(await expectStatus(await fetch(`${server.url}${formcast.path}`, { method: 'PUT', headers: formcast.headers, body: UPDATE_BODY }), 200, `floor PUT ${formcast.path}`)) as Record<string, unknown>;
+  const server = await startServer(
+    'floor server',
+    [...profiling(cpuProf, 'floor'), '--import', 'tsx', 'bench/floor-server.ts'],
+    env,
+  );
+  const answer = JSON.parse(
+    await expectStatus(
+      await fetch(`${server.url}${formcast.path}`, { method: 'PUT', headers: formcast.headers, body: UPDATE_BODY }),
+      200,
+      `floor PUT ${formcast.path}`,
+    ),
+  ) as Record<string, unknown>;
   // The same answer, field for field, but for the time of the update.
-  const comparable = (o: Record<string, unknown>) => JSON.stringify(Object.keys(o).sort().map((k) => [k, k === 'updatedAt' ? null : o[k]]));
+  const comparable = (o: Record<string, unknown>) =>
+    JSON.stringify(
+      Object.keys(o)
+        .sort()
+        .map((k) => [k, k === 'updatedAt' ? null : o[k]]),
+    );
   if (comparable(answer) !== comparable(formcastAnswer)) {
-    throw new BenchError(`the floor does not answer what Formcast answers:\n${JSON.stringify(answer)}\n${JSON.stringify(formcastAnswer)}`);
+    throw new BenchError(
+      `the floor does not answer what Formcast answers:\n${JSON.stringify(answer)}\n${JSON.stringify(formcastAnswer)}`,
+    );
   }
   return { label: 'floor', server, path: formcast.path, headers: formcast.headers };
 }
@@ -110,11 +172,25 @@ async function setupFloor(formcast: Target, databaseFile: string, formcastAnswer
 async function setupBaseline(cpuProf: string | null): Promise<Target> {
   const dir = makeTempDir('baseline');
   const formId = 'form_baseline';
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, DATABASE_URL: path.join(dir, 'baseline.db'), BENCH_FORM_ID: formId };
-  const server = await startServer('baseline server', [...profiling(cpuProf, 'baseline'), '--import', 'tsx', 'bench/baseline-server.ts'], env);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: '0',
+    HOST,
+    DATABASE_URL: path.join(dir, 'baseline.db'),
+    BENCH_FORM_ID: formId,
+  };
+  const server = await startServer(
+    'baseline server',
+    [...profiling(cpuProf, 'baseline'), '--import', 'tsx', 'bench/baseline-server.ts'],
+    env,
+  );
   const headers = { 'content-type': 'application/json' };
   const formPath = `/forms/${formId}`;
-  await expectStatus(await fetch(`${server.url}${formPath}`, { method: 'PUT', headers, body: UPDATE_BODY }), 200, `baseline PUT ${formPath}`);
+  await expectStatus(
+    await fetch(`${server.url}${formPath}`, { method: 'PUT', headers, body: UPDATE_BODY }),
+    200,
+    `baseline PUT ${formPath}`,
+  );
   return { label: 'baseline', server, path: formPath, headers };
 }
 
@@ -150,7 +226,8 @@ function badStatuses(...results: (autocannon.Result | undefined)[]): Record<stri
 }
 
 async function cannon(target: Target, connections: number, duration: number): Promise<autocannon.Result> {
-  if (!alive(target.server.child)) throw new BenchError(`${target.server.name} is no longer running\n${target.server.output()}`);
+  if (!alive(target.server.child))
+    throw new BenchError(`${target.server.name} is no longer running\n${target.server.output()}`);
   return autocannon({
     url: `${target.server.url}${target.path}`,
     method: 'PUT',
@@ -163,7 +240,9 @@ async function cannon(target: Target, connections: number, duration: number): Pr
 }
 
 async function measure(target: Target, round: number, opts: ReturnType<typeof parseOptions>): Promise<Run> {
-  process.stderr.write(`round ${round}: ${target.label.padEnd(8)} ${opts.warmup ? `warm-up ${opts.warmup} s, ` : ''}measuring ${opts.duration} s ...`);
+  process.stderr.write(
+    `round ${round}: ${target.label.padEnd(8)} ${opts.warmup ? `warm-up ${opts.warmup} s, ` : ''}measuring ${opts.duration} s ...`,
+  );
   const warm = opts.warmup ? await cannon(target, opts.connections, opts.warmup) : undefined;
   const cpu0 = cpuSeconds(target.server.child.pid!);
   const r = await cannon(target, opts.connections, opts.duration);
@@ -182,7 +261,9 @@ async function measure(target: Target, round: number, opts: ReturnType<typeof pa
     warmupNon2xx: warm?.non2xx ?? 0,
     badStatuses: badStatuses(warm, r),
   };
-  process.stderr.write(` ${fmt(result.reqPerSec, 0)} req/s, p99 ${result.p99Ms} ms, server CPU ${result.cpuUsPerReq} µs/req\n`);
+  process.stderr.write(
+    ` ${fmt(result.reqPerSec, 0)} req/s, p99 ${result.p99Ms} ms, server CPU ${result.cpuUsPerReq} µs/req\n`,
+  );
   return result;
 }
 
@@ -229,11 +310,29 @@ function report(runs: Run[], opts: ReturnType<typeof parseOptions>): boolean {
 
   const cols = ['round', 'target', 'req/s (mean)', 'p50 ms', 'p99 ms', 'CPU µs/req', 'requests', 'non-2xx', 'errors'];
   const rows: string[][] = runs.map((r) => [
-    String(r.round), r.target, fmt(r.reqPerSec, 1), String(r.p50Ms), String(r.p99Ms), String(r.cpuUsPerReq), String(r.requests), String(r.non2xx + r.warmupNon2xx), String(r.errors),
+    String(r.round),
+    r.target,
+    fmt(r.reqPerSec, 1),
+    String(r.p50Ms),
+    String(r.p99Ms),
+    String(r.cpuUsPerReq),
+    String(r.requests),
+    String(r.non2xx + r.warmupNon2xx),
+    String(r.errors),
   ]);
   LABELS.forEach((label, i) => {
     const x = all[i]!;
-    rows.push(['median', label, fmt(x.medianReqPerSec, 1), '', String(x.medianP99Ms), String(x.medianCpuUsPerReq), String(x.requests), String(x.non2xx), String(x.errors)]);
+    rows.push([
+      'median',
+      label,
+      fmt(x.medianReqPerSec, 1),
+      '',
+      String(x.medianP99Ms),
+      String(x.medianCpuUsPerReq),
+      String(x.requests),
+      String(x.non2xx),
+      String(x.errors),
+    ]);
   });
   const round3 = (n: number) => Math.round(n * 1000) / 1000;
   const out = [
@@ -249,31 +348,37 @@ function report(runs: Run[], opts: ReturnType<typeof parseOptions>): boolean {
     `ratio formcast/baseline (reference):    ${ratio.toFixed(3)}x`,
     `ratio floor/baseline (reference):       ${floorRatio.toFixed(3)}x   the most this endpoint's own work allows here`,
     `non-2xx responses / connection errors:  ${all.reduce((n, x) => n + x.non2xx, 0)} / ${all.reduce((n, x) => n + x.errors, 0)}   ${ranClean ? 'ok' : 'FAILED (must be 0; the figures above are not valid)'}`,
-    ...(ranClean ? [] : [`  status codes: ${LABELS.map((l, i) => `${l} ${JSON.stringify(all[i]!.badStatuses)}`).join(', ')}; timeouts: ${all.reduce((n, x) => n + x.timeouts, 0)}`]),
+    ...(ranClean
+      ? []
+      : [
+          `  status codes: ${LABELS.map((l, i) => `${l} ${JSON.stringify(all[i]!.badStatuses)}`).join(', ')}; timeouts: ${all.reduce((n, x) => n + x.timeouts, 0)}`,
+        ]),
     '',
   ];
   process.stdout.write(out.join('\n'));
-  process.stdout.write(`${JSON.stringify({
-    bench: 'api',
-    endpoint: 'PUT /v1/forms/{id}',
-    node: process.version,
-    cpus: os.cpus().length,
-    connections: opts.connections,
-    durationSec: opts.duration,
-    warmupSec: opts.warmup,
-    rounds: opts.rounds,
-    baseline,
-    floor,
-    target,
-    ratio: round3(ratio),
-    floorRatio: round3(floorRatio),
-    targetOverFloor: round3(overFloor),
-    goals: {
-      targetOverFloor: { min: FLOOR_RATIO_GOAL, value: round3(overFloor), pass: ratioPass },
-      p99Ms: { max: P99_GOAL_MS, value: target.medianP99Ms, pass: p99Pass },
-    },
-    ok: ranClean,
-  })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'api',
+      endpoint: 'PUT /v1/forms/{id}',
+      node: process.version,
+      cpus: os.cpus().length,
+      connections: opts.connections,
+      durationSec: opts.duration,
+      warmupSec: opts.warmup,
+      rounds: opts.rounds,
+      baseline,
+      floor,
+      target,
+      ratio: round3(ratio),
+      floorRatio: round3(floorRatio),
+      targetOverFloor: round3(overFloor),
+      goals: {
+        targetOverFloor: { min: FLOOR_RATIO_GOAL, value: round3(overFloor), pass: ratioPass },
+        p99Ms: { max: P99_GOAL_MS, value: target.medianP99Ms, pass: p99Pass },
+      },
+      ok: ranClean,
+    })}\n`,
+  );
   return ranClean;
 }
 

@@ -34,7 +34,28 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { monotonicFactory } from 'ulid';
 import {
-  BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, freshPostgresDatabase, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startServer, startSmtpSink, stopChild, table, type Server, type Sink, type SinkStats, NEWS_HTML, NEWS_SUBJECT,
+  BenchError,
+  HOST,
+  alive,
+  cpuSeconds,
+  expectStatus,
+  fmt,
+  freshPostgresDatabase,
+  makeTempDir,
+  memoryOf,
+  parseCommandLine,
+  positiveInt,
+  run,
+  runBench,
+  startServer,
+  startSmtpSink,
+  stopChild,
+  table,
+  type Server,
+  type Sink,
+  type SinkStats,
+  NEWS_HTML,
+  NEWS_SUBJECT,
 } from './harness.js';
 
 const DOMAIN = 'acme.test';
@@ -51,27 +72,33 @@ const HTML = NEWS_HTML;
 // Options
 
 function parseOptions() {
-  const values = parseCommandLine({
-    contacts: { type: 'string' },
-    connections: { type: 'string' },
-    pg: { type: 'boolean' },
-    'database-url': { type: 'string' },
-    threads: { type: 'string' },
-    'skip-baseline': { type: 'boolean' },
-  }, {
-    example: 'npm run bench:automations -- --contacts 20000',
-    usage: [
-      'usage: npm run bench:automations -- [--contacts N] [--connections N] [--pg] [--threads N] [--skip-baseline]',
-      '  --contacts N      contacts: the broadcast\'s recipients and the runs due at once (default 100000)',
-      '  --connections N   SMTP pool size of the server (default 5, its default)',
-      '  --pg              PostgreSQL: a fresh database on the server of --database-url or TEST_DATABASE_URL, dropped afterwards',
-      '  --database-url URL  a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
-      '  --threads N       SEND_THREADS of the server (default: its own)',
-      '  --skip-baseline   measure the automation only (no ratio)',
-    ],
-  });
+  const values = parseCommandLine(
+    {
+      contacts: { type: 'string' },
+      connections: { type: 'string' },
+      pg: { type: 'boolean' },
+      'database-url': { type: 'string' },
+      threads: { type: 'string' },
+      'skip-baseline': { type: 'boolean' },
+    },
+    {
+      example: 'npm run bench:automations -- --contacts 20000',
+      usage: [
+        'usage: npm run bench:automations -- [--contacts N] [--connections N] [--pg] [--threads N] [--skip-baseline]',
+        "  --contacts N      contacts: the broadcast's recipients and the runs due at once (default 100000)",
+        '  --connections N   SMTP pool size of the server (default 5, its default)',
+        '  --pg              PostgreSQL: a fresh database on the server of --database-url or TEST_DATABASE_URL, dropped afterwards',
+        '  --database-url URL  a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
+        '  --threads N       SEND_THREADS of the server (default: its own)',
+        '  --skip-baseline   measure the automation only (no ratio)',
+      ],
+    },
+  );
   const pgUrl = values['database-url'] ?? (values.pg ? process.env.TEST_DATABASE_URL : undefined);
-  if ((values.pg || values['database-url']) && !pgUrl) throw new BenchError('--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)');
+  if ((values.pg || values['database-url']) && !pgUrl)
+    throw new BenchError(
+      '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
+    );
   return {
     pgUrl: pgUrl ?? null,
     contacts: positiveInt('contacts', values.contacts, 100_000),
@@ -97,7 +124,12 @@ async function openSql(database: string): Promise<Sql> {
     await client.connect();
     const query = async <T>(text: string, params: unknown[] = []) => {
       let n = 0;
-      return (await client.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
+      return (
+        await client.query(
+          text.replace(/\?/g, () => `$${++n}`),
+          params,
+        )
+      ).rows as T[];
     };
     return {
       query,
@@ -140,7 +172,13 @@ async function openSql(database: string): Promise<Sql> {
 }
 
 /** Rows of `width` values per statement, in batches: one multi-row INSERT each. */
-async function insertMany(sql: Sql, table: string, columns: string[], count: number, row: (n: number) => unknown[]): Promise<void> {
+async function insertMany(
+  sql: Sql,
+  table: string,
+  columns: string[],
+  count: number,
+  row: (n: number) => unknown[],
+): Promise<void> {
   const perStatement = Math.floor(30_000 / columns.length);
   await sql.transaction(async () => {
     for (let from = 0; from < count; from += perStatement) {
@@ -148,7 +186,10 @@ async function insertMany(sql: Sql, table: string, columns: string[], count: num
       const params: unknown[] = [];
       for (let n = from; n < to; n++) params.push(...row(n));
       const tuple = `(${columns.map(() => '?').join(', ')})`;
-      await sql.query(`insert into ${table} (${columns.join(', ')}) values ${Array.from({ length: to - from }, () => tuple).join(', ')}`, params);
+      await sql.query(
+        `insert into ${table} (${columns.join(', ')}) values ${Array.from({ length: to - from }, () => tuple).join(', ')}`,
+        params,
+      );
     }
   });
 }
@@ -158,18 +199,66 @@ const contactEmail = (n: number) => `user${String(n).padStart(7, '0')}@example.t
 
 async function seedContacts(sql: Sql, workspaceId: string, count: number): Promise<void> {
   const now = new Date().toISOString();
-  await insertMany(sql, 'contacts', ['id', 'workspace_id', 'email', 'first_name', 'last_name', 'properties', 'status', 'created_at', 'updated_at'], count,
-    (n) => [contactId(n), workspaceId, contactEmail(n), `First${n}`, 'Doe', '{}', 'SUBSCRIBED', now, now]);
+  await insertMany(
+    sql,
+    'contacts',
+    ['id', 'workspace_id', 'email', 'first_name', 'last_name', 'properties', 'status', 'created_at', 'updated_at'],
+    count,
+    (n) => [contactId(n), workspaceId, contactEmail(n), `First${n}`, 'Doe', '{}', 'SUBSCRIBED', now, now],
+  );
 }
 
 /** N runs due now at the automation's first step: the row insertRun writes (ACTIVE, no lease, entered now). */
-async function insertRuns(sql: Sql, workspaceId: string, automationId: string, version: number, count: number): Promise<void> {
+async function insertRuns(
+  sql: Sql,
+  workspaceId: string,
+  automationId: string,
+  version: number,
+  count: number,
+): Promise<void> {
   const now = new Date().toISOString();
   const ulid = monotonicFactory();
-  await insertMany(sql, 'automation_runs', [
-    'id', 'workspace_id', 'automation_id', 'version', 'contact_id', 'status', 'step_id', 'step_started_at', 'due_at', 'lease_owner', 'lease_expires_at',
-    'trigger_event_id', 'entered_at', 'updated_at', 'finished_at', 'exit_reason',
-  ], count, (n) => [`run_${ulid()}`, workspaceId, automationId, version, contactId(n), 'ACTIVE', STEP_ID, null, now, null, null, null, now, now, null, null]);
+  await insertMany(
+    sql,
+    'automation_runs',
+    [
+      'id',
+      'workspace_id',
+      'automation_id',
+      'version',
+      'contact_id',
+      'status',
+      'step_id',
+      'step_started_at',
+      'due_at',
+      'lease_owner',
+      'lease_expires_at',
+      'trigger_event_id',
+      'entered_at',
+      'updated_at',
+      'finished_at',
+      'exit_reason',
+    ],
+    count,
+    (n) => [
+      `run_${ulid()}`,
+      workspaceId,
+      automationId,
+      version,
+      contactId(n),
+      'ACTIVE',
+      STEP_ID,
+      null,
+      now,
+      null,
+      null,
+      null,
+      now,
+      now,
+      null,
+      null,
+    ],
+  );
 }
 
 /** The deliveries of the workspace by status and last error, and the server's last lines: why messages are missing. */
@@ -177,7 +266,8 @@ async function explainMissing(database: string, server: Server): Promise<string>
   const sql = await openSql(database);
   try {
     const rows = await sql.query<{ status: string; last_error: string | null; n: number | string }>(
-      'select status, last_error, count(*) as n from deliveries group by status, last_error order by count(*) desc limit 10');
+      'select status, last_error, count(*) as n from deliveries group by status, last_error order by count(*) desc limit 10',
+    );
     return `deliveries: ${rows.map((r) => `${r.status}${r.last_error ? ` (${r.last_error})` : ''} ${Number(r.n)}`).join('; ')}\n${server.output()}`;
   } finally {
     await sql.close();
@@ -218,7 +308,13 @@ interface AutomationResult extends Result {
 }
 
 /** Polls the sink until `expected` distinct messages arrived; fails when nothing arrives for STALL_MS. */
-async function waitForSink(sink: Sink, expected: number, label: string, check: () => void, explain: () => Promise<string>): Promise<SinkStats> {
+async function waitForSink(
+  sink: Sink,
+  expected: number,
+  label: string,
+  check: () => void,
+  explain: () => Promise<string>,
+): Promise<SinkStats> {
   let lastCount = -1;
   let lastProgress = Date.now();
   let lastReport = 0;
@@ -231,11 +327,19 @@ async function waitForSink(sink: Sink, expected: number, label: string, check: (
     }
     if (Date.now() - lastReport > 10_000 || s.unique >= expected) {
       lastReport = Date.now();
-      const rate = s.first !== null && s.last !== null && s.last > s.first ? ` (${Math.round(s.count / ((s.last - s.first) / 1000))}/s)` : '';
-      process.stderr.write(`  ${label}: ${s.count.toLocaleString('en-US')} / ${expected.toLocaleString('en-US')}${rate}\n`);
+      const rate =
+        s.first !== null && s.last !== null && s.last > s.first
+          ? ` (${Math.round(s.count / ((s.last - s.first) / 1000))}/s)`
+          : '';
+      process.stderr.write(
+        `  ${label}: ${s.count.toLocaleString('en-US')} / ${expected.toLocaleString('en-US')}${rate}\n`,
+      );
     }
     if (s.unique >= expected) return s;
-    if (Date.now() - lastProgress > STALL_MS) throw new BenchError(`${label}: no message arrived for ${STALL_MS / 1000} s (${s.count} of ${expected})\n${await explain()}`);
+    if (Date.now() - lastProgress > STALL_MS)
+      throw new BenchError(
+        `${label}: no message arrived for ${STALL_MS / 1000} s (${s.count} of ${expected})\n${await explain()}`,
+      );
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -288,11 +392,29 @@ function healthProbe(server: Server) {
   };
 }
 
-function fromSink(label: Result['label'], s: SinkStats, expected: number, t0: number, cpuMs: number, memory: { peakRssMb: number; rssSamplesMaxMb: number }, healthzMaxMs: number): Result {
+function fromSink(
+  label: Result['label'],
+  s: SinkStats,
+  expected: number,
+  t0: number,
+  cpuMs: number,
+  memory: { peakRssMb: number; rssSamplesMaxMb: number },
+  healthzMaxMs: number,
+): Result {
   const seconds = s.first !== null && s.last !== null ? (s.last - s.first) / 1000 : 0;
   return {
-    label, messages: s.unique, signed: s.signed, seconds, perSec: seconds > 0 ? s.unique / seconds : 0, cpuMsPerMessage: cpuMs / Math.max(1, s.unique),
-    timeToFirstMs: s.first! - t0, toLastMs: s.last! - t0, ...memory, healthzMaxMs, missing: Math.max(0, expected - s.unique), duplicates: s.count - s.unique,
+    label,
+    messages: s.unique,
+    signed: s.signed,
+    seconds,
+    perSec: seconds > 0 ? s.unique / seconds : 0,
+    cpuMsPerMessage: cpuMs / Math.max(1, s.unique),
+    timeToFirstMs: s.first! - t0,
+    toLastMs: s.last! - t0,
+    ...memory,
+    healthzMaxMs,
+    missing: Math.max(0, expected - s.unique),
+    duplicates: s.count - s.unique,
   };
 }
 
@@ -302,54 +424,122 @@ const startServe = (env: NodeJS.ProcessEnv) => startServer('formcast serve', ['b
  * The baseline: a broadcast to every contact through `formcast serve`. The same server creates and activates the
  * automation (no runs yet), whose id it returns.
  */
-async function runBroadcast(sink: Sink, env: NodeJS.ProcessEnv, contacts: number, apiKey: string, skip: boolean): Promise<{ result: Result | null; automationId: string; version: number }> {
+async function runBroadcast(
+  sink: Sink,
+  env: NodeJS.ProcessEnv,
+  contacts: number,
+  apiKey: string,
+  skip: boolean,
+): Promise<{ result: Result | null; automationId: string; version: number }> {
   await sink.reset();
-  process.stderr.write(skip ? 'formcast serve: creating the automation ...\n' : `broadcast: formcast serve, one broadcast to ${contacts.toLocaleString('en-US')} contacts ...\n`);
+  process.stderr.write(
+    skip
+      ? 'formcast serve: creating the automation ...\n'
+      : `broadcast: formcast serve, one broadcast to ${contacts.toLocaleString('en-US')} contacts ...\n`,
+  );
   const server = await startServe(env);
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   const emailContent = { subject: SUBJECT, html: HTML };
   try {
-    const automation = JSON.parse(await expectStatus(await fetch(`${server.url}/v1/automations`, {
-      method: 'POST', headers, body: JSON.stringify({ name: 'Bench automation', trigger: { type: 'api' }, steps: [{ id: STEP_ID, type: 'send', from: FROM, emailContent }] }),
-    }), 201, 'POST /v1/automations')) as { id: string };
-    const active = JSON.parse(await expectStatus(await fetch(`${server.url}/v1/automations/${automation.id}/activate`, { method: 'POST', headers }), 200, 'POST /v1/automations/{id}/activate')) as { version: number };
+    const automation = JSON.parse(
+      await expectStatus(
+        await fetch(`${server.url}/v1/automations`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            name: 'Bench automation',
+            trigger: { type: 'api' },
+            steps: [{ id: STEP_ID, type: 'send', from: FROM, emailContent }],
+          }),
+        }),
+        201,
+        'POST /v1/automations',
+      ),
+    ) as { id: string };
+    const active = JSON.parse(
+      await expectStatus(
+        await fetch(`${server.url}/v1/automations/${automation.id}/activate`, { method: 'POST', headers }),
+        200,
+        'POST /v1/automations/{id}/activate',
+      ),
+    ) as { version: number };
     if (skip) return { result: null, automationId: automation.id, version: active.version };
 
-    const created = JSON.parse(await expectStatus(await fetch(`${server.url}/v1/broadcasts`, {
-      method: 'POST', headers, body: JSON.stringify({ name: 'Bench broadcast', from: FROM, emailContent }),
-    }), 201, 'POST /v1/broadcasts')) as { id: string };
+    const created = JSON.parse(
+      await expectStatus(
+        await fetch(`${server.url}/v1/broadcasts`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ name: 'Bench broadcast', from: FROM, emailContent }),
+        }),
+        201,
+        'POST /v1/broadcasts',
+      ),
+    ) as { id: string };
     const memory = memorySampler(server);
     const probe = healthProbe(server);
     const cpuBefore = cpuSeconds(server.child.pid!);
     const t0 = now();
-    await expectStatus(await fetch(`${server.url}/v1/broadcasts/${created.id}/send`, { method: 'POST', headers }), 202, 'POST /v1/broadcasts/{id}/send');
-    await waitForSink(sink, contacts, 'broadcast', () => {
-      if (!alive(server.child)) throw new BenchError(`formcast serve exited\n${server.output()}`);
-    }, () => explainMissing(env.DATABASE_URL!, server));
+    await expectStatus(
+      await fetch(`${server.url}/v1/broadcasts/${created.id}/send`, { method: 'POST', headers }),
+      202,
+      'POST /v1/broadcasts/{id}/send',
+    );
+    await waitForSink(
+      sink,
+      contacts,
+      'broadcast',
+      () => {
+        if (!alive(server.child)) throw new BenchError(`formcast serve exited\n${server.output()}`);
+      },
+      () => explainMissing(env.DATABASE_URL!, server),
+    );
     const cpuMs = (cpuSeconds(server.child.pid!) - cpuBefore) * 1000;
     const healthzMaxMs = await probe.stop();
     let broadcast: { status: string; stats?: { sent: number } } = { status: 'SENDING' };
     const deadline = Date.now() + 60_000;
     while (broadcast.status === 'SENDING' && Date.now() < deadline) {
-      broadcast = JSON.parse(await expectStatus(await fetch(`${server.url}/v1/broadcasts/${created.id}`, { headers }), 200, 'GET /v1/broadcasts/{id}'));
+      broadcast = JSON.parse(
+        await expectStatus(
+          await fetch(`${server.url}/v1/broadcasts/${created.id}`, { headers }),
+          200,
+          'GET /v1/broadcasts/{id}',
+        ),
+      );
       if (broadcast.status === 'SENDING') await new Promise((r) => setTimeout(r, 250));
     }
     if (broadcast.status !== 'SENT' || broadcast.stats?.sent !== contacts) {
-      throw new BenchError(`the broadcast ended ${broadcast.status} with stats ${JSON.stringify(broadcast.stats)} (expected SENT, ${contacts} sent)\n${server.output()}`);
+      throw new BenchError(
+        `the broadcast ended ${broadcast.status} with stats ${JSON.stringify(broadcast.stats)} (expected SENT, ${contacts} sent)\n${server.output()}`,
+      );
     }
-    return { result: fromSink('broadcast', await sink.stats(), contacts, t0, cpuMs, memory.stop(), healthzMaxMs), automationId: automation.id, version: active.version };
+    return {
+      result: fromSink('broadcast', await sink.stats(), contacts, t0, cpuMs, memory.stop(), healthzMaxMs),
+      automationId: automation.id,
+      version: active.version,
+    };
   } finally {
     await stopChild(server.child);
   }
 }
 
 /** The measured run: N runs due at once (inserted while no server runs), then a fresh `formcast serve`. */
-async function runAutomation(sink: Sink, env: NodeJS.ProcessEnv, database: string, workspaceId: string, automationId: string, version: number, contacts: number): Promise<AutomationResult> {
+async function runAutomation(
+  sink: Sink,
+  env: NodeJS.ProcessEnv,
+  database: string,
+  workspaceId: string,
+  automationId: string,
+  version: number,
+  contacts: number,
+): Promise<AutomationResult> {
   const sql = await openSql(database);
   try {
     const t = Date.now();
     await insertRuns(sql, workspaceId, automationId, version, contacts);
-    process.stderr.write(`automation: ${contacts.toLocaleString('en-US')} runs inserted, due now, in ${((Date.now() - t) / 1000).toFixed(1)} s; starting formcast serve ...\n`);
+    process.stderr.write(
+      `automation: ${contacts.toLocaleString('en-US')} runs inserted, due now, in ${((Date.now() - t) / 1000).toFixed(1)} s; starting formcast serve ...\n`,
+    );
     await sink.reset();
     const server = await startServe(env);
     try {
@@ -369,27 +559,45 @@ async function runAutomation(sink: Sink, env: NodeJS.ProcessEnv, database: strin
       let open = Infinity;
       while (open > 0 && Date.now() < deadline) {
         check();
-        open = Number((await sql.query<{ n: number | string }>('select count(*) as n from automation_runs where automation_id = ? and finished_at is null', [automationId]))[0]!.n);
+        open = Number(
+          (
+            await sql.query<{ n: number | string }>(
+              'select count(*) as n from automation_runs where automation_id = ? and finished_at is null',
+              [automationId],
+            )
+          )[0]!.n,
+        );
         if (open > 0) await new Promise((r) => setTimeout(r, 250));
       }
       const memoryAtEnd = memory.stop();
       const statuses = await sql.query<{ status: string; n: number | string; first: unknown; last: unknown }>(
-        'select status, count(*) as n, min(finished_at) as first, max(finished_at) as last from automation_runs where automation_id = ? group by status', [automationId]);
+        'select status, count(*) as n, min(finished_at) as first, max(finished_at) as last from automation_runs where automation_id = ? group by status',
+        [automationId],
+      );
       const completed = statuses.find((r) => r.status === 'COMPLETED');
       if (statuses.length !== 1 || !completed || Number(completed.n) !== contacts) {
-        throw new BenchError(`the runs ended ${JSON.stringify(statuses.map((r) => ({ status: r.status, n: Number(r.n) })))} (expected ${contacts} COMPLETED)\n${server.output()}`);
+        throw new BenchError(
+          `the runs ended ${JSON.stringify(statuses.map((r) => ({ status: r.status, n: Number(r.n) })))} (expected ${contacts} COMPLETED)\n${server.output()}`,
+        );
       }
       const sent = await sql.query<{ status: string; n: number | string }>(
-        'select d.status, count(*) as n from deliveries d join broadcasts b on b.id = d.broadcast_id where b.automation_id = ? group by d.status', [automationId]);
+        'select d.status, count(*) as n from deliveries d join broadcasts b on b.id = d.broadcast_id where b.automation_id = ? group by d.status',
+        [automationId],
+      );
       if (sent.length !== 1 || sent[0]!.status !== 'SENT' || Number(sent[0]!.n) !== contacts) {
-        throw new BenchError(`the step's deliveries ended ${JSON.stringify(sent.map((r) => ({ status: r.status, n: Number(r.n) })))} (expected ${contacts} SENT)\n${server.output()}`);
+        throw new BenchError(
+          `the step's deliveries ended ${JSON.stringify(sent.map((r) => ({ status: r.status, n: Number(r.n) })))} (expected ${contacts} SENT)\n${server.output()}`,
+        );
       }
       const runsSeconds = (ms(completed.last) - ms(completed.first)) / 1000;
       // finished_at is the server's clock (ms): the wall-clock time since t0.
       const runsDoneAfterMs = ms(completed.last) - t0;
       return {
         ...fromSink('automation', await sink.stats(), contacts, t0, cpuMs, memoryAtEnd, healthzMaxMs),
-        runsCompleted: contacts, runsSeconds, runsPerSec: runsSeconds > 0 ? contacts / runsSeconds : 0, runsDoneAfterMs,
+        runsCompleted: contacts,
+        runsSeconds,
+        runsPerSec: runsSeconds > 0 ? contacts / runsSeconds : 0,
+        runsDoneAfterMs,
       };
     } finally {
       await stopChild(server.child);
@@ -402,19 +610,46 @@ async function runAutomation(sink: Sink, env: NodeJS.ProcessEnv, database: strin
 // ---------------------------------------------------------------------------------------------------
 // Report
 
-function report(opts: ReturnType<typeof parseOptions>, load: { before: string; after: string }, broadcast: Result | null, automation: AutomationResult): boolean {
+function report(
+  opts: ReturnType<typeof parseOptions>,
+  load: { before: string; after: string },
+  broadcast: Result | null,
+  automation: AutomationResult,
+): boolean {
   const ratio = broadcast && broadcast.perSec > 0 ? automation.perSec / broadcast.perSec : null;
   const ratioPass = ratio !== null && ratio >= RATIO_GOAL;
   const results = [...(broadcast ? [broadcast] : []), automation];
   const complete = results.every((r) => r.missing === 0 && r.signed >= r.messages);
 
-  const cols = ['run', 'messages', 'twice', 'seconds', 'msg/s', 'CPU ms/msg', 'first msg ms', 'last msg ms', 'peak RSS MB', 'max /healthz ms'];
-  const rows = results.map((r) => [r.label, fmt(r.messages), fmt(r.duplicates), fmt(r.seconds, 1), fmt(r.perSec, 0), fmt(r.cpuMsPerMessage, 2), fmt(r.timeToFirstMs), fmt(r.toLastMs), fmt(r.peakRssMb, 0), fmt(r.healthzMaxMs)]);
+  const cols = [
+    'run',
+    'messages',
+    'twice',
+    'seconds',
+    'msg/s',
+    'CPU ms/msg',
+    'first msg ms',
+    'last msg ms',
+    'peak RSS MB',
+    'max /healthz ms',
+  ];
+  const rows = results.map((r) => [
+    r.label,
+    fmt(r.messages),
+    fmt(r.duplicates),
+    fmt(r.seconds, 1),
+    fmt(r.perSec, 0),
+    fmt(r.cpuMsPerMessage, 2),
+    fmt(r.timeToFirstMs),
+    fmt(r.toLastMs),
+    fmt(r.peakRssMb, 0),
+    fmt(r.healthzMaxMs),
+  ]);
   const out = [
     '',
     `${fmt(opts.contacts)} automation runs due at once (one send step) vs one broadcast to the same ${fmt(opts.contacts)} contacts; formcast serve, ${opts.pgUrl ? 'PostgreSQL' : 'SQLite'}${opts.threads !== null ? `, SEND_THREADS=${opts.threads}` : ''}, SMTP pool ${opts.connections}, same SMTP sink`,
     `node ${process.version}, ${os.cpus().length} CPU(s), load average (1 min, /proc/loadavg) ${load.before} before, ${load.after} after`,
-    '(broadcast: times from the send request; automation: from the server\'s start, the runs being due already)',
+    "(broadcast: times from the send request; automation: from the server's start, the runs being due already)",
     '',
     ...table(cols, [rows], 1),
     '',
@@ -423,32 +658,53 @@ function report(opts: ReturnType<typeof parseOptions>, load: { before: string; a
     ratio === null
       ? 'ratio automation/broadcast (msg/s): not measured (--skip-baseline)'
       : `ratio automation/broadcast (msg/s): ${ratio.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
-    ...(broadcast ? [`end to end (for information):       automation ${fmt(automation.toLastMs / 1000, 1)} s from the server's start to the last message, broadcast ${fmt(broadcast.toLastMs / 1000, 1)} s from the send request: ${(broadcast.toLastMs / automation.toLastMs).toFixed(3)}x`] : []),
+    ...(broadcast
+      ? [
+          `end to end (for information):       automation ${fmt(automation.toLastMs / 1000, 1)} s from the server's start to the last message, broadcast ${fmt(broadcast.toLastMs / 1000, 1)} s from the send request: ${(broadcast.toLastMs / automation.toLastMs).toFixed(3)}x`,
+        ]
+      : []),
     `all messages arrived, all signed:  ${complete ? 'ok' : 'FAILED (the figures above are not valid)'}`,
     '',
   ];
   process.stdout.write(out.join('\n'));
   const round = (n: number | null, d = 1) => (n === null ? null : Math.round(n * 10 ** d) / 10 ** d);
   const json = (r: Result) => ({
-    messages: r.messages, duplicates: r.duplicates, seconds: round(r.seconds, 2), perSec: round(r.perSec), cpuMsPerMessage: round(r.cpuMsPerMessage, 3),
-    timeToFirstMs: round(r.timeToFirstMs, 0), toLastMs: round(r.toLastMs, 0), peakRssMb: round(r.peakRssMb), rssSamplesMaxMb: round(r.rssSamplesMaxMb), healthzMaxMs: round(r.healthzMaxMs, 0), missing: r.missing,
+    messages: r.messages,
+    duplicates: r.duplicates,
+    seconds: round(r.seconds, 2),
+    perSec: round(r.perSec),
+    cpuMsPerMessage: round(r.cpuMsPerMessage, 3),
+    timeToFirstMs: round(r.timeToFirstMs, 0),
+    toLastMs: round(r.toLastMs, 0),
+    peakRssMb: round(r.peakRssMb),
+    rssSamplesMaxMb: round(r.rssSamplesMaxMb),
+    healthzMaxMs: round(r.healthzMaxMs, 0),
+    missing: r.missing,
   });
-  process.stdout.write(`${JSON.stringify({
-    bench: 'automations',
-    node: process.version,
-    cpus: os.cpus().length,
-    contacts: opts.contacts,
-    database: opts.pgUrl ? 'postgres' : 'sqlite',
-    sendThreads: opts.threads,
-    connections: opts.connections,
-    loadAvg: load,
-    broadcast: broadcast ? json(broadcast) : null,
-    automation: { ...json(automation), runsCompleted: automation.runsCompleted, runsSeconds: round(automation.runsSeconds, 2), runsPerSec: round(automation.runsPerSec), runsDoneAfterMs: round(automation.runsDoneAfterMs, 0) },
-    ratio: round(ratio, 3),
-    endToEndRatio: broadcast ? round(broadcast.toLastMs / automation.toLastMs, 3) : null,
-    goals: { ratio: { min: RATIO_GOAL, value: round(ratio, 3), pass: ratio === null ? null : ratioPass } },
-    ok: complete,
-  })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'automations',
+      node: process.version,
+      cpus: os.cpus().length,
+      contacts: opts.contacts,
+      database: opts.pgUrl ? 'postgres' : 'sqlite',
+      sendThreads: opts.threads,
+      connections: opts.connections,
+      loadAvg: load,
+      broadcast: broadcast ? json(broadcast) : null,
+      automation: {
+        ...json(automation),
+        runsCompleted: automation.runsCompleted,
+        runsSeconds: round(automation.runsSeconds, 2),
+        runsPerSec: round(automation.runsPerSec),
+        runsDoneAfterMs: round(automation.runsDoneAfterMs, 0),
+      },
+      ratio: round(ratio, 3),
+      endToEndRatio: broadcast ? round(broadcast.toLastMs / automation.toLastMs, 3) : null,
+      goals: { ratio: { min: RATIO_GOAL, value: round(ratio, 3), pass: ratio === null ? null : ratioPass } },
+      ok: complete,
+    })}\n`,
+  );
   return complete;
 }
 
@@ -456,17 +712,43 @@ function report(opts: ReturnType<typeof parseOptions>, load: { before: string; a
 
 async function main(): Promise<number> {
   const opts = parseOptions();
-  const loadavg = async () => (await import('node:fs')).readFileSync('/proc/loadavg', 'utf8').trim().split(' ').slice(0, 3).join(' ');
+  const loadavg = async () =>
+    (await import('node:fs')).readFileSync('/proc/loadavg', 'utf8').trim().split(' ').slice(0, 3).join(' ');
   const loadBefore = await loadavg();
   const dir = makeTempDir('automations');
   const database = opts.pgUrl ? await freshPostgresDatabase(opts.pgUrl, 'automations') : path.join(dir, 'formcast.db');
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: database, PUBLIC_URL, SMTP_MAX_CONNECTIONS: String(opts.connections), OUTBOX_DIR: path.join(dir, 'outbox') };
-  for (const name of Object.keys(env)) if (name.startsWith('WORKER_') || name.startsWith('SEND_') || name === 'SMTP_RATE_LIMIT' || name === 'SMTP_URL' || name === 'SERVE_WORKER') delete env[name];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: '0',
+    HOST,
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: database,
+    PUBLIC_URL,
+    SMTP_MAX_CONNECTIONS: String(opts.connections),
+    OUTBOX_DIR: path.join(dir, 'outbox'),
+  };
+  for (const name of Object.keys(env))
+    if (
+      name.startsWith('WORKER_') ||
+      name.startsWith('SEND_') ||
+      name === 'SMTP_RATE_LIMIT' ||
+      name === 'SMTP_URL' ||
+      name === 'SERVE_WORKER'
+    )
+      delete env[name];
   if (opts.threads !== null) env.SEND_THREADS = String(opts.threads);
 
-  process.stderr.write(`setting up: workspace, verified domain ${DOMAIN}, ${opts.contacts.toLocaleString('en-US')} contacts (${opts.pgUrl ? 'PostgreSQL' : `SQLite in ${dir}`}) ...\n`);
-  const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as { workspace: { id: string }; apiKey: { key: string } };
-  await run('formcast domain add', ['bin/formcast', 'domain', 'add', DOMAIN, '--workspace', created.workspace.id, '--verified', '--json'], env);
+  process.stderr.write(
+    `setting up: workspace, verified domain ${DOMAIN}, ${opts.contacts.toLocaleString('en-US')} contacts (${opts.pgUrl ? 'PostgreSQL' : `SQLite in ${dir}`}) ...\n`,
+  );
+  const created = JSON.parse(
+    await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env),
+  ) as { workspace: { id: string }; apiKey: { key: string } };
+  await run(
+    'formcast domain add',
+    ['bin/formcast', 'domain', 'add', DOMAIN, '--workspace', created.workspace.id, '--verified', '--json'],
+    env,
+  );
   const t = Date.now();
   const sql = await openSql(database);
   try {
@@ -478,8 +760,20 @@ async function main(): Promise<number> {
 
   const sink = await startSmtpSink();
   const serveEnv = { ...env, SMTP_URL: `smtp://${HOST}:${sink.port}` };
-  const { result: broadcast, automationId, version } = await runBroadcast(sink, serveEnv, opts.contacts, created.apiKey.key, opts.skipBaseline);
-  const automation = await runAutomation(sink, serveEnv, database, created.workspace.id, automationId, version, opts.contacts);
+  const {
+    result: broadcast,
+    automationId,
+    version,
+  } = await runBroadcast(sink, serveEnv, opts.contacts, created.apiKey.key, opts.skipBaseline);
+  const automation = await runAutomation(
+    sink,
+    serveEnv,
+    database,
+    created.workspace.id,
+    automationId,
+    version,
+    opts.contacts,
+  );
   return report(opts, { before: loadBefore, after: await loadavg() }, broadcast, automation) ? 0 : 1;
 }
 

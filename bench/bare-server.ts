@@ -33,10 +33,13 @@ export async function serveUntilSignal(app: FastifyInstance, db: SQLite.Database
   const shutdown = () => {
     if (closing) process.exit(1);
     closing = true;
-    app.close().then(() => {
-      db.close();
-      process.exit(0);
-    }, () => process.exit(1));
+    app.close().then(
+      () => {
+        db.close();
+        process.exit(0);
+      },
+      () => process.exit(1),
+    );
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

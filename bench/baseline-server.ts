@@ -18,7 +18,11 @@ db.exec(`CREATE TABLE IF NOT EXISTS forms (
   updated_at TEXT NOT NULL
 )`);
 const FORM_ID = process.env.BENCH_FORM_ID || 'form_baseline';
-db.prepare('INSERT OR IGNORE INTO forms (id, name, updated_at) VALUES (?, ?, ?)').run(FORM_ID, 'Bench', new Date().toISOString());
+db.prepare('INSERT OR IGNORE INTO forms (id, name, updated_at) VALUES (?, ?, ?)').run(
+  FORM_ID,
+  'Bench',
+  new Date().toISOString(),
+);
 const update = db.prepare('UPDATE forms SET name = ?, updated_at = ? WHERE id = ?');
 
 const app = Fastify({ logger: false });

@@ -29,11 +29,28 @@ const findKey = db.prepare<[string], { workspace_id: string; key_hash: string; r
 );
 
 interface FormRow {
-  id: string; form_group_id: string; version: number; status: string; name: string; description: string | null;
-  type: string; display: string | null; field_mapping: string; settings: string; double_opt_in_email_id: string | null;
-  seo_title: string | null; seo_description: string | null; seo_image_url: string | null; seo_favicon_url: string | null;
-  slug: string | null; previous_version_id: string | null; html_validation: string | null; created_at: string;
-  updated_at: string; published_at: string | null; archived_at: string | null;
+  id: string;
+  form_group_id: string;
+  version: number;
+  status: string;
+  name: string;
+  description: string | null;
+  type: string;
+  display: string | null;
+  field_mapping: string;
+  settings: string;
+  double_opt_in_email_id: string | null;
+  seo_title: string | null;
+  seo_description: string | null;
+  seo_image_url: string | null;
+  seo_favicon_url: string | null;
+  slug: string | null;
+  previous_version_id: string | null;
+  html_validation: string | null;
+  created_at: string;
+  updated_at: string;
+  published_at: string | null;
+  archived_at: string | null;
 }
 
 const update = db.prepare<[string, string | null, string, string, string], FormRow>(
@@ -49,30 +66,48 @@ const NO_HASH = Buffer.alloc(32);
 
 const app = Fastify({ logger: false });
 
-app.put<{ Params: { id: string }; Body: { name?: unknown; seoTitle?: unknown } }>('/v1/forms/:id', async (req, reply) => {
-  const parts = KEY.exec(req.headers.authorization ?? '');
-  if (!parts) return reply.code(401).send({ code: 'unauthorized' });
-  const key = findKey.get(`key_${parts[1]}`);
-  const presented = crypto.createHash('sha256').update(parts[2]!).digest();
-  const equal = crypto.timingSafeEqual(presented, key ? Buffer.from(key.key_hash, 'hex') : NO_HASH);
-  if (!key || !equal || key.revoked_at) return reply.code(401).send({ code: 'unauthorized' });
+app.put<{ Params: { id: string }; Body: { name?: unknown; seoTitle?: unknown } }>(
+  '/v1/forms/:id',
+  async (req, reply) => {
+    const parts = KEY.exec(req.headers.authorization ?? '');
+    if (!parts) return reply.code(401).send({ code: 'unauthorized' });
+    const key = findKey.get(`key_${parts[1]}`);
+    const presented = crypto.createHash('sha256').update(parts[2]!).digest();
+    const equal = crypto.timingSafeEqual(presented, key ? Buffer.from(key.key_hash, 'hex') : NO_HASH);
+    if (!key || !equal || key.revoked_at) return reply.code(401).send({ code: 'unauthorized' });
 
-  const name = typeof req.body?.name === 'string' ? req.body.name : 'Bench';
-  const seoTitle = typeof req.body?.seoTitle === 'string' ? req.body.seoTitle : null;
-  // all(), not get(): get() resets the statement before SQLite's last step, and SQLite runs the WAL's auto-checkpoint
-  // only from that step; with get() this process never checkpointed (its WAL grew without bound, the checkpoints
-  // Formcast pays never came). all() runs the statement to its end, as Formcast's driver does.
-  const f = update.all(name, seoTitle, new Date().toISOString(), key.workspace_id, req.params.id)[0];
-  if (!f) return reply.code(404).send({ code: 'not_found' });
-  return {
-    id: f.id, name: f.name, description: f.description, type: f.type, display: f.display,
-    fieldMapping: JSON.parse(f.field_mapping) as unknown, settings: JSON.parse(f.settings) as unknown,
-    doubleOptInEmailId: f.double_opt_in_email_id, seoTitle: f.seo_title, seoDescription: f.seo_description,
-    seoImageUrl: f.seo_image_url, seoFaviconUrl: f.seo_favicon_url, slug: f.slug, status: f.status, version: f.version,
-    formGroupId: f.form_group_id, previousVersionId: f.previous_version_id,
-    htmlValidation: f.html_validation === null ? null : JSON.parse(f.html_validation) as unknown,
-    createdAt: f.created_at, updatedAt: f.updated_at, publishedAt: f.published_at, archivedAt: f.archived_at,
-  };
-});
+    const name = typeof req.body?.name === 'string' ? req.body.name : 'Bench';
+    const seoTitle = typeof req.body?.seoTitle === 'string' ? req.body.seoTitle : null;
+    // all(), not get(): get() resets the statement before SQLite's last step, and SQLite runs the WAL's auto-checkpoint
+    // only from that step; with get() this process never checkpointed (its WAL grew without bound, the checkpoints
+    // Formcast pays never came). all() runs the statement to its end, as Formcast's driver does.
+    const f = update.all(name, seoTitle, new Date().toISOString(), key.workspace_id, req.params.id)[0];
+    if (!f) return reply.code(404).send({ code: 'not_found' });
+    return {
+      id: f.id,
+      name: f.name,
+      description: f.description,
+      type: f.type,
+      display: f.display,
+      fieldMapping: JSON.parse(f.field_mapping) as unknown,
+      settings: JSON.parse(f.settings) as unknown,
+      doubleOptInEmailId: f.double_opt_in_email_id,
+      seoTitle: f.seo_title,
+      seoDescription: f.seo_description,
+      seoImageUrl: f.seo_image_url,
+      seoFaviconUrl: f.seo_favicon_url,
+      slug: f.slug,
+      status: f.status,
+      version: f.version,
+      formGroupId: f.form_group_id,
+      previousVersionId: f.previous_version_id,
+      htmlValidation: f.html_validation === null ? null : (JSON.parse(f.html_validation) as unknown),
+      createdAt: f.created_at,
+      updatedAt: f.updated_at,
+      publishedAt: f.published_at,
+      archivedAt: f.archived_at,
+    };
+  },
+);
 
 await serveUntilSignal(app, db);

@@ -36,15 +36,26 @@ type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
  * prints `usage` and exits 0. A parse error is a BenchError; when npm swallowed one of the string options
  * (`npm run bench:x --rows 5` without `--` leaves only the stray value `5`), it says to pass them after `--`.
  */
-export function parseCommandLine<const O extends OptionsConfig>(options: O, help: { example: string; usage: string[] }) {
-  const config = { args: process.argv.slice(2), options: { ...options, help: { type: 'boolean', short: 'h' } } as const, strict: true } as const;
+export function parseCommandLine<const O extends OptionsConfig>(
+  options: O,
+  help: { example: string; usage: string[] },
+) {
+  const config = {
+    args: process.argv.slice(2),
+    options: { ...options, help: { type: 'boolean', short: 'h' } } as const,
+    strict: true,
+  } as const;
   let parsed;
   try {
     parsed = parseArgs(config);
   } catch (err) {
-    const stringOptions = Object.entries(options).filter(([, o]) => o.type === 'string').map(([name]) => name);
+    const stringOptions = Object.entries(options)
+      .filter(([, o]) => o.type === 'string')
+      .map(([name]) => name);
     const npmAteIt = stringOptions.some((o) => process.env[`npm_config_${o}`] !== undefined);
-    throw new BenchError(`${(err as Error).message}${npmAteIt ? `; pass options after \`--\`: ${help.example}` : ' (see --help)'}`);
+    throw new BenchError(
+      `${(err as Error).message}${npmAteIt ? `; pass options after \`--\`: ${help.example}` : ' (see --help)'}`,
+    );
   }
   if ((parsed.values as { help?: boolean }).help) {
     process.stdout.write([...help.usage, ''].join('\n'));
@@ -97,7 +108,9 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   if (alive(child)) {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGTERM');
-    const timer = setTimeout(() => { if (alive(child)) child.kill('SIGKILL'); }, 5_000);
+    const timer = setTimeout(() => {
+      if (alive(child)) child.kill('SIGKILL');
+    }, 5_000);
     await exited;
     clearTimeout(timer);
   }
@@ -136,7 +149,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 /** `node args…` from ROOT, stdout and stderr piped (and an IPC channel if asked), registered for cleanup. */
 function spawnNode(args: string[], env: NodeJS.ProcessEnv, ipc = false) {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env,
+    stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   return child;
 }
@@ -167,7 +184,13 @@ export interface Server {
  * and the child's last output lines if it exits, fails to spawn, or prints no such line within 30 s; the
  * child is still stopped by the cleanup. `ipc` opens a message channel (child.send / 'message').
  */
-export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp, { ipc = false } = {}): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
+export function startChild(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  { ipc = false } = {},
+): Promise<{ child: ChildProcess; match: RegExpExecArray; output: () => string }> {
   const child = spawnNode(args, env, ipc);
   const output = tail(child);
   return new Promise((resolve, reject) => {
@@ -197,7 +220,12 @@ export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv,
 
 /** startChild for a server that says `listening on http://HOST:PORT` (`formcast serve` in its JSON log line's msg, the bare servers as a plain line). */
 export async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<Server> {
-  const { child, match, output } = await startChild(name, args, env, /(?:^|"msg":")listening on (http:\/\/[^\s"]+:\d+)/m);
+  const { child, match, output } = await startChild(
+    name,
+    args,
+    env,
+    /(?:^|"msg":")listening on (http:\/\/[^\s"]+:\d+)/m,
+  );
   return { name, child, url: match[1]!, output };
 }
 
@@ -206,8 +234,12 @@ export function run(name: string, args: string[], env: NodeJS.ProcessEnv): Promi
   const child = spawnNode(args, env);
   let stdout = '';
   let stderr = '';
-  child.stdout?.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-  child.stderr?.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
+  child.stdout?.on('data', (c: Buffer) => {
+    stdout += c.toString('utf8');
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString('utf8');
+  });
   return new Promise<string>((resolve, reject) => {
     child.once('error', (err) => reject(new BenchError(`${name} failed: ${err.message}`)));
     child.once('exit', (code, signal) => {
@@ -227,10 +259,22 @@ export function run(name: string, args: string[], env: NodeJS.ProcessEnv): Promi
  * unset whatever the caller's environment says. `nodeArgs` go to node before the script (`--cpu-prof`, …);
  * `env` adds to (or overrides) the environment.
  */
-export async function startFormcast(dir: string, { nodeArgs = [] as string[], env: extra = {} as NodeJS.ProcessEnv } = {}): Promise<{ server: Server; workspaceId: string; apiKey: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: path.join(dir, 'formcast.db'), ...extra };
+export async function startFormcast(
+  dir: string,
+  { nodeArgs = [] as string[], env: extra = {} as NodeJS.ProcessEnv } = {},
+): Promise<{ server: Server; workspaceId: string; apiKey: string }> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: '0',
+    HOST,
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: path.join(dir, 'formcast.db'),
+    ...extra,
+  };
   delete env.PUBLIC_URL;
-  const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as {
+  const created = JSON.parse(
+    await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env),
+  ) as {
     workspace: { id: string };
     apiKey: { key: string };
   };
@@ -241,7 +285,8 @@ export async function startFormcast(dir: string, { nodeArgs = [] as string[], en
 /** The body of a setup request's response; a BenchError unless its status is `status`. */
 export async function expectStatus(res: Response, status: number, what: string): Promise<string> {
   const text = await res.text();
-  if (res.status !== status) throw new BenchError(`${what}: expected ${status}, got ${res.status}: ${text.slice(0, 500)}`);
+  if (res.status !== status)
+    throw new BenchError(`${what}: expected ${status}, got ${res.status}: ${text.slice(0, 500)}`);
   return text;
 }
 
@@ -268,37 +313,48 @@ export interface Sink {
  * when no answer comes within 30 s, with its last output lines (`output`) when given: a sink that died mid-run used to
  * leave bench:send waiting for an answer for ever, without a word.
  */
-export function ipcRequester(child: ChildProcess, name: string, output?: () => string): <T>(cmd: string, type?: string) => Promise<T> {
+export function ipcRequester(
+  child: ChildProcess,
+  name: string,
+  output?: () => string,
+): <T>(cmd: string, type?: string) => Promise<T> {
   const why = (what: string) => new BenchError(`${name} ${what}${output ? `\n${output()}` : ''}`);
-  return <T>(cmd: string, type = cmd) => new Promise<T>((resolve, reject) => {
-    if (!alive(child)) return reject(why('is no longer running'));
-    const done = () => {
-      clearTimeout(timer);
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-    };
-    const onMessage = (msg: { type?: string }) => {
-      if (msg?.type !== type) return;
-      done();
-      resolve(msg as T);
-    };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
-      done();
-      reject(why(`exited (${signal ?? `code ${code}`}) before answering ${cmd}`));
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(why(`did not answer ${cmd} within 30 s`));
-    }, 30_000);
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-    child.send({ cmd });
-  });
+  return <T>(cmd: string, type = cmd) =>
+    new Promise<T>((resolve, reject) => {
+      if (!alive(child)) return reject(why('is no longer running'));
+      const done = () => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+      };
+      const onMessage = (msg: { type?: string }) => {
+        if (msg?.type !== type) return;
+        done();
+        resolve(msg as T);
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+        done();
+        reject(why(`exited (${signal ?? `code ${code}`}) before answering ${cmd}`));
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(why(`did not answer ${cmd} within 30 s`));
+      }, 30_000);
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.send({ cmd });
+    });
 }
 
 /** Starts bench/smtp-sink.ts in a process of its own (stopped by the cleanup) and talks to it over IPC. */
 export async function startSmtpSink(): Promise<Sink> {
-  const { child, match, output } = await startChild('SMTP sink', ['--import', 'tsx', 'bench/smtp-sink.ts'], { ...process.env, PORT: '0' }, /^sink listening on (\d+)$/m, { ipc: true });
+  const { child, match, output } = await startChild(
+    'SMTP sink',
+    ['--import', 'tsx', 'bench/smtp-sink.ts'],
+    { ...process.env, PORT: '0' },
+    /^sink listening on (\d+)$/m,
+    { ipc: true },
+  );
   const request = ipcRequester(child, 'the SMTP sink', output);
   return {
     port: Number(match[1]),
@@ -315,12 +371,13 @@ export async function freshPostgresDatabase(baseUrl: string, label: string, keep
   await admin.connect();
   await admin.query(`create database ${name}`);
   await admin.end();
-  if (!keep) atCleanup(async () => {
-    const c = new pg.Client({ connectionString: baseUrl });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  });
+  if (!keep)
+    atCleanup(async () => {
+      const c = new pg.Client({ connectionString: baseUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    });
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   return url.toString();
@@ -346,7 +403,9 @@ export function cpuSeconds(pid: number): number {
  * run at its next one-second sample tick, and its `duration` with it: req/s from that duration would be rounded down
  * to requests per whole second, which understates a fast server most.)
  */
-export async function cannonAmount(options: autocannon.Options & { amount: number }): Promise<{ result: autocannon.Result; seconds: number; statuses: Map<number, number> }> {
+export async function cannonAmount(
+  options: autocannon.Options & { amount: number },
+): Promise<{ result: autocannon.Result; seconds: number; statuses: Map<number, number> }> {
   const start = performance.now();
   let last = start;
   const statuses = new Map<number, number>();
@@ -382,7 +441,8 @@ export function fmt(n: number | null, digits = 0): string {
 export function table(cols: string[], groups: string[][][], leftColumns: number): string[] {
   const rows = groups.flat();
   const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const rule = line(widths.map((w) => '-'.repeat(w)));
   return [line(cols), rule, ...groups.flatMap((g, i) => [...g.map(line), ...(i < groups.length - 1 ? [rule] : [])])];
 }
@@ -399,7 +459,9 @@ export async function runBench(name: string, main: () => Promise<number>): Promi
   try {
     exitCode = await main();
   } catch (err) {
-    process.stderr.write(`\n${name} failed: ${err instanceof BenchError ? err.message : (err as Error).stack ?? String(err)}\n`);
+    process.stderr.write(
+      `\n${name} failed: ${err instanceof BenchError ? err.message : ((err as Error).stack ?? String(err))}\n`,
+    );
   } finally {
     await cleanup();
   }

@@ -40,8 +40,13 @@ db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.pragma('foreign_keys = ON');
 db.pragma('busy_timeout = 5000');
-db.prepare('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)').run(WORKSPACE, 'baseline', new Date().toISOString());
-const insertContact = db.prepare(`INSERT INTO contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at)
+db.prepare('INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)').run(
+  WORKSPACE,
+  'baseline',
+  new Date().toISOString(),
+);
+const insertContact =
+  db.prepare(`INSERT INTO contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at)
   VALUES (?, '${WORKSPACE}', ?, ?, ?, ?, 'SUBSCRIBED', ?, ?)`);
 // dispatched = 1: what Formcast writes on SQLite for a workspace with no enabled webhook endpoint (nothing for the
 // fan-out to take; src/outbox/events/events.repository.ts), so both sides write the same rows and index entries.
@@ -56,7 +61,13 @@ const insertBatch = db.transaction((rows: string[][], columns: string[], now: st
     const email = r[0]!.toLowerCase();
     insertContact.run(id, email, r[1]!, r[2]!, JSON.stringify(properties), now, now);
     if (withEvents) {
-      insertEvent.run(nextId('evt'), 'contact.created', now, id, JSON.stringify({ email, status: 'SUBSCRIBED', source: 'import' }));
+      insertEvent.run(
+        nextId('evt'),
+        'contact.created',
+        now,
+        id,
+        JSON.stringify({ email, status: 'SUBSCRIBED', source: 'import' }),
+      );
       insertEvent.run(nextId('evt'), 'contact.subscribed', now, id, JSON.stringify({ email, source: 'import' }));
     }
   }
@@ -82,4 +93,6 @@ db.close();
 
 const hwm = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'));
 const cpu = process.cpuUsage(cpuStart);
-process.stdout.write(`${JSON.stringify({ rows, ms: Math.round(performance.now() - started), cpuMs: Math.round((cpu.user + cpu.system) / 1000), peakRssMb: hwm ? Math.round(Number(hwm[1]) / 1024) : null })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ rows, ms: Math.round(performance.now() - started), cpuMs: Math.round((cpu.user + cpu.system) / 1000), peakRssMb: hwm ? Math.round(Number(hwm[1]) / 1024) : null })}\n`,
+);

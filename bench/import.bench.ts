@@ -23,24 +23,45 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { connect } from '../src/db/connection.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { BenchError, alive, cpuSeconds, fmt, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startFormcast, stopChild, table } from './harness.js';
+import {
+  BenchError,
+  alive,
+  cpuSeconds,
+  fmt,
+  makeTempDir,
+  memoryOf,
+  parseCommandLine,
+  positiveInt,
+  run,
+  runBench,
+  startFormcast,
+  stopChild,
+  table,
+} from './harness.js';
 
 const RSS_GOAL_MB = 300;
 /** Issue 13: formcast's rows/s at least 0.8x the baseline's (the baseline making the same inserts). */
 const RATIO_GOAL = 0.8;
 
 function parseOptions() {
-  const values = parseCommandLine({ rows: { type: 'string' }, keep: { type: 'boolean' }, 'cpu-prof': { type: 'string' } }, {
-    example: 'npm run bench:import -- --rows 100000',
-    usage: [
-      'usage: npm run bench:import -- [--rows N] [--keep] [--cpu-prof DIR]',
-      '  --rows N          rows in the generated CSV (default 1000000)',
-      '  --keep            keep the temp directory (CSV and databases) and print where it is',
-      '  --cpu-prof DIR    run the server with node --cpu-prof, writing the profile to DIR (open it in Chrome DevTools)',
-    ],
-  });
+  const values = parseCommandLine(
+    { rows: { type: 'string' }, keep: { type: 'boolean' }, 'cpu-prof': { type: 'string' } },
+    {
+      example: 'npm run bench:import -- --rows 100000',
+      usage: [
+        'usage: npm run bench:import -- [--rows N] [--keep] [--cpu-prof DIR]',
+        '  --rows N          rows in the generated CSV (default 1000000)',
+        '  --keep            keep the temp directory (CSV and databases) and print where it is',
+        '  --cpu-prof DIR    run the server with node --cpu-prof, writing the profile to DIR (open it in Chrome DevTools)',
+      ],
+    },
+  );
   const cpuProf = values['cpu-prof'];
-  return { rows: positiveInt('rows', values.rows, 1_000_000), keep: values.keep ?? false, cpuProfDir: cpuProf === undefined ? null : path.resolve(cpuProf) };
+  return {
+    rows: positiveInt('rows', values.rows, 1_000_000),
+    keep: values.keep ?? false,
+    cpuProfDir: cpuProf === undefined ? null : path.resolve(cpuProf),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -79,13 +100,18 @@ function upload(baseUrl: string, key: string, file: string, size: number): Promi
   const started = performance.now();
   return new Promise<Upload>((resolve, reject) => {
     const req = http.request({
-      hostname: url.hostname, port: url.port, path: url.pathname, method: 'POST',
+      hostname: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv', 'content-length': String(size) },
     });
     req.on('response', (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (c: string) => { body += c; });
+      res.on('data', (c: string) => {
+        body += c;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ms: performance.now() - started }));
       res.on('error', reject);
     });
@@ -113,12 +139,32 @@ async function runBaseline(dir: string, csv: string, mode: BaselineMode, rows: n
   const db = connect(file);
   await migrateToLatest(db);
   await db.close();
-  const out = JSON.parse((await run(`import baseline (${mode})`, ['--import', 'tsx', 'bench/import-baseline.ts', csv, file, mode], process.env)).trim().split('\n').pop()!) as { rows: number; ms: number; cpuMs: number; peakRssMb: number };
+  const out = JSON.parse(
+    (
+      await run(
+        `import baseline (${mode})`,
+        ['--import', 'tsx', 'bench/import-baseline.ts', csv, file, mode],
+        process.env,
+      )
+    )
+      .trim()
+      .split('\n')
+      .pop()!,
+  ) as { rows: number; ms: number; cpuMs: number; peakRssMb: number };
   if (out.rows !== rows) throw new BenchError(`the baseline (${mode}) read ${out.rows} rows, expected ${rows}`);
   const written = countRows(file);
   const events = mode === 'events' ? 2 * rows : 0;
-  if (written.contacts !== rows || written.events !== events) throw new BenchError(`the baseline (${mode}) wrote ${written.contacts} contacts and ${written.events} events, expected ${rows} and ${events}`);
-  return { rows: out.rows, seconds: out.ms / 1000, rowsPerSec: out.rows / (out.ms / 1000), cpuSeconds: out.cpuMs / 1000, peakRssMb: out.peakRssMb };
+  if (written.contacts !== rows || written.events !== events)
+    throw new BenchError(
+      `the baseline (${mode}) wrote ${written.contacts} contacts and ${written.events} events, expected ${rows} and ${events}`,
+    );
+  return {
+    rows: out.rows,
+    seconds: out.ms / 1000,
+    rowsPerSec: out.rows / (out.ms / 1000),
+    cpuSeconds: out.cpuMs / 1000,
+    peakRssMb: out.peakRssMb,
+  };
 }
 
 /** Contacts and events in a database file (read-only). */
@@ -144,13 +190,17 @@ async function main(): Promise<number> {
 
   const baselines = {} as Record<BaselineMode, Figures>;
   for (const mode of ['events', 'contacts'] as const) {
-    process.stderr.write(`baseline (csv-parse + better-sqlite3, 1000-row transactions, ${mode === 'events' ? 'contacts and their events' : 'contacts only'}) ...`);
+    process.stderr.write(
+      `baseline (csv-parse + better-sqlite3, 1000-row transactions, ${mode === 'events' ? 'contacts and their events' : 'contacts only'}) ...`,
+    );
     baselines[mode] = await runBaseline(dir, csv, mode, opts.rows);
     process.stderr.write(` ${fmt(baselines[mode].seconds, 1)} s\n`);
   }
   const baseline = baselines.events;
 
-  const { server, apiKey } = await startFormcast(dir, { nodeArgs: opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [] });
+  const { server, apiKey } = await startFormcast(dir, {
+    nodeArgs: opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [],
+  });
   const pid = server.child.pid!;
   const idle = memoryOf(pid);
   process.stderr.write(`formcast ${server.url} (pid ${pid}, ${idle.rssMb} MB RSS idle): POST /v1/contacts/imports ...`);
@@ -170,9 +220,21 @@ async function main(): Promise<number> {
     // reported below
   }
   const written = countRows(path.join(dir, 'formcast.db'));
-  const ok = res.status === 201 && job.status === 'COMPLETED' && job.total === opts.rows && job.created === opts.rows && job.skipped === 0
-    && written.contacts === opts.rows && written.events === 2 * opts.rows;
-  const target: Figures = { rows: job.created ?? 0, seconds: res.ms / 1000, rowsPerSec: (job.created ?? 0) / (res.ms / 1000), cpuSeconds: serverCpu, peakRssMb: mem.peakRssMb };
+  const ok =
+    res.status === 201 &&
+    job.status === 'COMPLETED' &&
+    job.total === opts.rows &&
+    job.created === opts.rows &&
+    job.skipped === 0 &&
+    written.contacts === opts.rows &&
+    written.events === 2 * opts.rows;
+  const target: Figures = {
+    rows: job.created ?? 0,
+    seconds: res.ms / 1000,
+    rowsPerSec: (job.created ?? 0) / (res.ms / 1000),
+    cpuSeconds: serverCpu,
+    peakRssMb: mem.peakRssMb,
+  };
   const ratio = target.rowsPerSec / baseline.rowsPerSec;
   const ratioContactsOnly = target.rowsPerSec / baselines.contacts.rowsPerSec;
   const ratioPass = ratio >= RATIO_GOAL;
@@ -180,37 +242,71 @@ async function main(): Promise<number> {
   const rssPass = target.peakRssMb < RSS_GOAL_MB;
 
   const cols = ['target', 'rows', 'wall s', 'rows/s', 'CPU s', 'CPU µs/row', 'peak RSS MB'];
-  const line = (name: string, f: Figures) => [name, fmt(f.rows), fmt(f.seconds, 1), fmt(f.rowsPerSec), fmt(f.cpuSeconds, 1), fmt((f.cpuSeconds * 1e6) / opts.rows, 1), String(f.peakRssMb)];
-  const rows = [line('baseline (contacts + events)', baseline), line('baseline (contacts only)', baselines.contacts), line('formcast', target)];
-  process.stdout.write([
-    '',
-    `CSV import of ${fmt(opts.rows)} rows (${fmt(size / 1024 / 1024, 1)} MB): formcast POST /v1/contacts/imports vs csv-parse + better-sqlite3`,
-    `node ${process.version}, ${os.cpus().length} CPU(s); SQLite; formcast idle RSS before the import ${idle.rssMb} MB; load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)}`,
-    '',
-    ...table(cols, [rows], 1),
-    '',
-    `formcast rows/s / baseline (contacts + events): ${ratio.toFixed(2)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
-    `formcast rows/s / baseline (contacts only, the issue's 0.54x): ${ratioContactsOnly.toFixed(2)}x`,
-    `formcast peak RSS: ${target.peakRssMb} MB (${rssRatio.toFixed(2)}x the baseline's)   goal < ${RSS_GOAL_MB} MB   ${rssPass ? 'PASS' : 'MISS'}`,
-    `import job: HTTP ${res.status}, ${job.status ?? '?'}, total ${job.total ?? '?'}, created ${job.created ?? '?'}, skipped ${job.skipped ?? '?'}; stored ${fmt(written.contacts)} contacts, ${fmt(written.events)} events   ${ok ? 'ok' : `FAILED${job.error ? `: ${job.error}` : ''}${res.status !== 201 ? `: ${res.body.slice(0, 300)}` : ''}`}`,
-    ...(opts.keep ? [`temp directory kept: ${dir}`] : []),
-    '',
-  ].join('\n'));
-  const figures = (f: Figures) => ({ seconds: round(f.seconds, 2), rowsPerSec: Math.round(f.rowsPerSec), cpuSeconds: round(f.cpuSeconds, 2), peakRssMb: f.peakRssMb });
-  process.stdout.write(`${JSON.stringify({
-    bench: 'import',
-    node: process.version,
-    cpus: os.cpus().length,
-    loadAvg1m: { before: round(loadBefore, 2), after: round(loadAfter, 2) },
-    rows: opts.rows,
-    fileBytes: size,
-    baseline: figures(baseline),
-    baselineContactsOnly: figures(baselines.contacts),
-    target: { ...figures(target), idleRssMb: idle.rssMb, httpStatus: res.status, job: { status: job.status, total: job.total, created: job.created, skipped: job.skipped }, stored: written },
-    ratios: { rowsPerSec: round(ratio, 3), rowsPerSecContactsOnly: round(ratioContactsOnly, 3), peakRss: round(rssRatio, 3) },
-    goals: { rowsPerSecRatio: { min: RATIO_GOAL, value: round(ratio, 3), pass: ratioPass }, peakRssMb: { max: RSS_GOAL_MB, value: target.peakRssMb, pass: rssPass } },
-    ok,
-  })}\n`);
+  const line = (name: string, f: Figures) => [
+    name,
+    fmt(f.rows),
+    fmt(f.seconds, 1),
+    fmt(f.rowsPerSec),
+    fmt(f.cpuSeconds, 1),
+    fmt((f.cpuSeconds * 1e6) / opts.rows, 1),
+    String(f.peakRssMb),
+  ];
+  const rows = [
+    line('baseline (contacts + events)', baseline),
+    line('baseline (contacts only)', baselines.contacts),
+    line('formcast', target),
+  ];
+  process.stdout.write(
+    [
+      '',
+      `CSV import of ${fmt(opts.rows)} rows (${fmt(size / 1024 / 1024, 1)} MB): formcast POST /v1/contacts/imports vs csv-parse + better-sqlite3`,
+      `node ${process.version}, ${os.cpus().length} CPU(s); SQLite; formcast idle RSS before the import ${idle.rssMb} MB; load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)}`,
+      '',
+      ...table(cols, [rows], 1),
+      '',
+      `formcast rows/s / baseline (contacts + events): ${ratio.toFixed(2)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
+      `formcast rows/s / baseline (contacts only, the issue's 0.54x): ${ratioContactsOnly.toFixed(2)}x`,
+      `formcast peak RSS: ${target.peakRssMb} MB (${rssRatio.toFixed(2)}x the baseline's)   goal < ${RSS_GOAL_MB} MB   ${rssPass ? 'PASS' : 'MISS'}`,
+      `import job: HTTP ${res.status}, ${job.status ?? '?'}, total ${job.total ?? '?'}, created ${job.created ?? '?'}, skipped ${job.skipped ?? '?'}; stored ${fmt(written.contacts)} contacts, ${fmt(written.events)} events   ${ok ? 'ok' : `FAILED${job.error ? `: ${job.error}` : ''}${res.status !== 201 ? `: ${res.body.slice(0, 300)}` : ''}`}`,
+      ...(opts.keep ? [`temp directory kept: ${dir}`] : []),
+      '',
+    ].join('\n'),
+  );
+  const figures = (f: Figures) => ({
+    seconds: round(f.seconds, 2),
+    rowsPerSec: Math.round(f.rowsPerSec),
+    cpuSeconds: round(f.cpuSeconds, 2),
+    peakRssMb: f.peakRssMb,
+  });
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'import',
+      node: process.version,
+      cpus: os.cpus().length,
+      loadAvg1m: { before: round(loadBefore, 2), after: round(loadAfter, 2) },
+      rows: opts.rows,
+      fileBytes: size,
+      baseline: figures(baseline),
+      baselineContactsOnly: figures(baselines.contacts),
+      target: {
+        ...figures(target),
+        idleRssMb: idle.rssMb,
+        httpStatus: res.status,
+        job: { status: job.status, total: job.total, created: job.created, skipped: job.skipped },
+        stored: written,
+      },
+      ratios: {
+        rowsPerSec: round(ratio, 3),
+        rowsPerSecContactsOnly: round(ratioContactsOnly, 3),
+        peakRss: round(rssRatio, 3),
+      },
+      goals: {
+        rowsPerSecRatio: { min: RATIO_GOAL, value: round(ratio, 3), pass: ratioPass },
+        peakRssMb: { max: RSS_GOAL_MB, value: target.peakRssMb, pass: rssPass },
+      },
+      ok,
+    })}\n`,
+  );
   return ok ? 0 : 1;
 }
 

@@ -27,8 +27,28 @@ export const TOPICS = [
 ] as const;
 export type TopicKey = (typeof TOPICS)[number]['key'];
 
-const CITIES = ['Berlin', 'Paris', 'London', 'Madrid', 'Rome', 'Vienna', 'Zurich', 'Oslo', 'Lisbon', 'Prague',
-  'Warsaw', 'Dublin', 'Amsterdam', 'Brussels', 'Copenhagen', 'Helsinki', 'Athens', 'Budapest', 'Stockholm', 'Munich'];
+const CITIES = [
+  'Berlin',
+  'Paris',
+  'London',
+  'Madrid',
+  'Rome',
+  'Vienna',
+  'Zurich',
+  'Oslo',
+  'Lisbon',
+  'Prague',
+  'Warsaw',
+  'Dublin',
+  'Amsterdam',
+  'Brussels',
+  'Copenhagen',
+  'Helsinki',
+  'Athens',
+  'Budapest',
+  'Stockholm',
+  'Munich',
+];
 const SOURCES = ['form', 'import', 'api'];
 
 /** A small fast PRNG (mulberry32): the same sequence on every run. */
@@ -78,22 +98,35 @@ export function* contactBatches(total: number, batch: number): Generator<Contact
       const p = rnd();
       const plan = p < 0.5 ? 'free' : p < 0.8 ? 'pro' : p < 0.95 ? 'team' : 'enterprise';
       const s = rnd();
-      const status = s < 0.88 ? 'SUBSCRIBED' : s < 0.93 ? 'UNSUBSCRIBED' : s < 0.97 ? 'PENDING' : s < 0.99 ? 'BOUNCED' : 'COMPLAINED';
+      const status =
+        s < 0.88
+          ? 'SUBSCRIBED'
+          : s < 0.93
+            ? 'UNSUBSCRIBED'
+            : s < 0.97
+              ? 'PENDING'
+              : s < 0.99
+                ? 'BOUNCED'
+                : 'COMPLAINED';
       const choices: [TopicKey, 0 | 1][] = [];
       if (rnd() < 0.08) choices.push(['newsletter', 0]);
       if (rnd() < 0.35) choices.push(['product', 1]);
       const e = rnd();
-      if (e < 0.10) choices.push(['events', 1]);
+      if (e < 0.1) choices.push(['events', 1]);
       else if (e < 0.12) choices.push(['events', 0]);
-      const suppressed = status === 'BOUNCED' ? 'BOUNCED' : status === 'COMPLAINED' ? 'COMPLAINED' : rnd() < 0.005 ? 'MANUAL' : null;
+      const suppressed =
+        status === 'BOUNCED' ? 'BOUNCED' : status === 'COMPLAINED' ? 'COMPLAINED' : rnd() < 0.005 ? 'MANUAL' : null;
       rows.push({
         id: `ct_${ulid(ms, rnd)}`,
         email: `user${i}@example-${i % 97}.com`,
         firstName: `First${i % 10_000}`,
         lastName: `Last${i % 7_919}`,
         properties: JSON.stringify({
-          plan, city: CITIES[Math.floor(rnd() * CITIES.length)], score: Math.floor(rnd() * 101),
-          source: SOURCES[Math.floor(rnd() * SOURCES.length)], company: `Company ${i % 5_000}`,
+          plan,
+          city: CITIES[Math.floor(rnd() * CITIES.length)],
+          score: Math.floor(rnd() * 101),
+          source: SOURCES[Math.floor(rnd() * SOURCES.length)],
+          company: `Company ${i % 5_000}`,
         }),
         status,
         createdAt: new Date(ms).toISOString(),
@@ -114,7 +147,10 @@ export interface Seeded {
 
 const topicIdsFor = (): Record<TopicKey, string> => {
   const rnd = prng(7);
-  return Object.fromEntries(TOPICS.map((t, i) => [t.key, `topic_${ulid(START_MS - 1000 + i, rnd)}`])) as Record<TopicKey, string>;
+  return Object.fromEntries(TOPICS.map((t, i) => [t.key, `topic_${ulid(START_MS - 1000 + i, rnd)}`])) as Record<
+    TopicKey,
+    string
+  >;
 };
 const token = () => crypto.randomBytes(12).toString('hex');
 
@@ -122,10 +158,18 @@ const token = () => crypto.randomBytes(12).toString('hex');
 export function seedSqlite(db: Database.Database, workspaceId: string, total: number): Seeded {
   const topicIds = topicIdsFor();
   const now = new Date().toISOString();
-  const insertTopic = db.prepare('insert into topics (id, workspace_id, name, default_subscription, created_at, updated_at) values (?, ?, ?, ?, ?, ?)');
-  const insertContact = db.prepare('insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)');
-  const insertChoice = db.prepare('insert into contact_topics (workspace_id, contact_id, topic_id, subscribed, updated_at) values (?, ?, ?, ?, ?)');
-  const insertSuppression = db.prepare('insert into suppressions (id, workspace_id, email, reason, created_at) values (?, ?, ?, ?, ?)');
+  const insertTopic = db.prepare(
+    'insert into topics (id, workspace_id, name, default_subscription, created_at, updated_at) values (?, ?, ?, ?, ?, ?)',
+  );
+  const insertContact = db.prepare(
+    'insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const insertChoice = db.prepare(
+    'insert into contact_topics (workspace_id, contact_id, topic_id, subscribed, updated_at) values (?, ?, ?, ?, ?)',
+  );
+  const insertSuppression = db.prepare(
+    'insert into suppressions (id, workspace_id, email, reason, created_at) values (?, ?, ?, ?, ?)',
+  );
   let contactTopics = 0;
   let suppressions = 0;
   db.transaction(() => {
@@ -133,7 +177,17 @@ export function seedSqlite(db: Database.Database, workspaceId: string, total: nu
   })();
   const batchOf = db.transaction((rows: ContactRow[]) => {
     for (const c of rows) {
-      insertContact.run(c.id, workspaceId, c.email, c.firstName, c.lastName, c.properties, c.status, c.createdAt, c.createdAt);
+      insertContact.run(
+        c.id,
+        workspaceId,
+        c.email,
+        c.firstName,
+        c.lastName,
+        c.properties,
+        c.status,
+        c.createdAt,
+        c.createdAt,
+      );
       for (const [key, subscribed] of c.choices) {
         insertChoice.run(workspaceId, c.id, topicIds[key], subscribed, c.createdAt);
         contactTopics++;
@@ -156,24 +210,55 @@ export async function seedPostgres(client: pg.Client, workspaceId: string, total
   let suppressions = 0;
   await client.query('begin');
   for (const t of TOPICS) {
-    await client.query('insert into topics (id, workspace_id, name, default_subscription, created_at, updated_at) values ($1, $2, $3, $4, $5, $5)',
-      [topicIds[t.key], workspaceId, t.name, t.defaultSubscription, now]);
+    await client.query(
+      'insert into topics (id, workspace_id, name, default_subscription, created_at, updated_at) values ($1, $2, $3, $4, $5, $5)',
+      [topicIds[t.key], workspaceId, t.name, t.defaultSubscription, now],
+    );
   }
   for (const rows of contactBatches(total, 20_000)) {
     const col = <K extends keyof ContactRow>(k: K) => rows.map((r) => r[k]);
-    await client.query(`insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at)
+    await client.query(
+      `insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at)
       select id, $1, email, fn, ln, props::jsonb, st, ca::timestamptz, ca::timestamptz
       from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) as t(id, email, fn, ln, props, st, ca)`,
-    [workspaceId, col('id'), col('email'), col('firstName'), col('lastName'), col('properties'), col('status'), col('createdAt')]);
-    const choices = rows.flatMap((r) => r.choices.map(([key, subscribed]) => [r.id, topicIds[key], subscribed, r.createdAt] as const));
-    await client.query(`insert into contact_topics (workspace_id, contact_id, topic_id, subscribed, updated_at)
+      [
+        workspaceId,
+        col('id'),
+        col('email'),
+        col('firstName'),
+        col('lastName'),
+        col('properties'),
+        col('status'),
+        col('createdAt'),
+      ],
+    );
+    const choices = rows.flatMap((r) =>
+      r.choices.map(([key, subscribed]) => [r.id, topicIds[key], subscribed, r.createdAt] as const),
+    );
+    await client.query(
+      `insert into contact_topics (workspace_id, contact_id, topic_id, subscribed, updated_at)
       select $1, c, t, s, u::timestamptz from unnest($2::text[], $3::text[], $4::int[], $5::text[]) as x(c, t, s, u)`,
-    [workspaceId, choices.map((c) => c[0]), choices.map((c) => c[1]), choices.map((c) => c[2]), choices.map((c) => c[3])]);
+      [
+        workspaceId,
+        choices.map((c) => c[0]),
+        choices.map((c) => c[1]),
+        choices.map((c) => c[2]),
+        choices.map((c) => c[3]),
+      ],
+    );
     contactTopics += choices.length;
     const suppressed = rows.filter((r) => r.suppressed);
-    await client.query(`insert into suppressions (id, workspace_id, email, reason, created_at)
+    await client.query(
+      `insert into suppressions (id, workspace_id, email, reason, created_at)
       select i, $1, e, r, c::timestamptz from unnest($2::text[], $3::text[], $4::text[], $5::text[]) as x(i, e, r, c)`,
-    [workspaceId, suppressed.map(() => `sup_${token()}`), suppressed.map((r) => r.email), suppressed.map((r) => r.suppressed), suppressed.map((r) => r.createdAt)]);
+      [
+        workspaceId,
+        suppressed.map(() => `sup_${token()}`),
+        suppressed.map((r) => r.email),
+        suppressed.map((r) => r.suppressed),
+        suppressed.map((r) => r.createdAt),
+      ],
+    );
     suppressions += suppressed.length;
   }
   await client.query('commit');

@@ -34,14 +34,21 @@ const subjectTpl = env('BENCH_SUBJECT');
 const htmlTpl = env('BENCH_HTML');
 const NAME = '{{ contact.firstName }}';
 
-const key = { name: env('BENCH_DKIM_DOMAIN'), dkim_selector: env('BENCH_DKIM_SELECTOR'), dkim_private_key: env('BENCH_DKIM_KEY') };
+const key = {
+  name: env('BENCH_DKIM_DOMAIN'),
+  dkim_selector: env('BENCH_DKIM_SELECTOR'),
+  dkim_private_key: env('BENCH_DKIM_KEY'),
+};
 
 // Rendered once, with markers where the per-recipient values go; per message only string joins.
 const NAME_MARK = '\u0001NAME\u0001';
 const URL_MARK = '\u0001URL\u0001';
 const subjectParts = subjectTpl.split(NAME);
 const rendered = htmlTpl.split(NAME).join(NAME_MARK);
-const assembled = assembleContent({ subject: subjectTpl, html: rendered, text: null, previewText: null }, { unsubscribeUrl: URL_MARK, workspace: { name: 'Bench', settings: DEFAULT_SETTINGS } });
+const assembled = assembleContent(
+  { subject: subjectTpl, html: rendered, text: null, previewText: null },
+  { unsubscribeUrl: URL_MARK, workspace: { name: 'Bench', settings: DEFAULT_SETTINGS } },
+);
 const html = assembled.html!;
 const text = assembled.text;
 const splice = (s: string) => s.split(NAME_MARK).map((p) => p.split(URL_MARK));
@@ -63,7 +70,10 @@ const transport = nodemailer.createTransport({
 
 // BENCH_KEY_OBJECT=1 hands nodemailer a parsed KeyObject (as Formcast's transport does) instead of the PEM text
 // nodemailer's documentation shows; crypto then skips parsing the key for every signature.
-const privateKey = process.env.BENCH_KEY_OBJECT === '1' ? (crypto.createPrivateKey(key.dkim_private_key) as unknown as string) : key.dkim_private_key;
+const privateKey =
+  process.env.BENCH_KEY_OBJECT === '1'
+    ? (crypto.createPrivateKey(key.dkim_private_key) as unknown as string)
+    : key.dkim_private_key;
 const dkim = { domainName: key.name, keySelector: key.dkim_selector, privateKey, headerFieldNames: SIGNED.join(':') };
 
 function message(n: number) {

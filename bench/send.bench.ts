@@ -31,7 +31,28 @@ import type { ChildProcess } from 'node:child_process';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import {
-  BenchError, HOST, alive, cpuSeconds, expectStatus, fmt, freshPostgresDatabase, makeTempDir, memoryOf, parseCommandLine, positiveInt, run, runBench, startChild, startServer, startSmtpSink, stopChild, table, type Sink, type SinkStats, NEWS_HTML, NEWS_SUBJECT,
+  BenchError,
+  HOST,
+  alive,
+  cpuSeconds,
+  expectStatus,
+  fmt,
+  freshPostgresDatabase,
+  makeTempDir,
+  memoryOf,
+  parseCommandLine,
+  positiveInt,
+  run,
+  runBench,
+  startChild,
+  startServer,
+  startSmtpSink,
+  stopChild,
+  table,
+  type Sink,
+  type SinkStats,
+  NEWS_HTML,
+  NEWS_SUBJECT,
 } from './harness.js';
 import { openDkimKey } from '../src/mail-setup/domains/domains.keys.js';
 
@@ -49,40 +70,47 @@ const HTML = NEWS_HTML;
 // Options
 
 function parseOptions() {
-  const values = parseCommandLine({
-    rows: { type: 'string' },
-    million: { type: 'boolean' },
-    connections: { type: 'string' },
-    'skip-baseline': { type: 'boolean' },
-    'baseline-pem': { type: 'boolean' },
-    pg: { type: 'boolean' },
-    'database-url': { type: 'string' },
-    workers: { type: 'string' },
-    threads: { type: 'string' },
-    nice: { type: 'string' },
-    'cpu-prof': { type: 'string' },
-  }, {
-    example: 'npm run bench:send -- --rows 10000',
-    usage: [
-      'usage: npm run bench:send -- [--rows N | --million] [--connections N] [--skip-baseline] [--pg] [--workers N]',
-      '  --rows N          recipients (default 100000)',
-      '  --million         1,000,000 recipients',
-      '  --connections N   SMTP pool size of both the server and the baseline (default 5)',
-      '  --skip-baseline   measure the server only (no ratio)',
-      '  --baseline-pem    the baseline signs from the PEM text (parsed again for every message) instead of a KeyObject',
-      '  --pg              PostgreSQL: a fresh database on the server of --database-url or TEST_DATABASE_URL, dropped afterwards',
-      '  --database-url URL  a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
-      '  --workers N       N `formcast worker` processes send (serve only serves: SERVE_WORKER=false); PostgreSQL only',
-      '  --threads N       SEND_THREADS of the server (default: its own)',
-      '  --nice N          SEND_THREADS_NICE of the server: how much lower the send threads run (default: its own, 0: the same)',
-      '  --cpu-prof DIR    run the server with node --cpu-prof, writing the profiles to DIR (one per thread; open them in Chrome DevTools)',
-    ],
-  });
+  const values = parseCommandLine(
+    {
+      rows: { type: 'string' },
+      million: { type: 'boolean' },
+      connections: { type: 'string' },
+      'skip-baseline': { type: 'boolean' },
+      'baseline-pem': { type: 'boolean' },
+      pg: { type: 'boolean' },
+      'database-url': { type: 'string' },
+      workers: { type: 'string' },
+      threads: { type: 'string' },
+      nice: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+    },
+    {
+      example: 'npm run bench:send -- --rows 10000',
+      usage: [
+        'usage: npm run bench:send -- [--rows N | --million] [--connections N] [--skip-baseline] [--pg] [--workers N]',
+        '  --rows N          recipients (default 100000)',
+        '  --million         1,000,000 recipients',
+        '  --connections N   SMTP pool size of both the server and the baseline (default 5)',
+        '  --skip-baseline   measure the server only (no ratio)',
+        '  --baseline-pem    the baseline signs from the PEM text (parsed again for every message) instead of a KeyObject',
+        '  --pg              PostgreSQL: a fresh database on the server of --database-url or TEST_DATABASE_URL, dropped afterwards',
+        '  --database-url URL  a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
+        '  --workers N       N `formcast worker` processes send (serve only serves: SERVE_WORKER=false); PostgreSQL only',
+        '  --threads N       SEND_THREADS of the server (default: its own)',
+        '  --nice N          SEND_THREADS_NICE of the server: how much lower the send threads run (default: its own, 0: the same)',
+        '  --cpu-prof DIR    run the server with node --cpu-prof, writing the profiles to DIR (one per thread; open them in Chrome DevTools)',
+      ],
+    },
+  );
   if (values.million && values.rows !== undefined) throw new BenchError('give --rows or --million, not both');
   const pgUrl = values['database-url'] ?? (values.pg ? process.env.TEST_DATABASE_URL : undefined);
-  if ((values.pg || values['database-url']) && !pgUrl) throw new BenchError('--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)');
+  if ((values.pg || values['database-url']) && !pgUrl)
+    throw new BenchError(
+      '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
+    );
   const workers = values.workers === undefined ? 0 : positiveInt('workers', values.workers, 1);
-  if (workers && !pgUrl) throw new BenchError('--workers needs --pg: several processes share one PostgreSQL (SQLite has a single process)');
+  if (workers && !pgUrl)
+    throw new BenchError('--workers needs --pg: several processes share one PostgreSQL (SQLite has a single process)');
   return {
     pgUrl: pgUrl ?? null,
     workers,
@@ -105,12 +133,18 @@ function parseOptions() {
 const contactId = (n: number) => `ct_BENCH${n.toString(36).toUpperCase().padStart(21, '0')}`; // 'ct_' + 26 of [0-9A-Z], in order
 const contactEmail = (n: number) => `user${String(n).padStart(7, '0')}@example.test`;
 
-interface DkimRow { id: string; name: string; dkim_selector: string; dkim_private_key: string }
+interface DkimRow {
+  id: string;
+  name: string;
+  dkim_selector: string;
+  dkim_private_key: string;
+}
 
 /** Inserts the contacts and reads the domain's signing key (for the baseline), on either database. */
 async function seed(database: string, workspaceId: string, rows: number): Promise<DkimRow> {
   const now = new Date().toISOString();
-  const keyQuery = "select id, name, dkim_selector, dkim_private_key from domains where workspace_id = $1 and status = 'VERIFIED' limit 1";
+  const keyQuery =
+    "select id, name, dkim_selector, dkim_private_key from domains where workspace_id = $1 and status = 'VERIFIED' limit 1";
   if (database.startsWith('postgres')) {
     const client = new pg.Client({ connectionString: database });
     await client.connect();
@@ -124,7 +158,10 @@ async function seed(database: string, workspaceId: string, rows: number): Promis
           params.push(contactId(n), workspaceId, contactEmail(n), `First${n}`, now);
           tuples.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, 'Doe', '{}', 'SUBSCRIBED', $${b + 5}, $${b + 5})`);
         }
-        await client.query(`insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at) values ${tuples.join(', ')}`, params);
+        await client.query(
+          `insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at) values ${tuples.join(', ')}`,
+          params,
+        );
       }
       const key = (await client.query<DkimRow>(keyQuery, [workspaceId])).rows[0];
       if (!key) throw new BenchError('no verified domain in the benchmark database');
@@ -136,10 +173,12 @@ async function seed(database: string, workspaceId: string, rows: number): Promis
   const db = new SQLite(database);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  const insert = db.prepare(`insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at)
+  const insert =
+    db.prepare(`insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at)
     values (?, ?, ?, ?, ?, '{}', 'SUBSCRIBED', ?, ?)`);
   const batch = db.transaction((from: number, to: number) => {
-    for (let n = from; n < to; n++) insert.run(contactId(n), workspaceId, contactEmail(n), `First${n}`, 'Doe', now, now);
+    for (let n = from; n < to; n++)
+      insert.run(contactId(n), workspaceId, contactEmail(n), `First${n}`, 'Doe', now, now);
   });
   for (let n = 0; n < rows; n += 20_000) batch(n, Math.min(rows, n + 20_000));
   const key = db.prepare(keyQuery.replace('$1', '?')).get(workspaceId) as DkimRow | undefined;
@@ -167,11 +206,23 @@ interface Result {
   duplicates: number;
 }
 
-function fromSink(label: Result['label'], s: SinkStats, expected: number, extra: Pick<Result, 'timeToFirstMs' | 'peakRssMb' | 'cpuMsPerMessage'>): Result {
+function fromSink(
+  label: Result['label'],
+  s: SinkStats,
+  expected: number,
+  extra: Pick<Result, 'timeToFirstMs' | 'peakRssMb' | 'cpuMsPerMessage'>,
+): Result {
   const seconds = s.first !== null && s.last !== null ? (s.last - s.first) / 1000 : 0;
   return {
-    label, messages: s.unique, signed: s.signed, bytes: s.bytes, seconds,
-    perSec: seconds > 0 ? s.unique / seconds : 0, missing: Math.max(0, expected - s.unique), duplicates: s.count - s.unique, ...extra,
+    label,
+    messages: s.unique,
+    signed: s.signed,
+    bytes: s.bytes,
+    seconds,
+    perSec: seconds > 0 ? s.unique / seconds : 0,
+    missing: Math.max(0, expected - s.unique),
+    duplicates: s.count - s.unique,
+    ...extra,
   };
 }
 
@@ -189,21 +240,46 @@ async function waitForSink(sink: Sink, expected: number, label: string, check: (
     }
     if (Date.now() - lastReport > 10_000 || s.count >= expected) {
       lastReport = Date.now();
-      const rate = s.first !== null && s.last !== null && s.last > s.first ? ` (${Math.round(s.count / ((s.last - s.first) / 1000))}/s)` : '';
-      process.stderr.write(`  ${label}: ${s.count.toLocaleString('en-US')} / ${expected.toLocaleString('en-US')}${rate}\n`);
+      const rate =
+        s.first !== null && s.last !== null && s.last > s.first
+          ? ` (${Math.round(s.count / ((s.last - s.first) / 1000))}/s)`
+          : '';
+      process.stderr.write(
+        `  ${label}: ${s.count.toLocaleString('en-US')} / ${expected.toLocaleString('en-US')}${rate}\n`,
+      );
     }
     if (s.unique >= expected) return s;
-    if (Date.now() - lastProgress > STALL_MS) throw new BenchError(`${label}: no message arrived for ${STALL_MS / 1000} s (${s.count} of ${expected})`);
+    if (Date.now() - lastProgress > STALL_MS)
+      throw new BenchError(`${label}: no message arrived for ${STALL_MS / 1000} s (${s.count} of ${expected})`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
 
-async function runBaseline(sink: Sink, key: DkimRow, rows: number, connections: number, concurrency: number, keyObject: boolean): Promise<Result> {
+async function runBaseline(
+  sink: Sink,
+  key: DkimRow,
+  rows: number,
+  connections: number,
+  concurrency: number,
+  keyObject: boolean,
+): Promise<Result> {
   await sink.reset();
-  process.stderr.write(`baseline: nodemailer pool (${connections} connections, ${concurrency} in flight), ${rows.toLocaleString('en-US')} pre-rendered messages, DKIM key as ${keyObject ? 'KeyObject' : 'PEM'} ...\n`);
+  process.stderr.write(
+    `baseline: nodemailer pool (${connections} connections, ${concurrency} in flight), ${rows.toLocaleString('en-US')} pre-rendered messages, DKIM key as ${keyObject ? 'KeyObject' : 'PEM'} ...\n`,
+  );
   const env: NodeJS.ProcessEnv = {
-    ...process.env, BENCH_DKIM_DOMAIN: key.name, BENCH_DKIM_SELECTOR: key.dkim_selector, BENCH_DKIM_KEY: key.dkim_private_key, SMTP_URL: `smtp://${HOST}:${sink.port}`, BENCH_COUNT: String(rows),
-    BENCH_MAX_CONNECTIONS: String(connections), BENCH_CONCURRENCY: String(concurrency), BENCH_SUBJECT: SUBJECT, BENCH_HTML: HTML, PUBLIC_URL, BENCH_KEY_OBJECT: keyObject ? '1' : '0',
+    ...process.env,
+    BENCH_DKIM_DOMAIN: key.name,
+    BENCH_DKIM_SELECTOR: key.dkim_selector,
+    BENCH_DKIM_KEY: key.dkim_private_key,
+    SMTP_URL: `smtp://${HOST}:${sink.port}`,
+    BENCH_COUNT: String(rows),
+    BENCH_MAX_CONNECTIONS: String(connections),
+    BENCH_CONCURRENCY: String(concurrency),
+    BENCH_SUBJECT: SUBJECT,
+    BENCH_HTML: HTML,
+    PUBLIC_URL,
+    BENCH_KEY_OBJECT: keyObject ? '1' : '0',
   };
   const done = run('baseline', ['--import', 'tsx', 'bench/send-baseline.ts'], env);
   let failure: unknown = null;
@@ -211,10 +287,17 @@ async function runBaseline(sink: Sink, key: DkimRow, rows: number, connections: 
   const s = await waitForSink(sink, rows, 'baseline', () => {
     if (failure) throw failure;
   });
-  const out = JSON.parse((await done).trim().split('\n').at(-1)!) as { sent: number; failed: number; vmHwmKb: number; cpuSeconds: number };
+  const out = JSON.parse((await done).trim().split('\n').at(-1)!) as {
+    sent: number;
+    failed: number;
+    vmHwmKb: number;
+    cpuSeconds: number;
+  };
   if (out.failed) throw new BenchError(`baseline: ${out.failed} messages failed`);
   return fromSink('baseline', await sink.stats().then((latest) => (latest.count > s.count ? latest : s)), rows, {
-    timeToFirstMs: null, peakRssMb: out.vmHwmKb / 1024, cpuMsPerMessage: (out.cpuSeconds * 1000) / rows,
+    timeToFirstMs: null,
+    peakRssMb: out.vmHwmKb / 1024,
+    cpuMsPerMessage: (out.cpuSeconds * 1000) / rows,
   });
 }
 
@@ -246,29 +329,67 @@ function probeHealthz(url: string): { stop(): void; figures: Promise<Target['hea
       await new Promise((r) => setTimeout(r, 50));
     }
     const sorted = times.sort((a, b) => a - b);
-    const at = (q: number) => sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 10) / 10 : 0;
+    const at = (q: number) =>
+      sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 10) / 10 : 0;
     return { count: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) };
   })();
-  return { stop: () => { running = false; }, figures };
+  return {
+    stop: () => {
+      running = false;
+    },
+    figures,
+  };
 }
 
-async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, apiKey: string, workers: number, cpuProfDir: string | null): Promise<Target> {
+async function runFormcast(
+  sink: Sink,
+  env: NodeJS.ProcessEnv,
+  rows: number,
+  apiKey: string,
+  workers: number,
+  cpuProfDir: string | null,
+): Promise<Target> {
   await sink.reset();
   const prof = (name: string) => (cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.join(cpuProfDir, name)] : []);
-  process.stderr.write(workers
-    ? `formcast: serve (SERVE_WORKER=false) and ${workers} \`formcast worker\` processes, one broadcast to ${rows.toLocaleString('en-US')} contacts ...\n`
-    : `formcast: serve (worker in-process), one broadcast to ${rows.toLocaleString('en-US')} contacts ...\n`);
-  const { child, url, output } = await startServer('formcast serve', [...prof('serve'), 'bin/formcast', 'serve'], { ...env, SMTP_URL: `smtp://${HOST}:${sink.port}`, ...(workers ? { SERVE_WORKER: 'false' } : {}) });
+  process.stderr.write(
+    workers
+      ? `formcast: serve (SERVE_WORKER=false) and ${workers} \`formcast worker\` processes, one broadcast to ${rows.toLocaleString('en-US')} contacts ...\n`
+      : `formcast: serve (worker in-process), one broadcast to ${rows.toLocaleString('en-US')} contacts ...\n`,
+  );
+  const { child, url, output } = await startServer('formcast serve', [...prof('serve'), 'bin/formcast', 'serve'], {
+    ...env,
+    SMTP_URL: `smtp://${HOST}:${sink.port}`,
+    ...(workers ? { SERVE_WORKER: 'false' } : {}),
+  });
   const workerChildren: { child: ChildProcess; output: () => string }[] = [];
   for (let i = 0; i < workers; i++) {
-    workerChildren.push(await startChild(`formcast worker ${i + 1}`, [...prof(`worker${i + 1}`), 'bin/formcast', 'worker'], { ...env, SMTP_URL: `smtp://${HOST}:${sink.port}` }, /^worker started$/m));
+    workerChildren.push(
+      await startChild(
+        `formcast worker ${i + 1}`,
+        [...prof(`worker${i + 1}`), 'bin/formcast', 'worker'],
+        { ...env, SMTP_URL: `smtp://${HOST}:${sink.port}` },
+        /^worker started$/m,
+      ),
+    );
   }
   // The processes that send: their CPU and memory are the target's.
   const senders = workers ? workerChildren : [{ child, output }];
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  const created = JSON.parse(await expectStatus(await fetch(`${url}/v1/broadcasts`, {
-    method: 'POST', headers, body: JSON.stringify({ name: 'Bench broadcast', from: `Acme <news@${DOMAIN}>`, emailContent: { subject: SUBJECT, html: HTML } }),
-  }), 201, 'POST /v1/broadcasts')) as { id: string };
+  const created = JSON.parse(
+    await expectStatus(
+      await fetch(`${url}/v1/broadcasts`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          name: 'Bench broadcast',
+          from: `Acme <news@${DOMAIN}>`,
+          emailContent: { subject: SUBJECT, html: HTML },
+        }),
+      }),
+      201,
+      'POST /v1/broadcasts',
+    ),
+  ) as { id: string };
 
   let rssMaxMb = 0;
   const sampler = setInterval(() => {
@@ -280,14 +401,20 @@ async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, api
       }
     }
   }, 1000);
-  const cpuOf = () => senders.reduce((sum, p) => sum + cpuSeconds(p.child.pid!), 0) + (workers ? cpuSeconds(child.pid!) : 0);
+  const cpuOf = () =>
+    senders.reduce((sum, p) => sum + cpuSeconds(p.child.pid!), 0) + (workers ? cpuSeconds(child.pid!) : 0);
   try {
     const cpuBefore = cpuOf();
     const sentAt = performance.timeOrigin + performance.now();
-    await expectStatus(await fetch(`${url}/v1/broadcasts/${created.id}/send`, { method: 'POST', headers }), 202, 'POST /v1/broadcasts/{id}/send');
+    await expectStatus(
+      await fetch(`${url}/v1/broadcasts/${created.id}/send`, { method: 'POST', headers }),
+      202,
+      'POST /v1/broadcasts/{id}/send',
+    );
     const probe = probeHealthz(url);
     const s = await waitForSink(sink, rows, 'formcast', () => {
-      for (const p of [{ child, output }, ...workerChildren]) if (!alive(p.child)) throw new BenchError(`a formcast process exited\n${p.output()}`);
+      for (const p of [{ child, output }, ...workerChildren])
+        if (!alive(p.child)) throw new BenchError(`a formcast process exited\n${p.output()}`);
     }).finally(probe.stop);
     const healthz = await probe.figures;
     const cpuMs = (cpuOf() - cpuBefore) * 1000;
@@ -295,18 +422,33 @@ async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, api
     let broadcast: { status: string; stats?: { sent: number; recipients: number } } = { status: 'SENDING' };
     const deadline = Date.now() + 60_000;
     while (broadcast.status === 'SENDING' && Date.now() < deadline) {
-      broadcast = JSON.parse(await expectStatus(await fetch(`${url}/v1/broadcasts/${created.id}`, { headers }), 200, 'GET /v1/broadcasts/{id}'));
+      broadcast = JSON.parse(
+        await expectStatus(
+          await fetch(`${url}/v1/broadcasts/${created.id}`, { headers }),
+          200,
+          'GET /v1/broadcasts/{id}',
+        ),
+      );
       if (broadcast.status === 'SENDING') await new Promise((r) => setTimeout(r, 250));
     }
-    const sentAfterMs = (performance.timeOrigin + performance.now()) - sentAt;
+    const sentAfterMs = performance.timeOrigin + performance.now() - sentAt;
     const peaks = senders.map((p) => memoryOf(p.child.pid!).peakRssMb);
     if (broadcast.status !== 'SENT' || broadcast.stats?.sent !== rows) {
-      throw new BenchError(`the broadcast ended ${broadcast.status} with stats ${JSON.stringify(broadcast.stats)} (expected SENT, ${rows} sent)\n${output()}`);
+      throw new BenchError(
+        `the broadcast ended ${broadcast.status} with stats ${JSON.stringify(broadcast.stats)} (expected SENT, ${rows} sent)\n${output()}`,
+      );
     }
     const latest = await sink.stats();
     return {
-      ...fromSink('formcast', latest, rows, { timeToFirstMs: s.first! - sentAt, peakRssMb: Math.max(...peaks), cpuMsPerMessage: cpuMs / rows }),
-      sentAfterMs, rssSamplesMaxMb: rssMaxMb, peakRssByProcessMb: peaks, healthz,
+      ...fromSink('formcast', latest, rows, {
+        timeToFirstMs: s.first! - sentAt,
+        peakRssMb: Math.max(...peaks),
+        cpuMsPerMessage: cpuMs / rows,
+      }),
+      sentAfterMs,
+      rssSamplesMaxMb: rssMaxMb,
+      peakRssByProcessMb: peaks,
+      healthz,
     };
   } finally {
     clearInterval(sampler);
@@ -317,7 +459,12 @@ async function runFormcast(sink: Sink, env: NodeJS.ProcessEnv, rows: number, api
 // ---------------------------------------------------------------------------------------------------
 // Report
 
-function report(opts: ReturnType<typeof parseOptions>, concurrency: number, results: Result[], target: Target): boolean {
+function report(
+  opts: ReturnType<typeof parseOptions>,
+  concurrency: number,
+  results: Result[],
+  target: Target,
+): boolean {
   const baseline = results.find((r) => r.label === 'baseline');
   const ratio = baseline && baseline.perSec > 0 ? target.perSec / baseline.perSec : null;
   const ratioPass = ratio !== null && ratio >= RATIO_GOAL;
@@ -325,8 +472,30 @@ function report(opts: ReturnType<typeof parseOptions>, concurrency: number, resu
   const rssPass = (target.peakRssMb ?? Infinity) < RSS_GOAL_MB;
   const complete = results.every((r) => r.missing === 0 && r.signed >= r.messages);
 
-  const cols = ['run', 'messages', 'signed', 'twice', 'seconds', 'msg/s', 'CPU ms/msg', 'first msg ms', 'peak RSS MB', 'KB/msg'];
-  const rows = results.map((r) => [r.label, fmt(r.messages), fmt(r.signed), fmt(r.duplicates), fmt(r.seconds, 1), fmt(r.perSec, 0), fmt(r.cpuMsPerMessage, 2), fmt(r.timeToFirstMs), fmt(r.peakRssMb, 0), fmt(r.messages ? r.bytes / r.messages / 1024 : 0, 1)]);
+  const cols = [
+    'run',
+    'messages',
+    'signed',
+    'twice',
+    'seconds',
+    'msg/s',
+    'CPU ms/msg',
+    'first msg ms',
+    'peak RSS MB',
+    'KB/msg',
+  ];
+  const rows = results.map((r) => [
+    r.label,
+    fmt(r.messages),
+    fmt(r.signed),
+    fmt(r.duplicates),
+    fmt(r.seconds, 1),
+    fmt(r.perSec, 0),
+    fmt(r.cpuMsPerMessage, 2),
+    fmt(r.timeToFirstMs),
+    fmt(r.peakRssMb, 0),
+    fmt(r.messages ? r.bytes / r.messages / 1024 : 0, 1),
+  ]);
   const where = `${opts.workers ? `${opts.workers} formcast worker processes` : 'formcast serve'}, ${opts.pgUrl ? 'PostgreSQL' : 'SQLite'}${opts.threads !== null ? `, SEND_THREADS=${opts.threads}` : ''}${opts.nice !== null ? `, SEND_THREADS_NICE=${opts.nice}` : ''}${process.env.LEAN_HEAP ? `, LEAN_HEAP=${process.env.LEAN_HEAP}` : ''}`;
   const out = [
     '',
@@ -348,33 +517,53 @@ function report(opts: ReturnType<typeof parseOptions>, concurrency: number, resu
   process.stdout.write(out.join('\n'));
   const round = (n: number | null, d = 1) => (n === null ? null : Math.round(n * 10 ** d) / 10 ** d);
   const json = (r: Result) => ({
-    messages: r.messages, signed: r.signed, duplicates: r.duplicates, seconds: round(r.seconds, 2), perSec: round(r.perSec), cpuMsPerMessage: round(r.cpuMsPerMessage, 3),
-    timeToFirstMs: round(r.timeToFirstMs, 0), peakRssMb: round(r.peakRssMb), missing: r.missing,
+    messages: r.messages,
+    signed: r.signed,
+    duplicates: r.duplicates,
+    seconds: round(r.seconds, 2),
+    perSec: round(r.perSec),
+    cpuMsPerMessage: round(r.cpuMsPerMessage, 3),
+    timeToFirstMs: round(r.timeToFirstMs, 0),
+    peakRssMb: round(r.peakRssMb),
+    missing: r.missing,
   });
-  process.stdout.write(`${JSON.stringify({
-    bench: 'send',
-    node: process.version,
-    cpus: os.cpus().length,
-    rows: opts.rows,
-    database: opts.pgUrl ? 'postgres' : 'sqlite',
-    workers: opts.workers,
-    sendThreads: opts.threads,
-    sendThreadsNice: opts.nice,
-    // As the sending processes were given it (docs/sending.md, "Memory"); null: their default.
-    leanHeap: process.env.LEAN_HEAP ?? null,
-    connections: opts.connections,
-    concurrency,
-    baselineKey: opts.baselineKeyObject ? 'KeyObject' : 'PEM',
-    loadAvg1m: round(os.loadavg()[0]!, 2),
-    baseline: baseline ? json(baseline) : null,
-    target: { ...json(target), sentAfterMs: round(target.sentAfterMs, 0), rssSamplesMaxMb: round(target.rssSamplesMaxMb), peakRssByProcessMb: target.peakRssByProcessMb, healthz: target.healthz },
-    ratio: round(ratio, 3),
-    goals: {
-      ratio: { min: RATIO_GOAL, value: round(ratio, 3), pass: ratioPass },
-      peakRssMb: { max: RSS_GOAL_MB, atRows: RSS_GOAL_ROWS, value: round(target.peakRssMb), pass: rssApplies ? rssPass : null },
-    },
-    ok: complete,
-  })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'send',
+      node: process.version,
+      cpus: os.cpus().length,
+      rows: opts.rows,
+      database: opts.pgUrl ? 'postgres' : 'sqlite',
+      workers: opts.workers,
+      sendThreads: opts.threads,
+      sendThreadsNice: opts.nice,
+      // As the sending processes were given it (docs/sending.md, "Memory"); null: their default.
+      leanHeap: process.env.LEAN_HEAP ?? null,
+      connections: opts.connections,
+      concurrency,
+      baselineKey: opts.baselineKeyObject ? 'KeyObject' : 'PEM',
+      loadAvg1m: round(os.loadavg()[0]!, 2),
+      baseline: baseline ? json(baseline) : null,
+      target: {
+        ...json(target),
+        sentAfterMs: round(target.sentAfterMs, 0),
+        rssSamplesMaxMb: round(target.rssSamplesMaxMb),
+        peakRssByProcessMb: target.peakRssByProcessMb,
+        healthz: target.healthz,
+      },
+      ratio: round(ratio, 3),
+      goals: {
+        ratio: { min: RATIO_GOAL, value: round(ratio, 3), pass: ratioPass },
+        peakRssMb: {
+          max: RSS_GOAL_MB,
+          atRows: RSS_GOAL_ROWS,
+          value: round(target.peakRssMb),
+          pass: rssApplies ? rssPass : null,
+        },
+      },
+      ok: complete,
+    })}\n`,
+  );
   return complete;
 }
 
@@ -386,15 +575,41 @@ async function main(): Promise<number> {
   const concurrency = Math.max(16, opts.connections * 2);
   const dir = makeTempDir('send');
   const database = opts.pgUrl ? await freshPostgresDatabase(opts.pgUrl, 'send') : path.join(dir, 'formcast.db');
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, LOG_LEVEL: 'warn', DATABASE_URL: database, PUBLIC_URL, SMTP_MAX_CONNECTIONS: String(opts.connections), OUTBOX_DIR: path.join(dir, 'outbox'), SECRET_KEY_FILE: path.join(dir, 'secret.key') };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: '0',
+    HOST,
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: database,
+    PUBLIC_URL,
+    SMTP_MAX_CONNECTIONS: String(opts.connections),
+    OUTBOX_DIR: path.join(dir, 'outbox'),
+    SECRET_KEY_FILE: path.join(dir, 'secret.key'),
+  };
   delete env.SECRET_KEY;
-  for (const name of Object.keys(env)) if (name.startsWith('WORKER_') || name.startsWith('SEND_') || name === 'SMTP_RATE_LIMIT' || name === 'SMTP_URL' || name === 'SERVE_WORKER') delete env[name];
+  for (const name of Object.keys(env))
+    if (
+      name.startsWith('WORKER_') ||
+      name.startsWith('SEND_') ||
+      name === 'SMTP_RATE_LIMIT' ||
+      name === 'SMTP_URL' ||
+      name === 'SERVE_WORKER'
+    )
+      delete env[name];
   if (opts.threads !== null) env.SEND_THREADS = String(opts.threads);
   if (opts.nice !== null) env.SEND_THREADS_NICE = String(opts.nice);
 
-  process.stderr.write(`setting up: workspace, verified domain ${DOMAIN}, ${opts.rows.toLocaleString('en-US')} contacts (${opts.pgUrl ? 'PostgreSQL' : `SQLite in ${dir}`}) ...\n`);
-  const created = JSON.parse(await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env)) as { workspace: { id: string }; apiKey: { key: string } };
-  await run('formcast domain add', ['bin/formcast', 'domain', 'add', DOMAIN, '--workspace', created.workspace.id, '--verified', '--json'], env);
+  process.stderr.write(
+    `setting up: workspace, verified domain ${DOMAIN}, ${opts.rows.toLocaleString('en-US')} contacts (${opts.pgUrl ? 'PostgreSQL' : `SQLite in ${dir}`}) ...\n`,
+  );
+  const created = JSON.parse(
+    await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env),
+  ) as { workspace: { id: string }; apiKey: { key: string } };
+  await run(
+    'formcast domain add',
+    ['bin/formcast', 'domain', 'add', DOMAIN, '--workspace', created.workspace.id, '--verified', '--json'],
+    env,
+  );
   const t = Date.now();
   const row = await seed(database, created.workspace.id, opts.rows);
   // The key is stored sealed with the installation's key (the file the commands above created): opened for the baseline.
@@ -404,7 +619,8 @@ async function main(): Promise<number> {
 
   const sink = await startSmtpSink();
   const results: Result[] = [];
-  if (!opts.skipBaseline) results.push(await runBaseline(sink, key, opts.rows, opts.connections, concurrency, opts.baselineKeyObject));
+  if (!opts.skipBaseline)
+    results.push(await runBaseline(sink, key, opts.rows, opts.connections, concurrency, opts.baselineKeyObject));
   const target = await runFormcast(sink, env, opts.rows, created.apiKey.key, opts.workers, opts.cpuProfDir);
   results.push(target);
   return report(opts, concurrency, results, target) ? 0 : 1;

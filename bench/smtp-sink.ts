@@ -32,7 +32,8 @@ const server = new SMTPServer({
     let head = '';
     let size = 0;
     stream.on('data', (chunk: Buffer) => {
-      if (head.length < 8192 && !head.includes('\r\n\r\n')) head += chunk.toString('latin1', 0, Math.min(chunk.length, 8192));
+      if (head.length < 8192 && !head.includes('\r\n\r\n'))
+        head += chunk.toString('latin1', 0, Math.min(chunk.length, 8192));
       size += chunk.length;
     });
     stream.on('error', () => {});
@@ -54,7 +55,16 @@ const server = new SMTPServer({
 });
 server.on('error', () => {});
 
-const stats = () => ({ type: 'stats', count, unique: ids.size, signed, bytes, first, last, connections: (server as unknown as { connections: Set<unknown> }).connections.size });
+const stats = () => ({
+  type: 'stats',
+  count,
+  unique: ids.size,
+  signed,
+  bytes,
+  first,
+  last,
+  connections: (server as unknown as { connections: Set<unknown> }).connections.size,
+});
 
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   const { port } = server.server.address() as AddressInfo;

@@ -24,15 +24,19 @@ db.exec(`CREATE TABLE IF NOT EXISTS submissions (
 const insert = db.prepare('INSERT INTO submissions (slug, email, first_name, data, created_at) VALUES (?, ?, ?, ?, ?)');
 
 const app = Fastify({ logger: false });
-app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, parseQuery(body as string)));
+app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
+  done(null, parseQuery(body as string)),
+);
 
-const PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Thanks</title></head><body><p>Thank you for signing up.</p></body></html>';
+const PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Thanks</title></head><body><p>Thank you for signing up.</p></body></html>';
 
 app.post<{ Params: { slug: string }; Body: Record<string, unknown> | undefined }>('/f/:slug', async (req, reply) => {
   const body = req.body ?? {};
   const text = (v: unknown) => (typeof v === 'string' ? v : null);
   insert.run(req.params.slug, text(body.email), text(body.first_name), JSON.stringify(body), new Date().toISOString());
-  if ((req.headers.accept ?? '').includes('application/json')) return { ok: true, message: 'Thank you for signing up.' };
+  if ((req.headers.accept ?? '').includes('application/json'))
+    return { ok: true, message: 'Thank you for signing up.' };
   return reply.type('text/html; charset=utf-8').send(PAGE);
 });
 

@@ -33,8 +33,27 @@ import path from 'node:path';
 import type autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import {
-  BenchError, HOST, alive, cannonAmount, cpuSeconds, expectStatus, fmt, makeTempDir, median, memoryOf, parseCommandLine, positiveInt, run, runBench,
-  startFormcast, startServer, startSmtpSink, stopChild, table, type Server, type Sink,
+  BenchError,
+  HOST,
+  alive,
+  cannonAmount,
+  cpuSeconds,
+  expectStatus,
+  fmt,
+  makeTempDir,
+  median,
+  memoryOf,
+  parseCommandLine,
+  positiveInt,
+  run,
+  runBench,
+  startFormcast,
+  startServer,
+  startSmtpSink,
+  stopChild,
+  table,
+  type Server,
+  type Sink,
 } from './harness.js';
 
 type Label = 'baseline' | 'formcast';
@@ -45,29 +64,32 @@ const SLUG = 'viral';
 const DOMAIN = 'acme.test';
 
 function parseOptions() {
-  const values = parseCommandLine({
-    requests: { type: 'string' },
-    warmup: { type: 'string' },
-    rounds: { type: 'string' },
-    connections: { type: 'string' },
-    embed: { type: 'boolean' },
-    'single-opt-in': { type: 'boolean' },
-    intake: { type: 'string' },
-    'cpu-prof': { type: 'string' },
-  }, {
-    example: 'npm run bench:submit -- --requests 10000',
-    usage: [
-      'usage: npm run bench:submit -- [--requests N] [--warmup N] [--rounds N] [--connections N] [--embed] [--single-opt-in] [--intake MODE] [--cpu-prof DIR]',
-      '  --requests N      measured requests per run (default 20000)',
-      '  --warmup N        discarded requests before each measured run (default 3000; 0 skips it)',
-      '  --rounds N        rounds of a baseline and a formcast run, the order turning each round (default 2)',
-      '  --connections N   concurrent connections (default 50)',
-      "  --embed           submit as the embed script does (JSON in, JSON out) instead of the hosted page's form post",
-      '  --single-opt-in   the form without double opt-in (no confirmation, the contact SUBSCRIBED at once)',
-      "  --intake MODE     formcast's SUBMISSION_INTAKE: auto (default), always, off (every sign-up written by its request)",
-      '  --cpu-prof DIR    run formcast serve under node --cpu-prof, the profile written into DIR when it stops',
-    ],
-  });
+  const values = parseCommandLine(
+    {
+      requests: { type: 'string' },
+      warmup: { type: 'string' },
+      rounds: { type: 'string' },
+      connections: { type: 'string' },
+      embed: { type: 'boolean' },
+      'single-opt-in': { type: 'boolean' },
+      intake: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+    },
+    {
+      example: 'npm run bench:submit -- --requests 10000',
+      usage: [
+        'usage: npm run bench:submit -- [--requests N] [--warmup N] [--rounds N] [--connections N] [--embed] [--single-opt-in] [--intake MODE] [--cpu-prof DIR]',
+        '  --requests N      measured requests per run (default 20000)',
+        '  --warmup N        discarded requests before each measured run (default 3000; 0 skips it)',
+        '  --rounds N        rounds of a baseline and a formcast run, the order turning each round (default 2)',
+        '  --connections N   concurrent connections (default 50)',
+        "  --embed           submit as the embed script does (JSON in, JSON out) instead of the hosted page's form post",
+        '  --single-opt-in   the form without double opt-in (no confirmation, the contact SUBSCRIBED at once)',
+        "  --intake MODE     formcast's SUBMISSION_INTAKE: auto (default), always, off (every sign-up written by its request)",
+        '  --cpu-prof DIR    run formcast serve under node --cpu-prof, the profile written into DIR when it stops',
+      ],
+    },
+  );
   return {
     requests: positiveInt('requests', values.requests, 20_000),
     warmup: values.warmup === '0' ? 0 : positiveInt('warmup', values.warmup, 3_000),
@@ -101,12 +123,22 @@ function requestFor(opts: Options, n: number): { headers: Record<string, string>
   const { ip, email } = visitorOf(n);
   if (opts.embed) {
     return {
-      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-forwarded-for': ip, origin: 'https://blog.example.com' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'x-forwarded-for': ip,
+        origin: 'https://blog.example.com',
+      },
       body: JSON.stringify({ email, first_name: 'Ada' }),
     };
   }
   return {
-    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html,application/xhtml+xml', 'accept-encoding': 'gzip, deflate, br', 'x-forwarded-for': ip },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'text/html,application/xhtml+xml',
+      'accept-encoding': 'gzip, deflate, br',
+      'x-forwarded-for': ip,
+    },
     body: `email=${encodeURIComponent(email)}&first_name=Ada`,
   };
 }
@@ -114,7 +146,11 @@ function requestFor(opts: Options, n: number): { headers: Record<string, string>
 /** One request outside autocannon (setup checks); it counts as a visitor and, when accepted, as a stored row. */
 async function submitOnce(server: Server, opts: Options, expected = 200): Promise<string> {
   const { headers, body } = requestFor(opts, visitor++);
-  return expectStatus(await fetch(`${server.url}/f/${SLUG}`, { method: 'POST', headers, body, redirect: 'manual' }), expected, `${server.name}: POST /f/${SLUG}`);
+  return expectStatus(
+    await fetch(`${server.url}/f/${SLUG}`, { method: 'POST', headers, body, redirect: 'manual' }),
+    expected,
+    `${server.name}: POST /f/${SLUG}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -133,31 +169,68 @@ async function setupFormcast(opts: Options, sink: Sink): Promise<Target> {
   // TRUST_PROXY: each request's X-Forwarded-For is its visitor's address; the per-IP limit keeps its default.
   // The visitors' generated addresses (visitor1@, visitor2@, … of one domain) are what the sign-up burst rules hold for
   // review (docs/bot-protection.md): off here, so every request takes the sign-up path that is measured.
-  const env = { SMTP_URL: `smtp://${HOST}:${sink.port}`, TRUST_PROXY: 'loopback', SIGNUP_BURST_PATTERN: '0', SIGNUP_BURST_DOMAIN: '0', SUBMISSION_INTAKE: opts.intake };
-  const { server, workspaceId, apiKey } = await startFormcast(dir, { env, nodeArgs: opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [] });
+  const env = {
+    SMTP_URL: `smtp://${HOST}:${sink.port}`,
+    TRUST_PROXY: 'loopback',
+    SIGNUP_BURST_PATTERN: '0',
+    SIGNUP_BURST_DOMAIN: '0',
+    SUBMISSION_INTAKE: opts.intake,
+  };
+  const { server, workspaceId, apiKey } = await startFormcast(dir, {
+    env,
+    nodeArgs: opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [],
+  });
   const databaseFile = path.join(dir, 'formcast.db');
   // A verified domain: double opt-in needs one to send the confirmations from.
-  await run('formcast domain add', ['bin/formcast', 'domain', 'add', DOMAIN, '--workspace', workspaceId, '--verified', '--json'], { ...process.env, DATABASE_URL: databaseFile });
+  await run(
+    'formcast domain add',
+    ['bin/formcast', 'domain', 'add', DOMAIN, '--workspace', workspaceId, '--verified', '--json'],
+    { ...process.env, DATABASE_URL: databaseFile },
+  );
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  const form = JSON.parse(await expectStatus(await fetch(`${server.url}/v1/forms`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ name: 'Join the waiting list', type: 'SIGN_UP', slug: SLUG, fieldMapping: { email: 'email', first_name: 'firstName' }, settings: { doubleOptIn: opts.doubleOptIn } }),
-  }), 201, 'POST /v1/forms')) as { id: string };
-  await expectStatus(await fetch(`${server.url}/v1/forms/${form.id}/publish`, { method: 'POST', headers }), 200, `POST /v1/forms/${form.id}/publish`);
+  const form = JSON.parse(
+    await expectStatus(
+      await fetch(`${server.url}/v1/forms`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          name: 'Join the waiting list',
+          type: 'SIGN_UP',
+          slug: SLUG,
+          fieldMapping: { email: 'email', first_name: 'firstName' },
+          settings: { doubleOptIn: opts.doubleOptIn },
+        }),
+      }),
+      201,
+      'POST /v1/forms',
+    ),
+  ) as { id: string };
+  await expectStatus(
+    await fetch(`${server.url}/v1/forms/${form.id}/publish`, { method: 'POST', headers }),
+    200,
+    `POST /v1/forms/${form.id}/publish`,
+  );
   const target: Target = { label: 'formcast', server, databaseFile, accepted: 0 };
   // A hosted submission is answered 200 with its success page (contract §9; a Refresh header moves it to /thanks); an embed's with JSON.
   const answer = await submitOnce(server, opts, 200);
   target.accepted++;
-  const page = opts.embed ? answer : await expectStatus(await fetch(`${server.url}/f/${SLUG}/thanks`), 200, `GET /f/${SLUG}/thanks`);
-  if (!opts.embed && !page.includes('data-formcast-success')) throw new BenchError(`formcast: the answer to a submission is not the success page:\n${page.slice(0, 500)}`);
+  const page = opts.embed
+    ? answer
+    : await expectStatus(await fetch(`${server.url}/f/${SLUG}/thanks`), 200, `GET /f/${SLUG}/thanks`);
+  if (!opts.embed && !page.includes('data-formcast-success'))
+    throw new BenchError(`formcast: the answer to a submission is not the success page:\n${page.slice(0, 500)}`);
   return target;
 }
 
 async function setupBaseline(opts: Options): Promise<Target> {
   const dir = makeTempDir('submit-baseline');
   const databaseFile = path.join(dir, 'baseline.db');
-  const server = await startServer('baseline server', ['--import', 'tsx', 'bench/submit-baseline-server.ts'], { ...process.env, PORT: '0', HOST, DATABASE_URL: databaseFile });
+  const server = await startServer('baseline server', ['--import', 'tsx', 'bench/submit-baseline-server.ts'], {
+    ...process.env,
+    PORT: '0',
+    HOST,
+    DATABASE_URL: databaseFile,
+  });
   const target: Target = { label: 'baseline', server, databaseFile, accepted: 0 };
   await submitOnce(server, opts);
   target.accepted++;
@@ -194,7 +267,8 @@ async function drained(target: Target): Promise<number> {
     for (;;) {
       const { n } = db.prepare('select count(*) as n from submission_intake').get() as { n: number };
       if (n === 0) return (performance.now() - start) / 1000;
-      if (performance.now() - start > 300_000) throw new BenchError(`formcast: ${n} submissions still in the intake after 300 s`);
+      if (performance.now() - start > 300_000)
+        throw new BenchError(`formcast: ${n} submissions still in the intake after 300 s`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   } finally {
@@ -203,14 +277,21 @@ async function drained(target: Target): Promise<number> {
 }
 
 /** Sends `amount` requests, each a new visitor (harness.ts, cannonAmount); also counts the 2xx/3xx answers. */
-async function cannon(target: Target, opts: Options, amount: number): Promise<{ result: autocannon.Result; seconds: number; accepted: number }> {
-  if (!alive(target.server.child)) throw new BenchError(`${target.server.name} is no longer running\n${target.server.output()}`);
+async function cannon(
+  target: Target,
+  opts: Options,
+  amount: number,
+): Promise<{ result: autocannon.Result; seconds: number; accepted: number }> {
+  if (!alive(target.server.child))
+    throw new BenchError(`${target.server.name} is no longer running\n${target.server.output()}`);
   const { result, seconds, statuses } = await cannonAmount({
     url: target.server.url,
     connections: opts.connections,
     pipelining: 1,
     amount,
-    requests: [{ method: 'POST', path: `/f/${SLUG}`, setupRequest: (req) => ({ ...req, ...requestFor(opts, visitor++) }) }],
+    requests: [
+      { method: 'POST', path: `/f/${SLUG}`, setupRequest: (req) => ({ ...req, ...requestFor(opts, visitor++) }) },
+    ],
   });
   let accepted = 0;
   for (const [status, n] of statuses) if (status >= 200 && status < 400) accepted += n;
@@ -229,7 +310,9 @@ function badStatuses(...results: (autocannon.Result | undefined)[]): Record<stri
 }
 
 async function measure(target: Target, round: number, opts: Options): Promise<Run> {
-  process.stderr.write(`round ${round}: ${target.label.padEnd(8)} ${opts.warmup ? `warm-up ${fmt(opts.warmup)} requests, ` : ''}measuring ${fmt(opts.requests)} requests ...`);
+  process.stderr.write(
+    `round ${round}: ${target.label.padEnd(8)} ${opts.warmup ? `warm-up ${fmt(opts.warmup)} requests, ` : ''}measuring ${fmt(opts.requests)} requests ...`,
+  );
   const warm = opts.warmup ? await cannon(target, opts, opts.warmup) : undefined;
   target.accepted += warm?.accepted ?? 0;
   if (warm) await drained(target);
@@ -252,7 +335,9 @@ async function measure(target: Target, round: number, opts: Options): Promise<Ru
     drainS,
     cpuUsPerReqMade: (cpuMade * 1e6) / r.requests.total,
   };
-  process.stderr.write(` ${fmt(run.reqPerSec)} req/s, p99 ${run.p99Ms} ms, ${fmt(run.cpuUsPerReq)} µs CPU/req${target.label === 'formcast' ? `; intake drained ${run.drainS.toFixed(2)} s after the last answer, ${fmt(run.cpuUsPerReqMade)} µs CPU/req with it` : ''}\n`);
+  process.stderr.write(
+    ` ${fmt(run.reqPerSec)} req/s, p99 ${run.p99Ms} ms, ${fmt(run.cpuUsPerReq)} µs CPU/req${target.label === 'formcast' ? `; intake drained ${run.drainS.toFixed(2)} s after the last answer, ${fmt(run.cpuUsPerReqMade)} µs CPU/req with it` : ''}\n`,
+  );
   return run;
 }
 
@@ -293,8 +378,17 @@ function countStored(target: Target): Stored {
   try {
     const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
     if (target.label === 'baseline') return { submissions: count('select count(*) as n from submissions') };
-    const events = Object.fromEntries((db.prepare('select type, count(*) as n from events group by type').all() as { type: string; n: number }[]).map((r) => [r.type, r.n]));
-    return { submissions: count('select count(*) as n from submissions'), contacts: count('select count(*) as n from contacts'), confirmations: count('select count(*) as n from confirmations'), events };
+    const events = Object.fromEntries(
+      (db.prepare('select type, count(*) as n from events group by type').all() as { type: string; n: number }[]).map(
+        (r) => [r.type, r.n],
+      ),
+    );
+    return {
+      submissions: count('select count(*) as n from submissions'),
+      contacts: count('select count(*) as n from contacts'),
+      confirmations: count('select count(*) as n from confirmations'),
+      events,
+    };
   } finally {
     db.close();
   }
@@ -328,63 +422,107 @@ async function main(): Promise<number> {
   const ratioPass = ratio >= RATIO_GOAL;
   const p99Pass = fc.medianP99Ms < P99_GOAL_MS;
   const storedPass = targets.every((t) => stored[t.label].submissions === t.accepted);
-  const expectedPerSubmission = opts.doubleOptIn ? { contacts: formcast.accepted, confirmations: formcast.accepted } : { contacts: formcast.accepted, confirmations: 0 };
-  const formcastRowsOk = stored.formcast.contacts === expectedPerSubmission.contacts && stored.formcast.confirmations === expectedPerSubmission.confirmations
-    && stored.formcast.events?.['form.submitted'] === formcast.accepted && stored.formcast.events?.['contact.created'] === formcast.accepted;
+  const expectedPerSubmission = opts.doubleOptIn
+    ? { contacts: formcast.accepted, confirmations: formcast.accepted }
+    : { contacts: formcast.accepted, confirmations: 0 };
+  const formcastRowsOk =
+    stored.formcast.contacts === expectedPerSubmission.contacts &&
+    stored.formcast.confirmations === expectedPerSubmission.confirmations &&
+    stored.formcast.events?.['form.submitted'] === formcast.accepted &&
+    stored.formcast.events?.['contact.created'] === formcast.accepted;
 
-  const cols = ['round', 'target', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'requests', 'drain s', 'CPU µs/req with drain'];
-  const rows = runs.map((r) => [String(r.round), r.target, fmt(r.reqPerSec), fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), fmt(r.cpuUsPerReq), fmt(r.requests), r.drainS.toFixed(2), fmt(r.cpuUsPerReqMade)]);
+  const cols = [
+    'round',
+    'target',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU µs/req',
+    'requests',
+    'drain s',
+    'CPU µs/req with drain',
+  ];
+  const rows = runs.map((r) => [
+    String(r.round),
+    r.target,
+    fmt(r.reqPerSec),
+    fmt(r.p50Ms, 1),
+    fmt(r.p99Ms, 1),
+    fmt(r.cpuUsPerReq),
+    fmt(r.requests),
+    r.drainS.toFixed(2),
+    fmt(r.cpuUsPerReqMade),
+  ]);
   const medians = (['baseline', 'formcast'] as const).map((label) => {
     const s = label === 'baseline' ? base : fc;
-    return ['median', label, fmt(s.medianReqPerSec), fmt(s.medianP50Ms, 1), fmt(s.medianP99Ms, 1), fmt(s.medianCpuUsPerReq), '', s.medianDrainS.toFixed(2), fmt(s.medianCpuUsPerReqMade)];
+    return [
+      'median',
+      label,
+      fmt(s.medianReqPerSec),
+      fmt(s.medianP50Ms, 1),
+      fmt(s.medianP99Ms, 1),
+      fmt(s.medianCpuUsPerReq),
+      '',
+      s.medianDrainS.toFixed(2),
+      fmt(s.medianCpuUsPerReqMade),
+    ];
   });
   const form = `SIGN_UP, ${opts.doubleOptIn ? 'double opt-in' : 'single opt-in'}, ${opts.embed ? 'embed (JSON)' : 'hosted page (form post, success page, br)'}`;
-  process.stdout.write([
-    '',
-    `POST /f/{slug}: formcast vs a bare Fastify route inserting one row; ${opts.connections} connections, ${fmt(opts.requests)} requests per run, each a new visitor (own IP, own email)`,
-    `form: ${form}; SUBMISSION_RATE_LIMIT default (10 per IP per minute), TRUST_PROXY=loopback`,
-    `node ${process.version}, ${os.cpus().length} CPU(s), SQLite; load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)}; formcast RSS idle ${idleRssMb} MB, peak ${peakRssMb} MB`,
-    '',
-    ...table(cols, [rows, medians], 2),
-    '',
-    `formcast / baseline req/s: ${ratio.toFixed(2)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
-    `formcast p99: ${fmt(fc.medianP99Ms, 1)} ms   goal < ${P99_GOAL_MS} ms   ${p99Pass ? 'PASS' : 'MISS'}`,
-    `stored: baseline ${fmt(stored.baseline.submissions)} rows for ${fmt(targets[0]!.accepted)} accepted; formcast ${fmt(stored.formcast.submissions)} submissions for ${fmt(formcast.accepted)} accepted   goal: every accepted submission stored   ${storedPass ? 'PASS' : 'MISS'}`,
-    `formcast made every submission into its contact ${fc.medianDrainS.toFixed(2)} s after the last answer (median; SUBMISSION_INTAKE=${opts.intake}): ${fmt(fc.medianMadePerSec)} made/s from the first request to the last made, ${(fc.medianMadePerSec / base.medianReqPerSec).toFixed(2)}x the baseline's req/s (not a goal)`,
-    `formcast also stored ${fmt(stored.formcast.contacts ?? 0)} contacts, ${fmt(stored.formcast.confirmations ?? 0)} confirmations, events ${JSON.stringify(stored.formcast.events)}${formcastRowsOk ? '' : '   UNEXPECTED'}; confirmation emails at the sink by the end: ${fmt(mailSent)}`,
-    '',
-  ].join('\n'));
+  process.stdout.write(
+    [
+      '',
+      `POST /f/{slug}: formcast vs a bare Fastify route inserting one row; ${opts.connections} connections, ${fmt(opts.requests)} requests per run, each a new visitor (own IP, own email)`,
+      `form: ${form}; SUBMISSION_RATE_LIMIT default (10 per IP per minute), TRUST_PROXY=loopback`,
+      `node ${process.version}, ${os.cpus().length} CPU(s), SQLite; load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)}; formcast RSS idle ${idleRssMb} MB, peak ${peakRssMb} MB`,
+      '',
+      ...table(cols, [rows, medians], 2),
+      '',
+      `formcast / baseline req/s: ${ratio.toFixed(2)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
+      `formcast p99: ${fmt(fc.medianP99Ms, 1)} ms   goal < ${P99_GOAL_MS} ms   ${p99Pass ? 'PASS' : 'MISS'}`,
+      `stored: baseline ${fmt(stored.baseline.submissions)} rows for ${fmt(targets[0]!.accepted)} accepted; formcast ${fmt(stored.formcast.submissions)} submissions for ${fmt(formcast.accepted)} accepted   goal: every accepted submission stored   ${storedPass ? 'PASS' : 'MISS'}`,
+      `formcast made every submission into its contact ${fc.medianDrainS.toFixed(2)} s after the last answer (median; SUBMISSION_INTAKE=${opts.intake}): ${fmt(fc.medianMadePerSec)} made/s from the first request to the last made, ${(fc.medianMadePerSec / base.medianReqPerSec).toFixed(2)}x the baseline's req/s (not a goal)`,
+      `formcast also stored ${fmt(stored.formcast.contacts ?? 0)} contacts, ${fmt(stored.formcast.confirmations ?? 0)} confirmations, events ${JSON.stringify(stored.formcast.events)}${formcastRowsOk ? '' : '   UNEXPECTED'}; confirmation emails at the sink by the end: ${fmt(mailSent)}`,
+      '',
+    ].join('\n'),
+  );
   const failures = [
     ...targets.flatMap((t) => {
       const s = summarize(runs, t.label);
       return [
-        ...(Object.keys(s.badStatuses).length ? [`${t.label}: answers other than 2xx/3xx: ${JSON.stringify(s.badStatuses)}`] : []),
+        ...(Object.keys(s.badStatuses).length
+          ? [`${t.label}: answers other than 2xx/3xx: ${JSON.stringify(s.badStatuses)}`]
+          : []),
         ...(s.errors ? [`${t.label}: ${s.errors} connection errors or timeouts`] : []),
       ];
     }),
     ...(formcastRowsOk ? [] : ['formcast: the rows of a submission are not all there']),
   ];
-  process.stdout.write(`${JSON.stringify({
-    bench: 'submit',
-    node: process.version,
-    cpus: os.cpus().length,
-    loadAvg1m: { before: round2(loadBefore), after: round2(loadAfter) },
-    form: { type: 'SIGN_UP', doubleOptIn: opts.doubleOptIn, request: opts.embed ? 'embed' : 'hosted' },
-    intake: opts.intake,
-    connections: opts.connections,
-    requests: opts.requests,
-    rounds: opts.rounds,
-    baseline: base,
-    formcast: { ...fc, idleRssMb, peakRssMb, confirmationEmailsSent: mailSent },
-    ratio: round2(ratio),
-    stored: { baseline: { ...stored.baseline, accepted: targets[0]!.accepted }, formcast: { ...stored.formcast, accepted: formcast.accepted } },
-    goals: {
-      ratio: { min: RATIO_GOAL, value: round2(ratio), pass: ratioPass },
-      p99Ms: { max: P99_GOAL_MS, value: fc.medianP99Ms, pass: p99Pass },
-      everyAcceptedStored: { pass: storedPass },
-    },
-    ok: failures.length === 0,
-  })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'submit',
+      node: process.version,
+      cpus: os.cpus().length,
+      loadAvg1m: { before: round2(loadBefore), after: round2(loadAfter) },
+      form: { type: 'SIGN_UP', doubleOptIn: opts.doubleOptIn, request: opts.embed ? 'embed' : 'hosted' },
+      intake: opts.intake,
+      connections: opts.connections,
+      requests: opts.requests,
+      rounds: opts.rounds,
+      baseline: base,
+      formcast: { ...fc, idleRssMb, peakRssMb, confirmationEmailsSent: mailSent },
+      ratio: round2(ratio),
+      stored: {
+        baseline: { ...stored.baseline, accepted: targets[0]!.accepted },
+        formcast: { ...stored.formcast, accepted: formcast.accepted },
+      },
+      goals: {
+        ratio: { min: RATIO_GOAL, value: round2(ratio), pass: ratioPass },
+        p99Ms: { max: P99_GOAL_MS, value: fc.medianP99Ms, pass: p99Pass },
+        everyAcceptedStored: { pass: storedPass },
+      },
+      ok: failures.length === 0,
+    })}\n`,
+  );
   if (failures.length) throw new BenchError(failures.join('\n'));
   return 0;
 }

@@ -8,10 +8,24 @@ import Fastify from 'fastify';
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
 const app = Fastify({ logger: false });
 
-app.get('/t/o/*', (_req, reply) => reply.code(200).header('content-type', 'image/gif').header('cache-control', 'no-store, max-age=0')
-  .header('pragma', 'no-cache').header('expires', '0').header('x-content-type-options', 'nosniff').send(GIF));
-app.get('/t/c/*', (_req, reply) => reply.code(302).header('location', 'https://shop.example/sale?who=R0&x=1')
-  .header('cache-control', 'no-store, max-age=0').header('referrer-policy', 'no-referrer').send());
+app.get('/t/o/*', (_req, reply) =>
+  reply
+    .code(200)
+    .header('content-type', 'image/gif')
+    .header('cache-control', 'no-store, max-age=0')
+    .header('pragma', 'no-cache')
+    .header('expires', '0')
+    .header('x-content-type-options', 'nosniff')
+    .send(GIF),
+);
+app.get('/t/c/*', (_req, reply) =>
+  reply
+    .code(302)
+    .header('location', 'https://shop.example/sale?who=R0&x=1')
+    .header('cache-control', 'no-store, max-age=0')
+    .header('referrer-policy', 'no-referrer')
+    .send(),
+);
 
 const host = process.env.HOST || '127.0.0.1';
 await app.listen({ port: Number(process.env.PORT || 0), host });

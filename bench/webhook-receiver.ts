@@ -34,7 +34,8 @@ const server = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
     if (ids.has(id)) duplicates++;
     ids.add(id);
     if (!/^v1,/.test(String(req.headers['webhook-signature'] ?? ''))) unsigned++;
-    const occurredAt = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { occurredAt: string } }).data.occurredAt;
+    const occurredAt = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { occurredAt: string } }).data
+      .occurredAt;
     lags.push(t - Date.parse(occurredAt));
   });
 });
@@ -49,7 +50,16 @@ process.on('message', (msg: { cmd?: string }) => {
   if (msg?.cmd === 'stats') {
     const sorted = Float64Array.from(lags).sort();
     const arr = Array.from(sorted);
-    process.send!({ type: 'stats', count, distinct: ids.size, duplicates, unsigned, first, last, lag: { p50: percentile(arr, 50), p99: percentile(arr, 99), max: arr.length ? arr[arr.length - 1] : null } });
+    process.send!({
+      type: 'stats',
+      count,
+      distinct: ids.size,
+      duplicates,
+      unsigned,
+      first,
+      last,
+      lag: { p50: percentile(arr, 50), p99: percentile(arr, 99), max: arr.length ? arr[arr.length - 1] : null },
+    });
   } else if (msg?.cmd === 'reset') {
     lags = [];
     ids = new Set();

@@ -27,18 +27,27 @@ function precompress(): Plugin {
     apply: 'build',
     async closeBundle() {
       const dir = path.join(outDir, 'assets');
-      const names = fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => /\.(js|mjs|css|svg|json|txt|wasm)$/.test(n)) : [];
-      await Promise.all(names.map(async (name) => {
-        const file = path.join(dir, name);
-        const raw = await fs.promises.readFile(file);
-        if (raw.length < 1024) return;
-        const [br, gz] = await Promise.all([
-          brotli(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length } }),
-          gzip(raw, { level: 9 }),
-        ]);
-        if (br.length < raw.length) await fs.promises.writeFile(`${file}.br`, br);
-        if (gz.length < raw.length) await fs.promises.writeFile(`${file}.gz`, gz);
-      }));
+      const names = fs.existsSync(dir)
+        ? fs.readdirSync(dir).filter((n) => /\.(js|mjs|css|svg|json|txt|wasm)$/.test(n))
+        : [];
+      await Promise.all(
+        names.map(async (name) => {
+          const file = path.join(dir, name);
+          const raw = await fs.promises.readFile(file);
+          if (raw.length < 1024) return;
+          const [br, gz] = await Promise.all([
+            brotli(raw, {
+              params: {
+                [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
+                [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
+              },
+            }),
+            gzip(raw, { level: 9 }),
+          ]);
+          if (br.length < raw.length) await fs.promises.writeFile(`${file}.br`, br);
+          if (gz.length < raw.length) await fs.promises.writeFile(`${file}.gz`, gz);
+        }),
+      );
     },
   };
 }
@@ -67,7 +76,10 @@ export default defineConfig({
     port: 5173,
     strictPort: false,
     // Everything the console does not serve itself goes to the API (start it with `npm start`).
-    proxy: Object.fromEntries(['/v1', '/app/login', '/app/logout', '/app/invite', '/app/reset', '/f', '/openapi.json', '/docs']
-      .map((prefix) => [prefix, { target: api, changeOrigin: false }])),
+    proxy: Object.fromEntries(
+      ['/v1', '/app/login', '/app/logout', '/app/invite', '/app/reset', '/f', '/openapi.json', '/docs'].map(
+        (prefix) => [prefix, { target: api, changeOrigin: false }],
+      ),
+    ),
   },
 });

@@ -54,7 +54,9 @@ export async function buildEmbed(rootDir) {
   try {
     await import('esbuild');
   } catch {
-    console.warn(`build: esbuild is not installed; the embed runtime (${EMBED_OUTPUT}) was not built, and embed.js answers 503 until it is`);
+    console.warn(
+      `build: esbuild is not installed; the embed runtime (${EMBED_OUTPUT}) was not built, and embed.js answers 503 until it is`,
+    );
     return;
   }
   const started = Date.now();
@@ -62,7 +64,9 @@ export async function buildEmbed(rootDir) {
   const out = path.join(rootDir, EMBED_OUTPUT);
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, text);
-  console.warn(`build: embed runtime built into ${EMBED_OUTPUT} (${text.length} bytes) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.warn(
+    `build: embed runtime built into ${EMBED_OUTPUT} (${text.length} bytes) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 }
 
 /** Builds the runtime under `rootDir` when its build is missing or older than one of its inputs; true when it did. */

@@ -35,7 +35,9 @@ export async function buildSdk(root) {
   try {
     tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   } catch {
-    console.warn('build: TypeScript is not installed (dev dependencies omitted); the SDK was built without declarations');
+    console.warn(
+      'build: TypeScript is not installed (dev dependencies omitted); the SDK was built without declarations',
+    );
     return;
   }
   const result = spawnSync(process.execPath, [tsc, '-p', path.join(pkg, 'tsconfig.json')], { stdio: 'inherit' });

@@ -20,10 +20,21 @@ const started = Date.now();
 
 /** Packages left to Node at run time (see above); every other import is bundled. */
 const EXTERNAL = new Set([
-  'better-sqlite3', '@node-rs/argon2', 'pg', 'pg-native',
-  '@fastify/swagger', '@fastify/swagger-ui',
-  'mailparser', 'mailauth', 'sanitize-html', 'html-to-text', 'smtp-server',
-  'piscina', 'tsx', 'esbuild', 'vite',
+  'better-sqlite3',
+  '@node-rs/argon2',
+  'pg',
+  'pg-native',
+  '@fastify/swagger',
+  '@fastify/swagger-ui',
+  'mailparser',
+  'mailauth',
+  'sanitize-html',
+  'html-to-text',
+  'smtp-server',
+  'piscina',
+  'tsx',
+  'esbuild',
+  'vite',
 ]);
 
 function sources(dir, match) {
@@ -60,16 +71,22 @@ async function buildServer() {
     logLevel: 'warning',
     chunkNames: 'chunks/[name]-[hash]',
     // CommonJS packages inside an ESM bundle still call require() for Node's modules and the external packages.
-    banner: { js: "import { createRequire as __formcastCreateRequire } from 'node:module'; const require = __formcastCreateRequire(import.meta.url);" },
-    plugins: [{
-      name: 'formcast-externals',
-      setup(b) {
-        b.onResolve({ filter: /^[^./]/ }, (args) => {
-          const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
-          return args.path.startsWith('node:') || EXTERNAL.has(name) ? { external: true } : undefined;
-        });
+    banner: {
+      js: "import { createRequire as __formcastCreateRequire } from 'node:module'; const require = __formcastCreateRequire(import.meta.url);",
+    },
+    plugins: [
+      {
+        name: 'formcast-externals',
+        setup(b) {
+          b.onResolve({ filter: /^[^./]/ }, (args) => {
+            const name = args.path.startsWith('@')
+              ? args.path.split('/').slice(0, 2).join('/')
+              : args.path.split('/')[0];
+            return args.path.startsWith('node:') || EXTERNAL.has(name) ? { external: true } : undefined;
+          });
+        },
       },
-    }],
+    ],
   });
 }
 

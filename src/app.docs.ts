@@ -27,7 +27,24 @@ import { webhooksDocs } from './integrations/webhooks/webhooks.docs.js';
 import { workspacesDocs } from './access/workspaces/workspaces.docs.js';
 
 export const OPERATION_DOCS: readonly OperationDocs[] = [
-  workspacesDocs, apiKeysDocs, formsDocs, submissionsDocs, hostedDocs, domainsDocs, contactsDocs, topicsDocs, segmentsDocs,
-  templatesDocs, broadcastsDocs, suppressionsDocs, bouncesDocs, eventsDocs, webhooksDocs, automationsDocs, usersDocs,
-  trackingDocs, unsubscribeDocs, protectionDocs,
+  workspacesDocs,
+  apiKeysDocs,
+  formsDocs,
+  submissionsDocs,
+  hostedDocs,
+  domainsDocs,
+  contactsDocs,
+  topicsDocs,
+  segmentsDocs,
+  templatesDocs,
+  broadcastsDocs,
+  suppressionsDocs,
+  bouncesDocs,
+  eventsDocs,
+  webhooksDocs,
+  automationsDocs,
+  usersDocs,
+  trackingDocs,
+  unsubscribeDocs,
+  protectionDocs,
 ];

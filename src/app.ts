@@ -97,14 +97,29 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
   const apiKeys = new ApiKeysService(db);
   const bounceHost = config.bounceMxHost ?? new URL(config.publicUrl).hostname;
   const domains = new DomainsService(db, {
-    dnsServers: config.dnsServers ?? [], dnsTimeoutMs: config.dnsTimeoutMs,
-    bounce: { mxHost: bounceHost, spf: config.sendingSpf ?? `a:${bounceHost}` }, secret: config.secret,
+    dnsServers: config.dnsServers ?? [],
+    dnsTimeoutMs: config.dnsTimeoutMs,
+    bounce: { mxHost: bounceHost, spf: config.sendingSpf ?? `a:${bounceHost}` },
+    secret: config.secret,
   });
   const sessions = new SessionsService(db, config.publicUrl);
-  const webhooks = new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks?.allowHttp ?? false, allowPrivate: config.webhooks?.allowPrivate ?? false });
+  const webhooks = new WebhooksService(db, {
+    secret: config.secret,
+    allowHttp: config.webhooks?.allowHttp ?? false,
+    allowPrivate: config.webhooks?.allowPrivate ?? false,
+  });
   // The API starts runs only for the api trigger, through the engine's entry rule; the jobs walk them (jobs.ts).
-  const engine = new AutomationEngine(db, webhooks, { ...DEFAULT_ENGINE, ...config.automations, workerId: 'api', clock: Date.now });
-  const protection = new ProtectionService(db, { secret: config.secret, bursts: config.signupBursts, pow: config.proofOfWork });
+  const engine = new AutomationEngine(db, webhooks, {
+    ...DEFAULT_ENGINE,
+    ...config.automations,
+    workerId: 'api',
+    clock: Date.now,
+  });
+  const protection = new ProtectionService(db, {
+    secret: config.secret,
+    bursts: config.signupBursts,
+    pow: config.proofOfWork,
+  });
   return {
     apiKeys,
     workspaces: new WorkspacesService(db, apiKeys),
@@ -119,7 +134,9 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
     suppressions: new SuppressionsService(db, applyToAddress),
     bounces: new BouncesService(db),
-    events: new EventsService(db, config.trackQuota, { contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref) }),
+    events: new EventsService(db, config.trackQuota, {
+      contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref),
+    }),
     webhooks,
     sessions,
     users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
@@ -141,8 +158,21 @@ export interface BuildOptions {
   status?: () => { transport?: TransportState; warnings: string[] };
 }
 
-export async function buildApp({ db, config, logger = true, logStream, status, mailer }: BuildOptions): Promise<FastifyInstance> {
-  const app = await createServer({ logLevel: config.logLevel, publicUrl: config.publicUrl, trustProxy: config.trustProxy, logger, logStream });
+export async function buildApp({
+  db,
+  config,
+  logger = true,
+  logStream,
+  status,
+  mailer,
+}: BuildOptions): Promise<FastifyInstance> {
+  const app = await createServer({
+    logLevel: config.logLevel,
+    publicUrl: config.publicUrl,
+    trustProxy: config.trustProxy,
+    logger,
+    logStream,
+  });
   const services = createServices(db, config, mailer);
   app.decorate('services', services);
   // The API reference's prose and examples (each feature's *.docs.ts), added to /openapi.json.
@@ -162,50 +192,68 @@ export async function buildApp({ db, config, logger = true, logStream, status, m
   // The console's sign-in pages: exact addresses under /app (the console's own files take the rest).
   await app.register(usersPages, { users: services.users, sessions: services.sessions });
   // Opens and clicks (docs/tracking.md): public, the hottest paths; events are group-committed by the service's writer.
-  await app.register(trackingRoutes, { service: new TrackingService(db, config.secret, app.log, DEFAULT_WRITER_OPTIONS, config.tracking) });
+  await app.register(trackingRoutes, {
+    service: new TrackingService(db, config.secret, app.log, DEFAULT_WRITER_OPTIONS, config.tracking),
+  });
   await app.register(hooksRoutes, {
-    db, rules: reportRules(config.bounces),
+    db,
+    rules: reportRules(config.bounces),
     snsCertHost: config.hooks?.snsCertHost ?? /^sns\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/,
     snsTopicArns: config.hooks?.snsTopicArns ?? [],
-    postmark: config.hooks?.postmarkUser && config.hooks.postmarkPassword ? { user: config.hooks.postmarkUser, password: config.hooks.postmarkPassword } : null,
+    postmark:
+      config.hooks?.postmarkUser && config.hooks.postmarkPassword
+        ? { user: config.hooks.postmarkUser, password: config.hooks.postmarkPassword }
+        : null,
   });
-  await app.register(hostedRoutes, { submissions: services.submissions, protection: services.protection, publicUrl: config.publicUrl, submissionsPerMinute: config.submissionsPerMinute ?? 10 });
+  await app.register(hostedRoutes, {
+    submissions: services.submissions,
+    protection: services.protection,
+    publicUrl: config.publicUrl,
+    submissionsPerMinute: config.submissionsPerMinute ?? 10,
+  });
   // The web console's built files under /app (contract §14; console/ and src/access/console/console.routes.ts).
   await app.register(consoleRoutes, {});
 
-  await app.register(async (v1) => {
-    // /v1 accepts JSON bodies only (415 otherwise), under the input layer's rules (http/input.ts). An empty
-    // body is "no body", so body-less POSTs such as publish work whatever Content-Type a client sends.
-    v1.removeAllContentTypeParsers();
-    registerBodyParsers(v1);
-    registerRequestRules(v1, {
-      sessionCookie: services.sessions.cookieName,
-      apiKey: (header) => services.apiKeys.authenticate(header),
-      apiKeyNow: (header) => services.apiKeys.authenticateNow(header),
-      session: (req, reply) => services.sessions.authenticate(req, reply),
-    });
-    // Per API key or console session (docs/api.md §1); off unless configured (loadConfig's default: RATE_LIMIT_PER_KEY).
-    await registerApiRateLimit(v1, { perMinute: config.apiRateLimit ?? 0 });
-    registerIdempotency(v1, db);
+  await app.register(
+    async (v1) => {
+      // /v1 accepts JSON bodies only (415 otherwise), under the input layer's rules (http/input.ts). An empty
+      // body is "no body", so body-less POSTs such as publish work whatever Content-Type a client sends.
+      v1.removeAllContentTypeParsers();
+      registerBodyParsers(v1);
+      registerRequestRules(v1, {
+        sessionCookie: services.sessions.cookieName,
+        apiKey: (header) => services.apiKeys.authenticate(header),
+        apiKeyNow: (header) => services.apiKeys.authenticateNow(header),
+        session: (req, reply) => services.sessions.authenticate(req, reply),
+      });
+      // Per API key or console session (docs/api.md §1); off unless configured (loadConfig's default: RATE_LIMIT_PER_KEY).
+      await registerApiRateLimit(v1, { perMinute: config.apiRateLimit ?? 0 });
+      registerIdempotency(v1, db);
 
-    await v1.register(workspacesRoutes, { workspaces: services.workspaces });
-    await v1.register(apiKeysRoutes, { apiKeys: services.apiKeys });
-    await v1.register(formsRoutes, { forms: services.forms });
-    await v1.register(domainsRoutes, { domains: services.domains });
-    await v1.register(contactsRoutes, { contacts: services.contacts });
-    await v1.register(topicsRoutes, { topics: services.topics });
-    await v1.register(segmentsRoutes, { segments: services.segments });
-    await v1.register(templatesRoutes, { templates: services.templates });
-    await v1.register(broadcastsRoutes, { broadcasts: services.broadcasts });
-    await v1.register(submissionsRoutes, { submissions: services.submissions });
-    await v1.register(suppressionsRoutes, { suppressions: services.suppressions });
-    await v1.register(bouncesRoutes, { bounces: services.bounces });
-    await v1.register(eventsRoutes, { events: services.events });
-    await v1.register(webhooksRoutes, { webhooks: services.webhooks });
-    await v1.register(usersRoutes, { users: services.users, sessions: services.sessions, workspaces: services.workspaces });
-    await v1.register(contactStatsRoutes, { contacts: services.contacts });
-    await v1.register(automationsRoutes, { automations: services.automations });
-  }, { prefix: '/v1' });
+      await v1.register(workspacesRoutes, { workspaces: services.workspaces });
+      await v1.register(apiKeysRoutes, { apiKeys: services.apiKeys });
+      await v1.register(formsRoutes, { forms: services.forms });
+      await v1.register(domainsRoutes, { domains: services.domains });
+      await v1.register(contactsRoutes, { contacts: services.contacts });
+      await v1.register(topicsRoutes, { topics: services.topics });
+      await v1.register(segmentsRoutes, { segments: services.segments });
+      await v1.register(templatesRoutes, { templates: services.templates });
+      await v1.register(broadcastsRoutes, { broadcasts: services.broadcasts });
+      await v1.register(submissionsRoutes, { submissions: services.submissions });
+      await v1.register(suppressionsRoutes, { suppressions: services.suppressions });
+      await v1.register(bouncesRoutes, { bounces: services.bounces });
+      await v1.register(eventsRoutes, { events: services.events });
+      await v1.register(webhooksRoutes, { webhooks: services.webhooks });
+      await v1.register(usersRoutes, {
+        users: services.users,
+        sessions: services.sessions,
+        workspaces: services.workspaces,
+      });
+      await v1.register(contactStatsRoutes, { contacts: services.contacts });
+      await v1.register(automationsRoutes, { automations: services.automations });
+    },
+    { prefix: '/v1' },
+  );
 
   return app;
 }

@@ -129,13 +129,12 @@ export interface Config {
   trackQuota: TrackQuota;
 }
 
-
-
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   return n;
 }
 
@@ -144,7 +143,8 @@ function rateFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   if (raw === undefined || raw === '') return fallback;
   const text = raw.trim();
   const n = text.endsWith('%') ? Number(text.slice(0, -1)) / 100 : Number(text);
-  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new ConfigError(`${name} must be a rate between 0 and 1 (0.05) or a percentage (5%), got "${raw}"`);
+  if (!Number.isFinite(n) || n <= 0 || n > 1)
+    throw new ConfigError(`${name} must be a rate between 0 and 1 (0.05) or a percentage (5%), got "${raw}"`);
   return n;
 }
 
@@ -208,10 +208,20 @@ function wrap<T>(kind: new (...args: never[]) => Error, parse: () => T): T {
 function parseTrustProxy(raw: string | undefined): boolean | string[] {
   if (raw === undefined || raw === '' || raw === 'false') return false;
   if (raw === 'true') return true;
-  if (/^\d+$/.test(raw)) throw new ConfigError(`TRUST_PROXY must name the proxies (addresses, CIDRs, or loopback), not a hop count: got "${raw}" (e.g. TRUST_PROXY=loopback for nginx or Caddy on the same host)`);
-  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
-  if (!list.every((a) => /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(a) || ['loopback', 'linklocal', 'uniquelocal'].includes(a))) {
-    throw new ConfigError(`TRUST_PROXY must be true, false, or addresses/CIDRs (e.g. loopback or 10.0.0.0/8), got "${raw}"`);
+  if (/^\d+$/.test(raw))
+    throw new ConfigError(
+      `TRUST_PROXY must name the proxies (addresses, CIDRs, or loopback), not a hop count: got "${raw}" (e.g. TRUST_PROXY=loopback for nginx or Caddy on the same host)`,
+    );
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (
+    !list.every((a) => /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(a) || ['loopback', 'linklocal', 'uniquelocal'].includes(a))
+  ) {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, or addresses/CIDRs (e.g. loopback or 10.0.0.0/8), got "${raw}"`,
+    );
   }
   return list;
 }
@@ -223,15 +233,34 @@ function heloFrom(hostname: string | null): string | null {
 
 /** Reads the environment (README, Configuration; docs/api.md §10). Fails fast on values that cannot work. */
 /** What the services need to know of the configuration. */
-export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> & Partial<Pick<Config, 'dnsServers' | 'dnsTimeoutMs' | 'submissionsPerMinute' | 'bounceMxHost' | 'sendingSpf' | 'trustProxy' | 'hooks' | 'bounces' | 'webhooks' | 'automations' | 'signupBursts' | 'proofOfWork' | 'submissionIntake'>>
-  & Partial<Pick<Config, 'tracking' | 'apiRateLimit' | 'trackQuota'>> & {
-  /** Signs tokens in public addresses (db/secrets.ts). */
-  secret: Buffer;
-};
+export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> &
+  Partial<
+    Pick<
+      Config,
+      | 'dnsServers'
+      | 'dnsTimeoutMs'
+      | 'submissionsPerMinute'
+      | 'bounceMxHost'
+      | 'sendingSpf'
+      | 'trustProxy'
+      | 'hooks'
+      | 'bounces'
+      | 'webhooks'
+      | 'automations'
+      | 'signupBursts'
+      | 'proofOfWork'
+      | 'submissionIntake'
+    >
+  > &
+  Partial<Pick<Config, 'tracking' | 'apiRateLimit' | 'trackQuota'>> & {
+    /** Signs tokens in public addresses (db/secrets.ts). */
+    secret: Buffer;
+  };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = env.PORT === undefined || env.PORT === '' ? 3000 : Number(env.PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, got "${env.PORT}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`PORT must be a port number, got "${env.PORT}"`);
   const host = env.HOST || '127.0.0.1';
   // Applied by the CLI before anything loads (lib/lean-heap.ts: true by default for `formcast worker` only, which sets it
   // in the environment); read here so that a wrong value is refused, and for the send threads' default.
@@ -241,8 +270,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const databaseUrl = env.DATABASE_URL || defaultDatabasePath();
   checkDatabaseUrl(databaseUrl);
   if (env.SMTP_URL && env.SMTP_URLS) throw new ConfigError('set SMTP_URL (one relay) or SMTP_URLS (several), not both');
-  if (env.SMTP_URL && !/^smtps?:\/\//.test(env.SMTP_URL)) throw new ConfigError('SMTP_URL must start with smtp:// or smtps://');
-  const smtpRelays = env.SMTP_URLS ? wrap(RelayConfigError, () => parseRelayUrls(env.SMTP_URLS!)) : env.SMTP_URL ? [{ url: env.SMTP_URL, weight: 1 }] : [];
+  if (env.SMTP_URL && !/^smtps?:\/\//.test(env.SMTP_URL))
+    throw new ConfigError('SMTP_URL must start with smtp:// or smtps://');
+  const smtpRelays = env.SMTP_URLS
+    ? wrap(RelayConfigError, () => parseRelayUrls(env.SMTP_URLS!))
+    : env.SMTP_URL
+      ? [{ url: env.SMTP_URL, weight: 1 }]
+      : [];
   const smtpUrl = smtpRelays[0]?.url ?? null;
   const sendPacing = wrap(PacingConfigError, () => parsePacing(env.SEND_PACING));
   const publicUrl = (env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
@@ -251,9 +285,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch {
     throw new ConfigError(`PUBLIC_URL must be an absolute URL, got "${env.PUBLIC_URL}"`);
   }
-  const dnsServers = (env.DNS_SERVERS || '').split(',').map((s) => s.trim()).filter(Boolean);
+  const dnsServers = (env.DNS_SERVERS || '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const secretKey = env.SECRET_KEY || null;
-  if (secretKey && secretKey.length < 32) throw new ConfigError('SECRET_KEY must be at least 32 characters (e.g. openssl rand -base64 32)');
+  if (secretKey && secretKey.length < 32)
+    throw new ConfigError('SECRET_KEY must be at least 32 characters (e.g. openssl rand -base64 32)');
   const secretKeyFile = env.SECRET_KEY_FILE ? path.resolve(env.SECRET_KEY_FILE) : defaultSecretKeyFile(databaseUrl);
   let snsCertHost: RegExp;
   try {
@@ -261,10 +299,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch {
     throw new ConfigError('SNS_CERT_HOST_PATTERN must be a regular expression');
   }
-  const snsTopicArns = (env.SES_TOPIC_ARNS || '').split(',').map((s) => s.trim()).filter(Boolean);
+  const snsTopicArns = (env.SES_TOPIC_ARNS || '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const arn of snsTopicArns) {
     if (!/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$/.test(arn)) {
-      throw new ConfigError(`SES_TOPIC_ARNS must be SNS topic ARNs separated by commas (arn:aws:sns:<region>:<account>:<topic>), got "${arn}"`);
+      throw new ConfigError(
+        `SES_TOPIC_ARNS must be SNS topic ARNs separated by commas (arn:aws:sns:<region>:<account>:<topic>), got "${arn}"`,
+      );
     }
   }
   return {
@@ -281,11 +324,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: env.INBOUND_SMTP_PORT ? intFrom(env, 'INBOUND_SMTP_PORT', 25, 0, 65535) : null,
       host: env.INBOUND_SMTP_HOST || host,
     },
-    hooks: { snsCertHost, snsTopicArns, postmarkUser: env.POSTMARK_WEBHOOK_USER || null, postmarkPassword: env.POSTMARK_WEBHOOK_PASSWORD || null },
-    port, host, databaseUrl, smtpUrl, smtpRelays, sendPacing, publicUrl, publicUrlExplicit: Boolean(env.PUBLIC_URL), logLevel: env.LOG_LEVEL || 'info', dnsServers,
+    hooks: {
+      snsCertHost,
+      snsTopicArns,
+      postmarkUser: env.POSTMARK_WEBHOOK_USER || null,
+      postmarkPassword: env.POSTMARK_WEBHOOK_PASSWORD || null,
+    },
+    port,
+    host,
+    databaseUrl,
+    smtpUrl,
+    smtpRelays,
+    sendPacing,
+    publicUrl,
+    publicUrlExplicit: Boolean(env.PUBLIC_URL),
+    logLevel: env.LOG_LEVEL || 'info',
+    dnsServers,
     dnsTimeoutMs: intFrom(env, 'DNS_TIMEOUT_MS', 5000, 1, 60_000),
     outboxDir: env.OUTBOX_DIR || path.join(PACKAGE_ROOT, 'data', 'outbox'),
-    outboxRetention: { days: intFrom(env, 'OUTBOX_RETENTION_DAYS', 7, 1, 36_500), maxFiles: intFrom(env, 'OUTBOX_MAX_FILES', 10_000, 1, 10_000_000) },
+    outboxRetention: {
+      days: intFrom(env, 'OUTBOX_RETENTION_DAYS', 7, 1, 36_500),
+      maxFiles: intFrom(env, 'OUTBOX_MAX_FILES', 10_000, 1, 10_000_000),
+    },
     smtpMaxConnections: intFrom(env, 'SMTP_MAX_CONNECTIONS', 5, 1, 100),
     smtpRateLimit: intFrom(env, 'SMTP_RATE_LIMIT', 0, 0, 100_000),
     submissionsPerMinute: intFrom(env, 'SUBMISSION_RATE_LIMIT', 10, 1, 100_000),
@@ -332,9 +392,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     submissionIntake: intakeFrom(env),
     sqliteCheckpoints: checkpointsFrom(env),
     tracking: {
-      repeatWindowSeconds: intFrom(env, 'TRACKING_REPEAT_WINDOW_SECONDS', DEFAULT_TRACKING_GUARDS.repeatWindowSeconds, 0, 86_400),
-      maxHitsPerDelivery: intFrom(env, 'TRACKING_MAX_HITS_PER_DELIVERY', DEFAULT_TRACKING_GUARDS.maxHitsPerDelivery, 0, 1_000_000_000),
-      perIpPerMinute: intFrom(env, 'TRACKING_RATE_LIMIT_PER_IP', DEFAULT_TRACKING_GUARDS.perIpPerMinute, 0, 1_000_000_000),
+      repeatWindowSeconds: intFrom(
+        env,
+        'TRACKING_REPEAT_WINDOW_SECONDS',
+        DEFAULT_TRACKING_GUARDS.repeatWindowSeconds,
+        0,
+        86_400,
+      ),
+      maxHitsPerDelivery: intFrom(
+        env,
+        'TRACKING_MAX_HITS_PER_DELIVERY',
+        DEFAULT_TRACKING_GUARDS.maxHitsPerDelivery,
+        0,
+        1_000_000_000,
+      ),
+      perIpPerMinute: intFrom(
+        env,
+        'TRACKING_RATE_LIMIT_PER_IP',
+        DEFAULT_TRACKING_GUARDS.perIpPerMinute,
+        0,
+        1_000_000_000,
+      ),
     },
     apiRateLimit: intFrom(env, 'RATE_LIMIT_PER_KEY', DEFAULT_API_RATE_LIMIT, 0, 1_000_000_000),
     trackQuota: {
@@ -351,17 +429,34 @@ const LOOPBACK = /^(localhost|127(\.\d+){3}|\[::1\])$/;
  * PUBLIC_URL (links in emails would point at the listening address), a plain-http one on a public host
  * (RFC 8058 one-click unsubscribe needs https; mailbox providers ignore it otherwise), no SMTP_URL (nothing is sent).
  */
-export function configWarnings(config: Pick<Config, 'publicUrl' | 'publicUrlExplicit' | 'smtpUrl'> & Partial<Pick<Config, 'bounceMxHost' | 'worker' | 'databaseUrl'>>): string[] {
+export function configWarnings(
+  config: Pick<Config, 'publicUrl' | 'publicUrlExplicit' | 'smtpUrl'> &
+    Partial<Pick<Config, 'bounceMxHost' | 'worker' | 'databaseUrl'>>,
+): string[] {
   const warnings: string[] = [];
   const url = new URL(config.publicUrl);
-  if (!config.publicUrlExplicit) warnings.push(`PUBLIC_URL is not set: links in emails and pages use ${config.publicUrl}, which recipients cannot reach; set it to the public https address of this service`);
-  else if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname)) warnings.push(`PUBLIC_URL is http:// on ${url.hostname}: one-click unsubscribe (RFC 8058) and mailbox providers expect https; put the service behind a TLS proxy and set PUBLIC_URL to its https address`);
+  if (!config.publicUrlExplicit)
+    warnings.push(
+      `PUBLIC_URL is not set: links in emails and pages use ${config.publicUrl}, which recipients cannot reach; set it to the public https address of this service`,
+    );
+  else if (url.protocol === 'http:' && !LOOPBACK.test(url.hostname))
+    warnings.push(
+      `PUBLIC_URL is http:// on ${url.hostname}: one-click unsubscribe (RFC 8058) and mailbox providers expect https; put the service behind a TLS proxy and set PUBLIC_URL to its https address`,
+    );
   if (config.worker && !config.worker.inServe) {
-    warnings.push(`SERVE_WORKER=false: this process sends nothing and runs no periodic jobs; run \`formcast worker\`${config.databaseUrl && !/^postgres(ql)?:/.test(config.databaseUrl) ? ' on this machine, against the same SQLite file' : ''}`);
+    warnings.push(
+      `SERVE_WORKER=false: this process sends nothing and runs no periodic jobs; run \`formcast worker\`${config.databaseUrl && !/^postgres(ql)?:/.test(config.databaseUrl) ? ' on this machine, against the same SQLite file' : ''}`,
+    );
   }
-  if (!config.smtpUrl) warnings.push('SMTP_URL is not set (nor SMTP_URLS): messages are written as .eml files to the outbox directory and NOT sent to anyone');
+  if (!config.smtpUrl)
+    warnings.push(
+      'SMTP_URL is not set (nor SMTP_URLS): messages are written as .eml files to the outbox directory and NOT sent to anyone',
+    );
   // An MX record names a host, never an address (RFC 5321 §5.1), so the bounce domain advice would be unusable.
-  if (config.bounceMxHost !== undefined && isIP(config.bounceMxHost.replace(/^\[|\]$/g, ''))) warnings.push(`BOUNCE_MX_HOST is ${config.bounceMxHost}, an address: an MX record must name a host; set BOUNCE_MX_HOST to the host name of the inbound listener (or PUBLIC_URL to a named host)`);
+  if (config.bounceMxHost !== undefined && isIP(config.bounceMxHost.replace(/^\[|\]$/g, '')))
+    warnings.push(
+      `BOUNCE_MX_HOST is ${config.bounceMxHost}, an address: an MX record must name a host; set BOUNCE_MX_HOST to the host name of the inbound listener (or PUBLIC_URL to a named host)`,
+    );
   return warnings;
 }
 

@@ -21,7 +21,19 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** The environment a CLI child sees: ours minus Formcast's own variables, plus `env`. */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
-  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'SMTP_URL', 'PUBLIC_URL', 'DNS_SERVERS', 'LOG_LEVEL', 'NO_COLOR', 'FORMCAST_WORKSPACE', 'OUTBOX_DIR']) delete base[name];
+  for (const name of [
+    'PORT',
+    'HOST',
+    'DATABASE_URL',
+    'SMTP_URL',
+    'PUBLIC_URL',
+    'DNS_SERVERS',
+    'LOG_LEVEL',
+    'NO_COLOR',
+    'FORMCAST_WORKSPACE',
+    'OUTBOX_DIR',
+  ])
+    delete base[name];
   return { ...base, ...env };
 }
 
@@ -156,14 +168,24 @@ async function serve(env: Record<string, string>): Promise<Server> {
   afterAll(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
-  return { child, url, port: Number(new URL(url).port), stdout: () => stdout, stderr: () => stderr, exited, shuttingDown };
+  return {
+    child,
+    url,
+    port: Number(new URL(url).port),
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    shuttingDown,
+  };
 }
 
 /** Resolves to the exit, or rejects when the process is still running after `ms`. */
 function exitWithin(server: Server, ms: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return Promise.race([
     server.exited,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`serve still running ${ms} ms after the signal`)), ms)),
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`serve still running ${ms} ms after the signal`)), ms),
+    ),
   ]);
 }
 
@@ -224,9 +246,18 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       [[], ['serve', 'migrate', 'workspace', 'key', 'domain']],
       [['serve'], ['serve the HTTP API']],
       [['migrate'], ['apply pending database migrations']],
-      [['workspace', 'create'], ['<name>', '--json']],
-      [['key', 'create'], ['--workspace <id>', '--scopes', '--json']],
-      [['domain', 'add'], ['<name>', '--workspace <id>', '--verified', '--json']],
+      [
+        ['workspace', 'create'],
+        ['<name>', '--json'],
+      ],
+      [
+        ['key', 'create'],
+        ['--workspace <id>', '--scopes', '--json'],
+      ],
+      [
+        ['domain', 'add'],
+        ['<name>', '--workspace <id>', '--verified', '--json'],
+      ],
     ])('formcast %j --help', async (command, mentions) => {
       const run = await cli([...command, '--help'], env);
       expect(run.stderr).toBe('');
@@ -262,7 +293,10 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       expect(second.stderr).toBe(`database: ${env.DATABASE_URL} (SQLite)\n`);
       expect(second.code).toBe(0);
       expect(second.stdout).toBe('database is up to date (no migration pending)\n');
-      expect(json(await cli(['migrate', '--json'], env))).toEqual({ applied: [], database: `${env.DATABASE_URL} (SQLite)` });
+      expect(json(await cli(['migrate', '--json'], env))).toEqual({
+        applied: [],
+        database: `${env.DATABASE_URL} (SQLite)`,
+      });
     });
   });
 
@@ -302,7 +336,12 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
 
     describe('key create', () => {
       it('--json prints exactly { id, key, scopes }', async () => {
-        const key = json(await cli(['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms,write:forms', '--json'], env));
+        const key = json(
+          await cli(
+            ['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms,write:forms', '--json'],
+            env,
+          ),
+        );
         expect(Object.keys(key).sort()).toEqual(['id', 'key', 'scopes']);
         expect(key.id).toMatch(/^key_[0-9A-Z]{26}$/);
         expect(typeof key.key).toBe('string');
@@ -311,7 +350,12 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       });
 
       it('an unknown scope fails with one line naming it', async () => {
-        const line = failure(await cli(['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms,launch:missiles', '--json'], env));
+        const line = failure(
+          await cli(
+            ['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms,launch:missiles', '--json'],
+            env,
+          ),
+        );
         expect(line).toContain('launch:missiles');
       });
 
@@ -320,7 +364,9 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       });
 
       it('an unknown workspace id fails with one line', async () => {
-        expect(failure(await cli(['key', 'create', '--workspace', 'ws_NOPE', '--scopes', 'read:forms', '--json'], env))).toContain('ws_NOPE');
+        expect(
+          failure(await cli(['key', 'create', '--workspace', 'ws_NOPE', '--scopes', 'read:forms', '--json'], env)),
+        ).toContain('ws_NOPE');
       });
     });
 
@@ -332,7 +378,15 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       });
 
       it('--json prints the domain with its DNS records, PENDING', () => {
-        expect(Object.keys(domain).sort()).toEqual(['createdAt', 'id', 'name', 'records', 'status', 'verification', 'verifiedAt']); // as the API's create
+        expect(Object.keys(domain).sort()).toEqual([
+          'createdAt',
+          'id',
+          'name',
+          'records',
+          'status',
+          'verification',
+          'verifiedAt',
+        ]); // as the API's create
         expect(domain.id).toMatch(/^dom_/);
         expect(domain.name).toBe('example.com');
         expect(domain.status).toBe('PENDING');
@@ -353,7 +407,11 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
         const dkim = domain.records.find((r: any) => /^[A-Za-z0-9-]+\._domainkey\.example\.com$/.test(r.name));
         expect(dkim, 'a <selector>._domainkey.example.com record').toBeDefined();
         expect(dkim.value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/]+=*$/);
-        const publicKey = crypto.createPublicKey({ key: Buffer.from(dkim.value.split('p=')[1], 'base64'), format: 'der', type: 'spki' });
+        const publicKey = crypto.createPublicKey({
+          key: Buffer.from(dkim.value.split('p=')[1], 'base64'),
+          format: 'der',
+          type: 'spki',
+        });
         expect(publicKey.asymmetricKeyType).toBe('rsa');
         expect(publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
       });
@@ -367,7 +425,12 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       });
 
       it('--verified gives status VERIFIED', async () => {
-        const verified = json(await cli(['domain', 'add', 'mail.example.org', '--workspace', created.workspace.id, '--verified', '--json'], env));
+        const verified = json(
+          await cli(
+            ['domain', 'add', 'mail.example.org', '--workspace', created.workspace.id, '--verified', '--json'],
+            env,
+          ),
+        );
         expect(verified.name).toBe('mail.example.org');
         expect(verified.status).toBe('VERIFIED');
         expect(verified.verifiedAt).toMatch(TIMESTAMP);
@@ -375,11 +438,15 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       });
 
       it('an invalid name fails with one line', async () => {
-        expect(failure(await cli(['domain', 'add', 'not a domain', '--workspace', created.workspace.id, '--json'], env))).toMatch(/domain/);
+        expect(
+          failure(await cli(['domain', 'add', 'not a domain', '--workspace', created.workspace.id, '--json'], env)),
+        ).toMatch(/domain/);
       });
 
       it('adding the same domain twice fails with one line', async () => {
-        expect(failure(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--json'], env))).toContain('example.com');
+        expect(
+          failure(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--json'], env)),
+        ).toContain('example.com');
       });
     });
   });
@@ -405,11 +472,12 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       socket.setEncoding('utf8').on('data', (d: string) => (response += d));
       const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       // This request's own log line (an earlier request's line may still be on its way through the async logger).
-      const requestsLogged = () => server.stdout().match(/"method":"POST","url":"\/v1\/api-keys"[^\n]*"msg":"incoming request"/g)?.length ?? 0;
+      const requestsLogged = () =>
+        server.stdout().match(/"method":"POST","url":"\/v1\/api-keys"[^\n]*"msg":"incoming request"/g)?.length ?? 0;
       const before = requestsLogged();
       socket.write(
-        `POST /v1/api-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${created.apiKey.key}\r\n`
-        + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
+        `POST /v1/api-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${created.apiKey.key}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
       );
       // The signal must find the request in progress (an idle connection would simply be closed).
       await until(async () => requestsLogged() > before, 10_000, 'serve never logged the in-flight request');
@@ -433,7 +501,9 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       // Standard output is JSON log lines only: `listening on …` is one of them (its msg), not a plain line among them.
       const lines = server.stdout().split('\n').filter(Boolean);
       for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
-      expect(lines.map((l) => JSON.parse(l)).find((l) => l.msg === server.url.replace(/^/, 'listening on '))).toMatchObject({ level: 30, url: server.url });
+      expect(
+        lines.map((l) => JSON.parse(l)).find((l) => l.msg === server.url.replace(/^/, 'listening on ')),
+      ).toMatchObject({ level: 30, url: server.url });
     });
 
     it('exits 0 on SIGINT too', async () => {
@@ -463,7 +533,11 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
     });
 
     it('usage errors exit 2, with one line', async () => {
-      for (const args of [['bogus'], ['key', 'create', '--scopes', 'nope', '--workspace', 'ws_X'], ['broadcast', 'status']]) {
+      for (const args of [
+        ['bogus'],
+        ['key', 'create', '--scopes', 'nope', '--workspace', 'ws_X'],
+        ['broadcast', 'status'],
+      ]) {
         const run = await cli(args, env);
         failure(run);
         expect(run.code, args.join(' ')).toBe(2);
@@ -484,11 +558,15 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       }
     });
 
-    it('without DATABASE_URL, a command run from another folder uses the project\'s data/formcast.db, not ./data there', async () => {
+    it("without DATABASE_URL, a command run from another folder uses the project's data/formcast.db, not ./data there", async () => {
       const dir = tempDir();
       try {
         // doctor opens nothing it does not find and changes nothing: it says which database it looked at.
-        const run = await cli(['doctor', '--json'], { DNS_SERVERS: '127.0.0.1:9', DNS_TIMEOUT_MS: '200' }, { cwd: dir });
+        const run = await cli(
+          ['doctor', '--json'],
+          { DNS_SERVERS: '127.0.0.1:9', DNS_TIMEOUT_MS: '200' },
+          { cwd: dir },
+        );
         const report = JSON.parse(run.stdout);
         const database = report.checks.find((c: any) => c.check === 'database');
         expect(database.detail).toContain(`${path.join(ROOT, 'data', 'formcast.db')} (SQLite)`);
@@ -506,11 +584,26 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
 
     it.each([
       [['worker'], ['SERVE_WORKER=false']],
-      [['key', 'create'], ['Scopes: read:forms, write:forms', 'admin']],
-      [['key', 'revoke'], ['<id>', '--workspace <id>']],
-      [['contacts', 'import'], ['<file>', '--format', 'Example:']],
-      [['contacts', 'export'], ['--segment <id>', '--out <file>']],
-      [['broadcast', 'status'], ['--watch', '--interval']],
+      [
+        ['key', 'create'],
+        ['Scopes: read:forms, write:forms', 'admin'],
+      ],
+      [
+        ['key', 'revoke'],
+        ['<id>', '--workspace <id>'],
+      ],
+      [
+        ['contacts', 'import'],
+        ['<file>', '--format', 'Example:'],
+      ],
+      [
+        ['contacts', 'export'],
+        ['--segment <id>', '--out <file>'],
+      ],
+      [
+        ['broadcast', 'status'],
+        ['--watch', '--interval'],
+      ],
       [['doctor'], ['PUBLIC_URL', 'exit 6']],
       [['send-test'], ['--to <address>', '--from']],
       [['queue', 'status'], ['--workspace']],
@@ -537,7 +630,9 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       expect(renamed).toMatchObject({ id: created.workspace.id, name: 'Acme Weekly' });
       const human = await cli(['workspace', 'list'], env);
       expect(human.code).toBe(0);
-      expect(human.stdout).toMatch(new RegExp(`^ID\\s+NAME\\s+CREATED\\n${created.workspace.id}\\s+Acme Weekly\\s+\\d{4}-`));
+      expect(human.stdout).toMatch(
+        new RegExp(`^ID\\s+NAME\\s+CREATED\\n${created.workspace.id}\\s+Acme Weekly\\s+\\d{4}-`),
+      );
       // Not a terminal: no colours. The database is named on stderr.
       expect(human.stdout).not.toContain('\u001b[');
       expect(human.stderr).toBe(`database: ${env.DATABASE_URL} (SQLite)\n`);
@@ -548,10 +643,13 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
 
     it('key list never shows a key; revoke; the last admin key is refused (exit 5)', async () => {
       const ws = created.workspace.id;
-      const reader = json(await cli(['key', 'create', '--workspace', ws, '--scopes', 'read:forms', '--name', 'reader', '--json'], env));
+      const reader = json(
+        await cli(['key', 'create', '--workspace', ws, '--scopes', 'read:forms', '--name', 'reader', '--json'], env),
+      );
       const list = json(await cli(['key', 'list', '--workspace', ws, '--json'], env));
       expect(list.map((k: any) => k.id).sort()).toEqual([created.apiKey.id, reader.id].sort());
-      for (const k of list) expect(Object.keys(k).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes']);
+      for (const k of list)
+        expect(Object.keys(k).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes']);
       const human = await cli(['key', 'list', '--workspace', ws], env);
       expect(human.stdout).toMatch(/ID\s+NAME\s+SCOPES\s+CREATED\s+LAST USED\s+STATUS/);
       expect(human.stdout).toContain(reader.id);
@@ -564,7 +662,10 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       const revoked = await cli(['key', 'revoke', reader.id, '--workspace', ws], env);
       expect(revoked.code).toBe(0);
       expect(revoked.stdout).toBe(`API key ${reader.id} revoked\n`);
-      expect(json(await cli(['key', 'list', '--workspace', ws, '--json'], env)).find((k: any) => k.id === reader.id).revokedAt).toMatch(TIMESTAMP);
+      expect(
+        json(await cli(['key', 'list', '--workspace', ws, '--json'], env)).find((k: any) => k.id === reader.id)
+          .revokedAt,
+      ).toMatch(TIMESTAMP);
 
       const last = await cli(['key', 'revoke', created.apiKey.id, '--workspace', ws, '--json'], env);
       expect(failure(last)).toMatch(/last active API key with the admin scope/);
@@ -575,7 +676,10 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
 
       // With a second admin key the first may go.
       const second = json(await cli(['key', 'create', '--workspace', ws, '--scopes', 'admin', '--json'], env));
-      expect(json(await cli(['key', 'revoke', created.apiKey.id, '--workspace', ws, '--json'], env))).toEqual({ id: created.apiKey.id, revoked: true });
+      expect(json(await cli(['key', 'revoke', created.apiKey.id, '--workspace', ws, '--json'], env))).toEqual({
+        id: created.apiKey.id,
+        revoked: true,
+      });
       expect(second.scopes).toEqual(['admin']);
     });
 
@@ -586,10 +690,51 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
 
     it('user create, list, update and remove; the last owner stays (exit 5)', async () => {
       const ws = created.workspace.id;
-      const owner = json(await cli(['user', 'create', '--workspace', ws, '--email', 'Ann@Example.com', '--role', 'owner', '--password-stdin', '--json'], env, { input: 'correct horse battery staple\n' }));
-      expect(owner).toMatchObject({ id: expect.stringMatching(/^usr_/), email: 'ann@example.com', role: 'owner', workspaceId: ws });
-      const editor = json(await cli(['user', 'create', '--workspace', ws, '--email', 'bo@example.com', '--role', 'viewer', '--password-stdin', '--json'], env, { input: 'another long passphrase' }));
-      const updated = json(await cli(['user', 'update', editor.id, '--workspace', ws, '--role', 'editor', '--name', 'Bo', '--json'], env));
+      const owner = json(
+        await cli(
+          [
+            'user',
+            'create',
+            '--workspace',
+            ws,
+            '--email',
+            'Ann@Example.com',
+            '--role',
+            'owner',
+            '--password-stdin',
+            '--json',
+          ],
+          env,
+          { input: 'correct horse battery staple\n' },
+        ),
+      );
+      expect(owner).toMatchObject({
+        id: expect.stringMatching(/^usr_/),
+        email: 'ann@example.com',
+        role: 'owner',
+        workspaceId: ws,
+      });
+      const editor = json(
+        await cli(
+          [
+            'user',
+            'create',
+            '--workspace',
+            ws,
+            '--email',
+            'bo@example.com',
+            '--role',
+            'viewer',
+            '--password-stdin',
+            '--json',
+          ],
+          env,
+          { input: 'another long passphrase' },
+        ),
+      );
+      const updated = json(
+        await cli(['user', 'update', editor.id, '--workspace', ws, '--role', 'editor', '--name', 'Bo', '--json'], env),
+      );
       expect(updated).toMatchObject({ id: editor.id, role: 'editor', name: 'Bo' });
       const human = await cli(['user', 'list', '--workspace', ws], env);
       expect(human.stdout).toMatch(/ID\s+EMAIL\s+NAME\s+ROLE\s+LAST SIGN-IN/);
@@ -599,9 +744,17 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       const demote = await cli(['user', 'update', owner.id, '--workspace', ws, '--role', 'admin'], env);
       expect(failure(demote)).toContain('last owner');
       expect(demote.code).toBe(5);
-      expect(json(await cli(['user', 'remove', editor.id, '--workspace', ws, '--json'], env))).toEqual({ id: editor.id, removed: true });
-      expect(json(await cli(['user', 'list', '--workspace', ws, '--json'], env)).map((u: any) => u.id)).toEqual([owner.id]);
-      const noPassword = await cli(['user', 'create', '--workspace', ws, '--email', 'c@example.com', '--role', 'viewer'], env);
+      expect(json(await cli(['user', 'remove', editor.id, '--workspace', ws, '--json'], env))).toEqual({
+        id: editor.id,
+        removed: true,
+      });
+      expect(json(await cli(['user', 'list', '--workspace', ws, '--json'], env)).map((u: any) => u.id)).toEqual([
+        owner.id,
+      ]);
+      const noPassword = await cli(
+        ['user', 'create', '--workspace', ws, '--email', 'c@example.com', '--role', 'viewer'],
+        env,
+      );
       expect(failure(noPassword)).toContain('--password-stdin');
       expect(noPassword.code).toBe(2);
     });
@@ -630,7 +783,15 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       const ndjson = path.join(dir, 'more.ndjson');
       fs.writeFileSync(ndjson, '{"email":"ann@example.com","lastName":"Lee"}\n{"email":"dee@example.com"}\n');
       const job = json(await cli(['contacts', 'import', ndjson, '--workspace', ws, '--json'], env));
-      expect(job).toMatchObject({ status: 'COMPLETED', format: 'NDJSON', total: 2, created: 1, updated: 1, skipped: 0, errors: [] });
+      expect(job).toMatchObject({
+        status: 'COMPLETED',
+        format: 'NDJSON',
+        total: 2,
+        created: 1,
+        updated: 1,
+        skipped: 0,
+        errors: [],
+      });
     });
 
     it('a file that stops the import exits 6; a missing file exits 4', async () => {
@@ -646,7 +807,10 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
 
     it('on a terminal, the import draws a progress bar with rows/s and ETA', async () => {
       const file = path.join(dir, 'many.csv');
-      fs.writeFileSync(file, `email\n${Array.from({ length: 5000 }, (_, i) => `p${i}@example.com`).join('\n')}\nbad-row\n`);
+      fs.writeFileSync(
+        file,
+        `email\n${Array.from({ length: 5000 }, (_, i) => `p${i}@example.com`).join('\n')}\nbad-row\n`,
+      );
       const run = await pty(['contacts', 'import', file, '--workspace', ws], env);
       expect(run.code, run.stdout).toBe(0);
       expect(run.stdout).toMatch(/importing many\.csv \[[█░]+\] 100% \| [\d,]+ rows \| [\d,]+ rows\/s \| ETA \d+s/);
@@ -655,7 +819,10 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       expect(run.stdout).toMatch(/5002\s+email .*bad-row/);
       expect(run.stdout).toContain('\u001b[32mCOMPLETED');
       // NO_COLOR turns colours off, even on a terminal.
-      const plain = await pty(['contacts', 'export', '--workspace', ws, '--out', path.join(dir, 'x.csv')], { ...env, NO_COLOR: '1' });
+      const plain = await pty(['contacts', 'export', '--workspace', ws, '--out', path.join(dir, 'x.csv')], {
+        ...env,
+        NO_COLOR: '1',
+      });
       expect(plain.stdout).not.toContain('\u001b[2m');
     });
 
@@ -689,7 +856,13 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
     beforeAll(async () => {
       dns = await startDnsServer();
       smtp = await startSmtpServer();
-      full = { ...env, DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '1000', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, PUBLIC_URL: 'http://127.0.0.1:9' };
+      full = {
+        ...env,
+        DNS_SERVERS: dns.address,
+        DNS_TIMEOUT_MS: '1000',
+        SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+        PUBLIC_URL: 'http://127.0.0.1:9',
+      };
       ws = json(await cli(['workspace', 'create', 'Senders', '--json'], full)).workspace.id;
       domain = json(await cli(['domain', 'add', 'news.example', '--workspace', ws, '--json'], full));
     });
@@ -709,12 +882,15 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
 
     it('domain verify once they are: VERIFIED, exit 0; domain list shows it', async () => {
       // A TXT string holds 255 characters at most: the DKIM key is published as several.
-      for (const r of domain.records.filter((x: any) => x.type === 'TXT')) dns.txt.set(r.name, [r.value.match(/.{1,255}/g)]);
+      for (const r of domain.records.filter((x: any) => x.type === 'TXT'))
+        dns.txt.set(r.name, [r.value.match(/.{1,255}/g)]);
       const verified = json(await cli(['domain', 'verify', domain.id, '--workspace', ws, '--json'], full));
       expect(verified).toMatchObject({ id: domain.id, status: 'VERIFIED' });
       const list = await cli(['domain', 'list', '--workspace', ws], full);
       expect(list.stdout).toMatch(new RegExp(`${domain.id}\\s+news\\.example\\s+VERIFIED`));
-      expect(json(await cli(['domain', 'list', '--workspace', ws, '--json'], full)).map((d: any) => d.status)).toEqual(['VERIFIED']);
+      expect(json(await cli(['domain', 'list', '--workspace', ws, '--json'], full)).map((d: any) => d.status)).toEqual([
+        'VERIFIED',
+      ]);
       const unknown = await cli(['domain', 'verify', 'other.example', '--workspace', ws], full);
       failure(unknown);
       expect(unknown.code).toBe(4);
@@ -731,7 +907,10 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       expect(by('PUBLIC_URL reachable')).toMatchObject({ status: 'warn' });
       expect(by(`SMTP smtp://127.0.0.1:${smtp.port}`)).toMatchObject({ status: 'ok' });
       // The test server offers no STARTTLS: said, and tolerated on loopback only.
-      expect(by(`SMTP smtp://127.0.0.1:${smtp.port} TLS`)).toMatchObject({ status: 'warn', detail: expect.stringContaining('not encrypted') });
+      expect(by(`SMTP smtp://127.0.0.1:${smtp.port} TLS`)).toMatchObject({
+        status: 'warn',
+        detail: expect.stringContaining('not encrypted'),
+      });
       expect(by('database')).toMatchObject({ status: 'ok', detail: expect.stringContaining(env.DATABASE_URL!) });
       expect(by('migrations')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^all \d+ applied$/) });
       expect(by(`DNS news.example (${ws})`)).toMatchObject({ status: 'ok' });
@@ -742,39 +921,65 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       expect(human.stdout).toMatch(/all checks passed \(with warnings\)\n$/);
     });
 
-    it('doctor fails (exit 6) when a verified domain\'s records are gone or SMTP cannot be reached', async () => {
+    it("doctor fails (exit 6) when a verified domain's records are gone or SMTP cannot be reached", async () => {
       dns.txt.clear();
       const run = await cli(['doctor', '--json'], { ...full, SMTP_URL: 'smtp://127.0.0.1:9' });
       expect(run.code).toBe(6);
       const report = JSON.parse(run.stdout);
       expect(report.ok).toBe(false);
-      expect(report.checks.find((c: any) => c.check === `DNS news.example (${ws})`)).toMatchObject({ status: 'fail', detail: expect.stringContaining('MISSING') });
+      expect(report.checks.find((c: any) => c.check === `DNS news.example (${ws})`)).toMatchObject({
+        status: 'fail',
+        detail: expect.stringContaining('MISSING'),
+      });
       expect(report.checks.find((c: any) => c.check === 'SMTP smtp://127.0.0.1:9')).toMatchObject({ status: 'fail' });
       const bad = await cli(['doctor'], { ...full, SMTP_URL: 'http://x' });
       expect(bad.code).toBe(6);
       expect(bad.stdout).toMatch(/✗ fail\s+configuration\s+SMTP_URL/);
     });
 
-    it('send-test: the server\'s answer; a refusal exits 6; without SMTP_URL, the .eml outbox', async () => {
-      const run = await cli(['send-test', '--to', 'Someone@Example.org', '--from', 'Ops <ops@news.example>', '--workspace', ws], full);
+    it("send-test: the server's answer; a refusal exits 6; without SMTP_URL, the .eml outbox", async () => {
+      const run = await cli(
+        ['send-test', '--to', 'Someone@Example.org', '--from', 'Ops <ops@news.example>', '--workspace', ws],
+        full,
+      );
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toMatch(/^transport\s+SMTP smtp:\/\/127\.0\.0\.1:\d+ \(pool of 1\)$/m);
       expect(run.stdout).toMatch(/^connection\s+ok the server greets and answers EHLO; TLS: none$/m);
-      expect(run.stdout).toMatch(/^message\s+<tst_\S+@news\.example> from ops@news\.example to Someone@example\.org, DKIM \S+\._domainkey\.news\.example$/m);
+      expect(run.stdout).toMatch(
+        /^message\s+<tst_\S+@news\.example> from ops@news\.example to Someone@example\.org, DKIM \S+\._domainkey\.news\.example$/m,
+      );
       expect(run.stdout).toMatch(/^outcome\s+accepted: 250 /m);
       const got = smtp.received.find((m) => m.to === 'Someone@example.org');
       expect(got?.parsed.subject).toBe('Formcast test message');
       expect(got?.raw.toString()).toMatch(/DKIM-Signature: .*d=news\.example/);
 
       smtp.setPolicy((address) => (address.startsWith('refuse') ? { code: 550, message: 'No such user here' } : null));
-      const refused = await cli(['send-test', '--to', 'refuse@example.org', '--from', 'ops@news.example', '--json'], full);
+      const refused = await cli(
+        ['send-test', '--to', 'refuse@example.org', '--from', 'ops@news.example', '--json'],
+        full,
+      );
       expect(refused.code).toBe(6);
-      expect(JSON.parse(refused.stdout)).toMatchObject({ accepted: false, error: expect.stringContaining('550'), dkim: null, mode: 'smtp' });
+      expect(JSON.parse(refused.stdout)).toMatchObject({
+        accepted: false,
+        error: expect.stringContaining('550'),
+        dkim: null,
+        mode: 'smtp',
+      });
 
       const outbox = fs.mkdtempSync(path.join(os.tmpdir(), 'formcast-outbox-'));
       try {
-        const written = json(await cli(['send-test', '--to', 'x@example.org', '--from', 'ops@news.example', '--json'], { ...env, OUTBOX_DIR: outbox }));
-        expect(written).toMatchObject({ mode: 'outbox', accepted: true, connection: null, response: expect.stringContaining('.eml') });
+        const written = json(
+          await cli(['send-test', '--to', 'x@example.org', '--from', 'ops@news.example', '--json'], {
+            ...env,
+            OUTBOX_DIR: outbox,
+          }),
+        );
+        expect(written).toMatchObject({
+          mode: 'outbox',
+          accepted: true,
+          connection: null,
+          response: expect.stringContaining('.eml'),
+        });
         expect(fs.readdirSync(outbox).filter((f) => f.endsWith('.eml'))).toHaveLength(1);
       } finally {
         fs.rmSync(outbox, { recursive: true, force: true });
@@ -795,7 +1000,13 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
 
     beforeAll(async () => {
       smtp = await startSmtpServer();
-      full = { ...env, SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, SEND_THREADS: '0', WORKER_POLL_MS: '50', LOG_LEVEL: 'warn' };
+      full = {
+        ...env,
+        SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+        SEND_THREADS: '0',
+        WORKER_POLL_MS: '50',
+        LOG_LEVEL: 'warn',
+      };
       const created = json(await cli(['workspace', 'create', 'Broadcasts', '--json'], full));
       ws = created.workspace.id;
       key = created.apiKey.key;
@@ -807,7 +1018,11 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       const res = await fetch(`${server.url}/v1/broadcasts`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'Hello', from: 'news@example.com', emailContent: { subject: 'Hi {{ contact.email }}', html: '<p>Hello</p>' } }),
+        body: JSON.stringify({
+          name: 'Hello',
+          from: 'news@example.com',
+          emailContent: { subject: 'Hi {{ contact.email }}', html: '<p>Hello</p>' },
+        }),
       });
       expect(res.status).toBe(201);
       broadcastId = ((await res.json()) as { id: string }).id;
@@ -822,8 +1037,13 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
 
     it('broadcast list and status of a DRAFT; status --watch of a DRAFT says there is nothing to watch (exit 6)', async () => {
       const list = await cli(['broadcast', 'list', '--workspace', ws], full);
-      expect(list.stdout).toMatch(new RegExp(`ID\\s+NAME\\s+STATUS\\s+RECIPIENTS.*\\n${broadcastId}\\s+Hello\\s+DRAFT\\s+-`));
-      expect(json(await cli(['broadcast', 'status', broadcastId, '--workspace', ws, '--json'], full))).toMatchObject({ id: broadcastId, status: 'DRAFT' });
+      expect(list.stdout).toMatch(
+        new RegExp(`ID\\s+NAME\\s+STATUS\\s+RECIPIENTS.*\\n${broadcastId}\\s+Hello\\s+DRAFT\\s+-`),
+      );
+      expect(json(await cli(['broadcast', 'status', broadcastId, '--workspace', ws, '--json'], full))).toMatchObject({
+        id: broadcastId,
+        status: 'DRAFT',
+      });
       const watch = await cli(['broadcast', 'status', broadcastId, '--workspace', ws, '--watch'], full);
       expect(watch.code).toBe(6);
       expect(watch.stdout).toContain('is DRAFT: nothing is being sent');
@@ -840,7 +1060,10 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       failure(again);
       expect(again.code).toBe(5);
 
-      const watch = await pty(['broadcast', 'status', broadcastId, '--workspace', ws, '--watch', '--interval', '100'], full);
+      const watch = await pty(
+        ['broadcast', 'status', broadcastId, '--workspace', ws, '--watch', '--interval', '100'],
+        full,
+      );
       expect(watch.code, watch.stdout).toBe(0);
       const shown = stripAnsi(watch.stdout);
       expect(shown).toMatch(/SENT \[[█░]+\] 3\/3 \| sent 3 \| failed 0 \| bounced 0 \| ETA \d+s/);
@@ -853,10 +1076,22 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       const plain = await cli(['broadcast', 'status', broadcastId, '--workspace', ws, '--watch'], full);
       expect(plain.code).toBe(0);
       expect(plain.stdout).toMatch(/^SENT 3\/3 sent 3 failed 0 bounced 0\n/);
-      const lines = (await cli(['broadcast', 'status', broadcastId, '--workspace', ws, '--watch', '--json'], full)).stdout.trim().split('\n');
+      const lines = (
+        await cli(['broadcast', 'status', broadcastId, '--workspace', ws, '--watch', '--json'], full)
+      ).stdout
+        .trim()
+        .split('\n');
       expect(lines).toHaveLength(1);
-      expect(JSON.parse(lines[0]!)).toMatchObject({ id: broadcastId, status: 'SENT', stats: { recipients: 3, sent: 3, failed: 0, bounced: 0 } });
-      expect(json(await cli(['broadcast', 'list', '--workspace', ws, '--status', 'SENT', '--json'], full)).map((b: any) => b.id)).toEqual([broadcastId]);
+      expect(JSON.parse(lines[0]!)).toMatchObject({
+        id: broadcastId,
+        status: 'SENT',
+        stats: { recipients: 3, sent: 3, failed: 0, bounced: 0 },
+      });
+      expect(
+        json(await cli(['broadcast', 'list', '--workspace', ws, '--status', 'SENT', '--json'], full)).map(
+          (b: any) => b.id,
+        ),
+      ).toEqual([broadcastId]);
     });
 
     it('queue status: deliveries by status, the oldest due, the leases (text and JSON)', async () => {
@@ -902,62 +1137,95 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       }
     });
 
-    it.skipIf(!PG_URL)('migrate, workspace create, key create, domain add and serve work against PostgreSQL', { timeout: 240_000 }, async () => {
-      const first = await cli(['migrate'], env);
-      expect(first.stderr).toMatch(/^database: postgres:\/\/\S+ \(PostgreSQL\)\n$/);
-      expect(first.code).toBe(0);
-      expect(first.stdout).toMatch(/^applied: 0001_foundation/);
-      const second = await cli(['migrate'], env);
-      expect(second.code).toBe(0);
-      expect(second.stdout).toBe('database is up to date (no migration pending)\n');
+    it.skipIf(!PG_URL)(
+      'migrate, workspace create, key create, domain add and serve work against PostgreSQL',
+      { timeout: 240_000 },
+      async () => {
+        const first = await cli(['migrate'], env);
+        expect(first.stderr).toMatch(/^database: postgres:\/\/\S+ \(PostgreSQL\)\n$/);
+        expect(first.code).toBe(0);
+        expect(first.stdout).toMatch(/^applied: 0001_foundation/);
+        const second = await cli(['migrate'], env);
+        expect(second.code).toBe(0);
+        expect(second.stdout).toBe('database is up to date (no migration pending)\n');
 
-      const created = json(await cli(['workspace', 'create', 'On Postgres', '--json'], env));
-      expect(Object.keys(created).sort()).toEqual(['apiKey', 'workspace']);
-      expect(created.workspace).toEqual({ id: expect.stringMatching(/^ws_/), name: 'On Postgres' });
-      expect(created.apiKey).toEqual({ id: expect.stringMatching(/^key_/), key: expect.any(String), scopes: ['admin'] });
+        const created = json(await cli(['workspace', 'create', 'On Postgres', '--json'], env));
+        expect(Object.keys(created).sort()).toEqual(['apiKey', 'workspace']);
+        expect(created.workspace).toEqual({ id: expect.stringMatching(/^ws_/), name: 'On Postgres' });
+        expect(created.apiKey).toEqual({
+          id: expect.stringMatching(/^key_/),
+          key: expect.any(String),
+          scopes: ['admin'],
+        });
 
-      const key = json(await cli(['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms', '--json'], env));
-      expect(key).toEqual({ id: expect.stringMatching(/^key_/), key: expect.any(String), scopes: ['read:forms'] });
-      failure(await cli(['key', 'create', '--workspace', 'ws_NOPE', '--scopes', 'read:forms'], env));
+        const key = json(
+          await cli(['key', 'create', '--workspace', created.workspace.id, '--scopes', 'read:forms', '--json'], env),
+        );
+        expect(key).toEqual({ id: expect.stringMatching(/^key_/), key: expect.any(String), scopes: ['read:forms'] });
+        failure(await cli(['key', 'create', '--workspace', 'ws_NOPE', '--scopes', 'read:forms'], env));
 
-      const domain = json(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--verified', '--json'], env));
-      expect(domain).toMatchObject({ name: 'example.com', status: 'VERIFIED' });
-      expect(failure(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--json'], env))).toContain('example.com');
+        const domain = json(
+          await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--verified', '--json'], env),
+        );
+        expect(domain).toMatchObject({ name: 'example.com', status: 'VERIFIED' });
+        expect(
+          failure(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--json'], env)),
+        ).toContain('example.com');
 
-      // The operator commands whose SQL differs on PostgreSQL (row locks, aggregates, streaming pages).
-      expect(json(await cli(['workspace', 'list', '--json'], env)).map((w: any) => w.id)).toEqual([created.workspace.id]);
-      const last = await cli(['key', 'revoke', created.apiKey.id, '--workspace', created.workspace.id], env);
-      expect(failure(last)).toMatch(/last active API key with the admin scope/);
-      expect(last.code).toBe(5);
-      expect(json(await cli(['key', 'revoke', key.id, '--workspace', created.workspace.id, '--json'], env))).toEqual({ id: key.id, revoked: true });
-      const dir = tempDir();
-      try {
-        fs.writeFileSync(path.join(dir, 'c.csv'), 'email\na@example.org\nnope\nb@example.org\n');
-        expect(json(await cli(['contacts', 'import', path.join(dir, 'c.csv'), '--workspace', created.workspace.id, '--json'], env))).toMatchObject({ status: 'COMPLETED', created: 2, skipped: 1 });
-        const exported = await cli(['contacts', 'export', '--workspace', created.workspace.id], env);
-        expect(exported.stdout.split('\r\n').filter((l) => l.includes('@example.org'))).toHaveLength(2);
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
-      expect(json(await cli(['queue', 'status', '--json'], env))).toMatchObject({ byStatus: {}, due: 0, oldestDue: null, leases: [] });
-      const doctor = JSON.parse((await cli(['doctor', '--json'], { ...env, DNS_SERVERS: '127.0.0.1:9', DNS_TIMEOUT_MS: '200' })).stdout);
-      expect(doctor.checks.find((c: any) => c.check === 'migrations')).toMatchObject({ status: 'ok' });
+        // The operator commands whose SQL differs on PostgreSQL (row locks, aggregates, streaming pages).
+        expect(json(await cli(['workspace', 'list', '--json'], env)).map((w: any) => w.id)).toEqual([
+          created.workspace.id,
+        ]);
+        const last = await cli(['key', 'revoke', created.apiKey.id, '--workspace', created.workspace.id], env);
+        expect(failure(last)).toMatch(/last active API key with the admin scope/);
+        expect(last.code).toBe(5);
+        expect(json(await cli(['key', 'revoke', key.id, '--workspace', created.workspace.id, '--json'], env))).toEqual({
+          id: key.id,
+          revoked: true,
+        });
+        const dir = tempDir();
+        try {
+          fs.writeFileSync(path.join(dir, 'c.csv'), 'email\na@example.org\nnope\nb@example.org\n');
+          expect(
+            json(
+              await cli(
+                ['contacts', 'import', path.join(dir, 'c.csv'), '--workspace', created.workspace.id, '--json'],
+                env,
+              ),
+            ),
+          ).toMatchObject({ status: 'COMPLETED', created: 2, skipped: 1 });
+          const exported = await cli(['contacts', 'export', '--workspace', created.workspace.id], env);
+          expect(exported.stdout.split('\r\n').filter((l) => l.includes('@example.org'))).toHaveLength(2);
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+        expect(json(await cli(['queue', 'status', '--json'], env))).toMatchObject({
+          byStatus: {},
+          due: 0,
+          oldestDue: null,
+          leases: [],
+        });
+        const doctor = JSON.parse(
+          (await cli(['doctor', '--json'], { ...env, DNS_SERVERS: '127.0.0.1:9', DNS_TIMEOUT_MS: '200' })).stdout,
+        );
+        expect(doctor.checks.find((c: any) => c.check === 'migrations')).toMatchObject({ status: 'ok' });
 
-      // The rows really are in the new database (not in some default one).
-      const check = new pg.Client({ connectionString: env.DATABASE_URL });
-      await check.connect();
-      try {
-        const { rows } = await check.query('select name from workspaces');
-        expect(rows).toEqual([{ name: 'On Postgres' }]);
-      } finally {
-        await check.end();
-      }
+        // The rows really are in the new database (not in some default one).
+        const check = new pg.Client({ connectionString: env.DATABASE_URL });
+        await check.connect();
+        try {
+          const { rows } = await check.query('select name from workspaces');
+          expect(rows).toEqual([{ name: 'On Postgres' }]);
+        } finally {
+          await check.end();
+        }
 
-      const server = await serve(env);
-      await checkServing(server, created.workspace, created.apiKey.key);
-      server.child.kill('SIGTERM');
-      expect(await exitWithin(server, 5_000)).toEqual({ code: 0, signal: null });
-      expect(await accepts(server.port)).toBe(false);
-    });
+        const server = await serve(env);
+        await checkServing(server, created.workspace, created.apiKey.key);
+        server.child.kill('SIGTERM');
+        expect(await exitWithin(server, 5_000)).toEqual({ code: 0, signal: null });
+        expect(await accepts(server.port)).toBe(false);
+      },
+    );
   });
 });

@@ -40,11 +40,19 @@ interface Installation {
 /** A fresh installation: SQLite in a temp dir (the key file's default place), or a PostgreSQL database of its own (SECRET_KEY_FILE in a temp dir). */
 async function installation(kind: 'sqlite' | 'postgres', extra: Record<string, string> = {}): Promise<Installation> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'formcast-secrets-'));
-  const base = { LOG_LEVEL: 'warn', OUTBOX_DIR: path.join(dir, 'outbox'), SECRET_KEY: '', SECRET_KEY_FILE: '', ...extra };
+  const base = {
+    LOG_LEVEL: 'warn',
+    OUTBOX_DIR: path.join(dir, 'outbox'),
+    SECRET_KEY: '',
+    SECRET_KEY_FILE: '',
+    ...extra,
+  };
   if (kind === 'sqlite') {
     const file = path.join(dir, 'formcast.db');
     return {
-      env: { ...base, DATABASE_URL: file }, dir, keyFile: path.join(dir, 'secret.key'),
+      env: { ...base, DATABASE_URL: file },
+      dir,
+      keyFile: path.join(dir, 'secret.key'),
       open: () => connect(file),
       drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
     };
@@ -58,7 +66,9 @@ async function installation(kind: 'sqlite' | 'postgres', extra: Record<string, s
   url.pathname = `/${database}`;
   const keyFile = path.join(dir, 'secret.key');
   return {
-    env: { ...base, DATABASE_URL: url.toString(), SECRET_KEY_FILE: keyFile }, dir, keyFile,
+    env: { ...base, DATABASE_URL: url.toString(), SECRET_KEY_FILE: keyFile },
+    dir,
+    keyFile,
     open: () => connect(url.toString()),
     async drop() {
       const c = new pg.Client({ connectionString: PG_URL });
@@ -72,12 +82,24 @@ async function installation(kind: 'sqlite' | 'postgres', extra: Record<string, s
 
 /** Every row of every table, as text: a copy of the database. */
 async function databaseCopy(db: Db): Promise<string> {
-  const tables = db.dialect === 'sqlite'
-    ? (await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db.kysely)).rows.map((r) => r.name)
-    : (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(db.kysely)).rows.map((r) => r.name);
+  const tables =
+    db.dialect === 'sqlite'
+      ? (
+          await sql<{
+            name: string;
+          }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%'`.execute(db.kysely)
+        ).rows.map((r) => r.name)
+      : (
+          await sql<{
+            name: string;
+          }>`select table_name as name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(
+            db.kysely,
+          )
+        ).rows.map((r) => r.name);
   expect(tables).toContain('domains');
   let text = '';
-  for (const t of tables) text += `${t}: ${JSON.stringify((await sql`select * from ${sql.table(t)}`.execute(db.kysely)).rows)}\n`;
+  for (const t of tables)
+    text += `${t}: ${JSON.stringify((await sql`select * from ${sql.table(t)}`.execute(db.kysely)).rows)}\n`;
   return text;
 }
 
@@ -92,13 +114,20 @@ async function startReceiver() {
   const got: { headers: http.IncomingHttpHeaders; body: string }[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
-    req.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => {
-      got.push({ headers: req.headers, body });
-      res.writeHead(200).end();
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (d: string) => (body += d))
+      .on('end', () => {
+        got.push({ headers: req.headers, body });
+        res.writeHead(200).end();
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, got, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    got,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** Standard Webhooks: the signature header verifies with the `whsec_` secret. */
@@ -119,14 +148,23 @@ async function until<T>(what: string, read: () => T | undefined, timeoutMs = 30_
 }
 
 /** A message sent with `send-test` from the domain verifies (DKIM) against the domain's published key. */
-async function expectDkimSigned(inst: Installation, ws: string, domain: { name: string; selector: string; publicKey: string }) {
+async function expectDkimSigned(
+  inst: Installation,
+  ws: string,
+  domain: { name: string; selector: string; publicKey: string },
+) {
   const smtp = await startSmtpServer();
   try {
-    const res = await runCli(['send-test', '--to', 'ops@example.org', '--from', `ops@${domain.name}`, '--workspace', ws], { ...inst.env, SMTP_URL: `smtp://127.0.0.1:${smtp.port}` });
+    const res = await runCli(
+      ['send-test', '--to', 'ops@example.org', '--from', `ops@${domain.name}`, '--workspace', ws],
+      { ...inst.env, SMTP_URL: `smtp://127.0.0.1:${smtp.port}` },
+    );
     expect(res.code, res.stderr).toBe(0);
     const raw = smtp.received.at(-1)!.raw;
     const record = `v=DKIM1; k=rsa; p=${domain.publicKey}`;
-    const { results } = await dkimVerify(raw, { resolver: async (name: string) => (name === `${domain.selector}._domainkey.${domain.name}` ? [[record]] : []) });
+    const { results } = await dkimVerify(raw, {
+      resolver: async (name: string) => (name === `${domain.selector}._domainkey.${domain.name}` ? [[record]] : []),
+    });
     expect(results[0]?.status.result).toBe('pass');
   } finally {
     await smtp.close();
@@ -142,19 +180,47 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
   const db = inst.open();
   try {
     await migrateToLatest(db);
-    const services = createServices(db, { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: sealingKey, webhooks: { allowHttp: true, allowPrivate: true } });
+    const services = createServices(db, {
+      logLevel: 'silent',
+      publicUrl: 'http://localhost:3000',
+      secret: sealingKey,
+      webhooks: { allowHttp: true, allowPrivate: true },
+    });
     const { workspace, apiKey } = await services.workspaces.createWithAdminKey('Upgraded');
     const webhook = await services.webhooks.create(workspace.id, { url: receiverUrl, eventTypes: ['contact.created'] });
     const { publicKey, privateKey } = crypto.generateKeyPairSync('rsa', {
-      modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'der' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
     });
-    const domain = { id: newId('dom'), name: 'upgraded.example', selector: 'fc20261101', publicKey: publicKey.toString('base64') };
+    const domain = {
+      id: newId('dom'),
+      name: 'upgraded.example',
+      selector: 'fc20261101',
+      publicKey: publicKey.toString('base64'),
+    };
     const now = new Date().toISOString();
-    await db.kysely.insertInto('domains').values({
-      id: domain.id, workspace_id: workspace.id, name: domain.name, status: 'VERIFIED', verification_token: 'a'.repeat(32),
-      dkim_selector: domain.selector, dkim_public_key: domain.publicKey, dkim_private_key: privateKey, verification: null, created_at: now, verified_at: now,
-    }).execute();
-    if (oldSecret) await db.kysely.insertInto('server_secrets').values({ name: 'tokens', value: oldSecret.toString('base64'), created_at: now }).execute();
+    await db.kysely
+      .insertInto('domains')
+      .values({
+        id: domain.id,
+        workspace_id: workspace.id,
+        name: domain.name,
+        status: 'VERIFIED',
+        verification_token: 'a'.repeat(32),
+        dkim_selector: domain.selector,
+        dkim_public_key: domain.publicKey,
+        dkim_private_key: privateKey,
+        verification: null,
+        created_at: now,
+        verified_at: now,
+      })
+      .execute();
+    if (oldSecret)
+      await db.kysely
+        .insertInto('server_secrets')
+        .values({ name: 'tokens', value: oldSecret.toString('base64'), created_at: now })
+        .execute();
     // Back to before 0020, which the next start applies.
     await sql`delete from ${sql.table('kysely_migration')} where name = ${'0020_secrets_at_rest'}`.execute(db.kysely);
     await sql`drop table if exists ${sql.table('installation_keys')}`.execute(db.kysely);
@@ -182,194 +248,266 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         await inst?.drop();
       });
 
-      it('keeps its key in a file of mode 0600 beside the data, and a copy of the database opens no DKIM key or webhook secret and holds no key', { timeout: 120_000 }, async () => {
-        const created = await cli(['workspace', 'create', 'Acme', '--json'], inst.env);
-        ws = { id: created.workspace.id, key: created.apiKey.key };
-        const d = await cli(['domain', 'add', 'news.example', '--workspace', ws.id, '--verified', '--json'], inst.env);
-        const dkim = d.records.find((r: { name: string }) => r.name.includes('._domainkey.'));
-        domain = { id: d.id, name: d.name, selector: dkim.name.split('._domainkey.')[0], publicKey: dkim.value.split('p=')[1] };
+      it(
+        'keeps its key in a file of mode 0600 beside the data, and a copy of the database opens no DKIM key or webhook secret and holds no key',
+        { timeout: 120_000 },
+        async () => {
+          const created = await cli(['workspace', 'create', 'Acme', '--json'], inst.env);
+          ws = { id: created.workspace.id, key: created.apiKey.key };
+          const d = await cli(
+            ['domain', 'add', 'news.example', '--workspace', ws.id, '--verified', '--json'],
+            inst.env,
+          );
+          const dkim = d.records.find((r: { name: string }) => r.name.includes('._domainkey.'));
+          domain = {
+            id: d.id,
+            name: d.name,
+            selector: dkim.name.split('._domainkey.')[0],
+            publicKey: dkim.value.split('p=')[1],
+          };
 
-        const server = await serve({ ...inst.env, WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' });
-        try {
-          const res = await fetch(`${server.url}/v1/webhooks`, {
-            method: 'POST', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ url: receiver.url, eventTypes: ['contact.created'] }),
-          });
-          expect(res.status).toBe(201);
-          webhookSecret = (await res.json()).secret;
-        } finally {
-          server.child.kill('SIGTERM');
-          await new Promise((r) => server.child.once('close', r));
-        }
-        expect(webhookSecret).toMatch(/^whsec_/);
-
-        const db = inst.open();
-        let copy: string;
-        try {
-          copy = await databaseCopy(db);
-          // The attack of the report: the webhook secret opened with a key the database holds. None opens it.
-          const row = await db.kysely.selectFrom('webhook_endpoints').select(['id', 'secret']).executeTakeFirstOrThrow();
-          for (const k of await keysInDatabase(db)) expect(() => sealer(k, WEBHOOK_PURPOSE).open(row.secret, row.id), 'a key in the database opens the webhook secret').toThrow();
-          // No server secret at all.
-          expect(await keysInDatabase(db)).toEqual([]);
-          // No DKIM private key in clear, no webhook secret in clear.
-          expect(copy).not.toContain('PRIVATE KEY');
-          expect(copy).not.toContain(webhookSecret);
-          expect(copy).not.toContain(webhookSecret.slice('whsec_'.length));
-          const stored = await db.kysely.selectFrom('domains').select('dkim_private_key').where('id', '=', domain.id).executeTakeFirstOrThrow();
-          expect(() => crypto.createPrivateKey(stored.dkim_private_key)).toThrow();
-        } finally {
-          await db.close();
-        }
-
-        // The key file: created at the first start, readable by its owner only, and in no form in the database.
-        const stat = fs.statSync(inst.keyFile);
-        expect(stat.mode & 0o777).toBe(0o600);
-        const key = Buffer.from(fs.readFileSync(inst.keyFile, 'utf8').trim(), 'base64');
-        expect(key).toHaveLength(32);
-        for (const form of [key.toString('base64'), key.toString('base64url'), key.toString('hex')]) expect(copy).not.toContain(form);
-      });
-
-      it('signs with the sealed DKIM key and the sealed webhook secret, and every process of the installation finds the same key', { timeout: 120_000 }, async () => {
-        await expectDkimSigned(inst, ws.id, domain);
-        const server = await serve({ ...inst.env, WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' });
-        try {
-          const res = await fetch(`${server.url}/v1/contacts`, {
-            method: 'POST', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'grace@example.org' }),
-          });
-          expect(res.status).toBe(201);
-          const delivery = await until('the webhook delivery', () => receiver.got.find((g) => g.body.includes('grace@example.org')));
-          expect(webhookSignatureValid(webhookSecret, delivery)).toBe(true);
-        } finally {
-          server.child.kill('SIGTERM');
-          await new Promise((r) => server.child.once('close', r));
-        }
-      });
-
-      it('refuses to start with a key file others can read, without the key file, or with another key: a clear error, exit 3, nothing changed', { timeout: 120_000 }, async () => {
-        const before = fs.readFileSync(inst.keyFile, 'utf8');
-        fs.chmodSync(inst.keyFile, 0o644);
-        const open = await runCli(['domain', 'list', '--workspace', ws.id], inst.env);
-        expect(open.code).toBe(3);
-        expect(open.stderr).toContain(`chmod 600 ${inst.keyFile}`);
-        fs.chmodSync(inst.keyFile, 0o600);
-
-        const moved = `${inst.keyFile}.moved`;
-        fs.renameSync(inst.keyFile, moved);
-        const missing = await runCli(['domain', 'list', '--workspace', ws.id], inst.env);
-        expect(missing.code).toBe(3);
-        expect(missing.stderr).toContain(`the key file ${inst.keyFile} does not exist, but this database's secrets were sealed with a key`);
-        // Not replaced by a new key, which would open nothing.
-        expect(fs.existsSync(inst.keyFile)).toBe(false);
-        fs.renameSync(moved, inst.keyFile);
-
-        const other = await runCli(['domain', 'list', '--workspace', ws.id], { ...inst.env, SECRET_KEY: crypto.randomBytes(32).toString('base64') });
-        expect(other.code).toBe(3);
-        expect(other.stderr).toContain('SECRET_KEY is not the key this database\'s secrets were sealed with');
-
-        expect(fs.readFileSync(inst.keyFile, 'utf8')).toBe(before);
-        const listed = await runCli(['domain', 'list', '--workspace', ws.id, '--json'], inst.env);
-        expect(listed.code, listed.stderr).toBe(0);
-        expect(JSON.parse(listed.stdout).map((x: { id: string }) => x.id)).toEqual([domain.id]);
-      });
-    });
-
-    it('an upgrade from the layout of 8110232 adopts the database\'s secret as the key file and forgets it: old tokens verify, the DKIM key is sealed and signs, the webhook secret still signs; two processes starting at once agree', { timeout: 180_000 }, async () => {
-      const inst = await installation(kind);
-      const receiver = await startReceiver();
-      try {
-        const oldSecret = crypto.randomBytes(32);
-        const old = await oldLayout(inst, oldSecret, oldSecret, receiver.url);
-        // Links in mail sent before the upgrade: a VERP bounce address signed with the old secret.
-        const bounceAddress = returnPath(oldSecret, 'd', newId('dlv'), old.domain.name);
-
-        // The first start after the upgrade: two processes at once.
-        const [a, b] = await Promise.all([
-          runCli(['domain', 'list', '--workspace', old.workspace.id, '--json'], inst.env),
-          runCli(['workspace', 'list', '--json'], inst.env),
-        ]);
-        expect(a.code, a.stderr).toBe(0);
-        expect(b.code, b.stderr).toBe(0);
-
-        // The key file holds the old secret, so everything signed or sealed with it keeps working.
-        expect(fs.statSync(inst.keyFile).mode & 0o777).toBe(0o600);
-        const key = Buffer.from(fs.readFileSync(inst.keyFile, 'utf8').trim(), 'base64');
-        expect(key.equals(oldSecret)).toBe(true);
-        expect(parseInboundAddress(key, bounceAddress)).toMatchObject({ purpose: 'bounce', kind: 'd' });
-        expect(fs.readdirSync(inst.dir).filter((f) => f.includes('secret.key'))).toEqual(['secret.key']);
-
-        const db = inst.open();
-        try {
-          const copy = await databaseCopy(db);
-          expect(await keysInDatabase(db)).toEqual([]);
-          expect(copy).not.toContain(oldSecret.toString('base64'));
-          expect(copy).not.toContain('PRIVATE KEY');
-          expect(copy).not.toContain(old.webhook.secret);
-          // The webhook secret is sealed as it was: a key from the database (none is left) does not open it.
-          const row = await db.kysely.selectFrom('webhook_endpoints').select(['id', 'secret']).where('id', '=', old.webhook.id).executeTakeFirstOrThrow();
-          expect(sealer(key, WEBHOOK_PURPOSE).open(row.secret, row.id)).toBe(old.webhook.secret);
-        } finally {
-          await db.close();
-        }
-
-        await expectDkimSigned(inst, old.workspace.id, old.domain);
-        const server = await serve({ ...inst.env, WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' });
-        try {
-          const res = await fetch(`${server.url}/v1/contacts`, {
-            method: 'POST', headers: { authorization: `Bearer ${old.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ada@example.org' }),
-          });
-          expect(res.status).toBe(201);
-          const delivery = await until('the webhook delivery', () => receiver.got.find((g) => g.body.includes('ada@example.org')));
-          expect(webhookSignatureValid(old.webhook.secret, delivery)).toBe(true);
-        } finally {
-          server.child.kill('SIGTERM');
-          await new Promise((r) => server.child.once('close', r));
-        }
-
-        // Idempotent: another start changes nothing.
-        const sealedBefore = await (async () => {
-          const d2 = inst.open();
+          const server = await serve({ ...inst.env, WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' });
           try {
-            return (await d2.kysely.selectFrom('domains').select('dkim_private_key').where('id', '=', old.domain.id).executeTakeFirstOrThrow()).dkim_private_key;
+            const res = await fetch(`${server.url}/v1/webhooks`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ url: receiver.url, eventTypes: ['contact.created'] }),
+            });
+            expect(res.status).toBe(201);
+            webhookSecret = (await res.json()).secret;
           } finally {
-            await d2.close();
+            server.child.kill('SIGTERM');
+            await new Promise((r) => server.child.once('close', r));
           }
-        })();
-        expect((await runCli(['workspace', 'list', '--json'], inst.env)).code).toBe(0);
-        const d3 = inst.open();
-        try {
-          expect((await d3.kysely.selectFrom('domains').select('dkim_private_key').where('id', '=', old.domain.id).executeTakeFirstOrThrow()).dkim_private_key).toBe(sealedBefore);
-        } finally {
-          await d3.close();
-        }
-      } finally {
-        await receiver.close();
-        await inst.drop();
-      }
+          expect(webhookSecret).toMatch(/^whsec_/);
+
+          const db = inst.open();
+          let copy: string;
+          try {
+            copy = await databaseCopy(db);
+            // The attack of the report: the webhook secret opened with a key the database holds. None opens it.
+            const row = await db.kysely
+              .selectFrom('webhook_endpoints')
+              .select(['id', 'secret'])
+              .executeTakeFirstOrThrow();
+            for (const k of await keysInDatabase(db))
+              expect(
+                () => sealer(k, WEBHOOK_PURPOSE).open(row.secret, row.id),
+                'a key in the database opens the webhook secret',
+              ).toThrow();
+            // No server secret at all.
+            expect(await keysInDatabase(db)).toEqual([]);
+            // No DKIM private key in clear, no webhook secret in clear.
+            expect(copy).not.toContain('PRIVATE KEY');
+            expect(copy).not.toContain(webhookSecret);
+            expect(copy).not.toContain(webhookSecret.slice('whsec_'.length));
+            const stored = await db.kysely
+              .selectFrom('domains')
+              .select('dkim_private_key')
+              .where('id', '=', domain.id)
+              .executeTakeFirstOrThrow();
+            expect(() => crypto.createPrivateKey(stored.dkim_private_key)).toThrow();
+          } finally {
+            await db.close();
+          }
+
+          // The key file: created at the first start, readable by its owner only, and in no form in the database.
+          const stat = fs.statSync(inst.keyFile);
+          expect(stat.mode & 0o777).toBe(0o600);
+          const key = Buffer.from(fs.readFileSync(inst.keyFile, 'utf8').trim(), 'base64');
+          expect(key).toHaveLength(32);
+          for (const form of [key.toString('base64'), key.toString('base64url'), key.toString('hex')])
+            expect(copy).not.toContain(form);
+        },
+      );
+
+      it(
+        'signs with the sealed DKIM key and the sealed webhook secret, and every process of the installation finds the same key',
+        { timeout: 120_000 },
+        async () => {
+          await expectDkimSigned(inst, ws.id, domain);
+          const server = await serve({ ...inst.env, WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' });
+          try {
+            const res = await fetch(`${server.url}/v1/contacts`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ email: 'grace@example.org' }),
+            });
+            expect(res.status).toBe(201);
+            const delivery = await until('the webhook delivery', () =>
+              receiver.got.find((g) => g.body.includes('grace@example.org')),
+            );
+            expect(webhookSignatureValid(webhookSecret, delivery)).toBe(true);
+          } finally {
+            server.child.kill('SIGTERM');
+            await new Promise((r) => server.child.once('close', r));
+          }
+        },
+      );
+
+      it(
+        'refuses to start with a key file others can read, without the key file, or with another key: a clear error, exit 3, nothing changed',
+        { timeout: 120_000 },
+        async () => {
+          const before = fs.readFileSync(inst.keyFile, 'utf8');
+          fs.chmodSync(inst.keyFile, 0o644);
+          const open = await runCli(['domain', 'list', '--workspace', ws.id], inst.env);
+          expect(open.code).toBe(3);
+          expect(open.stderr).toContain(`chmod 600 ${inst.keyFile}`);
+          fs.chmodSync(inst.keyFile, 0o600);
+
+          const moved = `${inst.keyFile}.moved`;
+          fs.renameSync(inst.keyFile, moved);
+          const missing = await runCli(['domain', 'list', '--workspace', ws.id], inst.env);
+          expect(missing.code).toBe(3);
+          expect(missing.stderr).toContain(
+            `the key file ${inst.keyFile} does not exist, but this database's secrets were sealed with a key`,
+          );
+          // Not replaced by a new key, which would open nothing.
+          expect(fs.existsSync(inst.keyFile)).toBe(false);
+          fs.renameSync(moved, inst.keyFile);
+
+          const other = await runCli(['domain', 'list', '--workspace', ws.id], {
+            ...inst.env,
+            SECRET_KEY: crypto.randomBytes(32).toString('base64'),
+          });
+          expect(other.code).toBe(3);
+          expect(other.stderr).toContain("SECRET_KEY is not the key this database's secrets were sealed with");
+
+          expect(fs.readFileSync(inst.keyFile, 'utf8')).toBe(before);
+          const listed = await runCli(['domain', 'list', '--workspace', ws.id, '--json'], inst.env);
+          expect(listed.code, listed.stderr).toBe(0);
+          expect(JSON.parse(listed.stdout).map((x: { id: string }) => x.id)).toEqual([domain.id]);
+        },
+      );
     });
 
-    it('an upgrade with SECRET_KEY set: the unused secret the database held is deleted, no key file is made, the DKIM key is sealed with SECRET_KEY\'s key', { timeout: 120_000 }, async () => {
-      const secretKey = crypto.randomBytes(32).toString('base64');
-      const inst = await installation(kind, { SECRET_KEY: secretKey });
-      try {
-        const sealingKey = crypto.createHash('sha256').update(secretKey).digest();
-        const old = await oldLayout(inst, crypto.randomBytes(32), sealingKey, 'http://127.0.0.1:9/hook');
-        const res = await runCli(['domain', 'list', '--workspace', old.workspace.id, '--json'], inst.env);
-        expect(res.code, res.stderr).toBe(0);
-        expect(fs.existsSync(inst.keyFile)).toBe(false);
-        const db = inst.open();
+    it(
+      "an upgrade from the layout of 8110232 adopts the database's secret as the key file and forgets it: old tokens verify, the DKIM key is sealed and signs, the webhook secret still signs; two processes starting at once agree",
+      { timeout: 180_000 },
+      async () => {
+        const inst = await installation(kind);
+        const receiver = await startReceiver();
         try {
-          expect(await keysInDatabase(db)).toEqual([]);
-          const copy = await databaseCopy(db);
-          expect(copy).not.toContain('PRIVATE KEY');
-          expect(copy).not.toContain(old.webhook.secret);
+          const oldSecret = crypto.randomBytes(32);
+          const old = await oldLayout(inst, oldSecret, oldSecret, receiver.url);
+          // Links in mail sent before the upgrade: a VERP bounce address signed with the old secret.
+          const bounceAddress = returnPath(oldSecret, 'd', newId('dlv'), old.domain.name);
+
+          // The first start after the upgrade: two processes at once.
+          const [a, b] = await Promise.all([
+            runCli(['domain', 'list', '--workspace', old.workspace.id, '--json'], inst.env),
+            runCli(['workspace', 'list', '--json'], inst.env),
+          ]);
+          expect(a.code, a.stderr).toBe(0);
+          expect(b.code, b.stderr).toBe(0);
+
+          // The key file holds the old secret, so everything signed or sealed with it keeps working.
+          expect(fs.statSync(inst.keyFile).mode & 0o777).toBe(0o600);
+          const key = Buffer.from(fs.readFileSync(inst.keyFile, 'utf8').trim(), 'base64');
+          expect(key.equals(oldSecret)).toBe(true);
+          expect(parseInboundAddress(key, bounceAddress)).toMatchObject({ purpose: 'bounce', kind: 'd' });
+          expect(fs.readdirSync(inst.dir).filter((f) => f.includes('secret.key'))).toEqual(['secret.key']);
+
+          const db = inst.open();
+          try {
+            const copy = await databaseCopy(db);
+            expect(await keysInDatabase(db)).toEqual([]);
+            expect(copy).not.toContain(oldSecret.toString('base64'));
+            expect(copy).not.toContain('PRIVATE KEY');
+            expect(copy).not.toContain(old.webhook.secret);
+            // The webhook secret is sealed as it was: a key from the database (none is left) does not open it.
+            const row = await db.kysely
+              .selectFrom('webhook_endpoints')
+              .select(['id', 'secret'])
+              .where('id', '=', old.webhook.id)
+              .executeTakeFirstOrThrow();
+            expect(sealer(key, WEBHOOK_PURPOSE).open(row.secret, row.id)).toBe(old.webhook.secret);
+          } finally {
+            await db.close();
+          }
+
+          await expectDkimSigned(inst, old.workspace.id, old.domain);
+          const server = await serve({ ...inst.env, WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' });
+          try {
+            const res = await fetch(`${server.url}/v1/contacts`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${old.apiKey}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ email: 'ada@example.org' }),
+            });
+            expect(res.status).toBe(201);
+            const delivery = await until('the webhook delivery', () =>
+              receiver.got.find((g) => g.body.includes('ada@example.org')),
+            );
+            expect(webhookSignatureValid(old.webhook.secret, delivery)).toBe(true);
+          } finally {
+            server.child.kill('SIGTERM');
+            await new Promise((r) => server.child.once('close', r));
+          }
+
+          // Idempotent: another start changes nothing.
+          const sealedBefore = await (async () => {
+            const d2 = inst.open();
+            try {
+              return (
+                await d2.kysely
+                  .selectFrom('domains')
+                  .select('dkim_private_key')
+                  .where('id', '=', old.domain.id)
+                  .executeTakeFirstOrThrow()
+              ).dkim_private_key;
+            } finally {
+              await d2.close();
+            }
+          })();
+          expect((await runCli(['workspace', 'list', '--json'], inst.env)).code).toBe(0);
+          const d3 = inst.open();
+          try {
+            expect(
+              (
+                await d3.kysely
+                  .selectFrom('domains')
+                  .select('dkim_private_key')
+                  .where('id', '=', old.domain.id)
+                  .executeTakeFirstOrThrow()
+              ).dkim_private_key,
+            ).toBe(sealedBefore);
+          } finally {
+            await d3.close();
+          }
         } finally {
-          await db.close();
+          await receiver.close();
+          await inst.drop();
         }
-        await expectDkimSigned(inst, old.workspace.id, old.domain);
-      } finally {
-        await inst.drop();
-      }
-    });
+      },
+    );
+
+    it(
+      "an upgrade with SECRET_KEY set: the unused secret the database held is deleted, no key file is made, the DKIM key is sealed with SECRET_KEY's key",
+      { timeout: 120_000 },
+      async () => {
+        const secretKey = crypto.randomBytes(32).toString('base64');
+        const inst = await installation(kind, { SECRET_KEY: secretKey });
+        try {
+          const sealingKey = crypto.createHash('sha256').update(secretKey).digest();
+          const old = await oldLayout(inst, crypto.randomBytes(32), sealingKey, 'http://127.0.0.1:9/hook');
+          const res = await runCli(['domain', 'list', '--workspace', old.workspace.id, '--json'], inst.env);
+          expect(res.code, res.stderr).toBe(0);
+          expect(fs.existsSync(inst.keyFile)).toBe(false);
+          const db = inst.open();
+          try {
+            expect(await keysInDatabase(db)).toEqual([]);
+            const copy = await databaseCopy(db);
+            expect(copy).not.toContain('PRIVATE KEY');
+            expect(copy).not.toContain(old.webhook.secret);
+          } finally {
+            await db.close();
+          }
+          await expectDkimSigned(inst, old.workspace.id, old.domain);
+        } finally {
+          await inst.drop();
+        }
+      },
+    );
   });
 }

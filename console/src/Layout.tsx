@@ -8,27 +8,41 @@ import { useSession } from './api/session';
 import { Icon } from './components/Icon';
 import { Skeleton } from './components/States';
 
-interface NavItem { to: string; label: string; icon: string; end?: boolean }
+interface NavItem {
+  to: string;
+  label: string;
+  icon: string;
+  end?: boolean;
+}
 
 const NAV: { section: string; items: NavItem[] }[] = [
-  { section: 'Audience', items: [
-    { to: '/', label: 'Dashboard', icon: 'dashboard', end: true },
-    { to: '/forms', label: 'Forms', icon: 'forms' },
-    { to: '/contacts', label: 'Contacts', icon: 'contacts' },
-    { to: '/segments', label: 'Segments', icon: 'segments' },
-    { to: '/topics', label: 'Topics', icon: 'topics' },
-  ] },
-  { section: 'Email', items: [
-    { to: '/broadcasts', label: 'Broadcasts', icon: 'broadcasts' },
-    { to: '/automations', label: 'Automations', icon: 'automations' },
-    { to: '/domains', label: 'Domains', icon: 'domains' },
-  ] },
-  { section: 'Workspace', items: [
-    { to: '/webhooks', label: 'Webhooks', icon: 'webhooks' },
-    { to: '/api-keys', label: 'API keys', icon: 'keys' },
-    { to: '/people', label: 'People', icon: 'people' },
-    { to: '/settings', label: 'Settings', icon: 'settings' },
-  ] },
+  {
+    section: 'Audience',
+    items: [
+      { to: '/', label: 'Dashboard', icon: 'dashboard', end: true },
+      { to: '/forms', label: 'Forms', icon: 'forms' },
+      { to: '/contacts', label: 'Contacts', icon: 'contacts' },
+      { to: '/segments', label: 'Segments', icon: 'segments' },
+      { to: '/topics', label: 'Topics', icon: 'topics' },
+    ],
+  },
+  {
+    section: 'Email',
+    items: [
+      { to: '/broadcasts', label: 'Broadcasts', icon: 'broadcasts' },
+      { to: '/automations', label: 'Automations', icon: 'automations' },
+      { to: '/domains', label: 'Domains', icon: 'domains' },
+    ],
+  },
+  {
+    section: 'Workspace',
+    items: [
+      { to: '/webhooks', label: 'Webhooks', icon: 'webhooks' },
+      { to: '/api-keys', label: 'API keys', icon: 'keys' },
+      { to: '/people', label: 'People', icon: 'people' },
+      { to: '/settings', label: 'Settings', icon: 'settings' },
+    ],
+  },
 ];
 
 function UserMenu() {
@@ -38,30 +52,57 @@ function UserMenu() {
   const button = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     if (!open) return;
-    const onDoc = (e: MouseEvent) => { if (!wrap.current?.contains(e.target as Node)) setOpen(false); };
-    const onKey = (e: KeyboardEvent) => { if (e.key === 'Escape') { setOpen(false); button.current?.focus(); } };
+    const onDoc = (e: MouseEvent) => {
+      if (!wrap.current?.contains(e.target as Node)) setOpen(false);
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') {
+        setOpen(false);
+        button.current?.focus();
+      }
+    };
     document.addEventListener('mousedown', onDoc);
     document.addEventListener('keydown', onKey);
-    return () => { document.removeEventListener('mousedown', onDoc); document.removeEventListener('keydown', onKey); };
+    return () => {
+      document.removeEventListener('mousedown', onDoc);
+      document.removeEventListener('keydown', onKey);
+    };
   }, [open]);
   const name = session.user.name || session.user.email;
   return (
     <div className="user-menu" ref={wrap}>
-      <button ref={button} type="button" className="btn btn-ghost" aria-expanded={open} aria-haspopup="true" aria-controls="user-menu-panel" onClick={() => setOpen((o) => !o)}>
-        <span className="avatar" aria-hidden="true">{name.slice(0, 1).toUpperCase()}</span>
-        <span className="visually-hidden">Account menu for </span><span className="user-name">{name}</span>
+      <button
+        ref={button}
+        type="button"
+        className="btn btn-ghost"
+        aria-expanded={open}
+        aria-haspopup="true"
+        aria-controls="user-menu-panel"
+        onClick={() => setOpen((o) => !o)}
+      >
+        <span className="avatar" aria-hidden="true">
+          {name.slice(0, 1).toUpperCase()}
+        </span>
+        <span className="visually-hidden">Account menu for </span>
+        <span className="user-name">{name}</span>
       </button>
       {open && (
         <div className="user-menu-panel" id="user-menu-panel">
           <div className="who">
             <div className="cell-main">{session.user.name || 'Signed in'}</div>
             <div className="muted small">{session.user.email}</div>
-            <div className="muted small">Role: {session.user.role} · {session.workspace.name}</div>
+            <div className="muted small">
+              Role: {session.user.role} · {session.workspace.name}
+            </div>
           </div>
-          <NavLink className="menu-item" to="/people" onClick={() => setOpen(false)}>Sessions and people</NavLink>
+          <NavLink className="menu-item" to="/people" onClick={() => setOpen(false)}>
+            Sessions and people
+          </NavLink>
           <form method="post" action="/app/logout">
             <input type="hidden" name="_csrf" value={session.csrfToken} />
-            <button type="submit" className="menu-item">Sign out</button>
+            <button type="submit" className="menu-item">
+              Sign out
+            </button>
           </form>
         </div>
       )}
@@ -78,45 +119,78 @@ export function Layout() {
 
   useEffect(() => {
     setNavOpen(false);
-    if (first.current) { first.current = false; return; }
+    if (first.current) {
+      first.current = false;
+      return;
+    }
     // After a navigation, put focus at the top of the new page.
     const h1 = mainRef.current?.querySelector('h1');
-    if (h1) { h1.setAttribute('tabindex', '-1'); h1.focus({ preventScroll: false }); }
+    if (h1) {
+      h1.setAttribute('tabindex', '-1');
+      h1.focus({ preventScroll: false });
+    }
   }, [location.pathname]);
 
   useEffect(() => {
     if (!navOpen) return;
-    const onKey = (e: KeyboardEvent) => { if (e.key === 'Escape') setNavOpen(false); };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') setNavOpen(false);
+    };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
   }, [navOpen]);
 
   return (
     <div className={navOpen ? 'shell nav-open' : 'shell'}>
-      <a className="skip-link" href="#main">Skip to content</a>
-      {navOpen && <button type="button" className="nav-backdrop" aria-label="Close menu" onClick={() => setNavOpen(false)} />}
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      {navOpen && (
+        <button type="button" className="nav-backdrop" aria-label="Close menu" onClick={() => setNavOpen(false)} />
+      )}
       <aside className="sidebar" id="sidebar" aria-label="Main navigation">
-        <div className="sidebar-brand"><span className="brand-mark" aria-hidden="true">F</span>Formcast</div>
-        <div className="sidebar-workspace" title="Workspace">{session.workspace.name}</div>
+        <div className="sidebar-brand">
+          <span className="brand-mark" aria-hidden="true">
+            F
+          </span>
+          Formcast
+        </div>
+        <div className="sidebar-workspace" title="Workspace">
+          {session.workspace.name}
+        </div>
         <nav className="nav">
           {NAV.map((group) => (
             <div key={group.section}>
-              <div className="nav-section" aria-hidden="true">{group.section}</div>
+              <div className="nav-section" aria-hidden="true">
+                {group.section}
+              </div>
               {group.items.map((item) => (
                 <NavLink key={item.to} to={item.to} end={item.end}>
-                  <Icon name={item.icon} />{item.label}
+                  <Icon name={item.icon} />
+                  {item.label}
                 </NavLink>
               ))}
             </div>
           ))}
         </nav>
-        <div className="sidebar-foot small"><a href="/docs" className="nav-doc-link">API reference</a></div>
+        <div className="sidebar-foot small">
+          <a href="/docs" className="nav-doc-link">
+            API reference
+          </a>
+        </div>
       </aside>
       <div className="main">
         <header className="topbar">
           <div className="row">
-            <button type="button" className="btn btn-ghost btn-icon menu-toggle" aria-controls="sidebar" aria-expanded={navOpen} onClick={() => setNavOpen((o) => !o)}>
-              <Icon name="menu" /><span className="visually-hidden">Menu</span>
+            <button
+              type="button"
+              className="btn btn-ghost btn-icon menu-toggle"
+              aria-controls="sidebar"
+              aria-expanded={navOpen}
+              onClick={() => setNavOpen((o) => !o)}
+            >
+              <Icon name="menu" />
+              <span className="visually-hidden">Menu</span>
             </button>
             <span className="topbar-title">{session.workspace.name}</span>
           </div>

@@ -28,10 +28,13 @@ sessionRequest.catch(() => undefined);
 function Boot() {
   const [state, setState] = useState<{ session?: Session; error?: unknown }>({});
   useEffect(() => {
-    sessionRequest.then((session) => {
-      setCsrfToken(session.csrfToken);
-      setState({ session });
-    }, (error) => setState({ error }));
+    sessionRequest.then(
+      (session) => {
+        setCsrfToken(session.csrfToken);
+        setState({ session });
+      },
+      (error) => setState({ error }),
+    );
   }, []);
   if (state.error) {
     const signedOut = state.error instanceof ApiError && state.error.status === 401;
@@ -40,12 +43,21 @@ function Boot() {
         <div className="card stack-sm" role={signedOut ? 'status' : 'alert'}>
           <h1>{signedOut ? 'Signing in…' : 'The console could not start'}</h1>
           <p className="muted">{signedOut ? 'Taking you to the sign-in page.' : errorMessage(state.error)}</p>
-          {!signedOut && <p><a href="/app/login">Go to the sign-in page</a></p>}
+          {!signedOut && (
+            <p>
+              <a href="/app/login">Go to the sign-in page</a>
+            </p>
+          )}
         </div>
       </main>
     );
   }
-  if (!state.session) return <main className="full-center" id="main"><Spinner label="Loading the console…" /></main>;
+  if (!state.session)
+    return (
+      <main className="full-center" id="main">
+        <Spinner label="Loading the console…" />
+      </main>
+    );
   return (
     <SessionProvider session={state.session}>
       <RouterProvider router={router} />

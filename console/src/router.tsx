@@ -13,32 +13,39 @@ import { NotFound } from './pages/Placeholder';
 /** A route's `lazy`: the page module's default export as the route's component. */
 const page = (load: () => Promise<{ default: ComponentType }>) => async () => ({ Component: (await load()).default });
 
-export const router = createBrowserRouter([
-  {
-    path: '/',
-    element: <Layout />,
-    HydrateFallback: () => <main className="full-center" id="main"><Spinner label="Loading the console…" /></main>,
-    children: [
-      { index: true, lazy: page(() => import('./pages/Dashboard/Dashboard')) },
-      { path: 'forms', lazy: page(() => import('./pages/Forms/Forms')) },
-      { path: 'forms/:formId', lazy: page(() => import('./pages/FormEditor/FormEditor')) },
-      { path: 'contacts', lazy: page(() => import('./pages/Contacts/Contacts')) },
-      { path: 'contacts/:contactId', lazy: page(() => import('./pages/ContactDetail/ContactDetail')) },
-      { path: 'segments', lazy: page(() => import('./pages/Segments')) },
-      { path: 'segments/:segmentId', lazy: page(() => import('./pages/SegmentEditor/SegmentEditor')) },
-      { path: 'topics', lazy: page(() => import('./pages/Topics/Topics')) },
-      { path: 'broadcasts', lazy: page(() => import('./pages/Broadcasts/Broadcasts')) },
-      { path: 'broadcasts/:broadcastId', lazy: page(() => import('./pages/BroadcastDetail/BroadcastDetail')) },
-      { path: 'automations', lazy: page(() => import('./pages/Automations/Automations')) },
-      { path: 'automations/:automationId', lazy: page(() => import('./pages/AutomationDetail/AutomationDetail')) },
-      { path: 'domains', lazy: page(() => import('./pages/Domains/Domains')) },
-      { path: 'domains/:domainId', lazy: page(() => import('./pages/DomainDetail')) },
-      { path: 'webhooks', lazy: page(() => import('./pages/Webhooks/Webhooks')) },
-      { path: 'webhooks/:webhookId', lazy: page(() => import('./pages/WebhookDetail')) },
-      { path: 'api-keys', lazy: page(() => import('./pages/ApiKeys/ApiKeys')) },
-      { path: 'people', lazy: page(() => import('./pages/People/People')) },
-      { path: 'settings', lazy: page(() => import('./pages/Settings/Settings')) },
-      { path: '*', element: <NotFound /> },
-    ],
-  },
-], { basename: '/app' });
+export const router = createBrowserRouter(
+  [
+    {
+      path: '/',
+      element: <Layout />,
+      HydrateFallback: () => (
+        <main className="full-center" id="main">
+          <Spinner label="Loading the console…" />
+        </main>
+      ),
+      children: [
+        { index: true, lazy: page(() => import('./pages/Dashboard/Dashboard')) },
+        { path: 'forms', lazy: page(() => import('./pages/Forms/Forms')) },
+        { path: 'forms/:formId', lazy: page(() => import('./pages/FormEditor/FormEditor')) },
+        { path: 'contacts', lazy: page(() => import('./pages/Contacts/Contacts')) },
+        { path: 'contacts/:contactId', lazy: page(() => import('./pages/ContactDetail/ContactDetail')) },
+        { path: 'segments', lazy: page(() => import('./pages/Segments')) },
+        { path: 'segments/:segmentId', lazy: page(() => import('./pages/SegmentEditor/SegmentEditor')) },
+        { path: 'topics', lazy: page(() => import('./pages/Topics/Topics')) },
+        { path: 'broadcasts', lazy: page(() => import('./pages/Broadcasts/Broadcasts')) },
+        { path: 'broadcasts/:broadcastId', lazy: page(() => import('./pages/BroadcastDetail/BroadcastDetail')) },
+        { path: 'automations', lazy: page(() => import('./pages/Automations/Automations')) },
+        { path: 'automations/:automationId', lazy: page(() => import('./pages/AutomationDetail/AutomationDetail')) },
+        { path: 'domains', lazy: page(() => import('./pages/Domains/Domains')) },
+        { path: 'domains/:domainId', lazy: page(() => import('./pages/DomainDetail')) },
+        { path: 'webhooks', lazy: page(() => import('./pages/Webhooks/Webhooks')) },
+        { path: 'webhooks/:webhookId', lazy: page(() => import('./pages/WebhookDetail')) },
+        { path: 'api-keys', lazy: page(() => import('./pages/ApiKeys/ApiKeys')) },
+        { path: 'people', lazy: page(() => import('./pages/People/People')) },
+        { path: 'settings', lazy: page(() => import('./pages/Settings/Settings')) },
+        { path: '*', element: <NotFound /> },
+      ],
+    },
+  ],
+  { basename: '/app' },
+);

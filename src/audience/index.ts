@@ -3,7 +3,14 @@
 // the lifecycle (applyToAddress, applyToContact, signUp, confirm), its data through changeByAutomation, its topic
 // subscriptions through setTopicChoices. The rest are reads.
 export { contactEmail } from './contacts/contacts.email.js';
-export { applyToAddress, applyToContact, confirm, type HeldChanges, signUp, type SignUpFields } from './contacts/contacts.lifecycle.js';
+export {
+  applyToAddress,
+  applyToContact,
+  confirm,
+  type HeldChanges,
+  signUp,
+  type SignUpFields,
+} from './contacts/contacts.lifecycle.js';
 export { CONTACT_COLUMNS, type ContactRecord, getContact, toContactRecord } from './contacts/contacts.repository.js';
 export { PROPERTY_KEY_PATTERN } from './contacts/contacts.schemas.js';
 export { changeByAutomation, contactIdOf } from './contacts/contacts.service.js';
@@ -11,7 +18,12 @@ export { setTopicChoices, topicsOfContacts } from './contacts/contacts.subscript
 export { audience, audiencePage, countAudience } from './segments/audience.js';
 export { type Filter, topicReferences, validateFilter } from './segments/segments.filter.js';
 export { FilterSchema } from './segments/segments.schemas.js';
-export { contactMatches, getSegment, imaginedContactMatches, matchingContactIds } from './segments/segments.repository.js';
+export {
+  contactMatches,
+  getSegment,
+  imaginedContactMatches,
+  matchingContactIds,
+} from './segments/segments.repository.js';
 export { type IdRange, inRange, nextSlice } from './segments/slices.js';
 export { suppressionsOf } from './suppressions/suppressions.repository.js';
 export { existingTopicIds, getTopic, listTopics } from './topics/topics.repository.js';

@@ -60,7 +60,9 @@ export async function withDb<T>(fn: (ctx: Context) => Promise<T>): Promise<T> {
 
 /** `--workspace <id>`, required, or FORMCAST_WORKSPACE from the environment. */
 export function workspaceOption(): Option {
-  return new Option('--workspace <id>', 'workspace id (default: $FORMCAST_WORKSPACE)').env('FORMCAST_WORKSPACE').makeOptionMandatory();
+  return new Option('--workspace <id>', 'workspace id (default: $FORMCAST_WORKSPACE)')
+    .env('FORMCAST_WORKSPACE')
+    .makeOptionMandatory();
 }
 
 export function jsonOption(): Option {
@@ -75,7 +77,9 @@ export async function requireWorkspace(ctx: Context, id: string): Promise<Worksp
 }
 
 /** Every page of a keyset-paginated list (newest first), as one array. */
-export async function allPages<T extends { id: string }>(page: (beforeId: string | undefined) => Promise<T[]>): Promise<T[]> {
+export async function allPages<T extends { id: string }>(
+  page: (beforeId: string | undefined) => Promise<T[]>,
+): Promise<T[]> {
   const all: T[] = [];
   for (let rows = await page(undefined); rows.length; rows = await page(rows[rows.length - 1]!.id)) all.push(...rows);
   return all;

@@ -28,7 +28,10 @@ export const EXIT = {
 
 /** An error written for the operator, with its exit code. */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number = EXIT.FAILURE) {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.FAILURE,
+  ) {
     super(message);
   }
 }
@@ -77,13 +80,30 @@ export function table(head: string[], rows: (string | number)[][]): string {
   const t = new Table({
     head: head.map((h) => color.bold(h)),
     chars: {
-      top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-      left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ',
+      top: '',
+      'top-mid': '',
+      'top-left': '',
+      'top-right': '',
+      bottom: '',
+      'bottom-mid': '',
+      'bottom-left': '',
+      'bottom-right': '',
+      left: '',
+      'left-mid': '',
+      mid: '',
+      'mid-mid': '',
+      right: '',
+      'right-mid': '',
+      middle: '  ',
     },
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
   });
   t.push(...rows.map((r) => r.map(String)));
-  return t.toString().split('\n').map((l) => l.trimEnd()).join('\n');
+  return t
+    .toString()
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n');
 }
 
 /** Writes a command's result: `value` as JSON with --json, `human` otherwise. */
@@ -100,18 +120,25 @@ export function note(text: string): void {
  * A progress bar on standard error, drawn only when standard error is a terminal (null otherwise: a script or a
  * pipe gets the result alone). `format` is cli-progress's, with the payload's tokens.
  */
-export function progressBar(format: string, total: number, payload: Record<string, unknown>): cliProgress.SingleBar | null {
+export function progressBar(
+  format: string,
+  total: number,
+  payload: Record<string, unknown>,
+): cliProgress.SingleBar | null {
   if (!process.stderr.isTTY) return null;
-  const bar = new cliProgress.SingleBar({
-    format,
-    stream: process.stderr,
-    barsize: 30,
-    hideCursor: true,
-    clearOnComplete: false,
-    etaBuffer: 50,
-    fps: 10,
-    formatValue: (v, _o, type) => (type === 'value' || type === 'total' ? count(Number(v)) : String(v)),
-  }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    {
+      format,
+      stream: process.stderr,
+      barsize: 30,
+      hideCursor: true,
+      clearOnComplete: false,
+      etaBuffer: 50,
+      fps: 10,
+      formatValue: (v, _o, type) => (type === 'value' || type === 'total' ? count(Number(v)) : String(v)),
+    },
+    cliProgress.Presets.shades_classic,
+  );
   bar.start(total, 0, payload);
   return bar;
 }

@@ -19,7 +19,8 @@ import { EXIT, exitCodeOf, note } from './output.js';
  * Operator commands (docs/cli.md; the contract's §10). Each reads the same environment as the server; each topic's
  * commands are in commands/<topic>.ts, the output rules (text or --json, colours, exit codes) in output.ts.
  */
-const VERSION = (JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const VERSION = (JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 const EXIT_CODES_HELP = `
 Exit codes:
@@ -45,7 +46,12 @@ const program = new Command('formcast')
   // to --help. (showHelpAfterError would write the pointer as a second line, bypassing outputError.)
   .configureOutput({
     outputError: (str, write) => {
-      const text = str.split('\n').map((l) => l.trim()).filter(Boolean).join(' ').replace(/^error: /, '');
+      const text = str
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .join(' ')
+        .replace(/^error: /, '');
       write(`formcast: ${text} (run with --help for usage)\n`);
     },
   })

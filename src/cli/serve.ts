@@ -37,18 +37,27 @@ export async function serve(config: Config): Promise<void> {
   const warnings = [...configWarnings(config), embedRuntimeWarning()].filter((w): w is string => w !== null);
   // One transport for the process: the jobs send through it, and so do test sends from the API.
   const mailer = configuredMailer(config, log);
-  const app = await buildApp({ db, config: appConfig, mailer, status: () => ({ transport: mailer.state(), warnings }) });
+  const app = await buildApp({
+    db,
+    config: appConfig,
+    mailer,
+    status: () => ({ transport: mailer.state(), warnings }),
+  });
   await app.listen({ port: config.port, host: config.host, listenTextResolver: () => 'server started' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   // One JSON log line like the others (its msg is what scripts wait for, docs/api.md §10), whatever LOG_LEVEL says:
   // a child logger at info level writes it even when the level is warn or above.
-  app.log.child({}, { level: 'info' }).info({ url, database: describeDatabase(config.databaseUrl) }, `listening on ${url}`);
+  app.log
+    .child({}, { level: 'info' })
+    .info({ url, database: describeDatabase(config.databaseUrl) }, `listening on ${url}`);
   // The delivery worker, the scheduler and the other periodic jobs run in the same process (docs/api.md §10).
   for (const w of warnings) app.log.warn(`WARNING: ${w}`);
   // Without it (SERVE_WORKER=false) `formcast worker` processes do that work, and this process only serves.
-  const worker = config.worker.inServe ? startJobs(db, appConfig, app.log, { mailer, submissions: app.services.submissions }) : null;
+  const worker = config.worker.inServe
+    ? startJobs(db, appConfig, app.log, { mailer, submissions: app.services.submissions })
+    : null;
   // The inbound SMTP listener for bounce and complaint reports, when INBOUND_SMTP_PORT is set.
   const inbound = config.inboundSmtp.port === null ? null : await startInbound(db, appConfig, app.log);
   // Started: V8 grows the young generation as it would from here on (lib/lean-heap.ts, leanWhileStarting).
@@ -76,14 +85,18 @@ export async function serve(config: Config): Promise<void> {
       app.log.warn({ open: inFlight.size }, 'shutdown grace period over; closing remaining connections');
       app.server.closeAllConnections();
     }, SHUTDOWN_GRACE_MS).unref();
-    app.close()
+    app
+      .close()
       .then(() => inbound?.close())
       .then(() => worker?.stop())
       .then(() => db.close())
-      .then(() => process.exit(0), (err: unknown) => {
-        app.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      });
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          app.log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -101,20 +114,45 @@ export async function runWorker(config: Config): Promise<void> {
     if (closing) process.exit(1);
     closing = true;
     log.info({ signal }, 'worker shutting down');
-    worker.stop().then(() => db.close()).then(() => process.exit(0), (err: unknown) => {
-      log.error({ err }, 'shutdown failed');
-      process.exit(1);
-    });
+    worker
+      .stop()
+      .then(() => db.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 /** The inbound listener with its processor, as `serve` runs it and `formcast inbound` runs it alone. */
-async function startInbound(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger): Promise<InboundServer> {
-  const processor = new InboundProcessor(db, config.secret, reportRules(config.bounces), new UnsubscribeService(db), log);
-  const server = await startInboundServer({ port: config.inboundSmtp.port ?? 25, host: config.inboundSmtp.host, processor, log, banner: config.bounceMxHost });
-  log.info({ port: server.port, host: config.inboundSmtp.host }, `inbound SMTP listening on ${config.inboundSmtp.host}:${server.port}`);
+async function startInbound(
+  db: Db,
+  config: Config & { secret: Buffer },
+  log: FastifyBaseLogger,
+): Promise<InboundServer> {
+  const processor = new InboundProcessor(
+    db,
+    config.secret,
+    reportRules(config.bounces),
+    new UnsubscribeService(db),
+    log,
+  );
+  const server = await startInboundServer({
+    port: config.inboundSmtp.port ?? 25,
+    host: config.inboundSmtp.host,
+    processor,
+    log,
+    banner: config.bounceMxHost,
+  });
+  log.info(
+    { port: server.port, host: config.inboundSmtp.host },
+    `inbound SMTP listening on ${config.inboundSmtp.host}:${server.port}`,
+  );
   process.stdout.write(`inbound SMTP listening on ${config.inboundSmtp.host}:${server.port}\n`);
   return server;
 }
@@ -129,7 +167,13 @@ export async function runInbound(config: Config): Promise<void> {
   const shutdown = () => {
     if (closing) process.exit(1);
     closing = true;
-    server.close().then(() => db.close()).then(() => process.exit(0), () => process.exit(1));
+    server
+      .close()
+      .then(() => db.close())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

@@ -18,7 +18,10 @@ export interface SmtpProbe {
  * Connects to a relay of SMTP_URL as the transport would: greeting, EHLO, STARTTLS when offered (nodemailer upgrades
  * on its own), and AUTH when the URL has credentials; then QUIT. Sends nothing (`formcast doctor`, `formcast send-test`).
  */
-export function probeSmtp(relayUrl: string, opts: { heloName?: string | null; timeoutMs?: number; allowPlaintextAuth?: boolean } = {}): Promise<SmtpProbe> {
+export function probeSmtp(
+  relayUrl: string,
+  opts: { heloName?: string | null; timeoutMs?: number; allowPlaintextAuth?: boolean } = {},
+): Promise<SmtpProbe> {
   const url = new URL(relayUrl);
   const secure = url.protocol === 'smtps:';
   const auth = url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : null;
@@ -29,7 +32,9 @@ export function probeSmtp(relayUrl: string, opts: { heloName?: string | null; ti
     secure,
     ...(auth && !secure && !opts.allowPlaintextAuth ? { requireTLS: true } : {}),
     ...(opts.heloName ? { name: opts.heloName } : {}),
-    connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout,
+    connectionTimeout: timeout,
+    greetingTimeout: timeout,
+    socketTimeout: timeout,
   });
   const relay = redact(relayUrl);
   return new Promise((resolve) => {
@@ -38,7 +43,8 @@ export function probeSmtp(relayUrl: string, opts: { heloName?: string | null; ti
       if (settled) return;
       settled = true;
       const socket = connection._socket as TLSSocket | undefined;
-      const protocol = connection.secure && socket && typeof socket.getProtocol === 'function' ? socket.getProtocol() : null;
+      const protocol =
+        connection.secure && socket && typeof socket.getProtocol === 'function' ? socket.getProtocol() : null;
       resolve({ relay, tls: connection.secure ? (secure ? 'smtps' : 'STARTTLS') : 'none', protocol, ...probe });
       try {
         if (probe.ok) connection.quit();
@@ -53,7 +59,12 @@ export function probeSmtp(relayUrl: string, opts: { heloName?: string | null; ti
       if (!auth) return finish({ ok: true, authenticated: null, detail: 'the server greets and answers EHLO' });
       connection.login(auth, (loginErr) => {
         if (loginErr) finish({ ok: false, authenticated: false, detail: `authentication failed: ${loginErr.message}` });
-        else finish({ ok: true, authenticated: true, detail: 'the server greets, answers EHLO and accepts the credentials' });
+        else
+          finish({
+            ok: true,
+            authenticated: true,
+            detail: 'the server greets, answers EHLO and accepts the credentials',
+          });
       });
     });
   });

@@ -1,4 +1,14 @@
-import { audience, contactEmail, CONTACT_COLUMNS, getTopic, inRange, nextSlice, suppressionsOf, toContactRecord, type IdRange } from '../audience/index.js';
+import {
+  audience,
+  contactEmail,
+  CONTACT_COLUMNS,
+  getTopic,
+  inRange,
+  nextSlice,
+  suppressionsOf,
+  toContactRecord,
+  type IdRange,
+} from '../audience/index.js';
 import { getWorkspace } from '../access/index.js';
 import { isForeignKeyViolation, type Db } from '../db/connection.js';
 import { BatchWriter } from '../db/batch-writer.js';
@@ -12,10 +22,23 @@ import { tripIfOver } from '../sending/broadcasts/broadcasts.breaker.js';
 import { getBroadcast, sendingMaterializedBroadcasts } from '../sending/broadcasts/broadcasts.repository.js';
 import * as broadcasts from '../sending/broadcasts/broadcasts.writer.js';
 import { AudienceReader, type AudienceBatch } from '../sending/deliveries/audience-reader.js';
-import { handOff, handOffMany, insertDeliveries, insertLeasedRecipients } from '../sending/deliveries/deliveries.batch-sql.js';
+import {
+  handOff,
+  handOffMany,
+  insertDeliveries,
+  insertLeasedRecipients,
+} from '../sending/deliveries/deliveries.batch-sql.js';
 import { recordOutcome, recordSentMany } from '../sending/deliveries/deliveries.outcomes.js';
 import { claimDeliveries, renewLeases } from '../sending/deliveries/deliveries.repository.js';
-import type { AttemptOutcome, BroadcastFinish, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from '../sending/deliveries/store.js';
+import type {
+  AttemptOutcome,
+  BroadcastFinish,
+  ClaimedDelivery,
+  DeliveryStore,
+  MaterializationJob,
+  Recipient,
+  SendingBroadcast,
+} from '../sending/deliveries/store.js';
 
 /**
  * The delivery engine's port (src/sending/deliveries/store.ts) over the database: its adapter, in the composition
@@ -41,7 +64,9 @@ export type StoreRules = ReportRules;
 
 /** The positions of `items` in the order of their deliveries' ids. */
 function byId(items: readonly { d: ClaimedDelivery }[]): number[] {
-  return items.map((_, i) => i).sort((a, b) => (items[a]!.d.id < items[b]!.d.id ? -1 : items[a]!.d.id > items[b]!.d.id ? 1 : 0));
+  return items
+    .map((_, i) => i)
+    .sort((a, b) => (items[a]!.d.id < items[b]!.d.id ? -1 : items[a]!.d.id > items[b]!.d.id ? 1 : 0));
 }
 
 export const DEFAULT_STORE_RULES: StoreRules = reportRules();
@@ -78,40 +103,78 @@ export class SqlDeliveryStore implements DeliveryStore {
   private readonly perMessage: BatchWriter<PerMessageWrite, boolean>;
   private readonly writes: GroupCommit;
 
-  constructor(private readonly db: Db, private readonly rules: StoreRules = DEFAULT_STORE_RULES) {
+  constructor(
+    private readonly db: Db,
+    private readonly rules: StoreRules = DEFAULT_STORE_RULES,
+  ) {
     this.writes = new GroupCommit(db);
     // Rows are written in the order of their ids (byId): two transactions that change several deliveries each lock
     // them in one order, which avoids most deadlocks on PostgreSQL; one that still happens is retried (BatchWriter).
-    this.perMessage = new BatchWriter(db, async (trx, items) => {
-      const out: boolean[] = new Array<boolean>(items.length);
-      const events = [];
-      // PostgreSQL: each kind in one statement (a round trip per row otherwise), unless a delivery is in the batch twice.
-      const batched = db.dialect === 'postgres' && items.length > 1 && new Set(items.map((w) => w.d.id)).size === items.length;
-      const handOffs = batched ? items.filter((w) => w.kind === 'handOff') : [];
-      const handed = handOffs.length
-        ? await handOffMany(trx, handOffs.map((w) => ({ workspaceId: w.d.workspaceId, id: w.d.id, owner: w.owner, attempts: w.d.attempts, now: w.now })))
-        : new Set<string>();
-      const sents = batched ? items.filter((w): w is Extract<PerMessageWrite, { kind: 'sent' }> => w.kind === 'sent') : [];
-      const sent = sents.length
-        ? await recordSentMany(trx, sents.map((w) => ({ workspaceId: w.d.workspaceId, id: w.d.id, now: w.now, messageId: w.outcome.messageId, response: w.outcome.response })))
-        : new Set<string>();
-      for (const i of byId(items)) {
-        const w = items[i]!;
-        if (w.kind === 'handOff') {
-          out[i] = batched ? handed.has(`${w.d.id}:${w.d.attempts}`) : await handOff(trx, w.d.workspaceId, w.d.id, w.owner, w.d.attempts, w.now);
-          continue;
+    this.perMessage = new BatchWriter(
+      db,
+      async (trx, items) => {
+        const out: boolean[] = new Array<boolean>(items.length);
+        const events = [];
+        // PostgreSQL: each kind in one statement (a round trip per row otherwise), unless a delivery is in the batch twice.
+        const batched =
+          db.dialect === 'postgres' && items.length > 1 && new Set(items.map((w) => w.d.id)).size === items.length;
+        const handOffs = batched ? items.filter((w) => w.kind === 'handOff') : [];
+        const handed = handOffs.length
+          ? await handOffMany(
+              trx,
+              handOffs.map((w) => ({
+                workspaceId: w.d.workspaceId,
+                id: w.d.id,
+                owner: w.owner,
+                attempts: w.d.attempts,
+                now: w.now,
+              })),
+            )
+          : new Set<string>();
+        const sents = batched
+          ? items.filter((w): w is Extract<PerMessageWrite, { kind: 'sent' }> => w.kind === 'sent')
+          : [];
+        const sent = sents.length
+          ? await recordSentMany(
+              trx,
+              sents.map((w) => ({
+                workspaceId: w.d.workspaceId,
+                id: w.d.id,
+                now: w.now,
+                messageId: w.outcome.messageId,
+                response: w.outcome.response,
+              })),
+            )
+          : new Set<string>();
+        for (const i of byId(items)) {
+          const w = items[i]!;
+          if (w.kind === 'handOff') {
+            out[i] = batched
+              ? handed.has(`${w.d.id}:${w.d.attempts}`)
+              : await handOff(trx, w.d.workspaceId, w.d.id, w.owner, w.d.attempts, w.now);
+            continue;
+          }
+          // An outcome is recorded once: a delivery no longer SENDING (taken over, canceled) keeps what it has, and no event.
+          out[i] = batched ? sent.has(w.d.id) : await recordOutcome(trx, w.d.workspaceId, w.d.id, w.outcome, w.now);
+          if (!out[i]) continue;
+          events.push({
+            id: newId('evt'),
+            workspaceId: w.d.workspaceId,
+            event: {
+              type: 'email.sent' as const,
+              occurredAt: w.now,
+              contactId: w.d.contactId,
+              broadcastId: w.d.broadcastId,
+              deliveryId: w.d.id,
+              data: { email: w.d.email, messageId: w.outcome.messageId },
+            },
+          });
         }
-        // An outcome is recorded once: a delivery no longer SENDING (taken over, canceled) keeps what it has, and no event.
-        out[i] = batched ? sent.has(w.d.id) : await recordOutcome(trx, w.d.workspaceId, w.d.id, w.outcome, w.now);
-        if (!out[i]) continue;
-        events.push({
-          id: newId('evt'), workspaceId: w.d.workspaceId,
-          event: { type: 'email.sent' as const, occurredAt: w.now, contactId: w.d.contactId, broadcastId: w.d.broadcastId, deliveryId: w.d.id, data: { email: w.d.email, messageId: w.outcome.messageId } },
-        });
-      }
-      if (events.length) await insertTrackingEvents(trx, events, events[0]!.event.occurredAt);
-      return out;
-    }, { lingerMs: WRITE_LINGER_MS[db.dialect] });
+        if (events.length) await insertTrackingEvents(trx, events, events[0]!.event.occurredAt);
+        return out;
+      },
+      { lingerMs: WRITE_LINGER_MS[db.dialect] },
+    );
   }
 
   startDueBroadcasts(now: string) {
@@ -138,7 +201,13 @@ export class SqlDeliveryStore implements DeliveryStore {
    * (insertLeasedRecipients with the broadcast's materializationStep: the lease check, the insert, the cursor; atomic
    * as a transaction, without its BEGIN/COMMIT round trips). Measured in bench:segments (bench/README.md).
    */
-  async writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }> {
+  async writeAudienceSlice(
+    job: MaterializationJob,
+    owner: string,
+    maxRows: number,
+    now: string,
+    leaseUntil: string,
+  ): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }> {
     const k = this.db.kysely;
     let batch: AudienceBatch;
     if (this.db.dialect === 'postgres') {
@@ -158,7 +227,15 @@ export class SqlDeliveryStore implements DeliveryStore {
       }
       let held: boolean;
       try {
-        const lease = broadcasts.materializationStep(job.workspaceId, job.broadcastId, owner, leaseUntil, batch.next ?? job.cursor, batch.next === null, now);
+        const lease = broadcasts.materializationStep(
+          job.workspaceId,
+          job.broadcastId,
+          owner,
+          leaseUntil,
+          batch.next ?? job.cursor,
+          batch.next === null,
+          now,
+        );
         held = await insertLeasedRecipients(k, lease, job.workspaceId, job.broadcastId, batch.rows, now);
       } catch (err) {
         void reader.close();
@@ -175,24 +252,42 @@ export class SqlDeliveryStore implements DeliveryStore {
     } else {
       const slices = this.sqliteSlices;
       const result = await k.transaction().execute(async (trx) => {
-        if (!(await broadcasts.renewMaterialization(trx, job.workspaceId, job.broadcastId, owner, leaseUntil))) return undefined;
-        const { query, sliceRows } = await audience(trx, this.db.dialect, job.workspaceId, { segmentId: job.segmentId, topicId: job.topicId });
+        if (!(await broadcasts.renewMaterialization(trx, job.workspaceId, job.broadcastId, owner, leaseUntil)))
+          return undefined;
+        const { query, sliceRows } = await audience(trx, this.db.dialect, job.workspaceId, {
+          segmentId: job.segmentId,
+          topicId: job.topicId,
+        });
         // Within the slice of the last batch when it stopped there (full), else a new slice from the cursor.
         const within = slices.get(job);
-        const range: IdRange = within && within.after === job.cursor
-          ? { after: within.after, upTo: within.upTo }
-          : await nextSlice(trx, job.workspaceId, { rows: sliceRows, order: 'asc', cursor: job.cursor ?? undefined });
-        const rows = (await inRange(query, range).select(['contacts.id', 'contacts.email']).orderBy('contacts.id').limit(maxRows).execute())
-          .map((r) => ({ contactId: r.id, email: r.email }));
-        const next = rows.length >= maxRows ? rows.at(-1)!.contactId : range.upTo ?? null;
+        const range: IdRange =
+          within && within.after === job.cursor
+            ? { after: within.after, upTo: within.upTo }
+            : await nextSlice(trx, job.workspaceId, { rows: sliceRows, order: 'asc', cursor: job.cursor ?? undefined });
+        const rows = (
+          await inRange(query, range)
+            .select(['contacts.id', 'contacts.email'])
+            .orderBy('contacts.id')
+            .limit(maxRows)
+            .execute()
+        ).map((r) => ({ contactId: r.id, email: r.email }));
+        const next = rows.length >= maxRows ? rows.at(-1)!.contactId : (range.upTo ?? null);
         await insertDeliveries(trx, job.workspaceId, job.broadcastId, rows, now);
-        await broadcasts.advanceMaterialization(trx, job.workspaceId, job.broadcastId, next ?? job.cursor, next === null, now);
+        await broadcasts.advanceMaterialization(
+          trx,
+          job.workspaceId,
+          job.broadcastId,
+          next ?? job.cursor,
+          next === null,
+          now,
+        );
         return { rows, next, upTo: range.upTo };
       });
       if (!result) return { written: 0, state: 'lost' };
       batch = result;
       // A full batch that did not end at its slice's end (the last recipient is at most the end: `!==`, not an order of strings).
-      if (result.next !== null && result.upTo !== undefined && result.next !== result.upTo) slices.set(job, { after: result.next, upTo: result.upTo });
+      if (result.next !== null && result.upTo !== undefined && result.next !== result.upTo)
+        slices.set(job, { after: result.next, upTo: result.upTo });
       else slices.delete(job);
     }
     // The job moves only once its batch is committed: a failed commit leaves it where the database has it.
@@ -200,7 +295,9 @@ export class SqlDeliveryStore implements DeliveryStore {
     if (batch.next !== null) return { written: batch.rows.length, state: 'more' };
     void this.readers.get(job)?.close();
     this.readers.delete(job);
-    const finished = await k.transaction().execute((trx) => broadcasts.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
+    const finished = await k
+      .transaction()
+      .execute((trx) => broadcasts.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
     return { written: batch.rows.length, state: 'done', finished };
   }
 
@@ -225,7 +322,11 @@ export class SqlDeliveryStore implements DeliveryStore {
     return renewLeases(this.db.kysely, owner, leaseUntil);
   }
 
-  async broadcastForSending(workspaceId: string, broadcastId: string, secret: Buffer): Promise<SendingBroadcast | undefined> {
+  async broadcastForSending(
+    workspaceId: string,
+    broadcastId: string,
+    secret: Buffer,
+  ): Promise<SendingBroadcast | undefined> {
     const k = this.db.kysely;
     const broadcast = await getBroadcast(k, workspaceId, broadcastId, { automationMessages: true });
     if (!broadcast) return undefined;
@@ -246,17 +347,32 @@ export class SqlDeliveryStore implements DeliveryStore {
   async recipients(workspaceId: string, deliveries: readonly ClaimedDelivery[]): Promise<Map<string, Recipient>> {
     const k = this.db.kysely;
     const ids = deliveries.map((d) => d.contactId).filter((id): id is string => id !== null);
-    const rows = ids.length ? await k.selectFrom('contacts').select(CONTACT_COLUMNS).where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute() : [];
+    const rows = ids.length
+      ? await k
+          .selectFrom('contacts')
+          .select(CONTACT_COLUMNS)
+          .where('workspace_id', '=', workspaceId)
+          .where('id', 'in', ids)
+          .execute()
+      : [];
     const contacts = new Map(rows.map((r) => [r.id, toContactRecord(r)]));
-    const suppressed = await suppressionsOf(k, workspaceId, deliveries.map((d) => d.email));
+    const suppressed = await suppressionsOf(
+      k,
+      workspaceId,
+      deliveries.map((d) => d.email),
+    );
     const out = new Map<string, Recipient>();
     for (const d of deliveries) {
       const contact = d.contactId ? contacts.get(d.contactId) : undefined;
       const reason = suppressed.get(d.email);
-      const excluded = !contact ? 'contact was deleted'
-        : reason ? `the address is suppressed (${reason})`
-          : contact.status !== 'SUBSCRIBED' ? `contact is ${contact.status}`
-            : contact.email !== d.email ? 'the contact\'s address changed since the audience was taken'
+      const excluded = !contact
+        ? 'contact was deleted'
+        : reason
+          ? `the address is suppressed (${reason})`
+          : contact.status !== 'SUBSCRIBED'
+            ? `contact is ${contact.status}`
+            : contact.email !== d.email
+              ? "the contact's address changed since the audience was taken"
               : null;
       // Addresses stored before the input rules tightened (a quoted local part kept without its quotes) are never sent to.
       out.set(d.id, { contact, excluded, invalidAddress: contactEmail(d.email) !== d.email });
@@ -288,20 +404,47 @@ export class SqlDeliveryStore implements DeliveryStore {
       await this.writes.run(async (trx) => {
         if (!(await recordOutcome(trx, d.workspaceId, d.id, outcome, now))) return;
         const data = { email: d.email, error: outcome.op === 'fail' ? outcome.error.slice(0, 500) : null };
-        await recordEvent(trx, d.workspaceId, { type, contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.id, data }, now);
+        await recordEvent(
+          trx,
+          d.workspaceId,
+          { type, contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.id, data },
+          now,
+        );
       });
       return;
     }
     await this.writes.run((trx) =>
-      recordBounce(trx, { workspaceId: d.workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, email: d.email }, outcome.bounceClass, outcome.error, 'sync', this.rules.bounces, now));
+      recordBounce(
+        trx,
+        {
+          workspaceId: d.workspaceId,
+          deliveryId: d.id,
+          broadcastId: d.broadcastId,
+          contactId: d.contactId,
+          email: d.email,
+        },
+        outcome.bounceClass,
+        outcome.error,
+        'sync',
+        this.rules.bounces,
+        now,
+      ),
+    );
   }
 
   async settle(workspaceId: string, broadcastId: string, now: string): Promise<BroadcastFinish | undefined> {
     const k = this.db.kysely;
     const last = this.weighed.get(broadcastId);
     const recorded = this.recorded.get(broadcastId) ?? 0;
-    if (!last || last.final < WEIGH_ALWAYS_BELOW || recorded - last.recorded >= last.final * WEIGH_AFTER_SHARE || Date.now() - last.at >= BREAKER_EVERY_MS) {
-      const weighed = await k.transaction().execute((trx) => tripIfOver(trx, workspaceId, broadcastId, this.rules.breaker, now));
+    if (
+      !last ||
+      last.final < WEIGH_ALWAYS_BELOW ||
+      recorded - last.recorded >= last.final * WEIGH_AFTER_SHARE ||
+      Date.now() - last.at >= BREAKER_EVERY_MS
+    ) {
+      const weighed = await k
+        .transaction()
+        .execute((trx) => tripIfOver(trx, workspaceId, broadcastId, this.rules.breaker, now));
       if (this.weighed.size > 1000) this.weighed.clear();
       this.weighed.set(broadcastId, { at: Date.now(), final: weighed.final, recorded });
       if (weighed.tripped) return undefined;

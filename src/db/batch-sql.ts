@@ -14,7 +14,10 @@ export class BatchSql {
   private readonly cache = new Map<string, string>();
 
   /** `make` writes the text for `rows` rows; each call of `param` gives the next placeholder (`?` or `$n`). */
-  constructor(private readonly make: (rows: number, param: () => string, postgres: boolean) => string, private readonly keep = 4) {}
+  constructor(
+    private readonly make: (rows: number, param: () => string, postgres: boolean) => string,
+    private readonly keep = 4,
+  ) {}
 
   text(postgres: boolean, rows: number): string {
     const key = `${postgres ? 'pg' : 'sqlite'}:${rows}`;

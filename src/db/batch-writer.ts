@@ -21,7 +21,11 @@ export class BatchWriter<T, R> {
    * `lingerMs`: how long a batch waits for more units before it is written (0: until the end of the event loop's
    * turn); a full batch (`maxBatch`) is written at once.
    */
-  constructor(private readonly db: Db, private readonly write: (trx: Executor, items: T[]) => Promise<R[]>, private readonly options: { maxBatch?: number; lingerMs?: number } = {}) {}
+  constructor(
+    private readonly db: Db,
+    private readonly write: (trx: Executor, items: T[]) => Promise<R[]>,
+    private readonly options: { maxBatch?: number; lingerMs?: number } = {},
+  ) {}
 
   run(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -60,7 +64,13 @@ export class BatchWriter<T, R> {
   }
 
   private async writeBatch(batch: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[]): Promise<void> {
-    const once = (units: typeof batch) => this.db.kysely.transaction().execute((trx) => this.write(trx, units.map((u) => u.item)));
+    const once = (units: typeof batch) =>
+      this.db.kysely.transaction().execute((trx) =>
+        this.write(
+          trx,
+          units.map((u) => u.item),
+        ),
+      );
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const results = await once(batch);

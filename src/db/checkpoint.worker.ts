@@ -45,7 +45,8 @@ const tick = () => {
     }
   } catch (err) {
     // SQLITE_BUSY (the log being reset by a writer, a lock held): the next tick tries again. Anything else is said.
-    if ((err as { code?: string }).code !== 'SQLITE_BUSY') parentPort?.postMessage({ kind: 'error', message: (err as Error).message });
+    if ((err as { code?: string }).code !== 'SQLITE_BUSY')
+      parentPort?.postMessage({ kind: 'error', message: (err as Error).message });
   }
   timer = setTimeout(tick, copied ? everyMs : Math.max(everyMs, Math.min(IDLE_MS, everyMs * 4)));
 };

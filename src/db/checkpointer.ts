@@ -58,8 +58,19 @@ function entry(workerFile: string): string | URL {
   return `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(workerFile).href)}); })`;
 }
 
-export function startCheckpointer(sqlite: SQLite.Database, file: string, options: CheckpointerOptions = {}): Checkpointer {
-  const { startAtBytes = 2 * 1024 * 1024, watchMs = 1000, everyMs = 100, backstopPages = 10_000, log, workerFile = programFile('db/checkpoint.worker') } = options;
+export function startCheckpointer(
+  sqlite: SQLite.Database,
+  file: string,
+  options: CheckpointerOptions = {},
+): Checkpointer {
+  const {
+    startAtBytes = 2 * 1024 * 1024,
+    watchMs = 1000,
+    everyMs = 100,
+    backstopPages = 10_000,
+    log,
+    workerFile = programFile('db/checkpoint.worker'),
+  } = options;
   let worker: Worker | null = null;
   let closed = false;
   let failed = false;
@@ -84,7 +95,7 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
       if (sqlite.open) sqlite.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
     } catch (err) {
       // The connection busy with a statement being iterated: its next commit still checkpoints at the backstop.
-      log?.warn({ err }, 'could not set SQLite\'s automatic checkpoint back to its default');
+      log?.warn({ err }, "could not set SQLite's automatic checkpoint back to its default");
     }
   };
 
@@ -116,11 +127,18 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
         if (m.kind === 'checkpointed') checkpoints++;
         else if (m.kind === 'error' && Date.now() - warnedAt >= 60_000) {
           warnedAt = Date.now();
-          log?.warn({ err: m.message }, 'a background SQLite checkpoint failed; the next ones try again (said at most once a minute)');
+          log?.warn(
+            { err: m.message },
+            'a background SQLite checkpoint failed; the next ones try again (said at most once a minute)',
+          );
         }
       });
-      w.on('error', (err) => { if (worker === self) inline('the checkpoint thread failed', err); });
-      w.on('exit', (code) => { if (worker === self && !closed) inline(`the checkpoint thread exited (${code})`); });
+      w.on('error', (err) => {
+        if (worker === self) inline('the checkpoint thread failed', err);
+      });
+      w.on('exit', (code) => {
+        if (worker === self && !closed) inline(`the checkpoint thread exited (${code})`);
+      });
       // The thread never keeps the process alive (close() holds it while it stops). After the listeners: adding a
       // 'message' listener refs the thread again.
       w.unref();
@@ -145,15 +163,21 @@ export function startCheckpointer(sqlite: SQLite.Database, file: string, options
     const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
     w.postMessage('stop');
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), 2000); });
+    const timeout = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), 2000);
+    });
     if ((await Promise.race([exited, timeout])) === 'late') await w.terminate();
     clearTimeout(timer);
     restoreDefault();
   };
 
   return {
-    get running() { return worker !== null; },
-    get checkpoints() { return checkpoints; },
+    get running() {
+      return worker !== null;
+    },
+    get checkpoints() {
+      return checkpoints;
+    },
     start,
     // Called twice, both wait for the one stop.
     close: () => (closing ??= stop()),

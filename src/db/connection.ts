@@ -80,9 +80,10 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   const dialect = new FormcastSqliteDialect(sqlite);
   const kysely = new Kysely<Database>({ dialect });
   allowRunIfIdle(kysely, dialect);
-  const checkpointer = options.checkpoints === 'background' && url !== ':memory:' && !url.startsWith('file:')
-    ? startCheckpointer(sqlite, path.resolve(url), { log: options.log })
-    : null;
+  const checkpointer =
+    options.checkpoints === 'background' && url !== ':memory:' && !url.startsWith('file:')
+      ? startCheckpointer(sqlite, path.resolve(url), { log: options.log })
+      : null;
   return {
     kysely,
     dialect: 'sqlite',
@@ -98,16 +99,35 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
-  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P03', '08000', '08001', '08003', '08006', 'SQLITE_BUSY', 'SQLITE_CANTOPEN'].includes(code)
-    || (err instanceof Error && /Connection terminated|timeout exceeded when trying to connect/.test(err.message));
+  return (
+    [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      'ENOTFOUND',
+      'EHOSTUNREACH',
+      '57P01',
+      '57P03',
+      '08000',
+      '08001',
+      '08003',
+      '08006',
+      'SQLITE_BUSY',
+      'SQLITE_CANTOPEN',
+    ].includes(code) ||
+    (err instanceof Error && /Connection terminated|timeout exceeded when trying to connect/.test(err.message))
+  );
 }
 
 /** True for a foreign-key violation on either dialect (a row still referenced, or a reference to nothing). */
 export function isForeignKeyViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   // SQLite reports an ON DELETE RESTRICT violation as a trigger constraint, with this message.
-  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
-    || (code === 'SQLITE_CONSTRAINT_TRIGGER' && /FOREIGN KEY constraint failed/.test((err as Error).message));
+  return (
+    code === '23503' ||
+    code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ||
+    (code === 'SQLITE_CONSTRAINT_TRIGGER' && /FOREIGN KEY constraint failed/.test((err as Error).message))
+  );
 }
 
 /** True for a unique-constraint violation on either dialect. */

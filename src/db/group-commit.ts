@@ -27,7 +27,10 @@ export class GroupCommit {
   private readonly queue: Job[] = [];
   private draining = false;
 
-  constructor(private readonly db: Db, private readonly maxBatch = 64) {}
+  constructor(
+    private readonly db: Db,
+    private readonly maxBatch = 64,
+  ) {}
 
   /** Runs `work` in a transaction (shared with other units on SQLite); resolves once it is committed. */
   run<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
@@ -61,10 +64,13 @@ export class GroupCommit {
       return;
     }
     const outcomes: { ok: boolean; value: unknown }[] = [];
-    const trx = await this.db.kysely.startTransaction().execute().catch((error: unknown) => {
-      for (const job of batch) job.reject(error);
-      return null;
-    });
+    const trx = await this.db.kysely
+      .startTransaction()
+      .execute()
+      .catch((error: unknown) => {
+        for (const job of batch) job.reject(error);
+        return null;
+      });
     if (!trx) return;
     try {
       for (const job of batch) {
@@ -79,7 +85,10 @@ export class GroupCommit {
       }
       await trx.commit().execute();
     } catch (error) {
-      await trx.rollback().execute().catch(() => {});
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => {});
       for (const job of batch) job.reject(error);
       return;
     }

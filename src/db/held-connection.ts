@@ -18,10 +18,15 @@ export interface HeldConnection {
 /** Takes a connection of `db`'s pool and holds it until release(). */
 export async function holdConnection(db: Kysely<Database>): Promise<HeldConnection> {
   let giveBack!: () => void;
-  const givenBack = new Promise<void>((resolve) => { giveBack = resolve; });
+  const givenBack = new Promise<void>((resolve) => {
+    giveBack = resolve;
+  });
   let taken!: (conn: Kysely<Database>) => void;
   let failed!: (err: unknown) => void;
-  const connection = new Promise<Kysely<Database>>((resolve, reject) => { taken = resolve; failed = reject; });
+  const connection = new Promise<Kysely<Database>>((resolve, reject) => {
+    taken = resolve;
+    failed = reject;
+  });
   // Kysely gives the connection back when this callback returns: it returns once release() was called.
   const held = db.connection().execute(async (conn) => {
     taken(conn);
@@ -38,9 +43,16 @@ export async function holdConnection(db: Kysely<Database>): Promise<HeldConnecti
   };
   let released: Promise<void> | null = null;
   return {
-    run: (statement) => (released ? Promise.reject(new Error('the held connection was released')) : queue(() => statement(conn))),
+    run: (statement) =>
+      released ? Promise.reject(new Error('the held connection was released')) : queue(() => statement(conn)),
     release() {
-      released ??= queue(() => sql`rollback`.execute(conn)).then(() => undefined, () => undefined).finally(giveBack).then(() => held);
+      released ??= queue(() => sql`rollback`.execute(conn))
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .finally(giveBack)
+        .then(() => held);
       return released;
     },
   };

@@ -51,9 +51,10 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(db) };
   // Kysely looks for its own tables in every schema it can see; pin it to ours, or a database holding
   // another Formcast schema (tests, a second instance) would make it skip creating them here.
-  const schema = db.dialect === 'postgres'
-    ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0]?.s
-    : undefined;
+  const schema =
+    db.dialect === 'postgres'
+      ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0]?.s
+      : undefined;
   const migrator = new Migrator({ db: db.kysely, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
@@ -68,10 +69,14 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 /** The migrations not applied to the database yet, in order (`formcast doctor`); applies nothing. */
 export async function pendingMigrations(db: Db): Promise<{ applied: string[]; pending: string[] }> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(db) };
-  const schema = db.dialect === 'postgres'
-    ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0]?.s
-    : undefined;
+  const schema =
+    db.dialect === 'postgres'
+      ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0]?.s
+      : undefined;
   const migrator = new Migrator({ db: db.kysely, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
   const all = await migrator.getMigrations();
-  return { applied: all.filter((m) => m.executedAt).map((m) => m.name), pending: all.filter((m) => !m.executedAt).map((m) => m.name) };
+  return {
+    applied: all.filter((m) => m.executedAt).map((m) => m.name),
+    pending: all.filter((m) => !m.executedAt).map((m) => m.name),
+  };
 }

@@ -44,7 +44,9 @@ export class CurrentSchemaIntrospector implements DatabaseIntrospector {
   }
 
   async getTables(options: DatabaseMetadataOptions = { withInternalKyselyTables: false }): Promise<TableMetadata[]> {
-    const internal = options.withInternalKyselyTables ? sql`true` : sql`c.relname not in ('kysely_migration', 'kysely_migration_lock')`;
+    const internal = options.withInternalKyselyTables
+      ? sql`true`
+      : sql`c.relname not in ('kysely_migration', 'kysely_migration_lock')`;
     const { rows } = await sql<ColumnRow>`
       select a.attname as "column", a.attnotnull as not_null, a.atthasdef as has_default,
              c.relname as "table", c.relkind as table_type, ns.nspname as "schema",
@@ -61,7 +63,10 @@ export class CurrentSchemaIntrospector implements DatabaseIntrospector {
          and a.attnum >= 0 and not a.attisdropped
          and ${internal}
        order by c.relname, a.attnum`.execute(this.#db);
-    const tables = new Map<string, { name: string; schema: string; isView: boolean; columns: TableMetadata['columns'][number][] }>();
+    const tables = new Map<
+      string,
+      { name: string; schema: string; isView: boolean; columns: TableMetadata['columns'][number][] }
+    >();
     for (const row of rows) {
       let table = tables.get(row.table);
       if (!table) {

@@ -40,7 +40,11 @@ const LEGACY_ROW = 'tokens';
 export async function loadServerSecret(db: Db, settings: SecretSettings): Promise<Buffer> {
   const k = db.kysely;
   const legacy = await k.selectFrom('server_secrets').select('value').where('name', '=', LEGACY_ROW).executeTakeFirst();
-  const known = await k.selectFrom('installation_keys').select('fingerprint').where('name', '=', 'server').executeTakeFirst();
+  const known = await k
+    .selectFrom('installation_keys')
+    .select('fingerprint')
+    .where('name', '=', 'server')
+    .executeTakeFirst();
   let key: Buffer;
   if (settings.secretKey) {
     // As before 0020 (a database-held secret was not used then either): its tokens already did not verify.
@@ -57,25 +61,40 @@ export async function loadServerSecret(db: Db, settings: SecretSettings): Promis
     if (found) key = found;
     else if (adoptable) {
       if (db.dialect === 'postgres' && settings.secretKeyFileSet === false) {
-        throw new ConfigError(`this database keeps its secret from before the upgrade, to be moved into a key file outside it, and SECRET_KEY_FILE is not set: on PostgreSQL the default (${file}) is a folder of this machine or container only. Set SECRET_KEY_FILE to a lasting path that every process of the installation reads (or SECRET_KEY), then start again (docs/domains.md, "Secrets at rest")`);
+        throw new ConfigError(
+          `this database keeps its secret from before the upgrade, to be moved into a key file outside it, and SECRET_KEY_FILE is not set: on PostgreSQL the default (${file}) is a folder of this machine or container only. Set SECRET_KEY_FILE to a lasting path that every process of the installation reads (or SECRET_KEY), then start again (docs/domains.md, "Secrets at rest")`,
+        );
       }
       key = createKeyFile(file, adoptable);
     } else if (known) {
-      throw new ConfigError(`the key file ${file} does not exist, but this database's secrets were sealed with a key: copy the key file of the machine that created it to ${file} (mode 0600), or set SECRET_KEY_FILE to its path, or set the SECRET_KEY the installation uses (docs/domains.md, "Secrets at rest")`);
+      throw new ConfigError(
+        `the key file ${file} does not exist, but this database's secrets were sealed with a key: copy the key file of the machine that created it to ${file} (mode 0600), or set SECRET_KEY_FILE to its path, or set the SECRET_KEY the installation uses (docs/domains.md, "Secrets at rest")`,
+      );
     } else key = createKeyFile(file, crypto.randomBytes(KEY_BYTES));
     const stray = legacyKey && known && known.fingerprint === fingerprintOf(key) && !legacyKey.equals(key);
     if (legacyKey && !stray && !legacyKey.equals(key)) {
-      throw new ConfigError(`the key file ${file} holds another key than the secret this database kept before the upgrade: it belongs to another installation. Move it away to adopt the database's secret (links in mail already sent keep working), or set SECRET_KEY_FILE to this installation's own file`);
+      throw new ConfigError(
+        `the key file ${file} holds another key than the secret this database kept before the upgrade: it belongs to another installation. Move it away to adopt the database's secret (links in mail already sent keep working), or set SECRET_KEY_FILE to this installation's own file`,
+      );
     }
   }
   const fingerprint = fingerprintOf(key);
   await k.transaction().execute(async (trx) => {
     // Two processes starting at once: the first to commit records its key; the other then sees whether it has the same.
-    await trx.insertInto('installation_keys').values({ name: 'server', fingerprint, created_at: new Date().toISOString() })
-      .onConflict((oc) => oc.column('name').doNothing()).execute();
-    const row = await trx.selectFrom('installation_keys').select('fingerprint').where('name', '=', 'server').executeTakeFirstOrThrow();
+    await trx
+      .insertInto('installation_keys')
+      .values({ name: 'server', fingerprint, created_at: new Date().toISOString() })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const row = await trx
+      .selectFrom('installation_keys')
+      .select('fingerprint')
+      .where('name', '=', 'server')
+      .executeTakeFirstOrThrow();
     if (row.fingerprint !== fingerprint) {
-      throw new ConfigError(`${settings.secretKey ? 'SECRET_KEY' : `the key file ${settings.secretKeyFile ?? '(none)'}`} is not the key this database's secrets were sealed with: every process of an installation must use the same SECRET_KEY or key file (docs/domains.md, "Secrets at rest")`);
+      throw new ConfigError(
+        `${settings.secretKey ? 'SECRET_KEY' : `the key file ${settings.secretKeyFile ?? '(none)'}`} is not the key this database's secrets were sealed with: every process of an installation must use the same SECRET_KEY or key file (docs/domains.md, "Secrets at rest")`,
+      );
     }
     // The secret is in the key file now (or SECRET_KEY is what signs): the database keeps none.
     if (legacy) await trx.deleteFrom('server_secrets').where('name', '=', LEGACY_ROW).execute();
@@ -85,7 +104,9 @@ export async function loadServerSecret(db: Db, settings: SecretSettings): Promis
 
 /** Tells keys apart without revealing them (HKDF of a 256-bit key: nothing to guess from). */
 function fingerprintOf(key: Buffer): string {
-  return Buffer.from(crypto.hkdfSync('sha256', key, Buffer.alloc(0), 'formcast key fingerprint v1', 16)).toString('base64url');
+  return Buffer.from(crypto.hkdfSync('sha256', key, Buffer.alloc(0), 'formcast key fingerprint v1', 16)).toString(
+    'base64url',
+  );
 }
 
 /** The key in the file, or undefined when there is none; refuses a file others can read or change, or that holds no key. */
@@ -97,7 +118,9 @@ function readKeyFile(file: string): Buffer | undefined {
       const stat = fs.fstatSync(fd);
       // As ssh does with a private key: a key others could read is not a secret any more.
       if (process.platform !== 'win32' && (stat.mode & 0o077) !== 0) {
-        throw new ConfigError(`the key file ${file} can be read or changed by other users (mode ${(stat.mode & 0o777).toString(8).padStart(4, '0')}): run chmod 600 ${file}`);
+        throw new ConfigError(
+          `the key file ${file} can be read or changed by other users (mode ${(stat.mode & 0o777).toString(8).padStart(4, '0')}): run chmod 600 ${file}`,
+        );
       }
       text = fs.readFileSync(fd, 'utf8');
     } finally {
@@ -106,11 +129,15 @@ function readKeyFile(file: string): Buffer | undefined {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     if (err instanceof ConfigError) throw err;
-    throw new ConfigError(`cannot read the key file ${file}: ${(err as Error).message} (run every process as the user that owns it)`);
+    throw new ConfigError(
+      `cannot read the key file ${file}: ${(err as Error).message} (run every process as the user that owns it)`,
+    );
   }
   const key = Buffer.from(text.trim(), 'base64');
   if (key.length !== KEY_BYTES || key.toString('base64') !== text.trim()) {
-    throw new ConfigError(`the key file ${file} does not hold a key (the base64 of ${KEY_BYTES} bytes, e.g. openssl rand -base64 32)`);
+    throw new ConfigError(
+      `the key file ${file} does not hold a key (the base64 of ${KEY_BYTES} bytes, e.g. openssl rand -base64 32)`,
+    );
   }
   return key;
 }
@@ -141,7 +168,9 @@ function createKeyFile(file: string, key: Buffer): Buffer {
       fs.unlinkSync(temp);
     }
   } catch (err) {
-    throw new ConfigError(`cannot create the key file ${file}: ${(err as Error).message} (set SECRET_KEY_FILE to a path this process may write, or SECRET_KEY)`);
+    throw new ConfigError(
+      `cannot create the key file ${file}: ${(err as Error).message} (set SECRET_KEY_FILE to a path this process may write, or SECRET_KEY)`,
+    );
   }
   // Durable before the database forgets its copy of an adopted secret.
   try {

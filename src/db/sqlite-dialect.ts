@@ -65,7 +65,10 @@ export function allowRunIfIdle(kysely: object, dialect: FormcastSqliteDialect): 
  * object, not registered), so Kysely would not have transformed anything either. It saves about a tenth of a
  * run's CPU, and garbage of every request (bench/README.md, bench:api).
  */
-export function runIfIdle<R>(db: object, query: { sql: string; parameters: readonly unknown[] }): QueryResult<R> | undefined {
+export function runIfIdle<R>(
+  db: object,
+  query: { sql: string; parameters: readonly unknown[] },
+): QueryResult<R> | undefined {
   return idleRunners.get(db)?.runIfIdle<R>(query);
 }
 

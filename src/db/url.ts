@@ -8,7 +8,10 @@ import { ConfigError } from '../errors/config-error.js';
 export function checkDatabaseUrl(url: string): void {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(url)?.[1];
   if (scheme && !/^postgres(ql)?$/i.test(scheme)) {
-    throw new ConfigError(`DATABASE_URL: unsupported scheme "${scheme}:" (use postgres://user:password@host:5432/database for PostgreSQL, or a file path such as ./data/formcast.db for SQLite)`);
+    throw new ConfigError(
+      `DATABASE_URL: unsupported scheme "${scheme}:" (use postgres://user:password@host:5432/database for PostgreSQL, or a file path such as ./data/formcast.db for SQLite)`,
+    );
   }
-  if (scheme && !/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('DATABASE_URL: a PostgreSQL URL starts with postgres:// or postgresql:// (lower case)');
+  if (scheme && !/^postgres(ql)?:\/\//.test(url))
+    throw new ConfigError('DATABASE_URL: a PostgreSQL URL starts with postgres:// or postgresql:// (lower case)');
 }

@@ -21,9 +21,11 @@ export function routeErrors(r: RouteTraits): ErrorCode[] {
   // The per-key rate limit (http/rate-limit.ts) applies to every /v1 route.
   codes.add('rate_limited');
   if (r.hasParams) codes.add('not_found');
-  if (r.hasBody) codes.add('invalid_json').add('payload_too_large').add('unsupported_media_type').add('validation_failed');
+  if (r.hasBody)
+    codes.add('invalid_json').add('payload_too_large').add('unsupported_media_type').add('validation_failed');
   if (r.hasQuery) codes.add('validation_failed');
-  if (methods.includes('POST')) codes.add('idempotency_conflict').add('idempotency_key_reused').add('validation_failed');
+  if (methods.includes('POST'))
+    codes.add('idempotency_conflict').add('idempotency_key_reused').add('validation_failed');
   for (const c of r.errors ?? []) codes.add(c);
   return ERROR_CODES.filter((c) => codes.has(c) && ERROR_CATALOGUE[c].status < 500);
 }
@@ -34,7 +36,8 @@ const EXAMPLE_DETAILS: Partial<Record<ErrorCode, string>> = {
   unauthorized: 'an API key is required: Authorization: Bearer <key>',
   insufficient_scope: 'this operation needs the write:contacts scope',
   not_found: 'resource not found',
-  form_not_editable: 'published and archived forms are immutable; create a new version (POST /v1/forms/{formId}/versions) and edit that',
+  form_not_editable:
+    'published and archived forms are immutable; create a new version (POST /v1/forms/{formId}/versions) and edit that',
   form_already_published: 'this form is already the published version',
   form_not_published: 'only a PUBLISHED form can have a new version; edit this draft directly',
   draft_version_exists: 'this form already has a draft version; edit or delete it',
@@ -47,7 +50,8 @@ const EXAMPLE_DETAILS: Partial<Record<ErrorCode, string>> = {
   idempotency_conflict: 'a request with this Idempotency-Key is still being processed',
   payload_too_large: 'the body is larger than 1048576 bytes',
   unsupported_media_type: 'the request body must be JSON (Content-Type: application/json)',
-  sender_domain_not_verified: 'example.com is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)',
+  sender_domain_not_verified:
+    'example.com is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)',
   invalid_reference: 'topicId names no topic of this workspace',
   form_incomplete: 'the form cannot be published: 1 problem',
   broadcast_incomplete: 'the broadcast is not complete: /emailContent/subject is required to send',
@@ -58,20 +62,30 @@ const EXAMPLE_DETAILS: Partial<Record<ErrorCode, string>> = {
 
 /** Members particular to a code in the examples. */
 const EXAMPLE_EXTRAS: Partial<Record<ErrorCode, Record<string, unknown>>> = {
-  validation_failed: { detail: 'name must NOT have more than 200 characters', errors: [{ path: '/name', message: 'must NOT have more than 200 characters' }] },
+  validation_failed: {
+    detail: 'name must NOT have more than 200 characters',
+    errors: [{ path: '/name', message: 'must NOT have more than 200 characters' }],
+  },
   draft_version_exists: { draftId: 'form_01JDB3M5Q8X2V7K9T4N6R1P0AZ' },
   contact_exists: { contactId: 'ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0' },
   form_incomplete: { errors: [{ path: '/fieldMapping', message: 'a SIGN_UP form needs a field mapped to email' }] },
   broadcast_incomplete: { errors: [{ path: '/emailContent/subject', message: 'is required to send' }] },
-  automation_incomplete: { errors: [{ path: '/steps/0/from', message: 'must be on a verified domain of the workspace' }] },
+  automation_incomplete: {
+    errors: [{ path: '/steps/0/from', message: 'must be on a verified domain of the workspace' }],
+  },
 };
 
 /** An example problem document of the code, as the service answers it. */
 export function exampleProblem(code: ErrorCode): Record<string, unknown> {
   const spec = ERROR_CATALOGUE[code];
   return {
-    type: `/docs/errors#${code}`, title: spec.title, status: spec.status, code,
-    detail: EXAMPLE_DETAILS[code] ?? spec.description, ...EXAMPLE_EXTRAS[code], requestId: '5f0c2a8e-7d1b-4c3e-9a6f-2b8d4e1c7a90',
+    type: `/docs/errors#${code}`,
+    title: spec.title,
+    status: spec.status,
+    code,
+    detail: EXAMPLE_DETAILS[code] ?? spec.description,
+    ...EXAMPLE_EXTRAS[code],
+    requestId: '5f0c2a8e-7d1b-4c3e-9a6f-2b8d4e1c7a90',
   };
 }
 
@@ -89,7 +103,9 @@ export function openApiErrorResponses(codes: readonly ErrorCode[]): Record<strin
       content: {
         'application/problem+json': {
           schema: { $ref: '#/components/schemas/Problem' },
-          examples: Object.fromEntries(list.map((c) => [c, { summary: ERROR_CATALOGUE[c].title, value: exampleProblem(c) }])),
+          examples: Object.fromEntries(
+            list.map((c) => [c, { summary: ERROR_CATALOGUE[c].title, value: exampleProblem(c) }]),
+          ),
         },
       },
     };

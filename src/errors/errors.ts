@@ -29,7 +29,11 @@ export class DomainError extends Error {
   readonly extra?: Record<string, unknown>;
   readonly headers?: Record<string, string>;
 
-  constructor(readonly code: ErrorCode, detail: string, opts: DomainErrorOptions = {}) {
+  constructor(
+    readonly code: ErrorCode,
+    detail: string,
+    opts: DomainErrorOptions = {},
+  ) {
     super(detail);
     const spec = ERROR_CATALOGUE[code];
     this.status = opts.status ?? spec.status;
@@ -42,21 +46,28 @@ export class DomainError extends Error {
 
 export const notFound = (what = 'resource') => new DomainError('not_found', `${what} not found`);
 
-export const validationFailed = (errors: FieldError[]) => new DomainError('validation_failed', summarize(errors), { errors });
+export const validationFailed = (errors: FieldError[]) =>
+  new DomainError('validation_failed', summarize(errors), { errors });
 
-export const conflict = (code: ErrorCode, detail: string, extra?: Record<string, unknown>) => new DomainError(code, detail, { extra });
+export const conflict = (code: ErrorCode, detail: string, extra?: Record<string, unknown>) =>
+  new DomainError(code, detail, { extra });
 
-export const unprocessable = (code: ErrorCode, detail: string, errors?: FieldError[]) => new DomainError(code, detail, { errors });
+export const unprocessable = (code: ErrorCode, detail: string, errors?: FieldError[]) =>
+  new DomainError(code, detail, { errors });
 
-export const unauthorized = (detail: string) => new DomainError('unauthorized', detail, { headers: { 'www-authenticate': 'Bearer' } });
+export const unauthorized = (detail: string) =>
+  new DomainError('unauthorized', detail, { headers: { 'www-authenticate': 'Bearer' } });
 
 export const insufficientScope = (scope: string) =>
-  new DomainError('insufficient_scope', `this operation needs the ${scope} scope`, { headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` } });
+  new DomainError('insufficient_scope', `this operation needs the ${scope} scope`, {
+    headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+  });
 
 /** 409 for deleting something other resources still point at (a topic, segment or template in use). */
 export const resourceInUse = (detail: string) => conflict('resource_in_use', detail);
 
-export const payloadTooLarge = (detail: string, extra?: Record<string, unknown>) => new DomainError('payload_too_large', detail, { extra });
+export const payloadTooLarge = (detail: string, extra?: Record<string, unknown>) =>
+  new DomainError('payload_too_large', detail, { extra });
 
 export const unavailable = (detail = 'the database cannot be reached; try again shortly') =>
   new DomainError('unavailable', detail, { headers: { 'retry-after': '5' } });

@@ -57,10 +57,14 @@ export function registerRequestRules(v1: V1, auth: Authenticators): void {
   });
   v1.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (route.schema?.body || !methods.some((m) => m === 'POST' || m === 'PUT' || m === 'DELETE' || m === 'PATCH')) return;
+    if (route.schema?.body || !methods.some((m) => m === 'POST' || m === 'PUT' || m === 'DELETE' || m === 'PATCH'))
+      return;
     addRouteHook(route, 'preValidation', (req: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
       const body = req.body;
-      const empty = body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+      const empty =
+        body === undefined ||
+        body === null ||
+        (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
       done(empty ? undefined : validationFailed([{ path: '/', message: 'this operation takes no request body' }]));
     });
   });

@@ -46,15 +46,27 @@ function replayable(body: string, secretFields: string[] | undefined): { body: s
 }
 
 function requestHash(req: FastifyRequest): string {
-  return crypto.createHash('sha256').update(`${req.method} ${req.url}\n${JSON.stringify(req.body ?? null)}`).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(`${req.method} ${req.url}\n${JSON.stringify(req.body ?? null)}`)
+    .digest('hex');
 }
 
 export function registerIdempotency(app: FastifyInstance, db: Db): void {
   const k = db.kysely;
 
   async function claim(workspaceId: string, key: string, hash: string): Promise<boolean> {
-    const res = await k.insertInto('idempotency_keys')
-      .values({ workspace_id: workspaceId, key, request_hash: hash, status_code: null, response_body: null, response_headers: null, created_at: nowIso() })
+    const res = await k
+      .insertInto('idempotency_keys')
+      .values({
+        workspace_id: workspaceId,
+        key,
+        request_hash: hash,
+        status_code: null,
+        response_body: null,
+        response_headers: null,
+        created_at: nowIso(),
+      })
       .onConflict((oc) => oc.columns(['workspace_id', 'key']).doNothing())
       .executeTakeFirst();
     return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
@@ -65,7 +77,8 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
     const header = req.headers['idempotency-key'];
     if (header === undefined) return;
     const key = Array.isArray(header) ? header[0]! : header;
-    if (key.length < 1 || key.length > 255) throw validationFailed([{ path: '/header/idempotency-key', message: 'must be 1 to 255 characters' }]);
+    if (key.length < 1 || key.length > 255)
+      throw validationFailed([{ path: '/header/idempotency-key', message: 'must be 1 to 255 characters' }]);
     const ws = req.auth.workspaceId;
     const hash = requestHash(req);
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -73,23 +86,44 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
         req.idempotencyKey = key;
         return;
       }
-      const row = await k.selectFrom('idempotency_keys').select(['request_hash', 'status_code', 'response_body', 'response_headers', 'created_at'])
-        .where('workspace_id', '=', ws).where('key', '=', key).executeTakeFirst();
+      const row = await k
+        .selectFrom('idempotency_keys')
+        .select(['request_hash', 'status_code', 'response_body', 'response_headers', 'created_at'])
+        .where('workspace_id', '=', ws)
+        .where('key', '=', key)
+        .executeTakeFirst();
       if (!row) continue; // deleted meanwhile: claim again
       const age = Date.now() - new Date(row.created_at).getTime();
       const stale = age > REPLAY_WINDOW_MS || (row.status_code === null && age > ABANDONED_AFTER_MS);
       if (stale) {
-        await k.deleteFrom('idempotency_keys').where('workspace_id', '=', ws).where('key', '=', key).where('request_hash', '=', row.request_hash).execute();
+        await k
+          .deleteFrom('idempotency_keys')
+          .where('workspace_id', '=', ws)
+          .where('key', '=', key)
+          .where('request_hash', '=', row.request_hash)
+          .execute();
         continue;
       }
       if (row.request_hash !== hash) {
-        return sendProblem(req, reply, new DomainError('idempotency_key_reused', 'this Idempotency-Key was used with a different request'));
+        return sendProblem(
+          req,
+          reply,
+          new DomainError('idempotency_key_reused', 'this Idempotency-Key was used with a different request'),
+        );
       }
       if (row.status_code === null) {
-        return sendProblem(req, reply, conflict('idempotency_conflict', 'a request with this Idempotency-Key is still being processed'));
+        return sendProblem(
+          req,
+          reply,
+          conflict('idempotency_conflict', 'a request with this Idempotency-Key is still being processed'),
+        );
       }
       const headers = row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {};
-      return reply.code(row.status_code).headers(headers).header('idempotent-replayed', 'true').send(row.response_body ?? '');
+      return reply
+        .code(row.status_code)
+        .headers(headers)
+        .header('idempotent-replayed', 'true')
+        .send(row.response_body ?? '');
     }
     throw conflict('idempotency_conflict', 'a request with this Idempotency-Key is still being processed');
   }
@@ -98,9 +132,16 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
     const key = req.idempotencyKey;
     if (!key || !req.auth) return payload;
     req.idempotencyKey = undefined;
-    const where = k.deleteFrom('idempotency_keys').where('workspace_id', '=', req.auth.workspaceId).where('key', '=', key);
+    const where = k
+      .deleteFrom('idempotency_keys')
+      .where('workspace_id', '=', req.auth.workspaceId)
+      .where('key', '=', key);
     // A 5xx or a 429 is not the request's answer: a retry after Retry-After must run it, not replay the refusal.
-    if (reply.statusCode >= 500 || reply.statusCode === 429 || (typeof payload !== 'string' && payload !== null && payload !== undefined)) {
+    if (
+      reply.statusCode >= 500 ||
+      reply.statusCode === 429 ||
+      (typeof payload !== 'string' && payload !== null && payload !== undefined)
+    ) {
       await where.execute();
       return payload;
     }
@@ -109,11 +150,17 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
       const v = reply.getHeader(name);
       if (typeof v === 'string') headers[name] = v;
     }
-    const kept = replayable((payload as string | null) ?? '', reply.statusCode < 300 ? req.routeOptions.config.secretFields : undefined);
+    const kept = replayable(
+      (payload as string | null) ?? '',
+      reply.statusCode < 300 ? req.routeOptions.config.secretFields : undefined,
+    );
     if (kept.redacted) headers['idempotent-redacted'] = kept.redacted;
-    await k.updateTable('idempotency_keys')
+    await k
+      .updateTable('idempotency_keys')
       .set({ status_code: reply.statusCode, response_body: kept.body, response_headers: JSON.stringify(headers) })
-      .where('workspace_id', '=', req.auth.workspaceId).where('key', '=', key).execute();
+      .where('workspace_id', '=', req.auth.workspaceId)
+      .where('key', '=', key)
+      .execute();
     return payload;
   }
 
@@ -134,11 +181,24 @@ export async function purgeIdempotencyKeys(db: Db, now = Date.now()): Promise<nu
   const cutoff = new Date(now - REPLAY_WINDOW_MS).toISOString();
   let total = 0;
   for (;;) {
-    const old = await db.kysely.selectFrom('idempotency_keys').select(['workspace_id', 'key']).where('created_at', '<', cutoff).limit(1000).execute();
+    const old = await db.kysely
+      .selectFrom('idempotency_keys')
+      .select(['workspace_id', 'key'])
+      .where('created_at', '<', cutoff)
+      .limit(1000)
+      .execute();
     if (!old.length) return total;
     for (const ws of new Set(old.map((r) => r.workspace_id))) {
-      const res = await db.kysely.deleteFrom('idempotency_keys').where('workspace_id', '=', ws).where('key', 'in', old.filter((r) => r.workspace_id === ws).map((r) => r.key))
-        .where('created_at', '<', cutoff).executeTakeFirst();
+      const res = await db.kysely
+        .deleteFrom('idempotency_keys')
+        .where('workspace_id', '=', ws)
+        .where(
+          'key',
+          'in',
+          old.filter((r) => r.workspace_id === ws).map((r) => r.key),
+        )
+        .where('created_at', '<', cutoff)
+        .executeTakeFirst();
       total += Number(res.numDeletedRows);
     }
   }

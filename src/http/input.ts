@@ -43,7 +43,8 @@ export function findBadString(value: unknown, base = ''): FieldError | null {
     } else if (v !== null && typeof v === 'object') {
       for (const [k, child] of Object.entries(v)) {
         const problem = stringProblem(k);
-        if (problem) return { path: `${path}/${escapePointer(k.replaceAll('\u0000', '\\u0000'))}`, message: `key ${problem}` };
+        if (problem)
+          return { path: `${path}/${escapePointer(k.replaceAll('\u0000', '\\u0000'))}`, message: `key ${problem}` };
         stack.push([child, `${path}/${escapePointer(k)}`]);
       }
     }
@@ -79,7 +80,8 @@ export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) {
       inString = true;
@@ -145,12 +147,16 @@ export function registerBodyParsers(app: FastifyInstance, opts: { form?: { bodyL
     }
   });
   if (opts.form) {
-    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: opts.form.bodyLimit }, (_req, body, done) => {
-      try {
-        done(null, parseFormBody(body as string));
-      } catch (err) {
-        done(err as Error, undefined);
-      }
-    });
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: opts.form.bodyLimit },
+      (_req, body, done) => {
+        try {
+          done(null, parseFormBody(body as string));
+        } catch (err) {
+          done(err as Error, undefined);
+        }
+      },
+    );
   }
 }

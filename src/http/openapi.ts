@@ -31,10 +31,11 @@ export function registerOpenApi(app: V1, publicUrl: string): void {
   // The route objects themselves: hooks registered later (http/auth.ts) still amend their config.
   app.addHook('onRoute', (route) => void routes.push(route as RouteOptions));
   let docs: Promise<FastifyInstance> | undefined;
-  const docsApp = () => docs ??= buildDocsApp(routes, publicUrl, operationDocs).catch((err: unknown) => {
-    docs = undefined;
-    throw err;
-  });
+  const docsApp = () =>
+    (docs ??= buildDocsApp(routes, publicUrl, operationDocs).catch((err: unknown) => {
+      docs = undefined;
+      throw err;
+    }));
 
   app.decorate('documentOperations', (...maps: OperationDocs[]) => {
     for (const map of maps) for (const [key, doc] of Object.entries(map)) if (doc) operationDocs.set(key, doc);
@@ -43,18 +44,27 @@ export function registerOpenApi(app: V1, publicUrl: string): void {
   app.decorate('openapi', async () => (await docsApp()).swagger() as unknown as Record<string, unknown>);
   app.get('/openapi.json', { schema: { hide: true } }, () => app.openapi());
   const proxy = async (req: FastifyRequest, reply: FastifyReply) => {
-    const res = await (await docsApp()).inject({ method: req.method as 'GET', url: req.url, headers: { accept: req.headers.accept ?? '*/*' } });
+    const res = await (
+      await docsApp()
+    ).inject({ method: req.method as 'GET', url: req.url, headers: { accept: req.headers.accept ?? '*/*' } });
     reply.code(res.statusCode);
-    for (const [name, value] of Object.entries(res.headers)) if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
+    for (const [name, value] of Object.entries(res.headers))
+      if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
     return reply.send(res.rawPayload);
   };
   app.get('/docs', { schema: { hide: true } }, proxy);
   app.get('/docs/*', { schema: { hide: true } }, proxy);
 }
 
-async function buildDocsApp(routes: readonly RouteOptions[], publicUrl: string, operationDocs: ReadonlyMap<string, OperationDoc>): Promise<FastifyInstance> {
+async function buildDocsApp(
+  routes: readonly RouteOptions[],
+  publicUrl: string,
+  operationDocs: ReadonlyMap<string, OperationDoc>,
+): Promise<FastifyInstance> {
   const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }] = await Promise.all([
-    import('fastify'), import('@fastify/swagger'), import('@fastify/swagger-ui'),
+    import('fastify'),
+    import('@fastify/swagger'),
+    import('@fastify/swagger-ui'),
   ]);
   const docs = Fastify({ logger: false });
   await docs.register(swagger, {
@@ -77,16 +87,28 @@ async function buildDocsApp(routes: readonly RouteOptions[], publicUrl: string, 
       if (!url.startsWith('/v1/') || !schema || (schema as { hide?: boolean }).hide) return { schema, url };
       const s = schema as Record<string, unknown>;
       const codes = routeErrors({
-        method: route.method, url, scope: route.config?.scope, errors: route.config?.errors,
-        hasParams: Boolean(s.params), hasBody: Boolean(s.body), hasQuery: Boolean(s.querystring),
+        method: route.method,
+        url,
+        scope: route.config?.scope,
+        errors: route.config?.errors,
+        hasParams: Boolean(s.params),
+        hasBody: Boolean(s.body),
+        hasQuery: Boolean(s.querystring),
       });
-      return { schema: { ...s, response: { ...(s.response as object), ...openApiErrorResponses(codes) } } as typeof schema, url };
+      return {
+        schema: { ...s, response: { ...(s.response as object), ...openApiErrorResponses(codes) } } as typeof schema,
+        url,
+      };
     },
     // Each operation's prose and examples, from the features' *.docs.ts (http/operation-docs.ts).
-    transformObject: (({ openapiObject }: { openapiObject: Record<string, unknown> }) => applyOperationDocs(openapiObject, operationDocs)) as never,
+    transformObject: (({ openapiObject }: { openapiObject: Record<string, unknown> }) =>
+      applyOperationDocs(openapiObject, operationDocs)) as never,
     // Definitions of recursive schemas (TypeBox's Cyclic: SegmentFilter, AutomationStep…) become components named by
     // their $id, which the SDK's generated types name too (the default names them def-0, def-1…).
-    refResolver: { buildLocalReference: (json: { $id?: unknown }, _base: unknown, _fragment: unknown, i: number) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json: { $id?: unknown }, _base: unknown, _fragment: unknown, i: number) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
   });
   await docs.register(swaggerUi, { routePrefix: '/docs' });
   // The app's routes as they are now (HEAD twins of GET routes are made again by this instance). Nothing validates
@@ -98,8 +120,13 @@ async function buildDocsApp(routes: readonly RouteOptions[], publicUrl: string, 
     const methods = [r.method].flat().filter((m) => !(m === 'HEAD' && gets.has(r.url)));
     if (!methods.length) continue;
     docs.route({
-      method: methods, url: r.url, schema: r.schema, config: r.config, handler: noop,
-      validatorCompiler: () => () => true, serializerCompiler: () => (data) => JSON.stringify(data),
+      method: methods,
+      url: r.url,
+      schema: r.schema,
+      config: r.config,
+      handler: noop,
+      validatorCompiler: () => () => true,
+      serializerCompiler: () => (data) => JSON.stringify(data),
     });
   }
   await docs.ready();

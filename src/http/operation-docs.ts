@@ -62,7 +62,9 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const mediaTypeOf = (example: unknown) => (typeof example === 'string' ? 'text/html' : 'application/json');
-const schemaOf = (example: unknown) => ({ type: typeof example === 'string' ? 'string' : Array.isArray(example) ? 'array' : 'object' });
+const schemaOf = (example: unknown) => ({
+  type: typeof example === 'string' ? 'string' : Array.isArray(example) ? 'array' : 'object',
+});
 
 /** Puts `example` on a media type object unless it has examples of its own. */
 function exemplify(content: unknown, example: unknown): void {
@@ -80,7 +82,14 @@ export function applyOperationDocs<T extends Json>(document: T, docs: ReadonlyMa
     for (const [method, op] of Object.entries(item)) {
       if (!isObject(op)) continue;
       for (const p of Array.isArray(op.parameters) ? op.parameters : []) {
-        if (isObject(p) && p.in === 'path' && p.example === undefined && typeof p.name === 'string' && PARAM_EXAMPLES[p.name]) p.example = PARAM_EXAMPLES[p.name];
+        if (
+          isObject(p) &&
+          p.in === 'path' &&
+          p.example === undefined &&
+          typeof p.name === 'string' &&
+          PARAM_EXAMPLES[p.name]
+        )
+          p.example = PARAM_EXAMPLES[p.name];
       }
       const doc = docs.get(`${method.toUpperCase()} ${path}`);
       if (!doc) continue;
@@ -96,14 +105,22 @@ export function applyOperationDocs<T extends Json>(document: T, docs: ReadonlyMa
         const r = responses[status];
         if (!isObject(r) || doc.response === undefined) continue;
         // A route without a response schema (a page) gets its media type from the example.
-        if (!isObject(r.content) && status !== '204') r.content = { [doc.responseType ?? mediaTypeOf(doc.response)]: { schema: schemaOf(doc.response) } };
+        if (!isObject(r.content) && status !== '204')
+          r.content = { [doc.responseType ?? mediaTypeOf(doc.response)]: { schema: schemaOf(doc.response) } };
         exemplify(r.content, doc.response);
       }
       for (const [status, r] of Object.entries(doc.responses ?? {})) {
         const existing = isObject(responses[status]) ? (responses[status] as Json) : undefined;
-        const content = r.example === undefined ? undefined : { [r.contentType ?? mediaTypeOf(r.example)]: { schema: schemaOf(r.example), example: r.example } };
+        const content =
+          r.example === undefined
+            ? undefined
+            : { [r.contentType ?? mediaTypeOf(r.example)]: { schema: schemaOf(r.example), example: r.example } };
         // A documented answer replaces Fastify's "Default Response" for that status.
-        responses[status] = { ...existing, description: r.description, ...(content ? { content: existing?.content ?? content } : {}) };
+        responses[status] = {
+          ...existing,
+          description: r.description,
+          ...(content ? { content: existing?.content ?? content } : {}),
+        };
         if (content && existing?.content) exemplify(existing.content, r.example);
       }
     }

@@ -7,7 +7,8 @@ import { validationFailed } from '../errors/errors.js';
 export function decodeCursor(cursor: string | undefined): string | undefined {
   if (cursor === undefined) return undefined;
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/.test(id)) throw validationFailed([{ path: '/query/cursor', message: 'is not a cursor this service issued' }]);
+  if (!/^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/.test(id))
+    throw validationFailed([{ path: '/query/cursor', message: 'is not a cursor this service issued' }]);
   return id;
 }
 

@@ -39,7 +39,10 @@ export function toDomainError(err: FastifyError | Error): DomainError {
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new DomainError('unsupported_media_type', 'the request body must be JSON (Content-Type: application/json)');
+      return new DomainError(
+        'unsupported_media_type',
+        'the request body must be JSON (Content-Type: application/json)',
+      );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new DomainError('payload_too_large', 'the request body is larger than this endpoint accepts');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -69,6 +72,10 @@ export function registerProblemHandlers(app: FastifyInstance): void {
     return sendProblem(request, reply, problem);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(request, reply, new DomainError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
+    sendProblem(
+      request,
+      reply,
+      new DomainError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`),
+    ),
   );
 }

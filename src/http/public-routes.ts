@@ -17,7 +17,9 @@ export function perVisitorAndForm(max: number, { perRoute = false } = {}) {
   return {
     max,
     timeWindow: 60_000,
-    keyGenerator: (req: FastifyRequest) => `${req.ip}|${(req.params as { slug: string }).slug}${perRoute ? `|${req.routeOptions.url}` : ''}`,
-    errorResponseBuilder: (_req: FastifyRequest, ctx: { after: string }) => Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
+    keyGenerator: (req: FastifyRequest) =>
+      `${req.ip}|${(req.params as { slug: string }).slug}${perRoute ? `|${req.routeOptions.url}` : ''}`,
+    errorResponseBuilder: (_req: FastifyRequest, ctx: { after: string }) =>
+      Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
   };
 }

@@ -31,6 +31,10 @@ export async function registerApiRateLimit(v1: V1, { perMinute }: { perMinute: n
     enableDraftSpec: true,
     cache: 10_000,
     keyGenerator: callerOf,
-    errorResponseBuilder: (_req, ctx) => new DomainError('rate_limited', `at most ${ctx.max} requests a minute per API key or session; retry after ${ctx.after}`),
+    errorResponseBuilder: (_req, ctx) =>
+      new DomainError(
+        'rate_limited',
+        `at most ${ctx.max} requests a minute per API key or session; retry after ${ctx.after}`,
+      ),
   });
 }

@@ -1,6 +1,15 @@
 export const SCOPES = [
-  'read:forms', 'write:forms', 'read:broadcasts', 'write:broadcasts', 'read:contacts', 'write:contacts',
-  'read:domains', 'write:domains', 'read:webhooks', 'write:webhooks', 'admin',
+  'read:forms',
+  'write:forms',
+  'read:broadcasts',
+  'write:broadcasts',
+  'read:contacts',
+  'write:contacts',
+  'read:domains',
+  'write:domains',
+  'read:webhooks',
+  'write:webhooks',
+  'admin',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

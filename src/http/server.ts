@@ -16,12 +16,17 @@ import { validatorCompiler } from './validation.js';
  * start: compiling them all cost ~110 ms of CPU per start (measured with --cpu-prof). Same serializers, same output.
  */
 const selectSerializer = SerializerSelector();
-const buildSerializer: NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer'] = (externalSchemas, options) => {
+const buildSerializer: NonNullable<
+  NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+>['buildSerializer'] = (externalSchemas, options) => {
   const compile = selectSerializer(externalSchemas as never, options as never);
   return (route) => {
     let serialize: ((data: unknown) => string) | undefined;
     // Parts the service checks itself (checkedByService) are serialized as they are, like any JSON value.
-    return (data: unknown) => (serialize ??= compile({ ...route, schema: forRuntime(route.schema) } as never) as (data: unknown) => string)(data);
+    return (data: unknown) =>
+      (serialize ??= compile({ ...route, schema: forRuntime(route.schema) } as never) as (data: unknown) => string)(
+        data,
+      );
   };
 };
 
@@ -50,17 +55,31 @@ export interface ServerOptions {
  * problem+json errors, the TypeBox validator, the OpenAPI document and its pages. The composition root
  * (src/app.ts) builds the services and registers the features on it.
  */
-export async function createServer({ logLevel, publicUrl, trustProxy, logger = true, logStream }: ServerOptions): Promise<V1> {
+export async function createServer({
+  logLevel,
+  publicUrl,
+  trustProxy,
+  logger = true,
+  logStream,
+}: ServerOptions): Promise<V1> {
   const app = Fastify({
-    logger: logger ? {
-      level: logLevel,
-      ...(logStream ? { stream: logStream } : {}),
-      redact: ['req.headers.authorization'],
-      // Tokens in public addresses are credentials (whoever has one may confirm or unsubscribe): never logged.
-      serializers: {
-        req: (req: FastifyRequest) => ({ method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
-      },
-    } : false,
+    logger: logger
+      ? {
+          level: logLevel,
+          ...(logStream ? { stream: logStream } : {}),
+          redact: ['req.headers.authorization'],
+          // Tokens in public addresses are credentials (whoever has one may confirm or unsubscribe): never logged.
+          serializers: {
+            req: (req: FastifyRequest) => ({
+              method: req.method,
+              url: redactUrl(req.url),
+              host: req.host,
+              remoteAddress: req.ip,
+              remotePort: req.socket?.remotePort,
+            }),
+          },
+        }
+      : false,
     bodyLimit: 1024 * 1024,
     schemaController: { compilersFactory: { buildSerializer } },
     // Echo a client's X-Request-Id when it is a sane token; otherwise mint one.
@@ -95,7 +114,11 @@ export async function createServer({ logLevel, publicUrl, trustProxy, logger = t
   registerOpenApi(app, publicUrl);
   // The page every problem's `type` links to (/docs/errors#<code>).
   app.get('/docs/errors', { schema: { hide: true } }, (_req, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'").send(errorsPage()));
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .send(errorsPage()),
+  );
   app.get('/healthz', { schema: { hide: true } }, () => ({ status: 'ok' }));
   return app;
 }

@@ -40,8 +40,9 @@ const paramAjv = makeAjv(true);
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   // Compiled on a route's first request, not at start: Ajv compiling ~200 schemas cost ~420 ms of CPU at every
   // start (measured with --cpu-prof), for routes most processes never serve. The cost moves to first use only.
-  let validate: ((data: unknown) => boolean) & { errors?: ErrorObject[] | null } | undefined;
-  const compiled = () => validate ??= (httpPart === 'body' ? bodyAjv : paramAjv).compile(forRuntime(schema) as object);
+  let validate: (((data: unknown) => boolean) & { errors?: ErrorObject[] | null }) | undefined;
+  const compiled = () =>
+    (validate ??= (httpPart === 'body' ? bodyAjv : paramAjv).compile(forRuntime(schema) as object));
   if (httpPart === 'body') {
     const check = (data: unknown) => compiled()(data);
     // Fastify reads the errors of a `false` answer from the function itself.
@@ -49,7 +50,10 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
     return check as ReturnType<FastifySchemaCompiler<object>>;
   }
   if (httpPart === 'params') {
-    return ((data: unknown) => (findBadString(data) || !compiled()(data) ? { error: notFound('resource') } : true)) as ReturnType<FastifySchemaCompiler<object>>;
+    return ((data: unknown) =>
+      findBadString(data) || !compiled()(data) ? { error: notFound('resource') } : true) as ReturnType<
+      FastifySchemaCompiler<object>
+    >;
   }
   const check = (data: unknown) => {
     const bad = findBadString(data, httpPart === 'querystring' ? '/query' : `/${httpPart ?? ''}`);
@@ -62,8 +66,23 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
 
 /** Fields that exist on a resource but are set by the service; naming them in a body gets a clearer message. */
 const READ_ONLY = new Set([
-  'status', 'version', 'formGroupId', 'previousVersionId', 'htmlValidation', 'createdAt', 'updatedAt',
-  'publishedAt', 'archivedAt', 'sentAt', 'stats', 'records', 'key', 'lastUsedAt', 'workspaceId', 'pausedReason', 'suppressed',
+  'status',
+  'version',
+  'formGroupId',
+  'previousVersionId',
+  'htmlValidation',
+  'createdAt',
+  'updatedAt',
+  'publishedAt',
+  'archivedAt',
+  'sentAt',
+  'stats',
+  'records',
+  'key',
+  'lastUsedAt',
+  'workspaceId',
+  'pausedReason',
+  'suppressed',
 ]);
 
 /**
@@ -73,11 +92,18 @@ const READ_ONLY = new Set([
  */
 export function toFieldErrors(errors: ErrorObject[], part: string | undefined): FieldError[] {
   const prefix = part === 'querystring' ? '/query' : part === 'params' ? '/path' : '';
-  const unionPaths = new Set(errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.instancePath));
+  const unionPaths = new Set(
+    errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.instancePath),
+  );
   const out: FieldError[] = [];
   const seen = new Set<string>();
   for (const e of errors) {
-    if (e.keyword !== 'anyOf' && e.keyword !== 'oneOf' && [...unionPaths].some((p) => e.instancePath === p && e.schemaPath.includes('anyOf'))) continue;
+    if (
+      e.keyword !== 'anyOf' &&
+      e.keyword !== 'oneOf' &&
+      [...unionPaths].some((p) => e.instancePath === p && e.schemaPath.includes('anyOf'))
+    )
+      continue;
     let path = e.instancePath;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {

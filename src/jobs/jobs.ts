@@ -2,7 +2,11 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
-import { AutomationEngine, DEFAULT_ENGINE, type EngineOptions } from '../integrations/automations/automations.engine.js';
+import {
+  AutomationEngine,
+  DEFAULT_ENGINE,
+  type EngineOptions,
+} from '../integrations/automations/automations.engine.js';
 import { ContactsService } from '../audience/contacts/contacts.service.js';
 import { contactPagesOf } from '../audience/segments/segments.service.js';
 import type { Db } from '../db/connection.js';
@@ -54,46 +58,73 @@ export interface RunningJobs {
   stop(): Promise<void>;
 }
 
-export function buildPipeline(db: Db, mailer: Mailer, config: Config & { secret: Buffer }, log: FastifyBaseLogger, overrides: Partial<PipelineOptions> = {}): DeliveryPipeline {
+export function buildPipeline(
+  db: Db,
+  mailer: Mailer,
+  config: Config & { secret: Buffer },
+  log: FastifyBaseLogger,
+  overrides: Partial<PipelineOptions> = {},
+): DeliveryPipeline {
   const workerId = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
   const store = new SqlDeliveryStore(db, reportRules(config.bounces));
-  return new DeliveryPipeline(store, mailer, {
-    ...DEFAULT_PIPELINE_OPTIONS,
-    // Messages in flight from a batch: twice the SMTP pool, at least 16.
-    concurrency: Math.max(DEFAULT_PIPELINE_OPTIONS.concurrency, config.smtpMaxConnections * 2),
-    workerId,
-    publicUrl: config.publicUrl,
-    secret: config.secret,
-    postmarkMetadata: config.smtpRelays.some((r) => /(^|\.)postmarkapp\.com$/i.test(new URL(r.url).hostname)),
-    batchSize: config.worker.batchSize,
-    leaseMs: config.worker.leaseMs,
-    maxAttempts: config.worker.maxAttempts,
-    backoffBaseMs: config.worker.backoffBaseMs,
-    // Recipient domains are grouped by their MX, looked up through DNS_SERVERS (docs/sending.md).
-    pacing: config.sendPacing,
-    mxLookup: resolverLookup(parseDnsServers(config.dnsServers), config.dnsTimeoutMs).mx,
-    sendThreads: config.worker.sendThreads,
-    sendThreadsNice: config.worker.sendThreadsNice,
-    ...overrides,
-  }, log);
+  return new DeliveryPipeline(
+    store,
+    mailer,
+    {
+      ...DEFAULT_PIPELINE_OPTIONS,
+      // Messages in flight from a batch: twice the SMTP pool, at least 16.
+      concurrency: Math.max(DEFAULT_PIPELINE_OPTIONS.concurrency, config.smtpMaxConnections * 2),
+      workerId,
+      publicUrl: config.publicUrl,
+      secret: config.secret,
+      postmarkMetadata: config.smtpRelays.some((r) => /(^|\.)postmarkapp\.com$/i.test(new URL(r.url).hostname)),
+      batchSize: config.worker.batchSize,
+      leaseMs: config.worker.leaseMs,
+      maxAttempts: config.worker.maxAttempts,
+      backoffBaseMs: config.worker.backoffBaseMs,
+      // Recipient domains are grouped by their MX, looked up through DNS_SERVERS (docs/sending.md).
+      pacing: config.sendPacing,
+      mxLookup: resolverLookup(parseDnsServers(config.dnsServers), config.dnsTimeoutMs).mx,
+      sendThreads: config.worker.sendThreads,
+      sendThreadsNice: config.worker.sendThreadsNice,
+      ...overrides,
+    },
+    log,
+  );
 }
 
 /** The mail transport from the configuration, checked at once (warn, not fail), its repeated failures logged. */
 export function configuredMailer(config: Config, log: FastifyBaseLogger): Mailer {
   const mailer = createMailer({
-    smtpUrl: config.smtpUrl, relays: config.smtpRelays, outboxDir: config.outboxDir, maxConnections: config.smtpMaxConnections, rateLimit: config.smtpRateLimit,
-    heloName: config.smtpHeloName, allowPlaintextAuth: config.smtpAllowPlaintextAuth,
+    smtpUrl: config.smtpUrl,
+    relays: config.smtpRelays,
+    outboxDir: config.outboxDir,
+    maxConnections: config.smtpMaxConnections,
+    rateLimit: config.smtpRateLimit,
+    heloName: config.smtpHeloName,
+    allowPlaintextAuth: config.smtpAllowPlaintextAuth,
     // Said at the first failure and then at every tenth in a row, with the reason, until a send succeeds.
     onFailure: (state, consecutive) => {
-      if (consecutive === 1 || consecutive % 10 === 0) log.error({ transport: state.description, consecutive, reason: state.detail }, `the mail transport fails: ${state.detail}`);
+      if (consecutive === 1 || consecutive % 10 === 0)
+        log.error(
+          { transport: state.description, consecutive, reason: state.detail },
+          `the mail transport fails: ${state.detail}`,
+        );
     },
   });
   // Checked at start: a transport that cannot be reached is said at once (the service still starts: it may come up later).
-  mailer.verify().then((state) => {
-    if (state.mode === 'outbox') log.warn({ transport: state.description }, state.description);
-    else if (!state.ok) log.warn({ transport: state.description, reason: state.detail }, `the mail transport cannot be reached: ${state.detail}; sending will be retried`);
-    else log.info({ transport: state.description }, 'the mail transport answers');
-  }, () => {});
+  mailer.verify().then(
+    (state) => {
+      if (state.mode === 'outbox') log.warn({ transport: state.description }, state.description);
+      else if (!state.ok)
+        log.warn(
+          { transport: state.description, reason: state.detail },
+          `the mail transport cannot be reached: ${state.detail}; sending will be retried`,
+        );
+      else log.info({ transport: state.description }, 'the mail transport answers');
+    },
+    () => {},
+  );
   return mailer;
 }
 
@@ -101,7 +132,17 @@ export function configuredMailer(config: Config, log: FastifyBaseLogger): Mailer
  * `submissions`: the service whose requests take submissions in (serve's), so that its intake job is woken by them and
  * tells them when the queue is empty; a worker without HTTP makes its own.
  */
-export function startJobs(db: Db, config: Config & { secret: Buffer }, log: FastifyBaseLogger, opts: { mailer?: Mailer; overrides?: Partial<PipelineOptions>; automations?: Partial<EngineOptions>; submissions?: SubmissionsService } = {}): RunningJobs {
+export function startJobs(
+  db: Db,
+  config: Config & { secret: Buffer },
+  log: FastifyBaseLogger,
+  opts: {
+    mailer?: Mailer;
+    overrides?: Partial<PipelineOptions>;
+    automations?: Partial<EngineOptions>;
+    submissions?: SubmissionsService;
+  } = {},
+): RunningJobs {
   const mailer = opts.mailer ?? configuredMailer(config, log);
   const overrides = opts.overrides ?? {};
   // While batches go out, the heap is kept leaner than V8 would keep it (lib/lean-heap.ts, createSendingHeap).
@@ -110,11 +151,18 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log, config.secret);
   const contacts = new ContactsService(db, { contactPages: contactPagesOf(db) });
   const events = new EventsService(db);
-  const protection = new ProtectionService(db, { secret: config.secret, bursts: config.signupBursts, pow: config.proofOfWork });
+  const protection = new ProtectionService(db, {
+    secret: config.secret,
+    bursts: config.signupBursts,
+    pow: config.proofOfWork,
+  });
   const poll = config.worker.pollMs;
   const webhooks = new WebhookDispatcher(db, {
-    workerId: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`, secret: config.secret,
-    allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivate, log,
+    workerId: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`,
+    secret: config.secret,
+    allowHttp: config.webhooks.allowHttp,
+    allowPrivate: config.webhooks.allowPrivate,
+    log,
   });
   const jobs: Job[] = [
     { name: 'scheduler', everyMs: poll, run: () => pipeline.runScheduler() },
@@ -122,7 +170,9 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     { name: 'confirmations', everyMs: poll, run: () => confirmations.sendDue() },
     { name: 'settle', everyMs: 10_000, run: async () => (await pipeline.sweep(), 0) },
     {
-      name: 'import sweep', everyMs: 60_000, run: async () => {
+      name: 'import sweep',
+      everyMs: 60_000,
+      run: async () => {
         const failed = await contacts.failInterruptedImports();
         if (failed) log.warn({ imports: failed }, 'imports left RUNNING by a stopped server marked FAILED');
         return 0;
@@ -133,12 +183,18 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
     { name: 'events retention', everyMs: 3_600_000, run: () => events.prune(config.eventsRetentionDays) },
     // Single-use tokens past their expiry and burst signals past the window (docs/bot-protection.md).
     { name: 'protection purge', everyMs: 3_600_000, run: () => protection.purge() }, // a busy round (rows deleted) runs again at once
-    { name: 'submission network data', everyMs: 3_600_000, run: () => purgeSubmissionNetworkData(db, config.submissionRetentionDays) },
+    {
+      name: 'submission network data',
+      everyMs: 3_600_000,
+      run: () => purgeSubmissionNetworkData(db, config.submissionRetentionDays),
+    },
   ];
   // Without SMTP_URL every message is a file in the outbox: kept OUTBOX_RETENTION_DAYS, at most OUTBOX_MAX_FILES.
   if (mailer.kind === 'outbox') {
     jobs.push({
-      name: 'outbox retention', everyMs: 3_600_000, run: async () => {
+      name: 'outbox retention',
+      everyMs: 3_600_000,
+      run: async () => {
         const removed = await pruneOutbox(config.outboxDir, config.outboxRetention);
         if (removed) log.info({ removed, outbox: config.outboxDir }, `outbox: ${removed} old message files removed`);
         return 0;
@@ -155,11 +211,24 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   // Fan-out in a loop of its own too: a round of deliveries waiting on a slow receiver does not hold new events back.
   const fanOutJobs: Job[] = [{ name: 'webhook fan-out', everyMs: Math.min(poll, 100), run: () => webhooks.fanOut() }];
   // Automations in a loop of their own: a step's message joins the delivery queue, so sending never waits on it.
-  const engine = new AutomationEngine(db, new WebhooksService(db, { secret: config.secret, allowHttp: config.webhooks.allowHttp, allowPrivate: config.webhooks.allowPrivate }), {
-    ...DEFAULT_ENGINE, ...config.automations, workerId: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`, clock: Date.now,
-    // The lease of deliveries is that of runs too: a dead worker's runs are taken over as soon as its deliveries.
-    leaseMs: config.worker.leaseMs, ...opts.automations,
-  }, log);
+  const engine = new AutomationEngine(
+    db,
+    new WebhooksService(db, {
+      secret: config.secret,
+      allowHttp: config.webhooks.allowHttp,
+      allowPrivate: config.webhooks.allowPrivate,
+    }),
+    {
+      ...DEFAULT_ENGINE,
+      ...config.automations,
+      workerId: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`,
+      clock: Date.now,
+      // The lease of deliveries is that of runs too: a dead worker's runs are taken over as soon as its deliveries.
+      leaseMs: config.worker.leaseMs,
+      ...opts.automations,
+    },
+    log,
+  );
   const automationJobs: Job[] = [
     { name: 'automation intake', everyMs: Math.min(poll, 100), run: () => engine.intake() },
     { name: 'automation runs', everyMs: Math.min(poll, 100), run: () => engine.runDue() },
@@ -169,20 +238,31 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   // other processes and for retries. During a spike it lets entries wait (up to a lag) and pauses between its looks:
   // answering comes first (submissions/CONTEXT.md).
   const submissions = opts.submissions ?? new SubmissionsService(db, { protection });
-  const intakeRunner = new JobRunner([{
-    name: 'submission intake', everyMs: 1000, run: async () => {
-      const n = await submissions.processIntake();
-      const pause = submissions.intakePauseMs();
-      if (pause) await new Promise((resolve) => setTimeout(resolve, pause));
-      // During a spike the loop keeps looking (after its pause), so that the queue is made as soon as the spike ends.
-      return n || (pause ? 1 : 0);
-    },
-  }], log, 1000);
+  const intakeRunner = new JobRunner(
+    [
+      {
+        name: 'submission intake',
+        everyMs: 1000,
+        run: async () => {
+          const n = await submissions.processIntake();
+          const pause = submissions.intakePauseMs();
+          if (pause) await new Promise((resolve) => setTimeout(resolve, pause));
+          // During a spike the loop keeps looking (after its pause), so that the queue is made as soon as the spike ends.
+          return n || (pause ? 1 : 0);
+        },
+      },
+    ],
+    log,
+    1000,
+  );
   submissions.attachIntakeJob(() => intakeRunner.wake(), log);
   const runner = new JobRunner(jobs, log, poll);
   // Delivery batches in loops of their own (WORKER_BATCHES): while one batch's messages go out over SMTP, the next
   // one is claimed and its messages made in the send threads; and materialising an audience never holds sending up.
-  const deliveryRunners = Array.from({ length: config.worker.batches }, () => new JobRunner([{ name: 'deliveries', everyMs: poll, run: () => pipeline.sendBatch() }], log, poll));
+  const deliveryRunners = Array.from(
+    { length: config.worker.batches },
+    () => new JobRunner([{ name: 'deliveries', everyMs: poll, run: () => pipeline.sendBatch() }], log, poll),
+  );
   const webhookRunner = new JobRunner(webhookJobs, log, Math.min(poll, 100));
   const fanOutRunner = new JobRunner(fanOutJobs, log, Math.min(poll, 100));
   runner.start();
@@ -195,7 +275,14 @@ export function startJobs(db: Db, config: Config & { secret: Buffer }, log: Fast
   return {
     mailer,
     async stop() {
-      await Promise.all([runner.stop(), ...deliveryRunners.map((r) => r.stop()), webhookRunner.stop(), fanOutRunner.stop(), automationRunner.stop(), intakeRunner.stop()]);
+      await Promise.all([
+        runner.stop(),
+        ...deliveryRunners.map((r) => r.stop()),
+        webhookRunner.stop(),
+        fanOutRunner.stop(),
+        automationRunner.stop(),
+        intakeRunner.stop(),
+      ]);
       await pipeline.close();
       sendingHeap.close();
       await webhooks.close();

@@ -21,7 +21,11 @@ export class JobRunner {
   private woken = false;
   private readonly nextAt = new Map<string, number>();
 
-  constructor(private readonly jobs: readonly Job[], private readonly log: FastifyBaseLogger, private readonly pollMs: number) {}
+  constructor(
+    private readonly jobs: readonly Job[],
+    private readonly log: FastifyBaseLogger,
+    private readonly pollMs: number,
+  ) {}
 
   start(): void {
     if (this.running) return;

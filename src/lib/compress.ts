@@ -27,7 +27,8 @@ export function negotiateEncoding(header: string | string[] | undefined): Encodi
     }
     if (Number.isFinite(q)) weights.set(name.trim(), q);
   }
-  const weight = (name: string) => weights.get(name) ?? (name === 'gzip' ? weights.get('x-gzip') : undefined) ?? weights.get('*') ?? 0;
+  const weight = (name: string) =>
+    weights.get(name) ?? (name === 'gzip' ? weights.get('x-gzip') : undefined) ?? weights.get('*') ?? 0;
   const br = weight('br');
   const gzip = weight('gzip');
   if (br <= 0 && gzip <= 0) return null;
@@ -46,7 +47,9 @@ export function sendCompressed(req: FastifyRequest, reply: FastifyReply, body: s
 
 function compress(raw: Buffer, encoding: Encoding): Buffer {
   return encoding === 'br'
-    ? zlib.brotliCompressSync(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length } })
+    ? zlib.brotliCompressSync(raw, {
+        params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length },
+      })
     : zlib.gzipSync(raw, { level: 6 });
 }
 
@@ -63,7 +66,13 @@ const made = new WeakMap<object, Map<string, Made>>();
  * page and success page are the same for every visitor; brotli alone cost ~0.3 ms per answer under load
  * (bench/README.md, bench:submit).
  */
-export function sendCompressedOnce(req: FastifyRequest, reply: FastifyReply, key: object, name: string, body: () => string | Buffer): FastifyReply {
+export function sendCompressedOnce(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  key: object,
+  name: string,
+  body: () => string | Buffer,
+): FastifyReply {
   let byName = made.get(key);
   if (!byName) made.set(key, (byName = new Map()));
   let entry = byName.get(name);

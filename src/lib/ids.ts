@@ -2,7 +2,35 @@ import { encodeTime } from 'ulid';
 import { pooledRandomByte } from './random.js';
 
 /** Resource ids: a type prefix and a ULID, so ids sort by creation time (lists are ordered by id). */
-export type IdPrefix = 'ws' | 'key' | 'form' | 'fgrp' | 'tmpl' | 'dom' | 'ct' | 'topic' | 'seg' | 'imp' | 'bc' | 'dlv' | 'sub' | 'cnf' | 'sup' | 'inb' | 'tst' | 'evt' | 'wh' | 'whd' | 'wha' | 'usr' | 'ses' | 'inv' | 'pwr' | 'aut' | 'run' | 'sig';
+export type IdPrefix =
+  | 'ws'
+  | 'key'
+  | 'form'
+  | 'fgrp'
+  | 'tmpl'
+  | 'dom'
+  | 'ct'
+  | 'topic'
+  | 'seg'
+  | 'imp'
+  | 'bc'
+  | 'dlv'
+  | 'sub'
+  | 'cnf'
+  | 'sup'
+  | 'inb'
+  | 'tst'
+  | 'evt'
+  | 'wh'
+  | 'whd'
+  | 'wha'
+  | 'usr'
+  | 'ses'
+  | 'inv'
+  | 'pwr'
+  | 'aut'
+  | 'run'
+  | 'sig';
 
 const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford's, as ULIDs use
 const HALF = 2 ** 40;

@@ -58,7 +58,6 @@ export function startupDone(): void {
   setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`);
 }
 
-
 /** The young generation's size (both semi-spaces) at which sending stops growing it: 4 MB semi-spaces, V8's go to 16 MB. */
 const SENDING_YOUNG_BYTES = 8 * 1024 * 1024;
 /**
@@ -85,13 +84,17 @@ export interface SendingHeap {
  * (the send threads' heaps too) and V8 reads them at each collection; a thread that starts sets them back to Node's
  * (lean-heap's note above), so they are set again at each batch.
  */
-export function createSendingHeap(env: NodeJS.ProcessEnv = process.env, { idleMs = SENDING_IDLE_MS, youngBytes = SENDING_YOUNG_BYTES } = {}): SendingHeap {
+export function createSendingHeap(
+  env: NodeJS.ProcessEnv = process.env,
+  { idleMs = SENDING_IDLE_MS, youngBytes = SENDING_YOUNG_BYTES } = {},
+): SendingHeap {
   if (leanHeapWanted(env, false)) return { sending() {}, close() {} };
   let timer: NodeJS.Timeout | null = null;
   let observer: PerformanceObserver | null = null;
   const youngSize = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
   /** After each collection while sending: the young generation stops growing once it has reached its size. */
-  const capYoung = () => setFlagsFromString(`--semi-space-growth-factor=${youngSize() >= youngBytes ? 1 : V8_SEMI_SPACE_GROWTH_FACTOR}`);
+  const capYoung = () =>
+    setFlagsFromString(`--semi-space-growth-factor=${youngSize() >= youngBytes ? 1 : V8_SEMI_SPACE_GROWTH_FACTOR}`);
   const lean = () => {
     setFlagsFromString('--heap-growing-percent=15');
     capYoung();

@@ -37,14 +37,21 @@ export function liquidErrors(templates: Record<string, string | null | undefined
     try {
       liquid.parse(source);
     } catch (err) {
-      errors.push({ path: `${basePath}/${key}`, message: `is not a valid Liquid template: ${(err as Error).message.split('\n')[0]}` });
+      errors.push({
+        path: `${basePath}/${key}`,
+        message: `is not a valid Liquid template: ${(err as Error).message.split('\n')[0]}`,
+      });
     }
   }
   return errors;
 }
 
 /** Renders a template source (synchronously: see RENDER_LIMIT_MS). */
-export function renderTemplate(source: string | null, scope: Record<string, unknown>, kind: 'text' | 'html' = 'text'): string | null {
+export function renderTemplate(
+  source: string | null,
+  scope: Record<string, unknown>,
+  kind: 'text' | 'html' = 'text',
+): string | null {
   if (source == null) return null;
   return (kind === 'html' ? liquidHtml : liquid).parseAndRenderSync(source, scope) as string;
 }

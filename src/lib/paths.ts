@@ -25,5 +25,7 @@ export const FROM_BUILD = fileURLToPath(import.meta.url).includes(`${path.sep}di
  * (which then need tsx's loader: `execArgv: ['--import', 'tsx']`). `name` is relative to src/, without extension.
  */
 export function programFile(name: string): string {
-  return FROM_BUILD ? path.join(PACKAGE_ROOT, 'dist/server', `${name}.js`) : path.join(PACKAGE_ROOT, 'src', `${name}.ts`);
+  return FROM_BUILD
+    ? path.join(PACKAGE_ROOT, 'dist/server', `${name}.js`)
+    : path.join(PACKAGE_ROOT, 'src', `${name}.ts`);
 }

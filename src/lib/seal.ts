@@ -20,7 +20,9 @@ const NONCE = 12;
 const TAG = 16;
 
 export function sealer(serverSecret: Buffer, purpose: string): Sealer {
-  const key = Buffer.from(crypto.hkdfSync('sha256', serverSecret, Buffer.alloc(0), `formcast seal ${VERSION}: ${purpose}`, 32));
+  const key = Buffer.from(
+    crypto.hkdfSync('sha256', serverSecret, Buffer.alloc(0), `formcast seal ${VERSION}: ${purpose}`, 32),
+  );
   return {
     seal(plaintext, context) {
       const nonce = crypto.randomBytes(NONCE);

@@ -33,7 +33,8 @@ function mac(secret: Buffer, purpose: string, body: string): string {
 /** A token for the row `id` (`dlv_01J…`: a prefix of lower-case letters and a ULID); `kind` is one letter. */
 export function signToken(secret: Buffer, purpose: string, kind: string, id: string): string {
   const ulid = id.slice(id.indexOf('_') + 1).toLowerCase();
-  if (!/^[a-z]$/.test(kind) || !/^[0-9a-hjkmnp-tv-z]{26}$/.test(ulid)) throw new Error(`signToken: cannot sign ${kind}/${id}`);
+  if (!/^[a-z]$/.test(kind) || !/^[0-9a-hjkmnp-tv-z]{26}$/.test(ulid))
+    throw new Error(`signToken: cannot sign ${kind}/${id}`);
   const body = `${kind}${ulid}`;
   return `${body}${mac(secret, purpose, body)}`;
 }

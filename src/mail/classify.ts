@@ -20,7 +20,8 @@ export interface Reply {
 }
 
 /** Wording of "this mailbox does not exist", as servers put it when they give no enhanced status code. */
-export const NO_SUCH_USER = /no such (user|mailbox|recipient|address)|user(name)? (unknown|not found|does not exist)|unknown (user|recipient|mailbox)|mailbox (unavailable|not found|does not exist|is disabled|disabled)|recipient (not found|unknown|does not exist)|address (does not exist|not found|unknown)|invalid (recipient|mailbox|address)|account (does not exist|has been disabled|disabled|is disabled)|does not exist|no mailbox|unrouteable address|not a valid (mailbox|recipient)|recipientnotfound|user doesn't have|bad destination mailbox/i;
+export const NO_SUCH_USER =
+  /no such (user|mailbox|recipient|address)|user(name)? (unknown|not found|does not exist)|unknown (user|recipient|mailbox)|mailbox (unavailable|not found|does not exist|is disabled|disabled)|recipient (not found|unknown|does not exist)|address (does not exist|not found|unknown)|invalid (recipient|mailbox|address)|account (does not exist|has been disabled|disabled|is disabled)|does not exist|no mailbox|unrouteable address|not a valid (mailbox|recipient)|recipientnotfound|user doesn't have|bad destination mailbox/i;
 
 export interface ClassRow {
   /** What the row recognises, for documentation and tests. */
@@ -33,14 +34,30 @@ const status = (r: Reply, re: RegExp) => r.status !== null && re.test(r.status);
 
 /** The table, first match wins. */
 export const CLASSIFICATION: readonly ClassRow[] = [
-  { label: '4.x.x status or 4xx reply: temporary', test: (r) => status(r, /^4\./) || (r.status === null && r.code !== null && r.code >= 400 && r.code < 500), class: 'soft' },
+  {
+    label: '4.x.x status or 4xx reply: temporary',
+    test: (r) => status(r, /^4\./) || (r.status === null && r.code !== null && r.code >= 400 && r.code < 500),
+    class: 'soft',
+  },
   { label: '5.2.2 mailbox full', test: (r) => status(r, /^5\.2\.2$/), class: 'soft' },
   { label: '5.1.x bad mailbox or domain', test: (r) => status(r, /^5\.1\.\d{1,3}$/), class: 'hard' },
   { label: '5.2.1 mailbox disabled', test: (r) => status(r, /^5\.2\.1$/), class: 'hard' },
-  { label: '5.5.0 (or the generic 5.0.0) with a "no such user" text', test: (r) => status(r, /^5\.[05]\.0$/) && NO_SUCH_USER.test(r.text), class: 'hard' },
-  { label: '550 without an enhanced code, with a "no such user" text', test: (r) => r.status === null && r.code === 550 && NO_SUCH_USER.test(r.text), class: 'hard' },
+  {
+    label: '5.5.0 (or the generic 5.0.0) with a "no such user" text',
+    test: (r) => status(r, /^5\.[05]\.0$/) && NO_SUCH_USER.test(r.text),
+    class: 'hard',
+  },
+  {
+    label: '550 without an enhanced code, with a "no such user" text',
+    test: (r) => r.status === null && r.code === 550 && NO_SUCH_USER.test(r.text),
+    class: 'hard',
+  },
   { label: '5.7.x policy, reputation, authentication', test: (r) => status(r, /^5\.7\.\d{1,3}$/), class: 'blocked' },
-  { label: 'any other 5.x.x or 5xx', test: (r) => status(r, /^5\./) || (r.code !== null && r.code >= 500), class: 'failed' },
+  {
+    label: 'any other 5.x.x or 5xx',
+    test: (r) => status(r, /^5\./) || (r.code !== null && r.code >= 500),
+    class: 'failed',
+  },
 ];
 
 /** The class of a reply; null when it is neither a 4xx/5xx reply nor a 4.x.x/5.x.x status (not a failure we can read). */

@@ -37,12 +37,22 @@ export interface OutgoingMessage {
  * tree) on every call, which cost more than the conversion itself (and ~10% of the CPU of a send).
  */
 let convertHtml: ((html: string) => string) | undefined;
-const converter = () => convertHtml ??= htmlToTextModule().compile({
-  wordwrap: 78,
-  // An image says what its alt text says (nothing without one); a link shows its address unless its text is it.
-  formatters: { altText: (elem, _walk, builder) => { const alt = (elem.attribs as Record<string, string | undefined>).alt?.trim(); if (alt) builder.addInline(alt); } },
-  selectors: [{ selector: 'img', format: 'altText' }, { selector: 'a', options: { hideLinkHrefIfSameAsText: true } }, { selector: 'div[style*="display:none"]', format: 'skip' }],
-});
+const converter = () =>
+  (convertHtml ??= htmlToTextModule().compile({
+    wordwrap: 78,
+    // An image says what its alt text says (nothing without one); a link shows its address unless its text is it.
+    formatters: {
+      altText: (elem, _walk, builder) => {
+        const alt = (elem.attribs as Record<string, string | undefined>).alt?.trim();
+        if (alt) builder.addInline(alt);
+      },
+    },
+    selectors: [
+      { selector: 'img', format: 'altText' },
+      { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+      { selector: 'div[style*="display:none"]', format: 'skip' },
+    ],
+  }));
 
 /** A plain-text part from the HTML, for a broadcast that has no text of its own. */
 export function htmlToText(html: string): string {

@@ -12,8 +12,33 @@ import type { MimeHeader } from './mime.js';
  * message's ~430 µs of signing, the RSA signature being the rest; it is still what verifies our signatures in the
  * tests (test/unit/dkim.test.ts), as a receiver would.
  */
-export const SIGNED = ['From', 'To', 'Subject', 'Date', 'Message-ID', 'Reply-To', 'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Id', 'Feedback-ID', 'Precedence', 'Auto-Submitted', 'MIME-Version', 'Content-Type'];
-export const OVERSIGNED = ['From', 'To', 'Subject', 'Date', 'Message-ID', 'Reply-To', 'List-Unsubscribe', 'List-Unsubscribe-Post', 'List-Id'];
+export const SIGNED = [
+  'From',
+  'To',
+  'Subject',
+  'Date',
+  'Message-ID',
+  'Reply-To',
+  'List-Unsubscribe',
+  'List-Unsubscribe-Post',
+  'List-Id',
+  'Feedback-ID',
+  'Precedence',
+  'Auto-Submitted',
+  'MIME-Version',
+  'Content-Type',
+];
+export const OVERSIGNED = [
+  'From',
+  'To',
+  'Subject',
+  'Date',
+  'Message-ID',
+  'Reply-To',
+  'List-Unsubscribe',
+  'List-Unsubscribe-Post',
+  'List-Id',
+];
 const SIGNED_LOWER = new Set(SIGNED.map((n) => n.toLowerCase()));
 
 export interface SigningKey {
@@ -25,7 +50,11 @@ export interface SigningKey {
 /** RFC 6376 §3.4.2: the name in lower case, the value unfolded, runs of whitespace one space, none at either end. */
 export function relaxedHeader(line: string): string {
   const colon = line.indexOf(':');
-  return `${line.slice(0, colon).trimEnd().toLowerCase()}:${line.slice(colon + 1).replace(/\r\n/g, '').replace(/[ \t]+/g, ' ').trim()}`;
+  return `${line.slice(0, colon).trimEnd().toLowerCase()}:${line
+    .slice(colon + 1)
+    .replace(/\r\n/g, '')
+    .replace(/[ \t]+/g, ' ')
+    .trim()}`;
 }
 
 /**
@@ -33,7 +62,10 @@ export function relaxedHeader(line: string): string {
  * CRLF after the last line (an empty body stays empty). `body` has CRLF line ends (mime.ts).
  */
 export function relaxedBody(body: string): string {
-  const b = body.replace(/[ \t]+(?=\r\n|$)/g, '').replace(/[ \t]+/g, ' ').replace(/(?:\r\n)+$/, '');
+  const b = body
+    .replace(/[ \t]+(?=\r\n|$)/g, '')
+    .replace(/[ \t]+/g, ' ')
+    .replace(/(?:\r\n)+$/, '');
   return b.length ? `${b}\r\n` : '';
 }
 
@@ -66,7 +98,11 @@ function foldList(first: string, items: readonly string[]): string {
  * empty `b=` (`unsigned`), and the canonical headers followed by it (`data`, the bytes the RSA signature is over). The
  * signing time is read once (Date.now: the clock a test moves), so the `t=` signed is the `t=` written.
  */
-export function dkimSigningInput(headers: readonly MimeHeader[], body: string, key: Omit<SigningKey, 'privateKey'>): { unsigned: string; data: Buffer } {
+export function dkimSigningInput(
+  headers: readonly MimeHeader[],
+  body: string,
+  key: Omit<SigningKey, 'privateKey'>,
+): { unsigned: string; data: Buffer } {
   const bodyHash = crypto.createHash('sha256').update(relaxedBody(body), 'utf8').digest('base64');
   // The present instances bottom-up (the order a verifier takes them in), then one more of each oversigned name: a
   // verifier finds no instance left for those and hashes the null string, unless somebody added one.
@@ -97,6 +133,8 @@ export function dkimSignature(headers: readonly MimeHeader[], body: string, key:
 export function dkimSignatureAsync(headers: readonly MimeHeader[], body: string, key: SigningKey): Promise<string> {
   const { unsigned, data } = dkimSigningInput(headers, body, key);
   return new Promise((resolve, reject) => {
-    crypto.sign('rsa-sha256', data, key.privateKey, (err, signature) => (err ? reject(err) : resolve(dkimHeader(unsigned, signature))));
+    crypto.sign('rsa-sha256', data, key.privateKey, (err, signature) =>
+      err ? reject(err) : resolve(dkimHeader(unsigned, signature)),
+    );
   });
 }

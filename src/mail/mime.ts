@@ -30,7 +30,8 @@ export interface MimeMessage {
 
 /** Encodes header values exactly as nodemailer's MimeNode does (addresses, encoded words, Message-ID). */
 let encoder: MimeNode | undefined;
-const encodeValue = (name: string, value: unknown): string => (encoder ??= new MimeNode()).encodeHeaderValue(name, value as string);
+const encodeValue = (name: string, value: unknown): string =>
+  (encoder ??= new MimeNode()).encodeHeaderValue(name, value as string);
 
 const LINE = 76;
 
@@ -53,8 +54,11 @@ export function headerName(key: string): string {
   // nodemailer wrote `X-Pm-Metadata-Deliveryid`, and Postmark's reports came back without the delivery's id.
   const metadata = /^x-pm-metadata-(.+)$/i.exec(clean);
   if (metadata) return `X-PM-Metadata-${metadata[1]}`;
-  return clean.toLowerCase()
-    .replace(/^X-SMTPAPI$|^(MIME|DKIM|ARC|BIMI)\b|^OTP(?=-Token$)|^[a-z]|-(SPF|FBL|ID|MD5)$|-[a-z]/gi, (c) => c.toUpperCase());
+  return clean
+    .toLowerCase()
+    .replace(/^X-SMTPAPI$|^(MIME|DKIM|ARC|BIMI)\b|^OTP(?=-Token$)|^[a-z]|-(SPF|FBL|ID|MD5)$|-[a-z]/gi, (c) =>
+      c.toUpperCase(),
+    );
 }
 
 /** Our own prepared headers (ASCII already, an encoded word where a name needs one): only folded. */
@@ -78,7 +82,10 @@ function prefersQuotedPrintable(value: string): boolean {
 }
 
 /** One text part: its two content headers and its body, encoded as MimeNode would choose. */
-function textPart(type: 'text/plain' | 'text/html', content: string): { contentType: string; encoding: string; body: string } {
+function textPart(
+  type: 'text/plain' | 'text/html',
+  content: string,
+): { contentType: string; encoding: string; body: string } {
   // Line ends as CRLF, and a final one (nodemailer's LastNewline).
   let text = content.replace(/\r\n?|\n/g, '\r\n');
   if (!text.endsWith('\r\n')) text += '\r\n';
@@ -121,14 +128,22 @@ export function composeMime(m: OutgoingMessage, date: Date): MimeMessage {
   const text = textPart('text/plain', m.text);
   let body: string;
   if (m.html === null) {
-    headers.push({ name: 'Content-Type', line: `Content-Type: ${text.contentType}` }, { name: 'Content-Transfer-Encoding', line: `Content-Transfer-Encoding: ${text.encoding}` });
+    headers.push(
+      { name: 'Content-Type', line: `Content-Type: ${text.contentType}` },
+      { name: 'Content-Transfer-Encoding', line: `Content-Transfer-Encoding: ${text.encoding}` },
+    );
     body = text.body;
   } else {
     const html = textPart('text/html', m.html);
     const b = boundary();
     headers.push({ name: 'Content-Type', line: `Content-Type: multipart/alternative;\r\n boundary="${b}"` });
-    body = [text, html].map((p) => `--${b}\r\nContent-Type: ${p.contentType}\r\nContent-Transfer-Encoding: ${p.encoding}\r\n\r\n${p.body}`).join('\r\n')
-      + `\r\n--${b}--\r\n`;
+    body =
+      [text, html]
+        .map(
+          (p) =>
+            `--${b}\r\nContent-Type: ${p.contentType}\r\nContent-Transfer-Encoding: ${p.encoding}\r\n\r\n${p.body}`,
+        )
+        .join('\r\n') + `\r\n--${b}--\r\n`;
   }
   return { headers: headers.filter((h): h is MimeHeader => h !== null), body };
 }

@@ -6,7 +6,11 @@ import path from 'node:path';
  * forever. The worker prunes it: files older than `days`, then the oldest beyond `maxFiles`. Only `.eml` files
  * are touched; a directory that does not exist (yet) is nothing to do. Returns how many files were removed.
  */
-export async function pruneOutbox(dir: string, { days, maxFiles }: { days: number; maxFiles: number }, now = Date.now()): Promise<number> {
+export async function pruneOutbox(
+  dir: string,
+  { days, maxFiles }: { days: number; maxFiles: number },
+  now = Date.now(),
+): Promise<number> {
   let names: string[];
   try {
     names = (await fs.readdir(dir)).filter((n) => n.endsWith('.eml'));

@@ -15,9 +15,27 @@ export type SendResult =
   | { kind: 'temporary'; reason: string; reply: boolean; throttle: boolean }
   | { kind: Exclude<BounceClass, 'soft'>; reason: string };
 
-const CONNECTION_CODES = new Set(['ECONNECTION', 'ETIMEDOUT', 'ESOCKET', 'EDNS', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EPROTOCOL', 'ETLS', 'EAUTH', 'ENOTFOUND', 'EAI_AGAIN']);
+const CONNECTION_CODES = new Set([
+  'ECONNECTION',
+  'ETIMEDOUT',
+  'ESOCKET',
+  'EDNS',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'EPROTOCOL',
+  'ETLS',
+  'EAUTH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
-interface SmtpError { responseCode?: unknown; response?: unknown; code?: unknown; message?: unknown }
+interface SmtpError {
+  responseCode?: unknown;
+  response?: unknown;
+  code?: unknown;
+  message?: unknown;
+}
 
 /**
  * A failure of the relay itself rather than an answer about the message (docs/sending.md, "Several relays"): it
@@ -33,7 +51,8 @@ export function isRelayFailure(err: unknown): boolean {
 }
 
 /** Wording of "slow down, try later" in the 4.7.x replies of the big mailbox providers. */
-const TRY_LATER = /try (again )?later|rate|limit|throttl|too many|temporarily deferred|deferred|unexpected volume|busy|slow down|greylist/i;
+const TRY_LATER =
+  /try (again )?later|rate|limit|throttl|too many|temporarily deferred|deferred|unexpected volume|busy|slow down|greylist/i;
 
 /**
  * A destination's "you send too fast, try later" (docs/sending.md): any `421` (service not available, closing: how
@@ -49,11 +68,13 @@ export function isThrottleReply(code: number, text: string): boolean {
 
 export function classifySendError(err: unknown): Exclude<SendResult, { kind: 'sent' }> {
   const e = (err ?? {}) as SmtpError;
-  const reason = (typeof e.response === 'string' && e.response) || (typeof e.message === 'string' && e.message) || String(err);
+  const reason =
+    (typeof e.response === 'string' && e.response) || (typeof e.message === 'string' && e.message) || String(err);
   if (isRelayFailure(err)) return { kind: 'temporary', reason, reply: false, throttle: false };
   if (typeof e.responseCode === 'number' && e.responseCode >= 400) {
     const cls = classify(replyOf(e.responseCode, reason));
-    if (cls === null || cls === 'soft') return { kind: 'temporary', reason, reply: true, throttle: isThrottleReply(e.responseCode, reason) };
+    if (cls === null || cls === 'soft')
+      return { kind: 'temporary', reason, reply: true, throttle: isThrottleReply(e.responseCode, reason) };
     return { kind: cls, reason };
   }
   // Anything else (a bug, an unexpected transport state) is retried: the attempt limit bounds it.

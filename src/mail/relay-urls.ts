@@ -12,22 +12,28 @@ export class RelayConfigError extends Error {}
  * percent-encoded, as anything else special in a URL.
  */
 export function parseRelayUrls(raw: string): RelayUrl[] {
-  const relays = raw.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
-    const [url, ...params] = entry.split(';').map((s) => s.trim());
-    if (!/^smtps?:\/\/[^/]/.test(url!)) throw new RelayConfigError(`SMTP_URLS: each relay must be an smtp:// or smtps:// URL, got "${redact(url!)}"`);
-    try {
-      new URL(url!);
-    } catch {
-      throw new RelayConfigError(`SMTP_URLS: "${redact(url!)}" is not a valid URL`);
-    }
-    let weight = 1;
-    for (const p of params) {
-      const m = /^weight=(\d{1,4})$/.exec(p);
-      if (!m || Number(m[1]) < 1 || Number(m[1]) > 1000) throw new RelayConfigError(`SMTP_URLS: "${p}" after ${redact(url!)} is not weight=N (1 to 1000)`);
-      weight = Number(m[1]);
-    }
-    return { url: url!, weight };
-  });
+  const relays = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [url, ...params] = entry.split(';').map((s) => s.trim());
+      if (!/^smtps?:\/\/[^/]/.test(url!))
+        throw new RelayConfigError(`SMTP_URLS: each relay must be an smtp:// or smtps:// URL, got "${redact(url!)}"`);
+      try {
+        new URL(url!);
+      } catch {
+        throw new RelayConfigError(`SMTP_URLS: "${redact(url!)}" is not a valid URL`);
+      }
+      let weight = 1;
+      for (const p of params) {
+        const m = /^weight=(\d{1,4})$/.exec(p);
+        if (!m || Number(m[1]) < 1 || Number(m[1]) > 1000)
+          throw new RelayConfigError(`SMTP_URLS: "${p}" after ${redact(url!)} is not weight=N (1 to 1000)`);
+        weight = Number(m[1]);
+      }
+      return { url: url!, weight };
+    });
   if (!relays.length) throw new RelayConfigError('SMTP_URLS names no relay');
   return relays;
 }
@@ -41,4 +47,3 @@ export function redact(url: string): string {
     return url.replace(/\/\/[^@/]*@/, '//');
   }
 }
-

@@ -48,7 +48,9 @@ interface Relay {
 export function poolOptions(relayUrl: string, options: RelayOptions): SMTPPool.Options {
   const url = new URL(relayUrl);
   const secure = url.protocol === 'smtps:';
-  const auth = url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined;
+  const auth = url.username
+    ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+    : undefined;
   return {
     pool: true,
     host: url.hostname.replace(/^\[|\]$/g, ''),
@@ -80,10 +82,20 @@ function closedBeforeSending() {
   const replies = new Map<string, string>();
   const ignore = () => {};
   const logger = {
-    trace: ignore, debug: ignore, warn: ignore, error: ignore, fatal: ignore, level: ignore,
+    trace: ignore,
+    debug: ignore,
+    warn: ignore,
+    error: ignore,
+    fatal: ignore,
+    level: ignore,
     info(meta: unknown, format?: unknown, ...args: unknown[]) {
       const messageId = (meta as { messageId?: unknown } | null)?.messageId;
-      if (typeof messageId !== 'string' || typeof format !== 'string' || !format.includes('closed by the server before message')) return;
+      if (
+        typeof messageId !== 'string' ||
+        typeof format !== 'string' ||
+        !format.includes('closed by the server before message')
+      )
+        return;
       const reply = /: (\d{3}[ -].*)$/s.exec(String(args.at(-1)))?.[1];
       if (!reply) return;
       if (replies.size >= 1000) replies.delete(replies.keys().next().value!);
@@ -95,14 +107,28 @@ function closedBeforeSending() {
   const explain = (err: unknown, messageId: string): unknown => {
     const reply = replies.get(messageId);
     replies.delete(messageId);
-    if (!reply || (err as { code?: unknown }).code !== 'ECONNECTION' || typeof (err as { responseCode?: unknown }).responseCode === 'number') return err;
-    return Object.assign(new Error(`Server closed the connection: ${reply}`), { code: 'ECONNECTION', command: 'CONN', response: reply, responseCode: Number(reply.slice(0, 3)) });
+    if (
+      !reply ||
+      (err as { code?: unknown }).code !== 'ECONNECTION' ||
+      typeof (err as { responseCode?: unknown }).responseCode === 'number'
+    )
+      return err;
+    return Object.assign(new Error(`Server closed the connection: ${reply}`), {
+      code: 'ECONNECTION',
+      command: 'CONN',
+      response: reply,
+      responseCode: Number(reply.slice(0, 3)),
+    });
   };
   return { logger, explain };
 }
 
 /** A relay by weight among the candidates not down at `now`; when all are down, the one that comes back first. */
-export function pickRelay<R extends { weight: number; downUntil: number }>(candidates: readonly R[], now: number, random: () => number): R {
+export function pickRelay<R extends { weight: number; downUntil: number }>(
+  candidates: readonly R[],
+  now: number,
+  random: () => number,
+): R {
   const up = candidates.filter((r) => r.downUntil <= now);
   if (!up.length) return candidates.reduce((a, b) => (b.downUntil < a.downUntil ? b : a));
   let r = random() * up.reduce((sum, x) => sum + x.weight, 0);
@@ -125,9 +151,18 @@ const CRLF = Buffer.from('\r\n');
  * line break nodemailer's LastNewline would add. An envelope nodemailer would rewrite (an address it parses, a domain
  * it lower-cases or turns into punycode) goes through sendMail, as before.
  */
-function sendPrepared(transport: Relay['transport'], envelope: { from: string; to: string[] }, raw: Buffer, messageId: string): Promise<{ response: string }> {
+function sendPrepared(
+  transport: Relay['transport'],
+  envelope: { from: string; to: string[] },
+  raw: Buffer,
+  messageId: string,
+): Promise<{ response: string }> {
   const pool = (transport as unknown as { transporter: { send?: unknown } }).transporter;
-  if (typeof pool.send !== 'function' || !PLAIN_ADDRESS.test(envelope.from) || !envelope.to.every((a) => PLAIN_ADDRESS.test(a))) {
+  if (
+    typeof pool.send !== 'function' ||
+    !PLAIN_ADDRESS.test(envelope.from) ||
+    !envelope.to.every((a) => PLAIN_ADDRESS.test(a))
+  ) {
     return transport.sendMail({ envelope, raw, messageId });
   }
   const last = raw[raw.length - 1];
@@ -142,7 +177,10 @@ function sendPrepared(transport: Relay['transport'], envelope: { from: string; t
     },
   };
   return new Promise((resolve, reject) => {
-    (pool.send as (mail: unknown, done: (err: Error | null, info: { response: string }) => void) => void)(mail, (err, info) => (err ? reject(err) : resolve(info)));
+    (pool.send as (mail: unknown, done: (err: Error | null, info: { response: string }) => void) => void)(
+      mail,
+      (err, info) => (err ? reject(err) : resolve(info)),
+    );
   });
 }
 
@@ -156,7 +194,11 @@ export interface RelaySet {
    * failed with the message before another took it, and a connection that failed (a timeout mid-message) may still be
    * writing the bytes while it closes: they are not to be written over (send-threads.ts, slabs).
    */
-  send(envelope: { from: string; to: string[] }, raw: Buffer, messageId: string): Promise<{ response: string; bytesHeld?: boolean }>;
+  send(
+    envelope: { from: string; to: string[] },
+    raw: Buffer,
+    messageId: string,
+  ): Promise<{ response: string; bytesHeld?: boolean }>;
   /** Connects to and greets every relay. */
   verify(): Promise<void>;
   relays(): RelayState[];
@@ -177,19 +219,26 @@ export function createRelaySet(urls: readonly RelayUrl[], options: RelayOptions)
   const up = (r: Relay) => {
     r.consecutive = 0;
     r.downUntil = 0;
-    if (r.state.ok !== true || r.state.downUntil) Object.assign(r.state, { ok: true, detail: null, checkedAt: stamp(), downUntil: null });
+    if (r.state.ok !== true || r.state.downUntil)
+      Object.assign(r.state, { ok: true, detail: null, checkedAt: stamp(), downUntil: null });
   };
   const down = (r: Relay, err: unknown) => {
     r.consecutive++;
     r.downUntil = now() + Math.min(DOWN_MAX_MS, DOWN_BASE_MS * 2 ** Math.min(16, r.consecutive - 1));
     const code = (err as { code?: unknown }).code;
-    Object.assign(r.state, { ok: false, detail: `${typeof code === 'string' ? `${code}: ` : ''}${(err as Error).message}`, checkedAt: stamp(), downUntil: new Date(r.downUntil).toISOString() });
+    Object.assign(r.state, {
+      ok: false,
+      detail: `${typeof code === 'string' ? `${code}: ` : ''}${(err as Error).message}`,
+      checkedAt: stamp(),
+      downUntil: new Date(r.downUntil).toISOString(),
+    });
     options.onFailure?.({ ...r.state }, r.consecutive);
   };
   const pool = `pool of ${options.maxConnections}`;
-  const description = relays.length === 1
-    ? `SMTP ${relays[0]!.state.url} (${pool})`
-    : `SMTP relays ${relays.map((r) => `${r.state.url} (weight ${r.state.weight})`).join(', ')}; ${pool} each`;
+  const description =
+    relays.length === 1
+      ? `SMTP ${relays[0]!.state.url} (${pool})`
+      : `SMTP relays ${relays.map((r) => `${r.state.url} (weight ${r.state.weight})`).join(', ')}; ${pool} each`;
   return {
     description,
     async send(envelope, raw, messageId) {
@@ -218,14 +267,16 @@ export function createRelaySet(urls: readonly RelayUrl[], options: RelayOptions)
       throw last;
     },
     async verify() {
-      await Promise.all(relays.map(async (r) => {
-        try {
-          await r.transport.verify();
-          up(r);
-        } catch (err) {
-          Object.assign(r.state, { ok: false, detail: (err as Error).message, checkedAt: stamp() });
-        }
-      }));
+      await Promise.all(
+        relays.map(async (r) => {
+          try {
+            await r.transport.verify();
+            up(r);
+          } catch (err) {
+            Object.assign(r.state, { ok: false, detail: (err as Error).message, checkedAt: stamp() });
+          }
+        }),
+      );
     },
     relays: () => relays.map((r) => ({ ...r.state, downUntil: r.downUntil > now() ? r.state.downUntil : null })),
     close() {

@@ -79,19 +79,27 @@ function signingKey(pem: string): crypto.KeyObject {
  */
 export function buildRaw(m: OutgoingMessage): Buffer {
   const { headers, body, key } = unsignedMessage(m);
-  return mimeBytes(key ? [dkimSignature(headers, body, key), ...headers.map((h) => h.line)] : headers.map((h) => h.line), body);
+  return mimeBytes(
+    key ? [dkimSignature(headers, body, key), ...headers.map((h) => h.line)] : headers.map((h) => h.line),
+    body,
+  );
 }
 
 /** buildRaw with the RSA signature computed in libuv's thread pool (dkim.ts, dkimSignatureAsync): the same bytes. */
 export async function buildRawAsync(m: OutgoingMessage): Promise<Buffer> {
   const { headers, body, key } = unsignedMessage(m);
-  return mimeBytes(key ? [await dkimSignatureAsync(headers, body, key), ...headers.map((h) => h.line)] : headers.map((h) => h.line), body);
+  return mimeBytes(
+    key ? [await dkimSignatureAsync(headers, body, key), ...headers.map((h) => h.line)] : headers.map((h) => h.line),
+    body,
+  );
 }
 
 /** The message composed (mime.ts) and the key that signs it, if any: what buildRaw and buildRawAsync sign. */
 function unsignedMessage(m: OutgoingMessage) {
   const { headers, body } = composeMime(m, new Date());
-  const key = m.dkim ? { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) } : null;
+  const key = m.dkim
+    ? { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }
+    : null;
   return { headers, body, key };
 }
 
@@ -103,12 +111,22 @@ function rawMessage(m: OutgoingMessage): RawMessage {
 /** nodemailer's pooled SMTP transport to one relay or several (relays.ts), or (without SMTP_URL) an outbox of .eml files for development. */
 export function createMailer(options: MailerOptions): Mailer {
   const urls = options.relays?.length ? options.relays : options.smtpUrl ? [{ url: options.smtpUrl, weight: 1 }] : [];
-  const state: TransportState = { mode: urls.length ? 'smtp' : 'outbox', description: '', ok: null, detail: null, checkedAt: null };
+  const state: TransportState = {
+    mode: urls.length ? 'smtp' : 'outbox',
+    description: '',
+    ok: null,
+    detail: null,
+    checkedAt: null,
+  };
 
   if (urls.length) {
     const relays = createRelaySet(urls, {
       ...options,
-      onFailure: (relay, consecutive) => options.onFailure?.({ ...state, description: relay.url, ok: false, detail: relay.detail, checkedAt: relay.checkedAt }, consecutive),
+      onFailure: (relay, consecutive) =>
+        options.onFailure?.(
+          { ...state, description: relay.url, ok: false, detail: relay.detail, checkedAt: relay.checkedAt },
+          consecutive,
+        ),
     });
     state.description = relays.description;
     /** The relays' states summed up: working while one relay works. */
@@ -116,10 +134,18 @@ export function createMailer(options: MailerOptions): Mailer {
       const list = relays.relays();
       const failing = list.filter((r) => r.ok === false);
       const ok = list.some((r) => r.ok === true) ? true : failing.length === list.length ? false : null;
-      const detail = failing.length === 0 ? null
-        : list.length === 1 ? failing[0]!.detail
-          : `${failing.length} of ${list.length} relays failing: ${failing.map((r) => `${r.url}: ${r.detail}`).join('; ')}`;
-      const checkedAt = list.map((r) => r.checkedAt).filter((t): t is string => t !== null).sort().at(-1) ?? null;
+      const detail =
+        failing.length === 0
+          ? null
+          : list.length === 1
+            ? failing[0]!.detail
+            : `${failing.length} of ${list.length} relays failing: ${failing.map((r) => `${r.url}: ${r.detail}`).join('; ')}`;
+      const checkedAt =
+        list
+          .map((r) => r.checkedAt)
+          .filter((t): t is string => t !== null)
+          .sort()
+          .at(-1) ?? null;
       return { ...state, ok, detail, checkedAt, relays: list };
     };
     const smtp: Mailer = {
@@ -155,14 +181,21 @@ export function createMailer(options: MailerOptions): Mailer {
       await fs.mkdir(options.outboxDir, { recursive: true });
       const file = `${m.messageId.replace(/[<>]/g, '').replace(/[^A-Za-z0-9._@-]/g, '_')}.eml`;
       // The envelope as a Return-Path line, as a delivering server would write it.
-      await fs.writeFile(path.join(options.outboxDir, file), Buffer.concat([Buffer.from(`Return-Path: <${m.from}>\r\n`), m.raw]));
+      await fs.writeFile(
+        path.join(options.outboxDir, file),
+        Buffer.concat([Buffer.from(`Return-Path: <${m.from}>\r\n`), m.raw]),
+      );
       return { messageId: m.messageId, response: `${OUTBOX_RESPONSE} ${file}` };
     },
     async verify() {
       try {
         await fs.mkdir(options.outboxDir, { recursive: true });
         await fs.access(options.outboxDir, fs.constants.W_OK);
-        Object.assign(state, { ok: true, detail: 'nothing is sent: set SMTP_URL to send', checkedAt: new Date().toISOString() });
+        Object.assign(state, {
+          ok: true,
+          detail: 'nothing is sent: set SMTP_URL to send',
+          checkedAt: new Date().toISOString(),
+        });
       } catch (err) {
         Object.assign(state, { ok: false, detail: (err as Error).message, checkedAt: new Date().toISOString() });
       }

@@ -88,7 +88,8 @@ export const TEXTS: Record<Locale, Texts> = {
     confirmEmailSubject: 'Bitte bestätigen Sie Ihre Anmeldung bei {name}',
     confirmEmailHello: 'Hallo',
     confirmEmailText: 'Bitte bestätigen Sie, dass Sie E-Mails von uns erhalten möchten:',
-    confirmEmailIgnore: 'Wenn Sie sich nicht angemeldet haben, ignorieren Sie diese E-Mail; Sie hören dann nichts mehr von uns.',
+    confirmEmailIgnore:
+      'Wenn Sie sich nicht angemeldet haben, ignorieren Sie diese E-Mail; Sie hören dann nichts mehr von uns.',
   },
   fr: {
     footerReason: 'Vous recevez cet e-mail parce que vous êtes abonné(e) à {name}.',
@@ -115,7 +116,8 @@ export const TEXTS: Record<Locale, Texts> = {
     confirmEmailSubject: 'Merci de confirmer votre abonnement à {name}',
     confirmEmailHello: 'Bonjour',
     confirmEmailText: 'Merci de confirmer que vous souhaitez recevoir nos e-mails :',
-    confirmEmailIgnore: 'Si vous ne vous êtes pas inscrit(e), ignorez cet e-mail : vous n’entendrez plus parler de nous.',
+    confirmEmailIgnore:
+      'Si vous ne vous êtes pas inscrit(e), ignorez cet e-mail : vous n’entendrez plus parler de nous.',
   },
   es: {
     footerReason: 'Recibe este correo porque se suscribió a {name}.',

@@ -6,7 +6,8 @@ import { sendCompressed, sendCompressedOnce } from '../lib/compress.js';
  * Public pages (unsubscribe, hosted forms): server-rendered, no script, every value escaped, and a strict
  * Content-Security-Policy so that even an escaping mistake could not run code.
  */
-export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+export const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 export function page(title: string, body: string, head = '', lang = 'en'): string {
   return `<!doctype html>
@@ -47,10 +48,27 @@ ${body}
  * Sends a page. `once` names a page that is the same every time for its key (a hosted form's page or success
  * page, keyed by the cached form): it is made and compressed once (http/compress.ts, sendCompressedOnce).
  */
-export function sendPage(reply: FastifyReply, status: number, title: string, body: string | (() => string), opts: { head?: string | (() => string); csp?: string; lang?: string; once?: { key: object; name: string } } = {}): FastifyReply {
-  reply.code(status).type('text/html; charset=utf-8').header('content-security-policy', opts.csp ?? PAGE_CSP)
-    .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store');
-  const make = () => page(title, typeof body === 'function' ? body() : body, typeof opts.head === 'function' ? opts.head() : opts.head, opts.lang);
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  body: string | (() => string),
+  opts: { head?: string | (() => string); csp?: string; lang?: string; once?: { key: object; name: string } } = {},
+): FastifyReply {
+  reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', opts.csp ?? PAGE_CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('cache-control', 'no-store');
+  const make = () =>
+    page(
+      title,
+      typeof body === 'function' ? body() : body,
+      typeof opts.head === 'function' ? opts.head() : opts.head,
+      opts.lang,
+    );
   // Compressed (br or gzip) for browsers that accept it.
   if (opts.once) return sendCompressedOnce(reply.request, reply, opts.once.key, opts.once.name, make);
   return sendCompressed(reply.request, reply, make());

@@ -32,7 +32,9 @@ describeApi('API keys: the last admin key', (h) => {
     expect(last.statusCode).toBe(409);
     expect(last.json().code).toBe('last_admin_key');
     // Keys without admin are revoked as before, and revoking an already revoked key changes nothing.
-    const reader = (await h.call(second.key, 'POST', '/v1/api-keys', { name: 'reader', scopes: ['read:forms'] })).json();
+    const reader = (
+      await h.call(second.key, 'POST', '/v1/api-keys', { name: 'reader', scopes: ['read:forms'] })
+    ).json();
     expect((await h.call(second.key, 'DELETE', `/v1/api-keys/${reader.id}`)).statusCode).toBe(204);
     expect((await h.call(second.key, 'DELETE', `/v1/api-keys/${first}`)).statusCode).toBe(204);
   });
@@ -41,13 +43,16 @@ describeApi('API keys: the last admin key', (h) => {
     const ws = await h.workspace();
     const [first] = await adminKeyId(ws.key);
     const second = await h.app.services.apiKeys.create(ws.id, { name: 'second admin', scopes: ['admin'] });
-    const results = await Promise.allSettled([h.app.services.apiKeys.revoke(ws.id, first!), h.app.services.apiKeys.revoke(ws.id, second.id)]);
+    const results = await Promise.allSettled([
+      h.app.services.apiKeys.revoke(ws.id, first!),
+      h.app.services.apiKeys.revoke(ws.id, second.id),
+    ]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(refused.reason.code).toBe('last_admin_key');
   });
 
-  it('another workspace\'s key id is 404, not 409', async () => {
+  it("another workspace's key id is 404, not 409", async () => {
     const a = await h.workspace();
     const b = await h.workspace();
     const [bId] = await adminKeyId(b.key);

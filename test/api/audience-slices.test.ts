@@ -28,15 +28,33 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     const k = h.db.kysely;
     const now = new Date().toISOString();
     const contacts = Array.from({ length: 600 }, (_, i) => ({
-      id: newId('ct'), workspace_id: ws.id, email: `p${i}@example.com`, first_name: `P${i}`, last_name: null, properties: '{}',
+      id: newId('ct'),
+      workspace_id: ws.id,
+      email: `p${i}@example.com`,
+      first_name: `P${i}`,
+      last_name: null,
+      properties: '{}',
       // The older half sparse (a slice holds fewer recipients than a batch), the newer half dense (more).
-      status: (i < 300 ? i % 10 === 0 : i % 3 !== 0) ? 'SUBSCRIBED' as const : 'UNSUBSCRIBED' as const, created_at: now, updated_at: now,
+      status: (i < 300 ? i % 10 === 0 : i % 3 !== 0) ? ('SUBSCRIBED' as const) : ('UNSUBSCRIBED' as const),
+      created_at: now,
+      updated_at: now,
     }));
-    for (let i = 0; i < contacts.length; i += 100) await k.insertInto('contacts').values(contacts.slice(i, i + 100)).execute();
-    expect((await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'p301@example.com', reason: 'MANUAL' })).statusCode).toBe(201);
+    for (let i = 0; i < contacts.length; i += 100)
+      await k
+        .insertInto('contacts')
+        .values(contacts.slice(i, i + 100))
+        .execute();
+    expect(
+      (await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'p301@example.com', reason: 'MANUAL' })).statusCode,
+    ).toBe(201);
 
     // Every contact matches (all emails contain "@"), but 199 text matches make the filter costly: small slices.
-    const filter: Filter = { any: [{ field: 'email', op: 'contains', value: match }, ...Array.from({ length: 198 }, (_, i) => ({ field: 'firstName', op: 'contains' as const, value: `zz${i}` }))] };
+    const filter: Filter = {
+      any: [
+        { field: 'email', op: 'contains', value: match },
+        ...Array.from({ length: 198 }, (_, i) => ({ field: 'firstName', op: 'contains' as const, value: `zz${i}` })),
+      ],
+    };
     const rowsPerSlice = sliceRows(filter);
     expect(rowsPerSlice).toBeLessThan(200);
     const segment = await h.call(ws.key, 'POST', '/v1/segments', { name: 'Costly', filter });
@@ -44,10 +62,36 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     const segmentId = segment.json().id as string;
 
     const broadcastId = newId('bc');
-    await k.insertInto('broadcasts').values({ id: broadcastId, workspace_id: ws.id, name: 'B', status: 'SENDING', segment_id: segmentId, created_at: now, updated_at: now } as never).execute();
-    const expected = (await (await audienceQuery(k, h.db.dialect, ws.id, { segmentId, topicId: null })).select('contacts.id').orderBy('contacts.id').execute()).map((r) => r.id);
+    await k
+      .insertInto('broadcasts')
+      .values({
+        id: broadcastId,
+        workspace_id: ws.id,
+        name: 'B',
+        status: 'SENDING',
+        segment_id: segmentId,
+        created_at: now,
+        updated_at: now,
+      } as never)
+      .execute();
+    const expected = (
+      await (
+        await audienceQuery(k, h.db.dialect, ws.id, { segmentId, topicId: null })
+      )
+        .select('contacts.id')
+        .orderBy('contacts.id')
+        .execute()
+    ).map((r) => r.id);
     expect(expected).toHaveLength(audienceSize); // by default 30 + 200 SUBSCRIBED, one of them suppressed
-    const delivered = async () => (await k.selectFrom('deliveries').select('contact_id').where('broadcast_id', '=', broadcastId).orderBy('contact_id').execute()).map((r) => r.contact_id);
+    const delivered = async () =>
+      (
+        await k
+          .selectFrom('deliveries')
+          .select('contact_id')
+          .where('broadcast_id', '=', broadcastId)
+          .orderBy('contact_id')
+          .execute()
+      ).map((r) => r.contact_id);
     return { k, now, broadcastId, expected, delivered };
   }
 
@@ -80,7 +124,11 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
       expect(before.length).toBeGreaterThan(2);
       expect(before.every((s) => s.written === maxRows)).toBe(true);
     }
-    const b = await k.selectFrom('broadcasts').select(['materialized_at', 'materialize_owner']).where('id', '=', broadcastId).executeTakeFirstOrThrow();
+    const b = await k
+      .selectFrom('broadcasts')
+      .select(['materialized_at', 'materialize_owner'])
+      .where('id', '=', broadcastId)
+      .executeTakeFirstOrThrow();
     expect(b.materialized_at).not.toBeNull();
     expect(b.materialize_owner).toBeNull();
   });
@@ -97,7 +145,11 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     expect(sofar).toHaveLength(written);
     expect(written).toBeGreaterThan(0);
     // A's lease lapses (it stalled); B claims the materialisation and starts from the committed cursor.
-    await k.updateTable('broadcasts').set({ materialize_lease_until: new Date(Date.now() - 1000).toISOString() } as never).where('id', '=', broadcastId).execute();
+    await k
+      .updateTable('broadcasts')
+      .set({ materialize_lease_until: new Date(Date.now() - 1000).toISOString() } as never)
+      .where('id', '=', broadcastId)
+      .execute();
     const second = new SqlDeliveryStore(h.db);
     const jobB = await second.claimAudience('b', now, lease);
     expect(jobB?.broadcastId).toBe(broadcastId);
@@ -158,13 +210,20 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
   async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([p, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms); })]);
+      return await Promise.race([
+        p,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+        }),
+      ]);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  it('PostgreSQL: a read is replaced by a new one from the position once older than maxReadMs, and a contact that came since is in it', async ({ skip }) => {
+  it('PostgreSQL: a read is replaced by a new one from the position once older than maxReadMs, and a contact that came since is in it', async ({
+    skip,
+  }) => {
     if (h.db.dialect !== 'postgres') skip();
     const { k, now, expected, delivered } = await setup();
     const store = new SqlDeliveryStore(h.db);
@@ -177,7 +236,20 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     seen.push(...first.rows.map((r) => r.contactId));
     // A contact that joins after the first read, newer than every other (in the segment: its email contains "@").
     const late = newId('ct');
-    await k.insertInto('contacts').values({ id: late, workspace_id: job.workspaceId, email: 'late@example.com', first_name: null, last_name: null, properties: '{}', status: 'SUBSCRIBED', created_at: now, updated_at: now } as never).execute();
+    await k
+      .insertInto('contacts')
+      .values({
+        id: late,
+        workspace_id: job.workspaceId,
+        email: 'late@example.com',
+        first_name: null,
+        last_name: null,
+        properties: '{}',
+        status: 'SUBSCRIBED',
+        created_at: now,
+        updated_at: now,
+      } as never)
+      .execute();
     for (let batch = first; batch.next !== null;) {
       batch = await reader.take();
       seen.push(...batch.rows.map((r) => r.contactId));
@@ -204,27 +276,44 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(h.db.kysely)).rows[0]!.s;
     const db = connect(PG_URL!, { schema, poolSize: size });
     // Each connection of the pool once (the queries overlap, so each takes a connection of its own).
-    const pids = await Promise.all(Array.from({ length: size }, async () =>
-      (await sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(0.1)`.execute(db.kysely)).rows[0]!.pid));
+    const pids = await Promise.all(
+      Array.from(
+        { length: size },
+        async () =>
+          (await sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(0.1)`.execute(db.kysely)).rows[0]!.pid,
+      ),
+    );
     expect(new Set(pids).size).toBe(size);
-    const states = async () => (await sql<{ state: string }>`select state from pg_stat_activity where pid in (${sql.join(pids)}) order by state`.execute(h.db.kysely)).rows.map((r) => r.state);
+    const states = async () =>
+      (
+        await sql<{
+          state: string;
+        }>`select state from pg_stat_activity where pid in (${sql.join(pids)}) order by state`.execute(h.db.kysely)
+      ).rows.map((r) => r.state);
     // A pool that cannot end (a connection never given back) fails the test instead of hanging it.
     const close = () => within(db.close(), 10_000, 'closing the pool');
     return { db, pids, states, close };
   }
 
-  it('PostgreSQL: a reader dropped without close() gives its connection back once idle, and close() at once, each out of its transaction', async ({ skip }) => {
+  it('PostgreSQL: a reader dropped without close() gives its connection back once idle, and close() at once, each out of its transaction', async ({
+    skip,
+  }) => {
     if (h.db.dialect !== 'postgres') skip();
     const { now } = await setup();
-    const job = (await new SqlDeliveryStore(h.db).claimAudience('i', now, new Date(Date.now() + 60_000).toISOString()))!;
+    const job = (await new SqlDeliveryStore(h.db).claimAudience(
+      'i',
+      now,
+      new Date(Date.now() + 60_000).toISOString(),
+    ))!;
     // A pool of one connection: a read that kept it would leave the probes below waiting for ever.
     const { db, states, close } = await ownPool(1);
-    const probe = () => db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', job.workspaceId).limit(1).execute();
+    const probe = () =>
+      db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', job.workspaceId).limit(1).execute();
     try {
       const dropped = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 50 });
       expect((await dropped.take()).rows).toHaveLength(50);
       expect(await states()).toEqual(['idle in transaction']);
-      expect(await within(probe(), 10_000, 'the dropped reader\'s connection')).toHaveLength(1);
+      expect(await within(probe(), 10_000, "the dropped reader's connection")).toHaveLength(1);
       // Given back out of its transaction: the probe ran on its own and left the connection idle.
       expect(await states()).toEqual(['idle']);
 
@@ -238,39 +327,55 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     }
   });
 
-  it('PostgreSQL: take() twice at once is refused (it would take one batch twice); the reader goes on after it', async ({ skip }) => {
+  it('PostgreSQL: take() twice at once is refused (it would take one batch twice); the reader goes on after it', async ({
+    skip,
+  }) => {
     if (h.db.dialect !== 'postgres') skip();
     const { k, now, expected } = await setup();
-    const job = (await new SqlDeliveryStore(h.db).claimAudience('t', now, new Date(Date.now() + 60_000).toISOString()))!;
+    const job = (await new SqlDeliveryStore(h.db).claimAudience(
+      't',
+      now,
+      new Date(Date.now() + 60_000).toISOString(),
+    ))!;
     const reader = new AudienceReader(k, job, 50, null);
     try {
       const first = reader.take();
       await expect(reader.take()).rejects.toThrow(/still running/);
       const seen = (await first).rows.map((r) => r.contactId);
-      seen.push(...await takeTheRest(reader));
+      seen.push(...(await takeTheRest(reader)));
       expect(seen).toEqual(expected);
     } finally {
       await reader.close();
     }
   });
 
-  it('PostgreSQL: the reader\'s backend killed while it holds the connection: no crash; the batch after the one read ahead fails, the next reads anew from the position', async ({ skip }) => {
+  it("PostgreSQL: the reader's backend killed while it holds the connection: no crash; the batch after the one read ahead fails, the next reads anew from the position", async ({
+    skip,
+  }) => {
     if (h.db.dialect !== 'postgres') skip();
     const { now, expected } = await setup();
-    const job = (await new SqlDeliveryStore(h.db).claimAudience('k', now, new Date(Date.now() + 60_000).toISOString()))!;
+    const job = (await new SqlDeliveryStore(h.db).claimAudience(
+      'k',
+      now,
+      new Date(Date.now() + 60_000).toISOString(),
+    ))!;
     const { db, pids, states, close } = await ownPool(1);
     const reader = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 600_000 });
     try {
       const seen = (await reader.take()).rows.map((r) => r.contactId);
       // The next batch read ahead: the connection waits between batches, in its transaction.
-      await waitFor('the batch read ahead', 10_000, async () => (await states()).join() === 'idle in transaction' || undefined);
+      await waitFor(
+        'the batch read ahead',
+        10_000,
+        async () => (await states()).join() === 'idle in transaction' || undefined,
+      );
       // It loses its backend (a failover, an administrator): its client emits 'error' while the pool does not listen
       // to it (an uncaught error would fail this test run).
       await sql`select pg_terminate_backend(${pids[0]!})`.execute(h.db.kysely);
       // The batch read before is given; the read after it fails; the one after that reads anew, after the position.
       seen.push(...(await reader.take()).rows.map((r) => r.contactId));
       await expect(reader.take()).rejects.toThrow();
-      seen.push(...await takeTheRest(reader));
+      seen.push(...(await takeTheRest(reader)));
       expect(seen).toEqual(expected);
     } finally {
       await reader.close();
@@ -278,7 +383,9 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     }
   });
 
-  it('PostgreSQL: the store closes its readers when the pipeline stops: their connections are back at once, out of their transactions', async ({ skip }) => {
+  it('PostgreSQL: the store closes its readers when the pipeline stops: their connections are back at once, out of their transactions', async ({
+    skip,
+  }) => {
     if (h.db.dialect !== 'postgres') skip();
     const { now } = await setup();
     // Two connections: the reader's and the writes'.
@@ -289,7 +396,7 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
       const job = (await store.claimAudience('c', now, lease))!;
       expect((await store.writeAudienceSlice(job, 'c', 50, now, lease)).state).toBe('more');
       expect(await states()).toEqual(['idle', 'idle in transaction']);
-      await within(store.close(), 10_000, 'the store\'s close()');
+      await within(store.close(), 10_000, "the store's close()");
       expect(await states()).toEqual(['idle', 'idle']);
     } finally {
       await close();

@@ -27,34 +27,73 @@ describeApi('automation guards: generated inputs', (h) => {
   });
 
   it('any set of automations moving contacts between segments comes to rest, within the daily cap', async () => {
-    const automationSet = fc.array(fc.record({ on: fc.constantFrom(...VALUES), to: fc.constantFrom(...VALUES), sends: fc.integer({ min: 0, max: 3 }) }), { minLength: 1, maxLength: 6 });
+    const automationSet = fc.array(
+      fc.record({
+        on: fc.constantFrom(...VALUES),
+        to: fc.constantFrom(...VALUES),
+        sends: fc.integer({ min: 0, max: 3 }),
+      }),
+      { minLength: 1, maxLength: 6 },
+    );
     const figures = { cases: 0, automations: 0, runs: 0, refused: 0, messages: 0, maxPerContact: 0, maxTicks: 0 };
     await fc.assert(
       fc.asyncProperty(automationSet, fc.constantFrom(...VALUES), fc.boolean(), async (set, start, cooldown) => {
         const ws = await h.workspace();
         await verifiedDomain(h, ws);
         const segments = new Map<string, string>();
-        for (const v of VALUES) segments.set(v, await insertSegment(h, ws, { field: 'properties.v', op: 'eq', value: v }, `v=${v}`));
+        for (const v of VALUES)
+          segments.set(v, await insertSegment(h, ws, { field: 'properties.v', op: 'eq', value: v }, `v=${v}`));
         for (const [i, a] of set.entries()) {
-          const steps = [...Array.from({ length: a.sends }, (_, n) => ({ type: 'send', from: FROM, emailContent: { subject: `A${i} ${n}`, html: '<p>x</p>' } })), { type: 'update', properties: { v: a.to } }];
-          const created = await h.call(ws.key, 'POST', '/v1/automations', { name: `A${i}`, trigger: { type: 'segment.entered', segmentId: segments.get(a.on) }, steps });
+          const steps = [
+            ...Array.from({ length: a.sends }, (_, n) => ({
+              type: 'send',
+              from: FROM,
+              emailContent: { subject: `A${i} ${n}`, html: '<p>x</p>' },
+            })),
+            { type: 'update', properties: { v: a.to } },
+          ];
+          const created = await h.call(ws.key, 'POST', '/v1/automations', {
+            name: `A${i}`,
+            trigger: { type: 'segment.entered', segmentId: segments.get(a.on) },
+            steps,
+          });
           expect(created.statusCode, created.body).toBe(201);
           expect((await h.call(ws.key, 'POST', `/v1/automations/${created.json().id}/activate`)).statusCode).toBe(200);
         }
-        const contacts = [await insertContact(h, ws, { email: 'p1@example.test', properties: { v: 'z' } }), await insertContact(h, ws, { email: 'p2@example.test', properties: { v: 'z' } })];
+        const contacts = [
+          await insertContact(h, ws, { email: 'p1@example.test', properties: { v: 'z' } }),
+          await insertContact(h, ws, { email: 'p2@example.test', properties: { v: 'z' } }),
+        ];
         for (const c of contacts) await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { properties: { v: start } });
-        const engine = new AutomationEngine(h.db, webhooks, { ...DEFAULT_ENGINE, workerId: `sweep-${Math.random()}`, clock: () => Date.now(), reentryCooldownMs: cooldown ? DEFAULT_ENGINE.reentryCooldownMs : 0 });
+        const engine = new AutomationEngine(h.db, webhooks, {
+          ...DEFAULT_ENGINE,
+          workerId: `sweep-${Math.random()}`,
+          clock: () => Date.now(),
+          reentryCooldownMs: cooldown ? DEFAULT_ENGINE.reentryCooldownMs : 0,
+        });
         let ticks = 0;
         for (; ticks < 150; ticks++) if (!((await engine.intake()) + (await engine.runDue()))) break;
         // At rest: without the guards a cycle keeps it busy for every tick.
         expect(ticks).toBeLessThan(150);
         for (const c of contacts) {
-          const n = Number((await h.db.kysely.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('contact_id', '=', c).executeTakeFirstOrThrow()).n);
+          const n = Number(
+            (
+              await h.db.kysely
+                .selectFrom('deliveries')
+                .select((eb) => eb.fn.countAll<number>().as('n'))
+                .where('contact_id', '=', c)
+                .executeTakeFirstOrThrow()
+            ).n,
+          );
           expect(n).toBeLessThanOrEqual(10); // the default cap
           figures.messages += n;
           figures.maxPerContact = Math.max(figures.maxPerContact, n);
         }
-        const runs = await h.db.kysely.selectFrom('automation_runs').select('exit_reason').where('workspace_id', '=', ws.id).execute();
+        const runs = await h.db.kysely
+          .selectFrom('automation_runs')
+          .select('exit_reason')
+          .where('workspace_id', '=', ws.id)
+          .execute();
         figures.cases++;
         figures.automations += set.length;
         figures.runs += runs.length;
@@ -79,28 +118,50 @@ describeApi('automation guards: generated inputs', (h) => {
     );
     const tree = fc.letrec<{ steps: unknown[]; step: unknown }>((tie) => ({
       steps: fc.array(tie('step'), { maxLength: 3 }),
-      step: fc.oneof({ depthSize: 'small', withCrossShrink: true },
+      step: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
         leaf,
-        fc.record({ type: fc.constant('branch'), filter: fc.constant({ all: [] }), then: tie('steps'), else: tie('steps') }),
-        fc.tuple(tie('steps'), tie('steps')).map(([x, y]) => ({ type: 'split', arms: [{ percent: 50, steps: x }, { percent: 50, steps: y }] })),
+        fc.record({
+          type: fc.constant('branch'),
+          filter: fc.constant({ all: [] }),
+          then: tie('steps'),
+          else: tie('steps'),
+        }),
+        fc.tuple(tie('steps'), tie('steps')).map(([x, y]) => ({
+          type: 'split',
+          arms: [
+            { percent: 50, steps: x },
+            { percent: 50, steps: y },
+          ],
+        })),
       ),
     })).steps;
     const hasWebhook = (steps: unknown): boolean => JSON.stringify(steps).includes('"type":"webhook"');
-    const endpoints = async () => (await h.db.kysely.selectFrom('webhook_endpoints').select('id').where('workspace_id', '=', ws.id).execute()).length;
+    const endpoints = async () =>
+      (await h.db.kysely.selectFrom('webhook_endpoints').select('id').where('workspace_id', '=', ws.id).execute())
+        .length;
     const figures = { cases: 0, withWebhook: 0, refused: 0, invalid: 0, created: 0, putRefused: 0 };
     // A tree past the limits (100 steps, 6 levels) is 422 validation_failed whatever holds it: its shape is checked first.
-    const invalid = (res: { statusCode: number; json(): { code: string } }) => res.statusCode === 422 && res.json().code === 'validation_failed';
+    const invalid = (res: { statusCode: number; json(): { code: string } }) =>
+      res.statusCode === 422 && res.json().code === 'validation_failed';
     await fc.assert(
       fc.asyncProperty(tree, tree, async (first, second) => {
         const before = await endpoints();
-        const res = await h.call(editor, 'POST', '/v1/automations', { name: 'Generated', trigger: { type: 'api' }, steps: first });
+        const res = await h.call(editor, 'POST', '/v1/automations', {
+          name: 'Generated',
+          trigger: { type: 'api' },
+          steps: first,
+        });
         expect(res.statusCode, res.body).toBeLessThan(500);
         figures.cases++;
         if (invalid(res)) figures.invalid++;
         else if (hasWebhook(first)) {
           figures.withWebhook++;
           expect(res.statusCode).toBe(403);
-          expect(res.json()).toMatchObject({ code: 'insufficient_scope', detail: expect.stringContaining('write:webhooks') });
+          expect(res.json()).toMatchObject({
+            code: 'insufficient_scope',
+            detail: expect.stringContaining('write:webhooks'),
+          });
           figures.refused++;
         } else {
           expect(res.statusCode, res.body).toBe(201);

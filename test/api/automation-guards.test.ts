@@ -9,7 +9,11 @@
  */
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeAll, expect, it, vi } from 'vitest';
-import { AutomationEngine, DEFAULT_ENGINE, type EngineOptions } from '../../src/integrations/automations/automations.engine.js';
+import {
+  AutomationEngine,
+  DEFAULT_ENGINE,
+  type EngineOptions,
+} from '../../src/integrations/automations/automations.engine.js';
 import { WebhooksService } from '../../src/integrations/webhooks/webhooks.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertSegment, insertTopic, verifiedDomain } from '../helpers/fixtures.js';
@@ -19,7 +23,12 @@ const DAY = 86_400_000;
 /** The default re-entry cooldown: 10 minutes. */
 const COOLDOWN = 600_000;
 const FROM = 'News <news@acme.test>';
-const send = (id: string, subject: string) => ({ id, type: 'send', from: FROM, emailContent: { subject, html: `<p>${subject}</p>` } });
+const send = (id: string, subject: string) => ({
+  id,
+  type: 'send',
+  from: FROM,
+  emailContent: { subject, html: `<p>${subject}</p>` },
+});
 const HOOK_URL = 'https://93.184.215.14/formcast-hook';
 
 describeApi('automation loop guards', (h) => {
@@ -32,7 +41,12 @@ describeApi('automation loop guards', (h) => {
   });
 
   function engine(opts: Partial<EngineOptions> = {}): AutomationEngine {
-    return new AutomationEngine(h.db, webhooks, { ...DEFAULT_ENGINE, workerId: `guards-${Math.random()}`, clock: () => Date.now(), ...opts });
+    return new AutomationEngine(h.db, webhooks, {
+      ...DEFAULT_ENGINE,
+      workerId: `guards-${Math.random()}`,
+      clock: () => Date.now(),
+      ...opts,
+    });
   }
 
   /** At most `ticks` rounds of intake and runs (stops early once neither has anything to do). */
@@ -59,11 +73,36 @@ describeApi('automation loop guards', (h) => {
     return created.json().id as string;
   }
 
-  const messagesTo = async (contactId: string) => Number((await h.db.kysely.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('contact_id', '=', contactId).where('automation_run_id', 'is not', null).executeTakeFirstOrThrow()).n);
-  const runsOf = async (ws: TestWorkspace, id: string) => (await h.call(ws.key, 'GET', `/v1/automations/${id}/runs`)).json().data as { id: string; status: string; exitReason: string | null; contactId: string }[];
-  const stops = async (ws: TestWorkspace) => (await h.db.kysely.selectFrom('events').select(['data', 'contact_id']).where('workspace_id', '=', ws.id)
-    .where('type', '=', 'automation.run_stopped').execute()).map((r) => ({ contactId: r.contact_id, ...(JSON.parse(r.data) as Record<string, unknown>) }) as Record<string, unknown>);
+  const messagesTo = async (contactId: string) =>
+    Number(
+      (
+        await h.db.kysely
+          .selectFrom('deliveries')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('contact_id', '=', contactId)
+          .where('automation_run_id', 'is not', null)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const runsOf = async (ws: TestWorkspace, id: string) =>
+    (await h.call(ws.key, 'GET', `/v1/automations/${id}/runs`)).json().data as {
+      id: string;
+      status: string;
+      exitReason: string | null;
+      contactId: string;
+    }[];
+  const stops = async (ws: TestWorkspace) =>
+    (
+      await h.db.kysely
+        .selectFrom('events')
+        .select(['data', 'contact_id'])
+        .where('workspace_id', '=', ws.id)
+        .where('type', '=', 'automation.run_stopped')
+        .execute()
+    ).map(
+      (r) =>
+        ({ contactId: r.contact_id, ...(JSON.parse(r.data) as Record<string, unknown>) }) as Record<string, unknown>,
+    );
 
   it('two segment.entered automations that flip a property do not ping-pong: the cycle guard stops the second round', async () => {
     const ws = await setup();
@@ -71,8 +110,14 @@ describeApi('automation loop guards', (h) => {
     const editor = await h.key(ws, ['write:broadcasts', 'write:contacts']);
     const sideA = await insertSegment(h, ws, { field: 'properties.side', op: 'eq', value: 'a' }, 'Side A');
     const sideB = await insertSegment(h, ws, { field: 'properties.side', op: 'eq', value: 'b' }, 'Side B');
-    const ping = await automation(editor, 'Ping', { type: 'segment.entered', segmentId: sideA }, [send('ping', 'Ping'), { id: 'flip', type: 'update', properties: { side: 'b' } }]);
-    const pong = await automation(editor, 'Pong', { type: 'segment.entered', segmentId: sideB }, [send('pong', 'Pong'), { id: 'flop', type: 'update', properties: { side: 'a' } }]);
+    const ping = await automation(editor, 'Ping', { type: 'segment.entered', segmentId: sideA }, [
+      send('ping', 'Ping'),
+      { id: 'flip', type: 'update', properties: { side: 'b' } },
+    ]);
+    const pong = await automation(editor, 'Pong', { type: 'segment.entered', segmentId: sideB }, [
+      send('pong', 'Pong'),
+      { id: 'flop', type: 'update', properties: { side: 'a' } },
+    ]);
     const c = await insertContact(h, ws, { email: 'ball@example.test', properties: { side: 'none' } });
     expect((await h.call(editor, 'PUT', `/v1/contacts/${c}`, { properties: { side: 'a' } })).statusCode).toBe(200);
 
@@ -86,9 +131,17 @@ describeApi('automation loop guards', (h) => {
     expect(refused.exitReason).toMatch(/^guard: cycle: /);
     expect(refused.exitReason).toContain(`${ping} → ${pong} → ${ping}`);
     expect((await runsOf(ws, pong)).map((r) => r.status)).toEqual(['COMPLETED']);
-    expect(await stops(ws)).toEqual([expect.objectContaining({ contactId: c, automationId: ping, guard: 'cycle', chain: [ping, pong] })]);
+    expect(await stops(ws)).toEqual([
+      expect.objectContaining({ contactId: c, automationId: ping, guard: 'cycle', chain: [ping, pong] }),
+    ]);
     // The events of the runs' changes name the run that made them (what the intake follows).
-    const updates = await h.db.kysely.selectFrom('events').select('data').where('workspace_id', '=', ws.id).where('type', '=', 'contact.updated').where('contact_id', '=', c).execute();
+    const updates = await h.db.kysely
+      .selectFrom('events')
+      .select('data')
+      .where('workspace_id', '=', ws.id)
+      .where('type', '=', 'contact.updated')
+      .where('contact_id', '=', c)
+      .execute();
     expect(updates.map((u) => JSON.parse(u.data).source).sort()).toEqual(['api', 'automation', 'automation']);
 
     // A person changing the contact later starts Ping again as usual (no chain; this engine has no cooldown), and again
@@ -106,10 +159,17 @@ describeApi('automation loop guards', (h) => {
     const editor = await h.key(ws, ['write:broadcasts', 'write:contacts']);
     const sideA = await insertSegment(h, ws, { field: 'properties.side', op: 'eq', value: 'a' }, 'Side A');
     const sideB = await insertSegment(h, ws, { field: 'properties.side', op: 'eq', value: 'b' }, 'Side B');
-    await automation(editor, 'Ping', { type: 'segment.entered', segmentId: sideA }, [send('ping', 'Ping'), { id: 'flip', type: 'update', properties: { side: 'b' } }]);
-    await automation(editor, 'Pong', { type: 'segment.entered', segmentId: sideB }, [send('pong', 'Pong'), { id: 'flop', type: 'update', properties: { side: 'a' } }]);
+    await automation(editor, 'Ping', { type: 'segment.entered', segmentId: sideA }, [
+      send('ping', 'Ping'),
+      { id: 'flip', type: 'update', properties: { side: 'b' } },
+    ]);
+    await automation(editor, 'Pong', { type: 'segment.entered', segmentId: sideB }, [
+      send('pong', 'Pong'),
+      { id: 'flop', type: 'update', properties: { side: 'a' } },
+    ]);
     const contacts = [];
-    for (let i = 0; i < 3; i++) contacts.push(await insertContact(h, ws, { email: `ball${i}@example.test`, properties: { side: 'none' } }));
+    for (let i = 0; i < 3; i++)
+      contacts.push(await insertContact(h, ws, { email: `ball${i}@example.test`, properties: { side: 'none' } }));
     for (const c of contacts) await h.call(editor, 'PUT', `/v1/contacts/${c}`, { properties: { side: 'a' } });
     await drive(engine(), 100);
     for (const c of contacts) expect(await messagesTo(c)).toBe(2);
@@ -120,16 +180,41 @@ describeApi('automation loop guards', (h) => {
     // OPT_OUT: nobody is subscribed until they subscribe.
     const t1 = await insertTopic(h, ws, 'OPT_OUT', 'One');
     const t2 = await insertTopic(h, ws, 'OPT_OUT', 'Two');
-    const one = await automation(ws.key, 'One', { type: 'contact.subscribed', topicId: t1 }, [send('one', 'One'), { id: 'to2', type: 'topic', topicId: t1, subscribed: false }, { id: 'on2', type: 'topic', topicId: t2, subscribed: true }]);
-    const two = await automation(ws.key, 'Two', { type: 'contact.subscribed', topicId: t2 }, [send('two', 'Two'), { id: 'to1', type: 'topic', topicId: t2, subscribed: false }, { id: 'on1', type: 'topic', topicId: t1, subscribed: true }]);
+    const one = await automation(ws.key, 'One', { type: 'contact.subscribed', topicId: t1 }, [
+      send('one', 'One'),
+      { id: 'to2', type: 'topic', topicId: t1, subscribed: false },
+      { id: 'on2', type: 'topic', topicId: t2, subscribed: true },
+    ]);
+    const two = await automation(ws.key, 'Two', { type: 'contact.subscribed', topicId: t2 }, [
+      send('two', 'Two'),
+      { id: 'to1', type: 'topic', topicId: t2, subscribed: false },
+      { id: 'on1', type: 'topic', topicId: t1, subscribed: true },
+    ]);
     const c = await insertContact(h, ws, { email: 'topics@example.test' });
-    expect((await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { topics: [{ id: t1, subscribed: true }] })).statusCode).toBe(200);
+    expect(
+      (await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { topics: [{ id: t1, subscribed: true }] })).statusCode,
+    ).toBe(200);
     await drive(engine({ reentryCooldownMs: 0 }), 60);
     expect(await messagesTo(c)).toBe(2);
-    expect((await runsOf(ws, one)).map((r) => r.exitReason ?? r.status).sort()).toEqual(['COMPLETED', expect.stringMatching(/^guard: cycle: /)]);
+    expect((await runsOf(ws, one)).map((r) => r.exitReason ?? r.status).sort()).toEqual([
+      'COMPLETED',
+      expect.stringMatching(/^guard: cycle: /),
+    ]);
     expect((await runsOf(ws, two)).map((r) => r.status)).toEqual(['COMPLETED']);
-    const subscribed = await h.db.kysely.selectFrom('events').select('data').where('workspace_id', '=', ws.id).where('type', '=', 'contact.subscribed').where('contact_id', '=', c).execute();
-    expect(subscribed.map((e) => JSON.parse(e.data) as { source: string; automationId?: string }).filter((d) => d.source === 'automation').map((d) => d.automationId).sort()).toEqual([one, two].sort());
+    const subscribed = await h.db.kysely
+      .selectFrom('events')
+      .select('data')
+      .where('workspace_id', '=', ws.id)
+      .where('type', '=', 'contact.subscribed')
+      .where('contact_id', '=', c)
+      .execute();
+    expect(
+      subscribed
+        .map((e) => JSON.parse(e.data) as { source: string; automationId?: string })
+        .filter((d) => d.source === 'automation')
+        .map((d) => d.automationId)
+        .sort(),
+    ).toEqual([one, two].sort());
   });
 
   it('a chain of automations each starting the next stops past the depth limit', async () => {
@@ -138,7 +223,11 @@ describeApi('automation loop guards', (h) => {
     // Seven automations, each entered at step i and moving the contact to step i + 1: no cycle, a long chain.
     for (let i = 1; i <= 7; i++) {
       const seg = await insertSegment(h, ws, { field: 'properties.step', op: 'eq', value: i }, `Step ${i}`);
-      ids.push(await automation(ws.key, `Step ${i}`, { type: 'segment.entered', segmentId: seg }, [{ id: `next${i}`, type: 'update', properties: { step: i + 1 } }]));
+      ids.push(
+        await automation(ws.key, `Step ${i}`, { type: 'segment.entered', segmentId: seg }, [
+          { id: `next${i}`, type: 'update', properties: { step: i + 1 } },
+        ]),
+      );
     }
     const c = await insertContact(h, ws, { email: 'chain@example.test', properties: { step: 0 } });
     await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { properties: { step: 1 } });
@@ -149,15 +238,21 @@ describeApi('automation loop guards', (h) => {
     expect(last).toEqual([expect.objectContaining({ status: 'EXITED', contactId: c })]);
     expect(last[0]!.exitReason).toMatch(/^guard: depth: more than 5 automations/);
     expect((await h.call(ws.key, 'GET', `/v1/contacts/${c}`)).json().properties.step).toBe(7);
-    expect(await stops(ws)).toEqual([expect.objectContaining({ automationId: ids[6], guard: 'depth', chain: ids.slice(0, 6) })]);
+    expect(await stops(ws)).toEqual([
+      expect.objectContaining({ automationId: ids[6], guard: 'depth', chain: ids.slice(0, 6) }),
+    ]);
   });
 
   it('re-entry cooldown: a contact whose run ended does not enter the same automation again before it is over', async () => {
     const ws = await setup();
     const t0 = Date.now();
     const vip = await insertSegment(h, ws, { field: 'properties.vip', op: 'eq', value: true }, 'VIP');
-    const welcome = await automation(ws.key, 'VIP welcome', { type: 'segment.entered', segmentId: vip }, [send('vip', 'Welcome, VIP')]);
-    const api = await automation(ws.key, 'On demand', { type: 'api' }, [{ id: 'mark', type: 'update', properties: { asked: true } }]);
+    const welcome = await automation(ws.key, 'VIP welcome', { type: 'segment.entered', segmentId: vip }, [
+      send('vip', 'Welcome, VIP'),
+    ]);
+    const api = await automation(ws.key, 'On demand', { type: 'api' }, [
+      { id: 'mark', type: 'update', properties: { asked: true } },
+    ]);
     const c = await insertContact(h, ws, { email: 'flapper@example.test', properties: { vip: false } });
     const e = engine();
     expect(DEFAULT_ENGINE.reentryCooldownMs).toBe(COOLDOWN);
@@ -173,7 +268,14 @@ describeApi('automation loop guards', (h) => {
     const welcomeRuns = await runsOf(ws, welcome);
     expect(welcomeRuns.map((r) => r.status).sort()).toEqual(['COMPLETED', 'EXITED']);
     expect(welcomeRuns.find((r) => r.status === 'EXITED')!.exitReason).toMatch(/^guard: cooldown: /);
-    expect(await stops(ws)).toEqual([expect.objectContaining({ contactId: c, automationId: welcome, guard: 'cooldown', cooldownSeconds: COOLDOWN / 1000 })]);
+    expect(await stops(ws)).toEqual([
+      expect.objectContaining({
+        contactId: c,
+        automationId: welcome,
+        guard: 'cooldown',
+        cooldownSeconds: COOLDOWN / 1000,
+      }),
+    ]);
     // The api trigger: once, then 409 until the cooldown (10 minutes by default) has passed; the 409 writes nothing.
     const first = await h.call(ws.key, 'POST', `/v1/automations/${api}/trigger`, { contactId: c });
     expect(first.statusCode).toBe(202);
@@ -194,10 +296,21 @@ describeApi('automation loop guards', (h) => {
   it('re-entry cooldown: a second real event trigger after it starts a new run; one within it shows as a run and an event, once per window', async () => {
     const ws = await setup();
     const t0 = Date.now();
-    const receipt = await automation(ws.key, 'Receipt', { type: 'event', name: 'order.placed' }, [send('receipt', 'Your receipt')]);
+    const receipt = await automation(ws.key, 'Receipt', { type: 'event', name: 'order.placed' }, [
+      send('receipt', 'Your receipt'),
+    ]);
     const c = await insertContact(h, ws, { email: 'buyer@example.test' });
     const e = engine(); // the default cooldown
-    const order = async (n: number) => expect((await h.call(ws.key, 'POST', '/v1/events/track', { contactId: c, name: 'order.placed', properties: { order: n } })).statusCode).toBe(202);
+    const order = async (n: number) =>
+      expect(
+        (
+          await h.call(ws.key, 'POST', '/v1/events/track', {
+            contactId: c,
+            name: 'order.placed',
+            properties: { order: n },
+          })
+        ).statusCode,
+      ).toBe(202);
 
     await order(1);
     await drive(e, 10);
@@ -217,11 +330,26 @@ describeApi('automation loop guards', (h) => {
     expect(await messagesTo(c)).toBe(2);
     const runs = await runsOf(ws, receipt);
     expect(runs.map((r) => r.status).sort()).toEqual(['COMPLETED', 'COMPLETED', 'EXITED']);
-    expect(runs.find((r) => r.status === 'EXITED')).toMatchObject({ contactId: c, exitReason: expect.stringMatching(/^guard: cooldown: .*600 s/) });
+    expect(runs.find((r) => r.status === 'EXITED')).toMatchObject({
+      contactId: c,
+      exitReason: expect.stringMatching(/^guard: cooldown: .*600 s/),
+    });
     const stopped = await stops(ws);
-    expect(stopped).toEqual([expect.objectContaining({ contactId: c, automationId: receipt, guard: 'cooldown', reason: expect.stringMatching(/^guard: cooldown: /) })]);
+    expect(stopped).toEqual([
+      expect.objectContaining({
+        contactId: c,
+        automationId: receipt,
+        guard: 'cooldown',
+        reason: expect.stringMatching(/^guard: cooldown: /),
+      }),
+    ]);
     const listed = await h.call(ws.key, 'GET', '/v1/events?type=automation.run_stopped');
-    expect(listed.json().data).toEqual([expect.objectContaining({ type: 'automation.run_stopped', data: expect.objectContaining({ guard: 'cooldown', runId: runs.find((r) => r.status === 'EXITED')!.id }) })]);
+    expect(listed.json().data).toEqual([
+      expect.objectContaining({
+        type: 'automation.run_stopped',
+        data: expect.objectContaining({ guard: 'cooldown', runId: runs.find((r) => r.status === 'EXITED')!.id }),
+      }),
+    ]);
 
     // Once the cooldown of the last real run is over, the next order gets its receipt: the refusal did not extend it.
     vi.setSystemTime(t0 + 60 * 60_000 + COOLDOWN + 30_000);
@@ -235,19 +363,35 @@ describeApi('automation loop guards', (h) => {
     const ws = await setup();
     const t0 = Date.now();
     const c = await insertContact(h, ws, { email: 'capped@example.test' });
-    const long = await automation(ws.key, 'Five messages', { type: 'api' }, [1, 2, 3, 4, 5].map((i) => send(`m${i}`, `Message ${i}`)));
+    const long = await automation(
+      ws.key,
+      'Five messages',
+      { type: 'api' },
+      [1, 2, 3, 4, 5].map((i) => send(`m${i}`, `Message ${i}`)),
+    );
     const other = await automation(ws.key, 'Another', { type: 'api' }, [send('o1', 'Other')]);
     const e = engine({ maxMessagesPerContactPerDay: 3 });
     await h.call(ws.key, 'POST', `/v1/automations/${long}/trigger`, { contactId: c });
     await drive(e, 20);
     expect(await messagesTo(c)).toBe(3);
     const [run] = await runsOf(ws, long);
-    expect(run).toMatchObject({ status: 'EXITED', exitReason: 'guard: daily cap: 3 automated messages to this contact in 24 hours' });
+    expect(run).toMatchObject({
+      status: 'EXITED',
+      exitReason: 'guard: daily cap: 3 automated messages to this contact in 24 hours',
+    });
     await h.call(ws.key, 'POST', `/v1/automations/${other}/trigger`, { contactId: c });
     await drive(e, 20);
     expect(await messagesTo(c)).toBe(3);
-    expect((await runsOf(ws, other))[0]).toMatchObject({ status: 'EXITED', exitReason: expect.stringMatching(/^guard: daily cap/) });
-    expect((await stops(ws)).map((s) => [s.automationId, s.guard, s.stepId, s.limit])).toEqual(expect.arrayContaining([[long, 'daily_cap', 'm4', 3], [other, 'daily_cap', 'o1', 3]]));
+    expect((await runsOf(ws, other))[0]).toMatchObject({
+      status: 'EXITED',
+      exitReason: expect.stringMatching(/^guard: daily cap/),
+    });
+    expect((await stops(ws)).map((s) => [s.automationId, s.guard, s.stepId, s.limit])).toEqual(
+      expect.arrayContaining([
+        [long, 'daily_cap', 'm4', 3],
+        [other, 'daily_cap', 'o1', 3],
+      ]),
+    );
     // The event is in the stream (GET /v1/events), as any other.
     const listed = await h.call(ws.key, 'GET', '/v1/events?type=automation.run_stopped');
     expect(listed.statusCode).toBe(200);
@@ -263,8 +407,10 @@ describeApi('automation loop guards', (h) => {
     const ws = await setup();
     const c = await insertContact(h, ws, { email: 'race@example.test' });
     const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push(await automation(ws.key, `Race ${i}`, { type: 'api' }, [send(`r${i}`, `Race ${i}`)]));
-    for (const id of ids) expect((await h.call(ws.key, 'POST', `/v1/automations/${id}/trigger`, { contactId: c })).statusCode).toBe(202);
+    for (let i = 0; i < 6; i++)
+      ids.push(await automation(ws.key, `Race ${i}`, { type: 'api' }, [send(`r${i}`, `Race ${i}`)]));
+    for (const id of ids)
+      expect((await h.call(ws.key, 'POST', `/v1/automations/${id}/trigger`, { contactId: c })).statusCode).toBe(202);
     // PostgreSQL walks the claimed runs in parallel lanes (and two engines claim at once); SQLite one at a time.
     const a = engine({ maxMessagesPerContactPerDay: 2, batchSize: 3 });
     const b = engine({ maxMessagesPerContactPerDay: 2, batchSize: 3 });
@@ -285,8 +431,11 @@ describeApi('automation webhook steps need write:webhooks', (h) => {
     const email = `${role}.${Math.random().toString(36).slice(2)}@people.example`;
     await h.app.services.users.create(ws.id, { email, role, password: PASSWORD });
     const login = await h.app.inject({
-      method: 'POST', url: '/app/login', remoteAddress: '127.0.0.1',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ email, password: PASSWORD }).toString(),
+      method: 'POST',
+      url: '/app/login',
+      remoteAddress: '127.0.0.1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ email, password: PASSWORD }).toString(),
     });
     expect(login.statusCode, login.body).toBe(303);
     const setCookie = ([] as string[]).concat(login.headers['set-cookie'] ?? []);
@@ -298,17 +447,31 @@ describeApi('automation webhook steps need write:webhooks', (h) => {
   }
 
   type Caller = string | { cookie: string; csrf: string };
-  function call(who: Caller, method: 'POST' | 'PUT' | 'GET', url: string, body?: unknown): Promise<LightMyRequestResponse> {
+  function call(
+    who: Caller,
+    method: 'POST' | 'PUT' | 'GET',
+    url: string,
+    body?: unknown,
+  ): Promise<LightMyRequestResponse> {
     if (typeof who === 'string') return h.call(who, method, url, body);
     return h.app.inject({
-      method, url,
-      headers: { cookie: who.cookie, 'x-csrf-token': who.csrf, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      method,
+      url,
+      headers: {
+        cookie: who.cookie,
+        'x-csrf-token': who.csrf,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
     });
   }
 
-  const endpoints = async (ws: TestWorkspace) => (await h.db.kysely.selectFrom('webhook_endpoints').select('url').where('workspace_id', '=', ws.id).execute()).map((r) => r.url);
-  const automations = async (ws: TestWorkspace) => (await h.db.kysely.selectFrom('automations').select('id').where('workspace_id', '=', ws.id).execute()).length;
+  const endpoints = async (ws: TestWorkspace) =>
+    (await h.db.kysely.selectFrom('webhook_endpoints').select('url').where('workspace_id', '=', ws.id).execute()).map(
+      (r) => r.url,
+    );
+  const automations = async (ws: TestWorkspace) =>
+    (await h.db.kysely.selectFrom('automations').select('id').where('workspace_id', '=', ws.id).execute()).length;
   function refused(res: LightMyRequestResponse): void {
     expect(res.statusCode, res.body).toBe(403);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -329,18 +492,30 @@ describeApi('automation webhook steps need write:webhooks', (h) => {
     for (const who of [editor, broadcaster]) {
       refused(await call(who, 'POST', '/v1/webhooks', { url: HOOK_URL, eventTypes: ['contact.created'] }));
       refused(await call(who, 'POST', '/v1/automations', body));
-      refused(await call(who, 'POST', '/v1/automations', { ...body, steps: [send('s', 'Hi'), { id: 'b', type: 'branch', filter: { all: [] }, then: [hook], else: [] }] }));
+      refused(
+        await call(who, 'POST', '/v1/automations', {
+          ...body,
+          steps: [send('s', 'Hi'), { id: 'b', type: 'branch', filter: { all: [] }, then: [hook], else: [] }],
+        }),
+      );
     }
     expect(await automations(ws)).toBe(0);
 
     // Nor by PUT onto a draft of their own (or a new version of an active one).
     for (const who of [editor, broadcaster]) {
-      const draft = await call(who, 'POST', '/v1/automations', { name: 'Mine', trigger: { type: 'api' }, steps: [send('s', 'Hi')] });
+      const draft = await call(who, 'POST', '/v1/automations', {
+        name: 'Mine',
+        trigger: { type: 'api' },
+        steps: [send('s', 'Hi')],
+      });
       expect(draft.statusCode).toBe(201);
       refused(await call(who, 'PUT', `/v1/automations/${draft.json().id}`, { steps: [send('s', 'Hi'), hook] }));
       expect((await call(who, 'POST', `/v1/automations/${draft.json().id}/activate`)).statusCode).toBe(200);
       refused(await call(who, 'PUT', `/v1/automations/${draft.json().id}`, { steps: [send('s', 'Hi'), hook] }));
-      expect((await call(who, 'GET', `/v1/automations/${draft.json().id}`)).json()).toMatchObject({ version: 1, steps: [expect.objectContaining({ type: 'send' })] });
+      expect((await call(who, 'GET', `/v1/automations/${draft.json().id}`)).json()).toMatchObject({
+        version: 1,
+        steps: [expect.objectContaining({ type: 'send' })],
+      });
     }
 
     // An admin's draft with a webhook step: an editor cannot activate it (it would register the endpoint).
@@ -355,15 +530,24 @@ describeApi('automation webhook steps need write:webhooks', (h) => {
     expect((await call(admin, 'POST', `/v1/automations/${adminDraft.json().id}/activate`)).statusCode).toBe(200);
     expect(await endpoints(ws)).toEqual([HOOK_URL]);
     // The editor may still edit the rest of it, keeping the admin's webhook step as it is; not point it elsewhere.
-    const kept = await call(editor, 'PUT', `/v1/automations/${adminDraft.json().id}`, { steps: [send('s', 'Hello'), hook] });
+    const kept = await call(editor, 'PUT', `/v1/automations/${adminDraft.json().id}`, {
+      steps: [send('s', 'Hello'), hook],
+    });
     expect(kept.statusCode, kept.body).toBe(200);
     expect(kept.json().version).toBe(2);
-    refused(await call(editor, 'PUT', `/v1/automations/${adminDraft.json().id}`, { steps: [send('s', 'Hello'), { ...hook, url: 'https://93.184.215.14/elsewhere' }] }));
+    refused(
+      await call(editor, 'PUT', `/v1/automations/${adminDraft.json().id}`, {
+        steps: [send('s', 'Hello'), { ...hook, url: 'https://93.184.215.14/elsewhere' }],
+      }),
+    );
     expect(await endpoints(ws)).toEqual([HOOK_URL]);
 
     // An admin key (and a key with write:webhooks) can.
     const hooksKey = await h.key(ws, ['write:broadcasts', 'write:webhooks']);
-    const other = await call(hooksKey, 'POST', '/v1/automations', { ...body, steps: [{ ...hook, url: 'https://93.184.215.14/other' }] });
+    const other = await call(hooksKey, 'POST', '/v1/automations', {
+      ...body,
+      steps: [{ ...hook, url: 'https://93.184.215.14/other' }],
+    });
     expect(other.statusCode, other.body).toBe(201);
     expect((await call(hooksKey, 'POST', `/v1/automations/${other.json().id}/activate`)).statusCode).toBe(200);
     expect((await call(ws.key, 'POST', '/v1/automations', body)).statusCode).toBe(201);

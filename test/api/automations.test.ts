@@ -17,13 +17,39 @@ const DAY = 86_400_000;
 /** The caller of the service's writes in these tests: one who may write webhook steps. */
 const ADMIN = { scopes: ['admin'] };
 const FROM = 'News <news@acme.test>';
-const send = (id: string, subject: string) => ({ id, type: 'send', from: FROM, emailContent: { subject, html: `<p>${subject} {{ contact.firstName }}</p>` } });
+const send = (id: string, subject: string) => ({
+  id,
+  type: 'send',
+  from: FROM,
+  emailContent: { subject, html: `<p>${subject} {{ contact.firstName }}</p>` },
+});
 
 /** Every table's row count: the simulator must change none. */
 async function rowCounts(db: Db): Promise<Record<string, number>> {
-  const tables = ['automations', 'automation_versions', 'automation_runs', 'automation_run_steps', 'automation_segment_members', 'events', 'deliveries', 'broadcasts', 'contacts', 'contact_topics', 'webhook_deliveries', 'webhook_endpoints'] as const;
+  const tables = [
+    'automations',
+    'automation_versions',
+    'automation_runs',
+    'automation_run_steps',
+    'automation_segment_members',
+    'events',
+    'deliveries',
+    'broadcasts',
+    'contacts',
+    'contact_topics',
+    'webhook_deliveries',
+    'webhook_endpoints',
+  ] as const;
   const out: Record<string, number> = {};
-  for (const t of tables) out[t] = Number((await db.kysely.selectFrom(t).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  for (const t of tables)
+    out[t] = Number(
+      (
+        await db.kysely
+          .selectFrom(t)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return out;
 }
 
@@ -34,7 +60,11 @@ describeApi('automations', (h) => {
   beforeAll(() => {
     // http:// on loopback allowed here (the receiver of the webhook step); the app's own service refuses it.
     webhooks = new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: true, allowPrivate: true });
-    engine = new AutomationEngine(h.db, webhooks, { ...DEFAULT_ENGINE, workerId: 'engine-test', clock: () => Date.now() });
+    engine = new AutomationEngine(h.db, webhooks, {
+      ...DEFAULT_ENGINE,
+      workerId: 'engine-test',
+      clock: () => Date.now(),
+    });
   });
   afterEach(() => {
     vi.useRealTimers();
@@ -59,33 +89,62 @@ describeApi('automations', (h) => {
   it('creates, reads, lists and checks the step tree with a path for every problem', async () => {
     const { ws } = await setup();
     const bad = await h.call(ws.key, 'POST', '/v1/automations', {
-      name: 'Bad', trigger: { type: 'contact.created' },
-      steps: [{ type: 'wait', duration: 'P1M' }, { type: 'split', arms: [{ percent: 60, steps: [] }, { percent: 30, steps: [{ type: 'nope' }] }] }, { id: 'x', type: 'exit' }, { id: 'x', type: 'exit' }],
+      name: 'Bad',
+      trigger: { type: 'contact.created' },
+      steps: [
+        { type: 'wait', duration: 'P1M' },
+        {
+          type: 'split',
+          arms: [
+            { percent: 60, steps: [] },
+            { percent: 30, steps: [{ type: 'nope' }] },
+          ],
+        },
+        { id: 'x', type: 'exit' },
+        { id: 'x', type: 'exit' },
+      ],
     });
     expect(bad.statusCode).toBe(422);
     const paths = bad.json().errors.map((e: { path: string }) => e.path);
-    expect(paths).toEqual(expect.arrayContaining(['/steps/0/duration', '/steps/1/arms', '/steps/1/arms/1/steps/0/type', '/steps/3/id']));
-    expect(await h.db.kysely.selectFrom('automations').selectAll().where('workspace_id', '=', ws.id).execute()).toHaveLength(0);
+    expect(paths).toEqual(
+      expect.arrayContaining(['/steps/0/duration', '/steps/1/arms', '/steps/1/arms/1/steps/0/type', '/steps/3/id']),
+    );
+    expect(
+      await h.db.kysely.selectFrom('automations').selectAll().where('workspace_id', '=', ws.id).execute(),
+    ).toHaveLength(0);
 
-    const badRef = await h.call(ws.key, 'POST', '/v1/automations', { name: 'Ref', trigger: { type: 'segment.entered', segmentId: 'seg_nope' }, steps: [] });
+    const badRef = await h.call(ws.key, 'POST', '/v1/automations', {
+      name: 'Ref',
+      trigger: { type: 'segment.entered', segmentId: 'seg_nope' },
+      steps: [],
+    });
     expect(badRef.statusCode).toBe(422);
     expect(badRef.json().code).toBe('invalid_reference');
 
-    const res = await h.call(ws.key, 'POST', '/v1/automations', { name: 'Welcome', trigger: { type: 'contact.created' }, steps: [send('hello', 'Hi'), { type: 'wait', duration: 'P2D' }] });
+    const res = await h.call(ws.key, 'POST', '/v1/automations', {
+      name: 'Welcome',
+      trigger: { type: 'contact.created' },
+      steps: [send('hello', 'Hi'), { type: 'wait', duration: 'P2D' }],
+    });
     expect(res.statusCode).toBe(201);
     const a = res.json();
     expect(a).toMatchObject({ name: 'Welcome', status: 'DRAFT', version: 1, trigger: { type: 'contact.created' } });
     expect(a.steps[1].id).toMatch(/^[A-Za-z0-9_-]+$/);
     expect(res.headers.location).toBe(`/v1/automations/${a.id}`);
     expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}`)).json()).toEqual(a);
-    expect((await h.call(ws.key, 'GET', '/v1/automations')).json().data.map((x: { id: string }) => x.id)).toEqual([a.id]);
+    expect((await h.call(ws.key, 'GET', '/v1/automations')).json().data.map((x: { id: string }) => x.id)).toEqual([
+      a.id,
+    ]);
 
     // Another workspace sees none of it.
     const other = await h.workspace('Other');
     expect((await h.call(other.key, 'GET', `/v1/automations/${a.id}`)).statusCode).toBe(404);
     expect((await h.call(other.key, 'PUT', `/v1/automations/${a.id}`, { name: 'x' })).statusCode).toBe(404);
     expect((await h.call(other.key, 'POST', `/v1/automations/${a.id}/activate`)).statusCode).toBe(404);
-    expect((await h.call(other.key, 'POST', `/v1/automations/${a.id}/simulate`, { contact: { email: 'a@b.test' } })).statusCode).toBe(404);
+    expect(
+      (await h.call(other.key, 'POST', `/v1/automations/${a.id}/simulate`, { contact: { email: 'a@b.test' } }))
+        .statusCode,
+    ).toBe(404);
     expect((await h.call(other.key, 'GET', `/v1/automations/${a.id}/runs`)).statusCode).toBe(404);
     expect((await h.call(other.key, 'DELETE', `/v1/automations/${a.id}`)).statusCode).toBe(404);
     expect((await h.call(other.key, 'GET', '/v1/automations')).json().data).toEqual([]);
@@ -97,14 +156,31 @@ describeApi('automations', (h) => {
 
   it('moves DRAFT → ACTIVE ⇄ PAUSED, refuses other moves, and refuses an incomplete automation with the step paths', async () => {
     const { ws } = await setup();
-    const a = (await h.call(ws.key, 'POST', '/v1/automations', {
-      name: 'Incomplete', trigger: { type: 'api' },
-      steps: [{ id: 'a', type: 'send', from: 'x@unverified.test', emailContent: { subject: '' } }, { id: 'b', type: 'branch', filter: { all: [] }, then: [{ id: 'c', type: 'send', emailContent: { subject: 'Hi', html: '<p>x</p>' } }], else: [] }],
-    })).json();
+    const a = (
+      await h.call(ws.key, 'POST', '/v1/automations', {
+        name: 'Incomplete',
+        trigger: { type: 'api' },
+        steps: [
+          { id: 'a', type: 'send', from: 'x@unverified.test', emailContent: { subject: '' } },
+          {
+            id: 'b',
+            type: 'branch',
+            filter: { all: [] },
+            then: [{ id: 'c', type: 'send', emailContent: { subject: 'Hi', html: '<p>x</p>' } }],
+            else: [],
+          },
+        ],
+      })
+    ).json();
     const incomplete = await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
     expect(incomplete.statusCode).toBe(422);
     expect(incomplete.json().code).toBe('automation_incomplete');
-    expect(incomplete.json().errors.map((e: { path: string }) => e.path)).toEqual(['/steps/0/from', '/steps/0/emailContent/subject', '/steps/0/emailContent/html', '/steps/1/then/0/from']);
+    expect(incomplete.json().errors.map((e: { path: string }) => e.path)).toEqual([
+      '/steps/0/from',
+      '/steps/0/emailContent/subject',
+      '/steps/0/emailContent/html',
+      '/steps/1/then/0/from',
+    ]);
     expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}`)).json().status).toBe('DRAFT');
     expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/pause`)).json().code).toBe('invalid_state');
 
@@ -131,27 +207,53 @@ describeApi('automations', (h) => {
     vi.setSystemTime(t0);
     const { ws } = await setup();
     // The newsletter form: sign-ups without double opt-in, its `plan` field kept as a property.
-    const form = (await h.call(ws.key, 'POST', '/v1/forms', {
-      name: 'Newsletter', type: 'SIGN_UP', slug: `welcome-${h.dbName}`, fieldMapping: { email: 'email', first_name: 'firstName', plan: 'plan' }, settings: { doubleOptIn: false },
-    })).json();
+    const form = (
+      await h.call(ws.key, 'POST', '/v1/forms', {
+        name: 'Newsletter',
+        type: 'SIGN_UP',
+        slug: `welcome-${h.dbName}`,
+        fieldMapping: { email: 'email', first_name: 'firstName', plan: 'plan' },
+        settings: { doubleOptIn: false },
+      })
+    ).json();
     expect((await h.call(ws.key, 'POST', `/v1/forms/${form.id}/publish`)).statusCode).toBe(200);
-    const a = (await h.call(ws.key, 'POST', '/v1/automations', {
-      name: 'Welcome', trigger: { type: 'form.submitted', formGroupId: form.formGroupId },
-      steps: [
-        send('welcome', 'Welcome'),
-        { id: 'wait', type: 'wait', duration: 'P2D' },
-        { id: 'plan', type: 'branch', filter: { field: 'properties.plan', op: 'eq', value: 'pro' },
-          then: [send('pro', 'Pro tips')],
-          else: [{ id: 'ab', type: 'split', arms: [{ percent: 50, steps: [send('a', 'Offer A')] }, { percent: 50, steps: [send('b', 'Offer B')] }] }] },
-        send('final', 'See you'),
-      ],
-    })).json();
+    const a = (
+      await h.call(ws.key, 'POST', '/v1/automations', {
+        name: 'Welcome',
+        trigger: { type: 'form.submitted', formGroupId: form.formGroupId },
+        steps: [
+          send('welcome', 'Welcome'),
+          { id: 'wait', type: 'wait', duration: 'P2D' },
+          {
+            id: 'plan',
+            type: 'branch',
+            filter: { field: 'properties.plan', op: 'eq', value: 'pro' },
+            then: [send('pro', 'Pro tips')],
+            else: [
+              {
+                id: 'ab',
+                type: 'split',
+                arms: [
+                  { percent: 50, steps: [send('a', 'Offer A')] },
+                  { percent: 50, steps: [send('b', 'Offer B')] },
+                ],
+              },
+            ],
+          },
+          send('final', 'See you'),
+        ],
+      })
+    ).json();
     expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`)).statusCode).toBe(200);
 
     const contacts: { id: string; email: string; pro: boolean }[] = [];
     for (let i = 0; i < 1000; i++) {
       const pro = i % 4 === 0;
-      const res = await h.call(ws.key, 'POST', `/v1/forms/${form.id}/submissions`, { email: `c${i}@example.test`, first_name: `C${i}`, plan: pro ? 'pro' : 'free' });
+      const res = await h.call(ws.key, 'POST', `/v1/forms/${form.id}/submissions`, {
+        email: `c${i}@example.test`,
+        first_name: `C${i}`,
+        plan: pro ? 'pro' : 'free',
+      });
       expect(res.statusCode, res.body).toBeLessThan(300);
       contacts.push({ id: res.json().contactId, email: `c${i}@example.test`, pro });
     }
@@ -163,9 +265,18 @@ describeApi('automations', (h) => {
     };
     expect(sending.smtp.received).toHaveLength(1000);
     expect([...subjects().values()].every((s) => s.join() === 'Welcome')).toBe(true);
-    const runs = await h.db.kysely.selectFrom('automation_runs').select(['status', 'due_at', 'step_started_at']).where('automation_id', '=', a.id).execute();
+    const runs = await h.db.kysely
+      .selectFrom('automation_runs')
+      .select(['status', 'due_at', 'step_started_at'])
+      .where('automation_id', '=', a.id)
+      .execute();
     expect(runs).toHaveLength(1000);
-    expect(runs.every((r) => r.status === 'WAITING' && new Date(r.due_at!).getTime() - new Date(r.step_started_at!).getTime() === 2 * DAY)).toBe(true);
+    expect(
+      runs.every(
+        (r) =>
+          r.status === 'WAITING' && new Date(r.due_at!).getTime() - new Date(r.step_started_at!).getTime() === 2 * DAY,
+      ),
+    ).toBe(true);
 
     // A day later nothing is due.
     vi.setSystemTime(t0 + DAY);
@@ -195,11 +306,25 @@ describeApi('automations', (h) => {
     expect(armA / 750).toBeGreaterThan(0.4);
     expect(armA / 750).toBeLessThan(0.6);
     // The messages after the wait were queued at the simulated time of its end.
-    const late = await h.db.kysely.selectFrom('deliveries').innerJoin('broadcasts', 'broadcasts.id', 'deliveries.broadcast_id')
-      .select(['deliveries.created_at', 'broadcasts.automation_step_id']).where('broadcasts.automation_id', '=', a.id).where('broadcasts.automation_step_id', '!=', 'welcome').execute();
+    const late = await h.db.kysely
+      .selectFrom('deliveries')
+      .innerJoin('broadcasts', 'broadcasts.id', 'deliveries.broadcast_id')
+      .select(['deliveries.created_at', 'broadcasts.automation_step_id'])
+      .where('broadcasts.automation_id', '=', a.id)
+      .where('broadcasts.automation_step_id', '!=', 'welcome')
+      .execute();
     expect(late).toHaveLength(2000);
-    expect(late.every((d) => new Date(d.created_at).getTime() >= waitEnds && new Date(d.created_at).getTime() < waitEnds + 600_000)).toBe(true);
-    const done = await h.db.kysely.selectFrom('automation_runs').select('status').where('automation_id', '=', a.id).where('status', '=', 'COMPLETED').execute();
+    expect(
+      late.every(
+        (d) => new Date(d.created_at).getTime() >= waitEnds && new Date(d.created_at).getTime() < waitEnds + 600_000,
+      ),
+    ).toBe(true);
+    const done = await h.db.kysely
+      .selectFrom('automation_runs')
+      .select('status')
+      .where('automation_id', '=', a.id)
+      .where('status', '=', 'COMPLETED')
+      .execute();
     expect(done).toHaveLength(1000);
 
     const stats = (await h.call(ws.key, 'GET', `/v1/automations/${a.id}/stats`)).json().steps;
@@ -221,19 +346,36 @@ describeApi('automations', (h) => {
     const t0 = Date.parse('2026-04-01T09:00:00.000Z');
     vi.setSystemTime(t0);
     const { ws } = await setup();
-    const a = (await h.call(ws.key, 'POST', '/v1/automations', {
-      name: 'Follow-up', trigger: { type: 'contact.created' }, steps: [{ id: 'w', type: 'wait', duration: 'PT3H' }, send('v1', 'Version one')],
-    })).json();
+    const a = (
+      await h.call(ws.key, 'POST', '/v1/automations', {
+        name: 'Follow-up',
+        trigger: { type: 'contact.created' },
+        steps: [{ id: 'w', type: 'wait', duration: 'PT3H' }, send('v1', 'Version one')],
+      })
+    ).json();
     await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
-    const stay = (await h.call(ws.key, 'POST', '/v1/contacts', { email: 'stay@example.test', status: 'SUBSCRIBED' })).json();
-    const leave = (await h.call(ws.key, 'POST', '/v1/contacts', { email: 'leave@example.test', status: 'SUBSCRIBED' })).json();
+    const stay = (
+      await h.call(ws.key, 'POST', '/v1/contacts', { email: 'stay@example.test', status: 'SUBSCRIBED' })
+    ).json();
+    const leave = (
+      await h.call(ws.key, 'POST', '/v1/contacts', { email: 'leave@example.test', status: 'SUBSCRIBED' })
+    ).json();
     await settle();
-    const edited = await h.call(ws.key, 'PUT', `/v1/automations/${a.id}`, { steps: [{ id: 'w', type: 'wait', duration: 'PT3H' }, send('v2', 'Version two')] });
+    const edited = await h.call(ws.key, 'PUT', `/v1/automations/${a.id}`, {
+      steps: [{ id: 'w', type: 'wait', duration: 'PT3H' }, send('v2', 'Version two')],
+    });
     expect(edited.json().version).toBe(2);
     expect((await h.call(ws.key, 'PUT', `/v1/contacts/${leave.id}`, { status: 'UNSUBSCRIBED' })).statusCode).toBe(200);
-    const late = (await h.call(ws.key, 'POST', '/v1/contacts', { email: 'late@example.test', status: 'SUBSCRIBED' })).json();
+    const late = (
+      await h.call(ws.key, 'POST', '/v1/contacts', { email: 'late@example.test', status: 'SUBSCRIBED' })
+    ).json();
     await settle();
-    const runs = (await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data as { contactId: string; status: string; version: number; exitReason: string | null }[];
+    const runs = (await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data as {
+      contactId: string;
+      status: string;
+      version: number;
+      exitReason: string | null;
+    }[];
     expect(runs.find((r) => r.contactId === leave.id)).toMatchObject({ status: 'EXITED', exitReason: 'unsubscribed' });
     expect(runs.find((r) => r.contactId === stay.id)).toMatchObject({ status: 'WAITING', version: 1 });
     expect(runs.find((r) => r.contactId === late.id)).toMatchObject({ status: 'WAITING', version: 2 });
@@ -248,9 +390,24 @@ describeApi('automations', (h) => {
     const topic = await insertTopic(h, ws, 'OPT_OUT', 'VIP');
     const seg = await insertSegment(h, ws, { topic, subscribed: true }, 'VIPs');
     const already = await insertContact(h, ws, { email: 'already@example.test' });
-    await h.db.kysely.insertInto('contact_topics').values({ workspace_id: ws.id, contact_id: already, topic_id: topic, subscribed: 1, updated_at: new Date().toISOString() }).execute();
+    await h.db.kysely
+      .insertInto('contact_topics')
+      .values({
+        workspace_id: ws.id,
+        contact_id: already,
+        topic_id: topic,
+        subscribed: 1,
+        updated_at: new Date().toISOString(),
+      })
+      .execute();
     const mk = async (name: string, trigger: unknown) => {
-      const a = (await h.call(ws.key, 'POST', '/v1/automations', { name, trigger, steps: [{ id: 'u', type: 'update', properties: { [name]: true } }] })).json();
+      const a = (
+        await h.call(ws.key, 'POST', '/v1/automations', {
+          name,
+          trigger,
+          steps: [{ id: 'u', type: 'update', properties: { [name]: true } }],
+        })
+      ).json();
       expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`)).statusCode).toBe(200);
       return a.id as string;
     };
@@ -259,35 +416,81 @@ describeApi('automations', (h) => {
     const onSegment = await mk('segment', { type: 'segment.entered', segmentId: seg });
     const c = await insertContact(h, ws, { email: 'ada@example.test' });
 
-    expect((await h.call(ws.key, 'POST', '/v1/events/track', { email: 'ada@example.test', name: 'trial.started', properties: { plan: 'pro' } })).statusCode).toBe(202);
-    expect((await h.call(ws.key, 'POST', '/v1/events/track', { email: 'nobody@example.test', name: 'trial.started' })).statusCode).toBe(404);
-    expect((await h.call(ws.key, 'POST', '/v1/events/track', { contactId: c, email: 'ada@example.test', name: 'x' })).statusCode).toBe(422);
+    expect(
+      (
+        await h.call(ws.key, 'POST', '/v1/events/track', {
+          email: 'ada@example.test',
+          name: 'trial.started',
+          properties: { plan: 'pro' },
+        })
+      ).statusCode,
+    ).toBe(202);
+    expect(
+      (await h.call(ws.key, 'POST', '/v1/events/track', { email: 'nobody@example.test', name: 'trial.started' }))
+        .statusCode,
+    ).toBe(404);
+    expect(
+      (await h.call(ws.key, 'POST', '/v1/events/track', { contactId: c, email: 'ada@example.test', name: 'x' }))
+        .statusCode,
+    ).toBe(422);
     const first = await h.call(ws.key, 'POST', `/v1/automations/${onApi}/trigger`, { contactId: c });
     expect(first.statusCode).toBe(202);
     expect(first.json().started).toBe(true);
-    expect((await h.call(ws.key, 'POST', `/v1/automations/${onApi}/trigger`, { contactId: c })).json()).toEqual({ runId: first.json().runId, started: false });
+    expect((await h.call(ws.key, 'POST', `/v1/automations/${onApi}/trigger`, { contactId: c })).json()).toEqual({
+      runId: first.json().runId,
+      started: false,
+    });
     expect((await h.call(ws.key, 'POST', `/v1/automations/${onEvent}/trigger`, { contactId: c })).statusCode).toBe(409);
     // Subscribing Ada to the topic puts her in the segment: she enters; the contact already in it at activation does not.
-    expect((await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { topics: [{ id: topic, subscribed: true }] })).statusCode).toBe(200);
+    expect(
+      (await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { topics: [{ id: topic, subscribed: true }] })).statusCode,
+    ).toBe(200);
     await settle();
     await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { firstName: 'Ada' });
     await settle();
-    const runs = await h.db.kysely.selectFrom('automation_runs').select(['automation_id', 'contact_id', 'status']).where('workspace_id', '=', ws.id).execute();
-    expect(runs.filter((r) => r.automation_id === onEvent)).toEqual([{ automation_id: onEvent, contact_id: c, status: 'COMPLETED' }]);
-    expect(runs.filter((r) => r.automation_id === onApi)).toEqual([{ automation_id: onApi, contact_id: c, status: 'COMPLETED' }]);
-    expect(runs.filter((r) => r.automation_id === onSegment)).toEqual([{ automation_id: onSegment, contact_id: c, status: 'COMPLETED' }]);
+    const runs = await h.db.kysely
+      .selectFrom('automation_runs')
+      .select(['automation_id', 'contact_id', 'status'])
+      .where('workspace_id', '=', ws.id)
+      .execute();
+    expect(runs.filter((r) => r.automation_id === onEvent)).toEqual([
+      { automation_id: onEvent, contact_id: c, status: 'COMPLETED' },
+    ]);
+    expect(runs.filter((r) => r.automation_id === onApi)).toEqual([
+      { automation_id: onApi, contact_id: c, status: 'COMPLETED' },
+    ]);
+    expect(runs.filter((r) => r.automation_id === onSegment)).toEqual([
+      { automation_id: onSegment, contact_id: c, status: 'COMPLETED' },
+    ]);
     const ada = (await h.call(ws.key, 'GET', `/v1/contacts/${c}`)).json();
     expect(ada.properties).toMatchObject({ tracked: true, api: true, segment: true });
   });
 
   it('simulates a real and a made-up contact without writing anything', async () => {
     const { ws } = await setup();
-    const a = (await h.call(ws.key, 'POST', '/v1/automations', {
-      name: 'Sim', trigger: { type: 'contact.created' },
-      steps: [send('hi', 'Hi {{ contact.firstName }}'), { id: 'w', type: 'wait', duration: 'P1DT12H' },
-        { id: 'b', type: 'branch', filter: { field: 'properties.plan', op: 'eq', value: 'pro' }, then: [{ id: 'x', type: 'exit' }], else: [send('free', 'Upgrade?')] }, send('end', 'Bye')],
-    })).json();
-    const c = await insertContact(h, ws, { email: 'grace@example.test', firstName: 'Grace', properties: { plan: 'pro' } });
+    const a = (
+      await h.call(ws.key, 'POST', '/v1/automations', {
+        name: 'Sim',
+        trigger: { type: 'contact.created' },
+        steps: [
+          send('hi', 'Hi {{ contact.firstName }}'),
+          { id: 'w', type: 'wait', duration: 'P1DT12H' },
+          {
+            id: 'b',
+            type: 'branch',
+            filter: { field: 'properties.plan', op: 'eq', value: 'pro' },
+            then: [{ id: 'x', type: 'exit' }],
+            else: [send('free', 'Upgrade?')],
+          },
+          send('end', 'Bye'),
+        ],
+      })
+    ).json();
+    const c = await insertContact(h, ws, {
+      email: 'grace@example.test',
+      firstName: 'Grace',
+      properties: { plan: 'pro' },
+    });
     const before = await rowCounts(h.db);
     const real = (await h.call(ws.key, 'POST', `/v1/automations/${a.id}/simulate`, { contactId: c })).json();
     expect(real).toEqual({
@@ -299,7 +502,11 @@ describeApi('automations', (h) => {
       ],
       exited: 'exit step',
     });
-    const imagined = (await h.call(ws.key, 'POST', `/v1/automations/${a.id}/simulate`, { contact: { email: 'Lin@Example.test', firstName: 'Lin', properties: { plan: 'free' } } })).json();
+    const imagined = (
+      await h.call(ws.key, 'POST', `/v1/automations/${a.id}/simulate`, {
+        contact: { email: 'Lin@Example.test', firstName: 'Lin', properties: { plan: 'free' } },
+      })
+    ).json();
     expect(imagined.steps.map((s: { stepId: string }) => s.stepId)).toEqual(['hi', 'w', 'b', 'free', 'end']);
     expect(imagined.steps[0].subject).toBe('Hi Lin');
     expect(imagined.steps[2].arm).toBe('else');
@@ -321,25 +528,42 @@ describeApi('automations', (h) => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
       const service = new AutomationsService(h.db, webhooks, engine);
-      const a = await service.create(ws.id, { name: 'Hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] }, ADMIN);
+      const a = await service.create(
+        ws.id,
+        { name: 'Hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] },
+        ADMIN,
+      );
       await service.activate(ws.id, a.id, ADMIN);
       // The endpoint activation registered shows its secret to no one until it is rotated (issue 29).
-      const registered = (await h.call(ws.key, 'GET', '/v1/webhooks')).json().data.find((w: { url: string }) => w.url === url);
+      const registered = (await h.call(ws.key, 'GET', '/v1/webhooks'))
+        .json()
+        .data.find((w: { url: string }) => w.url === url);
       expect(registered).not.toHaveProperty('secret');
-      const secret = (await h.call(ws.key, 'POST', `/v1/webhooks/${registered.id}/rotate-secret`)).json().secret as string;
+      const secret = (await h.call(ws.key, 'POST', `/v1/webhooks/${registered.id}/rotate-secret`)).json()
+        .secret as string;
       const c = await insertContact(h, ws, { email: 'hooked@example.test', firstName: 'Hook' });
       expect((await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c })).statusCode).toBe(202);
       await settle();
-      const dispatcher = new WebhookDispatcher(h.db, { workerId: 'auto-hooks', secret: TEST_SECRET, allowHttp: true, allowPrivate: true });
+      const dispatcher = new WebhookDispatcher(h.db, {
+        workerId: 'auto-hooks',
+        secret: TEST_SECRET,
+        allowHttp: true,
+        allowPrivate: true,
+      });
       try {
         while ((await dispatcher.dispatch()) > 0);
       } finally {
         await dispatcher.close();
       }
       expect(got).toHaveLength(1);
-      const endpoint = (await h.call(ws.key, 'GET', '/v1/webhooks')).json().data.find((w: { url: string }) => w.url === url);
+      const endpoint = (await h.call(ws.key, 'GET', '/v1/webhooks'))
+        .json()
+        .data.find((w: { url: string }) => w.url === url);
       expect(endpoint.eventTypes).toEqual([]);
-      const payload = new Webhook(secret).verify(got[0]!.body, got[0]!.headers as Record<string, string>) as { type: string; data: { runId: string; contact: { email: string } } };
+      const payload = new Webhook(secret).verify(got[0]!.body, got[0]!.headers as Record<string, string>) as {
+        type: string;
+        data: { runId: string; contact: { email: string } };
+      };
       expect(payload.type).toBe('automation.webhook');
       expect(payload.data.contact.email).toBe('hooked@example.test');
     } finally {
@@ -349,7 +573,13 @@ describeApi('automations', (h) => {
 
   it('a leave event ends only the runs its contact had then; a deleted webhook endpoint ends the run instead of failing on', async () => {
     const { ws } = await setup();
-    const a = (await h.call(ws.key, 'POST', '/v1/automations', { name: 'Back', trigger: { type: 'api' }, steps: [{ id: 'w', type: 'wait', duration: 'P1D' }] })).json();
+    const a = (
+      await h.call(ws.key, 'POST', '/v1/automations', {
+        name: 'Back',
+        trigger: { type: 'api' },
+        steps: [{ id: 'w', type: 'wait', duration: 'P1D' }],
+      })
+    ).json();
     await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
     const c = await insertContact(h, ws, { email: 'back@example.test' });
     // Unsubscribes and comes back before the intake reads the unsubscribe; then enters.
@@ -357,31 +587,47 @@ describeApi('automations', (h) => {
     await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { status: 'SUBSCRIBED' });
     const run = (await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c })).json();
     await settle();
-    expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data).toEqual([expect.objectContaining({ id: run.runId, status: 'WAITING' })]);
+    expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data).toEqual([
+      expect.objectContaining({ id: run.runId, status: 'WAITING' }),
+    ]);
 
     const server = http.createServer((_req, res) => res.writeHead(204).end());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gone`;
       const service = new AutomationsService(h.db, webhooks, engine);
-      const hook = await service.create(ws.id, { name: 'Gone hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] }, ADMIN);
+      const hook = await service.create(
+        ws.id,
+        { name: 'Gone hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] },
+        ADMIN,
+      );
       await service.activate(ws.id, hook.id, ADMIN);
-      const endpoint = (await h.call(ws.key, 'GET', '/v1/webhooks')).json().data.find((w: { url: string }) => w.url === url);
+      const endpoint = (await h.call(ws.key, 'GET', '/v1/webhooks'))
+        .json()
+        .data.find((w: { url: string }) => w.url === url);
       expect((await h.call(ws.key, 'DELETE', `/v1/webhooks/${endpoint.id}`)).statusCode).toBe(204);
       await h.call(ws.key, 'POST', `/v1/automations/${hook.id}/trigger`, { contactId: c });
       await settle();
-      expect((await h.call(ws.key, 'GET', `/v1/automations/${hook.id}/runs`)).json().data).toEqual([expect.objectContaining({ status: 'EXITED', exitReason: 'its webhook endpoint was deleted' })]);
+      expect((await h.call(ws.key, 'GET', `/v1/automations/${hook.id}/runs`)).json().data).toEqual([
+        expect.objectContaining({ status: 'EXITED', exitReason: 'its webhook endpoint was deleted' }),
+      ]);
     } finally {
       await new Promise((r) => server.close(r));
     }
   });
 
-  it('a paused automation\'s runs wait where they are, and go on when it is activated again', async () => {
+  it("a paused automation's runs wait where they are, and go on when it is activated again", async () => {
     vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
     sending.pipeline = sending.build();
     const t0 = Date.now();
     const { ws } = await setup();
-    const a = (await h.call(ws.key, 'POST', '/v1/automations', { name: 'Pausing', trigger: { type: 'api' }, steps: [{ id: 'w', type: 'wait', duration: 'PT1H' }, send('after', 'After the pause')] })).json();
+    const a = (
+      await h.call(ws.key, 'POST', '/v1/automations', {
+        name: 'Pausing',
+        trigger: { type: 'api' },
+        steps: [{ id: 'w', type: 'wait', duration: 'PT1H' }, send('after', 'After the pause')],
+      })
+    ).json();
     await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
     const c = await insertContact(h, ws, { email: 'paused@example.test' });
     await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c });
@@ -401,13 +647,22 @@ describeApi('automations', (h) => {
     sending.pipeline = sending.build();
     const t0 = Date.now();
     const { ws } = await setup();
-    const a = (await h.call(ws.key, 'POST', '/v1/automations', { name: 'Confirmed welcome', trigger: { type: 'api' }, steps: [send('hi', 'Welcome aboard')] })).json();
+    const a = (
+      await h.call(ws.key, 'POST', '/v1/automations', {
+        name: 'Confirmed welcome',
+        trigger: { type: 'api' },
+        steps: [send('hi', 'Welcome aboard')],
+      })
+    ).json();
     await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
     const c = await insertContact(h, ws, { email: 'pending@example.test', status: 'PENDING' });
     await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c });
     await settle();
     expect(sending.smtp.received).toHaveLength(0);
-    expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data[0]).toMatchObject({ status: 'WAITING', stepId: 'hi' });
+    expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data[0]).toMatchObject({
+      status: 'WAITING',
+      stepId: 'hi',
+    });
     await h.call(ws.key, 'PUT', `/v1/contacts/${c}`, { status: 'SUBSCRIBED' });
     vi.setSystemTime(t0 + 6 * 60_000);
     await settle();
@@ -415,14 +670,24 @@ describeApi('automations', (h) => {
     expect((await h.call(ws.key, 'GET', `/v1/automations/${a.id}/runs`)).json().data[0].status).toBe('COMPLETED');
   });
 
-  it('counts unique opens and clicks of a send step\'s messages in its stats', async () => {
+  it("counts unique opens and clicks of a send step's messages in its stats", async () => {
     vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
     sending.pipeline = sending.build();
     const { ws } = await setup();
-    const a = (await h.call(ws.key, 'POST', '/v1/automations', {
-      name: 'Engaged', trigger: { type: 'api' },
-      steps: [{ id: 'hi', type: 'send', from: FROM, emailContent: { subject: 'Hi', html: '<p><a href="https://shop.example/x">Shop</a></p>' } }],
-    })).json();
+    const a = (
+      await h.call(ws.key, 'POST', '/v1/automations', {
+        name: 'Engaged',
+        trigger: { type: 'api' },
+        steps: [
+          {
+            id: 'hi',
+            type: 'send',
+            from: FROM,
+            emailContent: { subject: 'Hi', html: '<p><a href="https://shop.example/x">Shop</a></p>' },
+          },
+        ],
+      })
+    ).json();
     await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
     const c = await insertContact(h, ws, { email: 'reader@example.test' });
     await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c });
@@ -432,15 +697,36 @@ describeApi('automations', (h) => {
     const click = new URL(/href="([^"]+\/t\/c\/[^"]+)"/.exec(html)![1]!).pathname;
     // A person, a minute later (a click in the first seconds is a link scanner's).
     vi.setSystemTime(Date.now() + 60_000);
-    const browser = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
+    const browser =
+      'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
     for (let i = 0; i < 2; i++) {
-      expect((await h.app.inject({ method: 'GET', url: pixel, headers: { 'user-agent': browser }, remoteAddress: '203.0.113.9' })).statusCode).toBe(200);
-      expect((await h.app.inject({ method: 'GET', url: click, headers: { 'user-agent': browser }, remoteAddress: '203.0.113.9' })).statusCode).toBe(302);
+      expect(
+        (
+          await h.app.inject({
+            method: 'GET',
+            url: pixel,
+            headers: { 'user-agent': browser },
+            remoteAddress: '203.0.113.9',
+          })
+        ).statusCode,
+      ).toBe(200);
+      expect(
+        (
+          await h.app.inject({
+            method: 'GET',
+            url: click,
+            headers: { 'user-agent': browser },
+            remoteAddress: '203.0.113.9',
+          })
+        ).statusCode,
+      ).toBe(302);
     }
     let step: { opened: number; clicked: number; sent: number } | undefined;
     for (let i = 0; i < 100 && !(step?.opened && step.clicked); i++) {
       await new Promise((r) => setTimeout(r, 20));
-      step = (await h.call(ws.key, 'GET', `/v1/automations/${a.id}/stats`)).json().steps.find((x: { stepId: string }) => x.stepId === 'hi');
+      step = (await h.call(ws.key, 'GET', `/v1/automations/${a.id}/stats`))
+        .json()
+        .steps.find((x: { stepId: string }) => x.stepId === 'hi');
     }
     expect(step).toMatchObject({ sent: 1, opened: 1, clicked: 1 });
   });

@@ -18,27 +18,40 @@ import { ProtectionService } from '../../src/forms/protection/protection.service
 
 const RULES = { windowSeconds: 600, ipRange: 3, pattern: 3, mailbox: 2, domain: 4 };
 
-function describeProtected(title: string, suite: (h: { app: () => FastifyInstance; db: () => Db; name: TestDatabase['name'] }) => void): void {
+function describeProtected(
+  title: string,
+  suite: (h: { app: () => FastifyInstance; db: () => Db; name: TestDatabase['name'] }) => void,
+): void {
   for (const name of ['sqlite', 'postgres'] as const) {
     const target = testDatabases.find((d) => d.name === name);
-    (target ? describe : describe.skip)(`${title} [${name}${!target && !PG_URL ? ': TEST_DATABASE_URL not set' : ''}]`, () => {
-      let app: FastifyInstance;
-      let db: Db;
-      let drop: () => Promise<void>;
-      beforeAll(async () => {
-        ({ db, drop } = await target!.open());
-        app = await buildApp({
-          db, logger: false,
-          config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, signupBursts: RULES, proofOfWork: { cost: 10, minCounter: 5, maxCounter: 40 } },
+    (target ? describe : describe.skip)(
+      `${title} [${name}${!target && !PG_URL ? ': TEST_DATABASE_URL not set' : ''}]`,
+      () => {
+        let app: FastifyInstance;
+        let db: Db;
+        let drop: () => Promise<void>;
+        beforeAll(async () => {
+          ({ db, drop } = await target!.open());
+          app = await buildApp({
+            db,
+            logger: false,
+            config: {
+              logLevel: 'silent',
+              publicUrl: 'http://localhost:3000',
+              secret: TEST_SECRET,
+              signupBursts: RULES,
+              proofOfWork: { cost: 10, minCounter: 5, maxCounter: 40 },
+            },
+          });
+          await app.ready();
         });
-        await app.ready();
-      });
-      afterAll(async () => {
-        await app?.close();
-        await drop?.();
-      });
-      suite({ app: () => app, db: () => db, name });
-    });
+        afterAll(async () => {
+          await app?.close();
+          await drop?.();
+        });
+        suite({ app: () => app, db: () => db, name });
+      },
+    );
   }
 }
 
@@ -50,11 +63,25 @@ describeProtected('bot protection', (h) => {
   async function setup(settings: Record<string, unknown> = {}, type = 'SIGN_UP') {
     const { workspace, apiKey } = await h.app().services.workspaces.createWithAdminKey('Protected');
     const key = apiKey.key;
-    const call = (method: InjectOptions['method'], url: string, body?: unknown) => h.app().inject({
-      method, url, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
-    });
+    const call = (method: InjectOptions['method'], url: string, body?: unknown) =>
+      h.app().inject({
+        method,
+        url,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+      });
     const slug = `bot-${h.name}-${++slugs}`;
-    const created = await call('POST', '/v1/forms', { name: 'News', type, slug, display: 'INLINE_EMBED', fieldMapping: { email: 'email', first_name: 'firstName' }, settings });
+    const created = await call('POST', '/v1/forms', {
+      name: 'News',
+      type,
+      slug,
+      display: 'INLINE_EMBED',
+      fieldMapping: { email: 'email', first_name: 'firstName' },
+      settings,
+    });
     expect(created.statusCode, created.body).toBe(201);
     const pub = await call('POST', `/v1/forms/${created.json().id}/publish`);
     expect(pub.statusCode, pub.body).toBe(200);
@@ -62,9 +89,21 @@ describeProtected('bot protection', (h) => {
   }
 
   const post = (slug: string, body: string, ip = '198.51.100.10', headers: Record<string, string> = {}) =>
-    h.app().inject({ method: 'POST', url: `/f/${slug}`, remoteAddress: ip, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: body });
+    h.app().inject({
+      method: 'POST',
+      url: `/f/${slug}`,
+      remoteAddress: ip,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      payload: body,
+    });
   const postJson = (slug: string, body: unknown, ip = '198.51.100.10') =>
-    h.app().inject({ method: 'POST', url: `/f/${slug}`, remoteAddress: ip, headers: { 'content-type': 'application/json', accept: 'application/json', origin: 'https://site.example' }, payload: JSON.stringify(body) });
+    h.app().inject({
+      method: 'POST',
+      url: `/f/${slug}`,
+      remoteAddress: ip,
+      headers: { 'content-type': 'application/json', accept: 'application/json', origin: 'https://site.example' },
+      payload: JSON.stringify(body),
+    });
 
   async function solution(slug: string): Promise<string> {
     const res = await h.app().inject({ method: 'GET', url: `/f/${slug}/challenge` });
@@ -75,25 +114,52 @@ describeProtected('bot protection', (h) => {
     const solved = await solveChallenge({ challenge, deriveKey });
     return Buffer.from(JSON.stringify({ challenge, solution: solved })).toString('base64');
   }
-  const submissions = (ws: string) => h.db().kysely.selectFrom('submissions').selectAll().where('workspace_id', '=', ws).orderBy('id').execute();
-  const contact = (ws: string, email: string) => h.db().kysely.selectFrom('contacts').selectAll().where('workspace_id', '=', ws).where('email', '=', email).executeTakeFirst();
+  const submissions = (ws: string) =>
+    h.db().kysely.selectFrom('submissions').selectAll().where('workspace_id', '=', ws).orderBy('id').execute();
+  const contact = (ws: string, email: string) =>
+    h
+      .db()
+      .kysely.selectFrom('contacts')
+      .selectAll()
+      .where('workspace_id', '=', ws)
+      .where('email', '=', email)
+      .executeTakeFirst();
 
   describe('proof of work', () => {
     it('the setting is validated, stored and returned; the hosted page carries the widget from this origin and a CSP that lets only it run', async () => {
       const { call, slug, form } = await setup({ protection: { proofOfWork: true } });
       expect((await call('GET', `/v1/forms/${form.id}`)).json().settings.protection).toEqual({ proofOfWork: true });
-      expect((await call('POST', '/v1/forms', { name: 'x', type: 'SIGN_UP', settings: { protection: { proofOfWork: 'yes' } } })).statusCode).toBe(422);
-      expect((await call('POST', '/v1/forms', { name: 'x', type: 'SIGN_UP', settings: { protection: { captcha: true } } })).statusCode).toBe(422);
+      expect(
+        (
+          await call('POST', '/v1/forms', {
+            name: 'x',
+            type: 'SIGN_UP',
+            settings: { protection: { proofOfWork: 'yes' } },
+          })
+        ).statusCode,
+      ).toBe(422);
+      expect(
+        (await call('POST', '/v1/forms', { name: 'x', type: 'SIGN_UP', settings: { protection: { captcha: true } } }))
+          .statusCode,
+      ).toBe(422);
       const page = await h.app().inject({ method: 'GET', url: `/f/${slug}` });
       expect(page.statusCode).toBe(200);
-      expect(page.body).toContain(`<altcha-widget challenge="http://localhost:3000/f/${slug}/challenge" name="_fc_pow" auto="onload"`);
+      expect(page.body).toContain(
+        `<altcha-widget challenge="http://localhost:3000/f/${slug}/challenge" name="_fc_pow" auto="onload"`,
+      );
       expect(page.body).toMatch(/<script type="module" src="\/assets\/altcha\/widget\.js\?v=[\d.]+"><\/script>/);
       expect(page.body).not.toMatch(/https?:\/\/(?!localhost:3000)[^"]*altcha/); // nothing from elsewhere
       const csp = page.headers['content-security-policy'] as string;
       expect(csp).toContain("default-src 'none'; script-src 'self'; worker-src 'self'; connect-src 'self';");
       // The widget's files, from this origin, cacheable, compressed.
-      for (const [name, type] of [['widget.js', 'text/javascript'], ['pbkdf2.js', 'text/javascript'], ['altcha.css', 'text/css']]) {
-        const asset = await h.app().inject({ method: 'GET', url: `/assets/altcha/${name}?v=1`, headers: { 'accept-encoding': 'gzip' } });
+      for (const [name, type] of [
+        ['widget.js', 'text/javascript'],
+        ['pbkdf2.js', 'text/javascript'],
+        ['altcha.css', 'text/css'],
+      ]) {
+        const asset = await h
+          .app()
+          .inject({ method: 'GET', url: `/assets/altcha/${name}?v=1`, headers: { 'accept-encoding': 'gzip' } });
         expect(asset.statusCode).toBe(200);
         expect(asset.headers['content-type']).toContain(type);
         expect(asset.headers['content-encoding']).toBe('gzip');
@@ -120,22 +186,52 @@ describeProtected('bot protection', (h) => {
       const json = await postJson(slug, { email: 'script@example.com' });
       expect(json.statusCode).toBe(422);
       expect(json.headers['content-type']).toContain('application/problem+json');
-      expect(json.json()).toMatchObject({ code: 'proof_of_work_failed', status: 422, reason: 'missing', type: '/docs/errors#proof_of_work_failed' });
-      const forged = Buffer.from(JSON.stringify({ challenge: { parameters: { algorithm: 'PBKDF2/SHA-256', nonce: '00', salt: '00', cost: 1, keyLength: 32, keyPrefix: '00' }, signature: 'a'.repeat(64) }, solution: { counter: 1, derivedKey: '00' } })).toString('base64');
-      expect((await postJson(slug, { email: 'forged@example.com', _fc_pow: forged })).json()).toMatchObject({ code: 'proof_of_work_failed', reason: 'invalid' });
-      expect((await postJson(slug, { email: 'junk@example.com', _fc_pow: 'not base64 json' })).json()).toMatchObject({ reason: 'malformed' });
+      expect(json.json()).toMatchObject({
+        code: 'proof_of_work_failed',
+        status: 422,
+        reason: 'missing',
+        type: '/docs/errors#proof_of_work_failed',
+      });
+      const forged = Buffer.from(
+        JSON.stringify({
+          challenge: {
+            parameters: {
+              algorithm: 'PBKDF2/SHA-256',
+              nonce: '00',
+              salt: '00',
+              cost: 1,
+              keyLength: 32,
+              keyPrefix: '00',
+            },
+            signature: 'a'.repeat(64),
+          },
+          solution: { counter: 1, derivedKey: '00' },
+        }),
+      ).toString('base64');
+      expect((await postJson(slug, { email: 'forged@example.com', _fc_pow: forged })).json()).toMatchObject({
+        code: 'proof_of_work_failed',
+        reason: 'invalid',
+      });
+      expect((await postJson(slug, { email: 'junk@example.com', _fc_pow: 'not base64 json' })).json()).toMatchObject({
+        reason: 'malformed',
+      });
       expect(await submissions(ws)).toHaveLength(0);
 
       const good = await solution(slug);
       // Invalid fields first: the solution is not spent, the same one goes again.
-      expect((await postJson(slug, { email: 'not-an-address', _fc_pow: good })).json()).toMatchObject({ ok: false, errors: [{ field: 'email' }] });
+      expect((await postJson(slug, { email: 'not-an-address', _fc_pow: good })).json()).toMatchObject({
+        ok: false,
+        errors: [{ field: 'email' }],
+      });
       const ok = await post(slug, `email=person%40example.com&first_name=Pat&_fc_pow=${encodeURIComponent(good)}`);
       expect(ok.statusCode).toBe(200);
       expect(ok.body).toContain('data-formcast-success');
       const replay = await post(slug, `email=bot%40example.com&_fc_pow=${encodeURIComponent(good)}`);
       expect(replay.statusCode).toBe(422);
       expect(replay.body).toContain('already sent');
-      expect((await postJson(slug, { email: 'bot2@example.com', _fc_pow: good })).json()).toMatchObject({ reason: 'replayed' });
+      expect((await postJson(slug, { email: 'bot2@example.com', _fc_pow: good })).json()).toMatchObject({
+        reason: 'replayed',
+      });
       const rows = await submissions(ws);
       expect(rows.map((r) => JSON.parse(r.data).email)).toEqual(['person@example.com']);
       expect((await contact(ws, 'person@example.com'))?.status).toBe('SUBSCRIBED');
@@ -144,15 +240,21 @@ describeProtected('bot protection', (h) => {
       expect(spent.map((s) => s.kind)).toEqual(['pow']);
       // The purge keeps what has not expired yet.
       await h.app().services.protection.purge();
-      expect(await h.db().kysely.selectFrom('spent_tokens').selectAll().where('workspace_id', '=', ws).execute()).toHaveLength(1);
+      expect(
+        await h.db().kysely.selectFrom('spent_tokens').selectAll().where('workspace_id', '=', ws).execute(),
+      ).toHaveLength(1);
       await h.app().services.protection.purge(Date.now() + 2 * 3_600_000);
-      expect(await h.db().kysely.selectFrom('spent_tokens').selectAll().where('workspace_id', '=', ws).execute()).toHaveLength(0);
+      expect(
+        await h.db().kysely.selectFrom('spent_tokens').selectAll().where('workspace_id', '=', ws).execute(),
+      ).toHaveLength(0);
     });
 
     it('the same solution sent twice at once: one submission goes through', async () => {
       const { ws, slug } = await setup({ protection: { proofOfWork: true } });
       const good = await solution(slug);
-      const answers = await Promise.all(['race1', 'race2', 'race3'].map((n) => postJson(slug, { email: `${n}@example.com`, _fc_pow: good })));
+      const answers = await Promise.all(
+        ['race1', 'race2', 'race3'].map((n) => postJson(slug, { email: `${n}@example.com`, _fc_pow: good })),
+      );
       expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 422, 422]);
       expect(await submissions(ws)).toHaveLength(1);
     });
@@ -164,9 +266,14 @@ describeProtected('bot protection', (h) => {
       const { slug } = await setup({ protection: { proofOfWork: true } });
       const other = await setup({ protection: { proofOfWork: true } });
       const late = await solution(slug);
-      expect((await postJson(other.slug, { email: 'elsewhere@example.com', _fc_pow: late })).json()).toMatchObject({ reason: 'wrong_form' });
+      expect((await postJson(other.slug, { email: 'elsewhere@example.com', _fc_pow: late })).json()).toMatchObject({
+        reason: 'wrong_form',
+      });
       vi.setSystemTime(t0 + 61 * 60_000);
-      expect((await postJson(slug, { email: 'late@example.com', _fc_pow: late })).json()).toMatchObject({ code: 'proof_of_work_failed', reason: 'expired' });
+      expect((await postJson(slug, { email: 'late@example.com', _fc_pow: late })).json()).toMatchObject({
+        code: 'proof_of_work_failed',
+        reason: 'expired',
+      });
       vi.setSystemTime(t0 + 30 * 60_000);
       expect((await postJson(slug, { email: 'intime@example.com', _fc_pow: late })).json()).toMatchObject({ ok: true });
     });
@@ -225,37 +332,70 @@ describeProtected('bot protection', (h) => {
       for (const n of ['s']) await send(`${n}@v6b.example`, '2001:db8:ffff:1:abcd::2'); // same /64
       const rows = await submissions(ws);
       const by = (email: string) => rows.find((r) => JSON.parse(r.data).email === email)!;
-      expect(['user1', 'user2', 'user3'].map((u) => by(`${u}@patterna.example`).status)).toEqual(['ACCEPTED', 'ACCEPTED', 'ACCEPTED']);
+      expect(['user1', 'user2', 'user3'].map((u) => by(`${u}@patterna.example`).status)).toEqual([
+        'ACCEPTED',
+        'ACCEPTED',
+        'ACCEPTED',
+      ]);
       expect(JSON.parse(by('user4@patterna.example').held_reasons!)).toContain('pattern');
       expect(['a', 'b', 'c'].map((t) => by(`jane+${t}@gmail.com`).status)).toEqual(['ACCEPTED', 'ACCEPTED', 'HELD']);
       expect(JSON.parse(by('jane+c@gmail.com').held_reasons!)).toEqual(['mailbox']);
-      expect(['x', 'y', 'z', 'w', 'v'].map((n) => by(`${n}@burst.example`).status)).toEqual(['ACCEPTED', 'ACCEPTED', 'ACCEPTED', 'ACCEPTED', 'HELD']);
+      expect(['x', 'y', 'z', 'w', 'v'].map((n) => by(`${n}@burst.example`).status)).toEqual([
+        'ACCEPTED',
+        'ACCEPTED',
+        'ACCEPTED',
+        'ACCEPTED',
+        'HELD',
+      ]);
       expect(JSON.parse(by('v@burst.example').held_reasons!)).toEqual(['domain']);
       expect(by('s@v6b.example').status).toBe('HELD');
       expect(JSON.parse(by('s@v6b.example').held_reasons!)).toEqual(['ip_range']);
       // Signals are keyed hashes: no address, no network in the table.
-      const signals = await h.db().kysely.selectFrom('signup_signals').select(['kind', 'key']).where('workspace_id', '=', ws).execute();
+      const signals = await h
+        .db()
+        .kysely.selectFrom('signup_signals')
+        .select(['kind', 'key'])
+        .where('workspace_id', '=', ws)
+        .execute();
       expect(signals.length).toBeGreaterThan(0);
       expect(JSON.stringify(signals)).not.toMatch(/example|gmail|2001|jane/);
     });
 
     it('a rule that is off (0) stores no signal of its kind and holds nothing; the others still count', async () => {
       const { ws } = await setup();
-      const service = new ProtectionService(h.db(), { secret: Buffer.from(TEST_SECRET), bursts: { ...RULES, pattern: 0, domain: 0 } });
+      const service = new ProtectionService(h.db(), {
+        secret: Buffer.from(TEST_SECRET),
+        bursts: { ...RULES, pattern: 0, domain: 0 },
+      });
       const now = new Date().toISOString();
       const tripped: string[][] = [];
       for (let n = 1; n <= 6; n++) {
-        tripped.push(await h.db().kysely.transaction().execute((trx) => service.burst(trx, ws, `sub_${n}`, `203.0.113.${n}`, `user${n}@off.example`, now)));
+        tripped.push(
+          await h
+            .db()
+            .kysely.transaction()
+            .execute((trx) => service.burst(trx, ws, `sub_${n}`, `203.0.113.${n}`, `user${n}@off.example`, now)),
+        );
       }
       // One /24 (ipRange 3): the 4th on is held for it; six addresses of one pattern and one domain hold nothing.
       expect(tripped).toEqual([[], [], [], ['ip_range'], ['ip_range'], ['ip_range']]);
-      const kinds = await h.db().kysely.selectFrom('signup_signals').select('kind').distinct().where('workspace_id', '=', ws).execute();
+      const kinds = await h
+        .db()
+        .kysely.selectFrom('signup_signals')
+        .select('kind')
+        .distinct()
+        .where('workspace_id', '=', ws)
+        .execute();
       expect(kinds.map((k) => k.kind)).toEqual(['ip_range']);
     });
 
     it('sign-ups of one pattern arriving at once: no more than the rule allows are accepted (counted one after another)', async () => {
       const { ws, slug } = await setup();
-      const sent = await Promise.all(Array.from({ length: 10 }, (_, n) => post(slug, `email=crowd${n}%40together.example`, `2001:db8:${n + 100}::1`)));
+      const sent = await Promise.all(
+        Array.from({ length: 10 }, (_, n) =>
+          post(slug, `email=crowd${n}%40together.example`, `2001:db8:${n + 100}::1`),
+        ),
+      );
       expect(sent.every((r) => r.statusCode === 200)).toBe(true);
       const rows = await submissions(ws);
       expect(rows).toHaveLength(10);
@@ -265,13 +405,20 @@ describeProtected('bot protection', (h) => {
     it('a released sign-up stores typed answers, as an accepted one does (a number stays a number)', async () => {
       const s = await setup();
       const form = await s.call('POST', '/v1/forms', {
-        name: 'Typed', type: 'SIGN_UP', slug: `typed-${h.name}-${++slugs}`, fieldMapping: { email: 'email', seats: 'seats' },
+        name: 'Typed',
+        type: 'SIGN_UP',
+        slug: `typed-${h.name}-${++slugs}`,
+        fieldMapping: { email: 'email', seats: 'seats' },
         settings: { fields: { seats: { label: 'Seats', type: 'number' } } },
       });
       const typed = (await s.call('POST', `/v1/forms/${form.json().id}/publish`)).json();
-      for (const n of [1, 2, 3, 4]) await post(typed.slug, `email=typed${n}%40t.example&seats=${n * 10}`, `2001:db8:${n + 200}::1`);
+      for (const n of [1, 2, 3, 4])
+        await post(typed.slug, `email=typed${n}%40t.example&seats=${n * 10}`, `2001:db8:${n + 200}::1`);
       expect(JSON.parse((await contact(s.ws, 'typed1@t.example'))!.properties)).toEqual({ seats: 10 });
-      const held = (await s.call('GET', `/v1/forms/${typed.id}/submissions?status=HELD`)).json().data as { id: string; data: { email: string } }[];
+      const held = (await s.call('GET', `/v1/forms/${typed.id}/submissions?status=HELD`)).json().data as {
+        id: string;
+        data: { email: string };
+      }[];
       expect(held.map((x) => x.data.email)).toEqual(['typed4@t.example']);
       expect((await s.call('POST', `/v1/forms/${typed.id}/submissions/${held[0]!.id}/release`)).statusCode).toBe(200);
       const released = await contact(s.ws, 'typed4@t.example');
@@ -282,13 +429,27 @@ describeProtected('bot protection', (h) => {
       const s = await setup();
       await h.app().services.domains.add(s.ws, `release-${h.name}-${slugs}.test`, { verified: true });
       // A double opt-in form in the same workspace.
-      const doi = await s.call('POST', '/v1/forms', { name: 'DOI', type: 'SIGN_UP', slug: `doi-${h.name}-${++slugs}`, fieldMapping: { email: 'email' }, settings: { doubleOptIn: true } });
+      const doi = await s.call('POST', '/v1/forms', {
+        name: 'DOI',
+        type: 'SIGN_UP',
+        slug: `doi-${h.name}-${++slugs}`,
+        fieldMapping: { email: 'email' },
+        settings: { doubleOptIn: true },
+      });
       const doiForm = (await s.call('POST', `/v1/forms/${doi.json().id}/publish`)).json();
-      for (const [i, n] of ['amy', 'ben', 'cal', 'dan', 'eli'].entries()) await post(doiForm.slug, `email=${n}%40release${i}.example`, `203.0.113.${50 + i}`);
-      const held = (await s.call('GET', `/v1/forms/${doiForm.id}/submissions?status=HELD`)).json().data as { id: string }[];
+      for (const [i, n] of ['amy', 'ben', 'cal', 'dan', 'eli'].entries())
+        await post(doiForm.slug, `email=${n}%40release${i}.example`, `203.0.113.${50 + i}`);
+      const held = (await s.call('GET', `/v1/forms/${doiForm.id}/submissions?status=HELD`)).json().data as {
+        id: string;
+      }[];
       expect(held.length).toBeGreaterThanOrEqual(2);
       const [first, second] = [held[1]!, held[0]!];
-      const confirmationsBefore = await h.db().kysely.selectFrom('confirmations').select('id').where('workspace_id', '=', s.ws).execute();
+      const confirmationsBefore = await h
+        .db()
+        .kysely.selectFrom('confirmations')
+        .select('id')
+        .where('workspace_id', '=', s.ws)
+        .execute();
 
       const released = await s.call('POST', `/v1/forms/${doiForm.id}/submissions/${first.id}/release`);
       expect(released.statusCode, released.body).toBe(200);
@@ -298,7 +459,12 @@ describeProtected('bot protection', (h) => {
       const c = await contact(s.ws, email);
       expect(c?.status).toBe('PENDING');
       expect(released.json().contactId).toBe(c!.id);
-      const confirmations = await h.db().kysely.selectFrom('confirmations').selectAll().where('workspace_id', '=', s.ws).execute();
+      const confirmations = await h
+        .db()
+        .kysely.selectFrom('confirmations')
+        .selectAll()
+        .where('workspace_id', '=', s.ws)
+        .execute();
       expect(confirmations).toHaveLength(confirmationsBefore.length + 1);
       expect(confirmations.some((x) => x.contact_id === c!.id && x.email_sent_at === null)).toBe(true);
       const submitted = (await s.call('GET', '/v1/events?type=form.submitted')).json().data;
@@ -309,7 +475,9 @@ describeProtected('bot protection', (h) => {
       expect(discarded.json()).toMatchObject({ status: 'DISCARDED', contactId: null });
       expect(await contact(s.ws, (discarded.json().data as { email: string }).email)).toBeUndefined();
       // Reviewed once: again is a conflict; an accepted one is not reviewable; another form's id is not found.
-      expect((await s.call('POST', `/v1/forms/${doiForm.id}/submissions/${first.id}/release`)).json()).toMatchObject({ code: 'invalid_state' });
+      expect((await s.call('POST', `/v1/forms/${doiForm.id}/submissions/${first.id}/release`)).json()).toMatchObject({
+        code: 'invalid_state',
+      });
       expect((await s.call('POST', `/v1/forms/${doiForm.id}/submissions/${second.id}/release`)).statusCode).toBe(409);
       expect((await s.call('POST', `/v1/forms/${s.form.id}/submissions/${first.id}/release`)).statusCode).toBe(404);
       const row = (await submissions(s.ws)).find((r) => r.id === first.id)!;
@@ -317,7 +485,9 @@ describeProtected('bot protection', (h) => {
       expect(row.contact_id).toBe(c!.id);
       // Another workspace's key sees nothing.
       const stranger = await setup();
-      expect((await stranger.call('POST', `/v1/forms/${doiForm.id}/submissions/${second.id}/discard`)).statusCode).toBe(404);
+      expect((await stranger.call('POST', `/v1/forms/${doiForm.id}/submissions/${second.id}/discard`)).statusCode).toBe(
+        404,
+      );
     });
   });
 
@@ -344,7 +514,10 @@ describeProtected('bot protection', (h) => {
       const r = await post(redirecting.slug, 'email=r%40example.com');
       expect([r.statusCode, r.headers.location]).toEqual([303, 'https://example.com/welcome']);
       // Embeds (JSON) still get their answer in the body.
-      expect((await postJson(slug, { email: 'embed@example.com' })).json()).toEqual({ ok: true, message: 'Welcome aboard!' });
+      expect((await postJson(slug, { email: 'embed@example.com' })).json()).toEqual({
+        ok: true,
+        message: 'Welcome aboard!',
+      });
     });
 
     it('an embed reports one impression per page view to its beacon (cached script, rate-limited beacon); the hosted page counts too', async () => {
@@ -369,7 +542,11 @@ describeProtected('bot protection', (h) => {
       expect(await views()).toBe(2);
       // Rate-limited per visitor and form: a script cannot inflate the count from one address.
       const codes: number[] = [];
-      for (let i = 0; i < 32; i++) codes.push((await h.app().inject({ method: 'POST', url: `/f/${other.slug}/impression`, remoteAddress: '198.51.100.77' })).statusCode);
+      for (let i = 0; i < 32; i++)
+        codes.push(
+          (await h.app().inject({ method: 'POST', url: `/f/${other.slug}/impression`, remoteAddress: '198.51.100.77' }))
+            .statusCode,
+        );
       expect(codes.filter((c) => c === 204)).toHaveLength(IMPRESSIONS_PER_MINUTE);
       expect(codes.filter((c) => c === 429).length).toBe(32 - IMPRESSIONS_PER_MINUTE);
     });

@@ -14,27 +14,60 @@ describeApi('broadcasts: property test of POST /v1/broadcasts', (h) => {
     const topicId = await insertTopic(h, ws);
     const segmentId = await insertSegment(h, ws);
     const address = fc.oneof(
-      fc.constantFrom('news@acme.test', 'Acme <news@acme.test>', 'news@other.test', 'nope', '', 'a@b', '"Q" <q@acme.test>', 'x@acme.test\r\nBcc: y@z.test', '<>'),
+      fc.constantFrom(
+        'news@acme.test',
+        'Acme <news@acme.test>',
+        'news@other.test',
+        'nope',
+        '',
+        'a@b',
+        '"Q" <q@acme.test>',
+        'x@acme.test\r\nBcc: y@z.test',
+        '<>',
+      ),
       fc.emailAddress(),
       fc.string({ maxLength: 40 }),
     );
-    const liquid = fc.oneof(fc.string({ maxLength: 60 }), fc.constantFrom('{{ contact.firstName }}', '{% if x %}y{% endif %}', '{% if %}', '{{ x | nope }}', '{{', '{% raw %}{{{% endraw %}'));
-    const field = fc.record({
-      name: fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 260 }), fc.integer()),
-      from: fc.oneof(address, fc.constant(null)),
-      replyTo: fc.oneof(address, fc.constant(null)),
-      topicId: fc.oneof(fc.constantFrom(topicId, 'topic_x', ''), fc.constant(null)),
-      segmentId: fc.oneof(fc.constantFrom(segmentId, 'seg_x'), fc.constant(null)),
-      emailContent: fc.oneof(
-        fc.record({ subject: fc.oneof(liquid, fc.constant(null)), html: liquid, text: liquid, previewText: liquid, editorContent: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }),
-        fc.jsonValue({ maxDepth: 2 }),
+    const liquid = fc.oneof(
+      fc.string({ maxLength: 60 }),
+      fc.constantFrom(
+        '{{ contact.firstName }}',
+        '{% if x %}y{% endif %}',
+        '{% if %}',
+        '{{ x | nope }}',
+        '{{',
+        '{% raw %}{{{% endraw %}',
       ),
-      sendAt: fc.constantFrom('2030-01-01T00:00:00Z'),
-      status: fc.constantFrom('SENT'),
-      extra: fc.anything(),
-    }, { requiredKeys: [] });
+    );
+    const field = fc.record(
+      {
+        name: fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 260 }), fc.integer()),
+        from: fc.oneof(address, fc.constant(null)),
+        replyTo: fc.oneof(address, fc.constant(null)),
+        topicId: fc.oneof(fc.constantFrom(topicId, 'topic_x', ''), fc.constant(null)),
+        segmentId: fc.oneof(fc.constantFrom(segmentId, 'seg_x'), fc.constant(null)),
+        emailContent: fc.oneof(
+          fc.record(
+            {
+              subject: fc.oneof(liquid, fc.constant(null)),
+              html: liquid,
+              text: liquid,
+              previewText: liquid,
+              editorContent: fc.jsonValue({ maxDepth: 2 }),
+            },
+            { requiredKeys: [] },
+          ),
+          fc.jsonValue({ maxDepth: 2 }),
+        ),
+        sendAt: fc.constantFrom('2030-01-01T00:00:00Z'),
+        status: fc.constantFrom('SENT'),
+        extra: fc.anything(),
+      },
+      { requiredKeys: [] },
+    );
     const body = fc.oneof({ weight: 6, arbitrary: field }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) });
-    const count = async () => (await h.db.kysely.selectFrom('broadcasts').select('id').where('workspace_id', '=', ws.id).execute()).length;
+    const count = async () =>
+      (await h.db.kysely.selectFrom('broadcasts').select('id').where('workspace_id', '=', ws.id).execute()).length;
 
     await fc.assert(
       fc.asyncProperty(body, async (payload) => {

@@ -8,7 +8,9 @@ import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js
 const HEADER = ['id', 'email', 'firstName', 'lastName', 'status', 'suppressed', 'properties', 'createdAt', 'updatedAt'];
 
 async function importNdjson(h: Harness, ws: TestWorkspace, rows: Record<string, unknown>[]) {
-  const res = await h.call(ws.key, 'POST', '/v1/contacts/imports', rows.map((r) => JSON.stringify(r)).join('\n'), { 'content-type': 'application/x-ndjson' });
+  const res = await h.call(ws.key, 'POST', '/v1/contacts/imports', rows.map((r) => JSON.stringify(r)).join('\n'), {
+    'content-type': 'application/x-ndjson',
+  });
   expect(res.statusCode, res.body).toBe(201);
   expect(res.json()).toMatchObject({ status: 'COMPLETED', skipped: 0 });
 }
@@ -24,7 +26,9 @@ function rowsOf(body: string): Record<string, string>[] {
 }
 
 it('csvField defuses spreadsheet formulas: a text cell starting with = + - @ tab or CR gets a leading apostrophe', () => {
-  expect(csvField('=HYPERLINK("http://evil.example","click")')).toBe('"\'=HYPERLINK(""http://evil.example"",""click"")"');
+  expect(csvField('=HYPERLINK("http://evil.example","click")')).toBe(
+    '"\'=HYPERLINK(""http://evil.example"",""click"")"',
+  );
   expect(csvField('+1 555')).toBe("'+1 555");
   expect(csvField('-2+3')).toBe("'-2+3");
   expect(csvField('@SUM(A1)')).toBe("'@SUM(A1)");
@@ -49,17 +53,28 @@ describeApi('contacts export', (h) => {
     const ws = await h.workspace();
     const rows: Record<string, unknown>[] = [];
     for (let i = 0; i < 2_600; i++) {
-      rows.push({ email: `p${String(i).padStart(4, '0')}@example.com`, firstName: `P${i}`, properties: { tier: i < 2_500 ? 'gold' : 'tin', n: i } });
+      rows.push({
+        email: `p${String(i).padStart(4, '0')}@example.com`,
+        firstName: `P${i}`,
+        properties: { tier: i < 2_500 ? 'gold' : 'tin', n: i },
+      });
     }
     // The awkward values: commas, quotes, line breaks (CRLF too), leading spaces, non-ASCII, in names and properties.
-    rows[7] = { email: 'awkward@example.com', firstName: 'Smith, Jr.', lastName: 'say "hi"', properties: { tier: 'gold', note: 'line one\nline two, "quoted"', crlf: 'a\r\nb', lead: ' x', emoji: 'ça 😀' } };
+    rows[7] = {
+      email: 'awkward@example.com',
+      firstName: 'Smith, Jr.',
+      lastName: 'say "hi"',
+      properties: { tier: 'gold', note: 'line one\nline two, "quoted"', crlf: 'a\r\nb', lead: ' x', emoji: 'ça 😀' },
+    };
     await importNdjson(h, ws, rows);
     const segmentId = await segment(h, ws, { field: 'properties.tier', op: 'eq', value: 'gold' });
 
     const res = await h.call(ws.key, 'GET', `/v1/contacts/export?segmentId=${segmentId}`);
     expect(res.statusCode, res.body.slice(0, 500)).toBe(200);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
-    expect(res.headers['content-disposition']).toMatch(new RegExp(`^attachment; filename="contacts-${segmentId}-\\d{4}-\\d\\d-\\d\\d\\.csv"$`));
+    expect(res.headers['content-disposition']).toMatch(
+      new RegExp(`^attachment; filename="contacts-${segmentId}-\\d{4}-\\d\\d-\\d\\d\\.csv"$`),
+    );
     expect(res.body.startsWith(`${HEADER.join(',')}\r\n`)).toBe(true);
 
     const parsed = rowsOf(res.body);
@@ -74,8 +89,19 @@ describeApi('contacts export', (h) => {
     expect(count.count).toBe(2_500);
 
     const awkward = parsed.find((r) => r.email === 'awkward@example.com')!;
-    expect(awkward).toMatchObject({ firstName: 'Smith, Jr.', lastName: 'say "hi"', status: 'SUBSCRIBED', suppressed: 'false' });
-    expect(JSON.parse(awkward.properties!)).toEqual({ tier: 'gold', note: 'line one\nline two, "quoted"', crlf: 'a\r\nb', lead: ' x', emoji: 'ça 😀' });
+    expect(awkward).toMatchObject({
+      firstName: 'Smith, Jr.',
+      lastName: 'say "hi"',
+      status: 'SUBSCRIBED',
+      suppressed: 'false',
+    });
+    expect(JSON.parse(awkward.properties!)).toEqual({
+      tier: 'gold',
+      note: 'line one\nline two, "quoted"',
+      crlf: 'a\r\nb',
+      lead: ' x',
+      emoji: 'ça 😀',
+    });
     expect(res.body).toContain('"Smith, Jr.","say ""hi"""');
     const plain = parsed.find((r) => r.email === 'p0000@example.com')!;
     expect(plain).toMatchObject({ firstName: 'P0', lastName: '', status: 'SUBSCRIBED' });
@@ -89,13 +115,17 @@ describeApi('contacts export', (h) => {
       { email: 'b@example.com', status: 'UNSUBSCRIBED' },
       { email: 'c@example.com', status: 'BOUNCED' },
     ]);
-    expect((await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'a@example.com', reason: 'MANUAL' })).statusCode).toBe(201);
+    expect(
+      (await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'a@example.com', reason: 'MANUAL' })).statusCode,
+    ).toBe(201);
     const res = await h.call(ws.key, 'GET', '/v1/contacts/export');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-disposition']).toMatch(/^attachment; filename="contacts-all-/);
     const parsed = rowsOf(res.body);
     expect(parsed.map((r) => [r.email, r.status, r.suppressed])).toEqual([
-      ['a@example.com', 'SUBSCRIBED', 'true'], ['b@example.com', 'UNSUBSCRIBED', 'false'], ['c@example.com', 'BOUNCED', 'false'],
+      ['a@example.com', 'SUBSCRIBED', 'true'],
+      ['b@example.com', 'UNSUBSCRIBED', 'false'],
+      ['c@example.com', 'BOUNCED', 'false'],
     ]);
   });
 
@@ -108,7 +138,7 @@ describeApi('contacts export', (h) => {
     expect(res.body).toBe(`${HEADER.join(',')}\r\n`);
   });
 
-  it('another workspace\'s segment is 404 (problem+json, nothing streamed); scopes are read:contacts', async () => {
+  it("another workspace's segment is 404 (problem+json, nothing streamed); scopes are read:contacts", async () => {
     const mine = await h.workspace('Mine');
     const theirs = await h.workspace('Theirs');
     await importNdjson(h, theirs, [{ email: 'secret@theirs.example' }]);
@@ -133,7 +163,14 @@ describeApi('contacts export', (h) => {
 
   it('reads the contacts a page at a time, as the file is consumed: a contact added after the first page was sent is in it', async () => {
     const ws = await h.workspace();
-    await importNdjson(h, ws, Array.from({ length: 700 }, (_, i) => ({ email: `s${String(i).padStart(3, '0')}@example.com`, properties: { tier: 'gold' } })));
+    await importNdjson(
+      h,
+      ws,
+      Array.from({ length: 700 }, (_, i) => ({
+        email: `s${String(i).padStart(3, '0')}@example.com`,
+        properties: { tier: 'gold' },
+      })),
+    );
     const segmentId = await segment(h, ws, { field: 'properties.tier', op: 'eq', value: 'gold' });
     for (const which of [undefined, segmentId]) {
       const { chunks } = await h.app.services.contacts.exportCsv(ws.id, which);
@@ -143,7 +180,9 @@ describeApi('contacts export', (h) => {
       const first = (await it.next()).value as string;
       expect(rowsOf(`${HEADER.join(',')}\r\n${first}`)).toHaveLength(500);
       const late = `late-${which ? 'segment' : 'all'}@example.com`;
-      expect((await h.call(ws.key, 'POST', '/v1/contacts', { email: late, properties: { tier: 'gold' } })).statusCode).toBe(201);
+      expect(
+        (await h.call(ws.key, 'POST', '/v1/contacts', { email: late, properties: { tier: 'gold' } })).statusCode,
+      ).toBe(201);
       let rest = '';
       for (let r = await it.next(); !r.done; r = await it.next()) rest += r.value;
       const emails = rowsOf(`${HEADER.join(',')}\r\n${rest}`).map((r) => r.email);

@@ -4,10 +4,25 @@ import { contactEmail } from '../../src/audience/contacts/contacts.email.js';
 import { normalizeEmail } from '../../src/lib/email.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 
-const CONTACT_KEYS = ['createdAt', 'email', 'firstName', 'id', 'lastName', 'properties', 'status', 'suppressed', 'topics', 'updatedAt'];
+const CONTACT_KEYS = [
+  'createdAt',
+  'email',
+  'firstName',
+  'id',
+  'lastName',
+  'properties',
+  'status',
+  'suppressed',
+  'topics',
+  'updatedAt',
+];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const emoji = (n: number) => '😀'.repeat(n);
-const paths = (res: { json(): any }) => res.json().errors.map((e: { path: string }) => e.path).sort();
+const paths = (res: { json(): any }) =>
+  res
+    .json()
+    .errors.map((e: { path: string }) => e.path)
+    .sort();
 
 async function upsert(h: Harness, ws: TestWorkspace, body: Record<string, unknown>, status = 201) {
   const res = await h.call(ws.key, 'POST', '/v1/contacts', body);
@@ -15,7 +30,12 @@ async function upsert(h: Harness, ws: TestWorkspace, body: Record<string, unknow
   return res.json();
 }
 
-async function topic(h: Harness, ws: TestWorkspace, defaultSubscription: 'OPT_IN' | 'OPT_OUT', name: string = defaultSubscription) {
+async function topic(
+  h: Harness,
+  ws: TestWorkspace,
+  defaultSubscription: 'OPT_IN' | 'OPT_OUT',
+  name: string = defaultSubscription,
+) {
   const res = await h.call(ws.key, 'POST', '/v1/topics', { name, defaultSubscription });
   expect(res.statusCode, res.body).toBe(201);
   return res.json() as { id: string; name: string };
@@ -27,12 +47,31 @@ async function contactRows(h: Harness, ws: TestWorkspace) {
 
 describe('contact email normalisation', () => {
   it('the fast path agrees with normalizeEmail', () => {
-    const part = (alphabet: string, max: number) => fc.array(fc.constantFrom(...alphabet.split('')), { maxLength: max }).map((a) => a.join(''));
-    fc.assert(fc.property(part('aZ09._+-"é', 70), fc.array(part('aZ09-_', 66), { minLength: 1, maxLength: 4 }), part(' \t\n', 2), (local, labels, pad) => {
-      const input = `${pad}${local}@${labels.join('.')}${pad}`;
-      expect(contactEmail(input)).toBe(normalizeEmail(input));
-    }), { numRuns: 5_000 });
-    for (const input of ['Foo@Example.COM', ' a@b.co ', 'a@xn--bcher-kva.example', 'Ann <a@b.com>', 'a@b', 'a..b@c.com', '"a b"@c.com', 'x@1.2.3.4', 'ü@bücher.de']) {
+    const part = (alphabet: string, max: number) =>
+      fc.array(fc.constantFrom(...alphabet.split('')), { maxLength: max }).map((a) => a.join(''));
+    fc.assert(
+      fc.property(
+        part('aZ09._+-"é', 70),
+        fc.array(part('aZ09-_', 66), { minLength: 1, maxLength: 4 }),
+        part(' \t\n', 2),
+        (local, labels, pad) => {
+          const input = `${pad}${local}@${labels.join('.')}${pad}`;
+          expect(contactEmail(input)).toBe(normalizeEmail(input));
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+    for (const input of [
+      'Foo@Example.COM',
+      ' a@b.co ',
+      'a@xn--bcher-kva.example',
+      'Ann <a@b.com>',
+      'a@b',
+      'a..b@c.com',
+      '"a b"@c.com',
+      'x@1.2.3.4',
+      'ü@bücher.de',
+    ]) {
       expect(contactEmail(input), input).toBe(normalizeEmail(input));
     }
   });
@@ -45,7 +84,14 @@ describeApi('contacts', (h) => {
     expect(res.statusCode).toBe(201);
     const contact = res.json();
     expect(Object.keys(contact).sort()).toEqual(CONTACT_KEYS);
-    expect(contact).toMatchObject({ email: 'ada@example.com', firstName: null, lastName: null, properties: {}, status: 'SUBSCRIBED', topics: [] });
+    expect(contact).toMatchObject({
+      email: 'ada@example.com',
+      firstName: null,
+      lastName: null,
+      properties: {},
+      status: 'SUBSCRIBED',
+      topics: [],
+    });
     expect(contact.id).toMatch(/^ct_/);
     expect(contact.createdAt).toMatch(ISO);
     expect(contact.updatedAt).toBe(contact.createdAt);
@@ -55,21 +101,39 @@ describeApi('contacts', (h) => {
 
   it('POST with an existing email updates it (200): present fields replace, omitted unchanged, status kept', async () => {
     const ws = await h.workspace();
-    const first = await upsert(h, ws, { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', properties: { plan: 'pro', seats: 3 }, status: 'PENDING' });
+    const first = await upsert(h, ws, {
+      email: 'ada@example.com',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      properties: { plan: 'pro', seats: 3 },
+      status: 'PENDING',
+    });
     await new Promise((r) => setTimeout(r, 5));
-    const res = await h.call(ws.key, 'POST', '/v1/contacts', { email: 'ada@example.com', firstName: 'Augusta', properties: { vip: true } });
+    const res = await h.call(ws.key, 'POST', '/v1/contacts', {
+      email: 'ada@example.com',
+      firstName: 'Augusta',
+      properties: { vip: true },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers.location).toBeUndefined();
     const updated = res.json();
     expect(updated).toMatchObject({
-      id: first.id, email: 'ada@example.com', firstName: 'Augusta', lastName: 'Lovelace',
+      id: first.id,
+      email: 'ada@example.com',
+      firstName: 'Augusta',
+      lastName: 'Lovelace',
       properties: { vip: true }, // replaced whole, not merged
       status: 'PENDING', // not given: unchanged
       createdAt: first.createdAt,
     });
     expect(updated.updatedAt > first.updatedAt).toBe(true);
     const cleared = await upsert(h, ws, { email: 'ada@example.com', lastName: null, status: 'UNSUBSCRIBED' }, 200);
-    expect(cleared).toMatchObject({ firstName: 'Augusta', lastName: null, status: 'UNSUBSCRIBED', properties: { vip: true } });
+    expect(cleared).toMatchObject({
+      firstName: 'Augusta',
+      lastName: null,
+      status: 'UNSUBSCRIBED',
+      properties: { vip: true },
+    });
     expect(await contactRows(h, ws)).toHaveLength(1);
   });
 
@@ -96,7 +160,14 @@ describeApi('contacts', (h) => {
 
   it('concurrent POSTs of one new email create exactly one contact (one 201, the rest 200)', async () => {
     const ws = await h.workspace();
-    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => h.call(ws.key, 'POST', '/v1/contacts', { email: i % 2 ? 'Race@Example.com' : 'race@example.com', properties: { n: i } })));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        h.call(ws.key, 'POST', '/v1/contacts', {
+          email: i % 2 ? 'Race@Example.com' : 'race@example.com',
+          properties: { n: i },
+        }),
+      ),
+    );
     const codes = responses.map((r) => r.statusCode).sort();
     expect(codes).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
     expect(new Set(responses.map((r) => r.json().id)).size).toBe(1);
@@ -125,11 +196,19 @@ describeApi('contacts', (h) => {
     ['status unknown', { status: 'ACTIVE' }, ['/status']],
     ['property key with a space', { properties: { 'bad key': 1 } }, ['/properties/bad key']],
     ['property key starting with a digit', { properties: { '1st': 1 } }, ['/properties/1st']],
-    ['property key of 65 characters', { properties: { [`a${'b'.repeat(64)}`]: 1 } }, [`/properties/a${'b'.repeat(64)}`]],
+    [
+      'property key of 65 characters',
+      { properties: { [`a${'b'.repeat(64)}`]: 1 } },
+      [`/properties/a${'b'.repeat(64)}`],
+    ],
     ['property string of 2001 characters', { properties: { note: 'x'.repeat(2001) } }, ['/properties/note']],
     ['property object value', { properties: { nested: { a: 1 } } }, ['/properties/nested']],
     ['property array value', { properties: { tags: ['a'] } }, ['/properties/tags']],
-    ['51 properties', { properties: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`p${i}`, i])) }, ['/properties']],
+    [
+      '51 properties',
+      { properties: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`p${i}`, i])) },
+      ['/properties'],
+    ],
     ['properties not an object', { properties: 'x' }, ['/properties']],
     ['unknown field', { phone: '123' }, ['/phone']],
     ['read-only field', { id: 'ct_x', createdAt: '2020-01-01T00:00:00.000Z' }, ['/createdAt', '/id']],
@@ -154,7 +233,12 @@ describeApi('contacts', (h) => {
 
   it('a request body that is not JSON is 415; broken JSON is 400', async () => {
     const ws = await h.workspace();
-    const res = await h.app.inject({ method: 'POST', url: '/v1/contacts', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'text/csv' }, payload: 'email\na@example.com\n' });
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'text/csv' },
+      payload: 'email\na@example.com\n',
+    });
     expect(res.statusCode).toBe(415);
     expect(res.json().code).toBe('unsupported_media_type');
     expect((await h.call(ws.key, 'POST', '/v1/contacts', '{"email":')).json().code).toBe('invalid_json');
@@ -171,18 +255,37 @@ describeApi('contacts', (h) => {
         { id: optIn.id, name: 'OPT_IN', subscribed: true },
         { id: optOut.id, name: 'OPT_OUT', subscribed: false },
       ]);
-      const flipped = await upsert(h, ws, { email: 'flipped@example.com', topics: [{ id: optIn.id, subscribed: false }, { id: optOut.id, subscribed: true }] });
+      const flipped = await upsert(h, ws, {
+        email: 'flipped@example.com',
+        topics: [
+          { id: optIn.id, subscribed: false },
+          { id: optOut.id, subscribed: true },
+        ],
+      });
       expect(flipped.topics).toEqual([
         { id: optIn.id, name: 'OPT_IN', subscribed: false },
         { id: optOut.id, name: 'OPT_OUT', subscribed: true },
       ]);
       // Explicit choices equal to the default are kept as choices too.
-      const same = await upsert(h, ws, { email: 'same@example.com', topics: [{ id: optIn.id, subscribed: true }, { id: optOut.id, subscribed: false }] });
+      const same = await upsert(h, ws, {
+        email: 'same@example.com',
+        topics: [
+          { id: optIn.id, subscribed: true },
+          { id: optOut.id, subscribed: false },
+        ],
+      });
       expect(same.topics.map((t: { subscribed: boolean }) => t.subscribed)).toEqual([true, false]);
       // A choice can be changed later, by POST or PUT; a topic not mentioned keeps its choice.
-      const back = await upsert(h, ws, { email: 'flipped@example.com', topics: [{ id: optIn.id, subscribed: true }] }, 200);
+      const back = await upsert(
+        h,
+        ws,
+        { email: 'flipped@example.com', topics: [{ id: optIn.id, subscribed: true }] },
+        200,
+      );
       expect(back.topics.map((t: { subscribed: boolean }) => t.subscribed)).toEqual([true, true]);
-      const put = await h.call(ws.key, 'PUT', `/v1/contacts/${back.id}`, { topics: [{ id: optOut.id, subscribed: false }] });
+      const put = await h.call(ws.key, 'PUT', `/v1/contacts/${back.id}`, {
+        topics: [{ id: optOut.id, subscribed: false }],
+      });
       expect(put.json().topics.map((t: { subscribed: boolean }) => t.subscribed)).toEqual([true, false]);
       // A topic created later shows up on existing contacts with its default.
       const later = await topic(h, ws, 'OPT_IN', 'Later');
@@ -194,25 +297,47 @@ describeApi('contacts', (h) => {
       ]);
     });
 
-    it('an unknown topic id (or another workspace\'s) is 422 invalid_reference and changes nothing', async () => {
+    it("an unknown topic id (or another workspace's) is 422 invalid_reference and changes nothing", async () => {
       const ws = await h.workspace();
       const other = await h.workspace();
       const theirs = await topic(h, other, 'OPT_IN');
       const mine = await topic(h, ws, 'OPT_OUT');
       for (const id of ['topic_nope', theirs.id]) {
-        const res = await h.call(ws.key, 'POST', '/v1/contacts', { email: 'new@example.com', topics: [{ id: mine.id, subscribed: true }, { id, subscribed: true }] });
+        const res = await h.call(ws.key, 'POST', '/v1/contacts', {
+          email: 'new@example.com',
+          topics: [
+            { id: mine.id, subscribed: true },
+            { id, subscribed: true },
+          ],
+        });
         expect(res.statusCode).toBe(422);
         expect(res.json()).toMatchObject({ code: 'invalid_reference', errors: [{ path: '/topics/1/id' }] });
       }
       expect(await contactRows(h, ws)).toHaveLength(0);
       const existing = await upsert(h, ws, { email: 'old@example.com', firstName: 'Old' });
-      const res = await h.call(ws.key, 'POST', '/v1/contacts', { email: 'old@example.com', firstName: 'New', topics: [{ id: 'topic_nope', subscribed: true }] });
+      const res = await h.call(ws.key, 'POST', '/v1/contacts', {
+        email: 'old@example.com',
+        firstName: 'New',
+        topics: [{ id: 'topic_nope', subscribed: true }],
+      });
       expect(res.json().code).toBe('invalid_reference');
-      const put = await h.call(ws.key, 'PUT', `/v1/contacts/${existing.id}`, { firstName: 'New', topics: [{ id: mine.id, subscribed: true }, { id: 'topic_nope', subscribed: true }] });
+      const put = await h.call(ws.key, 'PUT', `/v1/contacts/${existing.id}`, {
+        firstName: 'New',
+        topics: [
+          { id: mine.id, subscribed: true },
+          { id: 'topic_nope', subscribed: true },
+        ],
+      });
       expect(put.json().code).toBe('invalid_reference');
       const after = (await h.call(ws.key, 'GET', `/v1/contacts/${existing.id}`)).json();
       expect(after).toEqual(existing);
-      const dup = await h.call(ws.key, 'POST', '/v1/contacts', { email: 'old@example.com', topics: [{ id: mine.id, subscribed: true }, { id: mine.id, subscribed: false }] });
+      const dup = await h.call(ws.key, 'POST', '/v1/contacts', {
+        email: 'old@example.com',
+        topics: [
+          { id: mine.id, subscribed: true },
+          { id: mine.id, subscribed: false },
+        ],
+      });
       expect(dup.statusCode).toBe(422);
       expect(dup.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/topics/1/id' }] });
     });
@@ -240,9 +365,20 @@ describeApi('contacts', (h) => {
       const optIn = await topic(h, ws, 'OPT_IN');
       const optOut = await topic(h, ws, 'OPT_OUT');
       const a = await upsert(h, ws, { email: 'a@example.com' });
-      const b = await upsert(h, ws, { email: 'b@example.com', status: 'UNSUBSCRIBED', topics: [{ id: optIn.id, subscribed: false }] });
+      const b = await upsert(h, ws, {
+        email: 'b@example.com',
+        status: 'UNSUBSCRIBED',
+        topics: [{ id: optIn.id, subscribed: false }],
+      });
       const c = await upsert(h, ws, { email: 'c@example.com', topics: [{ id: optOut.id, subscribed: true }] });
-      const d = await upsert(h, ws, { email: 'd@example.com', status: 'BOUNCED', topics: [{ id: optIn.id, subscribed: true }, { id: optOut.id, subscribed: false }] });
+      const d = await upsert(h, ws, {
+        email: 'd@example.com',
+        status: 'BOUNCED',
+        topics: [
+          { id: optIn.id, subscribed: true },
+          { id: optOut.id, subscribed: false },
+        ],
+      });
       const ids = async (query: string) => {
         const res = await h.call(ws.key, 'GET', `/v1/contacts?${query}`);
         expect(res.statusCode, res.body).toBe(200);
@@ -257,7 +393,11 @@ describeApi('contacts', (h) => {
       expect(await ids(`topicId=${optIn.id}&status=SUBSCRIBED`)).toEqual([c.id, a.id]);
       expect(await ids(`topicId=${optIn.id}&limit=1`)).toEqual([d.id]);
       const page1 = (await h.call(ws.key, 'GET', `/v1/contacts?topicId=${optIn.id}&limit=2`)).json();
-      expect((await h.call(ws.key, 'GET', `/v1/contacts?topicId=${optIn.id}&limit=2&cursor=${page1.nextCursor}`)).json().data.map((x: { id: string }) => x.id)).toEqual([a.id]);
+      expect(
+        (await h.call(ws.key, 'GET', `/v1/contacts?topicId=${optIn.id}&limit=2&cursor=${page1.nextCursor}`))
+          .json()
+          .data.map((x: { id: string }) => x.id),
+      ).toEqual([a.id]);
       expect(b.status).toBe('UNSUBSCRIBED');
     });
 
@@ -265,10 +405,19 @@ describeApi('contacts', (h) => {
       const ws = await h.workspace();
       const other = await h.workspace();
       const theirs = await topic(h, other, 'OPT_IN');
-      expect((await h.call(ws.key, 'GET', '/v1/contacts?status=ACTIVE')).json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/query/status' }] });
-      expect((await h.call(ws.key, 'GET', '/v1/contacts?email=nope')).json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/query/email' }] });
+      expect((await h.call(ws.key, 'GET', '/v1/contacts?status=ACTIVE')).json()).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ path: '/query/status' }],
+      });
+      expect((await h.call(ws.key, 'GET', '/v1/contacts?email=nope')).json()).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ path: '/query/email' }],
+      });
       for (const id of ['topic_nope', theirs.id]) {
-        expect((await h.call(ws.key, 'GET', `/v1/contacts?topicId=${id}`)).json()).toMatchObject({ code: 'invalid_reference', errors: [{ path: '/query/topicId' }] });
+        expect((await h.call(ws.key, 'GET', `/v1/contacts?topicId=${id}`)).json()).toMatchObject({
+          code: 'invalid_reference',
+          errors: [{ path: '/query/topicId' }],
+        });
       }
       expect((await h.call(ws.key, 'GET', '/v1/contacts?bogus=1')).statusCode).toBe(422);
     });
@@ -277,15 +426,34 @@ describeApi('contacts', (h) => {
   describe('PUT and DELETE', () => {
     it('PUT is partial: omitted unchanged, present replaced whole, null clears a name, updatedAt refreshed', async () => {
       const ws = await h.workspace();
-      const c = await upsert(h, ws, { email: 'a@example.com', firstName: 'Ada', lastName: 'L', properties: { a: 1, b: 2 } });
+      const c = await upsert(h, ws, {
+        email: 'a@example.com',
+        firstName: 'Ada',
+        lastName: 'L',
+        properties: { a: 1, b: 2 },
+      });
       await new Promise((r) => setTimeout(r, 5));
-      const res = await h.call(ws.key, 'PUT', `/v1/contacts/${c.id}`, { firstName: null, properties: { c: 'x' }, status: 'COMPLAINED' });
+      const res = await h.call(ws.key, 'PUT', `/v1/contacts/${c.id}`, {
+        firstName: null,
+        properties: { c: 'x' },
+        status: 'COMPLAINED',
+      });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toMatchObject({ id: c.id, email: 'a@example.com', firstName: null, lastName: 'L', properties: { c: 'x' }, status: 'COMPLAINED', createdAt: c.createdAt });
+      expect(res.json()).toMatchObject({
+        id: c.id,
+        email: 'a@example.com',
+        firstName: null,
+        lastName: 'L',
+        properties: { c: 'x' },
+        status: 'COMPLAINED',
+        createdAt: c.createdAt,
+      });
       expect(res.json().updatedAt > c.updatedAt).toBe(true);
       const email = await h.call(ws.key, 'PUT', `/v1/contacts/${c.id}`, { id: c.id, email: 'Ada.New@Example.com' });
       expect(email.json()).toMatchObject({ email: 'ada.new@example.com', lastName: 'L' });
-      expect((await h.call(ws.key, 'PUT', `/v1/contacts/${c.id}`, { email: 'ADA.NEW@example.com' })).statusCode).toBe(200);
+      expect((await h.call(ws.key, 'PUT', `/v1/contacts/${c.id}`, { email: 'ADA.NEW@example.com' })).statusCode).toBe(
+        200,
+      );
       expect((await h.call(ws.key, 'PUT', `/v1/contacts/${c.id}`, {})).statusCode).toBe(200);
     });
 
@@ -327,7 +495,9 @@ describeApi('contacts', (h) => {
       expect(res.body).toBe('');
       expect((await h.call(ws.key, 'GET', `/v1/contacts/${c.id}`)).statusCode).toBe(404);
       expect((await h.call(ws.key, 'DELETE', `/v1/contacts/${c.id}`)).statusCode).toBe(404);
-      expect(await h.db.kysely.selectFrom('contact_topics').selectAll().where('contact_id', '=', c.id).execute()).toEqual([]);
+      expect(
+        await h.db.kysely.selectFrom('contact_topics').selectAll().where('contact_id', '=', c.id).execute(),
+      ).toEqual([]);
       const again = await upsert(h, ws, { email: 'a@example.com' });
       expect(again.id).not.toBe(c.id);
       expect(again.topics).toEqual([{ id: t.id, name: 'OPT_OUT', subscribed: false }]);
@@ -338,7 +508,11 @@ describeApi('contacts', (h) => {
     const ws = await h.workspace();
     const other = await h.workspace();
     const theirs = await upsert(h, other, { email: 'theirs@example.com', firstName: 'T' });
-    for (const [method, body] of [['GET', undefined], ['PUT', { firstName: 'Mine' }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PUT', { firstName: 'Mine' }],
+      ['DELETE', undefined],
+    ] as const) {
       const res = await h.call(ws.key, method, `/v1/contacts/${theirs.id}`, body);
       expect(res.statusCode, method).toBe(404);
       expect(res.json().code).toBe('not_found');

@@ -21,7 +21,10 @@ import { startSmtpServer, type Received } from '../helpers/smtp.js';
  * them. Without SpamAssassin installed (.ci/run installs it), the scoring is reported skipped, with the reason.
  */
 const silent = pino({ level: 'silent' });
-const NEWSLETTER = fs.readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'deliverability', 'newsletter.html'), 'utf8');
+const NEWSLETTER = fs.readFileSync(
+  path.join(import.meta.dirname, '..', 'fixtures', 'deliverability', 'newsletter.html'),
+  'utf8',
+);
 
 function spamAssassin(): string | null {
   try {
@@ -56,23 +59,57 @@ describeApi('deliverability: what is sent scores well and is signed as it should
     smtp = await startSmtpServer();
     mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, outboxDir: '', maxConnections: 1, rateLimit: 0 });
     const ws = await h.workspace('Acme');
-    await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { postalAddress: 'Acme Inc., 1 Main Street, Springfield, IL 62701, USA' } });
+    await h.call(ws.key, 'PUT', '/v1/workspace', {
+      settings: { postalAddress: 'Acme Inc., 1 Main Street, Springfield, IL 62701, USA' },
+    });
     const domain = await verifiedDomain(h, ws, `acme-news-${h.dbName}.example`);
     dkimRecord = domain.records.find((r: { name: string }) => r.name.includes('._domainkey.'))!;
     await insertContact(h, ws, { email: 'ada@example.com', firstName: 'Ada' });
-    const b = (await h.call(ws.key, 'POST', '/v1/broadcasts', {
-      name: 'November', from: `Acme <news@${domain.name}>`, replyTo: `hello@${domain.name}`,
-      emailContent: { subject: 'What is new at Acme in November', html: NEWSLETTER, previewText: 'Faster exports, a calendar view and dark mode on your phone' },
-    })).json();
+    const b = (
+      await h.call(ws.key, 'POST', '/v1/broadcasts', {
+        name: 'November',
+        from: `Acme <news@${domain.name}>`,
+        replyTo: `hello@${domain.name}`,
+        emailContent: {
+          subject: 'What is new at Acme in November',
+          html: NEWSLETTER,
+          previewText: 'Faster exports, a calendar view and dark mode on your phone',
+        },
+      })
+    ).json();
     await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/send`);
-    const pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'dl', publicUrl: 'https://mail.acme-news.example' }, silent as never);
+    const pipeline = new DeliveryPipeline(
+      new SqlDeliveryStore(h.db),
+      mailer,
+      { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'dl', publicUrl: 'https://mail.acme-news.example' },
+      silent as never,
+    );
     for (let i = 0; i < 20 && (await pipeline.materialize()) + (await pipeline.sendBatch()) > 0;) i++;
     broadcast = smtp.received.find((m) => m.to === 'ada@example.com')!;
 
-    const form = (await h.call(ws.key, 'POST', '/v1/forms', { name: 'Newsletter', type: 'SIGN_UP', slug: `dl-${h.dbName}`, fieldMapping: { email: 'email', first_name: 'firstName' }, settings: { doubleOptIn: true } })).json();
+    const form = (
+      await h.call(ws.key, 'POST', '/v1/forms', {
+        name: 'Newsletter',
+        type: 'SIGN_UP',
+        slug: `dl-${h.dbName}`,
+        fieldMapping: { email: 'email', first_name: 'firstName' },
+        settings: { doubleOptIn: true },
+      })
+    ).json();
     await h.call(ws.key, 'POST', `/v1/forms/${form.id}/publish`);
-    await h.app.inject({ method: 'POST', url: `/f/dl-${h.dbName}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'email=grace%40example.com&first_name=Grace' });
-    await new ConfirmationSender(h.db, mailer, 'https://mail.acme-news.example', silent as never, TEST_SECRET).sendDue();
+    await h.app.inject({
+      method: 'POST',
+      url: `/f/dl-${h.dbName}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'email=grace%40example.com&first_name=Grace',
+    });
+    await new ConfirmationSender(
+      h.db,
+      mailer,
+      'https://mail.acme-news.example',
+      silent as never,
+      TEST_SECRET,
+    ).sendDue();
     confirmation = smtp.received.find((m) => m.to === 'grace@example.com')!;
   });
   afterAll(async () => {
@@ -81,7 +118,11 @@ describeApi('deliverability: what is sent scores well and is signed as it should
   });
 
   const verify = async (raw: Buffer) =>
-    (await dkimVerify(raw, { resolver: async (name: string) => (name === dkimRecord.name ? [[dkimRecord.value]] : []) })).results[0]?.status.result;
+    (
+      await dkimVerify(raw, {
+        resolver: async (name: string) => (name === dkimRecord.name ? [[dkimRecord.value]] : []),
+      })
+    ).results[0]?.status.result;
 
   describe.skipIf(saMissing !== null)(`SpamAssassin${saMissing ? ` [skipped: ${saMissing}]` : ''}`, () => {
     it('a typical broadcast scores below 1.0', () => {
@@ -108,7 +149,11 @@ describeApi('deliverability: what is sent scores well and is signed as it should
     expect(await verify(prepend(broadcast, 'List-Unsubscribe: <https://evil.example/u>\r\n'))).not.toBe('pass');
     expect(await verify(prepend(confirmation, 'Reply-To: thief@evil.example\r\n'))).not.toBe('pass');
     // A header nobody signs (a trace header a relay adds) does not break it.
-    expect(await verify(prepend(broadcast, 'Received: from relay.example.net by mx.example.com; Tue, 24 Nov 2026 09:00:00 +0000\r\n'))).toBe('pass');
+    expect(
+      await verify(
+        prepend(broadcast, 'Received: from relay.example.net by mx.example.com; Tue, 24 Nov 2026 09:00:00 +0000\r\n'),
+      ),
+    ).toBe('pass');
   });
 
   it('the broadcast carries what mailbox providers look for', () => {

@@ -49,7 +49,10 @@ function chunks(value: string, size = 255): string[] {
 }
 
 function publish(name: string, ...values: string[]): void {
-  zone.set(name.toLowerCase(), values.map((v) => chunks(v)));
+  zone.set(
+    name.toLowerCase(),
+    values.map((v) => chunks(v)),
+  );
 }
 
 const uniqueName = (suffix = 'example.com') => `d${crypto.randomBytes(5).toString('hex')}.${suffix}`;
@@ -58,8 +61,21 @@ const DOMAIN_KEYS = ['createdAt', 'id', 'name', 'records', 'status', 'verificati
 const VERIFICATION_KEYS = ['advice', 'bounce', 'checkedAt', 'dmarc', 'records', 'spf'];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-interface Rec { type: string; name: string; value: string; priority?: number }
-interface DomainBody { id: string; name: string; status: string; records: Rec[]; createdAt: string; verifiedAt: string | null; verification: any }
+interface Rec {
+  type: string;
+  name: string;
+  value: string;
+  priority?: number;
+}
+interface DomainBody {
+  id: string;
+  name: string;
+  status: string;
+  records: Rec[];
+  createdAt: string;
+  verifiedAt: string | null;
+  verification: any;
+}
 
 const ownershipOf = (d: DomainBody) => d.records[0]!;
 const dkimOf = (d: DomainBody) => d.records[1]!;
@@ -72,7 +88,12 @@ function publishAll(d: DomainBody, opts: { spf?: boolean; dmarc?: boolean; bounc
     mxZone.set(d.records[2]!.name, [d.records[2]!.value]);
     publish(d.records[3]!.name, d.records[3]!.value);
   }
-  publish(d.name, ...(opts.spf === false ? ['google-site-verification=abc'] : ['google-site-verification=abc', 'v=spf1 include:_spf.example.net ~all']));
+  publish(
+    d.name,
+    ...(opts.spf === false
+      ? ['google-site-verification=abc']
+      : ['google-site-verification=abc', 'v=spf1 include:_spf.example.net ~all']),
+  );
   if (opts.dmarc !== false) publish(`_dmarc.${d.name}`, 'v=DMARC1; p=none; rua=mailto:dmarc@example.net');
 }
 
@@ -105,7 +126,11 @@ describeApi('domains', (h) => {
 
   /** The domain's private key, opened with the installation's key (it is stored sealed: domains.keys.ts). */
   async function privateKeyOf(id: string): Promise<string> {
-    const row = await h.db.kysely.selectFrom('domains').select('dkim_private_key').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await h.db.kysely
+      .selectFrom('domains')
+      .select('dkim_private_key')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     return openDkimKey(TEST_SECRET, row.dkim_private_key, id);
   }
 
@@ -146,7 +171,11 @@ describeApi('domains', (h) => {
     expect(dkim.type).toBe('TXT');
     expect(dkim.name).toMatch(new RegExp(`^[a-z0-9-]+\\._domainkey\\.${name.replace(/\./g, '\\.')}$`));
     expect(dkim.value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/]+=*$/);
-    const publicKey = crypto.createPublicKey({ key: Buffer.from(dkim.value.split('p=')[1], 'base64'), format: 'der', type: 'spki' });
+    const publicKey = crypto.createPublicKey({
+      key: Buffer.from(dkim.value.split('p=')[1], 'base64'),
+      format: 'der',
+      type: 'spki',
+    });
     expect(publicKey.asymmetricKeyType).toBe('rsa');
     expect(publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
 
@@ -165,11 +194,22 @@ describeApi('domains', (h) => {
     expect(verified.json().status).toBe('VERIFIED');
     const failed = await h.call(ws.key, 'POST', '/v1/domains', { name });
     expect(failed.statusCode).toBe(409);
-    await expectNoPrivateKey(d.id, res, got, listed, verified, failed, await h.call(ws.key, 'GET', `/v1/domains/${d.id}`), await h.call(ws.key, 'GET', '/v1/domains?status=VERIFIED'));
+    await expectNoPrivateKey(
+      d.id,
+      res,
+      got,
+      listed,
+      verified,
+      failed,
+      await h.call(ws.key, 'GET', `/v1/domains/${d.id}`),
+      await h.call(ws.key, 'GET', '/v1/domains?status=VERIFIED'),
+    );
     // Nor is it in the published API description.
     const openapi = await h.call(null, 'GET', '/openapi.json');
     expect(openapi.body).not.toMatch(/private/i);
-    expect(Object.keys(openapi.json().paths)).toEqual(expect.arrayContaining(['/v1/domains', '/v1/domains/{domainId}', '/v1/domains/{domainId}/verify']));
+    expect(Object.keys(openapi.json().paths)).toEqual(
+      expect.arrayContaining(['/v1/domains', '/v1/domains/{domainId}', '/v1/domains/{domainId}/verify']),
+    );
   });
 
   it('verify: every record published → VERIFIED with a result per record, SPF and DMARC found, no advice', async () => {
@@ -189,7 +229,10 @@ describeApi('domains', (h) => {
     ]);
     expect(v.verification.spf).toEqual({ found: true, record: 'v=spf1 include:_spf.example.net ~all' });
     expect(v.verification.dmarc).toEqual({ found: true, record: 'v=DMARC1; p=none; rua=mailto:dmarc@example.net' });
-    expect(v.verification.bounce).toEqual({ mx: { found: true, hosts: ['localhost'] }, spf: { found: true, record: 'v=spf1 a:localhost ~all' } });
+    expect(v.verification.bounce).toEqual({
+      mx: { found: true, hosts: ['localhost'] },
+      spf: { found: true, record: 'v=spf1 a:localhost ~all' },
+    });
     expect(v.verification.advice).toEqual([]);
     // Stored: GET shows the same result.
     expect((await h.call(ws.key, 'GET', `/v1/domains/${d.id}`)).json()).toEqual(v);
@@ -215,7 +258,10 @@ describeApi('domains', (h) => {
     const v = await verify(ws, d);
     expect(v.status).toBe('FAILED');
     expect(v.verifiedAt).toBeNull();
-    expect(v.verification.records.map((r: any) => [r.status, r.found])).toEqual([['MISSING', []], ['VERIFIED', [dkimOf(d).value]]]);
+    expect(v.verification.records.map((r: any) => [r.status, r.found])).toEqual([
+      ['MISSING', []],
+      ['VERIFIED', [dkimOf(d).value]],
+    ]);
     expect(v.verification.advice).toHaveLength(1);
     expect(v.verification.advice[0]).toContain(ownershipOf(d).name);
   });
@@ -235,7 +281,10 @@ describeApi('domains', (h) => {
     const ws = await h.workspace();
     const d = await create(ws);
     publishAll(d);
-    const other = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+    const other = crypto
+      .generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .publicKey.export({ type: 'spki', format: 'der' })
+      .toString('base64');
     const wrong = `v=DKIM1; k=rsa; p=${other}`;
     publish(dkimOf(d).name, wrong);
     const v = await verify(ws, d);
@@ -261,7 +310,11 @@ describeApi('domains', (h) => {
     publish(ownershipOf(d).name, 'formcast-verification=0123456789abcdef0123456789abcdef');
     const v = await verify(ws, d);
     expect(v.status).toBe('FAILED');
-    expect(v.verification.records[0]).toEqual({ ...ownershipOf(d), status: 'MISMATCH', found: ['formcast-verification=0123456789abcdef0123456789abcdef'] });
+    expect(v.verification.records[0]).toEqual({
+      ...ownershipOf(d),
+      status: 'MISMATCH',
+      found: ['formcast-verification=0123456789abcdef0123456789abcdef'],
+    });
     expect(v.verification.advice.join(' ')).toContain(ownershipOf(d).name);
 
     publish(ownershipOf(d).name, 'formcast-verification=0123456789abcdef0123456789abcdef', ownershipOf(d).value);
@@ -276,7 +329,10 @@ describeApi('domains', (h) => {
     try {
       const v = await verify(ws, d);
       expect(v.status).toBe('FAILED');
-      expect(v.verification.records.map((r: any) => [r.status, r.found])).toEqual([['TIMEOUT', []], ['TIMEOUT', []]]);
+      expect(v.verification.records.map((r: any) => [r.status, r.found])).toEqual([
+        ['TIMEOUT', []],
+        ['TIMEOUT', []],
+      ]);
       expect(v.verification.spf).toEqual({ found: false, record: null });
       expect(v.verification.dmarc).toEqual({ found: false, record: null });
       const advice = v.verification.advice.join('\n');
@@ -305,7 +361,10 @@ describeApi('domains', (h) => {
 
     servfail.add(ownershipOf(d).name);
     const again = await verify(ws, d);
-    expect(again.verification.records.map((r: any) => [r.status, r.found])).toEqual([['ERROR', []], ['TIMEOUT', []]]);
+    expect(again.verification.records.map((r: any) => [r.status, r.found])).toEqual([
+      ['ERROR', []],
+      ['TIMEOUT', []],
+    ]);
     silent.delete(dkimOf(d).name);
     servfail.clear();
     expect((await verify(ws, d)).status).toBe('VERIFIED');
@@ -319,7 +378,9 @@ describeApi('domains', (h) => {
     expect(v.status).toBe('VERIFIED');
     expect(v.verification.bounce).toEqual({ mx: { found: false, hosts: [] }, spf: { found: false, record: null } });
     expect(v.verification.advice).toEqual([
-      expect.stringMatching(new RegExp(`^Warning: publish an MX record at bounces\\.${d.name.replace(/\./g, '\\.')} pointing at localhost`)),
+      expect.stringMatching(
+        new RegExp(`^Warning: publish an MX record at bounces\\.${d.name.replace(/\./g, '\\.')} pointing at localhost`),
+      ),
       expect.stringContaining(`Warning: publish an SPF record at bounces.${d.name}: "v=spf1 a:localhost ~all"`),
     ]);
     mxZone.set(`bounces.${d.name}`, ['mx.elsewhere.example']);
@@ -382,13 +443,24 @@ describeApi('domains', (h) => {
     zone.delete(dkimOf(d).name);
     const broken = await verify(ws, d);
     expect(broken).toMatchObject({ status: 'FAILED', verifiedAt: null });
-    expect((await h.call(ws.key, 'GET', `/v1/domains/${d.id}`)).json()).toMatchObject({ status: 'FAILED', verifiedAt: null });
+    expect((await h.call(ws.key, 'GET', `/v1/domains/${d.id}`)).json()).toMatchObject({
+      status: 'FAILED',
+      verifiedAt: null,
+    });
   });
 
   it('verify works for a domain added as VERIFIED by an operator (CLI --verified), and can fail it', async () => {
     const ws = await h.workspace();
     const added = await h.app.services.domains.add(ws.id, uniqueName(), { verified: true });
-    expect(Object.keys(added).sort()).toEqual(['createdAt', 'id', 'name', 'records', 'status', 'verification', 'verifiedAt']);
+    expect(Object.keys(added).sort()).toEqual([
+      'createdAt',
+      'id',
+      'name',
+      'records',
+      'status',
+      'verification',
+      'verifiedAt',
+    ]);
     expect(added.status).toBe('VERIFIED');
     const d = (await h.call(ws.key, 'GET', `/v1/domains/${added.id}`)).json();
     expect(d).toMatchObject({ status: 'VERIFIED', verifiedAt: added.verifiedAt, verification: null });
@@ -404,16 +476,39 @@ describeApi('domains', (h) => {
     publishAll(d);
     let app: FastifyInstance | undefined;
     try {
-      app = await buildApp({ db: h.db, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', dnsServers: [dnsAddress], secret: TEST_SECRET }, logger: false });
-      const res = await app.inject({ method: 'POST', url: `/v1/domains/${d.id}/verify`, headers: { authorization: `Bearer ${ws.key}` } });
+      app = await buildApp({
+        db: h.db,
+        config: {
+          logLevel: 'silent',
+          publicUrl: 'http://localhost:3000',
+          dnsServers: [dnsAddress],
+          secret: TEST_SECRET,
+        },
+        logger: false,
+      });
+      const res = await app.inject({
+        method: 'POST',
+        url: `/v1/domains/${d.id}/verify`,
+        headers: { authorization: `Bearer ${ws.key}` },
+      });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().status).toBe('VERIFIED');
     } finally {
       await app?.close();
     }
-    expect(() => new DomainsService(h.db, { dnsServers: ['dns.example.net'], secret: TEST_SECRET })).toThrow(/DNS_SERVERS/);
-    expect(() => new DomainsService(h.db, { dnsServers: ['127.0.0.1:99999'], secret: TEST_SECRET })).toThrow(/DNS_SERVERS/);
-    expect(() => new DomainsService(h.db, { dnsServers: ['1.1.1.1', '127.0.0.1:5353', '::1', '[::1]:5353'], secret: TEST_SECRET })).not.toThrow();
+    expect(() => new DomainsService(h.db, { dnsServers: ['dns.example.net'], secret: TEST_SECRET })).toThrow(
+      /DNS_SERVERS/,
+    );
+    expect(() => new DomainsService(h.db, { dnsServers: ['127.0.0.1:99999'], secret: TEST_SECRET })).toThrow(
+      /DNS_SERVERS/,
+    );
+    expect(
+      () =>
+        new DomainsService(h.db, {
+          dnsServers: ['1.1.1.1', '127.0.0.1:5353', '::1', '[::1]:5353'],
+          secret: TEST_SECRET,
+        }),
+    ).not.toThrow();
   });
 
   it('list: newest first, cursor pagination, ?status= filter', async () => {
@@ -428,12 +523,18 @@ describeApi('domains', (h) => {
     const first = (await h.call(ws.key, 'GET', '/v1/domains?limit=2')).json();
     expect(first.data.map((x: DomainBody) => x.id)).toEqual([c.id, b.id]);
     expect(first.nextCursor).toEqual(expect.any(String));
-    const second = (await h.call(ws.key, 'GET', `/v1/domains?limit=2&cursor=${encodeURIComponent(first.nextCursor)}`)).json();
+    const second = (
+      await h.call(ws.key, 'GET', `/v1/domains?limit=2&cursor=${encodeURIComponent(first.nextCursor)}`)
+    ).json();
     expect(second.data.map((x: DomainBody) => x.id)).toEqual([a.id]);
     expect(second.nextCursor).toBeNull();
     expect(first.data[1].verification.records[0].status).toBe('VERIFIED');
 
-    for (const [status, ids] of [['PENDING', [a.id]], ['VERIFIED', [b.id]], ['FAILED', [c.id]]] as const) {
+    for (const [status, ids] of [
+      ['PENDING', [a.id]],
+      ['VERIFIED', [b.id]],
+      ['FAILED', [c.id]],
+    ] as const) {
       const res = await h.call(ws.key, 'GET', `/v1/domains?status=${status}`);
       expect(res.statusCode).toBe(200);
       expect(res.json().data.map((x: DomainBody) => x.id)).toEqual(ids);
@@ -455,10 +556,15 @@ describeApi('domains', (h) => {
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
     expect((await h.call(ws.key, 'GET', `/v1/domains/${d.id}`)).statusCode).toBe(404);
-    expect((await h.call(ws.key, 'DELETE', `/v1/domains/${d.id}`)).json()).toMatchObject({ status: 404, code: 'not_found' });
+    expect((await h.call(ws.key, 'DELETE', `/v1/domains/${d.id}`)).json()).toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
     expect((await h.call(ws.key, 'POST', `/v1/domains/${d.id}/verify`)).statusCode).toBe(404);
     expect((await h.call(ws.key, 'GET', '/v1/domains')).json().data).toEqual([]);
-    expect(await h.db.kysely.selectFrom('domains').select('id').where('id', '=', d.id).executeTakeFirst()).toBeUndefined();
+    expect(
+      await h.db.kysely.selectFrom('domains').select('id').where('id', '=', d.id).executeTakeFirst(),
+    ).toBeUndefined();
     expect((await create(ws, d.name)).id).not.toBe(d.id);
   });
 
@@ -521,7 +627,13 @@ describeApi('domains', (h) => {
     expect((await h.call(ws.key, 'POST', '/v1/domains', ['example.com'])).statusCode).toBe(422);
     expect((await h.call(ws.key, 'POST', '/v1/domains')).statusCode).toBe(422);
     expect((await h.call(ws.key, 'POST', '/v1/domains', '{"name":')).json().code).toBe('invalid_json');
-    expect((await h.call(ws.key, 'POST', '/v1/domains', 'name=example.com', { 'content-type': 'application/x-www-form-urlencoded' })).statusCode).toBe(415);
+    expect(
+      (
+        await h.call(ws.key, 'POST', '/v1/domains', 'name=example.com', {
+          'content-type': 'application/x-www-form-urlencoded',
+        })
+      ).statusCode,
+    ).toBe(415);
     expect((await h.call(ws.key, 'GET', '/v1/domains')).json().data).toEqual([]);
   });
 
@@ -560,7 +672,10 @@ describeApi('domains', (h) => {
     }
     expect((await h.call(mine.key, 'GET', '/v1/domains')).json().data).toEqual([]);
     // Theirs is untouched: still there, still PENDING, never checked.
-    expect((await h.call(theirs.key, 'GET', `/v1/domains/${d.id}`)).json()).toMatchObject({ status: 'PENDING', verification: null });
+    expect((await h.call(theirs.key, 'GET', `/v1/domains/${d.id}`)).json()).toMatchObject({
+      status: 'PENDING',
+      verification: null,
+    });
   });
 
   it('scopes: read:domains reads, write:domains writes (and reads); 403 insufficient_scope otherwise; 401 without a key', async () => {
@@ -605,8 +720,16 @@ describeApi('domains', (h) => {
     publishAll(d);
     await verify(ws, d);
     const key = await getSigningKey(h.db.kysely, ws.id, d.name, TEST_SECRET);
-    expect(key).toEqual({ domain: d.name, selector: dkimOf(d).name.split('._domainkey.')[0], privateKey: await privateKeyOf(d.id) });
-    const publicKey = crypto.createPublicKey({ key: Buffer.from(dkimOf(d).value.split('p=')[1]!, 'base64'), format: 'der', type: 'spki' });
+    expect(key).toEqual({
+      domain: d.name,
+      selector: dkimOf(d).name.split('._domainkey.')[0],
+      privateKey: await privateKeyOf(d.id),
+    });
+    const publicKey = crypto.createPublicKey({
+      key: Buffer.from(dkimOf(d).value.split('p=')[1]!, 'base64'),
+      format: 'der',
+      type: 'spki',
+    });
     const sig = crypto.sign('sha256', Buffer.from('x'), key!.privateKey);
     expect(crypto.verify('sha256', Buffer.from('x'), publicKey, sig)).toBe(true);
     expect(await getSigningKey(h.db.kysely, ws.id, d.name.toUpperCase(), TEST_SECRET)).toEqual(key);

@@ -18,7 +18,14 @@ describeApi('forms: concurrent publishing', (h) => {
   }
 
   const publishedCount = async (groupId: string) =>
-    (await h.db.kysely.selectFrom('forms').select('id').where('form_group_id', '=', groupId).where('status', '=', 'PUBLISHED').execute()).length;
+    (
+      await h.db.kysely
+        .selectFrom('forms')
+        .select('id')
+        .where('form_group_id', '=', groupId)
+        .where('status', '=', 'PUBLISHED')
+        .execute()
+    ).length;
 
   it('the same draft published 12 times at once: one 200, the rest 409 form_already_published', async () => {
     const { call, v3 } = await setup();
@@ -36,12 +43,16 @@ describeApi('forms: concurrent publishing', (h) => {
     const { call, v1, v3 } = await setup();
     for (let round = 0; round < 10; round++) {
       const results = await Promise.all([
-        call('POST', `/v1/forms/${v3.id}/publish`), call('POST', `/v1/forms/${v1.id}/publish`),
-        call('POST', `/v1/forms/${v3.id}/publish`), call('POST', `/v1/forms/${v1.id}/publish`),
+        call('POST', `/v1/forms/${v3.id}/publish`),
+        call('POST', `/v1/forms/${v1.id}/publish`),
+        call('POST', `/v1/forms/${v3.id}/publish`),
+        call('POST', `/v1/forms/${v1.id}/publish`),
       ]);
       for (const r of results) expect([200, 409]).toContain(r.statusCode);
       expect(await publishedCount(v1.formGroupId)).toBe(1);
-      const statuses = (await call('GET', `/v1/forms/${v1.id}/versions`)).json().data.map((f: { status: string }) => f.status);
+      const statuses = (await call('GET', `/v1/forms/${v1.id}/versions`))
+        .json()
+        .data.map((f: { status: string }) => f.status);
       expect(statuses.filter((s: string) => s === 'PUBLISHED')).toHaveLength(1);
       expect(statuses.filter((s: string) => s === 'DRAFT')).toHaveLength(0);
     }
@@ -53,7 +64,12 @@ describeApi('forms: concurrent publishing', (h) => {
     const results = await Promise.all(Array.from({ length: 8 }, () => call('POST', `/v1/forms/${v3.id}/versions`)));
     expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
     for (const r of results.filter((x) => x.statusCode !== 201)) expect(r.json().code).toBe('draft_version_exists');
-    const drafts = await h.db.kysely.selectFrom('forms').select('id').where('form_group_id', '=', v3.formGroupId).where('status', '=', 'DRAFT').execute();
+    const drafts = await h.db.kysely
+      .selectFrom('forms')
+      .select('id')
+      .where('form_group_id', '=', v3.formGroupId)
+      .where('status', '=', 'DRAFT')
+      .execute();
     expect(drafts).toHaveLength(1);
   });
 });

@@ -2,15 +2,39 @@ import { expect, it } from 'vitest';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 
 const FORM_KEYS = [
-  'id', 'name', 'description', 'type', 'display', 'fieldMapping', 'settings', 'doubleOptInEmailId',
-  'seoTitle', 'seoDescription', 'seoImageUrl', 'seoFaviconUrl', 'slug', 'status', 'version', 'formGroupId',
-  'previousVersionId', 'htmlValidation', 'createdAt', 'updatedAt', 'publishedAt', 'archivedAt',
+  'id',
+  'name',
+  'description',
+  'type',
+  'display',
+  'fieldMapping',
+  'settings',
+  'doubleOptInEmailId',
+  'seoTitle',
+  'seoDescription',
+  'seoImageUrl',
+  'seoFaviconUrl',
+  'slug',
+  'status',
+  'version',
+  'formGroupId',
+  'previousVersionId',
+  'htmlValidation',
+  'createdAt',
+  'updatedAt',
+  'publishedAt',
+  'archivedAt',
 ].sort();
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const emoji = (n: number) => '😀'.repeat(n);
 
 async function createForm(h: Harness, ws: TestWorkspace, body: Record<string, unknown> = {}) {
-  const res = await h.call(ws.key, 'POST', '/v1/forms', { name: 'Newsletter', type: 'SIGN_UP', fieldMapping: { email: 'email' }, ...body });
+  const res = await h.call(ws.key, 'POST', '/v1/forms', {
+    name: 'Newsletter',
+    type: 'SIGN_UP',
+    fieldMapping: { email: 'email' },
+    ...body,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
@@ -35,23 +59,40 @@ describeApi('forms', (h) => {
     expect(res.headers.location).toBe(`/v1/forms/${form.id}`);
     expect(Object.keys(form).sort()).toEqual(FORM_KEYS);
     expect(form).toMatchObject({
-      name: 'Newsletter', type: 'SIGN_UP', status: 'DRAFT', version: 1, description: null, display: null, fieldMapping: {},
-      settings: { successAction: { type: 'MESSAGE' }, doubleOptIn: false }, doubleOptInEmailId: null, slug: null,
-      previousVersionId: null, htmlValidation: null, publishedAt: null, archivedAt: null,
+      name: 'Newsletter',
+      type: 'SIGN_UP',
+      status: 'DRAFT',
+      version: 1,
+      description: null,
+      display: null,
+      fieldMapping: {},
+      settings: { successAction: { type: 'MESSAGE' }, doubleOptIn: false },
+      doubleOptInEmailId: null,
+      slug: null,
+      previousVersionId: null,
+      htmlValidation: null,
+      publishedAt: null,
+      archivedAt: null,
     });
     expect(form.id).toMatch(/^form_/);
     expect(form.formGroupId).toMatch(/^fgrp_/);
     expect(form.settings.successAction.message.length).toBeGreaterThan(0);
     expect(form.createdAt).toMatch(ISO);
     expect(form.updatedAt).toBe(form.createdAt);
-    expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json()).toEqual({ ...form, stats: { views: 0, submissions: 0, confirmations: 0 } });
+    expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json()).toEqual({
+      ...form,
+      stats: { views: 0, submissions: 0, confirmations: 0 },
+    });
   });
 
   it('POST requires name and type and rejects unknown fields, listing every violation', async () => {
     const ws = await h.workspace();
     const res = await h.call(ws.key, 'POST', '/v1/forms', { status: 'PUBLISHED', extra: 1 });
     expect(res.statusCode).toBe(422);
-    const paths = res.json().errors.map((e: { path: string }) => e.path).sort();
+    const paths = res
+      .json()
+      .errors.map((e: { path: string }) => e.path)
+      .sort();
     expect(paths).toEqual(['/extra', '/name', '/status', '/type']);
     expect((await h.call(ws.key, 'GET', '/v1/forms')).json().data).toHaveLength(0);
   });
@@ -79,7 +120,10 @@ describeApi('forms', (h) => {
   });
 
   it.each([
-    ['', 422], [emoji(200), 201], [emoji(201), 422], ['a'.repeat(201), 422],
+    ['', 422],
+    [emoji(200), 201],
+    [emoji(201), 422],
+    ['a'.repeat(201), 422],
   ])('POST name %#', async (name, status) => {
     const ws = await h.workspace();
     expect((await h.call(ws.key, 'POST', '/v1/forms', { name, type: 'SURVEY' })).statusCode).toBe(status);
@@ -88,36 +132,88 @@ describeApi('forms', (h) => {
   it('PUT is partial: omitted fields unchanged, present ones replaced whole, null clears, updatedAt refreshed', async () => {
     const ws = await h.workspace();
     const form = await createForm(h, ws, {
-      description: 'Monthly news', display: 'POPUP', fieldMapping: { email: 'email', first: 'firstName' },
+      description: 'Monthly news',
+      display: 'POPUP',
+      fieldMapping: { email: 'email', first: 'firstName' },
       settings: { successAction: { type: 'REDIRECT', url: 'https://example.com/thanks' }, doubleOptIn: true },
-      seoTitle: 'News', seoDescription: 'All the news', seoImageUrl: 'https://example.com/a.png', seoFaviconUrl: 'https://example.com/f.ico', slug: 'news',
+      seoTitle: 'News',
+      seoDescription: 'All the news',
+      seoImageUrl: 'https://example.com/a.png',
+      seoFaviconUrl: 'https://example.com/f.ico',
+      slug: 'news',
     });
     await new Promise((r) => setTimeout(r, 5));
-    const res = await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, { name: 'Renamed', description: null, fieldMapping: { mail: 'email' }, settings: { doubleOptIn: false } });
+    const res = await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, {
+      name: 'Renamed',
+      description: null,
+      fieldMapping: { mail: 'email' },
+      settings: { doubleOptIn: false },
+    });
     expect(res.statusCode).toBe(200);
     const updated = res.json();
     expect(Object.keys(updated).sort()).toEqual(FORM_KEYS);
     expect(updated).toMatchObject({
-      id: form.id, status: 'DRAFT', name: 'Renamed', description: null, display: 'POPUP',
+      id: form.id,
+      status: 'DRAFT',
+      name: 'Renamed',
+      description: null,
+      display: 'POPUP',
       fieldMapping: { mail: 'email' }, // replaced, not merged
       settings: { successAction: { type: 'MESSAGE' }, doubleOptIn: false }, // replaced whole; defaults fill what is missing
-      seoTitle: 'News', seoDescription: 'All the news', seoImageUrl: 'https://example.com/a.png', seoFaviconUrl: 'https://example.com/f.ico', slug: 'news',
+      seoTitle: 'News',
+      seoDescription: 'All the news',
+      seoImageUrl: 'https://example.com/a.png',
+      seoFaviconUrl: 'https://example.com/f.ico',
+      slug: 'news',
     });
     expect(updated.updatedAt > form.updatedAt).toBe(true);
     expect(updated.createdAt).toBe(form.createdAt);
     const again = await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, {});
     expect(again.statusCode).toBe(200);
     expect(again.json().updatedAt >= updated.updatedAt).toBe(true);
-    const cleared = (await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, { display: null, seoTitle: null, seoDescription: null, seoImageUrl: null, seoFaviconUrl: null, slug: null })).json();
-    expect(cleared).toMatchObject({ display: null, seoTitle: null, seoDescription: null, seoImageUrl: null, seoFaviconUrl: null, slug: null, name: 'Renamed' });
+    const cleared = (
+      await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, {
+        display: null,
+        seoTitle: null,
+        seoDescription: null,
+        seoImageUrl: null,
+        seoFaviconUrl: null,
+        slug: null,
+      })
+    ).json();
+    expect(cleared).toMatchObject({
+      display: null,
+      seoTitle: null,
+      seoDescription: null,
+      seoImageUrl: null,
+      seoFaviconUrl: null,
+      slug: null,
+      name: 'Renamed',
+    });
   });
 
   it('PUT accepts every field of interface 2.1, including type and doubleOptInEmailId', async () => {
     const ws = await h.workspace();
     const form = await createForm(h, ws);
     const tmpl = 'tmpl_01JD0000000000000000000000';
-    await h.db.kysely.insertInto('templates').values({ id: tmpl, workspace_id: ws.id, name: 'Confirm', subject: 'Confirm', html: '<a href="{{ confirm_url }}">ok</a>', text: null, created_at: form.createdAt, updated_at: form.createdAt }).execute();
-    const res = await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, { type: 'SURVEY', display: 'INLINE_EMBED', doubleOptInEmailId: tmpl });
+    await h.db.kysely
+      .insertInto('templates')
+      .values({
+        id: tmpl,
+        workspace_id: ws.id,
+        name: 'Confirm',
+        subject: 'Confirm',
+        html: '<a href="{{ confirm_url }}">ok</a>',
+        text: null,
+        created_at: form.createdAt,
+        updated_at: form.createdAt,
+      })
+      .execute();
+    const res = await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, {
+      type: 'SURVEY',
+      display: 'INLINE_EMBED',
+      doubleOptInEmailId: tmpl,
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ type: 'SURVEY', display: 'INLINE_EMBED', doubleOptInEmailId: tmpl });
   });
@@ -127,13 +223,28 @@ describeApi('forms', (h) => {
     const other = await h.workspace();
     const form = await createForm(h, ws);
     const tmpl = 'tmpl_01JD0000000000000000000001';
-    await h.db.kysely.insertInto('templates').values({ id: tmpl, workspace_id: other.id, name: 'Theirs', subject: null, html: null, text: null, created_at: form.createdAt, updated_at: form.createdAt }).execute();
+    await h.db.kysely
+      .insertInto('templates')
+      .values({
+        id: tmpl,
+        workspace_id: other.id,
+        name: 'Theirs',
+        subject: null,
+        html: null,
+        text: null,
+        created_at: form.createdAt,
+        updated_at: form.createdAt,
+      })
+      .execute();
     for (const id of ['tmpl_nope', tmpl]) {
       const res = await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, { doubleOptInEmailId: id });
       expect(res.statusCode).toBe(422);
       expect(res.json()).toMatchObject({ code: 'invalid_reference', errors: [{ path: '/doubleOptInEmailId' }] });
     }
-    expect((await h.call(ws.key, 'POST', '/v1/forms', { name: 'x', type: 'SURVEY', doubleOptInEmailId: 'tmpl_nope' })).json().code).toBe('invalid_reference');
+    expect(
+      (await h.call(ws.key, 'POST', '/v1/forms', { name: 'x', type: 'SURVEY', doubleOptInEmailId: 'tmpl_nope' })).json()
+        .code,
+    ).toBe('invalid_reference');
   });
 
   it.each([
@@ -148,10 +259,22 @@ describeApi('forms', (h) => {
     ['fieldMapping property too long', { fieldMapping: { x: 'a'.repeat(65) } }, '/fieldMapping/x'],
     ['fieldMapping two emails', { fieldMapping: { a: 'email', b: 'email' } }, '/fieldMapping/b'],
     ['fieldMapping not an object', { fieldMapping: ['email'] }, '/fieldMapping'],
-    ['fieldMapping too many', { fieldMapping: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`f${i}`, `p${i}`])) }, '/fieldMapping'],
+    [
+      'fieldMapping too many',
+      { fieldMapping: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`f${i}`, `p${i}`])) },
+      '/fieldMapping',
+    ],
     ['settings unknown key', { settings: { colour: 'red' } }, '/settings/colour'],
-    ['settings REDIRECT without url', { settings: { successAction: { type: 'REDIRECT' } } }, '/settings/successAction/url'],
-    ['settings REDIRECT to javascript:', { settings: { successAction: { type: 'REDIRECT', url: 'javascript:alert(1)' } } }, '/settings/successAction/url'],
+    [
+      'settings REDIRECT without url',
+      { settings: { successAction: { type: 'REDIRECT' } } },
+      '/settings/successAction/url',
+    ],
+    [
+      'settings REDIRECT to javascript:',
+      { settings: { successAction: { type: 'REDIRECT', url: 'javascript:alert(1)' } } },
+      '/settings/successAction/url',
+    ],
     ['settings doubleOptIn not boolean', { settings: { doubleOptIn: 'yes' } }, '/settings/doubleOptIn'],
     ['seoTitle too long', { seoTitle: 'x'.repeat(201) }, '/seoTitle'],
     ['seoDescription too long', { seoDescription: 'x'.repeat(501) }, '/seoDescription'],
@@ -199,7 +322,9 @@ describeApi('forms', (h) => {
     expect(res.json().code).toBe('form_not_editable');
     expect(res.json().detail).toMatch(/new version/);
     expect(await formRow(h, form.id)).toEqual(before);
-    expect((await h.call(ws.key, 'PUT', `/v1/forms/${form.id}/html`, { html: '<input name="email">' })).json().code).toBe('form_not_editable');
+    expect(
+      (await h.call(ws.key, 'PUT', `/v1/forms/${form.id}/html`, { html: '<input name="email">' })).json().code,
+    ).toBe('form_not_editable');
     expect(await formRow(h, form.id)).toEqual(before);
   });
 
@@ -225,8 +350,14 @@ describeApi('forms', (h) => {
 
   it('versions: a new DRAFT of a PUBLISHED form copies configuration and HTML; publishing it archives the old one', async () => {
     const ws = await h.workspace();
-    const draft = await createForm(h, ws, { slug: 'join', seoTitle: 'Join us', fieldMapping: { email: 'email', name: 'firstName' } });
-    await h.call(ws.key, 'PUT', `/v1/forms/${draft.id}/html`, { html: '<form><input name="email"><input name="name"></form>' });
+    const draft = await createForm(h, ws, {
+      slug: 'join',
+      seoTitle: 'Join us',
+      fieldMapping: { email: 'email', name: 'firstName' },
+    });
+    await h.call(ws.key, 'PUT', `/v1/forms/${draft.id}/html`, {
+      html: '<form><input name="email"><input name="name"></form>',
+    });
     const v1 = (await h.call(ws.key, 'POST', `/v1/forms/${draft.id}/publish`)).json();
     expect(v1).toMatchObject({ status: 'PUBLISHED', version: 1 });
     expect(v1.publishedAt).toMatch(ISO);
@@ -237,10 +368,20 @@ describeApi('forms', (h) => {
     expect(res.headers.location).toBe(`/v1/forms/${v2.id}`);
     expect(v2.id).not.toBe(v1.id);
     expect(v2).toMatchObject({
-      status: 'DRAFT', version: 2, formGroupId: v1.formGroupId, previousVersionId: v1.id, slug: 'join', seoTitle: 'Join us',
-      fieldMapping: v1.fieldMapping, settings: v1.settings, publishedAt: null, archivedAt: null,
+      status: 'DRAFT',
+      version: 2,
+      formGroupId: v1.formGroupId,
+      previousVersionId: v1.id,
+      slug: 'join',
+      seoTitle: 'Join us',
+      fieldMapping: v1.fieldMapping,
+      settings: v1.settings,
+      publishedAt: null,
+      archivedAt: null,
     });
-    expect((await h.call(ws.key, 'GET', `/v1/forms/${v2.id}/html`)).json().html).toBe((await h.call(ws.key, 'GET', `/v1/forms/${v1.id}/html`)).json().html);
+    expect((await h.call(ws.key, 'GET', `/v1/forms/${v2.id}/html`)).json().html).toBe(
+      (await h.call(ws.key, 'GET', `/v1/forms/${v1.id}/html`)).json().html,
+    );
 
     // the published version is untouched while the draft is edited
     expect((await h.call(ws.key, 'PUT', `/v1/forms/${v2.id}`, { name: 'Join us v2' })).statusCode).toBe(200);
@@ -271,7 +412,11 @@ describeApi('forms', (h) => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ status: 'PUBLISHED', archivedAt: null });
     expect((await h.call(ws.key, 'GET', `/v1/forms/${v2.id}`)).json().status).toBe('ARCHIVED');
-    const rows = await h.db.kysely.selectFrom('forms').select(['status']).where('form_group_id', '=', v1.formGroupId).execute();
+    const rows = await h.db.kysely
+      .selectFrom('forms')
+      .select(['status'])
+      .where('form_group_id', '=', v1.formGroupId)
+      .execute();
     expect(rows.filter((r) => r.status === 'PUBLISHED')).toHaveLength(1);
   });
 
@@ -318,7 +463,9 @@ describeApi('forms', (h) => {
     expect(blocked.json().code).toBe('form_incomplete');
 
     // changing fieldMapping re-runs the check automatically; the update is applied either way
-    const fixed = (await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, { fieldMapping: { email: 'email', utm: 'utm_source' } })).json();
+    const fixed = (
+      await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, { fieldMapping: { email: 'email', utm: 'utm_source' } })
+    ).json();
     expect(fixed.fieldMapping).toEqual({ email: 'email', utm: 'utm_source' });
     expect(fixed.htmlValidation).toMatchObject({ valid: true, errors: [], warnings: [] });
     expect(fixed.htmlValidation.checkedAt > deployed.htmlValidation.checkedAt).toBe(true);
@@ -335,7 +482,11 @@ describeApi('forms', (h) => {
   it('without deployed HTML, fieldMapping changes do not produce htmlValidation and GET html renders one', async () => {
     const ws = await h.workspace();
     const form = await createForm(h, ws);
-    expect((await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, { fieldMapping: { email: 'email', first: 'firstName' } })).json().htmlValidation).toBeNull();
+    expect(
+      (
+        await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, { fieldMapping: { email: 'email', first: 'firstName' } })
+      ).json().htmlValidation,
+    ).toBeNull();
     const html = (await h.call(ws.key, 'GET', `/v1/forms/${form.id}/html`)).json();
     expect(html.deployedAt).toBeNull();
     expect(html.html).toContain('name="email"');
@@ -353,7 +504,13 @@ describeApi('forms', (h) => {
     expect(res.statusCode).toBe(413);
     expect(res.json().code).toBe('payload_too_large');
     expect((await formRow(h, form.id))!.html).toBeNull();
-    expect((await h.call(ws.key, 'PUT', `/v1/forms/${form.id}/html`, { html: `<input name="email"><p>${'a'.repeat(500 * 1024)}</p>` })).statusCode).toBe(200);
+    expect(
+      (
+        await h.call(ws.key, 'PUT', `/v1/forms/${form.id}/html`, {
+          html: `<input name="email"><p>${'a'.repeat(500 * 1024)}</p>`,
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('slugs are unique across groups and workspaces (409 slug_taken) and shared by a group’s versions', async () => {
@@ -364,7 +521,9 @@ describeApi('forms', (h) => {
     expect(taken.statusCode).toBe(409);
     expect(taken.json().code).toBe('slug_taken');
     expect((await h.call(ws.key, 'GET', '/v1/forms')).json().data).toHaveLength(1); // nothing created
-    expect((await h.call(other.key, 'POST', '/v1/forms', { name: 'B', type: 'SURVEY', slug: 'spring' })).json().code).toBe('slug_taken');
+    expect(
+      (await h.call(other.key, 'POST', '/v1/forms', { name: 'B', type: 'SURVEY', slug: 'spring' })).json().code,
+    ).toBe('slug_taken');
     const b = await createForm(h, ws, { slug: 'summer' });
     expect((await h.call(ws.key, 'PUT', `/v1/forms/${b.id}`, { slug: 'spring' })).json().code).toBe('slug_taken');
     expect((await formRow(h, b.id))!.slug).toBe('summer');
@@ -384,7 +543,9 @@ describeApi('forms', (h) => {
     const draft = await createForm(h, ws, { slug: 'temp' });
     expect((await h.call(ws.key, 'DELETE', `/v1/forms/${draft.id}`)).statusCode).toBe(204);
     expect((await h.call(ws.key, 'GET', `/v1/forms/${draft.id}`)).statusCode).toBe(404);
-    expect(await h.db.kysely.selectFrom('form_groups').select('id').where('id', '=', draft.formGroupId).executeTakeFirst()).toBeUndefined();
+    expect(
+      await h.db.kysely.selectFrom('form_groups').select('id').where('id', '=', draft.formGroupId).executeTakeFirst(),
+    ).toBeUndefined();
     await createForm(h, ws, { slug: 'temp' }); // its slug was released
 
     const v1 = await published(h, ws);
@@ -423,11 +584,21 @@ describeApi('forms', (h) => {
     const intruder = await h.workspace();
     const form = await published(h, owner, { slug: 'mine' });
     const draft = (await h.call(owner.key, 'POST', `/v1/forms/${form.id}/versions`)).json();
-    const before = await h.db.kysely.selectFrom('forms').selectAll().where('workspace_id', '=', owner.id).orderBy('id').execute();
+    const before = await h.db.kysely
+      .selectFrom('forms')
+      .selectAll()
+      .where('workspace_id', '=', owner.id)
+      .orderBy('id')
+      .execute();
     const attempts: [string, string, unknown?][] = [
-      ['GET', `/v1/forms/${form.id}`], ['PUT', `/v1/forms/${draft.id}`, { name: 'pwned' }], ['DELETE', `/v1/forms/${draft.id}`],
-      ['GET', `/v1/forms/${form.id}/html`], ['PUT', `/v1/forms/${draft.id}/html`, { html: '<p>x</p>' }],
-      ['POST', `/v1/forms/${form.id}/versions`], ['GET', `/v1/forms/${form.id}/versions`], ['POST', `/v1/forms/${draft.id}/publish`],
+      ['GET', `/v1/forms/${form.id}`],
+      ['PUT', `/v1/forms/${draft.id}`, { name: 'pwned' }],
+      ['DELETE', `/v1/forms/${draft.id}`],
+      ['GET', `/v1/forms/${form.id}/html`],
+      ['PUT', `/v1/forms/${draft.id}/html`, { html: '<p>x</p>' }],
+      ['POST', `/v1/forms/${form.id}/versions`],
+      ['GET', `/v1/forms/${form.id}/versions`],
+      ['POST', `/v1/forms/${draft.id}/publish`],
     ];
     for (const [method, url, body] of attempts) {
       const res = await h.call(intruder.key, method as 'GET', url, body);
@@ -435,7 +606,9 @@ describeApi('forms', (h) => {
       expect(res.json().code).toBe('not_found');
     }
     expect((await h.call(intruder.key, 'GET', '/v1/forms')).json().data).toHaveLength(0);
-    expect(await h.db.kysely.selectFrom('forms').selectAll().where('workspace_id', '=', owner.id).orderBy('id').execute()).toEqual(before);
+    expect(
+      await h.db.kysely.selectFrom('forms').selectAll().where('workspace_id', '=', owner.id).orderBy('id').execute(),
+    ).toEqual(before);
     // slugs are public addresses, unique across workspaces: taken, and nothing of the owner's form shown
     const taken = await h.call(intruder.key, 'POST', '/v1/forms', { name: 'x', type: 'SURVEY', slug: 'mine' });
     expect(taken.statusCode).toBe(409);
@@ -448,8 +621,12 @@ describeApi('forms', (h) => {
     const form = await createForm(h, ws);
     const reader = await h.key(ws, ['read:forms']);
     const writes: [string, string, unknown?][] = [
-      ['POST', '/v1/forms', { name: 'x', type: 'SURVEY' }], ['PUT', `/v1/forms/${form.id}`, { name: 'x' }], ['DELETE', `/v1/forms/${form.id}`],
-      ['PUT', `/v1/forms/${form.id}/html`, { html: '' }], ['POST', `/v1/forms/${form.id}/versions`], ['POST', `/v1/forms/${form.id}/publish`],
+      ['POST', '/v1/forms', { name: 'x', type: 'SURVEY' }],
+      ['PUT', `/v1/forms/${form.id}`, { name: 'x' }],
+      ['DELETE', `/v1/forms/${form.id}`],
+      ['PUT', `/v1/forms/${form.id}/html`, { html: '' }],
+      ['POST', `/v1/forms/${form.id}/versions`],
+      ['POST', `/v1/forms/${form.id}/publish`],
     ];
     for (const [method, url, body] of writes) {
       const res = await h.call(reader, method as 'GET', url, body);
@@ -457,7 +634,12 @@ describeApi('forms', (h) => {
       expect(res.json()).toMatchObject({ code: 'insufficient_scope' });
       expect(res.json().detail).toContain('write:forms');
     }
-    for (const url of [`/v1/forms/${form.id}`, '/v1/forms', `/v1/forms/${form.id}/html`, `/v1/forms/${form.id}/versions`]) {
+    for (const url of [
+      `/v1/forms/${form.id}`,
+      '/v1/forms',
+      `/v1/forms/${form.id}/html`,
+      `/v1/forms/${form.id}/versions`,
+    ]) {
       expect((await h.call(reader, 'GET', url)).statusCode).toBe(200);
     }
     expect((await formRow(h, form.id))!.status).toBe('DRAFT');
@@ -467,7 +649,12 @@ describeApi('forms', (h) => {
 
   it('unknown form ids are 404 not_found', async () => {
     const ws = await h.workspace();
-    for (const [method, url] of [['GET', '/v1/forms/form_01JD000000000000000000000X'], ['PUT', '/v1/forms/nope'], ['POST', '/v1/forms/nope/publish'], ['DELETE', '/v1/forms/nope']] as const) {
+    for (const [method, url] of [
+      ['GET', '/v1/forms/form_01JD000000000000000000000X'],
+      ['PUT', '/v1/forms/nope'],
+      ['POST', '/v1/forms/nope/publish'],
+      ['DELETE', '/v1/forms/nope'],
+    ] as const) {
       const res = await h.call(ws.key, method, url, method === 'PUT' ? { name: 'x' } : undefined);
       expect(res.statusCode).toBe(404);
     }
@@ -478,8 +665,20 @@ describeApi('forms', (h) => {
     const v1 = await published(h, ws);
     const v2 = (await h.call(ws.key, 'POST', `/v1/forms/${v1.id}/versions`)).json();
     const row = (await formRow(h, v2.id))!;
-    await expect(h.db.kysely.updateTable('forms').set({ status: 'PUBLISHED' }).where('id', '=', v2.id).execute()).rejects.toThrow(/unique|UNIQUE/);
-    await expect(h.db.kysely.insertInto('forms').values({ ...row, id: 'form_dup', version: 9 }).execute()).rejects.toThrow(/unique|UNIQUE/);
-    await expect(h.db.kysely.insertInto('forms').values({ ...row, id: 'form_dup2', version: 2, status: 'ARCHIVED' }).execute()).rejects.toThrow(/unique|UNIQUE/);
+    await expect(
+      h.db.kysely.updateTable('forms').set({ status: 'PUBLISHED' }).where('id', '=', v2.id).execute(),
+    ).rejects.toThrow(/unique|UNIQUE/);
+    await expect(
+      h.db.kysely
+        .insertInto('forms')
+        .values({ ...row, id: 'form_dup', version: 9 })
+        .execute(),
+    ).rejects.toThrow(/unique|UNIQUE/);
+    await expect(
+      h.db.kysely
+        .insertInto('forms')
+        .values({ ...row, id: 'form_dup2', version: 2, status: 'ARCHIVED' })
+        .execute(),
+    ).rejects.toThrow(/unique|UNIQUE/);
   });
 });

@@ -20,7 +20,14 @@ describeApi('HTTP conventions, auth and errors', (h) => {
     expect((await h.call(ws.key, 'DELETE', `/v1/api-keys/${created.id}`)).statusCode).toBe(204);
 
     const unknownKey = ws.key.replace(/_[^_]+$/, `_${'A'.repeat(43)}`);
-    for (const auth of [undefined, 'Basic abc', 'Bearer', 'Bearer nonsense', `Bearer ${unknownKey}`, `Bearer ${created.key}`]) {
+    for (const auth of [
+      undefined,
+      'Basic abc',
+      'Bearer',
+      'Bearer nonsense',
+      `Bearer ${unknownKey}`,
+      `Bearer ${created.key}`,
+    ]) {
       const res = await h.app.inject({ method: 'GET', url: '/v1/forms', headers: auth ? { authorization: auth } : {} });
       expect(res.statusCode, String(auth)).toBe(401);
       expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
@@ -54,19 +61,38 @@ describeApi('HTTP conventions, auth and errors', (h) => {
     const res = await h.call(key, 'GET', '/v1/workspace');
     expect(res.statusCode).toBe(200);
     expect(Object.keys(res.json()).sort()).toEqual(['createdAt', 'id', 'name', 'settings']);
-    expect(res.json()).toMatchObject({ id: ws.id, name: 'Acme', settings: { postalAddress: null, locale: 'en', defaultFrom: null } });
+    expect(res.json()).toMatchObject({
+      id: ws.id,
+      name: 'Acme',
+      settings: { postalAddress: null, locale: 'en', defaultFrom: null },
+    });
   });
 
   it('PUT /v1/workspace (admin): name and settings; defaultFrom must be on a verified domain; others refused', async () => {
     const ws = await h.workspace('Acme');
-    const put = await h.call(ws.key, 'PUT', '/v1/workspace', { name: 'Acme Books', settings: { postalAddress: '1 Main St\nSpringfield', locale: 'de' } });
+    const put = await h.call(ws.key, 'PUT', '/v1/workspace', {
+      name: 'Acme Books',
+      settings: { postalAddress: '1 Main St\nSpringfield', locale: 'de' },
+    });
     expect(put.statusCode).toBe(200);
-    expect(put.json()).toMatchObject({ name: 'Acme Books', settings: { postalAddress: '1 Main St\nSpringfield', locale: 'de', defaultFrom: null } });
+    expect(put.json()).toMatchObject({
+      name: 'Acme Books',
+      settings: { postalAddress: '1 Main St\nSpringfield', locale: 'de', defaultFrom: null },
+    });
     expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { locale: 'it' } })).statusCode).toBe(422);
-    expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { defaultFrom: 'Acme <hi@nowhere.test>' } })).json().code).toBe('sender_domain_not_verified');
+    expect(
+      (await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { defaultFrom: 'Acme <hi@nowhere.test>' } })).json()
+        .code,
+    ).toBe('sender_domain_not_verified');
     await h.app.services.domains.add(ws.id, 'acme-books.test', { verified: true });
-    expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { defaultFrom: 'Acme <hi@acme-books.test>' } })).json().settings).toMatchObject({ defaultFrom: 'Acme <hi@acme-books.test>', locale: 'de' });
-    expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { postalAddress: null } })).json().settings.postalAddress).toBeNull();
+    expect(
+      (await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { defaultFrom: 'Acme <hi@acme-books.test>' } })).json()
+        .settings,
+    ).toMatchObject({ defaultFrom: 'Acme <hi@acme-books.test>', locale: 'de' });
+    expect(
+      (await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { postalAddress: null } })).json().settings
+        .postalAddress,
+    ).toBeNull();
     const editor = await h.key(ws, ['write:broadcasts']);
     expect((await h.call(editor, 'PUT', '/v1/workspace', { name: 'x' })).statusCode).toBe(403);
   });
@@ -78,26 +104,40 @@ describeApi('HTTP conventions, auth and errors', (h) => {
     const created = res.json();
     expect(Object.keys(created).sort()).toEqual(['createdAt', 'id', 'key', 'name', 'scopes']);
     expect(created.key).toMatch(/^fc_[0-9A-Z]{26}_[A-Za-z0-9_-]{43}$/);
-    const row = await h.db.kysely.selectFrom('api_keys').select(['key_hash']).where('id', '=', created.id).executeTakeFirstOrThrow();
+    const row = await h.db.kysely
+      .selectFrom('api_keys')
+      .select(['key_hash'])
+      .where('id', '=', created.id)
+      .executeTakeFirstOrThrow();
     expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(row.key_hash).not.toContain(created.key.slice(30));
-    expect(JSON.stringify(await h.db.kysely.selectFrom('api_keys').selectAll().execute())).not.toContain(created.key.slice(30));
+    expect(JSON.stringify(await h.db.kysely.selectFrom('api_keys').selectAll().execute())).not.toContain(
+      created.key.slice(30),
+    );
     const list = (await h.call(ws.key, 'GET', '/v1/api-keys')).json();
     expect(list.data.find((k: { id: string }) => k.id === created.id)).not.toHaveProperty('key');
     expect(JSON.stringify(list)).not.toContain(created.key);
     // lastUsedAt is recorded on use
     await h.call(created.key, 'GET', '/v1/forms');
-    const used = (await h.call(ws.key, 'GET', '/v1/api-keys')).json().data.find((k: { id: string }) => k.id === created.id);
+    const used = (await h.call(ws.key, 'GET', '/v1/api-keys'))
+      .json()
+      .data.find((k: { id: string }) => k.id === created.id);
     expect(used.lastUsedAt).toMatch(/Z$/);
   });
 
   it('a key cannot create a key with scopes it does not hold; unknown scopes are 422', async () => {
     const ws = await h.workspace();
-    expect((await h.call(ws.key, 'POST', '/v1/api-keys', { name: 'x', scopes: ['read:everything'] })).statusCode).toBe(422);
+    expect((await h.call(ws.key, 'POST', '/v1/api-keys', { name: 'x', scopes: ['read:everything'] })).statusCode).toBe(
+      422,
+    );
     expect((await h.call(ws.key, 'POST', '/v1/api-keys', { name: 'x', scopes: [] })).statusCode).toBe(422);
     // Only admin keys manage keys, and admin holds everything; the rule is enforced in the service too.
-    await expect(h.app.services.apiKeys.create(ws.id, { name: 'x', scopes: ['admin'] }, ['write:forms'])).rejects.toMatchObject({ code: 'validation_failed' });
-    await expect(h.app.services.apiKeys.create(ws.id, { name: 'x', scopes: ['read:forms'] }, ['write:forms'])).resolves.toMatchObject({ scopes: ['read:forms'] });
+    await expect(
+      h.app.services.apiKeys.create(ws.id, { name: 'x', scopes: ['admin'] }, ['write:forms']),
+    ).rejects.toMatchObject({ code: 'validation_failed' });
+    await expect(
+      h.app.services.apiKeys.create(ws.id, { name: 'x', scopes: ['read:forms'] }, ['write:forms']),
+    ).resolves.toMatchObject({ scopes: ['read:forms'] });
   });
 
   it("another workspace's API key is answered as missing", async () => {
@@ -118,14 +158,23 @@ describeApi('HTTP conventions, auth and errors', (h) => {
   it('415 for a body that is not JSON', async () => {
     const ws = await h.workspace();
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
-      const res = await h.app.inject({ method: 'POST', url: '/v1/forms', headers: { authorization: `Bearer ${ws.key}`, 'content-type': type }, payload: 'name=x' });
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/v1/forms',
+        headers: { authorization: `Bearer ${ws.key}`, 'content-type': type },
+        payload: 'name=x',
+      });
       problemShape(res, 415, 'unsupported_media_type');
     }
   });
 
   it('413 for a body over 1 MiB', async () => {
     const ws = await h.workspace();
-    const res = await h.call(ws.key, 'POST', '/v1/forms', { name: 'x', type: 'SURVEY', description: 'a'.repeat(1024 * 1024 + 10) });
+    const res = await h.call(ws.key, 'POST', '/v1/forms', {
+      name: 'x',
+      type: 'SURVEY',
+      description: 'a'.repeat(1024 * 1024 + 10),
+    });
     problemShape(res, 413, 'payload_too_large');
   });
 
@@ -147,7 +196,9 @@ describeApi('HTTP conventions, auth and errors', (h) => {
   });
 
   it('a 500 hides the detail and carries the request id', async () => {
-    h.app.services.forms.get = () => { throw new Error('SELECT secret FROM internals'); };
+    h.app.services.forms.get = () => {
+      throw new Error('SELECT secret FROM internals');
+    };
     try {
       const ws = await h.workspace();
       const res = await h.call(ws.key, 'GET', '/v1/forms/form_x');
@@ -178,7 +229,11 @@ describeApi('HTTP conventions, auth and errors', (h) => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     const list = (await h.call(ws.key, 'GET', '/v1/forms')).json();
     expect(list.data.filter((f: { name: string }) => f.name === 'Idem')).toHaveLength(1);
-    problemShape(await h.call(ws.key, 'POST', '/v1/forms', { ...body, name: 'Other' }, { 'idempotency-key': 'k1' }), 422, 'idempotency_key_reused');
+    problemShape(
+      await h.call(ws.key, 'POST', '/v1/forms', { ...body, name: 'Other' }, { 'idempotency-key': 'k1' }),
+      422,
+      'idempotency_key_reused',
+    );
     const other = await h.workspace();
     const theirs = await h.call(other.key, 'POST', '/v1/forms', body, { 'idempotency-key': 'k1' });
     expect(theirs.statusCode).toBe(201);
@@ -190,9 +245,27 @@ describeApi('HTTP conventions, auth and errors', (h) => {
     const { nowIso } = await import('../../src/lib/time.js');
     const crypto = await import('node:crypto');
     const body = { name: 'Slow', type: 'SURVEY' };
-    const hash = crypto.createHash('sha256').update(`POST /v1/forms\n${JSON.stringify(body)}`).digest('hex');
-    await h.db.kysely.insertInto('idempotency_keys').values({ workspace_id: ws.id, key: 'busy', request_hash: hash, status_code: null, response_body: null, response_headers: null, created_at: nowIso() }).execute();
-    problemShape(await h.call(ws.key, 'POST', '/v1/forms', body, { 'idempotency-key': 'busy' }), 409, 'idempotency_conflict');
+    const hash = crypto
+      .createHash('sha256')
+      .update(`POST /v1/forms\n${JSON.stringify(body)}`)
+      .digest('hex');
+    await h.db.kysely
+      .insertInto('idempotency_keys')
+      .values({
+        workspace_id: ws.id,
+        key: 'busy',
+        request_hash: hash,
+        status_code: null,
+        response_body: null,
+        response_headers: null,
+        created_at: nowIso(),
+      })
+      .execute();
+    problemShape(
+      await h.call(ws.key, 'POST', '/v1/forms', body, { 'idempotency-key': 'busy' }),
+      409,
+      'idempotency_conflict',
+    );
   });
 
   it('serves the OpenAPI 3.1 document and the docs page', async () => {
@@ -200,23 +273,51 @@ describeApi('HTTP conventions, auth and errors', (h) => {
     expect(res.statusCode).toBe(200);
     const doc = res.json();
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/forms', '/v1/forms/{formId}', '/v1/forms/{formId}/versions', '/v1/forms/{formId}/publish', '/v1/forms/{formId}/html', '/v1/api-keys', '/v1/workspace']));
-    expect(doc.paths['/v1/forms/{formId}'].put.requestBody.content['application/json'].schema.properties.name.maxLength).toBe(200);
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/forms',
+        '/v1/forms/{formId}',
+        '/v1/forms/{formId}/versions',
+        '/v1/forms/{formId}/publish',
+        '/v1/forms/{formId}/html',
+        '/v1/api-keys',
+        '/v1/workspace',
+      ]),
+    );
+    expect(
+      doc.paths['/v1/forms/{formId}'].put.requestBody.content['application/json'].schema.properties.name.maxLength,
+    ).toBe(200);
     expect((await h.app.inject({ method: 'GET', url: '/docs' })).statusCode).toBeLessThan(400);
   });
 
   it('every /v1 operation documents its 4xx problems; every problem type links to a row of /docs/errors', async () => {
     const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    expect(doc.components.schemas.Problem.required).toEqual(expect.arrayContaining(['type', 'code', 'status', 'detail', 'requestId']));
-    for (const [path, ops] of Object.entries<Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>(doc.paths)) {
+    expect(doc.components.schemas.Problem.required).toEqual(
+      expect.arrayContaining(['type', 'code', 'status', 'detail', 'requestId']),
+    );
+    for (const [path, ops] of Object.entries<
+      Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>
+    >(doc.paths)) {
       if (!path.startsWith('/v1/')) continue;
       for (const [method, op] of Object.entries(ops)) {
         const fours = Object.keys(op.responses).filter((s) => s.startsWith('4'));
         expect(fours, `${method} ${path}`).toContain('401');
-        for (const s of fours) expect(op.responses[s]!.content, `${method} ${path} ${s}`).toHaveProperty(['application/problem+json']);
+        for (const s of fours)
+          expect(op.responses[s]!.content, `${method} ${path} ${s}`).toHaveProperty(['application/problem+json']);
       }
     }
-    expect(Object.keys(doc.paths['/v1/forms/{formId}'].put.responses)).toEqual(['200', '400', '401', '403', '404', '409', '413', '415', '422', '429']);
+    expect(Object.keys(doc.paths['/v1/forms/{formId}'].put.responses)).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '413',
+      '415',
+      '422',
+      '429',
+    ]);
     expect(doc.paths['/v1/forms/{formId}'].put.responses['409'].description).toContain('form_not_editable');
     const page = await h.app.inject({ method: 'GET', url: '/docs/errors' });
     expect(page.statusCode).toBe(200);

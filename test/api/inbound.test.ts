@@ -32,14 +32,30 @@ interface Fixture {
   file: string;
   source: string;
   rcptTo: 'bounces' | 'unsubscribe';
-  expected: { kind: 'hard_bounce' | 'soft_bounce' | 'blocked' | 'failed' | 'complaint' | 'auto_reply' | 'unclassified' | 'unsubscribe'; status: string | null; recipient: string | null };
+  expected: {
+    kind:
+      | 'hard_bounce'
+      | 'soft_bounce'
+      | 'blocked'
+      | 'failed'
+      | 'complaint'
+      | 'auto_reply'
+      | 'unclassified'
+      | 'unsubscribe';
+    status: string | null;
+    recipient: string | null;
+  };
 }
 
 const manifest = JSON.parse(fs.readFileSync(path.join(DIR, 'manifest.json'), 'utf8')) as Fixture[];
 const silent = pino({ level: 'silent' });
 
 function fill(text: string, v: { recipient: string; token: string; domain: string; deliveryId: string }): string {
-  return text.replaceAll('{{RECIPIENT}}', v.recipient).replaceAll('{{TOKEN}}', v.token).replaceAll('{{DOMAIN}}', v.domain).replaceAll('{{DELIVERY_ID}}', v.deliveryId);
+  return text
+    .replaceAll('{{RECIPIENT}}', v.recipient)
+    .replaceAll('{{TOKEN}}', v.token)
+    .replaceAll('{{DOMAIN}}', v.domain)
+    .replaceAll('{{DELIVERY_ID}}', v.deliveryId);
 }
 
 describe('inbound fixtures: the parser reads each as its manifest says', () => {
@@ -48,14 +64,23 @@ describe('inbound fixtures: the parser reads each as its manifest says', () => {
   });
   for (const f of manifest.filter((x) => x.rcptTo === 'bounces')) {
     it(`${f.file} (${f.source}) → ${f.expected.kind}${f.expected.status ? ` ${f.expected.status}` : ''}`, async () => {
-      const raw = Buffer.from(fill(fs.readFileSync(path.join(DIR, f.file), 'utf8'), { recipient: 'ann@example.com', token: 'x', domain: 'acme.test', deliveryId: 'dlv_01JD7Q8W3K2M4N5P6R7S8T9V0W' }));
+      const raw = Buffer.from(
+        fill(fs.readFileSync(path.join(DIR, f.file), 'utf8'), {
+          recipient: 'ann@example.com',
+          token: 'x',
+          domain: 'acme.test',
+          deliveryId: 'dlv_01JD7Q8W3K2M4N5P6R7S8T9V0W',
+        }),
+      );
       const report = await parseInbound(raw);
       const kind = report.kind === 'bounce' ? `${report.results[0]!.class}` : report.kind;
       const want = f.expected.kind.replace(/_bounce$/, '');
       expect(kind).toBe(want);
       if (report.kind === 'bounce' && f.expected.status) expect(report.results[0]!.status).toBe(f.expected.status);
-      if (report.kind === 'bounce' && f.expected.recipient) expect(report.results.map((r) => r.recipient)).toContain('ann@example.com');
-      if (report.kind === 'complaint') expect(report.originalMessageId).toBe('<dlv_01JD7Q8W3K2M4N5P6R7S8T9V0W@acme.test>');
+      if (report.kind === 'bounce' && f.expected.recipient)
+        expect(report.results.map((r) => r.recipient)).toContain('ann@example.com');
+      if (report.kind === 'complaint')
+        expect(report.originalMessageId).toBe('<dlv_01JD7Q8W3K2M4N5P6R7S8T9V0W@acme.test>');
     });
   }
 });
@@ -94,7 +119,13 @@ describeApi('inbound SMTP listener', (h) => {
   beforeAll(async () => {
     sink = await startSmtpServer();
     mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${sink.port}`, outboxDir: '', maxConnections: 2, rateLimit: 0 });
-    const processor = new InboundProcessor(h.db, TEST_SECRET, reportRules(), new UnsubscribeService(h.db), silent as never);
+    const processor = new InboundProcessor(
+      h.db,
+      TEST_SECRET,
+      reportRules(),
+      new UnsubscribeService(h.db),
+      silent as never,
+    );
     inbound = await startInboundServer({ port: 0, host: '127.0.0.1', processor, log: silent as never });
     client = nodemailer.createTransport({ host: '127.0.0.1', port: inbound.port, secure: false, ignoreTLS: true });
   });
@@ -110,9 +141,20 @@ describeApi('inbound SMTP listener', (h) => {
     const domain = await verifiedDomain(h, ws, `in${ws.id.slice(-8).toLowerCase()}.test`);
     const emails = Array.from({ length: count }, (_, i) => `r${i}@example.com`);
     for (const e of emails) await insertContact(h, ws, { email: e });
-    const b = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'News', from: `news@${domain.name}`, emailContent: { subject: 'Hi', text: 'Hello' } })).json();
+    const b = (
+      await h.call(ws.key, 'POST', '/v1/broadcasts', {
+        name: 'News',
+        from: `news@${domain.name}`,
+        emailContent: { subject: 'Hi', text: 'Hello' },
+      })
+    ).json();
     await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/send`);
-    const pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'in', publicUrl: 'https://m.test' }, silent as never);
+    const pipeline = new DeliveryPipeline(
+      new SqlDeliveryStore(h.db),
+      mailer,
+      { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'in', publicUrl: 'https://m.test' },
+      silent as never,
+    );
     for (let i = 0; i < 50 && (await pipeline.materialize()) + (await pipeline.sendBatch()) > 0;) i++;
     const sent = new Map<string, Received>(sink.received.filter((m) => emails.includes(m.to)).map((m) => [m.to, m]));
     expect(sent.size).toBe(count);
@@ -121,13 +163,27 @@ describeApi('inbound SMTP listener', (h) => {
 
   const state = async (wsId: string, email: string) => {
     const k = h.db.kysely;
-    const contact = await k.selectFrom('contacts').select(['id', 'status']).where('workspace_id', '=', wsId).where('email', '=', email).executeTakeFirstOrThrow();
-    const delivery = await k.selectFrom('deliveries').select(['status', 'bounce_class', 'soft_bounced_at', 'complained_at', 'unsubscribed_at']).where('contact_id', '=', contact.id).executeTakeFirstOrThrow();
-    const suppression = await k.selectFrom('suppressions').select('reason').where('workspace_id', '=', wsId).where('email', '=', email).executeTakeFirst();
+    const contact = await k
+      .selectFrom('contacts')
+      .select(['id', 'status'])
+      .where('workspace_id', '=', wsId)
+      .where('email', '=', email)
+      .executeTakeFirstOrThrow();
+    const delivery = await k
+      .selectFrom('deliveries')
+      .select(['status', 'bounce_class', 'soft_bounced_at', 'complained_at', 'unsubscribed_at'])
+      .where('contact_id', '=', contact.id)
+      .executeTakeFirstOrThrow();
+    const suppression = await k
+      .selectFrom('suppressions')
+      .select('reason')
+      .where('workspace_id', '=', wsId)
+      .where('email', '=', email)
+      .executeTakeFirst();
     return { contact: contact.status, delivery, suppression: suppression?.reason ?? null };
   };
 
-  it('each fixture, sent to its recipient\'s VERP address, changes the contact, the suppression and the delivery as its class says', async () => {
+  it("each fixture, sent to its recipient's VERP address, changes the contact, the suppression and the delivery as its class says", async () => {
     const { ws, domain, broadcastId, emails, sent } = await sendBroadcast(manifest.length);
     for (const [i, f] of manifest.entries()) {
       const email = emails[i]!;
@@ -135,26 +191,49 @@ describeApi('inbound SMTP listener', (h) => {
       const [local, host] = m.mailFrom.split('@') as [string, string];
       const token = local.slice('bounces+'.length);
       const deliveryId = m.parsed.messageId!.slice(1).split('@')[0]!;
-      const mailto = /<mailto:(unsubscribe\+[a-z0-9]+@[^?>]+)\?/.exec(m.parsed.headerLines.find((l) => l.key === 'list-unsubscribe')!.line)![1]!;
+      const mailto = /<mailto:(unsubscribe\+[a-z0-9]+@[^?>]+)\?/.exec(
+        m.parsed.headerLines.find((l) => l.key === 'list-unsubscribe')!.line,
+      )![1]!;
       const to = f.rcptTo === 'unsubscribe' ? mailto : `bounces+${token}@${host}`;
-      const raw = fill(fs.readFileSync(path.join(DIR, f.file), 'utf8'), { recipient: email, token, domain, deliveryId });
+      const raw = fill(fs.readFileSync(path.join(DIR, f.file), 'utf8'), {
+        recipient: email,
+        token,
+        domain,
+        deliveryId,
+      });
       await client.sendMail({ envelope: { from: f.rcptTo === 'unsubscribe' ? email : '', to: [to] }, raw });
       const s = await state(ws.id, email);
       const why = `${f.file} → ${f.expected.kind}: ${JSON.stringify(s)}`;
       switch (f.expected.kind) {
         case 'hard_bounce':
-          expect(s, why).toMatchObject({ contact: 'BOUNCED', suppression: 'BOUNCED', delivery: { status: 'BOUNCED', bounce_class: 'hard' } });
+          expect(s, why).toMatchObject({
+            contact: 'BOUNCED',
+            suppression: 'BOUNCED',
+            delivery: { status: 'BOUNCED', bounce_class: 'hard' },
+          });
           break;
         case 'soft_bounce':
-          expect(s, why).toMatchObject({ contact: 'SUBSCRIBED', suppression: null, delivery: { status: 'SENT', bounce_class: 'soft' } });
+          expect(s, why).toMatchObject({
+            contact: 'SUBSCRIBED',
+            suppression: null,
+            delivery: { status: 'SENT', bounce_class: 'soft' },
+          });
           expect(s.delivery.soft_bounced_at, why).not.toBeNull();
           break;
         case 'blocked':
         case 'failed':
-          expect(s, why).toMatchObject({ contact: 'SUBSCRIBED', suppression: null, delivery: { status: 'FAILED', bounce_class: f.expected.kind } });
+          expect(s, why).toMatchObject({
+            contact: 'SUBSCRIBED',
+            suppression: null,
+            delivery: { status: 'FAILED', bounce_class: f.expected.kind },
+          });
           break;
         case 'complaint':
-          expect(s, why).toMatchObject({ contact: 'COMPLAINED', suppression: 'COMPLAINED', delivery: { status: 'SENT' } });
+          expect(s, why).toMatchObject({
+            contact: 'COMPLAINED',
+            suppression: 'COMPLAINED',
+            delivery: { status: 'SENT' },
+          });
           expect(s.delivery.complained_at, why).not.toBeNull();
           break;
         case 'unsubscribe':
@@ -162,12 +241,21 @@ describeApi('inbound SMTP listener', (h) => {
           expect(s.delivery.unsubscribed_at, why).not.toBeNull();
           break;
         default:
-          expect(s, why).toMatchObject({ contact: 'SUBSCRIBED', suppression: null, delivery: { status: 'SENT', bounce_class: null } });
+          expect(s, why).toMatchObject({
+            contact: 'SUBSCRIBED',
+            suppression: null,
+            delivery: { status: 'SENT', bounce_class: null },
+          });
       }
     }
     const stats = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcastId}`)).json().stats;
     const count = (k: string) => manifest.filter((f) => f.expected.kind === k).length;
-    expect(stats).toMatchObject({ bounced: count('hard_bounce'), softBounced: count('soft_bounce'), complained: count('complaint'), failed: count('blocked') + count('failed') });
+    expect(stats).toMatchObject({
+      bounced: count('hard_bounce'),
+      softBounced: count('soft_bounce'),
+      complained: count('complaint'),
+      failed: count('blocked') + count('failed'),
+    });
     // What could not be read is kept and listed (newest first); auto-replies are not.
     const kept = (await h.call(ws.key, 'GET', '/v1/inbound')).json().data;
     expect(kept).toHaveLength(count('unclassified'));
@@ -179,12 +267,25 @@ describeApi('inbound SMTP listener', (h) => {
     const { ws, domain, emails, sent } = await sendBroadcast(1);
     const m = sent.get(emails[0]!)!;
     const good = m.mailFrom;
-    const forged = good.replace(/\+(\w)(\w{26})(\w)/, (_all, k: string, u: string, c: string) => `+${k}${u}${c === 'a' ? 'b' : 'a'}`);
+    const forged = good.replace(
+      /\+(\w)(\w{26})(\w)/,
+      (_all, k: string, u: string, c: string) => `+${k}${u}${c === 'a' ? 'b' : 'a'}`,
+    );
     for (const to of [forged, `bounces+x@bounces.${domain}`, `postmaster@bounces.${domain}`, 'someone@example.com']) {
-      const err = await client.sendMail({ envelope: { from: '', to: [to] }, raw: 'Subject: x\r\n\r\nx' }).catch((e: { responseCode?: number }) => e);
+      const err = await client
+        .sendMail({ envelope: { from: '', to: [to] }, raw: 'Subject: x\r\n\r\nx' })
+        .catch((e: { responseCode?: number }) => e);
       expect((err as { responseCode?: number }).responseCode, to).toBe(550);
     }
-    const dsn = fill(fs.readFileSync(path.join(DIR, manifest.find((f) => f.expected.kind === 'hard_bounce')!.file), 'utf8'), { recipient: emails[0]!, token: good.split('@')[0]!.slice(8), domain, deliveryId: m.parsed.messageId!.slice(1).split('@')[0]! });
+    const dsn = fill(
+      fs.readFileSync(path.join(DIR, manifest.find((f) => f.expected.kind === 'hard_bounce')!.file), 'utf8'),
+      {
+        recipient: emails[0]!,
+        token: good.split('@')[0]!.slice(8),
+        domain,
+        deliveryId: m.parsed.messageId!.slice(1).split('@')[0]!,
+      },
+    );
     await client.sendMail({ envelope: { from: '', to: [good] }, raw: dsn });
     await client.sendMail({ envelope: { from: '', to: [good] }, raw: dsn });
     expect((await state(ws.id, emails[0]!)).contact).toBe('BOUNCED');
@@ -193,13 +294,22 @@ describeApi('inbound SMTP listener', (h) => {
   /** What a recipient of `email` sees of their own message: its VERP address, token and Message-ID's delivery id. */
   const seen = (sent: Map<string, Received>, email: string) => {
     const m = sent.get(email)!;
-    return { address: m.mailFrom, token: m.mailFrom.split('@')[0]!.slice('bounces+'.length), deliveryId: m.parsed.messageId!.slice(1).split('@')[0]! };
+    return {
+      address: m.mailFrom,
+      token: m.mailFrom.split('@')[0]!.slice('bounces+'.length),
+      deliveryId: m.parsed.messageId!.slice(1).split('@')[0]!,
+    };
   };
 
-  it('a report acts only on the delivery its address names: an ARF or a DSN sent to one\'s own bounce address naming another message changes nobody and is kept for review (issue 29)', async () => {
+  it("a report acts only on the delivery its address names: an ARF or a DSN sent to one's own bounce address naming another message changes nobody and is kept for review (issue 29)", async () => {
     const { ws, domain, emails, sent } = await sendBroadcast(3);
-    const [me, neighbour, third] = emails.map((e) => seen(sent, e)) as [ReturnType<typeof seen>, ReturnType<typeof seen>, ReturnType<typeof seen>];
-    const read = (kind: string) => fs.readFileSync(path.join(DIR, manifest.find((f) => f.expected.kind === kind)!.file), 'utf8');
+    const [me, neighbour, third] = emails.map((e) => seen(sent, e)) as [
+      ReturnType<typeof seen>,
+      ReturnType<typeof seen>,
+      ReturnType<typeof seen>,
+    ];
+    const read = (kind: string) =>
+      fs.readFileSync(path.join(DIR, manifest.find((f) => f.expected.kind === kind)!.file), 'utf8');
     const arf = read('complaint');
     const dsn = read('hard_bounce');
     const forged = me.token.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'));
@@ -213,16 +323,27 @@ describeApi('inbound SMTP listener', (h) => {
     ];
     for (const raw of attempts) await client.sendMail({ envelope: { from: '', to: [me.address] }, raw });
     for (const e of emails) {
-      expect(await state(ws.id, e), e).toMatchObject({ contact: 'SUBSCRIBED', suppression: null, delivery: { status: 'SENT', bounce_class: null, complained_at: null } });
+      expect(await state(ws.id, e), e).toMatchObject({
+        contact: 'SUBSCRIBED',
+        suppression: null,
+        delivery: { status: 'SENT', bounce_class: null, complained_at: null },
+      });
     }
     const kept = (await h.call(ws.key, 'GET', '/v1/inbound')).json().data as { rcptTo: string; reason: string }[];
     expect(kept).toHaveLength(attempts.length);
-    for (const k of kept) expect(k).toMatchObject({ rcptTo: me.address, reason: expect.stringMatching(/^not applied: the original message's (Message-ID|Return-Path)/) });
+    for (const k of kept)
+      expect(k).toMatchObject({
+        rcptTo: me.address,
+        reason: expect.stringMatching(/^not applied: the original message's (Message-ID|Return-Path)/),
+      });
     expect(kept.filter((k) => k.reason.includes(neighbour.deliveryId))).toHaveLength(2);
     const health = (await h.call(ws.key, 'GET', '/v1/workspace/health')).json().windows[0];
     expect(health).toMatchObject({ complaints: 0, hardBounces: 0 });
     // One's own report about one's own message is applied, to that message only.
-    await client.sendMail({ envelope: { from: '', to: [me.address] }, raw: fill(arf, { recipient: emails[0]!, token: me.token, domain, deliveryId: me.deliveryId }) });
+    await client.sendMail({
+      envelope: { from: '', to: [me.address] },
+      raw: fill(arf, { recipient: emails[0]!, token: me.token, domain, deliveryId: me.deliveryId }),
+    });
     expect(await state(ws.id, emails[0]!)).toMatchObject({ contact: 'COMPLAINED', suppression: 'COMPLAINED' });
     for (const e of emails.slice(1)) expect((await state(ws.id, e)).contact).toBe('SUBSCRIBED');
   });
@@ -236,11 +357,26 @@ describeApi('inbound SMTP listener', (h) => {
       if (report.kind !== 'complaint') throw new Error(report.kind);
       return provenTarget(claimsOf(TEST_SECRET, report))?.id ?? null;
     };
-    expect(await proven(fill(arf, { recipient: emails[0]!, token: me.token, domain, deliveryId: me.deliveryId }))).toBe(me.deliveryId);
+    expect(await proven(fill(arf, { recipient: emails[0]!, token: me.token, domain, deliveryId: me.deliveryId }))).toBe(
+      me.deliveryId,
+    );
     // A Message-ID alone proves nothing; a Message-ID that disagrees with the token, or a forged token, neither.
-    expect(await proven(fill(arf, { recipient: emails[0]!, token: me.token, domain, deliveryId: neighbour.deliveryId }))).toBeNull();
-    expect(await proven(fill(arf, { recipient: emails[0]!, token: 'x', domain, deliveryId: neighbour.deliveryId }))).toBeNull();
-    expect(await proven(fill(arf, { recipient: emails[0]!, token: me.token.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a')), domain, deliveryId: me.deliveryId }))).toBeNull();
+    expect(
+      await proven(fill(arf, { recipient: emails[0]!, token: me.token, domain, deliveryId: neighbour.deliveryId })),
+    ).toBeNull();
+    expect(
+      await proven(fill(arf, { recipient: emails[0]!, token: 'x', domain, deliveryId: neighbour.deliveryId })),
+    ).toBeNull();
+    expect(
+      await proven(
+        fill(arf, {
+          recipient: emails[0]!,
+          token: me.token.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a')),
+          domain,
+          deliveryId: me.deliveryId,
+        }),
+      ),
+    ).toBeNull();
   });
 
   it('one message to many recipients: parsed once, applied once per distinct recipient (a repeated RCPT is one, and logs no error), at most 50 recipients (452 beyond)', async () => {
@@ -248,18 +384,36 @@ describeApi('inbound SMTP listener', (h) => {
     const [a, b] = emails.map((e) => seen(sent, e)) as [ReturnType<typeof seen>, ReturnType<typeof seen>];
     let parses = 0;
     const lines: { level: number; msg: string }[] = [];
-    const log = pino({ level: 'info' }, { write: (l: string) => lines.push(JSON.parse(l) as { level: number; msg: string }) });
-    const processor = new InboundProcessor(h.db, TEST_SECRET, reportRules(), new UnsubscribeService(h.db), log as never, (raw) => {
-      parses++;
-      return parseInbound(raw);
-    });
+    const log = pino(
+      { level: 'info' },
+      { write: (l: string) => lines.push(JSON.parse(l) as { level: number; msg: string }) },
+    );
+    const processor = new InboundProcessor(
+      h.db,
+      TEST_SECRET,
+      reportRules(),
+      new UnsubscribeService(h.db),
+      log as never,
+      (raw) => {
+        parses++;
+        return parseInbound(raw);
+      },
+    );
     const server = await startInboundServer({ port: 0, host: '127.0.0.1', processor, log: log as never });
     const c = nodemailer.createTransport({ host: '127.0.0.1', port: server.port, secure: false, ignoreTLS: true });
     try {
-      const garbage = fill(fs.readFileSync(path.join(DIR, 'garbage-truncated.eml'), 'utf8'), { recipient: emails[0]!, token: a.token, domain, deliveryId: a.deliveryId });
+      const garbage = fill(fs.readFileSync(path.join(DIR, 'garbage-truncated.eml'), 'utf8'), {
+        recipient: emails[0]!,
+        token: a.token,
+        domain,
+        deliveryId: a.deliveryId,
+      });
       // a three times (once in capitals, once at another domain's bounce address: the same token), then b.
       const sameToken = `bounces+${a.token}@bounces.elsewhere.test`;
-      const info = await c.sendMail({ envelope: { from: '', to: [a.address, a.address, a.address.toUpperCase(), sameToken, b.address] }, raw: garbage });
+      const info = await c.sendMail({
+        envelope: { from: '', to: [a.address, a.address, a.address.toUpperCase(), sameToken, b.address] },
+        raw: garbage,
+      });
       expect(info.rejected).toEqual([]);
       const kept = (await h.call(ws.key, 'GET', '/v1/inbound')).json().data as { rcptTo: string }[];
       // (smtp-server keeps the last spelling of a repeated address.)

@@ -11,7 +11,12 @@ import { openApiDocument } from '../../console/scripts/openapi-types.js';
 import { OPERATION_DOCS } from '../../src/app.docs.js';
 
 type Json = Record<string, any>;
-interface Op { key: string; path: string; method: string; op: Json }
+interface Op {
+  key: string;
+  path: string;
+  method: string;
+  op: Json;
+}
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options'];
 
@@ -23,7 +28,10 @@ addFormats.default(ajv);
 beforeAll(async () => {
   doc = await openApiDocument();
   ops = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
-    Object.entries(item as Json).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, path, method, op: op as Json })));
+    Object.entries(item as Json)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, path, method, op: op as Json })),
+  );
 }, 60_000);
 
 /** Every example of a media type object (`example`, or each of `examples`). */
@@ -49,25 +57,38 @@ describe('the API reference', () => {
     const problems: string[] = [];
     for (const { key, op } of ops) {
       const medias: [string, Json][] = [
-        ...Object.entries((op.requestBody?.content ?? {}) as Json).map(([t, m]) => [`request ${t}`, m as Json] as [string, Json]),
-        ...Object.entries((op.responses ?? {}) as Json).flatMap(([status, r]) => Object.entries(((r as Json).content ?? {}) as Json).map(([t, m]) => [`${status} ${t}`, m as Json] as [string, Json])),
+        ...Object.entries((op.requestBody?.content ?? {}) as Json).map(
+          ([t, m]) => [`request ${t}`, m as Json] as [string, Json],
+        ),
+        ...Object.entries((op.responses ?? {}) as Json).flatMap(([status, r]) =>
+          Object.entries(((r as Json).content ?? {}) as Json).map(
+            ([t, m]) => [`${status} ${t}`, m as Json] as [string, Json],
+          ),
+        ),
       ];
       // An operation with no body at all (a CORS preflight) has nothing to show.
       if (medias.length && !medias.some(([, m]) => examplesOf(m).length)) problems.push(`${key}: no example at all`);
       for (const [where, media] of medias) {
         // A JSON request body, and a success answer's JSON body, each need one.
-        if (where.includes('json') && /^(request|2\d\d) /.test(where) && !examplesOf(media).length) problems.push(`${key}: ${where} has no example`);
+        if (where.includes('json') && /^(request|2\d\d) /.test(where) && !examplesOf(media).length)
+          problems.push(`${key}: ${where} has no example`);
       }
     }
     expect(problems).toEqual([]);
   });
 
-  it('has examples that match the operations\' own schemas', () => {
+  it("has examples that match the operations' own schemas", () => {
     const problems: string[] = [];
     for (const { key, op } of ops) {
       const medias: [string, Json][] = [
-        ...Object.entries((op.requestBody?.content ?? {}) as Json).map(([t, m]) => [`request ${t}`, m as Json] as [string, Json]),
-        ...Object.entries((op.responses ?? {}) as Json).flatMap(([status, r]) => Object.entries(((r as Json).content ?? {}) as Json).map(([t, m]) => [`${status} ${t}`, m as Json] as [string, Json])),
+        ...Object.entries((op.requestBody?.content ?? {}) as Json).map(
+          ([t, m]) => [`request ${t}`, m as Json] as [string, Json],
+        ),
+        ...Object.entries((op.responses ?? {}) as Json).flatMap(([status, r]) =>
+          Object.entries(((r as Json).content ?? {}) as Json).map(
+            ([t, m]) => [`${status} ${t}`, m as Json] as [string, Json],
+          ),
+        ),
       ];
       for (const [where, media] of medias) {
         if (!where.includes('json') || !media.schema) continue;
@@ -95,7 +116,9 @@ describe('the API reference', () => {
         const codes = [...String((r as Json).description).matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
         const exampleCodes = examplesOf(media).map((e) => (e as Json).code);
         for (const c of codes) if (!exampleCodes.includes(c)) problems.push(`${key} ${status}: no example of ${c}`);
-        for (const e of examplesOf(media)) if ((e as Json).status !== Number(status)) problems.push(`${key} ${status}: an example has status ${(e as Json).status}`);
+        for (const e of examplesOf(media))
+          if ((e as Json).status !== Number(status))
+            problems.push(`${key} ${status}: an example has status ${(e as Json).status}`);
       }
     }
     expect(problems).toEqual([]);

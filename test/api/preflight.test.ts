@@ -22,7 +22,12 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
   beforeAll(async () => {
     smtp = await startSmtpServer();
     mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${smtp.port}`, outboxDir: '', maxConnections: 2, rateLimit: 0 });
-    app = await buildApp({ db: h.db, logger: false, mailer, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET } });
+    app = await buildApp({
+      db: h.db,
+      logger: false,
+      mailer,
+      config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET },
+    });
     await app.ready();
   });
   afterAll(async () => {
@@ -34,25 +39,53 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
     smtp.received.length = 0;
   });
   const call = (ws: TestWorkspace, method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown) =>
-    app.inject({ method, url, headers: { authorization: `Bearer ${ws.key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) });
+    app.inject({
+      method,
+      url,
+      headers: {
+        authorization: `Bearer ${ws.key}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+    });
 
   it('preflight lists every check; a failing one blocks schedule and send with the checks in errors', async () => {
     const ws = await h.workspace();
     const domain = await verifiedDomain(h, ws, `pf${h.dbName}.test`);
-    for (let i = 0; i < 4; i++) await insertContact(h, ws, { email: `a${i}@example.com`, firstName: i < 3 ? null : 'Dee', properties: i === 0 ? { plan: 'pro' } : {} });
+    for (let i = 0; i < 4; i++)
+      await insertContact(h, ws, {
+        email: `a${i}@example.com`,
+        firstName: i < 3 ? null : 'Dee',
+        properties: i === 0 ? { plan: 'pro' } : {},
+      });
     const big = `<p>Hi {{ contact.firstName }}, your {{ contact.properties.plan }} plan. Hello {{ contact.lastName | default: "friend" }}</p><img src="https://x.test/a.png"><img src="https://x.test/b.png" alt="Logo"><a href="http://insecure.example/page">old link</a>${'x'.repeat(110 * 1024)}`;
-    const b = (await call(ws, 'POST', '/v1/broadcasts', { name: 'PF', from: `news@${domain.name}`, emailContent: { subject: 'Hi', html: big } })).json();
+    const b = (
+      await call(ws, 'POST', '/v1/broadcasts', {
+        name: 'PF',
+        from: `news@${domain.name}`,
+        emailContent: { subject: 'Hi', html: big },
+      })
+    ).json();
     const pf = (await call(ws, 'POST', `/v1/broadcasts/${b.id}/preflight`)).json();
     const by = Object.fromEntries(pf.checks.map((c: { id: string }) => [c.id, c]));
     expect(pf.ok).toBe(true);
     expect(by.sender_domain.status).toBe('pass');
     expect(by.audience).toMatchObject({ status: 'pass', detail: expect.stringMatching(/^4 recipients/) });
-    expect(by.empty_firstName).toMatchObject({ status: 'warn', detail: expect.stringContaining('3 of 4 recipients have no firstName') });
-    expect(by.empty_plan).toMatchObject({ status: 'warn', detail: expect.stringContaining('3 of 4 recipients have no plan') });
+    expect(by.empty_firstName).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('3 of 4 recipients have no firstName'),
+    });
+    expect(by.empty_plan).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('3 of 4 recipients have no plan'),
+    });
     expect(by.empty_lastName).toBeUndefined(); // printed with | default:
     expect(by.html_size).toMatchObject({ status: 'warn', detail: expect.stringContaining('Gmail clips') });
     expect(by.images_alt).toMatchObject({ status: 'warn', detail: expect.stringContaining('1 of 2 images') });
-    expect(by.http_links).toMatchObject({ status: 'warn', detail: expect.stringContaining('http://insecure.example/page') });
+    expect(by.http_links).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('http://insecure.example/page'),
+    });
     expect(by.public_url.status).toBe('warn');
     expect(by.postal_address.status).toBe('warn');
     expect(['dns', 'dns_dkim']).toContain(pf.checks.find((c: { id: string }) => c.id.startsWith('dns'))?.id);
@@ -60,18 +93,35 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
     const empty = (await call(ws, 'POST', '/v1/broadcasts', { name: 'Empty', from: `news@${domain.name}` })).json();
     const failing = (await call(ws, 'POST', `/v1/broadcasts/${empty.id}/preflight`)).json();
     expect(failing.ok).toBe(false);
-    expect(failing.checks.filter((c: { status: string }) => c.status === 'fail').map((c: { id: string }) => c.id)).toEqual(['subject', 'body']);
+    expect(
+      failing.checks.filter((c: { status: string }) => c.status === 'fail').map((c: { id: string }) => c.id),
+    ).toEqual(['subject', 'body']);
     const send = await call(ws, 'POST', `/v1/broadcasts/${empty.id}/send`);
     expect(send.statusCode).toBe(422);
-    expect(send.json()).toMatchObject({ code: 'broadcast_incomplete', errors: [{ path: '/emailContent/subject' }, { path: '/emailContent' }] });
+    expect(send.json()).toMatchObject({
+      code: 'broadcast_incomplete',
+      errors: [{ path: '/emailContent/subject' }, { path: '/emailContent' }],
+    });
   });
 
   it('test sends: the real rendering to up to five addresses, [Test] in the subject, counted in no stats', async () => {
     const ws = await h.workspace();
     const domain = await verifiedDomain(h, ws, `ts${h.dbName}.test`);
     const contactId = await insertContact(h, ws, { email: 'real@example.com', firstName: 'Rita' });
-    const b = (await call(ws, 'POST', '/v1/broadcasts', { name: 'T', from: `Acme <news@${domain.name}>`, emailContent: { subject: 'Hello {{ contact.firstName | default: "you" }}', html: '<p>Hi {{ contact.firstName }}</p>' } })).json();
-    const res = await call(ws, 'POST', `/v1/broadcasts/${b.id}/test`, { emails: ['Me@Example.com', 'boss@example.com'], contactId });
+    const b = (
+      await call(ws, 'POST', '/v1/broadcasts', {
+        name: 'T',
+        from: `Acme <news@${domain.name}>`,
+        emailContent: {
+          subject: 'Hello {{ contact.firstName | default: "you" }}',
+          html: '<p>Hi {{ contact.firstName }}</p>',
+        },
+      })
+    ).json();
+    const res = await call(ws, 'POST', `/v1/broadcasts/${b.id}/test`, {
+      emails: ['Me@Example.com', 'boss@example.com'],
+      contactId,
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().sent.map((s: { email: string }) => s.email)).toEqual(['me@example.com', 'boss@example.com']);
     expect(smtp.received.map((m) => m.to).sort()).toEqual(['boss@example.com', 'me@example.com']);
@@ -80,21 +130,41 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
     expect(m.parsed.html).toContain('Hi Rita');
     expect(m.mailFrom).toMatch(new RegExp(`^bounces\\+t[0-9a-z]{38}@bounces\\.${domain.name.replace('.', '\\.')}$`));
     expect((await call(ws, 'GET', `/v1/broadcasts/${b.id}`)).json()).toMatchObject({ status: 'DRAFT' });
-    expect(await h.db.kysely.selectFrom('deliveries').select('id').where('broadcast_id', '=', b.id).execute()).toEqual([]);
-    expect((await call(ws, 'POST', `/v1/broadcasts/${b.id}/test`, { emails: ['a@x.test', 'b@x.test', 'c@x.test', 'd@x.test', 'e@x.test', 'f@x.test'] })).statusCode).toBe(422);
+    expect(await h.db.kysely.selectFrom('deliveries').select('id').where('broadcast_id', '=', b.id).execute()).toEqual(
+      [],
+    );
+    expect(
+      (
+        await call(ws, 'POST', `/v1/broadcasts/${b.id}/test`, {
+          emails: ['a@x.test', 'b@x.test', 'c@x.test', 'd@x.test', 'e@x.test', 'f@x.test'],
+        })
+      ).statusCode,
+    ).toBe(422);
     const incomplete = (await call(ws, 'POST', '/v1/broadcasts', { name: 'x' })).json();
-    expect((await call(ws, 'POST', `/v1/broadcasts/${incomplete.id}/test`, { emails: ['a@x.test'] })).json().code).toBe('broadcast_incomplete');
+    expect((await call(ws, 'POST', `/v1/broadcasts/${incomplete.id}/test`, { emails: ['a@x.test'] })).json().code).toBe(
+      'broadcast_incomplete',
+    );
     // The harness's app has no transport: 503.
-    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/test`, { emails: ['a@x.test'] })).statusCode).toBe(503);
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/test`, { emails: ['a@x.test'] })).statusCode).toBe(
+      503,
+    );
   });
 
   it('test sends: an address the relay refuses is listed in failed; a relay that cannot be reached is 503, never a 500', async () => {
     const ws = await h.workspace();
     const domain = await verifiedDomain(h, ws, `tf${h.dbName}.test`);
-    const b = (await call(ws, 'POST', '/v1/broadcasts', { name: 'T', from: `news@${domain.name}`, emailContent: { subject: 'Hi', html: '<p>Hi</p>' } })).json();
+    const b = (
+      await call(ws, 'POST', '/v1/broadcasts', {
+        name: 'T',
+        from: `news@${domain.name}`,
+        emailContent: { subject: 'Hi', html: '<p>Hi</p>' },
+      })
+    ).json();
     smtp.setPolicy((rcpt) => (rcpt === 'nobody@example.com' ? { code: 550, message: '5.1.1 No such user' } : null));
     try {
-      const res = await call(ws, 'POST', `/v1/broadcasts/${b.id}/test`, { emails: ['nobody@example.com', 'ok@example.com'] });
+      const res = await call(ws, 'POST', `/v1/broadcasts/${b.id}/test`, {
+        emails: ['nobody@example.com', 'ok@example.com'],
+      });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().sent.map((s: { email: string }) => s.email)).toEqual(['ok@example.com']);
       expect(res.json().failed).toEqual([{ email: 'nobody@example.com', error: expect.stringContaining('550') }]);
@@ -103,9 +173,19 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
     }
     // A relay on a port where nothing listens.
     const down = createMailer({ smtpUrl: 'smtp://127.0.0.1:1', outboxDir: '', maxConnections: 1, rateLimit: 0 });
-    const app2 = await buildApp({ db: h.db, logger: false, mailer: down, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET } });
+    const app2 = await buildApp({
+      db: h.db,
+      logger: false,
+      mailer: down,
+      config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET },
+    });
     try {
-      const res = await app2.inject({ method: 'POST', url: `/v1/broadcasts/${b.id}/test`, headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' }, payload: JSON.stringify({ emails: ['ok@example.com'] }) });
+      const res = await app2.inject({
+        method: 'POST',
+        url: `/v1/broadcasts/${b.id}/test`,
+        headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ emails: ['ok@example.com'] }),
+      });
       expect(res.statusCode, res.body).toBe(503);
       expect(res.json()).toMatchObject({ code: 'unavailable', detail: expect.stringContaining('mail transport') });
       expect(res.headers['retry-after']).toBeDefined();
@@ -118,52 +198,114 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
   it('preflight: a comment that mentions unsubscribe_url is no link to it (the footer is added)', async () => {
     const ws = await h.workspace();
     const domain = await verifiedDomain(h, ws, `pc${h.dbName}.test`);
-    const create = async (html: string) => (await call(ws, 'POST', '/v1/broadcasts', { name: 'C', from: `news@${domain.name}`, emailContent: { subject: 'Hi', html } })).json();
+    const create = async (html: string) =>
+      (
+        await call(ws, 'POST', '/v1/broadcasts', {
+          name: 'C',
+          from: `news@${domain.name}`,
+          emailContent: { subject: 'Hi', html },
+        })
+      ).json();
     const commented = await create('<!-- TODO: link unsubscribe_url --><p>Hi</p>');
     const linked = await create('<p>Hi <a href="{{ unsubscribe_url }}">leave</a></p>');
-    const check = async (id: string) => (await call(ws, 'POST', `/v1/broadcasts/${id}/preflight`)).json().checks.find((c: { id: string }) => c.id === 'unsubscribe').detail;
+    const check = async (id: string) =>
+      (await call(ws, 'POST', `/v1/broadcasts/${id}/preflight`))
+        .json()
+        .checks.find((c: { id: string }) => c.id === 'unsubscribe').detail;
     expect(await check(linked.id)).toBe('the template links {{ unsubscribe_url }}');
     expect(await check(commented.id)).toBe('an unsubscribe footer is added to every message');
   });
 
-  it('the unsubscribe page: leave the topic, leave everything (UNSUBSCRIBED and suppressed), in the workspace\'s language', async () => {
+  it("the unsubscribe page: leave the topic, leave everything (UNSUBSCRIBED and suppressed), in the workspace's language", async () => {
     const ws = await h.workspace();
     const domain = await verifiedDomain(h, ws, `un${h.dbName}.test`);
     await call(ws, 'PUT', '/v1/workspace', { settings: { locale: 'de' } });
     const topicId = await insertTopic(h, ws, 'OPT_IN', 'Produktneuheiten');
     for (const e of ['topic@example.com', 'all@example.com']) await insertContact(h, ws, { email: e });
-    const b = (await call(ws, 'POST', '/v1/broadcasts', { name: 'U', from: `news@${domain.name}`, topicId, emailContent: { subject: 'S', html: '<p>x</p>' } })).json();
+    const b = (
+      await call(ws, 'POST', '/v1/broadcasts', {
+        name: 'U',
+        from: `news@${domain.name}`,
+        topicId,
+        emailContent: { subject: 'S', html: '<p>x</p>' },
+      })
+    ).json();
     await call(ws, 'POST', `/v1/broadcasts/${b.id}/send`);
-    const pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'un', publicUrl: 'http://localhost:3000' }, silent as never);
+    const pipeline = new DeliveryPipeline(
+      new SqlDeliveryStore(h.db),
+      mailer,
+      { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'un', publicUrl: 'http://localhost:3000' },
+      silent as never,
+    );
     for (let i = 0; i < 20 && (await pipeline.materialize()) + (await pipeline.sendBatch()) > 0;) i++;
-    const link = (email: string) => String(smtp.received.find((m) => m.to === email)!.parsed.html).match(/href="http:\/\/localhost:3000(\/unsubscribe\/[A-Za-z0-9_-]+)"/)![1]!;
+    const link = (email: string) =>
+      String(smtp.received.find((m) => m.to === email)!.parsed.html).match(
+        /href="http:\/\/localhost:3000(\/unsubscribe\/[A-Za-z0-9_-]+)"/,
+      )![1]!;
     const page = await app.inject({ method: 'GET', url: link('all@example.com') });
     expect(page.body).toContain('<html lang="de">');
     expect(page.body).toContain('Von allem abmelden');
     expect(page.body).toContain('Nur E-Mails zu Produktneuheiten abbestellen');
-    const form = (url: string, body: string) => app.inject({ method: 'POST', url, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: body });
-    expect((await form(link('topic@example.com'), 'action=one-click')).body).toContain('erhält keine E-Mails zu Produktneuheiten mehr');
-    const contact = (email: string) => h.call(ws.key, 'GET', `/v1/contacts?email=${encodeURIComponent(email)}`).then((r) => r.json().data[0]);
-    expect(await contact('topic@example.com')).toMatchObject({ status: 'SUBSCRIBED', suppressed: false, topics: [{ id: topicId, subscribed: false }] });
+    const form = (url: string, body: string) =>
+      app.inject({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: body,
+      });
+    expect((await form(link('topic@example.com'), 'action=one-click')).body).toContain(
+      'erhält keine E-Mails zu Produktneuheiten mehr',
+    );
+    const contact = (email: string) =>
+      h.call(ws.key, 'GET', `/v1/contacts?email=${encodeURIComponent(email)}`).then((r) => r.json().data[0]);
+    expect(await contact('topic@example.com')).toMatchObject({
+      status: 'SUBSCRIBED',
+      suppressed: false,
+      topics: [{ id: topicId, subscribed: false }],
+    });
     expect((await form(link('all@example.com'), 'action=all')).body).toContain('erhält keine E-Mails mehr von uns');
     expect(await contact('all@example.com')).toMatchObject({ status: 'UNSUBSCRIBED', suppressed: true });
-    expect((await h.call(ws.key, 'GET', '/v1/suppressions')).json().data).toEqual([expect.objectContaining({ email: 'all@example.com', reason: 'UNSUBSCRIBED', broadcastId: b.id })]);
+    expect((await h.call(ws.key, 'GET', '/v1/suppressions')).json().data).toEqual([
+      expect.objectContaining({ email: 'all@example.com', reason: 'UNSUBSCRIBED', broadcastId: b.id }),
+    ]);
   });
 });
 
 it('TRUST_PROXY: behind a trusted proxy the per-IP submission limit counts each client, not the proxy', async () => {
   const db = connect(':memory:');
   await migrateToLatest(db);
-  const build = (trustProxy: boolean | string[]) => buildApp({ db, logger: false, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, trustProxy, submissionsPerMinute: 2 } });
+  const build = (trustProxy: boolean | string[]) =>
+    buildApp({
+      db,
+      logger: false,
+      config: {
+        logLevel: 'silent',
+        publicUrl: 'http://localhost:3000',
+        secret: TEST_SECRET,
+        trustProxy,
+        submissionsPerMinute: 2,
+      },
+    });
   const setup = await build(false);
   const { apiKey } = await setup.services.workspaces.createWithAdminKey('Proxy');
   const auth = { authorization: `Bearer ${apiKey.key}`, 'content-type': 'application/json' };
-  const form = (await setup.inject({ method: 'POST', url: '/v1/forms', headers: auth, payload: JSON.stringify({ name: 'P', type: 'SIGN_UP', slug: 'proxied', fieldMapping: { email: 'email' } }) })).json();
+  const form = (
+    await setup.inject({
+      method: 'POST',
+      url: '/v1/forms',
+      headers: auth,
+      payload: JSON.stringify({ name: 'P', type: 'SIGN_UP', slug: 'proxied', fieldMapping: { email: 'email' } }),
+    })
+  ).json();
   await setup.inject({ method: 'POST', url: `/v1/forms/${form.id}/publish`, headers: auth, payload: '{}' });
-  const submit = (app: FastifyInstance, i: number) => app.inject({
-    method: 'POST', url: '/f/proxied', remoteAddress: '10.0.0.1',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': `203.0.113.${i}` }, payload: `email=v${i}%40example.com`,
-  });
+  const submit = (app: FastifyInstance, i: number) =>
+    app.inject({
+      method: 'POST',
+      url: '/f/proxied',
+      remoteAddress: '10.0.0.1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': `203.0.113.${i}` },
+      payload: `email=v${i}%40example.com`,
+    });
   const untrusted = [];
   for (let i = 0; i < 4; i++) untrusted.push((await submit(setup, i)).statusCode);
   expect(untrusted).toEqual([200, 200, 429, 429]); // every client is the proxy

@@ -14,8 +14,14 @@ describeApi('Published forms cache', (h) => {
   let t = 1_000_000;
   const clock = () => t;
 
-  async function publishedForm(ws: { key: string }, slug: string, name: string): Promise<{ id: string; formGroupId: string }> {
-    const created = (await h.call(ws.key, 'POST', '/v1/forms', { name, type: 'SIGN_UP', slug, fieldMapping: { email: 'email' } })).json();
+  async function publishedForm(
+    ws: { key: string },
+    slug: string,
+    name: string,
+  ): Promise<{ id: string; formGroupId: string }> {
+    const created = (
+      await h.call(ws.key, 'POST', '/v1/forms', { name, type: 'SIGN_UP', slug, fieldMapping: { email: 'email' } })
+    ).json();
     expect((await h.call(ws.key, 'POST', `/v1/forms/${created.id}/publish`)).statusCode).toBe(200);
     return created;
   }
@@ -58,7 +64,14 @@ describeApi('Published forms cache', (h) => {
   it('a slug without a published form is not kept: one published elsewhere is found at once', async () => {
     const ws = await h.workspace();
     const submissions = new SubmissionsService(h.db, { clock });
-    const created = (await h.call(ws.key, 'POST', '/v1/forms', { name: 'Later', type: 'SIGN_UP', slug: 'cache-later', fieldMapping: { email: 'email' } })).json();
+    const created = (
+      await h.call(ws.key, 'POST', '/v1/forms', {
+        name: 'Later',
+        type: 'SIGN_UP',
+        slug: 'cache-later',
+        fieldMapping: { email: 'email' },
+      })
+    ).json();
     await expect(submissions.publishedBySlug('cache-later')).rejects.toMatchObject({ status: 404 });
     await setFormStatus(h.db.kysely, ws.id, created.id, 'DRAFT', 'PUBLISHED', new Date().toISOString());
     expect((await submissions.publishedBySlug('cache-later')).name).toBe('Later');
@@ -69,18 +82,28 @@ describeApi('Published forms cache', (h) => {
     const submissions = new SubmissionsService(h.db, { clock });
     await publishedForm(ws, 'cache-frozen', 'Frozen');
     const form = await submissions.publishedBySlug('cache-frozen');
-    expect(() => { (form as { name: string }).name = 'Changed'; }).toThrow(TypeError);
-    expect(() => { (form.settings as { doubleOptIn: boolean }).doubleOptIn = true; }).toThrow(TypeError);
+    expect(() => {
+      (form as { name: string }).name = 'Changed';
+    }).toThrow(TypeError);
+    expect(() => {
+      (form.settings as { doubleOptIn: boolean }).doubleOptIn = true;
+    }).toThrow(TypeError);
     expect((await submissions.publishedBySlug('cache-frozen')).name).toBe('Frozen');
   });
 
   it('the success page, made and compressed once per form, is the same for every visitor, br, gzip or plain', async () => {
     const ws = await h.workspace();
     await publishedForm(ws, 'cache-page', 'Page');
-    const post = async (i: number, encoding?: string) => h.app.inject({
-      method: 'POST', url: '/f/cache-page', payload: `email=visitor${i}%40example.com`,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(encoding ? { 'accept-encoding': encoding } : {}) },
-    });
+    const post = async (i: number, encoding?: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/f/cache-page',
+        payload: `email=visitor${i}%40example.com`,
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(encoding ? { 'accept-encoding': encoding } : {}),
+        },
+      });
     const [a, b] = [await post(1, 'br'), await post(2, 'br')];
     expect([a.statusCode, b.statusCode]).toEqual([200, 200]);
     expect(a.headers['content-encoding']).toBe('br');

@@ -23,22 +23,35 @@ function advanceClock(ms: number): void {
   vi.setSystemTime(Date.now() + ms);
 }
 
-describe('the limits\' settings', () => {
+describe("the limits' settings", () => {
   it('have the documented defaults, are read from the environment, 0 turns one off, and nonsense is refused', () => {
     expect(loadConfig({})).toMatchObject({
       apiRateLimit: 1200,
       trackQuota: { eventsPerMinute: 600, bytesPerMinute: 1_048_576 },
       tracking: { repeatWindowSeconds: 60, maxHitsPerDelivery: 50, perIpPerMinute: 600 },
     });
-    expect(loadConfig({
-      RATE_LIMIT_PER_KEY: '0', TRACK_EVENTS_PER_MINUTE: '10', TRACK_BYTES_PER_MINUTE: '0',
-      TRACKING_REPEAT_WINDOW_SECONDS: '0', TRACKING_MAX_HITS_PER_DELIVERY: '5', TRACKING_RATE_LIMIT_PER_IP: '7',
-    })).toMatchObject({
+    expect(
+      loadConfig({
+        RATE_LIMIT_PER_KEY: '0',
+        TRACK_EVENTS_PER_MINUTE: '10',
+        TRACK_BYTES_PER_MINUTE: '0',
+        TRACKING_REPEAT_WINDOW_SECONDS: '0',
+        TRACKING_MAX_HITS_PER_DELIVERY: '5',
+        TRACKING_RATE_LIMIT_PER_IP: '7',
+      }),
+    ).toMatchObject({
       apiRateLimit: 0,
       trackQuota: { eventsPerMinute: 10, bytesPerMinute: 0 },
       tracking: { repeatWindowSeconds: 0, maxHitsPerDelivery: 5, perIpPerMinute: 7 },
     });
-    for (const name of ['RATE_LIMIT_PER_KEY', 'TRACK_EVENTS_PER_MINUTE', 'TRACK_BYTES_PER_MINUTE', 'TRACKING_REPEAT_WINDOW_SECONDS', 'TRACKING_MAX_HITS_PER_DELIVERY', 'TRACKING_RATE_LIMIT_PER_IP']) {
+    for (const name of [
+      'RATE_LIMIT_PER_KEY',
+      'TRACK_EVENTS_PER_MINUTE',
+      'TRACK_BYTES_PER_MINUTE',
+      'TRACKING_REPEAT_WINDOW_SECONDS',
+      'TRACKING_MAX_HITS_PER_DELIVERY',
+      'TRACKING_RATE_LIMIT_PER_IP',
+    ]) {
       expect(() => loadConfig({ [name]: '-1' }), name).toThrow(new RegExp(name));
       expect(() => loadConfig({ [name]: 'lots' }), name).toThrow(new RegExp(name));
     }
@@ -51,7 +64,11 @@ describeApi('rate limits', (h) => {
   let quota: FastifyInstance;
 
   async function app(config: Partial<AppConfig>): Promise<FastifyInstance> {
-    const a = await buildApp({ db: h.db, logger: false, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, ...config } });
+    const a = await buildApp({
+      db: h.db,
+      logger: false,
+      config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, ...config },
+    });
     apps.push(a);
     return a;
   }
@@ -63,11 +80,24 @@ describeApi('rate limits', (h) => {
     for (const a of apps) await a.close();
   });
 
-  const call = (a: FastifyInstance, key: string | null, method: InjectOptions['method'], url: string, body?: unknown, headers: Record<string, string> = {}) => a.inject({
-    method, url,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
-  });
+  const call = (
+    a: FastifyInstance,
+    key: string | null,
+    method: InjectOptions['method'],
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) =>
+    a.inject({
+      method,
+      url,
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+    });
 
   function expectRateLimited(res: Awaited<ReturnType<typeof call>>) {
     expect(res.statusCode, res.body).toBe(429);
@@ -93,7 +123,9 @@ describeApi('rate limits', (h) => {
     expectRateLimited(await call(limited, ws.key, 'GET', '/v1/workspace'));
     expectRateLimited(await call(limited, ws.key, 'POST', '/v1/contacts', { email: 'late@example.com' }));
     expectRateLimited(await call(limited, ws.key, 'POST', '/v1/contacts', { nonsense: true }));
-    expect(await h.db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', ws.id).execute()).toHaveLength(0);
+    expect(
+      await h.db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', ws.id).execute(),
+    ).toHaveLength(0);
     // Per key: another key of the same workspace has its own budget.
     const other = await h.key(ws, ['read:contacts', 'write:contacts']);
     expect((await call(limited, other, 'POST', '/v1/contacts', { email: 'other@example.com' })).statusCode).toBe(201);
@@ -107,13 +139,16 @@ describeApi('rate limits', (h) => {
     const email = `owner-${Date.now()}-${h.dbName}@example.com`;
     await limited.services.users.create(ws.id, { email, role: 'owner', password: 'correct horse battery' });
     const login = await limited.inject({
-      method: 'POST', url: '/app/login', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      method: 'POST',
+      url: '/app/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
       payload: new URLSearchParams({ email, password: 'correct horse battery' }).toString(),
     });
     expect(login.statusCode, login.body).toBe(303);
     const setCookie = login.headers['set-cookie'];
     const cookie = /^([^=;]+=[^;]*)/.exec(String(Array.isArray(setCookie) ? setCookie[0] : setCookie))![1]!;
-    for (let i = 0; i < 5; i++) expect((await limited.inject({ method: 'GET', url: '/v1/session', headers: { cookie } })).statusCode).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await limited.inject({ method: 'GET', url: '/v1/session', headers: { cookie } })).statusCode).toBe(200);
     expectRateLimited(await limited.inject({ method: 'GET', url: '/v1/session', headers: { cookie } }));
     // The workspace's API key is another caller.
     expect((await call(limited, ws.key, 'GET', '/v1/session')).statusCode).toBe(200);
@@ -126,7 +161,8 @@ describeApi('rate limits', (h) => {
   it('POST /v1/events/track: at most TRACK_EVENTS_PER_MINUTE events a workspace a minute, counted in the database (every process); then 429 rate_limited and nothing written', async () => {
     const ws = await h.workspace();
     await contactOf(ws, 'ada@example.com');
-    const track = (a: FastifyInstance, w: TestWorkspace, i: number) => call(a, w.key, 'POST', '/v1/events/track', { email: 'ada@example.com', name: 'page.viewed', properties: { i } });
+    const track = (a: FastifyInstance, w: TestWorkspace, i: number) =>
+      call(a, w.key, 'POST', '/v1/events/track', { email: 'ada@example.com', name: 'page.viewed', properties: { i } });
     for (let i = 0; i < 3; i++) expect((await track(quota, ws, i)).statusCode).toBe(202);
     const refused = await track(quota, ws, 3);
     expectRateLimited(refused);
@@ -134,14 +170,28 @@ describeApi('rate limits', (h) => {
     // Another process with the same budget: the count is the database's.
     const second = await app({ trackQuota: { eventsPerMinute: 3, bytesPerMinute: 40_000 } });
     expectRateLimited(await track(second, ws, 4));
-    const tracked = () => h.db.kysely.selectFrom('events').select('id').where('workspace_id', '=', ws.id).where('type', '=', 'event.tracked').execute();
+    const tracked = () =>
+      h.db.kysely
+        .selectFrom('events')
+        .select('id')
+        .where('workspace_id', '=', ws.id)
+        .where('type', '=', 'event.tracked')
+        .execute();
     expect(await tracked()).toHaveLength(3);
     // Another workspace has its own budget.
     const other = await h.workspace();
     await contactOf(other, 'ada@example.com');
     expect((await track(quota, other, 0)).statusCode).toBe(202);
     // A refusal is not kept as an Idempotency-Key's answer: the retry after Retry-After is run.
-    const keyed = () => call(quota, ws.key, 'POST', '/v1/events/track', { email: 'ada@example.com', name: 'page.viewed', properties: { i: 5 } }, { 'idempotency-key': 'retry-me' });
+    const keyed = () =>
+      call(
+        quota,
+        ws.key,
+        'POST',
+        '/v1/events/track',
+        { email: 'ada@example.com', name: 'page.viewed', properties: { i: 5 } },
+        { 'idempotency-key': 'retry-me' },
+      );
     expectRateLimited(await keyed());
     // The next minute.
     advanceClock(61_000);
@@ -154,12 +204,20 @@ describeApi('rate limits', (h) => {
     const ws = await h.workspace();
     await contactOf(ws, 'bob@example.com');
     const big = { blob: 'x'.repeat(15_000) };
-    const track = () => call(quota, ws.key, 'POST', '/v1/events/track', { email: 'bob@example.com', name: 'upload', properties: big });
+    const track = () =>
+      call(quota, ws.key, 'POST', '/v1/events/track', { email: 'bob@example.com', name: 'upload', properties: big });
     expect((await track()).statusCode).toBe(202);
     expect((await track()).statusCode).toBe(202);
     const refused = await track(); // 45 KB > 40,000 bytes
     expectRateLimited(refused);
     expect(refused.json().detail).toContain('bytes');
-    expect(await h.db.kysely.selectFrom('events').select('id').where('workspace_id', '=', ws.id).where('type', '=', 'event.tracked').execute()).toHaveLength(2);
+    expect(
+      await h.db.kysely
+        .selectFrom('events')
+        .select('id')
+        .where('workspace_id', '=', ws.id)
+        .where('type', '=', 'event.tracked')
+        .execute(),
+    ).toHaveLength(2);
   });
 });

@@ -37,18 +37,36 @@ describeApi('security: input rules and abuse', (h) => {
 
   async function publishedForm(ws: TestWorkspace, body: Record<string, unknown> = {}) {
     const slug = `sec-${h.dbName}-${++slugs}`;
-    const created = await h.call(ws.key, 'POST', '/v1/forms', { name: 'Newsletter', type: 'SIGN_UP', slug, fieldMapping: { email: 'email', first_name: 'firstName', plan: 'plan' }, ...body });
+    const created = await h.call(ws.key, 'POST', '/v1/forms', {
+      name: 'Newsletter',
+      type: 'SIGN_UP',
+      slug,
+      fieldMapping: { email: 'email', first_name: 'firstName', plan: 'plan' },
+      ...body,
+    });
     expect(created.statusCode, created.body).toBe(201);
     const pub = await h.call(ws.key, 'POST', `/v1/forms/${created.json().id}/publish`);
     expect(pub.statusCode, pub.body).toBe(200);
     return { ...pub.json(), slug };
   }
   const post = (slug: string, form: string) =>
-    h.app.inject({ method: 'POST', url: `/f/${slug}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
+    h.app.inject({
+      method: 'POST',
+      url: `/f/${slug}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: form,
+    });
   const postJson = (slug: string, body: string) =>
-    h.app.inject({ method: 'POST', url: `/f/${slug}`, headers: { 'content-type': 'application/json', accept: 'application/json' }, payload: body });
-  const contacts = (ws: TestWorkspace) => h.db.kysely.selectFrom('contacts').selectAll().where('workspace_id', '=', ws.id).orderBy('email').execute();
-  const confirmationsOf = (ws: TestWorkspace) => h.db.kysely.selectFrom('confirmations').selectAll().where('workspace_id', '=', ws.id).execute();
+    h.app.inject({
+      method: 'POST',
+      url: `/f/${slug}`,
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      payload: body,
+    });
+  const contacts = (ws: TestWorkspace) =>
+    h.db.kysely.selectFrom('contacts').selectAll().where('workspace_id', '=', ws.id).orderBy('email').execute();
+  const confirmationsOf = (ws: TestWorkspace) =>
+    h.db.kysely.selectFrom('confirmations').selectAll().where('workspace_id', '=', ws.id).execute();
   const sender = () => new ConfirmationSender(h.db, mailer, 'https://forms.example.test', silent as never, TEST_SECRET);
 
   describe('1. one stored address is one recipient', () => {
@@ -67,7 +85,9 @@ describeApi('security: input rules and abuse', (h) => {
         expect(api.json().errors[0].path).toBe('/email');
       }
       const imported = await h.app.inject({
-        method: 'POST', url: '/v1/contacts/imports', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'text/csv' },
+        method: 'POST',
+        url: '/v1/contacts/imports',
+        headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'text/csv' },
         payload: `email\n"${LIST.replace(/"/g, '""')}"\nok@x.example\n`,
       });
       expect(imported.json()).toMatchObject({ created: 1, skipped: 1, errors: [{ line: 2 }] });
@@ -92,14 +112,35 @@ describeApi('security: input rules and abuse', (h) => {
       // An address stored before the rule (the quotes dropped, as the old parser did) is never sent to.
       await insertContact(h, ws, { email: '<victim1@other.example>,<victim2@other.example>@news.example' });
       await insertContact(h, ws, { email: 'fine@example.com' });
-      const bc = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'b', from: `"Acme, Inc." <news@${domain.name}>`, emailContent: { subject: 's', text: 't' } })).json();
+      const bc = (
+        await h.call(ws.key, 'POST', '/v1/broadcasts', {
+          name: 'b',
+          from: `"Acme, Inc." <news@${domain.name}>`,
+          emailContent: { subject: 's', text: 't' },
+        })
+      ).json();
       expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.id}/send`)).statusCode).toBe(202);
-      const pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'sec', publicUrl: 'https://m.example.test' }, silent as never);
+      const pipeline = new DeliveryPipeline(
+        new SqlDeliveryStore(h.db),
+        mailer,
+        { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'sec', publicUrl: 'https://m.example.test' },
+        silent as never,
+      );
       for (let i = 0; i < 20 && (await pipeline.materialize()) + (await pipeline.sendBatch()) > 0;) i++;
       expect(smtp.received.map((m) => m.to)).toEqual(['fine@example.com']); // o'brien is still PENDING
-      expect(smtp.received[0]!.parsed.from?.value[0]).toMatchObject({ name: 'Acme, Inc.', address: `news@${domain.name}` });
-      const rows = await h.db.kysely.selectFrom('deliveries').select(['email', 'status', 'last_error']).where('broadcast_id', '=', bc.id).execute();
-      expect(rows.find((r) => r.email.startsWith('<'))).toMatchObject({ status: 'FAILED', last_error: 'the stored address is not a valid single address' });
+      expect(smtp.received[0]!.parsed.from?.value[0]).toMatchObject({
+        name: 'Acme, Inc.',
+        address: `news@${domain.name}`,
+      });
+      const rows = await h.db.kysely
+        .selectFrom('deliveries')
+        .select(['email', 'status', 'last_error'])
+        .where('broadcast_id', '=', bc.id)
+        .execute();
+      expect(rows.find((r) => r.email.startsWith('<'))).toMatchObject({
+        status: 'FAILED',
+        last_error: 'the stored address is not a valid single address',
+      });
     });
   });
 
@@ -107,21 +148,52 @@ describeApi('security: input rules and abuse', (h) => {
     it('the cost is bounded before anything runs: total values of in lists, size', async () => {
       const ws = await h.workspace();
       const list = (k: number) => Array.from({ length: 1000 }, (_, i) => `v${k}-${i}`);
-      const many = { any: Array.from({ length: 6 }, (_, k) => ({ field: 'properties.plan', op: 'in', value: list(k) })) };
+      const many = {
+        any: Array.from({ length: 6 }, (_, k) => ({ field: 'properties.plan', op: 'in', value: list(k) })),
+      };
       const res = await h.call(ws.key, 'POST', '/v1/segments/preview', { filter: many });
       expect(res.statusCode).toBe(422);
-      expect(res.json().errors[0]).toMatchObject({ path: '/filter', message: expect.stringContaining('at most 5000 values') });
-      const big = { field: 'properties.bio', op: 'in', value: Array.from({ length: 300 }, (_, k) => `${k}`.padEnd(999, 'y')) };
-      expect((await h.call(ws.key, 'POST', '/v1/segments', { name: 'big', filter: big })).json().errors[0].message).toContain('bytes as JSON');
-      expect(await h.db.kysely.selectFrom('segments').select('id').where('workspace_id', '=', ws.id).execute()).toEqual([]);
+      expect(res.json().errors[0]).toMatchObject({
+        path: '/filter',
+        message: expect.stringContaining('at most 5000 values'),
+      });
+      const big = {
+        field: 'properties.bio',
+        op: 'in',
+        value: Array.from({ length: 300 }, (_, k) => `${k}`.padEnd(999, 'y')),
+      };
+      expect(
+        (await h.call(ws.key, 'POST', '/v1/segments', { name: 'big', filter: big })).json().errors[0].message,
+      ).toContain('bytes as JSON');
+      expect(await h.db.kysely.selectFrom('segments').select('id').where('workspace_id', '=', ws.id).execute()).toEqual(
+        [],
+      );
     });
 
     it('an expensive filter is evaluated in slices: other requests are served while it runs', async () => {
       const ws = await h.workspace();
-      const rows = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ email: `s${i}@slices.example`, properties: { bio: 'z'.repeat(1500), plan: `p${i % 7}` } }));
-      const imp = await h.app.inject({ method: 'POST', url: '/v1/contacts/imports', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/x-ndjson' }, payload: rows.join('\n') });
+      const rows = Array.from({ length: 3000 }, (_, i) =>
+        JSON.stringify({ email: `s${i}@slices.example`, properties: { bio: 'z'.repeat(1500), plan: `p${i % 7}` } }),
+      );
+      const imp = await h.app.inject({
+        method: 'POST',
+        url: '/v1/contacts/imports',
+        headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/x-ndjson' },
+        payload: rows.join('\n'),
+      });
       expect(imp.json().created).toBe(3000);
-      const filter = { all: [{ any: Array.from({ length: 40 }, (_, k) => ({ field: 'properties.bio', op: 'contains', value: `needle${k}` })) }, { field: 'properties.plan', op: 'in', value: ['p1', 'p2'] }] };
+      const filter = {
+        all: [
+          {
+            any: Array.from({ length: 40 }, (_, k) => ({
+              field: 'properties.bio',
+              op: 'contains',
+              value: `needle${k}`,
+            })),
+          },
+          { field: 'properties.plan', op: 'in', value: ['p1', 'p2'] },
+        ],
+      };
       const order: string[] = [];
       const preview = h.call(ws.key, 'POST', '/v1/segments/preview', { filter }).then((r) => {
         order.push('preview');
@@ -132,8 +204,12 @@ describeApi('security: input rules and abuse', (h) => {
       expect(res.json()).toMatchObject({ count: 0, subscribed: 0, sample: [] });
       // On SQLite the preview yields between slices; on PostgreSQL it never held the event loop.
       expect(order).toEqual(['workspace', 'preview']);
-      const inList = await h.call(ws.key, 'POST', '/v1/segments/preview', { filter: { field: 'properties.plan', op: 'in', value: ['p1', 'p2', 3, true] } });
-      expect(inList.json().count).toBe(Array.from({ length: 3000 }, (_, i) => i % 7).filter((p) => p === 1 || p === 2).length);
+      const inList = await h.call(ws.key, 'POST', '/v1/segments/preview', {
+        filter: { field: 'properties.plan', op: 'in', value: ['p1', 'p2', 3, true] },
+      });
+      expect(inList.json().count).toBe(
+        Array.from({ length: 3000 }, (_, i) => i % 7).filter((p) => p === 1 || p === 2).length,
+      );
     });
   });
 
@@ -144,10 +220,15 @@ describeApi('security: input rules and abuse', (h) => {
       expect(topic.statusCode).toBe(422);
       expect(topic.json().errors).toEqual([{ path: '/name', message: 'must not contain NUL characters' }]);
       const surrogate = await h.call(ws.key, 'POST', '/v1/contacts', '{"email":"\\ud800x@fuzz.test"}');
-      expect(surrogate.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/email', message: 'must be well-formed Unicode (no lone surrogates)' }] });
+      expect(surrogate.json()).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ path: '/email', message: 'must be well-formed Unicode (no lone surrogates)' }],
+      });
       const key = await h.call(ws.key, 'POST', '/v1/contacts', '{"email":"a@x.example","properties":{"k\\u0000":"v"}}');
       expect(key.statusCode).toBe(422);
-      expect(await h.db.kysely.selectFrom('topics').select('id').where('workspace_id', '=', ws.id).execute()).toEqual([]);
+      expect(await h.db.kysely.selectFrom('topics').select('id').where('workspace_id', '=', ws.id).execute()).toEqual(
+        [],
+      );
       expect(await contacts(ws)).toEqual([]);
     });
 
@@ -173,12 +254,28 @@ describeApi('security: input rules and abuse', (h) => {
 
     it('imports: a bad row is a rejected row; the job completes with the good ones', async () => {
       const ws = await h.workspace();
-      const ndjson = ['{"email":"good1@x.example"}', '{"email":"nul@x.example","properties":{"a\\u0000":"v"}}', '{"email":"\\ud800x@fuzz.test"}', '{"email":"good2@x.example","firstName":"x\\udfff"}', '{"email":"good3@x.example"}'].join('\n');
-      const res = await h.app.inject({ method: 'POST', url: '/v1/contacts/imports', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/x-ndjson' }, payload: ndjson });
+      const ndjson = [
+        '{"email":"good1@x.example"}',
+        '{"email":"nul@x.example","properties":{"a\\u0000":"v"}}',
+        '{"email":"\\ud800x@fuzz.test"}',
+        '{"email":"good2@x.example","firstName":"x\\udfff"}',
+        '{"email":"good3@x.example"}',
+      ].join('\n');
+      const res = await h.app.inject({
+        method: 'POST',
+        url: '/v1/contacts/imports',
+        headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/x-ndjson' },
+        payload: ndjson,
+      });
       expect(res.statusCode).toBe(201);
       expect(res.json()).toMatchObject({ status: 'COMPLETED', created: 2, skipped: 3 });
       expect(res.json().errors.map((e: { line: number }) => e.line)).toEqual([2, 3, 4]);
-      const csv = await h.app.inject({ method: 'POST', url: '/v1/contacts/imports', headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'text/csv' }, payload: 'email,plan\nc1@x.example,a\u0000b\nc2@x.example,ok\n' });
+      const csv = await h.app.inject({
+        method: 'POST',
+        url: '/v1/contacts/imports',
+        headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'text/csv' },
+        payload: 'email,plan\nc1@x.example,a\u0000b\nc2@x.example,ok\n',
+      });
       expect(csv.json()).toMatchObject({ status: 'COMPLETED', created: 1, skipped: 1 });
       expect((await contacts(ws)).map((c) => c.email)).toEqual(['c2@x.example', 'good1@x.example', 'good3@x.example']);
     });
@@ -193,7 +290,9 @@ describeApi('security: input rules and abuse', (h) => {
       expect(await confirmationsOf(ws)).toHaveLength(1);
       await sender().sendDue();
       expect(smtp.received.filter((m) => m.to === 'victim@example.com')).toHaveLength(1);
-      expect((await h.db.kysely.selectFrom('submissions').select('id').where('workspace_id', '=', ws.id).execute())).toHaveLength(6);
+      expect(
+        await h.db.kysely.selectFrom('submissions').select('id').where('workspace_id', '=', ws.id).execute(),
+      ).toHaveLength(6);
     });
 
     it("a stranger's sign-up never overwrites a confirmed contact's data, with or without double opt-in", async () => {
@@ -227,7 +326,8 @@ describeApi('security: input rules and abuse', (h) => {
 
   it('5. a replay of POST /v1/api-keys never returns the key, and the replay store never holds it', async () => {
     const ws = await h.workspace();
-    const send = () => h.call(ws.key, 'POST', '/v1/api-keys', { name: 'ci', scopes: ['read:forms'] }, { 'idempotency-key': 'key-once' });
+    const send = () =>
+      h.call(ws.key, 'POST', '/v1/api-keys', { name: 'ci', scopes: ['read:forms'] }, { 'idempotency-key': 'key-once' });
     const first = await send();
     expect(first.statusCode).toBe(201);
     const key = first.json().key as string;
@@ -237,7 +337,11 @@ describeApi('security: input rules and abuse', (h) => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.headers['idempotent-redacted']).toBe('key');
     expect(replay.json()).toMatchObject({ id: first.json().id, key: null });
-    const stored = await h.db.kysely.selectFrom('idempotency_keys').select('response_body').where('workspace_id', '=', ws.id).execute();
+    const stored = await h.db.kysely
+      .selectFrom('idempotency_keys')
+      .select('response_body')
+      .where('workspace_id', '=', ws.id)
+      .execute();
     expect(JSON.stringify(stored)).not.toContain(key.slice('fc_'.length + 26 + 1)); // the secret part
   });
 
@@ -283,22 +387,51 @@ describeApi('security: input rules and abuse', (h) => {
       const ws = await h.workspace();
       const domain = await verifiedDomain(h, ws, `slow${h.dbName}.test`);
       const html = '{% for i in (1..100000000) %}{{ i }}{% endfor %}';
-      const bc = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'slow', from: `news@${domain.name}`, emailContent: { subject: 's', html } })).json();
+      const bc = (
+        await h.call(ws.key, 'POST', '/v1/broadcasts', {
+          name: 'slow',
+          from: `news@${domain.name}`,
+          emailContent: { subject: 's', html },
+        })
+      ).json();
       expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.id}/preview`, {})).statusCode).toBe(422);
       const send = await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.id}/send`);
       expect(send.statusCode).toBe(422);
-      expect(send.json().errors[0]).toMatchObject({ path: '/emailContent', message: expect.stringContaining('to render') });
+      expect(send.json().errors[0]).toMatchObject({
+        path: '/emailContent',
+        message: expect.stringContaining('to render'),
+      });
       expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${bc.id}`)).json().status).toBe('DRAFT');
     });
 
     it('a REDIRECT URL must have a plain host; the CSP carries only a safe origin; ?fragment=1 has a CSP', async () => {
       const ws = await h.workspace();
-      const form = (await h.call(ws.key, 'POST', '/v1/forms', { name: 'r', type: 'SIGN_UP', slug: `redir-${h.dbName}`, fieldMapping: { email: 'email' } })).json();
-      for (const url of ["https://a;script-src *.example/", "https://x'y.example/", 'https://user:pw@example.com/', 'javascript:alert(1)']) {
-        const res = await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, { settings: { successAction: { type: 'REDIRECT', url } } });
+      const form = (
+        await h.call(ws.key, 'POST', '/v1/forms', {
+          name: 'r',
+          type: 'SIGN_UP',
+          slug: `redir-${h.dbName}`,
+          fieldMapping: { email: 'email' },
+        })
+      ).json();
+      for (const url of [
+        'https://a;script-src *.example/',
+        "https://x'y.example/",
+        'https://user:pw@example.com/',
+        'javascript:alert(1)',
+      ]) {
+        const res = await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, {
+          settings: { successAction: { type: 'REDIRECT', url } },
+        });
         expect(res.statusCode, url).toBe(422);
       }
-      expect((await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, { settings: { successAction: { type: 'REDIRECT', url: 'https://thanks.example.com/welcome?x=1' } } })).statusCode).toBe(200);
+      expect(
+        (
+          await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, {
+            settings: { successAction: { type: 'REDIRECT', url: 'https://thanks.example.com/welcome?x=1' } },
+          })
+        ).statusCode,
+      ).toBe(200);
       await h.call(ws.key, 'POST', `/v1/forms/${form.id}/publish`);
       const page = await h.app.inject({ method: 'GET', url: `/f/redir-${h.dbName}` });
       expect(page.headers['content-security-policy']).toContain("form-action 'self' https://thanks.example.com;");
@@ -323,10 +456,19 @@ describe('security: tokens in public addresses are not logged', () => {
     const lines: string[] = [];
     const db = connect(':memory:');
     await migrateToLatest(db);
-    const app = await buildApp({ db, config: { logLevel: 'info', publicUrl: 'http://localhost:3000', secret: TEST_SECRET }, logStream: { write: (l) => lines.push(l) } });
+    const app = await buildApp({
+      db,
+      config: { logLevel: 'info', publicUrl: 'http://localhost:3000', secret: TEST_SECRET },
+      logStream: { write: (l) => lines.push(l) },
+    });
     const token = 'AbCdEfGhIjKlMnOpQrStUvWx';
     await app.inject({ method: 'GET', url: `/confirm/${token}` });
-    await app.inject({ method: 'POST', url: `/unsubscribe/${token}`, payload: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    await app.inject({
+      method: 'POST',
+      url: `/unsubscribe/${token}`,
+      payload: 'List-Unsubscribe=One-Click',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     await app.close();
     await db.close();
     const log = lines.join('');

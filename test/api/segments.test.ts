@@ -25,26 +25,63 @@ async function seed(h: Harness, ws: TestWorkspace, contacts: SeedContact[]): Pro
   const ids: Record<string, string> = {};
   if (contacts.length === 0) return ids;
   const now = new Date().toISOString();
-  await h.db.kysely.insertInto('contacts').values(contacts.map((c) => {
-    const id = newId('ct');
-    ids[c.email] = id;
-    return {
-      id, workspace_id: ws.id, email: c.email, first_name: c.firstName ?? null, last_name: c.lastName ?? null,
-      properties: JSON.stringify(c.properties ?? {}), status: c.status ?? 'SUBSCRIBED', created_at: c.createdAt ?? now, updated_at: now,
-    };
-  })).execute();
+  await h.db.kysely
+    .insertInto('contacts')
+    .values(
+      contacts.map((c) => {
+        const id = newId('ct');
+        ids[c.email] = id;
+        return {
+          id,
+          workspace_id: ws.id,
+          email: c.email,
+          first_name: c.firstName ?? null,
+          last_name: c.lastName ?? null,
+          properties: JSON.stringify(c.properties ?? {}),
+          status: c.status ?? 'SUBSCRIBED',
+          created_at: c.createdAt ?? now,
+          updated_at: now,
+        };
+      }),
+    )
+    .execute();
   return ids;
 }
 
 async function topic(h: Harness, ws: TestWorkspace, defaultSubscription: 'OPT_IN' | 'OPT_OUT'): Promise<string> {
   const id = newId('topic');
   const now = new Date().toISOString();
-  await h.db.kysely.insertInto('topics').values({ id, workspace_id: ws.id, name: `Topic ${defaultSubscription}`, default_subscription: defaultSubscription, created_at: now, updated_at: now }).execute();
+  await h.db.kysely
+    .insertInto('topics')
+    .values({
+      id,
+      workspace_id: ws.id,
+      name: `Topic ${defaultSubscription}`,
+      default_subscription: defaultSubscription,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
   return id;
 }
 
-async function choose(h: Harness, ws: TestWorkspace, contactId: string, topicId: string, subscribed: boolean): Promise<void> {
-  await h.db.kysely.insertInto('contact_topics').values({ workspace_id: ws.id, contact_id: contactId, topic_id: topicId, subscribed: subscribed ? 1 : 0, updated_at: new Date().toISOString() }).execute();
+async function choose(
+  h: Harness,
+  ws: TestWorkspace,
+  contactId: string,
+  topicId: string,
+  subscribed: boolean,
+): Promise<void> {
+  await h.db.kysely
+    .insertInto('contact_topics')
+    .values({
+      workspace_id: ws.id,
+      contact_id: contactId,
+      topic_id: topicId,
+      subscribed: subscribed ? 1 : 0,
+      updated_at: new Date().toISOString(),
+    })
+    .execute();
 }
 
 async function createSegment(h: Harness, ws: TestWorkspace, filter: unknown, name = 'Segment') {
@@ -70,15 +107,56 @@ const segmentRows = (h: Harness, ws: TestWorkspace) =>
 // ---------------------------------------------------------------------------------------------------
 
 const FIXTURE: SeedContact[] = [
-  { email: 'ann@example.com', firstName: 'Ann', lastName: 'Lee', status: 'SUBSCRIBED', createdAt: '2026-01-01T00:00:00.000Z',
-    properties: { age: 30, plan: 'pro', vip: true, score: 2.5, city: 'Berlin', tags: ['a'], note: null, code: '30', big: 1e21 } },
-  { email: 'bob@example.org', firstName: 'Bob', lastName: null, status: 'UNSUBSCRIBED', createdAt: '2026-02-01T00:00:00.000Z',
-    properties: { age: 45, plan: 'free', vip: false, city: 'berlin' } },
-  { email: 'cat@test.example.com', firstName: null, lastName: 'Smith', status: 'PENDING', createdAt: '2026-03-01T00:00:00.000Z',
-    properties: { age: '30', plan: 'Pro', code: 30 } },
-  { email: 'dan@example.com', firstName: 'Dan', lastName: 'Lee', status: 'BOUNCED', createdAt: '2026-04-01T12:00:00.000Z', properties: {} },
-  { email: 'eve_99@sample.net', firstName: 'Éve', lastName: "O'Brien", status: 'COMPLAINED', createdAt: '2026-05-01T00:00:00.000Z',
-    properties: { age: 29.5, plan: 'PRO-plus', obj: { a: 1 }, tags: '["a"]' } },
+  {
+    email: 'ann@example.com',
+    firstName: 'Ann',
+    lastName: 'Lee',
+    status: 'SUBSCRIBED',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    properties: {
+      age: 30,
+      plan: 'pro',
+      vip: true,
+      score: 2.5,
+      city: 'Berlin',
+      tags: ['a'],
+      note: null,
+      code: '30',
+      big: 1e21,
+    },
+  },
+  {
+    email: 'bob@example.org',
+    firstName: 'Bob',
+    lastName: null,
+    status: 'UNSUBSCRIBED',
+    createdAt: '2026-02-01T00:00:00.000Z',
+    properties: { age: 45, plan: 'free', vip: false, city: 'berlin' },
+  },
+  {
+    email: 'cat@test.example.com',
+    firstName: null,
+    lastName: 'Smith',
+    status: 'PENDING',
+    createdAt: '2026-03-01T00:00:00.000Z',
+    properties: { age: '30', plan: 'Pro', code: 30 },
+  },
+  {
+    email: 'dan@example.com',
+    firstName: 'Dan',
+    lastName: 'Lee',
+    status: 'BOUNCED',
+    createdAt: '2026-04-01T12:00:00.000Z',
+    properties: {},
+  },
+  {
+    email: 'eve_99@sample.net',
+    firstName: 'Éve',
+    lastName: "O'Brien",
+    status: 'COMPLAINED',
+    createdAt: '2026-05-01T00:00:00.000Z',
+    properties: { age: 29.5, plan: 'PRO-plus', obj: { a: 1 }, tags: '["a"]' },
+  },
 ];
 const ALL = ['ann', 'bob', 'cat', 'dan', 'eve_99'];
 const but = (...names: string[]) => ALL.filter((n) => !names.includes(n));
@@ -212,9 +290,34 @@ const OPERATOR_CASES: [string, unknown, string[]][] = [
   ['any with an empty all', { any: [{ all: [] }, f('status', 'eq', 'SUBSCRIBED')] }, ALL],
   ['all', { all: [f('properties.plan', 'contains', 'pro'), f('properties.age', 'gte', 30)] }, ['ann']],
   ['any', { any: [f('firstName', 'notExists'), f('lastName', 'notExists')] }, ['bob', 'cat']],
-  ['nested any of alls', { any: [{ all: [f('firstName', 'exists'), f('properties.age', 'gt', 40)] }, { all: [f('lastName', 'eq', 'Lee'), f('status', 'eq', 'BOUNCED')] }] }, ['bob', 'dan']],
-  ['nested all of any', { all: [{ any: [f('properties.plan', 'contains', 'pro'), f('properties.vip', 'eq', false)] }, f('status', 'neq', 'UNSUBSCRIBED')] }, ['ann', 'cat', 'eve_99']],
-  ['8 levels', [0, 1, 2, 3, 4, 5, 6].reduce<unknown>((acc, i) => (i % 2 ? { any: [acc] } : { all: [acc] }), f('email', 'startsWith', 'a')), ['ann']],
+  [
+    'nested any of alls',
+    {
+      any: [
+        { all: [f('firstName', 'exists'), f('properties.age', 'gt', 40)] },
+        { all: [f('lastName', 'eq', 'Lee'), f('status', 'eq', 'BOUNCED')] },
+      ],
+    },
+    ['bob', 'dan'],
+  ],
+  [
+    'nested all of any',
+    {
+      all: [
+        { any: [f('properties.plan', 'contains', 'pro'), f('properties.vip', 'eq', false)] },
+        f('status', 'neq', 'UNSUBSCRIBED'),
+      ],
+    },
+    ['ann', 'cat', 'eve_99'],
+  ],
+  [
+    '8 levels',
+    [0, 1, 2, 3, 4, 5, 6].reduce<unknown>(
+      (acc, i) => (i % 2 ? { any: [acc] } : { all: [acc] }),
+      f('email', 'startsWith', 'a'),
+    ),
+    ['ann'],
+  ],
   // injection attempts in values are inert
   ['quote in email eq', f('email', 'eq', "' OR 1=1 --"), []],
   ['quote in a property value', f('properties.plan', 'eq', "pro' OR '1'='1"), []],
@@ -238,13 +341,15 @@ describeApi('segments: filter semantics', (h) => {
   });
 
   it('injection attempts leave the tables alone', async () => {
-    expect(await h.db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', ws.id).execute()).toHaveLength(5);
+    expect(
+      await h.db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', ws.id).execute(),
+    ).toHaveLength(5);
   });
 
   it.each([
     "properties.plan') OR 1=1 --",
     'properties.plan"',
-    'properties.a\'b',
+    "properties.a'b",
     'properties.$.age',
     'properties.plan; drop table contacts',
   ])('an injection attempt in a property key is rejected: %j', async (field) => {
@@ -254,7 +359,9 @@ describeApi('segments: filter semantics', (h) => {
   });
 
   it('an injection attempt as a topic id is an unknown topic', async () => {
-    const res = await h.call(ws.key, 'POST', '/v1/segments/preview', { filter: { topic: "x' OR 1=1 --", subscribed: true } });
+    const res = await h.call(ws.key, 'POST', '/v1/segments/preview', {
+      filter: { topic: "x' OR 1=1 --", subscribed: true },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json()).toMatchObject({ code: 'invalid_reference', errors: [{ path: '/filter/topic' }] });
   });
@@ -265,7 +372,11 @@ describeApi('segments: topic conditions', (h) => {
     const ws = await h.workspace();
     const tIn = await topic(h, ws, 'OPT_IN');
     const tOut = await topic(h, ws, 'OPT_OUT');
-    const ids = await seed(h, ws, ['p', 'q', 'r', 's'].map((n) => ({ email: `${n}@example.com` })));
+    const ids = await seed(
+      h,
+      ws,
+      ['p', 'q', 'r', 's'].map((n) => ({ email: `${n}@example.com` })),
+    );
     await choose(h, ws, ids['q@example.com']!, tIn, false);
     await choose(h, ws, ids['q@example.com']!, tOut, true);
     await choose(h, ws, ids['r@example.com']!, tIn, true);
@@ -276,30 +387,68 @@ describeApi('segments: topic conditions', (h) => {
     expect(await matching(h, ws, { topic: tIn, subscribed: false })).toEqual(['q']);
     expect(await matching(h, ws, { topic: tOut, subscribed: true })).toEqual(['q', 's']);
     expect(await matching(h, ws, { topic: tOut, subscribed: false })).toEqual(['p', 'r']);
-    expect(await matching(h, ws, { all: [{ topic: tIn, subscribed: true }, { topic: tOut, subscribed: true }] })).toEqual(['s']);
-    expect(await matching(h, ws, { any: [{ topic: tIn, subscribed: false }, { topic: tOut, subscribed: false }] })).toEqual(['p', 'q', 'r']);
+    expect(
+      await matching(h, ws, {
+        all: [
+          { topic: tIn, subscribed: true },
+          { topic: tOut, subscribed: true },
+        ],
+      }),
+    ).toEqual(['s']);
+    expect(
+      await matching(h, ws, {
+        any: [
+          { topic: tIn, subscribed: false },
+          { topic: tOut, subscribed: false },
+        ],
+      }),
+    ).toEqual(['p', 'q', 'r']);
 
     // A topic deleted after the segment was saved: the condition matches no one, either way.
-    const seg = await createSegment(h, ws, { any: [{ topic: tOut, subscribed: true }, { topic: tOut, subscribed: false }] });
+    const seg = await createSegment(h, ws, {
+      any: [
+        { topic: tOut, subscribed: true },
+        { topic: tOut, subscribed: false },
+      ],
+    });
     expect((await h.call(ws.key, 'GET', `/v1/segments/${seg.id}/count`)).json()).toEqual({ count: 4, subscribed: 4 });
     await h.db.kysely.deleteFrom('topics').where('id', '=', tOut).execute();
     expect((await h.call(ws.key, 'GET', `/v1/segments/${seg.id}/count`)).json()).toEqual({ count: 0, subscribed: 0 });
     expect((await h.call(ws.key, 'GET', `/v1/segments/${seg.id}`)).json().filter).toEqual(seg.filter);
   });
 
-  it('an unknown topic, or another workspace\'s, is 422 invalid_reference with its path, and nothing is saved', async () => {
+  it("an unknown topic, or another workspace's, is 422 invalid_reference with its path, and nothing is saved", async () => {
     const ws = await h.workspace();
     const other = await h.workspace();
     const mine = await topic(h, ws, 'OPT_IN');
     const theirs = await topic(h, other, 'OPT_IN');
-    const filter = { all: [{ topic: mine, subscribed: true }, { any: [{ topic: theirs, subscribed: true }, { topic: 'topic_nope', subscribed: false }] }] };
-    for (const [method, url, body] of [['POST', '/v1/segments', { name: 'x', filter }], ['POST', '/v1/segments/preview', { filter }]] as const) {
+    const filter = {
+      all: [
+        { topic: mine, subscribed: true },
+        {
+          any: [
+            { topic: theirs, subscribed: true },
+            { topic: 'topic_nope', subscribed: false },
+          ],
+        },
+      ],
+    };
+    for (const [method, url, body] of [
+      ['POST', '/v1/segments', { name: 'x', filter }],
+      ['POST', '/v1/segments/preview', { filter }],
+    ] as const) {
       const res = await h.call(ws.key, method, url, body);
       expect(res.statusCode).toBe(422);
-      expect(res.json()).toMatchObject({ code: 'invalid_reference', errors: [{ path: '/filter/all/1/any/0/topic' }, { path: '/filter/all/1/any/1/topic' }] });
+      expect(res.json()).toMatchObject({
+        code: 'invalid_reference',
+        errors: [{ path: '/filter/all/1/any/0/topic' }, { path: '/filter/all/1/any/1/topic' }],
+      });
     }
     const seg = await createSegment(h, ws, { topic: mine, subscribed: true });
-    const res = await h.call(ws.key, 'PUT', `/v1/segments/${seg.id}`, { name: 'changed', filter: { topic: theirs, subscribed: true } });
+    const res = await h.call(ws.key, 'PUT', `/v1/segments/${seg.id}`, {
+      name: 'changed',
+      filter: { topic: theirs, subscribed: true },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json()).toMatchObject({ code: 'invalid_reference', errors: [{ path: '/filter/topic' }] });
     expect((await segmentRows(h, ws)).map((r) => r.name)).toEqual(['Segment']);
@@ -341,19 +490,39 @@ describeApi('segments API', (h) => {
     expect(second).toEqual({ data: [made[0]], nextCursor: null });
     expect((await h.call(ws.key, 'GET', '/v1/segments')).json().data).toHaveLength(3);
     expect((await h.call(ws.key, 'GET', '/v1/segments?limit=0')).statusCode).toBe(422);
-    expect((await h.call(ws.key, 'GET', '/v1/segments?cursor=nope')).json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/query/cursor' }] });
+    expect((await h.call(ws.key, 'GET', '/v1/segments?cursor=nope')).json()).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ path: '/query/cursor' }],
+    });
   });
 
   it('PUT is partial: omitted fields unchanged, a filter given replaces the stored one, updatedAt refreshed', async () => {
     const ws = await h.workspace();
-    const seg = await createSegment(h, ws, { all: [{ field: 'email', op: 'exists' }, { field: 'firstName', op: 'exists' }] }, 'Old');
+    const seg = await createSegment(
+      h,
+      ws,
+      {
+        all: [
+          { field: 'email', op: 'exists' },
+          { field: 'firstName', op: 'exists' },
+        ],
+      },
+      'Old',
+    );
     await new Promise((r) => setTimeout(r, 5));
     const renamed = await h.call(ws.key, 'PUT', `/v1/segments/${seg.id}`, { name: 'New', id: seg.id });
     expect(renamed.statusCode).toBe(200);
     expect(renamed.json()).toMatchObject({ id: seg.id, name: 'New', filter: seg.filter, createdAt: seg.createdAt });
     expect(renamed.json().updatedAt > seg.updatedAt).toBe(true);
-    const refiltered = (await h.call(ws.key, 'PUT', `/v1/segments/${seg.id}`, { filter: { any: [{ field: 'status', op: 'eq', value: 'PENDING' }] } })).json();
-    expect(refiltered).toMatchObject({ name: 'New', filter: { any: [{ field: 'status', op: 'eq', value: 'PENDING' }] } });
+    const refiltered = (
+      await h.call(ws.key, 'PUT', `/v1/segments/${seg.id}`, {
+        filter: { any: [{ field: 'status', op: 'eq', value: 'PENDING' }] },
+      })
+    ).json();
+    expect(refiltered).toMatchObject({
+      name: 'New',
+      filter: { any: [{ field: 'status', op: 'eq', value: 'PENDING' }] },
+    });
     const empty = await h.call(ws.key, 'PUT', `/v1/segments/${seg.id}`, {});
     expect(empty.statusCode).toBe(200);
     expect(empty.json()).toMatchObject({ name: 'New', filter: refiltered.filter });
@@ -380,24 +549,54 @@ describeApi('segments API', (h) => {
 
   it.each([
     ['POST without name and filter', 'POST', {}, ['/filter', '/name']],
-    ['POST with an unknown and a read-only field', 'POST', { name: 'x', filter: { all: [] }, extra: 1, createdAt: '2026-01-01T00:00:00.000Z' }, ['/createdAt', '/extra']],
-    ['POST with a bad name and a bad filter: every violation', 'POST', { name: '', filter: { all: [{ field: 'phone', op: 'eq', value: 'x' }, { topic: 't' }] } }, ['/filter/all/0/field', '/filter/all/1/subscribed', '/name']],
+    [
+      'POST with an unknown and a read-only field',
+      'POST',
+      { name: 'x', filter: { all: [] }, extra: 1, createdAt: '2026-01-01T00:00:00.000Z' },
+      ['/createdAt', '/extra'],
+    ],
+    [
+      'POST with a bad name and a bad filter: every violation',
+      'POST',
+      { name: '', filter: { all: [{ field: 'phone', op: 'eq', value: 'x' }, { topic: 't' }] } },
+      ['/filter/all/0/field', '/filter/all/1/subscribed', '/name'],
+    ],
     ['POST with a null filter', 'POST', { name: 'x', filter: null }, ['/filter']],
     ['POST with an array body', 'POST', [], ['/']],
     ['PUT with null name', 'PUT', { name: null }, ['/name']],
     ['PUT with null filter', 'PUT', { filter: null }, ['/filter']],
     ['PUT with another id', 'PUT', { id: 'seg_01JD0000000000000000000000' }, ['/id']],
-    ['PUT with an unknown field and a bad filter', 'PUT', { nope: 1, filter: { any: [{ field: 'createdAt', op: 'gt', value: 'today' }] } }, ['/filter/any/0/value', '/nope']],
-    ['PUT with a filter 9 levels deep', 'PUT', { filter: { all: [{ all: [{ all: [{ all: [{ all: [{ all: [{ all: [{ all: [{ all: [] }] }] }] }] }] }] }] }] } }, [`/filter${'/all/0'.repeat(8)}`]],
+    [
+      'PUT with an unknown field and a bad filter',
+      'PUT',
+      { nope: 1, filter: { any: [{ field: 'createdAt', op: 'gt', value: 'today' }] } },
+      ['/filter/any/0/value', '/nope'],
+    ],
+    [
+      'PUT with a filter 9 levels deep',
+      'PUT',
+      { filter: { all: [{ all: [{ all: [{ all: [{ all: [{ all: [{ all: [{ all: [{ all: [] }] }] }] }] }] }] }] }] } },
+      [`/filter${'/all/0'.repeat(8)}`],
+    ],
   ])('%s → 422 listing %j, nothing changed', async (_label, method, body, paths) => {
     const ws = await h.workspace();
     const seg = await createSegment(h, ws, { all: [] }, 'Keep');
     const before = await segmentRows(h, ws);
-    const res = await h.call(ws.key, method as 'POST' | 'PUT', method === 'POST' ? '/v1/segments' : `/v1/segments/${seg.id}`, body);
+    const res = await h.call(
+      ws.key,
+      method as 'POST' | 'PUT',
+      method === 'POST' ? '/v1/segments' : `/v1/segments/${seg.id}`,
+      body,
+    );
     expect(res.statusCode).toBe(422);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.json().code).toBe('validation_failed');
-    expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(paths);
+    expect(
+      res
+        .json()
+        .errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(paths);
     expect(await segmentRows(h, ws)).toEqual(before);
   });
 
@@ -413,10 +612,17 @@ describeApi('segments API', (h) => {
     }
     // Deeper than the filter grammar allows, but a body the input layer takes: the grammar's own error.
     const nine = `{"name":"deep","filter":${'{"any":['.repeat(20)}${']}'.repeat(20)}}`;
-    expect((await h.call(ws.key, 'POST', '/v1/segments', nine)).json().errors).toEqual([{ path: `/filter${'/any/0'.repeat(8)}`, message: 'nests deeper than 8 levels' }]);
+    expect((await h.call(ws.key, 'POST', '/v1/segments', nine)).json().errors).toEqual([
+      { path: `/filter${'/any/0'.repeat(8)}`, message: 'nests deeper than 8 levels' },
+    ]);
     const wide = { all: Array.from({ length: 200 }, () => ({ field: 'email', op: 'exists' })) };
-    expect((await h.call(ws.key, 'POST', '/v1/segments/preview', { filter: wide })).json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/filter' }] });
-    expect((await h.call(ws.key, 'POST', '/v1/segments/preview', { filter: { all: wide.all.slice(1) } })).statusCode).toBe(200);
+    expect((await h.call(ws.key, 'POST', '/v1/segments/preview', { filter: wide })).json()).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ path: '/filter' }],
+    });
+    expect(
+      (await h.call(ws.key, 'POST', '/v1/segments/preview', { filter: { all: wide.all.slice(1) } })).statusCode,
+    ).toBe(200);
     expect(await segmentRows(h, ws)).toEqual([]);
   });
 
@@ -435,10 +641,28 @@ describeApi('segments API', (h) => {
     const seg = await createSegment(h, ws, { all: [] });
     const now = new Date().toISOString();
     const bc = newId('bc');
-    await h.db.kysely.insertInto('broadcasts').values({
-      id: bc, workspace_id: ws.id, name: 'News', status: 'DRAFT', from_address: null, reply_to: null, subject: null, html: null, text: null,
-      preview_text: null, editor_content: null, topic_id: null, segment_id: seg.id, send_at: null, created_at: now, updated_at: now, sent_at: null,
-    }).execute();
+    await h.db.kysely
+      .insertInto('broadcasts')
+      .values({
+        id: bc,
+        workspace_id: ws.id,
+        name: 'News',
+        status: 'DRAFT',
+        from_address: null,
+        reply_to: null,
+        subject: null,
+        html: null,
+        text: null,
+        preview_text: null,
+        editor_content: null,
+        topic_id: null,
+        segment_id: seg.id,
+        send_at: null,
+        created_at: now,
+        updated_at: now,
+        sent_at: null,
+      })
+      .execute();
     const res = await h.call(ws.key, 'DELETE', `/v1/segments/${seg.id}`);
     expect(res.statusCode).toBe(409);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -452,17 +676,41 @@ describeApi('segments API', (h) => {
   it('GET contacts: every matching contact whatever its status, newest first, paginated', async () => {
     const ws = await h.workspace();
     const ids = await seed(h, ws, [
-      ...STATUSES.map((status, i) => ({ email: `m${i}@example.com`, firstName: `M${i}`, status, properties: { plan: 'pro' } })),
+      ...STATUSES.map((status, i) => ({
+        email: `m${i}@example.com`,
+        firstName: `M${i}`,
+        status,
+        properties: { plan: 'pro' },
+      })),
       { email: 'x@example.com', properties: { plan: 'free' } },
       { email: 'm5@example.com', lastName: 'Last', properties: { plan: 'pro' } },
     ]);
     const seg = await createSegment(h, ws, { field: 'properties.plan', op: 'eq', value: 'pro' });
     const first = (await h.call(ws.key, 'GET', `/v1/segments/${seg.id}/contacts?limit=4`)).json();
-    expect(first.data.map((c: { email: string }) => c.email)).toEqual(['m5@example.com', 'm4@example.com', 'm3@example.com', 'm2@example.com']);
+    expect(first.data.map((c: { email: string }) => c.email)).toEqual([
+      'm5@example.com',
+      'm4@example.com',
+      'm3@example.com',
+      'm2@example.com',
+    ]);
     expect(Object.keys(first.data[0]).sort()).toEqual(CONTACT_KEYS);
-    expect(first.data[0]).toEqual({ id: ids['m5@example.com'], email: 'm5@example.com', firstName: null, lastName: 'Last', status: 'SUBSCRIBED' });
-    expect(first.data[1]).toEqual({ id: ids['m4@example.com'], email: 'm4@example.com', firstName: 'M4', lastName: null, status: 'COMPLAINED' });
-    const second = (await h.call(ws.key, 'GET', `/v1/segments/${seg.id}/contacts?limit=4&cursor=${first.nextCursor}`)).json();
+    expect(first.data[0]).toEqual({
+      id: ids['m5@example.com'],
+      email: 'm5@example.com',
+      firstName: null,
+      lastName: 'Last',
+      status: 'SUBSCRIBED',
+    });
+    expect(first.data[1]).toEqual({
+      id: ids['m4@example.com'],
+      email: 'm4@example.com',
+      firstName: 'M4',
+      lastName: null,
+      status: 'COMPLAINED',
+    });
+    const second = (
+      await h.call(ws.key, 'GET', `/v1/segments/${seg.id}/contacts?limit=4&cursor=${first.nextCursor}`)
+    ).json();
     expect(second.data.map((c: { email: string }) => c.email)).toEqual(['m1@example.com', 'm0@example.com']);
     expect(second.nextCursor).toBeNull();
     expect((await h.call(ws.key, 'GET', `/v1/segments/${seg.id}/contacts?limit=101`)).statusCode).toBe(422);
@@ -484,21 +732,42 @@ describeApi('segments API', (h) => {
 
   it('POST preview: counts and the first 10 contacts (newest first) of a filter not saved, saving nothing', async () => {
     const ws = await h.workspace();
-    const contacts = Array.from({ length: 14 }, (_, i) => ({ email: `c${String(i).padStart(2, '0')}@example.com`, status: (i % 3 ? 'SUBSCRIBED' : 'PENDING') as ContactStatus }));
+    const contacts = Array.from({ length: 14 }, (_, i) => ({
+      email: `c${String(i).padStart(2, '0')}@example.com`,
+      status: (i % 3 ? 'SUBSCRIBED' : 'PENDING') as ContactStatus,
+    }));
     await seed(h, ws, contacts);
-    const res = await h.call(ws.key, 'POST', '/v1/segments/preview', { filter: { field: 'email', op: 'startsWith', value: 'c' } });
+    const res = await h.call(ws.key, 'POST', '/v1/segments/preview', {
+      filter: { field: 'email', op: 'startsWith', value: 'c' },
+    });
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(['count', 'sample', 'subscribed']);
     expect(body.count).toBe(14);
     expect(body.subscribed).toBe(9);
-    expect(body.sample.map((c: { email: string }) => c.email)).toEqual(contacts.slice(4).reverse().map((c) => c.email));
+    expect(body.sample.map((c: { email: string }) => c.email)).toEqual(
+      contacts
+        .slice(4)
+        .reverse()
+        .map((c) => c.email),
+    );
     expect(Object.keys(body.sample[0]).sort()).toEqual(CONTACT_KEYS);
     expect(await segmentRows(h, ws)).toEqual([]);
-    const bad = await h.call(ws.key, 'POST', '/v1/segments/preview', { filter: { field: 'email', op: 'startsWith' }, name: 'x' });
+    const bad = await h.call(ws.key, 'POST', '/v1/segments/preview', {
+      filter: { field: 'email', op: 'startsWith' },
+      name: 'x',
+    });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['/filter/value', '/name']);
-    expect((await h.call(ws.key, 'POST', '/v1/segments/preview', {})).json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/filter' }] });
+    expect(
+      bad
+        .json()
+        .errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(['/filter/value', '/name']);
+    expect((await h.call(ws.key, 'POST', '/v1/segments/preview', {})).json()).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ path: '/filter' }],
+    });
   });
 
   it("another workspace's segment is a 404 for every operation, and nothing changes", async () => {
@@ -529,7 +798,11 @@ describeApi('segments API', (h) => {
     await seed(h, other, [{ email: 'theirs@example.com' }]);
     await seed(h, ws, [{ email: 'mine@example.com' }]);
     const seg = await createSegment(h, ws, { all: [] });
-    expect((await h.call(ws.key, 'GET', `/v1/segments/${seg.id}/contacts`)).json().data.map((c: { email: string }) => c.email)).toEqual(['mine@example.com']);
+    expect(
+      (await h.call(ws.key, 'GET', `/v1/segments/${seg.id}/contacts`))
+        .json()
+        .data.map((c: { email: string }) => c.email),
+    ).toEqual(['mine@example.com']);
     expect(await matching(h, ws, { all: [] })).toEqual(['mine']);
   });
 
@@ -574,7 +847,13 @@ describeApi('segments API', (h) => {
 
   it('the OpenAPI document describes the segment routes', async () => {
     const doc = (await h.call(null, 'GET', '/openapi.json')).json();
-    for (const p of ['/v1/segments', '/v1/segments/preview', '/v1/segments/{segmentId}', '/v1/segments/{segmentId}/contacts', '/v1/segments/{segmentId}/count']) {
+    for (const p of [
+      '/v1/segments',
+      '/v1/segments/preview',
+      '/v1/segments/{segmentId}',
+      '/v1/segments/{segmentId}/contacts',
+      '/v1/segments/{segmentId}/count',
+    ]) {
       expect(doc.paths[p], p).toBeDefined();
     }
   });
@@ -585,7 +864,10 @@ describeApi('segments API', (h) => {
 // ---------------------------------------------------------------------------------------------------
 
 describeApi('segments: audienceQuery', (h) => {
-  async function audience(ws: TestWorkspace, spec: { segmentId: string | null; topicId: string | null }): Promise<string[]> {
+  async function audience(
+    ws: TestWorkspace,
+    spec: { segmentId: string | null; topicId: string | null },
+  ): Promise<string[]> {
     const q = await audienceQuery(h.db.kysely, h.db.dialect, ws.id, spec);
     const rows = await q.select('contacts.email').orderBy('contacts.email').execute();
     return rows.map((r) => r.email.split('@')[0]!);
@@ -674,7 +956,8 @@ function compareCodePoints(a: string, b: string): number {
   return x.length - y.length;
 }
 const ordered = (op: string, c: number) => (op === 'gt' ? c > 0 : op === 'gte' ? c >= 0 : op === 'lt' ? c < 0 : c <= 0);
-const jsonType = (v: Json | undefined) => (v === undefined ? 'missing' : v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+const jsonType = (v: Json | undefined) =>
+  v === undefined ? 'missing' : v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
 
 /** The reference semantics of segments/CONTEXT.md, written independently of the compiler. */
 function oracle(filter: AnyFilter, c: OracleContact, topicDefaults: boolean[], topicIds: string[]): boolean {
@@ -699,36 +982,65 @@ function oracle(filter: AnyFilter, c: OracleContact, topicDefaults: boolean[], t
     const pv = Object.hasOwn(c.properties, field.slice(11)) ? c.properties[field.slice(11)] : undefined;
     const same = (v: Json) => jsonType(pv) === jsonType(v) && pv === v;
     switch (op) {
-      case 'exists': return pv !== undefined && pv !== null;
-      case 'eq': return same(value);
-      case 'in': return value.some(same);
-      case 'contains': return typeof pv === 'string' && lowerAscii(pv).includes(lowerAscii(value));
-      case 'startsWith': return typeof pv === 'string' && lowerAscii(pv).startsWith(lowerAscii(value));
-      case 'endsWith': return typeof pv === 'string' && lowerAscii(pv).endsWith(lowerAscii(value));
-      default: return typeof value === 'number'
-        ? typeof pv === 'number' && ordered(op, pv - value)
-        : typeof pv === 'string' && ordered(op, compareCodePoints(pv, value));
+      case 'exists':
+        return pv !== undefined && pv !== null;
+      case 'eq':
+        return same(value);
+      case 'in':
+        return value.some(same);
+      case 'contains':
+        return typeof pv === 'string' && lowerAscii(pv).includes(lowerAscii(value));
+      case 'startsWith':
+        return typeof pv === 'string' && lowerAscii(pv).startsWith(lowerAscii(value));
+      case 'endsWith':
+        return typeof pv === 'string' && lowerAscii(pv).endsWith(lowerAscii(value));
+      default:
+        return typeof value === 'number'
+          ? typeof pv === 'number' && ordered(op, pv - value)
+          : typeof pv === 'string' && ordered(op, compareCodePoints(pv, value));
     }
   }
-  const stored = field === 'email' ? c.email : field === 'firstName' ? c.firstName : field === 'lastName' ? c.lastName : c.status;
+  const stored =
+    field === 'email' ? c.email : field === 'firstName' ? c.firstName : field === 'lastName' ? c.lastName : c.status;
   const norm = (v: string) => (field === 'email' ? v.toLowerCase() : v);
   if (op === 'exists') return stored !== null;
   if (stored === null) return false;
   switch (op) {
-    case 'eq': return stored === norm(value);
-    case 'in': return value.map(norm).includes(stored);
-    case 'contains': return lowerAscii(stored).includes(lowerAscii(norm(value)));
-    case 'startsWith': return lowerAscii(stored).startsWith(lowerAscii(norm(value)));
-    case 'endsWith': return lowerAscii(stored).endsWith(lowerAscii(norm(value)));
-    default: return ordered(op, compareCodePoints(stored, norm(value)));
+    case 'eq':
+      return stored === norm(value);
+    case 'in':
+      return value.map(norm).includes(stored);
+    case 'contains':
+      return lowerAscii(stored).includes(lowerAscii(norm(value)));
+    case 'startsWith':
+      return lowerAscii(stored).startsWith(lowerAscii(norm(value)));
+    case 'endsWith':
+      return lowerAscii(stored).endsWith(lowerAscii(norm(value)));
+    default:
+      return ordered(op, compareCodePoints(stored, norm(value)));
   }
 }
 
-const text = fc.array(fc.constantFrom('a', 'b', 'A', 'B', 'é', 'É', '%', '_', "'", ' ', '😀'), { maxLength: 3 }).map((a) => a.join(''));
-const number = fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constantFrom(0.5, -1.25, 2.5, 0.1, 0.30000000000000004, 1e21));
+const text = fc
+  .array(fc.constantFrom('a', 'b', 'A', 'B', 'é', 'É', '%', '_', "'", ' ', '😀'), { maxLength: 3 })
+  .map((a) => a.join(''));
+const number = fc.oneof(
+  fc.integer({ min: -3, max: 3 }),
+  fc.constantFrom(0.5, -1.25, 2.5, 0.1, 0.30000000000000004, 1e21),
+);
 const scalar = fc.oneof(text, number, fc.boolean());
-const json: fc.Arbitrary<Json> = fc.oneof(scalar, fc.constant(null), fc.array(scalar, { maxLength: 2 }), fc.dictionary(fc.constantFrom('a', 'x'), scalar, { maxKeys: 1 }));
-const INSTANTS = ['2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.001Z', '2026-06-15T12:30:00.000Z', '2027-01-01T00:00:00.000Z'];
+const json: fc.Arbitrary<Json> = fc.oneof(
+  scalar,
+  fc.constant(null),
+  fc.array(scalar, { maxLength: 2 }),
+  fc.dictionary(fc.constantFrom('a', 'x'), scalar, { maxKeys: 1 }),
+);
+const INSTANTS = [
+  '2026-01-01T00:00:00.000Z',
+  '2026-01-01T00:00:00.001Z',
+  '2026-06-15T12:30:00.000Z',
+  '2027-01-01T00:00:00.000Z',
+];
 const KEYS = ['a', 'b', 'c'];
 
 const contactArb = fc.record({
@@ -745,7 +1057,9 @@ const contactArb = fc.record({
 /** A date-time for one of the instants, in UTC or with an offset, or a near miss. */
 const dateValue = fc.oneof(
   fc.constantFrom(...INSTANTS),
-  fc.constantFrom(...INSTANTS).map((iso) => new Date(Date.parse(iso) + 2 * 3600_000).toISOString().replace('Z', '+02:00').replace('.000+', '+')),
+  fc
+    .constantFrom(...INSTANTS)
+    .map((iso) => new Date(Date.parse(iso) + 2 * 3600_000).toISOString().replace('Z', '+02:00').replace('.000+', '+')),
   fc.constantFrom('2026-03-01T00:00:00Z', '2025-12-31T23:59:59.999999Z', '2026-01-01t01:00:00.0005+01:00'),
 );
 
@@ -753,12 +1067,15 @@ const dateValue = fc.oneof(
  * Values worth comparing with: what the contacts hold, their case variants (full Unicode, so that only
  * ASCII folding tells them apart), prefixes and suffixes, and 1/0 next to true/false.
  */
-function valuePool(contacts: { email: string; firstName: string | null; lastName: string | null; properties: Record<string, Json> }[]) {
+function valuePool(
+  contacts: { email: string; firstName: string | null; lastName: string | null; properties: Record<string, Json> }[],
+) {
   const strings = new Set<string>(['A@example.com', '@EXAMPLE.COM', 'b.example.org']);
   const scalars = new Set<number | boolean>([0, 1, true, false]);
   const addString = (v: string) => {
     const cps = Array.from(v);
-    for (const x of [v, v.toUpperCase(), v.toLowerCase(), cps.slice(0, 2).join(''), cps.slice(-2).join('')]) strings.add(x);
+    for (const x of [v, v.toUpperCase(), v.toLowerCase(), cps.slice(0, 2).join(''), cps.slice(-2).join('')])
+      strings.add(x);
   };
   for (const c of contacts) {
     addString(c.email);
@@ -772,7 +1089,11 @@ function valuePool(contacts: { email: string; firstName: string | null; lastName
   const str = fc.oneof({ weight: 1, arbitrary: text }, { weight: 3, arbitrary: fc.constantFrom(...strings) });
   return {
     str,
-    scalar: fc.oneof({ weight: 2, arbitrary: str }, { weight: 2, arbitrary: fc.constantFrom(...scalars) }, { weight: 1, arbitrary: scalar }),
+    scalar: fc.oneof(
+      { weight: 2, arbitrary: str },
+      { weight: 2, arbitrary: fc.constantFrom(...scalars) },
+      { weight: 1, arbitrary: scalar },
+    ),
     number: fc.oneof(number, fc.constantFrom(...[...scalars].filter((x) => typeof x === 'number'))),
   };
 }
@@ -780,10 +1101,21 @@ type Pool = ReturnType<typeof valuePool>;
 
 function conditionArb(topicIds: string[], pool: Pool): fc.Arbitrary<AnyFilter> {
   // Properties, whose semantics have the most cases, come up twice as often as each contact field.
-  const fields = ['email', 'firstName', 'lastName', 'status', 'createdAt', ...KEYS.flatMap((k) => [`properties.${k}`, `properties.${k}`]), 'properties.zz'];
+  const fields = [
+    'email',
+    'firstName',
+    'lastName',
+    'status',
+    'createdAt',
+    ...KEYS.flatMap((k) => [`properties.${k}`, `properties.${k}`]),
+    'properties.zz',
+  ];
   const fieldCondition = fc.constantFrom(...fields).chain((field) => {
     const kind = field === 'createdAt' ? 'date' : field.startsWith('properties.') ? 'property' : 'text';
-    const ops = kind === 'date' ? ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'exists', 'notExists'] : ['eq', 'neq', 'contains', 'startsWith', 'endsWith', 'gt', 'gte', 'lt', 'lte', 'in', 'exists', 'notExists'];
+    const ops =
+      kind === 'date'
+        ? ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'exists', 'notExists']
+        : ['eq', 'neq', 'contains', 'startsWith', 'endsWith', 'gt', 'gte', 'lt', 'lte', 'in', 'exists', 'notExists'];
     return fc.constantFrom(...ops).chain((op): fc.Arbitrary<AnyFilter> => {
       if (op === 'exists' || op === 'notExists') return fc.constant({ field, op });
       let value: fc.Arbitrary<unknown>;
@@ -822,18 +1154,32 @@ describeApi('segments: property test of the SQL against a reference evaluator', 
     let discriminating = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.uniqueArray(contactArb, { minLength: 2, maxLength: 10, selector: (c) => `${c.local}@${c.domain}` }).chain((raw) => {
-          const pool = valuePool(raw.map((c) => ({ ...c, email: `${c.local}@${c.domain}` })));
-          return fc.tuple(fc.constant(raw), fc.array(filterArb(topicIds, pool, 3), { minLength: 1, maxLength: 8 }));
-        }),
+        fc
+          .uniqueArray(contactArb, { minLength: 2, maxLength: 10, selector: (c) => `${c.local}@${c.domain}` })
+          .chain((raw) => {
+            const pool = valuePool(raw.map((c) => ({ ...c, email: `${c.local}@${c.domain}` })));
+            return fc.tuple(fc.constant(raw), fc.array(filterArb(topicIds, pool, 3), { minLength: 1, maxLength: 8 }));
+          }),
         fc.constantFrom(null, 0, 1),
         async ([raw, filters], audienceTopic) => {
           await k.deleteFrom('contacts').where('workspace_id', '=', ws.id).execute();
           const contacts: OracleContact[] = raw.map((c) => ({ ...c, email: `${c.local}@${c.domain}` }));
           const ids = await seed(h, ws, contacts);
-          const choices = contacts.flatMap((c) => c.choices.flatMap((choice, i) => (choice === null ? [] : [{
-            workspace_id: ws.id, contact_id: ids[c.email]!, topic_id: topicIds[i]!, subscribed: choice ? 1 : 0, updated_at: c.createdAt,
-          }])));
+          const choices = contacts.flatMap((c) =>
+            c.choices.flatMap((choice, i) =>
+              choice === null
+                ? []
+                : [
+                    {
+                      workspace_id: ws.id,
+                      contact_id: ids[c.email]!,
+                      topic_id: topicIds[i]!,
+                      subscribed: choice ? 1 : 0,
+                      updated_at: c.createdAt,
+                    },
+                  ],
+            ),
+          );
           if (choices.length) await k.insertInto('contact_topics').values(choices).execute();
 
           for (const filter of filters) {
@@ -843,7 +1189,9 @@ describeApi('segments: property test of the SQL against a reference evaluator', 
             const res = await h.call(ws.key, 'POST', '/v1/segments/preview', { filter });
             expect(res.statusCode, res.body).toBe(200);
             const body = res.json();
-            expect(body.sample.map((c: { id: string }) => c.id).sort(), JSON.stringify(filter)).toEqual(expected.map((c) => ids[c.email]).sort());
+            expect(body.sample.map((c: { id: string }) => c.id).sort(), JSON.stringify(filter)).toEqual(
+              expected.map((c) => ids[c.email]).sort(),
+            );
             expect(body.count).toBe(expected.length);
             expect(body.subscribed).toBe(expected.filter((c) => c.status === 'SUBSCRIBED').length);
           }
@@ -851,14 +1199,28 @@ describeApi('segments: property test of the SQL against a reference evaluator', 
           const [filter] = filters;
           const segmentId = newId('seg');
           const now = new Date().toISOString();
-          await k.insertInto('segments').values({ id: segmentId, workspace_id: ws.id, name: 'p', filter: JSON.stringify(filter), created_at: now, updated_at: now }).execute();
-          const q = await audienceQuery(k, h.db.dialect, ws.id, { segmentId, topicId: audienceTopic === null ? null : topicIds[audienceTopic]! });
+          await k
+            .insertInto('segments')
+            .values({
+              id: segmentId,
+              workspace_id: ws.id,
+              name: 'p',
+              filter: JSON.stringify(filter),
+              created_at: now,
+              updated_at: now,
+            })
+            .execute();
+          const q = await audienceQuery(k, h.db.dialect, ws.id, {
+            segmentId,
+            topicId: audienceTopic === null ? null : topicIds[audienceTopic]!,
+          });
           const got = (await q.select('contacts.id').execute()).map((r) => r.id).sort();
           const want = contacts
             .filter((c) => oracle(filter!, c, topicDefaults, topicIds))
             .filter((c) => c.status === 'SUBSCRIBED')
             .filter((c) => audienceTopic === null || (c.choices[audienceTopic] ?? topicDefaults[audienceTopic]))
-            .map((c) => ids[c.email]).sort();
+            .map((c) => ids[c.email])
+            .sort();
           expect(got).toEqual(want);
         },
       ),

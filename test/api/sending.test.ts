@@ -25,14 +25,19 @@ function header(m: Received, name: string): string {
 describeApi('sending broadcasts', (h) => {
   const sending = useSending(h, { workerId: 'test-worker', leaseMs: 5000, batchSize: 7, materializeBatch: 4 });
 
-
   async function setup(extra: Record<string, unknown> = {}) {
     const ws = await h.workspace();
     const domain = await verifiedDomain(h, ws, `w${ws.id.slice(-8).toLowerCase()}.test`);
     const from = `Acme <news@${domain.name}>`;
     const res = await h.call(ws.key, 'POST', '/v1/broadcasts', {
-      name: 'Launch', from, replyTo: `help@${domain.name}`,
-      emailContent: { subject: 'Hi {{ contact.firstName | default: "there" }}', html: '<html><body><p>Hello {{ contact.firstName }} ({{ contact.properties.plan }})</p></body></html>', previewText: 'Big news' },
+      name: 'Launch',
+      from,
+      replyTo: `help@${domain.name}`,
+      emailContent: {
+        subject: 'Hi {{ contact.firstName | default: "there" }}',
+        html: '<html><body><p>Hello {{ contact.firstName }} ({{ contact.properties.plan }})</p></body></html>',
+        previewText: 'Big news',
+      },
       ...extra,
     });
     expect(res.statusCode, res.body).toBe(201);
@@ -43,78 +48,127 @@ describeApi('sending broadcasts', (h) => {
 
   // In the pipeline's own thread (SEND_THREADS=0), in a send thread (piscina, the worker file from the sources), and
   // by a real pool whose every task fails (as a thread that crashed would): the chunks are then made in the pipeline's thread.
-  const failingPool = () => createRenderer(1, undefined, { workerFile: fileURLToPath(new URL('../fixtures/send-thread-fails.mjs', import.meta.url)) });
+  const failingPool = () =>
+    createRenderer(1, undefined, {
+      workerFile: fileURLToPath(new URL('../fixtures/send-thread-fails.mjs', import.meta.url)),
+    });
   it.each([
-    { threads: 0, where: "in the pipeline's thread" }, { threads: 1, where: 'in a send thread' }, { threads: -1, where: 'again after its send thread failed' },
-  ])('sends one personalised, DKIM-signed message to every SUBSCRIBED contact, with RFC 8058 headers (made $where)', async ({ threads }) => {
-    if (threads) {
-      const original = sending.pipeline;
-      sending.pipeline = sending.build(threads > 0 ? { sendThreads: threads } : { renderer: failingPool() });
-      onTestFinished(async () => {
-        await sending.pipeline.close();
-        sending.pipeline = original;
-      });
-    }
-    const { ws, domain, broadcast } = await setup();
-    const emails = Array.from({ length: 10 }, (_, i) => `person${i}@example.com`);
-    for (const [i, email] of emails.entries()) await insertContact(h, ws, { email, firstName: `P${i}`, properties: { plan: i % 2 ? 'pro' : 'free' } });
-    await insertContact(h, ws, { email: 'gone@example.com', status: 'UNSUBSCRIBED' });
-    await insertContact(h, ws, { email: 'bounced@example.com', status: 'BOUNCED' });
-    await insertContact(h, ws, { email: 'complained@example.com', status: 'COMPLAINED' });
-    await insertContact(h, ws, { email: 'pending@example.com', status: 'PENDING' });
-    const other = await h.workspace();
-    await insertContact(h, other, { email: 'stranger@example.com' });
-
-    const sent = await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
-    expect(sent.statusCode).toBe(202);
-    expect(sent.json().status).toBe('SENDING');
-    await sending.drain();
-
-    expect(sending.smtp.received.map((m) => m.to).sort()).toEqual([...emails].sort());
-    const publicKey = domain.records.find((r: { name: string }) => r.name.includes('._domainkey.'))!;
-    for (const m of sending.smtp.received) {
-      const i = Number(m.to.match(/person(\d+)/)![1]);
-      expect(m.parsed.subject).toBe(`Hi P${i}`);
-      expect(m.parsed.html).toContain(`Hello P${i} (${i % 2 ? 'pro' : 'free'})`);
-      expect(m.parsed.html).toMatch(/display:none[^>]*>Big news(&zwnj;&nbsp;)+</);
-      expect(m.parsed.text).toContain(`Hello P${i}`);
-      expect(m.parsed.from?.value[0]).toMatchObject({ name: 'Acme', address: `news@${domain.name}` });
-      expect(m.parsed.replyTo?.text).toBe(`help@${domain.name}`);
-      expect(m.parsed.messageId).toMatch(new RegExp(`^<dlv_[0-9A-Z]{26}@${domain.name.replace('.', '\\.')}>$`));
-      expect(header(m, 'list-unsubscribe')).toMatch(new RegExp(`^List-Unsubscribe:\\s*<https://mail\\.example\\.test/unsubscribe/[A-Za-z0-9_-]{32}>,\\s*<mailto:unsubscribe\\+[a-z0-9]{39}@bounces\\.${domain.name.replace('.', '\\.')}\\?subject=unsubscribe>$`));
-      expect(header(m, 'list-unsubscribe-post')).toBe('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
-      expect(header(m, 'list-id')).toBe(`List-ID: "Test workspace" <all.${ws.id.toLowerCase().replace('_', '-')}.${domain.name}>`);
-      expect(header(m, 'feedback-id')).toBe(`Feedback-ID: ${broadcast.id}:${ws.id}:formcast`);
-      expect(header(m, 'precedence')).toBe('Precedence: bulk');
-      // VERP: the envelope sender names this delivery, at the bounce domain
-      expect(m.mailFrom).toMatch(new RegExp(`^bounces\\+d[0-9a-z]{38}@bounces\\.${domain.name.replace('.', '\\.')}$`));
-      expect(m.parsed.html).toContain('/unsubscribe/'); // the footer, since the template has no unsubscribe_url
-      // DKIM: verified against the record the domain publishes, over the headers that matter
-      const result = await dkimVerify(m.raw, { resolver: async (name: string) => (name === publicKey.name ? [[publicKey.value]] : []) });
-      expect(result.results[0]?.status.result).toBe('pass');
-      const signedHeaders = header(m, 'dkim-signature').replace(/\s+/g, '').match(/;h=([^;]+)/)![1]!.toLowerCase().split(':');
-      // Oversigned: listed once more than present, so an added From, Subject or Reply-To breaks the signature.
-      for (const name of ['from', 'to', 'subject', 'date', 'message-id', 'list-unsubscribe', 'list-unsubscribe-post', 'list-id']) {
-        expect(signedHeaders.filter((n) => n === name), name).toHaveLength(2);
+    { threads: 0, where: "in the pipeline's thread" },
+    { threads: 1, where: 'in a send thread' },
+    { threads: -1, where: 'again after its send thread failed' },
+  ])(
+    'sends one personalised, DKIM-signed message to every SUBSCRIBED contact, with RFC 8058 headers (made $where)',
+    async ({ threads }) => {
+      if (threads) {
+        const original = sending.pipeline;
+        sending.pipeline = sending.build(threads > 0 ? { sendThreads: threads } : { renderer: failingPool() });
+        onTestFinished(async () => {
+          await sending.pipeline.close();
+          sending.pipeline = original;
+        });
       }
-      expect(signedHeaders.filter((n) => n === 'reply-to')).toHaveLength(2);
-    }
-    // each recipient has its own unsubscribe link
-    expect(new Set(sending.smtp.received.map((m) => header(m, 'list-unsubscribe'))).size).toBe(10);
+      const { ws, domain, broadcast } = await setup();
+      const emails = Array.from({ length: 10 }, (_, i) => `person${i}@example.com`);
+      for (const [i, email] of emails.entries())
+        await insertContact(h, ws, { email, firstName: `P${i}`, properties: { plan: i % 2 ? 'pro' : 'free' } });
+      await insertContact(h, ws, { email: 'gone@example.com', status: 'UNSUBSCRIBED' });
+      await insertContact(h, ws, { email: 'bounced@example.com', status: 'BOUNCED' });
+      await insertContact(h, ws, { email: 'complained@example.com', status: 'COMPLAINED' });
+      await insertContact(h, ws, { email: 'pending@example.com', status: 'PENDING' });
+      const other = await h.workspace();
+      await insertContact(h, other, { email: 'stranger@example.com' });
 
-    const done = await status(ws, broadcast.id);
-    expect(done).toMatchObject({ status: 'SENT', stats: { recipients: 10, queued: 0, sent: 10, failed: 0, bounced: 0, unsubscribed: 0 } });
-    expect(done.sentAt).toMatch(/Z$/);
-    const deliveries = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries?limit=100`)).json();
-    expect(deliveries.data).toHaveLength(10);
-    for (const d of deliveries.data) expect(d).toMatchObject({ status: 'SENT', attempts: 1, lastError: null });
-    // the database holds one delivery per recipient
-    const row = (await h.db.kysely.selectFrom('deliveries').selectAll().where('broadcast_id', '=', broadcast.id).executeTakeFirstOrThrow());
-    await expect(h.db.kysely.insertInto('deliveries').values({ ...row, id: 'dlv_dup', unsubscribe_token: 'x'.repeat(32) }).execute()).rejects.toThrow(/unique|UNIQUE/);
-    // a second send is refused; a finished broadcast cannot be canceled or edited
-    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).json().code).toBe('invalid_state');
-    expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${broadcast.id}`, { name: 'x' })).json().code).toBe('broadcast_not_editable');
-  });
+      const sent = await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
+      expect(sent.statusCode).toBe(202);
+      expect(sent.json().status).toBe('SENDING');
+      await sending.drain();
+
+      expect(sending.smtp.received.map((m) => m.to).sort()).toEqual([...emails].sort());
+      const publicKey = domain.records.find((r: { name: string }) => r.name.includes('._domainkey.'))!;
+      for (const m of sending.smtp.received) {
+        const i = Number(m.to.match(/person(\d+)/)![1]);
+        expect(m.parsed.subject).toBe(`Hi P${i}`);
+        expect(m.parsed.html).toContain(`Hello P${i} (${i % 2 ? 'pro' : 'free'})`);
+        expect(m.parsed.html).toMatch(/display:none[^>]*>Big news(&zwnj;&nbsp;)+</);
+        expect(m.parsed.text).toContain(`Hello P${i}`);
+        expect(m.parsed.from?.value[0]).toMatchObject({ name: 'Acme', address: `news@${domain.name}` });
+        expect(m.parsed.replyTo?.text).toBe(`help@${domain.name}`);
+        expect(m.parsed.messageId).toMatch(new RegExp(`^<dlv_[0-9A-Z]{26}@${domain.name.replace('.', '\\.')}>$`));
+        expect(header(m, 'list-unsubscribe')).toMatch(
+          new RegExp(
+            `^List-Unsubscribe:\\s*<https://mail\\.example\\.test/unsubscribe/[A-Za-z0-9_-]{32}>,\\s*<mailto:unsubscribe\\+[a-z0-9]{39}@bounces\\.${domain.name.replace('.', '\\.')}\\?subject=unsubscribe>$`,
+          ),
+        );
+        expect(header(m, 'list-unsubscribe-post')).toBe('List-Unsubscribe-Post: List-Unsubscribe=One-Click');
+        expect(header(m, 'list-id')).toBe(
+          `List-ID: "Test workspace" <all.${ws.id.toLowerCase().replace('_', '-')}.${domain.name}>`,
+        );
+        expect(header(m, 'feedback-id')).toBe(`Feedback-ID: ${broadcast.id}:${ws.id}:formcast`);
+        expect(header(m, 'precedence')).toBe('Precedence: bulk');
+        // VERP: the envelope sender names this delivery, at the bounce domain
+        expect(m.mailFrom).toMatch(
+          new RegExp(`^bounces\\+d[0-9a-z]{38}@bounces\\.${domain.name.replace('.', '\\.')}$`),
+        );
+        expect(m.parsed.html).toContain('/unsubscribe/'); // the footer, since the template has no unsubscribe_url
+        // DKIM: verified against the record the domain publishes, over the headers that matter
+        const result = await dkimVerify(m.raw, {
+          resolver: async (name: string) => (name === publicKey.name ? [[publicKey.value]] : []),
+        });
+        expect(result.results[0]?.status.result).toBe('pass');
+        const signedHeaders = header(m, 'dkim-signature')
+          .replace(/\s+/g, '')
+          .match(/;h=([^;]+)/)![1]!
+          .toLowerCase()
+          .split(':');
+        // Oversigned: listed once more than present, so an added From, Subject or Reply-To breaks the signature.
+        for (const name of [
+          'from',
+          'to',
+          'subject',
+          'date',
+          'message-id',
+          'list-unsubscribe',
+          'list-unsubscribe-post',
+          'list-id',
+        ]) {
+          expect(
+            signedHeaders.filter((n) => n === name),
+            name,
+          ).toHaveLength(2);
+        }
+        expect(signedHeaders.filter((n) => n === 'reply-to')).toHaveLength(2);
+      }
+      // each recipient has its own unsubscribe link
+      expect(new Set(sending.smtp.received.map((m) => header(m, 'list-unsubscribe'))).size).toBe(10);
+
+      const done = await status(ws, broadcast.id);
+      expect(done).toMatchObject({
+        status: 'SENT',
+        stats: { recipients: 10, queued: 0, sent: 10, failed: 0, bounced: 0, unsubscribed: 0 },
+      });
+      expect(done.sentAt).toMatch(/Z$/);
+      const deliveries = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries?limit=100`)).json();
+      expect(deliveries.data).toHaveLength(10);
+      for (const d of deliveries.data) expect(d).toMatchObject({ status: 'SENT', attempts: 1, lastError: null });
+      // the database holds one delivery per recipient
+      const row = await h.db.kysely
+        .selectFrom('deliveries')
+        .selectAll()
+        .where('broadcast_id', '=', broadcast.id)
+        .executeTakeFirstOrThrow();
+      await expect(
+        h.db.kysely
+          .insertInto('deliveries')
+          .values({ ...row, id: 'dlv_dup', unsubscribe_token: 'x'.repeat(32) })
+          .execute(),
+      ).rejects.toThrow(/unique|UNIQUE/);
+      // a second send is refused; a finished broadcast cannot be canceled or edited
+      expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).json().code).toBe('invalid_state');
+      expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${broadcast.id}`, { name: 'x' })).json().code).toBe(
+        'broadcast_not_editable',
+      );
+    },
+  );
 
   it('send needs a complete broadcast (422 broadcast_incomplete) and changes nothing', async () => {
     const ws = await h.workspace();
@@ -135,7 +189,15 @@ describeApi('sending broadcasts', (h) => {
     await insertContact(h, ws, { email: 'c@example.com', properties: { plan: 'free' } });
     await setTopicChoice(h, ws, a, topic, true);
     await setTopicChoice(h, ws, b, topic, false);
-    const bc = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'Pro news', from: `news@${domain.name}`, topicId: topic, segmentId: segment, emailContent: { subject: 'S', text: 'T' } })).json();
+    const bc = (
+      await h.call(ws.key, 'POST', '/v1/broadcasts', {
+        name: 'Pro news',
+        from: `news@${domain.name}`,
+        topicId: topic,
+        segmentId: segment,
+        emailContent: { subject: 'S', text: 'T' },
+      })
+    ).json();
     await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.id}/send`);
     await sending.drain();
     expect(sending.smtp.received.map((m) => m.to)).toEqual(['a@example.com']);
@@ -164,10 +226,27 @@ describeApi('sending broadcasts', (h) => {
     expect(by['rejected@example.com']).toMatchObject({ status: 'FAILED', attempts: 1 });
     expect(by['rejected@example.com'].lastError).toContain('5.7.1');
     expect(by['unknown@example.com']).toMatchObject({ status: 'BOUNCED' });
-    expect((await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', unknown).executeTakeFirstOrThrow()).status).toBe('BOUNCED');
-    expect(await status(ws, broadcast.id)).toMatchObject({ status: 'SENT', stats: { recipients: 3, sent: 1, failed: 1, bounced: 1 } });
+    expect(
+      (await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', unknown).executeTakeFirstOrThrow())
+        .status,
+    ).toBe('BOUNCED');
+    expect(await status(ws, broadcast.id)).toMatchObject({
+      status: 'SENT',
+      stats: { recipients: 3, sent: 1, failed: 1, bounced: 1 },
+    });
     // a bounced contact is never mailed again
-    const again = (await h.call(ws.key, 'POST', '/v1/broadcasts', { ...broadcast, id: undefined, status: undefined, createdAt: undefined, updatedAt: undefined, sendAt: undefined, sentAt: undefined, stats: undefined, pausedReason: undefined, name: 'Again' }));
+    const again = await h.call(ws.key, 'POST', '/v1/broadcasts', {
+      ...broadcast,
+      id: undefined,
+      status: undefined,
+      createdAt: undefined,
+      updatedAt: undefined,
+      sendAt: undefined,
+      sentAt: undefined,
+      stats: undefined,
+      pausedReason: undefined,
+      name: 'Again',
+    });
     expect(again.statusCode, again.body).toBe(201);
     sending.smtp.setPolicy(() => null);
     sending.smtp.received.length = 0;
@@ -192,23 +271,43 @@ describeApi('sending broadcasts', (h) => {
     const lines: Record<string, unknown>[] = [];
     const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
     const original = sending.pipeline;
-    sending.pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), sending.mailer, {
-      ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, publicUrl: 'https://mail.example.test', backoffBaseMs: 1, workerId: 'logging-worker', batchSize: 7, materializeBatch: 4,
-    }, log as never);
+    sending.pipeline = new DeliveryPipeline(
+      new SqlDeliveryStore(h.db),
+      sending.mailer,
+      {
+        ...DEFAULT_PIPELINE_OPTIONS,
+        secret: TEST_SECRET,
+        publicUrl: 'https://mail.example.test',
+        backoffBaseMs: 1,
+        workerId: 'logging-worker',
+        batchSize: 7,
+        materializeBatch: 4,
+      },
+      log as never,
+    );
     onTestFinished(() => {
       sending.pipeline = original;
     });
     const { ws, broadcast } = await setup();
-    for (const email of ['one@example.com', 'two@example.com', 'gone@example.com']) await insertContact(h, ws, { email });
+    for (const email of ['one@example.com', 'two@example.com', 'gone@example.com'])
+      await insertContact(h, ws, { email });
     sending.smtp.setPolicy((rcpt) => (rcpt.startsWith('gone@') ? { code: 550, message: '5.1.1 No such user' } : null));
     await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`);
     await sending.drain();
     await sending.pipeline.sweep();
     const finished = lines.filter((l) => l.broadcastId === broadcast.id && l.status);
-    expect(finished).toEqual([expect.objectContaining({
-      level: 30, workspaceId: ws.id, status: 'SENT', recipients: 3, sent: 2, failed: 0, bounced: 1,
-      msg: `broadcast ${broadcast.id} sent: 2 of 3 delivered, 0 failed, 1 bounced`,
-    })]);
+    expect(finished).toEqual([
+      expect.objectContaining({
+        level: 30,
+        workspaceId: ws.id,
+        status: 'SENT',
+        recipients: 3,
+        sent: 2,
+        failed: 0,
+        bounced: 1,
+        msg: `broadcast ${broadcast.id} sent: 2 of 3 delivered, 0 failed, 1 bounced`,
+      }),
+    ]);
   });
 
   it('a broadcast with nobody to send to ends SENT with zero recipients', async () => {
@@ -246,7 +345,9 @@ describeApi('sending broadcasts', (h) => {
     expect(sending.smtp.received.length).toBe(countAtCancel);
     const stats = (await status(ws, broadcast.id)).stats;
     expect(stats).toMatchObject({ recipients: 30, sent: 7, queued: 0 });
-    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries?status=CANCELED&limit=100`)).json().data).toHaveLength(23);
+    expect(
+      (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/deliveries?status=CANCELED&limit=100`)).json().data,
+    ).toHaveLength(23);
   });
 
   it('cancel while a batch is being handed to the transport waits for it, then nothing more goes out', async () => {
@@ -268,13 +369,28 @@ describeApi('sending broadcasts', (h) => {
     const { ws, broadcast } = await setup();
     await insertContact(h, ws, { email: 'scheduled@example.com' });
     const at = new Date(Date.now() + 60_000).toISOString();
-    expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${broadcast.id}`, { sendAt: at })).json().status).toBe('SCHEDULED');
+    expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${broadcast.id}`, { sendAt: at })).json().status).toBe(
+      'SCHEDULED',
+    );
     await sending.drain();
     expect(sending.smtp.received).toHaveLength(0);
     // time passes (as if the service was down at sendAt)
-    await h.db.kysely.updateTable('broadcasts').set({ send_at: new Date(Date.now() - 3_600_000).toISOString() }).where('id', '=', broadcast.id).execute();
-    const second = new DeliveryPipeline(new SqlDeliveryStore(h.db), sending.mailer, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'other', publicUrl: 'https://mail.example.test' }, silent as never);
-    const started = await Promise.all([sending.pipeline.runScheduler(), second.runScheduler(), sending.pipeline.runScheduler()]);
+    await h.db.kysely
+      .updateTable('broadcasts')
+      .set({ send_at: new Date(Date.now() - 3_600_000).toISOString() })
+      .where('id', '=', broadcast.id)
+      .execute();
+    const second = new DeliveryPipeline(
+      new SqlDeliveryStore(h.db),
+      sending.mailer,
+      { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'other', publicUrl: 'https://mail.example.test' },
+      silent as never,
+    );
+    const started = await Promise.all([
+      sending.pipeline.runScheduler(),
+      second.runScheduler(),
+      sending.pipeline.runScheduler(),
+    ]);
     expect(started.reduce((a, b) => a + b, 0)).toBe(1); // exactly one starts it
     await sending.drain();
     expect(sending.smtp.received.map((m) => m.to)).toEqual(['scheduled@example.com']);
@@ -287,7 +403,15 @@ describeApi('sending broadcasts', (h) => {
     const topic = await insertTopic(h, ws, 'OPT_IN', 'Weekly');
     const a = await insertContact(h, ws, { email: 'a@example.com' });
     const b = await insertContact(h, ws, { email: 'b@example.com' });
-    const mk = async (extra: object) => (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'N', from: `n@${domain.name}`, emailContent: { subject: 'S', html: '<p>x <a href="{{ unsubscribe_url }}">bye</a></p>' }, ...extra })).json();
+    const mk = async (extra: object) =>
+      (
+        await h.call(ws.key, 'POST', '/v1/broadcasts', {
+          name: 'N',
+          from: `n@${domain.name}`,
+          emailContent: { subject: 'S', html: '<p>x <a href="{{ unsubscribe_url }}">bye</a></p>' },
+          ...extra,
+        })
+      ).json();
     const topical = await mk({ topicId: topic });
     await h.call(ws.key, 'POST', `/v1/broadcasts/${topical.id}/send`);
     await sending.drain();
@@ -304,14 +428,28 @@ describeApi('sending broadcasts', (h) => {
       expect(page.headers['content-security-policy']).toContain("default-src 'none'");
       expect(page.body).toContain('Weekly');
     }
-    expect((await h.db.kysely.selectFrom('contact_topics').selectAll().where('contact_id', '=', a).execute())).toHaveLength(0);
+    expect(
+      await h.db.kysely.selectFrom('contact_topics').selectAll().where('contact_id', '=', a).execute(),
+    ).toHaveLength(0);
     // RFC 8058 one-click: no cookie, no redirect
-    const click = await h.app.inject({ method: 'POST', url: pathA, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    const click = await h.app.inject({
+      method: 'POST',
+      url: pathA,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'List-Unsubscribe=One-Click',
+    });
     expect(click.statusCode).toBe(200);
     expect(click.headers.location).toBeUndefined();
-    const choice = await h.db.kysely.selectFrom('contact_topics').select('subscribed').where('contact_id', '=', a).where('topic_id', '=', topic).executeTakeFirstOrThrow();
+    const choice = await h.db.kysely
+      .selectFrom('contact_topics')
+      .select('subscribed')
+      .where('contact_id', '=', a)
+      .where('topic_id', '=', topic)
+      .executeTakeFirstOrThrow();
     expect(Number(choice.subscribed)).toBe(0);
-    expect((await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', a).executeTakeFirstOrThrow()).status).toBe('SUBSCRIBED');
+    expect(
+      (await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', a).executeTakeFirstOrThrow()).status,
+    ).toBe('SUBSCRIBED');
     expect((await status(ws, topical.id)).stats.unsubscribed).toBe(1);
     // the next broadcast on that topic skips them; one without a topic still reaches them
     sending.smtp.received.length = 0;
@@ -326,16 +464,38 @@ describeApi('sending broadcasts', (h) => {
     expect(sending.smtp.received.map((m) => m.to).sort()).toEqual(['a@example.com', 'b@example.com']);
     // one-click on a broadcast without a topic unsubscribes from everything
     const pathB = linkOf('b@example.com');
-    expect((await h.app.inject({ method: 'POST', url: pathB, headers: { 'content-type': 'multipart/form-data; boundary=x' }, payload: '--x--' })).statusCode).toBe(200);
-    expect((await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', b).executeTakeFirstOrThrow()).status).toBe('UNSUBSCRIBED');
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: pathB,
+          headers: { 'content-type': 'multipart/form-data; boundary=x' },
+          payload: '--x--',
+        })
+      ).statusCode,
+    ).toBe(200);
+    expect(
+      (await h.db.kysely.selectFrom('contacts').select('status').where('id', '=', b).executeTakeFirstOrThrow()).status,
+    ).toBe('UNSUBSCRIBED');
     sending.smtp.received.length = 0;
     const last = await mk({});
     await h.call(ws.key, 'POST', `/v1/broadcasts/${last.id}/send`);
     await sending.drain();
     expect(sending.smtp.received.map((m) => m.to)).toEqual(['a@example.com']);
     // an unknown token is a 404 page
-    expect((await h.app.inject({ method: 'GET', url: '/unsubscribe/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })).statusCode).toBe(404);
-    expect((await h.app.inject({ method: 'POST', url: '/unsubscribe/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', payload: 'List-Unsubscribe=One-Click', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).statusCode).toBe(404);
+    expect(
+      (await h.app.inject({ method: 'GET', url: '/unsubscribe/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' })).statusCode,
+    ).toBe(404);
+    expect(
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: '/unsubscribe/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+          payload: 'List-Unsubscribe=One-Click',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        })
+      ).statusCode,
+    ).toBe(404);
   });
 
   it("deliveries of another workspace's broadcast are 404", async () => {
@@ -349,7 +509,17 @@ describeApi('sending broadcasts', (h) => {
     const dir = mkdtempSync(join(tmpdir(), 'outbox-'));
     const outbox = createMailer({ smtpUrl: null, outboxDir: dir, maxConnections: 1, rateLimit: 0 });
     const saved = sending.pipeline;
-    sending.pipeline = new DeliveryPipeline(new SqlDeliveryStore(h.db), outbox, { ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, workerId: 'outbox-worker', publicUrl: 'https://mail.example.test' }, silent as never);
+    sending.pipeline = new DeliveryPipeline(
+      new SqlDeliveryStore(h.db),
+      outbox,
+      {
+        ...DEFAULT_PIPELINE_OPTIONS,
+        secret: TEST_SECRET,
+        workerId: 'outbox-worker',
+        publicUrl: 'https://mail.example.test',
+      },
+      silent as never,
+    );
     try {
       const { ws, broadcast } = await setup();
       for (const email of ['o1@example.com', 'o2@example.com']) await insertContact(h, ws, { email });

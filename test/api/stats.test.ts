@@ -13,10 +13,20 @@ describeApi('contacts per hour (GET /v1/stats/contacts)', (h) => {
   async function contactAt(ws: TestWorkspace, t: number) {
     const n = ++serial;
     const at = new Date(t).toISOString();
-    await h.db.kysely.insertInto('contacts').values({
-      id: `ct_${encodeTime(t, 10)}${String(n).padStart(16, '0')}`, workspace_id: ws.id, email: `p${n}@example.test`, first_name: null, last_name: null,
-      properties: '{}', status: 'SUBSCRIBED', created_at: at, updated_at: at,
-    }).execute();
+    await h.db.kysely
+      .insertInto('contacts')
+      .values({
+        id: `ct_${encodeTime(t, 10)}${String(n).padStart(16, '0')}`,
+        workspace_id: ws.id,
+        email: `p${n}@example.test`,
+        first_name: null,
+        last_name: null,
+        properties: '{}',
+        status: 'SUBSCRIBED',
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
   }
 
   it('counts contacts per UTC hour in the window, oldest first, leaving empty hours out', async () => {
@@ -35,8 +45,13 @@ describeApi('contacts per hour (GET /v1/stats/contacts)', (h) => {
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body.total).toBe(4);
-    expect(body.hours).toEqual([{ hour: hour(twoDaysAgo), created: 3 }, { hour: hour(now - 60_000), created: 1 }]);
-    expect(body.since).toBe(new Date(Math.floor((Date.parse(body.until) - 30 * 86_400_000) / 3_600_000) * 3_600_000).toISOString());
+    expect(body.hours).toEqual([
+      { hour: hour(twoDaysAgo), created: 3 },
+      { hour: hour(now - 60_000), created: 1 },
+    ]);
+    expect(body.since).toBe(
+      new Date(Math.floor((Date.parse(body.until) - 30 * 86_400_000) / 3_600_000) * 3_600_000).toISOString(),
+    );
 
     // The window: 45 days takes the old one in; the default is 30.
     expect((await h.call(ws.key, 'GET', '/v1/stats/contacts?days=45')).json().total).toBe(5);
@@ -46,7 +61,8 @@ describeApi('contacts per hour (GET /v1/stats/contacts)', (h) => {
 
   it('validates the window and needs read:contacts', async () => {
     const ws = await h.workspace();
-    for (const days of ['0', '91', 'x']) expect((await h.call(ws.key, 'GET', `/v1/stats/contacts?days=${days}`)).statusCode, days).toBe(422);
+    for (const days of ['0', '91', 'x'])
+      expect((await h.call(ws.key, 'GET', `/v1/stats/contacts?days=${days}`)).statusCode, days).toBe(422);
     const forms = await h.key(ws, ['read:forms']);
     expect((await h.call(forms, 'GET', '/v1/stats/contacts')).statusCode).toBe(403);
     const readers = await h.key(ws, ['read:contacts']);

@@ -4,7 +4,11 @@ import { describeApi } from '../helpers/app.js';
 describeApi('templates', (h) => {
   it('CRUD with Liquid validation', async () => {
     const ws = await h.workspace();
-    const res = await h.call(ws.key, 'POST', '/v1/templates', { name: 'Confirm', subject: 'Please confirm', html: '<a href="{{ confirm_url }}">Confirm</a>' });
+    const res = await h.call(ws.key, 'POST', '/v1/templates', {
+      name: 'Confirm',
+      subject: 'Please confirm',
+      html: '<a href="{{ confirm_url }}">Confirm</a>',
+    });
     expect(res.statusCode).toBe(201);
     const t = res.json();
     expect(res.headers.location).toBe(`/v1/templates/${t.id}`);
@@ -14,7 +18,9 @@ describeApi('templates', (h) => {
     const bad = await h.call(ws.key, 'POST', '/v1/templates', { name: 'Bad', html: '{% for %}' });
     expect(bad.statusCode).toBe(422);
     expect(bad.json().errors[0].path).toBe('/html');
-    const updated = (await h.call(ws.key, 'PUT', `/v1/templates/${t.id}`, { text: 'Confirm: {{ confirm_url }}', subject: null })).json();
+    const updated = (
+      await h.call(ws.key, 'PUT', `/v1/templates/${t.id}`, { text: 'Confirm: {{ confirm_url }}', subject: null })
+    ).json();
     expect(updated).toMatchObject({ text: 'Confirm: {{ confirm_url }}', subject: null, html: t.html });
     expect((await h.call(ws.key, 'PUT', `/v1/templates/${t.id}`, { subject: '{{ x | nope }}' })).statusCode).toBe(422);
     expect((await h.call(ws.key, 'PUT', `/v1/templates/${t.id}`, { id: 'tmpl_other' })).statusCode).toBe(422);
@@ -38,11 +44,18 @@ describeApi('templates', (h) => {
     const ws = await h.workspace();
     const other = await h.workspace();
     const t = (await h.call(ws.key, 'POST', '/v1/templates', { name: 'Mine' })).json();
-    for (const [method, url, body] of [['GET', `/v1/templates/${t.id}`], ['PUT', `/v1/templates/${t.id}`, { name: 'x' }], ['DELETE', `/v1/templates/${t.id}`]] as const) {
+    for (const [method, url, body] of [
+      ['GET', `/v1/templates/${t.id}`],
+      ['PUT', `/v1/templates/${t.id}`, { name: 'x' }],
+      ['DELETE', `/v1/templates/${t.id}`],
+    ] as const) {
       expect((await h.call(other.key, method, url, body)).statusCode).toBe(404);
     }
     // and it cannot be referenced from another workspace's form
-    expect((await h.call(other.key, 'POST', '/v1/forms', { name: 'F', type: 'SURVEY', doubleOptInEmailId: t.id })).json().code).toBe('invalid_reference');
+    expect(
+      (await h.call(other.key, 'POST', '/v1/forms', { name: 'F', type: 'SURVEY', doubleOptInEmailId: t.id })).json()
+        .code,
+    ).toBe('invalid_reference');
     const reader = await h.key(ws, ['read:broadcasts']);
     expect((await h.call(reader, 'GET', `/v1/templates/${t.id}`)).statusCode).toBe(200);
     expect((await h.call(reader, 'POST', '/v1/templates', { name: 'x' })).statusCode).toBe(403);

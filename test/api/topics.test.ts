@@ -6,7 +6,11 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const emoji = (n: number) => '😀'.repeat(n);
 
 async function createTopic(h: Harness, ws: TestWorkspace, body: Record<string, unknown> = {}) {
-  const res = await h.call(ws.key, 'POST', '/v1/topics', { name: 'Product news', defaultSubscription: 'OPT_IN', ...body });
+  const res = await h.call(ws.key, 'POST', '/v1/topics', {
+    name: 'Product news',
+    defaultSubscription: 'OPT_IN',
+    ...body,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
@@ -14,10 +18,28 @@ async function createTopic(h: Harness, ws: TestWorkspace, body: Record<string, u
 async function insertBroadcast(h: Harness, ws: TestWorkspace, topicId: string) {
   const id = `bc_01JD${String(Math.floor(Math.random() * 1e9)).padStart(22, '0')}`;
   const now = new Date().toISOString();
-  await h.db.kysely.insertInto('broadcasts').values({
-    id, workspace_id: ws.id, name: 'Launch', status: 'DRAFT', from_address: null, reply_to: null, subject: null, html: null, text: null,
-    preview_text: null, editor_content: null, topic_id: topicId, segment_id: null, send_at: null, created_at: now, updated_at: now, sent_at: null,
-  }).execute();
+  await h.db.kysely
+    .insertInto('broadcasts')
+    .values({
+      id,
+      workspace_id: ws.id,
+      name: 'Launch',
+      status: 'DRAFT',
+      from_address: null,
+      reply_to: null,
+      subject: null,
+      html: null,
+      text: null,
+      preview_text: null,
+      editor_content: null,
+      topic_id: topicId,
+      segment_id: null,
+      send_at: null,
+      created_at: now,
+      updated_at: now,
+      sent_at: null,
+    })
+    .execute();
   return id;
 }
 
@@ -48,7 +70,12 @@ describeApi('topics', (h) => {
     const res = await h.call(ws.key, 'POST', '/v1/topics', body);
     expect(res.statusCode).toBe(422);
     expect(res.json().code).toBe('validation_failed');
-    expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(paths);
+    expect(
+      res
+        .json()
+        .errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(paths);
     expect((await h.call(ws.key, 'GET', '/v1/topics')).json().data).toEqual([]);
   });
 
@@ -78,28 +105,51 @@ describeApi('topics', (h) => {
     await new Promise((r) => setTimeout(r, 5));
     const renamed = await h.call(ws.key, 'PUT', `/v1/topics/${topic.id}`, { name: 'Renamed' });
     expect(renamed.statusCode).toBe(200);
-    expect(renamed.json()).toMatchObject({ id: topic.id, name: 'Renamed', defaultSubscription: 'OPT_IN', createdAt: topic.createdAt });
+    expect(renamed.json()).toMatchObject({
+      id: topic.id,
+      name: 'Renamed',
+      defaultSubscription: 'OPT_IN',
+      createdAt: topic.createdAt,
+    });
     expect(renamed.json().updatedAt > topic.updatedAt).toBe(true);
 
-    const change = await h.call(ws.key, 'PUT', `/v1/topics/${topic.id}`, { name: 'Other', defaultSubscription: 'OPT_OUT' });
+    const change = await h.call(ws.key, 'PUT', `/v1/topics/${topic.id}`, {
+      name: 'Other',
+      defaultSubscription: 'OPT_OUT',
+    });
     expect(change.statusCode).toBe(422);
     expect(change.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/defaultSubscription' }] });
-    expect((await h.call(ws.key, 'GET', `/v1/topics/${topic.id}`)).json()).toMatchObject({ name: 'Renamed', defaultSubscription: 'OPT_IN' });
+    expect((await h.call(ws.key, 'GET', `/v1/topics/${topic.id}`)).json()).toMatchObject({
+      name: 'Renamed',
+      defaultSubscription: 'OPT_IN',
+    });
 
     // The whole object sent back is fine: the same defaultSubscription and the path's id.
-    const same = await h.call(ws.key, 'PUT', `/v1/topics/${topic.id}`, { id: topic.id, name: 'Again', defaultSubscription: 'OPT_IN' });
+    const same = await h.call(ws.key, 'PUT', `/v1/topics/${topic.id}`, {
+      id: topic.id,
+      name: 'Again',
+      defaultSubscription: 'OPT_IN',
+    });
     expect(same.statusCode).toBe(200);
     expect(same.json().name).toBe('Again');
-    expect((await h.call(ws.key, 'PUT', `/v1/topics/${topic.id}`, { id: 'topic_other' })).json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/id' }] });
+    expect((await h.call(ws.key, 'PUT', `/v1/topics/${topic.id}`, { id: 'topic_other' })).json()).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ path: '/id' }],
+    });
     expect((await h.call(ws.key, 'PUT', `/v1/topics/${topic.id}`, { name: '' })).statusCode).toBe(422);
     expect((await h.call(ws.key, 'PUT', `/v1/topics/${topic.id}`, { createdAt: 'x' })).statusCode).toBe(422);
     expect((await h.call(ws.key, 'GET', `/v1/topics/${topic.id}`)).json().name).toBe('Again');
   });
 
-  it('DELETE removes the topic (204, then 404) and the contacts\' choices about it', async () => {
+  it("DELETE removes the topic (204, then 404) and the contacts' choices about it", async () => {
     const ws = await h.workspace();
     const topic = await createTopic(h, ws);
-    const contact = (await h.call(ws.key, 'POST', '/v1/contacts', { email: 'a@example.com', topics: [{ id: topic.id, subscribed: false }] })).json();
+    const contact = (
+      await h.call(ws.key, 'POST', '/v1/contacts', {
+        email: 'a@example.com',
+        topics: [{ id: topic.id, subscribed: false }],
+      })
+    ).json();
     expect(contact.topics).toEqual([{ id: topic.id, name: topic.name, subscribed: false }]);
     const res = await h.call(ws.key, 'DELETE', `/v1/topics/${topic.id}`);
     expect(res.statusCode).toBe(204);
@@ -107,7 +157,9 @@ describeApi('topics', (h) => {
     expect((await h.call(ws.key, 'GET', `/v1/topics/${topic.id}`)).statusCode).toBe(404);
     expect((await h.call(ws.key, 'DELETE', `/v1/topics/${topic.id}`)).statusCode).toBe(404);
     expect((await h.call(ws.key, 'GET', `/v1/contacts/${contact.id}`)).json().topics).toEqual([]);
-    expect(await h.db.kysely.selectFrom('contact_topics').selectAll().where('topic_id', '=', topic.id).execute()).toEqual([]);
+    expect(
+      await h.db.kysely.selectFrom('contact_topics').selectAll().where('topic_id', '=', topic.id).execute(),
+    ).toEqual([]);
   });
 
   it('a topic a broadcast references cannot be deleted: 409 resource_in_use, nothing changed', async () => {
@@ -128,7 +180,11 @@ describeApi('topics', (h) => {
     const ws = await h.workspace();
     const other = await h.workspace();
     const topic = await createTopic(h, other);
-    for (const [method, body] of [['GET', undefined], ['PUT', { name: 'Mine now' }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PUT', { name: 'Mine now' }],
+      ['DELETE', undefined],
+    ] as const) {
       const res = await h.call(ws.key, method, `/v1/topics/${topic.id}`, body);
       expect(res.statusCode, method).toBe(404);
       expect(res.json().code).toBe('not_found');

@@ -14,7 +14,8 @@ import { TEST_SECRET } from '../helpers/secret.js';
 import { useSending } from '../helpers/sending.js';
 
 const PUBLIC = 'https://mail.example.test'; // the pipeline's PUBLIC_URL (test/helpers/sending.ts)
-const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const CHROME =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const GMAIL = 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)';
 
 const HTML = `<html><body>
@@ -35,18 +36,26 @@ function advanceClock(ms: number): void {
 }
 
 const hrefs = (html: string) => [...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
-const pixelOf = (html: string) => /<img src="([^"]+\/t\/o\/[^"]+)" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">/.exec(html)?.[1];
+const pixelOf = (html: string) =>
+  /<img src="([^"]+\/t\/o\/[^"]+)" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">/.exec(
+    html,
+  )?.[1];
 const pathOf = (url: string) => new URL(url).pathname;
 
 describeApi('engagement tracking', (h) => {
   const sending = useSending(h, { workerId: 'tracking-worker' });
 
-  async function sendBroadcast(opts: { tracking?: { opens: boolean; clicks: boolean }; contacts?: number; ws?: TestWorkspace } = {}) {
-    const ws = opts.ws ?? await h.workspace();
+  async function sendBroadcast(
+    opts: { tracking?: { opens: boolean; clicks: boolean }; contacts?: number; ws?: TestWorkspace } = {},
+  ) {
+    const ws = opts.ws ?? (await h.workspace());
     const domain = await verifiedDomain(h, ws, `t${ws.id.slice(-8).toLowerCase()}.test`);
-    for (let i = 0; i < (opts.contacts ?? 2); i++) await insertContact(h, ws, { email: `reader${i}@example.com`, firstName: `R${i}` });
+    for (let i = 0; i < (opts.contacts ?? 2); i++)
+      await insertContact(h, ws, { email: `reader${i}@example.com`, firstName: `R${i}` });
     const created = await h.call(ws.key, 'POST', '/v1/broadcasts', {
-      name: 'News', from: `news@${domain.name}`, emailContent: { subject: 'News', html: HTML, previewText: 'Hello' },
+      name: 'News',
+      from: `news@${domain.name}`,
+      emailContent: { subject: 'News', html: HTML, previewText: 'Hello' },
       ...(opts.tracking ? { tracking: opts.tracking } : {}),
     });
     expect(created.statusCode, created.body).toBe(201);
@@ -58,8 +67,14 @@ describeApi('engagement tracking', (h) => {
     return { ws, broadcast: b, received };
   }
 
-  const events = (broadcastId: string, type: string) => h.db.kysely.selectFrom('events').select(['type', 'machine', 'url', 'data', 'delivery_id', 'contact_id', 'workspace_id'])
-    .where('broadcast_id', '=', broadcastId).where('type', '=', type).orderBy('id').execute();
+  const events = (broadcastId: string, type: string) =>
+    h.db.kysely
+      .selectFrom('events')
+      .select(['type', 'machine', 'url', 'data', 'delivery_id', 'contact_id', 'workspace_id'])
+      .where('broadcast_id', '=', broadcastId)
+      .where('type', '=', type)
+      .orderBy('id')
+      .execute();
 
   const get = (url: string, ua?: string, method: 'GET' | 'HEAD' = 'GET', remoteAddress?: string) =>
     h.app.inject({ method, url, headers: ua ? { 'user-agent': ua } : {}, ...(remoteAddress ? { remoteAddress } : {}) });
@@ -81,8 +96,16 @@ describeApi('engagement tracking', (h) => {
       expect(tracked).toHaveLength(3);
       const refs = tracked.map((l) => verifyTrackingToken(TEST_SECRET, l.slice(`${PUBLIC}/t/c/`.length), 'click')!);
       const first = m.to === 'reader0@example.com' ? 'R0' : 'R1';
-      expect(refs.map((r) => r.url)).toEqual([`https://shop.example/sale?who=${first}&x=1`, 'https://blog.example/post', 'https://docs.example/guide']);
-      expect(refs.map((r) => [r.linkIndex, r.linkCount])).toEqual([[0, 3], [1, 3], [2, 3]]);
+      expect(refs.map((r) => r.url)).toEqual([
+        `https://shop.example/sale?who=${first}&x=1`,
+        'https://blog.example/post',
+        'https://docs.example/guide',
+      ]);
+      expect(refs.map((r) => [r.linkIndex, r.linkCount])).toEqual([
+        [0, 3],
+        [1, 3],
+        [2, 3],
+      ]);
       expect(refs[0]!.workspaceId).toBe(ws.id);
       expect(refs[0]!.broadcastId).toBe(broadcast.id);
       expect(Math.abs(refs[0]!.sentAt - Date.now() / 1000)).toBeLessThan(60);
@@ -91,7 +114,11 @@ describeApi('engagement tracking', (h) => {
       expect(links.some((l) => l.startsWith(`${PUBLIC}/unsubscribe/`))).toBe(true);
       expect(pixel).toBeDefined();
       expect(html.indexOf(pixel!)).toBeGreaterThan(html.indexOf('Unsubscribe'));
-      expect(verifyTrackingToken(TEST_SECRET, pixel!.slice(`${PUBLIC}/t/o/`.length), 'open')).toMatchObject({ workspaceId: ws.id, broadcastId: broadcast.id, deliveryId: refs[0]!.deliveryId });
+      expect(verifyTrackingToken(TEST_SECRET, pixel!.slice(`${PUBLIC}/t/o/`.length), 'open')).toMatchObject({
+        workspaceId: ws.id,
+        broadcastId: broadcast.id,
+        deliveryId: refs[0]!.deliveryId,
+      });
       const text = String(m.parsed.text);
       expect(text).toContain('https://blog.example/post');
       expect(text).not.toContain('/t/c/');
@@ -129,13 +156,23 @@ describeApi('engagement tracking', (h) => {
     const { ws, broadcast, received } = await sendBroadcast({ contacts: 2 });
     const [a, b] = received.map((m) => pathOf(linksOf(m).pixel!));
     // Each a minute apart: a repeat within the window would be the same hit (docs/tracking.md, "Replays and floods").
-    for (const [ua, ip] of [['Mozilla/5.0'], [CHROME, '17.58.1.2'], ['Barracuda Sentinel (EE)'], [CHROME], [GMAIL]] as [string, string?][]) {
+    for (const [ua, ip] of [['Mozilla/5.0'], [CHROME, '17.58.1.2'], ['Barracuda Sentinel (EE)'], [CHROME], [GMAIL]] as [
+      string,
+      string?,
+    ][]) {
       await get(a!, ua, 'GET', ip);
       advanceClock(61_000);
     }
     await get(b!, 'Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17328; Pro)');
     const opened = await events(broadcast.id, 'email.opened');
-    expect(opened.map((e) => [e.machine, JSON.parse(e.data).reason ?? null])).toEqual([[1, 'apple_mpp'], [1, 'apple_mpp'], [1, 'scanner'], [0, null], [0, null], [0, null]]);
+    expect(opened.map((e) => [e.machine, JSON.parse(e.data).reason ?? null])).toEqual([
+      [1, 'apple_mpp'],
+      [1, 'apple_mpp'],
+      [1, 'scanner'],
+      [0, null],
+      [0, null],
+      [0, null],
+    ]);
     const stats = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}`)).json().stats;
     expect(stats).toMatchObject({ opened: 3, uniqueOpens: 2, machineOpens: 3, clicked: 0, uniqueClicks: 0 });
   });
@@ -158,7 +195,11 @@ describeApi('engagement tracking', (h) => {
     const tampered = Buffer.from(bytes);
     tampered[bytes.length - 30]! ^= 0x20; // a byte of the URL
     const ref = verifyTrackingToken(TEST_SECRET, token, 'click')!;
-    const foreign = signClickToken(crypto.randomBytes(32), ref, { linkIndex: 0, linkCount: 1, url: 'https://evil.example/' });
+    const foreign = signClickToken(crypto.randomBytes(32), ref, {
+      linkIndex: 0,
+      linkCount: 1,
+      url: 'https://evil.example/',
+    });
     for (const bad of [tampered.toString('base64url'), foreign, `${token}x`, 'AAAA', signOpenToken(TEST_SECRET, ref)]) {
       const r = await get(`/t/c/${bad}`, CHROME);
       expect(r.statusCode).toBe(404);
@@ -170,7 +211,11 @@ describeApi('engagement tracking', (h) => {
 
   it('clicks before the message could have been read, by scanners, and every link within seconds are machines', async () => {
     const { ws, broadcast, received } = await sendBroadcast({ contacts: 2 });
-    const [one, two] = received.map((m) => linksOf(m).hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`)).map(pathOf));
+    const [one, two] = received.map((m) =>
+      linksOf(m)
+        .hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`))
+        .map(pathOf),
+    );
     // Right after sending: before it could have been read.
     expect((await get(one![0]!, CHROME)).statusCode).toBe(302);
     advanceClock(60_000);
@@ -183,10 +228,20 @@ describeApi('engagement tracking', (h) => {
 
     const clicked = await events(broadcast.id, 'email.clicked');
     const oneId = verifyTrackingToken(TEST_SECRET, one![0]!.slice(5), 'click')!.deliveryId;
-    const mine = clicked.filter((e) => e.delivery_id === oneId).map((e) => [e.machine, JSON.parse(e.data).reason ?? null]);
-    expect(mine).toEqual([[1, 'before_read'], [1, 'scanner'], [0, null]]);
+    const mine = clicked
+      .filter((e) => e.delivery_id === oneId)
+      .map((e) => [e.machine, JSON.parse(e.data).reason ?? null]);
+    expect(mine).toEqual([
+      [1, 'before_read'],
+      [1, 'scanner'],
+      [0, null],
+    ]);
     const theirs = clicked.filter((e) => e.delivery_id !== oneId);
-    expect(theirs.map((e) => [e.machine, JSON.parse(e.data).machine, JSON.parse(e.data).reason])).toEqual([[1, true, 'burst'], [1, true, 'burst'], [1, true, 'burst']]);
+    expect(theirs.map((e) => [e.machine, JSON.parse(e.data).machine, JSON.parse(e.data).reason])).toEqual([
+      [1, true, 'burst'],
+      [1, true, 'burst'],
+      [1, true, 'burst'],
+    ]);
 
     const stats = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}`)).json().stats;
     expect(stats).toMatchObject({ clicked: 1, uniqueClicks: 1 });
@@ -195,10 +250,15 @@ describeApi('engagement tracking', (h) => {
     expect(links.json()).toEqual({ data: [{ url: 'https://docs.example/guide', clicks: 1, uniqueClicks: 1 }] });
   });
 
-  it('stats, links and timeline count people\'s opens and clicks; another workspace gets 404', async () => {
+  it("stats, links and timeline count people's opens and clicks; another workspace gets 404", async () => {
     const { ws, broadcast, received } = await sendBroadcast({ contacts: 3 });
     advanceClock(60_000);
-    const msgs = received.map((m) => ({ pixel: pathOf(linksOf(m).pixel!), links: linksOf(m).hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`)).map(pathOf) }));
+    const msgs = received.map((m) => ({
+      pixel: pathOf(linksOf(m).pixel!),
+      links: linksOf(m)
+        .hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`))
+        .map(pathOf),
+    }));
     await get(msgs[0]!.pixel, CHROME);
     await get(msgs[0]!.pixel, CHROME); // a repeat within the window: the same open
     advanceClock(61_000);
@@ -214,21 +274,44 @@ describeApi('engagement tracking', (h) => {
     await get(msgs[1]!.links[2]!, CHROME);
 
     const b = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}`)).json();
-    expect(b.stats).toMatchObject({ recipients: 3, sent: 3, opened: 3, uniqueOpens: 2, machineOpens: 1, clicked: 4, uniqueClicks: 2 });
+    expect(b.stats).toMatchObject({
+      recipients: 3,
+      sent: 3,
+      opened: 3,
+      uniqueOpens: 2,
+      machineOpens: 1,
+      clicked: 4,
+      uniqueClicks: 2,
+    });
     const list = (await h.call(ws.key, 'GET', '/v1/broadcasts')).json();
     expect(list.data.find((x: { id: string }) => x.id === broadcast.id).stats).toEqual(b.stats);
 
-    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/links`)).json()).toEqual({ data: [
-      { url: 'https://blog.example/post', clicks: 3, uniqueClicks: 2 },
-      { url: 'https://docs.example/guide', clicks: 1, uniqueClicks: 1 },
-    ] });
+    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/links`)).json()).toEqual({
+      data: [
+        { url: 'https://blog.example/post', clicks: 3, uniqueClicks: 2 },
+        { url: 'https://docs.example/guide', clicks: 1, uniqueClicks: 1 },
+      ],
+    });
 
     // The lead's email.sent events, and a bounce recorded directly, in the same hour.
-    await recordEvents(h.db.kysely, ws.id, [{ type: 'email.bounced', broadcastId: broadcast.id, deliveryId: 'dlv_x', data: {} }], new Date().toISOString());
+    await recordEvents(
+      h.db.kysely,
+      ws.id,
+      [{ type: 'email.bounced', broadcastId: broadcast.id, deliveryId: 'dlv_x', data: {} }],
+      new Date().toISOString(),
+    );
     const hour = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/timeline`)).json();
     expect(hour.bucket).toBe('hour');
-    const total = (k: 'sent' | 'opens' | 'clicks' | 'bounces', d: { sent: number; opens: number; clicks: number; bounces: number }[]) => d.reduce((n, p) => n + p[k], 0);
-    expect({ sent: total('sent', hour.data), opens: total('opens', hour.data), clicks: total('clicks', hour.data), bounces: total('bounces', hour.data) }).toEqual({ sent: 3, opens: 3, clicks: 4, bounces: 1 });
+    const total = (
+      k: 'sent' | 'opens' | 'clicks' | 'bounces',
+      d: { sent: number; opens: number; clicks: number; bounces: number }[],
+    ) => d.reduce((n, p) => n + p[k], 0);
+    expect({
+      sent: total('sent', hour.data),
+      opens: total('opens', hour.data),
+      clicks: total('clicks', hour.data),
+      bounces: total('bounces', hour.data),
+    }).toEqual({ sent: 3, opens: 3, clicks: 4, bounces: 1 });
     for (const p of hour.data) expect(p.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:00:00\.000Z$/);
 
     const other = await h.workspace('Other');
@@ -237,7 +320,9 @@ describeApi('engagement tracking', (h) => {
     }
     const readOnly = await h.key(ws, ['read:broadcasts']);
     expect((await h.call(readOnly, 'GET', `/v1/broadcasts/${broadcast.id}/links`)).statusCode).toBe(200);
-    expect((await h.call(await h.key(ws, ['read:forms']), 'GET', `/v1/broadcasts/${broadcast.id}/links`)).statusCode).toBe(403);
+    expect(
+      (await h.call(await h.key(ws, ['read:forms']), 'GET', `/v1/broadcasts/${broadcast.id}/links`)).statusCode,
+    ).toBe(403);
     expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}/timeline?bucket=week`)).statusCode).toBe(422);
   });
 
@@ -245,7 +330,12 @@ describeApi('engagement tracking', (h) => {
   it('replays: 300 hits of one click within the window are one click, answered every time; after the window a second click counts; other tokens are all recorded', async () => {
     const { ws, broadcast, received } = await sendBroadcast({ contacts: 2 });
     received.sort((a, b) => a.to.localeCompare(b.to)); // reader0 first
-    const [one, two] = received.map((m) => ({ pixel: pathOf(linksOf(m).pixel!), links: linksOf(m).hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`)).map(pathOf) }));
+    const [one, two] = received.map((m) => ({
+      pixel: pathOf(linksOf(m).pixel!),
+      links: linksOf(m)
+        .hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`))
+        .map(pathOf),
+    }));
     advanceClock(60_000);
     for (let i = 0; i < 300; i++) {
       const res = await get(one!.links[0]!, CHROME);
@@ -272,7 +362,11 @@ describeApi('engagement tracking', (h) => {
     // A scanner's hit does not hide the person's that follows it within the window (and the other way round).
     await get(two!.links[2]!, 'Mozilla/5.0 (compatible; BingPreview/1.0b)');
     await get(two!.links[2]!, CHROME);
-    expect((await events(broadcast.id, 'email.clicked')).filter((e) => e.url === 'https://docs.example/guide').map((e) => e.machine)).toEqual([1, 0]);
+    expect(
+      (await events(broadcast.id, 'email.clicked'))
+        .filter((e) => e.url === 'https://docs.example/guide')
+        .map((e) => e.machine),
+    ).toEqual([1, 0]);
 
     // After the window: the reader clicked again, and opened the message again.
     advanceClock(61_000);
@@ -292,12 +386,26 @@ describeApi('engagement tracking', (h) => {
     expect(await events(broadcast.id, 'email.opened')).toHaveLength(50);
     // Another process (or this one restarted): nothing in memory, the cap still holds. No repeat window there, so
     // every hit reaches its writer: 60 clicks of one link, 50 stored.
-    const other = new TrackingService(h.db, TEST_SECRET, h.app.log, DEFAULT_WRITER_OPTIONS, { repeatWindowSeconds: 0, maxHitsPerDelivery: 50, perIpPerMinute: 0 });
+    const other = new TrackingService(h.db, TEST_SECRET, h.app.log, DEFAULT_WRITER_OPTIONS, {
+      repeatWindowSeconds: 0,
+      maxHitsPerDelivery: 50,
+      perIpPerMinute: 0,
+    });
     try {
       const openRef = other.verifyOpen(pixel.slice('/t/o/'.length))!;
-      const clickRef = other.verifyClick(linksOf(received[0]!).hrefs.find((l) => l.startsWith(`${PUBLIC}/t/c/`))!.slice(`${PUBLIC}/t/c/`.length))!;
-      await Promise.all(Array.from({ length: 10 }, () => other.open(openRef, { userAgent: CHROME, ip: '198.51.100.7', method: 'GET' })));
-      await Promise.all(Array.from({ length: 60 }, () => other.click(clickRef, { userAgent: CHROME, ip: '198.51.100.7', method: 'GET' })));
+      const clickRef = other.verifyClick(
+        linksOf(received[0]!)
+          .hrefs.find((l) => l.startsWith(`${PUBLIC}/t/c/`))!
+          .slice(`${PUBLIC}/t/c/`.length),
+      )!;
+      await Promise.all(
+        Array.from({ length: 10 }, () => other.open(openRef, { userAgent: CHROME, ip: '198.51.100.7', method: 'GET' })),
+      );
+      await Promise.all(
+        Array.from({ length: 60 }, () =>
+          other.click(clickRef, { userAgent: CHROME, ip: '198.51.100.7', method: 'GET' }),
+        ),
+      );
     } finally {
       await other.close();
     }
@@ -309,15 +417,22 @@ describeApi('engagement tracking', (h) => {
     expect(stats).toMatchObject({ opened: 51, uniqueOpens: 2, clicked: 50, uniqueClicks: 1 });
   });
 
-  it('per address: over TRACKING_RATE_LIMIT_PER_IP hits a minute are answered (GIF, redirect) and not recorded, but for the first hit of each message\'s pixel and link; other addresses are', async () => {
+  it("per address: over TRACKING_RATE_LIMIT_PER_IP hits a minute are answered (GIF, redirect) and not recorded, but for the first hit of each message's pixel and link; other addresses are", async () => {
     const { broadcast, received } = await sendBroadcast({ contacts: 4 });
     const limited = await buildApp({
-      db: h.db, logger: false,
-      config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, tracking: { repeatWindowSeconds: 60, maxHitsPerDelivery: 50, perIpPerMinute: 3 } },
+      db: h.db,
+      logger: false,
+      config: {
+        logLevel: 'silent',
+        publicUrl: 'http://localhost:3000',
+        secret: TEST_SECRET,
+        tracking: { repeatWindowSeconds: 60, maxHitsPerDelivery: 50, perIpPerMinute: 3 },
+      },
     });
     try {
       advanceClock(60_000);
-      const hit = (url: string, remoteAddress: string) => limited.inject({ method: 'GET', url, headers: { 'user-agent': CHROME }, remoteAddress });
+      const hit = (url: string, remoteAddress: string) =>
+        limited.inject({ method: 'GET', url, headers: { 'user-agent': CHROME }, remoteAddress });
       const pixels = received.map((m) => pathOf(linksOf(m).pixel!));
       const links = received.map((m) => pathOf(linksOf(m).hrefs.find((l) => l.startsWith(`${PUBLIC}/t/c/`))!));
       for (const p of pixels) expect((await hit(p, '203.0.113.9')).statusCode).toBe(200);
@@ -332,20 +447,82 @@ describeApi('engagement tracking', (h) => {
       expect(await events(broadcast.id, 'email.clicked')).toHaveLength(4);
       // Out of the repeat window but within the minute: a hit again of a recorded pixel or link is held back.
       advanceClock(0);
-      const later = await buildApp({ db: h.db, logger: false, config: { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET, tracking: { repeatWindowSeconds: 0, maxHitsPerDelivery: 50, perIpPerMinute: 3 } } });
+      const later = await buildApp({
+        db: h.db,
+        logger: false,
+        config: {
+          logLevel: 'silent',
+          publicUrl: 'http://localhost:3000',
+          secret: TEST_SECRET,
+          tracking: { repeatWindowSeconds: 0, maxHitsPerDelivery: 50, perIpPerMinute: 3 },
+        },
+      });
       try {
-        for (const l of links) await later.inject({ method: 'GET', url: l, headers: { 'user-agent': CHROME }, remoteAddress: '203.0.113.9' });
-        for (const l of links) expect((await later.inject({ method: 'GET', url: l, headers: { 'user-agent': CHROME }, remoteAddress: '203.0.113.9' })).statusCode).toBe(302);
+        for (const l of links)
+          await later.inject({
+            method: 'GET',
+            url: l,
+            headers: { 'user-agent': CHROME },
+            remoteAddress: '203.0.113.9',
+          });
+        for (const l of links)
+          expect(
+            (
+              await later.inject({
+                method: 'GET',
+                url: l,
+                headers: { 'user-agent': CHROME },
+                remoteAddress: '203.0.113.9',
+              })
+            ).statusCode,
+          ).toBe(302);
         // 4 first clicks in that process, then 4 repeats of which none is within the limit of 3 (the first clicks used it).
         expect(await events(broadcast.id, 'email.clicked')).toHaveLength(8);
         // Another address (an IPv6 /64 counts as one), and the same address a minute later.
-        expect((await later.inject({ method: 'GET', url: links[0]!, headers: { 'user-agent': CHROME }, remoteAddress: '2001:db8:1:2::1' })).statusCode).toBe(302);
-        expect((await later.inject({ method: 'GET', url: links[1]!, headers: { 'user-agent': CHROME }, remoteAddress: '2001:db8:1:2::2' })).statusCode).toBe(302);
+        expect(
+          (
+            await later.inject({
+              method: 'GET',
+              url: links[0]!,
+              headers: { 'user-agent': CHROME },
+              remoteAddress: '2001:db8:1:2::1',
+            })
+          ).statusCode,
+        ).toBe(302);
+        expect(
+          (
+            await later.inject({
+              method: 'GET',
+              url: links[1]!,
+              headers: { 'user-agent': CHROME },
+              remoteAddress: '2001:db8:1:2::2',
+            })
+          ).statusCode,
+        ).toBe(302);
         expect(await events(broadcast.id, 'email.clicked')).toHaveLength(10);
-        for (const l of [links[2]!, links[3]!]) expect((await later.inject({ method: 'GET', url: l, headers: { 'user-agent': CHROME }, remoteAddress: '2001:db8:1:2::3' })).statusCode).toBe(302);
+        for (const l of [links[2]!, links[3]!])
+          expect(
+            (
+              await later.inject({
+                method: 'GET',
+                url: l,
+                headers: { 'user-agent': CHROME },
+                remoteAddress: '2001:db8:1:2::3',
+              })
+            ).statusCode,
+          ).toBe(302);
         expect(await events(broadcast.id, 'email.clicked')).toHaveLength(11);
         advanceClock(61_000);
-        expect((await later.inject({ method: 'GET', url: links[2]!, headers: { 'user-agent': CHROME }, remoteAddress: '203.0.113.9' })).statusCode).toBe(302);
+        expect(
+          (
+            await later.inject({
+              method: 'GET',
+              url: links[2]!,
+              headers: { 'user-agent': CHROME },
+              remoteAddress: '203.0.113.9',
+            })
+          ).statusCode,
+        ).toBe(302);
         expect(await events(broadcast.id, 'email.clicked')).toHaveLength(12);
       } finally {
         await later.close();
@@ -357,38 +534,54 @@ describeApi('engagement tracking', (h) => {
 
   it('sweep (fast-check): replays, floods and broken tokens from several addresses and agents, at random times: never a 5xx, every hit answered, at most 2 stored hits of a token a minute and 50 of each kind per delivery', async () => {
     const { broadcast, received } = await sendBroadcast({ contacts: 2 });
-    const tokens = received.flatMap((m) => [pathOf(linksOf(m).pixel!), ...linksOf(m).hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`)).map(pathOf)]);
+    const tokens = received.flatMap((m) => [
+      pathOf(linksOf(m).pixel!),
+      ...linksOf(m)
+        .hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`))
+        .map(pathOf),
+    ]);
     const agents = [CHROME, GMAIL, 'Mozilla/5.0', 'curl/8.0', undefined, 'Mozilla/5.0 (compatible; BingPreview/1.0b)'];
     const hitArb = fc.record({
-      token: fc.nat(tokens.length - 1), broken: fc.constantFrom(false, false, false, true), cut: fc.nat(40),
-      agent: fc.nat(agents.length - 1), ip: fc.constantFrom('203.0.113.1', '203.0.113.2', '2001:db8::1', '17.1.2.3'),
-      method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD'), advanceMs: fc.constantFrom(0, 0, 0, 500, 5_000, 59_999, 60_000, 61_000, 3_600_000),
+      token: fc.nat(tokens.length - 1),
+      broken: fc.constantFrom(false, false, false, true),
+      cut: fc.nat(40),
+      agent: fc.nat(agents.length - 1),
+      ip: fc.constantFrom('203.0.113.1', '203.0.113.2', '2001:db8::1', '17.1.2.3'),
+      method: fc.constantFrom('GET', 'GET', 'GET', 'HEAD'),
+      advanceMs: fc.constantFrom(0, 0, 0, 500, 5_000, 59_999, 60_000, 61_000, 3_600_000),
     });
     let answered = 0;
     advanceClock(60_000);
-    await fc.assert(fc.asyncProperty(fc.array(hitArb, { minLength: 20, maxLength: 60 }), async (hits) => {
-      for (const x of hits) {
-        advanceClock(x.advanceMs);
-        // Broken: one inner character changed (the last one may carry only padding bits, which decode to the same token).
-        const t = tokens[x.token]!;
-        const at = t.length - 2 - x.cut;
-        const path = x.broken ? t.slice(0, at) + (t[at] === 'A' ? 'B' : 'A') + t.slice(at + 1) : t;
-        const res = await get(path, agents[x.agent], x.method as 'GET' | 'HEAD', x.ip);
-        answered++;
-        if (path.startsWith('/t/o/')) {
-          expect(res.statusCode, path).toBe(200);
-          expect(res.headers['content-type']).toBe('image/gif');
-        } else if (x.broken) {
-          expect(res.statusCode, path).toBe(404);
-          expect(res.headers.location).toBeUndefined();
-        } else {
-          expect(res.statusCode, path).toBe(302);
-          expect(res.headers.location).toMatch(/^https:\/\/(shop|blog|docs)\.example\//);
+    await fc.assert(
+      fc.asyncProperty(fc.array(hitArb, { minLength: 20, maxLength: 60 }), async (hits) => {
+        for (const x of hits) {
+          advanceClock(x.advanceMs);
+          // Broken: one inner character changed (the last one may carry only padding bits, which decode to the same token).
+          const t = tokens[x.token]!;
+          const at = t.length - 2 - x.cut;
+          const path = x.broken ? t.slice(0, at) + (t[at] === 'A' ? 'B' : 'A') + t.slice(at + 1) : t;
+          const res = await get(path, agents[x.agent], x.method as 'GET' | 'HEAD', x.ip);
+          answered++;
+          if (path.startsWith('/t/o/')) {
+            expect(res.statusCode, path).toBe(200);
+            expect(res.headers['content-type']).toBe('image/gif');
+          } else if (x.broken) {
+            expect(res.statusCode, path).toBe(404);
+            expect(res.headers.location).toBeUndefined();
+          } else {
+            expect(res.statusCode, path).toBe(302);
+            expect(res.headers.location).toMatch(/^https:\/\/(shop|blog|docs)\.example\//);
+          }
         }
-      }
-    }), { numRuns: Number(process.env.FUZZ_RUNS ?? 15) });
-    const stored = await h.db.kysely.selectFrom('events').select(['type', 'delivery_id', 'url', 'occurred_at'])
-      .where('broadcast_id', '=', broadcast.id).where('type', 'in', ['email.opened', 'email.clicked']).execute();
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 15) },
+    );
+    const stored = await h.db.kysely
+      .selectFrom('events')
+      .select(['type', 'delivery_id', 'url', 'occurred_at'])
+      .where('broadcast_id', '=', broadcast.id)
+      .where('type', 'in', ['email.opened', 'email.clicked'])
+      .execute();
     const byToken = new Map<string, number[]>();
     const byDelivery = new Map<string, number>();
     for (const e of stored) {
@@ -405,27 +598,87 @@ describeApi('engagement tracking', (h) => {
     console.info(`tracking sweep [${h.dbName}]: ${answered} hits answered, ${stored.length} stored`);
   }, 120_000);
 
-  it('the tracking writer\'s insert writes what recordEvents writes, for several workspaces, under the ids given', async () => {
+  it("the tracking writer's insert writes what recordEvents writes, for several workspaces, under the ids given", async () => {
     const [a, b] = [await h.workspace(), await h.workspace('Other')];
     const now = new Date().toISOString();
     const rows = Array.from({ length: 71 }, (_, i) => ({
-      id: newId('evt'), workspaceId: i % 3 ? a.id : b.id,
-      event: i % 2
-        ? { type: 'email.clicked' as const, contactId: `ct_${i}`, broadcastId: 'bc_x', deliveryId: `dlv_${i}`, url: `https://x.example/${i}`, machine: i % 5 === 0, occurredAt: `2030-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`, data: { url: `https://x.example/${i}`, machine: i % 5 === 0 } }
-        : { type: 'email.opened' as const, contactId: null, broadcastId: 'bc_x', deliveryId: `dlv_${i}`, data: { userAgent: null, machine: false } },
+      id: newId('evt'),
+      workspaceId: i % 3 ? a.id : b.id,
+      event:
+        i % 2
+          ? {
+              type: 'email.clicked' as const,
+              contactId: `ct_${i}`,
+              broadcastId: 'bc_x',
+              deliveryId: `dlv_${i}`,
+              url: `https://x.example/${i}`,
+              machine: i % 5 === 0,
+              occurredAt: `2030-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`,
+              data: { url: `https://x.example/${i}`, machine: i % 5 === 0 },
+            }
+          : {
+              type: 'email.opened' as const,
+              contactId: null,
+              broadcastId: 'bc_x',
+              deliveryId: `dlv_${i}`,
+              data: { userAgent: null, machine: false },
+            },
     }));
     // Workspace a has an enabled webhook endpoint; b none, so on SQLite its events are written dispatched (nothing for
     // the fan-out to take); on PostgreSQL every event waits for the fan-out (src/outbox/events/events.repository.ts).
-    await h.db.kysely.insertInto('webhook_endpoints').values({ id: newId('wh'), workspace_id: a.id, url: 'https://hooks.example/x', event_types: '["email.opened"]', enabled: 1, secret: 'sealed', created_at: now, updated_at: now }).execute();
+    await h.db.kysely
+      .insertInto('webhook_endpoints')
+      .values({
+        id: newId('wh'),
+        workspace_id: a.id,
+        url: 'https://hooks.example/x',
+        event_types: '["email.opened"]',
+        enabled: 1,
+        secret: 'sealed',
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
     await h.db.kysely.transaction().execute((trx) => insertTrackingEvents(trx, rows, now));
-    const stored = await h.db.kysely.selectFrom('events').selectAll().where('id', 'in', rows.map((r) => r.id)).orderBy('id').execute();
-    expect(stored.map((r) => ({
-      id: r.id, workspaceId: r.workspace_id, type: r.type, occurredAt: new Date(r.occurred_at as unknown as string).toISOString(), contactId: r.contact_id,
-      broadcastId: r.broadcast_id, deliveryId: r.delivery_id, data: JSON.parse(r.data), machine: Number(r.machine), url: r.url, dispatched: Number(r.dispatched),
-    }))).toEqual(rows.map(({ id, workspaceId, event: e }) => ({
-      id, workspaceId, type: e.type, occurredAt: 'occurredAt' in e ? e.occurredAt : now, contactId: e.contactId, broadcastId: 'bc_x', deliveryId: e.deliveryId,
-      data: e.data, machine: e.machine ? 1 : 0, url: 'url' in e ? e.url : null, dispatched: workspaceId === b.id && h.dbName === 'sqlite' ? 1 : 0,
-    })));
+    const stored = await h.db.kysely
+      .selectFrom('events')
+      .selectAll()
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .orderBy('id')
+      .execute();
+    expect(
+      stored.map((r) => ({
+        id: r.id,
+        workspaceId: r.workspace_id,
+        type: r.type,
+        occurredAt: new Date(r.occurred_at as unknown as string).toISOString(),
+        contactId: r.contact_id,
+        broadcastId: r.broadcast_id,
+        deliveryId: r.delivery_id,
+        data: JSON.parse(r.data),
+        machine: Number(r.machine),
+        url: r.url,
+        dispatched: Number(r.dispatched),
+      })),
+    ).toEqual(
+      rows.map(({ id, workspaceId, event: e }) => ({
+        id,
+        workspaceId,
+        type: e.type,
+        occurredAt: 'occurredAt' in e ? e.occurredAt : now,
+        contactId: e.contactId,
+        broadcastId: 'bc_x',
+        deliveryId: e.deliveryId,
+        data: e.data,
+        machine: e.machine ? 1 : 0,
+        url: 'url' in e ? e.url : null,
+        dispatched: workspaceId === b.id && h.dbName === 'sqlite' ? 1 : 0,
+      })),
+    );
   });
 
   it('the timeline buckets by hour and by day in the database (UTC)', async () => {
@@ -433,27 +686,52 @@ describeApi('engagement tracking', (h) => {
     const created = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'T' })).json();
     const bc = created.id;
     const at = (iso: string) => iso;
-    await recordEvents(h.db.kysely, ws.id, [
-      { type: 'email.sent', broadcastId: bc, deliveryId: 'dlv_a', occurredAt: at('2030-03-01T10:15:00.000Z') },
-      { type: 'email.sent', broadcastId: bc, deliveryId: 'dlv_b', occurredAt: at('2030-03-01T10:59:59.999Z') },
-      { type: 'email.opened', broadcastId: bc, deliveryId: 'dlv_a', occurredAt: at('2030-03-01T11:00:00.000Z') },
-      { type: 'email.opened', broadcastId: bc, deliveryId: 'dlv_a', machine: true, occurredAt: at('2030-03-01T11:00:01.000Z') },
-      { type: 'email.clicked', broadcastId: bc, deliveryId: 'dlv_a', url: 'https://a.example/', occurredAt: at('2030-03-02T09:00:00.000Z') },
-      { type: 'email.bounced', broadcastId: bc, deliveryId: 'dlv_b', occurredAt: at('2030-03-01T10:20:00.000Z') },
-      { type: 'contact.updated', broadcastId: bc, occurredAt: at('2030-03-01T12:00:00.000Z') },
-    ], new Date().toISOString());
+    await recordEvents(
+      h.db.kysely,
+      ws.id,
+      [
+        { type: 'email.sent', broadcastId: bc, deliveryId: 'dlv_a', occurredAt: at('2030-03-01T10:15:00.000Z') },
+        { type: 'email.sent', broadcastId: bc, deliveryId: 'dlv_b', occurredAt: at('2030-03-01T10:59:59.999Z') },
+        { type: 'email.opened', broadcastId: bc, deliveryId: 'dlv_a', occurredAt: at('2030-03-01T11:00:00.000Z') },
+        {
+          type: 'email.opened',
+          broadcastId: bc,
+          deliveryId: 'dlv_a',
+          machine: true,
+          occurredAt: at('2030-03-01T11:00:01.000Z'),
+        },
+        {
+          type: 'email.clicked',
+          broadcastId: bc,
+          deliveryId: 'dlv_a',
+          url: 'https://a.example/',
+          occurredAt: at('2030-03-02T09:00:00.000Z'),
+        },
+        { type: 'email.bounced', broadcastId: bc, deliveryId: 'dlv_b', occurredAt: at('2030-03-01T10:20:00.000Z') },
+        { type: 'contact.updated', broadcastId: bc, occurredAt: at('2030-03-01T12:00:00.000Z') },
+      ],
+      new Date().toISOString(),
+    );
     const hour = (await h.call(ws.key, 'GET', `/v1/broadcasts/${bc}/timeline?bucket=hour`)).json();
-    expect(hour).toEqual({ bucket: 'hour', data: [
-      { at: '2030-03-01T10:00:00.000Z', sent: 2, opens: 0, clicks: 0, bounces: 1 },
-      { at: '2030-03-01T11:00:00.000Z', sent: 0, opens: 1, clicks: 0, bounces: 0 },
-      { at: '2030-03-02T09:00:00.000Z', sent: 0, opens: 0, clicks: 1, bounces: 0 },
-    ] });
+    expect(hour).toEqual({
+      bucket: 'hour',
+      data: [
+        { at: '2030-03-01T10:00:00.000Z', sent: 2, opens: 0, clicks: 0, bounces: 1 },
+        { at: '2030-03-01T11:00:00.000Z', sent: 0, opens: 1, clicks: 0, bounces: 0 },
+        { at: '2030-03-02T09:00:00.000Z', sent: 0, opens: 0, clicks: 1, bounces: 0 },
+      ],
+    });
     const day = (await h.call(ws.key, 'GET', `/v1/broadcasts/${bc}/timeline?bucket=day`)).json();
-    expect(day).toEqual({ bucket: 'day', data: [
-      { at: '2030-03-01T00:00:00.000Z', sent: 2, opens: 1, clicks: 0, bounces: 1 },
-      { at: '2030-03-02T00:00:00.000Z', sent: 0, opens: 0, clicks: 1, bounces: 0 },
-    ] });
-    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${bc}/links`)).json()).toEqual({ data: [{ url: 'https://a.example/', clicks: 1, uniqueClicks: 1 }] });
+    expect(day).toEqual({
+      bucket: 'day',
+      data: [
+        { at: '2030-03-01T00:00:00.000Z', sent: 2, opens: 1, clicks: 0, bounces: 1 },
+        { at: '2030-03-02T00:00:00.000Z', sent: 0, opens: 0, clicks: 1, bounces: 0 },
+      ],
+    });
+    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${bc}/links`)).json()).toEqual({
+      data: [{ url: 'https://a.example/', clicks: 1, uniqueClicks: 1 }],
+    });
   });
 
   it('tracking off: no rewritten link, no pixel', async () => {
@@ -472,29 +750,57 @@ describeApi('engagement tracking', (h) => {
 
   it('the workspace default applies to new broadcasts; a broadcast may say otherwise and change it while a draft', async () => {
     const ws = await h.workspace();
-    expect((await h.call(ws.key, 'GET', '/v1/workspace')).json().settings.tracking).toEqual({ opens: true, clicks: true });
-    expect((await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'A' })).json().tracking).toEqual({ opens: true, clicks: true });
-    const put = await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { tracking: { opens: false, clicks: true } } });
+    expect((await h.call(ws.key, 'GET', '/v1/workspace')).json().settings.tracking).toEqual({
+      opens: true,
+      clicks: true,
+    });
+    expect((await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'A' })).json().tracking).toEqual({
+      opens: true,
+      clicks: true,
+    });
+    const put = await h.call(ws.key, 'PUT', '/v1/workspace', {
+      settings: { tracking: { opens: false, clicks: true } },
+    });
     expect(put.statusCode, put.body).toBe(200);
     expect(put.json().settings.tracking).toEqual({ opens: false, clicks: true });
     const b = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'B' })).json();
     expect(b.tracking).toEqual({ opens: false, clicks: true });
-    expect((await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'C', tracking: { opens: true, clicks: false } })).json().tracking).toEqual({ opens: true, clicks: false });
+    expect(
+      (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'C', tracking: { opens: true, clicks: false } })).json()
+        .tracking,
+    ).toEqual({ opens: true, clicks: false });
     const updated = await h.call(ws.key, 'PUT', `/v1/broadcasts/${b.id}`, { tracking: { opens: true, clicks: true } });
     expect(updated.json().tracking).toEqual({ opens: true, clicks: true });
-    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${b.id}`)).json().tracking).toEqual({ opens: true, clicks: true });
+    expect((await h.call(ws.key, 'GET', `/v1/broadcasts/${b.id}`)).json().tracking).toEqual({
+      opens: true,
+      clicks: true,
+    });
     // Other settings are kept when tracking changes; both switches are required.
-    expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { tracking: { opens: true } } })).statusCode).toBe(422);
-    expect((await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'D', tracking: { opens: 'yes', clicks: true } })).statusCode).toBe(422);
+    expect((await h.call(ws.key, 'PUT', '/v1/workspace', { settings: { tracking: { opens: true } } })).statusCode).toBe(
+      422,
+    );
+    expect(
+      (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'D', tracking: { opens: 'yes', clicks: true } }))
+        .statusCode,
+    ).toBe(422);
     // Another workspace keeps its own default.
     const other = await h.workspace();
-    expect((await h.call(other.key, 'POST', '/v1/broadcasts', { name: 'E' })).json().tracking).toEqual({ opens: true, clicks: true });
+    expect((await h.call(other.key, 'POST', '/v1/broadcasts', { name: 'E' })).json().tracking).toEqual({
+      opens: true,
+      clicks: true,
+    });
   });
 
   it('test sends and previews are not tracked', async () => {
     const ws = await h.workspace();
     const domain = await verifiedDomain(h, ws, `p${ws.id.slice(-8).toLowerCase()}.test`);
-    const b = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'P', from: `news@${domain.name}`, emailContent: { subject: 'Preview', html: HTML } })).json();
+    const b = (
+      await h.call(ws.key, 'POST', '/v1/broadcasts', {
+        name: 'P',
+        from: `news@${domain.name}`,
+        emailContent: { subject: 'Preview', html: HTML },
+      })
+    ).json();
     const preview = (await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/preview`, {})).json();
     expect(preview.html).toContain('https://blog.example/post');
     expect(preview.html).not.toContain('/t/');

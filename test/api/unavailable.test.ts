@@ -7,7 +7,11 @@ describe('database unreachable', () => {
   it('answers 503 unavailable with Retry-After (never a 500), and /readyz fails while /healthz stays up', async () => {
     // Nothing listens on port 1: every query fails to connect.
     const db = connect('postgres://postgres@127.0.0.1:1/none', { poolSize: 1 });
-    const app = await buildApp({ db, config: { logLevel: 'silent', publicUrl: 'http://localhost', secret: TEST_SECRET }, logger: false });
+    const app = await buildApp({
+      db,
+      config: { logLevel: 'silent', publicUrl: 'http://localhost', secret: TEST_SECRET },
+      logger: false,
+    });
     try {
       const key = `fc_${'0'.repeat(26)}_${'A'.repeat(43)}`;
       const res = await app.inject({ method: 'GET', url: '/v1/forms', headers: { authorization: `Bearer ${key}` } });

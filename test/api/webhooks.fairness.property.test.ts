@@ -18,14 +18,28 @@ describeApi('webhooks: property test of the fair claim', (h) => {
     for (let i = 0; i < 8; i++) {
       const id = newId('wh');
       await repo.insertEndpoint(h.db.kysely, {
-        id, workspace_id: ws.id, url: `https://93.184.215.14/${i}`, event_types: '[]', description: null, enabled: 1, disabled_reason: null,
-        secret: 'unused', previous_secret: null, previous_secret_until: null, failing_since: null, created_at: new Date(t0).toISOString(), updated_at: new Date(t0).toISOString(),
+        id,
+        workspace_id: ws.id,
+        url: `https://93.184.215.14/${i}`,
+        event_types: '[]',
+        description: null,
+        enabled: 1,
+        disabled_reason: null,
+        secret: 'unused',
+        previous_secret: null,
+        previous_secret_until: null,
+        failing_since: null,
+        created_at: new Date(t0).toISOString(),
+        updated_at: new Date(t0).toISOString(),
       });
       endpoints.push(id);
     }
     const scenario = fc.record({
       // Per endpoint: how many are due, and the offset (ms) of its due times: a large one makes it "newer" than the others.
-      backlogs: fc.array(fc.record({ due: fc.integer({ min: 0, max: 40 }), offset: fc.integer({ min: 0, max: 5000 }) }), { minLength: 1, maxLength: 8 }),
+      backlogs: fc.array(
+        fc.record({ due: fc.integer({ min: 0, max: 40 }), offset: fc.integer({ min: 0, max: 5000 }) }),
+        { minLength: 1, maxLength: 8 },
+      ),
       limit: fc.integer({ min: 1, max: 60 }),
       room: fc.integer({ min: 1, max: 6 }),
       // The workspace's room (its share of the dispatcher's hold), or none.
@@ -42,17 +56,34 @@ describeApi('webhooks: property test of the fair claim', (h) => {
         backlogs.forEach((b, i) => {
           for (let n = 0; n < b.due; n++) {
             const id = newId('whd');
-            rows.push({ id, workspaceId: ws.id, endpointId: endpoints[i]!, eventId: `evt_${run}_${i}_${n}`, eventType: 'contact.created', payload: '{}' });
+            rows.push({
+              id,
+              workspaceId: ws.id,
+              endpointId: endpoints[i]!,
+              eventId: `evt_${run}_${i}_${n}`,
+              eventType: 'contact.created',
+              payload: '{}',
+            });
             dueAt.set(id, new Date(t0 + b.offset + n).toISOString());
           }
         });
         await repo.insertDeliveries(h.db.kysely, rows, new Date(t0).toISOString());
-        for (const [id, at] of dueAt) await h.db.kysely.updateTable('webhook_deliveries').set({ next_attempt_at: at }).where('id', '=', id).execute();
+        for (const [id, at] of dueAt)
+          await h.db.kysely
+            .updateTable('webhook_deliveries')
+            .set({ next_attempt_at: at })
+            .where('id', '=', id)
+            .execute();
         const now = new Date(t0 + 10_000).toISOString();
         const skip = skipFirst ? [endpoints[0]!] : [];
-        const claimed = await h.db.kysely.transaction().execute((trx) => repo.claimWebhookDeliveries(trx, h.dbName, 'prop', now, new Date(t0 + 70_000).toISOString(), {
-          limit, skipEndpoints: skip, room: () => room, ...(workspaceRoom === undefined ? {} : { workspaceRoom: () => workspaceRoom }),
-        }));
+        const claimed = await h.db.kysely.transaction().execute((trx) =>
+          repo.claimWebhookDeliveries(trx, h.dbName, 'prop', now, new Date(t0 + 70_000).toISOString(), {
+            limit,
+            skipEndpoints: skip,
+            room: () => room,
+            ...(workspaceRoom === undefined ? {} : { workspaceRoom: () => workspaceRoom }),
+          }),
+        );
         const most = Math.min(limit, workspaceRoom ?? limit);
         expect(new Set(claimed.map((c) => c.id)).size).toBe(claimed.length);
         expect(claimed.length).toBeLessThanOrEqual(most);
@@ -61,9 +92,14 @@ describeApi('webhooks: property test of the fair claim', (h) => {
         const wanted = backlogs.map((b, i) => (skip.includes(endpoints[i]!) ? 0 : Math.min(room, b.due)));
         backlogs.forEach((_b, i) => expect(per.get(endpoints[i]!) ?? 0).toBeLessThanOrEqual(wanted[i]!));
         // Round robin: when every share fits in the limit, every endpoint gets its share, whatever the order of due times.
-        if (wanted.reduce((a, b) => a + b, 0) <= most) backlogs.forEach((_b, i) => expect(per.get(endpoints[i]!) ?? 0).toBe(wanted[i]));
+        if (wanted.reduce((a, b) => a + b, 0) <= most)
+          backlogs.forEach((_b, i) => expect(per.get(endpoints[i]!) ?? 0).toBe(wanted[i]));
         else expect(claimed.length).toBe(most);
-        const states = await h.db.kysely.selectFrom('webhook_deliveries').select(['id', 'status', 'lease_owner', 'attempts']).where('workspace_id', '=', ws.id).execute();
+        const states = await h.db.kysely
+          .selectFrom('webhook_deliveries')
+          .select(['id', 'status', 'lease_owner', 'attempts'])
+          .where('workspace_id', '=', ws.id)
+          .execute();
         const ids = new Set(claimed.map((c) => c.id));
         for (const s of states) {
           if (ids.has(s.id)) expect(s).toMatchObject({ status: 'SENDING', lease_owner: 'prop', attempts: 1 });

@@ -30,7 +30,10 @@ describeApi('webhooks: the SSRF guard and IPv4 embedded in IPv6 (issue 29 item 1
   it('POST /v1/webhooks refuses each form as an IP literal (422 at /url); nothing is stored', async () => {
     const ws = await h.workspace();
     for (const [address, why] of FORMS) {
-      const res = await h.call(ws.key, 'POST', '/v1/webhooks', { url: `https://[${address}]:8443/hook`, eventTypes: ['contact.created'] });
+      const res = await h.call(ws.key, 'POST', '/v1/webhooks', {
+        url: `https://[${address}]:8443/hook`,
+        eventTypes: ['contact.created'],
+      });
       expect(res.statusCode, address).toBe(422);
       expect(res.json().errors).toEqual([{ path: '/url', message: expect.stringMatching(why) }]);
     }
@@ -42,19 +45,33 @@ describeApi('webhooks: the SSRF guard and IPv4 embedded in IPv6 (issue 29 item 1
     const resolve: Resolver = async () => [{ address: answer, family: answer.includes(':') ? 6 : 4 }];
     const service = new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: true, allowPrivate: false, resolve });
     const at = new Date();
-    const d = new WebhookDispatcher(h.db, { workerId: `ssrf-${h.dbName}`, secret: TEST_SECRET, allowHttp: true, allowPrivate: false, clock: () => at, resolve });
+    const d = new WebhookDispatcher(h.db, {
+      workerId: `ssrf-${h.dbName}`,
+      secret: TEST_SECRET,
+      allowHttp: true,
+      allowPrivate: false,
+      clock: () => at,
+      resolve,
+    });
     dispatchers.push(d);
     for (const [address, why] of FORMS) {
       const ws = await h.workspace();
       answer = '93.184.215.14'; // public when the endpoint is created
-      const webhook = await service.create(ws.id, { url: 'https://hooks.customer.example/hook', eventTypes: ['contact.created'] });
+      const webhook = await service.create(ws.id, {
+        url: 'https://hooks.customer.example/hook',
+        eventTypes: ['contact.created'],
+      });
       answer = address; // then DNS answers with the embedded form
-      await h.db.kysely.transaction().execute((trx) => recordEvents(trx, ws.id, [{ type: 'contact.created', data: {} }], at.toISOString()));
+      await h.db.kysely
+        .transaction()
+        .execute((trx) => recordEvents(trx, ws.id, [{ type: 'contact.created', data: {} }], at.toISOString()));
       await d.fanOut();
       while ((await d.dispatch()) > 0);
       const [log] = (await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}/deliveries`)).json().data;
       expect(log, address).toMatchObject({ status: 'PENDING', attempts: 1, lastStatusCode: null });
-      expect(log.lastError, address).toMatch(new RegExp(`refused: .*${address.replace(/[.]/g, '\\.')}, a ${why.source}`));
+      expect(log.lastError, address).toMatch(
+        new RegExp(`refused: .*${address.replace(/[.]/g, '\\.')}, a ${why.source}`),
+      );
       await h.db.kysely.deleteFrom('webhook_endpoints').where('id', '=', webhook.id).execute();
     }
   });

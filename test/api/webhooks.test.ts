@@ -16,7 +16,20 @@ import { TEST_SECRET } from '../helpers/secret.js';
 /** An endpoint as GET, list and PUT show it (no secret); creation and rotation add `secret`. */
 const WEBHOOK_KEYS = ['createdAt', 'description', 'disabledReason', 'enabled', 'eventTypes', 'id', 'updatedAt', 'url'];
 const withoutSecret = ({ secret: _secret, ...rest }: Record<string, unknown>) => rest;
-const DELIVERY_KEYS = ['attemptLog', 'attempts', 'createdAt', 'deliveredAt', 'eventId', 'eventType', 'id', 'lastDurationMs', 'lastError', 'lastStatusCode', 'nextAttemptAt', 'status'];
+const DELIVERY_KEYS = [
+  'attemptLog',
+  'attempts',
+  'createdAt',
+  'deliveredAt',
+  'eventId',
+  'eventType',
+  'id',
+  'lastDurationMs',
+  'lastError',
+  'lastStatusCode',
+  'nextAttemptAt',
+  'status',
+];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 /** A public address as an IP literal: the guard needs no DNS for it (nothing is ever sent there by these tests). */
 const PUBLIC_URL = 'https://93.184.215.14/hooks/formcast';
@@ -45,13 +58,24 @@ interface Receiver {
 const receivers: Receiver[] = [];
 
 /** A receiver that answers each request with `answer(n)` (n from 1), or 200. */
-async function startReceiver(clock: () => Date, answer: (n: number, req: http.IncomingMessage) => number | { status: number; headers?: Record<string, string>; delayMs?: number } = () => 200): Promise<Receiver> {
+async function startReceiver(
+  clock: () => Date,
+  answer: (
+    n: number,
+    req: http.IncomingMessage,
+  ) => number | { status: number; headers?: Record<string, string>; delayMs?: number } = () => 200,
+): Promise<Receiver> {
   const requests: Received[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), url: req.url ?? '', at: clock().getTime() });
+      requests.push({
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        url: req.url ?? '',
+        at: clock().getTime(),
+      });
       const a = answer(requests.length, req);
       const { status, headers = {}, delayMs = 0 } = typeof a === 'number' ? { status: a } : a;
       setTimeout(() => res.writeHead(status, headers).end('ok'), delayMs);
@@ -60,11 +84,14 @@ async function startReceiver(clock: () => Date, answer: (n: number, req: http.In
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const r: Receiver = {
-    url: `http://127.0.0.1:${port}/hook`, port, requests,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    url: `http://127.0.0.1:${port}/hook`,
+    port,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   receivers.push(r);
   return r;
@@ -80,16 +107,27 @@ async function startHangingReceiver(): Promise<Receiver & { maxOpen: () => numbe
     res.on('close', () => open--);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), url: req.url ?? '', at: Date.now() }));
+    req.on('end', () =>
+      requests.push({
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        url: req.url ?? '',
+        at: Date.now(),
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const r: Receiver & { maxOpen: () => number } = {
-    url: `http://127.0.0.1:${port}/hang`, port, requests, maxOpen: () => maxOpen,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    url: `http://127.0.0.1:${port}/hang`,
+    port,
+    requests,
+    maxOpen: () => maxOpen,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   receivers.push(r);
   return r;
@@ -108,7 +146,14 @@ function verify(secret: string, r: Received): unknown {
 
 function testClock(start = Date.now()) {
   let t = start;
-  return { now: () => new Date(t), advance: (ms: number) => void (t += ms), set: (ms: number) => void (t = ms), get ms() { return t; } };
+  return {
+    now: () => new Date(t),
+    advance: (ms: number) => void (t += ms),
+    set: (ms: number) => void (t = ms),
+    get ms() {
+      return t;
+    },
+  };
 }
 
 describeApi('webhooks', (h) => {
@@ -123,11 +168,23 @@ describeApi('webhooks', (h) => {
   });
 
   function service(opts: { resolve?: Resolver; allowPrivate?: boolean } = {}) {
-    return new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: true, allowPrivate: opts.allowPrivate ?? true, resolve: opts.resolve });
+    return new WebhooksService(h.db, {
+      secret: TEST_SECRET,
+      allowHttp: true,
+      allowPrivate: opts.allowPrivate ?? true,
+      resolve: opts.resolve,
+    });
   }
 
   function dispatcher(clock: () => Date, opts: Partial<DispatcherOptions> = {}) {
-    const d = new WebhookDispatcher(h.db, { workerId: `test-${dispatchers.length}`, secret: TEST_SECRET, allowHttp: true, allowPrivate: true, clock, ...opts });
+    const d = new WebhookDispatcher(h.db, {
+      workerId: `test-${dispatchers.length}`,
+      secret: TEST_SECRET,
+      allowHttp: true,
+      allowPrivate: true,
+      clock,
+      ...opts,
+    });
     dispatchers.push(d);
     return d;
   }
@@ -143,7 +200,11 @@ describeApi('webhooks', (h) => {
   }
 
   async function create(ws: TestWorkspace, body: Record<string, unknown> = {}) {
-    const res = await h.call(ws.key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'], ...body });
+    const res = await h.call(ws.key, 'POST', '/v1/webhooks', {
+      url: PUBLIC_URL,
+      eventTypes: ['contact.created'],
+      ...body,
+    });
     expect(res.statusCode, res.body).toBe(201);
     return res.json();
   }
@@ -165,18 +226,32 @@ describeApi('webhooks', (h) => {
 
   it('POST registers an endpoint (201, Location) with a whsec_ secret, stored sealed; GET returns it without the secret', async () => {
     const ws = await h.workspace();
-    const res = await h.call(ws.key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created', 'email.bounced'], description: 'CRM sync' });
+    const res = await h.call(ws.key, 'POST', '/v1/webhooks', {
+      url: PUBLIC_URL,
+      eventTypes: ['contact.created', 'email.bounced'],
+      description: 'CRM sync',
+    });
     expect(res.statusCode, res.body).toBe(201);
     const webhook = res.json();
     expect(Object.keys(webhook).sort()).toEqual([...WEBHOOK_KEYS, 'secret'].sort());
-    expect(webhook).toMatchObject({ url: PUBLIC_URL, eventTypes: ['contact.created', 'email.bounced'], description: 'CRM sync', enabled: true, disabledReason: null });
+    expect(webhook).toMatchObject({
+      url: PUBLIC_URL,
+      eventTypes: ['contact.created', 'email.bounced'],
+      description: 'CRM sync',
+      enabled: true,
+      disabledReason: null,
+    });
     expect(webhook.id).toMatch(/^wh_/);
     expect(webhook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     expect(Buffer.from(webhook.secret.slice(6), 'base64')).toHaveLength(24);
     expect(webhook.createdAt).toMatch(ISO);
     expect(res.headers.location).toBe(`/v1/webhooks/${webhook.id}`);
     expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).json()).toEqual(withoutSecret(webhook));
-    const row = await h.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    const row = await h.db.kysely
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('id', '=', webhook.id)
+      .executeTakeFirstOrThrow();
     expect(row.workspace_id).toBe(ws.id);
     expect(row.secret).not.toContain(webhook.secret.slice(6));
     expect(row.secret).toMatch(/^v1\./);
@@ -185,14 +260,32 @@ describeApi('webhooks', (h) => {
 
   it('no webhook secret is kept in the Idempotency-Key replay store (create and rotate answer it once)', async () => {
     const ws = await h.workspace();
-    const first = await h.call(ws.key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] }, { 'idempotency-key': 'wh-create-1' });
+    const first = await h.call(
+      ws.key,
+      'POST',
+      '/v1/webhooks',
+      { url: PUBLIC_URL, eventTypes: ['contact.created'] },
+      { 'idempotency-key': 'wh-create-1' },
+    );
     expect(first.statusCode).toBe(201);
     const secret = first.json().secret as string;
-    const replay = await h.call(ws.key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] }, { 'idempotency-key': 'wh-create-1' });
+    const replay = await h.call(
+      ws.key,
+      'POST',
+      '/v1/webhooks',
+      { url: PUBLIC_URL, eventTypes: ['contact.created'] },
+      { 'idempotency-key': 'wh-create-1' },
+    );
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.json().secret).toBeNull();
-    const rotated = await h.call(ws.key, 'POST', `/v1/webhooks/${first.json().id}/rotate-secret`, undefined, { 'idempotency-key': 'wh-rotate-1' });
-    const stored = await h.db.kysely.selectFrom('idempotency_keys').select('response_body').where('workspace_id', '=', ws.id).execute();
+    const rotated = await h.call(ws.key, 'POST', `/v1/webhooks/${first.json().id}/rotate-secret`, undefined, {
+      'idempotency-key': 'wh-rotate-1',
+    });
+    const stored = await h.db.kysely
+      .selectFrom('idempotency_keys')
+      .select('response_body')
+      .where('workspace_id', '=', ws.id)
+      .execute();
     expect(stored).toHaveLength(2);
     for (const row of stored) {
       expect(row.response_body).not.toContain(secret);
@@ -204,7 +297,8 @@ describeApi('webhooks', (h) => {
   it('a signing secret is shown only at creation and rotation, to write:webhooks: GET, list and PUT carry none, for a viewer, an editor or an admin (issue 29)', async () => {
     const ws = await h.workspace();
     // A key with the scopes of each console role (roles are sets of scopes: src/access/users/roles.ts), keys and people aside.
-    const roleKey = (role: 'viewer' | 'editor' | 'admin') => h.key(ws, ROLE_SCOPES[role].filter((s) => !s.startsWith('manage:')) as never);
+    const roleKey = (role: 'viewer' | 'editor' | 'admin') =>
+      h.key(ws, ROLE_SCOPES[role].filter((s) => !s.startsWith('manage:')) as never);
     const admin = await roleKey('admin');
     const created = await h.call(admin, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] });
     expect(created.statusCode, created.body).toBe(201);
@@ -226,7 +320,10 @@ describeApi('webhooks', (h) => {
       }
       if (role !== 'admin') {
         expect((await h.call(key, 'POST', `/v1/webhooks/${id}/rotate-secret`)).statusCode, role).toBe(403);
-        expect((await h.call(key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] })).statusCode, role).toBe(403);
+        expect(
+          (await h.call(key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] })).statusCode,
+          role,
+        ).toBe(403);
       }
     }
     const put = await h.call(admin, 'PUT', `/v1/webhooks/${id}`, { description: 'x' });
@@ -235,8 +332,14 @@ describeApi('webhooks', (h) => {
     expect(Object.keys((await h.call(admin, 'GET', `/v1/webhooks/${id}`)).json()).sort()).toEqual(WEBHOOK_KEYS);
     // The schema says so too: only creation and rotation answer with a secret.
     const spec = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json();
-    const props = (op: { responses: Record<string, { content: { 'application/json': { schema: unknown } } }> }, code: string) => {
-      let schema = op.responses[code]!.content['application/json'].schema as { $ref?: string; properties?: Record<string, unknown> };
+    const props = (
+      op: { responses: Record<string, { content: { 'application/json': { schema: unknown } } }> },
+      code: string,
+    ) => {
+      let schema = op.responses[code]!.content['application/json'].schema as {
+        $ref?: string;
+        properties?: Record<string, unknown>;
+      };
       if (schema.$ref) schema = spec.components.schemas[schema.$ref.split('/').pop()!];
       return Object.keys(schema.properties ?? {});
     };
@@ -271,19 +374,30 @@ describeApi('webhooks', (h) => {
     ['a description over 500 characters', { description: 'x'.repeat(501) }, ['/description'], null],
   ])('POST refuses %s (422, nothing created)', async (_label, body, paths, message) => {
     const ws = await h.workspace();
-    const res = await h.call(ws.key, 'POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'], ...body });
+    const res = await h.call(ws.key, 'POST', '/v1/webhooks', {
+      url: PUBLIC_URL,
+      eventTypes: ['contact.created'],
+      ...body,
+    });
     expect(res.statusCode, res.body).toBe(422);
     expect(res.json().code).toBe('validation_failed');
     expect(res.json().errors.map((e: { path: string }) => e.path)).toEqual(paths);
     if (message) expect(res.json().errors[0].message).toMatch(message);
-    expect(await h.db.kysely.selectFrom('webhook_endpoints').select('id').where('workspace_id', '=', ws.id).execute()).toEqual([]);
+    expect(
+      await h.db.kysely.selectFrom('webhook_endpoints').select('id').where('workspace_id', '=', ws.id).execute(),
+    ).toEqual([]);
   });
 
   it('POST without url or eventTypes is a 422 naming both', async () => {
     const ws = await h.workspace();
     const res = await h.call(ws.key, 'POST', '/v1/webhooks', {});
     expect(res.statusCode).toBe(422);
-    expect(res.json().errors.map((e: { path: string }) => e.path).sort()).toEqual(['/eventTypes', '/url']);
+    expect(
+      res
+        .json()
+        .errors.map((e: { path: string }) => e.path)
+        .sort(),
+    ).toEqual(['/eventTypes', '/url']);
   });
 
   it('scopes: read:webhooks reads (no secret), write:webhooks writes, others get 403; no key is 401', async () => {
@@ -296,9 +410,12 @@ describeApi('webhooks', (h) => {
     expect((await h.call(reader, 'GET', '/v1/webhooks')).statusCode).toBe(200);
     expect((await h.call(reader, 'GET', `/v1/webhooks/${webhook.id}/deliveries`)).statusCode).toBe(200);
     for (const [method, url, body] of [
-      ['POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] }], ['PUT', `/v1/webhooks/${webhook.id}`, { description: 'x' }],
-      ['DELETE', `/v1/webhooks/${webhook.id}`, undefined], ['POST', `/v1/webhooks/${webhook.id}/rotate-secret`, undefined],
-      ['POST', `/v1/webhooks/${webhook.id}/test`, undefined], ['POST', `/v1/webhooks/${webhook.id}/deliveries/whd_x/retry`, undefined],
+      ['POST', '/v1/webhooks', { url: PUBLIC_URL, eventTypes: ['contact.created'] }],
+      ['PUT', `/v1/webhooks/${webhook.id}`, { description: 'x' }],
+      ['DELETE', `/v1/webhooks/${webhook.id}`, undefined],
+      ['POST', `/v1/webhooks/${webhook.id}/rotate-secret`, undefined],
+      ['POST', `/v1/webhooks/${webhook.id}/test`, undefined],
+      ['POST', `/v1/webhooks/${webhook.id}/deliveries/whd_x/retry`, undefined],
     ] as const) {
       const res = await h.call(reader, method, url, body);
       expect(res.statusCode, `${method} ${url}`).toBe(403);
@@ -306,31 +423,51 @@ describeApi('webhooks', (h) => {
     }
     expect((await h.call(other, 'GET', `/v1/webhooks/${webhook.id}`)).statusCode).toBe(403);
     expect((await h.call(null, 'GET', '/v1/webhooks')).statusCode).toBe(401);
-    expect((await h.call(writer, 'PUT', `/v1/webhooks/${webhook.id}`, { description: 'by writer' })).json().description).toBe('by writer');
+    expect(
+      (await h.call(writer, 'PUT', `/v1/webhooks/${webhook.id}`, { description: 'by writer' })).json().description,
+    ).toBe('by writer');
   });
 
-  it('another workspace\'s endpoint and deliveries are 404 on every route', async () => {
+  it("another workspace's endpoint and deliveries are 404 on every route", async () => {
     const ws = await h.workspace();
     const intruder = await h.workspace('Other');
     const webhook = await create(ws);
     const test = await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/test`);
     expect(test.statusCode).toBe(202);
     const deliveryId = test.json().id;
-    await h.db.kysely.updateTable('webhook_deliveries').set({ status: 'FAILED' }).where('id', '=', deliveryId).execute();
+    await h.db.kysely
+      .updateTable('webhook_deliveries')
+      .set({ status: 'FAILED' })
+      .where('id', '=', deliveryId)
+      .execute();
     for (const [method, url, body] of [
-      ['GET', `/v1/webhooks/${webhook.id}`, undefined], ['PUT', `/v1/webhooks/${webhook.id}`, { description: 'x' }],
-      ['DELETE', `/v1/webhooks/${webhook.id}`, undefined], ['POST', `/v1/webhooks/${webhook.id}/rotate-secret`, undefined],
-      ['POST', `/v1/webhooks/${webhook.id}/test`, undefined], ['GET', `/v1/webhooks/${webhook.id}/deliveries`, undefined],
-      ['GET', `/v1/webhooks/${webhook.id}/deliveries/${deliveryId}`, undefined], ['POST', `/v1/webhooks/${webhook.id}/deliveries/${deliveryId}/retry`, undefined],
+      ['GET', `/v1/webhooks/${webhook.id}`, undefined],
+      ['PUT', `/v1/webhooks/${webhook.id}`, { description: 'x' }],
+      ['DELETE', `/v1/webhooks/${webhook.id}`, undefined],
+      ['POST', `/v1/webhooks/${webhook.id}/rotate-secret`, undefined],
+      ['POST', `/v1/webhooks/${webhook.id}/test`, undefined],
+      ['GET', `/v1/webhooks/${webhook.id}/deliveries`, undefined],
+      ['GET', `/v1/webhooks/${webhook.id}/deliveries/${deliveryId}`, undefined],
+      ['POST', `/v1/webhooks/${webhook.id}/deliveries/${deliveryId}/retry`, undefined],
     ] as const) {
       const res = await h.call(intruder.key, method, url, body);
       expect(res.statusCode, `${method} ${url}`).toBe(404);
       expect(res.json().code).toBe('not_found');
     }
     expect((await h.call(intruder.key, 'GET', '/v1/webhooks')).json().data).toEqual([]);
-    const row = await h.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    const row = await h.db.kysely
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('id', '=', webhook.id)
+      .executeTakeFirstOrThrow();
     expect(row.description).toBeNull();
-    expect(await h.db.kysely.selectFrom('webhook_deliveries').select('status').where('id', '=', deliveryId).executeTakeFirstOrThrow()).toEqual({ status: 'FAILED' });
+    expect(
+      await h.db.kysely
+        .selectFrom('webhook_deliveries')
+        .select('status')
+        .where('id', '=', deliveryId)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ status: 'FAILED' });
     expect((await h.call(ws.key, 'DELETE', `/v1/webhooks/${webhook.id}`)).statusCode).toBe(204);
   });
 
@@ -340,7 +477,11 @@ describeApi('webhooks', (h) => {
     const put = (body: unknown) => h.call(ws.key, 'PUT', `/v1/webhooks/${webhook.id}`, body);
     const changed = await put({ eventTypes: ['email.opened', 'email.clicked'] });
     expect(changed.statusCode, changed.body).toBe(200);
-    expect(changed.json()).toMatchObject({ eventTypes: ['email.opened', 'email.clicked'], description: 'first', url: PUBLIC_URL });
+    expect(changed.json()).toMatchObject({
+      eventTypes: ['email.opened', 'email.clicked'],
+      description: 'first',
+      url: PUBLIC_URL,
+    });
     expect(Object.keys(changed.json()).sort()).toEqual(WEBHOOK_KEYS);
     expect((await put({ description: null })).json().description).toBeNull();
     const refused = await put({ url: 'https://192.168.0.10/x' });
@@ -349,7 +490,11 @@ describeApi('webhooks', (h) => {
     expect((await put({ url: 'https://93.184.215.15/new' })).json().url).toBe('https://93.184.215.15/new');
     expect((await put({ id: 'wh_other' })).statusCode).toBe(422);
     expect((await put({ status: 'x' })).statusCode).toBe(422);
-    const row = await h.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    const row = await h.db.kysely
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('id', '=', webhook.id)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ url: 'https://93.184.215.15/new', description: null });
     expect(JSON.parse(row.event_types)).toEqual(['email.opened', 'email.clicked']);
   });
@@ -361,16 +506,28 @@ describeApi('webhooks', (h) => {
     expect(queued.status).toBe('PENDING');
     const off = await h.call(ws.key, 'PUT', `/v1/webhooks/${webhook.id}`, { enabled: false });
     expect(off.json()).toMatchObject({ enabled: false, disabledReason: 'disabled through the API' });
-    const d = await h.db.kysely.selectFrom('webhook_deliveries').selectAll().where('id', '=', queued.id).executeTakeFirstOrThrow();
+    const d = await h.db.kysely
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('id', '=', queued.id)
+      .executeTakeFirstOrThrow();
     expect(d).toMatchObject({ status: 'FAILED', last_error: 'disabled through the API', next_attempt_at: null });
     expect((await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/test`)).statusCode).toBe(409);
     const retry = await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/deliveries/${queued.id}/retry`);
     expect(retry.statusCode).toBe(409);
     expect(retry.json().code).toBe('invalid_state');
-    await h.db.kysely.updateTable('webhook_endpoints').set({ failing_since: new Date().toISOString() }).where('id', '=', webhook.id).execute();
+    await h.db.kysely
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: new Date().toISOString() })
+      .where('id', '=', webhook.id)
+      .execute();
     const on = await h.call(ws.key, 'PUT', `/v1/webhooks/${webhook.id}`, { enabled: true });
     expect(on.json()).toMatchObject({ enabled: true, disabledReason: null });
-    const row = await h.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    const row = await h.db.kysely
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('id', '=', webhook.id)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ enabled: 1, disabled_reason: null, failing_since: null });
     await h.call(ws.key, 'DELETE', `/v1/webhooks/${webhook.id}`);
   });
@@ -385,7 +542,11 @@ describeApi('webhooks', (h) => {
     expect(rotated.secret).toMatch(/^whsec_/);
     expect(rotated.secret).not.toBe(webhook.secret);
     expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).json()).not.toHaveProperty('secret');
-    const row = await h.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    const row = await h.db.kysely
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('id', '=', webhook.id)
+      .executeTakeFirstOrThrow();
     expect(row.previous_secret).toMatch(/^v1\./);
     const until = Date.parse(toIso(row.previous_secret_until!));
     expect(until - before).toBeGreaterThanOrEqual(DAY - 1000);
@@ -399,27 +560,47 @@ describeApi('webhooks', (h) => {
     expect(res.statusCode, res.body).toBe(202);
     const d = res.json();
     expect(Object.keys(d).sort()).toEqual(DELIVERY_KEYS);
-    expect(d).toMatchObject({ eventId: null, eventType: 'webhook.test', status: 'PENDING', attempts: 0, attemptLog: [], lastStatusCode: null, deliveredAt: null });
+    expect(d).toMatchObject({
+      eventId: null,
+      eventType: 'webhook.test',
+      status: 'PENDING',
+      attempts: 0,
+      attemptLog: [],
+      lastStatusCode: null,
+      deliveredAt: null,
+    });
     expect(d.id).toMatch(/^whd_/);
     expect(d.nextAttemptAt).toMatch(ISO);
     expect(await deliveries(ws, webhook.id)).toEqual([d]);
     expect(await deliveries(ws, webhook.id, '?status=FAILED')).toEqual([]);
     expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}/deliveries?status=NOPE`)).statusCode).toBe(422);
-    const row = await h.db.kysely.selectFrom('webhook_deliveries').selectAll().where('id', '=', d.id).executeTakeFirstOrThrow();
-    expect(JSON.parse(row.payload)).toMatchObject({ type: 'webhook.test', data: { type: 'webhook.test', data: { webhookId: webhook.id } } });
+    const row = await h.db.kysely
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('id', '=', d.id)
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(row.payload)).toMatchObject({
+      type: 'webhook.test',
+      data: { type: 'webhook.test', data: { webhookId: webhook.id } },
+    });
     const retry = await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/deliveries/${d.id}/retry`);
     expect(retry.statusCode).toBe(409);
     expect(retry.json().code).toBe('invalid_state');
-    expect((await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/deliveries/whd_01JD0000000000000000000000/retry`)).statusCode).toBe(404);
+    expect(
+      (await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/deliveries/whd_01JD0000000000000000000000/retry`))
+        .statusCode,
+    ).toBe(404);
     expect((await h.call(ws.key, 'DELETE', `/v1/webhooks/${webhook.id}`)).statusCode).toBe(204);
     expect((await h.call(ws.key, 'GET', `/v1/webhooks/${webhook.id}`)).statusCode).toBe(404);
     expect((await h.call(ws.key, 'DELETE', `/v1/webhooks/${webhook.id}`)).statusCode).toBe(404);
-    expect(await h.db.kysely.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', webhook.id).execute()).toEqual([]);
+    expect(
+      await h.db.kysely.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', webhook.id).execute(),
+    ).toEqual([]);
   });
 
   // ---- fan-out and delivery ---------------------------------------------------------------------------
 
-  it('fan-out: one delivery per subscribed, enabled endpoint of the event\'s workspace, body { type, timestamp, data } exactly; events marked dispatched', async () => {
+  it("fan-out: one delivery per subscribed, enabled endpoint of the event's workspace, body { type, timestamp, data } exactly; events marked dispatched", async () => {
     const clock = testClock();
     const ws = await h.workspace();
     const other = await h.workspace('Other');
@@ -428,18 +609,45 @@ describeApi('webhooks', (h) => {
     const off = await endpoint(ws, 'http://127.0.0.1:9/off', ['contact.created']);
     await service().update(ws.id, off.id, { enabled: false });
     const foreign = await endpoint(other, 'http://127.0.0.1:9/other', ['contact.created']);
-    await events(ws, [{ type: 'contact.created', contactId: 'ct_1', data: { email: 'ada@example.com' } }, { type: 'form.submitted', data: {} }], clock.now());
+    await events(
+      ws,
+      [
+        { type: 'contact.created', contactId: 'ct_1', data: { email: 'ada@example.com' } },
+        { type: 'form.submitted', data: {} },
+      ],
+      clock.now(),
+    );
     const d = dispatcher(clock.now);
     expect(await d.fanOut()).toBeGreaterThanOrEqual(2);
-    const evt = await h.db.kysely.selectFrom('events').selectAll().where('workspace_id', '=', ws.id).where('type', '=', 'contact.created').executeTakeFirstOrThrow();
+    const evt = await h.db.kysely
+      .selectFrom('events')
+      .selectAll()
+      .where('workspace_id', '=', ws.id)
+      .where('type', '=', 'contact.created')
+      .executeTakeFirstOrThrow();
     expect(evt.dispatched).toBe(1);
-    const rows = await h.db.kysely.selectFrom('webhook_deliveries').selectAll().where('workspace_id', 'in', [ws.id, other.id]).execute();
+    const rows = await h.db.kysely
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('workspace_id', 'in', [ws.id, other.id])
+      .execute();
     expect(rows.map((r) => r.endpoint_id)).toEqual([a.id]);
     expect(rows[0]).toMatchObject({ status: 'PENDING', attempts: 0, event_id: evt.id, event_type: 'contact.created' });
-    expect(rows[0]!.payload).toBe(JSON.stringify({
-      type: 'contact.created', timestamp: clock.now().toISOString(),
-      data: { id: evt.id, type: 'contact.created', occurredAt: clock.now().toISOString(), contactId: 'ct_1', broadcastId: null, deliveryId: null, data: { email: 'ada@example.com' } },
-    }));
+    expect(rows[0]!.payload).toBe(
+      JSON.stringify({
+        type: 'contact.created',
+        timestamp: clock.now().toISOString(),
+        data: {
+          id: evt.id,
+          type: 'contact.created',
+          occurredAt: clock.now().toISOString(),
+          contactId: 'ct_1',
+          broadcastId: null,
+          deliveryId: null,
+          data: { email: 'ada@example.com' },
+        },
+      }),
+    );
     expect(await d.fanOut()).toBe(0);
     expect(rows.some((r) => [b.id, off.id, foreign.id].includes(r.endpoint_id))).toBe(false);
   });
@@ -452,22 +660,51 @@ describeApi('webhooks', (h) => {
     const off = await endpoint(ws, 'http://127.0.0.1:9/off', ['contact.created']);
     await service().update(ws.id, off.id, { enabled: false });
     await events(ws, [{ type: 'contact.created', contactId: 'ct_before', data: {} }], clock.now());
-    const before = await h.db.kysely.selectFrom('events').select(['id', 'dispatched']).where('workspace_id', '=', ws.id).executeTakeFirstOrThrow();
+    const before = await h.db.kysely
+      .selectFrom('events')
+      .select(['id', 'dispatched'])
+      .where('workspace_id', '=', ws.id)
+      .executeTakeFirstOrThrow();
     expect(Number(before.dispatched)).toBe(h.dbName === 'sqlite' ? 1 : 0);
     // Outside a transaction the endpoints' read and the insert are two statements: always for the fan-out.
-    await recordEvents(h.db.kysely, ws.id, [{ type: 'contact.created', contactId: 'ct_no_trx', data: {} }], clock.now().toISOString());
-    const loose = await h.db.kysely.selectFrom('events').select(['id', 'dispatched']).where('workspace_id', '=', ws.id).where('contact_id', '=', 'ct_no_trx').executeTakeFirstOrThrow();
+    await recordEvents(
+      h.db.kysely,
+      ws.id,
+      [{ type: 'contact.created', contactId: 'ct_no_trx', data: {} }],
+      clock.now().toISOString(),
+    );
+    const loose = await h.db.kysely
+      .selectFrom('events')
+      .select(['id', 'dispatched'])
+      .where('workspace_id', '=', ws.id)
+      .where('contact_id', '=', 'ct_no_trx')
+      .executeTakeFirstOrThrow();
     expect(Number(loose.dispatched)).toBe(0);
     await d.fanOut();
     await h.db.kysely.deleteFrom('events').where('id', '=', loose.id).execute();
     const late = await endpoint(ws, 'http://127.0.0.1:9/late', ['contact.created']);
     await service().update(ws.id, off.id, { enabled: true });
     await events(ws, [{ type: 'contact.created', contactId: 'ct_after', data: {} }], clock.now());
-    const after = await h.db.kysely.selectFrom('events').select(['id', 'dispatched']).where('workspace_id', '=', ws.id).where('id', '!=', before.id).executeTakeFirstOrThrow();
+    const after = await h.db.kysely
+      .selectFrom('events')
+      .select(['id', 'dispatched'])
+      .where('workspace_id', '=', ws.id)
+      .where('id', '!=', before.id)
+      .executeTakeFirstOrThrow();
     expect(Number(after.dispatched)).toBe(0);
     expect(await d.fanOut()).toBeGreaterThanOrEqual(1);
-    const rows = await h.db.kysely.selectFrom('webhook_deliveries').select(['endpoint_id', 'event_id']).where('workspace_id', '=', ws.id).orderBy('endpoint_id').execute();
-    expect(rows).toEqual([{ endpoint_id: off.id, event_id: after.id }, { endpoint_id: late.id, event_id: after.id }].sort((x, y) => (x.endpoint_id < y.endpoint_id ? -1 : 1)));
+    const rows = await h.db.kysely
+      .selectFrom('webhook_deliveries')
+      .select(['endpoint_id', 'event_id'])
+      .where('workspace_id', '=', ws.id)
+      .orderBy('endpoint_id')
+      .execute();
+    expect(rows).toEqual(
+      [
+        { endpoint_id: off.id, event_id: after.id },
+        { endpoint_id: late.id, event_id: after.id },
+      ].sort((x, y) => (x.endpoint_id < y.endpoint_id ? -1 : 1)),
+    );
   });
 
   it('a receiver that fails the first 2 attempts: retried after 5 s and 5 min, same webhook-id and body, each signature valid (standardwebhooks)', async () => {
@@ -475,7 +712,11 @@ describeApi('webhooks', (h) => {
     const ws = await h.workspace();
     const receiver = await startReceiver(clock.now, (n) => (n <= 2 ? 500 : 204));
     const webhook = await endpoint(ws, receiver.url);
-    await events(ws, [{ type: 'contact.created', contactId: 'ct_42', data: { email: 'grace@example.com' } }], clock.now());
+    await events(
+      ws,
+      [{ type: 'contact.created', contactId: 'ct_42', data: { email: 'grace@example.com' } }],
+      clock.now(),
+    );
     const d = dispatcher(clock.now);
     await d.fanOut();
     const t0 = clock.ms;
@@ -483,8 +724,18 @@ describeApi('webhooks', (h) => {
     expect(await drain(d)).toBe(1);
     expect(receiver.requests).toHaveLength(1);
     let [log] = await deliveries(ws, webhook.id);
-    expect(log).toMatchObject({ status: 'PENDING', attempts: 1, lastStatusCode: 500, lastError: 'HTTP 500', nextAttemptAt: new Date(t0 + 5 * SECOND).toISOString() });
-    const failing = await h.db.kysely.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    expect(log).toMatchObject({
+      status: 'PENDING',
+      attempts: 1,
+      lastStatusCode: 500,
+      lastError: 'HTTP 500',
+      nextAttemptAt: new Date(t0 + 5 * SECOND).toISOString(),
+    });
+    const failing = await h.db.kysely
+      .selectFrom('webhook_endpoints')
+      .select('failing_since')
+      .where('id', '=', webhook.id)
+      .executeTakeFirstOrThrow();
     expect(failing.failing_since).not.toBeNull();
 
     clock.advance(4 * SECOND);
@@ -492,15 +743,32 @@ describeApi('webhooks', (h) => {
     clock.advance(SECOND);
     expect(await drain(d)).toBe(1);
     [log] = await deliveries(ws, webhook.id);
-    expect(log).toMatchObject({ status: 'PENDING', attempts: 2, nextAttemptAt: new Date(clock.ms + 5 * MINUTE).toISOString() });
+    expect(log).toMatchObject({
+      status: 'PENDING',
+      attempts: 2,
+      nextAttemptAt: new Date(clock.ms + 5 * MINUTE).toISOString(),
+    });
 
     clock.advance(5 * MINUTE);
     expect(await drain(d)).toBe(1);
     [log] = await deliveries(ws, webhook.id);
-    expect(log).toMatchObject({ status: 'SUCCEEDED', attempts: 3, lastStatusCode: 204, lastError: null, nextAttemptAt: null, deliveredAt: clock.now().toISOString() });
+    expect(log).toMatchObject({
+      status: 'SUCCEEDED',
+      attempts: 3,
+      lastStatusCode: 204,
+      lastError: null,
+      nextAttemptAt: null,
+      deliveredAt: clock.now().toISOString(),
+    });
     expect(log.attemptLog.map((a: { statusCode: number }) => a.statusCode)).toEqual([500, 500, 204]);
-    expect(log.attemptLog.map((a: { attemptedAt: string }) => Date.parse(a.attemptedAt) - t0)).toEqual([0, 5 * SECOND, 5 * SECOND + 5 * MINUTE]);
-    expect(log.attemptLog.every((a: { durationMs: number }) => Number.isInteger(a.durationMs) && a.durationMs >= 0)).toBe(true);
+    expect(log.attemptLog.map((a: { attemptedAt: string }) => Date.parse(a.attemptedAt) - t0)).toEqual([
+      0,
+      5 * SECOND,
+      5 * SECOND + 5 * MINUTE,
+    ]);
+    expect(
+      log.attemptLog.every((a: { durationMs: number }) => Number.isInteger(a.durationMs) && a.durationMs >= 0),
+    ).toBe(true);
 
     expect(receiver.requests).toHaveLength(3);
     const ids = new Set(receiver.requests.map((r) => r.headers['webhook-id']));
@@ -510,9 +778,16 @@ describeApi('webhooks', (h) => {
       expect(r.headers['content-type']).toBe('application/json');
       expect(r.headers['user-agent']).toBe('Formcast-Webhooks/1');
       expect(r.headers['webhook-timestamp']).toBe(String(Math.floor(r.at / 1000)));
-      expect(verify(webhook.secret, r)).toMatchObject({ type: 'contact.created', data: { contactId: 'ct_42', data: { email: 'grace@example.com' } } });
+      expect(verify(webhook.secret, r)).toMatchObject({
+        type: 'contact.created',
+        data: { contactId: 'ct_42', data: { email: 'grace@example.com' } },
+      });
     }
-    const endpointRow = await h.db.kysely.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    const endpointRow = await h.db.kysely
+      .selectFrom('webhook_endpoints')
+      .select('failing_since')
+      .where('id', '=', webhook.id)
+      .executeTakeFirstOrThrow();
     expect(endpointRow.failing_since).toBeNull();
   });
 
@@ -529,7 +804,11 @@ describeApi('webhooks', (h) => {
     for (const [i, wait] of waits.entries()) {
       expect(await drain(d)).toBe(1);
       const [log] = await deliveries(ws, webhook.id);
-      expect(log).toMatchObject({ status: 'PENDING', attempts: i + 1, nextAttemptAt: new Date(clock.ms + wait).toISOString() });
+      expect(log).toMatchObject({
+        status: 'PENDING',
+        attempts: i + 1,
+        nextAttemptAt: new Date(clock.ms + wait).toISOString(),
+      });
       clock.advance(wait - 1);
       expect(await d.dispatch()).toBe(0);
       clock.advance(1);
@@ -546,7 +825,9 @@ describeApi('webhooks', (h) => {
     const retry = await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/deliveries/${log.id}/retry`);
     expect(retry.statusCode, retry.body).toBe(202);
     expect(retry.json()).toMatchObject({ id: log.id, status: 'PENDING', attempts: 0 });
-    expect((await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/deliveries/${log.id}/retry`)).statusCode).toBe(409);
+    expect((await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/deliveries/${log.id}/retry`)).statusCode).toBe(
+      409,
+    );
     clock.set(Date.now() + 1000);
     expect(await drain(d)).toBe(1);
     [log] = await deliveries(ws, webhook.id);
@@ -554,7 +835,9 @@ describeApi('webhooks', (h) => {
     expect(log.attemptLog).toHaveLength(9);
     expect(new Set(receiver.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([log.id]));
     // A SUCCEEDED delivery can be sent again too.
-    expect((await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/deliveries/${log.id}/retry`)).json()).toMatchObject({ status: 'PENDING' });
+    expect(
+      (await h.call(ws.key, 'POST', `/v1/webhooks/${webhook.id}/deliveries/${log.id}/retry`)).json(),
+    ).toMatchObject({ status: 'PENDING' });
     expect(await drain(d)).toBe(1);
     expect(receiver.requests).toHaveLength(10);
     verify(webhook.secret, receiver.requests[9]!);
@@ -590,12 +873,25 @@ describeApi('webhooks', (h) => {
 
   it('a URL on 127.0.0.1 is refused unless WEBHOOKS_ALLOW_PRIVATE=true', async () => {
     const ws = await h.workspace();
-    const res = await h.call(ws.key, 'POST', '/v1/webhooks', { url: 'https://127.0.0.1:8443/hook', eventTypes: ['contact.created'] });
+    const res = await h.call(ws.key, 'POST', '/v1/webhooks', {
+      url: 'https://127.0.0.1:8443/hook',
+      eventTypes: ['contact.created'],
+    });
     expect(res.statusCode).toBe(422);
-    expect(res.json().errors).toEqual([{ path: '/url', message: expect.stringMatching(/127\.0\.0\.1, a loopback address.*WEBHOOKS_ALLOW_PRIVATE/) }]);
-    await expect(new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: false, allowPrivate: false }).create(ws.id, { url: 'https://127.0.0.1:8443/hook', eventTypes: ['contact.created'] }))
-      .rejects.toMatchObject({ code: 'validation_failed' });
-    const allowed = await new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: false, allowPrivate: true }).create(ws.id, { url: 'https://127.0.0.1:8443/hook', eventTypes: ['contact.created'] });
+    expect(res.json().errors).toEqual([
+      { path: '/url', message: expect.stringMatching(/127\.0\.0\.1, a loopback address.*WEBHOOKS_ALLOW_PRIVATE/) },
+    ]);
+    await expect(
+      new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: false, allowPrivate: false }).create(ws.id, {
+        url: 'https://127.0.0.1:8443/hook',
+        eventTypes: ['contact.created'],
+      }),
+    ).rejects.toMatchObject({ code: 'validation_failed' });
+    const allowed = await new WebhooksService(h.db, {
+      secret: TEST_SECRET,
+      allowHttp: false,
+      allowPrivate: true,
+    }).create(ws.id, { url: 'https://127.0.0.1:8443/hook', eventTypes: ['contact.created'] });
     made.push({ ws: ws.id, id: allowed.id });
     expect(allowed.url).toBe('https://127.0.0.1:8443/hook');
   });
@@ -605,11 +901,21 @@ describeApi('webhooks', (h) => {
     const ws = await h.workspace();
     const receiver = await startReceiver(clock.now);
     let answer = '93.184.215.14';
-    const resolve: Resolver = async (host) => (host === 'hooks.customer.example' ? [{ address: answer, family: 4 }] : Promise.reject(Object.assign(new Error('no such host'), { code: 'ENOTFOUND' })));
+    const resolve: Resolver = async (host) =>
+      host === 'hooks.customer.example'
+        ? [{ address: answer, family: 4 }]
+        : Promise.reject(Object.assign(new Error('no such host'), { code: 'ENOTFOUND' }));
     const url = `http://hooks.customer.example:${receiver.port}/hook`;
     const webhook = await endpoint(ws, url, ['contact.created'], service({ resolve, allowPrivate: false }));
-    await expect(service({ resolve, allowPrivate: false }).create(ws.id, { url: `https://unknown.example/x`, eventTypes: ['contact.created'] }))
-      .rejects.toMatchObject({ code: 'validation_failed', errors: [{ path: '/url', message: expect.stringMatching(/does not resolve/) }] });
+    await expect(
+      service({ resolve, allowPrivate: false }).create(ws.id, {
+        url: `https://unknown.example/x`,
+        eventTypes: ['contact.created'],
+      }),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [{ path: '/url', message: expect.stringMatching(/does not resolve/) }],
+    });
 
     answer = '127.0.0.1'; // DNS rebinding
     await events(ws, [{ type: 'contact.created', data: {} }], clock.now());
@@ -668,7 +974,11 @@ describeApi('webhooks', (h) => {
     const fine = await startReceiver(clock.now);
     const dead = await endpoint(ws, slow.url);
     const alive = await endpoint(ws, fine.url);
-    await events(ws, Array.from({ length: 6 }, () => ({ type: 'contact.created' as const, data: {} })), clock.now());
+    await events(
+      ws,
+      Array.from({ length: 6 }, () => ({ type: 'contact.created' as const, data: {} })),
+      clock.now(),
+    );
     const d = dispatcher(clock.now, { timeoutMs: 200, concurrency: 4 });
     await d.fanOut();
     expect(await drain(d)).toBe(6 + 2);
@@ -679,7 +989,12 @@ describeApi('webhooks', (h) => {
     const untried = log.filter((l: { attempts: number }) => l.attempts === 0);
     expect(tried).toHaveLength(2);
     expect(untried).toHaveLength(4);
-    for (const l of untried) expect(l).toMatchObject({ status: 'PENDING', attemptLog: [], nextAttemptAt: new Date(clock.ms + 5000).toISOString() });
+    for (const l of untried)
+      expect(l).toMatchObject({
+        status: 'PENDING',
+        attemptLog: [],
+        nextAttemptAt: new Date(clock.ms + 5000).toISOString(),
+      });
     expect((await deliveries(ws, alive.id)).every((l: { status: string }) => l.status === 'SUCCEEDED')).toBe(true);
     // Nothing more is due until the pause ends.
     expect(await d.dispatch()).toBe(0);
@@ -687,7 +1002,7 @@ describeApi('webhooks', (h) => {
     expect(await d.dispatch()).toBeGreaterThan(0);
   });
 
-  it('fair dispatch (issue 29): a hung endpoint with hundreds waiting in one workspace does not delay another workspace\'s delivery; at most 2 in flight per endpoint, and it backs off alone', async () => {
+  it("fair dispatch (issue 29): a hung endpoint with hundreds waiting in one workspace does not delay another workspace's delivery; at most 2 in flight per endpoint, and it backs off alone", async () => {
     const clock = testClock();
     const [wsA, wsB] = [await h.workspace('A'), await h.workspace('B')];
     const hung = await startHangingReceiver();
@@ -696,7 +1011,11 @@ describeApi('webhooks', (h) => {
     const stuck2 = await endpoint(wsA, `${hung.url}/2`);
     const served = await endpoint(wsB, fine.url);
     // 2 × 250 deliveries for workspace A, older than workspace B's one.
-    await events(wsA, Array.from({ length: 250 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })), clock.now());
+    await events(
+      wsA,
+      Array.from({ length: 250 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })),
+      clock.now(),
+    );
     clock.advance(1);
     await events(wsB, [{ type: 'contact.created', data: { b: true } }], clock.now());
     const d = dispatcher(clock.now, { timeoutMs: 2000 });
@@ -710,7 +1029,9 @@ describeApi('webhooks', (h) => {
     while ((await status()).status === 'SENDING') await d.dispatch();
     expect(await status()).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
     expect(fine.requests).toHaveLength(1);
-    expect(await h.db.kysely.selectFrom('webhook_attempts').select('id').where('workspace_id', '=', wsA.id).execute()).toEqual([]);
+    expect(
+      await h.db.kysely.selectFrom('webhook_attempts').select('id').where('workspace_id', '=', wsA.id).execute(),
+    ).toEqual([]);
     // Meanwhile each of A's endpoints has had 2 requests at most (its own slots).
     expect(hung.requests.filter((r) => r.url === '/hang').length).toBeLessThanOrEqual(2);
     expect(hung.requests.filter((r) => r.url === '/hang/2').length).toBeLessThanOrEqual(2);
@@ -719,22 +1040,32 @@ describeApi('webhooks', (h) => {
     await drain(d);
     expect(hung.requests).toHaveLength(4);
     for (const e of [stuck, stuck2]) {
-      const rows = await h.db.kysely.selectFrom('webhook_deliveries').select(['status', 'attempts', 'next_attempt_at']).where('endpoint_id', '=', e.id).execute();
+      const rows = await h.db.kysely
+        .selectFrom('webhook_deliveries')
+        .select(['status', 'attempts', 'next_attempt_at'])
+        .where('endpoint_id', '=', e.id)
+        .execute();
       expect(rows).toHaveLength(250);
       expect(rows.filter((r) => Number(r.attempts) === 1)).toHaveLength(2);
-      expect(rows.every((r) => r.status === 'PENDING' && Date.parse(toIso(r.next_attempt_at)!) === clock.ms + 5 * SECOND)).toBe(true);
+      expect(
+        rows.every((r) => r.status === 'PENDING' && Date.parse(toIso(r.next_attempt_at)!) === clock.ms + 5 * SECOND),
+      ).toBe(true);
     }
     expect(await d.dispatch()).toBe(0);
   });
 
-    it('fair dispatch (issue 29): a workspace with many hung endpoints holds half the slots at most; another workspace is served in the first round', async () => {
+  it('fair dispatch (issue 29): a workspace with many hung endpoints holds half the slots at most; another workspace is served in the first round', async () => {
     const clock = testClock();
     const [wsA, wsB] = [await h.workspace('A'), await h.workspace('B')];
     const hung = await startHangingReceiver();
     const fine = await startReceiver(clock.now);
     for (let i = 0; i < 6; i++) await endpoint(wsA, `${hung.url}/${i}`);
     const served = await endpoint(wsB, fine.url);
-    await events(wsA, Array.from({ length: 20 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })), clock.now());
+    await events(
+      wsA,
+      Array.from({ length: 20 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })),
+      clock.now(),
+    );
     clock.advance(1);
     await events(wsB, [{ type: 'contact.created', data: { b: true } }], clock.now());
     // 8 slots: without a limit per workspace, A's 6 endpoints (2 each) would take them all.
@@ -745,7 +1076,9 @@ describeApi('webhooks', (h) => {
     expect((await status()).status).toBe('SENDING');
     while ((await status()).status === 'SENDING') await d.dispatch();
     expect(await status()).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
-    expect(await h.db.kysely.selectFrom('webhook_attempts').select('id').where('workspace_id', '=', wsA.id).execute()).toEqual([]);
+    expect(
+      await h.db.kysely.selectFrom('webhook_attempts').select('id').where('workspace_id', '=', wsA.id).execute(),
+    ).toEqual([]);
     await drain(d);
     // A's endpoints had 4 requests in flight at most (half of 8), each endpoint 2 at most, then each backed off.
     expect(hung.maxOpen()).toBeLessThanOrEqual(4);
@@ -763,13 +1096,25 @@ describeApi('webhooks', (h) => {
     const fine = await startReceiver(clock.now);
     for (let i = 0; i < 24; i++) await endpoint(wsA, `${slow.url}/${i}`);
     const served = await endpoint(wsB, fine.url);
-    await events(wsA, Array.from({ length: 5 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })), clock.now());
+    await events(
+      wsA,
+      Array.from({ length: 5 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })),
+      clock.now(),
+    );
     clock.advance(1);
     await events(wsB, [{ type: 'contact.created', data: { b: 1 } }], clock.now());
     // 40 held in all at most; 24 endpoints × 4 each would fill it without a bound per workspace.
     const d = dispatcher(clock.now, { timeoutMs: 2000, batchSize: 20 });
     while ((await d.fanOut()) > 0);
-    const sending = async (ws: TestWorkspace) => (await h.db.kysely.selectFrom('webhook_deliveries').select('id').where('workspace_id', '=', ws.id).where('status', '=', 'SENDING').execute()).length;
+    const sending = async (ws: TestWorkspace) =>
+      (
+        await h.db.kysely
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('workspace_id', '=', ws.id)
+          .where('status', '=', 'SENDING')
+          .execute()
+      ).length;
     const bStatus = async () => (await deliveries(wsB, served.id)).map((l: { status: string }) => l.status);
 
     // The first claim: at most half of it for A, and B's delivery, newer than all of A's 120.
@@ -801,16 +1146,28 @@ describeApi('webhooks', (h) => {
     expect(slow.requests).toHaveLength(120);
   });
 
-  it('fair dispatch (issue 29): an endpoint that answered fast and then slowly gives back what it held beyond a slow endpoint\'s hold', async () => {
+  it("fair dispatch (issue 29): an endpoint that answered fast and then slowly gives back what it held beyond a slow endpoint's hold", async () => {
     const clock = testClock();
     const ws = await h.workspace();
     // The first answer is at once (the endpoint is fast: it may hold 40), the others come after 800 ms (under the timeout).
     const receiver = await startReceiver(clock.now, (n) => ({ status: 200, delayMs: n === 1 ? 0 : 800 }));
     const webhook = await endpoint(ws, receiver.url);
-    await events(ws, Array.from({ length: 60 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })), clock.now());
+    await events(
+      ws,
+      Array.from({ length: 60 }, (_, n) => ({ type: 'contact.created' as const, data: { n } })),
+      clock.now(),
+    );
     const d = dispatcher(clock.now, { timeoutMs: 2000, batchSize: 100, endpointHold: 40 });
     while ((await d.fanOut()) > 0);
-    const sending = async () => (await h.db.kysely.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', webhook.id).where('status', '=', 'SENDING').execute()).length;
+    const sending = async () =>
+      (
+        await h.db.kysely
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('endpoint_id', '=', webhook.id)
+          .where('status', '=', 'SENDING')
+          .execute()
+      ).length;
     // Fast: it takes up to its fast hold.
     let most = 0;
     while (d.recorded < 2) {
@@ -820,7 +1177,12 @@ describeApi('webhooks', (h) => {
     expect(most).toBeGreaterThan(12);
     // A slow answer recorded: no longer fast, it keeps at most what is in flight (8 at most) and a slow endpoint's hold (4).
     expect(await sending()).toBeLessThanOrEqual(12);
-    const released = await h.db.kysely.selectFrom('webhook_deliveries').select(['id', 'attempts']).where('endpoint_id', '=', webhook.id).where('status', '=', 'PENDING').execute();
+    const released = await h.db.kysely
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'attempts'])
+      .where('endpoint_id', '=', webhook.id)
+      .where('status', '=', 'PENDING')
+      .execute();
     expect(released.length).toBeGreaterThan(60 - 12 - 2);
     expect(released.every((r) => Number(r.attempts) === 0)).toBe(true);
   });
@@ -836,7 +1198,12 @@ describeApi('webhooks', (h) => {
     // The hung request keeps the dispatcher busy (and renewing) throughout; leases of 300 ms are renewed every 100 ms.
     const d = dispatcher(clock.now, { timeoutMs: 3000, leaseMs: 300 });
     await d.fanOut();
-    const lease = async (endpointId: string) => (await h.db.kysely.selectFrom('webhook_deliveries').select(['status', 'lease_expires_at']).where('endpoint_id', '=', endpointId).executeTakeFirstOrThrow());
+    const lease = async (endpointId: string) =>
+      await h.db.kysely
+        .selectFrom('webhook_deliveries')
+        .select(['status', 'lease_expires_at'])
+        .where('endpoint_id', '=', endpointId)
+        .executeTakeFirstOrThrow();
     // Recording fails (its table is gone for a while): 3 times in a row, then the answered delivery's outcome is let go.
     await sql`alter table webhook_attempts rename to webhook_attempts_away`.execute(h.db.kysely);
     let failures = 0;
@@ -852,7 +1219,21 @@ describeApi('webhooks', (h) => {
     // Later: the renewal still runs for the hung request, and only for it.
     clock.advance(1000);
     const renewedUntil = new Date(clock.ms + 300).toISOString();
-    while (toIso((await lease((await h.db.kysely.selectFrom('webhook_endpoints').select('id').where('url', '=', hung.url).executeTakeFirstOrThrow()).id)).lease_expires_at) !== renewedUntil) {
+    while (
+      toIso(
+        (
+          await lease(
+            (
+              await h.db.kysely
+                .selectFrom('webhook_endpoints')
+                .select('id')
+                .where('url', '=', hung.url)
+                .executeTakeFirstOrThrow()
+            ).id,
+          )
+        ).lease_expires_at,
+      ) !== renewedUntil
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(Date.parse(toIso((await lease(answered.id)).lease_expires_at)!)).toBeLessThan(clock.ms);
@@ -890,7 +1271,12 @@ describeApi('webhooks', (h) => {
     await d.fanOut();
     await drain(d);
     const t0 = clock.ms;
-    const since = async () => (await h.db.kysely.selectFrom('webhook_endpoints').select(['failing_since', 'enabled', 'disabled_reason']).where('id', '=', webhook.id).executeTakeFirstOrThrow());
+    const since = async () =>
+      await h.db.kysely
+        .selectFrom('webhook_endpoints')
+        .select(['failing_since', 'enabled', 'disabled_reason'])
+        .where('id', '=', webhook.id)
+        .executeTakeFirstOrThrow();
     expect(Date.parse(toIso((await since()).failing_since!))).toBe(t0);
 
     clock.advance(4 * DAY);
@@ -900,7 +1286,14 @@ describeApi('webhooks', (h) => {
     expect((await since()).enabled).toBe(1);
 
     clock.advance(DAY);
-    await events(ws, [{ type: 'contact.created', data: { n: 3 } }, { type: 'contact.created', data: { n: 4 } }], clock.now());
+    await events(
+      ws,
+      [
+        { type: 'contact.created', data: { n: 3 } },
+        { type: 'contact.created', data: { n: 4 } },
+      ],
+      clock.now(),
+    );
     await d.fanOut();
     const before = receiver.requests.length;
     await drain(d);
@@ -913,7 +1306,11 @@ describeApi('webhooks', (h) => {
     const all = await deliveries(ws, webhook.id);
     expect(all).toHaveLength(4);
     expect(all.every((x: { status: string }) => x.status === 'FAILED')).toBe(true);
-    expect(all.filter((x: { attempts: number }) => x.attempts === 0).every((x: { lastError: string }) => x.lastError === row.disabled_reason)).toBe(true);
+    expect(
+      all
+        .filter((x: { attempts: number }) => x.attempts === 0)
+        .every((x: { lastError: string }) => x.lastError === row.disabled_reason),
+    ).toBe(true);
     const hits = receiver.requests.length;
     clock.advance(DAY);
     await events(ws, [{ type: 'contact.created', data: { n: 5 } }], clock.now());
@@ -929,19 +1326,33 @@ describeApi('webhooks', (h) => {
     const receiver = await startReceiver(clock.now, () => ({ status: 200, delayMs: Math.floor(Math.random() * 5) }));
     const webhook = await endpoint(ws, receiver.url);
     const N = 300;
-    await events(ws, Array.from({ length: N }, (_, i) => ({ type: 'contact.created' as const, data: { n: i } })), clock.now());
-    const [a, b] = [dispatcher(clock.now, { batchSize: 20, concurrency: 8, workerId: 'A' }), dispatcher(clock.now, { batchSize: 20, concurrency: 8, workerId: 'B' })];
+    await events(
+      ws,
+      Array.from({ length: N }, (_, i) => ({ type: 'contact.created' as const, data: { n: i } })),
+      clock.now(),
+    );
+    const [a, b] = [
+      dispatcher(clock.now, { batchSize: 20, concurrency: 8, workerId: 'A' }),
+      dispatcher(clock.now, { batchSize: 20, concurrency: 8, workerId: 'B' }),
+    ];
     while ((await a.fanOut()) + (await b.fanOut()) > 0);
     const counts = await Promise.all([drain(a), drain(b)]);
     expect(counts[0] + counts[1]).toBe(N);
     if (h.dbName === 'postgres') expect(Math.min(...counts)).toBeGreaterThan(0);
     const perId = new Map<string, number>();
-    for (const r of receiver.requests) perId.set(String(r.headers['webhook-id']), (perId.get(String(r.headers['webhook-id'])) ?? 0) + 1);
+    for (const r of receiver.requests)
+      perId.set(String(r.headers['webhook-id']), (perId.get(String(r.headers['webhook-id'])) ?? 0) + 1);
     expect(perId.size).toBe(N);
     expect([...perId.values()].every((n) => n === 1)).toBe(true);
-    const statuses = await h.db.kysely.selectFrom('webhook_deliveries').select('status').where('endpoint_id', '=', webhook.id).execute();
+    const statuses = await h.db.kysely
+      .selectFrom('webhook_deliveries')
+      .select('status')
+      .where('endpoint_id', '=', webhook.id)
+      .execute();
     expect(statuses.every((s) => s.status === 'SUCCEEDED')).toBe(true);
-    expect(new Set(receiver.requests.map((r) => (JSON.parse(r.body) as { data: { data: { n: number } } }).data.data.n)).size).toBe(N);
+    expect(
+      new Set(receiver.requests.map((r) => (JSON.parse(r.body) as { data: { data: { n: number } } }).data.data.n)).size,
+    ).toBe(N);
   });
 
   it('a SENDING delivery whose lease ran out (its dispatcher died) is claimed again', async () => {
@@ -952,8 +1363,16 @@ describeApi('webhooks', (h) => {
     await events(ws, [{ type: 'contact.created', data: {} }], clock.now());
     const d = dispatcher(clock.now, { leaseMs: 30_000 });
     await d.fanOut();
-    await h.db.kysely.updateTable('webhook_deliveries').set({ status: 'SENDING', lease_owner: 'dead', lease_expires_at: new Date(clock.ms + 30_000).toISOString(), attempts: 1 })
-      .where('endpoint_id', '=', webhook.id).execute();
+    await h.db.kysely
+      .updateTable('webhook_deliveries')
+      .set({
+        status: 'SENDING',
+        lease_owner: 'dead',
+        lease_expires_at: new Date(clock.ms + 30_000).toISOString(),
+        attempts: 1,
+      })
+      .where('endpoint_id', '=', webhook.id)
+      .execute();
     expect(await d.dispatch()).toBe(0);
     clock.advance(30_001);
     expect(await drain(d)).toBe(1);
@@ -966,18 +1385,40 @@ describeApi('webhooks', (h) => {
     const ws = await h.workspace();
     const receiver = await startReceiver(clock.now);
     const webhook = await endpoint(ws, receiver.url);
-    await events(ws, [{ type: 'contact.created', data: {} }, { type: 'contact.created', data: {} }], clock.now());
+    await events(
+      ws,
+      [
+        { type: 'contact.created', data: {} },
+        { type: 'contact.created', data: {} },
+      ],
+      clock.now(),
+    );
     const d = dispatcher(clock.now);
     await d.fanOut();
     await drain(d);
-    const [old] = await h.db.kysely.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', webhook.id).orderBy('id').execute();
-    await h.db.kysely.updateTable('webhook_deliveries').set({ created_at: new Date(clock.ms - 31 * DAY).toISOString() }).where('id', '=', old!.id).execute();
+    const [old] = await h.db.kysely
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', '=', webhook.id)
+      .orderBy('id')
+      .execute();
+    await h.db.kysely
+      .updateTable('webhook_deliveries')
+      .set({ created_at: new Date(clock.ms - 31 * DAY).toISOString() })
+      .where('id', '=', old!.id)
+      .execute();
     let pruned = 0;
     for (let n; (n = await d.prune()) > 0;) pruned += n;
     expect(pruned).toBeGreaterThanOrEqual(1);
-    const left = await h.db.kysely.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', webhook.id).execute();
+    const left = await h.db.kysely
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', '=', webhook.id)
+      .execute();
     expect(left).toHaveLength(1);
     expect(left[0]!.id).not.toBe(old!.id);
-    expect(await h.db.kysely.selectFrom('webhook_attempts').select('id').where('delivery_id', '=', old!.id).execute()).toEqual([]);
+    expect(
+      await h.db.kysely.selectFrom('webhook_attempts').select('id').where('delivery_id', '=', old!.id).execute(),
+    ).toEqual([]);
   });
 });

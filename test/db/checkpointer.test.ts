@@ -43,7 +43,10 @@ async function writeRows(db: Db, batches: number, rows = 200): Promise<void> {
   }
 }
 
-const autocheckpoint = (db: Db) => sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(db.kysely).then((r) => r.rows[0]!.wal_autocheckpoint);
+const autocheckpoint = (db: Db) =>
+  sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`
+    .execute(db.kysely)
+    .then((r) => r.rows[0]!.wal_autocheckpoint);
 
 describe('SQLite checkpoints in the background', () => {
   it('connect() starts a checkpointer only for a SQLite file asked for it', async () => {
@@ -59,7 +62,7 @@ describe('SQLite checkpoints in the background', () => {
     expect(await autocheckpoint(background)).toBe(1000);
   });
 
-  it('a first start\'s migrations leave an empty log: the thread does not start for them', async () => {
+  it("a first start's migrations leave an empty log: the thread does not start for them", async () => {
     const file = tempFile();
     const db = connect(file, { checkpoints: 'background' });
     open.push(db);
@@ -94,7 +97,7 @@ describe('SQLite checkpoints in the background', () => {
     open.pop();
   });
 
-  it('starts by itself once the log has grown, and stops with the connection, which gets SQLite\'s default back', async () => {
+  it("starts by itself once the log has grown, and stops with the connection, which gets SQLite's default back", async () => {
     const file = tempFile();
     const sqlite = new SQLite(file);
     sqlite.pragma('journal_mode = WAL');
@@ -103,7 +106,9 @@ describe('SQLite checkpoints in the background', () => {
       sqlite.exec('create table t (x text)');
       expect(checkpointer.running).toBe(false);
       const insert = sqlite.prepare('insert into t values (?)');
-      sqlite.transaction(() => { for (let i = 0; i < 500; i++) insert.run('z'.repeat(500)); })();
+      sqlite.transaction(() => {
+        for (let i = 0; i < 500; i++) insert.run('z'.repeat(500));
+      })();
       await waitFor('the thread started', 5000, () => checkpointer.running || undefined);
       expect(sqlite.pragma('wal_autocheckpoint', { simple: true })).toBe(10_000);
     } finally {
@@ -119,7 +124,10 @@ describe('SQLite checkpoints in the background', () => {
     const sqlite = new SQLite(file);
     sqlite.pragma('journal_mode = WAL');
     const warnings: string[] = [];
-    const checkpointer = startCheckpointer(sqlite, file, { workerFile: path.join(path.dirname(file), 'missing.worker.mjs'), log: { warn: (_obj, msg) => void warnings.push(msg) } });
+    const checkpointer = startCheckpointer(sqlite, file, {
+      workerFile: path.join(path.dirname(file), 'missing.worker.mjs'),
+      log: { warn: (_obj, msg) => void warnings.push(msg) },
+    });
     try {
       checkpointer.start();
       await waitFor('the failure noticed', 5000, () => warnings.length > 0 || undefined);
@@ -136,12 +144,23 @@ describe('SQLite checkpoints in the background', () => {
   });
 
   /** Runs test/fixtures/checkpoint-exit.ts; resolves with its exit code and output, or null if it still runs after `ms`. */
-  async function runExitFixture(mode: 'leave' | 'close', ms: number): Promise<{ code: number | null; out: string } | null> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/checkpoint-exit.ts'), tempFile(), mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+  async function runExitFixture(
+    mode: 'leave' | 'close',
+    ms: number,
+  ): Promise<{ code: number | null; out: string } | null> {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/checkpoint-exit.ts'), tempFile(), mode],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.add(child);
     let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const late = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), ms));
     const code = await Promise.race([exited, late]);
@@ -166,11 +185,19 @@ describe('SQLite checkpoints in the background', () => {
   }, 30_000);
 
   it("with LEAN_HEAP=true, the thread's start leaves V8's heap lean (it sets the process-wide flags back to Node's)", async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/checkpoint-lean.ts'), tempFile()], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LEAN_HEAP: 'true' } });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/checkpoint-lean.ts'), tempFile()],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LEAN_HEAP: 'true' } },
+    );
     children.add(child);
     let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     children.delete(child);
     expect(code, out).toBe(0);
@@ -182,12 +209,18 @@ describe('SQLite checkpoints in the background', () => {
 
   it('a process killed with SIGKILL while it writes and checkpoints leaves a whole database with every reported commit', async () => {
     const file = tempFile();
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/checkpoint-writer.ts'), file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(import.meta.dirname, '../fixtures/checkpoint-writer.ts'), file],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.add(child);
     let committed = 0;
     let checkpoints = 0;
     let stderr = '';
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
     child.stdout.on('data', (d: Buffer) => {
       for (const line of d.toString().split('\n')) {
         const m = /^(committed|checkpoints) (\d+)$/.exec(line);
@@ -197,7 +230,11 @@ describe('SQLite checkpoints in the background', () => {
     });
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     try {
-      await waitFor('commits and checkpoints by the child', 40_000, () => (committed >= 150 && checkpoints >= 2) || undefined);
+      await waitFor(
+        'commits and checkpoints by the child',
+        40_000,
+        () => (committed >= 150 && checkpoints >= 2) || undefined,
+      );
     } catch (err) {
       throw new Error(`${(err as Error).message}; its standard error: ${stderr.slice(-2000)}`, { cause: err });
     } finally {
@@ -209,7 +246,9 @@ describe('SQLite checkpoints in the background', () => {
     const after = new SQLite(file);
     try {
       expect((after.pragma('integrity_check') as { integrity_check: string }[])[0]!.integrity_check).toBe('ok');
-      const { batches, rows } = after.prepare('select count(distinct batch) as batches, count(*) as rows from rows').get() as { batches: number; rows: number };
+      const { batches, rows } = after
+        .prepare('select count(distinct batch) as batches, count(*) as rows from rows')
+        .get() as { batches: number; rows: number };
       // Every commit it reported is there, whole; at most the one it made before it could say so besides.
       expect(batches).toBeGreaterThanOrEqual(reported);
       expect(batches).toBeLessThanOrEqual(reported + 1);

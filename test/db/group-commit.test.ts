@@ -11,20 +11,35 @@ import { describeEachDatabase } from '../helpers/db.js';
 const NOW = '2026-11-21T10:00:00.000Z';
 
 /** A unit of work: one workspace row; `fail` throws after writing it. */
-const addWorkspace = (id: string, seen: Executor[], fail = false) => async (trx: Executor) => {
-  seen.push(trx);
-  await trx.insertInto('workspaces').values({ id, name: id, created_at: NOW }).execute();
-  if (fail) throw new Error(`unit ${id} failed`);
-  return id;
-};
+const addWorkspace =
+  (id: string, seen: Executor[], fail = false) =>
+  async (trx: Executor) => {
+    seen.push(trx);
+    await trx.insertInto('workspaces').values({ id, name: id, created_at: NOW }).execute();
+    if (fail) throw new Error(`unit ${id} failed`);
+    return id;
+  };
 
 describeEachDatabase('GroupCommit', ({ name, db: dbOf }) => {
   it('answers each unit with its own result or error; a failed unit leaves nothing, the others are stored', async () => {
     const group = new GroupCommit(dbOf());
     const seen: Executor[] = [];
-    const results = await Promise.allSettled(['ws_1', 'ws_2', 'ws_3', 'ws_4', 'ws_5'].map((id) => group.run(addWorkspace(id, seen, id === 'ws_4'))));
-    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual(['ws_1', 'ws_2', 'ws_3', 'unit ws_4 failed', 'ws_5']);
-    const stored = await dbOf().kysely.selectFrom('workspaces').select('id').where('id', 'like', 'ws_%').orderBy('id').execute();
+    const results = await Promise.allSettled(
+      ['ws_1', 'ws_2', 'ws_3', 'ws_4', 'ws_5'].map((id) => group.run(addWorkspace(id, seen, id === 'ws_4'))),
+    );
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([
+      'ws_1',
+      'ws_2',
+      'ws_3',
+      'unit ws_4 failed',
+      'ws_5',
+    ]);
+    const stored = await dbOf()
+      .kysely.selectFrom('workspaces')
+      .select('id')
+      .where('id', 'like', 'ws_%')
+      .orderBy('id')
+      .execute();
     expect(stored.map((r) => r.id)).toEqual(['ws_1', 'ws_2', 'ws_3', 'ws_5']);
     if (name === 'sqlite') {
       // Units that arrive in one turn of the event loop share one transaction.
@@ -61,10 +76,12 @@ describe('GroupCommit on a SQLite file', () => {
     const reader = new SQLite(path.join(dir, 'db.sqlite'), { readonly: true });
     try {
       const visibleWhenAnswered: boolean[] = [];
-      await Promise.all(Array.from({ length: 30 }, (_, i) => `ws_f${String(i).padStart(2, '0')}`).map(async (id) => {
-        await group.run(addWorkspace(id, []));
-        visibleWhenAnswered.push(reader.prepare('select 1 from workspaces where id = ?').get(id) !== undefined);
-      }));
+      await Promise.all(
+        Array.from({ length: 30 }, (_, i) => `ws_f${String(i).padStart(2, '0')}`).map(async (id) => {
+          await group.run(addWorkspace(id, []));
+          visibleWhenAnswered.push(reader.prepare('select 1 from workspaces where id = ?').get(id) !== undefined);
+        }),
+      );
       expect(visibleWhenAnswered).toHaveLength(30);
       expect(visibleWhenAnswered.every(Boolean)).toBe(true);
     } finally {

@@ -42,7 +42,9 @@ interface Stub {
 }
 
 function listen(server: http.Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 async function startStub(): Promise<Stub> {
@@ -53,30 +55,49 @@ async function startStub(): Promise<Stub> {
   const server = http.createServer((req, res) => {
     const m = /^\/f\/([a-z0-9-]+)(\/embed\.js)?$/.exec(req.url ?? '');
     const form = m ? forms.get(m[1]!) : undefined;
-    const cors = { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'Content-Type' };
+    const cors = {
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'POST',
+      'access-control-allow-headers': 'Content-Type',
+    };
     if (!m || !form) return res.writeHead(404).end();
     if (m[2] && req.method === 'GET') {
-      void embedScript({ ...form, action: `${url}/f/${form.slug}` }).then((script) => res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', ...cors }).end(script));
+      void embedScript({ ...form, action: `${url}/f/${form.slug}` }).then((script) =>
+        res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', ...cors }).end(script),
+      );
       return;
     }
     if (req.method === 'OPTIONS') return res.writeHead(204, cors).end();
     if (req.method !== 'POST') return res.writeHead(405).end();
     let raw = '';
-    req.setEncoding('utf8').on('data', (d: string) => (raw += d)).on('end', () => {
-      const body = JSON.parse(raw);
-      posts.push({ slug: form.slug, body, origin: req.headers.origin });
-      const send = (status: number, value: unknown) => {
-        void held.then(() => res.writeHead(status, { 'content-type': 'application/json', ...cors }).end(JSON.stringify(value)));
-      };
-      if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(body.email ?? '')) return send(422, { ok: false, errors: [{ field: 'email', message: `Enter a valid email address (${body.email})` }] });
-      if (body.first_name === 'slow down') return send(429, { ok: false, errors: [{ field: null, message: 'Too many submissions, try again later.' }] });
-      if (body.first_name === 'redirect') return send(200, { ok: true, redirect: stub.redirectTo });
-      send(200, { ok: true, message: `Thanks, ${body.first_name || 'friend'}! ${XSS}` });
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (d: string) => (raw += d))
+      .on('end', () => {
+        const body = JSON.parse(raw);
+        posts.push({ slug: form.slug, body, origin: req.headers.origin });
+        const send = (status: number, value: unknown) => {
+          void held.then(() =>
+            res.writeHead(status, { 'content-type': 'application/json', ...cors }).end(JSON.stringify(value)),
+          );
+        };
+        if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(body.email ?? ''))
+          return send(422, {
+            ok: false,
+            errors: [{ field: 'email', message: `Enter a valid email address (${body.email})` }],
+          });
+        if (body.first_name === 'slow down')
+          return send(429, { ok: false, errors: [{ field: null, message: 'Too many submissions, try again later.' }] });
+        if (body.first_name === 'redirect') return send(200, { ok: true, redirect: stub.redirectTo });
+        send(200, { ok: true, message: `Thanks, ${body.first_name || 'friend'}! ${XSS}` });
+      });
   });
   url = await listen(server);
   const stub: Stub = {
-    url, posts, forms, redirectTo: '',
+    url,
+    posts,
+    forms,
+    redirectTo: '',
     holdAnswers() {
       let release!: () => void;
       held = new Promise<void>((resolve) => (release = resolve));
@@ -98,15 +119,36 @@ describeBrowser('embed script (stub server, headless Chromium)', () => {
   beforeAll(async () => {
     browser = await launchBrowser();
     stub = await startStub();
-    stub.forms.set('inline', { slug: 'inline', display: 'INLINE_EMBED', title: 'Inline', formHtml: fragment('inline', 'Join the inline list') });
-    stub.forms.set('popup', { slug: 'popup', display: 'POPUP', title: 'Popup', formHtml: fragment('popup', 'Join the popup list') });
-    stub.forms.set('untitled', { slug: 'untitled', display: 'POPUP', title: `Untitled ${XSS}`, formHtml: fragment('untitled', null) });
+    stub.forms.set('inline', {
+      slug: 'inline',
+      display: 'INLINE_EMBED',
+      title: 'Inline',
+      formHtml: fragment('inline', 'Join the inline list'),
+    });
+    stub.forms.set('popup', {
+      slug: 'popup',
+      display: 'POPUP',
+      title: 'Popup',
+      formHtml: fragment('popup', 'Join the popup list'),
+    });
+    stub.forms.set('untitled', {
+      slug: 'untitled',
+      display: 'POPUP',
+      title: `Untitled ${XSS}`,
+      formHtml: fragment('untitled', null),
+    });
     stub.forms.set('evil', {
-      slug: 'evil', display: 'INLINE_EMBED', title: XSS,
-      formHtml: `</script><script>window.__pwned=1</script>${XSS}<a href="javascript:window.__pwned=1">x</a>` + fragment('evil', XSS),
+      slug: 'evil',
+      display: 'INLINE_EMBED',
+      title: XSS,
+      formHtml:
+        `</script><script>window.__pwned=1</script>${XSS}<a href="javascript:window.__pwned=1">x</a>` +
+        fragment('evil', XSS),
     });
     stub.forms.set('bare', {
-      slug: 'bare', display: 'INLINE_EMBED', title: 'Bare',
+      slug: 'bare',
+      display: 'INLINE_EMBED',
+      title: 'Bare',
       formHtml: '<form><label for="e">Email</label><input id="e" name="email"><button>Go</button></form>',
     });
     const pages = new Map<string, string>();
@@ -114,20 +156,41 @@ describeBrowser('embed script (stub server, headless Chromium)', () => {
       const body = pages.get(req.url ?? '');
       if (body === undefined) return res.writeHead(404).end();
       // /csp: a site with a strict policy of its own that allows just the Formcast origin.
-      const csp = req.url === '/csp' ? { 'content-security-policy': `default-src 'none'; script-src ${stub.url}; connect-src ${stub.url}; style-src 'self'` } : {};
+      const csp =
+        req.url === '/csp'
+          ? {
+              'content-security-policy': `default-src 'none'; script-src ${stub.url}; connect-src ${stub.url}; style-src 'self'`,
+            }
+          : {};
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...csp }).end(body);
     });
     site = { url: await listen(server), pages, close: () => new Promise((r) => server.close(() => r())) };
     stub.redirectTo = `${site.url}/thanks`;
     // Host page CSS that would wreck a form it could reach.
-    const hostile = '<style>input, button { display: none !important; } form { color: red; } * { font-family: serif; }</style>';
+    const hostile =
+      '<style>input, button { display: none !important; } form { color: red; } * { font-family: serif; }</style>';
     const embed = (slug: string, attrs = '') => `<script src="${stub.url}/f/${slug}/embed.js"${attrs}></script>`;
-    pages.set('/inline', `<!doctype html><html><head><title>Host</title>${hostile}</head><body><h1>Host page</h1>${embed('inline')}<footer id="after">after</footer></body></html>`);
-    pages.set('/inline-twice', `<!doctype html><html><head>${embed('inline')}</head><body><div data-formcast-embed="inline"></div><p>text</p>${embed('inline')}</body></html>`);
-    pages.set('/popup', `<!doctype html><html><head><title>Host</title>${hostile}</head><body><h1>Host page</h1><a href="#subscribe" id="opener" data-formcast-open>Subscribe</a>${embed('popup', ' data-formcast-delay="0"')}${embed('popup', ' data-formcast-delay="0"')}</body></html>`);
-    pages.set('/popup-manual', `<!doctype html><html><body><button id="opener" data-formcast-open="untitled">Open</button>${embed('untitled', ' data-formcast-delay="off"')}</body></html>`);
+    pages.set(
+      '/inline',
+      `<!doctype html><html><head><title>Host</title>${hostile}</head><body><h1>Host page</h1>${embed('inline')}<footer id="after">after</footer></body></html>`,
+    );
+    pages.set(
+      '/inline-twice',
+      `<!doctype html><html><head>${embed('inline')}</head><body><div data-formcast-embed="inline"></div><p>text</p>${embed('inline')}</body></html>`,
+    );
+    pages.set(
+      '/popup',
+      `<!doctype html><html><head><title>Host</title>${hostile}</head><body><h1>Host page</h1><a href="#subscribe" id="opener" data-formcast-open>Subscribe</a>${embed('popup', ' data-formcast-delay="0"')}${embed('popup', ' data-formcast-delay="0"')}</body></html>`,
+    );
+    pages.set(
+      '/popup-manual',
+      `<!doctype html><html><body><button id="opener" data-formcast-open="untitled">Open</button>${embed('untitled', ' data-formcast-delay="off"')}</body></html>`,
+    );
     pages.set('/evil', `<!doctype html><html><body>${embed('evil')}</body></html>`);
-    pages.set('/csp', `<!doctype html><html><body><p>Strict site</p>${embed('inline')}${embed('popup', ' data-formcast-delay="off"')}</body></html>`);
+    pages.set(
+      '/csp',
+      `<!doctype html><html><body><p>Strict site</p>${embed('inline')}${embed('popup', ' data-formcast-delay="off"')}</body></html>`,
+    );
     pages.set('/bare', `<!doctype html><html><body>${embed('bare')}</body></html>`);
     pages.set('/thanks', '<!doctype html><html><body><h1>Thanks page</h1></body></html>');
   });
@@ -137,31 +200,42 @@ describeBrowser('embed script (stub server, headless Chromium)', () => {
     await site?.close();
   });
 
-  async function open(path: string, init?: (ctx: BrowserContext) => Promise<unknown>): Promise<{ page: Page; errors: string[] }> {
+  async function open(
+    path: string,
+    init?: (ctx: BrowserContext) => Promise<unknown>,
+  ): Promise<{ page: Page; errors: string[] }> {
     const ctx = await browser.newContext();
     if (init) await init(ctx);
     const page = await ctx.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     // Failed loads (the favicon, a 422 answer) are logged too: only script errors count.
-    page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text()); });
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text());
+    });
     await page.goto(`${site.url}${path}`);
     return { page, errors };
   }
 
   it('INLINE_EMBED: renders after the script tag in a shadow root, untouched by the host CSS; errors, then success, across origins', async () => {
-    const { page, errors } = await open('/inline', (ctx) => ctx.addInitScript(() => {
-      // The page's global names before any script runs, to tell what the embed adds.
-      const before = new Set(Object.getOwnPropertyNames(window));
-      Object.defineProperty(window, '__globalsAdded', { value: () => Object.getOwnPropertyNames(window).filter((n) => !before.has(n) && n !== '__globalsAdded') });
-    }));
+    const { page, errors } = await open('/inline', (ctx) =>
+      ctx.addInitScript(() => {
+        // The page's global names before any script runs, to tell what the embed adds.
+        const before = new Set(Object.getOwnPropertyNames(window));
+        Object.defineProperty(window, '__globalsAdded', {
+          value: () => Object.getOwnPropertyNames(window).filter((n) => !before.has(n) && n !== '__globalsAdded'),
+        });
+      }),
+    );
     const host = page.locator('[data-formcast-embed="inline"]');
     await expect.poll(() => host.count()).toBe(1);
     // Placed right after the script tag, before the footer.
-    expect(await page.evaluate(() => {
-      const h = document.querySelector('[data-formcast-embed]')!;
-      return [h.previousElementSibling!.tagName, h.nextElementSibling!.id, !!h.shadowRoot];
-    })).toEqual(['SCRIPT', 'after', true]);
+    expect(
+      await page.evaluate(() => {
+        const h = document.querySelector('[data-formcast-embed]')!;
+        return [h.previousElementSibling!.tagName, h.nextElementSibling!.id, !!h.shadowRoot];
+      }),
+    ).toEqual(['SCRIPT', 'after', true]);
     const email = page.getByLabel('Email');
     await expect.poll(() => email.isVisible()).toBe(true); // the host's `input { display: none }` does not reach it
     expect(await page.getByRole('button', { name: 'Subscribe' }).isVisible()).toBe(true);
@@ -200,7 +274,11 @@ describeBrowser('embed script (stub server, headless Chromium)', () => {
     expect(await page.evaluate(() => (window as any).__pwned)).toBeUndefined();
 
     const posted = stub.posts.filter((p) => p.slug === 'inline');
-    expect(posted.at(-1)).toEqual({ slug: 'inline', body: { email: 'ann@example.com', first_name: 'Ann', _fc_hp: '' }, origin: site.url });
+    expect(posted.at(-1)).toEqual({
+      slug: 'inline',
+      body: { email: 'ann@example.com', first_name: 'Ann', _fc_hp: '' },
+      origin: site.url,
+    });
     // Globals: one window.Formcast, nothing else.
     expect(await page.evaluate(() => (window as any).__globalsAdded())).toEqual(['Formcast']);
     expect(await page.evaluate(() => typeof (window as any).Formcast.open)).toBe('function');
@@ -244,7 +322,14 @@ describeBrowser('embed script (stub server, headless Chromium)', () => {
   it('INLINE_EMBED included twice: one form where each tag stands (a head tag uses the placeholder)', async () => {
     const { page, errors } = await open('/inline-twice');
     await expect.poll(() => page.locator('[data-formcast-embed="inline"]').count()).toBe(2);
-    expect(await page.evaluate(() => [...document.querySelectorAll('[data-formcast-embed]')].map((h) => [h.parentElement!.tagName, !!h.shadowRoot]))).toEqual([['BODY', true], ['BODY', true]]);
+    expect(
+      await page.evaluate(() =>
+        [...document.querySelectorAll('[data-formcast-embed]')].map((h) => [h.parentElement!.tagName, !!h.shadowRoot]),
+      ),
+    ).toEqual([
+      ['BODY', true],
+      ['BODY', true],
+    ]);
     expect(await page.getByLabel('Email').count()).toBe(2);
     expect(errors).toEqual([]);
     await page.context().close();
@@ -257,11 +342,12 @@ describeBrowser('embed script (stub server, headless Chromium)', () => {
     // Included twice: still one popup.
     expect(await page.locator('[data-formcast-popup]').count()).toBe(1);
     expect(await dialog.getAttribute('aria-modal')).toBe('true');
-    const focused = () => page.evaluate(() => {
-      let a = document.activeElement;
-      while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
-      return a ? (a.getAttribute('name') ?? a.getAttribute('aria-label') ?? (a.id || a.textContent)) : null;
-    });
+    const focused = () =>
+      page.evaluate(() => {
+        let a = document.activeElement;
+        while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
+        return a ? (a.getAttribute('name') ?? a.getAttribute('aria-label') ?? (a.id || a.textContent)) : null;
+      });
     expect(await focused()).toBe('email');
     const order: (string | null)[] = [];
     for (let i = 0; i < 5; i++) {
@@ -302,9 +388,15 @@ describeBrowser('embed script (stub server, headless Chromium)', () => {
   });
 
   it('POPUP without storage: shown once per page view; labelled by the title when the markup has no heading', async () => {
-    const { page, errors } = await open('/popup', (ctx) => ctx.addInitScript(() => {
-      Object.defineProperty(window, 'localStorage', { get() { throw new DOMException('denied', 'SecurityError'); } });
-    }));
+    const { page, errors } = await open('/popup', (ctx) =>
+      ctx.addInitScript(() => {
+        Object.defineProperty(window, 'localStorage', {
+          get() {
+            throw new DOMException('denied', 'SecurityError');
+          },
+        });
+      }),
+    );
     const dialog = page.getByRole('dialog');
     await expect.poll(() => dialog.isVisible()).toBe(true);
     await page.keyboard.press('Escape');
@@ -327,15 +419,24 @@ describeBrowser('embed script (stub server, headless Chromium)', () => {
   });
 
   it('on a site with a strict CSP (no inline styles): styled, honeypot hidden, submits, nothing blocked', async () => {
-    const { page, errors } = await open('/csp', (ctx) => ctx.addInitScript(() => {
-      const seen: string[] = [];
-      document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`));
-      Object.defineProperty(window, '__violations', { value: seen });
-    }));
+    const { page, errors } = await open('/csp', (ctx) =>
+      ctx.addInitScript(() => {
+        const seen: string[] = [];
+        document.addEventListener('securitypolicyviolation', (e) =>
+          seen.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`),
+        );
+        Object.defineProperty(window, '__violations', { value: seen });
+      }),
+    );
     const email = page.getByLabel('Email').first();
     await expect.poll(() => email.isVisible()).toBe(true);
     expect(await email.evaluate((el) => getComputedStyle(el).minHeight)).toBe('44px'); // the shadow root's stylesheet applies
-    expect(await page.locator('[name="_fc_hp"]').first().evaluate((el) => el.getBoundingClientRect().right <= 0)).toBe(true);
+    expect(
+      await page
+        .locator('[name="_fc_hp"]')
+        .first()
+        .evaluate((el) => el.getBoundingClientRect().right <= 0),
+    ).toBe(true);
     await email.fill('strict@example.com');
     await page.getByRole('button', { name: 'Subscribe' }).first().click();
     await expect.poll(() => page.getByRole('status').first().textContent()).toBe(`Thanks, friend! ${XSS}`);
@@ -353,7 +454,11 @@ describeBrowser('embed script (stub server, headless Chromium)', () => {
     expect(await page.evaluate(() => (window as any).__pwned)).toBeUndefined();
     const inside = await page.evaluate(() => {
       const root = document.querySelector('[data-formcast-embed]')!.shadowRoot!;
-      return { scripts: root.querySelectorAll('script').length, handlers: root.querySelectorAll('[onerror]').length, js: root.querySelectorAll('a[href^="javascript"]').length };
+      return {
+        scripts: root.querySelectorAll('script').length,
+        handlers: root.querySelectorAll('[onerror]').length,
+        js: root.querySelectorAll('a[href^="javascript"]').length,
+      };
     });
     expect(inside).toEqual({ scripts: 0, handlers: 0, js: 0 });
     await page.context().close();

@@ -42,7 +42,11 @@ async function serveOnOwnUrl(env: Record<string, string>): Promise<Awaited<Retur
 }
 
 /** Polls `fn` until it returns a value (not undefined); throws `message` after `ms`. */
-async function eventually<T>(fn: () => Promise<T | undefined> | T | undefined, message: string, ms = 10_000): Promise<T> {
+async function eventually<T>(
+  fn: () => Promise<T | undefined> | T | undefined,
+  message: string,
+  ms = 10_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await fn();
@@ -61,10 +65,18 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
   let key: string;
   const formIds: Record<string, string> = {};
 
-  const api = apiCaller(() => server.url, () => key);
+  const api = apiCaller(
+    () => server.url,
+    () => key,
+  );
 
   async function publishForm(slug: string, config: Record<string, unknown>): Promise<void> {
-    const form = await api('POST', '/v1/forms', { type: 'SIGN_UP', slug, fieldMapping: { email: 'email', first_name: 'firstName' }, ...config });
+    const form = await api('POST', '/v1/forms', {
+      type: 'SIGN_UP',
+      slug,
+      fieldMapping: { email: 'email', first_name: 'firstName' },
+      ...config,
+    });
     await api('POST', `/v1/forms/${form.id}/publish`);
     formIds[slug] = form.id;
   }
@@ -87,40 +99,73 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
       SUBMISSION_RATE_LIMIT: '1000',
       LOG_LEVEL: 'warn',
     };
-    const [created, launched] = await Promise.all([cli(['workspace', 'create', 'Acme', '--json'], env), launchBrowser()]);
+    const [created, launched] = await Promise.all([
+      cli(['workspace', 'create', 'Acme', '--json'], env),
+      launchBrowser(),
+    ]);
     browser = launched;
     key = created.apiKey.key;
     // The domain (the confirmation emails' sender) is added while the server starts: both are process spawns.
-    const [, started] = await Promise.all([cli(['domain', 'add', 'acme.test', '--workspace', created.workspace.id, '--verified', '--json'], env), serveOnOwnUrl(env)]);
+    const [, started] = await Promise.all([
+      cli(['domain', 'add', 'acme.test', '--workspace', created.workspace.id, '--verified', '--json'], env),
+      serveOnOwnUrl(env),
+    ]);
     server = started;
 
     await Promise.all([
       publishForm('newsletter', {
-        name: 'Acme newsletter', display: 'INLINE_EMBED', seoTitle: 'Join the Acme newsletter', seoDescription: 'News from Acme, monthly.',
+        name: 'Acme newsletter',
+        display: 'INLINE_EMBED',
+        seoTitle: 'Join the Acme newsletter',
+        seoDescription: 'News from Acme, monthly.',
         settings: { successAction: { type: 'MESSAGE', message: 'Thanks for subscribing!' } },
       }),
       publishForm('double', {
-        name: 'Updates list (internal)', display: 'INLINE_EMBED',
-        settings: { successAction: { type: 'MESSAGE', message: 'Check your inbox to confirm.' }, doubleOptIn: true, appearance: { heading: 'Acme updates' } },
+        name: 'Updates list (internal)',
+        display: 'INLINE_EMBED',
+        settings: {
+          successAction: { type: 'MESSAGE', message: 'Check your inbox to confirm.' },
+          doubleOptIn: true,
+          appearance: { heading: 'Acme updates' },
+        },
       }),
       publishForm('popup', {
-        name: 'Get 10% off', display: 'POPUP',
-        settings: { successAction: { type: 'MESSAGE', message: 'Your code is on its way.' }, appearance: { heading: 'Get 10% off' } },
+        name: 'Get 10% off',
+        display: 'POPUP',
+        settings: {
+          successAction: { type: 'MESSAGE', message: 'Your code is on its way.' },
+          appearance: { heading: 'Get 10% off' },
+        },
       }),
       publishForm('xss', {
-        name: `Name ${XSS}`, display: 'INLINE_EMBED', seoTitle: `Title ${XSS}`, seoDescription: `Description ${XSS}`,
-        settings: { successAction: { type: 'MESSAGE', message: `Message ${XSS}` }, appearance: { heading: `Heading ${XSS}` } },
+        name: `Name ${XSS}`,
+        display: 'INLINE_EMBED',
+        seoTitle: `Title ${XSS}`,
+        seoDescription: `Description ${XSS}`,
+        settings: {
+          successAction: { type: 'MESSAGE', message: `Message ${XSS}` },
+          appearance: { heading: `Heading ${XSS}` },
+        },
       }),
     ]);
 
     // The other origin: a site that embeds the forms (another port on 127.0.0.1).
     site = await startSite();
     const { pages } = site;
-    const shell = (body: string) => `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+    const shell = (body: string) =>
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
       `<title>Acme blog</title><style>body { font-family: Georgia, serif; max-width: 40rem; margin: 2rem auto; } input, button { display: none; }</style></head><body>${body}</body></html>`;
     const script = (slug: string, attrs = '') => `<script src="${server.url}/f/${slug}/embed.js"${attrs}></script>`;
-    pages.set('/inline', shell(`<h1>Acme blog</h1><p>Our latest post.</p>${script('newsletter')}<p id="after">More posts.</p>`));
-    pages.set('/popup', shell(`<h1>Acme shop</h1><p><a href="#offer" id="offer" data-formcast-open="popup">Get the discount</a></p>${script('popup', ' data-formcast-delay="0"')}`));
+    pages.set(
+      '/inline',
+      shell(`<h1>Acme blog</h1><p>Our latest post.</p>${script('newsletter')}<p id="after">More posts.</p>`),
+    );
+    pages.set(
+      '/popup',
+      shell(
+        `<h1>Acme shop</h1><p><a href="#offer" id="offer" data-formcast-open="popup">Get the discount</a></p>${script('popup', ' data-formcast-delay="0"')}`,
+      ),
+    );
     pages.set('/xss', shell(`<h1>XSS</h1>${script('xss')}`));
   }, 60_000);
 
@@ -163,11 +208,18 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
 
     await page.getByLabel('Email').fill('ann@example.com');
     await page.getByLabel('First name').fill('Ann');
-    const [answer] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Subscribe' }).click()]);
+    const [answer] = await Promise.all([
+      page.waitForNavigation(),
+      page.getByRole('button', { name: 'Subscribe' }).click(),
+    ]);
     expect(answer!.status()).toBe(200);
     expect(await page.locator('[data-formcast-success]').innerText()).toBe('Thanks for subscribing!');
     await page.screenshot({ path: path.join(SHOTS, 'hosted-success.png') });
-    expect(await contact('ann@example.com')).toMatchObject({ email: 'ann@example.com', firstName: 'Ann', status: 'SUBSCRIBED' });
+    expect(await contact('ann@example.com')).toMatchObject({
+      email: 'ann@example.com',
+      firstName: 'Ann',
+      status: 'SUBSCRIBED',
+    });
     expect(errors).toEqual([]);
     await page.context().close();
   });
@@ -177,7 +229,10 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     await page.goto(`${server.url}/f/newsletter`);
     await page.getByLabel('Email').fill('not-an-email');
     await page.getByLabel('First name').fill('Bob');
-    const [answer] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Subscribe' }).click()]);
+    const [answer] = await Promise.all([
+      page.waitForNavigation(),
+      page.getByRole('button', { name: 'Subscribe' }).click(),
+    ]);
     expect(answer!.status()).toBe(422);
     const email = page.getByLabel('Email');
     const error = page.locator('[data-formcast-error="email"]');
@@ -209,10 +264,15 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     expect(await page.locator('[data-formcast-success]').innerText()).toBe('Check your inbox to confirm.');
     expect(await contact('carol@example.com')).toMatchObject({ status: 'PENDING' });
 
-    const mail = await eventually(() => smtp.received.find((m) => m.to === 'carol@example.com'), 'no confirmation email within 10 s');
+    const mail = await eventually(
+      () => smtp.received.find((m) => m.to === 'carol@example.com'),
+      'no confirmation email within 10 s',
+    );
     expect(mail.parsed.from?.value[0]?.address).toBe('no-reply@acme.test');
     expect(mail.parsed.subject).toBe('Please confirm your subscription to Acme updates'); // the public heading, never the internal name
-    const links = [...String(mail.parsed.html || mail.parsed.text).matchAll(/https?:\/\/[^\s"'<>]+\/confirm\/[A-Za-z0-9_-]+/g)].map((m) => m[0]);
+    const links = [
+      ...String(mail.parsed.html || mail.parsed.text).matchAll(/https?:\/\/[^\s"'<>]+\/confirm\/[A-Za-z0-9_-]+/g),
+    ].map((m) => m[0]);
     expect(links.length).toBeGreaterThan(0);
     const link = links[0]!;
     expect(link.startsWith(`${server.url}/confirm/`)).toBe(true);
@@ -224,7 +284,10 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     expect(await page.locator('h1').innerText()).toBe('Confirm your subscription');
     expect(await contact('carol@example.com')).toMatchObject({ status: 'PENDING' });
     await page.screenshot({ path: path.join(SHOTS, 'confirm-page.png') });
-    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Confirm my subscription' }).click()]);
+    await Promise.all([
+      page.waitForNavigation(),
+      page.getByRole('button', { name: 'Confirm my subscription' }).click(),
+    ]);
     expect(await page.locator('h1').innerText()).toBe('You are subscribed');
     // The page names the workspace, not the form (a form's name is internal, never shown to visitors).
     expect(await page.locator('main').innerText()).toContain('Thank you for confirming your subscription to Acme.');
@@ -239,7 +302,9 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     await page.goto(`${site.url}/inline`);
     const host = page.locator('[data-formcast-embed="newsletter"]');
     await expect.poll(() => host.count()).toBe(1);
-    expect(await page.evaluate(() => document.querySelector('[data-formcast-embed]')!.nextElementSibling!.id)).toBe('after');
+    expect(await page.evaluate(() => document.querySelector('[data-formcast-embed]')!.nextElementSibling!.id)).toBe(
+      'after',
+    );
     const email = page.getByLabel('Email');
     await expect.poll(() => email.isVisible()).toBe(true); // the site's `input { display: none }` does not reach it
     await page.screenshot({ path: path.join(SHOTS, 'embed-inline.png'), fullPage: true });
@@ -270,11 +335,12 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     expect(await dialog.getAttribute('aria-modal')).toBe('true');
     await page.screenshot({ path: path.join(SHOTS, 'embed-popup.png') });
 
-    const focused = () => page.evaluate(() => {
-      let a = document.activeElement;
-      while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
-      return a ? (a.getAttribute('name') ?? a.getAttribute('aria-label') ?? (a.id || a.textContent)) : null;
-    });
+    const focused = () =>
+      page.evaluate(() => {
+        let a = document.activeElement;
+        while (a?.shadowRoot?.activeElement) a = a.shadowRoot.activeElement;
+        return a ? (a.getAttribute('name') ?? a.getAttribute('aria-label') ?? (a.id || a.textContent)) : null;
+      });
     expect(await focused()).toBe('email');
     const cycle: (string | null)[] = [];
     for (let i = 0; i < 4; i++) {
@@ -349,7 +415,11 @@ describeBrowser('public forms end to end (formcast serve, headless Chromium)', (
     await page.getByRole('button', { name: 'Subscribe' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toBe(`Message ${XSS}`);
     await page.waitForTimeout(100); // an <img onerror> would have fired by now
-    expect(await page.evaluate(() => document.querySelector('[data-formcast-embed]')!.shadowRoot!.querySelectorAll('script, img').length)).toBe(0);
+    expect(
+      await page.evaluate(
+        () => document.querySelector('[data-formcast-embed]')!.shadowRoot!.querySelectorAll('script, img').length,
+      ),
+    ).toBe(0);
     expect(await pwned()).toBeUndefined();
     await page.context().close();
   });

@@ -19,7 +19,13 @@ export interface Harness {
   /** A key of the workspace with just these scopes. */
   key(ws: TestWorkspace, scopes: string[]): Promise<string>;
   /** app.inject with the key as a Bearer token and `body` sent as JSON. */
-  call(key: string | null, method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  call(
+    key: string | null,
+    method: InjectOptions['method'],
+    url: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse>;
 }
 
 /**
@@ -39,7 +45,11 @@ export function describeApi(title: string, suite: (h: Harness) => void, opts: { 
         const opened = await target!.open();
         db = opened.db;
         drop = opened.drop;
-        app = await buildApp({ db, config: { logLevel: 'silent', publicUrl: opts.publicUrl ?? 'http://localhost:3000', secret: TEST_SECRET }, logger: false });
+        app = await buildApp({
+          db,
+          config: { logLevel: 'silent', publicUrl: opts.publicUrl ?? 'http://localhost:3000', secret: TEST_SECRET },
+          logger: false,
+        });
         await app.ready();
       });
       afterAll(async () => {
@@ -47,8 +57,12 @@ export function describeApi(title: string, suite: (h: Harness) => void, opts: { 
         await drop?.();
       });
       const harness: Harness = {
-        get app() { return app; },
-        get db() { return db; },
+        get app() {
+          return app;
+        },
+        get db() {
+          return db;
+        },
         dbName: name,
         async workspace(wsName = 'Test workspace') {
           const { workspace, apiKey } = await app.services.workspaces.createWithAdminKey(wsName);

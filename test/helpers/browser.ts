@@ -63,6 +63,8 @@ export async function startSite(): Promise<Site> {
     if (body === undefined) return res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
   });
-  const url = await new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  const url = await new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
   return { url, pages, close: () => new Promise((r) => server.close(() => r())) };
 }

@@ -100,23 +100,31 @@ if (PG_URL) {
   });
 } else if (!process.env.FORMCAST_PG_SKIP_NOTICE_SHOWN) {
   process.env.FORMCAST_PG_SKIP_NOTICE_SHOWN = '1';
-  console.warn('SKIPPING PostgreSQL suites: TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)');
+  console.warn(
+    'SKIPPING PostgreSQL suites: TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)',
+  );
 }
 
 /**
  * A suite on each test database, the database opened (migrated) before it and dropped after it: on SQLite always, on
  * PostgreSQL when TEST_DATABASE_URL is set (skipped, saying why, otherwise). `t.db()` is the suite's database.
  */
-export function describeEachDatabase(title: string, suite: (t: { name: TestDatabase['name']; db: () => Db }) => void): void {
+export function describeEachDatabase(
+  title: string,
+  suite: (t: { name: TestDatabase['name']; db: () => Db }) => void,
+): void {
   for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
     const target = testDatabases.find((d) => d.name === name);
-    (target ? describe : describe.skip)(`${title} [${name}${!target && !PG_URL ? ': TEST_DATABASE_URL not set' : ''}]`, () => {
-      let opened: { db: Db; drop(): Promise<void> } | undefined;
-      beforeAll(async () => {
-        opened = await target!.open();
-      });
-      afterAll(async () => opened?.drop());
-      suite({ name, db: () => opened!.db });
-    });
+    (target ? describe : describe.skip)(
+      `${title} [${name}${!target && !PG_URL ? ': TEST_DATABASE_URL not set' : ''}]`,
+      () => {
+        let opened: { db: Db; drop(): Promise<void> } | undefined;
+        beforeAll(async () => {
+          opened = await target!.open();
+        });
+        afterAll(async () => opened?.drop());
+        suite({ name, db: () => opened!.db });
+      },
+    );
   }
 }

@@ -21,8 +21,15 @@ export interface Zone {
  * resolver retries over TCP) serving `zone`; any other name is NXDOMAIN. `address` is `127.0.0.1:port`, as
  * DNS_SERVERS takes it.
  */
-export async function startDnsServer(zone: Partial<Zone> = {}): Promise<Zone & { address: string; close(): Promise<void> }> {
-  const z: Zone = { txt: zone.txt ?? new Map(), mx: zone.mx ?? new Map(), silent: zone.silent ?? new Set(), servfail: zone.servfail ?? new Set() };
+export async function startDnsServer(
+  zone: Partial<Zone> = {},
+): Promise<Zone & { address: string; close(): Promise<void> }> {
+  const z: Zone = {
+    txt: zone.txt ?? new Map(),
+    mx: zone.mx ?? new Map(),
+    silent: zone.silent ?? new Set(),
+    servfail: zone.servfail ?? new Set(),
+  };
   const handle: Parameters<typeof dns2.createServer>[0]['handle'] = (request, send) => {
     const response = Packet.createResponseFromRequest(request);
     const question = request.questions[0];
@@ -33,9 +40,25 @@ export async function startDnsServer(zone: Partial<Zone> = {}): Promise<Zone & {
     if (z.servfail.has(name)) response.header.rcode = RCODE.SERVFAIL;
     else if (!records && !exchanges) response.header.rcode = RCODE.NXDOMAIN;
     else if (question?.type === Packet.TYPE.TXT) {
-      for (const data of records ?? []) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data } as never);
+      for (const data of records ?? [])
+        response.answers.push({
+          name: question.name,
+          type: Packet.TYPE.TXT,
+          class: Packet.CLASS.IN,
+          ttl: 60,
+          data,
+        } as never);
     } else if (question?.type === Packet.TYPE.MX) {
-      exchanges?.forEach((exchange, i) => response.answers.push({ name: question.name, type: Packet.TYPE.MX, class: Packet.CLASS.IN, ttl: 60, priority: 10 + i, exchange } as never));
+      exchanges?.forEach((exchange, i) =>
+        response.answers.push({
+          name: question.name,
+          type: Packet.TYPE.MX,
+          class: Packet.CLASS.IN,
+          ttl: 60,
+          priority: 10 + i,
+          exchange,
+        } as never),
+      );
     }
     void send(response);
   };
@@ -49,7 +72,11 @@ export async function startDnsServer(zone: Partial<Zone> = {}): Promise<Zone & {
       tcpServer.once('error', resolve);
       void tcpServer.listen({ tcp: { port: udp!.port, address: '127.0.0.1' } }).then(() => resolve(null));
     });
-    const close = () => Promise.race([Promise.all([udpServer.close(), tcpServer.close()]).then(() => {}), new Promise<void>((r) => setTimeout(r, 500))]);
+    const close = () =>
+      Promise.race([
+        Promise.all([udpServer.close(), tcpServer.close()]).then(() => {}),
+        new Promise<void>((r) => setTimeout(r, 500)),
+      ]);
     if (!failed) {
       // The TCP side waits for idle client connections; do not hold the run for it.
       return { ...z, address: `127.0.0.1:${udp!.port}`, close };

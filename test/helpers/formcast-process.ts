@@ -21,11 +21,25 @@ export const TEST_PROCESS_DEFAULTS = { SEND_THREADS_NICE: '0', SECRET_KEY: TEST_
 /** The caller's environment without the settings a test gives itself, then those. */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
-  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'SMTP_URL', 'PUBLIC_URL', 'DNS_SERVERS', 'LOG_LEVEL', 'OUTBOX_DIR']) delete base[name];
+  for (const name of [
+    'PORT',
+    'HOST',
+    'DATABASE_URL',
+    'SMTP_URL',
+    'PUBLIC_URL',
+    'DNS_SERVERS',
+    'LOG_LEVEL',
+    'OUTBOX_DIR',
+  ])
+    delete base[name];
   return { ...base, ...TEST_PROCESS_DEFAULTS, ...env };
 }
 
-export interface CliRun { code: number | null; stdout: string; stderr: string }
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** `formcast <args>` with its exit code and output, whatever the code. */
 export function runCli(args: string[], env: Record<string, string>, stdin = ''): Promise<CliRun> {
@@ -64,8 +78,13 @@ export function freePort(): Promise<number> {
  * `formcast serve` on a free port (or env.PORT, with env.PUBLIC_URL as given), resolved once it logs its
  * `listening on` line; `output()` is what it wrote so far.
  */
-export async function serve(env: Record<string, string>, timeoutMs = 90_000): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output(): string }> {
-  const own = env.PORT ? {} : await freePort().then((port) => ({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }));
+export async function serve(
+  env: Record<string, string>,
+  timeoutMs = 90_000,
+): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output(): string }> {
+  const own = env.PORT
+    ? {}
+    : await freePort().then((port) => ({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }));
   const child = spawn(process.execPath, ['bin/formcast', 'serve'], { cwd: ROOT, env: childEnv({ ...env, ...own }) });
   let output = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -95,11 +114,17 @@ export async function serve(env: Record<string, string>, timeoutMs = 90_000): Pr
  * A JSON caller of a running server's API with a key: `api('POST', '/v1/forms', body)` answers the parsed body (null
  * when empty) and throws on any status that is not 2xx. Both are read when called (a suite sets them in beforeAll).
  */
-export function apiCaller(baseUrl: () => string, key: () => string): (method: string, url: string, body?: unknown) => Promise<any> {
+export function apiCaller(
+  baseUrl: () => string,
+  key: () => string,
+): (method: string, url: string, body?: unknown) => Promise<any> {
   return async (method, url, body) => {
     const res = await fetch(`${baseUrl()}${url}`, {
       method,
-      headers: { authorization: `Bearer ${key()}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${key()}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -110,8 +135,13 @@ export function apiCaller(baseUrl: () => string, key: () => string): (method: st
 
 /** Why a console suite cannot run here, or null: it signs in (`user create --password-stdin`) to the built console. */
 export function consoleUnavailable(): string | null {
-  const help = spawnSync(process.execPath, ['bin/formcast', 'user', 'create', '--help'], { cwd: ROOT, encoding: 'utf8' });
-  if (help.status !== 0 || !help.stdout.includes('--password-stdin')) return '`formcast user create --password-stdin` is not available';
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'console', 'index.html'))) return 'the console is not built: run `npm run build:console`';
+  const help = spawnSync(process.execPath, ['bin/formcast', 'user', 'create', '--help'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (help.status !== 0 || !help.stdout.includes('--password-stdin'))
+    return '`formcast user create --password-stdin` is not available';
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'console', 'index.html')))
+    return 'the console is not built: run `npm run build:console`';
   return null;
 }

@@ -60,7 +60,8 @@ export async function startSmtp(faults: Faults | null = null): Promise<Smtp> {
   /** Cuts the TCP connection of this session without a reply (what a crash or a network failure looks like). */
   const drop = (session: SMTPServerSession) => {
     for (const server of servers) {
-      for (const conn of (server as unknown as { connections: Set<{ id: string; _socket: { destroy(): void } }> }).connections) {
+      for (const conn of (server as unknown as { connections: Set<{ id: string; _socket: { destroy(): void } }> })
+        .connections) {
         if (conn.id === session.id) conn._socket.destroy();
       }
     }
@@ -102,7 +103,10 @@ export async function startSmtp(faults: Faults | null = null): Promise<Smtp> {
           stats.data451++;
           return callback(tempError('4.3.0 message not accepted'));
         }
-        const head = Buffer.concat(chunks).toString('utf8').split(/\r?\n\r?\n/)[0]!.replace(/\r?\n[ \t]+/g, ' ');
+        const head = Buffer.concat(chunks)
+          .toString('utf8')
+          .split(/\r?\n\r?\n/)[0]!
+          .replace(/\r?\n[ \t]+/g, ' ');
         const messageId = /^message-id:\s*(<[^>\r\n]+>)/im.exec(head)?.[1] ?? '(none)';
         const subject = /^subject:[ \t]*(.*)$/im.exec(head)?.[1]?.trim() ?? '(none)';
         for (const rcpt of session.envelope.rcptTo) {
@@ -166,7 +170,8 @@ export async function ownPostgresDatabase(pgUrl: string): Promise<{ url: string;
   const db = connect(url.toString(), { poolSize: 4 });
   await migrateToLatest(db);
   return {
-    url: url.toString(), db,
+    url: url.toString(),
+    db,
     drop: async () => {
       await db.close();
       await admin(`drop database if exists ${name} with (force)`);

@@ -1,6 +1,10 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline, type PipelineOptions } from '../../src/sending/deliveries/pipeline.js';
+import {
+  DEFAULT_PIPELINE_OPTIONS,
+  DeliveryPipeline,
+  type PipelineOptions,
+} from '../../src/sending/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import type { Harness } from './app.js';
@@ -24,17 +28,36 @@ export interface Sending {
  * A delivery pipeline on the suite's database sending to an SMTP server on loopback: started before the suite,
  * closed after it; the server's inbox is emptied and its policy reset before each test.
  */
-export function useSending(h: Harness, options: Partial<PipelineOptions> & { workerId: string; maxConnections?: number }): Sending {
+export function useSending(
+  h: Harness,
+  options: Partial<PipelineOptions> & { workerId: string; maxConnections?: number },
+): Sending {
   const { maxConnections = 3, ...pipelineOptions } = options;
   const s = {} as Sending;
   beforeAll(async () => {
     s.smtp = await startSmtpServer();
-    s.mailer = createMailer({ smtpUrl: `smtp://127.0.0.1:${s.smtp.port}`, outboxDir: '', maxConnections, rateLimit: 0 });
+    s.mailer = createMailer({
+      smtpUrl: `smtp://127.0.0.1:${s.smtp.port}`,
+      outboxDir: '',
+      maxConnections,
+      rateLimit: 0,
+    });
     s.pipeline = s.build();
   });
-  s.build = (overrides = {}, mailer = s.mailer) => new DeliveryPipeline(new SqlDeliveryStore(h.db), mailer, {
-    ...DEFAULT_PIPELINE_OPTIONS, secret: TEST_SECRET, publicUrl: 'https://mail.example.test', backoffBaseMs: 1, ...pipelineOptions, ...overrides,
-  }, silent as never);
+  s.build = (overrides = {}, mailer = s.mailer) =>
+    new DeliveryPipeline(
+      new SqlDeliveryStore(h.db),
+      mailer,
+      {
+        ...DEFAULT_PIPELINE_OPTIONS,
+        secret: TEST_SECRET,
+        publicUrl: 'https://mail.example.test',
+        backoffBaseMs: 1,
+        ...pipelineOptions,
+        ...overrides,
+      },
+      silent as never,
+    );
   afterAll(async () => {
     await s.mailer?.close();
     await s.smtp?.close();
@@ -46,11 +69,23 @@ export function useSending(h: Harness, options: Partial<PipelineOptions> & { wor
   s.drain = async (until = async () => false) => {
     const k = h.db.kysely;
     for (let i = 0; i < 5000; i++) {
-      const busy = (await s.pipeline.runScheduler()) + (await s.pipeline.materialize()) + (await s.pipeline.sendBatch());
+      const busy =
+        (await s.pipeline.runScheduler()) + (await s.pipeline.materialize()) + (await s.pipeline.sendBatch());
       if (await until()) return;
       if (busy) continue;
-      const open = await k.selectFrom('deliveries').select('id').where('status', 'in', ['QUEUED', 'SENDING']).limit(1).execute();
-      const sending = await k.selectFrom('broadcasts').select('id').where('status', '=', 'SENDING').where('automation_id', 'is', null).limit(1).execute();
+      const open = await k
+        .selectFrom('deliveries')
+        .select('id')
+        .where('status', 'in', ['QUEUED', 'SENDING'])
+        .limit(1)
+        .execute();
+      const sending = await k
+        .selectFrom('broadcasts')
+        .select('id')
+        .where('status', '=', 'SENDING')
+        .where('automation_id', 'is', null)
+        .limit(1)
+        .execute();
       if (!open.length && !sending.length) return;
       await s.pipeline.sweep();
       await new Promise((r) => setTimeout(r, 2));

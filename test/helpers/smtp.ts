@@ -14,7 +14,12 @@ export interface Received {
 export type RcptPolicy = (address: string) => { code: number; message: string } | null;
 
 /** A real SMTP server on loopback that keeps what it receives (tests parse and check it). */
-export async function startSmtpServer(): Promise<{ port: number; received: Received[]; setPolicy(p: RcptPolicy): void; close(): Promise<void> }> {
+export async function startSmtpServer(): Promise<{
+  port: number;
+  received: Received[];
+  setPolicy(p: RcptPolicy): void;
+  close(): Promise<void>;
+}> {
   const received: Received[] = [];
   let policy: RcptPolicy = () => null;
   const server = new SMTPServer({
@@ -36,7 +41,13 @@ export async function startSmtpServer(): Promise<{ port: number; received: Recei
       stream.on('end', async () => {
         const raw = Buffer.concat(chunks);
         const parsed = await simpleParser(raw);
-        for (const r of session.envelope.rcptTo) received.push({ to: r.address, mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', raw, parsed });
+        for (const r of session.envelope.rcptTo)
+          received.push({
+            to: r.address,
+            mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            raw,
+            parsed,
+          });
         cb();
       });
     },

@@ -20,9 +20,23 @@ export const workers = new Set<Worker>();
 
 export function startWorker(env: Record<string, string>): Promise<Worker> {
   const base = { ...process.env };
-  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'SMTP_URL', 'PUBLIC_URL', 'LOG_LEVEL', 'SMTP_MAX_CONNECTIONS', 'SMTP_RATE_LIMIT', 'PGAPPNAME']) delete base[name];
+  for (const name of [
+    'PORT',
+    'HOST',
+    'DATABASE_URL',
+    'SMTP_URL',
+    'PUBLIC_URL',
+    'LOG_LEVEL',
+    'SMTP_MAX_CONNECTIONS',
+    'SMTP_RATE_LIMIT',
+    'PGAPPNAME',
+  ])
+    delete base[name];
   for (const name of Object.keys(base)) if (name.startsWith('WORKER_')) delete base[name];
-  const child = spawn(process.execPath, ['bin/formcast', 'worker'], { cwd: ROOT, env: { ...base, ...TEST_PROCESS_DEFAULTS, ...env } });
+  const child = spawn(process.execPath, ['bin/formcast', 'worker'], {
+    cwd: ROOT,
+    env: { ...base, ...TEST_PROCESS_DEFAULTS, ...env },
+  });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
@@ -56,10 +70,14 @@ export async function stopWorker(w: Worker, signal: NodeJS.Signals = 'SIGTERM'):
   }
 }
 
-
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -74,37 +74,89 @@ describePg(title, () => {
 
   /** A workspace with a verified domain, RUNS subscribed contacts, and the ACTIVE automation. */
   async function setup() {
-    const services = createServices(db, { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET });
+    const services = createServices(db, {
+      logLevel: 'silent',
+      publicUrl: 'http://localhost:3000',
+      secret: TEST_SECRET,
+    });
     const { workspace } = await services.workspaces.createWithAdminKey('reliability automations');
     await services.domains.add(workspace.id, DOMAIN, { verified: true });
     const now = new Date().toISOString();
     const contacts: { id: string; email: string; firstName: string }[] = [];
     for (let n = 0; n < RUNS; n++) {
-      contacts.push({ id: `ct_${crypto.randomBytes(16).toString('hex').toUpperCase().slice(0, 26)}`, email: `auto-${String(n).padStart(5, '0')}@example.test`, firstName: `First${n}` });
+      contacts.push({
+        id: `ct_${crypto.randomBytes(16).toString('hex').toUpperCase().slice(0, 26)}`,
+        email: `auto-${String(n).padStart(5, '0')}@example.test`,
+        firstName: `First${n}`,
+      });
     }
-    await db.kysely.insertInto('contacts').values(contacts.map((c) => ({
-      id: c.id, workspace_id: workspace.id, email: c.email, first_name: c.firstName, last_name: null, properties: '{}', status: 'SUBSCRIBED' as const, created_at: now, updated_at: now,
-    }))).execute();
+    await db.kysely
+      .insertInto('contacts')
+      .values(
+        contacts.map((c) => ({
+          id: c.id,
+          workspace_id: workspace.id,
+          email: c.email,
+          first_name: c.firstName,
+          last_name: null,
+          properties: '{}',
+          status: 'SUBSCRIBED' as const,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .execute();
     const from = `Acme <news@${DOMAIN}>`;
-    const created = await services.automations.create(workspace.id, {
-      name: 'Reliability', trigger: { type: 'api' },
-      steps: [
-        { id: 'a', type: 'send', from, emailContent: { subject: SUBJECT_A, html: '<p>Hi {{ contact.firstName }}, this is A.</p>' } },
-        { id: 'u', type: 'update', properties: { step: 'after-a' } },
-        { id: 'b', type: 'send', from, emailContent: { subject: SUBJECT_B, html: '<p>Hi {{ contact.firstName }}, this is B.</p>' } },
-      ],
-    }, { scopes: ['admin'] });
+    const created = await services.automations.create(
+      workspace.id,
+      {
+        name: 'Reliability',
+        trigger: { type: 'api' },
+        steps: [
+          {
+            id: 'a',
+            type: 'send',
+            from,
+            emailContent: { subject: SUBJECT_A, html: '<p>Hi {{ contact.firstName }}, this is A.</p>' },
+          },
+          { id: 'u', type: 'update', properties: { step: 'after-a' } },
+          {
+            id: 'b',
+            type: 'send',
+            from,
+            emailContent: { subject: SUBJECT_B, html: '<p>Hi {{ contact.firstName }}, this is B.</p>' },
+          },
+        ],
+      },
+      { scopes: ['admin'] },
+    );
     const automation = await services.automations.activate(workspace.id, created.id, { scopes: ['admin'] });
     expect(automation.status).toBe('ACTIVE');
-    return { workspaceId: workspace.id, automation: { id: automation.id, workspaceId: workspace.id, version: automation.version, trigger: automation.trigger as unknown as Trigger }, contacts };
+    return {
+      workspaceId: workspace.id,
+      automation: {
+        id: automation.id,
+        workspaceId: workspace.id,
+        version: automation.version,
+        trigger: automation.trigger as unknown as Trigger,
+      },
+      contacts,
+    };
   }
 
   function workerEnv(smtp: Smtp, extra: Record<string, string> = {}): Record<string, string> {
     return {
-      DATABASE_URL: dbUrl, SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, PUBLIC_URL: 'http://localhost:3000', LOG_LEVEL: 'warn',
-      WORKER_BATCH_SIZE: String(BATCH_SIZE), WORKER_BATCHES: String(BATCHES), WORKER_LEASE_MS: String(LEASE_MS), WORKER_POLL_MS: '100',
+      DATABASE_URL: dbUrl,
+      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+      PUBLIC_URL: 'http://localhost:3000',
+      LOG_LEVEL: 'warn',
+      WORKER_BATCH_SIZE: String(BATCH_SIZE),
+      WORKER_BATCHES: String(BATCHES),
+      WORKER_LEASE_MS: String(LEASE_MS),
+      WORKER_POLL_MS: '100',
       // A temporary failure is retried at once, not after the default 30 s.
-      WORKER_BACKOFF_BASE_MS: '50', ...extra,
+      WORKER_BACKOFF_BASE_MS: '50',
+      ...extra,
     };
   }
 
@@ -123,7 +175,11 @@ describePg(title, () => {
       const started = Date.now();
 
       // Every contact enters at once (the shape POST …/trigger writes, through the engine's entry rule).
-      const engine = new AutomationEngine(db, new WebhooksService(db, { secret: TEST_SECRET, allowHttp: false, allowPrivate: false }), { ...DEFAULT_ENGINE, workerId: 'reliability-test', clock: Date.now });
+      const engine = new AutomationEngine(
+        db,
+        new WebhooksService(db, { secret: TEST_SECRET, allowHttp: false, allowPrivate: false }),
+        { ...DEFAULT_ENGINE, workerId: 'reliability-test', clock: Date.now },
+      );
       await db.kysely.transaction().execute(async (trx) => {
         const now = new Date().toISOString();
         for (const c of contacts) expect(await engine.enter(trx, automation, c.id, null, now)).toBeDefined();
@@ -138,16 +194,42 @@ describePg(title, () => {
       await locker.query('lock table automation_run_steps in share row exclusive mode');
       locked = true;
       smtp.hold();
-      const victimStepWaiting = async () => Number((await locker.query(
-        `select count(*) as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
-         where not l.granted and l.relation = 'automation_run_steps'::regclass and a.application_name = $1`, [VICTIM_APP],
-      )).rows[0].n) > 0;
-      await waitFor('a transaction of the victim held at MAIL FROM and a step of it waiting', 10_000,
-        async () => (smtp.heldOn(smtp.secondPort) > 0 && (await victimStepWaiting()) ? true : undefined), 5);
-      const victimRuns = async () => Number((await db.kysely.selectFrom('automation_runs').select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('automation_id', '=', automation.id).where('finished_at', 'is', null).where('lease_owner', 'like', `%:${victim.pid}:%`).executeTakeFirstOrThrow()).n);
-      const ownedDeliveries = (pid: number) => db.kysely.selectFrom('deliveries').select(['id', 'handed_off_at'])
-        .where('workspace_id', '=', workspaceId).where('status', '=', 'SENDING').where('lease_owner', 'like', `%:${pid}:%`).execute();
+      const victimStepWaiting = async () =>
+        Number(
+          (
+            await locker.query(
+              `select count(*) as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
+         where not l.granted and l.relation = 'automation_run_steps'::regclass and a.application_name = $1`,
+              [VICTIM_APP],
+            )
+          ).rows[0].n,
+        ) > 0;
+      await waitFor(
+        'a transaction of the victim held at MAIL FROM and a step of it waiting',
+        10_000,
+        async () => (smtp.heldOn(smtp.secondPort) > 0 && (await victimStepWaiting()) ? true : undefined),
+        5,
+      );
+      const victimRuns = async () =>
+        Number(
+          (
+            await db.kysely
+              .selectFrom('automation_runs')
+              .select((eb) => eb.fn.countAll<string>().as('n'))
+              .where('automation_id', '=', automation.id)
+              .where('finished_at', 'is', null)
+              .where('lease_owner', 'like', `%:${victim.pid}:%`)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      const ownedDeliveries = (pid: number) =>
+        db.kysely
+          .selectFrom('deliveries')
+          .select(['id', 'handed_off_at'])
+          .where('workspace_id', '=', workspaceId)
+          .where('status', '=', 'SENDING')
+          .where('lease_owner', 'like', `%:${pid}:%`)
+          .execute();
       const runsAtKill = await victimRuns();
       const stepsBeforeKill = Number((await locker.query('select count(*) as n from automation_run_steps')).rows[0].n);
       victim.child.kill('SIGKILL');
@@ -164,58 +246,133 @@ describePg(title, () => {
       await locker.query('rollback');
       locked = false;
       // Its runs' leases as WORKER_LEASE_MS would have made them (the engine's are 60 s: see the header).
-      const shortened = await db.kysely.updateTable('automation_runs').set({ lease_expires_at: new Date(Date.now() + LEASE_MS).toISOString() })
-        .where('automation_id', '=', automation.id).where('finished_at', 'is', null).where('lease_owner', 'like', `%:${victim.pid}:%`).executeTakeFirst();
+      const shortened = await db.kysely
+        .updateTable('automation_runs')
+        .set({ lease_expires_at: new Date(Date.now() + LEASE_MS).toISOString() })
+        .where('automation_id', '=', automation.id)
+        .where('finished_at', 'is', null)
+        .where('lease_owner', 'like', `%:${victim.pid}:%`)
+        .executeTakeFirst();
 
       // A worker in the victim's place (the survivor goes on meanwhile).
       const replacement = startWorker(workerEnv(smtp));
       const alive = [survivor];
-      void replacement.then((w) => alive.push(w), () => {});
-      const runStatuses = async () => Object.fromEntries((await db.kysely.selectFrom('automation_runs').select(['status', (eb) => eb.fn.countAll<string>().as('n')])
-        .where('automation_id', '=', automation.id).groupBy('status').execute()).map((r) => [r.status, Number(r.n)]));
-      await waitFor('every run COMPLETED and every message final', 60_000, async () => {
-        for (const w of alive) if (w.child.exitCode !== null || w.child.signalCode !== null) throw new Error(`a worker exited:\n${w.output()}`);
-        if ((await runStatuses()).COMPLETED !== RUNS) return undefined;
-        const open = await db.kysely.selectFrom('deliveries').select((eb) => eb.fn.countAll<string>().as('n'))
-          .where('workspace_id', '=', workspaceId).where('status', 'in', ['QUEUED', 'SENDING']).executeTakeFirstOrThrow();
-        return Number(open.n) === 0 ? true : undefined;
-      }, 200);
+      void replacement.then(
+        (w) => alive.push(w),
+        () => {},
+      );
+      const runStatuses = async () =>
+        Object.fromEntries(
+          (
+            await db.kysely
+              .selectFrom('automation_runs')
+              .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
+              .where('automation_id', '=', automation.id)
+              .groupBy('status')
+              .execute()
+          ).map((r) => [r.status, Number(r.n)]),
+        );
+      await waitFor(
+        'every run COMPLETED and every message final',
+        60_000,
+        async () => {
+          for (const w of alive)
+            if (w.child.exitCode !== null || w.child.signalCode !== null)
+              throw new Error(`a worker exited:\n${w.output()}`);
+          if ((await runStatuses()).COMPLETED !== RUNS) return undefined;
+          const open = await db.kysely
+            .selectFrom('deliveries')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('workspace_id', '=', workspaceId)
+            .where('status', 'in', ['QUEUED', 'SENDING'])
+            .executeTakeFirstOrThrow();
+          return Number(open.n) === 0 ? true : undefined;
+        },
+        200,
+      );
       await replacement;
       const elapsed = ((Date.now() - started) / 1000).toFixed(1);
 
       // ---- the runs: every one COMPLETED, each step once
       expect(await runStatuses()).toEqual({ COMPLETED: RUNS });
-      const runs = await db.kysely.selectFrom('automation_runs').select(['id', 'contact_id']).where('automation_id', '=', automation.id).execute();
+      const runs = await db.kysely
+        .selectFrom('automation_runs')
+        .select(['id', 'contact_id'])
+        .where('automation_id', '=', automation.id)
+        .execute();
       expect(new Set(runs.map((r) => r.contact_id)).size).toBe(RUNS);
-      const steps = await db.kysely.selectFrom('automation_run_steps').select(['run_id', 'step_id', 'delivery_id', 'completed_at'])
-        .where('automation_id', '=', automation.id).execute();
+      const steps = await db.kysely
+        .selectFrom('automation_run_steps')
+        .select(['run_id', 'step_id', 'delivery_id', 'completed_at'])
+        .where('automation_id', '=', automation.id)
+        .execute();
       const stepsOf = new Map<string, string[]>();
       for (const s of steps) stepsOf.set(s.run_id, [...(stepsOf.get(s.run_id) ?? []), s.step_id]);
       const wrongSteps = runs.filter((r) => (stepsOf.get(r.id) ?? []).sort().join() !== 'a,b,u');
-      expect(wrongSteps.length, `runs without exactly one row per step, e.g. ${JSON.stringify(wrongSteps.slice(0, 3).map((r) => [r.id, stepsOf.get(r.id)]))}`).toBe(0);
+      expect(
+        wrongSteps.length,
+        `runs without exactly one row per step, e.g. ${JSON.stringify(wrongSteps.slice(0, 3).map((r) => [r.id, stepsOf.get(r.id)]))}`,
+      ).toBe(0);
       expect(steps.every((s) => s.completed_at !== null)).toBe(true);
 
       // ---- the deliveries: exactly one per run and send step, each the one its step recorded, all SENT
-      const deliveries = await db.kysely.selectFrom('deliveries').innerJoin('broadcasts', 'broadcasts.id', 'deliveries.broadcast_id')
-        .select(['deliveries.id', 'deliveries.automation_run_id', 'deliveries.email', 'deliveries.status', 'deliveries.message_id', 'deliveries.attempts', 'deliveries.last_error', 'broadcasts.automation_step_id'])
-        .where('deliveries.workspace_id', '=', workspaceId).execute();
+      const deliveries = await db.kysely
+        .selectFrom('deliveries')
+        .innerJoin('broadcasts', 'broadcasts.id', 'deliveries.broadcast_id')
+        .select([
+          'deliveries.id',
+          'deliveries.automation_run_id',
+          'deliveries.email',
+          'deliveries.status',
+          'deliveries.message_id',
+          'deliveries.attempts',
+          'deliveries.last_error',
+          'broadcasts.automation_step_id',
+        ])
+        .where('deliveries.workspace_id', '=', workspaceId)
+        .execute();
       expect(deliveries).toHaveLength(2 * RUNS);
       const perRunStep = new Map<string, number>();
-      for (const d of deliveries) perRunStep.set(`${d.automation_run_id}/${d.automation_step_id}`, (perRunStep.get(`${d.automation_run_id}/${d.automation_step_id}`) ?? 0) + 1);
-      for (const r of runs) for (const s of ['a', 'b']) expect(perRunStep.get(`${r.id}/${s}`), `deliveries of run ${r.id}, step ${s}`).toBe(1);
+      for (const d of deliveries)
+        perRunStep.set(
+          `${d.automation_run_id}/${d.automation_step_id}`,
+          (perRunStep.get(`${d.automation_run_id}/${d.automation_step_id}`) ?? 0) + 1,
+        );
+      for (const r of runs)
+        for (const s of ['a', 'b'])
+          expect(perRunStep.get(`${r.id}/${s}`), `deliveries of run ${r.id}, step ${s}`).toBe(1);
       const recorded = new Set(steps.filter((s) => s.delivery_id).map((s) => s.delivery_id));
-      expect(deliveries.every((d) => recorded.has(d.id)), 'every delivery is the one its step recorded').toBe(true);
+      expect(
+        deliveries.every((d) => recorded.has(d.id)),
+        'every delivery is the one its step recorded',
+      ).toBe(true);
       const notSent = deliveries.filter((d) => d.status !== 'SENT');
       expect(notSent.length, `deliveries not SENT: ${JSON.stringify(notSent.slice(0, 5))}`).toBe(0);
 
       // ---- the update step: properties set, one contact.updated event per contact
-      const props = await db.kysely.selectFrom('contacts').select(['id', 'properties']).where('workspace_id', '=', workspaceId).execute();
-      const wrongProps = props.filter((c) => JSON.stringify(typeof c.properties === 'string' ? JSON.parse(c.properties) : c.properties) !== '{"step":"after-a"}');
+      const props = await db.kysely
+        .selectFrom('contacts')
+        .select(['id', 'properties'])
+        .where('workspace_id', '=', workspaceId)
+        .execute();
+      const wrongProps = props.filter(
+        (c) =>
+          JSON.stringify(typeof c.properties === 'string' ? JSON.parse(c.properties) : c.properties) !==
+          '{"step":"after-a"}',
+      );
       expect(wrongProps, 'contacts whose properties are not { step: after-a }').toEqual([]);
-      const updates = await db.kysely.selectFrom('events').select(['contact_id', (eb) => eb.fn.countAll<string>().as('n')])
-        .where('workspace_id', '=', workspaceId).where('type', '=', 'contact.updated').groupBy('contact_id').execute();
+      const updates = await db.kysely
+        .selectFrom('events')
+        .select(['contact_id', (eb) => eb.fn.countAll<string>().as('n')])
+        .where('workspace_id', '=', workspaceId)
+        .where('type', '=', 'contact.updated')
+        .groupBy('contact_id')
+        .execute();
       expect(updates).toHaveLength(RUNS);
-      expect(updates.filter((u) => Number(u.n) !== 1), 'contacts updated more than once').toEqual([]);
+      expect(
+        updates.filter((u) => Number(u.n) !== 1),
+        'contacts updated more than once',
+      ).toEqual([]);
 
       // ---- the messages: everyone got A and B, no stranger anything; ≤ 2 copies of one; duplicates bounded
       const render = (s: string, c: { firstName: string }) => s.replace('{{ contact.firstName }}', c.firstName);
@@ -232,7 +389,10 @@ describePg(title, () => {
       let duplicates = 0;
       for (const c of contacts) {
         const got = smtp.received.get(c.email) ?? [];
-        for (const [step, subject] of [['a', render(SUBJECT_A, c)], ['b', render(SUBJECT_B, c)]] as const) {
+        for (const [step, subject] of [
+          ['a', render(SUBJECT_A, c)],
+          ['b', render(SUBJECT_B, c)],
+        ] as const) {
           const copies = got.filter((m) => m.subject === subject);
           if (copies.length === 0) lost.push(`${c.email} ${subject}`);
           if (copies.length > 2) over.push(`${c.email} ${subject} ×${copies.length}`);
@@ -240,17 +400,22 @@ describePg(title, () => {
           const expected = `<${deliveryOf.get(`${c.email} ${step}`)!.id}@${DOMAIN}>`;
           const id = deliveryOf.get(`${c.email} ${step}`)!.id;
           if (copies.length > 1) (victimsDeliveries.has(id) ? twiceOfVictim : twiceOfLive).push(id);
-          if (copies.some((m) => m.messageId !== expected)) wrongIds.push(`${c.email} ${step}: ${copies.map((m) => m.messageId).join(' ')} (expected ${expected})`);
+          if (copies.some((m) => m.messageId !== expected))
+            wrongIds.push(`${c.email} ${step}: ${copies.map((m) => m.messageId).join(' ')} (expected ${expected})`);
         }
         const others = got.filter((m) => m.subject !== render(SUBJECT_A, c) && m.subject !== render(SUBJECT_B, c));
         if (others.length) over.push(`${c.email}: unexpected ${others.map((m) => m.subject).join(', ')}`);
       }
-      console.info(`[reliability] SIGKILL at ${arrivedAtKill}/${2 * RUNS} arrived, ${stepsBeforeKill}/${3 * RUNS} steps done; the victim held ${runsAtKill} runs `
-        + `(${Number(shortened.numUpdatedRows)} still leased after it), ${claimed} deliveries claimed, ${inFlight} handed off; `
-        + `${smtp.total()} messages accepted, ${duplicates} duplicate(s); all COMPLETED after ${elapsed} s`);
+      console.info(
+        `[reliability] SIGKILL at ${arrivedAtKill}/${2 * RUNS} arrived, ${stepsBeforeKill}/${3 * RUNS} steps done; the victim held ${runsAtKill} runs ` +
+          `(${Number(shortened.numUpdatedRows)} still leased after it), ${claimed} deliveries claimed, ${inFlight} handed off; ` +
+          `${smtp.total()} messages accepted, ${duplicates} duplicate(s); all COMPLETED after ${elapsed} s`,
+      );
       if (twiceOfLive.length) {
         const warnings = alive.map((w) => (w.output().match(/"msg":"[^"]*"/g) ?? []).join(' ')).join(' | ');
-        console.info(`[reliability] sent twice though not the victim's: ${twiceOfLive.join(', ')}; the live workers' log: ${warnings.slice(0, 2000)}`);
+        console.info(
+          `[reliability] sent twice though not the victim's: ${twiceOfLive.join(', ')}; the live workers' log: ${warnings.slice(0, 2000)}`,
+        );
       }
       expect(lost, 'messages that never arrived').toEqual([]);
       expect(over, 'messages that arrived more than twice, or unexpected ones').toEqual([]);

@@ -35,8 +35,13 @@ const servers = new Set<Server>();
 
 function startServer(env: Record<string, string>): Promise<Server> {
   const base = { ...process.env };
-  for (const name of Object.keys(base)) if (/^(PORT|HOST|DATABASE_URL|SMTP_URL|PUBLIC_URL|LOG_LEVEL|SECRET_KEY|WORKER_|WEBHOOKS_)/.test(name)) delete base[name];
-  const child = spawn(process.execPath, ['bin/formcast', 'serve'], { cwd: ROOT, env: { ...base, ...TEST_PROCESS_DEFAULTS, ...env } });
+  for (const name of Object.keys(base))
+    if (/^(PORT|HOST|DATABASE_URL|SMTP_URL|PUBLIC_URL|LOG_LEVEL|SECRET_KEY|WORKER_|WEBHOOKS_)/.test(name))
+      delete base[name];
+  const child = spawn(process.execPath, ['bin/formcast', 'serve'], {
+    cwd: ROOT,
+    env: { ...base, ...TEST_PROCESS_DEFAULTS, ...env },
+  });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(-20_000)));
@@ -70,7 +75,11 @@ async function kill(s: Server, signal: NodeJS.Signals): Promise<void> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -104,23 +113,50 @@ describe('webhooks: no event lost when the server is killed (SIGKILL) while they
     await new Promise<void>((resolve) => probe.close(() => resolve()));
 
     const secret = await loadServerSecret(db, { secretKey: SECRET_KEY, secretKeyFile: null });
-    const services = createServices(db, { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret, webhooks: { allowHttp: true, allowPrivate: true } });
+    const services = createServices(db, {
+      logLevel: 'silent',
+      publicUrl: 'http://localhost:3000',
+      secret,
+      webhooks: { allowHttp: true, allowPrivate: true },
+    });
     const { workspace } = await services.workspaces.createWithAdminKey('reliability webhooks');
-    const webhook = await services.webhooks.create(workspace.id, { url: `http://127.0.0.1:${port}/hook`, eventTypes: ['contact.created'] });
+    const webhook = await services.webhooks.create(workspace.id, {
+      url: `http://127.0.0.1:${port}/hook`,
+      eventTypes: ['contact.created'],
+    });
     const write = async (from: number, n: number) => {
-      await db.kysely.transaction().execute((trx) => recordEvents(trx, workspace.id, Array.from({ length: n }, (_, i) => ({ type: 'contact.created' as const, data: { n: from + i } })), new Date().toISOString()));
+      await db.kysely.transaction().execute((trx) =>
+        recordEvents(
+          trx,
+          workspace.id,
+          Array.from({ length: n }, (_, i) => ({ type: 'contact.created' as const, data: { n: from + i } })),
+          new Date().toISOString(),
+        ),
+      );
     };
     await write(0, 50);
 
     const env = {
-      PORT: '0', HOST: '127.0.0.1', DATABASE_URL: dbFile, LOG_LEVEL: 'warn', SECRET_KEY, WORKER_POLL_MS: '100',
-      WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', OUTBOX_DIR: path.join(dir, 'outbox'),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: dbFile,
+      LOG_LEVEL: 'warn',
+      SECRET_KEY,
+      WORKER_POLL_MS: '100',
+      WEBHOOKS_ALLOW_HTTP: 'true',
+      WEBHOOKS_ALLOW_PRIVATE: 'true',
+      OUTBOX_DIR: path.join(dir, 'outbox'),
     };
     const first = await startServer(env);
     // The first attempts fail (connection refused): those wait for their retry, 5 s later, and the rest of the batch is
     // given back untried (an endpoint that does not answer costs a batch one attempt per lane), due 5 s later too.
     await waitFor('failed first attempts', 20_000, async () => {
-      const n = (await db.kysely.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+      const n = (
+        await db.kysely
+          .selectFrom('webhook_attempts')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n;
       return Number(n) >= 1 ? true : undefined;
     });
     await write(50, 50); // more events while the server runs: some may be fanned out, some not
@@ -151,7 +187,11 @@ describe('webhooks: no event lost when the server is killed (SIGKILL) while they
         return arrived.size === 150 ? true : undefined;
       });
       await waitFor('every delivery SUCCEEDED', 10_000, async () => {
-        const rows = await db.kysely.selectFrom('webhook_deliveries').select('status').where('endpoint_id', '=', webhook.id).execute();
+        const rows = await db.kysely
+          .selectFrom('webhook_deliveries')
+          .select('status')
+          .where('endpoint_id', '=', webhook.id)
+          .execute();
         return rows.length === 150 && rows.every((r) => r.status === 'SUCCEEDED') ? true : undefined;
       });
       await kill(second, 'SIGTERM');

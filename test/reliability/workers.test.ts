@@ -65,7 +65,11 @@ describePg(title, () => {
 
   /** A workspace with a verified domain, RECIPIENTS subscribed contacts, and a broadcast (not yet sent). */
   async function setup(label: string) {
-    const services = createServices(db, { logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET });
+    const services = createServices(db, {
+      logLevel: 'silent',
+      publicUrl: 'http://localhost:3000',
+      secret: TEST_SECRET,
+    });
     const { workspace } = await services.workspaces.createWithAdminKey(`reliability ${label}`);
     await services.domains.add(workspace.id, DOMAIN, { verified: true });
     const now = new Date().toISOString();
@@ -77,8 +81,15 @@ describePg(title, () => {
           const email = `${label}-${String(n).padStart(5, '0')}@example.test`;
           emails.push(email);
           return {
-            id: `ct_${crypto.randomBytes(16).toString('hex').toUpperCase().slice(0, 26)}`, workspace_id: workspace.id, email,
-            first_name: `First${n}`, last_name: null, properties: '{}', status: 'SUBSCRIBED' as const, created_at: now, updated_at: now,
+            id: `ct_${crypto.randomBytes(16).toString('hex').toUpperCase().slice(0, 26)}`,
+            workspace_id: workspace.id,
+            email,
+            first_name: `First${n}`,
+            last_name: null,
+            properties: '{}',
+            status: 'SUBSCRIBED' as const,
+            created_at: now,
+            updated_at: now,
           };
         });
         await trx.insertInto('contacts').values(rows).execute();
@@ -87,35 +98,68 @@ describePg(title, () => {
     const broadcast = await services.broadcasts.create(workspace.id, {
       name: `Reliability ${label}`,
       from: `Acme <news@${DOMAIN}>`,
-      emailContent: { subject: 'Hello {{ contact.firstName }}', html: '<p>Hi {{ contact.firstName }}, this is the news.</p>' },
+      emailContent: {
+        subject: 'Hello {{ contact.firstName }}',
+        html: '<p>Hi {{ contact.firstName }}, this is the news.</p>',
+      },
     });
     return { services, workspaceId: workspace.id, broadcastId: broadcast.id, emails };
   }
 
   function workerEnv(smtp: Smtp, extra: Record<string, string> = {}): Record<string, string> {
     return {
-      DATABASE_URL: dbUrl, SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, PUBLIC_URL: 'http://localhost:3000', LOG_LEVEL: 'warn',
-      WORKER_BATCH_SIZE: String(BATCH_SIZE), WORKER_BATCHES: String(BATCHES), WORKER_LEASE_MS: String(LEASE_MS), WORKER_POLL_MS: '100', ...extra,
+      DATABASE_URL: dbUrl,
+      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+      PUBLIC_URL: 'http://localhost:3000',
+      LOG_LEVEL: 'warn',
+      WORKER_BATCH_SIZE: String(BATCH_SIZE),
+      WORKER_BATCHES: String(BATCHES),
+      WORKER_LEASE_MS: String(LEASE_MS),
+      WORKER_POLL_MS: '100',
+      ...extra,
     };
   }
 
   async function broadcastStatus(workspaceId: string, broadcastId: string) {
-    return (await db.kysely.selectFrom('broadcasts').select('status').where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirstOrThrow()).status;
+    return (
+      await db.kysely
+        .selectFrom('broadcasts')
+        .select('status')
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', broadcastId)
+        .executeTakeFirstOrThrow()
+    ).status;
   }
 
   /** Waits for the broadcast to leave SENDING; returns its final status. */
   function finished(workspaceId: string, broadcastId: string, timeoutMs: number, alive: Worker[]) {
-    return waitFor('the broadcast to finish', timeoutMs, async () => {
-      for (const w of alive) if (w.child.exitCode !== null || w.child.signalCode !== null) throw new Error(`a worker exited:\n${w.output()}`);
-      const status = await broadcastStatus(workspaceId, broadcastId);
-      return status === 'SENDING' ? undefined : status;
-    }, 200);
+    return waitFor(
+      'the broadcast to finish',
+      timeoutMs,
+      async () => {
+        for (const w of alive)
+          if (w.child.exitCode !== null || w.child.signalCode !== null)
+            throw new Error(`a worker exited:\n${w.output()}`);
+        const status = await broadcastStatus(workspaceId, broadcastId);
+        return status === 'SENDING' ? undefined : status;
+      },
+      200,
+    );
   }
 
   /** Everyone got it, each copy with their delivery's Message-ID; every delivery SENT. Returns the duplicates. */
-  async function checkDelivered(smtp: Smtp, workspaceId: string, broadcastId: string, emails: string[]): Promise<number> {
-    const rows = await db.kysely.selectFrom('deliveries').select(['id', 'email', 'status', 'message_id'])
-      .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).execute();
+  async function checkDelivered(
+    smtp: Smtp,
+    workspaceId: string,
+    broadcastId: string,
+    emails: string[],
+  ): Promise<number> {
+    const rows = await db.kysely
+      .selectFrom('deliveries')
+      .select(['id', 'email', 'status', 'message_id'])
+      .where('workspace_id', '=', workspaceId)
+      .where('broadcast_id', '=', broadcastId)
+      .execute();
     expect(rows).toHaveLength(RECIPIENTS);
     const notSent = rows.filter((r) => r.status !== 'SENT');
     expect(notSent.length, `deliveries not SENT: ${JSON.stringify(notSent.slice(0, 5))}`).toBe(0);
@@ -156,11 +200,23 @@ describePg(title, () => {
       // victim's batch cannot end before the kill.
       await waitFor('a quarter of the messages', 90_000, () => (smtp.total() >= RECIPIENTS / 4 ? true : undefined), 10);
       smtp.hold();
-      await waitFor('a transaction of the victim held at MAIL FROM', 10_000, () => (smtp.heldOn(smtp.secondPort) > 0 ? true : undefined), 1);
-      const ownedBy = (pid: number) => db.kysely.selectFrom('deliveries')
-        .select([(eb) => eb.fn.countAll<string>().as('claimed'), (eb) => eb.fn.count<string>('handed_off_at').as('handedOff')])
-        .where('broadcast_id', '=', broadcastId).where('status', '=', 'SENDING').where('lease_owner', 'like', `%:${pid}:%`)
-        .executeTakeFirstOrThrow();
+      await waitFor(
+        'a transaction of the victim held at MAIL FROM',
+        10_000,
+        () => (smtp.heldOn(smtp.secondPort) > 0 ? true : undefined),
+        1,
+      );
+      const ownedBy = (pid: number) =>
+        db.kysely
+          .selectFrom('deliveries')
+          .select([
+            (eb) => eb.fn.countAll<string>().as('claimed'),
+            (eb) => eb.fn.count<string>('handed_off_at').as('handedOff'),
+          ])
+          .where('broadcast_id', '=', broadcastId)
+          .where('status', '=', 'SENDING')
+          .where('lease_owner', 'like', `%:${pid}:%`)
+          .executeTakeFirstOrThrow();
       victim.child.kill('SIGKILL');
       await victim.exited;
       smtp.release();
@@ -174,8 +230,10 @@ describePg(title, () => {
       const status = await finished(workspaceId, broadcastId, 120_000, [survivor]);
       expect(status).toBe('SENT');
       const duplicates = await checkDelivered(smtp, workspaceId, broadcastId, emails);
-      console.info(`[reliability] SIGKILL at ${arrivedAtKill}/${RECIPIENTS} arrived; the victim held ${claimed} claimed, ${inFlight} handed off; `
-        + `${smtp.total()} messages accepted, ${duplicates} duplicate(s); SENT after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      console.info(
+        `[reliability] SIGKILL at ${arrivedAtKill}/${RECIPIENTS} arrived; the victim held ${claimed} claimed, ${inFlight} handed off; ` +
+          `${smtp.total()} messages accepted, ${duplicates} duplicate(s); SENT after ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
       expect(claimed, 'the victim was killed in the middle of a batch').toBeGreaterThan(0);
       expect(claimed).toBeLessThanOrEqual(BATCHES * BATCH_SIZE);
       expect(duplicates).toBeLessThanOrEqual(inFlight);
@@ -193,7 +251,11 @@ describePg(title, () => {
       const { services, workspaceId, broadcastId, emails } = await setup('flaky');
       // Long leases: no worker dies here, and a lease that lapsed while a loaded machine stalled a worker would
       // let the other send a handed-off delivery again, a duplicate this test does not count on.
-      const env = workerEnv(smtp, { WORKER_BACKOFF_BASE_MS: '50', WORKER_MAX_ATTEMPTS: '15', WORKER_LEASE_MS: '15000' });
+      const env = workerEnv(smtp, {
+        WORKER_BACKOFF_BASE_MS: '50',
+        WORKER_MAX_ATTEMPTS: '15',
+        WORKER_LEASE_MS: '15000',
+      });
       const pair = await Promise.all([startWorker(env), startWorker(env)]);
       const started = Date.now();
       await services.broadcasts.send(workspaceId, broadcastId);
@@ -201,10 +263,16 @@ describePg(title, () => {
       const status = await finished(workspaceId, broadcastId, 120_000, pair);
       expect(status).toBe('SENT');
       const duplicates = await checkDelivered(smtp, workspaceId, broadcastId, emails);
-      const retried = await db.kysely.selectFrom('deliveries').select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('broadcast_id', '=', broadcastId).where('attempts', '>', 1).executeTakeFirstOrThrow();
-      console.info(`[reliability] faults ${JSON.stringify(smtp.stats)}; ${retried.n} deliveries needed more than one attempt; `
-        + `${smtp.total()} messages accepted, ${duplicates} duplicate(s); SENT after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      const retried = await db.kysely
+        .selectFrom('deliveries')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('broadcast_id', '=', broadcastId)
+        .where('attempts', '>', 1)
+        .executeTakeFirstOrThrow();
+      console.info(
+        `[reliability] faults ${JSON.stringify(smtp.stats)}; ${retried.n} deliveries needed more than one attempt; ` +
+          `${smtp.total()} messages accepted, ${duplicates} duplicate(s); SENT after ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
       // The faults happened (else this proves nothing), and were retried.
       expect(smtp.stats.rcpt451 + smtp.stats.data451).toBeGreaterThan(100);
       expect(smtp.stats.droppedBeforeData + smtp.stats.droppedAfterData).toBeGreaterThan(20);

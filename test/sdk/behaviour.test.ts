@@ -7,7 +7,13 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Formcast, FormcastError, verifyWebhook, WebhookVerificationFailed, type WebhookEvent } from '../../packages/sdk/src/index.js';
+import {
+  Formcast,
+  FormcastError,
+  verifyWebhook,
+  WebhookVerificationFailed,
+  type WebhookEvent,
+} from '../../packages/sdk/src/index.js';
 import { WebhookDispatcher } from '../../src/integrations/webhooks/webhooks.dispatcher.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 import { describeSdk } from './harness.js';
@@ -19,9 +25,17 @@ async function stubServer(answer: (n: number) => { status: number; headers?: Rec
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       const a = answer(requests.length);
-      res.writeHead(a.status, { 'content-type': a.status < 400 ? 'application/json' : 'application/problem+json', ...a.headers });
+      res.writeHead(a.status, {
+        'content-type': a.status < 400 ? 'application/json' : 'application/problem+json',
+        ...a.headers,
+      });
       res.end(a.body === undefined ? '' : JSON.stringify(a.body));
     });
   });
@@ -29,19 +43,33 @@ async function stubServer(answer: (n: number) => { status: number; headers?: Rec
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 /** The error a call threw (the test fails when it did not throw). */
 async function failure(call: Promise<unknown>): Promise<FormcastError> {
-  return call.then(() => expect.fail('expected a FormcastError'), (e: unknown) => e as FormcastError);
+  return call.then(
+    () => expect.fail('expected a FormcastError'),
+    (e: unknown) => e as FormcastError,
+  );
 }
 
-const rateLimited = { status: 429, headers: { 'retry-after': '1' }, body: { type: '/docs/errors#rate_limited', title: 'Rate limited', status: 429, code: 'rate_limited', detail: 'slow down' } };
+const rateLimited = {
+  status: 429,
+  headers: { 'retry-after': '1' },
+  body: {
+    type: '/docs/errors#rate_limited',
+    title: 'Rate limited',
+    status: 429,
+    code: 'rate_limited',
+    detail: 'slow down',
+  },
+};
 
 describeSdk('SDK behaviour', (s) => {
   let fc: Formcast;
@@ -78,7 +106,9 @@ describeSdk('SDK behaviour', (s) => {
   });
 
   it('throws a FormcastError for each class of error', async () => {
-    const invalidJson = await failure(fc.request('post', '/v1/topics', { raw: { body: '{"name":', contentType: 'application/json' } }));
+    const invalidJson = await failure(
+      fc.request('post', '/v1/topics', { raw: { body: '{"name":', contentType: 'application/json' } }),
+    );
     expect(invalidJson).toBeInstanceOf(FormcastError);
     expect(invalidJson).toMatchObject({ status: 400, code: 'invalid_json', title: 'Invalid JSON' });
 
@@ -107,12 +137,17 @@ describeSdk('SDK behaviour', (s) => {
     expect(invalid.errors?.[0]?.path).toBe('/name');
     expect(invalid.message).toContain('Validation failed');
 
-    const unreachable = await failure(new Formcast({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1', maxRetries: 0 }).workspace.get());
+    const unreachable = await failure(
+      new Formcast({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1', maxRetries: 0 }).workspace.get(),
+    );
     expect(unreachable).toMatchObject({ status: 0, code: 'connection_failed' });
   });
 
   it('sends a random Idempotency-Key on every POST, and the one it is given', async () => {
-    const stub = await stubServer(() => ({ status: 201, body: { id: 'topic_x', name: 'n', defaultSubscription: 'OPT_IN' } }));
+    const stub = await stubServer(() => ({
+      status: 201,
+      body: { id: 'topic_x', name: 'n', defaultSubscription: 'OPT_IN' },
+    }));
     stubs.push(stub);
     const client = new Formcast({ apiKey: 'k', baseUrl: stub.url });
     await client.topics.create({ name: 'a', defaultSubscription: 'OPT_IN' });
@@ -132,12 +167,16 @@ describeSdk('SDK behaviour', (s) => {
     const a = await fc.topics.create({ name: 'Once', defaultSubscription: 'OPT_IN' }, { idempotencyKey: key });
     const b = await fc.topics.create({ name: 'Once', defaultSubscription: 'OPT_IN' }, { idempotencyKey: key });
     expect(b.id).toBe(a.id);
-    const reused = await failure(fc.topics.create({ name: 'Other', defaultSubscription: 'OPT_IN' }, { idempotencyKey: key }));
+    const reused = await failure(
+      fc.topics.create({ name: 'Other', defaultSubscription: 'OPT_IN' }, { idempotencyKey: key }),
+    );
     expect(reused).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
   });
 
   it('retries a 429 after its Retry-After, with the same Idempotency-Key', async () => {
-    const stub = await stubServer((n) => (n === 1 ? rateLimited : { status: 201, body: { id: 'ct_1', email: 'r@example.com' } }));
+    const stub = await stubServer((n) =>
+      n === 1 ? rateLimited : { status: 201, body: { id: 'ct_1', email: 'r@example.com' } },
+    );
     stubs.push(stub);
     const client = new Formcast({ apiKey: 'k', baseUrl: stub.url });
     const contact = await client.contacts.create({ email: 'r@example.com' });
@@ -148,7 +187,11 @@ describeSdk('SDK behaviour', (s) => {
   });
 
   it('gives up after maxRetries, and at once when Retry-After is longer than it waits', async () => {
-    const unavailable = await stubServer(() => ({ status: 503, headers: { 'retry-after': '0' }, body: { title: 'Service unavailable', status: 503, code: 'unavailable' } }));
+    const unavailable = await stubServer(() => ({
+      status: 503,
+      headers: { 'retry-after': '0' },
+      body: { title: 'Service unavailable', status: 503, code: 'unavailable' },
+    }));
     stubs.push(unavailable);
     const err = await failure(new Formcast({ apiKey: 'k', baseUrl: unavailable.url, maxRetries: 2 }).workspace.get());
     expect(err).toMatchObject({ status: 503, code: 'unavailable', retryAfter: 0 });
@@ -164,7 +207,11 @@ describeSdk('SDK behaviour', (s) => {
   it('verifies the webhooks the service sends', async () => {
     const receiver = await stubServer(() => ({ status: 204 }));
     stubs.push(receiver);
-    const endpoint = await fc.webhooks.create({ url: `${receiver.url}/hooks/formcast`, eventTypes: ['contact.created'], description: 'CRM sync' });
+    const endpoint = await fc.webhooks.create({
+      url: `${receiver.url}/hooks/formcast`,
+      eventTypes: ['contact.created'],
+      description: 'CRM sync',
+    });
     expect(endpoint.secret).toMatch(/^whsec_/);
     // Shown at creation only (issue 29): reading the endpoint does not show it. (null only in an Idempotency-Key replay)
     const secret = endpoint.secret!;
@@ -174,7 +221,12 @@ describeSdk('SDK behaviour', (s) => {
     await fc.webhooks.test(endpoint.id);
 
     // What the worker does: deliver the due webhook requests.
-    const dispatcher = new WebhookDispatcher(s.db, { workerId: 'sdk-test', secret: TEST_SECRET, allowHttp: true, allowPrivate: true });
+    const dispatcher = new WebhookDispatcher(s.db, {
+      workerId: 'sdk-test',
+      secret: TEST_SECRET,
+      allowHttp: true,
+      allowPrivate: true,
+    });
     try {
       for (let n; (n = await dispatcher.dispatch()) > 0;) void n;
     } finally {
@@ -184,9 +236,15 @@ describeSdk('SDK behaviour', (s) => {
     const req = receiver.requests[0]!;
     const event: WebhookEvent = verifyWebhook(req.body, req.headers, secret);
     expect(event.type).toBe('webhook.test');
-    expect(Formcast.verifyWebhook(req.body, new Headers(req.headers as Record<string, string>), [secret]).type).toBe('webhook.test');
-    expect(() => verifyWebhook(req.body.replace('webhook.test', 'webhook.tset'), req.headers, secret)).toThrow(WebhookVerificationFailed);
-    expect(() => verifyWebhook(req.body, req.headers, `whsec_${crypto.randomBytes(24).toString('base64')}`)).toThrow(WebhookVerificationFailed);
+    expect(Formcast.verifyWebhook(req.body, new Headers(req.headers as Record<string, string>), [secret]).type).toBe(
+      'webhook.test',
+    );
+    expect(() => verifyWebhook(req.body.replace('webhook.test', 'webhook.tset'), req.headers, secret)).toThrow(
+      WebhookVerificationFailed,
+    );
+    expect(() => verifyWebhook(req.body, req.headers, `whsec_${crypto.randomBytes(24).toString('base64')}`)).toThrow(
+      WebhookVerificationFailed,
+    );
 
     const deliveries = await fc.webhooks.deliveries(endpoint.id).toArray();
     expect(deliveries).toHaveLength(1);

@@ -29,48 +29,63 @@ export interface SdkServer {
 export function describeSdk(title: string, suite: (s: SdkServer) => void): void {
   for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
     const target = testDatabases.find((d) => d.name === name);
-    (target ? describe : describe.skip)(`${title} [${name}${!target && !PG_URL ? ': TEST_DATABASE_URL not set' : ''}]`, () => {
-      let app: FastifyInstance;
-      let db: Db;
-      let drop: () => Promise<void>;
-      let mailer: Mailer;
-      let dns: Awaited<ReturnType<typeof startDnsServer>>;
-      let outbox: string;
-      let baseUrl = '';
-      beforeAll(async () => {
-        ({ db, drop } = await target!.open());
-        dns = await startDnsServer();
-        outbox = fs.mkdtempSync(path.join(os.tmpdir(), 'formcast-sdk-'));
-        mailer = createMailer({ smtpUrl: null, outboxDir: outbox, maxConnections: 1, rateLimit: 0 });
-        app = await buildApp({
-          db, mailer, logger: false,
-          config: {
-            logLevel: 'silent', publicUrl: 'http://localhost:3000', secret: TEST_SECRET,
-            dnsServers: [dns.address], dnsTimeoutMs: 2000, webhooks: { allowHttp: true, allowPrivate: true },
+    (target ? describe : describe.skip)(
+      `${title} [${name}${!target && !PG_URL ? ': TEST_DATABASE_URL not set' : ''}]`,
+      () => {
+        let app: FastifyInstance;
+        let db: Db;
+        let drop: () => Promise<void>;
+        let mailer: Mailer;
+        let dns: Awaited<ReturnType<typeof startDnsServer>>;
+        let outbox: string;
+        let baseUrl = '';
+        beforeAll(async () => {
+          ({ db, drop } = await target!.open());
+          dns = await startDnsServer();
+          outbox = fs.mkdtempSync(path.join(os.tmpdir(), 'formcast-sdk-'));
+          mailer = createMailer({ smtpUrl: null, outboxDir: outbox, maxConnections: 1, rateLimit: 0 });
+          app = await buildApp({
+            db,
+            mailer,
+            logger: false,
+            config: {
+              logLevel: 'silent',
+              publicUrl: 'http://localhost:3000',
+              secret: TEST_SECRET,
+              dnsServers: [dns.address],
+              dnsTimeoutMs: 2000,
+              webhooks: { allowHttp: true, allowPrivate: true },
+            },
+          });
+          await app.listen({ port: 0, host: '127.0.0.1' });
+          baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+        });
+        afterAll(async () => {
+          await app?.close();
+          await mailer?.close();
+          await dns?.close();
+          await drop?.();
+          if (outbox) fs.rmSync(outbox, { recursive: true, force: true });
+        });
+        suite({
+          get app() {
+            return app;
+          },
+          get db() {
+            return db;
+          },
+          get baseUrl() {
+            return baseUrl;
+          },
+          async workspace(wsName = 'SDK workspace') {
+            const { workspace, apiKey } = await app.services.workspaces.createWithAdminKey(wsName);
+            return { id: workspace.id, key: apiKey.key };
+          },
+          async key(workspaceId, scopes) {
+            return (await app.services.apiKeys.create(workspaceId, { name: 'sdk test', scopes })).key;
           },
         });
-        await app.listen({ port: 0, host: '127.0.0.1' });
-        baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-      });
-      afterAll(async () => {
-        await app?.close();
-        await mailer?.close();
-        await dns?.close();
-        await drop?.();
-        if (outbox) fs.rmSync(outbox, { recursive: true, force: true });
-      });
-      suite({
-        get app() { return app; },
-        get db() { return db; },
-        get baseUrl() { return baseUrl; },
-        async workspace(wsName = 'SDK workspace') {
-          const { workspace, apiKey } = await app.services.workspaces.createWithAdminKey(wsName);
-          return { id: workspace.id, key: apiKey.key };
-        },
-        async key(workspaceId, scopes) {
-          return (await app.services.apiKeys.create(workspaceId, { name: 'sdk test', scopes })).key;
-        },
-      });
-    });
+      },
+    );
   }
 }

@@ -19,7 +19,10 @@ describeSdk('SDK resources', (s) => {
   it('workspace, session, health and stats', async () => {
     const ws = await fc.workspace.get();
     expect(ws).toMatchObject({ id: workspaceId, name: 'SDK resources' });
-    const renamed = await fc.workspace.update({ name: 'SDK renamed', settings: { postalAddress: '1 Main St, Springfield' } });
+    const renamed = await fc.workspace.update({
+      name: 'SDK renamed',
+      settings: { postalAddress: '1 Main St, Springfield' },
+    });
     expect(renamed.name).toBe('SDK renamed');
     expect(renamed.settings.postalAddress).toBe('1 Main St, Springfield');
     const health = await fc.workspace.health();
@@ -59,7 +62,11 @@ describeSdk('SDK resources', (s) => {
     expect((await fc.segments.contacts(segment.id).toArray()).map((c) => c.id)).toEqual([contact.id]);
     expect((await fc.segments.list().toArray()).map((x) => x.id)).toContain(segment.id);
 
-    const template = await fc.templates.create({ name: 'Confirm', subject: 'Please confirm', html: '<p>Confirm: {{ confirm_url }}</p>' });
+    const template = await fc.templates.create({
+      name: 'Confirm',
+      subject: 'Please confirm',
+      html: '<p>Confirm: {{ confirm_url }}</p>',
+    });
     expect((await fc.templates.get(template.id)).subject).toBe('Please confirm');
     expect((await fc.templates.update(template.id, { subject: 'One more step' })).subject).toBe('One more step');
     expect((await fc.templates.list().toArray()).map((t) => t.id)).toContain(template.id);
@@ -76,7 +83,9 @@ describeSdk('SDK resources', (s) => {
     const again = await fc.contacts.create({ email: 'ada@example.com', lastName: 'Lovelace' });
     expect(again.id).toBe(created.id);
     expect((await fc.contacts.get(created.id)).lastName).toBe('Lovelace');
-    expect((await fc.contacts.update(created.id, { properties: { plan: 'free' } })).properties).toEqual({ plan: 'free' });
+    expect((await fc.contacts.update(created.id, { properties: { plan: 'free' } })).properties).toEqual({
+      plan: 'free',
+    });
     const activity = await fc.contacts.activity(created.id).toArray();
     expect(activity.map((e) => e.type)).toContain('contact.created');
     const csv = await fc.contacts.export();
@@ -100,11 +109,17 @@ describeSdk('SDK resources', (s) => {
   });
 
   it('forms and submissions: create, edit, deploy HTML, publish, version, submit', async () => {
-    const form = await fc.forms.create({ name: 'Newsletter', type: 'SIGN_UP', fieldMapping: { email: 'email', name: 'firstName' } });
+    const form = await fc.forms.create({
+      name: 'Newsletter',
+      type: 'SIGN_UP',
+      fieldMapping: { email: 'email', name: 'firstName' },
+    });
     expect(form).toMatchObject({ status: 'DRAFT', version: 1 });
     const updated = await fc.forms.update(form.id, { description: 'The monthly letter' });
     expect(updated.description).toBe('The monthly letter');
-    const deployed = await fc.forms.deployHtml(form.id, { html: '<form><input name="email" type="email"><input name="name"></form>' });
+    const deployed = await fc.forms.deployHtml(form.id, {
+      html: '<form><input name="email" type="email"><input name="name"></form>',
+    });
     expect(deployed.htmlValidation?.valid).toBe(true);
     expect((await fc.forms.getHtml(form.id)).html).toContain('name="email"');
     const published = await fc.forms.publish(form.id);
@@ -130,7 +145,11 @@ describeSdk('SDK resources', (s) => {
     expect(draft.status).toBe('DRAFT');
     const broadcast = await fc.broadcasts.update(draft.id, {
       from: 'News <news@sdk-send.example.com>',
-      emailContent: { subject: 'Hi {{ contact.firstName | default: "there" }}', html: '<p>We launched.</p>', text: 'We launched.' },
+      emailContent: {
+        subject: 'Hi {{ contact.firstName | default: "there" }}',
+        html: '<p>We launched.</p>',
+        text: 'We launched.',
+      },
     });
     expect(broadcast.from).toBe('News <news@sdk-send.example.com>');
     expect((await fc.broadcasts.get(broadcast.id)).emailContent.subject).toContain('Hi');
@@ -161,12 +180,18 @@ describeSdk('SDK resources', (s) => {
     const entry = await fc.suppressions.create({ email: 'nope@example.com', reason: 'MANUAL' });
     expect(entry).toMatchObject({ email: 'nope@example.com', reason: 'MANUAL' });
     expect((await fc.suppressions.get('nope@example.com')).reason).toBe('MANUAL');
-    expect((await fc.suppressions.list({ reason: 'MANUAL' }).toArray()).map((e) => e.email)).toContain('nope@example.com');
+    expect((await fc.suppressions.list({ reason: 'MANUAL' }).toArray()).map((e) => e.email)).toContain(
+      'nope@example.com',
+    );
     await fc.suppressions.delete('nope@example.com');
     await expect(fc.suppressions.get('nope@example.com')).rejects.toMatchObject({ status: 404 });
 
     const contact = await fc.contacts.create({ email: 'tracked@example.com' });
-    const tracked = await fc.events.track({ contactId: contact.id, name: 'trial.started', properties: { plan: 'pro' } });
+    const tracked = await fc.events.track({
+      contactId: contact.id,
+      name: 'trial.started',
+      properties: { plan: 'pro' },
+    });
     expect(tracked).toBeTypeOf('object');
     const events = await fc.events.list({ contactId: contact.id }).toArray();
     expect(events.map((e) => e.type)).toContain('contact.created');
@@ -175,7 +200,11 @@ describeSdk('SDK resources', (s) => {
 
   it('automations: create, update, activate, simulate, trigger, runs, stats, pause, delete', async () => {
     const contact = await fc.contacts.create({ email: 'auto@example.com' });
-    const automation = await fc.automations.create({ name: 'Tag API sign-ups', trigger: { type: 'api' }, steps: [{ type: 'update', properties: { source: 'api' } }] });
+    const automation = await fc.automations.create({
+      name: 'Tag API sign-ups',
+      trigger: { type: 'api' },
+      steps: [{ type: 'update', properties: { source: 'api' } }],
+    });
     expect(automation.status).toBe('DRAFT');
     expect((await fc.automations.update(automation.id, { name: 'Tag sign-ups' })).name).toBe('Tag sign-ups');
     expect((await fc.automations.get(automation.id)).name).toBe('Tag sign-ups');

@@ -13,6 +13,8 @@ it('packages/sdk/src/generated/openapi.d.ts matches the live OpenAPI document (r
     const a = checkedIn.split('\n');
     const b = fresh.split('\n');
     const line = a.findIndex((l, i) => l !== b[i]);
-    expect.fail(`packages/sdk/src/generated/openapi.d.ts is out of date: it first differs at line ${line + 1}:\n  checked in: ${a[line]?.trim()}\n  generated:  ${b[line]?.trim()}\nRun \`npm run sdk:types\` (then \`npm run build\` for packages/sdk/dist).`);
+    expect.fail(
+      `packages/sdk/src/generated/openapi.d.ts is out of date: it first differs at line ${line + 1}:\n  checked in: ${a[line]?.trim()}\n  generated:  ${b[line]?.trim()}\nRun \`npm run sdk:types\` (then \`npm run build\` for packages/sdk/dist).`,
+    );
   }
 }, 60_000);

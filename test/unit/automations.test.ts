@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  AUTOMATION_OPERATIONS, AUTOMATION_STATUSES, RUN_OPERATIONS, RUN_STATUSES, automationStatusesFor, automationTransition, runStatusesFor, runTransition,
+  AUTOMATION_OPERATIONS,
+  AUTOMATION_STATUSES,
+  RUN_OPERATIONS,
+  RUN_STATUSES,
+  automationStatusesFor,
+  automationTransition,
+  runStatusesFor,
+  runTransition,
 } from '../../src/integrations/automations/automations.state.js';
 import { Program, checkSteps, checkTrigger, splitArm } from '../../src/integrations/automations/automations.steps.js';
 import { triggeredBy } from '../../src/integrations/automations/automations.engine.js';
@@ -52,12 +59,28 @@ describe('automation run state machine', () => {
 });
 
 describe('the step tree', () => {
-  const tree = checkSteps([
-    { id: 'a', type: 'send', emailContent: { subject: 'x' } },
-    { id: 'b', type: 'branch', filter: { all: [] }, then: [{ id: 'c', type: 'wait', duration: 'P1D' }], else: [] },
-    { id: 'd', type: 'split', arms: [{ percent: 30, steps: [] }, { percent: 70, steps: [{ id: 'e', type: 'exit' }, { id: 'f', type: 'update', properties: { x: 1 } }] }] },
-    { id: 'g', type: 'topic', topicId: 'topic_1', subscribed: false },
-  ], []);
+  const tree = checkSteps(
+    [
+      { id: 'a', type: 'send', emailContent: { subject: 'x' } },
+      { id: 'b', type: 'branch', filter: { all: [] }, then: [{ id: 'c', type: 'wait', duration: 'P1D' }], else: [] },
+      {
+        id: 'd',
+        type: 'split',
+        arms: [
+          { percent: 30, steps: [] },
+          {
+            percent: 70,
+            steps: [
+              { id: 'e', type: 'exit' },
+              { id: 'f', type: 'update', properties: { x: 1 } },
+            ],
+          },
+        ],
+      },
+      { id: 'g', type: 'topic', topicId: 'topic_1', subscribed: false },
+    ],
+    [],
+  );
 
   it('goes after a branch or split to the step that follows it, from every arm', () => {
     const p = new Program(tree);
@@ -74,15 +97,31 @@ describe('the step tree', () => {
   });
 
   it('gives steps without an id one, unique', () => {
-    const steps = checkSteps([{ type: 'exit' }, { type: 'branch', filter: { all: [] }, then: [{ type: 'exit' }], else: [{ type: 'exit' }] }], []);
+    const steps = checkSteps(
+      [{ type: 'exit' }, { type: 'branch', filter: { all: [] }, then: [{ type: 'exit' }], else: [{ type: 'exit' }] }],
+      [],
+    );
     const ids = new Program(steps).all().map((n) => n.step.id);
     expect(new Set(ids).size).toBe(4);
   });
 
   it('reports problems with their paths and refuses unknown fields', () => {
     const errors: FieldError[] = [];
-    checkSteps([{ type: 'wait', duration: 'PT0S' }, { type: 'update', properties: {} }, { type: 'webhook', url: 'ftp://x' }, { type: 'exit', extra: 1 }], errors);
-    expect(errors.map((e) => e.path)).toEqual(['/steps/0/duration', '/steps/1/properties', '/steps/2/url', '/steps/3/extra']);
+    checkSteps(
+      [
+        { type: 'wait', duration: 'PT0S' },
+        { type: 'update', properties: {} },
+        { type: 'webhook', url: 'ftp://x' },
+        { type: 'exit', extra: 1 },
+      ],
+      errors,
+    );
+    expect(errors.map((e) => e.path)).toEqual([
+      '/steps/0/duration',
+      '/steps/1/properties',
+      '/steps/2/url',
+      '/steps/3/extra',
+    ]);
     const t: FieldError[] = [];
     checkTrigger({ type: 'event' }, t);
     checkTrigger({ type: 'form.submitted', formGroupId: 'fgrp_1', topicId: 'x' }, t);
@@ -100,13 +139,26 @@ describe('the step tree', () => {
 });
 
 describe('triggers', () => {
-  const ev = (type: string, data: Record<string, unknown> = {}) => ({ id: 'evt', workspaceId: 'ws', type: type as never, contactId: 'ct', occurredAt: '2026-01-01T00:00:00.000Z', data });
+  const ev = (type: string, data: Record<string, unknown> = {}) => ({
+    id: 'evt',
+    workspaceId: 'ws',
+    type: type as never,
+    contactId: 'ct',
+    occurredAt: '2026-01-01T00:00:00.000Z',
+    data,
+  });
   it('match their event type and fields', () => {
-    expect(triggeredBy({ type: 'form.submitted', formGroupId: 'g1' }, ev('form.submitted', { formGroupId: 'g1' }))).toBe(true);
-    expect(triggeredBy({ type: 'form.submitted', formGroupId: 'g1' }, ev('form.submitted', { formGroupId: 'g2' }))).toBe(false);
+    expect(
+      triggeredBy({ type: 'form.submitted', formGroupId: 'g1' }, ev('form.submitted', { formGroupId: 'g1' })),
+    ).toBe(true);
+    expect(
+      triggeredBy({ type: 'form.submitted', formGroupId: 'g1' }, ev('form.submitted', { formGroupId: 'g2' })),
+    ).toBe(false);
     expect(triggeredBy({ type: 'contact.subscribed' }, ev('contact.subscribed'))).toBe(true);
     expect(triggeredBy({ type: 'contact.subscribed' }, ev('contact.subscribed', { topicId: 't' }))).toBe(false);
-    expect(triggeredBy({ type: 'contact.subscribed', topicId: 't' }, ev('contact.subscribed', { topicId: 't' }))).toBe(true);
+    expect(triggeredBy({ type: 'contact.subscribed', topicId: 't' }, ev('contact.subscribed', { topicId: 't' }))).toBe(
+      true,
+    );
     expect(triggeredBy({ type: 'event', name: 'x' }, ev('event.tracked', { name: 'x' }))).toBe(true);
     expect(triggeredBy({ type: 'event', name: 'x' }, ev('event.tracked', { name: 'y' }))).toBe(false);
     expect(triggeredBy({ type: 'api' }, ev('contact.created'))).toBe(false);

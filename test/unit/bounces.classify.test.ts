@@ -9,7 +9,10 @@ const cases: Record<string, [code: number | null, text: string, expected: Return
     [451, '451 Temporary local problem', 'soft'],
     [null, 'Status: 4.4.7 delivery time expired', 'soft'],
   ],
-  '5.2.2 mailbox full': [[552, '552 5.2.2 Mailbox full', 'soft'], [550, '550 5.2.2 The email account that you tried to reach is over quota', 'soft']],
+  '5.2.2 mailbox full': [
+    [552, '552 5.2.2 Mailbox full', 'soft'],
+    [550, '550 5.2.2 The email account that you tried to reach is over quota', 'soft'],
+  ],
   '5.1.x bad mailbox or domain': [
     [550, '550 5.1.1 <a@b.example>: Recipient address rejected: User unknown', 'hard'],
     [550, '550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup', 'hard'],
@@ -28,7 +31,11 @@ const cases: Record<string, [code: number | null, text: string, expected: Return
   ],
   '5.7.x policy, reputation, authentication': [
     [554, '554 5.7.1 Service unavailable; Client host blocked using zen.spamhaus.org', 'blocked'],
-    [550, '550 5.7.26 This mail is unauthenticated, which poses a security risk to the sender and Gmail users', 'blocked'],
+    [
+      550,
+      '550 5.7.26 This mail is unauthenticated, which poses a security risk to the sender and Gmail users',
+      'blocked',
+    ],
     [554, '554 5.7.9 Message not accepted for policy reasons', 'blocked'],
   ],
   'any other 5.x.x or 5xx': [
@@ -50,7 +57,8 @@ describe('bounce classification table', () => {
         expect(classify(reply)).toBe(expected);
         // The first row that matches is this one (no earlier row takes the case).
         const first = CLASSIFICATION.find((r) => r.test(reply));
-        if (row.label !== '550 without an enhanced code, with a "no such user" text' || reply.status === null) expect(first?.label).toBe(row.label);
+        if (row.label !== '550 without an enhanced code, with a "no such user" text' || reply.status === null)
+          expect(first?.label).toBe(row.label);
       });
     }
   }

@@ -20,13 +20,48 @@ async function lint(file: string, code: string): Promise<string[]> {
 
 describe('context boundaries (ESLint no-restricted-imports)', () => {
   it.each([
-    ['another context\'s repository', 'src/sending/broadcasts/x.ts', "import { getContact } from '../../audience/contacts/contacts.repository.js';", /through its face/],
-    ['another context\'s service, past its face', 'src/integrations/automations/x.ts', "import { BroadcastsService } from '../../sending/broadcasts/broadcasts.service.js';", /through its face/],
-    ['a context above on the map, even through its face', 'src/audience/contacts/x.ts', "import { recordOutcome } from '../../sending/index.js';", /sits below/],
-    ['plumbing importing a feature', 'src/mail/x.ts', "import { classify } from '../sending/bounces/bounces.service.js';", /Plumbing .* imports no feature/],
-    ['plumbing importing a face', 'src/pages/x.ts', "import type { Locale } from '../access/index.js';", /Plumbing .* imports no feature/],
-    ['a context importing the composition root', 'src/forms/submissions/x.ts', "import type { AppConfig } from '../../config.js';", /composition root/],
-    ['a context importing the jobs', 'src/outbox/events/x.ts', "import { startJobs } from '../../jobs/jobs.js';", /composition root/],
+    [
+      "another context's repository",
+      'src/sending/broadcasts/x.ts',
+      "import { getContact } from '../../audience/contacts/contacts.repository.js';",
+      /through its face/,
+    ],
+    [
+      "another context's service, past its face",
+      'src/integrations/automations/x.ts',
+      "import { BroadcastsService } from '../../sending/broadcasts/broadcasts.service.js';",
+      /through its face/,
+    ],
+    [
+      'a context above on the map, even through its face',
+      'src/audience/contacts/x.ts',
+      "import { recordOutcome } from '../../sending/index.js';",
+      /sits below/,
+    ],
+    [
+      'plumbing importing a feature',
+      'src/mail/x.ts',
+      "import { classify } from '../sending/bounces/bounces.service.js';",
+      /Plumbing .* imports no feature/,
+    ],
+    [
+      'plumbing importing a face',
+      'src/pages/x.ts',
+      "import type { Locale } from '../access/index.js';",
+      /Plumbing .* imports no feature/,
+    ],
+    [
+      'a context importing the composition root',
+      'src/forms/submissions/x.ts',
+      "import type { AppConfig } from '../../config.js';",
+      /composition root/,
+    ],
+    [
+      'a context importing the jobs',
+      'src/outbox/events/x.ts',
+      "import { startJobs } from '../../jobs/jobs.js';",
+      /composition root/,
+    ],
   ])('refuses %s', async (_what, file, code, message) => {
     const messages = await lint(file, code);
     expect(messages).toHaveLength(1);
@@ -34,10 +69,18 @@ describe('context boundaries (ESLint no-restricted-imports)', () => {
   });
 
   it.each([
-    ['a lower context\'s face', 'src/sending/broadcasts/x.ts', "import { getContact } from '../../audience/index.js';"],
-    ['a sibling feature of the same context, repository included', 'src/audience/segments/x.ts', "import { getContact } from '../contacts/contacts.repository.js';"],
+    ["a lower context's face", 'src/sending/broadcasts/x.ts', "import { getContact } from '../../audience/index.js';"],
+    [
+      'a sibling feature of the same context, repository included',
+      'src/audience/segments/x.ts',
+      "import { getContact } from '../contacts/contacts.repository.js';",
+    ],
     ['plumbing from a feature', 'src/audience/contacts/x.ts', "import { newId } from '../../lib/ids.js';"],
-    ['any context from the composition root', 'src/jobs/x.ts', "import { SqlDeliveryStore } from '../sending/deliveries/sql-store.js';"],
+    [
+      'any context from the composition root',
+      'src/jobs/x.ts',
+      "import { SqlDeliveryStore } from '../sending/deliveries/sql-store.js';",
+    ],
   ])('allows %s', async (_what, file, code) => {
     expect(await lint(file, code)).toEqual([]);
   });
@@ -46,7 +89,11 @@ describe('context boundaries (ESLint no-restricted-imports)', () => {
 describe('the console imports no server source', () => {
   it.each([
     ['a page', 'console/src/pages/x.tsx', "import { themeCss } from '../../../src/forms/forms/forms.html.js';"],
-    ['a page in a folder of its own', 'console/src/pages/FormEditor/x.tsx', "import type { Filter } from '../../../../src/audience/index.js';"],
+    [
+      'a page in a folder of its own',
+      'console/src/pages/FormEditor/x.tsx',
+      "import type { Filter } from '../../../../src/audience/index.js';",
+    ],
     ['the entry point', 'console/src/x.ts', "import { SCOPES } from '../../src/http/scopes';"],
   ])('refuses an import of src/ from %s', async (_what, file, code) => {
     const messages = await lint(file, code);
@@ -68,19 +115,37 @@ describe('no folder cycles (dependency-cruiser, npm run lint:deps)', () => {
     try {
       fs.mkdirSync(path.join(dir, 'src/a'), { recursive: true });
       fs.mkdirSync(path.join(dir, 'src/b'), { recursive: true });
-      fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' } }));
+      fs.writeFileSync(
+        path.join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' } }),
+      );
       // No module imports itself: a → b/two, b/three → a. Only the folders form a cycle.
-      fs.writeFileSync(path.join(dir, 'src/a/one.ts'), "import { two } from '../b/two.js';\nexport const one = () => two;\n");
-      fs.writeFileSync(path.join(dir, 'src/b/two.ts'), "export const two = 2;\n");
-      fs.writeFileSync(path.join(dir, 'src/b/three.ts'), "import { one } from '../a/one.js';\nexport const three = one;\n");
+      fs.writeFileSync(
+        path.join(dir, 'src/a/one.ts'),
+        "import { two } from '../b/two.js';\nexport const one = () => two;\n",
+      );
+      fs.writeFileSync(path.join(dir, 'src/b/two.ts'), 'export const two = 2;\n');
+      fs.writeFileSync(
+        path.join(dir, 'src/b/three.ts'),
+        "import { one } from '../a/one.js';\nexport const three = one;\n",
+      );
       const bin = path.join(root, 'node_modules/.bin/depcruise');
       const run = promisify(execFile);
-      const failed = await run(bin, ['src', '--config', path.join(root, '.dependency-cruiser.cjs'), '--output-type', 'err'], { cwd: dir }).then(() => null, (err: { code: number; stdout: string; stderr: string }) => err);
+      const failed = await run(
+        bin,
+        ['src', '--config', path.join(root, '.dependency-cruiser.cjs'), '--output-type', 'err'],
+        { cwd: dir },
+      ).then(
+        () => null,
+        (err: { code: number; stdout: string; stderr: string }) => err,
+      );
       expect(failed?.code).not.toBe(0);
       expect(failed?.stdout, failed?.stderr).toMatch(/no-folder-cycles: src\/(a|b)/);
       expect(failed?.stdout).not.toMatch(/no-module-cycles/);
       fs.rmSync(path.join(dir, 'src/b/three.ts'));
-      await expect(run(bin, ['src', '--config', path.join(root, '.dependency-cruiser.cjs'), '--output-type', 'err'], { cwd: dir })).resolves.toBeTruthy();
+      await expect(
+        run(bin, ['src', '--config', path.join(root, '.dependency-cruiser.cjs'), '--output-type', 'err'], { cwd: dir }),
+      ).resolves.toBeTruthy();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -91,7 +91,10 @@ describe('the console', () => {
       [undefined, undefined],
     ];
     for (const [accept, encoding] of cases) {
-      const res = await app.inject({ url: '/app/assets/big-XyZ789.js', headers: accept === undefined ? {} : { 'accept-encoding': accept } });
+      const res = await app.inject({
+        url: '/app/assets/big-XyZ789.js',
+        headers: accept === undefined ? {} : { 'accept-encoding': accept },
+      });
       expect(res.statusCode, accept).toBe(200);
       expect(res.headers['vary'], accept).toBe('Accept-Encoding');
       expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
@@ -99,7 +102,12 @@ describe('the console', () => {
       expect(res.headers['content-encoding'], accept).toBe(encoding);
       const body = res.rawPayload;
       expect(Number(res.headers['content-length']), accept).toBe(body.length);
-      const text = encoding === 'br' ? zlib.brotliDecompressSync(body).toString() : encoding === 'gzip' ? zlib.gunzipSync(body).toString() : body.toString();
+      const text =
+        encoding === 'br'
+          ? zlib.brotliDecompressSync(body).toString()
+          : encoding === 'gzip'
+            ? zlib.gunzipSync(body).toString()
+            : body.toString();
       expect(text, accept).toBe(BIG_JS);
     }
     // An asset the build did not compress (too small): as is, whatever is accepted.
@@ -112,11 +120,20 @@ describe('the console', () => {
   });
 
   it('compresses index.html on the fly for browsers that accept it', async () => {
-    for (const [accept, encoding] of [['br, gzip', 'br'], ['gzip', 'gzip'], [undefined, undefined]] as const) {
+    for (const [accept, encoding] of [
+      ['br, gzip', 'br'],
+      ['gzip', 'gzip'],
+      [undefined, undefined],
+    ] as const) {
       const res = await app.inject({ url: '/app/settings', headers: accept ? { 'accept-encoding': accept } : {} });
       expect(res.headers['vary']).toBe('Accept-Encoding');
       expect(res.headers['content-encoding']).toBe(encoding);
-      const text = encoding === 'br' ? zlib.brotliDecompressSync(res.rawPayload).toString() : encoding === 'gzip' ? zlib.gunzipSync(res.rawPayload).toString() : res.body;
+      const text =
+        encoding === 'br'
+          ? zlib.brotliDecompressSync(res.rawPayload).toString()
+          : encoding === 'gzip'
+            ? zlib.gunzipSync(res.rawPayload).toString()
+            : res.body;
       const nonce = /nonce="([^"]+)"/.exec(text)![1]!;
       expect(res.headers['content-security-policy']).toContain(`'nonce-${nonce}'`);
     }
@@ -173,7 +190,8 @@ describe('the console', () => {
       if (url.startsWith('/app/assets/')) {
         // A 404 from the asset route, or (for paths that normalise to another address) what that address serves.
         expect([404, 200], url).toContain(res.statusCode);
-        if (res.statusCode === 200) expect(['console.log(1)', 'index'], url).toContain(res.body.includes('<div id="root">') ? 'index' : res.body);
+        if (res.statusCode === 200)
+          expect(['console.log(1)', 'index'], url).toContain(res.body.includes('<div id="root">') ? 'index' : res.body);
       }
     }
     expect((await app.inject({ url: '/app/assets/nope.js' })).statusCode).toBe(404);

@@ -14,6 +14,8 @@ it('console/src/api/generated/schema.d.ts matches the live OpenAPI document (run
     const a = checkedIn.split('\n');
     const b = fresh.split('\n');
     const line = a.findIndex((l, i) => l !== b[i]);
-    expect.fail(`console/src/api/generated/schema.d.ts is out of date: it first differs at line ${line + 1}:\n  checked in: ${a[line]?.trim()}\n  generated:  ${b[line]?.trim()}\nRun \`npm run console:types\`.`);
+    expect.fail(
+      `console/src/api/generated/schema.d.ts is out of date: it first differs at line ${line + 1}:\n  checked in: ${a[line]?.trim()}\n  generated:  ${b[line]?.trim()}\nRun \`npm run console:types\`.`,
+    );
   }
 }, 60_000);

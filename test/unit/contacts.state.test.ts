@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { CONTACT_OPERATIONS, CONTACT_STATUSES, initialStatus, moveContact, requestedStatus, signUpNew, type ContactOperation } from '../../src/audience/contacts/contacts.state.js';
+import {
+  CONTACT_OPERATIONS,
+  CONTACT_STATUSES,
+  initialStatus,
+  moveContact,
+  requestedStatus,
+  signUpNew,
+  type ContactOperation,
+} from '../../src/audience/contacts/contacts.state.js';
 
 /**
  * Every contact state (status × suppressed) against every operation, spelled out independently of the
@@ -22,18 +30,29 @@ function expected(status: string, suppressed: boolean, op: ContactOperation): Wa
     case 'signUpDoubleOptIn':
       if (suppressed) return [status, 'keep', true, false];
       return status === S ? keep : [status, 'keep', true, false];
-    case 'confirm': return [S, 'lift', false, false];
-    case 'unsubscribe': return [status === S || status === P ? U : status, 'add:UNSUBSCRIBED', false, false];
+    case 'confirm':
+      return [S, 'lift', false, false];
+    case 'unsubscribe':
+      return [status === S || status === P ? U : status, 'add:UNSUBSCRIBED', false, false];
     case 'hardBounce':
-    case 'softBounceLimit': return [status === C ? C : B, 'add:BOUNCED', false, false];
-    case 'complaint': return [C, 'add:COMPLAINED', false, false];
-    case 'suppress': return [status, 'add:MANUAL', false, false];
-    case 'unsuppress': return [status, 'lift', false, false];
-    case 'setSubscribed': return suppressed ? [status, 'keep', false, true] : [S, 'keep', false, false];
-    case 'setPending': return suppressed ? [status, 'keep', false, true] : [P, 'keep', false, false];
-    case 'setUnsubscribed': return [U, 'keep', false, false];
-    case 'setBounced': return [B, 'keep', false, false];
-    case 'setComplained': return [C, 'keep', false, false];
+    case 'softBounceLimit':
+      return [status === C ? C : B, 'add:BOUNCED', false, false];
+    case 'complaint':
+      return [C, 'add:COMPLAINED', false, false];
+    case 'suppress':
+      return [status, 'add:MANUAL', false, false];
+    case 'unsuppress':
+      return [status, 'lift', false, false];
+    case 'setSubscribed':
+      return suppressed ? [status, 'keep', false, true] : [S, 'keep', false, false];
+    case 'setPending':
+      return suppressed ? [status, 'keep', false, true] : [P, 'keep', false, false];
+    case 'setUnsubscribed':
+      return [U, 'keep', false, false];
+    case 'setBounced':
+      return [B, 'keep', false, false];
+    case 'setComplained':
+      return [C, 'keep', false, false];
   }
 }
 

@@ -1,20 +1,40 @@
 import { describe, expect, it } from 'vitest';
-import { crossValidate, escapeHtml, namedControls, renderDefaultHtml, sanitizeFormHtml } from '../../src/forms/forms/forms.html.js';
+import {
+  crossValidate,
+  escapeHtml,
+  namedControls,
+  renderDefaultHtml,
+  sanitizeFormHtml,
+} from '../../src/forms/forms/forms.html.js';
 
 describe('sanitizeFormHtml', () => {
   it('keeps form controls, labels and data-formcast attributes', () => {
-    const html = '<form method="post"><label for="e">Email</label><input id="e" name="email" type="email" required>' +
+    const html =
+      '<form method="post"><label for="e">Email</label><input id="e" name="email" type="email" required>' +
       '<select name="plan"><option value="a">A</option></select><textarea name="note"></textarea>' +
       '<p data-formcast-error="email"></p><button type="submit">Go</button></form>';
     const out = sanitizeFormHtml(html);
-    for (const piece of ['<label for="e">', 'name="email"', 'type="email"', 'required', '<select name="plan">', '<textarea name="note">', 'data-formcast-error="email"', '<button type="submit">']) {
+    for (const piece of [
+      '<label for="e">',
+      'name="email"',
+      'type="email"',
+      'required',
+      '<select name="plan">',
+      '<textarea name="note">',
+      'data-formcast-error="email"',
+      '<button type="submit">',
+    ]) {
       expect(out).toContain(piece);
     }
   });
 
   it.each([
     ['script', '<script>alert(1)</script><input name="a">', /script|alert/i],
-    ['event handler', '<input name="a" onfocus="alert(1)"><img src="https://x/y.png" onerror="alert(1)">', /onfocus|onerror|alert/i],
+    [
+      'event handler',
+      '<input name="a" onfocus="alert(1)"><img src="https://x/y.png" onerror="alert(1)">',
+      /onfocus|onerror|alert/i,
+    ],
     ['javascript: URL', '<a href="javascript:alert(1)">x</a><a href="JaVaScRiPt:alert(1)">y</a>', /javascript/i],
     ['form action', '<form action="https://evil.example/steal"><input name="a"></form>', /evil|action/],
     ['style element', '<style>body{background:url(https://evil)}</style><input name="a">', /style|evil/],
@@ -37,7 +57,10 @@ describe('namedControls', () => {
   });
 
   it('parses like a browser (unclosed tags, uppercase)', () => {
-    expect([...namedControls('<FORM><P><INPUT NAME=email TYPE=EMAIL><p><input name=x>')].sort()).toEqual(['email', 'x']);
+    expect([...namedControls('<FORM><P><INPUT NAME=email TYPE=EMAIL><p><input name=x>')].sort()).toEqual([
+      'email',
+      'x',
+    ]);
   });
 });
 
@@ -45,7 +68,10 @@ describe('crossValidate', () => {
   const at = '2026-11-21T10:00:00.000Z';
   it('is valid when every mapped field has a control; unmapped controls are warnings', () => {
     expect(crossValidate({ email: 'email' }, '<input name="email"><input name="extra">', at)).toEqual({
-      valid: true, checkedAt: at, errors: [], warnings: [{ code: 'control_not_mapped', field: 'extra' }],
+      valid: true,
+      checkedAt: at,
+      errors: [],
+      warnings: [{ code: 'control_not_mapped', field: 'extra' }],
     });
   });
   it('reports a mapped field without a control as an error', () => {
@@ -54,14 +80,20 @@ describe('crossValidate', () => {
     expect(r.errors).toEqual([{ code: 'field_not_in_html', field: 'email' }]);
   });
   it('does not count a submit button as the field', () => {
-    expect(crossValidate({ go: 'firstName' }, '<button name="go">Go</button><input type="submit" name="go">', at).errors)
-      .toEqual([{ code: 'field_not_in_html', field: 'go' }]);
+    expect(
+      crossValidate({ go: 'firstName' }, '<button name="go">Go</button><input type="submit" name="go">', at).errors,
+    ).toEqual([{ code: 'field_not_in_html', field: 'go' }]);
   });
 });
 
 describe('renderDefaultHtml', () => {
   it('renders a labelled control per mapped field, escaping names', () => {
-    const html = renderDefaultHtml({ type: 'SIGN_UP', seoTitle: null, fieldMapping: { email: 'email', 'a"b': 'favorite_color' }, settings: { appearance: { heading: '<b>Hi</b>' } } });
+    const html = renderDefaultHtml({
+      type: 'SIGN_UP',
+      seoTitle: null,
+      fieldMapping: { email: 'email', 'a"b': 'favorite_color' },
+      settings: { appearance: { heading: '<b>Hi</b>' } },
+    });
     expect(html).toContain('&lt;b&gt;Hi&lt;/b&gt;');
     expect(html).toContain('type="email"');
     expect(html).toContain('name="a&quot;b"');

@@ -5,9 +5,30 @@ import { FORM_OPERATIONS, transition } from '../../src/forms/forms/forms.state.j
 
 /** Every status against every operation: the whole table, spelled out independently of its source. */
 const expected: Record<string, Record<string, string>> = {
-  DRAFT: { update: 'DRAFT', deployHtml: 'DRAFT', delete: 'DELETED', createVersion: 'form_not_published', publish: 'PUBLISHED', supersede: 'invalid_state' },
-  PUBLISHED: { update: 'form_not_editable', deployHtml: 'form_not_editable', delete: 'form_not_editable', createVersion: 'PUBLISHED', publish: 'form_already_published', supersede: 'ARCHIVED' },
-  ARCHIVED: { update: 'form_not_editable', deployHtml: 'form_not_editable', delete: 'form_not_editable', createVersion: 'form_not_published', publish: 'PUBLISHED', supersede: 'invalid_state' },
+  DRAFT: {
+    update: 'DRAFT',
+    deployHtml: 'DRAFT',
+    delete: 'DELETED',
+    createVersion: 'form_not_published',
+    publish: 'PUBLISHED',
+    supersede: 'invalid_state',
+  },
+  PUBLISHED: {
+    update: 'form_not_editable',
+    deployHtml: 'form_not_editable',
+    delete: 'form_not_editable',
+    createVersion: 'PUBLISHED',
+    publish: 'form_already_published',
+    supersede: 'ARCHIVED',
+  },
+  ARCHIVED: {
+    update: 'form_not_editable',
+    deployHtml: 'form_not_editable',
+    delete: 'form_not_editable',
+    createVersion: 'form_not_published',
+    publish: 'PUBLISHED',
+    supersede: 'invalid_state',
+  },
 };
 
 describe('form state machine', () => {

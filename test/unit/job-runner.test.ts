@@ -28,13 +28,21 @@ describe('JobRunner.wake', () => {
   it('a wake while the job runs (its work may have come after it looked) makes the loop go round again', async () => {
     let runs = 0;
     let release: (() => void) | null = null;
-    const runner = new JobRunner([{
-      name: 'queue', everyMs: 60_000, run: async () => {
-        runs++;
-        if (runs === 1) await new Promise<void>((resolve) => (release = resolve));
-        return 0;
-      },
-    }], log, 60_000);
+    const runner = new JobRunner(
+      [
+        {
+          name: 'queue',
+          everyMs: 60_000,
+          run: async () => {
+            runs++;
+            if (runs === 1) await new Promise<void>((resolve) => (release = resolve));
+            return 0;
+          },
+        },
+      ],
+      log,
+      60_000,
+    );
     runner.start();
     await until('the first round to start', () => release !== null);
     runner.wake();

@@ -9,7 +9,9 @@ function counter() {
   let value = 0;
   const reads: { resolve: (v: number) => void; reject: (e: Error) => void }[] = [];
   return {
-    set(v: number) { value = v; },
+    set(v: number) {
+      value = v;
+    },
     read: () => new Promise<number>((resolve, reject) => reads.push({ resolve: () => resolve(value), reject })),
     reads,
     /** Settles the oldest pending read with the counter's current value. */

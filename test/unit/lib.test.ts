@@ -51,7 +51,9 @@ describe('config', () => {
     expect(loadConfig({ DATABASE_URL: '/srv/fc/main.db' }).secretKeyFile).toBe('/srv/fc/secret.key');
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).secretKeyFile).toBe(path.join(root, 'data', 'secret.key'));
     expect(loadConfig({ DATABASE_URL: ':memory:' }).secretKeyFile).toBeNull();
-    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', SECRET_KEY_FILE: '/etc/formcast/key' }).secretKeyFile).toBe('/etc/formcast/key');
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db', SECRET_KEY_FILE: '/etc/formcast/key' }).secretKeyFile).toBe(
+      '/etc/formcast/key',
+    );
   });
   it('rejects values that cannot work', () => {
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/);
@@ -70,10 +72,14 @@ describe('config', () => {
     expect(loadConfig({}).submissionIntake).toBe('auto');
     expect(loadConfig({ SUBMISSION_INTAKE: 'always' }).submissionIntake).toBe('always');
     expect(loadConfig({ SUBMISSION_INTAKE: 'off' }).submissionIntake).toBe('off');
-    expect(() => loadConfig({ SUBMISSION_INTAKE: 'sometimes' })).toThrow(/SUBMISSION_INTAKE must be auto, always or off/);
+    expect(() => loadConfig({ SUBMISSION_INTAKE: 'sometimes' })).toThrow(
+      /SUBMISSION_INTAKE must be auto, always or off/,
+    );
     expect(loadConfig({}).sqliteCheckpoints).toBe('background');
     expect(loadConfig({ SQLITE_CHECKPOINTS: 'inline' }).sqliteCheckpoints).toBe('inline');
-    expect(() => loadConfig({ SQLITE_CHECKPOINTS: 'never' })).toThrow(/SQLITE_CHECKPOINTS must be background or inline/);
+    expect(() => loadConfig({ SQLITE_CHECKPOINTS: 'never' })).toThrow(
+      /SQLITE_CHECKPOINTS must be background or inline/,
+    );
   });
   it('greets SMTP servers with SMTP_HELO_NAME, else the host of an explicit PUBLIC_URL (never an address)', () => {
     expect(loadConfig({}).smtpHeloName).toBeNull();
@@ -83,20 +89,39 @@ describe('config', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://a.test', SMTP_HELO_NAME: 'mta.a.test' }).smtpHeloName).toBe('mta.a.test');
   });
   it('warns about what keeps mail from arriving', () => {
-    expect(configWarnings(loadConfig({})).join('\n')).toMatch(/PUBLIC_URL is not set[\s\S]*SMTP_URL is not set[\s\S]*BOUNCE_MX_HOST is 127\.0\.0\.1/);
-    expect(configWarnings(loadConfig({ PUBLIC_URL: 'http://mail.acme.test', SMTP_URL: 'smtp://relay.test' }))).toEqual([expect.stringMatching(/http:\/\/ on mail\.acme\.test/)]);
-    expect(configWarnings(loadConfig({ PUBLIC_URL: 'https://mail.acme.test', SMTP_URL: 'smtp://relay.test' }))).toEqual([]);
-    expect(configWarnings(loadConfig({ PUBLIC_URL: 'https://mail.acme.test', SMTP_URL: 'smtp://relay.test', SERVE_WORKER: 'false' })))
-      .toEqual([expect.stringMatching(/SERVE_WORKER=false: this process sends nothing.*formcast worker` on this machine, against the same SQLite file/)]);
+    expect(configWarnings(loadConfig({})).join('\n')).toMatch(
+      /PUBLIC_URL is not set[\s\S]*SMTP_URL is not set[\s\S]*BOUNCE_MX_HOST is 127\.0\.0\.1/,
+    );
+    expect(configWarnings(loadConfig({ PUBLIC_URL: 'http://mail.acme.test', SMTP_URL: 'smtp://relay.test' }))).toEqual([
+      expect.stringMatching(/http:\/\/ on mail\.acme\.test/),
+    ]);
+    expect(configWarnings(loadConfig({ PUBLIC_URL: 'https://mail.acme.test', SMTP_URL: 'smtp://relay.test' }))).toEqual(
+      [],
+    );
+    expect(
+      configWarnings(
+        loadConfig({ PUBLIC_URL: 'https://mail.acme.test', SMTP_URL: 'smtp://relay.test', SERVE_WORKER: 'false' }),
+      ),
+    ).toEqual([
+      expect.stringMatching(
+        /SERVE_WORKER=false: this process sends nothing.*formcast worker` on this machine, against the same SQLite file/,
+      ),
+    ]);
     expect(() => loadConfig({ SERVE_WORKER: 'no' })).toThrow(/SERVE_WORKER must be true or false, got "no"/);
     expect(() => loadConfig({ SEND_THREADS: '-1' })).toThrow(/SEND_THREADS must be a whole number from 0 to 64/);
-    expect(loadConfig({ SEND_THREADS: '0', WORKER_BATCHES: '3' }).worker).toMatchObject({ sendThreads: 0, batches: 3, inServe: true });
+    expect(loadConfig({ SEND_THREADS: '0', WORKER_BATCHES: '3' }).worker).toMatchObject({
+      sendThreads: 0,
+      batches: 3,
+      inServe: true,
+    });
     expect(loadConfig({}).worker.sendThreadsNice).toBe(0);
     expect(loadConfig({ SEND_THREADS_NICE: '10' }).worker.sendThreadsNice).toBe(10);
     // One send thread fewer than the cores (their signatures use libuv's pool), none on one core.
     expect([1, 2, 4, 16].map((cores) => defaultSendThreads(cores))).toEqual([0, 1, 3, 8]);
     expect(loadConfig({ SEND_THREADS_NICE: '0' }).worker.sendThreadsNice).toBe(0);
-    expect(() => loadConfig({ SEND_THREADS_NICE: '20' })).toThrow(/SEND_THREADS_NICE must be a whole number from 0 to 19/);
+    expect(() => loadConfig({ SEND_THREADS_NICE: '20' })).toThrow(
+      /SEND_THREADS_NICE must be a whole number from 0 to 19/,
+    );
     expect(() => loadConfig({ LEAN_HEAP: 'yes' })).toThrow(/LEAN_HEAP must be true or false, got "yes"/);
     expect(loadConfig({ LEAN_HEAP: 'true' }).leanHeap).toBe(true);
   });
@@ -114,7 +139,11 @@ describe('config', () => {
   });
   /** Runs a fixture that watches the young generation (test/fixtures) in a child process; its figures by label. */
   const youngGeneration = (fixture: string, env: NodeJS.ProcessEnv) => {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', path.join(path.dirname(fileURLToPath(import.meta.url)), `../fixtures/${fixture}`)], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    const out = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(path.dirname(fileURLToPath(import.meta.url)), `../fixtures/${fixture}`)],
+      { env: { ...process.env, ...env }, encoding: 'utf8' },
+    );
     return (label: string) => Number(new RegExp(`${label}: new space MB ([\\d.]+)`).exec(out)?.[1]);
   };
   it("serve's start-up keeps the young generation at its first size; once started V8 grows it as it would (a child process)", () => {
@@ -135,7 +164,8 @@ describe('config', () => {
   }, 60_000);
   it('builds the pipeline with the send threads the configuration says (SEND_THREADS, SEND_THREADS_NICE, LEAN_HEAP)', () => {
     const silent = { warn() {}, error() {}, info() {}, debug() {} } as never;
-    const build = (env: Record<string, string>) => buildPipeline({} as never, {} as never, { ...loadConfig(env), secret: Buffer.alloc(32) }, silent).renderer;
+    const build = (env: Record<string, string>) =>
+      buildPipeline({} as never, {} as never, { ...loadConfig(env), secret: Buffer.alloc(32) }, silent).renderer;
     const linux = process.platform === 'linux';
     // The threads start with the first message: nothing is started here.
     expect(build({ SEND_THREADS: '1', SEND_THREADS_NICE: '6' })).toMatchObject({ threads: 1, nice: linux ? 6 : 0 });
@@ -147,7 +177,10 @@ describe('config', () => {
     expect(build({}).nice).toBe(0);
   });
   it('reads rates as fractions or percentages', () => {
-    expect(loadConfig({ PAUSE_BOUNCE_RATE: '10%', PAUSE_COMPLAINT_RATE: '0.001' }).bounces).toMatchObject({ pauseBounceRate: 0.1, pauseComplaintRate: 0.001 });
+    expect(loadConfig({ PAUSE_BOUNCE_RATE: '10%', PAUSE_COMPLAINT_RATE: '0.001' }).bounces).toMatchObject({
+      pauseBounceRate: 0.1,
+      pauseComplaintRate: 0.001,
+    });
   });
 });
 

@@ -17,39 +17,48 @@ describe('login limiter', () => {
   });
 
   // Attacks: failures for the owner's address from addresses drawn from a pool (IPv4 and IPv6), at random gaps.
-  const attack = fc.array(fc.record({
-    gapMs: fc.integer({ min: 0, max: 120_000 }),
-    ip: fc.oneof(fc.integer({ min: 1, max: 60 }).map((n) => `203.0.113.${n}`), fc.integer({ min: 1, max: 60 }).map((n) => `2001:db8:${n}::${n}`)),
-    ownerTurn: fc.constantFrom('none', 'device', 'known-ip', 'new-place'),
-  }), { minLength: 1, maxLength: 400 });
+  const attack = fc.array(
+    fc.record({
+      gapMs: fc.integer({ min: 0, max: 120_000 }),
+      ip: fc.oneof(
+        fc.integer({ min: 1, max: 60 }).map((n) => `203.0.113.${n}`),
+        fc.integer({ min: 1, max: 60 }).map((n) => `2001:db8:${n}::${n}`),
+      ),
+      ownerTurn: fc.constantFrom('none', 'device', 'known-ip', 'new-place'),
+    }),
+    { minLength: 1, maxLength: 400 },
+  );
 
   it('sweep: the owner from a known device or a known address is never held; the attacker gets at most 20 guesses in the first hour', () => {
     let runs = 0;
     let attempts = 0;
-    fc.assert(fc.property(attack, (events) => {
-      runs++;
-      const limiter = new LoginLimiter();
-      let now = Date.parse('2031-01-01T00:00:00Z');
-      const start = now;
-      let guessedFirstHour = 0;
-      for (const e of events) {
-        now += e.gapMs;
-        attempts++;
-        const a = limiter.begin(OWNER, e.ip, { kind: 'none' }, now);
-        if (!a.retryAfter && now - start < HOUR) guessedFirstHour++;
-        // Interleaved, the owner with the right password (the attempt cleared at once, as a success does).
-        if (e.ownerTurn === 'device') {
-          const o = limiter.begin(OWNER, e.ip, { kind: 'device', device: 'the owner browser entry' }, now);
-          expect(o.retryAfter).toBe(0);
-          o.cleared();
-        } else if (e.ownerTurn === 'known-ip') {
-          const o = limiter.begin(OWNER, '198.51.100.7', { kind: 'ip' }, now);
-          expect(o.retryAfter).toBe(0);
-          o.cleared();
+    fc.assert(
+      fc.property(attack, (events) => {
+        runs++;
+        const limiter = new LoginLimiter();
+        let now = Date.parse('2031-01-01T00:00:00Z');
+        const start = now;
+        let guessedFirstHour = 0;
+        for (const e of events) {
+          now += e.gapMs;
+          attempts++;
+          const a = limiter.begin(OWNER, e.ip, { kind: 'none' }, now);
+          if (!a.retryAfter && now - start < HOUR) guessedFirstHour++;
+          // Interleaved, the owner with the right password (the attempt cleared at once, as a success does).
+          if (e.ownerTurn === 'device') {
+            const o = limiter.begin(OWNER, e.ip, { kind: 'device', device: 'the owner browser entry' }, now);
+            expect(o.retryAfter).toBe(0);
+            o.cleared();
+          } else if (e.ownerTurn === 'known-ip') {
+            const o = limiter.begin(OWNER, '198.51.100.7', { kind: 'ip' }, now);
+            expect(o.retryAfter).toBe(0);
+            o.cleared();
+          }
         }
-      }
-      expect(guessedFirstHour).toBeLessThanOrEqual(20);
-    }), { numRuns: 300 });
+        expect(guessedFirstHour).toBeLessThanOrEqual(20);
+      }),
+      { numRuns: 300 },
+    );
     expect(runs).toBe(300);
     expect(attempts).toBeGreaterThan(300);
   });

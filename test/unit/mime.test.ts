@@ -16,7 +16,9 @@ import { buildRaw } from '../../src/mail/transport.js';
  * relaxed canonicalization) so that mailauth verifies it.
  */
 const { publicKey, privateKey } = crypto.generateKeyPairSync('rsa', {
-  modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'der' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
 });
 const DOMAIN = 'news.example';
 const SELECTOR = 'fc1';
@@ -33,34 +35,77 @@ function reference(m: OutgoingMessage, date: Date): Promise<Buffer> {
     text: m.text,
     messageId: m.messageId,
     date,
-    headers: Object.fromEntries(Object.entries(m.headers).map(([k, v]) => [k, { prepared: true, foldLines: true, value: v }])),
-  }).compile().build();
+    headers: Object.fromEntries(
+      Object.entries(m.headers).map(([k, v]) => [k, { prepared: true, foldLines: true, value: v }]),
+    ),
+  })
+    .compile()
+    .build();
 }
 
 /** What a reader sees of a message: its addresses, subject, ids, our headers, text and HTML (line ends as LF). */
 async function read(raw: Buffer) {
   const p = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
-  const addr = (a: AddressObject | AddressObject[] | undefined) => [a ?? []].flat().flatMap((x) => x.value).map((v) => ({ name: v.name, address: v.address }));
+  const addr = (a: AddressObject | AddressObject[] | undefined) =>
+    [a ?? []]
+      .flat()
+      .flatMap((x) => x.value)
+      .map((v) => ({ name: v.name, address: v.address }));
   // An empty part and no part read alike (MailComposer leaves an empty text part out).
-  const lf = (s: string | false | undefined) => (typeof s === 'string' ? s.replace(/\r\n?/g, '\n').replace(/\n+$/, '') : '') || undefined;
+  const lf = (s: string | false | undefined) =>
+    (typeof s === 'string' ? s.replace(/\r\n?/g, '\n').replace(/\n+$/, '') : '') || undefined;
   return {
-    from: addr(p.from), to: addr(p.to), replyTo: addr(p.replyTo), subject: p.subject, messageId: p.messageId, date: p.date?.toISOString(),
-    list: p.headers.get('list'), feedback: p.headers.get('feedback-id'), precedence: p.headers.get('precedence'),
-    text: lf(p.text), html: lf(p.html),
+    from: addr(p.from),
+    to: addr(p.to),
+    replyTo: addr(p.replyTo),
+    subject: p.subject,
+    messageId: p.messageId,
+    date: p.date?.toISOString(),
+    list: p.headers.get('list'),
+    feedback: p.headers.get('feedback-id'),
+    precedence: p.headers.get('precedence'),
+    text: lf(p.text),
+    html: lf(p.html),
   };
 }
 
 const line = fc.oneof(
   fc.string({ maxLength: 120 }),
   fc.string({ unit: 'grapheme', maxLength: 120 }),
-  fc.constantFrom('', ' ', 'trailing  \t', '=', '=3D', '--', 'x'.repeat(300), 'Ünïcödé Gmbh & Co. KG', 'Привет, мир', '日本語のテキスト', '<a href="https://x.test/?a=1&b=2">link</a>', '.\r\n.', 'tab\there'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'trailing  \t',
+    '=',
+    '=3D',
+    '--',
+    'x'.repeat(300),
+    'Ünïcödé Gmbh & Co. KG',
+    'Привет, мир',
+    '日本語のテキスト',
+    '<a href="https://x.test/?a=1&b=2">link</a>',
+    '.\r\n.',
+    'tab\there',
+  ),
 );
-const body = fc.array(line, { maxLength: 8 }).chain((lines) => fc.constantFrom('\n', '\r\n', '\r').map((nl) => lines.join(nl)));
-const name = fc.oneof(fc.constant(null), fc.string({ maxLength: 60 }).map((s) => s.replace(/[\r\n]/g, ' ')), fc.constantFrom('Acme', 'Acme, Inc.', 'Jöns "J" Ärmel', 'Café ☕', 'a\\b'));
+const body = fc
+  .array(line, { maxLength: 8 })
+  .chain((lines) => fc.constantFrom('\n', '\r\n', '\r').map((nl) => lines.join(nl)));
+const name = fc.oneof(
+  fc.constant(null),
+  fc.string({ maxLength: 60 }).map((s) => s.replace(/[\r\n]/g, ' ')),
+  fc.constantFrom('Acme', 'Acme, Inc.', 'Jöns "J" Ärmel', 'Café ☕', 'a\\b'),
+);
 const message = fc.record({
-  fromName: name, replyName: name, hasReply: fc.boolean(),
-  subject: fc.oneof(line, fc.constantFrom('News for Grace: what changed', 'Émile, ton résumé de la semaine ✨')).map((s) => s.replace(/[\r\n]+/g, ' ')),
-  text: body, html: fc.option(body), listName: fc.constantFrom('"Acme"', '=?UTF-8?B?w4ljb2xl?='),
+  fromName: name,
+  replyName: name,
+  hasReply: fc.boolean(),
+  subject: fc
+    .oneof(line, fc.constantFrom('News for Grace: what changed', 'Émile, ton résumé de la semaine ✨'))
+    .map((s) => s.replace(/[\r\n]+/g, ' ')),
+  text: body,
+  html: fc.option(body),
+  listName: fc.constantFrom('"Acme"', '=?UTF-8?B?w4ljb2xl?='),
 });
 
 type Generated = typeof message extends fc.Arbitrary<infer T> ? T : never;
@@ -96,7 +141,12 @@ describe('mime.ts composes what MailComposer composed', () => {
         const ours = Buffer.from(`${headers.map((h) => h.line).join('\r\n')}\r\n\r\n${b}`);
         // Every line ends with CRLF, none is longer than RFC 5322's 998, and the body is 7-bit.
         expect(ours.toString('latin1')).not.toMatch(/(?<!\r)\n|\r(?!\n)/);
-        expect(ours.toString('latin1').split('\r\n').every((l) => l.length <= 998)).toBe(true);
+        expect(
+          ours
+            .toString('latin1')
+            .split('\r\n')
+            .every((l) => l.length <= 998),
+        ).toBe(true);
         expect(Buffer.byteLength(b)).toBe(b.length);
         expect(await read(ours)).toEqual(await read(await reference(m, date)));
       }),
@@ -108,7 +158,9 @@ describe('mime.ts composes what MailComposer composed', () => {
     await fc.assert(
       fc.asyncProperty(message, async (o) => {
         const raw = buildRaw(outgoing(o));
-        const { results } = await dkimVerify(raw, { resolver: async (n: string) => (n === `${SELECTOR}._domainkey.${DOMAIN}` ? [[RECORD]] : []) });
+        const { results } = await dkimVerify(raw, {
+          resolver: async (n: string) => (n === `${SELECTOR}._domainkey.${DOMAIN}` ? [[RECORD]] : []),
+        });
         expect(results[0]?.status).toMatchObject({ result: 'pass' });
       }),
       { numRuns: 100 },
@@ -117,7 +169,17 @@ describe('mime.ts composes what MailComposer composed', () => {
 
   it('a header added after signing (a second Subject, a Reply-To) breaks the signature: oversigning', async () => {
     const resolver = async (n: string) => (n === `${SELECTOR}._domainkey.${DOMAIN}` ? [[RECORD]] : []);
-    const raw = buildRaw(outgoing({ fromName: 'Acme', replyName: null, hasReply: false, subject: 'Hello', text: 'Hi', html: '<p>Hi</p>', listName: '"Acme"' }));
+    const raw = buildRaw(
+      outgoing({
+        fromName: 'Acme',
+        replyName: null,
+        hasReply: false,
+        subject: 'Hello',
+        text: 'Hi',
+        html: '<p>Hi</p>',
+        listName: '"Acme"',
+      }),
+    );
     expect((await dkimVerify(raw, { resolver })).results[0]?.status).toMatchObject({ result: 'pass' });
     for (const added of ['Subject: Urgent: pay now\r\n', 'Reply-To: thief@evil.example\r\n']) {
       const forged = Buffer.concat([Buffer.from(added), raw]);
@@ -126,8 +188,23 @@ describe('mime.ts composes what MailComposer composed', () => {
   });
 
   it("writes field names as nodemailer did, except Postmark's metadata keys, whose case Postmark returns as written", () => {
-    expect(['List-Id', 'list-unsubscribe-post', 'Feedback-ID', 'mime-version', 'X-PM-Metadata-deliveryId', 'Bad Name:\r\n'].map(headerName))
-      .toEqual(['List-ID', 'List-Unsubscribe-Post', 'Feedback-ID', 'MIME-Version', 'X-PM-Metadata-deliveryId', 'Badname']);
+    expect(
+      [
+        'List-Id',
+        'list-unsubscribe-post',
+        'Feedback-ID',
+        'mime-version',
+        'X-PM-Metadata-deliveryId',
+        'Bad Name:\r\n',
+      ].map(headerName),
+    ).toEqual([
+      'List-ID',
+      'List-Unsubscribe-Post',
+      'Feedback-ID',
+      'MIME-Version',
+      'X-PM-Metadata-deliveryId',
+      'Badname',
+    ]);
   });
 
   it('canonicalizes as RFC 6376 §3.4.2 and §3.4.4 say', () => {

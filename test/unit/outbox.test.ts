@@ -22,13 +22,23 @@ describe('pruneOutbox', () => {
   }
 
   it('removes .eml files older than the retention, and the oldest beyond the file limit; other files stay', async () => {
-    const dir = outbox([['a.eml', 0.1], ['b.eml', 1], ['c.eml', 2], ['old.eml', 8], ['older.eml', 30], ['notes.txt', 100]]);
+    const dir = outbox([
+      ['a.eml', 0.1],
+      ['b.eml', 1],
+      ['c.eml', 2],
+      ['old.eml', 8],
+      ['older.eml', 30],
+      ['notes.txt', 100],
+    ]);
     expect(await pruneOutbox(dir, { days: 7, maxFiles: 2 }, now)).toBe(3);
     expect(readdirSync(dir).sort()).toEqual(['a.eml', 'b.eml', 'notes.txt']);
   });
 
   it('keeps everything within both limits', async () => {
-    const dir = outbox([['a.eml', 1], ['b.eml', 6.9]]);
+    const dir = outbox([
+      ['a.eml', 1],
+      ['b.eml', 6.9],
+    ]);
     expect(await pruneOutbox(dir, { days: 7, maxFiles: 10 }, now)).toBe(0);
     expect(readdirSync(dir).sort()).toEqual(['a.eml', 'b.eml']);
   });

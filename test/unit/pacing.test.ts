@@ -5,7 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { DestinationResolver, domainOf, type Destination } from '../../src/sending/deliveries/destinations.js';
 import { dispatch, Pacer, type Permit, type ThrottleNotice } from '../../src/sending/deliveries/pacing.js';
-import { DEFAULT_PACING, parsePacing, type Adaptive, type PacingConfig } from '../../src/sending/deliveries/pacing.config.js';
+import {
+  DEFAULT_PACING,
+  parsePacing,
+  type Adaptive,
+  type PacingConfig,
+} from '../../src/sending/deliveries/pacing.config.js';
 import type { TxtAnswer } from '../../src/mail-setup/domains/domains.dns.js';
 import { parseRelayUrls } from '../../src/mail/relay-urls.js';
 import { pickRelay } from '../../src/mail/relays.js';
@@ -20,7 +25,7 @@ const adaptive: Adaptive = { decrease: 0.5, minRate: 0.5, pauseMs: 1_000, recove
 const dest = (key: string, rate: number, concurrency = 100): Destination => ({ key, limits: { rate, concurrency } });
 
 describe('the pacer (controlled clock)', () => {
-  it('spaces a destination\'s messages by its rate, and says when the next slots come', () => {
+  it("spaces a destination's messages by its rate, and says when the next slots come", () => {
     const c = clock();
     const pacer = new Pacer(adaptive, c.now);
     const a = dest('a', 10); // a tenth of a second's worth: 1 message of burst
@@ -34,7 +39,14 @@ describe('the pacer (controlled clock)', () => {
     expect(pacer.tryAcquire(a)).not.toBeNull();
     // A larger rate allows a burst of a tenth of a second.
     const b = dest('b', 50);
-    expect(Array.from({ length: 6 }, () => pacer.tryAcquire(b) !== null)).toEqual([true, true, true, true, true, false]);
+    expect(Array.from({ length: 6 }, () => pacer.tryAcquire(b) !== null)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('holds at most `concurrency` in flight; a finished or cancelled permit makes room, once', () => {
@@ -147,7 +159,10 @@ describe('the pacer (controlled clock)', () => {
 describe('dispatch (controlled clock)', () => {
   /** A wait that returns at once when a send finishes, and otherwise moves the clock by `ms`. */
   const waiter = (c: ReturnType<typeof clock>) => async (ms: number, wake: Promise<unknown>) => {
-    const woke = await Promise.race([wake.then(() => true), new Promise<boolean>((resolve) => setImmediate(() => resolve(false)))]);
+    const woke = await Promise.race([
+      wake.then(() => true),
+      new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
+    ]);
     if (!woke) c.t += ms;
   };
 
@@ -156,11 +171,20 @@ describe('dispatch (controlled clock)', () => {
     const pacer = new Pacer(adaptive, c.now);
     const slow = dest('slow', 10);
     const fast = dest('fast', 0);
-    const items = [...['s1', 's2', 's3', 's4', 's5'].map((id) => ({ id, d: slow })), ...['f1', 'f2', 'f3', 'f4', 'f5'].map((id) => ({ id, d: fast }))];
+    const items = [
+      ...['s1', 's2', 's3', 's4', 's5'].map((id) => ({ id, d: slow })),
+      ...['f1', 'f2', 'f3', 'f4', 'f5'].map((id) => ({ id, d: fast })),
+    ];
     const sent: [string, number][] = [];
     const deferred: [string, number][] = [];
     await dispatch({
-      items, lanes: 3, pacer, until: 250, now: c.now, wait: waiter(c), destinationOf: (i) => i.d,
+      items,
+      lanes: 3,
+      pacer,
+      until: 250,
+      now: c.now,
+      wait: waiter(c),
+      destinationOf: (i) => i.d,
       run: async (i, permit) => {
         sent.push([i.id, c.t]);
         permit.done('sent');
@@ -168,8 +192,15 @@ describe('dispatch (controlled clock)', () => {
       defer: async (i, at) => void deferred.push([i.id, at]),
     });
     expect(sent.filter(([id]) => id.startsWith('f')).map(([, t]) => t)).toEqual([0, 0, 0, 0, 0]);
-    expect(sent.filter(([id]) => id.startsWith('s'))).toEqual([['s1', 0], ['s2', 100], ['s3', 200]]);
-    expect(deferred).toEqual([['s4', 300], ['s5', 400]]);
+    expect(sent.filter(([id]) => id.startsWith('s'))).toEqual([
+      ['s1', 0],
+      ['s2', 100],
+      ['s3', 200],
+    ]);
+    expect(deferred).toEqual([
+      ['s4', 300],
+      ['s5', 400],
+    ]);
   });
 
   it('a throttle reply defers the rest of that destination past its pause; the others go on', async () => {
@@ -177,11 +208,23 @@ describe('dispatch (controlled clock)', () => {
     const pacer = new Pacer(adaptive, c.now);
     const busy = dest('busy', 0);
     const fine = dest('fine', 0);
-    const items = [{ id: 'b1', d: busy }, { id: 'b2', d: busy }, { id: 'f1', d: fine }, { id: 'b3', d: busy }, { id: 'f2', d: fine }];
+    const items = [
+      { id: 'b1', d: busy },
+      { id: 'b2', d: busy },
+      { id: 'f1', d: fine },
+      { id: 'b3', d: busy },
+      { id: 'f2', d: fine },
+    ];
     const sent: string[] = [];
     const deferred: [string, number][] = [];
     await dispatch({
-      items, lanes: 1, pacer, until: 500, now: c.now, wait: waiter(c), destinationOf: (i) => i.d,
+      items,
+      lanes: 1,
+      pacer,
+      until: 500,
+      now: c.now,
+      wait: waiter(c),
+      destinationOf: (i) => i.d,
       run: async (i, permit) => {
         if (i.d === busy) return permit.done('throttled', '421 4.7.0 Try again later');
         sent.push(i.id);
@@ -190,10 +233,13 @@ describe('dispatch (controlled clock)', () => {
       defer: async (i, at) => void deferred.push([i.id, at]),
     });
     expect(sent).toEqual(['f1', 'f2']);
-    expect(deferred).toEqual([['b2', adaptive.pauseMs], ['b3', adaptive.pauseMs + 2_000]]);
+    expect(deferred).toEqual([
+      ['b2', adaptive.pauseMs],
+      ['b3', adaptive.pauseMs + 2_000],
+    ]);
   });
 
-  it('a destination\'s in-flight limit holds across lanes; at the end of the window what has not started is deferred', async () => {
+  it("a destination's in-flight limit holds across lanes; at the end of the window what has not started is deferred", async () => {
     const c = clock(0);
     const pacer = new Pacer(adaptive, c.now);
     const one = dest('one', 0, 1);
@@ -202,21 +248,30 @@ describe('dispatch (controlled clock)', () => {
     const release: (() => void)[] = [];
     const deferred: string[] = [];
     const done = dispatch({
-      items: ['a', 'b', 'c'].map((id) => ({ id })), lanes: 4, pacer, until: 1_000, now: c.now, destinationOf: () => one,
+      items: ['a', 'b', 'c'].map((id) => ({ id })),
+      lanes: 4,
+      pacer,
+      until: 1_000,
+      now: c.now,
+      destinationOf: () => one,
       wait: async (ms, wake) => {
         // The first send never finishes within the window: the clock runs to its end.
-        const woke = await Promise.race([wake.then(() => true), new Promise<boolean>((resolve) => setImmediate(() => resolve(false)))]);
+        const woke = await Promise.race([
+          wake.then(() => true),
+          new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
+        ]);
         if (!woke) c.t += ms;
       },
-      run: (_i, permit) => new Promise<void>((resolve) => {
-        inFlight++;
-        most = Math.max(most, inFlight);
-        release.push(() => {
-          inFlight--;
-          permit.done('sent');
-          resolve();
-        });
-      }),
+      run: (_i, permit) =>
+        new Promise<void>((resolve) => {
+          inFlight++;
+          most = Math.max(most, inFlight);
+          release.push(() => {
+            inFlight--;
+            permit.done('sent');
+            resolve();
+          });
+        }),
       defer: async (i) => void deferred.push(i.id),
     });
     while (!deferred.length) await new Promise((r) => setImmediate(r));
@@ -259,7 +314,14 @@ describe('destinations: recipient domains grouped by MX', () => {
     expect(await key('nomail.example.com')).toBe('domain:nomail.example.com'); // a null MX
     expect(await key('nowhere.example.com')).toBe('domain:nowhere.example.com'); // no such domain
     expect(await key('x.invalid')).toBe('domain:x.invalid');
-    expect(asked).toEqual(['acme.example.org', 'corp.example.net', 'a.example.com', 'b.example.com', 'nomail.example.com', 'nowhere.example.com']);
+    expect(asked).toEqual([
+      'acme.example.org',
+      'corp.example.net',
+      'a.example.com',
+      'b.example.com',
+      'nomail.example.com',
+      'nowhere.example.com',
+    ]);
     expect((await r.resolve('gmail.com')).limits).toEqual({ concurrency: 20, rate: 100 });
     expect((await r.resolve('a.example.com')).limits).toEqual(DEFAULT_PACING.default);
   });
@@ -291,10 +353,17 @@ describe('destinations: recipient domains grouped by MX', () => {
 
   it('a batch waits at most the lookup budget: an unanswered domain is its own destination until its answer comes', async () => {
     let answer: (a: TxtAnswer) => void = () => {};
-    const lookup = (name: string) => (name === 'slow.example' ? new Promise<TxtAnswer>((resolve) => (answer = resolve)) : Promise.resolve(mx('mx.fast.example')));
+    const lookup = (name: string) =>
+      name === 'slow.example'
+        ? new Promise<TxtAnswer>((resolve) => (answer = resolve))
+        : Promise.resolve(mx('mx.fast.example'));
     const r = new DestinationResolver(DEFAULT_PACING, lookup);
     const got = await r.resolveAll(['slow.example', 'fast.example', 'gmail.com', 'fast.example'], 0);
-    expect(Object.fromEntries([...got].map(([d, dest]) => [d, dest.key]))).toEqual({ 'slow.example': 'domain:slow.example', 'fast.example': 'mx:mx.fast.example', 'gmail.com': 'google' });
+    expect(Object.fromEntries([...got].map(([d, dest]) => [d, dest.key]))).toEqual({
+      'slow.example': 'domain:slow.example',
+      'fast.example': 'mx:mx.fast.example',
+      'gmail.com': 'google',
+    });
     answer(mx('gmail-smtp-in.l.google.com'));
     await new Promise((r) => setImmediate(r));
     expect(r.known('slow.example')?.key).toBe('google');
@@ -310,12 +379,18 @@ describe('destinations: recipient domains grouped by MX', () => {
 
 describe('SEND_PACING', () => {
   it('is laid over the defaults: limits of a built-in group, a new group by domains or MX, the adaptive settings', () => {
-    const p = parsePacing(JSON.stringify({
-      default: { rate: 30 },
-      groups: { google: { rate: 20 }, corp: { domains: ['Corp.Example'], concurrency: 2, rate: 1 }, host: { mx: ['*.mx.example.net'] } },
-      adaptive: { pauseMs: 100 },
-      giveUpAfterMs: 3_600_000,
-    }));
+    const p = parsePacing(
+      JSON.stringify({
+        default: { rate: 30 },
+        groups: {
+          google: { rate: 20 },
+          corp: { domains: ['Corp.Example'], concurrency: 2, rate: 1 },
+          host: { mx: ['*.mx.example.net'] },
+        },
+        adaptive: { pauseMs: 100 },
+        giveUpAfterMs: 3_600_000,
+      }),
+    );
     expect(p.default).toEqual({ concurrency: 20, rate: 30 });
     expect(p.groups.google).toEqual({ ...DEFAULT_PACING.groups.google, rate: 20 });
     expect(p.groups.corp).toEqual({ concurrency: 2, rate: 1, mx: [], domains: ['corp.example'] });
@@ -349,10 +424,20 @@ describe('SEND_PACING', () => {
 describe('SMTP_URLS', () => {
   it('lists relays with weights; SMTP_URL is one relay', () => {
     expect(parseRelayUrls('smtp://a.example:25;weight=3, smtps://user:p%40ss@b.example ')).toEqual([
-      { url: 'smtp://a.example:25', weight: 3 }, { url: 'smtps://user:p%40ss@b.example', weight: 1 },
+      { url: 'smtp://a.example:25', weight: 3 },
+      { url: 'smtps://user:p%40ss@b.example', weight: 1 },
     ]);
-    expect(loadConfig({ SMTP_URLS: 'smtp://a:25;weight=2,smtp://b:25' })).toMatchObject({ smtpUrl: 'smtp://a:25', smtpRelays: [{ url: 'smtp://a:25', weight: 2 }, { url: 'smtp://b:25', weight: 1 }] });
-    expect(loadConfig({ SMTP_URL: 'smtp://a:25' })).toMatchObject({ smtpUrl: 'smtp://a:25', smtpRelays: [{ url: 'smtp://a:25', weight: 1 }] });
+    expect(loadConfig({ SMTP_URLS: 'smtp://a:25;weight=2,smtp://b:25' })).toMatchObject({
+      smtpUrl: 'smtp://a:25',
+      smtpRelays: [
+        { url: 'smtp://a:25', weight: 2 },
+        { url: 'smtp://b:25', weight: 1 },
+      ],
+    });
+    expect(loadConfig({ SMTP_URL: 'smtp://a:25' })).toMatchObject({
+      smtpUrl: 'smtp://a:25',
+      smtpRelays: [{ url: 'smtp://a:25', weight: 1 }],
+    });
     expect(loadConfig({})).toMatchObject({ smtpUrl: null, smtpRelays: [] });
   });
 
@@ -371,7 +456,10 @@ describe('SMTP_URLS', () => {
   });
 
   it('chooses by weight among the relays that are up; when all are down, the one back first', () => {
-    const relays = [{ id: 'a', weight: 3, downUntil: 0 }, { id: 'b', weight: 1, downUntil: 0 }];
+    const relays = [
+      { id: 'a', weight: 3, downUntil: 0 },
+      { id: 'b', weight: 1, downUntil: 0 },
+    ];
     expect(pickRelay(relays, 100, () => 0).id).toBe('a');
     expect(pickRelay(relays, 100, () => 0.74).id).toBe('a');
     expect(pickRelay(relays, 100, () => 0.75).id).toBe('b');
@@ -379,6 +467,15 @@ describe('SMTP_URLS', () => {
     const aDown = [{ ...relays[0]!, downUntil: 200 }, relays[1]!];
     expect(pickRelay(aDown, 100, () => 0).id).toBe('b');
     expect(pickRelay(aDown, 200, () => 0).id).toBe('a');
-    expect(pickRelay([{ id: 'a', weight: 1, downUntil: 300 }, { id: 'b', weight: 1, downUntil: 250 }], 100, () => 0).id).toBe('b');
+    expect(
+      pickRelay(
+        [
+          { id: 'a', weight: 1, downUntil: 300 },
+          { id: 'b', weight: 1, downUntil: 250 },
+        ],
+        100,
+        () => 0,
+      ).id,
+    ).toBe('b');
   });
 });

@@ -1,15 +1,35 @@
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import {
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/schema.js';
 import { normalizeDateTime } from '../../src/lib/time.js';
-import { MAX_DEPTH, MAX_NODES, compileFilter, topicReferences, validateFilter, type Filter } from '../../src/audience/segments/segments.filter.js';
+import {
+  MAX_DEPTH,
+  MAX_NODES,
+  compileFilter,
+  topicReferences,
+  validateFilter,
+  type Filter,
+} from '../../src/audience/segments/segments.filter.js';
 
 const paths = (raw: unknown) => validateFilter(raw).map((e) => e.path);
 const errorsOf = (raw: unknown) => validateFilter(raw);
 const TS = '2026-11-21T10:00:00.000Z';
 
 /** `levels` filters deep: `levels - 1` nested groups around `inner` (the top-level filter is level 1). */
-function nest(levels: number, inner: unknown = { field: 'email', op: 'exists' }, group: 'all' | 'any' = 'all'): unknown {
+function nest(
+  levels: number,
+  inner: unknown = { field: 'email', op: 'exists' },
+  group: 'all' | 'any' = 'all',
+): unknown {
   let f = inner;
   for (let i = 1; i < levels; i++) f = { [group]: [f] };
   return f;
@@ -27,7 +47,10 @@ describe('validateFilter: valid filters', () => {
     ['status contains any text', { field: 'status', op: 'contains', value: 'sub' }],
     ['status gt a string', { field: 'status', op: 'gt', value: 'M' }],
     ['createdAt gte with an offset', { field: 'createdAt', op: 'gte', value: '2026-11-21T12:00:00+02:00' }],
-    ['createdAt lower-case t and z, microseconds', { field: 'createdAt', op: 'lt', value: '2026-11-21t10:00:00.123456z' }],
+    [
+      'createdAt lower-case t and z, microseconds',
+      { field: 'createdAt', op: 'lt', value: '2026-11-21t10:00:00.123456z' },
+    ],
     ['createdAt in', { field: 'createdAt', op: 'in', value: [TS] }],
     ['createdAt exists', { field: 'createdAt', op: 'exists' }],
     ['property eq number', { field: 'properties.age', op: 'eq', value: 30 }],
@@ -42,7 +65,20 @@ describe('validateFilter: valid filters', () => {
     ['topic', { topic: 'topic_1', subscribed: false }],
     ['string of 1000 emoji', { field: 'firstName', op: 'eq', value: '😀'.repeat(1000) }],
     ['in of 1000 values', { field: 'properties.n', op: 'in', value: Array.from({ length: 1000 }, (_, i) => i) }],
-    ['nested', { any: [{ all: [{ field: 'email', op: 'endsWith', value: '@x.com' }, { topic: 't', subscribed: true }] }, { field: 'status', op: 'eq', value: 'BOUNCED' }] }],
+    [
+      'nested',
+      {
+        any: [
+          {
+            all: [
+              { field: 'email', op: 'endsWith', value: '@x.com' },
+              { topic: 't', subscribed: true },
+            ],
+          },
+          { field: 'status', op: 'eq', value: 'BOUNCED' },
+        ],
+      },
+    ],
   ])('%s', (_label, filter) => {
     expect(errorsOf(filter)).toEqual([]);
   });
@@ -108,7 +144,11 @@ describe('validateFilter: errors and their paths', () => {
     ['property lt null', { field: 'properties.a', op: 'lt', value: null }, '/filter/value'],
     ['in not an array', { field: 'properties.a', op: 'in', value: 1 }, '/filter/value'],
     ['in empty', { field: 'email', op: 'in', value: [] }, '/filter/value'],
-    ['in of 1001 values', { field: 'properties.n', op: 'in', value: Array.from({ length: 1001 }, (_, i) => i) }, '/filter/value'],
+    [
+      'in of 1001 values',
+      { field: 'properties.n', op: 'in', value: Array.from({ length: 1001 }, (_, i) => i) },
+      '/filter/value',
+    ],
     ['in with null', { field: 'properties.a', op: 'in', value: [1, null] }, '/filter/value/1'],
     ['in with a nested array', { field: 'properties.a', op: 'in', value: [[1]] }, '/filter/value/0'],
     ['string of 1001 characters', { field: 'firstName', op: 'eq', value: 'a'.repeat(1001) }, '/filter/value'],
@@ -137,20 +177,38 @@ describe('validateFilter: errors and their paths', () => {
       ],
     };
     expect(paths(filter)).toEqual([
-      '/filter/all/1/field', '/filter/all/1/op',
-      '/filter/all/2/any/0/topic', '/filter/all/2/any/0/subscribed',
-      '/filter/all/2/any/1/value/1', '/filter/all/2/any/1/value/2',
+      '/filter/all/1/field',
+      '/filter/all/1/op',
+      '/filter/all/2/any/0/topic',
+      '/filter/all/2/any/0/subscribed',
+      '/filter/all/2/any/1/value/1',
+      '/filter/all/2/any/1/value/2',
       '/filter/all/3/a~1b~0c',
     ]);
   });
 
   it('reports paths under the base path it is given', () => {
-    expect(validateFilter({ all: [{ field: 'x', op: 'exists' }] }, '/segment/filter')).toEqual([{ path: '/segment/filter/all/0/field', message: expect.any(String) }]);
+    expect(validateFilter({ all: [{ field: 'x', op: 'exists' }] }, '/segment/filter')).toEqual([
+      { path: '/segment/filter/all/0/field', message: expect.any(String) },
+    ]);
   });
 
   it('topicReferences lists the topics a filter names, with their paths', () => {
-    expect(topicReferences({ any: [{ topic: 'a', subscribed: true }, { all: [{ field: 'email', op: 'exists' }, { topic: 'b', subscribed: false }] }] })).toEqual([
-      { topic: 'a', path: '/filter/any/0/topic' }, { topic: 'b', path: '/filter/any/1/all/1/topic' },
+    expect(
+      topicReferences({
+        any: [
+          { topic: 'a', subscribed: true },
+          {
+            all: [
+              { field: 'email', op: 'exists' },
+              { topic: 'b', subscribed: false },
+            ],
+          },
+        ],
+      }),
+    ).toEqual([
+      { topic: 'a', path: '/filter/any/0/topic' },
+      { topic: 'b', path: '/filter/any/1/all/1/topic' },
     ]);
   });
 
@@ -182,7 +240,9 @@ describe('validateFilter: depth and size', () => {
   it(`accepts ${MAX_NODES} conditions and groups in total, not one more`, () => {
     const conditions = (n: number) => Array.from({ length: n }, () => ({ field: 'email', op: 'exists' }));
     expect(errorsOf({ all: conditions(MAX_NODES - 1) })).toEqual([]);
-    expect(errorsOf({ all: conditions(MAX_NODES) })).toEqual([{ path: '/filter', message: `must have at most ${MAX_NODES} conditions and groups in total` }]);
+    expect(errorsOf({ all: conditions(MAX_NODES) })).toEqual([
+      { path: '/filter', message: `must have at most ${MAX_NODES} conditions and groups in total` },
+    ]);
     expect(paths({ any: [{ all: conditions(100) }, { all: conditions(100) }] })).toEqual(['/filter']);
   });
 });
@@ -196,15 +256,36 @@ describe('normalizeDateTime', () => {
     ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
   ])('%s → %s', (input, out) => expect(normalizeDateTime(input)).toBe(out));
 
-  it.each(['2025-02-29T00:00:00Z', '2026-11-21T10:00:60Z', '2026-11-21T10:00:00+24:00', '2026-11-21 10:00:00Z', '9999-12-31T23:59:59-01:00', ''])('rejects %j', (input) => {
+  it.each([
+    '2025-02-29T00:00:00Z',
+    '2026-11-21T10:00:60Z',
+    '2026-11-21T10:00:00+24:00',
+    '2026-11-21 10:00:00Z',
+    '9999-12-31T23:59:59-01:00',
+    '',
+  ])('rejects %j', (input) => {
     expect(normalizeDateTime(input)).toBeUndefined();
   });
 });
 
 describe('compileFilter', () => {
   const engines = {
-    sqlite: new Kysely<Database>({ dialect: { createAdapter: () => new SqliteAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new SqliteIntrospector(db), createQueryCompiler: () => new SqliteQueryCompiler() } }),
-    postgres: new Kysely<Database>({ dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (db) => new PostgresIntrospector(db), createQueryCompiler: () => new PostgresQueryCompiler() } }),
+    sqlite: new Kysely<Database>({
+      dialect: {
+        createAdapter: () => new SqliteAdapter(),
+        createDriver: () => new DummyDriver(),
+        createIntrospector: (db) => new SqliteIntrospector(db),
+        createQueryCompiler: () => new SqliteQueryCompiler(),
+      },
+    }),
+    postgres: new Kysely<Database>({
+      dialect: {
+        createAdapter: () => new PostgresAdapter(),
+        createDriver: () => new DummyDriver(),
+        createIntrospector: (db) => new PostgresIntrospector(db),
+        createQueryCompiler: () => new PostgresQueryCompiler(),
+      },
+    }),
   };
   const evil = "x' or '1'='1'; drop table contacts; --";
   const filter: Filter = {
@@ -223,7 +304,11 @@ describe('compileFilter', () => {
 
   for (const [name, k] of Object.entries(engines)) {
     it(`${name}: every value and property key is a bound parameter, never SQL text`, () => {
-      const compiled = k.selectFrom('contacts').select('id').where(compileFilter(filter, name as 'sqlite' | 'postgres', 'ws_1', new Map([[evil, 'OPT_IN']]))).compile();
+      const compiled = k
+        .selectFrom('contacts')
+        .select('id')
+        .where(compileFilter(filter, name as 'sqlite' | 'postgres', 'ws_1', new Map([[evil, 'OPT_IN']])))
+        .compile();
       expect(compiled.sql).not.toContain('drop table');
       expect(compiled.sql).not.toContain('plan');
       expect(compiled.sql).not.toContain('ws_1');

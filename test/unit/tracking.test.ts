@@ -3,7 +3,15 @@ import fc from 'fast-check';
 import { parse, type DefaultTreeAdapterTypes } from 'parse5';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.js';
-import { BEFORE_READ_SECONDS, BURST_WINDOW_MS, ClickBursts, classifyClick, classifyOpen, isAppleAddress, truncateUserAgent } from '../../src/sending/tracking/tracking.classify.js';
+import {
+  BEFORE_READ_SECONDS,
+  BURST_WINDOW_MS,
+  ClickBursts,
+  classifyClick,
+  classifyOpen,
+  isAppleAddress,
+  truncateUserAgent,
+} from '../../src/sending/tracking/tracking.classify.js';
 import { trackMessage } from '../../src/sending/tracking/tracking.message.js';
 import { beforeBodyEnd, rewriteLinks, trackableLinks } from '../../src/sending/tracking/tracking.rewrite.js';
 import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/sending/tracking/tracking.token.js';
@@ -11,8 +19,15 @@ import { PerIpLimit, RepeatedHits } from '../../src/sending/tracking/tracking.gu
 import { TrackingUnavailable, TrackingWriter } from '../../src/sending/tracking/tracking.writer.js';
 
 const secret = crypto.randomBytes(32);
-const ref = () => ({ workspaceId: newId('ws'), deliveryId: newId('dlv'), broadcastId: newId('bc'), contactId: newId('ct'), sentAt: 1_800_000_000 });
-const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+const ref = () => ({
+  workspaceId: newId('ws'),
+  deliveryId: newId('dlv'),
+  broadcastId: newId('bc'),
+  contactId: newId('ct'),
+  sentAt: 1_800_000_000,
+});
+const CHROME =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 const hit = (userAgent: string | undefined, ip = '203.0.113.9', method = 'GET') => ({ userAgent, ip, method });
 
 describe('tracking tokens', () => {
@@ -20,7 +35,10 @@ describe('tracking tokens', () => {
     const r = ref();
     expect(verifyTrackingToken(secret, signOpenToken(secret, r), 'open')).toEqual({ kind: 'open', ...r });
     const noContact = { ...r, contactId: null };
-    expect(verifyTrackingToken(secret, signOpenToken(secret, noContact), 'open')).toEqual({ kind: 'open', ...noContact });
+    expect(verifyTrackingToken(secret, signOpenToken(secret, noContact), 'open')).toEqual({
+      kind: 'open',
+      ...noContact,
+    });
   });
 
   it('carry the URL, the link index and the link count of a click', () => {
@@ -46,7 +64,15 @@ describe('tracking tokens', () => {
     expect(verifyTrackingToken(crypto.randomBytes(32), token, 'click')).toBeNull();
     expect(verifyTrackingToken(secret, token, 'open')).toBeNull();
     expect(verifyTrackingToken(secret, signOpenToken(secret, r), 'click')).toBeNull();
-    for (const junk of ['', 'abc', 'x'.repeat(200), `${token}=`, `${token.slice(0, -1)}/`, token.slice(0, -2), 'A'.repeat(5000)]) {
+    for (const junk of [
+      '',
+      'abc',
+      'x'.repeat(200),
+      `${token}=`,
+      `${token.slice(0, -1)}/`,
+      token.slice(0, -2),
+      'A'.repeat(5000),
+    ]) {
       expect(verifyTrackingToken(secret, junk, 'click')).toBeNull();
     }
   });
@@ -64,19 +90,28 @@ describe('machine opens', () => {
     expect(classifyOpen(hit(CHROME, '::ffff:17.1.2.3'))).toEqual({ machine: true, reason: 'apple_mpp' });
     expect(isAppleAddress('170.1.2.3')).toBe(false);
     expect(isAppleAddress('117.1.2.3')).toBe(false);
-    expect(classifyOpen(hit('Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko)'))).toEqual({ machine: false });
+    expect(
+      classifyOpen(hit('Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko)')),
+    ).toEqual({ machine: false });
   });
 
   it('security scanners and HTTP libraries by their user agent', () => {
     for (const ua of [
-      'Barracuda Sentinel (EE)', 'Mimecast-URL-Protect/1.0', 'Proofpoint URL Defense', 'Symantec Email Security', 'Mozilla/5.0 (compatible; BingPreview/1.0b)',
-      'python-requests/2.31.0', 'Go-http-client/1.1', 'curl/8.4.0', 'Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/120.0.0.0 Safari/537.36',
+      'Barracuda Sentinel (EE)',
+      'Mimecast-URL-Protect/1.0',
+      'Proofpoint URL Defense',
+      'Symantec Email Security',
+      'Mozilla/5.0 (compatible; BingPreview/1.0b)',
+      'python-requests/2.31.0',
+      'Go-http-client/1.1',
+      'curl/8.4.0',
+      'Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/120.0.0.0 Safari/537.36',
     ]) {
       expect(classifyOpen(hit(ua)), ua).toEqual({ machine: true, reason: 'scanner' });
     }
   });
 
-  it('Gmail\'s, Outlook\'s and Yahoo\'s image proxies are readers (they fetch when the message is opened)', () => {
+  it("Gmail's, Outlook's and Yahoo's image proxies are readers (they fetch when the message is opened)", () => {
     for (const ua of [
       'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)',
       'Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17328; Pro)',
@@ -106,16 +141,28 @@ describe('machine clicks', () => {
 
   it(`a click less than ${BEFORE_READ_SECONDS} s after sending is a scanner's (before it could have been read)`, () => {
     expect(classifyClick(hit(CHROME), sentAt, later(2))).toEqual({ machine: true, reason: 'before_read' });
-    expect(classifyClick(hit(CHROME), sentAt, later(BEFORE_READ_SECONDS - 0.01))).toEqual({ machine: true, reason: 'before_read' });
+    expect(classifyClick(hit(CHROME), sentAt, later(BEFORE_READ_SECONDS - 0.01))).toEqual({
+      machine: true,
+      reason: 'before_read',
+    });
     expect(classifyClick(hit(CHROME), sentAt, later(BEFORE_READ_SECONDS))).toEqual({ machine: false });
     expect(classifyClick(hit(CHROME), sentAt, later(3600))).toEqual({ machine: false });
   });
 
-  it('scanners\' user agents, no user agent and HEAD are machines; Apple\'s network is not a rule for clicks', () => {
-    expect(classifyClick(hit('Mozilla/5.0 (compatible; BingPreview/1.0b)'), sentAt, later(600))).toEqual({ machine: true, reason: 'scanner' });
-    expect(classifyClick(hit('python-requests/2.31'), sentAt, later(600))).toEqual({ machine: true, reason: 'scanner' });
+  it("scanners' user agents, no user agent and HEAD are machines; Apple's network is not a rule for clicks", () => {
+    expect(classifyClick(hit('Mozilla/5.0 (compatible; BingPreview/1.0b)'), sentAt, later(600))).toEqual({
+      machine: true,
+      reason: 'scanner',
+    });
+    expect(classifyClick(hit('python-requests/2.31'), sentAt, later(600))).toEqual({
+      machine: true,
+      reason: 'scanner',
+    });
     expect(classifyClick(hit(undefined), sentAt, later(600))).toEqual({ machine: true, reason: 'no_user_agent' });
-    expect(classifyClick(hit(CHROME, '203.0.113.9', 'HEAD'), sentAt, later(600))).toEqual({ machine: true, reason: 'head_request' });
+    expect(classifyClick(hit(CHROME, '203.0.113.9', 'HEAD'), sentAt, later(600))).toEqual({
+      machine: true,
+      reason: 'head_request',
+    });
     expect(classifyClick(hit(CHROME, '17.5.5.5'), sentAt, later(600))).toEqual({ machine: false });
   });
 
@@ -142,7 +189,7 @@ describe('machine clicks', () => {
     expect(bursts.add('e', 0, 1, 0, 'a', false).burst).toBe(false);
   });
 
-  it('clicks further apart than the window are people\'s, and old entries are forgotten', () => {
+  it("clicks further apart than the window are people's, and old entries are forgotten", () => {
     const bursts = new ClickBursts<string>();
     expect(bursts.add('d', 0, 3, 0, 'a', false).burst).toBe(false);
     expect(bursts.add('d', 1, 3, BURST_WINDOW_MS + 1, 'b', false).burst).toBe(false);
@@ -151,7 +198,7 @@ describe('machine clicks', () => {
     expect(bursts.size).toBe(1);
   });
 
-  it('clicks already known as a machine\'s are not returned to be marked again', () => {
+  it("clicks already known as a machine's are not returned to be marked again", () => {
     const bursts = new ClickBursts<string>();
     bursts.add('d', 0, 5, 0, 'a', true);
     bursts.add('d', 1, 5, 100, 'b', false);
@@ -177,15 +224,23 @@ describe('link rewriting', () => {
       <a data-no-track href="https://d.example/">opt out</a> <img src="https://img.example/x.png" alt="">
       <a title='<a href="https://in.attr/">' href="https://e.example/">e</a> <textarea><a href="https://in.textarea/">t</a></textarea></p>`;
     const links = trackableLinks(html, { keep });
-    expect(links.map((l) => l.url)).toEqual(['https://a.example/one?x=1&y=2', 'http://b.example/Two', 'https://c.example/sp', 'https://e.example/']);
+    expect(links.map((l) => l.url)).toEqual([
+      'https://a.example/one?x=1&y=2',
+      'http://b.example/Two',
+      'https://c.example/sp',
+      'https://e.example/',
+    ]);
     for (const l of links) expect(html.slice(l.start, l.end)).toMatch(/^href=/i);
   });
 
   it('replaces only the href attributes; everything else stays byte for byte', () => {
-    const html = '<!--[if mso]><v:roundrect href="https://vml.example/"></v:roundrect><![endif]--><p>Hi <a class="btn" href="https://a.example/">Go</a>!</p>';
+    const html =
+      '<!--[if mso]><v:roundrect href="https://vml.example/"></v:roundrect><![endif]--><p>Hi <a class="btn" href="https://a.example/">Go</a>!</p>';
     const links = trackableLinks(html, { keep });
     const out = rewriteLinks(html, links, (l, i) => `https://t.example/${i}?u=${l.url}&"`);
-    expect(out).toBe('<!--[if mso]><v:roundrect href="https://vml.example/"></v:roundrect><![endif]--><p>Hi <a class="btn" href="https://t.example/0?u=https://a.example/&amp;&quot;">Go</a>!</p>');
+    expect(out).toBe(
+      '<!--[if mso]><v:roundrect href="https://vml.example/"></v:roundrect><![endif]--><p>Hi <a class="btn" href="https://t.example/0?u=https://a.example/&amp;&quot;">Go</a>!</p>',
+    );
   });
 
   // The reference: the whole HTML parser's tree (what trackableLinks used before it read the tokens only).
@@ -200,7 +255,10 @@ describe('link rewriting', () => {
         const href = el.attrs.find((a) => a.name === 'href' && !a.prefix);
         const loc = el.sourceCodeLocation?.attrs?.href;
         if (href && loc && !el.attrs.some((a) => a.name === 'data-no-track')) {
-          const url = trackableLinks(`<a href="${href.value.replace(/"/g, '&quot;').replace(/&(?!quot;)/g, '&amp;')}">`, { keep })[0]?.url;
+          const url = trackableLinks(
+            `<a href="${href.value.replace(/"/g, '&quot;').replace(/&(?!quot;)/g, '&amp;')}">`,
+            { keep },
+          )[0]?.url;
           if (url) out.push({ url, start: loc.startOffset, end: loc.endOffset });
         }
       }
@@ -216,24 +274,68 @@ describe('link rewriting', () => {
   }
 
   it('HTML with SVG or MathML goes through the whole parser: a link inside them, and after HTML resumes, is found once', () => {
-    const html = '<svg><a href="https://s.example/">s</a><style>a{}</style></svg><p><a href="https://p.example/">p</a><math><mi><a href="https://m.example/">m</a></mi></math>';
+    const html =
+      '<svg><a href="https://s.example/">s</a><style>a{}</style></svg><p><a href="https://p.example/">p</a><math><mi><a href="https://m.example/">m</a></mi></math>';
     expect(trackableLinks(html, { keep })).toEqual(treeLinks(html));
-    expect(trackableLinks(html, { keep }).map((l) => l.url)).toEqual(['https://s.example/', 'https://p.example/', 'https://m.example/']);
+    expect(trackableLinks(html, { keep }).map((l) => l.url)).toEqual([
+      'https://s.example/',
+      'https://p.example/',
+      'https://m.example/',
+    ]);
   });
 
   // Without SVG or MathML (which take the tree's path), so that every run compares the tokenizer with the tree.
   it('finds what the whole HTML parser finds, in any arrangement of the tricky elements (property)', () => {
     const piece = fc.constantFrom(
-      '<a href="https://a.example/x">', '</a>', '<A HREF=http://b.example/>', '<a data-no-track href="https://n.example/">', '<a href="mailto:x@y">',
-      '<style>', '</style>', '<script>', '</script>', '<textarea>', '</textarea>', '<title>', '</title>', '<noscript>', '</noscript>',
-      '<xmp>', '</xmp>', '<iframe>', '</iframe>', '<template>', '</template>', '<table><tr><td>', '</td></tr></table>',
-      '<!-- ', ' -->', '<![CDATA[', ']]>', '<p>', 'text', '"', "'", '<', '>', '&amp;', '<a title="<a href=https://t.example/>" href="https://e.example/">',
-      '<a href="https://a.example/1" href="https://a.example/2">', '<body>', '</body>', '<head>', '</head>', '<html>',
+      '<a href="https://a.example/x">',
+      '</a>',
+      '<A HREF=http://b.example/>',
+      '<a data-no-track href="https://n.example/">',
+      '<a href="mailto:x@y">',
+      '<style>',
+      '</style>',
+      '<script>',
+      '</script>',
+      '<textarea>',
+      '</textarea>',
+      '<title>',
+      '</title>',
+      '<noscript>',
+      '</noscript>',
+      '<xmp>',
+      '</xmp>',
+      '<iframe>',
+      '</iframe>',
+      '<template>',
+      '</template>',
+      '<table><tr><td>',
+      '</td></tr></table>',
+      '<!-- ',
+      ' -->',
+      '<![CDATA[',
+      ']]>',
+      '<p>',
+      'text',
+      '"',
+      "'",
+      '<',
+      '>',
+      '&amp;',
+      '<a title="<a href=https://t.example/>" href="https://e.example/">',
+      '<a href="https://a.example/1" href="https://a.example/2">',
+      '<body>',
+      '</body>',
+      '<head>',
+      '</head>',
+      '<html>',
     );
-    fc.assert(fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
-      const html = pieces.join('');
-      expect(trackableLinks(html, { keep })).toEqual(treeLinks(html));
-    }), { numRuns: 3000 });
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+        const html = pieces.join('');
+        expect(trackableLinks(html, { keep })).toEqual(treeLinks(html));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('puts a piece before the last </body>, or at the end', () => {
@@ -243,23 +345,48 @@ describe('link rewriting', () => {
 
   it('a message: links rewritten to signed click tokens with the link count, the pixel, the unsubscribe link kept', () => {
     const r = ref();
-    const t = trackMessage({ secret, publicUrl: 'https://mail.example', unsubscribeUrl: 'https://mail.example/unsubscribe/tok', opens: true, clicks: true }, r)!;
-    const html = t.links('<p><a href="https://a.example/">A</a> <a href="https://b.example/">B</a> <a href="https://mail.example/unsubscribe/tok">Unsubscribe</a></p>');
+    const t = trackMessage(
+      {
+        secret,
+        publicUrl: 'https://mail.example',
+        unsubscribeUrl: 'https://mail.example/unsubscribe/tok',
+        opens: true,
+        clicks: true,
+      },
+      r,
+    )!;
+    const html = t.links(
+      '<p><a href="https://a.example/">A</a> <a href="https://b.example/">B</a> <a href="https://mail.example/unsubscribe/tok">Unsubscribe</a></p>',
+    );
     const hrefs = [...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]!);
     expect(hrefs[2]).toBe('https://mail.example/unsubscribe/tok');
-    const clicks = hrefs.slice(0, 2).map((h) => verifyTrackingToken(secret, h.replace('https://mail.example/t/c/', ''), 'click'));
+    const clicks = hrefs
+      .slice(0, 2)
+      .map((h) => verifyTrackingToken(secret, h.replace('https://mail.example/t/c/', ''), 'click'));
     expect(clicks).toEqual([
       { kind: 'click', ...r, linkIndex: 0, linkCount: 2, url: 'https://a.example/' },
       { kind: 'click', ...r, linkIndex: 1, linkCount: 2, url: 'https://b.example/' },
     ]);
     const withPixel = t.pixel({ subject: 's', html: '<html><body><p>x</p></body></html>', text: 't' });
-    const src = /<img src="https:\/\/mail\.example\/t\/o\/([A-Za-z0-9_-]+)" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px"><\/body>/.exec(withPixel.html!);
+    const src =
+      /<img src="https:\/\/mail\.example\/t\/o\/([A-Za-z0-9_-]+)" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px"><\/body>/.exec(
+        withPixel.html!,
+      );
     expect(verifyTrackingToken(secret, src![1]!, 'open')).toEqual({ kind: 'open', ...r });
     expect(withPixel.text).toBe('t');
   });
 
   it('with opens or clicks off, that part is left alone', () => {
-    const t = trackMessage({ secret, publicUrl: 'https://mail.example', unsubscribeUrl: 'https://mail.example/unsubscribe/tok', opens: false, clicks: false }, ref())!;
+    const t = trackMessage(
+      {
+        secret,
+        publicUrl: 'https://mail.example',
+        unsubscribeUrl: 'https://mail.example/unsubscribe/tok',
+        opens: false,
+        clicks: false,
+      },
+      ref(),
+    )!;
     expect(t.links('<a href="https://a.example/">A</a>')).toBe('<a href="https://a.example/">A</a>');
     expect(t.pixel({ subject: 's', html: '<body></body>', text: '' }).html).toBe('<body></body>');
   });
@@ -275,7 +402,9 @@ describe('the tracking writer under a stalled or flooded database', () => {
 
   it('a batch the database does not commit in time fails its hits (answered 503), and the writer goes on', async () => {
     let calls = 0;
-    const db = { kysely: { transaction: () => ({ execute: () => (++calls === 1 ? new Promise(() => {}) : Promise.resolve()) }) } } as never;
+    const db = {
+      kysely: { transaction: () => ({ execute: () => (++calls === 1 ? new Promise(() => {}) : Promise.resolve()) }) },
+    } as never;
     const writer = new TrackingWriter(db, silentLog, { maxBatch: 10, flushMs: 0, commitTimeoutMs: 50 });
     await expect(writer.write(pending() as never)).rejects.toBeInstanceOf(TrackingUnavailable);
     await expect(writer.write(pending() as never)).resolves.toBeUndefined();
@@ -283,7 +412,12 @@ describe('the tracking writer under a stalled or flooded database', () => {
 
   it('more hits waiting than maxQueued are refused at once instead of held', async () => {
     const db = { kysely: { transaction: () => ({ execute: () => new Promise(() => {}) }) } } as never;
-    const writer = new TrackingWriter(db, silentLog, { maxBatch: 2, flushMs: 0, maxQueued: 3, commitTimeoutMs: 60_000 });
+    const writer = new TrackingWriter(db, silentLog, {
+      maxBatch: 2,
+      flushMs: 0,
+      maxQueued: 3,
+      commitTimeoutMs: 60_000,
+    });
     const held = Array.from({ length: 5 }, () => writer.write(pending() as never).catch((e: unknown) => e));
     // Two are being written (stalled), three wait; the sixth is refused at once.
     await new Promise((r) => setImmediate(r));
@@ -323,7 +457,11 @@ describe('replay guards (docs/tracking.md, "Replays and floods")', () => {
     expect([1, 2, 3].map(() => limit.allow('203.0.113.9', 0))).toEqual([true, true, false]);
     expect(limit.allow('::ffff:203.0.113.9', 10)).toBe(false);
     expect(limit.allow('203.0.113.10', 10)).toBe(true);
-    expect([limit.allow('2001:db8::1', 0), limit.allow('2001:db8::2', 0), limit.allow('2001:db8::ffff:3', 0)]).toEqual([true, true, false]);
+    expect([limit.allow('2001:db8::1', 0), limit.allow('2001:db8::2', 0), limit.allow('2001:db8::ffff:3', 0)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
     expect(limit.allow('2001:db8:0:1::1', 0)).toBe(true);
     expect(limit.allow('203.0.113.9', 60_000)).toBe(true);
     expect(new PerIpLimit(0).allow('203.0.113.9', 0)).toBe(true);

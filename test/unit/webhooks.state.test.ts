@@ -1,14 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { expectRefused } from '../helpers/transitions.js';
 import {
-  MAX_ATTEMPTS, RETRY_DELAYS_MS, WEBHOOK_DELIVERY_OPERATIONS, WEBHOOK_DELIVERY_STATUSES, nextAttemptDelay, webhookStatusesFor, webhookTransition,
+  MAX_ATTEMPTS,
+  RETRY_DELAYS_MS,
+  WEBHOOK_DELIVERY_OPERATIONS,
+  WEBHOOK_DELIVERY_STATUSES,
+  nextAttemptDelay,
+  webhookStatusesFor,
+  webhookTransition,
 } from '../../src/integrations/webhooks/webhooks.state.js';
 
 /** Every status against every operation, spelled out independently of the table in the source. */
 const I = 'invalid_state';
 const expected: Record<string, Record<string, string>> = {
   PENDING: { claim: 'SENDING', succeed: I, retry: I, fail: I, resend: I, abandon: 'FAILED', release: I },
-  SENDING: { claim: 'SENDING', succeed: 'SUCCEEDED', retry: 'PENDING', fail: 'FAILED', resend: I, abandon: I, release: 'PENDING' },
+  SENDING: {
+    claim: 'SENDING',
+    succeed: 'SUCCEEDED',
+    retry: 'PENDING',
+    fail: 'FAILED',
+    resend: I,
+    abandon: I,
+    release: 'PENDING',
+  },
   SUCCEEDED: { claim: I, succeed: I, retry: I, fail: I, resend: 'PENDING', abandon: I, release: I },
   FAILED: { claim: I, succeed: I, retry: I, fail: I, resend: 'PENDING', abandon: I, release: I },
 };
@@ -34,7 +48,9 @@ describe('webhook delivery state machine', () => {
 
 describe('webhook retry schedule', () => {
   it('waits 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: 8 attempts in all', () => {
-    const s = 1000, m = 60 * s, h = 60 * m;
+    const s = 1000,
+      m = 60 * s,
+      h = 60 * m;
     expect(RETRY_DELAYS_MS).toEqual([5 * s, 5 * m, 30 * m, 2 * h, 5 * h, 10 * h, 10 * h]);
     expect(MAX_ATTEMPTS).toBe(8);
     expect([1, 2, 3, 4, 5, 6, 7].map(nextAttemptDelay)).toEqual([...RETRY_DELAYS_MS]);

@@ -79,7 +79,8 @@ api.use(session);
 export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
   if (result.response.ok) return result.data as T;
   const err = result.error;
-  const problem: Problem = err && typeof err === 'object' ? (err as Problem) : { detail: typeof err === 'string' ? err : undefined };
+  const problem: Problem =
+    err && typeof err === 'object' ? (err as Problem) : { detail: typeof err === 'string' ? err : undefined };
   throw new ApiError(result.response.status, problem);
 }
 

@@ -8,7 +8,8 @@
 export const contactKeys = {
   all: ['contacts'] as const,
   lists: () => [...contactKeys.all, 'list'] as const,
-  list: (params: { email: string; status: string; topicId: string; cursor: string | undefined }) => [...contactKeys.lists(), params] as const,
+  list: (params: { email: string; status: string; topicId: string; cursor: string | undefined }) =>
+    [...contactKeys.lists(), params] as const,
   /** The newest contacts, for the simulator's picker. */
   recent: () => [...contactKeys.all, 'recent'] as const,
   /** New contacts per hour (the dashboard). */
@@ -39,13 +40,16 @@ export const broadcastKeys = {
   recent: () => [...broadcastKeys.all, 'recent'] as const,
   detail: (id: string) => [...broadcastKeys.all, 'detail', id] as const,
   /** What one broadcast's page asks besides the broadcast itself; the saved version's `updatedAt` keys what depends on it. */
-  previewContacts: (id: string, segmentId: string | null, topicId: string | null) => [...broadcastKeys.all, id, 'preview-contacts', segmentId, topicId] as const,
-  preview: (id: string, updatedAt: string, contactId: string) => [...broadcastKeys.all, id, 'preview', updatedAt, contactId] as const,
+  previewContacts: (id: string, segmentId: string | null, topicId: string | null) =>
+    [...broadcastKeys.all, id, 'preview-contacts', segmentId, topicId] as const,
+  preview: (id: string, updatedAt: string, contactId: string) =>
+    [...broadcastKeys.all, id, 'preview', updatedAt, contactId] as const,
   preflight: (id: string, updatedAt: string) => [...broadcastKeys.all, id, 'preflight', updatedAt] as const,
   audienceCount: (id: string, updatedAt: string) => [...broadcastKeys.all, id, 'audience-count', updatedAt] as const,
   timeline: (id: string, bucket: 'hour' | 'day') => [...broadcastKeys.all, id, 'timeline', bucket] as const,
   links: (id: string) => [...broadcastKeys.all, id, 'links'] as const,
-  deliveries: (id: string, status: string, live: boolean) => [...broadcastKeys.all, id, 'deliveries', status, live ? 'live' : 'final'] as const,
+  deliveries: (id: string, status: string, live: boolean) =>
+    [...broadcastKeys.all, id, 'deliveries', status, live ? 'live' : 'final'] as const,
 };
 
 export const automationKeys = {
@@ -66,9 +70,13 @@ export const formKeys = {
   detail: (id: string) => ['forms', 'detail', id] as const,
   html: (id: string) => ['forms', 'html', id] as const,
   /** Every form's versions (a publish changes a whole group's), or one form's. */
-  versions: (id?: string) => (id === undefined ? ['forms', 'versions'] as const : ['forms', 'versions', id] as const),
+  versions: (id?: string) =>
+    id === undefined ? (['forms', 'versions'] as const) : (['forms', 'versions', id] as const),
   /** Every group's submissions (protection settings change which are held), or one group's. */
-  submissions: (groupId?: string, held?: boolean) => (groupId === undefined ? ['forms', 'submissions'] as const : ['forms', 'submissions', groupId, held ? 'HELD' : 'all'] as const),
+  submissions: (groupId?: string, held?: boolean) =>
+    groupId === undefined
+      ? (['forms', 'submissions'] as const)
+      : (['forms', 'submissions', groupId, held ? 'HELD' : 'all'] as const),
   summary: (id: string) => ['forms', 'summary', id] as const,
 };
 

@@ -18,7 +18,8 @@ export type Session = SessionInfo & { user: NonNullable<SessionInfo['user']>; cs
 export async function loadSession(): Promise<Session> {
   const s = unwrap(await api.GET('/v1/session'));
   const { user, csrfToken, expiresAt } = s;
-  if (!user || csrfToken === null || expiresAt === null) throw new Error('The console works with a signed-in session only.');
+  if (!user || csrfToken === null || expiresAt === null)
+    throw new Error('The console works with a signed-in session only.');
   return { ...s, user, csrfToken, expiresAt };
 }
 

@@ -12,12 +12,29 @@ export interface ButtonProps extends ButtonHTMLAttributes<HTMLButtonElement> {
 }
 
 export function buttonClass(variant: ButtonVariant = 'secondary', size: 'md' | 'sm' = 'md', extra?: string): string {
-  return ['btn', variant !== 'secondary' && `btn-${variant}`, size === 'sm' && 'btn-sm', extra].filter(Boolean).join(' ');
+  return ['btn', variant !== 'secondary' && `btn-${variant}`, size === 'sm' && 'btn-sm', extra]
+    .filter(Boolean)
+    .join(' ');
 }
 
-export function Button({ variant = 'secondary', size = 'md', loading = false, disabled, className, children, type = 'button', ...rest }: ButtonProps) {
+export function Button({
+  variant = 'secondary',
+  size = 'md',
+  loading = false,
+  disabled,
+  className,
+  children,
+  type = 'button',
+  ...rest
+}: ButtonProps) {
   return (
-    <button type={type} className={buttonClass(variant, size, className)} disabled={disabled || loading} aria-busy={loading || undefined} {...rest}>
+    <button
+      type={type}
+      className={buttonClass(variant, size, className)}
+      disabled={disabled || loading}
+      aria-busy={loading || undefined}
+      {...rest}
+    >
       {loading && <Spinner size="sm" label="" />}
       {children}
     </button>

@@ -37,7 +37,19 @@ const accessibleHighlight = HighlightStyle.define([
   { tag: tags.invalid, color: '#c00000' },
 ]);
 
-export function CodeEditor({ value, onChange, label, readOnly = false, describedBy }: { value: string; onChange: (v: string) => void; label: string; readOnly?: boolean; describedBy?: string }) {
+export function CodeEditor({
+  value,
+  onChange,
+  label,
+  readOnly = false,
+  describedBy,
+}: {
+  value: string;
+  onChange: (v: string) => void;
+  label: string;
+  readOnly?: boolean;
+  describedBy?: string;
+}) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
   const change = useRef(onChange);
@@ -56,18 +68,28 @@ export function CodeEditor({ value, onChange, label, readOnly = false, described
         EditorView.lineWrapping,
         EditorView.editable.of(!readOnly),
         // Read-only content stays focusable (tabindex), so a keyboard can reach, read and scroll it.
-        EditorView.contentAttributes.of({ 'aria-label': label, ...(describedBy ? { 'aria-describedby': describedBy } : {}), ...(readOnly ? { tabindex: '0', 'aria-readonly': 'true' } : {}) }),
-        EditorView.updateListener.of((u) => { if (u.docChanged) change.current(u.state.doc.toString()); }),
+        EditorView.contentAttributes.of({
+          'aria-label': label,
+          ...(describedBy ? { 'aria-describedby': describedBy } : {}),
+          ...(readOnly ? { tabindex: '0', 'aria-readonly': 'true' } : {}),
+        }),
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged) change.current(u.state.doc.toString());
+        }),
       ],
     });
     view.current = v;
-    return () => { v.destroy(); view.current = null; };
+    return () => {
+      v.destroy();
+      view.current = null;
+    };
     // The editor is created once per mount; outside changes of `value` are applied below.
   }, [readOnly, label]);
 
   useEffect(() => {
     const v = view.current;
-    if (v && v.state.doc.toString() !== value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } });
+    if (v && v.state.doc.toString() !== value)
+      v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } });
   }, [value]);
 
   return <div className="code-editor" ref={host} />;

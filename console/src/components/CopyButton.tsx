@@ -23,11 +23,15 @@ async function copy(text: string): Promise<void> {
 export function CopyButton({ text, label = 'Copy', what }: { text: string; label?: string; what?: string }) {
   const [done, setDone] = useState(false);
   return (
-    <Button size="sm" onClick={async () => {
-      await copy(text);
-      setDone(true);
-      setTimeout(() => setDone(false), 1500);
-    }} aria-label={what ? `${label} ${what}` : undefined}>
+    <Button
+      size="sm"
+      onClick={async () => {
+        await copy(text);
+        setDone(true);
+        setTimeout(() => setDone(false), 1500);
+      }}
+      aria-label={what ? `${label} ${what}` : undefined}
+    >
       <span aria-live="polite">{done ? 'Copied' : label}</span>
     </Button>
   );

@@ -15,7 +15,8 @@ export interface DialogProps {
   busy?: boolean;
 }
 
-const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+const FOCUSABLE =
+  'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
 export function Dialog({ open, title, onClose, children, footer, busy = false }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -28,7 +29,10 @@ export function Dialog({ open, title, onClose, children, footer, busy = false }:
     if (open && !el.open) {
       opener.current = document.activeElement;
       el.showModal();
-      const first = el.querySelector<HTMLElement>('[data-autofocus]') ?? el.querySelector<HTMLElement>('.dialog-body ' + FOCUSABLE.split(', ').join(', .dialog-body ')) ?? el.querySelector<HTMLElement>(FOCUSABLE);
+      const first =
+        el.querySelector<HTMLElement>('[data-autofocus]') ??
+        el.querySelector<HTMLElement>('.dialog-body ' + FOCUSABLE.split(', ').join(', .dialog-body ')) ??
+        el.querySelector<HTMLElement>(FOCUSABLE);
       first?.focus();
     } else if (!open && el.open) {
       el.close();
@@ -36,9 +40,12 @@ export function Dialog({ open, title, onClose, children, footer, busy = false }:
     }
   }, [open]);
 
-  useEffect(() => () => {
-    if (ref.current?.open) ref.current.close();
-  }, []);
+  useEffect(
+    () => () => {
+      if (ref.current?.open) ref.current.close();
+    },
+    [],
+  );
 
   return (
     <dialog
@@ -68,7 +75,9 @@ export function Dialog({ open, title, onClose, children, footer, busy = false }:
         <>
           <div className="dialog-head">
             <h2 id={titleId}>{title}</h2>
-            <Button variant="ghost" size="sm" onClick={onClose} disabled={busy} aria-label="Close">✕</Button>
+            <Button variant="ghost" size="sm" onClick={onClose} disabled={busy} aria-label="Close">
+              ✕
+            </Button>
           </div>
           <div className="dialog-body">{children}</div>
           {footer && <div className="dialog-foot">{footer}</div>}
@@ -79,16 +88,42 @@ export function Dialog({ open, title, onClose, children, footer, busy = false }:
 }
 
 /** "Are you sure?" with the consequence spelled out. */
-export function ConfirmDialog({ open, title, children, confirmLabel, danger = false, busy = false, onConfirm, onClose }: {
-  open: boolean; title: string; children: ReactNode; confirmLabel: string; danger?: boolean; busy?: boolean; onConfirm: () => void; onClose: () => void;
+export function ConfirmDialog({
+  open,
+  title,
+  children,
+  confirmLabel,
+  danger = false,
+  busy = false,
+  onConfirm,
+  onClose,
+}: {
+  open: boolean;
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  danger?: boolean;
+  busy?: boolean;
+  onConfirm: () => void;
+  onClose: () => void;
 }) {
   return (
-    <Dialog open={open} title={title} onClose={onClose} busy={busy} footer={
-      <>
-        <Button onClick={onClose} disabled={busy}>Cancel</Button>
-        <Button variant={danger ? 'danger' : 'primary'} loading={busy} onClick={onConfirm} data-autofocus>{confirmLabel}</Button>
-      </>
-    }>
+    <Dialog
+      open={open}
+      title={title}
+      onClose={onClose}
+      busy={busy}
+      footer={
+        <>
+          <Button onClick={onClose} disabled={busy}>
+            Cancel
+          </Button>
+          <Button variant={danger ? 'danger' : 'primary'} loading={busy} onClick={onConfirm} data-autofocus>
+            {confirmLabel}
+          </Button>
+        </>
+      }
+    >
       {children}
     </Dialog>
   );

@@ -14,7 +14,10 @@ import { useEffect, useMemo, useRef } from 'react';
 function prepare(html: string): { markup: string; css: string } {
   const css: string[] = [];
   const text = html
-    .replace(/<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi, (_m, body: string) => { css.push(body); return ''; })
+    .replace(/<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi, (_m, body: string) => {
+      css.push(body);
+      return '';
+    })
     // A style attribute inside a tag (quoted either way, or bare) becomes data-fc-style.
     .replace(/(<[a-zA-Z][^<>]*?\s)style(\s*=)/g, '$1data-fc-style$2');
   const doc = new DOMParser().parseFromString(text, 'text/html');
@@ -26,7 +29,15 @@ function prepare(html: string): { markup: string; css: string } {
   return { markup: `<!doctype html>${doc.documentElement.outerHTML}`, css: css.join('\n') };
 }
 
-export function EmailPreview({ html, title, className = 'preview-frame' }: { html: string; title: string; className?: string }) {
+export function EmailPreview({
+  html,
+  title,
+  className = 'preview-frame',
+}: {
+  html: string;
+  title: string;
+  className?: string;
+}) {
   const frame = useRef<HTMLIFrameElement>(null);
   const prepared = useMemo(() => prepare(html), [html]);
   useEffect(() => {
@@ -40,11 +51,17 @@ export function EmailPreview({ html, title, className = 'preview-frame' }: { htm
         const sheet = new win.CSSStyleSheet();
         sheet.replaceSync(prepared.css);
         doc.adoptedStyleSheets = [sheet];
-      } catch { /* a stylesheet that does not parse: shown unstyled */ }
-      doc.querySelectorAll<HTMLElement>('[data-fc-style]').forEach((n) => { n.style.cssText = n.getAttribute('data-fc-style') ?? ''; });
+      } catch {
+        /* a stylesheet that does not parse: shown unstyled */
+      }
+      doc.querySelectorAll<HTMLElement>('[data-fc-style]').forEach((n) => {
+        n.style.cssText = n.getAttribute('data-fc-style') ?? '';
+      });
     };
     el.addEventListener('load', apply);
     return () => el.removeEventListener('load', apply);
   }, [prepared]);
-  return <iframe ref={frame} className={className} title={title} sandbox="allow-same-origin" srcDoc={prepared.markup} />;
+  return (
+    <iframe ref={frame} className={className} title={title} sandbox="allow-same-origin" srcDoc={prepared.markup} />
+  );
 }

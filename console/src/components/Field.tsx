@@ -2,7 +2,13 @@
  * Labelled inputs: every control has a visible label, its hint and error are tied to it with
  * aria-describedby, and an error sets aria-invalid.
  */
-import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, type TextareaHTMLAttributes } from 'react';
+import {
+  useId,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type SelectHTMLAttributes,
+  type TextareaHTMLAttributes,
+} from 'react';
 
 interface FieldShell {
   label: ReactNode;
@@ -20,8 +26,16 @@ function Shell({ id, label, hint, error, className, children }: FieldShell & { i
     <div className={['field', className].filter(Boolean).join(' ')}>
       <label htmlFor={id}>{label}</label>
       {children}
-      {hint && <div className="hint" id={`${id}-hint`}>{hint}</div>}
-      {error && <div className="error" id={`${id}-error`}>{error}</div>}
+      {hint && (
+        <div className="hint" id={`${id}-hint`}>
+          {hint}
+        </div>
+      )}
+      {error && (
+        <div className="error" id={`${id}-error`}>
+          {error}
+        </div>
+      )}
     </div>
   );
 }
@@ -33,7 +47,13 @@ export function Input({ label, hint, error, className, id: given, ...rest }: Inp
   const id = given ?? auto;
   return (
     <Shell id={id} label={label} hint={hint} error={error} className={className}>
-      <input id={id} className="input" aria-invalid={error ? true : undefined} aria-describedby={describedBy(id, hint, error)} {...rest} />
+      <input
+        id={id}
+        className="input"
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, hint, error)}
+        {...rest}
+      />
     </Shell>
   );
 }
@@ -45,7 +65,13 @@ export function Textarea({ label, hint, error, className, id: given, ...rest }: 
   const id = given ?? auto;
   return (
     <Shell id={id} label={label} hint={hint} error={error} className={className}>
-      <textarea id={id} className="textarea" aria-invalid={error ? true : undefined} aria-describedby={describedBy(id, hint, error)} {...rest} />
+      <textarea
+        id={id}
+        className="textarea"
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, hint, error)}
+        {...rest}
+      />
     </Shell>
   );
 }
@@ -55,21 +81,35 @@ export interface SelectOption {
   label: string;
 }
 
-export type SelectProps = FieldShell & Omit<SelectHTMLAttributes<HTMLSelectElement>, 'className'> & { options: SelectOption[] };
+export type SelectProps = FieldShell &
+  Omit<SelectHTMLAttributes<HTMLSelectElement>, 'className'> & { options: SelectOption[] };
 
 export function Select({ label, hint, error, className, id: given, options, ...rest }: SelectProps) {
   const auto = useId();
   const id = given ?? auto;
   return (
     <Shell id={id} label={label} hint={hint} error={error} className={className}>
-      <select id={id} className="select" aria-invalid={error ? true : undefined} aria-describedby={describedBy(id, hint, error)} {...rest}>
-        {options.map((o) => <option key={o.value} value={o.value}>{o.label}</option>)}
+      <select
+        id={id}
+        className="select"
+        aria-invalid={error ? true : undefined}
+        aria-describedby={describedBy(id, hint, error)}
+        {...rest}
+      >
+        {options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
       </select>
     </Shell>
   );
 }
 
-export type CheckboxProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'type' | 'className'> & { label: ReactNode; hint?: ReactNode };
+export type CheckboxProps = Omit<InputHTMLAttributes<HTMLInputElement>, 'type' | 'className'> & {
+  label: ReactNode;
+  hint?: ReactNode;
+};
 
 export function Checkbox({ label, hint, id: given, ...rest }: CheckboxProps) {
   const auto = useId();
@@ -79,7 +119,11 @@ export function Checkbox({ label, hint, id: given, ...rest }: CheckboxProps) {
       <input type="checkbox" id={id} aria-describedby={hint ? `${id}-hint` : undefined} {...rest} />
       <div>
         <label htmlFor={id}>{label}</label>
-        {hint && <div className="hint muted small" id={`${id}-hint`}>{hint}</div>}
+        {hint && (
+          <div className="hint muted small" id={`${id}-hint`}>
+            {hint}
+          </div>
+        )}
       </div>
     </div>
   );
@@ -91,7 +135,13 @@ export function ErrorSummary({ message, errors }: { message?: string | null; err
   return (
     <div className="error-summary" role="alert">
       {message && <strong>{message}</strong>}
-      {errors && errors.length > 0 && <ul>{errors.map((e) => <li key={e}>{e}</li>)}</ul>}
+      {errors && errors.length > 0 && (
+        <ul>
+          {errors.map((e) => (
+            <li key={e}>{e}</li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }

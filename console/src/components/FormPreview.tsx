@@ -28,6 +28,8 @@ export function FormPreview({ form }: { form: FormLook }) {
   }, [form]);
   // Inert and aria-hidden: a picture of the form, not a second form in the page (its heading, its controls) for keyboards and
   // screen readers; the editor's own fields say everything it shows.
-  useEffect(() => { host.current?.setAttribute('inert', ''); }, []);
+  useEffect(() => {
+    host.current?.setAttribute('inert', '');
+  }, []);
   return <div ref={host} className="form-preview" aria-hidden="true" data-testid="form-preview" />;
 }

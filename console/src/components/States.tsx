@@ -6,7 +6,11 @@ export function Spinner({ size = 'md', label = 'Loading…' }: { size?: 'sm' | '
   const px = size === 'sm' ? 14 : 22;
   return (
     <span role={label ? 'status' : undefined} className="row">
-      <span className="spinner" aria-hidden="true" style={{ width: px, height: px, borderWidth: size === 'sm' ? 2 : 3 }} />
+      <span
+        className="spinner"
+        aria-hidden="true"
+        style={{ width: px, height: px, borderWidth: size === 'sm' ? 2 : 3 }}
+      />
       {label && <span className="visually-hidden">{label}</span>}
     </span>
   );
@@ -15,7 +19,9 @@ export function Spinner({ size = 'md', label = 'Loading…' }: { size?: 'sm' | '
 export function Skeleton({ lines = 4 }: { lines?: number }) {
   return (
     <div className="loading-block" role="status" aria-label="Loading">
-      {Array.from({ length: lines }, (_, i) => <div key={i} className="skeleton" style={{ width: `${90 - ((i * 17) % 40)}%` }} />)}
+      {Array.from({ length: lines }, (_, i) => (
+        <div key={i} className="skeleton" style={{ width: `${90 - ((i * 17) % 40)}%` }} />
+      ))}
     </div>
   );
 }
@@ -30,7 +36,15 @@ export function EmptyState({ title, children, action }: { title: string; childre
   );
 }
 
-export function ErrorState({ error, title = 'This could not be loaded', onRetry }: { error: unknown; title?: string; onRetry?: () => void }) {
+export function ErrorState({
+  error,
+  title = 'This could not be loaded',
+  onRetry,
+}: {
+  error: unknown;
+  title?: string;
+  onRetry?: () => void;
+}) {
   return (
     <div className="state state-error" role="alert">
       <h2>{title}</h2>
@@ -41,7 +55,11 @@ export function ErrorState({ error, title = 'This could not be loaded', onRetry 
 }
 
 /** Loading, error or the content: the three states every query shows. */
-export function QueryState<T>({ query, children, skeleton = 4 }: {
+export function QueryState<T>({
+  query,
+  children,
+  skeleton = 4,
+}: {
   query: { isPending: boolean; isError: boolean; error: unknown; data: T | undefined; refetch: () => unknown };
   children: (data: T) => ReactNode;
   skeleton?: number;

@@ -22,7 +22,17 @@ function cellClass<T>(c: Column<T>): string | undefined {
   return [c.numeric ? 'num' : '', c.wideOnly ? 'wide-only' : ''].filter(Boolean).join(' ') || undefined;
 }
 
-export function Table<T>({ columns, rows, rowKey, caption }: { columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string; caption?: string }) {
+export function Table<T>({
+  columns,
+  rows,
+  rowKey,
+  caption,
+}: {
+  columns: Column<T>[];
+  rows: T[];
+  rowKey: (row: T) => string;
+  caption?: string;
+}) {
   return (
     <div className="table-wrap">
       <table className="table">
@@ -39,7 +49,11 @@ export function Table<T>({ columns, rows, rowKey, caption }: { columns: Column<T
         <tbody>
           {rows.map((r) => (
             <tr key={rowKey(r)}>
-              {columns.map((c) => <td key={c.key} className={cellClass(c)}>{c.cell(r)}</td>)}
+              {columns.map((c) => (
+                <td key={c.key} className={cellClass(c)}>
+                  {c.cell(r)}
+                </td>
+              ))}
             </tr>
           ))}
         </tbody>
@@ -54,7 +68,11 @@ export interface Page<T> {
 }
 
 /** A cursor-paged list: `fetchPage(cursor)` answers one page of the API. */
-export function useCursorList<T>(key: QueryKey, fetchPage: (cursor: string | undefined) => Promise<Page<T>>, options: { enabled?: boolean; refetchInterval?: number | false } = {}) {
+export function useCursorList<T>(
+  key: QueryKey,
+  fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
+  options: { enabled?: boolean; refetchInterval?: number | false } = {},
+) {
   const q = useInfiniteQuery({
     queryKey: key,
     queryFn: ({ pageParam }) => fetchPage(pageParam),
@@ -68,7 +86,13 @@ export function useCursorList<T>(key: QueryKey, fetchPage: (cursor: string | und
 }
 
 /** A cursor-paged table with its loading, empty and error states and the "Load more" button. */
-export function CursorTable<T>({ list, columns, rowKey, caption, empty }: {
+export function CursorTable<T>({
+  list,
+  columns,
+  rowKey,
+  caption,
+  empty,
+}: {
   list: ReturnType<typeof useCursorList<T>>;
   columns: Column<T>[];
   rowKey: (row: T) => string;
@@ -83,7 +107,9 @@ export function CursorTable<T>({ list, columns, rowKey, caption, empty }: {
       <Table columns={columns} rows={list.rows} rowKey={rowKey} caption={caption} />
       {list.hasNextPage && (
         <div className="table-foot">
-          <Button onClick={() => void list.fetchNextPage()} loading={list.isFetchingNextPage}>Load more</Button>
+          <Button onClick={() => void list.fetchNextPage()} loading={list.isFetchingNextPage}>
+            Load more
+          </Button>
         </div>
       )}
     </div>

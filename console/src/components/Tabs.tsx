@@ -6,7 +6,19 @@ export interface TabItem {
   label: string;
 }
 
-export function Tabs({ tabs, selected, onSelect, label, children }: { tabs: TabItem[]; selected: string; onSelect: (id: string) => void; label: string; children: ReactNode }) {
+export function Tabs({
+  tabs,
+  selected,
+  onSelect,
+  label,
+  children,
+}: {
+  tabs: TabItem[];
+  selected: string;
+  onSelect: (id: string) => void;
+  label: string;
+  children: ReactNode;
+}) {
   const base = useId();
   const refs = useRef<Record<string, HTMLButtonElement | null>>({});
   const move = (to: number) => {
@@ -21,7 +33,9 @@ export function Tabs({ tabs, selected, onSelect, label, children }: { tabs: TabI
         {tabs.map((t, i) => (
           <button
             key={t.id}
-            ref={(el) => { refs.current[t.id] = el; }}
+            ref={(el) => {
+              refs.current[t.id] = el;
+            }}
             role="tab"
             type="button"
             className="tab"
@@ -31,10 +45,19 @@ export function Tabs({ tabs, selected, onSelect, label, children }: { tabs: TabI
             tabIndex={t.id === selected ? 0 : -1}
             onClick={() => onSelect(t.id)}
             onKeyDown={(e) => {
-              if (e.key === 'ArrowRight') { e.preventDefault(); move(i + 1); }
-              else if (e.key === 'ArrowLeft') { e.preventDefault(); move(i - 1); }
-              else if (e.key === 'Home') { e.preventDefault(); move(0); }
-              else if (e.key === 'End') { e.preventDefault(); move(tabs.length - 1); }
+              if (e.key === 'ArrowRight') {
+                e.preventDefault();
+                move(i + 1);
+              } else if (e.key === 'ArrowLeft') {
+                e.preventDefault();
+                move(i - 1);
+              } else if (e.key === 'Home') {
+                e.preventDefault();
+                move(0);
+              } else if (e.key === 'End') {
+                e.preventDefault();
+                move(tabs.length - 1);
+              }
             }}
           >
             {t.label}

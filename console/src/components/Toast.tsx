@@ -30,33 +30,56 @@ export function ToastProvider({ children }: { children: ReactNode }) {
     timers.current.delete(id);
     setItems((xs) => xs.filter((x) => x.id !== id));
   }, []);
-  const arm = useCallback((id: number) => {
-    const t = timers.current.get(id);
-    if (t && !t.timer) t.timer = setTimeout(() => dismiss(id), t.ms);
-  }, [dismiss]);
-  const show = useCallback((message: string, tone: ToastTone = 'info') => {
-    const id = nextId++;
-    setItems((xs) => [...xs.slice(-3), { id, message, tone }]);
-    timers.current.set(id, { timer: null, ms: tone === 'error' ? 9000 : 5000 });
-    if (!held.current) arm(id);
-  }, [arm]);
+  const arm = useCallback(
+    (id: number) => {
+      const t = timers.current.get(id);
+      if (t && !t.timer) t.timer = setTimeout(() => dismiss(id), t.ms);
+    },
+    [dismiss],
+  );
+  const show = useCallback(
+    (message: string, tone: ToastTone = 'info') => {
+      const id = nextId++;
+      setItems((xs) => [...xs.slice(-3), { id, message, tone }]);
+      timers.current.set(id, { timer: null, ms: tone === 'error' ? 9000 : 5000 });
+      if (!held.current) arm(id);
+    },
+    [arm],
+  );
   const hold = useCallback(() => {
     held.current = true;
-    for (const t of timers.current.values()) if (t.timer) { clearTimeout(t.timer); t.timer = null; }
+    for (const t of timers.current.values())
+      if (t.timer) {
+        clearTimeout(t.timer);
+        t.timer = null;
+      }
   }, []);
   const release = useCallback(() => {
     held.current = false;
     for (const id of timers.current.keys()) arm(id);
   }, [arm]);
-  const api = useMemo<ToastApi>(() => ({ show, success: (m) => show(m, 'success'), error: (m) => show(m, 'error') }), [show]);
+  const api = useMemo<ToastApi>(
+    () => ({ show, success: (m) => show(m, 'success'), error: (m) => show(m, 'error') }),
+    [show],
+  );
   return (
     <ToastContext.Provider value={api}>
       {children}
-      <div className="toasts" role="status" aria-live="polite" onMouseEnter={hold} onMouseLeave={release} onFocus={hold} onBlur={release}>
+      <div
+        className="toasts"
+        role="status"
+        aria-live="polite"
+        onMouseEnter={hold}
+        onMouseLeave={release}
+        onFocus={hold}
+        onBlur={release}
+      >
         {items.map((t) => (
           <div key={t.id} className={`toast toast-${t.tone}`}>
             <span>{t.message}</span>
-            <button type="button" onClick={() => dismiss(t.id)} aria-label="Dismiss notification">✕</button>
+            <button type="button" onClick={() => dismiss(t.id)} aria-label="Dismiss notification">
+              ✕
+            </button>
           </div>
         ))}
       </div>

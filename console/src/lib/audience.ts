@@ -10,16 +10,21 @@ import type { paths } from '../api/generated/schema';
 
 export type Contact = paths['/v1/contacts/{contactId}']['get']['responses'][200]['content']['application/json'];
 export type ContactStatus = Contact['status'];
-export type ActivityEvent = paths['/v1/contacts/{contactId}/activity']['get']['responses'][200]['content']['application/json']['data'][number];
-export type ImportJob = paths['/v1/contacts/imports/{importId}']['get']['responses'][200]['content']['application/json'];
+export type ActivityEvent =
+  paths['/v1/contacts/{contactId}/activity']['get']['responses'][200]['content']['application/json']['data'][number];
+export type ImportJob =
+  paths['/v1/contacts/imports/{importId}']['get']['responses'][200]['content']['application/json'];
 export type Topic = paths['/v1/topics/{topicId}']['get']['responses'][200]['content']['application/json'];
 export type Segment = paths['/v1/segments/{segmentId}']['get']['responses'][200]['content']['application/json'];
 export type SegmentPreview = paths['/v1/segments/preview']['post']['responses'][200]['content']['application/json'];
 export type Broadcast = paths['/v1/broadcasts/{broadcastId}']['get']['responses'][200]['content']['application/json'];
 export type BroadcastStatus = Broadcast['status'];
 export type BroadcastStats = NonNullable<Broadcast['stats']>;
-export type BroadcastUpdate = NonNullable<paths['/v1/broadcasts/{broadcastId}']['put']['requestBody']>['content']['application/json'];
-export type Delivery = paths['/v1/broadcasts/{broadcastId}/deliveries']['get']['responses'][200]['content']['application/json']['data'][number];
+export type BroadcastUpdate = NonNullable<
+  paths['/v1/broadcasts/{broadcastId}']['put']['requestBody']
+>['content']['application/json'];
+export type Delivery =
+  paths['/v1/broadcasts/{broadcastId}/deliveries']['get']['responses'][200]['content']['application/json']['data'][number];
 export type DeliveryStatus = Delivery['status'];
 
 export const CONTACT_STATUSES: ContactStatus[] = ['SUBSCRIBED', 'PENDING', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED'];
@@ -30,7 +35,11 @@ export function statusLabel(s: string): string {
 }
 
 export const CONTACT_TONES: Record<ContactStatus, 'success' | 'warning' | 'neutral' | 'danger'> = {
-  SUBSCRIBED: 'success', PENDING: 'warning', UNSUBSCRIBED: 'neutral', BOUNCED: 'danger', COMPLAINED: 'danger',
+  SUBSCRIBED: 'success',
+  PENDING: 'warning',
+  UNSUBSCRIBED: 'neutral',
+  BOUNCED: 'danger',
+  COMPLAINED: 'danger',
 };
 
 /** The topics of the workspace, for pickers (the first 100). */
@@ -55,7 +64,10 @@ export function useSegments() {
 export function useVerifiedDomains() {
   return useQuery({
     queryKey: domainKeys.verified(),
-    queryFn: async () => unwrap(await api.GET('/v1/domains', { params: { query: { limit: 100 } } })).data.filter((d) => d.status === 'VERIFIED').map((d) => d.name),
+    queryFn: async () =>
+      unwrap(await api.GET('/v1/domains', { params: { query: { limit: 100 } } }))
+        .data.filter((d) => d.status === 'VERIFIED')
+        .map((d) => d.name),
     staleTime: 60_000,
   });
 }

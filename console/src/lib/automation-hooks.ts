@@ -12,7 +12,12 @@ export function useFormGroups() {
       const groups = new Map<string, { id: string; name: string; version: number }>();
       for (const f of forms) {
         const had = groups.get(f.formGroupId);
-        if (!had || f.version > had.version) groups.set(f.formGroupId, { id: f.formGroupId, name: f.slug ? `${f.name} (/f/${f.slug})` : f.name, version: f.version });
+        if (!had || f.version > had.version)
+          groups.set(f.formGroupId, {
+            id: f.formGroupId,
+            name: f.slug ? `${f.name} (/f/${f.slug})` : f.name,
+            version: f.version,
+          });
       }
       return [...groups.values()].map(({ id, name }) => ({ id, name }));
     },

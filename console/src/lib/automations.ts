@@ -27,8 +27,12 @@ export type StepType = Step['type'];
 export type TriggerInput = components['schemas']['AutomationTriggerInput'];
 export type StepInput = components['schemas']['AutomationStepInput'];
 type CreateBody = NonNullable<paths['/v1/automations']['post']['requestBody']>['content']['application/json'];
-type UpdateBody = NonNullable<paths['/v1/automations/{automationId}']['put']['requestBody']>['content']['application/json'];
-type SimulateBody = NonNullable<paths['/v1/automations/{automationId}/simulate']['post']['requestBody']>['content']['application/json'];
+type UpdateBody = NonNullable<
+  paths['/v1/automations/{automationId}']['put']['requestBody']
+>['content']['application/json'];
+type SimulateBody = NonNullable<
+  paths['/v1/automations/{automationId}/simulate']['post']['requestBody']
+>['content']['application/json'];
 
 export type Run = Json<paths['/v1/automations/{automationId}/runs']['get']['responses'][200]>['data'][number];
 export type RunStatus = Run['status'];
@@ -39,24 +43,37 @@ export type SimulatedStep = Simulation['steps'][number];
 const path = (automationId: string) => ({ params: { path: { automationId } } });
 
 export const automationsApi = {
-  list: async (query: { cursor?: string; limit?: number; status?: AutomationStatus }) => unwrap(await api.GET('/v1/automations', { params: { query } })),
+  list: async (query: { cursor?: string; limit?: number; status?: AutomationStatus }) =>
+    unwrap(await api.GET('/v1/automations', { params: { query } })),
   get: async (id: string) => unwrap(await api.GET('/v1/automations/{automationId}', path(id))),
   create: async (body: CreateBody) => unwrap(await api.POST('/v1/automations', { body })),
-  update: async (id: string, body: UpdateBody) => unwrap(await api.PUT('/v1/automations/{automationId}', { ...path(id), body })),
-  remove: async (id: string) => { unwrap(await api.DELETE('/v1/automations/{automationId}', path(id))); },
+  update: async (id: string, body: UpdateBody) =>
+    unwrap(await api.PUT('/v1/automations/{automationId}', { ...path(id), body })),
+  remove: async (id: string) => {
+    unwrap(await api.DELETE('/v1/automations/{automationId}', path(id)));
+  },
   activate: async (id: string) => unwrap(await api.POST('/v1/automations/{automationId}/activate', path(id))),
   pause: async (id: string) => unwrap(await api.POST('/v1/automations/{automationId}/pause', path(id))),
   stats: async (id: string) => unwrap(await api.GET('/v1/automations/{automationId}/stats', path(id))),
   runs: async (id: string, query: { cursor?: string; limit?: number; status?: RunStatus; contactId?: string }) =>
     unwrap(await api.GET('/v1/automations/{automationId}/runs', { params: { path: { automationId: id }, query } })),
-  simulate: async (id: string, body: SimulateBody) => unwrap(await api.POST('/v1/automations/{automationId}/simulate', { ...path(id), body })),
+  simulate: async (id: string, body: SimulateBody) =>
+    unwrap(await api.POST('/v1/automations/{automationId}/simulate', { ...path(id), body })),
 };
 
 /* ------------------------------------------------------------------ Words */
 
 export const TRIGGER_TYPES: { value: TriggerType; label: string; hint: string }[] = [
-  { value: 'form.submitted', label: 'A form is submitted', hint: 'Someone signs up through one of your forms (any of its versions).' },
-  { value: 'contact.subscribed', label: 'A contact subscribes', hint: 'A contact becomes subscribed, or subscribes to a topic.' },
+  {
+    value: 'form.submitted',
+    label: 'A form is submitted',
+    hint: 'Someone signs up through one of your forms (any of its versions).',
+  },
+  {
+    value: 'contact.subscribed',
+    label: 'A contact subscribes',
+    hint: 'A contact becomes subscribed, or subscribes to a topic.',
+  },
   { value: 'contact.created', label: 'A contact is added', hint: 'Any new contact: a form, an import or the API.' },
   { value: 'segment.entered', label: 'A contact enters a segment', hint: 'A contact starts to match a segment.' },
   { value: 'event', label: 'A custom event is tracked', hint: 'POST /v1/events/track with this event name.' },
@@ -83,12 +100,18 @@ export function triggerLabel(type: string): string {
 }
 
 /** The trigger in a few words, with the name of what it names when the pickers know it. */
-export function triggerSummary(t: TriggerInput, names: { forms?: Map<string, string>; topics?: Map<string, string>; segments?: Map<string, string> } = {}): string {
+export function triggerSummary(
+  t: TriggerInput,
+  names: { forms?: Map<string, string>; topics?: Map<string, string>; segments?: Map<string, string> } = {},
+): string {
   const label = triggerLabel(t.type);
   const filtered = t.filter ? ', with a filter' : '';
-  if (t.type === 'form.submitted' && t.formGroupId) return `${label}: ${names.forms?.get(t.formGroupId) ?? t.formGroupId}${filtered}`;
-  if (t.type === 'contact.subscribed' && t.topicId) return `Subscribes to ${names.topics?.get(t.topicId) ?? t.topicId}${filtered}`;
-  if (t.type === 'segment.entered' && t.segmentId) return `Enters ${names.segments?.get(t.segmentId) ?? t.segmentId}${filtered}`;
+  if (t.type === 'form.submitted' && t.formGroupId)
+    return `${label}: ${names.forms?.get(t.formGroupId) ?? t.formGroupId}${filtered}`;
+  if (t.type === 'contact.subscribed' && t.topicId)
+    return `Subscribes to ${names.topics?.get(t.topicId) ?? t.topicId}${filtered}`;
+  if (t.type === 'segment.entered' && t.segmentId)
+    return `Enters ${names.segments?.get(t.segmentId) ?? t.segmentId}${filtered}`;
   if (t.type === 'event' && t.name) return `Event ${t.name}${filtered}`;
   return `${label}${filtered}`;
 }
@@ -105,11 +128,15 @@ export const DURATION_UNITS: { value: DurationUnit; label: string; seconds: numb
 
 /** Seconds in an ISO 8601 duration of weeks, days, hours, minutes and seconds (`P1DT12H`), or null (years, months, junk). */
 export function durationSeconds(iso: string): number | null {
-  const m = /^([+-])?P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(iso.trim());
+  const m =
+    /^([+-])?P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(
+      iso.trim(),
+    );
   if (!m || iso.trim() === 'P' || iso.trim().endsWith('T')) return null;
   const [, sign, w, d, h, min, s] = m;
   if ([w, d, h, min, s].every((x) => x === undefined)) return null;
-  const total = Number(w ?? 0) * 604_800 + Number(d ?? 0) * 86_400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0);
+  const total =
+    Number(w ?? 0) * 604_800 + Number(d ?? 0) * 86_400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0);
   return sign === '-' ? -total : total;
 }
 
@@ -140,9 +167,17 @@ export function describeDuration(iso: string): string {
   if (s === 0) return 'right away';
   const parts: string[] = [];
   let rest = Math.abs(s);
-  for (const [unit, size] of [['day', 86_400], ['hour', 3600], ['minute', 60], ['second', 1]] as const) {
+  for (const [unit, size] of [
+    ['day', 86_400],
+    ['hour', 3600],
+    ['minute', 60],
+    ['second', 1],
+  ] as const) {
     const n = Math.floor(rest / size);
-    if (n > 0) { parts.push(`${n} ${unit}${n === 1 ? '' : 's'}`); rest -= n * size; }
+    if (n > 0) {
+      parts.push(`${n} ${unit}${n === 1 ? '' : 's'}`);
+      rest -= n * size;
+    }
   }
   return parts.slice(0, 2).join(' ');
 }
@@ -150,10 +185,29 @@ export function describeDuration(iso: string): string {
 /* ------------------------------------------------------------------ The draft */
 
 export type PropKind = 'text' | 'number' | 'boolean' | 'remove';
-export interface PropRow { key: number; name: string; kind: PropKind; value: string }
+export interface PropRow {
+  key: number;
+  name: string;
+  kind: PropKind;
+  value: string;
+}
 
-export interface DraftSend { id: string; type: 'send'; from: string; replyTo: string; subject: string; previewText: string; html: string; text: string; editorContent: unknown }
-export interface DraftArm { key: number; percent: string; steps: DraftStep[] }
+export interface DraftSend {
+  id: string;
+  type: 'send';
+  from: string;
+  replyTo: string;
+  subject: string;
+  previewText: string;
+  html: string;
+  text: string;
+  editorContent: unknown;
+}
+export interface DraftArm {
+  key: number;
+  percent: string;
+  steps: DraftStep[];
+}
 export type DraftStep =
   | DraftSend
   | { id: string; type: 'wait'; amount: string; unit: DurationUnit }
@@ -164,7 +218,15 @@ export type DraftStep =
   | { id: string; type: 'webhook'; url: string }
   | { id: string; type: 'exit' };
 
-export interface DraftTrigger { type: TriggerType; formGroupId: string; topicId: string; segmentId: string; name: string; useFilter: boolean; tree: Node }
+export interface DraftTrigger {
+  type: TriggerType;
+  formGroupId: string;
+  topicId: string;
+  segmentId: string;
+  name: string;
+  useFilter: boolean;
+  tree: Node;
+}
 
 let nextKey = 1;
 
@@ -186,7 +248,8 @@ function rootGroup(filter: Filter | null): Node {
 
 export function toRows(props: Record<string, string | number | boolean | null>): PropRow[] {
   return Object.entries(props).map(([name, v]) => ({
-    key: nextKey++, name,
+    key: nextKey++,
+    name,
     kind: v === null ? 'remove' : typeof v === 'number' ? 'number' : typeof v === 'boolean' ? 'boolean' : 'text',
     value: v === null ? '' : String(v),
   }));
@@ -202,31 +265,74 @@ export function newArm(percent: number): DraftArm {
 
 export function toDraft(s: Step): DraftStep {
   switch (s.type) {
-    case 'send': return {
-      id: s.id, type: 'send', from: s.from ?? '', replyTo: s.replyTo ?? '', subject: s.emailContent.subject ?? '', previewText: s.emailContent.previewText ?? '',
-      html: s.emailContent.html ?? '', text: s.emailContent.text ?? '', editorContent: s.emailContent.editorContent ?? null,
-    };
-    case 'wait': return { id: s.id, type: 'wait', ...splitDuration(s.duration) };
-    case 'topic': return { id: s.id, type: 'topic', topicId: s.topicId, subscribed: s.subscribed };
-    case 'update': return { id: s.id, type: 'update', rows: toRows(s.properties) };
-    case 'branch': return { id: s.id, type: 'branch', tree: rootGroup(s.filter), then: s.then.map(toDraft), else: s.else.map(toDraft) };
-    case 'split': return { id: s.id, type: 'split', arms: s.arms.map((a) => ({ key: nextKey++, percent: String(a.percent), steps: a.steps.map(toDraft) })) };
-    case 'webhook': return { id: s.id, type: 'webhook', url: s.url };
-    default: return { id: s.id, type: 'exit' };
+    case 'send':
+      return {
+        id: s.id,
+        type: 'send',
+        from: s.from ?? '',
+        replyTo: s.replyTo ?? '',
+        subject: s.emailContent.subject ?? '',
+        previewText: s.emailContent.previewText ?? '',
+        html: s.emailContent.html ?? '',
+        text: s.emailContent.text ?? '',
+        editorContent: s.emailContent.editorContent ?? null,
+      };
+    case 'wait':
+      return { id: s.id, type: 'wait', ...splitDuration(s.duration) };
+    case 'topic':
+      return { id: s.id, type: 'topic', topicId: s.topicId, subscribed: s.subscribed };
+    case 'update':
+      return { id: s.id, type: 'update', rows: toRows(s.properties) };
+    case 'branch':
+      return {
+        id: s.id,
+        type: 'branch',
+        tree: rootGroup(s.filter),
+        then: s.then.map(toDraft),
+        else: s.else.map(toDraft),
+      };
+    case 'split':
+      return {
+        id: s.id,
+        type: 'split',
+        arms: s.arms.map((a) => ({ key: nextKey++, percent: String(a.percent), steps: a.steps.map(toDraft) })),
+      };
+    case 'webhook':
+      return { id: s.id, type: 'webhook', url: s.url };
+    default:
+      return { id: s.id, type: 'exit' };
   }
 }
 
 /** A new step of a type, with the defaults a person would pick. */
 export function newStep(type: StepType, id: string, defaults: { from?: string } = {}): DraftStep {
   switch (type) {
-    case 'send': return { id, type, from: defaults.from ?? '', replyTo: '', subject: '', previewText: '', html: '<p>Hi {{ contact.firstName | default: "there" }},</p>\n<p></p>\n<p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>', text: '', editorContent: null };
-    case 'wait': return { id, type, amount: '1', unit: 'days' };
-    case 'topic': return { id, type, topicId: '', subscribed: true };
-    case 'update': return { id, type, rows: [newPropRow()] };
-    case 'branch': return { id, type, tree: newGroup('all', []), then: [], else: [] };
-    case 'split': return { id, type, arms: [newArm(50), newArm(50)] };
-    case 'webhook': return { id, type, url: '' };
-    default: return { id, type: 'exit' };
+    case 'send':
+      return {
+        id,
+        type,
+        from: defaults.from ?? '',
+        replyTo: '',
+        subject: '',
+        previewText: '',
+        html: '<p>Hi {{ contact.firstName | default: "there" }},</p>\n<p></p>\n<p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>',
+        text: '',
+        editorContent: null,
+      };
+    case 'wait':
+      return { id, type, amount: '1', unit: 'days' };
+    case 'topic':
+      return { id, type, topicId: '', subscribed: true };
+    case 'update':
+      return { id, type, rows: [newPropRow()] };
+    case 'branch':
+      return { id, type, tree: newGroup('all', []), then: [], else: [] };
+    case 'split':
+      return { id, type, arms: [newArm(50), newArm(50)] };
+    case 'webhook':
+      return { id, type, url: '' };
+    default:
+      return { id, type: 'exit' };
   }
 }
 
@@ -238,28 +344,51 @@ function orNull(s: string): string | null {
 function rowValue(r: PropRow): string | number | boolean | null {
   if (r.kind === 'remove') return null;
   if (r.kind === 'boolean') return r.value === 'true';
-  if (r.kind === 'number') { const n = Number(r.value); return r.value.trim() !== '' && Number.isFinite(n) ? n : r.value; }
+  if (r.kind === 'number') {
+    const n = Number(r.value);
+    return r.value.trim() !== '' && Number.isFinite(n) ? n : r.value;
+  }
   return r.value;
 }
 
 /** The draft as the API takes it: what the user left empty is sent empty, for the API to name (`/steps/0/topicId`). */
 export function toStep(d: DraftStep): StepInput {
   switch (d.type) {
-    case 'send': return {
-      id: d.id, type: 'send', from: orNull(d.from), replyTo: orNull(d.replyTo),
-      emailContent: { subject: d.subject === '' ? null : d.subject, html: d.html === '' ? null : d.html, text: d.text === '' ? null : d.text, previewText: d.previewText === '' ? null : d.previewText, editorContent: d.editorContent ?? null },
-    };
-    case 'wait': return { id: d.id, type: 'wait', duration: joinDuration(d.amount, d.unit) };
-    case 'topic': return { id: d.id, type: 'topic', topicId: d.topicId, subscribed: d.subscribed };
+    case 'send':
+      return {
+        id: d.id,
+        type: 'send',
+        from: orNull(d.from),
+        replyTo: orNull(d.replyTo),
+        emailContent: {
+          subject: d.subject === '' ? null : d.subject,
+          html: d.html === '' ? null : d.html,
+          text: d.text === '' ? null : d.text,
+          previewText: d.previewText === '' ? null : d.previewText,
+          editorContent: d.editorContent ?? null,
+        },
+      };
+    case 'wait':
+      return { id: d.id, type: 'wait', duration: joinDuration(d.amount, d.unit) };
+    case 'topic':
+      return { id: d.id, type: 'topic', topicId: d.topicId, subscribed: d.subscribed };
     case 'update': {
       const properties: Record<string, string | number | boolean | null> = {};
       for (const r of d.rows) if (r.name.trim()) properties[r.name.trim()] = rowValue(r);
       return { id: d.id, type: 'update', properties };
     }
-    case 'branch': return { id: d.id, type: 'branch', filter: toFilter(d.tree), then: d.then.map(toStep), else: d.else.map(toStep) };
-    case 'split': return { id: d.id, type: 'split', arms: d.arms.map((a) => ({ percent: Number(a.percent), steps: a.steps.map(toStep) })) };
-    case 'webhook': return { id: d.id, type: 'webhook', url: d.url.trim() };
-    default: return { id: d.id, type: 'exit' };
+    case 'branch':
+      return { id: d.id, type: 'branch', filter: toFilter(d.tree), then: d.then.map(toStep), else: d.else.map(toStep) };
+    case 'split':
+      return {
+        id: d.id,
+        type: 'split',
+        arms: d.arms.map((a) => ({ percent: Number(a.percent), steps: a.steps.map(toStep) })),
+      };
+    case 'webhook':
+      return { id: d.id, type: 'webhook', url: d.url.trim() };
+    default:
+      return { id: d.id, type: 'exit' };
   }
 }
 
@@ -267,21 +396,27 @@ export function toDraftTrigger(t: Trigger | null): DraftTrigger {
   return {
     type: t?.type ?? 'contact.created',
     formGroupId: t?.type === 'form.submitted' ? t.formGroupId : '',
-    topicId: t?.type === 'contact.subscribed' ? t.topicId ?? '' : '',
+    topicId: t?.type === 'contact.subscribed' ? (t.topicId ?? '') : '',
     segmentId: t?.type === 'segment.entered' ? t.segmentId : '',
     name: t?.type === 'event' ? t.name : '',
-    useFilter: t?.filter != null, tree: rootGroup(t?.filter ?? null),
+    useFilter: t?.filter != null,
+    tree: rootGroup(t?.filter ?? null),
   };
 }
 
 export function toTrigger(t: DraftTrigger): TriggerInput {
   const filter = t.useFilter ? toFilter(t.tree) : null;
   switch (t.type) {
-    case 'form.submitted': return { type: t.type, formGroupId: t.formGroupId, filter };
-    case 'contact.subscribed': return t.topicId ? { type: t.type, topicId: t.topicId, filter } : { type: t.type, filter };
-    case 'segment.entered': return { type: t.type, segmentId: t.segmentId, filter };
-    case 'event': return { type: t.type, name: t.name.trim(), filter };
-    default: return { type: t.type, filter };
+    case 'form.submitted':
+      return { type: t.type, formGroupId: t.formGroupId, filter };
+    case 'contact.subscribed':
+      return t.topicId ? { type: t.type, topicId: t.topicId, filter } : { type: t.type, filter };
+    case 'segment.entered':
+      return { type: t.type, segmentId: t.segmentId, filter };
+    case 'event':
+      return { type: t.type, name: t.name.trim(), filter };
+    default:
+      return { type: t.type, filter };
   }
 }
 
@@ -292,7 +427,11 @@ export type ListId = string;
 
 /** The lists directly under a step, with their ids and labels. */
 export function childLists(s: DraftStep): { listId: ListId; steps: DraftStep[] }[] {
-  if (s.type === 'branch') return [{ listId: `${s.id}:then`, steps: s.then }, { listId: `${s.id}:else`, steps: s.else }];
+  if (s.type === 'branch')
+    return [
+      { listId: `${s.id}:then`, steps: s.then },
+      { listId: `${s.id}:else`, steps: s.else },
+    ];
   if (s.type === 'split') return s.arms.map((a, i) => ({ listId: `${s.id}:arm:${i}`, steps: a.steps }));
   return [];
 }
@@ -304,7 +443,13 @@ function withList(s: DraftStep, listId: ListId, fn: (steps: DraftStep[]) => Draf
     return { ...s, then: mapList(s.then, listId, fn), else: mapList(s.else, listId, fn) };
   }
   if (s.type === 'split') {
-    return { ...s, arms: s.arms.map((a, i) => ({ ...a, steps: listId === `${s.id}:arm:${i}` ? fn(a.steps) : mapList(a.steps, listId, fn) })) };
+    return {
+      ...s,
+      arms: s.arms.map((a, i) => ({
+        ...a,
+        steps: listId === `${s.id}:arm:${i}` ? fn(a.steps) : mapList(a.steps, listId, fn),
+      })),
+    };
   }
   return s;
 }
@@ -319,9 +464,14 @@ export function mapList(steps: DraftStep[], listId: ListId, fn: (steps: DraftSte
 export function mapStep(steps: DraftStep[], id: string, fn: (s: DraftStep) => DraftStep | null): DraftStep[] {
   const out: DraftStep[] = [];
   for (const s of steps) {
-    if (s.id === id) { const r = fn(s); if (r) out.push(r); continue; }
+    if (s.id === id) {
+      const r = fn(s);
+      if (r) out.push(r);
+      continue;
+    }
     if (s.type === 'branch') out.push({ ...s, then: mapStep(s.then, id, fn), else: mapStep(s.else, id, fn) });
-    else if (s.type === 'split') out.push({ ...s, arms: s.arms.map((a) => ({ ...a, steps: mapStep(a.steps, id, fn) })) });
+    else if (s.type === 'split')
+      out.push({ ...s, arms: s.arms.map((a) => ({ ...a, steps: mapStep(a.steps, id, fn) })) });
     else out.push(s);
   }
   return out;
@@ -372,7 +522,10 @@ export function stepPointers(steps: DraftStep[]): Map<string, string> {
     list.forEach((s, i) => {
       const p = `${prefix}/${i}`;
       out.set(s.id, p);
-      if (s.type === 'branch') { walk(s.then, `${p}/then`); walk(s.else, `${p}/else`); }
+      if (s.type === 'branch') {
+        walk(s.then, `${p}/then`);
+        walk(s.else, `${p}/else`);
+      }
       if (s.type === 'split') s.arms.forEach((a, n) => walk(a.steps, `${p}/arms/${n}/steps`));
     });
   };
@@ -396,7 +549,10 @@ export interface ServerProblems {
  * it: `/steps/2/then/0/from` is the `from` of the first step of the then-arm of the third step. From then on
  * they follow the step by its id, wherever it is moved.
  */
-export function mapServerErrors(errors: { path: string; message: string }[], pointers: Map<string, string>): ServerProblems {
+export function mapServerErrors(
+  errors: { path: string; message: string }[],
+  pointers: Map<string, string>,
+): ServerProblems {
   const byPointer = [...pointers.entries()].map(([id, p]) => ({ id, p })).sort((a, b) => b.p.length - a.p.length);
   const out: ServerProblems = { steps: {}, other: {} };
   for (const e of errors) {
@@ -438,11 +594,16 @@ export function checkStep(s: DraftStep, ctx: { verifiedDomains?: string[] | null
       else {
         const addr = addressOf(s.from);
         if (!addr) p['/from'] = 'This is not an email address (Name <name@example.com> or name@example.com).';
-        else if (ctx.verifiedDomains && !ctx.verifiedDomains.some((d) => addr.toLowerCase().endsWith(`@${d.toLowerCase()}`))) {
-          p['/from'] = `${addr.split('@')[1]} is not a verified domain of this workspace: the automation cannot be activated.`;
+        else if (
+          ctx.verifiedDomains &&
+          !ctx.verifiedDomains.some((d) => addr.toLowerCase().endsWith(`@${d.toLowerCase()}`))
+        ) {
+          p['/from'] =
+            `${addr.split('@')[1]} is not a verified domain of this workspace: the automation cannot be activated.`;
         }
       }
-      if (s.replyTo.trim() && !EMAIL.test(s.replyTo.trim())) p['/replyTo'] = 'Enter one email address, or leave it empty.';
+      if (s.replyTo.trim() && !EMAIL.test(s.replyTo.trim()))
+        p['/replyTo'] = 'Enter one email address, or leave it empty.';
       if (!s.subject.trim()) p['/emailContent/subject'] = 'The subject is empty.';
       if (!s.html.trim() && !s.text.trim()) p['/emailContent/html'] = 'Write the HTML or the plain text.';
       break;
@@ -451,7 +612,8 @@ export function checkStep(s: DraftStep, ctx: { verifiedDomains?: string[] | null
       const n = Number(s.amount);
       if (s.amount.trim() === '') p['/duration'] = 'Enter how long to wait.';
       else if (!Number.isInteger(n) || n < 1) p['/duration'] = 'Enter a whole number, 1 or more.';
-      else if (n * DURATION_UNITS.find((u) => u.value === s.unit)!.seconds > 366 * 86_400) p['/duration'] = 'At most 366 days.';
+      else if (n * DURATION_UNITS.find((u) => u.value === s.unit)!.seconds > 366 * 86_400)
+        p['/duration'] = 'At most 366 days.';
       break;
     }
     case 'topic':
@@ -463,10 +625,18 @@ export function checkStep(s: DraftStep, ctx: { verifiedDomains?: string[] | null
       const seen = new Set<string>();
       for (const r of named) {
         const name = r.name.trim();
-        if (!PROPERTY_KEY.test(name)) { p[`row:${r.key}`] = `"${name || '(empty)'}": a key is letters, digits and _ (up to 64), not starting with a digit.`; continue; }
-        if (seen.has(name)) { p[`row:${r.key}`] = `"${name}" is listed twice.`; continue; }
+        if (!PROPERTY_KEY.test(name)) {
+          p[`row:${r.key}`] =
+            `"${name || '(empty)'}": a key is letters, digits and _ (up to 64), not starting with a digit.`;
+          continue;
+        }
+        if (seen.has(name)) {
+          p[`row:${r.key}`] = `"${name}" is listed twice.`;
+          continue;
+        }
         seen.add(name);
-        if (r.kind === 'number' && (r.value.trim() === '' || !Number.isFinite(Number(r.value)))) p[`row:${r.key}`] = `"${name}": enter a number.`;
+        if (r.kind === 'number' && (r.value.trim() === '' || !Number.isFinite(Number(r.value))))
+          p[`row:${r.key}`] = `"${name}": enter a number.`;
       }
       break;
     }
@@ -477,15 +647,18 @@ export function checkStep(s: DraftStep, ctx: { verifiedDomains?: string[] | null
       let sum = 0;
       s.arms.forEach((a, i) => {
         const n = Number(a.percent);
-        if (a.percent.trim() === '' || !Number.isInteger(n) || n < 1 || n > 99) p[`/arms/${i}/percent`] = 'A whole percentage from 1 to 99.';
+        if (a.percent.trim() === '' || !Number.isInteger(n) || n < 1 || n > 99)
+          p[`/arms/${i}/percent`] = 'A whole percentage from 1 to 99.';
         else sum += n;
       });
-      if (!Object.keys(p).some((k) => k.endsWith('/percent')) && sum !== 100) p['/arms'] = `The percentages add up to ${sum}, not 100.`;
+      if (!Object.keys(p).some((k) => k.endsWith('/percent')) && sum !== 100)
+        p['/arms'] = `The percentages add up to ${sum}, not 100.`;
       break;
     }
     case 'webhook':
       if (!s.url.trim()) p['/url'] = 'Enter the URL to POST to.';
-      else if (!isHttpUrl(s.url.trim())) p['/url'] = 'Enter an absolute http(s) URL, such as https://hooks.example.com/onboarded.';
+      else if (!isHttpUrl(s.url.trim()))
+        p['/url'] = 'Enter an absolute http(s) URL, such as https://hooks.example.com/onboarded.';
       break;
     default:
       break;
@@ -515,16 +688,18 @@ export function checkTrigger(t: DraftTrigger): Record<string, string> {
   if (t.type === 'form.submitted' && !t.formGroupId) p['/trigger/formGroupId'] = 'Choose a form.';
   if (t.type === 'segment.entered' && !t.segmentId) p['/trigger/segmentId'] = 'Choose a segment.';
   if (t.type === 'event' && !t.name.trim()) p['/trigger/name'] = 'Enter the event name.';
-  else if (t.type === 'event' && !/^[A-Za-z0-9][A-Za-z0-9 ._:/-]{0,63}$/.test(t.name.trim())) p['/trigger/name'] = 'Up to 64 letters, digits, spaces and . _ : / -, starting with a letter or digit.';
+  else if (t.type === 'event' && !/^[A-Za-z0-9][A-Za-z0-9 ._:/-]{0,63}$/.test(t.name.trim()))
+    p['/trigger/name'] = 'Up to 64 letters, digits, spaces and . _ : / -, starting with a letter or digit.';
   return p;
 }
 
 /** The filter in a few words: "all of 3 conditions". */
 export function describeFilter(f: Filter | null): string {
   if (!f) return 'every contact';
-  if ('field' in f) return `${f.field.replace(/^properties\./, '')} ${f.op} ${f.value === undefined ? '' : JSON.stringify(f.value)}`.trim();
+  if ('field' in f)
+    return `${f.field.replace(/^properties\./, '')} ${f.op} ${f.value === undefined ? '' : JSON.stringify(f.value)}`.trim();
   if ('topic' in f) return f.subscribed === false ? 'not subscribed to a topic' : 'subscribed to a topic';
-  const [mode, items] = 'all' in f ? ['all', f.all] as const : ['any', f.any] as const;
+  const [mode, items] = 'all' in f ? (['all', f.all] as const) : (['any', f.any] as const);
   if (items.length === 0) return mode === 'all' ? 'every contact' : 'no contact';
   if (items.length === 1) return describeFilter(items[0]!);
   return `${mode} of ${items.length} conditions`;

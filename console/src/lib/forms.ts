@@ -9,7 +9,9 @@ export function problemOf(err: unknown): { fields: Record<string, string>; messa
 
 /** Errors for pointers the form does not show. */
 export function otherErrors(fields: Record<string, string>, shown: string[]): string[] {
-  return Object.entries(fields).filter(([p]) => !shown.includes(p)).map(([p, m]) => `${p || '/'}: ${m}`);
+  return Object.entries(fields)
+    .filter(([p]) => !shown.includes(p))
+    .map(([p, m]) => `${p || '/'}: ${m}`);
 }
 
 /** '' becomes null: optional text fields are cleared, not set to an empty string. */

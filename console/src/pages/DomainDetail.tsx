@@ -4,7 +4,17 @@ import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { domainKeys } from '../api/keys';
 import { useCan } from '../api/session';
-import { Button, ConfirmDialog, CopyButton, EmptyState, ErrorState, PageHeader, Skeleton, StatusBadge, useToast } from '../components';
+import {
+  Button,
+  ConfirmDialog,
+  CopyButton,
+  EmptyState,
+  ErrorState,
+  PageHeader,
+  Skeleton,
+  StatusBadge,
+  useToast,
+} from '../components';
 import { formatDateTime } from '../lib/format';
 import type { Domain } from './Domains/Domains';
 
@@ -33,7 +43,10 @@ export default function DomainDetail() {
   const qc = useQueryClient();
   const navigate = useNavigate();
   const [removing, setRemoving] = useState(false);
-  const q = useQuery({ queryKey: domainKeys.detail(domainId), queryFn: async () => unwrap(await api.GET('/v1/domains/{domainId}', { params: { path: { domainId } } })) });
+  const q = useQuery({
+    queryKey: domainKeys.detail(domainId),
+    queryFn: async () => unwrap(await api.GET('/v1/domains/{domainId}', { params: { path: { domainId } } })),
+  });
   const verify = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/domains/{domainId}/verify', { params: { path: { domainId } } })),
     onSuccess: (d) => {
@@ -54,8 +67,20 @@ export default function DomainDetail() {
     onError: (err) => toast.error(err.message),
   });
 
-  if (q.isPending) return <><PageHeader title="Domain" back={{ to: '/domains', label: 'Domains' }} /><Skeleton lines={8} /></>;
-  if (q.isError) return <><PageHeader title="Domain" back={{ to: '/domains', label: 'Domains' }} /><ErrorState error={q.error} onRetry={() => void q.refetch()} /></>;
+  if (q.isPending)
+    return (
+      <>
+        <PageHeader title="Domain" back={{ to: '/domains', label: 'Domains' }} />
+        <Skeleton lines={8} />
+      </>
+    );
+  if (q.isError)
+    return (
+      <>
+        <PageHeader title="Domain" back={{ to: '/domains', label: 'Domains' }} />
+        <ErrorState error={q.error} onRetry={() => void q.refetch()} />
+      </>
+    );
   const d = q.data;
   const v = d.verification;
   const checked = new Map((v?.records ?? []).map((r) => [`${r.type} ${r.name} ${r.value}`, r]));
@@ -63,40 +88,92 @@ export default function DomainDetail() {
 
   return (
     <>
-      <PageHeader title={d.name} back={{ to: '/domains', label: 'Domains' }}
-        description={<span className="row"><StatusBadge status={d.status} />{d.verifiedAt ? <span>Verified {formatDateTime(d.verifiedAt)}</span> : <span>Publish the records below, then verify.</span>}</span>}
-        actions={canWrite && <>
-          <Button variant="primary" onClick={() => verify.mutate()} loading={verify.isPending}>{d.status === 'VERIFIED' ? 'Check again' : 'Verify DNS records'}</Button>
-          <Button variant="danger" onClick={() => setRemoving(true)}>Remove</Button>
-        </>} />
+      <PageHeader
+        title={d.name}
+        back={{ to: '/domains', label: 'Domains' }}
+        description={
+          <span className="row">
+            <StatusBadge status={d.status} />
+            {d.verifiedAt ? (
+              <span>Verified {formatDateTime(d.verifiedAt)}</span>
+            ) : (
+              <span>Publish the records below, then verify.</span>
+            )}
+          </span>
+        }
+        actions={
+          canWrite && (
+            <>
+              <Button variant="primary" onClick={() => verify.mutate()} loading={verify.isPending}>
+                {d.status === 'VERIFIED' ? 'Check again' : 'Verify DNS records'}
+              </Button>
+              <Button variant="danger" onClick={() => setRemoving(true)}>
+                Remove
+              </Button>
+            </>
+          )
+        }
+      />
       <div className="stack">
         <section className="card stack-sm" aria-labelledby="records-h">
           <div className="card-header">
             <h2 id="records-h">DNS records</h2>
             <span className="muted small">{v ? `Last checked ${formatDateTime(v.checkedAt)}` : 'Not checked yet'}</span>
           </div>
-          <p className="muted small">Add these at your DNS provider. Some providers want the name without the domain at the end (e.g. <code>{d.records[0]?.name.replace(`.${d.name}`, '') ?? '@'}</code>).</p>
-          {d.records.length === 0 ? <EmptyState title="No records" /> : (
+          <p className="muted small">
+            Add these at your DNS provider. Some providers want the name without the domain at the end (e.g.{' '}
+            <code>{d.records[0]?.name.replace(`.${d.name}`, '') ?? '@'}</code>).
+          </p>
+          {d.records.length === 0 ? (
+            <EmptyState title="No records" />
+          ) : (
             <div className="table-wrap">
               <table className="table">
                 <caption className="visually-hidden">DNS records to publish for {d.name}</caption>
-                <thead><tr><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Value</th><th scope="col">Purpose</th><th scope="col">Result</th></tr></thead>
+                <thead>
+                  <tr>
+                    <th scope="col">Type</th>
+                    <th scope="col">Name</th>
+                    <th scope="col">Value</th>
+                    <th scope="col">Purpose</th>
+                    <th scope="col">Result</th>
+                  </tr>
+                </thead>
                 <tbody>
                   {d.records.map((r) => {
                     const c = checked.get(`${r.type} ${r.name} ${r.value}`);
                     return (
                       <tr key={`${r.type}-${r.name}-${r.value}`}>
-                        <td>{r.type}{r.priority !== undefined ? <div className="muted small">priority {r.priority}</div> : null}</td>
-                        <td className="dns-name"><div className="stack-sm"><span className="cell-value">{r.name}</span><CopyButton text={r.name} what={`${r.type} record name`} /></div></td>
-                        <td><div className="stack-sm"><span className="cell-value">{r.value}</span><CopyButton text={r.value} what={`${r.type} record value for ${r.name}`} /></div></td>
+                        <td>
+                          {r.type}
+                          {r.priority !== undefined ? <div className="muted small">priority {r.priority}</div> : null}
+                        </td>
+                        <td className="dns-name">
+                          <div className="stack-sm">
+                            <span className="cell-value">{r.name}</span>
+                            <CopyButton text={r.name} what={`${r.type} record name`} />
+                          </div>
+                        </td>
+                        <td>
+                          <div className="stack-sm">
+                            <span className="cell-value">{r.value}</span>
+                            <CopyButton text={r.value} what={`${r.type} record value for ${r.name}`} />
+                          </div>
+                        </td>
                         <td className="small">{purpose(r)}</td>
                         <td>
                           {c ? (
                             <div className="stack-sm">
                               <StatusBadge status={c.status} label={RESULT[c.status]} />
-                              {c.status === 'MISMATCH' && c.found.length > 0 && <div className="small muted">Found: <span className="cell-value">{c.found.join(', ')}</span></div>}
+                              {c.status === 'MISMATCH' && c.found.length > 0 && (
+                                <div className="small muted">
+                                  Found: <span className="cell-value">{c.found.join(', ')}</span>
+                                </div>
+                              )}
                             </div>
-                          ) : <span className="muted small">Not checked</span>}
+                          ) : (
+                            <span className="muted small">Not checked</span>
+                          )}
                         </td>
                       </tr>
                     );
@@ -110,16 +187,41 @@ export default function DomainDetail() {
           <section className="card stack-sm" aria-labelledby="advice-h">
             <h2 id="advice-h">Deliverability checks</h2>
             <dl className="kv">
-              <dt>SPF</dt><dd>{v.spf.found ? <span className="cell-value">{v.spf.record}</span> : 'No SPF record on the domain'}</dd>
-              <dt>DMARC</dt><dd>{v.dmarc.found ? <span className="cell-value">{v.dmarc.record}</span> : 'No DMARC record (_dmarc)'}</dd>
-              <dt>Bounce MX</dt><dd>{v.bounce.mx.found ? v.bounce.mx.hosts.join(', ') : 'Not found'}</dd>
-              <dt>Bounce SPF</dt><dd>{v.bounce.spf.found ? <span className="cell-value">{v.bounce.spf.record}</span> : 'Not found'}</dd>
+              <dt>SPF</dt>
+              <dd>
+                {v.spf.found ? <span className="cell-value">{v.spf.record}</span> : 'No SPF record on the domain'}
+              </dd>
+              <dt>DMARC</dt>
+              <dd>
+                {v.dmarc.found ? <span className="cell-value">{v.dmarc.record}</span> : 'No DMARC record (_dmarc)'}
+              </dd>
+              <dt>Bounce MX</dt>
+              <dd>{v.bounce.mx.found ? v.bounce.mx.hosts.join(', ') : 'Not found'}</dd>
+              <dt>Bounce SPF</dt>
+              <dd>{v.bounce.spf.found ? <span className="cell-value">{v.bounce.spf.record}</span> : 'Not found'}</dd>
             </dl>
-            {v.advice.length > 0 && <div className="callout callout-warning"><strong>Advice</strong><ul>{v.advice.map((a) => <li key={a}>{a}</li>)}</ul></div>}
+            {v.advice.length > 0 && (
+              <div className="callout callout-warning">
+                <strong>Advice</strong>
+                <ul>
+                  {v.advice.map((a) => (
+                    <li key={a}>{a}</li>
+                  ))}
+                </ul>
+              </div>
+            )}
           </section>
         )}
       </div>
-      <ConfirmDialog open={removing} title={`Remove ${d.name}?`} confirmLabel="Remove domain" danger busy={remove.isPending} onClose={() => setRemoving(false)} onConfirm={() => remove.mutate()}>
+      <ConfirmDialog
+        open={removing}
+        title={`Remove ${d.name}?`}
+        confirmLabel="Remove domain"
+        danger
+        busy={remove.isPending}
+        onClose={() => setRemoving(false)}
+        onConfirm={() => remove.mutate()}
+      >
         <p>Broadcasts can no longer send from addresses at {d.name}. You can add it again later, with new records.</p>
       </ConfirmDialog>
     </>

@@ -51,7 +51,11 @@ type Looks = Pick<Form, 'type' | 'seoTitle' | 'settings'>;
 
 /** The heading visitors see. Never the form's name, which is internal: the appearance's, the SEO title, or a default. */
 export function publicHeading(form: Looks): string {
-  return form.settings.appearance?.heading ?? form.seoTitle ?? (form.type === 'SURVEY' ? 'We would love your feedback' : 'Subscribe to our newsletter');
+  return (
+    form.settings.appearance?.heading ??
+    form.seoTitle ??
+    (form.type === 'SURVEY' ? 'We would love your feedback' : 'Subscribe to our newsletter')
+  );
 }
 
 export function buttonLabel(form: Pick<Form, 'type' | 'settings'>): string {
@@ -73,7 +77,11 @@ const LABELS: Record<string, string> = { email: 'Email', firstName: 'First name'
 
 /** A label from a field's contact property (or name): `favourite_colour` → "Favourite colour", `companyName` → "Company name". */
 export function labelFromName(name: string): string {
-  const words = name.replace(/[_.[\]-]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').trim().toLowerCase();
+  const words = name
+    .replace(/[_.[\]-]+/g, ' ')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .trim()
+    .toLowerCase();
   return words ? words.replace(/^./, (c) => c.toUpperCase()) : name;
 }
 
@@ -91,8 +99,8 @@ export function formQuestions(form: Pick<Form, 'type' | 'fieldMapping' | 'settin
     const isEmail = property === 'email';
     return {
       name,
-      label: def?.label ?? (property ? LABELS[property] ?? labelFromName(property) : labelFromName(name)),
-      type: isEmail ? 'email' : def?.type ?? 'text',
+      label: def?.label ?? (property ? (LABELS[property] ?? labelFromName(property)) : labelFromName(name)),
+      type: isEmail ? 'email' : (def?.type ?? 'text'),
       options: def?.options ?? null,
       required: (isEmail && form.type === 'SIGN_UP') || def?.required === true,
       placeholder: def?.placeholder ?? null,
@@ -110,7 +118,12 @@ const AUTOCOMPLETE: Record<string, string> = { email: 'email', firstName: 'given
 
 /** Plain text with line breaks as HTML: a blank line starts a paragraph, a line break is kept. */
 function paragraphs(text: string): string {
-  return text.replace(/\r\n?/g, '\n').trim().split(/\n{2,}/).map((p) => `<p>${p.split('\n').map(escapeHtml).join('<br>')}</p>`).join('');
+  return text
+    .replace(/\r\n?/g, '\n')
+    .trim()
+    .split(/\n{2,}/)
+    .map((p) => `<p>${p.split('\n').map(escapeHtml).join('<br>')}</p>`)
+    .join('');
 }
 
 function questionHtml(q: Question, i: number): string {
@@ -122,7 +135,12 @@ function questionHtml(q: Question, i: number): string {
   const ph = q.placeholder !== null ? ` placeholder="${escapeHtml(q.placeholder)}"` : '';
   const error = `    <p class="fc-error" data-formcast-error="${name}"></p>\n`;
   if (q.type === 'radio' || (q.type === 'checkbox' && q.options)) {
-    const boxes = (q.options ?? []).map((o, j) => `    <div class="fc-choice"><input id="${id}-${j}" name="${name}" type="${q.type}" value="${escapeHtml(o)}"><label for="${id}-${j}">${escapeHtml(o)}</label></div>\n`).join('');
+    const boxes = (q.options ?? [])
+      .map(
+        (o, j) =>
+          `    <div class="fc-choice"><input id="${id}-${j}" name="${name}" type="${q.type}" value="${escapeHtml(o)}"><label for="${id}-${j}">${escapeHtml(o)}</label></div>\n`,
+      )
+      .join('');
     const group = q.required && q.type === 'radio' ? ' role="radiogroup" aria-required="true"' : '';
     return `  <fieldset class="fc-field fc-choices"${group}>\n    <legend>${label}</legend>\n${boxes}${error}  </fieldset>`;
   }
@@ -158,8 +176,8 @@ export function renderDefaultHtml(form: Pick<Form, 'type' | 'fieldMapping' | 'se
     a.intro ? `    <div class="fc-intro">${paragraphs(a.intro)}</div>` : '',
   ].filter(Boolean);
   const consent = a.consentText
-    ? `  <div class="fc-field fc-consent">\n    <div class="fc-choice"><input id="fc-consent" name="${CONSENT_FIELD}" type="checkbox" value="yes" required><label for="fc-consent">${escapeHtml(a.consentText)}<span class="fc-required" aria-hidden="true">*</span></label></div>\n`
-      + `    <p class="fc-error" data-formcast-error="${CONSENT_FIELD}"></p>\n  </div>`
+    ? `  <div class="fc-field fc-consent">\n    <div class="fc-choice"><input id="fc-consent" name="${CONSENT_FIELD}" type="checkbox" value="yes" required><label for="fc-consent">${escapeHtml(a.consentText)}<span class="fc-required" aria-hidden="true">*</span></label></div>\n` +
+      `    <p class="fc-error" data-formcast-error="${CONSENT_FIELD}"></p>\n  </div>`
     : '';
   return [
     `<form class="fc-form" method="post">`,
@@ -171,7 +189,9 @@ export function renderDefaultHtml(form: Pick<Form, 'type' | 'fieldMapping' | 'se
     consent,
     `  <button class="fc-submit" type="submit">${escapeHtml(buttonLabel(form))}</button>`,
     `</form>`,
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 // ---- colour ------------------------------------------------------------------------------------------------------
@@ -222,26 +242,67 @@ export function readableOn(color: string, bg: string, min: number): string {
 // ---- themes ------------------------------------------------------------------------------------------------------
 
 interface Palette {
-  bg: string; surface: string; text: string; muted: string; border: string; inputBg: string; inputBorder: string;
-  error: string; errorBg: string; success: string; successBg: string; shadow: string;
+  bg: string;
+  surface: string;
+  text: string;
+  muted: string;
+  border: string;
+  inputBg: string;
+  inputBorder: string;
+  error: string;
+  errorBg: string;
+  success: string;
+  successBg: string;
+  shadow: string;
 }
 
 const LIGHT: Palette = {
-  bg: '#f3f4f6', surface: '#ffffff', text: '#1f2328', muted: '#59636e', border: '#d1d9e0', inputBg: '#ffffff', inputBorder: '#6e7781',
-  error: '#b42318', errorBg: '#fef3f2', success: '#116329', successBg: '#dafbe1', shadow: '0 1px 2px rgba(31,35,40,.06), 0 8px 24px rgba(31,35,40,.08)',
+  bg: '#f3f4f6',
+  surface: '#ffffff',
+  text: '#1f2328',
+  muted: '#59636e',
+  border: '#d1d9e0',
+  inputBg: '#ffffff',
+  inputBorder: '#6e7781',
+  error: '#b42318',
+  errorBg: '#fef3f2',
+  success: '#116329',
+  successBg: '#dafbe1',
+  shadow: '0 1px 2px rgba(31,35,40,.06), 0 8px 24px rgba(31,35,40,.08)',
 };
 const DARK: Palette = {
-  bg: '#0d1117', surface: '#161b22', text: '#e6edf3', muted: '#9198a1', border: '#3d444d', inputBg: '#0d1117', inputBorder: '#8b949e',
-  error: '#ff8a80', errorBg: '#2d1214', success: '#56d364', successBg: '#12261e', shadow: '0 8px 24px rgba(0,0,0,.45)',
+  bg: '#0d1117',
+  surface: '#161b22',
+  text: '#e6edf3',
+  muted: '#9198a1',
+  border: '#3d444d',
+  inputBg: '#0d1117',
+  inputBorder: '#8b949e',
+  error: '#ff8a80',
+  errorBg: '#2d1214',
+  success: '#56d364',
+  successBg: '#12261e',
+  shadow: '0 8px 24px rgba(0,0,0,.45)',
 };
 
 function variables(p: Palette, brand: string): string {
   const accent = readableOn(brand, p.surface, 3);
   return [
-    `--fc-bg:${p.bg}`, `--fc-surface:${p.surface}`, `--fc-text:${p.text}`, `--fc-muted:${p.muted}`, `--fc-border:${p.border}`,
-    `--fc-input-bg:${p.inputBg}`, `--fc-input-border:${p.inputBorder}`, `--fc-error:${p.error}`, `--fc-error-bg:${p.errorBg}`,
-    `--fc-success:${p.success}`, `--fc-success-bg:${p.successBg}`, `--fc-shadow:${p.shadow}`,
-    `--fc-brand:${brand}`, `--fc-on-brand:${textOn(brand)}`, `--fc-accent:${accent}`,
+    `--fc-bg:${p.bg}`,
+    `--fc-surface:${p.surface}`,
+    `--fc-text:${p.text}`,
+    `--fc-muted:${p.muted}`,
+    `--fc-border:${p.border}`,
+    `--fc-input-bg:${p.inputBg}`,
+    `--fc-input-border:${p.inputBorder}`,
+    `--fc-error:${p.error}`,
+    `--fc-error-bg:${p.errorBg}`,
+    `--fc-success:${p.success}`,
+    `--fc-success-bg:${p.successBg}`,
+    `--fc-shadow:${p.shadow}`,
+    `--fc-brand:${brand}`,
+    `--fc-on-brand:${textOn(brand)}`,
+    `--fc-accent:${accent}`,
     // The button's edge, where the brand colour itself is too close to the card (a pale brand on white).
     `--fc-brand-edge:${contrastRatio(brand, p.surface) >= 3 ? brand : accent}`,
     `color-scheme:${p === DARK ? 'dark' : 'light'}`,
@@ -254,14 +315,18 @@ function variables(p: Palette, brand: string): string {
  * colour only ever arrives as a checked `#rrggbb`, so nothing from the form can end a rule.
  */
 export function themeCss(appearance: FormAppearance | undefined, where: 'page' | 'embed'): string {
-  const brand = appearance?.brandColor && /^#[0-9a-f]{6}$/i.test(appearance.brandColor) ? appearance.brandColor.toLowerCase() : DEFAULT_BRAND;
+  const brand =
+    appearance?.brandColor && /^#[0-9a-f]{6}$/i.test(appearance.brandColor)
+      ? appearance.brandColor.toLowerCase()
+      : DEFAULT_BRAND;
   const theme = appearance?.theme ?? 'light';
   const root = where === 'page' ? ':root' : ':host';
   const first = theme === 'dark' ? DARK : LIGHT;
   let css = `${root}{${variables(first, brand)}}\n`;
   if (theme === 'auto') css += `@media (prefers-color-scheme: dark){${root}{${variables(DARK, brand)}}}\n`;
-  const page = where === 'page'
-    ? `html body{max-width:none;margin:0;padding:3rem 1rem;min-height:100vh;box-sizing:border-box;background:var(--fc-bg);color:var(--fc-text)}
+  const page =
+    where === 'page'
+      ? `html body{max-width:none;margin:0;padding:3rem 1rem;min-height:100vh;box-sizing:border-box;background:var(--fc-bg);color:var(--fc-text)}
 html body>main{max-width:34rem;margin:0 auto}
 html body main>[data-formcast-success]{box-sizing:border-box;max-width:34rem;margin:0 auto;padding:2.5rem 2rem;text-align:center;background:var(--fc-surface);color:var(--fc-text);border:1px solid var(--fc-border);border-radius:.875rem;box-shadow:var(--fc-shadow);font-size:1.125rem}
 html body main>[data-formcast-success]::before{content:"\\2713";display:block;width:3rem;height:3rem;margin:0 auto 1rem;border-radius:50%;background:var(--fc-success-bg);color:var(--fc-success);font-size:1.5rem;line-height:3rem;font-weight:700}
@@ -269,7 +334,7 @@ html body main>[data-formcast-success] p{margin:0}
 html body main>[data-formcast-success]:empty{display:none}
 @media (max-width:30rem){html body{padding:1rem .75rem}}
 `
-    : '';
+      : '';
   return `${css}${page}.fc-form{box-sizing:border-box;background:var(--fc-surface);color:var(--fc-text);border:1px solid var(--fc-border);border-radius:.875rem;box-shadow:var(--fc-shadow);padding:2rem;margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;text-align:left}
 .fc-form *,.fc-form *::before,.fc-form *::after{box-sizing:border-box}
 .fc-form .fc-header{margin:0 0 1.5rem}

@@ -5,7 +5,10 @@ import { verifyWebhook } from './webhooks.js';
 type O = RequestOptions | undefined;
 
 /** create / list / get / update / delete of a collection and its item path, typed by the document. */
-function crud<C extends ListPaths & PathsWith<'get'> & PathsWith<'post'>, I extends PathsWith<'get'> & PathsWith<'put'> & PathsWith<'delete'>>(t: Transport, collection: C, item: I) {
+function crud<
+  C extends ListPaths & PathsWith<'get'> & PathsWith<'post'>,
+  I extends PathsWith<'get'> & PathsWith<'put'> & PathsWith<'delete'>,
+>(t: Transport, collection: C, item: I) {
   return {
     create: (body: RequestBody<C, 'post'>, o?: O) => t.call('post', collection, { body }, o),
     /** Every item, newest first, following the cursor: `for await (const x of ….list())`. */
@@ -74,7 +77,8 @@ export class Formcast {
     this.forms = {
       ...crud(t, '/v1/forms', '/v1/forms/{formId}'),
       getHtml: (formId: string, o?: O) => t.call('get', '/v1/forms/{formId}/html', { path: [formId] }, o),
-      deployHtml: (formId: string, body: RequestBody<'/v1/forms/{formId}/html', 'put'>, o?: O) => t.call('put', '/v1/forms/{formId}/html', { path: [formId], body }, o),
+      deployHtml: (formId: string, body: RequestBody<'/v1/forms/{formId}/html', 'put'>, o?: O) =>
+        t.call('put', '/v1/forms/{formId}/html', { path: [formId], body }, o),
       publish: (formId: string, o?: O) => t.call('post', '/v1/forms/{formId}/publish', { path: [formId] }, o),
       /** A new DRAFT version of a PUBLISHED form. */
       createVersion: (formId: string, o?: O) => t.call('post', '/v1/forms/{formId}/versions', { path: [formId] }, o),
@@ -82,20 +86,28 @@ export class Formcast {
     };
 
     this.submissions = {
-      create: (formId: string, body: RequestBody<'/v1/forms/{formId}/submissions', 'post'>, o?: O) => t.call('post', '/v1/forms/{formId}/submissions', { path: [formId], body }, o),
-      list: (formId: string, query?: ListQuery<'/v1/forms/{formId}/submissions'>, o?: O) => t.list('/v1/forms/{formId}/submissions', [formId], query, o),
+      create: (formId: string, body: RequestBody<'/v1/forms/{formId}/submissions', 'post'>, o?: O) =>
+        t.call('post', '/v1/forms/{formId}/submissions', { path: [formId], body }, o),
+      list: (formId: string, query?: ListQuery<'/v1/forms/{formId}/submissions'>, o?: O) =>
+        t.list('/v1/forms/{formId}/submissions', [formId], query, o),
     };
 
     this.contacts = {
       ...crud(t, '/v1/contacts', '/v1/contacts/{contactId}'),
       /** Creates the contact, or updates the one with this email. */
       create: (body: RequestBody<'/v1/contacts', 'post'>, o?: O) => t.call('post', '/v1/contacts', { body }, o),
-      activity: (contactId: string, query?: ListQuery<'/v1/contacts/{contactId}/activity'>, o?: O) => t.list('/v1/contacts/{contactId}/activity', [contactId], query, o),
+      activity: (contactId: string, query?: ListQuery<'/v1/contacts/{contactId}/activity'>, o?: O) =>
+        t.list('/v1/contacts/{contactId}/activity', [contactId], query, o),
       /** The contacts (of a segment, or all) as CSV text. */
-      export: (query?: QueryParams<'/v1/contacts/export', 'get'>, o?: O) => t.call('get', '/v1/contacts/export', { query, as: 'text' }, o) as unknown as Promise<string>,
+      export: (query?: QueryParams<'/v1/contacts/export', 'get'>, o?: O) =>
+        t.call('get', '/v1/contacts/export', { query, as: 'text' }, o) as unknown as Promise<string>,
       imports: {
         /** Starts an import of CSV (`text/csv`) or NDJSON (`application/x-ndjson`) text; poll `get` for its progress. */
-        create: (data: string | Uint8Array | Blob, contentType: 'text/csv' | 'application/x-ndjson' = 'text/csv', o?: O) => t.call('post', '/v1/contacts/imports', { raw: { body: data, contentType } }, o),
+        create: (
+          data: string | Uint8Array | Blob,
+          contentType: 'text/csv' | 'application/x-ndjson' = 'text/csv',
+          o?: O,
+        ) => t.call('post', '/v1/contacts/imports', { raw: { body: data, contentType } }, o),
         list: (query?: ListQuery<'/v1/contacts/imports'>, o?: O) => t.list('/v1/contacts/imports', [], query, o),
         get: (importId: string, o?: O) => t.call('get', '/v1/contacts/imports/{importId}', { path: [importId] }, o),
       },
@@ -106,15 +118,28 @@ export class Formcast {
     this.segments = {
       ...crud(t, '/v1/segments', '/v1/segments/{segmentId}'),
       /** Counts and samples the contacts a filter matches, without saving it. */
-      preview: (body: RequestBody<'/v1/segments/preview', 'post'>, o?: O) => t.call('post', '/v1/segments/preview', { body }, o),
-      contacts: (segmentId: string, query?: ListQuery<'/v1/segments/{segmentId}/contacts'>, o?: O) => t.list('/v1/segments/{segmentId}/contacts', [segmentId], query, o),
+      preview: (body: RequestBody<'/v1/segments/preview', 'post'>, o?: O) =>
+        t.call('post', '/v1/segments/preview', { body }, o),
+      contacts: (segmentId: string, query?: ListQuery<'/v1/segments/{segmentId}/contacts'>, o?: O) =>
+        t.list('/v1/segments/{segmentId}/contacts', [segmentId], query, o),
       count: (segmentId: string, o?: O) => t.call('get', '/v1/segments/{segmentId}/count', { path: [segmentId] }, o),
     };
 
     this.templates = crud(t, '/v1/templates', '/v1/templates/{templateId}');
 
-    const broadcastAction = <P extends '/v1/broadcasts/{broadcastId}/send' | '/v1/broadcasts/{broadcastId}/cancel' | '/v1/broadcasts/{broadcastId}/pause' | '/v1/broadcasts/{broadcastId}/resume' | '/v1/broadcasts/{broadcastId}/preflight'>(path: P) =>
-      (broadcastId: string, o?: O) => t.call('post', path, { path: [broadcastId] }, o);
+    const broadcastAction =
+      <
+        P extends
+          | '/v1/broadcasts/{broadcastId}/send'
+          | '/v1/broadcasts/{broadcastId}/cancel'
+          | '/v1/broadcasts/{broadcastId}/pause'
+          | '/v1/broadcasts/{broadcastId}/resume'
+          | '/v1/broadcasts/{broadcastId}/preflight',
+      >(
+        path: P,
+      ) =>
+      (broadcastId: string, o?: O) =>
+        t.call('post', path, { path: [broadcastId] }, o);
     this.broadcasts = {
       ...crud(t, '/v1/broadcasts', '/v1/broadcasts/{broadcastId}'),
       /** DRAFT or SCHEDULED → SENDING. */
@@ -125,12 +150,18 @@ export class Formcast {
       resume: broadcastAction('/v1/broadcasts/{broadcastId}/resume'),
       preflight: broadcastAction('/v1/broadcasts/{broadcastId}/preflight'),
       /** Sends the broadcast to up to five test addresses. */
-      test: (broadcastId: string, body: RequestBody<'/v1/broadcasts/{broadcastId}/test', 'post'>, o?: O) => t.call('post', '/v1/broadcasts/{broadcastId}/test', { path: [broadcastId], body }, o),
-      preview: (broadcastId: string, body: RequestBody<'/v1/broadcasts/{broadcastId}/preview', 'post'>, o?: O) => t.call('post', '/v1/broadcasts/{broadcastId}/preview', { path: [broadcastId], body }, o),
-      deliveries: (broadcastId: string, query?: ListQuery<'/v1/broadcasts/{broadcastId}/deliveries'>, o?: O) => t.list('/v1/broadcasts/{broadcastId}/deliveries', [broadcastId], query, o),
-      audience: (broadcastId: string, query?: QueryParams<'/v1/broadcasts/{broadcastId}/audience', 'get'>, o?: O) => t.call('get', '/v1/broadcasts/{broadcastId}/audience', { path: [broadcastId], query }, o),
-      links: (broadcastId: string, o?: O) => t.call('get', '/v1/broadcasts/{broadcastId}/links', { path: [broadcastId] }, o),
-      timeline: (broadcastId: string, query?: QueryParams<'/v1/broadcasts/{broadcastId}/timeline', 'get'>, o?: O) => t.call('get', '/v1/broadcasts/{broadcastId}/timeline', { path: [broadcastId], query }, o),
+      test: (broadcastId: string, body: RequestBody<'/v1/broadcasts/{broadcastId}/test', 'post'>, o?: O) =>
+        t.call('post', '/v1/broadcasts/{broadcastId}/test', { path: [broadcastId], body }, o),
+      preview: (broadcastId: string, body: RequestBody<'/v1/broadcasts/{broadcastId}/preview', 'post'>, o?: O) =>
+        t.call('post', '/v1/broadcasts/{broadcastId}/preview', { path: [broadcastId], body }, o),
+      deliveries: (broadcastId: string, query?: ListQuery<'/v1/broadcasts/{broadcastId}/deliveries'>, o?: O) =>
+        t.list('/v1/broadcasts/{broadcastId}/deliveries', [broadcastId], query, o),
+      audience: (broadcastId: string, query?: QueryParams<'/v1/broadcasts/{broadcastId}/audience', 'get'>, o?: O) =>
+        t.call('get', '/v1/broadcasts/{broadcastId}/audience', { path: [broadcastId], query }, o),
+      links: (broadcastId: string, o?: O) =>
+        t.call('get', '/v1/broadcasts/{broadcastId}/links', { path: [broadcastId] }, o),
+      timeline: (broadcastId: string, query?: QueryParams<'/v1/broadcasts/{broadcastId}/timeline', 'get'>, o?: O) =>
+        t.call('get', '/v1/broadcasts/{broadcastId}/timeline', { path: [broadcastId], query }, o),
     };
 
     this.domains = {
@@ -158,12 +189,16 @@ export class Formcast {
 
     this.webhooks = {
       ...crud(t, '/v1/webhooks', '/v1/webhooks/{webhookId}'),
-      rotateSecret: (webhookId: string, o?: O) => t.call('post', '/v1/webhooks/{webhookId}/rotate-secret', { path: [webhookId] }, o),
+      rotateSecret: (webhookId: string, o?: O) =>
+        t.call('post', '/v1/webhooks/{webhookId}/rotate-secret', { path: [webhookId] }, o),
       /** Sends a `webhook.test` event to the endpoint. */
       test: (webhookId: string, o?: O) => t.call('post', '/v1/webhooks/{webhookId}/test', { path: [webhookId] }, o),
-      deliveries: (webhookId: string, query?: ListQuery<'/v1/webhooks/{webhookId}/deliveries'>, o?: O) => t.list('/v1/webhooks/{webhookId}/deliveries', [webhookId], query, o),
-      getDelivery: (webhookId: string, deliveryId: string, o?: O) => t.call('get', '/v1/webhooks/{webhookId}/deliveries/{deliveryId}', { path: [webhookId, deliveryId] }, o),
-      retryDelivery: (webhookId: string, deliveryId: string, o?: O) => t.call('post', '/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry', { path: [webhookId, deliveryId] }, o),
+      deliveries: (webhookId: string, query?: ListQuery<'/v1/webhooks/{webhookId}/deliveries'>, o?: O) =>
+        t.list('/v1/webhooks/{webhookId}/deliveries', [webhookId], query, o),
+      getDelivery: (webhookId: string, deliveryId: string, o?: O) =>
+        t.call('get', '/v1/webhooks/{webhookId}/deliveries/{deliveryId}', { path: [webhookId, deliveryId] }, o),
+      retryDelivery: (webhookId: string, deliveryId: string, o?: O) =>
+        t.call('post', '/v1/webhooks/{webhookId}/deliveries/{deliveryId}/retry', { path: [webhookId, deliveryId] }, o),
       /** Verifies a webhook request and returns its event (the same as the verifyWebhook export). */
       verify: verifyWebhook,
     };
@@ -171,14 +206,20 @@ export class Formcast {
     this.automations = {
       ...crud(t, '/v1/automations', '/v1/automations/{automationId}'),
       /** DRAFT or PAUSED → ACTIVE. */
-      activate: (automationId: string, o?: O) => t.call('post', '/v1/automations/{automationId}/activate', { path: [automationId] }, o),
-      pause: (automationId: string, o?: O) => t.call('post', '/v1/automations/{automationId}/pause', { path: [automationId] }, o),
+      activate: (automationId: string, o?: O) =>
+        t.call('post', '/v1/automations/{automationId}/activate', { path: [automationId] }, o),
+      pause: (automationId: string, o?: O) =>
+        t.call('post', '/v1/automations/{automationId}/pause', { path: [automationId] }, o),
       /** Starts a run for a contact (an `api` trigger). */
-      trigger: (automationId: string, body: RequestBody<'/v1/automations/{automationId}/trigger', 'post'>, o?: O) => t.call('post', '/v1/automations/{automationId}/trigger', { path: [automationId], body }, o),
+      trigger: (automationId: string, body: RequestBody<'/v1/automations/{automationId}/trigger', 'post'>, o?: O) =>
+        t.call('post', '/v1/automations/{automationId}/trigger', { path: [automationId], body }, o),
       /** A dry run for a contact: the steps it would take, with no side effects. */
-      simulate: (automationId: string, body: RequestBody<'/v1/automations/{automationId}/simulate', 'post'>, o?: O) => t.call('post', '/v1/automations/{automationId}/simulate', { path: [automationId], body }, o),
-      runs: (automationId: string, query?: ListQuery<'/v1/automations/{automationId}/runs'>, o?: O) => t.list('/v1/automations/{automationId}/runs', [automationId], query, o),
-      stats: (automationId: string, o?: O) => t.call('get', '/v1/automations/{automationId}/stats', { path: [automationId] }, o),
+      simulate: (automationId: string, body: RequestBody<'/v1/automations/{automationId}/simulate', 'post'>, o?: O) =>
+        t.call('post', '/v1/automations/{automationId}/simulate', { path: [automationId], body }, o),
+      runs: (automationId: string, query?: ListQuery<'/v1/automations/{automationId}/runs'>, o?: O) =>
+        t.list('/v1/automations/{automationId}/runs', [automationId], query, o),
+      stats: (automationId: string, o?: O) =>
+        t.call('get', '/v1/automations/{automationId}/stats', { path: [automationId] }, o),
     };
 
     this.inbound = {
@@ -188,25 +229,29 @@ export class Formcast {
     this.users = {
       list: (query?: ListQuery<'/v1/users'>, o?: O) => t.list('/v1/users', [], query, o),
       get: (userId: string, o?: O) => t.call('get', '/v1/users/{userId}', { path: [userId] }, o),
-      update: (userId: string, body: RequestBody<'/v1/users/{userId}', 'put'>, o?: O) => t.call('put', '/v1/users/{userId}', { path: [userId], body }, o),
+      update: (userId: string, body: RequestBody<'/v1/users/{userId}', 'put'>, o?: O) =>
+        t.call('put', '/v1/users/{userId}', { path: [userId], body }, o),
       delete: (userId: string, o?: O) => t.call('delete', '/v1/users/{userId}', { path: [userId] }, o),
     };
 
     this.invitations = {
       create: (body: RequestBody<'/v1/invitations', 'post'>, o?: O) => t.call('post', '/v1/invitations', { body }, o),
       list: (query?: ListQuery<'/v1/invitations'>, o?: O) => t.list('/v1/invitations', [], query, o),
-      delete: (invitationId: string, o?: O) => t.call('delete', '/v1/invitations/{invitationId}', { path: [invitationId] }, o),
+      delete: (invitationId: string, o?: O) =>
+        t.call('delete', '/v1/invitations/{invitationId}', { path: [invitationId] }, o),
     };
 
     this.session = {
       get: (o?: O) => t.call('get', '/v1/session', {}, o),
       listSessions: (o?: O) => t.call('get', '/v1/session/sessions', {}, o),
-      deleteSession: (sessionId: string, o?: O) => t.call('delete', '/v1/session/sessions/{sessionId}', { path: [sessionId] }, o),
+      deleteSession: (sessionId: string, o?: O) =>
+        t.call('delete', '/v1/session/sessions/{sessionId}', { path: [sessionId] }, o),
     };
 
     this.stats = {
       /** New contacts per hour over the last days. */
-      contacts: (query?: QueryParams<'/v1/stats/contacts', 'get'>, o?: O) => t.call('get', '/v1/stats/contacts', { query }, o),
+      contacts: (query?: QueryParams<'/v1/stats/contacts', 'get'>, o?: O) =>
+        t.call('get', '/v1/stats/contacts', { query }, o),
     };
   }
 

@@ -33,7 +33,10 @@ export class FormcastError extends Error {
     retryAfter?: number;
     cause?: unknown;
   }) {
-    super(init.detail ? `${init.title}: ${init.detail}` : init.title, init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      init.detail ? `${init.title}: ${init.detail}` : init.title,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     const problem = init.problem as (Problem & Record<string, unknown>) | undefined;
     // The problem's own members first: the declared fields below take precedence over same-named extras.
     if (problem) {
@@ -56,8 +59,22 @@ export class FormcastError extends Error {
     const requestId = res.headers.get('x-request-id') ?? undefined;
     if (body && typeof body === 'object' && typeof (body as { code?: unknown }).code === 'string') {
       const p = body as Problem & { code: string; title?: string; detail?: string };
-      return new FormcastError({ status: res.status, code: p.code, title: p.title ?? res.statusText, detail: p.detail, problem: p, requestId, retryAfter });
+      return new FormcastError({
+        status: res.status,
+        code: p.code,
+        title: p.title ?? res.statusText,
+        detail: p.detail,
+        problem: p,
+        requestId,
+        retryAfter,
+      });
     }
-    return new FormcastError({ status: res.status, code: `http_${res.status}`, title: res.statusText || `HTTP ${res.status}`, requestId, retryAfter });
+    return new FormcastError({
+      status: res.status,
+      code: `http_${res.status}`,
+      title: res.statusText || `HTTP ${res.status}`,
+      requestId,
+      retryAfter,
+    });
   }
 }

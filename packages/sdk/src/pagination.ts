@@ -10,7 +10,10 @@ export interface Page<T> {
  * `page(cursor?)` reads one, `toArray(max?)` collects.
  */
 export class PageIterator<T> implements AsyncIterable<T> {
-  constructor(private readonly fetchPage: (cursor: string | undefined) => Promise<Page<T>>, private readonly startCursor?: string) {}
+  constructor(
+    private readonly fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
+    private readonly startCursor?: string,
+  ) {}
 
   /** One page: the first, or the one `cursor` (a page's `nextCursor`) names. */
   page(cursor: string | undefined = this.startCursor): Promise<Page<T>> {

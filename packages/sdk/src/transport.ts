@@ -46,18 +46,19 @@ export interface CallArgs {
 const env = (name: string): string | undefined =>
   (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name] || undefined;
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve, reject) => {
-  if (signal?.aborted) return reject(signal.reason);
-  const timer = setTimeout(() => {
-    signal?.removeEventListener('abort', onAbort);
-    resolve();
-  }, ms);
-  const onAbort = () => {
-    clearTimeout(timer);
-    reject(signal!.reason);
-  };
-  signal?.addEventListener('abort', onAbort, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 
 /** `Retry-After` in seconds (delta-seconds or an HTTP date), or undefined. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
@@ -94,15 +95,28 @@ export class Transport {
   }
 
   /** `method path` with its arguments; typed by the API document. */
-  call<M extends HttpMethod, P extends PathsWith<M>>(method: M, path: P, args: CallArgs = {}, opts: RequestOptions = {}): Promise<ResponseBody<P, M>> {
+  call<M extends HttpMethod, P extends PathsWith<M>>(
+    method: M,
+    path: P,
+    args: CallArgs = {},
+    opts: RequestOptions = {},
+  ): Promise<ResponseBody<P, M>> {
     return this.send(method, path, args, opts) as Promise<ResponseBody<P, M>>;
   }
 
   /** A cursor-paginated list as an async iterator. */
-  list<P extends ListPaths & PathsWith<'get'>>(path: P, pathArgs: readonly string[], query: ListQuery<P> | undefined, opts: RequestOptions = {}): PageIterator<ListItem<P>> {
+  list<P extends ListPaths & PathsWith<'get'>>(
+    path: P,
+    pathArgs: readonly string[],
+    query: ListQuery<P> | undefined,
+    opts: RequestOptions = {},
+  ): PageIterator<ListItem<P>> {
     const { cursor, ...filters } = (query ?? {}) as { cursor?: string };
     return new PageIterator<ListItem<P>>(
-      (next) => this.send('get', path, { path: pathArgs, query: { ...filters, cursor: next } }, opts) as Promise<Page<ListItem<P>>>,
+      (next) =>
+        this.send('get', path, { path: pathArgs, query: { ...filters, cursor: next } }, opts) as Promise<
+          Page<ListItem<P>>
+        >,
       cursor,
     );
   }
@@ -127,7 +141,12 @@ export class Transport {
 
   private async send(method: HttpMethod, path: string, args: CallArgs, opts: RequestOptions): Promise<unknown> {
     const url = this.url(path, args);
-    const headers: Record<string, string> = { accept: 'application/json, application/problem+json', ...this.headers, ...opts.headers, authorization: `Bearer ${this.apiKey}` };
+    const headers: Record<string, string> = {
+      accept: 'application/json, application/problem+json',
+      ...this.headers,
+      ...opts.headers,
+      authorization: `Bearer ${this.apiKey}`,
+    };
     let body: string | Uint8Array | Blob | undefined;
     if (args.raw) {
       body = args.raw.body;
@@ -136,7 +155,11 @@ export class Transport {
       body = JSON.stringify(args.body);
       headers['content-type'] = 'application/json';
     }
-    if (method === 'post' && opts.idempotencyKey !== null && !Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key')) {
+    if (
+      method === 'post' &&
+      opts.idempotencyKey !== null &&
+      !Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key')
+    ) {
       headers['idempotency-key'] = opts.idempotencyKey ?? randomKey();
     }
     const maxRetries = opts.maxRetries ?? this.maxRetries;
@@ -151,7 +174,11 @@ export class Transport {
       const retryAfter = parseRetryAfter(res.headers.get('retry-after'));
       // A 429 was refused before anything was done. A 503 may come after a write was made: a POST is sent again
       // only with an Idempotency-Key (the server answers a replay with the first answer), never without one.
-      const safe = res.status === 429 || method !== 'post' || headers['idempotency-key'] !== undefined || Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key');
+      const safe =
+        res.status === 429 ||
+        method !== 'post' ||
+        headers['idempotency-key'] !== undefined ||
+        Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key');
       if ((res.status === 429 || res.status === 503) && safe && attempt < maxRetries) {
         // Retry-After when given, else 0.5 s, 1 s, 2 s, …; never longer than maxRetryDelayMs.
         const delay = retryAfter !== undefined ? retryAfter * 1000 : 500 * 2 ** attempt;
@@ -172,10 +199,21 @@ export class Transport {
     }
   }
 
-  private async attempt(url: string, method: HttpMethod, headers: Record<string, string>, body: string | Uint8Array | Blob | undefined, signal: AbortSignal | undefined): Promise<Response> {
+  private async attempt(
+    url: string,
+    method: HttpMethod,
+    headers: Record<string, string>,
+    body: string | Uint8Array | Blob | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Response> {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     try {
-      return await this.fetchImpl(url, { method: method.toUpperCase(), headers, body: body as BodyInit | undefined, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      return await this.fetchImpl(url, {
+        method: method.toUpperCase(),
+        headers,
+        body: body as BodyInit | undefined,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
     } catch (err) {
       if (signal?.aborted) throw err;
       const timedOut = timeout.aborted;
@@ -183,7 +221,9 @@ export class Transport {
         status: 0,
         code: timedOut ? 'timeout' : 'connection_failed',
         title: timedOut ? 'Request timed out' : 'Could not reach the Formcast service',
-        detail: timedOut ? `no answer from ${method.toUpperCase()} ${url} within ${this.timeoutMs} ms` : `${method.toUpperCase()} ${url}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
+        detail: timedOut
+          ? `no answer from ${method.toUpperCase()} ${url} within ${this.timeoutMs} ms`
+          : `${method.toUpperCase()} ${url}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
         cause: err,
       });
     }

@@ -18,8 +18,10 @@ export type Operation<P extends keyof paths, M extends HttpMethod> = NonNullable
 
 /** The JSON request body of `M P`. */
 export type RequestBody<P extends keyof paths, M extends HttpMethod> =
-  Operation<P, M> extends { requestBody: { content: { 'application/json': infer B } } } ? B
-    : Operation<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B
+  Operation<P, M> extends { requestBody: { content: { 'application/json': infer B } } }
+    ? B
+    : Operation<P, M> extends { requestBody?: { content: { 'application/json': infer B } } }
+      ? B
       : never;
 
 /** The query parameters of `M P`. */
@@ -27,7 +29,11 @@ export type QueryParams<P extends keyof paths, M extends HttpMethod> =
   Operation<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 
 type SuccessJson<R> = {
-  [S in keyof R]: S extends 200 | 201 | 202 ? R[S] extends { content: { 'application/json': infer J } } ? J : never : never;
+  [S in keyof R]: S extends 200 | 201 | 202
+    ? R[S] extends { content: { 'application/json': infer J } }
+      ? J
+      : never
+    : never;
 }[keyof R];
 
 /** What a successful `M P` returns (`void` for a 204). */

@@ -23,7 +23,7 @@ export class WebhookVerificationFailed extends Error {
 function header(headers: HeadersLike, name: string): string {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? '';
   for (const [k, v] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
-    if (k.toLowerCase() === name) return Array.isArray(v) ? v.join(' ') : v ?? '';
+    if (k.toLowerCase() === name) return Array.isArray(v) ? v.join(' ') : (v ?? '');
   }
   return '';
 }
@@ -34,9 +34,17 @@ function header(headers: HeadersLike, name: string): string {
  * minutes) and returns the parsed event. `payload` must be the raw body, byte for byte: verify before parsing.
  * During a secret rotation pass both secrets (the new one first). Throws WebhookVerificationFailed.
  */
-export function verifyWebhook<T = Record<string, unknown>>(payload: string | Uint8Array, headers: HeadersLike, secret: string | readonly string[]): WebhookEvent<T> {
+export function verifyWebhook<T = Record<string, unknown>>(
+  payload: string | Uint8Array,
+  headers: HeadersLike,
+  secret: string | readonly string[],
+): WebhookEvent<T> {
   const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
-  const h = { 'webhook-id': header(headers, 'webhook-id'), 'webhook-timestamp': header(headers, 'webhook-timestamp'), 'webhook-signature': header(headers, 'webhook-signature') };
+  const h = {
+    'webhook-id': header(headers, 'webhook-id'),
+    'webhook-timestamp': header(headers, 'webhook-timestamp'),
+    'webhook-signature': header(headers, 'webhook-signature'),
+  };
   const secrets = typeof secret === 'string' ? [secret] : secret;
   if (!secrets.length) throw new TypeError('verifyWebhook: a secret is needed');
   let last: unknown;

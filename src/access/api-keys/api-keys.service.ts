@@ -8,7 +8,6 @@ import { grants, isScope, type Scope } from '../../http/scopes.js';
 import type { AuthContext } from '../../http/types.js';
 import { VerifiedKeyCache, type CachedKey, type KeyCacheOptions } from './key-cache.js';
 
-
 export interface CreatedApiKey {
   id: string;
   name: string;
@@ -50,22 +49,45 @@ export class ApiKeysService {
   /** Keys verified lately, trusted while no revocation may have happened (see VerifiedKeyCache). */
   private readonly cache: VerifiedKeyCache<VerifiedKey>;
 
-  constructor(private readonly db: Db, cache: KeyCacheOptions = {}) {
+  constructor(
+    private readonly db: Db,
+    cache: KeyCacheOptions = {},
+  ) {
     this.cache = new VerifiedKeyCache<VerifiedKey>(() => repo.getAuthVersion(db.kysely), cache);
   }
 
-  async create(workspaceId: string, input: { name: string; scopes: string[] }, grantor?: readonly string[]): Promise<CreatedApiKey> {
+  async create(
+    workspaceId: string,
+    input: { name: string; scopes: string[] },
+    grantor?: readonly string[],
+  ): Promise<CreatedApiKey> {
     const unknown = input.scopes.filter((s) => !isScope(s));
-    if (unknown.length) throw validationFailed(unknown.map((s) => ({ path: `/scopes/${input.scopes.indexOf(s)}`, message: `unknown scope "${s}"` })));
+    if (unknown.length)
+      throw validationFailed(
+        unknown.map((s) => ({ path: `/scopes/${input.scopes.indexOf(s)}`, message: `unknown scope "${s}"` })),
+      );
     if (grantor) {
       const beyond = input.scopes.filter((s) => !grants(grantor, s as Scope));
-      if (beyond.length) throw validationFailed(beyond.map((s) => ({ path: `/scopes/${input.scopes.indexOf(s)}`, message: `cannot grant "${s}", which the calling key does not hold` })));
+      if (beyond.length)
+        throw validationFailed(
+          beyond.map((s) => ({
+            path: `/scopes/${input.scopes.indexOf(s)}`,
+            message: `cannot grant "${s}", which the calling key does not hold`,
+          })),
+        );
     }
     const scopes = [...new Set(input.scopes)];
     const id = newId('key');
     const secret = crypto.randomBytes(32).toString('base64url');
     const createdAt = nowIso();
-    await repo.insertApiKey(this.db.kysely, { id, workspaceId, name: input.name, scopes, keyHash: hashSecret(secret).toString('hex'), createdAt });
+    await repo.insertApiKey(this.db.kysely, {
+      id,
+      workspaceId,
+      name: input.name,
+      scopes,
+      keyHash: hashSecret(secret).toString('hex'),
+      createdAt,
+    });
     return { id, name: input.name, scopes, key: `fc_${id.slice(4)}_${secret}`, createdAt };
   }
 
@@ -84,7 +106,10 @@ export class ApiKeysService {
       const key = await repo.getApiKey(trx, workspaceId, id);
       if (!key) throw notFound('API key');
       if (!key.revokedAt && key.scopes.includes('admin') && (await repo.countActiveAdminKeys(trx, workspaceId)) <= 1) {
-        throw conflict('last_admin_key', `${id} is the last active API key with the admin scope of the workspace: create another admin key first, then revoke this one`);
+        throw conflict(
+          'last_admin_key',
+          `${id} is the last active API key with the admin scope of the workspace: create another admin key first, then revoke this one`,
+        );
       }
       await repo.revokeApiKey(trx, workspaceId, id, nowIso());
     });
@@ -128,7 +153,11 @@ export class ApiKeysService {
     const equal = stored.length === presented.length && crypto.timingSafeEqual(presented, stored);
     if (!row || !equal) throw unauthorized('the API key is not valid');
     if (row.revokedAt) throw unauthorized('the API key has been revoked');
-    const auth: AuthContext = Object.freeze({ workspaceId: row.workspaceId, keyId: row.id, scopes: Object.freeze(row.scopes) as string[] });
+    const auth: AuthContext = Object.freeze({
+      workspaceId: row.workspaceId,
+      keyId: row.id,
+      scopes: Object.freeze(row.scopes) as string[],
+    });
     const key: VerifiedKey = { id: row.id, keyHash: stored, auth };
     this.cache.add(key, generation);
     return this.authenticated(key);

@@ -47,7 +47,10 @@ export class VerifiedKeyCache<K extends CachedKey = CachedKey> {
   private checkedAt = -Infinity;
   private pending: { startedAt: number; done: Promise<void> } | undefined;
 
-  constructor(private readonly readVersion: () => Promise<number>, options: KeyCacheOptions = {}) {
+  constructor(
+    private readonly readVersion: () => Promise<number>,
+    options: KeyCacheOptions = {},
+  ) {
     this.maxEntries = options.maxEntries ?? DEFAULT_KEY_CACHE.maxEntries;
     this.recheckMs = options.recheckMs ?? DEFAULT_KEY_CACHE.recheckMs;
     this.now = options.now ?? (() => performance.now());
@@ -69,15 +72,17 @@ export class VerifiedKeyCache<K extends CachedKey = CachedKey> {
     // A read under way that began recently enough will do; an older one is not enough for this request.
     if (this.pending && now - this.pending.startedAt <= this.recheckMs) return this.pending.done;
     const startedAt = now;
-    const done = this.readVersion().then((version) => {
-      // Reads may finish out of order; only a later-begun one counts.
-      if (startedAt <= this.checkedAt) return;
-      if (version !== this.version) this.clear();
-      this.version = version;
-      this.checkedAt = startedAt;
-    }).finally(() => {
-      if (this.pending?.done === done) this.pending = undefined;
-    });
+    const done = this.readVersion()
+      .then((version) => {
+        // Reads may finish out of order; only a later-begun one counts.
+        if (startedAt <= this.checkedAt) return;
+        if (version !== this.version) this.clear();
+        this.version = version;
+        this.checkedAt = startedAt;
+      })
+      .finally(() => {
+        if (this.pending?.done === done) this.pending = undefined;
+      });
     this.pending = { startedAt, done };
     return done;
   }

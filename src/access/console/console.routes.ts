@@ -62,7 +62,12 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleOptions):
   const assets = path.join(dir, 'assets');
 
   const notFound = (reply: FastifyReply) =>
-    reply.code(404).type('text/plain; charset=utf-8').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').send('Not found');
+    reply
+      .code(404)
+      .type('text/plain; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff')
+      .send('Not found');
 
   app.get('/app/assets/*', { schema: { hide: true } }, async (req, reply) => {
     const name = (req.params as { '*': string })['*'];
@@ -88,7 +93,10 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleOptions):
         const packed = `${file}.${encoding === 'br' ? 'br' : 'gz'}`;
         const packedStat = await fs.promises.stat(packed).catch(() => null);
         if (packedStat?.isFile()) {
-          return reply.header('content-encoding', encoding).header('content-length', packedStat.size).send(fs.createReadStream(packed));
+          return reply
+            .header('content-encoding', encoding)
+            .header('content-length', packedStat.size)
+            .send(fs.createReadStream(packed));
         }
       }
     }
@@ -100,10 +108,14 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleOptions):
     try {
       html = await fs.promises.readFile(path.join(dir, 'index.html'), 'utf8');
     } catch {
-      return sendPage(reply, 503, 'Console not built',
-        '<h1>The console is not built</h1><p>This server has no built web console. Run <code>npm run build:console</code> '
-        + '(or <code>npm install</code>, which builds it) in the Formcast directory, then reload this page.</p>'
-        + '<p>The API works without it: see <a href="/docs">/docs</a>.</p>');
+      return sendPage(
+        reply,
+        503,
+        'Console not built',
+        '<h1>The console is not built</h1><p>This server has no built web console. Run <code>npm run build:console</code> ' +
+          '(or <code>npm install</code>, which builds it) in the Formcast directory, then reload this page.</p>' +
+          '<p>The API works without it: see <a href="/docs">/docs</a>.</p>',
+      );
     }
     const nonce = randomBytes(18).toString('base64');
     reply

@@ -17,7 +17,10 @@ export class FailureLimiter {
       const oldest = list[list.length - limit]!;
       return Math.max(1, Math.ceil((oldest + this.opts.windowMs - now) / 1000));
     };
-    return Math.max(wait(this.recent(this.byKey, key, now), this.opts.perKey), wait(this.recent(this.byIp, ip, now), this.opts.perIp));
+    return Math.max(
+      wait(this.recent(this.byKey, key, now), this.opts.perKey),
+      wait(this.recent(this.byIp, ip, now), this.opts.perIp),
+    );
   }
 
   fail(key: string, ip: string, now = Date.now()): void {
@@ -97,8 +100,14 @@ export interface LoginLimits {
 }
 
 export const LOGIN_LIMITS: LoginLimits = {
-  perAccountIp: 5, perIp: 20, perDevice: 5, windowMs: 15 * 60_000,
-  accountFree: 10, accountWindowMs: 24 * 3600_000, accountBaseMs: 30_000, accountMaxMs: 15 * 60_000,
+  perAccountIp: 5,
+  perIp: 20,
+  perDevice: 5,
+  windowMs: 15 * 60_000,
+  accountFree: 10,
+  accountWindowMs: 24 * 3600_000,
+  accountBaseMs: 30_000,
+  accountMaxMs: 15 * 60_000,
 };
 
 /**
@@ -112,8 +121,12 @@ export function ipKey(ip: string): string {
   const [head = '', tail] = ip.split('::') as [string, string | undefined];
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
-  return `${groups.slice(0, 4).map((g) => (parseInt(g, 16) || 0).toString(16)).join(':')}::/64`;
+  const groups =
+    tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (parseInt(g, 16) || 0).toString(16))
+    .join(':')}::/64`;
 }
 
 /**
@@ -147,13 +160,16 @@ export class LoginLimiter {
   retryAfter(account: string, ip: string, trust: LoginTrust, now = Date.now()): number {
     const l = this.limits;
     const seconds = (ms: number) => (ms > 0 ? Math.max(1, Math.ceil(ms / 1000)) : 0);
-    if (trust.kind === 'device') return seconds(this.windowWait(this.devices, `${account}\n${trust.device}`, l.perDevice, now));
+    if (trust.kind === 'device')
+      return seconds(this.windowWait(this.devices, `${account}\n${trust.device}`, l.perDevice, now));
     const net = ipKey(ip);
-    return seconds(Math.max(
-      this.windowWait(this.pairs, `${account}\n${net}`, l.perAccountIp, now),
-      this.windowWait(this.ips, net, l.perIp, now),
-      trust.kind === 'ip' ? 0 : this.accountWaitMs(account, now),
-    ));
+    return seconds(
+      Math.max(
+        this.windowWait(this.pairs, `${account}\n${net}`, l.perAccountIp, now),
+        this.windowWait(this.ips, net, l.perIp, now),
+        trust.kind === 'ip' ? 0 : this.accountWaitMs(account, now),
+      ),
+    );
   }
 
   /** Counts the attempt (unless it must wait); `cleared()` takes it back when the password was right. */

@@ -42,7 +42,9 @@ export async function verifyPassword(stored: string | null, password: string): P
   if (password.length > PASSWORD_MAX * 4) return false;
   if (!stored) {
     dummy ??= argon2().hash('formcast-dummy-password', OPTIONS);
-    await argon2().verify(await dummy, password).catch(() => false);
+    await argon2()
+      .verify(await dummy, password)
+      .catch(() => false);
     return false;
   }
   try {

@@ -7,7 +7,13 @@ export function isRole(value: unknown): value is Role {
   return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
 }
 
-const VIEWER: (Scope | InternalScope)[] = ['read:forms', 'read:broadcasts', 'read:contacts', 'read:domains', 'read:webhooks'];
+const VIEWER: (Scope | InternalScope)[] = [
+  'read:forms',
+  'read:broadcasts',
+  'read:contacts',
+  'read:domains',
+  'read:webhooks',
+];
 const EDITOR: (Scope | InternalScope)[] = [...VIEWER, 'write:forms', 'write:contacts', 'write:broadcasts'];
 const ADMIN: (Scope | InternalScope)[] = [...EDITOR, 'write:domains', 'write:webhooks', 'manage:keys', 'manage:people'];
 

@@ -91,7 +91,10 @@ export class SessionsService {
   readonly cookieName: string;
   readonly deviceCookieName: string;
 
-  constructor(private readonly db: Db, publicUrl: string) {
+  constructor(
+    private readonly db: Db,
+    publicUrl: string,
+  ) {
     this.secure = cookieIsSecure(publicUrl);
     this.cookieName = cookieName(SESSION_COOKIE, this.secure);
     this.deviceCookieName = cookieName(DEVICE_COOKIE, this.secure);
@@ -100,7 +103,9 @@ export class SessionsService {
   /** Set-Cookie for a session token (30 days, sliding) or, with null, the header that clears the cookie. */
   cookie(token: string | null): string {
     const flags = `Path=/; HttpOnly; SameSite=Lax${this.secure ? '; Secure' : ''}`;
-    return token ? `${this.cookieName}=${token}; Max-Age=${SESSION_TTL_MS / 1000}; ${flags}` : `${this.cookieName}=; Max-Age=0; ${flags}`;
+    return token
+      ? `${this.cookieName}=${token}; Max-Age=${SESSION_TTL_MS / 1000}; ${flags}`
+      : `${this.cookieName}=; Max-Age=0; ${flags}`;
   }
 
   /** Set-Cookie for the known-device cookie (a year; sent only by this site's own pages: SameSite=Strict). */
@@ -119,7 +124,10 @@ export class SessionsService {
    * replaces the real one. With `accept`, the first live session it accepts (a write's CSRF token names its own
    * session); `live` says whether any session was live at all.
    */
-  async fromCookies(header: string | undefined, accept: (auth: SessionAuth) => boolean = () => true): Promise<{ found: { auth: SessionAuth; refreshed: boolean; token: string } | null; live: boolean }> {
+  async fromCookies(
+    header: string | undefined,
+    accept: (auth: SessionAuth) => boolean = () => true,
+  ): Promise<{ found: { auth: SessionAuth; refreshed: boolean; token: string } | null; live: boolean }> {
     const tokens = [...new Set(readCookies(header, this.cookieName))].filter(isToken).slice(0, MAX_SESSION_COOKIES);
     let live = false;
     for (const token of tokens) {
@@ -131,14 +139,24 @@ export class SessionsService {
     return { found: null, live };
   }
 
-  async create(user: { id: string; workspaceId: string }, meta: { ip: string | null; userAgent: string | null }): Promise<{ token: string; id: string; csrfToken: string }> {
+  async create(
+    user: { id: string; workspaceId: string },
+    meta: { ip: string | null; userAgent: string | null },
+  ): Promise<{ token: string; id: string; csrfToken: string }> {
     const token = newToken();
     const csrfToken = crypto.randomBytes(32).toString('base64url');
     const now = Date.now();
     const id = newId('ses');
     await repo.insertSession(this.db.kysely, {
-      id, workspaceId: user.workspaceId, userId: user.id, tokenHash: sha256(token), csrfToken, at: new Date(now).toISOString(),
-      expiresAt: new Date(now + SESSION_TTL_MS).toISOString(), ip: meta.ip, userAgent: meta.userAgent?.slice(0, 500) ?? null,
+      id,
+      workspaceId: user.workspaceId,
+      userId: user.id,
+      tokenHash: sha256(token),
+      csrfToken,
+      at: new Date(now).toISOString(),
+      expiresAt: new Date(now + SESSION_TTL_MS).toISOString(),
+      ip: meta.ip,
+      userAgent: meta.userAgent?.slice(0, 500) ?? null,
     });
     return { token, id, csrfToken };
   }
@@ -158,8 +176,14 @@ export class SessionsService {
     }
     return {
       auth: {
-        workspaceId: row.workspaceId, keyId: null, scopes: scopesOf(row.role), sessionId: row.id, userId: row.userId, role: row.role,
-        csrfToken: row.csrfToken, expiresAt,
+        workspaceId: row.workspaceId,
+        keyId: null,
+        scopes: scopesOf(row.role),
+        sessionId: row.id,
+        userId: row.userId,
+        role: row.role,
+        csrfToken: row.csrfToken,
+        expiresAt,
       },
       refreshed,
     };
@@ -172,9 +196,15 @@ export class SessionsService {
    */
   async authenticate(req: FastifyRequest, reply: FastifyReply): Promise<SessionAuth> {
     const given = req.headers['x-csrf-token'];
-    const accept = UNSAFE.has(req.method) ? (auth: SessionAuth) => typeof given === 'string' && equalSecrets(given, auth.csrfToken) : undefined;
+    const accept = UNSAFE.has(req.method)
+      ? (auth: SessionAuth) => typeof given === 'string' && equalSecrets(given, auth.csrfToken)
+      : undefined;
     const { found, live } = await this.fromCookies(req.headers.cookie, accept);
-    if (!found && live) throw new DomainError('csrf_failed', 'a console write must carry the session\'s CSRF token in X-CSRF-Token (GET /v1/session returns it)');
+    if (!found && live)
+      throw new DomainError(
+        'csrf_failed',
+        "a console write must carry the session's CSRF token in X-CSRF-Token (GET /v1/session returns it)",
+      );
     if (!found) throw unauthorized('the console session is not valid (signed out, expired or revoked): sign in again');
     if (found.refreshed) reply.header('set-cookie', this.cookie(found.token));
     return found.auth;
@@ -190,11 +220,19 @@ export class SessionsService {
   }
 
   async revoke(workspaceId: string, userId: string, id: string): Promise<void> {
-    if (!(await repo.revokeSession(this.db.kysely, workspaceId, userId, id, new Date().toISOString()))) throw notFound('session');
+    if (!(await repo.revokeSession(this.db.kysely, workspaceId, userId, id, new Date().toISOString())))
+      throw notFound('session');
   }
 
   async revokeByToken(token: string | undefined): Promise<void> {
     const found = await this.resolve(token);
-    if (found) await repo.revokeSession(this.db.kysely, found.auth.workspaceId, found.auth.userId, found.auth.sessionId, new Date().toISOString());
+    if (found)
+      await repo.revokeSession(
+        this.db.kysely,
+        found.auth.workspaceId,
+        found.auth.userId,
+        found.auth.sessionId,
+        new Date().toISOString(),
+      );
   }
 }

@@ -13,9 +13,20 @@ import { getWorkspace } from '../workspaces/workspaces.repository.js';
  * person's address, not a contact's). Without a mailer or a verified domain nothing is sent (false).
  */
 export class ConsoleMail {
-  constructor(private readonly db: Db, private readonly mailer: Mailer | undefined, private readonly secret: Buffer) {}
+  constructor(
+    private readonly db: Db,
+    private readonly mailer: Mailer | undefined,
+    private readonly secret: Buffer,
+  ) {}
 
-  async send(workspaceId: string, id: string, to: string, subject: string, paragraphs: string[], link: { url: string; label: string }): Promise<boolean> {
+  async send(
+    workspaceId: string,
+    id: string,
+    to: string,
+    subject: string,
+    paragraphs: string[],
+    link: { url: string; label: string },
+  ): Promise<boolean> {
     if (!this.mailer) return false;
     const k = this.db.kysely;
     const workspace = await getWorkspace(k, workspaceId);
@@ -23,16 +34,18 @@ export class ConsoleMail {
     const name = workspace.name.replace(/[\r\n]+/g, ' ');
     const configured = workspace.settings.defaultFrom ? parseMailbox(workspace.settings.defaultFrom) : null;
     let from: { name: string; address: string; domain: string } | null = null;
-    if (configured && (await getSigningKey(k, workspaceId, configured.domain, this.secret))) from = { name: configured.name ?? name, address: configured.address, domain: configured.domain };
+    if (configured && (await getSigningKey(k, workspaceId, configured.domain, this.secret)))
+      from = { name: configured.name ?? name, address: configured.address, domain: configured.domain };
     if (!from) {
       const domain = await firstVerifiedDomain(k, workspaceId);
       if (domain) from = { name, address: `no-reply@${domain}`, domain };
     }
     if (!from) return false;
     const key = await getSigningKey(k, workspaceId, from.domain, this.secret);
-    const html = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head><body>`
-      + paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('')
-      + `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a></p></body></html>\n`;
+    const html =
+      `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head><body>` +
+      paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('') +
+      `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a></p></body></html>\n`;
     await this.mailer.send({
       from: { name: from.name, address: from.address },
       to,

@@ -15,13 +15,22 @@ import type { Meta, UsersService } from './users.service.js';
  */
 type Body = Record<string, unknown>;
 
-const TOKEN = { type: 'object', properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } }, required: ['token'] } as const;
+const TOKEN = {
+  type: 'object',
+  properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } },
+  required: ['token'],
+} as const;
 
 /** A `next` address to go to after signing in: a path of the console on this origin, or /app. Never elsewhere. */
 export function safeNext(next: unknown): string {
   if (typeof next !== 'string' || next.length > 2000 || !next.startsWith('/app')) return '/app';
   // No protocol-relative (//host), no backslashes browsers turn into slashes, no control characters.
-  if (next.includes('\\') || [...next].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f) || next.startsWith('//')) return '/app';
+  if (
+    next.includes('\\') ||
+    [...next].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f) ||
+    next.startsWith('//')
+  )
+    return '/app';
   let url: URL;
   try {
     url = new URL(next, 'http://formcast.invalid');
@@ -37,15 +46,27 @@ const field = (body: Body, name: string): string => {
   return typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '';
 };
 
-const isJson = (req: FastifyRequest) => (req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json');
+const isJson = (req: FastifyRequest) =>
+  (req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json');
 
 function meta(req: FastifyRequest): Meta {
   const ua = req.headers['user-agent'];
   return { ip: req.ip ?? null, userAgent: typeof ua === 'string' ? ua : null };
 }
 
-function notice(reply: FastifyReply, status: number, title: string, text: string, link?: { href: string; label: string }): FastifyReply {
-  return sendPage(reply, status, title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>${link ? `<p><a href="${escapeHtml(link.href)}">${escapeHtml(link.label)}</a></p>` : ''}`);
+function notice(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  text: string,
+  link?: { href: string; label: string },
+): FastifyReply {
+  return sendPage(
+    reply,
+    status,
+    title,
+    `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>${link ? `<p><a href="${escapeHtml(link.href)}">${escapeHtml(link.label)}</a></p>` : ''}`,
+  );
 }
 
 const errorLine = (error?: string) => (error ? `<p class="fc-error" role="alert">${escapeHtml(error)}</p>` : '');
@@ -55,7 +76,11 @@ function passwordInput(label: string, autocomplete: 'current-password' | 'new-pa
   return `<div class="fc-field"><label for="password">${escapeHtml(label)}</label><input id="password" name="password" type="password" required autocomplete="${autocomplete}"${rules}></div>`;
 }
 
-function loginPage(reply: FastifyReply, status: number, opts: { email?: string; next: string; error?: string; workspaces?: { id: string; name: string }[] }): FastifyReply {
+function loginPage(
+  reply: FastifyReply,
+  status: number,
+  opts: { email?: string; next: string; error?: string; workspaces?: { id: string; name: string }[] },
+): FastifyReply {
   const choose = opts.workspaces?.length
     ? `<div class="fc-field"><label for="workspace">Workspace</label><select id="workspace" name="workspace" required>${opts.workspaces.map((w) => `<option value="${escapeHtml(w.id)}">${escapeHtml(w.name)}</option>`).join('')}</select></div>`
     : '';
@@ -70,7 +95,11 @@ ${choose}<button type="submit">Sign in</button>
   return sendPage(reply, status, 'Sign in', body);
 }
 
-function newPasswordPage(reply: FastifyReply, status: number, opts: { title: string; intro: string; action: string; withName: boolean; error?: string; name?: string }): FastifyReply {
+function newPasswordPage(
+  reply: FastifyReply,
+  status: number,
+  opts: { title: string; intro: string; action: string; withName: boolean; error?: string; name?: string },
+): FastifyReply {
   const name = opts.withName
     ? `<div class="fc-field"><label for="name">Your name</label><input id="name" name="name" type="text" maxlength="200" autocomplete="name" value="${escapeHtml(opts.name ?? '')}"></div>`
     : '';
@@ -82,20 +111,38 @@ ${name}${passwordInput(`Password (at least ${PASSWORD_MIN} characters)`, 'new-pa
   return sendPage(reply, status, opts.title, body);
 }
 
-function linkGone(reply: FastifyReply, state: 'used' | 'expired' | 'unknown', kind: 'invitation' | 'reset'): FastifyReply {
-  if (state === 'unknown') return notice(reply, 404, 'This link is not valid', 'It may be mistyped, or it was replaced by a newer one.', { href: '/app/login', label: 'Sign in' });
+function linkGone(
+  reply: FastifyReply,
+  state: 'used' | 'expired' | 'unknown',
+  kind: 'invitation' | 'reset',
+): FastifyReply {
+  if (state === 'unknown')
+    return notice(reply, 404, 'This link is not valid', 'It may be mistyped, or it was replaced by a newer one.', {
+      href: '/app/login',
+      label: 'Sign in',
+    });
   const what = kind === 'invitation' ? 'invitation' : 'password reset link';
   const again = kind === 'invitation' ? 'Ask for a new invitation.' : 'Ask for a new link.';
   const title = state === 'expired' ? `This ${what} has expired` : `This ${what} was used already`;
-  return notice(reply, 410, title, state === 'expired' ? again : `Each link works once. ${again}`,
-    kind === 'invitation' ? { href: '/app/login', label: 'Sign in' } : { href: '/app/reset', label: 'Reset your password' });
+  return notice(
+    reply,
+    410,
+    title,
+    state === 'expired' ? again : `Each link works once. ${again}`,
+    kind === 'invitation'
+      ? { href: '/app/login', label: 'Sign in' }
+      : { href: '/app/reset', label: 'Reset your password' },
+  );
 }
 
-export async function usersPages(app: FastifyInstance, opts: { users: UsersService; sessions: SessionsService }): Promise<void> {
+export async function usersPages(
+  app: FastifyInstance,
+  opts: { users: UsersService; sessions: SessionsService },
+): Promise<void> {
   const { users, sessions } = opts;
   registerBodyParsers(app, { form: { bodyLimit: 64 * 1024 } });
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
-    const status = err instanceof DomainError ? err.status : err.validation ? 404 : err.statusCode ?? 500;
+    const status = err instanceof DomainError ? err.status : err.validation ? 404 : (err.statusCode ?? 500);
     if (isJson(req) && err instanceof DomainError) return sendProblem(req, reply, err);
     if (status === 404) return notice(reply, 404, 'This link is not valid', 'It may be mistyped or too old.');
     if (status < 500) return notice(reply, status, 'Bad request', 'The request could not be read.');
@@ -120,7 +167,13 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
         foreign = true;
       }
     }
-    if (foreign) return notice(reply, 403, 'Not from this site', 'This form can only be sent from the Formcast page it belongs to.');
+    if (foreign)
+      return notice(
+        reply,
+        403,
+        'Not from this site',
+        'This form can only be sent from the Formcast page it belongs to.',
+      );
   });
 
   // The session, and the known-device cookie that lets this browser sign in while the account is held (docs/console.md).
@@ -137,75 +190,162 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
     return loginPage(reply, 200, { next });
   });
 
-  app.post<{ Body: Body | undefined }>('/app/login', {
-    schema: { ...page },
-  }, async (req, reply) => {
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
-    const email = field(body, 'email');
-    const password = field(body, 'password');
-    const workspace = field(body, 'workspace') || undefined;
-    const next = safeNext(field(body, 'next'));
-    const json = isJson(req);
-    if (!email || !password) {
-      if (json) throw validationFailed([...(!email ? [{ path: '/email', message: 'is required' }] : []), ...(!password ? [{ path: '/password', message: 'is required' }] : [])]);
-      return loginPage(reply, 422, { email, next, error: 'Enter your email and password.' });
-    }
-    const result = await users.login({ email, password, workspace }, { ...meta(req), devices: sessions.deviceCookies(req.headers.cookie) });
-    switch (result.kind) {
-      case 'ok':
-        return signedIn(reply, result.token, next, result.device);
-      case 'limited': {
-        reply.header('retry-after', String(result.retryAfter));
-        if (json) return sendProblem(req, reply, new DomainError('rate_limited', `too many failed sign-ins; try again in ${result.retryAfter} seconds`));
-        return loginPage(reply, 429, { email, next, error: `Too many failed attempts. Try again in ${Math.ceil(result.retryAfter / 60)} minutes.` });
+  app.post<{ Body: Body | undefined }>(
+    '/app/login',
+    {
+      schema: { ...page },
+    },
+    async (req, reply) => {
+      const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
+      const email = field(body, 'email');
+      const password = field(body, 'password');
+      const workspace = field(body, 'workspace') || undefined;
+      const next = safeNext(field(body, 'next'));
+      const json = isJson(req);
+      if (!email || !password) {
+        if (json)
+          throw validationFailed([
+            ...(!email ? [{ path: '/email', message: 'is required' }] : []),
+            ...(!password ? [{ path: '/password', message: 'is required' }] : []),
+          ]);
+        return loginPage(reply, 422, { email, next, error: 'Enter your email and password.' });
       }
-      case 'choose':
-        if (json) return sendProblem(req, reply, new DomainError('validation_failed', 'the address belongs to several workspaces: name one in `workspace`', { errors: [{ path: '/workspace', message: 'choose one of `workspaces`' }], extra: { workspaces: result.workspaces } }));
-        return loginPage(reply, 200, { email, next, workspaces: result.workspaces, error: 'Your address belongs to several workspaces: choose one and enter your password again.' });
-      case 'failed':
-        if (json) return sendProblem(req, reply, new DomainError('unauthorized', 'the email or the password is wrong'));
-        return loginPage(reply, 401, { email, next, error: 'The email or the password is wrong.' });
-    }
-  });
+      const result = await users.login(
+        { email, password, workspace },
+        { ...meta(req), devices: sessions.deviceCookies(req.headers.cookie) },
+      );
+      switch (result.kind) {
+        case 'ok':
+          return signedIn(reply, result.token, next, result.device);
+        case 'limited': {
+          reply.header('retry-after', String(result.retryAfter));
+          if (json)
+            return sendProblem(
+              req,
+              reply,
+              new DomainError('rate_limited', `too many failed sign-ins; try again in ${result.retryAfter} seconds`),
+            );
+          return loginPage(reply, 429, {
+            email,
+            next,
+            error: `Too many failed attempts. Try again in ${Math.ceil(result.retryAfter / 60)} minutes.`,
+          });
+        }
+        case 'choose':
+          if (json)
+            return sendProblem(
+              req,
+              reply,
+              new DomainError(
+                'validation_failed',
+                'the address belongs to several workspaces: name one in `workspace`',
+                {
+                  errors: [{ path: '/workspace', message: 'choose one of `workspaces`' }],
+                  extra: { workspaces: result.workspaces },
+                },
+              ),
+            );
+          return loginPage(reply, 200, {
+            email,
+            next,
+            workspaces: result.workspaces,
+            error: 'Your address belongs to several workspaces: choose one and enter your password again.',
+          });
+        case 'failed':
+          if (json)
+            return sendProblem(req, reply, new DomainError('unauthorized', 'the email or the password is wrong'));
+          return loginPage(reply, 401, { email, next, error: 'The email or the password is wrong.' });
+      }
+    },
+  );
 
-  app.post<{ Body: Body | undefined }>('/app/logout', {
-    schema: { ...page },
-  }, async (req, reply) => {
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
-    const given = req.headers['x-csrf-token'] ?? field(body, '_csrf');
-    // Of several session cookies (see SessionsService.fromCookies), the one whose CSRF token was sent signs out.
-    const { found, live } = await sessions.fromCookies(req.headers.cookie, (auth) => SessionsService.csrfMatches(given, auth.csrfToken));
-    if (live && !found) {
-      if (isJson(req)) return sendProblem(req, reply, new DomainError('csrf_failed', 'signing out needs the session\'s CSRF token (`_csrf` or X-CSRF-Token)'));
-      return notice(reply, 403, 'Sign-out refused', 'The request did not come from the console. Sign out from the console\'s menu.', { href: '/app', label: 'Back to the console' });
-    }
-    if (found) await sessions.revokeByToken(found.token);
-    return reply.header('set-cookie', sessions.cookie(null)).redirect('/app/login', 303);
-  });
+  app.post<{ Body: Body | undefined }>(
+    '/app/logout',
+    {
+      schema: { ...page },
+    },
+    async (req, reply) => {
+      const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
+      const given = req.headers['x-csrf-token'] ?? field(body, '_csrf');
+      // Of several session cookies (see SessionsService.fromCookies), the one whose CSRF token was sent signs out.
+      const { found, live } = await sessions.fromCookies(req.headers.cookie, (auth) =>
+        SessionsService.csrfMatches(given, auth.csrfToken),
+      );
+      if (live && !found) {
+        if (isJson(req))
+          return sendProblem(
+            req,
+            reply,
+            new DomainError('csrf_failed', "signing out needs the session's CSRF token (`_csrf` or X-CSRF-Token)"),
+          );
+        return notice(
+          reply,
+          403,
+          'Sign-out refused',
+          "The request did not come from the console. Sign out from the console's menu.",
+          { href: '/app', label: 'Back to the console' },
+        );
+      }
+      if (found) await sessions.revokeByToken(found.token);
+      return reply.header('set-cookie', sessions.cookie(null)).redirect('/app/login', 303);
+    },
+  );
 
-  app.get<{ Params: { token: string } }>('/app/invite/:token', { schema: { ...page, params: TOKEN } }, async (req, reply) => {
-    const state = await users.invitation(req.params.token);
-    if (state.state !== 'valid') return linkGone(reply, state.state, 'invitation');
-    const v = state.value;
-    return newPasswordPage(reply, 200, { title: `Join ${v.workspaceName}`, intro: `You are invited as ${v.role}, with the address ${v.email}.`, action: `/app/invite/${req.params.token}`, withName: true });
-  });
+  app.get<{ Params: { token: string } }>(
+    '/app/invite/:token',
+    { schema: { ...page, params: TOKEN } },
+    async (req, reply) => {
+      const state = await users.invitation(req.params.token);
+      if (state.state !== 'valid') return linkGone(reply, state.state, 'invitation');
+      const v = state.value;
+      return newPasswordPage(reply, 200, {
+        title: `Join ${v.workspaceName}`,
+        intro: `You are invited as ${v.role}, with the address ${v.email}.`,
+        action: `/app/invite/${req.params.token}`,
+        withName: true,
+      });
+    },
+  );
 
-  app.post<{ Params: { token: string }; Body: Body | undefined }>('/app/invite/:token', { schema: { ...page, params: TOKEN } }, async (req, reply) => {
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
-    const state = await users.invitation(req.params.token);
-    if (state.state !== 'valid') return linkGone(reply, state.state, 'invitation');
-    const problem = passwordProblem(field(body, 'password'));
-    const v = state.value;
-    if (problem) return newPasswordPage(reply, 422, { title: `Join ${v.workspaceName}`, intro: `You are invited as ${v.role}, with the address ${v.email}.`, action: `/app/invite/${req.params.token}`, withName: true, error: `The password ${problem}.`, name: field(body, 'name') });
-    try {
-      const done = await users.acceptInvitation(req.params.token, { name: field(body, 'name'), password: field(body, 'password') }, meta(req));
-      if (done.state !== 'valid') return linkGone(reply, done.state, 'invitation');
-      return signedIn(reply, done.value.token);
-    } catch (err) {
-      if (err instanceof DomainError && err.code === 'user_exists') return notice(reply, 409, 'You are already a member', 'This address already has an account in the workspace: sign in instead.', { href: '/app/login', label: 'Sign in' });
-      throw err;
-    }
-  });
+  app.post<{ Params: { token: string }; Body: Body | undefined }>(
+    '/app/invite/:token',
+    { schema: { ...page, params: TOKEN } },
+    async (req, reply) => {
+      const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
+      const state = await users.invitation(req.params.token);
+      if (state.state !== 'valid') return linkGone(reply, state.state, 'invitation');
+      const problem = passwordProblem(field(body, 'password'));
+      const v = state.value;
+      if (problem)
+        return newPasswordPage(reply, 422, {
+          title: `Join ${v.workspaceName}`,
+          intro: `You are invited as ${v.role}, with the address ${v.email}.`,
+          action: `/app/invite/${req.params.token}`,
+          withName: true,
+          error: `The password ${problem}.`,
+          name: field(body, 'name'),
+        });
+      try {
+        const done = await users.acceptInvitation(
+          req.params.token,
+          { name: field(body, 'name'), password: field(body, 'password') },
+          meta(req),
+        );
+        if (done.state !== 'valid') return linkGone(reply, done.state, 'invitation');
+        return signedIn(reply, done.value.token);
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'user_exists')
+          return notice(
+            reply,
+            409,
+            'You are already a member',
+            'This address already has an account in the workspace: sign in instead.',
+            { href: '/app/login', label: 'Sign in' },
+          );
+        throw err;
+      }
+    },
+  );
 
   app.get('/app/reset', { schema: { ...page } }, (_req, reply) => resetRequestPage(reply, 200));
 
@@ -217,32 +357,63 @@ export async function usersPages(app: FastifyInstance, opts: { users: UsersServi
       reply.header('retry-after', String(15 * 60));
       return notice(reply, 429, 'Too many requests', 'Please wait a few minutes before asking again.');
     }
-    return notice(reply, 200, 'Check your email', 'If the address has an account, a link to choose a new password was sent to it. The link works once, for one hour.', { href: '/app/login', label: 'Back to sign-in' });
+    return notice(
+      reply,
+      200,
+      'Check your email',
+      'If the address has an account, a link to choose a new password was sent to it. The link works once, for one hour.',
+      { href: '/app/login', label: 'Back to sign-in' },
+    );
   });
 
-  app.get<{ Params: { token: string } }>('/app/reset/:token', { schema: { ...page, params: TOKEN } }, async (req, reply) => {
-    const state = await users.reset(req.params.token);
-    if (state.state !== 'valid') return linkGone(reply, state.state, 'reset');
-    return newPasswordPage(reply, 200, { title: 'Choose a new password', intro: `For ${state.value.email}. Every other session of the account will be signed out.`, action: `/app/reset/${req.params.token}`, withName: false });
-  });
+  app.get<{ Params: { token: string } }>(
+    '/app/reset/:token',
+    { schema: { ...page, params: TOKEN } },
+    async (req, reply) => {
+      const state = await users.reset(req.params.token);
+      if (state.state !== 'valid') return linkGone(reply, state.state, 'reset');
+      return newPasswordPage(reply, 200, {
+        title: 'Choose a new password',
+        intro: `For ${state.value.email}. Every other session of the account will be signed out.`,
+        action: `/app/reset/${req.params.token}`,
+        withName: false,
+      });
+    },
+  );
 
-  app.post<{ Params: { token: string }; Body: Body | undefined }>('/app/reset/:token', { schema: { ...page, params: TOKEN } }, async (req, reply) => {
-    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
-    const state = await users.reset(req.params.token);
-    if (state.state !== 'valid') return linkGone(reply, state.state, 'reset');
-    const problem = passwordProblem(field(body, 'password'));
-    if (problem) return newPasswordPage(reply, 422, { title: 'Choose a new password', intro: `For ${state.value.email}.`, action: `/app/reset/${req.params.token}`, withName: false, error: `The password ${problem}.` });
-    const done = await users.completeReset(req.params.token, field(body, 'password'), meta(req));
-    if (done.state !== 'valid') return linkGone(reply, done.state, 'reset');
-    return signedIn(reply, done.value.token);
-  });
+  app.post<{ Params: { token: string }; Body: Body | undefined }>(
+    '/app/reset/:token',
+    { schema: { ...page, params: TOKEN } },
+    async (req, reply) => {
+      const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
+      const state = await users.reset(req.params.token);
+      if (state.state !== 'valid') return linkGone(reply, state.state, 'reset');
+      const problem = passwordProblem(field(body, 'password'));
+      if (problem)
+        return newPasswordPage(reply, 422, {
+          title: 'Choose a new password',
+          intro: `For ${state.value.email}.`,
+          action: `/app/reset/${req.params.token}`,
+          withName: false,
+          error: `The password ${problem}.`,
+        });
+      const done = await users.completeReset(req.params.token, field(body, 'password'), meta(req));
+      if (done.state !== 'valid') return linkGone(reply, done.state, 'reset');
+      return signedIn(reply, done.value.token);
+    },
+  );
 }
 
 function resetRequestPage(reply: FastifyReply, status: number, error?: string): FastifyReply {
-  return sendPage(reply, status, 'Reset your password', `<h1>Reset your password</h1><p>Enter the address you sign in with: we will email you a link to choose a new password.</p>${errorLine(error)}
+  return sendPage(
+    reply,
+    status,
+    'Reset your password',
+    `<h1>Reset your password</h1><p>Enter the address you sign in with: we will email you a link to choose a new password.</p>${errorLine(error)}
 <form method="post" action="/app/reset">
 <div class="fc-field"><label for="email">Email</label><input id="email" name="email" type="email" required autocomplete="username"></div>
 <button type="submit">Send the link</button>
 </form>
-<p><a href="/app/login">Back to sign-in</a></p>`);
+<p><a href="/app/login">Back to sign-in</a></p>`,
+  );
 }

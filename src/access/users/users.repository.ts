@@ -16,57 +16,167 @@ export interface UserRecord {
   lastLoginAt: string | null;
 }
 
-const userColumns = ['id', 'workspace_id', 'email', 'name', 'role', 'created_at', 'updated_at', 'last_login_at'] as const;
-type UserRow = { id: string; workspace_id: string; email: string; name: string | null; role: UserRole; created_at: string; updated_at: string; last_login_at: string | null };
+const userColumns = [
+  'id',
+  'workspace_id',
+  'email',
+  'name',
+  'role',
+  'created_at',
+  'updated_at',
+  'last_login_at',
+] as const;
+type UserRow = {
+  id: string;
+  workspace_id: string;
+  email: string;
+  name: string | null;
+  role: UserRole;
+  created_at: string;
+  updated_at: string;
+  last_login_at: string | null;
+};
 
 function toUser(row: UserRow): UserRecord {
   return {
-    id: row.id, workspaceId: row.workspace_id, email: row.email, name: row.name, role: row.role,
-    createdAt: toIso(row.created_at), updatedAt: toIso(row.updated_at), lastLoginAt: toIso(row.last_login_at),
+    id: row.id,
+    workspaceId: row.workspace_id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+    lastLoginAt: toIso(row.last_login_at),
   };
 }
 
-export async function insertUser(db: Executor, u: { id: string; workspaceId: string; email: string; name: string | null; role: UserRole; passwordHash: string | null; at: string }): Promise<void> {
-  await db.insertInto('users').values({
-    id: u.id, workspace_id: u.workspaceId, email: u.email, name: u.name, role: u.role, password_hash: u.passwordHash,
-    created_at: u.at, updated_at: u.at, last_login_at: null,
-  }).execute();
+export async function insertUser(
+  db: Executor,
+  u: {
+    id: string;
+    workspaceId: string;
+    email: string;
+    name: string | null;
+    role: UserRole;
+    passwordHash: string | null;
+    at: string;
+  },
+): Promise<void> {
+  await db
+    .insertInto('users')
+    .values({
+      id: u.id,
+      workspace_id: u.workspaceId,
+      email: u.email,
+      name: u.name,
+      role: u.role,
+      password_hash: u.passwordHash,
+      created_at: u.at,
+      updated_at: u.at,
+      last_login_at: null,
+    })
+    .execute();
 }
 
 export async function getUser(db: Executor, workspaceId: string, id: string): Promise<UserRecord | undefined> {
-  const row = await db.selectFrom('users').select(userColumns).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('users')
+    .select(userColumns)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row ? toUser(row) : undefined;
 }
 
-export async function getUserByEmail(db: Executor, workspaceId: string, email: string): Promise<UserRecord | undefined> {
-  const row = await db.selectFrom('users').select(userColumns).where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst();
+export async function getUserByEmail(
+  db: Executor,
+  workspaceId: string,
+  email: string,
+): Promise<UserRecord | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select(userColumns)
+    .where('workspace_id', '=', workspaceId)
+    .where('email', '=', email)
+    .executeTakeFirst();
   return row ? toUser(row) : undefined;
 }
 
-export async function listUsers(db: Executor, workspaceId: string, limit: number, beforeId?: string): Promise<UserRecord[]> {
+export async function listUsers(
+  db: Executor,
+  workspaceId: string,
+  limit: number,
+  beforeId?: string,
+): Promise<UserRecord[]> {
   let q = db.selectFrom('users').select(userColumns).where('workspace_id', '=', workspaceId);
   if (beforeId) q = q.where('id', '<', beforeId);
   return (await q.orderBy('id', 'desc').limit(limit).execute()).map(toUser);
 }
 
 /** Login: every user with the address, in any workspace, with the password hash and the workspace's name. */
-export async function findLoginCandidates(db: Executor, email: string): Promise<(UserRecord & { passwordHash: string | null; workspaceName: string })[]> {
-  const rows = await db.selectFrom('users').innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
-    .select(['users.id', 'users.workspace_id', 'users.email', 'users.name', 'users.role', 'users.created_at', 'users.updated_at', 'users.last_login_at', 'users.password_hash', 'workspaces.name as workspace_name'])
-    .where('users.email', '=', email).orderBy('users.id').limit(50).execute();
+export async function findLoginCandidates(
+  db: Executor,
+  email: string,
+): Promise<(UserRecord & { passwordHash: string | null; workspaceName: string })[]> {
+  const rows = await db
+    .selectFrom('users')
+    .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
+    .select([
+      'users.id',
+      'users.workspace_id',
+      'users.email',
+      'users.name',
+      'users.role',
+      'users.created_at',
+      'users.updated_at',
+      'users.last_login_at',
+      'users.password_hash',
+      'workspaces.name as workspace_name',
+    ])
+    .where('users.email', '=', email)
+    .orderBy('users.id')
+    .limit(50)
+    .execute();
   return rows.map((r) => ({ ...toUser(r), passwordHash: r.password_hash, workspaceName: r.workspace_name }));
 }
 
-export async function updateUser(db: Executor, workspaceId: string, id: string, set: { name?: string | null; role?: UserRole }, at: string): Promise<void> {
-  await db.updateTable('users').set({ ...set, updated_at: at }).where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
+export async function updateUser(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  set: { name?: string | null; role?: UserRole },
+  at: string,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ ...set, updated_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .execute();
 }
 
-export async function setPasswordHash(db: Executor, workspaceId: string, id: string, passwordHash: string, at: string): Promise<void> {
-  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: at }).where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
+export async function setPasswordHash(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  passwordHash: string,
+  at: string,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, updated_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function touchLogin(db: Executor, workspaceId: string, id: string, at: string): Promise<void> {
-  await db.updateTable('users').set({ last_login_at: at }).where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
+  await db
+    .updateTable('users')
+    .set({ last_login_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function deleteUser(db: Executor, workspaceId: string, id: string): Promise<void> {
@@ -78,8 +188,12 @@ export async function deleteUser(db: Executor, workspaceId: string, id: string):
  * counts them, so two concurrent demotions cannot both see "another owner is left".
  */
 export async function lockAndCountOwners(db: Executor, workspaceId: string): Promise<number> {
-  const res = await db.updateTable('users').set((eb) => ({ updated_at: eb.ref('updated_at') }))
-    .where('workspace_id', '=', workspaceId).where('role', '=', 'owner').executeTakeFirst();
+  const res = await db
+    .updateTable('users')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('workspace_id', '=', workspaceId)
+    .where('role', '=', 'owner')
+    .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
 
@@ -98,64 +212,181 @@ export interface SessionRecord {
   userAgent: string | null;
 }
 
-const sessionColumns = ['sessions.id', 'sessions.workspace_id', 'sessions.user_id', 'sessions.csrf_token', 'sessions.created_at', 'sessions.last_seen_at', 'sessions.expires_at', 'sessions.revoked_at', 'sessions.ip', 'sessions.user_agent'] as const;
-type SessionRow = { id: string; workspace_id: string; user_id: string; csrf_token: string; created_at: string; last_seen_at: string; expires_at: string; revoked_at: string | null; ip: string | null; user_agent: string | null };
+const sessionColumns = [
+  'sessions.id',
+  'sessions.workspace_id',
+  'sessions.user_id',
+  'sessions.csrf_token',
+  'sessions.created_at',
+  'sessions.last_seen_at',
+  'sessions.expires_at',
+  'sessions.revoked_at',
+  'sessions.ip',
+  'sessions.user_agent',
+] as const;
+type SessionRow = {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  csrf_token: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+  ip: string | null;
+  user_agent: string | null;
+};
 
 function toSession(r: SessionRow): SessionRecord {
   return {
-    id: r.id, workspaceId: r.workspace_id, userId: r.user_id, csrfToken: r.csrf_token, createdAt: toIso(r.created_at),
-    lastSeenAt: toIso(r.last_seen_at), expiresAt: toIso(r.expires_at), revokedAt: toIso(r.revoked_at), ip: r.ip, userAgent: r.user_agent,
+    id: r.id,
+    workspaceId: r.workspace_id,
+    userId: r.user_id,
+    csrfToken: r.csrf_token,
+    createdAt: toIso(r.created_at),
+    lastSeenAt: toIso(r.last_seen_at),
+    expiresAt: toIso(r.expires_at),
+    revokedAt: toIso(r.revoked_at),
+    ip: r.ip,
+    userAgent: r.user_agent,
   };
 }
 
-export async function insertSession(db: Executor, s: { id: string; workspaceId: string; userId: string; tokenHash: string; csrfToken: string; at: string; expiresAt: string; ip: string | null; userAgent: string | null }): Promise<void> {
-  await db.insertInto('sessions').values({
-    id: s.id, workspace_id: s.workspaceId, user_id: s.userId, token_hash: s.tokenHash, csrf_token: s.csrfToken,
-    created_at: s.at, last_seen_at: s.at, expires_at: s.expiresAt, revoked_at: null, ip: s.ip, user_agent: s.userAgent,
-  }).execute();
+export async function insertSession(
+  db: Executor,
+  s: {
+    id: string;
+    workspaceId: string;
+    userId: string;
+    tokenHash: string;
+    csrfToken: string;
+    at: string;
+    expiresAt: string;
+    ip: string | null;
+    userAgent: string | null;
+  },
+): Promise<void> {
+  await db
+    .insertInto('sessions')
+    .values({
+      id: s.id,
+      workspace_id: s.workspaceId,
+      user_id: s.userId,
+      token_hash: s.tokenHash,
+      csrf_token: s.csrfToken,
+      created_at: s.at,
+      last_seen_at: s.at,
+      expires_at: s.expiresAt,
+      revoked_at: null,
+      ip: s.ip,
+      user_agent: s.userAgent,
+    })
+    .execute();
 }
 
 /**
  * Whether one of these users (each in its own workspace: a person's accounts) signed in from `ip` since `sinceIso`:
  * sessions are kept after they end, with the address they were created from.
  */
-export async function signedInFrom(db: Executor, users: { workspaceId: string; id: string }[], ip: string, sinceIso: string): Promise<boolean> {
+export async function signedInFrom(
+  db: Executor,
+  users: { workspaceId: string; id: string }[],
+  ip: string,
+  sinceIso: string,
+): Promise<boolean> {
   if (!users.length) return false;
-  const row = await db.selectFrom('sessions').select('id').where('ip', '=', ip).where('created_at', '>=', sinceIso)
+  const row = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('ip', '=', ip)
+    .where('created_at', '>=', sinceIso)
     .where((eb) => eb.or(users.map((u) => eb.and([eb('workspace_id', '=', u.workspaceId), eb('user_id', '=', u.id)]))))
-    .limit(1).executeTakeFirst();
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
 /** The session a cookie's token names, with its user's role (read on every request: a role change is effective at once). */
-export async function findSessionByTokenHash(db: Executor, tokenHash: string): Promise<(SessionRecord & { role: UserRole }) | undefined> {
-  const row = await db.selectFrom('sessions').innerJoin('users', 'users.id', 'sessions.user_id')
-    .select([...sessionColumns, 'users.role']).where('sessions.token_hash', '=', tokenHash).executeTakeFirst();
+export async function findSessionByTokenHash(
+  db: Executor,
+  tokenHash: string,
+): Promise<(SessionRecord & { role: UserRole }) | undefined> {
+  const row = await db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select([...sessionColumns, 'users.role'])
+    .where('sessions.token_hash', '=', tokenHash)
+    .executeTakeFirst();
   return row ? { ...toSession(row), role: row.role } : undefined;
 }
 
-export async function touchSession(db: Executor, workspaceId: string, id: string, at: string, expiresAt: string): Promise<void> {
-  await db.updateTable('sessions').set({ last_seen_at: at, expires_at: expiresAt })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('revoked_at', 'is', null).execute();
+export async function touchSession(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  at: string,
+  expiresAt: string,
+): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ last_seen_at: at, expires_at: expiresAt })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /** A user's live sessions (neither revoked nor expired), newest first. */
-export async function listActiveSessions(db: Executor, workspaceId: string, userId: string, now: string): Promise<SessionRecord[]> {
-  const rows = await db.selectFrom('sessions').select(sessionColumns)
-    .where('workspace_id', '=', workspaceId).where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', now)
-    .orderBy('id', 'desc').limit(200).execute();
+export async function listActiveSessions(
+  db: Executor,
+  workspaceId: string,
+  userId: string,
+  now: string,
+): Promise<SessionRecord[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select(sessionColumns)
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('id', 'desc')
+    .limit(200)
+    .execute();
   return rows.map(toSession);
 }
 
-export async function revokeSession(db: Executor, workspaceId: string, userId: string, id: string, at: string): Promise<boolean> {
-  const res = await db.updateTable('sessions').set({ revoked_at: at })
-    .where('workspace_id', '=', workspaceId).where('user_id', '=', userId).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+export async function revokeSession(
+  db: Executor,
+  workspaceId: string,
+  userId: string,
+  id: string,
+  at: string,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('sessions')
+    .set({ revoked_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
-export async function revokeUserSessions(db: Executor, workspaceId: string, userId: string, at: string, exceptId?: string): Promise<number> {
-  let q = db.updateTable('sessions').set({ revoked_at: at })
-    .where('workspace_id', '=', workspaceId).where('user_id', '=', userId).where('revoked_at', 'is', null);
+export async function revokeUserSessions(
+  db: Executor,
+  workspaceId: string,
+  userId: string,
+  at: string,
+  exceptId?: string,
+): Promise<number> {
+  let q = db
+    .updateTable('sessions')
+    .set({ revoked_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null);
   if (exceptId) q = q.where('id', '!=', exceptId);
   return Number((await q.executeTakeFirst()).numUpdatedRows);
 }
@@ -174,85 +405,241 @@ export interface InvitationRecord {
   revokedAt: string | null;
 }
 
-const invitationColumns = ['id', 'workspace_id', 'email', 'role', 'invited_by', 'created_at', 'expires_at', 'accepted_at', 'revoked_at'] as const;
-type InvitationRow = { id: string; workspace_id: string; email: string; role: UserRole; invited_by: string | null; created_at: string; expires_at: string; accepted_at: string | null; revoked_at: string | null };
+const invitationColumns = [
+  'id',
+  'workspace_id',
+  'email',
+  'role',
+  'invited_by',
+  'created_at',
+  'expires_at',
+  'accepted_at',
+  'revoked_at',
+] as const;
+type InvitationRow = {
+  id: string;
+  workspace_id: string;
+  email: string;
+  role: UserRole;
+  invited_by: string | null;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+  revoked_at: string | null;
+};
 
 function toInvitation(r: InvitationRow): InvitationRecord {
   return {
-    id: r.id, workspaceId: r.workspace_id, email: r.email, role: r.role, invitedBy: r.invited_by, createdAt: toIso(r.created_at),
-    expiresAt: toIso(r.expires_at), acceptedAt: toIso(r.accepted_at), revokedAt: toIso(r.revoked_at),
+    id: r.id,
+    workspaceId: r.workspace_id,
+    email: r.email,
+    role: r.role,
+    invitedBy: r.invited_by,
+    createdAt: toIso(r.created_at),
+    expiresAt: toIso(r.expires_at),
+    acceptedAt: toIso(r.accepted_at),
+    revokedAt: toIso(r.revoked_at),
   };
 }
 
-export async function insertInvitation(db: Executor, i: { id: string; workspaceId: string; email: string; role: UserRole; tokenHash: string; invitedBy: string | null; at: string; expiresAt: string }): Promise<void> {
-  await db.insertInto('invitations').values({
-    id: i.id, workspace_id: i.workspaceId, email: i.email, role: i.role, token_hash: i.tokenHash, invited_by: i.invitedBy,
-    created_at: i.at, expires_at: i.expiresAt, accepted_at: null, revoked_at: null,
-  }).execute();
+export async function insertInvitation(
+  db: Executor,
+  i: {
+    id: string;
+    workspaceId: string;
+    email: string;
+    role: UserRole;
+    tokenHash: string;
+    invitedBy: string | null;
+    at: string;
+    expiresAt: string;
+  },
+): Promise<void> {
+  await db
+    .insertInto('invitations')
+    .values({
+      id: i.id,
+      workspace_id: i.workspaceId,
+      email: i.email,
+      role: i.role,
+      token_hash: i.tokenHash,
+      invited_by: i.invitedBy,
+      created_at: i.at,
+      expires_at: i.expiresAt,
+      accepted_at: null,
+      revoked_at: null,
+    })
+    .execute();
 }
 
-export async function listInvitations(db: Executor, workspaceId: string, limit: number, beforeId?: string): Promise<InvitationRecord[]> {
+export async function listInvitations(
+  db: Executor,
+  workspaceId: string,
+  limit: number,
+  beforeId?: string,
+): Promise<InvitationRecord[]> {
   let q = db.selectFrom('invitations').select(invitationColumns).where('workspace_id', '=', workspaceId);
   if (beforeId) q = q.where('id', '<', beforeId);
   return (await q.orderBy('id', 'desc').limit(limit).execute()).map(toInvitation);
 }
 
-export async function getInvitation(db: Executor, workspaceId: string, id: string): Promise<InvitationRecord | undefined> {
-  const row = await db.selectFrom('invitations').select(invitationColumns).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+export async function getInvitation(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+): Promise<InvitationRecord | undefined> {
+  const row = await db
+    .selectFrom('invitations')
+    .select(invitationColumns)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row ? toInvitation(row) : undefined;
 }
 
-export async function findInvitationByTokenHash(db: Executor, tokenHash: string): Promise<(InvitationRecord & { workspaceName: string }) | undefined> {
-  const row = await db.selectFrom('invitations').innerJoin('workspaces', 'workspaces.id', 'invitations.workspace_id')
-    .select(['invitations.id', 'invitations.workspace_id', 'invitations.email', 'invitations.role', 'invitations.invited_by', 'invitations.created_at',
-      'invitations.expires_at', 'invitations.accepted_at', 'invitations.revoked_at', 'workspaces.name as workspace_name'])
-    .where('invitations.token_hash', '=', tokenHash).executeTakeFirst();
+export async function findInvitationByTokenHash(
+  db: Executor,
+  tokenHash: string,
+): Promise<(InvitationRecord & { workspaceName: string }) | undefined> {
+  const row = await db
+    .selectFrom('invitations')
+    .innerJoin('workspaces', 'workspaces.id', 'invitations.workspace_id')
+    .select([
+      'invitations.id',
+      'invitations.workspace_id',
+      'invitations.email',
+      'invitations.role',
+      'invitations.invited_by',
+      'invitations.created_at',
+      'invitations.expires_at',
+      'invitations.accepted_at',
+      'invitations.revoked_at',
+      'workspaces.name as workspace_name',
+    ])
+    .where('invitations.token_hash', '=', tokenHash)
+    .executeTakeFirst();
   return row ? { ...toInvitation(row), workspaceName: row.workspace_name } : undefined;
 }
 
 /** Marks a pending invitation accepted; false when it was accepted, revoked or expired in the meantime (single use). */
 export async function acceptInvitation(db: Executor, workspaceId: string, id: string, at: string): Promise<boolean> {
-  const res = await db.updateTable('invitations').set({ accepted_at: at })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id)
-    .where('accepted_at', 'is', null).where('revoked_at', 'is', null).where('expires_at', '>', at).executeTakeFirst();
+  const res = await db
+    .updateTable('invitations')
+    .set({ accepted_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', at)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
 export async function revokeInvitation(db: Executor, workspaceId: string, id: string, at: string): Promise<boolean> {
-  const res = await db.updateTable('invitations').set({ revoked_at: at })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('accepted_at', 'is', null).where('revoked_at', 'is', null).executeTakeFirst();
+  const res = await db
+    .updateTable('invitations')
+    .set({ revoked_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
 /** A new invitation replaces the address's pending ones. */
-export async function revokePendingInvitations(db: Executor, workspaceId: string, email: string, at: string): Promise<void> {
-  await db.updateTable('invitations').set({ revoked_at: at })
-    .where('workspace_id', '=', workspaceId).where('email', '=', email).where('accepted_at', 'is', null).where('revoked_at', 'is', null).execute();
+export async function revokePendingInvitations(
+  db: Executor,
+  workspaceId: string,
+  email: string,
+  at: string,
+): Promise<void> {
+  await db
+    .updateTable('invitations')
+    .set({ revoked_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('email', '=', email)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 // Password resets
 
-export async function insertPasswordReset(db: Executor, r: { id: string; workspaceId: string; userId: string; tokenHash: string; at: string; expiresAt: string }): Promise<void> {
-  await db.insertInto('password_resets').values({
-    id: r.id, workspace_id: r.workspaceId, user_id: r.userId, token_hash: r.tokenHash, created_at: r.at, expires_at: r.expiresAt, used_at: null,
-  }).execute();
+export async function insertPasswordReset(
+  db: Executor,
+  r: { id: string; workspaceId: string; userId: string; tokenHash: string; at: string; expiresAt: string },
+): Promise<void> {
+  await db
+    .insertInto('password_resets')
+    .values({
+      id: r.id,
+      workspace_id: r.workspaceId,
+      user_id: r.userId,
+      token_hash: r.tokenHash,
+      created_at: r.at,
+      expires_at: r.expiresAt,
+      used_at: null,
+    })
+    .execute();
 }
 
-export async function findPasswordReset(db: Executor, tokenHash: string): Promise<{ id: string; workspaceId: string; userId: string; email: string; expiresAt: string; usedAt: string | null } | undefined> {
-  const row = await db.selectFrom('password_resets').innerJoin('users', 'users.id', 'password_resets.user_id')
-    .select(['password_resets.id', 'password_resets.workspace_id', 'password_resets.user_id', 'users.email', 'password_resets.expires_at', 'password_resets.used_at'])
-    .where('password_resets.token_hash', '=', tokenHash).executeTakeFirst();
-  return row ? { id: row.id, workspaceId: row.workspace_id, userId: row.user_id, email: row.email, expiresAt: toIso(row.expires_at), usedAt: toIso(row.used_at) } : undefined;
+export async function findPasswordReset(
+  db: Executor,
+  tokenHash: string,
+): Promise<
+  | { id: string; workspaceId: string; userId: string; email: string; expiresAt: string; usedAt: string | null }
+  | undefined
+> {
+  const row = await db
+    .selectFrom('password_resets')
+    .innerJoin('users', 'users.id', 'password_resets.user_id')
+    .select([
+      'password_resets.id',
+      'password_resets.workspace_id',
+      'password_resets.user_id',
+      'users.email',
+      'password_resets.expires_at',
+      'password_resets.used_at',
+    ])
+    .where('password_resets.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  return row
+    ? {
+        id: row.id,
+        workspaceId: row.workspace_id,
+        userId: row.user_id,
+        email: row.email,
+        expiresAt: toIso(row.expires_at),
+        usedAt: toIso(row.used_at),
+      }
+    : undefined;
 }
 
 export async function usePasswordReset(db: Executor, workspaceId: string, id: string, at: string): Promise<boolean> {
-  const res = await db.updateTable('password_resets').set({ used_at: at })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('used_at', 'is', null).where('expires_at', '>', at).executeTakeFirst();
+  const res = await db
+    .updateTable('password_resets')
+    .set({ used_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', at)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
 /** Every other pending reset of the user is spent with the one used. */
-export async function spendPasswordResets(db: Executor, workspaceId: string, userId: string, at: string): Promise<void> {
-  await db.updateTable('password_resets').set({ used_at: at })
-    .where('workspace_id', '=', workspaceId).where('user_id', '=', userId).where('used_at', 'is', null).execute();
+export async function spendPasswordResets(
+  db: Executor,
+  workspaceId: string,
+  userId: string,
+  at: string,
+): Promise<void> {
+  await db
+    .updateTable('password_resets')
+    .set({ used_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .where('used_at', 'is', null)
+    .execute();
 }

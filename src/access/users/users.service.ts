@@ -63,11 +63,35 @@ export type LoginResult =
 /** What a token of an invitation or reset link names, for its page. */
 export type LinkState<T> = { state: 'valid'; value: T } | { state: 'used' | 'expired' | 'unknown' };
 
-const toUser = (u: repo.UserRecord): User => ({ id: u.id, email: u.email, name: u.name, role: u.role, createdAt: u.createdAt, updatedAt: u.updatedAt, lastLoginAt: u.lastLoginAt });
+const toUser = (u: repo.UserRecord): User => ({
+  id: u.id,
+  email: u.email,
+  name: u.name,
+  role: u.role,
+  createdAt: u.createdAt,
+  updatedAt: u.updatedAt,
+  lastLoginAt: u.lastLoginAt,
+});
 
 function toInvitation(i: repo.InvitationRecord, now = Date.now()): Invitation {
-  const status: InvitationStatus = i.acceptedAt ? 'ACCEPTED' : i.revokedAt ? 'REVOKED' : Date.parse(i.expiresAt) <= now ? 'EXPIRED' : 'PENDING';
-  return { id: i.id, email: i.email, role: i.role, status, invitedBy: i.invitedBy, createdAt: i.createdAt, expiresAt: i.expiresAt, acceptedAt: i.acceptedAt, revokedAt: i.revokedAt };
+  const status: InvitationStatus = i.acceptedAt
+    ? 'ACCEPTED'
+    : i.revokedAt
+      ? 'REVOKED'
+      : Date.parse(i.expiresAt) <= now
+        ? 'EXPIRED'
+        : 'PENDING';
+  return {
+    id: i.id,
+    email: i.email,
+    role: i.role,
+    status,
+    invitedBy: i.invitedBy,
+    createdAt: i.createdAt,
+    expiresAt: i.expiresAt,
+    acceptedAt: i.acceptedAt,
+    revokedAt: i.revokedAt,
+  };
 }
 
 function emailOf(input: string, path = '/email'): string {
@@ -79,7 +103,9 @@ function emailOf(input: string, path = '/email'): string {
 /** Only an owner (a holder of `admin`: the owner role, or an admin API key) gives, takes or touches the owner role. */
 function requireOwner(actor: AuthContext, what: string): void {
   if (!actor.scopes.includes('admin')) {
-    throw new DomainError('insufficient_scope', `only an owner can ${what}`, { headers: { 'www-authenticate': 'Bearer error="insufficient_scope", scope="admin"' } });
+    throw new DomainError('insufficient_scope', `only an owner can ${what}`, {
+      headers: { 'www-authenticate': 'Bearer error="insufficient_scope", scope="admin"' },
+    });
   }
 }
 
@@ -97,7 +123,11 @@ export class UsersService {
   /** The key of known-device cookies, derived from the server secret for this use only. */
   private readonly deviceKey: Buffer;
 
-  constructor(private readonly db: Db, private readonly sessions: SessionsService, private readonly opts: { publicUrl: string; secret: Buffer; mailer?: Mailer }) {
+  constructor(
+    private readonly db: Db,
+    private readonly sessions: SessionsService,
+    private readonly opts: { publicUrl: string; secret: Buffer; mailer?: Mailer },
+  ) {
     this.mail = new ConsoleMail(db, opts.mailer, opts.secret);
     this.deviceKey = crypto.createHmac('sha256', opts.secret).update('formcast known-device cookie v1').digest();
   }
@@ -135,14 +165,26 @@ export class UsersService {
   }
 
   /** A user with a password at once (the CLI's `formcast user create`). */
-  async create(workspaceId: string, input: { email: string; role: string; password: string; name?: string | null }): Promise<User & { workspaceId: string }> {
+  async create(
+    workspaceId: string,
+    input: { email: string; role: string; password: string; name?: string | null },
+  ): Promise<User & { workspaceId: string }> {
     const email = emailOf(input.email);
-    if (!isRole(input.role)) throw validationFailed([{ path: '/role', message: 'must be one of owner, admin, editor, viewer' }]);
+    if (!isRole(input.role))
+      throw validationFailed([{ path: '/role', message: 'must be one of owner, admin, editor, viewer' }]);
     const passwordHash = await hashPassword(checkPassword(input.password));
     const id = newId('usr');
     const at = new Date().toISOString();
     try {
-      await repo.insertUser(this.db.kysely, { id, workspaceId, email, name: input.name ?? null, role: input.role, passwordHash, at });
+      await repo.insertUser(this.db.kysely, {
+        id,
+        workspaceId,
+        email,
+        name: input.name ?? null,
+        role: input.role,
+        passwordHash,
+        at,
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('user_exists', `${email} is already a user of the workspace`);
       throw err;
@@ -167,9 +209,13 @@ export class UsersService {
       const owners = await repo.lockAndCountOwners(trx, ws);
       const user = await repo.getUser(trx, ws, id);
       if (!user) throw notFound('user');
-      if (user.role === 'owner' || input.role === 'owner') requireOwner(actor, 'change an owner or give the owner role');
+      if (user.role === 'owner' || input.role === 'owner')
+        requireOwner(actor, 'change an owner or give the owner role');
       if (user.role === 'owner' && input.role !== undefined && input.role !== 'owner' && owners <= 1) {
-        throw conflict('invalid_state', 'the last owner of the workspace cannot be demoted: make another person an owner first');
+        throw conflict(
+          'invalid_state',
+          'the last owner of the workspace cannot be demoted: make another person an owner first',
+        );
       }
       const set: { name?: string | null; role?: Role } = {};
       if (input.name !== undefined) set.name = input.name === null ? null : input.name.trim() || null;
@@ -188,7 +234,11 @@ export class UsersService {
       if (!user) throw notFound('user');
       if (user.role === 'owner') {
         requireOwner(actor, 'remove an owner');
-        if (owners <= 1) throw conflict('invalid_state', 'the last owner of the workspace cannot be removed: make another person an owner first');
+        if (owners <= 1)
+          throw conflict(
+            'invalid_state',
+            'the last owner of the workspace cannot be removed: make another person an owner first',
+          );
       }
       await repo.revokeUserSessions(trx, ws, id, new Date().toISOString());
       await repo.deleteUser(trx, ws, id);
@@ -212,13 +262,22 @@ export class UsersService {
     if (!device && this.loginLimiter.accountWaitMs(email) > 0) {
       found = await repo.findLoginCandidates(this.db.kysely, email);
       const since = new Date(Date.now() - KNOWN_IP_MS).toISOString();
-      if (await repo.signedInFrom(this.db.kysely, found.map((c) => ({ workspaceId: c.workspaceId, id: c.id })), ip, since)) trust = { kind: 'ip' };
+      if (
+        await repo.signedInFrom(
+          this.db.kysely,
+          found.map((c) => ({ workspaceId: c.workspaceId, id: c.id })),
+          ip,
+          since,
+        )
+      )
+        trust = { kind: 'ip' };
     }
     // Counted before the check, taken back on success: parallel guesses cannot all pass while argon2 runs.
     const attempt = this.loginLimiter.begin(email, ip, trust);
     if (attempt.retryAfter) return { kind: 'limited', retryAfter: attempt.retryAfter };
-    const candidates = (found ?? await repo.findLoginCandidates(this.db.kysely, email))
-      .filter((c) => !input.workspace || c.workspaceId === input.workspace);
+    const candidates = (found ?? (await repo.findLoginCandidates(this.db.kysely, email))).filter(
+      (c) => !input.workspace || c.workspaceId === input.workspace,
+    );
     const matches: typeof candidates = [];
     if (!candidates.some((c) => c.passwordHash)) await verifyPassword(null, input.password);
     for (const c of candidates) {
@@ -226,11 +285,18 @@ export class UsersService {
     }
     if (!matches.length) return { kind: 'failed' };
     attempt.cleared();
-    if (matches.length > 1) return { kind: 'choose', workspaces: matches.map((m) => ({ id: m.workspaceId, name: m.workspaceName })) };
+    if (matches.length > 1)
+      return { kind: 'choose', workspaces: matches.map((m) => ({ id: m.workspaceId, name: m.workspaceName })) };
     const user = matches[0]!;
     const session = await this.sessions.create({ id: user.id, workspaceId: user.workspaceId }, meta);
     await repo.touchLogin(this.db.kysely, user.workspaceId, user.id, new Date().toISOString());
-    return { kind: 'ok', token: session.token, user: toUser(user), workspaceId: user.workspaceId, device: this.deviceCookieAfter(email, devices) };
+    return {
+      kind: 'ok',
+      token: session.token,
+      user: toUser(user),
+      workspaceId: user.workspaceId,
+      device: this.deviceCookieAfter(email, devices),
+    };
   }
 
   // Invitations
@@ -239,23 +305,44 @@ export class UsersService {
     const ws = actor.workspaceId;
     const email = emailOf(input.email);
     if (input.role === 'owner') requireOwner(actor, 'invite an owner');
-    if (await repo.getUserByEmail(this.db.kysely, ws, email)) throw conflict('user_exists', `${email} is already a user of the workspace`);
+    if (await repo.getUserByEmail(this.db.kysely, ws, email))
+      throw conflict('user_exists', `${email} is already a user of the workspace`);
     const token = newToken();
     const id = newId('inv');
     const now = Date.now();
     const at = new Date(now).toISOString();
     await this.db.kysely.transaction().execute(async (trx) => {
       await repo.revokePendingInvitations(trx, ws, email, at);
-      await repo.insertInvitation(trx, { id, workspaceId: ws, email, role: input.role, tokenHash: sha256(token), invitedBy: actor.userId ?? null, at, expiresAt: new Date(now + INVITATION_TTL_MS).toISOString() });
+      await repo.insertInvitation(trx, {
+        id,
+        workspaceId: ws,
+        email,
+        role: input.role,
+        tokenHash: sha256(token),
+        invitedBy: actor.userId ?? null,
+        at,
+        expiresAt: new Date(now + INVITATION_TTL_MS).toISOString(),
+      });
     });
     const invitation = toInvitation((await repo.getInvitation(this.db.kysely, ws, id))!);
-    const workspace = (await this.db.kysely.selectFrom('workspaces').select('name').where('id', '=', ws).executeTakeFirst())?.name ?? 'Formcast';
+    const workspace =
+      (await this.db.kysely.selectFrom('workspaces').select('name').where('id', '=', ws).executeTakeFirst())?.name ??
+      'Formcast';
     const url = `${this.opts.publicUrl}/app/invite/${token}`;
-    const emailSent = await this.mail.send(ws, id, email, `You are invited to ${workspace} on Formcast`, [
-      `You have been invited to join ${workspace} on Formcast as ${input.role === 'admin' || input.role === 'owner' ? 'an' : 'a'} ${input.role}.`,
-      'Follow the link to choose your name and password. It works once, for 7 days.',
-      'If you did not expect this invitation, ignore this email.',
-    ], { url, label: 'Accept the invitation' }).catch(() => false); // a relay that fails: the invitation stands, unsent (emailSent: false)
+    const emailSent = await this.mail
+      .send(
+        ws,
+        id,
+        email,
+        `You are invited to ${workspace} on Formcast`,
+        [
+          `You have been invited to join ${workspace} on Formcast as ${input.role === 'admin' || input.role === 'owner' ? 'an' : 'a'} ${input.role}.`,
+          'Follow the link to choose your name and password. It works once, for 7 days.',
+          'If you did not expect this invitation, ignore this email.',
+        ],
+        { url, label: 'Accept the invitation' },
+      )
+      .catch(() => false); // a relay that fails: the invitation stands, unsent (emailSent: false)
     return { ...invitation, emailSent };
   }
 
@@ -281,7 +368,11 @@ export class UsersService {
   }
 
   /** Accepts an invitation once: the user is created with the password and signed in. */
-  async acceptInvitation(token: string, input: { name: string; password: string }, meta: Meta): Promise<LinkState<{ token: string }>> {
+  async acceptInvitation(
+    token: string,
+    input: { name: string; password: string },
+    meta: Meta,
+  ): Promise<LinkState<{ token: string }>> {
     const password = checkPassword(input.password);
     const state = await this.invitation(token);
     if (state.state !== 'valid') return state;
@@ -291,8 +382,17 @@ export class UsersService {
     const at = new Date().toISOString();
     const accepted = await this.db.kysely.transaction().execute(async (trx) => {
       if (!(await repo.acceptInvitation(trx, inv.workspaceId, inv.id, at))) return false;
-      if (await repo.getUserByEmail(trx, inv.workspaceId, inv.email)) throw conflict('user_exists', `${inv.email} is already a user of the workspace`);
-      await repo.insertUser(trx, { id, workspaceId: inv.workspaceId, email: inv.email, name: input.name.trim().slice(0, 200) || null, role: inv.role, passwordHash, at });
+      if (await repo.getUserByEmail(trx, inv.workspaceId, inv.email))
+        throw conflict('user_exists', `${inv.email} is already a user of the workspace`);
+      await repo.insertUser(trx, {
+        id,
+        workspaceId: inv.workspaceId,
+        email: inv.email,
+        name: input.name.trim().slice(0, 200) || null,
+        role: inv.role,
+        passwordHash,
+        at,
+      });
       return true;
     });
     if (!accepted) return { state: 'used' };
@@ -327,12 +427,28 @@ export class UsersService {
     for (const user of await repo.findLoginCandidates(this.db.kysely, email)) {
       const token = newToken();
       const id = newId('pwr');
-      await repo.insertPasswordReset(this.db.kysely, { id, workspaceId: user.workspaceId, userId: user.id, tokenHash: sha256(token), at: new Date(now).toISOString(), expiresAt: new Date(now + RESET_TTL_MS).toISOString() });
-      await this.mail.send(user.workspaceId, id, user.email, `Reset your Formcast password for ${user.workspaceName}`, [
-        `Someone asked to reset the password of ${user.email} in ${user.workspaceName} on Formcast.`,
-        'Follow the link to choose a new one. It works once, for one hour, and signs you out everywhere else.',
-        'If it was not you, ignore this email: your password stays as it is.',
-      ], { url: `${this.opts.publicUrl}/app/reset/${token}`, label: 'Choose a new password' }).catch(() => false);
+      await repo.insertPasswordReset(this.db.kysely, {
+        id,
+        workspaceId: user.workspaceId,
+        userId: user.id,
+        tokenHash: sha256(token),
+        at: new Date(now).toISOString(),
+        expiresAt: new Date(now + RESET_TTL_MS).toISOString(),
+      });
+      await this.mail
+        .send(
+          user.workspaceId,
+          id,
+          user.email,
+          `Reset your Formcast password for ${user.workspaceName}`,
+          [
+            `Someone asked to reset the password of ${user.email} in ${user.workspaceName} on Formcast.`,
+            'Follow the link to choose a new one. It works once, for one hour, and signs you out everywhere else.',
+            'If it was not you, ignore this email: your password stays as it is.',
+          ],
+          { url: `${this.opts.publicUrl}/app/reset/${token}`, label: 'Choose a new password' },
+        )
+        .catch(() => false);
     }
   }
 

@@ -11,16 +11,34 @@ export interface Workspace {
 }
 
 export async function insertWorkspace(db: Executor, ws: Omit<Workspace, 'settings'>): Promise<void> {
-  await db.insertInto('workspaces').values({ id: ws.id, name: ws.name, created_at: ws.createdAt, settings: null }).execute();
+  await db
+    .insertInto('workspaces')
+    .values({ id: ws.id, name: ws.name, created_at: ws.createdAt, settings: null })
+    .execute();
 }
 
 /** Workspaces are the tenants themselves: the id is the scope. */
 export async function getWorkspace(db: Executor, workspaceId: string): Promise<Workspace | undefined> {
-  const row = await db.selectFrom('workspaces').select(['id', 'name', 'created_at', 'settings']).where('id', '=', workspaceId).executeTakeFirst();
-  return row ? { id: row.id, name: row.name, createdAt: toIso(row.created_at), settings: { ...DEFAULT_SETTINGS, ...fromJsonColumn<Partial<WorkspaceSettings>>(row.settings) } } : undefined;
+  const row = await db
+    .selectFrom('workspaces')
+    .select(['id', 'name', 'created_at', 'settings'])
+    .where('id', '=', workspaceId)
+    .executeTakeFirst();
+  return row
+    ? {
+        id: row.id,
+        name: row.name,
+        createdAt: toIso(row.created_at),
+        settings: { ...DEFAULT_SETTINGS, ...fromJsonColumn<Partial<WorkspaceSettings>>(row.settings) },
+      }
+    : undefined;
 }
 
-export async function updateWorkspace(db: Executor, workspaceId: string, values: { name?: string; settings?: WorkspaceSettings }): Promise<void> {
+export async function updateWorkspace(
+  db: Executor,
+  workspaceId: string,
+  values: { name?: string; settings?: WorkspaceSettings },
+): Promise<void> {
   const set = {
     ...(values.name !== undefined ? { name: values.name } : {}),
     ...(values.settings !== undefined ? { settings: toJsonColumn(values.settings) } : {}),
@@ -37,5 +55,10 @@ export async function listWorkspaces(db: Executor, limit: number, beforeId?: str
   let q = db.selectFrom('workspaces').select(['id', 'name', 'created_at', 'settings']);
   if (beforeId) q = q.where('id', '<', beforeId);
   const rows = await q.orderBy('id', 'desc').limit(limit).execute();
-  return rows.map((row) => ({ id: row.id, name: row.name, createdAt: toIso(row.created_at), settings: { ...DEFAULT_SETTINGS, ...fromJsonColumn<Partial<WorkspaceSettings>>(row.settings) } }));
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    createdAt: toIso(row.created_at),
+    settings: { ...DEFAULT_SETTINGS, ...fromJsonColumn<Partial<WorkspaceSettings>>(row.settings) },
+  }));
 }

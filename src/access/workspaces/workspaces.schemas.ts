@@ -5,21 +5,45 @@ import { LOCALES, type Locale } from '../../pages/i18n.js';
 export { LOCALES, type Locale };
 
 /** Engagement tracking (docs/tracking.md): opens by a pixel, clicks by rewritten links. */
-export const TrackingSchema = Type.Object({
-  opens: Type.Boolean({ description: 'add the open pixel' }),
-  clicks: Type.Boolean({ description: 'rewrite http(s) links to count clicks' }),
-}, { additionalProperties: false });
+export const TrackingSchema = Type.Object(
+  {
+    opens: Type.Boolean({ description: 'add the open pixel' }),
+    clicks: Type.Boolean({ description: 'rewrite http(s) links to count clicks' }),
+  },
+  { additionalProperties: false },
+);
 export type Tracking = Static<typeof TrackingSchema>;
 
 export const WorkspaceSettingsSchema = Type.Object({
-  postalAddress: Nullable(Type.String({ minLength: 1, maxLength: 500, description: 'the sender\'s postal address, shown in the footer of every broadcast (CAN-SPAM requires one)' })),
+  postalAddress: Nullable(
+    Type.String({
+      minLength: 1,
+      maxLength: 500,
+      description: "the sender's postal address, shown in the footer of every broadcast (CAN-SPAM requires one)",
+    }),
+  ),
   locale: StringEnum(LOCALES, { description: 'language of the footer and the public pages; default en' }),
-  defaultFrom: Nullable(Type.String({ minLength: 3, maxLength: 998, description: 'sender of system mail (double opt-in confirmations): `addr@domain` or `Name <addr@domain>` on a verified domain; null: no-reply@ the oldest verified domain, named after the workspace' })),
-  tracking: Type.Object(TrackingSchema.properties, { additionalProperties: false, description: 'the default of new broadcasts\' `tracking`; both true unless set' }),
+  defaultFrom: Nullable(
+    Type.String({
+      minLength: 3,
+      maxLength: 998,
+      description:
+        'sender of system mail (double opt-in confirmations): `addr@domain` or `Name <addr@domain>` on a verified domain; null: no-reply@ the oldest verified domain, named after the workspace',
+    }),
+  ),
+  tracking: Type.Object(TrackingSchema.properties, {
+    additionalProperties: false,
+    description: "the default of new broadcasts' `tracking`; both true unless set",
+  }),
 });
 export type WorkspaceSettings = Static<typeof WorkspaceSettingsSchema>;
 
-export const DEFAULT_SETTINGS: WorkspaceSettings = { postalAddress: null, locale: 'en', defaultFrom: null, tracking: { opens: true, clicks: true } };
+export const DEFAULT_SETTINGS: WorkspaceSettings = {
+  postalAddress: null,
+  locale: 'en',
+  defaultFrom: null,
+  tracking: { opens: true, clicks: true },
+};
 
 export const WorkspaceSchema = Type.Object({
   id: Type.String(),
@@ -30,8 +54,11 @@ export const WorkspaceSchema = Type.Object({
 export type WorkspaceView = Static<typeof WorkspaceSchema>;
 
 /** PUT /v1/workspace: `name`, and `settings` keys, each optional; a key of settings given replaces the stored value, null clears it. */
-export const UpdateWorkspaceBody = Type.Object({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  settings: Type.Optional(Type.Partial(WorkspaceSettingsSchema, { additionalProperties: false })),
-}, { additionalProperties: false });
+export const UpdateWorkspaceBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    settings: Type.Optional(Type.Partial(WorkspaceSettingsSchema, { additionalProperties: false })),
+  },
+  { additionalProperties: false },
+);
 export type UpdateWorkspaceInput = Static<typeof UpdateWorkspaceBody>;

@@ -9,12 +9,16 @@ import { nowIso } from '../../lib/time.js';
 import * as repo from './workspaces.repository.js';
 
 export class WorkspacesService {
-  constructor(private readonly db: Db, private readonly apiKeys: ApiKeysService) {}
+  constructor(
+    private readonly db: Db,
+    private readonly apiKeys: ApiKeysService,
+  ) {}
 
   /** An operator's act (CLI): a new workspace and its first key, which holds `admin`. */
   async createWithAdminKey(name: string): Promise<{ workspace: repo.Workspace; apiKey: CreatedApiKey }> {
     const trimmed = name.trim();
-    if ([...trimmed].length < 1 || [...trimmed].length > 200) throw validationFailed([{ path: '/name', message: 'must be 1 to 200 characters' }]);
+    if ([...trimmed].length < 1 || [...trimmed].length > 200)
+      throw validationFailed([{ path: '/name', message: 'must be 1 to 200 characters' }]);
     const workspace = { id: newId('ws'), name: trimmed, createdAt: nowIso(), settings: DEFAULT_SETTINGS };
     await repo.insertWorkspace(this.db.kysely, workspace);
     const apiKey = await this.apiKeys.create(workspace.id, { name: 'admin', scopes: ['admin'] });
@@ -38,14 +42,25 @@ export class WorkspacesService {
       const settings = input.settings ? { ...current.settings, ...input.settings } : undefined;
       if (input.settings?.defaultFrom) {
         const mailbox = parseMailbox(input.settings.defaultFrom);
-        if (!mailbox) throw validationFailed([{ path: '/settings/defaultFrom', message: 'must be an email address, optionally with a display name: "Name <addr@domain>"' }]);
+        if (!mailbox)
+          throw validationFailed([
+            {
+              path: '/settings/defaultFrom',
+              message: 'must be an email address, optionally with a display name: "Name <addr@domain>"',
+            },
+          ]);
         const domain = await findDomainByName(trx, workspaceId, mailbox.domain);
         if (!domain || domain.status !== 'VERIFIED') {
-          throw unprocessable('sender_domain_not_verified', `${mailbox.domain} is not a verified sending domain of this workspace`, [{ path: '/settings/defaultFrom', message: 'is not on a verified domain' }]);
+          throw unprocessable(
+            'sender_domain_not_verified',
+            `${mailbox.domain} is not a verified sending domain of this workspace`,
+            [{ path: '/settings/defaultFrom', message: 'is not on a verified domain' }],
+          );
         }
       }
       const name = input.name?.trim();
-      if (name !== undefined && name.length === 0) throw validationFailed([{ path: '/name', message: 'must not be blank' }]);
+      if (name !== undefined && name.length === 0)
+        throw validationFailed([{ path: '/name', message: 'must not be blank' }]);
       await repo.updateWorkspace(trx, workspaceId, { name, settings });
       return (await repo.getWorkspace(trx, workspaceId))!;
     });

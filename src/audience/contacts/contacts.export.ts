@@ -6,7 +6,17 @@ import type { ContactRecord } from './contacts.repository.js';
  * columns read back with the import (email, firstName, lastName, status); `properties` is the contact's
  * properties as one JSON object.
  */
-export const EXPORT_COLUMNS = ['id', 'email', 'firstName', 'lastName', 'status', 'suppressed', 'properties', 'createdAt', 'updatedAt'] as const;
+export const EXPORT_COLUMNS = [
+  'id',
+  'email',
+  'firstName',
+  'lastName',
+  'status',
+  'suppressed',
+  'properties',
+  'createdAt',
+  'updatedAt',
+] as const;
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 
@@ -32,5 +42,15 @@ export function csvHeader(): string {
 }
 
 export function contactCsvRow(c: ContactRecord, suppressed: boolean): string {
-  return csvRow([c.id, c.email, c.firstName, c.lastName, c.status, suppressed, JSON.stringify(c.properties), c.createdAt, c.updatedAt]);
+  return csvRow([
+    c.id,
+    c.email,
+    c.firstName,
+    c.lastName,
+    c.status,
+    suppressed,
+    JSON.stringify(c.properties),
+    c.createdAt,
+    c.updatedAt,
+  ]);
 }

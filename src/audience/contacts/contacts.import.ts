@@ -65,7 +65,12 @@ export async function* limitBytes(body: Readable, limit: number): AsyncGenerator
 // ---------------------------------------------------------------------------------------------------
 // Row checks, shared by both formats
 
-const validateRow = validatorCompiler({ schema: ImportRow, httpPart: 'body', method: 'POST', url: '/v1/contacts/imports' }) as unknown as {
+const validateRow = validatorCompiler({
+  schema: ImportRow,
+  httpPart: 'body',
+  method: 'POST',
+  url: '/v1/contacts/imports',
+}) as unknown as {
   (value: unknown): boolean;
   errors?: Parameters<typeof toFieldErrors>[0] | null;
 };
@@ -93,22 +98,29 @@ export function clip(text: string): string {
 }
 
 function describe(errors: FieldError[]): string {
-  return clip(errors.map((e) => {
-    const where = e.path.replace(/^\//, '').replace(/\//g, '.');
-    return where ? `${where} ${e.message}` : e.message;
-  }).join('; '));
+  return clip(
+    errors
+      .map((e) => {
+        const where = e.path.replace(/^\//, '').replace(/\//g, '.');
+        return where ? `${where} ${e.message}` : e.message;
+      })
+      .join('; '),
+  );
 }
 
 /** A row object (an NDJSON line, or a CSV row turned into one) checked like a POST body. */
 export function checkRow(value: unknown, line: number): ImportItem {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { type: 'reject', line, reason: 'must be a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { type: 'reject', line, reason: 'must be a JSON object' };
   // NUL and lone surrogates, in values and keys, as the input layer refuses them in every body (http/input.ts).
   const bad = findBadString(value);
   if (bad) return { type: 'reject', line, reason: describe([bad]) };
-  if (!validateRow(value)) return { type: 'reject', line, reason: describe(toFieldErrors(validateRow.errors ?? [], 'body')) };
+  if (!validateRow(value))
+    return { type: 'reject', line, reason: describe(toFieldErrors(validateRow.errors ?? [], 'body')) };
   const input = value as ContactUpsert;
   const email = contactEmail(input.email);
-  if (email === null) return { type: 'reject', line, reason: clip(`email is not a valid email address: ${JSON.stringify(input.email)}`) };
+  if (email === null)
+    return { type: 'reject', line, reason: clip(`email is not a valid email address: ${JSON.stringify(input.email)}`) };
   return { type: 'row', line, row: { ...input, email } };
 }
 
@@ -220,12 +232,23 @@ type KnownColumn = 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'att
  * Listmonk's (email, name, attributes, status).
  */
 const KNOWN_COLUMNS: Record<string, KnownColumn> = Object.assign(Object.create(null) as Record<string, KnownColumn>, {
-  email: 'email', emailaddress: 'email', mail: 'email', subscriberemail: 'email',
-  firstname: 'firstName', fname: 'firstName', givenname: 'firstName',
-  lastname: 'lastName', lname: 'lastName', surname: 'lastName', familyname: 'lastName',
-  name: 'name', fullname: 'name',
-  status: 'status', state: 'status',
-  attributes: 'attributes', attribs: 'attributes',
+  email: 'email',
+  emailaddress: 'email',
+  mail: 'email',
+  subscriberemail: 'email',
+  firstname: 'firstName',
+  fname: 'firstName',
+  givenname: 'firstName',
+  lastname: 'lastName',
+  lname: 'lastName',
+  surname: 'lastName',
+  familyname: 'lastName',
+  name: 'name',
+  fullname: 'name',
+  status: 'status',
+  state: 'status',
+  attributes: 'attributes',
+  attribs: 'attributes',
 });
 
 /** A header compared with the known names: lower case, without spaces, `-`, `_` or `.`. */
@@ -234,21 +257,39 @@ function headerKey(name: string): string {
 }
 
 /** Status words of other products' exports, as ours. */
-const STATUS_ALIASES: Record<string, ContactStatus> = Object.assign(Object.create(null) as Record<string, ContactStatus>, {
-  subscribed: 'SUBSCRIBED', active: 'SUBSCRIBED', enabled: 'SUBSCRIBED', confirmed: 'SUBSCRIBED',
-  pending: 'PENDING', unconfirmed: 'PENDING', inactive: 'PENDING',
-  unsubscribed: 'UNSUBSCRIBED', cancelled: 'UNSUBSCRIBED', canceled: 'UNSUBSCRIBED', blocklisted: 'UNSUBSCRIBED', blacklisted: 'UNSUBSCRIBED',
-  bounced: 'BOUNCED', cleaned: 'BOUNCED',
-  complained: 'COMPLAINED', disabled: 'UNSUBSCRIBED',
-});
+const STATUS_ALIASES: Record<string, ContactStatus> = Object.assign(
+  Object.create(null) as Record<string, ContactStatus>,
+  {
+    subscribed: 'SUBSCRIBED',
+    active: 'SUBSCRIBED',
+    enabled: 'SUBSCRIBED',
+    confirmed: 'SUBSCRIBED',
+    pending: 'PENDING',
+    unconfirmed: 'PENDING',
+    inactive: 'PENDING',
+    unsubscribed: 'UNSUBSCRIBED',
+    cancelled: 'UNSUBSCRIBED',
+    canceled: 'UNSUBSCRIBED',
+    blocklisted: 'UNSUBSCRIBED',
+    blacklisted: 'UNSUBSCRIBED',
+    bounced: 'BOUNCED',
+    cleaned: 'BOUNCED',
+    complained: 'COMPLAINED',
+    disabled: 'UNSUBSCRIBED',
+  },
+);
 
 /**
  * Mailchimp exports each audience status as a file of its own, without a status column: the unsubscribed file
  * has UNSUB_TIME, the cleaned (bounced) one CLEAN_TIME. Such a file's rows take that status unless they say otherwise.
  */
-const STATUS_BY_COLUMN: Record<string, ContactStatus> = Object.assign(Object.create(null) as Record<string, ContactStatus>, {
-  unsubtime: 'UNSUBSCRIBED', cleantime: 'BOUNCED',
-});
+const STATUS_BY_COLUMN: Record<string, ContactStatus> = Object.assign(
+  Object.create(null) as Record<string, ContactStatus>,
+  {
+    unsubtime: 'UNSUBSCRIBED',
+    cleantime: 'BOUNCED',
+  },
+);
 
 /**
  * A header that is not a property key as written ("Phone Number", "Sign-up source") becomes one in
@@ -258,7 +299,9 @@ export function propertyKeyFor(name: string): string | undefined {
   if (PROPERTY_KEY.test(name)) return name;
   const words = name.split(/[^A-Za-z0-9]+/).filter(Boolean);
   if (!words.length) return undefined;
-  const key = words.map((w, i) => (i === 0 ? w.charAt(0).toLowerCase() + w.slice(1) : w.charAt(0).toUpperCase() + w.slice(1))).join('');
+  const key = words
+    .map((w, i) => (i === 0 ? w.charAt(0).toLowerCase() + w.slice(1) : w.charAt(0).toUpperCase() + w.slice(1)))
+    .join('');
   return PROPERTY_KEY.test(key) ? key : undefined;
 }
 
@@ -278,7 +321,12 @@ export function parseColumnMap(text: string): ColumnMap {
   try {
     map = JSON.parse(text);
   } catch {
-    throw validationFailed([{ path: '/columns', message: 'is not JSON: give an object such as {"Email Address":"email","Phone":"phone","LEID":null}' }]);
+    throw validationFailed([
+      {
+        path: '/columns',
+        message: 'is not JSON: give an object such as {"Email Address":"email","Phone":"phone","LEID":null}',
+      },
+    ]);
   }
   return checkColumnMap(map);
 }
@@ -286,7 +334,14 @@ export function parseColumnMap(text: string): ColumnMap {
 /** Checks a column map before any byte is read: 422 naming each bad entry. */
 export function checkColumnMap(map: unknown): ColumnMap {
   const errors: FieldError[] = [];
-  if (typeof map !== 'object' || map === null || Array.isArray(map)) throw validationFailed([{ path: '/columns', message: 'must be a JSON object of header name to email, firstName, lastName, name, status, attributes, a property key, or null to skip' }]);
+  if (typeof map !== 'object' || map === null || Array.isArray(map))
+    throw validationFailed([
+      {
+        path: '/columns',
+        message:
+          'must be a JSON object of header name to email, firstName, lastName, name, status, attributes, a property key, or null to skip',
+      },
+    ]);
   const entries = Object.entries(map as Record<string, unknown>);
   if (entries.length > 1000) errors.push({ path: '/columns', message: 'has more than 1000 entries' });
   for (const [header, target] of entries) {
@@ -296,7 +351,11 @@ export function checkColumnMap(map: unknown): ColumnMap {
       continue;
     }
     const key = target.startsWith('properties.') ? target.slice('properties.'.length) : target;
-    if (!TARGETS.has(target) && !PROPERTY_KEY.test(key)) errors.push({ path: `/columns/${header}`, message: `"${target}" is not email, firstName, lastName, name, status, attributes, nor a property key (${PROPERTY_KEY_PATTERN})` });
+    if (!TARGETS.has(target) && !PROPERTY_KEY.test(key))
+      errors.push({
+        path: `/columns/${header}`,
+        message: `"${target}" is not email, firstName, lastName, name, status, attributes, nor a property key (${PROPERTY_KEY_PATTERN})`,
+      });
   }
   if (errors.length) throw validationFailed(errors);
   return map as ColumnMap;
@@ -326,20 +385,35 @@ export function csvColumns(header: string[], columns: ColumnMap = {}): CsvColumn
     }
     const target = known ?? `properties.${property ?? name}`;
     if (seen.has(target)) {
-      errors.push({ path: `/header/${i}`, message: `column "${name}" repeats column ${seen.get(target)! + 1} (${target})` });
+      errors.push({
+        path: `/header/${i}`,
+        message: `column "${name}" repeats column ${seen.get(target)! + 1} (${target})`,
+      });
       return;
     }
     seen.set(target, i);
     if (known) cols[known] = i;
     else if (property) cols.properties.push([i, property]);
-    else errors.push({ path: `/header/${i}`, message: `column "${name}" is not email, firstName, lastName or status, nor a valid property key (${PROPERTY_KEY_PATTERN}); map it or skip it with ?columns=` });
+    else
+      errors.push({
+        path: `/header/${i}`,
+        message: `column "${name}" is not email, firstName, lastName or status, nor a valid property key (${PROPERTY_KEY_PATTERN}); map it or skip it with ?columns=`,
+      });
   });
   if (cols.status === undefined) {
     const implied = header.map((h) => STATUS_BY_COLUMN[headerKey(h.trim())]).find(Boolean);
     if (implied) cols.impliedStatus = implied;
   }
-  if (cols.email === -1) errors.unshift({ path: '/header', message: 'must have an email column (email, "Email Address", email_address), or name it with ?columns=' });
-  if (cols.properties.length > MAX_PROPERTIES) errors.push({ path: '/header', message: `has ${cols.properties.length} property columns; a contact has at most ${MAX_PROPERTIES} properties` });
+  if (cols.email === -1)
+    errors.unshift({
+      path: '/header',
+      message: 'must have an email column (email, "Email Address", email_address), or name it with ?columns=',
+    });
+  if (cols.properties.length > MAX_PROPERTIES)
+    errors.push({
+      path: '/header',
+      message: `has ${cols.properties.length} property columns; a contact has at most ${MAX_PROPERTIES} properties`,
+    });
   if (errors.length) throw validationFailed(errors);
   return cols;
 }
@@ -352,7 +426,12 @@ const STATUSES = new Set<string>(CONTACT_STATUSES);
  * strings), and replaces the contact's properties whole, as in POST; without property columns they are left alone.
  */
 export function csvRow(cols: CsvColumns, record: string[], line: number): ImportItem {
-  if (record.length !== cols.count) return { type: 'reject', line, reason: `has ${record.length} ${record.length === 1 ? 'column' : 'columns'}, the header has ${cols.count}` };
+  if (record.length !== cols.count)
+    return {
+      type: 'reject',
+      line,
+      reason: `has ${record.length} ${record.length === 1 ? 'column' : 'columns'}, the header has ${cols.count}`,
+    };
   if (record.some((cell) => cell.includes(REPLACEMENT))) return { type: 'reject', line, reason: NOT_UTF8 };
   const row: Record<string, unknown> = { email: record[cols.email] };
   for (const field of ['firstName', 'lastName'] as const) {
@@ -367,7 +446,9 @@ export function csvRow(cols: CsvColumns, record: string[], line: number): Import
   }
   if (cols.status !== undefined && record[cols.status] !== '') {
     const status = record[cols.status]!;
-    row.status = STATUSES.has(status.toUpperCase()) ? status.toUpperCase() : (STATUS_ALIASES[status.toLowerCase()] ?? status);
+    row.status = STATUSES.has(status.toUpperCase())
+      ? status.toUpperCase()
+      : (STATUS_ALIASES[status.toLowerCase()] ?? status);
   } else if (cols.impliedStatus) {
     row.status = cols.impliedStatus;
   }
@@ -380,10 +461,18 @@ export function csvRow(cols: CsvColumns, record: string[], line: number): Import
       } catch {
         return { type: 'reject', line, reason: 'attributes is not a JSON object' };
       }
-      if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes)) return { type: 'reject', line, reason: 'attributes is not a JSON object' };
+      if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes))
+        return { type: 'reject', line, reason: 'attributes is not a JSON object' };
       // Own keys only, each checked as a property key like a column's (no `__proto__`, `constructor`…).
       for (const [key, value] of Object.entries(attributes)) {
-        if (!PROPERTY_KEY.test(key) || key === '__proto__') return { type: 'reject', line, reason: clip(`attributes has a key that is not a property key (${PROPERTY_KEY_PATTERN}): ${JSON.stringify(key)}`) };
+        if (!PROPERTY_KEY.test(key) || key === '__proto__')
+          return {
+            type: 'reject',
+            line,
+            reason: clip(
+              `attributes has a key that is not a property key (${PROPERTY_KEY_PATTERN}): ${JSON.stringify(key)}`,
+            ),
+          };
         properties[key] = value;
       }
     }
@@ -499,7 +588,10 @@ export async function* csvItems(input: AsyncIterable<Buffer>, columns: ColumnMap
   for await (const item of parser as AsyncIterable<Item>) {
     if (!Array.isArray(item)) {
       if ('sourceError' in item) throw item.sourceError;
-      if (!cols) throw new DomainError('validation_failed', `the CSV header row is malformed: ${item.fatal}`, { errors: [{ path: '/header', message: `is malformed: ${item.fatal}` }] });
+      if (!cols)
+        throw new DomainError('validation_failed', `the CSV header row is malformed: ${item.fatal}`, {
+          errors: [{ path: '/header', message: `is malformed: ${item.fatal}` }],
+        });
       yield { type: 'fatal', message: `malformed CSV: ${item.fatal}` };
       return;
     }
@@ -513,5 +605,8 @@ export async function* csvItems(input: AsyncIterable<Buffer>, columns: ColumnMap
     }
     yield csvRow(cols, item, start);
   }
-  if (!cols) throw validationFailed([{ path: '/header', message: 'is missing: the CSV is empty; its first line must name the columns (email, …)' }]);
+  if (!cols)
+    throw validationFailed([
+      { path: '/header', message: 'is missing: the CSV is empty; its first line must name the columns (email, …)' },
+    ]);
 }

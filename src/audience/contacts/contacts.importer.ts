@@ -4,7 +4,17 @@ import type { ContactStatus } from '../../db/schema.js';
 import { DomainError, payloadTooLarge } from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
-import { BodyTooLarge, clip, csvItems, limitBytes, ndjsonItems, storableText, type ColumnMap, type ContactUpsert, type ImportItem } from './contacts.import.js';
+import {
+  BodyTooLarge,
+  clip,
+  csvItems,
+  limitBytes,
+  ndjsonItems,
+  storableText,
+  type ColumnMap,
+  type ContactUpsert,
+  type ImportItem,
+} from './contacts.import.js';
 import { upsertContacts, type ContactUpserts } from './contacts.lifecycle.js';
 import * as repo from './contacts.repository.js';
 import type { ImportFormat, ImportJob } from './contacts.schemas.js';
@@ -26,7 +36,8 @@ export const IMPORT_BYTE_LIMIT = 1024 ** 3;
 /** How often a running import says it is alive, and after how long without a word it counts as interrupted. */
 export const IMPORT_HEARTBEAT_MS = 30_000;
 export const IMPORT_SILENT_AFTER_MS = 5 * 60_000;
-export const INTERRUPTED = 'the import was interrupted (its server stopped); the rows committed before it stopped are kept';
+export const INTERRUPTED =
+  'the import was interrupted (its server stopped); the rows committed before it stopped are kept';
 
 /**
  * Streams `body` into the workspace's contacts, IMPORT_BATCH_SIZE rows per transaction, and returns the
@@ -34,9 +45,22 @@ export const INTERRUPTED = 'the import was interrupted (its server stopped); the
  * stops the import: the rows before it are kept and the job is FAILED, with `error`. A body over the byte
  * limit stops it the same way and is answered 413 (with the job's id).
  */
-export async function runImport(db: Db, workspaceId: string, format: ImportFormat, body: Readable, opts: { byteLimit: number; heartbeatMs: number; declaredLength?: number; columns?: ColumnMap; onError?: (err: unknown) => void }): Promise<ImportJob> {
+export async function runImport(
+  db: Db,
+  workspaceId: string,
+  format: ImportFormat,
+  body: Readable,
+  opts: {
+    byteLimit: number;
+    heartbeatMs: number;
+    declaredLength?: number;
+    columns?: ColumnMap;
+    onError?: (err: unknown) => void;
+  },
+): Promise<ImportJob> {
   const limit = opts.byteLimit;
-  if (opts.declaredLength !== undefined && opts.declaredLength > limit) throw payloadTooLarge(`an import body may be at most ${limit} bytes`);
+  if (opts.declaredLength !== undefined && opts.declaredLength > limit)
+    throw payloadTooLarge(`an import body may be at most ${limit} bytes`);
   const source = limitBytes(body, limit);
   const items = format === 'CSV' ? csvItems(source, opts.columns) : ndjsonItems(source);
   const run = new ImportRun(db, workspaceId, format, opts.heartbeatMs);
@@ -52,7 +76,8 @@ export async function runImport(db: Db, workspaceId: string, format: ImportForma
     return await run.finish('COMPLETED', null);
   } catch (err) {
     if (err instanceof ImportInterrupted) return run.stored();
-    if (!run.started) throw err instanceof BodyTooLarge ? payloadTooLarge(`an import body may be at most ${limit} bytes`) : err;
+    if (!run.started)
+      throw err instanceof BodyTooLarge ? payloadTooLarge(`an import body may be at most ${limit} bytes`) : err;
     let reason = 'the import failed unexpectedly (the error is logged); the rows committed before it stopped are kept';
     const unexpected = !(err instanceof BodyTooLarge || err instanceof DomainError || isStreamAbort(err));
     if (err instanceof BodyTooLarge) reason = `the body is larger than ${limit} bytes`;
@@ -64,11 +89,17 @@ export async function runImport(db: Db, workspaceId: string, format: ImportForma
     if (keptOnly) await run.flush().catch(() => {});
     // Never left RUNNING when the database still answers: if the job with its list of rejected rows cannot be
     // written, it is written without the list.
-    const job = await run.finish('FAILED', reason)
-      .catch(() => run.finish('FAILED', `${reason}; its list of rejected rows could not be stored`, { withoutErrors: true }))
+    const job = await run
+      .finish('FAILED', reason)
+      .catch(() =>
+        run.finish('FAILED', `${reason}; its list of rejected rows could not be stored`, { withoutErrors: true }),
+      )
       .catch(() => undefined);
     if (err instanceof BodyTooLarge) {
-      throw payloadTooLarge(`an import body may be at most ${limit} bytes; the rows before the limit were imported`, job ? { importId: job.id } : undefined);
+      throw payloadTooLarge(
+        `an import body may be at most ${limit} bytes; the rows before the limit were imported`,
+        job ? { importId: job.id } : undefined,
+      );
     }
     // A failure of ours (the database refused a batch or the job) is the job's outcome, answered like a
     // malformed file: 201 with the FAILED job, which tells what was kept. Only when even that could not be
@@ -85,7 +116,11 @@ class ImportInterrupted extends Error {}
 
 function isStreamAbort(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || (err instanceof Error && err.message === 'aborted');
+  return (
+    code === 'ECONNRESET' ||
+    code === 'ERR_STREAM_PREMATURE_CLOSE' ||
+    (err instanceof Error && err.message === 'aborted')
+  );
 }
 
 /**
@@ -145,7 +180,12 @@ class ImportRun {
 
   private heartbeat: NodeJS.Timeout | undefined;
 
-  constructor(private readonly db: Db, private readonly workspaceId: string, private readonly format: ImportFormat, private readonly heartbeatMs: number) {}
+  constructor(
+    private readonly db: Db,
+    private readonly workspaceId: string,
+    private readonly format: ImportFormat,
+    private readonly heartbeatMs: number,
+  ) {}
 
   get started(): boolean {
     return this.jobId !== undefined;
@@ -155,7 +195,11 @@ class ImportRun {
     if (item.type === 'ready') {
       const jobId = newId('imp');
       this.jobId = jobId;
-      await repo.insertImport(this.db.kysely, this.workspaceId, { id: jobId, format: this.format, createdAt: this.createdAt });
+      await repo.insertImport(this.db.kysely, this.workspaceId, {
+        id: jobId,
+        format: this.format,
+        createdAt: this.createdAt,
+      });
       // Batches touch the heartbeat too, but a slow upload may take minutes to fill one.
       this.heartbeat = setInterval(() => {
         // A missed beat is harmless: the next one, or the batch's own write, tells more.
@@ -192,8 +236,11 @@ class ImportRun {
         d.updated += b.rows[i]! - c;
       }
       const progress = {
-        total: this.counts.total, skipped: this.counts.skipped,
-        created: this.counts.created + d.created, updated: this.counts.updated + d.updated, suppressed: this.counts.suppressed + d.suppressed,
+        total: this.counts.total,
+        skipped: this.counts.skipped,
+        created: this.counts.created + d.created,
+        updated: this.counts.updated + d.updated,
+        suppressed: this.counts.suppressed + d.suppressed,
       };
       // Failed by the sweep meanwhile (this process looked dead): undo the batch and stop; FAILED stays final.
       if (!(await repo.updateImportProgress(trx, ws, jobId, progress))) throw new ImportInterrupted();
@@ -209,13 +256,24 @@ class ImportRun {
     clearInterval(this.heartbeat);
   }
 
-  async finish(status: 'COMPLETED' | 'FAILED', error: string | null, opts: { withoutErrors?: boolean } = {}): Promise<ImportJob> {
+  async finish(
+    status: 'COMPLETED' | 'FAILED',
+    error: string | null,
+    opts: { withoutErrors?: boolean } = {},
+  ): Promise<ImportJob> {
     this.stopHeartbeat();
     const jobId = this.jobId!;
     // A batch that could not be written is not counted: total = created + updated + skipped, always.
     const total = this.counts.total - this.batch.rowCount;
     const errors = opts.withoutErrors ? [] : this.errors;
-    await repo.finishImport(this.db.kysely, this.workspaceId, jobId, { ...this.counts, total, status, errors, error: error === null ? null : storableText(error), finishedAt: nowIso() });
+    await repo.finishImport(this.db.kysely, this.workspaceId, jobId, {
+      ...this.counts,
+      total,
+      status,
+      errors,
+      error: error === null ? null : storableText(error),
+      finishedAt: nowIso(),
+    });
     return this.stored();
   }
 

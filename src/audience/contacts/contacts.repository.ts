@@ -20,18 +20,46 @@ export interface ContactRecord {
   updatedAt: string;
 }
 
-export const CONTACT_COLUMNS = ['id', 'email', 'first_name', 'last_name', 'properties', 'status', 'created_at', 'updated_at'] as const;
+export const CONTACT_COLUMNS = [
+  'id',
+  'email',
+  'first_name',
+  'last_name',
+  'properties',
+  'status',
+  'created_at',
+  'updated_at',
+] as const;
 
-export function toContactRecord(r: { id: string; email: string; first_name: string | null; last_name: string | null; properties: string; status: ContactStatus; created_at: string; updated_at: string }): ContactRecord {
+export function toContactRecord(r: {
+  id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  properties: string;
+  status: ContactStatus;
+  created_at: string;
+  updated_at: string;
+}): ContactRecord {
   return {
-    id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name,
-    properties: fromJsonColumn<Record<string, unknown>>(r.properties) ?? {}, status: r.status,
-    createdAt: toIso(r.created_at), updatedAt: toIso(r.updated_at),
+    id: r.id,
+    email: r.email,
+    firstName: r.first_name,
+    lastName: r.last_name,
+    properties: fromJsonColumn<Record<string, unknown>>(r.properties) ?? {},
+    status: r.status,
+    createdAt: toIso(r.created_at),
+    updatedAt: toIso(r.updated_at),
   };
 }
 
 export async function getContact(db: Executor, workspaceId: string, id: string): Promise<ContactRecord | undefined> {
-  const r = await db.selectFrom('contacts').select(CONTACT_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const r = await db
+    .selectFrom('contacts')
+    .select(CONTACT_COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return r ? toContactRecord(r) : undefined;
 }
 
@@ -48,25 +76,56 @@ export interface ContactValues {
 
 /** The id of the workspace's contact with this email (normalised), if there is one. */
 export async function contactIdByEmail(db: Executor, workspaceId: string, email: string): Promise<string | undefined> {
-  return (await db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst())?.id;
+  return (
+    await db
+      .selectFrom('contacts')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where('email', '=', email)
+      .executeTakeFirst()
+  )?.id;
 }
 
 /** email → id for those of `emails` (normalised) that a contact of the workspace has. */
-export async function contactIdsByEmail(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Map<string, string>> {
+export async function contactIdsByEmail(
+  db: Executor,
+  workspaceId: string,
+  emails: readonly string[],
+): Promise<Map<string, string>> {
   if (emails.length === 0) return new Map();
-  const rows = await db.selectFrom('contacts').select(['id', 'email']).where('workspace_id', '=', workspaceId).where('email', 'in', [...emails]).execute();
+  const rows = await db
+    .selectFrom('contacts')
+    .select(['id', 'email'])
+    .where('workspace_id', '=', workspaceId)
+    .where('email', 'in', [...emails])
+    .execute();
   return new Map(rows.map((r) => [r.email, r.id]));
 }
 
 /** email → id and status for those of `emails` (normalised) that a contact of the workspace has. */
-export async function contactStatesByEmail(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Map<string, { id: string; status: ContactStatus }>> {
+export async function contactStatesByEmail(
+  db: Executor,
+  workspaceId: string,
+  emails: readonly string[],
+): Promise<Map<string, { id: string; status: ContactStatus }>> {
   if (emails.length === 0) return new Map();
-  const rows = await db.selectFrom('contacts').select(['id', 'email', 'status']).where('workspace_id', '=', workspaceId).where('email', 'in', [...emails]).execute();
+  const rows = await db
+    .selectFrom('contacts')
+    .select(['id', 'email', 'status'])
+    .where('workspace_id', '=', workspaceId)
+    .where('email', 'in', [...emails])
+    .execute();
   return new Map(rows.map((r) => [r.email, { id: r.id, status: r.status }]));
 }
 
 /** Applies the present fields and refreshes updated_at; false if there is no such contact. */
-export async function updateContact(db: Executor, workspaceId: string, id: string, v: ContactValues, updatedAt: string): Promise<boolean> {
+export async function updateContact(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  v: ContactValues,
+  updatedAt: string,
+): Promise<boolean> {
   const set: Partial<ContactsTable> = { updated_at: updatedAt };
   if (v.email !== undefined) set.email = v.email;
   if (v.firstName !== undefined) set.first_name = v.firstName;
@@ -74,12 +133,21 @@ export async function updateContact(db: Executor, workspaceId: string, id: strin
   if (v.propertiesJson !== undefined) set.properties = v.propertiesJson;
   else if (v.properties !== undefined) set.properties = toJsonColumn(v.properties)!;
   if (v.status !== undefined) set.status = v.status;
-  const res = await db.updateTable('contacts').set(set).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const res = await db
+    .updateTable('contacts')
+    .set(set)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
 export async function deleteContact(db: Executor, workspaceId: string, id: string): Promise<boolean> {
-  const res = await db.deleteFrom('contacts').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const res = await db
+    .deleteFrom('contacts')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
 
@@ -114,16 +182,37 @@ export async function listContacts(db: Executor, workspaceId: string, f: Contact
 // ---------------------------------------------------------------------------------------------------
 // Import jobs
 
-const IMPORT_COLUMNS = ['id', 'format', 'status', 'total', 'created', 'updated', 'skipped', 'suppressed', 'errors', 'error', 'created_at', 'finished_at'] as const;
+const IMPORT_COLUMNS = [
+  'id',
+  'format',
+  'status',
+  'total',
+  'created',
+  'updated',
+  'skipped',
+  'suppressed',
+  'errors',
+  'error',
+  'created_at',
+  'finished_at',
+] as const;
 
-type ImportRow = Omit<Pick<ContactImportsTable, (typeof IMPORT_COLUMNS)[number]>, 'suppressed'> & { suppressed: number };
+type ImportRow = Omit<Pick<ContactImportsTable, (typeof IMPORT_COLUMNS)[number]>, 'suppressed'> & {
+  suppressed: number;
+};
 
 function toImportJob(r: ImportRow): ImportJob {
   const errors = fromJsonColumn<ImportJob['errors']>(r.errors) ?? [];
   const skipped = Number(r.skipped);
   return {
-    id: r.id, status: r.status, format: r.format,
-    total: Number(r.total), created: Number(r.created), updated: Number(r.updated), skipped, suppressed: Number(r.suppressed),
+    id: r.id,
+    status: r.status,
+    format: r.format,
+    total: Number(r.total),
+    created: Number(r.created),
+    updated: Number(r.updated),
+    skipped,
+    suppressed: Number(r.suppressed),
     errors,
     // Every skipped row has one error entry; those beyond the stored ones are the truncated ones.
     errorsTruncated: Math.max(0, skipped - errors.length),
@@ -133,11 +222,30 @@ function toImportJob(r: ImportRow): ImportJob {
   };
 }
 
-export async function insertImport(db: Executor, workspaceId: string, job: { id: string; format: ImportJob['format']; createdAt: string }): Promise<void> {
-  await db.insertInto('contact_imports').values({
-    id: job.id, workspace_id: workspaceId, format: job.format, status: 'RUNNING', total: 0, created: 0, updated: 0, skipped: 0, suppressed: 0,
-    errors: '[]', error: null, created_at: job.createdAt, finished_at: null, heartbeat_at: databaseNow(db),
-  }).execute();
+export async function insertImport(
+  db: Executor,
+  workspaceId: string,
+  job: { id: string; format: ImportJob['format']; createdAt: string },
+): Promise<void> {
+  await db
+    .insertInto('contact_imports')
+    .values({
+      id: job.id,
+      workspace_id: workspaceId,
+      format: job.format,
+      status: 'RUNNING',
+      total: 0,
+      created: 0,
+      updated: 0,
+      skipped: 0,
+      suppressed: 0,
+      errors: '[]',
+      error: null,
+      created_at: job.createdAt,
+      finished_at: null,
+      heartbeat_at: databaseNow(db),
+    })
+    .execute();
 }
 
 /**
@@ -145,8 +253,13 @@ export async function insertImport(db: Executor, workspaceId: string, job: { id:
  * which is what the sweep compares them with, whatever host each runs on.
  */
 export async function touchImport(db: Executor, workspaceId: string, id: string): Promise<void> {
-  await db.updateTable('contact_imports').set({ heartbeat_at: databaseNow(db) })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'RUNNING').execute();
+  await db
+    .updateTable('contact_imports')
+    .set({ heartbeat_at: databaseNow(db) })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('status', '=', 'RUNNING')
+    .execute();
 }
 
 /**
@@ -155,8 +268,12 @@ export async function touchImport(db: Executor, workspaceId: string, id: string)
  */
 export async function failImportsSilentFor(db: Executor, seconds: number, error: string): Promise<number> {
   const now = databaseNow(db);
-  const res = await db.updateTable('contact_imports').set({ status: 'FAILED', error, finished_at: now, heartbeat_at: now })
-    .where('status', '=', 'RUNNING').where('heartbeat_at', '<', databaseNow(db, seconds)).executeTakeFirst();
+  const res = await db
+    .updateTable('contact_imports')
+    .set({ status: 'FAILED', error, finished_at: now, heartbeat_at: now })
+    .where('status', '=', 'RUNNING')
+    .where('heartbeat_at', '<', databaseNow(db, seconds))
+    .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
 
@@ -172,26 +289,76 @@ export interface ImportProgress {
  * The counts so far (written in each batch's transaction, so they always match what is committed). False
  * when the job is no longer RUNNING: the sweep took it for dead, and its FAILED stands.
  */
-export async function updateImportProgress(db: Executor, workspaceId: string, id: string, p: ImportProgress): Promise<boolean> {
-  const res = await db.updateTable('contact_imports').set({ total: p.total, created: p.created, updated: p.updated, skipped: p.skipped, suppressed: p.suppressed, heartbeat_at: databaseNow(db) })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'RUNNING').executeTakeFirst();
+export async function updateImportProgress(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  p: ImportProgress,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('contact_imports')
+    .set({
+      total: p.total,
+      created: p.created,
+      updated: p.updated,
+      skipped: p.skipped,
+      suppressed: p.suppressed,
+      heartbeat_at: databaseNow(db),
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('status', '=', 'RUNNING')
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
 /** Ends a RUNNING job; a job already ended (failed by the sweep) keeps its end. */
-export async function finishImport(db: Executor, workspaceId: string, id: string, f: ImportProgress & { status: 'COMPLETED' | 'FAILED'; errors: ImportJob['errors']; error: string | null; finishedAt: string }): Promise<void> {
-  await db.updateTable('contact_imports').set({
-    status: f.status, total: f.total, created: f.created, updated: f.updated, skipped: f.skipped, suppressed: f.suppressed,
-    errors: toJsonColumn(f.errors)!, error: f.error, finished_at: f.finishedAt, heartbeat_at: f.finishedAt,
-  }).where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'RUNNING').execute();
+export async function finishImport(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  f: ImportProgress & {
+    status: 'COMPLETED' | 'FAILED';
+    errors: ImportJob['errors'];
+    error: string | null;
+    finishedAt: string;
+  },
+): Promise<void> {
+  await db
+    .updateTable('contact_imports')
+    .set({
+      status: f.status,
+      total: f.total,
+      created: f.created,
+      updated: f.updated,
+      skipped: f.skipped,
+      suppressed: f.suppressed,
+      errors: toJsonColumn(f.errors)!,
+      error: f.error,
+      finished_at: f.finishedAt,
+      heartbeat_at: f.finishedAt,
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('status', '=', 'RUNNING')
+    .execute();
 }
 
 export async function getImport(db: Executor, workspaceId: string, id: string): Promise<ImportJob | undefined> {
-  const r = await db.selectFrom('contact_imports').select(IMPORT_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const r = await db
+    .selectFrom('contact_imports')
+    .select(IMPORT_COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return r ? toImportJob(r) : undefined;
 }
 
-export async function listImports(db: Executor, workspaceId: string, opts: { limit: number; beforeId?: string }): Promise<ImportJob[]> {
+export async function listImports(
+  db: Executor,
+  workspaceId: string,
+  opts: { limit: number; beforeId?: string },
+): Promise<ImportJob[]> {
   let q = db.selectFrom('contact_imports').select(IMPORT_COLUMNS).where('workspace_id', '=', workspaceId);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
   return (await q.orderBy('id', 'desc').limit(opts.limit).execute()).map(toImportJob);
@@ -202,10 +369,18 @@ export async function listImports(db: Executor, workspaceId: string, opts: { lim
  * console dashboard's chart). Read by the (workspace, id) index from `firstId`: ids are ULIDs, which sort by creation
  * time, so the scan covers the window's contacts only.
  */
-export async function contactsCreatedPerHour(db: Executor, workspaceId: string, sinceIso: string, firstId: string): Promise<{ hour: string; created: number }[]> {
+export async function contactsCreatedPerHour(
+  db: Executor,
+  workspaceId: string,
+  sinceIso: string,
+  firstId: string,
+): Promise<{ hour: string; created: number }[]> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  const hour = postgres ? sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24')` : sql<string>`substr(created_at, 1, 13)`;
-  const rows = await db.selectFrom('contacts')
+  const hour = postgres
+    ? sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24')`
+    : sql<string>`substr(created_at, 1, 13)`;
+  const rows = await db
+    .selectFrom('contacts')
     .select([hour.as('hour'), (eb) => eb.fn.countAll<number | string>().as('n')])
     .where('workspace_id', '=', workspaceId)
     .where('id', '>=', firstId)

@@ -9,7 +9,11 @@ export const MAX_PROPERTIES = 50;
 export const MAX_PROPERTY_STRING = 2000;
 
 /** An address; normalised (lower-case, bare) by the service, which answers 422 at /email when it is not one. */
-const email = Type.String({ minLength: 1, maxLength: 320, description: 'stored normalised: a bare address, lower-case; unique in the workspace' });
+const email = Type.String({
+  minLength: 1,
+  maxLength: 320,
+  description: 'stored normalised: a bare address, lower-case; unique in the workspace',
+});
 const personName = Nullable(Type.String({ minLength: 1, maxLength: 200 }));
 const status = StringEnum(CONTACT_STATUSES);
 
@@ -25,41 +29,59 @@ export const Properties = StrictRecord(PROPERTY_KEY_PATTERN, PropertyValue, {
 export type ContactProperties = Static<typeof Properties>;
 
 export const TopicChoices = Type.Array(
-  Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), subscribed: Type.Boolean() }, { additionalProperties: false }),
-  { maxItems: 1000, description: "explicit choices; a topic not listed keeps the contact's current choice (or the topic default)" },
+  Type.Object(
+    { id: Type.String({ minLength: 1, maxLength: 64 }), subscribed: Type.Boolean() },
+    { additionalProperties: false },
+  ),
+  {
+    maxItems: 1000,
+    description: "explicit choices; a topic not listed keeps the contact's current choice (or the topic default)",
+  },
 );
 export type TopicChoice = Static<typeof TopicChoices>[number];
 
 /** Create or update by email: present fields replace the stored value whole, omitted ones are unchanged. */
-export const UpsertContactBody = Type.Object({
-  email,
-  firstName: Type.Optional(personName),
-  lastName: Type.Optional(personName),
-  properties: Type.Optional(Properties),
-  status: Type.Optional({ ...status, description: 'a new contact defaults to SUBSCRIBED; omitted, an existing contact keeps its status' }),
-  topics: Type.Optional(TopicChoices),
-}, { additionalProperties: false });
+export const UpsertContactBody = Type.Object(
+  {
+    email,
+    firstName: Type.Optional(personName),
+    lastName: Type.Optional(personName),
+    properties: Type.Optional(Properties),
+    status: Type.Optional({
+      ...status,
+      description: 'a new contact defaults to SUBSCRIBED; omitted, an existing contact keeps its status',
+    }),
+    topics: Type.Optional(TopicChoices),
+  },
+  { additionalProperties: false },
+);
 export type UpsertContactInput = Static<typeof UpsertContactBody>;
 
-export const UpdateContactBody = Type.Object({
-  id: Type.Optional(Type.String()),
-  email: Type.Optional(email),
-  firstName: Type.Optional(personName),
-  lastName: Type.Optional(personName),
-  properties: Type.Optional(Properties),
-  status: Type.Optional(status),
-  topics: Type.Optional(TopicChoices),
-}, { additionalProperties: false });
+export const UpdateContactBody = Type.Object(
+  {
+    id: Type.Optional(Type.String()),
+    email: Type.Optional(email),
+    firstName: Type.Optional(personName),
+    lastName: Type.Optional(personName),
+    properties: Type.Optional(Properties),
+    status: Type.Optional(status),
+    topics: Type.Optional(TopicChoices),
+  },
+  { additionalProperties: false },
+);
 export type UpdateContactInput = Static<typeof UpdateContactBody>;
 
 /** One NDJSON import line (and what a CSV row is turned into before the same checks). */
-export const ImportRow = Type.Object({
-  email: Type.String({ maxLength: 320 }),
-  firstName: Type.Optional(personName),
-  lastName: Type.Optional(personName),
-  status: Type.Optional(status),
-  properties: Type.Optional(Properties),
-}, { additionalProperties: false });
+export const ImportRow = Type.Object(
+  {
+    email: Type.String({ maxLength: 320 }),
+    firstName: Type.Optional(personName),
+    lastName: Type.Optional(personName),
+    status: Type.Optional(status),
+    properties: Type.Optional(Properties),
+  },
+  { additionalProperties: false },
+);
 export type ImportRowInput = Static<typeof ImportRow>;
 
 export const ContactTopicSchema = Type.Object({ id: Type.String(), name: Type.String(), subscribed: Type.Boolean() });
@@ -71,25 +93,46 @@ export const ContactSchema = Type.Object({
   lastName: Nullable(Type.String()),
   properties: Type.Record(Type.String(), Type.Unknown()),
   status: StringEnum(CONTACT_STATUSES),
-  suppressed: Type.Boolean({ description: 'the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions)' }),
-  topics: Type.Array(ContactTopicSchema, { description: 'every topic of the workspace with the effective subscription' }),
+  suppressed: Type.Boolean({
+    description:
+      'the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions)',
+  }),
+  topics: Type.Array(ContactTopicSchema, {
+    description: 'every topic of the workspace with the effective subscription',
+  }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
 export type Contact = Static<typeof ContactSchema>;
 
-export const ContactListQuery = Type.Object({
-  ...ListQuery.properties,
-  email: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'exact match, after normalisation' })),
-  status: Type.Optional(status),
-  topicId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'only contacts (effectively) subscribed to this topic' })),
-}, { additionalProperties: false });
+export const ContactListQuery = Type.Object(
+  {
+    ...ListQuery.properties,
+    email: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 320, description: 'exact match, after normalisation' }),
+    ),
+    status: Type.Optional(status),
+    topicId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'only contacts (effectively) subscribed to this topic' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const ContactParams = Type.Object({ contactId: PathId });
 
-export const ContactExportQuery = Type.Object({
-  segmentId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'export this segment\'s contacts; every contact when omitted' })),
-}, { additionalProperties: false });
+export const ContactExportQuery = Type.Object(
+  {
+    segmentId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: "export this segment's contacts; every contact when omitted",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const IMPORT_FORMATS = ['CSV', 'NDJSON'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
@@ -99,12 +142,24 @@ export const ImportJobSchema = Type.Object({
   id: Type.String(),
   status: StringEnum(IMPORT_STATUSES),
   format: StringEnum(IMPORT_FORMATS),
-  total: Type.Integer({ description: 'data rows read (header and blank lines not counted) = created + updated + skipped' }),
+  total: Type.Integer({
+    description: 'data rows read (header and blank lines not counted) = created + updated + skipped',
+  }),
   created: Type.Integer(),
-  updated: Type.Integer({ description: 'rows that updated an existing contact, including a contact an earlier row of the file created' }),
+  updated: Type.Integer({
+    description: 'rows that updated an existing contact, including a contact an earlier row of the file created',
+  }),
   skipped: Type.Integer({ description: 'rejected rows; each is listed in errors (up to 1000)' }),
-  suppressed: Type.Integer({ description: 'rows (among created and updated) that asked for SUBSCRIBED or PENDING on a suppressed address: the status was kept (docs/bounces.md)' }),
-  errors: Type.Array(Type.Object({ line: Type.Integer({ description: '1-based line of the file (a CSV header is line 1)' }), reason: Type.String() })),
+  suppressed: Type.Integer({
+    description:
+      'rows (among created and updated) that asked for SUBSCRIBED or PENDING on a suppressed address: the status was kept (docs/bounces.md)',
+  }),
+  errors: Type.Array(
+    Type.Object({
+      line: Type.Integer({ description: '1-based line of the file (a CSV header is line 1)' }),
+      reason: Type.String(),
+    }),
+  ),
   errorsTruncated: Type.Integer({ description: 'rejected rows beyond the first 1000, not listed' }),
   error: Nullable(Type.String({ description: 'why a FAILED import stopped' })),
   createdAt: Timestamp,
@@ -115,9 +170,12 @@ export type ImportJob = Static<typeof ImportJobSchema>;
 export const ImportParams = Type.Object({ importId: PathId });
 export const ImportListQuery = ListQuery;
 export const ImportQuery = Type.Object({
-  columns: Type.Optional(Type.String({
-    maxLength: 65536,
-    description: 'CSV only: a JSON object mapping header names to email, firstName, lastName, name, status, attributes, a property key, or null to skip the column',
-    examples: ['{"Email Address":"email","Phone":"phone","LEID":null}'],
-  })),
+  columns: Type.Optional(
+    Type.String({
+      maxLength: 65536,
+      description:
+        'CSV only: a JSON object mapping header names to email, firstName, lastName, name, status, attributes, a property key, or null to skip the column',
+      examples: ['{"Email Address":"email","Phone":"phone","LEID":null}'],
+    }),
+  ),
 });

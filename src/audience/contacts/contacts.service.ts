@@ -13,18 +13,32 @@ import { existingTopicIds, getTopic } from '../topics/topics.repository.js';
 import { contactEmail } from './contacts.email.js';
 import { contactCsvRow, csvHeader } from './contacts.export.js';
 import { checkColumnMap, parseColumnMap, type ColumnMap } from './contacts.import.js';
-import { IMPORT_BYTE_LIMIT, IMPORT_HEARTBEAT_MS, IMPORT_SILENT_AFTER_MS, INTERRUPTED, runImport } from './contacts.importer.js';
+import {
+  IMPORT_BYTE_LIMIT,
+  IMPORT_HEARTBEAT_MS,
+  IMPORT_SILENT_AFTER_MS,
+  INTERRUPTED,
+  runImport,
+} from './contacts.importer.js';
 import { updatedEvent } from './contacts.events.js';
 import { applyToContact, upsertContact } from './contacts.lifecycle.js';
 import * as repo from './contacts.repository.js';
 import type { ContactRecord } from './contacts.repository.js';
-import type { Contact, ImportFormat, ImportJob, TopicChoice, UpdateContactInput, UpsertContactInput } from './contacts.schemas.js';
+import type {
+  Contact,
+  ImportFormat,
+  ImportJob,
+  TopicChoice,
+  UpdateContactInput,
+  UpsertContactInput,
+} from './contacts.schemas.js';
 import { SET_OPERATION } from './contacts.state.js';
 import { setTopicChoices, topicsOfContacts } from './contacts.subscriptions.js';
 
 function emailOrFail(input: string, path: string): string {
   const email = contactEmail(input);
-  if (email === null) throw validationFailed([{ path, message: 'must be a valid email address (addr@domain, without a display name)' }]);
+  if (email === null)
+    throw validationFailed([{ path, message: 'must be a valid email address (addr@domain, without a display name)' }]);
   return email;
 }
 
@@ -44,10 +58,24 @@ function checkChoicesUnique(choices: readonly TopicChoice[] | undefined): void {
  * removes one), topic choices set, with the events the API's changes write (source `automation`). False when the
  * contact is gone.
  */
-export async function changeByAutomation(trx: Executor, workspaceId: string, contactId: string, change: { properties?: Record<string, unknown>; topics?: { id: string; subscribed: boolean }[] }, now: string, cause?: { automationId: string; runId: string }): Promise<boolean> {
+export async function changeByAutomation(
+  trx: Executor,
+  workspaceId: string,
+  contactId: string,
+  change: { properties?: Record<string, unknown>; topics?: { id: string; subscribed: boolean }[] },
+  now: string,
+  cause?: { automationId: string; runId: string },
+): Promise<boolean> {
   // Runs of several automations may change one contact at once (PostgreSQL walks runs in parallel): the row is
   // locked before it is read, so no merge of properties overwrites another's. SQLite has one writer.
-  if (onPostgres(trx)) await trx.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).where('id', '=', contactId).forUpdate().execute();
+  if (onPostgres(trx))
+    await trx
+      .selectFrom('contacts')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', contactId)
+      .forUpdate()
+      .execute();
   const current = await repo.getContact(trx, workspaceId, contactId);
   if (!current) return false;
   if (change.properties) {
@@ -58,17 +86,38 @@ export async function changeByAutomation(trx: Executor, workspaceId: string, con
     }
     await repo.updateContact(trx, workspaceId, contactId, { properties: merged }, now);
     // The run that made the change rides along in the event: the automation intake follows it (its loop guard).
-    await recordEvents(trx, workspaceId, [updatedEvent(contactId, current.email, ['properties'], 'automation', cause ?? {})], now);
+    await recordEvents(
+      trx,
+      workspaceId,
+      [updatedEvent(contactId, current.email, ['properties'], 'automation', cause ?? {})],
+      now,
+    );
   }
   if (change.topics?.length) {
-    const known = await existingTopicIds(trx, workspaceId, change.topics.map((t) => t.id));
-    await setTopicChoices(trx, workspaceId, contactId, change.topics.filter((t) => known.has(t.id)), now, 'automation', cause ?? {});
+    const known = await existingTopicIds(
+      trx,
+      workspaceId,
+      change.topics.map((t) => t.id),
+    );
+    await setTopicChoices(
+      trx,
+      workspaceId,
+      contactId,
+      change.topics.filter((t) => known.has(t.id)),
+      now,
+      'automation',
+      cause ?? {},
+    );
   }
   return true;
 }
 
 /** The contact of an id or a normalised address in the workspace, if there is one (the outbox's ContactLookup port). */
-export async function contactIdOf(db: Executor, workspaceId: string, ref: { contactId: string } | { email: string }): Promise<string | undefined> {
+export async function contactIdOf(
+  db: Executor,
+  workspaceId: string,
+  ref: { contactId: string } | { email: string },
+): Promise<string | undefined> {
   if ('email' in ref) return (await repo.contactIdsByEmail(db, workspaceId, [ref.email])).get(ref.email);
   return (await repo.getContact(db, workspaceId, ref.contactId))?.id;
 }
@@ -79,7 +128,10 @@ export async function contactIdOf(db: Executor, workspaceId: string, ref: { cont
  * segment is not in the workspace. A port: segments, which sit above contacts (a filter speaks of contacts' fields,
  * statuses and topics), answer it (segments.service.ts contactPagesOf), wired by the composition root.
  */
-export type ContactPages = (workspaceId: string, segmentId: string | undefined) => Promise<AsyncIterable<(ContactRecord & { suppressed: boolean })[]>>;
+export type ContactPages = (
+  workspaceId: string,
+  segmentId: string | undefined,
+) => Promise<AsyncIterable<(ContactRecord & { suppressed: boolean })[]>>;
 
 export class ContactsService {
   /** The import body limit; tests lower it. */
@@ -87,7 +139,10 @@ export class ContactsService {
   /** The import heartbeat period; tests shorten it. */
   importHeartbeatMs = IMPORT_HEARTBEAT_MS;
 
-  constructor(readonly db: Db, private readonly ports: { contactPages: ContactPages }) {}
+  constructor(
+    readonly db: Db,
+    private readonly ports: { contactPages: ContactPages },
+  ) {}
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
@@ -96,16 +151,39 @@ export class ContactsService {
   /** The contacts as the API shows them: with every topic of the workspace (the effective subscription) and whether the address is suppressed. */
   private async present(db: Executor, workspaceId: string, records: ContactRecord[]): Promise<Contact[]> {
     if (records.length === 0) return [];
-    const topics = await topicsOfContacts(db, workspaceId, records.map((r) => r.id));
-    const suppressed = await suppressionsOf(db, workspaceId, records.map((r) => r.email));
+    const topics = await topicsOfContacts(
+      db,
+      workspaceId,
+      records.map((r) => r.id),
+    );
+    const suppressed = await suppressionsOf(
+      db,
+      workspaceId,
+      records.map((r) => r.email),
+    );
     return records.map((r) => ({ ...r, suppressed: suppressed.has(r.email), topics: topics.get(r.id) ?? [] }));
   }
 
-  private async checkTopics(db: Executor, workspaceId: string, choices: readonly TopicChoice[] | undefined): Promise<void> {
+  private async checkTopics(
+    db: Executor,
+    workspaceId: string,
+    choices: readonly TopicChoice[] | undefined,
+  ): Promise<void> {
     if (!choices?.length) return;
-    const known = await existingTopicIds(db, workspaceId, choices.map((c) => c.id));
-    const errors = choices.flatMap((c, i) => (known.has(c.id) ? [] : [{ path: `/topics/${i}/id`, message: 'names no topic of this workspace' }]));
-    if (errors.length) throw unprocessable('invalid_reference', `${errors.length === 1 ? 'a topic id names' : 'topic ids name'} no topic of this workspace`, errors);
+    const known = await existingTopicIds(
+      db,
+      workspaceId,
+      choices.map((c) => c.id),
+    );
+    const errors = choices.flatMap((c, i) =>
+      known.has(c.id) ? [] : [{ path: `/topics/${i}/id`, message: 'names no topic of this workspace' }],
+    );
+    if (errors.length)
+      throw unprocessable(
+        'invalid_reference',
+        `${errors.length === 1 ? 'a topic id names' : 'topic ids name'} no topic of this workspace`,
+        errors,
+      );
   }
 
   async get(workspaceId: string, id: string): Promise<Contact> {
@@ -118,28 +196,58 @@ export class ContactsService {
    * Contacts created per UTC hour over the last `days` days (GET /v1/stats/contacts, the console dashboard's chart,
    * which folds the hours into the viewer's local days), from the first whole UTC hour `days` days ago.
    */
-  async growth(workspaceId: string, days: number, now = Date.now()): Promise<{ since: string; until: string; total: number; hours: { hour: string; created: number }[] }> {
+  async growth(
+    workspaceId: string,
+    days: number,
+    now = Date.now(),
+  ): Promise<{ since: string; until: string; total: number; hours: { hour: string; created: number }[] }> {
     const since = Math.floor((now - days * 86_400_000) / 3_600_000) * 3_600_000;
     const sinceIso = new Date(since).toISOString();
-    const hours = await repo.contactsCreatedPerHour(this.db.kysely, workspaceId, sinceIso, `ct_${encodeTime(since, 10)}`);
-    return { since: sinceIso, until: new Date(now).toISOString(), total: hours.reduce((a, h) => a + h.created, 0), hours };
+    const hours = await repo.contactsCreatedPerHour(
+      this.db.kysely,
+      workspaceId,
+      sinceIso,
+      `ct_${encodeTime(since, 10)}`,
+    );
+    return {
+      since: sinceIso,
+      until: new Date(now).toISOString(),
+      total: hours.reduce((a, h) => a + h.created, 0),
+      hours,
+    };
   }
 
   /** The contact's events, newest first (docs/events.md); 404 for a contact that is not (or no longer) in the workspace. */
-  async activity(workspaceId: string, id: string, opts: { type?: EventType; limit: number; beforeId?: string }): Promise<EventRecord[]> {
+  async activity(
+    workspaceId: string,
+    id: string,
+    opts: { type?: EventType; limit: number; beforeId?: string },
+  ): Promise<EventRecord[]> {
     if (!(await repo.getContact(this.db.kysely, workspaceId, id))) throw notFound('contact');
     return listEvents(this.db.kysely, workspaceId, { ...opts, contactId: id });
   }
 
-  async list(workspaceId: string, opts: { email?: string; status?: ContactStatus; topicId?: string; limit: number; beforeId?: string }): Promise<Contact[]> {
+  async list(
+    workspaceId: string,
+    opts: { email?: string; status?: ContactStatus; topicId?: string; limit: number; beforeId?: string },
+  ): Promise<Contact[]> {
     const db = this.db.kysely;
     const email = opts.email !== undefined ? emailOrFail(opts.email, '/query/email') : undefined;
     let topic;
     if (opts.topicId !== undefined) {
       topic = await getTopic(db, workspaceId, opts.topicId);
-      if (!topic) throw unprocessable('invalid_reference', 'topicId names no topic of this workspace', [{ path: '/query/topicId', message: 'names no topic of this workspace' }]);
+      if (!topic)
+        throw unprocessable('invalid_reference', 'topicId names no topic of this workspace', [
+          { path: '/query/topicId', message: 'names no topic of this workspace' },
+        ]);
     }
-    const records = await repo.listContacts(db, workspaceId, { email, status: opts.status, topic, limit: opts.limit, beforeId: opts.beforeId });
+    const records = await repo.listContacts(db, workspaceId, {
+      email,
+      status: opts.status,
+      topic,
+      limit: opts.limit,
+      beforeId: opts.beforeId,
+    });
     return this.present(db, workspaceId, records);
   }
 
@@ -169,7 +277,8 @@ export class ContactsService {
    * PENDING (the contact keeps its status and says `suppressed: true`).
    */
   async update(workspaceId: string, id: string, input: UpdateContactInput): Promise<Contact> {
-    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the contact id in the path' }]);
+    if (input.id !== undefined && input.id !== id)
+      throw validationFailed([{ path: '/id', message: 'must equal the contact id in the path' }]);
     const email = input.email !== undefined ? emailOrFail(input.email, '/email') : undefined;
     checkChoicesUnique(input.topics);
     try {
@@ -182,14 +291,24 @@ export class ContactsService {
         await repo.updateContact(trx, workspaceId, id, { ...fields, email }, now);
         const changed = Object.keys(fields).filter((f) => (fields as Record<string, unknown>)[f] !== undefined);
         if (email !== undefined) changed.unshift('email');
-        if (changed.length) await recordEvents(trx, workspaceId, [updatedEvent(id, email ?? current.email, [...new Set(changed)], 'api')], now);
+        if (changed.length)
+          await recordEvents(
+            trx,
+            workspaceId,
+            [updatedEvent(id, email ?? current.email, [...new Set(changed)], 'api')],
+            now,
+          );
         if (status !== undefined) await applyToContact(trx, workspaceId, id, SET_OPERATION[status], {}, now);
         if (topics) await setTopicChoices(trx, workspaceId, id, topics, now);
       });
     } catch (err) {
       if (!isUniqueViolation(err) || email === undefined) throw err;
       const other = (await repo.contactIdsByEmail(this.db.kysely, workspaceId, [email])).get(email);
-      throw conflict('contact_exists', `another contact of this workspace has the email ${email}`, other ? { contactId: other } : undefined);
+      throw conflict(
+        'contact_exists',
+        `another contact of this workspace has the email ${email}`,
+        other ? { contactId: other } : undefined,
+      );
     }
     return this.get(workspaceId, id);
   }
@@ -201,11 +320,17 @@ export class ContactsService {
       deleted = await this.tx(async (trx) => {
         const current = await repo.getContact(trx, workspaceId, id);
         if (!current || !(await repo.deleteContact(trx, workspaceId, id))) return false;
-        await recordEvents(trx, workspaceId, [{ type: 'contact.deleted', contactId: id, data: { email: current.email, status: current.status } }], nowIso());
+        await recordEvents(
+          trx,
+          workspaceId,
+          [{ type: 'contact.deleted', contactId: id, data: { email: current.email, status: current.status } }],
+          nowIso(),
+        );
         return true;
       });
     } catch (err) {
-      if (isForeignKeyViolation(err)) throw conflict('resource_in_use', 'the contact is still referenced and cannot be deleted');
+      if (isForeignKeyViolation(err))
+        throw conflict('resource_in_use', 'the contact is still referenced and cannot be deleted');
       throw err;
     }
     if (!deleted) throw notFound('contact');
@@ -217,7 +342,10 @@ export class ContactsService {
    * is not in the workspace); the rows are then read a page at a time as the consumer asks for them, so memory
    * stays flat whatever the segment's size.
    */
-  async exportCsv(workspaceId: string, segmentId: string | undefined): Promise<{ filename: string; chunks: AsyncIterable<string> }> {
+  async exportCsv(
+    workspaceId: string,
+    segmentId: string | undefined,
+  ): Promise<{ filename: string; chunks: AsyncIterable<string> }> {
     const pages = await this.ports.contactPages(workspaceId, segmentId);
     async function* chunks(): AsyncGenerator<string> {
       yield csvHeader();
@@ -251,9 +379,24 @@ export class ContactsService {
    * A body over the byte limit stops it the same way and is answered 413 (with the job's id).
    */
   /** Streams a CSV or NDJSON body into the workspace's contacts (contacts.importer.ts). */
-  importContacts(workspaceId: string, format: ImportFormat, body: Readable, declaredLength?: number, options: { columns?: ColumnMap | string; onError?: (err: unknown) => void } = {}): Promise<ImportJob> {
-    const columns = typeof options.columns === 'string' ? parseColumnMap(options.columns) : options.columns && checkColumnMap(options.columns);
-    return runImport(this.db, workspaceId, format, body, { byteLimit: this.importByteLimit, heartbeatMs: this.importHeartbeatMs, declaredLength, columns, onError: options.onError });
+  importContacts(
+    workspaceId: string,
+    format: ImportFormat,
+    body: Readable,
+    declaredLength?: number,
+    options: { columns?: ColumnMap | string; onError?: (err: unknown) => void } = {},
+  ): Promise<ImportJob> {
+    const columns =
+      typeof options.columns === 'string'
+        ? parseColumnMap(options.columns)
+        : options.columns && checkColumnMap(options.columns);
+    return runImport(this.db, workspaceId, format, body, {
+      byteLimit: this.importByteLimit,
+      heartbeatMs: this.importHeartbeatMs,
+      declaredLength,
+      columns,
+      onError: options.onError,
+    });
   }
 
   /**

@@ -18,11 +18,29 @@ export type { SuppressionReason };
  * - set*: a status given by the API (POST/PUT /v1/contacts) or an import row. While the address is suppressed
  *   a contact cannot be made SUBSCRIBED or PENDING this way: the status stays and the answer says `suppressed`.
  */
-export const CONTACT_STATUSES = ['SUBSCRIBED', 'PENDING', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED'] as const satisfies readonly ContactStatus[];
+export const CONTACT_STATUSES = [
+  'SUBSCRIBED',
+  'PENDING',
+  'UNSUBSCRIBED',
+  'BOUNCED',
+  'COMPLAINED',
+] as const satisfies readonly ContactStatus[];
 
 export const CONTACT_OPERATIONS = [
-  'signUp', 'signUpDoubleOptIn', 'confirm', 'unsubscribe', 'hardBounce', 'softBounceLimit', 'complaint', 'suppress', 'unsuppress',
-  'setSubscribed', 'setPending', 'setUnsubscribed', 'setBounced', 'setComplained',
+  'signUp',
+  'signUpDoubleOptIn',
+  'confirm',
+  'unsubscribe',
+  'hardBounce',
+  'softBounceLimit',
+  'complaint',
+  'suppress',
+  'unsuppress',
+  'setSubscribed',
+  'setPending',
+  'setUnsubscribed',
+  'setBounced',
+  'setComplained',
 ] as const;
 export type ContactOperation = (typeof CONTACT_OPERATIONS)[number];
 
@@ -48,7 +66,13 @@ const B = 'BOUNCED';
 const C = 'COMPLAINED';
 
 type Row = Record<ContactStatus, ContactStatus>;
-const all = (to: ContactStatus): Row => ({ SUBSCRIBED: to, PENDING: to, UNSUBSCRIBED: to, BOUNCED: to, COMPLAINED: to });
+const all = (to: ContactStatus): Row => ({
+  SUBSCRIBED: to,
+  PENDING: to,
+  UNSUBSCRIBED: to,
+  BOUNCED: to,
+  COMPLAINED: to,
+});
 const same: Row = { SUBSCRIBED: S, PENDING: P, UNSUBSCRIBED: U, BOUNCED: B, COMPLAINED: C };
 
 /** The next status of a contact whose address is not suppressed. */
@@ -72,10 +96,20 @@ export const CONTACT_TRANSITIONS: Record<ContactOperation, Row> = {
 
 /** What each operation does to the suppression list. */
 export const SUPPRESSION_EFFECTS: Record<ContactOperation, ContactMove['suppression']> = {
-  signUp: 'keep', signUpDoubleOptIn: 'keep', confirm: 'lift',
-  unsubscribe: { add: 'UNSUBSCRIBED' }, hardBounce: { add: 'BOUNCED' }, softBounceLimit: { add: 'BOUNCED' }, complaint: { add: 'COMPLAINED' },
-  suppress: { add: 'MANUAL' }, unsuppress: 'lift',
-  setSubscribed: 'keep', setPending: 'keep', setUnsubscribed: 'keep', setBounced: 'keep', setComplained: 'keep',
+  signUp: 'keep',
+  signUpDoubleOptIn: 'keep',
+  confirm: 'lift',
+  unsubscribe: { add: 'UNSUBSCRIBED' },
+  hardBounce: { add: 'BOUNCED' },
+  softBounceLimit: { add: 'BOUNCED' },
+  complaint: { add: 'COMPLAINED' },
+  suppress: { add: 'MANUAL' },
+  unsuppress: 'lift',
+  setSubscribed: 'keep',
+  setPending: 'keep',
+  setUnsubscribed: 'keep',
+  setBounced: 'keep',
+  setComplained: 'keep',
 };
 
 const SIGN_UPS = new Set<ContactOperation>(['signUp', 'signUpDoubleOptIn']);
@@ -83,11 +117,20 @@ const SETS_MAILABLE = new Set<ContactOperation>(['setSubscribed', 'setPending'])
 
 /** The status an API set operation names. */
 export const SET_OPERATION: Record<ContactStatus, ContactOperation> = {
-  SUBSCRIBED: 'setSubscribed', PENDING: 'setPending', UNSUBSCRIBED: 'setUnsubscribed', BOUNCED: 'setBounced', COMPLAINED: 'setComplained',
+  SUBSCRIBED: 'setSubscribed',
+  PENDING: 'setPending',
+  UNSUBSCRIBED: 'setUnsubscribed',
+  BOUNCED: 'setBounced',
+  COMPLAINED: 'setComplained',
 };
 
 /** The status a contact created for a suppressed address starts with (a re-import after its deletion). */
-export const STATUS_OF_SUPPRESSED: Record<SuppressionReason, ContactStatus> = { BOUNCED: B, COMPLAINED: C, UNSUBSCRIBED: U, MANUAL: U };
+export const STATUS_OF_SUPPRESSED: Record<SuppressionReason, ContactStatus> = {
+  BOUNCED: B,
+  COMPLAINED: C,
+  UNSUBSCRIBED: U,
+  MANUAL: U,
+};
 
 /** The move `op` makes from `state`. Total: every operation is defined for every state. */
 export function moveContact(state: ContactState, op: ContactOperation): ContactMove {
@@ -95,7 +138,12 @@ export function moveContact(state: ContactState, op: ContactOperation): ContactM
   if (SIGN_UPS.has(op)) {
     // Only a contact that has confirmed nothing (PENDING) is moved by a stranger's sign-up.
     const next = !state.suppressed && state.status === P ? CONTACT_TRANSITIONS[op][state.status] : state.status;
-    const confirm = state.suppressed || state.status === U || state.status === B || state.status === C || (op === 'signUpDoubleOptIn' && state.status === P);
+    const confirm =
+      state.suppressed ||
+      state.status === U ||
+      state.status === B ||
+      state.status === C ||
+      (op === 'signUpDoubleOptIn' && state.status === P);
     return { status: next, suppression, confirm, heldBySuppression: false };
   }
   if (state.suppressed && SETS_MAILABLE.has(op)) {
@@ -105,13 +153,20 @@ export function moveContact(state: ContactState, op: ContactOperation): ContactM
 }
 
 /** The state of a contact about to be created by a sign-up (a new address), or by the API / an import. */
-export function initialStatus(requested: ContactStatus, suppression: SuppressionReason | null): { status: ContactStatus; heldBySuppression: boolean } {
-  if (suppression && (requested === S || requested === P)) return { status: STATUS_OF_SUPPRESSED[suppression], heldBySuppression: true };
+export function initialStatus(
+  requested: ContactStatus,
+  suppression: SuppressionReason | null,
+): { status: ContactStatus; heldBySuppression: boolean } {
+  if (suppression && (requested === S || requested === P))
+    return { status: STATUS_OF_SUPPRESSED[suppression], heldBySuppression: true };
   return { status: requested, heldBySuppression: false };
 }
 
 /** A sign-up for an address that has no contact yet: PENDING with double opt-in, else SUBSCRIBED, unless suppressed. */
-export function signUpNew(doubleOptIn: boolean, suppression: SuppressionReason | null): { status: ContactStatus; confirm: boolean } {
+export function signUpNew(
+  doubleOptIn: boolean,
+  suppression: SuppressionReason | null,
+): { status: ContactStatus; confirm: boolean } {
   if (suppression) return { status: STATUS_OF_SUPPRESSED[suppression], confirm: true };
   return doubleOptIn ? { status: P, confirm: true } : { status: S, confirm: false };
 }
@@ -121,7 +176,12 @@ export function signUpNew(doubleOptIn: boolean, suppression: SuppressionReason |
  * status to write (null: keep the current one) — the `set*` rows of the table, which do not depend on the
  * current status.
  */
-export function requestedStatus(requested: ContactStatus, suppressed: boolean): { status: ContactStatus | null; heldBySuppression: boolean } {
+export function requestedStatus(
+  requested: ContactStatus,
+  suppressed: boolean,
+): { status: ContactStatus | null; heldBySuppression: boolean } {
   const move = moveContact({ status: 'UNSUBSCRIBED', suppressed }, SET_OPERATION[requested]);
-  return move.heldBySuppression ? { status: null, heldBySuppression: true } : { status: move.status, heldBySuppression: false };
+  return move.heldBySuppression
+    ? { status: null, heldBySuppression: true }
+    : { status: move.status, heldBySuppression: false };
 }

@@ -20,44 +20,89 @@ export interface AudienceSpec {
  * own select, order, limit or count; the conditions reference `contacts` by name, unaliased.
  * Throws 422 invalid_reference (paths /segmentId, /topicId) if the segment or topic is not in the workspace.
  */
-export async function audienceQuery(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec): Promise<SelectQueryBuilder<Database, 'contacts', object>> {
+export async function audienceQuery(
+  db: Executor,
+  dialect: Dialect,
+  workspaceId: string,
+  spec: AudienceSpec,
+): Promise<SelectQueryBuilder<Database, 'contacts', object>> {
   return (await audience(db, dialect, workspaceId, spec)).query;
 }
 
 /** The audience query, and how many contacts a slice of it may span (segments/slices.ts). */
-export async function audience(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec & { extra?: Filter }): Promise<{ query: SelectQueryBuilder<Database, 'contacts', object>; sliceRows: number }> {
+export async function audience(
+  db: Executor,
+  dialect: Dialect,
+  workspaceId: string,
+  spec: AudienceSpec & { extra?: Filter },
+): Promise<{ query: SelectQueryBuilder<Database, 'contacts', object>; sliceRows: number }> {
   const errors: FieldError[] = [];
   const segment = spec.segmentId === null ? undefined : await getSegment(db, workspaceId, spec.segmentId);
-  if (spec.segmentId !== null && !segment) errors.push({ path: '/segmentId', message: 'names no segment of this workspace' });
-  if (spec.topicId !== null && !(await getTopic(db, workspaceId, spec.topicId))) errors.push({ path: '/topicId', message: 'names no topic of this workspace' });
-  if (errors.length) throw unprocessable('invalid_reference', errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; '), errors);
+  if (spec.segmentId !== null && !segment)
+    errors.push({ path: '/segmentId', message: 'names no segment of this workspace' });
+  if (spec.topicId !== null && !(await getTopic(db, workspaceId, spec.topicId)))
+    errors.push({ path: '/topicId', message: 'names no topic of this workspace' });
+  if (errors.length)
+    throw unprocessable('invalid_reference', errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; '), errors);
 
-  let q = db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId).where('contacts.status', '=', 'SUBSCRIBED').where(notSuppressed);
+  let q = db
+    .selectFrom('contacts')
+    .where('contacts.workspace_id', '=', workspaceId)
+    .where('contacts.status', '=', 'SUBSCRIBED')
+    .where(notSuppressed);
   const topic: Filter | null = spec.topicId !== null ? { topic: spec.topicId, subscribed: true } : null;
   const parts = [segment?.filter, topic, spec.extra].filter((f): f is Filter => Boolean(f));
-  const filter: Filter | null = parts.length > 1 ? { all: parts } : parts[0] ?? null;
+  const filter: Filter | null = parts.length > 1 ? { all: parts } : (parts[0] ?? null);
   if (filter) q = q.where(await compiledFilter(db, dialect, workspaceId, filter));
   return { query: q, sliceRows: sliceRows(filter) };
 }
 
 /** How many contacts the audience has now (narrowed by `extra`, a filter), counted a slice at a time. */
-export async function countAudience(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec & { extra?: Filter }): Promise<number> {
+export async function countAudience(
+  db: Executor,
+  dialect: Dialect,
+  workspaceId: string,
+  spec: AudienceSpec & { extra?: Filter },
+): Promise<number> {
   const { query, sliceRows: rows } = await audience(db, dialect, workspaceId, spec);
   let n = 0;
-  for await (const range of contactSlices(db, dialect, workspaceId, { rows, order: 'asc', limitMs: EVALUATION_LIMIT_MS })) {
-    const r = await inRange(query, range).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+  for await (const range of contactSlices(db, dialect, workspaceId, {
+    rows,
+    order: 'asc',
+    limitMs: EVALUATION_LIMIT_MS,
+  })) {
+    const r = await inRange(query, range)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
     n += Number(r?.n ?? 0);
   }
   return n;
 }
 
 /** A page of the audience, newest contacts first, found a slice at a time. */
-export async function audiencePage(db: Executor, dialect: Dialect, workspaceId: string, spec: AudienceSpec, limit: number, beforeId?: string) {
+export async function audiencePage(
+  db: Executor,
+  dialect: Dialect,
+  workspaceId: string,
+  spec: AudienceSpec,
+  limit: number,
+  beforeId?: string,
+) {
   const { query, sliceRows: rows } = await audience(db, dialect, workspaceId, spec);
   const out: { id: string; email: string; first_name: string | null; last_name: string | null }[] = [];
-  for await (const range of contactSlices(db, dialect, workspaceId, { rows, order: 'desc', before: beforeId, limitMs: EVALUATION_LIMIT_MS })) {
-    out.push(...await inRange(query, range).select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name'])
-      .orderBy('contacts.id', 'desc').limit(limit - out.length).execute());
+  for await (const range of contactSlices(db, dialect, workspaceId, {
+    rows,
+    order: 'desc',
+    before: beforeId,
+    limitMs: EVALUATION_LIMIT_MS,
+  })) {
+    out.push(
+      ...(await inRange(query, range)
+        .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name'])
+        .orderBy('contacts.id', 'desc')
+        .limit(limit - out.length)
+        .execute()),
+    );
     if (out.length >= limit) break;
   }
   return out;

@@ -14,7 +14,20 @@ import { normalizeDateTime } from '../../lib/time.js';
  */
 
 export const TEXT_FIELDS = ['email', 'firstName', 'lastName', 'status'] as const;
-export const OPS = ['eq', 'neq', 'contains', 'startsWith', 'endsWith', 'exists', 'notExists', 'gt', 'gte', 'lt', 'lte', 'in'] as const;
+export const OPS = [
+  'eq',
+  'neq',
+  'contains',
+  'startsWith',
+  'endsWith',
+  'exists',
+  'notExists',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+] as const;
 
 /** A filter may nest this many levels: the top-level filter is level 1, each group's members one deeper. */
 export const MAX_DEPTH = 8;
@@ -55,7 +68,8 @@ type FieldKind = { kind: 'text'; field: TextField } | { kind: 'date' } | { kind:
 function fieldKind(field: string): FieldKind | undefined {
   if ((TEXT_FIELDS as readonly string[]).includes(field)) return { kind: 'text', field: field as TextField };
   if (field === 'createdAt') return { kind: 'date' };
-  if (field.startsWith('properties.') && KEY_RE.test(field.slice('properties.'.length))) return { kind: 'property', key: field.slice('properties.'.length) };
+  if (field.startsWith('properties.') && KEY_RE.test(field.slice('properties.'.length)))
+    return { kind: 'property', key: field.slice('properties.'.length) };
   return undefined;
 }
 
@@ -77,14 +91,20 @@ function stringProblem(v: string): string | undefined {
 /** The problem with one scalar for a field kind and an op (eq-like, order, text match), if any. */
 function scalarProblem(kind: FieldKind, op: Op, v: unknown): string | undefined {
   if (kind.kind === 'date') {
-    if (typeof v !== 'string' || normalizeDateTime(v) === undefined) return 'must be an RFC 3339 date-time, e.g. 2026-11-21T10:00:00.000Z';
+    if (typeof v !== 'string' || normalizeDateTime(v) === undefined)
+      return 'must be an RFC 3339 date-time, e.g. 2026-11-21T10:00:00.000Z';
     return undefined;
   }
   if (TEXT_MATCH_OPS.has(op) || kind.kind === 'text') {
     if (typeof v !== 'string') return 'must be a string';
     const p = stringProblem(v);
     if (p) return p;
-    if (kind.kind === 'text' && kind.field === 'status' && (op === 'eq' || op === 'neq' || op === 'in') && !(CONTACT_STATUSES as readonly string[]).includes(v)) {
+    if (
+      kind.kind === 'text' &&
+      kind.field === 'status' &&
+      (op === 'eq' || op === 'neq' || op === 'in') &&
+      !(CONTACT_STATUSES as readonly string[]).includes(v)
+    ) {
       return `must be one of ${CONTACT_STATUSES.map((s) => `"${s}"`).join(', ')}`;
     }
     return undefined;
@@ -97,7 +117,9 @@ function scalarProblem(kind: FieldKind, op: Op, v: unknown): string | undefined 
   }
   if (typeof v === 'number' || typeof v === 'boolean') return undefined;
   if (typeof v === 'string') return stringProblem(v);
-  return v === null ? 'must be a string, number or boolean (use notExists to match a missing or null property)' : 'must be a string, number or boolean';
+  return v === null
+    ? 'must be a string, number or boolean (use notExists to match a missing or null property)'
+    : 'must be a string, number or boolean';
 }
 
 class Validator {
@@ -112,11 +134,17 @@ class Validator {
   node(raw: unknown, path: string, level: number): void {
     this.nodes++;
     if (level > MAX_DEPTH) return this.add(path, `nests deeper than ${MAX_DEPTH} levels`);
-    if (!isObject(raw)) return this.add(path, 'must be an object: { "all": [...] }, { "any": [...] }, a field condition or a topic condition');
+    if (!isObject(raw))
+      return this.add(
+        path,
+        'must be an object: { "all": [...] }, { "any": [...] }, a field condition or a topic condition',
+      );
     const kind = (['all', 'any', 'field', 'topic'] as const).find((k) => Object.hasOwn(raw, k));
     if (!kind) return this.add(path, 'must have one of the keys "all", "any", "field" or "topic"');
-    const allowed = kind === 'all' || kind === 'any' ? [kind] : kind === 'field' ? ['field', 'op', 'value'] : ['topic', 'subscribed'];
-    for (const key of Object.keys(raw)) if (!allowed.includes(key)) this.add(`${path}/${escapePointer(key)}`, 'is not allowed');
+    const allowed =
+      kind === 'all' || kind === 'any' ? [kind] : kind === 'field' ? ['field', 'op', 'value'] : ['topic', 'subscribed'];
+    for (const key of Object.keys(raw))
+      if (!allowed.includes(key)) this.add(`${path}/${escapePointer(key)}`, 'is not allowed');
     if (kind === 'all' || kind === 'any') {
       const members = raw[kind];
       if (!Array.isArray(members)) return this.add(`${path}/${kind}`, 'must be an array of filters');
@@ -131,7 +159,8 @@ class Validator {
   topicCondition(raw: Record<string, unknown>, path: string): void {
     const { topic, subscribed } = raw;
     if (typeof topic !== 'string') this.add(`${path}/topic`, 'must be a string (a topic id)');
-    else if (topic.length < 1 || topic.length > 64) this.add(`${path}/topic`, 'must be a topic id of 1 to 64 characters');
+    else if (topic.length < 1 || topic.length > 64)
+      this.add(`${path}/topic`, 'must be a topic id of 1 to 64 characters');
     if (!Object.hasOwn(raw, 'subscribed')) this.add(`${path}/subscribed`, 'is required');
     else if (typeof subscribed !== 'boolean') this.add(`${path}/subscribed`, 'must be a boolean');
   }
@@ -144,14 +173,18 @@ class Validator {
     } else {
       kind = fieldKind(field);
       if (!kind) {
-        this.add(`${path}/field`, field.startsWith('properties.')
-          ? `must name a property key matching ${PROPERTY_KEY_PATTERN} after "properties."`
-          : 'must be one of "email", "firstName", "lastName", "status", "createdAt" or "properties.<key>"');
+        this.add(
+          `${path}/field`,
+          field.startsWith('properties.')
+            ? `must name a property key matching ${PROPERTY_KEY_PATTERN} after "properties."`
+            : 'must be one of "email", "firstName", "lastName", "status", "createdAt" or "properties.<key>"',
+        );
       }
     }
     let validOp: Op | undefined;
     if (!Object.hasOwn(raw, 'op')) this.add(`${path}/op`, 'is required');
-    else if (typeof op !== 'string' || !(OPS as readonly string[]).includes(op)) this.add(`${path}/op`, `must be one of ${OPS.map((o) => `"${o}"`).join(', ')}`);
+    else if (typeof op !== 'string' || !(OPS as readonly string[]).includes(op))
+      this.add(`${path}/op`, `must be one of ${OPS.map((o) => `"${o}"`).join(', ')}`);
     else validOp = op as Op;
     if (!validOp) return;
 
@@ -192,10 +225,16 @@ export function validateFilter(raw: unknown, basePath = '/filter'): FieldError[]
   if (v.errors.length === 0) {
     // Measured once the shape is known to be sane (a filter too deep to stringify stops above).
     const bytes = Buffer.byteLength(JSON.stringify(raw), 'utf8');
-    if (bytes > MAX_FILTER_BYTES) return [{ path: basePath, message: `must be at most ${MAX_FILTER_BYTES} bytes as JSON (it is ${bytes})` }];
+    if (bytes > MAX_FILTER_BYTES)
+      return [{ path: basePath, message: `must be at most ${MAX_FILTER_BYTES} bytes as JSON (it is ${bytes})` }];
   }
-  if (v.nodes > MAX_NODES) v.errors.unshift({ path: basePath, message: `must have at most ${MAX_NODES} conditions and groups in total` });
-  if (v.values > MAX_TOTAL_VALUES) v.errors.unshift({ path: basePath, message: `must have at most ${MAX_TOTAL_VALUES} values in all its in lists together (it has ${v.values})` });
+  if (v.nodes > MAX_NODES)
+    v.errors.unshift({ path: basePath, message: `must have at most ${MAX_NODES} conditions and groups in total` });
+  if (v.values > MAX_TOTAL_VALUES)
+    v.errors.unshift({
+      path: basePath,
+      message: `must have at most ${MAX_TOTAL_VALUES} values in all its in lists together (it has ${v.values})`,
+    });
   return v.errors;
 }
 
@@ -273,21 +312,32 @@ const sqlite: Dialectal = {
     const path = (key: string) => sql`'$.' || ${key}`;
     const type = (key: string) => sql`json_type(contacts.properties, ${path(key)})`;
     const value = (key: string) => sql`json_extract(contacts.properties, ${path(key)})`;
-    const typeGuard = (key: string, v: Scalar) => typeof v === 'string' ? sql`${type(key)} = 'text'`
-      : typeof v === 'number' ? sql`${type(key)} in ('integer', 'real')`
-        : sql`${type(key)} = ${v ? 'true' : 'false'}`;
+    const typeGuard = (key: string, v: Scalar) =>
+      typeof v === 'string'
+        ? sql`${type(key)} = 'text'`
+        : typeof v === 'number'
+          ? sql`${type(key)} in ('integer', 'real')`
+          : sql`${type(key)} = ${v ? 'true' : 'false'}`;
     return {
       exists: (key) => sql`(coalesce(${type(key)}, 'null') <> 'null')`,
-      eq: (key, v) => typeof v === 'boolean' ? sql`(${typeGuard(key, v)})` : sql`(${typeGuard(key, v)} and ${value(key)} = ${v})`,
+      eq: (key, v) =>
+        typeof v === 'boolean' ? sql`(${typeGuard(key, v)})` : sql`(${typeGuard(key, v)} and ${value(key)} = ${v})`,
       // One uncorrelated list per JSON type: SQLite builds each once per statement (an ephemeral index) and
       // probes it per contact. json_extract gives true/false as 1/0, so booleans are matched by type alone.
       in: (key, values) => {
         const strings = values.filter((v): v is string => typeof v === 'string');
         const numbers = values.filter((v): v is number => typeof v === 'number');
         const parts: Sql[] = [];
-        if (strings.length) parts.push(sql`(${type(key)} = 'text' and ${value(key)} in (select value from json_each(${JSON.stringify(strings)})))`);
-        if (numbers.length) parts.push(sql`(${type(key)} in ('integer', 'real') and ${value(key)} in (select value from json_each(${JSON.stringify(numbers)})))`);
-        for (const b of [true, false]) if (values.includes(b)) parts.push(sql`(${type(key)} = ${b ? 'true' : 'false'})`);
+        if (strings.length)
+          parts.push(
+            sql`(${type(key)} = 'text' and ${value(key)} in (select value from json_each(${JSON.stringify(strings)})))`,
+          );
+        if (numbers.length)
+          parts.push(
+            sql`(${type(key)} in ('integer', 'real') and ${value(key)} in (select value from json_each(${JSON.stringify(numbers)})))`,
+          );
+        for (const b of [true, false])
+          if (values.includes(b)) parts.push(sql`(${type(key)} = ${b ? 'true' : 'false'})`);
         return sql`(${sql.join(parts, sql` or `)})`;
       },
       order: (key, cmp, v) => sql`(${typeGuard(key, v)} and ${value(key)} ${sql.raw(cmp)} ${v})`,
@@ -302,7 +352,8 @@ const postgres: Dialectal = {
   startsWith: (h, n) => sql`(left(lower((${h}) collate "C"), ${codePoints(n)}::int) = ${n}::text)`,
   endsWith: (h, n) => sql`(right(lower((${h}) collate "C"), ${codePoints(n)}::int) = ${n}::text)`,
   inStrings: (e, values) => sql`(${e} in (select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb)))`,
-  inTimestamps: (e, values) => sql`(${e} in (select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb)::timestamptz))`,
+  inTimestamps: (e, values) =>
+    sql`(${e} in (select jsonb_array_elements_text(${JSON.stringify(values)}::jsonb)::timestamptz))`,
   timestamp: (iso) => sql`${iso}::timestamptz`,
   property: (() => {
     const json = (key: string) => sql`(contacts.properties -> ${key}::text)`;
@@ -315,22 +366,30 @@ const postgres: Dialectal = {
       // An uncorrelated list: hashed once per statement, probed per contact (jsonb equality compares types).
       in: (key, values) => sql`(${json(key)} in (select jsonb_array_elements(${JSON.stringify(values)}::jsonb)))`,
       // jsonb order between numbers is numeric, and comparing jsonb never fails on a type: no casts to guard.
-      order: (key, cmp, v) => typeof v === 'number'
-        ? sql`(${type(key)} = 'number' and ${json(key)} ${sql.raw(cmp)} ${JSON.stringify(v)}::jsonb)`
-        : sql`(${type(key)} = 'string' and ${text(key)} collate "C" ${sql.raw(cmp)} ${v}::text)`,
+      order: (key, cmp, v) =>
+        typeof v === 'number'
+          ? sql`(${type(key)} = 'number' and ${json(key)} ${sql.raw(cmp)} ${JSON.stringify(v)}::jsonb)`
+          : sql`(${type(key)} = 'string' and ${text(key)} collate "C" ${sql.raw(cmp)} ${v}::text)`,
       textMatch: (key, op, v) => sql`(${type(key)} = 'string' and ${postgres[op](text(key), v)})`,
     } satisfies PropertyOps;
   })(),
 };
 
-const COLUMNS: Record<TextField, string> = { email: 'email', firstName: 'first_name', lastName: 'last_name', status: 'status' };
+const COLUMNS: Record<TextField, string> = {
+  email: 'email',
+  firstName: 'first_name',
+  lastName: 'last_name',
+  status: 'status',
+};
 
 /** The default subscription of the topics a filter names, as read from the workspace (topicDefaults); a topic not in it matches no contact. */
 export type TopicDefaults = ReadonlyMap<string, DefaultSubscription>;
 
 function compileTopic(c: TopicCondition, workspaceId: string, topics: TopicDefaults): Sql {
   const defaultSubscription = topics.get(c.topic);
-  return defaultSubscription === undefined ? FALSE : subscribedToSql(workspaceId, { id: c.topic, defaultSubscription }, c.subscribed);
+  return defaultSubscription === undefined
+    ? FALSE
+    : subscribedToSql(workspaceId, { id: c.topic, defaultSubscription }, c.subscribed);
 }
 
 function compileField(c: FieldCondition, d: Dialectal): Sql {
@@ -343,25 +402,38 @@ function compileField(c: FieldCondition, d: Dialectal): Sql {
   if (kind.kind === 'property') {
     const p = d.property;
     switch (op) {
-      case 'exists': return p.exists(kind.key);
-      case 'eq': return p.eq(kind.key, c.value as Scalar);
-      case 'in': return p.in(kind.key, c.value as Scalar[]);
-      case 'contains': case 'startsWith': case 'endsWith': {
+      case 'exists':
+        return p.exists(kind.key);
+      case 'eq':
+        return p.eq(kind.key, c.value as Scalar);
+      case 'in':
+        return p.in(kind.key, c.value as Scalar[]);
+      case 'contains':
+      case 'startsWith':
+      case 'endsWith': {
         const v = asciiLower(c.value as string);
         // Every string contains, starts and ends with "" (contains is the form both dialects agree on).
         return p.textMatch(kind.key, v === '' ? 'contains' : op, v);
       }
-      default: return p.order(kind.key, CMP[op]!, c.value as number | string);
+      default:
+        return p.order(kind.key, CMP[op]!, c.value as number | string);
     }
   }
 
   if (kind.kind === 'date') {
     const col = sql.ref('contacts.created_at');
     switch (op) {
-      case 'exists': return TRUE;
-      case 'in': return d.inTimestamps(col, (c.value as string[]).map((v) => normalizeDateTime(v)!));
-      case 'eq': return sql`(${col} = ${d.timestamp(normalizeDateTime(c.value as string)!)})`;
-      default: return sql`(${col} ${sql.raw(CMP[op]!)} ${d.timestamp(normalizeDateTime(c.value as string)!)})`;
+      case 'exists':
+        return TRUE;
+      case 'in':
+        return d.inTimestamps(
+          col,
+          (c.value as string[]).map((v) => normalizeDateTime(v)!),
+        );
+      case 'eq':
+        return sql`(${col} = ${d.timestamp(normalizeDateTime(c.value as string)!)})`;
+      default:
+        return sql`(${col} ${sql.raw(CMP[op]!)} ${d.timestamp(normalizeDateTime(c.value as string)!)})`;
     }
   }
 
@@ -369,14 +441,20 @@ function compileField(c: FieldCondition, d: Dialectal): Sql {
   const col = sql.ref(`contacts.${COLUMNS[kind.field]}`);
   const norm = (v: string) => (kind.field === 'email' ? v.toLowerCase() : v);
   switch (op) {
-    case 'exists': return sql`(${col} is not null)`;
-    case 'eq': return sql`(${col} = ${norm(c.value as string)})`;
-    case 'in': return d.inStrings(col, (c.value as string[]).map(norm));
-    case 'contains': case 'startsWith': case 'endsWith': {
+    case 'exists':
+      return sql`(${col} is not null)`;
+    case 'eq':
+      return sql`(${col} = ${norm(c.value as string)})`;
+    case 'in':
+      return d.inStrings(col, (c.value as string[]).map(norm));
+    case 'contains':
+    case 'startsWith':
+    case 'endsWith': {
       const v = asciiLower(norm(c.value as string));
       return v === '' ? sql`(${col} is not null)` : d[op](col, v);
     }
-    default: return sql`(${d.ordered(col)} ${sql.raw(CMP[op]!)} ${norm(c.value as string)})`;
+    default:
+      return sql`(${d.ordered(col)} ${sql.raw(CMP[op]!)} ${norm(c.value as string)})`;
   }
 }
 
@@ -386,11 +464,27 @@ function compileField(c: FieldCondition, d: Dialectal): Sql {
  * and topic conditions, a count over 1,000,000 contacts takes ~30% less CPU (bench/README.md, bench:segments).
  * AND and OR give the same result in any order, NULLs included.
  */
-const cheapestFirst = (members: Filter[]) => members.map((m) => ({ m, cost: filterCost(m) })).sort((a, b) => a.cost - b.cost).map((x) => x.m);
+const cheapestFirst = (members: Filter[]) =>
+  members
+    .map((m) => ({ m, cost: filterCost(m) }))
+    .sort((a, b) => a.cost - b.cost)
+    .map((x) => x.m);
 
 function compileNode(f: Filter, d: Dialectal, workspaceId: string, topics: TopicDefaults): Sql {
-  if ('all' in f) return f.all.length === 0 ? TRUE : sql`(${sql.join(cheapestFirst(f.all).map((m) => compileNode(m, d, workspaceId, topics)), sql` and `)})`;
-  if ('any' in f) return f.any.length === 0 ? FALSE : sql`(${sql.join(cheapestFirst(f.any).map((m) => compileNode(m, d, workspaceId, topics)), sql` or `)})`;
+  if ('all' in f)
+    return f.all.length === 0
+      ? TRUE
+      : sql`(${sql.join(
+          cheapestFirst(f.all).map((m) => compileNode(m, d, workspaceId, topics)),
+          sql` and `,
+        )})`;
+  if ('any' in f)
+    return f.any.length === 0
+      ? FALSE
+      : sql`(${sql.join(
+          cheapestFirst(f.any).map((m) => compileNode(m, d, workspaceId, topics)),
+          sql` or `,
+        )})`;
   if ('topic' in f) return compileTopic(f, workspaceId, topics);
   return compileField(f, d);
 }
@@ -402,6 +496,11 @@ function compileNode(f: Filter, d: Dialectal, workspaceId: string, topics: Topic
  * it names that are in the workspace (segments.repository.ts compiledFilter reads them); the statement
  * checks again that each still exists.
  */
-export function compileFilter(filter: Filter, dialect: Dialect, workspaceId: string, topics: TopicDefaults): Expression<SqlBool> {
+export function compileFilter(
+  filter: Filter,
+  dialect: Dialect,
+  workspaceId: string,
+  topics: TopicDefaults,
+): Expression<SqlBool> {
   return sql<SqlBool>`${compileNode(filter, dialect === 'postgres' ? postgres : sqlite, workspaceId, topics)}`;
 }

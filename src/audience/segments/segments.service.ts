@@ -47,12 +47,23 @@ export class SegmentsService {
   }
 
   /** Every topic a filter names must be a topic of the workspace (422 invalid_reference). */
-  private async checkTopics(db: Executor, workspaceId: string, topics: { topic: string; path: string }[]): Promise<void> {
-    const known = await existingTopicIds(db, workspaceId, topics.map((t) => t.topic));
+  private async checkTopics(
+    db: Executor,
+    workspaceId: string,
+    topics: { topic: string; path: string }[],
+  ): Promise<void> {
+    const known = await existingTopicIds(
+      db,
+      workspaceId,
+      topics.map((t) => t.topic),
+    );
     const unknown = topics.filter((t) => !known.has(t.topic));
     if (unknown.length) {
-      throw unprocessable('invalid_reference', `the filter names a topic that is not in this workspace: ${unknown[0]!.topic}`,
-        unknown.map((t) => ({ path: t.path, message: 'names no topic of this workspace' })));
+      throw unprocessable(
+        'invalid_reference',
+        `the filter names a topic that is not in this workspace: ${unknown[0]!.topic}`,
+        unknown.map((t) => ({ path: t.path, message: 'names no topic of this workspace' })),
+      );
     }
   }
 
@@ -82,12 +93,19 @@ export class SegmentsService {
 
   /** Partial: an omitted field is unchanged; a filter given replaces the stored one whole. updatedAt is refreshed. */
   async update(workspaceId: string, id: string, input: UpdateSegmentInput): Promise<Segment> {
-    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the segment id in the path' }]);
+    if (input.id !== undefined && input.id !== id)
+      throw validationFailed([{ path: '/id', message: 'must equal the segment id in the path' }]);
     const parsed = input.filter !== undefined ? this.parse(input.filter) : undefined;
     return this.tx(async (trx) => {
       await this.mustGet(trx, workspaceId, id);
       if (parsed) await this.checkTopics(trx, workspaceId, parsed.topics);
-      const updated = await repo.updateSegment(trx, workspaceId, id, { name: input.name, filter: parsed?.filter }, nowIso());
+      const updated = await repo.updateSegment(
+        trx,
+        workspaceId,
+        id,
+        { name: input.name, filter: parsed?.filter },
+        nowIso(),
+      );
       if (!updated) throw notFound('segment');
       return updated;
     });
@@ -100,18 +118,30 @@ export class SegmentsService {
         await this.mustGet(trx, workspaceId, id);
         const users = await repo.broadcastsUsingSegment(trx, workspaceId, id, 10);
         if (users.length) {
-          throw conflict('resource_in_use', `the segment is used by broadcast ${users[0]}${users.length > 1 ? ' and others' : ''}; delete those broadcasts or point them at another segment first`, { broadcastIds: users });
+          throw conflict(
+            'resource_in_use',
+            `the segment is used by broadcast ${users[0]}${users.length > 1 ? ' and others' : ''}; delete those broadcasts or point them at another segment first`,
+            { broadcastIds: users },
+          );
         }
         await repo.deleteSegment(trx, workspaceId, id);
       });
     } catch (err) {
-      if (isForeignKeyViolation(err)) throw conflict('resource_in_use', 'the segment is used by a broadcast; delete the broadcast or point it at another segment first');
+      if (isForeignKeyViolation(err))
+        throw conflict(
+          'resource_in_use',
+          'the segment is used by a broadcast; delete the broadcast or point it at another segment first',
+        );
       throw err;
     }
   }
 
   /** The contacts the segment matches, whatever their status, newest first. */
-  async contacts(workspaceId: string, id: string, opts: { limit: number; beforeId?: string }): Promise<SegmentContact[]> {
+  async contacts(
+    workspaceId: string,
+    id: string,
+    opts: { limit: number; beforeId?: string },
+  ): Promise<SegmentContact[]> {
     const segment = await this.get(workspaceId, id);
     return repo.listMatchingContacts(this.db.kysely, this.db.dialect, workspaceId, segment.filter, opts);
   }
@@ -128,7 +158,9 @@ export class SegmentsService {
     await this.checkTopics(k, workspaceId, topics);
     // One after the other: should the count give up (too costly), no second evaluation goes on without it.
     const counts = await repo.countMatchingContacts(k, this.db.dialect, workspaceId, filter);
-    const sample = await repo.listMatchingContacts(k, this.db.dialect, workspaceId, filter, { limit: PREVIEW_SAMPLE_SIZE });
+    const sample = await repo.listMatchingContacts(k, this.db.dialect, workspaceId, filter, {
+      limit: PREVIEW_SAMPLE_SIZE,
+    });
     return { ...counts, sample };
   }
 }

@@ -28,7 +28,13 @@ export const MAX_SLICE_ROWS = 50_000;
 /** A request that evaluates a filter gives up after this long (422): the server stays responsive meanwhile, but one request should not keep a core busy for minutes. */
 export const EVALUATION_LIMIT_MS = 20_000;
 
-export const tooCostly = () => validationFailed([{ path: '/filter', message: `takes longer than ${EVALUATION_LIMIT_MS / 1000} s to evaluate over this workspace's contacts; narrow it (fewer text matches, fewer conditions)` }]);
+export const tooCostly = () =>
+  validationFailed([
+    {
+      path: '/filter',
+      message: `takes longer than ${EVALUATION_LIMIT_MS / 1000} s to evaluate over this workspace's contacts; narrow it (fewer text matches, fewer conditions)`,
+    },
+  ]);
 
 /** Contacts per slice for this filter (and an extra per-contact cost, e.g. the audience's topic check). */
 export function sliceRows(filter: Filter | null, extraCost = 0): number {
@@ -51,7 +57,12 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * (descending). Each range holds at most `rows` contacts; the last one is open-ended. The caller runs its
  * filtered statement within each range and may stop early.
  */
-export async function* contactSlices(db: Executor, dialect: Dialect, workspaceId: string, opts: { rows: number; order: 'asc' | 'desc'; after?: string; before?: string; limitMs?: number }): AsyncGenerator<IdRange> {
+export async function* contactSlices(
+  db: Executor,
+  dialect: Dialect,
+  workspaceId: string,
+  opts: { rows: number; order: 'asc' | 'desc'; after?: string; before?: string; limitMs?: number },
+): AsyncGenerator<IdRange> {
   const deadline = opts.limitMs === undefined ? Infinity : performance.now() + opts.limitMs;
   if (dialect === 'postgres') {
     yield opts.order === 'asc' ? { after: opts.after } : { before: opts.before };
@@ -72,7 +83,7 @@ export async function* contactSlices(db: Executor, dialect: Dialect, workspaceId
     cursor = edge;
     // Aim the next slice at SLICE_TARGET_MS; grow at most fourfold a step.
     const spent = Math.max(0.5, performance.now() - started);
-    rows = Math.max(MIN_SLICE_ROWS, Math.min(MAX_SLICE_ROWS, rows * 4, Math.round(rows * SLICE_TARGET_MS / spent)));
+    rows = Math.max(MIN_SLICE_ROWS, Math.min(MAX_SLICE_ROWS, rows * 4, Math.round((rows * SLICE_TARGET_MS) / spent)));
   }
 }
 
@@ -81,10 +92,18 @@ export async function* contactSlices(db: Executor, dialect: Dialect, workspaceId
  * end is the id `rows` contacts away, found by one walk of the (workspace_id, id) index with no filter evaluated;
  * open-ended when fewer are left.
  */
-export async function nextSlice(db: Executor, workspaceId: string, opts: { rows: number; order: 'asc' | 'desc'; cursor?: string }): Promise<IdRange> {
+export async function nextSlice(
+  db: Executor,
+  workspaceId: string,
+  opts: { rows: number; order: 'asc' | 'desc'; cursor?: string },
+): Promise<IdRange> {
   let q = db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId);
   if (opts.cursor !== undefined) q = q.where('id', opts.order === 'asc' ? '>' : '<', opts.cursor);
-  const edge = await q.orderBy('id', opts.order).limit(1).offset(opts.rows - 1).executeTakeFirst();
+  const edge = await q
+    .orderBy('id', opts.order)
+    .limit(1)
+    .offset(opts.rows - 1)
+    .executeTakeFirst();
   return opts.order === 'asc' ? { after: opts.cursor, upTo: edge?.id } : { before: opts.cursor, from: edge?.id };
 }
 

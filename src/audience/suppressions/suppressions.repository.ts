@@ -21,36 +21,84 @@ export interface Suppression {
 const COLUMNS = ['id', 'email', 'reason', 'delivery_id', 'broadcast_id', 'detail', 'created_at'] as const;
 
 function toSuppression(r: Pick<SuppressionsTable, (typeof COLUMNS)[number]>): Suppression & { id: string } {
-  return { id: r.id, email: r.email, reason: r.reason, deliveryId: r.delivery_id, broadcastId: r.broadcast_id, detail: r.detail, createdAt: toIso(r.created_at) };
+  return {
+    id: r.id,
+    email: r.email,
+    reason: r.reason,
+    deliveryId: r.delivery_id,
+    broadcastId: r.broadcast_id,
+    detail: r.detail,
+    createdAt: toIso(r.created_at),
+  };
 }
 
 /** Adds an entry; an address already suppressed keeps its entry (the first reason stands). True when added. */
-export async function addSuppression(db: Executor, workspaceId: string, s: Omit<Suppression, 'createdAt'> & { now: string }): Promise<boolean> {
-  const res = await db.insertInto('suppressions').values({
-    id: newId('sup'), workspace_id: workspaceId, email: s.email, reason: s.reason, delivery_id: s.deliveryId, broadcast_id: s.broadcastId,
-    detail: s.detail?.slice(0, 1000) ?? null, created_at: s.now,
-  }).onConflict((oc) => oc.columns(['workspace_id', 'email']).doNothing()).executeTakeFirst();
+export async function addSuppression(
+  db: Executor,
+  workspaceId: string,
+  s: Omit<Suppression, 'createdAt'> & { now: string },
+): Promise<boolean> {
+  const res = await db
+    .insertInto('suppressions')
+    .values({
+      id: newId('sup'),
+      workspace_id: workspaceId,
+      email: s.email,
+      reason: s.reason,
+      delivery_id: s.deliveryId,
+      broadcast_id: s.broadcastId,
+      detail: s.detail?.slice(0, 1000) ?? null,
+      created_at: s.now,
+    })
+    .onConflict((oc) => oc.columns(['workspace_id', 'email']).doNothing())
+    .executeTakeFirst();
   return Number(res.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
 export async function liftSuppression(db: Executor, workspaceId: string, email: string): Promise<boolean> {
-  const res = await db.deleteFrom('suppressions').where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst();
+  const res = await db
+    .deleteFrom('suppressions')
+    .where('workspace_id', '=', workspaceId)
+    .where('email', '=', email)
+    .executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
 
-export async function getSuppression(db: Executor, workspaceId: string, email: string): Promise<(Suppression & { id: string }) | undefined> {
-  const r = await db.selectFrom('suppressions').select(COLUMNS).where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst();
+export async function getSuppression(
+  db: Executor,
+  workspaceId: string,
+  email: string,
+): Promise<(Suppression & { id: string }) | undefined> {
+  const r = await db
+    .selectFrom('suppressions')
+    .select(COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('email', '=', email)
+    .executeTakeFirst();
   return r ? toSuppression(r) : undefined;
 }
 
 /** email → reason, for those of `emails` that are suppressed. */
-export async function suppressionsOf(db: Executor, workspaceId: string, emails: readonly string[]): Promise<Map<string, Suppression['reason']>> {
+export async function suppressionsOf(
+  db: Executor,
+  workspaceId: string,
+  emails: readonly string[],
+): Promise<Map<string, Suppression['reason']>> {
   if (!emails.length) return new Map();
-  const rows = await db.selectFrom('suppressions').select(['email', 'reason']).where('workspace_id', '=', workspaceId).where('email', 'in', [...new Set(emails)]).execute();
+  const rows = await db
+    .selectFrom('suppressions')
+    .select(['email', 'reason'])
+    .where('workspace_id', '=', workspaceId)
+    .where('email', 'in', [...new Set(emails)])
+    .execute();
   return new Map(rows.map((r) => [r.email, r.reason]));
 }
 
-export async function listSuppressions(db: Executor, workspaceId: string, opts: { reason?: Suppression['reason']; limit: number; beforeId?: string }): Promise<(Suppression & { id: string })[]> {
+export async function listSuppressions(
+  db: Executor,
+  workspaceId: string,
+  opts: { reason?: Suppression['reason']; limit: number; beforeId?: string },
+): Promise<(Suppression & { id: string })[]> {
   let q = db.selectFrom('suppressions').select(COLUMNS).where('workspace_id', '=', workspaceId);
   if (opts.reason) q = q.where('reason', '=', opts.reason);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
@@ -63,11 +111,20 @@ export async function listSuppressions(db: Executor, workspaceId: string, opts: 
  * contact.
  */
 export function suppressionOfContact(join: JoinBuilder<Database, 'contacts' | 'suppressions'>) {
-  return join.onRef('suppressions.workspace_id', '=', 'contacts.workspace_id').onRef('suppressions.email', '=', 'contacts.email');
+  return join
+    .onRef('suppressions.workspace_id', '=', 'contacts.workspace_id')
+    .onRef('suppressions.email', '=', 'contacts.email');
 }
 
 /** A condition on `contacts`: the contact's address is not on its workspace's suppression list. */
 export function notSuppressed(eb: ExpressionBuilder<Database, 'contacts'>): Expression<SqlBool> {
-  return eb.not(eb.exists(eb.selectFrom('suppressions').select(sql<number>`1`.as('one'))
-    .whereRef('suppressions.workspace_id', '=', 'contacts.workspace_id').whereRef('suppressions.email', '=', 'contacts.email')));
+  return eb.not(
+    eb.exists(
+      eb
+        .selectFrom('suppressions')
+        .select(sql<number>`1`.as('one'))
+        .whereRef('suppressions.workspace_id', '=', 'contacts.workspace_id')
+        .whereRef('suppressions.email', '=', 'contacts.email'),
+    ),
+  );
 }

@@ -11,7 +11,14 @@ const present = ({ id: _id, ...s }: repo.Suppression & { id: string }): Suppress
  * The contact lifecycle's `suppress` / `unsuppress` of an address (contacts.lifecycle.ts applyToAddress), in the
  * caller's transaction. A port: the lifecycle sits above the list it writes, so the composition root (app.ts) hands it in.
  */
-export type AddressLifecycle = (trx: Executor, workspaceId: string, email: string, op: 'suppress' | 'unsuppress', cause: { detail?: string | null }, now: string) => Promise<unknown>;
+export type AddressLifecycle = (
+  trx: Executor,
+  workspaceId: string,
+  email: string,
+  op: 'suppress' | 'unsuppress',
+  cause: { detail?: string | null },
+  now: string,
+) => Promise<unknown>;
 
 /**
  * The suppression list's API (docs/bounces.md): read it, add an address by hand (MANUAL), lift an entry.
@@ -19,7 +26,10 @@ export type AddressLifecycle = (trx: Executor, workspaceId: string, email: strin
  * Addresses are normalised as contacts' are (normalizeEmail, of which contacts.email.ts is the fast path).
  */
 export class SuppressionsService {
-  constructor(private readonly db: Db, private readonly lifecycle: AddressLifecycle) {}
+  constructor(
+    private readonly db: Db,
+    private readonly lifecycle: AddressLifecycle,
+  ) {}
 
   private email(input: string, path: string): string {
     const email = normalizeEmail(input);
@@ -27,7 +37,10 @@ export class SuppressionsService {
     return email;
   }
 
-  async list(workspaceId: string, opts: { reason?: repo.Suppression['reason']; limit: number; beforeId?: string }): Promise<(SuppressionEntry & { id: string })[]> {
+  async list(
+    workspaceId: string,
+    opts: { reason?: repo.Suppression['reason']; limit: number; beforeId?: string },
+  ): Promise<(SuppressionEntry & { id: string })[]> {
     return (await repo.listSuppressions(this.db.kysely, workspaceId, opts)).map((s) => ({ ...present(s), id: s.id }));
   }
 
@@ -39,7 +52,10 @@ export class SuppressionsService {
   }
 
   /** Adds the address (MANUAL); an address already suppressed keeps its entry. `created` says which. */
-  async add(workspaceId: string, input: CreateSuppressionInput): Promise<{ entry: SuppressionEntry; created: boolean }> {
+  async add(
+    workspaceId: string,
+    input: CreateSuppressionInput,
+  ): Promise<{ entry: SuppressionEntry; created: boolean }> {
     const email = this.email(input.email, '/email');
     const created = await this.db.kysely.transaction().execute(async (trx) => {
       const before = await repo.getSuppression(trx, workspaceId, email);

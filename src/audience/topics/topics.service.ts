@@ -16,7 +16,12 @@ export class TopicsService {
 
   async create(workspaceId: string, input: CreateTopicInput): Promise<Topic> {
     const id = newId('topic');
-    await repo.insertTopic(this.db.kysely, workspaceId, { id, name: input.name, defaultSubscription: input.defaultSubscription, createdAt: nowIso() });
+    await repo.insertTopic(this.db.kysely, workspaceId, {
+      id,
+      name: input.name,
+      defaultSubscription: input.defaultSubscription,
+      createdAt: nowIso(),
+    });
     return this.get(workspaceId, id);
   }
 
@@ -32,11 +37,18 @@ export class TopicsService {
 
   /** PUT: the name only; `updatedAt` refreshed. A different defaultSubscription is a 422 and changes nothing. */
   async update(workspaceId: string, id: string, input: UpdateTopicInput): Promise<Topic> {
-    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the topic id in the path' }]);
+    if (input.id !== undefined && input.id !== id)
+      throw validationFailed([{ path: '/id', message: 'must equal the topic id in the path' }]);
     if (input.defaultSubscription !== undefined) {
       const current = await this.get(workspaceId, id);
       if (current.defaultSubscription !== input.defaultSubscription) {
-        throw validationFailed([{ path: '/defaultSubscription', message: 'cannot be changed once the topic exists (contacts without an explicit choice rely on it); create a new topic instead' }]);
+        throw validationFailed([
+          {
+            path: '/defaultSubscription',
+            message:
+              'cannot be changed once the topic exists (contacts without an explicit choice rely on it); create a new topic instead',
+          },
+        ]);
       }
     }
     const topic = await repo.renameTopic(this.db.kysely, workspaceId, id, input.name, nowIso());
@@ -52,7 +64,11 @@ export class TopicsService {
     } catch (err) {
       if (!isForeignKeyViolation(err)) throw err;
       const n = await repo.countBroadcastsUsingTopic(this.db.kysely, workspaceId, id);
-      throw conflict('resource_in_use', `the topic is used by ${n === 1 ? 'a broadcast' : `${n} broadcasts`}; change or delete ${n === 1 ? 'it' : 'them'} first`, { broadcasts: n });
+      throw conflict(
+        'resource_in_use',
+        `the topic is used by ${n === 1 ? 'a broadcast' : `${n} broadcasts`}; change or delete ${n === 1 ? 'it' : 'them'} first`,
+        { broadcasts: n },
+      );
     }
     if (!deleted) throw notFound('topic');
   }

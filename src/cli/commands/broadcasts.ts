@@ -15,12 +15,25 @@ const done = (b: Broadcast) => stats(b).sent + stats(b).failed + stats(b).bounce
 function details(b: Broadcast): string {
   const s = b.stats;
   const rows: [string, string][] = [
-    ['id', b.id], ['name', b.name], ['status', status(b.status) + (b.pausedReason ? ` (${b.pausedReason})` : '')], ['from', b.from ?? '-'],
-    ['subject', b.emailContent.subject ?? '-'], ['segment', b.segmentId ?? 'all contacts'], ['topic', b.topicId ?? '-'],
-    ['send at', time(b.sendAt)], ['sent at', time(b.sentAt)],
+    ['id', b.id],
+    ['name', b.name],
+    ['status', status(b.status) + (b.pausedReason ? ` (${b.pausedReason})` : '')],
+    ['from', b.from ?? '-'],
+    ['subject', b.emailContent.subject ?? '-'],
+    ['segment', b.segmentId ?? 'all contacts'],
+    ['topic', b.topicId ?? '-'],
+    ['send at', time(b.sendAt)],
+    ['sent at', time(b.sentAt)],
   ];
   if (s) {
-    rows.push(['recipients', count(s.recipients)], ['queued', count(s.queued)], ['sent', count(s.sent)], ['failed', count(s.failed)], ['bounced', count(s.bounced)], ['unsubscribed', count(s.unsubscribed)]);
+    rows.push(
+      ['recipients', count(s.recipients)],
+      ['queued', count(s.queued)],
+      ['sent', count(s.sent)],
+      ['failed', count(s.failed)],
+      ['bounced', count(s.bounced)],
+      ['unsubscribed', count(s.unsubscribed)],
+    );
     if (s.outbox) rows.push(['outbox', `${count(s.outbox)} written as .eml files, not sent (no SMTP_URL)`]);
   }
   return rows.map(([k, v]) => `${color.bold(k.padEnd(12))} ${v}`).join('\n');
@@ -33,15 +46,19 @@ function progressLine(b: Broadcast): string {
 
 function parseInterval(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 100 || n > 60_000) throw new InvalidArgumentError('must be a whole number of milliseconds from 100 to 60000');
+  if (!Number.isInteger(n) || n < 100 || n > 60_000)
+    throw new InvalidArgumentError('must be a whole number of milliseconds from 100 to 60000');
   return n;
 }
 
 /** broadcast list | send | status [--watch]. Sending itself is the server's worker's: these commands start and watch it. */
 export function registerBroadcasts(program: Command): void {
-  const broadcast = program.command('broadcast').description('list, send and watch broadcasts (the server\'s worker sends them)');
+  const broadcast = program
+    .command('broadcast')
+    .description("list, send and watch broadcasts (the server's worker sends them)");
 
-  broadcast.command('list')
+  broadcast
+    .command('list')
     .description('list the broadcasts of a workspace, newest first')
     .addOption(workspaceOption())
     .addOption(new Option('--status <status>', 'only broadcasts in this status').choices(BROADCAST_STATUSES))
@@ -50,51 +67,96 @@ export function registerBroadcasts(program: Command): void {
     .action(async (opts: { workspace: string; status?: Broadcast['status']; json?: boolean }) => {
       const list = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
-        return allPages((before) => ctx.services.broadcasts.list(opts.workspace, { status: opts.status, limit: 100, beforeId: before }));
+        return allPages((before) =>
+          ctx.services.broadcasts.list(opts.workspace, { status: opts.status, limit: 100, beforeId: before }),
+        );
       });
-      print(list, opts.json, list.length
-        ? table(['ID', 'NAME', 'STATUS', 'RECIPIENTS', 'SENT', 'FAILED', 'BOUNCED', 'CREATED'], list.map((b) => [b.id, b.name, status(b.status), b.stats ? count(b.stats.recipients) : '-', b.stats ? count(b.stats.sent) : '-', b.stats ? count(b.stats.failed) : '-', b.stats ? count(b.stats.bounced) : '-', time(b.createdAt)]))
-        : 'no broadcasts');
+      print(
+        list,
+        opts.json,
+        list.length
+          ? table(
+              ['ID', 'NAME', 'STATUS', 'RECIPIENTS', 'SENT', 'FAILED', 'BOUNCED', 'CREATED'],
+              list.map((b) => [
+                b.id,
+                b.name,
+                status(b.status),
+                b.stats ? count(b.stats.recipients) : '-',
+                b.stats ? count(b.stats.sent) : '-',
+                b.stats ? count(b.stats.failed) : '-',
+                b.stats ? count(b.stats.bounced) : '-',
+                time(b.createdAt),
+              ]),
+            )
+          : 'no broadcasts',
+      );
     });
 
-  broadcast.command('send')
-    .description('send a DRAFT or SCHEDULED broadcast now (the running server\'s worker sends the messages)')
+  broadcast
+    .command('send')
+    .description("send a DRAFT or SCHEDULED broadcast now (the running server's worker sends the messages)")
     .argument('<id>', 'broadcast id (bc_…)')
     .addOption(workspaceOption())
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  formcast broadcast send bc_01JD… --workspace ws_01JD… && formcast broadcast status bc_01JD… --workspace ws_01JD… --watch')
+    .addHelpText(
+      'after',
+      '\nExample:\n  formcast broadcast send bc_01JD… --workspace ws_01JD… && formcast broadcast status bc_01JD… --workspace ws_01JD… --watch',
+    )
     .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
       const sent = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
         return ctx.services.broadcasts.send(opts.workspace, id);
       });
-      print(sent, opts.json, `broadcast ${sent.id} is ${status(sent.status)}: the server's worker sends it (follow it: formcast broadcast status ${sent.id} --workspace ${opts.workspace} --watch)`);
+      print(
+        sent,
+        opts.json,
+        `broadcast ${sent.id} is ${status(sent.status)}: the server's worker sends it (follow it: formcast broadcast status ${sent.id} --workspace ${opts.workspace} --watch)`,
+      );
     });
 
-  broadcast.command('status')
-    .description('a broadcast\'s status and counts; --watch follows it with a live progress bar until it is SENT (or FAILED, CANCELED)')
+  broadcast
+    .command('status')
+    .description(
+      "a broadcast's status and counts; --watch follows it with a live progress bar until it is SENT (or FAILED, CANCELED)",
+    )
     .argument('<id>', 'broadcast id (bc_…)')
     .addOption(workspaceOption())
     .option('--watch', 'follow the sending until the broadcast is SENT, FAILED or CANCELED; exit 6 unless SENT')
     .option('--interval <ms>', 'with --watch: how often to look, in milliseconds', parseInterval, 1000)
     .addOption(jsonOption())
-    .addHelpText('after', '\nWith --watch and --json: one JSON line ({ id, status, stats }) each time something changes.\nWithout a terminal, --watch prints a line each time something changes.\n\nExample:\n  formcast broadcast status bc_01JD… --workspace ws_01JD… --watch')
+    .addHelpText(
+      'after',
+      '\nWith --watch and --json: one JSON line ({ id, status, stats }) each time something changes.\nWithout a terminal, --watch prints a line each time something changes.\n\nExample:\n  formcast broadcast status bc_01JD… --workspace ws_01JD… --watch',
+    )
     .action(async (id: string, opts: { workspace: string; watch?: boolean; interval: number; json?: boolean }) => {
       const final = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
         let b = await ctx.services.broadcasts.get(opts.workspace, id);
         if (!opts.watch) return b;
         if (b.status === 'DRAFT') return b;
-        const bar = opts.json ? null : progressBar('{state} [{bar}] {value}/{total} | sent {sent} | failed {failed} | bounced {bounced} | ETA {eta_formatted}', Math.max(1, stats(b).recipients), {});
+        const bar = opts.json
+          ? null
+          : progressBar(
+              '{state} [{bar}] {value}/{total} | sent {sent} | failed {failed} | bounced {bounced} | ETA {eta_formatted}',
+              Math.max(1, stats(b).recipients),
+              {},
+            );
         let last = '';
         for (;;) {
           const s = stats(b);
           const line = progressLine(b);
           if (bar) {
             bar.setTotal(Math.max(1, s.recipients, done(b)));
-            bar.update(done(b), { state: b.status, sent: count(s.sent), failed: count(s.failed), bounced: count(s.bounced) });
+            bar.update(done(b), {
+              state: b.status,
+              sent: count(s.sent),
+              failed: count(s.failed),
+              bounced: count(s.bounced),
+            });
           } else if (line !== last) {
-            process.stdout.write(opts.json ? `${JSON.stringify({ id: b.id, status: b.status, stats: b.stats ?? null })}\n` : `${line}\n`);
+            process.stdout.write(
+              opts.json ? `${JSON.stringify({ id: b.id, status: b.status, stats: b.stats ?? null })}\n` : `${line}\n`,
+            );
           }
           last = line;
           if (FINAL.has(b.status)) break;
@@ -106,7 +168,10 @@ export function registerBroadcasts(program: Command): void {
       });
       if (!opts.watch) print(final, opts.json, details(final));
       else if (!opts.json) {
-        if (final.status === 'DRAFT') process.stdout.write(`broadcast ${final.id} is DRAFT: nothing is being sent (send it: formcast broadcast send ${final.id} --workspace ${opts.workspace})\n`);
+        if (final.status === 'DRAFT')
+          process.stdout.write(
+            `broadcast ${final.id} is DRAFT: nothing is being sent (send it: formcast broadcast send ${final.id} --workspace ${opts.workspace})\n`,
+          );
         else process.stdout.write(`${details(final)}\n`);
       }
       if (opts.watch && final.status !== 'SENT') process.exitCode = EXIT.CHECK_FAILED;

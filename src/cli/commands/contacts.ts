@@ -34,7 +34,14 @@ function summary(job: ImportJob, seconds: number): string {
   ];
   if (job.error) lines.push(color.red(`stopped: ${job.error}`));
   if (job.errors.length) {
-    lines.push('', color.bold(`Rejected rows (${count(job.skipped)}):`), table(['LINE', 'REASON'], job.errors.map((e) => [e.line, e.reason])));
+    lines.push(
+      '',
+      color.bold(`Rejected rows (${count(job.skipped)}):`),
+      table(
+        ['LINE', 'REASON'],
+        job.errors.map((e) => [e.line, e.reason]),
+      ),
+    );
     if (job.errorsTruncated) lines.push(`… and ${count(job.errorsTruncated)} more, not listed`);
   }
   return lines.join('\n');
@@ -44,14 +51,25 @@ function summary(job: ImportJob, seconds: number): string {
 export function registerContacts(program: Command): void {
   const contacts = program.command('contacts').description('import and export contacts');
 
-  contacts.command('import')
-    .description('import contacts from a CSV or NDJSON file (creates or updates by email), with a progress bar on a terminal')
+  contacts
+    .command('import')
+    .description(
+      'import contacts from a CSV or NDJSON file (creates or updates by email), with a progress bar on a terminal',
+    )
     .argument('<file>', 'the file to import')
     .addOption(workspaceOption())
-    .addOption(new Option('--format <format>', 'the file\'s format (default: by extension: .ndjson/.jsonl are NDJSON, else CSV)').choices(['csv', 'ndjson']))
+    .addOption(
+      new Option(
+        '--format <format>',
+        "the file's format (default: by extension: .ndjson/.jsonl are NDJSON, else CSV)",
+      ).choices(['csv', 'ndjson']),
+    )
     .option('--columns <map>', 'CSV: map columns to fields, e.g. "E-Mail=email,Vorname=firstName" (docs/contacts.md)')
     .addOption(jsonOption())
-    .addHelpText('after', '\nRows the service rejects are listed at the end with their line; the import goes on past them.\nExit code 6 when the import stopped (a malformed file); the rows before it are kept.\n\nExample:\n  formcast contacts import subscribers.csv --workspace ws_01JD…')
+    .addHelpText(
+      'after',
+      '\nRows the service rejects are listed at the end with their line; the import goes on past them.\nExit code 6 when the import stopped (a malformed file); the rows before it are kept.\n\nExample:\n  formcast contacts import subscribers.csv --workspace ws_01JD…',
+    )
     .action(async (file: string, opts: { workspace: string; format?: string; columns?: string; json?: boolean }) => {
       let size: number;
       try {
@@ -65,18 +83,28 @@ export function registerContacts(program: Command): void {
       const started = Date.now();
       const job = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
-        const bar = opts.json ? null : progressBar(`importing ${path.basename(file)} [{bar}] {percentage}% | {rows} rows | {rate} rows/s | ETA {eta_formatted}`, size, { rows: '0', rate: '0' });
+        const bar = opts.json
+          ? null
+          : progressBar(
+              `importing ${path.basename(file)} [{bar}] {percentage}% | {rows} rows | {rate} rows/s | ETA {eta_formatted}`,
+              size,
+              { rows: '0', rate: '0' },
+            );
         let bytes = 0;
         let lines = 0;
-        const body = fs.createReadStream(file).pipe(counting((b, l) => {
-          bytes += b;
-          lines += l;
-          const rows = Math.max(0, lines - (format === 'CSV' ? 1 : 0));
-          const elapsed = Math.max(0.001, (Date.now() - started) / 1000);
-          bar?.update(bytes, { rows: count(rows), rate: count(Math.round(rows / elapsed)) });
-        }));
+        const body = fs.createReadStream(file).pipe(
+          counting((b, l) => {
+            bytes += b;
+            lines += l;
+            const rows = Math.max(0, lines - (format === 'CSV' ? 1 : 0));
+            const elapsed = Math.max(0.001, (Date.now() - started) / 1000);
+            bar?.update(bytes, { rows: count(rows), rate: count(Math.round(rows / elapsed)) });
+          }),
+        );
         try {
-          return await ctx.services.contacts.importContacts(opts.workspace, format, body, size, { columns: opts.columns });
+          return await ctx.services.contacts.importContacts(opts.workspace, format, body, size, {
+            columns: opts.columns,
+          });
         } finally {
           bar?.update(bytes);
           bar?.stop();
@@ -86,25 +114,31 @@ export function registerContacts(program: Command): void {
       if (job.status === 'FAILED') process.exitCode = EXIT.CHECK_FAILED;
     });
 
-  contacts.command('export')
-    .description('export contacts as CSV (every contact, or a segment\'s), streamed to standard output or a file')
+  contacts
+    .command('export')
+    .description("export contacts as CSV (every contact, or a segment's), streamed to standard output or a file")
     .addOption(workspaceOption())
-    .option('--segment <id>', 'only this segment\'s contacts')
+    .option('--segment <id>', "only this segment's contacts")
     .option('--out <file>', 'write to this file instead of standard output')
     .addOption(new Option('--json', 'with --out: print the summary as JSON'))
-    .addHelpText('after', '\nColumns: id, email, firstName, lastName, status, suppressed, properties (JSON), createdAt, updatedAt.\n--json prints a summary as JSON (with --out).\n\nExample:\n  formcast contacts export --workspace ws_01JD… --segment seg_01JD… --out vip.csv')
+    .addHelpText(
+      'after',
+      '\nColumns: id, email, firstName, lastName, status, suppressed, properties (JSON), createdAt, updatedAt.\n--json prints a summary as JSON (with --out).\n\nExample:\n  formcast contacts export --workspace ws_01JD… --segment seg_01JD… --out vip.csv',
+    )
     .action(async (opts: { workspace: string; segment?: string; out?: string; json?: boolean }) => {
       let bytes = 0;
       await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
         const { chunks } = await ctx.services.contacts.exportCsv(opts.workspace, opts.segment);
-        const source = Readable.from((async function* () {
-          for await (const chunk of chunks) {
-            const buf = Buffer.from(chunk, 'utf8');
-            bytes += buf.length;
-            yield buf;
-          }
-        })());
+        const source = Readable.from(
+          (async function* () {
+            for await (const chunk of chunks) {
+              const buf = Buffer.from(chunk, 'utf8');
+              bytes += buf.length;
+              yield buf;
+            }
+          })(),
+        );
         if (!opts.out) {
           await pipeline(source, process.stdout, { end: false });
           return;
@@ -119,7 +153,12 @@ export function registerContacts(program: Command): void {
           throw err;
         }
       });
-      if (opts.out) print({ file: path.resolve(opts.out), bytes }, opts.json, `wrote ${path.resolve(opts.out)} (${count(bytes)} bytes)`);
+      if (opts.out)
+        print(
+          { file: path.resolve(opts.out), bytes },
+          opts.json,
+          `wrote ${path.resolve(opts.out)} (${count(bytes)} bytes)`,
+        );
       else if (!opts.json && process.stdout.isTTY) note(`${count(bytes)} bytes of CSV`);
     });
 }

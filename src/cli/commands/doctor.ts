@@ -26,18 +26,34 @@ async function checkPublicUrl(config: Config): Promise<Check[]> {
   const checks: Check[] = [];
   const url = new URL(config.publicUrl);
   if (!config.publicUrlExplicit) {
-    checks.push({ check: 'PUBLIC_URL', status: 'fail', detail: `not set: links in emails and pages would use ${config.publicUrl}, which recipients cannot reach; set it to the service's public https address` });
+    checks.push({
+      check: 'PUBLIC_URL',
+      status: 'fail',
+      detail: `not set: links in emails and pages would use ${config.publicUrl}, which recipients cannot reach; set it to the service's public https address`,
+    });
   } else if (url.protocol !== 'https:') {
-    checks.push({ check: 'PUBLIC_URL', status: 'warn', detail: `${config.publicUrl} is http://${LOOPBACK.test(url.hostname) ? ' on this machine: fine for trying Formcast out, not for real mail' : ': one-click unsubscribe (RFC 8058) and mailbox providers expect https; put the service behind a TLS proxy'}` });
+    checks.push({
+      check: 'PUBLIC_URL',
+      status: 'warn',
+      detail: `${config.publicUrl} is http://${LOOPBACK.test(url.hostname) ? ' on this machine: fine for trying Formcast out, not for real mail' : ': one-click unsubscribe (RFC 8058) and mailbox providers expect https; put the service behind a TLS proxy'}`,
+    });
   } else {
     checks.push({ check: 'PUBLIC_URL', status: 'ok', detail: `${config.publicUrl} (https)` });
   }
   if (config.publicUrlExplicit) {
     try {
       const res = await fetch(`${config.publicUrl}/readyz`, { signal: AbortSignal.timeout(5000), redirect: 'manual' });
-      checks.push({ check: 'PUBLIC_URL reachable', status: res.status === 200 ? 'ok' : 'warn', detail: `GET ${config.publicUrl}/readyz answered ${res.status}` });
+      checks.push({
+        check: 'PUBLIC_URL reachable',
+        status: res.status === 200 ? 'ok' : 'warn',
+        detail: `GET ${config.publicUrl}/readyz answered ${res.status}`,
+      });
     } catch (err) {
-      checks.push({ check: 'PUBLIC_URL reachable', status: 'warn', detail: `GET ${config.publicUrl}/readyz failed (${(err as Error).message}): is the server running, and the proxy in front of it?` });
+      checks.push({
+        check: 'PUBLIC_URL reachable',
+        status: 'warn',
+        detail: `GET ${config.publicUrl}/readyz failed (${(err as Error).message}): is the server running, and the proxy in front of it?`,
+      });
     }
   }
   return checks;
@@ -45,23 +61,37 @@ async function checkPublicUrl(config: Config): Promise<Check[]> {
 
 async function checkSmtp(config: Config): Promise<Check[]> {
   if (!config.smtpRelays.length) {
-    return [{ check: 'SMTP', status: 'warn', detail: `SMTP_URL is not set: messages are written as .eml files to ${config.outboxDir} and NOT sent to anyone` }];
+    return [
+      {
+        check: 'SMTP',
+        status: 'warn',
+        detail: `SMTP_URL is not set: messages are written as .eml files to ${config.outboxDir} and NOT sent to anyone`,
+      },
+    ];
   }
   const checks: Check[] = [];
   for (const relay of config.smtpRelays) {
-    const p = await probeSmtp(relay.url, { heloName: config.smtpHeloName, allowPlaintextAuth: config.smtpAllowPlaintextAuth, timeoutMs: 10_000 });
+    const p = await probeSmtp(relay.url, {
+      heloName: config.smtpHeloName,
+      allowPlaintextAuth: config.smtpAllowPlaintextAuth,
+      timeoutMs: 10_000,
+    });
     checks.push({ check: `SMTP ${p.relay}`, status: p.ok ? 'ok' : 'fail', detail: p.detail });
     if (!p.ok) continue;
     const host = new URL(relay.url).hostname.replace(/^\[|\]$/g, '');
     // This machine or a private network (RFC 1918, IPv6 ULA, a bare host name such as a container's): a warning only.
-    const local = LOOPBACK.test(host) || (isIP(host) === 4 && /^(10|127)\.|^192\.168\.|^172\.(1[6-9]|2\d|3[01])\./.test(host))
-      || (isIP(host) === 6 && /^f[cd]/i.test(host)) || (isIP(host) === 0 && !host.includes('.'));
+    const local =
+      LOOPBACK.test(host) ||
+      (isIP(host) === 4 && /^(10|127)\.|^192\.168\.|^172\.(1[6-9]|2\d|3[01])\./.test(host)) ||
+      (isIP(host) === 6 && /^f[cd]/i.test(host)) ||
+      (isIP(host) === 0 && !host.includes('.'));
     checks.push({
       check: `SMTP ${p.relay} TLS`,
       status: p.tls !== 'none' ? 'ok' : local ? 'warn' : 'fail',
-      detail: p.tls === 'none'
-        ? `the connection is not encrypted (no smtps://, no STARTTLS offered)${local ? ': acceptable for a relay on this machine or network only' : ''}`
-        : `${p.tls}${p.protocol ? ` (${p.protocol})` : ''}`,
+      detail:
+        p.tls === 'none'
+          ? `the connection is not encrypted (no smtps://, no STARTTLS offered)${local ? ': acceptable for a relay on this machine or network only' : ''}`
+          : `${p.tls}${p.protocol ? ` (${p.protocol})` : ''}`,
     });
   }
   return checks;
@@ -85,7 +115,11 @@ export function walCheck(file: string): Check | null {
   if (size === 0) return null;
   const mb = (size / 1024 / 1024).toFixed(1);
   return size > WAL_WARN_BYTES
-    ? { check: 'SQLite log', status: 'warn', detail: `${file}-wal holds ${mb} MB: it is not being copied back into the database; is a process stuck in a transaction, or a read (an export) running for hours?` }
+    ? {
+        check: 'SQLite log',
+        status: 'warn',
+        detail: `${file}-wal holds ${mb} MB: it is not being copied back into the database; is a process stuck in a transaction, or a read (an export) running for hours?`,
+      }
     : { check: 'SQLite log', status: 'ok', detail: `${mb} MB of write-ahead log` };
 }
 
@@ -94,7 +128,13 @@ async function checkDatabase(config: Config): Promise<Check[]> {
   const checks: Check[] = [];
   const where = describeDatabase(config.databaseUrl);
   if (!isPostgresUrl(config.databaseUrl) && config.databaseUrl !== ':memory:' && !fs.existsSync(config.databaseUrl)) {
-    return [{ check: 'database', status: 'fail', detail: `no database at ${where}: start the server or run formcast migrate (or set DATABASE_URL to the server's)` }];
+    return [
+      {
+        check: 'database',
+        status: 'fail',
+        detail: `no database at ${where}: start the server or run formcast migrate (or set DATABASE_URL to the server's)`,
+      },
+    ];
   }
   const db = connect(config.databaseUrl);
   try {
@@ -105,10 +145,15 @@ async function checkDatabase(config: Config): Promise<Check[]> {
       return [{ check: 'database', status: 'fail', detail: `${where}: ${(err as Error).message.split('\n')[0]}` }];
     }
     checks.push({ check: 'database', status: 'ok', detail: `${where} answers` });
-    const wal = isPostgresUrl(config.databaseUrl) || config.databaseUrl === ':memory:' ? null : walCheck(config.databaseUrl);
+    const wal =
+      isPostgresUrl(config.databaseUrl) || config.databaseUrl === ':memory:' ? null : walCheck(config.databaseUrl);
     if (wal) checks.push(wal);
     if (state.pending.length) {
-      checks.push({ check: 'migrations', status: 'fail', detail: `${state.pending.length} pending: ${state.pending.join(', ')} (run formcast migrate, or restart the server)` });
+      checks.push({
+        check: 'migrations',
+        status: 'fail',
+        detail: `${state.pending.length} pending: ${state.pending.join(', ')} (run formcast migrate, or restart the server)`,
+      });
       return checks;
     }
     checks.push({ check: 'migrations', status: 'ok', detail: `all ${state.applied.length} applied` });
@@ -121,7 +166,15 @@ async function checkDatabase(config: Config): Promise<Check[]> {
       checks.push({ check: 'secret key', status: 'fail', detail: err.message });
       return checks;
     }
-    checks.push({ check: 'secret key', status: 'ok', detail: config.secretKey ? 'SECRET_KEY matches the database' : config.secretKeyFile ? `${config.secretKeyFile} matches the database` : 'in memory' });
+    checks.push({
+      check: 'secret key',
+      status: 'ok',
+      detail: config.secretKey
+        ? 'SECRET_KEY matches the database'
+        : config.secretKeyFile
+          ? `${config.secretKeyFile} matches the database`
+          : 'in memory',
+    });
     const services = createServices(db, withKey);
     // Public submissions taken in during a spike and not made yet (docs/forms.md, "A spike of submissions"): said only
     // when there are some; a warning when the oldest has waited a minute (nothing is making them).
@@ -129,7 +182,8 @@ async function checkDatabase(config: Config): Promise<Check[]> {
     if (intake.waiting) {
       const stale = intake.oldest !== null && Date.now() - Date.parse(intake.oldest) > 60_000;
       checks.push({
-        check: 'submission intake', status: stale ? 'warn' : 'ok',
+        check: 'submission intake',
+        status: stale ? 'warn' : 'ok',
         detail: `${intake.waiting} public submission${intake.waiting === 1 ? ' waits' : 's wait'} to be made, the oldest received ${intake.oldest}${stale ? ': is a server or worker running the jobs?' : ''}`,
       });
     }
@@ -142,16 +196,36 @@ async function checkDatabase(config: Config): Promise<Check[]> {
         const v = await services.domains.checkDns(ws.id, d.name);
         const failing = (v?.records ?? []).filter((r) => r.status !== 'VERIFIED');
         const label = `DNS ${d.name} (${ws.id})`;
-        if (!failing.length) checks.push({ check: label, status: 'ok', detail: `ownership and DKIM records published${v?.advice.length ? `; advice: ${v.advice.join(' ')}` : ''}` });
+        if (!failing.length)
+          checks.push({
+            check: label,
+            status: 'ok',
+            detail: `ownership and DKIM records published${v?.advice.length ? `; advice: ${v.advice.join(' ')}` : ''}`,
+          });
         else {
           const what = failing.map((r) => `${r.name} ${r.type} ${r.status}`).join(', ');
-          checks.push(d.status === 'VERIFIED'
-            ? { check: label, status: 'fail', detail: `VERIFIED, but now ${what}: its messages will fail DKIM (formcast domain verify ${d.name} --workspace ${ws.id})` }
-            : { check: label, status: 'warn', detail: `${d.status}, not used for sending yet: ${what} (publish the records: formcast domain verify ${d.name} --workspace ${ws.id})` });
+          checks.push(
+            d.status === 'VERIFIED'
+              ? {
+                  check: label,
+                  status: 'fail',
+                  detail: `VERIFIED, but now ${what}: its messages will fail DKIM (formcast domain verify ${d.name} --workspace ${ws.id})`,
+                }
+              : {
+                  check: label,
+                  status: 'warn',
+                  detail: `${d.status}, not used for sending yet: ${what} (publish the records: formcast domain verify ${d.name} --workspace ${ws.id})`,
+                },
+          );
         }
       }
     }
-    if (!domains) checks.push({ check: 'DNS', status: 'warn', detail: 'no sending domain in any workspace (formcast domain add <name> --workspace <id>)' });
+    if (!domains)
+      checks.push({
+        check: 'DNS',
+        status: 'warn',
+        detail: 'no sending domain in any workspace (formcast domain add <name> --workspace <id>)',
+      });
   } finally {
     await db.close();
   }
@@ -160,10 +234,16 @@ async function checkDatabase(config: Config): Promise<Check[]> {
 
 /** doctor: is this installation ready to send? Exit 0 when no check failed (warnings pass), 6 otherwise. */
 export function registerDoctor(program: Command): void {
-  program.command('doctor')
-    .description('check the installation: PUBLIC_URL, SMTP reachability and TLS, the database and its migrations, the DNS of every domain; exit 6 if a check failed')
+  program
+    .command('doctor')
+    .description(
+      'check the installation: PUBLIC_URL, SMTP reachability and TLS, the database and its migrations, the DNS of every domain; exit 6 if a check failed',
+    )
     .addOption(jsonOption())
-    .addHelpText('after', '\nEach check is ok, warn (worth fixing; does not fail) or fail. Nothing is changed, nothing is sent.\n\nExample:\n  formcast doctor')
+    .addHelpText(
+      'after',
+      '\nEach check is ok, warn (worth fixing; does not fail) or fail. Nothing is changed, nothing is sent.\n\nExample:\n  formcast doctor',
+    )
     .action(async (opts: { json?: boolean }) => {
       let checks: Check[];
       try {
@@ -181,11 +261,20 @@ export function registerDoctor(program: Command): void {
       const ok = checks.every((c) => c.status !== 'fail');
       const width = Math.max(...checks.map((c) => c.check.length));
       const mark = { ok: color.green('✓'), warn: color.yellow('!'), fail: color.red('✗') };
-      print({ ok, checks }, opts.json, [
-        ...checks.map((c) => `${mark[c.status]} ${status(c.status)}${' '.repeat(5 - c.status.length)}${c.check.padEnd(width)}  ${c.detail}`),
-        '',
-        ok ? color.green(`all checks passed${checks.some((c) => c.status === 'warn') ? ' (with warnings)' : ''}`) : color.red(`${checks.filter((c) => c.status === 'fail').length} check(s) failed`),
-      ].join('\n'));
+      print(
+        { ok, checks },
+        opts.json,
+        [
+          ...checks.map(
+            (c) =>
+              `${mark[c.status]} ${status(c.status)}${' '.repeat(5 - c.status.length)}${c.check.padEnd(width)}  ${c.detail}`,
+          ),
+          '',
+          ok
+            ? color.green(`all checks passed${checks.some((c) => c.status === 'warn') ? ' (with warnings)' : ''}`)
+            : color.red(`${checks.filter((c) => c.status === 'fail').length} check(s) failed`),
+        ].join('\n'),
+      );
       if (!ok) process.exitCode = EXIT.CHECK_FAILED;
     });
 }

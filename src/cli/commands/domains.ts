@@ -11,7 +11,12 @@ function recordsTable(d: Domain): string {
   const withStatus = checks.length > 0;
   return table(
     ['TYPE', 'NAME', 'VALUE', ...(withStatus ? ['STATUS'] : [])],
-    d.records.map((r) => [r.type, r.name, r.priority !== undefined ? `${r.priority} ${r.value}` : r.value, ...(withStatus ? [status(result(r.type, r.name) ?? 'advisory')] : [])]),
+    d.records.map((r) => [
+      r.type,
+      r.name,
+      r.priority !== undefined ? `${r.priority} ${r.value}` : r.value,
+      ...(withStatus ? [status(result(r.type, r.name) ?? 'advisory')] : []),
+    ]),
   );
 }
 
@@ -26,25 +31,38 @@ async function domainId(ctx: Context, workspaceId: string, idOrName: string): Pr
 
 /** domain add | list | verify. */
 export function registerDomains(program: Command): void {
-  const domain = program.command('domain').description('manage sending domains (DKIM keys and the DNS records to publish)');
+  const domain = program
+    .command('domain')
+    .description('manage sending domains (DKIM keys and the DNS records to publish)');
 
-  domain.command('add')
-    .description('add a sending domain and print the DNS records to publish; --verified marks it verified without a DNS check')
+  domain
+    .command('add')
+    .description(
+      'add a sending domain and print the DNS records to publish; --verified marks it verified without a DNS check',
+    )
     .argument('<name>', 'domain name, e.g. example.com')
     .addOption(workspaceOption())
     .option('--verified', 'mark verified without a DNS check (for an operator who controls the domain)')
     .addOption(jsonOption())
-    .addHelpText('after', '\nExample:\n  formcast domain add example.com --workspace ws_01JD…\n  then publish the records and run: formcast domain verify example.com --workspace ws_01JD…')
+    .addHelpText(
+      'after',
+      '\nExample:\n  formcast domain add example.com --workspace ws_01JD…\n  then publish the records and run: formcast domain verify example.com --workspace ws_01JD…',
+    )
     .action(async (name: string, opts: { workspace: string; verified?: boolean; json?: boolean }) => {
       const created = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
         return ctx.services.domains.add(opts.workspace, name, { verified: opts.verified });
       });
       // The --json output is the domain as the API creates it (contract §10).
-      print(created, opts.json, `domain ${created.id} ${created.name} ${status(created.status)}\n\nPublish these DNS records:\n${recordsTable(created)}`);
+      print(
+        created,
+        opts.json,
+        `domain ${created.id} ${created.name} ${status(created.status)}\n\nPublish these DNS records:\n${recordsTable(created)}`,
+      );
     });
 
-  domain.command('list')
+  domain
+    .command('list')
     .description('list the sending domains of a workspace')
     .addOption(workspaceOption())
     .addOption(jsonOption())
@@ -54,13 +72,23 @@ export function registerDomains(program: Command): void {
         await requireWorkspace(ctx, opts.workspace);
         return allPages((before) => ctx.services.domains.list(opts.workspace, { limit: 100, beforeId: before }));
       });
-      print(domains, opts.json, domains.length
-        ? table(['ID', 'NAME', 'STATUS', 'VERIFIED', 'LAST CHECK'], domains.map((d) => [d.id, d.name, status(d.status), time(d.verifiedAt), time(d.verification?.checkedAt)]))
-        : 'no domains (add one: formcast domain add <name> --workspace <id>)');
+      print(
+        domains,
+        opts.json,
+        domains.length
+          ? table(
+              ['ID', 'NAME', 'STATUS', 'VERIFIED', 'LAST CHECK'],
+              domains.map((d) => [d.id, d.name, status(d.status), time(d.verifiedAt), time(d.verification?.checkedAt)]),
+            )
+          : 'no domains (add one: formcast domain add <name> --workspace <id>)',
+      );
     });
 
-  domain.command('verify')
-    .description('look the domain\'s records up in DNS (DNS_SERVERS), store the result and print the records to publish; exit 6 unless VERIFIED')
+  domain
+    .command('verify')
+    .description(
+      "look the domain's records up in DNS (DNS_SERVERS), store the result and print the records to publish; exit 6 unless VERIFIED",
+    )
     .argument('<domain>', 'domain id (dom_…) or name')
     .addOption(workspaceOption())
     .addOption(jsonOption())
@@ -71,12 +99,16 @@ export function registerDomains(program: Command): void {
         return ctx.services.domains.verify(opts.workspace, await domainId(ctx, opts.workspace, idOrName));
       });
       const advice = verified.verification?.advice ?? [];
-      print(verified, opts.json, [
-        `domain ${verified.id} ${verified.name} ${status(verified.status)}`,
-        '',
-        recordsTable(verified),
-        ...(advice.length ? ['', color.bold('Advice:'), ...advice.map((a) => `- ${a}`)] : []),
-      ].join('\n'));
+      print(
+        verified,
+        opts.json,
+        [
+          `domain ${verified.id} ${verified.name} ${status(verified.status)}`,
+          '',
+          recordsTable(verified),
+          ...(advice.length ? ['', color.bold('Advice:'), ...advice.map((a) => `- ${a}`)] : []),
+        ].join('\n'),
+      );
       if (verified.status !== 'VERIFIED') process.exitCode = EXIT.CHECK_FAILED;
     });
 }

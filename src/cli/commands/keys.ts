@@ -4,10 +4,14 @@ import { allPages, jsonOption, requireWorkspace, withDb, workspaceOption } from 
 import { print, status, table, time } from '../output.js';
 
 function parseScopes(value: string): string[] {
-  const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = scopes.filter((s) => !isScope(s));
   if (!scopes.length) throw new InvalidArgumentError('give at least one scope');
-  if (unknown.length) throw new InvalidArgumentError(`unknown scope(s): ${unknown.join(', ')} (scopes: ${SCOPES.join(', ')})`);
+  if (unknown.length)
+    throw new InvalidArgumentError(`unknown scope(s): ${unknown.join(', ')} (scopes: ${SCOPES.join(', ')})`);
   return scopes;
 }
 
@@ -17,7 +21,8 @@ const SCOPES_HELP = `\nScopes: ${SCOPES.join(', ')}.\n\`write:X\` also grants \`
 export function registerKeys(program: Command): void {
   const key = program.command('key').description('manage API keys (stored hashed: a key is shown only when created)');
 
-  key.command('list')
+  key
+    .command('list')
     .description('list the API keys of a workspace (never the keys themselves)')
     .addOption(workspaceOption())
     .addOption(jsonOption())
@@ -27,29 +32,59 @@ export function registerKeys(program: Command): void {
         await requireWorkspace(ctx, opts.workspace);
         return allPages((before) => ctx.services.apiKeys.list(opts.workspace, 100, before));
       });
-      const rows = keys.map((k) => ({ id: k.id, name: k.name, scopes: k.scopes, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, revokedAt: k.revokedAt }));
-      print(rows, opts.json, rows.length
-        ? table(['ID', 'NAME', 'SCOPES', 'CREATED', 'LAST USED', 'STATUS'], rows.map((k) => [k.id, k.name, k.scopes.join(','), time(k.createdAt), time(k.lastUsedAt), status(k.revokedAt ? 'revoked' : 'active')]))
-        : 'no API keys');
+      const rows = keys.map((k) => ({
+        id: k.id,
+        name: k.name,
+        scopes: k.scopes,
+        createdAt: k.createdAt,
+        lastUsedAt: k.lastUsedAt,
+        revokedAt: k.revokedAt,
+      }));
+      print(
+        rows,
+        opts.json,
+        rows.length
+          ? table(
+              ['ID', 'NAME', 'SCOPES', 'CREATED', 'LAST USED', 'STATUS'],
+              rows.map((k) => [
+                k.id,
+                k.name,
+                k.scopes.join(','),
+                time(k.createdAt),
+                time(k.lastUsedAt),
+                status(k.revokedAt ? 'revoked' : 'active'),
+              ]),
+            )
+          : 'no API keys',
+      );
     });
 
-  key.command('create')
+  key
+    .command('create')
     .description('create an API key for a workspace; the key is printed once')
     .addOption(workspaceOption())
     .requiredOption('--scopes <s1,s2>', 'comma-separated scopes (listed below)', parseScopes)
     .option('--name <name>', 'a name for the key', 'cli')
     .addOption(jsonOption())
-    .addHelpText('after', `${SCOPES_HELP}\n\nExample:\n  formcast key create --workspace ws_01JD… --scopes read:forms,write:contacts --json\n  prints { "id", "key", "scopes" }`)
+    .addHelpText(
+      'after',
+      `${SCOPES_HELP}\n\nExample:\n  formcast key create --workspace ws_01JD… --scopes read:forms,write:contacts --json\n  prints { "id", "key", "scopes" }`,
+    )
     .action(async (opts: { workspace: string; scopes: string[]; name: string; json?: boolean }) => {
       const created = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
         return ctx.services.apiKeys.create(opts.workspace, { name: opts.name, scopes: opts.scopes });
       });
       // The --json shape is fixed by the contract (§10): exactly these keys.
-      print({ id: created.id, key: created.key, scopes: created.scopes }, opts.json, `API key ${created.id}: ${created.key}\n(the key is shown only once)`);
+      print(
+        { id: created.id, key: created.key, scopes: created.scopes },
+        opts.json,
+        `API key ${created.id}: ${created.key}\n(the key is shown only once)`,
+      );
     });
 
-  key.command('revoke')
+  key
+    .command('revoke')
     .description('revoke an API key at once (not the last key with admin: create another first)')
     .argument('<id>', 'key id (key_…)')
     .addOption(workspaceOption())

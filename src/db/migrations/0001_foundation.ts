@@ -7,13 +7,15 @@ export function foundation(dialect: Dialect) {
   const { ts, json } = columnTypes(dialect);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('workspaces')
+      await db.schema
+        .createTable('workspaces')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('name', 'text', (c) => c.notNull())
         .addColumn('created_at', ts, (c) => c.notNull())
         .execute();
 
-      await db.schema.createTable('api_keys')
+      await db.schema
+        .createTable('api_keys')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('name', 'text', (c) => c.notNull())
@@ -25,7 +27,8 @@ export function foundation(dialect: Dialect) {
         .execute();
       await db.schema.createIndex('api_keys_workspace').on('api_keys').columns(['workspace_id', 'id']).execute();
 
-      await db.schema.createTable('form_groups')
+      await db.schema
+        .createTable('form_groups')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('created_at', ts, (c) => c.notNull())
@@ -33,7 +36,8 @@ export function foundation(dialect: Dialect) {
         .addColumn('last_version', 'integer', (c) => c.notNull().defaultTo(1))
         .execute();
 
-      await db.schema.createTable('templates')
+      await db.schema
+        .createTable('templates')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('name', 'text', (c) => c.notNull())
@@ -45,7 +49,8 @@ export function foundation(dialect: Dialect) {
         .execute();
       await db.schema.createIndex('templates_workspace').on('templates').columns(['workspace_id', 'id']).execute();
 
-      await db.schema.createTable('forms')
+      await db.schema
+        .createTable('forms')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('form_group_id', 'text', (c) => c.notNull().references('form_groups.id').onDelete('cascade'))
@@ -74,15 +79,30 @@ export function foundation(dialect: Dialect) {
         .addUniqueConstraint('forms_group_version', ['form_group_id', 'version'])
         .execute();
       await db.schema.createIndex('forms_workspace').on('forms').columns(['workspace_id', 'id']).execute();
-      await db.schema.createIndex('forms_workspace_status').on('forms').columns(['workspace_id', 'status', 'id']).execute();
+      await db.schema
+        .createIndex('forms_workspace_status')
+        .on('forms')
+        .columns(['workspace_id', 'status', 'id'])
+        .execute();
       // The invariants of versioning, held by the database itself: a group has at most one PUBLISHED
       // version and at most one DRAFT version at any time, whatever races between requests.
-      await db.schema.createIndex('forms_one_published').on('forms').column('form_group_id').unique()
-        .where(sql.ref('status'), '=', 'PUBLISHED').execute();
-      await db.schema.createIndex('forms_one_draft').on('forms').column('form_group_id').unique()
-        .where(sql.ref('status'), '=', 'DRAFT').execute();
+      await db.schema
+        .createIndex('forms_one_published')
+        .on('forms')
+        .column('form_group_id')
+        .unique()
+        .where(sql.ref('status'), '=', 'PUBLISHED')
+        .execute();
+      await db.schema
+        .createIndex('forms_one_draft')
+        .on('forms')
+        .column('form_group_id')
+        .unique()
+        .where(sql.ref('status'), '=', 'DRAFT')
+        .execute();
 
-      await db.schema.createTable('form_slugs')
+      await db.schema
+        .createTable('form_slugs')
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('slug', 'text', (c) => c.notNull())
         .addColumn('form_group_id', 'text', (c) => c.notNull().references('form_groups.id').onDelete('cascade'))
@@ -90,7 +110,8 @@ export function foundation(dialect: Dialect) {
         .addPrimaryKeyConstraint('form_slugs_pk', ['slug'])
         .execute();
 
-      await db.schema.createTable('domains')
+      await db.schema
+        .createTable('domains')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('name', 'text', (c) => c.notNull())
@@ -105,7 +126,8 @@ export function foundation(dialect: Dialect) {
         .addUniqueConstraint('domains_workspace_name', ['workspace_id', 'name'])
         .execute();
 
-      await db.schema.createTable('idempotency_keys')
+      await db.schema
+        .createTable('idempotency_keys')
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('key', 'text', (c) => c.notNull())
         .addColumn('request_hash', 'text', (c) => c.notNull())

@@ -7,26 +7,36 @@ export function audienceAndBroadcasts(dialect: Dialect) {
   const { ts, json } = columnTypes(dialect);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('contacts')
+      await db.schema
+        .createTable('contacts')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('email', 'text', (c) => c.notNull()) // normalised: lower-case, see lib/email.ts
         .addColumn('first_name', 'text')
         .addColumn('last_name', 'text')
         .addColumn('properties', json, (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('SUBSCRIBED', 'PENDING', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED')`))
+        .addColumn('status', 'text', (c) =>
+          c.notNull().check(sql`status in ('SUBSCRIBED', 'PENDING', 'UNSUBSCRIBED', 'BOUNCED', 'COMPLAINED')`),
+        )
         .addColumn('created_at', ts, (c) => c.notNull())
         .addColumn('updated_at', ts, (c) => c.notNull())
         .addUniqueConstraint('contacts_workspace_email', ['workspace_id', 'email'])
         .execute();
       await db.schema.createIndex('contacts_workspace').on('contacts').columns(['workspace_id', 'id']).execute();
-      await db.schema.createIndex('contacts_workspace_status').on('contacts').columns(['workspace_id', 'status', 'id']).execute();
+      await db.schema
+        .createIndex('contacts_workspace_status')
+        .on('contacts')
+        .columns(['workspace_id', 'status', 'id'])
+        .execute();
 
-      await db.schema.createTable('topics')
+      await db.schema
+        .createTable('topics')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('name', 'text', (c) => c.notNull())
-        .addColumn('default_subscription', 'text', (c) => c.notNull().check(sql`default_subscription in ('OPT_IN', 'OPT_OUT')`))
+        .addColumn('default_subscription', 'text', (c) =>
+          c.notNull().check(sql`default_subscription in ('OPT_IN', 'OPT_OUT')`),
+        )
         .addColumn('created_at', ts, (c) => c.notNull())
         .addColumn('updated_at', ts, (c) => c.notNull())
         .execute();
@@ -34,7 +44,8 @@ export function audienceAndBroadcasts(dialect: Dialect) {
 
       // A contact's explicit choice about a topic. No row: the topic's defaultSubscription applies
       // (OPT_IN: subscribed unless they opted out; OPT_OUT: not subscribed unless they opted in).
-      await db.schema.createTable('contact_topics')
+      await db.schema
+        .createTable('contact_topics')
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('contact_id', 'text', (c) => c.notNull().references('contacts.id').onDelete('cascade'))
         .addColumn('topic_id', 'text', (c) => c.notNull().references('topics.id').onDelete('cascade'))
@@ -42,9 +53,14 @@ export function audienceAndBroadcasts(dialect: Dialect) {
         .addColumn('updated_at', ts, (c) => c.notNull())
         .addPrimaryKeyConstraint('contact_topics_pk', ['contact_id', 'topic_id'])
         .execute();
-      await db.schema.createIndex('contact_topics_topic').on('contact_topics').columns(['topic_id', 'subscribed', 'contact_id']).execute();
+      await db.schema
+        .createIndex('contact_topics_topic')
+        .on('contact_topics')
+        .columns(['topic_id', 'subscribed', 'contact_id'])
+        .execute();
 
-      await db.schema.createTable('segments')
+      await db.schema
+        .createTable('segments')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('name', 'text', (c) => c.notNull())
@@ -54,7 +70,8 @@ export function audienceAndBroadcasts(dialect: Dialect) {
         .execute();
       await db.schema.createIndex('segments_workspace').on('segments').columns(['workspace_id', 'id']).execute();
 
-      await db.schema.createTable('contact_imports')
+      await db.schema
+        .createTable('contact_imports')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('format', 'text', (c) => c.notNull().check(sql`format in ('CSV', 'NDJSON')`))
@@ -68,13 +85,20 @@ export function audienceAndBroadcasts(dialect: Dialect) {
         .addColumn('created_at', ts, (c) => c.notNull())
         .addColumn('finished_at', ts)
         .execute();
-      await db.schema.createIndex('contact_imports_workspace').on('contact_imports').columns(['workspace_id', 'id']).execute();
+      await db.schema
+        .createIndex('contact_imports_workspace')
+        .on('contact_imports')
+        .columns(['workspace_id', 'id'])
+        .execute();
 
-      await db.schema.createTable('broadcasts')
+      await db.schema
+        .createTable('broadcasts')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('name', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELED', 'FAILED')`))
+        .addColumn('status', 'text', (c) =>
+          c.notNull().check(sql`status in ('DRAFT', 'SCHEDULED', 'SENDING', 'SENT', 'CANCELED', 'FAILED')`),
+        )
         .addColumn('from_address', 'text')
         .addColumn('reply_to', 'text')
         .addColumn('subject', 'text')
@@ -91,7 +115,11 @@ export function audienceAndBroadcasts(dialect: Dialect) {
         .addColumn('sent_at', ts)
         .execute();
       await db.schema.createIndex('broadcasts_workspace').on('broadcasts').columns(['workspace_id', 'id']).execute();
-      await db.schema.createIndex('broadcasts_workspace_status').on('broadcasts').columns(['workspace_id', 'status', 'id']).execute();
+      await db.schema
+        .createIndex('broadcasts_workspace_status')
+        .on('broadcasts')
+        .columns(['workspace_id', 'status', 'id'])
+        .execute();
       await db.schema.createIndex('broadcasts_due').on('broadcasts').columns(['status', 'send_at']).execute();
     },
   };

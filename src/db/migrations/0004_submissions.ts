@@ -7,7 +7,8 @@ export function submissions(dialect: Dialect) {
   const { ts, json } = columnTypes(dialect);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('submissions')
+      await db.schema
+        .createTable('submissions')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('form_id', 'text', (c) => c.notNull().references('forms.id').onDelete('cascade'))
@@ -18,9 +19,14 @@ export function submissions(dialect: Dialect) {
         .addColumn('source', 'text', (c) => c.notNull()) // HOSTED | EMBED | API
         .addColumn('created_at', ts, (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('submissions_group').on('submissions').columns(['workspace_id', 'form_group_id', 'id']).execute();
+      await db.schema
+        .createIndex('submissions_group')
+        .on('submissions')
+        .columns(['workspace_id', 'form_group_id', 'id'])
+        .execute();
 
-      await db.schema.createTable('confirmations')
+      await db.schema
+        .createTable('confirmations')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('contact_id', 'text', (c) => c.notNull().references('contacts.id').onDelete('cascade'))
@@ -34,9 +40,14 @@ export function submissions(dialect: Dialect) {
         .addColumn('last_error', 'text')
         .addColumn('created_at', ts, (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('confirmations_due').on('confirmations').columns(['email_sent_at', 'next_attempt_at']).execute();
+      await db.schema
+        .createIndex('confirmations_due')
+        .on('confirmations')
+        .columns(['email_sent_at', 'next_attempt_at'])
+        .execute();
 
-      await db.schema.createTable('form_counters')
+      await db.schema
+        .createTable('form_counters')
         .addColumn('form_id', 'text', (c) => c.primaryKey().references('forms.id').onDelete('cascade'))
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('views', 'integer', (c) => c.notNull().defaultTo(0))

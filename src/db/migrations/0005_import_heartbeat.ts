@@ -13,7 +13,11 @@ export function importHeartbeat(dialect: Dialect) {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.alterTable('contact_imports').addColumn('heartbeat_at', ts).execute();
       await sql`update contact_imports set heartbeat_at = coalesce(finished_at, created_at)`.execute(db);
-      await db.schema.createIndex('contact_imports_running').on('contact_imports').columns(['status', 'heartbeat_at']).execute();
+      await db.schema
+        .createIndex('contact_imports_running')
+        .on('contact_imports')
+        .columns(['status', 'heartbeat_at'])
+        .execute();
     },
   };
 }

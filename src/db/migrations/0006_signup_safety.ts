@@ -12,7 +12,11 @@ export function signupSafety(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.alterTable('confirmations').addColumn('data', json).execute();
-      await db.schema.createIndex('confirmations_contact').on('confirmations').columns(['workspace_id', 'contact_id', 'created_at']).execute();
+      await db.schema
+        .createIndex('confirmations_contact')
+        .on('confirmations')
+        .columns(['workspace_id', 'contact_id', 'created_at'])
+        .execute();
     },
   };
 }

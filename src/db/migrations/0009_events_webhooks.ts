@@ -11,7 +11,8 @@ export function eventsAndWebhooks(dialect: Dialect) {
   const { ts, json } = columnTypes(dialect);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('events')
+      await db.schema
+        .createTable('events')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('type', 'text', (c) => c.notNull())
@@ -29,20 +30,44 @@ export function eventsAndWebhooks(dialect: Dialect) {
         .addColumn('dispatched', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
       await db.schema.createIndex('events_workspace').on('events').columns(['workspace_id', 'id']).execute();
-      await db.schema.createIndex('events_workspace_type').on('events').columns(['workspace_id', 'type', 'id']).execute();
-      await db.schema.createIndex('events_contact').on('events').columns(['workspace_id', 'contact_id', 'id']).execute();
+      await db.schema
+        .createIndex('events_workspace_type')
+        .on('events')
+        .columns(['workspace_id', 'type', 'id'])
+        .execute();
+      await db.schema
+        .createIndex('events_contact')
+        .on('events')
+        .columns(['workspace_id', 'contact_id', 'id'])
+        .execute();
       // A broadcast's stats, links and timeline (tracking.repository.ts) read ranges of (workspace, broadcast, type).
       // The last column is the id, not the delivery: an open or click is then appended at the end of its range
       // instead of landing at a random place in it. With the delivery there, every event of a tracking batch
       // dirtied a page of its own in this index, the largest cost of recording a hit (bench/README.md, bench:track).
-      await db.schema.createIndex('events_broadcast').on('events').columns(['workspace_id', 'broadcast_id', 'type', 'id']).execute();
+      await db.schema
+        .createIndex('events_broadcast')
+        .on('events')
+        .columns(['workspace_id', 'broadcast_id', 'type', 'id'])
+        .execute();
       await db.schema.createIndex('events_occurred').on('events').column('occurred_at').execute();
-      await db.schema.createIndex('events_undispatched').on('events').column('id').where(sql.ref('dispatched'), '=', 0).execute();
+      await db.schema
+        .createIndex('events_undispatched')
+        .on('events')
+        .column('id')
+        .where(sql.ref('dispatched'), '=', 0)
+        .execute();
 
-      await db.schema.alterTable('broadcasts').addColumn('track_opens', 'integer', (c) => c.notNull().defaultTo(1)).execute();
-      await db.schema.alterTable('broadcasts').addColumn('track_clicks', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      await db.schema
+        .alterTable('broadcasts')
+        .addColumn('track_opens', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
+      await db.schema
+        .alterTable('broadcasts')
+        .addColumn('track_clicks', 'integer', (c) => c.notNull().defaultTo(1))
+        .execute();
 
-      await db.schema.createTable('webhook_endpoints')
+      await db.schema
+        .createTable('webhook_endpoints')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('url', 'text', (c) => c.notNull())
@@ -57,16 +82,23 @@ export function eventsAndWebhooks(dialect: Dialect) {
         .addColumn('created_at', ts, (c) => c.notNull())
         .addColumn('updated_at', ts, (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('webhook_endpoints_workspace').on('webhook_endpoints').columns(['workspace_id', 'id']).execute();
+      await db.schema
+        .createIndex('webhook_endpoints_workspace')
+        .on('webhook_endpoints')
+        .columns(['workspace_id', 'id'])
+        .execute();
 
-      await db.schema.createTable('webhook_deliveries')
+      await db.schema
+        .createTable('webhook_deliveries')
         .addColumn('id', 'text', (c) => c.primaryKey()) // the webhook-id header: the same on every attempt
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
         .addColumn('event_id', 'text') // null for webhook.test
         .addColumn('event_type', 'text', (c) => c.notNull())
         .addColumn('payload', 'text', (c) => c.notNull()) // the exact body, the same on every attempt
-        .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('PENDING', 'SENDING', 'SUCCEEDED', 'FAILED')`))
+        .addColumn('status', 'text', (c) =>
+          c.notNull().check(sql`status in ('PENDING', 'SENDING', 'SUCCEEDED', 'FAILED')`),
+        )
         .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('next_attempt_at', ts)
         .addColumn('lease_owner', 'text')
@@ -79,12 +111,26 @@ export function eventsAndWebhooks(dialect: Dialect) {
         .addColumn('delivered_at', ts)
         .execute();
       // One delivery per endpoint and event, whatever the dispatchers do.
-      await db.schema.createIndex('webhook_deliveries_one_per_event').on('webhook_deliveries').columns(['endpoint_id', 'event_id']).unique().execute();
-      await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
-      await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['workspace_id', 'endpoint_id', 'id']).execute();
+      await db.schema
+        .createIndex('webhook_deliveries_one_per_event')
+        .on('webhook_deliveries')
+        .columns(['endpoint_id', 'event_id'])
+        .unique()
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_due')
+        .on('webhook_deliveries')
+        .columns(['status', 'next_attempt_at'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_endpoint')
+        .on('webhook_deliveries')
+        .columns(['workspace_id', 'endpoint_id', 'id'])
+        .execute();
       await db.schema.createIndex('webhook_deliveries_created').on('webhook_deliveries').column('created_at').execute();
 
-      await db.schema.createTable('webhook_attempts')
+      await db.schema
+        .createTable('webhook_attempts')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('delivery_id', 'text', (c) => c.notNull().references('webhook_deliveries.id').onDelete('cascade'))
@@ -93,7 +139,11 @@ export function eventsAndWebhooks(dialect: Dialect) {
         .addColumn('duration_ms', 'integer', (c) => c.notNull())
         .addColumn('error', 'text')
         .execute();
-      await db.schema.createIndex('webhook_attempts_delivery').on('webhook_attempts').columns(['delivery_id', 'id']).execute();
+      await db.schema
+        .createIndex('webhook_attempts_delivery')
+        .on('webhook_attempts')
+        .columns(['delivery_id', 'id'])
+        .execute();
     },
   };
 }

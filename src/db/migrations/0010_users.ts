@@ -11,7 +11,8 @@ export function users(dialect: Dialect) {
   const { ts } = columnTypes(dialect);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('users')
+      await db.schema
+        .createTable('users')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('email', 'text', (c) => c.notNull()) // normalised: lower-cased bare address
@@ -22,10 +23,16 @@ export function users(dialect: Dialect) {
         .addColumn('updated_at', ts, (c) => c.notNull())
         .addColumn('last_login_at', ts)
         .execute();
-      await db.schema.createIndex('users_workspace_email').on('users').columns(['workspace_id', 'email']).unique().execute();
+      await db.schema
+        .createIndex('users_workspace_email')
+        .on('users')
+        .columns(['workspace_id', 'email'])
+        .unique()
+        .execute();
       await db.schema.createIndex('users_email').on('users').column('email').execute();
 
-      await db.schema.createTable('sessions')
+      await db.schema
+        .createTable('sessions')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
@@ -41,7 +48,8 @@ export function users(dialect: Dialect) {
       await db.schema.createIndex('sessions_token_hash').on('sessions').column('token_hash').unique().execute();
       await db.schema.createIndex('sessions_user').on('sessions').columns(['workspace_id', 'user_id', 'id']).execute();
 
-      await db.schema.createTable('invitations')
+      await db.schema
+        .createTable('invitations')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('email', 'text', (c) => c.notNull())
@@ -56,7 +64,8 @@ export function users(dialect: Dialect) {
       await db.schema.createIndex('invitations_token_hash').on('invitations').column('token_hash').unique().execute();
       await db.schema.createIndex('invitations_workspace').on('invitations').columns(['workspace_id', 'id']).execute();
 
-      await db.schema.createTable('password_resets')
+      await db.schema
+        .createTable('password_resets')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
@@ -65,8 +74,17 @@ export function users(dialect: Dialect) {
         .addColumn('expires_at', ts, (c) => c.notNull())
         .addColumn('used_at', ts)
         .execute();
-      await db.schema.createIndex('password_resets_token_hash').on('password_resets').column('token_hash').unique().execute();
-      await db.schema.createIndex('password_resets_user').on('password_resets').columns(['workspace_id', 'user_id']).execute();
+      await db.schema
+        .createIndex('password_resets_token_hash')
+        .on('password_resets')
+        .column('token_hash')
+        .unique()
+        .execute();
+      await db.schema
+        .createIndex('password_resets_user')
+        .on('password_resets')
+        .columns(['workspace_id', 'user_id'])
+        .execute();
     },
   };
 }

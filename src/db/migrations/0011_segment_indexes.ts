@@ -25,7 +25,11 @@ export function segmentIndexes(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       if (dialect !== 'postgres') return;
-      await db.schema.createIndex('contacts_workspace_created').on('contacts').columns(['workspace_id', 'created_at']).execute();
+      await db.schema
+        .createIndex('contacts_workspace_created')
+        .on('contacts')
+        .columns(['workspace_id', 'created_at'])
+        .execute();
     },
   };
 }

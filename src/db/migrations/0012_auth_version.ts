@@ -11,7 +11,8 @@ import type { Dialect } from '../connection.js';
 export function authVersion(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('auth_version')
+      await db.schema
+        .createTable('auth_version')
         .addColumn('id', 'integer', (c) => c.primaryKey().check(sql`id = 1`))
         .addColumn('version', 'integer', (c) => c.notNull())
         .execute();
@@ -23,7 +24,9 @@ export function authVersion(dialect: Dialect) {
           begin ${bump}; return null; end $$`.execute(db);
         await sql`create trigger api_keys_authority_changed after update of revoked_at, scopes, key_hash, workspace_id on api_keys
           for each row execute function bump_auth_version()`.execute(db);
-        await sql`create trigger api_keys_deleted after delete on api_keys for each row execute function bump_auth_version()`.execute(db);
+        await sql`create trigger api_keys_deleted after delete on api_keys for each row execute function bump_auth_version()`.execute(
+          db,
+        );
       } else {
         await sql`create trigger api_keys_authority_changed after update of revoked_at, scopes, key_hash, workspace_id on api_keys
           begin ${bump}; end`.execute(db);

@@ -12,12 +12,20 @@ export function eventsBroadcastPartial() {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.dropIndex('events_broadcast').execute();
-      await db.schema.createIndex('events_broadcast').on('events').columns(['workspace_id', 'broadcast_id', 'type', 'id'])
-        .where(sql.ref('broadcast_id'), 'is not', null).execute();
+      await db.schema
+        .createIndex('events_broadcast')
+        .on('events')
+        .columns(['workspace_id', 'broadcast_id', 'type', 'id'])
+        .where(sql.ref('broadcast_id'), 'is not', null)
+        .execute();
     },
     async down(db: Kysely<unknown>): Promise<void> {
       await db.schema.dropIndex('events_broadcast').execute();
-      await db.schema.createIndex('events_broadcast').on('events').columns(['workspace_id', 'broadcast_id', 'type', 'id']).execute();
+      await db.schema
+        .createIndex('events_broadcast')
+        .on('events')
+        .columns(['workspace_id', 'broadcast_id', 'type', 'id'])
+        .execute();
     },
   };
 }

@@ -11,12 +11,20 @@ export function signupProtection(dialect: Dialect) {
   const { ts, json } = columnTypes(dialect);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.alterTable('submissions').addColumn('status', 'text', (c) => c.notNull().defaultTo('ACCEPTED')).execute();
+      await db.schema
+        .alterTable('submissions')
+        .addColumn('status', 'text', (c) => c.notNull().defaultTo('ACCEPTED'))
+        .execute();
       await db.schema.alterTable('submissions').addColumn('held_reasons', json).execute();
       await db.schema.alterTable('submissions').addColumn('reviewed_at', ts).execute();
-      await db.schema.createIndex('submissions_status').on('submissions').columns(['workspace_id', 'status', 'id']).execute();
+      await db.schema
+        .createIndex('submissions_status')
+        .on('submissions')
+        .columns(['workspace_id', 'status', 'id'])
+        .execute();
 
-      await db.schema.createTable('signup_signals')
+      await db.schema
+        .createTable('signup_signals')
         .addColumn('id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('kind', 'text', (c) => c.notNull()) // ip_range | pattern | mailbox | domain
@@ -24,10 +32,15 @@ export function signupProtection(dialect: Dialect) {
         .addColumn('submission_id', 'text', (c) => c.notNull())
         .addColumn('created_at', ts, (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('signup_signals_key').on('signup_signals').columns(['workspace_id', 'kind', 'key', 'created_at']).execute();
+      await db.schema
+        .createIndex('signup_signals_key')
+        .on('signup_signals')
+        .columns(['workspace_id', 'kind', 'key', 'created_at'])
+        .execute();
       await db.schema.createIndex('signup_signals_age').on('signup_signals').columns(['created_at']).execute();
 
-      await db.schema.createTable('spent_tokens')
+      await db.schema
+        .createTable('spent_tokens')
         .addColumn('kind', 'text', (c) => c.notNull()) // pow | impression
         .addColumn('token', 'text', (c) => c.notNull())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))

@@ -16,8 +16,12 @@ export function submissionConsent(dialect: Dialect) {
       await db.schema.alterTable('submissions').addColumn('user_agent', 'text').execute();
       await db.schema.alterTable('submissions').addColumn('consent_text', 'text').execute();
       await db.schema.alterTable('submissions').addColumn('consent_accepted_at', ts).execute();
-      await db.schema.createIndex('submissions_network_data').on('submissions').columns(['created_at'])
-        .where(sql.ref('ip'), 'is not', null).execute();
+      await db.schema
+        .createIndex('submissions_network_data')
+        .on('submissions')
+        .columns(['created_at'])
+        .where(sql.ref('ip'), 'is not', null)
+        .execute();
     },
   };
 }

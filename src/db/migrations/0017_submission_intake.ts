@@ -13,14 +13,20 @@ export function submissionIntake(dialect: Dialect) {
   const { ts, json } = columnTypes(dialect);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('submission_intake')
+      await db.schema
+        .createTable('submission_intake')
         .addColumn('id', dialect === 'postgres' ? sql`bigserial` : 'integer', (c) => c.primaryKey())
         .addColumn('submission_id', 'text', (c) => c.notNull())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('form_id', 'text', (c) => c.notNull().references('forms.id').onDelete('cascade'))
         .addColumn('source', 'text', (c) => c.notNull().check(sql`source in ('HOSTED', 'EMBED')`))
         .addColumn('data', json, (c) => c.notNull())
-        .addColumn('consented', 'integer', (c) => c.notNull().defaultTo(0).check(sql`consented in (0, 1)`))
+        .addColumn('consented', 'integer', (c) =>
+          c
+            .notNull()
+            .defaultTo(0)
+            .check(sql`consented in (0, 1)`),
+        )
         .addColumn('ip', 'text')
         .addColumn('user_agent', 'text')
         .addColumn('received_at', ts, (c) => c.notNull())

@@ -12,9 +12,17 @@ export function automationGuards() {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       await db.schema.alterTable('automation_runs').addColumn('cause_chain', 'text').execute();
-      await db.schema.createIndex('automation_runs_reentry').on('automation_runs').columns(['automation_id', 'contact_id', 'finished_at']).execute();
-      await db.schema.createIndex('deliveries_automation_contact').on('deliveries').columns(['contact_id', 'created_at'])
-        .where(sql.ref('automation_run_id'), 'is not', null).execute();
+      await db.schema
+        .createIndex('automation_runs_reentry')
+        .on('automation_runs')
+        .columns(['automation_id', 'contact_id', 'finished_at'])
+        .execute();
+      await db.schema
+        .createIndex('deliveries_automation_contact')
+        .on('deliveries')
+        .columns(['contact_id', 'created_at'])
+        .where(sql.ref('automation_run_id'), 'is not', null)
+        .execute();
     },
   };
 }

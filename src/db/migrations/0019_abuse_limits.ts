@@ -13,13 +13,15 @@ import type { Dialect } from '../connection.js';
 export function abuseLimits(_dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('tracking_hits')
+      await db.schema
+        .createTable('tracking_hits')
         .addColumn('delivery_id', 'text', (c) => c.primaryKey())
         .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
         .addColumn('opens', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('clicks', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
-      await db.schema.createTable('track_quota')
+      await db.schema
+        .createTable('track_quota')
         .addColumn('workspace_id', 'text', (c) => c.primaryKey().references('workspaces.id').onDelete('cascade'))
         // The minute counted: Unix time in minutes.
         .addColumn('minute', 'integer', (c) => c.notNull())

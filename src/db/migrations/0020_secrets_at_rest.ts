@@ -16,7 +16,8 @@ export function secretsAtRest(dialect: Dialect) {
   const { ts } = columnTypes(dialect);
   return {
     async up(db: Kysely<unknown>): Promise<void> {
-      await db.schema.createTable('installation_keys')
+      await db.schema
+        .createTable('installation_keys')
         .addColumn('name', 'text', (c) => c.primaryKey())
         .addColumn('fingerprint', 'text', (c) => c.notNull())
         .addColumn('created_at', ts, (c) => c.notNull())

@@ -21,20 +21,66 @@ export const MAX_HTML_BYTES = 512 * 1024;
 const sanitizeOptions = (): sanitizeHtml.IOptions => ({
   allowedTags: [
     ...sanitizer().defaults.allowedTags,
-    'img', 'form', 'input', 'select', 'option', 'optgroup', 'textarea', 'button', 'label', 'fieldset', 'legend',
-    'datalist', 'output', 'progress', 'meter',
+    'img',
+    'form',
+    'input',
+    'select',
+    'option',
+    'optgroup',
+    'textarea',
+    'button',
+    'label',
+    'fieldset',
+    'legend',
+    'datalist',
+    'output',
+    'progress',
+    'meter',
   ],
   allowedAttributes: {
     '*': ['id', 'class', 'title', 'lang', 'dir', 'role', 'hidden', 'tabindex', 'data-*', 'aria-*'],
     a: ['href', 'name', 'target', 'rel'],
     img: ['src', 'alt', 'width', 'height', 'loading'],
     form: ['method', 'novalidate', 'autocomplete', 'name'],
-    input: ['type', 'name', 'value', 'placeholder', 'required', 'pattern', 'min', 'max', 'minlength', 'maxlength', 'step',
-      'checked', 'disabled', 'readonly', 'multiple', 'autocomplete', 'inputmode', 'size', 'accept', 'list', 'form'],
+    input: [
+      'type',
+      'name',
+      'value',
+      'placeholder',
+      'required',
+      'pattern',
+      'min',
+      'max',
+      'minlength',
+      'maxlength',
+      'step',
+      'checked',
+      'disabled',
+      'readonly',
+      'multiple',
+      'autocomplete',
+      'inputmode',
+      'size',
+      'accept',
+      'list',
+      'form',
+    ],
     select: ['name', 'required', 'multiple', 'disabled', 'size', 'autocomplete', 'form'],
     option: ['value', 'selected', 'disabled', 'label'],
     optgroup: ['label', 'disabled'],
-    textarea: ['name', 'placeholder', 'required', 'rows', 'cols', 'minlength', 'maxlength', 'disabled', 'readonly', 'autocomplete', 'form'],
+    textarea: [
+      'name',
+      'placeholder',
+      'required',
+      'rows',
+      'cols',
+      'minlength',
+      'maxlength',
+      'disabled',
+      'readonly',
+      'autocomplete',
+      'form',
+    ],
     button: ['type', 'name', 'value', 'disabled', 'form'],
     label: ['for', 'form'],
     fieldset: ['name', 'disabled', 'form'],
@@ -50,7 +96,7 @@ const sanitizeOptions = (): sanitizeHtml.IOptions => ({
 let SANITIZE: sanitizeHtml.IOptions | undefined;
 
 export function sanitizeFormHtml(html: string): string {
-  return sanitizer()(html, SANITIZE ??= sanitizeOptions());
+  return sanitizer()(html, (SANITIZE ??= sanitizeOptions()));
 }
 
 /** Input types that submit nothing of their own: they never count as a field. */
@@ -81,18 +127,27 @@ export function namedControls(html: string): Set<string> {
  * a mapped field with no control is an error (for a SIGN_UP form that includes the email field);
  * a named control that no mapping covers is a warning.
  */
-export function crossValidate(fieldMapping: Record<string, string>, html: string, checkedAt: string, settings?: Pick<FormSettings, 'appearance' | 'fields'>): HtmlValidation {
+export function crossValidate(
+  fieldMapping: Record<string, string>,
+  html: string,
+  checkedAt: string,
+  settings?: Pick<FormSettings, 'appearance' | 'fields'>,
+): HtmlValidation {
   const controls = namedControls(html);
   // What a submission must carry is an error too when the HTML has no control for it: the consent box of
   // `appearance.consentText` and every required question (a form nobody could submit would publish otherwise).
   const required = [
     ...Object.keys(fieldMapping),
-    ...Object.entries(settings?.fields ?? {}).filter(([name, def]) => def.required && !Object.hasOwn(fieldMapping, name)).map(([name]) => name),
+    ...Object.entries(settings?.fields ?? {})
+      .filter(([name, def]) => def.required && !Object.hasOwn(fieldMapping, name))
+      .map(([name]) => name),
     ...(settings?.appearance?.consentText !== undefined ? [CONSENT_FIELD] : []),
   ];
   const errors = required.filter((f) => !controls.has(f)).map((field) => ({ code: 'field_not_in_html', field }));
   const defined = settings?.fields ?? {};
-  const warnings = [...controls].filter((c) => !Object.hasOwn(fieldMapping, c) && !Object.hasOwn(defined, c) && c !== CONSENT_FIELD).map((field) => ({ code: 'control_not_mapped', field }));
+  const warnings = [...controls]
+    .filter((c) => !Object.hasOwn(fieldMapping, c) && !Object.hasOwn(defined, c) && c !== CONSENT_FIELD)
+    .map((field) => ({ code: 'control_not_mapped', field }));
   return { valid: errors.length === 0, checkedAt, errors, warnings };
 }
 

@@ -27,7 +27,11 @@ export class PublishedForms {
   /** Lookups under way: the requests that find an entry expired together wait for one read. */
   private readonly reading = new Map<string, { promise: Promise<PublishedForm | undefined>; generation: number }>();
 
-  constructor(private readonly db: Db, private readonly clock: () => number = Date.now, private readonly ttlMs = PUBLISHED_FORM_TTL_MS) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: () => number = Date.now,
+    private readonly ttlMs = PUBLISHED_FORM_TTL_MS,
+  ) {}
 
   /** The PUBLISHED form at this slug (any workspace); the same object for a while: treat it as read-only (it is frozen). */
   get(slug: string): Promise<PublishedForm | undefined> {
@@ -37,14 +41,16 @@ export class PublishedForms {
     const pending = this.reading.get(slug);
     if (pending && pending.generation === generation) return pending.promise;
     const seen = generation;
-    const promise = findPublishedBySlug(this.db.kysely, slug).then((form) => {
-      // Not kept when a publish committed while it was read: it may be the version before.
-      if (form && seen === generation) this.bySlug.set(slug, { form: deepFreeze(form), at: now, generation: seen });
-      else this.bySlug.delete(slug);
-      return form;
-    }).finally(() => {
-      if (this.reading.get(slug)?.promise === promise) this.reading.delete(slug);
-    });
+    const promise = findPublishedBySlug(this.db.kysely, slug)
+      .then((form) => {
+        // Not kept when a publish committed while it was read: it may be the version before.
+        if (form && seen === generation) this.bySlug.set(slug, { form: deepFreeze(form), at: now, generation: seen });
+        else this.bySlug.delete(slug);
+        return form;
+      })
+      .finally(() => {
+        if (this.reading.get(slug)?.promise === promise) this.reading.delete(slug);
+      });
     this.reading.set(slug, { promise, generation: seen });
     return promise;
   }

@@ -7,9 +7,28 @@ import type { Form, FormSettings, FormStatus, HtmlValidation } from './forms.sch
 
 /** Every column but the deployed HTML itself, which only the HTML endpoints and versioning read. */
 const FORM_COLUMNS = [
-  'id', 'form_group_id', 'version', 'status', 'name', 'description', 'type', 'display', 'field_mapping', 'settings',
-  'double_opt_in_email_id', 'seo_title', 'seo_description', 'seo_image_url', 'seo_favicon_url', 'slug',
-  'previous_version_id', 'html_validation', 'created_at', 'updated_at', 'published_at', 'archived_at',
+  'id',
+  'form_group_id',
+  'version',
+  'status',
+  'name',
+  'description',
+  'type',
+  'display',
+  'field_mapping',
+  'settings',
+  'double_opt_in_email_id',
+  'seo_title',
+  'seo_description',
+  'seo_image_url',
+  'seo_favicon_url',
+  'slug',
+  'previous_version_id',
+  'html_validation',
+  'created_at',
+  'updated_at',
+  'published_at',
+  'archived_at',
 ] as const;
 
 type FormRow = Pick<FormsTable, (typeof FORM_COLUMNS)[number]>;
@@ -53,7 +72,11 @@ function settingsFromColumn(value: string): FormSettings {
   const { fieldOrder, ...settings } = fromJsonColumn<FormSettings & { fieldOrder?: string[] }>(value)!;
   if (settings.fields && fieldOrder) {
     const fields = settings.fields;
-    settings.fields = Object.fromEntries([...fieldOrder.filter((k) => k in fields), ...Object.keys(fields).filter((k) => !fieldOrder.includes(k))].map((k) => [k, fields[k]!]));
+    settings.fields = Object.fromEntries(
+      [...fieldOrder.filter((k) => k in fields), ...Object.keys(fields).filter((k) => !fieldOrder.includes(k))].map(
+        (k) => [k, fields[k]!],
+      ),
+    );
   }
   return settings;
 }
@@ -92,7 +115,10 @@ function valuesToRow(v: Partial<FormValues>): Partial<FormsTable> {
 }
 
 export async function insertFormGroup(db: Executor, workspaceId: string, id: string, createdAt: string): Promise<void> {
-  await db.insertInto('form_groups').values({ id, workspace_id: workspaceId, created_at: createdAt, lock_version: 0, last_version: 1 }).execute();
+  await db
+    .insertInto('form_groups')
+    .values({ id, workspace_id: workspaceId, created_at: createdAt, lock_version: 0, last_version: 1 })
+    .execute();
 }
 
 /**
@@ -100,8 +126,12 @@ export async function insertFormGroup(db: Executor, workspaceId: string, id: str
  * publishes and new versions of one group run one after the other. Returns false if the group is gone.
  */
 export async function lockFormGroup(db: Executor, workspaceId: string, groupId: string): Promise<boolean> {
-  const res = await db.updateTable('form_groups').set({ lock_version: sql`lock_version + 1` })
-    .where('workspace_id', '=', workspaceId).where('id', '=', groupId).executeTakeFirst();
+  const res = await db
+    .updateTable('form_groups')
+    .set({ lock_version: sql`lock_version + 1` })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', groupId)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
@@ -122,30 +152,42 @@ export interface NewForm extends FormValues {
 }
 
 export async function insertForm(db: Executor, f: NewForm): Promise<void> {
-  await db.insertInto('forms').values({
-    ...(valuesToRow(f) as FormsTable),
-    id: f.id,
-    workspace_id: f.workspaceId,
-    form_group_id: f.formGroupId,
-    version: f.version,
-    status: 'DRAFT',
-    previous_version_id: f.previousVersionId,
-    html: f.html,
-    html_deployed_at: f.htmlDeployedAt,
-    html_validation: toJsonColumn(f.htmlValidation),
-    created_at: f.createdAt,
-    updated_at: f.createdAt,
-    published_at: null,
-    archived_at: null,
-  }).execute();
+  await db
+    .insertInto('forms')
+    .values({
+      ...(valuesToRow(f) as FormsTable),
+      id: f.id,
+      workspace_id: f.workspaceId,
+      form_group_id: f.formGroupId,
+      version: f.version,
+      status: 'DRAFT',
+      previous_version_id: f.previousVersionId,
+      html: f.html,
+      html_deployed_at: f.htmlDeployedAt,
+      html_validation: toJsonColumn(f.htmlValidation),
+      created_at: f.createdAt,
+      updated_at: f.createdAt,
+      published_at: null,
+      archived_at: null,
+    })
+    .execute();
 }
 
 export async function getForm(db: Executor, workspaceId: string, id: string): Promise<Form | undefined> {
-  const row = await db.selectFrom('forms').select(FORM_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('forms')
+    .select(FORM_COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row ? toForm(row) : undefined;
 }
 
-export async function listForms(db: Executor, workspaceId: string, opts: { status?: FormStatus; limit: number; beforeId?: string }): Promise<Form[]> {
+export async function listForms(
+  db: Executor,
+  workspaceId: string,
+  opts: { status?: FormStatus; limit: number; beforeId?: string },
+): Promise<Form[]> {
   let q = db.selectFrom('forms').select(FORM_COLUMNS).where('workspace_id', '=', workspaceId);
   if (opts.status) q = q.where('status', '=', opts.status);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
@@ -154,30 +196,61 @@ export async function listForms(db: Executor, workspaceId: string, opts: { statu
 }
 
 export async function listGroupVersions(db: Executor, workspaceId: string, groupId: string): Promise<Form[]> {
-  const rows = await db.selectFrom('forms').select(FORM_COLUMNS)
-    .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).orderBy('version', 'desc').execute();
+  const rows = await db
+    .selectFrom('forms')
+    .select(FORM_COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('form_group_id', '=', groupId)
+    .orderBy('version', 'desc')
+    .execute();
   return rows.map(toForm);
 }
 
-export async function findGroupVersionByStatus(db: Executor, workspaceId: string, groupId: string, status: FormStatus): Promise<Form | undefined> {
-  const row = await db.selectFrom('forms').select(FORM_COLUMNS)
-    .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).where('status', '=', status).executeTakeFirst();
+export async function findGroupVersionByStatus(
+  db: Executor,
+  workspaceId: string,
+  groupId: string,
+  status: FormStatus,
+): Promise<Form | undefined> {
+  const row = await db
+    .selectFrom('forms')
+    .select(FORM_COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('form_group_id', '=', groupId)
+    .where('status', '=', status)
+    .executeTakeFirst();
   return row ? toForm(row) : undefined;
 }
 
 /** Takes the group's lock (see lockFormGroup) and hands out its next version number. */
 export async function nextGroupVersion(db: Executor, workspaceId: string, groupId: string): Promise<number> {
-  const row = await db.updateTable('form_groups').set({ last_version: sql`last_version + 1`, lock_version: sql`lock_version + 1` })
-    .where('workspace_id', '=', workspaceId).where('id', '=', groupId).returning('last_version').executeTakeFirstOrThrow();
+  const row = await db
+    .updateTable('form_groups')
+    .set({ last_version: sql`last_version + 1`, lock_version: sql`lock_version + 1` })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', groupId)
+    .returning('last_version')
+    .executeTakeFirstOrThrow();
   return Number(row.last_version);
 }
 
 /** Applies a partial update; `updatedAt` is always refreshed. Only DRAFT rows are touched (checked again here). */
-export async function updateDraftForm(db: Executor, workspaceId: string, id: string, values: Partial<FormValues>, extra: { htmlValidation?: HtmlValidation | null; updatedAt: string }): Promise<boolean> {
+export async function updateDraftForm(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  values: Partial<FormValues>,
+  extra: { htmlValidation?: HtmlValidation | null; updatedAt: string },
+): Promise<boolean> {
   const row: Partial<FormsTable> = { ...valuesToRow(values), updated_at: extra.updatedAt };
   if (extra.htmlValidation !== undefined) row.html_validation = toJsonColumn(extra.htmlValidation);
-  const res = await db.updateTable('forms').set(row)
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT').executeTakeFirst();
+  const res = await db
+    .updateTable('forms')
+    .set(row)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('status', '=', 'DRAFT')
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
@@ -185,30 +258,62 @@ export async function updateDraftForm(db: Executor, workspaceId: string, id: str
  * The one-statement update, for changes that need nothing else read or written: applies `values` to the
  * form if it is a DRAFT and returns it, or returns undefined (missing, or not a draft) for the caller to explain.
  */
-export async function updateDraftFormReturning(db: Executor, workspaceId: string, id: string, values: Partial<FormValues>, updatedAt: string): Promise<Form | undefined> {
-  const row = await db.updateTable('forms').set({ ...valuesToRow(values), updated_at: updatedAt })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT')
-    .returning(FORM_COLUMNS).executeTakeFirst();
+export async function updateDraftFormReturning(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  values: Partial<FormValues>,
+  updatedAt: string,
+): Promise<Form | undefined> {
+  const row = await db
+    .updateTable('forms')
+    .set({ ...valuesToRow(values), updated_at: updatedAt })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('status', '=', 'DRAFT')
+    .returning(FORM_COLUMNS)
+    .executeTakeFirst();
   return row ? toForm(row) : undefined;
 }
 
-export async function setFormStatus(db: Executor, workspaceId: string, id: string, from: FormStatus, to: FormStatus, at: string): Promise<boolean> {
+export async function setFormStatus(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  from: FormStatus,
+  to: FormStatus,
+  at: string,
+): Promise<boolean> {
   const set: Partial<FormsTable> = { status: to, updated_at: at };
   if (to === 'PUBLISHED') Object.assign(set, { published_at: at, archived_at: null });
   if (to === 'ARCHIVED') set.archived_at = at;
-  const res = await db.updateTable('forms').set(set)
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+  const res = await db
+    .updateTable('forms')
+    .set(set)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
 export async function deleteDraftForm(db: Executor, workspaceId: string, id: string): Promise<boolean> {
-  const res = await db.deleteFrom('forms').where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT').executeTakeFirst();
+  const res = await db
+    .deleteFrom('forms')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('status', '=', 'DRAFT')
+    .executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
 
 export async function countGroupVersions(db: Executor, workspaceId: string, groupId: string): Promise<number> {
-  const row = await db.selectFrom('forms').select((eb) => eb.fn.countAll().as('n'))
-    .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).executeTakeFirst();
+  const row = await db
+    .selectFrom('forms')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('form_group_id', '=', groupId)
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
@@ -218,15 +323,35 @@ export interface StoredHtml {
 }
 
 export async function getFormHtml(db: Executor, workspaceId: string, id: string): Promise<StoredHtml | undefined> {
-  const row = await db.selectFrom('forms').select(['html', 'html_deployed_at'])
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('forms')
+    .select(['html', 'html_deployed_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row ? { html: row.html, deployedAt: toIso(row.html_deployed_at) } : undefined;
 }
 
-export async function setDraftFormHtml(db: Executor, workspaceId: string, id: string, html: StoredHtml, htmlValidation: HtmlValidation | null, at: string): Promise<boolean> {
-  const res = await db.updateTable('forms')
-    .set({ html: html.html, html_deployed_at: html.deployedAt, html_validation: toJsonColumn(htmlValidation), updated_at: at })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', '=', 'DRAFT').executeTakeFirst();
+export async function setDraftFormHtml(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  html: StoredHtml,
+  htmlValidation: HtmlValidation | null,
+  at: string,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('forms')
+    .set({
+      html: html.html,
+      html_deployed_at: html.deployedAt,
+      html_validation: toJsonColumn(htmlValidation),
+      updated_at: at,
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('status', '=', 'DRAFT')
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
@@ -236,18 +361,30 @@ export async function setDraftFormHtml(db: Executor, workspaceId: string, id: st
  * the slug is taken, its public page reveals anyway.
  */
 export async function claimSlug(db: Executor, workspaceId: string, slug: string, groupId: string): Promise<boolean> {
-  await db.insertInto('form_slugs').values({ workspace_id: workspaceId, slug, form_group_id: groupId })
-    .onConflict((oc) => oc.column('slug').doNothing()).execute();
+  await db
+    .insertInto('form_slugs')
+    .values({ workspace_id: workspaceId, slug, form_group_id: groupId })
+    .onConflict((oc) => oc.column('slug').doNothing())
+    .execute();
   const row = await db.selectFrom('form_slugs').select('form_group_id').where('slug', '=', slug).executeTakeFirst();
   return row?.form_group_id === groupId;
 }
 
 /** Releases the group's slugs that none of its versions uses any more. */
 export async function releaseUnusedSlugs(db: Executor, workspaceId: string, groupId: string): Promise<void> {
-  await db.deleteFrom('form_slugs')
-    .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId)
-    .where('slug', 'not in', (eb) => eb.selectFrom('forms').select('slug')
-      .where('workspace_id', '=', workspaceId).where('form_group_id', '=', groupId).where('slug', 'is not', null).$narrowType<{ slug: string }>())
+  await db
+    .deleteFrom('form_slugs')
+    .where('workspace_id', '=', workspaceId)
+    .where('form_group_id', '=', groupId)
+    .where('slug', 'not in', (eb) =>
+      eb
+        .selectFrom('forms')
+        .select('slug')
+        .where('workspace_id', '=', workspaceId)
+        .where('form_group_id', '=', groupId)
+        .where('slug', 'is not', null)
+        .$narrowType<{ slug: string }>(),
+    )
     .execute();
 }
 
@@ -259,10 +396,15 @@ export async function releaseUnusedSlugs(db: Executor, workspaceId: string, grou
 export type PublishedForm = Form & { workspaceId: string; html: string | null };
 
 export async function findPublishedBySlug(db: Executor, slug: string): Promise<PublishedForm | undefined> {
-  const row = await db.selectFrom('form_slugs')
-    .innerJoin('forms', (j) => j.onRef('forms.form_group_id', '=', 'form_slugs.form_group_id').on('forms.status', '=', 'PUBLISHED'))
+  const row = await db
+    .selectFrom('form_slugs')
+    .innerJoin('forms', (j) =>
+      j.onRef('forms.form_group_id', '=', 'form_slugs.form_group_id').on('forms.status', '=', 'PUBLISHED'),
+    )
     .select([...FORM_COLUMNS.map((c) => `forms.${c}` as const), 'forms.workspace_id', 'forms.html'])
-    .where('form_slugs.slug', '=', slug).where('forms.slug', '=', slug).executeTakeFirst();
+    .where('form_slugs.slug', '=', slug)
+    .where('forms.slug', '=', slug)
+    .executeTakeFirst();
   return row ? { ...toForm(row), workspaceId: row.workspace_id, html: row.html } : undefined;
 }
 
@@ -272,13 +414,29 @@ export async function findPublishedBySlug(db: Executor, slug: string): Promise<P
 export type Counter = 'views' | 'submissions' | 'confirmations';
 
 export async function bumpCounter(db: Executor, workspaceId: string, formId: string, counter: Counter): Promise<void> {
-  await db.insertInto('form_counters')
-    .values({ form_id: formId, workspace_id: workspaceId, views: counter === 'views' ? 1 : 0, submissions: counter === 'submissions' ? 1 : 0, confirmations: counter === 'confirmations' ? 1 : 0 })
+  await db
+    .insertInto('form_counters')
+    .values({
+      form_id: formId,
+      workspace_id: workspaceId,
+      views: counter === 'views' ? 1 : 0,
+      submissions: counter === 'submissions' ? 1 : 0,
+      confirmations: counter === 'confirmations' ? 1 : 0,
+    })
     .onConflict((oc) => oc.column('form_id').doUpdateSet({ [counter]: sql`form_counters.${sql.ref(counter)} + 1` }))
     .execute();
 }
 
 export async function getCounters(db: Executor, workspaceId: string, formId: string): Promise<Record<Counter, number>> {
-  const r = await db.selectFrom('form_counters').select(['views', 'submissions', 'confirmations']).where('workspace_id', '=', workspaceId).where('form_id', '=', formId).executeTakeFirst();
-  return { views: Number(r?.views ?? 0), submissions: Number(r?.submissions ?? 0), confirmations: Number(r?.confirmations ?? 0) };
+  const r = await db
+    .selectFrom('form_counters')
+    .select(['views', 'submissions', 'confirmations'])
+    .where('workspace_id', '=', workspaceId)
+    .where('form_id', '=', formId)
+    .executeTakeFirst();
+  return {
+    views: Number(r?.views ?? 0),
+    submissions: Number(r?.submissions ?? 0),
+    confirmations: Number(r?.confirmations ?? 0),
+  };
 }

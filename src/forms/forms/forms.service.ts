@@ -1,6 +1,13 @@
 import type { Db, Executor } from '../../db/connection.js';
 import { isUniqueViolation } from '../../db/connection.js';
-import { conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError } from '../../errors/errors.js';
+import {
+  conflict,
+  notFound,
+  payloadTooLarge,
+  unprocessable,
+  validationFailed,
+  type FieldError,
+} from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
 import { normalHttpUrl } from '../../lib/url.js';
 import { nowIso } from '../../lib/time.js';
@@ -9,7 +16,17 @@ import { getTemplate, templateExists } from '../../mail-setup/index.js';
 import { MAX_HTML_BYTES, crossValidate, renderDefaultHtml, sanitizeFormHtml } from './forms.html.js';
 import { publishedFormsChanged } from './forms.published.js';
 import * as repo from './forms.repository.js';
-import { RESERVED_FIELD_PREFIX, type CreateFormInput, type FieldDefinition, type Form, type FormAppearance, type FormHtml, type FormSettings, type FormStatus, type UpdateFormInput } from './forms.schemas.js';
+import {
+  RESERVED_FIELD_PREFIX,
+  type CreateFormInput,
+  type FieldDefinition,
+  type Form,
+  type FormAppearance,
+  type FormHtml,
+  type FormSettings,
+  type FormStatus,
+  type UpdateFormInput,
+} from './forms.schemas.js';
 import { transition } from './forms.state.js';
 
 export const DEFAULT_SUCCESS_MESSAGE = 'Thanks! Your submission has been received.';
@@ -18,15 +35,21 @@ export const DEFAULT_SUCCESS_MESSAGE = 'Thanks! Your submission has been receive
 export function normalizeSettings(input: UpdateFormInput['settings'] | undefined): FormSettings {
   const action = input?.successAction ?? { type: 'MESSAGE' as const };
   const errors: FieldError[] = [];
-  if (action.type === 'MESSAGE' && action.url !== undefined) errors.push({ path: '/settings/successAction/url', message: 'is only for a REDIRECT success action' });
-  if (action.type === 'REDIRECT' && action.message !== undefined) errors.push({ path: '/settings/successAction/message', message: 'is only for a MESSAGE success action' });
-  if (action.type === 'REDIRECT' && action.url === undefined) errors.push({ path: '/settings/successAction/url', message: 'is required for a REDIRECT success action' });
+  if (action.type === 'MESSAGE' && action.url !== undefined)
+    errors.push({ path: '/settings/successAction/url', message: 'is only for a REDIRECT success action' });
+  if (action.type === 'REDIRECT' && action.message !== undefined)
+    errors.push({ path: '/settings/successAction/message', message: 'is only for a MESSAGE success action' });
+  if (action.type === 'REDIRECT' && action.url === undefined)
+    errors.push({ path: '/settings/successAction/url', message: 'is required for a REDIRECT success action' });
   const fields = input?.fields ?? undefined;
   if (fields) errors.push(...fieldProblems(fields));
   if (errors.length) throw validationFailed(errors);
   const appearance = normalizeAppearance(input?.appearance ?? undefined);
   return {
-    successAction: action.type === 'MESSAGE' ? { type: 'MESSAGE', message: action.message ?? DEFAULT_SUCCESS_MESSAGE } : { type: 'REDIRECT', url: normalUrl(action.url!) },
+    successAction:
+      action.type === 'MESSAGE'
+        ? { type: 'MESSAGE', message: action.message ?? DEFAULT_SUCCESS_MESSAGE }
+        : { type: 'REDIRECT', url: normalUrl(action.url!) },
     doubleOptIn: input?.doubleOptIn ?? false,
     ...(appearance ? { appearance } : {}),
     ...(fields && Object.keys(fields).length ? { fields } : {}),
@@ -57,10 +80,16 @@ function fieldProblems(fields: Record<string, FieldDefinition>): FieldError[] {
   const errors: FieldError[] = [];
   for (const [name, f] of Object.entries(fields)) {
     const at = `/settings/fields/${pointer(name)}`;
-    if (name.startsWith(RESERVED_FIELD_PREFIX)) errors.push({ path: at, message: `field names starting with "${RESERVED_FIELD_PREFIX}" are reserved for the service` });
+    if (name.startsWith(RESERVED_FIELD_PREFIX))
+      errors.push({
+        path: at,
+        message: `field names starting with "${RESERVED_FIELD_PREFIX}" are reserved for the service`,
+      });
     const choice = f.type === 'select' || f.type === 'radio' || f.type === 'checkbox';
-    if ((f.type === 'select' || f.type === 'radio') && !f.options) errors.push({ path: `${at}/options`, message: `is required for a ${f.type} field` });
-    if (!choice && f.options) errors.push({ path: `${at}/options`, message: 'is only for select, radio and checkbox fields' });
+    if ((f.type === 'select' || f.type === 'radio') && !f.options)
+      errors.push({ path: `${at}/options`, message: `is required for a ${f.type} field` });
+    if (!choice && f.options)
+      errors.push({ path: `${at}/options`, message: 'is only for select, radio and checkbox fields' });
     if (f.options) {
       const seen = new Set<string>();
       f.options.forEach((o, i) => {
@@ -68,7 +97,8 @@ function fieldProblems(fields: Record<string, FieldDefinition>): FieldError[] {
         seen.add(o);
       });
     }
-    if (f.placeholder !== undefined && (f.type === 'radio' || f.type === 'checkbox')) errors.push({ path: `${at}/placeholder`, message: `a ${f.type} field shows no placeholder` });
+    if (f.placeholder !== undefined && (f.type === 'radio' || f.type === 'checkbox'))
+      errors.push({ path: `${at}/placeholder`, message: `a ${f.type} field shows no placeholder` });
   }
   return errors;
 }
@@ -84,17 +114,35 @@ function normalizeAppearance(input: FormAppearance | undefined): FormAppearance 
 function checkFieldMapping(mapping: Record<string, string>): void {
   // `_fc…` names are the service's own controls (the honeypot `_fc_hp`, the consent box `_fc_consent`, the challenge).
   const reserved = Object.keys(mapping).filter((k) => k.startsWith('_fc'));
-  if (reserved.length) throw validationFailed(reserved.map((f) => ({ path: `/fieldMapping/${f.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'names starting with _fc are reserved for the service\'s own controls' })));
+  if (reserved.length)
+    throw validationFailed(
+      reserved.map((f) => ({
+        path: `/fieldMapping/${f.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        message: "names starting with _fc are reserved for the service's own controls",
+      })),
+    );
   const emailFields = Object.keys(mapping).filter((k) => mapping[k] === 'email');
   if (emailFields.length > 1) {
-    throw validationFailed(emailFields.slice(1).map((f) => ({ path: `/fieldMapping/${f.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: `maps to email, but "${emailFields[0]}" already does: at most one field maps to email` })));
+    throw validationFailed(
+      emailFields.slice(1).map((f) => ({
+        path: `/fieldMapping/${f.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+        message: `maps to email, but "${emailFields[0]}" already does: at most one field maps to email`,
+      })),
+    );
   }
 }
 
 /** A question mapped to the contact's email must be an email field. */
-function mappingProblems(mapping: Record<string, string>, fields: Record<string, FieldDefinition> | undefined): FieldError[] {
-  return Object.entries(fields ?? {}).filter(([field, def]) => mapping[field] === 'email' && def.type !== 'email')
-    .map(([field]) => ({ path: `/settings/fields/${pointer(field)}/type`, message: `"${field}" is mapped to email, so its type must be email` }));
+function mappingProblems(
+  mapping: Record<string, string>,
+  fields: Record<string, FieldDefinition> | undefined,
+): FieldError[] {
+  return Object.entries(fields ?? {})
+    .filter(([field, def]) => mapping[field] === 'email' && def.type !== 'email')
+    .map(([field]) => ({
+      path: `/settings/fields/${pointer(field)}/type`,
+      message: `"${field}" is mapped to email, so its type must be email`,
+    }));
 }
 
 /** What publishing needs (422 form_incomplete lists each missing item). */
@@ -105,7 +153,8 @@ function publishProblems(form: Form): FieldError[] {
   }
   problems.push(...mappingProblems(form.fieldMapping, form.settings.fields));
   if (form.htmlValidation && !form.htmlValidation.valid) {
-    for (const e of form.htmlValidation.errors) problems.push({ path: '/htmlValidation', message: `${e.code}: ${e.field}` });
+    for (const e of form.htmlValidation.errors)
+      problems.push({ path: '/htmlValidation', message: `${e.code}: ${e.field}` });
   }
   return problems;
 }
@@ -125,14 +174,22 @@ export class FormsService {
 
   private async checkTemplate(db: Executor, workspaceId: string, id: string | null | undefined): Promise<void> {
     if (id && !(await templateExists(db, workspaceId, id))) {
-      throw unprocessable('invalid_reference', `doubleOptInEmailId names no template of this workspace`, [{ path: '/doubleOptInEmailId', message: 'names no template of this workspace' }]);
+      throw unprocessable('invalid_reference', `doubleOptInEmailId names no template of this workspace`, [
+        { path: '/doubleOptInEmailId', message: 'names no template of this workspace' },
+      ]);
     }
   }
 
   /** A slug belongs to one form group; the group's versions share it. It is unique across workspaces (see claimSlug). */
-  private async claimSlug(db: Executor, workspaceId: string, slug: string | null | undefined, groupId: string): Promise<void> {
+  private async claimSlug(
+    db: Executor,
+    workspaceId: string,
+    slug: string | null | undefined,
+    groupId: string,
+  ): Promise<void> {
     if (!slug) return;
-    if (!(await repo.claimSlug(db, workspaceId, slug, groupId))) throw conflict('slug_taken', `the slug "${slug}" is already in use; slugs are public addresses (/f/{slug})`);
+    if (!(await repo.claimSlug(db, workspaceId, slug, groupId)))
+      throw conflict('slug_taken', `the slug "${slug}" is already in use; slugs are public addresses (/f/{slug})`);
   }
 
   async create(workspaceId: string, given: CreateFormInput): Promise<Form> {
@@ -149,12 +206,27 @@ export class FormsService {
       await this.checkTemplate(trx, workspaceId, input.doubleOptInEmailId);
       await repo.insertFormGroup(trx, workspaceId, groupId, now);
       await repo.insertForm(trx, {
-        id, workspaceId, formGroupId: groupId, version: 1, previousVersionId: null, createdAt: now,
-        name: input.name, description: input.description ?? null, type: input.type, display: input.display ?? null,
-        fieldMapping, settings, doubleOptInEmailId: input.doubleOptInEmailId ?? null,
-        seoTitle: input.seoTitle ?? null, seoDescription: input.seoDescription ?? null, seoImageUrl: input.seoImageUrl ?? null,
-        seoFaviconUrl: input.seoFaviconUrl ?? null, slug: input.slug ?? null,
-        html: null, htmlDeployedAt: null, htmlValidation: null,
+        id,
+        workspaceId,
+        formGroupId: groupId,
+        version: 1,
+        previousVersionId: null,
+        createdAt: now,
+        name: input.name,
+        description: input.description ?? null,
+        type: input.type,
+        display: input.display ?? null,
+        fieldMapping,
+        settings,
+        doubleOptInEmailId: input.doubleOptInEmailId ?? null,
+        seoTitle: input.seoTitle ?? null,
+        seoDescription: input.seoDescription ?? null,
+        seoImageUrl: input.seoImageUrl ?? null,
+        seoFaviconUrl: input.seoFaviconUrl ?? null,
+        slug: input.slug ?? null,
+        html: null,
+        htmlDeployedAt: null,
+        htmlValidation: null,
       });
       await this.claimSlug(trx, workspaceId, input.slug, groupId);
     });
@@ -178,11 +250,17 @@ export class FormsService {
     if (form.doubleOptInEmailId) {
       const t = await getTemplate(db, workspaceId, form.doubleOptInEmailId);
       if (!t || !`${t.html ?? ''}${t.text ?? ''}`.includes('confirm_url')) {
-        problems.push({ path: '/doubleOptInEmailId', message: 'the confirmation template must link {{ confirm_url }}' });
+        problems.push({
+          path: '/doubleOptInEmailId',
+          message: 'the confirmation template must link {{ confirm_url }}',
+        });
       }
     }
     if (!(await firstVerifiedDomain(db, workspaceId))) {
-      problems.push({ path: '/settings/doubleOptIn', message: 'sending the confirmation email needs a verified domain in the workspace' });
+      problems.push({
+        path: '/settings/doubleOptIn',
+        message: 'sending the confirmation email needs a verified domain in the workspace',
+      });
     }
     return problems;
   }
@@ -202,14 +280,22 @@ export class FormsService {
    * the cross-validation and stores its result; the update is applied either way.
    */
   async update(workspaceId: string, id: string, input: UpdateFormInput): Promise<Form> {
-    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the form id in the path' }]);
+    if (input.id !== undefined && input.id !== id)
+      throw validationFailed([{ path: '/id', message: 'must equal the form id in the path' }]);
     if (input.fieldMapping) checkFieldMapping(input.fieldMapping);
     const { id: _id, settings, ...rest } = normalizeUrls(input);
-    const values: Partial<repo.FormValues> = { ...rest, ...(settings !== undefined ? { settings: normalizeSettings(settings) } : {}) };
+    const values: Partial<repo.FormValues> = {
+      ...rest,
+      ...(settings !== undefined ? { settings: normalizeSettings(settings) } : {}),
+    };
     // Most edits (names, texts, SEO fields, settings) touch this row only: one conditional UPDATE does it.
     // A miss (unknown form, or not a draft) falls through to the full path, which says which.
-    const needsMore = input.slug !== undefined || input.doubleOptInEmailId !== undefined || input.fieldMapping !== undefined || input.type !== undefined
-      || values.settings?.fields !== undefined; // questions are checked against the mapping
+    const needsMore =
+      input.slug !== undefined ||
+      input.doubleOptInEmailId !== undefined ||
+      input.fieldMapping !== undefined ||
+      input.type !== undefined ||
+      values.settings?.fields !== undefined; // questions are checked against the mapping
     if (!needsMore) {
       const updated = await repo.updateDraftFormReturning(this.db.kysely, workspaceId, id, values, nowIso());
       if (updated) return updated;
@@ -217,7 +303,10 @@ export class FormsService {
     await this.tx(async (trx) => {
       const form = await this.mustGet(trx, workspaceId, id);
       transition(form.status, 'update');
-      const mismatch = mappingProblems(input.fieldMapping ?? form.fieldMapping, (values.settings ?? form.settings).fields);
+      const mismatch = mappingProblems(
+        input.fieldMapping ?? form.fieldMapping,
+        (values.settings ?? form.settings).fields,
+      );
       if (mismatch.length) throw validationFailed(mismatch);
       await this.checkTemplate(trx, workspaceId, input.doubleOptInEmailId);
       if (input.slug !== undefined) await this.claimSlug(trx, workspaceId, input.slug, form.formGroupId);
@@ -225,7 +314,13 @@ export class FormsService {
       let htmlValidation;
       if (input.fieldMapping !== undefined || input.type !== undefined || values.settings !== undefined) {
         const stored = await repo.getFormHtml(trx, workspaceId, id);
-        if (stored?.html != null) htmlValidation = crossValidate(input.fieldMapping ?? form.fieldMapping, stored.html, now, values.settings ?? form.settings);
+        if (stored?.html != null)
+          htmlValidation = crossValidate(
+            input.fieldMapping ?? form.fieldMapping,
+            stored.html,
+            now,
+            values.settings ?? form.settings,
+          );
       }
       if (!(await repo.updateDraftForm(trx, workspaceId, id, values, { htmlValidation, updatedAt: now }))) {
         throw conflict('form_not_editable', 'the form stopped being a draft while it was being updated');
@@ -238,20 +333,29 @@ export class FormsService {
   async getHtml(workspaceId: string, id: string): Promise<FormHtml> {
     const form = await this.get(workspaceId, id);
     const stored = await repo.getFormHtml(this.db.kysely, workspaceId, id);
-    if (stored?.html != null) return { html: stored.html, deployedAt: stored.deployedAt, htmlValidation: form.htmlValidation };
+    if (stored?.html != null)
+      return { html: stored.html, deployedAt: stored.deployedAt, htmlValidation: form.htmlValidation };
     return { html: renderDefaultHtml(form), deployedAt: null, htmlValidation: null };
   }
 
   /** Deploys custom HTML (sanitized) on a DRAFT and cross-validates the mapping against it; null removes it. */
   async deployHtml(workspaceId: string, id: string, html: string | null): Promise<FormHtml> {
-    if (html !== null && Buffer.byteLength(html, 'utf8') > MAX_HTML_BYTES) throw payloadTooLarge('html must be at most 512 KiB');
+    if (html !== null && Buffer.byteLength(html, 'utf8') > MAX_HTML_BYTES)
+      throw payloadTooLarge('html must be at most 512 KiB');
     const clean = html === null ? null : sanitizeFormHtml(html);
     await this.tx(async (trx) => {
       const form = await this.mustGet(trx, workspaceId, id);
       transition(form.status, 'deployHtml');
       const now = nowIso();
       const validation = clean === null ? null : crossValidate(form.fieldMapping, clean, now, form.settings);
-      await repo.setDraftFormHtml(trx, workspaceId, id, { html: clean, deployedAt: clean === null ? null : now }, validation, now);
+      await repo.setDraftFormHtml(
+        trx,
+        workspaceId,
+        id,
+        { html: clean, deployedAt: clean === null ? null : now },
+        validation,
+        now,
+      );
     });
     return this.getHtml(workspaceId, id);
   }
@@ -261,7 +365,8 @@ export class FormsService {
       const form = await this.mustGet(trx, workspaceId, id);
       transition(form.status, 'delete');
       await repo.deleteDraftForm(trx, workspaceId, id);
-      if ((await repo.countGroupVersions(trx, workspaceId, form.formGroupId)) === 0) await repo.deleteFormGroup(trx, workspaceId, form.formGroupId);
+      if ((await repo.countGroupVersions(trx, workspaceId, form.formGroupId)) === 0)
+        await repo.deleteFormGroup(trx, workspaceId, form.formGroupId);
       else await repo.releaseUnusedSlugs(trx, workspaceId, form.formGroupId);
     });
   }
@@ -276,15 +381,33 @@ export class FormsService {
         const form = await this.mustGet(trx, workspaceId, id); // re-read under the group lock
         transition(form.status, 'createVersion');
         const draft = await repo.findGroupVersionByStatus(trx, workspaceId, form.formGroupId, 'DRAFT');
-        if (draft) throw conflict('draft_version_exists', 'this form already has a draft version; edit or delete it', { draftId: draft.id });
+        if (draft)
+          throw conflict('draft_version_exists', 'this form already has a draft version; edit or delete it', {
+            draftId: draft.id,
+          });
         const html = await repo.getFormHtml(trx, workspaceId, id);
         await repo.insertForm(trx, {
-          id: newFormId, workspaceId, formGroupId: form.formGroupId, version: await repo.nextGroupVersion(trx, workspaceId, form.formGroupId),
-          previousVersionId: form.id, createdAt: nowIso(),
-          name: form.name, description: form.description, type: form.type, display: form.display, fieldMapping: form.fieldMapping,
-          settings: form.settings, doubleOptInEmailId: form.doubleOptInEmailId, seoTitle: form.seoTitle, seoDescription: form.seoDescription,
-          seoImageUrl: form.seoImageUrl, seoFaviconUrl: form.seoFaviconUrl, slug: form.slug,
-          html: html?.html ?? null, htmlDeployedAt: html?.deployedAt ?? null, htmlValidation: form.htmlValidation,
+          id: newFormId,
+          workspaceId,
+          formGroupId: form.formGroupId,
+          version: await repo.nextGroupVersion(trx, workspaceId, form.formGroupId),
+          previousVersionId: form.id,
+          createdAt: nowIso(),
+          name: form.name,
+          description: form.description,
+          type: form.type,
+          display: form.display,
+          fieldMapping: form.fieldMapping,
+          settings: form.settings,
+          doubleOptInEmailId: form.doubleOptInEmailId,
+          seoTitle: form.seoTitle,
+          seoDescription: form.seoDescription,
+          seoImageUrl: form.seoImageUrl,
+          seoFaviconUrl: form.seoFaviconUrl,
+          slug: form.slug,
+          html: html?.html ?? null,
+          htmlDeployedAt: html?.deployedAt ?? null,
+          htmlValidation: form.htmlValidation,
         });
       });
     } catch (err) {
@@ -319,7 +442,8 @@ export class FormsService {
         }
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict('invalid_state', 'another version of this form was published at the same time; retry');
+      if (isUniqueViolation(err))
+        throw conflict('invalid_state', 'another version of this form was published at the same time; retry');
       throw err;
     } finally {
       // The public pages read the published version of a slug from a cache (forms.published.ts).

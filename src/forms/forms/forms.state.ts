@@ -12,9 +12,18 @@ export type FormOperation = (typeof FORM_OPERATIONS)[number];
 
 type Outcome = FormStatus | 'DELETED' | (() => DomainError);
 
-const notEditable = () => conflict('form_not_editable', 'published and archived forms are immutable; create a new version (POST /v1/forms/{formId}/versions) and edit that');
-const notPublished = () => conflict('form_not_published', 'only a PUBLISHED form can have a new version; edit this draft directly');
-const notPublishedArchived = () => conflict('form_not_published', 'only the PUBLISHED version can have a new version; publish this archived version first to roll back to it');
+const notEditable = () =>
+  conflict(
+    'form_not_editable',
+    'published and archived forms are immutable; create a new version (POST /v1/forms/{formId}/versions) and edit that',
+  );
+const notPublished = () =>
+  conflict('form_not_published', 'only a PUBLISHED form can have a new version; edit this draft directly');
+const notPublishedArchived = () =>
+  conflict(
+    'form_not_published',
+    'only the PUBLISHED version can have a new version; publish this archived version first to roll back to it',
+  );
 const alreadyPublished = () => conflict('form_already_published', 'this form is already the published version');
 const invalidState = (what: string) => () => conflict('invalid_state', what);
 

@@ -103,20 +103,34 @@ function clean(root: ParentNode): void {
   const els = root.querySelectorAll('*');
   for (let i = 0; i < els.length; i++) {
     const el = els[i]!;
-    if (DROP.test(el.localName)) { el.remove(); continue; }
+    if (DROP.test(el.localName)) {
+      el.remove();
+      continue;
+    }
     for (let j = el.attributes.length - 1; j >= 0; j--) {
-      const a = el.attributes[j]!, name = a.name.toLowerCase(), value = a.value.replace(IGNORED_IN_SCHEME, '').toLowerCase();
+      const a = el.attributes[j]!,
+        name = a.name.toLowerCase(),
+        value = a.value.replace(IGNORED_IN_SCHEME, '').toLowerCase();
       // style attributes too: a host page whose CSP has no 'unsafe-inline' would block (and report) them;
       // the stylesheet and the CSSOM (allowed under any CSP) do the styling.
       if (name.indexOf('on') === 0 || name === 'srcdoc' || name === 'style') el.removeAttribute(a.name);
-      else if (URL_ATTRS.test(name) && /^(javascript|vbscript|data):/.test(value) && !(el.localName === 'img' && name === 'src' && value.indexOf('data:image/') === 0)) el.removeAttribute(a.name);
+      else if (
+        URL_ATTRS.test(name) &&
+        /^(javascript|vbscript|data):/.test(value) &&
+        !(el.localName === 'img' && name === 'src' && value.indexOf('data:image/') === 0)
+      )
+        el.removeAttribute(a.name);
     }
   }
 }
 
 function focusables(root: ParentNode): HTMLElement[] {
-  return all<HTMLElement & { disabled?: boolean; type?: string }>(root, 'a[href], area[href], button, input, select, textarea, iframe, [tabindex], [contenteditable=true]').filter((el) => {
-    if (el.disabled || el.tabIndex < 0 || el.getAttribute('aria-hidden') === 'true' || el.type === 'hidden') return false;
+  return all<HTMLElement & { disabled?: boolean; type?: string }>(
+    root,
+    'a[href], area[href], button, input, select, textarea, iframe, [tabindex], [contenteditable=true]',
+  ).filter((el) => {
+    if (el.disabled || el.tabIndex < 0 || el.getAttribute('aria-hidden') === 'true' || el.type === 'hidden')
+      return false;
     for (let n: Node | null = el; n && n.nodeType === 1; n = n.parentNode) {
       if ((n as HTMLElement).hidden || (n as Element).getAttribute('aria-hidden') === 'true') return false;
     }
@@ -135,7 +149,11 @@ export function runEmbed(cfg: EmbedConfig): void {
   let reg = slots[REG_KEY];
   if (!reg) {
     reg = { popups: {}, seen: {}, listening: false, uid: 0 };
-    try { Object.defineProperty(win, REG_KEY, { value: reg }); } catch { slots[REG_KEY] = reg; }
+    try {
+      Object.defineProperty(win, REG_KEY, { value: reg });
+    } catch {
+      slots[REG_KEY] = reg;
+    }
   }
   const registry: Registry = reg;
   if (!('Formcast' in win)) {
@@ -146,8 +164,16 @@ export function runEmbed(cfg: EmbedConfig): void {
     };
     win.Formcast = {
       version: 1,
-      open(s) { const p = pick(s); if (p) p.open(null); return !!p; },
-      close(s) { const p = pick(s); if (p) p.close(); return !!p; },
+      open(s) {
+        const p = pick(s);
+        if (p) p.open(null);
+        return !!p;
+      },
+      close(s) {
+        const p = pick(s);
+        if (p) p.close();
+        return !!p;
+      },
     };
   }
 
@@ -157,8 +183,12 @@ export function runEmbed(cfg: EmbedConfig): void {
     counted[slug] = true;
     try {
       // A simple cross-origin request (no body, no custom header): no preflight; the answer does not matter.
-      fetch(cfg.impression, { method: 'POST', mode: 'cors', credentials: 'omit', keepalive: true }).catch(() => { /* not counted */ });
-    } catch { /* not counted */ }
+      fetch(cfg.impression, { method: 'POST', mode: 'cors', credentials: 'omit', keepalive: true }).catch(() => {
+        /* not counted */
+      });
+    } catch {
+      /* not counted */
+    }
   }
   // The proof-of-work widget (a custom element): its script once per page, from the service's origin.
   if (cfg.widget && !registry.widget && !(win.customElements && win.customElements.get('altcha-widget'))) {
@@ -197,7 +227,9 @@ export function runEmbed(cfg: EmbedConfig): void {
         root.adoptedStyleSheets = [sheet];
         return;
       }
-    } catch { /* fall back to a style element */ }
+    } catch {
+      /* fall back to a style element */
+    }
     const style = doc.createElement('style');
     style.textContent = cfg.css;
     root.appendChild(style);
@@ -257,9 +289,21 @@ export function runEmbed(cfg: EmbedConfig): void {
     if (hp) {
       // The outermost wrapper that holds nothing else a person fills in.
       let box = hp;
-      while (box.parentElement && box.parentElement !== form && !box.parentElement.querySelector('input:not([name="_fc_hp"]), select, textarea, button')) box = box.parentElement;
+      while (
+        box.parentElement &&
+        box.parentElement !== form &&
+        !box.parentElement.querySelector('input:not([name="_fc_hp"]), select, textarea, button')
+      )
+        box = box.parentElement;
       box.setAttribute('aria-hidden', 'true');
-      const hide: Record<string, string> = { position: 'absolute', left: '-10000px', top: 'auto', width: '1px', height: '1px', overflow: 'hidden' };
+      const hide: Record<string, string> = {
+        position: 'absolute',
+        left: '-10000px',
+        top: 'auto',
+        width: '1px',
+        height: '1px',
+        overflow: 'hidden',
+      };
       for (const p in hide) box.style.setProperty(p, hide[p]!, 'important');
       hp.setAttribute('tabindex', '-1');
       hp.setAttribute('autocomplete', 'off');
@@ -280,18 +324,27 @@ export function runEmbed(cfg: EmbedConfig): void {
       return null;
     }
     function clearErrors(): void {
-      all(root, '[data-formcast-error]').forEach((el) => { el.textContent = ''; });
-      all(form!, '[aria-invalid]').forEach((el) => { el.removeAttribute('aria-invalid'); });
+      all(root, '[data-formcast-error]').forEach((el) => {
+        el.textContent = '';
+      });
+      all(form!, '[aria-invalid]').forEach((el) => {
+        el.removeAttribute('aria-invalid');
+      });
       described.forEach((d) => {
         const ids = (attr(d.control, 'aria-describedby') || '').split(/\s+/).filter((id) => id && id !== d.id);
-        if (ids.length) d.control.setAttribute('aria-describedby', ids.join(' ')); else d.control.removeAttribute('aria-describedby');
+        if (ids.length) d.control.setAttribute('aria-describedby', ids.join(' '));
+        else d.control.removeAttribute('aria-describedby');
       });
       described = [];
       theSummary.textContent = '';
     }
     function showSummary(messages: string[]): void {
       theSummary.textContent = '';
-      messages.forEach((m) => { const p = doc.createElement('p'); p.textContent = m; theSummary.appendChild(p); });
+      messages.forEach((m) => {
+        const p = doc.createElement('p');
+        p.textContent = m;
+        theSummary.appendChild(p);
+      });
       theSummary.hidden = false;
     }
     function showErrors(errors: unknown[]): void {
@@ -313,32 +366,50 @@ export function runEmbed(cfg: EmbedConfig): void {
           el.setAttribute('data-formcast-error', field!);
           c.parentNode!.insertBefore(el, c.nextSibling);
         }
-        if (!el) { loose.push(message); continue; }
+        if (!el) {
+          loose.push(message);
+          continue;
+        }
         el.textContent = el.textContent ? el.textContent + ' ' + message : message;
         el.hidden = false;
         if (!el.id) el.id = uid('fc-error-');
         if (c) {
           const ids = (attr(c, 'aria-describedby') || '').split(/\s+/).filter(Boolean);
-          if (ids.indexOf(el.id) < 0) { ids.push(el.id); c.setAttribute('aria-describedby', ids.join(' ')); described.push({ control: c, id: el.id }); }
+          if (ids.indexOf(el.id) < 0) {
+            ids.push(el.id);
+            c.setAttribute('aria-describedby', ids.join(' '));
+            described.push({ control: c, id: el.id });
+          }
         }
       }
       if (loose.length) showSummary(loose);
-      if (first) first.focus(); else if (loose.length) theSummary.focus();
+      if (first) first.focus();
+      else if (loose.length) theSummary.focus();
     }
     function showSuccess(message: string): void {
       theSuccess.textContent = message;
       theSuccess.hidden = false;
       if (form!.contains(theSuccess)) {
-        Array.prototype.forEach.call(form!.children, (el: HTMLElement) => { if (el !== theSuccess && !el.contains(theSuccess)) el.hidden = true; });
+        Array.prototype.forEach.call(form!.children, (el: HTMLElement) => {
+          if (el !== theSuccess && !el.contains(theSuccess)) el.hidden = true;
+        });
       } else form!.hidden = true;
       theSuccess.focus();
     }
     function setBusy(on: boolean): void {
       busy = on;
-      if (on) form!.setAttribute('aria-busy', 'true'); else form!.removeAttribute('aria-busy');
+      if (on) form!.setAttribute('aria-busy', 'true');
+      else form!.removeAttribute('aria-busy');
       all<HTMLButtonElement | HTMLInputElement>(form!, 'button, input[type=submit]').forEach((b) => {
-        if (on) { if (!b.disabled) { b.disabled = true; b.setAttribute('data-formcast-busy', ''); } }
-        else if (b.hasAttribute('data-formcast-busy')) { b.disabled = false; b.removeAttribute('data-formcast-busy'); }
+        if (on) {
+          if (!b.disabled) {
+            b.disabled = true;
+            b.setAttribute('data-formcast-busy', '');
+          }
+        } else if (b.hasAttribute('data-formcast-busy')) {
+          b.disabled = false;
+          b.removeAttribute('data-formcast-busy');
+        }
       });
     }
     function body(): string {
@@ -358,10 +429,20 @@ export function runEmbed(cfg: EmbedConfig): void {
       const state = w.getState();
       if (state === 'verified') return Promise.resolve();
       return new Promise<void>((resolve) => {
-        if (state !== 'verifying') { w.verify().then(() => resolve(), () => resolve()); return; }
+        if (state !== 'verifying') {
+          w.verify().then(
+            () => resolve(),
+            () => resolve(),
+          );
+          return;
+        }
         const on = (ev: Event): void => {
-          const s = (ev as CustomEvent<{ state?: string }>).detail && (ev as CustomEvent<{ state?: string }>).detail.state;
-          if (s === 'verified' || s === 'error') { w.removeEventListener('statechange', on); resolve(); }
+          const s =
+            (ev as CustomEvent<{ state?: string }>).detail && (ev as CustomEvent<{ state?: string }>).detail.state;
+          if (s === 'verified' || s === 'error') {
+            w.removeEventListener('statechange', on);
+            resolve();
+          }
         };
         w.addEventListener('statechange', on);
       });
@@ -372,7 +453,9 @@ export function runEmbed(cfg: EmbedConfig): void {
       if (busy) return;
       clearErrors();
       setBusy(true);
-      proved().then(() => { send(false); });
+      proved().then(() => {
+        send(false);
+      });
     });
 
     function send(retried: boolean): void {
@@ -383,37 +466,50 @@ export function runEmbed(cfg: EmbedConfig): void {
         credentials: 'omit',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: payload,
-      }).then((res) => {
-        return res.json().then((data: unknown) => ({ status: res.status, data }), () => ({ status: res.status, data: null }));
-      }).then((r) => {
-        const data = r.data && typeof r.data === 'object' ? (r.data as Answer) : null;
-        const w = form!.querySelector('altcha-widget') as PowWidget | null;
-        if (data && data.code === 'proof_of_work_failed' && !retried && w && typeof w.reset === 'function') {
-          // Expired, or already used: a new check, and the same submission once more, without the visitor doing anything.
-          w.reset();
-          proved().then(() => { send(true); });
-          return;
-        }
-        setBusy(false);
-        if (data && data.ok === true && r.status < 300) {
-          if (hooks && hooks.success) hooks.success();
-          if (typeof data.redirect === 'string' && isHttpUrl(data.redirect)) { win.location.assign(data.redirect); return; }
-          showSuccess(typeof data.message === 'string' && data.message ? data.message : MSG.thanks);
-        } else if (data && Array.isArray(data.errors) && data.errors.length) {
-          showErrors(data.errors);
-        } else if (data && data.code === 'proof_of_work_failed' && typeof data.detail === 'string') {
-          if (w && typeof w.reset === 'function') w.reset();
-          showSummary([data.detail]);
-          theSummary.focus();
-        } else {
-          showSummary([r.status === 429 ? MSG.rate : MSG.failed]);
-          theSummary.focus();
-        }
-      }, () => {
-        setBusy(false);
-        showSummary([MSG.network]);
-        theSummary.focus();
-      });
+      })
+        .then((res) => {
+          return res.json().then(
+            (data: unknown) => ({ status: res.status, data }),
+            () => ({ status: res.status, data: null }),
+          );
+        })
+        .then(
+          (r) => {
+            const data = r.data && typeof r.data === 'object' ? (r.data as Answer) : null;
+            const w = form!.querySelector('altcha-widget') as PowWidget | null;
+            if (data && data.code === 'proof_of_work_failed' && !retried && w && typeof w.reset === 'function') {
+              // Expired, or already used: a new check, and the same submission once more, without the visitor doing anything.
+              w.reset();
+              proved().then(() => {
+                send(true);
+              });
+              return;
+            }
+            setBusy(false);
+            if (data && data.ok === true && r.status < 300) {
+              if (hooks && hooks.success) hooks.success();
+              if (typeof data.redirect === 'string' && isHttpUrl(data.redirect)) {
+                win.location.assign(data.redirect);
+                return;
+              }
+              showSuccess(typeof data.message === 'string' && data.message ? data.message : MSG.thanks);
+            } else if (data && Array.isArray(data.errors) && data.errors.length) {
+              showErrors(data.errors);
+            } else if (data && data.code === 'proof_of_work_failed' && typeof data.detail === 'string') {
+              if (w && typeof w.reset === 'function') w.reset();
+              showSummary([data.detail]);
+              theSummary.focus();
+            } else {
+              showSummary([r.status === 429 ? MSG.rate : MSG.failed]);
+              theSummary.focus();
+            }
+          },
+          () => {
+            setBusy(false);
+            showSummary([MSG.network]);
+            theSummary.focus();
+          },
+        );
     }
     return form;
   }
@@ -431,7 +527,10 @@ export function runEmbed(cfg: EmbedConfig): void {
     host.setAttribute('data-formcast-ready', '');
     function place(): HTMLElement {
       const target = script && script.parentNode && doc.body && doc.body.contains(script) ? script : null;
-      if (target) { target.parentNode!.insertBefore(host, target.nextSibling); return host; }
+      if (target) {
+        target.parentNode!.insertBefore(host, target.nextSibling);
+        return host;
+      }
       // The script is in <head> (or was run without a currentScript): an empty placeholder for this
       // slug, else the end of <body>.
       const holders = all(doc, '[data-formcast-embed]');
@@ -454,7 +553,8 @@ export function runEmbed(cfg: EmbedConfig): void {
       root.appendChild(wrap);
       wire(root, null);
     }
-    if (script && doc.body && doc.body.contains(script)) render(); else whenReady(render);
+    if (script && doc.body && doc.body.contains(script)) render();
+    else whenReady(render);
   }
 
   function storageKey(): string {
@@ -462,18 +562,33 @@ export function runEmbed(cfg: EmbedConfig): void {
   }
   function seen(): boolean {
     if (registry.seen[slug]) return true;
-    try { return win.localStorage.getItem(storageKey()) !== null; } catch { return false; }
+    try {
+      return win.localStorage.getItem(storageKey()) !== null;
+    } catch {
+      return false;
+    }
   }
   function markSeen(): void {
     registry.seen[slug] = true;
-    try { win.localStorage.setItem(storageKey(), new Date().toISOString()); } catch { /* once per page view */ }
+    try {
+      win.localStorage.setItem(storageKey(), new Date().toISOString());
+    } catch {
+      /* once per page view */
+    }
   }
 
   function renderPopup(): void {
     if (registry.popups[slug]) return; // included twice: one popup per form
     // Until the page is ready, an open() is remembered and done then.
     const pending: (HTMLElement | null)[] = [];
-    const popup: Popup = { open(opener) { pending.push(opener); }, close() { /* not open yet */ } };
+    const popup: Popup = {
+      open(opener) {
+        pending.push(opener);
+      },
+      close() {
+        /* not open yet */
+      },
+    };
     registry.popups[slug] = popup;
 
     whenReady(() => {
@@ -512,7 +627,8 @@ export function runEmbed(cfg: EmbedConfig): void {
       doc.body.appendChild(host);
       wire(root, { success: markSeen });
 
-      let returnTo: HTMLElement | null = null, overflow = '';
+      let returnTo: HTMLElement | null = null,
+        overflow = '';
       function isOpen(): boolean {
         return !host.hidden;
       }
@@ -523,14 +639,28 @@ export function runEmbed(cfg: EmbedConfig): void {
       }
       function onKey(ev: KeyboardEvent): void {
         if (!isOpen()) return;
-        if (ev.key === 'Escape' || ev.key === 'Esc') { ev.preventDefault(); popup.close(); return; }
+        if (ev.key === 'Escape' || ev.key === 'Esc') {
+          ev.preventDefault();
+          popup.close();
+          return;
+        }
         if (ev.key !== 'Tab') return;
         const els = focusables(dialog);
-        if (!els.length) { ev.preventDefault(); dialog.focus(); return; }
+        if (!els.length) {
+          ev.preventDefault();
+          dialog.focus();
+          return;
+        }
         const active = root.activeElement;
-        const firstEl = els[0]!, lastEl = els[els.length - 1]!;
-        if (ev.shiftKey && (active === firstEl || active === dialog || !dialog.contains(active))) { ev.preventDefault(); lastEl.focus(); }
-        else if (!ev.shiftKey && (active === lastEl || !dialog.contains(active))) { ev.preventDefault(); firstEl.focus(); }
+        const firstEl = els[0]!,
+          lastEl = els[els.length - 1]!;
+        if (ev.shiftKey && (active === firstEl || active === dialog || !dialog.contains(active))) {
+          ev.preventDefault();
+          lastEl.focus();
+        } else if (!ev.shiftKey && (active === lastEl || !dialog.contains(active))) {
+          ev.preventDefault();
+          firstEl.focus();
+        }
       }
       function onFocusIn(ev: FocusEvent): void {
         // Focus that lands outside the dialog (a click, a script) is brought back.
@@ -558,15 +688,21 @@ export function runEmbed(cfg: EmbedConfig): void {
         returnTo = null;
         if (back && back.isConnected && typeof back.focus === 'function') back.focus();
       };
-      close.addEventListener('click', () => { popup.close(); });
-      backdrop.addEventListener('click', () => { popup.close(); });
+      close.addEventListener('click', () => {
+        popup.close();
+      });
+      backdrop.addEventListener('click', () => {
+        popup.close();
+      });
 
       if (pending.length) popup.open(pending[pending.length - 1]!);
       else {
         const delay = script ? attr(script, 'data-formcast-delay') : null;
         if (delay !== 'off' && !seen()) {
           const ms = delay === null || delay === '' || isNaN(Number(delay)) ? 2000 : Math.max(0, Number(delay));
-          setTimeout(() => { if (!seen()) popup.open(null); }, ms);
+          setTimeout(() => {
+            if (!seen()) popup.open(null);
+          }, ms);
         }
       }
     });
@@ -580,7 +716,12 @@ export function runEmbed(cfg: EmbedConfig): void {
         const want = attr(opener, 'data-formcast-open');
         let p: Popup | null = null;
         if (want) p = registry.popups[want] || null;
-        else for (const k in registry.popups) if (has(registry.popups, k)) { p = registry.popups[k]!; break; }
+        else
+          for (const k in registry.popups)
+            if (has(registry.popups, k)) {
+              p = registry.popups[k]!;
+              break;
+            }
         if (!p) return;
         ev.preventDefault();
         p.open(opener);
@@ -588,5 +729,6 @@ export function runEmbed(cfg: EmbedConfig): void {
     }
   }
 
-  if (cfg.display === 'POPUP') renderPopup(); else renderInline();
+  if (cfg.display === 'POPUP') renderPopup();
+  else renderInline();
 }

@@ -56,7 +56,10 @@ export interface EmbedOptions {
 
 /** JSON that can sit inside a `<script>` element (and inside JS source) whatever the strings hold. */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 const CSS = `
@@ -151,15 +154,19 @@ export async function loadRuntime(root: string): Promise<string> {
     return await fs.promises.readFile(path.join(root, RUNTIME_FILE), 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    throw unavailable(`the embed runtime (${RUNTIME_FILE}) is not built: run \`npm run build\` in the Formcast directory (\`npm install\` builds it)`);
+    throw unavailable(
+      `the embed runtime (${RUNTIME_FILE}) is not built: run \`npm run build\` in the Formcast directory (\`npm install\` builds it)`,
+    );
   }
 }
 
 /** What `formcast serve` warns about when it starts: the runtime not built, or older than its source (an edit not built). */
 export function embedRuntimeWarning(root = PACKAGE_ROOT): string | null {
   const built = mtime(path.join(root, RUNTIME_FILE));
-  if (built === null) return `the embed runtime (${RUNTIME_FILE}) is not built: GET /f/{slug}/embed.js answers 503 until \`npm run build\` builds it`;
-  if ((mtime(path.join(root, RUNTIME_SOURCE)) ?? 0) > built) return `the embed runtime (${RUNTIME_FILE}) is older than ${RUNTIME_SOURCE}: embed.js serves the old one until \`npm run build\``;
+  if (built === null)
+    return `the embed runtime (${RUNTIME_FILE}) is not built: GET /f/{slug}/embed.js answers 503 until \`npm run build\` builds it`;
+  if ((mtime(path.join(root, RUNTIME_SOURCE)) ?? 0) > built)
+    return `the embed runtime (${RUNTIME_FILE}) is older than ${RUNTIME_SOURCE}: embed.js serves the old one until \`npm run build\``;
   return null;
 }
 

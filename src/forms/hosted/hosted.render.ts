@@ -32,7 +32,11 @@ function setText(el: Element, text: string): void {
   defaultTreeAdapter.insertText(el, text);
 }
 function element(tag: string, attrs: Record<string, string>, parent: ParentNode): Element {
-  const el = defaultTreeAdapter.createElement(tag, html.NS.HTML, Object.entries(attrs).map(([name, value]) => ({ name, value })));
+  const el = defaultTreeAdapter.createElement(
+    tag,
+    html.NS.HTML,
+    Object.entries(attrs).map(([name, value]) => ({ name, value })),
+  );
   defaultTreeAdapter.appendChild(parent, el);
   return el;
 }
@@ -43,7 +47,8 @@ function insertAfter(ref: Element, el: Element): void {
   parent.childNodes.splice(index + 1, 0, el);
   el.parentNode = parent;
 }
-const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : v === undefined || v === null ? [] : [String(v)]);
+const asList = (v: unknown): string[] =>
+  Array.isArray(v) ? v.map(String) : v === undefined || v === null ? [] : [String(v)];
 
 /**
  * The form's markup as served: the deployed HTML (sanitised when deployed) or the service's own, with the
@@ -51,7 +56,12 @@ const asList = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : v =
  * entered values kept and each error written where the page asks for it (`data-formcast-error="<field>"`),
  * or else just after the control. Every value goes in through the DOM, so it is escaped on the way out.
  */
-export function renderFormMarkup(form: Pick<Form, 'type' | 'fieldMapping' | 'settings' | 'seoTitle'>, customHtml: string | null, action: string, state: FormState = {}): string {
+export function renderFormMarkup(
+  form: Pick<Form, 'type' | 'fieldMapping' | 'settings' | 'seoTitle'>,
+  customHtml: string | null,
+  action: string,
+  state: FormState = {},
+): string {
   const fragment = parseFragment(customHtml ?? renderDefaultHtml(form));
   let formEl = [...walk(fragment as unknown as Node)].find((e) => e.tagName === 'form');
   if (!formEl) {
@@ -76,14 +86,20 @@ export function renderFormMarkup(form: Pick<Form, 'type' | 'fieldMapping' | 'set
 
   // Where the success message goes (an embed writes it there); the page's own, if it has one.
   if (![...walk(fragment as unknown as Node)].some((e) => attr(e, 'data-formcast-success') !== undefined)) {
-    const success = defaultTreeAdapter.createElement('div', html.NS.HTML, [{ name: 'data-formcast-success', value: '' }, { name: 'role', value: 'status' }, { name: 'aria-live', value: 'polite' }]);
+    const success = defaultTreeAdapter.createElement('div', html.NS.HTML, [
+      { name: 'data-formcast-success', value: '' },
+      { name: 'role', value: 'status' },
+      { name: 'aria-live', value: 'polite' },
+    ]);
     insertAfter(formEl, success);
   }
 
   const values = state.values ?? {};
   const errors = new Map((state.errors ?? []).map((e) => [e.field, e.message]));
   const all = [...walk(formEl)];
-  const errorSlots = new Map(all.filter((e) => attr(e, 'data-formcast-error') !== undefined).map((e) => [attr(e, 'data-formcast-error')!, e]));
+  const errorSlots = new Map(
+    all.filter((e) => attr(e, 'data-formcast-error') !== undefined).map((e) => [attr(e, 'data-formcast-error')!, e]),
+  );
   for (const el of all) {
     const name = attr(el, 'name');
     if (!name || name === HONEYPOT_FIELD) continue;
@@ -111,7 +127,10 @@ export function renderFormMarkup(form: Pick<Form, 'type' | 'fieldMapping' | 'set
       const id = `fc-error-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
       let slot = errorSlots.get(name);
       if (!slot) {
-        slot = defaultTreeAdapter.createElement('p', html.NS.HTML, [{ name: 'class', value: 'fc-error' }, { name: 'data-formcast-error', value: name }]);
+        slot = defaultTreeAdapter.createElement('p', html.NS.HTML, [
+          { name: 'class', value: 'fc-error' },
+          { name: 'data-formcast-error', value: name },
+        ]);
         insertAfter(el, slot);
         errorSlots.set(name, slot);
       }
@@ -125,7 +144,12 @@ export function renderFormMarkup(form: Pick<Form, 'type' | 'fieldMapping' | 'set
   const summary = all.find((e) => attr(e, 'data-formcast-error-summary') !== undefined);
   if (summary && state.errors?.length) {
     setAttr(summary, 'role', 'alert');
-    setText(summary, state.errors.length === 1 ? 'Please correct the field marked below.' : `Please correct the ${state.errors.length} fields marked below.`);
+    setText(
+      summary,
+      state.errors.length === 1
+        ? 'Please correct the field marked below.'
+        : `Please correct the ${state.errors.length} fields marked below.`,
+    );
   }
   return serialize(fragment);
 }
@@ -142,7 +166,10 @@ export function appearanceHead(form: Pick<Form, 'settings'>): string {
 }
 
 /** `<head>` tags from the SEO fields: title is set by the page shell; all values escaped. */
-export function seoHead(form: Pick<Form, 'type' | 'settings' | 'seoTitle' | 'seoDescription' | 'seoImageUrl' | 'seoFaviconUrl'>, canonicalUrl: string): string {
+export function seoHead(
+  form: Pick<Form, 'type' | 'settings' | 'seoTitle' | 'seoDescription' | 'seoImageUrl' | 'seoFaviconUrl'>,
+  canonicalUrl: string,
+): string {
   const title = pageTitle(form);
   const tags = [
     `<link rel="canonical" href="${escapeHtml(canonicalUrl)}">`,

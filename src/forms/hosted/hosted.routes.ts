@@ -15,7 +15,14 @@ import { appearanceHead, pageTitle, renderFormMarkup, seoHead, type FormState } 
 import { publicHeading } from '@formcast/form-appearance';
 import { sendCompressed } from '../../lib/compress.js';
 import { sendProblem } from '../../http/problem.js';
-import { challengeUrl, proofOfWorkOn, widgetCsp, widgetHead, widgetUrl, withWidget } from '../protection/protection.markup.js';
+import {
+  challengeUrl,
+  proofOfWorkOn,
+  widgetCsp,
+  widgetHead,
+  widgetUrl,
+  withWidget,
+} from '../protection/protection.markup.js';
 import { POW_FIELD } from '../protection/protection.pow.js';
 import { protectionPublicRoutes } from '../protection/protection.routes.js';
 import { SLUG_PARAMS, perVisitorAndForm } from '../../http/public-routes.js';
@@ -32,13 +39,25 @@ export interface HostedOptions {
 }
 
 const SLUG = SLUG_PARAMS;
-const TOKEN = { type: 'object', properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$' } }, required: ['token'] } as const;
+const TOKEN = {
+  type: 'object',
+  properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$' } },
+  required: ['token'],
+} as const;
 type SlugRequest = FastifyRequest<{ Params: { slug: string }; Querystring: { fragment?: string; preview?: string } }>;
 
-const CORS = { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'POST, OPTIONS', 'access-control-allow-headers': 'content-type, accept', 'access-control-max-age': '600' };
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'POST, OPTIONS',
+  'access-control-allow-headers': 'content-type, accept',
+  'access-control-max-age': '600',
+};
 
 function wantsJson(req: FastifyRequest): boolean {
-  return (req.headers.accept ?? '').includes('application/json') || (req.headers['content-type'] ?? '').startsWith('application/json');
+  return (
+    (req.headers.accept ?? '').includes('application/json') ||
+    (req.headers['content-type'] ?? '').startsWith('application/json')
+  );
 }
 
 /** A page's CSP; a REDIRECT success action's origin is allowed as a form target (browsers check redirects too). */
@@ -82,12 +101,18 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
   protectionPublicRoutes(app, { protection, submissions });
 
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
-    const status = err instanceof DomainError ? err.status : err.validation ? 404 : err.statusCode ?? 500;
+    const status = err instanceof DomainError ? err.status : err.validation ? 404 : (err.statusCode ?? 500);
     if (status >= 500) req.log.error({ err }, 'public page failed');
-    const [title, text] = status === 404 ? ['Not found', 'This form does not exist or is not published.']
-      : status === 429 ? ['Too many submissions', 'Please wait a minute and try again.']
-        : status === 413 ? ['Too large', 'What you sent is too large.']
-          : status < 500 ? ['Bad request', 'The request could not be read.'] : ['Something went wrong', 'Please try again in a moment.'];
+    const [title, text] =
+      status === 404
+        ? ['Not found', 'This form does not exist or is not published.']
+        : status === 429
+          ? ['Too many submissions', 'Please wait a minute and try again.']
+          : status === 413
+            ? ['Too large', 'What you sent is too large.']
+            : status < 500
+              ? ['Bad request', 'The request could not be read.']
+              : ['Something went wrong', 'Please try again in a moment.'];
     reply.headers(CORS);
     if (wantsJson(req)) return reply.code(status).send({ ok: false, errors: [{ field: null, message: text }] });
     return sendPage(reply, status, title, `<h1>${title}</h1><p>${text}</p>`);
@@ -95,7 +120,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
 
   // The markup for another site's page (an embed, the fragment): with proof of work on, the widget starting at the first focus.
   const embedded = (form: PublishedForm, slug: string, markup: string) =>
-    (proofOfWorkOn(form) ? withWidget(markup, { challenge: challengeUrl(publicUrl, slug), auto: 'onfocus' }) : markup);
+    proofOfWorkOn(form) ? withWidget(markup, { challenge: challengeUrl(publicUrl, slug), auto: 'onfocus' }) : markup;
 
   // A page without values or errors is the same for every visitor of the cached form: made and compressed once.
   const show = (reply: FastifyReply, form: PublishedForm, slug: string, state: FormState, status = 200) => {
@@ -104,18 +129,28 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     const markup = () => {
       const html = renderFormMarkup(form, form.html, `/f/${slug}`, state);
       if (!pow) return html;
-      return withWidget(html, { challenge: challengeUrl(publicUrl, slug), auto: 'onload', error: state.errors?.find((e) => e.field === POW_FIELD)?.message });
+      return withWidget(html, {
+        challenge: challengeUrl(publicUrl, slug),
+        auto: 'onload',
+        error: state.errors?.find((e) => e.field === POW_FIELD)?.message,
+      });
     };
     return sendPage(reply, status, pageTitle(form), markup, {
-      head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form) + (pow ? widgetHead() : ''), csp: cspFor(form), ...(fresh ? { once: { key: form, name: `page:${slug}` } } : {}),
+      head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form) + (pow ? widgetHead() : ''),
+      csp: cspFor(form),
+      ...(fresh ? { once: { key: form, name: `page:${slug}` } } : {}),
     });
   };
 
   app.get('/f/:slug', { schema: { security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
     if (req.query.fragment !== undefined) {
-      return reply.headers(CORS).type('text/html; charset=utf-8').header('cache-control', 'no-cache')
-        .header('content-security-policy', cspFor(form)).header('x-content-type-options', 'nosniff')
+      return reply
+        .headers(CORS)
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .header('content-security-policy', cspFor(form))
+        .header('x-content-type-options', 'nosniff')
         .send(embedded(form, req.params.slug, renderFormMarkup(form, form.html, `${publicUrl}/f/${req.params.slug}`)));
     }
     // ?preview=1 is the console's live preview: not a visitor, so not a view.
@@ -127,45 +162,79 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     const form = await submissions.publishedBySlug(req.params.slug);
     const action = `${publicUrl}/f/${req.params.slug}`;
     const script = await embedScript({
-      slug: req.params.slug, action, display: form.display ?? 'INLINE_EMBED', title: publicHeading(form), appearance: form.settings.appearance,
+      slug: req.params.slug,
+      action,
+      display: form.display ?? 'INLINE_EMBED',
+      title: publicHeading(form),
+      appearance: form.settings.appearance,
       formHtml: embedded(form, req.params.slug, renderFormMarkup(form, form.html, action)),
       ...(proofOfWorkOn(form) ? { widget: { script: widgetUrl(publicUrl), css: widgetCssForShadow() } } : {}),
       // Where it reports its impression, once per page view (docs/embedding.md). The same for every copy, so the script is
       // cached like any other asset; the beacon is rate-limited per visitor and form.
       impression: `${action}/impression`,
     });
-    reply.headers(CORS).type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff');
+    reply
+      .headers(CORS)
+      .type('text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=300')
+      .header('x-content-type-options', 'nosniff');
     return sendCompressed(req, reply, script);
   });
 
-  app.options('/f/:slug', { schema: { security: [], params: SLUG } }, async (_req, reply) => reply.code(204).headers(CORS).send());
+  app.options('/f/:slug', { schema: { security: [], params: SLUG } }, async (_req, reply) =>
+    reply.code(204).headers(CORS).send(),
+  );
 
-  app.post('/f/:slug', {
-    schema: { security: [], params: SLUG },
-    config: {
-      rateLimit: perVisitorAndForm(opts.submissionsPerMinute),
+  app.post(
+    '/f/:slug',
+    {
+      schema: { security: [], params: SLUG },
+      config: {
+        rateLimit: perVisitorAndForm(opts.submissionsPerMinute),
+      },
     },
-  }, async (req: FastifyRequest<{ Params: { slug: string }; Body: unknown }>, reply) => {
-    reply.headers(CORS);
-    const form = await submissions.publishedBySlug(req.params.slug);
-    const json = wantsJson(req);
-    const raw = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-    const outcome = await submissions.submit(form.workspaceId, form, raw, json ? 'EMBED' : 'HOSTED', { ip: req.ip, userAgent: req.headers['user-agent'] ?? null });
-    if (!outcome.ok) {
-      // A missing or refused proof of work: a problem document for scripts (docs/api.md §3), the page again with a fresh check for people.
-      if (json && outcome.proofOfWork) {
-        return sendProblem(req, reply, new DomainError('proof_of_work_failed', outcome.errors[0]!.message, { extra: { reason: outcome.proofOfWork } }));
+    async (req: FastifyRequest<{ Params: { slug: string }; Body: unknown }>, reply) => {
+      reply.headers(CORS);
+      const form = await submissions.publishedBySlug(req.params.slug);
+      const json = wantsJson(req);
+      const raw =
+        req.body && typeof req.body === 'object' && !Array.isArray(req.body)
+          ? (req.body as Record<string, unknown>)
+          : {};
+      const outcome = await submissions.submit(form.workspaceId, form, raw, json ? 'EMBED' : 'HOSTED', {
+        ip: req.ip,
+        userAgent: req.headers['user-agent'] ?? null,
+      });
+      if (!outcome.ok) {
+        // A missing or refused proof of work: a problem document for scripts (docs/api.md §3), the page again with a fresh check for people.
+        if (json && outcome.proofOfWork) {
+          return sendProblem(
+            req,
+            reply,
+            new DomainError('proof_of_work_failed', outcome.errors[0]!.message, {
+              extra: { reason: outcome.proofOfWork },
+            }),
+          );
+        }
+        if (json) return reply.code(422).send({ ok: false, errors: outcome.errors });
+        return show(reply, form, req.params.slug, { values: raw, errors: outcome.errors }, 422);
       }
-      if (json) return reply.code(422).send({ ok: false, errors: outcome.errors });
-      return show(reply, form, req.params.slug, { values: raw, errors: outcome.errors }, 422);
-    }
-    const action = answerOf(outcome.successAction);
-    if (json) return reply.send(action.type === 'REDIRECT' ? { ok: true, redirect: action.url } : { ok: true, message: action.message });
-    if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url).send();
-    // The message page, 200 (contract §9), with `Refresh: 0` to the thanks page: browsers follow it at once in place of
-    // the POST's history entry, so reloading shows the message instead of sending the form again. No script needed.
-    return successPage(reply.header('cache-control', 'no-store').header('refresh', `0; url=/f/${req.params.slug}/thanks`), form, req.params.slug, action.message);
-  });
+      const action = answerOf(outcome.successAction);
+      if (json)
+        return reply.send(
+          action.type === 'REDIRECT' ? { ok: true, redirect: action.url } : { ok: true, message: action.message },
+        );
+      if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url).send();
+      // The message page, 200 (contract §9), with `Refresh: 0` to the thanks page: browsers follow it at once in place of
+      // the POST's history entry, so reloading shows the message instead of sending the form again. No script needed.
+      return successPage(
+        reply.header('cache-control', 'no-store').header('refresh', `0; url=/f/${req.params.slug}/thanks`),
+        form,
+        req.params.slug,
+        action.message,
+      );
+    },
+  );
 
   app.get('/f/:slug/thanks', { schema: { security: [], params: SLUG } }, async (req: SlugRequest, reply) => {
     const form = await submissions.publishedBySlug(req.params.slug);
@@ -177,35 +246,67 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
 
   /** The success MESSAGE as a page: the answer to a hosted submission, and the thanks page. */
   function successPage(reply: FastifyReply, form: Form, slug: string, message: string): FastifyReply {
-    return sendPage(reply, 200, pageTitle(form), () => `<div data-formcast-success role="status"><p>${escapeHtml(message)}</p></div>`, {
-      head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form), once: { key: form, name: `success:${slug}` },
-    });
+    return sendPage(
+      reply,
+      200,
+      pageTitle(form),
+      () => `<div data-formcast-success role="status"><p>${escapeHtml(message)}</p></div>`,
+      {
+        head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form),
+        once: { key: form, name: `success:${slug}` },
+      },
+    );
   }
 
   // A confirmation link: GET (and HEAD) only shows the page with one button, because link scanners and
   // previews fetch every link in a message; the button's POST confirms (docs/security.md).
-  app.get('/confirm/:token', { schema: { security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
-    const view = await submissions.inspectConfirmation(req.params.token);
-    if (view.result === 'pending') {
-      const t = TEXTS[view.locale];
-      return sendPage(reply, 200, t.confirmTitle, `<h1>${escapeHtml(t.confirmTitle)}</h1><p>${escapeHtml(fill(t.confirmText, { name: view.name }))}</p>`
-        + `<form method="post" action="/confirm/${encodeURIComponent(req.params.token)}"><button type="submit">${escapeHtml(t.confirmButton)}</button></form>`, { lang: view.locale });
-    }
-    return confirmationPage(reply, view);
-  });
+  app.get(
+    '/confirm/:token',
+    { schema: { security: [], params: TOKEN } },
+    async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
+      const view = await submissions.inspectConfirmation(req.params.token);
+      if (view.result === 'pending') {
+        const t = TEXTS[view.locale];
+        return sendPage(
+          reply,
+          200,
+          t.confirmTitle,
+          `<h1>${escapeHtml(t.confirmTitle)}</h1><p>${escapeHtml(fill(t.confirmText, { name: view.name }))}</p>` +
+            `<form method="post" action="/confirm/${encodeURIComponent(req.params.token)}"><button type="submit">${escapeHtml(t.confirmButton)}</button></form>`,
+          { lang: view.locale },
+        );
+      }
+      return confirmationPage(reply, view);
+    },
+  );
 
-  app.post('/confirm/:token', { schema: { security: [], params: TOKEN } }, async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
-    return confirmationPage(reply, await submissions.confirm(req.params.token));
-  });
+  app.post(
+    '/confirm/:token',
+    { schema: { security: [], params: TOKEN } },
+    async (req: FastifyRequest<{ Params: { token: string } }>, reply) => {
+      return confirmationPage(reply, await submissions.confirm(req.params.token));
+    },
+  );
 }
 
 function confirmationPage(reply: FastifyReply, view: ConfirmationView): FastifyReply {
   const t = TEXTS[view.locale];
-  const page = (status: number, title: string, text: string) => sendPage(reply, status, title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(fill(text, { name: view.name }))}</p>`, { lang: view.locale });
+  const page = (status: number, title: string, text: string) =>
+    sendPage(
+      reply,
+      status,
+      title,
+      `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(fill(text, { name: view.name }))}</p>`,
+      { lang: view.locale },
+    );
   switch (view.result) {
-    case 'confirmed': return page(200, t.confirmedTitle, t.confirmedText);
-    case 'already': return page(200, t.alreadyTitle, t.alreadyText);
-    case 'expired': return page(410, t.expiredTitle, t.expiredText);
-    default: return page(404, t.confirmTitle, t.linkInvalid);
+    case 'confirmed':
+      return page(200, t.confirmedTitle, t.confirmedText);
+    case 'already':
+      return page(200, t.alreadyTitle, t.alreadyText);
+    case 'expired':
+      return page(410, t.expiredTitle, t.expiredText);
+    default:
+      return page(404, t.confirmTitle, t.linkInvalid);
   }
 }

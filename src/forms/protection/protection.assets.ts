@@ -62,7 +62,15 @@ function load(): Map<WidgetFile, Asset> {
   const read = (...p: string[]) => fs.readFileSync(path.join(external, ...p), 'utf8');
   // Keyed by the names the route's schema allows (protection.schemas.ts), so the two cannot drift apart.
   return new Map<WidgetFile, Asset>([
-    ['widget.js', { body: Buffer.from(`/* ALTCHA ${WIDGET_VERSION} (MIT, https://altcha.org), served by Formcast */\n${read('altcha.min.js')}\n${GLUE}`), type: 'text/javascript; charset=utf-8' }],
+    [
+      'widget.js',
+      {
+        body: Buffer.from(
+          `/* ALTCHA ${WIDGET_VERSION} (MIT, https://altcha.org), served by Formcast */\n${read('altcha.min.js')}\n${GLUE}`,
+        ),
+        type: 'text/javascript; charset=utf-8',
+      },
+    ],
     ['pbkdf2.js', { body: Buffer.from(read('..', 'workers', 'pbkdf2.js')), type: 'text/javascript; charset=utf-8' }],
     ['altcha.css', { body: Buffer.from(read('altcha.css')), type: 'text/css; charset=utf-8' }],
   ]);
@@ -78,5 +86,7 @@ export function widgetAsset(name: WidgetFile): Asset {
 
 /** The widget's stylesheet for an embed's shadow root: its custom properties on the host instead of the document. */
 export function widgetCssForShadow(): string {
-  return widgetAsset('altcha.css').body.toString('utf8').replace(/:root\b/g, ':host');
+  return widgetAsset('altcha.css')
+    .body.toString('utf8')
+    .replace(/:root\b/g, ':host');
 }

@@ -23,9 +23,39 @@ export const DEFAULT_BURST_RULES: BurstRules = { windowSeconds: 600, ipRange: 10
 
 /** Domains where many strangers legitimately have their addresses: a burst of them says nothing. */
 const PUBLIC_PROVIDERS = new Set([
-  'gmail.com', 'googlemail.com', 'outlook.com', 'hotmail.com', 'live.com', 'msn.com', 'yahoo.com', 'ymail.com', 'icloud.com', 'me.com', 'mac.com',
-  'aol.com', 'proton.me', 'protonmail.com', 'gmx.com', 'gmx.de', 'gmx.net', 'web.de', 't-online.de', 'mail.ru', 'yandex.ru', 'yandex.com',
-  'qq.com', '163.com', '126.com', 'naver.com', 'orange.fr', 'free.fr', 'laposte.net', 'libero.it', 'fastmail.com', 'zoho.com', 'hey.com',
+  'gmail.com',
+  'googlemail.com',
+  'outlook.com',
+  'hotmail.com',
+  'live.com',
+  'msn.com',
+  'yahoo.com',
+  'ymail.com',
+  'icloud.com',
+  'me.com',
+  'mac.com',
+  'aol.com',
+  'proton.me',
+  'protonmail.com',
+  'gmx.com',
+  'gmx.de',
+  'gmx.net',
+  'web.de',
+  't-online.de',
+  'mail.ru',
+  'yandex.ru',
+  'yandex.com',
+  'qq.com',
+  '163.com',
+  '126.com',
+  'naver.com',
+  'orange.fr',
+  'free.fr',
+  'laposte.net',
+  'libero.it',
+  'fastmail.com',
+  'zoho.com',
+  'hey.com',
 ]);
 
 /** The network an address is in: its /24 (IPv4, also IPv4-mapped IPv6) or /64 (IPv6); null if it is not an address. */
@@ -41,7 +71,10 @@ export function ipRange(ip: string | undefined | null): string | null {
   const right = tail ? tail.split(':') : [];
   if (right.some((p) => p.includes('.')) || left.some((p) => p.includes('.'))) return null; // embedded IPv4 forms: leave them
   const groups = addr.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => (g || '0').replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (g || '0').replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /**
@@ -49,7 +82,10 @@ export function ipRange(ip: string | undefined | null): string | null {
  * proxy's address, and the network rule would hold every sign-up; such addresses say nothing about the visitor.
  */
 export function isInternalRange(range: string): boolean {
-  return /^(127\.|10\.|192\.168\.|169\.254\.|172\.(1[6-9]|2\d|3[01])\.|0\.)/.test(range) || /^(0:0:0:0::|f[cd][0-9a-f]{0,2}:|fe[89ab][0-9a-f]?:)/.test(range);
+  return (
+    /^(127\.|10\.|192\.168\.|169\.254\.|172\.(1[6-9]|2\d|3[01])\.|0\.)/.test(range) ||
+    /^(0:0:0:0::|f[cd][0-9a-f]{0,2}:|fe[89ab][0-9a-f]?:)/.test(range)
+  );
 }
 
 /** The signals of a submission (email may be empty: a survey). */
@@ -67,7 +103,8 @@ export function signalsOf(ip: string | null | undefined, email: string): { kind:
     if (/\d/.test(base)) out.push({ kind: 'pattern', value: `${base.replace(/\d+/g, '#')}@${domain}` });
     // jane+1, jane+2, … (and j.a.n.e at Gmail, which ignores the dots): one mailbox.
     const gmail = domain === 'gmail.com' || domain === 'googlemail.com';
-    if (local.includes('+') || (gmail && base.includes('.'))) out.push({ kind: 'mailbox', value: `${gmail ? base.replace(/\./g, '') : base}@${gmail ? 'gmail.com' : domain}` });
+    if (local.includes('+') || (gmail && base.includes('.')))
+      out.push({ kind: 'mailbox', value: `${gmail ? base.replace(/\./g, '') : base}@${gmail ? 'gmail.com' : domain}` });
     if (!PUBLIC_PROVIDERS.has(domain)) out.push({ kind: 'domain', value: domain });
   }
   return out;

@@ -29,20 +29,35 @@ function* walk(node: Node): Generator<Element> {
 }
 const attr = (el: Element, name: string) => el.attrs.find((a) => a.name === name)?.value;
 function el(tag: string, attrs: Record<string, string>): Element {
-  return defaultTreeAdapter.createElement(tag, html.NS.HTML, Object.entries(attrs).map(([name, value]) => ({ name, value })));
+  return defaultTreeAdapter.createElement(
+    tag,
+    html.NS.HTML,
+    Object.entries(attrs).map(([name, value]) => ({ name, value })),
+  );
 }
 
 /** The form markup with the widget in it (and the message of a refused check under it). */
-export function withWidget(markup: string, opts: { challenge: string; auto: 'onload' | 'onfocus'; error?: string }): string {
+export function withWidget(
+  markup: string,
+  opts: { challenge: string; auto: 'onload' | 'onfocus'; error?: string },
+): string {
   const fragment = parseFragment(markup);
   const all = [...walk(fragment as unknown as Node)];
-  const form = all.find((e) => e.tagName === 'form' && attr(e, 'data-formcast-form') !== undefined) ?? all.find((e) => e.tagName === 'form');
+  const form =
+    all.find((e) => e.tagName === 'form' && attr(e, 'data-formcast-form') !== undefined) ??
+    all.find((e) => e.tagName === 'form');
   if (!form) return markup;
   const box = el('div', { class: 'fc-field fc-pow', 'data-formcast-pow': '' });
-  defaultTreeAdapter.appendChild(box, el('altcha-widget', {
-    challenge: opts.challenge, name: POW_FIELD, auto: opts.auto, type: 'checkbox',
-    configuration: JSON.stringify({ hideFooter: true, hideLogo: true }),
-  }));
+  defaultTreeAdapter.appendChild(
+    box,
+    el('altcha-widget', {
+      challenge: opts.challenge,
+      name: POW_FIELD,
+      auto: opts.auto,
+      type: 'checkbox',
+      configuration: JSON.stringify({ hideFooter: true, hideLogo: true }),
+    }),
+  );
   const slot = el('p', { class: 'fc-error', 'data-formcast-error': POW_FIELD, id: 'fc-error-_fc_pow' });
   if (opts.error) {
     slot.attrs.push({ name: 'role', value: 'alert' });
@@ -51,11 +66,17 @@ export function withWidget(markup: string, opts: { challenge: string; auto: 'onl
   defaultTreeAdapter.appendChild(box, slot);
   const noscript = el('noscript', {});
   const note = el('p', { class: 'fc-error' });
-  defaultTreeAdapter.insertText(note, 'This form checks that you are not a robot by a small computation in your browser, which needs JavaScript.');
+  defaultTreeAdapter.insertText(
+    note,
+    'This form checks that you are not a robot by a small computation in your browser, which needs JavaScript.',
+  );
   defaultTreeAdapter.appendChild(noscript, note);
   defaultTreeAdapter.appendChild(box, noscript);
-  const submit = [...walk(form)].find((e) => (e.tagName === 'button' && (attr(e, 'type') ?? 'submit').toLowerCase() === 'submit')
-    || (e.tagName === 'input' && ['submit', 'image'].includes((attr(e, 'type') ?? '').toLowerCase())));
+  const submit = [...walk(form)].find(
+    (e) =>
+      (e.tagName === 'button' && (attr(e, 'type') ?? 'submit').toLowerCase() === 'submit') ||
+      (e.tagName === 'input' && ['submit', 'image'].includes((attr(e, 'type') ?? '').toLowerCase())),
+  );
   if (submit) {
     const parent = submit.parentNode!;
     parent.childNodes.splice(parent.childNodes.indexOf(submit), 0, box);
@@ -73,5 +94,7 @@ export function widgetHead(): string {
 
 /** The hosted page's CSP with this origin's scripts, workers, stylesheets and fetches allowed (the challenge). */
 export function widgetCsp(csp: string): string {
-  return csp.replace("style-src 'unsafe-inline'", "style-src 'self' 'unsafe-inline'").replace("default-src 'none';", "default-src 'none'; script-src 'self'; worker-src 'self'; connect-src 'self';");
+  return csp
+    .replace("style-src 'unsafe-inline'", "style-src 'self' 'unsafe-inline'")
+    .replace("default-src 'none';", "default-src 'none'; script-src 'self'; worker-src 'self'; connect-src 'self';");
 }

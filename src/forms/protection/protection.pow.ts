@@ -47,7 +47,10 @@ export class ProofOfWork {
   private readonly signatureSecret: string;
   private readonly keySecret: string;
 
-  constructor(secret: Buffer, private readonly tuning: PowTuning = DEFAULT_POW_TUNING) {
+  constructor(
+    secret: Buffer,
+    private readonly tuning: PowTuning = DEFAULT_POW_TUNING,
+  ) {
     this.signatureSecret = crypto.createHmac('sha256', secret).update('formcast altcha challenge').digest('hex');
     this.keySecret = crypto.createHmac('sha256', secret).update('formcast altcha key').digest('hex');
   }
@@ -76,7 +79,13 @@ export class ProofOfWork {
     if (challenge.parameters.algorithm !== POW_ALGORITHM) return { ok: false, reason: 'invalid' };
     let result;
     try {
-      result = await verifySolution({ challenge, solution, deriveKey, hmacSignatureSecret: this.signatureSecret, hmacKeySignatureSecret: this.keySecret });
+      result = await verifySolution({
+        challenge,
+        solution,
+        deriveKey,
+        hmacSignatureSecret: this.signatureSecret,
+        hmacKeySignatureSecret: this.keySecret,
+      });
     } catch {
       return { ok: false, reason: 'malformed' };
     }
@@ -84,7 +93,9 @@ export class ProofOfWork {
     if (!result.verified) return { ok: false, reason: 'invalid' };
     // Signed, so the form group is the one it was issued for.
     if (challenge.parameters.data?.f !== formGroupId) return { ok: false, reason: 'wrong_form' };
-    const expiresAt = new Date((challenge.parameters.expiresAt ?? Math.ceil(Date.now() / 1000) + POW_CHALLENGE_TTL_MS / 1000) * 1000).toISOString();
+    const expiresAt = new Date(
+      (challenge.parameters.expiresAt ?? Math.ceil(Date.now() / 1000) + POW_CHALLENGE_TTL_MS / 1000) * 1000,
+    ).toISOString();
     return { ok: true, token: challenge.signature!, expiresAt };
   }
 }
@@ -99,11 +110,21 @@ function parse(text: unknown): Payload | null {
   }
   if (!value || typeof value !== 'object') return null;
   const { challenge, solution } = value as Partial<Payload>;
-  if (!challenge || typeof challenge !== 'object' || !challenge.parameters || typeof challenge.parameters !== 'object') return null;
+  if (!challenge || typeof challenge !== 'object' || !challenge.parameters || typeof challenge.parameters !== 'object')
+    return null;
   if (typeof challenge.signature !== 'string' || !/^[0-9a-f]{64}$/.test(challenge.signature)) return null;
-  if (!solution || typeof solution !== 'object' || typeof solution.counter !== 'number' || typeof solution.derivedKey !== 'string') return null;
+  if (
+    !solution ||
+    typeof solution !== 'object' ||
+    typeof solution.counter !== 'number' ||
+    typeof solution.derivedKey !== 'string'
+  )
+    return null;
   const p = challenge.parameters as unknown as Record<string, unknown>;
   for (const k of ['algorithm', 'nonce', 'salt', 'keyPrefix']) if (typeof p[k] !== 'string') return null;
   for (const k of ['cost', 'keyLength']) if (typeof p[k] !== 'number') return null;
-  return { challenge: { parameters: challenge.parameters, signature: challenge.signature }, solution: { counter: solution.counter, derivedKey: solution.derivedKey } };
+  return {
+    challenge: { parameters: challenge.parameters, signature: challenge.signature },
+    solution: { counter: solution.counter, derivedKey: solution.derivedKey },
+  };
 }

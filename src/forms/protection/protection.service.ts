@@ -13,7 +13,6 @@ export interface ProtectionOptions {
   pow?: PowTuning;
 }
 
-
 /** What a visitor reads when the proof of work is missing or refused (the page is shown again with a fresh one). */
 const POW_MESSAGES: Record<PowFailure, string> = {
   missing: 'Please wait a moment until the automatic spam check has finished, then send the form again.',
@@ -24,7 +23,8 @@ const POW_MESSAGES: Record<PowFailure, string> = {
   replayed: 'This form was already sent with this spam check. Please send it again.',
 };
 
-export type PowOutcome = { ok: true; token: string; expiresAt: string } | { ok: false; reason: PowFailure; message: string };
+export type PowOutcome =
+  { ok: true; token: string; expiresAt: string } | { ok: false; reason: PowFailure; message: string };
 
 /**
  * Sign-up protection without a third party (docs/bot-protection.md): the proof-of-work challenge of a
@@ -34,7 +34,10 @@ export class ProtectionService {
   readonly pow: ProofOfWork;
   readonly rules: BurstRules;
 
-  constructor(private readonly db: Db, private readonly opts: ProtectionOptions) {
+  constructor(
+    private readonly db: Db,
+    private readonly opts: ProtectionOptions,
+  ) {
     this.pow = new ProofOfWork(opts.secret, opts.pow ?? DEFAULT_POW_TUNING);
     this.rules = { ...DEFAULT_BURST_RULES, ...opts.bursts };
   }
@@ -77,21 +80,34 @@ export class ProtectionService {
    * Records the signals of a public submission (in its transaction) and says which burst rules it trips: those
    * whose signal the workspace saw `limit` times or more within the window before it. Empty: not a burst.
    */
-  async burst(trx: Executor, workspaceId: string, submissionId: string, ip: string | null | undefined, email: string, now: string): Promise<SignalKind[]> {
+  async burst(
+    trx: Executor,
+    workspaceId: string,
+    submissionId: string,
+    ip: string | null | undefined,
+    email: string,
+    now: string,
+  ): Promise<SignalKind[]> {
     const since = new Date(Date.parse(now) - this.rules.windowSeconds * 1000).toISOString();
     // Only the signals a rule counts are kept: a rule that is off (0) reads none, and storing them cost ~100 µs, a sixth of a
     // sign-up's SQLite work for nothing (bench:submit, bench/README.md). A rule turned on counts from then.
-    const signals = signalsOf(ip, email).filter((s) => this.rules[ruleOf(s.kind)] > 0)
+    const signals = signalsOf(ip, email)
+      .filter((s) => this.rules[ruleOf(s.kind)] > 0)
       .map((s) => ({ kind: s.kind, key: signalKey(this.opts.secret, s.kind, s.value) }));
-    if (this.db.dialect === 'postgres') await repo.lockSignals(trx, workspaceId, signals.map((s) => `${s.kind}:${s.key}`));
+    if (this.db.dialect === 'postgres')
+      await repo.lockSignals(
+        trx,
+        workspaceId,
+        signals.map((s) => `${s.kind}:${s.key}`),
+      );
     const tripped: SignalKind[] = [];
     for (const s of signals) {
-      if ((await repo.countSignal(trx, workspaceId, s.kind, s.key, since)) >= this.rules[ruleOf(s.kind)]) tripped.push(s.kind);
+      if ((await repo.countSignal(trx, workspaceId, s.kind, s.key, since)) >= this.rules[ruleOf(s.kind)])
+        tripped.push(s.kind);
     }
     await repo.insertSignals(trx, workspaceId, submissionId, signals, now);
     return tripped;
   }
-
 }
 
 function ruleOf(kind: SignalKind): keyof Omit<BurstRules, 'windowSeconds'> {

@@ -23,10 +23,11 @@ export function builtInConfirmation(locale: Locale): { subject: string; html: st
   const t = TEXTS[locale];
   return {
     subject: t.confirmEmailSubject.replace('{name}', '{{ form.heading }}'),
-    html: `<p>${t.confirmEmailHello}{% if contact.firstName %} {{ contact.firstName }}{% endif %},</p>`
-      + `<p>${t.confirmEmailText}</p>`
-      + `<p><a href="{{ confirm_url }}">${t.confirmButton}</a></p>`
-      + `<p>${t.confirmEmailIgnore}</p>`,
+    html:
+      `<p>${t.confirmEmailHello}{% if contact.firstName %} {{ contact.firstName }}{% endif %},</p>` +
+      `<p>${t.confirmEmailText}</p>` +
+      `<p><a href="{{ confirm_url }}">${t.confirmButton}</a></p>` +
+      `<p>${t.confirmEmailIgnore}</p>`,
     text: null,
   };
 }
@@ -75,12 +76,24 @@ const RETRY_MS = 60_000;
  * minute later, a few times.
  */
 export class ConfirmationSender {
-  constructor(private readonly db: Db, private readonly mailer: Mailer, private readonly publicUrl: string, private readonly log: FastifyBaseLogger, private readonly secret: Buffer) {}
+  constructor(
+    private readonly db: Db,
+    private readonly mailer: Mailer,
+    private readonly publicUrl: string,
+    private readonly log: FastifyBaseLogger,
+    private readonly secret: Buffer,
+  ) {}
 
   async sendDue(limit = 20): Promise<number> {
     const k = this.db.kysely;
     const now = Date.now();
-    const due = await repo.claimDueConfirmations(k, new Date(now).toISOString(), new Date(now + RETRY_MS).toISOString(), MAX_ATTEMPTS, limit);
+    const due = await repo.claimDueConfirmations(
+      k,
+      new Date(now).toISOString(),
+      new Date(now + RETRY_MS).toISOString(),
+      MAX_ATTEMPTS,
+      limit,
+    );
     // What the emails of a round share (a spike's sign-ups are mostly one form's) is read once for the round.
     const round = new Map<string, Promise<unknown>>();
     for (const c of due) {
@@ -104,32 +117,52 @@ export class ConfirmationSender {
     };
     const ws = c.workspaceId;
     const [contact, form, workspace] = await Promise.all([
-      getContact(k, ws, c.contactId), once(`form:${ws}:${c.formId}`, () => getForm(k, ws, c.formId)), once(`workspace:${ws}`, () => getWorkspace(k, ws)),
+      getContact(k, ws, c.contactId),
+      once(`form:${ws}:${c.formId}`, () => getForm(k, ws, c.formId)),
+      once(`workspace:${ws}`, () => getWorkspace(k, ws)),
     ]);
     if (!contact || !form || !workspace) throw new Error('the contact, the form or the workspace is gone');
-    if (contactEmail(contact.email) !== contact.email) throw new Error('the stored address is not a valid single address');
+    if (contactEmail(contact.email) !== contact.email)
+      throw new Error('the stored address is not a valid single address');
     const from = await once(`from:${ws}`, () => this.sender(ws, workspace.name, workspace.settings.defaultFrom));
     if (!from) throw new Error('the workspace has no verified sending domain to send the confirmation from');
     const key = await once(`key:${ws}:${from.domain}`, () => getSigningKey(k, ws, from.domain, this.secret));
-    const template = form.doubleOptInEmailId ? await once(`template:${ws}:${form.doubleOptInEmailId}`, () => getTemplate(k, ws, form.doubleOptInEmailId!)) : undefined;
-    await this.mailer.send(confirmationMessage({
-      source: template ?? builtInConfirmation(workspace.settings.locale),
-      locale: workspace.settings.locale,
-      contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
-      form: { id: form.id, name: form.name, heading: form.settings.appearance?.heading ?? workspace.name },
-      confirmUrl: `${this.publicUrl}/confirm/${c.token}`,
-      from,
-      returnPath: returnPath(this.secret, 'c', c.id, from.domain),
-      messageId: `<${c.id}.${c.attempts}@${from.domain}>`,
-      key: key ?? null,
-    }));
+    const template = form.doubleOptInEmailId
+      ? await once(`template:${ws}:${form.doubleOptInEmailId}`, () => getTemplate(k, ws, form.doubleOptInEmailId!))
+      : undefined;
+    await this.mailer.send(
+      confirmationMessage({
+        source: template ?? builtInConfirmation(workspace.settings.locale),
+        locale: workspace.settings.locale,
+        contact: {
+          email: contact.email,
+          firstName: contact.firstName,
+          lastName: contact.lastName,
+          properties: contact.properties,
+        },
+        form: { id: form.id, name: form.name, heading: form.settings.appearance?.heading ?? workspace.name },
+        confirmUrl: `${this.publicUrl}/confirm/${c.token}`,
+        from,
+        returnPath: returnPath(this.secret, 'c', c.id, from.domain),
+        messageId: `<${c.id}.${c.attempts}@${from.domain}>`,
+        key: key ?? null,
+      }),
+    );
   }
 
   /** The workspace's defaultFrom while its domain is verified; otherwise no-reply@ the oldest verified domain. */
-  private async sender(workspaceId: string, workspaceName: string, defaultFrom: string | null): Promise<{ name: string; address: string; domain: string } | null> {
+  private async sender(
+    workspaceId: string,
+    workspaceName: string,
+    defaultFrom: string | null,
+  ): Promise<{ name: string; address: string; domain: string } | null> {
     const configured = defaultFrom ? parseMailbox(defaultFrom) : null;
     if (configured && (await getSigningKey(this.db.kysely, workspaceId, configured.domain, this.secret))) {
-      return { name: configured.name ?? workspaceName.replace(/[\r\n]+/g, ' '), address: configured.address, domain: configured.domain };
+      return {
+        name: configured.name ?? workspaceName.replace(/[\r\n]+/g, ' '),
+        address: configured.address,
+        domain: configured.domain,
+      };
     }
     const domain = await firstVerifiedDomain(this.db.kysely, workspaceId);
     return domain ? { name: workspaceName.replace(/[\r\n]+/g, ' '), address: `no-reply@${domain}`, domain } : null;

@@ -22,7 +22,8 @@ const MAX_NAME = 200;
 const MAX_VALUES = 50;
 const TRUE = new Set(['yes', 'on', 'true', '1']);
 
-const isBlank = (v: unknown) => v === undefined || v === null || v === '' || (Array.isArray(v) && v.every((x) => x === '' || x === null));
+const isBlank = (v: unknown) =>
+  v === undefined || v === null || v === '' || (Array.isArray(v) && v.every((x) => x === '' || x === null));
 const chars = (s: string) => [...s].length;
 
 /** A checked box, whatever sent it: a form posts its value ("yes", or "on" without one), JSON may say true. */
@@ -66,8 +67,15 @@ function readOne(q: Question, defined: boolean, raw: unknown): { value?: Value; 
     // A mapped field without a definition: the rules of its contact property (text, numbers or booleans from JSON, lists).
     const limit = nameLike ? MAX_NAME : MAX_TEXT;
     if (typeof v === 'string') return chars(v) > limit ? { error: `Use at most ${limit} characters.` } : { value: v };
-    if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') return nameLike ? { error: 'Enter text.' } : { value: v };
-    if (Array.isArray(v) && !nameLike && v.length <= MAX_VALUES && v.every((x) => typeof x === 'string' && chars(x) <= MAX_TEXT)) return { value: (v as string[]).map((x) => x.trim()) };
+    if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean')
+      return nameLike ? { error: 'Enter text.' } : { value: v };
+    if (
+      Array.isArray(v) &&
+      !nameLike &&
+      v.length <= MAX_VALUES &&
+      v.every((x) => typeof x === 'string' && chars(x) <= MAX_TEXT)
+    )
+      return { value: (v as string[]).map((x) => x.trim()) };
     return { error: 'This value is not valid.' };
   }
   switch (q.type) {
@@ -76,12 +84,18 @@ function readOne(q: Question, defined: boolean, raw: unknown): { value?: Value; 
       return typeof v === 'string' && q.options!.includes(v) ? { value: v } : { error: 'Choose one of the options.' };
     case 'checkbox': {
       const list = (Array.isArray(v) ? v : [v]).filter((x) => !isBlank(x));
-      if (!list.every((x) => typeof x === 'string' && q.options!.includes(x.trim()))) return { error: 'Choose from the options.' };
+      if (!list.every((x) => typeof x === 'string' && q.options!.includes(x.trim())))
+        return { error: 'Choose from the options.' };
       const chosen = q.options!.filter((o) => list.some((x) => (x as string).trim() === o));
       return chosen.length ? { value: chosen } : q.required ? { error: requiredMessage(q) } : {};
     }
     case 'number': {
-      const n = typeof v === 'number' ? v : typeof v === 'string' && /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(v) ? Number(v) : NaN;
+      const n =
+        typeof v === 'number'
+          ? v
+          : typeof v === 'string' && /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(v)
+            ? Number(v)
+            : NaN;
       return Number.isFinite(n) ? { value: n } : { error: 'Enter a number.' };
     }
     case 'date':
@@ -99,18 +113,26 @@ function readOne(q: Question, defined: boolean, raw: unknown): { value?: Value; 
  * The values of a submission by field name, the problems (one per field, in the order the form shows them), and
  * whether the consent box was ticked (required when the form shows one: `settings.appearance.consentText`).
  */
-export function readAnswers(form: Pick<Form, 'type' | 'fieldMapping' | 'settings'>, raw: Record<string, unknown>): { values: Record<string, Value>; errors: FieldProblem[]; consented: boolean } {
+export function readAnswers(
+  form: Pick<Form, 'type' | 'fieldMapping' | 'settings'>,
+  raw: Record<string, unknown>,
+): { values: Record<string, Value>; errors: FieldProblem[]; consented: boolean } {
   const values: Record<string, Value> = Object.create(null) as Record<string, Value>;
   const errors: FieldProblem[] = [];
   const defs = form.settings.fields ?? {};
   for (const q of formQuestions(form)) {
-    const { value, error } = readOne(q, Object.hasOwn(defs, q.name), Object.hasOwn(raw, q.name) ? raw[q.name] : undefined);
+    const { value, error } = readOne(
+      q,
+      Object.hasOwn(defs, q.name),
+      Object.hasOwn(raw, q.name) ? raw[q.name] : undefined,
+    );
     if (error) errors.push({ field: q.name, message: error });
     else if (value !== undefined) values[q.name] = value;
   }
   const consentText = form.settings.appearance?.consentText;
   const consented = consentText !== undefined && isTicked(raw[CONSENT_FIELD]);
-  if (consentText !== undefined && !consented) errors.push({ field: CONSENT_FIELD, message: 'Tick the box to agree before you continue.' });
+  if (consentText !== undefined && !consented)
+    errors.push({ field: CONSENT_FIELD, message: 'Tick the box to agree before you continue.' });
   return { values, errors, consented };
 }
 
@@ -123,8 +145,16 @@ export interface Answer {
 }
 
 /** The answers of a submission, question by question, as the form version it was made to asks them. */
-export function answersOf(form: Pick<Form, 'type' | 'fieldMapping' | 'settings'>, data: Record<string, string | string[]>): Answer[] {
-  return formQuestions(form).map((q) => ({ field: q.name, label: q.label, type: q.type, value: (Object.hasOwn(data, q.name) ? data[q.name] : undefined) ?? null }));
+export function answersOf(
+  form: Pick<Form, 'type' | 'fieldMapping' | 'settings'>,
+  data: Record<string, string | string[]>,
+): Answer[] {
+  return formQuestions(form).map((q) => ({
+    field: q.name,
+    label: q.label,
+    type: q.type,
+    value: (Object.hasOwn(data, q.name) ? data[q.name] : undefined) ?? null,
+  }));
 }
 
 export interface QuestionSummary {
@@ -148,7 +178,10 @@ export class AnswerCounter {
   constructor(private readonly form: Pick<Form, 'type' | 'fieldMapping' | 'settings'>) {
     const questions = formQuestions(form);
     this.summaries = questions.map((q) => ({
-      field: q.name, label: q.label, type: q.type, answered: 0,
+      field: q.name,
+      label: q.label,
+      type: q.type,
+      answered: 0,
       ...(q.options ? { options: q.options.map((value) => ({ value, count: 0 })), other: 0 } : {}),
     }));
     this.byOption = this.summaries.map((s) => new Map((s.options ?? []).map((o) => [o.value, o])));

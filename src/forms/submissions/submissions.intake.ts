@@ -57,7 +57,12 @@ export class IntakeQueue {
   private onIntake: (() => void) | undefined;
   private log: FastifyBaseLogger | undefined;
 
-  constructor(private readonly db: Db, private readonly writes: GroupCommit, private readonly mode: SubmissionIntake, private readonly clock: () => number) {}
+  constructor(
+    private readonly db: Db,
+    private readonly writes: GroupCommit,
+    private readonly mode: SubmissionIntake,
+    private readonly clock: () => number,
+  ) {}
 
   /**
    * The intake job of this process runs `process` (jobs.ts): `wake` starts its next round at once, called when an
@@ -98,7 +103,11 @@ export class IntakeQueue {
    * Takes an entry in, in a transaction of the group commit, after `before` (the proof-of-work solution spent: false
    * refuses the entry, and nothing is stored). True when it is taken in; the job is woken.
    */
-  async takeIn(workspaceId: string, entry: Omit<IntakeEntry, 'id' | 'workspaceId' | 'attempts' | 'receivedAt'>, before: (trx: Executor) => Promise<boolean>): Promise<boolean> {
+  async takeIn(
+    workspaceId: string,
+    entry: Omit<IntakeEntry, 'id' | 'workspaceId' | 'attempts' | 'receivedAt'>,
+    before: (trx: Executor) => Promise<boolean>,
+  ): Promise<boolean> {
     const taken = await this.writes.run(async (trx) => {
       if (!(await before(trx))) return false;
       await insertIntake(trx, workspaceId, { ...entry, receivedAt: new Date(this.clock()).toISOString() });
@@ -140,7 +149,11 @@ export class IntakeQueue {
    * is made until the oldest entry has waited INTAKE_MAX_LAG_MS, and the job pauses between its rounds (`pauseMs`);
    * so a short spike is made once it is over, and a long one within about that lag.
    */
-  async process<F>(formOf: (entry: IntakeEntry) => Promise<F | undefined>, make: (trx: Executor, entry: IntakeEntry, form: F) => Promise<void>, limit = INTAKE_ROUND): Promise<number> {
+  async process<F>(
+    formOf: (entry: IntakeEntry) => Promise<F | undefined>,
+    make: (trx: Executor, entry: IntakeEntry, form: F) => Promise<void>,
+    limit = INTAKE_ROUND,
+  ): Promise<number> {
     const seen = this.intakeWrites;
     const now = this.clock();
     if (this.spiking()) {
@@ -153,22 +166,35 @@ export class IntakeQueue {
       return 0;
     }
     let made = 0;
-    await Promise.all(entries.map(async (e) => {
-      try {
-        const form = await formOf(e);
-        if (!form) return;
-        const done = await this.writes.run(async (trx) => {
-          if (!(await takeIntake(trx, e.workspaceId, e))) return false;
-          await make(trx, e, form);
-          return true;
-        });
-        if (done) made++;
-      } catch (err) {
-        const retryAt = new Date(this.clock() + Math.min(3_600_000, 1000 * 2 ** Math.min(e.attempts, 12))).toISOString();
-        this.log?.error({ err, intake: e.id, submission: e.submissionId, attempts: e.attempts + 1 }, 'a submission taken in could not be made; tried again later');
-        await deferIntake(this.db.kysely, e.workspaceId, e.id, retryAt, err instanceof Error ? err.message : String(err)).catch(() => {});
-      }
-    }));
+    await Promise.all(
+      entries.map(async (e) => {
+        try {
+          const form = await formOf(e);
+          if (!form) return;
+          const done = await this.writes.run(async (trx) => {
+            if (!(await takeIntake(trx, e.workspaceId, e))) return false;
+            await make(trx, e, form);
+            return true;
+          });
+          if (done) made++;
+        } catch (err) {
+          const retryAt = new Date(
+            this.clock() + Math.min(3_600_000, 1000 * 2 ** Math.min(e.attempts, 12)),
+          ).toISOString();
+          this.log?.error(
+            { err, intake: e.id, submission: e.submissionId, attempts: e.attempts + 1 },
+            'a submission taken in could not be made; tried again later',
+          );
+          await deferIntake(
+            this.db.kysely,
+            e.workspaceId,
+            e.id,
+            retryAt,
+            err instanceof Error ? err.message : String(err),
+          ).catch(() => {});
+        }
+      }),
+    );
     // A round shorter than asked found the end of the queue: nothing of this process waits any more, unless it took
     // some in meanwhile.
     if (entries.length < limit && made === entries.length) this.intakeSeenEmpty = seen;
@@ -179,16 +205,37 @@ export class IntakeQueue {
 // ---- the queue's statements ------------------------------------------------------------------------
 
 // A spike's answers wait on this statement, so it is built once (db/precompiled.ts) rather than for every request.
-const intakeInsert = new Precompiled((db, param) => db.insertInto('submission_intake').values({
-  submission_id: param('submissionId'), workspace_id: param('workspaceId'), form_id: param('formId'), source: param<IntakeEntry['source']>('source'),
-  data: param('data'), consented: param<number>('consented'), ip: param<string | null>('ip'), user_agent: param<string | null>('userAgent'),
-  received_at: param('receivedAt'), next_attempt_at: null, last_error: null,
-}));
+const intakeInsert = new Precompiled((db, param) =>
+  db.insertInto('submission_intake').values({
+    submission_id: param('submissionId'),
+    workspace_id: param('workspaceId'),
+    form_id: param('formId'),
+    source: param<IntakeEntry['source']>('source'),
+    data: param('data'),
+    consented: param<number>('consented'),
+    ip: param<string | null>('ip'),
+    user_agent: param<string | null>('userAgent'),
+    received_at: param('receivedAt'),
+    next_attempt_at: null,
+    last_error: null,
+  }),
+);
 
-export async function insertIntake(db: Executor, workspaceId: string, e: Omit<IntakeEntry, 'id' | 'workspaceId' | 'attempts'>): Promise<void> {
+export async function insertIntake(
+  db: Executor,
+  workspaceId: string,
+  e: Omit<IntakeEntry, 'id' | 'workspaceId' | 'attempts'>,
+): Promise<void> {
   await intakeInsert.execute(db, {
-    submissionId: e.submissionId, workspaceId, formId: e.formId, source: e.source, data: toJsonColumn(e.values)!,
-    consented: e.consented ? 1 : 0, ip: e.ip, userAgent: e.userAgent, receivedAt: e.receivedAt,
+    submissionId: e.submissionId,
+    workspaceId,
+    formId: e.formId,
+    source: e.source,
+    data: toJsonColumn(e.values)!,
+    consented: e.consented ? 1 : 0,
+    ip: e.ip,
+    userAgent: e.userAgent,
+    receivedAt: e.receivedAt,
   });
 }
 
@@ -197,20 +244,49 @@ export async function insertIntake(db: Executor, workspaceId: string, e: Omit<In
  * worker job. Nothing is claimed here: `takeIntake`, in the transaction that makes the submission, decides who does it.
  */
 export async function dueIntake(db: Executor, now: string, limit: number): Promise<IntakeEntry[]> {
-  const rows = await db.selectFrom('submission_intake')
-    .select(['id', 'submission_id', 'workspace_id', 'form_id', 'source', 'data', 'consented', 'ip', 'user_agent', 'received_at', 'attempts'])
+  const rows = await db
+    .selectFrom('submission_intake')
+    .select([
+      'id',
+      'submission_id',
+      'workspace_id',
+      'form_id',
+      'source',
+      'data',
+      'consented',
+      'ip',
+      'user_agent',
+      'received_at',
+      'attempts',
+    ])
     .where((eb) => eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', now)]))
-    .orderBy('id').limit(limit).execute();
+    .orderBy('id')
+    .limit(limit)
+    .execute();
   return rows.map((r) => ({
-    id: Number(r.id), submissionId: r.submission_id, workspaceId: r.workspace_id, formId: r.form_id, source: r.source,
-    values: fromJsonColumn<IntakeEntry['values']>(r.data) ?? {}, consented: Number(r.consented) === 1, ip: r.ip, userAgent: r.user_agent,
-    receivedAt: toIso(r.received_at), attempts: Number(r.attempts),
+    id: Number(r.id),
+    submissionId: r.submission_id,
+    workspaceId: r.workspace_id,
+    formId: r.form_id,
+    source: r.source,
+    values: fromJsonColumn<IntakeEntry['values']>(r.data) ?? {},
+    consented: Number(r.consented) === 1,
+    ip: r.ip,
+    userAgent: r.user_agent,
+    receivedAt: toIso(r.received_at),
+    attempts: Number(r.attempts),
   }));
 }
 
 /** When the oldest entry never tried was received (a spike's lag), or null when none waits. Every workspace. */
 export async function oldestIntake(db: Executor): Promise<string | null> {
-  const r = await db.selectFrom('submission_intake').select('received_at').where('next_attempt_at', 'is', null).orderBy('id').limit(1).executeTakeFirst();
+  const r = await db
+    .selectFrom('submission_intake')
+    .select('received_at')
+    .where('next_attempt_at', 'is', null)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
   return r ? toIso(r.received_at) : null;
 }
 
@@ -219,21 +295,43 @@ export async function oldestIntake(db: Executor): Promise<string | null> {
  * made it: on PostgreSQL the second waits for the first's row lock, then finds nothing). By its submission's id too:
  * SQLite may give a deleted entry's key to a new one, which must not be taken for the entry read before.
  */
-export async function takeIntake(db: Executor, workspaceId: string, entry: { id: number; submissionId: string }): Promise<boolean> {
-  const rows = await db.deleteFrom('submission_intake')
-    .where('workspace_id', '=', workspaceId).where('id', '=', entry.id).where('submission_id', '=', entry.submissionId).returning('id').execute();
+export async function takeIntake(
+  db: Executor,
+  workspaceId: string,
+  entry: { id: number; submissionId: string },
+): Promise<boolean> {
+  const rows = await db
+    .deleteFrom('submission_intake')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', entry.id)
+    .where('submission_id', '=', entry.submissionId)
+    .returning('id')
+    .execute();
   return rows.length > 0;
 }
 
 /** An entry whose making failed: tried again at `retryAt`, the error kept for the operator. */
-export async function deferIntake(db: Executor, workspaceId: string, id: number, retryAt: string, error: string): Promise<void> {
-  await db.updateTable('submission_intake').set({ attempts: sql`attempts + 1`, next_attempt_at: retryAt, last_error: error.slice(0, 500) })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).execute();
+export async function deferIntake(
+  db: Executor,
+  workspaceId: string,
+  id: number,
+  retryAt: string,
+  error: string,
+): Promise<void> {
+  await db
+    .updateTable('submission_intake')
+    .set({ attempts: sql`attempts + 1`, next_attempt_at: retryAt, last_error: error.slice(0, 500) })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .execute();
 }
 
 /** How many entries wait, and since when (the oldest): `formcast doctor`. Every workspace. */
 export async function intakeBacklog(db: Executor): Promise<{ waiting: number; oldest: string | null }> {
-  const r = await db.selectFrom('submission_intake').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('received_at').as('oldest')]).executeTakeFirst();
+  const r = await db
+    .selectFrom('submission_intake')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('received_at').as('oldest')])
+    .executeTakeFirst();
   return { waiting: Number(r?.n ?? 0), oldest: r?.oldest ? toIso(r.oldest as string) : null };
 }
 
@@ -243,9 +341,17 @@ export async function intakeBacklog(db: Executor): Promise<{ waiting: number; ol
  * address and user agent longer than a submission would). The submission made from it later has none.
  */
 export async function purgeIntakeNetworkData(db: Executor, before: string, limit: number): Promise<number> {
-  const due = db.selectFrom('submission_intake').select('id')
+  const due = db
+    .selectFrom('submission_intake')
+    .select('id')
     .where((eb) => eb.or([eb('ip', 'is not', null), eb('user_agent', 'is not', null)]))
-    .where('received_at', '<', before).orderBy('id').limit(limit);
-  const res = await db.updateTable('submission_intake').set({ ip: null, user_agent: null }).where('id', 'in', due).executeTakeFirst();
+    .where('received_at', '<', before)
+    .orderBy('id')
+    .limit(limit);
+  const res = await db
+    .updateTable('submission_intake')
+    .set({ ip: null, user_agent: null })
+    .where('id', 'in', due)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }

@@ -12,7 +12,15 @@ import { pooledRandomBytes } from '../../lib/random.js';
 import { nowIso } from '../../lib/time.js';
 import * as repo from './submissions.repository.js';
 import { IntakeQueue, purgeIntakeNetworkData, type IntakeEntry, type SubmissionIntake } from './submissions.intake.js';
-import { AnswerCounter, answersOf, readAnswers as readValues, type Answer, type FieldProblem, type QuestionSummary, type Value } from './submissions.answers.js';
+import {
+  AnswerCounter,
+  answersOf,
+  readAnswers as readValues,
+  type Answer,
+  type FieldProblem,
+  type QuestionSummary,
+  type Value,
+} from './submissions.answers.js';
 import { getWorkspace } from '../../access/index.js';
 import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
 import type { ProtectionService } from '../protection/protection.service.js';
@@ -33,16 +41,29 @@ export interface SubmissionMeta {
 }
 
 export type SubmissionOutcome =
-  | { ok: true; honeypot: boolean; submissionId: string | null; contactId: string | null; confirmationSent: boolean; successAction: Form['settings']['successAction']; held?: string[]; queued?: boolean }
+  | {
+      ok: true;
+      honeypot: boolean;
+      submissionId: string | null;
+      contactId: string | null;
+      confirmationSent: boolean;
+      successAction: Form['settings']['successAction'];
+      held?: string[];
+      queued?: boolean;
+    }
   | { ok: false; errors: FieldProblem[]; proofOfWork?: PowFailure };
-
 
 /**
  * The retention job (src/jobs): clears the address and user agent of submissions older than `days`
  * (SUBMISSION_RETENTION_DAYS), `batch` rows a statement; the consent text and its time stay. Entries of the intake
  * received as long ago and not made yet lose theirs too. Returns how many rows it cleared.
  */
-export async function purgeSubmissionNetworkData(db: Db, days: number, now = Date.now(), batch = 1000): Promise<number> {
+export async function purgeSubmissionNetworkData(
+  db: Db,
+  days: number,
+  now = Date.now(),
+  batch = 1000,
+): Promise<number> {
   const before = new Date(now - days * 86_400_000).toISOString();
   let total = 0;
   for (const purge of [repo.purgeNetworkData, purgeIntakeNetworkData]) {
@@ -83,7 +104,10 @@ export class SubmissionsService {
    * `clock` (ms) dates the cache of published forms and the intake's spikes (tests move it); `protection` checks public
    * submissions (docs/bot-protection.md); `intake`: SUBMISSION_INTAKE (default `auto`).
    */
-  constructor(private readonly db: Db, opts: { clock?: () => number; protection?: ProtectionService; intake?: SubmissionIntake } = {}) {
+  constructor(
+    private readonly db: Db,
+    opts: { clock?: () => number; protection?: ProtectionService; intake?: SubmissionIntake } = {},
+  ) {
     this.writes = new GroupCommit(db);
     this.published = new PublishedForms(db, opts.clock);
     this.protection = opts.protection;
@@ -116,10 +140,21 @@ export class SubmissionsService {
    * savepoint: db/group-commit.ts); a filled honeypot changes nothing and looks like a success. During a spike a public
    * submission is taken in instead (`queued`): stored as it came, and made by the intake job (submissions/CONTEXT.md).
    */
-  async submit(workspaceId: string, form: Form, raw: Record<string, unknown>, source: 'HOSTED' | 'EMBED' | 'API', meta: SubmissionMeta = {}): Promise<SubmissionOutcome> {
+  async submit(
+    workspaceId: string,
+    form: Form,
+    raw: Record<string, unknown>,
+    source: 'HOSTED' | 'EMBED' | 'API',
+    meta: SubmissionMeta = {},
+  ): Promise<SubmissionOutcome> {
     const successAction = form.settings.successAction;
     const bait = raw[HONEYPOT_FIELD];
-    if (source !== 'API' && bait !== undefined && bait !== '' && !(Array.isArray(bait) && bait.every((b) => b === ''))) {
+    if (
+      source !== 'API' &&
+      bait !== undefined &&
+      bait !== '' &&
+      !(Array.isArray(bait) && bait.every((b) => b === ''))
+    ) {
       return { ok: true, honeypot: true, submissionId: null, contactId: null, confirmationSent: false, successAction };
     }
     const { values, errors, consented } = readValues(form, raw);
@@ -130,7 +165,13 @@ export class SubmissionsService {
     let solution: { token: string; expiresAt: string } | undefined;
     if (source !== 'API' && form.settings.protection?.proofOfWork) {
       // Fails closed: a service built without protection cannot check, so it refuses.
-      const pow = this.protection ? await this.protection.checkProofOfWork(form.formGroupId, raw[POW_FIELD]) : { ok: false as const, reason: 'invalid' as const, message: 'The spam check is not available. Please try again later.' };
+      const pow = this.protection
+        ? await this.protection.checkProofOfWork(form.formGroupId, raw[POW_FIELD])
+        : {
+            ok: false as const,
+            reason: 'invalid' as const,
+            message: 'The spam check is not available. Please try again later.',
+          };
       if (!pow.ok) return { ok: false, errors: [{ field: POW_FIELD, message: pow.message }], proofOfWork: pow.reason };
       solution = pow;
     }
@@ -140,15 +181,36 @@ export class SubmissionsService {
     const userAgent = meta.ip && meta.userAgent ? meta.userAgent.slice(0, 512) : null;
     if (source !== 'API' && this.intake.takesNow()) {
       // A spike: stored as it is and answered; made into its submission by the intake job (submissions/CONTEXT.md).
-      const taken = await this.intake.takeIn(workspaceId, { submissionId, formId: form.id, source, values, consented, ip, userAgent },
-        async (trx) => !solution || this.protection!.spendSolution(trx, workspaceId, solution));
+      const taken = await this.intake.takeIn(
+        workspaceId,
+        { submissionId, formId: form.id, source, values, consented, ip, userAgent },
+        async (trx) => !solution || this.protection!.spendSolution(trx, workspaceId, solution),
+      );
       if (!taken) return this.replayed();
-      return { ok: true, honeypot: false, submissionId, contactId: null, confirmationSent: false, successAction, queued: true };
+      return {
+        ok: true,
+        honeypot: false,
+        submissionId,
+        contactId: null,
+        confirmationSent: false,
+        successAction,
+        queued: true,
+      };
     }
-    const result = await this.intake.writing(() => this.writes.run(async (trx) => {
-      if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return null;
-      return this.store(trx, workspaceId, form, { submissionId, source, values, consented, ip, userAgent, now: nowIso() });
-    }));
+    const result = await this.intake.writing(() =>
+      this.writes.run(async (trx) => {
+        if (solution && !(await this.protection!.spendSolution(trx, workspaceId, solution))) return null;
+        return this.store(trx, workspaceId, form, {
+          submissionId,
+          source,
+          values,
+          consented,
+          ip,
+          userAgent,
+          now: nowIso(),
+        });
+      }),
+    );
     if (!result) return this.replayed();
     return { ok: true, honeypot: false, submissionId, successAction, ...result };
   }
@@ -172,25 +234,65 @@ export class SubmissionsService {
    * What a submission does, in the transaction given (the request's, or the intake job's): the sign-up burst check,
    * the contact (SIGN_UP), the submission, and its events. `now` is when the visitor sent it.
    */
-  private async store(trx: Executor, workspaceId: string, form: Form, s: { submissionId: string; source: 'HOSTED' | 'EMBED' | 'API'; values: Record<string, Value>; consented: boolean; ip: string | null; userAgent: string | null; now: string }): Promise<{ contactId: string | null; confirmationSent: boolean; held?: string[] }> {
+  private async store(
+    trx: Executor,
+    workspaceId: string,
+    form: Form,
+    s: {
+      submissionId: string;
+      source: 'HOSTED' | 'EMBED' | 'API';
+      values: Record<string, Value>;
+      consented: boolean;
+      ip: string | null;
+      userAgent: string | null;
+      now: string;
+    },
+  ): Promise<{ contactId: string | null; confirmationSent: boolean; held?: string[] }> {
     const { submissionId, source, values, now } = s;
     const { email, fields } = contactFields(form, values);
     let contactId: string | null = null;
     let confirmationSent = false;
     // A burst of public sign-ups (one network, one address pattern): held for review, nobody signed up or mailed.
-    const held = source !== 'API' && this.protection ? await this.protection.burst(trx, workspaceId, submissionId, s.ip, email, now) : [];
-    if (form.type === 'SIGN_UP' && !held.length) ({ contactId, confirmationSent } = await signUpContact(trx, workspaceId, form, email, fields, now));
+    const held =
+      source !== 'API' && this.protection
+        ? await this.protection.burst(trx, workspaceId, submissionId, s.ip, email, now)
+        : [];
+    if (form.type === 'SIGN_UP' && !held.length)
+      ({ contactId, confirmationSent } = await signUpContact(trx, workspaceId, form, email, fields, now));
     await repo.insertSubmission(trx, workspaceId, {
-      status: held.length ? 'HELD' : 'ACCEPTED', heldReasons: held.length ? held : null,
-      id: submissionId, formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, data: toData(values), contactId, source, createdAt: now,
-      ip: s.ip, userAgent: s.userAgent,
+      status: held.length ? 'HELD' : 'ACCEPTED',
+      heldReasons: held.length ? held : null,
+      id: submissionId,
+      formId: form.id,
+      formGroupId: form.formGroupId,
+      formVersion: form.version,
+      data: toData(values),
+      contactId,
+      source,
+      createdAt: now,
+      ip: s.ip,
+      userAgent: s.userAgent,
       consent: s.consented ? { text: form.settings.appearance!.consentText!, acceptedAt: now } : null,
     });
     if (held.length) {
-      await recordEvent(trx, workspaceId, {
-        type: 'form.submission_held', contactId: null,
-        data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId, source, reasons: held },
-      }, now);
+      await recordEvent(
+        trx,
+        workspaceId,
+        {
+          type: 'form.submission_held',
+          contactId: null,
+          data: {
+            formId: form.id,
+            formGroupId: form.formGroupId,
+            formVersion: form.version,
+            formType: form.type,
+            submissionId,
+            source,
+            reasons: held,
+          },
+        },
+        now,
+      );
       return { contactId, confirmationSent, held };
     }
     await recordAccepted(trx, workspaceId, form, { submissionId, source, contactId, data: toData(values) }, now);
@@ -210,9 +312,21 @@ export class SubmissionsService {
       if (!f) cache.set(key, (f = forms.getForm(this.db.kysely, e.workspaceId, e.formId)));
       return f;
     };
-    return this.intake.process(formOf, async (trx, e, form) => {
-      await this.store(trx, e.workspaceId, form, { submissionId: e.submissionId, source: e.source, values: e.values, consented: e.consented, ip: e.ip, userAgent: e.userAgent, now: e.receivedAt });
-    }, limit);
+    return this.intake.process(
+      formOf,
+      async (trx, e, form) => {
+        await this.store(trx, e.workspaceId, form, {
+          submissionId: e.submissionId,
+          source: e.source,
+          values: e.values,
+          consented: e.consented,
+          ip: e.ip,
+          userAgent: e.userAgent,
+          now: e.receivedAt,
+        });
+      },
+      limit,
+    );
   }
 
   /** How long the intake job waits before its next round: a pause during a spike, else nothing. */
@@ -225,48 +339,85 @@ export class SubmissionsService {
    * done is done now (the contact signed up, the confirmation email queued, `form.submitted`), as the form version it
    * was sent to says; `discard`: nothing happens, the submission stays DISCARDED. 409 `invalid_state` when it is not HELD.
    */
-  async review(workspaceId: string, formId: string, submissionId: string, action: 'release' | 'discard'): Promise<SubmissionView> {
+  async review(
+    workspaceId: string,
+    formId: string,
+    submissionId: string,
+    action: 'release' | 'discard',
+  ): Promise<SubmissionView> {
     const k = this.db.kysely;
     const group = await forms.getForm(k, workspaceId, formId);
     if (!group) throw notFound('form');
     const found = await repo.getGroupSubmission(k, workspaceId, group.formGroupId, submissionId);
     if (!found) throw notFound('submission');
-    if (found.status !== 'HELD') throw conflict('invalid_state', `the submission is ${found.status}, not HELD: only a held submission is released or discarded`);
+    if (found.status !== 'HELD')
+      throw conflict(
+        'invalid_state',
+        `the submission is ${found.status}, not HELD: only a held submission is released or discarded`,
+      );
     const form = found.formId === group.id ? group : await forms.getForm(k, workspaceId, found.formId);
     if (!form) throw notFound('form');
     await k.transaction().execute(async (trx) => {
       const now = nowIso();
       if (action === 'discard') {
-        if (!(await repo.reviewSubmission(trx, workspaceId, submissionId, 'DISCARDED', null, now))) throw conflict('invalid_state', 'the submission was reviewed meanwhile');
+        if (!(await repo.reviewSubmission(trx, workspaceId, submissionId, 'DISCARDED', null, now)))
+          throw conflict('invalid_state', 'the submission was reviewed meanwhile');
         return;
       }
       // Stored answers are text; read again by the version's fields, a number is a number and a box a boolean, as
       // they would have been had the submission not been held.
       const { email, fields } = contactFields(form, readValues(form, found.data).values);
       // The review first: of two reviewers at once, one releases.
-      if (!(await repo.reviewSubmission(trx, workspaceId, submissionId, 'RELEASED', null, now))) throw conflict('invalid_state', 'the submission was reviewed meanwhile');
-      const { contactId } = form.type === 'SIGN_UP' && email ? await signUpContact(trx, workspaceId, form, email, fields, now) : { contactId: null };
+      if (!(await repo.reviewSubmission(trx, workspaceId, submissionId, 'RELEASED', null, now)))
+        throw conflict('invalid_state', 'the submission was reviewed meanwhile');
+      const { contactId } =
+        form.type === 'SIGN_UP' && email
+          ? await signUpContact(trx, workspaceId, form, email, fields, now)
+          : { contactId: null };
       if (contactId) await repo.setSubmissionContact(trx, workspaceId, submissionId, contactId);
-      await recordAccepted(trx, workspaceId, form, { submissionId, source: found.source, contactId, data: found.data }, now);
+      await recordAccepted(
+        trx,
+        workspaceId,
+        form,
+        { submissionId, source: found.source, contactId, data: found.data },
+        now,
+      );
     });
     return this.get(workspaceId, submissionId);
   }
 
   /** The API's submission endpoint: the form, or its group, must be PUBLISHED; the published version takes it. */
-  async submitViaApi(workspaceId: string, formId: string, raw: Record<string, unknown>, meta: SubmissionMeta = {}): Promise<SubmissionOutcome & { form: Form }> {
+  async submitViaApi(
+    workspaceId: string,
+    formId: string,
+    raw: Record<string, unknown>,
+    meta: SubmissionMeta = {},
+  ): Promise<SubmissionOutcome & { form: Form }> {
     const form = await forms.getForm(this.db.kysely, workspaceId, formId);
     if (!form) throw notFound('form');
-    const live = form.status === 'PUBLISHED' ? form : await forms.findGroupVersionByStatus(this.db.kysely, workspaceId, form.formGroupId, 'PUBLISHED');
-    if (!live) throw conflict('form_not_published', 'submissions go to the published version of a form, and this form has none');
+    const live =
+      form.status === 'PUBLISHED'
+        ? form
+        : await forms.findGroupVersionByStatus(this.db.kysely, workspaceId, form.formGroupId, 'PUBLISHED');
+    if (!live)
+      throw conflict('form_not_published', 'submissions go to the published version of a form, and this form has none');
     return { ...(await this.submit(workspaceId, live, raw, 'API', meta)), form: live };
   }
 
   /** A page of the group's submissions, each with its answers question by question, as its own version asked them. */
-  async list(workspaceId: string, formId: string, limit: number, beforeId?: string, status?: repo.SubmissionStatus): Promise<SubmissionView[]> {
+  async list(
+    workspaceId: string,
+    formId: string,
+    limit: number,
+    beforeId?: string,
+    status?: repo.SubmissionStatus,
+  ): Promise<SubmissionView[]> {
     const form = await forms.getForm(this.db.kysely, workspaceId, formId);
     if (!form) throw notFound('form');
     const rows = await repo.listSubmissions(this.db.kysely, workspaceId, form.formGroupId, limit, beforeId, status);
-    const versions = rows.some((r) => r.formVersion !== form.version) ? await forms.listGroupVersions(this.db.kysely, workspaceId, form.formGroupId) : [form];
+    const versions = rows.some((r) => r.formVersion !== form.version)
+      ? await forms.listGroupVersions(this.db.kysely, workspaceId, form.formGroupId)
+      : [form];
     const byVersion = new Map(versions.map((v) => [v.version, v]));
     return rows.map((r) => ({ ...r, answers: answersOf(byVersion.get(r.formVersion) ?? form, r.data) }));
   }
@@ -283,7 +434,10 @@ export class SubmissionsService {
    * version named: counts per option for select, radio and checkbox questions, how many answered for the others.
    * Submissions held for review or discarded do not count.
    */
-  async summary(workspaceId: string, formId: string): Promise<{ formId: string; formGroupId: string; total: number; questions: QuestionSummary[] }> {
+  async summary(
+    workspaceId: string,
+    formId: string,
+  ): Promise<{ formId: string; formGroupId: string; total: number; questions: QuestionSummary[] }> {
     const form = await forms.getForm(this.db.kysely, workspaceId, formId);
     if (!form) throw notFound('form');
     const counter = new AnswerCounter(form);
@@ -340,14 +494,33 @@ export class SubmissionsService {
  * A SIGN_UP submission's effect on the contacts: created or updated by email (contacts.lifecycle.ts), and with double
  * opt-in a confirmation email queued, at most one per address per window.
  */
-async function signUpContact(trx: Executor, workspaceId: string, form: Form, email: string, fields: SignUpFields, now: string): Promise<{ contactId: string; confirmationSent: boolean }> {
-  const { contactId, confirm, held, created } = await signUp(trx, workspaceId, email, fields, form.settings.doubleOptIn, now);
+async function signUpContact(
+  trx: Executor,
+  workspaceId: string,
+  form: Form,
+  email: string,
+  fields: SignUpFields,
+  now: string,
+): Promise<{ contactId: string; confirmationSent: boolean }> {
+  const { contactId, confirm, held, created } = await signUp(
+    trx,
+    workspaceId,
+    email,
+    fields,
+    form.settings.doubleOptIn,
+    now,
+  );
   const since = new Date(Date.parse(now) - CONFIRMATION_RESEND_WINDOW_MS).toISOString();
   // A contact made by this sign-up has no confirmation yet: no need to look.
   if (confirm && (created || !(await repo.hasRecentConfirmation(trx, workspaceId, contactId, since)))) {
     await repo.insertConfirmation(trx, workspaceId, {
-      id: newId('cnf'), contactId, formId: form.id, token: pooledRandomBytes(24).toString('base64url'),
-      expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(), now, data: held,
+      id: newId('cnf'),
+      contactId,
+      formId: form.id,
+      token: pooledRandomBytes(24).toString('base64url'),
+      expiresAt: new Date(Date.parse(now) + CONFIRMATION_TTL_MS).toISOString(),
+      now,
+      data: held,
     });
     return { contactId, confirmationSent: true };
   }
@@ -355,12 +528,32 @@ async function signUpContact(trx: Executor, workspaceId: string, form: Form, ema
 }
 
 /** A submission that counts: the form's counter, and `form.submitted` after the contact's own events (docs/events.md), so an automation on it finds the contact. */
-async function recordAccepted(trx: Executor, workspaceId: string, form: Form, s: { submissionId: string; source: string; contactId: string | null; data: Record<string, string | string[]> }, now: string): Promise<void> {
+async function recordAccepted(
+  trx: Executor,
+  workspaceId: string,
+  form: Form,
+  s: { submissionId: string; source: string; contactId: string | null; data: Record<string, string | string[]> },
+  now: string,
+): Promise<void> {
   await forms.bumpCounter(trx, workspaceId, form.id, 'submissions');
-  await recordEvent(trx, workspaceId, {
-    type: 'form.submitted', contactId: s.contactId,
-    data: { formId: form.id, formGroupId: form.formGroupId, formVersion: form.version, formType: form.type, submissionId: s.submissionId, source: s.source, fields: s.data },
-  }, now);
+  await recordEvent(
+    trx,
+    workspaceId,
+    {
+      type: 'form.submitted',
+      contactId: s.contactId,
+      data: {
+        formId: form.id,
+        formGroupId: form.formGroupId,
+        formVersion: form.version,
+        formType: form.type,
+        submissionId: s.submissionId,
+        source: s.source,
+        fields: s.data,
+      },
+    },
+    now,
+  );
 }
 
 /** The contact fields a SIGN_UP submission maps to (mapped fields only). */

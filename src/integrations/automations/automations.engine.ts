@@ -52,8 +52,13 @@ export interface EngineOptions {
 }
 
 export const DEFAULT_ENGINE = {
-  leaseMs: 60_000, batchSize: 200, intakeBatch: 500, stepsPerClaim: 20, concurrency: 8,
-  reentryCooldownMs: 600_000, maxMessagesPerContactPerDay: 10,
+  leaseMs: 60_000,
+  batchSize: 200,
+  intakeBatch: 500,
+  stepsPerClaim: 20,
+  concurrency: 8,
+  reentryCooldownMs: 600_000,
+  maxMessagesPerContactPerDay: 10,
 };
 
 /**
@@ -66,7 +71,11 @@ const DAY_MS = 86_400_000;
 export type GuardKind = 'cycle' | 'depth' | 'cooldown' | 'daily_cap';
 
 /** Contact statuses that end a run (contract §15: unsubscribed, bounced, complained; deleted is its own case). */
-const LEAVING: Partial<Record<ContactStatus, string>> = { UNSUBSCRIBED: 'unsubscribed', BOUNCED: 'bounced', COMPLAINED: 'complained' };
+const LEAVING: Partial<Record<ContactStatus, string>> = {
+  UNSUBSCRIBED: 'unsubscribed',
+  BOUNCED: 'bounced',
+  COMPLAINED: 'complained',
+};
 /** Events that mean the contact left: its runs end at once (they would at their next step anyway). */
 function leaveReason(e: RoutedEvent): string | null {
   if (e.type === 'contact.unsubscribed' && e.data.topicId === undefined) return 'unsubscribed';
@@ -76,16 +85,29 @@ function leaveReason(e: RoutedEvent): string | null {
   return null;
 }
 /** The events after which a contact may have entered a segment (its fields, status or topics changed). */
-const SEGMENT_EVENTS = new Set(['contact.created', 'contact.updated', 'contact.subscribed', 'contact.unsubscribed', 'contact.deleted']);
+const SEGMENT_EVENTS = new Set([
+  'contact.created',
+  'contact.updated',
+  'contact.subscribed',
+  'contact.unsubscribed',
+  'contact.deleted',
+]);
 
 /** Whether the event is the trigger (its type and its own fields; the trigger's filter is checked on entry). */
 export function triggeredBy(t: Trigger, e: RoutedEvent): boolean {
   switch (t.type) {
-    case 'form.submitted': return e.type === 'form.submitted' && e.data.formGroupId === t.formGroupId;
-    case 'contact.created': return e.type === 'contact.created';
-    case 'contact.subscribed': return e.type === 'contact.subscribed' && (t.topicId ? e.data.topicId === t.topicId : e.data.topicId === undefined);
-    case 'event': return e.type === 'event.tracked' && e.data.name === t.name;
-    default: return false;
+    case 'form.submitted':
+      return e.type === 'form.submitted' && e.data.formGroupId === t.formGroupId;
+    case 'contact.created':
+      return e.type === 'contact.created';
+    case 'contact.subscribed':
+      return (
+        e.type === 'contact.subscribed' && (t.topicId ? e.data.topicId === t.topicId : e.data.topicId === undefined)
+      );
+    case 'event':
+      return e.type === 'event.tracked' && e.data.name === t.name;
+    default:
+      return false;
   }
 }
 
@@ -113,14 +135,24 @@ interface Compiled {
 export class AutomationEngine {
   private readonly versions = new Map<string, Compiled>();
 
-  constructor(private readonly db: Db, private readonly webhooks: WebhooksService, private readonly o: EngineOptions, private readonly log?: FastifyBaseLogger) {}
+  constructor(
+    private readonly db: Db,
+    private readonly webhooks: WebhooksService,
+    private readonly o: EngineOptions,
+    private readonly log?: FastifyBaseLogger,
+  ) {}
 
   private iso(ms = this.o.clock()): string {
     return new Date(ms).toISOString();
   }
 
   /** A version's program (immutable once it can run: cached). */
-  private async compiled(db: Executor, workspaceId: string, automationId: string, version: number): Promise<Compiled | undefined> {
+  private async compiled(
+    db: Executor,
+    workspaceId: string,
+    automationId: string,
+    version: number,
+  ): Promise<Compiled | undefined> {
     const key = `${automationId}:${version}`;
     let c = this.versions.get(key);
     if (!c) {
@@ -144,23 +176,57 @@ export class AutomationEngine {
    * a refusal by the re-entry cooldown, but at most once per (automation, contact) per cooldown window, so that a flood
    * of triggers cannot grow the tables.
    */
-  async enter(trx: Executor, a: { id: string; workspaceId: string; version: number; trigger: Trigger }, contactId: string, eventId: string | null, now: string, chain: readonly string[] | null = null): Promise<string | undefined> {
+  async enter(
+    trx: Executor,
+    a: { id: string; workspaceId: string; version: number; trigger: Trigger },
+    contactId: string,
+    eventId: string | null,
+    now: string,
+    chain: readonly string[] | null = null,
+  ): Promise<string | undefined> {
     const contact = await getContact(trx, a.workspaceId, contactId);
     if (!contact || LEAVING[contact.status]) return undefined;
-    if (a.trigger.filter && !(await contactMatches(trx, this.db.dialect, a.workspaceId, contactId, a.trigger.filter as Filter))) return undefined;
+    if (
+      a.trigger.filter &&
+      !(await contactMatches(trx, this.db.dialect, a.workspaceId, contactId, a.trigger.filter as Filter))
+    )
+      return undefined;
     const c = await this.compiled(trx, a.workspaceId, a.id, a.version);
     if (!c) return undefined;
-    const run = { workspaceId: a.workspaceId, automationId: a.id, version: a.version, contactId, firstStepId: c.program.first, triggerEventId: eventId, causeChain: chain };
-    const guard: GuardKind | null = !chain?.length ? null : chain.includes(a.id) ? 'cycle' : chain.length > MAX_CAUSE_DEPTH ? 'depth' : null;
+    const run = {
+      workspaceId: a.workspaceId,
+      automationId: a.id,
+      version: a.version,
+      contactId,
+      firstStepId: c.program.first,
+      triggerEventId: eventId,
+      causeChain: chain,
+    };
+    const guard: GuardKind | null = !chain?.length
+      ? null
+      : chain.includes(a.id)
+        ? 'cycle'
+        : chain.length > MAX_CAUSE_DEPTH
+          ? 'depth'
+          : null;
     if (guard) {
       // Already in a run of it: nothing would start anyway, and there is nothing to stop.
       if (await repo.openRunOf(trx, a.workspaceId, a.id, contactId)) return undefined;
       const path = [...chain!, a.id].join(' → ');
-      const reason = guard === 'cycle'
-        ? `guard: cycle: the automation would start itself again through its own steps (${path})`
-        : `guard: depth: more than ${MAX_CAUSE_DEPTH} automations in a row started one another (${path})`;
+      const reason =
+        guard === 'cycle'
+          ? `guard: cycle: the automation would start itself again through its own steps (${path})`
+          : `guard: depth: more than ${MAX_CAUSE_DEPTH} automations in a row started one another (${path})`;
       const runId = await repo.insertRun(trx, { ...run, refused: reason }, now);
-      if (runId) await this.recordStop(trx, { workspaceId: a.workspaceId, automationId: a.id, runId, contactId }, guard, reason, now, { chain: [...chain!] });
+      if (runId)
+        await this.recordStop(
+          trx,
+          { workspaceId: a.workspaceId, automationId: a.id, runId, contactId },
+          guard,
+          reason,
+          now,
+          { chain: [...chain!] },
+        );
       return undefined;
     }
     if (this.o.reentryCooldownMs > 0) {
@@ -168,11 +234,23 @@ export class AutomationEngine {
       const ended = await repo.lastEndSince(trx, a.workspaceId, a.id, contactId, since);
       if (ended) {
         // Already in a run of it (nothing would start anyway), or this refusal already recorded in the window: silent.
-        if ((await repo.openRunOf(trx, a.workspaceId, a.id, contactId)) || (await repo.refusedSince(trx, a.workspaceId, a.id, contactId, repo.COOLDOWN_REASON, since))) return undefined;
+        if (
+          (await repo.openRunOf(trx, a.workspaceId, a.id, contactId)) ||
+          (await repo.refusedSince(trx, a.workspaceId, a.id, contactId, repo.COOLDOWN_REASON, since))
+        )
+          return undefined;
         const seconds = this.o.reentryCooldownMs / 1000;
         const reason = `${repo.COOLDOWN_REASON}the contact's last run of this automation ended at ${ended}, within the re-entry cooldown of ${seconds} s (later triggers within it are not recorded again)`;
         const runId = await repo.insertRun(trx, { ...run, refused: reason }, now);
-        if (runId) await this.recordStop(trx, { workspaceId: a.workspaceId, automationId: a.id, runId, contactId }, 'cooldown', reason, now, { cooldownSeconds: seconds, lastEndedAt: ended });
+        if (runId)
+          await this.recordStop(
+            trx,
+            { workspaceId: a.workspaceId, automationId: a.id, runId, contactId },
+            'cooldown',
+            reason,
+            now,
+            { cooldownSeconds: seconds, lastEndedAt: ended },
+          );
         return undefined;
       }
     }
@@ -180,17 +258,50 @@ export class AutomationEngine {
   }
 
   /** Whether the contact is in the automation's re-entry cooldown now (the api trigger's 409 says so). */
-  async inCooldown(db: Executor, workspaceId: string, automationId: string, contactId: string, now: string): Promise<boolean> {
-    return this.o.reentryCooldownMs > 0 && (await repo.lastEndSince(db, workspaceId, automationId, contactId, this.iso(Date.parse(now) - this.o.reentryCooldownMs))) !== undefined;
+  async inCooldown(
+    db: Executor,
+    workspaceId: string,
+    automationId: string,
+    contactId: string,
+    now: string,
+  ): Promise<boolean> {
+    return (
+      this.o.reentryCooldownMs > 0 &&
+      (await repo.lastEndSince(
+        db,
+        workspaceId,
+        automationId,
+        contactId,
+        this.iso(Date.parse(now) - this.o.reentryCooldownMs),
+      )) !== undefined
+    );
   }
 
   /** A loop guard stopped a run (or refused one): its event, in the transaction that ends the run; and a log line. */
-  private async recordStop(trx: Executor, run: { workspaceId: string; automationId: string; runId: string; contactId: string }, guard: GuardKind, reason: string, now: string, extra: Record<string, unknown>): Promise<void> {
-    await recordEvents(trx, run.workspaceId, [{
-      type: 'automation.run_stopped', contactId: run.contactId,
-      data: { automationId: run.automationId, runId: run.runId, guard, reason, ...extra },
-    }], now);
-    this.log?.warn({ workspaceId: run.workspaceId, automationId: run.automationId, runId: run.runId, guard }, 'an automation loop guard stopped a run');
+  private async recordStop(
+    trx: Executor,
+    run: { workspaceId: string; automationId: string; runId: string; contactId: string },
+    guard: GuardKind,
+    reason: string,
+    now: string,
+    extra: Record<string, unknown>,
+  ): Promise<void> {
+    await recordEvents(
+      trx,
+      run.workspaceId,
+      [
+        {
+          type: 'automation.run_stopped',
+          contactId: run.contactId,
+          data: { automationId: run.automationId, runId: run.runId, guard, reason, ...extra },
+        },
+      ],
+      now,
+    );
+    this.log?.warn(
+      { workspaceId: run.workspaceId, automationId: run.automationId, runId: run.runId, guard },
+      'an automation loop guard stopped a run',
+    );
   }
 
   /**
@@ -211,7 +322,9 @@ export class AutomationEngine {
   async intake(): Promise<number> {
     const now = this.iso();
     return this.db.kysely.transaction().execute(async (trx) => {
-      const events = await repo.claimUnroutedEvents(trx, this.o.intakeBatch, { skipLocked: this.db.dialect === 'postgres' });
+      const events = await repo.claimUnroutedEvents(trx, this.o.intakeBatch, {
+        skipLocked: this.db.dialect === 'postgres',
+      });
       if (!events.length) return 0;
       const automations = await repo.activeAutomationsOf(trx, [...new Set(events.map((e) => e.workspaceId))]);
       const segments = new Map<string, Filter | null>();
@@ -220,17 +333,24 @@ export class AutomationEngine {
         if (!e.contactId) continue;
         const reason = leaveReason(e);
         // Only if the contact is still gone (not back since), and only the runs it had then.
-        if (reason && (reason === 'deleted' || (await stillLeft(trx, e.workspaceId, e.contactId)))) await repo.exitRunsOfContact(trx, e.workspaceId, e.contactId, reason, e.occurredAt, now);
+        if (reason && (reason === 'deleted' || (await stillLeft(trx, e.workspaceId, e.contactId))))
+          await repo.exitRunsOfContact(trx, e.workspaceId, e.contactId, reason, e.occurredAt, now);
         for (const a of automations) {
           if (a.workspaceId !== e.workspaceId) continue;
           if (triggeredBy(a.trigger, e)) {
             await this.enter(trx, a, e.contactId, e.id, now, await this.chainOf(trx, e, chains));
           } else if (a.trigger.type === 'segment.entered' && SEGMENT_EVENTS.has(e.type)) {
             const segmentId = a.trigger.segmentId!;
-            if (!segments.has(segmentId)) segments.set(segmentId, ((await getSegment(trx, e.workspaceId, segmentId))?.filter as Filter | undefined) ?? null);
+            if (!segments.has(segmentId))
+              segments.set(
+                segmentId,
+                ((await getSegment(trx, e.workspaceId, segmentId))?.filter as Filter | undefined) ?? null,
+              );
             const filter = segments.get(segmentId);
             if (!filter) continue;
-            const now_in = e.type !== 'contact.deleted' && (await contactMatches(trx, this.db.dialect, e.workspaceId, e.contactId, filter));
+            const now_in =
+              e.type !== 'contact.deleted' &&
+              (await contactMatches(trx, this.db.dialect, e.workspaceId, e.contactId, filter));
             const was = await repo.setMember(trx, a.id, e.contactId, now_in);
             if (now_in && !was) await this.enter(trx, a, e.contactId, e.id, now, await this.chainOf(trx, e, chains));
           }
@@ -243,23 +363,45 @@ export class AutomationEngine {
   /** One round of runs: claims due runs and walks each as far as it goes now. Returns how many it claimed. */
   async runDue(): Promise<number> {
     const now = this.o.clock();
-    const runs = await repo.claimRuns(this.db.kysely, this.db.dialect, this.o.workerId, this.iso(now), this.iso(now + this.o.leaseMs), this.o.batchSize);
+    const runs = await repo.claimRuns(
+      this.db.kysely,
+      this.db.dialect,
+      this.o.workerId,
+      this.iso(now),
+      this.iso(now + this.o.leaseMs),
+      this.o.batchSize,
+    );
     // PostgreSQL runs several walks at once (each its own transaction and connection); SQLite has one writer.
     const lanes = this.db.dialect === 'postgres' ? Math.min(this.o.concurrency, runs.length) : 1;
     let next = 0;
-    await Promise.all(Array.from({ length: lanes }, async () => {
-      while (next < runs.length) {
-        const run = runs[next++]!;
-        try {
-          await this.walk(run);
-        } catch (err) {
-          // The walk rolled back; the run stays where it was, tried again later, and exits after MAX_RUN_FAILURES.
-          this.log?.error({ err, runId: run.id, automationId: run.automationId, stepId: run.stepId }, 'an automation step failed; it is tried again later');
-          await repo.recordRunFailure(this.db.kysely, run, this.o.workerId, err instanceof Error ? err.message : String(err), MAX_RUN_FAILURES, this.iso())
-            .catch((e2: unknown) => this.log?.error({ err: e2, runId: run.id }, 'could not record the failure of a run'));
+    await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        while (next < runs.length) {
+          const run = runs[next++]!;
+          try {
+            await this.walk(run);
+          } catch (err) {
+            // The walk rolled back; the run stays where it was, tried again later, and exits after MAX_RUN_FAILURES.
+            this.log?.error(
+              { err, runId: run.id, automationId: run.automationId, stepId: run.stepId },
+              'an automation step failed; it is tried again later',
+            );
+            await repo
+              .recordRunFailure(
+                this.db.kysely,
+                run,
+                this.o.workerId,
+                err instanceof Error ? err.message : String(err),
+                MAX_RUN_FAILURES,
+                this.iso(),
+              )
+              .catch((e2: unknown) =>
+                this.log?.error({ err: e2, runId: run.id }, 'could not record the failure of a run'),
+              );
+          }
         }
-      }
-    }));
+      }),
+    );
     return runs.length;
   }
 
@@ -269,18 +411,21 @@ export class AutomationEngine {
    * send, branch, split and send are one commit, not four (the commit is most of a step's cost).
    */
   private async walk(claimed: ClaimedRun): Promise<void> {
-    const more = await this.db.kysely.transaction().execute(async (trx) => {
-      let run = claimed;
-      for (let n = 0; n < this.o.stepsPerClaim; n++) {
-        const next = await this.step(trx, run);
-        if (!next) return false;
-        run = { ...run, stepId: next, stepStartedAt: null, status: 'ACTIVE' };
-      }
-      return true;
-    }).catch((err) => {
-      if (err instanceof LostRun) return false;
-      throw err;
-    });
+    const more = await this.db.kysely
+      .transaction()
+      .execute(async (trx) => {
+        let run = claimed;
+        for (let n = 0; n < this.o.stepsPerClaim; n++) {
+          const next = await this.step(trx, run);
+          if (!next) return false;
+          run = { ...run, stepId: next, stepStartedAt: null, status: 'ACTIVE' };
+        }
+        return true;
+      })
+      .catch((err) => {
+        if (err instanceof LostRun) return false;
+        throw err;
+      });
     // Steps left: let go of it, due now, so other runs get their turn.
     if (more) await repo.releaseRuns(this.db.kysely, this.o.workerId, [claimed.id]);
   }
@@ -296,7 +441,13 @@ export class AutomationEngine {
       if (!(await repo.moveRun(trx, run, owner, now, set))) throw new LostRun();
     };
     const finish = async (op: 'complete' | 'exit', reason: string | null = null) => {
-      await move({ status: runTransition(run.status, op), stepId: null, stepStartedAt: null, dueAt: null, exitReason: reason });
+      await move({
+        status: runTransition(run.status, op),
+        stepId: null,
+        stepStartedAt: null,
+        dueAt: null,
+        exitReason: reason,
+      });
       return null;
     };
     const c = await this.compiled(trx, run.workspaceId, run.automationId, run.version);
@@ -312,7 +463,12 @@ export class AutomationEngine {
       // Signed up through a double opt-in form and not confirmed yet: the message waits for the confirmation (it would
       // be skipped now), looked at again every PENDING_RECHECK_MS, for as long as a confirmation link lives.
       if (Date.parse(now) - Date.parse(run.enteredAt) > PENDING_GIVE_UP_MS) return finish('exit', 'never confirmed');
-      await move({ status: runTransition(run.status, 'wait'), stepId: step.id, stepStartedAt: run.stepStartedAt, dueAt: this.iso(Date.parse(now) + PENDING_RECHECK_MS) });
+      await move({
+        status: runTransition(run.status, 'wait'),
+        stepId: step.id,
+        stepStartedAt: run.stepStartedAt,
+        dueAt: this.iso(Date.parse(now) + PENDING_RECHECK_MS),
+      });
       return null;
     }
     const base = { runId: run.id, stepId: step.id, workspaceId: run.workspaceId, automationId: run.automationId };
@@ -333,21 +489,54 @@ export class AutomationEngine {
         if (!broadcastId) return finish('exit', 'the version was never activated');
         // The daily cap, counted with the contact locked (PostgreSQL): two walks of its runs cannot both pass it.
         const cap = this.o.maxMessagesPerContactPerDay;
-        if (cap > 0 && (await repo.lockAndCountAutomatedMessages(trx, this.db.dialect, run.workspaceId, contact.id, this.iso(Date.parse(now) - DAY_MS))) >= cap) {
+        if (
+          cap > 0 &&
+          (await repo.lockAndCountAutomatedMessages(
+            trx,
+            this.db.dialect,
+            run.workspaceId,
+            contact.id,
+            this.iso(Date.parse(now) - DAY_MS),
+          )) >= cap
+        ) {
           const reason = `guard: daily cap: ${cap} automated messages to this contact in 24 hours`;
-          await this.recordStop(trx, { workspaceId: run.workspaceId, automationId: run.automationId, runId: run.id, contactId: contact.id }, 'daily_cap', reason, now, { stepId: step.id, limit: cap });
+          await this.recordStop(
+            trx,
+            { workspaceId: run.workspaceId, automationId: run.automationId, runId: run.id, contactId: contact.id },
+            'daily_cap',
+            reason,
+            now,
+            { stepId: step.id, limit: cap },
+          );
           return finish('exit', reason);
         }
-        const deliveryId = await insertRunDelivery(trx, run.workspaceId, broadcastId, run.id, { contactId: contact.id, email: contact.email }, now);
+        const deliveryId = await insertRunDelivery(
+          trx,
+          run.workspaceId,
+          broadcastId,
+          run.id,
+          { contactId: contact.id, email: contact.email },
+          now,
+        );
         await repo.insertRunStep(trx, { ...base, deliveryId, completed: true }, now);
         break;
       }
       case 'topic':
-        await changeByAutomation(trx, run.workspaceId, contact.id, { topics: [{ id: step.topicId, subscribed: step.subscribed }] }, now, { automationId: run.automationId, runId: run.id });
+        await changeByAutomation(
+          trx,
+          run.workspaceId,
+          contact.id,
+          { topics: [{ id: step.topicId, subscribed: step.subscribed }] },
+          now,
+          { automationId: run.automationId, runId: run.id },
+        );
         await repo.insertRunStep(trx, { ...base, completed: true }, now);
         break;
       case 'update':
-        await changeByAutomation(trx, run.workspaceId, contact.id, { properties: step.properties }, now, { automationId: run.automationId, runId: run.id });
+        await changeByAutomation(trx, run.workspaceId, contact.id, { properties: step.properties }, now, {
+          automationId: run.automationId,
+          runId: run.id,
+        });
         await repo.insertRunStep(trx, { ...base, completed: true }, now);
         break;
       case 'branch':
@@ -355,21 +544,42 @@ export class AutomationEngine {
         await repo.insertRunStep(trx, { ...base, arm, completed: true }, now);
         break;
       case 'split':
-        arm = splitArm(contact.id, step.id, step.arms.map((a) => a.percent));
+        arm = splitArm(
+          contact.id,
+          step.id,
+          step.arms.map((a) => a.percent),
+        );
         await repo.insertRunStep(trx, { ...base, arm: String(arm), completed: true }, now);
         break;
       case 'webhook': {
         const endpointId = c.targets?.webhook[step.id];
         if (!endpointId) return finish('exit', 'the version was never activated');
         // Deleted since (DELETE /v1/webhooks/{id}): nowhere to post, so the run ends here rather than failing on and on.
-        if (!(await this.webhooks.endpointExists(trx, run.workspaceId, endpointId))) return finish('exit', 'its webhook endpoint was deleted');
-        await this.webhooks.queueStepDelivery(trx, run.workspaceId, endpointId, {
-          type: 'automation.webhook', timestamp: now,
-          data: {
-            automationId: run.automationId, version: run.version, runId: run.id, stepId: step.id,
-            contact: { id: contact.id, email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
+        if (!(await this.webhooks.endpointExists(trx, run.workspaceId, endpointId)))
+          return finish('exit', 'its webhook endpoint was deleted');
+        await this.webhooks.queueStepDelivery(
+          trx,
+          run.workspaceId,
+          endpointId,
+          {
+            type: 'automation.webhook',
+            timestamp: now,
+            data: {
+              automationId: run.automationId,
+              version: run.version,
+              runId: run.id,
+              stepId: step.id,
+              contact: {
+                id: contact.id,
+                email: contact.email,
+                firstName: contact.firstName,
+                lastName: contact.lastName,
+                properties: contact.properties,
+              },
+            },
           },
-        }, now);
+          now,
+        );
         await repo.insertRunStep(trx, { ...base, completed: true }, now);
         break;
       }
@@ -379,7 +589,13 @@ export class AutomationEngine {
     }
     const next = c.program.after(step.id, arm);
     if (next === null) return finish('complete');
-    await move({ status: runTransition(run.status, 'step'), stepId: next, stepStartedAt: null, dueAt: now, keepLease: true });
+    await move({
+      status: runTransition(run.status, 'step'),
+      stepId: next,
+      stepStartedAt: null,
+      dueAt: now,
+      keepLease: true,
+    });
     return next;
   }
 }

@@ -4,7 +4,14 @@ import { contactEmail } from '../../audience/index.js';
 import type { Db, Executor } from '../../db/connection.js';
 import type { AutomationRunStatus, AutomationStatus } from '../../db/schema.js';
 import { findDomainByName } from '../../mail-setup/index.js';
-import { conflict, insufficientScope, notFound, unprocessable, validationFailed, type FieldError } from '../../errors/errors.js';
+import {
+  conflict,
+  insufficientScope,
+  notFound,
+  unprocessable,
+  validationFailed,
+  type FieldError,
+} from '../../errors/errors.js';
 import { listGroupVersions } from '../../forms/index.js';
 import { grants } from '../../http/scopes.js';
 import { newId } from '../../lib/ids.js';
@@ -19,21 +26,45 @@ import type { WebhooksService } from '../webhooks/webhooks.service.js';
 import { getWorkspace } from '../../access/index.js';
 import type { AutomationEngine } from './automations.engine.js';
 import * as repo from './automations.repository.js';
-import type { Automation, CreateAutomationInput, Simulation, SimulateInput, UpdateAutomationInput } from './automations.schemas.js';
+import type {
+  Automation,
+  CreateAutomationInput,
+  Simulation,
+  SimulateInput,
+  UpdateAutomationInput,
+} from './automations.schemas.js';
 import { automationTransition } from './automations.state.js';
-import { Program, checkSteps, checkTrigger, durationMs, isoDuration, splitArm, type Step, type Trigger } from './automations.steps.js';
+import {
+  Program,
+  checkSteps,
+  checkTrigger,
+  durationMs,
+  isoDuration,
+  splitArm,
+  type Step,
+  type Trigger,
+} from './automations.steps.js';
 
 const changedMeanwhile = () => conflict('invalid_state', 'the automation changed meanwhile; read it again');
 
 function present(a: repo.AutomationRow): Automation {
   // A stored trigger is checkTrigger's: one of the forms TriggerSchema lists (test/unit/automations.test.ts).
-  return { id: a.id, name: a.name, status: a.status, trigger: a.trigger as Automation['trigger'], steps: a.steps, version: a.version, createdAt: a.createdAt, updatedAt: a.updatedAt };
+  return {
+    id: a.id,
+    name: a.name,
+    status: a.status,
+    trigger: a.trigger as Automation['trigger'],
+    steps: a.steps,
+    version: a.version,
+    createdAt: a.createdAt,
+    updatedAt: a.updatedAt,
+  };
 }
 
 /** Trigger and steps as given: their shape checked (422 validation_failed with every problem's path). */
 function parse(input: { trigger?: unknown; steps?: unknown }): { trigger?: Trigger; steps?: Step[] } {
   const errors: FieldError[] = [];
-  const trigger = input.trigger !== undefined ? checkTrigger(input.trigger, errors) ?? undefined : undefined;
+  const trigger = input.trigger !== undefined ? (checkTrigger(input.trigger, errors) ?? undefined) : undefined;
   const steps = input.steps !== undefined ? checkSteps(input.steps, errors) : undefined;
   if (errors.length) throw validationFailed(errors);
   return { trigger, steps };
@@ -58,7 +89,8 @@ const mayWriteWebhooks = (caller: Caller) => grants(caller.scopes, 'write:webhoo
 function checkWebhookSteps(caller: Caller, steps: readonly Step[], current: readonly Step[] = []): void {
   if (mayWriteWebhooks(caller)) return;
   const known = new Set(new Program(current).all().flatMap((n) => (n.step.type === 'webhook' ? [n.step.url] : [])));
-  for (const { step } of new Program(steps).all()) if (step.type === 'webhook' && !known.has(step.url)) throw insufficientScope('write:webhooks');
+  for (const { step } of new Program(steps).all())
+    if (step.type === 'webhook' && !known.has(step.url)) throw insufficientScope('write:webhooks');
 }
 
 /**
@@ -66,7 +98,11 @@ function checkWebhookSteps(caller: Caller, steps: readonly Step[], current: read
  * (automations.engine.ts); this service starts one only for the `api` trigger, through the engine's entry rule.
  */
 export class AutomationsService {
-  constructor(private readonly db: Db, private readonly webhooks: WebhooksService, private readonly engine: AutomationEngine) {}
+  constructor(
+    private readonly db: Db,
+    private readonly webhooks: WebhooksService,
+    private readonly engine: AutomationEngine,
+  ) {}
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
@@ -79,20 +115,39 @@ export class AutomationsService {
   }
 
   /** Ids the trigger and steps name must be of the workspace (422 invalid_reference), whatever the status. */
-  private async checkReferences(db: Executor, workspaceId: string, trigger: Trigger, steps: readonly Step[]): Promise<void> {
+  private async checkReferences(
+    db: Executor,
+    workspaceId: string,
+    trigger: Trigger,
+    steps: readonly Step[],
+  ): Promise<void> {
     const errors: FieldError[] = [];
-    if (trigger.type === 'form.submitted' && !(await listGroupVersions(db, workspaceId, trigger.formGroupId!)).length) errors.push({ path: '/trigger/formGroupId', message: 'names no form group of this workspace' });
-    if (trigger.type === 'segment.entered' && !(await getSegment(db, workspaceId, trigger.segmentId!))) errors.push({ path: '/trigger/segmentId', message: 'names no segment of this workspace' });
+    if (trigger.type === 'form.submitted' && !(await listGroupVersions(db, workspaceId, trigger.formGroupId!)).length)
+      errors.push({ path: '/trigger/formGroupId', message: 'names no form group of this workspace' });
+    if (trigger.type === 'segment.entered' && !(await getSegment(db, workspaceId, trigger.segmentId!)))
+      errors.push({ path: '/trigger/segmentId', message: 'names no segment of this workspace' });
     const topicPaths: { id: string; path: string }[] = [];
     if (trigger.topicId) topicPaths.push({ id: trigger.topicId, path: '/trigger/topicId' });
-    if (trigger.filter) topicPaths.push(...topicReferences(trigger.filter, '/trigger/filter').map((r) => ({ id: r.topic, path: r.path })));
+    if (trigger.filter)
+      topicPaths.push(
+        ...topicReferences(trigger.filter, '/trigger/filter').map((r) => ({ id: r.topic, path: r.path })),
+      );
     for (const n of new Program(steps).all()) {
       if (n.step.type === 'topic') topicPaths.push({ id: n.step.topicId, path: `${n.path}/topicId` });
-      if (n.step.type === 'branch') topicPaths.push(...topicReferences(n.step.filter, `${n.path}/filter`).map((r) => ({ id: r.topic, path: r.path })));
+      if (n.step.type === 'branch')
+        topicPaths.push(
+          ...topicReferences(n.step.filter, `${n.path}/filter`).map((r) => ({ id: r.topic, path: r.path })),
+        );
     }
-    const known = await existingTopicIds(db, workspaceId, topicPaths.map((t) => t.id));
-    for (const t of topicPaths) if (!known.has(t.id)) errors.push({ path: t.path, message: 'names no topic of this workspace' });
-    if (errors.length) throw unprocessable('invalid_reference', errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; '), errors);
+    const known = await existingTopicIds(
+      db,
+      workspaceId,
+      topicPaths.map((t) => t.id),
+    );
+    for (const t of topicPaths)
+      if (!known.has(t.id)) errors.push({ path: t.path, message: 'names no topic of this workspace' });
+    if (errors.length)
+      throw unprocessable('invalid_reference', errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; '), errors);
   }
 
   /**
@@ -107,18 +162,29 @@ export class AutomationsService {
       if (step.type === 'send') {
         const domain = step.from ? parseMailbox(step.from)?.domain : undefined;
         if (!step.from) errors.push({ path: `${path}/from`, message: 'is required' });
-        else if (!domain || (await findDomainByName(db, workspaceId, domain))?.status !== 'VERIFIED') errors.push({ path: `${path}/from`, message: 'is not on a verified domain of this workspace' });
-        if (!step.emailContent.subject?.trim()) errors.push({ path: `${path}/emailContent/subject`, message: 'is required' });
-        if (!step.emailContent.html?.trim() && !step.emailContent.text?.trim()) errors.push({ path: `${path}/emailContent/html`, message: 'html or text is required' });
+        else if (!domain || (await findDomainByName(db, workspaceId, domain))?.status !== 'VERIFIED')
+          errors.push({ path: `${path}/from`, message: 'is not on a verified domain of this workspace' });
+        if (!step.emailContent.subject?.trim())
+          errors.push({ path: `${path}/emailContent/subject`, message: 'is required' });
+        if (!step.emailContent.html?.trim() && !step.emailContent.text?.trim())
+          errors.push({ path: `${path}/emailContent/html`, message: 'html or text is required' });
       } else if (step.type === 'webhook') {
         try {
           await this.webhooks.checkStepUrl(step.url, `${path}/url`);
         } catch (err) {
-          errors.push({ path: `${path}/url`, message: (err as { errors?: FieldError[] }).errors?.[0]?.message ?? 'is refused' });
+          errors.push({
+            path: `${path}/url`,
+            message: (err as { errors?: FieldError[] }).errors?.[0]?.message ?? 'is refused',
+          });
         }
       }
     }
-    if (errors.length) throw unprocessable('automation_incomplete', `the automation cannot run: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`, errors);
+    if (errors.length)
+      throw unprocessable(
+        'automation_incomplete',
+        `the automation cannot run: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
+        errors,
+      );
   }
 
   /**
@@ -126,13 +192,23 @@ export class AutomationsService {
    * delivery pipeline sends), an endpoint for each webhook step; and, for a segment.entered trigger, the segment's
    * members as they are now (only contacts that enter it from now on start a run).
    */
-  private async prepare(trx: Executor, a: { id: string; workspaceId: string; name: string }, version: number, trigger: Trigger, steps: readonly Step[], now: string, caller: Caller): Promise<void> {
+  private async prepare(
+    trx: Executor,
+    a: { id: string; workspaceId: string; name: string },
+    version: number,
+    trigger: Trigger,
+    steps: readonly Step[],
+    now: string,
+    caller: Caller,
+  ): Promise<void> {
     const current = await repo.getVersion(trx, a.workspaceId, a.id, version);
     if (!current?.targets) {
       // Registering an endpoint is managing webhooks: not for a caller without write:webhooks (an editor activating a
       // draft whose webhook URL no endpoint has, or one an admin deleted meanwhile).
       if (!mayWriteWebhooks(caller)) {
-        for (const { step } of new Program(steps).all()) if (step.type === 'webhook' && !(await endpointByUrl(trx, a.workspaceId, step.url))) throw insufficientScope('write:webhooks');
+        for (const { step } of new Program(steps).all())
+          if (step.type === 'webhook' && !(await endpointByUrl(trx, a.workspaceId, step.url)))
+            throw insufficientScope('write:webhooks');
       }
       const settings = (await getWorkspace(trx, a.workspaceId))?.settings;
       const tracking = settings?.tracking ?? { opens: true, clicks: true };
@@ -140,13 +216,29 @@ export class AutomationsService {
       for (const { step } of new Program(steps).all()) {
         if (step.type === 'send') {
           const id = newId('bc');
-          await insertAutomationMessage(trx, a.workspaceId, id, {
-            name: `${a.name} · ${step.id}`.slice(0, 255), from: step.from, replyTo: step.replyTo, emailContent: step.emailContent, tracking,
-            automationId: a.id, stepId: step.id,
-          }, now);
+          await insertAutomationMessage(
+            trx,
+            a.workspaceId,
+            id,
+            {
+              name: `${a.name} · ${step.id}`.slice(0, 255),
+              from: step.from,
+              replyTo: step.replyTo,
+              emailContent: step.emailContent,
+              tracking,
+              automationId: a.id,
+              stepId: step.id,
+            },
+            now,
+          );
           targets.send[step.id] = id;
         } else if (step.type === 'webhook') {
-          targets.webhook[step.id] = await this.webhooks.stepEndpoint(trx, a.workspaceId, step.url, `Automation "${a.name}", step ${step.id}`);
+          targets.webhook[step.id] = await this.webhooks.stepEndpoint(
+            trx,
+            a.workspaceId,
+            step.url,
+            `Automation "${a.name}", step ${step.id}`,
+          );
         }
       }
       await repo.setVersionTargets(trx, a.workspaceId, a.id, version, targets);
@@ -156,7 +248,12 @@ export class AutomationsService {
       let after: string | undefined;
       let first = true;
       for (;;) {
-        const ids = segment ? await matchingContactIds(trx, this.db.dialect, a.workspaceId, segment.filter as Filter, { afterId: after, limit: 5000 }) : [];
+        const ids = segment
+          ? await matchingContactIds(trx, this.db.dialect, a.workspaceId, segment.filter as Filter, {
+              afterId: after,
+              limit: 5000,
+            })
+          : [];
         await repo.replaceMembers(trx, a.id, ids, first);
         first = false;
         if (ids.length < 5000) break;
@@ -171,7 +268,11 @@ export class AutomationsService {
     const id = newId('aut');
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, trigger!, steps!);
-      await repo.insertAutomation(trx, { id, workspaceId, name: input.name, trigger: trigger!, steps: steps! }, nowIso());
+      await repo.insertAutomation(
+        trx,
+        { id, workspaceId, name: input.name, trigger: trigger!, steps: steps! },
+        nowIso(),
+      );
     });
     return this.get(workspaceId, id);
   }
@@ -180,7 +281,10 @@ export class AutomationsService {
     return present(await this.mustGet(this.db.kysely, workspaceId, id));
   }
 
-  async list(workspaceId: string, opts: { status?: AutomationStatus; limit: number; beforeId?: string }): Promise<Automation[]> {
+  async list(
+    workspaceId: string,
+    opts: { status?: AutomationStatus; limit: number; beforeId?: string },
+  ): Promise<Automation[]> {
     return (await repo.listAutomations(this.db.kysely, workspaceId, opts)).map(present);
   }
 
@@ -189,7 +293,8 @@ export class AutomationsService {
    * new version, checked as activation checks (runs in progress finish on theirs); a new name alone does not.
    */
   async update(workspaceId: string, id: string, input: UpdateAutomationInput, caller: Caller): Promise<Automation> {
-    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the automation id in the path' }]);
+    if (input.id !== undefined && input.id !== id)
+      throw validationFailed([{ path: '/id', message: 'must equal the automation id in the path' }]);
     const parsed = parse(input);
     const current = await this.mustGet(this.db.kysely, workspaceId, id);
     automationTransition(current.status, 'edit');
@@ -203,11 +308,21 @@ export class AutomationsService {
       const now = nowIso();
       const version = changesProgram && current.status !== 'DRAFT' ? current.version + 1 : current.version;
       // First, guarded by what was read: a concurrent change makes this one 409, before anything else is written.
-      if (!(await repo.updateAutomation(trx, workspaceId, id, current, { name: input.name, version }, now))) throw changedMeanwhile();
-      if (changesProgram && current.status === 'DRAFT') await repo.replaceVersion(trx, workspaceId, id, version, trigger, steps);
+      if (!(await repo.updateAutomation(trx, workspaceId, id, current, { name: input.name, version }, now)))
+        throw changedMeanwhile();
+      if (changesProgram && current.status === 'DRAFT')
+        await repo.replaceVersion(trx, workspaceId, id, version, trigger, steps);
       else if (changesProgram) {
         await repo.insertVersion(trx, workspaceId, id, version, trigger, steps, now);
-        await this.prepare(trx, { id, workspaceId, name: input.name ?? current.name }, version, trigger, steps, now, caller);
+        await this.prepare(
+          trx,
+          { id, workspaceId, name: input.name ?? current.name },
+          version,
+          trigger,
+          steps,
+          now,
+          caller,
+        );
       }
     });
     return this.get(workspaceId, id);
@@ -227,7 +342,8 @@ export class AutomationsService {
     await this.tx(async (trx) => {
       const now = nowIso();
       // Guarded by what was read and checked: a PUT that got in between makes this 409 (its steps were not checked).
-      if (!(await repo.updateAutomation(trx, workspaceId, id, current, { status: next }, now))) throw changedMeanwhile();
+      if (!(await repo.updateAutomation(trx, workspaceId, id, current, { status: next }, now)))
+        throw changedMeanwhile();
       await this.checkReferences(trx, workspaceId, current.trigger, current.steps);
       await this.prepare(trx, current, current.version, current.trigger, current.steps, now, caller);
     });
@@ -237,14 +353,16 @@ export class AutomationsService {
   async pause(workspaceId: string, id: string): Promise<Automation> {
     const current = await this.mustGet(this.db.kysely, workspaceId, id);
     const next = automationTransition(current.status, 'pause');
-    if (!(await repo.updateAutomation(this.db.kysely, workspaceId, id, current, { status: next }, nowIso()))) throw changedMeanwhile();
+    if (!(await repo.updateAutomation(this.db.kysely, workspaceId, id, current, { status: next }, nowIso())))
+      throw changedMeanwhile();
     return this.get(workspaceId, id);
   }
 
   /** POST …/trigger: the contact enters an ACTIVE automation with an `api` trigger (its open run if it has one). */
   async trigger(workspaceId: string, id: string, contactId: string): Promise<{ runId: string; started: boolean }> {
     const a = await this.mustGet(this.db.kysely, workspaceId, id);
-    if (a.trigger.type !== 'api') throw conflict('invalid_state', `the automation starts on ${a.trigger.type}, not through the API`);
+    if (a.trigger.type !== 'api')
+      throw conflict('invalid_state', `the automation starts on ${a.trigger.type}, not through the API`);
     if (a.status !== 'ACTIVE') throw conflict('invalid_state', `the automation is ${a.status}; activate it first`);
     return this.tx(async (trx) => {
       const contact = await getContact(trx, workspaceId, contactId);
@@ -256,13 +374,25 @@ export class AutomationsService {
       // A concurrent trigger (or the intake) started one meanwhile: that run is the contact's.
       const raced = runId ? undefined : await repo.openRunOf(trx, workspaceId, id, contactId);
       if (raced) return { runId: raced, started: false };
-      if (!runId && (await this.engine.inCooldown(trx, workspaceId, id, contactId, now))) throw conflict('invalid_state', 'the contact went through this automation within the re-entry cooldown (AUTOMATION_REENTRY_COOLDOWN_SECONDS, docs/automations.md); it can enter again once that has passed');
-      if (!runId) throw conflict('invalid_state', `the contact cannot enter: it is ${contact.status}${a.trigger.filter ? ' or does not match the trigger\'s filter' : ''}`);
+      if (!runId && (await this.engine.inCooldown(trx, workspaceId, id, contactId, now)))
+        throw conflict(
+          'invalid_state',
+          'the contact went through this automation within the re-entry cooldown (AUTOMATION_REENTRY_COOLDOWN_SECONDS, docs/automations.md); it can enter again once that has passed',
+        );
+      if (!runId)
+        throw conflict(
+          'invalid_state',
+          `the contact cannot enter: it is ${contact.status}${a.trigger.filter ? " or does not match the trigger's filter" : ''}`,
+        );
       return { runId, started: true };
     });
   }
 
-  async runs(workspaceId: string, id: string, opts: { status?: AutomationRunStatus; contactId?: string; limit: number; beforeId?: string }): Promise<repo.RunRecord[]> {
+  async runs(
+    workspaceId: string,
+    id: string,
+    opts: { status?: AutomationRunStatus; contactId?: string; limit: number; beforeId?: string },
+  ): Promise<repo.RunRecord[]> {
     await this.mustGet(this.db.kysely, workspaceId, id);
     return repo.listRuns(this.db.kysely, workspaceId, id, opts);
   }
@@ -271,7 +401,12 @@ export class AutomationsService {
     const a = await this.mustGet(this.db.kysely, workspaceId, id);
     const counted = new Map((await repo.stepStats(this.db.kysely, workspaceId, id)).map((s) => [s.stepId, s]));
     // The current version's steps first, in their order (zeros for steps no run reached), then those of older versions.
-    const ordered = new Program(a.steps).all().map((n) => counted.get(n.step.id) ?? { stepId: n.step.id, entered: 0, completed: 0, sent: 0, opened: 0, clicked: 0 });
+    const ordered = new Program(a.steps)
+      .all()
+      .map(
+        (n) =>
+          counted.get(n.step.id) ?? { stepId: n.step.id, entered: 0, completed: 0, sent: 0, opened: 0, clicked: 0 },
+      );
     const listed = new Set(ordered.map((s) => s.stepId));
     return { steps: [...ordered, ...[...counted.values()].filter((s) => !listed.has(s.stepId))] };
   }
@@ -284,7 +419,13 @@ export class AutomationsService {
   async simulate(workspaceId: string, id: string, input: SimulateInput): Promise<Simulation> {
     const db = this.db.kysely;
     const a = await this.mustGet(db, workspaceId, id);
-    let contact: { key: string; email: string; firstName: string | null; lastName: string | null; properties: Record<string, unknown> };
+    let contact: {
+      key: string;
+      email: string;
+      firstName: string | null;
+      lastName: string | null;
+      properties: Record<string, unknown>;
+    };
     let matches: (filter: Filter) => Promise<boolean>;
     if ('contactId' in input) {
       const c = await getContact(db, workspaceId, input.contactId);
@@ -295,10 +436,18 @@ export class AutomationsService {
       const email = contactEmail(input.contact.email);
       if (!email) throw validationFailed([{ path: '/contact/email', message: 'must be a valid email address' }]);
       const subscribedTo = new Set(input.contact.topics ?? []);
-      const topics = (await listTopics(db, workspaceId, { limit: 1000 })).map((t) => ({ id: t.id, subscribed: subscribedTo.has(t.id) }));
+      const topics = (await listTopics(db, workspaceId, { limit: 1000 })).map((t) => ({
+        id: t.id,
+        subscribed: subscribedTo.has(t.id),
+      }));
       const imagined = {
-        email, firstName: input.contact.firstName ?? null, lastName: input.contact.lastName ?? null, properties: input.contact.properties ?? {},
-        status: 'SUBSCRIBED' as const, createdAt: nowIso(), topics,
+        email,
+        firstName: input.contact.firstName ?? null,
+        lastName: input.contact.lastName ?? null,
+        properties: input.contact.properties ?? {},
+        status: 'SUBSCRIBED' as const,
+        createdAt: nowIso(),
+        topics,
       };
       contact = { key: email, ...imagined };
       matches = (f) => imaginedContactMatches(db, this.db.dialect, workspaceId, imagined, f);
@@ -316,13 +465,25 @@ export class AutomationsService {
       else if (step.type === 'send') {
         let subject: string | null;
         try {
-          subject = renderTemplate(step.emailContent.subject, { contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties } });
+          subject = renderTemplate(step.emailContent.subject, {
+            contact: {
+              email: contact.email,
+              firstName: contact.firstName,
+              lastName: contact.lastName,
+              properties: contact.properties,
+            },
+          });
         } catch {
           subject = step.emailContent.subject;
         }
         entry.subject = subject;
       } else if (step.type === 'branch') arm = entry.arm = (await matches(step.filter)) ? 'then' : 'else';
-      else if (step.type === 'split') arm = entry.arm = splitArm(contact.key, step.id, step.arms.map((x) => x.percent));
+      else if (step.type === 'split')
+        arm = entry.arm = splitArm(
+          contact.key,
+          step.id,
+          step.arms.map((x) => x.percent),
+        );
       out.push(entry);
       if (step.type === 'exit') {
         exited = 'exit step';

@@ -20,13 +20,28 @@ const invalid = (what: string) => () => conflict('invalid_state', what);
 export const AUTOMATION_OPERATIONS = ['activate', 'pause', 'edit', 'delete'] as const;
 export type AutomationOperation = (typeof AUTOMATION_OPERATIONS)[number];
 
-export const AUTOMATION_TRANSITIONS: Record<AutomationStatus, Record<AutomationOperation, Outcome<AutomationStatus>>> = {
-  DRAFT: { activate: 'ACTIVE', pause: invalid('only an ACTIVE automation can be paused'), edit: 'DRAFT', delete: 'DRAFT' },
+export const AUTOMATION_TRANSITIONS: Record<
+  AutomationStatus,
+  Record<AutomationOperation, Outcome<AutomationStatus>>
+> = {
+  DRAFT: {
+    activate: 'ACTIVE',
+    pause: invalid('only an ACTIVE automation can be paused'),
+    edit: 'DRAFT',
+    delete: 'DRAFT',
+  },
   ACTIVE: {
-    activate: invalid('the automation is already ACTIVE'), pause: 'PAUSED', edit: 'ACTIVE',
+    activate: invalid('the automation is already ACTIVE'),
+    pause: 'PAUSED',
+    edit: 'ACTIVE',
     delete: invalid('an automation that ran keeps its runs and stats: pause it instead'),
   },
-  PAUSED: { activate: 'ACTIVE', pause: invalid('the automation is already PAUSED'), edit: 'PAUSED', delete: invalid('an automation that ran keeps its runs and stats; it stays PAUSED') },
+  PAUSED: {
+    activate: 'ACTIVE',
+    pause: invalid('the automation is already PAUSED'),
+    edit: 'PAUSED',
+    delete: invalid('an automation that ran keeps its runs and stats; it stays PAUSED'),
+  },
 };
 
 /**

@@ -9,7 +9,14 @@ import { validateFilter, type Filter } from '../../audience/index.js';
  * (with a JSON Pointer for every problem), and the walk a run makes through them. Pure: no database, no clock.
  */
 
-export const TRIGGER_TYPES = ['form.submitted', 'contact.subscribed', 'contact.created', 'segment.entered', 'event', 'api'] as const;
+export const TRIGGER_TYPES = [
+  'form.submitted',
+  'contact.subscribed',
+  'contact.created',
+  'segment.entered',
+  'event',
+  'api',
+] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 export const STEP_TYPES = ['wait', 'send', 'topic', 'update', 'branch', 'split', 'webhook', 'exit'] as const;
 export type StepType = (typeof STEP_TYPES)[number];
@@ -63,9 +70,12 @@ export function durationMs(text: string): number | null {
 /** Milliseconds as an ISO 8601 duration (`P2DT3H`, `PT0S`): the simulator's offsets. */
 export function isoDuration(ms: number): string {
   let s = Math.round(ms / 1000);
-  const d = Math.floor(s / 86_400); s -= d * 86_400;
-  const h = Math.floor(s / 3600); s -= h * 3600;
-  const m = Math.floor(s / 60); s -= m * 60;
+  const d = Math.floor(s / 86_400);
+  s -= d * 86_400;
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
   const time = `${h ? `${h}H` : ''}${m ? `${m}M` : ''}${s ? `${s}S` : ''}`;
   return `P${d ? `${d}D` : ''}${time ? `T${time}` : d ? '' : 'T0S'}`;
 }
@@ -76,21 +86,37 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isId = (v: unknown) => typeof v === 'string' && v.length >= 1 && v.length <= 64;
 
 function only(o: Record<string, unknown>, keys: readonly string[], path: string, errors: FieldError[]): void {
-  for (const k of Object.keys(o)) if (!keys.includes(k)) errors.push({ path: `${path}/${k}`, message: 'is not a field of this step' });
+  for (const k of Object.keys(o))
+    if (!keys.includes(k)) errors.push({ path: `${path}/${k}`, message: 'is not a field of this step' });
 }
 
 /** Checks a trigger's shape; returns it normalised (filter null when absent). */
 export function checkTrigger(raw: unknown, errors: FieldError[], path = '/trigger'): Trigger | null {
-  if (!isObject(raw)) return errors.push({ path, message: 'must be an object with a type' }), null;
+  if (!isObject(raw)) return (errors.push({ path, message: 'must be an object with a type' }), null);
   const type = raw.type as TriggerType;
-  if (!TRIGGER_TYPES.includes(type)) return errors.push({ path: `${path}/type`, message: `must be one of ${TRIGGER_TYPES.join(', ')}` }), null;
-  const need: Partial<Record<TriggerType, keyof Trigger>> = { 'form.submitted': 'formGroupId', 'segment.entered': 'segmentId', event: 'name' };
-  const allowed = ['type', 'filter', ...(need[type] ? [need[type]!] : []), ...(type === 'contact.subscribed' ? ['topicId'] : [])];
-  for (const k of Object.keys(raw)) if (!allowed.includes(k)) errors.push({ path: `${path}/${k}`, message: `is not a field of a ${type} trigger` });
+  if (!TRIGGER_TYPES.includes(type))
+    return (errors.push({ path: `${path}/type`, message: `must be one of ${TRIGGER_TYPES.join(', ')}` }), null);
+  const need: Partial<Record<TriggerType, keyof Trigger>> = {
+    'form.submitted': 'formGroupId',
+    'segment.entered': 'segmentId',
+    event: 'name',
+  };
+  const allowed = [
+    'type',
+    'filter',
+    ...(need[type] ? [need[type]!] : []),
+    ...(type === 'contact.subscribed' ? ['topicId'] : []),
+  ];
+  for (const k of Object.keys(raw))
+    if (!allowed.includes(k)) errors.push({ path: `${path}/${k}`, message: `is not a field of a ${type} trigger` });
   const t: Trigger = { type, filter: null };
   const key = need[type];
   if (key) {
-    if (!isId(raw[key]) || (key === 'name' && !/^[A-Za-z0-9][A-Za-z0-9 ._:/-]*$/.test(raw[key] as string))) errors.push({ path: `${path}/${key}`, message: key === 'name' ? 'must be an event name (1-64 letters, digits, space . _ : / -)' : 'must be an id' });
+    if (!isId(raw[key]) || (key === 'name' && !/^[A-Za-z0-9][A-Za-z0-9 ._:/-]*$/.test(raw[key] as string)))
+      errors.push({
+        path: `${path}/${key}`,
+        message: key === 'name' ? 'must be an event name (1-64 letters, digits, space . _ : / -)' : 'must be an id',
+      });
     else (t as unknown as Record<string, unknown>)[key] = raw[key];
   }
   if (type === 'contact.subscribed' && raw.topicId !== undefined && raw.topicId !== null) {
@@ -108,14 +134,18 @@ export function checkTrigger(raw: unknown, errors: FieldError[], path = '/trigge
 function content(raw: unknown, path: string, errors: FieldError[]): EmailContent {
   const c: EmailContent = { subject: null, html: null, text: null, previewText: null, editorContent: null };
   if (raw === undefined || raw === null) return c;
-  if (!isObject(raw)) return errors.push({ path, message: 'must be an object' }), c;
+  if (!isObject(raw)) return (errors.push({ path, message: 'must be an object' }), c);
   only(raw, ['subject', 'html', 'text', 'previewText', 'editorContent'], path, errors);
   const limits = { subject: 998, previewText: 500, html: MAX_BODY_BYTES, text: MAX_BODY_BYTES } as const;
   for (const k of ['subject', 'html', 'text', 'previewText'] as const) {
     const v = raw[k];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'string') errors.push({ path: `${path}/${k}`, message: 'must be a string or null' });
-    else if ((k === 'html' || k === 'text' ? Buffer.byteLength(v, 'utf8') : v.length) > limits[k]) errors.push({ path: `${path}/${k}`, message: `must be at most ${limits[k]} ${k === 'html' || k === 'text' ? 'bytes' : 'characters'}` });
+    else if ((k === 'html' || k === 'text' ? Buffer.byteLength(v, 'utf8') : v.length) > limits[k])
+      errors.push({
+        path: `${path}/${k}`,
+        message: `must be at most ${limits[k]} ${k === 'html' || k === 'text' ? 'bytes' : 'characters'}`,
+      });
     else c[k] = v;
   }
   c.editorContent = raw.editorContent ?? null;
@@ -129,8 +159,9 @@ class StepChecker {
   constructor(readonly errors: FieldError[]) {}
 
   list(raw: unknown, path: string, depth: number): Step[] {
-    if (!Array.isArray(raw)) return this.errors.push({ path, message: 'must be an array of steps' }), [];
-    if (depth > MAX_STEP_DEPTH) return this.errors.push({ path, message: `branches and splits nest at most ${MAX_STEP_DEPTH} deep` }), [];
+    if (!Array.isArray(raw)) return (this.errors.push({ path, message: 'must be an array of steps' }), []);
+    if (depth > MAX_STEP_DEPTH)
+      return (this.errors.push({ path, message: `branches and splits nest at most ${MAX_STEP_DEPTH} deep` }), []);
     return raw.flatMap((s, i) => {
       const step = this.step(s, `${path}/${i}`, depth);
       return step ? [step] : [];
@@ -143,52 +174,93 @@ class StepChecker {
       if (this.count === MAX_STEPS + 1) e.push({ path, message: `an automation has at most ${MAX_STEPS} steps` });
       return null;
     }
-    if (!isObject(raw)) return e.push({ path, message: 'must be a step object with a type' }), null;
+    if (!isObject(raw)) return (e.push({ path, message: 'must be a step object with a type' }), null);
     let id = raw.id;
     if (id === undefined || id === null) id = `s${crypto.randomBytes(5).toString('hex')}`;
-    else if (typeof id !== 'string' || !STEP_ID.test(id)) return e.push({ path: `${path}/id`, message: 'must be 1-64 letters, digits, - or _' }), null;
-    if (this.ids.has(id as string)) e.push({ path: `${path}/id`, message: `is the id of the step at ${this.ids.get(id as string)} too; step ids are unique within an automation` });
+    else if (typeof id !== 'string' || !STEP_ID.test(id))
+      return (e.push({ path: `${path}/id`, message: 'must be 1-64 letters, digits, - or _' }), null);
+    if (this.ids.has(id as string))
+      e.push({
+        path: `${path}/id`,
+        message: `is the id of the step at ${this.ids.get(id as string)} too; step ids are unique within an automation`,
+      });
     this.ids.set(id as string, path);
     const sid = id as string;
     switch (raw.type) {
       case 'wait': {
         only(raw, ['id', 'type', 'duration'], path, e);
         const ms = typeof raw.duration === 'string' ? durationMs(raw.duration) : null;
-        if (ms === null) e.push({ path: `${path}/duration`, message: 'must be an ISO 8601 duration of weeks, days, hours, minutes or seconds, such as P2D or PT3H' });
-        else if (ms <= 0 || ms > MAX_WAIT_MS) e.push({ path: `${path}/duration`, message: 'must be more than 0 and at most 366 days' });
+        if (ms === null)
+          e.push({
+            path: `${path}/duration`,
+            message: 'must be an ISO 8601 duration of weeks, days, hours, minutes or seconds, such as P2D or PT3H',
+          });
+        else if (ms <= 0 || ms > MAX_WAIT_MS)
+          e.push({ path: `${path}/duration`, message: 'must be more than 0 and at most 366 days' });
         return { id: sid, type: 'wait', duration: String(raw.duration) };
       }
       case 'send': {
         only(raw, ['id', 'type', 'from', 'replyTo', 'emailContent'], path, e);
         const from = raw.from ?? null;
         const replyTo = raw.replyTo ?? null;
-        if (from !== null && (typeof from !== 'string' || !parseMailbox(from))) e.push({ path: `${path}/from`, message: 'must be an email address, optionally with a display name: "Name <addr@domain>"' });
-        if (replyTo !== null && (typeof replyTo !== 'string' || !parseMailbox(replyTo))) e.push({ path: `${path}/replyTo`, message: 'must be an email address' });
-        return { id: sid, type: 'send', from: from as string | null, replyTo: replyTo as string | null, emailContent: content(raw.emailContent, `${path}/emailContent`, e) };
+        if (from !== null && (typeof from !== 'string' || !parseMailbox(from)))
+          e.push({
+            path: `${path}/from`,
+            message: 'must be an email address, optionally with a display name: "Name <addr@domain>"',
+          });
+        if (replyTo !== null && (typeof replyTo !== 'string' || !parseMailbox(replyTo)))
+          e.push({ path: `${path}/replyTo`, message: 'must be an email address' });
+        return {
+          id: sid,
+          type: 'send',
+          from: from as string | null,
+          replyTo: replyTo as string | null,
+          emailContent: content(raw.emailContent, `${path}/emailContent`, e),
+        };
       }
       case 'topic':
         only(raw, ['id', 'type', 'topicId', 'subscribed'], path, e);
         if (!isId(raw.topicId)) e.push({ path: `${path}/topicId`, message: 'must be a topic id' });
-        if (typeof raw.subscribed !== 'boolean') e.push({ path: `${path}/subscribed`, message: 'must be true or false' });
+        if (typeof raw.subscribed !== 'boolean')
+          e.push({ path: `${path}/subscribed`, message: 'must be true or false' });
         return { id: sid, type: 'topic', topicId: String(raw.topicId), subscribed: raw.subscribed === true };
       case 'update': {
         only(raw, ['id', 'type', 'properties'], path, e);
         const p = raw.properties;
-        if (!isObject(p) || Object.keys(p).length === 0) e.push({ path: `${path}/properties`, message: 'must be an object of at least one property (null removes one)' });
+        if (!isObject(p) || Object.keys(p).length === 0)
+          e.push({
+            path: `${path}/properties`,
+            message: 'must be an object of at least one property (null removes one)',
+          });
         else {
           for (const k of Object.keys(p)) {
-            if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(k)) e.push({ path: `${path}/properties/${k}`, message: 'is not a property name (letters, digits, _; up to 64)' });
+            if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(k))
+              e.push({
+                path: `${path}/properties/${k}`,
+                message: 'is not a property name (letters, digits, _; up to 64)',
+              });
             const v = p[k];
-            if (v !== null && !['string', 'number', 'boolean'].includes(typeof v)) e.push({ path: `${path}/properties/${k}`, message: 'must be a string, number, boolean or null' });
+            if (v !== null && !['string', 'number', 'boolean'].includes(typeof v))
+              e.push({ path: `${path}/properties/${k}`, message: 'must be a string, number, boolean or null' });
           }
         }
-        return { id: sid, type: 'update', properties: isObject(p) ? p as Record<string, string | number | boolean | null> : {} };
+        return {
+          id: sid,
+          type: 'update',
+          properties: isObject(p) ? (p as Record<string, string | number | boolean | null>) : {},
+        };
       }
       case 'branch': {
         only(raw, ['id', 'type', 'filter', 'then', 'else'], path, e);
         const fe = validateFilter(raw.filter, `${path}/filter`);
         e.push(...fe);
-        return { id: sid, type: 'branch', filter: raw.filter as Filter, then: this.list(raw.then ?? [], `${path}/then`, depth + 1), else: this.list(raw.else ?? [], `${path}/else`, depth + 1) };
+        return {
+          id: sid,
+          type: 'branch',
+          filter: raw.filter as Filter,
+          then: this.list(raw.then ?? [], `${path}/then`, depth + 1),
+          else: this.list(raw.else ?? [], `${path}/else`, depth + 1),
+        };
       }
       case 'split': {
         only(raw, ['id', 'type', 'arms'], path, e);
@@ -198,18 +270,24 @@ class StepChecker {
         }
         const arms = raw.arms.map((a: unknown, i: number) => {
           const ap = `${path}/arms/${i}`;
-          if (!isObject(a)) return e.push({ path: ap, message: 'must be an object { percent, steps }' }), { percent: 0, steps: [] };
+          if (!isObject(a))
+            return (e.push({ path: ap, message: 'must be an object { percent, steps }' }), { percent: 0, steps: [] });
           only(a, ['percent', 'steps'], ap, e);
-          if (!Number.isInteger(a.percent) || (a.percent as number) < 1 || (a.percent as number) > 99) e.push({ path: `${ap}/percent`, message: 'must be a whole number from 1 to 99' });
+          if (!Number.isInteger(a.percent) || (a.percent as number) < 1 || (a.percent as number) > 99)
+            e.push({ path: `${ap}/percent`, message: 'must be a whole number from 1 to 99' });
           return { percent: Number(a.percent), steps: this.list(a.steps ?? [], `${ap}/steps`, depth + 1) };
         });
-        const sum = arms.reduce((n: number, a: { percent: number }) => n + (Number.isFinite(a.percent) ? a.percent : 0), 0);
+        const sum = arms.reduce(
+          (n: number, a: { percent: number }) => n + (Number.isFinite(a.percent) ? a.percent : 0),
+          0,
+        );
         if (sum !== 100) e.push({ path: `${path}/arms`, message: `percents must sum to 100 (they sum to ${sum})` });
         return { id: sid, type: 'split', arms };
       }
       case 'webhook':
         only(raw, ['id', 'type', 'url'], path, e);
-        if (typeof raw.url !== 'string' || raw.url.length > 2048 || !/^https?:\/\//i.test(raw.url)) e.push({ path: `${path}/url`, message: 'must be an http(s) URL of at most 2048 characters' });
+        if (typeof raw.url !== 'string' || raw.url.length > 2048 || !/^https?:\/\//i.test(raw.url))
+          e.push({ path: `${path}/url`, message: 'must be an http(s) URL of at most 2048 characters' });
         return { id: sid, type: 'webhook', url: String(raw.url) };
       case 'exit':
         only(raw, ['id', 'type'], path, e);
@@ -283,7 +361,7 @@ export class Program {
  */
 export function splitArm(contactKey: string, stepId: string, percents: readonly number[]): number {
   const h = crypto.createHash('sha256').update(`${contactKey}\u0000${stepId}`).digest();
-  const point = h.readUInt32BE(0) / 0x1_0000_0000 * 100;
+  const point = (h.readUInt32BE(0) / 0x1_0000_0000) * 100;
   let sum = 0;
   for (let i = 0; i < percents.length; i++) {
     sum += percents[i]!;

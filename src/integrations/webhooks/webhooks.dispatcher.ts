@@ -59,8 +59,19 @@ export interface DispatcherOptions {
 }
 
 export const DEFAULT_DISPATCHER = {
-  batchSize: 200, concurrency: 16, endpointConcurrency: 2, fastConcurrency: 0, fastMs: 0, workspaceConcurrency: 0, endpointHold: 128, workspaceHold: 0, pollMs: 100,
-  leaseMs: 60_000, timeoutMs: 15_000, fanOutBatch: 500, retentionMs: 30 * 86_400_000,
+  batchSize: 200,
+  concurrency: 16,
+  endpointConcurrency: 2,
+  fastConcurrency: 0,
+  fastMs: 0,
+  workspaceConcurrency: 0,
+  endpointHold: 128,
+  workspaceHold: 0,
+  pollMs: 100,
+  leaseMs: 60_000,
+  timeoutMs: 15_000,
+  fanOutBatch: 500,
+  retentionMs: 30 * 86_400_000,
 };
 
 const PRUNE_BATCH = 1000;
@@ -134,22 +145,42 @@ export class WebhookDispatcher {
   /** Outcomes recorded since the dispatcher started. */
   recorded = 0;
 
-  constructor(private readonly db: Db, private readonly opts: DispatcherOptions) {
+  constructor(
+    private readonly db: Db,
+    private readonly opts: DispatcherOptions,
+  ) {
     this.sealer = webhookSealer(opts.secret);
     this.guard = new UrlGuard({ allowHttp: opts.allowHttp, allowPrivate: opts.allowPrivate, resolve: opts.resolve });
     this.clock = opts.clock ?? (() => new Date());
     const concurrency = opts.concurrency ?? DEFAULT_DISPATCHER.concurrency;
-    const endpointConcurrency = Math.min(concurrency, opts.endpointConcurrency ?? DEFAULT_DISPATCHER.endpointConcurrency);
+    const endpointConcurrency = Math.min(
+      concurrency,
+      opts.endpointConcurrency ?? DEFAULT_DISPATCHER.endpointConcurrency,
+    );
     const timeoutMs = opts.timeoutMs ?? DEFAULT_DISPATCHER.timeoutMs;
-    const workspaceConcurrency = Math.min(concurrency, opts.workspaceConcurrency ?? Math.max(endpointConcurrency, Math.ceil(concurrency / 2)));
-    const fastConcurrency = Math.max(endpointConcurrency, Math.min(workspaceConcurrency, opts.fastConcurrency ?? workspaceConcurrency));
+    const workspaceConcurrency = Math.min(
+      concurrency,
+      opts.workspaceConcurrency ?? Math.max(endpointConcurrency, Math.ceil(concurrency / 2)),
+    );
+    const fastConcurrency = Math.max(
+      endpointConcurrency,
+      Math.min(workspaceConcurrency, opts.fastConcurrency ?? workspaceConcurrency),
+    );
     const batchSize = opts.batchSize ?? DEFAULT_DISPATCHER.batchSize;
     this.o = {
-      batchSize, concurrency, workspaceHold: Math.max(1, opts.workspaceHold ?? batchSize), endpointConcurrency, fastConcurrency,
-      fastMs: opts.fastMs ?? Math.min(1000, Math.floor(timeoutMs / 10)), workspaceConcurrency,
-      endpointHold: Math.max(fastConcurrency, opts.endpointHold ?? DEFAULT_DISPATCHER.endpointHold), pollMs: opts.pollMs ?? DEFAULT_DISPATCHER.pollMs,
-      leaseMs: opts.leaseMs ?? DEFAULT_DISPATCHER.leaseMs, timeoutMs,
-      fanOutBatch: opts.fanOutBatch ?? DEFAULT_DISPATCHER.fanOutBatch, retentionMs: opts.retentionMs ?? DEFAULT_DISPATCHER.retentionMs,
+      batchSize,
+      concurrency,
+      workspaceHold: Math.max(1, opts.workspaceHold ?? batchSize),
+      endpointConcurrency,
+      fastConcurrency,
+      fastMs: opts.fastMs ?? Math.min(1000, Math.floor(timeoutMs / 10)),
+      workspaceConcurrency,
+      endpointHold: Math.max(fastConcurrency, opts.endpointHold ?? DEFAULT_DISPATCHER.endpointHold),
+      pollMs: opts.pollMs ?? DEFAULT_DISPATCHER.pollMs,
+      leaseMs: opts.leaseMs ?? DEFAULT_DISPATCHER.leaseMs,
+      timeoutMs,
+      fanOutBatch: opts.fanOutBatch ?? DEFAULT_DISPATCHER.fanOutBatch,
+      retentionMs: opts.retentionMs ?? DEFAULT_DISPATCHER.retentionMs,
     };
     this.sender = new WebhookSender({ timeoutMs: this.o.timeoutMs, maxSocketsPerHost: this.o.concurrency });
   }
@@ -167,13 +198,23 @@ export class WebhookDispatcher {
   async fanOut(): Promise<number> {
     const now = this.nowIso();
     return this.db.kysely.transaction().execute(async (trx) => {
-      const events = await claimUndispatchedEvents(trx, this.o.fanOutBatch, { skipLocked: this.db.dialect === 'postgres' });
+      const events = await claimUndispatchedEvents(trx, this.o.fanOutBatch, {
+        skipLocked: this.db.dialect === 'postgres',
+      });
       if (!events.length) return 0;
       const endpoints = await repo.enabledEndpointsOf(trx, [...new Set(events.map((e) => e.workspaceId))]);
-      const wants = (endpoint: (typeof endpoints)[number], event: (typeof events)[number]) => endpoint.workspaceId === event.workspaceId && endpoint.eventTypes.includes(event.type);
+      const wants = (endpoint: (typeof endpoints)[number], event: (typeof events)[number]) =>
+        endpoint.workspaceId === event.workspaceId && endpoint.eventTypes.includes(event.type);
       // Only the events some endpoint wants are read whole (most have none).
       const wanted = endpoints.length ? events.filter((e) => endpoints.some((endpoint) => wants(endpoint, e))) : [];
-      const records = new Map((await eventsByIds(trx, wanted.map((e) => e.id))).map((e) => [e.id, e]));
+      const records = new Map(
+        (
+          await eventsByIds(
+            trx,
+            wanted.map((e) => e.id),
+          )
+        ).map((e) => [e.id, e]),
+      );
       const deliveries: repo.NewDelivery[] = [];
       for (const head of wanted) {
         const { workspaceId } = head;
@@ -183,7 +224,14 @@ export class WebhookDispatcher {
           if (!wants(endpoint, head)) continue;
           // The exact body, the same on every attempt: { type, timestamp, data } (Standard Webhooks).
           payload ??= JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event });
-          deliveries.push({ id: newId('whd'), workspaceId, endpointId: endpoint.id, eventId: event.id, eventType: event.type, payload });
+          deliveries.push({
+            id: newId('whd'),
+            workspaceId,
+            endpointId: endpoint.id,
+            eventId: event.id,
+            eventType: event.type,
+            payload,
+          });
         }
       }
       await repo.insertDeliveries(trx, deliveries, now);
@@ -207,25 +255,48 @@ export class WebhookDispatcher {
     const rows = await repo.endpointsByIds(this.db.kysely, endpointIds);
     const checks = new Map<string, Promise<{ url: URL; address: ResolvedAddress } | { refused: string }>>();
     const targets = new Map<string, Target>();
-    await Promise.all(rows.map(async (row) => {
-      // One endpoint that cannot be prepared (a secret that does not open, a resolver error) fails its own deliveries
-      // (recorded as attempts), never the whole batch of every workspace.
-      try {
-        const secrets = [this.open(row.secret, row.id)];
-        if (row.previous_secret && row.previous_secret_until && Date.parse(toIso(row.previous_secret_until)) > now.getTime()) secrets.push(this.open(row.previous_secret, row.id));
-        let check = checks.get(row.url);
-        if (!check) {
-          check = this.guard.check(row.url).then(({ url, addresses }) => ({ url, address: addresses[0]! }), (err: unknown) => ({
-            refused: err instanceof UrlRefused ? err.message : `the address could not be checked: ${(err as Error).message ?? String(err)}`,
-          }));
-          checks.set(row.url, check);
+    await Promise.all(
+      rows.map(async (row) => {
+        // One endpoint that cannot be prepared (a secret that does not open, a resolver error) fails its own deliveries
+        // (recorded as attempts), never the whole batch of every workspace.
+        try {
+          const secrets = [this.open(row.secret, row.id)];
+          if (
+            row.previous_secret &&
+            row.previous_secret_until &&
+            Date.parse(toIso(row.previous_secret_until)) > now.getTime()
+          )
+            secrets.push(this.open(row.previous_secret, row.id));
+          let check = checks.get(row.url);
+          if (!check) {
+            check = this.guard.check(row.url).then(
+              ({ url, addresses }) => ({ url, address: addresses[0]! }),
+              (err: unknown) => ({
+                refused:
+                  err instanceof UrlRefused
+                    ? err.message
+                    : `the address could not be checked: ${(err as Error).message ?? String(err)}`,
+              }),
+            );
+            checks.set(row.url, check);
+          }
+          targets.set(row.id, {
+            enabled: Boolean(Number(row.enabled)),
+            secrets,
+            workspaceId: row.workspace_id,
+            ...(await check),
+          });
+        } catch (err) {
+          this.opts.log?.error({ err, endpoint: row.id }, 'a webhook endpoint could not be prepared');
+          targets.set(row.id, {
+            enabled: Boolean(Number(row.enabled)),
+            secrets: [],
+            workspaceId: row.workspace_id,
+            refused: 'the endpoint could not be prepared (see the server log)',
+          });
         }
-        targets.set(row.id, { enabled: Boolean(Number(row.enabled)), secrets, workspaceId: row.workspace_id, ...(await check) });
-      } catch (err) {
-        this.opts.log?.error({ err, endpoint: row.id }, 'a webhook endpoint could not be prepared');
-        targets.set(row.id, { enabled: Boolean(Number(row.enabled)), secrets: [], workspaceId: row.workspace_id, refused: 'the endpoint could not be prepared (see the server log)' });
-      }
-    }));
+      }),
+    );
     return targets;
   }
 
@@ -267,7 +338,11 @@ export class WebhookDispatcher {
    */
   private flushDue(): boolean {
     if (!this.finished.length) return false;
-    return this.finished.length >= Math.ceil(this.o.batchSize / 2) || this.running === 0 || performance.now() - this.lastFlush >= this.o.pollMs;
+    return (
+      this.finished.length >= Math.ceil(this.o.batchSize / 2) ||
+      this.running === 0 ||
+      performance.now() - this.lastFlush >= this.o.pollMs
+    );
   }
 
   /**
@@ -279,7 +354,8 @@ export class WebhookDispatcher {
     if (!this.lanes.size || performance.now() - this.lastClaim >= this.o.pollMs) return true;
     const now = this.clock().getTime();
     for (const lane of this.lanes.values()) {
-      if (lane.more && lane.queue.length < this.limit(lane.endpointId) && this.paused(lane.endpointId, now) === null) return true;
+      if (lane.more && lane.queue.length < this.limit(lane.endpointId) && this.paused(lane.endpointId, now) === null)
+        return true;
     }
     return false;
   }
@@ -320,10 +396,15 @@ export class WebhookDispatcher {
   /** Leases are renewed while this dispatcher holds deliveries (they may wait in a lane, or be in flight, for a while). */
   private syncRenewal(): void {
     if (this.held > 0 && !this.renewTimer) {
-      this.renewTimer = setInterval(() => {
-        const leaseUntil = new Date(this.clock().getTime() + this.o.leaseMs).toISOString();
-        repo.renewWebhookLeases(this.db.kysely, this.opts.workerId, this.heldIds(), leaseUntil).catch((err: unknown) => this.opts.log?.warn({ err }, 'renewing webhook leases failed'));
-      }, Math.max(100, Math.floor(this.o.leaseMs / 3)));
+      this.renewTimer = setInterval(
+        () => {
+          const leaseUntil = new Date(this.clock().getTime() + this.o.leaseMs).toISOString();
+          repo
+            .renewWebhookLeases(this.db.kysely, this.opts.workerId, this.heldIds(), leaseUntil)
+            .catch((err: unknown) => this.opts.log?.warn({ err }, 'renewing webhook leases failed'));
+        },
+        Math.max(100, Math.floor(this.o.leaseMs / 3)),
+      );
       this.renewTimer.unref();
     } else if (this.held === 0 && this.renewTimer) {
       clearInterval(this.renewTimer);
@@ -345,21 +426,34 @@ export class WebhookDispatcher {
       const lane = this.lanes.get(endpointId);
       return lane ? lane.queue.length + lane.inFlight : 0;
     };
-    const skip = [...this.lanes.values()].filter((l) => l.queue.length + l.inFlight >= this.hold(l.endpointId)).map((l) => l.endpointId);
+    const skip = [...this.lanes.values()]
+      .filter((l) => l.queue.length + l.inFlight >= this.hold(l.endpointId))
+      .map((l) => l.endpointId);
     const rooms = new Map<string, number>();
     const room = (id: string) => {
       let r = rooms.get(id);
-      if (r === undefined) rooms.set(id, r = this.hold(id) - holding(id));
+      if (r === undefined) rooms.set(id, (r = this.hold(id) - holding(id)));
       return r;
     };
     const ofWorkspace = new Map<string, number>();
     const count = (workspaceId: string) => ofWorkspace.set(workspaceId, (ofWorkspace.get(workspaceId) ?? 0) + 1);
-    for (const lane of this.lanes.values()) ofWorkspace.set(lane.workspaceId, (ofWorkspace.get(lane.workspaceId) ?? 0) + lane.queue.length + lane.inFlight);
+    for (const lane of this.lanes.values())
+      ofWorkspace.set(lane.workspaceId, (ofWorkspace.get(lane.workspaceId) ?? 0) + lane.queue.length + lane.inFlight);
     for (const o of this.finished) count(o.delivery.workspaceId);
     const share = Math.ceil(limit / 2);
     const workspaceRoom = (id: string) => Math.min(share, this.o.workspaceHold - (ofWorkspace.get(id) ?? 0));
-    const claimed = await this.db.kysely.transaction().execute((trx) => repo.claimWebhookDeliveries(trx, this.db.dialect, this.opts.workerId, claimedAt.toISOString(),
-      new Date(claimedAt.getTime() + this.o.leaseMs).toISOString(), { limit, skipEndpoints: skip, room, workspaceRoom }));
+    const claimed = await this.db.kysely
+      .transaction()
+      .execute((trx) =>
+        repo.claimWebhookDeliveries(
+          trx,
+          this.db.dialect,
+          this.opts.workerId,
+          claimedAt.toISOString(),
+          new Date(claimedAt.getTime() + this.o.leaseMs).toISOString(),
+          { limit, skipEndpoints: skip, room, workspaceRoom },
+        ),
+      );
     for (const lane of this.lanes.values()) lane.more = false;
     if (!claimed.length) return 0;
     const taken = new Map<string, number>();
@@ -374,7 +468,18 @@ export class WebhookDispatcher {
         continue;
       }
       let lane = this.lanes.get(d.endpointId);
-      if (!lane) this.lanes.set(d.endpointId, lane = { endpointId: d.endpointId, workspaceId: d.workspaceId, target: undefined, queue: [], inFlight: 0, more: false });
+      if (!lane)
+        this.lanes.set(
+          d.endpointId,
+          (lane = {
+            endpointId: d.endpointId,
+            workspaceId: d.workspaceId,
+            target: undefined,
+            queue: [],
+            inFlight: 0,
+            more: false,
+          }),
+        );
       lane.target = targets.get(d.endpointId);
       lane.more = taken.get(d.endpointId)! >= room(d.endpointId);
       lane.queue.push(d);
@@ -416,7 +521,16 @@ export class WebhookDispatcher {
     const target = lane.target;
     const reachable = Boolean(target?.enabled && target.url && target.address && target.refused === undefined);
     const request: Promise<void> = this.attempt(delivery, target)
-      .catch((err: unknown) => ({ delivery, attempt: null, result: { statusCode: null, durationMs: 0, error: `not sent: ${(err as Error).message ?? String(err)}`, ok: false } }))
+      .catch((err: unknown) => ({
+        delivery,
+        attempt: null,
+        result: {
+          statusCode: null,
+          durationMs: 0,
+          error: `not sent: ${(err as Error).message ?? String(err)}`,
+          ok: false,
+        },
+      }))
       .then((outcome) => {
         if (reachable && outcome.attempt) {
           // Known at once, so that nothing more of the lane starts before the round records it.
@@ -461,7 +575,10 @@ export class WebhookDispatcher {
     const strikes = (pause?.strikes ?? 0) + 1;
     this.pauses.delete(endpointId);
     if (this.pauses.size >= MAX_PAUSES) this.pauses.delete(this.pauses.keys().next().value!);
-    this.pauses.set(endpointId, { strikes, until: now + RETRY_DELAYS_MS[Math.min(strikes, RETRY_DELAYS_MS.length) - 1]! });
+    this.pauses.set(endpointId, {
+      strikes,
+      until: now + RETRY_DELAYS_MS[Math.min(strikes, RETRY_DELAYS_MS.length) - 1]!,
+    });
   }
 
   /** Records the attempts that ended, in one transaction; what a paused (or disabled) endpoint held goes back, untried. */
@@ -490,10 +607,18 @@ export class WebhookDispatcher {
     for (const lane of [...this.lanes.values()]) {
       // Disabled: what it held goes back, due now, to be claimed again and failed as the endpoint's state says.
       const until = disabled.has(lane.endpointId) ? now : this.paused(lane.endpointId, now);
-      if (until !== null && lane.queue.length) await this.release(lane.queue.splice(0).map((d) => d.id), until);
+      if (until !== null && lane.queue.length)
+        await this.release(
+          lane.queue.splice(0).map((d) => d.id),
+          until,
+        );
       // No longer fast: what it holds beyond a slow endpoint's hold goes back, due now, for the others to have the room.
       const excess = Math.min(lane.queue.length, lane.queue.length + lane.inFlight - this.hold(lane.endpointId));
-      if (excess > 0) await this.release(lane.queue.splice(lane.queue.length - excess).map((d) => d.id), now);
+      if (excess > 0)
+        await this.release(
+          lane.queue.splice(lane.queue.length - excess).map((d) => d.id),
+          now,
+        );
       if (!lane.queue.length && !lane.inFlight) this.lanes.delete(lane.endpointId);
     }
     return outcomes.length;
@@ -502,16 +627,36 @@ export class WebhookDispatcher {
   private async attempt(delivery: repo.ClaimedWebhookDelivery, target: Target | undefined) {
     const attemptedAt = this.clock();
     const record = (result: AttemptResult) => ({
-      delivery, result,
-      attempt: { deliveryId: delivery.id, workspaceId: delivery.workspaceId, attemptedAt: attemptedAt.toISOString(), statusCode: result.statusCode, durationMs: result.durationMs, error: result.error },
+      delivery,
+      result,
+      attempt: {
+        deliveryId: delivery.id,
+        workspaceId: delivery.workspaceId,
+        attemptedAt: attemptedAt.toISOString(),
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        error: result.error,
+      },
     });
     // Disabled (or deleted) since the claim: nothing is sent, and no attempt is logged.
-    if (!target?.enabled) return { delivery, attempt: null, result: { statusCode: null, durationMs: 0, error: 'the endpoint is disabled', ok: false } };
-    if (target.refused !== undefined || !target.url || !target.address) return record({ statusCode: null, durationMs: 0, error: `refused: ${target.refused}`, ok: false });
+    if (!target?.enabled)
+      return {
+        delivery,
+        attempt: null,
+        result: { statusCode: null, durationMs: 0, error: 'the endpoint is disabled', ok: false },
+      };
+    if (target.refused !== undefined || !target.url || !target.address)
+      return record({ statusCode: null, durationMs: 0, error: `refused: ${target.refused}`, ok: false });
     const timestamp = Math.floor(attemptedAt.getTime() / 1000);
     const result = await this.sender.send({
-      url: target.url, address: target.address, body: delivery.payload,
-      headers: { 'webhook-id': delivery.id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signatureHeader(target.secrets, delivery.id, timestamp, delivery.payload) },
+      url: target.url,
+      address: target.address,
+      body: delivery.payload,
+      headers: {
+        'webhook-id': delivery.id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(target.secrets, delivery.id, timestamp, delivery.payload),
+      },
     });
     return record(result);
   }
@@ -525,22 +670,46 @@ export class WebhookDispatcher {
     await this.db.kysely.transaction().execute(async (trx) => {
       // Deliveries deleted meanwhile (their endpoint deleted, or pruned) have nothing to record; the others are locked
       // (PostgreSQL), so that a deletion waits for this transaction instead of failing it.
-      const live = new Set(await repo.lockDeliveries(trx, this.db.dialect, results.map((r) => r.delivery.id)));
+      const live = new Set(
+        await repo.lockDeliveries(
+          trx,
+          this.db.dialect,
+          results.map((r) => r.delivery.id),
+        ),
+      );
       results = results.filter((r) => live.has(r.delivery.id));
-      await repo.insertAttempts(trx, results.flatMap((r) => (r.attempt ? [r.attempt] : [])));
-      await repo.recordSuccesses(trx, owner, results.filter((r) => r.result.ok).map((r) => r.attempt!), nowIso);
+      await repo.insertAttempts(
+        trx,
+        results.flatMap((r) => (r.attempt ? [r.attempt] : [])),
+      );
+      await repo.recordSuccesses(
+        trx,
+        owner,
+        results.filter((r) => r.result.ok).map((r) => r.attempt!),
+        nowIso,
+      );
       // Any success in the batch: the endpoint answers, it is not failing.
       await repo.clearFailing(trx, [...succeededEndpoints]);
       for (const { delivery, attempt, result } of results) {
         if (result.ok) continue;
-        const failed = attempt ?? { deliveryId: delivery.id, workspaceId: delivery.workspaceId, attemptedAt: nowIso, statusCode: null, durationMs: 0, error: result.error };
+        const failed = attempt ?? {
+          deliveryId: delivery.id,
+          workspaceId: delivery.workspaceId,
+          attemptedAt: nowIso,
+          statusCode: null,
+          durationMs: 0,
+          error: result.error,
+        };
         let delay = attempt ? nextAttemptDelay(delivery.attempts) : null;
         if (attempt && !succeededEndpoints.has(delivery.endpointId) && !disabled.has(delivery.endpointId)) {
           const since = await repo.markFailing(trx, delivery.endpointId, nowIso);
           if (since && Date.parse(since) <= now.getTime() - DISABLE_AFTER_MS) {
             const reason = `disabled on ${nowIso}: every delivery has failed since ${since} (last error: ${(result.error ?? '').slice(0, 200)})`;
             await repo.disableEndpoint(trx, delivery.workspaceId, delivery.endpointId, reason, nowIso);
-            this.opts.log?.warn({ endpoint: delivery.endpointId, workspace: delivery.workspaceId, failingSince: since }, 'a webhook endpoint failing for 5 days was disabled');
+            this.opts.log?.warn(
+              { endpoint: delivery.endpointId, workspace: delivery.workspaceId, failingSince: since },
+              'a webhook endpoint failing for 5 days was disabled',
+            );
             disabled.add(delivery.endpointId);
           }
         }
@@ -554,7 +723,11 @@ export class WebhookDispatcher {
 
   /** Deletes deliveries older than the retention (30 days), a batch per call; returns how many. */
   async prune(): Promise<number> {
-    return repo.pruneDeliveries(this.db.kysely, new Date(this.clock().getTime() - this.o.retentionMs).toISOString(), PRUNE_BATCH);
+    return repo.pruneDeliveries(
+      this.db.kysely,
+      new Date(this.clock().getTime() - this.o.retentionMs).toISOString(),
+      PRUNE_BATCH,
+    );
   }
 
   /**

@@ -16,7 +16,10 @@ export interface ResolvedAddress {
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
 export const systemResolver: Resolver = async (host) =>
-  (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+  (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
 
 export interface GuardOptions {
   allowHttp: boolean;
@@ -114,7 +117,11 @@ export function checkUrlShape(raw: string, allowHttp: boolean): URL {
     throw new UrlRefused('must be an absolute URL');
   }
   if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) {
-    throw new UrlRefused(allowHttp ? 'must be an http:// or https:// URL' : 'must be an https:// URL (http:// only with WEBHOOKS_ALLOW_HTTP=true)');
+    throw new UrlRefused(
+      allowHttp
+        ? 'must be an http:// or https:// URL'
+        : 'must be an https:// URL (http:// only with WEBHOOKS_ALLOW_HTTP=true)',
+    );
   }
   if (!url.hostname) throw new UrlRefused('must name a host');
   return url;
@@ -144,11 +151,16 @@ export class UrlGuard {
     try {
       // A resolver that never answers must not hold a whole batch of deliveries (or a request) up.
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'ETIMEOUT' })), RESOLVE_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(Object.assign(new Error('timed out'), { code: 'ETIMEOUT' })),
+          RESOLVE_TIMEOUT_MS,
+        );
       });
       addresses = await Promise.race([this.resolve(host), timeout]);
     } catch (err) {
-      throw new UrlRefused(`the host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new UrlRefused(
+        `the host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -156,7 +168,10 @@ export class UrlGuard {
     if (!this.opts.allowPrivate) {
       for (const a of addresses) {
         const why = nonPublicReason(a.address);
-        if (why) throw new UrlRefused(`the host ${host} resolves to ${a.address}, a ${why} address; only public addresses can receive webhooks (WEBHOOKS_ALLOW_PRIVATE=true allows others)`);
+        if (why)
+          throw new UrlRefused(
+            `the host ${host} resolves to ${a.address}, a ${why} address; only public addresses can receive webhooks (WEBHOOKS_ALLOW_PRIVATE=true allows others)`,
+          );
       }
     }
     return { url, addresses };

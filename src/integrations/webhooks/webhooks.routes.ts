@@ -4,7 +4,14 @@ import { ListOf } from '../../http/schema-helpers.js';
 import type { V1 } from '../../http/types.js';
 import type { WebhooksService } from './webhooks.service.js';
 import {
-  CreateWebhookBody, UpdateWebhookBody, WebhookDeliveryListQuery, WebhookDeliveryParams, WebhookDeliverySchema, WebhookListQuery, WebhookParams, WebhookSchema,
+  CreateWebhookBody,
+  UpdateWebhookBody,
+  WebhookDeliveryListQuery,
+  WebhookDeliveryParams,
+  WebhookDeliverySchema,
+  WebhookListQuery,
+  WebhookParams,
+  WebhookSchema,
   WebhookWithSecretSchema,
 } from './webhooks.schemas.js';
 
@@ -14,76 +21,128 @@ import {
  * shown to read:webhooks)", since whoever reads it can forge deliveries.
  */
 export async function webhooksRoutes(app: V1, { webhooks }: { webhooks: WebhooksService }): Promise<void> {
-
-  app.post('/webhooks', {
-    schema: {
-      body: CreateWebhookBody, response: { 201: WebhookWithSecretSchema },
+  app.post(
+    '/webhooks',
+    {
+      schema: {
+        body: CreateWebhookBody,
+        response: { 201: WebhookWithSecretSchema },
+      },
+      // A replay (Idempotency-Key) answers without the secret: no secret is kept in the replay store (rotate to get a new one).
+      config: { scope: 'write:webhooks', secretFields: ['secret'] },
     },
-    // A replay (Idempotency-Key) answers without the secret: no secret is kept in the replay store (rotate to get a new one).
-    config: { scope: 'write:webhooks', secretFields: ['secret'] },
-  }, async (req, reply) => {
-    const webhook = await webhooks.create(req.auth.workspaceId, req.body);
-    return reply.code(201).header('location', `/v1/webhooks/${webhook.id}`).send(webhook);
-  });
-
-  app.get('/webhooks', {
-    schema: { querystring: WebhookListQuery, response: { 200: ListOf(WebhookSchema) } },
-    config: { scope: 'read:webhooks' },
-  }, (req) => paginate(req.query, (w) => webhooks.list(req.auth.workspaceId, w)));
-
-  app.get('/webhooks/:webhookId', {
-    schema: { params: WebhookParams, response: { 200: WebhookSchema } },
-    config: { scope: 'read:webhooks' },
-  }, (req) => webhooks.get(req.auth.workspaceId, req.params.webhookId));
-
-  app.put('/webhooks/:webhookId', {
-    schema: {
-      params: WebhookParams, body: UpdateWebhookBody, response: { 200: WebhookSchema },
+    async (req, reply) => {
+      const webhook = await webhooks.create(req.auth.workspaceId, req.body);
+      return reply.code(201).header('location', `/v1/webhooks/${webhook.id}`).send(webhook);
     },
-    config: { scope: 'write:webhooks' },
-  }, (req) => webhooks.update(req.auth.workspaceId, req.params.webhookId, req.body));
+  );
 
-  app.delete('/webhooks/:webhookId', {
-    schema: { params: WebhookParams, response: { 204: Type.Null() } },
-    config: { scope: 'write:webhooks' },
-  }, async (req, reply) => {
-    await webhooks.remove(req.auth.workspaceId, req.params.webhookId);
-    return reply.code(204).send(null);
-  });
-
-  app.post('/webhooks/:webhookId/rotate-secret', {
-    schema: {
-      params: WebhookParams, response: { 200: WebhookWithSecretSchema },
+  app.get(
+    '/webhooks',
+    {
+      schema: { querystring: WebhookListQuery, response: { 200: ListOf(WebhookSchema) } },
+      config: { scope: 'read:webhooks' },
     },
-    config: { scope: 'write:webhooks', secretFields: ['secret'] },
-  }, (req) => webhooks.rotateSecret(req.auth.workspaceId, req.params.webhookId));
+    (req) => paginate(req.query, (w) => webhooks.list(req.auth.workspaceId, w)),
+  );
 
-  app.post('/webhooks/:webhookId/test', {
-    schema: {
-      params: WebhookParams, response: { 202: WebhookDeliverySchema },
+  app.get(
+    '/webhooks/:webhookId',
+    {
+      schema: { params: WebhookParams, response: { 200: WebhookSchema } },
+      config: { scope: 'read:webhooks' },
     },
-    config: { scope: 'write:webhooks', errors: ['invalid_state'] },
-  }, async (req, reply) => reply.code(202).send(await webhooks.sendTest(req.auth.workspaceId, req.params.webhookId)));
+    (req) => webhooks.get(req.auth.workspaceId, req.params.webhookId),
+  );
 
-  app.get('/webhooks/:webhookId/deliveries', {
-    schema: {
-      params: WebhookParams, querystring: WebhookDeliveryListQuery, response: { 200: ListOf(WebhookDeliverySchema) },
+  app.put(
+    '/webhooks/:webhookId',
+    {
+      schema: {
+        params: WebhookParams,
+        body: UpdateWebhookBody,
+        response: { 200: WebhookSchema },
+      },
+      config: { scope: 'write:webhooks' },
     },
-    config: { scope: 'read:webhooks' },
-  }, (req) => {
-    const { status, ...window } = req.query;
-    return paginate(window, (w) => webhooks.listDeliveries(req.auth.workspaceId, req.params.webhookId, { status, ...w }));
-  });
+    (req) => webhooks.update(req.auth.workspaceId, req.params.webhookId, req.body),
+  );
 
-  app.get('/webhooks/:webhookId/deliveries/:deliveryId', {
-    schema: { params: WebhookDeliveryParams, response: { 200: WebhookDeliverySchema } },
-    config: { scope: 'read:webhooks' },
-  }, (req) => webhooks.getDelivery(req.auth.workspaceId, req.params.webhookId, req.params.deliveryId));
-
-  app.post('/webhooks/:webhookId/deliveries/:deliveryId/retry', {
-    schema: {
-      params: WebhookDeliveryParams, response: { 202: WebhookDeliverySchema },
+  app.delete(
+    '/webhooks/:webhookId',
+    {
+      schema: { params: WebhookParams, response: { 204: Type.Null() } },
+      config: { scope: 'write:webhooks' },
     },
-    config: { scope: 'write:webhooks', errors: ['invalid_state'] },
-  }, async (req, reply) => reply.code(202).send(await webhooks.retryDelivery(req.auth.workspaceId, req.params.webhookId, req.params.deliveryId)));
+    async (req, reply) => {
+      await webhooks.remove(req.auth.workspaceId, req.params.webhookId);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/webhooks/:webhookId/rotate-secret',
+    {
+      schema: {
+        params: WebhookParams,
+        response: { 200: WebhookWithSecretSchema },
+      },
+      config: { scope: 'write:webhooks', secretFields: ['secret'] },
+    },
+    (req) => webhooks.rotateSecret(req.auth.workspaceId, req.params.webhookId),
+  );
+
+  app.post(
+    '/webhooks/:webhookId/test',
+    {
+      schema: {
+        params: WebhookParams,
+        response: { 202: WebhookDeliverySchema },
+      },
+      config: { scope: 'write:webhooks', errors: ['invalid_state'] },
+    },
+    async (req, reply) => reply.code(202).send(await webhooks.sendTest(req.auth.workspaceId, req.params.webhookId)),
+  );
+
+  app.get(
+    '/webhooks/:webhookId/deliveries',
+    {
+      schema: {
+        params: WebhookParams,
+        querystring: WebhookDeliveryListQuery,
+        response: { 200: ListOf(WebhookDeliverySchema) },
+      },
+      config: { scope: 'read:webhooks' },
+    },
+    (req) => {
+      const { status, ...window } = req.query;
+      return paginate(window, (w) =>
+        webhooks.listDeliveries(req.auth.workspaceId, req.params.webhookId, { status, ...w }),
+      );
+    },
+  );
+
+  app.get(
+    '/webhooks/:webhookId/deliveries/:deliveryId',
+    {
+      schema: { params: WebhookDeliveryParams, response: { 200: WebhookDeliverySchema } },
+      config: { scope: 'read:webhooks' },
+    },
+    (req) => webhooks.getDelivery(req.auth.workspaceId, req.params.webhookId, req.params.deliveryId),
+  );
+
+  app.post(
+    '/webhooks/:webhookId/deliveries/:deliveryId/retry',
+    {
+      schema: {
+        params: WebhookDeliveryParams,
+        response: { 202: WebhookDeliverySchema },
+      },
+      config: { scope: 'write:webhooks', errors: ['invalid_state'] },
+    },
+    async (req, reply) =>
+      reply
+        .code(202)
+        .send(await webhooks.retryDelivery(req.auth.workspaceId, req.params.webhookId, req.params.deliveryId)),
+  );
 }

@@ -59,7 +59,12 @@ export class WebhookSender {
   private readonly httpsAgent: https.Agent;
 
   constructor(private readonly opts: { timeoutMs: number; maxSocketsPerHost: number }) {
-    const agentOptions = { keepAlive: true, maxSockets: opts.maxSocketsPerHost, maxFreeSockets: opts.maxSocketsPerHost, scheduling: 'lifo' as const };
+    const agentOptions = {
+      keepAlive: true,
+      maxSockets: opts.maxSocketsPerHost,
+      maxFreeSockets: opts.maxSocketsPerHost,
+      scheduling: 'lifo' as const,
+    };
     this.httpAgent = new http.Agent(agentOptions);
     this.httpsAgent = new https.Agent(agentOptions);
   }
@@ -67,7 +72,10 @@ export class WebhookSender {
   send(req: SendRequest): Promise<AttemptResult> {
     const started = performance.now();
     const pinned: LookupFunction = (_hostname, options, callback) => {
-      if ((options as { all?: boolean }).all) (callback as unknown as (err: null, addresses: { address: string; family: number }[]) => void)(null, [req.address]);
+      if ((options as { all?: boolean }).all)
+        (callback as unknown as (err: null, addresses: { address: string; family: number }[]) => void)(null, [
+          req.address,
+        ]);
       else callback(null, req.address.address, req.address.family);
     };
     const isHttps = req.url.protocol === 'https:';
@@ -80,37 +88,56 @@ export class WebhookSender {
         clearTimeout(timer);
         resolve({ statusCode, durationMs: Math.round(performance.now() - started), error, ok: error === null });
       };
-      const request = (isHttps ? https : http).request({
-        protocol: req.url.protocol,
-        hostname: req.url.hostname.replace(/^\[|\]$/g, ''),
-        port: req.url.port || (isHttps ? 443 : 80),
-        path: `${req.url.pathname}${req.url.search}`,
-        method: 'POST',
-        agent: isHttps ? this.httpsAgent : this.httpAgent,
-        lookup: pinned,
-        headers: { ...req.headers, 'content-type': 'application/json', 'user-agent': USER_AGENT, 'content-length': String(body.length) },
-        ...(req.url.username ? { auth: `${decodeURIComponent(req.url.username)}:${decodeURIComponent(req.url.password)}` } : {}),
-      }, (res) => {
-        const status = res.statusCode ?? 0;
-        let read = 0;
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > MAX_RESPONSE_BYTES) res.destroy();
-        });
-        const done = () => {
-          if (status >= 200 && status < 300) finish(status, null);
-          else if (status >= 300 && status < 400) finish(status, `HTTP ${status}: redirects are not followed${res.headers.location ? ` (to ${String(res.headers.location).slice(0, 200)})` : ''}`);
-          else finish(status, `HTTP ${status}`);
-        };
-        res.on('end', done);
-        res.on('close', done);
-        res.on('error', done);
-      });
+      const request = (isHttps ? https : http).request(
+        {
+          protocol: req.url.protocol,
+          hostname: req.url.hostname.replace(/^\[|\]$/g, ''),
+          port: req.url.port || (isHttps ? 443 : 80),
+          path: `${req.url.pathname}${req.url.search}`,
+          method: 'POST',
+          agent: isHttps ? this.httpsAgent : this.httpAgent,
+          lookup: pinned,
+          headers: {
+            ...req.headers,
+            'content-type': 'application/json',
+            'user-agent': USER_AGENT,
+            'content-length': String(body.length),
+          },
+          ...(req.url.username
+            ? { auth: `${decodeURIComponent(req.url.username)}:${decodeURIComponent(req.url.password)}` }
+            : {}),
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          let read = 0;
+          res.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > MAX_RESPONSE_BYTES) res.destroy();
+          });
+          const done = () => {
+            if (status >= 200 && status < 300) finish(status, null);
+            else if (status >= 300 && status < 400)
+              finish(
+                status,
+                `HTTP ${status}: redirects are not followed${res.headers.location ? ` (to ${String(res.headers.location).slice(0, 200)})` : ''}`,
+              );
+            else finish(status, `HTTP ${status}`);
+          };
+          res.on('end', done);
+          res.on('close', done);
+          res.on('error', done);
+        },
+      );
       const timer = setTimeout(() => {
-        finish(null, `no answer within ${this.opts.timeoutMs % 1000 === 0 ? `${this.opts.timeoutMs / 1000} s` : `${this.opts.timeoutMs} ms`}`);
+        finish(
+          null,
+          `no answer within ${this.opts.timeoutMs % 1000 === 0 ? `${this.opts.timeoutMs / 1000} s` : `${this.opts.timeoutMs} ms`}`,
+        );
         request.destroy();
       }, this.opts.timeoutMs);
-      request.on('error', (err: NodeJS.ErrnoException) => finish(null, err.code ? `${err.code}: ${err.message}` : err.message));
+      request.on('error', (err: NodeJS.ErrnoException) =>
+        finish(null, err.code ? `${err.code}: ${err.message}` : err.message),
+      );
       request.end(body);
     });
   }

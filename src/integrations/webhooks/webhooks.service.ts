@@ -48,7 +48,10 @@ export class WebhooksService {
   private readonly guard: UrlGuard;
   private readonly now: () => Date;
 
-  constructor(private readonly db: Db, opts: WebhooksOptions) {
+  constructor(
+    private readonly db: Db,
+    opts: WebhooksOptions,
+  ) {
     this.sealer = webhookSealer(opts.secret);
     this.guard = new UrlGuard({ allowHttp: opts.allowHttp, allowPrivate: opts.allowPrivate, resolve: opts.resolve });
     this.now = opts.now ?? (() => new Date());
@@ -57,8 +60,14 @@ export class WebhooksService {
   /** An endpoint as GET, list and PUT show it: without its secret. */
   private present(row: repo.EndpointRow): Webhook {
     return {
-      id: row.id, url: row.url, eventTypes: JSON.parse(row.event_types) as EventType[], description: row.description, enabled: Boolean(Number(row.enabled)),
-      disabledReason: row.disabled_reason, createdAt: toIso(row.created_at), updatedAt: toIso(row.updated_at),
+      id: row.id,
+      url: row.url,
+      eventTypes: JSON.parse(row.event_types) as EventType[],
+      description: row.description,
+      enabled: Boolean(Number(row.enabled)),
+      disabledReason: row.disabled_reason,
+      createdAt: toIso(row.created_at),
+      updatedAt: toIso(row.updated_at),
     };
   }
 
@@ -84,9 +93,19 @@ export class WebhooksService {
     const now = this.now().toISOString();
     const secret = newSecret();
     await repo.insertEndpoint(this.db.kysely, {
-      id, workspace_id: workspaceId, url: input.url, event_types: JSON.stringify(input.eventTypes), description: input.description ?? null, enabled: 1,
-      disabled_reason: null, secret: this.sealer.seal(secret, id), previous_secret: null, previous_secret_until: null, failing_since: null,
-      created_at: now, updated_at: now,
+      id,
+      workspace_id: workspaceId,
+      url: input.url,
+      event_types: JSON.stringify(input.eventTypes),
+      description: input.description ?? null,
+      enabled: 1,
+      disabled_reason: null,
+      secret: this.sealer.seal(secret, id),
+      previous_secret: null,
+      previous_secret_until: null,
+      failing_since: null,
+      created_at: now,
+      updated_at: now,
     });
     return { ...(await this.get(workspaceId, id)), secret };
   }
@@ -105,9 +124,19 @@ export class WebhooksService {
     const id = newId('wh');
     const now = this.now().toISOString();
     await repo.insertEndpoint(trx, {
-      id, workspace_id: workspaceId, url, event_types: '[]', description: description.slice(0, 500), enabled: 1,
-      disabled_reason: null, secret: this.sealer.seal(newSecret(), id), previous_secret: null, previous_secret_until: null, failing_since: null,
-      created_at: now, updated_at: now,
+      id,
+      workspace_id: workspaceId,
+      url,
+      event_types: '[]',
+      description: description.slice(0, 500),
+      enabled: 1,
+      disabled_reason: null,
+      secret: this.sealer.seal(newSecret(), id),
+      previous_secret: null,
+      previous_secret_until: null,
+      failing_since: null,
+      created_at: now,
+      updated_at: now,
     });
     return id;
   }
@@ -128,9 +157,19 @@ export class WebhooksService {
   }
 
   /** A signed POST of an automation's `webhook` step: a delivery of the endpoint, due now, in the caller's transaction. */
-  async queueStepDelivery(trx: Executor, workspaceId: string, endpointId: string, body: { type: string; timestamp: string; data: unknown }, now: string): Promise<string> {
+  async queueStepDelivery(
+    trx: Executor,
+    workspaceId: string,
+    endpointId: string,
+    body: { type: string; timestamp: string; data: unknown },
+    now: string,
+  ): Promise<string> {
     const id = newId('whd');
-    await repo.insertDeliveries(trx, [{ id, workspaceId, endpointId, eventId: null, eventType: body.type, payload: JSON.stringify(body) }], now);
+    await repo.insertDeliveries(
+      trx,
+      [{ id, workspaceId, endpointId, eventId: null, eventType: body.type, payload: JSON.stringify(body) }],
+      now,
+    );
     return id;
   }
 
@@ -147,7 +186,8 @@ export class WebhooksService {
    * disabledReason and forgets its failures (the 5-day count starts over).
    */
   async update(workspaceId: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
-    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the webhook id in the path' }]);
+    if (input.id !== undefined && input.id !== id)
+      throw validationFailed([{ path: '/id', message: 'must equal the webhook id in the path' }]);
     const current = await this.row(workspaceId, id);
     if (input.url !== undefined) await this.checkUrl(input.url);
     const now = this.now().toISOString();
@@ -156,7 +196,8 @@ export class WebhooksService {
     if (input.eventTypes !== undefined) set.event_types = JSON.stringify(input.eventTypes);
     if (input.description !== undefined) set.description = input.description;
     const wasEnabled = Boolean(Number(current.enabled));
-    if (input.enabled === true && !wasEnabled) Object.assign(set, { enabled: 1, disabled_reason: null, failing_since: null });
+    if (input.enabled === true && !wasEnabled)
+      Object.assign(set, { enabled: 1, disabled_reason: null, failing_since: null });
     const row = await this.db.kysely.transaction().execute(async (trx) => {
       const updated = await repo.updateEndpoint(trx, workspaceId, id, set);
       if (updated && input.enabled === false && wasEnabled) {
@@ -182,8 +223,10 @@ export class WebhooksService {
     const now = this.now();
     const secret = newSecret();
     const row = await repo.updateEndpoint(this.db.kysely, workspaceId, id, {
-      secret: this.sealer.seal(secret, id), previous_secret: current.secret,
-      previous_secret_until: new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString(), updated_at: now.toISOString(),
+      secret: this.sealer.seal(secret, id),
+      previous_secret: current.secret,
+      previous_secret_until: new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString(),
+      updated_at: now.toISOString(),
     });
     if (!row) throw notFound('webhook');
     return { ...this.present(row), secret };
@@ -192,17 +235,41 @@ export class WebhooksService {
   /** Queues a `webhook.test` event for the endpoint alone (not in the event stream); the delivery, PENDING. */
   async sendTest(workspaceId: string, id: string): Promise<repo.WebhookDeliveryRecord> {
     const endpoint = await this.row(workspaceId, id);
-    if (!Number(endpoint.enabled)) throw conflict('invalid_state', 'the endpoint is disabled; enable it first (PUT with enabled: true)');
+    if (!Number(endpoint.enabled))
+      throw conflict('invalid_state', 'the endpoint is disabled; enable it first (PUT with enabled: true)');
     const now = this.now().toISOString();
     const deliveryId = newId('whd');
-    const data = { id: newId('evt'), type: 'webhook.test', occurredAt: now, contactId: null, broadcastId: null, deliveryId: null, data: { webhookId: id } };
-    await repo.insertDeliveries(this.db.kysely, [{
-      id: deliveryId, workspaceId, endpointId: id, eventId: null, eventType: 'webhook.test', payload: JSON.stringify({ type: 'webhook.test', timestamp: now, data }),
-    }], now);
+    const data = {
+      id: newId('evt'),
+      type: 'webhook.test',
+      occurredAt: now,
+      contactId: null,
+      broadcastId: null,
+      deliveryId: null,
+      data: { webhookId: id },
+    };
+    await repo.insertDeliveries(
+      this.db.kysely,
+      [
+        {
+          id: deliveryId,
+          workspaceId,
+          endpointId: id,
+          eventId: null,
+          eventType: 'webhook.test',
+          payload: JSON.stringify({ type: 'webhook.test', timestamp: now, data }),
+        },
+      ],
+      now,
+    );
     return (await repo.getDelivery(this.db.kysely, workspaceId, id, deliveryId))!;
   }
 
-  async listDeliveries(workspaceId: string, id: string, opts: { status?: WebhookDeliveryStatus; limit: number; beforeId?: string }): Promise<repo.WebhookDeliveryRecord[]> {
+  async listDeliveries(
+    workspaceId: string,
+    id: string,
+    opts: { status?: WebhookDeliveryStatus; limit: number; beforeId?: string },
+  ): Promise<repo.WebhookDeliveryRecord[]> {
     await this.row(workspaceId, id);
     return repo.listDeliveries(this.db.kysely, workspaceId, id, opts);
   }
@@ -219,10 +286,14 @@ export class WebhooksService {
     const status = await repo.deliveryStatus(this.db.kysely, workspaceId, id, deliveryId);
     if (!status) throw notFound('webhook delivery');
     webhookTransition(status, 'resend');
-    if (!Number(endpoint.enabled)) throw conflict('invalid_state', 'the endpoint is disabled; enable it first (PUT with enabled: true)');
+    if (!Number(endpoint.enabled))
+      throw conflict('invalid_state', 'the endpoint is disabled; enable it first (PUT with enabled: true)');
     if (!(await repo.resendDelivery(this.db.kysely, workspaceId, id, deliveryId, this.now().toISOString()))) {
       // It moved meanwhile (a dispatcher claimed it): say so from its new status.
-      webhookTransition((await repo.deliveryStatus(this.db.kysely, workspaceId, id, deliveryId)) ?? 'PENDING', 'resend');
+      webhookTransition(
+        (await repo.deliveryStatus(this.db.kysely, workspaceId, id, deliveryId)) ?? 'PENDING',
+        'resend',
+      );
     }
     return this.getDelivery(workspaceId, id, deliveryId);
   }

@@ -11,7 +11,15 @@ import type { WebhookDeliveryStatus } from '../../db/schema.js';
  * - release: a claimed delivery not attempted after all, because its endpoint did not answer (it is paused) or the
  *   dispatcher stops: back to PENDING, its claim not counted as an attempt.
  */
-export const WEBHOOK_DELIVERY_OPERATIONS = ['claim', 'succeed', 'retry', 'fail', 'resend', 'abandon', 'release'] as const;
+export const WEBHOOK_DELIVERY_OPERATIONS = [
+  'claim',
+  'succeed',
+  'retry',
+  'fail',
+  'resend',
+  'abandon',
+  'release',
+] as const;
 export type WebhookDeliveryOperation = (typeof WEBHOOK_DELIVERY_OPERATIONS)[number];
 
 type Outcome = WebhookDeliveryStatus | (() => DomainError);

@@ -54,34 +54,38 @@ export function parseDnsServers(entries: readonly string[]): string[] {
  */
 export function resolverLookup(servers: readonly string[], timeoutMs: number): DnsLookup {
   const limit = timeoutMs * Math.max(1, servers.length);
-  const query = (ask: (resolver: InstanceType<typeof dns.Resolver>, name: string) => Promise<string[]>) => async (name: string): Promise<TxtAnswer> => {
-    const resolver = new dns.Resolver({ timeout: timeoutMs, tries: 1 });
-    if (servers.length) resolver.setServers([...servers]);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<TxtAnswer>((resolve) => {
-      timer = setTimeout(() => {
-        resolver.cancel();
-        resolve({ ok: false, status: 'TIMEOUT', code: 'ETIMEOUT' });
-      }, limit);
-    });
-    const lookup = ask(resolver, name).then(
-      (values): TxtAnswer => ({ ok: true, values }),
-      (err: unknown): TxtAnswer => {
-        const code = String((err as { code?: unknown } | null)?.code ?? 'EUNKNOWN');
-        if (code === 'ENODATA' || code === 'ENOTFOUND') return { ok: false, status: 'MISSING', code };
-        if (code === 'ETIMEOUT' || code === 'ECANCELLED') return { ok: false, status: 'TIMEOUT', code: 'ETIMEOUT' };
-        return { ok: false, status: 'ERROR', code };
-      },
-    );
-    try {
-      return await Promise.race([lookup, timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  const query =
+    (ask: (resolver: InstanceType<typeof dns.Resolver>, name: string) => Promise<string[]>) =>
+    async (name: string): Promise<TxtAnswer> => {
+      const resolver = new dns.Resolver({ timeout: timeoutMs, tries: 1 });
+      if (servers.length) resolver.setServers([...servers]);
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<TxtAnswer>((resolve) => {
+        timer = setTimeout(() => {
+          resolver.cancel();
+          resolve({ ok: false, status: 'TIMEOUT', code: 'ETIMEOUT' });
+        }, limit);
+      });
+      const lookup = ask(resolver, name).then(
+        (values): TxtAnswer => ({ ok: true, values }),
+        (err: unknown): TxtAnswer => {
+          const code = String((err as { code?: unknown } | null)?.code ?? 'EUNKNOWN');
+          if (code === 'ENODATA' || code === 'ENOTFOUND') return { ok: false, status: 'MISSING', code };
+          if (code === 'ETIMEOUT' || code === 'ECANCELLED') return { ok: false, status: 'TIMEOUT', code: 'ETIMEOUT' };
+          return { ok: false, status: 'ERROR', code };
+        },
+      );
+      try {
+        return await Promise.race([lookup, timedOut]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
   return {
     txt: query(async (r, name) => (await r.resolveTxt(name)).map((chunks) => chunks.join(''))),
-    mx: query(async (r, name) => (await r.resolveMx(name)).sort((a, b) => a.priority - b.priority).map((m) => m.exchange.toLowerCase())),
+    mx: query(async (r, name) =>
+      (await r.resolveMx(name)).sort((a, b) => a.priority - b.priority).map((m) => m.exchange.toLowerCase()),
+    ),
   };
 }
 
@@ -110,17 +114,23 @@ export function dkimDifference(found: string, expected: string): string | null {
   if (f.has('v') && f.get('v') !== e.get('v')) return `v= is "${f.get('v')}", expected "${e.get('v')}"`;
   if ((f.get('k') ?? 'rsa') !== e.get('k')) return `k= is "${f.get('k')}", expected "${e.get('k')}"`;
   if (!f.has('p')) return 'it has no p= (public key) tag';
-  if (f.get('p') !== e.get('p')) return f.get('p') === '' ? 'its p= is empty (a revoked key)' : 'its p= (public key) differs from this domain\'s key';
+  if (f.get('p') !== e.get('p'))
+    return f.get('p') === '' ? 'its p= is empty (a revoked key)' : "its p= (public key) differs from this domain's key";
   return null;
 }
 
-const unquote = (s: string) => s.trim().replace(/^"(.*)"$/s, '$1').trim();
+const unquote = (s: string) =>
+  s
+    .trim()
+    .replace(/^"(.*)"$/s, '$1')
+    .trim();
 
 export const SPF = /^v=spf1(\s|$)/i;
 export const DMARC = /^v\s*=\s*DMARC1\s*(;|$)/i;
 
 function describeFailure(answer: Extract<TxtAnswer, { ok: false }>, name: string): string {
-  if (answer.status === 'TIMEOUT') return `the DNS lookup of ${name} timed out; check that the DNS servers are reachable and verify again`;
+  if (answer.status === 'TIMEOUT')
+    return `the DNS lookup of ${name} timed out; check that the DNS servers are reachable and verify again`;
   const why: Record<string, string> = {
     ESERVFAIL: 'the DNS server reported a failure (SERVFAIL)',
     EREFUSED: 'the DNS server refused the query',
@@ -147,18 +157,33 @@ export interface VerifyInput {
  * once, and judges them. The domain is verified when ownership and DKIM both are; SPF and DMARC only
  * produce advice.
  */
-export async function checkDomain(dnsLookup: DnsLookup, input: VerifyInput, checkedAt: () => string): Promise<{ verified: boolean; verification: Verification }> {
+export async function checkDomain(
+  dnsLookup: DnsLookup,
+  input: VerifyInput,
+  checkedAt: () => string,
+): Promise<{ verified: boolean; verification: Verification }> {
   const { domain, ownership, dkim, bounceMx, bounceSpf } = input;
   const lookup = dnsLookup.txt;
   const dmarcName = `_dmarc.${domain}`;
   const [own, key, apex, dmarc, mx, bounceTxt] = await Promise.all([
-    lookup(ownership.name), lookup(dkim.name), lookup(domain), lookup(dmarcName), dnsLookup.mx(bounceMx.name), lookup(bounceSpf.name),
+    lookup(ownership.name),
+    lookup(dkim.name),
+    lookup(domain),
+    lookup(dmarcName),
+    dnsLookup.mx(bounceMx.name),
+    lookup(bounceSpf.name),
   ]);
   const advice: string[] = [];
 
-  const judge = (record: DnsRecord, answer: TxtAnswer, matches: (value: string) => string | null, what: string): RecordCheck => {
+  const judge = (
+    record: DnsRecord,
+    answer: TxtAnswer,
+    matches: (value: string) => string | null,
+    what: string,
+  ): RecordCheck => {
     if (!answer.ok) {
-      if (answer.status === 'MISSING') advice.push(`Publish ${what}: a TXT record at ${record.name} with the value given in records.`);
+      if (answer.status === 'MISSING')
+        advice.push(`Publish ${what}: a TXT record at ${record.name} with the value given in records.`);
       else advice.push(`${capitalize(describeFailure(answer, record.name))}.`);
       return { ...record, status: answer.status, found: [] };
     }
@@ -168,42 +193,62 @@ export async function checkDomain(dnsLookup: DnsLookup, input: VerifyInput, chec
     }
     const reasons = answer.values.map(matches);
     if (reasons.includes(null)) return { ...record, status: 'VERIFIED', found: answer.values };
-    advice.push(`The TXT record at ${record.name} does not match ${what}: ${reasons[0]}. Replace it with the value given in records.`);
+    advice.push(
+      `The TXT record at ${record.name} does not match ${what}: ${reasons[0]}. Replace it with the value given in records.`,
+    );
     return { ...record, status: 'MISMATCH', found: answer.values };
   };
 
-  const ownershipCheck = judge(ownership, own, (v) => (unquote(v) === ownership.value ? null : `found "${v}"`), 'the ownership token');
+  const ownershipCheck = judge(
+    ownership,
+    own,
+    (v) => (unquote(v) === ownership.value ? null : `found "${v}"`),
+    'the ownership token',
+  );
   const dkimCheck = judge(dkim, key, (v) => dkimDifference(v, dkim.value), 'the DKIM key');
   if (dkimCheck.status !== 'VERIFIED' && dkim.value.length > 255) {
-    advice.push('A TXT string holds at most 255 characters: if your DNS provider asks for it, split the DKIM value into several quoted strings; resolvers join them again.');
+    advice.push(
+      'A TXT string holds at most 255 characters: if your DNS provider asks for it, split the DKIM value into several quoted strings; resolvers join them again.',
+    );
   }
 
   const spfRecords = apex.ok ? apex.values.filter((v) => SPF.test(v.trim())) : [];
   if (!apex.ok && apex.status !== 'MISSING') {
     advice.push(`SPF was not checked: ${describeFailure(apex, domain)}.`);
   } else if (spfRecords.length === 0) {
-    advice.push(`Add an SPF record: a TXT record on ${domain} starting with "v=spf1" that lists the servers allowed to send its mail, e.g. "v=spf1 include:<your mail provider> ~all". Gmail and Yahoo require SPF of bulk senders.`);
+    advice.push(
+      `Add an SPF record: a TXT record on ${domain} starting with "v=spf1" that lists the servers allowed to send its mail, e.g. "v=spf1 include:<your mail provider> ~all". Gmail and Yahoo require SPF of bulk senders.`,
+    );
   } else if (spfRecords.length > 1) {
-    advice.push(`${domain} has ${spfRecords.length} SPF records; receivers treat more than one as an error (RFC 7208). Merge them into one.`);
+    advice.push(
+      `${domain} has ${spfRecords.length} SPF records; receivers treat more than one as an error (RFC 7208). Merge them into one.`,
+    );
   }
 
   const dmarcRecords = dmarc.ok ? dmarc.values.filter((v) => DMARC.test(v.trim())) : [];
   if (!dmarc.ok && dmarc.status !== 'MISSING') {
     advice.push(`DMARC was not checked: ${describeFailure(dmarc, dmarcName)}.`);
   } else if (dmarcRecords.length === 0) {
-    advice.push(`Add a DMARC record: a TXT record at ${dmarcName} such as "v=DMARC1; p=none; rua=mailto:dmarc-reports@${domain}". Gmail and Yahoo require DMARC of bulk senders.`);
+    advice.push(
+      `Add a DMARC record: a TXT record at ${dmarcName} such as "v=DMARC1; p=none; rua=mailto:dmarc-reports@${domain}". Gmail and Yahoo require DMARC of bulk senders.`,
+    );
   }
 
   // The bounce domain: advice only. Without its MX, bounce reports never reach the inbound listener (the
   // bounces at send time still count); without its SPF, receivers cannot align SPF with the From domain.
   const mxHosts = mx.ok ? mx.values.map((h) => h.replace(/\.$/, '')) : [];
-  if (!mx.ok && mx.status !== 'MISSING') advice.push(`The bounce domain's MX was not checked: ${describeFailure(mx, bounceMx.name)}.`);
+  if (!mx.ok && mx.status !== 'MISSING')
+    advice.push(`The bounce domain's MX was not checked: ${describeFailure(mx, bounceMx.name)}.`);
   else if (!mxHosts.includes(bounceMx.value.toLowerCase())) {
-    advice.push(`Warning: publish an MX record at ${bounceMx.name} pointing at ${bounceMx.value} (priority ${bounceMx.priority ?? 10}): bounce and complaint reports go there. Sending works without it, but later bounces are then not seen.`);
+    advice.push(
+      `Warning: publish an MX record at ${bounceMx.name} pointing at ${bounceMx.value} (priority ${bounceMx.priority ?? 10}): bounce and complaint reports go there. Sending works without it, but later bounces are then not seen.`,
+    );
   }
   const bounceSpfRecords = bounceTxt.ok ? bounceTxt.values.filter((v) => SPF.test(v.trim())) : [];
   if (bounceSpfRecords.length === 0 && (bounceTxt.ok || bounceTxt.status === 'MISSING')) {
-    advice.push(`Warning: publish an SPF record at ${bounceSpf.name}: "${bounceSpf.value}". Messages go out with a Return-Path at that name, and SPF is checked there.`);
+    advice.push(
+      `Warning: publish an SPF record at ${bounceSpf.name}: "${bounceSpf.value}". Messages go out with a Return-Path at that name, and SPF is checked there.`,
+    );
   }
 
   return {
@@ -213,7 +258,10 @@ export async function checkDomain(dnsLookup: DnsLookup, input: VerifyInput, chec
       records: [ownershipCheck, dkimCheck],
       spf: { found: spfRecords.length > 0, record: spfRecords[0] ?? null },
       dmarc: { found: dmarcRecords.length > 0, record: dmarcRecords[0] ?? null },
-      bounce: { mx: { found: mxHosts.includes(bounceMx.value.toLowerCase()), hosts: mxHosts }, spf: { found: bounceSpfRecords.length > 0, record: bounceSpfRecords[0] ?? null } },
+      bounce: {
+        mx: { found: mxHosts.includes(bounceMx.value.toLowerCase()), hosts: mxHosts },
+        spf: { found: bounceSpfRecords.length > 0, record: bounceSpfRecords[0] ?? null },
+      },
       advice,
     },
   };

@@ -1,15 +1,26 @@
 import type { OperationDocs } from '../../http/operation-docs.js';
 
-const DKIM = 'v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB';
+const DKIM =
+  'v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB';
 const records = [
   { type: 'TXT', name: '_formcast.example.com', value: 'formcast-verification=241088fd22aa47f01162bcb207326e5a' },
   { type: 'TXT', name: 'fc20261121._domainkey.example.com', value: DKIM },
   { type: 'MX', name: 'bounces.example.com', value: 'mail.example.com', priority: 10 },
   { type: 'TXT', name: 'bounces.example.com', value: 'v=spf1 a:mail.example.com ~all' },
 ];
-const pending = { id: 'dom_01JDB3V6Z8B0D2F4H6K8M0P2R4', name: 'example.com', status: 'PENDING', records, createdAt: '2026-11-21T10:00:00.000Z', verifiedAt: null, verification: null };
+const pending = {
+  id: 'dom_01JDB3V6Z8B0D2F4H6K8M0P2R4',
+  name: 'example.com',
+  status: 'PENDING',
+  records,
+  createdAt: '2026-11-21T10:00:00.000Z',
+  verifiedAt: null,
+  verification: null,
+};
 const verified = {
-  ...pending, status: 'VERIFIED', verifiedAt: '2026-11-21T10:20:31.402Z',
+  ...pending,
+  status: 'VERIFIED',
+  verifiedAt: '2026-11-21T10:20:31.402Z',
   verification: {
     checkedAt: '2026-11-21T10:20:31.402Z',
     records: [
@@ -18,7 +29,10 @@ const verified = {
     ],
     spf: { found: true, record: 'v=spf1 include:_spf.example.com ~all' },
     dmarc: { found: true, record: 'v=DMARC1; p=quarantine; rua=mailto:dmarc@example.com' },
-    bounce: { mx: { found: true, hosts: ['mail.example.com'] }, spf: { found: true, record: 'v=spf1 a:mail.example.com ~all' } },
+    bounce: {
+      mx: { found: true, hosts: ['mail.example.com'] },
+      spf: { found: true, record: 'v=spf1 a:mail.example.com ~all' },
+    },
     advice: [],
   },
 };
@@ -29,31 +43,36 @@ export const domainsDocs: OperationDocs = {
   'POST /v1/domains': {
     tags,
     summary: 'Add a sending domain',
-    description: 'Adds a domain (PENDING) and answers with the DNS records to publish: a TXT ownership token, the DKIM key (`<selector>._domainkey.<domain>`, RSA-2048, generated for the domain: only its public half is ever shown), and the MX and SPF records of the bounce domain `bounces.<domain>`. Publish them, then call `…/verify`. 409 domain_exists when the workspace has it already. Needs `write:domains`.',
+    description:
+      'Adds a domain (PENDING) and answers with the DNS records to publish: a TXT ownership token, the DKIM key (`<selector>._domainkey.<domain>`, RSA-2048, generated for the domain: only its public half is ever shown), and the MX and SPF records of the bounce domain `bounces.<domain>`. Publish them, then call `…/verify`. 409 domain_exists when the workspace has it already. Needs `write:domains`.',
     request: { name: 'example.com' },
     response: pending,
   },
   'GET /v1/domains': {
     tags,
     summary: 'List sending domains',
-    description: 'The workspace\'s domains, newest first, filtered by `status` if given, with cursor pagination. Needs `read:domains`.',
+    description:
+      "The workspace's domains, newest first, filtered by `status` if given, with cursor pagination. Needs `read:domains`.",
     response: { data: [verified], nextCursor: null },
   },
   'GET /v1/domains/{domainId}': {
     tags,
     summary: 'Get a sending domain',
-    description: 'The domain with the records to publish and the result of its last DNS check, record by record, with advice on SPF and DMARC. Needs `read:domains`.',
+    description:
+      'The domain with the records to publish and the result of its last DNS check, record by record, with advice on SPF and DMARC. Needs `read:domains`.',
     response: verified,
   },
   'DELETE /v1/domains/{domainId}': {
     tags,
     summary: 'Delete a sending domain',
-    description: 'Deletes the domain and its DKIM key: messages can no longer be sent from its addresses. Answers 204. Needs `write:domains`.',
+    description:
+      'Deletes the domain and its DKIM key: messages can no longer be sent from its addresses. Answers 204. Needs `write:domains`.',
   },
   'POST /v1/domains/{domainId}/verify': {
     tags,
     summary: 'Verify a sending domain (DNS check)',
-    description: 'Looks the records up in DNS now: VERIFIED when the ownership token and the DKIM key are published as given, FAILED otherwise, with a result per record (`VERIFIED`, `MISSING`, `MISMATCH`, `TIMEOUT` or `ERROR`) in `verification`. SPF, DMARC and the bounce MX are checked and reported as advice; they do not decide the status. Needs `write:domains`.',
+    description:
+      'Looks the records up in DNS now: VERIFIED when the ownership token and the DKIM key are published as given, FAILED otherwise, with a result per record (`VERIFIED`, `MISSING`, `MISMATCH`, `TIMEOUT` or `ERROR`) in `verification`. SPF, DMARC and the bounce MX are checked and reported as advice; they do not decide the status. Needs `write:domains`.',
     response: verified,
   },
 };

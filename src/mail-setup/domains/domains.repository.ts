@@ -19,40 +19,89 @@ export interface DomainRecord {
 }
 
 /** Every column but `dkim_private_key`, which only getSigningKey reads. */
-const PUBLIC_COLUMNS = ['id', 'name', 'status', 'verification_token', 'dkim_selector', 'dkim_public_key', 'verification', 'created_at', 'verified_at'] as const;
+const PUBLIC_COLUMNS = [
+  'id',
+  'name',
+  'status',
+  'verification_token',
+  'dkim_selector',
+  'dkim_public_key',
+  'verification',
+  'created_at',
+  'verified_at',
+] as const;
 
 type Row = Pick<DomainsTable, (typeof PUBLIC_COLUMNS)[number]>;
 
 function toRecord(r: Row): DomainRecord {
   return {
-    id: r.id, name: r.name, status: r.status, verificationToken: r.verification_token, dkimSelector: r.dkim_selector,
-    dkimPublicKey: r.dkim_public_key, verification: fromJsonColumn<Verification>(r.verification),
-    createdAt: toIso(r.created_at), verifiedAt: toIso(r.verified_at),
+    id: r.id,
+    name: r.name,
+    status: r.status,
+    verificationToken: r.verification_token,
+    dkimSelector: r.dkim_selector,
+    dkimPublicKey: r.dkim_public_key,
+    verification: fromJsonColumn<Verification>(r.verification),
+    createdAt: toIso(r.created_at),
+    verifiedAt: toIso(r.verified_at),
   };
 }
 
 /** `dkimPrivateKey` is the PEM, stored sealed with `secret` (domains.keys.ts). */
-export async function insertDomain(db: Executor, secret: Buffer, d: DomainRecord & { workspaceId: string; dkimPrivateKey: string }): Promise<void> {
-  await db.insertInto('domains').values({
-    id: d.id, workspace_id: d.workspaceId, name: d.name, status: d.status, verification_token: d.verificationToken,
-    dkim_selector: d.dkimSelector, dkim_public_key: d.dkimPublicKey, dkim_private_key: sealDkimKey(secret, d.dkimPrivateKey, d.id),
-    verification: toJsonColumn(d.verification), created_at: d.createdAt, verified_at: d.verifiedAt,
-  }).execute();
+export async function insertDomain(
+  db: Executor,
+  secret: Buffer,
+  d: DomainRecord & { workspaceId: string; dkimPrivateKey: string },
+): Promise<void> {
+  await db
+    .insertInto('domains')
+    .values({
+      id: d.id,
+      workspace_id: d.workspaceId,
+      name: d.name,
+      status: d.status,
+      verification_token: d.verificationToken,
+      dkim_selector: d.dkimSelector,
+      dkim_public_key: d.dkimPublicKey,
+      dkim_private_key: sealDkimKey(secret, d.dkimPrivateKey, d.id),
+      verification: toJsonColumn(d.verification),
+      created_at: d.createdAt,
+      verified_at: d.verifiedAt,
+    })
+    .execute();
 }
 
 export async function getDomain(db: Executor, workspaceId: string, id: string): Promise<DomainRecord | undefined> {
-  const row = await db.selectFrom('domains').select(PUBLIC_COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('domains')
+    .select(PUBLIC_COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row ? toRecord(row) : undefined;
 }
 
 /** The domain of the workspace with this (normalized, lower-case ASCII) name; broadcasts check `from` with it. */
-export async function findDomainByName(db: Executor, workspaceId: string, name: string): Promise<DomainRecord | undefined> {
-  const row = await db.selectFrom('domains').select(PUBLIC_COLUMNS).where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst();
+export async function findDomainByName(
+  db: Executor,
+  workspaceId: string,
+  name: string,
+): Promise<DomainRecord | undefined> {
+  const row = await db
+    .selectFrom('domains')
+    .select(PUBLIC_COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('name', '=', name)
+    .executeTakeFirst();
   return row ? toRecord(row) : undefined;
 }
 
 /** Newest first; `beforeId` is the cursor (ids sort by creation time). */
-export async function listDomains(db: Executor, workspaceId: string, opts: { status?: DomainStatus; limit: number; beforeId?: string }): Promise<DomainRecord[]> {
+export async function listDomains(
+  db: Executor,
+  workspaceId: string,
+  opts: { status?: DomainStatus; limit: number; beforeId?: string },
+): Promise<DomainRecord[]> {
   let q = db.selectFrom('domains').select(PUBLIC_COLUMNS).where('workspace_id', '=', workspaceId);
   if (opts.status) q = q.where('status', '=', opts.status);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
@@ -62,17 +111,27 @@ export async function listDomains(db: Executor, workspaceId: string, opts: { sta
 
 /** Stores the result of a DNS check with the status it leads to; undefined if the domain is gone. */
 export async function saveVerification(
-  db: Executor, workspaceId: string, id: string, result: { status: DomainStatus; verification: Verification; verifiedAt: string | null },
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  result: { status: DomainStatus; verification: Verification; verifiedAt: string | null },
 ): Promise<DomainRecord | undefined> {
-  const row = await db.updateTable('domains')
+  const row = await db
+    .updateTable('domains')
     .set({ status: result.status, verification: toJsonColumn(result.verification), verified_at: result.verifiedAt })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id)
-    .returning(PUBLIC_COLUMNS).executeTakeFirst();
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .returning(PUBLIC_COLUMNS)
+    .executeTakeFirst();
   return row ? toRecord(row) : undefined;
 }
 
 export async function deleteDomain(db: Executor, workspaceId: string, id: string): Promise<boolean> {
-  const res = await db.deleteFrom('domains').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const res = await db
+    .deleteFrom('domains')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
 
@@ -90,11 +149,22 @@ export interface SigningKey {
  * key `secret` (domains.keys.ts; the opened keys are cached); undefined for a domain that is unknown, of another
  * workspace, or not (or no longer) VERIFIED.
  */
-export async function getSigningKey(db: Executor, workspaceId: string, domainName: string, secret: Buffer): Promise<SigningKey | undefined> {
-  const row = await db.selectFrom('domains').select(['id', 'name', 'dkim_selector', 'dkim_private_key'])
-    .where('workspace_id', '=', workspaceId).where('name', '=', domainName.toLowerCase()).where('status', '=', 'VERIFIED')
+export async function getSigningKey(
+  db: Executor,
+  workspaceId: string,
+  domainName: string,
+  secret: Buffer,
+): Promise<SigningKey | undefined> {
+  const row = await db
+    .selectFrom('domains')
+    .select(['id', 'name', 'dkim_selector', 'dkim_private_key'])
+    .where('workspace_id', '=', workspaceId)
+    .where('name', '=', domainName.toLowerCase())
+    .where('status', '=', 'VERIFIED')
     .executeTakeFirst();
-  return row ? { domain: row.name, selector: row.dkim_selector, privateKey: openDkimKey(secret, row.dkim_private_key, row.id) } : undefined;
+  return row
+    ? { domain: row.name, selector: row.dkim_selector, privateKey: openDkimKey(secret, row.dkim_private_key, row.id) }
+    : undefined;
 }
 
 /**
@@ -102,12 +172,20 @@ export async function getSigningKey(db: Executor, workspaceId: string, domainNam
  * idempotent, and a row another process sealed meanwhile is left as it is. Across workspaces: the installation's upgrade.
  */
 export async function sealClearDkimKeys(db: Executor, secret: Buffer): Promise<number> {
-  const rows = await db.selectFrom('domains').select(['id', 'dkim_private_key']).where('dkim_private_key', 'like', '-----BEGIN%').execute();
+  const rows = await db
+    .selectFrom('domains')
+    .select(['id', 'dkim_private_key'])
+    .where('dkim_private_key', 'like', '-----BEGIN%')
+    .execute();
   let sealed = 0;
   for (const r of rows) {
     if (!isClearPem(r.dkim_private_key)) continue;
-    const res = await db.updateTable('domains').set({ dkim_private_key: sealDkimKey(secret, r.dkim_private_key, r.id) })
-      .where('id', '=', r.id).where('dkim_private_key', '=', r.dkim_private_key).executeTakeFirst();
+    const res = await db
+      .updateTable('domains')
+      .set({ dkim_private_key: sealDkimKey(secret, r.dkim_private_key, r.id) })
+      .where('id', '=', r.id)
+      .where('dkim_private_key', '=', r.dkim_private_key)
+      .executeTakeFirst();
     sealed += Number(res.numUpdatedRows);
   }
   return sealed;
@@ -115,6 +193,13 @@ export async function sealClearDkimKeys(db: Executor, secret: Buffer): Promise<n
 
 /** The workspace's oldest VERIFIED domain: where its own transactional mail (double opt-in) is sent from. */
 export async function firstVerifiedDomain(db: Executor, workspaceId: string): Promise<string | undefined> {
-  const row = await db.selectFrom('domains').select('name').where('workspace_id', '=', workspaceId).where('status', '=', 'VERIFIED').orderBy('id').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('domains')
+    .select('name')
+    .where('workspace_id', '=', workspaceId)
+    .where('status', '=', 'VERIFIED')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
   return row?.name;
 }

@@ -37,7 +37,10 @@ export interface BounceDns {
  * The records to publish, in this order: the ownership token, the DKIM public key, the bounce domain's MX
  * (bounce reports reach the inbound listener) and its SPF record (the Return-Path's domain).
  */
-export function recordsFor(d: repo.DomainRecord, bounce: BounceDns): [ownership: DnsRecord, dkim: DnsRecord, bounceMx: DnsRecord, bounceSpf: DnsRecord] {
+export function recordsFor(
+  d: repo.DomainRecord,
+  bounce: BounceDns,
+): [ownership: DnsRecord, dkim: DnsRecord, bounceMx: DnsRecord, bounceSpf: DnsRecord] {
   return [
     { type: 'TXT', name: `_formcast.${d.name}`, value: `formcast-verification=${d.verificationToken}` },
     { type: 'TXT', name: `${d.dkimSelector}._domainkey.${d.name}`, value: `v=DKIM1; k=rsa; p=${d.dkimPublicKey}` },
@@ -63,7 +66,10 @@ export class DomainsService {
   private readonly secret: Buffer;
 
   /** Throws a ConfigError for a DNS_SERVERS entry that is not an IP address (with an optional port). */
-  constructor(private readonly db: Db, options: DomainsOptions) {
+  constructor(
+    private readonly db: Db,
+    options: DomainsOptions,
+  ) {
     this.secret = options.secret;
     this.lookup = resolverLookup(parseDnsServers(options.dnsServers), options.dnsTimeoutMs ?? 5000);
     this.bounce = options.bounce ?? { mxHost: 'localhost', spf: 'a:localhost' };
@@ -71,7 +77,12 @@ export class DomainsService {
 
   private present(d: repo.DomainRecord): Domain {
     return {
-      id: d.id, name: d.name, status: d.status, records: recordsFor(d, this.bounce), createdAt: d.createdAt, verifiedAt: d.verifiedAt,
+      id: d.id,
+      name: d.name,
+      status: d.status,
+      records: recordsFor(d, this.bounce),
+      createdAt: d.createdAt,
+      verifiedAt: d.verifiedAt,
       verification: d.verification,
     };
   }
@@ -91,7 +102,13 @@ export class DomainsService {
 
   private async insert(workspaceId: string, rawName: string, verified: boolean): Promise<Domain> {
     const name = normalizeDomainName(rawName);
-    if (!name) throw validationFailed([{ path: '/name', message: 'must be a domain name such as example.com (two or more labels of letters, digits and hyphens)' }]);
+    if (!name)
+      throw validationFailed([
+        {
+          path: '/name',
+          message: 'must be a domain name such as example.com (two or more labels of letters, digits and hyphens)',
+        },
+      ]);
     const { publicKey, privateKey } = await generateKeyPair('rsa', {
       modulusLength: 2048,
       publicKeyEncoding: { type: 'spki', format: 'der' },
@@ -99,10 +116,15 @@ export class DomainsService {
     });
     const now = nowIso();
     const record: repo.DomainRecord = {
-      id: newId('dom'), name, status: verified ? 'VERIFIED' : 'PENDING',
+      id: newId('dom'),
+      name,
+      status: verified ? 'VERIFIED' : 'PENDING',
       verificationToken: crypto.randomBytes(16).toString('hex'),
       dkimSelector: `fc${now.slice(0, 10).replace(/-/g, '')}`,
-      dkimPublicKey: publicKey.toString('base64'), verification: null, createdAt: now, verifiedAt: verified ? now : null,
+      dkimPublicKey: publicKey.toString('base64'),
+      verification: null,
+      createdAt: now,
+      verifiedAt: verified ? now : null,
     };
     try {
       await repo.insertDomain(this.db.kysely, this.secret, { ...record, workspaceId, dkimPrivateKey: privateKey });
@@ -119,7 +141,10 @@ export class DomainsService {
     return this.present(d);
   }
 
-  async list(workspaceId: string, opts: { status?: DomainStatus; limit: number; beforeId?: string }): Promise<Domain[]> {
+  async list(
+    workspaceId: string,
+    opts: { status?: DomainStatus; limit: number; beforeId?: string },
+  ): Promise<Domain[]> {
     return (await repo.listDomains(this.db.kysely, workspaceId, opts)).map((d) => this.present(d));
   }
 
@@ -132,7 +157,8 @@ export class DomainsService {
     const d = await repo.findDomainByName(this.db.kysely, workspaceId, name);
     if (!d) return undefined;
     const [ownership, dkim, bounceMx, bounceSpf] = recordsFor(d, this.bounce);
-    return (await checkDomain(this.lookup, { domain: d.name, ownership, dkim, bounceMx, bounceSpf }, nowIso)).verification;
+    return (await checkDomain(this.lookup, { domain: d.name, ownership, dkim, bounceMx, bounceSpf }, nowIso))
+      .verification;
   }
 
   /**
@@ -144,7 +170,11 @@ export class DomainsService {
     const d = await repo.getDomain(this.db.kysely, workspaceId, id);
     if (!d) throw notFound('domain');
     const [ownership, dkim, bounceMx, bounceSpf] = recordsFor(d, this.bounce);
-    const { verified, verification } = await checkDomain(this.lookup, { domain: d.name, ownership, dkim, bounceMx, bounceSpf }, nowIso);
+    const { verified, verification } = await checkDomain(
+      this.lookup,
+      { domain: d.name, ownership, dkim, bounceMx, bounceSpf },
+      nowIso,
+    );
     const saved = await repo.saveVerification(this.db.kysely, workspaceId, id, {
       status: verified ? 'VERIFIED' : 'FAILED',
       verification,

@@ -1,10 +1,13 @@
 import type { OperationDocs } from '../../http/operation-docs.js';
 
 const template = {
-  id: 'tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6', name: 'Double opt-in', subject: 'Please confirm your subscription',
+  id: 'tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6',
+  name: 'Double opt-in',
+  subject: 'Please confirm your subscription',
   html: '<p>Hi {{ contact.firstName | default: "there" }}, <a href="{{ confirm_url }}">confirm your subscription</a>.</p>',
   text: 'Hi {{ contact.firstName | default: "there" }}, confirm your subscription: {{ confirm_url }}',
-  createdAt: '2026-11-21T10:00:00.000Z', updatedAt: '2026-11-21T10:00:00.000Z',
+  createdAt: '2026-11-21T10:00:00.000Z',
+  updatedAt: '2026-11-21T10:00:00.000Z',
 };
 
 const tags = ['templates'];
@@ -13,14 +16,16 @@ export const templatesDocs: OperationDocs = {
   'POST /v1/templates': {
     tags,
     summary: 'Create a template',
-    description: 'Reusable email content: a form\'s double opt-in email (`doubleOptInEmailId`) or a starting point for broadcasts. `subject`, `html` and `text` are Liquid templates with `contact` in scope (and `confirm_url` for a confirmation email); a template that does not parse is 422 validation_failed. Needs `write:broadcasts`.',
+    description:
+      "Reusable email content: a form's double opt-in email (`doubleOptInEmailId`) or a starting point for broadcasts. `subject`, `html` and `text` are Liquid templates with `contact` in scope (and `confirm_url` for a confirmation email); a template that does not parse is 422 validation_failed. Needs `write:broadcasts`.",
     request: { name: template.name, subject: template.subject, html: template.html, text: template.text },
     response: template,
   },
   'GET /v1/templates': {
     tags,
     summary: 'List templates',
-    description: 'The workspace\'s templates, newest first, with cursor pagination (`limit`, `cursor`). Needs `read:broadcasts`.',
+    description:
+      "The workspace's templates, newest first, with cursor pagination (`limit`, `cursor`). Needs `read:broadcasts`.",
     response: { data: [template], nextCursor: null },
   },
   'GET /v1/templates/{templateId}': {
@@ -32,13 +37,19 @@ export const templatesDocs: OperationDocs = {
   'PUT /v1/templates/{templateId}': {
     tags,
     summary: 'Update a template',
-    description: 'Partial: omitted fields are unchanged, `null` clears `subject`, `html` or `text`. Forms that use it send the new content from now on. Needs `write:broadcasts`.',
+    description:
+      'Partial: omitted fields are unchanged, `null` clears `subject`, `html` or `text`. Forms that use it send the new content from now on. Needs `write:broadcasts`.',
     request: { subject: 'One more step: confirm your subscription' },
-    response: { ...template, subject: 'One more step: confirm your subscription', updatedAt: '2026-11-22T14:30:00.000Z' },
+    response: {
+      ...template,
+      subject: 'One more step: confirm your subscription',
+      updatedAt: '2026-11-22T14:30:00.000Z',
+    },
   },
   'DELETE /v1/templates/{templateId}': {
     tags,
     summary: 'Delete a template',
-    description: 'Answers 204. 409 resource_in_use while a form uses it as its double opt-in email. Needs `write:broadcasts`.',
+    description:
+      'Answers 204. 409 resource_in_use while a form uses it as its double opt-in email. Needs `write:broadcasts`.',
   },
 };

@@ -6,38 +6,86 @@ import type { Template } from './templates.schemas.js';
 const COLUMNS = ['id', 'name', 'subject', 'html', 'text', 'created_at', 'updated_at'] as const;
 
 function toTemplate(r: Pick<TemplatesTable, (typeof COLUMNS)[number]>): Template {
-  return { id: r.id, name: r.name, subject: r.subject, html: r.html, text: r.text, createdAt: toIso(r.created_at), updatedAt: toIso(r.updated_at) };
+  return {
+    id: r.id,
+    name: r.name,
+    subject: r.subject,
+    html: r.html,
+    text: r.text,
+    createdAt: toIso(r.created_at),
+    updatedAt: toIso(r.updated_at),
+  };
 }
 
 export async function templateExists(db: Executor, workspaceId: string, id: string): Promise<boolean> {
-  const row = await db.selectFrom('templates').select('id').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('templates')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
 export async function getTemplate(db: Executor, workspaceId: string, id: string): Promise<Template | undefined> {
-  const r = await db.selectFrom('templates').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const r = await db
+    .selectFrom('templates')
+    .select(COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return r ? toTemplate(r) : undefined;
 }
 
-export async function listTemplates(db: Executor, workspaceId: string, limit: number, beforeId?: string): Promise<Template[]> {
+export async function listTemplates(
+  db: Executor,
+  workspaceId: string,
+  limit: number,
+  beforeId?: string,
+): Promise<Template[]> {
   let q = db.selectFrom('templates').select(COLUMNS).where('workspace_id', '=', workspaceId);
   if (beforeId) q = q.where('id', '<', beforeId);
   return (await q.orderBy('id', 'desc').limit(limit).execute()).map(toTemplate);
 }
 
 export async function insertTemplate(db: Executor, workspaceId: string, t: Template): Promise<void> {
-  await db.insertInto('templates').values({
-    id: t.id, workspace_id: workspaceId, name: t.name, subject: t.subject, html: t.html, text: t.text, created_at: t.createdAt, updated_at: t.updatedAt,
-  }).execute();
+  await db
+    .insertInto('templates')
+    .values({
+      id: t.id,
+      workspace_id: workspaceId,
+      name: t.name,
+      subject: t.subject,
+      html: t.html,
+      text: t.text,
+      created_at: t.createdAt,
+      updated_at: t.updatedAt,
+    })
+    .execute();
 }
 
-export async function updateTemplate(db: Executor, workspaceId: string, id: string, values: Partial<Pick<Template, 'name' | 'subject' | 'html' | 'text'>>, updatedAt: string): Promise<Template | undefined> {
-  const r = await db.updateTable('templates').set({ ...values, updated_at: updatedAt })
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+export async function updateTemplate(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  values: Partial<Pick<Template, 'name' | 'subject' | 'html' | 'text'>>,
+  updatedAt: string,
+): Promise<Template | undefined> {
+  const r = await db
+    .updateTable('templates')
+    .set({ ...values, updated_at: updatedAt })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .returning(COLUMNS)
+    .executeTakeFirst();
   return r ? toTemplate(r) : undefined;
 }
 
 export async function deleteTemplate(db: Executor, workspaceId: string, id: string): Promise<boolean> {
-  const res = await db.deleteFrom('templates').where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const res = await db
+    .deleteFrom('templates')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }

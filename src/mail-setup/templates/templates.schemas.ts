@@ -9,21 +9,27 @@ const fields = {
   text: Nullable(Type.String({ description: 'Liquid template; up to 2 MiB' })),
 };
 
-export const CreateTemplateBody = Type.Object({
-  name: fields.name,
-  subject: Type.Optional(fields.subject),
-  html: Type.Optional(fields.html),
-  text: Type.Optional(fields.text),
-}, { additionalProperties: false });
+export const CreateTemplateBody = Type.Object(
+  {
+    name: fields.name,
+    subject: Type.Optional(fields.subject),
+    html: Type.Optional(fields.html),
+    text: Type.Optional(fields.text),
+  },
+  { additionalProperties: false },
+);
 export type CreateTemplateInput = Static<typeof CreateTemplateBody>;
 
-export const UpdateTemplateBody = Type.Object({
-  id: Type.Optional(Type.String()),
-  name: Type.Optional(fields.name),
-  subject: Type.Optional(fields.subject),
-  html: Type.Optional(fields.html),
-  text: Type.Optional(fields.text),
-}, { additionalProperties: false });
+export const UpdateTemplateBody = Type.Object(
+  {
+    id: Type.Optional(Type.String()),
+    name: Type.Optional(fields.name),
+    subject: Type.Optional(fields.subject),
+    html: Type.Optional(fields.html),
+    text: Type.Optional(fields.text),
+  },
+  { additionalProperties: false },
+);
 export type UpdateTemplateInput = Static<typeof UpdateTemplateBody>;
 
 export const TemplateSchema = Type.Object({

@@ -13,7 +13,8 @@ export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 function checkContent(input: { subject?: string | null; html?: string | null; text?: string | null }, base = ''): void {
   for (const key of ['html', 'text'] as const) {
     const v = input[key];
-    if (v != null && Buffer.byteLength(v, 'utf8') > MAX_BODY_BYTES) throw payloadTooLarge(`${key} must be at most 2 MiB`);
+    if (v != null && Buffer.byteLength(v, 'utf8') > MAX_BODY_BYTES)
+      throw payloadTooLarge(`${key} must be at most 2 MiB`);
   }
   const errors = liquidErrors({ subject: input.subject, html: input.html, text: input.text }, base);
   if (errors.length) throw validationFailed(errors);
@@ -25,7 +26,15 @@ export class TemplatesService {
   async create(workspaceId: string, input: CreateTemplateInput): Promise<Template> {
     checkContent(input);
     const now = nowIso();
-    const t: Template = { id: newId('tmpl'), name: input.name, subject: input.subject ?? null, html: input.html ?? null, text: input.text ?? null, createdAt: now, updatedAt: now };
+    const t: Template = {
+      id: newId('tmpl'),
+      name: input.name,
+      subject: input.subject ?? null,
+      html: input.html ?? null,
+      text: input.text ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
     await repo.insertTemplate(this.db.kysely, workspaceId, t);
     return t;
   }
@@ -41,7 +50,8 @@ export class TemplatesService {
   }
 
   async update(workspaceId: string, id: string, input: UpdateTemplateInput): Promise<Template> {
-    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the template id in the path' }]);
+    if (input.id !== undefined && input.id !== id)
+      throw validationFailed([{ path: '/id', message: 'must equal the template id in the path' }]);
     const { id: _id, ...values } = input;
     checkContent(values);
     const t = await repo.updateTemplate(this.db.kysely, workspaceId, id, values, nowIso());
@@ -53,7 +63,8 @@ export class TemplatesService {
     try {
       if (!(await repo.deleteTemplate(this.db.kysely, workspaceId, id))) throw notFound('template');
     } catch (err) {
-      if (isForeignKeyViolation(err)) throw resourceInUse('a form uses this template as its double opt-in email; point the form elsewhere first');
+      if (isForeignKeyViolation(err))
+        throw resourceInUse('a form uses this template as its double opt-in email; point the form elsewhere first');
       throw err;
     }
   }

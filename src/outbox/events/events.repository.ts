@@ -14,7 +14,20 @@ import { ROUTED_EVENT_TYPES, type EventRecord, type EventType, type NewEvent } f
 
 /** Rows per INSERT statement: SQLite allows 32,766 bound values, a row binds 12. */
 const INSERT_CHUNK = 1000;
-const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'occurred_at', 'contact_id', 'broadcast_id', 'delivery_id', 'data', 'machine', 'url', 'routed', 'dispatched'] as const;
+const EVENT_COLUMNS = [
+  'id',
+  'workspace_id',
+  'type',
+  'occurred_at',
+  'contact_id',
+  'broadcast_id',
+  'delivery_id',
+  'data',
+  'machine',
+  'url',
+  'routed',
+  'dispatched',
+] as const;
 
 /**
  * The events' multi-row INSERT, as SQL text made once per size (db/batch-sql.ts) rather than built through the
@@ -22,11 +35,24 @@ const EVENT_COLUMNS = ['id', 'workspace_id', 'type', 'occurred_at', 'contact_id'
  * Kysely cost more than a third of what SQLite takes to insert them (bench/README.md, bench:import). For the
  * tracking writer's batches of ~50 the two made no measurable difference (bench/README.md, bench:track).
  */
-const insertSql = new BatchSql((rows, p) => `insert into "events" (${EVENT_COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${valueTuples(rows, EVENT_COLUMNS.length, p)}`, 8);
+const insertSql = new BatchSql(
+  (rows, p) =>
+    `insert into "events" (${EVENT_COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${valueTuples(rows, EVENT_COLUMNS.length, p)}`,
+  8,
+);
 
 /** Writes events of one workspace, in the caller's transaction. */
-export function recordEvents(db: Executor, workspaceId: string, events: readonly NewEvent[], now: string): Promise<void> {
-  return insertEventRows(db, events.map((event) => ({ id: newId('evt'), workspaceId, event })), now);
+export function recordEvents(
+  db: Executor,
+  workspaceId: string,
+  events: readonly NewEvent[],
+  now: string,
+): Promise<void> {
+  return insertEventRows(
+    db,
+    events.map((event) => ({ id: newId('evt'), workspaceId, event })),
+    now,
+  );
 }
 
 /** An open or a click of the tracking writer's batch, with the id it is written under. */
@@ -62,12 +88,21 @@ export function insertTrackingEvents(db: Executor, rows: readonly TrackingEventR
  * an automation activated meanwhile would miss events committed after it was: every workspace of the rows is routed
  * there (the intake marks what nothing wants).
  */
-async function workspacesRouting(db: Executor, rows: readonly TrackingEventRow[], postgres: boolean): Promise<Set<string>> {
+async function workspacesRouting(
+  db: Executor,
+  rows: readonly TrackingEventRow[],
+  postgres: boolean,
+): Promise<Set<string>> {
   const candidates = new Set<string>();
   for (const r of rows) if (ROUTED_EVENT_TYPES.has(r.event.type)) candidates.add(r.workspaceId);
   if (!candidates.size || postgres || !db.isTransaction) return candidates;
-  const active = await db.selectFrom('automations').select('workspace_id').distinct()
-    .where('status', '=', 'ACTIVE').where('workspace_id', 'in', [...candidates]).execute();
+  const active = await db
+    .selectFrom('automations')
+    .select('workspace_id')
+    .distinct()
+    .where('status', '=', 'ACTIVE')
+    .where('workspace_id', 'in', [...candidates])
+    .execute();
   return new Set(active.map((r) => r.workspace_id));
 }
 
@@ -82,13 +117,22 @@ async function workspacesRouting(db: Executor, rows: readonly TrackingEventRow[]
  * fan-out's index, and the fan-out then claimed each one for nothing, ~8-11 µs of ~48 µs of server CPU per imported
  * row (bench/README.md, bench:import).
  */
-async function workspacesListening(db: Executor, rows: readonly TrackingEventRow[], postgres: boolean): Promise<Set<string> | 'all'> {
+async function workspacesListening(
+  db: Executor,
+  rows: readonly TrackingEventRow[],
+  postgres: boolean,
+): Promise<Set<string> | 'all'> {
   // Outside a transaction the read and the insert are two statements, and another transaction may run between them.
   if (postgres || !db.isTransaction) return 'all';
   const candidates = new Set<string>();
   for (const r of rows) candidates.add(r.workspaceId);
-  const listening = await db.selectFrom('webhook_endpoints').select('workspace_id').distinct()
-    .where('enabled', '=', 1).where('workspace_id', 'in', [...candidates]).execute();
+  const listening = await db
+    .selectFrom('webhook_endpoints')
+    .select('workspace_id')
+    .distinct()
+    .where('enabled', '=', 1)
+    .where('workspace_id', 'in', [...candidates])
+    .execute();
   return new Set(listening.map((r) => r.workspace_id));
 }
 
@@ -103,9 +147,20 @@ async function insertEventRows(db: Executor, rows: readonly TrackingEventRow[], 
     const params: unknown[] = [];
     for (let i = start; i < end; i++) {
       const { id, workspaceId, event: e } = rows[i]!;
-      params.push(id, workspaceId, e.type, e.occurredAt ?? now, e.contactId ?? null, e.broadcastId ?? null, e.deliveryId ?? null,
-        JSON.stringify(e.data ?? {}), e.machine ? 1 : 0, e.url ?? null, ROUTED_EVENT_TYPES.has(e.type) && routing.has(workspaceId) ? 0 : 1,
-        listening === 'all' || listening.has(workspaceId) ? 0 : 1);
+      params.push(
+        id,
+        workspaceId,
+        e.type,
+        e.occurredAt ?? now,
+        e.contactId ?? null,
+        e.broadcastId ?? null,
+        e.deliveryId ?? null,
+        JSON.stringify(e.data ?? {}),
+        e.machine ? 1 : 0,
+        e.url ?? null,
+        ROUTED_EVENT_TYPES.has(e.type) && routing.has(workspaceId) ? 0 : 1,
+        listening === 'all' || listening.has(workspaceId) ? 0 : 1,
+      );
     }
     await db.executeQuery(CompiledQuery.raw(insertSql.text(postgres, end - start), params));
   }
@@ -119,8 +174,13 @@ const COLUMNS = ['id', 'type', 'occurred_at', 'contact_id', 'broadcast_id', 'del
 
 export function toEventRecord(r: Pick<EventsTable, (typeof COLUMNS)[number]>): EventRecord {
   return {
-    id: r.id, type: r.type as EventType, occurredAt: toIso(r.occurred_at), contactId: r.contact_id, broadcastId: r.broadcast_id,
-    deliveryId: r.delivery_id, data: JSON.parse(r.data) as Record<string, unknown>,
+    id: r.id,
+    type: r.type as EventType,
+    occurredAt: toIso(r.occurred_at),
+    contactId: r.contact_id,
+    broadcastId: r.broadcast_id,
+    deliveryId: r.delivery_id,
+    data: JSON.parse(r.data) as Record<string, unknown>,
   };
 }
 
@@ -162,22 +222,34 @@ export interface UndispatchedEvent {
  * imported contact writes two). A SELECT of whole events then an UPDATE … WHERE id IN (500 ids) cost ~7 µs per event
  * during an import, a quarter of the server's CPU (bench/README.md, bench:import).
  */
-export async function claimUndispatchedEvents(db: Executor, limit: number, opts: { skipLocked?: boolean } = {}): Promise<UndispatchedEvent[]> {
-  const rows = await db.updateTable('events').set({ dispatched: 1 })
+export async function claimUndispatchedEvents(
+  db: Executor,
+  limit: number,
+  opts: { skipLocked?: boolean } = {},
+): Promise<UndispatchedEvent[]> {
+  const rows = await db
+    .updateTable('events')
+    .set({ dispatched: 1 })
     .where('id', 'in', (eb) => {
       const oldest = eb.selectFrom('events').select('id').where('dispatched', '=', 0).orderBy('id').limit(limit);
       return opts.skipLocked ? oldest.forUpdate().skipLocked() : oldest;
     })
     .returning(['id', 'workspace_id', 'type'])
     .execute();
-  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, type: r.type as EventType })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return rows
+    .map((r) => ({ id: r.id, workspaceId: r.workspace_id, type: r.type as EventType }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** Events by id (any workspace: the fan-out's, of ids it claimed), in no particular order. */
 export async function eventsByIds(db: Executor, ids: readonly string[]): Promise<EventRecord[]> {
   const out: EventRecord[] = [];
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await db.selectFrom('events').select(COLUMNS).where('id', 'in', ids.slice(i, i + 500)).execute();
+    const rows = await db
+      .selectFrom('events')
+      .select(COLUMNS)
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
     for (const r of rows) out.push(toEventRecord(r));
   }
   return out;
@@ -185,7 +257,15 @@ export async function eventsByIds(db: Executor, ids: readonly string[]): Promise
 
 /** Deletes up to `limit` events that occurred before `before`; returns how many (retention: a batch at a time). */
 export async function pruneEvents(db: Executor, before: string, limit: number): Promise<number> {
-  const ids = (await db.selectFrom('events').select('id').where('occurred_at', '<', before).orderBy('occurred_at').limit(limit).execute()).map((r) => r.id);
+  const ids = (
+    await db
+      .selectFrom('events')
+      .select('id')
+      .where('occurred_at', '<', before)
+      .orderBy('occurred_at')
+      .limit(limit)
+      .execute()
+  ).map((r) => r.id);
   if (!ids.length) return 0;
   const res = await db.deleteFrom('events').where('id', 'in', ids).executeTakeFirst();
   return Number(res.numDeletedRows);
@@ -196,14 +276,22 @@ export async function pruneEvents(db: Executor, before: string, limit: number): 
  * the counters over) and returns the use, this event included. In the caller's transaction, the one that writes the
  * event: a refused event (rolled back) is not counted, and the upsert locks the workspace's row until the commit.
  */
-export async function countTrackedEvent(db: Executor, workspaceId: string, minute: number, bytes: number): Promise<{ events: number; bytes: number }> {
-  const row = await db.insertInto('track_quota')
+export async function countTrackedEvent(
+  db: Executor,
+  workspaceId: string,
+  minute: number,
+  bytes: number,
+): Promise<{ events: number; bytes: number }> {
+  const row = await db
+    .insertInto('track_quota')
     .values({ workspace_id: workspaceId, minute, events: 1, bytes })
-    .onConflict((oc) => oc.column('workspace_id').doUpdateSet({
-      events: sql<number>`case when track_quota.minute = excluded.minute then track_quota.events + 1 else 1 end`,
-      bytes: sql<number>`case when track_quota.minute = excluded.minute then track_quota.bytes + excluded.bytes else excluded.bytes end`,
-      minute: sql<number>`excluded.minute`,
-    }))
+    .onConflict((oc) =>
+      oc.column('workspace_id').doUpdateSet({
+        events: sql<number>`case when track_quota.minute = excluded.minute then track_quota.events + 1 else 1 end`,
+        bytes: sql<number>`case when track_quota.minute = excluded.minute then track_quota.bytes + excluded.bytes else excluded.bytes end`,
+        minute: sql<number>`excluded.minute`,
+      }),
+    )
     .returning(['events', 'bytes'])
     .executeTakeFirstOrThrow();
   return { events: Number(row.events), bytes: Number(row.bytes) };

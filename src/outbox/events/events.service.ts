@@ -3,7 +3,13 @@ import { notFound, payloadTooLarge, validationFailed } from '../../errors/errors
 import { newId } from '../../lib/ids.js';
 import { normalizeEmail } from '../../lib/email.js';
 import { normalizeDateTime } from '../../lib/time.js';
-import { countTrackedEvent, insertTrackingEvents, listEvents, pruneEvents, type EventFilter } from './events.repository.js';
+import {
+  countTrackedEvent,
+  insertTrackingEvents,
+  listEvents,
+  pruneEvents,
+  type EventFilter,
+} from './events.repository.js';
 import { DEFAULT_TRACK_QUOTA, checkTrackQuota, minuteOf, type TrackQuota } from './events.quota.js';
 import type { TrackEventInput } from './events.schemas.js';
 import type { EventRecord } from './events.types.js';
@@ -26,13 +32,18 @@ export interface ContactLookup {
 const NO_CONTACTS: ContactLookup = { contactIdOf: async () => undefined };
 
 export class EventsService {
-  constructor(private readonly db: Db, private readonly quota: TrackQuota = DEFAULT_TRACK_QUOTA, private readonly contacts: ContactLookup = NO_CONTACTS) {}
+  constructor(
+    private readonly db: Db,
+    private readonly quota: TrackQuota = DEFAULT_TRACK_QUOTA,
+    private readonly contacts: ContactLookup = NO_CONTACTS,
+  ) {}
 
   async list(workspaceId: string, f: Omit<EventFilter, 'since'> & { since?: string }): Promise<EventRecord[]> {
     let since: string | undefined;
     if (f.since !== undefined) {
       since = normalizeDateTime(f.since);
-      if (since === undefined) throw validationFailed([{ path: '/query/since', message: 'must be an RFC 3339 date-time' }]);
+      if (since === undefined)
+        throw validationFailed([{ path: '/query/since', message: 'must be an RFC 3339 date-time' }]);
     }
     return listEvents(this.db.kysely, workspaceId, { ...f, since });
   }
@@ -46,7 +57,8 @@ export class EventsService {
       throw validationFailed([{ path: '/contactId', message: 'give either contactId or email' }]);
     }
     const properties = input.properties ?? {};
-    if (Buffer.byteLength(JSON.stringify(properties), 'utf8') > 16_384) throw payloadTooLarge('properties must be at most 16 KiB of JSON');
+    if (Buffer.byteLength(JSON.stringify(properties), 'utf8') > 16_384)
+      throw payloadTooLarge('properties must be at most 16 KiB of JSON');
     const db = this.db.kysely;
     let contactId = input.contactId;
     if (input.email !== undefined) {
@@ -63,7 +75,11 @@ export class EventsService {
       if (this.quota.eventsPerMinute > 0 || this.quota.bytesPerMinute > 0) {
         checkTrackQuota(this.quota, await countTrackedEvent(trx, workspaceId, minuteOf(now), bytes), now);
       }
-      await insertTrackingEvents(trx, [{ id, workspaceId, event: { type: 'event.tracked', contactId, data } }], new Date(now).toISOString());
+      await insertTrackingEvents(
+        trx,
+        [{ id, workspaceId, event: { type: 'event.tracked', contactId, data } }],
+        new Date(now).toISOString(),
+      );
     });
     return { id };
   }

@@ -3,10 +3,24 @@
  * of the change it reports, by the feature that makes the change (events.repository.ts `recordEvents`).
  */
 export const EVENT_TYPES = [
-  'email.sent', 'email.bounced', 'email.soft_bounced', 'email.complained', 'email.failed', 'email.opened', 'email.clicked',
-  'contact.created', 'contact.updated', 'contact.subscribed', 'contact.unsubscribed', 'contact.deleted',
-  'form.submitted', 'form.submission_held',
-  'broadcast.sending', 'broadcast.paused', 'broadcast.sent', 'broadcast.canceled',
+  'email.sent',
+  'email.bounced',
+  'email.soft_bounced',
+  'email.complained',
+  'email.failed',
+  'email.opened',
+  'email.clicked',
+  'contact.created',
+  'contact.updated',
+  'contact.subscribed',
+  'contact.unsubscribed',
+  'contact.deleted',
+  'form.submitted',
+  'form.submission_held',
+  'broadcast.sending',
+  'broadcast.paused',
+  'broadcast.sent',
+  'broadcast.canceled',
   'event.tracked',
   'automation.run_stopped',
 ] as const;
@@ -18,8 +32,15 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * intake never reads opens, clicks and sends (nor, events.repository.ts, those of workspaces without an ACTIVE automation).
  */
 export const ROUTED_EVENT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
-  'contact.created', 'contact.updated', 'contact.subscribed', 'contact.unsubscribed', 'contact.deleted',
-  'email.bounced', 'email.complained', 'form.submitted', 'event.tracked',
+  'contact.created',
+  'contact.updated',
+  'contact.subscribed',
+  'contact.unsubscribed',
+  'contact.deleted',
+  'email.bounced',
+  'email.complained',
+  'form.submitted',
+  'event.tracked',
 ]);
 
 /** An event about to be written. `data` is the type's own payload (docs/events.md lists it per type). */

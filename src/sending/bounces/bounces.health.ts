@@ -27,12 +27,26 @@ export interface WindowHealth {
 
 function rate(count: number, of: number, threshold: number): RateHealth {
   const value = of === 0 ? 0 : count / of;
-  return { value: Math.round(value * 1e6) / 1e6, threshold, status: value > threshold ? 'critical' : value > threshold / 2 ? 'warning' : 'ok' };
+  return {
+    value: Math.round(value * 1e6) / 1e6,
+    threshold,
+    status: value > threshold ? 'critical' : value > threshold / 2 ? 'warning' : 'ok',
+  };
 }
 
-async function countSince(db: Executor, workspaceId: string, column: 'sent_at' | 'bounced_at' | 'complained_at', since: string, neverSent = false): Promise<number> {
-  let q = db.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('workspace_id', '=', workspaceId).where(column, 'is not', null).where(column, '>=', since);
+async function countSince(
+  db: Executor,
+  workspaceId: string,
+  column: 'sent_at' | 'bounced_at' | 'complained_at',
+  since: string,
+  neverSent = false,
+): Promise<number> {
+  let q = db
+    .selectFrom('deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where(column, 'is not', null)
+    .where(column, '>=', since);
   if (neverSent) q = q.where('sent_at', 'is', null);
   return Number((await q.executeTakeFirst())?.n ?? 0);
 }
@@ -50,7 +64,10 @@ export async function senderHealth(db: Executor, workspaceId: string, now = Date
     const refused = await countSince(db, workspaceId, 'bounced_at', since, true);
     const complaints = await countSince(db, workspaceId, 'complained_at', since);
     out.push({
-      days, sent, hardBounces, complaints,
+      days,
+      sent,
+      hardBounces,
+      complaints,
       hardBounceRate: rate(hardBounces, sent + refused, HEALTH_THRESHOLDS.hardBounceRate),
       complaintRate: rate(complaints, sent, HEALTH_THRESHOLDS.complaintRate),
     });

@@ -3,7 +3,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/connection.js';
 import { workspaceOfDelivery } from '../deliveries/deliveries.repository.js';
 import { parseJsonBody, registerBodyParsers } from '../../http/input.js';
-import { postmarkEvent, sesEvent, snsUrlAllowed, verifySns, type ProviderEvent, type SnsMessage } from './bounces.providers.js';
+import {
+  postmarkEvent,
+  sesEvent,
+  snsUrlAllowed,
+  verifySns,
+  type ProviderEvent,
+  type SnsMessage,
+} from './bounces.providers.js';
 import { applyDeliveryReport, type ReportRules } from './bounces.service.js';
 
 export interface HooksOptions {
@@ -41,7 +48,8 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
     }
   });
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
-    const status = err.statusCode && err.statusCode < 500 ? err.statusCode : (err as { status?: number }).status ?? 500;
+    const status =
+      err.statusCode && err.statusCode < 500 ? err.statusCode : ((err as { status?: number }).status ?? 500);
     if (status >= 500) req.log.error({ err }, 'provider hook failed');
     return reply.code(status).send({ ok: false, error: status >= 500 ? 'internal error' : err.message });
   });
@@ -58,7 +66,9 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
       pem = await res.text();
     } catch (err) {
       // Refused, unresolvable, timed out, not found: the request is not authenticated (403); a 500 would say the fault is ours.
-      throw Object.assign(new Error(`the signing certificate could not be fetched (${(err as Error).message})`), { statusCode: 403 });
+      throw Object.assign(new Error(`the signing certificate could not be fetched (${(err as Error).message})`), {
+        statusCode: 403,
+      });
     }
     if (certs.size > 20) certs.clear();
     certs.set(url.href, pem);
@@ -69,26 +79,43 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
     if (event.kind === 'ignored') return { ok: true, applied: 0, ignored: event.why };
     const workspaceId = await workspaceOfDelivery(opts.db.kysely, event.deliveryId);
     if (!workspaceId) return { ok: true, applied: 0, ignored: 'the delivery no longer exists' };
-    const applied = await applyDeliveryReport(opts.db, opts.rules, workspaceId, event.deliveryId, event.kind === 'complaint'
-      ? { kind: 'complaint', detail: event.detail }
-      : { kind: 'bounce', results: event.results.map((r) => ({ recipient: r.email || null, class: r.class, detail: r.detail })) });
+    const applied = await applyDeliveryReport(
+      opts.db,
+      opts.rules,
+      workspaceId,
+      event.deliveryId,
+      event.kind === 'complaint'
+        ? { kind: 'complaint', detail: event.detail }
+        : {
+            kind: 'bounce',
+            results: event.results.map((r) => ({ recipient: r.email || null, class: r.class, detail: r.detail })),
+          },
+    );
     return { ok: true, applied };
   };
 
   app.post('/hooks/ses', { schema: { security: [] } }, async (req: FastifyRequest, reply: FastifyReply) => {
     const m = req.body as SnsMessage;
-    if (!m || typeof m !== 'object' || typeof m.Type !== 'string') return reply.code(400).send({ ok: false, error: 'not an SNS message' });
+    if (!m || typeof m !== 'object' || typeof m.Type !== 'string')
+      return reply.code(400).send({ ok: false, error: 'not an SNS message' });
     if (typeof m.TopicArn !== 'string' || !topics.has(m.TopicArn)) {
       const topic = typeof m.TopicArn === 'string' ? m.TopicArn.slice(0, 300) : null;
-      if (!topics.size) req.log.warn({ topic, type: m.Type }, 'SNS message refused: SES_TOPIC_ARNS is not set, so /hooks/ses accepts no topic');
+      if (!topics.size)
+        req.log.warn(
+          { topic, type: m.Type },
+          'SNS message refused: SES_TOPIC_ARNS is not set, so /hooks/ses accepts no topic',
+        );
       else req.log.warn({ topic, type: m.Type }, 'SNS message refused: its topic is not in SES_TOPIC_ARNS');
       return reply.code(403).send({ ok: false, error: 'the SNS topic is not accepted here (SES_TOPIC_ARNS)' });
     }
-    if (!(await verifySns(m, opts.snsCertHost, fetchCert))) return reply.code(403).send({ ok: false, error: 'the SNS signature does not verify' });
+    if (!(await verifySns(m, opts.snsCertHost, fetchCert)))
+      return reply.code(403).send({ ok: false, error: 'the SNS signature does not verify' });
     if (m.Type === 'SubscriptionConfirmation') {
       const url = m.SubscribeURL ? snsUrlAllowed(m.SubscribeURL, opts.snsCertHost) : null;
       if (!url) return reply.code(400).send({ ok: false, error: 'the SubscribeURL is not an SNS address' });
-      const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) }).catch((err: Error) => err);
+      const res = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) }).catch(
+        (err: Error) => err,
+      );
       if (res instanceof Error) {
         req.log.warn({ topic: m.TopicArn, err: res.message }, 'SNS subscription could not be confirmed');
         return reply.code(502).send({ ok: false, confirmed: false, error: 'the SubscribeURL could not be fetched' });
@@ -101,9 +128,16 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
   });
 
   app.post('/hooks/postmark', { schema: { security: [] } }, async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!opts.postmark) return reply.code(404).send({ ok: false, error: 'the Postmark hook is not configured (POSTMARK_WEBHOOK_USER, POSTMARK_WEBHOOK_PASSWORD)' });
+    if (!opts.postmark)
+      return reply.code(404).send({
+        ok: false,
+        error: 'the Postmark hook is not configured (POSTMARK_WEBHOOK_USER, POSTMARK_WEBHOOK_PASSWORD)',
+      });
     if (!basicAuthMatches(req.headers.authorization, opts.postmark)) {
-      return reply.code(401).header('www-authenticate', 'Basic realm="formcast"').send({ ok: false, error: 'unauthorized' });
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Basic realm="formcast"')
+        .send({ ok: false, error: 'unauthorized' });
     }
     return apply(postmarkEvent(req.body));
   });

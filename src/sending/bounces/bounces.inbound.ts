@@ -56,7 +56,11 @@ export class InboundProcessor {
    * One message to one or more recipients: parsed once (only if some recipient is a bounce address), then applied
    * to each distinct target once (two addresses naming the same row are one: the first is kept).
    */
-  async processMessage(recipients: readonly InboundRecipient[], mailFrom: string | null, raw: Buffer): Promise<{ rcptTo: string; outcome: InboundOutcome }[]> {
+  async processMessage(
+    recipients: readonly InboundRecipient[],
+    mailFrom: string | null,
+    raw: Buffer,
+  ): Promise<{ rcptTo: string; outcome: InboundOutcome }[]> {
     const seen = new Set<string>();
     const distinct = recipients.filter(({ target: t }) => {
       const key = `${t.purpose}:${t.id}`;
@@ -67,17 +71,26 @@ export class InboundProcessor {
     let parsed: Promise<InboundReport> | null = null;
     const parse = () => (parsed ??= this.parseReport(raw));
     const out: { rcptTo: string; outcome: InboundOutcome }[] = [];
-    for (const r of distinct) out.push({ rcptTo: r.rcptTo, outcome: await this.process(r.target, { mailFrom, rcptTo: r.rcptTo }, raw, parse) });
+    for (const r of distinct)
+      out.push({ rcptTo: r.rcptTo, outcome: await this.process(r.target, { mailFrom, rcptTo: r.rcptTo }, raw, parse) });
     return out;
   }
 
-  async process(target: InboundTarget, envelope: { mailFrom: string | null; rcptTo: string }, raw: Buffer, parse: () => Promise<InboundReport> = () => this.parseReport(raw)): Promise<InboundOutcome> {
+  async process(
+    target: InboundTarget,
+    envelope: { mailFrom: string | null; rcptTo: string },
+    raw: Buffer,
+    parse: () => Promise<InboundReport> = () => this.parseReport(raw),
+  ): Promise<InboundOutcome> {
     try {
       return await this.apply(target, envelope, raw, parse);
     } catch (err) {
       this.log.error({ err, rcptTo: envelope.rcptTo }, 'an inbound message could not be applied; it is kept');
       const workspaceId = await this.workspaceOf(target).catch(() => null);
-      if (workspaceId) await this.keep(workspaceId, envelope, raw, '', `could not be applied: ${(err as Error).message}`).catch(() => {});
+      if (workspaceId)
+        await this.keep(workspaceId, envelope, raw, '', `could not be applied: ${(err as Error).message}`).catch(
+          () => {},
+        );
       return { result: 'kept', why: (err as Error).message };
     }
   }
@@ -88,9 +101,18 @@ export class InboundProcessor {
     return null;
   }
 
-  private async apply(target: InboundTarget, envelope: { mailFrom: string | null; rcptTo: string }, raw: Buffer, parse: () => Promise<InboundReport>): Promise<InboundOutcome> {
+  private async apply(
+    target: InboundTarget,
+    envelope: { mailFrom: string | null; rcptTo: string },
+    raw: Buffer,
+    parse: () => Promise<InboundReport>,
+  ): Promise<InboundOutcome> {
     const workspaceId = await this.workspaceOf(target);
-    if (!workspaceId) return { result: 'ignored', why: target.kind === 't' ? 'a report about a test send' : 'what the address names no longer exists' };
+    if (!workspaceId)
+      return {
+        result: 'ignored',
+        why: target.kind === 't' ? 'a report about a test send' : 'what the address names no longer exists',
+      };
     if (target.purpose === 'unsubscribe') {
       await this.unsubscribe.oneClickByDelivery(workspaceId, target.id);
       return { result: 'unsubscribed' };
@@ -104,43 +126,97 @@ export class InboundProcessor {
     // The address's token decides; a report naming another message inside is kept for review, applied to nothing.
     const conflict = conflictWithArrival(target, claimsOf(this.secret, report));
     if (conflict) {
-      this.log.warn({ rcptTo: envelope.rcptTo, target: target.id, reason: conflict }, 'an inbound report names another message than its address: kept, not applied');
+      this.log.warn(
+        { rcptTo: envelope.rcptTo, target: target.id, reason: conflict },
+        'an inbound report names another message than its address: kept, not applied',
+      );
       await this.keep(workspaceId, envelope, raw, report.subject, conflict);
       return { result: 'kept', why: conflict };
     }
-    return target.kind === 'c' ? this.onConfirmation(workspaceId, target.id, report) : this.onDelivery(workspaceId, target.id, report);
+    return target.kind === 'c'
+      ? this.onConfirmation(workspaceId, target.id, report)
+      : this.onDelivery(workspaceId, target.id, report);
   }
 
   /** A report about a broadcast's message: the delivery the address's token names. */
-  private async onDelivery(workspaceId: string, deliveryId: string, report: Exclude<InboundReport, { kind: 'auto_reply' | 'unclassified' }>): Promise<InboundOutcome> {
+  private async onDelivery(
+    workspaceId: string,
+    deliveryId: string,
+    report: Exclude<InboundReport, { kind: 'auto_reply' | 'unclassified' }>,
+  ): Promise<InboundOutcome> {
     if (report.kind === 'complaint') {
-      await applyDeliveryReport(this.db, this.rules, workspaceId, deliveryId, { kind: 'complaint', detail: `${report.feedbackType} report${report.subject ? `: ${report.subject}` : ''}` });
+      await applyDeliveryReport(this.db, this.rules, workspaceId, deliveryId, {
+        kind: 'complaint',
+        detail: `${report.feedbackType} report${report.subject ? `: ${report.subject}` : ''}`,
+      });
       return { result: 'complaint' };
     }
-    const results = report.results.map((r) => ({ recipient: r.recipient, class: r.class, detail: [r.status, r.diagnostic].filter(Boolean).join(' ').slice(0, 500) || report.subject }));
-    return { result: 'bounce', deliveries: await applyDeliveryReport(this.db, this.rules, workspaceId, deliveryId, { kind: 'bounce', results }) };
+    const results = report.results.map((r) => ({
+      recipient: r.recipient,
+      class: r.class,
+      detail: [r.status, r.diagnostic].filter(Boolean).join(' ').slice(0, 500) || report.subject,
+    }));
+    return {
+      result: 'bounce',
+      deliveries: await applyDeliveryReport(this.db, this.rules, workspaceId, deliveryId, { kind: 'bounce', results }),
+    };
   }
 
   /** A report about a confirmation email: a hard bounce or a complaint is the address's; nothing else changes. */
-  private async onConfirmation(workspaceId: string, confirmationId: string, report: Exclude<InboundReport, { kind: 'auto_reply' | 'unclassified' }>): Promise<InboundOutcome> {
+  private async onConfirmation(
+    workspaceId: string,
+    confirmationId: string,
+    report: Exclude<InboundReport, { kind: 'auto_reply' | 'unclassified' }>,
+  ): Promise<InboundOutcome> {
     const k = this.db.kysely;
     const contactId = await contactOfConfirmation(k, workspaceId, confirmationId);
     if (!contactId) return { result: 'ignored', why: 'the confirmation no longer exists' };
     const hard = report.kind === 'bounce' && report.results.some((r) => r.class === 'hard');
     if (report.kind === 'complaint' || hard) {
-      const detail = report.kind === 'complaint' ? `${report.feedbackType} report about a confirmation email` : `a confirmation email bounced: ${report.results[0]?.status ?? ''} ${report.results[0]?.diagnostic ?? ''}`.trim();
-      await k.transaction().execute((trx) => applyToContact(trx, workspaceId, contactId, report.kind === 'complaint' ? 'complaint' : 'hardBounce', { detail }, nowIso()));
+      const detail =
+        report.kind === 'complaint'
+          ? `${report.feedbackType} report about a confirmation email`
+          : `a confirmation email bounced: ${report.results[0]?.status ?? ''} ${report.results[0]?.diagnostic ?? ''}`.trim();
+      await k
+        .transaction()
+        .execute((trx) =>
+          applyToContact(
+            trx,
+            workspaceId,
+            contactId,
+            report.kind === 'complaint' ? 'complaint' : 'hardBounce',
+            { detail },
+            nowIso(),
+          ),
+        );
     }
     return report.kind === 'complaint' ? { result: 'complaint' } : { result: 'bounce', deliveries: 0 };
   }
 
   /** Keeps an unreadable message: text made storable on both databases (no NUL, well-formed), the bytes as base64. */
-  private async keep(workspaceId: string, envelope: { mailFrom: string | null; rcptTo: string }, raw: Buffer, subject: string, reason: string): Promise<void> {
-    const clean = (s: string | null, max: number) => (s === null ? null : s.replaceAll('\u0000', '').toWellFormed().slice(0, max) || null);
-    await this.db.kysely.insertInto('inbound_messages').values({
-      id: newId('inb'), workspace_id: workspaceId, rcpt_to: clean(envelope.rcptTo, 998)!, mail_from: clean(envelope.mailFrom, 998), subject: clean(subject, 998),
-      reason: clean(reason, 500) ?? 'unreadable', size: raw.length, raw: raw.subarray(0, KEPT_BYTES).toString('base64'), received_at: nowIso(),
-    }).execute();
+  private async keep(
+    workspaceId: string,
+    envelope: { mailFrom: string | null; rcptTo: string },
+    raw: Buffer,
+    subject: string,
+    reason: string,
+  ): Promise<void> {
+    const clean = (s: string | null, max: number) =>
+      s === null ? null : s.replaceAll('\u0000', '').toWellFormed().slice(0, max) || null;
+    await this.db.kysely
+      .insertInto('inbound_messages')
+      .values({
+        id: newId('inb'),
+        workspace_id: workspaceId,
+        rcpt_to: clean(envelope.rcptTo, 998)!,
+        mail_from: clean(envelope.mailFrom, 998),
+        subject: clean(subject, 998),
+        reason: clean(reason, 500) ?? 'unreadable',
+        size: raw.length,
+        raw: raw.subarray(0, KEPT_BYTES).toString('base64'),
+        received_at: nowIso(),
+      })
+      .execute();
   }
 }
 
@@ -149,8 +225,24 @@ export async function purgeInboundMessages(db: Db, now = Date.now()): Promise<nu
   const cutoff = new Date(now - INBOUND_RETENTION_DAYS * 86_400_000).toISOString();
   let total = 0;
   for (;;) {
-    const old = await db.kysely.selectFrom('inbound_messages').select('id').where('received_at', '<', cutoff).limit(1000).execute();
+    const old = await db.kysely
+      .selectFrom('inbound_messages')
+      .select('id')
+      .where('received_at', '<', cutoff)
+      .limit(1000)
+      .execute();
     if (!old.length) return total;
-    total += Number((await db.kysely.deleteFrom('inbound_messages').where('id', 'in', old.map((r) => r.id)).executeTakeFirst()).numDeletedRows);
+    total += Number(
+      (
+        await db.kysely
+          .deleteFrom('inbound_messages')
+          .where(
+            'id',
+            'in',
+            old.map((r) => r.id),
+          )
+          .executeTakeFirst()
+      ).numDeletedRows,
+    );
   }
 }

@@ -17,8 +17,22 @@ import { classify, enhancedStatus, replyCode, type BounceClass } from '../../mai
  * - anything else: unclassified (kept and listed by GET /v1/inbound).
  */
 export type InboundReport =
-  | { kind: 'bounce'; format: 'dsn' | 'plain'; results: RecipientResult[]; originalMessageId: string | null; originalSenders: string[]; subject: string }
-  | { kind: 'complaint'; feedbackType: string; recipient: string | null; originalMessageId: string | null; originalSenders: string[]; subject: string }
+  | {
+      kind: 'bounce';
+      format: 'dsn' | 'plain';
+      results: RecipientResult[];
+      originalMessageId: string | null;
+      originalSenders: string[];
+      subject: string;
+    }
+  | {
+      kind: 'complaint';
+      feedbackType: string;
+      recipient: string | null;
+      originalMessageId: string | null;
+      originalSenders: string[];
+      subject: string;
+    }
   | { kind: 'auto_reply'; subject: string }
   | { kind: 'unclassified'; reason: string; subject: string };
 
@@ -93,7 +107,8 @@ function originalSenders(parts: Attachment[], text: string, arfFields?: Map<stri
     for (const m of s.matchAll(RETURN_PATH)) if (m[1]) found.add(m[1].toLowerCase());
   };
   for (const p of parts) {
-    if (/^(message\/rfc822|text\/rfc822-headers|message\/rfc822-headers)/i.test(p.contentType)) scan(p.content.toString('utf8').split(/\r?\n\r?\n/, 1)[0] ?? '');
+    if (/^(message\/rfc822|text\/rfc822-headers|message\/rfc822-headers)/i.test(p.contentType))
+      scan(p.content.toString('utf8').split(/\r?\n\r?\n/, 1)[0] ?? '');
   }
   scan(text);
   const from = addressOf(arfFields?.get('original-mail-from'));
@@ -111,31 +126,53 @@ const partOf = (mail: ParsedMail, type: RegExp) => mail.attachments.find((a) => 
 
 /** RFC 3834 Auto-Submitted (anything but "no"), and the headers and subjects of vacation and out-of-office notices. */
 function isAutoReply(mail: ParsedMail): boolean {
-  const auto = String(mail.headers.get('auto-submitted') ?? '').trim().toLowerCase();
+  const auto = String(mail.headers.get('auto-submitted') ?? '')
+    .trim()
+    .toLowerCase();
   if (auto && auto !== 'no' && !auto.startsWith('auto-generated; dsn')) {
     // A DSN may say auto-replied / auto-generated too; only a message that is not a bounce is an auto-reply.
     return true;
   }
-  if (mail.headers.has('x-autoreply') || mail.headers.has('x-autorespond') || /^auto[_-]?reply$/i.test(String(mail.headers.get('precedence') ?? ''))) return true;
-  return /^(auto(matic)?[ -]?reply|out of (the )?office|vacation|abwesenheit|absence|r[ée]ponse automatique|respuesta autom[áa]tica)\b/i.test((mail.subject ?? '').trim());
+  if (
+    mail.headers.has('x-autoreply') ||
+    mail.headers.has('x-autorespond') ||
+    /^auto[_-]?reply$/i.test(String(mail.headers.get('precedence') ?? ''))
+  )
+    return true;
+  return /^(auto(matic)?[ -]?reply|out of (the )?office|vacation|abwesenheit|absence|r[ée]ponse automatique|respuesta autom[áa]tica)\b/i.test(
+    (mail.subject ?? '').trim(),
+  );
 }
 
 /** Wording of a bounce that is not a DSN. */
-const PLAIN_BOUNCE = /(undeliver|delivery (has )?failed|failure notice|returned mail|mail delivery (failed|system)|could not be delivered|delivery status notification|non-?delivery|permanent error|message not delivered|unable to deliver|rejected|user unknown|no such user|mailbox (is )?(full|unavailable))/i;
+const PLAIN_BOUNCE =
+  /(undeliver|delivery (has )?failed|failure notice|returned mail|mail delivery (failed|system)|could not be delivered|delivery status notification|non-?delivery|permanent error|message not delivered|unable to deliver|rejected|user unknown|no such user|mailbox (is )?(full|unavailable))/i;
 const DAEMON = /^(mailer-daemon|postmaster|mail delivery (subsystem|system))/i;
 
 function classifyText(text: string): { status: string | null; code: number | null; class: BounceClass | null } {
   const status = enhancedStatus(text);
   // The first reply code of a "550 …" line, or of "said: 550 …" / "host … said: 550".
-  const line = text.split(/\r?\n/).map((l) => l.replace(/^.*?(said|replied|response|error|returned)\s*:?\s*/i, '')).find((l) => replyCode(l) !== null);
-  const code = line ? replyCode(line) : (/\b([45]\d\d)[ -]/.exec(text) ? Number(/\b([45]\d\d)[ -]/.exec(text)![1]) : null);
+  const line = text
+    .split(/\r?\n/)
+    .map((l) => l.replace(/^.*?(said|replied|response|error|returned)\s*:?\s*/i, ''))
+    .find((l) => replyCode(l) !== null);
+  const code = line
+    ? replyCode(line)
+    : /\b([45]\d\d)[ -]/.exec(text)
+      ? Number(/\b([45]\d\d)[ -]/.exec(text)![1])
+      : null;
   return { status, code, class: status || code ? classify({ code, status, text }) : null };
 }
 
 export async function parseInbound(raw: Buffer): Promise<InboundReport> {
   let mail: ParsedMail;
   try {
-    mail = await mailparser().simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true });
+    mail = await mailparser().simpleParser(raw, {
+      skipHtmlToText: true,
+      skipTextToHtml: true,
+      skipTextLinks: true,
+      skipImageLinks: true,
+    });
   } catch (err) {
     return { kind: 'unclassified', reason: `not a readable message: ${(err as Error).message}`, subject: '' };
   }
@@ -145,7 +182,9 @@ export async function parseInbound(raw: Buffer): Promise<InboundReport> {
 
   if (type === 'feedback-report') {
     const part = partOf(mail, /^message\/feedback-report/i);
-    const fields = part ? parseFieldGroups(part.content.toString('utf8'))[0] ?? new Map<string, string>() : new Map<string, string>();
+    const fields = part
+      ? (parseFieldGroups(part.content.toString('utf8'))[0] ?? new Map<string, string>())
+      : new Map<string, string>();
     return {
       kind: 'complaint',
       feedbackType: (fields.get('feedback-type') ?? 'abuse').toLowerCase(),
@@ -160,16 +199,38 @@ export async function parseInbound(raw: Buffer): Promise<InboundReport> {
     const part = partOf(mail, /^message\/(global-)?delivery-status/i);
     if (part) {
       const groups = parseFieldGroups(part.content.toString('utf8'));
-      const results: RecipientResult[] = groups.slice(1).filter((g) => g.has('action') || g.has('status')).map((g) => {
-        const action = (g.get('action') ?? 'failed').toLowerCase();
-        const status = /^[245]\.\d{1,3}\.\d{1,3}/.exec(g.get('status') ?? '')?.[0] ?? null;
-        const diagnostic = g.get('diagnostic-code')?.replace(/^smtp;\s*/i, '') ?? '';
-        const code = replyCode(diagnostic);
-        // delayed (or a 4.x.x) is a soft bounce; a failed recipient is classified by its status and reply.
-        const cls: BounceClass | null = action === 'delayed' ? 'soft' : action === 'failed' ? classify({ code, status, text: diagnostic }) ?? 'failed' : null;
-        return { recipient: addressOf(g.get('final-recipient') ?? g.get('original-recipient')), action, status, diagnostic, class: cls };
-      });
-      if (results.length) return { kind: 'bounce', format: 'dsn', results, originalMessageId: originalMessageId(mail.attachments, text), originalSenders: originalSenders(mail.attachments, text), subject };
+      const results: RecipientResult[] = groups
+        .slice(1)
+        .filter((g) => g.has('action') || g.has('status'))
+        .map((g) => {
+          const action = (g.get('action') ?? 'failed').toLowerCase();
+          const status = /^[245]\.\d{1,3}\.\d{1,3}/.exec(g.get('status') ?? '')?.[0] ?? null;
+          const diagnostic = g.get('diagnostic-code')?.replace(/^smtp;\s*/i, '') ?? '';
+          const code = replyCode(diagnostic);
+          // delayed (or a 4.x.x) is a soft bounce; a failed recipient is classified by its status and reply.
+          const cls: BounceClass | null =
+            action === 'delayed'
+              ? 'soft'
+              : action === 'failed'
+                ? (classify({ code, status, text: diagnostic }) ?? 'failed')
+                : null;
+          return {
+            recipient: addressOf(g.get('final-recipient') ?? g.get('original-recipient')),
+            action,
+            status,
+            diagnostic,
+            class: cls,
+          };
+        });
+      if (results.length)
+        return {
+          kind: 'bounce',
+          format: 'dsn',
+          results,
+          originalMessageId: originalMessageId(mail.attachments, text),
+          originalSenders: originalSenders(mail.attachments, text),
+          subject,
+        };
     }
   }
 
@@ -180,14 +241,34 @@ export async function parseInbound(raw: Buffer): Promise<InboundReport> {
   if (type === 'delivery-status' || fromDaemon || (!autoReply && PLAIN_BOUNCE.test(subject))) {
     const found = classifyText(text);
     if (found.class) {
-      const recipient = /(?:^|[\s<:])([a-z0-9._%+'-]+@[a-z0-9.-]+\.[a-z]{2,})/i.exec(text.replace(/\b(bounces|unsubscribe)\+[^\s@]+@\S+/gi, ''))?.[1]?.toLowerCase() ?? null;
+      const recipient =
+        /(?:^|[\s<:])([a-z0-9._%+'-]+@[a-z0-9.-]+\.[a-z]{2,})/i
+          .exec(text.replace(/\b(bounces|unsubscribe)\+[^\s@]+@\S+/gi, ''))?.[1]
+          ?.toLowerCase() ?? null;
       return {
-        kind: 'bounce', format: 'plain', subject, originalMessageId: originalMessageId(mail.attachments, text), originalSenders: originalSenders(mail.attachments, text),
-        results: [{ recipient, action: 'failed', status: found.status, diagnostic: text.trim().slice(0, 500), class: found.class }],
+        kind: 'bounce',
+        format: 'plain',
+        subject,
+        originalMessageId: originalMessageId(mail.attachments, text),
+        originalSenders: originalSenders(mail.attachments, text),
+        results: [
+          {
+            recipient,
+            action: 'failed',
+            status: found.status,
+            diagnostic: text.trim().slice(0, 500),
+            class: found.class,
+          },
+        ],
       };
     }
-    if (!autoReply) return { kind: 'unclassified', reason: 'a bounce without a status or reply code that could be read', subject };
+    if (!autoReply)
+      return { kind: 'unclassified', reason: 'a bounce without a status or reply code that could be read', subject };
   }
   if (autoReply) return { kind: 'auto_reply', subject };
-  return { kind: 'unclassified', reason: 'neither a delivery status notification, a feedback report, a bounce nor an auto-reply', subject };
+  return {
+    kind: 'unclassified',
+    reason: 'neither a delivery status notification, a feedback report, a bounce nor an auto-reply',
+    subject,
+  };
 }

@@ -47,7 +47,8 @@ export function claimsOf(secret: Buffer, report: Report): ReportClaims {
   return { tokens, badTokens, messageId: rowOfMessageId(report.originalMessageId) };
 }
 
-const same = (a: { kind: VerpKind; id: string }, b: { kind: VerpKind; id: string }) => a.kind === b.kind && a.id === b.id;
+const same = (a: { kind: VerpKind; id: string }, b: { kind: VerpKind; id: string }) =>
+  a.kind === b.kind && a.id === b.id;
 
 /**
  * Why a report that arrived at the VERP address `arrival` must not be applied, or null when nothing in it names
@@ -56,9 +57,11 @@ const same = (a: { kind: VerpKind; id: string }, b: { kind: VerpKind; id: string
  * of ours names nothing (relays may replace it) and does not stop the report.
  */
 export function conflictWithArrival(arrival: InboundTarget, claims: ReportClaims): string | null {
-  if (claims.badTokens.length) return `not applied: the original message's Return-Path ${claims.badTokens[0]} carries a token that does not verify`;
+  if (claims.badTokens.length)
+    return `not applied: the original message's Return-Path ${claims.badTokens[0]} carries a token that does not verify`;
   const other = claims.tokens.find((t) => !same(t, arrival));
-  if (other) return `not applied: the original message's Return-Path names ${other.id}, not ${arrival.id} that the address it was sent to names`;
+  if (other)
+    return `not applied: the original message's Return-Path names ${other.id}, not ${arrival.id} that the address it was sent to names`;
   if (claims.messageId && !same(claims.messageId, arrival)) {
     return `not applied: the original message's Message-ID names ${claims.messageId.id}, not ${arrival.id} that the address it was sent to names`;
   }

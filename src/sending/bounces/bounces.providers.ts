@@ -36,9 +36,10 @@ export interface SnsMessage {
 
 /** The string SNS signs (its documented field order; Subject only when present, Token and SubscribeURL for confirmations). */
 export function snsStringToSign(m: SnsMessage): string {
-  const fields = m.Type === 'Notification'
-    ? ['Message', 'MessageId', ...(m.Subject !== undefined ? ['Subject'] : []), 'Timestamp', 'TopicArn', 'Type']
-    : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
+  const fields =
+    m.Type === 'Notification'
+      ? ['Message', 'MessageId', ...(m.Subject !== undefined ? ['Subject'] : []), 'Timestamp', 'TopicArn', 'Type']
+      : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
   return fields.map((f) => `${f}\n${(m as unknown as Record<string, string>)[f] ?? ''}\n`).join('');
 }
 
@@ -61,7 +62,11 @@ export function snsUrlAllowed(text: string, hostPattern: RegExp): URL | null {
 }
 
 /** Verifies an SNS message's signature with its certificate (fetched by `fetchCert`, which the caller caches). */
-export async function verifySns(m: SnsMessage, hostPattern: RegExp, fetchCert: (url: URL) => Promise<string>): Promise<boolean> {
+export async function verifySns(
+  m: SnsMessage,
+  hostPattern: RegExp,
+  fetchCert: (url: URL) => Promise<string>,
+): Promise<boolean> {
   if (!m || typeof m.Signature !== 'string' || typeof m.SigningCertURL !== 'string') return false;
   const certUrl = snsUrlAllowed(m.SigningCertURL, hostPattern);
   if (!certUrl || !certUrl.pathname.endsWith('.pem')) return false;
@@ -69,7 +74,12 @@ export async function verifySns(m: SnsMessage, hostPattern: RegExp, fetchCert: (
   if (!algorithm) return false;
   const pem = await fetchCert(certUrl);
   try {
-    return crypto.verify(algorithm, Buffer.from(snsStringToSign(m), 'utf8'), new crypto.X509Certificate(pem).publicKey, Buffer.from(m.Signature, 'base64'));
+    return crypto.verify(
+      algorithm,
+      Buffer.from(snsStringToSign(m), 'utf8'),
+      new crypto.X509Certificate(pem).publicKey,
+      Buffer.from(m.Signature, 'base64'),
+    );
   } catch {
     return false;
   }
@@ -79,14 +89,24 @@ interface SesNotification {
   notificationType?: string;
   eventType?: string;
   mail?: { messageId?: string; headers?: { name: string; value: string }[]; commonHeaders?: { messageId?: string } };
-  bounce?: { bounceType?: string; bounceSubType?: string; bouncedRecipients?: { emailAddress?: string; status?: string; diagnosticCode?: string; action?: string }[] };
-  complaint?: { complainedRecipients?: { emailAddress?: string }[]; complaintFeedbackType?: string; complaintSubType?: string | null };
+  bounce?: {
+    bounceType?: string;
+    bounceSubType?: string;
+    bouncedRecipients?: { emailAddress?: string; status?: string; diagnosticCode?: string; action?: string }[];
+  };
+  complaint?: {
+    complainedRecipients?: { emailAddress?: string }[];
+    complaintFeedbackType?: string;
+    complaintSubType?: string | null;
+  };
 }
 
 /** The delivery an SES notification is about: the original Message-ID, from the common headers or the headers. */
 function sesDeliveryId(n: SesNotification): string | null {
-  return deliveryIdOfMessageId(n.mail?.commonHeaders?.messageId)
-    ?? deliveryIdOfMessageId(n.mail?.headers?.find((h) => h.name.toLowerCase() === 'message-id')?.value);
+  return (
+    deliveryIdOfMessageId(n.mail?.commonHeaders?.messageId) ??
+    deliveryIdOfMessageId(n.mail?.headers?.find((h) => h.name.toLowerCase() === 'message-id')?.value)
+  );
 }
 
 /**
@@ -102,23 +122,46 @@ export function sesEvent(message: string): ProviderEvent {
     return { kind: 'ignored', why: 'the SNS message is not an SES notification' };
   }
   const type = (n.notificationType ?? n.eventType ?? '').toLowerCase();
-  if (type !== 'bounce' && type !== 'complaint') return { kind: 'ignored', why: `an SES ${type || 'unknown'} notification` };
+  if (type !== 'bounce' && type !== 'complaint')
+    return { kind: 'ignored', why: `an SES ${type || 'unknown'} notification` };
   const deliveryId = sesDeliveryId(n);
   if (!deliveryId) return { kind: 'ignored', why: 'the notification names no message Formcast sent' };
   if (type === 'complaint') {
-    return { kind: 'complaint', deliveryId, detail: `SES complaint: ${n.complaint?.complaintFeedbackType ?? n.complaint?.complaintSubType ?? 'abuse'}` };
+    return {
+      kind: 'complaint',
+      deliveryId,
+      detail: `SES complaint: ${n.complaint?.complaintFeedbackType ?? n.complaint?.complaintSubType ?? 'abuse'}`,
+    };
   }
   const bounceType = n.bounce?.bounceType ?? 'Undetermined';
   const sub = n.bounce?.bounceSubType ?? '';
-  const fallback: BounceClass = bounceType === 'Permanent' ? 'hard' : bounceType === 'Transient' ? (/Content|Attachment/i.test(sub) ? 'blocked' : 'soft') : 'failed';
+  const fallback: BounceClass =
+    bounceType === 'Permanent'
+      ? 'hard'
+      : bounceType === 'Transient'
+        ? /Content|Attachment/i.test(sub)
+          ? 'blocked'
+          : 'soft'
+        : 'failed';
   const results = (n.bounce?.bouncedRecipients ?? []).map((r) => {
     const text = r.diagnosticCode ?? '';
     const status = r.status && /^[245]\.\d{1,3}\.\d{1,3}$/.test(r.status) ? r.status : enhancedStatus(text);
-    const cls = status || replyCode(text.replace(/^smtp;\s*/i, '')) ? classify({ code: replyCode(text.replace(/^smtp;\s*/i, '')), status, text }) ?? fallback : fallback;
+    const cls =
+      status || replyCode(text.replace(/^smtp;\s*/i, ''))
+        ? (classify({ code: replyCode(text.replace(/^smtp;\s*/i, '')), status, text }) ?? fallback)
+        : fallback;
     // SES suppressing an address itself (its suppression list) is a hard bounce to us as well.
-    return { email: (r.emailAddress ?? '').toLowerCase(), class: /Suppressed/i.test(sub) ? 'hard' as const : cls, detail: `SES ${bounceType}/${sub}: ${[status, text].filter(Boolean).join(' ')}`.trim() };
+    return {
+      email: (r.emailAddress ?? '').toLowerCase(),
+      class: /Suppressed/i.test(sub) ? ('hard' as const) : cls,
+      detail: `SES ${bounceType}/${sub}: ${[status, text].filter(Boolean).join(' ')}`.trim(),
+    };
   });
-  return { kind: 'bounce', deliveryId, results: results.length ? results : [{ email: '', class: fallback, detail: `SES ${bounceType}/${sub}` }] };
+  return {
+    kind: 'bounce',
+    deliveryId,
+    results: results.length ? results : [{ email: '', class: fallback, detail: `SES ${bounceType}/${sub}` }],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -137,10 +180,24 @@ interface PostmarkRecord {
 
 /** Postmark's bounce types (its documentation's table) → our classes; anything else by its details. */
 const POSTMARK_TYPES: Record<string, BounceClass> = {
-  HardBounce: 'hard', BadEmailAddress: 'hard', ManuallyDeactivated: 'hard', AddressChange: 'hard',
-  SoftBounce: 'soft', Transient: 'soft', DnsError: 'soft', Unknown: 'failed',
-  SpamNotification: 'blocked', VirusNotification: 'blocked', ChallengeVerification: 'blocked', BlockedBounce: 'blocked', SMTPApiError: 'failed',
-  ContentRelated: 'blocked', Blocked: 'blocked', InboundError: 'failed', DMARCPolicy: 'blocked', TemplateRenderingFailed: 'failed',
+  HardBounce: 'hard',
+  BadEmailAddress: 'hard',
+  ManuallyDeactivated: 'hard',
+  AddressChange: 'hard',
+  SoftBounce: 'soft',
+  Transient: 'soft',
+  DnsError: 'soft',
+  Unknown: 'failed',
+  SpamNotification: 'blocked',
+  VirusNotification: 'blocked',
+  ChallengeVerification: 'blocked',
+  BlockedBounce: 'blocked',
+  SMTPApiError: 'failed',
+  ContentRelated: 'blocked',
+  Blocked: 'blocked',
+  InboundError: 'failed',
+  DMARCPolicy: 'blocked',
+  TemplateRenderingFailed: 'failed',
 };
 
 /**
@@ -150,12 +207,24 @@ const POSTMARK_TYPES: Record<string, BounceClass> = {
 export function postmarkEvent(body: unknown): ProviderEvent {
   const r = (body ?? {}) as PostmarkRecord;
   const deliveryId = /^dlv_[0-9A-Z]{26}$/.test(r.Metadata?.deliveryId ?? '') ? r.Metadata!.deliveryId! : null;
-  if (r.RecordType !== 'Bounce' && r.RecordType !== 'SpamComplaint') return { kind: 'ignored', why: `a Postmark ${r.RecordType ?? 'unknown'} record` };
+  if (r.RecordType !== 'Bounce' && r.RecordType !== 'SpamComplaint')
+    return { kind: 'ignored', why: `a Postmark ${r.RecordType ?? 'unknown'} record` };
   if (!deliveryId) return { kind: 'ignored', why: 'the record carries no deliveryId metadata' };
-  if (r.RecordType === 'SpamComplaint' || r.Type === 'SpamComplaint') return { kind: 'complaint', deliveryId, detail: 'Postmark spam complaint' };
+  if (r.RecordType === 'SpamComplaint' || r.Type === 'SpamComplaint')
+    return { kind: 'complaint', deliveryId, detail: 'Postmark spam complaint' };
   if (r.Type === 'AutoResponder') return { kind: 'ignored', why: 'an auto-reply' };
   const text = r.Details ?? '';
   const status = enhancedStatus(text);
-  const cls = POSTMARK_TYPES[r.Type ?? ''] ?? (classify({ code: replyCode(text), status, text }) ?? 'failed');
-  return { kind: 'bounce', deliveryId, results: [{ email: (r.Email ?? '').toLowerCase(), class: cls, detail: `Postmark ${r.Type ?? 'bounce'}: ${r.Description ?? ''} ${text}`.trim() }] };
+  const cls = POSTMARK_TYPES[r.Type ?? ''] ?? classify({ code: replyCode(text), status, text }) ?? 'failed';
+  return {
+    kind: 'bounce',
+    deliveryId,
+    results: [
+      {
+        email: (r.Email ?? '').toLowerCase(),
+        class: cls,
+        detail: `Postmark ${r.Type ?? 'bounce'}: ${r.Description ?? ''} ${text}`.trim(),
+      },
+    ],
+  };
 }

@@ -7,18 +7,23 @@ import type { BouncesService } from './bounces.service.js';
 const Rate = Type.Object({
   value: Type.Number({ description: 'a fraction: 0.012 is 1.2%' }),
   threshold: Type.Number(),
-  status: StringEnum(['ok', 'warning', 'critical'] as const, { description: 'ok below half the threshold, warning up to it, critical above it' }),
+  status: StringEnum(['ok', 'warning', 'critical'] as const, {
+    description: 'ok below half the threshold, warning up to it, critical above it',
+  }),
 });
 
 const HealthSchema = Type.Object({
-  windows: Type.Array(Type.Object({
-    days: Type.Integer(),
-    sent: Type.Integer({ description: 'messages accepted by the receiving side in the window' }),
-    hardBounces: Type.Integer(),
-    complaints: Type.Integer(),
-    hardBounceRate: Rate,
-    complaintRate: Rate,
-  }), { description: 'the last 7 and the last 30 days' }),
+  windows: Type.Array(
+    Type.Object({
+      days: Type.Integer(),
+      sent: Type.Integer({ description: 'messages accepted by the receiving side in the window' }),
+      hardBounces: Type.Integer(),
+      complaints: Type.Integer(),
+      hardBounceRate: Rate,
+      complaintRate: Rate,
+    }),
+    { description: 'the last 7 and the last 30 days' },
+  ),
 });
 
 const InboundSchema = Type.Object({
@@ -34,13 +39,21 @@ const InboundSchema = Type.Object({
 
 /** After sending: the workspace's sender health, and what the inbound listener could not read (docs/bounces.md). */
 export async function bouncesRoutes(app: V1, { bounces }: { bounces: BouncesService }): Promise<void> {
-  app.get('/workspace/health', {
-    schema: { response: { 200: HealthSchema } },
-    config: { scope: 'any' },
-  }, (req) => bounces.health(req.auth.workspaceId));
+  app.get(
+    '/workspace/health',
+    {
+      schema: { response: { 200: HealthSchema } },
+      config: { scope: 'any' },
+    },
+    (req) => bounces.health(req.auth.workspaceId),
+  );
 
-  app.get('/inbound', {
-    schema: { querystring: ListQuery, response: { 200: ListOf(InboundSchema) } },
-    config: { scope: 'read:contacts' },
-  }, (req) => paginate(req.query, (w) => bounces.listInbound(req.auth.workspaceId, w)));
+  app.get(
+    '/inbound',
+    {
+      schema: { querystring: ListQuery, response: { 200: ListOf(InboundSchema) } },
+      config: { scope: 'read:contacts' },
+    },
+    (req) => paginate(req.query, (w) => bounces.listInbound(req.auth.workspaceId, w)),
+  );
 }

@@ -20,7 +20,13 @@ export interface InboundServer {
  * (what cannot be read is kept): a sender is never told a 5xx about data it sent. Plain SMTP on the port given (no AUTH, no STARTTLS:
  * reports are not secret, and relays deliver to an MX without TLS when it offers none).
  */
-export async function startInboundServer(opts: { port: number; host: string; processor: InboundProcessor; log: FastifyBaseLogger; banner?: string }): Promise<InboundServer> {
+export async function startInboundServer(opts: {
+  port: number;
+  host: string;
+  processor: InboundProcessor;
+  log: FastifyBaseLogger;
+  banner?: string;
+}): Promise<InboundServer> {
   const { processor, log } = opts;
   // Loaded when the listener starts: processes that do not listen never load it.
   const { SMTPServer } = await import('smtp-server');
@@ -40,7 +46,10 @@ export async function startInboundServer(opts: { port: number; host: string; pro
       }
       // smtp-server keeps one entry per address (case-insensitive) and replaces a repeat: a repeat is not counted.
       const key = address.address.toLowerCase();
-      if (session.envelope.rcptTo.length >= INBOUND_MAX_RECIPIENTS && !session.envelope.rcptTo.some((r) => r.address.toLowerCase() === key)) {
+      if (
+        session.envelope.rcptTo.length >= INBOUND_MAX_RECIPIENTS &&
+        !session.envelope.rcptTo.some((r) => r.address.toLowerCase() === key)
+      ) {
         const err = new Error('4.5.3 Too many recipients') as Error & { responseCode: number };
         err.responseCode = 452;
         return cb(err);
@@ -71,8 +80,11 @@ export async function startInboundServer(opts: { port: number; host: string; pro
         });
         // Applied before the 250 is sent, so that a report the sender saw accepted is never lost to a crash;
         // processMessage() never throws (what it cannot apply it keeps), so the answer is 250 whatever it found.
-        void processor.processMessage(recipients, mailFrom, raw)
-          .then((outcomes) => { for (const o of outcomes) log.info(o, 'inbound message'); })
+        void processor
+          .processMessage(recipients, mailFrom, raw)
+          .then((outcomes) => {
+            for (const o of outcomes) log.info(o, 'inbound message');
+          })
           .catch((err: unknown) => log.error({ err }, 'inbound message could not be processed'))
           .finally(() => cb());
       });

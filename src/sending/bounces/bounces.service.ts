@@ -28,7 +28,11 @@ export interface ReportRules {
 }
 
 /** The rules from the configuration (SOFT_BOUNCE_LIMIT, PAUSE_BOUNCE_RATE, PAUSE_COMPLAINT_RATE); the defaults without it. */
-export function reportRules(config?: { softBounceLimit: number; pauseBounceRate: number; pauseComplaintRate: number }): ReportRules {
+export function reportRules(config?: {
+  softBounceLimit: number;
+  pauseBounceRate: number;
+  pauseComplaintRate: number;
+}): ReportRules {
   if (!config) return { bounces: DEFAULT_BOUNCE_RULES, breaker: DEFAULT_BREAKER_RULES };
   return {
     bounces: { softBounceLimit: config.softBounceLimit },
@@ -52,37 +56,100 @@ export interface BouncedDelivery {
  * limit; a block or another failure leaves the contact alone. Returns false when the delivery was not in a
  * status the report applies to (a duplicate report, a delivery already bounced).
  */
-export async function recordBounce(trx: Executor, d: BouncedDelivery, cls: BounceClass, detail: string, when: 'sync' | 'late', rules: BounceRules, now: string): Promise<boolean> {
-  const recorded = when === 'sync'
-    ? await recordOutcome(trx, d.workspaceId, d.deliveryId, { op: cls === 'hard' ? 'bounce' : 'fail', error: detail, bounceClass: cls }, now)
-    : await recordLateReport(trx, d.workspaceId, d.deliveryId, { kind: cls, detail }, now);
+export async function recordBounce(
+  trx: Executor,
+  d: BouncedDelivery,
+  cls: BounceClass,
+  detail: string,
+  when: 'sync' | 'late',
+  rules: BounceRules,
+  now: string,
+): Promise<boolean> {
+  const recorded =
+    when === 'sync'
+      ? await recordOutcome(
+          trx,
+          d.workspaceId,
+          d.deliveryId,
+          { op: cls === 'hard' ? 'bounce' : 'fail', error: detail, bounceClass: cls },
+          now,
+        )
+      : await recordLateReport(trx, d.workspaceId, d.deliveryId, { kind: cls, detail }, now);
   if (!recorded) return false;
-  await recordEvent(trx, d.workspaceId, {
-    type: BOUNCE_EVENT[cls], contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.deliveryId,
-    data: { email: d.email, bounceClass: cls, detail: detail.slice(0, 500), reported: when === 'sync' ? 'at send time' : 'later' },
-  }, now);
+  await recordEvent(
+    trx,
+    d.workspaceId,
+    {
+      type: BOUNCE_EVENT[cls],
+      contactId: d.contactId,
+      broadcastId: d.broadcastId,
+      deliveryId: d.deliveryId,
+      data: {
+        email: d.email,
+        bounceClass: cls,
+        detail: detail.slice(0, 500),
+        reported: when === 'sync' ? 'at send time' : 'later',
+      },
+    },
+    now,
+  );
   const cause = { deliveryId: d.deliveryId, broadcastId: d.broadcastId, detail };
   if (cls === 'hard') await onContact(trx, d, 'hardBounce', cause, now);
-  else if (cls === 'soft' && d.contactId && (await softBounceStreak(trx, d.workspaceId, d.contactId, rules.softBounceLimit))) {
-    await onContact(trx, d, 'softBounceLimit', { ...cause, detail: `${rules.softBounceLimit} consecutive broadcasts soft-bounced; last: ${detail}` }, now);
+  else if (
+    cls === 'soft' &&
+    d.contactId &&
+    (await softBounceStreak(trx, d.workspaceId, d.contactId, rules.softBounceLimit))
+  ) {
+    await onContact(
+      trx,
+      d,
+      'softBounceLimit',
+      { ...cause, detail: `${rules.softBounceLimit} consecutive broadcasts soft-bounced; last: ${detail}` },
+      now,
+    );
   }
   return true;
 }
 
 /** The event each bounce class writes (docs/events.md): a block or another permanent refusal is `email.failed`. */
-const BOUNCE_EVENT: Record<BounceClass, EventType> = { hard: 'email.bounced', soft: 'email.soft_bounced', blocked: 'email.failed', failed: 'email.failed' };
+const BOUNCE_EVENT: Record<BounceClass, EventType> = {
+  hard: 'email.bounced',
+  soft: 'email.soft_bounced',
+  blocked: 'email.failed',
+  failed: 'email.failed',
+};
 
 /** A complaint (an ARF report, a provider's event): the contact COMPLAINED, the address suppressed. */
-export async function recordComplaint(trx: Executor, d: BouncedDelivery, detail: string, now: string): Promise<boolean> {
+export async function recordComplaint(
+  trx: Executor,
+  d: BouncedDelivery,
+  detail: string,
+  now: string,
+): Promise<boolean> {
   if (!(await recordLateReport(trx, d.workspaceId, d.deliveryId, { kind: 'complaint', detail }, now))) return false;
-  await recordEvent(trx, d.workspaceId, {
-    type: 'email.complained', contactId: d.contactId, broadcastId: d.broadcastId, deliveryId: d.deliveryId, data: { email: d.email, detail: detail.slice(0, 500) },
-  }, now);
+  await recordEvent(
+    trx,
+    d.workspaceId,
+    {
+      type: 'email.complained',
+      contactId: d.contactId,
+      broadcastId: d.broadcastId,
+      deliveryId: d.deliveryId,
+      data: { email: d.email, detail: detail.slice(0, 500) },
+    },
+    now,
+  );
   await onContact(trx, d, 'complaint', { deliveryId: d.deliveryId, broadcastId: d.broadcastId, detail }, now);
   return true;
 }
 
-async function onContact(trx: Executor, d: BouncedDelivery, op: 'hardBounce' | 'softBounceLimit' | 'complaint', cause: { deliveryId: string; broadcastId: string; detail: string }, now: string): Promise<void> {
+async function onContact(
+  trx: Executor,
+  d: BouncedDelivery,
+  op: 'hardBounce' | 'softBounceLimit' | 'complaint',
+  cause: { deliveryId: string; broadcastId: string; detail: string },
+  now: string,
+): Promise<void> {
   // The contact may have been deleted since: the address is suppressed all the same.
   const applied = d.contactId ? await applyToContact(trx, d.workspaceId, d.contactId, op, cause, now) : undefined;
   if (!applied) await applyToAddress(trx, d.workspaceId, d.email, op, cause, now);
@@ -109,11 +176,23 @@ export type DeliveryReport =
  * breaker. A result about another address (a forwarding mailbox) is still this delivery's: the token or the
  * Message-ID named it. Returns how many outcomes changed something (0: a duplicate or a stale report).
  */
-export async function applyDeliveryReport(db: Db, rules: ReportRules, workspaceId: string, deliveryId: string, report: DeliveryReport): Promise<number> {
+export async function applyDeliveryReport(
+  db: Db,
+  rules: ReportRules,
+  workspaceId: string,
+  deliveryId: string,
+  report: DeliveryReport,
+): Promise<number> {
   const k = db.kysely;
   const d = await findDelivery(k, workspaceId, deliveryId);
   if (!d) return 0;
-  const target: BouncedDelivery = { workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, email: d.email };
+  const target: BouncedDelivery = {
+    workspaceId,
+    deliveryId: d.id,
+    broadcastId: d.broadcastId,
+    contactId: d.contactId,
+    email: d.email,
+  };
   const now = nowIso();
   const applied = await k.transaction().execute(async (trx) => {
     if (report.kind === 'complaint') return (await recordComplaint(trx, target, report.detail, now)) ? 1 : 0;
@@ -124,7 +203,8 @@ export async function applyDeliveryReport(db: Db, rules: ReportRules, workspaceI
     }
     return n;
   });
-  if (applied) await k.transaction().execute((trx) => tripIfOver(trx, workspaceId, d.broadcastId, rules.breaker, nowIso()));
+  if (applied)
+    await k.transaction().execute((trx) => tripIfOver(trx, workspaceId, d.broadcastId, rules.breaker, nowIso()));
   return applied;
 }
 
@@ -138,12 +218,21 @@ export class BouncesService {
 
   /** Messages the inbound listener kept (unreadable reports), newest first; kept 30 days. */
   async listInbound(workspaceId: string, opts: { limit: number; beforeId?: string }): Promise<InboundMessage[]> {
-    let q = this.db.kysely.selectFrom('inbound_messages')
-      .select(['id', 'rcpt_to', 'mail_from', 'subject', 'reason', 'size', 'received_at', 'raw']).where('workspace_id', '=', workspaceId);
+    let q = this.db.kysely
+      .selectFrom('inbound_messages')
+      .select(['id', 'rcpt_to', 'mail_from', 'subject', 'reason', 'size', 'received_at', 'raw'])
+      .where('workspace_id', '=', workspaceId);
     if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
     const rows = await q.orderBy('id', 'desc').limit(opts.limit).execute();
     return rows.map((r) => ({
-      id: r.id, rcptTo: r.rcpt_to, mailFrom: r.mail_from, subject: r.subject, reason: r.reason, size: Number(r.size), receivedAt: toIso(r.received_at), raw: r.raw,
+      id: r.id,
+      rcptTo: r.rcpt_to,
+      mailFrom: r.mail_from,
+      subject: r.subject,
+      reason: r.reason,
+      size: Number(r.size),
+      receivedAt: toIso(r.received_at),
+      raw: r.raw,
     }));
   }
 }

@@ -22,12 +22,17 @@ export const DEFAULT_BREAKER_RULES: BreakerRules = { minFinal: 500, bounceRate: 
 const pct = (x: number) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`;
 
 /** Why the breaker would trip for these counts, or null. */
-export function breakerReason(c: { final: number; hardBounced: number; complained: number }, rules: BreakerRules): string | null {
+export function breakerReason(
+  c: { final: number; hardBounced: number; complained: number },
+  rules: BreakerRules,
+): string | null {
   if (c.final < rules.minFinal || c.final === 0) return null;
   const bounces = c.hardBounced / c.final;
   const complaints = c.complained / c.final;
-  if (bounces > rules.bounceRate) return `hard-bounce rate ${pct(bounces)} (${c.hardBounced} of ${c.final} final deliveries) passed the ${pct(rules.bounceRate)} limit (PAUSE_BOUNCE_RATE)`;
-  if (complaints > rules.complaintRate) return `complaint rate ${pct(complaints)} (${c.complained} of ${c.final} final deliveries) passed the ${pct(rules.complaintRate)} limit (PAUSE_COMPLAINT_RATE)`;
+  if (bounces > rules.bounceRate)
+    return `hard-bounce rate ${pct(bounces)} (${c.hardBounced} of ${c.final} final deliveries) passed the ${pct(rules.bounceRate)} limit (PAUSE_BOUNCE_RATE)`;
+  if (complaints > rules.complaintRate)
+    return `complaint rate ${pct(complaints)} (${c.complained} of ${c.final} final deliveries) passed the ${pct(rules.complaintRate)} limit (PAUSE_COMPLAINT_RATE)`;
   return null;
 }
 
@@ -35,15 +40,30 @@ export function breakerReason(c: { final: number; hardBounced: number; complaine
  * Pauses the broadcast (the state table's `trip`) if it is SENDING and over a limit. Returns the reason it
  * tripped (null if it did not) and the final deliveries counted.
  */
-export async function tripIfOver(trx: Executor, workspaceId: string, broadcastId: string, rules: BreakerRules, now: string): Promise<{ tripped: string | null; final: number }> {
+export async function tripIfOver(
+  trx: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  rules: BreakerRules,
+  now: string,
+): Promise<{ tripped: string | null; final: number }> {
   const b = await getBroadcast(trx, workspaceId, broadcastId);
   if (!b || b.status !== 'SENDING') return { tripped: null, final: 0 };
-  const since = (await trx.selectFrom('broadcasts').select('breaker_since').where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirst())?.breaker_since ?? null;
+  const since =
+    (
+      await trx
+        .selectFrom('broadcasts')
+        .select('breaker_since')
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', broadcastId)
+        .executeTakeFirst()
+    )?.breaker_since ?? null;
   const counts = await breakerCounts(trx, workspaceId, broadcastId, since);
   const reason = breakerReason(counts, rules);
   if (!reason) return { tripped: null, final: counts.final };
   const next = transition(b.status, 'trip') as 'PAUSED';
-  if (!(await updateBroadcast(trx, workspaceId, broadcastId, b.status, next, { pausedReason: reason }, now))) return { tripped: null, final: counts.final };
+  if (!(await updateBroadcast(trx, workspaceId, broadcastId, b.status, next, { pausedReason: reason }, now)))
+    return { tripped: null, final: counts.final };
   await holdDeliveries(trx, workspaceId, broadcastId, now);
   return { tripped: reason, final: counts.final };
 }

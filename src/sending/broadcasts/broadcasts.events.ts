@@ -9,10 +9,21 @@ import type { EventType } from '../../outbox/index.js';
  * SENT and CANCELED. FAILED (not one message could be sent) has no event type of its own in the contract.
  */
 const STATUS_EVENT: Partial<Record<BroadcastStatus, EventType>> = {
-  SENDING: 'broadcast.sending', PAUSED: 'broadcast.paused', SENT: 'broadcast.sent', CANCELED: 'broadcast.canceled',
+  SENDING: 'broadcast.sending',
+  PAUSED: 'broadcast.paused',
+  SENT: 'broadcast.sent',
+  CANCELED: 'broadcast.canceled',
 };
 
-export async function recordBroadcastMove(trx: Executor, workspaceId: string, broadcastId: string, from: BroadcastStatus, to: BroadcastStatus, now: string, data: Record<string, unknown> = {}): Promise<void> {
+export async function recordBroadcastMove(
+  trx: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  from: BroadcastStatus,
+  to: BroadcastStatus,
+  now: string,
+  data: Record<string, unknown> = {},
+): Promise<void> {
   const type = from === to ? undefined : STATUS_EVENT[to];
   if (!type) return;
   await recordEvent(trx, workspaceId, { type, broadcastId, data: { from, status: to, ...data } }, now);

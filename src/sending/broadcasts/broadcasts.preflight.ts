@@ -18,7 +18,12 @@ export interface Check {
 }
 
 /** Stand-in recipient for previews without a contact. */
-export const SAMPLE_CONTACT: RenderScope['contact'] = { email: 'jane.doe@example.com', firstName: 'Jane', lastName: 'Doe', properties: {} };
+export const SAMPLE_CONTACT: RenderScope['contact'] = {
+  email: 'jane.doe@example.com',
+  firstName: 'Jane',
+  lastName: 'Doe',
+  properties: {},
+};
 
 /** Gmail clips an HTML body larger than this (the "[Message clipped]" link), hiding the footer. */
 export const GMAIL_CLIP_BYTES = 102 * 1024;
@@ -28,30 +33,58 @@ const warn = (id: string, detail: string): Check => ({ id, status: 'warn', detai
 const fail = (id: string, detail: string): Check => ({ id, status: 'fail', detail });
 
 /** The checks that can fail: the content is complete and renders, the sender's domain is verified. */
-export function blockingChecks(b: Pick<Broadcast, 'id' | 'name' | 'from' | 'emailContent'>, senderVerified: boolean | null): Check[] {
+export function blockingChecks(
+  b: Pick<Broadcast, 'id' | 'name' | 'from' | 'emailContent'>,
+  senderVerified: boolean | null,
+): Check[] {
   const checks: Check[] = [];
   const c = b.emailContent;
   checks.push(b.from ? ok('from', `sent from ${b.from}`) : fail('from', '/from is required to send'));
-  checks.push(c.subject?.trim() ? ok('subject', 'has a subject') : fail('subject', '/emailContent/subject must not be empty to send'));
-  checks.push(c.html?.trim() || c.text?.trim() ? ok('body', c.html?.trim() ? 'has an HTML body' : 'has a text body') : fail('body', '/emailContent needs html or text to send'));
-  if (b.from) checks.push(senderVerified ? ok('sender_domain', 'the sender\'s domain is a verified sending domain of the workspace') : fail('sender_domain', 'the sender\'s domain is not a verified sending domain of the workspace'));
+  checks.push(
+    c.subject?.trim()
+      ? ok('subject', 'has a subject')
+      : fail('subject', '/emailContent/subject must not be empty to send'),
+  );
+  checks.push(
+    c.html?.trim() || c.text?.trim()
+      ? ok('body', c.html?.trim() ? 'has an HTML body' : 'has a text body')
+      : fail('body', '/emailContent needs html or text to send'),
+  );
+  if (b.from)
+    checks.push(
+      senderVerified
+        ? ok('sender_domain', "the sender's domain is a verified sending domain of the workspace")
+        : fail('sender_domain', "the sender's domain is not a verified sending domain of the workspace"),
+    );
   try {
-    renderContent(c, { contact: SAMPLE_CONTACT, broadcast: { id: b.id, name: b.name }, unsubscribe_url: 'https://example.invalid/unsubscribe/preview' });
+    renderContent(c, {
+      contact: SAMPLE_CONTACT,
+      broadcast: { id: b.id, name: b.name },
+      unsubscribe_url: 'https://example.invalid/unsubscribe/preview',
+    });
     checks.push(ok('render', 'renders for sample data'));
   } catch (err) {
-    checks.push(isRenderLimit(err)
-      ? fail('render', `/emailContent takes longer than ${RENDER_LIMIT_MS} ms to render`)
-      : warn('render', `does not render for sample data: ${(err as Error).message.split('\n')[0]} (a contact's data may differ)`));
+    checks.push(
+      isRenderLimit(err)
+        ? fail('render', `/emailContent takes longer than ${RENDER_LIMIT_MS} ms to render`)
+        : warn(
+            'render',
+            `does not render for sample data: ${(err as Error).message.split('\n')[0]} (a contact's data may differ)`,
+          ),
+    );
   }
   return checks;
 }
 
 /** The path a failing check points at, for the 422's `errors`. */
 export function checkErrors(checks: Check[]): FieldError[] {
-  return checks.filter((c) => c.status === 'fail').map((c) => {
-    const path = /^(\/[^\s]+)/.exec(c.detail)?.[1] ?? (c.id === 'sender_domain' || c.id === 'from' ? '/from' : '/emailContent');
-    return { path, message: c.detail.replace(/^\/[^\s]+\s*/, '') };
-  });
+  return checks
+    .filter((c) => c.status === 'fail')
+    .map((c) => {
+      const path =
+        /^(\/[^\s]+)/.exec(c.detail)?.[1] ?? (c.id === 'sender_domain' || c.id === 'from' ? '/from' : '/emailContent');
+      return { path, message: c.detail.replace(/^\/[^\s]+\s*/, '') };
+    });
 }
 
 /** Contact fields the templates print without a `| default:`, as segment filter fields (for counting who lacks them). */
@@ -59,7 +92,9 @@ export function bareVariables(c: Broadcast['emailContent']): string[] {
   const found = new Set<string>();
   for (const source of [c.subject, c.html, c.text, c.previewText]) {
     if (!source) continue;
-    for (const m of source.matchAll(/\{\{-?\s*contact\.(firstName|lastName|properties\.([A-Za-z][A-Za-z0-9_]{0,63}))\s*(\|[^}]*)?-?\}\}/g)) {
+    for (const m of source.matchAll(
+      /\{\{-?\s*contact\.(firstName|lastName|properties\.([A-Za-z][A-Za-z0-9_]{0,63}))\s*(\|[^}]*)?-?\}\}/g,
+    )) {
       if (/\|\s*default\b/.test(m[3] ?? '')) continue;
       found.add(m[1]!.startsWith('properties.') ? m[1]! : m[1]!);
     }
@@ -72,14 +107,30 @@ export function contentChecks(html: string | null): Check[] {
   if (html === null) return [ok('html_size', 'text only')];
   const checks: Check[] = [];
   const bytes = Buffer.byteLength(html, 'utf8');
-  checks.push(bytes > GMAIL_CLIP_BYTES
-    ? warn('html_size', `the HTML is ${Math.round(bytes / 1024)} KB: Gmail clips messages over 102 KB and hides the rest, the unsubscribe footer included`)
-    : ok('html_size', `the HTML is ${Math.round(bytes / 1024)} KB (Gmail clips over 102 KB)`));
+  checks.push(
+    bytes > GMAIL_CLIP_BYTES
+      ? warn(
+          'html_size',
+          `the HTML is ${Math.round(bytes / 1024)} KB: Gmail clips messages over 102 KB and hides the rest, the unsubscribe footer included`,
+        )
+      : ok('html_size', `the HTML is ${Math.round(bytes / 1024)} KB (Gmail clips over 102 KB)`),
+  );
   const images = [...html.matchAll(/<img\b[^>]*>/gi)].map((m) => m[0]);
   const noAlt = images.filter((tag) => !/\balt\s*=\s*("[^"]*\S[^"]*"|'[^']*\S[^']*'|[^\s>"']+)/i.test(tag));
-  checks.push(noAlt.length ? warn('images_alt', `${noAlt.length} of ${images.length} images have no alt text: readers who block images, and the text part, see nothing for them`) : ok('images_alt', images.length ? 'every image has alt text' : 'no images'));
+  checks.push(
+    noAlt.length
+      ? warn(
+          'images_alt',
+          `${noAlt.length} of ${images.length} images have no alt text: readers who block images, and the text part, see nothing for them`,
+        )
+      : ok('images_alt', images.length ? 'every image has alt text' : 'no images'),
+  );
   const http = [...new Set([...html.matchAll(/\bhref\s*=\s*["']?(http:\/\/[^"'\s>]+)/gi)].map((m) => m[1]!))];
-  checks.push(http.length ? warn('http_links', `${http.length} links use plain http (e.g. ${http.slice(0, 3).join(', ')}): use https`) : ok('http_links', 'every link uses https'));
+  checks.push(
+    http.length
+      ? warn('http_links', `${http.length} links use plain http (e.g. ${http.slice(0, 3).join(', ')}): use https`)
+      : ok('http_links', 'every link uses https'),
+  );
   return checks;
 }
 

@@ -9,41 +9,62 @@ export { BROADCAST_STATUSES };
 export const BroadcastStatusSchema = StringEnum(BROADCAST_STATUSES);
 export type BroadcastStatus = Static<typeof BroadcastStatusSchema>;
 
-const Address = Type.String({ minLength: 3, maxLength: 998, description: '`addr@domain` or `Display Name <addr@domain>`' });
+const Address = Type.String({
+  minLength: 3,
+  maxLength: 998,
+  description: '`addr@domain` or `Display Name <addr@domain>`',
+});
 
 /** subject, html, text and previewText are Liquid templates (see the README for what is in scope). */
-export const EmailContentInput = Type.Object({
-  subject: Type.Optional(Nullable(Type.String({ maxLength: 998 }))),
-  html: Type.Optional(Nullable(Type.String({ description: 'up to 2 MiB' }))),
-  text: Type.Optional(Nullable(Type.String({ description: 'up to 2 MiB' }))),
-  previewText: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
-  editorContent: Type.Optional(Type.Unknown({ description: 'any JSON an editor stores' })),
-}, { additionalProperties: false });
+export const EmailContentInput = Type.Object(
+  {
+    subject: Type.Optional(Nullable(Type.String({ maxLength: 998 }))),
+    html: Type.Optional(Nullable(Type.String({ description: 'up to 2 MiB' }))),
+    text: Type.Optional(Nullable(Type.String({ description: 'up to 2 MiB' }))),
+    previewText: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+    editorContent: Type.Optional(Type.Unknown({ description: 'any JSON an editor stores' })),
+  },
+  { additionalProperties: false },
+);
 export type EmailContentInput = Static<typeof EmailContentInput>;
 
 /** The fields of Create Broadcast (interface 2.2), each optional; creation requires `name`. */
-const optionalFields = Type.Partial(Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 255 }),
-  from: Nullable(Address),
-  emailContent: EmailContentInput,
-  replyTo: Nullable(Address),
-  topicId: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
-  segmentId: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
-  tracking: Type.Object(TrackingSchema.properties, { additionalProperties: false, description: 'opens (the pixel) and clicks (rewritten links); at creation, the workspace\'s settings.tracking when omitted' }),
-})).properties;
+const optionalFields = Type.Partial(
+  Type.Object({
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+    from: Nullable(Address),
+    emailContent: EmailContentInput,
+    replyTo: Nullable(Address),
+    topicId: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
+    segmentId: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
+    tracking: Type.Object(TrackingSchema.properties, {
+      additionalProperties: false,
+      description:
+        "opens (the pixel) and clicks (rewritten links); at creation, the workspace's settings.tracking when omitted",
+    }),
+  }),
+).properties;
 
-export const CreateBroadcastBody = Type.Object({
-  ...optionalFields,
-  name: Type.String({ minLength: 1, maxLength: 255 }),
-}, { additionalProperties: false });
+export const CreateBroadcastBody = Type.Object(
+  {
+    ...optionalFields,
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+  },
+  { additionalProperties: false },
+);
 export type CreateBroadcastInput = Static<typeof CreateBroadcastBody>;
 
 /** Any field of creation plus sendAt: a future time schedules, null unschedules. */
-export const UpdateBroadcastBody = Type.Object({
-  id: Type.Optional(Type.String()),
-  ...optionalFields,
-  sendAt: Type.Optional(Nullable(Type.String({ format: 'date-time', description: 'RFC 3339 with an offset; stored in UTC' }))),
-}, { additionalProperties: false });
+export const UpdateBroadcastBody = Type.Object(
+  {
+    id: Type.Optional(Type.String()),
+    ...optionalFields,
+    sendAt: Type.Optional(
+      Nullable(Type.String({ format: 'date-time', description: 'RFC 3339 with an offset; stored in UTC' })),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type UpdateBroadcastInput = Static<typeof UpdateBroadcastBody>;
 
 export const EmailContentSchema = Type.Object({
@@ -59,17 +80,29 @@ export const BroadcastStatsSchema = Type.Object({
   recipients: Type.Integer(),
   queued: Type.Integer({ description: 'not yet sent: waiting, being sent, or held while the broadcast is PAUSED' }),
   sent: Type.Integer({ description: 'accepted by the receiving side (and not reported bounced since)' }),
-  failed: Type.Integer({ description: 'refused for good without a hard bounce: a block, another permanent failure, or retries used up' }),
+  failed: Type.Integer({
+    description: 'refused for good without a hard bounce: a block, another permanent failure, or retries used up',
+  }),
   bounced: Type.Integer({ description: 'hard bounces, at send time or reported later' }),
-  softBounced: Type.Integer({ description: 'deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs)' }),
+  softBounced: Type.Integer({
+    description:
+      'deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs)',
+  }),
   complained: Type.Integer({ description: 'recipients who reported the message as spam' }),
   unsubscribed: Type.Integer(),
   opened: Type.Integer({ description: 'opens by people (machine opens left out)' }),
   clicked: Type.Integer({ description: 'clicks by people (scanners left out)' }),
   uniqueOpens: Type.Integer({ description: 'recipients who opened it at least once (people only)' }),
   uniqueClicks: Type.Integer({ description: 'recipients who clicked at least one link (people only)' }),
-  machineOpens: Type.Integer({ description: 'opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md)' }),
-  outbox: Type.Optional(Type.Integer({ description: 'present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody' })),
+  machineOpens: Type.Integer({
+    description: 'opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md)',
+  }),
+  outbox: Type.Optional(
+    Type.Integer({
+      description:
+        'present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody',
+    }),
+  ),
 });
 
 export const BroadcastSchema = Type.Object({
@@ -85,33 +118,52 @@ export const BroadcastSchema = Type.Object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
   sentAt: Nullable(Timestamp),
-  pausedReason: Nullable(Type.String({ description: 'why a PAUSED broadcast paused: the circuit breaker\'s rates, or "paused by hand"' })),
+  pausedReason: Nullable(
+    Type.String({ description: 'why a PAUSED broadcast paused: the circuit breaker\'s rates, or "paused by hand"' }),
+  ),
   tracking: Type.Object(TrackingSchema.properties, { description: 'opens (the pixel) and clicks (rewritten links)' }),
   stats: Type.Optional(BroadcastStatsSchema),
 });
 export type Broadcast = Static<typeof BroadcastSchema>;
 
-export const BroadcastListQuery = Type.Object({
-  ...ListQuery.properties,
-  status: Type.Optional(BroadcastStatusSchema),
-}, { additionalProperties: false });
+export const BroadcastListQuery = Type.Object(
+  {
+    ...ListQuery.properties,
+    status: Type.Optional(BroadcastStatusSchema),
+  },
+  { additionalProperties: false },
+);
 
 export const BroadcastParams = Type.Object({ broadcastId: PathId });
 
-export const PreviewBody = Type.Object({
-  contactId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'render for this contact; sample data when omitted' })),
-}, { additionalProperties: false });
+export const PreviewBody = Type.Object(
+  {
+    contactId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'render for this contact; sample data when omitted' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const PreviewSchema = Type.Object({
   subject: Nullable(Type.String()),
-  html: Nullable(Type.String({ description: 'as a recipient gets it: a whole document with the hidden preheader and the footer' })),
-  text: Nullable(Type.String({ description: 'the text part exactly as a send carries it (derived from the HTML when there is no text)' })),
+  html: Nullable(
+    Type.String({ description: 'as a recipient gets it: a whole document with the hidden preheader and the footer' }),
+  ),
+  text: Nullable(
+    Type.String({
+      description: 'the text part exactly as a send carries it (derived from the HTML when there is no text)',
+    }),
+  ),
   previewText: Nullable(Type.String()),
   contact: Type.Object({ id: Nullable(Type.String()), email: Type.String() }),
 });
 
 export const AudienceMember = Type.Object({
-  id: Type.String(), email: Type.String(), firstName: Nullable(Type.String()), lastName: Nullable(Type.String()),
+  id: Type.String(),
+  email: Type.String(),
+  firstName: Nullable(Type.String()),
+  lastName: Nullable(Type.String()),
 });
 export type AudienceMember = Static<typeof AudienceMember>;
 
@@ -131,7 +183,7 @@ export const DeliverySchema = Type.Object({
   status: StringEnum(DELIVERY_STATUSES),
   attempts: Type.Integer(),
   lastError: Nullable(Type.String({ description: 'the last failure: an SMTP reply or a connection error' })),
-  smtpResponse: Nullable(Type.String({ description: 'the server\'s answer when the message was accepted' })),
+  smtpResponse: Nullable(Type.String({ description: "the server's answer when the message was accepted" })),
   messageId: Nullable(Type.String()),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -139,53 +191,85 @@ export const DeliverySchema = Type.Object({
   unsubscribedAt: Nullable(Timestamp),
 });
 
-export const DeliveryListQuery = Type.Object({
-  ...ListQuery.properties,
-  status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
-}, { additionalProperties: false });
+export const DeliveryListQuery = Type.Object(
+  {
+    ...ListQuery.properties,
+    status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+  },
+  { additionalProperties: false },
+);
 
 export const PreflightSchema = Type.Object({
   ok: Type.Boolean({ description: 'no check failed: the broadcast may be scheduled and sent' }),
-  checks: Type.Array(Type.Object({
-    id: Type.String(),
-    status: StringEnum(['pass', 'warn', 'fail'] as const),
-    detail: Type.String(),
-  })),
+  checks: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      status: StringEnum(['pass', 'warn', 'fail'] as const),
+      detail: Type.String(),
+    }),
+  ),
 });
 
-export const TestSendBody = Type.Object({
-  emails: Type.Array(Type.String({ minLength: 3, maxLength: 320 }), { minItems: 1, maxItems: 5 }),
-  contactId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'personalise for this contact; sample data when omitted' })),
-}, { additionalProperties: false });
+export const TestSendBody = Type.Object(
+  {
+    emails: Type.Array(Type.String({ minLength: 3, maxLength: 320 }), { minItems: 1, maxItems: 5 }),
+    contactId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'personalise for this contact; sample data when omitted',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const TestSendResult = Type.Object({
-  sent: Type.Array(Type.Object({ email: Type.String(), messageId: Type.String(), response: Type.String({ description: 'the relay\'s answer (or where the outbox wrote it)' }) })),
-  failed: Type.Array(Type.Object({ email: Type.String(), error: Type.String({ description: 'the relay\'s refusal of this address' }) }), {
-    description: 'addresses the relay refused (a relay that cannot be reached is 503 unavailable instead)',
-  }),
+  sent: Type.Array(
+    Type.Object({
+      email: Type.String(),
+      messageId: Type.String(),
+      response: Type.String({ description: "the relay's answer (or where the outbox wrote it)" }),
+    }),
+  ),
+  failed: Type.Array(
+    Type.Object({ email: Type.String(), error: Type.String({ description: "the relay's refusal of this address" }) }),
+    {
+      description: 'addresses the relay refused (a relay that cannot be reached is 503 unavailable instead)',
+    },
+  ),
 });
 
 export const LinkStatsSchema = Type.Object({
-  data: Type.Array(Type.Object({
-    url: Type.String(),
-    clicks: Type.Integer({ description: 'clicks by people' }),
-    uniqueClicks: Type.Integer({ description: 'recipients who clicked it' }),
-  }), { description: 'the links people clicked, most clicked first (at most 500)' }),
+  data: Type.Array(
+    Type.Object({
+      url: Type.String(),
+      clicks: Type.Integer({ description: 'clicks by people' }),
+      uniqueClicks: Type.Integer({ description: 'recipients who clicked it' }),
+    }),
+    { description: 'the links people clicked, most clicked first (at most 500)' },
+  ),
 });
 
 export const TIMELINE_BUCKETS = ['hour', 'day'] as const;
 
-export const TimelineQuery = Type.Object({
-  bucket: Type.Optional(StringEnum(TIMELINE_BUCKETS, { description: 'default hour' })),
-}, { additionalProperties: false });
+export const TimelineQuery = Type.Object(
+  {
+    bucket: Type.Optional(StringEnum(TIMELINE_BUCKETS, { description: 'default hour' })),
+  },
+  { additionalProperties: false },
+);
 
 export const TimelineSchema = Type.Object({
   bucket: StringEnum(TIMELINE_BUCKETS),
-  data: Type.Array(Type.Object({
-    at: Timestamp,
-    sent: Type.Integer(),
-    opens: Type.Integer({ description: 'opens by people' }),
-    clicks: Type.Integer({ description: 'clicks by people' }),
-    bounces: Type.Integer({ description: 'hard bounces' }),
-  }), { description: 'per hour or day (UTC), oldest first; buckets with nothing in them are left out' }),
+  data: Type.Array(
+    Type.Object({
+      at: Timestamp,
+      sent: Type.Integer(),
+      opens: Type.Integer({ description: 'opens by people' }),
+      clicks: Type.Integer({ description: 'clicks by people' }),
+      bounces: Type.Integer({ description: 'hard bounces' }),
+    }),
+    { description: 'per hour or day (UTC), oldest first; buckets with nothing in them are left out' },
+  ),
 });

@@ -9,7 +9,16 @@ import { cancelDeliveries, holdDeliveries, releaseDeliveries } from '../deliveri
 import type { DeliveryStatus } from '../../db/schema.js';
 import type { Db, Executor } from '../../db/connection.js';
 import { findDomainByName } from '../../mail-setup/index.js';
-import { DomainError, conflict, notFound, payloadTooLarge, unprocessable, validationFailed, type FieldError, unavailable } from '../../errors/errors.js';
+import {
+  DomainError,
+  conflict,
+  notFound,
+  payloadTooLarge,
+  unprocessable,
+  validationFailed,
+  type FieldError,
+  unavailable,
+} from '../../errors/errors.js';
 import { parseMailbox } from '../../lib/email.js';
 import { newId } from '../../lib/ids.js';
 import { liquidErrors } from '../../lib/liquid.js';
@@ -19,13 +28,38 @@ import { getSegment } from '../../audience/index.js';
 import { getTopic } from '../../audience/index.js';
 import * as repo from './broadcasts.repository.js';
 import { renderContent, type RenderedContent } from '../deliveries/message.content.js';
-import type { AudienceMember, Broadcast, BroadcastStatus, CreateBroadcastInput, EmailContent, EmailContentInput, UpdateBroadcastInput } from './broadcasts.schemas.js';
+import type {
+  AudienceMember,
+  Broadcast,
+  BroadcastStatus,
+  CreateBroadcastInput,
+  EmailContent,
+  EmailContentInput,
+  UpdateBroadcastInput,
+} from './broadcasts.schemas.js';
 import { transition } from './broadcasts.state.js';
-import { SAMPLE_CONTACT, bareVariables, blockingChecks, checkErrors, contentChecks, pass, warning, type Check } from './broadcasts.preflight.js';
+import {
+  SAMPLE_CONTACT,
+  bareVariables,
+  blockingChecks,
+  checkErrors,
+  contentChecks,
+  pass,
+  warning,
+  type Check,
+} from './broadcasts.preflight.js';
 import { assembleContent, listHeaders } from '../deliveries/message.assembly.js';
 import { classifySendError } from '../../mail/outcome.js';
 import { getWorkspace } from '../../access/index.js';
-import { engagementOf, linkStats, timeline, NO_ENGAGEMENT, type Bucket, type LinkStats, type TimelinePoint } from '../tracking/tracking.repository.js';
+import {
+  engagementOf,
+  linkStats,
+  timeline,
+  NO_ENGAGEMENT,
+  type Bucket,
+  type LinkStats,
+  type TimelinePoint,
+} from '../tracking/tracking.repository.js';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -37,22 +71,33 @@ const EMPTY_CONTENT: EmailContent = { subject: null, html: null, text: null, pre
 /** emailContent is replaced whole when present (docs/api.md §1): keys it leaves out become null. */
 function toContent(input: EmailContentInput): EmailContent {
   return {
-    subject: input.subject ?? null, html: input.html ?? null, text: input.text ?? null,
-    previewText: input.previewText ?? null, editorContent: input.editorContent ?? null,
+    subject: input.subject ?? null,
+    html: input.html ?? null,
+    text: input.text ?? null,
+    previewText: input.previewText ?? null,
+    editorContent: input.editorContent ?? null,
   };
 }
 
 /** Shape checks the schema cannot express: address syntax, template syntax, body sizes. */
 function checkShape(input: { from?: string | null; replyTo?: string | null; emailContent?: EmailContentInput }): void {
   const errors: FieldError[] = [];
-  if (input.from != null && !parseMailbox(input.from)) errors.push({ path: '/from', message: 'must be an email address, optionally with a display name: "Name <addr@domain>"' });
-  if (input.replyTo != null && !parseMailbox(input.replyTo)) errors.push({ path: '/replyTo', message: 'must be an email address' });
+  if (input.from != null && !parseMailbox(input.from))
+    errors.push({
+      path: '/from',
+      message: 'must be an email address, optionally with a display name: "Name <addr@domain>"',
+    });
+  if (input.replyTo != null && !parseMailbox(input.replyTo))
+    errors.push({ path: '/replyTo', message: 'must be an email address' });
   const c = input.emailContent;
   if (c) {
     for (const key of ['html', 'text'] as const) {
-      if (c[key] != null && Buffer.byteLength(c[key]!, 'utf8') > MAX_BODY_BYTES) throw payloadTooLarge(`emailContent.${key} must be at most 2 MiB`);
+      if (c[key] != null && Buffer.byteLength(c[key]!, 'utf8') > MAX_BODY_BYTES)
+        throw payloadTooLarge(`emailContent.${key} must be at most 2 MiB`);
     }
-    errors.push(...liquidErrors({ subject: c.subject, html: c.html, text: c.text, previewText: c.previewText }, '/emailContent'));
+    errors.push(
+      ...liquidErrors({ subject: c.subject, html: c.html, text: c.text, previewText: c.previewText }, '/emailContent'),
+    );
   }
   if (errors.length) throw validationFailed(errors);
 }
@@ -70,7 +115,12 @@ export interface BroadcastSettings {
 }
 
 export class BroadcastsService {
-  constructor(private readonly db: Db, private readonly config: BroadcastSettings, private readonly domains: DomainsService, private readonly tests?: TestSender) {}
+  constructor(
+    private readonly db: Db,
+    private readonly config: BroadcastSettings,
+    private readonly domains: DomainsService,
+    private readonly tests?: TestSender,
+  ) {}
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
@@ -83,11 +133,22 @@ export class BroadcastsService {
   }
 
   /** `from` must be on a VERIFIED domain of the workspace; topic and segment must exist in it. */
-  private async checkReferences(db: Executor, workspaceId: string, input: { from?: string | null; topicId?: string | null; segmentId?: string | null }): Promise<void> {
+  private async checkReferences(
+    db: Executor,
+    workspaceId: string,
+    input: { from?: string | null; topicId?: string | null; segmentId?: string | null },
+  ): Promise<void> {
     const missing: FieldError[] = [];
-    if (input.topicId && !(await getTopic(db, workspaceId, input.topicId))) missing.push({ path: '/topicId', message: 'names no topic of this workspace' });
-    if (input.segmentId && !(await getSegment(db, workspaceId, input.segmentId))) missing.push({ path: '/segmentId', message: 'names no segment of this workspace' });
-    if (missing.length) throw unprocessable('invalid_reference', missing.map((m) => `${m.path.slice(1)} ${m.message}`).join('; '), missing);
+    if (input.topicId && !(await getTopic(db, workspaceId, input.topicId)))
+      missing.push({ path: '/topicId', message: 'names no topic of this workspace' });
+    if (input.segmentId && !(await getSegment(db, workspaceId, input.segmentId)))
+      missing.push({ path: '/segmentId', message: 'names no segment of this workspace' });
+    if (missing.length)
+      throw unprocessable(
+        'invalid_reference',
+        missing.map((m) => `${m.path.slice(1)} ${m.message}`).join('; '),
+        missing,
+      );
     if (input.from) await this.checkSender(db, workspaceId, input.from);
   }
 
@@ -95,7 +156,11 @@ export class BroadcastsService {
     const domain = parseMailbox(from)?.domain;
     const record = domain ? await findDomainByName(db, workspaceId, domain) : undefined;
     if (!record || record.status !== 'VERIFIED') {
-      throw unprocessable('sender_domain_not_verified', `${domain ?? from} is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)`, [{ path: '/from', message: 'is not on a verified domain' }]);
+      throw unprocessable(
+        'sender_domain_not_verified',
+        `${domain ?? from} is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)`,
+        [{ path: '/from', message: 'is not on a verified domain' }],
+      );
     }
   }
 
@@ -109,7 +174,11 @@ export class BroadcastsService {
     if (!failed.length) return;
     if (failed.every((c) => c.id === 'sender_domain')) await this.checkSender(db, workspaceId, b.from!);
     const errors = checkErrors(failed.filter((c) => c.id !== 'sender_domain'));
-    throw unprocessable('broadcast_incomplete', 'the broadcast is not complete: ' + errors.map((m) => `${m.path} ${m.message}`).join('; '), errors);
+    throw unprocessable(
+      'broadcast_incomplete',
+      'the broadcast is not complete: ' + errors.map((m) => `${m.path} ${m.message}`).join('; '),
+      errors,
+    );
   }
 
   private async senderVerified(db: Executor, workspaceId: string, from: string): Promise<boolean> {
@@ -123,13 +192,26 @@ export class BroadcastsService {
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, input);
       // Tracking not given: the workspace's default at the time of creation (docs/tracking.md).
-      const tracking = input.tracking ?? (await getWorkspace(trx, workspaceId))?.settings.tracking ?? { opens: true, clicks: true };
-      await repo.insertBroadcast(trx, workspaceId, id, {
-        tracking: { opens: tracking.opens, clicks: tracking.clicks },
-        name: input.name, from: input.from?.trim() ?? null, replyTo: input.replyTo?.trim() ?? null,
-        emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
-        topicId: input.topicId ?? null, segmentId: input.segmentId ?? null, sendAt: null, pausedReason: null, breakerSince: null,
-      }, nowIso());
+      const tracking = input.tracking ??
+        (await getWorkspace(trx, workspaceId))?.settings.tracking ?? { opens: true, clicks: true };
+      await repo.insertBroadcast(
+        trx,
+        workspaceId,
+        id,
+        {
+          tracking: { opens: tracking.opens, clicks: tracking.clicks },
+          name: input.name,
+          from: input.from?.trim() ?? null,
+          replyTo: input.replyTo?.trim() ?? null,
+          emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
+          topicId: input.topicId ?? null,
+          segmentId: input.segmentId ?? null,
+          sendAt: null,
+          pausedReason: null,
+          breakerSince: null,
+        },
+        nowIso(),
+      );
     });
     return this.get(workspaceId, id);
   }
@@ -138,7 +220,10 @@ export class BroadcastsService {
     return (await this.withStats(workspaceId, [await this.mustGet(this.db.kysely, workspaceId, id)]))[0]!;
   }
 
-  async list(workspaceId: string, opts: { status?: BroadcastStatus; limit: number; beforeId?: string }): Promise<Broadcast[]> {
+  async list(
+    workspaceId: string,
+    opts: { status?: BroadcastStatus; limit: number; beforeId?: string },
+  ): Promise<Broadcast[]> {
     return this.withStats(workspaceId, await repo.listBroadcasts(this.db.kysely, workspaceId, opts));
   }
 
@@ -155,9 +240,19 @@ export class BroadcastsService {
       return {
         ...b,
         stats: {
-          recipients: c.total, queued: n('QUEUED') + n('SENDING') + n('PAUSED'), sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'),
-          softBounced: c.softBounced, complained: c.complained, unsubscribed: c.unsubscribed,
-          opened: e.opened, clicked: e.clicked, uniqueOpens: e.uniqueOpens, uniqueClicks: e.uniqueClicks, machineOpens: e.machineOpens,
+          recipients: c.total,
+          queued: n('QUEUED') + n('SENDING') + n('PAUSED'),
+          sent: n('SENT'),
+          failed: n('FAILED'),
+          bounced: n('BOUNCED'),
+          softBounced: c.softBounced,
+          complained: c.complained,
+          unsubscribed: c.unsubscribed,
+          opened: e.opened,
+          clicked: e.clicked,
+          uniqueOpens: e.uniqueOpens,
+          uniqueClicks: e.uniqueClicks,
+          machineOpens: e.machineOpens,
           ...(c.outboxed ? { outbox: c.outboxed } : {}),
         },
       };
@@ -169,14 +264,18 @@ export class BroadcastsService {
    * a past one is rejected. Edits to a SCHEDULED broadcast keep it scheduled, so they must leave it sendable.
    */
   async update(workspaceId: string, id: string, input: UpdateBroadcastInput): Promise<Broadcast> {
-    if (input.id !== undefined && input.id !== id) throw validationFailed([{ path: '/id', message: 'must equal the broadcast id in the path' }]);
+    if (input.id !== undefined && input.id !== id)
+      throw validationFailed([{ path: '/id', message: 'must equal the broadcast id in the path' }]);
     checkShape(input);
     const now = nowIso();
     let sendAt: string | null | undefined;
     if (input.sendAt != null) {
       sendAt = normalizeDateTime(input.sendAt);
       if (sendAt === undefined) throw validationFailed([{ path: '/sendAt', message: 'must be an RFC 3339 date-time' }]);
-      if (sendAt <= now) throw validationFailed([{ path: '/sendAt', message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)' }]);
+      if (sendAt <= now)
+        throw validationFailed([
+          { path: '/sendAt', message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)' },
+        ]);
     } else if (input.sendAt === null) {
       sendAt = null;
     }
@@ -192,10 +291,12 @@ export class BroadcastsService {
       if (input.emailContent !== undefined) values.emailContent = toContent(input.emailContent);
       if (input.topicId !== undefined) values.topicId = input.topicId;
       if (input.segmentId !== undefined) values.segmentId = input.segmentId;
-      if (input.tracking !== undefined) values.tracking = { opens: input.tracking.opens, clicks: input.tracking.clicks };
+      if (input.tracking !== undefined)
+        values.tracking = { opens: input.tracking.opens, clicks: input.tracking.clicks };
       if (sendAt !== undefined) values.sendAt = sendAt;
       const merged: Broadcast = {
-        ...current, ...(values.name !== undefined ? { name: values.name } : {}),
+        ...current,
+        ...(values.name !== undefined ? { name: values.name } : {}),
         from: values.from !== undefined ? values.from : current.from,
         emailContent: values.emailContent ?? current.emailContent,
       };
@@ -250,7 +351,15 @@ export class BroadcastsService {
       const current = await this.mustGet(trx, workspaceId, id);
       const next = transition(current.status, 'pause') as BroadcastStatus;
       const now = nowIso();
-      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, { pausedReason: 'paused by hand' }, now);
+      const updated = await repo.updateBroadcast(
+        trx,
+        workspaceId,
+        id,
+        current.status,
+        next,
+        { pausedReason: 'paused by hand' },
+        now,
+      );
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being paused; retry');
       await holdDeliveries(trx, workspaceId, id, now);
       return updated;
@@ -265,7 +374,15 @@ export class BroadcastsService {
       const current = await this.mustGet(trx, workspaceId, id);
       const next = transition(current.status, 'resume') as BroadcastStatus;
       const now = nowIso();
-      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, { pausedReason: null, breakerSince: now }, now);
+      const updated = await repo.updateBroadcast(
+        trx,
+        workspaceId,
+        id,
+        current.status,
+        next,
+        { pausedReason: null, breakerSince: now },
+        now,
+      );
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being resumed; retry');
       await releaseDeliveries(trx, workspaceId, id, now);
       return updated;
@@ -282,7 +399,11 @@ export class BroadcastsService {
   }
 
   /** One row per recipient with its status, attempts and last SMTP reply. */
-  async listDeliveries(workspaceId: string, id: string, opts: { status?: DeliveryStatus; limit: number; beforeId?: string }): Promise<deliveries.Delivery[]> {
+  async listDeliveries(
+    workspaceId: string,
+    id: string,
+    opts: { status?: DeliveryStatus; limit: number; beforeId?: string },
+  ): Promise<deliveries.Delivery[]> {
     await this.mustGet(this.db.kysely, workspaceId, id);
     return deliveries.listDeliveries(this.db.kysely, workspaceId, id, opts);
   }
@@ -294,7 +415,11 @@ export class BroadcastsService {
   }
 
   /** Sent, opens, clicks and bounces per hour or day (UTC), computed by the database. */
-  async timeline(workspaceId: string, id: string, bucket: Bucket = 'hour'): Promise<{ bucket: Bucket; data: TimelinePoint[] }> {
+  async timeline(
+    workspaceId: string,
+    id: string,
+    bucket: Bucket = 'hour',
+  ): Promise<{ bucket: Bucket; data: TimelinePoint[] }> {
     await this.mustGet(this.db.kysely, workspaceId, id);
     return { bucket, data: await timeline(this.db.kysely, this.db.dialect, workspaceId, id, bucket) };
   }
@@ -324,25 +449,75 @@ export class BroadcastsService {
       if (!dns) checks.push(warning('dns', `the DNS of ${domain} could not be checked`));
       else {
         const dkim = dns.records[1];
-        checks.push(dkim?.status === 'VERIFIED' ? pass('dns_dkim', `the DKIM key is published at ${dkim.name}`) : warning('dns_dkim', `the DKIM key at ${dkim?.name ?? domain} is ${dkim?.status ?? 'missing'}: receivers cannot verify the signature`));
-        checks.push(dns.spf.found ? pass('dns_spf', `SPF: ${dns.spf.record}`) : warning('dns_spf', `${domain} has no SPF record (Gmail and Yahoo require one of bulk senders)`));
-        checks.push(dns.dmarc.found ? pass('dns_dmarc', `DMARC: ${dns.dmarc.record}`) : warning('dns_dmarc', `${domain} has no DMARC record (Gmail and Yahoo require one of bulk senders)`));
-        checks.push(dns.bounce.mx.found ? pass('dns_bounce_mx', `bounces.${domain} has its MX`) : warning('dns_bounce_mx', `bounces.${domain} has no MX to ${this.config.bounceMxHost ?? 'the inbound listener'}: bounce reports after sending will not be seen`));
+        checks.push(
+          dkim?.status === 'VERIFIED'
+            ? pass('dns_dkim', `the DKIM key is published at ${dkim.name}`)
+            : warning(
+                'dns_dkim',
+                `the DKIM key at ${dkim?.name ?? domain} is ${dkim?.status ?? 'missing'}: receivers cannot verify the signature`,
+              ),
+        );
+        checks.push(
+          dns.spf.found
+            ? pass('dns_spf', `SPF: ${dns.spf.record}`)
+            : warning('dns_spf', `${domain} has no SPF record (Gmail and Yahoo require one of bulk senders)`),
+        );
+        checks.push(
+          dns.dmarc.found
+            ? pass('dns_dmarc', `DMARC: ${dns.dmarc.record}`)
+            : warning('dns_dmarc', `${domain} has no DMARC record (Gmail and Yahoo require one of bulk senders)`),
+        );
+        checks.push(
+          dns.bounce.mx.found
+            ? pass('dns_bounce_mx', `bounces.${domain} has its MX`)
+            : warning(
+                'dns_bounce_mx',
+                `bounces.${domain} has no MX to ${this.config.bounceMxHost ?? 'the inbound listener'}: bounce reports after sending will not be seen`,
+              ),
+        );
       }
     }
-    checks.push(new URL(this.config.publicUrl).protocol === 'https:' ? pass('public_url', 'links use https') : warning('public_url', `PUBLIC_URL is ${this.config.publicUrl}: one-click unsubscribe (RFC 8058) and mailbox providers expect https`));
+    checks.push(
+      new URL(this.config.publicUrl).protocol === 'https:'
+        ? pass('public_url', 'links use https')
+        : warning(
+            'public_url',
+            `PUBLIC_URL is ${this.config.publicUrl}: one-click unsubscribe (RFC 8058) and mailbox providers expect https`,
+          ),
+    );
 
     const spec = { segmentId: b.segmentId, topicId: b.topicId };
     const audience = await countAudience(k, this.db.dialect, workspaceId, spec).catch(() => null);
     if (audience !== null) {
       const last = await repo.lastSentBroadcast(k, workspaceId);
       const rate = last ? await deliveries.sendRate(k, workspaceId, last) : null;
-      const eta = rate ? ` (about ${formatDuration(audience / rate.perSecond)} at the ${Math.round(rate.perSecond)} messages a second the last broadcast went out at)` : '';
-      checks.push(audience === 0 ? warning('audience', 'nobody would receive it: the audience is empty') : pass('audience', `${audience} recipients${eta}`));
+      const eta = rate
+        ? ` (about ${formatDuration(audience / rate.perSecond)} at the ${Math.round(rate.perSecond)} messages a second the last broadcast went out at)`
+        : '';
+      checks.push(
+        audience === 0
+          ? warning('audience', 'nobody would receive it: the audience is empty')
+          : pass('audience', `${audience} recipients${eta}`),
+      );
       for (const field of bareVariables(b.emailContent)) {
-        const missing = await countAudience(k, this.db.dialect, workspaceId, { ...spec, extra: { any: [{ field, op: 'notExists' }, { field, op: 'eq', value: '' }] } });
+        const missing = await countAudience(k, this.db.dialect, workspaceId, {
+          ...spec,
+          extra: {
+            any: [
+              { field, op: 'notExists' },
+              { field, op: 'eq', value: '' },
+            ],
+          },
+        });
         const name = field.replace(/^properties\./, '');
-        checks.push(missing ? warning(`empty_${name}`, `${missing} of ${audience} recipients have no ${name}: "{{ contact.${field} }}" renders empty for them (add | default: "…")`) : pass(`empty_${name}`, `every recipient has a ${name}`));
+        checks.push(
+          missing
+            ? warning(
+                `empty_${name}`,
+                `${missing} of ${audience} recipients have no ${name}: "{{ contact.${field} }}" renders empty for them (add | default: "…")`,
+              )
+            : pass(`empty_${name}`, `every recipient has a ${name}`),
+        );
       }
     }
     const workspace = (await getWorkspace(k, workspaceId))!;
@@ -350,15 +525,30 @@ export class BroadcastsService {
     let linked = false;
     try {
       const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
-      const rendered = renderContent(b.emailContent, { contact: SAMPLE_CONTACT, broadcast: { id: b.id, name: b.name }, unsubscribe_url: unsubscribeUrl });
+      const rendered = renderContent(b.emailContent, {
+        contact: SAMPLE_CONTACT,
+        broadcast: { id: b.id, name: b.name },
+        unsubscribe_url: unsubscribeUrl,
+      });
       // The footer's rule (deliveries/message.assembly.ts): only a rendered link to the recipient's own URL counts, not a mention.
       linked = rendered.html?.includes(unsubscribeUrl) ?? false;
       html = assembleContent(rendered, { unsubscribeUrl, workspace }).html;
     } catch {
       // The blocking checks said why it does not render.
     }
-    checks.push(pass('unsubscribe', linked ? 'the template links {{ unsubscribe_url }}' : 'an unsubscribe footer is added to every message'));
-    if (!workspace.settings.postalAddress) checks.push(warning('postal_address', 'the workspace has no postal address for the footer (CAN-SPAM requires one): PUT /v1/workspace { settings: { postalAddress } }'));
+    checks.push(
+      pass(
+        'unsubscribe',
+        linked ? 'the template links {{ unsubscribe_url }}' : 'an unsubscribe footer is added to every message',
+      ),
+    );
+    if (!workspace.settings.postalAddress)
+      checks.push(
+        warning(
+          'postal_address',
+          'the workspace has no postal address for the footer (CAN-SPAM requires one): PUT /v1/workspace { settings: { postalAddress } }',
+        ),
+      );
     checks.push(...contentChecks(html));
     return { ok: !checks.some((c) => c.status === 'fail'), checks };
   }
@@ -368,7 +558,14 @@ export class BroadcastsService {
    * five addresses, its subject marked [Test]. It goes out at once through this process's transport, with a
    * VERP address of its own, and counts in no stats (no delivery row).
    */
-  async sendTest(workspaceId: string, id: string, input: { emails: string[]; contactId?: string }): Promise<{ sent: { email: string; messageId: string; response: string }[]; failed: { email: string; error: string }[] }> {
+  async sendTest(
+    workspaceId: string,
+    id: string,
+    input: { emails: string[]; contactId?: string },
+  ): Promise<{
+    sent: { email: string; messageId: string; response: string }[];
+    failed: { email: string; error: string }[];
+  }> {
     if (!this.tests) throw unavailable('this process has no mail transport for test sends');
     const k = this.db.kysely;
     const b = await this.mustGet(k, workspaceId, id);
@@ -381,7 +578,10 @@ export class BroadcastsService {
     let contact = { ...SAMPLE_CONTACT };
     if (input.contactId) {
       const found = await getContact(k, workspaceId, input.contactId);
-      if (!found) throw unprocessable('invalid_reference', 'contactId names no contact of this workspace', [{ path: '/contactId', message: 'names no contact of this workspace' }]);
+      if (!found)
+        throw unprocessable('invalid_reference', 'contactId names no contact of this workspace', [
+          { path: '/contactId', message: 'names no contact of this workspace' },
+        ]);
       contact = found;
     }
     const from = parseMailbox(b.from!)!;
@@ -390,8 +590,14 @@ export class BroadcastsService {
     const workspace = (await getWorkspace(k, workspaceId))!;
     const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/test`;
     const rendered = renderContent(b.emailContent, {
-      contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
-      broadcast: { id: b.id, name: b.name }, unsubscribe_url: unsubscribeUrl,
+      contact: {
+        email: contact.email,
+        firstName: contact.firstName,
+        lastName: contact.lastName,
+        properties: contact.properties,
+      },
+      broadcast: { id: b.id, name: b.name },
+      unsubscribe_url: unsubscribeUrl,
     });
     const content = assembleContent(rendered, { unsubscribeUrl, workspace });
     const sent = [];
@@ -401,17 +607,27 @@ export class BroadcastsService {
       let info;
       try {
         info = await this.tests.mailer.send({
-          from: { name: from.name, address: from.address }, to, replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
+          from: { name: from.name, address: from.address },
+          to,
+          replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
           returnPath: returnPath(this.tests.secret, 't', testId, from.domain),
-          ...content, subject: `[Test] ${content.subject}`,
+          ...content,
+          subject: `[Test] ${content.subject}`,
           messageId: `<${testId}@${from.domain}>`,
-          headers: listHeaders({ unsubscribeUrl, unsubscribeMailto: null, listName: workspace.name, listId: `test.${workspaceId.toLowerCase().replace(/_/g, '-')}.${from.domain}`, feedbackId: `${b.id}:${workspaceId}:formcast` }),
+          headers: listHeaders({
+            unsubscribeUrl,
+            unsubscribeMailto: null,
+            listName: workspace.name,
+            listId: `test.${workspaceId.toLowerCase().replace(/_/g, '-')}.${from.domain}`,
+            feedbackId: `${b.id}:${workspaceId}:formcast`,
+          }),
           dkim: { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey },
         });
       } catch (err) {
         // A refusal of this address is its result; a relay that cannot be reached is the service's state (503).
         const result = classifySendError(err);
-        if (result.kind === 'temporary' && !result.reply) throw unavailable(`the mail transport cannot be reached: ${result.reason.split('\n')[0]}`);
+        if (result.kind === 'temporary' && !result.reply)
+          throw unavailable(`the mail transport cannot be reached: ${result.reason.split('\n')[0]}`);
         failed.push({ email: to, error: result.reason.slice(0, 500) });
         continue;
       }
@@ -421,18 +637,30 @@ export class BroadcastsService {
   }
 
   /** Renders the content for one contact of the workspace, or for sample data, as a recipient would get it. */
-  async preview(workspaceId: string, id: string, contactId?: string): Promise<RenderedContent & { contact: { id: string | null; email: string } }> {
+  async preview(
+    workspaceId: string,
+    id: string,
+    contactId?: string,
+  ): Promise<RenderedContent & { contact: { id: string | null; email: string } }> {
     const b = await this.mustGet(this.db.kysely, workspaceId, id);
     let contact = { id: null as string | null, ...SAMPLE_CONTACT };
     if (contactId) {
       const found = await getContact(this.db.kysely, workspaceId, contactId);
-      if (!found) throw unprocessable('invalid_reference', 'contactId names no contact of this workspace', [{ path: '/contactId', message: 'names no contact of this workspace' }]);
+      if (!found)
+        throw unprocessable('invalid_reference', 'contactId names no contact of this workspace', [
+          { path: '/contactId', message: 'names no contact of this workspace' },
+        ]);
       contact = found;
     }
     try {
       const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
       const rendered = renderContent(b.emailContent, {
-        contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
+        contact: {
+          email: contact.email,
+          firstName: contact.firstName,
+          lastName: contact.lastName,
+          properties: contact.properties,
+        },
         broadcast: { id: b.id, name: b.name },
         unsubscribe_url: unsubscribeUrl,
       });
@@ -442,12 +670,19 @@ export class BroadcastsService {
       return { ...assembled, previewText: rendered.previewText, contact: { id: contact.id, email: contact.email } };
     } catch (err) {
       if (err instanceof DomainError) throw err;
-      throw validationFailed([{ path: '/emailContent', message: `cannot be rendered: ${(err as Error).message.split('\n')[0]}` }]);
+      throw validationFailed([
+        { path: '/emailContent', message: `cannot be rendered: ${(err as Error).message.split('\n')[0]}` },
+      ]);
     }
   }
 
   /** Who the broadcast would go to now: segment ∩ SUBSCRIBED ∩ topic, counted and paged (newest contacts first). */
-  async audience(workspaceId: string, id: string, limit: number, beforeId?: string): Promise<{ count: number; rows: AudienceMember[] }> {
+  async audience(
+    workspaceId: string,
+    id: string,
+    limit: number,
+    beforeId?: string,
+  ): Promise<{ count: number; rows: AudienceMember[] }> {
     const b = await this.mustGet(this.db.kysely, workspaceId, id);
     const spec = { segmentId: b.segmentId, topicId: b.topicId };
     const count = await countAudience(this.db.kysely, this.db.dialect, workspaceId, spec);

@@ -9,7 +9,20 @@ import type { BroadcastStatus } from '../../db/schema.js';
  * - pause / resume: POST …/pause and …/resume; trip: the circuit breaker pausing a broadcast by itself.
  * - complete / fail: the delivery pipeline, when every delivery is final (some sent / none sent).
  */
-export const BROADCAST_OPERATIONS = ['update', 'schedule', 'unschedule', 'send', 'start', 'cancel', 'delete', 'pause', 'resume', 'trip', 'complete', 'fail'] as const;
+export const BROADCAST_OPERATIONS = [
+  'update',
+  'schedule',
+  'unschedule',
+  'send',
+  'start',
+  'cancel',
+  'delete',
+  'pause',
+  'resume',
+  'trip',
+  'complete',
+  'fail',
+] as const;
 export type BroadcastOperation = (typeof BROADCAST_OPERATIONS)[number];
 
 type Outcome = BroadcastStatus | 'DELETED' | (() => DomainError);

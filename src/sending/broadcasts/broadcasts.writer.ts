@@ -24,43 +24,105 @@ import { broadcastStatusesFor, transition } from './broadcasts.state.js';
  */
 export async function startDueBroadcasts(db: Executor, now: string): Promise<{ id: string; workspaceId: string }[]> {
   const from = broadcastStatusesFor('start');
-  const rows = await db.updateTable('broadcasts').set({ status: 'SENDING', updated_at: now })
-    .where('status', 'in', from).where('send_at', '<=', now)
-    .returning(['id', 'workspace_id', 'name']).execute();
+  const rows = await db
+    .updateTable('broadcasts')
+    .set({ status: 'SENDING', updated_at: now })
+    .where('status', 'in', from)
+    .where('send_at', '<=', now)
+    .returning(['id', 'workspace_id', 'name'])
+    .execute();
   // Only SCHEDULED broadcasts start (asserted below); the caller's transaction holds the moves and their events.
-  for (const r of rows) await recordBroadcastMove(db, r.workspace_id, r.id, 'SCHEDULED', 'SENDING', now, { name: r.name, started: 'by the scheduler' });
+  for (const r of rows)
+    await recordBroadcastMove(db, r.workspace_id, r.id, 'SCHEDULED', 'SENDING', now, {
+      name: r.name,
+      started: 'by the scheduler',
+    });
   return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
 }
-if (broadcastStatusesFor('start').join() !== 'SCHEDULED' || transition('SCHEDULED', 'start') !== 'SENDING') throw new Error('startDueBroadcasts assumes start leads from SCHEDULED to SENDING');
+if (broadcastStatusesFor('start').join() !== 'SCHEDULED' || transition('SCHEDULED', 'start') !== 'SENDING')
+  throw new Error('startDueBroadcasts assumes start leads from SCHEDULED to SENDING');
 
 // ---- materialising the audience -----------------------------------------------------------------
 // The lease (materialize_owner, materialize_lease_until), the cursor (the last contact written) and materialized_at are
 // the bookkeeping of one worker writing a SENDING broadcast's audience into deliveries (deliveries/CONTEXT.md).
 
 /** Takes the lease on one SENDING broadcast whose audience is not yet fully in the deliveries table. */
-export async function claimMaterialization(db: Executor, owner: string, now: string, leaseUntil: string): Promise<MaterializationJob | undefined> {
+export async function claimMaterialization(
+  db: Executor,
+  owner: string,
+  now: string,
+  leaseUntil: string,
+): Promise<MaterializationJob | undefined> {
   const free = (eb: ExpressionBuilder<Database, 'broadcasts'>) =>
-    eb.and([eb('status', '=', 'SENDING'), eb('materialized_at', 'is', null), eb.or([eb('materialize_lease_until', 'is', null), eb('materialize_lease_until', '<', now)])]);
-  const candidate = await db.selectFrom('broadcasts').select('id').where(free).orderBy('updated_at').limit(1).executeTakeFirst();
+    eb.and([
+      eb('status', '=', 'SENDING'),
+      eb('materialized_at', 'is', null),
+      eb.or([eb('materialize_lease_until', 'is', null), eb('materialize_lease_until', '<', now)]),
+    ]);
+  const candidate = await db
+    .selectFrom('broadcasts')
+    .select('id')
+    .where(free)
+    .orderBy('updated_at')
+    .limit(1)
+    .executeTakeFirst();
   if (!candidate) return undefined;
-  const row = await db.updateTable('broadcasts').set({ materialize_owner: owner, materialize_lease_until: leaseUntil })
-    .where('id', '=', candidate.id).where(free)
-    .returning(['id', 'workspace_id', 'segment_id', 'topic_id', 'materialize_cursor']).executeTakeFirst();
-  return row ? { broadcastId: row.id, workspaceId: row.workspace_id, segmentId: row.segment_id, topicId: row.topic_id, cursor: row.materialize_cursor } : undefined;
+  const row = await db
+    .updateTable('broadcasts')
+    .set({ materialize_owner: owner, materialize_lease_until: leaseUntil })
+    .where('id', '=', candidate.id)
+    .where(free)
+    .returning(['id', 'workspace_id', 'segment_id', 'topic_id', 'materialize_cursor'])
+    .executeTakeFirst();
+  return row
+    ? {
+        broadcastId: row.id,
+        workspaceId: row.workspace_id,
+        segmentId: row.segment_id,
+        topicId: row.topic_id,
+        cursor: row.materialize_cursor,
+      }
+    : undefined;
 }
 
 /** Extends the lease; false if it was lost or the broadcast is no longer SENDING (canceled): stop. */
-export async function renewMaterialization(db: Executor, workspaceId: string, broadcastId: string, owner: string, leaseUntil: string): Promise<boolean> {
-  const res = await db.updateTable('broadcasts').set({ materialize_lease_until: leaseUntil })
-    .where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).where('materialize_owner', '=', owner)
-    .where('status', '=', 'SENDING').where('materialized_at', 'is', null).executeTakeFirst();
+export async function renewMaterialization(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  owner: string,
+  leaseUntil: string,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('broadcasts')
+    .set({ materialize_lease_until: leaseUntil })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', broadcastId)
+    .where('materialize_owner', '=', owner)
+    .where('status', '=', 'SENDING')
+    .where('materialized_at', 'is', null)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
 /** Moves the cursor; `done`: the audience is all written (the broadcast materialised, its lease released). */
-export async function advanceMaterialization(db: Executor, workspaceId: string, broadcastId: string, cursor: string | null, done: boolean, now: string): Promise<void> {
-  await db.updateTable('broadcasts').set({ materialize_cursor: cursor, ...(done ? { materialized_at: now, materialize_owner: null, materialize_lease_until: null } : {}) })
-    .where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).execute();
+export async function advanceMaterialization(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  cursor: string | null,
+  done: boolean,
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('broadcasts')
+    .set({
+      materialize_cursor: cursor,
+      ...(done ? { materialized_at: now, materialize_owner: null, materialize_lease_until: null } : {}),
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', broadcastId)
+    .execute();
 }
 
 /**
@@ -70,8 +132,17 @@ export async function advanceMaterialization(db: Executor, workspaceId: string, 
  * and advanceMaterialization do. It returns the broadcast's id only when the lease was `owner`'s: the recipients are
  * inserted only then.
  */
-export function materializationStep(workspaceId: string, broadcastId: string, owner: string, leaseUntil: string, cursor: string | null, done: boolean, now: string): RawBuilder<{ id: string }> {
-  const set = done ? sql`materialize_cursor = ${cursor}, materialized_at = ${now}::timestamptz, materialize_owner = null, materialize_lease_until = null`
+export function materializationStep(
+  workspaceId: string,
+  broadcastId: string,
+  owner: string,
+  leaseUntil: string,
+  cursor: string | null,
+  done: boolean,
+  now: string,
+): RawBuilder<{ id: string }> {
+  const set = done
+    ? sql`materialize_cursor = ${cursor}, materialized_at = ${now}::timestamptz, materialize_owner = null, materialize_lease_until = null`
     : sql`materialize_cursor = ${cursor}, materialize_lease_until = ${leaseUntil}::timestamptz`;
   return sql<{ id: string }>`update broadcasts set ${set}
       where workspace_id = ${workspaceId} and id = ${broadcastId} and materialize_owner = ${owner} and status = 'SENDING' and materialized_at is null
@@ -84,21 +155,53 @@ export function materializationStep(workspaceId: string, broadcastId: string, ow
  * Finishes a SENDING broadcast whose audience is materialised and whose deliveries are all final:
  * SENT if any message went out (or there was nobody to send to), FAILED if none could be sent.
  */
-export async function completeIfDone(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<{ status: 'SENT' | 'FAILED'; counts: DeliveryCounts } | undefined> {
-  const b = await db.selectFrom('broadcasts').select(['status', 'materialized_at', 'automation_id']).where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).executeTakeFirst();
+export async function completeIfDone(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  now: string,
+): Promise<{ status: 'SENT' | 'FAILED'; counts: DeliveryCounts } | undefined> {
+  const b = await db
+    .selectFrom('broadcasts')
+    .select(['status', 'materialized_at', 'automation_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', broadcastId)
+    .executeTakeFirst();
   // An automation's message never completes: its runs keep adding deliveries (docs/automations.md).
-  if (!b || b.automation_id !== null || !broadcastStatusesFor('complete').includes(b.status) || !b.materialized_at) return undefined;
+  if (!b || b.automation_id !== null || !broadcastStatusesFor('complete').includes(b.status) || !b.materialized_at)
+    return undefined;
   // Workers call this after every batch: while deliveries are open (almost always), one index probe answers
   // it; counting them all would cost O(audience) per batch, O(audience²) per broadcast.
-  const open = await db.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcastId).where('status', 'in', OPEN_STATUSES).limit(1).executeTakeFirst();
+  const open = await db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('broadcast_id', '=', broadcastId)
+    .where('status', 'in', OPEN_STATUSES)
+    .limit(1)
+    .executeTakeFirst();
   if (open) return undefined;
   const counts = await countDeliveries(db, workspaceId, broadcastId);
   if (OPEN_STATUSES.some((s) => (counts.byStatus[s] ?? 0) > 0)) return undefined;
   // The broadcast state table's complete (some message went out, or there was nobody to send to) or fail.
-  const next = transition(b.status, counts.total === 0 || (counts.byStatus.SENT ?? 0) > 0 ? 'complete' : 'fail') as 'SENT' | 'FAILED';
-  const res = await db.updateTable('broadcasts').set({ status: next, sent_at: next === 'SENT' ? now : null, updated_at: now })
-    .where('workspace_id', '=', workspaceId).where('id', '=', broadcastId).where('status', '=', b.status)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcastId).where('status', 'in', OPEN_STATUSES))))
+  const next = transition(b.status, counts.total === 0 || (counts.byStatus.SENT ?? 0) > 0 ? 'complete' : 'fail') as
+    'SENT' | 'FAILED';
+  const res = await db
+    .updateTable('broadcasts')
+    .set({ status: next, sent_at: next === 'SENT' ? now : null, updated_at: now })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', broadcastId)
+    .where('status', '=', b.status)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('deliveries')
+            .select('id')
+            .where('broadcast_id', '=', broadcastId)
+            .where('status', 'in', OPEN_STATUSES),
+        ),
+      ),
+    )
     .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) return undefined;
   await recordBroadcastMove(db, workspaceId, broadcastId, b.status, next, now);
@@ -112,10 +215,29 @@ export async function completeIfDone(db: Executor, workspaceId: string, broadcas
  * its audience "materialised" (it has none: the automation's runs add one delivery each), hidden from the
  * broadcasts API, never completed; the pipeline sends its deliveries like any broadcast's.
  */
-export async function insertAutomationMessage(db: Executor, workspaceId: string, id: string, v: Pick<BroadcastValues, 'name' | 'from' | 'replyTo' | 'emailContent' | 'tracking'> & { automationId: string; stepId: string }, now: string): Promise<void> {
-  await db.insertInto('broadcasts').values({
-    ...(valuesToRow({ ...v, topicId: null, segmentId: null, sendAt: null }) as Insertable<BroadcastsTable>),
-    id, workspace_id: workspaceId, status: 'SENDING', created_at: now, updated_at: now, sent_at: null, materialized_at: now,
-    automation_id: v.automationId, automation_step_id: v.stepId,
-  }).execute();
+export async function insertAutomationMessage(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  v: Pick<BroadcastValues, 'name' | 'from' | 'replyTo' | 'emailContent' | 'tracking'> & {
+    automationId: string;
+    stepId: string;
+  },
+  now: string,
+): Promise<void> {
+  await db
+    .insertInto('broadcasts')
+    .values({
+      ...(valuesToRow({ ...v, topicId: null, segmentId: null, sendAt: null }) as Insertable<BroadcastsTable>),
+      id,
+      workspace_id: workspaceId,
+      status: 'SENDING',
+      created_at: now,
+      updated_at: now,
+      sent_at: null,
+      materialized_at: now,
+      automation_id: v.automationId,
+      automation_step_id: v.stepId,
+    })
+    .execute();
 }

@@ -64,7 +64,10 @@ export class AudienceReader {
   private closed = false;
 
   constructor(
-    private readonly db: Kysely<Database>, private readonly job: MaterializationJob, readonly maxRows: number, public position: string | null,
+    private readonly db: Kysely<Database>,
+    private readonly job: MaterializationJob,
+    readonly maxRows: number,
+    public position: string | null,
     private readonly options: AudienceReaderOptions = DEFAULT_READER_OPTIONS,
   ) {}
 
@@ -146,7 +149,10 @@ export class AudienceReader {
 
   /** A new read from `after`: a connection held until end(), a transaction, and the cursor declared in it. */
   private async open(after: string | null): Promise<Read> {
-    const { query } = await audience(this.db, 'postgres', this.job.workspaceId, { segmentId: this.job.segmentId, topicId: this.job.topicId });
+    const { query } = await audience(this.db, 'postgres', this.job.workspaceId, {
+      segmentId: this.job.segmentId,
+      topicId: this.job.topicId,
+    });
     const held = await holdConnection(this.db);
     try {
       await held.run((conn) => declareAudienceCursor(conn, query, after));
@@ -154,6 +160,10 @@ export class AudienceReader {
       await held.release();
       throw err;
     }
-    return { openedAt: Date.now(), fetch: () => held.run((conn) => fetchAudienceCursor(conn, this.maxRows)), end: () => held.release() };
+    return {
+      openedAt: Date.now(),
+      fetch: () => held.run((conn) => fetchAudienceCursor(conn, this.maxRows)),
+      end: () => held.release(),
+    };
   }
 }

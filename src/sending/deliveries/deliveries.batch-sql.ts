@@ -32,7 +32,13 @@ export function unsubscribeTokens(n: number): string[] {
  * every column (19,000 parameters) cost 8 ms of CPU to build and compile alone (bench/README.md, "Sending: design
  * notes").
  */
-export async function insertDeliveries(db: Executor, workspaceId: string, broadcastId: string, recipients: { contactId: string; email: string }[], now: string): Promise<void> {
+export async function insertDeliveries(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  recipients: { contactId: string; email: string }[],
+  now: string,
+): Promise<void> {
   if (!recipients.length) return;
   const ids = recipients.map(() => newId('dlv'));
   const tokens = unsubscribeTokens(recipients.length);
@@ -63,7 +69,14 @@ export async function insertDeliveries(db: Executor, workspaceId: string, broadc
  * would otherwise fail the batch; one deleted while this statement runs still can, and the caller reads the batch
  * again).
  */
-export async function insertLeasedRecipients(db: Executor, lease: RawBuilder<{ id: string }>, workspaceId: string, broadcastId: string, recipients: { contactId: string; email: string }[], now: string): Promise<boolean> {
+export async function insertLeasedRecipients(
+  db: Executor,
+  lease: RawBuilder<{ id: string }>,
+  workspaceId: string,
+  broadcastId: string,
+  recipients: { contactId: string; email: string }[],
+  now: string,
+): Promise<boolean> {
   const ids = recipients.map(() => newId('dlv'));
   const tokens = unsubscribeTokens(recipients.length);
   const r = await sql<{ renewed: number }>`with lease as (
@@ -85,7 +98,11 @@ export async function insertLeasedRecipients(db: Executor, lease: RawBuilder<{ i
  * scan in id order whose first batch comes at once, where a plan of all its rows (a scan and a sort) was slower
  * (bench/README.md, "bench:segments", 2026-11-28).
  */
-export async function declareAudienceCursor(conn: Executor, audience: SelectQueryBuilder<Database, 'contacts', object>, after: string | null): Promise<void> {
+export async function declareAudienceCursor(
+  conn: Executor,
+  audience: SelectQueryBuilder<Database, 'contacts', object>,
+  after: string | null,
+): Promise<void> {
   let q = audience.select(['contacts.id', 'contacts.email']).orderBy('contacts.id');
   if (after !== null) q = q.where('contacts.id', '>', after);
   const compiled = q.compile();
@@ -94,7 +111,10 @@ export async function declareAudienceCursor(conn: Executor, audience: SelectQuer
 }
 
 /** The next `rows` recipients of the cursor declareAudienceCursor declared on this connection (fewer at its end). */
-export async function fetchAudienceCursor(conn: Executor, rows: number): Promise<{ contactId: string; email: string }[]> {
+export async function fetchAudienceCursor(
+  conn: Executor,
+  rows: number,
+): Promise<{ contactId: string; email: string }[]> {
   const r = await sql<{ id: string; email: string }>`fetch forward ${sql.lit(rows)} from audience`.execute(conn);
   return r.rows.map((x) => ({ contactId: x.id, email: x.email }));
 }
@@ -108,13 +128,37 @@ export async function fetchAudienceCursor(conn: Executor, rows: number): Promise
  */
 // handOffMany and markSentMany (below) repeat these two rules for a batch on PostgreSQL: a change to one is a change to
 // both (test/db/deliveries-batched.test.ts checks that they hand off and record exactly what these do, case by case).
-const handOffQuery = new Precompiled((db, param) => db.updateTable('deliveries').set({ handed_off_at: param('now') })
-  .where('workspace_id', '=', param('workspaceId')).where('id', '=', param('id')).where('status', '=', 'SENDING').where('lease_owner', '=', param('owner'))
-  .where('attempts', '=', param<number>('attempts')).where('lease_expires_at', '>', param('now')).returning('id'));
+const handOffQuery = new Precompiled((db, param) =>
+  db
+    .updateTable('deliveries')
+    .set({ handed_off_at: param('now') })
+    .where('workspace_id', '=', param('workspaceId'))
+    .where('id', '=', param('id'))
+    .where('status', '=', 'SENDING')
+    .where('lease_owner', '=', param('owner'))
+    .where('attempts', '=', param<number>('attempts'))
+    .where('lease_expires_at', '>', param('now'))
+    .returning('id'),
+);
 
-const sentQuery = new Precompiled((db, param) => db.updateTable('deliveries')
-  .set({ status: nextStatus('SENDING', 'sent')!, updated_at: param('now'), lease_owner: null, lease_expires_at: null, sent_at: param('now'), message_id: param('messageId'), smtp_response: param('response'), last_error: null })
-  .where('workspace_id', '=', param('workspaceId')).where('id', '=', param('id')).where('status', 'in', statusesFor('sent')).returning('id'));
+const sentQuery = new Precompiled((db, param) =>
+  db
+    .updateTable('deliveries')
+    .set({
+      status: nextStatus('SENDING', 'sent')!,
+      updated_at: param('now'),
+      lease_owner: null,
+      lease_expires_at: null,
+      sent_at: param('now'),
+      message_id: param('messageId'),
+      smtp_response: param('response'),
+      last_error: null,
+    })
+    .where('workspace_id', '=', param('workspaceId'))
+    .where('id', '=', param('id'))
+    .where('status', 'in', statusesFor('sent'))
+    .returning('id'),
+);
 
 /**
  * The point of no return: marks the delivery as being handed to the transport. False when it was canceled
@@ -125,13 +169,29 @@ const sentQuery = new Precompiled((db, param) => db.updateTable('deliveries')
  * loops of one process share its lease owner, and a loop that re-claimed the delivery after the lease of
  * another loop's claim ran out is the one to send it.
  */
-export async function handOff(db: Executor, workspaceId: string, id: string, owner: string, attempts: number, now: string): Promise<boolean> {
+export async function handOff(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  owner: string,
+  attempts: number,
+  now: string,
+): Promise<boolean> {
   return (await handOffQuery.execute(db, { workspaceId, id, owner, attempts, now })).length > 0;
 }
 
 /** The "sent" outcome of one delivery (deliveries.outcomes.ts recordOutcome); false if it was no longer SENDING. */
-export async function markSent(db: Executor, workspaceId: string, id: string, now: string, messageId: string, response: string): Promise<boolean> {
-  return (await sentQuery.execute(db, { workspaceId, id, now, messageId, response: response.slice(0, 500) })).length > 0;
+export async function markSent(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  now: string,
+  messageId: string,
+  response: string,
+): Promise<boolean> {
+  return (
+    (await sentQuery.execute(db, { workspaceId, id, now, messageId, response: response.slice(0, 500) })).length > 0
+  );
 }
 
 /**
@@ -143,7 +203,10 @@ export async function markSent(db: Executor, workspaceId: string, id: string, no
  * transaction is rolled back and the batch written again (db/batch-writer.ts). A concurrent change to a row is seen:
  * PostgreSQL checks the WHERE again on the row's new version before updating it.
  */
-export async function handOffMany(db: Executor, items: readonly { workspaceId: string; id: string; owner: string; attempts: number; now: string }[]): Promise<Set<string>> {
+export async function handOffMany(
+  db: Executor,
+  items: readonly { workspaceId: string; id: string; owner: string; attempts: number; now: string }[],
+): Promise<Set<string>> {
   const r = await sql<{ id: string; attempts: number }>`update deliveries d set handed_off_at = x.now
     from (select * from unnest(${items.map((i) => i.workspaceId)}::text[], ${items.map((i) => i.id)}::text[], ${items.map((i) => i.owner)}::text[],
           ${items.map((i) => i.attempts)}::int[], ${items.map((i) => i.now)}::timestamptz[]) as u(workspace_id, id, owner, attempts, now) order by id) x
@@ -154,7 +217,10 @@ export async function handOffMany(db: Executor, items: readonly { workspaceId: s
 }
 
 /** PostgreSQL: the "sent" outcomes of a batch in one statement (recordOutcome's `sent`, row by row); returns the ids recorded. */
-export async function markSentMany(db: Executor, items: readonly { workspaceId: string; id: string; now: string; messageId: string; response: string }[]): Promise<Set<string>> {
+export async function markSentMany(
+  db: Executor,
+  items: readonly { workspaceId: string; id: string; now: string; messageId: string; response: string }[],
+): Promise<Set<string>> {
   const r = await sql<{ id: string }>`update deliveries d
     set status = ${nextStatus('SENDING', 'sent')!}, updated_at = x.now, lease_owner = null, lease_expires_at = null, sent_at = x.now,
         message_id = x.message_id, smtp_response = x.response, last_error = null

@@ -26,32 +26,71 @@ export type Outcome =
   | { op: 'fail' | 'bounce' | 'skip'; error: string; bounceClass?: BounceClass };
 
 /** The outcome of an attempt (the state table's op of the same name); false if the delivery was no longer in a status it applies to. */
-export async function recordOutcome(db: Executor, workspaceId: string, id: string, outcome: Outcome, now: string): Promise<boolean> {
+export async function recordOutcome(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  outcome: Outcome,
+  now: string,
+): Promise<boolean> {
   if (outcome.op === 'hold') {
-    const res = await db.updateTable('deliveries').set({ status: nextStatus('SENDING', 'hold')!, updated_at: now, lease_owner: null, lease_expires_at: null, handed_off_at: null })
-      .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', 'in', statusesFor('hold')).executeTakeFirst();
+    const res = await db
+      .updateTable('deliveries')
+      .set({
+        status: nextStatus('SENDING', 'hold')!,
+        updated_at: now,
+        lease_owner: null,
+        lease_expires_at: null,
+        handed_off_at: null,
+      })
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .where('status', 'in', statusesFor('hold'))
+      .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
   if (outcome.op === 'defer') {
     // Back in the queue until its destination has room, and the attempt the claim counted given back (pacing).
-    const res = await db.updateTable('deliveries')
+    const res = await db
+      .updateTable('deliveries')
       .set({
-        status: nextStatus('SENDING', 'defer')!, attempts: sql`attempts - 1`, next_attempt_at: outcome.nextAttemptAt, updated_at: now,
-        lease_owner: null, lease_expires_at: null, handed_off_at: null, ...(outcome.error !== null ? { last_error: outcome.error.slice(0, 500) } : {}),
+        status: nextStatus('SENDING', 'defer')!,
+        attempts: sql`attempts - 1`,
+        next_attempt_at: outcome.nextAttemptAt,
+        updated_at: now,
+        lease_owner: null,
+        lease_expires_at: null,
+        handed_off_at: null,
+        ...(outcome.error !== null ? { last_error: outcome.error.slice(0, 500) } : {}),
       })
-      .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', 'in', statusesFor('defer')).executeTakeFirst();
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .where('status', 'in', statusesFor('defer'))
+      .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
   if (outcome.op === 'sent') return markSent(db, workspaceId, id, now, outcome.messageId, outcome.response);
-  const set: Partial<DeliveriesTable> = { status: nextStatus('SENDING', outcome.op)!, updated_at: now, lease_owner: null, lease_expires_at: null, last_error: outcome.error.slice(0, 500), handed_off_at: null };
+  const set: Partial<DeliveriesTable> = {
+    status: nextStatus('SENDING', outcome.op)!,
+    updated_at: now,
+    lease_owner: null,
+    lease_expires_at: null,
+    last_error: outcome.error.slice(0, 500),
+    handed_off_at: null,
+  };
   if (outcome.op === 'retry') set.next_attempt_at = outcome.nextAttemptAt;
   if ((outcome.op === 'fail' || outcome.op === 'bounce') && outcome.bounceClass) {
     set.bounce_class = outcome.bounceClass;
     if (outcome.bounceClass === 'hard') set.bounced_at = now;
     if (outcome.bounceClass === 'soft') set.soft_bounced_at = now;
   }
-  const res = await db.updateTable('deliveries').set(set)
-    .where('workspace_id', '=', workspaceId).where('id', '=', id).where('status', 'in', statusesFor(outcome.op)).executeTakeFirst();
+  const res = await db
+    .updateTable('deliveries')
+    .set(set)
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('status', 'in', statusesFor(outcome.op))
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
@@ -59,7 +98,10 @@ export async function recordOutcome(db: Executor, workspaceId: string, id: strin
  * PostgreSQL: the "sent" outcomes of a batch in one statement (recordOutcome's `sent` row by row; the store's
  * per-message writer); returns the ids recorded.
  */
-export function recordSentMany(db: Executor, items: readonly { workspaceId: string; id: string; now: string; messageId: string; response: string }[]): Promise<Set<string>> {
+export function recordSentMany(
+  db: Executor,
+  items: readonly { workspaceId: string; id: string; now: string; messageId: string; response: string }[],
+): Promise<Set<string>> {
   return markSentMany(db, items);
 }
 
@@ -68,7 +110,13 @@ export function recordSentMany(db: Executor, items: readonly { workspaceId: stri
  * hard bounce makes a SENT delivery BOUNCED (lateBounce), a block or another permanent failure FAILED
  * (lateReject); a soft bounce and a complaint are recorded on the delivery, whose status stays.
  */
-export async function recordLateReport(db: Executor, workspaceId: string, id: string, report: { kind: BounceClass | 'complaint'; detail: string }, now: string): Promise<boolean> {
+export async function recordLateReport(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  report: { kind: BounceClass | 'complaint'; detail: string },
+  now: string,
+): Promise<boolean> {
   const set: Partial<DeliveriesTable> = { updated_at: now };
   let q = db.updateTable('deliveries').where('workspace_id', '=', workspaceId).where('id', '=', id);
   if (report.kind === 'complaint') {
@@ -91,25 +139,61 @@ export async function recordLateReport(db: Executor, workspaceId: string, id: st
 // ---- a broadcast's pause, resume and cancel -----------------------------------------------------
 
 /** Holds the broadcast's deliveries that are waiting or claimed but not yet handed to the transport (pause). */
-export async function holdDeliveries(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<number> {
-  const res = await db.updateTable('deliveries').set({ status: nextStatus('QUEUED', 'hold')!, updated_at: now, lease_owner: null, lease_expires_at: null })
-    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId)
-    .where('status', 'in', statusesFor('hold')).where('handed_off_at', 'is', null).executeTakeFirst();
+export async function holdDeliveries(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  now: string,
+): Promise<number> {
+  const res = await db
+    .updateTable('deliveries')
+    .set({ status: nextStatus('QUEUED', 'hold')!, updated_at: now, lease_owner: null, lease_expires_at: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('status', 'in', statusesFor('hold'))
+    .where('handed_off_at', 'is', null)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
 
 /** Releases held deliveries into the queue, due now (resume). */
-export async function releaseDeliveries(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<number> {
-  const res = await db.updateTable('deliveries').set({ status: nextStatus('PAUSED', 'release')!, next_attempt_at: now, updated_at: now })
-    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).where('status', 'in', statusesFor('release')).executeTakeFirst();
+export async function releaseDeliveries(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  now: string,
+): Promise<number> {
+  const res = await db
+    .updateTable('deliveries')
+    .set({ status: nextStatus('PAUSED', 'release')!, next_attempt_at: now, updated_at: now })
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('status', 'in', statusesFor('release'))
+    .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
 
 /** Cancels the deliveries not yet handed to the transport; returns how many. */
-export async function cancelDeliveries(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<number> {
-  const res = await db.updateTable('deliveries').set({ status: 'CANCELED', updated_at: now, lease_owner: null, lease_expires_at: null, last_error: 'broadcast canceled' })
-    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId)
-    .where('status', 'in', statusesFor('cancel')).where('handed_off_at', 'is', null).executeTakeFirst();
+export async function cancelDeliveries(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  now: string,
+): Promise<number> {
+  const res = await db
+    .updateTable('deliveries')
+    .set({
+      status: 'CANCELED',
+      updated_at: now,
+      lease_owner: null,
+      lease_expires_at: null,
+      last_error: 'broadcast canceled',
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('status', 'in', statusesFor('cancel'))
+    .where('handed_off_at', 'is', null)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
 
@@ -117,7 +201,13 @@ export async function cancelDeliveries(db: Executor, workspaceId: string, broadc
 
 /** The delivery's recipient unsubscribed by its link (the stats' `unsubscribed`); once. */
 export async function markUnsubscribed(db: Executor, workspaceId: string, id: string, now: string): Promise<void> {
-  await db.updateTable('deliveries').set({ unsubscribed_at: now }).where('workspace_id', '=', workspaceId).where('id', '=', id).where('unsubscribed_at', 'is', null).execute();
+  await db
+    .updateTable('deliveries')
+    .set({ unsubscribed_at: now })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('unsubscribed_at', 'is', null)
+    .execute();
 }
 
 /**
@@ -125,11 +215,31 @@ export async function markUnsubscribed(db: Executor, workspaceId: string, id: st
  * caller's transaction (the run's step). The pipeline sends it as any other: suppression, pacing, tracking, DKIM,
  * VERP, the hand-off rule. Returns its id.
  */
-export async function insertRunDelivery(db: Executor, workspaceId: string, broadcastId: string, runId: string, recipient: { contactId: string; email: string }, now: string): Promise<string> {
+export async function insertRunDelivery(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  runId: string,
+  recipient: { contactId: string; email: string },
+  now: string,
+): Promise<string> {
   const id = newId('dlv');
-  await db.insertInto('deliveries').values({
-    id, workspace_id: workspaceId, broadcast_id: broadcastId, contact_id: recipient.contactId, email: recipient.email, status: 'QUEUED', attempts: 0,
-    next_attempt_at: now, unsubscribe_token: crypto.randomBytes(24).toString('base64url'), created_at: now, updated_at: now, automation_run_id: runId,
-  } as never).execute();
+  await db
+    .insertInto('deliveries')
+    .values({
+      id,
+      workspace_id: workspaceId,
+      broadcast_id: broadcastId,
+      contact_id: recipient.contactId,
+      email: recipient.email,
+      status: 'QUEUED',
+      attempts: 0,
+      next_attempt_at: now,
+      unsubscribe_token: crypto.randomBytes(24).toString('base64url'),
+      created_at: now,
+      updated_at: now,
+      automation_run_id: runId,
+    } as never)
+    .execute();
   return id;
 }

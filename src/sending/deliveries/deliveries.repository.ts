@@ -15,8 +15,8 @@ import type { ClaimedDelivery } from './store.js';
 
 // ---- claiming -----------------------------------------------------------------------------------
 
-if (statusesFor('claim').join() !== 'QUEUED,SENDING') throw new Error('claimDeliveries assumes QUEUED and SENDING are the claimable statuses');
-
+if (statusesFor('claim').join() !== 'QUEUED,SENDING')
+  throw new Error('claimDeliveries assumes QUEUED and SENDING are the claimable statuses');
 
 /**
  * Claims up to `limit` due deliveries with a lease: SENDING ones whose lease expired first (their worker died;
@@ -26,27 +26,71 @@ if (statusesFor('claim').join() !== 'QUEUED,SENDING') throw new Error('claimDeli
  * claim costs the same with a million queued deliveries as with ten (the OR made both databases scan and
  * sort every due row on each claim).
  */
-export async function claimDeliveries(db: Executor, dialect: Dialect, owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(
+  db: Executor,
+  dialect: Dialect,
+  owner: string,
+  now: string,
+  leaseUntil: string,
+  limit: number,
+): Promise<ClaimedDelivery[]> {
   const claim = async (due: SelectQueryBuilder<Database, 'deliveries', { id: string }>) => {
     if (dialect === 'postgres') due = due.forUpdate().skipLocked();
-    const rows = await db.updateTable('deliveries')
-      .set({ status: 'SENDING', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, handed_off_at: null, updated_at: now })
+    const rows = await db
+      .updateTable('deliveries')
+      .set({
+        status: 'SENDING',
+        lease_owner: owner,
+        lease_expires_at: leaseUntil,
+        attempts: sql`attempts + 1`,
+        handed_off_at: null,
+        updated_at: now,
+      })
       // No status condition out here: the subquery has it (and on PostgreSQL re-checks it on the locked row).
       // One would make SQLite walk the whole status index instead of looking the ids up by primary key.
       .where('id', 'in', due)
-      .returning(['id', 'workspace_id', 'broadcast_id', 'contact_id', 'email', 'attempts', 'unsubscribe_token', 'created_at'])
+      .returning([
+        'id',
+        'workspace_id',
+        'broadcast_id',
+        'contact_id',
+        'email',
+        'attempts',
+        'unsubscribe_token',
+        'created_at',
+      ])
       .execute();
     return rows.map((r) => ({
-      id: r.id, workspaceId: r.workspace_id, broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email,
-      attempts: Number(r.attempts), unsubscribeToken: r.unsubscribe_token, createdAt: toIso(r.created_at),
+      id: r.id,
+      workspaceId: r.workspace_id,
+      broadcastId: r.broadcast_id,
+      contactId: r.contact_id,
+      email: r.email,
+      attempts: Number(r.attempts),
+      unsubscribeToken: r.unsubscribe_token,
+      createdAt: toIso(r.created_at),
     }));
   };
   // Both statuses are the claimable ones of the state machine (deliveries.state.ts).
-  const expired = await claim(db.selectFrom('deliveries').select('id')
-    .where('status', '=', 'SENDING').where('lease_expires_at', '<', now).orderBy('lease_expires_at').limit(limit));
+  const expired = await claim(
+    db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('status', '=', 'SENDING')
+      .where('lease_expires_at', '<', now)
+      .orderBy('lease_expires_at')
+      .limit(limit),
+  );
   if (expired.length >= limit) return expired;
-  const queued = await claim(db.selectFrom('deliveries').select('id')
-    .where('status', '=', 'QUEUED').where('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(limit - expired.length));
+  const queued = await claim(
+    db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('status', '=', 'QUEUED')
+      .where('next_attempt_at', '<=', now)
+      .orderBy('next_attempt_at')
+      .limit(limit - expired.length),
+  );
   return [...expired, ...queued];
 }
 
@@ -60,57 +104,117 @@ export async function claimDeliveries(db: Executor, dialect: Dialect, owner: str
  */
 export async function renewLeases(db: Executor, owner: string, leaseUntil: string): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    await db.updateTable('deliveries').set({ lease_expires_at: leaseUntil })
-      .where('id', 'in', (eb) => eb.selectFrom('deliveries').select('id').where('lease_owner', '=', owner).where('status', '=', 'SENDING').orderBy('id').forUpdate().skipLocked())
+    await db
+      .updateTable('deliveries')
+      .set({ lease_expires_at: leaseUntil })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('deliveries')
+          .select('id')
+          .where('lease_owner', '=', owner)
+          .where('status', '=', 'SENDING')
+          .orderBy('id')
+          .forUpdate()
+          .skipLocked(),
+      )
       .execute();
     return;
   }
-  await db.updateTable('deliveries').set({ lease_expires_at: leaseUntil }).where('lease_owner', '=', owner).where('status', '=', 'SENDING').execute();
+  await db
+    .updateTable('deliveries')
+    .set({ lease_expires_at: leaseUntil })
+    .where('lease_owner', '=', owner)
+    .where('status', '=', 'SENDING')
+    .execute();
 }
 
 // ---- reading ------------------------------------------------------------------------------------
 
 /** A delivery a bounce or complaint report names (by its id, from a VERP token or a Message-ID). */
-export async function findDelivery(db: Executor, workspaceId: string, id: string): Promise<{ id: string; broadcastId: string; contactId: string | null; email: string; status: DeliveryStatus } | undefined> {
-  const r = await db.selectFrom('deliveries').select(['id', 'broadcast_id', 'contact_id', 'email', 'status']).where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
-  return r ? { id: r.id, broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email, status: r.status } : undefined;
+export async function findDelivery(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+): Promise<
+  { id: string; broadcastId: string; contactId: string | null; email: string; status: DeliveryStatus } | undefined
+> {
+  const r = await db
+    .selectFrom('deliveries')
+    .select(['id', 'broadcast_id', 'contact_id', 'email', 'status'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return r
+    ? { id: r.id, broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email, status: r.status }
+    : undefined;
 }
 
 /** The workspace a delivery belongs to, for reports that name only the delivery (a provider's event, a Message-ID). */
 export async function workspaceOfDelivery(db: Executor, id: string): Promise<string | undefined> {
-  return (await db.selectFrom('deliveries').select('workspace_id').where('id', '=', id).executeTakeFirst())?.workspace_id;
+  return (await db.selectFrom('deliveries').select('workspace_id').where('id', '=', id).executeTakeFirst())
+    ?.workspace_id;
 }
 
 /**
  * Whether the contact's last `limit` broadcasts all soft-bounced: its `limit` most recent final deliveries
  * each carry a soft bounce (the soft-bounce limit, docs/bounces.md). Derived from the deliveries, nothing counted by hand.
  */
-export async function softBounceStreak(db: Executor, workspaceId: string, contactId: string, limit: number): Promise<boolean> {
-  const rows = await db.selectFrom('deliveries').select(['soft_bounced_at'])
-    .where('contact_id', '=', contactId).where('workspace_id', '=', workspaceId).where('status', 'in', ['SENT', 'FAILED', 'BOUNCED'])
-    .orderBy('id', 'desc').limit(limit).execute();
+export async function softBounceStreak(
+  db: Executor,
+  workspaceId: string,
+  contactId: string,
+  limit: number,
+): Promise<boolean> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .select(['soft_bounced_at'])
+    .where('contact_id', '=', contactId)
+    .where('workspace_id', '=', workspaceId)
+    .where('status', 'in', ['SENT', 'FAILED', 'BOUNCED'])
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
   return rows.length >= limit && rows.every((r) => r.soft_bounced_at !== null);
 }
 
 /** What the circuit breaker weighs: final deliveries, hard bounces among them, complaints. */
-export async function breakerCounts(db: Executor, workspaceId: string, broadcastId: string, since: string | null): Promise<{ final: number; hardBounced: number; complained: number }> {
-  let q = db.selectFrom('deliveries')
+export async function breakerCounts(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  since: string | null,
+): Promise<{ final: number; hardBounced: number; complained: number }> {
+  let q = db
+    .selectFrom('deliveries')
     .select((eb) => [
       eb.fn.countAll<number>().as('final'),
       eb.fn.count<number>('bounced_at').as('hard'),
       eb.fn.count<number>('complained_at').as('complained'),
     ])
-    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).where('status', 'in', ['SENT', 'FAILED', 'BOUNCED']);
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('status', 'in', ['SENT', 'FAILED', 'BOUNCED']);
   if (since) q = q.where('updated_at', '>=', since);
   const r = await q.executeTakeFirst();
   return { final: Number(r?.final ?? 0), hardBounced: Number(r?.hard ?? 0), complained: Number(r?.complained ?? 0) };
 }
 
 /** Deliveries of the broadcast that a worker is handing to the transport right now. */
-export async function countInFlight(db: Executor, workspaceId: string, broadcastId: string, now: string): Promise<number> {
-  const row = await db.selectFrom('deliveries').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId)
-    .where('status', '=', 'SENDING').where('handed_off_at', 'is not', null).where('lease_expires_at', '>=', now).executeTakeFirst();
+export async function countInFlight(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  now: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom('deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('status', '=', 'SENDING')
+    .where('handed_off_at', 'is not', null)
+    .where('lease_expires_at', '>=', now)
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
@@ -129,14 +233,33 @@ export async function countDeliveries(db: Executor, workspaceId: string, broadca
 }
 
 /** The counts of several broadcasts in one query (a list page shows each one's stats). */
-export async function countDeliveriesOf(db: Executor, workspaceId: string, broadcastIds: string[]): Promise<Map<string, DeliveryCounts>> {
-  const counts = new Map<string, DeliveryCounts>(broadcastIds.map((id) => [id, { total: 0, byStatus: {}, unsubscribed: 0, softBounced: 0, complained: 0, outboxed: 0 }]));
+export async function countDeliveriesOf(
+  db: Executor,
+  workspaceId: string,
+  broadcastIds: string[],
+): Promise<Map<string, DeliveryCounts>> {
+  const counts = new Map<string, DeliveryCounts>(
+    broadcastIds.map((id) => [
+      id,
+      { total: 0, byStatus: {}, unsubscribed: 0, softBounced: 0, complained: 0, outboxed: 0 },
+    ]),
+  );
   if (!broadcastIds.length) return counts;
-  const rows = await db.selectFrom('deliveries')
-    .select(['broadcast_id', 'status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.count<number>('unsubscribed_at').as('u'),
-      (eb) => eb.fn.count<number>('soft_bounced_at').as('s'), (eb) => eb.fn.count<number>('complained_at').as('c'),
-      (eb) => eb.fn.count<number>(eb.case().when('smtp_response', 'like', `${OUTBOX_RESPONSE}%`).then(1).end()).as('o')])
-    .where('workspace_id', '=', workspaceId).where('broadcast_id', 'in', broadcastIds).groupBy(['broadcast_id', 'status']).execute();
+  const rows = await db
+    .selectFrom('deliveries')
+    .select([
+      'broadcast_id',
+      'status',
+      (eb) => eb.fn.countAll<number>().as('n'),
+      (eb) => eb.fn.count<number>('unsubscribed_at').as('u'),
+      (eb) => eb.fn.count<number>('soft_bounced_at').as('s'),
+      (eb) => eb.fn.count<number>('complained_at').as('c'),
+      (eb) => eb.fn.count<number>(eb.case().when('smtp_response', 'like', `${OUTBOX_RESPONSE}%`).then(1).end()).as('o'),
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', 'in', broadcastIds)
+    .groupBy(['broadcast_id', 'status'])
+    .execute();
   for (const r of rows) {
     const c = counts.get(r.broadcast_id)!;
     c.byStatus[r.status] = Number(r.n);
@@ -164,35 +287,100 @@ export interface Delivery {
   unsubscribedAt: string | null;
 }
 
-export async function listDeliveries(db: Executor, workspaceId: string, broadcastId: string, opts: { status?: DeliveryStatus; limit: number; beforeId?: string }): Promise<Delivery[]> {
-  let q = db.selectFrom('deliveries')
-    .select(['id', 'contact_id', 'email', 'status', 'attempts', 'last_error', 'smtp_response', 'message_id', 'created_at', 'updated_at', 'sent_at', 'unsubscribed_at'])
-    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId);
+export async function listDeliveries(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  opts: { status?: DeliveryStatus; limit: number; beforeId?: string },
+): Promise<Delivery[]> {
+  let q = db
+    .selectFrom('deliveries')
+    .select([
+      'id',
+      'contact_id',
+      'email',
+      'status',
+      'attempts',
+      'last_error',
+      'smtp_response',
+      'message_id',
+      'created_at',
+      'updated_at',
+      'sent_at',
+      'unsubscribed_at',
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId);
   if (opts.status) q = q.where('status', '=', opts.status);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
   const rows = await q.orderBy('id', 'desc').limit(opts.limit).execute();
   return rows.map((r) => ({
-    id: r.id, contactId: r.contact_id, email: r.email, status: r.status, attempts: Number(r.attempts), lastError: r.last_error,
-    smtpResponse: r.smtp_response, messageId: r.message_id, createdAt: toIso(r.created_at), updatedAt: toIso(r.updated_at),
-    sentAt: toIso(r.sent_at), unsubscribedAt: toIso(r.unsubscribed_at),
+    id: r.id,
+    contactId: r.contact_id,
+    email: r.email,
+    status: r.status,
+    attempts: Number(r.attempts),
+    lastError: r.last_error,
+    smtpResponse: r.smtp_response,
+    messageId: r.message_id,
+    createdAt: toIso(r.created_at),
+    updatedAt: toIso(r.updated_at),
+    sentAt: toIso(r.sent_at),
+    unsubscribedAt: toIso(r.unsubscribed_at),
   }));
 }
 
 /** The delivery an unsubscribe link belongs to (the token is the only credential of a public page). */
-export async function findByUnsubscribeToken(db: Executor, token: string): Promise<{ id: string; workspaceId: string; broadcastId: string; contactId: string | null; email: string; unsubscribedAt: string | null } | undefined> {
-  const r = await db.selectFrom('deliveries').select(['id', 'workspace_id', 'broadcast_id', 'contact_id', 'email', 'unsubscribed_at'])
-    .where('unsubscribe_token', '=', token).executeTakeFirst();
-  return r ? { id: r.id, workspaceId: r.workspace_id, broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email, unsubscribedAt: toIso(r.unsubscribed_at) } : undefined;
+export async function findByUnsubscribeToken(
+  db: Executor,
+  token: string,
+): Promise<
+  | {
+      id: string;
+      workspaceId: string;
+      broadcastId: string;
+      contactId: string | null;
+      email: string;
+      unsubscribedAt: string | null;
+    }
+  | undefined
+> {
+  const r = await db
+    .selectFrom('deliveries')
+    .select(['id', 'workspace_id', 'broadcast_id', 'contact_id', 'email', 'unsubscribed_at'])
+    .where('unsubscribe_token', '=', token)
+    .executeTakeFirst();
+  return r
+    ? {
+        id: r.id,
+        workspaceId: r.workspace_id,
+        broadcastId: r.broadcast_id,
+        contactId: r.contact_id,
+        email: r.email,
+        unsubscribedAt: toIso(r.unsubscribed_at),
+      }
+    : undefined;
 }
 
 /**
  * The rate a broadcast went out at: its deliveries over the time from the first written to the last sent. Null with
  * fewer than 10 messages sent.
  */
-export async function sendRate(db: Executor, workspaceId: string, broadcastId: string): Promise<{ perSecond: number } | null> {
-  const r = await db.selectFrom('deliveries')
-    .select((eb) => [eb.fn.count<number>('sent_at').as('n'), eb.fn.min('created_at').as('first'), eb.fn.max('sent_at').as('last')])
-    .where('workspace_id', '=', workspaceId).where('broadcast_id', '=', broadcastId).executeTakeFirst();
+export async function sendRate(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+): Promise<{ perSecond: number } | null> {
+  const r = await db
+    .selectFrom('deliveries')
+    .select((eb) => [
+      eb.fn.count<number>('sent_at').as('n'),
+      eb.fn.min('created_at').as('first'),
+      eb.fn.max('sent_at').as('last'),
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .executeTakeFirst();
   const n = Number(r?.n ?? 0);
   if (!r || n < 10 || !r.first || !r.last) return null;
   const seconds = Math.max(1, (Date.parse(toIso(r.last as string)) - Date.parse(toIso(r.first as string))) / 1000);

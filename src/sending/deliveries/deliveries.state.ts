@@ -11,15 +11,52 @@ import type { DeliveryStatus } from '../../db/schema.js';
  *   event): a hard bounce makes it BOUNCED, a policy block or another permanent failure FAILED.
  * The repository's SQL uses `statusesFor(op)` so that code and table cannot disagree.
  */
-export const DELIVERY_OPERATIONS = ['claim', 'sent', 'retry', 'defer', 'fail', 'bounce', 'skip', 'cancel', 'hold', 'release', 'lateBounce', 'lateReject'] as const;
+export const DELIVERY_OPERATIONS = [
+  'claim',
+  'sent',
+  'retry',
+  'defer',
+  'fail',
+  'bounce',
+  'skip',
+  'cancel',
+  'hold',
+  'release',
+  'lateBounce',
+  'lateReject',
+] as const;
 export type DeliveryOperation = (typeof DELIVERY_OPERATIONS)[number];
 
 type Row = Record<DeliveryOperation, DeliveryStatus | null>;
-const none: Row = { claim: null, sent: null, retry: null, defer: null, fail: null, bounce: null, skip: null, cancel: null, hold: null, release: null, lateBounce: null, lateReject: null };
+const none: Row = {
+  claim: null,
+  sent: null,
+  retry: null,
+  defer: null,
+  fail: null,
+  bounce: null,
+  skip: null,
+  cancel: null,
+  hold: null,
+  release: null,
+  lateBounce: null,
+  lateReject: null,
+};
 
 export const DELIVERY_TRANSITIONS: Record<DeliveryStatus, Row> = {
   QUEUED: { ...none, claim: 'SENDING', cancel: 'CANCELED', hold: 'PAUSED' },
-  SENDING: { ...none, claim: 'SENDING', sent: 'SENT', retry: 'QUEUED', defer: 'QUEUED', fail: 'FAILED', bounce: 'BOUNCED', skip: 'SKIPPED', cancel: 'CANCELED', hold: 'PAUSED' },
+  SENDING: {
+    ...none,
+    claim: 'SENDING',
+    sent: 'SENT',
+    retry: 'QUEUED',
+    defer: 'QUEUED',
+    fail: 'FAILED',
+    bounce: 'BOUNCED',
+    skip: 'SKIPPED',
+    cancel: 'CANCELED',
+    hold: 'PAUSED',
+  },
   PAUSED: { ...none, cancel: 'CANCELED', release: 'QUEUED' },
   SENT: { ...none, lateBounce: 'BOUNCED', lateReject: 'FAILED' },
   FAILED: none,
@@ -40,10 +77,21 @@ export function statusesFor(op: DeliveryOperation): DeliveryStatus[] {
 }
 
 /** The operations of sending itself: a delivery from which one of these is possible still needs work. */
-const SENDING_OPERATIONS: DeliveryOperation[] = ['claim', 'sent', 'retry', 'defer', 'fail', 'bounce', 'skip', 'release'];
+const SENDING_OPERATIONS: DeliveryOperation[] = [
+  'claim',
+  'sent',
+  'retry',
+  'defer',
+  'fail',
+  'bounce',
+  'skip',
+  'release',
+];
 
 /** Statuses that still need work: a broadcast is finished when none of its deliveries is in one of these. */
-export const OPEN_STATUSES: DeliveryStatus[] = DELIVERY_STATUSES.filter((s) => SENDING_OPERATIONS.some((op) => DELIVERY_TRANSITIONS[s][op] !== null));
+export const OPEN_STATUSES: DeliveryStatus[] = DELIVERY_STATUSES.filter((s) =>
+  SENDING_OPERATIONS.some((op) => DELIVERY_TRANSITIONS[s][op] !== null),
+);
 
 export function nextStatus(status: DeliveryStatus, op: DeliveryOperation): DeliveryStatus | null {
   return DELIVERY_TRANSITIONS[status][op];

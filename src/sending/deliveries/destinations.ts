@@ -32,10 +32,17 @@ export class DestinationResolver {
   private readonly pending = new Map<string, Promise<Destination>>();
 
   /** `lookup`: the MX lookup; null groups every domain by itself. */
-  constructor(private readonly config: PacingConfig, private readonly lookup: MxLookup | null, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly config: PacingConfig,
+    private readonly lookup: MxLookup | null,
+    private readonly now: () => number = Date.now,
+  ) {
     for (const [group, g] of Object.entries(config.groups)) {
       for (const d of g.domains) this.byDomain.set(d, this.group(group));
-      for (const p of g.mx) this.patterns.push(p.startsWith('*.') ? { group, exact: null, suffix: p.slice(1) } : { group, exact: p, suffix: null });
+      for (const p of g.mx)
+        this.patterns.push(
+          p.startsWith('*.') ? { group, exact: null, suffix: p.slice(1) } : { group, exact: p, suffix: null },
+        );
     }
   }
 
@@ -78,14 +85,22 @@ export class DestinationResolver {
     if (known) return Promise.resolve(known);
     let p = this.pending.get(d);
     if (!p) {
-      p = this.lookup!(d).then((answer) => {
-        // No MX (ENODATA) and no such domain (ENOTFOUND) are answers; a timeout or a server failure is not.
-        const answered = answer.ok || answer.status === 'MISSING';
-        const dest = answer.ok ? this.ofMx(d, answer.values) : this.own(d);
-        if (this.cache.size >= 50_000) this.cache.clear();
-        this.cache.set(d, { dest, until: this.now() + (answered ? this.config.mxCacheMs : this.config.mxFailureCacheMs) });
-        return dest;
-      }, () => this.own(d)).finally(() => this.pending.delete(d));
+      p = this.lookup!(d)
+        .then(
+          (answer) => {
+            // No MX (ENODATA) and no such domain (ENOTFOUND) are answers; a timeout or a server failure is not.
+            const answered = answer.ok || answer.status === 'MISSING';
+            const dest = answer.ok ? this.ofMx(d, answer.values) : this.own(d);
+            if (this.cache.size >= 50_000) this.cache.clear();
+            this.cache.set(d, {
+              dest,
+              until: this.now() + (answered ? this.config.mxCacheMs : this.config.mxFailureCacheMs),
+            });
+            return dest;
+          },
+          () => this.own(d),
+        )
+        .finally(() => this.pending.delete(d));
       this.pending.set(d, p);
     }
     return p;

@@ -58,10 +58,13 @@ function htmlFooter(html: string, ctx: MessageContext): string {
   const t = TEXTS[ctx.workspace.settings.locale];
   const lines: string[] = [];
   if (!html.includes(escapeHtml(ctx.unsubscribeUrl)) && !html.includes(ctx.unsubscribeUrl)) {
-    lines.push(`${escapeHtml(fill(t.footerReason, { name: ctx.workspace.name }))} <a href="${escapeHtml(ctx.unsubscribeUrl)}">${escapeHtml(t.unsubscribe)}</a>`);
+    lines.push(
+      `${escapeHtml(fill(t.footerReason, { name: ctx.workspace.name }))} <a href="${escapeHtml(ctx.unsubscribeUrl)}">${escapeHtml(t.unsubscribe)}</a>`,
+    );
   }
   const address = ctx.workspace.settings.postalAddress;
-  if (address && !html.includes(escapeHtml(address).replace(/\n/g, '<br>')) && !html.includes(address)) lines.push(escapeHtml(address).replace(/\r?\n/g, '<br>'));
+  if (address && !html.includes(escapeHtml(address).replace(/\n/g, '<br>')) && !html.includes(address))
+    lines.push(escapeHtml(address).replace(/\r?\n/g, '<br>'));
   if (!lines.length) return '';
   // As wide as the usual 600 px content column and centred under it, with room on small screens (clients that ignore
   // max-width, Outlook's desktop one, show it full width as before).
@@ -72,7 +75,8 @@ function htmlFooter(html: string, ctx: MessageContext): string {
 function textFooter(text: string, ctx: MessageContext): string {
   const t = TEXTS[ctx.workspace.settings.locale];
   const lines: string[] = [];
-  if (!text.includes(ctx.unsubscribeUrl)) lines.push(fill(t.footerReason, { name: ctx.workspace.name }), `${t.unsubscribe}: ${ctx.unsubscribeUrl}`);
+  if (!text.includes(ctx.unsubscribeUrl))
+    lines.push(fill(t.footerReason, { name: ctx.workspace.name }), `${t.unsubscribe}: ${ctx.unsubscribeUrl}`);
   const address = ctx.workspace.settings.postalAddress;
   if (address && !text.includes(address)) lines.push(address);
   return lines.length ? `\n\n-- \n${lines.join('\n')}\n` : '\n';
@@ -94,12 +98,23 @@ export function assembleContent(rendered: RenderedContent, ctx: MessageContext):
 }
 
 /** The list headers of a broadcast message (RFC 2369, RFC 2919, RFC 8058, Gmail's Feedback-ID). */
-export function listHeaders(opts: { unsubscribeUrl: string; unsubscribeMailto: string | null; listName: string; listId: string; feedbackId: string }): Record<string, string> {
+export function listHeaders(opts: {
+  unsubscribeUrl: string;
+  unsubscribeMailto: string | null;
+  listName: string;
+  listId: string;
+  feedbackId: string;
+}): Record<string, string> {
   const clean = opts.listName.replace(/["\\\r\n]/g, '').slice(0, 100);
   // A phrase in ASCII is quoted; any other is an RFC 2047 encoded word.
-  const name = /^[\x20-\x7e]*$/.test(clean) ? `"${clean}"` : `=?UTF-8?B?${Buffer.from(clean, 'utf8').toString('base64')}?=`;
+  const name = /^[\x20-\x7e]*$/.test(clean)
+    ? `"${clean}"`
+    : `=?UTF-8?B?${Buffer.from(clean, 'utf8').toString('base64')}?=`;
   return {
-    'List-Unsubscribe': [`<${opts.unsubscribeUrl}>`, ...(opts.unsubscribeMailto ? [`<mailto:${opts.unsubscribeMailto}?subject=unsubscribe>`] : [])].join(', '),
+    'List-Unsubscribe': [
+      `<${opts.unsubscribeUrl}>`,
+      ...(opts.unsubscribeMailto ? [`<mailto:${opts.unsubscribeMailto}?subject=unsubscribe>`] : []),
+    ].join(', '),
     'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
     'List-Id': `${name} <${opts.listId}>`,
     'Feedback-ID': opts.feedbackId,

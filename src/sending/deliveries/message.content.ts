@@ -56,7 +56,8 @@ export function prepareContent(content: MessageTemplates): (scope: RenderScope) 
   return (scope) => {
     if (limitError) throw limitError;
     const vars = scope as unknown as Record<string, unknown>;
-    const render = (engine: typeof liquid, tpl: ReturnType<typeof liquid.parse> | null) => (tpl ? (engine.renderSync(tpl, vars) as string) : null);
+    const render = (engine: typeof liquid, tpl: ReturnType<typeof liquid.parse> | null) =>
+      tpl ? (engine.renderSync(tpl, vars) as string) : null;
     try {
       const out = {
         subject: render(liquid, subject),

@@ -46,22 +46,52 @@ export function prepareBroadcast(sending: SendingBroadcast): PreparedBroadcast {
 }
 
 /** The message of one delivery; throws when its templates cannot be rendered. The broadcast has a signing key and a From. */
-export function composeMessage(ctx: MessageContext, d: ClaimedDelivery, p: PreparedBroadcast, contact: MessageRecipient): OutgoingMessage {
+export function composeMessage(
+  ctx: MessageContext,
+  d: ClaimedDelivery,
+  p: PreparedBroadcast,
+  contact: MessageRecipient,
+): OutgoingMessage {
   const unsubscribeUrl = `${ctx.publicUrl}/unsubscribe/${d.unsubscribeToken}`;
   const rendered = p.render({
-    contact: { email: contact.email, firstName: contact.firstName, lastName: contact.lastName, properties: contact.properties },
+    contact: {
+      email: contact.email,
+      firstName: contact.firstName,
+      lastName: contact.lastName,
+      properties: contact.properties,
+    },
     broadcast: { id: p.broadcast.id, name: p.broadcast.name },
     unsubscribe_url: unsubscribeUrl,
   });
   // Engagement tracking (docs/tracking.md): links of the template rewritten before the footer is added (its links
   // stay as they are), the text part made from the HTML as written, the pixel at the end of the whole document.
   const tracking = p.broadcast.tracking;
-  const tracked = (tracking.opens || tracking.clicks) && rendered.html != null
-    ? trackMessage({ secret: ctx.secret, publicUrl: ctx.publicUrl, unsubscribeUrl, opens: tracking.opens, clicks: tracking.clicks },
-      { workspaceId: d.workspaceId, deliveryId: d.id, broadcastId: d.broadcastId, contactId: d.contactId, sentAt: Math.floor(Date.now() / 1000) })
-    : null;
+  const tracked =
+    (tracking.opens || tracking.clicks) && rendered.html != null
+      ? trackMessage(
+          {
+            secret: ctx.secret,
+            publicUrl: ctx.publicUrl,
+            unsubscribeUrl,
+            opens: tracking.opens,
+            clicks: tracking.clicks,
+          },
+          {
+            workspaceId: d.workspaceId,
+            deliveryId: d.id,
+            broadcastId: d.broadcastId,
+            contactId: d.contactId,
+            sentAt: Math.floor(Date.now() / 1000),
+          },
+        )
+      : null;
   const content = tracked
-    ? tracked.pixel(assembleContent({ ...rendered, html: tracked.links(rendered.html!), text: rendered.text ?? htmlToText(rendered.html!) }, { unsubscribeUrl, workspace: p.workspace }))
+    ? tracked.pixel(
+        assembleContent(
+          { ...rendered, html: tracked.links(rendered.html!), text: rendered.text ?? htmlToText(rendered.html!) },
+          { unsubscribeUrl, workspace: p.workspace },
+        ),
+      )
     : assembleContent(rendered, { unsubscribeUrl, workspace: p.workspace });
   const domain = p.dkim!.domainName;
   return {

@@ -60,13 +60,24 @@ export interface PacingConfig {
 export const DEFAULT_PACING: PacingConfig = {
   default: { concurrency: 20, rate: 0 },
   groups: {
-    google: { mx: ['*.google.com', '*.googlemail.com'], domains: ['gmail.com', 'googlemail.com'], concurrency: 20, rate: 100 },
+    google: {
+      mx: ['*.google.com', '*.googlemail.com'],
+      domains: ['gmail.com', 'googlemail.com'],
+      concurrency: 20,
+      rate: 100,
+    },
     microsoft: {
       mx: ['*.outlook.com', '*.protection.outlook.com', '*.hotmail.com'],
       domains: ['outlook.com', 'hotmail.com', 'live.com', 'msn.com'],
-      concurrency: 10, rate: 50,
+      concurrency: 10,
+      rate: 50,
     },
-    yahoo: { mx: ['*.yahoodns.net', '*.yahoo.com'], domains: ['yahoo.com', 'ymail.com', 'rocketmail.com', 'aol.com'], concurrency: 10, rate: 50 },
+    yahoo: {
+      mx: ['*.yahoodns.net', '*.yahoo.com'],
+      domains: ['yahoo.com', 'ymail.com', 'rocketmail.com', 'aol.com'],
+      concurrency: 10,
+      rate: 50,
+    },
   },
   adaptive: { decrease: 0.5, minRate: 0.1, pauseMs: 5_000, recoverEveryMs: 30_000, recoverStep: 0.1 },
   mxCacheMs: 3_600_000,
@@ -81,26 +92,42 @@ const Ms = Type.Integer({ minimum: 0, maximum: 365 * 86_400_000 });
 const Host = Type.String({ pattern: '^(\\*\\.)?[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*\\.?$' });
 const Strict = { additionalProperties: false } as const;
 
-const PacingInput = Type.Object({
-  default: Type.Optional(Type.Object({ concurrency: Type.Optional(Concurrency), rate: Type.Optional(Rate) }, Strict)),
-  groups: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }), Type.Object({
-    concurrency: Type.Optional(Concurrency),
-    rate: Type.Optional(Rate),
-    mx: Type.Optional(Type.Array(Host, { maxItems: 100 })),
-    domains: Type.Optional(Type.Array(Host, { maxItems: 10_000 })),
-  }, Strict))),
-  adaptive: Type.Optional(Type.Object({
-    decrease: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 })),
-    minRate: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })),
-    pauseMs: Type.Optional(Ms),
-    recoverEveryMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400_000 })),
-    recoverStep: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
-  }, Strict)),
-  mxCacheMs: Type.Optional(Ms),
-  mxFailureCacheMs: Type.Optional(Ms),
-  lookupBudgetMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
-  giveUpAfterMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 * 86_400_000 })),
-}, Strict);
+const PacingInput = Type.Object(
+  {
+    default: Type.Optional(Type.Object({ concurrency: Type.Optional(Concurrency), rate: Type.Optional(Rate) }, Strict)),
+    groups: Type.Optional(
+      Type.Record(
+        Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }),
+        Type.Object(
+          {
+            concurrency: Type.Optional(Concurrency),
+            rate: Type.Optional(Rate),
+            mx: Type.Optional(Type.Array(Host, { maxItems: 100 })),
+            domains: Type.Optional(Type.Array(Host, { maxItems: 10_000 })),
+          },
+          Strict,
+        ),
+      ),
+    ),
+    adaptive: Type.Optional(
+      Type.Object(
+        {
+          decrease: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 })),
+          minRate: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })),
+          pauseMs: Type.Optional(Ms),
+          recoverEveryMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400_000 })),
+          recoverStep: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+        },
+        Strict,
+      ),
+    ),
+    mxCacheMs: Type.Optional(Ms),
+    mxFailureCacheMs: Type.Optional(Ms),
+    lookupBudgetMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
+    giveUpAfterMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 365 * 86_400_000 })),
+  },
+  Strict,
+);
 
 export type PacingInput = Static<typeof PacingInput>;
 
@@ -130,7 +157,15 @@ export function parsePacing(raw: string | undefined): PacingConfig {
   }
   const errors = [...typeboxValue().Errors(PacingInput, input)].filter((e) => e.keyword !== 'boolean');
   if (errors.length) {
-    throw new PacingConfigError(`SEND_PACING: ${errors.slice(0, 3).map((e) => `${e.instancePath || '(top)'} ${e.message}${e.keyword === 'additionalProperties' ? ` (${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')})` : ''}`).join('; ')}`);
+    throw new PacingConfigError(
+      `SEND_PACING: ${errors
+        .slice(0, 3)
+        .map(
+          (e) =>
+            `${e.instancePath || '(top)'} ${e.message}${e.keyword === 'additionalProperties' ? ` (${(e.params as { additionalProperties: string[] }).additionalProperties.join(', ')})` : ''}`,
+        )
+        .join('; ')}`,
+    );
   }
   return mergePacing(DEFAULT_PACING, input as PacingInput);
 }
@@ -141,7 +176,10 @@ export function mergePacing(base: PacingConfig, input: PacingInput): PacingConfi
   const groups: Record<string, GroupConfig> = { ...base.groups };
   for (const [name, g] of Object.entries(input.groups ?? {})) {
     const known = groups[name];
-    if (!known && !g.mx?.length && !g.domains?.length) throw new PacingConfigError(`SEND_PACING: the group "${name}" needs "mx" patterns or "domains" (or the name of a built-in group: ${Object.keys(base.groups).join(', ')})`);
+    if (!known && !g.mx?.length && !g.domains?.length)
+      throw new PacingConfigError(
+        `SEND_PACING: the group "${name}" needs "mx" patterns or "domains" (or the name of a built-in group: ${Object.keys(base.groups).join(', ')})`,
+      );
     groups[name] = {
       concurrency: g.concurrency ?? known?.concurrency ?? def.concurrency,
       rate: g.rate ?? known?.rate ?? def.rate,

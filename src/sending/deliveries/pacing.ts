@@ -70,7 +70,11 @@ export interface ThrottleNotice {
 export class Pacer {
   private readonly states = new Map<string, State>();
 
-  constructor(private readonly adaptive: Adaptive, private readonly now: () => number = Date.now, private readonly onThrottle?: (n: ThrottleNotice) => void) {}
+  constructor(
+    private readonly adaptive: Adaptive,
+    private readonly now: () => number = Date.now,
+    private readonly onThrottle?: (n: ThrottleNotice) => void,
+  ) {}
 
   private state(dest: Destination): State {
     let s = this.states.get(dest.key);
@@ -78,7 +82,21 @@ export class Pacer {
       if (this.states.size >= 10_000) this.evictIdle();
       const rate = dest.limits.rate > 0 ? dest.limits.rate : Infinity;
       const now = this.now();
-      s = { limits: dest.limits, inFlight: 0, tokens: burst(rate), refilledAt: now, rate, ceiling: rate, epoch: 0, pausedUntil: 0, changedAt: now, throttles: 0, lastReply: null, recent: [], usedAt: now };
+      s = {
+        limits: dest.limits,
+        inFlight: 0,
+        tokens: burst(rate),
+        refilledAt: now,
+        rate,
+        ceiling: rate,
+        epoch: 0,
+        pausedUntil: 0,
+        changedAt: now,
+        throttles: 0,
+        lastReply: null,
+        recent: [],
+        usedAt: now,
+      };
       this.states.set(dest.key, s);
     }
     this.update(s);
@@ -103,7 +121,8 @@ export class Pacer {
       }
     }
     const from = Math.max(s.refilledAt, s.pausedUntil);
-    if (now > from && Number.isFinite(s.rate)) s.tokens = Math.min(burst(s.rate), s.tokens + ((now - from) / 1000) * s.rate);
+    if (now > from && Number.isFinite(s.rate))
+      s.tokens = Math.min(burst(s.rate), s.tokens + ((now - from) / 1000) * s.rate);
     if (now > s.refilledAt) s.refilledAt = now;
   }
 
@@ -226,13 +245,14 @@ export interface DispatchOptions<T> {
   wait?: (ms: number, wake: Promise<unknown>) => Promise<void>;
 }
 
-const realWait = (ms: number, wake: Promise<unknown>) => new Promise<void>((resolve) => {
-  const timer = setTimeout(resolve, ms);
-  void wake.then(() => {
-    clearTimeout(timer);
-    resolve();
+const realWait = (ms: number, wake: Promise<unknown>) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void wake.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
   });
-});
 
 /** How long to look again when only in-flight sends elsewhere hold a destination back (none of this batch's finish). */
 const RECHECK_MS = 50;
@@ -294,8 +314,15 @@ export async function dispatch<T>(o: DispatchOptions<T>): Promise<void> {
     }
     // Wait for a send to finish (room for its destination) or for the next slot of a rate, whichever comes first.
     const wake = running.size ? Promise.race(running) : new Promise<never>(() => {});
-    const ms = Number.isFinite(next) ? Math.max(0, next - t) : running.size ? o.until - t : Math.min(RECHECK_MS, o.until - t);
-    await wait(Math.max(1, ms), wake.catch(() => {}));
+    const ms = Number.isFinite(next)
+      ? Math.max(0, next - t)
+      : running.size
+        ? o.until - t
+        : Math.min(RECHECK_MS, o.until - t);
+    await wait(
+      Math.max(1, ms),
+      wake.catch(() => {}),
+    );
   }
   await Promise.all(deferrals);
 }

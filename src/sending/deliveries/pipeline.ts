@@ -9,7 +9,15 @@ import { dispatch, Pacer, type Permit } from './pacing.js';
 import { DEFAULT_PACING, type PacingConfig } from './pacing.config.js';
 import type { RenderResult, RenderTask } from './render.worker.js';
 import { createRenderer, type MessageRenderer } from './send-threads.js';
-import type { AttemptOutcome, BroadcastFinish, ClaimedDelivery, DeliveryStore, MaterializationJob, Recipient, SendingBroadcast } from './store.js';
+import type {
+  AttemptOutcome,
+  BroadcastFinish,
+  ClaimedDelivery,
+  DeliveryStore,
+  MaterializationJob,
+  Recipient,
+  SendingBroadcast,
+} from './store.js';
 
 export interface PipelineOptions {
   /** Names this process in leases; unique per worker. */
@@ -91,18 +99,28 @@ export class DeliveryPipeline {
   /** The pace of each destination (pacing.ts); per process. */
   readonly pacer: Pacer;
 
-  constructor(private readonly store: DeliveryStore, private readonly mailer: Mailer, private readonly opts: PipelineOptions, private readonly log: FastifyBaseLogger) {
+  constructor(
+    private readonly store: DeliveryStore,
+    private readonly mailer: Mailer,
+    private readonly opts: PipelineOptions,
+    private readonly log: FastifyBaseLogger,
+  ) {
     this.destinations = new DestinationResolver(opts.pacing, opts.mxLookup ?? null);
     this.renderer = opts.renderer ?? createRenderer(opts.sendThreads ?? 0, log, { nice: opts.sendThreadsNice ?? 0 });
     this.secret = new Uint8Array(opts.secret);
-    this.pacer = new Pacer(opts.pacing.adaptive, Date.now, (n) => log.warn({ destination: n.key, from: n.from, to: n.to, reply: n.reply },
-      `destination ${n.key} throttles: ${n.from === null ? 'no limit' : `${n.from}/s`} → ${Math.round(n.to * 100) / 100}/s`));
+    this.pacer = new Pacer(opts.pacing.adaptive, Date.now, (n) =>
+      log.warn(
+        { destination: n.key, from: n.from, to: n.to, reply: n.reply },
+        `destination ${n.key} throttles: ${n.from === null ? 'no limit' : `${n.from}/s`} → ${Math.round(n.to * 100) / 100}/s`,
+      ),
+    );
   }
 
   /** SCHEDULED broadcasts whose sendAt has passed start sending (also those missed while nothing ran). */
   async runScheduler(): Promise<number> {
     const started = await this.store.startDueBroadcasts(iso(Date.now()));
-    for (const b of started) this.log.info({ broadcastId: b.id, workspaceId: b.workspaceId }, 'scheduled broadcast started');
+    for (const b of started)
+      this.log.info({ broadcastId: b.id, workspaceId: b.workspaceId }, 'scheduled broadcast started');
     return started.length;
   }
 
@@ -112,13 +130,20 @@ export class DeliveryPipeline {
     for (let i = 0; i < maxBatches; i++) {
       const now = Date.now();
       if (!this.materializing) {
-        this.materializing = (await this.store.claimAudience(this.opts.workerId, iso(now), iso(now + this.opts.leaseMs))) ?? null;
+        this.materializing =
+          (await this.store.claimAudience(this.opts.workerId, iso(now), iso(now + this.opts.leaseMs))) ?? null;
         if (!this.materializing) return written;
       }
       const job = this.materializing;
       // Writing an audience is part of sending, for the heap as for the rest (onBatch).
       this.opts.onBatch?.();
-      const slice = await this.store.writeAudienceSlice(job, this.opts.workerId, this.opts.materializeBatch, iso(now), iso(now + this.opts.leaseMs));
+      const slice = await this.store.writeAudienceSlice(
+        job,
+        this.opts.workerId,
+        this.opts.materializeBatch,
+        iso(now),
+        iso(now + this.opts.leaseMs),
+      );
       written += slice.written;
       if (slice.state !== 'more') {
         if (slice.state === 'done') this.log.info({ broadcastId: job.broadcastId }, 'audience materialised');
@@ -132,12 +157,22 @@ export class DeliveryPipeline {
   /** Claims one batch and sends it. Returns how many deliveries it handled (0: nothing was due). */
   async sendBatch(): Promise<number> {
     const start = Date.now();
-    const claimed = await this.store.claimDeliveries(this.opts.workerId, iso(start), iso(start + this.opts.leaseMs), this.opts.batchSize);
+    const claimed = await this.store.claimDeliveries(
+      this.opts.workerId,
+      iso(start),
+      iso(start + this.opts.leaseMs),
+      this.opts.batchSize,
+    );
     if (!claimed.length) return 0;
     this.opts.onBatch?.();
-    const renew = setInterval(() => {
-      this.store.renewLeases(this.opts.workerId, iso(Date.now() + this.opts.leaseMs)).catch((err) => this.log.warn({ err }, 'lease renewal failed'));
-    }, Math.max(1000, this.opts.leaseMs / 3));
+    const renew = setInterval(
+      () => {
+        this.store
+          .renewLeases(this.opts.workerId, iso(Date.now() + this.opts.leaseMs))
+          .catch((err) => this.log.warn({ err }, 'lease renewal failed'));
+      },
+      Math.max(1000, this.opts.leaseMs / 3),
+    );
     try {
       const byBroadcast = new Map<string, ClaimedDelivery[]>();
       for (const d of claimed) byBroadcast.set(d.broadcastId, [...(byBroadcast.get(d.broadcastId) ?? []), d]);
@@ -146,7 +181,7 @@ export class DeliveryPipeline {
         const sending = await this.store.broadcastForSending(deliveries[0]!.workspaceId, broadcastId, this.opts.secret);
         const recipients = await this.store.recipients(deliveries[0]!.workspaceId, deliveries);
         // The sender's domain, read once for the batch; null when the stored From no longer parses.
-        const senderDomain = sending?.broadcast.from ? parseMailbox(sending.broadcast.from)?.domain ?? null : null;
+        const senderDomain = sending?.broadcast.from ? (parseMailbox(sending.broadcast.from)?.domain ?? null) : null;
         const toSend: Work[] = [];
         for (const d of deliveries) {
           const w: Work = { d, sending, ...recipients.get(d.id)! };
@@ -162,14 +197,26 @@ export class DeliveryPipeline {
       }
       // Each destination at its pace (pacing.ts): a lane takes the next delivery whose destination has room, and
       // what cannot go within the window goes back to the queue, due when its destination will have room.
-      const destinations = await this.destinations.resolveAll(work.map((w) => domainOf(w.d.email)), this.opts.pacing.lookupBudgetMs);
+      const destinations = await this.destinations.resolveAll(
+        work.map((w) => domainOf(w.d.email)),
+        this.opts.pacing.lookupBudgetMs,
+      );
       await dispatch({
-        items: work, lanes: this.opts.concurrency, pacer: this.pacer, until: Date.now() + this.opts.pacingWindowMs,
+        items: work,
+        lanes: this.opts.concurrency,
+        pacer: this.pacer,
+        until: Date.now() + this.opts.pacingWindowMs,
         destinationOf: (w) => destinations.get(domainOf(w.d.email))!,
         // A write that failed (the database) leaves the delivery SENDING under this worker's lease: it is claimed
         // again when the lease runs out. Said here; a lane never fails the batch.
-        run: (w, permit) => this.deliver(w.d, w.message!, permit).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'recording a delivery failed; it is retried after its lease')),
-        defer: (w, at) => this.defer(w.d, at, null).catch((err: unknown) => this.log.error({ err, deliveryId: w.d.id }, 'deferring a delivery failed; it is retried after its lease')),
+        run: (w, permit) =>
+          this.deliver(w.d, w.message!, permit).catch((err: unknown) =>
+            this.log.error({ err, deliveryId: w.d.id }, 'recording a delivery failed; it is retried after its lease'),
+          ),
+        defer: (w, at) =>
+          this.defer(w.d, at, null).catch((err: unknown) =>
+            this.log.error({ err, deliveryId: w.d.id }, 'deferring a delivery failed; it is retried after its lease'),
+          ),
       });
       for (const [broadcastId, deliveries] of byBroadcast) {
         const workspaceId = deliveries[0]!.workspaceId;
@@ -188,24 +235,42 @@ export class DeliveryPipeline {
     for (let i = 0; i < work.length; i += chunk) {
       const part = work.slice(i, i + chunk);
       const task: RenderTask = {
-        publicUrl: this.opts.publicUrl, secret: this.secret, postmarkMetadata: this.opts.postmarkMetadata ?? false, sending,
+        publicUrl: this.opts.publicUrl,
+        secret: this.secret,
+        postmarkMetadata: this.opts.postmarkMetadata ?? false,
+        sending,
         items: part.map((w) => ({ d: w.d, contact: recipientOf(w) })),
       };
       // The renderer makes a chunk its thread failed on again in this thread (send-threads.ts); a failure of that too
       // says nothing about the messages either: they are retried later.
       const results = this.renderer.render(task);
-      part.forEach((w, k) => (w.message = results.then((r) => r[k]!, (err: unknown) => ({ ok: false, error: `the message could not be made: ${(err as Error).message}`, retry: true }))));
+      part.forEach(
+        (w, k) =>
+          (w.message = results.then(
+            (r) => r[k]!,
+            (err: unknown) => ({
+              ok: false,
+              error: `the message could not be made: ${(err as Error).message}`,
+              retry: true,
+            }),
+          )),
+      );
     }
   }
 
   /** The outcome of a delivery that will not be sent, or null when it is to be sent. */
-  private verdict({ sending, contact, excluded, invalidAddress }: Work, senderDomain: string | null): AttemptOutcome | null {
+  private verdict(
+    { sending, contact, excluded, invalidAddress }: Work,
+    senderDomain: string | null,
+  ): AttemptOutcome | null {
     // Whoever unsubscribed, bounced, complained or was suppressed since the audience was taken is not mailed.
     if (excluded || !contact) return { op: 'skip', error: excluded ?? 'contact was deleted' };
     if (sending?.broadcast.status === 'PAUSED') return { op: 'hold' };
-    if (!sending || sending.broadcast.status !== 'SENDING') return { op: 'skip', error: 'broadcast is no longer sending' };
+    if (!sending || sending.broadcast.status !== 'SENDING')
+      return { op: 'skip', error: 'broadcast is no longer sending' };
     if (invalidAddress) return { op: 'fail', error: 'the stored address is not a valid single address' };
-    if (!sending.dkim || !senderDomain) return { op: 'fail', error: `${senderDomain ?? 'the sender'} is not a verified sending domain of the workspace` };
+    if (!sending.dkim || !senderDomain)
+      return { op: 'fail', error: `${senderDomain ?? 'the sender'} is not a verified sending domain of the workspace` };
     return null;
   }
 
@@ -217,8 +282,20 @@ export class DeliveryPipeline {
     const now = Date.now();
     const limit = this.opts.pacing.giveUpAfterMs;
     if (now - Date.parse(d.createdAt) > limit) {
-      const within = limit >= 3_600_000 ? `${Math.round(limit / 3_600_000)} h` : limit >= 60_000 ? `${Math.round(limit / 60_000)} min` : `${Math.round(limit / 100) / 10} s`;
-      return this.store.record(d, { op: 'fail', error: `its destination did not take it within ${within} of queueing${reply ? `: ${reply}` : ''}` }, iso(now));
+      const within =
+        limit >= 3_600_000
+          ? `${Math.round(limit / 3_600_000)} h`
+          : limit >= 60_000
+            ? `${Math.round(limit / 60_000)} min`
+            : `${Math.round(limit / 100) / 10} s`;
+      return this.store.record(
+        d,
+        {
+          op: 'fail',
+          error: `its destination did not take it within ${within} of queueing${reply ? `: ${reply}` : ''}`,
+        },
+        iso(now),
+      );
     }
     return this.store.record(d, { op: 'defer', error: reply, nextAttemptAt: iso(at) }, iso(now));
   }
@@ -229,7 +306,8 @@ export class DeliveryPipeline {
     if (!message.ok) {
       permit.done('failed');
       // A thread that failed says nothing about the message: it is made again later, as after a temporary failure.
-      if (message.retry && d.attempts < this.opts.maxAttempts) return record({ op: 'retry', error: message.error, nextAttemptAt: iso(Date.now() + this.opts.backoffBaseMs) });
+      if (message.retry && d.attempts < this.opts.maxAttempts)
+        return record({ op: 'retry', error: message.error, nextAttemptAt: iso(Date.now() + this.opts.backoffBaseMs) });
       return record({ op: 'fail', error: message.error });
     }
     if (!(await this.store.handOff(d, this.opts.workerId, iso(Date.now())))) {
@@ -262,7 +340,11 @@ export class DeliveryPipeline {
       } else if (result.kind === 'temporary') {
         // Out of attempts: final. A server that kept refusing this recipient soft-bounced it (it counts towards the
         // soft-bounce limit); a relay that could not be reached says nothing about the recipient.
-        await record(result.reply ? { op: 'bounce', error: result.reason, bounceClass: 'soft' } : { op: 'fail', error: result.reason });
+        await record(
+          result.reply
+            ? { op: 'bounce', error: result.reason, bounceClass: 'soft' }
+            : { op: 'fail', error: result.reason },
+        );
       } else {
         await record({ op: 'bounce', error: result.reason, bounceClass: result.kind });
       }
@@ -285,8 +367,23 @@ export class DeliveryPipeline {
   /** One line per finished broadcast, with its deliveries counted: what an operator looks for in the log. */
   private logFinished(workspaceId: string, broadcastId: string, { status, counts }: BroadcastFinish): void {
     const n = (s: DeliveryStatus) => counts.byStatus[s] ?? 0;
-    const fields = { workspaceId, broadcastId, status, recipients: counts.total, sent: n('SENT'), failed: n('FAILED'), bounced: n('BOUNCED'), skipped: n('SKIPPED'), canceled: n('CANCELED'), outbox: counts.outboxed };
-    if (status === 'SENT') this.log.info(fields, `broadcast ${broadcastId} sent: ${fields.sent} of ${counts.total} delivered, ${fields.failed} failed, ${fields.bounced} bounced`);
+    const fields = {
+      workspaceId,
+      broadcastId,
+      status,
+      recipients: counts.total,
+      sent: n('SENT'),
+      failed: n('FAILED'),
+      bounced: n('BOUNCED'),
+      skipped: n('SKIPPED'),
+      canceled: n('CANCELED'),
+      outbox: counts.outboxed,
+    };
+    if (status === 'SENT')
+      this.log.info(
+        fields,
+        `broadcast ${broadcastId} sent: ${fields.sent} of ${counts.total} delivered, ${fields.failed} failed, ${fields.bounced} bounced`,
+      );
     else this.log.warn(fields, `broadcast ${broadcastId} failed: none of its ${counts.total} messages could be sent`);
   }
 }

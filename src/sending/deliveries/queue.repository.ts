@@ -18,24 +18,57 @@ export interface QueueStatus {
 }
 
 export async function queueStatus(db: Executor, workspaceId: string | null, now: string): Promise<QueueStatus> {
-  const deliveries = () => db.selectFrom('deliveries').$if(workspaceId !== null, (q) => q.where('workspace_id', '=', workspaceId!));
-  const statusRows = await deliveries().select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+  const deliveries = () =>
+    db.selectFrom('deliveries').$if(workspaceId !== null, (q) => q.where('workspace_id', '=', workspaceId!));
+  const statusRows = await deliveries()
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+    .groupBy('status')
+    .execute();
   const byStatus: QueueStatus['byStatus'] = {};
   for (const r of statusRows) byStatus[r.status] = Number(r.n);
 
-  const oldest = await deliveries().select(['id', 'workspace_id', 'broadcast_id', 'next_attempt_at'])
-    .where('status', '=', 'QUEUED').orderBy('next_attempt_at').limit(1).executeTakeFirst();
-  const dueRow = await deliveries().select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('status', '=', 'QUEUED').where('next_attempt_at', '<=', now).executeTakeFirst();
-  const leaseRows = await deliveries().select([
-    'lease_owner', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.min('lease_expires_at').as('first'), (eb) => eb.fn.max('lease_expires_at').as('last'),
-    (eb) => eb.fn.count<number>(eb.case().when('lease_expires_at', '<', now).then(1).end()).as('expired'),
-  ]).where('status', '=', 'SENDING').where('lease_owner', 'is not', null).groupBy('lease_owner').orderBy('lease_owner').execute();
+  const oldest = await deliveries()
+    .select(['id', 'workspace_id', 'broadcast_id', 'next_attempt_at'])
+    .where('status', '=', 'QUEUED')
+    .orderBy('next_attempt_at')
+    .limit(1)
+    .executeTakeFirst();
+  const dueRow = await deliveries()
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '=', 'QUEUED')
+    .where('next_attempt_at', '<=', now)
+    .executeTakeFirst();
+  const leaseRows = await deliveries()
+    .select([
+      'lease_owner',
+      (eb) => eb.fn.countAll<number>().as('n'),
+      (eb) => eb.fn.min('lease_expires_at').as('first'),
+      (eb) => eb.fn.max('lease_expires_at').as('last'),
+      (eb) => eb.fn.count<number>(eb.case().when('lease_expires_at', '<', now).then(1).end()).as('expired'),
+    ])
+    .where('status', '=', 'SENDING')
+    .where('lease_owner', 'is not', null)
+    .groupBy('lease_owner')
+    .orderBy('lease_owner')
+    .execute();
 
   return {
     byStatus,
-    oldestDue: oldest ? { id: oldest.id, workspaceId: oldest.workspace_id, broadcastId: oldest.broadcast_id, dueAt: toIso(oldest.next_attempt_at) } : null,
+    oldestDue: oldest
+      ? {
+          id: oldest.id,
+          workspaceId: oldest.workspace_id,
+          broadcastId: oldest.broadcast_id,
+          dueAt: toIso(oldest.next_attempt_at),
+        }
+      : null,
     due: Number(dueRow?.n ?? 0),
-    leases: leaseRows.map((r) => ({ owner: r.lease_owner!, deliveries: Number(r.n), firstExpiry: toIso(r.first as string), lastExpiry: toIso(r.last as string), expired: Number(r.expired) })),
+    leases: leaseRows.map((r) => ({
+      owner: r.lease_owner!,
+      deliveries: Number(r.n),
+      firstExpiry: toIso(r.first as string),
+      lastExpiry: toIso(r.last as string),
+      expired: Number(r.expired),
+    })),
   };
 }

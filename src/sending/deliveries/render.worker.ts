@@ -58,7 +58,11 @@ if (!isMainThread) applyLeanHeap();
 
 export async function renderMessages(task: RenderTask): Promise<RenderResult[]> {
   const p = preparedFor(task.sending);
-  const ctx = { publicUrl: task.publicUrl, secret: Buffer.from(task.secret.buffer, task.secret.byteOffset, task.secret.byteLength), postmarkMetadata: task.postmarkMetadata };
+  const ctx = {
+    publicUrl: task.publicUrl,
+    secret: Buffer.from(task.secret.buffer, task.secret.byteOffset, task.secret.byteLength),
+    postmarkMetadata: task.postmarkMetadata,
+  };
   // Each message composed here, its signature computed in libuv's thread pool while the next one is composed.
   const out: Promise<RenderResult>[] = [];
   for (const { d, contact } of task.items) {
@@ -68,13 +72,30 @@ export async function renderMessages(task: RenderTask): Promise<RenderResult[]> 
     } catch (err) {
       // Over the render limit (wall-clock time: a loaded machine can pass it with an ordinary template): made again
       // later, up to the attempts allowed; a template that is really too slow fails at once each time (the latch).
-      out.push(Promise.resolve({ ok: false, error: `the content could not be rendered: ${(err as Error).message.split('\n')[0]}`, ...(isRenderLimit(err) ? { retry: true } : {}) }));
+      out.push(
+        Promise.resolve({
+          ok: false,
+          error: `the content could not be rendered: ${(err as Error).message.split('\n')[0]}`,
+          ...(isRenderLimit(err) ? { retry: true } : {}),
+        }),
+      );
       continue;
     }
-    out.push(buildRawAsync(message).then(
-      (raw): RenderResult => ({ ok: true, raw, from: message.returnPath, to: message.to, messageId: message.messageId }),
-      (err: unknown): RenderResult => ({ ok: false, error: `the message could not be built: ${(err as Error).message.split('\n')[0]}` }),
-    ));
+    out.push(
+      buildRawAsync(message).then(
+        (raw): RenderResult => ({
+          ok: true,
+          raw,
+          from: message.returnPath,
+          to: message.to,
+          messageId: message.messageId,
+        }),
+        (err: unknown): RenderResult => ({
+          ok: false,
+          error: `the message could not be built: ${(err as Error).message.split('\n')[0]}`,
+        }),
+      ),
+    );
   }
   return Promise.all(out);
 }
@@ -98,7 +119,8 @@ export interface PackedResults {
 export function packResults(out: RenderResult[], slab?: ArrayBuffer): PackedResults {
   let total = 0;
   for (const r of out) if (r.ok) total += r.raw.byteLength;
-  const buffer = slab && slab.byteLength >= total ? slab : new ArrayBuffer(Math.ceil(Math.max(total, 1) / SLAB_BYTES) * SLAB_BYTES);
+  const buffer =
+    slab && slab.byteLength >= total ? slab : new ArrayBuffer(Math.ceil(Math.max(total, 1) / SLAB_BYTES) * SLAB_BYTES);
   const all = new Uint8Array(buffer);
   let at = 0;
   for (const r of out) {

@@ -53,7 +53,11 @@ type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: strin
  * where a thread's nice value is its own (on macOS and the BSDs nice(2) would lower the whole process; on Windows a
  * thread's priority is not a nice value).
  */
-export function createRenderer(threads: number, log?: Log, { workerFile = programFile('sending/deliveries/render.worker'), local = renderMessages, nice = 0 } = {}): MessageRenderer {
+export function createRenderer(
+  threads: number,
+  log?: Log,
+  { workerFile = programFile('sending/deliveries/render.worker'), local = renderMessages, nice = 0 } = {},
+): MessageRenderer {
   if (threads <= 0) return { threads: 0, nice: 0, render: local, close: async () => {} };
   let pool: PiscinaType | null = null;
   let lowerBy = process.platform === 'linux' ? Math.max(0, Math.round(nice)) : 0;
@@ -68,7 +72,10 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
         niceModule();
       } catch (err) {
         lowerBy = 0;
-        log?.warn({ err }, 'SEND_THREADS_NICE has no effect: @napi-rs/nice cannot be loaded; the send threads run at the worker\'s priority');
+        log?.warn(
+          { err },
+          "SEND_THREADS_NICE has no effect: @napi-rs/nice cannot be loaded; the send threads run at the worker's priority",
+        );
       }
     }
     try {
@@ -95,7 +102,10 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
       pool.on('error', (err: unknown) => log?.error({ err }, 'a send thread failed'));
     } catch (err) {
       unavailable = true;
-      log?.warn({ err }, `the send threads could not start (${(err as Error).message}); messages are made in the worker's own thread`);
+      log?.warn(
+        { err },
+        `the send threads could not start (${(err as Error).message}); messages are made in the worker's own thread`,
+      );
     }
     return pool;
   };
@@ -109,7 +119,12 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
   const free: ArrayBuffer[] = [];
   const slabOf = new WeakMap<RenderResult, Slab>();
   const recycle = (buffer: ArrayBuffer): void => {
-    if (closed || free.length >= MAX_FREE_SLABS || free.reduce((n, b) => n + b.byteLength, buffer.byteLength) > MAX_FREE_BYTES) return;
+    if (
+      closed ||
+      free.length >= MAX_FREE_SLABS ||
+      free.reduce((n, b) => n + b.byteLength, buffer.byteLength) > MAX_FREE_BYTES
+    )
+      return;
     free.push(buffer);
   };
   const unpack = (answer: RenderResult[] | PackedResults): RenderResult[] => {
@@ -149,29 +164,36 @@ export function createRenderer(threads: number, log?: Log, { workerFile = progra
       const job = waiting.splice(i, 1)[0]!;
       inThreads++;
       const slab = free.pop() ?? new ArrayBuffer(SLAB_BYTES);
-      p.run({ ...job.task, slab }, { transferList: [slab] }).then(
-        (answer: RenderResult[] | PackedResults) => job.resolve(unpack(answer)),
-        (err: unknown) => {
-          // Stopped with the pool: the messages are retried later (the pipeline records a retry, as for a failed thread).
-          if (closed) return job.reject(err);
-          log?.warn({ err, broadcastId: job.task.sending.broadcast.id }, 'a send thread failed on a chunk of messages; making them in the worker\'s thread');
-          job.here = true;
-          waiting.unshift(job);
-        },
-      ).finally(() => {
-        inThreads--;
-        take(p);
-      });
+      p.run({ ...job.task, slab }, { transferList: [slab] })
+        .then(
+          (answer: RenderResult[] | PackedResults) => job.resolve(unpack(answer)),
+          (err: unknown) => {
+            // Stopped with the pool: the messages are retried later (the pipeline records a retry, as for a failed thread).
+            if (closed) return job.reject(err);
+            log?.warn(
+              { err, broadcastId: job.task.sending.broadcast.id },
+              "a send thread failed on a chunk of messages; making them in the worker's thread",
+            );
+            job.here = true;
+            waiting.unshift(job);
+          },
+        )
+        .finally(() => {
+          inThreads--;
+          take(p);
+        });
     }
     // A chunk a thread failed on: the pipeline's thread makes it, one chunk at a time.
     const first = !closed && !remaking ? waiting.findIndex((job) => job.here) : -1;
     if (first >= 0) {
       remaking = true;
       const job = waiting.splice(first, 1)[0]!;
-      makeHere(job.task).then(job.resolve, job.reject).finally(() => {
-        remaking = false;
-        take(p);
-      });
+      makeHere(job.task)
+        .then(job.resolve, job.reject)
+        .finally(() => {
+          remaking = false;
+          take(p);
+        });
     }
   };
   return {

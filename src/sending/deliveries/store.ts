@@ -15,7 +15,13 @@ export interface DeliveryStore {
   /** Takes the lease on one SENDING broadcast whose audience is not yet all in deliveries. */
   claimAudience(owner: string, now: string, leaseUntil: string): Promise<MaterializationJob | undefined>;
   /** Writes the next batch of the job's audience as deliveries (one transaction); `lost` when the lease is gone. */
-  writeAudienceSlice(job: MaterializationJob, owner: string, maxRows: number, now: string, leaseUntil: string): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }>;
+  writeAudienceSlice(
+    job: MaterializationJob,
+    owner: string,
+    maxRows: number,
+    now: string,
+    leaseUntil: string,
+  ): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }>;
   /** Claims due deliveries with a lease (at-least-once: see CONTEXT.md). */
   claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
   renewLeases(owner: string, leaseUntil: string): Promise<void>;

@@ -35,20 +35,73 @@ export const MAX_USER_AGENT = 256;
  * Image proxies that fetch when the reader opens the message: Gmail's (GoogleImageProxy, via ggpht.com),
  * Outlook.com's and Office 365's, Yahoo's. Their opens are human.
  */
-const READER_PROXIES = /GoogleImageProxy|ggpht\.com|YahooMailProxy|Outlook-iOS|Outlook-Android|Microsoft Outlook|ms-office|MSOffice|Office\/\d|OneOutlook/i;
+const READER_PROXIES =
+  /GoogleImageProxy|ggpht\.com|YahooMailProxy|Outlook-iOS|Outlook-Android|Microsoft Outlook|ms-office|MSOffice|Office\/\d|OneOutlook/i;
 
 /**
  * Security scanners, link checkers and HTTP libraries: the gateways that fetch every link and image of a
  * message before (or instead of) its reader. Microsoft Defender's Safe Links previews as BingPreview.
  */
-const SCANNERS = new RegExp([
-  'Barracuda', 'Mimecast', 'Proofpoint', 'Symantec', 'MessageLabs', 'Forcepoint', 'Sophos', 'TrendMicro', 'Trend Micro',
-  'FireEye', 'Trellix', 'Cisco', 'IronPort', 'Zscaler', 'Avanan', 'Check ?Point', 'Fortinet', 'FortiGuard', 'Kaspersky',
-  'McAfee', 'SpamTitan', 'Hornetsecurity', 'Vade', 'Abnormal', 'Darktrace', 'Ironscales', 'SafeLinks', 'Safe Links',
-  'BingPreview', 'bingbot', 'Googlebot', 'AdsBot', 'facebookexternalhit', 'Slackbot', 'LinkedInBot', 'Twitterbot',
-  'python-requests', 'python-urllib', 'aiohttp', 'Go-http-client', 'curl/', 'Wget', 'libwww-perl', 'okhttp', 'Java/',
-  'Apache-HttpClient', 'axios', 'node-fetch', 'undici', 'HeadlessChrome', 'PhantomJS', 'Scrapy', 'bot\\b', 'crawler', 'spider',
-].join('|'), 'i');
+const SCANNERS = new RegExp(
+  [
+    'Barracuda',
+    'Mimecast',
+    'Proofpoint',
+    'Symantec',
+    'MessageLabs',
+    'Forcepoint',
+    'Sophos',
+    'TrendMicro',
+    'Trend Micro',
+    'FireEye',
+    'Trellix',
+    'Cisco',
+    'IronPort',
+    'Zscaler',
+    'Avanan',
+    'Check ?Point',
+    'Fortinet',
+    'FortiGuard',
+    'Kaspersky',
+    'McAfee',
+    'SpamTitan',
+    'Hornetsecurity',
+    'Vade',
+    'Abnormal',
+    'Darktrace',
+    'Ironscales',
+    'SafeLinks',
+    'Safe Links',
+    'BingPreview',
+    'bingbot',
+    'Googlebot',
+    'AdsBot',
+    'facebookexternalhit',
+    'Slackbot',
+    'LinkedInBot',
+    'Twitterbot',
+    'python-requests',
+    'python-urllib',
+    'aiohttp',
+    'Go-http-client',
+    'curl/',
+    'Wget',
+    'libwww-perl',
+    'okhttp',
+    'Java/',
+    'Apache-HttpClient',
+    'axios',
+    'node-fetch',
+    'undici',
+    'HeadlessChrome',
+    'PhantomJS',
+    'Scrapy',
+    'bot\\b',
+    'crawler',
+    'spider',
+  ].join('|'),
+  'i',
+);
 
 /** Apple's network, 17.0.0.0/8, from which Mail Privacy Protection fetches (also as an IPv4-mapped IPv6 address). */
 export function isAppleAddress(ip: string | undefined): boolean {
@@ -128,10 +181,21 @@ export class ClickBursts<T> {
    * Remembers a click and says whether it completes (or continues) a burst; `earlier` lists the clicks of the
    * window not yet marked as a machine's, which the caller must now mark.
    */
-  add(deliveryId: string, linkIndex: number, linkCount: number, at: number, ref: T, machine: boolean): { burst: boolean; earlier: RememberedClick<T>[] } {
+  add(
+    deliveryId: string,
+    linkIndex: number,
+    linkCount: number,
+    at: number,
+    ref: T,
+    machine: boolean,
+  ): { burst: boolean; earlier: RememberedClick<T>[] } {
     this.expire(at);
     // At most the last MAX_REMEMBERED clicks of a message: far more than any person makes within the window.
-    const previous = this.recent.get(deliveryId)?.filter((c) => at - c.at <= BURST_WINDOW_MS).slice(-MAX_REMEMBERED) ?? [];
+    const previous =
+      this.recent
+        .get(deliveryId)
+        ?.filter((c) => at - c.at <= BURST_WINDOW_MS)
+        .slice(-MAX_REMEMBERED) ?? [];
     const click: RememberedClick<T> = { linkIndex, at, machine, ref };
     const window = [...previous, click];
     this.recent.delete(deliveryId); // re-inserted at the end: the Map stays ordered by last click

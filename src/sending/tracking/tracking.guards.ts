@@ -21,7 +21,11 @@ export interface TrackingGuards {
   perIpPerMinute: number;
 }
 
-export const DEFAULT_TRACKING_GUARDS: TrackingGuards = { repeatWindowSeconds: 60, maxHitsPerDelivery: 50, perIpPerMinute: 600 };
+export const DEFAULT_TRACKING_GUARDS: TrackingGuards = {
+  repeatWindowSeconds: 60,
+  maxHitsPerDelivery: 50,
+  perIpPerMinute: 600,
+};
 
 /** Entries each guard keeps in memory at most (the oldest go first): ~100 bytes each. */
 const MAX_REMEMBERED = 100_000;
@@ -35,7 +39,10 @@ const MAX_REMEMBERED = 100_000;
 export class RepeatedHits {
   private readonly recent = new Map<string, { at: number; done: Promise<void> }>();
 
-  constructor(private readonly windowMs: number, private readonly max = MAX_REMEMBERED) {}
+  constructor(
+    private readonly windowMs: number,
+    private readonly max = MAX_REMEMBERED,
+  ) {}
 
   /** The write of the same hit within the window, if there is one. */
   repeatOf(key: string, now: number): Promise<void> | undefined {
@@ -93,7 +100,10 @@ export class FirstHits {
 export class PerIpLimit {
   private readonly windows = new Map<string, { start: number; count: number }>();
 
-  constructor(private readonly perMinute: number, private readonly max = MAX_REMEMBERED) {}
+  constructor(
+    private readonly perMinute: number,
+    private readonly max = MAX_REMEMBERED,
+  ) {}
 
   /** Counts a hit of `ip`; false when the address is over its limit this minute. */
   allow(ip: string | undefined, now: number): boolean {

@@ -16,7 +16,10 @@ export interface MessageTracking {
  * assembled document's body. Test sends and previews do not come here. Null when the ids cannot be carried by a
  * token (never for ids this service made).
  */
-export function trackMessage(t: MessageTracking, ref: TrackingRef): { links: (html: string) => string; pixel: <C extends { html: string | null }>(content: C) => C } | null {
+export function trackMessage(
+  t: MessageTracking,
+  ref: TrackingRef,
+): { links: (html: string) => string; pixel: <C extends { html: string | null }>(content: C) => C } | null {
   if (!canTrack(ref)) return null;
   const base = t.publicUrl.replace(/\/+$/, '');
   const own = `${base}/t/`;
@@ -24,12 +27,22 @@ export function trackMessage(t: MessageTracking, ref: TrackingRef): { links: (ht
   return {
     links(html) {
       if (!t.clicks) return html;
-      const links = trackableLinks(html, { keep: (url) => url === t.unsubscribeUrl || url.startsWith(unsubscribePages) || url.startsWith(own) });
-      return rewriteLinks(html, links, (link, linkIndex) => `${base}/t/c/${signClickToken(t.secret, ref, { linkIndex, linkCount: links.length, url: link.url })}`);
+      const links = trackableLinks(html, {
+        keep: (url) => url === t.unsubscribeUrl || url.startsWith(unsubscribePages) || url.startsWith(own),
+      });
+      return rewriteLinks(
+        html,
+        links,
+        (link, linkIndex) =>
+          `${base}/t/c/${signClickToken(t.secret, ref, { linkIndex, linkCount: links.length, url: link.url })}`,
+      );
     },
     pixel(content) {
       if (!t.opens || content.html == null) return content;
-      return { ...content, html: beforeBodyEnd(content.html, openPixel(`${base}/t/o/${signOpenToken(t.secret, ref)}`)) };
+      return {
+        ...content,
+        html: beforeBodyEnd(content.html, openPixel(`${base}/t/o/${signOpenToken(t.secret, ref)}`)),
+      };
     },
   };
 }

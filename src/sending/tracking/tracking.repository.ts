@@ -24,16 +24,25 @@ export const NO_ENGAGEMENT: Engagement = { opened: 0, clicked: 0, uniqueOpens: 0
 const n = (v: unknown) => Number(v ?? 0);
 
 /** The engagement of several broadcasts in one grouped query (a list page shows each one's stats). */
-export async function engagementOf(db: Executor, workspaceId: string, broadcastIds: readonly string[]): Promise<Map<string, Engagement>> {
+export async function engagementOf(
+  db: Executor,
+  workspaceId: string,
+  broadcastIds: readonly string[],
+): Promise<Map<string, Engagement>> {
   const out = new Map<string, Engagement>(broadcastIds.map((id) => [id, { ...NO_ENGAGEMENT }]));
   if (!broadcastIds.length) return out;
-  const rows = await db.selectFrom('events')
+  const rows = await db
+    .selectFrom('events')
     .select([
       'broadcast_id',
       sql<number>`sum(case when type = 'email.opened' and machine = 0 then 1 else 0 end)`.as('opened'),
       sql<number>`sum(case when type = 'email.clicked' and machine = 0 then 1 else 0 end)`.as('clicked'),
-      sql<number>`count(distinct case when type = 'email.opened' and machine = 0 then delivery_id end)`.as('unique_opens'),
-      sql<number>`count(distinct case when type = 'email.clicked' and machine = 0 then delivery_id end)`.as('unique_clicks'),
+      sql<number>`count(distinct case when type = 'email.opened' and machine = 0 then delivery_id end)`.as(
+        'unique_opens',
+      ),
+      sql<number>`count(distinct case when type = 'email.clicked' and machine = 0 then delivery_id end)`.as(
+        'unique_clicks',
+      ),
       sql<number>`sum(case when type = 'email.opened' and machine = 1 then 1 else 0 end)`.as('machine_opens'),
     ])
     .where('workspace_id', '=', workspaceId)
@@ -42,7 +51,13 @@ export async function engagementOf(db: Executor, workspaceId: string, broadcastI
     .groupBy('broadcast_id')
     .execute();
   for (const r of rows) {
-    out.set(r.broadcast_id!, { opened: n(r.opened), clicked: n(r.clicked), uniqueOpens: n(r.unique_opens), uniqueClicks: n(r.unique_clicks), machineOpens: n(r.machine_opens) });
+    out.set(r.broadcast_id!, {
+      opened: n(r.opened),
+      clicked: n(r.clicked),
+      uniqueOpens: n(r.unique_opens),
+      uniqueClicks: n(r.unique_clicks),
+      machineOpens: n(r.machine_opens),
+    });
   }
   return out;
 }
@@ -54,8 +69,14 @@ export interface LinkStats {
 }
 
 /** The links of a broadcast people clicked, most clicked first (at most `limit`). */
-export async function linkStats(db: Executor, workspaceId: string, broadcastId: string, limit: number): Promise<LinkStats[]> {
-  const rows = await db.selectFrom('events')
+export async function linkStats(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  limit: number,
+): Promise<LinkStats[]> {
+  const rows = await db
+    .selectFrom('events')
     .select(['url', sql<number>`count(*)`.as('clicks'), sql<number>`count(distinct delivery_id)`.as('unique_clicks')])
     .where('workspace_id', '=', workspaceId)
     .where('broadcast_id', '=', broadcastId)
@@ -89,16 +110,25 @@ function bucketStart(dialect: Dialect, bucket: Bucket) {
       : sql<string>`to_char(date_trunc('day', occurred_at at time zone 'UTC'), 'YYYY-MM-DD"T00:00:00.000Z"')`;
   }
   // SQLite stores RFC 3339 UTC text, which strftime reads.
-  return bucket === 'hour' ? sql<string>`strftime('%Y-%m-%dT%H:00:00.000Z', occurred_at)` : sql<string>`strftime('%Y-%m-%dT00:00:00.000Z', occurred_at)`;
+  return bucket === 'hour'
+    ? sql<string>`strftime('%Y-%m-%dT%H:00:00.000Z', occurred_at)`
+    : sql<string>`strftime('%Y-%m-%dT00:00:00.000Z', occurred_at)`;
 }
 
 /**
  * Sent messages, human opens and clicks, and hard bounces of a broadcast per hour or day (UTC), oldest first;
  * buckets without any of them are left out.
  */
-export async function timeline(db: Executor, dialect: Dialect, workspaceId: string, broadcastId: string, bucket: Bucket): Promise<TimelinePoint[]> {
+export async function timeline(
+  db: Executor,
+  dialect: Dialect,
+  workspaceId: string,
+  broadcastId: string,
+  bucket: Bucket,
+): Promise<TimelinePoint[]> {
   const at = bucketStart(dialect, bucket);
-  const rows = await db.selectFrom('events')
+  const rows = await db
+    .selectFrom('events')
     .select([
       at.as('at'),
       sql<number>`sum(case when type = 'email.sent' then 1 else 0 end)`.as('sent'),
@@ -129,7 +159,8 @@ export interface MachineClick {
 /** Marks clicks as a machine's (the burst rule), in the caller's transaction: each by its id (the primary key). */
 export async function markClicksMachine(db: Executor, clicks: readonly MachineClick[]): Promise<void> {
   for (const c of clicks) {
-    await db.updateTable('events')
+    await db
+      .updateTable('events')
       .set({ machine: 1, data: JSON.stringify(c.data) })
       .where('id', '=', c.id)
       .where('workspace_id', '=', c.workspaceId)
@@ -167,12 +198,22 @@ export async function keepWithinCap<T extends CountedHit>(db: Executor, rows: re
   // 4 values a row: far within both databases' limits on bound values.
   for (let i = 0; i < ids.length; i += 1000) {
     const chunk = ids.slice(i, i + 1000);
-    const totals = await db.insertInto('tracking_hits')
-      .values(chunk.map((id) => ({ delivery_id: id, workspace_id: batch.get(id)!.workspaceId, opens: batch.get(id)!.opens, clicks: batch.get(id)!.clicks })))
-      .onConflict((oc) => oc.column('delivery_id').doUpdateSet({
-        opens: sql<number>`tracking_hits.opens + excluded.opens`,
-        clicks: sql<number>`tracking_hits.clicks + excluded.clicks`,
-      }))
+    const totals = await db
+      .insertInto('tracking_hits')
+      .values(
+        chunk.map((id) => ({
+          delivery_id: id,
+          workspace_id: batch.get(id)!.workspaceId,
+          opens: batch.get(id)!.opens,
+          clicks: batch.get(id)!.clicks,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.column('delivery_id').doUpdateSet({
+          opens: sql<number>`tracking_hits.opens + excluded.opens`,
+          clicks: sql<number>`tracking_hits.clicks + excluded.clicks`,
+        }),
+      )
       .returning(['delivery_id', 'opens', 'clicks'])
       .execute();
     for (const t of totals) {

@@ -33,10 +33,16 @@ export interface LinkRules {
 
 /** Elements whose content the tokenizer reads as text, and how (the tree builder's switches, scripting on). */
 const TEXT_CONTENT: Record<string, (typeof TokenizerMode)[keyof typeof TokenizerMode]> = {
-  title: TokenizerMode.RCDATA, textarea: TokenizerMode.RCDATA,
-  style: TokenizerMode.RAWTEXT, xmp: TokenizerMode.RAWTEXT, iframe: TokenizerMode.RAWTEXT, noembed: TokenizerMode.RAWTEXT,
-  noframes: TokenizerMode.RAWTEXT, noscript: TokenizerMode.RAWTEXT,
-  script: TokenizerMode.SCRIPT_DATA, plaintext: TokenizerMode.PLAINTEXT,
+  title: TokenizerMode.RCDATA,
+  textarea: TokenizerMode.RCDATA,
+  style: TokenizerMode.RAWTEXT,
+  xmp: TokenizerMode.RAWTEXT,
+  iframe: TokenizerMode.RAWTEXT,
+  noembed: TokenizerMode.RAWTEXT,
+  noframes: TokenizerMode.RAWTEXT,
+  noscript: TokenizerMode.RAWTEXT,
+  script: TokenizerMode.SCRIPT_DATA,
+  plaintext: TokenizerMode.PLAINTEXT,
 };
 
 /**
@@ -47,18 +53,26 @@ const TEXT_CONTENT: Record<string, (typeof TokenizerMode)[keyof typeof Tokenizer
 export function trackableLinks(html: string, rules: LinkRules): TrackableLink[] {
   if (!/<a[\s>]/i.test(html)) return [];
   const links: TrackableLink[] = [];
-  const found = (attrs: { name: string; value: string }[], loc: { startOffset: number; endOffset: number } | undefined) => {
+  const found = (
+    attrs: { name: string; value: string }[],
+    loc: { startOffset: number; endOffset: number } | undefined,
+  ) => {
     const href = attrs.find((a) => a.name === 'href');
     if (!href || !loc || attrs.some((a) => a.name === 'data-no-track')) return;
     const url = absoluteHttpUrl(href.value);
-    if (url && url.length <= MAX_TRACKED_URL && !rules.keep(url)) links.push({ url, start: loc.startOffset, end: loc.endOffset });
+    if (url && url.length <= MAX_TRACKED_URL && !rules.keep(url))
+      links.push({ url, start: loc.startOffset, end: loc.endOffset });
   };
   if (/<(svg|math)[\s/>]/i.test(html)) {
     // SVG and MathML have rules of their own (where HTML resumes inside them, which tags leave them): the whole parser.
     const stack: Node[] = [parse(html, { sourceCodeLocationInfo: true })];
     while (stack.length) {
       const node = stack.pop()!;
-      if (node.nodeName === 'a') found((node as Element).attrs.filter((a) => !a.prefix), (node as Element).sourceCodeLocation?.attrs?.href);
+      if (node.nodeName === 'a')
+        found(
+          (node as Element).attrs.filter((a) => !a.prefix),
+          (node as Element).sourceCodeLocation?.attrs?.href,
+        );
       // (A <template> inside <svg> or <math> is a foreign element, without content.)
       const content = (node as Partial<DefaultTreeAdapterTypes.Template>).content;
       if (node.nodeName === 'template' && content) stack.push(content);
@@ -67,14 +81,23 @@ export function trackableLinks(html: string, rules: LinkRules): TrackableLink[] 
     }
   } else {
     const ignore = () => {};
-    const tokenizer: Tokenizer = new Tokenizer({ sourceCodeLocationInfo: true }, {
-      onStartTag(token) {
-        if (token.tagName === 'a') found(token.attrs, token.location?.attrs?.href);
-        const mode = TEXT_CONTENT[token.tagName];
-        if (mode !== undefined) tokenizer.state = mode;
+    const tokenizer: Tokenizer = new Tokenizer(
+      { sourceCodeLocationInfo: true },
+      {
+        onStartTag(token) {
+          if (token.tagName === 'a') found(token.attrs, token.location?.attrs?.href);
+          const mode = TEXT_CONTENT[token.tagName];
+          if (mode !== undefined) tokenizer.state = mode;
+        },
+        onEndTag: ignore,
+        onComment: ignore,
+        onDoctype: ignore,
+        onEof: ignore,
+        onCharacter: ignore,
+        onNullCharacter: ignore,
+        onWhitespaceCharacter: ignore,
       },
-      onEndTag: ignore, onComment: ignore, onDoctype: ignore, onEof: ignore, onCharacter: ignore, onNullCharacter: ignore, onWhitespaceCharacter: ignore,
-    });
+    );
     tokenizer.write(html, true);
   }
   // In document order for splicing, each once: the tree builder clones an <a> it reopens (`<p><a href=…><div>`), with
@@ -94,7 +117,11 @@ function absoluteHttpUrl(value: string): string | null {
 }
 
 /** `html` with each link's href attribute replaced by `href="<trackedUrl(link, index)>"`. */
-export function rewriteLinks(html: string, links: readonly TrackableLink[], trackedUrl: (link: TrackableLink, index: number) => string): string {
+export function rewriteLinks(
+  html: string,
+  links: readonly TrackableLink[],
+  trackedUrl: (link: TrackableLink, index: number) => string,
+): string {
   if (!links.length) return html;
   const parts: string[] = [];
   let at = 0;

@@ -15,8 +15,14 @@ import type { TrackingService } from './tracking.service.js';
 /** A 1×1 transparent GIF, 43 bytes. */
 export const PIXEL_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
 
-const NOT_FOUND = page('Link not found', '<h1>This link is not valid</h1><p>It may be mistyped, or cut short by your mail program. Try to open the link from the message again.</p>');
-const UNAVAILABLE = page('Try again', '<h1>Please try again</h1><p>This link cannot be followed right now. Try again in a moment.</p>');
+const NOT_FOUND = page(
+  'Link not found',
+  '<h1>This link is not valid</h1><p>It may be mistyped, or cut short by your mail program. Try to open the link from the message again.</p>',
+);
+const UNAVAILABLE = page(
+  'Try again',
+  '<h1>Please try again</h1><p>This link cannot be followed right now. Try again in a moment.</p>',
+);
 
 const TOKEN_PARAMS = {
   type: 'object',
@@ -24,8 +30,14 @@ const TOKEN_PARAMS = {
 } as const;
 
 function htmlPage(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', PAGE_CSP)
-    .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('cache-control', 'no-store').send(html);
+  return reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', PAGE_CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('cache-control', 'no-store')
+    .send(html);
 }
 
 /**
@@ -46,51 +58,63 @@ export async function trackingRoutes(app: FastifyInstance, opts: { service: Trac
   const service = opts.service;
   app.addHook('onClose', async () => service.close());
 
-  app.get<{ Params: { '*': string } }>('/t/o/*', {
-    logLevel: 'warn',
-    schema: {
-      security: [], params: TOKEN_PARAMS,
+  app.get<{ Params: { '*': string } }>(
+    '/t/o/*',
+    {
+      logLevel: 'warn',
+      schema: {
+        security: [],
+        params: TOKEN_PARAMS,
+      },
     },
-  }, async (req, reply) => {
-    const ref = service.verifyOpen(req.params['*']);
-    if (ref) {
-      try {
-        await service.open(ref, hitOf(req));
-      } catch (err) {
-        // Answered with the pixel only once recorded (contract §12: no event lost once answered). A reader sees no
-        // difference; the mail client may fetch it again.
-        req.log.error({ err }, 'an open could not be recorded');
-        return reply.code(503).header('retry-after', '5').header('cache-control', 'no-store, max-age=0').send();
+    async (req, reply) => {
+      const ref = service.verifyOpen(req.params['*']);
+      if (ref) {
+        try {
+          await service.open(ref, hitOf(req));
+        } catch (err) {
+          // Answered with the pixel only once recorded (contract §12: no event lost once answered). A reader sees no
+          // difference; the mail client may fetch it again.
+          req.log.error({ err }, 'an open could not be recorded');
+          return reply.code(503).header('retry-after', '5').header('cache-control', 'no-store, max-age=0').send();
+        }
       }
-    }
-    return reply.code(200)
-      .header('content-type', 'image/gif')
-      .header('cache-control', 'no-store, max-age=0')
-      .header('pragma', 'no-cache')
-      .header('expires', '0')
-      .header('x-content-type-options', 'nosniff')
-      .send(PIXEL_GIF);
-  });
-
-  app.get<{ Params: { '*': string } }>('/t/c/*', {
-    logLevel: 'warn',
-    schema: {
-      security: [], params: TOKEN_PARAMS,
+      return reply
+        .code(200)
+        .header('content-type', 'image/gif')
+        .header('cache-control', 'no-store, max-age=0')
+        .header('pragma', 'no-cache')
+        .header('expires', '0')
+        .header('x-content-type-options', 'nosniff')
+        .send(PIXEL_GIF);
     },
-  }, async (req, reply) => {
-    const ref = service.verifyClick(req.params['*']);
-    if (!ref) return htmlPage(reply, 404, NOT_FOUND);
-    try {
-      await service.click(ref, hitOf(req));
-    } catch (err) {
-      // Answered only once recorded: a click that could not be written is not followed (the reader may retry).
-      req.log.error({ err }, 'a click could not be recorded');
-      return htmlPage(reply.header('retry-after', '5'), 503, UNAVAILABLE);
-    }
-    return reply.code(302)
-      .header('location', locationOf(ref.url))
-      .header('cache-control', 'no-store, max-age=0')
-      .header('referrer-policy', 'no-referrer')
-      .send();
-  });
+  );
+
+  app.get<{ Params: { '*': string } }>(
+    '/t/c/*',
+    {
+      logLevel: 'warn',
+      schema: {
+        security: [],
+        params: TOKEN_PARAMS,
+      },
+    },
+    async (req, reply) => {
+      const ref = service.verifyClick(req.params['*']);
+      if (!ref) return htmlPage(reply, 404, NOT_FOUND);
+      try {
+        await service.click(ref, hitOf(req));
+      } catch (err) {
+        // Answered only once recorded: a click that could not be written is not followed (the reader may retry).
+        req.log.error({ err }, 'a click could not be recorded');
+        return htmlPage(reply.header('retry-after', '5'), 503, UNAVAILABLE);
+      }
+      return reply
+        .code(302)
+        .header('location', locationOf(ref.url))
+        .header('cache-control', 'no-store, max-age=0')
+        .header('referrer-policy', 'no-referrer')
+        .send();
+    },
+  );
 }

@@ -1,7 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/connection.js';
 import { ClickBursts, classifyClick, classifyOpen, truncateUserAgent, type Hit } from './tracking.classify.js';
-import { DEFAULT_TRACKING_GUARDS, FirstHits, PerIpLimit, RepeatedHits, type TrackingGuards } from './tracking.guards.js';
+import {
+  DEFAULT_TRACKING_GUARDS,
+  FirstHits,
+  PerIpLimit,
+  RepeatedHits,
+  type TrackingGuards,
+} from './tracking.guards.js';
 import { verifyTrackingToken, type ClickRef, type TrackingRef } from './tracking.token.js';
 import { DEFAULT_WRITER_OPTIONS, TrackingWriter, type PendingEvent, type WriterOptions } from './tracking.writer.js';
 
@@ -18,7 +24,13 @@ export class TrackingService {
   private readonly perIp: PerIpLimit;
   private readonly firstHits = new FirstHits();
 
-  constructor(db: Db, private readonly secret: Buffer, log: FastifyBaseLogger, writer: WriterOptions = DEFAULT_WRITER_OPTIONS, guards: TrackingGuards = DEFAULT_TRACKING_GUARDS) {
+  constructor(
+    db: Db,
+    private readonly secret: Buffer,
+    log: FastifyBaseLogger,
+    writer: WriterOptions = DEFAULT_WRITER_OPTIONS,
+    guards: TrackingGuards = DEFAULT_TRACKING_GUARDS,
+  ) {
     this.writer = new TrackingWriter(db, log, { ...writer, maxHitsPerDelivery: guards.maxHitsPerDelivery });
     this.repeats = new RepeatedHits(guards.repeatWindowSeconds * 1000);
     this.perIp = new PerIpLimit(guards.perIpPerMinute);
@@ -59,9 +71,17 @@ export class TrackingService {
       workspaceId: ref.workspaceId,
       state: 'queued',
       event: {
-        type: 'email.opened', contactId: ref.contactId, broadcastId: ref.broadcastId, deliveryId: ref.deliveryId,
-        machine: verdict.machine, occurredAt: new Date(now).toISOString(),
-        data: { userAgent: truncateUserAgent(hit.userAgent), machine: verdict.machine, ...(verdict.reason ? { reason: verdict.reason } : {}) },
+        type: 'email.opened',
+        contactId: ref.contactId,
+        broadcastId: ref.broadcastId,
+        deliveryId: ref.deliveryId,
+        machine: verdict.machine,
+        occurredAt: new Date(now).toISOString(),
+        data: {
+          userAgent: truncateUserAgent(hit.userAgent),
+          machine: verdict.machine,
+          ...(verdict.reason ? { reason: verdict.reason } : {}),
+        },
       },
     });
     this.repeats.remember(key, now, done);
@@ -81,12 +101,24 @@ export class TrackingService {
       workspaceId: ref.workspaceId,
       state: 'queued',
       event: {
-        type: 'email.clicked', contactId: ref.contactId, broadcastId: ref.broadcastId, deliveryId: ref.deliveryId, url: ref.url,
-        machine: verdict.machine, occurredAt: new Date(now).toISOString(),
+        type: 'email.clicked',
+        contactId: ref.contactId,
+        broadcastId: ref.broadcastId,
+        deliveryId: ref.deliveryId,
+        url: ref.url,
+        machine: verdict.machine,
+        occurredAt: new Date(now).toISOString(),
         data: { url: ref.url, machine: verdict.machine, ...(verdict.reason ? { reason: verdict.reason } : {}) },
       },
     };
-    const { burst, earlier } = this.bursts.add(ref.deliveryId, ref.linkIndex, ref.linkCount, now, pending, verdict.machine);
+    const { burst, earlier } = this.bursts.add(
+      ref.deliveryId,
+      ref.linkIndex,
+      ref.linkCount,
+      now,
+      pending,
+      verdict.machine,
+    );
     if (burst) {
       if (!verdict.machine) {
         pending.event.machine = true;

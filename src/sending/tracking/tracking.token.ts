@@ -92,10 +92,20 @@ function mac(secret: Buffer, body: Buffer): Buffer {
 
 /** True when every id of `ref` has the shape tokens can carry (ids made by lib/ids.ts always do). */
 export function canTrack(ref: Omit<TrackingRef, 'sentAt'>): boolean {
-  return Boolean(ulidOf(ref.workspaceId, 'ws') && ulidOf(ref.deliveryId, 'dlv') && ulidOf(ref.broadcastId, 'bc') && (ref.contactId === null || ulidOf(ref.contactId, 'ct')));
+  return Boolean(
+    ulidOf(ref.workspaceId, 'ws') &&
+    ulidOf(ref.deliveryId, 'dlv') &&
+    ulidOf(ref.broadcastId, 'bc') &&
+    (ref.contactId === null || ulidOf(ref.contactId, 'ct')),
+  );
 }
 
-function sign(secret: Buffer, kind: TokenKind, ref: TrackingRef, click?: { linkIndex: number; linkCount: number; url: string }): string {
+function sign(
+  secret: Buffer,
+  kind: TokenKind,
+  ref: TrackingRef,
+  click?: { linkIndex: number; linkCount: number; url: string },
+): string {
   const url = click ? Buffer.from(click.url, 'utf8') : undefined;
   const size = 1 + 48 + 1 + (ref.contactId ? 16 : 0) + 4 + (click ? 4 + url!.length : 0);
   const buf = Buffer.allocUnsafe(size + MAC_BYTES);
@@ -105,17 +115,28 @@ function sign(secret: Buffer, kind: TokenKind, ref: TrackingRef, click?: { linkI
   const dlv = ulidOf(ref.deliveryId, 'dlv');
   const bc = ulidOf(ref.broadcastId, 'bc');
   const ct = ref.contactId === null ? null : ulidOf(ref.contactId, 'ct');
-  if (!ws || !dlv || !bc || (ref.contactId !== null && !ct)) throw new Error('tracking token: an id has an unexpected shape');
-  writeUlid(ws, buf, o); o += 16;
-  writeUlid(dlv, buf, o); o += 16;
-  writeUlid(bc, buf, o); o += 16;
+  if (!ws || !dlv || !bc || (ref.contactId !== null && !ct))
+    throw new Error('tracking token: an id has an unexpected shape');
+  writeUlid(ws, buf, o);
+  o += 16;
+  writeUlid(dlv, buf, o);
+  o += 16;
+  writeUlid(bc, buf, o);
+  o += 16;
   buf[o++] = ct ? 1 : 0;
-  if (ct) { writeUlid(ct, buf, o); o += 16; }
-  buf.writeUInt32BE(Math.max(0, Math.min(0xffffffff, Math.floor(ref.sentAt))), o); o += 4;
+  if (ct) {
+    writeUlid(ct, buf, o);
+    o += 16;
+  }
+  buf.writeUInt32BE(Math.max(0, Math.min(0xffffffff, Math.floor(ref.sentAt))), o);
+  o += 4;
   if (click) {
-    buf.writeUInt16BE(Math.min(click.linkIndex, 0xffff), o); o += 2;
-    buf.writeUInt16BE(Math.min(click.linkCount, 0xffff), o); o += 2;
-    url!.copy(buf, o); o += url!.length;
+    buf.writeUInt16BE(Math.min(click.linkIndex, 0xffff), o);
+    o += 2;
+    buf.writeUInt16BE(Math.min(click.linkCount, 0xffff), o);
+    o += 2;
+    url!.copy(buf, o);
+    o += url!.length;
   }
   mac(secret, buf.subarray(0, o)).copy(buf, o);
   return buf.toString('base64url');
@@ -125,7 +146,11 @@ export function signOpenToken(secret: Buffer, ref: TrackingRef): string {
   return sign(secret, 'open', ref);
 }
 
-export function signClickToken(secret: Buffer, ref: TrackingRef, link: { linkIndex: number; linkCount: number; url: string }): string {
+export function signClickToken(
+  secret: Buffer,
+  ref: TrackingRef,
+  link: { linkIndex: number; linkCount: number; url: string },
+): string {
   return sign(secret, 'click', ref, link);
 }
 
@@ -136,10 +161,19 @@ const MIN_TOKEN_BYTES = 1 + 48 + 1 + 4 + MAC_BYTES;
  * The hit a token names, or null when it does not verify (bad characters, not canonical base64url, too short,
  * a wrong MAC, the wrong kind, a click URL that is not http(s)). Constant-time MAC comparison.
  */
-export function verifyTrackingToken(secret: Buffer, token: string, expected: 'open'): ({ kind: 'open' } & TrackingRef) | null;
-export function verifyTrackingToken(secret: Buffer, token: string, expected: 'click'): ({ kind: 'click' } & ClickRef) | null;
+export function verifyTrackingToken(
+  secret: Buffer,
+  token: string,
+  expected: 'open',
+): ({ kind: 'open' } & TrackingRef) | null;
+export function verifyTrackingToken(
+  secret: Buffer,
+  token: string,
+  expected: 'click',
+): ({ kind: 'click' } & ClickRef) | null;
 export function verifyTrackingToken(secret: Buffer, token: string, expected: TokenKind): VerifiedToken | null {
-  if (token.length < Math.ceil((MIN_TOKEN_BYTES * 4) / 3) || token.length > MAX_TOKEN_CHARS || !TOKEN_CHARS.test(token)) return null;
+  if (token.length < Math.ceil((MIN_TOKEN_BYTES * 4) / 3) || token.length > MAX_TOKEN_CHARS || !TOKEN_CHARS.test(token))
+    return null;
   const buf = Buffer.from(token, 'base64url');
   // Only the canonical encoding of a payload is accepted (base64url decoding ignores stray trailing bits).
   if (buf.length < MIN_TOKEN_BYTES || buf.toString('base64url') !== token) return null;
@@ -147,14 +181,18 @@ export function verifyTrackingToken(secret: Buffer, token: string, expected: Tok
   if (!crypto.timingSafeEqual(mac(secret, body), buf.subarray(buf.length - MAC_BYTES))) return null;
   if (body[0] !== TOKEN_KIND[expected]) return null;
   let o = 1;
-  const workspaceId = `ws_${readUlid(body, o)}`; o += 16;
-  const deliveryId = `dlv_${readUlid(body, o)}`; o += 16;
-  const broadcastId = `bc_${readUlid(body, o)}`; o += 16;
+  const workspaceId = `ws_${readUlid(body, o)}`;
+  o += 16;
+  const deliveryId = `dlv_${readUlid(body, o)}`;
+  o += 16;
+  const broadcastId = `bc_${readUlid(body, o)}`;
+  o += 16;
   const hasContact = body[o++] === 1;
   if (body.length < o + (hasContact ? 16 : 0) + 4) return null;
   const contactId = hasContact ? `ct_${readUlid(body, o)}` : null;
   if (hasContact) o += 16;
-  const sentAt = body.readUInt32BE(o); o += 4;
+  const sentAt = body.readUInt32BE(o);
+  o += 4;
   const ref: TrackingRef = { workspaceId, deliveryId, broadcastId, contactId, sentAt };
   if (expected === 'open') return o === body.length ? { kind: 'open', ...ref } : null;
   if (body.length < o + 4) return null;

@@ -29,7 +29,12 @@ export interface WriterOptions {
   maxHitsPerDelivery?: number;
 }
 
-export const DEFAULT_WRITER_OPTIONS: WriterOptions = { maxBatch: 500, flushMs: 2, maxQueued: 10_000, commitTimeoutMs: 10_000 };
+export const DEFAULT_WRITER_OPTIONS: WriterOptions = {
+  maxBatch: 500,
+  flushMs: 2,
+  maxQueued: 10_000,
+  commitTimeoutMs: 10_000,
+};
 
 /** The hit could not be recorded in time (a full queue or a stalled database): the endpoint answers 503. */
 export class TrackingUnavailable extends Error {}
@@ -56,12 +61,17 @@ export class TrackingWriter {
   private writing: Promise<void> | null = null;
   private closed = false;
 
-  constructor(private readonly db: Db, private readonly log: FastifyBaseLogger, private readonly opts: WriterOptions = DEFAULT_WRITER_OPTIONS) {}
+  constructor(
+    private readonly db: Db,
+    private readonly log: FastifyBaseLogger,
+    private readonly opts: WriterOptions = DEFAULT_WRITER_OPTIONS,
+  ) {}
 
   /** Queues an event; resolves once it is committed, rejects when its batch failed. */
   write(pending: PendingEvent): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the tracking writer is closed'));
-    if (this.queue.length >= (this.opts.maxQueued ?? DEFAULT_WRITER_OPTIONS.maxQueued!)) return Promise.reject(new TrackingUnavailable('too many hits are waiting to be written'));
+    if (this.queue.length >= (this.opts.maxQueued ?? DEFAULT_WRITER_OPTIONS.maxQueued!))
+      return Promise.reject(new TrackingUnavailable('too many hits are waiting to be written'));
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ pending, resolve, reject });
       this.schedule();
@@ -89,7 +99,10 @@ export class TrackingWriter {
     if (this.queue.length >= this.opts.maxBatch) {
       this.flushNow();
     } else if (!this.timer) {
-      this.timer = this.opts.flushMs > 0 ? setTimeout(() => this.flushNow(), this.opts.flushMs) : (setImmediate(() => this.flushNow()) as unknown as NodeJS.Timeout);
+      this.timer =
+        this.opts.flushMs > 0
+          ? setTimeout(() => this.flushNow(), this.opts.flushMs)
+          : (setImmediate(() => this.flushNow()) as unknown as NodeJS.Timeout);
     }
   }
 
@@ -121,23 +134,29 @@ export class TrackingWriter {
     // they are answered 503; should the batch commit later, its events simply exist (at least once, never lost).
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TrackingUnavailable('the database did not commit in time')), this.opts.commitTimeoutMs ?? DEFAULT_WRITER_OPTIONS.commitTimeoutMs!);
+      timer = setTimeout(
+        () => reject(new TrackingUnavailable('the database did not commit in time')),
+        this.opts.commitTimeoutMs ?? DEFAULT_WRITER_OPTIONS.commitTimeoutMs!,
+      );
     });
     try {
-      await Promise.race([this.db.kysely.transaction().execute(async (trx) => {
-        const cap = this.opts.maxHitsPerDelivery ?? 0;
-        let kept = rows;
-        if (cap > 0) {
-          kept = await keepWithinCap(trx, rows, cap);
-          // Not stored: a burst found later has nothing to mark (markMachine skips a hit without an id).
-          if (kept.length < rows.length) {
-            const stored = new Set(kept);
-            for (const r of rows) if (!stored.has(r)) delete (r as PendingEvent).id;
+      await Promise.race([
+        this.db.kysely.transaction().execute(async (trx) => {
+          const cap = this.opts.maxHitsPerDelivery ?? 0;
+          let kept = rows;
+          if (cap > 0) {
+            kept = await keepWithinCap(trx, rows, cap);
+            // Not stored: a burst found later has nothing to mark (markMachine skips a hit without an id).
+            if (kept.length < rows.length) {
+              const stored = new Set(kept);
+              for (const r of rows) if (!stored.has(r)) delete (r as PendingEvent).id;
+            }
           }
-        }
-        await insertTrackingEvents(trx, kept, now);
-        if (updates.length) await markClicksMachine(trx, updates);
-      }), deadline]);
+          await insertTrackingEvents(trx, kept, now);
+          if (updates.length) await markClicksMachine(trx, updates);
+        }),
+        deadline,
+      ]);
     } catch (err) {
       this.log.error({ err, events: batch.length }, 'tracking events could not be written');
       for (const w of batch) {

@@ -1,6 +1,9 @@
 import type { OperationDocs } from '../../http/operation-docs.js';
 
-const invalid = { description: 'The link is not valid (a token that does not verify).', example: '<h1>This link is not valid</h1><p>It may be mistyped or too old.</p>' };
+const invalid = {
+  description: 'The link is not valid (a token that does not verify).',
+  example: '<h1>This link is not valid</h1><p>It may be mistyped or too old.</p>',
+};
 
 const tags = ['public'];
 
@@ -8,17 +11,21 @@ export const unsubscribeDocs: OperationDocs = {
   'GET /unsubscribe/{token}': {
     tags,
     summary: 'The unsubscribe page',
-    description: 'What the unsubscribe link of a message opens: the address, a button to unsubscribe from everything and the topics to keep or leave. A GET never unsubscribes by itself (mail scanners fetch links). No API key.',
-    response: '<!doctype html><html lang="en"><head><title>Unsubscribe</title></head><body><h1>Unsubscribe</h1><p>ada@example.com</p><form method="post"><button name="action" value="all">Unsubscribe from everything</button></form></body></html>',
+    description:
+      'What the unsubscribe link of a message opens: the address, a button to unsubscribe from everything and the topics to keep or leave. A GET never unsubscribes by itself (mail scanners fetch links). No API key.',
+    response:
+      '<!doctype html><html lang="en"><head><title>Unsubscribe</title></head><body><h1>Unsubscribe</h1><p>ada@example.com</p><form method="post"><button name="action" value="all">Unsubscribe from everything</button></form></body></html>',
     responses: { 404: invalid },
   },
   'POST /unsubscribe/{token}': {
     tags,
     summary: 'Unsubscribe',
-    description: 'RFC 8058 one-click unsubscribe: mail clients POST `List-Unsubscribe=One-Click` here (every broadcast carries `List-Unsubscribe` and `List-Unsubscribe-Post`), which unsubscribes at once from the message\'s topic (or from everything when it had none). The page\'s own buttons send `action=all` (everything) or `action=topics` with the `topic` ids to keep. Records `contact.unsubscribed`; unsubscribing from everything also suppresses the address. No API key.',
+    description:
+      "RFC 8058 one-click unsubscribe: mail clients POST `List-Unsubscribe=One-Click` here (every broadcast carries `List-Unsubscribe` and `List-Unsubscribe-Post`), which unsubscribes at once from the message's topic (or from everything when it had none). The page's own buttons send `action=all` (everything) or `action=topics` with the `topic` ids to keep. Records `contact.unsubscribed`; unsubscribing from everything also suppresses the address. No API key.",
     request: 'List-Unsubscribe=One-Click',
     requestType: 'application/x-www-form-urlencoded',
-    response: '<!doctype html><html lang="en"><head><title>Unsubscribed</title></head><body><h1>Unsubscribed</h1><p>ada@example.com will not get Product news any more.</p></body></html>',
+    response:
+      '<!doctype html><html lang="en"><head><title>Unsubscribed</title></head><body><h1>Unsubscribed</h1><p>ada@example.com will not get Product news any more.</p></body></html>',
     responses: { 404: invalid },
   },
 };

@@ -45,12 +45,22 @@ export class UnsubscribeService {
     const k = this.db.kysely;
     const d = await deliveries.findDelivery(k, workspaceId, deliveryId);
     if (!d || !d.contactId) throw notFound('unsubscribe link');
-    const [contact, broadcast, workspace] = await Promise.all([getContact(k, workspaceId, d.contactId), getBroadcast(k, workspaceId, d.broadcastId, { automationMessages: true }), getWorkspace(k, workspaceId)]);
+    const [contact, broadcast, workspace] = await Promise.all([
+      getContact(k, workspaceId, d.contactId),
+      getBroadcast(k, workspaceId, d.broadcastId, { automationMessages: true }),
+      getWorkspace(k, workspaceId),
+    ]);
     if (!contact || !workspace) throw notFound('unsubscribe link');
     const topic = broadcast?.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
     return {
-      deliveryId: d.id, broadcastId: d.broadcastId, workspaceId, workspaceName: workspace.name, locale: workspace.settings.locale,
-      contactId: contact.id, email: contact.email, status: contact.status,
+      deliveryId: d.id,
+      broadcastId: d.broadcastId,
+      workspaceId,
+      workspaceName: workspace.name,
+      locale: workspace.settings.locale,
+      contactId: contact.id,
+      email: contact.email,
+      status: contact.status,
       topic: topic ? { id: topic.id, name: topic.name } : null,
       topics: (await topicsOfContacts(k, workspaceId, [contact.id])).get(contact.id) ?? [],
     };
@@ -90,7 +100,8 @@ export class UnsubscribeService {
     const ctx = await this.context(token);
     await this.db.kysely.transaction().execute(async (trx) => {
       for (const t of ctx.topics) await this.setChoice(trx, ctx, t.id, keep.includes(t.id));
-      if (ctx.topics.some((t) => !keep.includes(t.id))) await markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
+      if (ctx.topics.some((t) => !keep.includes(t.id)))
+        await markUnsubscribed(trx, ctx.workspaceId, ctx.deliveryId, nowIso());
     });
     return this.contextOf(ctx.workspaceId, ctx.deliveryId);
   }
@@ -100,6 +111,13 @@ export class UnsubscribeService {
   }
 
   private async unsubscribeEverything(trx: Executor, ctx: UnsubscribeContext): Promise<void> {
-    await applyToContact(trx, ctx.workspaceId, ctx.contactId, 'unsubscribe', { deliveryId: ctx.deliveryId, broadcastId: ctx.broadcastId, detail: 'unsubscribed from everything by its link' }, nowIso());
+    await applyToContact(
+      trx,
+      ctx.workspaceId,
+      ctx.contactId,
+      'unsubscribe',
+      { deliveryId: ctx.deliveryId, broadcastId: ctx.broadcastId, detail: 'unsubscribed from everything by its link' },
+      nowIso(),
+    );
   }
 }

@@ -4,7 +4,17 @@ import { api, unwrap } from '../../api/client';
 import { apiKeyKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import type { paths } from '../../api/generated/schema';
-import { Button, ConfirmDialog, CursorTable, EmptyState, PageHeader, StatusBadge, useCursorList, useToast, type Column } from '../../components';
+import {
+  Button,
+  ConfirmDialog,
+  CursorTable,
+  EmptyState,
+  PageHeader,
+  StatusBadge,
+  useCursorList,
+  useToast,
+  type Column,
+} from '../../components';
 import { formatDateTime, relative } from '../../lib/format';
 import { CreateKeyDialog } from './CreateKeyDialog';
 
@@ -17,9 +27,12 @@ export default function ApiKeys() {
   const qc = useQueryClient();
   const [creating, setCreating] = useState(false);
   const [revoking, setRevoking] = useState<Key | null>(null);
-  const list = useCursorList<Key>(apiKeyKeys.list(), async (cursor) => unwrap(await api.GET('/v1/api-keys', { params: { query: { cursor, limit: 50 } } })));
+  const list = useCursorList<Key>(apiKeyKeys.list(), async (cursor) =>
+    unwrap(await api.GET('/v1/api-keys', { params: { query: { cursor, limit: 50 } } })),
+  );
   const revoke = useMutation({
-    mutationFn: async (id: string) => unwrap(await api.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: id } } })),
+    mutationFn: async (id: string) =>
+      unwrap(await api.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: id } } })),
     onSuccess: () => {
       toast.success('The key is revoked: requests with it now fail.');
       setRevoking(null);
@@ -33,20 +46,82 @@ export default function ApiKeys() {
     { key: 'scopes', header: 'Permissions', cell: (k) => <span className="small">{k.scopes.join(', ')}</span> },
     { key: 'created', header: 'Created', cell: (k) => <span className="nowrap">{formatDateTime(k.createdAt)}</span> },
     { key: 'used', header: 'Last used', cell: (k) => <span className="nowrap">{relative(k.lastUsedAt)}</span> },
-    { key: 'status', header: 'Status', cell: (k) => k.revokedAt ? <StatusBadge status="revoked" label={`Revoked ${formatDateTime(k.revokedAt)}`} /> : <StatusBadge status="active" /> },
-    { key: 'actions', header: 'Actions', hiddenHeader: true, cell: (k) => manage && !k.revokedAt ? <Button size="sm" variant="danger" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>Revoke</Button> : null },
+    {
+      key: 'status',
+      header: 'Status',
+      cell: (k) =>
+        k.revokedAt ? (
+          <StatusBadge status="revoked" label={`Revoked ${formatDateTime(k.revokedAt)}`} />
+        ) : (
+          <StatusBadge status="active" />
+        ),
+    },
+    {
+      key: 'actions',
+      header: 'Actions',
+      hiddenHeader: true,
+      cell: (k) =>
+        manage && !k.revokedAt ? (
+          <Button size="sm" variant="danger" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>
+            Revoke
+          </Button>
+        ) : null,
+    },
   ];
 
   return (
     <>
-      <PageHeader title="API keys" description="Keys let other programs use the API. Each key has only the permissions you give it." actions={manage && <Button variant="primary" onClick={() => setCreating(true)}>Create API key</Button>} />
-      {!manage && <div className="callout callout-info" style={{ marginBottom: '1rem' }}>Only admins can create and revoke API keys.</div>}
-      <CursorTable list={list} columns={columns} rowKey={(k) => k.id} caption="API keys" empty={
-        <div className="card"><EmptyState title="No API keys yet" action={manage && <Button variant="primary" onClick={() => setCreating(true)}>Create API key</Button>}>Create a key to call the API from your website or scripts.</EmptyState></div>
-      } />
+      <PageHeader
+        title="API keys"
+        description="Keys let other programs use the API. Each key has only the permissions you give it."
+        actions={
+          manage && (
+            <Button variant="primary" onClick={() => setCreating(true)}>
+              Create API key
+            </Button>
+          )
+        }
+      />
+      {!manage && (
+        <div className="callout callout-info" style={{ marginBottom: '1rem' }}>
+          Only admins can create and revoke API keys.
+        </div>
+      )}
+      <CursorTable
+        list={list}
+        columns={columns}
+        rowKey={(k) => k.id}
+        caption="API keys"
+        empty={
+          <div className="card">
+            <EmptyState
+              title="No API keys yet"
+              action={
+                manage && (
+                  <Button variant="primary" onClick={() => setCreating(true)}>
+                    Create API key
+                  </Button>
+                )
+              }
+            >
+              Create a key to call the API from your website or scripts.
+            </EmptyState>
+          </div>
+        }
+      />
       <CreateKeyDialog open={creating} onClose={() => setCreating(false)} />
-      <ConfirmDialog open={revoking !== null} title="Revoke this key?" confirmLabel="Revoke key" danger busy={revoke.isPending} onClose={() => setRevoking(null)} onConfirm={() => revoking && revoke.mutate(revoking.id)}>
-        <p>“{revoking?.name}” stops working at once. Programs that use it will get 401 errors. This cannot be undone.</p>
+      <ConfirmDialog
+        open={revoking !== null}
+        title="Revoke this key?"
+        confirmLabel="Revoke key"
+        danger
+        busy={revoke.isPending}
+        onClose={() => setRevoking(null)}
+        onConfirm={() => revoking && revoke.mutate(revoking.id)}
+      >
+        <p>
+          “{revoking?.name}” stops working at once. Programs that use it will get 401 errors. This cannot be undone.
+        </p>
       </ConfirmDialog>
     </>
   );

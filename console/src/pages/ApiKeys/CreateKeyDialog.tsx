@@ -18,56 +18,119 @@ export function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () 
   const [scopes, setScopes] = useState<Set<Scope>>(new Set(['read:forms']));
   const [created, setCreated] = useState<Created | null>(null);
   const create = useMutation({
-    mutationFn: async () => unwrap(await api.POST('/v1/api-keys', { body: { name: name.trim(), scopes: [...scopes] } })),
+    mutationFn: async () =>
+      unwrap(await api.POST('/v1/api-keys', { body: { name: name.trim(), scopes: [...scopes] } })),
     onSuccess: (key) => {
       setCreated(key);
       void qc.invalidateQueries({ queryKey: apiKeyKeys.list() });
     },
   });
   const close = () => {
-    setName(''); setScopes(new Set(['read:forms'])); setCreated(null); create.reset();
+    setName('');
+    setScopes(new Set(['read:forms']));
+    setCreated(null);
+    create.reset();
     onClose();
   };
-  const toggle = (s: Scope, on: boolean) => setScopes((prev) => {
-    const next = new Set(prev);
-    if (on) next.add(s); else next.delete(s);
-    return next;
-  });
+  const toggle = (s: Scope, on: boolean) =>
+    setScopes((prev) => {
+      const next = new Set(prev);
+      if (on) next.add(s);
+      else next.delete(s);
+      return next;
+    });
   const { fields, message } = problemOf(create.error);
-  const submit = (e: FormEvent) => { e.preventDefault(); create.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
 
   if (created) {
     return (
-      <Dialog open={open} title="Your new API key" onClose={close} footer={<Button variant="primary" onClick={close} data-autofocus>Done</Button>}>
+      <Dialog
+        open={open}
+        title="Your new API key"
+        onClose={close}
+        footer={
+          <Button variant="primary" onClick={close} data-autofocus>
+            Done
+          </Button>
+        }
+      >
         <div className="stack-sm">
           <div className="secret-box stack-sm">
             <strong>Copy this key now: it is shown only once.</strong>
             <CopyField value={created.key ?? ''} what="API key" />
           </div>
-          <p className="muted small">“{created.name}” can: {created.scopes.join(', ')}. Send it as <code>Authorization: Bearer …</code>.</p>
+          <p className="muted small">
+            “{created.name}” can: {created.scopes.join(', ')}. Send it as <code>Authorization: Bearer …</code>.
+          </p>
         </div>
       </Dialog>
     );
   }
   return (
-    <Dialog open={open} title="Create an API key" onClose={close} busy={create.isPending} footer={
-      <>
-        <Button onClick={close} disabled={create.isPending}>Cancel</Button>
-        <Button variant="primary" type="submit" form="create-key" loading={create.isPending} disabled={scopes.size === 0 || !name.trim()}>Create key</Button>
-      </>
-    }>
+    <Dialog
+      open={open}
+      title="Create an API key"
+      onClose={close}
+      busy={create.isPending}
+      footer={
+        <>
+          <Button onClick={close} disabled={create.isPending}>
+            Cancel
+          </Button>
+          <Button
+            variant="primary"
+            type="submit"
+            form="create-key"
+            loading={create.isPending}
+            disabled={scopes.size === 0 || !name.trim()}
+          >
+            Create key
+          </Button>
+        </>
+      }
+    >
       <form id="create-key" className="stack" onSubmit={submit} noValidate>
         <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/name', '/scopes'])} />
-        <Input label="Name" hint="Who or what uses it, e.g. “Website sign-up”." value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} error={fields['/name']} data-autofocus />
+        <Input
+          label="Name"
+          hint="Who or what uses it, e.g. “Website sign-up”."
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          required
+          maxLength={100}
+          error={fields['/name']}
+          data-autofocus
+        />
         <fieldset>
           <legend>Permissions</legend>
           <div className="stack-sm">
-            <Checkbox label="Admin (everything, including keys and workspace settings)" checked={scopes.has('admin')} onChange={(e) => toggle('admin', e.target.checked)} />
+            <Checkbox
+              label="Admin (everything, including keys and workspace settings)"
+              checked={scopes.has('admin')}
+              onChange={(e) => toggle('admin', e.target.checked)}
+            />
             {AREAS.map((a) => (
               <div key={a} className="row">
-                <span className="cell-main" style={{ minWidth: '7rem' }}>{a[0]!.toUpperCase() + a.slice(1)}</span>
-                <Checkbox label="Read" checked={scopes.has(`read:${a}` as Scope)} onChange={(e) => toggle(`read:${a}` as Scope, e.target.checked)} disabled={scopes.has('admin')} aria-label={`Read ${a}`} />
-                <Checkbox label="Write" checked={scopes.has(`write:${a}` as Scope)} onChange={(e) => toggle(`write:${a}` as Scope, e.target.checked)} disabled={scopes.has('admin')} aria-label={`Write ${a}`} />
+                <span className="cell-main" style={{ minWidth: '7rem' }}>
+                  {a[0]!.toUpperCase() + a.slice(1)}
+                </span>
+                <Checkbox
+                  label="Read"
+                  checked={scopes.has(`read:${a}` as Scope)}
+                  onChange={(e) => toggle(`read:${a}` as Scope, e.target.checked)}
+                  disabled={scopes.has('admin')}
+                  aria-label={`Read ${a}`}
+                />
+                <Checkbox
+                  label="Write"
+                  checked={scopes.has(`write:${a}` as Scope)}
+                  onChange={(e) => toggle(`write:${a}` as Scope, e.target.checked)}
+                  disabled={scopes.has('admin')}
+                  aria-label={`Write ${a}`}
+                />
               </div>
             ))}
             {fields['/scopes'] && <p className="error">{fields['/scopes']}</p>}

@@ -25,7 +25,9 @@ export default function AutomationDetail() {
   return (
     <>
       <PageHeader title="Automation" back={{ to: '/automations', label: 'Automations' }} />
-      <QueryState query={q} skeleton={10}>{() => null}</QueryState>
+      <QueryState query={q} skeleton={10}>
+        {() => null}
+      </QueryState>
     </>
   );
 }

@@ -3,7 +3,16 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { useCan } from '../../api/session';
 import { automationKeys } from '../../api/keys';
-import { Button, CursorTable, EmptyState, PageHeader, Select, StatusBadge, useCursorList, type Column } from '../../components';
+import {
+  Button,
+  CursorTable,
+  EmptyState,
+  PageHeader,
+  Select,
+  StatusBadge,
+  useCursorList,
+  type Column,
+} from '../../components';
 import { automationsApi, triggerSummary, type Automation, type AutomationStatus } from '../../lib/automations';
 import { useFormGroups } from '../../lib/automation-hooks';
 import { useSegments, useTopics } from '../../lib/audience';
@@ -11,7 +20,12 @@ import { formatDateTime } from '../../lib/format';
 import { NewAutomationDialog } from './NewAutomationDialog';
 import '../../styles/automations.css';
 
-const STATUSES = [{ value: '', label: 'Any status' }, { value: 'DRAFT', label: 'Drafts' }, { value: 'ACTIVE', label: 'Active' }, { value: 'PAUSED', label: 'Paused' }];
+const STATUSES = [
+  { value: '', label: 'Any status' },
+  { value: 'DRAFT', label: 'Drafts' },
+  { value: 'ACTIVE', label: 'Active' },
+  { value: 'PAUSED', label: 'Paused' },
+];
 
 export default function Automations() {
   const can = useCan();
@@ -25,25 +39,88 @@ export default function Automations() {
     topics: new Map((topics.data ?? []).map((t) => [t.id, t.name])),
     segments: new Map((segments.data ?? []).map((s) => [s.id, s.name])),
   };
-  const list = useCursorList<Automation>(automationKeys.list(status), (cursor) => automationsApi.list({ cursor, limit: 25, status: status || undefined }));
+  const list = useCursorList<Automation>(automationKeys.list(status), (cursor) =>
+    automationsApi.list({ cursor, limit: 25, status: status || undefined }),
+  );
   const columns: Column<Automation>[] = [
-    { key: 'name', header: 'Automation', cell: (a) => <div><Link className="cell-main" to={`/automations/${a.id}`}>{a.name}</Link><div className="muted small">{a.steps.length === 0 ? 'No steps yet' : `${countSteps(a.steps)} step${countSteps(a.steps) === 1 ? '' : 's'}`}</div></div> },
+    {
+      key: 'name',
+      header: 'Automation',
+      cell: (a) => (
+        <div>
+          <Link className="cell-main" to={`/automations/${a.id}`}>
+            {a.name}
+          </Link>
+          <div className="muted small">
+            {a.steps.length === 0
+              ? 'No steps yet'
+              : `${countSteps(a.steps)} step${countSteps(a.steps) === 1 ? '' : 's'}`}
+          </div>
+        </div>
+      ),
+    },
     { key: 'status', header: 'Status', cell: (a) => <StatusBadge status={a.status} /> },
     { key: 'version', header: 'Version', numeric: true, wideOnly: true, cell: (a) => `v${a.version}` },
-    { key: 'trigger', header: 'Starts when', cell: (a) => <span className="break">{triggerSummary(a.trigger, names)}</span> },
-    { key: 'updated', header: 'Updated', wideOnly: true, cell: (a) => <span className="nowrap">{formatDateTime(a.updatedAt)}</span> },
+    {
+      key: 'trigger',
+      header: 'Starts when',
+      cell: (a) => <span className="break">{triggerSummary(a.trigger, names)}</span>,
+    },
+    {
+      key: 'updated',
+      header: 'Updated',
+      wideOnly: true,
+      cell: (a) => <span className="nowrap">{formatDateTime(a.updatedAt)}</span>,
+    },
   ];
   const canWrite = can('write:broadcasts');
   return (
     <>
-      <PageHeader title="Automations" description="Welcome series and follow-ups that run by themselves: a trigger lets contacts in, and each walks the steps." actions={canWrite && <Button variant="primary" onClick={() => setCreating(true)}>New automation</Button>} />
+      <PageHeader
+        title="Automations"
+        description="Welcome series and follow-ups that run by themselves: a trigger lets contacts in, and each walks the steps."
+        actions={
+          canWrite && (
+            <Button variant="primary" onClick={() => setCreating(true)}>
+              New automation
+            </Button>
+          )
+        }
+      />
       <div className="row filters-row">
-        <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value as AutomationStatus | '')} options={STATUSES} />
+        <Select
+          label="Status"
+          value={status}
+          onChange={(e) => setStatus(e.target.value as AutomationStatus | '')}
+          options={STATUSES}
+        />
       </div>
-      <CursorTable list={list} columns={columns} rowKey={(a) => a.id} caption="Automations" empty={
-        <div className="card"><EmptyState title={status ? 'No automations with this status' : 'No automations yet'} action={canWrite && !status && <Button variant="primary" onClick={() => setCreating(true)}>Build your first automation</Button>}>A welcome email when someone signs up, a follow-up two days later, another path for your pro customers.</EmptyState></div>
-      } />
-      {canWrite && <NewAutomationDialog key={creating ? 'open' : 'closed'} open={creating} onClose={() => setCreating(false)} />}
+      <CursorTable
+        list={list}
+        columns={columns}
+        rowKey={(a) => a.id}
+        caption="Automations"
+        empty={
+          <div className="card">
+            <EmptyState
+              title={status ? 'No automations with this status' : 'No automations yet'}
+              action={
+                canWrite &&
+                !status && (
+                  <Button variant="primary" onClick={() => setCreating(true)}>
+                    Build your first automation
+                  </Button>
+                )
+              }
+            >
+              A welcome email when someone signs up, a follow-up two days later, another path for your pro customers.
+            </EmptyState>
+          </div>
+        }
+      />
+      {canWrite && (
+        <NewAutomationDialog key={creating ? 'open' : 'closed'} open={creating} onClose={() => setCreating(false)} />
+      )}
     </>
   );
 }

@@ -5,7 +5,14 @@ import { useNavigate } from 'react-router';
 import { automationKeys } from '../../api/keys';
 import { TriggerFields } from '../../components/AutomationEditors';
 import { Button, Dialog, ErrorSummary, Input } from '../../components';
-import { automationsApi, checkTrigger, toDraftTrigger, toTrigger, type Automation, type DraftTrigger } from '../../lib/automations';
+import {
+  automationsApi,
+  checkTrigger,
+  toDraftTrigger,
+  toTrigger,
+  type Automation,
+  type DraftTrigger,
+} from '../../lib/automations';
 import { useFormGroups } from '../../lib/automation-hooks';
 import { useSegments, useTopics } from '../../lib/audience';
 import { otherErrors, problemOf } from '../../lib/forms';
@@ -36,16 +43,55 @@ export function NewAutomationDialog({ open, onClose }: { open: boolean; onClose:
   };
   const errors = { ...(tried ? local : {}), ...fields };
   return (
-    <Dialog open={open} title="New automation" onClose={onClose} busy={create.isPending} footer={
-      <>
-        <Button onClick={onClose} disabled={create.isPending}>Cancel</Button>
-        <Button type="submit" form="new-automation" variant="primary" loading={create.isPending} disabled={!name.trim()}>Create draft</Button>
-      </>
-    }>
+    <Dialog
+      open={open}
+      title="New automation"
+      onClose={onClose}
+      busy={create.isPending}
+      footer={
+        <>
+          <Button onClick={onClose} disabled={create.isPending}>
+            Cancel
+          </Button>
+          <Button
+            type="submit"
+            form="new-automation"
+            variant="primary"
+            loading={create.isPending}
+            disabled={!name.trim()}
+          >
+            Create draft
+          </Button>
+        </>
+      }
+    >
       <form id="new-automation" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/name', ...Object.keys(fields).filter((p) => p.startsWith('/trigger'))])} />
-        <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} error={fields['/name']} required maxLength={255} hint="For you; contacts never see it." placeholder="Welcome series" data-autofocus />
-        <TriggerFields trigger={{ ...trigger, useFilter: false }} onChange={(t) => setTrigger({ ...t, useFilter: false })} errors={errors} disabled={false} forms={forms} topics={topics} segments={segments} idPrefix="new-trigger" hideFilter />
+        <ErrorSummary
+          message={create.isError ? message : null}
+          errors={otherErrors(fields, ['/name', ...Object.keys(fields).filter((p) => p.startsWith('/trigger'))])}
+        />
+        <Input
+          label="Name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          error={fields['/name']}
+          required
+          maxLength={255}
+          hint="For you; contacts never see it."
+          placeholder="Welcome series"
+          data-autofocus
+        />
+        <TriggerFields
+          trigger={{ ...trigger, useFilter: false }}
+          onChange={(t) => setTrigger({ ...t, useFilter: false })}
+          errors={errors}
+          disabled={false}
+          forms={forms}
+          topics={topics}
+          segments={segments}
+          idPrefix="new-trigger"
+          hideFilter
+        />
         <p className="muted small">Then add the steps: emails, waits, branches. Nothing runs until you activate it.</p>
       </form>
     </Dialog>

@@ -24,7 +24,12 @@ export default function BroadcastDetail() {
   const q = useQuery({
     queryKey: broadcastKeys.detail(broadcastId),
     queryFn: async () => unwrap(await api.GET('/v1/broadcasts/{broadcastId}', { params: { path: { broadcastId } } })),
-    refetchInterval: (query) => (query.state.data && LIVE.has(query.state.data.status) ? 2000 : query.state.data?.status === 'SCHEDULED' ? 15_000 : false),
+    refetchInterval: (query) =>
+      query.state.data && LIVE.has(query.state.data.status)
+        ? 2000
+        : query.state.data?.status === 'SCHEDULED'
+          ? 15_000
+          : false,
   });
   const b = q.data;
   const description = b && (
@@ -32,20 +37,31 @@ export default function BroadcastDetail() {
       <StatusBadge status={b.status} />
       {b.sentAt && <span className="muted small">sent {formatDateTime(b.sentAt)}</span>}
       {b.status === 'SCHEDULED' && b.sendAt && <span className="muted small">for {formatDateTime(b.sendAt)}</span>}
-      {!b.sentAt && b.status !== 'SCHEDULED' && <span className="muted small">created {formatDateTime(b.createdAt)}</span>}
+      {!b.sentAt && b.status !== 'SCHEDULED' && (
+        <span className="muted small">created {formatDateTime(b.createdAt)}</span>
+      )}
     </span>
   );
   return (
     <>
-      <PageHeader title={b?.name ?? 'Broadcast'} description={description} back={{ to: '/broadcasts', label: 'Broadcasts' }} />
+      <PageHeader
+        title={b?.name ?? 'Broadcast'}
+        description={description}
+        back={{ to: '/broadcasts', label: 'Broadcasts' }}
+      />
       <QueryState query={q} skeleton={10}>
-        {(broadcast) => EDITABLE.has(broadcast.status) ? <Composer key={broadcast.id} broadcast={broadcast} />
-          : LIVE.has(broadcast.status) ? (
+        {(broadcast) =>
+          EDITABLE.has(broadcast.status) ? (
+            <Composer key={broadcast.id} broadcast={broadcast} />
+          ) : LIVE.has(broadcast.status) ? (
             <div className="stack">
               <Progress broadcast={broadcast} />
               <DeliveriesCard broadcastId={broadcast.id} live />
             </div>
-          ) : <Report broadcast={broadcast} />}
+          ) : (
+            <Report broadcast={broadcast} />
+          )
+        }
       </QueryState>
     </>
   );

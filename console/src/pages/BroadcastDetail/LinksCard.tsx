@@ -8,7 +8,8 @@ import { formatNumber } from '../../lib/format';
 export function LinksCard({ broadcastId }: { broadcastId: string }) {
   const q = useQuery({
     queryKey: broadcastKeys.links(broadcastId),
-    queryFn: async () => unwrap(await api.GET('/v1/broadcasts/{broadcastId}/links', { params: { path: { broadcastId } } })),
+    queryFn: async () =>
+      unwrap(await api.GET('/v1/broadcasts/{broadcastId}/links', { params: { path: { broadcastId } } })),
   });
   type Link = NonNullable<typeof q.data>['data'][number];
   const columns: Column<Link>[] = [
@@ -20,8 +21,13 @@ export function LinksCard({ broadcastId }: { broadcastId: string }) {
     <section className="card stack-sm" aria-labelledby="links-h">
       <h2 id="links-h">Link clicks</h2>
       <QueryState query={q}>
-        {(data) => data.data.length === 0 ? <EmptyState title="No clicks yet">Clicks by people show here; link scanners are left out.</EmptyState>
-          : <Table columns={columns} rows={data.data} rowKey={(l) => l.url} caption="Clicks per link" />}
+        {(data) =>
+          data.data.length === 0 ? (
+            <EmptyState title="No clicks yet">Clicks by people show here; link scanners are left out.</EmptyState>
+          ) : (
+            <Table columns={columns} rows={data.data} rowKey={(l) => l.url} caption="Clicks per link" />
+          )
+        }
       </QueryState>
     </section>
   );

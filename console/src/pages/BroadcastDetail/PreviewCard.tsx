@@ -7,19 +7,37 @@ import { EmailPreview } from '../../components/EmailPreview';
 import { ErrorState, Select, Skeleton, Spinner, Tabs } from '../../components';
 import type { Broadcast } from '../../lib/audience';
 
-export function PreviewCard({ broadcast, contactId, setContactId }: { broadcast: Broadcast; contactId: string; setContactId: (id: string) => void }) {
+export function PreviewCard({
+  broadcast,
+  contactId,
+  setContactId,
+}: {
+  broadcast: Broadcast;
+  contactId: string;
+  setContactId: (id: string) => void;
+}) {
   const [view, setView] = useState('html');
   const people = useQuery({
     queryKey: broadcastKeys.previewContacts(broadcast.id, broadcast.segmentId, broadcast.topicId),
     queryFn: async () => {
-      const audience = unwrap(await api.GET('/v1/broadcasts/{broadcastId}/audience', { params: { path: { broadcastId: broadcast.id }, query: { limit: 20 } } }));
+      const audience = unwrap(
+        await api.GET('/v1/broadcasts/{broadcastId}/audience', {
+          params: { path: { broadcastId: broadcast.id }, query: { limit: 20 } },
+        }),
+      );
       if (audience.data.length) return audience.data;
       return unwrap(await api.GET('/v1/contacts', { params: { query: { limit: 20 } } })).data;
     },
   });
   const preview = useQuery({
     queryKey: broadcastKeys.preview(broadcast.id, broadcast.updatedAt, contactId),
-    queryFn: async () => unwrap(await api.POST('/v1/broadcasts/{broadcastId}/preview', { params: { path: { broadcastId: broadcast.id } }, body: contactId ? { contactId } : {} })),
+    queryFn: async () =>
+      unwrap(
+        await api.POST('/v1/broadcasts/{broadcastId}/preview', {
+          params: { path: { broadcastId: broadcast.id } },
+          body: contactId ? { contactId } : {},
+        }),
+      ),
     placeholderData: keepPreviousData,
     retry: false,
   });
@@ -29,21 +47,60 @@ export function PreviewCard({ broadcast, contactId, setContactId }: { broadcast:
         <h2 id="preview-h">Preview</h2>
         {preview.isFetching && <Spinner size="sm" label="Rendering…" />}
       </div>
-      <Select label="Render for" value={contactId} onChange={(e) => setContactId(e.target.value)} disabled={people.isPending}
-        options={[{ value: '', label: 'Sample data (no contact)' }, ...(people.data ?? []).map((c) => ({ value: c.id, label: [c.email, [c.firstName, c.lastName].filter(Boolean).join(' ')].filter(Boolean).join(' — ') }))]}
-        hint="The saved version, personalised as this contact will get it." />
-      {preview.isPending ? <Skeleton lines={6} /> : preview.isError ? <ErrorState error={preview.error} title="The preview could not be rendered" onRetry={() => void preview.refetch()} /> : preview.data && (
-        <>
-          <dl className="kv small">
-            <dt>Subject</dt><dd data-testid="preview-subject">{preview.data.subject ?? <span className="muted">none yet</span>}</dd>
-            <dt>Preview text</dt><dd>{preview.data.previewText ?? <span className="muted">none</span>}</dd>
-            <dt>To</dt><dd className="break">{preview.data.contact.email}</dd>
-          </dl>
-          <Tabs label="Preview format" tabs={[{ id: 'html', label: 'HTML' }, { id: 'text', label: 'Plain text' }]} selected={view} onSelect={setView}>
-            {view === 'html' ? (preview.data.html ? <EmailPreview html={preview.data.html} title={`Email preview for ${preview.data.contact.email}`} /> : <p className="muted">No HTML: recipients get the text part.</p>)
-              : <pre className="text-preview">{preview.data.text ?? ''}</pre>}
-          </Tabs>
-        </>
+      <Select
+        label="Render for"
+        value={contactId}
+        onChange={(e) => setContactId(e.target.value)}
+        disabled={people.isPending}
+        options={[
+          { value: '', label: 'Sample data (no contact)' },
+          ...(people.data ?? []).map((c) => ({
+            value: c.id,
+            label: [c.email, [c.firstName, c.lastName].filter(Boolean).join(' ')].filter(Boolean).join(' — '),
+          })),
+        ]}
+        hint="The saved version, personalised as this contact will get it."
+      />
+      {preview.isPending ? (
+        <Skeleton lines={6} />
+      ) : preview.isError ? (
+        <ErrorState
+          error={preview.error}
+          title="The preview could not be rendered"
+          onRetry={() => void preview.refetch()}
+        />
+      ) : (
+        preview.data && (
+          <>
+            <dl className="kv small">
+              <dt>Subject</dt>
+              <dd data-testid="preview-subject">{preview.data.subject ?? <span className="muted">none yet</span>}</dd>
+              <dt>Preview text</dt>
+              <dd>{preview.data.previewText ?? <span className="muted">none</span>}</dd>
+              <dt>To</dt>
+              <dd className="break">{preview.data.contact.email}</dd>
+            </dl>
+            <Tabs
+              label="Preview format"
+              tabs={[
+                { id: 'html', label: 'HTML' },
+                { id: 'text', label: 'Plain text' },
+              ]}
+              selected={view}
+              onSelect={setView}
+            >
+              {view === 'html' ? (
+                preview.data.html ? (
+                  <EmailPreview html={preview.data.html} title={`Email preview for ${preview.data.contact.email}`} />
+                ) : (
+                  <p className="muted">No HTML: recipients get the text part.</p>
+                )
+              ) : (
+                <pre className="text-preview">{preview.data.text ?? ''}</pre>
+              )}
+            </Tabs>
+          </>
+        )
       )}
     </section>
   );

@@ -13,8 +13,21 @@ function Bar({ label, value, total, tone }: { label: string; value: number; tota
   const pct = total > 0 ? Math.min(100, (value / total) * 100) : 0;
   return (
     <div className="bar-row">
-      <div className="row-between small"><span>{label}</span><span className="num">{formatNumber(value)} <span className="muted">({percent(value, total)})</span></span></div>
-      <div className={`bar bar-${tone}`} role="progressbar" aria-label={label} aria-valuemin={0} aria-valuemax={total} aria-valuenow={value} aria-valuetext={`${formatNumber(value)} of ${formatNumber(total)}`}>
+      <div className="row-between small">
+        <span>{label}</span>
+        <span className="num">
+          {formatNumber(value)} <span className="muted">({percent(value, total)})</span>
+        </span>
+      </div>
+      <div
+        className={`bar bar-${tone}`}
+        role="progressbar"
+        aria-label={label}
+        aria-valuemin={0}
+        aria-valuemax={total}
+        aria-valuenow={value}
+        aria-valuetext={`${formatNumber(value)} of ${formatNumber(total)}`}
+      >
         <div className="bar-fill" style={{ width: `${pct}%` }} />
       </div>
     </div>
@@ -37,7 +50,13 @@ export function Progress({ broadcast }: { broadcast: Broadcast }) {
     onSuccess: (b, what) => {
       qc.setQueryData(broadcastKeys.detail(broadcast.id), b);
       setCanceling(false);
-      toast.success(what === 'pause' ? 'Paused: nothing new goes out.' : what === 'resume' ? 'Resumed.' : 'Canceled: undelivered messages will not be sent.');
+      toast.success(
+        what === 'pause'
+          ? 'Paused: nothing new goes out.'
+          : what === 'resume'
+            ? 'Resumed.'
+            : 'Canceled: undelivered messages will not be sent.',
+      );
     },
     onError: (err) => toast.error(problemOf(err).message ?? 'That did not work.'),
   });
@@ -50,14 +69,34 @@ export function Progress({ broadcast }: { broadcast: Broadcast }) {
         <h2 id="progress-h">{broadcast.status === 'PAUSED' ? 'Paused' : 'Sending'}</h2>
         {editable && (
           <div className="row">
-            {broadcast.status === 'SENDING' ? <Button onClick={() => act.mutate('pause')} loading={act.isPending && act.variables === 'pause'}>Pause</Button>
-              : <Button variant="primary" onClick={() => act.mutate('resume')} loading={act.isPending && act.variables === 'resume'}>Resume</Button>}
-            <Button variant="danger" onClick={() => setCanceling(true)}>Cancel sending</Button>
+            {broadcast.status === 'SENDING' ? (
+              <Button onClick={() => act.mutate('pause')} loading={act.isPending && act.variables === 'pause'}>
+                Pause
+              </Button>
+            ) : (
+              <Button
+                variant="primary"
+                onClick={() => act.mutate('resume')}
+                loading={act.isPending && act.variables === 'resume'}
+              >
+                Resume
+              </Button>
+            )}
+            <Button variant="danger" onClick={() => setCanceling(true)}>
+              Cancel sending
+            </Button>
           </div>
         )}
       </div>
-      {broadcast.status === 'PAUSED' && broadcast.pausedReason && <div className="callout callout-warning" role="status">Paused: {broadcast.pausedReason}</div>}
-      <p aria-live="polite"><strong>{formatNumber(done)}</strong> of <strong>{formatNumber(total)}</strong> handled ({percent(done, total)}). Updated every 2 seconds.</p>
+      {broadcast.status === 'PAUSED' && broadcast.pausedReason && (
+        <div className="callout callout-warning" role="status">
+          Paused: {broadcast.pausedReason}
+        </div>
+      )}
+      <p aria-live="polite">
+        <strong>{formatNumber(done)}</strong> of <strong>{formatNumber(total)}</strong> handled ({percent(done, total)}
+        ). Updated every 2 seconds.
+      </p>
       {s ? (
         <div className="stack-sm">
           <Bar label="Queued" value={s.queued} total={total} tone="info" />
@@ -65,9 +104,22 @@ export function Progress({ broadcast }: { broadcast: Broadcast }) {
           <Bar label="Failed" value={s.failed} total={total} tone="danger" />
           <Bar label="Bounced" value={s.bounced} total={total} tone="warning" />
         </div>
-      ) : <Skeleton lines={4} />}
-      <ConfirmDialog open={canceling} title="Cancel this broadcast?" danger confirmLabel="Cancel sending" busy={act.isPending} onClose={() => setCanceling(false)} onConfirm={() => act.mutate('cancel')}>
-        <p>Messages already sent stay sent; the {formatNumber(s?.queued ?? 0)} still queued will not go out. A canceled broadcast cannot be resumed.</p>
+      ) : (
+        <Skeleton lines={4} />
+      )}
+      <ConfirmDialog
+        open={canceling}
+        title="Cancel this broadcast?"
+        danger
+        confirmLabel="Cancel sending"
+        busy={act.isPending}
+        onClose={() => setCanceling(false)}
+        onConfirm={() => act.mutate('cancel')}
+      >
+        <p>
+          Messages already sent stay sent; the {formatNumber(s?.queued ?? 0)} still queued will not go out. A canceled
+          broadcast cannot be resumed.
+        </p>
       </ConfirmDialog>
     </section>
   );

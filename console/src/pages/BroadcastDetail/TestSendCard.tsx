@@ -6,31 +6,79 @@ import { Button, ErrorSummary, Input } from '../../components';
 import type { Broadcast } from '../../lib/audience';
 import { otherErrors, problemOf } from '../../lib/forms';
 
-export function TestSendCard({ broadcast, contactId, beforeSend }: { broadcast: Broadcast; contactId: string; beforeSend: () => Promise<void> }) {
+export function TestSendCard({
+  broadcast,
+  contactId,
+  beforeSend,
+}: {
+  broadcast: Broadcast;
+  contactId: string;
+  beforeSend: () => Promise<void>;
+}) {
   const [to, setTo] = useState('');
-  const emails = to.split(/[\s,;]+/).map((s) => s.trim()).filter(Boolean);
+  const emails = to
+    .split(/[\s,;]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   const send = useMutation({
     mutationFn: async () => {
       await beforeSend();
-      return unwrap(await api.POST('/v1/broadcasts/{broadcastId}/test', { params: { path: { broadcastId: broadcast.id } }, body: { emails, ...(contactId ? { contactId } : {}) } }));
+      return unwrap(
+        await api.POST('/v1/broadcasts/{broadcastId}/test', {
+          params: { path: { broadcastId: broadcast.id } },
+          body: { emails, ...(contactId ? { contactId } : {}) },
+        }),
+      );
     },
   });
   const { fields, message } = problemOf(send.error);
   const tooMany = emails.length > 5;
-  const submit = (e: FormEvent) => { e.preventDefault(); if (!tooMany && emails.length) send.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!tooMany && emails.length) send.mutate();
+  };
   return (
     <section className="card" aria-labelledby="test-h">
       <h2 id="test-h">Send a test</h2>
       <form className="stack-sm" onSubmit={submit} noValidate>
-        <Input label="To (up to 5 addresses)" value={to} onChange={(e) => setTo(e.target.value)} placeholder="you@example.com, colleague@example.com"
-          error={tooMany ? 'At most 5 addresses.' : fields['/emails'] ?? Object.entries(fields).find(([p]) => p.startsWith('/emails/'))?.[1]}
-          hint="Personalised like the preview; the subject starts with [Test]. Tests count in no statistics." />
-        <ErrorSummary message={send.isError && !fields['/emails'] ? message : null} errors={otherErrors(fields, ['/emails', ...Object.keys(fields).filter((p) => p.startsWith('/emails/'))])} />
-        <div><Button type="submit" loading={send.isPending} disabled={!emails.length || tooMany}>Send test</Button></div>
+        <Input
+          label="To (up to 5 addresses)"
+          value={to}
+          onChange={(e) => setTo(e.target.value)}
+          placeholder="you@example.com, colleague@example.com"
+          error={
+            tooMany
+              ? 'At most 5 addresses.'
+              : (fields['/emails'] ?? Object.entries(fields).find(([p]) => p.startsWith('/emails/'))?.[1])
+          }
+          hint="Personalised like the preview; the subject starts with [Test]. Tests count in no statistics."
+        />
+        <ErrorSummary
+          message={send.isError && !fields['/emails'] ? message : null}
+          errors={otherErrors(fields, ['/emails', ...Object.keys(fields).filter((p) => p.startsWith('/emails/'))])}
+        />
+        <div>
+          <Button type="submit" loading={send.isPending} disabled={!emails.length || tooMany}>
+            Send test
+          </Button>
+        </div>
         {send.data && (
           <div className="stack-sm" role="status">
-            {send.data.sent.length > 0 && <div className="callout callout-success">Sent to {send.data.sent.map((s) => s.email).join(', ')}.</div>}
-            {send.data.failed.length > 0 && <div className="callout callout-danger"><strong>Not sent:</strong><ul>{send.data.failed.map((f) => <li key={f.email}>{f.email}: {f.error}</li>)}</ul></div>}
+            {send.data.sent.length > 0 && (
+              <div className="callout callout-success">Sent to {send.data.sent.map((s) => s.email).join(', ')}.</div>
+            )}
+            {send.data.failed.length > 0 && (
+              <div className="callout callout-danger">
+                <strong>Not sent:</strong>
+                <ul>
+                  {send.data.failed.map((f) => (
+                    <li key={f.email}>
+                      {f.email}: {f.error}
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            )}
           </div>
         )}
       </form>

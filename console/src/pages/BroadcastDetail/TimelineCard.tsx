@@ -11,7 +11,12 @@ export function TimelineCard({ broadcastId }: { broadcastId: string }) {
   const [bucket, setBucket] = useState<'hour' | 'day'>('hour');
   const q = useQuery({
     queryKey: broadcastKeys.timeline(broadcastId, bucket),
-    queryFn: async () => unwrap(await api.GET('/v1/broadcasts/{broadcastId}/timeline', { params: { path: { broadcastId }, query: { bucket } } })),
+    queryFn: async () =>
+      unwrap(
+        await api.GET('/v1/broadcasts/{broadcastId}/timeline', {
+          params: { path: { broadcastId }, query: { bucket } },
+        }),
+      ),
   });
   const chart = useMemo(() => {
     if (!q.data || q.data.data.length === 0) return null;
@@ -41,22 +46,51 @@ export function TimelineCard({ broadcastId }: { broadcastId: string }) {
       <div className="card-header">
         <h2 id="timeline-h">Over time</h2>
         <div className="row" role="group" aria-label="Bucket size">
-          <Button size="sm" variant={bucket === 'hour' ? 'primary' : 'secondary'} aria-pressed={bucket === 'hour'} onClick={() => setBucket('hour')}>By hour</Button>
-          <Button size="sm" variant={bucket === 'day' ? 'primary' : 'secondary'} aria-pressed={bucket === 'day'} onClick={() => setBucket('day')}>By day</Button>
+          <Button
+            size="sm"
+            variant={bucket === 'hour' ? 'primary' : 'secondary'}
+            aria-pressed={bucket === 'hour'}
+            onClick={() => setBucket('hour')}
+          >
+            By hour
+          </Button>
+          <Button
+            size="sm"
+            variant={bucket === 'day' ? 'primary' : 'secondary'}
+            aria-pressed={bucket === 'day'}
+            onClick={() => setBucket('day')}
+          >
+            By day
+          </Button>
         </div>
       </div>
-      {q.isPending ? <Skeleton lines={6} /> : q.isError ? <ErrorState error={q.error} onRetry={() => void q.refetch()} /> : !chart ? <EmptyState title="Nothing to chart yet" /> : (
+      {q.isPending ? (
+        <Skeleton lines={6} />
+      ) : q.isError ? (
+        <ErrorState error={q.error} onRetry={() => void q.refetch()} />
+      ) : !chart ? (
+        <EmptyState title="Nothing to chart yet" />
+      ) : (
         <>
-          <TimeChart times={chart.times} series={chart.series} label={`Sent, opens, clicks and bounces per ${bucket} (UTC), ${chart.rows.length} ${bucket}s with activity.`} />
+          <TimeChart
+            times={chart.times}
+            series={chart.series}
+            label={`Sent, opens, clicks and bounces per ${bucket} (UTC), ${chart.rows.length} ${bucket}s with activity.`}
+          />
           <details>
             <summary>The numbers as a table</summary>
-            <Table caption={`Per ${bucket}`} rowKey={(r) => r.at} rows={chart.rows} columns={[
-              { key: 'at', header: bucket === 'hour' ? 'Hour' : 'Day', cell: (r) => formatDateTime(r.at) },
-              { key: 'sent', header: 'Sent', numeric: true, cell: (r) => formatNumber(r.sent) },
-              { key: 'opens', header: 'Opens', numeric: true, cell: (r) => formatNumber(r.opens) },
-              { key: 'clicks', header: 'Clicks', numeric: true, cell: (r) => formatNumber(r.clicks) },
-              { key: 'bounces', header: 'Bounces', numeric: true, cell: (r) => formatNumber(r.bounces) },
-            ]} />
+            <Table
+              caption={`Per ${bucket}`}
+              rowKey={(r) => r.at}
+              rows={chart.rows}
+              columns={[
+                { key: 'at', header: bucket === 'hour' ? 'Hour' : 'Day', cell: (r) => formatDateTime(r.at) },
+                { key: 'sent', header: 'Sent', numeric: true, cell: (r) => formatNumber(r.sent) },
+                { key: 'opens', header: 'Opens', numeric: true, cell: (r) => formatNumber(r.opens) },
+                { key: 'clicks', header: 'Clicks', numeric: true, cell: (r) => formatNumber(r.clicks) },
+                { key: 'bounces', header: 'Bounces', numeric: true, cell: (r) => formatNumber(r.bounces) },
+              ]}
+            />
           </details>
         </>
       )}

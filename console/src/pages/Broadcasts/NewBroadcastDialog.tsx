@@ -21,17 +21,45 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
     },
   });
   const { fields, message } = problemOf(create.error);
-  const submit = (e: FormEvent) => { e.preventDefault(); create.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
   return (
-    <Dialog open={open} title="New broadcast" onClose={onClose} busy={create.isPending} footer={
-      <>
-        <Button onClick={onClose} disabled={create.isPending}>Cancel</Button>
-        <Button type="submit" form="new-broadcast" variant="primary" loading={create.isPending} disabled={!name.trim()}>Create draft</Button>
-      </>
-    }>
+    <Dialog
+      open={open}
+      title="New broadcast"
+      onClose={onClose}
+      busy={create.isPending}
+      footer={
+        <>
+          <Button onClick={onClose} disabled={create.isPending}>
+            Cancel
+          </Button>
+          <Button
+            type="submit"
+            form="new-broadcast"
+            variant="primary"
+            loading={create.isPending}
+            disabled={!name.trim()}
+          >
+            Create draft
+          </Button>
+        </>
+      }
+    >
       <form id="new-broadcast" className="stack" onSubmit={submit} noValidate>
         <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/name'])} />
-        <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} error={fields['/name']} required maxLength={255} hint="For you; recipients see the subject." data-autofocus />
+        <Input
+          label="Name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          error={fields['/name']}
+          required
+          maxLength={255}
+          hint="For you; recipients see the subject."
+          data-autofocus
+        />
       </form>
     </Dialog>
   );

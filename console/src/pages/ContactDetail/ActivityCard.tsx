@@ -26,24 +26,36 @@ function eventDetail(e: ActivityEvent, topicNames: Map<string, string>): string 
   const d = e.data as Record<string, unknown>;
   const parts: string[] = [];
   if (e.type === 'email.clicked' && typeof d.url === 'string') parts.push(d.url);
-  if (e.type === 'contact.updated' && Array.isArray(d.fields)) parts.push(`Changed: ${(d.fields as string[]).join(', ')}`);
+  if (e.type === 'contact.updated' && Array.isArray(d.fields))
+    parts.push(`Changed: ${(d.fields as string[]).join(', ')}`);
   if (typeof d.topicId === 'string') parts.push(`Topic: ${topicNames.get(d.topicId) ?? d.topicId}`);
   if (typeof d.from === 'string' && e.type.startsWith('contact.')) parts.push(`was ${d.from.toLowerCase()}`);
   if (typeof d.detail === 'string') parts.push(d.detail);
   if (typeof d.error === 'string') parts.push(d.error);
-  if (e.type === 'form.submitted' && typeof d.formType === 'string') parts.push(d.formType === 'SURVEY' ? 'Survey' : 'Sign-up form');
-  if (d.machine === true) parts.push(`by a machine${typeof d.reason === 'string' ? ` (${d.reason})` : ''}: not counted as a person`);
+  if (e.type === 'form.submitted' && typeof d.formType === 'string')
+    parts.push(d.formType === 'SURVEY' ? 'Survey' : 'Sign-up form');
+  if (d.machine === true)
+    parts.push(`by a machine${typeof d.reason === 'string' ? ` (${d.reason})` : ''}: not counted as a person`);
   if (typeof d.source === 'string') parts.push(`via ${d.source.toLowerCase()}`);
   return parts.length ? parts.join(' · ') : null;
 }
 
 export function ActivityCard({ contactId, topicNames }: { contactId: string; topicNames: Map<string, string> }) {
   const list = useCursorList<ActivityEvent>(contactKeys.activity(contactId), async (cursor) =>
-    unwrap(await api.GET('/v1/contacts/{contactId}/activity', { params: { path: { contactId }, query: { cursor, limit: 25 } } })));
+    unwrap(
+      await api.GET('/v1/contacts/{contactId}/activity', {
+        params: { path: { contactId }, query: { cursor, limit: 25 } },
+      }),
+    ),
+  );
   return (
     <section className="card" aria-labelledby="activity-h">
       <h2 id="activity-h">Activity</h2>
-      {list.isPending ? <Skeleton lines={5} /> : list.isError ? <ErrorState error={list.error} onRetry={() => void list.refetch()} /> : list.rows.length === 0 ? (
+      {list.isPending ? (
+        <Skeleton lines={5} />
+      ) : list.isError ? (
+        <ErrorState error={list.error} onRetry={() => void list.refetch()} />
+      ) : list.rows.length === 0 ? (
         <EmptyState title="No activity yet">Emails, opens, clicks, sign-ups and changes show here.</EmptyState>
       ) : (
         <>
@@ -53,21 +65,40 @@ export function ActivityCard({ contactId, topicNames }: { contactId: string; top
               const detail = eventDetail(e, topicNames);
               return (
                 <li key={e.id} className="timeline-item">
-                  <span className={`timeline-icon tone-${look.tone}`} aria-hidden="true">{look.icon}</span>
+                  <span className={`timeline-icon tone-${look.tone}`} aria-hidden="true">
+                    {look.icon}
+                  </span>
                   <div className="timeline-body">
                     <div className="row-between">
                       <strong>{look.label}</strong>
-                      <time className="muted small" dateTime={e.occurredAt} title={formatDateTime(e.occurredAt)}>{formatDateTime(e.occurredAt)} · {relative(e.occurredAt)}</time>
+                      <time className="muted small" dateTime={e.occurredAt} title={formatDateTime(e.occurredAt)}>
+                        {formatDateTime(e.occurredAt)} · {relative(e.occurredAt)}
+                      </time>
                     </div>
                     {detail && <div className="small break">{detail}</div>}
-                    {e.broadcastId && <div className="small"><Link to={`/broadcasts/${e.broadcastId}`}>Open the broadcast</Link></div>}
-                    {e.type === 'form.submitted' && typeof (e.data as Record<string, unknown>).formGroupId === 'string' && <div className="small"><Link to={`/forms/${String((e.data as Record<string, unknown>).formId)}`}>Open the form</Link></div>}
+                    {e.broadcastId && (
+                      <div className="small">
+                        <Link to={`/broadcasts/${e.broadcastId}`}>Open the broadcast</Link>
+                      </div>
+                    )}
+                    {e.type === 'form.submitted' &&
+                      typeof (e.data as Record<string, unknown>).formGroupId === 'string' && (
+                        <div className="small">
+                          <Link to={`/forms/${String((e.data as Record<string, unknown>).formId)}`}>Open the form</Link>
+                        </div>
+                      )}
                   </div>
                 </li>
               );
             })}
           </ol>
-          {list.hasNextPage && <div className="table-foot"><Button onClick={() => void list.fetchNextPage()} loading={list.isFetchingNextPage}>Show older activity</Button></div>}
+          {list.hasNextPage && (
+            <div className="table-foot">
+              <Button onClick={() => void list.fetchNextPage()} loading={list.isFetchingNextPage}>
+                Show older activity
+              </Button>
+            </div>
+          )}
         </>
       )}
     </section>

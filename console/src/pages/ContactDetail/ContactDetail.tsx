@@ -37,12 +37,35 @@ export default function ContactDetail() {
     },
   });
   const editable = can('write:contacts');
-  const title = q.data ? ([q.data.firstName, q.data.lastName].filter(Boolean).join(' ') || q.data.email) : 'Contact';
+  const title = q.data ? [q.data.firstName, q.data.lastName].filter(Boolean).join(' ') || q.data.email : 'Contact';
   return (
     <>
-      <PageHeader title={title} back={{ to: '/contacts', label: 'Contacts' }}
-        description={q.data && <span className="row"><span className="break">{q.data.email}</span><StatusBadge status={q.data.status} tone={CONTACT_TONES[q.data.status]} label={statusLabel(q.data.status)} />{q.data.suppressed && <StatusBadge status="suppressed" tone="danger" label="Suppressed" />}<span className="muted small">added {formatDateTime(q.data.createdAt)}</span></span>}
-        actions={editable && q.data && <Button variant="danger" onClick={() => setDeleting(true)}>Delete contact</Button>} />
+      <PageHeader
+        title={title}
+        back={{ to: '/contacts', label: 'Contacts' }}
+        description={
+          q.data && (
+            <span className="row">
+              <span className="break">{q.data.email}</span>
+              <StatusBadge
+                status={q.data.status}
+                tone={CONTACT_TONES[q.data.status]}
+                label={statusLabel(q.data.status)}
+              />
+              {q.data.suppressed && <StatusBadge status="suppressed" tone="danger" label="Suppressed" />}
+              <span className="muted small">added {formatDateTime(q.data.createdAt)}</span>
+            </span>
+          )
+        }
+        actions={
+          editable &&
+          q.data && (
+            <Button variant="danger" onClick={() => setDeleting(true)}>
+              Delete contact
+            </Button>
+          )
+        }
+      />
       <QueryState query={q} skeleton={8}>
         {(contact) => (
           <div className="detail-grid">
@@ -54,8 +77,19 @@ export default function ContactDetail() {
           </div>
         )}
       </QueryState>
-      <ConfirmDialog open={deleting} title="Delete this contact?" danger confirmLabel="Delete contact" busy={remove.isPending} onClose={() => setDeleting(false)} onConfirm={() => remove.mutate()}>
-        <p>{q.data?.email} and its topic choices are deleted for good. Its suppression, if any, stays: a deleted address is still not mailed.</p>
+      <ConfirmDialog
+        open={deleting}
+        title="Delete this contact?"
+        danger
+        confirmLabel="Delete contact"
+        busy={remove.isPending}
+        onClose={() => setDeleting(false)}
+        onConfirm={() => remove.mutate()}
+      >
+        <p>
+          {q.data?.email} and its topic choices are deleted for good. Its suppression, if any, stays: a deleted address
+          is still not mailed.
+        </p>
         {remove.isError && <ErrorSummary message={problemOf(remove.error).message} />}
       </ConfirmDialog>
     </>

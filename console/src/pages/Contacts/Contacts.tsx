@@ -9,8 +9,26 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { contactKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
-import { Button, EmptyState, ErrorState, Input, PageHeader, Select, Skeleton, StatusBadge, Table, type Column } from '../../components';
-import { CONTACT_STATUSES, CONTACT_TONES, statusLabel, useTopics, type Contact, type ContactStatus } from '../../lib/audience';
+import {
+  Button,
+  EmptyState,
+  ErrorState,
+  Input,
+  PageHeader,
+  Select,
+  Skeleton,
+  StatusBadge,
+  Table,
+  type Column,
+} from '../../components';
+import {
+  CONTACT_STATUSES,
+  CONTACT_TONES,
+  statusLabel,
+  useTopics,
+  type Contact,
+  type ContactStatus,
+} from '../../lib/audience';
 import { formatDateTime } from '../../lib/format';
 import { problemOf } from '../../lib/forms';
 import { ImportDialog } from './ImportDialog';
@@ -34,9 +52,20 @@ export default function Contacts() {
 
   const q = useQuery({
     queryKey: contactKeys.list({ email, status, topicId, cursor }),
-    queryFn: async () => unwrap(await api.GET('/v1/contacts', {
-      params: { query: { limit: PAGE, cursor, ...(email ? { email } : {}), ...(status ? { status } : {}), ...(topicId ? { topicId } : {}) } },
-    })),
+    queryFn: async () =>
+      unwrap(
+        await api.GET('/v1/contacts', {
+          params: {
+            query: {
+              limit: PAGE,
+              cursor,
+              ...(email ? { email } : {}),
+              ...(status ? { status } : {}),
+              ...(topicId ? { topicId } : {}),
+            },
+          },
+        }),
+      ),
     placeholderData: keepPreviousData,
   });
   const resetPages = () => setCursors([undefined]);
@@ -47,13 +76,44 @@ export default function Contacts() {
     resetPages();
   };
   const { fields } = problemOf(q.error);
-  const emailError = fields['/query/email'] ? 'Enter a whole email address, like ana@example.com: the search matches exact addresses only.' : null;
+  const emailError = fields['/query/email']
+    ? 'Enter a whole email address, like ana@example.com: the search matches exact addresses only.'
+    : null;
 
   const columns: Column<Contact>[] = [
-    { key: 'email', header: 'Email', cell: (c) => <Link className="cell-main break" to={`/contacts/${c.id}`}>{c.email}</Link> },
-    { key: 'name', header: 'Name', cell: (c) => [c.firstName, c.lastName].filter(Boolean).join(' ') || <span className="muted">—</span> },
-    { key: 'status', header: 'Status', cell: (c) => <span className="row"><StatusBadge status={c.status} tone={CONTACT_TONES[c.status]} label={statusLabel(c.status)} />{c.suppressed && <StatusBadge status="suppressed" tone="danger" label="Suppressed" />}</span> },
-    { key: 'topics', header: 'Topics', cell: (c) => c.topics.filter((t) => t.subscribed).map((t) => t.name).join(', ') || <span className="muted">—</span> },
+    {
+      key: 'email',
+      header: 'Email',
+      cell: (c) => (
+        <Link className="cell-main break" to={`/contacts/${c.id}`}>
+          {c.email}
+        </Link>
+      ),
+    },
+    {
+      key: 'name',
+      header: 'Name',
+      cell: (c) => [c.firstName, c.lastName].filter(Boolean).join(' ') || <span className="muted">—</span>,
+    },
+    {
+      key: 'status',
+      header: 'Status',
+      cell: (c) => (
+        <span className="row">
+          <StatusBadge status={c.status} tone={CONTACT_TONES[c.status]} label={statusLabel(c.status)} />
+          {c.suppressed && <StatusBadge status="suppressed" tone="danger" label="Suppressed" />}
+        </span>
+      ),
+    },
+    {
+      key: 'topics',
+      header: 'Topics',
+      cell: (c) =>
+        c.topics
+          .filter((t) => t.subscribed)
+          .map((t) => t.name)
+          .join(', ') || <span className="muted">—</span>,
+    },
     { key: 'created', header: 'Added', cell: (c) => <span className="nowrap">{formatDateTime(c.createdAt)}</span> },
   ];
   const filtered = Boolean(email || status || topicId);
@@ -61,33 +121,104 @@ export default function Contacts() {
 
   return (
     <>
-      <PageHeader title="Contacts" description="Everyone who signed up, was imported or added through the API." actions={
-        <>
-          <Button onClick={() => setExporting(true)}>Export CSV</Button>
-          {can('write:contacts') && <Button variant="primary" onClick={() => setImporting(true)}>Import</Button>}
-        </>
-      } />
+      <PageHeader
+        title="Contacts"
+        description="Everyone who signed up, was imported or added through the API."
+        actions={
+          <>
+            <Button onClick={() => setExporting(true)}>Export CSV</Button>
+            {can('write:contacts') && (
+              <Button variant="primary" onClick={() => setImporting(true)}>
+                Import
+              </Button>
+            )}
+          </>
+        }
+      />
       <div className="card filters">
         <form className="filter-search" onSubmit={search} role="search" aria-label="Find a contact by email">
-          <Input label="Email address" type="search" inputMode="email" autoComplete="off" placeholder="ana@example.com" value={emailInput}
-            onChange={(e) => { setEmailInput(e.target.value); if (!e.target.value && email) { setEmail(''); resetPages(); } }}
-            hint="Exact match on the whole address (case does not matter)." error={emailError} />
+          <Input
+            label="Email address"
+            type="search"
+            inputMode="email"
+            autoComplete="off"
+            placeholder="ana@example.com"
+            value={emailInput}
+            onChange={(e) => {
+              setEmailInput(e.target.value);
+              if (!e.target.value && email) {
+                setEmail('');
+                resetPages();
+              }
+            }}
+            hint="Exact match on the whole address (case does not matter)."
+            error={emailError}
+          />
           <Button type="submit">Search</Button>
         </form>
-        <Select label="Status" value={status} onChange={(e) => { setStatus(e.target.value as ContactStatus | ''); resetPages(); }}
-          options={[{ value: '', label: 'Any status' }, ...CONTACT_STATUSES.map((s) => ({ value: s, label: statusLabel(s) }))]} />
-        <Select label="Subscribed to topic" value={topicId} onChange={(e) => { setTopicId(e.target.value); resetPages(); }} disabled={topics.isPending}
-          options={[{ value: '', label: 'Any topic' }, ...(topics.data ?? []).map((t) => ({ value: t.id, label: t.name }))]} />
+        <Select
+          label="Status"
+          value={status}
+          onChange={(e) => {
+            setStatus(e.target.value as ContactStatus | '');
+            resetPages();
+          }}
+          options={[
+            { value: '', label: 'Any status' },
+            ...CONTACT_STATUSES.map((s) => ({ value: s, label: statusLabel(s) })),
+          ]}
+        />
+        <Select
+          label="Subscribed to topic"
+          value={topicId}
+          onChange={(e) => {
+            setTopicId(e.target.value);
+            resetPages();
+          }}
+          disabled={topics.isPending}
+          options={[
+            { value: '', label: 'Any topic' },
+            ...(topics.data ?? []).map((t) => ({ value: t.id, label: t.name })),
+          ]}
+        />
       </div>
 
-      {q.isPending ? <Skeleton lines={8} /> : q.isError && !emailError ? <ErrorState error={q.error} onRetry={() => void q.refetch()} /> : !q.data || q.data.data.length === 0 ? (
+      {q.isPending ? (
+        <Skeleton lines={8} />
+      ) : q.isError && !emailError ? (
+        <ErrorState error={q.error} onRetry={() => void q.refetch()} />
+      ) : !q.data || q.data.data.length === 0 ? (
         <div className="card">
           {filtered || emailError ? (
-            <EmptyState title={email ? `No contact has the address ${email}` : 'No contacts match these filters'} action={<Button onClick={() => { setEmail(''); setEmailInput(''); setStatus(''); setTopicId(''); resetPages(); }}>Clear the search and filters</Button>}>
+            <EmptyState
+              title={email ? `No contact has the address ${email}` : 'No contacts match these filters'}
+              action={
+                <Button
+                  onClick={() => {
+                    setEmail('');
+                    setEmailInput('');
+                    setStatus('');
+                    setTopicId('');
+                    resetPages();
+                  }}
+                >
+                  Clear the search and filters
+                </Button>
+              }
+            >
               {email ? 'The search finds whole addresses only.' : 'Try another status or topic.'}
             </EmptyState>
           ) : (
-            <EmptyState title="No contacts yet" action={can('write:contacts') && <Button variant="primary" onClick={() => setImporting(true)}>Import contacts</Button>}>
+            <EmptyState
+              title="No contacts yet"
+              action={
+                can('write:contacts') && (
+                  <Button variant="primary" onClick={() => setImporting(true)}>
+                    Import contacts
+                  </Button>
+                )
+              }
+            >
               Contacts arrive through your forms, imports and the API.
             </EmptyState>
           )}
@@ -96,9 +227,19 @@ export default function Contacts() {
         <div className="stack-sm contacts-list" aria-busy={q.isFetching || undefined}>
           <Table columns={columns} rows={q.data.data} rowKey={(c) => c.id} caption={`Contacts, page ${page}`} />
           <nav className="pager" aria-label="Contact pages">
-            <Button onClick={() => setCursors((c) => c.slice(0, -1))} disabled={page === 1 || q.isFetching}>← Previous</Button>
-            <span className="muted small" aria-live="polite">Page {page}{q.isFetching ? ' (loading…)' : ''}</span>
-            <Button onClick={() => q.data?.nextCursor && setCursors((c) => [...c, q.data!.nextCursor ?? undefined])} disabled={!q.data.nextCursor || q.isFetching}>Next →</Button>
+            <Button onClick={() => setCursors((c) => c.slice(0, -1))} disabled={page === 1 || q.isFetching}>
+              ← Previous
+            </Button>
+            <span className="muted small" aria-live="polite">
+              Page {page}
+              {q.isFetching ? ' (loading…)' : ''}
+            </span>
+            <Button
+              onClick={() => q.data?.nextCursor && setCursors((c) => [...c, q.data!.nextCursor ?? undefined])}
+              disabled={!q.data.nextCursor || q.isFetching}
+            >
+              Next →
+            </Button>
           </nav>
         </div>
       )}

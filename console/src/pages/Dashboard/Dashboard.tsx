@@ -16,7 +16,10 @@ export default function Dashboard() {
   const can = useCan();
   return (
     <>
-      <PageHeader title="Dashboard" description={`Welcome back${session.user.name ? `, ${session.user.name}` : ''}. Here is how ${session.workspace.name} is doing.`} />
+      <PageHeader
+        title="Dashboard"
+        description={`Welcome back${session.user.name ? `, ${session.user.name}` : ''}. Here is how ${session.workspace.name} is doing.`}
+      />
       <div className="stack">
         {can('read:contacts') && <SignupsCard />}
         <div className="grid-2">

@@ -37,19 +37,42 @@ export function SignupsCard() {
       if (i >= 0 && i < DAYS) counts[i]! += h.created;
     }
     const total = counts.reduce((a, n) => a + n, 0);
-    return { times: days.map((d) => d / 1000), series: [{ label: 'New contacts', values: counts, color: '#2f4fd6', bars: true }], total, best: Math.max(...counts) };
+    return {
+      times: days.map((d) => d / 1000),
+      series: [{ label: 'New contacts', values: counts, color: '#2f4fd6', bars: true }],
+      total,
+      best: Math.max(...counts),
+    };
   }, [q.data]);
   return (
     <section className="card stack-sm" aria-labelledby="signups-h">
       <div className="card-header">
         <h2 id="signups-h">New contacts, last {DAYS} days</h2>
-        {chart && <span className="stat"><span className="stat-value">{formatNumber(chart.total)}</span></span>}
+        {chart && (
+          <span className="stat">
+            <span className="stat-value">{formatNumber(chart.total)}</span>
+          </span>
+        )}
       </div>
-      {q.isPending ? <Skeleton lines={6} /> : q.isError ? <ErrorState error={q.error} onRetry={() => void q.refetch()} /> : chart && chart.total === 0 ? (
-        <EmptyState title="No new contacts in the last 30 days" action={<Link to="/forms">Publish a sign-up form</Link>}>Contacts from forms, imports and the API show here.</EmptyState>
-      ) : chart && (
-          <TimeChart times={chart.times} series={chart.series} label={`New contacts per day over the last ${DAYS} days: ${formatNumber(chart.total)} in all, at most ${formatNumber(chart.best)} in a day.`} />
-
+      {q.isPending ? (
+        <Skeleton lines={6} />
+      ) : q.isError ? (
+        <ErrorState error={q.error} onRetry={() => void q.refetch()} />
+      ) : chart && chart.total === 0 ? (
+        <EmptyState
+          title="No new contacts in the last 30 days"
+          action={<Link to="/forms">Publish a sign-up form</Link>}
+        >
+          Contacts from forms, imports and the API show here.
+        </EmptyState>
+      ) : (
+        chart && (
+          <TimeChart
+            times={chart.times}
+            series={chart.series}
+            label={`New contacts per day over the last ${DAYS} days: ${formatNumber(chart.total)} in all, at most ${formatNumber(chart.best)} in a day.`}
+          />
+        )
       )}
     </section>
   );

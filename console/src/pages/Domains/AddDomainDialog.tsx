@@ -20,17 +20,38 @@ export function AddDomainDialog({ open, onClose }: { open: boolean; onClose: () 
     },
   });
   const { fields, message } = problemOf(add.error);
-  const submit = (e: FormEvent) => { e.preventDefault(); add.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    add.mutate();
+  };
   return (
-    <Dialog open={open} title="Add a sending domain" onClose={onClose} busy={add.isPending} footer={
-      <>
-        <Button onClick={onClose} disabled={add.isPending}>Cancel</Button>
-        <Button type="submit" form="add-domain" variant="primary" loading={add.isPending} disabled={!name.trim()}>Add domain</Button>
-      </>
-    }>
+    <Dialog
+      open={open}
+      title="Add a sending domain"
+      onClose={onClose}
+      busy={add.isPending}
+      footer={
+        <>
+          <Button onClick={onClose} disabled={add.isPending}>
+            Cancel
+          </Button>
+          <Button type="submit" form="add-domain" variant="primary" loading={add.isPending} disabled={!name.trim()}>
+            Add domain
+          </Button>
+        </>
+      }
+    >
       <form id="add-domain" className="stack" onSubmit={submit} noValidate>
         <ErrorSummary message={add.isError ? message : null} errors={otherErrors(fields, ['/name'])} />
-        <Input label="Domain" placeholder="example.com" value={name} onChange={(e) => setName(e.target.value)} error={fields['/name']} hint="The part after @ in your From address. You will get DNS records to publish." data-autofocus />
+        <Input
+          label="Domain"
+          placeholder="example.com"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          error={fields['/name']}
+          hint="The part after @ in your From address. You will get DNS records to publish."
+          data-autofocus
+        />
       </form>
     </Dialog>
   );

@@ -2,7 +2,13 @@
 import { useId } from 'react';
 import { Button, Input, Select, Textarea } from '../../components';
 import { FormPreview } from '../../components/FormPreview';
-import { DEFAULT_BRAND, contrastRatio, textOn, type FormAppearance, type Form as FormLook } from '@formcast/form-appearance';
+import {
+  DEFAULT_BRAND,
+  contrastRatio,
+  textOn,
+  type FormAppearance,
+  type Form as FormLook,
+} from '@formcast/form-appearance';
 
 type Theme = NonNullable<FormAppearance['theme']>;
 
@@ -18,8 +24,13 @@ export interface AppearanceDraft {
 
 export function appearanceDraft(a: FormAppearance | undefined): AppearanceDraft {
   return {
-    heading: a?.heading ?? '', intro: a?.intro ?? '', buttonLabel: a?.buttonLabel ?? '', consentText: a?.consentText ?? '',
-    brandColor: a?.brandColor ?? '', logoUrl: a?.logoUrl ?? '', theme: a?.theme ?? 'light',
+    heading: a?.heading ?? '',
+    intro: a?.intro ?? '',
+    buttonLabel: a?.buttonLabel ?? '',
+    consentText: a?.consentText ?? '',
+    brandColor: a?.brandColor ?? '',
+    logoUrl: a?.logoUrl ?? '',
+    theme: a?.theme ?? 'light',
   };
 }
 
@@ -38,8 +49,18 @@ export function appearanceBody(d: AppearanceDraft): FormAppearance | null {
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
 
-export function AppearanceFieldset({ draft, onChange, preview, errors, disabled }: {
-  draft: AppearanceDraft; onChange: (d: AppearanceDraft) => void; preview: FormLook; errors: Record<string, string>; disabled: boolean;
+export function AppearanceFieldset({
+  draft,
+  onChange,
+  preview,
+  errors,
+  disabled,
+}: {
+  draft: AppearanceDraft;
+  onChange: (d: AppearanceDraft) => void;
+  preview: FormLook;
+  errors: Record<string, string>;
+  disabled: boolean;
 }) {
   const set = <K extends keyof AppearanceDraft>(k: K, v: AppearanceDraft[K]) => onChange({ ...draft, [k]: v });
   const colorId = useId();
@@ -49,30 +70,105 @@ export function AppearanceFieldset({ draft, onChange, preview, errors, disabled 
   return (
     <fieldset disabled={disabled} className="card stack">
       <legend>Appearance</legend>
-      <p className="muted small">What visitors see on the hosted page and in the embeds. The form’s name stays internal.</p>
+      <p className="muted small">
+        What visitors see on the hosted page and in the embeds. The form’s name stays internal.
+      </p>
       <div className="appearance-grid">
         <div className="stack">
-          <Input label="Heading" value={draft.heading} onChange={(e) => set('heading', e.target.value)} maxLength={200} placeholder={preview.type === 'SURVEY' ? 'We would love your feedback' : 'Subscribe to our newsletter'} error={err('heading')} hint={`${[...draft.heading].length}/200`} />
-          <Textarea label="Introduction" value={draft.intro} onChange={(e) => set('intro', e.target.value)} rows={3} maxLength={2000} error={err('intro')} hint="Plain text; line breaks are kept." />
+          <Input
+            label="Heading"
+            value={draft.heading}
+            onChange={(e) => set('heading', e.target.value)}
+            maxLength={200}
+            placeholder={preview.type === 'SURVEY' ? 'We would love your feedback' : 'Subscribe to our newsletter'}
+            error={err('heading')}
+            hint={`${[...draft.heading].length}/200`}
+          />
+          <Textarea
+            label="Introduction"
+            value={draft.intro}
+            onChange={(e) => set('intro', e.target.value)}
+            rows={3}
+            maxLength={2000}
+            error={err('intro')}
+            hint="Plain text; line breaks are kept."
+          />
           <div className="grid-2">
-            <Input label="Button label" value={draft.buttonLabel} onChange={(e) => set('buttonLabel', e.target.value)} maxLength={60} placeholder={preview.type === 'SURVEY' ? 'Send' : 'Subscribe'} error={err('buttonLabel')} />
-            <Select label="Theme" value={draft.theme} onChange={(e) => set('theme', e.target.value as Theme)} error={err('theme')}
-              options={[{ value: 'light', label: 'Light' }, { value: 'dark', label: 'Dark' }, { value: 'auto', label: 'Auto (follows the visitor’s system)' }]} />
+            <Input
+              label="Button label"
+              value={draft.buttonLabel}
+              onChange={(e) => set('buttonLabel', e.target.value)}
+              maxLength={60}
+              placeholder={preview.type === 'SURVEY' ? 'Send' : 'Subscribe'}
+              error={err('buttonLabel')}
+            />
+            <Select
+              label="Theme"
+              value={draft.theme}
+              onChange={(e) => set('theme', e.target.value as Theme)}
+              error={err('theme')}
+              options={[
+                { value: 'light', label: 'Light' },
+                { value: 'dark', label: 'Dark' },
+                { value: 'auto', label: 'Auto (follows the visitor’s system)' },
+              ]}
+            />
           </div>
           <div className="field">
             <label htmlFor={colorId}>Brand colour</label>
             <div className="color-row">
-              <input id={`${colorId}-picker`} type="color" className="color-swatch" value={brand} onChange={(e) => set('brandColor', e.target.value)} aria-label="Pick the brand colour" />
-              <input id={colorId} className="input mono" value={draft.brandColor} onChange={(e) => set('brandColor', e.target.value)} placeholder={DEFAULT_BRAND} maxLength={7}
-                aria-invalid={err('brandColor') ? true : undefined} aria-describedby={`${colorId}-hint${err('brandColor') ? ` ${colorId}-error` : ''}`} />
-              {draft.brandColor && <Button size="sm" variant="ghost" onClick={() => set('brandColor', '')}>Reset</Button>}
+              <input
+                id={`${colorId}-picker`}
+                type="color"
+                className="color-swatch"
+                value={brand}
+                onChange={(e) => set('brandColor', e.target.value)}
+                aria-label="Pick the brand colour"
+              />
+              <input
+                id={colorId}
+                className="input mono"
+                value={draft.brandColor}
+                onChange={(e) => set('brandColor', e.target.value)}
+                placeholder={DEFAULT_BRAND}
+                maxLength={7}
+                aria-invalid={err('brandColor') ? true : undefined}
+                aria-describedby={`${colorId}-hint${err('brandColor') ? ` ${colorId}-error` : ''}`}
+              />
+              {draft.brandColor && (
+                <Button size="sm" variant="ghost" onClick={() => set('brandColor', '')}>
+                  Reset
+                </Button>
+              )}
             </div>
-            <div className="hint" id={`${colorId}-hint`}>Buttons, focus rings and selected choices. Text on it: {on === '#ffffff' ? 'white' : 'black'} (contrast {contrastRatio(brand, on).toFixed(1)}:1).</div>
-            {err('brandColor') && <div className="error" id={`${colorId}-error`}>{err('brandColor')}</div>}
+            <div className="hint" id={`${colorId}-hint`}>
+              Buttons, focus rings and selected choices. Text on it: {on === '#ffffff' ? 'white' : 'black'} (contrast{' '}
+              {contrastRatio(brand, on).toFixed(1)}:1).
+            </div>
+            {err('brandColor') && (
+              <div className="error" id={`${colorId}-error`}>
+                {err('brandColor')}
+              </div>
+            )}
           </div>
-          <Input label="Logo URL" type="url" value={draft.logoUrl} onChange={(e) => set('logoUrl', e.target.value)} placeholder="https://example.com/logo.png" error={err('logoUrl')} hint="An https address; shown above the heading." />
-          <Textarea label="Consent text" value={draft.consentText} onChange={(e) => set('consentText', e.target.value)} rows={2} maxLength={1000} error={err('consentText')}
-            hint="Shown beside a checkbox visitors must tick. Its acceptance and this text are kept with each submission." />
+          <Input
+            label="Logo URL"
+            type="url"
+            value={draft.logoUrl}
+            onChange={(e) => set('logoUrl', e.target.value)}
+            placeholder="https://example.com/logo.png"
+            error={err('logoUrl')}
+            hint="An https address; shown above the heading."
+          />
+          <Textarea
+            label="Consent text"
+            value={draft.consentText}
+            onChange={(e) => set('consentText', e.target.value)}
+            rows={2}
+            maxLength={1000}
+            error={err('consentText')}
+            hint="Shown beside a checkbox visitors must tick. Its acceptance and this text are kept with each submission."
+          />
         </div>
         <div className="stack-sm appearance-preview">
           <span className="cell-main">Live preview</span>

@@ -16,7 +16,11 @@ type UpdateBody = NonNullable<paths['/v1/forms/{formId}']['put']['requestBody']>
 
 const PROPERTIES = ['email', 'firstName', 'lastName'];
 
-interface MappingRow { key: number; field: string; property: string }
+interface MappingRow {
+  key: number;
+  field: string;
+  property: string;
+}
 let rowKey = 1;
 
 function toRows(mapping: Record<string, string>): MappingRow[] {
@@ -51,7 +55,9 @@ export function DetailsTab({ form, editable }: { form: Form; editable: boolean }
     description: nullable(description),
     type,
     display: (display || null) as UpdateBody['display'],
-    fieldMapping: Object.fromEntries(rows.filter((r) => r.field.trim()).map((r) => [r.field.trim(), r.property.trim()])),
+    fieldMapping: Object.fromEntries(
+      rows.filter((r) => r.field.trim()).map((r) => [r.field.trim(), r.property.trim()]),
+    ),
     settings: {
       successAction: action === 'MESSAGE' ? { type: 'MESSAGE', message } : { type: 'REDIRECT', url: url.trim() },
       doubleOptIn: doi,
@@ -69,7 +75,8 @@ export function DetailsTab({ form, editable }: { form: Form; editable: boolean }
   });
 
   const save = useMutation({
-    mutationFn: async () => unwrap(await api.PUT('/v1/forms/{formId}', { params: { path: { formId: form.id } }, body: body() })),
+    mutationFn: async () =>
+      unwrap(await api.PUT('/v1/forms/{formId}', { params: { path: { formId: form.id } }, body: body() })),
     onSuccess: (f) => {
       qc.setQueryData(formKeys.detail(form.id), f);
       void qc.invalidateQueries({ queryKey: formKeys.lists() });
@@ -77,63 +84,211 @@ export function DetailsTab({ form, editable }: { form: Form; editable: boolean }
     },
   });
   const { fields, message: problem } = problemOf(save.error);
-  const shown = ['/name', '/description', '/type', '/display', '/settings/successAction/message', '/settings/successAction/url', '/doubleOptInEmailId', '/seoTitle', '/seoDescription', '/seoImageUrl', '/seoFaviconUrl', '/slug'];
+  const shown = [
+    '/name',
+    '/description',
+    '/type',
+    '/display',
+    '/settings/successAction/message',
+    '/settings/successAction/url',
+    '/doubleOptInEmailId',
+    '/seoTitle',
+    '/seoDescription',
+    '/seoImageUrl',
+    '/seoFaviconUrl',
+    '/slug',
+  ];
   const mappingError = Object.entries(fields).find(([p]) => p.startsWith('/fieldMapping'));
-  const submit = (e: FormEvent) => { e.preventDefault(); save.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate();
+  };
   const mappedNames = useMemo(() => rows.map((r) => r.field.trim()).filter(Boolean), [rows]);
-  const preview = useMemo(() => ({
-    type, seoTitle: nullable(seoTitle),
-    fieldMapping: Object.fromEntries(rows.filter((r) => r.field.trim()).map((r) => [r.field.trim(), r.property.trim()])),
-    settings: { appearance: appearanceBody(look) ?? undefined, fields: questionsBody(questions) ?? undefined },
-  }), [type, seoTitle, rows, look, questions]);
+  const preview = useMemo(
+    () => ({
+      type,
+      seoTitle: nullable(seoTitle),
+      fieldMapping: Object.fromEntries(
+        rows.filter((r) => r.field.trim()).map((r) => [r.field.trim(), r.property.trim()]),
+      ),
+      settings: { appearance: appearanceBody(look) ?? undefined, fields: questionsBody(questions) ?? undefined },
+    }),
+    [type, seoTitle, rows, look, questions],
+  );
   const origin = location.origin;
 
   return (
     <form className="stack" onSubmit={submit} noValidate>
-      <ErrorSummary message={save.isError ? problem : null} errors={otherErrors(fields, shown).filter((e) => !e.startsWith('/fieldMapping') && !e.startsWith('/settings/appearance/') && !e.startsWith('/settings/fields/'))} />
+      <ErrorSummary
+        message={save.isError ? problem : null}
+        errors={otherErrors(fields, shown).filter(
+          (e) =>
+            !e.startsWith('/fieldMapping') &&
+            !e.startsWith('/settings/appearance/') &&
+            !e.startsWith('/settings/fields/'),
+        )}
+      />
       <fieldset disabled={!editable} className="card stack">
         <legend>General</legend>
-        <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} error={fields['/name']} />
-        <Textarea label="Description" hint="For you and your team; not shown to visitors." value={description} onChange={(e) => setDescription(e.target.value)} rows={2} maxLength={2000} error={fields['/description']} />
+        <Input
+          label="Name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          required
+          maxLength={200}
+          error={fields['/name']}
+        />
+        <Textarea
+          label="Description"
+          hint="For you and your team; not shown to visitors."
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+          rows={2}
+          maxLength={2000}
+          error={fields['/description']}
+        />
         <div className="grid-2">
-          <Select label="Type" value={type} onChange={(e) => setType(e.target.value as Form['type'])} options={FORM_TYPES} error={fields['/type']} />
-          <Select label="Display when embedded" value={display} onChange={(e) => setDisplay(e.target.value)} error={fields['/display']}
-            options={[{ value: '', label: 'Default (inline)' }, { value: 'INLINE_EMBED', label: 'Inline where the script stands' }, { value: 'POPUP', label: 'Popup dialog' }]} />
+          <Select
+            label="Type"
+            value={type}
+            onChange={(e) => setType(e.target.value as Form['type'])}
+            options={FORM_TYPES}
+            error={fields['/type']}
+          />
+          <Select
+            label="Display when embedded"
+            value={display}
+            onChange={(e) => setDisplay(e.target.value)}
+            error={fields['/display']}
+            options={[
+              { value: '', label: 'Default (inline)' },
+              { value: 'INLINE_EMBED', label: 'Inline where the script stands' },
+              { value: 'POPUP', label: 'Popup dialog' },
+            ]}
+          />
         </div>
       </fieldset>
 
       <fieldset disabled={!editable} className="card stack">
         <legend>Fields</legend>
-        <p className="muted small">Each form field fills a contact property: <code>email</code>, <code>firstName</code>, <code>lastName</code> or a custom key. Field names: a letter, then letters, digits or <code>_</code>.</p>
-        {rows.length === 0 && <p className="muted">No fields. A sign-up form needs at least <code>email → email</code>.</p>}
+        <p className="muted small">
+          Each form field fills a contact property: <code>email</code>, <code>firstName</code>, <code>lastName</code> or
+          a custom key. Field names: a letter, then letters, digits or <code>_</code>.
+        </p>
+        {rows.length === 0 && (
+          <p className="muted">
+            No fields. A sign-up form needs at least <code>email → email</code>.
+          </p>
+        )}
         {rows.map((r, i) => (
           <div className="mapping-row" key={r.key}>
-            <Input label={`Form field ${i + 1}`} value={r.field} onChange={(e) => setRows((rs) => rs.map((x) => x.key === r.key ? { ...x, field: e.target.value } : x))} placeholder="e.g. first_name" error={fields[`/fieldMapping/${r.field}`]} />
-            <span className="mapping-arrow" aria-hidden="true">→</span>
-            <Input label={`Contact property ${i + 1}`} value={r.property} list="contact-properties" onChange={(e) => setRows((rs) => rs.map((x) => x.key === r.key ? { ...x, property: e.target.value } : x))} placeholder="e.g. firstName" />
-            <Button variant="ghost" onClick={() => setRows((rs) => rs.filter((x) => x.key !== r.key))} aria-label={`Remove field ${r.field || i + 1}`}>Remove</Button>
+            <Input
+              label={`Form field ${i + 1}`}
+              value={r.field}
+              onChange={(e) => setRows((rs) => rs.map((x) => (x.key === r.key ? { ...x, field: e.target.value } : x)))}
+              placeholder="e.g. first_name"
+              error={fields[`/fieldMapping/${r.field}`]}
+            />
+            <span className="mapping-arrow" aria-hidden="true">
+              →
+            </span>
+            <Input
+              label={`Contact property ${i + 1}`}
+              value={r.property}
+              list="contact-properties"
+              onChange={(e) =>
+                setRows((rs) => rs.map((x) => (x.key === r.key ? { ...x, property: e.target.value } : x)))
+              }
+              placeholder="e.g. firstName"
+            />
+            <Button
+              variant="ghost"
+              onClick={() => setRows((rs) => rs.filter((x) => x.key !== r.key))}
+              aria-label={`Remove field ${r.field || i + 1}`}
+            >
+              Remove
+            </Button>
           </div>
         ))}
-        <datalist id="contact-properties">{PROPERTIES.map((p) => <option key={p} value={p} />)}</datalist>
-        {mappingError && <p className="error" role="alert">{mappingError[0]}: {mappingError[1]}</p>}
-        <div><Button size="sm" onClick={() => setRows((rs) => [...rs, { key: rowKey++, field: '', property: '' }])}>Add field</Button></div>
+        <datalist id="contact-properties">
+          {PROPERTIES.map((p) => (
+            <option key={p} value={p} />
+          ))}
+        </datalist>
+        {mappingError && (
+          <p className="error" role="alert">
+            {mappingError[0]}: {mappingError[1]}
+          </p>
+        )}
+        <div>
+          <Button size="sm" onClick={() => setRows((rs) => [...rs, { key: rowKey++, field: '', property: '' }])}>
+            Add field
+          </Button>
+        </div>
       </fieldset>
 
-      <QuestionsFieldset rows={questions} onChange={setQuestions} mapped={mappedNames} errors={fields} disabled={!editable} />
+      <QuestionsFieldset
+        rows={questions}
+        onChange={setQuestions}
+        mapped={mappedNames}
+        errors={fields}
+        disabled={!editable}
+      />
 
       <AppearanceFieldset draft={look} onChange={setLook} preview={preview} errors={fields} disabled={!editable} />
 
       <fieldset disabled={!editable} className="card stack">
         <legend>After a submission</legend>
-        <Select label="Success action" value={action} onChange={(e) => setAction(e.target.value as 'MESSAGE' | 'REDIRECT')} options={[{ value: 'MESSAGE', label: 'Show a message' }, { value: 'REDIRECT', label: 'Redirect to a page' }]} />
-        {action === 'MESSAGE'
-          ? <Textarea label="Message" value={message} onChange={(e) => setMessage(e.target.value)} rows={2} maxLength={2000} error={fields['/settings/successAction/message']} />
-          : <Input label="Redirect URL" type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://example.com/thanks" error={fields['/settings/successAction/url']} />}
-        <Checkbox label="Double opt-in" hint="New contacts get an email with a confirmation link and are subscribed only once they confirm." checked={doi} onChange={(e) => setDoi(e.target.checked)} />
+        <Select
+          label="Success action"
+          value={action}
+          onChange={(e) => setAction(e.target.value as 'MESSAGE' | 'REDIRECT')}
+          options={[
+            { value: 'MESSAGE', label: 'Show a message' },
+            { value: 'REDIRECT', label: 'Redirect to a page' },
+          ]}
+        />
+        {action === 'MESSAGE' ? (
+          <Textarea
+            label="Message"
+            value={message}
+            onChange={(e) => setMessage(e.target.value)}
+            rows={2}
+            maxLength={2000}
+            error={fields['/settings/successAction/message']}
+          />
+        ) : (
+          <Input
+            label="Redirect URL"
+            type="url"
+            value={url}
+            onChange={(e) => setUrl(e.target.value)}
+            placeholder="https://example.com/thanks"
+            error={fields['/settings/successAction/url']}
+          />
+        )}
+        <Checkbox
+          label="Double opt-in"
+          hint="New contacts get an email with a confirmation link and are subscribed only once they confirm."
+          checked={doi}
+          onChange={(e) => setDoi(e.target.checked)}
+        />
         {doi && (
-          <Select label="Confirmation email template" value={template} onChange={(e) => setTemplate(e.target.value)} error={fields['/doubleOptInEmailId']}
-            hint={templates.isError ? 'The templates could not be loaded.' : 'The template needs a {{ confirm_url }} link. Without one, the built-in email is sent.'}
-            options={[{ value: '', label: 'Built-in confirmation email' }, ...(templates.data ?? []).map((t) => ({ value: t.id, label: t.name }))]} />
+          <Select
+            label="Confirmation email template"
+            value={template}
+            onChange={(e) => setTemplate(e.target.value)}
+            error={fields['/doubleOptInEmailId']}
+            hint={
+              templates.isError
+                ? 'The templates could not be loaded.'
+                : 'The template needs a {{ confirm_url }} link. Without one, the built-in email is sent.'
+            }
+            options={[
+              { value: '', label: 'Built-in confirmation email' },
+              ...(templates.data ?? []).map((t) => ({ value: t.id, label: t.name })),
+            ]}
+          />
         )}
       </fieldset>
 
@@ -141,27 +296,82 @@ export function DetailsTab({ form, editable }: { form: Form; editable: boolean }
 
       <fieldset disabled={!editable} className="card stack">
         <legend>Address and search engines</legend>
-        <Input label="Slug" hint={`The hosted page's address: ${origin}/f/${slug || 'your-slug'}. Lower-case letters, digits and hyphens.`} value={slug} onChange={(e) => setSlug(e.target.value.toLowerCase())} maxLength={100} error={fields['/slug']} />
+        <Input
+          label="Slug"
+          hint={`The hosted page's address: ${origin}/f/${slug || 'your-slug'}. Lower-case letters, digits and hyphens.`}
+          value={slug}
+          onChange={(e) => setSlug(e.target.value.toLowerCase())}
+          maxLength={100}
+          error={fields['/slug']}
+        />
         <div className="grid-2">
           <div className="stack">
-            <Input label="Page title" value={seoTitle} onChange={(e) => setSeoTitle(e.target.value)} maxLength={200} error={fields['/seoTitle']} hint={`${seoTitle.length}/200 · search results show about 60 characters`} />
-            <Textarea label="Meta description" value={seoDescription} onChange={(e) => setSeoDescription(e.target.value)} rows={3} maxLength={500} error={fields['/seoDescription']} hint={`${seoDescription.length}/500 · about 155 are shown`} />
-            <Input label="Share image URL" type="url" value={seoImage} onChange={(e) => setSeoImage(e.target.value)} placeholder="https://…" error={fields['/seoImageUrl']} />
-            <Input label="Favicon URL" type="url" value={seoFavicon} onChange={(e) => setSeoFavicon(e.target.value)} placeholder="https://…" error={fields['/seoFaviconUrl']} />
+            <Input
+              label="Page title"
+              value={seoTitle}
+              onChange={(e) => setSeoTitle(e.target.value)}
+              maxLength={200}
+              error={fields['/seoTitle']}
+              hint={`${seoTitle.length}/200 · search results show about 60 characters`}
+            />
+            <Textarea
+              label="Meta description"
+              value={seoDescription}
+              onChange={(e) => setSeoDescription(e.target.value)}
+              rows={3}
+              maxLength={500}
+              error={fields['/seoDescription']}
+              hint={`${seoDescription.length}/500 · about 155 are shown`}
+            />
+            <Input
+              label="Share image URL"
+              type="url"
+              value={seoImage}
+              onChange={(e) => setSeoImage(e.target.value)}
+              placeholder="https://…"
+              error={fields['/seoImageUrl']}
+            />
+            <Input
+              label="Favicon URL"
+              type="url"
+              value={seoFavicon}
+              onChange={(e) => setSeoFavicon(e.target.value)}
+              placeholder="https://…"
+              error={fields['/seoFaviconUrl']}
+            />
           </div>
           <div className="stack-sm">
-            <span className="label cell-main" id="serp-label">Search result preview</span>
+            <span className="label cell-main" id="serp-label">
+              Search result preview
+            </span>
             <div className="serp" role="img" aria-labelledby="serp-label" aria-describedby="serp-text">
-              <div className="serp-url">{origin.replace(/^https?:\/\//, '')} › f › {slug || 'your-slug'}</div>
-              <div className="serp-title">{(seoTitle || name).slice(0, 65)}{(seoTitle || name).length > 65 ? '…' : ''}</div>
-              <div className="serp-desc">{seoDescription ? `${seoDescription.slice(0, 158)}${seoDescription.length > 158 ? '…' : ''}` : 'Add a description: search engines show it under the title.'}</div>
+              <div className="serp-url">
+                {origin.replace(/^https?:\/\//, '')} › f › {slug || 'your-slug'}
+              </div>
+              <div className="serp-title">
+                {(seoTitle || name).slice(0, 65)}
+                {(seoTitle || name).length > 65 ? '…' : ''}
+              </div>
+              <div className="serp-desc">
+                {seoDescription
+                  ? `${seoDescription.slice(0, 158)}${seoDescription.length > 158 ? '…' : ''}`
+                  : 'Add a description: search engines show it under the title.'}
+              </div>
             </div>
-            <p id="serp-text" className="visually-hidden">{seoTitle || name}. {seoDescription}</p>
+            <p id="serp-text" className="visually-hidden">
+              {seoTitle || name}. {seoDescription}
+            </p>
           </div>
         </div>
       </fieldset>
 
-      {editable && <div className="form-actions"><Button type="submit" variant="primary" loading={save.isPending}>Save changes</Button></div>}
+      {editable && (
+        <div className="form-actions">
+          <Button type="submit" variant="primary" loading={save.isPending}>
+            Save changes
+          </Button>
+        </div>
+      )}
     </form>
   );
 }

@@ -21,8 +21,13 @@ import { StatsTab } from './StatsTab';
 import '../../styles/forms.css';
 
 const TABS = [
-  { id: 'details', label: 'Details' }, { id: 'html', label: 'HTML' }, { id: 'versions', label: 'Versions' },
-  { id: 'preview', label: 'Preview & embed' }, { id: 'results', label: 'Results' }, { id: 'submissions', label: 'Submissions' }, { id: 'stats', label: 'Stats' },
+  { id: 'details', label: 'Details' },
+  { id: 'html', label: 'HTML' },
+  { id: 'versions', label: 'Versions' },
+  { id: 'preview', label: 'Preview & embed' },
+  { id: 'results', label: 'Results' },
+  { id: 'submissions', label: 'Submissions' },
+  { id: 'stats', label: 'Stats' },
 ];
 
 export default function FormEditor() {
@@ -31,8 +36,11 @@ export default function FormEditor() {
   const qc = useQueryClient();
   const toast = useToast();
   const navigate = useNavigate();
-  const [tab, setTab] = useState(() => (new URLSearchParams(location.search).get('tab') ?? 'details'));
-  const q = useQuery({ queryKey: formKeys.detail(formId), queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}', { params: { path: { formId } } })) });
+  const [tab, setTab] = useState(() => new URLSearchParams(location.search).get('tab') ?? 'details');
+  const q = useQuery({
+    queryKey: formKeys.detail(formId),
+    queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}', { params: { path: { formId } } })),
+  });
   const canWrite = can('write:forms');
   const publish = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/forms/{formId}/publish', { params: { path: { formId } } })),
@@ -53,13 +61,27 @@ export default function FormEditor() {
     onError: (err) => toast.error(err.message),
   });
   const resetPublish = publish.reset;
-  useEffect(() => { resetPublish(); }, [formId, resetPublish]);
+  useEffect(() => {
+    resetPublish();
+  }, [formId, resetPublish]);
   const form = q.data;
   const editable = Boolean(form && form.status === 'DRAFT' && canWrite);
   const key = useMemo(() => (form ? `${form.id}:${form.updatedAt}` : ''), [form]);
 
-  if (q.isPending) return <><PageHeader title="Form" back={{ to: '/forms', label: 'Forms' }} /><Skeleton lines={8} /></>;
-  if (q.isError || !form) return <><PageHeader title="Form" back={{ to: '/forms', label: 'Forms' }} /><ErrorState error={q.error} onRetry={() => void q.refetch()} /></>;
+  if (q.isPending)
+    return (
+      <>
+        <PageHeader title="Form" back={{ to: '/forms', label: 'Forms' }} />
+        <Skeleton lines={8} />
+      </>
+    );
+  if (q.isError || !form)
+    return (
+      <>
+        <PageHeader title="Form" back={{ to: '/forms', label: 'Forms' }} />
+        <ErrorState error={q.error} onRetry={() => void q.refetch()} />
+      </>
+    );
   const publishProblem = problemOf(publish.error);
 
   return (
@@ -67,17 +89,43 @@ export default function FormEditor() {
       <PageHeader
         title={form.name}
         back={{ to: '/forms', label: 'Forms' }}
-        description={<span className="row"><StatusBadge status={form.status} /> <span>Version {form.version}</span>{form.slug && form.status === 'PUBLISHED' && <a href={`/f/${form.slug}`} target="_blank" rel="noopener">/f/{form.slug}<span className="visually-hidden"> (opens a new tab)</span></a>}</span>}
-        actions={canWrite && (
-          form.status === 'DRAFT'
-            ? <Button variant="primary" onClick={() => publish.mutate()} loading={publish.isPending}>Publish</Button>
-            : form.status === 'PUBLISHED' ? <Button onClick={() => newVersion.mutate()} loading={newVersion.isPending}>Edit as a new version</Button> : null
-        )}
+        description={
+          <span className="row">
+            <StatusBadge status={form.status} /> <span>Version {form.version}</span>
+            {form.slug && form.status === 'PUBLISHED' && (
+              <a href={`/f/${form.slug}`} target="_blank" rel="noopener">
+                /f/{form.slug}
+                <span className="visually-hidden"> (opens a new tab)</span>
+              </a>
+            )}
+          </span>
+        }
+        actions={
+          canWrite &&
+          (form.status === 'DRAFT' ? (
+            <Button variant="primary" onClick={() => publish.mutate()} loading={publish.isPending}>
+              Publish
+            </Button>
+          ) : form.status === 'PUBLISHED' ? (
+            <Button onClick={() => newVersion.mutate()} loading={newVersion.isPending}>
+              Edit as a new version
+            </Button>
+          ) : null)
+        }
       />
-      {publish.isError && <div style={{ marginBottom: '1rem' }}><ErrorSummary message={`Not published: ${publishProblem.message}`} errors={otherErrors(publishProblem.fields, [])} /></div>}
+      {publish.isError && (
+        <div style={{ marginBottom: '1rem' }}>
+          <ErrorSummary
+            message={`Not published: ${publishProblem.message}`}
+            errors={otherErrors(publishProblem.fields, [])}
+          />
+        </div>
+      )}
       {form.status !== 'DRAFT' && canWrite && (
         <div className="callout callout-info" style={{ marginBottom: '1rem' }}>
-          {form.status === 'PUBLISHED' ? 'This version is live and cannot be changed. “Edit as a new version” makes a draft copy; publishing it replaces this one.' : 'This version is archived. You can roll back to it from the Versions tab.'}
+          {form.status === 'PUBLISHED'
+            ? 'This version is live and cannot be changed. “Edit as a new version” makes a draft copy; publishing it replaces this one.'
+            : 'This version is archived. You can roll back to it from the Versions tab.'}
         </div>
       )}
       <Tabs tabs={TABS} selected={tab} onSelect={setTab} label="Form sections">

@@ -12,10 +12,19 @@ import type { paths } from '../../api/generated/schema';
 import { Button, Checkbox, StatusBadge, useToast } from '../../components';
 import { problemOf } from '../../lib/forms';
 
-type Submission = paths['/v1/forms/{formId}/submissions']['get']['responses'][200]['content']['application/json']['data'][number];
+type Submission =
+  paths['/v1/forms/{formId}/submissions']['get']['responses'][200]['content']['application/json']['data'][number];
 export type SubmissionFilter = '' | 'HELD';
 
-export function ProtectionFieldset({ enabled, onChange, disabled }: { enabled: boolean; onChange: (v: boolean) => void; disabled: boolean }) {
+export function ProtectionFieldset({
+  enabled,
+  onChange,
+  disabled,
+}: {
+  enabled: boolean;
+  onChange: (v: boolean) => void;
+  disabled: boolean;
+}) {
   return (
     <fieldset disabled={disabled} className="card stack">
       <legend>Bot protection</legend>
@@ -30,7 +39,10 @@ export function ProtectionFieldset({ enabled, onChange, disabled }: { enabled: b
 }
 
 const HELD_REASONS: Record<string, string> = {
-  ip_range: 'many from one network', pattern: 'many addresses of one pattern', mailbox: 'variants of one mailbox', domain: 'many from one domain',
+  ip_range: 'many from one network',
+  pattern: 'many addresses of one pattern',
+  mailbox: 'variants of one mailbox',
+  domain: 'many from one domain',
 };
 
 /** The submission's review status; a HELD one says why. */
@@ -39,7 +51,9 @@ export function SubmissionStatus({ s }: { s: Submission }) {
   return (
     <div>
       <StatusBadge status={s.status} tone={tone} />
-      {s.status === 'HELD' && s.heldReasons?.length ? <div className="muted small">{s.heldReasons.map((r) => HELD_REASONS[r] ?? r).join('; ')}</div> : null}
+      {s.status === 'HELD' && s.heldReasons?.length ? (
+        <div className="muted small">{s.heldReasons.map((r) => HELD_REASONS[r] ?? r).join('; ')}</div>
+      ) : null}
     </div>
   );
 }
@@ -52,7 +66,10 @@ export function ReviewActions({ formId, s }: { formId: string; s: Submission }) 
   const [done, setDone] = useState<string | null>(null);
   const review = useMutation({
     mutationFn: async (action: 'release' | 'discard') => {
-      const path = action === 'release' ? '/v1/forms/{formId}/submissions/{submissionId}/release' : '/v1/forms/{formId}/submissions/{submissionId}/discard';
+      const path =
+        action === 'release'
+          ? '/v1/forms/{formId}/submissions/{submissionId}/release'
+          : '/v1/forms/{formId}/submissions/{submissionId}/discard';
       unwrap(await api.POST(path, { params: { path: { formId, submissionId: s.id } } }));
       return action;
     },
@@ -66,8 +83,23 @@ export function ReviewActions({ formId, s }: { formId: string; s: Submission }) 
   if (s.status !== 'HELD' || done || !can('write:forms')) return null;
   return (
     <span className="row nowrap">
-      <Button size="sm" variant="primary" loading={review.isPending && review.variables === 'release'} onClick={() => review.mutate('release')} aria-label={`Release the submission of ${formatWhen(s.createdAt)}`}>Release</Button>
-      <Button size="sm" loading={review.isPending && review.variables === 'discard'} onClick={() => review.mutate('discard')} aria-label={`Discard the submission of ${formatWhen(s.createdAt)}`}>Discard</Button>
+      <Button
+        size="sm"
+        variant="primary"
+        loading={review.isPending && review.variables === 'release'}
+        onClick={() => review.mutate('release')}
+        aria-label={`Release the submission of ${formatWhen(s.createdAt)}`}
+      >
+        Release
+      </Button>
+      <Button
+        size="sm"
+        loading={review.isPending && review.variables === 'discard'}
+        onClick={() => review.mutate('discard')}
+        aria-label={`Discard the submission of ${formatWhen(s.createdAt)}`}
+      >
+        Discard
+      </Button>
     </span>
   );
 }

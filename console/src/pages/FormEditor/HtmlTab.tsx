@@ -13,15 +13,25 @@ import { ValidationPanel } from './ValidationPanel';
 export function HtmlTab({ form, editable }: { form: Form; editable: boolean }) {
   const qc = useQueryClient();
   const toast = useToast();
-  const q = useQuery({ queryKey: formKeys.html(form.id), queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}/html', { params: { path: { formId: form.id } } })) });
+  const q = useQuery({
+    queryKey: formKeys.html(form.id),
+    queryFn: async () => unwrap(await api.GET('/v1/forms/{formId}/html', { params: { path: { formId: form.id } } })),
+  });
   const [draft, setDraft] = useState<string | null>(null);
   const deploy = useMutation({
-    mutationFn: async (html: string | null) => unwrap(await api.PUT('/v1/forms/{formId}/html', { params: { path: { formId: form.id } }, body: { html } })),
+    mutationFn: async (html: string | null) =>
+      unwrap(await api.PUT('/v1/forms/{formId}/html', { params: { path: { formId: form.id } }, body: { html } })),
     onSuccess: (res, html) => {
       qc.setQueryData(formKeys.html(form.id), res);
       void qc.invalidateQueries({ queryKey: formKeys.detail(form.id) });
       setDraft(null);
-      toast.success(html === null ? 'Custom HTML removed: the form is rendered from its fields.' : res.htmlValidation?.valid === false ? 'HTML deployed, with errors to fix.' : 'HTML deployed.');
+      toast.success(
+        html === null
+          ? 'Custom HTML removed: the form is rendered from its fields.'
+          : res.htmlValidation?.valid === false
+            ? 'HTML deployed, with errors to fix.'
+            : 'HTML deployed.',
+      );
     },
   });
   if (q.isPending) return <Skeleton lines={8} />;
@@ -32,15 +42,26 @@ export function HtmlTab({ form, editable }: { form: Form; editable: boolean }) {
     <div className="editor-grid">
       <div className="stack-sm">
         <p className="muted small" id="html-help">
-          {q.data.deployedAt ? `Custom HTML deployed ${formatDateTime(q.data.deployedAt)}.` : 'This is the HTML rendered from the form’s fields; edit and deploy it to customise the form.'} It is sanitised on deploy (no scripts, no inline event handlers). Press Escape, then Tab, to leave the editor.
+          {q.data.deployedAt
+            ? `Custom HTML deployed ${formatDateTime(q.data.deployedAt)}.`
+            : 'This is the HTML rendered from the form’s fields; edit and deploy it to customise the form.'}{' '}
+          It is sanitised on deploy (no scripts, no inline event handlers). Press Escape, then Tab, to leave the editor.
         </p>
         <CodeEditor value={value} onChange={setDraft} label="Form HTML" readOnly={!editable} describedBy="html-help" />
         <ErrorSummary message={deploy.isError ? message : null} />
         {editable && (
           <div className="form-actions">
-            {q.data.deployedAt && <Button onClick={() => deploy.mutate(null)} disabled={deploy.isPending}>Remove custom HTML</Button>}
-            <Button onClick={() => setDraft(null)} disabled={draft === null || deploy.isPending}>Discard changes</Button>
-            <Button variant="primary" onClick={() => deploy.mutate(value)} loading={deploy.isPending}>Deploy HTML</Button>
+            {q.data.deployedAt && (
+              <Button onClick={() => deploy.mutate(null)} disabled={deploy.isPending}>
+                Remove custom HTML
+              </Button>
+            )}
+            <Button onClick={() => setDraft(null)} disabled={draft === null || deploy.isPending}>
+              Discard changes
+            </Button>
+            <Button variant="primary" onClick={() => deploy.mutate(value)} loading={deploy.isPending}>
+              Deploy HTML
+            </Button>
           </div>
         )}
       </div>

@@ -9,7 +9,9 @@ export function PreviewTab({ form }: { form: Form }) {
     return (
       <div className="card">
         <EmptyState title="Publish the form to preview its hosted page">
-          {form.slug ? 'Only the published version is served at its address.' : 'Give the form a slug (Details tab), then publish it.'}
+          {form.slug
+            ? 'Only the published version is served at its address.'
+            : 'Give the form a slug (Details tab), then publish it.'}
         </EmptyState>
       </div>
     );
@@ -22,20 +24,41 @@ export function PreviewTab({ form }: { form: Form }) {
         <div className="card-header">
           <h2>Hosted page</h2>
           <div className="row">
-            <Button size="sm" onClick={() => setReload((n) => n + 1)}>Reload</Button>
-            <a className="btn btn-sm" href={pageUrl} target="_blank" rel="noopener">Open in a new tab<span className="visually-hidden"> (opens a new tab)</span></a>
+            <Button size="sm" onClick={() => setReload((n) => n + 1)}>
+              Reload
+            </Button>
+            <a className="btn btn-sm" href={pageUrl} target="_blank" rel="noopener">
+              Open in a new tab<span className="visually-hidden"> (opens a new tab)</span>
+            </a>
           </div>
         </div>
-        <iframe key={reload} className="preview-frame" title={`Preview of ${form.name}`} src={`/f/${form.slug}?preview=1`} sandbox="" />
+        <iframe
+          key={reload}
+          className="preview-frame"
+          title={`Preview of ${form.name}`}
+          src={`/f/${form.slug}?preview=1`}
+          sandbox=""
+        />
       </section>
       <section className="card stack">
         <h2>Share and embed</h2>
-        <div className="stack-sm"><span className="cell-main">Page address</span><CopyField value={pageUrl} what="page address" /></div>
+        <div className="stack-sm">
+          <span className="cell-main">Page address</span>
+          <CopyField value={pageUrl} what="page address" />
+        </div>
         <div className="stack-sm">
           <span className="cell-main">Embed on your site</span>
-          <p className="muted small">Paste where the form should appear{form.display === 'POPUP' ? ' (it opens as a popup; add data-formcast-open to a button to open it on click)' : ''}.</p>
+          <p className="muted small">
+            Paste where the form should appear
+            {form.display === 'POPUP'
+              ? ' (it opens as a popup; add data-formcast-open to a button to open it on click)'
+              : ''}
+            .
+          </p>
           <pre className="card mono small">{snippet}</pre>
-          <div><CopyButton text={snippet} label="Copy snippet" /></div>
+          <div>
+            <CopyButton text={snippet} label="Copy snippet" />
+          </div>
         </div>
       </section>
     </div>

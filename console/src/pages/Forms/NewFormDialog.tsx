@@ -14,7 +14,8 @@ export function NewFormDialog({ open, onClose }: { open: boolean; onClose: () =>
   const [name, setName] = useState('');
   const [type, setType] = useState<'SIGN_UP' | 'SURVEY'>('SIGN_UP');
   const create = useMutation({
-    mutationFn: async () => unwrap(await api.POST('/v1/forms', { body: { name: name.trim(), type, fieldMapping: { email: 'email' } } })),
+    mutationFn: async () =>
+      unwrap(await api.POST('/v1/forms', { body: { name: name.trim(), type, fieldMapping: { email: 'email' } } })),
     onSuccess: (form) => {
       void qc.invalidateQueries({ queryKey: formKeys.lists() });
       onClose();
@@ -22,18 +23,47 @@ export function NewFormDialog({ open, onClose }: { open: boolean; onClose: () =>
     },
   });
   const { fields, message } = problemOf(create.error);
-  const submit = (e: FormEvent) => { e.preventDefault(); create.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
   return (
-    <Dialog open={open} title="New form" onClose={onClose} busy={create.isPending} footer={
-      <>
-        <Button onClick={onClose} disabled={create.isPending}>Cancel</Button>
-        <Button type="submit" form="new-form" variant="primary" loading={create.isPending} disabled={!name.trim()}>Create form</Button>
-      </>
-    }>
+    <Dialog
+      open={open}
+      title="New form"
+      onClose={onClose}
+      busy={create.isPending}
+      footer={
+        <>
+          <Button onClick={onClose} disabled={create.isPending}>
+            Cancel
+          </Button>
+          <Button type="submit" form="new-form" variant="primary" loading={create.isPending} disabled={!name.trim()}>
+            Create form
+          </Button>
+        </>
+      }
+    >
       <form id="new-form" className="stack" onSubmit={submit} noValidate>
         <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/name', '/type'])} />
-        <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} error={fields['/name']} hint="For you; visitors see the page title." data-autofocus />
-        <Select label="Type" value={type} onChange={(e) => setType(e.target.value as 'SIGN_UP' | 'SURVEY')} options={FORM_TYPES} error={fields['/type']} hint="A sign-up form creates or updates a contact; a survey records answers." />
+        <Input
+          label="Name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          required
+          maxLength={200}
+          error={fields['/name']}
+          hint="For you; visitors see the page title."
+          data-autofocus
+        />
+        <Select
+          label="Type"
+          value={type}
+          onChange={(e) => setType(e.target.value as 'SIGN_UP' | 'SURVEY')}
+          options={FORM_TYPES}
+          error={fields['/type']}
+          hint="A sign-up form creates or updates a contact; a survey records answers."
+        />
       </form>
     </Dialog>
   );

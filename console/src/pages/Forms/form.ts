@@ -3,4 +3,7 @@ import type { paths } from '../../api/generated/schema';
 
 export type Form = paths['/v1/forms/{formId}']['get']['responses'][200]['content']['application/json'];
 
-export const FORM_TYPES = [{ value: 'SIGN_UP', label: 'Sign-up form' }, { value: 'SURVEY', label: 'Survey' }];
+export const FORM_TYPES = [
+  { value: 'SIGN_UP', label: 'Sign-up form' },
+  { value: 'SURVEY', label: 'Survey' },
+];

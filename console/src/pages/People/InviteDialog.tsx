@@ -18,26 +18,57 @@ export function InviteDialog({ open, onClose }: { open: boolean; onClose: () => 
     mutationFn: async () => unwrap(await api.POST('/v1/invitations', { body: { email: email.trim(), role } })),
     onSuccess: (inv) => {
       void qc.invalidateQueries({ queryKey: userKeys.invitations() });
-      toast.success(inv.emailSent === false ? `Invitation created, but no email could be sent to ${inv.email}.` : `Invitation sent to ${inv.email}.`);
+      toast.success(
+        inv.emailSent === false
+          ? `Invitation created, but no email could be sent to ${inv.email}.`
+          : `Invitation sent to ${inv.email}.`,
+      );
       setEmail('');
       onClose();
     },
   });
   const { fields, message } = problemOf(invite.error);
-  const submit = (e: FormEvent) => { e.preventDefault(); invite.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    invite.mutate();
+  };
   // Only a holder of `admin` (an owner) gives the owner role, as the API checks.
   const roles = can('admin') ? ROLES : ROLES.filter((r) => r.value !== 'owner');
   return (
-    <Dialog open={open} title="Invite a person" onClose={onClose} busy={invite.isPending} footer={
-      <>
-        <Button onClick={onClose} disabled={invite.isPending}>Cancel</Button>
-        <Button type="submit" form="invite" variant="primary" loading={invite.isPending} disabled={!email.trim()}>Send invitation</Button>
-      </>
-    }>
+    <Dialog
+      open={open}
+      title="Invite a person"
+      onClose={onClose}
+      busy={invite.isPending}
+      footer={
+        <>
+          <Button onClick={onClose} disabled={invite.isPending}>
+            Cancel
+          </Button>
+          <Button type="submit" form="invite" variant="primary" loading={invite.isPending} disabled={!email.trim()}>
+            Send invitation
+          </Button>
+        </>
+      }
+    >
       <form id="invite" className="stack" onSubmit={submit} noValidate>
         <ErrorSummary message={invite.isError ? message : null} errors={otherErrors(fields, ['/email', '/role'])} />
-        <Input label="Email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} error={fields['/email']} hint="They get a link, valid 7 days, to choose their name and password." data-autofocus />
-        <Select label="Role" value={role} onChange={(e) => setRole(e.target.value as Role)} options={roles} error={fields['/role']} />
+        <Input
+          label="Email"
+          type="email"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={fields['/email']}
+          hint="They get a link, valid 7 days, to choose their name and password."
+          data-autofocus
+        />
+        <Select
+          label="Role"
+          value={role}
+          onChange={(e) => setRole(e.target.value as Role)}
+          options={roles}
+          error={fields['/role']}
+        />
       </form>
     </Dialog>
   );

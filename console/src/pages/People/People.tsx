@@ -12,7 +12,17 @@ export default function People() {
   const [inviting, setInviting] = useState(false);
   return (
     <>
-      <PageHeader title="People" description="Who can sign in to this workspace, with what role." actions={can('manage:people') && <Button variant="primary" onClick={() => setInviting(true)}>Invite a person</Button>} />
+      <PageHeader
+        title="People"
+        description="Who can sign in to this workspace, with what role."
+        actions={
+          can('manage:people') && (
+            <Button variant="primary" onClick={() => setInviting(true)}>
+              Invite a person
+            </Button>
+          )
+        }
+      />
       <div className="stack">
         <Users />
         <Invitations onInvite={() => setInviting(true)} />

@@ -5,8 +5,25 @@ import { Link, useNavigate } from 'react-router';
 import { api, ApiError, unwrap } from '../../api/client';
 import { segmentKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
-import { FilterBuilder, newCondition, newGroup, toFilter, toTree, type Filter, type Node } from '../../components/FilterBuilder';
-import { Button, ConfirmDialog, ErrorSummary, Input, PageHeader, Spinner, StatusBadge, useToast } from '../../components';
+import {
+  FilterBuilder,
+  newCondition,
+  newGroup,
+  toFilter,
+  toTree,
+  type Filter,
+  type Node,
+} from '../../components/FilterBuilder';
+import {
+  Button,
+  ConfirmDialog,
+  ErrorSummary,
+  Input,
+  PageHeader,
+  Spinner,
+  StatusBadge,
+  useToast,
+} from '../../components';
 import { CONTACT_TONES, statusLabel, useDebounced, useTopics, type Segment } from '../../lib/audience';
 import { formatNumber } from '../../lib/format';
 import { otherErrors, problemOf } from '../../lib/forms';
@@ -26,16 +43,28 @@ function useLiveCount(filter: Filter) {
       <section className="card live-count" aria-labelledby="count-h">
         <h2 id="count-h">Matching contacts</h2>
         <div aria-live="polite" aria-atomic="true" className="stack-sm">
-          {q.isPending ? <Spinner label="Counting…" /> : invalid ? (
+          {q.isPending ? (
+            <Spinner label="Counting…" />
+          ) : invalid ? (
             <p className="error">The filter is not complete yet: see the marked conditions.</p>
-          ) : q.isError ? <p className="error" role="alert">{problemOf(q.error).message}</p> : q.data && (
-            <>
-              <div className="stat">
-                <span className="stat-value" data-testid="segment-count">{formatNumber(q.data.count)}</span>
-                <span className="stat-label">contacts match{q.isFetching ? ' (updating…)' : ''}</span>
-              </div>
-              <p className="small">{formatNumber(q.data.subscribed)} of them are subscribed, and can get broadcasts.</p>
-            </>
+          ) : q.isError ? (
+            <p className="error" role="alert">
+              {problemOf(q.error).message}
+            </p>
+          ) : (
+            q.data && (
+              <>
+                <div className="stat">
+                  <span className="stat-value" data-testid="segment-count">
+                    {formatNumber(q.data.count)}
+                  </span>
+                  <span className="stat-label">contacts match{q.isFetching ? ' (updating…)' : ''}</span>
+                </div>
+                <p className="small">
+                  {formatNumber(q.data.subscribed)} of them are subscribed, and can get broadcasts.
+                </p>
+              </>
+            )
           )}
         </div>
         {q.data && q.data.sample.length > 0 && !invalid && (
@@ -44,7 +73,9 @@ function useLiveCount(filter: Filter) {
             <ul className="list-plain sample-list">
               {q.data.sample.map((c) => (
                 <li key={c.id} className="row-between">
-                  <Link to={`/contacts/${c.id}`} className="break">{c.email}</Link>
+                  <Link to={`/contacts/${c.id}`} className="break">
+                    {c.email}
+                  </Link>
                   <StatusBadge status={c.status} tone={CONTACT_TONES[c.status]} label={statusLabel(c.status)} />
                 </li>
               ))}
@@ -75,9 +106,15 @@ export function Editor({ segment }: { segment: Segment | null }) {
   const live = useLiveCount(filter);
 
   const save = useMutation({
-    mutationFn: async () => segment
-      ? unwrap(await api.PUT('/v1/segments/{segmentId}', { params: { path: { segmentId: segment.id } }, body: { name: name.trim(), filter } }))
-      : unwrap(await api.POST('/v1/segments', { body: { name: name.trim(), filter } })),
+    mutationFn: async () =>
+      segment
+        ? unwrap(
+            await api.PUT('/v1/segments/{segmentId}', {
+              params: { path: { segmentId: segment.id } },
+              body: { name: name.trim(), filter },
+            }),
+          )
+        : unwrap(await api.POST('/v1/segments', { body: { name: name.trim(), filter } })),
     onSuccess: (s) => {
       void qc.invalidateQueries({ queryKey: segmentKeys.all });
       toast.success(segment ? 'Segment saved.' : `Segment ${s.name} created.`);
@@ -86,7 +123,8 @@ export function Editor({ segment }: { segment: Segment | null }) {
     },
   });
   const remove = useMutation({
-    mutationFn: async () => unwrap(await api.DELETE('/v1/segments/{segmentId}', { params: { path: { segmentId: segment!.id } } })),
+    mutationFn: async () =>
+      unwrap(await api.DELETE('/v1/segments/{segmentId}', { params: { path: { segmentId: segment!.id } } })),
     onSuccess: () => {
       void qc.invalidateQueries({ queryKey: segmentKeys.all });
       toast.success('Segment deleted.');
@@ -96,41 +134,118 @@ export function Editor({ segment }: { segment: Segment | null }) {
   const saved = problemOf(save.error);
   // The save's errors win over the preview's (they are the same rules).
   const errors = save.isError ? saved.fields : live.errors;
-  const submit = (e: FormEvent) => { e.preventDefault(); save.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate();
+  };
   const inUse = remove.error instanceof ApiError && remove.error.code === 'resource_in_use';
-  const broadcastIds = inUse ? ((remove.error as ApiError).problem as { broadcastIds?: string[] }).broadcastIds ?? [] : [];
+  const broadcastIds = inUse
+    ? (((remove.error as ApiError).problem as { broadcastIds?: string[] }).broadcastIds ?? [])
+    : [];
 
   return (
     <>
-      <PageHeader title={segment ? segment.name : 'New segment'} back={{ to: '/segments', label: 'Segments' }}
-        actions={segment && editable && <Button variant="danger" onClick={() => { remove.reset(); setDeleting(true); }}>Delete segment</Button>} />
+      <PageHeader
+        title={segment ? segment.name : 'New segment'}
+        back={{ to: '/segments', label: 'Segments' }}
+        actions={
+          segment &&
+          editable && (
+            <Button
+              variant="danger"
+              onClick={() => {
+                remove.reset();
+                setDeleting(true);
+              }}
+            >
+              Delete segment
+            </Button>
+          )
+        }
+      />
       <form className="segment-layout" onSubmit={submit} noValidate>
         <div className="stack">
           <section className="card stack" aria-labelledby="builder-h">
-            <ErrorSummary message={save.isError ? saved.message : null} errors={otherErrors(saved.fields, ['/name', ...Object.keys(saved.fields).filter((p) => p.startsWith('/filter'))])} />
-            <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} error={saved.fields['/name']} required maxLength={200} disabled={!editable} placeholder="Pro customers in Berlin" />
+            <ErrorSummary
+              message={save.isError ? saved.message : null}
+              errors={otherErrors(saved.fields, [
+                '/name',
+                ...Object.keys(saved.fields).filter((p) => p.startsWith('/filter')),
+              ])}
+            />
+            <Input
+              label="Name"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              error={saved.fields['/name']}
+              required
+              maxLength={200}
+              disabled={!editable}
+              placeholder="Pro customers in Berlin"
+            />
             <div>
               <h2 id="builder-h">Filter</h2>
-              {topics.isError && <p className="error small">The topics could not be loaded; topic conditions show their ids.</p>}
-              <FilterBuilder root={tree} onChange={setTree} topics={topics.data ?? []} errors={errors} disabled={!editable} />
+              {topics.isError && (
+                <p className="error small">The topics could not be loaded; topic conditions show their ids.</p>
+              )}
+              <FilterBuilder
+                root={tree}
+                onChange={setTree}
+                topics={topics.data ?? []}
+                errors={errors}
+                disabled={!editable}
+              />
             </div>
             <div className="row-between">
-              <Button size="sm" variant="ghost" aria-expanded={showJson} aria-controls="filter-json" onClick={() => setShowJson((s) => !s)}>{showJson ? 'Hide' : 'Show'} the filter as JSON</Button>
-              {editable && <Button type="submit" variant="primary" loading={save.isPending} disabled={!name.trim()}>{segment ? 'Save segment' : 'Create segment'}</Button>}
+              <Button
+                size="sm"
+                variant="ghost"
+                aria-expanded={showJson}
+                aria-controls="filter-json"
+                onClick={() => setShowJson((s) => !s)}
+              >
+                {showJson ? 'Hide' : 'Show'} the filter as JSON
+              </Button>
+              {editable && (
+                <Button type="submit" variant="primary" loading={save.isPending} disabled={!name.trim()}>
+                  {segment ? 'Save segment' : 'Create segment'}
+                </Button>
+              )}
             </div>
-            {showJson && <pre id="filter-json" className="json-view" tabIndex={0} aria-label="The filter as JSON">{JSON.stringify(filter, null, 2)}</pre>}
+            {showJson && (
+              <pre id="filter-json" className="json-view" tabIndex={0} aria-label="The filter as JSON">
+                {JSON.stringify(filter, null, 2)}
+              </pre>
+            )}
           </section>
         </div>
         <div className="segment-side">{live.view}</div>
       </form>
       {segment && (
-        <ConfirmDialog open={deleting} title={`Delete ${segment.name}?`} danger confirmLabel="Delete segment" busy={remove.isPending} onClose={() => setDeleting(false)} onConfirm={() => remove.mutate()}>
+        <ConfirmDialog
+          open={deleting}
+          title={`Delete ${segment.name}?`}
+          danger
+          confirmLabel="Delete segment"
+          busy={remove.isPending}
+          onClose={() => setDeleting(false)}
+          onConfirm={() => remove.mutate()}
+        >
           <p>The filter is deleted; no contact is. Broadcasts that use it keep it from being deleted.</p>
           {inUse ? (
             <div className="callout callout-warning" role="alert">
-              Broadcasts use this segment: {broadcastIds.map((id, i) => <span key={id}>{i > 0 && ', '}<Link to={`/broadcasts/${id}`}>{id}</Link></span>)}. Point them at another segment or delete them first.
+              Broadcasts use this segment:{' '}
+              {broadcastIds.map((id, i) => (
+                <span key={id}>
+                  {i > 0 && ', '}
+                  <Link to={`/broadcasts/${id}`}>{id}</Link>
+                </span>
+              ))}
+              . Point them at another segment or delete them first.
             </div>
-          ) : remove.isError && <ErrorSummary message={problemOf(remove.error).message} />}
+          ) : (
+            remove.isError && <ErrorSummary message={problemOf(remove.error).message} />
+          )}
         </ConfirmDialog>
       )}
     </>

@@ -13,7 +13,10 @@ type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['app
 type Locale = Workspace['settings']['locale'];
 
 const LOCALES: { value: Locale; label: string }[] = [
-  { value: 'en', label: 'English' }, { value: 'de', label: 'Deutsch' }, { value: 'fr', label: 'Français' }, { value: 'es', label: 'Español' },
+  { value: 'en', label: 'English' },
+  { value: 'de', label: 'Deutsch' },
+  { value: 'fr', label: 'Français' },
+  { value: 'es', label: 'Español' },
 ];
 
 export function SettingsForm({ ws }: { ws: Workspace }) {
@@ -28,14 +31,29 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
   const [opens, setOpens] = useState(ws.settings.tracking.opens);
   const [clicks, setClicks] = useState(ws.settings.tracking.clicks);
   useEffect(() => {
-    setName(ws.name); setPostal(ws.settings.postalAddress ?? ''); setLocale(ws.settings.locale);
-    setFrom(ws.settings.defaultFrom ?? ''); setOpens(ws.settings.tracking.opens); setClicks(ws.settings.tracking.clicks);
+    setName(ws.name);
+    setPostal(ws.settings.postalAddress ?? '');
+    setLocale(ws.settings.locale);
+    setFrom(ws.settings.defaultFrom ?? '');
+    setOpens(ws.settings.tracking.opens);
+    setClicks(ws.settings.tracking.clicks);
   }, [ws]);
 
   const save = useMutation({
-    mutationFn: async () => unwrap(await api.PUT('/v1/workspace', {
-      body: { name: name.trim(), settings: { postalAddress: nullable(postal), locale, defaultFrom: nullable(from), tracking: { opens, clicks } } },
-    })),
+    mutationFn: async () =>
+      unwrap(
+        await api.PUT('/v1/workspace', {
+          body: {
+            name: name.trim(),
+            settings: {
+              postalAddress: nullable(postal),
+              locale,
+              defaultFrom: nullable(from),
+              tracking: { opens, clicks },
+            },
+          },
+        }),
+      ),
     onSuccess: (data) => {
       qc.setQueryData(workspaceKeys.detail(), data);
       toast.success('Settings saved.');
@@ -51,29 +69,79 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
 
   return (
     <form className="stack" onSubmit={submit} noValidate aria-describedby={editable ? undefined : 'settings-readonly'}>
-      {!editable && <div className="callout callout-info" id="settings-readonly">Only the workspace's owner can change these settings.</div>}
+      {!editable && (
+        <div className="callout callout-info" id="settings-readonly">
+          Only the workspace's owner can change these settings.
+        </div>
+      )}
       <ErrorSummary message={save.isError ? message : null} errors={otherErrors(fields, shown)} />
       <section className="card stack">
         <h2>Workspace</h2>
-        <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} disabled={!editable} error={fields['/name']} />
-        <p className="muted small">Workspace ID <code>{ws.id}</code> · created {formatDate(ws.createdAt)}</p>
+        <Input
+          label="Name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          required
+          maxLength={200}
+          disabled={!editable}
+          error={fields['/name']}
+        />
+        <p className="muted small">
+          Workspace ID <code>{ws.id}</code> · created {formatDate(ws.createdAt)}
+        </p>
       </section>
       <section className="card stack">
         <h2>Email defaults</h2>
-        <Input label="Default sender" hint="Used for confirmation emails and as the first choice for broadcasts, e.g. News <news@example.com>. Its domain must be verified." value={from} onChange={(e) => setFrom(e.target.value)} disabled={!editable} error={fields['/settings/defaultFrom']} />
-        <Textarea label="Postal address" hint="Shown in the footer of every email, as anti-spam laws require." value={postal} onChange={(e) => setPostal(e.target.value)} rows={3} disabled={!editable} error={fields['/settings/postalAddress']} />
-        <Select label="Language of public pages and footers" value={locale} onChange={(e) => setLocale(e.target.value as Locale)} options={LOCALES} disabled={!editable} error={fields['/settings/locale']} />
+        <Input
+          label="Default sender"
+          hint="Used for confirmation emails and as the first choice for broadcasts, e.g. News <news@example.com>. Its domain must be verified."
+          value={from}
+          onChange={(e) => setFrom(e.target.value)}
+          disabled={!editable}
+          error={fields['/settings/defaultFrom']}
+        />
+        <Textarea
+          label="Postal address"
+          hint="Shown in the footer of every email, as anti-spam laws require."
+          value={postal}
+          onChange={(e) => setPostal(e.target.value)}
+          rows={3}
+          disabled={!editable}
+          error={fields['/settings/postalAddress']}
+        />
+        <Select
+          label="Language of public pages and footers"
+          value={locale}
+          onChange={(e) => setLocale(e.target.value as Locale)}
+          options={LOCALES}
+          disabled={!editable}
+          error={fields['/settings/locale']}
+        />
       </section>
       <section className="card stack">
         <h2>Tracking defaults</h2>
         <p className="muted">New broadcasts start with these; each broadcast can change them.</p>
-        <Checkbox label="Track opens" hint="A tiny image in each email counts opens (machine opens, such as Apple Mail Privacy Protection, are counted apart)." checked={opens} onChange={(e) => setOpens(e.target.checked)} disabled={!editable} />
-        <Checkbox label="Track link clicks" hint="Links are rewritten to pass through this server." checked={clicks} onChange={(e) => setClicks(e.target.checked)} disabled={!editable} />
+        <Checkbox
+          label="Track opens"
+          hint="A tiny image in each email counts opens (machine opens, such as Apple Mail Privacy Protection, are counted apart)."
+          checked={opens}
+          onChange={(e) => setOpens(e.target.checked)}
+          disabled={!editable}
+        />
+        <Checkbox
+          label="Track link clicks"
+          hint="Links are rewritten to pass through this server."
+          checked={clicks}
+          onChange={(e) => setClicks(e.target.checked)}
+          disabled={!editable}
+        />
         {fields['/settings/tracking'] && <p className="error">{fields['/settings/tracking']}</p>}
       </section>
       {editable && (
         <div className="form-actions">
-          <Button type="submit" variant="primary" loading={save.isPending}>Save settings</Button>
+          <Button type="submit" variant="primary" loading={save.isPending}>
+            Save settings
+          </Button>
         </div>
       )}
     </form>

@@ -18,9 +18,15 @@ export function TopicDialog({ topic, open, onClose }: { topic: Topic | null; ope
   const [name, setName] = useState(topic?.name ?? '');
   const [def, setDef] = useState<'OPT_IN' | 'OPT_OUT'>(topic?.defaultSubscription ?? 'OPT_IN');
   const save = useMutation({
-    mutationFn: async () => topic
-      ? unwrap(await api.PUT('/v1/topics/{topicId}', { params: { path: { topicId: topic.id } }, body: { name: name.trim() } }))
-      : unwrap(await api.POST('/v1/topics', { body: { name: name.trim(), defaultSubscription: def } })),
+    mutationFn: async () =>
+      topic
+        ? unwrap(
+            await api.PUT('/v1/topics/{topicId}', {
+              params: { path: { topicId: topic.id } },
+              body: { name: name.trim() },
+            }),
+          )
+        : unwrap(await api.POST('/v1/topics', { body: { name: name.trim(), defaultSubscription: def } })),
     onSuccess: (t) => {
       void qc.invalidateQueries({ queryKey: topicKeys.all });
       toast.success(topic ? `Renamed to ${t.name}.` : `Topic ${t.name} created.`);
@@ -28,21 +34,55 @@ export function TopicDialog({ topic, open, onClose }: { topic: Topic | null; ope
     },
   });
   const { fields, message } = problemOf(save.error);
-  const submit = (e: FormEvent) => { e.preventDefault(); save.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate();
+  };
   return (
-    <Dialog open={open} title={topic ? `Rename ${topic.name}` : 'New topic'} onClose={onClose} busy={save.isPending} footer={
-      <>
-        <Button onClick={onClose} disabled={save.isPending}>Cancel</Button>
-        <Button type="submit" form="topic-form" variant="primary" loading={save.isPending} disabled={!name.trim()}>{topic ? 'Rename' : 'Create topic'}</Button>
-      </>
-    }>
+    <Dialog
+      open={open}
+      title={topic ? `Rename ${topic.name}` : 'New topic'}
+      onClose={onClose}
+      busy={save.isPending}
+      footer={
+        <>
+          <Button onClick={onClose} disabled={save.isPending}>
+            Cancel
+          </Button>
+          <Button type="submit" form="topic-form" variant="primary" loading={save.isPending} disabled={!name.trim()}>
+            {topic ? 'Rename' : 'Create topic'}
+          </Button>
+        </>
+      }
+    >
       <form id="topic-form" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary message={save.isError ? message : null} errors={otherErrors(fields, ['/name', '/defaultSubscription'])} />
-        <Input label="Name" value={name} onChange={(e) => setName(e.target.value)} error={fields['/name']} required maxLength={200} hint="Contacts see it on the unsubscribe page." data-autofocus />
+        <ErrorSummary
+          message={save.isError ? message : null}
+          errors={otherErrors(fields, ['/name', '/defaultSubscription'])}
+        />
+        <Input
+          label="Name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          error={fields['/name']}
+          required
+          maxLength={200}
+          hint="Contacts see it on the unsubscribe page."
+          data-autofocus
+        />
         {topic ? (
-          <p className="muted small">Default: {topic.defaultSubscription === 'OPT_IN' ? 'opt-in' : 'opt-out'} (fixed when the topic was created).</p>
+          <p className="muted small">
+            Default: {topic.defaultSubscription === 'OPT_IN' ? 'opt-in' : 'opt-out'} (fixed when the topic was created).
+          </p>
         ) : (
-          <Select label="Default subscription" value={def} onChange={(e) => setDef(e.target.value as 'OPT_IN' | 'OPT_OUT')} options={DEFAULTS} error={fields['/defaultSubscription']} hint="Fixed once the topic exists. A contact's own choice always wins." />
+          <Select
+            label="Default subscription"
+            value={def}
+            onChange={(e) => setDef(e.target.value as 'OPT_IN' | 'OPT_OUT')}
+            options={DEFAULTS}
+            error={fields['/defaultSubscription']}
+            hint="Fixed once the topic exists. A contact's own choice always wins."
+          />
         )}
       </form>
     </Dialog>

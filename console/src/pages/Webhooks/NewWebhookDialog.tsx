@@ -11,9 +11,23 @@ import type { Webhook } from './Webhooks';
 type EventType = Webhook['eventTypes'][number];
 
 export const EVENT_TYPES: EventType[] = [
-  'contact.created', 'contact.updated', 'contact.subscribed', 'contact.unsubscribed', 'contact.deleted', 'form.submitted',
-  'email.sent', 'email.opened', 'email.clicked', 'email.bounced', 'email.soft_bounced', 'email.complained', 'email.failed',
-  'broadcast.sending', 'broadcast.paused', 'broadcast.sent', 'broadcast.canceled',
+  'contact.created',
+  'contact.updated',
+  'contact.subscribed',
+  'contact.unsubscribed',
+  'contact.deleted',
+  'form.submitted',
+  'email.sent',
+  'email.opened',
+  'email.clicked',
+  'email.bounced',
+  'email.soft_bounced',
+  'email.complained',
+  'email.failed',
+  'broadcast.sending',
+  'broadcast.paused',
+  'broadcast.sent',
+  'broadcast.canceled',
 ];
 
 export function NewWebhookDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
@@ -23,7 +37,16 @@ export function NewWebhookDialog({ open, onClose }: { open: boolean; onClose: ()
   const [description, setDescription] = useState('');
   const [types, setTypes] = useState<Set<EventType>>(new Set(['contact.created']));
   const create = useMutation({
-    mutationFn: async () => unwrap(await api.POST('/v1/webhooks', { body: { url: url.trim(), eventTypes: [...types], ...(description.trim() ? { description: description.trim() } : {}) } })),
+    mutationFn: async () =>
+      unwrap(
+        await api.POST('/v1/webhooks', {
+          body: {
+            url: url.trim(),
+            eventTypes: [...types],
+            ...(description.trim() ? { description: description.trim() } : {}),
+          },
+        }),
+      ),
     onSuccess: (w) => {
       // The secret is in this answer only: handed to the endpoint's page in memory (not the URL or history) to show once.
       if (w.secret) qc.setQueryData(webhookKeys.newSecret(w.id), w.secret);
@@ -33,22 +56,71 @@ export function NewWebhookDialog({ open, onClose }: { open: boolean; onClose: ()
     },
   });
   const { fields, message } = problemOf(create.error);
-  const submit = (e: FormEvent) => { e.preventDefault(); create.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
   return (
-    <Dialog open={open} title="Add a webhook endpoint" onClose={onClose} busy={create.isPending} footer={
-      <>
-        <Button onClick={onClose} disabled={create.isPending}>Cancel</Button>
-        <Button type="submit" form="new-webhook" variant="primary" loading={create.isPending} disabled={!url.trim() || types.size === 0}>Add endpoint</Button>
-      </>
-    }>
+    <Dialog
+      open={open}
+      title="Add a webhook endpoint"
+      onClose={onClose}
+      busy={create.isPending}
+      footer={
+        <>
+          <Button onClick={onClose} disabled={create.isPending}>
+            Cancel
+          </Button>
+          <Button
+            type="submit"
+            form="new-webhook"
+            variant="primary"
+            loading={create.isPending}
+            disabled={!url.trim() || types.size === 0}
+          >
+            Add endpoint
+          </Button>
+        </>
+      }
+    >
       <form id="new-webhook" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/url', '/description', '/eventTypes'])} />
-        <Input label="URL" type="url" placeholder="https://example.com/hooks/formcast" value={url} onChange={(e) => setUrl(e.target.value)} error={fields['/url']} data-autofocus />
-        <Input label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={fields['/description']} />
+        <ErrorSummary
+          message={create.isError ? message : null}
+          errors={otherErrors(fields, ['/url', '/description', '/eventTypes'])}
+        />
+        <Input
+          label="URL"
+          type="url"
+          placeholder="https://example.com/hooks/formcast"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          error={fields['/url']}
+          data-autofocus
+        />
+        <Input
+          label="Description"
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+          error={fields['/description']}
+        />
         <fieldset>
           <legend>Events</legend>
           <div className="grid-2">
-            {EVENT_TYPES.map((t) => <Checkbox key={t} label={t} checked={types.has(t)} onChange={(e) => setTypes((s) => { const n = new Set(s); if (e.target.checked) n.add(t); else n.delete(t); return n; })} />)}
+            {EVENT_TYPES.map((t) => (
+              <Checkbox
+                key={t}
+                label={t}
+                checked={types.has(t)}
+                onChange={(e) =>
+                  setTypes((s) => {
+                    const n = new Set(s);
+                    if (e.target.checked) n.add(t);
+                    else n.delete(t);
+                    return n;
+                  })
+                }
+              />
+            ))}
           </div>
           {fields['/eventTypes'] && <p className="error">{fields['/eventTypes']}</p>}
         </fieldset>

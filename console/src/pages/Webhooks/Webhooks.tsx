@@ -13,20 +13,79 @@ export type Webhook = paths['/v1/webhooks/{webhookId}']['get']['responses'][200]
 export default function Webhooks() {
   const can = useCan();
   const [adding, setAdding] = useState(false);
-  const list = useCursorList<Webhook>(webhookKeys.list(), async (cursor) => unwrap(await api.GET('/v1/webhooks', { params: { query: { cursor, limit: 50 } } })));
+  const list = useCursorList<Webhook>(webhookKeys.list(), async (cursor) =>
+    unwrap(await api.GET('/v1/webhooks', { params: { query: { cursor, limit: 50 } } })),
+  );
   const canWrite = can('write:webhooks');
   const columns: Column<Webhook>[] = [
-    { key: 'url', header: 'Endpoint', cell: (w) => <div><Link className="cell-main cell-value" to={`/webhooks/${w.id}`}>{w.url}</Link>{w.description && <div className="muted small">{w.description}</div>}</div> },
-    { key: 'events', header: 'Events', cell: (w) => <span className="small">{w.eventTypes.length} type{w.eventTypes.length === 1 ? '' : 's'}</span> },
-    { key: 'status', header: 'Status', cell: (w) => w.enabled ? <StatusBadge status="active" label="Enabled" /> : <StatusBadge status="disabled" label={w.disabledReason ? `Disabled: ${w.disabledReason}` : 'Disabled'} /> },
+    {
+      key: 'url',
+      header: 'Endpoint',
+      cell: (w) => (
+        <div>
+          <Link className="cell-main cell-value" to={`/webhooks/${w.id}`}>
+            {w.url}
+          </Link>
+          {w.description && <div className="muted small">{w.description}</div>}
+        </div>
+      ),
+    },
+    {
+      key: 'events',
+      header: 'Events',
+      cell: (w) => (
+        <span className="small">
+          {w.eventTypes.length} type{w.eventTypes.length === 1 ? '' : 's'}
+        </span>
+      ),
+    },
+    {
+      key: 'status',
+      header: 'Status',
+      cell: (w) =>
+        w.enabled ? (
+          <StatusBadge status="active" label="Enabled" />
+        ) : (
+          <StatusBadge status="disabled" label={w.disabledReason ? `Disabled: ${w.disabledReason}` : 'Disabled'} />
+        ),
+    },
     { key: 'created', header: 'Created', cell: (w) => <span className="nowrap">{formatDateTime(w.createdAt)}</span> },
   ];
   return (
     <>
-      <PageHeader title="Webhooks" description="Signed HTTP callbacks (Standard Webhooks) when contacts, emails and broadcasts change." actions={canWrite && <Button variant="primary" onClick={() => setAdding(true)}>Add endpoint</Button>} />
-      <CursorTable list={list} columns={columns} rowKey={(w) => w.id} caption="Webhook endpoints" empty={
-        <div className="card"><EmptyState title="No webhook endpoints" action={canWrite && <Button variant="primary" onClick={() => setAdding(true)}>Add an endpoint</Button>}>Send events to your CRM, data warehouse or chat.</EmptyState></div>
-      } />
+      <PageHeader
+        title="Webhooks"
+        description="Signed HTTP callbacks (Standard Webhooks) when contacts, emails and broadcasts change."
+        actions={
+          canWrite && (
+            <Button variant="primary" onClick={() => setAdding(true)}>
+              Add endpoint
+            </Button>
+          )
+        }
+      />
+      <CursorTable
+        list={list}
+        columns={columns}
+        rowKey={(w) => w.id}
+        caption="Webhook endpoints"
+        empty={
+          <div className="card">
+            <EmptyState
+              title="No webhook endpoints"
+              action={
+                canWrite && (
+                  <Button variant="primary" onClick={() => setAdding(true)}>
+                    Add an endpoint
+                  </Button>
+                )
+              }
+            >
+              Send events to your CRM, data warehouse or chat.
+            </EmptyState>
+          </div>
+        }
+      />
       <NewWebhookDialog open={adding} onClose={() => setAdding(false)} />
     </>
   );
