@@ -110,7 +110,7 @@ describe('the console imports no server source', () => {
 });
 
 describe('no folder cycles (dependency-cruiser, npm run lint:deps)', () => {
-  it('fails on two folders that import each other, with the cycle in the report', async () => {
+  it('fails on two folders that import each other, with the cycle in the report', { timeout: 120_000 }, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fc-cycles-'));
     try {
       fs.mkdirSync(path.join(dir, 'src/a'), { recursive: true });
