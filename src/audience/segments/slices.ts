@@ -19,7 +19,7 @@ import { filterCost, type Filter } from './segments.filter.js';
  *
  * PostgreSQL runs statements off the event loop: there the whole range is one slice (contactSlices), and a
  * broadcast's materialisation reads its audience through one cursor (deliveries/audience-reader.ts). On SQLite it
- * reads one slice per transaction (nextSlice; deliveries/sql-store.ts writeAudienceSlice).
+ * reads one slice per transaction (nextSlice; src/composition/sql-delivery-store.ts writeAudienceSlice).
  */
 export const SLICE_BUDGET = 400_000;
 export const SLICE_TARGET_MS = 25;
