@@ -1,3 +1,5 @@
+// The Outbox's face (docs/architecture.md): recordEvent(s) writes an event in the caller's transaction (the one way
+// into the events table); the rest reads the stream for the workers above.
 export {
   claimUndispatchedEvents,
   eventsByIds,
