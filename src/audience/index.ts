@@ -11,9 +11,9 @@ export {
   signUp,
   type SignUpFields,
 } from './contacts/contacts.lifecycle.js';
-export { CONTACT_COLUMNS, type ContactRecord, getContact, toContactRecord } from './contacts/contacts.repository.js';
+export { CONTACT_COLUMNS, getContact, toContactRecord } from './contacts/contacts.repository.js';
 export { PROPERTY_KEY_PATTERN } from './contacts/contacts.schemas.js';
-export { changeByAutomation, contactIdOf } from './contacts/contacts.service.js';
+export { changeByAutomation } from './contacts/contacts.service.js';
 export { setTopicChoices, topicsOfContacts } from './contacts/contacts.subscriptions.js';
 export { audience, audiencePage, countAudience } from './segments/audience.js';
 export { type Filter, topicReferences, validateFilter } from './segments/segments.filter.js';

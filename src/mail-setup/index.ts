@@ -1,5 +1,4 @@
 // The Mail setup context's face (docs/architecture.md): sending domains and their signing keys, templates. Reads only.
-export { type TxtLookup } from './domains/domains.dns.js';
 export { findDomainByName, firstVerifiedDomain, getSigningKey, type SigningKey } from './domains/domains.repository.js';
 export { type DomainsService } from './domains/domains.service.js';
 export { getTemplate, templateExists } from './templates/templates.repository.js';
