@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import type { AuthContext } from '../../http/types.js';
-import type { Db } from '../../db/connection.js';
-import { isUniqueViolation } from '../../db/connection.js';
+import { type Db, isUniqueViolation } from '../../db/connection.js';
 import { conflict, DomainError, notFound, validationFailed } from '../../errors/errors.js';
 import { normalizeEmail } from '../../lib/email.js';
 import { newId } from '../../lib/ids.js';

@@ -1,5 +1,4 @@
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream';
+import { type Readable, pipeline } from 'node:stream';
 import { parse, type Options } from 'csv-parse';
 import type { ContactStatus } from '../../db/schema.js';
 import { DomainError, validationFailed, type FieldError } from '../../errors/errors.js';

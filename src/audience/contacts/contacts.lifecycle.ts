@@ -1,7 +1,6 @@
 import type { Executor } from '../../db/connection.js';
 import type { ContactStatus } from '../../db/schema.js';
-import { recordEvents } from '../../outbox/index.js';
-import type { NewEvent } from '../../outbox/index.js';
+import { recordEvents, type NewEvent } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
 import { toJsonColumn } from '../../lib/json.js';
 import { createdEvents, statusEvents, updatedEvent, type ContactSource } from './contacts.events.js';

@@ -1,12 +1,10 @@
 import type { Readable } from 'node:stream';
 import { encodeTime } from 'ulid';
-import type { Db, Executor } from '../../db/connection.js';
-import { isForeignKeyViolation, isUniqueViolation } from '../../db/connection.js';
+import { type Db, type Executor, isForeignKeyViolation, isUniqueViolation } from '../../db/connection.js';
 import { onPostgres } from '../../db/batch-sql.js';
 import type { ContactStatus } from '../../db/schema.js';
 import { conflict, notFound, unprocessable, validationFailed, type FieldError } from '../../errors/errors.js';
-import { listEvents, recordEvents } from '../../outbox/index.js';
-import type { EventRecord, EventType } from '../../outbox/index.js';
+import { listEvents, recordEvents, type EventRecord, type EventType } from '../../outbox/index.js';
 import { nowIso } from '../../lib/time.js';
 import { suppressionsOf } from '../suppressions/suppressions.repository.js';
 import { existingTopicIds, getTopic } from '../topics/topics.repository.js';

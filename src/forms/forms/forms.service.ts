@@ -1,5 +1,4 @@
-import type { Db, Executor } from '../../db/connection.js';
-import { isUniqueViolation } from '../../db/connection.js';
+import { type Db, type Executor, isUniqueViolation } from '../../db/connection.js';
 import {
   conflict,
   notFound,
@@ -11,8 +10,7 @@ import {
 import { newId } from '../../lib/ids.js';
 import { normalHttpUrl } from '../../lib/url.js';
 import { nowIso } from '../../lib/time.js';
-import { firstVerifiedDomain } from '../../mail-setup/index.js';
-import { getTemplate, templateExists } from '../../mail-setup/index.js';
+import { firstVerifiedDomain, getTemplate, templateExists } from '../../mail-setup/index.js';
 import { MAX_HTML_BYTES, crossValidate, renderDefaultHtml, sanitizeFormHtml } from './forms.html.js';
 import { publishedFormsChanged } from './forms.published.js';
 import * as repo from './forms.repository.js';

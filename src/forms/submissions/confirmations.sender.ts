@@ -1,8 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { contactEmail } from '../../audience/index.js';
-import { getContact } from '../../audience/index.js';
+import { contactEmail, getContact } from '../../audience/index.js';
 import type { Db } from '../../db/connection.js';
-import { firstVerifiedDomain, getSigningKey, type SigningKey } from '../../mail-setup/index.js';
+import { firstVerifiedDomain, getSigningKey, type SigningKey, getTemplate } from '../../mail-setup/index.js';
 import { getForm } from '../forms/forms.repository.js';
 import { renderTemplate } from '../../lib/liquid.js';
 import { asDocument } from '../../lib/html.js';
@@ -10,10 +9,8 @@ import { parseMailbox } from '../../lib/email.js';
 import { htmlToText, type OutgoingMessage } from '../../mail/compose.js';
 import { returnPath } from '../../mail/verp.js';
 import { TEXTS } from '../../pages/i18n.js';
-import type { Locale } from '../../access/index.js';
+import { type Locale, getWorkspace } from '../../access/index.js';
 import type { Mailer } from '../../mail/transport.js';
-import { getTemplate } from '../../mail-setup/index.js';
-import { getWorkspace } from '../../access/index.js';
 import * as repo from './submissions.repository.js';
 
 /** The confirmation email when a form names no template of its own (doubleOptInEmailId null), in the workspace's locale. */

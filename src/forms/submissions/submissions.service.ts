@@ -1,5 +1,5 @@
 import { confirm, signUp, type SignUpFields } from '../../audience/index.js';
-import type { Db } from '../../db/connection.js';
+import type { Db, Executor } from '../../db/connection.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { PublishedForms } from '../forms/forms.published.js';
 import * as forms from '../forms/forms.repository.js';
@@ -21,11 +21,9 @@ import {
   type QuestionSummary,
   type Value,
 } from './submissions.answers.js';
-import { getWorkspace } from '../../access/index.js';
+import { getWorkspace, type Locale } from '../../access/index.js';
 import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
 import type { ProtectionService } from '../protection/protection.service.js';
-import type { Executor } from '../../db/connection.js';
-import type { Locale } from '../../access/index.js';
 import type { FastifyBaseLogger } from 'fastify';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */

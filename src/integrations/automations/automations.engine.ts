@@ -1,12 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { changeByAutomation } from '../../audience/index.js';
-import { getContact } from '../../audience/index.js';
+import { changeByAutomation, getContact, contactMatches, getSegment, type Filter } from '../../audience/index.js';
 import type { Db, Executor } from '../../db/connection.js';
 import type { ContactStatus } from '../../db/schema.js';
 import { insertRunDelivery } from '../../sending/index.js';
 import { recordEvents } from '../../outbox/index.js';
-import { contactMatches, getSegment } from '../../audience/index.js';
-import type { Filter } from '../../audience/index.js';
 import type { WebhooksService } from '../webhooks/webhooks.service.js';
 import * as repo from './automations.repository.js';
 import type { ClaimedRun, RoutedEvent, VersionTargets } from './automations.repository.js';

@@ -1,6 +1,16 @@
 import { insertAutomationMessage } from '../../sending/index.js';
-import { getContact } from '../../audience/index.js';
-import { contactEmail } from '../../audience/index.js';
+import {
+  getContact,
+  contactEmail,
+  topicReferences,
+  type Filter,
+  contactMatches,
+  getSegment,
+  imaginedContactMatches,
+  matchingContactIds,
+  existingTopicIds,
+  listTopics,
+} from '../../audience/index.js';
 import type { Db, Executor } from '../../db/connection.js';
 import type { AutomationRunStatus, AutomationStatus } from '../../db/schema.js';
 import { findDomainByName } from '../../mail-setup/index.js';
@@ -18,9 +28,6 @@ import { newId } from '../../lib/ids.js';
 import { parseMailbox } from '../../lib/email.js';
 import { renderTemplate } from '../../lib/liquid.js';
 import { nowIso } from '../../lib/time.js';
-import { topicReferences, type Filter } from '../../audience/index.js';
-import { contactMatches, getSegment, imaginedContactMatches, matchingContactIds } from '../../audience/index.js';
-import { existingTopicIds, listTopics } from '../../audience/index.js';
 import { endpointByUrl } from '../webhooks/webhooks.repository.js';
 import type { WebhooksService } from '../webhooks/webhooks.service.js';
 import { getWorkspace } from '../../access/index.js';

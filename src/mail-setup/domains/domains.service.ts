@@ -1,8 +1,7 @@
 import crypto from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import { promisify } from 'node:util';
-import type { Db } from '../../db/connection.js';
-import { isUniqueViolation } from '../../db/connection.js';
+import { type Db, isUniqueViolation } from '../../db/connection.js';
 import { conflict, notFound, validationFailed } from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';

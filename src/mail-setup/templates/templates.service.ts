@@ -1,5 +1,4 @@
-import type { Db } from '../../db/connection.js';
-import { isForeignKeyViolation } from '../../db/connection.js';
+import { type Db, isForeignKeyViolation } from '../../db/connection.js';
 import { notFound, payloadTooLarge, resourceInUse, validationFailed } from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
 import { liquidErrors } from '../../lib/liquid.js';

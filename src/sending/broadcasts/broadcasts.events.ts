@@ -1,7 +1,6 @@
 import type { Executor } from '../../db/connection.js';
 import type { BroadcastStatus } from './broadcasts.schemas.js';
-import { recordEvent } from '../../outbox/index.js';
-import type { EventType } from '../../outbox/index.js';
+import { recordEvent, type EventType } from '../../outbox/index.js';
 
 /**
  * The events of a broadcast's status moves (docs/events.md), written by whoever makes the move, in its

@@ -1,14 +1,11 @@
-import { contactEmail } from '../../audience/index.js';
-import { getContact } from '../../audience/index.js';
-import type { DomainsService } from '../../mail-setup/index.js';
-import { getSigningKey } from '../../mail-setup/index.js';
+import { contactEmail, getContact, audiencePage, countAudience, getSegment, getTopic } from '../../audience/index.js';
+import { type DomainsService, getSigningKey, findDomainByName } from '../../mail-setup/index.js';
 import type { Mailer } from '../../mail/transport.js';
 import { returnPath } from '../../mail/verp.js';
 import * as deliveries from '../deliveries/deliveries.repository.js';
 import { cancelDeliveries, holdDeliveries, releaseDeliveries } from '../deliveries/deliveries.outcomes.js';
 import type { DeliveryStatus } from '../../db/schema.js';
 import type { Db, Executor } from '../../db/connection.js';
-import { findDomainByName } from '../../mail-setup/index.js';
 import {
   DomainError,
   conflict,
@@ -23,9 +20,6 @@ import { parseMailbox } from '../../lib/email.js';
 import { newId } from '../../lib/ids.js';
 import { liquidErrors } from '../../lib/liquid.js';
 import { normalizeDateTime, nowIso } from '../../lib/time.js';
-import { audiencePage, countAudience } from '../../audience/index.js';
-import { getSegment } from '../../audience/index.js';
-import { getTopic } from '../../audience/index.js';
 import * as repo from './broadcasts.repository.js';
 import { renderContent, type RenderedContent } from '../deliveries/message.content.js';
 import type {

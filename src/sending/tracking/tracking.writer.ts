@@ -1,7 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/connection.js';
-import { insertTrackingEvents } from '../../outbox/index.js';
-import type { NewEvent } from '../../outbox/index.js';
+import { insertTrackingEvents, type NewEvent } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
 import { keepWithinCap, markClicksMachine, type MachineClick } from './tracking.repository.js';
 

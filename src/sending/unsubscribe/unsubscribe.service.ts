@@ -1,15 +1,11 @@
 import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
-import { applyToContact } from '../../audience/index.js';
-import { getContact } from '../../audience/index.js';
-import { setTopicChoices, topicsOfContacts } from '../../audience/index.js';
+import { applyToContact, getContact, setTopicChoices, topicsOfContacts, getTopic } from '../../audience/index.js';
 import type { Db, Executor } from '../../db/connection.js';
 import { markUnsubscribed } from '../deliveries/deliveries.outcomes.js';
 import * as deliveries from '../deliveries/deliveries.repository.js';
 import { notFound } from '../../errors/errors.js';
 import { nowIso } from '../../lib/time.js';
-import { getTopic } from '../../audience/index.js';
-import { getWorkspace } from '../../access/index.js';
-import type { Locale } from '../../access/index.js';
+import { getWorkspace, type Locale } from '../../access/index.js';
 
 export interface UnsubscribeContext {
   deliveryId: string;
