@@ -290,9 +290,16 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
           state: string;
         }>`select state from pg_stat_activity where pid in (${sql.join(pids)}) order by state`.execute(h.db.kysely)
       ).rows.map((r) => r.state);
+    // take() returns while the reader's read-ahead FETCH may still run ("active"): wait for the state instead of
+    // sampling one moment.
+    const settled = (expected: string[]) =>
+      waitFor(`connections ${expected.join(', ')}`, 10_000, async () => {
+        const seen = await states();
+        return seen.join() === expected.join() ? seen : undefined;
+      });
     // A pool that cannot end (a connection never given back) fails the test instead of hanging it.
     const close = () => within(db.close(), 10_000, 'closing the pool');
-    return { db, pids, states, close };
+    return { db, pids, states, settled, close };
   }
 
   it('PostgreSQL: a reader dropped without close() gives its connection back once idle, and close() at once, each out of its transaction', async ({
@@ -306,13 +313,13 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
       new Date(Date.now() + 60_000).toISOString(),
     ))!;
     // A pool of one connection: a read that kept it would leave the probes below waiting for ever.
-    const { db, states, close } = await ownPool(1);
+    const { db, states, settled, close } = await ownPool(1);
     const probe = () =>
       db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', job.workspaceId).limit(1).execute();
     try {
       const dropped = new AudienceReader(db.kysely, job, 50, null, { maxReadMs: 60_000, idleMs: 50 });
       expect((await dropped.take()).rows).toHaveLength(50);
-      expect(await states()).toEqual(['idle in transaction']);
+      expect(await settled(['idle in transaction'])).toEqual(['idle in transaction']);
       expect(await within(probe(), 10_000, "the dropped reader's connection")).toHaveLength(1);
       // Given back out of its transaction: the probe ran on its own and left the connection idle.
       expect(await states()).toEqual(['idle']);
@@ -389,13 +396,13 @@ describeApi('audience materialisation in batches (slices on SQLite, a cursor on 
     if (h.db.dialect !== 'postgres') skip();
     const { now } = await setup();
     // Two connections: the reader's and the writes'.
-    const { db, states, close } = await ownPool(2);
+    const { db, states, settled, close } = await ownPool(2);
     try {
       const store = new SqlDeliveryStore(db);
       const lease = new Date(Date.now() + 60_000).toISOString();
       const job = (await store.claimAudience('c', now, lease))!;
       expect((await store.writeAudienceSlice(job, 'c', 50, now, lease)).state).toBe('more');
-      expect(await states()).toEqual(['idle', 'idle in transaction']);
+      expect(await settled(['idle', 'idle in transaction'])).toEqual(['idle', 'idle in transaction']);
       await within(store.close(), 10_000, "the store's close()");
       expect(await states()).toEqual(['idle', 'idle']);
     } finally {
