@@ -192,6 +192,47 @@ describeApi('forms', (h) => {
     });
   });
 
+  it("PUT of a draft's own fields only (the one-statement save): each given field set, null clears, the rest kept", async () => {
+    const ws = await h.workspace();
+    const form = await createForm(h, ws, {
+      description: 'Monthly news',
+      display: 'POPUP',
+      settings: { doubleOptIn: true },
+      seoTitle: 'News',
+      seoDescription: 'All the news',
+      seoImageUrl: 'https://example.com/a.png',
+      slug: 'own-fields',
+    });
+    const res = await h.call(ws.key, 'PUT', `/v1/forms/${form.id}`, {
+      description: null,
+      seoTitle: 'Fresh',
+      seoImageUrl: null,
+      seoFaviconUrl: 'https://example.com/f.ico',
+      settings: { doubleOptIn: false, successAction: { type: 'MESSAGE', message: 'Thanks' } },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const expected = {
+      name: 'Newsletter',
+      description: null,
+      display: 'POPUP',
+      seoTitle: 'Fresh',
+      seoDescription: 'All the news',
+      seoImageUrl: null,
+      seoFaviconUrl: 'https://example.com/f.ico',
+      slug: 'own-fields',
+      fieldMapping: { email: 'email' },
+      settings: { doubleOptIn: false, successAction: { type: 'MESSAGE', message: 'Thanks' } },
+    };
+    expect(res.json()).toMatchObject(expected);
+    expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json()).toMatchObject(expected);
+    const row = (await formRow(h, form.id))!;
+    expect([row.description, row.seo_title, row.seo_image_url, row.name]).toEqual([null, 'Fresh', null, 'Newsletter']);
+    // Another workspace's key does not reach it, and changes nothing.
+    const other = await h.workspace();
+    expect((await h.call(other.key, 'PUT', `/v1/forms/${form.id}`, { name: 'Theirs' })).statusCode).toBe(404);
+    expect((await formRow(h, form.id))!.name).toBe('Newsletter');
+  });
+
   it('PUT accepts every field of interface 2.1, including type and doubleOptInEmailId', async () => {
     const ws = await h.workspace();
     const form = await createForm(h, ws);

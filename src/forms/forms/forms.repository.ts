@@ -6,7 +6,7 @@ import { toIso } from '../../lib/time.js';
 import type { Form, FormSettings, FormStatus, HtmlValidation } from './forms.schemas.js';
 
 /** Every column but the deployed HTML itself, which only the HTML endpoints and versioning read. */
-const FORM_COLUMNS = [
+export const FORM_COLUMNS = [
   'id',
   'form_group_id',
   'version',
@@ -33,7 +33,7 @@ const FORM_COLUMNS = [
 
 type FormRow = Pick<FormsTable, (typeof FORM_COLUMNS)[number]>;
 
-function toForm(row: FormRow): Form {
+export function toForm(row: FormRow): Form {
   return {
     id: row.id,
     name: row.name,
@@ -64,7 +64,7 @@ function toForm(row: FormRow): Form {
  * Settings as stored. PostgreSQL's jsonb keeps no key order, and the order of `fields` is the order of the questions:
  * it is stored beside them (`fieldOrder`) and the object is rebuilt in that order when read.
  */
-function settingsToColumn(settings: FormSettings): string {
+export function settingsToColumn(settings: FormSettings): string {
   return toJsonColumn(settings.fields ? { ...settings, fieldOrder: Object.keys(settings.fields) } : settings)!;
 }
 
@@ -252,28 +252,6 @@ export async function updateDraftForm(
     .where('status', '=', 'DRAFT')
     .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
-}
-
-/**
- * The one-statement update, for changes that need nothing else read or written: applies `values` to the
- * form if it is a DRAFT and returns it, or returns undefined (missing, or not a draft) for the caller to explain.
- */
-export async function updateDraftFormReturning(
-  db: Executor,
-  workspaceId: string,
-  id: string,
-  values: Partial<FormValues>,
-  updatedAt: string,
-): Promise<Form | undefined> {
-  const row = await db
-    .updateTable('forms')
-    .set({ ...valuesToRow(values), updated_at: updatedAt })
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .where('status', '=', 'DRAFT')
-    .returning(FORM_COLUMNS)
-    .executeTakeFirst();
-  return row ? toForm(row) : undefined;
 }
 
 export async function setFormStatus(

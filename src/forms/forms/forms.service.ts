@@ -14,6 +14,7 @@ import { firstVerifiedDomain, getTemplate, templateExists } from '../../mail-set
 import { MAX_HTML_BYTES, crossValidate, renderDefaultHtml, sanitizeFormHtml } from './forms.html.js';
 import { publishedFormsChanged } from './forms.published.js';
 import * as repo from './forms.repository.js';
+import { isDraftEdit, saveDraftEdit } from './forms.save-sql.js';
 import {
   RESERVED_FIELD_PREFIX,
   type CreateFormInput,
@@ -294,8 +295,8 @@ export class FormsService {
       input.fieldMapping !== undefined ||
       input.type !== undefined ||
       values.settings?.fields !== undefined; // questions are checked against the mapping
-    if (!needsMore) {
-      const updated = await repo.updateDraftFormReturning(this.db.kysely, workspaceId, id, values, nowIso());
+    if (!needsMore && isDraftEdit(values)) {
+      const updated = await saveDraftEdit(this.db.kysely, workspaceId, id, values, nowIso());
       if (updated) return updated;
     }
     await this.tx(async (trx) => {
