@@ -1,0 +1,116 @@
+/**
+ * Templates, the starter gallery, document previews and images (contract §8, §16), for the Templates and Images pages
+ * and the components other pages reuse (TemplateGallery, SaveAsTemplate).
+ */
+import { useQuery } from '@tanstack/react-query';
+import { ApiError, requestHeaders, type Problem } from '../api/client';
+import { documentKeys, templateKeys } from '../api/keys';
+import type { paths } from '../api/generated/schema';
+
+type ApiTemplate = paths['/v1/templates/{templateId}']['get']['responses'][200]['content']['application/json'];
+
+/** A template (§8) with the block document it was made from, if any (§16). */
+export type Template = ApiTemplate & { editorContent?: unknown };
+
+/**
+ * What an email is made of, wherever it is stored: a broadcast's `emailContent`, a template, an automation's send
+ * step. A block document in `editorContent` makes the service render `html` and `text` from it on every write.
+ */
+export interface EmailContent {
+  subject: string | null;
+  previewText?: string | null;
+  html: string | null;
+  text: string | null;
+  editorContent: unknown;
+}
+
+/** A starter document of GET /v1/templates/gallery. */
+export interface GalleryItem {
+  id: string;
+  name: string;
+  description: string;
+  editorContent: unknown;
+}
+
+export interface RenderedDocument {
+  html: string;
+  text: string;
+  warnings: { path: string; code?: string; message: string }[];
+}
+
+/** An image of the workspace's library (POST/GET /v1/images). */
+export interface LibraryImage {
+  id: string;
+  url: string;
+  contentType: string;
+  width: number;
+  height: number;
+  bytes: number;
+  name?: string | null;
+  createdAt?: string;
+}
+
+/** Whether `editorContent` is a block document of the visual editor (`type: "formcast/blocks"`). */
+export function isBlockDocument(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'formcast/blocks';
+}
+
+/** The content of a stored template, as an email's content. */
+export function contentOf(t: Template): EmailContent {
+  return { subject: t.subject, html: t.html, text: t.text, editorContent: t.editorContent ?? null };
+}
+
+/**
+ * A JSON request to the API with the session's headers, answered as data or a thrown ApiError, for the operations the
+ * typed client does not know yet.
+ */
+export async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const headers = new Headers({ accept: 'application/json' });
+  if (body !== undefined) headers.set('content-type', 'application/json');
+  requestHeaders(method, headers);
+  const res = await fetch(url, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let data: unknown;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    data = { detail: text.slice(0, 200) };
+  }
+  if (res.status === 401) location.assign(`/app/login?next=${encodeURIComponent(location.pathname)}`);
+  if (!res.ok) throw new ApiError(res.status, (data as Problem) ?? {});
+  return data as T;
+}
+
+/** The starter documents (they change only with the service's version). */
+export function useGallery() {
+  return useQuery({
+    queryKey: templateKeys.gallery(),
+    queryFn: async () => {
+      const r = await request<{ data: GalleryItem[] } | GalleryItem[]>('GET', '/v1/templates/gallery');
+      return Array.isArray(r) ? r : r.data;
+    },
+    staleTime: Infinity,
+  });
+}
+
+/** A block document rendered for a preview (sample data, nothing saved); `key` names what it is a preview of. */
+export function useRenderedDocument(key: string, editorContent: unknown, enabled = true) {
+  return useQuery({
+    queryKey: documentKeys.render(key),
+    queryFn: () => request<RenderedDocument>('POST', '/v1/email-documents/render', { editorContent }),
+    enabled: enabled && isBlockDocument(editorContent),
+    staleTime: Infinity,
+  });
+}
+
+/** "245 KB", "1.2 MB". */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} bytes`;
+  if (n < 1024 * 1024) return `${Math.round(n / 1024)} KB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+}
