@@ -1,0 +1,260 @@
+/**
+ * One template: its name, subject and content, saved with PUT /v1/templates/{id}; duplicated ("Save as template")
+ * or deleted from here. `/templates/new` is a template not saved yet, started from the gallery or blank (the router's
+ * state carries what was picked); "Create template" saves it and opens it at its own address.
+ */
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { useLocation, useNavigate, useParams } from 'react-router';
+import { templateKeys } from '../../api/keys';
+import { useCan } from '../../api/session';
+import { Button, ErrorState, ErrorSummary, Input, PageHeader, Skeleton, useToast } from '../../components';
+import { SaveAsTemplate, templateBody } from '../../components/SaveAsTemplate';
+import { formatDateTime } from '../../lib/format';
+import { otherErrors, problemOf } from '../../lib/forms';
+import { contentOf, isBlockDocument, request, type EmailContent, type Template } from '../../lib/templates';
+import { DeleteTemplateDialog } from './DeleteTemplateDialog';
+import { TemplateContent, type ContentDraft } from './TemplateContent';
+import { KindBadge } from './KindBadge';
+import '../../styles/templates.css';
+
+/** What the Templates page hands a new template through the router: a name to propose and the content to start with. */
+export interface NewTemplateState {
+  name: string;
+  content: EmailContent;
+}
+
+interface Draft extends ContentDraft {
+  name: string;
+  subject: string;
+}
+
+function draftOf(name: string, c: EmailContent): Draft {
+  return {
+    name,
+    subject: c.subject ?? '',
+    html: c.html ?? '',
+    text: c.text ?? '',
+    editorContent: c.editorContent ?? null,
+  };
+}
+
+function contentOfDraft(d: Draft): EmailContent {
+  return { subject: d.subject, html: d.html, text: d.text, editorContent: d.editorContent };
+}
+
+/** The name, subject and content fields with the save button: the same for a new template and a saved one. */
+function TemplateForm({
+  initial,
+  saving,
+  error,
+  submitLabel,
+  onSubmit,
+  editable,
+}: {
+  initial: Draft;
+  saving: boolean;
+  error: unknown;
+  submitLabel: string;
+  /** Resolves once saved: what was saved becomes the form's unchanged state. */
+  onSubmit: (d: Draft) => Promise<Template>;
+  editable: boolean;
+}) {
+  const [d, setD] = useState<Draft>(initial);
+  const [saved, setSaved] = useState<Draft>(initial);
+  const dirty = JSON.stringify(d) !== JSON.stringify(saved);
+  const { fields, message } = problemOf(error);
+  // The content's own errors (`/html`, `/editorContent/blocks/2/url`) go to the content editor, the rest up here.
+  const contentErrors = Object.fromEntries(
+    Object.entries(fields).filter(([p]) => ['/html', '/text'].includes(p) || p.startsWith('/editorContent')),
+  );
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const sent = d;
+    onSubmit(sent).then(
+      (t) => {
+        if (!isBlockDocument(sent.editorContent)) return setSaved(sent);
+        // A visual email's HTML and text are the service's rendering of its blocks: keep the new ones.
+        const rendered = { html: t.html ?? '', text: t.text ?? '' };
+        setSaved({ ...sent, ...rendered });
+        setD((x) => (isBlockDocument(x.editorContent) ? { ...x, ...rendered } : x));
+      },
+      () => undefined, // shown by the error summary
+    );
+  };
+  return (
+    <form className="stack" onSubmit={submit} noValidate>
+      <ErrorSummary
+        message={error ? message : null}
+        errors={otherErrors(fields, ['/name', '/subject', '/html', '/text'])}
+      />
+      <section className="card stack" aria-label="Name and subject">
+        <div className="template-meta">
+          <Input
+            label="Name"
+            hint="For you: recipients never see it."
+            value={d.name}
+            onChange={(e) => setD({ ...d, name: e.target.value })}
+            maxLength={200}
+            required
+            disabled={!editable}
+            error={fields['/name']}
+          />
+          <Input
+            label="Subject"
+            hint="Liquid works here: {{ contact.firstName }}."
+            value={d.subject}
+            onChange={(e) => setD({ ...d, subject: e.target.value })}
+            maxLength={998}
+            disabled={!editable}
+            error={fields['/subject']}
+          />
+        </div>
+      </section>
+      <TemplateContent
+        value={d}
+        onChange={(c) => setD((x) => ({ ...x, html: c.html, text: c.text, editorContent: c.editorContent }))}
+        errors={contentErrors}
+      />
+      {editable && (
+        <div className="form-actions">
+          {dirty && <span className="muted small">Unsaved changes</span>}
+          <Button type="submit" variant="primary" loading={saving} disabled={!d.name.trim()}>
+            {submitLabel}
+          </Button>
+        </div>
+      )}
+    </form>
+  );
+}
+
+function NewTemplate() {
+  const location = useLocation();
+  const navigate = useNavigate();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const can = useCan();
+  const state = (location.state ?? null) as NewTemplateState | null;
+  const [initial] = useState(() =>
+    draftOf(state?.name ?? '', state?.content ?? { subject: null, html: null, text: null, editorContent: null }),
+  );
+  const create = useMutation({
+    mutationFn: (d: Draft) =>
+      request<Template>('POST', '/v1/templates', templateBody(d.name.trim(), contentOfDraft(d))),
+    onSuccess: (t) => {
+      qc.setQueryData(templateKeys.detail(t.id), t);
+      void qc.invalidateQueries({ queryKey: templateKeys.all });
+      toast.success(`Template ${t.name} created.`);
+      navigate(`/templates/${t.id}`, { replace: true });
+    },
+  });
+  return (
+    <>
+      <PageHeader
+        title="New template"
+        description="Not saved yet: give it a name, change what you like, then create it."
+        back={{ to: '/templates', label: 'Templates' }}
+      />
+      <TemplateForm
+        initial={initial}
+        saving={create.isPending}
+        error={create.error}
+        submitLabel="Create template"
+        onSubmit={(d) => create.mutateAsync(d)}
+        editable={can('write:broadcasts')}
+      />
+    </>
+  );
+}
+
+function SavedTemplate({ templateId }: { templateId: string }) {
+  const can = useCan();
+  const qc = useQueryClient();
+  const toast = useToast();
+  const navigate = useNavigate();
+  const [deleting, setDeleting] = useState<Template | null>(null);
+  const q = useQuery({
+    queryKey: templateKeys.detail(templateId),
+    queryFn: () => request<Template>('GET', `/v1/templates/${encodeURIComponent(templateId)}`),
+  });
+  const save = useMutation({
+    mutationFn: (d: Draft) => {
+      const body = templateBody(d.name.trim(), contentOfDraft(d));
+      // A template turned from a visual email into HTML drops its document: null clears it.
+      return request<Template>('PUT', `/v1/templates/${encodeURIComponent(templateId)}`, {
+        ...body,
+        editorContent: d.editorContent ?? null,
+      });
+    },
+    onSuccess: (t) => {
+      qc.setQueryData(templateKeys.detail(t.id), t);
+      void qc.invalidateQueries({ queryKey: templateKeys.list() });
+      void qc.invalidateQueries({ queryKey: templateKeys.picker() });
+      toast.success('Template saved.');
+    },
+  });
+  const editable = can('write:broadcasts');
+  const t = q.data;
+  if (q.isPending)
+    return (
+      <>
+        <PageHeader title="Template" back={{ to: '/templates', label: 'Templates' }} />
+        <Skeleton lines={8} />
+      </>
+    );
+  if (q.isError || !t)
+    return (
+      <>
+        <PageHeader title="Template" back={{ to: '/templates', label: 'Templates' }} />
+        <ErrorState error={q.error} title="This template could not be loaded" onRetry={() => void q.refetch()} />
+      </>
+    );
+  return (
+    <>
+      <PageHeader
+        title={t.name}
+        description={
+          <span className="row">
+            <KindBadge template={t} />
+            <span>Updated {formatDateTime(t.updatedAt)}</span>
+          </span>
+        }
+        back={{ to: '/templates', label: 'Templates' }}
+        actions={
+          editable && (
+            <>
+              <SaveAsTemplate
+                label="Duplicate"
+                content={contentOf(t)}
+                defaultName={`Copy of ${t.name}`}
+                onSaved={(copy) => navigate(`/templates/${copy.id}`)}
+              />
+              <Button variant="ghost" onClick={() => setDeleting(t)}>
+                Delete
+              </Button>
+            </>
+          )
+        }
+      />
+      <TemplateForm
+        key={t.id}
+        initial={draftOf(t.name, contentOf(t))}
+        saving={save.isPending}
+        error={save.error}
+        submitLabel="Save template"
+        onSubmit={(d) => save.mutateAsync(d)}
+        editable={editable}
+      />
+      <DeleteTemplateDialog
+        template={deleting}
+        onClose={() => setDeleting(null)}
+        onDeleted={() => navigate('/templates', { replace: true })}
+      />
+    </>
+  );
+}
+
+export default function TemplateEditor() {
+  const { templateId = 'new' } = useParams();
+  return templateId === 'new' ? <NewTemplate /> : <SavedTemplate key={templateId} templateId={templateId} />;
+}
