@@ -1,4 +1,4 @@
-/** The workspace's settings: name, default sender, locale, tracking. */
+/** The workspace's settings: name, default sender, locale, brand colour, tracking. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, unwrap } from '../../api/client';
@@ -9,7 +9,15 @@ import { Button, Checkbox, ErrorSummary, Input, Select, Textarea, useToast } fro
 import { formatDate } from '../../lib/format';
 import { nullable, otherErrors, problemOf } from '../../lib/forms';
 
-type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['application/json'];
+// TEMP(i31-wiring): brandColor joins the generated types with the wiring branch.
+type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['application/json'] & {
+  settings: { brandColor?: string | null };
+};
+type WorkspaceUpdate = NonNullable<paths['/v1/workspace']['put']['requestBody']>['content']['application/json'];
+
+const HEX = /^#[0-9a-fA-F]{6}$/;
+/** The default brand colour of the editor when the workspace has none (the console's own blue). */
+const DEFAULT_BRAND = '#2f4fd6';
 type Locale = Workspace['settings']['locale'];
 
 const LOCALES: { value: Locale; label: string }[] = [
@@ -30,6 +38,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
   const [from, setFrom] = useState(ws.settings.defaultFrom ?? '');
   const [opens, setOpens] = useState(ws.settings.tracking.opens);
   const [clicks, setClicks] = useState(ws.settings.tracking.clicks);
+  const [brand, setBrand] = useState(ws.settings.brandColor ?? '');
   useEffect(() => {
     setName(ws.name);
     setPostal(ws.settings.postalAddress ?? '');
@@ -37,7 +46,10 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
     setFrom(ws.settings.defaultFrom ?? '');
     setOpens(ws.settings.tracking.opens);
     setClicks(ws.settings.tracking.clicks);
+    setBrand(ws.settings.brandColor ?? '');
   }, [ws]);
+  const brandHex = brand.trim();
+  const brandError = brandHex && !HEX.test(brandHex) ? 'A colour as # and six hex digits, such as #2f4fd6.' : null;
 
   const save = useMutation({
     mutationFn: async () =>
@@ -50,8 +62,9 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
               locale,
               defaultFrom: nullable(from),
               tracking: { opens, clicks },
+              brandColor: brandHex ? brandHex.toLowerCase() : null,
             },
-          },
+          } as WorkspaceUpdate,
         }),
       ),
     onSuccess: (data) => {
@@ -60,10 +73,18 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
     },
   });
   const { fields, message } = problemOf(save.error);
-  const shown = ['/name', '/settings/postalAddress', '/settings/locale', '/settings/defaultFrom', '/settings/tracking'];
+  const shown = [
+    '/name',
+    '/settings/postalAddress',
+    '/settings/locale',
+    '/settings/defaultFrom',
+    '/settings/tracking',
+    '/settings/brandColor',
+  ];
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    if (brandError) return;
     save.mutate();
   };
 
@@ -117,6 +138,52 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
           disabled={!editable}
           error={fields['/settings/locale']}
         />
+      </section>
+      <section className="card stack">
+        <h2>Brand</h2>
+        <div className="field">
+          <label htmlFor="brand-color">Brand colour</label>
+          <div className="color-field">
+            <input
+              type="color"
+              aria-label="Pick the brand colour"
+              value={HEX.test(brandHex) ? brandHex.toLowerCase() : DEFAULT_BRAND}
+              onChange={(e) => setBrand(e.target.value)}
+              disabled={!editable}
+            />
+            <input
+              id="brand-color"
+              className="input"
+              value={brand}
+              placeholder={DEFAULT_BRAND}
+              onChange={(e) => setBrand(e.target.value)}
+              disabled={!editable}
+              maxLength={7}
+              spellCheck={false}
+              autoComplete="off"
+              aria-invalid={brandError || fields['/settings/brandColor'] ? true : undefined}
+              aria-describedby={[
+                'brand-color-hint',
+                brandError || fields['/settings/brandColor'] ? 'brand-color-error' : null,
+              ]
+                .filter(Boolean)
+                .join(' ')}
+            />
+            {editable && brand && (
+              <Button size="sm" variant="ghost" onClick={() => setBrand('')}>
+                Clear
+              </Button>
+            )}
+          </div>
+          <div className="hint" id="brand-color-hint">
+            The colour of buttons and links in new visual emails, as a hex value (#rrggbb). Empty: Formcast's blue.
+          </div>
+          {(brandError || fields['/settings/brandColor']) && (
+            <div className="error" id="brand-color-error">
+              {brandError ?? fields['/settings/brandColor']}
+            </div>
+          )}
+        </div>
       </section>
       <section className="card stack">
         <h2>Tracking defaults</h2>
