@@ -170,42 +170,42 @@ function GalleryBody({
     <div className="stack">
       <section className="stack-sm" aria-labelledby="gallery-starters">
         <h3 id="gallery-starters">Starter templates</h3>
-        {gallery.isPending ? (
-          <Skeleton lines={4} />
-        ) : gallery.isError ? (
-          <ErrorState error={gallery.error} onRetry={() => void gallery.refetch()} />
-        ) : (
-          <ul className="gallery-grid">
-            {onBlank && (
-              <Tile
-                name="Blank"
-                description="Start with an empty email."
-                thumbnail={
-                  <div className="thumb thumb-blank" aria-hidden="true">
-                    +
-                  </div>
-                }
-                onPick={onBlank}
-              />
-            )}
-            {gallery.data.map((item) => (
-              <Tile
-                key={item.id}
-                name={item.name}
-                description={item.description}
-                thumbnail={
-                  <DocumentThumbnail
-                    renderKey={`gallery:${item.id}`}
-                    editorContent={item.editorContent}
-                    name={item.name}
-                  />
-                }
-                onPick={() =>
-                  onPick({ source: 'gallery', id: item.id, name: item.name, content: starterContent(item) })
-                }
-              />
-            ))}
-          </ul>
+        <ul className="gallery-grid">
+          {onBlank && (
+            <Tile
+              name="Blank"
+              description="Start with an empty email."
+              thumbnail={
+                <div className="thumb thumb-blank" aria-hidden="true">
+                  +
+                </div>
+              }
+              onPick={onBlank}
+            />
+          )}
+          {gallery.data?.map((item) => (
+            <Tile
+              key={item.id}
+              name={item.name}
+              description={item.description}
+              thumbnail={
+                <DocumentThumbnail
+                  renderKey={`gallery:${item.id}`}
+                  editorContent={item.editorContent}
+                  name={item.name}
+                />
+              }
+              onPick={() => onPick({ source: 'gallery', id: item.id, name: item.name, content: starterContent(item) })}
+            />
+          ))}
+        </ul>
+        {gallery.isPending && <Skeleton lines={4} />}
+        {gallery.isError && (
+          <ErrorState
+            error={gallery.error}
+            title="The starter templates could not be loaded"
+            onRetry={() => void gallery.refetch()}
+          />
         )}
       </section>
       {includeWorkspaceTemplates && (

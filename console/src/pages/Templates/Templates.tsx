@@ -46,6 +46,7 @@ export default function Templates() {
     {
       key: 'subject',
       header: 'Subject',
+      wideOnly: true,
       cell: (t) => (t.subject ? <span>{t.subject}</span> : <span className="muted">No subject</span>),
     },
     { key: 'kind', header: 'Kind', cell: (t) => <KindBadge template={t} /> },
