@@ -32,10 +32,9 @@ const FORMATS: Record<string, string> = {
   'image/webp': 'WebP',
 };
 
-/** The name an image was uploaded with, or a name made of its id. */
+/** The name an image was uploaded with (or its id, for one uploaded without a name). */
 export function imageName(img: LibraryImage): string {
-  const named = img as LibraryImage & { filename?: string | null; originalName?: string | null };
-  return named.name || named.filename || named.originalName || `Image ${img.id}`;
+  return img.name || img.id;
 }
 
 function ImageCard({ img, canWrite, onDelete }: { img: LibraryImage; canWrite: boolean; onDelete: () => void }) {

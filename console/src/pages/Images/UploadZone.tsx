@@ -29,10 +29,15 @@ function tooLarge(name: string, size: number): string {
 export function uploadError(file: { name: string; size: number }, err: unknown): string {
   if (err instanceof ApiError) {
     if (err.status === 413 || err.code === 'payload_too_large') return tooLarge(file.name, file.size);
-    if (err.code === 'unsupported_media_type')
-      return `${file.name} is not an image Formcast can use: upload a PNG, JPEG, GIF or WebP file.${
-        err.problem.detail ? ` (${err.problem.detail})` : ''
-      }`;
+    // The service says what the bytes are and what the name or type claimed ("the file is an SVG image…").
+    if (err.code === 'unsupported_media_type' || err.code === 'validation_failed') {
+      const why = err.problem.errors?.[0]?.message ?? err.problem.detail;
+      return `${file.name} was not uploaded: ${
+        why && err.code === 'unsupported_media_type'
+          ? why
+          : `the file ${why ?? 'is not a PNG, JPEG, GIF or WebP image'}`
+      }.`;
+    }
     if (err.status === 403) return `You may not upload images: ask an editor or an admin of the workspace.`;
     return `${file.name} was not uploaded: ${err.message}`;
   }
