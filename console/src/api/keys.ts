@@ -104,9 +104,9 @@ export const apiKeyKeys = {
 };
 
 export const templateKeys = {
+  picker: () => ['templates', 'picker'] as const,
   /** Every template query: what creating, saving or deleting a template makes stale (the pickers included). */
   all: ['templates'] as const,
-  picker: () => [...templateKeys.all, 'picker'] as const,
   list: () => [...templateKeys.all, 'list'] as const,
   detail: (id: string) => [...templateKeys.all, 'detail', id] as const,
   /** The starter documents of GET /v1/templates/gallery (not the workspace's: no write makes them stale). */

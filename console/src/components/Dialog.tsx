@@ -13,14 +13,14 @@ export interface DialogProps {
   footer?: ReactNode;
   /** A dialog that must not close on Escape (say, while a request runs). */
   busy?: boolean;
-  /** `wide`: up to 1000 px, for a gallery of choices. */
-  size?: 'normal' | 'wide';
+  /** Nearly the whole window (the email editor), instead of a narrow form. */
+  wide?: boolean;
 }
 
 const FOCUSABLE =
   'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
-export function Dialog({ open, title, onClose, children, footer, busy = false, size = 'normal' }: DialogProps) {
+export function Dialog({ open, title, onClose, children, footer, busy = false, wide = false }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const opener = useRef<Element | null>(null);
   const titleId = useId();
@@ -52,7 +52,7 @@ export function Dialog({ open, title, onClose, children, footer, busy = false, s
   return (
     <dialog
       ref={ref}
-      className={size === 'wide' ? 'dialog dialog-wide' : 'dialog'}
+      className={wide ? 'dialog dialog-wide' : 'dialog'}
       aria-labelledby={titleId}
       onCancel={(e) => {
         e.preventDefault();

@@ -245,7 +245,7 @@ export function TemplateGallery({
   includeWorkspaceTemplates = true,
 }: TemplateGalleryProps) {
   return (
-    <Dialog open={open} title={title} onClose={onClose} size="wide">
+    <Dialog open={open} title={title} onClose={onClose} wide>
       {open && <GalleryBody onPick={onPick} onBlank={onBlank} includeWorkspaceTemplates={includeWorkspaceTemplates} />}
     </Dialog>
   );
