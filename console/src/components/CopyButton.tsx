@@ -30,7 +30,8 @@ export function CopyButton({ text, label = 'Copy', what }: { text: string; label
         setDone(true);
         setTimeout(() => setDone(false), 1500);
       }}
-      aria-label={what ? `${label} ${what}` : undefined}
+      // The accessible name keeps the visible text in it ("Copied" for a moment too), as WCAG 2.5.3 asks.
+      aria-label={what ? `${done ? 'Copied' : label} ${what}` : undefined}
     >
       <span aria-live="polite">{done ? 'Copied' : label}</span>
     </Button>

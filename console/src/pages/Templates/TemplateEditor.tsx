@@ -88,7 +88,7 @@ function TemplateForm({
         message={error ? message : null}
         errors={otherErrors(fields, ['/name', '/subject', '/html', '/text'])}
       />
-      <section className="card stack" aria-label="Name and subject">
+      <section className="card stack">
         <div className="template-meta">
           <Input
             label="Name"
