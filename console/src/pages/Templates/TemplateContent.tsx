@@ -17,7 +17,15 @@ export interface ContentDraft {
   editorContent: unknown;
 }
 
-function VisualDocument({ value, onChange }: { value: ContentDraft; onChange: (v: ContentDraft) => void }) {
+function VisualDocument({
+  value,
+  onChange,
+  editable,
+}: {
+  value: ContentDraft;
+  onChange: (v: ContentDraft) => void;
+  editable: boolean;
+}) {
   const [confirming, setConfirming] = useState(false);
   const rendered = useRenderedDocument(`draft:${JSON.stringify(value.editorContent)}`, value.editorContent);
   return (
@@ -25,13 +33,15 @@ function VisualDocument({ value, onChange }: { value: ContentDraft; onChange: (v
       <div className="card-header">
         <h2 id="content-h">Content</h2>
         {/* The HTML the service rendered and stored with the template (Liquid kept), not the preview's personalised one. */}
-        <Button size="sm" onClick={() => setConfirming(true)} disabled={!value.html}>
-          Edit as HTML
-        </Button>
+        {editable && (
+          <Button size="sm" onClick={() => setConfirming(true)} disabled={!value.html}>
+            Edit as HTML
+          </Button>
+        )}
       </div>
       <p className="muted small">
         A visual email, made of blocks. The preview shows it with sample data.
-        {!value.html && ' Create the template to edit its HTML instead.'}
+        {editable && !value.html && ' Create the template to edit its HTML instead.'}
       </p>
       {rendered.isPending ? (
         <Skeleton lines={6} />
@@ -62,10 +72,12 @@ function HtmlContent({
   value,
   onChange,
   errors,
+  editable,
 }: {
   value: ContentDraft;
   onChange: (v: ContentDraft) => void;
   errors: Record<string, string>;
+  editable: boolean;
 }) {
   return (
     <div className="editor-grid">
@@ -77,6 +89,7 @@ function HtmlContent({
             label="HTML"
             value={value.html}
             onChange={(html) => onChange({ ...value, html })}
+            readOnly={!editable}
             describedBy="template-html-hint"
           />
           <div className="hint" id="template-html-hint">
@@ -90,6 +103,7 @@ function HtmlContent({
           value={value.text}
           onChange={(e) => onChange({ ...value, text: e.target.value })}
           rows={6}
+          disabled={!editable}
           error={errors['/text']}
         />
       </section>
@@ -109,15 +123,18 @@ export function TemplateContent({
   value,
   onChange,
   errors,
+  editable,
 }: {
   value: ContentDraft;
   onChange: (v: ContentDraft) => void;
   /** Field errors of the last save, by JSON pointer (`/html`, `/editorContent/blocks/3/url`). */
   errors: Record<string, string>;
+  /** False for a viewer: the content is shown, not changed. */
+  editable: boolean;
 }) {
   return isBlockDocument(value.editorContent) ? (
-    <VisualDocument value={value} onChange={onChange} />
+    <VisualDocument value={value} onChange={onChange} editable={editable} />
   ) : (
-    <HtmlContent value={value} onChange={onChange} errors={errors} />
+    <HtmlContent value={value} onChange={onChange} errors={errors} editable={editable} />
   );
 }

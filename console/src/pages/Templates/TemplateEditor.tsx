@@ -115,6 +115,7 @@ function TemplateForm({
         value={d}
         onChange={(c) => setD((x) => ({ ...x, html: c.html, text: c.text, editorContent: c.editorContent }))}
         errors={contentErrors}
+        editable={editable}
       />
       {editable && (
         <div className="form-actions">
