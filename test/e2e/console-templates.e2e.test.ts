@@ -191,8 +191,7 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
       await page.getByRole('button', { name: 'New template' }).click();
       const gallery = page.getByRole('dialog', { name: 'New template' });
       await gallery.getByRole('heading', { name: 'Starter templates', exact: true }).waitFor();
-      const starters = (await api('GET', '/v1/templates/gallery')) as any;
-      const items: { id: string; name: string }[] = Array.isArray(starters) ? starters : starters.data;
+      const items: { id: string; name: string; subject: string }[] = (await api('GET', '/v1/templates/gallery')).data;
       expect(items.length).toBeGreaterThanOrEqual(6);
       // Every starter shows its live thumbnail: the document rendered into a sandboxed frame.
       await expect
@@ -212,6 +211,8 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
       await page.waitForURL(/\/app\/templates\/new$/);
       await settled(page, 'New template');
       expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe(first.name);
+      // The starter's subject comes with it.
+      expect(await page.getByLabel('Subject').inputValue()).toBe(first.subject);
       await page.getByLabel('Name', { exact: true }).fill('Monthly newsletter');
       await page.getByLabel('Subject').fill('News for {{ contact.firstName | default: "you" }}');
       await page.getByRole('button', { name: 'Create template' }).click();

@@ -139,7 +139,7 @@ function Tile({
 }
 
 function starterContent(item: GalleryItem): EmailContent {
-  return { subject: null, previewText: null, html: null, text: null, editorContent: item.editorContent };
+  return { subject: item.subject, previewText: null, html: null, text: null, editorContent: item.editorContent };
 }
 
 function templateContent(t: Template): EmailContent {

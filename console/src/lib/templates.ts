@@ -3,7 +3,7 @@
  * and the components other pages reuse (TemplateGallery, SaveAsTemplate).
  */
 import { useQuery } from '@tanstack/react-query';
-import { ApiError, requestHeaders, type Problem } from '../api/client';
+import { api, ApiError, requestHeaders, unwrap, type Problem } from '../api/client';
 import { documentKeys, templateKeys } from '../api/keys';
 import type { paths } from '../api/generated/schema';
 
@@ -25,12 +25,8 @@ export interface EmailContent {
 }
 
 /** A starter document of GET /v1/templates/gallery. */
-export interface GalleryItem {
-  id: string;
-  name: string;
-  description: string;
-  editorContent: unknown;
-}
+export type GalleryItem =
+  paths['/v1/templates/gallery']['get']['responses'][200]['content']['application/json']['data'][number];
 
 export interface RenderedDocument {
   html: string;
@@ -90,10 +86,7 @@ export async function request<T>(method: string, url: string, body?: unknown): P
 export function useGallery() {
   return useQuery({
     queryKey: templateKeys.gallery(),
-    queryFn: async () => {
-      const r = await request<{ data: GalleryItem[] } | GalleryItem[]>('GET', '/v1/templates/gallery');
-      return Array.isArray(r) ? r : r.data;
-    },
+    queryFn: async () => unwrap(await api.GET('/v1/templates/gallery')).data,
     staleTime: Infinity,
   });
 }
