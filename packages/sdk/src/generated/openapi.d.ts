@@ -1488,7 +1488,8 @@ export interface paths {
                          *         "tracking": {
                          *           "opens": true,
                          *           "clicks": true
-                         *         }
+                         *         },
+                         *         "brandColor": "#0b5fff"
                          *       }
                          *     }
                          */
@@ -1517,6 +1518,8 @@ export interface paths {
                                     /** @description rewrite http(s) links to count clicks */
                                     clicks: boolean;
                                 };
+                                /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
+                                brandColor: string | null;
                             };
                         };
                     };
@@ -1552,7 +1555,7 @@ export interface paths {
         };
         /**
          * Update the workspace name or settings
-         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations), and `tracking` gives the default open and click tracking of new broadcasts. Needs `admin`.
+         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations), `tracking` gives the default open and click tracking of new broadcasts, and `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links. The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
          */
         put: {
             parameters: {
@@ -1594,6 +1597,8 @@ export interface paths {
                                 /** @description rewrite http(s) links to count clicks */
                                 clicks: boolean;
                             };
+                            /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
+                            brandColor?: string | null;
                         };
                     };
                 };
@@ -1617,7 +1622,8 @@ export interface paths {
                          *         "tracking": {
                          *           "opens": true,
                          *           "clicks": false
-                         *         }
+                         *         },
+                         *         "brandColor": "#0b5fff"
                          *       }
                          *     }
                          */
@@ -1646,6 +1652,8 @@ export interface paths {
                                     /** @description rewrite http(s) links to count clicks */
                                     clicks: boolean;
                                 };
+                                /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
+                                brandColor: string | null;
                             };
                         };
                     };
@@ -8452,6 +8460,8 @@ export interface paths {
                                 subject: string | null;
                                 html: string | null;
                                 text: string | null;
+                                /** @description the editor's JSON as stored (a block document, or null) */
+                                editorContent: unknown;
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -8534,6 +8544,8 @@ export interface paths {
                         html?: string | null;
                         /** @description Liquid template; up to 2 MiB */
                         text?: string | null;
+                        /** @description any JSON an editor stores; a block document ({ "type": "formcast/blocks", … }) is rendered to html and text on every write */
+                        editorContent?: unknown;
                     };
                 };
             };
@@ -8561,6 +8573,8 @@ export interface paths {
                             subject: string | null;
                             html: string | null;
                             text: string | null;
+                            /** @description the editor's JSON as stored (a block document, or null) */
+                            editorContent: unknown;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -8700,6 +8714,8 @@ export interface paths {
                             subject: string | null;
                             html: string | null;
                             text: string | null;
+                            /** @description the editor's JSON as stored (a block document, or null) */
+                            editorContent: unknown;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -8780,6 +8796,8 @@ export interface paths {
                         html?: string | null;
                         /** @description Liquid template; up to 2 MiB */
                         text?: string | null;
+                        /** @description any JSON an editor stores; a block document ({ "type": "formcast/blocks", … }) is rendered to html and text on every write */
+                        editorContent?: unknown;
                     };
                 };
             };
@@ -8807,6 +8825,8 @@ export interface paths {
                             subject: string | null;
                             html: string | null;
                             text: string | null;
+                            /** @description the editor's JSON as stored (a block document, or null) */
+                            editorContent: unknown;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -11729,6 +11749,190 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-documents/render": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a block document
+         * @description Renders a block document (contract §16: `{ type: "formcast/blocks", version: 1, settings?, blocks }`) as a message of it would be sent, for a live preview, saving nothing: the whole HTML document (table layout, inline styles, the footer with the workspace's postal address and the unsubscribe link; `lang` is the workspace's locale), its text part, and the renderer's `warnings`, each at the JSON Pointer of its block in the document (an image without alt text, a button without a link, an empty block, a missing footer). The Liquid of its blocks is filled for `contactId` (a contact of the workspace; any other id is 404) or, without one, for the sample data of the broadcast preview; `contact`, `workspace` (`name`, `postal_address`) and `unsubscribe_url` (a preview address) are in scope, and `broadcast` is empty. A document that breaks the grammar is 422 validation_failed with one error per violation at its pointer (`/editorContent/blocks/3/url`). The same rendering runs on every write of an `emailContent` or a template whose `editorContent` is a block document. Needs `read:broadcasts`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "editorContent": {
+                     *         "type": "formcast/blocks",
+                     *         "version": 1,
+                     *         "settings": {
+                     *           "brandColor": "#0b5fff"
+                     *         },
+                     *         "blocks": [
+                     *           {
+                     *             "type": "heading",
+                     *             "text": "November news",
+                     *             "level": 1
+                     *           },
+                     *           {
+                     *             "type": "text",
+                     *             "text": "<p>Hi {{ contact.firstName | default: \"there\" }}, here is what we shipped.</p>"
+                     *           },
+                     *           {
+                     *             "type": "image",
+                     *             "url": "https://mail.example.com/i/img_01JDB4A2C4E6G8J0K2M4P6R8T0.png",
+                     *             "alt": ""
+                     *           },
+                     *           {
+                     *             "type": "button",
+                     *             "text": "Read the post",
+                     *             "url": "https://example.com/blog/november"
+                     *           },
+                     *           {
+                     *             "type": "footer"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0"
+                     *     }
+                     */
+                    "application/json": {
+                        editorContent: components["schemas"]["BlockDocument"];
+                        contactId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "html": "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title></title>\n</head>\n<body>…<h1>November news</h1>…<p>Hi Ada, here is what we shipped.</p>…<p>Acme Inc., 1 Main Street, Springfield, IL 62701, USA</p><p><a href=\"https://mail.example.com/unsubscribe/preview\">Unsubscribe</a></p>…</body>\n</html>\n",
+                         *       "text": "NOVEMBER NEWS\n\nHi Ada, here is what we shipped.\n\nRead the post: https://example.com/blog/november\n\n--\nAcme Inc., 1 Main Street, Springfield, IL 62701, USA\nUnsubscribe: https://mail.example.com/unsubscribe/preview\n",
+                         *       "warnings": [
+                         *         {
+                         *           "path": "/blocks/2",
+                         *           "code": "image_alt_missing",
+                         *           "message": "the image has no alt text"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            html: string;
+                            text: string;
+                            warnings: {
+                                path: string;
+                                code: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description `invalid_json`: Invalid JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `payload_too_large`: Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -17956,6 +18160,183 @@ export interface components {
             topic: string;
             /** @description true: effectively subscribed to the topic (their choice, else the topic's default); false: the others */
             subscribed: boolean;
+        };
+        /** @description A block document (contract §16): at most 500 blocks in all; columns hold any block but columns. */
+        BlockDocument: {
+            /** @enum {string} */
+            type: "formcast/blocks";
+            /** @enum {number} */
+            version: 1;
+            settings?: {
+                /** @description content width in px (600) */
+                width?: number;
+                /** @description a colour as #rrggbb */
+                backgroundColor?: string;
+                /** @description a colour as #rrggbb */
+                contentBackgroundColor?: string;
+                /** @description a colour as #rrggbb */
+                textColor?: string;
+                /** @description a colour as #rrggbb */
+                brandColor?: string;
+                /** @description a colour as #rrggbb */
+                linkColor?: string;
+                fontFamily?: "sans" | "serif" | "mono" | "rounded";
+            };
+            blocks: (({
+                /** @enum {string} */
+                type: "heading";
+                id?: string;
+                /** @description plain text and Liquid */
+                text: string;
+                level?: 1 | 2 | 3;
+                align?: "left" | "center" | "right";
+            } | {
+                /** @enum {string} */
+                type: "text";
+                id?: string;
+                /** @description inline HTML (b, strong, i, em, u, a href, br) and Liquid; paragraphs as <p> */
+                text: string;
+                align?: "left" | "center" | "right";
+            } | {
+                /** @enum {string} */
+                type: "image";
+                id?: string;
+                /** @description an absolute http(s) URL, or Liquid giving one */
+                url: string;
+                /** @description alternative text ("" for a decorative image: a warning) */
+                alt: string;
+                /** @description px; the column width when omitted */
+                width?: number;
+                /** @description an absolute http(s) URL, or Liquid giving one */
+                href?: string;
+                align?: "left" | "center" | "right";
+            } | {
+                /** @enum {string} */
+                type: "button";
+                id?: string;
+                text: string;
+                /** @description an absolute http(s) URL or Liquid ("" for none yet: a warning) */
+                url: string;
+                /** @description a colour as #rrggbb */
+                color?: string;
+                /** @description a colour as #rrggbb */
+                textColor?: string;
+                align?: "left" | "center" | "right";
+            } | {
+                /** @enum {string} */
+                type: "divider";
+                id?: string;
+                /** @description a colour as #rrggbb */
+                color?: string;
+            } | {
+                /** @enum {string} */
+                type: "spacer";
+                id?: string;
+                height: number;
+            } | {
+                /** @enum {string} */
+                type: "social";
+                id?: string;
+                links: {
+                    network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "github" | "mastodon" | "bluesky" | "website";
+                    /** @description an absolute http(s) URL, or Liquid giving one */
+                    url: string;
+                }[];
+                align?: "left" | "center" | "right";
+            } | {
+                /** @enum {string} */
+                type: "html";
+                id?: string;
+                /** @description HTML, sanitised (no script, event handlers or javascript: URLs: 422) */
+                html: string;
+            } | {
+                /** @enum {string} */
+                type: "footer";
+                id?: string;
+                /** @description an extra line above the address and the unsubscribe link */
+                text?: string;
+                align?: "left" | "center" | "right";
+            }) | {
+                /** @enum {string} */
+                type: "columns";
+                id?: string;
+                columns: ({
+                    /** @enum {string} */
+                    type: "heading";
+                    id?: string;
+                    /** @description plain text and Liquid */
+                    text: string;
+                    level?: 1 | 2 | 3;
+                    align?: "left" | "center" | "right";
+                } | {
+                    /** @enum {string} */
+                    type: "text";
+                    id?: string;
+                    /** @description inline HTML (b, strong, i, em, u, a href, br) and Liquid; paragraphs as <p> */
+                    text: string;
+                    align?: "left" | "center" | "right";
+                } | {
+                    /** @enum {string} */
+                    type: "image";
+                    id?: string;
+                    /** @description an absolute http(s) URL, or Liquid giving one */
+                    url: string;
+                    /** @description alternative text ("" for a decorative image: a warning) */
+                    alt: string;
+                    /** @description px; the column width when omitted */
+                    width?: number;
+                    /** @description an absolute http(s) URL, or Liquid giving one */
+                    href?: string;
+                    align?: "left" | "center" | "right";
+                } | {
+                    /** @enum {string} */
+                    type: "button";
+                    id?: string;
+                    text: string;
+                    /** @description an absolute http(s) URL or Liquid ("" for none yet: a warning) */
+                    url: string;
+                    /** @description a colour as #rrggbb */
+                    color?: string;
+                    /** @description a colour as #rrggbb */
+                    textColor?: string;
+                    align?: "left" | "center" | "right";
+                } | {
+                    /** @enum {string} */
+                    type: "divider";
+                    id?: string;
+                    /** @description a colour as #rrggbb */
+                    color?: string;
+                } | {
+                    /** @enum {string} */
+                    type: "spacer";
+                    id?: string;
+                    height: number;
+                } | {
+                    /** @enum {string} */
+                    type: "social";
+                    id?: string;
+                    links: {
+                        network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "github" | "mastodon" | "bluesky" | "website";
+                        /** @description an absolute http(s) URL, or Liquid giving one */
+                        url: string;
+                    }[];
+                    align?: "left" | "center" | "right";
+                } | {
+                    /** @enum {string} */
+                    type: "html";
+                    id?: string;
+                    /** @description HTML, sanitised (no script, event handlers or javascript: URLs: 422) */
+                    html: string;
+                } | {
+                    /** @enum {string} */
+                    type: "footer";
+                    id?: string;
+                    /** @description an extra line above the address and the unsubscribe link */
+                    text?: string;
+                    align?: "left" | "center" | "right";
+                })[][];
+                widths?: number[];
+            })[];
         };
         /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api. `filter`: a segment filter the contact must also match (null: none). */
         AutomationTriggerInput: {
