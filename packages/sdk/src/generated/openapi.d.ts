@@ -8446,6 +8446,7 @@ export interface paths {
                          *           "subject": "Please confirm your subscription",
                          *           "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                          *           "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *           "editorContent": null,
                          *           "createdAt": "2026-11-21T10:00:00.000Z",
                          *           "updatedAt": "2026-11-21T10:00:00.000Z"
                          *         }
@@ -8518,7 +8519,7 @@ export interface paths {
         put?: never;
         /**
          * Create a template
-         * @description Reusable email content: a form's double opt-in email (`doubleOptInEmailId`) or a starting point for broadcasts. `subject`, `html` and `text` are Liquid templates with `contact` in scope (and `confirm_url` for a confirmation email); a template that does not parse is 422 validation_failed. Needs `write:broadcasts`.
+         * @description Reusable email content: a form's double opt-in email (`doubleOptInEmailId`) or a starting point for broadcasts. `subject`, `html` and `text` are Liquid templates with `contact` and `workspace` (`name`, `postal_address`) in scope (and `form` and `confirm_url` for a confirmation email); a template that does not parse is 422 validation_failed. `editorContent` is what an editor stores: when it is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on every write, ignoring any html or text sent with it, and a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/editorContent/blocks/3/url`). Needs `write:broadcasts`.
          */
         post: {
             parameters: {
@@ -8563,6 +8564,7 @@ export interface paths {
                          *       "subject": "Please confirm your subscription",
                          *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                          *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *       "editorContent": null,
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "updatedAt": "2026-11-21T10:00:00.000Z"
                          *     }
@@ -8704,6 +8706,7 @@ export interface paths {
                          *       "subject": "Please confirm your subscription",
                          *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                          *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *       "editorContent": null,
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "updatedAt": "2026-11-21T10:00:00.000Z"
                          *     }
@@ -8769,7 +8772,7 @@ export interface paths {
         };
         /**
          * Update a template
-         * @description Partial: omitted fields are unchanged, `null` clears `subject`, `html` or `text`. Forms that use it send the new content from now on. Needs `write:broadcasts`.
+         * @description Partial: omitted fields are unchanged, `null` clears `subject`, `html`, `text` or `editorContent`. A block document sent in `editorContent` is rendered to `html` and `text`; while the template keeps one, an `html` or `text` sent without it is ignored (send `editorContent: null` with the html to edit the HTML by hand). Forms that use it send the new content from now on. Needs `write:broadcasts`.
          */
         put: {
             parameters: {
@@ -8815,6 +8818,7 @@ export interface paths {
                          *       "subject": "One more step: confirm your subscription",
                          *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                          *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *       "editorContent": null,
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "updatedAt": "2026-11-22T14:30:00.000Z"
                          *     }
@@ -9187,7 +9191,7 @@ export interface paths {
         put?: never;
         /**
          * Create a broadcast
-         * @description Create Broadcast: a DRAFT (201, with `Location`). Only `name` is required; the rest can come later with PUT. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast` and `unsubscribe_url` in scope; one that does not parse is 422 validation_failed. `tracking` defaults to the workspace's settings. Needs `write:broadcasts`.
+         * @description Create Broadcast: a DRAFT (201, with `Location`). Only `name` is required; the rest can come later with PUT. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; one that does not parse is 422 validation_failed. When `emailContent.editorContent` is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on this write, ignoring any html or text sent with it; a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/emailContent/editorContent/blocks/3/url`). `tracking` defaults to the workspace's settings. Needs `write:broadcasts`.
          */
         post: {
             parameters: {
@@ -9617,7 +9621,7 @@ export interface paths {
         };
         /**
          * Update or schedule a broadcast
-         * @description DRAFT or SCHEDULED only (409 broadcast_not_editable otherwise). Partial: a field omitted is unchanged, present replaces, `null` clears. A future `sendAt` schedules it (SCHEDULED; it must be complete: 422 broadcast_incomplete), `sendAt: null` returns it to DRAFT, a past one is 422. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast` and `unsubscribe_url` in scope; one that does not parse is 422 validation_failed. Needs `write:broadcasts`.
+         * @description DRAFT or SCHEDULED only (409 broadcast_not_editable otherwise). Partial: a field omitted is unchanged, present replaces, `null` clears. A future `sendAt` schedules it (SCHEDULED; it must be complete: 422 broadcast_incomplete), `sendAt: null` returns it to DRAFT, a past one is 422. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; one that does not parse is 422 validation_failed. When `emailContent.editorContent` is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on this write, ignoring any html or text sent with it; a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/emailContent/editorContent/blocks/3/url`). Needs `write:broadcasts`.
          */
         put: {
             parameters: {
@@ -11187,7 +11191,7 @@ export interface paths {
         put?: never;
         /**
          * Check a broadcast before sending
-         * @description Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain's DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail's 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last.
+         * @description Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain's DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail's 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last. A broadcast whose `editorContent` is a block document also gets the renderer's warnings, one `document_<code>` check per kind naming the blocks' JSON Pointers (`document_image_alt_missing`, `document_button_link_missing`, `document_block_empty`, `document_footer_missing`), or `document` passing when there are none.
          */
         post: {
             parameters: {
@@ -16624,7 +16628,7 @@ export interface paths {
         put?: never;
         /**
          * Create an automation
-         * @description A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference). A `webhook` step needs write:webhooks too (403 insufficient_scope).
+         * @description A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference). A `webhook` step needs write:webhooks too (403 insufficient_scope). A `send` step's content is Liquid with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; when its `emailContent.editorContent` is a block document (contract §16) its `html` and `text` are rendered from it on every write, and a bad document is 422 at the pointer of the bad block (`/steps/0/emailContent/editorContent/blocks/2/url`).
          */
         post: {
             parameters: {
