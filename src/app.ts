@@ -138,9 +138,11 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
     suppressions: new SuppressionsService(db, applyToAddress),
     bounces: new BouncesService(db),
-    events: new EventsService(db, config.trackQuota, {
-      contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref),
-    }),
+    events: new EventsService(
+      db,
+      { contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref) },
+      config.trackQuota,
+    ),
     webhooks,
     sessions,
     users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
