@@ -16,6 +16,7 @@ import { BroadcastsService } from './sending/broadcasts/broadcasts.service.js';
 import { DocumentsService } from './sending/documents/documents.service.js';
 import { documentsRoutes } from './sending/documents/documents.routes.js';
 import { consoleRoutes } from './access/console/console.routes.js';
+import { getWorkspace } from './access/index.js';
 import { contactStatsRoutes } from './audience/contacts/contacts.stats.routes.js';
 import { contactsRoutes } from './audience/contacts/contacts.routes.js';
 import { ContactsService, contactIdOf } from './audience/contacts/contacts.service.js';
@@ -131,7 +132,10 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     contacts: new ContactsService(db, { contactPages: contactPagesOf(db) }),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
-    templates: new TemplatesService(db, { publicUrl: config.publicUrl }),
+    templates: new TemplatesService(db, {
+      publicUrl: config.publicUrl,
+      localeOf: async (workspaceId) => (await getWorkspace(db.kysely, workspaceId))?.settings.locale,
+    }),
     broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
     documents: new DocumentsService(db, { publicUrl: config.publicUrl }),
     unsubscribe: new UnsubscribeService(db),

@@ -13,7 +13,7 @@ import { validateDocument } from './blocks/validate.js';
 
 /** What rendering a document needs of the installation (passed in by the root from its config). */
 export interface DocumentSettings {
-  /** The service's public base URL: where uploaded images are served (`/i/…`). */
+  /** The service's public base URL (PUBLIC_URL): the social blocks' icons are served under it. */
   publicUrl: string;
 }
 
@@ -39,12 +39,12 @@ export function documentErrors(content: EmailContentFields | null | undefined, b
 }
 
 /**
- * Renders a valid block document (documentErrors gave none) to the whole HTML document and its text. No `lang` and
- * no `<title>`: the message's assembly gives the workspace's locale and the rendered subject at each send
- * (lib/html.ts, completeDocument), and a subject's Liquid would not survive HTML escaping in a title.
+ * Renders a valid block document (documentErrors gave none) to the whole HTML document and its text, in `lang` (the
+ * workspace's locale: the footer's words, `<html lang>`) when given. No `<title>`: each send gives the document its
+ * rendered subject (lib/html.ts, asDocument), and the `lang` when it has none.
  */
-export function renderBlocks(doc: BlockDocument, settings: DocumentSettings): Promise<RenderedDocument> {
-  const options: Options = { publicUrl: settings.publicUrl };
+export function renderBlocks(doc: BlockDocument, settings: DocumentSettings, lang?: string): Promise<RenderedDocument> {
+  const options: Options = { publicUrl: settings.publicUrl, ...(lang ? { lang } : {}) };
   return renderDocument(doc, options);
 }
 
@@ -52,17 +52,19 @@ export function renderBlocks(doc: BlockDocument, settings: DocumentSettings): Pr
  * `content` as it is stored: when its `editorContent` is a block document, with `html` and `text` rendered from it
  * (whatever html or text the write sent is ignored), else as given. A document that breaks the grammar is 422
  * validation_failed at its pointers (`<base>/editorContent/blocks/3/url`); one whose rendering does not parse as a
- * Liquid template (a text block's `{{ broken`) is 422 at `<base>/editorContent`.
+ * Liquid template (a text block's `{{ broken`) is 422 at `<base>/editorContent`. `lang` gives the workspace's locale,
+ * asked only when there is a document to render.
  */
 export async function withRenderedDocument<T extends EmailContentFields>(
   content: T,
   base: string,
   settings: DocumentSettings,
+  lang?: () => Promise<string | undefined>,
 ): Promise<T> {
   if (!isBlockDocument(content.editorContent)) return content;
   const errors = validateDocument(content.editorContent, `${base}/editorContent`);
   if (errors.length) throw validationFailed(errors);
-  const rendered = await renderBlocks(content.editorContent as BlockDocument, settings);
+  const rendered = await renderBlocks(content.editorContent as BlockDocument, settings, await lang?.());
   const liquidError = renderedLiquidError(rendered, `${base}/editorContent`);
   if (liquidError) throw validationFailed([liquidError]);
   return { ...content, html: rendered.html, text: rendered.text };

@@ -83,11 +83,15 @@ function parse(input: { trigger?: unknown; steps?: unknown }): { trigger?: Trigg
  * Each send step whose `editorContent` is a block document (checked by parse) gets the html and text rendered from it
  * (contract §16), in place of any the request sent; a rendering that is not a valid Liquid template is 422 at its step.
  */
-async function renderDocuments(steps: readonly Step[] | undefined, settings: DocumentSettings): Promise<void> {
+async function renderDocuments(
+  steps: readonly Step[] | undefined,
+  settings: DocumentSettings,
+  lang: () => Promise<string | undefined>,
+): Promise<void> {
   if (!steps) return;
   for (const { step, path } of new Program(steps).all())
     if (step.type === 'send' && isBlockDocument(step.emailContent.editorContent))
-      step.emailContent = await withRenderedDocument(step.emailContent, `${path}/emailContent`, settings);
+      step.emailContent = await withRenderedDocument(step.emailContent, `${path}/emailContent`, settings, lang);
 }
 
 const MAX_SIMULATED_STEPS = 200;
@@ -127,6 +131,11 @@ export class AutomationsService {
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
+  }
+
+  /** The workspace's locale: the language a block document is rendered in (its footer's words, `<html lang>`). */
+  private async localeOf(workspaceId: string): Promise<string | undefined> {
+    return (await getWorkspace(this.db.kysely, workspaceId))?.settings.locale;
   }
 
   private async mustGet(db: Executor, workspaceId: string, id: string): Promise<repo.AutomationRow> {
@@ -285,7 +294,7 @@ export class AutomationsService {
 
   async create(workspaceId: string, input: CreateAutomationInput, caller: Caller): Promise<Automation> {
     const { trigger, steps } = parse({ trigger: input.trigger, steps: input.steps ?? [] });
-    await renderDocuments(steps, this.settings);
+    await renderDocuments(steps, this.settings, () => this.localeOf(workspaceId));
     checkWebhookSteps(caller, steps!);
     const id = newId('aut');
     await this.tx(async (trx) => {
@@ -318,7 +327,7 @@ export class AutomationsService {
     if (input.id !== undefined && input.id !== id)
       throw validationFailed([{ path: '/id', message: 'must equal the automation id in the path' }]);
     const parsed = parse(input);
-    await renderDocuments(parsed.steps, this.settings);
+    await renderDocuments(parsed.steps, this.settings, () => this.localeOf(workspaceId));
     const current = await this.mustGet(this.db.kysely, workspaceId, id);
     automationTransition(current.status, 'edit');
     if (parsed.steps) checkWebhookSteps(caller, parsed.steps, current.steps);

@@ -29,20 +29,30 @@ function checkContent(input: { subject?: string | null; html?: string | null; te
 async function storedContent<T extends CreateTemplateInput | UpdateTemplateInput>(
   input: T,
   settings: DocumentSettings,
+  lang: () => Promise<string | undefined>,
 ): Promise<T> {
-  const stored = await withRenderedDocument(input, '', settings);
+  const stored = await withRenderedDocument(input, '', settings, lang);
   checkContent(stored);
   return stored;
+}
+
+/**
+ * What templates need of the installation and of the contexts above (passed in by the root): the renderer's settings,
+ * and the workspace's locale (a port: the workspace is Access's, above Mail setup), the language a block document is
+ * rendered in.
+ */
+export interface TemplateSettings extends DocumentSettings {
+  localeOf: (workspaceId: string) => Promise<string | undefined>;
 }
 
 export class TemplatesService {
   constructor(
     private readonly db: Db,
-    private readonly settings: DocumentSettings,
+    private readonly settings: TemplateSettings,
   ) {}
 
   async create(workspaceId: string, given: CreateTemplateInput): Promise<Template> {
-    const input = await storedContent(given, this.settings);
+    const input = await storedContent(given, this.settings, () => this.settings.localeOf(workspaceId));
     const now = nowIso();
     const t: Template = {
       id: newId('tmpl'),
@@ -81,7 +91,7 @@ export class TemplatesService {
         given = rest;
       }
     }
-    const { id: _id, ...values } = await storedContent(given, this.settings);
+    const { id: _id, ...values } = await storedContent(given, this.settings, () => this.settings.localeOf(workspaceId));
     const t = await repo.updateTemplate(this.db.kysely, workspaceId, id, values, nowIso());
     if (!t) throw notFound('template');
     return t;

@@ -129,11 +129,11 @@ export interface BroadcastSettings {
  */
 async function storedContent<
   T extends { from?: string | null; replyTo?: string | null; emailContent?: EmailContentInput },
->(input: T, settings: DocumentSettings): Promise<T> {
+>(input: T, settings: DocumentSettings, lang: () => Promise<string | undefined>): Promise<T> {
   const errors = documentErrors(input.emailContent, '/emailContent');
   if (errors.length) checkShape({ ...input, emailContent: undefined }, errors);
   const emailContent =
-    input.emailContent && (await withRenderedDocument(input.emailContent, '/emailContent', settings));
+    input.emailContent && (await withRenderedDocument(input.emailContent, '/emailContent', settings, lang));
   const stored = emailContent === input.emailContent ? input : { ...input, emailContent };
   checkShape(stored);
   return stored;
@@ -149,6 +149,11 @@ export class BroadcastsService {
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
+  }
+
+  /** The workspace's locale: the language a block document is rendered in (its footer's words, `<html lang>`). */
+  private async localeOf(workspaceId: string): Promise<string | undefined> {
+    return (await getWorkspace(this.db.kysely, workspaceId))?.settings.locale;
   }
 
   private async mustGet(db: Executor, workspaceId: string, id: string): Promise<Broadcast> {
@@ -212,7 +217,7 @@ export class BroadcastsService {
   }
 
   async create(workspaceId: string, given: CreateBroadcastInput): Promise<Broadcast> {
-    const input = await storedContent(given, this.config);
+    const input = await storedContent(given, this.config, () => this.localeOf(workspaceId));
     const id = newId('bc');
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, input);
@@ -291,7 +296,7 @@ export class BroadcastsService {
   async update(workspaceId: string, id: string, given: UpdateBroadcastInput): Promise<Broadcast> {
     if (given.id !== undefined && given.id !== id)
       throw validationFailed([{ path: '/id', message: 'must equal the broadcast id in the path' }]);
-    const input = await storedContent(given, this.config);
+    const input = await storedContent(given, this.config, () => this.localeOf(workspaceId));
     const now = nowIso();
     let sendAt: string | null | undefined;
     if (input.sendAt != null) {

@@ -34,7 +34,7 @@ export class DocumentsService {
     }
     const workspace = await getWorkspace(k, workspaceId);
     if (!workspace) throw notFound('workspace');
-    const rendered = await renderBlocks(input.editorContent as BlockDocument, this.settings);
+    const rendered = await renderBlocks(input.editorContent as BlockDocument, this.settings, workspace.settings.locale);
     const unsubscribeUrl = `${this.settings.publicUrl}/unsubscribe/preview`;
     try {
       const personal = renderContent(
