@@ -34,6 +34,7 @@ import { registerIdempotency } from './http/idempotency.js';
 import { registerBodyParsers } from './http/input.js';
 import { registerApiRateLimit } from './http/rate-limit.js';
 import { sendProblem } from './http/problem.js';
+import { socialIconRoutes } from './pages/social-icons.js';
 import { createServer } from './http/server.js';
 import type { Mailer, TransportState } from './mail/transport.js';
 import { segmentsRoutes } from './audience/segments/segments.routes.js';
@@ -223,6 +224,8 @@ export async function buildApp({
   });
   // The web console's built files under /app (contract §14; console/ and src/access/console/console.routes.ts).
   await app.register(consoleRoutes, {});
+  // The icons of social links in emails (src/mail/blocks), public under /assets/social/.
+  await app.register(socialIconRoutes, {});
 
   await app.register(
     async (v1) => {
