@@ -1,7 +1,12 @@
 import { validationFailed, type FieldError } from '../errors/errors.js';
 import { liquid } from '../lib/liquid.js';
 import { isBlockDocument, type BlockDocument } from './blocks/grammar.js';
-import { renderDocument, type DocumentWarning, type RenderOptions, type RenderedDocument } from './blocks/render.js';
+import {
+  documentWarnings as blockWarnings,
+  renderDocument,
+  type DocumentWarning,
+  type RenderedDocument,
+} from './blocks/render.js';
 import { validateDocument } from './blocks/validate.js';
 
 /**
@@ -25,9 +30,6 @@ export interface EmailContentFields {
   editorContent?: unknown;
 }
 
-/** The renderer's options: those of grammar's RenderOptions, and the public base URL. */
-type Options = RenderOptions & { publicUrl?: string };
-
 /**
  * The grammar's errors of a block document in `content.editorContent`, each at its JSON Pointer under
  * `<base>/editorContent`; [] when it is valid or when `editorContent` is not a block document (another editor's JSON,
@@ -44,8 +46,7 @@ export function documentErrors(content: EmailContentFields | null | undefined, b
  * rendered subject (lib/html.ts, asDocument), and the `lang` when it has none.
  */
 export function renderBlocks(doc: BlockDocument, settings: DocumentSettings, lang?: string): Promise<RenderedDocument> {
-  const options: Options = { publicUrl: settings.publicUrl, ...(lang ? { lang } : {}) };
-  return renderDocument(doc, options);
+  return renderDocument(doc, { publicUrl: settings.publicUrl, ...(lang ? { lang } : {}) });
 }
 
 /**
@@ -87,12 +88,12 @@ function renderedLiquidError(rendered: { html: string; text: string }, path: str
 
 /**
  * What an author should look at in a stored `editorContent` before sending (preflight): the renderer's warnings
- * (an image without alt text, a button without a link, an empty block, no footer), each at its pointer in the document.
- * [] for anything that is not a valid block document.
+ * (an image without alt text, a button without a link, an empty block, no footer), each at its pointer in the document,
+ * found without rendering it. [] for anything that is not a valid block document.
  */
-export async function documentWarnings(editorContent: unknown, settings: DocumentSettings): Promise<DocumentWarning[]> {
+export function documentWarnings(editorContent: unknown): DocumentWarning[] {
   if (!isBlockDocument(editorContent) || validateDocument(editorContent).length) return [];
-  return (await renderBlocks(editorContent as BlockDocument, settings)).warnings;
+  return blockWarnings(editorContent as BlockDocument);
 }
 
 /**

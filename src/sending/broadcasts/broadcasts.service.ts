@@ -582,7 +582,7 @@ export class BroadcastsService {
       );
     checks.push(...contentChecks(html));
     if (isBlockDocument(b.emailContent.editorContent))
-      checks.push(...documentChecks(await documentWarnings(b.emailContent.editorContent, this.config)));
+      checks.push(...documentChecks(documentWarnings(b.emailContent.editorContent)));
     return { ok: !checks.some((c) => c.status === 'fail'), checks };
   }
 

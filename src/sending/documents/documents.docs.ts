@@ -25,7 +25,15 @@ export const documentsDocs: OperationDocs = {
     response: {
       html: '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title></title>\n</head>\n<body>…<h1>November news</h1>…<p>Hi Ada, here is what we shipped.</p>…<p>Acme Inc., 1 Main Street, Springfield, IL 62701, USA</p><p><a href="https://mail.example.com/unsubscribe/preview">Unsubscribe</a></p>…</body>\n</html>\n',
       text: 'NOVEMBER NEWS\n\nHi Ada, here is what we shipped.\n\nRead the post: https://example.com/blog/november\n\n--\nAcme Inc., 1 Main Street, Springfield, IL 62701, USA\nUnsubscribe: https://mail.example.com/unsubscribe/preview\n',
-      warnings: [{ path: '/blocks/2', code: 'image_alt_missing', message: 'the image has no alt text' }],
+      warnings: [
+        {
+          path: '/blocks/2',
+          code: 'image_alt_missing',
+          message:
+            'The image has no alternative text: readers who do not load images, and screen readers, get nothing. Describe it in a few words.',
+          level: 'warning',
+        },
+      ],
     },
   },
 };

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { BlockDocument } from '../../mail/blocks/grammar.js';
-import { checkedByService } from '../../http/schema-helpers.js';
+import { checkedByService, StringEnum } from '../../http/schema-helpers.js';
+import type { DocumentWarning } from '../../mail/blocks/render.js';
 
 /**
  * POST /v1/email-documents/render (contract §16; docs/email-documents-api.md). The document's schema is the grammar's
@@ -19,10 +20,26 @@ export const RenderDocumentBody = Type.Object(
 );
 export type RenderDocumentInput = Static<typeof RenderDocumentBody>;
 
+/** The renderer's warning codes (mail/blocks/warnings.ts): the compiler keeps the two lists the same. */
+const WARNING_CODES = [
+  'image_alt_missing',
+  'button_link_missing',
+  'block_empty',
+  'footer_missing',
+  'image_not_absolute',
+] as const satisfies readonly DocumentWarning['code'][];
+const everyCode: Exclude<DocumentWarning['code'], (typeof WARNING_CODES)[number]> extends never ? true : never = true;
+void everyCode;
+
 export const DocumentWarningSchema = Type.Object({
-  path: Type.String(),
-  code: Type.String(),
-  message: Type.String(),
+  path: Type.String({ description: 'the JSON Pointer of the block in the document ("" for the document)' }),
+  code: StringEnum(WARNING_CODES),
+  message: Type.String({ description: 'a sentence for the author' }),
+  level: Type.Optional(
+    StringEnum(['info', 'warning'], {
+      description: 'info: what the service takes care of itself (a footer added); warning otherwise',
+    }),
+  ),
 });
 
 export const RenderedDocumentSchema = Type.Object({

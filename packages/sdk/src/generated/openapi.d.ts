@@ -12123,7 +12123,8 @@ export interface paths {
                          *         {
                          *           "path": "/blocks/2",
                          *           "code": "image_alt_missing",
-                         *           "message": "the image has no alt text"
+                         *           "message": "The image has no alternative text: readers who do not load images, and screen readers, get nothing. Describe it in a few words.",
+                         *           "level": "warning"
                          *         }
                          *       ]
                          *     }
@@ -12132,9 +12133,17 @@ export interface paths {
                             html: string;
                             text: string;
                             warnings: {
+                                /** @description the JSON Pointer of the block in the document ("" for the document) */
                                 path: string;
-                                code: string;
+                                /** @enum {string} */
+                                code: "image_alt_missing" | "button_link_missing" | "block_empty" | "footer_missing" | "image_not_absolute";
+                                /** @description a sentence for the author */
                                 message: string;
+                                /**
+                                 * @description info: what the service takes care of itself (a footer added); warning otherwise
+                                 * @enum {string}
+                                 */
+                                level?: "info" | "warning";
                             }[];
                         };
                     };
@@ -18527,6 +18536,7 @@ export interface components {
                 type: "social";
                 id?: string;
                 links: {
+                    /** @enum {unknown} */
                     network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "github" | "mastodon" | "bluesky" | "website";
                     /** @description an absolute http(s) URL, or Liquid giving one */
                     url: string;
@@ -18605,6 +18615,7 @@ export interface components {
                     type: "social";
                     id?: string;
                     links: {
+                        /** @enum {unknown} */
                         network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "github" | "mastodon" | "bluesky" | "website";
                         /** @description an absolute http(s) URL, or Liquid giving one */
                         url: string;
