@@ -14,16 +14,21 @@ export function asDocument(html: string, title: string, lang: string): string {
 }
 
 function completeDocument(html: string, title: string, lang: string): string {
-  let out = html.replace(/<html(\s[^>]*)?>/i, (tag, attrs: string | undefined) =>
+  // Only the part before <body> is read and changed (per message: the body of a rendered document is most of it).
+  const body = html.search(/<body[\s>]/i);
+  const cut = body < 0 ? html.length : body;
+  let head = html.slice(0, cut);
+  head = head.replace(/<html(\s[^>]*)?>/i, (tag, attrs: string | undefined) =>
     attrs && /\slang\s*=/i.test(attrs) ? tag : `<html lang="${escapeHtml(lang)}"${attrs ?? ''}>`,
   );
-  if (!title) return out;
-  if (/<title(\s[^>]*)?>\s*<\/title>/i.test(out))
-    out = out.replace(
-      /<title(\s[^>]*)?>\s*<\/title>/i,
-      (_m, attrs: string | undefined) => `<title${attrs ?? ''}>${escapeHtml(title)}</title>`,
-    );
-  else if (!/<title[\s>]/i.test(out) && /<head(\s[^>]*)?>/i.test(out))
-    out = out.replace(/<head(\s[^>]*)?>/i, (tag) => `${tag}\n<title>${escapeHtml(title)}</title>`);
-  return out;
+  if (title) {
+    if (/<title(\s[^>]*)?>\s*<\/title>/i.test(head))
+      head = head.replace(
+        /<title(\s[^>]*)?>\s*<\/title>/i,
+        (_m, attrs: string | undefined) => `<title${attrs ?? ''}>${escapeHtml(title)}</title>`,
+      );
+    else if (!/<title[\s>]/i.test(head) && /<head(\s[^>]*)?>/i.test(head))
+      head = head.replace(/<head(\s[^>]*)?>/i, (tag) => `${tag}\n<title>${escapeHtml(title)}</title>`);
+  }
+  return cut === html.length ? head : head + html.slice(cut);
 }
