@@ -8,7 +8,8 @@ import { useState, type FormEvent } from 'react';
 import { createPortal } from 'react-dom';
 import { templateKeys } from '../api/keys';
 import { useCan } from '../api/session';
-import { isBlockDocument, request, type EmailContent, type Template } from '../lib/templates';
+import { api, unwrap } from '../api/client';
+import { isBlockDocument, type EmailContent, type Template } from '../lib/templates';
 import { otherErrors, problemOf } from '../lib/forms';
 import { Button, type ButtonVariant } from './Button';
 import { Dialog } from './Dialog';
@@ -56,7 +57,7 @@ export function SaveAsTemplate({
   const [open, setOpen] = useState(false);
   const [name, setName] = useState(defaultName);
   const save = useMutation({
-    mutationFn: () => request<Template>('POST', '/v1/templates', templateBody(name.trim(), content)),
+    mutationFn: async () => unwrap(await api.POST('/v1/templates', { body: templateBody(name.trim(), content) })),
     onSuccess: (t) => {
       void qc.invalidateQueries({ queryKey: templateKeys.all });
       toast.success(`Saved as template “${t.name}”.`);

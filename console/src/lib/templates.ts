@@ -7,10 +7,12 @@ import { api, ApiError, requestHeaders, unwrap, type Problem } from '../api/clie
 import { documentKeys, templateKeys } from '../api/keys';
 import type { paths } from '../api/generated/schema';
 
-type ApiTemplate = paths['/v1/templates/{templateId}']['get']['responses'][200]['content']['application/json'];
-
 /** A template (§8) with the block document it was made from, if any (§16). */
-export type Template = ApiTemplate & { editorContent?: unknown };
+export type Template = paths['/v1/templates/{templateId}']['get']['responses'][200]['content']['application/json'];
+
+type RenderBody = NonNullable<
+  paths['/v1/email-documents/render']['post']['requestBody']
+>['content']['application/json'];
 
 /**
  * What an email is made of, wherever it is stored: a broadcast's `emailContent`, a template, an automation's send
@@ -28,11 +30,8 @@ export interface EmailContent {
 export type GalleryItem =
   paths['/v1/templates/gallery']['get']['responses'][200]['content']['application/json']['data'][number];
 
-export interface RenderedDocument {
-  html: string;
-  text: string;
-  warnings: { path: string; code?: string; message: string }[];
-}
+export type RenderedDocument =
+  paths['/v1/email-documents/render']['post']['responses'][200]['content']['application/json'];
 
 /** An image of the workspace's library (POST/GET /v1/images). */
 export interface LibraryImage {
@@ -95,7 +94,13 @@ export function useGallery() {
 export function useRenderedDocument(key: string, editorContent: unknown, enabled = true) {
   return useQuery({
     queryKey: documentKeys.render(key),
-    queryFn: () => request<RenderedDocument>('POST', '/v1/email-documents/render', { editorContent }),
+    queryFn: async () =>
+      unwrap(
+        await api.POST('/v1/email-documents/render', {
+          // Only a block document gets here (enabled below); the service checks it.
+          body: { editorContent: editorContent as RenderBody['editorContent'] },
+        }),
+      ),
     enabled: enabled && isBlockDocument(editorContent),
     staleTime: Infinity,
   });

@@ -9,11 +9,7 @@ import { Button, Checkbox, ErrorSummary, Input, Select, Textarea, useToast } fro
 import { formatDate } from '../../lib/format';
 import { nullable, otherErrors, problemOf } from '../../lib/forms';
 
-// TEMP(i31-wiring): brandColor joins the generated types with the wiring branch.
-type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['application/json'] & {
-  settings: { brandColor?: string | null };
-};
-type WorkspaceUpdate = NonNullable<paths['/v1/workspace']['put']['requestBody']>['content']['application/json'];
+type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['application/json'];
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
 /** The default brand colour of the editor when the workspace has none (the console's own blue). */
@@ -64,7 +60,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
               tracking: { opens, clicks },
               brandColor: brandHex ? brandHex.toLowerCase() : null,
             },
-          } as WorkspaceUpdate,
+          },
         }),
       ),
     onSuccess: (data) => {

@@ -12,7 +12,8 @@ import { Button, ErrorState, ErrorSummary, Input, PageHeader, Skeleton, useToast
 import { SaveAsTemplate, templateBody } from '../../components/SaveAsTemplate';
 import { formatDateTime } from '../../lib/format';
 import { otherErrors, problemOf } from '../../lib/forms';
-import { contentOf, isBlockDocument, request, type EmailContent, type Template } from '../../lib/templates';
+import { api, unwrap } from '../../api/client';
+import { contentOf, isBlockDocument, type EmailContent, type Template } from '../../lib/templates';
 import { DeleteTemplateDialog } from './DeleteTemplateDialog';
 import { TemplateContent, type ContentDraft } from './TemplateContent';
 import { KindBadge } from './KindBadge';
@@ -140,8 +141,8 @@ function NewTemplate() {
     draftOf(state?.name ?? '', state?.content ?? { subject: null, html: null, text: null, editorContent: null }),
   );
   const create = useMutation({
-    mutationFn: (d: Draft) =>
-      request<Template>('POST', '/v1/templates', templateBody(d.name.trim(), contentOfDraft(d))),
+    mutationFn: async (d: Draft) =>
+      unwrap(await api.POST('/v1/templates', { body: templateBody(d.name.trim(), contentOfDraft(d)) })),
     onSuccess: (t) => {
       qc.setQueryData(templateKeys.detail(t.id), t);
       void qc.invalidateQueries({ queryKey: templateKeys.all });
@@ -176,17 +177,17 @@ function SavedTemplate({ templateId }: { templateId: string }) {
   const [deleting, setDeleting] = useState<Template | null>(null);
   const q = useQuery({
     queryKey: templateKeys.detail(templateId),
-    queryFn: () => request<Template>('GET', `/v1/templates/${encodeURIComponent(templateId)}`),
+    queryFn: async () => unwrap(await api.GET('/v1/templates/{templateId}', { params: { path: { templateId } } })),
   });
   const save = useMutation({
-    mutationFn: (d: Draft) => {
-      const body = templateBody(d.name.trim(), contentOfDraft(d));
-      // A template turned from a visual email into HTML drops its document: null clears it.
-      return request<Template>('PUT', `/v1/templates/${encodeURIComponent(templateId)}`, {
-        ...body,
-        editorContent: d.editorContent ?? null,
-      });
-    },
+    mutationFn: async (d: Draft) =>
+      unwrap(
+        await api.PUT('/v1/templates/{templateId}', {
+          params: { path: { templateId } },
+          // A template turned from a visual email into HTML drops its document: null clears it.
+          body: { ...templateBody(d.name.trim(), contentOfDraft(d)), editorContent: d.editorContent ?? null },
+        }),
+      ),
     onSuccess: (t) => {
       qc.setQueryData(templateKeys.detail(t.id), t);
       void qc.invalidateQueries({ queryKey: templateKeys.list() });
