@@ -228,6 +228,23 @@ describe('renderDocument', () => {
     expect(html).toMatch(/<p style="display:inline-block;background:#1f6feb[^"]*"\s*>\s*Go\s*<\/p>/);
   });
 
+  it('plain text keeps its line breaks; in HTML a line break is white space', async () => {
+    const plain = await renderDocument(
+      doc([{ type: 'text', text: 'Line 1\nLine 2 & more\n\nA paragraph' }, { type: 'footer' }]),
+    );
+    expect(plain.html).toContain(
+      '<p style="margin:0 0 16px">Line 1<br>Line 2 &amp; more</p><p style="margin:0 0 0px">A paragraph</p>',
+    );
+    expect(plain.text.startsWith('Line 1\nLine 2 & more\n\nA paragraph\n\n')).toBe(true);
+    const pretty = await renderDocument(
+      doc([{ type: 'text', text: '<p>\n  Some <b>bold</b>\n  text\n</p>\n<p>Next</p>' }, { type: 'footer' }]),
+    );
+    expect(pretty.html).toContain(
+      '<p style="margin:0 0 16px"> Some <b>bold</b> text </p> <p style="margin:0 0 0px">Next</p>',
+    );
+    expect(pretty.text.startsWith('Some bold text\n\nNext\n\n')).toBe(true);
+  });
+
   it('social links are text links without a public URL', async () => {
     const { html, text } = await renderDocument(
       doc([
