@@ -104,6 +104,47 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
     });
   });
 
+  it("preflight measures the HTML part as sent (tracked links, footer, pixel) against Gmail's clip, and says when opens are not counted", async () => {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, `pg${h.dbName}.test`);
+    // 94 KB as written, 600 links: a template the old check passed, which went out well over 102 KB once tracked.
+    const links = Array.from({ length: 600 }, (_, i) => `<a href="https://shop.example/p/${i}">Product ${i}</a> `).join(
+      '',
+    );
+    const template = `<p>Our catalogue</p><p>${links}</p><p>${'Lorem ipsum dolor sit amet. '.repeat(Math.floor((94 * 1024 - links.length) / 28))}</p>`;
+    expect(Buffer.byteLength(template)).toBeLessThan(95 * 1024);
+    const create = async (html: string, tracking = { opens: true, clicks: true }) =>
+      (
+        await call(ws, 'POST', '/v1/broadcasts', {
+          name: 'Size',
+          from: `news@${domain.name}`,
+          tracking,
+          emailContent: { subject: 'Catalogue', html },
+        })
+      ).json().id as string;
+    const checks = async (id: string) =>
+      Object.fromEntries(
+        (await call(ws, 'POST', `/v1/broadcasts/${id}/preflight`)).json().checks.map((c: { id: string }) => [c.id, c]),
+      );
+    const tracked = await checks(await create(template));
+    expect(tracked.html_size).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(
+        /HTML part as sent .* is \d+\.\d KB: Gmail clips .*the template alone is 9\d\.\d KB/,
+      ),
+    });
+    // Without click tracking the same template stays under the line.
+    expect((await checks(await create(template, { opens: true, clicks: false }))).html_size.status).toBe('pass');
+    // A short message without an image goes out without the pixel (docs/tracking.md), and preflight says so.
+    const short = await checks(await create('<p>Your order has shipped.</p>'));
+    expect(short.open_pixel).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('opens will not be counted'),
+    });
+    expect(tracked.open_pixel.status).toBe('pass');
+    expect((await checks(await create('<p>Short</p>', { opens: false, clicks: true }))).open_pixel).toBeUndefined();
+  });
+
   it('test sends: the real rendering to up to five addresses, [Test] in the subject, counted in no stats', async () => {
     const ws = await h.workspace();
     const domain = await verifiedDomain(h, ws, `ts${h.dbName}.test`);

@@ -39,6 +39,7 @@ import {
   checkErrors,
   contentChecks,
   pass,
+  sentHtml,
   warning,
   type Check,
 } from './broadcasts.preflight.js';
@@ -516,6 +517,7 @@ export class BroadcastsService {
     }
     const workspace = (await getWorkspace(k, workspaceId))!;
     let html: string | null = null;
+    let sent: ReturnType<typeof sentHtml> = null;
     let linked = false;
     try {
       const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
@@ -527,6 +529,15 @@ export class BroadcastsService {
       // The footer's rule (deliveries/message.assembly.ts): only a rendered link to the recipient's own URL counts, not a mention.
       linked = rendered.html?.includes(unsubscribeUrl) ?? false;
       html = assembleContent(rendered, { unsubscribeUrl, workspace }).html;
+      // Measured as sent: the footer, the tracked links and the pixel make a message larger than its template.
+      const topic = b.topicId ? await getTopic(k, workspaceId, b.topicId) : undefined;
+      if (domain && html !== null)
+        sent = sentHtml(this.config.publicUrl, {
+          broadcast: b,
+          workspace: { id: workspace.id, name: workspace.name, settings: workspace.settings },
+          topic: topic ? { id: topic.id, name: topic.name } : null,
+          senderDomain: domain,
+        });
     } catch {
       // The blocking checks said why it does not render.
     }
@@ -543,7 +554,7 @@ export class BroadcastsService {
           'the workspace has no postal address for the footer (CAN-SPAM requires one): PUT /v1/workspace { settings: { postalAddress } }',
         ),
       );
-    checks.push(...contentChecks(html));
+    checks.push(...contentChecks(html, sent ?? undefined));
     return { ok: !checks.some((c) => c.status === 'fail'), checks };
   }
 

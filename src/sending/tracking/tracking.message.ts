@@ -1,4 +1,4 @@
-import { beforeBodyEnd, openPixel, rewriteLinks, trackableLinks } from './tracking.rewrite.js';
+import { beforeBodyEnd, openPixel, pixelFits, rewriteLinks, trackableLinks } from './tracking.rewrite.js';
 import { canTrack, signClickToken, signOpenToken, type TrackingRef } from './tracking.token.js';
 
 export interface MessageTracking {
@@ -13,7 +13,8 @@ export interface MessageTracking {
 /**
  * Tracking of one message (docs/tracking.md), used by the delivery pipeline's compose: `links` rewrites the
  * rendered template's http(s) links to `{PUBLIC_URL}/t/c/{token}`, `pixel` adds the open pixel near the end of the
- * assembled document's body. Test sends and previews do not come here. Null when the ids cannot be carried by a
+ * assembled document's body, unless the document is so short and image-less that the pixel would make spam filters
+ * score it as an image-only message (tracking.rewrite.ts, pixelFits). Test sends and previews do not come here. Null when the ids cannot be carried by a
  * token (never for ids this service made).
  */
 export function trackMessage(
@@ -38,7 +39,8 @@ export function trackMessage(
       );
     },
     pixel(content) {
-      if (!t.opens || content.html == null) return content;
+      // A short HTML part without an image of its own gets no pixel (pixelFits): its opens are not counted.
+      if (!t.opens || content.html == null || !pixelFits(content.html)) return content;
       return {
         ...content,
         html: beforeBodyEnd(content.html, openPixel(`${base}/t/o/${signOpenToken(t.secret, ref)}`)),
