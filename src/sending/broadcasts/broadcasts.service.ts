@@ -593,7 +593,9 @@ export class BroadcastsService {
     const replyTo = b.replyTo ? parseMailbox(b.replyTo) : null;
     const key = (await getSigningKey(k, workspaceId, from.domain, this.tests.secret))!;
     const workspace = (await getWorkspace(k, workspaceId))!;
-    const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/test`;
+    // A page that says it is a test and changes nothing (unsubscribe.routes.ts), in the workspace's language.
+    const locale = workspace.settings.locale;
+    const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/test${locale === 'en' ? '' : `?lang=${locale}`}`;
     const rendered = renderContent(b.emailContent, {
       contact: {
         email: contact.email,

@@ -4,6 +4,156 @@
  */
 
 export interface paths {
+    "/unsubscribe/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The unsubscribe link of a test send or a preview
+         * @description Test sends carry `/unsubscribe/test` (previews `/unsubscribe/preview`) where a recipient's own link would be, in `List-Unsubscribe` too. Following it, or a one-click POST to it, answers a page saying that this is a test message and that nothing was changed; `?lang=` (en, de, fr, es) is the workspace's language. No API key.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the page's language: en, de, fr or es */
+                    lang?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>This is a test message</title></head><body><h1>This is a test message</h1><p>This unsubscribe link is in a test send or a preview: following it changes nothing. In the real message each recipient gets a link of their own.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * The unsubscribe link of a test send or a preview
+         * @description Test sends carry `/unsubscribe/test` (previews `/unsubscribe/preview`) where a recipient's own link would be, in `List-Unsubscribe` too. Following it, or a one-click POST to it, answers a page saying that this is a test message and that nothing was changed; `?lang=` (en, de, fr, es) is the workspace's language. No API key.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description the page's language: en, de, fr or es */
+                    lang?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    /** @example List-Unsubscribe=One-Click */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>This is a test message</title></head><body><h1>This is a test message</h1><p>This unsubscribe link is in a test send or a preview: following it changes nothing. In the real message each recipient gets a link of their own.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/unsubscribe/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The unsubscribe link of a test send or a preview
+         * @description Test sends carry `/unsubscribe/test` (previews `/unsubscribe/preview`) where a recipient's own link would be, in `List-Unsubscribe` too. Following it, or a one-click POST to it, answers a page saying that this is a test message and that nothing was changed; `?lang=` (en, de, fr, es) is the workspace's language. No API key.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the page's language: en, de, fr or es */
+                    lang?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>This is a test message</title></head><body><h1>This is a test message</h1><p>This unsubscribe link is in a test send or a preview: following it changes nothing. In the real message each recipient gets a link of their own.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * The unsubscribe link of a test send or a preview
+         * @description Test sends carry `/unsubscribe/test` (previews `/unsubscribe/preview`) where a recipient's own link would be, in `List-Unsubscribe` too. Following it, or a one-click POST to it, answers a page saying that this is a test message and that nothing was changed; `?lang=` (en, de, fr, es) is the workspace's language. No API key.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description the page's language: en, de, fr or es */
+                    lang?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    /** @example List-Unsubscribe=One-Click */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>This is a test message</title></head><body><h1>This is a test message</h1><p>This unsubscribe link is in a test send or a preview: following it changes nothing. In the real message each recipient gets a link of their own.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/unsubscribe/{token}": {
         parameters: {
             query?: never;
