@@ -73,6 +73,9 @@ export function composeMessage(
           {
             secret: ctx.secret,
             publicUrl: ctx.publicUrl,
+            // The sending domain's verified tracking host, over https (its proxy terminates TLS): links and the pixel
+            // align with the From domain and are not shared with the installation's other senders.
+            ...(p.trackingHost ? { trackingUrl: `https://${p.trackingHost}` } : {}),
             unsubscribeUrl,
             opens: tracking.opens,
             clicks: tracking.clicks,

@@ -50,7 +50,13 @@ function preparedFor(sending: SendingBroadcast): PreparedBroadcast {
     p = prepareBroadcast(sending);
     prepared.set(key, p);
   }
-  return { ...p, workspace: sending.workspace, topic: sending.topic, dkim: sending.dkim };
+  return {
+    ...p,
+    workspace: sending.workspace,
+    topic: sending.topic,
+    dkim: sending.dkim,
+    trackingHost: sending.trackingHost ?? null,
+  };
 }
 
 // A thread's start set V8's process-wide flags back to Node's: the lean heap is set again (lib/lean-heap.ts). Only in

@@ -4,6 +4,8 @@ import { canTrack, signClickToken, signOpenToken, type TrackingRef } from './tra
 export interface MessageTracking {
   secret: Buffer;
   publicUrl: string;
+  /** Where the tracked links and the pixel point: the sending domain's tracking host; default `publicUrl`. */
+  trackingUrl?: string;
   /** The recipient's unsubscribe URL: never rewritten (it must work without us, and scanners must not "click" it). */
   unsubscribeUrl: string;
   opens: boolean;
@@ -22,14 +24,18 @@ export function trackMessage(
   ref: TrackingRef,
 ): { links: (html: string) => string; pixel: <C extends { html: string | null }>(content: C) => C } | null {
   if (!canTrack(ref)) return null;
-  const base = t.publicUrl.replace(/\/+$/, '');
-  const own = `${base}/t/`;
-  const unsubscribePages = `${base}/unsubscribe/`;
+  const publicBase = t.publicUrl.replace(/\/+$/, '');
+  const base = (t.trackingUrl ?? t.publicUrl).replace(/\/+$/, '');
+  const own = [`${base}/t/`, `${publicBase}/t/`];
+  const unsubscribePages = [`${publicBase}/unsubscribe/`, `${base}/unsubscribe/`];
   return {
     links(html) {
       if (!t.clicks) return html;
       const links = trackableLinks(html, {
-        keep: (url) => url === t.unsubscribeUrl || url.startsWith(unsubscribePages) || url.startsWith(own),
+        keep: (url) =>
+          url === t.unsubscribeUrl ||
+          unsubscribePages.some((p) => url.startsWith(p)) ||
+          own.some((p) => url.startsWith(p)),
       });
       return rewriteLinks(
         html,
