@@ -384,6 +384,7 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
           'name',
           'records',
           'status',
+          'trackingHost',
           'verification',
           'verifiedAt',
         ]); // as the API's create
