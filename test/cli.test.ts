@@ -384,6 +384,7 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
           'name',
           'records',
           'status',
+          'trackingHost',
           'verification',
           'verifiedAt',
         ]); // as the API's create
@@ -913,7 +914,35 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       });
       expect(by('database')).toMatchObject({ status: 'ok', detail: expect.stringContaining(env.DATABASE_URL!) });
       expect(by('migrations')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^all \d+ applied$/) });
-      expect(by(`DNS news.example (${ws})`)).toMatchObject({ status: 'ok' });
+      // Published: ownership, DKIM and the bounce domain's SPF, but no DMARC: a warning that says what to add.
+      expect(by(`DNS news.example (${ws})`)).toMatchObject({
+        status: 'warn',
+        detail: expect.stringMatching(/but no DMARC record: .*rua=mailto:dmarc@bounces\.news\.example/),
+      });
+      // The relay is on loopback: the address mail leaves from is not known, and doctor says how to have it checked.
+      expect(by('PTR')).toMatchObject({ status: 'warn', detail: expect.stringContaining('set SENDING_IPS') });
+      dns.txt.set('_dmarc.news.example', [['v=DMARC1; p=none; rua=mailto:dmarc@bounces.news.example']]);
+      // PTR through the loopback DNS server: one address forward-confirmed, one without a PTR, one whose name points elsewhere.
+      dns.ptr.set('203.0.113.7', ['mail.news.example']);
+      dns.a.set('mail.news.example', ['203.0.113.7']);
+      dns.ptr.set('203.0.113.9', ['host.isp.example']);
+      const withIps = JSON.parse(
+        (await cli(['doctor', '--json'], { ...full, SENDING_IPS: '203.0.113.7,203.0.113.8,203.0.113.9' })).stdout,
+      );
+      const at = (name: string) => withIps.checks.find((c: any) => c.check === name);
+      expect(at(`DNS news.example (${ws})`)).toMatchObject({ status: 'ok' });
+      expect(at('PTR 203.0.113.7')).toMatchObject({
+        status: 'ok',
+        detail: 'mail.news.example, which resolves back to 203.0.113.7',
+      });
+      expect(at('PTR 203.0.113.8')).toMatchObject({
+        status: 'warn',
+        detail: expect.stringContaining('has no PTR record'),
+      });
+      expect(at('PTR 203.0.113.9')).toMatchObject({
+        status: 'warn',
+        detail: expect.stringContaining('does not resolve back'),
+      });
 
       const human = await cli(['doctor'], full);
       expect(human.code).toBe(0);

@@ -11,6 +11,7 @@ import { buildPipeline } from '../../src/jobs/jobs.js';
 import { newId } from '../../src/lib/ids.js';
 import { applyLeanHeap, leanHeapWanted } from '../../src/lib/lean-heap.js';
 import { toIso } from '../../src/lib/time.js';
+import { DEFAULT_BREAKER_RULES } from '../../src/sending/broadcasts/broadcasts.breaker.js';
 
 describe('ids', () => {
   it('are prefixed and sort by creation', () => {
@@ -181,6 +182,10 @@ describe('config', () => {
       pauseBounceRate: 0.1,
       pauseComplaintRate: 0.001,
     });
+  });
+  it("pauses a broadcast by default before its complaint rate passes Gmail's 0.3% line", () => {
+    expect(loadConfig({}).bounces.pauseComplaintRate).toBeLessThanOrEqual(0.003);
+    expect(DEFAULT_BREAKER_RULES.complaintRate).toBeLessThanOrEqual(0.003);
   });
 });
 

@@ -6,6 +6,7 @@ import { connect, isPostgresUrl } from '../../db/connection.js';
 import { pendingMigrations } from '../../db/migrate.js';
 import { withSecret } from '../secret.js';
 import { createServices } from '../../app.js';
+import type { DomainsService } from '../../mail-setup/domains/domains.service.js';
 import { listWorkspaces } from '../../access/workspaces/workspaces.repository.js';
 import { describeDatabase } from '../database.js';
 import { allPages, jsonOption } from '../context.js';
@@ -95,6 +96,59 @@ async function checkSmtp(config: Config): Promise<Check[]> {
     });
   }
   return checks;
+}
+
+/** Addresses on this machine or a private network (RFC 1918, loopback, IPv6 ULA and link-local): not what receivers see. */
+const PRIVATE_IP = /^(10|127)\.|^192\.168\.|^172\.(1[6-9]|2\d|3[01])\.|^169\.254\.|^::1$|^f[cd]|^fe80:/i;
+
+/**
+ * Reverse DNS (PTR) of the addresses mail leaves from (docs/deliverability.md, "PTR"): Gmail and Outlook refuse or
+ * junk mail from an address without a PTR that resolves back to it. The addresses are SENDING_IPS, else the generic
+ * relay's own public addresses; a managed relay's (SES, Postmark, …) are the provider's to name.
+ */
+async function checkReverseDns(
+  config: Config,
+  domains: { checkSendingIps: DomainsService['checkSendingIps']; addressesOf: DomainsService['addressesOf'] },
+): Promise<Check[]> {
+  if (!config.smtpRelays.length) return [];
+  if (config.relayProfile !== 'smtp' && !config.sendingIps.length)
+    return [
+      {
+        check: 'PTR',
+        status: 'ok',
+        detail: `mail leaves from ${config.relayProfile}'s addresses (RELAY_PROFILE), whose reverse DNS is the provider's`,
+      },
+    ];
+  let ips = config.sendingIps;
+  if (!ips.length) {
+    const found = new Set<string>();
+    for (const relay of config.smtpRelays) {
+      const host = new URL(relay.url).hostname.replace(/^\[|\]$/g, '');
+      for (const ip of isIP(host) ? [host] : await domains.addressesOf(host)) found.add(ip);
+    }
+    ips = [...found].filter((ip) => !PRIVATE_IP.test(ip));
+    if (!ips.length)
+      return [
+        {
+          check: 'PTR',
+          status: 'warn',
+          detail:
+            'the relay is on this machine or a private network, so the address mail leaves from is not known: set SENDING_IPS to it, and doctor checks its reverse DNS (a PTR that names a host resolving back to it)',
+        },
+      ];
+  }
+  const results = await domains.checkSendingIps(ips);
+  return results.map((r) => ({
+    check: `PTR ${r.ip}`,
+    status: r.confirmed ? ('ok' as const) : ('warn' as const),
+    detail: r.confirmed
+      ? `${r.names.join(', ')}, which resolves back to ${r.ip}`
+      : r.failure
+        ? `${r.failure}`
+        : r.names.length
+          ? `its PTR names ${r.names.join(', ')}, which does not resolve back to ${r.ip}: receivers expect forward-confirmed reverse DNS; ask whoever runs the address to fix either record`
+          : `${r.ip} has no PTR record: Gmail and Outlook refuse or junk mail from an address without reverse DNS; ask your hosting provider to set its PTR to the name the relay greets with (SMTP_HELO_NAME)`,
+  }));
 }
 
 /** A SQLite write-ahead log this large is not being copied back into the file (db/checkpointer.ts). */
@@ -196,11 +250,26 @@ async function checkDatabase(config: Config): Promise<Check[]> {
         const v = await services.domains.checkDns(ws.id, d.name);
         const failing = (v?.records ?? []).filter((r) => r.status !== 'VERIFIED');
         const label = `DNS ${d.name} (${ws.id})`;
-        if (!failing.length)
+        // What receivers require of bulk senders besides DKIM: SPF where they check it (the Return-Path's domain) and
+        // DMARC. Without them the domain sends, but not well: a warning, with the advice that says how to fix it.
+        const lacking = [
+          ...(v?.envelope && v.envelope.domain !== null && !v.envelope.spf.found
+            ? [`no SPF at ${v.envelope.domain} (the Return-Path receivers check)`]
+            : []),
+          ...(v && !v.dmarc.found ? ['no DMARC record'] : []),
+          ...(v?.alignment && !v.alignment.spfAligns ? ['DMARC aspf=s: SPF never aligns'] : []),
+        ];
+        if (!failing.length && lacking.length)
+          checks.push({
+            check: label,
+            status: 'warn',
+            detail: `ownership and DKIM records published, but ${lacking.join(', ')}: Gmail and Yahoo require SPF and DMARC of bulk senders; ${v!.advice.join(' ')}`,
+          });
+        else if (!failing.length)
           checks.push({
             check: label,
             status: 'ok',
-            detail: `ownership and DKIM records published${v?.advice.length ? `; advice: ${v.advice.join(' ')}` : ''}`,
+            detail: `ownership, DKIM, SPF at the Return-Path and DMARC published${v?.advice.length ? `; advice: ${v.advice.join(' ')}` : ''}`,
           });
         else {
           const what = failing.map((r) => `${r.name} ${r.type} ${r.status}`).join(', ');
@@ -226,6 +295,7 @@ async function checkDatabase(config: Config): Promise<Check[]> {
         status: 'warn',
         detail: 'no sending domain in any workspace (formcast domain add <name> --workspace <id>)',
       });
+    checks.push(...(await checkReverseDns(config, services.domains)));
   } finally {
     await db.close();
   }

@@ -7,6 +7,8 @@ import { transition } from './broadcasts.state.js';
 /**
  * The circuit breaker (docs/bounces.md): a SENDING broadcast pauses itself when, after at least `minFinal`
  * final deliveries, its hard-bounce rate passes PAUSE_BOUNCE_RATE or its complaint rate PAUSE_COMPLAINT_RATE.
+ * The complaint rate's default, 0.3%, is the line Gmail and Yahoo publish for bulk senders (sender health measures
+ * against the same line), so a broadcast stops before it crosses it.
  * A list that bounces that much is an old or bought list, and mailbox providers judge a sender by it.
  * After a resume by hand only the deliveries that end afterwards are weighed: the operator chose to go on
  * (having suppressed the bad addresses, say), and the next `minFinal` deliveries decide again.
@@ -17,7 +19,7 @@ export interface BreakerRules {
   complaintRate: number;
 }
 
-export const DEFAULT_BREAKER_RULES: BreakerRules = { minFinal: 500, bounceRate: 0.05, complaintRate: 0.005 };
+export const DEFAULT_BREAKER_RULES: BreakerRules = { minFinal: 500, bounceRate: 0.05, complaintRate: 0.003 };
 
 const pct = (x: number) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`;
 

@@ -4,6 +4,156 @@
  */
 
 export interface paths {
+    "/unsubscribe/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The unsubscribe link of a test send or a preview
+         * @description Test sends carry `/unsubscribe/test` (previews `/unsubscribe/preview`) where a recipient's own link would be, in `List-Unsubscribe` too. Following it, or a one-click POST to it, answers a page saying that this is a test message and that nothing was changed; `?lang=` (en, de, fr, es) is the workspace's language. No API key.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the page's language: en, de, fr or es */
+                    lang?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>This is a test message</title></head><body><h1>This is a test message</h1><p>This unsubscribe link is in a test send or a preview: following it changes nothing. In the real message each recipient gets a link of their own.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * The unsubscribe link of a test send or a preview
+         * @description Test sends carry `/unsubscribe/test` (previews `/unsubscribe/preview`) where a recipient's own link would be, in `List-Unsubscribe` too. Following it, or a one-click POST to it, answers a page saying that this is a test message and that nothing was changed; `?lang=` (en, de, fr, es) is the workspace's language. No API key.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description the page's language: en, de, fr or es */
+                    lang?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    /** @example List-Unsubscribe=One-Click */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>This is a test message</title></head><body><h1>This is a test message</h1><p>This unsubscribe link is in a test send or a preview: following it changes nothing. In the real message each recipient gets a link of their own.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/unsubscribe/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The unsubscribe link of a test send or a preview
+         * @description Test sends carry `/unsubscribe/test` (previews `/unsubscribe/preview`) where a recipient's own link would be, in `List-Unsubscribe` too. Following it, or a one-click POST to it, answers a page saying that this is a test message and that nothing was changed; `?lang=` (en, de, fr, es) is the workspace's language. No API key.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the page's language: en, de, fr or es */
+                    lang?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>This is a test message</title></head><body><h1>This is a test message</h1><p>This unsubscribe link is in a test send or a preview: following it changes nothing. In the real message each recipient gets a link of their own.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * The unsubscribe link of a test send or a preview
+         * @description Test sends carry `/unsubscribe/test` (previews `/unsubscribe/preview`) where a recipient's own link would be, in `List-Unsubscribe` too. Following it, or a one-click POST to it, answers a page saying that this is a test message and that nothing was changed; `?lang=` (en, de, fr, es) is the workspace's language. No API key.
+         */
+        post: {
+            parameters: {
+                query?: {
+                    /** @description the page's language: en, de, fr or es */
+                    lang?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: {
+                content: {
+                    /** @example List-Unsubscribe=One-Click */
+                    "application/x-www-form-urlencoded": string;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <!doctype html><html lang="en"><head><title>This is a test message</title></head><body><h1>This is a test message</h1><p>This unsubscribe link is in a test send or a preview: following it changes nothing. In the real message each recipient gets a link of their own.</p></body></html> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/unsubscribe/{token}": {
         parameters: {
             query?: never;
@@ -4428,6 +4578,7 @@ export interface paths {
                          *           ],
                          *           "createdAt": "2026-11-21T10:00:00.000Z",
                          *           "verifiedAt": "2026-11-21T10:20:31.402Z",
+                         *           "trackingHost": null,
                          *           "verification": {
                          *             "checkedAt": "2026-11-21T10:20:31.402Z",
                          *             "records": [
@@ -4470,6 +4621,40 @@ export interface paths {
                          *                 "record": "v=spf1 a:mail.example.com ~all"
                          *               }
                          *             },
+                         *             "envelope": {
+                         *               "relay": "smtp",
+                         *               "domain": "bounces.example.com",
+                         *               "spf": {
+                         *                 "found": true,
+                         *                 "record": "v=spf1 a:mail.example.com ~all"
+                         *               },
+                         *               "records": [
+                         *                 {
+                         *                   "type": "MX",
+                         *                   "name": "bounces.example.com",
+                         *                   "value": "mail.example.com",
+                         *                   "priority": 10,
+                         *                   "status": "VERIFIED",
+                         *                   "found": [
+                         *                     "mail.example.com"
+                         *                   ]
+                         *                 },
+                         *                 {
+                         *                   "type": "TXT",
+                         *                   "name": "bounces.example.com",
+                         *                   "value": "v=spf1 a:mail.example.com ~all",
+                         *                   "status": "VERIFIED",
+                         *                   "found": [
+                         *                     "v=spf1 a:mail.example.com ~all"
+                         *                   ]
+                         *                 }
+                         *               ]
+                         *             },
+                         *             "alignment": {
+                         *               "spf": "relaxed",
+                         *               "spfAligns": true
+                         *             },
+                         *             "tracking": null,
                          *             "advice": []
                          *           }
                          *         }
@@ -4487,10 +4672,10 @@ export interface paths {
                                 /** @description the DNS records to publish: the ownership token, the DKIM public key, and for the bounce domain (bounces.<domain>) an MX record and an SPF record */
                                 records: {
                                     /** @enum {string} */
-                                    type: "TXT" | "MX";
+                                    type: "TXT" | "MX" | "CNAME";
                                     /** @description fully qualified name of the record */
                                     name: string;
-                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name */
+                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
                                     value: string;
                                     /** @description MX only: the preference */
                                     priority?: number;
@@ -4505,6 +4690,8 @@ export interface paths {
                                  * @description RFC 3339, UTC, milliseconds
                                  */
                                 verifiedAt: string | null;
+                                /** @description the host for its messages' links and open pixel (a CNAME to the service's public host), used once `verification.tracking` is VERIFIED; null: PUBLIC_URL's host */
+                                trackingHost: string | null;
                                 /** @description the result of the last DNS check */
                                 verification: {
                                     /**
@@ -4515,19 +4702,19 @@ export interface paths {
                                     /** @description the records that decide the status, as the first two of `records`: the ownership token and the DKIM key */
                                     records: {
                                         /** @enum {string} */
-                                        type: "TXT" | "MX";
+                                        type: "TXT" | "MX" | "CNAME";
                                         /** @description fully qualified name of the record */
                                         name: string;
-                                        /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name */
+                                        /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
                                         value: string;
                                         /** @description MX only: the preference */
                                         priority?: number;
                                         /**
-                                         * @description VERIFIED: published as expected; MISSING: no TXT record there; MISMATCH: TXT records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                         * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
                                          * @enum {string}
                                          */
                                         status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
-                                        /** @description every TXT value found at the name (the strings of each record joined) */
+                                        /** @description every value of the type found at the name (TXT: the strings of each record joined) */
                                         found: string[];
                                     }[];
                                     spf: {
@@ -4552,6 +4739,66 @@ export interface paths {
                                             record: string | null;
                                         };
                                     };
+                                    /** @description SPF as receivers evaluate it: at the Return-Path domain, not the From domain */
+                                    envelope?: {
+                                        /**
+                                         * @description the installation's relay profile (RELAY_PROFILE)
+                                         * @enum {string}
+                                         */
+                                        relay: "smtp" | "ses" | "postmark" | "sendgrid" | "mailgun";
+                                        /** @description the envelope sender's (Return-Path's) domain: where receivers check SPF, and what DMARC aligns with From; null: the relay's own, per account (SendGrid) */
+                                        domain: string | null;
+                                        spf: {
+                                            found: boolean;
+                                            /** @description the SPF record found */
+                                            record: string | null;
+                                        };
+                                        /** @description the records the relay needs there, each checked */
+                                        records: {
+                                            /** @enum {string} */
+                                            type: "TXT" | "MX" | "CNAME";
+                                            /** @description fully qualified name of the record */
+                                            name: string;
+                                            /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                            value: string;
+                                            /** @description MX only: the preference */
+                                            priority?: number;
+                                            /**
+                                             * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                             * @enum {string}
+                                             */
+                                            status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                            /** @description every value of the type found at the name (TXT: the strings of each record joined) */
+                                            found: string[];
+                                        }[];
+                                    };
+                                    /** @description DMARC alignment */
+                                    alignment?: {
+                                        /**
+                                         * @description the DMARC record's aspf (relaxed unless aspf=s)
+                                         * @enum {string}
+                                         */
+                                        spf: "relaxed" | "strict";
+                                        /** @description false: aspf=s and a Return-Path on a subdomain, so SPF never aligns and DMARC rests on DKIM */
+                                        spfAligns: boolean;
+                                    };
+                                    /** @description the tracking host's CNAME (null: the domain has none) */
+                                    tracking?: {
+                                        /** @enum {string} */
+                                        type: "TXT" | "MX" | "CNAME";
+                                        /** @description fully qualified name of the record */
+                                        name: string;
+                                        /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                        value: string;
+                                        /** @description MX only: the preference */
+                                        priority?: number;
+                                        /**
+                                         * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                         * @enum {string}
+                                         */
+                                        status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                        found: string[];
+                                    } | null;
                                     /** @description what to fix, in plain words; SPF and DMARC advice never blocks verification */
                                     advice: string[];
                                 } | null;
@@ -4620,6 +4867,8 @@ export interface paths {
                     "application/json": {
                         /** @description The domain messages are sent from, e.g. example.com. Internationalized names are stored as punycode. */
                         name: string;
+                        /** @description A host name under the domain (e.g. links.example.com), a CNAME to the service's public host, used for the links and the open pixel of the domain's messages once its CNAME is verified; null: PUBLIC_URL's host (docs/deliverability.md) */
+                        trackingHost?: string | null;
                     };
                 };
             };
@@ -4660,6 +4909,7 @@ export interface paths {
                          *       ],
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "verifiedAt": null,
+                         *       "trackingHost": null,
                          *       "verification": null
                          *     }
                          */
@@ -4672,10 +4922,10 @@ export interface paths {
                             /** @description the DNS records to publish: the ownership token, the DKIM public key, and for the bounce domain (bounces.<domain>) an MX record and an SPF record */
                             records: {
                                 /** @enum {string} */
-                                type: "TXT" | "MX";
+                                type: "TXT" | "MX" | "CNAME";
                                 /** @description fully qualified name of the record */
                                 name: string;
-                                /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name */
+                                /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
                                 value: string;
                                 /** @description MX only: the preference */
                                 priority?: number;
@@ -4690,6 +4940,8 @@ export interface paths {
                              * @description RFC 3339, UTC, milliseconds
                              */
                             verifiedAt: string | null;
+                            /** @description the host for its messages' links and open pixel (a CNAME to the service's public host), used once `verification.tracking` is VERIFIED; null: PUBLIC_URL's host */
+                            trackingHost: string | null;
                             /** @description the result of the last DNS check */
                             verification: {
                                 /**
@@ -4700,19 +4952,19 @@ export interface paths {
                                 /** @description the records that decide the status, as the first two of `records`: the ownership token and the DKIM key */
                                 records: {
                                     /** @enum {string} */
-                                    type: "TXT" | "MX";
+                                    type: "TXT" | "MX" | "CNAME";
                                     /** @description fully qualified name of the record */
                                     name: string;
-                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name */
+                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
                                     value: string;
                                     /** @description MX only: the preference */
                                     priority?: number;
                                     /**
-                                     * @description VERIFIED: published as expected; MISSING: no TXT record there; MISMATCH: TXT records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                     * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
                                      * @enum {string}
                                      */
                                     status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
-                                    /** @description every TXT value found at the name (the strings of each record joined) */
+                                    /** @description every value of the type found at the name (TXT: the strings of each record joined) */
                                     found: string[];
                                 }[];
                                 spf: {
@@ -4737,6 +4989,66 @@ export interface paths {
                                         record: string | null;
                                     };
                                 };
+                                /** @description SPF as receivers evaluate it: at the Return-Path domain, not the From domain */
+                                envelope?: {
+                                    /**
+                                     * @description the installation's relay profile (RELAY_PROFILE)
+                                     * @enum {string}
+                                     */
+                                    relay: "smtp" | "ses" | "postmark" | "sendgrid" | "mailgun";
+                                    /** @description the envelope sender's (Return-Path's) domain: where receivers check SPF, and what DMARC aligns with From; null: the relay's own, per account (SendGrid) */
+                                    domain: string | null;
+                                    spf: {
+                                        found: boolean;
+                                        /** @description the SPF record found */
+                                        record: string | null;
+                                    };
+                                    /** @description the records the relay needs there, each checked */
+                                    records: {
+                                        /** @enum {string} */
+                                        type: "TXT" | "MX" | "CNAME";
+                                        /** @description fully qualified name of the record */
+                                        name: string;
+                                        /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                        value: string;
+                                        /** @description MX only: the preference */
+                                        priority?: number;
+                                        /**
+                                         * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                         * @enum {string}
+                                         */
+                                        status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                        /** @description every value of the type found at the name (TXT: the strings of each record joined) */
+                                        found: string[];
+                                    }[];
+                                };
+                                /** @description DMARC alignment */
+                                alignment?: {
+                                    /**
+                                     * @description the DMARC record's aspf (relaxed unless aspf=s)
+                                     * @enum {string}
+                                     */
+                                    spf: "relaxed" | "strict";
+                                    /** @description false: aspf=s and a Return-Path on a subdomain, so SPF never aligns and DMARC rests on DKIM */
+                                    spfAligns: boolean;
+                                };
+                                /** @description the tracking host's CNAME (null: the domain has none) */
+                                tracking?: {
+                                    /** @enum {string} */
+                                    type: "TXT" | "MX" | "CNAME";
+                                    /** @description fully qualified name of the record */
+                                    name: string;
+                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                    value: string;
+                                    /** @description MX only: the preference */
+                                    priority?: number;
+                                    /**
+                                     * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                     * @enum {string}
+                                     */
+                                    status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                    found: string[];
+                                } | null;
                                 /** @description what to fix, in plain words; SPF and DMARC advice never blocks verification */
                                 advice: string[];
                             } | null;
@@ -4882,6 +5194,7 @@ export interface paths {
                          *       ],
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "verifiedAt": "2026-11-21T10:20:31.402Z",
+                         *       "trackingHost": null,
                          *       "verification": {
                          *         "checkedAt": "2026-11-21T10:20:31.402Z",
                          *         "records": [
@@ -4924,6 +5237,40 @@ export interface paths {
                          *             "record": "v=spf1 a:mail.example.com ~all"
                          *           }
                          *         },
+                         *         "envelope": {
+                         *           "relay": "smtp",
+                         *           "domain": "bounces.example.com",
+                         *           "spf": {
+                         *             "found": true,
+                         *             "record": "v=spf1 a:mail.example.com ~all"
+                         *           },
+                         *           "records": [
+                         *             {
+                         *               "type": "MX",
+                         *               "name": "bounces.example.com",
+                         *               "value": "mail.example.com",
+                         *               "priority": 10,
+                         *               "status": "VERIFIED",
+                         *               "found": [
+                         *                 "mail.example.com"
+                         *               ]
+                         *             },
+                         *             {
+                         *               "type": "TXT",
+                         *               "name": "bounces.example.com",
+                         *               "value": "v=spf1 a:mail.example.com ~all",
+                         *               "status": "VERIFIED",
+                         *               "found": [
+                         *                 "v=spf1 a:mail.example.com ~all"
+                         *               ]
+                         *             }
+                         *           ]
+                         *         },
+                         *         "alignment": {
+                         *           "spf": "relaxed",
+                         *           "spfAligns": true
+                         *         },
+                         *         "tracking": null,
                          *         "advice": []
                          *       }
                          *     }
@@ -4937,10 +5284,10 @@ export interface paths {
                             /** @description the DNS records to publish: the ownership token, the DKIM public key, and for the bounce domain (bounces.<domain>) an MX record and an SPF record */
                             records: {
                                 /** @enum {string} */
-                                type: "TXT" | "MX";
+                                type: "TXT" | "MX" | "CNAME";
                                 /** @description fully qualified name of the record */
                                 name: string;
-                                /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name */
+                                /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
                                 value: string;
                                 /** @description MX only: the preference */
                                 priority?: number;
@@ -4955,6 +5302,8 @@ export interface paths {
                              * @description RFC 3339, UTC, milliseconds
                              */
                             verifiedAt: string | null;
+                            /** @description the host for its messages' links and open pixel (a CNAME to the service's public host), used once `verification.tracking` is VERIFIED; null: PUBLIC_URL's host */
+                            trackingHost: string | null;
                             /** @description the result of the last DNS check */
                             verification: {
                                 /**
@@ -4965,19 +5314,19 @@ export interface paths {
                                 /** @description the records that decide the status, as the first two of `records`: the ownership token and the DKIM key */
                                 records: {
                                     /** @enum {string} */
-                                    type: "TXT" | "MX";
+                                    type: "TXT" | "MX" | "CNAME";
                                     /** @description fully qualified name of the record */
                                     name: string;
-                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name */
+                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
                                     value: string;
                                     /** @description MX only: the preference */
                                     priority?: number;
                                     /**
-                                     * @description VERIFIED: published as expected; MISSING: no TXT record there; MISMATCH: TXT records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                     * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
                                      * @enum {string}
                                      */
                                     status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
-                                    /** @description every TXT value found at the name (the strings of each record joined) */
+                                    /** @description every value of the type found at the name (TXT: the strings of each record joined) */
                                     found: string[];
                                 }[];
                                 spf: {
@@ -5002,6 +5351,66 @@ export interface paths {
                                         record: string | null;
                                     };
                                 };
+                                /** @description SPF as receivers evaluate it: at the Return-Path domain, not the From domain */
+                                envelope?: {
+                                    /**
+                                     * @description the installation's relay profile (RELAY_PROFILE)
+                                     * @enum {string}
+                                     */
+                                    relay: "smtp" | "ses" | "postmark" | "sendgrid" | "mailgun";
+                                    /** @description the envelope sender's (Return-Path's) domain: where receivers check SPF, and what DMARC aligns with From; null: the relay's own, per account (SendGrid) */
+                                    domain: string | null;
+                                    spf: {
+                                        found: boolean;
+                                        /** @description the SPF record found */
+                                        record: string | null;
+                                    };
+                                    /** @description the records the relay needs there, each checked */
+                                    records: {
+                                        /** @enum {string} */
+                                        type: "TXT" | "MX" | "CNAME";
+                                        /** @description fully qualified name of the record */
+                                        name: string;
+                                        /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                        value: string;
+                                        /** @description MX only: the preference */
+                                        priority?: number;
+                                        /**
+                                         * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                         * @enum {string}
+                                         */
+                                        status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                        /** @description every value of the type found at the name (TXT: the strings of each record joined) */
+                                        found: string[];
+                                    }[];
+                                };
+                                /** @description DMARC alignment */
+                                alignment?: {
+                                    /**
+                                     * @description the DMARC record's aspf (relaxed unless aspf=s)
+                                     * @enum {string}
+                                     */
+                                    spf: "relaxed" | "strict";
+                                    /** @description false: aspf=s and a Return-Path on a subdomain, so SPF never aligns and DMARC rests on DKIM */
+                                    spfAligns: boolean;
+                                };
+                                /** @description the tracking host's CNAME (null: the domain has none) */
+                                tracking?: {
+                                    /** @enum {string} */
+                                    type: "TXT" | "MX" | "CNAME";
+                                    /** @description fully qualified name of the record */
+                                    name: string;
+                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                    value: string;
+                                    /** @description MX only: the preference */
+                                    priority?: number;
+                                    /**
+                                     * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                     * @enum {string}
+                                     */
+                                    status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                    found: string[];
+                                } | null;
                                 /** @description what to fix, in plain words; SPF and DMARC advice never blocks verification */
                                 advice: string[];
                             } | null;
@@ -5046,7 +5455,372 @@ export interface paths {
                 };
             };
         };
-        put?: never;
+        /**
+         * Set a sending domain's tracking host
+         * @description Sets (or, with null, clears) the domain's tracking host: a host under the domain, such as `links.example.com`, published as a CNAME to the service's public host (PUBLIC_URL's) and served over https by your proxy (docs/deliverability.md). Its messages' tracked links and open pixel use it once `…/verify` finds the CNAME (`verification.tracking`), so they align with the From domain and are not shared with other senders of the installation; until then, and whenever the CNAME is gone, they use PUBLIC_URL. 422 for a host that is not under the domain. Needs `write:domains`.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example dom_01JDB3V6Z8B0D2F4H6K8M0P2R4 */
+                    domainId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "trackingHost": "links.example.com"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description A host name under the domain (e.g. links.example.com), a CNAME to the service's public host, used for the links and the open pixel of the domain's messages once its CNAME is verified; null: PUBLIC_URL's host (docs/deliverability.md) */
+                        trackingHost: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "dom_01JDB3V6Z8B0D2F4H6K8M0P2R4",
+                         *       "name": "example.com",
+                         *       "status": "VERIFIED",
+                         *       "records": [
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "_formcast.example.com",
+                         *           "value": "formcast-verification=241088fd22aa47f01162bcb207326e5a"
+                         *         },
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "fc20261121._domainkey.example.com",
+                         *           "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB"
+                         *         },
+                         *         {
+                         *           "type": "MX",
+                         *           "name": "bounces.example.com",
+                         *           "value": "mail.example.com",
+                         *           "priority": 10
+                         *         },
+                         *         {
+                         *           "type": "TXT",
+                         *           "name": "bounces.example.com",
+                         *           "value": "v=spf1 a:mail.example.com ~all"
+                         *         },
+                         *         {
+                         *           "type": "CNAME",
+                         *           "name": "links.example.com",
+                         *           "value": "mail.example.com"
+                         *         }
+                         *       ],
+                         *       "createdAt": "2026-11-21T10:00:00.000Z",
+                         *       "verifiedAt": "2026-11-21T10:20:31.402Z",
+                         *       "trackingHost": "links.example.com",
+                         *       "verification": {
+                         *         "checkedAt": "2026-11-21T10:20:31.402Z",
+                         *         "records": [
+                         *           {
+                         *             "type": "TXT",
+                         *             "name": "_formcast.example.com",
+                         *             "value": "formcast-verification=241088fd22aa47f01162bcb207326e5a",
+                         *             "status": "VERIFIED",
+                         *             "found": [
+                         *               "formcast-verification=241088fd22aa47f01162bcb207326e5a"
+                         *             ]
+                         *           },
+                         *           {
+                         *             "type": "TXT",
+                         *             "name": "fc20261121._domainkey.example.com",
+                         *             "value": "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB",
+                         *             "status": "VERIFIED",
+                         *             "found": [
+                         *               "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAuzw6JibHmZFNnvKMApos+9iJXdfYjFzFjjizu3lGitnqSADeU5jmVjnq3lfGDbVduhjswT7M3oG7+ExQh+WZC1mNaui2VuOhVSO06oMOFrXTt9+EUDm4xr4KGb5G7TT9tBZ/QSDNW5pOVuDqPsJv2X4M+pxxmop6+7A0CeSAA7IaNCK9ZFGtWKcQpb1058N5OJao19YLhurVRIwPVgvTRPdx1LIB7IOifRqdI2tMUMxH8K7GgzTnaEkSNt73rI5HBXDsQI9apmF510b7WKaUzmcilnhXbf5tFxkaR7isc+ER1L0L7UY78ipSqWXON19KzHhEgdS9Bu8nSGihSLDyewIDAQAB"
+                         *             ]
+                         *           }
+                         *         ],
+                         *         "spf": {
+                         *           "found": true,
+                         *           "record": "v=spf1 include:_spf.example.com ~all"
+                         *         },
+                         *         "dmarc": {
+                         *           "found": true,
+                         *           "record": "v=DMARC1; p=quarantine; rua=mailto:dmarc@example.com"
+                         *         },
+                         *         "bounce": {
+                         *           "mx": {
+                         *             "found": true,
+                         *             "hosts": [
+                         *               "mail.example.com"
+                         *             ]
+                         *           },
+                         *           "spf": {
+                         *             "found": true,
+                         *             "record": "v=spf1 a:mail.example.com ~all"
+                         *           }
+                         *         },
+                         *         "envelope": {
+                         *           "relay": "smtp",
+                         *           "domain": "bounces.example.com",
+                         *           "spf": {
+                         *             "found": true,
+                         *             "record": "v=spf1 a:mail.example.com ~all"
+                         *           },
+                         *           "records": [
+                         *             {
+                         *               "type": "MX",
+                         *               "name": "bounces.example.com",
+                         *               "value": "mail.example.com",
+                         *               "priority": 10,
+                         *               "status": "VERIFIED",
+                         *               "found": [
+                         *                 "mail.example.com"
+                         *               ]
+                         *             },
+                         *             {
+                         *               "type": "TXT",
+                         *               "name": "bounces.example.com",
+                         *               "value": "v=spf1 a:mail.example.com ~all",
+                         *               "status": "VERIFIED",
+                         *               "found": [
+                         *                 "v=spf1 a:mail.example.com ~all"
+                         *               ]
+                         *             }
+                         *           ]
+                         *         },
+                         *         "alignment": {
+                         *           "spf": "relaxed",
+                         *           "spfAligns": true
+                         *         },
+                         *         "tracking": null,
+                         *         "advice": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            id: string;
+                            /** @description lower-case ASCII (punycode for internationalized names) */
+                            name: string;
+                            /** @enum {string} */
+                            status: "PENDING" | "VERIFIED" | "FAILED";
+                            /** @description the DNS records to publish: the ownership token, the DKIM public key, and for the bounce domain (bounces.<domain>) an MX record and an SPF record */
+                            records: {
+                                /** @enum {string} */
+                                type: "TXT" | "MX" | "CNAME";
+                                /** @description fully qualified name of the record */
+                                name: string;
+                                /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                value: string;
+                                /** @description MX only: the preference */
+                                priority?: number;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            verifiedAt: string | null;
+                            /** @description the host for its messages' links and open pixel (a CNAME to the service's public host), used once `verification.tracking` is VERIFIED; null: PUBLIC_URL's host */
+                            trackingHost: string | null;
+                            /** @description the result of the last DNS check */
+                            verification: {
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                checkedAt: string;
+                                /** @description the records that decide the status, as the first two of `records`: the ownership token and the DKIM key */
+                                records: {
+                                    /** @enum {string} */
+                                    type: "TXT" | "MX" | "CNAME";
+                                    /** @description fully qualified name of the record */
+                                    name: string;
+                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                    value: string;
+                                    /** @description MX only: the preference */
+                                    priority?: number;
+                                    /**
+                                     * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                     * @enum {string}
+                                     */
+                                    status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                    /** @description every value of the type found at the name (TXT: the strings of each record joined) */
+                                    found: string[];
+                                }[];
+                                spf: {
+                                    found: boolean;
+                                    /** @description the SPF record found */
+                                    record: string | null;
+                                };
+                                dmarc: {
+                                    found: boolean;
+                                    /** @description the DMARC record found */
+                                    record: string | null;
+                                };
+                                /** @description the bounce domain (bounces.<domain>): its MX brings bounce reports to the inbound listener; advisory, it never fails the domain */
+                                bounce: {
+                                    mx: {
+                                        found: boolean;
+                                        hosts: string[];
+                                    };
+                                    spf: {
+                                        found: boolean;
+                                        /** @description the SPF record found */
+                                        record: string | null;
+                                    };
+                                };
+                                /** @description SPF as receivers evaluate it: at the Return-Path domain, not the From domain */
+                                envelope?: {
+                                    /**
+                                     * @description the installation's relay profile (RELAY_PROFILE)
+                                     * @enum {string}
+                                     */
+                                    relay: "smtp" | "ses" | "postmark" | "sendgrid" | "mailgun";
+                                    /** @description the envelope sender's (Return-Path's) domain: where receivers check SPF, and what DMARC aligns with From; null: the relay's own, per account (SendGrid) */
+                                    domain: string | null;
+                                    spf: {
+                                        found: boolean;
+                                        /** @description the SPF record found */
+                                        record: string | null;
+                                    };
+                                    /** @description the records the relay needs there, each checked */
+                                    records: {
+                                        /** @enum {string} */
+                                        type: "TXT" | "MX" | "CNAME";
+                                        /** @description fully qualified name of the record */
+                                        name: string;
+                                        /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                        value: string;
+                                        /** @description MX only: the preference */
+                                        priority?: number;
+                                        /**
+                                         * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                         * @enum {string}
+                                         */
+                                        status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                        /** @description every value of the type found at the name (TXT: the strings of each record joined) */
+                                        found: string[];
+                                    }[];
+                                };
+                                /** @description DMARC alignment */
+                                alignment?: {
+                                    /**
+                                     * @description the DMARC record's aspf (relaxed unless aspf=s)
+                                     * @enum {string}
+                                     */
+                                    spf: "relaxed" | "strict";
+                                    /** @description false: aspf=s and a Return-Path on a subdomain, so SPF never aligns and DMARC rests on DKIM */
+                                    spfAligns: boolean;
+                                };
+                                /** @description the tracking host's CNAME (null: the domain has none) */
+                                tracking?: {
+                                    /** @enum {string} */
+                                    type: "TXT" | "MX" | "CNAME";
+                                    /** @description fully qualified name of the record */
+                                    name: string;
+                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                    value: string;
+                                    /** @description MX only: the preference */
+                                    priority?: number;
+                                    /**
+                                     * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                     * @enum {string}
+                                     */
+                                    status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                    found: string[];
+                                } | null;
+                                /** @description what to fix, in plain words; SPF and DMARC advice never blocks verification */
+                                advice: string[];
+                            } | null;
+                        };
+                    };
+                };
+                /** @description `invalid_json`: Invalid JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `payload_too_large`: Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         post?: never;
         /**
          * Delete a sending domain
@@ -5125,7 +5899,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a sending domain (DNS check)
-         * @description Looks the records up in DNS now: VERIFIED when the ownership token and the DKIM key are published as given, FAILED otherwise, with a result per record (`VERIFIED`, `MISSING`, `MISMATCH`, `TIMEOUT` or `ERROR`) in `verification`. SPF, DMARC and the bounce MX are checked and reported as advice; they do not decide the status. Needs `write:domains`.
+         * @description Looks the records up in DNS now: VERIFIED when the ownership token and the DKIM key are published as given, FAILED otherwise, with a result per record (`VERIFIED`, `MISSING`, `MISMATCH`, `TIMEOUT` or `ERROR`) in `verification`. What receivers check besides is reported as advice and does not decide the status: SPF at the envelope sender's domain (`verification.envelope`: `bounces.<domain>`, or the relay's Return-Path domain for RELAY_PROFILE ses, postmark, sendgrid or mailgun), DMARC (present, with `rua`, and `aspf=s`, under which SPF never aligns: `verification.alignment`), the bounce domain's MX, and the tracking host's CNAME (`verification.tracking`). Needs `write:domains`.
          */
         post: {
             parameters: {
@@ -5175,6 +5949,7 @@ export interface paths {
                          *       ],
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "verifiedAt": "2026-11-21T10:20:31.402Z",
+                         *       "trackingHost": null,
                          *       "verification": {
                          *         "checkedAt": "2026-11-21T10:20:31.402Z",
                          *         "records": [
@@ -5217,6 +5992,40 @@ export interface paths {
                          *             "record": "v=spf1 a:mail.example.com ~all"
                          *           }
                          *         },
+                         *         "envelope": {
+                         *           "relay": "smtp",
+                         *           "domain": "bounces.example.com",
+                         *           "spf": {
+                         *             "found": true,
+                         *             "record": "v=spf1 a:mail.example.com ~all"
+                         *           },
+                         *           "records": [
+                         *             {
+                         *               "type": "MX",
+                         *               "name": "bounces.example.com",
+                         *               "value": "mail.example.com",
+                         *               "priority": 10,
+                         *               "status": "VERIFIED",
+                         *               "found": [
+                         *                 "mail.example.com"
+                         *               ]
+                         *             },
+                         *             {
+                         *               "type": "TXT",
+                         *               "name": "bounces.example.com",
+                         *               "value": "v=spf1 a:mail.example.com ~all",
+                         *               "status": "VERIFIED",
+                         *               "found": [
+                         *                 "v=spf1 a:mail.example.com ~all"
+                         *               ]
+                         *             }
+                         *           ]
+                         *         },
+                         *         "alignment": {
+                         *           "spf": "relaxed",
+                         *           "spfAligns": true
+                         *         },
+                         *         "tracking": null,
                          *         "advice": []
                          *       }
                          *     }
@@ -5230,10 +6039,10 @@ export interface paths {
                             /** @description the DNS records to publish: the ownership token, the DKIM public key, and for the bounce domain (bounces.<domain>) an MX record and an SPF record */
                             records: {
                                 /** @enum {string} */
-                                type: "TXT" | "MX";
+                                type: "TXT" | "MX" | "CNAME";
                                 /** @description fully qualified name of the record */
                                 name: string;
-                                /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name */
+                                /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
                                 value: string;
                                 /** @description MX only: the preference */
                                 priority?: number;
@@ -5248,6 +6057,8 @@ export interface paths {
                              * @description RFC 3339, UTC, milliseconds
                              */
                             verifiedAt: string | null;
+                            /** @description the host for its messages' links and open pixel (a CNAME to the service's public host), used once `verification.tracking` is VERIFIED; null: PUBLIC_URL's host */
+                            trackingHost: string | null;
                             /** @description the result of the last DNS check */
                             verification: {
                                 /**
@@ -5258,19 +6069,19 @@ export interface paths {
                                 /** @description the records that decide the status, as the first two of `records`: the ownership token and the DKIM key */
                                 records: {
                                     /** @enum {string} */
-                                    type: "TXT" | "MX";
+                                    type: "TXT" | "MX" | "CNAME";
                                     /** @description fully qualified name of the record */
                                     name: string;
-                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name */
+                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
                                     value: string;
                                     /** @description MX only: the preference */
                                     priority?: number;
                                     /**
-                                     * @description VERIFIED: published as expected; MISSING: no TXT record there; MISMATCH: TXT records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                     * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
                                      * @enum {string}
                                      */
                                     status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
-                                    /** @description every TXT value found at the name (the strings of each record joined) */
+                                    /** @description every value of the type found at the name (TXT: the strings of each record joined) */
                                     found: string[];
                                 }[];
                                 spf: {
@@ -5295,6 +6106,66 @@ export interface paths {
                                         record: string | null;
                                     };
                                 };
+                                /** @description SPF as receivers evaluate it: at the Return-Path domain, not the From domain */
+                                envelope?: {
+                                    /**
+                                     * @description the installation's relay profile (RELAY_PROFILE)
+                                     * @enum {string}
+                                     */
+                                    relay: "smtp" | "ses" | "postmark" | "sendgrid" | "mailgun";
+                                    /** @description the envelope sender's (Return-Path's) domain: where receivers check SPF, and what DMARC aligns with From; null: the relay's own, per account (SendGrid) */
+                                    domain: string | null;
+                                    spf: {
+                                        found: boolean;
+                                        /** @description the SPF record found */
+                                        record: string | null;
+                                    };
+                                    /** @description the records the relay needs there, each checked */
+                                    records: {
+                                        /** @enum {string} */
+                                        type: "TXT" | "MX" | "CNAME";
+                                        /** @description fully qualified name of the record */
+                                        name: string;
+                                        /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                        value: string;
+                                        /** @description MX only: the preference */
+                                        priority?: number;
+                                        /**
+                                         * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                         * @enum {string}
+                                         */
+                                        status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                        /** @description every value of the type found at the name (TXT: the strings of each record joined) */
+                                        found: string[];
+                                    }[];
+                                };
+                                /** @description DMARC alignment */
+                                alignment?: {
+                                    /**
+                                     * @description the DMARC record's aspf (relaxed unless aspf=s)
+                                     * @enum {string}
+                                     */
+                                    spf: "relaxed" | "strict";
+                                    /** @description false: aspf=s and a Return-Path on a subdomain, so SPF never aligns and DMARC rests on DKIM */
+                                    spfAligns: boolean;
+                                };
+                                /** @description the tracking host's CNAME (null: the domain has none) */
+                                tracking?: {
+                                    /** @enum {string} */
+                                    type: "TXT" | "MX" | "CNAME";
+                                    /** @description fully qualified name of the record */
+                                    name: string;
+                                    /** @description TXT: the value to publish (DNS providers may split it into strings of at most 255 characters); MX: the mail server's host name; CNAME: the name it points at */
+                                    value: string;
+                                    /** @description MX only: the preference */
+                                    priority?: number;
+                                    /**
+                                     * @description VERIFIED: published as expected; MISSING: no record of the type there; MISMATCH: records there, none as expected; TIMEOUT: the DNS server did not answer in time; ERROR: the lookup failed
+                                     * @enum {string}
+                                     */
+                                    status: "VERIFIED" | "MISSING" | "MISMATCH" | "TIMEOUT" | "ERROR";
+                                    found: string[];
+                                } | null;
                                 /** @description what to fix, in plain words; SPF and DMARC advice never blocks verification */
                                 advice: string[];
                             } | null;
