@@ -386,7 +386,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bounces: {
       softBounceLimit: intFrom(env, 'SOFT_BOUNCE_LIMIT', 3, 1, 100),
       pauseBounceRate: rateFrom(env, 'PAUSE_BOUNCE_RATE', 0.05),
-      pauseComplaintRate: rateFrom(env, 'PAUSE_COMPLAINT_RATE', 0.003),
+      pauseComplaintRate: rateFrom(env, 'PAUSE_COMPLAINT_RATE', 0.005),
     },
     webhooks: { allowHttp: env.WEBHOOKS_ALLOW_HTTP === 'true', allowPrivate: env.WEBHOOKS_ALLOW_PRIVATE === 'true' },
     automations: {

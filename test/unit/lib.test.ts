@@ -183,9 +183,10 @@ describe('config', () => {
       pauseComplaintRate: 0.001,
     });
   });
-  it("pauses a broadcast by default before its complaint rate passes Gmail's 0.3% line", () => {
-    expect(loadConfig({}).bounces.pauseComplaintRate).toBeLessThanOrEqual(0.003);
-    expect(DEFAULT_BREAKER_RULES.complaintRate).toBeLessThanOrEqual(0.003);
+  it("pauses a broadcast past contract §11's default complaint rate, 0.5% (0.3% when set so)", () => {
+    expect(loadConfig({}).bounces.pauseComplaintRate).toBe(0.005);
+    expect(DEFAULT_BREAKER_RULES.complaintRate).toBe(0.005);
+    expect(loadConfig({ PAUSE_COMPLAINT_RATE: '0.3%' }).bounces.pauseComplaintRate).toBeCloseTo(0.003);
   });
 });
 
