@@ -96,6 +96,7 @@ describeApi('public forms and submissions', (h) => {
       views: 2,
       submissions: 0,
       confirmations: 0,
+      conversion: 0,
     });
     // a new DRAFT version does not change the page; publishing it does
     const v2 = (await h.call(ws.key, 'POST', `/v1/forms/${form.id}/versions`)).json();

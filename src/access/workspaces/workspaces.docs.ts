@@ -26,7 +26,7 @@ export const workspacesDocs: OperationDocs = {
     tags,
     summary: 'Update the workspace name or settings',
     description:
-      'Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations), and `tracking` gives the default open and click tracking of new broadcasts. Needs `admin`.',
+      'Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, and `tracking` gives the default open and click tracking of new broadcasts. Needs `admin`.',
     request: {
       name: 'Acme',
       settings: {

@@ -237,8 +237,14 @@ export const FormSchema = Type.Object({
         }),
         submissions: Type.Integer(),
         confirmations: Type.Integer({ description: 'double opt-in links followed' }),
+        conversion: Nullable(
+          Type.Number({
+            description:
+              'submissions per view (0.0425 is 4.25%), rounded to 4 decimals; null before the first view. API submissions count as submissions without a view, so it can pass 1',
+          }),
+        ),
       },
-      { description: 'of this version; on GET /v1/forms/{formId}' },
+      { description: 'of this version; on GET /v1/forms/{formId} and in the list (GET /v1/forms)' },
     ),
   ),
 });

@@ -76,7 +76,7 @@ export const broadcastsDocs: OperationDocs = {
   'POST /v1/broadcasts': {
     tags,
     summary: 'Create a broadcast',
-    description: `Create Broadcast: a DRAFT (201, with \`Location\`). Only \`name\` is required; the rest can come later with PUT. ${CREATE_FIELDS} \`tracking\` defaults to the workspace's settings. Needs \`write:broadcasts\`.`,
+    description: `Create Broadcast: a DRAFT (201, with \`Location\`). Only \`name\` is required; the rest can come later with PUT. ${CREATE_FIELDS} \`tracking\` defaults to the workspace's settings. Without \`from\` (omitted, not \`null\`), the draft takes the workspace's default sender (\`settings.defaultFrom\`, PUT /v1/workspace) while its domain is verified. Needs \`write:broadcasts\`.`,
     request: {
       name: 'November newsletter',
       from: 'Acme News <news@example.com>',

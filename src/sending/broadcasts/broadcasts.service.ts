@@ -175,6 +175,16 @@ export class BroadcastsService {
     );
   }
 
+  /** The workspace's `settings.defaultFrom` when its domain is VERIFIED now; null otherwise (a draft without a sender). */
+  private async defaultSender(
+    db: Executor,
+    workspaceId: string,
+    settings: { defaultFrom?: string | null } | undefined,
+  ): Promise<string | null> {
+    const configured = settings?.defaultFrom?.trim();
+    return configured && (await this.senderVerified(db, workspaceId, configured)) ? configured : null;
+  }
+
   private async senderVerified(db: Executor, workspaceId: string, from: string): Promise<boolean> {
     const domain = parseMailbox(from)?.domain;
     return domain ? (await findDomainByName(db, workspaceId, domain))?.status === 'VERIFIED' : false;
@@ -185,9 +195,12 @@ export class BroadcastsService {
     const id = newId('bc');
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, input);
+      const settings = (await getWorkspace(trx, workspaceId))?.settings;
       // Tracking not given: the workspace's default at the time of creation (docs/tracking.md).
-      const tracking = input.tracking ??
-        (await getWorkspace(trx, workspaceId))?.settings.tracking ?? { opens: true, clicks: true };
+      const tracking = input.tracking ?? settings?.tracking ?? { opens: true, clicks: true };
+      // No `from` given: the workspace's default sender, while its domain is verified (docs/sending.md).
+      const from =
+        input.from !== undefined ? (input.from?.trim() ?? null) : await this.defaultSender(trx, workspaceId, settings);
       await repo.insertBroadcast(
         trx,
         workspaceId,
@@ -195,7 +208,7 @@ export class BroadcastsService {
         {
           tracking: { opens: tracking.opens, clicks: tracking.clicks },
           name: input.name,
-          from: input.from?.trim() ?? null,
+          from,
           replyTo: input.replyTo?.trim() ?? null,
           emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
           topicId: input.topicId ?? null,
