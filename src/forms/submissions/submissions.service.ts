@@ -4,7 +4,7 @@ import { GroupCommit } from '../../db/group-commit.js';
 import { PublishedForms } from '../forms/forms.published.js';
 import * as forms from '../forms/forms.repository.js';
 import type { PublishedForm } from '../forms/forms.repository.js';
-import type { Form } from '../forms/forms.schemas.js';
+import { RESERVED_FIELD_PREFIX, type Form } from '../forms/forms.schemas.js';
 import { conflict, notFound } from '../../errors/errors.js';
 import { recordEvent } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
@@ -22,6 +22,7 @@ import {
   type Value,
 } from './submissions.answers.js';
 import { getWorkspace, type Locale } from '../../access/index.js';
+import { formQuestions } from '@formcast/form-appearance';
 import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
 import type { ProtectionService } from '../protection/protection.service.js';
 import type { FastifyBaseLogger } from 'fastify';
@@ -399,6 +400,22 @@ export class SubmissionsService {
         : await forms.findGroupVersionByStatus(this.db.kysely, workspaceId, form.formGroupId, 'PUBLISHED');
     if (!live)
       throw conflict('form_not_published', 'submissions go to the published version of a form, and this form has none');
+    // Strict like every /v1 body (contract §1): a key that is no field of the published version is refused, not
+    // dropped (a `first_name` the form does not map would otherwise vanish without a word). The reserved `_fc_` fields
+    // (consent, honeypot, proof of work) are the hosted page's and stay accepted.
+    const known = new Set(formQuestions(live).map((q) => q.name));
+    const unknown = Object.keys(raw).filter((k) => !known.has(k) && !k.startsWith(RESERVED_FIELD_PREFIX));
+    if (unknown.length) {
+      const fields = [...known].join(', ') || 'none';
+      return {
+        ok: false,
+        errors: unknown.map((k) => ({
+          field: k,
+          message: `is not a field of this form (its fields: ${fields}); map it in fieldMapping to keep it`,
+        })),
+        form: live,
+      };
+    }
     return { ...(await this.submit(workspaceId, live, raw, 'API', meta)), form: live };
   }
 
