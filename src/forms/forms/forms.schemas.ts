@@ -32,7 +32,12 @@ export const SuccessAction = Type.Object(
   {
     type: StringEnum(['MESSAGE', 'REDIRECT'] as const),
     message: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 2000, description: 'MESSAGE: the text shown after a submission' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 2000,
+        description:
+          'MESSAGE: the text shown after a submission; a Liquid template with the answers by field name (`{{ first_name }}`, `fields`) and `contact` (docs/forms.md, "The success message")',
+      }),
     ),
     url: Type.Optional({ ...HttpUrl, description: 'REDIRECT: where the visitor is sent (303)' }),
   },

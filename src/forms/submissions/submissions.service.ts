@@ -2,6 +2,8 @@ import { confirm, signUp, type SignUpFields } from '../../audience/index.js';
 import type { Db, Executor } from '../../db/connection.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { PublishedForms } from '../forms/forms.published.js';
+import { DEFAULT_SUCCESS_MESSAGE } from '../forms/forms.service.js';
+import { EMPTY_SUCCESS_SCOPE, isPersonalised, renderSuccessMessage } from '../forms/forms.success.js';
 import * as forms from '../forms/forms.repository.js';
 import type { PublishedForm } from '../forms/forms.repository.js';
 import { RESERVED_FIELD_PREFIX, type Form } from '../forms/forms.schemas.js';
@@ -146,7 +148,6 @@ export class SubmissionsService {
     source: 'HOSTED' | 'EMBED' | 'API',
     meta: SubmissionMeta = {},
   ): Promise<SubmissionOutcome> {
-    const successAction = form.settings.successAction;
     const bait = raw[HONEYPOT_FIELD];
     if (
       source !== 'API' &&
@@ -154,10 +155,13 @@ export class SubmissionsService {
       bait !== '' &&
       !(Array.isArray(bait) && bait.every((b) => b === ''))
     ) {
+      // A bot gets the message a person would, without anyone's answers in it.
+      const successAction = successFor(form, null);
       return { ok: true, honeypot: true, submissionId: null, contactId: null, confirmationSent: false, successAction };
     }
     const { values, errors, consented } = readValues(form, raw);
     if (errors.length) return { ok: false, errors };
+    const successAction = successFor(form, values);
     // The proof of work (a form that asks for it; not the API's key-holders): checked once the fields are fine, so
     // that an embed whose fields were refused sends the same solution again; spent in the transaction that stores
     // the submission, so that a submission that could not be written does not use it up.
@@ -572,6 +576,29 @@ async function recordAccepted(
 }
 
 /** The contact fields a SIGN_UP submission maps to (mapped fields only). */
+/**
+ * The form's success action as this submission gets it: a MESSAGE with Liquid rendered with its answers (`values`;
+ * null: none), forms/forms.success.ts.
+ */
+function successFor(form: Form, values: Record<string, Value> | null): Form['settings']['successAction'] {
+  const action = form.settings.successAction;
+  if (action.type !== 'MESSAGE' || !isPersonalised(action.message)) return action;
+  let scope = EMPTY_SUCCESS_SCOPE;
+  if (values) {
+    const { email, fields } = contactFields(form, values);
+    scope = {
+      fields: { ...values },
+      contact: {
+        email: email || null,
+        firstName: fields.firstName ?? null,
+        lastName: fields.lastName ?? null,
+        properties: fields.properties,
+      },
+    };
+  }
+  return { type: 'MESSAGE', message: renderSuccessMessage(action.message!, scope, DEFAULT_SUCCESS_MESSAGE) };
+}
+
 function contactFields(form: Form, values: Record<string, Value | string[]>): { email: string; fields: SignUpFields } {
   const fields: SignUpFields = { properties: {} };
   let email = '';
