@@ -54,6 +54,7 @@ import {
   type LinkStats,
   type TimelinePoint,
 } from '../tracking/tracking.repository.js';
+import { templateLinks } from '../tracking/tracking.links.js';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -415,10 +416,11 @@ export class BroadcastsService {
     return deliveries.listDeliveries(this.db.kysely, workspaceId, id, opts);
   }
 
-  /** The links people clicked, most clicked first (docs/tracking.md, "Stats"). */
+  /** The links people clicked, most clicked first, by the link as the template writes it (docs/tracking.md, "Stats"). */
   async links(workspaceId: string, id: string): Promise<{ data: LinkStats[] }> {
-    await this.mustGet(this.db.kysely, workspaceId, id);
-    return { data: await linkStats(this.db.kysely, workspaceId, id, 500) };
+    const b = await this.mustGet(this.db.kysely, workspaceId, id);
+    const links = templateLinks([b.emailContent.html]);
+    return { data: await linkStats(this.db.kysely, this.db.dialect, workspaceId, id, 500, links) };
   }
 
   /** Sent, opens, clicks and bounces per hour or day (UTC), computed by the database. */
