@@ -334,6 +334,7 @@ export class AutomationEngine {
       const automations = await repo.activeAutomationsOf(trx, [...new Set(events.map((e) => e.workspaceId))]);
       const segments = new Map<string, Filter | null>();
       const chains = new Map<string, string[] | null>();
+      const confirmedBy = new Map<string, string[]>();
       for (const e of events) {
         if (!e.contactId) continue;
         const reason = leaveReason(e);
@@ -341,8 +342,12 @@ export class AutomationEngine {
         if (reason && (reason === 'deleted' || (await stillLeft(trx, e.workspaceId, e.contactId))))
           await repo.exitRunsOfContact(trx, e.workspaceId, e.contactId, reason, e.occurredAt, now);
         // A send step waiting for the double opt-in: the confirmation wakes it (within the intake's round), rather
-        // than the PENDING_RECHECK_MS recheck.
-        if (confirmed(e)) await repo.wakeRunsAwaitingConfirmation(trx, e.workspaceId, e.contactId, now);
+        // than the PENDING_RECHECK_MS recheck. Collected, and woken in one statement per workspace below.
+        if (confirmed(e)) {
+          const woken = confirmedBy.get(e.workspaceId);
+          if (woken) woken.push(e.contactId);
+          else confirmedBy.set(e.workspaceId, [e.contactId]);
+        }
         for (const a of automations) {
           if (a.workspaceId !== e.workspaceId) continue;
           if (triggeredBy(a.trigger, e)) {
@@ -364,6 +369,8 @@ export class AutomationEngine {
           }
         }
       }
+      for (const [workspaceId, contactIds] of confirmedBy)
+        await repo.wakeRunsAwaitingConfirmation(trx, workspaceId, contactIds, now);
       return events.length;
     });
   }
