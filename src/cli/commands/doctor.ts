@@ -23,14 +23,25 @@ interface Check {
 
 const LOOPBACK = /^(localhost|127(\.\d+){3}|\[::1\]|::1)$/;
 
+/**
+ * Whether mail leaves this machine: with no SMTP_URL every message is an .eml file in the outbox (the README's laptop
+ * setup). What would only hurt real recipients (links to an address they cannot reach, DKIM records not published)
+ * is then a warning, not a failure: nobody receives anything yet.
+ */
+function mailLeaves(config: Config): boolean {
+  return config.smtpRelays.length > 0;
+}
+
 async function checkPublicUrl(config: Config): Promise<Check[]> {
   const checks: Check[] = [];
   const url = new URL(config.publicUrl);
   if (!config.publicUrlExplicit) {
     checks.push({
       check: 'PUBLIC_URL',
-      status: 'fail',
-      detail: `not set: links in emails and pages would use ${config.publicUrl}, which recipients cannot reach; set it to the service's public https address`,
+      status: mailLeaves(config) ? 'fail' : 'warn',
+      detail: mailLeaves(config)
+        ? `not set: links in emails and pages would use ${config.publicUrl}, which recipients cannot reach; set it to the service's public https address`
+        : `not set: links use ${config.publicUrl}, fine while messages only go to the outbox (no SMTP_URL); set it to the service's public https address before sending for real`,
     });
   } else if (url.protocol !== 'https:') {
     checks.push({
@@ -277,8 +288,9 @@ async function checkDatabase(config: Config): Promise<Check[]> {
             d.status === 'VERIFIED'
               ? {
                   check: label,
-                  status: 'fail',
-                  detail: `VERIFIED, but now ${what}: its messages will fail DKIM (formcast domain verify ${d.name} --workspace ${ws.id})`,
+                  // Without SMTP_URL its messages reach nobody: worth fixing before sending for real, not a failure.
+                  status: mailLeaves(config) ? 'fail' : 'warn',
+                  detail: `VERIFIED, but now ${what}: its messages will fail DKIM${mailLeaves(config) ? '' : ' once they are sent for real (now they only go to the outbox)'} (formcast domain verify ${d.name} --workspace ${ws.id})`,
                 }
               : {
                   check: label,
@@ -302,17 +314,20 @@ async function checkDatabase(config: Config): Promise<Check[]> {
   return checks;
 }
 
-/** doctor: is this installation ready to send? Exit 0 when no check failed (warnings pass), 6 otherwise. */
+/**
+ * doctor: is this installation ready to send? Exit 0 when no check failed (warnings pass, and say so), 6 when one did
+ * (docs/cli.md, "Exit codes"). What only matters once mail leaves the machine is a warning without SMTP_URL.
+ */
 export function registerDoctor(program: Command): void {
   program
     .command('doctor')
     .description(
-      'check the installation: PUBLIC_URL, SMTP reachability and TLS, the database and its migrations, the DNS of every domain; exit 6 if a check failed',
+      'check the installation: PUBLIC_URL, SMTP reachability and TLS, the database and its migrations, the DNS of every domain; exit 6 if a check failed, 0 otherwise (warnings do not fail)',
     )
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nEach check is ok, warn (worth fixing; does not fail) or fail. Nothing is changed, nothing is sent.\n\nExample:\n  formcast doctor',
+      '\nEach check is ok, warn (worth fixing; does not fail) or fail. Nothing is changed, nothing is sent.\nExit 0: no check failed (there may be warnings); 6: a check failed (an invalid environment included).\nWithout SMTP_URL (messages only go to the outbox) an unset PUBLIC_URL and unpublished DNS are warnings.\n\nExample:\n  formcast doctor',
     )
     .action(async (opts: { json?: boolean }) => {
       let checks: Check[];

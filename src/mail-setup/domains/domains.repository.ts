@@ -163,6 +163,26 @@ export async function setTrackingHost(
   return row ? toRecord(row) : undefined;
 }
 
+/**
+ * An operator marks the domain VERIFIED without a DNS check (`formcast domain add <name> --verified` on a domain the
+ * workspace has): its keys and its last check's result stay; undefined if it is gone.
+ */
+export async function markVerified(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  now: string,
+): Promise<DomainRecord | undefined> {
+  const row = await db
+    .updateTable('domains')
+    .set({ status: 'VERIFIED', verified_at: now })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .returning(PUBLIC_COLUMNS)
+    .executeTakeFirst();
+  return row ? toRecord(row) : undefined;
+}
+
 export async function deleteDomain(db: Executor, workspaceId: string, id: string): Promise<boolean> {
   const res = await db
     .deleteFrom('domains')

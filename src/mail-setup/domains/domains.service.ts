@@ -175,10 +175,19 @@ export class DomainsService {
 
   /**
    * Adds a sending domain with a fresh RSA-2048 DKIM key pair. The private key is stored for signing and
-   * never returned. `verified` is the operator's shortcut (CLI `--verified`): no DNS check.
+   * never returned. `verified` is the operator's shortcut (CLI `--verified`): no DNS check; and for a domain the
+   * workspace already has (PENDING or FAILED), it marks that one VERIFIED, keeping its keys and records, instead of
+   * refusing. Without it a domain already there is 409 domain_exists.
    */
-  add(workspaceId: string, rawName: string, opts: { verified?: boolean } = {}): Promise<Domain> {
-    return this.insert(workspaceId, rawName, opts.verified ?? false);
+  async add(workspaceId: string, rawName: string, opts: { verified?: boolean } = {}): Promise<Domain> {
+    const verified = opts.verified ?? false;
+    const name = normalizeDomainName(rawName);
+    const existing = verified && name ? await repo.findDomainByName(this.db.kysely, workspaceId, name) : undefined;
+    if (!existing) return this.insert(workspaceId, rawName, verified);
+    if (existing.status === 'VERIFIED') return this.present(existing);
+    const saved = await repo.markVerified(this.db.kysely, workspaceId, existing.id, nowIso());
+    if (!saved) throw notFound('domain');
+    return this.present(saved);
   }
 
   /** POST /v1/domains: a PENDING domain with the records to publish. */

@@ -64,6 +64,7 @@ import {
   type LinkStats,
   type TimelinePoint,
 } from '../tracking/tracking.repository.js';
+import { templateLinks } from '../tracking/tracking.links.js';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -212,6 +213,16 @@ export class BroadcastsService {
     );
   }
 
+  /** The workspace's `settings.defaultFrom` when its domain is VERIFIED now; null otherwise (a draft without a sender). */
+  private async defaultSender(
+    db: Executor,
+    workspaceId: string,
+    settings: { defaultFrom?: string | null } | undefined,
+  ): Promise<string | null> {
+    const configured = settings?.defaultFrom?.trim();
+    return configured && (await this.senderVerified(db, workspaceId, configured)) ? configured : null;
+  }
+
   private async senderVerified(db: Executor, workspaceId: string, from: string): Promise<boolean> {
     const domain = parseMailbox(from)?.domain;
     return domain ? (await findDomainByName(db, workspaceId, domain))?.status === 'VERIFIED' : false;
@@ -222,9 +233,12 @@ export class BroadcastsService {
     const id = newId('bc');
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, input);
+      const settings = (await getWorkspace(trx, workspaceId))?.settings;
       // Tracking not given: the workspace's default at the time of creation (docs/tracking.md).
-      const tracking = input.tracking ??
-        (await getWorkspace(trx, workspaceId))?.settings.tracking ?? { opens: true, clicks: true };
+      const tracking = input.tracking ?? settings?.tracking ?? { opens: true, clicks: true };
+      // No `from` given: the workspace's default sender, while its domain is verified (docs/api.md §5).
+      const from =
+        input.from !== undefined ? (input.from?.trim() ?? null) : await this.defaultSender(trx, workspaceId, settings);
       await repo.insertBroadcast(
         trx,
         workspaceId,
@@ -232,7 +246,7 @@ export class BroadcastsService {
         {
           tracking: { opens: tracking.opens, clicks: tracking.clicks },
           name: input.name,
-          from: input.from?.trim() ?? null,
+          from,
           replyTo: input.replyTo?.trim() ?? null,
           emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
           topicId: input.topicId ?? null,
@@ -439,10 +453,11 @@ export class BroadcastsService {
     return deliveries.listDeliveries(this.db.kysely, workspaceId, id, opts);
   }
 
-  /** The links people clicked, most clicked first (docs/tracking.md, "Stats"). */
+  /** The links people clicked, most clicked first, by the link as the template writes it (docs/tracking.md, "Stats"). */
   async links(workspaceId: string, id: string): Promise<{ data: LinkStats[] }> {
-    await this.mustGet(this.db.kysely, workspaceId, id);
-    return { data: await linkStats(this.db.kysely, workspaceId, id, 500) };
+    const b = await this.mustGet(this.db.kysely, workspaceId, id);
+    const links = templateLinks([b.emailContent.html]);
+    return { data: await linkStats(this.db.kysely, this.db.dialect, workspaceId, id, 500, links) };
   }
 
   /** Sent, opens, clicks and bounces per hour or day (UTC), computed by the database. */
