@@ -10,11 +10,11 @@ import { formatDate } from '../../lib/format';
 import { nullable, otherErrors, problemOf } from '../../lib/forms';
 
 type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['application/json'];
+type Locale = Workspace['settings']['locale'];
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
-/** The default brand colour of the editor when the workspace has none (the console's own blue). */
+/** What the colour picker shows while the workspace has no brand colour (the console's own blue). */
 const DEFAULT_BRAND = '#2f4fd6';
-type Locale = Workspace['settings']['locale'];
 
 const LOCALES: { value: Locale; label: string }[] = [
   { value: 'en', label: 'English' },
