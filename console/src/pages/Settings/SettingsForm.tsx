@@ -13,8 +13,8 @@ type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['app
 type Locale = Workspace['settings']['locale'];
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
-/** What the colour picker shows while the workspace has no brand colour (the console's own blue). */
-const DEFAULT_BRAND = '#2f4fd6';
+/** What the colour picker shows while the workspace has no brand colour: the renderer's own blue (mail/blocks). */
+const DEFAULT_BRAND = '#1f6feb';
 
 const LOCALES: { value: Locale; label: string }[] = [
   { value: 'en', label: 'English' },
