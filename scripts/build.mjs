@@ -32,6 +32,7 @@ const EXTERNAL = new Set([
   'html-to-text',
   'smtp-server',
   'piscina',
+  'sharp',
   'tsx',
   'esbuild',
   'vite',

@@ -13,6 +13,7 @@ import { domainsDocs } from './mail-setup/domains/domains.docs.js';
 import { eventsDocs } from './outbox/events/events.docs.js';
 import { formsDocs } from './forms/forms/forms.docs.js';
 import { hostedDocs } from './forms/hosted/hosted.docs.js';
+import { imagesDocs } from './mail-setup/images/images.docs.js';
 import type { OperationDocs } from './http/operation-docs.js';
 import { protectionDocs } from './forms/protection/protection.docs.js';
 import { segmentsDocs } from './audience/segments/segments.docs.js';
@@ -37,6 +38,7 @@ export const OPERATION_DOCS: readonly OperationDocs[] = [
   topicsDocs,
   segmentsDocs,
   templatesDocs,
+  imagesDocs,
   broadcastsDocs,
   suppressionsDocs,
   bouncesDocs,

@@ -40,6 +40,8 @@ import { SubmissionsService } from './forms/submissions/submissions.service.js';
 import { ProtectionService } from './forms/protection/protection.service.js';
 import { suppressionsRoutes } from './audience/suppressions/suppressions.routes.js';
 import { SuppressionsService } from './audience/suppressions/suppressions.service.js';
+import { imagePublicRoutes, imagesRoutes } from './mail-setup/images/images.routes.js';
+import { ImagesService } from './mail-setup/images/images.service.js';
 import { templatesRoutes } from './mail-setup/templates/templates.routes.js';
 import { TemplatesService } from './mail-setup/templates/templates.service.js';
 import { topicsRoutes } from './audience/topics/topics.routes.js';
@@ -73,6 +75,7 @@ export interface Services {
   topics: TopicsService;
   segments: SegmentsService;
   templates: TemplatesService;
+  images: ImagesService;
   broadcasts: BroadcastsService;
   unsubscribe: UnsubscribeService;
   submissions: SubmissionsService;
@@ -129,6 +132,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
     templates: new TemplatesService(db),
+    images: new ImagesService(db, { publicUrl: config.publicUrl }),
     broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
     unsubscribe: new UnsubscribeService(db),
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
@@ -211,6 +215,8 @@ export async function buildApp({
     publicUrl: config.publicUrl,
     submissionsPerMinute: config.submissionsPerMinute ?? 10,
   });
+  // Uploaded images (docs/images.md): public, what emails show.
+  await app.register(imagePublicRoutes, { images: services.images });
   // The web console's built files under /app (contract §14; console/ and src/access/console/console.routes.ts).
   await app.register(consoleRoutes, {});
 
@@ -238,6 +244,7 @@ export async function buildApp({
       await v1.register(topicsRoutes, { topics: services.topics });
       await v1.register(segmentsRoutes, { segments: services.segments });
       await v1.register(templatesRoutes, { templates: services.templates });
+      await v1.register(imagesRoutes, { images: services.images });
       await v1.register(broadcastsRoutes, { broadcasts: services.broadcasts });
       await v1.register(submissionsRoutes, { submissions: services.submissions });
       await v1.register(suppressionsRoutes, { suppressions: services.suppressions });

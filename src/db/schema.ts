@@ -113,6 +113,22 @@ export interface TemplatesTable {
   updated_at: string;
 }
 
+/** An image uploaded for emails (migration 0022, mail-setup/images): its bytes are served at /i/{id}. */
+export interface ImagesTable {
+  id: string;
+  workspace_id: string;
+  content_type: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+  width: number;
+  height: number;
+  bytes: number;
+  /** Hex SHA-256 of `data`: the ETag, and how an identical upload finds the image again. */
+  sha256: string;
+  name: string | null;
+  /** BLOB (SQLite) or bytea (PostgreSQL). */
+  data: Buffer;
+  created_at: string;
+}
+
 export interface DomainsTable {
   id: string;
   workspace_id: string;
@@ -511,6 +527,7 @@ export interface Database {
   forms: FormsTable;
   form_slugs: FormSlugsTable;
   templates: TemplatesTable;
+  images: ImagesTable;
   domains: DomainsTable;
   idempotency_keys: IdempotencyKeysTable;
   contacts: ContactsTable;

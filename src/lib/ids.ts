@@ -30,7 +30,8 @@ export type IdPrefix =
   | 'pwr'
   | 'aut'
   | 'run'
-  | 'sig';
+  | 'sig'
+  | 'img';
 
 const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford's, as ULIDs use
 const HALF = 2 ** 40;

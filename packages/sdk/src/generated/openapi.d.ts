@@ -1450,6 +1450,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/i/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An image
+         * @description The public address of an uploaded image, `/i/{id}.{ext}` (or `/i/{id}`), what emails show. No API key: anyone with the address sees the image. Answers its bytes with their type, `Cache-Control: public, max-age=31536000, immutable` (an image never changes: another upload is another id), `X-Content-Type-Options: nosniff` and an `ETag` (304 to a matching `If-None-Match`). An unknown or deleted image, or an extension that is not the image's own, is 404.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg */
+                    file: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The image (image/png, image/jpeg, image/gif or image/webp); the example is a 1×1 PNG in base64. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII= */
+                        "image/png": string;
+                    };
+                };
+                /** @description Not modified: the client's copy (`If-None-Match`) is current. */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No such image: a page. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /** @example <h1>Image not found</h1><p>This image does not exist, or it was deleted.</p> */
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspace": {
         parameters: {
             query?: never;
@@ -8947,6 +9007,468 @@ export interface paths {
                 };
                 /** @description `resource_in_use`: Resource in use */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List images
+         * @description The workspace's images, newest first, with cursor pagination (`limit`, `cursor`): the image library. Needs `read:broadcasts`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "img_01JDB44V8Z0B2D4F6H8K0M2P4R",
+                         *           "url": "https://news.example.com/i/img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg",
+                         *           "contentType": "image/jpeg",
+                         *           "width": 1200,
+                         *           "height": 800,
+                         *           "bytes": 184320,
+                         *           "name": "team-offsite.jpg",
+                         *           "createdAt": "2026-11-21T10:00:00.000Z"
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                id: string;
+                                /** @description public, under PUBLIC_URL: /i/{id}.{ext} */
+                                url: string;
+                                /** @enum {string} */
+                                contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+                                /** @description px, as stored (after resizing) */
+                                width: number;
+                                /** @description px, as stored; one frame of an animation */
+                                height: number;
+                                /** @description size of the stored file */
+                                bytes: number;
+                                /** @description the uploaded file's name, sanitised */
+                                name: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                createdAt: string;
+                            }[];
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Upload an image
+         * @description Uploads an image for emails (the editor's image blocks use its `url`), as `multipart/form-data` with the file in the field `file` (`curl -F file=@photo.jpg`). PNG, JPEG, GIF or WebP, at most 5 MiB (a larger file is 413 payload_too_large and nothing is stored). The type is read from the bytes: anything else (an SVG, a PDF, text, a truncated or corrupt image) is 422 `unsupported_media_type`, and so is a file whose name or declared type says another format than its bytes (a PNG named `photo.jpg`). An image wider than 1200 px is resized to 1200 px wide; it is turned upright by its EXIF orientation, and its metadata (EXIF with a GPS position, XMP, IPTC, comments) is removed, re-encoding it in its own format; an animated GIF is kept as it is. Answers 201 with the image; uploading the same image again to the workspace answers 200 with the one stored already. The `url` is public (no key), under PUBLIC_URL. Needs `write:broadcasts`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "multipart/form-data": {
+                        /**
+                         * Format: binary
+                         * @description PNG, JPEG, GIF or WebP, at most 5 MiB; the type is read from the bytes
+                         */
+                        file: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "img_01JDB44V8Z0B2D4F6H8K0M2P4R",
+                         *       "url": "https://news.example.com/i/img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg",
+                         *       "contentType": "image/jpeg",
+                         *       "width": 1200,
+                         *       "height": 800,
+                         *       "bytes": 184320,
+                         *       "name": "team-offsite.jpg",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            id: string;
+                            /** @description public, under PUBLIC_URL: /i/{id}.{ext} */
+                            url: string;
+                            /** @enum {string} */
+                            contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+                            /** @description px, as stored (after resizing) */
+                            width: number;
+                            /** @description px, as stored; one frame of an animation */
+                            height: number;
+                            /** @description size of the stored file */
+                            bytes: number;
+                            /** @description the uploaded file's name, sanitised */
+                            name: string | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "img_01JDB44V8Z0B2D4F6H8K0M2P4R",
+                         *       "url": "https://news.example.com/i/img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg",
+                         *       "contentType": "image/jpeg",
+                         *       "width": 1200,
+                         *       "height": 800,
+                         *       "bytes": 184320,
+                         *       "name": "team-offsite.jpg",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            id: string;
+                            /** @description public, under PUBLIC_URL: /i/{id}.{ext} */
+                            url: string;
+                            /** @enum {string} */
+                            contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+                            /** @description px, as stored (after resizing) */
+                            width: number;
+                            /** @description px, as stored; one frame of an animation */
+                            height: number;
+                            /** @description size of the stored file */
+                            bytes: number;
+                            /** @description the uploaded file's name, sanitised */
+                            name: string | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+                /** @description `invalid_json`: Invalid JSON; `bad_request`: Bad request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `payload_too_large`: Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused; `unsupported_media_type`: Unsupported media type */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/images/{imageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an image
+         * @description One image's details (not its bytes: those are at its public `url`). Needs `read:broadcasts`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example img_01JDB44V8Z0B2D4F6H8K0M2P4R */
+                    imageId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "img_01JDB44V8Z0B2D4F6H8K0M2P4R",
+                         *       "url": "https://news.example.com/i/img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg",
+                         *       "contentType": "image/jpeg",
+                         *       "width": 1200,
+                         *       "height": 800,
+                         *       "bytes": 184320,
+                         *       "name": "team-offsite.jpg",
+                         *       "createdAt": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            id: string;
+                            /** @description public, under PUBLIC_URL: /i/{id}.{ext} */
+                            url: string;
+                            /** @enum {string} */
+                            contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+                            /** @description px, as stored (after resizing) */
+                            width: number;
+                            /** @description px, as stored; one frame of an animation */
+                            height: number;
+                            /** @description size of the stored file */
+                            bytes: number;
+                            /** @description the uploaded file's name, sanitised */
+                            name: string | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete an image
+         * @description Deletes the image: from now on its public `url` answers 404, also in emails already sent that show it (they show a broken image, or its alt text). Answers 204. Needs `write:broadcasts`.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example img_01JDB44V8Z0B2D4F6H8K0M2P4R */
+                    imageId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
