@@ -189,12 +189,12 @@ export class ImagesService {
       const seen = other ? `the file is ${article(other)}` : 'the file is not an image this service can read';
       const why =
         other === 'svg'
-          ? ': SVG is refused because most email clients do not show it (and it can carry scripts); export it as PNG'
-          : '';
+          ? ': most email clients do not show SVG (and an SVG can carry scripts); export it as PNG'
+          : '; upload a PNG, JPEG, GIF or WebP image';
       const claimed = byName ?? byType;
       const said =
         claimed && claimed !== other ? ` (its ${byName ? 'name says' : 'type says'} ${FORMAT_NAMES[claimed]})` : '';
-      throw refuse(`${seen}${said}${why}; upload a PNG, JPEG, GIF or WebP image`);
+      throw refuse(`${seen}${said}${why}`);
     }
     if (byName && byName !== format)
       throw refuse(
