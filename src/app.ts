@@ -31,6 +31,7 @@ import { registerIdempotency } from './http/idempotency.js';
 import { registerBodyParsers } from './http/input.js';
 import { registerApiRateLimit } from './http/rate-limit.js';
 import { sendProblem } from './http/problem.js';
+import { socialIconRoutes } from './pages/social-icons.js';
 import { createServer } from './http/server.js';
 import type { Mailer, TransportState } from './mail/transport.js';
 import { segmentsRoutes } from './audience/segments/segments.routes.js';
@@ -138,9 +139,11 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
     suppressions: new SuppressionsService(db, applyToAddress),
     bounces: new BouncesService(db),
-    events: new EventsService(db, config.trackQuota, {
-      contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref),
-    }),
+    events: new EventsService(
+      db,
+      { contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref) },
+      config.trackQuota,
+    ),
     webhooks,
     sessions,
     users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
@@ -219,6 +222,8 @@ export async function buildApp({
   await app.register(imagePublicRoutes, { images: services.images });
   // The web console's built files under /app (contract §14; console/ and src/access/console/console.routes.ts).
   await app.register(consoleRoutes, {});
+  // The icons of social links in emails (src/mail/blocks), public under /assets/social/.
+  await app.register(socialIconRoutes, {});
 
   await app.register(
     async (v1) => {

@@ -28,6 +28,36 @@ export const templatesDocs: OperationDocs = {
       "The workspace's templates, newest first, with cursor pagination (`limit`, `cursor`). Needs `read:broadcasts`.",
     response: { data: [template], nextCursor: null },
   },
+  'GET /v1/templates/gallery': {
+    tags,
+    summary: 'List the starter gallery',
+    description:
+      "The starter documents of the email editor (contract §16): a newsletter, an announcement, a welcome email, an event invitation, a digest and a plain letter, each a block document (`editorContent`) with a name, a description and a subject line to start from. Put one in a broadcast's or a template's `emailContent.editorContent` and the service renders its HTML and text. The same for every workspace; not paginated (`nextCursor` is always null). Needs `read:broadcasts`.",
+    response: {
+      data: [
+        {
+          id: 'plain-letter',
+          name: 'Plain letter',
+          description:
+            'A personal note in a serif font, with no images and no buttons: it reads like a letter from a person.',
+          subject: 'A note from our founder',
+          editorContent: {
+            type: 'formcast/blocks',
+            version: 1,
+            settings: { fontFamily: 'serif', backgroundColor: '#f5f3ee' },
+            blocks: [
+              {
+                type: 'text',
+                text: '<p>Dear {{ contact.firstName | default: "reader" }},</p><p>Thank you for your trust.</p>',
+              },
+              { type: 'footer', text: 'You receive letters from Acme because you subscribed at example.com.' },
+            ],
+          },
+        },
+      ],
+      nextCursor: null,
+    },
+  },
   'GET /v1/templates/{templateId}': {
     tags,
     summary: 'Get a template',

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, PathId, Timestamp } from '../../http/schema-helpers.js';
+import { BlockDocument } from '../../mail/blocks/grammar.js';
 
 /** Reusable email content (subject, html, text are Liquid templates); also the double opt-in email of forms. */
 const fields = {
@@ -44,3 +45,13 @@ export const TemplateSchema = Type.Object({
 export type Template = Static<typeof TemplateSchema>;
 
 export const TemplateParams = Type.Object({ templateId: PathId });
+
+/** A starter of the gallery (templates.gallery.ts): a block document to begin an email from. */
+export const GalleryItemSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  subject: Type.String({ description: 'a subject line to start from (Liquid)' }),
+  editorContent: BlockDocument,
+});
+export const GallerySchema = Type.Object({ data: Type.Array(GalleryItemSchema), nextCursor: Type.Null() });

@@ -8714,6 +8714,291 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates/gallery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the starter gallery
+         * @description The starter documents of the email editor (contract §16): a newsletter, an announcement, a welcome email, an event invitation, a digest and a plain letter, each a block document (`editorContent`) with a name, a description and a subject line to start from. Put one in a broadcast's or a template's `emailContent.editorContent` and the service renders its HTML and text. The same for every workspace; not paginated (`nextCursor` is always null). Needs `read:broadcasts`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "plain-letter",
+                         *           "name": "Plain letter",
+                         *           "description": "A personal note in a serif font, with no images and no buttons: it reads like a letter from a person.",
+                         *           "subject": "A note from our founder",
+                         *           "editorContent": {
+                         *             "type": "formcast/blocks",
+                         *             "version": 1,
+                         *             "settings": {
+                         *               "fontFamily": "serif",
+                         *               "backgroundColor": "#f5f3ee"
+                         *             },
+                         *             "blocks": [
+                         *               {
+                         *                 "type": "text",
+                         *                 "text": "<p>Dear {{ contact.firstName | default: \"reader\" }},</p><p>Thank you for your trust.</p>"
+                         *               },
+                         *               {
+                         *                 "type": "footer",
+                         *                 "text": "You receive letters from Acme because you subscribed at example.com."
+                         *               }
+                         *             ]
+                         *           }
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                id: string;
+                                name: string;
+                                description: string;
+                                /** @description a subject line to start from (Liquid) */
+                                subject: string;
+                                /** @description A block document (contract §16): at most 500 blocks in all; columns hold any block but columns. */
+                                editorContent: {
+                                    /** @enum {string} */
+                                    type: "formcast/blocks";
+                                    /** @enum {number} */
+                                    version: 1;
+                                    settings?: {
+                                        /** @description content width in px (600) */
+                                        width?: number;
+                                        /** @description a colour as #rrggbb */
+                                        backgroundColor?: string;
+                                        /** @description a colour as #rrggbb */
+                                        contentBackgroundColor?: string;
+                                        /** @description a colour as #rrggbb */
+                                        textColor?: string;
+                                        /** @description a colour as #rrggbb */
+                                        brandColor?: string;
+                                        /** @description a colour as #rrggbb */
+                                        linkColor?: string;
+                                        fontFamily?: "sans" | "serif" | "mono" | "rounded";
+                                    };
+                                    blocks: (({
+                                        /** @enum {string} */
+                                        type: "heading";
+                                        id?: string;
+                                        /** @description plain text and Liquid */
+                                        text: string;
+                                        level?: 1 | 2 | 3;
+                                        align?: "left" | "center" | "right";
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "text";
+                                        id?: string;
+                                        /** @description inline HTML (b, strong, i, em, u, a href, br) and Liquid; paragraphs as <p> */
+                                        text: string;
+                                        align?: "left" | "center" | "right";
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "image";
+                                        id?: string;
+                                        /** @description an absolute http(s) URL, or Liquid giving one */
+                                        url: string;
+                                        /** @description alternative text ("" for a decorative image: a warning) */
+                                        alt: string;
+                                        /** @description px; the column width when omitted */
+                                        width?: number;
+                                        /** @description an absolute http(s) URL, or Liquid giving one */
+                                        href?: string;
+                                        align?: "left" | "center" | "right";
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "button";
+                                        id?: string;
+                                        text: string;
+                                        /** @description an absolute http(s) URL or Liquid ("" for none yet: a warning) */
+                                        url: string;
+                                        /** @description a colour as #rrggbb */
+                                        color?: string;
+                                        /** @description a colour as #rrggbb */
+                                        textColor?: string;
+                                        align?: "left" | "center" | "right";
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "divider";
+                                        id?: string;
+                                        /** @description a colour as #rrggbb */
+                                        color?: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "spacer";
+                                        id?: string;
+                                        height: number;
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "social";
+                                        id?: string;
+                                        links: {
+                                            /** @enum {unknown} */
+                                            network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "github" | "mastodon" | "bluesky" | "website";
+                                            /** @description an absolute http(s) URL, or Liquid giving one */
+                                            url: string;
+                                        }[];
+                                        align?: "left" | "center" | "right";
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "html";
+                                        id?: string;
+                                        /** @description HTML, sanitised (no script, event handlers or javascript: URLs: 422) */
+                                        html: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "footer";
+                                        id?: string;
+                                        /** @description an extra line above the address and the unsubscribe link */
+                                        text?: string;
+                                        align?: "left" | "center" | "right";
+                                    }) | {
+                                        /** @enum {string} */
+                                        type: "columns";
+                                        id?: string;
+                                        columns: ({
+                                            /** @enum {string} */
+                                            type: "heading";
+                                            id?: string;
+                                            /** @description plain text and Liquid */
+                                            text: string;
+                                            level?: 1 | 2 | 3;
+                                            align?: "left" | "center" | "right";
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "text";
+                                            id?: string;
+                                            /** @description inline HTML (b, strong, i, em, u, a href, br) and Liquid; paragraphs as <p> */
+                                            text: string;
+                                            align?: "left" | "center" | "right";
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "image";
+                                            id?: string;
+                                            /** @description an absolute http(s) URL, or Liquid giving one */
+                                            url: string;
+                                            /** @description alternative text ("" for a decorative image: a warning) */
+                                            alt: string;
+                                            /** @description px; the column width when omitted */
+                                            width?: number;
+                                            /** @description an absolute http(s) URL, or Liquid giving one */
+                                            href?: string;
+                                            align?: "left" | "center" | "right";
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "button";
+                                            id?: string;
+                                            text: string;
+                                            /** @description an absolute http(s) URL or Liquid ("" for none yet: a warning) */
+                                            url: string;
+                                            /** @description a colour as #rrggbb */
+                                            color?: string;
+                                            /** @description a colour as #rrggbb */
+                                            textColor?: string;
+                                            align?: "left" | "center" | "right";
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "divider";
+                                            id?: string;
+                                            /** @description a colour as #rrggbb */
+                                            color?: string;
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "spacer";
+                                            id?: string;
+                                            height: number;
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "social";
+                                            id?: string;
+                                            links: {
+                                                /** @enum {unknown} */
+                                                network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "github" | "mastodon" | "bluesky" | "website";
+                                                /** @description an absolute http(s) URL, or Liquid giving one */
+                                                url: string;
+                                            }[];
+                                            align?: "left" | "center" | "right";
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "html";
+                                            id?: string;
+                                            /** @description HTML, sanitised (no script, event handlers or javascript: URLs: 422) */
+                                            html: string;
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "footer";
+                                            id?: string;
+                                            /** @description an extra line above the address and the unsubscribe link */
+                                            text?: string;
+                                            align?: "left" | "center" | "right";
+                                        })[][];
+                                        widths?: number[];
+                                    })[];
+                                };
+                            }[];
+                            nextCursor: null;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{templateId}": {
         parameters: {
             query?: never;
