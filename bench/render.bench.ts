@@ -241,7 +241,7 @@ async function personalise(
     // A message over Liquid's render limit (wall-clock time: a loaded machine stalls a render now and then) is made
     // again, as the pipeline makes it again later; the CPU of both attempts counts.
     for (let attempt = 0; items.length && attempt < 3; attempt++) {
-      const results = await renderMessages({ publicUrl: PUBLIC_URL, secret, postmarkMetadata: false, sending, items });
+      const results = await renderMessages({ publicUrl: PUBLIC_URL, secret, relayProfile: 'smtp', sending, items });
       const again: typeof items = [];
       results.forEach((r, i) => {
         if (r.ok) bytes += r.raw.byteLength;

@@ -13,7 +13,10 @@ import { bouncesRoutes } from './sending/bounces/bounces.routes.js';
 import { BouncesService, reportRules } from './sending/bounces/bounces.service.js';
 import { broadcastsRoutes } from './sending/broadcasts/broadcasts.routes.js';
 import { BroadcastsService } from './sending/broadcasts/broadcasts.service.js';
+import { DocumentsService } from './sending/documents/documents.service.js';
+import { documentsRoutes } from './sending/documents/documents.routes.js';
 import { consoleRoutes } from './access/console/console.routes.js';
+import { getWorkspace } from './access/index.js';
 import { contactStatsRoutes } from './audience/contacts/contacts.stats.routes.js';
 import { contactsRoutes } from './audience/contacts/contacts.routes.js';
 import { ContactsService, contactIdOf } from './audience/contacts/contacts.service.js';
@@ -78,6 +81,7 @@ export interface Services {
   templates: TemplatesService;
   images: ImagesService;
   broadcasts: BroadcastsService;
+  documents: DocumentsService;
   unsubscribe: UnsubscribeService;
   submissions: SubmissionsService;
   suppressions: SuppressionsService;
@@ -104,6 +108,8 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     dnsServers: config.dnsServers ?? [],
     dnsTimeoutMs: config.dnsTimeoutMs,
     bounce: { mxHost: bounceHost, spf: config.sendingSpf ?? `a:${bounceHost}` },
+    relay: { profile: config.relayProfile ?? 'smtp', sesRegion: config.sesRegion ?? null },
+    trackingTarget: new URL(config.publicUrl).hostname,
     secret: config.secret,
   });
   const sessions = new SessionsService(db, config.publicUrl);
@@ -132,9 +138,13 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     contacts: new ContactsService(db, { contactPages: contactPagesOf(db) }),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
-    templates: new TemplatesService(db),
+    templates: new TemplatesService(db, {
+      publicUrl: config.publicUrl,
+      localeOf: async (workspaceId) => (await getWorkspace(db.kysely, workspaceId))?.settings.locale,
+    }),
     images: new ImagesService(db, { publicUrl: config.publicUrl }),
     broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
+    documents: new DocumentsService(db, { publicUrl: config.publicUrl }),
     unsubscribe: new UnsubscribeService(db),
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
     suppressions: new SuppressionsService(db, applyToAddress),
@@ -147,7 +157,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     webhooks,
     sessions,
     users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
-    automations: new AutomationsService(db, webhooks, engine),
+    automations: new AutomationsService(db, webhooks, engine, { publicUrl: config.publicUrl }),
     protection,
   };
 }
@@ -251,6 +261,7 @@ export async function buildApp({
       await v1.register(templatesRoutes, { templates: services.templates });
       await v1.register(imagesRoutes, { images: services.images });
       await v1.register(broadcastsRoutes, { broadcasts: services.broadcasts });
+      await v1.register(documentsRoutes, { documents: services.documents });
       await v1.register(submissionsRoutes, { submissions: services.submissions });
       await v1.register(suppressionsRoutes, { suppressions: services.suppressions });
       await v1.register(bouncesRoutes, { bounces: services.bounces });

@@ -50,11 +50,8 @@ export class LiquidGuard {
   restore(text: string): string {
     let out = text;
     // A kept chunk may hold tokens of its own (an html block's Liquid): a few rounds restore every level.
-    for (let round = 0; round < 3 && this.token.test(out); round++) {
-      this.token.lastIndex = 0;
+    for (let round = 0; round < 3 && out.includes(this.prefix); round++)
       out = out.replace(this.token, (m, i: string) => this.saved[Number(i)] ?? m);
-    }
-    this.token.lastIndex = 0;
     return out;
   }
 }

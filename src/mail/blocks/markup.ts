@@ -132,23 +132,46 @@ export interface InlineStyle {
   paragraphGap: number;
 }
 
+/** HTML's white space (not U+00A0, which `\s` would take too). */
+const SPACE = /[ \t\r\n\f]+/g;
+
+/**
+ * A text block as parsed: its top-level nodes, and whether it is plain text (no element at all). Plain text keeps its
+ * line breaks (what an API client that sends `"Line 1\nLine 2"` means; a blank line starts a paragraph); in HTML, a
+ * line break is white space, as in any HTML (so pretty-printed markup gets no stray breaks).
+ */
+function parseText(text: string, guard: LiquidGuard): { top: Node[]; plain: boolean } {
+  const top = children(parseFragment(guard.protect(text)) as unknown as Node);
+  return { top, plain: top.every((n) => !isElement(n)) };
+}
+
+const textOf = (nodes: Node[]) => nodes.map(nodeText).join('');
+
 /**
  * A text block's inline HTML as the email carries it: the elements of TEXT_ELEMENTS only, links with their colour and
- * `target="_blank"`, paragraphs with a margin, every text escaped. Line breaks in the text are `<br>` (what an API
- * client that sends `"Line 1\nLine 2"` means). Liquid stays tokens of `guard` (restored with the whole document).
+ * `target="_blank"`, paragraphs with a margin (none under the last), every text escaped. Liquid stays tokens of
+ * `guard` (restored with the whole document).
  */
 export function renderInline(text: string, guard: LiquidGuard, style: InlineStyle): string {
-  const root = parseFragment(guard.protect(text)) as unknown as Node;
-  const top = children(root);
+  const { top, plain } = parseText(text, guard);
+  if (plain) {
+    const paragraphs = textOf(top)
+      .trim()
+      .split(/[ \t]*\r?\n[ \t]*\r?\n\s*/)
+      .map((p) => escapeHtml(p).replace(/[ \t]*\r?\n[ \t]*/g, '<br>'));
+    return paragraphs.length === 1
+      ? paragraphs[0]!
+      : paragraphs
+          .map((p, i) => `<p style="margin:0 0 ${i === paragraphs.length - 1 ? 0 : style.paragraphGap}px">${p}</p>`)
+          .join('');
+  }
   let lastParagraph = -1;
   top.forEach((n, i) => {
     if (isElement(n) && n.tagName === 'p') lastParagraph = i;
   });
   const out: string[] = [];
   // The stack holds nodes to open and, as strings, closing tags to write.
-  const stack: (Node | string)[] = [];
-  for (let i = top.length - 1; i >= 0; i--) stack.push(top[i]!);
-  const topSet = new Set(top);
+  const stack: (Node | string)[] = [...top].reverse();
   while (stack.length) {
     const item = stack.pop()!;
     if (typeof item === 'string') {
@@ -156,8 +179,7 @@ export function renderInline(text: string, guard: LiquidGuard, style: InlineStyl
       continue;
     }
     if (item.nodeName === '#text') {
-      const value = (item as DefaultTreeAdapterMap['textNode']).value;
-      out.push(/^\s*$/.test(value) ? (value ? ' ' : '') : escapeHtml(value).replace(/[ \t]*\r?\n[ \t]*/g, '<br>'));
+      out.push(escapeHtml((item as DefaultTreeAdapterMap['textNode']).value.replace(SPACE, ' ')));
       continue;
     }
     if (!isElement(item)) continue; // comments
@@ -165,7 +187,7 @@ export function renderInline(text: string, guard: LiquidGuard, style: InlineStyl
     let close = '';
     if (tag === 'br') out.push('<br>');
     else if (tag === 'p') {
-      const last = topSet.has(item) && top.indexOf(item) === lastParagraph;
+      const last = top.indexOf(item) === lastParagraph;
       out.push(`<p style="margin:0 0 ${last ? 0 : style.paragraphGap}px">`);
       close = '</p>';
     } else if (tag === 'a') {
@@ -188,13 +210,18 @@ export function renderInline(text: string, guard: LiquidGuard, style: InlineStyl
 }
 
 /**
- * A text block's inline HTML as plain text: paragraphs apart by a blank line, `<br>` a line break, a link as
- * `text (url)` (the URL alone when the text is the URL). Liquid stays tokens of `guard`.
+ * A text block as plain text: paragraphs apart by a blank line, `<br>` a line break, a link as `text (url)` (the URL
+ * alone when the text is the URL); plain text as written. Liquid stays tokens of `guard`.
  */
 export function inlineToText(text: string, guard: LiquidGuard): string {
-  const root = parseFragment(guard.protect(text)) as unknown as Node;
+  const { top, plain } = parseText(text, guard);
+  if (plain)
+    return textOf(top)
+      .replace(/[ \t]*\r?\n[ \t]*/g, '\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
   const out: string[] = [];
-  const stack: (Node | string)[] = [...children(root)].reverse();
+  const stack: (Node | string)[] = [...top].reverse();
   while (stack.length) {
     const item = stack.pop()!;
     if (typeof item === 'string') {
@@ -202,7 +229,7 @@ export function inlineToText(text: string, guard: LiquidGuard): string {
       continue;
     }
     if (item.nodeName === '#text') {
-      out.push((item as DefaultTreeAdapterMap['textNode']).value.replace(/[ \t]*\r?\n[ \t]*/g, '\n'));
+      out.push((item as DefaultTreeAdapterMap['textNode']).value.replace(SPACE, ' '));
       continue;
     }
     if (!isElement(item)) continue;
@@ -210,7 +237,7 @@ export function inlineToText(text: string, guard: LiquidGuard): string {
     else if (item.tagName === 'p') stack.push('\n\n');
     else if (item.tagName === 'a') {
       const href = item.attrs.find((a) => a.name === 'href')?.value ?? '';
-      const label = nodeText(item).replace(/\s+/g, ' ').trim();
+      const label = nodeText(item).replace(SPACE, ' ').trim();
       if (href && label !== href) stack.push(` (${href})`);
     }
     const kids = children(item);
@@ -218,8 +245,8 @@ export function inlineToText(text: string, guard: LiquidGuard): string {
   }
   return out
     .join('')
-    .replace(/[ \t]+/g, ' ')
     .replace(/ *\n */g, '\n')
+    .replace(/ {2,}/g, ' ')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }

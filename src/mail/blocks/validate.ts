@@ -53,18 +53,19 @@ export function validateDocument(value: unknown, base = ''): FieldError[] {
     return errors;
   }
 
-  let bytes = 0;
+  let json = '';
   try {
-    bytes = Buffer.byteLength(JSON.stringify(value));
+    json = JSON.stringify(value);
   } catch {
     // Too deep for JSON.stringify: the walk below refuses the nesting at its pointer.
   }
+  const bytes = Buffer.byteLength(json);
   if (bytes > LIMITS.documentBytes) {
     add('', `The email document is ${mib(bytes)} as JSON; it may be at most ${mib(LIMITS.documentBytes)}.`);
     return errors;
   }
 
-  const guard = new LiquidGuard(bytes ? JSON.stringify(value) : '');
+  const guard = new LiquidGuard(json);
   value.blocks.forEach((b: unknown, i: number) => checkBlock(b, `/blocks/${i}`, false, add, guard));
   return errors;
 }
