@@ -10,6 +10,7 @@ import { bouncesDocs } from './sending/bounces/bounces.docs.js';
 import { broadcastsDocs } from './sending/broadcasts/broadcasts.docs.js';
 import { contactsDocs } from './audience/contacts/contacts.docs.js';
 import { domainsDocs } from './mail-setup/domains/domains.docs.js';
+import { dmarcDocs } from './mail-setup/dmarc/dmarc.docs.js';
 import { eventsDocs } from './outbox/events/events.docs.js';
 import { formsDocs } from './forms/forms/forms.docs.js';
 import { hostedDocs } from './forms/hosted/hosted.docs.js';
@@ -33,6 +34,7 @@ export const OPERATION_DOCS: readonly OperationDocs[] = [
   submissionsDocs,
   hostedDocs,
   domainsDocs,
+  dmarcDocs,
   contactsDocs,
   topicsDocs,
   segmentsDocs,
