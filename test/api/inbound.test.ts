@@ -40,6 +40,7 @@ interface Fixture {
       | 'failed'
       | 'complaint'
       | 'auto_reply'
+      | 'delay'
       | 'unclassified'
       | 'unsubscribe';
     status: string | null;
@@ -271,7 +272,14 @@ describeApi('inbound SMTP listener', (h) => {
       /\+(\w)(\w{26})(\w)/,
       (_all, k: string, u: string, c: string) => `+${k}${u}${c === 'a' ? 'b' : 'a'}`,
     );
-    for (const to of [forged, `bounces+x@bounces.${domain}`, `postmaster@bounces.${domain}`, 'someone@example.com']) {
+    // postmaster@ (and abuse@, fbl@, dmarc@) the bounce domain of a domain no workspace has verified is not ours.
+    for (const to of [
+      forged,
+      `bounces+x@bounces.${domain}`,
+      `postmaster@bounces.not-${domain}`,
+      `info@bounces.${domain}`,
+      'someone@example.com',
+    ]) {
       const err = await client
         .sendMail({ envelope: { from: '', to: [to] }, raw: 'Subject: x\r\n\r\nx' })
         .catch((e: { responseCode?: number }) => e);
