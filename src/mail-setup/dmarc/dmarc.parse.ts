@@ -134,7 +134,6 @@ const parser = new XMLParser({
   removeNSPrefix: true,
   parseTagValue: false,
   trimValues: true,
-  isArray: (name) => ['record', 'dkim', 'spf', 'reason', 'error'].includes(name),
 });
 
 type Node = Record<string, unknown>;

@@ -1,7 +1,8 @@
 import type * as Mailparser from 'mailparser';
-import type { Attachment, ParsedMail } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 import { lazyRequire } from '../../lib/lazy.js';
 import { classify, enhancedStatus, replyCode, type BounceClass } from '../../mail/classify.js';
+import { leafText, mimeLeaves, type MimeLeaf } from './bounces.mime.js';
 import { DELAY_NOTICE, DELAY_SUBJECT, notificationText, phraseClass } from './bounces.phrases.js';
 
 // The MIME parser and its charset tables load with the first report parsed, not at start (lib/lazy.ts).
@@ -93,14 +94,17 @@ function addressOf(field: string | undefined): string | null {
   return m ? m[1]!.toLowerCase() : null;
 }
 
-const ORIGINAL_PART = /^(message\/(rfc822|global)|text\/rfc822-headers|message\/(rfc822|global)-headers)/i;
+const ORIGINAL_PART = /^(message\/(rfc822|global)|text\/rfc822-headers|message\/(rfc822|global)-headers)$/;
 const MESSAGE_ID = /^\s*message-id\s*:\s*(<[^>\s]+>)/im;
 
-/** The header block of the original message a report carries (message/rfc822 or text/rfc822-headers), CRLF ends. */
-function originalHeaderBlock(parts: Attachment[]): string | null {
-  for (const p of parts) {
-    if (!ORIGINAL_PART.test(p.contentType)) continue;
-    const text = p.content.toString('utf8').replace(/\r?\n/g, '\r\n');
+/** The header block of the original message a report returns (message/rfc822 or text/rfc822-headers), CRLF ends. */
+function originalHeaderBlock(leaves: MimeLeaf[]): string | null {
+  for (const p of leaves) {
+    if (!ORIGINAL_PART.test(p.type)) continue;
+    const text = p.body
+      .toString('utf8')
+      .replace(/\r?\n/g, '\r\n')
+      .replace(/^(\r\n)+/, '');
     const end = text.indexOf('\r\n\r\n');
     const block = (end === -1 ? text : text.slice(0, end + 2)).slice(0, 64 * 1024);
     if (/^[!-9;-~]+:/.test(block)) return block;
@@ -142,7 +146,29 @@ const reportType = (mail: ParsedMail): string | null => {
   return (ct.params?.['report-type'] ?? '').toLowerCase() || null;
 };
 
-const partOf = (mail: ParsedMail, type: RegExp) => mail.attachments.find((a) => type.test(a.contentType));
+const partOf = (leaves: MimeLeaf[], type: RegExp) => leaves.find((l) => type.test(l.type));
+
+/**
+ * The words of the report's sender: its first text part (a DSN's and an ARF's "human-readable" part, RFC 3462), or the
+ * first HTML part without its tags; never the returned message, which is a part of its own (bounces.mime.ts).
+ */
+function noticeOf(leaves: MimeLeaf[], fallback: string): string {
+  const text = leaves.find((l) => l.type === 'text/plain');
+  if (text) return leafText(text);
+  const html = leaves.find((l) => l.type === 'text/html');
+  if (html)
+    return leafText(html)
+      .replace(/<(style|script)[^]*?<\/\1>/gi, ' ')
+      .replace(/<br\s*\/?>|<\/(p|div|tr|li|h\d)>/gi, '\n')
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/&nbsp;/g, ' ')
+      .replace(/&amp;/g, '&')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&#39;|&apos;/g, "'")
+      .replace(/&quot;/g, '"');
+  return fallback;
+}
 
 const header = (mail: ParsedMail, name: string) =>
   String(mail.headers.get(name) ?? '')
@@ -267,12 +293,14 @@ export async function parseInbound(raw: Buffer): Promise<InboundReport> {
     return { kind: 'unclassified', reason: `not a readable message: ${(err as Error).message}`, subject: '' };
   }
   const subject = mail.subject ?? '';
-  const text = mail.text ?? '';
-  const originalHeaders = originalHeaderBlock(mail.attachments);
+  const leaves = mimeLeaves(raw);
+  // The report's own words: never the returned message (mailparser would mix an inline one into its text).
+  const text = noticeOf(leaves, mail.text ?? '');
+  const originalHeaders = originalHeaderBlock(leaves);
 
-  const feedback = partOf(mail, /^message\/feedback-report/i);
+  const feedback = partOf(leaves, /^message\/feedback-report$/);
   if (feedback) {
-    const fields = parseFieldGroups(feedback.content.toString('utf8'))[0] ?? new Map<string, string>();
+    const fields = parseFieldGroups(leafText(feedback))[0] ?? new Map<string, string>();
     const feedbackType = (fields.get('feedback-type') ?? 'abuse').toLowerCase();
     // RFC 5965/6591: an authentication-failure report (DMARC's ruf) or a "not spam" report is no complaint.
     if (feedbackType === 'auth-failure' || feedbackType === 'not-spam')
@@ -293,9 +321,9 @@ export async function parseInbound(raw: Buffer): Promise<InboundReport> {
   }
 
   const notice = notificationText(text);
-  const dsn = partOf(mail, /^message\/(global-)?delivery-status/i);
+  const dsn = partOf(leaves, /^message\/(global-)?delivery-status$/);
   if (dsn) {
-    const [perMessage, ...groups] = parseFieldGroups(dsn.content.toString('utf8'));
+    const [perMessage, ...groups] = parseFieldGroups(leafText(dsn));
     const recipients = groups.filter((g) => g.has('action') || g.has('status') || g.has('final-recipient'));
     const results: RecipientResult[] = recipients.map((g) => {
       const status = /^[245]\.\d{1,3}\.\d{1,3}/.exec(g.get('status') ?? '')?.[0] ?? null;
