@@ -247,16 +247,20 @@ export class InboundProcessor {
     envelope: Envelope,
     raw: Buffer,
   ): Promise<InboundOutcome> {
-    const attachments = await attachmentsOf(raw);
-    const intake = attachments
-      ? await recordDmarcReports(this.db, { domain: address.domain, workspaceIds: address.workspaceIds, attachments })
+    const mail = await attachmentsOf(raw);
+    const intake = mail
+      ? await recordDmarcReports(this.db, {
+          domain: address.domain,
+          workspaceIds: address.workspaceIds,
+          attachments: mail.attachments,
+        })
       : { stored: 0, duplicates: 0, problems: ['not a readable message'] };
     if (intake.stored || intake.duplicates) {
       if (intake.problems.length) this.log.warn({ rcptTo: envelope.rcptTo, problems: intake.problems }, 'DMARC report');
       return { result: 'dmarc', reports: intake.stored, duplicates: intake.duplicates };
     }
     const why = `not a DMARC aggregate report for ${address.domain}: ${intake.problems.join('; ')}`.slice(0, 500);
-    await this.keep(address.workspaceIds, envelope, raw, '', why);
+    await this.keep(address.workspaceIds, envelope, raw, mail?.subject ?? '', why);
     return { result: 'kept', why };
   }
 

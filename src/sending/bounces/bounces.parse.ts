@@ -412,10 +412,11 @@ export async function parseInbound(raw: Buffer): Promise<InboundReport> {
   };
 }
 
-/** A message's attachments, for the DMARC reports mailed to `dmarc@` (mail-setup/dmarc reads them). */
-export async function attachmentsOf(
-  raw: Buffer,
-): Promise<{ filename: string | null; contentType: string; content: Buffer }[] | null> {
+/** A message's subject and attachments, for the DMARC reports mailed to `dmarc@` (mail-setup/dmarc reads them). */
+export async function attachmentsOf(raw: Buffer): Promise<{
+  subject: string;
+  attachments: { filename: string | null; contentType: string; content: Buffer }[];
+} | null> {
   try {
     const mail = await mailparser().simpleParser(raw, {
       skipHtmlToText: true,
@@ -423,11 +424,14 @@ export async function attachmentsOf(
       skipTextLinks: true,
       skipImageLinks: true,
     });
-    return mail.attachments.slice(0, 20).map((a) => ({
-      filename: a.filename ?? null,
-      contentType: a.contentType,
-      content: a.content,
-    }));
+    return {
+      subject: mail.subject ?? '',
+      attachments: mail.attachments.slice(0, 20).map((a) => ({
+        filename: a.filename ?? null,
+        contentType: a.contentType,
+        content: a.content,
+      })),
+    };
   } catch {
     return null;
   }
