@@ -168,12 +168,33 @@ describeApi('DMARC reports: GET /v1/domains/{id}/dmarc', (h) => {
       [ws.id],
       [attachment(zipSync({ 'g.xml': strToU8(google) }), 'g.zip'), attachment(zlib.gzipSync(microsoft), 'm.xml.gz')],
     );
-    expect(first).toEqual({ stored: 2, duplicates: 0, problems: [] });
+    expect(first).toEqual({ stored: 2, duplicates: 0, dropped: 0, problems: [] });
     // The same report again (a reporter's retry): counted once.
     expect(await store(name, [ws.id], [attachment(Buffer.from(google), 'g.xml')])).toEqual({
       stored: 0,
       duplicates: 1,
+      dropped: 0,
       problems: [],
+    });
+    // A flood beyond the daily limit (500 a day per domain; 2 here) is dropped, not stored.
+    const third = xml({
+      domain: name,
+      id: 'flood-1',
+      begin: '2026-11-21',
+      records: [{ ip: '192.0.2.1', count: 999, dkim: 'fail', spf: 'fail' }],
+    });
+    expect(
+      await recordDmarcReports(h.db, {
+        domain: name,
+        workspaceIds: [ws.id],
+        attachments: [attachment(Buffer.from(third), 'f.xml')],
+        maxReportsPerDay: 2,
+      }),
+    ).toEqual({
+      stored: 0,
+      duplicates: 0,
+      dropped: 1,
+      problems: ['the report flood-1 of google.com: 2 reports stored in 24 hours already'],
     });
 
     const res = await h.call(ws.key, 'GET', `/v1/domains/${domain.id}/dmarc?from=2026-11-01&to=2026-11-30`);

@@ -387,6 +387,50 @@ describeApi('inbound SMTP listener', (h) => {
     ).toBeNull();
   });
 
+  it("postmaster@, abuse@, fbl@ and dmarc@ a verified domain's bounce domain are accepted (not a pending one's); what is kept from them is capped per day", async () => {
+    const ws = await h.workspace();
+    const name = `fx${ws.id.slice(-8).toLowerCase()}.test`;
+    await verifiedDomain(h, ws, name);
+    const pending = `pending-${name}`;
+    await h.call(ws.key, 'POST', '/v1/domains', { name: pending });
+    const lines: { msg: string; rcptTo?: string; outcome?: { result: string; why?: string } }[] = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => lines.push(JSON.parse(l) as (typeof lines)[number]) });
+    const processor = new InboundProcessor(
+      h.db,
+      TEST_SECRET,
+      reportRules(),
+      new UnsubscribeService(h.db),
+      log as never,
+      parseInbound,
+      { fixedKeptPerDay: 2 },
+    );
+    const server = await startInboundServer({ port: 0, host: '127.0.0.1', processor, log: log as never });
+    const c = nodemailer.createTransport({ host: '127.0.0.1', port: server.port, secure: false, ignoreTLS: true });
+    try {
+      const note = (n: number) => `From: someone@example.org\r\nSubject: note ${n}\r\n\r\nHello postmaster.\r\n`;
+      for (const box of ['postmaster', 'Postmaster', 'abuse', 'fbl', 'dmarc']) {
+        const info = await c.sendMail({ envelope: { from: '', to: [`${box}@bounces.${name}`] }, raw: note(0) });
+        expect(info.accepted, box).toEqual([`${box}@bounces.${name}`]);
+      }
+      for (const to of [`postmaster@bounces.${pending}`, `fbl@${name}`, `fbl@bounces.sub.${name}`]) {
+        const err = await c
+          .sendMail({ envelope: { from: '', to: [to] }, raw: note(0) })
+          .catch((e: { responseCode?: number }) => e);
+        expect((err as { responseCode?: number }).responseCode, to).toBe(550);
+      }
+      // Five accepted above; two kept (the day's limit here), the rest dropped and logged.
+      const kept = (await h.call(ws.key, 'GET', '/v1/inbound')).json().data as { rcptTo: string; reason: string }[];
+      expect(kept).toHaveLength(2);
+      const outcomes = lines.filter((l) => l.msg === 'inbound message').map((l) => l.outcome!);
+      expect(outcomes.map((o) => o.result)).toEqual(['kept', 'kept', 'ignored', 'ignored', 'ignored']);
+      expect(outcomes[2]!.why).toMatch(/^not kept: 2 messages to the fixed mailboxes kept in 24 hours already/);
+      expect(lines.filter((l) => l.msg.includes('daily review limit'))).toHaveLength(3);
+    } finally {
+      c.close();
+      await server.close();
+    }
+  });
+
   it('one message to many recipients: parsed once, applied once per distinct recipient (a repeated RCPT is one, and logs no error), at most 50 recipients (452 beyond)', async () => {
     const { ws, domain, emails, sent } = await sendBroadcast(2);
     const [a, b] = emails.map((e) => seen(sent, e)) as [ReturnType<typeof seen>, ReturnType<typeof seen>];

@@ -71,6 +71,23 @@ export async function insertReport(
   return true;
 }
 
+/** Reports the workspace stored for the domain since `since` (the daily limit against floods). */
+export async function reportsReceivedSince(
+  db: Executor,
+  workspaceId: string,
+  domainId: string,
+  since: string,
+): Promise<number> {
+  const r = await db
+    .selectFrom('dmarc_reports')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('domain_id', '=', domainId)
+    .where('received_at', '>=', since)
+    .executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
 export interface DayRange {
   from: string;
   to: string;

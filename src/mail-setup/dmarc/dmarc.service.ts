@@ -19,9 +19,17 @@ export interface DmarcIntake {
   stored: number;
   /** Reports the workspace had already (the same reporter's report id). */
   duplicates: number;
+  /** Reports not stored because the workspace's daily limit for the domain was reached. */
+  dropped: number;
   /** Why an attachment or a report was not stored, in words. */
   problems: string[];
 }
+
+/**
+ * The most reports a workspace stores for one domain in 24 hours. A domain hears from a few dozen receivers a day;
+ * anyone can mail the address, so a flood beyond this is dropped (and said in `problems`).
+ */
+export const DMARC_MAX_REPORTS_PER_DAY = 500;
 
 /** Whether a report is about `domain`: its policy was found there or above it, or a record's From is it. */
 function concerns(report: DmarcAggregate, domain: string): boolean {
@@ -37,9 +45,16 @@ function concerns(report: DmarcAggregate, domain: string): boolean {
  */
 export async function recordDmarcReports(
   db: Db,
-  input: { domain: string; workspaceIds: readonly string[]; attachments: readonly DmarcAttachment[] },
+  input: {
+    domain: string;
+    workspaceIds: readonly string[];
+    attachments: readonly DmarcAttachment[];
+    maxReportsPerDay?: number;
+  },
 ): Promise<DmarcIntake> {
-  const out: DmarcIntake = { stored: 0, duplicates: 0, problems: [] };
+  const max = input.maxReportsPerDay ?? DMARC_MAX_REPORTS_PER_DAY;
+  const since = new Date(Date.now() - 86_400_000).toISOString();
+  const out: DmarcIntake = { stored: 0, duplicates: 0, dropped: 0, problems: [] };
   const reports: DmarcAggregate[] = [];
   for (const a of input.attachments) {
     const name = a.filename ?? a.contentType;
@@ -65,6 +80,13 @@ export async function recordDmarcReports(
     for (const workspaceId of input.workspaceIds) {
       const domain = await findDomainByName(db.kysely, workspaceId, input.domain);
       if (!domain) continue;
+      if ((await repo.reportsReceivedSince(db.kysely, workspaceId, domain.id, since)) >= max) {
+        out.problems.push(
+          `the report ${report.reportId} of ${report.orgName}: ${max} reports stored in 24 hours already`,
+        );
+        out.dropped++;
+        continue;
+      }
       const stored = await db.kysely
         .transaction()
         .execute((trx) => repo.insertReport(trx, workspaceId, domain.id, report, failureReason, now));

@@ -17,6 +17,11 @@ import { applyDeliveryReport, type ReportRules } from './bounces.service.js';
 export const KEPT_BYTES = 256 * 1024;
 /** How long unreadable messages are kept. */
 export const INBOUND_RETENTION_DAYS = 30;
+/**
+ * The most messages a workspace keeps for review in 24 hours from its fixed mailboxes (`postmaster@`, `abuse@`, `fbl@`,
+ * `dmarc@`): anyone may write to them (spam does), and what is beyond is dropped (logged), not stored.
+ */
+export const FIXED_KEPT_PER_DAY = 200;
 
 export type InboundOutcome =
   | { result: 'bounce'; deliveries: number }
@@ -61,6 +66,8 @@ export class InboundProcessor {
     private readonly log: FastifyBaseLogger,
     /** The MIME reader (bounces.parse.ts); a test may count its calls. */
     private readonly parseReport: (raw: Buffer) => Promise<InboundReport> = parseInbound,
+    /** Limits against floods of the fixed mailboxes (a test lowers them). */
+    private readonly limits: { fixedKeptPerDay: number } = { fixedKeptPerDay: FIXED_KEPT_PER_DAY },
   ) {}
 
   /** The target a token address names, or null. */
@@ -215,6 +222,8 @@ export class InboundProcessor {
     try {
       if (address.mailbox === 'dmarc') return await this.onDmarc(address, envelope, raw);
       const report = await parse();
+      if (report.kind === 'unclassified')
+        return await this.keepFixed(address, envelope, raw, report.subject, report.reason);
       const skipped = await this.notAReport(report, address.workspaceIds, envelope, raw);
       if (skipped) return skipped;
       const claims = claimsOf(this.secret, report as Report, await this.signedOf(report as Report));
@@ -222,8 +231,7 @@ export class InboundProcessor {
       if (!proven) {
         const why = unprovenReason(address.mailbox, claims);
         this.log.warn({ rcptTo: envelope.rcptTo, reason: why }, 'an inbound report proves no message: kept');
-        await this.keep(address.workspaceIds, envelope, raw, report.subject, why);
-        return { result: 'kept', why };
+        return await this.keepFixed(address, envelope, raw, report.subject, why);
       }
       const workspaceId = await this.workspaceOf(proven);
       if (!workspaceId)
@@ -254,14 +262,17 @@ export class InboundProcessor {
           workspaceIds: address.workspaceIds,
           attachments: mail.attachments,
         })
-      : { stored: 0, duplicates: 0, problems: ['not a readable message'] };
+      : { stored: 0, duplicates: 0, dropped: 0, problems: ['not a readable message'] };
     if (intake.stored || intake.duplicates) {
       if (intake.problems.length) this.log.warn({ rcptTo: envelope.rcptTo, problems: intake.problems }, 'DMARC report');
       return { result: 'dmarc', reports: intake.stored, duplicates: intake.duplicates };
     }
+    if (intake.dropped) {
+      this.log.warn({ rcptTo: envelope.rcptTo, problems: intake.problems }, 'DMARC report dropped');
+      return { result: 'ignored', why: intake.problems.join('; ').slice(0, 500) };
+    }
     const why = `not a DMARC aggregate report for ${address.domain}: ${intake.problems.join('; ')}`.slice(0, 500);
-    await this.keep(address.workspaceIds, envelope, raw, mail?.subject ?? '', why);
-    return { result: 'kept', why };
+    return this.keepFixed(address, envelope, raw, mail?.subject ?? '', why);
   }
 
   /** A report about a broadcast's message: the delivery the address's token (or the report's proof) names. */
@@ -309,6 +320,48 @@ export class InboundProcessor {
         );
     }
     return report.kind === 'complaint' ? { result: 'complaint' } : { result: 'bounce', deliveries: 0 };
+  }
+
+  /**
+   * Keeps mail of a fixed mailbox for review, in each of the domain's workspaces that has kept fewer than the daily
+   * limit from its fixed mailboxes; beyond it the message is dropped (and logged), so that spam to postmaster@ cannot
+   * fill the database.
+   */
+  private async keepFixed(
+    address: Extract<InboundAddress, { kind: 'fixed' }>,
+    envelope: Envelope,
+    raw: Buffer,
+    subject: string,
+    reason: string,
+  ): Promise<InboundOutcome> {
+    const since = new Date(Date.now() - 86_400_000).toISOString();
+    const room: string[] = [];
+    for (const workspaceId of address.workspaceIds) {
+      const kept = await this.db.kysely
+        .selectFrom('inbound_messages')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('workspace_id', '=', workspaceId)
+        .where('received_at', '>=', since)
+        .where('rcpt_to', 'not like', 'bounces+%')
+        .where('rcpt_to', 'not like', 'unsubscribe+%')
+        .executeTakeFirst();
+      if (Number(kept?.n ?? 0) < this.limits.fixedKeptPerDay) room.push(workspaceId);
+    }
+    if (!room.length) {
+      this.log.warn(
+        { rcptTo: envelope.rcptTo, reason },
+        'inbound mail to a fixed mailbox dropped: the daily review limit is reached',
+      );
+      return {
+        result: 'ignored',
+        why: `not kept: ${this.limits.fixedKeptPerDay} messages to the fixed mailboxes kept in 24 hours already (${reason})`.slice(
+          0,
+          500,
+        ),
+      };
+    }
+    await this.keep(room, envelope, raw, subject, reason);
+    return { result: 'kept', why: reason };
   }
 
   /**
