@@ -153,6 +153,7 @@ export interface TemplatesTable {
   subject: string | null;
   html: string | null;
   text: string | null;
+  editor_content: string | null; // JSON (migration 0021)
   created_at: string;
   updated_at: string;
 }
@@ -169,6 +170,9 @@ export interface DomainsTable {
   verification: string | null; // JSON: result per record of the last check
   created_at: string;
   verified_at: string | null;
+  /** The host of its messages' links and pixel (a CNAME to the service), and when its CNAME was last verified (0025). */
+  tracking_host: string | null;
+  tracking_verified_at: string | null;
 }
 
 export interface IdempotencyKeysTable {

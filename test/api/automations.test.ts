@@ -527,7 +527,7 @@ describeApi('automations', (h) => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-      const service = new AutomationsService(h.db, webhooks, engine);
+      const service = new AutomationsService(h.db, webhooks, engine, { publicUrl: 'http://localhost:3000' });
       const a = await service.create(
         ws.id,
         { name: 'Hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] },
@@ -595,7 +595,7 @@ describeApi('automations', (h) => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gone`;
-      const service = new AutomationsService(h.db, webhooks, engine);
+      const service = new AutomationsService(h.db, webhooks, engine, { publicUrl: 'http://localhost:3000' });
       const hook = await service.create(
         ws.id,
         { name: 'Gone hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] },
@@ -683,7 +683,11 @@ describeApi('automations', (h) => {
             id: 'hi',
             type: 'send',
             from: FROM,
-            emailContent: { subject: 'Hi', html: '<p><a href="https://shop.example/x">Shop</a></p>' },
+            // With an image: a short HTML part without one gets no open pixel (docs/tracking.md).
+            emailContent: {
+              subject: 'Hi',
+              html: '<p><img src="https://shop.example/logo.png" alt="Shop" width="120" height="40"></p><p><a href="https://shop.example/x">Shop</a></p>',
+            },
           },
         ],
       })

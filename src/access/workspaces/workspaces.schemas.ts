@@ -28,13 +28,20 @@ export const WorkspaceSettingsSchema = Type.Object({
       minLength: 3,
       maxLength: 998,
       description:
-        'sender of system mail (double opt-in confirmations): `addr@domain` or `Name <addr@domain>` on a verified domain; null: no-reply@ the oldest verified domain, named after the workspace',
+        'sender of system mail (double opt-in confirmations, invitations) and of a new broadcast created without `from`: `addr@domain` or `Name <addr@domain>` on a verified domain; null: system mail from no-reply@ the oldest verified domain, named after the workspace, and new broadcasts without a sender',
     }),
   ),
   tracking: Type.Object(TrackingSchema.properties, {
     additionalProperties: false,
     description: "the default of new broadcasts' `tracking`; both true unless set",
   }),
+  brandColor: Nullable(
+    Type.String({
+      pattern: '^#[0-9a-fA-F]{6}$',
+      description:
+        "the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none",
+    }),
+  ),
 });
 export type WorkspaceSettings = Static<typeof WorkspaceSettingsSchema>;
 
@@ -43,6 +50,7 @@ export const DEFAULT_SETTINGS: WorkspaceSettings = {
   locale: 'en',
   defaultFrom: null,
   tracking: { opens: true, clicks: true },
+  brandColor: null,
 };
 
 export const WorkspaceSchema = Type.Object({

@@ -68,7 +68,7 @@ const sent = {
 };
 const withStats = (status: string, extra: Record<string, unknown> = {}) => ({ ...sending, status, ...extra });
 const CREATE_FIELDS =
-  '`from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast` and `unsubscribe_url` in scope; one that does not parse is 422 validation_failed.';
+  '`from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; one that does not parse is 422 validation_failed. When `emailContent.editorContent` is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on this write, ignoring any html or text sent with it; a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/emailContent/editorContent/blocks/3/url`).';
 
 const tags = ['broadcasts'];
 
@@ -76,7 +76,7 @@ export const broadcastsDocs: OperationDocs = {
   'POST /v1/broadcasts': {
     tags,
     summary: 'Create a broadcast',
-    description: `Create Broadcast: a DRAFT (201, with \`Location\`). Only \`name\` is required; the rest can come later with PUT. ${CREATE_FIELDS} \`tracking\` defaults to the workspace's settings. Needs \`write:broadcasts\`.`,
+    description: `Create Broadcast: a DRAFT (201, with \`Location\`). Only \`name\` is required; the rest can come later with PUT. ${CREATE_FIELDS} \`tracking\` defaults to the workspace's settings. Without \`from\` (omitted, not \`null\`), the draft takes the workspace's default sender (\`settings.defaultFrom\`, PUT /v1/workspace) while its domain is verified. Needs \`write:broadcasts\`.`,
     request: {
       name: 'November newsletter',
       from: 'Acme News <news@example.com>',
@@ -172,10 +172,16 @@ export const broadcastsDocs: OperationDocs = {
   'GET /v1/broadcasts/{broadcastId}/links': {
     tags,
     summary: 'Clicks per link',
-    description: "Clicks by people only: scanners' and other machines' clicks are left out (docs/tracking.md).",
+    description:
+      "Clicks by people only: scanners' and other machines' clicks are left out (docs/tracking.md). One row per link as the template writes it: a link personalised with Liquid (`?email={{ contact.email | url_encode }}`) is one row however many recipients' own URLs it became.",
     response: {
       data: [
         { url: 'https://example.com/blog/november', clicks: 371, uniqueClicks: 262 },
+        {
+          url: 'https://example.com/vip?email={{ contact.email | url_encode }}',
+          clicks: 58,
+          uniqueClicks: 51,
+        },
         { url: 'https://example.com/pricing', clicks: 31, uniqueClicks: 26 },
       ],
     },
@@ -218,7 +224,7 @@ export const broadcastsDocs: OperationDocs = {
     tags,
     summary: 'Check a broadcast before sending',
     description:
-      "Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain's DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail's 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last.",
+      "Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain's DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail's 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last. A broadcast whose `editorContent` is a block document also gets the renderer's warnings, one `document_<code>` check per kind naming the blocks' JSON Pointers (`document_image_alt_missing`, `document_button_link_missing`, `document_block_empty`, `document_footer_missing`), or `document` passing when there are none.",
     response: {
       ok: true,
       checks: [

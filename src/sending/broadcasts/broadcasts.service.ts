@@ -1,6 +1,14 @@
 import { contactEmail, getContact, audiencePage, countAudience, getSegment, getTopic } from '../../audience/index.js';
 import { type DomainsService, getSigningKey, findDomainByName } from '../../mail-setup/index.js';
 import type { Mailer } from '../../mail/transport.js';
+import { isBlockDocument } from '../../mail/blocks/grammar.js';
+import {
+  documentErrors,
+  documentWarnings,
+  withRenderedDocument,
+  workspaceScope,
+  type DocumentSettings,
+} from '../../mail/documents.js';
 import { returnPath } from '../../mail/verp.js';
 import * as deliveries from '../deliveries/deliveries.repository.js';
 import { cancelDeliveries, holdDeliveries, releaseDeliveries } from '../deliveries/deliveries.outcomes.js';
@@ -38,7 +46,9 @@ import {
   blockingChecks,
   checkErrors,
   contentChecks,
+  documentChecks,
   pass,
+  sentHtml,
   warning,
   type Check,
 } from './broadcasts.preflight.js';
@@ -54,6 +64,7 @@ import {
   type LinkStats,
   type TimelinePoint,
 } from '../tracking/tracking.repository.js';
+import { templateLinks } from '../tracking/tracking.links.js';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -73,9 +84,14 @@ function toContent(input: EmailContentInput): EmailContent {
   };
 }
 
-/** Shape checks the schema cannot express: address syntax, template syntax, body sizes. */
-function checkShape(input: { from?: string | null; replyTo?: string | null; emailContent?: EmailContentInput }): void {
-  const errors: FieldError[] = [];
+/**
+ * Shape checks the schema cannot express: address syntax, template syntax, body sizes; `errors` found before (a block
+ * document's) are reported with them.
+ */
+function checkShape(
+  input: { from?: string | null; replyTo?: string | null; emailContent?: EmailContentInput },
+  errors: FieldError[] = [],
+): void {
   if (input.from != null && !parseMailbox(input.from))
     errors.push({
       path: '/from',
@@ -108,6 +124,23 @@ export interface BroadcastSettings {
   bounceMxHost?: string;
 }
 
+/**
+ * The content a write stores (contract §16): a block document in `editorContent` is checked (its errors reported with
+ * the other shape errors) and rendered to the html and text stored, whatever html or text the write sent; then the
+ * usual shape checks apply to what is stored.
+ */
+async function storedContent<
+  T extends { from?: string | null; replyTo?: string | null; emailContent?: EmailContentInput },
+>(input: T, settings: DocumentSettings, lang: () => Promise<string | undefined>): Promise<T> {
+  const errors = documentErrors(input.emailContent, '/emailContent');
+  if (errors.length) checkShape({ ...input, emailContent: undefined }, errors);
+  const emailContent =
+    input.emailContent && (await withRenderedDocument(input.emailContent, '/emailContent', settings, lang));
+  const stored = emailContent === input.emailContent ? input : { ...input, emailContent };
+  checkShape(stored);
+  return stored;
+}
+
 export class BroadcastsService {
   constructor(
     private readonly db: Db,
@@ -118,6 +151,11 @@ export class BroadcastsService {
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
+  }
+
+  /** The workspace's locale: the language a block document is rendered in (its footer's words, `<html lang>`). */
+  private async localeOf(workspaceId: string): Promise<string | undefined> {
+    return (await getWorkspace(this.db.kysely, workspaceId))?.settings.locale;
   }
 
   private async mustGet(db: Executor, workspaceId: string, id: string): Promise<Broadcast> {
@@ -175,19 +213,32 @@ export class BroadcastsService {
     );
   }
 
+  /** The workspace's `settings.defaultFrom` when its domain is VERIFIED now; null otherwise (a draft without a sender). */
+  private async defaultSender(
+    db: Executor,
+    workspaceId: string,
+    settings: { defaultFrom?: string | null } | undefined,
+  ): Promise<string | null> {
+    const configured = settings?.defaultFrom?.trim();
+    return configured && (await this.senderVerified(db, workspaceId, configured)) ? configured : null;
+  }
+
   private async senderVerified(db: Executor, workspaceId: string, from: string): Promise<boolean> {
     const domain = parseMailbox(from)?.domain;
     return domain ? (await findDomainByName(db, workspaceId, domain))?.status === 'VERIFIED' : false;
   }
 
-  async create(workspaceId: string, input: CreateBroadcastInput): Promise<Broadcast> {
-    checkShape(input);
+  async create(workspaceId: string, given: CreateBroadcastInput): Promise<Broadcast> {
+    const input = await storedContent(given, this.config, () => this.localeOf(workspaceId));
     const id = newId('bc');
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, input);
+      const settings = (await getWorkspace(trx, workspaceId))?.settings;
       // Tracking not given: the workspace's default at the time of creation (docs/tracking.md).
-      const tracking = input.tracking ??
-        (await getWorkspace(trx, workspaceId))?.settings.tracking ?? { opens: true, clicks: true };
+      const tracking = input.tracking ?? settings?.tracking ?? { opens: true, clicks: true };
+      // No `from` given: the workspace's default sender, while its domain is verified (docs/api.md §5).
+      const from =
+        input.from !== undefined ? (input.from?.trim() ?? null) : await this.defaultSender(trx, workspaceId, settings);
       await repo.insertBroadcast(
         trx,
         workspaceId,
@@ -195,7 +246,7 @@ export class BroadcastsService {
         {
           tracking: { opens: tracking.opens, clicks: tracking.clicks },
           name: input.name,
-          from: input.from?.trim() ?? null,
+          from,
           replyTo: input.replyTo?.trim() ?? null,
           emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
           topicId: input.topicId ?? null,
@@ -257,10 +308,10 @@ export class BroadcastsService {
    * PUT: DRAFT or SCHEDULED only. A future sendAt schedules (the result must be sendable), null unschedules,
    * a past one is rejected. Edits to a SCHEDULED broadcast keep it scheduled, so they must leave it sendable.
    */
-  async update(workspaceId: string, id: string, input: UpdateBroadcastInput): Promise<Broadcast> {
-    if (input.id !== undefined && input.id !== id)
+  async update(workspaceId: string, id: string, given: UpdateBroadcastInput): Promise<Broadcast> {
+    if (given.id !== undefined && given.id !== id)
       throw validationFailed([{ path: '/id', message: 'must equal the broadcast id in the path' }]);
-    checkShape(input);
+    const input = await storedContent(given, this.config, () => this.localeOf(workspaceId));
     const now = nowIso();
     let sendAt: string | null | undefined;
     if (input.sendAt != null) {
@@ -402,10 +453,11 @@ export class BroadcastsService {
     return deliveries.listDeliveries(this.db.kysely, workspaceId, id, opts);
   }
 
-  /** The links people clicked, most clicked first (docs/tracking.md, "Stats"). */
+  /** The links people clicked, most clicked first, by the link as the template writes it (docs/tracking.md, "Stats"). */
   async links(workspaceId: string, id: string): Promise<{ data: LinkStats[] }> {
-    await this.mustGet(this.db.kysely, workspaceId, id);
-    return { data: await linkStats(this.db.kysely, workspaceId, id, 500) };
+    const b = await this.mustGet(this.db.kysely, workspaceId, id);
+    const links = templateLinks([b.emailContent.html]);
+    return { data: await linkStats(this.db.kysely, this.db.dialect, workspaceId, id, 500, links) };
   }
 
   /** Sent, opens, clicks and bounces per hour or day (UTC), computed by the database. */
@@ -451,24 +503,62 @@ export class BroadcastsService {
                 `the DKIM key at ${dkim?.name ?? domain} is ${dkim?.status ?? 'missing'}: receivers cannot verify the signature`,
               ),
         );
-        checks.push(
-          dns.spf.found
-            ? pass('dns_spf', `SPF: ${dns.spf.record}`)
-            : warning('dns_spf', `${domain} has no SPF record (Gmail and Yahoo require one of bulk senders)`),
-        );
+        // SPF where receivers evaluate it: the Return-Path's domain (bounces.<domain>, or the relay's), not the From's.
+        const envelope = dns.envelope;
+        if (envelope) {
+          const missing = envelope.records.filter((r) => r.status !== 'VERIFIED');
+          checks.push(
+            envelope.domain === null
+              ? warning(
+                  'dns_spf',
+                  `the Return-Path domain is your relay's (${envelope.relay}): Formcast cannot check its SPF; publish the records its domain authentication gives for ${domain}`,
+                )
+              : missing.length === 0 && envelope.records.length > 0
+                ? pass(
+                    'dns_spf',
+                    `SPF at ${envelope.domain}, the Return-Path receivers check: ${envelope.spf.record ?? 'through its CNAME'}`,
+                  )
+                : warning(
+                    'dns_spf',
+                    `SPF at ${envelope.domain}, the Return-Path domain receivers check for these messages, is not as advised: ${missing.map((r) => `${r.type} ${r.name} ${r.status}`).join(', ')} (Gmail and Yahoo require SPF of bulk senders)`,
+                  ),
+          );
+        } else
+          checks.push(
+            dns.bounce.spf.found
+              ? pass('dns_spf', `SPF at bounces.${domain}: ${dns.bounce.spf.record}`)
+              : warning('dns_spf', `bounces.${domain}, the Return-Path domain receivers check, has no SPF record`),
+          );
         checks.push(
           dns.dmarc.found
             ? pass('dns_dmarc', `DMARC: ${dns.dmarc.record}`)
             : warning('dns_dmarc', `${domain} has no DMARC record (Gmail and Yahoo require one of bulk senders)`),
         );
-        checks.push(
-          dns.bounce.mx.found
-            ? pass('dns_bounce_mx', `bounces.${domain} has its MX`)
-            : warning(
-                'dns_bounce_mx',
-                `bounces.${domain} has no MX to ${this.config.bounceMxHost ?? 'the inbound listener'}: bounce reports after sending will not be seen`,
-              ),
-        );
+        if (dns.alignment && !dns.alignment.spfAligns)
+          checks.push(
+            warning(
+              'dns_dmarc_alignment',
+              `the DMARC record has aspf=s: SPF of the Return-Path (${envelope?.domain ?? `bounces.${domain}`}) never aligns with ${domain}, so DMARC rests on DKIM alone; remove aspf=s`,
+            ),
+          );
+        if (!envelope || envelope.relay === 'smtp')
+          checks.push(
+            dns.bounce.mx.found
+              ? pass('dns_bounce_mx', `bounces.${domain} has its MX`)
+              : warning(
+                  'dns_bounce_mx',
+                  `bounces.${domain} has no MX to ${this.config.bounceMxHost ?? 'the inbound listener'}: bounce reports after sending will not be seen`,
+                ),
+          );
+        if (dns.tracking)
+          checks.push(
+            dns.tracking.status === 'VERIFIED'
+              ? pass('dns_tracking', `links and the open pixel use ${dns.tracking.name} (its CNAME is published)`)
+              : warning(
+                  'dns_tracking',
+                  `the tracking host ${dns.tracking.name} has no CNAME to ${dns.tracking.value} (${dns.tracking.status}): links and the pixel use PUBLIC_URL until it is verified`,
+                ),
+          );
       }
     }
     checks.push(
@@ -516,6 +606,7 @@ export class BroadcastsService {
     }
     const workspace = (await getWorkspace(k, workspaceId))!;
     let html: string | null = null;
+    let sent: ReturnType<typeof sentHtml> = null;
     let linked = false;
     try {
       const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
@@ -523,10 +614,22 @@ export class BroadcastsService {
         contact: SAMPLE_CONTACT,
         broadcast: { id: b.id, name: b.name },
         unsubscribe_url: unsubscribeUrl,
+        workspace: workspaceScope(workspace),
       });
       // The footer's rule (deliveries/message.assembly.ts): only a rendered link to the recipient's own URL counts, not a mention.
       linked = rendered.html?.includes(unsubscribeUrl) ?? false;
       html = assembleContent(rendered, { unsubscribeUrl, workspace }).html;
+      // Measured as sent: the footer, the tracked links and the pixel make a message larger than its template.
+      const topic = b.topicId ? await getTopic(k, workspaceId, b.topicId) : undefined;
+      const sender = domain ? await findDomainByName(k, workspaceId, domain) : undefined;
+      if (domain && html !== null)
+        sent = sentHtml(this.config.publicUrl, {
+          broadcast: b,
+          workspace: { id: workspace.id, name: workspace.name, settings: workspace.settings },
+          topic: topic ? { id: topic.id, name: topic.name } : null,
+          senderDomain: domain,
+          trackingHost: sender?.trackingVerifiedAt ? sender.trackingHost : null,
+        });
     } catch {
       // The blocking checks said why it does not render.
     }
@@ -543,7 +646,9 @@ export class BroadcastsService {
           'the workspace has no postal address for the footer (CAN-SPAM requires one): PUT /v1/workspace { settings: { postalAddress } }',
         ),
       );
-    checks.push(...contentChecks(html));
+    checks.push(...contentChecks(html, sent ?? undefined));
+    if (isBlockDocument(b.emailContent.editorContent))
+      checks.push(...documentChecks(documentWarnings(b.emailContent.editorContent)));
     return { ok: !checks.some((c) => c.status === 'fail'), checks };
   }
 
@@ -582,7 +687,9 @@ export class BroadcastsService {
     const replyTo = b.replyTo ? parseMailbox(b.replyTo) : null;
     const key = (await getSigningKey(k, workspaceId, from.domain, this.tests.secret))!;
     const workspace = (await getWorkspace(k, workspaceId))!;
-    const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/test`;
+    // A page that says it is a test and changes nothing (unsubscribe.routes.ts), in the workspace's language.
+    const locale = workspace.settings.locale;
+    const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/test${locale === 'en' ? '' : `?lang=${locale}`}`;
     const rendered = renderContent(b.emailContent, {
       contact: {
         email: contact.email,
@@ -592,6 +699,7 @@ export class BroadcastsService {
       },
       broadcast: { id: b.id, name: b.name },
       unsubscribe_url: unsubscribeUrl,
+      workspace: workspaceScope(workspace),
     });
     const content = assembleContent(rendered, { unsubscribeUrl, workspace });
     const sent = [];
@@ -646,6 +754,7 @@ export class BroadcastsService {
         ]);
       contact = found;
     }
+    const workspace = (await getWorkspace(this.db.kysely, workspaceId))!;
     try {
       const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
       const rendered = renderContent(b.emailContent, {
@@ -657,9 +766,9 @@ export class BroadcastsService {
         },
         broadcast: { id: b.id, name: b.name },
         unsubscribe_url: unsubscribeUrl,
+        workspace: workspaceScope(workspace),
       });
       // Assembled as a send assembles it (document, preheader, footer, text part), so the preview is what arrives.
-      const workspace = (await getWorkspace(this.db.kysely, workspaceId))!;
       const assembled = assembleContent(rendered, { unsubscribeUrl, workspace });
       return { ...assembled, previewText: rendered.previewText, contact: { id: contact.id, email: contact.email } };
     } catch (err) {

@@ -1,4 +1,4 @@
-/** A new broadcast (a draft): its name. */
+/** A new broadcast (a draft): its name; the server gives it the workspace's default sender (settings.defaultFrom). */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
@@ -6,12 +6,14 @@ import { api, unwrap } from '../../api/client';
 import { broadcastKeys } from '../../api/keys';
 import { Button, Dialog, ErrorSummary, Input } from '../../components';
 import type { Broadcast } from '../../lib/audience';
+import { useDefaultFrom } from '../../lib/automation-hooks';
 import { otherErrors, problemOf } from '../../lib/forms';
 
 export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const navigate = useNavigate();
   const qc = useQueryClient();
   const [name, setName] = useState('');
+  const defaultFrom = useDefaultFrom();
   const create = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/broadcasts', { body: { name: name.trim() } })),
     onSuccess: (b: Broadcast) => {
@@ -60,6 +62,11 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
           hint="For you; recipients see the subject."
           data-autofocus
         />
+        <p className="muted small" data-testid="new-broadcast-sender">
+          {defaultFrom.data
+            ? `It is sent from your default sender, ${defaultFrom.data}, unless you change it in the draft.`
+            : 'Choose its sender in the draft, or set a default sender in Settings.'}
+        </p>
       </form>
     </Dialog>
   );
