@@ -84,6 +84,11 @@ export function mimeLeaves(raw: Buffer): MimeLeaf[] {
       // A delimiter line is the boundary alone (or closing with "--"): a longer boundary that starts the same is not it.
       const escaped = delimiter.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       const chunks = body.split(new RegExp(`(?:^|\\r?\\n)${escaped}(?=--|[ \\t]*\\r?\\n|[ \\t]*$)`));
+      // No delimiter at all (a mail system that declared parts and wrote none): the body is read as one text.
+      if (chunks.length < 2) {
+        leaves.push({ type: 'text/plain', body: Buffer.from(body, 'latin1'), charset: null, filename: null });
+        return;
+      }
       // chunks[0] is the preamble; a chunk starting with "--" is the end (and the epilogue).
       for (const chunk of chunks.slice(1)) {
         if (chunk.startsWith('--')) break;

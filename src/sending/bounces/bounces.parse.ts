@@ -17,7 +17,8 @@ const mailparser = lazyRequire<typeof Mailparser>('mailparser');
  *   the receivers' wording (bounces.phrases.ts) when the status is missing or generic (5.0.0);
  * - a delay (every recipient `Action: delayed`, or a "warning only, you do not need to resend" notice): not a
  *   bounce, it changes nothing;
- * - an ARF report (RFC 5965, a `message/feedback-report` part): a complaint, with the original message's headers;
+ * - an ARF report (RFC 5965, a `message/feedback-report` part): a complaint, with the original message's headers (and
+ *   Microsoft's older, pre-ARF complaint: "complaint about message from …" with the message attached);
  * - a bounce that is not a DSN (older servers' plain text, Exchange's and Gmail's notices without a report part):
  *   classified from its status codes, else from its words, else kept as unclassified;
  * - an auto-reply (RFC 3834 `Auto-Submitted`, vacation and out-of-office notices, challenge-response systems):
@@ -227,8 +228,11 @@ function fromMailSystem(mail: ParsedMail): boolean {
   );
 }
 
-/** A status is generic when it says only "permanent failure" (5.0.0) or "other" (5.5.0): the words say more. */
-const GENERIC_STATUS = /^[45]\.[05]\.0$/;
+/**
+ * A status is generic when it says only "permanent failure" (5.0.0), "other" (5.5.0) or "other address status" (5.1.0,
+ * which some receivers give for a blocked sender): the words say more.
+ */
+const GENERIC_STATUS = /^[45]\.[015]\.0$/;
 
 /**
  * The class of a failure: a specific enhanced status decides (5.1.1, 5.7.1, any 4.x.x); otherwise the receiver's
@@ -320,16 +324,41 @@ export async function parseInbound(raw: Buffer): Promise<InboundReport> {
     };
   }
 
+  // Microsoft's older complaint loop (Hotmail's JMRP before ARF): "complaint about message from <IP>", from
+  // staff@hotmail.com, the complained-about message attached as message/rfc822 and no feedback-report part.
+  const reporter = mail.from?.value[0]?.address?.toLowerCase() ?? '';
+  if (
+    /^\s*complaint about message from /i.test(subject) &&
+    /@(hotmail|outlook|live|msn)\.com$/.test(reporter) &&
+    originalHeaders
+  )
+    return {
+      kind: 'complaint',
+      feedbackType: 'abuse',
+      recipient: addressOf(/^x-hmxmroriginalrecipient\s*:\s*(.+)$/im.exec(originalHeaders)?.[1]),
+      originalMessageId: originalMessageId(originalHeaders, text),
+      originalSenders: originalSenders(originalHeaders, text),
+      originalHeaders,
+      subject,
+    };
+
   const notice = notificationText(text);
   const dsn = partOf(leaves, /^message\/(global-)?delivery-status$/);
   if (dsn) {
     const [perMessage, ...groups] = parseFieldGroups(leafText(dsn));
     const recipients = groups.filter((g) => g.has('action') || g.has('status') || g.has('final-recipient'));
     const results: RecipientResult[] = recipients.map((g) => {
-      const status = /^[245]\.\d{1,3}\.\d{1,3}/.exec(g.get('status') ?? '')?.[0] ?? null;
+      const reported = /^[245]\.\d{1,3}\.\d{1,3}/.exec(g.get('status') ?? '')?.[0] ?? null;
       // RFC 3464 makes Action required; a DSN without one is read by its status.
-      const action = (g.get('action') ?? (status?.startsWith('5.') ? 'failed' : 'unknown')).toLowerCase();
+      const action = (g.get('action') ?? (reported?.startsWith('5.') ? 'failed' : 'unknown')).toLowerCase();
       const diagnostic = g.get('diagnostic-code')?.replace(/^(smtp|x-[a-z-]+)\s*;\s*/i, '') ?? '';
+      // The remote server's own reply outranks the reporting MTA's summary of it when the two disagree
+      // (`Status: 5.1.1` over `550 5.7.1 IP address blacklisted`): its status is the one read.
+      const replied = enhancedStatus(diagnostic);
+      const status =
+        replied && reported && replied !== reported && replied[0] === reported[0] && !GENERIC_STATUS.test(replied)
+          ? replied
+          : reported;
       const recipient = addressOf(g.get('final-recipient') ?? g.get('original-recipient'));
       if (action !== 'failed') return { recipient, action, status, diagnostic, class: null, rule: null };
       const found = classOf(status, replyCode(diagnostic), [diagnostic, notice]);

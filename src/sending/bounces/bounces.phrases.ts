@@ -36,6 +36,12 @@ export const PHRASES: readonly PhraseRow[] = [
   },
   {
     receiver: 'Gmail',
+    label: 'the recipient server did not accept our requests to connect (given up)',
+    pattern: /recipient server did not accept our requests to connect/i,
+    class: 'soft',
+  },
+  {
+    receiver: 'Gmail',
     label: 'the account does not exist / is disabled',
     pattern:
       /email account that you tried to reach (does not exist|is disabled)|address couldn't be found, or is unable to receive mail|\*\* Address not found \*\*/i,
@@ -127,7 +133,8 @@ export const PHRASES: readonly PhraseRow[] = [
   {
     receiver: 'Exim',
     label: 'retry timeout exceeded (given up after temporary failures)',
-    pattern: /retry timeout exceeded|retry time not reached for any host after a long failure period/i,
+    pattern:
+      /retry timeout exceeded|retry time not reached for any host after a long failure period|all hosts have been failing for a long time/i,
     class: 'soft',
   },
   {
@@ -183,14 +190,14 @@ export const PHRASES: readonly PhraseRow[] = [
     receiver: 'any',
     label: 'spam, block list, reputation, policy, authentication',
     pattern:
-      /\bspam\b|black ?list|block ?list|blocked|listed (on|at|in) |reputation|policy|not authori[sz]ed|access denied|\bSPF\b|\bDKIM\b|\bDMARC\b|unauthenticated|banned|relay(ing)? (access )?denied/i,
+      /\bspam\b|black ?list|block ?list|blocked|listed (on|at|in) |reputation|policy|not authori[sz]ed|access denied|\bSPF\b|\bDKIM\b|\bDMARC\b|unauthenticated|banned|relay(ing)? (access )?denied|sender (address )?(rejected|refused|denied)/i,
     class: 'blocked',
   },
   {
     receiver: 'any',
     label: 'temporary failure, given up later',
     pattern:
-      /temporar(il)?y (unavailable|deferred|rejected|failure|problem)|try again later|greylist|too many (connections|messages)|connection (timed out|refused)|timed out|message expired|in the queue too long/i,
+      /temporar(il)?y (unavailable|deferred|rejected|failure|problem)|try again later|greylist|too many (connections|messages)|connection (timed out|refused)|timed out|message expired|in the queue too long|delivery failed \d+ attempts/i,
     class: 'soft',
   },
   {
