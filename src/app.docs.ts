@@ -11,6 +11,7 @@ import { broadcastsDocs } from './sending/broadcasts/broadcasts.docs.js';
 import { contactsDocs } from './audience/contacts/contacts.docs.js';
 import { documentsDocs } from './sending/documents/documents.docs.js';
 import { domainsDocs } from './mail-setup/domains/domains.docs.js';
+import { dmarcDocs } from './mail-setup/dmarc/dmarc.docs.js';
 import { eventsDocs } from './outbox/events/events.docs.js';
 import { formsDocs } from './forms/forms/forms.docs.js';
 import { hostedDocs } from './forms/hosted/hosted.docs.js';
@@ -35,6 +36,7 @@ export const OPERATION_DOCS: readonly OperationDocs[] = [
   submissionsDocs,
   hostedDocs,
   domainsDocs,
+  dmarcDocs,
   contactsDocs,
   topicsDocs,
   segmentsDocs,

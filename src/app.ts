@@ -23,6 +23,8 @@ import { ContactsService, contactIdOf } from './audience/contacts/contacts.servi
 import { applyToAddress } from './audience/contacts/contacts.lifecycle.js';
 import { domainsRoutes } from './mail-setup/domains/domains.routes.js';
 import { DomainsService } from './mail-setup/domains/domains.service.js';
+import { dmarcRoutes } from './mail-setup/dmarc/dmarc.routes.js';
+import { DmarcService } from './mail-setup/dmarc/dmarc.service.js';
 import { unavailable } from './errors/errors.js';
 import { eventsRoutes } from './outbox/events/events.routes.js';
 import { EventsService } from './outbox/events/events.service.js';
@@ -75,6 +77,7 @@ export interface Services {
   workspaces: WorkspacesService;
   forms: FormsService;
   domains: DomainsService;
+  dmarc: DmarcService;
   contacts: ContactsService;
   topics: TopicsService;
   segments: SegmentsService;
@@ -135,6 +138,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     workspaces: new WorkspacesService(db, apiKeys),
     forms: new FormsService(db),
     domains,
+    dmarc: new DmarcService(db),
     contacts: new ContactsService(db, { contactPages: contactPagesOf(db) }),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
@@ -255,6 +259,7 @@ export async function buildApp({
       await v1.register(apiKeysRoutes, { apiKeys: services.apiKeys });
       await v1.register(formsRoutes, { forms: services.forms });
       await v1.register(domainsRoutes, { domains: services.domains });
+      await v1.register(dmarcRoutes, { dmarc: services.dmarc });
       await v1.register(contactsRoutes, { contacts: services.contacts });
       await v1.register(topicsRoutes, { topics: services.topics });
       await v1.register(segmentsRoutes, { segments: services.segments });

@@ -22,6 +22,7 @@ import { abuseLimits } from './migrations/0019_abuse_limits.js';
 import { secretsAtRest } from './migrations/0020_secrets_at_rest.js';
 import { templateDocuments } from './migrations/0021_template_documents.js';
 import { images } from './migrations/0022_images.js';
+import { dmarcReports } from './migrations/0023_dmarc_reports.js';
 import { trackingHost } from './migrations/0025_tracking_host.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
@@ -49,6 +50,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0020_secrets_at_rest': secretsAtRest(db.dialect),
     '0021_template_documents': templateDocuments(db.dialect),
     '0022_images': images(db.dialect),
+    '0023_dmarc_reports': dmarcReports(db.dialect),
     '0025_tracking_host': trackingHost(db.dialect),
   };
 }

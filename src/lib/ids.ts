@@ -19,6 +19,7 @@ export type IdPrefix =
   | 'cnf'
   | 'sup'
   | 'inb'
+  | 'dmr'
   | 'tst'
   | 'evt'
   | 'wh'
