@@ -34,6 +34,7 @@ const NAV: { section: string; items: NavItem[] }[] = [
       { to: '/templates', label: 'Templates', icon: 'templates' },
       { to: '/images', label: 'Images', icon: 'images' },
       { to: '/domains', label: 'Domains', icon: 'domains' },
+      { to: '/inbound', label: 'Reports to review', icon: 'mail' },
     ],
   },
   {

@@ -41,6 +41,7 @@ export const router = createBrowserRouter(
         { path: 'images', lazy: page(() => import('./pages/Images/Images')) },
         { path: 'domains', lazy: page(() => import('./pages/Domains/Domains')) },
         { path: 'domains/:domainId', lazy: page(() => import('./pages/DomainDetail')) },
+        { path: 'inbound', lazy: page(() => import('./pages/Inbound/Inbound')) },
         { path: 'webhooks', lazy: page(() => import('./pages/Webhooks/Webhooks')) },
         { path: 'webhooks/:webhookId', lazy: page(() => import('./pages/WebhookDetail')) },
         { path: 'api-keys', lazy: page(() => import('./pages/ApiKeys/ApiKeys')) },
