@@ -3,7 +3,7 @@
  * and the components other pages reuse (TemplateGallery, SaveAsTemplate).
  */
 import { useQuery } from '@tanstack/react-query';
-import { api, ApiError, requestHeaders, unwrap, type Problem } from '../api/client';
+import { api, unwrap } from '../api/client';
 import { documentKeys, templateKeys } from '../api/keys';
 import type { paths } from '../api/generated/schema';
 
@@ -34,16 +34,7 @@ export type RenderedDocument =
   paths['/v1/email-documents/render']['post']['responses'][200]['content']['application/json'];
 
 /** An image of the workspace's library (POST/GET /v1/images). */
-export interface LibraryImage {
-  id: string;
-  url: string;
-  contentType: string;
-  width: number;
-  height: number;
-  bytes: number;
-  name?: string | null;
-  createdAt?: string;
-}
+export type LibraryImage = paths['/v1/images/{imageId}']['get']['responses'][200]['content']['application/json'];
 
 /** Whether `editorContent` is a block document of the visual editor (`type: "formcast/blocks"`). */
 export function isBlockDocument(value: unknown): boolean {
@@ -53,32 +44,6 @@ export function isBlockDocument(value: unknown): boolean {
 /** The content of a stored template, as an email's content. */
 export function contentOf(t: Template): EmailContent {
   return { subject: t.subject, html: t.html, text: t.text, editorContent: t.editorContent ?? null };
-}
-
-/**
- * A JSON request to the API with the session's headers, answered as data or a thrown ApiError, for the operations the
- * typed client does not know yet.
- */
-export async function request<T>(method: string, url: string, body?: unknown): Promise<T> {
-  const headers = new Headers({ accept: 'application/json' });
-  if (body !== undefined) headers.set('content-type', 'application/json');
-  requestHeaders(method, headers);
-  const res = await fetch(url, {
-    method,
-    headers,
-    credentials: 'same-origin',
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let data: unknown;
-  try {
-    data = text ? JSON.parse(text) : undefined;
-  } catch {
-    data = { detail: text.slice(0, 200) };
-  }
-  if (res.status === 401) location.assign(`/app/login?next=${encodeURIComponent(location.pathname)}`);
-  if (!res.ok) throw new ApiError(res.status, (data as Problem) ?? {});
-  return data as T;
 }
 
 /** The starter documents (they change only with the service's version). */

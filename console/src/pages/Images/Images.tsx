@@ -5,6 +5,7 @@
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { api, unwrap } from '../../api/client';
 import { imageKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import {
@@ -21,7 +22,7 @@ import {
 } from '../../components';
 import { formatDateTime, formatNumber } from '../../lib/format';
 import { problemOf } from '../../lib/forms';
-import { formatBytes, request, type LibraryImage } from '../../lib/templates';
+import { formatBytes, type LibraryImage } from '../../lib/templates';
 import { UploadZone } from './UploadZone';
 import '../../styles/templates.css';
 
@@ -72,11 +73,12 @@ export default function Images() {
   const toast = useToast();
   const canWrite = can('write:broadcasts');
   const [deleting, setDeleting] = useState<LibraryImage | null>(null);
-  const list = useCursorList<LibraryImage>(imageKeys.list(), (cursor) =>
-    request('GET', `/v1/images?limit=48${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+  const list = useCursorList<LibraryImage>(imageKeys.list(), async (cursor) =>
+    unwrap(await api.GET('/v1/images', { params: { query: { cursor, limit: 48 } } })),
   );
   const remove = useMutation({
-    mutationFn: (img: LibraryImage) => request<null>('DELETE', `/v1/images/${encodeURIComponent(img.id)}`),
+    mutationFn: async (img: LibraryImage) =>
+      unwrap(await api.DELETE('/v1/images/{imageId}', { params: { path: { imageId: img.id } } })),
     onSuccess: (_r, img) => {
       void qc.invalidateQueries({ queryKey: imageKeys.all });
       toast.success(`${imageName(img)} deleted.`);
