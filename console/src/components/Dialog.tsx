@@ -13,12 +13,14 @@ export interface DialogProps {
   footer?: ReactNode;
   /** A dialog that must not close on Escape (say, while a request runs). */
   busy?: boolean;
+  /** Nearly the whole window (the email editor), instead of a narrow form. */
+  wide?: boolean;
 }
 
 const FOCUSABLE =
   'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
-export function Dialog({ open, title, onClose, children, footer, busy = false }: DialogProps) {
+export function Dialog({ open, title, onClose, children, footer, busy = false, wide = false }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   const opener = useRef<Element | null>(null);
   const titleId = useId();
@@ -50,7 +52,7 @@ export function Dialog({ open, title, onClose, children, footer, busy = false }:
   return (
     <dialog
       ref={ref}
-      className="dialog"
+      className={wide ? 'dialog dialog-wide' : 'dialog'}
       aria-labelledby={titleId}
       onCancel={(e) => {
         e.preventDefault();
