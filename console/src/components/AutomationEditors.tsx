@@ -307,12 +307,9 @@ function SendFields({
             title={ctx.editable ? 'Edit the email of this step' : 'The email of this step'}
             onClose={() => openEditor(false)}
             footer={
-              <>
-                {ctx.email?.status && <span className="dialog-status">{ctx.email.status}</span>}
-                <Button variant="primary" onClick={() => openEditor(false)}>
-                  Done
-                </Button>
-              </>
+              <Button variant="primary" onClick={() => openEditor(false)}>
+                Done
+              </Button>
             }
           >
             <EmailContentEditor

@@ -74,6 +74,33 @@ export interface CanvasProps {
   announce: (text: string) => void;
 }
 
+/** Small line icons of the block's buttons (decorative: each button has its words in aria-label). */
+const ICONS = {
+  grip: 'M9 5h.01M15 5h.01M9 12h.01M15 12h.01M9 19h.01M15 19h.01',
+  up: 'M12 19V5M5 12l7-7 7 7',
+  down: 'M12 5v14M19 12l-7 7-7-7',
+  copy: 'M9 9h11v11H9zM5 15H4V4h11v1',
+  trash: 'M4 7h16M10 11v6M14 11v6M6 7l1 13h10l1-13M9 7V4h6v3',
+} as const;
+
+function Glyph({ name }: { name: keyof typeof ICONS }) {
+  return (
+    <svg
+      viewBox="0 0 24 24"
+      width="16"
+      height="16"
+      aria-hidden="true"
+      fill="none"
+      stroke="currentColor"
+      strokeWidth={name === 'grip' ? 3.2 : 2}
+      strokeLinecap="round"
+      strokeLinejoin="round"
+    >
+      <path d={ICONS[name]} />
+    </svg>
+  );
+}
+
 const FOOTER_REASON =
   'The footer stays: it carries your postal address and the unsubscribe link, which every marketing email must have.';
 
@@ -131,7 +158,7 @@ function SortableBlock({
           {...listeners}
           disabled={props.readOnly}
         >
-          <span aria-hidden="true">⠿</span>
+          <Glyph name="grip" />
         </button>
         <span className="ee-block-label" aria-hidden="true">
           {BLOCK_LABELS[block.type]}
@@ -146,7 +173,7 @@ function SortableBlock({
               disabled={index === 0}
               onClick={() => props.moveUp(id)}
             >
-              <span aria-hidden="true">↑</span>
+              <Glyph name="up" />
             </button>
             <button
               type="button"
@@ -156,7 +183,7 @@ function SortableBlock({
               disabled={index === count - 1}
               onClick={() => props.moveDown(id)}
             >
-              <span aria-hidden="true">↓</span>
+              <Glyph name="down" />
             </button>
             {block.type !== 'footer' && (
               <button
@@ -166,7 +193,7 @@ function SortableBlock({
                 title="Duplicate"
                 onClick={() => props.duplicate(id)}
               >
-                <span aria-hidden="true">⧉</span>
+                <Glyph name="copy" />
               </button>
             )}
             <button
@@ -181,7 +208,7 @@ function SortableBlock({
                 else props.remove(id);
               }}
             >
-              <span aria-hidden="true">✕</span>
+              <Glyph name="trash" />
             </button>
             {block.type === 'footer' && (
               <span id={reasonId} className="visually-hidden">
@@ -301,6 +328,23 @@ export function Canvas(props: CanvasProps) {
       if (sameList) return d.type === 'block' && d.list === data.list;
       return !(d.list !== ROOT && parseList(d.list)?.parent === args.active.id);
     });
+    if (keyboard.current) {
+      // The keyboard's coordinates put the block's top on a block above it, or its bottom on one below
+      // (sortableKeyboardCoordinates): the candidate whose top or bottom edge matches is where it is.
+      const r = args.collisionRect;
+      let best: (typeof candidates)[number] | null = null;
+      let distance = Infinity;
+      for (const c of candidates) {
+        const rect = args.droppableRects.get(c.id);
+        if (!rect) continue;
+        const d = Math.min(Math.abs(rect.top - r.top), Math.abs(rect.bottom - r.bottom));
+        if (d < distance) {
+          distance = d;
+          best = c;
+        }
+      }
+      return best ? [{ id: best.id, data: { droppableContainer: best, value: distance } }] : [];
+    }
     if (sameList || !args.pointerCoordinates) return closestCenter({ ...args, droppableContainers: candidates });
     const within = pointerWithin({ ...args, droppableContainers: candidates });
     const inColumns = within.filter((c) => {

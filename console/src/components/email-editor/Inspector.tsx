@@ -57,7 +57,7 @@ export function BlockFields({
   const brand = settings.brandColor ?? DEFAULTS.brand;
   const align = (
     <AlignField
-      value={'align' in block ? (block.align ?? defaultAlign(block.type)) : undefined}
+      value={('align' in block ? block.align : undefined) ?? defaultAlign(block.type)}
       onChange={(a) => edit({ align: a } as Partial<Block>)}
     />
   );

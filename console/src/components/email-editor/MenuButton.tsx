@@ -143,7 +143,7 @@ export function MenuButton({
                 onClick={() => choose(item)}
               >
                 <span>{item.label}</span>
-                {item.detail && <span className="menu-detail">{item.detail}</span>}
+                {item.detail && <span className="menu-detail"> {item.detail}</span>}
               </button>
             </li>
           ))}
