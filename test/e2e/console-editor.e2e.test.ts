@@ -98,11 +98,11 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
     await p.screenshot({ path: path.join(SHOTS, `console-editor-${name}.png`), fullPage });
   }
 
-  /** The content card (the editor) alone, scrolled into view. */
+  /** The content card (the editor) alone: the page from its top (sticky bars where they belong), clipped to it. */
   async function shotEditor(p: Page, name: string): Promise<void> {
-    const card = p.locator('.composer-content');
-    await card.scrollIntoViewIfNeeded();
-    await card.screenshot({ path: path.join(SHOTS, `console-editor-${name}.png`) });
+    await p.evaluate(() => window.scrollTo(0, 0));
+    const box = (await p.locator('.composer-content').boundingBox())!;
+    await p.screenshot({ path: path.join(SHOTS, `console-editor-${name}.png`), fullPage: true, clip: box });
   }
 
   const stored = async () => (await api('GET', `/v1/broadcasts/${broadcastId}`)).emailContent;
@@ -430,7 +430,7 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
       await d.locator('.ee-block').first().waitFor();
       await d.locator('.ee-list-root > .ee-block[data-block-type="text"]').click();
       await shot(d, 'composer-dark');
-      await d.locator('.composer-content').screenshot({ path: path.join(SHOTS, 'console-editor-editor-dark.png') });
+      await shotEditor(d, 'editor-dark');
       await axe(d, 'the editor, dark');
       await dark.close();
 
@@ -442,7 +442,7 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
       const p = await phone.newPage();
       await p.goto(`${server.url}/app/broadcasts/${broadcastId}`);
       await p.locator('.ee-block').first().waitFor();
-      await p.locator('.composer-content').screenshot({ path: path.join(SHOTS, 'console-editor-editor-phone.png') });
+      await shotEditor(p, 'editor-phone');
       expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
       await axe(p, 'the editor at 390 px');
       await phone.close();
@@ -473,6 +473,31 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
       expect(await shownTypes()).toEqual(['heading', 'text', 'footer']);
       await saved();
       expect(await storedTypes()).toEqual(['heading', 'text', 'footer']);
+    },
+    120_000,
+  );
+
+  it.skipIf(unavailable)(
+    'a PNG dropped on a block becomes an image block after it, uploaded',
+    async () => {
+      const png = fs.readFileSync(PNG).toString('base64');
+      const files = await page.evaluateHandle((b64) => {
+        const dt = new DataTransfer();
+        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        dt.items.add(new File([bytes], 'spring-sale.png', { type: 'image/png' }));
+        return dt;
+      }, png);
+      const heading = page.locator('.ee-list-root > .ee-block[data-block-type="heading"]');
+      await heading.dispatchEvent('dragenter', { dataTransfer: files });
+      await heading.dispatchEvent('dragover', { dataTransfer: files });
+      await heading.dispatchEvent('drop', { dataTransfer: files });
+      await expect.poll(() => shownTypes()).toEqual(['heading', 'image', 'text', 'footer']);
+      await page.locator('.ee-block[data-block-type="image"] img.ee-image-img').waitFor({ timeout: 15_000 });
+      await page.getByLabel('Alternative text').fill('Spring sale');
+      await saved();
+      const image = (await stored()).editorContent.blocks[1];
+      expect(image).toMatchObject({ type: 'image', alt: 'Spring sale' });
+      expect(image.url).toMatch(new RegExp(`^${server.url}/i/`));
     },
     120_000,
   );

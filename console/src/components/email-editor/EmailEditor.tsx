@@ -8,8 +8,7 @@
  * new one. What is saved is the caller's business (EmailContentEditor and the autosave).
  */
 import type { Editor } from '@tiptap/core';
-import { useEditorState } from '@tiptap/react';
-import { useId, useMemo, useRef, useState, type DragEvent, type ReactNode } from 'react';
+import { useEffect, useId, useMemo, useRef, useState, type DragEvent, type ReactNode } from 'react';
 import { Button } from '../Button';
 import { precheck, uploadErrorText, uploadImage } from './api';
 import type { UploadState } from './BlockView';
@@ -264,18 +263,24 @@ export function EmailEditor({
 
   /* ---- text formatting and merge tags */
   const rich = target?.kind === 'rich' && !target.editor.isDestroyed ? target.editor : null;
-  const formatting = useEditorState({
-    editor: rich,
-    selector: ({ editor }) =>
-      editor
-        ? {
-            bold: editor.isActive('bold'),
-            italic: editor.isActive('italic'),
-            link: editor.isActive('link'),
-            plain: !('bold' in editor.schema.marks),
-          }
-        : null,
-  });
+  // The toolbar follows the active text's marks: it renders again on each of that editor's transactions.
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    if (!rich) return;
+    const again = () => setTick((t) => t + 1);
+    rich.on('transaction', again);
+    return () => {
+      rich.off('transaction', again);
+    };
+  }, [rich]);
+  const formatting = rich
+    ? {
+        bold: rich.isActive('bold'),
+        italic: rich.isActive('italic'),
+        link: rich.isActive('link'),
+        plain: !('bold' in rich.schema.marks),
+      }
+    : null;
   const canFormat = !!rich && !!formatting && !formatting.plain && !readOnly;
   const onRichActive = (editor: Editor, on: boolean) => {
     if (on) setTarget({ kind: 'rich', editor, plain: !('bold' in editor.schema.marks) });
