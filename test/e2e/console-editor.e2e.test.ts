@@ -98,12 +98,13 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
     await p.screenshot({ path: path.join(SHOTS, `console-editor-${name}.png`), fullPage });
   }
 
-  /** The content card (the editor) alone: the page from its top (sticky bars where they belong), clipped to it. */
-  async function shotEditor(p: Page, name: string): Promise<void> {
+  /** One part of the page: the page from its top (sticky bars where they belong), clipped to the part. */
+  async function shotOf(p: Page, selector: string, name: string): Promise<void> {
     await p.evaluate(() => window.scrollTo(0, 0));
-    const box = (await p.locator('.composer-content').boundingBox())!;
+    const box = (await p.locator(selector).boundingBox())!;
     await p.screenshot({ path: path.join(SHOTS, `console-editor-${name}.png`), fullPage: true, clip: box });
   }
+  const shotEditor = (p: Page, name: string) => shotOf(p, '.composer-content', name);
 
   const stored = async () => (await api('GET', `/v1/broadcasts/${broadcastId}`)).emailContent;
   const storedTypes = async () => (await stored()).editorContent.blocks.map((b: any) => b.type);
@@ -337,7 +338,7 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
       await page.getByRole('button', { name: 'Dark', exact: true }).click();
       await expect.poll(() => page.locator('iframe[title^="Email preview"]').getAttribute('title')).toContain('phone');
       await frame.getByText('Hi Ada,').waitFor();
-      await page.locator('.ee-side').screenshot({ path: path.join(SHOTS, 'console-editor-preview-phone-dark.png') });
+      await shotOf(page, '.ee-side', 'preview-phone-dark');
       await axe(page, 'the preview');
       await page.getByRole('button', { name: 'Desktop', exact: true }).click();
       await page.getByRole('button', { name: 'Light', exact: true }).click();

@@ -97,7 +97,9 @@ export function LivePreview({
     return () => ro.disconnect();
   }, []);
   const frameWidth = device === 'desktop' ? DESKTOP : PHONE;
-  const scale = width && width < frameWidth ? width / frameWidth : 1;
+  // The phone's frame is drawn around the screen (a 6 px border), the desktop's with 1 px.
+  const border = device === 'desktop' ? 1 : 6;
+  const scale = width && width < frameWidth + 2 * border ? (width - 2 * border) / frameWidth : 1;
   const frameHeight = device === 'desktop' ? 720 : 700;
   const findId = useId();
 
