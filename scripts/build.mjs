@@ -30,6 +30,7 @@ const EXTERNAL = new Set([
   'mailauth',
   'sanitize-html',
   'html-to-text',
+  'mjml',
   'smtp-server',
   'piscina',
   'tsx',

@@ -9,6 +9,7 @@ import { automationsDocs } from './integrations/automations/automations.docs.js'
 import { bouncesDocs } from './sending/bounces/bounces.docs.js';
 import { broadcastsDocs } from './sending/broadcasts/broadcasts.docs.js';
 import { contactsDocs } from './audience/contacts/contacts.docs.js';
+import { documentsDocs } from './sending/documents/documents.docs.js';
 import { domainsDocs } from './mail-setup/domains/domains.docs.js';
 import { eventsDocs } from './outbox/events/events.docs.js';
 import { formsDocs } from './forms/forms/forms.docs.js';
@@ -38,6 +39,7 @@ export const OPERATION_DOCS: readonly OperationDocs[] = [
   segmentsDocs,
   templatesDocs,
   broadcastsDocs,
+  documentsDocs,
   suppressionsDocs,
   bouncesDocs,
   eventsDocs,

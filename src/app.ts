@@ -13,7 +13,10 @@ import { bouncesRoutes } from './sending/bounces/bounces.routes.js';
 import { BouncesService, reportRules } from './sending/bounces/bounces.service.js';
 import { broadcastsRoutes } from './sending/broadcasts/broadcasts.routes.js';
 import { BroadcastsService } from './sending/broadcasts/broadcasts.service.js';
+import { DocumentsService } from './sending/documents/documents.service.js';
+import { documentsRoutes } from './sending/documents/documents.routes.js';
 import { consoleRoutes } from './access/console/console.routes.js';
+import { getWorkspace } from './access/index.js';
 import { contactStatsRoutes } from './audience/contacts/contacts.stats.routes.js';
 import { contactsRoutes } from './audience/contacts/contacts.routes.js';
 import { ContactsService, contactIdOf } from './audience/contacts/contacts.service.js';
@@ -31,6 +34,7 @@ import { registerIdempotency } from './http/idempotency.js';
 import { registerBodyParsers } from './http/input.js';
 import { registerApiRateLimit } from './http/rate-limit.js';
 import { sendProblem } from './http/problem.js';
+import { socialIconRoutes } from './pages/social-icons.js';
 import { createServer } from './http/server.js';
 import type { Mailer, TransportState } from './mail/transport.js';
 import { segmentsRoutes } from './audience/segments/segments.routes.js';
@@ -74,6 +78,7 @@ export interface Services {
   segments: SegmentsService;
   templates: TemplatesService;
   broadcasts: BroadcastsService;
+  documents: DocumentsService;
   unsubscribe: UnsubscribeService;
   submissions: SubmissionsService;
   suppressions: SuppressionsService;
@@ -128,19 +133,25 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     contacts: new ContactsService(db, { contactPages: contactPagesOf(db) }),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
-    templates: new TemplatesService(db),
+    templates: new TemplatesService(db, {
+      publicUrl: config.publicUrl,
+      localeOf: async (workspaceId) => (await getWorkspace(db.kysely, workspaceId))?.settings.locale,
+    }),
     broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
+    documents: new DocumentsService(db, { publicUrl: config.publicUrl }),
     unsubscribe: new UnsubscribeService(db),
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
     suppressions: new SuppressionsService(db, applyToAddress),
     bounces: new BouncesService(db),
-    events: new EventsService(db, config.trackQuota, {
-      contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref),
-    }),
+    events: new EventsService(
+      db,
+      { contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref) },
+      config.trackQuota,
+    ),
     webhooks,
     sessions,
     users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
-    automations: new AutomationsService(db, webhooks, engine),
+    automations: new AutomationsService(db, webhooks, engine, { publicUrl: config.publicUrl }),
     protection,
   };
 }
@@ -213,6 +224,8 @@ export async function buildApp({
   });
   // The web console's built files under /app (contract §14; console/ and src/access/console/console.routes.ts).
   await app.register(consoleRoutes, {});
+  // The icons of social links in emails (src/mail/blocks), public under /assets/social/.
+  await app.register(socialIconRoutes, {});
 
   await app.register(
     async (v1) => {
@@ -239,6 +252,7 @@ export async function buildApp({
       await v1.register(segmentsRoutes, { segments: services.segments });
       await v1.register(templatesRoutes, { templates: services.templates });
       await v1.register(broadcastsRoutes, { broadcasts: services.broadcasts });
+      await v1.register(documentsRoutes, { documents: services.documents });
       await v1.register(submissionsRoutes, { submissions: services.submissions });
       await v1.register(suppressionsRoutes, { suppressions: services.suppressions });
       await v1.register(bouncesRoutes, { bounces: services.bounces });

@@ -20,6 +20,7 @@ import { submissionIntake } from './migrations/0017_submission_intake.js';
 import { automationGuards } from './migrations/0018_automation_guards.js';
 import { abuseLimits } from './migrations/0019_abuse_limits.js';
 import { secretsAtRest } from './migrations/0020_secrets_at_rest.js';
+import { templateDocuments } from './migrations/0021_template_documents.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -44,6 +45,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0018_automation_guards': automationGuards(),
     '0019_abuse_limits': abuseLimits(db.dialect),
     '0020_secrets_at_rest': secretsAtRest(db.dialect),
+    '0021_template_documents': templateDocuments(db.dialect),
   };
 }
 

@@ -109,6 +109,7 @@ export interface TemplatesTable {
   subject: string | null;
   html: string | null;
   text: string | null;
+  editor_content: string | null; // JSON (migration 0021)
   created_at: string;
   updated_at: string;
 }

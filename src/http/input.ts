@@ -97,8 +97,50 @@ export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
   return max;
 }
 
-export const tooDeep = () =>
-  validationFailed([{ path: '/', message: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects` }]);
+/**
+ * The JSON Pointer of the first value of a JSON text that opens past `limit` levels (`/emailContent/editorContent/
+ * blocks/0/columns/0/0/…`), or `/` when the text cannot be read that far. Runs only on a text found too deep.
+ */
+export function tooDeepPointer(text: string, limit = MAX_JSON_DEPTH): string {
+  const frames: { array: boolean; key: string; index: number; expectKey: boolean }[] = [];
+  let inString = false;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) {
+        inString = false;
+        const top = frames[frames.length - 1];
+        if (top && !top.array && top.expectKey) {
+          try {
+            top.key = String(JSON.parse(text.slice(start, i + 1)));
+          } catch {
+            return '/';
+          }
+          top.expectKey = false;
+        }
+      }
+    } else if (c === 34) {
+      inString = true;
+      start = i;
+    } else if (c === 91 || c === 123) {
+      if (frames.length >= limit)
+        return frames.map((f) => `/${f.array ? String(f.index) : escapePointer(f.key)}`).join('') || '/';
+      frames.push({ array: c === 91, key: '', index: 0, expectKey: c === 123 });
+    } else if (c === 93 || c === 125) {
+      frames.pop();
+    } else if (c === 44) {
+      const top = frames[frames.length - 1];
+      if (top?.array) top.index++;
+      else if (top) top.expectKey = true;
+    }
+  }
+  return '/';
+}
+
+export const tooDeep = (path = '/') =>
+  validationFailed([{ path, message: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects` }]);
 
 export const invalidJson = () => new DomainError('invalid_json', 'the request body is not valid JSON');
 
@@ -108,7 +150,7 @@ export const invalidJson = () => new DomainError('invalid_json', 'the request bo
  * validation_failed when it nests too deeply or holds a bad string (with the pointer to it).
  */
 export function parseJsonBody(text: string): unknown {
-  if (jsonDepth(text) > MAX_JSON_DEPTH) throw tooDeep();
+  if (jsonDepth(text) > MAX_JSON_DEPTH) throw tooDeep(tooDeepPointer(text));
   let value: unknown;
   try {
     value = sjson.parse(text, null, { protoAction: 'error', constructorAction: 'error' });

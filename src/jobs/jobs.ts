@@ -10,7 +10,7 @@ import {
 import { ContactsService } from '../audience/contacts/contacts.service.js';
 import { contactPagesOf } from '../audience/segments/segments.service.js';
 import type { Db } from '../db/connection.js';
-import { EventsService } from '../outbox/events/events.service.js';
+import { pruneOldEvents } from '../outbox/events/events.service.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline, type PipelineOptions } from '../sending/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../composition/sql-delivery-store.js';
 import { reportRules } from '../sending/bounces/bounces.service.js';
@@ -150,7 +150,6 @@ export function startJobs(
   const pipeline = buildPipeline(db, mailer, config, log, { onBatch: () => sendingHeap.sending(), ...overrides });
   const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log, config.secret);
   const contacts = new ContactsService(db, { contactPages: contactPagesOf(db) });
-  const events = new EventsService(db);
   const protection = new ProtectionService(db, {
     secret: config.secret,
     bursts: config.signupBursts,
@@ -180,7 +179,7 @@ export function startJobs(
     },
     { name: 'idempotency purge', everyMs: 3_600_000, run: async () => (await purgeIdempotencyKeys(db), 0) },
     { name: 'inbound purge', everyMs: 86_400_000, run: async () => (await purgeInboundMessages(db), 0) },
-    { name: 'events retention', everyMs: 3_600_000, run: () => events.prune(config.eventsRetentionDays) },
+    { name: 'events retention', everyMs: 3_600_000, run: () => pruneOldEvents(db, config.eventsRetentionDays) },
     // Single-use tokens past their expiry and burst signals past the window (docs/bot-protection.md).
     { name: 'protection purge', everyMs: 3_600_000, run: () => protection.purge() }, // a busy round (rows deleted) runs again at once
     {

@@ -527,7 +527,7 @@ describeApi('automations', (h) => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-      const service = new AutomationsService(h.db, webhooks, engine);
+      const service = new AutomationsService(h.db, webhooks, engine, { publicUrl: 'http://localhost:3000' });
       const a = await service.create(
         ws.id,
         { name: 'Hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] },
@@ -595,7 +595,7 @@ describeApi('automations', (h) => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/gone`;
-      const service = new AutomationsService(h.db, webhooks, engine);
+      const service = new AutomationsService(h.db, webhooks, engine, { publicUrl: 'http://localhost:3000' });
       const hook = await service.create(
         ws.id,
         { name: 'Gone hook', trigger: { type: 'api' }, steps: [{ id: 'hook', type: 'webhook', url }] },

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { EventsService } from '../../src/outbox/events/events.service.js';
+import { pruneOldEvents } from '../../src/outbox/events/events.service.js';
 import { recordEvents } from '../../src/outbox/events/events.repository.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertTopic, verifiedDomain } from '../helpers/fixtures.js';
@@ -269,9 +269,8 @@ describeApi('the event stream', (h) => {
         new Date(now).toISOString(),
       ),
     );
-    const service = new EventsService(h.db);
     let pruned = 0;
-    for (let n = await service.prune(400, now); n > 0; n = await service.prune(400, now)) pruned += n;
+    for (let n = await pruneOldEvents(h.db, 400, now); n > 0; n = await pruneOldEvents(h.db, 400, now)) pruned += n;
     expect(pruned).toBeGreaterThanOrEqual(2500);
     expect(types(await eventsOf(ws))).toEqual(['email.clicked']);
   });

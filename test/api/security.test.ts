@@ -351,7 +351,13 @@ describeApi('security: input rules and abuse', (h) => {
     for (const headers of [{}, { 'idempotency-key': 'deep' }] as Record<string, string>[]) {
       const res = await h.call(ws.key, 'POST', '/v1/broadcasts', deep, headers);
       expect(res.statusCode).toBe(422);
-      expect(res.json().errors).toEqual([{ path: '/', message: 'nests deeper than 64 levels of arrays and objects' }]);
+      // At the pointer of the first value past the limit: the 63rd array inside editorContent.
+      expect(res.json().errors).toEqual([
+        {
+          path: `/emailContent/editorContent${'/0'.repeat(62)}`,
+          message: 'nests deeper than 64 levels of arrays and objects',
+        },
+      ]);
     }
     const ok = `{"name":"x","emailContent":{"editorContent":${'['.repeat(60)}${']'.repeat(60)}}}`;
     expect((await h.call(ws.key, 'POST', '/v1/broadcasts', ok)).statusCode).toBe(201);

@@ -12,7 +12,16 @@ describeApi('templates', (h) => {
     expect(res.statusCode).toBe(201);
     const t = res.json();
     expect(res.headers.location).toBe(`/v1/templates/${t.id}`);
-    expect(Object.keys(t).sort()).toEqual(['createdAt', 'html', 'id', 'name', 'subject', 'text', 'updatedAt']);
+    expect(Object.keys(t).sort()).toEqual([
+      'createdAt',
+      'editorContent',
+      'html',
+      'id',
+      'name',
+      'subject',
+      'text',
+      'updatedAt',
+    ]);
     expect(t).toMatchObject({ name: 'Confirm', subject: 'Please confirm', text: null });
     expect(t.id).toMatch(/^tmpl_/);
     const bad = await h.call(ws.key, 'POST', '/v1/templates', { name: 'Bad', html: '{% for %}' });

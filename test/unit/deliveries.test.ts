@@ -260,12 +260,20 @@ describe('composing', () => {
     ...extra,
   });
 
-  it('wraps a fragment in a whole document; keeps a whole document', () => {
+  it('wraps a fragment in a whole document; keeps a whole document, giving it the locale and the subject it lacks', () => {
     const a = assembleContent(content('<p>x</p>'), ctx({ locale: 'de' }));
     expect(a.html).toMatch(/^<!doctype html>\n<html lang="de">[\s\S]*<title>Hi<\/title>[\s\S]*<body>\n<p>x<\/p>/);
-    expect(assembleContent(content('<html><body><p>x</p></body></html>'), ctx()).html).toMatch(
-      /^<html><body><p>x<\/p>/,
+    // A rendered block document has no lang and an empty title (docs/email-documents-api.md): the send fills both.
+    expect(assembleContent(content('<html><body><p>x</p></body></html>'), ctx({ locale: 'de' })).html).toMatch(
+      /^<html lang="de"><body><p>x<\/p>/,
     );
+    expect(
+      assembleContent(content('<html class="a"><head><title></title></head><body><p>x</p></body></html>'), ctx()).html,
+    ).toMatch(/^<html lang="en" class="a"><head><title>Hi<\/title><\/head><body><p>x<\/p>/);
+    // What the author set is kept.
+    expect(
+      assembleContent(content('<html lang="fr"><head><title>Mine</title></head><body>x</body></html>'), ctx()).html,
+    ).toMatch(/^<html lang="fr"><head><title>Mine<\/title>/);
   });
 
   it('puts the preheader first in the body, escaped, padded, without tiny fonts', () => {

@@ -35,6 +35,13 @@ export const WorkspaceSettingsSchema = Type.Object({
     additionalProperties: false,
     description: "the default of new broadcasts' `tracking`; both true unless set",
   }),
+  brandColor: Nullable(
+    Type.String({
+      pattern: '^#[0-9a-fA-F]{6}$',
+      description:
+        "the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none",
+    }),
+  ),
 });
 export type WorkspaceSettings = Static<typeof WorkspaceSettingsSchema>;
 
@@ -43,6 +50,7 @@ export const DEFAULT_SETTINGS: WorkspaceSettings = {
   locale: 'en',
   defaultFrom: null,
   tracking: { opens: true, clicks: true },
+  brandColor: null,
 };
 
 export const WorkspaceSchema = Type.Object({

@@ -7,6 +7,7 @@ import { renderTemplate } from '../../lib/liquid.js';
 import { asDocument } from '../../lib/html.js';
 import { parseMailbox } from '../../lib/email.js';
 import { htmlToText, type OutgoingMessage } from '../../mail/compose.js';
+import { workspaceScope, type WorkspaceScope } from '../../mail/documents.js';
 import { returnPath } from '../../mail/verp.js';
 import { TEXTS } from '../../pages/i18n.js';
 import { type Locale, getWorkspace } from '../../access/index.js';
@@ -35,6 +36,8 @@ export interface ConfirmationParts {
   locale: Locale;
   contact: { email: string; firstName: string | null; lastName: string | null; properties: Record<string, unknown> };
   form: { id: string; name: string; heading: string };
+  /** `{{ workspace.name }}` and `{{ workspace.postal_address }}` (a block document's footer prints the address). */
+  workspace: WorkspaceScope;
   confirmUrl: string;
   from: { name: string; address: string; domain: string };
   returnPath: string;
@@ -42,9 +45,12 @@ export interface ConfirmationParts {
   key: SigningKey | null;
 }
 
-/** The confirmation email for the transport: the template rendered with `confirm_url` in its scope, DKIM-signed with `key`. */
+/**
+ * The confirmation email for the transport: the template rendered with `contact`, `form`, `workspace` and
+ * `confirm_url` in its scope, DKIM-signed with `key`.
+ */
 export function confirmationMessage(p: ConfirmationParts): OutgoingMessage {
-  const scope = { contact: p.contact, form: p.form, confirm_url: p.confirmUrl };
+  const scope = { contact: p.contact, form: p.form, workspace: p.workspace, confirm_url: p.confirmUrl };
   const subject = renderTemplate(p.source.subject ?? 'Please confirm your subscription', scope);
   const html = renderTemplate(p.source.html, scope, 'html');
   const text = renderTemplate(p.source.text, scope);
@@ -138,6 +144,7 @@ export class ConfirmationSender {
           properties: contact.properties,
         },
         form: { id: form.id, name: form.name, heading: form.settings.appearance?.heading ?? workspace.name },
+        workspace: workspaceScope(workspace),
         confirmUrl: `${this.publicUrl}/confirm/${c.token}`,
         from,
         returnPath: returnPath(this.secret, 'c', c.id, from.domain),

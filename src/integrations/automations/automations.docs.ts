@@ -37,7 +37,7 @@ export const automationsDocs: OperationDocs = {
     tags,
     summary: 'Create an automation',
     description:
-      'A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference). A `webhook` step needs write:webhooks too (403 insufficient_scope).',
+      "A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference). A `webhook` step needs write:webhooks too (403 insufficient_scope). A `send` step's content is Liquid with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; when its `emailContent.editorContent` is a block document (contract §16) its `html` and `text` are rendered from it on every write, and a bad document is 422 at the pointer of the bad block (`/steps/0/emailContent/editorContent/blocks/2/url`).",
     request: {
       name: 'Welcome series',
       trigger: { type: 'form.submitted', formGroupId: 'fgrp_01JDB3M5Q8X2V7K9T4N6R1P0B0' },

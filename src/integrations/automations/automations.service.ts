@@ -27,6 +27,8 @@ import { grants } from '../../http/scopes.js';
 import { newId } from '../../lib/ids.js';
 import { parseMailbox } from '../../lib/email.js';
 import { renderTemplate } from '../../lib/liquid.js';
+import { isBlockDocument } from '../../mail/blocks/grammar.js';
+import { withRenderedDocument, workspaceScope, type DocumentSettings } from '../../mail/documents.js';
 import { nowIso } from '../../lib/time.js';
 import { endpointByUrl } from '../webhooks/webhooks.repository.js';
 import type { WebhooksService } from '../webhooks/webhooks.service.js';
@@ -77,6 +79,21 @@ function parse(input: { trigger?: unknown; steps?: unknown }): { trigger?: Trigg
   return { trigger, steps };
 }
 
+/**
+ * Each send step whose `editorContent` is a block document (checked by parse) gets the html and text rendered from it
+ * (contract §16), in place of any the request sent; a rendering that is not a valid Liquid template is 422 at its step.
+ */
+async function renderDocuments(
+  steps: readonly Step[] | undefined,
+  settings: DocumentSettings,
+  lang: () => Promise<string | undefined>,
+): Promise<void> {
+  if (!steps) return;
+  for (const { step, path } of new Program(steps).all())
+    if (step.type === 'send' && isBlockDocument(step.emailContent.editorContent))
+      step.emailContent = await withRenderedDocument(step.emailContent, `${path}/emailContent`, settings, lang);
+}
+
 const MAX_SIMULATED_STEPS = 200;
 
 /** Who asks (an API key's scopes, or a console session's role's: req.auth). */
@@ -109,10 +126,16 @@ export class AutomationsService {
     private readonly db: Db,
     private readonly webhooks: WebhooksService,
     private readonly engine: AutomationEngine,
+    private readonly settings: DocumentSettings,
   ) {}
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
+  }
+
+  /** The workspace's locale: the language a block document is rendered in (its footer's words, `<html lang>`). */
+  private async localeOf(workspaceId: string): Promise<string | undefined> {
+    return (await getWorkspace(this.db.kysely, workspaceId))?.settings.locale;
   }
 
   private async mustGet(db: Executor, workspaceId: string, id: string): Promise<repo.AutomationRow> {
@@ -271,6 +294,7 @@ export class AutomationsService {
 
   async create(workspaceId: string, input: CreateAutomationInput, caller: Caller): Promise<Automation> {
     const { trigger, steps } = parse({ trigger: input.trigger, steps: input.steps ?? [] });
+    await renderDocuments(steps, this.settings, () => this.localeOf(workspaceId));
     checkWebhookSteps(caller, steps!);
     const id = newId('aut');
     await this.tx(async (trx) => {
@@ -303,6 +327,7 @@ export class AutomationsService {
     if (input.id !== undefined && input.id !== id)
       throw validationFailed([{ path: '/id', message: 'must equal the automation id in the path' }]);
     const parsed = parse(input);
+    await renderDocuments(parsed.steps, this.settings, () => this.localeOf(workspaceId));
     const current = await this.mustGet(this.db.kysely, workspaceId, id);
     automationTransition(current.status, 'edit');
     if (parsed.steps) checkWebhookSteps(caller, parsed.steps, current.steps);
@@ -460,6 +485,8 @@ export class AutomationsService {
       matches = (f) => imaginedContactMatches(db, this.db.dialect, workspaceId, imagined, f);
     }
     const program = new Program(a.steps);
+    const workspace = await getWorkspace(db, workspaceId);
+    const scope = workspace ? workspaceScope(workspace) : null;
     const out: Simulation['steps'] = [];
     let at = 0;
     let stepId = program.first;
@@ -479,6 +506,7 @@ export class AutomationsService {
               lastName: contact.lastName,
               properties: contact.properties,
             },
+            workspace: scope,
           });
         } catch {
           subject = step.emailContent.subject;

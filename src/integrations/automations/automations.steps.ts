@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import type { FieldError } from '../../errors/errors.js';
 import { parseMailbox } from '../../lib/email.js';
 import { liquidErrors } from '../../lib/liquid.js';
+import { isBlockDocument } from '../../mail/blocks/grammar.js';
+import { validateDocument } from '../../mail/blocks/validate.js';
 import { validateFilter, type Filter } from '../../audience/index.js';
 
 /**
@@ -131,13 +133,22 @@ export function checkTrigger(raw: unknown, errors: FieldError[], path = '/trigge
   return t;
 }
 
+/**
+ * A send step's content. A block document in `editorContent` (contract §16) is checked here (its errors at their
+ * pointers under `…/emailContent/editorContent`) and its html and text sent beside it are left out: the service renders
+ * them from the document (AutomationsService, renderDocuments) before anything is stored.
+ */
 function content(raw: unknown, path: string, errors: FieldError[]): EmailContent {
   const c: EmailContent = { subject: null, html: null, text: null, previewText: null, editorContent: null };
   if (raw === undefined || raw === null) return c;
   if (!isObject(raw)) return (errors.push({ path, message: 'must be an object' }), c);
   only(raw, ['subject', 'html', 'text', 'previewText', 'editorContent'], path, errors);
   const limits = { subject: 998, previewText: 500, html: MAX_BODY_BYTES, text: MAX_BODY_BYTES } as const;
-  for (const k of ['subject', 'html', 'text', 'previewText'] as const) {
+  const document = isBlockDocument(raw.editorContent);
+  if (document) errors.push(...validateDocument(raw.editorContent, `${path}/editorContent`));
+  for (const k of document
+    ? (['subject', 'previewText'] as const)
+    : (['subject', 'html', 'text', 'previewText'] as const)) {
     const v = raw[k];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'string') errors.push({ path: `${path}/${k}`, message: 'must be a string or null' });

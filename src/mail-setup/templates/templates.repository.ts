@@ -1,9 +1,10 @@
 import type { Executor } from '../../db/connection.js';
 import type { TemplatesTable } from '../../db/schema.js';
+import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
 import type { Template } from './templates.schemas.js';
 
-const COLUMNS = ['id', 'name', 'subject', 'html', 'text', 'created_at', 'updated_at'] as const;
+const COLUMNS = ['id', 'name', 'subject', 'html', 'text', 'editor_content', 'created_at', 'updated_at'] as const;
 
 function toTemplate(r: Pick<TemplatesTable, (typeof COLUMNS)[number]>): Template {
   return {
@@ -12,6 +13,7 @@ function toTemplate(r: Pick<TemplatesTable, (typeof COLUMNS)[number]>): Template
     subject: r.subject,
     html: r.html,
     text: r.text,
+    editorContent: fromJsonColumn(r.editor_content),
     createdAt: toIso(r.created_at),
     updatedAt: toIso(r.updated_at),
   };
@@ -58,6 +60,7 @@ export async function insertTemplate(db: Executor, workspaceId: string, t: Templ
       subject: t.subject,
       html: t.html,
       text: t.text,
+      editor_content: toJsonColumn(t.editorContent),
       created_at: t.createdAt,
       updated_at: t.updatedAt,
     })
@@ -68,12 +71,17 @@ export async function updateTemplate(
   db: Executor,
   workspaceId: string,
   id: string,
-  values: Partial<Pick<Template, 'name' | 'subject' | 'html' | 'text'>>,
+  values: Partial<Pick<Template, 'name' | 'subject' | 'html' | 'text' | 'editorContent'>>,
   updatedAt: string,
 ): Promise<Template | undefined> {
+  const { editorContent, ...columns } = values;
   const r = await db
     .updateTable('templates')
-    .set({ ...values, updated_at: updatedAt })
+    .set({
+      ...columns,
+      ...(editorContent !== undefined ? { editor_content: toJsonColumn(editorContent) } : {}),
+      updated_at: updatedAt,
+    })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .returning(COLUMNS)

@@ -3,7 +3,14 @@ import type { V1 } from '../../http/types.js';
 import type { TemplatesService } from './templates.service.js';
 import { paginate } from '../../http/pagination.js';
 import { ListOf, ListQuery } from '../../http/schema-helpers.js';
-import { CreateTemplateBody, TemplateParams, TemplateSchema, UpdateTemplateBody } from './templates.schemas.js';
+import {
+  CreateTemplateBody,
+  GallerySchema,
+  TemplateParams,
+  TemplateSchema,
+  UpdateTemplateBody,
+} from './templates.schemas.js';
+import { GALLERY } from './templates.gallery.js';
 
 const bodyLimit = 5 * 1024 * 1024; // html and text of 2 MiB each, JSON-escaped
 
@@ -31,6 +38,14 @@ export async function templatesRoutes(app: V1, { templates }: { templates: Templ
     async (req) => {
       return paginate(req.query, (w) => templates.list(req.auth.workspaceId, w.limit, w.beforeId));
     },
+  );
+
+  // The starter gallery: fixed documents, the same for every workspace (templates.gallery.ts).
+  const gallery = { data: GALLERY, nextCursor: null };
+  app.get(
+    '/templates/gallery',
+    { schema: { response: { 200: GallerySchema } }, config: { scope: 'read:broadcasts' } },
+    async () => gallery,
   );
 
   app.get(

@@ -3,6 +3,8 @@ import { notFound, payloadTooLarge, resourceInUse, validationFailed } from '../.
 import { newId } from '../../lib/ids.js';
 import { liquidErrors } from '../../lib/liquid.js';
 import { nowIso } from '../../lib/time.js';
+import { isBlockDocument } from '../../mail/blocks/grammar.js';
+import { withRenderedDocument, type DocumentSettings } from '../../mail/documents.js';
 import * as repo from './templates.repository.js';
 import type { CreateTemplateInput, Template, UpdateTemplateInput } from './templates.schemas.js';
 
@@ -19,11 +21,38 @@ function checkContent(input: { subject?: string | null; html?: string | null; te
   if (errors.length) throw validationFailed(errors);
 }
 
-export class TemplatesService {
-  constructor(private readonly db: Db) {}
+/**
+ * What a write stores (contract §16): a block document in `editorContent` is checked (422 at its pointers under
+ * /editorContent) and rendered to the html and text stored, whatever html or text the write sent; then the usual
+ * checks apply to what is stored.
+ */
+async function storedContent<T extends CreateTemplateInput | UpdateTemplateInput>(
+  input: T,
+  settings: DocumentSettings,
+  lang: () => Promise<string | undefined>,
+): Promise<T> {
+  const stored = await withRenderedDocument(input, '', settings, lang);
+  checkContent(stored);
+  return stored;
+}
 
-  async create(workspaceId: string, input: CreateTemplateInput): Promise<Template> {
-    checkContent(input);
+/**
+ * What templates need of the installation and of the contexts above (passed in by the root): the renderer's settings,
+ * and the workspace's locale (a port: the workspace is Access's, above Mail setup), the language a block document is
+ * rendered in.
+ */
+export interface TemplateSettings extends DocumentSettings {
+  localeOf: (workspaceId: string) => Promise<string | undefined>;
+}
+
+export class TemplatesService {
+  constructor(
+    private readonly db: Db,
+    private readonly settings: TemplateSettings,
+  ) {}
+
+  async create(workspaceId: string, given: CreateTemplateInput): Promise<Template> {
+    const input = await storedContent(given, this.settings, () => this.settings.localeOf(workspaceId));
     const now = nowIso();
     const t: Template = {
       id: newId('tmpl'),
@@ -31,6 +60,7 @@ export class TemplatesService {
       subject: input.subject ?? null,
       html: input.html ?? null,
       text: input.text ?? null,
+      editorContent: input.editorContent ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -51,8 +81,17 @@ export class TemplatesService {
   async update(workspaceId: string, id: string, input: UpdateTemplateInput): Promise<Template> {
     if (input.id !== undefined && input.id !== id)
       throw validationFailed([{ path: '/id', message: 'must equal the template id in the path' }]);
-    const { id: _id, ...values } = input;
-    checkContent(values);
+    // Partial: a write that leaves a stored block document in place keeps the html and text rendered from it (an html
+    // or text sent beside it is ignored, as beside a document sent). `editorContent: null` drops the document first.
+    let given: UpdateTemplateInput = input;
+    if (input.editorContent === undefined && (input.html !== undefined || input.text !== undefined)) {
+      const current = await repo.getTemplate(this.db.kysely, workspaceId, id);
+      if (current && isBlockDocument(current.editorContent)) {
+        const { html: _html, text: _text, ...rest } = input;
+        given = rest;
+      }
+    }
+    const { id: _id, ...values } = await storedContent(given, this.settings, () => this.settings.localeOf(workspaceId));
     const t = await repo.updateTemplate(this.db.kysely, workspaceId, id, values, nowIso());
     if (!t) throw notFound('template');
     return t;

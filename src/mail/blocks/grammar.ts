@@ -112,7 +112,7 @@ export const SocialBlock = block('social', {
   links: Type.Array(
     Type.Object(
       {
-        network: Type.Union(SOCIAL_NETWORKS.map((n) => Type.Literal(n))),
+        network: Type.Enum(SOCIAL_NETWORKS),
         url: Url,
       },
       { additionalProperties: false },

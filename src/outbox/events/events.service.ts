@@ -28,14 +28,11 @@ export interface ContactLookup {
   contactIdOf(workspaceId: string, ref: { contactId: string } | { email: string }): Promise<string | undefined>;
 }
 
-/** No contacts: for the processes that only prune (src/jobs), which never track. */
-const NO_CONTACTS: ContactLookup = { contactIdOf: async () => undefined };
-
 export class EventsService {
   constructor(
     private readonly db: Db,
+    private readonly contacts: ContactLookup,
     private readonly quota: TrackQuota = DEFAULT_TRACK_QUOTA,
-    private readonly contacts: ContactLookup = NO_CONTACTS,
   ) {}
 
   async list(workspaceId: string, f: Omit<EventFilter, 'since'> & { since?: string }): Promise<EventRecord[]> {
@@ -83,19 +80,19 @@ export class EventsService {
     });
     return { id };
   }
+}
 
-  /**
-   * Deletes events older than `retentionDays` (EVENTS_RETENTION_DAYS), PRUNE_BATCH at a time, so that no
-   * statement holds the database for long. Returns how many were deleted (the job runs again while > 0).
-   */
-  async prune(retentionDays: number, now = Date.now()): Promise<number> {
-    const before = new Date(now - retentionDays * 86_400_000).toISOString();
-    let total = 0;
-    for (let i = 0; i < PRUNE_BATCHES_PER_RUN; i++) {
-      const n = await pruneEvents(this.db.kysely, before, PRUNE_BATCH);
-      total += n;
-      if (n < PRUNE_BATCH) break;
-    }
-    return total;
+/**
+ * Deletes events older than `retentionDays` (EVENTS_RETENTION_DAYS), PRUNE_BATCH at a time, so that no statement holds
+ * the database for long. Returns how many were deleted (the retention job runs it again while > 0).
+ */
+export async function pruneOldEvents(db: Db, retentionDays: number, now = Date.now()): Promise<number> {
+  const before = new Date(now - retentionDays * 86_400_000).toISOString();
+  let total = 0;
+  for (let i = 0; i < PRUNE_BATCHES_PER_RUN; i++) {
+    const n = await pruneEvents(db.kysely, before, PRUNE_BATCH);
+    total += n;
+    if (n < PRUNE_BATCH) break;
   }
+  return total;
 }

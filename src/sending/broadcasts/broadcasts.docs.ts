@@ -68,7 +68,7 @@ const sent = {
 };
 const withStats = (status: string, extra: Record<string, unknown> = {}) => ({ ...sending, status, ...extra });
 const CREATE_FIELDS =
-  '`from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast` and `unsubscribe_url` in scope; one that does not parse is 422 validation_failed.';
+  '`from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; one that does not parse is 422 validation_failed. When `emailContent.editorContent` is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on this write, ignoring any html or text sent with it; a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/emailContent/editorContent/blocks/3/url`).';
 
 const tags = ['broadcasts'];
 
@@ -218,7 +218,7 @@ export const broadcastsDocs: OperationDocs = {
     tags,
     summary: 'Check a broadcast before sending',
     description:
-      "Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain's DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail's 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last.",
+      "Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain's DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail's 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last. A broadcast whose `editorContent` is a block document also gets the renderer's warnings, one `document_<code>` check per kind naming the blocks' JSON Pointers (`document_image_alt_missing`, `document_button_link_missing`, `document_block_empty`, `document_footer_missing`), or `document` passing when there are none.",
     response: {
       ok: true,
       checks: [

@@ -1,4 +1,5 @@
 import type { FieldError } from '../../errors/errors.js';
+import type { DocumentWarning } from '../../mail/documents.js';
 import { RENDER_LIMIT_MS, isRenderLimit } from '../../lib/liquid.js';
 import type { Broadcast } from './broadcasts.schemas.js';
 import { renderContent, type RenderScope } from '../deliveries/message.content.js';
@@ -23,6 +24,12 @@ export const SAMPLE_CONTACT: RenderScope['contact'] = {
   firstName: 'Jane',
   lastName: 'Doe',
   properties: {},
+};
+
+/** Stand-in workspace for the render check of blockingChecks (previews and sends use the real one). */
+export const SAMPLE_WORKSPACE: RenderScope['workspace'] = {
+  name: 'Acme',
+  postal_address: '1 Main Street, Springfield',
 };
 
 /** Gmail clips an HTML body larger than this (the "[Message clipped]" link), hiding the footer. */
@@ -61,6 +68,7 @@ export function blockingChecks(
       contact: SAMPLE_CONTACT,
       broadcast: { id: b.id, name: b.name },
       unsubscribe_url: 'https://example.invalid/unsubscribe/preview',
+      workspace: SAMPLE_WORKSPACE,
     });
     checks.push(ok('render', 'renders for sample data'));
   } catch (err) {
@@ -132,6 +140,25 @@ export function contentChecks(html: string | null): Check[] {
       : ok('http_links', 'every link uses https'),
   );
   return checks;
+}
+
+/**
+ * The block document's checks (contract §16): each kind of the renderer's warnings (an image without alt text, a button
+ * without a link, an empty block, a missing footer) one `document_<code>` warning naming the blocks' pointers; a
+ * document with none passes `document`.
+ */
+export function documentChecks(warnings: readonly DocumentWarning[]): Check[] {
+  if (!warnings.length) return [ok('document', 'the block document has nothing to look at')];
+  const byCode = new Map<string, DocumentWarning[]>();
+  for (const w of warnings) byCode.set(w.code, [...(byCode.get(w.code) ?? []), w]);
+  return [...byCode].map(([code, list]) => {
+    const at = list.map((w) => `/emailContent/editorContent${w.path}`);
+    const where = at.length > 5 ? `${at.slice(0, 5).join(', ')} and ${at.length - 5} more` : at.join(', ');
+    return warn(
+      `document_${code}`,
+      list.length === 1 ? `${list[0]!.message} (${where})` : `${list.length} blocks: ${list[0]!.message} (${where})`,
+    );
+  });
 }
 
 export const pass = ok;

@@ -1,6 +1,14 @@
 import { contactEmail, getContact, audiencePage, countAudience, getSegment, getTopic } from '../../audience/index.js';
 import { type DomainsService, getSigningKey, findDomainByName } from '../../mail-setup/index.js';
 import type { Mailer } from '../../mail/transport.js';
+import { isBlockDocument } from '../../mail/blocks/grammar.js';
+import {
+  documentErrors,
+  documentWarnings,
+  withRenderedDocument,
+  workspaceScope,
+  type DocumentSettings,
+} from '../../mail/documents.js';
 import { returnPath } from '../../mail/verp.js';
 import * as deliveries from '../deliveries/deliveries.repository.js';
 import { cancelDeliveries, holdDeliveries, releaseDeliveries } from '../deliveries/deliveries.outcomes.js';
@@ -38,6 +46,7 @@ import {
   blockingChecks,
   checkErrors,
   contentChecks,
+  documentChecks,
   pass,
   warning,
   type Check,
@@ -73,9 +82,14 @@ function toContent(input: EmailContentInput): EmailContent {
   };
 }
 
-/** Shape checks the schema cannot express: address syntax, template syntax, body sizes. */
-function checkShape(input: { from?: string | null; replyTo?: string | null; emailContent?: EmailContentInput }): void {
-  const errors: FieldError[] = [];
+/**
+ * Shape checks the schema cannot express: address syntax, template syntax, body sizes; `errors` found before (a block
+ * document's) are reported with them.
+ */
+function checkShape(
+  input: { from?: string | null; replyTo?: string | null; emailContent?: EmailContentInput },
+  errors: FieldError[] = [],
+): void {
   if (input.from != null && !parseMailbox(input.from))
     errors.push({
       path: '/from',
@@ -108,6 +122,23 @@ export interface BroadcastSettings {
   bounceMxHost?: string;
 }
 
+/**
+ * The content a write stores (contract §16): a block document in `editorContent` is checked (its errors reported with
+ * the other shape errors) and rendered to the html and text stored, whatever html or text the write sent; then the
+ * usual shape checks apply to what is stored.
+ */
+async function storedContent<
+  T extends { from?: string | null; replyTo?: string | null; emailContent?: EmailContentInput },
+>(input: T, settings: DocumentSettings, lang: () => Promise<string | undefined>): Promise<T> {
+  const errors = documentErrors(input.emailContent, '/emailContent');
+  if (errors.length) checkShape({ ...input, emailContent: undefined }, errors);
+  const emailContent =
+    input.emailContent && (await withRenderedDocument(input.emailContent, '/emailContent', settings, lang));
+  const stored = emailContent === input.emailContent ? input : { ...input, emailContent };
+  checkShape(stored);
+  return stored;
+}
+
 export class BroadcastsService {
   constructor(
     private readonly db: Db,
@@ -118,6 +149,11 @@ export class BroadcastsService {
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
+  }
+
+  /** The workspace's locale: the language a block document is rendered in (its footer's words, `<html lang>`). */
+  private async localeOf(workspaceId: string): Promise<string | undefined> {
+    return (await getWorkspace(this.db.kysely, workspaceId))?.settings.locale;
   }
 
   private async mustGet(db: Executor, workspaceId: string, id: string): Promise<Broadcast> {
@@ -180,8 +216,8 @@ export class BroadcastsService {
     return domain ? (await findDomainByName(db, workspaceId, domain))?.status === 'VERIFIED' : false;
   }
 
-  async create(workspaceId: string, input: CreateBroadcastInput): Promise<Broadcast> {
-    checkShape(input);
+  async create(workspaceId: string, given: CreateBroadcastInput): Promise<Broadcast> {
+    const input = await storedContent(given, this.config, () => this.localeOf(workspaceId));
     const id = newId('bc');
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, input);
@@ -257,10 +293,10 @@ export class BroadcastsService {
    * PUT: DRAFT or SCHEDULED only. A future sendAt schedules (the result must be sendable), null unschedules,
    * a past one is rejected. Edits to a SCHEDULED broadcast keep it scheduled, so they must leave it sendable.
    */
-  async update(workspaceId: string, id: string, input: UpdateBroadcastInput): Promise<Broadcast> {
-    if (input.id !== undefined && input.id !== id)
+  async update(workspaceId: string, id: string, given: UpdateBroadcastInput): Promise<Broadcast> {
+    if (given.id !== undefined && given.id !== id)
       throw validationFailed([{ path: '/id', message: 'must equal the broadcast id in the path' }]);
-    checkShape(input);
+    const input = await storedContent(given, this.config, () => this.localeOf(workspaceId));
     const now = nowIso();
     let sendAt: string | null | undefined;
     if (input.sendAt != null) {
@@ -523,6 +559,7 @@ export class BroadcastsService {
         contact: SAMPLE_CONTACT,
         broadcast: { id: b.id, name: b.name },
         unsubscribe_url: unsubscribeUrl,
+        workspace: workspaceScope(workspace),
       });
       // The footer's rule (deliveries/message.assembly.ts): only a rendered link to the recipient's own URL counts, not a mention.
       linked = rendered.html?.includes(unsubscribeUrl) ?? false;
@@ -544,6 +581,8 @@ export class BroadcastsService {
         ),
       );
     checks.push(...contentChecks(html));
+    if (isBlockDocument(b.emailContent.editorContent))
+      checks.push(...documentChecks(documentWarnings(b.emailContent.editorContent)));
     return { ok: !checks.some((c) => c.status === 'fail'), checks };
   }
 
@@ -592,6 +631,7 @@ export class BroadcastsService {
       },
       broadcast: { id: b.id, name: b.name },
       unsubscribe_url: unsubscribeUrl,
+      workspace: workspaceScope(workspace),
     });
     const content = assembleContent(rendered, { unsubscribeUrl, workspace });
     const sent = [];
@@ -646,6 +686,7 @@ export class BroadcastsService {
         ]);
       contact = found;
     }
+    const workspace = (await getWorkspace(this.db.kysely, workspaceId))!;
     try {
       const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
       const rendered = renderContent(b.emailContent, {
@@ -657,9 +698,9 @@ export class BroadcastsService {
         },
         broadcast: { id: b.id, name: b.name },
         unsubscribe_url: unsubscribeUrl,
+        workspace: workspaceScope(workspace),
       });
       // Assembled as a send assembles it (document, preheader, footer, text part), so the preview is what arrives.
-      const workspace = (await getWorkspace(this.db.kysely, workspaceId))!;
       const assembled = assembleContent(rendered, { unsubscribeUrl, workspace });
       return { ...assembled, previewText: rendered.previewText, contact: { id: contact.id, email: contact.email } };
     } catch (err) {

@@ -63,12 +63,25 @@ function htmlFooter(html: string, ctx: MessageContext): string {
     );
   }
   const address = ctx.workspace.settings.postalAddress;
-  if (address && !html.includes(escapeHtml(address).replace(/\n/g, '<br>')) && !html.includes(address))
-    lines.push(escapeHtml(address).replace(/\r?\n/g, '<br>'));
+  if (address && !showsAddress(html, address)) lines.push(escapeHtml(address).replace(/\r?\n/g, '<br>'));
   if (!lines.length) return '';
   // As wide as the usual 600 px content column and centred under it, with room on small screens (clients that ignore
   // max-width, Outlook's desktop one, show it full width as before).
   return `<div style="max-width:568px;margin:32px auto 0;padding:16px 16px 0;font-family:Arial,Helvetica,sans-serif;font-size:12px;line-height:18px;color:#555555;border-top:1px solid #e5e5e5">${lines.map((l) => `<p style="margin:0 0 8px">${l}</p>`).join('')}</div>`;
+}
+
+/**
+ * Whether the HTML already shows the postal address, as text or escaped, whatever breaks its lines (`<br>`, `<br />`
+ * from Liquid's newline_to_br, the plain line breaks of a block document's footer printing it).
+ */
+function showsAddress(html: string, address: string): boolean {
+  if (html.includes(address)) return true;
+  // Per message: the whole page is flattened only when the address's first line is in it at all.
+  const first = address.trim().split(/\r?\n/)[0]!.trim();
+  if (!html.includes(first) && !html.includes(escapeHtml(first))) return false;
+  const flat = (s: string) => s.replace(/<br\s*\/?>/gi, ' ').replace(/\s+/g, ' ');
+  const page = flat(html);
+  return page.includes(flat(address).trim()) || page.includes(flat(escapeHtml(address)).trim());
 }
 
 /** The text part's footer after the signature separator `-- ` (RFC 3676), with what the text lacks. */

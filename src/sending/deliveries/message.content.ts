@@ -1,4 +1,5 @@
 import { isRenderLimit, liquid, liquidHtml, renderTemplate } from '../../lib/liquid.js';
+import type { WorkspaceScope } from '../../mail/documents.js';
 
 /**
  * A broadcast's content rendered for one recipient (deliveries/CONTEXT.md, "Render"): what the delivery pipeline
@@ -13,11 +14,15 @@ export interface MessageTemplates {
   previewText: string | null;
 }
 
-/** What a broadcast's Liquid templates see: `contact`, `broadcast` and `unsubscribe_url`. */
+/**
+ * What a broadcast's Liquid templates see: `contact`, `broadcast`, `unsubscribe_url` and `workspace` (its name and
+ * postal address: a block document's footer prints `{{ workspace.postal_address }}`).
+ */
 export interface RenderScope {
   contact: { email: string; firstName: string | null; lastName: string | null; properties: Record<string, unknown> };
   broadcast: { id: string; name: string };
   unsubscribe_url: string;
+  workspace: WorkspaceScope;
 }
 
 export interface RenderedContent {

@@ -2,6 +2,7 @@ import { assembleContent, listHeaders } from './message.assembly.js';
 import { prepareContent, type RenderScope, type RenderedContent } from './message.content.js';
 import { parseMailbox } from '../../lib/email.js';
 import { htmlToText, type Address, type OutgoingMessage } from '../../mail/compose.js';
+import { workspaceScope } from '../../mail/documents.js';
 import { returnPath, unsubscribeAddress } from '../../mail/verp.js';
 import { trackMessage } from '../tracking/tracking.message.js';
 import type { ClaimedDelivery, SendingBroadcast } from './store.js';
@@ -62,6 +63,7 @@ export function composeMessage(
     },
     broadcast: { id: p.broadcast.id, name: p.broadcast.name },
     unsubscribe_url: unsubscribeUrl,
+    workspace: workspaceScope(p.workspace),
   });
   // Engagement tracking (docs/tracking.md): links of the template rewritten before the footer is added (its links
   // stay as they are), the text part made from the HTML as written, the pixel at the end of the whole document.

@@ -1488,7 +1488,8 @@ export interface paths {
                          *         "tracking": {
                          *           "opens": true,
                          *           "clicks": true
-                         *         }
+                         *         },
+                         *         "brandColor": "#0b5fff"
                          *       }
                          *     }
                          */
@@ -1517,6 +1518,8 @@ export interface paths {
                                     /** @description rewrite http(s) links to count clicks */
                                     clicks: boolean;
                                 };
+                                /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
+                                brandColor: string | null;
                             };
                         };
                     };
@@ -1552,7 +1555,7 @@ export interface paths {
         };
         /**
          * Update the workspace name or settings
-         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations), and `tracking` gives the default open and click tracking of new broadcasts. Needs `admin`.
+         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations), `tracking` gives the default open and click tracking of new broadcasts, and `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links. The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
          */
         put: {
             parameters: {
@@ -1594,6 +1597,8 @@ export interface paths {
                                 /** @description rewrite http(s) links to count clicks */
                                 clicks: boolean;
                             };
+                            /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
+                            brandColor?: string | null;
                         };
                     };
                 };
@@ -1617,7 +1622,8 @@ export interface paths {
                          *         "tracking": {
                          *           "opens": true,
                          *           "clicks": false
-                         *         }
+                         *         },
+                         *         "brandColor": "#0b5fff"
                          *       }
                          *     }
                          */
@@ -1646,6 +1652,8 @@ export interface paths {
                                     /** @description rewrite http(s) links to count clicks */
                                     clicks: boolean;
                                 };
+                                /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
+                                brandColor: string | null;
                             };
                         };
                     };
@@ -8438,6 +8446,7 @@ export interface paths {
                          *           "subject": "Please confirm your subscription",
                          *           "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                          *           "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *           "editorContent": null,
                          *           "createdAt": "2026-11-21T10:00:00.000Z",
                          *           "updatedAt": "2026-11-21T10:00:00.000Z"
                          *         }
@@ -8452,6 +8461,8 @@ export interface paths {
                                 subject: string | null;
                                 html: string | null;
                                 text: string | null;
+                                /** @description the editor's JSON as stored (a block document, or null) */
+                                editorContent: unknown;
                                 /**
                                  * Format: date-time
                                  * @description RFC 3339, UTC, milliseconds
@@ -8508,7 +8519,7 @@ export interface paths {
         put?: never;
         /**
          * Create a template
-         * @description Reusable email content: a form's double opt-in email (`doubleOptInEmailId`) or a starting point for broadcasts. `subject`, `html` and `text` are Liquid templates with `contact` in scope (and `confirm_url` for a confirmation email); a template that does not parse is 422 validation_failed. Needs `write:broadcasts`.
+         * @description Reusable email content: a form's double opt-in email (`doubleOptInEmailId`) or a starting point for broadcasts. `subject`, `html` and `text` are Liquid templates with `contact` and `workspace` (`name`, `postal_address`) in scope (and `form` and `confirm_url` for a confirmation email); a template that does not parse is 422 validation_failed. `editorContent` is what an editor stores: when it is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on every write, ignoring any html or text sent with it, and a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/editorContent/blocks/3/url`). Needs `write:broadcasts`.
          */
         post: {
             parameters: {
@@ -8534,6 +8545,8 @@ export interface paths {
                         html?: string | null;
                         /** @description Liquid template; up to 2 MiB */
                         text?: string | null;
+                        /** @description any JSON an editor stores; a block document ({ "type": "formcast/blocks", … }) is rendered to html and text on every write */
+                        editorContent?: unknown;
                     };
                 };
             };
@@ -8551,6 +8564,7 @@ export interface paths {
                          *       "subject": "Please confirm your subscription",
                          *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                          *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *       "editorContent": null,
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "updatedAt": "2026-11-21T10:00:00.000Z"
                          *     }
@@ -8561,6 +8575,8 @@ export interface paths {
                             subject: string | null;
                             html: string | null;
                             text: string | null;
+                            /** @description the editor's JSON as stored (a block document, or null) */
+                            editorContent: unknown;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -8654,6 +8670,291 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates/gallery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the starter gallery
+         * @description The starter documents of the email editor (contract §16): a newsletter, an announcement, a welcome email, an event invitation, a digest and a plain letter, each a block document (`editorContent`) with a name, a description and a subject line to start from. Put one in a broadcast's or a template's `emailContent.editorContent` and the service renders its HTML and text. The same for every workspace; not paginated (`nextCursor` is always null). Needs `read:broadcasts`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "data": [
+                         *         {
+                         *           "id": "plain-letter",
+                         *           "name": "Plain letter",
+                         *           "description": "A personal note in a serif font, with no images and no buttons: it reads like a letter from a person.",
+                         *           "subject": "A note from our founder",
+                         *           "editorContent": {
+                         *             "type": "formcast/blocks",
+                         *             "version": 1,
+                         *             "settings": {
+                         *               "fontFamily": "serif",
+                         *               "backgroundColor": "#f5f3ee"
+                         *             },
+                         *             "blocks": [
+                         *               {
+                         *                 "type": "text",
+                         *                 "text": "<p>Dear {{ contact.firstName | default: \"reader\" }},</p><p>Thank you for your trust.</p>"
+                         *               },
+                         *               {
+                         *                 "type": "footer",
+                         *                 "text": "You receive letters from Acme because you subscribed at example.com."
+                         *               }
+                         *             ]
+                         *           }
+                         *         }
+                         *       ],
+                         *       "nextCursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            data: {
+                                id: string;
+                                name: string;
+                                description: string;
+                                /** @description a subject line to start from (Liquid) */
+                                subject: string;
+                                /** @description A block document (contract §16): at most 500 blocks in all; columns hold any block but columns. */
+                                editorContent: {
+                                    /** @enum {string} */
+                                    type: "formcast/blocks";
+                                    /** @enum {number} */
+                                    version: 1;
+                                    settings?: {
+                                        /** @description content width in px (600) */
+                                        width?: number;
+                                        /** @description a colour as #rrggbb */
+                                        backgroundColor?: string;
+                                        /** @description a colour as #rrggbb */
+                                        contentBackgroundColor?: string;
+                                        /** @description a colour as #rrggbb */
+                                        textColor?: string;
+                                        /** @description a colour as #rrggbb */
+                                        brandColor?: string;
+                                        /** @description a colour as #rrggbb */
+                                        linkColor?: string;
+                                        fontFamily?: "sans" | "serif" | "mono" | "rounded";
+                                    };
+                                    blocks: (({
+                                        /** @enum {string} */
+                                        type: "heading";
+                                        id?: string;
+                                        /** @description plain text and Liquid */
+                                        text: string;
+                                        level?: 1 | 2 | 3;
+                                        align?: "left" | "center" | "right";
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "text";
+                                        id?: string;
+                                        /** @description inline HTML (b, strong, i, em, u, a href, br) and Liquid; paragraphs as <p> */
+                                        text: string;
+                                        align?: "left" | "center" | "right";
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "image";
+                                        id?: string;
+                                        /** @description an absolute http(s) URL, or Liquid giving one */
+                                        url: string;
+                                        /** @description alternative text ("" for a decorative image: a warning) */
+                                        alt: string;
+                                        /** @description px; the column width when omitted */
+                                        width?: number;
+                                        /** @description an absolute http(s) URL, or Liquid giving one */
+                                        href?: string;
+                                        align?: "left" | "center" | "right";
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "button";
+                                        id?: string;
+                                        text: string;
+                                        /** @description an absolute http(s) URL or Liquid ("" for none yet: a warning) */
+                                        url: string;
+                                        /** @description a colour as #rrggbb */
+                                        color?: string;
+                                        /** @description a colour as #rrggbb */
+                                        textColor?: string;
+                                        align?: "left" | "center" | "right";
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "divider";
+                                        id?: string;
+                                        /** @description a colour as #rrggbb */
+                                        color?: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "spacer";
+                                        id?: string;
+                                        height: number;
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "social";
+                                        id?: string;
+                                        links: {
+                                            /** @enum {unknown} */
+                                            network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "github" | "mastodon" | "bluesky" | "website";
+                                            /** @description an absolute http(s) URL, or Liquid giving one */
+                                            url: string;
+                                        }[];
+                                        align?: "left" | "center" | "right";
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "html";
+                                        id?: string;
+                                        /** @description HTML, sanitised (no script, event handlers or javascript: URLs: 422) */
+                                        html: string;
+                                    } | {
+                                        /** @enum {string} */
+                                        type: "footer";
+                                        id?: string;
+                                        /** @description an extra line above the address and the unsubscribe link */
+                                        text?: string;
+                                        align?: "left" | "center" | "right";
+                                    }) | {
+                                        /** @enum {string} */
+                                        type: "columns";
+                                        id?: string;
+                                        columns: ({
+                                            /** @enum {string} */
+                                            type: "heading";
+                                            id?: string;
+                                            /** @description plain text and Liquid */
+                                            text: string;
+                                            level?: 1 | 2 | 3;
+                                            align?: "left" | "center" | "right";
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "text";
+                                            id?: string;
+                                            /** @description inline HTML (b, strong, i, em, u, a href, br) and Liquid; paragraphs as <p> */
+                                            text: string;
+                                            align?: "left" | "center" | "right";
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "image";
+                                            id?: string;
+                                            /** @description an absolute http(s) URL, or Liquid giving one */
+                                            url: string;
+                                            /** @description alternative text ("" for a decorative image: a warning) */
+                                            alt: string;
+                                            /** @description px; the column width when omitted */
+                                            width?: number;
+                                            /** @description an absolute http(s) URL, or Liquid giving one */
+                                            href?: string;
+                                            align?: "left" | "center" | "right";
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "button";
+                                            id?: string;
+                                            text: string;
+                                            /** @description an absolute http(s) URL or Liquid ("" for none yet: a warning) */
+                                            url: string;
+                                            /** @description a colour as #rrggbb */
+                                            color?: string;
+                                            /** @description a colour as #rrggbb */
+                                            textColor?: string;
+                                            align?: "left" | "center" | "right";
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "divider";
+                                            id?: string;
+                                            /** @description a colour as #rrggbb */
+                                            color?: string;
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "spacer";
+                                            id?: string;
+                                            height: number;
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "social";
+                                            id?: string;
+                                            links: {
+                                                /** @enum {unknown} */
+                                                network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "github" | "mastodon" | "bluesky" | "website";
+                                                /** @description an absolute http(s) URL, or Liquid giving one */
+                                                url: string;
+                                            }[];
+                                            align?: "left" | "center" | "right";
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "html";
+                                            id?: string;
+                                            /** @description HTML, sanitised (no script, event handlers or javascript: URLs: 422) */
+                                            html: string;
+                                        } | {
+                                            /** @enum {string} */
+                                            type: "footer";
+                                            id?: string;
+                                            /** @description an extra line above the address and the unsubscribe link */
+                                            text?: string;
+                                            align?: "left" | "center" | "right";
+                                        })[][];
+                                        widths?: number[];
+                                    })[];
+                                };
+                            }[];
+                            nextCursor: null;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{templateId}": {
         parameters: {
             query?: never;
@@ -8690,6 +8991,7 @@ export interface paths {
                          *       "subject": "Please confirm your subscription",
                          *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                          *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *       "editorContent": null,
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "updatedAt": "2026-11-21T10:00:00.000Z"
                          *     }
@@ -8700,6 +9002,8 @@ export interface paths {
                             subject: string | null;
                             html: string | null;
                             text: string | null;
+                            /** @description the editor's JSON as stored (a block document, or null) */
+                            editorContent: unknown;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -8753,7 +9057,7 @@ export interface paths {
         };
         /**
          * Update a template
-         * @description Partial: omitted fields are unchanged, `null` clears `subject`, `html` or `text`. Forms that use it send the new content from now on. Needs `write:broadcasts`.
+         * @description Partial: omitted fields are unchanged, `null` clears `subject`, `html`, `text` or `editorContent`. A block document sent in `editorContent` is rendered to `html` and `text`; while the template keeps one, an `html` or `text` sent without it is ignored (send `editorContent: null` with the html to edit the HTML by hand). Forms that use it send the new content from now on. Needs `write:broadcasts`.
          */
         put: {
             parameters: {
@@ -8780,6 +9084,8 @@ export interface paths {
                         html?: string | null;
                         /** @description Liquid template; up to 2 MiB */
                         text?: string | null;
+                        /** @description any JSON an editor stores; a block document ({ "type": "formcast/blocks", … }) is rendered to html and text on every write */
+                        editorContent?: unknown;
                     };
                 };
             };
@@ -8797,6 +9103,7 @@ export interface paths {
                          *       "subject": "One more step: confirm your subscription",
                          *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                          *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
+                         *       "editorContent": null,
                          *       "createdAt": "2026-11-21T10:00:00.000Z",
                          *       "updatedAt": "2026-11-22T14:30:00.000Z"
                          *     }
@@ -8807,6 +9114,8 @@ export interface paths {
                             subject: string | null;
                             html: string | null;
                             text: string | null;
+                            /** @description the editor's JSON as stored (a block document, or null) */
+                            editorContent: unknown;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -9167,7 +9476,7 @@ export interface paths {
         put?: never;
         /**
          * Create a broadcast
-         * @description Create Broadcast: a DRAFT (201, with `Location`). Only `name` is required; the rest can come later with PUT. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast` and `unsubscribe_url` in scope; one that does not parse is 422 validation_failed. `tracking` defaults to the workspace's settings. Needs `write:broadcasts`.
+         * @description Create Broadcast: a DRAFT (201, with `Location`). Only `name` is required; the rest can come later with PUT. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; one that does not parse is 422 validation_failed. When `emailContent.editorContent` is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on this write, ignoring any html or text sent with it; a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/emailContent/editorContent/blocks/3/url`). `tracking` defaults to the workspace's settings. Needs `write:broadcasts`.
          */
         post: {
             parameters: {
@@ -9597,7 +9906,7 @@ export interface paths {
         };
         /**
          * Update or schedule a broadcast
-         * @description DRAFT or SCHEDULED only (409 broadcast_not_editable otherwise). Partial: a field omitted is unchanged, present replaces, `null` clears. A future `sendAt` schedules it (SCHEDULED; it must be complete: 422 broadcast_incomplete), `sendAt: null` returns it to DRAFT, a past one is 422. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast` and `unsubscribe_url` in scope; one that does not parse is 422 validation_failed. Needs `write:broadcasts`.
+         * @description DRAFT or SCHEDULED only (409 broadcast_not_editable otherwise). Partial: a field omitted is unchanged, present replaces, `null` clears. A future `sendAt` schedules it (SCHEDULED; it must be complete: 422 broadcast_incomplete), `sendAt: null` returns it to DRAFT, a past one is 422. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; one that does not parse is 422 validation_failed. When `emailContent.editorContent` is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on this write, ignoring any html or text sent with it; a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/emailContent/editorContent/blocks/3/url`). Needs `write:broadcasts`.
          */
         put: {
             parameters: {
@@ -11167,7 +11476,7 @@ export interface paths {
         put?: never;
         /**
          * Check a broadcast before sending
-         * @description Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain's DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail's 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last.
+         * @description Every check `{ id, status: pass|warn|fail, detail }`: content and sender (these can fail, and a failure blocks schedule and send with 422 broadcast_incomplete), the sender domain's DNS, PUBLIC_URL over https, contact fields the templates print that part of the audience lacks, Gmail's 102 KB clipping, images without alt text, plain-http links, the audience and the time to send it at the rate measured last. A broadcast whose `editorContent` is a block document also gets the renderer's warnings, one `document_<code>` check per kind naming the blocks' JSON Pointers (`document_image_alt_missing`, `document_button_link_missing`, `document_block_empty`, `document_footer_missing`), or `document` passing when there are none.
          */
         post: {
             parameters: {
@@ -11729,6 +12038,199 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/email-documents/render": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a block document
+         * @description Renders a block document (contract §16: `{ type: "formcast/blocks", version: 1, settings?, blocks }`) as a message of it would be sent, for a live preview, saving nothing: the whole HTML document (table layout, inline styles, the footer with the workspace's postal address and the unsubscribe link; `lang` is the workspace's locale), its text part, and the renderer's `warnings`, each at the JSON Pointer of its block in the document (an image without alt text, a button without a link, an empty block, a missing footer). The Liquid of its blocks is filled for `contactId` (a contact of the workspace; any other id is 404) or, without one, for the sample data of the broadcast preview; `contact`, `workspace` (`name`, `postal_address`) and `unsubscribe_url` (a preview address) are in scope, and `broadcast` is empty. A document that breaks the grammar is 422 validation_failed with one error per violation at its pointer (`/editorContent/blocks/3/url`). The same rendering runs on every write of an `emailContent` or a template whose `editorContent` is a block document. Needs `read:broadcasts`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "editorContent": {
+                     *         "type": "formcast/blocks",
+                     *         "version": 1,
+                     *         "settings": {
+                     *           "brandColor": "#0b5fff"
+                     *         },
+                     *         "blocks": [
+                     *           {
+                     *             "type": "heading",
+                     *             "text": "November news",
+                     *             "level": 1
+                     *           },
+                     *           {
+                     *             "type": "text",
+                     *             "text": "<p>Hi {{ contact.firstName | default: \"there\" }}, here is what we shipped.</p>"
+                     *           },
+                     *           {
+                     *             "type": "image",
+                     *             "url": "https://mail.example.com/i/img_01JDB4A2C4E6G8J0K2M4P6R8T0.png",
+                     *             "alt": ""
+                     *           },
+                     *           {
+                     *             "type": "button",
+                     *             "text": "Read the post",
+                     *             "url": "https://example.com/blog/november"
+                     *           },
+                     *           {
+                     *             "type": "footer"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "contactId": "ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0"
+                     *     }
+                     */
+                    "application/json": {
+                        editorContent: components["schemas"]["BlockDocument"];
+                        contactId?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "html": "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title></title>\n</head>\n<body>…<h1>November news</h1>…<p>Hi Ada, here is what we shipped.</p>…<p>Acme Inc., 1 Main Street, Springfield, IL 62701, USA</p><p><a href=\"https://mail.example.com/unsubscribe/preview\">Unsubscribe</a></p>…</body>\n</html>\n",
+                         *       "text": "NOVEMBER NEWS\n\nHi Ada, here is what we shipped.\n\nRead the post: https://example.com/blog/november\n\n--\nAcme Inc., 1 Main Street, Springfield, IL 62701, USA\nUnsubscribe: https://mail.example.com/unsubscribe/preview\n",
+                         *       "warnings": [
+                         *         {
+                         *           "path": "/blocks/2",
+                         *           "code": "image_alt_missing",
+                         *           "message": "The image has no alternative text: readers who do not load images, and screen readers, get nothing. Describe it in a few words.",
+                         *           "level": "warning"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            html: string;
+                            text: string;
+                            warnings: {
+                                /** @description the JSON Pointer of the block in the document ("" for the document) */
+                                path: string;
+                                /** @enum {string} */
+                                code: "image_alt_missing" | "button_link_missing" | "block_empty" | "footer_missing" | "image_not_absolute";
+                                /** @description a sentence for the author */
+                                message: string;
+                                /**
+                                 * @description info: what the service takes care of itself (a footer added); warning otherwise
+                                 * @enum {string}
+                                 */
+                                level?: "info" | "warning";
+                            }[];
+                        };
+                    };
+                };
+                /** @description `invalid_json`: Invalid JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unauthorized`: Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `not_found`: Not found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `idempotency_conflict`: Idempotency conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `payload_too_large`: Payload too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Unsupported media type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description `rate_limited`: Rate limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -16420,7 +16922,7 @@ export interface paths {
         put?: never;
         /**
          * Create an automation
-         * @description A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference). A `webhook` step needs write:webhooks too (403 insufficient_scope).
+         * @description A trigger and a tree of steps (docs/automations.md). Steps without an `id` get one. 422 validation_failed lists every problem with its path; ids of topics, segments and form groups must be of the workspace (422 invalid_reference). A `webhook` step needs write:webhooks too (403 insufficient_scope). A `send` step's content is Liquid with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; when its `emailContent.editorContent` is a block document (contract §16) its `html` and `text` are rendered from it on every write, and a bad document is 422 at the pointer of the bad block (`/steps/0/emailContent/editorContent/blocks/2/url`).
          */
         post: {
             parameters: {
@@ -17956,6 +18458,185 @@ export interface components {
             topic: string;
             /** @description true: effectively subscribed to the topic (their choice, else the topic's default); false: the others */
             subscribed: boolean;
+        };
+        /** @description A block document (contract §16): at most 500 blocks in all; columns hold any block but columns. */
+        BlockDocument: {
+            /** @enum {string} */
+            type: "formcast/blocks";
+            /** @enum {number} */
+            version: 1;
+            settings?: {
+                /** @description content width in px (600) */
+                width?: number;
+                /** @description a colour as #rrggbb */
+                backgroundColor?: string;
+                /** @description a colour as #rrggbb */
+                contentBackgroundColor?: string;
+                /** @description a colour as #rrggbb */
+                textColor?: string;
+                /** @description a colour as #rrggbb */
+                brandColor?: string;
+                /** @description a colour as #rrggbb */
+                linkColor?: string;
+                fontFamily?: "sans" | "serif" | "mono" | "rounded";
+            };
+            blocks: (({
+                /** @enum {string} */
+                type: "heading";
+                id?: string;
+                /** @description plain text and Liquid */
+                text: string;
+                level?: 1 | 2 | 3;
+                align?: "left" | "center" | "right";
+            } | {
+                /** @enum {string} */
+                type: "text";
+                id?: string;
+                /** @description inline HTML (b, strong, i, em, u, a href, br) and Liquid; paragraphs as <p> */
+                text: string;
+                align?: "left" | "center" | "right";
+            } | {
+                /** @enum {string} */
+                type: "image";
+                id?: string;
+                /** @description an absolute http(s) URL, or Liquid giving one */
+                url: string;
+                /** @description alternative text ("" for a decorative image: a warning) */
+                alt: string;
+                /** @description px; the column width when omitted */
+                width?: number;
+                /** @description an absolute http(s) URL, or Liquid giving one */
+                href?: string;
+                align?: "left" | "center" | "right";
+            } | {
+                /** @enum {string} */
+                type: "button";
+                id?: string;
+                text: string;
+                /** @description an absolute http(s) URL or Liquid ("" for none yet: a warning) */
+                url: string;
+                /** @description a colour as #rrggbb */
+                color?: string;
+                /** @description a colour as #rrggbb */
+                textColor?: string;
+                align?: "left" | "center" | "right";
+            } | {
+                /** @enum {string} */
+                type: "divider";
+                id?: string;
+                /** @description a colour as #rrggbb */
+                color?: string;
+            } | {
+                /** @enum {string} */
+                type: "spacer";
+                id?: string;
+                height: number;
+            } | {
+                /** @enum {string} */
+                type: "social";
+                id?: string;
+                links: {
+                    /** @enum {unknown} */
+                    network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "github" | "mastodon" | "bluesky" | "website";
+                    /** @description an absolute http(s) URL, or Liquid giving one */
+                    url: string;
+                }[];
+                align?: "left" | "center" | "right";
+            } | {
+                /** @enum {string} */
+                type: "html";
+                id?: string;
+                /** @description HTML, sanitised (no script, event handlers or javascript: URLs: 422) */
+                html: string;
+            } | {
+                /** @enum {string} */
+                type: "footer";
+                id?: string;
+                /** @description an extra line above the address and the unsubscribe link */
+                text?: string;
+                align?: "left" | "center" | "right";
+            }) | {
+                /** @enum {string} */
+                type: "columns";
+                id?: string;
+                columns: ({
+                    /** @enum {string} */
+                    type: "heading";
+                    id?: string;
+                    /** @description plain text and Liquid */
+                    text: string;
+                    level?: 1 | 2 | 3;
+                    align?: "left" | "center" | "right";
+                } | {
+                    /** @enum {string} */
+                    type: "text";
+                    id?: string;
+                    /** @description inline HTML (b, strong, i, em, u, a href, br) and Liquid; paragraphs as <p> */
+                    text: string;
+                    align?: "left" | "center" | "right";
+                } | {
+                    /** @enum {string} */
+                    type: "image";
+                    id?: string;
+                    /** @description an absolute http(s) URL, or Liquid giving one */
+                    url: string;
+                    /** @description alternative text ("" for a decorative image: a warning) */
+                    alt: string;
+                    /** @description px; the column width when omitted */
+                    width?: number;
+                    /** @description an absolute http(s) URL, or Liquid giving one */
+                    href?: string;
+                    align?: "left" | "center" | "right";
+                } | {
+                    /** @enum {string} */
+                    type: "button";
+                    id?: string;
+                    text: string;
+                    /** @description an absolute http(s) URL or Liquid ("" for none yet: a warning) */
+                    url: string;
+                    /** @description a colour as #rrggbb */
+                    color?: string;
+                    /** @description a colour as #rrggbb */
+                    textColor?: string;
+                    align?: "left" | "center" | "right";
+                } | {
+                    /** @enum {string} */
+                    type: "divider";
+                    id?: string;
+                    /** @description a colour as #rrggbb */
+                    color?: string;
+                } | {
+                    /** @enum {string} */
+                    type: "spacer";
+                    id?: string;
+                    height: number;
+                } | {
+                    /** @enum {string} */
+                    type: "social";
+                    id?: string;
+                    links: {
+                        /** @enum {unknown} */
+                        network: "facebook" | "x" | "instagram" | "linkedin" | "youtube" | "tiktok" | "github" | "mastodon" | "bluesky" | "website";
+                        /** @description an absolute http(s) URL, or Liquid giving one */
+                        url: string;
+                    }[];
+                    align?: "left" | "center" | "right";
+                } | {
+                    /** @enum {string} */
+                    type: "html";
+                    id?: string;
+                    /** @description HTML, sanitised (no script, event handlers or javascript: URLs: 422) */
+                    html: string;
+                } | {
+                    /** @enum {string} */
+                    type: "footer";
+                    id?: string;
+                    /** @description an extra line above the address and the unsubscribe link */
+                    text?: string;
+                    align?: "left" | "center" | "right";
+                })[][];
+                widths?: number[];
+            })[];
         };
         /** @description What makes a contact enter: form.submitted (formGroupId), contact.subscribed (topicId?), contact.created, segment.entered (segmentId), event (name), api. `filter`: a segment filter the contact must also match (null: none). */
         AutomationTriggerInput: {
