@@ -1,46 +1,20 @@
 /**
- * The editor's calls: the preview's render (POST /v1/email-documents/render) and image uploads (POST /v1/images,
- * multipart, by XMLHttpRequest for its progress), with their failures in plain words.
+ * The editor's calls: the preview's render (POST /v1/email-documents/render, through the typed client) and image
+ * uploads (POST /v1/images, multipart, by XMLHttpRequest for its progress), with their failures in plain words.
  */
-import { ApiError, goToLogin, requestHeaders, type Problem } from '../../api/client';
-import type { BlockDocument, DocumentWarning } from './document';
+import { api, ApiError, goToLogin, requestHeaders, unwrap, type Problem } from '../../api/client';
+import type { paths } from '../../api/generated/schema';
+import type { BlockDocument } from './document';
 
-export interface Rendered {
-  html: string;
-  text: string;
-  warnings: DocumentWarning[];
-}
-
-async function postJson<T>(url: string, body: unknown, signal?: AbortSignal): Promise<T> {
-  const headers = new Headers({ 'Content-Type': 'application/json', Accept: 'application/json' });
-  requestHeaders('POST', headers);
-  const res = await fetch(url, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify(body),
-    credentials: 'same-origin',
-    signal,
-  });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    parsed = { detail: text.slice(0, 200) };
-  }
-  if (!res.ok) {
-    if (res.status === 401) goToLogin();
-    throw new ApiError(res.status, (parsed as Problem) ?? {});
-  }
-  return parsed as T;
-}
+export type Rendered = paths['/v1/email-documents/render']['post']['responses'][200]['content']['application/json'];
 
 /** The document rendered as the send will (Liquid personalised for `contactId`, or sample data), nothing saved. */
-export function renderDocument(doc: BlockDocument, contactId: string, signal?: AbortSignal): Promise<Rendered> {
-  return postJson<Rendered>(
-    '/v1/email-documents/render',
-    { editorContent: doc, ...(contactId ? { contactId } : {}) },
-    signal,
+export async function renderDocument(doc: BlockDocument, contactId: string, signal?: AbortSignal): Promise<Rendered> {
+  return unwrap(
+    await api.POST('/v1/email-documents/render', {
+      body: { editorContent: doc, ...(contactId ? { contactId } : {}) },
+      signal,
+    }),
   );
 }
 

@@ -1,8 +1,9 @@
 /**
- * The block document of contract §16, as the console sees it: the types of src/mail/blocks/grammar.ts, declared here
- * because the console imports no server source. They match grammar.ts field for field; once the OpenAPI document
- * names the BlockDocument schema (the render endpoint), these become aliases of the generated types.
+ * The block document of contract §16, as the console sees it: its types are the OpenAPI document's `BlockDocument`
+ * schema (src/mail/blocks/grammar.ts, through the generated types: the console imports no server source), and the
+ * few constants the editor needs at run time (kept equal to grammar.ts's).
  */
+import type { components, paths } from '../../api/generated/schema';
 
 export const DOCUMENT_TYPE = 'formcast/blocks';
 export const DOCUMENT_VERSION = 1;
@@ -15,8 +16,25 @@ export const LIMITS = {
   socialLinks: 12,
 } as const;
 
-export type Align = 'left' | 'center' | 'right';
-export type FontFamily = 'sans' | 'serif' | 'mono' | 'rounded';
+export type BlockDocument = components['schemas']['BlockDocument'];
+export type Block = BlockDocument['blocks'][number];
+export type BlockType = Block['type'];
+export type ColumnsBlock = Extract<Block, { type: 'columns' }>;
+/** The blocks a column holds: any but columns. */
+export type LeafBlock = ColumnsBlock['columns'][number][number];
+export type HeadingBlock = Extract<Block, { type: 'heading' }>;
+export type TextBlock = Extract<Block, { type: 'text' }>;
+export type ImageBlock = Extract<Block, { type: 'image' }>;
+export type ButtonBlock = Extract<Block, { type: 'button' }>;
+export type DividerBlock = Extract<Block, { type: 'divider' }>;
+export type SpacerBlock = Extract<Block, { type: 'spacer' }>;
+export type SocialBlock = Extract<Block, { type: 'social' }>;
+export type HtmlBlock = Extract<Block, { type: 'html' }>;
+export type FooterBlock = Extract<Block, { type: 'footer' }>;
+export type DocumentSettings = NonNullable<BlockDocument['settings']>;
+export type FontFamily = NonNullable<DocumentSettings['fontFamily']>;
+export type Align = NonNullable<TextBlock['align']>;
+export type SocialNetwork = SocialBlock['links'][number]['network'];
 
 export const FONT_FAMILIES: Record<FontFamily, { label: string; css: string }> = {
   sans: { label: 'Sans-serif (Helvetica, Arial)', css: 'Helvetica, Arial, sans-serif' },
@@ -25,57 +43,6 @@ export const FONT_FAMILIES: Record<FontFamily, { label: string; css: string }> =
   rounded: { label: 'Rounded (Trebuchet, Verdana)', css: '"Trebuchet MS", Verdana, sans-serif' },
 };
 
-export interface DocumentSettings {
-  width?: number;
-  backgroundColor?: string;
-  contentBackgroundColor?: string;
-  textColor?: string;
-  brandColor?: string;
-  linkColor?: string;
-  fontFamily?: FontFamily;
-}
-
-export interface HeadingBlock {
-  type: 'heading';
-  id?: string;
-  text: string;
-  level?: 1 | 2 | 3;
-  align?: Align;
-}
-export interface TextBlock {
-  type: 'text';
-  id?: string;
-  text: string;
-  align?: Align;
-}
-export interface ImageBlock {
-  type: 'image';
-  id?: string;
-  url: string;
-  alt: string;
-  width?: number;
-  href?: string;
-  align?: Align;
-}
-export interface ButtonBlock {
-  type: 'button';
-  id?: string;
-  text: string;
-  url: string;
-  color?: string;
-  textColor?: string;
-  align?: Align;
-}
-export interface DividerBlock {
-  type: 'divider';
-  id?: string;
-  color?: string;
-}
-export interface SpacerBlock {
-  type: 'spacer';
-  id?: string;
-  height: number;
-}
 export const SOCIAL_NETWORKS = [
   'facebook',
   'x',
@@ -87,8 +54,7 @@ export const SOCIAL_NETWORKS = [
   'mastodon',
   'bluesky',
   'website',
-] as const;
-export type SocialNetwork = (typeof SOCIAL_NETWORKS)[number];
+] as const satisfies readonly SocialNetwork[];
 export const NETWORK_LABELS: Record<SocialNetwork, string> = {
   facebook: 'Facebook',
   x: 'X',
@@ -101,54 +67,6 @@ export const NETWORK_LABELS: Record<SocialNetwork, string> = {
   bluesky: 'Bluesky',
   website: 'Website',
 };
-export interface SocialBlock {
-  type: 'social';
-  id?: string;
-  links: { network: SocialNetwork; url: string }[];
-  align?: Align;
-}
-export interface HtmlBlock {
-  type: 'html';
-  id?: string;
-  html: string;
-}
-export interface FooterBlock {
-  type: 'footer';
-  id?: string;
-  text?: string;
-  align?: Align;
-}
-
-/** The blocks a column holds: any but columns. */
-export type LeafBlock =
-  | HeadingBlock
-  | TextBlock
-  | ImageBlock
-  | ButtonBlock
-  | DividerBlock
-  | SpacerBlock
-  | SocialBlock
-  | HtmlBlock
-  | FooterBlock;
-
-export interface ColumnsBlock {
-  type: 'columns';
-  id?: string;
-  columns: LeafBlock[][];
-  /** Widths in percent, one per column, summing to 100 (equal when omitted). */
-  widths?: number[];
-}
-
-export type Block = LeafBlock | ColumnsBlock;
-export type BlockType = Block['type'];
-
-export interface BlockDocument {
-  type: typeof DOCUMENT_TYPE;
-  version: typeof DOCUMENT_VERSION;
-  settings?: DocumentSettings;
-  blocks: Block[];
-}
-
 /** Whether a stored `editorContent` is a block document (anything else is another editor's, kept as given). */
 export function isBlockDocument(value: unknown): value is BlockDocument {
   return (
@@ -160,8 +78,5 @@ export function isBlockDocument(value: unknown): value is BlockDocument {
 }
 
 /** A warning of the renderer (POST /v1/email-documents/render): `path` a JSON pointer into the document. */
-export interface DocumentWarning {
-  path: string;
-  code: string;
-  message: string;
-}
+export type DocumentWarning = RenderAnswer['warnings'][number];
+type RenderAnswer = paths['/v1/email-documents/render']['post']['responses'][200]['content']['application/json'];

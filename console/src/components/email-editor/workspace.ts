@@ -9,7 +9,6 @@ export function useWorkspaceLook(): { brandColor: string | null; postalAddress: 
     queryFn: async () => unwrap(await api.GET('/v1/workspace')),
     staleTime: 60_000,
   });
-  // brandColor arrives with the settings helper's change (i31-pages); read defensively until the types have it.
-  const settings = q.data?.settings as { brandColor?: string | null; postalAddress?: string | null } | undefined;
+  const settings = q.data?.settings;
   return { brandColor: settings?.brandColor ?? null, postalAddress: settings?.postalAddress ?? null };
 }
