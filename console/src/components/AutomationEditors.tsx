@@ -22,7 +22,14 @@ import {
 import { Button } from './Button';
 import { Dialog } from './Dialog';
 import { EmailPreview } from './EmailPreview';
-import { EmailContentEditor, isBlockDocument, type EmailContentValue } from './email-editor';
+import {
+  EmailContentEditor,
+  isBlockDocument,
+  useModeSwitch,
+  type BlockDocument,
+  type EmailContentValue,
+} from './email-editor';
+import { useWorkspaceLook } from './email-editor/workspace';
 import { countBlocks } from './email-editor/operations';
 import { Checkbox, ErrorSummary, Input, Select } from './Field';
 import { FilterBuilder, newGroup } from './FilterBuilder';
@@ -216,6 +223,9 @@ function SendFields({
   const content: EmailContentValue = { html: step.html, text: step.text, editorContent: step.editorContent };
   const change = (v: EmailContentValue) =>
     set({ html: v.html ?? '', text: v.text ?? '', editorContent: v.editorContent });
+  const look = useWorkspaceLook();
+  const doc = visual ? (step.editorContent as BlockDocument) : null;
+  const modes = useModeSwitch(content, change, doc, look.brandColor);
   const contentErrors = Object.fromEntries(
     Object.entries(p)
       .filter(
@@ -289,10 +299,10 @@ function SendFields({
             Email
           </span>
           <div className="hint" id="step-email-hint">
-            Made in the visual editor: {countBlocks(step.editorContent as Parameters<typeof countBlocks>[0])} blocks.
+            Made in the visual editor: {doc ? countBlocks(doc) : 0} blocks.
             {Object.keys(contentErrors).length > 0 && ' It has problems to fix: open it.'}
           </div>
-          <div>
+          <div className="row">
             <Button
               variant={ctx.editable ? 'primary' : 'secondary'}
               aria-describedby="step-email-hint"
@@ -300,6 +310,12 @@ function SendFields({
             >
               {ctx.editable ? 'Edit the email' : 'View the email'}
             </Button>
+            {ctx.editable && (
+              <Button variant="ghost" onClick={modes.askToCode}>
+                Write HTML instead…
+              </Button>
+            )}
+            {modes.dialogs}
           </div>
           <Dialog
             wide

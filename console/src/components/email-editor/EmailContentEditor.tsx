@@ -58,6 +58,72 @@ export function describePointer(doc: BlockDocument | null, pointer: string): str
   return `${BLOCK_LABELS[where.block.type]} block ${where.parent ? '(in columns)' : where.index + 1}`;
 }
 
+/**
+ * The switches between the visual editor and code, each behind its confirmation: to code, the email's HTML as rendered
+ * now goes into `html` and the blocks are left behind; to blocks, a new document (the HTML is left behind).
+ */
+export function useModeSwitch(
+  value: EmailContentValue,
+  onChange: (value: EmailContentValue) => void,
+  doc: BlockDocument | null,
+  brandColor: string | null,
+): { askToCode: () => void; askToBlocks: () => void; dialogs: ReactNode } {
+  const [confirm, setConfirm] = useState<'to-code' | 'to-blocks' | null>(null);
+  const [switching, setSwitching] = useState(false);
+  const toCode = async () => {
+    setSwitching(true);
+    let html = value.html ?? '';
+    let text = value.text ?? '';
+    try {
+      if (doc) {
+        const r = await renderDocument(forSaving(doc), '');
+        html = r.html;
+        text = r.text;
+      }
+    } catch {
+      /* the HTML of the last save stays */
+    } finally {
+      setSwitching(false);
+    }
+    onChange({ ...value, editorContent: null, html, text });
+    setConfirm(null);
+  };
+  const toBlocks = () => {
+    onChange({ ...value, editorContent: newDocument({ brandColor }) });
+    setConfirm(null);
+  };
+  const dialogs = (
+    <>
+      <ConfirmDialog
+        open={confirm === 'to-code'}
+        title="Switch to HTML code?"
+        confirmLabel="Switch to code"
+        busy={switching}
+        onClose={() => setConfirm(null)}
+        onConfirm={() => void toCode()}
+      >
+        <p>
+          The email's HTML, as it looks now, goes into the code editor, and from then on you edit HTML.{' '}
+          <strong>The blocks are left behind:</strong> switching back later starts a new visual document.
+        </p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={confirm === 'to-blocks'}
+        title="Start a visual document?"
+        confirmLabel="Start a visual document"
+        onClose={() => setConfirm(null)}
+        onConfirm={toBlocks}
+      >
+        <p>
+          A new document of blocks replaces this email's content. <strong>Your HTML is left behind</strong> (copy it
+          first if you want to keep it): the blocks cannot be made from HTML.
+        </p>
+      </ConfirmDialog>
+    </>
+  );
+  return { askToCode: () => setConfirm('to-code'), askToBlocks: () => setConfirm('to-blocks'), dialogs };
+}
+
 export function EmailContentEditor({
   value,
   onChange,
@@ -78,8 +144,6 @@ export function EmailContentEditor({
     () => (visual ? normalise(value.editorContent as BlockDocument) : null),
     [visual, value.editorContent],
   );
-  const [confirm, setConfirm] = useState<'to-code' | 'to-blocks' | null>(null);
-  const [switching, setSwitching] = useState(false);
   const helpId = useId();
 
   /** Problems of the last save by block id (the API's pointers name blocks of the document as sent), and the rest. */
@@ -96,28 +160,7 @@ export function EmailContentEditor({
     return { problems: byBlock, unplaced: rest };
   }, [errors, doc]);
 
-  const toCode = async () => {
-    setSwitching(true);
-    let html = value.html ?? '';
-    let text = value.text ?? '';
-    try {
-      if (doc) {
-        const r = await renderDocument(forSaving(doc), '');
-        html = r.html;
-        text = r.text;
-      }
-    } catch {
-      /* the HTML of the last save stays */
-    } finally {
-      setSwitching(false);
-    }
-    onChange({ ...value, editorContent: null, html, text });
-    setConfirm(null);
-  };
-  const toBlocks = () => {
-    onChange({ ...value, editorContent: newDocument({ brandColor: look.brandColor }) });
-    setConfirm(null);
-  };
+  const modes = useModeSwitch(value, onChange, doc, look.brandColor);
 
   const subjectFields = showSubject && (
     <div className="grid-2">
@@ -172,7 +215,7 @@ export function EmailContentEditor({
             preview={preview}
             actions={
               !readOnly && (
-                <Button size="sm" variant="ghost" className="ee-to-code" onClick={() => setConfirm('to-code')}>
+                <Button size="sm" variant="ghost" className="ee-to-code" onClick={modes.askToCode}>
                   Switch to HTML code…
                 </Button>
               )
@@ -188,7 +231,7 @@ export function EmailContentEditor({
           <div className="row-between email-code-bar">
             <span className="muted small">Code mode: you write the HTML. {status}</span>
             {!readOnly && (
-              <Button size="sm" onClick={() => setConfirm('to-blocks')}>
+              <Button size="sm" onClick={modes.askToBlocks}>
                 Start a visual document…
               </Button>
             )}
@@ -222,31 +265,7 @@ export function EmailContentEditor({
           />
         </>
       )}
-      <ConfirmDialog
-        open={confirm === 'to-code'}
-        title="Switch to HTML code?"
-        confirmLabel="Switch to code"
-        busy={switching}
-        onClose={() => setConfirm(null)}
-        onConfirm={() => void toCode()}
-      >
-        <p>
-          The email's HTML, as it looks now, goes into the code editor, and from then on you edit HTML.{' '}
-          <strong>The blocks are left behind:</strong> switching back later starts a new visual document.
-        </p>
-      </ConfirmDialog>
-      <ConfirmDialog
-        open={confirm === 'to-blocks'}
-        title="Start a visual document?"
-        confirmLabel="Start a visual document"
-        onClose={() => setConfirm(null)}
-        onConfirm={toBlocks}
-      >
-        <p>
-          A new document of blocks replaces this email's content. <strong>Your HTML is left behind</strong> (copy it
-          first if you want to keep it): the blocks cannot be made from HTML.
-        </p>
-      </ConfirmDialog>
+      {modes.dialogs}
     </div>
   );
 }

@@ -5,7 +5,7 @@
  */
 import './email-editor.css';
 
-export { EmailContentEditor, describePointer } from './EmailContentEditor';
+export { EmailContentEditor, describePointer, useModeSwitch } from './EmailContentEditor';
 export { useWorkspaceLook } from './workspace';
 export type { EmailContentEditorProps, EmailContentValue } from './EmailContentEditor';
 export { EmailEditor } from './EmailEditor';
