@@ -54,6 +54,8 @@ interface DragData {
 
 export interface CanvasProps {
   doc: BlockDocument;
+  /** "Text block 2 of 5" for every block (operations.ts describeAll). */
+  descriptions: Map<string, string>;
   selected: string | null;
   select: (id: string) => void;
   readOnly: boolean;
@@ -123,7 +125,7 @@ function SortableBlock({
   const { attributes, listeners, setNodeRef, setActivatorNodeRef, transform, transition, isDragging, isOver, active } =
     useSortable({ id, data: { type: 'block', list, kind: block.type } satisfies DragData, disabled: props.readOnly });
   const selected = props.selected === id;
-  const description = describeBlock(props.doc, id);
+  const description = props.descriptions.get(id) ?? 'The block';
   const reasonId = useId();
   const foreign = isOver && active && active.data.current?.list !== list;
   const problems = props.problems[id];
@@ -253,7 +255,7 @@ function BlockList({ list, props, label }: { list: ListId; props: CanvasProps; l
             <BlockView
               block={b}
               settings={props.doc.settings ?? {}}
-              description={describeBlock(props.doc, b.id!)}
+              description={props.descriptions.get(b.id!) ?? 'The block'}
               edit={(patch, key) => props.edit(b.id!, patch, key)}
               readOnly={props.readOnly}
               upload={props.uploads[b.id!]}

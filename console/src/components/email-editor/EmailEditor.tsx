@@ -21,6 +21,7 @@ import { mergeTags } from './merge-tags';
 import {
   allBlocks,
   BLOCK_LABELS,
+  describeAll,
   describeBlock,
   duplicateBlock,
   fits,
@@ -341,6 +342,7 @@ export function EmailEditor({
     }, key);
   const hasFooter = allBlocks(doc).some((b) => b.type === 'footer');
   const sent = useMemo(() => forSaving(doc), [doc]);
+  const descriptions = useMemo(() => describeAll(doc), [doc]);
 
   return (
     <div
@@ -556,6 +558,7 @@ export function EmailEditor({
         >
           <Canvas
             doc={doc}
+            descriptions={descriptions}
             selected={selected}
             select={select}
             readOnly={readOnly}

@@ -380,6 +380,25 @@ export function describeBlock(doc: BlockDocument, id: string): string {
   return `${label} in column ${at.parent.column + 1} of block ${parent.index + 1}`;
 }
 
+/** describeBlock for every block at once (one pass: what the canvas labels its blocks with on each render). */
+export function describeAll(doc: BlockDocument): Map<string, string> {
+  const out = new Map<string, string>();
+  const n = doc.blocks.length;
+  doc.blocks.forEach((b, i) => {
+    out.set(idOf(b), `${BLOCK_LABELS[b.type]} block ${i + 1} of ${n}`);
+    if (b.type === 'columns')
+      b.columns.forEach((col, c) =>
+        col.forEach((x, j) =>
+          out.set(
+            idOf(x),
+            `${BLOCK_LABELS[x.type]} block ${j + 1} of ${col.length} in column ${c + 1} of block ${i + 1}`,
+          ),
+        ),
+      );
+  });
+  return out;
+}
+
 export function limitsReached(doc: BlockDocument, list: ListId): string | null {
   if (countBlocks(doc) >= LIMITS.blocks) return `An email holds at most ${LIMITS.blocks} blocks.`;
   if (list !== ROOT && listOf(doc, list).length >= LIMITS.columnBlocks)
