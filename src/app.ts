@@ -105,6 +105,8 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     dnsServers: config.dnsServers ?? [],
     dnsTimeoutMs: config.dnsTimeoutMs,
     bounce: { mxHost: bounceHost, spf: config.sendingSpf ?? `a:${bounceHost}` },
+    relay: { profile: config.relayProfile ?? 'smtp', sesRegion: config.sesRegion ?? null },
+    trackingTarget: new URL(config.publicUrl).hostname,
     secret: config.secret,
   });
   const sessions = new SessionsService(db, config.publicUrl);

@@ -3,6 +3,13 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { parsePacing, PacingConfigError, type PacingConfig } from './sending/deliveries/pacing.config.js';
 import { parseRelayUrls, RelayConfigError, type RelayUrl } from './mail/relay-urls.js';
+import {
+  detectRelayProfile,
+  isRelayProfileName,
+  RELAY_PROFILES,
+  sesRegionOf,
+  type RelayProfileName,
+} from './mail/relay-profiles.js';
 import { PACKAGE_ROOT } from './lib/paths.js';
 import { ConfigError } from './errors/config-error.js';
 import { checkDatabaseUrl } from './db/url.js';
@@ -59,6 +66,15 @@ export interface Config {
   bounceMxHost: string;
   /** What the bounce domain's SPF record allows to send (SENDING_SPF), e.g. `include:amazonses.com`. */
   sendingSpf: string;
+  /**
+   * What the relay does to a message (RELAY_PROFILE: smtp, ses, postmark, sendgrid, mailgun; default: recognised from
+   * the relay's host name, else smtp): what is signed, which headers are added, which DNS is advised (relay-profiles.ts).
+   */
+  relayProfile: RelayProfileName;
+  /** SES's region, for its MAIL FROM records (SES_REGION; default: from the relay's host name). */
+  sesRegion: string | null;
+  /** The public addresses mail leaves from (SENDING_IPS), whose reverse DNS doctor checks; empty: the relays' own. */
+  sendingIps: string[];
   /** The inbound SMTP listener (INBOUND_SMTP_PORT, INBOUND_SMTP_HOST); null port: not started by serve. */
   inboundSmtp: { port: number | null; host: string };
   /**
@@ -242,6 +258,8 @@ export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> &
       | 'submissionsPerMinute'
       | 'bounceMxHost'
       | 'sendingSpf'
+      | 'relayProfile'
+      | 'sesRegion'
       | 'trustProxy'
       | 'hooks'
       | 'bounces'
@@ -310,7 +328,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       );
     }
   }
+  const relayHosts = smtpRelays.map((r) => new URL(r.url).hostname.replace(/^\[|\]$/g, ''));
+  const profileName = (env.RELAY_PROFILE || '').trim().toLowerCase();
+  if (profileName && !isRelayProfileName(profileName))
+    throw new ConfigError(`RELAY_PROFILE must be one of ${RELAY_PROFILES.join(', ')}, got "${env.RELAY_PROFILE}"`);
+  const sesRegion = (env.SES_REGION || '').trim().toLowerCase() || sesRegionOf(relayHosts);
+  if (sesRegion && !/^[a-z]{2}(-[a-z]+)+-\d$/.test(sesRegion))
+    throw new ConfigError(`SES_REGION must be an AWS region such as eu-west-1, got "${env.SES_REGION}"`);
+  const sendingIps = (env.SENDING_IPS || '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const ip of sendingIps)
+    if (!isIP(ip)) throw new ConfigError(`SENDING_IPS must be IP addresses separated by commas, got "${ip}"`);
   return {
+    relayProfile: profileName ? (profileName as RelayProfileName) : detectRelayProfile(relayHosts),
+    sesRegion,
+    sendingIps,
     secretKey,
     secretKeyFile,
     secretKeyFileSet: Boolean(env.SECRET_KEY_FILE),

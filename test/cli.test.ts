@@ -384,6 +384,7 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
           'name',
           'records',
           'status',
+          'trackingHost',
           'verification',
           'verifiedAt',
         ]); // as the API's create
@@ -447,6 +448,33 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
         expect(
           failure(await cli(['domain', 'add', 'example.com', '--workspace', created.workspace.id, '--json'], env)),
         ).toContain('example.com');
+      });
+
+      it('--verified on a domain already there (FAILED) marks that one verified, same id and keys', async () => {
+        const ws = created.workspace.id;
+        const name = 'failed.example.net';
+        const added = json(await cli(['domain', 'add', name, '--workspace', ws, '--json'], env));
+        // A DNS check that finds nothing (no resolver answers): FAILED, exit 6.
+        const check = await cli(['domain', 'verify', name, '--workspace', ws, '--json'], {
+          ...env,
+          DNS_SERVERS: '127.0.0.1:9',
+          DNS_TIMEOUT_MS: '200',
+        });
+        expect(check.code).toBe(6);
+        expect(JSON.parse(check.stdout).status).toBe('FAILED');
+        const marked = json(await cli(['domain', 'add', name, '--workspace', ws, '--verified', '--json'], env));
+        expect(marked).toMatchObject({ id: added.id, name, status: 'VERIFIED', records: added.records });
+        expect(marked.verifiedAt).toMatch(TIMESTAMP);
+        const listed = json(await cli(['domain', 'list', '--workspace', ws, '--json'], env)).filter(
+          (d: any) => d.name === name,
+        );
+        expect(listed).toEqual([expect.objectContaining({ id: added.id, status: 'VERIFIED' })]);
+        // The human text says what happened; again on a VERIFIED one, nothing changes.
+        const again = await cli(['domain', 'add', name, '--workspace', ws, '--verified'], env);
+        expect(again.code).toBe(0);
+        expect(again.stdout).toContain(`domain ${added.id} ${name} VERIFIED (it was verified already)`);
+        // Without --verified it is still refused.
+        expect(failure(await cli(['domain', 'add', name, '--workspace', ws, '--json'], env))).toContain(name);
       });
     });
   });
@@ -913,7 +941,35 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       });
       expect(by('database')).toMatchObject({ status: 'ok', detail: expect.stringContaining(env.DATABASE_URL!) });
       expect(by('migrations')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^all \d+ applied$/) });
-      expect(by(`DNS news.example (${ws})`)).toMatchObject({ status: 'ok' });
+      // Published: ownership, DKIM and the bounce domain's SPF, but no DMARC: a warning that says what to add.
+      expect(by(`DNS news.example (${ws})`)).toMatchObject({
+        status: 'warn',
+        detail: expect.stringMatching(/but no DMARC record: .*rua=mailto:dmarc@bounces\.news\.example/),
+      });
+      // The relay is on loopback: the address mail leaves from is not known, and doctor says how to have it checked.
+      expect(by('PTR')).toMatchObject({ status: 'warn', detail: expect.stringContaining('set SENDING_IPS') });
+      dns.txt.set('_dmarc.news.example', [['v=DMARC1; p=none; rua=mailto:dmarc@bounces.news.example']]);
+      // PTR through the loopback DNS server: one address forward-confirmed, one without a PTR, one whose name points elsewhere.
+      dns.ptr.set('203.0.113.7', ['mail.news.example']);
+      dns.a.set('mail.news.example', ['203.0.113.7']);
+      dns.ptr.set('203.0.113.9', ['host.isp.example']);
+      const withIps = JSON.parse(
+        (await cli(['doctor', '--json'], { ...full, SENDING_IPS: '203.0.113.7,203.0.113.8,203.0.113.9' })).stdout,
+      );
+      const at = (name: string) => withIps.checks.find((c: any) => c.check === name);
+      expect(at(`DNS news.example (${ws})`)).toMatchObject({ status: 'ok' });
+      expect(at('PTR 203.0.113.7')).toMatchObject({
+        status: 'ok',
+        detail: 'mail.news.example, which resolves back to 203.0.113.7',
+      });
+      expect(at('PTR 203.0.113.8')).toMatchObject({
+        status: 'warn',
+        detail: expect.stringContaining('has no PTR record'),
+      });
+      expect(at('PTR 203.0.113.9')).toMatchObject({
+        status: 'warn',
+        detail: expect.stringContaining('does not resolve back'),
+      });
 
       const human = await cli(['doctor'], full);
       expect(human.code).toBe(0);
@@ -935,6 +991,26 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       const bad = await cli(['doctor'], { ...full, SMTP_URL: 'http://x' });
       expect(bad.code).toBe(6);
       expect(bad.stdout).toMatch(/✗ fail\s+configuration\s+SMTP_URL/);
+    });
+
+    it("doctor on the README's laptop setup (no SMTP_URL, no PUBLIC_URL, a domain marked verified): warnings, exit 0", async () => {
+      // The records are still unpublished (cleared above), as for `domain add --verified` on a laptop.
+      const laptop = { DATABASE_URL: env.DATABASE_URL!, DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '1000' };
+      const run = await cli(['doctor', '--json'], laptop);
+      expect(run.code, run.stdout).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.ok).toBe(true);
+      const by = (name: string) => report.checks.find((c: any) => c.check === name);
+      expect(by('PUBLIC_URL')).toMatchObject({ status: 'warn', detail: expect.stringContaining('outbox') });
+      expect(by('SMTP')).toMatchObject({ status: 'warn' });
+      expect(by(`DNS news.example (${ws})`)).toMatchObject({
+        status: 'warn',
+        detail: expect.stringContaining('MISSING'),
+      });
+      expect(report.checks.filter((c: any) => c.status === 'fail')).toEqual([]);
+      const human = await cli(['doctor'], laptop);
+      expect(human.code).toBe(0);
+      expect(human.stdout).toMatch(/all checks passed \(with warnings\)\n$/);
     });
 
     it("send-test: the server's answer; a refusal exits 6; without SMTP_URL, the .eml outbox", async () => {

@@ -340,6 +340,7 @@ export class SqlDeliveryStore implements DeliveryStore {
       workspace: { id: workspace.id, name: workspace.name, settings: workspace.settings },
       topic: topic ? { id: topic.id, name: topic.name } : null,
       dkim: key ? { domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey } : null,
+      trackingHost: key?.trackingHost ?? null,
     };
   }
 

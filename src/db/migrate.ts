@@ -21,6 +21,7 @@ import { automationGuards } from './migrations/0018_automation_guards.js';
 import { abuseLimits } from './migrations/0019_abuse_limits.js';
 import { secretsAtRest } from './migrations/0020_secrets_at_rest.js';
 import { templateDocuments } from './migrations/0021_template_documents.js';
+import { trackingHost } from './migrations/0025_tracking_host.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -46,6 +47,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0019_abuse_limits': abuseLimits(db.dialect),
     '0020_secrets_at_rest': secretsAtRest(db.dialect),
     '0021_template_documents': templateDocuments(db.dialect),
+    '0025_tracking_host': trackingHost(db.dialect),
   };
 }
 

@@ -126,6 +126,9 @@ export interface DomainsTable {
   verification: string | null; // JSON: result per record of the last check
   created_at: string;
   verified_at: string | null;
+  /** The host of its messages' links and pixel (a CNAME to the service), and when its CNAME was last verified (0025). */
+  tracking_host: string | null;
+  tracking_verified_at: string | null;
 }
 
 export interface IdempotencyKeysTable {

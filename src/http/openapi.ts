@@ -1,6 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { openApiErrorResponses, routeErrors } from '../errors/docs.js';
+import { sendCompressedOnce } from '../lib/compress.js';
 import { applyOperationDocs, type OperationDoc, type OperationDocs } from './operation-docs.js';
+import { applyOperationIds } from './operation-ids.js';
+import { referencePage } from './reference-page.js';
 import { ProblemSchema } from './schema-helpers.js';
 import type { V1 } from './types.js';
 
@@ -13,17 +16,19 @@ declare module 'fastify' {
   }
 }
 
-/** Headers of the documentation app's answers that the proxying reply sets itself. */
-const HOP_HEADERS = new Set(['content-length', 'connection', 'transfer-encoding', 'date', 'keep-alive']);
+/** The reference page's policy: no script at all, nothing from elsewhere, styles inline. */
+const REFERENCE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
- * /openapi.json and the API reference pages under /docs, built on first request rather than at start.
+ * /openapi.json and the API reference page at /docs, built on first request rather than at start.
  *
- * @fastify/swagger and @fastify/swagger-ui (with YAML, a static file server, glob and mime: ~120 modules) cost
- * ~0.25 s of CPU and ~15 MB at every start of every process, for pages few processes ever serve. So the app only
- * records its routes (one onRoute hook); the first request for the document or a page builds a separate Fastify
- * instance with the two plugins, registers the recorded routes on it (schemas and config, no handlers), and asks
- * it. The document is the one @fastify/swagger would have made from the app itself.
+ * @fastify/swagger (with YAML and friends) costs CPU and memory at every start of every process, for a document few
+ * processes ever serve. So the app only records its routes (one onRoute hook); the first request for the document or
+ * the page builds a separate Fastify instance with the plugin, registers the recorded routes on it (schemas and
+ * config, no handlers), and asks it. The document is the one @fastify/swagger would have made from the app itself,
+ * with every operation's `operationId` (http/operation-ids.ts). /docs is that document rendered on the server into
+ * one static page (http/reference-page.ts), made once per document.
  */
 export function registerOpenApi(app: V1, publicUrl: string): void {
   const routes: RouteOptions[] = [];
@@ -43,17 +48,19 @@ export function registerOpenApi(app: V1, publicUrl: string): void {
   });
   app.decorate('openapi', async () => (await docsApp()).swagger() as unknown as Record<string, unknown>);
   app.get('/openapi.json', { schema: { hide: true } }, () => app.openapi());
-  const proxy = async (req: FastifyRequest, reply: FastifyReply) => {
-    const res = await (
-      await docsApp()
-    ).inject({ method: req.method as 'GET', url: req.url, headers: { accept: req.headers.accept ?? '*/*' } });
-    reply.code(res.statusCode);
-    for (const [name, value] of Object.entries(res.headers))
-      if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
-    return reply.send(res.rawPayload);
-  };
-  app.get('/docs', { schema: { hide: true } }, proxy);
-  app.get('/docs/*', { schema: { hide: true } }, proxy);
+  app.get('/docs', { schema: { hide: true } }, async (req: FastifyRequest, reply: FastifyReply) => {
+    // The document object lives as long as its docs app: the page is made and compressed once for it.
+    const doc = await app.openapi();
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', REFERENCE_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .header('cache-control', 'no-cache');
+    return sendCompressedOnce(req, reply, doc, 'reference', () => referencePage(doc));
+  });
+  // Where Swagger UI kept the document before.
+  app.get('/docs/json', { schema: { hide: true } }, (_req, reply) => reply.redirect('/openapi.json', 301));
 }
 
 async function buildDocsApp(
@@ -61,10 +68,9 @@ async function buildDocsApp(
   publicUrl: string,
   operationDocs: ReadonlyMap<string, OperationDoc>,
 ): Promise<FastifyInstance> {
-  const [{ default: Fastify }, { default: swagger }, { default: swaggerUi }] = await Promise.all([
+  const [{ default: Fastify }, { default: swagger }] = await Promise.all([
     import('fastify'),
     import('@fastify/swagger'),
-    import('@fastify/swagger-ui'),
   ]);
   const docs = Fastify({ logger: false });
   await docs.register(swagger, {
@@ -101,8 +107,9 @@ async function buildDocsApp(
       };
     },
     // Each operation's prose and examples, from the features' *.docs.ts (http/operation-docs.ts).
+    // …and every operation's operationId, made from its route (http/operation-ids.ts).
     transformObject: (({ openapiObject }: { openapiObject: Record<string, unknown> }) =>
-      applyOperationDocs(openapiObject, operationDocs)) as never,
+      applyOperationIds(applyOperationDocs(openapiObject, operationDocs))) as never,
     // Definitions of recursive schemas (TypeBox's Cyclic: SegmentFilter, AutomationStep…) become components named by
     // their $id, which the SDK's generated types name too (the default names them def-0, def-1…).
     refResolver: {
@@ -110,7 +117,6 @@ async function buildDocsApp(
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   });
-  await docs.register(swaggerUi, { routePrefix: '/docs' });
   // The app's routes as they are now (HEAD twins of GET routes are made again by this instance). Nothing validates
   // or serialises here: the document is all that is asked of them.
   const gets = new Set(routes.filter((r) => [r.method].flat().includes('GET')).map((r) => r.url));

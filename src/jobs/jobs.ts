@@ -77,7 +77,7 @@ export function buildPipeline(
       workerId,
       publicUrl: config.publicUrl,
       secret: config.secret,
-      postmarkMetadata: config.smtpRelays.some((r) => /(^|\.)postmarkapp\.com$/i.test(new URL(r.url).hostname)),
+      relayProfile: config.relayProfile,
       batchSize: config.worker.batchSize,
       leaseMs: config.worker.leaseMs,
       maxAttempts: config.worker.maxAttempts,
@@ -103,6 +103,7 @@ export function configuredMailer(config: Config, log: FastifyBaseLogger): Mailer
     rateLimit: config.smtpRateLimit,
     heloName: config.smtpHeloName,
     allowPlaintextAuth: config.smtpAllowPlaintextAuth,
+    relayProfile: config.relayProfile,
     // Said at the first failure and then at every tenth in a row, with the reason, until a send succeeds.
     onFailure: (state, consecutive) => {
       if (consecutive === 1 || consecutive % 10 === 0)

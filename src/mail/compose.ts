@@ -7,6 +7,8 @@ export interface DkimKey {
   domainName: string;
   keySelector: string;
   privateKey: string;
+  /** Headers left out of the signature because the relay rewrites them (relay-profiles.ts). */
+  unsigned?: readonly string[];
 }
 
 /** A mailbox handed to the transport as a structure, never as text it would parse again. */

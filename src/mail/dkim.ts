@@ -2,9 +2,12 @@ import crypto from 'node:crypto';
 import type { MimeHeader } from './mime.js';
 
 /**
- * DKIM signing (RFC 6376, relaxed/relaxed, rsa-sha256) with **oversigning**: the headers a reader trusts
- * (OVERSIGNED) are listed in `h=` once more than the message has them, so that a header added later (a
- * second Subject, a Reply-To) breaks the signature instead of being shown to the reader under a valid one.
+ * DKIM signing (RFC 6376, relaxed/relaxed, rsa-sha256) with **oversigning**: every header that changes how a message
+ * displays or parses (OVERSIGNED: who it is from and to, its subject, date and thread, its list headers, and its MIME
+ * structure) is listed in `h=` once more than the message has them, so that a header added later (a second Subject, a
+ * Reply-To or Cc, a second Content-Type that makes a client read the body otherwise) breaks the signature instead of
+ * being shown to the reader under a valid one. A relay that rewrites some of them (SES: Message-ID and Date;
+ * relay-profiles.ts) has them left out (`unsigned`), as receivers would otherwise see a broken signature.
  *
  * The message is the one mime.ts composed, given as its header lines and its body, so nothing is parsed again: the
  * relaxed canonicalization (RFC 6376 §3.4.2, §3.4.4) is a few regular expressions over text we wrote. mailauth
@@ -12,40 +15,37 @@ import type { MimeHeader } from './mime.js';
  * message's ~430 µs of signing, the RSA signature being the rest; it is still what verifies our signatures in the
  * tests (test/unit/dkim.test.ts), as a receiver would.
  */
-export const SIGNED = [
-  'From',
-  'To',
-  'Subject',
-  'Date',
-  'Message-ID',
-  'Reply-To',
-  'List-Unsubscribe',
-  'List-Unsubscribe-Post',
-  'List-Id',
-  'Feedback-ID',
-  'Precedence',
-  'Auto-Submitted',
-  'MIME-Version',
-  'Content-Type',
-];
 export const OVERSIGNED = [
   'From',
+  'Sender',
   'To',
+  'Cc',
+  'Reply-To',
   'Subject',
   'Date',
   'Message-ID',
-  'Reply-To',
+  'In-Reply-To',
+  'References',
   'List-Unsubscribe',
   'List-Unsubscribe-Post',
   'List-Id',
+  'MIME-Version',
+  'Content-Type',
+  'Content-Transfer-Encoding',
 ];
-const SIGNED_LOWER = new Set(SIGNED.map((n) => n.toLowerCase()));
+/** Signed where present: the oversigned ones and those that say how to treat the message. */
+export const SIGNED = [...OVERSIGNED, 'Feedback-ID', 'Precedence', 'Auto-Submitted'];
 
 export interface SigningKey {
   domainName: string;
   keySelector: string;
   privateKey: crypto.KeyObject;
+  /** Headers the relay rewrites: neither signed nor oversigned (relay-profiles.ts). */
+  unsigned?: readonly string[];
 }
+
+const lower = (names: readonly string[]) => new Set(names.map((n) => n.toLowerCase()));
+const SIGNED_LOWER = lower(SIGNED);
 
 /** RFC 6376 §3.4.2: the name in lower case, the value unfolded, runs of whitespace one space, none at either end. */
 export function relaxedHeader(line: string): string {
@@ -106,8 +106,14 @@ export function dkimSigningInput(
   const bodyHash = crypto.createHash('sha256').update(relaxedBody(body), 'utf8').digest('base64');
   // The present instances bottom-up (the order a verifier takes them in), then one more of each oversigned name: a
   // verifier finds no instance left for those and hashes the null string, unless somebody added one.
-  const present = headers.filter((h) => SIGNED_LOWER.has(h.name.toLowerCase())).reverse();
-  const names = [...present.map((h) => h.name), ...OVERSIGNED];
+  const skip = key.unsigned?.length ? lower(key.unsigned) : null;
+  const present = headers
+    .filter((h) => SIGNED_LOWER.has(h.name.toLowerCase()) && !skip?.has(h.name.toLowerCase()))
+    .reverse();
+  const names = [
+    ...present.map((h) => h.name),
+    ...(skip ? OVERSIGNED.filter((n) => !skip.has(n.toLowerCase())) : OVERSIGNED),
+  ];
   const t = Math.floor(Date.now() / 1000);
   const unsigned = `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=${key.domainName};\r\n ${foldList('h=', names)};\r\n q=dns/txt; s=${key.keySelector}; t=${t};\r\n bh=${bodyHash};\r\n b=`;
   const signed = `${present.map((h) => `${relaxedHeader(h.line)}\r\n`).join('')}${relaxedHeader(unsigned)}`;

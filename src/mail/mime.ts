@@ -105,6 +105,11 @@ function textPart(
   return { contentType: `${type}; charset=utf-8`, encoding, body };
 }
 
+/** The size in bytes of an HTML part as it goes on the wire (encoded: quoted-printable or base64 as composeMime chooses). */
+export function encodedHtmlBytes(html: string): number {
+  return Buffer.byteLength(textPart('text/html', html).body, 'utf8');
+}
+
 /** A random boundary: a part would have to hold its 24 random hex digits to end early. */
 function boundary(): string {
   return `--_FcP-${pooledRandomBytes(12).toString('hex')}-Part_1`;

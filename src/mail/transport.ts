@@ -5,6 +5,7 @@ import type { OutgoingMessage } from './compose.js';
 import { dkimSignature, dkimSignatureAsync } from './dkim.js';
 import { composeMime, mimeBytes } from './mime.js';
 import type { RelayUrl } from './relay-urls.js';
+import { forRelay, relayProfile, type RelayProfileName } from './relay-profiles.js';
 import { createRelaySet, type RelayState } from './relays.js';
 
 /** How the transport is doing, for logs and /readyz (docs/bounces.md, "The transport"). */
@@ -54,6 +55,8 @@ export interface MailerOptions {
   allowPlaintextAuth?: boolean;
   /** Told about repeated failures to reach the server (a log line). */
   onFailure?: (state: TransportState, consecutive: number) => void;
+  /** What the relay does to a message (RELAY_PROFILE, relay-profiles.ts): `send` signs and adds headers by it. Default `smtp`. */
+  relayProfile?: RelayProfileName;
 }
 
 /**
@@ -98,18 +101,25 @@ export async function buildRawAsync(m: OutgoingMessage): Promise<Buffer> {
 function unsignedMessage(m: OutgoingMessage) {
   const { headers, body } = composeMime(m, new Date());
   const key = m.dkim
-    ? { domainName: m.dkim.domainName, keySelector: m.dkim.keySelector, privateKey: signingKey(m.dkim.privateKey) }
+    ? {
+        domainName: m.dkim.domainName,
+        keySelector: m.dkim.keySelector,
+        privateKey: signingKey(m.dkim.privateKey),
+        ...(m.dkim.unsigned?.length ? { unsigned: m.dkim.unsigned } : {}),
+      }
     : null;
   return { headers, body, key };
 }
 
 /** A message built and signed in this thread, with its envelope: what sendRaw takes. */
-function rawMessage(m: OutgoingMessage): RawMessage {
+function rawMessageOf(m: OutgoingMessage): RawMessage {
   return { from: m.returnPath, to: m.to, messageId: m.messageId, raw: buildRaw(m) };
 }
 
 /** nodemailer's pooled SMTP transport to one relay or several (relays.ts), or (without SMTP_URL) an outbox of .eml files for development. */
 export function createMailer(options: MailerOptions): Mailer {
+  const profile = relayProfile(options.relayProfile ?? 'smtp');
+  const rawMessage = (m: OutgoingMessage) => rawMessageOf(forRelay(m, profile));
   const urls = options.relays?.length ? options.relays : options.smtpUrl ? [{ url: options.smtpUrl, weight: 1 }] : [];
   const state: TransportState = {
     mode: urls.length ? 'smtp' : 'outbox',

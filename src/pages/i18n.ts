@@ -20,6 +20,9 @@ export interface Texts {
   unsubscribedTopic: string;
   choicesSaved: string;
   linkInvalid: string;
+  /** The unsubscribe link of a test send or a preview: nobody is unsubscribed. */
+  unsubscribeTestTitle: string;
+  unsubscribeTestText: string;
   confirmTitle: string;
   confirmText: string;
   confirmButton: string;
@@ -49,6 +52,9 @@ export const TEXTS: Record<Locale, Texts> = {
     unsubscribedTopic: '{email} will not receive emails about {topic} any more.',
     choicesSaved: 'Your choices for {email} are saved.',
     linkInvalid: 'This link is not valid. It may be mistyped or too old.',
+    unsubscribeTestTitle: 'This is a test message',
+    unsubscribeTestText:
+      'This unsubscribe link is in a test send or a preview: following it changes nothing. In the real message each recipient gets a link of their own.',
     confirmTitle: 'Confirm your subscription',
     confirmText: 'One last step: confirm that you want to receive emails from {name}.',
     confirmButton: 'Confirm my subscription',
@@ -76,6 +82,9 @@ export const TEXTS: Record<Locale, Texts> = {
     unsubscribedTopic: '{email} erhält keine E-Mails zu {topic} mehr.',
     choicesSaved: 'Ihre Auswahl für {email} ist gespeichert.',
     linkInvalid: 'Dieser Link ist ungültig. Vielleicht ist er falsch kopiert oder zu alt.',
+    unsubscribeTestTitle: 'Dies ist eine Testnachricht',
+    unsubscribeTestText:
+      'Dieser Abmeldelink steht in einer Testsendung oder einer Vorschau: Er ändert nichts. In der echten Nachricht erhält jeder Empfänger einen eigenen Link.',
     confirmTitle: 'Anmeldung bestätigen',
     confirmText: 'Ein letzter Schritt: Bestätigen Sie, dass Sie E-Mails von {name} erhalten möchten.',
     confirmButton: 'Anmeldung bestätigen',
@@ -104,6 +113,9 @@ export const TEXTS: Record<Locale, Texts> = {
     unsubscribedTopic: '{email} ne recevra plus d’e-mails sur {topic}.',
     choicesSaved: 'Vos choix pour {email} sont enregistrés.',
     linkInvalid: 'Ce lien n’est pas valide. Il est peut-être mal copié ou trop ancien.',
+    unsubscribeTestTitle: 'Ceci est un message de test',
+    unsubscribeTestText:
+      'Ce lien de désabonnement figure dans un envoi de test ou un aperçu : il ne change rien. Dans le vrai message, chaque destinataire reçoit son propre lien.',
     confirmTitle: 'Confirmez votre abonnement',
     confirmText: 'Dernière étape : confirmez que vous souhaitez recevoir les e-mails de {name}.',
     confirmButton: 'Confirmer mon abonnement',
@@ -132,6 +144,9 @@ export const TEXTS: Record<Locale, Texts> = {
     unsubscribedTopic: '{email} ya no recibirá correos sobre {topic}.',
     choicesSaved: 'Sus preferencias para {email} se han guardado.',
     linkInvalid: 'Este enlace no es válido. Puede estar mal copiado o ser demasiado antiguo.',
+    unsubscribeTestTitle: 'Este es un mensaje de prueba',
+    unsubscribeTestText:
+      'Este enlace para darse de baja está en un envío de prueba o una vista previa: no cambia nada. En el mensaje real cada destinatario recibe su propio enlace.',
     confirmTitle: 'Confirme su suscripción',
     confirmText: 'Un último paso: confirme que desea recibir correos de {name}.',
     confirmButton: 'Confirmar mi suscripción',

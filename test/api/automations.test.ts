@@ -683,7 +683,11 @@ describeApi('automations', (h) => {
             id: 'hi',
             type: 'send',
             from: FROM,
-            emailContent: { subject: 'Hi', html: '<p><a href="https://shop.example/x">Shop</a></p>' },
+            // With an image: a short HTML part without one gets no open pixel (docs/tracking.md).
+            emailContent: {
+              subject: 'Hi',
+              html: '<p><img src="https://shop.example/logo.png" alt="Shop" width="120" height="40"></p><p><a href="https://shop.example/x">Shop</a></p>',
+            },
           },
         ],
       })

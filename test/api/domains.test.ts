@@ -23,6 +23,11 @@ const servfail = new Set<string>();
 /** name → MX exchanges. */
 const mxZone = new Map<string, string[]>();
 
+/** name → CNAME target; IP → PTR names; name → A addresses. */
+const cnameZone = new Map<string, string>();
+const ptrZone = new Map<string, string[]>();
+const aZone = new Map<string, string[]>();
+
 let dnsServer: Awaited<ReturnType<typeof startDnsServer>>;
 let dnsAddress = '';
 /** A UDP socket on loopback that reads queries and never answers. */
@@ -30,7 +35,15 @@ const blackHole = dgram.createSocket('udp4');
 let blackHoleAddress = '';
 
 beforeAll(async () => {
-  dnsServer = await startDnsServer({ txt: zone, mx: mxZone, silent, servfail });
+  dnsServer = await startDnsServer({
+    txt: zone,
+    mx: mxZone,
+    cname: cnameZone,
+    ptr: ptrZone,
+    a: aZone,
+    silent,
+    servfail,
+  });
   dnsAddress = dnsServer.address;
   await new Promise<void>((resolve) => blackHole.bind(0, '127.0.0.1', resolve));
   blackHoleAddress = `127.0.0.1:${blackHole.address().port}`;
@@ -57,8 +70,18 @@ function publish(name: string, ...values: string[]): void {
 
 const uniqueName = (suffix = 'example.com') => `d${crypto.randomBytes(5).toString('hex')}.${suffix}`;
 
-const DOMAIN_KEYS = ['createdAt', 'id', 'name', 'records', 'status', 'verification', 'verifiedAt'];
-const VERIFICATION_KEYS = ['advice', 'bounce', 'checkedAt', 'dmarc', 'records', 'spf'];
+const DOMAIN_KEYS = ['createdAt', 'id', 'name', 'records', 'status', 'trackingHost', 'verification', 'verifiedAt'];
+const VERIFICATION_KEYS = [
+  'advice',
+  'alignment',
+  'bounce',
+  'checkedAt',
+  'dmarc',
+  'envelope',
+  'records',
+  'spf',
+  'tracking',
+];
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 interface Rec {
@@ -337,7 +360,7 @@ describeApi('domains', (h) => {
       expect(v.verification.dmarc).toEqual({ found: false, record: null });
       const advice = v.verification.advice.join('\n');
       expect(advice).toMatch(/timed out/);
-      expect(advice).toMatch(/SPF was not checked/);
+      expect(advice).toMatch(/SPF of bounces\.\S+ was not checked/);
       expect(advice).toMatch(/DMARC was not checked/);
     } finally {
       restore();
@@ -391,16 +414,24 @@ describeApi('domains', (h) => {
   it('SPF and DMARC are advice only: without them the domain is VERIFIED and the advice says what to add', async () => {
     const ws = await h.workspace();
     const d = await create(ws);
-    publishAll(d, { spf: false, dmarc: false });
+    publishAll(d, { spf: false, dmarc: false, bounce: false });
+    mxZone.set(d.records[2]!.name, [d.records[2]!.value]);
     const v = await verify(ws, d);
     expect(v.status).toBe('VERIFIED');
     expect(v.verification.spf).toEqual({ found: false, record: null });
     expect(v.verification.dmarc).toEqual({ found: false, record: null });
+    // SPF is asked for where receivers check it: the Return-Path's domain, bounces.<domain>, not the From domain.
     expect(v.verification.advice).toHaveLength(2);
-    expect(v.verification.advice[0]).toMatch(/SPF/);
-    expect(v.verification.advice[0]).toContain('v=spf1');
+    expect(v.verification.advice[0]).toContain(`publish an SPF record at bounces.${d.name}: "v=spf1 a:localhost ~all"`);
     expect(v.verification.advice[1]).toMatch(/DMARC/);
     expect(v.verification.advice[1]).toContain(`_dmarc.${d.name}`);
+    expect(v.verification.advice[1]).toContain(`rua=mailto:dmarc@bounces.${d.name}`);
+    expect(v.verification.envelope).toMatchObject({
+      relay: 'smtp',
+      domain: `bounces.${d.name}`,
+      spf: { found: false, record: null },
+    });
+    publish(d.records[3]!.name, d.records[3]!.value);
 
     // Two SPF records are an error for receivers: said so, still not blocking.
     publish(d.name, 'v=spf1 -all', 'v=spf1 include:x.example.net -all');
@@ -409,8 +440,11 @@ describeApi('domains', (h) => {
     expect(two.status).toBe('VERIFIED');
     expect(two.verification.spf).toEqual({ found: true, record: 'v=spf1 -all' });
     expect(two.verification.dmarc).toEqual({ found: true, record: 'v=DMARC1; p=reject' });
-    expect(two.verification.advice).toHaveLength(1);
-    expect(two.verification.advice[0]).toMatch(/2 SPF records/);
+    expect(two.verification.advice).toEqual([
+      expect.stringMatching(/2 SPF records/),
+      // No rua: the aggregate reports would go nowhere.
+      expect.stringContaining(`Add rua=mailto:dmarc@bounces.${d.name} to the DMARC record`),
+    ]);
 
     // A record that merely mentions them is not one.
     publish(d.name, 'spf is v=spf1 -all');
@@ -419,6 +453,111 @@ describeApi('domains', (h) => {
     expect(none.verification.spf.found).toBe(false);
     expect(none.verification.dmarc.found).toBe(false);
     expect(none.status).toBe('VERIFIED');
+  });
+
+  it('DMARC with aspf=s is warned (SPF of the bounce domain never aligns); SPF at the bounce domain must allow the relay', async () => {
+    const ws = await h.workspace();
+    const d = await create(ws);
+    publishAll(d);
+    publish(`_dmarc.${d.name}`, `v=DMARC1; p=quarantine; aspf=s; rua=mailto:dmarc@bounces.${d.name}`);
+    publish(`bounces.${d.name}`, 'v=spf1 include:other-provider.example ~all');
+    const v = await verify(ws, d);
+    expect(v.status).toBe('VERIFIED');
+    expect(v.verification.alignment).toEqual({ spf: 'strict', spfAligns: false });
+    expect(v.verification.envelope.records[1]).toMatchObject({ type: 'TXT', status: 'MISMATCH' });
+    expect(v.verification.advice).toEqual([
+      expect.stringContaining(`does not allow your relay: add "a:localhost"`),
+      expect.stringContaining('aspf=s (strict SPF alignment)'),
+    ]);
+    const pf = await h.call(ws.key, 'POST', `/v1/broadcasts`, { name: 'x', from: `news@${d.name}` });
+    const checks = Object.fromEntries(
+      (await h.call(ws.key, 'POST', `/v1/broadcasts/${pf.json().id}/preflight`))
+        .json()
+        .checks.map((c: { id: string }) => [c.id, c]),
+    );
+    expect(checks.dns_spf).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining(`SPF at bounces.${d.name}`),
+    });
+    expect(checks.dns_dmarc_alignment).toMatchObject({ status: 'warn', detail: expect.stringContaining('aspf=s') });
+  });
+
+  it('relay profiles advise the records of their own Return-Path domain, checked through DNS', async () => {
+    const ws = await h.workspace();
+    const service = (profile: 'ses' | 'postmark') =>
+      new DomainsService(h.db, {
+        dnsServers: [dnsAddress],
+        dnsTimeoutMs: 3000,
+        secret: TEST_SECRET,
+        relay: { profile, sesRegion: 'eu-west-1' },
+      });
+    const d = await create(ws);
+    publishAll(d, { bounce: false });
+    const ses = await service('ses').get(ws.id, d.id);
+    expect(ses.records.slice(2)).toEqual([
+      { type: 'MX', name: `bounces.${d.name}`, value: 'feedback-smtp.eu-west-1.amazonses.com', priority: 10 },
+      { type: 'TXT', name: `bounces.${d.name}`, value: 'v=spf1 include:amazonses.com ~all' },
+    ]);
+    const sesCheck = await service('ses').verify(ws.id, d.id);
+    expect(sesCheck.verification!.advice).toEqual(
+      expect.arrayContaining([expect.stringContaining('set bounces.' + d.name + ' as the custom MAIL FROM domain')]),
+    );
+    mxZone.set(`bounces.${d.name}`, ['feedback-smtp.eu-west-1.amazonses.com']);
+    publish(`bounces.${d.name}`, 'v=spf1 include:amazonses.com ~all');
+    expect((await service('ses').verify(ws.id, d.id)).verification!.envelope).toMatchObject({
+      relay: 'ses',
+      domain: `bounces.${d.name}`,
+      spf: { found: true, record: 'v=spf1 include:amazonses.com ~all' },
+      records: [{ status: 'VERIFIED' }, { status: 'VERIFIED' }],
+    });
+
+    const pm = await service('postmark').get(ws.id, d.id);
+    expect(pm.records.slice(2)).toEqual([{ type: 'CNAME', name: `pm-bounces.${d.name}`, value: 'pm.mtasv.net' }]);
+    expect((await service('postmark').verify(ws.id, d.id)).verification!.envelope!.records[0]!.status).toBe('MISSING');
+    cnameZone.set(`pm-bounces.${d.name}`, 'pm.mtasv.net');
+    zone.set('pm.mtasv.net', [['v=spf1 ip4:50.31.156.96/27 ~all']]);
+    expect((await service('postmark').verify(ws.id, d.id)).verification!.envelope).toMatchObject({
+      domain: `pm-bounces.${d.name}`,
+      spf: { found: true, record: 'v=spf1 ip4:50.31.156.96/27 ~all' },
+      records: [{ type: 'CNAME', status: 'VERIFIED', found: ['pm.mtasv.net'] }],
+    });
+  });
+
+  it('a tracking host under the domain: set by PUT, verified by its CNAME, then handed to sending; gone, it is not used', async () => {
+    const ws = await h.workspace();
+    const d = await create(ws);
+    publishAll(d);
+    const outside = await h.call(ws.key, 'PUT', `/v1/domains/${d.id}`, { trackingHost: 'links.elsewhere.example' });
+    expect(outside.statusCode).toBe(422);
+    expect(outside.json().errors).toEqual([
+      { path: '/trackingHost', message: expect.stringContaining(`under ${d.name}`) },
+    ]);
+    const set = await h.call(ws.key, 'PUT', `/v1/domains/${d.id}`, { trackingHost: `Links.${d.name}` });
+    expect(set.statusCode, set.body).toBe(200);
+    expect(set.json().trackingHost).toBe(`links.${d.name}`);
+    expect(set.json().records.at(-1)).toEqual({ type: 'CNAME', name: `links.${d.name}`, value: 'localhost' });
+    const unpublished = await verify(ws, d);
+    expect(unpublished.verification.tracking).toMatchObject({ status: 'MISSING' });
+    expect(unpublished.verification.advice).toEqual([
+      expect.stringContaining(`Publish a CNAME record at links.${d.name} pointing at localhost`),
+    ]);
+    expect((await getSigningKey(h.db.kysely, ws.id, d.name, TEST_SECRET))?.trackingHost).toBeNull();
+    cnameZone.set(`links.${d.name}`, 'localhost');
+    const ok = await verify(ws, d);
+    expect(ok.verification.tracking).toEqual({
+      type: 'CNAME',
+      name: `links.${d.name}`,
+      value: 'localhost',
+      status: 'VERIFIED',
+      found: ['localhost'],
+    });
+    expect((await getSigningKey(h.db.kysely, ws.id, d.name, TEST_SECRET))?.trackingHost).toBe(`links.${d.name}`);
+    cnameZone.set(`links.${d.name}`, 'someone-else.example');
+    expect((await verify(ws, d)).verification.tracking.status).toBe('MISMATCH');
+    expect((await getSigningKey(h.db.kysely, ws.id, d.name, TEST_SECRET))?.trackingHost).toBeNull();
+    const cleared = await h.call(ws.key, 'PUT', `/v1/domains/${d.id}`, { trackingHost: null });
+    expect(cleared.json()).toMatchObject({ trackingHost: null });
+    expect(cleared.json().records).toHaveLength(4);
   });
 
   it('re-verify from any status: FAILED → VERIFIED once fixed; verifiedAt kept while VERIFIED, cleared on failure', async () => {
@@ -458,6 +597,7 @@ describeApi('domains', (h) => {
       'name',
       'records',
       'status',
+      'trackingHost',
       'verification',
       'verifiedAt',
     ]);
@@ -724,6 +864,7 @@ describeApi('domains', (h) => {
       domain: d.name,
       selector: dkimOf(d).name.split('._domainkey.')[0],
       privateKey: await privateKeyOf(d.id),
+      trackingHost: null,
     });
     const publicKey = crypto.createPublicKey({
       key: Buffer.from(dkimOf(d).value.split('p=')[1]!, 'base64'),

@@ -81,7 +81,7 @@ describeApi('forms', (h) => {
     expect(form.updatedAt).toBe(form.createdAt);
     expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json()).toEqual({
       ...form,
-      stats: { views: 0, submissions: 0, confirmations: 0 },
+      stats: { views: 0, submissions: 0, confirmations: 0, conversion: null },
     });
   });
 

@@ -124,6 +124,40 @@ describe('the API reference', () => {
     expect(problems).toEqual([]);
   });
 
+  it('gives every operation an operationId: present, camelCase, unique, made from the route', () => {
+    const missing = ops.filter(({ op }) => typeof op.operationId !== 'string' || !op.operationId).map((o) => o.key);
+    expect(missing, 'operations without an operationId (src/http/operation-ids.ts makes them)').toEqual([]);
+    const badCase = ops.filter(({ op }) => !/^[a-z][A-Za-z0-9]*$/.test(op.operationId)).map((o) => o.op.operationId);
+    expect(badCase, 'operationIds that are not camelCase').toEqual([]);
+    const seen = new Map<string, string[]>();
+    for (const o of ops) seen.set(o.op.operationId, [...(seen.get(o.op.operationId) ?? []), o.key]);
+    expect([...seen].filter(([, keys]) => keys.length > 1)).toEqual([]);
+    const id = (key: string) => ops.find((o) => o.key === key)?.op.operationId;
+    expect({
+      list: id('GET /v1/contacts'),
+      update: id('PUT /v1/forms/{formId}'),
+      get: id('GET /v1/forms/{formId}'),
+      create: id('POST /v1/forms'),
+      remove: id('DELETE /v1/broadcasts/{broadcastId}'),
+      action: id('POST /v1/broadcasts/{broadcastId}/send'),
+      nested: id('GET /v1/webhooks/{webhookId}/deliveries/{deliveryId}'),
+      dashed: id('POST /v1/webhooks/{webhookId}/rotate-secret'),
+      singular: id('GET /v1/broadcasts/{broadcastId}/timeline'),
+      page: id('GET /f/{slug}'),
+    }).toEqual({
+      list: 'listContacts',
+      update: 'updateForm',
+      get: 'getForm',
+      create: 'createForm',
+      remove: 'deleteBroadcast',
+      action: 'sendBroadcast',
+      nested: 'getWebhookDelivery',
+      dashed: 'rotateWebhookSecret',
+      singular: 'getBroadcastTimeline',
+      page: 'getHostedForm',
+    });
+  });
+
   it('has docs only for operations that exist', () => {
     const known = new Set(ops.map((o) => o.key));
     const stale = OPERATION_DOCS.flatMap((d) => Object.keys(d)).filter((k) => !known.has(k));

@@ -7,6 +7,7 @@ import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline } from '../../src/sending/de
 import { SqlDeliveryStore } from '../../src/composition/sql-delivery-store.js';
 import { buildApp } from '../../src/app.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
+import { UnsubscribeService } from '../../src/sending/unsubscribe/unsubscribe.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, insertTopic, verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';
@@ -102,6 +103,47 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
       code: 'broadcast_incomplete',
       errors: [{ path: '/emailContent/subject' }, { path: '/emailContent' }],
     });
+  });
+
+  it("preflight measures the HTML part as sent (tracked links, footer, pixel) against Gmail's clip, and says when opens are not counted", async () => {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, `pg${h.dbName}.test`);
+    // 94 KB as written, 600 links: a template the old check passed, which went out well over 102 KB once tracked.
+    const links = Array.from({ length: 600 }, (_, i) => `<a href="https://shop.example/p/${i}">Product ${i}</a> `).join(
+      '',
+    );
+    const template = `<p>Our catalogue</p><p>${links}</p><p>${'Lorem ipsum dolor sit amet. '.repeat(Math.floor((94 * 1024 - links.length) / 28))}</p>`;
+    expect(Buffer.byteLength(template)).toBeLessThan(95 * 1024);
+    const create = async (html: string, tracking = { opens: true, clicks: true }) =>
+      (
+        await call(ws, 'POST', '/v1/broadcasts', {
+          name: 'Size',
+          from: `news@${domain.name}`,
+          tracking,
+          emailContent: { subject: 'Catalogue', html },
+        })
+      ).json().id as string;
+    const checks = async (id: string) =>
+      Object.fromEntries(
+        (await call(ws, 'POST', `/v1/broadcasts/${id}/preflight`)).json().checks.map((c: { id: string }) => [c.id, c]),
+      );
+    const tracked = await checks(await create(template));
+    expect(tracked.html_size).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(
+        /HTML part as sent .* is \d+\.\d KB: Gmail clips .*the template alone is 9\d\.\d KB/,
+      ),
+    });
+    // Without click tracking the same template stays under the line.
+    expect((await checks(await create(template, { opens: true, clicks: false }))).html_size.status).toBe('pass');
+    // A short message without an image goes out without the pixel (docs/tracking.md), and preflight says so.
+    const short = await checks(await create('<p>Your order has shipped.</p>'));
+    expect(short.open_pixel).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('opens will not be counted'),
+    });
+    expect(tracked.open_pixel.status).toBe('pass');
+    expect((await checks(await create('<p>Short</p>', { opens: false, clicks: true }))).open_pixel).toBeUndefined();
   });
 
   it('test sends: the real rendering to up to five addresses, [Test] in the subject, counted in no stats', async () => {
@@ -221,7 +263,8 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
     const domain = await verifiedDomain(h, ws, `un${h.dbName}.test`);
     await call(ws, 'PUT', '/v1/workspace', { settings: { locale: 'de' } });
     const topicId = await insertTopic(h, ws, 'OPT_IN', 'Produktneuheiten');
-    for (const e of ['topic@example.com', 'all@example.com']) await insertContact(h, ws, { email: e });
+    for (const e of ['topic@example.com', 'all@example.com', 'mail@example.com'])
+      await insertContact(h, ws, { email: e });
     const b = (
       await call(ws, 'POST', '/v1/broadcasts', {
         name: 'U',
@@ -268,6 +311,67 @@ describeApi('preflight, test sends, unsubscribe page', (h) => {
     expect((await h.call(ws.key, 'GET', '/v1/suppressions')).json().data).toEqual([
       expect.objectContaining({ email: 'all@example.com', reason: 'UNSUBSCRIBED', broadcastId: b.id }),
     ]);
+    // The mailto address leaves everything, as docs/bounces.md says, where one-click left the topic; each event says how.
+    const mailDelivery = await h.db.kysely
+      .selectFrom('deliveries')
+      .select('id')
+      .where('broadcast_id', '=', b.id)
+      .where('email', '=', 'mail@example.com')
+      .executeTakeFirstOrThrow();
+    await new UnsubscribeService(h.db).unsubscribeByMail(ws.id, mailDelivery.id);
+    expect(await contact('mail@example.com')).toMatchObject({ status: 'UNSUBSCRIBED', suppressed: true });
+    expect((await h.call(ws.key, 'GET', '/v1/suppressions')).json().data).toContainEqual(
+      expect.objectContaining({
+        email: 'mail@example.com',
+        reason: 'UNSUBSCRIBED',
+        detail: 'unsubscribed from everything by mail to the List-Unsubscribe address',
+      }),
+    );
+    const via = async (email: string) =>
+      (await h.call(ws.key, 'GET', `/v1/events?type=contact.unsubscribed&contactId=${(await contact(email)).id}`))
+        .json()
+        .data.map((e: { data: { via?: string } }) => e.data.via);
+    expect(await via('topic@example.com')).toEqual(['one-click']);
+    expect(await via('all@example.com')).toEqual(['page']);
+    expect(await via('mail@example.com')).toEqual(['mail']);
+  });
+
+  it("a test send's unsubscribe link answers a page saying it is a test, and changes nothing", async () => {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, `tu${h.dbName}.test`);
+    await call(ws, 'PUT', '/v1/workspace', { settings: { locale: 'fr' } });
+    await insertContact(h, ws, { email: 'me@example.com' });
+    const b = (
+      await call(ws, 'POST', '/v1/broadcasts', {
+        name: 'T',
+        from: `news@${domain.name}`,
+        emailContent: { subject: 'S', html: '<p>Hello</p>' },
+      })
+    ).json();
+    expect((await call(ws, 'POST', `/v1/broadcasts/${b.id}/test`, { emails: ['me@example.com'] })).statusCode).toBe(
+      200,
+    );
+    const m = smtp.received.find((r) => r.to === 'me@example.com')!;
+    const url = /<(http:\/\/localhost:3000\/unsubscribe\/[^>]+)>/.exec(
+      m.parsed.headerLines.find((l) => l.key === 'list-unsubscribe')!.line,
+    )![1]!;
+    expect(url).toBe('http://localhost:3000/unsubscribe/test?lang=fr');
+    expect(String(m.parsed.html)).toContain(url.replace('&', '&amp;'));
+    const path = url.slice('http://localhost:3000'.length);
+    const page = await app.inject({ method: 'GET', url: path });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('Ceci est un message de test');
+    const oneClick = await app.inject({
+      method: 'POST',
+      url: path,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'List-Unsubscribe=One-Click',
+    });
+    expect(oneClick.statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/unsubscribe/preview' })).body).toContain('This is a test message');
+    const contacts = (await h.call(ws.key, 'GET', '/v1/contacts')).json().data;
+    expect(contacts).toEqual([expect.objectContaining({ email: 'me@example.com', status: 'SUBSCRIBED' })]);
+    expect((await h.call(ws.key, 'GET', '/v1/suppressions')).json().data).toEqual([]);
   });
 });
 

@@ -96,6 +96,7 @@ describeApi('public forms and submissions', (h) => {
       views: 2,
       submissions: 0,
       confirmations: 0,
+      conversion: 0,
     });
     // a new DRAFT version does not change the page; publishing it does
     const v2 = (await h.call(ws.key, 'POST', `/v1/forms/${form.id}/versions`)).json();
@@ -428,7 +429,6 @@ describeApi('public forms and submissions', (h) => {
       email: 'api@example.com',
       first_name: 'Api',
       plan: 3,
-      extra: 'ignored',
     });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({
@@ -441,6 +441,14 @@ describeApi('public forms and submissions', (h) => {
     const bad = await h.call(ws.key, 'POST', `/v1/forms/${form.id}/submissions`, { email: 'nope' });
     expect(bad.statusCode).toBe(422);
     expect(bad.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/email' }] });
+    // A key that is no field of the form is refused, not dropped (contract §1: strict bodies).
+    const extra = await h.call(ws.key, 'POST', `/v1/forms/${form.id}/submissions`, {
+      email: 'extra@example.com',
+      extra: 'refused',
+    });
+    expect(extra.statusCode).toBe(422);
+    expect(extra.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/extra' }] });
+    expect(await contactByEmail(ws, 'extra@example.com')).toBeUndefined();
     // a draft version sends its submissions to the group's published version
     const v2 = (await h.call(ws.key, 'POST', `/v1/forms/${form.id}/versions`)).json();
     expect(

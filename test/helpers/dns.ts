@@ -10,6 +10,12 @@ export interface Zone {
   txt: Map<string, string[][]>;
   /** name → MX exchanges, in order of preference. */
   mx: Map<string, string[]>;
+  /** name → the name it is an alias of (CNAME). */
+  cname: Map<string, string>;
+  /** IP address → the names its reverse zone gives (PTR; asked as `<reversed>.in-addr.arpa` or `ip6.arpa`). */
+  ptr: Map<string, string[]>;
+  /** name → its IPv4 addresses (A). */
+  a: Map<string, string[]>;
   /** Names the server never answers (a per-record timeout). */
   silent: Set<string>;
   /** Names answered with SERVFAIL. */
@@ -27,6 +33,9 @@ export async function startDnsServer(
   const z: Zone = {
     txt: zone.txt ?? new Map(),
     mx: zone.mx ?? new Map(),
+    cname: zone.cname ?? new Map(),
+    ptr: zone.ptr ?? new Map(),
+    a: zone.a ?? new Map(),
     silent: zone.silent ?? new Set(),
     servfail: zone.servfail ?? new Set(),
   };
@@ -37,8 +46,23 @@ export async function startDnsServer(
     if (z.silent.has(name)) return;
     const records = z.txt.get(name);
     const exchanges = z.mx.get(name);
+    const alias = z.cname.get(name);
+    const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\.in-addr\.arpa$/.exec(name);
+    const reverse = v4 ? z.ptr.get([v4[4], v4[3], v4[2], v4[1]].join('.')) : undefined;
+    const addresses = z.a.get(name);
+    const answer = (type: number, data: Record<string, unknown>) =>
+      response.answers.push({ name: question!.name, type, class: Packet.CLASS.IN, ttl: 60, ...data } as never);
     if (z.servfail.has(name)) response.header.rcode = RCODE.SERVFAIL;
-    else if (!records && !exchanges) response.header.rcode = RCODE.NXDOMAIN;
+    else if (alias !== undefined) {
+      // An alias answers every type with its CNAME (a resolver follows it); the target's records follow when known.
+      answer(Packet.TYPE.CNAME, { domain: alias });
+      if (question?.type === Packet.TYPE.TXT)
+        for (const data of z.txt.get(alias.toLowerCase()) ?? []) answer(Packet.TYPE.TXT, { name: alias, data });
+    } else if (reverse) {
+      if (question?.type === Packet.TYPE.PTR) for (const domain of reverse) answer(Packet.TYPE.PTR, { domain });
+    } else if (addresses) {
+      if (question?.type === Packet.TYPE.A) for (const address of addresses) answer(Packet.TYPE.A, { address });
+    } else if (!records && !exchanges) response.header.rcode = RCODE.NXDOMAIN;
     else if (question?.type === Packet.TYPE.TXT) {
       for (const data of records ?? [])
         response.answers.push({

@@ -149,7 +149,7 @@ describe('renderDocument', () => {
         'Right',
         'Mastodon: https://example.social/@acme\nWebsite: https://example.com',
         'Raw cell',
-        'You get this because you signed up.\n{{ workspace.postal_address }}\nUnsubscribe: {{ unsubscribe_url }}',
+        'You get this because you signed up.\n{{ workspace.postal_address }}\n{% if unsubscribe_url %}Unsubscribe: {{ unsubscribe_url }}{% endif %}',
       ].join('\n\n'),
     );
   });
@@ -189,7 +189,9 @@ describe('renderDocument', () => {
     expect(html).toContain('<a href="{{ unsubscribe_url }}"');
     expect(html).not.toMatch(/ lang=/);
     expect(html).not.toContain('aria-label=""');
-    expect(text).toBe('Hello\n\n{{ workspace.postal_address }}\nUnsubscribe: {{ unsubscribe_url }}');
+    expect(text).toBe(
+      'Hello\n\n{{ workspace.postal_address }}\n{% if unsubscribe_url %}Unsubscribe: {{ unsubscribe_url }}{% endif %}',
+    );
     const de = await renderDocument(doc([{ type: 'footer' }]), { lang: 'de' });
     expect(de.html).toContain('<html lang="de"');
     expect(de.html).toContain('>Abmelden</a>');
@@ -262,6 +264,17 @@ describe('renderDocument', () => {
       '<a href="https://x.com/acme" style="color:#1f6feb;text-decoration:underline" target="_blank">X</a> &middot; <a href="https://github.com/acme"',
     );
     expect(text).toContain('X: https://x.com/acme\nGitHub: https://github.com/acme');
+  });
+
+  it("the footer's unsubscribe line is printed only where the message has an unsubscribe URL (a confirmation has none)", async () => {
+    const { html, text } = await renderDocument(doc([{ type: 'text', text: 'Please confirm' }, { type: 'footer' }]));
+    const scope = { workspace: { name: 'Acme', postal_address: '1 Main St' } };
+    const without = { html: liquidHtml.parseAndRenderSync(html, scope), text: liquid.parseAndRenderSync(text, scope) };
+    expect(without.html).toContain('1 Main St');
+    expect(without.html).not.toMatch(/Unsubscribe|href=""/);
+    expect(without.text).not.toContain('Unsubscribe');
+    const withUrl = liquidHtml.parseAndRenderSync(html, { ...scope, unsubscribe_url: 'https://x.example/u/1' });
+    expect(withUrl).toContain('href="https://x.example/u/1"');
   });
 
   it('Liquid survives byte for byte and personalises the stored output', async () => {

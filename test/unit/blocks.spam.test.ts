@@ -37,7 +37,7 @@ async function message(item: (typeof GALLERY)[number]): Promise<Buffer> {
     contact: { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', properties: {} },
     broadcast: { id: 'bc_01JDB3T2X4Z6B8D0F2H4K6M8P0', name: item.name },
     unsubscribe_url: UNSUBSCRIBE,
-    workspace: { postal_address: 'Acme Inc., 1 Main Street, Springfield, IL 62701, USA' },
+    workspace: { name: 'Acme', postal_address: 'Acme Inc., 1 Main Street, Springfield, IL 62701, USA' },
   };
   const rendered = renderContent({ subject: item.subject, html, text, previewText: item.description }, scope);
   const content = assembleContent(rendered, {

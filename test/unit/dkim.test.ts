@@ -7,6 +7,9 @@ import { composeMime } from '../../src/mail/mime.js';
 import { buildRaw, buildRawAsync } from '../../src/mail/transport.js';
 import { builtInConfirmation, confirmationMessage } from '../../src/forms/submissions/confirmations.sender.js';
 import { LOCALES } from '../../src/access/workspaces/workspaces.schemas.js';
+import { loadConfig } from '../../src/config.js';
+import { sesEvent } from '../../src/sending/bounces/bounces.providers.js';
+import { detectRelayProfile, envelopeDns, forRelay, relayProfile, sesRegionOf } from '../../src/mail/relay-profiles.js';
 
 /**
  * DKIM signatures of confirmation emails (mail/dkim.ts), verified by mailauth as a receiver would. A signature
@@ -146,5 +149,137 @@ describe('DKIM signatures of confirmation emails', () => {
       ),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('oversigning and relay profiles', () => {
+  const curTime = new Date();
+  const message = (profile: Parameters<typeof relayProfile>[0]) =>
+    forRelay(
+      {
+        from: { name: 'Acme', address: `news@${DOMAIN}` },
+        to: 'ada@example.com',
+        replyTo: null,
+        returnPath: `bounces+d1@bounces.${DOMAIN}`,
+        subject: 'November at Acme',
+        html: '<p>Hello <b>Ada</b></p>',
+        text: 'Hello Ada',
+        messageId: `<dlv_1@${DOMAIN}>`,
+        headers: { 'List-Unsubscribe': '<https://mail.acme-news.example/unsubscribe/t>' },
+        dkim: { domainName: DOMAIN, keySelector: SELECTOR, privateKey },
+      },
+      relayProfile(profile),
+    );
+  const prepend = (raw: Buffer, lines: string) => Buffer.concat([Buffer.from(lines), raw]);
+  /** The message with one header's value replaced, as a relay that rewrites it would. */
+  const rewrite = (raw: Buffer, name: string, value: string) =>
+    Buffer.from(raw.toString('utf8').replace(new RegExp(`^${name}: .*$`, 'mi'), `${name}: ${value}`));
+
+  it('a header that changes how the message displays or parses, added in front, breaks the signature', async () => {
+    const raw = buildRaw(message('smtp'));
+    expect((await verify(raw, curTime))?.result).toBe('pass');
+    // A second Content-Type makes a client read the body as something else; Cc and Sender change what it shows.
+    for (const added of [
+      'Content-Type: text/plain; charset=us-ascii\r\n',
+      'Cc: everyone@example.com\r\n',
+      'Sender: Your Bank <alerts@bank.example>\r\n',
+      'In-Reply-To: <order-42@shop.example>\r\n',
+      'Content-Transfer-Encoding: base64\r\n',
+      'MIME-Version: 1.0\r\n',
+    ])
+      expect((await verify(prepend(raw, added), curTime))?.result, added).not.toBe('pass');
+    // A trace header a relay adds does not.
+    expect(
+      (await verify(prepend(raw, 'Received: from relay.example.net; Tue, 24 Nov 2026\r\n'), curTime))?.result,
+    ).toBe('pass');
+  });
+
+  it('the SES profile leaves Message-ID and Date unsigned: SES rewriting them keeps DKIM passing', async () => {
+    const ses = buildRaw(message('ses'));
+    const rewritten = rewrite(
+      rewrite(ses, 'Message-ID', '<0100018c2b3d4e5f-1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d-000000@email.amazonses.com>'),
+      'Date',
+      'Tue, 24 Nov 2026 09:00:01 +0000',
+    );
+    expect((await verify(rewritten, curTime))?.result).toBe('pass');
+    const dkim = /^DKIM-Signature:[\s\S]*?(?=\r\n\S)/m.exec(ses.toString())![0];
+    expect(dkim).not.toMatch(/message-id|[:=\s]date[:;]/i);
+    // With the generic profile the same rewrite breaks the signature: that is why the profile exists.
+    const generic = buildRaw(message('smtp'));
+    expect((await verify(rewrite(generic, 'Message-ID', '<other@email.amazonses.com>'), curTime))?.result).not.toBe(
+      'pass',
+    );
+    // The SES profile still oversigns the rest.
+    expect((await verify(prepend(ses, 'Subject: You won\r\n'), curTime))?.result).not.toBe('pass');
+  });
+
+  it('SendGrid and Mailgun get their own tracking turned off (it would rewrite the signed body)', () => {
+    expect(buildRaw(message('sendgrid')).toString()).toMatch(/^X-SMTPAPI:\s+\{"filters":\{"clicktrack"/m);
+    expect(buildRaw(message('mailgun')).toString()).toMatch(/^X-Mailgun-Track: no$/m);
+    expect(buildRaw(message('smtp')).toString()).not.toMatch(/X-SMTPAPI|X-Mailgun/);
+  });
+});
+
+describe('relay profiles from the configuration', () => {
+  it('are recognised from the relay host, or set by RELAY_PROFILE', () => {
+    expect(detectRelayProfile(['email-smtp.eu-west-1.amazonaws.com'])).toBe('ses');
+    expect(sesRegionOf(['email-smtp.eu-west-1.amazonaws.com'])).toBe('eu-west-1');
+    expect(detectRelayProfile(['smtp.postmarkapp.com'])).toBe('postmark');
+    expect(detectRelayProfile(['smtp.sendgrid.net'])).toBe('sendgrid');
+    expect(detectRelayProfile(['smtp.eu.mailgun.org'])).toBe('mailgun');
+    expect(detectRelayProfile(['mail.example.net'])).toBe('smtp');
+    expect(loadConfig({ SMTP_URL: 'smtp://u:p@email-smtp.eu-west-1.amazonaws.com:587' })).toMatchObject({
+      relayProfile: 'ses',
+      sesRegion: 'eu-west-1',
+    });
+    expect(loadConfig({ SMTP_URL: 'smtp://relay.example.net', RELAY_PROFILE: 'Mailgun' }).relayProfile).toBe('mailgun');
+    expect(() => loadConfig({ RELAY_PROFILE: 'sparkpost' })).toThrow(/RELAY_PROFILE must be one of/);
+  });
+
+  it('advise the records of the envelope sender domain each relay uses', () => {
+    const s = { bounceMxHost: 'in.formcast.example', sendingSpf: 'ip4:203.0.113.7', sesRegion: 'eu-west-1' };
+    expect(envelopeDns('example.com', { ...s, profile: 'smtp' }).records).toEqual([
+      { type: 'MX', name: 'bounces.example.com', value: 'in.formcast.example', priority: 10 },
+      { type: 'TXT', name: 'bounces.example.com', value: 'v=spf1 ip4:203.0.113.7 ~all' },
+    ]);
+    expect(envelopeDns('example.com', { ...s, profile: 'ses' }).records).toEqual([
+      { type: 'MX', name: 'bounces.example.com', value: 'feedback-smtp.eu-west-1.amazonses.com', priority: 10 },
+      { type: 'TXT', name: 'bounces.example.com', value: 'v=spf1 include:amazonses.com ~all' },
+    ]);
+    expect(envelopeDns('example.com', { ...s, profile: 'postmark' }).records).toEqual([
+      { type: 'CNAME', name: 'pm-bounces.example.com', value: 'pm.mtasv.net' },
+    ]);
+    expect(envelopeDns('example.com', { ...s, profile: 'mailgun' }).domain).toBe('example.com');
+    expect(envelopeDns('example.com', { ...s, profile: 'sendgrid' })).toMatchObject({ domain: null, records: [] });
+  });
+});
+
+describe('SES notifications', () => {
+  const bounce = (mail: Record<string, unknown>) =>
+    JSON.stringify({
+      notificationType: 'Bounce',
+      bounce: {
+        bounceType: 'Permanent',
+        bounceSubType: 'General',
+        bouncedRecipients: [{ emailAddress: 'ada@example.com', status: '5.1.1', diagnosticCode: 'smtp; 550 5.1.1' }],
+      },
+      mail: { messageId: '0102018f1a2b3c4d-000000', destination: ['ada@example.com'], ...mail },
+    });
+  const id = 'dlv_01JDB3V6Z8B0D2F4H6K8M0P2R4';
+
+  it('are matched by the formcast-delivery tag of a configuration set, or by the original headers', () => {
+    expect(sesEvent(bounce({ tags: { 'formcast-delivery': [id] } }))).toMatchObject({ kind: 'bounce', deliveryId: id });
+    expect(sesEvent(bounce({ commonHeaders: { messageId: `<${id}@acme.example>` } }))).toMatchObject({
+      kind: 'bounce',
+      deliveryId: id,
+    });
+  });
+
+  it('without either, are not silently dropped: the reason names the SES setting to turn on', () => {
+    expect(sesEvent(bounce({}))).toMatchObject({
+      kind: 'ignored',
+      warn: true,
+      why: expect.stringContaining('Include original headers'),
+    });
   });
 });

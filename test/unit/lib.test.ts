@@ -11,6 +11,7 @@ import { buildPipeline } from '../../src/jobs/jobs.js';
 import { newId } from '../../src/lib/ids.js';
 import { applyLeanHeap, leanHeapWanted } from '../../src/lib/lean-heap.js';
 import { toIso } from '../../src/lib/time.js';
+import { DEFAULT_BREAKER_RULES } from '../../src/sending/broadcasts/broadcasts.breaker.js';
 
 describe('ids', () => {
   it('are prefixed and sort by creation', () => {
@@ -181,6 +182,11 @@ describe('config', () => {
       pauseBounceRate: 0.1,
       pauseComplaintRate: 0.001,
     });
+  });
+  it("pauses a broadcast past contract §11's default complaint rate, 0.5% (0.3% when set so)", () => {
+    expect(loadConfig({}).bounces.pauseComplaintRate).toBe(0.005);
+    expect(DEFAULT_BREAKER_RULES.complaintRate).toBe(0.005);
+    expect(loadConfig({ PAUSE_COMPLAINT_RATE: '0.3%' }).bounces.pauseComplaintRate).toBeCloseTo(0.003);
   });
 });
 

@@ -13,7 +13,13 @@ import {
   truncateUserAgent,
 } from '../../src/sending/tracking/tracking.classify.js';
 import { trackMessage } from '../../src/sending/tracking/tracking.message.js';
-import { beforeBodyEnd, rewriteLinks, trackableLinks } from '../../src/sending/tracking/tracking.rewrite.js';
+import {
+  beforeBodyEnd,
+  IMAGE_ONLY_HTML_CHARS,
+  pixelFits,
+  rewriteLinks,
+  trackableLinks,
+} from '../../src/sending/tracking/tracking.rewrite.js';
 import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/sending/tracking/tracking.token.js';
 import { PerIpLimit, RepeatedHits } from '../../src/sending/tracking/tracking.guards.js';
 import { TrackingUnavailable, TrackingWriter } from '../../src/sending/tracking/tracking.writer.js';
@@ -367,13 +373,38 @@ describe('link rewriting', () => {
       { kind: 'click', ...r, linkIndex: 0, linkCount: 2, url: 'https://a.example/' },
       { kind: 'click', ...r, linkIndex: 1, linkCount: 2, url: 'https://b.example/' },
     ]);
-    const withPixel = t.pixel({ subject: 's', html: '<html><body><p>x</p></body></html>', text: 't' });
+    const withPixel = t.pixel({
+      subject: 's',
+      html: `<html><body><p>${'x'.repeat(IMAGE_ONLY_HTML_CHARS)}</p></body></html>`,
+      text: 't',
+    });
     const src =
       /<img src="https:\/\/mail\.example\/t\/o\/([A-Za-z0-9_-]+)" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px"><\/body>/.exec(
         withPixel.html!,
       );
     expect(verifyTrackingToken(secret, src![1]!, 'open')).toEqual({ kind: 'open', ...r });
     expect(withPixel.text).toBe('t');
+  });
+
+  it('the pixel stays out of a short HTML part without an image, where it would make the part "images only" to spam filters', () => {
+    const t = trackMessage(
+      {
+        secret,
+        publicUrl: 'https://mail.example',
+        unsubscribeUrl: 'https://mail.example/u/t',
+        opens: true,
+        clicks: true,
+      },
+      ref(),
+    )!;
+    const short = '<html><body><p>Your order has shipped.</p><!-- <img src="x"> --></body></html>';
+    expect(t.pixel({ html: short }).html).toBe(short);
+    // With an image of its own the rule fires anyway, and the pixel changes nothing: it goes in.
+    expect(t.pixel({ html: '<body><img src="https://x.example/logo.png" alt="Logo"></body>' }).html).toContain('/t/o/');
+    // Characters, not bytes: 3,200 Cyrillic letters (6,400 bytes) are still "short".
+    const russian = `<body><p>${'я'.repeat(IMAGE_ONLY_HTML_CHARS - 20)}</p></body>`;
+    expect(pixelFits(russian)).toBe(false);
+    expect(pixelFits(`<body><p>${'я'.repeat(IMAGE_ONLY_HTML_CHARS)}</p></body>`)).toBe(true);
   });
 
   it('with opens or clicks off, that part is left alone', () => {

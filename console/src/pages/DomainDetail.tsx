@@ -29,7 +29,9 @@ const RESULT: Record<CheckedRecord['status'], string> = {
   ERROR: 'The lookup failed',
 };
 
-function purpose(r: { type: string; name: string; value: string }): string {
+function purpose(r: { type: string; name: string; value: string }, trackingHost: string | null): string {
+  if (r.type === 'CNAME')
+    return r.name === trackingHost ? 'Tracking host (links and pixel)' : 'Return-Path of your relay';
   if (r.type === 'MX') return 'Bounces (mail back to Formcast)';
   if (r.name.includes('_domainkey')) return 'DKIM signature key';
   if (r.value.startsWith('v=spf1')) return 'SPF for the bounce domain';
@@ -83,7 +85,13 @@ export default function DomainDetail() {
     );
   const d = q.data;
   const v = d.verification;
-  const checked = new Map((v?.records ?? []).map((r) => [`${r.type} ${r.name} ${r.value}`, r]));
+  // The deciding records, and the advisory ones checked beside them (the Return-Path's, the tracking CNAME).
+  const checked = new Map(
+    [...(v?.records ?? []), ...(v?.envelope?.records ?? []), ...(v?.tracking ? [v.tracking] : [])].map((r) => [
+      `${r.type} ${r.name} ${r.value}`,
+      r,
+    ]),
+  );
   const canWrite = can('write:domains');
 
   return (
@@ -160,7 +168,7 @@ export default function DomainDetail() {
                             <CopyButton text={r.value} what={`${r.type} record value for ${r.name}`} />
                           </div>
                         </td>
-                        <td className="small">{purpose(r)}</td>
+                        <td className="small">{purpose(r, d.trackingHost)}</td>
                         <td>
                           {c ? (
                             <div className="stack-sm">
@@ -187,13 +195,28 @@ export default function DomainDetail() {
           <section className="card stack-sm" aria-labelledby="advice-h">
             <h2 id="advice-h">Deliverability checks</h2>
             <dl className="kv">
-              <dt>SPF</dt>
+              {v.envelope && (
+                <>
+                  <dt>SPF at the Return-Path</dt>
+                  <dd>
+                    {v.envelope.domain === null
+                      ? `Your relay's (${v.envelope.relay}): see the advice`
+                      : v.envelope.spf.found
+                        ? `${v.envelope.domain}: ${v.envelope.spf.record ?? 'through its CNAME'}`
+                        : `No SPF record at ${v.envelope.domain}, where receivers check it`}
+                  </dd>
+                </>
+              )}
+              <dt>SPF on {d.name}</dt>
               <dd>
                 {v.spf.found ? <span className="cell-value">{v.spf.record}</span> : 'No SPF record on the domain'}
               </dd>
               <dt>DMARC</dt>
               <dd>
                 {v.dmarc.found ? <span className="cell-value">{v.dmarc.record}</span> : 'No DMARC record (_dmarc)'}
+                {v.alignment && !v.alignment.spfAligns && (
+                  <div className="small">aspf=s: SPF never aligns with a Return-Path on a subdomain</div>
+                )}
               </dd>
               <dt>Bounce MX</dt>
               <dd>{v.bounce.mx.found ? v.bounce.mx.hosts.join(', ') : 'Not found'}</dd>

@@ -9,6 +9,7 @@
  *   index.html's `<meta property="csp-nonce" nonce="…">` (the `__CSP_NONCE__` placeholder), which the app
  *   hands to CodeMirror for the one <style> element it makes. Scripts stay `'self'` only. Exact routes of the sign-in pages (/app/login, /app/logout,
  *   /app/invite/…, /app/reset…) are registered elsewhere and win over the wildcard.
+ * - `GET /`: a redirect (302) to /app.
  * Without a build, /app answers 503 with a page that says how to build it.
  */
 import { randomBytes } from 'node:crypto';
@@ -129,4 +130,8 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleOptions):
   };
   app.get('/app', { schema: { hide: true } }, index);
   app.get('/app/*', { schema: { hide: true } }, index);
+  // The root of the service is the console's address for people who type the host name (the API is under /v1).
+  app.get('/', { schema: { hide: true } }, (_req, reply) =>
+    reply.code(302).header('location', '/app').header('cache-control', 'no-cache').send(),
+  );
 }

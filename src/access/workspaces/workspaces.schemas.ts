@@ -28,7 +28,7 @@ export const WorkspaceSettingsSchema = Type.Object({
       minLength: 3,
       maxLength: 998,
       description:
-        'sender of system mail (double opt-in confirmations): `addr@domain` or `Name <addr@domain>` on a verified domain; null: no-reply@ the oldest verified domain, named after the workspace',
+        'sender of system mail (double opt-in confirmations, invitations) and of a new broadcast created without `from`: `addr@domain` or `Name <addr@domain>` on a verified domain; null: system mail from no-reply@ the oldest verified domain, named after the workspace, and new broadcasts without a sender',
     }),
   ),
   tracking: Type.Object(TrackingSchema.properties, {

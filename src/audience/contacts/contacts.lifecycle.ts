@@ -41,6 +41,8 @@ export interface Cause {
   deliveryId?: string | null;
   broadcastId?: string | null;
   detail?: string | null;
+  /** How it was asked for, as the status event says (`data.via`): an unsubscribe's link, page button or mail. */
+  via?: string;
 }
 
 export interface Applied {
@@ -114,7 +116,10 @@ async function apply(
   const move = moveContact({ status: before ?? 'UNSUBSCRIBED', suppressed: entry !== undefined }, op);
   if (contact && move.status !== contact.status) {
     await updateContact(trx, workspaceId, contact.id, { status: move.status }, now);
-    const extra = cause.broadcastId ? { broadcastId: cause.broadcastId } : {};
+    const extra = {
+      ...(cause.broadcastId ? { broadcastId: cause.broadcastId } : {}),
+      ...(cause.via ? { via: cause.via } : {}),
+    };
     await recordEvents(
       trx,
       workspaceId,

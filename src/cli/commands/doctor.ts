@@ -6,6 +6,7 @@ import { connect, isPostgresUrl } from '../../db/connection.js';
 import { pendingMigrations } from '../../db/migrate.js';
 import { withSecret } from '../secret.js';
 import { createServices } from '../../app.js';
+import type { DomainsService } from '../../mail-setup/domains/domains.service.js';
 import { listWorkspaces } from '../../access/workspaces/workspaces.repository.js';
 import { describeDatabase } from '../database.js';
 import { allPages, jsonOption } from '../context.js';
@@ -22,14 +23,25 @@ interface Check {
 
 const LOOPBACK = /^(localhost|127(\.\d+){3}|\[::1\]|::1)$/;
 
+/**
+ * Whether mail leaves this machine: with no SMTP_URL every message is an .eml file in the outbox (the README's laptop
+ * setup). What would only hurt real recipients (links to an address they cannot reach, DKIM records not published)
+ * is then a warning, not a failure: nobody receives anything yet.
+ */
+function mailLeaves(config: Config): boolean {
+  return config.smtpRelays.length > 0;
+}
+
 async function checkPublicUrl(config: Config): Promise<Check[]> {
   const checks: Check[] = [];
   const url = new URL(config.publicUrl);
   if (!config.publicUrlExplicit) {
     checks.push({
       check: 'PUBLIC_URL',
-      status: 'fail',
-      detail: `not set: links in emails and pages would use ${config.publicUrl}, which recipients cannot reach; set it to the service's public https address`,
+      status: mailLeaves(config) ? 'fail' : 'warn',
+      detail: mailLeaves(config)
+        ? `not set: links in emails and pages would use ${config.publicUrl}, which recipients cannot reach; set it to the service's public https address`
+        : `not set: links use ${config.publicUrl}, fine while messages only go to the outbox (no SMTP_URL); set it to the service's public https address before sending for real`,
     });
   } else if (url.protocol !== 'https:') {
     checks.push({
@@ -95,6 +107,59 @@ async function checkSmtp(config: Config): Promise<Check[]> {
     });
   }
   return checks;
+}
+
+/** Addresses on this machine or a private network (RFC 1918, loopback, IPv6 ULA and link-local): not what receivers see. */
+const PRIVATE_IP = /^(10|127)\.|^192\.168\.|^172\.(1[6-9]|2\d|3[01])\.|^169\.254\.|^::1$|^f[cd]|^fe80:/i;
+
+/**
+ * Reverse DNS (PTR) of the addresses mail leaves from (docs/deliverability.md, "PTR"): Gmail and Outlook refuse or
+ * junk mail from an address without a PTR that resolves back to it. The addresses are SENDING_IPS, else the generic
+ * relay's own public addresses; a managed relay's (SES, Postmark, …) are the provider's to name.
+ */
+async function checkReverseDns(
+  config: Config,
+  domains: { checkSendingIps: DomainsService['checkSendingIps']; addressesOf: DomainsService['addressesOf'] },
+): Promise<Check[]> {
+  if (!config.smtpRelays.length) return [];
+  if (config.relayProfile !== 'smtp' && !config.sendingIps.length)
+    return [
+      {
+        check: 'PTR',
+        status: 'ok',
+        detail: `mail leaves from ${config.relayProfile}'s addresses (RELAY_PROFILE), whose reverse DNS is the provider's`,
+      },
+    ];
+  let ips = config.sendingIps;
+  if (!ips.length) {
+    const found = new Set<string>();
+    for (const relay of config.smtpRelays) {
+      const host = new URL(relay.url).hostname.replace(/^\[|\]$/g, '');
+      for (const ip of isIP(host) ? [host] : await domains.addressesOf(host)) found.add(ip);
+    }
+    ips = [...found].filter((ip) => !PRIVATE_IP.test(ip));
+    if (!ips.length)
+      return [
+        {
+          check: 'PTR',
+          status: 'warn',
+          detail:
+            'the relay is on this machine or a private network, so the address mail leaves from is not known: set SENDING_IPS to it, and doctor checks its reverse DNS (a PTR that names a host resolving back to it)',
+        },
+      ];
+  }
+  const results = await domains.checkSendingIps(ips);
+  return results.map((r) => ({
+    check: `PTR ${r.ip}`,
+    status: r.confirmed ? ('ok' as const) : ('warn' as const),
+    detail: r.confirmed
+      ? `${r.names.join(', ')}, which resolves back to ${r.ip}`
+      : r.failure
+        ? `${r.failure}`
+        : r.names.length
+          ? `its PTR names ${r.names.join(', ')}, which does not resolve back to ${r.ip}: receivers expect forward-confirmed reverse DNS; ask whoever runs the address to fix either record`
+          : `${r.ip} has no PTR record: Gmail and Outlook refuse or junk mail from an address without reverse DNS; ask your hosting provider to set its PTR to the name the relay greets with (SMTP_HELO_NAME)`,
+  }));
 }
 
 /** A SQLite write-ahead log this large is not being copied back into the file (db/checkpointer.ts). */
@@ -196,11 +261,26 @@ async function checkDatabase(config: Config): Promise<Check[]> {
         const v = await services.domains.checkDns(ws.id, d.name);
         const failing = (v?.records ?? []).filter((r) => r.status !== 'VERIFIED');
         const label = `DNS ${d.name} (${ws.id})`;
-        if (!failing.length)
+        // What receivers require of bulk senders besides DKIM: SPF where they check it (the Return-Path's domain) and
+        // DMARC. Without them the domain sends, but not well: a warning, with the advice that says how to fix it.
+        const lacking = [
+          ...(v?.envelope && v.envelope.domain !== null && !v.envelope.spf.found
+            ? [`no SPF at ${v.envelope.domain} (the Return-Path receivers check)`]
+            : []),
+          ...(v && !v.dmarc.found ? ['no DMARC record'] : []),
+          ...(v?.alignment && !v.alignment.spfAligns ? ['DMARC aspf=s: SPF never aligns'] : []),
+        ];
+        if (!failing.length && lacking.length)
+          checks.push({
+            check: label,
+            status: 'warn',
+            detail: `ownership and DKIM records published, but ${lacking.join(', ')}: Gmail and Yahoo require SPF and DMARC of bulk senders; ${v!.advice.join(' ')}`,
+          });
+        else if (!failing.length)
           checks.push({
             check: label,
             status: 'ok',
-            detail: `ownership and DKIM records published${v?.advice.length ? `; advice: ${v.advice.join(' ')}` : ''}`,
+            detail: `ownership, DKIM, SPF at the Return-Path and DMARC published${v?.advice.length ? `; advice: ${v.advice.join(' ')}` : ''}`,
           });
         else {
           const what = failing.map((r) => `${r.name} ${r.type} ${r.status}`).join(', ');
@@ -208,8 +288,9 @@ async function checkDatabase(config: Config): Promise<Check[]> {
             d.status === 'VERIFIED'
               ? {
                   check: label,
-                  status: 'fail',
-                  detail: `VERIFIED, but now ${what}: its messages will fail DKIM (formcast domain verify ${d.name} --workspace ${ws.id})`,
+                  // Without SMTP_URL its messages reach nobody: worth fixing before sending for real, not a failure.
+                  status: mailLeaves(config) ? 'fail' : 'warn',
+                  detail: `VERIFIED, but now ${what}: its messages will fail DKIM${mailLeaves(config) ? '' : ' once they are sent for real (now they only go to the outbox)'} (formcast domain verify ${d.name} --workspace ${ws.id})`,
                 }
               : {
                   check: label,
@@ -226,23 +307,27 @@ async function checkDatabase(config: Config): Promise<Check[]> {
         status: 'warn',
         detail: 'no sending domain in any workspace (formcast domain add <name> --workspace <id>)',
       });
+    checks.push(...(await checkReverseDns(config, services.domains)));
   } finally {
     await db.close();
   }
   return checks;
 }
 
-/** doctor: is this installation ready to send? Exit 0 when no check failed (warnings pass), 6 otherwise. */
+/**
+ * doctor: is this installation ready to send? Exit 0 when no check failed (warnings pass, and say so), 6 when one did
+ * (docs/cli.md, "Exit codes"). What only matters once mail leaves the machine is a warning without SMTP_URL.
+ */
 export function registerDoctor(program: Command): void {
   program
     .command('doctor')
     .description(
-      'check the installation: PUBLIC_URL, SMTP reachability and TLS, the database and its migrations, the DNS of every domain; exit 6 if a check failed',
+      'check the installation: PUBLIC_URL, SMTP reachability and TLS, the database and its migrations, the DNS of every domain; exit 6 if a check failed, 0 otherwise (warnings do not fail)',
     )
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      '\nEach check is ok, warn (worth fixing; does not fail) or fail. Nothing is changed, nothing is sent.\n\nExample:\n  formcast doctor',
+      '\nEach check is ok, warn (worth fixing; does not fail) or fail. Nothing is changed, nothing is sent.\nExit 0: no check failed (there may be warnings); 6: a check failed (an invalid environment included).\nWithout SMTP_URL (messages only go to the outbox) an unset PUBLIC_URL and unpublished DNS are warnings.\n\nExample:\n  formcast doctor',
     )
     .action(async (opts: { json?: boolean }) => {
       let checks: Check[];

@@ -38,26 +38,42 @@ export function registerDomains(program: Command): void {
   domain
     .command('add')
     .description(
-      'add a sending domain and print the DNS records to publish; --verified marks it verified without a DNS check',
+      'add a sending domain and print the DNS records to publish; --verified marks it (or the one already there) verified without a DNS check',
     )
     .argument('<name>', 'domain name, e.g. example.com')
     .addOption(workspaceOption())
-    .option('--verified', 'mark verified without a DNS check (for an operator who controls the domain)')
+    .option(
+      '--verified',
+      'mark verified without a DNS check (for an operator who controls the domain); a domain already there is marked verified',
+    )
     .addOption(jsonOption())
     .addHelpText(
       'after',
       '\nExample:\n  formcast domain add example.com --workspace ws_01JD…\n  then publish the records and run: formcast domain verify example.com --workspace ws_01JD…',
     )
     .action(async (name: string, opts: { workspace: string; verified?: boolean; json?: boolean }) => {
-      const created = await withDb(async (ctx) => {
+      const { created, before } = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
-        return ctx.services.domains.add(opts.workspace, name, { verified: opts.verified });
+        // With --verified, a domain the workspace already has (PENDING, FAILED) is marked VERIFIED instead of refused.
+        const normal = normalizeDomainName(name);
+        const found =
+          opts.verified && normal ? await findDomainByName(ctx.db.kysely, opts.workspace, normal) : undefined;
+        return {
+          before: found?.status,
+          created: await ctx.services.domains.add(opts.workspace, name, { verified: opts.verified }),
+        };
       });
+      const what =
+        before === undefined
+          ? ''
+          : before === 'VERIFIED'
+            ? ' (it was verified already)'
+            : ` (it was ${before}: marked verified, keys and records kept)`;
       // The --json output is the domain as the API creates it (contract §10).
       print(
         created,
         opts.json,
-        `domain ${created.id} ${created.name} ${status(created.status)}\n\nPublish these DNS records:\n${recordsTable(created)}`,
+        `domain ${created.id} ${created.name} ${status(created.status)}${what}\n\nPublish these DNS records:\n${recordsTable(created)}`,
       );
     });
 

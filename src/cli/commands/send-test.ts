@@ -73,6 +73,7 @@ export function registerSendTest(program: Command): void {
         rateLimit: 0,
         heloName: config.smtpHeloName,
         allowPlaintextAuth: config.smtpAllowPlaintextAuth,
+        relayProfile: config.relayProfile,
       });
       const connection = config.smtpUrl
         ? await probeSmtp(config.smtpRelays[0]?.url ?? config.smtpUrl, {

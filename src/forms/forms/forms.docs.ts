@@ -78,15 +78,21 @@ export const formsDocs: OperationDocs = {
     tags,
     summary: 'List forms',
     description:
-      'Every version of every form of the workspace, newest first, filtered by `status` (`DRAFT`, `PUBLISHED`, `ARCHIVED`) if given, with cursor pagination. Needs `read:forms`.',
-    response: { data: [v2, published], nextCursor: null },
+      'Every version of every form of the workspace, newest first, filtered by `status` (`DRAFT`, `PUBLISHED`, `ARCHIVED`) if given, with cursor pagination. Each carries its `stats` (views, submissions, confirmations and the conversion: submissions per view), read with the page in one query. Needs `read:forms`.',
+    response: {
+      data: [
+        { ...v2, stats: { views: 0, submissions: 0, confirmations: 0, conversion: null } },
+        { ...published, stats: { views: 1204, submissions: 87, confirmations: 74, conversion: 0.0723 } },
+      ],
+      nextCursor: null,
+    },
   },
   'GET /v1/forms/{formId}': {
     tags,
     summary: 'Get a form',
     description:
-      'One version of a form, with its view, submission and confirmation counts in `stats`. Needs `read:forms`.',
-    response: { ...published, stats: { views: 1204, submissions: 87, confirmations: 74 } },
+      'One version of a form, with its view, submission and confirmation counts and its conversion (submissions per view) in `stats`. Needs `read:forms`.',
+    response: { ...published, stats: { views: 1204, submissions: 87, confirmations: 74, conversion: 0.0723 } },
   },
   'PUT /v1/forms/{formId}': {
     tags,

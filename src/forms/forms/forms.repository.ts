@@ -183,16 +183,31 @@ export async function getForm(db: Executor, workspaceId: string, id: string): Pr
   return row ? toForm(row) : undefined;
 }
 
+/**
+ * A page of forms, newest first, each with its counters (`stats`): one query for the page, the counters joined by
+ * their primary key (a form without a row has none yet: zeros).
+ */
 export async function listForms(
   db: Executor,
   workspaceId: string,
   opts: { status?: FormStatus; limit: number; beforeId?: string },
 ): Promise<Form[]> {
-  let q = db.selectFrom('forms').select(FORM_COLUMNS).where('workspace_id', '=', workspaceId);
-  if (opts.status) q = q.where('status', '=', opts.status);
-  if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
-  const rows = await q.orderBy('id', 'desc').limit(opts.limit).execute();
-  return rows.map(toForm);
+  let q = db
+    .selectFrom('forms')
+    .leftJoin('form_counters', (j) =>
+      j.onRef('form_counters.form_id', '=', 'forms.id').onRef('form_counters.workspace_id', '=', 'forms.workspace_id'),
+    )
+    .select([
+      ...FORM_COLUMNS.map((c) => `forms.${c}` as const),
+      'form_counters.views',
+      'form_counters.submissions',
+      'form_counters.confirmations',
+    ])
+    .where('forms.workspace_id', '=', workspaceId);
+  if (opts.status) q = q.where('forms.status', '=', opts.status);
+  if (opts.beforeId) q = q.where('forms.id', '<', opts.beforeId);
+  const rows = await q.orderBy('forms.id', 'desc').limit(opts.limit).execute();
+  return rows.map((r) => ({ ...toForm(r), stats: formStats(r) }));
 }
 
 export async function listGroupVersions(db: Executor, workspaceId: string, groupId: string): Promise<Form[]> {
@@ -405,16 +420,28 @@ export async function bumpCounter(db: Executor, workspaceId: string, formId: str
     .execute();
 }
 
-export async function getCounters(db: Executor, workspaceId: string, formId: string): Promise<Record<Counter, number>> {
+/** A form's `stats`: its counters, and the conversion they make (submissions per view; null before the first view). */
+export type FormStats = Record<Counter, number> & { conversion: number | null };
+
+type CounterColumns = { views?: unknown; submissions?: unknown; confirmations?: unknown } | undefined;
+
+function formStats(r: CounterColumns): FormStats {
+  const views = Number(r?.views ?? 0);
+  const submissions = Number(r?.submissions ?? 0);
+  return {
+    views,
+    submissions,
+    confirmations: Number(r?.confirmations ?? 0),
+    conversion: views > 0 ? Math.round((submissions / views) * 10_000) / 10_000 : null,
+  };
+}
+
+export async function getCounters(db: Executor, workspaceId: string, formId: string): Promise<FormStats> {
   const r = await db
     .selectFrom('form_counters')
     .select(['views', 'submissions', 'confirmations'])
     .where('workspace_id', '=', workspaceId)
     .where('form_id', '=', formId)
     .executeTakeFirst();
-  return {
-    views: Number(r?.views ?? 0),
-    submissions: Number(r?.submissions ?? 0),
-    confirmations: Number(r?.confirmations ?? 0),
-  };
+  return formStats(r);
 }

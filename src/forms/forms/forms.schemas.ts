@@ -32,7 +32,12 @@ export const SuccessAction = Type.Object(
   {
     type: StringEnum(['MESSAGE', 'REDIRECT'] as const),
     message: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 2000, description: 'MESSAGE: the text shown after a submission' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 2000,
+        description:
+          'MESSAGE: the text shown after a submission; a Liquid template with the answers by field name (`{{ first_name }}`, `fields`) and `contact` (docs/forms.md, "The success message")',
+      }),
     ),
     url: Type.Optional({ ...HttpUrl, description: 'REDIRECT: where the visitor is sent (303)' }),
   },
@@ -237,8 +242,14 @@ export const FormSchema = Type.Object({
         }),
         submissions: Type.Integer(),
         confirmations: Type.Integer({ description: 'double opt-in links followed' }),
+        conversion: Nullable(
+          Type.Number({
+            description:
+              'submissions per view (0.0425 is 4.25%), rounded to 4 decimals; null before the first view. API submissions count as submissions without a view, so it can pass 1',
+          }),
+        ),
       },
-      { description: 'of this version; on GET /v1/forms/{formId}' },
+      { description: 'of this version; on GET /v1/forms/{formId} and in the list (GET /v1/forms)' },
     ),
   ),
 });

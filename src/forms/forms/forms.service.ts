@@ -13,6 +13,7 @@ import { nowIso } from '../../lib/time.js';
 import { firstVerifiedDomain, getTemplate, templateExists } from '../../mail-setup/index.js';
 import { MAX_HTML_BYTES, crossValidate, renderDefaultHtml, sanitizeFormHtml } from './forms.html.js';
 import { publishedFormsChanged } from './forms.published.js';
+import { successMessageErrors } from './forms.success.js';
 import * as repo from './forms.repository.js';
 import { isDraftEdit, saveDraftEdit } from './forms.save-sql.js';
 import {
@@ -40,6 +41,8 @@ export function normalizeSettings(input: UpdateFormInput['settings'] | undefined
     errors.push({ path: '/settings/successAction/message', message: 'is only for a MESSAGE success action' });
   if (action.type === 'REDIRECT' && action.url === undefined)
     errors.push({ path: '/settings/successAction/url', message: 'is required for a REDIRECT success action' });
+  // The message is Liquid over the submission's answers (forms.success.ts): one that does not parse is refused now.
+  if (action.type === 'MESSAGE') errors.push(...successMessageErrors(action.message));
   const fields = input?.fields ?? undefined;
   if (fields) errors.push(...fieldProblems(fields));
   if (errors.length) throw validationFailed(errors);

@@ -7,6 +7,7 @@ import { DomainError } from '../../errors/errors.js';
 import { registerBodyParsers } from '../../http/input.js';
 import { normalHttpUrl, safeOrigin } from '../../lib/url.js';
 import { DEFAULT_SUCCESS_MESSAGE } from '../forms/forms.service.js';
+import { EMPTY_SUCCESS_SCOPE, isPersonalised, renderSuccessMessage } from '../forms/forms.success.js';
 import { TEXTS, fill } from '../../pages/i18n.js';
 import { PAGE_CSP, sendPage } from '../../pages/layout.js';
 import type { ConfirmationView, SubmissionsService } from '../submissions/submissions.service.js';
@@ -84,6 +85,33 @@ function answerOf(action: Form['settings']['successAction']): Answer {
   if (action.type === 'MESSAGE') return { type: 'MESSAGE', message: action.message ?? DEFAULT_SUCCESS_MESSAGE };
   const url = action.url === undefined ? null : normalHttpUrl(action.url);
   return url ? { type: 'REDIRECT', url } : { type: 'MESSAGE', message: DEFAULT_SUCCESS_MESSAGE };
+}
+
+const THANKS_COOKIE = 'fc_thanks';
+/** How long the thanks page shows a visitor's own rendered message (reloads included). */
+const THANKS_COOKIE_SECONDS = 600;
+
+/**
+ * The cookie that carries a rendered success message to `/f/{slug}/thanks` (its path only), or null when the message is
+ * too long for one. HttpOnly, SameSite=Lax; the page shows its value as escaped text.
+ */
+function thanksCookie(slug: string, message: string, secure: boolean): string | null {
+  const value = encodeURIComponent(message);
+  if (value.length > 3800) return null;
+  return `${THANKS_COOKIE}=${value}; Path=/f/${slug}/thanks; Max-Age=${THANKS_COOKIE_SECONDS}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+function readThanksCookie(header: string | undefined): string | null {
+  const pair = header
+    ?.split(';')
+    .map((p) => p.trim())
+    .find((p) => p.startsWith(`${THANKS_COOKIE}=`));
+  if (!pair) return null;
+  try {
+    return decodeURIComponent(pair.slice(THANKS_COOKIE.length + 1)).slice(0, 4000) || null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -227,11 +255,18 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
       if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url).send();
       // The message page, 200 (contract §9), with `Refresh: 0` to the thanks page: browsers follow it at once in place of
       // the POST's history entry, so reloading shows the message instead of sending the form again. No script needed.
+      // A message rendered with the answers (Liquid) rides to the thanks page in a short-lived cookie of its own path.
+      const personal = isPersonalised(form.settings.successAction.message);
+      if (personal) {
+        const cookie = thanksCookie(req.params.slug, action.message, publicUrl.startsWith('https:'));
+        if (cookie) reply.header('set-cookie', cookie);
+      }
       return successPage(
         reply.header('cache-control', 'no-store').header('refresh', `0; url=/f/${req.params.slug}/thanks`),
         form,
         req.params.slug,
         action.message,
+        !personal,
       );
     },
   );
@@ -241,11 +276,17 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     const action = answerOf(form.settings.successAction);
     // A REDIRECT form's visitors never come here; one who does is sent on.
     if (action.type === 'REDIRECT') return reply.code(303).header('location', action.url).send();
-    return successPage(reply, form, req.params.slug, action.message);
+    if (!isPersonalised(form.settings.successAction.message))
+      return successPage(reply, form, req.params.slug, action.message, true);
+    // The message as this visitor's submission rendered it (its cookie), else rendered without answers.
+    const message =
+      readThanksCookie(req.headers.cookie) ??
+      renderSuccessMessage(action.message, EMPTY_SUCCESS_SCOPE, DEFAULT_SUCCESS_MESSAGE);
+    return successPage(reply, form, req.params.slug, message, false);
   });
 
-  /** The success MESSAGE as a page: the answer to a hosted submission, and the thanks page. */
-  function successPage(reply: FastifyReply, form: Form, slug: string, message: string): FastifyReply {
+  /** The success MESSAGE as a page: the answer to a hosted submission, and the thanks page (made once when `shared`). */
+  function successPage(reply: FastifyReply, form: Form, slug: string, message: string, shared: boolean): FastifyReply {
     return sendPage(
       reply,
       200,
@@ -253,7 +294,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
       () => `<div data-formcast-success role="status"><p>${escapeHtml(message)}</p></div>`,
       {
         head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form),
-        once: { key: form, name: `success:${slug}` },
+        ...(shared ? { once: { key: form, name: `success:${slug}` } } : {}),
       },
     );
   }

@@ -27,7 +27,7 @@ export const submissionsDocs: OperationDocs = {
     tags,
     summary: 'Submit to a form (headless)',
     description:
-      "For forms you render yourself: a JSON object keyed by the form's field names, processed exactly like a hosted-page submission. The form (or its group) must be PUBLISHED (409 form_not_published). A SIGN_UP submission creates or updates the contact (its mapped `email` is required; with double opt-in the contact stays PENDING until confirmed); a SURVEY submission is stored without touching contacts. Values are checked against the form's fields (422 validation_failed, one entry per field). Needs `write:forms`.",
+      "For forms you render yourself: a JSON object keyed by the form's field names, processed exactly like a hosted-page submission. The form (or its group) must be PUBLISHED (409 form_not_published). A SIGN_UP submission creates or updates the contact (its mapped `email` is required; with double opt-in the contact stays PENDING until confirmed); a SURVEY submission is stored without touching contacts. Values are checked against the form's fields (422 validation_failed, one entry per field), and a key that is no field of the published version (not in its `fieldMapping` or `settings.fields`) is refused the same way rather than dropped. Needs `write:forms`.",
     request: { email: 'lin@example.com', first_name: 'Lin' },
     response: submission,
   },

@@ -2,9 +2,11 @@ import { confirm, signUp, type SignUpFields } from '../../audience/index.js';
 import type { Db, Executor } from '../../db/connection.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { PublishedForms } from '../forms/forms.published.js';
+import { DEFAULT_SUCCESS_MESSAGE } from '../forms/forms.service.js';
+import { EMPTY_SUCCESS_SCOPE, isPersonalised, renderSuccessMessage } from '../forms/forms.success.js';
 import * as forms from '../forms/forms.repository.js';
 import type { PublishedForm } from '../forms/forms.repository.js';
-import type { Form } from '../forms/forms.schemas.js';
+import { RESERVED_FIELD_PREFIX, type Form } from '../forms/forms.schemas.js';
 import { conflict, notFound } from '../../errors/errors.js';
 import { recordEvent } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
@@ -22,6 +24,7 @@ import {
   type Value,
 } from './submissions.answers.js';
 import { getWorkspace, type Locale } from '../../access/index.js';
+import { formQuestions } from '@formcast/form-appearance';
 import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
 import type { ProtectionService } from '../protection/protection.service.js';
 import type { FastifyBaseLogger } from 'fastify';
@@ -145,7 +148,6 @@ export class SubmissionsService {
     source: 'HOSTED' | 'EMBED' | 'API',
     meta: SubmissionMeta = {},
   ): Promise<SubmissionOutcome> {
-    const successAction = form.settings.successAction;
     const bait = raw[HONEYPOT_FIELD];
     if (
       source !== 'API' &&
@@ -153,10 +155,13 @@ export class SubmissionsService {
       bait !== '' &&
       !(Array.isArray(bait) && bait.every((b) => b === ''))
     ) {
+      // A bot gets the message a person would, without anyone's answers in it.
+      const successAction = successFor(form, null);
       return { ok: true, honeypot: true, submissionId: null, contactId: null, confirmationSent: false, successAction };
     }
     const { values, errors, consented } = readValues(form, raw);
     if (errors.length) return { ok: false, errors };
+    const successAction = successFor(form, values);
     // The proof of work (a form that asks for it; not the API's key-holders): checked once the fields are fine, so
     // that an embed whose fields were refused sends the same solution again; spent in the transaction that stores
     // the submission, so that a submission that could not be written does not use it up.
@@ -399,6 +404,22 @@ export class SubmissionsService {
         : await forms.findGroupVersionByStatus(this.db.kysely, workspaceId, form.formGroupId, 'PUBLISHED');
     if (!live)
       throw conflict('form_not_published', 'submissions go to the published version of a form, and this form has none');
+    // Strict like every /v1 body (contract §1): a key that is no field of the published version is refused, not
+    // dropped (a `first_name` the form does not map would otherwise vanish without a word). The reserved `_fc_` fields
+    // (consent, honeypot, proof of work) are the hosted page's and stay accepted.
+    const known = new Set(formQuestions(live).map((q) => q.name));
+    const unknown = Object.keys(raw).filter((k) => !known.has(k) && !k.startsWith(RESERVED_FIELD_PREFIX));
+    if (unknown.length) {
+      const fields = [...known].join(', ') || 'none';
+      return {
+        ok: false,
+        errors: unknown.map((k) => ({
+          field: k,
+          message: `is not a field of this form (its fields: ${fields}); map it in fieldMapping to keep it`,
+        })),
+        form: live,
+      };
+    }
     return { ...(await this.submit(workspaceId, live, raw, 'API', meta)), form: live };
   }
 
@@ -555,6 +576,29 @@ async function recordAccepted(
 }
 
 /** The contact fields a SIGN_UP submission maps to (mapped fields only). */
+/**
+ * The form's success action as this submission gets it: a MESSAGE with Liquid rendered with its answers (`values`;
+ * null: none), forms/forms.success.ts.
+ */
+function successFor(form: Form, values: Record<string, Value> | null): Form['settings']['successAction'] {
+  const action = form.settings.successAction;
+  if (action.type !== 'MESSAGE' || !isPersonalised(action.message)) return action;
+  let scope = EMPTY_SUCCESS_SCOPE;
+  if (values) {
+    const { email, fields } = contactFields(form, values);
+    scope = {
+      fields: { ...values },
+      contact: {
+        email: email || null,
+        firstName: fields.firstName ?? null,
+        lastName: fields.lastName ?? null,
+        properties: fields.properties,
+      },
+    };
+  }
+  return { type: 'MESSAGE', message: renderSuccessMessage(action.message!, scope, DEFAULT_SUCCESS_MESSAGE) };
+}
+
 function contactFields(form: Form, values: Record<string, Value | string[]>): { email: string; fields: SignUpFields } {
   const fields: SignUpFields = { properties: {} };
   let email = '';

@@ -81,6 +81,10 @@ function leaveReason(e: RoutedEvent): string | null {
   if (e.type === 'contact.deleted') return 'deleted';
   return null;
 }
+/** The contact became SUBSCRIBED (a double opt-in confirmed, or set so): its runs waiting for that go on now. */
+function confirmed(e: RoutedEvent): boolean {
+  return e.type === 'contact.subscribed' && e.data.topicId === undefined;
+}
 /** The events after which a contact may have entered a segment (its fields, status or topics changed). */
 const SEGMENT_EVENTS = new Set([
   'contact.created',
@@ -116,7 +120,11 @@ async function stillLeft(trx: Executor, workspaceId: string, contactId: string):
   return !c || LEAVING[c.status] !== undefined;
 }
 
-/** A send step for a contact that has not confirmed its double opt-in looks again this often... */
+/**
+ * A send step for a contact that has not confirmed its double opt-in waits; the confirmation's `contact.subscribed`
+ * wakes it at once (the intake), and it looks again this often in case that event is missed (an automation paused
+ * then)...
+ */
 export const PENDING_RECHECK_MS = 5 * 60_000;
 /** ...for this long after the run started (a confirmation link's life, CONFIRMATION_TTL_MS of submissions), then the run exits. */
 export const PENDING_GIVE_UP_MS = 7 * 86_400_000;
@@ -326,12 +334,20 @@ export class AutomationEngine {
       const automations = await repo.activeAutomationsOf(trx, [...new Set(events.map((e) => e.workspaceId))]);
       const segments = new Map<string, Filter | null>();
       const chains = new Map<string, string[] | null>();
+      const confirmedBy = new Map<string, string[]>();
       for (const e of events) {
         if (!e.contactId) continue;
         const reason = leaveReason(e);
         // Only if the contact is still gone (not back since), and only the runs it had then.
         if (reason && (reason === 'deleted' || (await stillLeft(trx, e.workspaceId, e.contactId))))
           await repo.exitRunsOfContact(trx, e.workspaceId, e.contactId, reason, e.occurredAt, now);
+        // A send step waiting for the double opt-in: the confirmation wakes it (within the intake's round), rather
+        // than the PENDING_RECHECK_MS recheck. Collected, and woken in one statement per workspace below.
+        if (confirmed(e)) {
+          const woken = confirmedBy.get(e.workspaceId);
+          if (woken) woken.push(e.contactId);
+          else confirmedBy.set(e.workspaceId, [e.contactId]);
+        }
         for (const a of automations) {
           if (a.workspaceId !== e.workspaceId) continue;
           if (triggeredBy(a.trigger, e)) {
@@ -353,6 +369,8 @@ export class AutomationEngine {
           }
         }
       }
+      for (const [workspaceId, contactIds] of confirmedBy)
+        await repo.wakeRunsAwaitingConfirmation(trx, workspaceId, contactIds, now);
       return events.length;
     });
   }
@@ -458,7 +476,8 @@ export class AutomationEngine {
     const step = node.step;
     if (step.type === 'send' && contact.status === 'PENDING') {
       // Signed up through a double opt-in form and not confirmed yet: the message waits for the confirmation (it would
-      // be skipped now), looked at again every PENDING_RECHECK_MS, for as long as a confirmation link lives.
+      // be skipped now). The confirmation wakes the run (intake); it is also looked at again every PENDING_RECHECK_MS,
+      // for as long as a confirmation link lives. No step start: that is how the wake tells it from a `wait` step.
       if (Date.parse(now) - Date.parse(run.enteredAt) > PENDING_GIVE_UP_MS) return finish('exit', 'never confirmed');
       await move({
         status: runTransition(run.status, 'wait'),

@@ -499,6 +499,30 @@ export async function exitRunsOfContact(
   return Number(res.numUpdatedRows);
 }
 
+/**
+ * The contacts confirmed (became SUBSCRIBED): their runs that wait at a send step for that confirmation (WAITING with
+ * no step start: a `wait` step has one) are due now instead of at their next recheck. Returns how many.
+ */
+export async function wakeRunsAwaitingConfirmation(
+  db: Executor,
+  workspaceId: string,
+  contactIds: readonly string[],
+  now: string,
+): Promise<number> {
+  if (!contactIds.length) return 0;
+  const res = await db
+    .updateTable('automation_runs')
+    .set({ due_at: now, updated_at: now })
+    .where('workspace_id', '=', workspaceId)
+    .where('contact_id', 'in', [...new Set(contactIds)])
+    .where('finished_at', 'is', null)
+    .where('status', '=', 'WAITING')
+    .where('step_started_at', 'is', null)
+    .where('due_at', '>', now)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
 export interface ClaimedRun {
   id: string;
   workspaceId: string;

@@ -15,6 +15,7 @@ const pending = {
   records,
   createdAt: '2026-11-21T10:00:00.000Z',
   verifiedAt: null,
+  trackingHost: null,
   verification: null,
 };
 const verified = {
@@ -33,8 +34,24 @@ const verified = {
       mx: { found: true, hosts: ['mail.example.com'] },
       spf: { found: true, record: 'v=spf1 a:mail.example.com ~all' },
     },
+    envelope: {
+      relay: 'smtp',
+      domain: 'bounces.example.com',
+      spf: { found: true, record: 'v=spf1 a:mail.example.com ~all' },
+      records: [
+        { ...records[2]!, status: 'VERIFIED', found: ['mail.example.com'] },
+        { ...records[3]!, status: 'VERIFIED', found: ['v=spf1 a:mail.example.com ~all'] },
+      ],
+    },
+    alignment: { spf: 'relaxed', spfAligns: true },
+    tracking: null,
     advice: [],
   },
+};
+const withTracking = {
+  ...verified,
+  trackingHost: 'links.example.com',
+  records: [...records, { type: 'CNAME', name: 'links.example.com', value: 'mail.example.com' }],
 };
 
 const tags = ['domains'];
@@ -62,6 +79,14 @@ export const domainsDocs: OperationDocs = {
       'The domain with the records to publish and the result of its last DNS check, record by record, with advice on SPF and DMARC. Needs `read:domains`.',
     response: verified,
   },
+  'PUT /v1/domains/{domainId}': {
+    tags,
+    summary: "Set a sending domain's tracking host",
+    description:
+      "Sets (or, with null, clears) the domain's tracking host: a host under the domain, such as `links.example.com`, published as a CNAME to the service's public host (PUBLIC_URL's) and served over https by your proxy (docs/deliverability.md). Its messages' tracked links and open pixel use it once `…/verify` finds the CNAME (`verification.tracking`), so they align with the From domain and are not shared with other senders of the installation; until then, and whenever the CNAME is gone, they use PUBLIC_URL. 422 for a host that is not under the domain. Needs `write:domains`.",
+    request: { trackingHost: 'links.example.com' },
+    response: withTracking,
+  },
   'DELETE /v1/domains/{domainId}': {
     tags,
     summary: 'Delete a sending domain',
@@ -72,7 +97,7 @@ export const domainsDocs: OperationDocs = {
     tags,
     summary: 'Verify a sending domain (DNS check)',
     description:
-      'Looks the records up in DNS now: VERIFIED when the ownership token and the DKIM key are published as given, FAILED otherwise, with a result per record (`VERIFIED`, `MISSING`, `MISMATCH`, `TIMEOUT` or `ERROR`) in `verification`. SPF, DMARC and the bounce MX are checked and reported as advice; they do not decide the status. Needs `write:domains`.',
+      "Looks the records up in DNS now: VERIFIED when the ownership token and the DKIM key are published as given, FAILED otherwise, with a result per record (`VERIFIED`, `MISSING`, `MISMATCH`, `TIMEOUT` or `ERROR`) in `verification`. What receivers check besides is reported as advice and does not decide the status: SPF at the envelope sender's domain (`verification.envelope`: `bounces.<domain>`, or the relay's Return-Path domain for RELAY_PROFILE ses, postmark, sendgrid or mailgun), DMARC (present, with `rua`, and `aspf=s`, under which SPF never aligns: `verification.alignment`), the bounce domain's MX, and the tracking host's CNAME (`verification.tracking`). Needs `write:domains`.",
     response: verified,
   },
 };

@@ -16,6 +16,9 @@ export interface DomainRecord {
   verification: Verification | null;
   createdAt: string;
   verifiedAt: string | null;
+  trackingHost: string | null;
+  /** When the tracking host's CNAME was last found in DNS; null: not verified (its messages use PUBLIC_URL). */
+  trackingVerifiedAt: string | null;
 }
 
 /** Every column but `dkim_private_key`, which only getSigningKey reads. */
@@ -29,6 +32,8 @@ const PUBLIC_COLUMNS = [
   'verification',
   'created_at',
   'verified_at',
+  'tracking_host',
+  'tracking_verified_at',
 ] as const;
 
 type Row = Pick<DomainsTable, (typeof PUBLIC_COLUMNS)[number]>;
@@ -44,6 +49,8 @@ function toRecord(r: Row): DomainRecord {
     verification: fromJsonColumn<Verification>(r.verification),
     createdAt: toIso(r.created_at),
     verifiedAt: toIso(r.verified_at),
+    trackingHost: r.tracking_host,
+    trackingVerifiedAt: toIso(r.tracking_verified_at),
   };
 }
 
@@ -67,6 +74,8 @@ export async function insertDomain(
       verification: toJsonColumn(d.verification),
       created_at: d.createdAt,
       verified_at: d.verifiedAt,
+      tracking_host: d.trackingHost,
+      tracking_verified_at: d.trackingVerifiedAt,
     })
     .execute();
 }
@@ -114,11 +123,59 @@ export async function saveVerification(
   db: Executor,
   workspaceId: string,
   id: string,
-  result: { status: DomainStatus; verification: Verification; verifiedAt: string | null },
+  result: {
+    status: DomainStatus;
+    verification: Verification;
+    verifiedAt: string | null;
+    /** The tracking host the check was for, and whether its CNAME was found (a host changed meanwhile is not touched). */
+    tracking: { host: string; verifiedAt: string | null } | null;
+  },
+): Promise<DomainRecord | undefined> {
+  let q = db
+    .updateTable('domains')
+    .set({
+      status: result.status,
+      verification: toJsonColumn(result.verification),
+      verified_at: result.verifiedAt,
+      ...(result.tracking ? { tracking_verified_at: result.tracking.verifiedAt } : {}),
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id);
+  if (result.tracking) q = q.where('tracking_host', '=', result.tracking.host);
+  const row = await q.returning(PUBLIC_COLUMNS).executeTakeFirst();
+  return row ? toRecord(row) : undefined;
+}
+
+/** Sets (or clears) the tracking host; it is unverified until the next DNS check finds its CNAME. */
+export async function setTrackingHost(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  host: string | null,
 ): Promise<DomainRecord | undefined> {
   const row = await db
     .updateTable('domains')
-    .set({ status: result.status, verification: toJsonColumn(result.verification), verified_at: result.verifiedAt })
+    .set({ tracking_host: host, tracking_verified_at: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .returning(PUBLIC_COLUMNS)
+    .executeTakeFirst();
+  return row ? toRecord(row) : undefined;
+}
+
+/**
+ * An operator marks the domain VERIFIED without a DNS check (`formcast domain add <name> --verified` on a domain the
+ * workspace has): its keys and its last check's result stay; undefined if it is gone.
+ */
+export async function markVerified(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  now: string,
+): Promise<DomainRecord | undefined> {
+  const row = await db
+    .updateTable('domains')
+    .set({ status: 'VERIFIED', verified_at: now })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .returning(PUBLIC_COLUMNS)
@@ -142,6 +199,8 @@ export interface SigningKey {
   selector: string;
   /** PKCS#8 PEM. Never log it, never return it from an endpoint. */
   privateKey: string;
+  /** The domain's tracking host once its CNAME is verified (links and pixel go there), else null. */
+  trackingHost?: string | null;
 }
 
 /**
@@ -157,13 +216,18 @@ export async function getSigningKey(
 ): Promise<SigningKey | undefined> {
   const row = await db
     .selectFrom('domains')
-    .select(['id', 'name', 'dkim_selector', 'dkim_private_key'])
+    .select(['id', 'name', 'dkim_selector', 'dkim_private_key', 'tracking_host', 'tracking_verified_at'])
     .where('workspace_id', '=', workspaceId)
     .where('name', '=', domainName.toLowerCase())
     .where('status', '=', 'VERIFIED')
     .executeTakeFirst();
   return row
-    ? { domain: row.name, selector: row.dkim_selector, privateKey: openDkimKey(secret, row.dkim_private_key, row.id) }
+    ? {
+        domain: row.name,
+        selector: row.dkim_selector,
+        privateKey: openDkimKey(secret, row.dkim_private_key, row.id),
+        trackingHost: row.tracking_verified_at ? row.tracking_host : null,
+      }
     : undefined;
 }
 

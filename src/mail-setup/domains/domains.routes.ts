@@ -3,7 +3,7 @@ import { paginate } from '../../http/pagination.js';
 import { ListOf } from '../../http/schema-helpers.js';
 import type { V1 } from '../../http/types.js';
 import type { DomainsService } from './domains.service.js';
-import { CreateDomainBody, DomainListQuery, DomainParams, DomainSchema } from './domains.schemas.js';
+import { CreateDomainBody, DomainListQuery, DomainParams, DomainSchema, UpdateDomainBody } from './domains.schemas.js';
 
 /**
  * Sending domains (docs/api.md §6). The response schemas list the public fields only, so nothing
@@ -44,6 +44,15 @@ export async function domainsRoutes(app: V1, { domains }: { domains: DomainsServ
       config: { scope: 'read:domains' },
     },
     (req) => domains.get(req.auth.workspaceId, req.params.domainId),
+  );
+
+  app.put(
+    '/domains/:domainId',
+    {
+      schema: { params: DomainParams, body: UpdateDomainBody, response: { 200: DomainSchema } },
+      config: { scope: 'write:domains' },
+    },
+    (req) => domains.update(req.auth.workspaceId, req.params.domainId, req.body),
   );
 
   app.delete(

@@ -5,10 +5,17 @@ import { type Db, isUniqueViolation } from '../../db/connection.js';
 import { conflict, notFound, validationFailed } from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
-import { bounceDomain } from '../../mail/verp.js';
-import { checkDomain, parseDnsServers, resolverLookup, type DnsLookup } from './domains.dns.js';
+import { envelopeDns, type RelayProfileName } from '../../mail/relay-profiles.js';
+import {
+  checkDomain,
+  checkReverseDns,
+  parseDnsServers,
+  resolverLookup,
+  type DnsLookup,
+  type EnvelopeDns,
+} from './domains.dns.js';
 import * as repo from './domains.repository.js';
-import type { CreateDomainInput, DnsRecord, Domain, DomainStatus } from './domains.schemas.js';
+import type { CreateDomainInput, DnsRecord, Domain, DomainStatus, UpdateDomainInput } from './domains.schemas.js';
 
 export type { DnsRecord, Domain } from './domains.schemas.js';
 
@@ -32,20 +39,52 @@ export interface BounceDns {
   spf: string;
 }
 
+/** The installation's relay (RELAY_PROFILE, mail/relay-profiles.ts): which envelope domain and records to advise. */
+export interface RelayDns {
+  profile: RelayProfileName;
+  sesRegion?: string | null;
+}
+
 /**
- * The records to publish, in this order: the ownership token, the DKIM public key, the bounce domain's MX
- * (bounce reports reach the inbound listener) and its SPF record (the Return-Path's domain).
+ * The records to publish, in this order: the ownership token, the DKIM public key, then what the envelope sender's
+ * domain needs for the installation's relay (generic SMTP: the bounce domain's MX, where bounce reports reach the
+ * inbound listener, and its SPF record; other relays: theirs, relay-profiles.ts), then the tracking host's CNAME.
  */
 export function recordsFor(
   d: repo.DomainRecord,
   bounce: BounceDns,
-): [ownership: DnsRecord, dkim: DnsRecord, bounceMx: DnsRecord, bounceSpf: DnsRecord] {
-  return [
-    { type: 'TXT', name: `_formcast.${d.name}`, value: `formcast-verification=${d.verificationToken}` },
-    { type: 'TXT', name: `${d.dkimSelector}._domainkey.${d.name}`, value: `v=DKIM1; k=rsa; p=${d.dkimPublicKey}` },
-    { type: 'MX', name: bounceDomain(d.name), value: bounce.mxHost, priority: 10 },
-    { type: 'TXT', name: bounceDomain(d.name), value: `v=spf1 ${bounce.spf} ~all` },
-  ];
+  relay: RelayDns = { profile: 'smtp' },
+  trackingTarget = 'localhost',
+): { ownership: DnsRecord; dkim: DnsRecord; envelope: EnvelopeDns; tracking: DnsRecord | null; all: DnsRecord[] } {
+  const ownership: DnsRecord = {
+    type: 'TXT',
+    name: `_formcast.${d.name}`,
+    value: `formcast-verification=${d.verificationToken}`,
+  };
+  const dkim: DnsRecord = {
+    type: 'TXT',
+    name: `${d.dkimSelector}._domainkey.${d.name}`,
+    value: `v=DKIM1; k=rsa; p=${d.dkimPublicKey}`,
+  };
+  const envelope = {
+    profile: relay.profile,
+    ...envelopeDns(d.name, {
+      profile: relay.profile,
+      bounceMxHost: bounce.mxHost,
+      sendingSpf: bounce.spf,
+      sesRegion: relay.sesRegion ?? null,
+    }),
+  };
+  const tracking: DnsRecord | null = d.trackingHost
+    ? { type: 'CNAME', name: d.trackingHost, value: trackingTarget }
+    : null;
+  return {
+    ownership,
+    dkim,
+    envelope,
+    tracking,
+    all: [ownership, dkim, ...envelope.records, ...(tracking ? [tracking] : [])],
+  };
 }
 
 export interface DomainsOptions {
@@ -55,6 +94,10 @@ export interface DomainsOptions {
   dnsTimeoutMs?: number;
   /** BOUNCE_MX_HOST and SENDING_SPF; default: a host of the PUBLIC_URL's name. */
   bounce?: BounceDns;
+  /** RELAY_PROFILE and SES_REGION: the envelope domain and records to advise. Default generic SMTP. */
+  relay?: RelayDns;
+  /** Where a tracking host's CNAME must point: the host of PUBLIC_URL. */
+  trackingTarget?: string;
   /** The installation's key (db/secrets.ts): DKIM private keys are stored sealed with it (domains.keys.ts). */
   secret: Buffer;
 }
@@ -62,6 +105,8 @@ export interface DomainsOptions {
 export class DomainsService {
   private readonly lookup: DnsLookup;
   private readonly bounce: BounceDns;
+  private readonly relay: RelayDns;
+  private readonly trackingTarget: string;
   private readonly secret: Buffer;
 
   /** Throws a ConfigError for a DNS_SERVERS entry that is not an IP address (with an optional port). */
@@ -72,6 +117,12 @@ export class DomainsService {
     this.secret = options.secret;
     this.lookup = resolverLookup(parseDnsServers(options.dnsServers), options.dnsTimeoutMs ?? 5000);
     this.bounce = options.bounce ?? { mxHost: 'localhost', spf: 'a:localhost' };
+    this.relay = options.relay ?? { profile: 'smtp' };
+    this.trackingTarget = options.trackingTarget ?? this.bounce.mxHost;
+  }
+
+  private records(d: repo.DomainRecord) {
+    return recordsFor(d, this.bounce, this.relay, this.trackingTarget);
   }
 
   private present(d: repo.DomainRecord): Domain {
@@ -79,27 +130,77 @@ export class DomainsService {
       id: d.id,
       name: d.name,
       status: d.status,
-      records: recordsFor(d, this.bounce),
+      records: this.records(d).all,
       createdAt: d.createdAt,
       verifiedAt: d.verifiedAt,
+      trackingHost: d.trackingHost,
       verification: d.verification,
     };
   }
 
+  /** A tracking host must be a host under the domain (it is the domain's own, and aligns with its From). */
+  private trackingHostOf(domain: string, input: string | null | undefined, path: string): string | null {
+    if (input == null) return null;
+    const host = normalizeDomainName(input);
+    if (!host || !host.endsWith(`.${domain}`))
+      throw validationFailed([
+        { path, message: `must be a host name under ${domain}, such as links.${domain} (a CNAME to this service)` },
+      ]);
+    return host;
+  }
+
+  /** PUT /v1/domains/{id}: sets or clears the tracking host; it is used once a DNS check (verify) finds its CNAME. */
+  async update(workspaceId: string, id: string, input: UpdateDomainInput): Promise<Domain> {
+    const d = await repo.getDomain(this.db.kysely, workspaceId, id);
+    if (!d) throw notFound('domain');
+    const host = this.trackingHostOf(d.name, input.trackingHost, '/trackingHost');
+    if (host === d.trackingHost) return this.present(d);
+    const saved = await repo.setTrackingHost(this.db.kysely, workspaceId, id, host);
+    if (!saved) throw notFound('domain');
+    return this.present(saved);
+  }
+
+  /**
+   * The reverse DNS (PTR) of the addresses mail leaves from, each forward-confirmed or not (doctor; docs/deliverability.md).
+   */
+  checkSendingIps(ips: readonly string[]) {
+    return Promise.all(ips.map((ip) => checkReverseDns(this.lookup, ip)));
+  }
+
+  /** The addresses of a host (a relay's), for the PTR check of doctor. */
+  async addressesOf(host: string): Promise<string[]> {
+    const found = await this.lookup.addresses(host);
+    return found.ok ? found.values : [];
+  }
+
   /**
    * Adds a sending domain with a fresh RSA-2048 DKIM key pair. The private key is stored for signing and
-   * never returned. `verified` is the operator's shortcut (CLI `--verified`): no DNS check.
+   * never returned. `verified` is the operator's shortcut (CLI `--verified`): no DNS check; and for a domain the
+   * workspace already has (PENDING or FAILED), it marks that one VERIFIED, keeping its keys and records, instead of
+   * refusing. Without it a domain already there is 409 domain_exists.
    */
-  add(workspaceId: string, rawName: string, opts: { verified?: boolean } = {}): Promise<Domain> {
-    return this.insert(workspaceId, rawName, opts.verified ?? false);
+  async add(workspaceId: string, rawName: string, opts: { verified?: boolean } = {}): Promise<Domain> {
+    const verified = opts.verified ?? false;
+    const name = normalizeDomainName(rawName);
+    const existing = verified && name ? await repo.findDomainByName(this.db.kysely, workspaceId, name) : undefined;
+    if (!existing) return this.insert(workspaceId, rawName, verified);
+    if (existing.status === 'VERIFIED') return this.present(existing);
+    const saved = await repo.markVerified(this.db.kysely, workspaceId, existing.id, nowIso());
+    if (!saved) throw notFound('domain');
+    return this.present(saved);
   }
 
   /** POST /v1/domains: a PENDING domain with the records to publish. */
   create(workspaceId: string, input: CreateDomainInput): Promise<Domain> {
-    return this.insert(workspaceId, input.name, false);
+    return this.insert(workspaceId, input.name, false, input.trackingHost);
   }
 
-  private async insert(workspaceId: string, rawName: string, verified: boolean): Promise<Domain> {
+  private async insert(
+    workspaceId: string,
+    rawName: string,
+    verified: boolean,
+    rawTrackingHost?: string | null,
+  ): Promise<Domain> {
     const name = normalizeDomainName(rawName);
     if (!name)
       throw validationFailed([
@@ -108,6 +209,7 @@ export class DomainsService {
           message: 'must be a domain name such as example.com (two or more labels of letters, digits and hyphens)',
         },
       ]);
+    const trackingHost = this.trackingHostOf(name, rawTrackingHost, '/trackingHost');
     const { publicKey, privateKey } = await generateKeyPair('rsa', {
       modulusLength: 2048,
       publicKeyEncoding: { type: 'spki', format: 'der' },
@@ -124,6 +226,8 @@ export class DomainsService {
       verification: null,
       createdAt: now,
       verifiedAt: verified ? now : null,
+      trackingHost,
+      trackingVerifiedAt: null,
     };
     try {
       await repo.insertDomain(this.db.kysely, this.secret, { ...record, workspaceId, dkimPrivateKey: privateKey });
@@ -155,9 +259,18 @@ export class DomainsService {
   async checkDns(workspaceId: string, name: string): Promise<Domain['verification'] | undefined> {
     const d = await repo.findDomainByName(this.db.kysely, workspaceId, name);
     if (!d) return undefined;
-    const [ownership, dkim, bounceMx, bounceSpf] = recordsFor(d, this.bounce);
-    return (await checkDomain(this.lookup, { domain: d.name, ownership, dkim, bounceMx, bounceSpf }, nowIso))
-      .verification;
+    return (await checkDomain(this.lookup, this.verifyInput(d), nowIso)).verification;
+  }
+
+  private verifyInput(d: repo.DomainRecord) {
+    const { ownership, dkim, envelope, tracking } = this.records(d);
+    return {
+      domain: d.name,
+      ownership,
+      dkim,
+      envelope,
+      tracking: tracking ? { host: tracking.name, target: tracking.value } : null,
+    };
   }
 
   /**
@@ -168,16 +281,16 @@ export class DomainsService {
   async verify(workspaceId: string, id: string): Promise<Domain> {
     const d = await repo.getDomain(this.db.kysely, workspaceId, id);
     if (!d) throw notFound('domain');
-    const [ownership, dkim, bounceMx, bounceSpf] = recordsFor(d, this.bounce);
-    const { verified, verification } = await checkDomain(
-      this.lookup,
-      { domain: d.name, ownership, dkim, bounceMx, bounceSpf },
-      nowIso,
-    );
+    const { verified, verification } = await checkDomain(this.lookup, this.verifyInput(d), nowIso);
+    const trackingOk = verification.tracking?.status === 'VERIFIED';
     const saved = await repo.saveVerification(this.db.kysely, workspaceId, id, {
       status: verified ? 'VERIFIED' : 'FAILED',
       verification,
       verifiedAt: verified ? (d.status === 'VERIFIED' && d.verifiedAt ? d.verifiedAt : verification.checkedAt) : null,
+      // The tracking host is used once its CNAME is found, and no longer once it is gone (or the domain failed).
+      tracking: d.trackingHost
+        ? { host: d.trackingHost, verifiedAt: trackingOk && verified ? verification.checkedAt : null }
+        : null,
     });
     if (!saved) throw notFound('domain');
     return this.present(saved);

@@ -24,3 +24,7 @@ export function unsubscribeLabel(lang: string | undefined): string {
   const base = (lang ?? 'en').toLowerCase().split('-')[0] as Locale;
   return TEXTS[(LOCALES as readonly string[]).includes(base) ? base : 'en'].unsubscribe;
 }
+
+/** The footer's unsubscribe line is printed only where the message has an unsubscribe URL (not a confirmation). */
+export const IF_UNSUBSCRIBE = '{% if unsubscribe_url %}';
+export const END_IF = '{% endif %}';

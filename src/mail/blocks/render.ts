@@ -1,7 +1,14 @@
 import { escapeHtml } from '../../lib/html.js';
 import { lazyRequire } from '../../lib/lazy.js';
 import { FONT_FAMILIES, type Block, type BlockDocument, type DocumentSettings, type LeafBlock } from './grammar.js';
-import { FOOTER_ADDRESS, FOOTER_UNSUBSCRIBE_URL, NETWORK_LABELS, unsubscribeLabel } from './labels.js';
+import {
+  END_IF,
+  FOOTER_ADDRESS,
+  FOOTER_UNSUBSCRIBE_URL,
+  IF_UNSUBSCRIBE,
+  NETWORK_LABELS,
+  unsubscribeLabel,
+} from './labels.js';
 import { LiquidGuard } from './liquid-guard.js';
 import { renderHtml, renderInline } from './markup.js';
 import { documentText } from './text.js';
@@ -286,8 +293,9 @@ function footer(b: LeafBlock & { type: 'footer' }, { guard, theme, options, inCo
   if (b.text?.trim()) lines.push(escapeHtml(guard.protect(b.text)).replace(/\r?\n/g, '<br>'));
   // The address as the workspace wrote it: its line breaks shown (pre-line), as it was typed in settings.
   lines.push(`<span style="white-space:pre-line">${guard.protect(FOOTER_ADDRESS)}</span>`);
+  // Only where the message has an unsubscribe URL: a double opt-in confirmation built from blocks has none.
   lines.push(
-    `<a href="${guard.protect(FOOTER_UNSUBSCRIBE_URL)}" style="color:${color};text-decoration:underline" target="_blank">${escapeHtml(unsubscribeLabel(options.lang))}</a>`,
+    `${guard.protect(IF_UNSUBSCRIBE)}<a href="${guard.protect(FOOTER_UNSUBSCRIBE_URL)}" style="color:${color};text-decoration:underline" target="_blank">${escapeHtml(unsubscribeLabel(options.lang))}</a>${guard.protect(END_IF)}`,
   );
   return `<mj-text css-class="fc-foot" align="${b.align ?? 'center'}" padding="8px ${side}px" font-size="12px" line-height="1.5" color="${color}">${lines.map((l, i) => `<p style="margin:0 0 ${i === lines.length - 1 ? 0 : 8}px">${l}</p>`).join('')}</mj-text>`;
 }

@@ -2,7 +2,14 @@ import { htmlToText } from '../compose.js';
 import type { Block, BlockDocument } from './grammar.js';
 import { LiquidGuard } from './liquid-guard.js';
 import { inlineToText } from './markup.js';
-import { FOOTER_ADDRESS, FOOTER_UNSUBSCRIBE_URL, NETWORK_LABELS, unsubscribeLabel } from './labels.js';
+import {
+  END_IF,
+  FOOTER_ADDRESS,
+  FOOTER_UNSUBSCRIBE_URL,
+  IF_UNSUBSCRIBE,
+  NETWORK_LABELS,
+  unsubscribeLabel,
+} from './labels.js';
 import { hasFooter } from './warnings.js';
 
 /**
@@ -44,7 +51,7 @@ export function documentText(doc: BlockDocument, options: { lang?: string } = {}
           [
             ...(b.text?.trim() ? [b.text.trim()] : []),
             FOOTER_ADDRESS,
-            `${unsubscribeLabel(options.lang)}: ${FOOTER_UNSUBSCRIBE_URL}`,
+            `${IF_UNSUBSCRIBE}${unsubscribeLabel(options.lang)}: ${FOOTER_UNSUBSCRIBE_URL}${END_IF}`,
           ].join('\n'),
         );
         break;

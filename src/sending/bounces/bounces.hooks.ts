@@ -75,8 +75,11 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
     return pem;
   };
 
-  const apply = async (event: ProviderEvent) => {
-    if (event.kind === 'ignored') return { ok: true, applied: 0, ignored: event.why };
+  const apply = async (event: ProviderEvent, log?: FastifyRequest['log']) => {
+    if (event.kind === 'ignored') {
+      if (event.warn) log?.warn({ reason: event.why }, 'a provider report could not be matched to a delivery');
+      return { ok: true, applied: 0, ignored: event.why };
+    }
     const workspaceId = await workspaceOfDelivery(opts.db.kysely, event.deliveryId);
     if (!workspaceId) return { ok: true, applied: 0, ignored: 'the delivery no longer exists' };
     const applied = await applyDeliveryReport(
@@ -124,7 +127,7 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
       return { ok: res.ok, confirmed: res.ok };
     }
     if (m.Type !== 'Notification') return { ok: true, applied: 0, ignored: `an SNS ${m.Type}` };
-    return apply(sesEvent(m.Message));
+    return apply(sesEvent(m.Message), req.log);
   });
 
   app.post('/hooks/postmark', { schema: { security: [] } }, async (req: FastifyRequest, reply: FastifyReply) => {

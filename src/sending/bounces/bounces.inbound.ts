@@ -114,7 +114,7 @@ export class InboundProcessor {
         why: target.kind === 't' ? 'a report about a test send' : 'what the address names no longer exists',
       };
     if (target.purpose === 'unsubscribe') {
-      await this.unsubscribe.oneClickByDelivery(workspaceId, target.id);
+      await this.unsubscribe.unsubscribeByMail(workspaceId, target.id);
       return { result: 'unsubscribed' };
     }
     const report = await parse();

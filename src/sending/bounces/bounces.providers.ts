@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { classify, enhancedStatus, replyCode, type BounceClass } from '../../mail/classify.js';
+import { SES_DELIVERY_TAG } from '../../mail/relay-profiles.js';
 
 /**
  * Relays that report bounces and complaints over HTTP (docs/bounces.md): Amazon SES through SNS, and
@@ -9,7 +10,8 @@ import { classify, enhancedStatus, replyCode, type BounceClass } from '../../mai
 export type ProviderEvent =
   | { kind: 'bounce'; deliveryId: string; results: { email: string; class: BounceClass; detail: string }[] }
   | { kind: 'complaint'; deliveryId: string; detail: string }
-  | { kind: 'ignored'; why: string };
+  /** `warn`: the operator should hear of it (a setting of the provider's keeps its reports from being matched). */
+  | { kind: 'ignored'; why: string; warn?: boolean };
 
 const DELIVERY_IN_MESSAGE_ID = /<?(dlv_[0-9A-Z]{26})@[^>]+>?/;
 
@@ -88,7 +90,12 @@ export async function verifySns(
 interface SesNotification {
   notificationType?: string;
   eventType?: string;
-  mail?: { messageId?: string; headers?: { name: string; value: string }[]; commonHeaders?: { messageId?: string } };
+  mail?: {
+    messageId?: string;
+    headers?: { name: string; value: string }[];
+    commonHeaders?: { messageId?: string };
+    tags?: Record<string, string[] | undefined>;
+  };
   bounce?: {
     bounceType?: string;
     bounceSubType?: string;
@@ -101,8 +108,14 @@ interface SesNotification {
   };
 }
 
-/** The delivery an SES notification is about: the original Message-ID, from the common headers or the headers. */
+/**
+ * The delivery an SES notification is about: the message tag Formcast sent (`X-SES-MESSAGE-TAGS`, which SES returns in
+ * `mail.tags` of the events a configuration set publishes), else the original Message-ID, from the common headers or
+ * the headers (SES rewrites the Message-ID on the way, but reports the original one among the original headers).
+ */
 function sesDeliveryId(n: SesNotification): string | null {
+  const tag = n.mail?.tags?.[SES_DELIVERY_TAG]?.[0];
+  if (tag && /^dlv_[0-9A-Z]{26}$/.test(tag)) return tag;
   return (
     deliveryIdOfMessageId(n.mail?.commonHeaders?.messageId) ??
     deliveryIdOfMessageId(n.mail?.headers?.find((h) => h.name.toLowerCase() === 'message-id')?.value)
@@ -125,7 +138,17 @@ export function sesEvent(message: string): ProviderEvent {
   if (type !== 'bounce' && type !== 'complaint')
     return { kind: 'ignored', why: `an SES ${type || 'unknown'} notification` };
   const deliveryId = sesDeliveryId(n);
-  if (!deliveryId) return { kind: 'ignored', why: 'the notification names no message Formcast sent' };
+  if (!deliveryId) {
+    // Without the original headers (an identity's notifications, by default) nor the message tag (a configuration
+    // set's events), nothing in the notification names a delivery: said loudly, it is a setting to change in SES.
+    if (!n.mail?.headers?.length && !n.mail?.commonHeaders && !n.mail?.tags?.[SES_DELIVERY_TAG])
+      return {
+        kind: 'ignored',
+        warn: true,
+        why: 'the notification carries neither the original headers nor the formcast-delivery tag: in SES, turn on "Include original headers" for the identity\'s Bounce and Complaint notifications (or publish events through a configuration set)',
+      };
+    return { kind: 'ignored', why: 'the notification names no message Formcast sent' };
+  }
   if (type === 'complaint') {
     return {
       kind: 'complaint',

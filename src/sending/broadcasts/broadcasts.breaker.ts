@@ -7,6 +7,8 @@ import { transition } from './broadcasts.state.js';
 /**
  * The circuit breaker (docs/bounces.md): a SENDING broadcast pauses itself when, after at least `minFinal`
  * final deliveries, its hard-bounce rate passes PAUSE_BOUNCE_RATE or its complaint rate PAUSE_COMPLAINT_RATE.
+ * The complaint rate's default, 0.5%, is contract §11's; Gmail and Yahoo publish 0.3% for bulk senders (sender health
+ * measures against that line), and docs/bounces.md advises PAUSE_COMPLAINT_RATE=0.3% to stop before it.
  * A list that bounces that much is an old or bought list, and mailbox providers judge a sender by it.
  * After a resume by hand only the deliveries that end afterwards are weighed: the operator chose to go on
  * (having suppressed the bad addresses, say), and the next `minFinal` deliveries decide again.

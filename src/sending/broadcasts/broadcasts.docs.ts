@@ -76,7 +76,7 @@ export const broadcastsDocs: OperationDocs = {
   'POST /v1/broadcasts': {
     tags,
     summary: 'Create a broadcast',
-    description: `Create Broadcast: a DRAFT (201, with \`Location\`). Only \`name\` is required; the rest can come later with PUT. ${CREATE_FIELDS} \`tracking\` defaults to the workspace's settings. Needs \`write:broadcasts\`.`,
+    description: `Create Broadcast: a DRAFT (201, with \`Location\`). Only \`name\` is required; the rest can come later with PUT. ${CREATE_FIELDS} \`tracking\` defaults to the workspace's settings. Without \`from\` (omitted, not \`null\`), the draft takes the workspace's default sender (\`settings.defaultFrom\`, PUT /v1/workspace) while its domain is verified. Needs \`write:broadcasts\`.`,
     request: {
       name: 'November newsletter',
       from: 'Acme News <news@example.com>',
@@ -172,10 +172,16 @@ export const broadcastsDocs: OperationDocs = {
   'GET /v1/broadcasts/{broadcastId}/links': {
     tags,
     summary: 'Clicks per link',
-    description: "Clicks by people only: scanners' and other machines' clicks are left out (docs/tracking.md).",
+    description:
+      "Clicks by people only: scanners' and other machines' clicks are left out (docs/tracking.md). One row per link as the template writes it: a link personalised with Liquid (`?email={{ contact.email | url_encode }}`) is one row however many recipients' own URLs it became.",
     response: {
       data: [
         { url: 'https://example.com/blog/november', clicks: 371, uniqueClicks: 262 },
+        {
+          url: 'https://example.com/vip?email={{ contact.email | url_encode }}',
+          clicks: 58,
+          uniqueClicks: 51,
+        },
         { url: 'https://example.com/pricing', clicks: 31, uniqueClicks: 26 },
       ],
     },

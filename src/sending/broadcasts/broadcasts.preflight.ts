@@ -1,8 +1,15 @@
+import crypto from 'node:crypto';
 import type { FieldError } from '../../errors/errors.js';
 import type { DocumentWarning } from '../../mail/documents.js';
+import { newId } from '../../lib/ids.js';
+import { nowIso } from '../../lib/time.js';
+import { encodedHtmlBytes } from '../../mail/mime.js';
+import { composeMessage, prepareBroadcast } from '../deliveries/message.js';
+import type { SendingBroadcast } from '../deliveries/store.js';
 import { RENDER_LIMIT_MS, isRenderLimit } from '../../lib/liquid.js';
 import type { Broadcast } from './broadcasts.schemas.js';
 import { renderContent, type RenderScope } from '../deliveries/message.content.js';
+import { IMAGE_ONLY_HTML_CHARS } from '../tracking/tracking.rewrite.js';
 
 /**
  * Preflight (docs/bounces.md): what to know before a broadcast goes out, as checks `{ id, status, detail }`.
@@ -110,19 +117,79 @@ export function bareVariables(c: Broadcast['emailContent']): string[] {
   return [...found];
 }
 
-/** Content checks of the rendered HTML (sample data): Gmail's clipping size, images without alt text, plain-http links. */
-export function contentChecks(html: string | null): Check[] {
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+
+/**
+ * The HTML part of the message the delivery pipeline would compose for a sample recipient (deliveries/message.ts, the
+ * same code): with real-sized ids and tokens, so its size is that of a real one. The key and the secret are stand-ins:
+ * nothing is signed or sent. Null when the broadcast cannot be composed (no From; the blocking checks say why).
+ */
+export function sentHtml(
+  publicUrl: string,
+  sending: Omit<SendingBroadcast, 'dkim'> & { senderDomain: string },
+): { html: string; sentBytes: number; pixel: boolean | null } | null {
+  const p = prepareBroadcast({
+    ...sending,
+    dkim: { domainName: sending.senderDomain, keySelector: 'preflight', privateKey: '' },
+  });
+  if (!p.from) return null;
+  const m = composeMessage(
+    { publicUrl, secret: crypto.randomBytes(32), relayProfile: 'smtp' },
+    {
+      id: newId('dlv'),
+      workspaceId: sending.workspace.id,
+      broadcastId: sending.broadcast.id,
+      contactId: newId('ct'),
+      email: SAMPLE_CONTACT.email,
+      attempts: 0,
+      unsubscribeToken: crypto.randomBytes(24).toString('base64url'),
+      createdAt: nowIso(),
+    },
+    p,
+    SAMPLE_CONTACT,
+  );
+  if (m.html === null) return null;
+  return {
+    html: m.html,
+    sentBytes: encodedHtmlBytes(m.html),
+    pixel: sending.broadcast.tracking.opens ? m.html.includes('/t/o/') : null,
+  };
+}
+
+/**
+ * Content checks of the HTML part as a recipient gets it (sample data): the document with its preheader and footer,
+ * its links rewritten for click tracking and the open pixel (`sent`, what the delivery pipeline composes), measured as
+ * it goes on the wire (`sentBytes`, after the transfer encoding) against Gmail's clipping size; images without alt text
+ * and plain-http links in the author's HTML (`html`); whether the open pixel is in (`pixel`: null when opens are not
+ * tracked).
+ */
+export function contentChecks(
+  html: string | null,
+  sent?: { html: string; sentBytes: number; pixel: boolean | null },
+): Check[] {
   if (html === null) return [ok('html_size', 'text only')];
   const checks: Check[] = [];
-  const bytes = Buffer.byteLength(html, 'utf8');
+  const bytes = sent?.sentBytes ?? Buffer.byteLength(html, 'utf8');
+  const what = sent
+    ? `the HTML part as sent (with the footer, the tracked links and the pixel, encoded for transfer) is ${kb(bytes)}`
+    : `the HTML is ${kb(bytes)}`;
   checks.push(
     bytes > GMAIL_CLIP_BYTES
       ? warn(
           'html_size',
-          `the HTML is ${Math.round(bytes / 1024)} KB: Gmail clips messages over 102 KB and hides the rest, the unsubscribe footer included`,
+          `${what}: Gmail clips messages over 102 KB and hides the rest, the unsubscribe footer included${sent && Buffer.byteLength(html, 'utf8') <= GMAIL_CLIP_BYTES ? ` (the template alone is ${kb(Buffer.byteLength(html, 'utf8'))}: tracking and the footer add the rest; shorter links or fewer of them help)` : ''}`,
         )
-      : ok('html_size', `the HTML is ${Math.round(bytes / 1024)} KB (Gmail clips over 102 KB)`),
+      : ok('html_size', `${what} (Gmail clips over 102 KB)`),
   );
+  if (sent && sent.pixel !== null)
+    checks.push(
+      sent.pixel
+        ? ok('open_pixel', 'opens are counted: the message carries the open pixel')
+        : warn(
+            'open_pixel',
+            `opens will not be counted: the message is too short (${IMAGE_ONLY_HTML_CHARS} characters of HTML or less) and has no image, and an image in it would make spam filters score it as an image-only message (docs/tracking.md)`,
+          ),
+    );
   const images = [...html.matchAll(/<img\b[^>]*>/gi)].map((m) => m[0]);
   const noAlt = images.filter((tag) => !/\balt\s*=\s*("[^"]*\S[^"]*"|'[^']*\S[^']*'|[^\s>"']+)/i.test(tag));
   checks.push(

@@ -243,7 +243,10 @@ export const TestSendResult = Type.Object({
 export const LinkStatsSchema = Type.Object({
   data: Type.Array(
     Type.Object({
-      url: Type.String(),
+      url: Type.String({
+        description:
+          "the link as the template writes it, Liquid included (`https://shop.example/vip?email={{ contact.email | url_encode }}`: every recipient's own URL of it counted together); a URL that no link of the template makes (a whole href made by Liquid) is its own row",
+      }),
       clicks: Type.Integer({ description: 'clicks by people' }),
       uniqueClicks: Type.Integer({ description: 'recipients who clicked it' }),
     }),

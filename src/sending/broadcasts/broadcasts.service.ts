@@ -48,6 +48,7 @@ import {
   contentChecks,
   documentChecks,
   pass,
+  sentHtml,
   warning,
   type Check,
 } from './broadcasts.preflight.js';
@@ -63,6 +64,7 @@ import {
   type LinkStats,
   type TimelinePoint,
 } from '../tracking/tracking.repository.js';
+import { templateLinks } from '../tracking/tracking.links.js';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -211,6 +213,16 @@ export class BroadcastsService {
     );
   }
 
+  /** The workspace's `settings.defaultFrom` when its domain is VERIFIED now; null otherwise (a draft without a sender). */
+  private async defaultSender(
+    db: Executor,
+    workspaceId: string,
+    settings: { defaultFrom?: string | null } | undefined,
+  ): Promise<string | null> {
+    const configured = settings?.defaultFrom?.trim();
+    return configured && (await this.senderVerified(db, workspaceId, configured)) ? configured : null;
+  }
+
   private async senderVerified(db: Executor, workspaceId: string, from: string): Promise<boolean> {
     const domain = parseMailbox(from)?.domain;
     return domain ? (await findDomainByName(db, workspaceId, domain))?.status === 'VERIFIED' : false;
@@ -221,9 +233,12 @@ export class BroadcastsService {
     const id = newId('bc');
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, input);
+      const settings = (await getWorkspace(trx, workspaceId))?.settings;
       // Tracking not given: the workspace's default at the time of creation (docs/tracking.md).
-      const tracking = input.tracking ??
-        (await getWorkspace(trx, workspaceId))?.settings.tracking ?? { opens: true, clicks: true };
+      const tracking = input.tracking ?? settings?.tracking ?? { opens: true, clicks: true };
+      // No `from` given: the workspace's default sender, while its domain is verified (docs/api.md §5).
+      const from =
+        input.from !== undefined ? (input.from?.trim() ?? null) : await this.defaultSender(trx, workspaceId, settings);
       await repo.insertBroadcast(
         trx,
         workspaceId,
@@ -231,7 +246,7 @@ export class BroadcastsService {
         {
           tracking: { opens: tracking.opens, clicks: tracking.clicks },
           name: input.name,
-          from: input.from?.trim() ?? null,
+          from,
           replyTo: input.replyTo?.trim() ?? null,
           emailContent: input.emailContent ? toContent(input.emailContent) : EMPTY_CONTENT,
           topicId: input.topicId ?? null,
@@ -438,10 +453,11 @@ export class BroadcastsService {
     return deliveries.listDeliveries(this.db.kysely, workspaceId, id, opts);
   }
 
-  /** The links people clicked, most clicked first (docs/tracking.md, "Stats"). */
+  /** The links people clicked, most clicked first, by the link as the template writes it (docs/tracking.md, "Stats"). */
   async links(workspaceId: string, id: string): Promise<{ data: LinkStats[] }> {
-    await this.mustGet(this.db.kysely, workspaceId, id);
-    return { data: await linkStats(this.db.kysely, workspaceId, id, 500) };
+    const b = await this.mustGet(this.db.kysely, workspaceId, id);
+    const links = templateLinks([b.emailContent.html]);
+    return { data: await linkStats(this.db.kysely, this.db.dialect, workspaceId, id, 500, links) };
   }
 
   /** Sent, opens, clicks and bounces per hour or day (UTC), computed by the database. */
@@ -487,24 +503,62 @@ export class BroadcastsService {
                 `the DKIM key at ${dkim?.name ?? domain} is ${dkim?.status ?? 'missing'}: receivers cannot verify the signature`,
               ),
         );
-        checks.push(
-          dns.spf.found
-            ? pass('dns_spf', `SPF: ${dns.spf.record}`)
-            : warning('dns_spf', `${domain} has no SPF record (Gmail and Yahoo require one of bulk senders)`),
-        );
+        // SPF where receivers evaluate it: the Return-Path's domain (bounces.<domain>, or the relay's), not the From's.
+        const envelope = dns.envelope;
+        if (envelope) {
+          const missing = envelope.records.filter((r) => r.status !== 'VERIFIED');
+          checks.push(
+            envelope.domain === null
+              ? warning(
+                  'dns_spf',
+                  `the Return-Path domain is your relay's (${envelope.relay}): Formcast cannot check its SPF; publish the records its domain authentication gives for ${domain}`,
+                )
+              : missing.length === 0 && envelope.records.length > 0
+                ? pass(
+                    'dns_spf',
+                    `SPF at ${envelope.domain}, the Return-Path receivers check: ${envelope.spf.record ?? 'through its CNAME'}`,
+                  )
+                : warning(
+                    'dns_spf',
+                    `SPF at ${envelope.domain}, the Return-Path domain receivers check for these messages, is not as advised: ${missing.map((r) => `${r.type} ${r.name} ${r.status}`).join(', ')} (Gmail and Yahoo require SPF of bulk senders)`,
+                  ),
+          );
+        } else
+          checks.push(
+            dns.bounce.spf.found
+              ? pass('dns_spf', `SPF at bounces.${domain}: ${dns.bounce.spf.record}`)
+              : warning('dns_spf', `bounces.${domain}, the Return-Path domain receivers check, has no SPF record`),
+          );
         checks.push(
           dns.dmarc.found
             ? pass('dns_dmarc', `DMARC: ${dns.dmarc.record}`)
             : warning('dns_dmarc', `${domain} has no DMARC record (Gmail and Yahoo require one of bulk senders)`),
         );
-        checks.push(
-          dns.bounce.mx.found
-            ? pass('dns_bounce_mx', `bounces.${domain} has its MX`)
-            : warning(
-                'dns_bounce_mx',
-                `bounces.${domain} has no MX to ${this.config.bounceMxHost ?? 'the inbound listener'}: bounce reports after sending will not be seen`,
-              ),
-        );
+        if (dns.alignment && !dns.alignment.spfAligns)
+          checks.push(
+            warning(
+              'dns_dmarc_alignment',
+              `the DMARC record has aspf=s: SPF of the Return-Path (${envelope?.domain ?? `bounces.${domain}`}) never aligns with ${domain}, so DMARC rests on DKIM alone; remove aspf=s`,
+            ),
+          );
+        if (!envelope || envelope.relay === 'smtp')
+          checks.push(
+            dns.bounce.mx.found
+              ? pass('dns_bounce_mx', `bounces.${domain} has its MX`)
+              : warning(
+                  'dns_bounce_mx',
+                  `bounces.${domain} has no MX to ${this.config.bounceMxHost ?? 'the inbound listener'}: bounce reports after sending will not be seen`,
+                ),
+          );
+        if (dns.tracking)
+          checks.push(
+            dns.tracking.status === 'VERIFIED'
+              ? pass('dns_tracking', `links and the open pixel use ${dns.tracking.name} (its CNAME is published)`)
+              : warning(
+                  'dns_tracking',
+                  `the tracking host ${dns.tracking.name} has no CNAME to ${dns.tracking.value} (${dns.tracking.status}): links and the pixel use PUBLIC_URL until it is verified`,
+                ),
+          );
       }
     }
     checks.push(
@@ -552,6 +606,7 @@ export class BroadcastsService {
     }
     const workspace = (await getWorkspace(k, workspaceId))!;
     let html: string | null = null;
+    let sent: ReturnType<typeof sentHtml> = null;
     let linked = false;
     try {
       const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/preview`;
@@ -564,6 +619,17 @@ export class BroadcastsService {
       // The footer's rule (deliveries/message.assembly.ts): only a rendered link to the recipient's own URL counts, not a mention.
       linked = rendered.html?.includes(unsubscribeUrl) ?? false;
       html = assembleContent(rendered, { unsubscribeUrl, workspace }).html;
+      // Measured as sent: the footer, the tracked links and the pixel make a message larger than its template.
+      const topic = b.topicId ? await getTopic(k, workspaceId, b.topicId) : undefined;
+      const sender = domain ? await findDomainByName(k, workspaceId, domain) : undefined;
+      if (domain && html !== null)
+        sent = sentHtml(this.config.publicUrl, {
+          broadcast: b,
+          workspace: { id: workspace.id, name: workspace.name, settings: workspace.settings },
+          topic: topic ? { id: topic.id, name: topic.name } : null,
+          senderDomain: domain,
+          trackingHost: sender?.trackingVerifiedAt ? sender.trackingHost : null,
+        });
     } catch {
       // The blocking checks said why it does not render.
     }
@@ -580,7 +646,7 @@ export class BroadcastsService {
           'the workspace has no postal address for the footer (CAN-SPAM requires one): PUT /v1/workspace { settings: { postalAddress } }',
         ),
       );
-    checks.push(...contentChecks(html));
+    checks.push(...contentChecks(html, sent ?? undefined));
     if (isBlockDocument(b.emailContent.editorContent))
       checks.push(...documentChecks(documentWarnings(b.emailContent.editorContent)));
     return { ok: !checks.some((c) => c.status === 'fail'), checks };
@@ -621,7 +687,9 @@ export class BroadcastsService {
     const replyTo = b.replyTo ? parseMailbox(b.replyTo) : null;
     const key = (await getSigningKey(k, workspaceId, from.domain, this.tests.secret))!;
     const workspace = (await getWorkspace(k, workspaceId))!;
-    const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/test`;
+    // A page that says it is a test and changes nothing (unsubscribe.routes.ts), in the workspace's language.
+    const locale = workspace.settings.locale;
+    const unsubscribeUrl = `${this.config.publicUrl}/unsubscribe/test${locale === 'en' ? '' : `?lang=${locale}`}`;
     const rendered = renderContent(b.emailContent, {
       contact: {
         email: contact.email,

@@ -3,6 +3,7 @@ import { prepareContent, type RenderScope, type RenderedContent } from './messag
 import { parseMailbox } from '../../lib/email.js';
 import { htmlToText, type Address, type OutgoingMessage } from '../../mail/compose.js';
 import { workspaceScope } from '../../mail/documents.js';
+import { deliveryTagHeaders, forRelay, relayProfile, type RelayProfileName } from '../../mail/relay-profiles.js';
 import { returnPath, unsubscribeAddress } from '../../mail/verp.js';
 import { trackMessage } from '../tracking/tracking.message.js';
 import type { ClaimedDelivery, SendingBroadcast } from './store.js';
@@ -17,8 +18,8 @@ export interface MessageContext {
   publicUrl: string;
   /** Signs the VERP, unsubscribe and tracking tokens (db/secrets.ts). */
   secret: Buffer;
-  /** The relay is Postmark: each message carries its delivery id as Postmark metadata, which its webhooks return. */
-  postmarkMetadata: boolean;
+  /** What the relay does to a message (mail/relay-profiles.ts): what is signed, which headers are added. */
+  relayProfile: RelayProfileName;
 }
 
 /** The recipient's data the templates see. */
@@ -74,6 +75,9 @@ export function composeMessage(
           {
             secret: ctx.secret,
             publicUrl: ctx.publicUrl,
+            // The sending domain's verified tracking host, over https (its proxy terminates TLS): links and the pixel
+            // align with the From domain and are not shared with the installation's other senders.
+            ...(p.trackingHost ? { trackingUrl: `https://${p.trackingHost}` } : {}),
             unsubscribeUrl,
             opens: tracking.opens,
             clicks: tracking.clicks,
@@ -96,24 +100,28 @@ export function composeMessage(
       )
     : assembleContent(rendered, { unsubscribeUrl, workspace: p.workspace });
   const domain = p.dkim!.domainName;
-  return {
-    from: p.from!,
-    to: d.email,
-    replyTo: p.replyTo,
-    returnPath: returnPath(ctx.secret, 'd', d.id, domain),
-    ...content,
-    // Stable per delivery: a message sent again after a crash carries the same Message-ID.
-    messageId: `<${d.id}@${domain}>`,
-    headers: {
-      ...listHeaders({
-        unsubscribeUrl,
-        unsubscribeMailto: unsubscribeAddress(ctx.secret, d.id, domain),
-        listName: p.topic?.name ?? p.workspace.name,
-        listId: `${(p.topic?.id ?? 'all').toLowerCase().replace(/_/g, '-')}.${p.workspace.id.toLowerCase().replace(/_/g, '-')}.${domain}`,
-        feedbackId: `${p.broadcast.id}:${p.workspace.id}:formcast`,
-      }),
-      ...(ctx.postmarkMetadata ? { 'X-PM-Metadata-deliveryId': d.id } : {}),
+  const relay = relayProfile(ctx.relayProfile);
+  return forRelay(
+    {
+      from: p.from!,
+      to: d.email,
+      replyTo: p.replyTo,
+      returnPath: returnPath(ctx.secret, 'd', d.id, domain),
+      ...content,
+      // Stable per delivery: a message sent again after a crash carries the same Message-ID.
+      messageId: `<${d.id}@${domain}>`,
+      headers: {
+        ...listHeaders({
+          unsubscribeUrl,
+          unsubscribeMailto: unsubscribeAddress(ctx.secret, d.id, domain),
+          listName: p.topic?.name ?? p.workspace.name,
+          listId: `${(p.topic?.id ?? 'all').toLowerCase().replace(/_/g, '-')}.${p.workspace.id.toLowerCase().replace(/_/g, '-')}.${domain}`,
+          feedbackId: `${p.broadcast.id}:${p.workspace.id}:formcast`,
+        }),
+        ...deliveryTagHeaders(relay, d.id),
+      },
+      dkim: p.dkim,
     },
-    dkim: p.dkim,
-  };
+    relay,
+  );
 }

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { DeliveryStatus } from '../../db/schema.js';
 import { parseMailbox } from '../../lib/email.js';
 import { classifySendError } from '../../mail/outcome.js';
+import type { RelayProfileName } from '../../mail/relay-profiles.js';
 import type { Mailer } from '../../mail/transport.js';
 import { DestinationResolver, domainOf, type MxLookup } from './destinations.js';
 import type { MessageRecipient } from './message.js';
@@ -25,8 +26,8 @@ export interface PipelineOptions {
   publicUrl: string;
   /** Signs the VERP and unsubscribe tokens (db/secrets.ts). */
   secret: Buffer;
-  /** The relay is Postmark: each message carries its delivery id as Postmark metadata, which its webhooks return. */
-  postmarkMetadata?: boolean;
+  /** What the relay does to a message (RELAY_PROFILE, mail/relay-profiles.ts): what is signed, which headers are added. */
+  relayProfile?: RelayProfileName;
   /** Deliveries claimed at a time. What a killed worker may send twice is bounded by this. */
   batchSize: number;
   /** How long a claim holds without renewal; a dead worker's claims are taken over after it. */
@@ -237,7 +238,7 @@ export class DeliveryPipeline {
       const task: RenderTask = {
         publicUrl: this.opts.publicUrl,
         secret: this.secret,
-        postmarkMetadata: this.opts.postmarkMetadata ?? false,
+        relayProfile: this.opts.relayProfile ?? 'smtp',
         sending,
         items: part.map((w) => ({ d: w.d, contact: recipientOf(w) })),
       };

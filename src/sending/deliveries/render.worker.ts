@@ -3,6 +3,7 @@ import type * as PiscinaModule from 'piscina';
 import { lazyRequire } from '../../lib/lazy.js';
 import { applyLeanHeap } from '../../lib/lean-heap.js';
 import { isRenderLimit } from '../../lib/liquid.js';
+import type { RelayProfileName } from '../../mail/relay-profiles.js';
 import { buildRawAsync } from '../../mail/transport.js';
 import { composeMessage, prepareBroadcast, type MessageRecipient, type PreparedBroadcast } from './message.js';
 import type { ClaimedDelivery, SendingBroadcast } from './store.js';
@@ -17,7 +18,7 @@ import type { ClaimedDelivery, SendingBroadcast } from './store.js';
 export interface RenderTask {
   publicUrl: string;
   secret: Uint8Array;
-  postmarkMetadata: boolean;
+  relayProfile: RelayProfileName;
   /** The broadcast as the pipeline read it; `broadcast.updatedAt` tells a new version from the one prepared. */
   sending: SendingBroadcast;
   items: { d: ClaimedDelivery; contact: MessageRecipient }[];
@@ -49,7 +50,13 @@ function preparedFor(sending: SendingBroadcast): PreparedBroadcast {
     p = prepareBroadcast(sending);
     prepared.set(key, p);
   }
-  return { ...p, workspace: sending.workspace, topic: sending.topic, dkim: sending.dkim };
+  return {
+    ...p,
+    workspace: sending.workspace,
+    topic: sending.topic,
+    dkim: sending.dkim,
+    trackingHost: sending.trackingHost ?? null,
+  };
 }
 
 // A thread's start set V8's process-wide flags back to Node's: the lean heap is set again (lib/lean-heap.ts). Only in
@@ -61,7 +68,7 @@ export async function renderMessages(task: RenderTask): Promise<RenderResult[]> 
   const ctx = {
     publicUrl: task.publicUrl,
     secret: Buffer.from(task.secret.buffer, task.secret.byteOffset, task.secret.byteLength),
-    postmarkMetadata: task.postmarkMetadata,
+    relayProfile: task.relayProfile,
   };
   // Each message composed here, its signature computed in libuv's thread pool while the next one is composed.
   const out: Promise<RenderResult>[] = [];

@@ -88,6 +88,8 @@ export interface SendingBroadcast {
   /** The topic, for the unsubscribe wording and the List-Id. */
   topic: { id: string; name: string } | null;
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;
+  /** The sending domain's verified tracking host (links and pixel go there instead of PUBLIC_URL's host), or null. */
+  trackingHost?: string | null;
 }
 
 export interface Recipient {

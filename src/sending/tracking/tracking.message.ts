@@ -1,9 +1,11 @@
-import { beforeBodyEnd, openPixel, rewriteLinks, trackableLinks } from './tracking.rewrite.js';
+import { beforeBodyEnd, openPixel, pixelFits, rewriteLinks, trackableLinks } from './tracking.rewrite.js';
 import { canTrack, signClickToken, signOpenToken, type TrackingRef } from './tracking.token.js';
 
 export interface MessageTracking {
   secret: Buffer;
   publicUrl: string;
+  /** Where the tracked links and the pixel point: the sending domain's tracking host; default `publicUrl`. */
+  trackingUrl?: string;
   /** The recipient's unsubscribe URL: never rewritten (it must work without us, and scanners must not "click" it). */
   unsubscribeUrl: string;
   opens: boolean;
@@ -13,7 +15,8 @@ export interface MessageTracking {
 /**
  * Tracking of one message (docs/tracking.md), used by the delivery pipeline's compose: `links` rewrites the
  * rendered template's http(s) links to `{PUBLIC_URL}/t/c/{token}`, `pixel` adds the open pixel near the end of the
- * assembled document's body. Test sends and previews do not come here. Null when the ids cannot be carried by a
+ * assembled document's body, unless the document is so short and image-less that the pixel would make spam filters
+ * score it as an image-only message (tracking.rewrite.ts, pixelFits). Test sends and previews do not come here. Null when the ids cannot be carried by a
  * token (never for ids this service made).
  */
 export function trackMessage(
@@ -21,14 +24,18 @@ export function trackMessage(
   ref: TrackingRef,
 ): { links: (html: string) => string; pixel: <C extends { html: string | null }>(content: C) => C } | null {
   if (!canTrack(ref)) return null;
-  const base = t.publicUrl.replace(/\/+$/, '');
-  const own = `${base}/t/`;
-  const unsubscribePages = `${base}/unsubscribe/`;
+  const publicBase = t.publicUrl.replace(/\/+$/, '');
+  const base = (t.trackingUrl ?? t.publicUrl).replace(/\/+$/, '');
+  const own = [`${base}/t/`, `${publicBase}/t/`];
+  const unsubscribePages = [`${publicBase}/unsubscribe/`, `${base}/unsubscribe/`];
   return {
     links(html) {
       if (!t.clicks) return html;
       const links = trackableLinks(html, {
-        keep: (url) => url === t.unsubscribeUrl || url.startsWith(unsubscribePages) || url.startsWith(own),
+        keep: (url) =>
+          url === t.unsubscribeUrl ||
+          unsubscribePages.some((p) => url.startsWith(p)) ||
+          own.some((p) => url.startsWith(p)),
       });
       return rewriteLinks(
         html,
@@ -38,7 +45,8 @@ export function trackMessage(
       );
     },
     pixel(content) {
-      if (!t.opens || content.html == null) return content;
+      // A short HTML part without an image of its own gets no pixel (pixelFits): its opens are not counted.
+      if (!t.opens || content.html == null || !pixelFits(content.html)) return content;
       return {
         ...content,
         html: beforeBodyEnd(content.html, openPixel(`${base}/t/o/${signOpenToken(t.secret, ref)}`)),

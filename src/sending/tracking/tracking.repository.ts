@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../../db/connection.js';
+import { globPattern, likePattern, matchOrder, type TemplateLink } from './tracking.links.js';
 
 /**
  * Engagement read from the events table (docs/tracking.md, "Stats"): per-broadcast counts, clicks per link and
@@ -63,33 +64,66 @@ export async function engagementOf(
 }
 
 export interface LinkStats {
+  /** The link as the template writes it (Liquid and all), or the URL clicked when no link of the template makes it. */
   url: string;
   clicks: number;
   uniqueClicks: number;
 }
 
-/** The links of a broadcast people clicked, most clicked first (at most `limit`). */
+/**
+ * The links of a broadcast people clicked, most clicked first (at most `limit`), grouped by the link as written in the
+ * template (`links`, tracking.links.ts): the database puts each clicked URL in its link's group (a CASE of the
+ * patterns, exact ones first; LIKE on PostgreSQL, GLOB on SQLite, both case-sensitive) and counts clicks and distinct
+ * deliveries per group, exactly, in one query; a URL no link makes is its own group.
+ */
 export async function linkStats(
   db: Executor,
+  dialect: Dialect,
   workspaceId: string,
   broadcastId: string,
   limit: number,
+  links: readonly TemplateLink[] = [],
 ): Promise<LinkStats[]> {
-  const rows = await db
+  const ordered = matchOrder(links);
+  const branches = ordered.map((l, i) =>
+    l.exact !== null
+      ? sql`when url = ${l.exact} then ${sql.lit(i)}`
+      : dialect === 'postgres'
+        ? sql`when url like ${likePattern(l.literals!)} escape '\\' then ${sql.lit(i)}`
+        : sql`when url glob ${globPattern(l.literals!)} then ${sql.lit(i)}`,
+  );
+  const link = branches.length ? sql<number>`case ${sql.join(branches, sql` `)} else -1 end` : sql<number>`-1`;
+  const clicked = db
     .selectFrom('events')
-    .select(['url', sql<number>`count(*)`.as('clicks'), sql<number>`count(distinct delivery_id)`.as('unique_clicks')])
+    .select(['url', 'delivery_id', link.as('link')])
     .where('workspace_id', '=', workspaceId)
     .where('broadcast_id', '=', broadcastId)
     .where('type', '=', 'email.clicked')
     .where('machine', '=', 0)
-    .where('url', 'is not', null)
-    .groupBy('url')
+    .where('url', 'is not', null);
+  const own = sql<string | null>`case when link = -1 then url end`;
+  const rows = await db
+    .selectFrom(clicked.as('c'))
+    .select([
+      'link',
+      own.as('own_url'),
+      sql<number>`count(*)`.as('clicks'),
+      sql<number>`count(distinct delivery_id)`.as('unique_clicks'),
+    ])
+    .groupBy(['link', own])
     .orderBy(sql`count(*)`, 'desc')
     .orderBy(sql`count(distinct delivery_id)`, 'desc')
-    .orderBy('url')
+    .orderBy(sql`min(url)`)
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ url: r.url!, clicks: n(r.clicks), uniqueClicks: n(r.unique_clicks) }));
+  return rows.map((r) => {
+    const l = Number(r.link) >= 0 ? ordered[Number(r.link)] : undefined;
+    return {
+      url: l ? l.written : r.own_url!,
+      clicks: n(r.clicks),
+      uniqueClicks: n(r.unique_clicks),
+    };
+  });
 }
 
 export type Bucket = 'hour' | 'day';

@@ -137,6 +137,24 @@ function escapeAttribute(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 }
 
+/**
+ * Up to this many characters of HTML, an HTML part with an image in it is "mostly image" to SpamAssassin
+ * (HTML_IMAGE_ONLY_04 … _32: an `<img>` and at most 3,200 characters of HTML source, scoring up to 2.8 points), however
+ * small the image. The open pixel is an image: it is left out of an HTML part this short that has no image of its own
+ * (docs/tracking.md, "Opens"). Longer parts, or parts that have an image anyway, get it: then it changes no rule (its
+ * 1×1 area leaves the image-to-text ratio rules alone).
+ */
+export const IMAGE_ONLY_HTML_CHARS = 3200;
+
+/** Whether the open pixel may go into this HTML without making it score as "images with little text" (above). */
+export function pixelFits(html: string): boolean {
+  if (/<img[\s/>]/i.test(html.replace(/<!--[\s\S]*?-->/g, ''))) return true;
+  // Characters, not bytes: a filter that counts either then finds more than the limit.
+  let chars = 0;
+  for (const _ of html) if (++chars > IMAGE_ONLY_HTML_CHARS) return true;
+  return false;
+}
+
 /** The open pixel: a 1×1 transparent GIF, hidden from layout, with empty alt text (screen readers skip it). */
 export function openPixel(src: string): string {
   return `<img src="${escapeAttribute(src)}" width="1" height="1" alt="" style="display:block;border:0;width:1px;height:1px">`;

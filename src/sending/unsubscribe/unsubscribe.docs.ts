@@ -7,7 +7,28 @@ const invalid = {
 
 const tags = ['public'];
 
+const testPage = {
+  tags,
+  summary: 'The unsubscribe link of a test send or a preview',
+  description:
+    "Test sends carry `/unsubscribe/test` (previews `/unsubscribe/preview`) where a recipient's own link would be, in `List-Unsubscribe` too. Following it, or a one-click POST to it, answers a page saying that this is a test message and that nothing was changed; `?lang=` (en, de, fr, es) is the workspace's language. No API key.",
+  response:
+    '<!doctype html><html lang="en"><head><title>This is a test message</title></head><body><h1>This is a test message</h1><p>This unsubscribe link is in a test send or a preview: following it changes nothing. In the real message each recipient gets a link of their own.</p></body></html>',
+};
+
 export const unsubscribeDocs: OperationDocs = {
+  'GET /unsubscribe/test': testPage,
+  'POST /unsubscribe/test': {
+    ...testPage,
+    request: 'List-Unsubscribe=One-Click',
+    requestType: 'application/x-www-form-urlencoded',
+  },
+  'GET /unsubscribe/preview': testPage,
+  'POST /unsubscribe/preview': {
+    ...testPage,
+    request: 'List-Unsubscribe=One-Click',
+    requestType: 'application/x-www-form-urlencoded',
+  },
   'GET /unsubscribe/{token}': {
     tags,
     summary: 'The unsubscribe page',

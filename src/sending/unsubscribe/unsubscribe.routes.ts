@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { escapeHtml } from '../../lib/html.js';
 import { DomainError } from '../../errors/errors.js';
 import { registerBodyParsers } from '../../http/input.js';
-import { TEXTS, fill } from '../../pages/i18n.js';
+import { LOCALES, TEXTS, fill, type Locale } from '../../pages/i18n.js';
 import { sendPage } from '../../pages/layout.js';
 import type { UnsubscribeContext, UnsubscribeService } from './unsubscribe.service.js';
 
@@ -10,6 +10,11 @@ const TOKEN = {
   type: 'object',
   properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$' } },
   required: ['token'],
+} as const;
+
+const LANG = {
+  type: 'object',
+  properties: { lang: { type: 'string', maxLength: 8, description: "the page's language: en, de, fr or es" } },
 } as const;
 
 function done(reply: FastifyReply, ctx: UnsubscribeContext, text: string): FastifyReply {
@@ -76,6 +81,25 @@ export async function unsubscribeRoutes(app: FastifyInstance, opts: { service: U
     req.log.error({ err }, 'unsubscribe failed');
     return sendPage(reply, 500, 'Error', '<h1>Something went wrong</h1><p>Please try again in a moment.</p>');
   });
+
+  // The unsubscribe link of a test send (`/unsubscribe/test`) and of a preview (`/unsubscribe/preview`): a page that says
+  // so, for a GET and for a one-click POST alike, and changes nothing. `?lang=` is the workspace's locale.
+  const testPage = (req: { query: unknown }, reply: FastifyReply) => {
+    const lang = (req.query as { lang?: unknown } | undefined)?.lang;
+    const locale: Locale = (LOCALES as readonly unknown[]).includes(lang) ? (lang as Locale) : 'en';
+    const t = TEXTS[locale];
+    return sendPage(
+      reply,
+      200,
+      t.unsubscribeTestTitle,
+      `<h1>${escapeHtml(t.unsubscribeTestTitle)}</h1><p>${escapeHtml(t.unsubscribeTestText)}</p>`,
+      { lang: locale },
+    );
+  };
+  for (const path of ['/unsubscribe/test', '/unsubscribe/preview']) {
+    app.get(path, { schema: { security: [], querystring: LANG } }, async (req, reply) => testPage(req, reply));
+    app.post(path, { schema: { security: [], querystring: LANG } }, async (req, reply) => testPage(req, reply));
+  }
 
   app.get<{ Params: { token: string } }>(
     '/unsubscribe/:token',

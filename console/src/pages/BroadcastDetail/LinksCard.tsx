@@ -1,4 +1,4 @@
-/** Clicks per link. */
+/** Clicks per link, as the template writes it (a personalised link is one row). */
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client';
 import { broadcastKeys } from '../../api/keys';
@@ -13,7 +13,18 @@ export function LinksCard({ broadcastId }: { broadcastId: string }) {
   });
   type Link = NonNullable<typeof q.data>['data'][number];
   const columns: Column<Link>[] = [
-    { key: 'url', header: 'Link', cell: (l) => <span className="cell-value">{l.url}</span> },
+    {
+      key: 'url',
+      header: 'Link',
+      cell: (l) => (
+        <div>
+          <span className="cell-value">{l.url}</span>
+          {/\{\{|\{%/.test(l.url) && (
+            <div className="muted small">Personalised: every recipient's own link, together</div>
+          )}
+        </div>
+      ),
+    },
     { key: 'clicks', header: 'Clicks', numeric: true, cell: (l) => formatNumber(l.clicks) },
     { key: 'unique', header: 'Unique', numeric: true, cell: (l) => formatNumber(l.uniqueClicks) },
   ];

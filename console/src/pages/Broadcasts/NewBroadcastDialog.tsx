@@ -1,4 +1,7 @@
-/** A new broadcast (a draft): its name, and how its email is made: the visual editor (a new block document) or HTML code. */
+/**
+ * A new broadcast (a draft): its name, and how its email is made: the visual editor (a new block document) or HTML
+ * code. The server gives it the workspace's default sender (settings.defaultFrom).
+ */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
@@ -8,6 +11,7 @@ import { Button, Dialog, ErrorSummary, Input } from '../../components';
 import { newDocument } from '../../components/email-editor/operations';
 import { useWorkspaceLook } from '../../components/email-editor/workspace';
 import type { Broadcast } from '../../lib/audience';
+import { useDefaultFrom } from '../../lib/automation-hooks';
 import { otherErrors, problemOf } from '../../lib/forms';
 
 export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
@@ -16,6 +20,7 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
   const [name, setName] = useState('');
   const [mode, setMode] = useState<'visual' | 'code'>('visual');
   const look = useWorkspaceLook();
+  const defaultFrom = useDefaultFrom();
   const create = useMutation({
     mutationFn: async () =>
       unwrap(
@@ -74,6 +79,11 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
           hint="For you; recipients see the subject."
           data-autofocus
         />
+        <p className="muted small" data-testid="new-broadcast-sender">
+          {defaultFrom.data
+            ? `It is sent from your default sender, ${defaultFrom.data}, unless you change it in the draft.`
+            : 'Choose its sender in the draft, or set a default sender in Settings.'}
+        </p>
         <fieldset className="stack-sm">
           <legend>The email</legend>
           <label className="check">

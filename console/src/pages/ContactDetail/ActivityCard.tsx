@@ -22,6 +22,13 @@ const EVENT_LOOK: Record<string, { icon: string; label: string; tone: string }> 
   'form.submitted': { icon: '▤', label: 'Submitted a form', tone: 'info' },
 };
 
+/** How an unsubscribe was asked for (`data.via`, docs/bounces.md): each does something else. */
+const UNSUBSCRIBE_VIA: Record<string, string> = {
+  'one-click': 'one-click unsubscribe from the mail client (RFC 8058): left what the message was about',
+  page: 'on the unsubscribe page',
+  mail: 'by mail to the List-Unsubscribe address: from everything, the address suppressed',
+};
+
 function eventDetail(e: ActivityEvent, topicNames: Map<string, string>): string | null {
   const d = e.data as Record<string, unknown>;
   const parts: string[] = [];
@@ -36,7 +43,8 @@ function eventDetail(e: ActivityEvent, topicNames: Map<string, string>): string 
     parts.push(d.formType === 'SURVEY' ? 'Survey' : 'Sign-up form');
   if (d.machine === true)
     parts.push(`by a machine${typeof d.reason === 'string' ? ` (${d.reason})` : ''}: not counted as a person`);
-  if (typeof d.source === 'string') parts.push(`via ${d.source.toLowerCase()}`);
+  if (typeof d.via === 'string' && UNSUBSCRIBE_VIA[d.via]) parts.push(UNSUBSCRIBE_VIA[d.via]!);
+  else if (typeof d.source === 'string') parts.push(`via ${d.source.toLowerCase()}`);
   return parts.length ? parts.join(' · ') : null;
 }
 

@@ -255,6 +255,7 @@ export function DetailsTab({ form, editable }: { form: Form; editable: boolean }
             onChange={(e) => setMessage(e.target.value)}
             rows={2}
             maxLength={2000}
+            hint={'The answers can appear in it: {{ first_name | default: "friend" }} for the field first_name.'}
             error={fields['/settings/successAction/message']}
           />
         ) : (
