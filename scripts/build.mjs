@@ -33,6 +33,7 @@ const EXTERNAL = new Set([
   'mjml',
   'smtp-server',
   'piscina',
+  'sharp',
   'tsx',
   'esbuild',
   'vite',

@@ -11,9 +11,11 @@ import { broadcastsDocs } from './sending/broadcasts/broadcasts.docs.js';
 import { contactsDocs } from './audience/contacts/contacts.docs.js';
 import { documentsDocs } from './sending/documents/documents.docs.js';
 import { domainsDocs } from './mail-setup/domains/domains.docs.js';
+import { dmarcDocs } from './mail-setup/dmarc/dmarc.docs.js';
 import { eventsDocs } from './outbox/events/events.docs.js';
 import { formsDocs } from './forms/forms/forms.docs.js';
 import { hostedDocs } from './forms/hosted/hosted.docs.js';
+import { imagesDocs } from './mail-setup/images/images.docs.js';
 import type { OperationDocs } from './http/operation-docs.js';
 import { protectionDocs } from './forms/protection/protection.docs.js';
 import { segmentsDocs } from './audience/segments/segments.docs.js';
@@ -34,10 +36,12 @@ export const OPERATION_DOCS: readonly OperationDocs[] = [
   submissionsDocs,
   hostedDocs,
   domainsDocs,
+  dmarcDocs,
   contactsDocs,
   topicsDocs,
   segmentsDocs,
   templatesDocs,
+  imagesDocs,
   broadcastsDocs,
   documentsDocs,
   suppressionsDocs,

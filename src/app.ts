@@ -23,6 +23,8 @@ import { ContactsService, contactIdOf } from './audience/contacts/contacts.servi
 import { applyToAddress } from './audience/contacts/contacts.lifecycle.js';
 import { domainsRoutes } from './mail-setup/domains/domains.routes.js';
 import { DomainsService } from './mail-setup/domains/domains.service.js';
+import { dmarcRoutes } from './mail-setup/dmarc/dmarc.routes.js';
+import { DmarcService } from './mail-setup/dmarc/dmarc.service.js';
 import { unavailable } from './errors/errors.js';
 import { eventsRoutes } from './outbox/events/events.routes.js';
 import { EventsService } from './outbox/events/events.service.js';
@@ -44,6 +46,8 @@ import { SubmissionsService } from './forms/submissions/submissions.service.js';
 import { ProtectionService } from './forms/protection/protection.service.js';
 import { suppressionsRoutes } from './audience/suppressions/suppressions.routes.js';
 import { SuppressionsService } from './audience/suppressions/suppressions.service.js';
+import { imagePublicRoutes, imagesRoutes } from './mail-setup/images/images.routes.js';
+import { ImagesService } from './mail-setup/images/images.service.js';
 import { templatesRoutes } from './mail-setup/templates/templates.routes.js';
 import { TemplatesService } from './mail-setup/templates/templates.service.js';
 import { topicsRoutes } from './audience/topics/topics.routes.js';
@@ -73,10 +77,12 @@ export interface Services {
   workspaces: WorkspacesService;
   forms: FormsService;
   domains: DomainsService;
+  dmarc: DmarcService;
   contacts: ContactsService;
   topics: TopicsService;
   segments: SegmentsService;
   templates: TemplatesService;
+  images: ImagesService;
   broadcasts: BroadcastsService;
   documents: DocumentsService;
   unsubscribe: UnsubscribeService;
@@ -132,6 +138,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     workspaces: new WorkspacesService(db, apiKeys),
     forms: new FormsService(db),
     domains,
+    dmarc: new DmarcService(db),
     contacts: new ContactsService(db, { contactPages: contactPagesOf(db) }),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
@@ -139,6 +146,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
       publicUrl: config.publicUrl,
       localeOf: async (workspaceId) => (await getWorkspace(db.kysely, workspaceId))?.settings.locale,
     }),
+    images: new ImagesService(db, { publicUrl: config.publicUrl }),
     broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
     documents: new DocumentsService(db, { publicUrl: config.publicUrl }),
     unsubscribe: new UnsubscribeService(db),
@@ -224,6 +232,8 @@ export async function buildApp({
     publicUrl: config.publicUrl,
     submissionsPerMinute: config.submissionsPerMinute ?? 10,
   });
+  // Uploaded images (docs/images.md): public, what emails show.
+  await app.register(imagePublicRoutes, { images: services.images });
   // The web console's built files under /app (contract §14; console/ and src/access/console/console.routes.ts).
   await app.register(consoleRoutes, {});
   // The icons of social links in emails (src/mail/blocks), public under /assets/social/.
@@ -249,10 +259,12 @@ export async function buildApp({
       await v1.register(apiKeysRoutes, { apiKeys: services.apiKeys });
       await v1.register(formsRoutes, { forms: services.forms });
       await v1.register(domainsRoutes, { domains: services.domains });
+      await v1.register(dmarcRoutes, { dmarc: services.dmarc });
       await v1.register(contactsRoutes, { contacts: services.contacts });
       await v1.register(topicsRoutes, { topics: services.topics });
       await v1.register(segmentsRoutes, { segments: services.segments });
       await v1.register(templatesRoutes, { templates: services.templates });
+      await v1.register(imagesRoutes, { images: services.images });
       await v1.register(broadcastsRoutes, { broadcasts: services.broadcasts });
       await v1.register(documentsRoutes, { documents: services.documents });
       await v1.register(submissionsRoutes, { submissions: services.submissions });

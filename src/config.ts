@@ -85,6 +85,8 @@ export interface Config {
   /** After sending (docs/bounces.md): the soft-bounce limit and the circuit breaker's rates. */
   bounces: {
     softBounceLimit: number;
+    /** The soft-bounce streak must span at least this many days (SOFT_BOUNCE_DAYS; 0: any time). */
+    softBounceDays: number;
     pauseBounceRate: number;
     pauseComplaintRate: number;
   };
@@ -385,6 +387,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     submissionsPerMinute: intFrom(env, 'SUBMISSION_RATE_LIMIT', 10, 1, 100_000),
     bounces: {
       softBounceLimit: intFrom(env, 'SOFT_BOUNCE_LIMIT', 3, 1, 100),
+      softBounceDays: intFrom(env, 'SOFT_BOUNCE_DAYS', 7, 0, 365),
       pauseBounceRate: rateFrom(env, 'PAUSE_BOUNCE_RATE', 0.05),
       pauseComplaintRate: rateFrom(env, 'PAUSE_COMPLAINT_RATE', 0.005),
     },

@@ -221,9 +221,17 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
         .insertInto('server_secrets')
         .values({ name: 'tokens', value: oldSecret.toString('base64'), created_at: now })
         .execute();
-    // Back to before 0020, which the next start applies.
-    await sql`delete from ${sql.table('kysely_migration')} where name = ${'0020_secrets_at_rest'}`.execute(db.kysely);
-    await sql`drop table if exists ${sql.table('installation_keys')}`.execute(db.kysely);
+    // Back to before 0020, which the next start applies with every migration after it (migrations run in order):
+    // what those added goes too.
+    await sql`delete from ${sql.table('kysely_migration')} where name >= ${'0020_secrets_at_rest'}`.execute(db.kysely);
+    for (const table of ['installation_keys', 'dmarc_rows', 'dmarc_reports'])
+      await sql`drop table if exists ${sql.table(table)}`.execute(db.kysely);
+    for (const [table, column] of [
+      ['templates', 'editor_content'],
+      ['domains', 'tracking_host'],
+      ['domains', 'tracking_verified_at'],
+    ] as const)
+      await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };
   } finally {
     await db.close();

@@ -32,6 +32,7 @@ const NAV: { section: string; items: NavItem[] }[] = [
       { to: '/broadcasts', label: 'Broadcasts', icon: 'broadcasts' },
       { to: '/automations', label: 'Automations', icon: 'automations' },
       { to: '/domains', label: 'Domains', icon: 'domains' },
+      { to: '/inbound', label: 'Reports to review', icon: 'mail' },
     ],
   },
   {

@@ -38,6 +38,7 @@ export const router = createBrowserRouter(
         { path: 'automations/:automationId', lazy: page(() => import('./pages/AutomationDetail/AutomationDetail')) },
         { path: 'domains', lazy: page(() => import('./pages/Domains/Domains')) },
         { path: 'domains/:domainId', lazy: page(() => import('./pages/DomainDetail')) },
+        { path: 'inbound', lazy: page(() => import('./pages/Inbound/Inbound')) },
         { path: 'webhooks', lazy: page(() => import('./pages/Webhooks/Webhooks')) },
         { path: 'webhooks/:webhookId', lazy: page(() => import('./pages/WebhookDetail')) },
         { path: 'api-keys', lazy: page(() => import('./pages/ApiKeys/ApiKeys')) },

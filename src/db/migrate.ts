@@ -21,6 +21,8 @@ import { automationGuards } from './migrations/0018_automation_guards.js';
 import { abuseLimits } from './migrations/0019_abuse_limits.js';
 import { secretsAtRest } from './migrations/0020_secrets_at_rest.js';
 import { templateDocuments } from './migrations/0021_template_documents.js';
+import { images } from './migrations/0022_images.js';
+import { dmarcReports } from './migrations/0023_dmarc_reports.js';
 import { trackingHost } from './migrations/0025_tracking_host.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
@@ -47,6 +49,8 @@ function migrations(db: Db): Record<string, Migration> {
     '0019_abuse_limits': abuseLimits(db.dialect),
     '0020_secrets_at_rest': secretsAtRest(db.dialect),
     '0021_template_documents': templateDocuments(db.dialect),
+    '0022_images': images(db.dialect),
+    '0023_dmarc_reports': dmarcReports(db.dialect),
     '0025_tracking_host': trackingHost(db.dialect),
   };
 }

@@ -24,6 +24,50 @@ export interface InboundMessagesTable {
   received_at: string;
 }
 
+/** A DMARC aggregate report received at dmarc@bounces.<domain> (migration 0023, mail-setup/dmarc). */
+export interface DmarcReportsTable {
+  id: string;
+  workspace_id: string;
+  domain_id: string;
+  org_name: string;
+  report_id: string;
+  email: string | null;
+  begin_at: string;
+  end_at: string;
+  /** YYYY-MM-DD (UTC): the middle of the report's range. */
+  day: string;
+  policy_domain: string;
+  /** JSON: { p, sp, adkim, aspf, pct } as the receiver found them. */
+  policy: string;
+  messages: number | string;
+  received_at: string;
+}
+
+/** One record of a DMARC aggregate report: a source IP and its results (migration 0023). */
+export interface DmarcRowsTable {
+  id: string;
+  workspace_id: string;
+  domain_id: string;
+  report_id: string;
+  day: string;
+  org_name: string;
+  source_ip: string;
+  messages: number | string;
+  disposition: string;
+  /** pass when DKIM or SPF passed aligned (the receiver's policy_evaluated), else fail. */
+  dmarc: string;
+  dkim: string;
+  spf: string;
+  header_from: string;
+  envelope_from: string | null;
+  /** JSON arrays: [{ domain, selector, result }], [{ domain, scope, result }], [{ type, comment }]. */
+  dkim_results: string;
+  spf_results: string;
+  reasons: string;
+  /** Why it failed, in words; null when it passed. */
+  why: string | null;
+}
+
 /** Before migration 0020, the generated server secret (`tokens`); since, empty: the first start adopts it as the key file (db/secrets.ts). */
 export interface ServerSecretsTable {
   name: string;
@@ -112,6 +156,22 @@ export interface TemplatesTable {
   editor_content: string | null; // JSON (migration 0021)
   created_at: string;
   updated_at: string;
+}
+
+/** An image uploaded for emails (migration 0022, mail-setup/images): its bytes are served at /i/{id}. */
+export interface ImagesTable {
+  id: string;
+  workspace_id: string;
+  content_type: 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+  width: number;
+  height: number;
+  bytes: number;
+  /** Hex SHA-256 of `data`: the ETag, and how an identical upload finds the image again. */
+  sha256: string;
+  name: string | null;
+  /** BLOB (SQLite) or bytea (PostgreSQL). */
+  data: Buffer;
+  created_at: string;
 }
 
 export interface DomainsTable {
@@ -515,6 +575,7 @@ export interface Database {
   forms: FormsTable;
   form_slugs: FormSlugsTable;
   templates: TemplatesTable;
+  images: ImagesTable;
   domains: DomainsTable;
   idempotency_keys: IdempotencyKeysTable;
   contacts: ContactsTable;
@@ -534,6 +595,8 @@ export interface Database {
   server_secrets: ServerSecretsTable;
   installation_keys: InstallationKeysTable;
   inbound_messages: InboundMessagesTable;
+  dmarc_reports: DmarcReportsTable;
+  dmarc_rows: DmarcRowsTable;
   events: EventsTable;
   tracking_hits: TrackingHitsTable;
   track_quota: TrackQuotaTable;

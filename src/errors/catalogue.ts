@@ -130,13 +130,13 @@ export const ERROR_CATALOGUE = {
     status: 413,
     title: 'Payload too large',
     description:
-      'The body is larger than the endpoint accepts (1 MiB on /v1 unless the endpoint says more; 1 GiB for imports).',
+      'The body is larger than the endpoint accepts (1 MiB on /v1 unless the endpoint says more; 1 GiB for imports; 5 MiB for an image).',
   },
   unsupported_media_type: {
     status: 415,
     title: 'Unsupported media type',
     description:
-      'A /v1 body that is not JSON (Content-Type: application/json), or an import that is neither CSV nor NDJSON in UTF-8.',
+      'A /v1 body that is not JSON (Content-Type: application/json), an import that is neither CSV nor NDJSON in UTF-8, or an image upload that is not multipart/form-data. With status 422: an uploaded image whose bytes are not PNG, JPEG, GIF or WebP (an SVG, a PDF, a corrupt file), or whose name or declared type says another format than its bytes.',
   },
   validation_failed: {
     status: 422,

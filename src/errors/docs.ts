@@ -13,6 +13,13 @@ export interface RouteTraits {
   errors?: readonly ErrorCode[];
 }
 
+/** A code a route answers with another status than the catalogue's (`config.errorsAt`), with a typical `detail`. */
+export interface ErrorAt {
+  code: ErrorCode;
+  status: number;
+  detail: string;
+}
+
 /** The 4xx codes a /v1 route can answer: those every route of its kind can, and its own. */
 export function routeErrors(r: RouteTraits): ErrorCode[] {
   const methods = Array.isArray(r.method) ? r.method : [r.method];
@@ -75,36 +82,45 @@ const EXAMPLE_EXTRAS: Partial<Record<ErrorCode, Record<string, unknown>>> = {
   },
 };
 
-/** An example problem document of the code, as the service answers it. */
-export function exampleProblem(code: ErrorCode): Record<string, unknown> {
+/** An example problem document of the code, as the service answers it (at another status: `at`). */
+export function exampleProblem(code: ErrorCode, at?: ErrorAt): Record<string, unknown> {
   const spec = ERROR_CATALOGUE[code];
   return {
     type: `/docs/errors#${code}`,
     title: spec.title,
-    status: spec.status,
+    status: at?.status ?? spec.status,
     code,
-    detail: EXAMPLE_DETAILS[code] ?? spec.description,
+    detail: at?.detail ?? EXAMPLE_DETAILS[code] ?? spec.description,
     ...EXAMPLE_EXTRAS[code],
     requestId: '5f0c2a8e-7d1b-4c3e-9a6f-2b8d4e1c7a90',
   };
 }
 
-/** OpenAPI responses for those codes: one per status, its description naming each code, an example of each. */
-export function openApiErrorResponses(codes: readonly ErrorCode[]): Record<string, unknown> {
-  const byStatus = new Map<number, ErrorCode[]>();
-  for (const c of codes) {
-    const s = ERROR_CATALOGUE[c].status;
-    byStatus.set(s, [...(byStatus.get(s) ?? []), c]);
-  }
+/**
+ * OpenAPI responses for those codes (and those a route answers at another status, `at`): one per status, its
+ * description naming each code, an example of each.
+ */
+export function openApiErrorResponses(
+  codes: readonly ErrorCode[],
+  at: readonly ErrorAt[] = [],
+): Record<string, unknown> {
+  const byStatus = new Map<number, { code: ErrorCode; at?: ErrorAt }[]>();
+  const add = (status: number, entry: { code: ErrorCode; at?: ErrorAt }) =>
+    byStatus.set(status, [...(byStatus.get(status) ?? []), entry]);
+  for (const code of codes) add(ERROR_CATALOGUE[code].status, { code });
+  for (const a of at) add(a.status, { code: a.code, at: a });
   const out: Record<string, unknown> = {};
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     out[String(status)] = {
-      description: list.map((c) => `\`${c}\`: ${ERROR_CATALOGUE[c].title}`).join('; '),
+      description: list.map(({ code }) => `\`${code}\`: ${ERROR_CATALOGUE[code].title}`).join('; '),
       content: {
         'application/problem+json': {
           schema: { $ref: '#/components/schemas/Problem' },
           examples: Object.fromEntries(
-            list.map((c) => [c, { summary: ERROR_CATALOGUE[c].title, value: exampleProblem(c) }]),
+            list.map(({ code, at }) => [
+              code,
+              { summary: ERROR_CATALOGUE[code].title, value: exampleProblem(code, at) },
+            ]),
           ),
         },
       },

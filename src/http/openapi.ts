@@ -102,7 +102,10 @@ async function buildDocsApp(
         hasQuery: Boolean(s.querystring),
       });
       return {
-        schema: { ...s, response: { ...(s.response as object), ...openApiErrorResponses(codes) } } as typeof schema,
+        schema: {
+          ...s,
+          response: { ...(s.response as object), ...openApiErrorResponses(codes, route.config?.errorsAt) },
+        } as typeof schema,
         url,
       };
     },

@@ -6,6 +6,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
+import type { ErrorAt } from '../errors/docs.js';
 import type { ErrorCode } from '../errors/errors.js';
 import type { InternalScope, Scope } from './scopes.js';
 
@@ -32,6 +33,11 @@ declare module 'fastify' {
     scope?: Scope | InternalScope | 'any';
     /** The error codes particular to the route, documented in /openapi.json with the common ones (errors/docs.ts). */
     errors?: ErrorCode[];
+    /**
+     * Codes the route answers with another status than the catalogue's, beside it (contract §16: an upload whose bytes
+     * are no image is 422 unsupported_media_type), each with a typical `detail`: documented in /openapi.json too.
+     */
+    errorsAt?: ErrorAt[];
   }
 }
 

@@ -19,6 +19,7 @@ export type IdPrefix =
   | 'cnf'
   | 'sup'
   | 'inb'
+  | 'dmr'
   | 'tst'
   | 'evt'
   | 'wh'
@@ -30,7 +31,8 @@ export type IdPrefix =
   | 'pwr'
   | 'aut'
   | 'run'
-  | 'sig';
+  | 'sig'
+  | 'img';
 
 const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford's, as ULIDs use
 const HALF = 2 ** 40;

@@ -1,4 +1,13 @@
-// The Mail setup context's face (docs/architecture.md): sending domains and their signing keys, templates. Reads only.
-export { findDomainByName, firstVerifiedDomain, getSigningKey, type SigningKey } from './domains/domains.repository.js';
+// The Mail setup context's face (docs/architecture.md): sending domains and their signing keys, templates, and the DMARC
+// reports receivers send about the domains. Reads only, but for recording DMARC reports (the inbound listener's).
+export {
+  findDomainByName,
+  firstVerifiedDomain,
+  getSigningKey,
+  verifiedDomainHolders,
+  type DomainHolder,
+  type SigningKey,
+} from './domains/domains.repository.js';
 export { type DomainsService } from './domains/domains.service.js';
 export { getTemplate, templateExists } from './templates/templates.repository.js';
+export { recordDmarcReports, type DmarcAttachment, type DmarcIntake } from './dmarc/dmarc.service.js';

@@ -40,6 +40,11 @@ export const CLASSIFICATION: readonly ClassRow[] = [
     class: 'soft',
   },
   { label: '5.2.2 mailbox full', test: (r) => status(r, /^5\.2\.2$/), class: 'soft' },
+  {
+    label: "5.1.7, 5.1.8 the sender's address refused (the Return-Path's, not the recipient's)",
+    test: (r) => status(r, /^5\.1\.[78]$/),
+    class: 'blocked',
+  },
   { label: '5.1.x bad mailbox or domain', test: (r) => status(r, /^5\.1\.\d{1,3}$/), class: 'hard' },
   { label: '5.2.1 mailbox disabled', test: (r) => status(r, /^5\.2\.1$/), class: 'hard' },
   {

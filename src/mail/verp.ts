@@ -44,3 +44,18 @@ export function parseInboundAddress(secret: Buffer, address: string): InboundTar
   const kind = token.kind as VerpKind;
   return { purpose, kind, id: `${VERP_KINDS[kind]}_${token.ulid}`, domain: m[3]!.toLowerCase() };
 }
+
+/**
+ * The fixed mailboxes of every bounce domain (docs/bounces.md, "Addresses without a token"): `postmaster@` (RFC 5321
+ * requires it), `abuse@` and `fbl@` (the fixed address Yahoo's and Microsoft's complaint loops send to), and `dmarc@`
+ * (the `rua` of DMARC aggregate reports). They carry no token: what arrives there acts only on what it proves itself.
+ */
+export const FIXED_MAILBOXES = ['postmaster', 'abuse', 'fbl', 'dmarc'] as const;
+export type FixedMailbox = (typeof FIXED_MAILBOXES)[number];
+
+/** `fbl@bounces.example.com` → `{ mailbox: 'fbl', domain: 'example.com' }`; null for any other address. */
+export function parseFixedAddress(address: string): { mailbox: FixedMailbox; domain: string } | null {
+  const m = /^(postmaster|abuse|fbl|dmarc)@bounces\.([a-z0-9.-]+)$/i.exec(address.trim());
+  if (!m) return null;
+  return { mailbox: m[1]!.toLowerCase() as FixedMailbox, domain: m[2]!.toLowerCase() };
+}

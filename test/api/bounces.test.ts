@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConfirmationSender } from '../../src/forms/submissions/confirmations.sender.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
@@ -222,22 +222,47 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
       expect((await bc(ws, b)).stats).toMatchObject({ recipients: 3, sent: 0, bounced: 2, failed: 1 });
     });
 
-    it('the soft-bounce limit: three consecutive broadcasts soft-bounced make the contact BOUNCED', async () => {
+    it('the soft-bounce limit: three or more consecutive broadcasts soft-bounced over at least SOFT_BOUNCE_DAYS (7) make the contact BOUNCED; a delivery between starts again', async () => {
       const ws = await h.workspace();
       const domain = await verifiedDomain(h, ws, `soft${h.dbName}.test`);
       await insertContact(h, ws, { email: 'full@example.com' });
-      sending.smtp.setPolicy((a) => (a.startsWith('full') ? { code: 452, message: '4.2.2 Mailbox full' } : null));
-      for (let i = 1; i <= 3; i++) {
-        const b = await broadcastTo(ws, domain.name);
-        await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/send`);
-        await sending.drain();
-        expect((await bc(ws, b)).stats).toMatchObject({ softBounced: 1, failed: 1 });
-        expect((await contact(ws, 'full@example.com'))!.status).toBe(i < 3 ? 'SUBSCRIBED' : 'BOUNCED');
+      let full = true;
+      sending.smtp.setPolicy((a) =>
+        full && a.startsWith('full') ? { code: 452, message: '4.2.2 Mailbox full' } : null,
+      );
+      // The clock the test controls: only Date is faked (it runs on from where the test sets it), and only moves forward.
+      const start = Date.now();
+      vi.useFakeTimers({ toFake: ['Date'], now: start, shouldAdvanceTime: true });
+      try {
+        const sendOn = async (day: number) => {
+          vi.setSystemTime(start + day * 86_400_000);
+          const b = await broadcastTo(ws, domain.name);
+          await h.call(ws.key, 'POST', `/v1/broadcasts/${b}/send`);
+          await sending.drain();
+          return b;
+        };
+        // Three soft bounces within a day: a full mailbox for an afternoon is not a dead one.
+        for (const day of [0, 0.2, 0.4]) {
+          const b = await sendOn(day);
+          expect((await bc(ws, b)).stats).toMatchObject({ softBounced: 1, failed: 1 });
+          expect((await contact(ws, 'full@example.com'))!.status).toBe('SUBSCRIBED');
+        }
+        // A delivered broadcast between starts the count again.
+        full = false;
+        await sendOn(3);
+        full = true;
+        for (const day of [4, 6, 10]) await sendOn(day);
+        // 3 soft bounces since the delivery, from day 4 to day 10: 6 days, not yet 7.
+        expect((await contact(ws, 'full@example.com'))!.status).toBe('SUBSCRIBED');
+        await sendOn(11.5);
+        expect((await contact(ws, 'full@example.com'))!.status).toBe('BOUNCED');
+      } finally {
+        vi.useRealTimers();
       }
       expect((await h.call(ws.key, 'GET', '/v1/suppressions')).json().data[0]).toMatchObject({
         email: 'full@example.com',
         reason: 'BOUNCED',
-        detail: expect.stringContaining('3 consecutive broadcasts soft-bounced'),
+        detail: expect.stringContaining('consecutive broadcasts soft-bounced over at least 7 days'),
       });
     });
   });

@@ -40,6 +40,7 @@ interface Fixture {
       | 'failed'
       | 'complaint'
       | 'auto_reply'
+      | 'delay'
       | 'unclassified'
       | 'unsubscribe';
     status: string | null;
@@ -271,7 +272,14 @@ describeApi('inbound SMTP listener', (h) => {
       /\+(\w)(\w{26})(\w)/,
       (_all, k: string, u: string, c: string) => `+${k}${u}${c === 'a' ? 'b' : 'a'}`,
     );
-    for (const to of [forged, `bounces+x@bounces.${domain}`, `postmaster@bounces.${domain}`, 'someone@example.com']) {
+    // postmaster@ (and abuse@, fbl@, dmarc@) the bounce domain of a domain no workspace has verified is not ours.
+    for (const to of [
+      forged,
+      `bounces+x@bounces.${domain}`,
+      `postmaster@bounces.not-${domain}`,
+      `info@bounces.${domain}`,
+      'someone@example.com',
+    ]) {
       const err = await client
         .sendMail({ envelope: { from: '', to: [to] }, raw: 'Subject: x\r\n\r\nx' })
         .catch((e: { responseCode?: number }) => e);
@@ -377,6 +385,50 @@ describeApi('inbound SMTP listener', (h) => {
         }),
       ),
     ).toBeNull();
+  });
+
+  it("postmaster@, abuse@, fbl@ and dmarc@ a verified domain's bounce domain are accepted (not a pending one's); what is kept from them is capped per day", async () => {
+    const ws = await h.workspace();
+    const name = `fx${ws.id.slice(-8).toLowerCase()}.test`;
+    await verifiedDomain(h, ws, name);
+    const pending = `pending-${name}`;
+    await h.call(ws.key, 'POST', '/v1/domains', { name: pending });
+    const lines: { msg: string; rcptTo?: string; outcome?: { result: string; why?: string } }[] = [];
+    const log = pino({ level: 'info' }, { write: (l: string) => lines.push(JSON.parse(l) as (typeof lines)[number]) });
+    const processor = new InboundProcessor(
+      h.db,
+      TEST_SECRET,
+      reportRules(),
+      new UnsubscribeService(h.db),
+      log as never,
+      parseInbound,
+      { fixedKeptPerDay: 2 },
+    );
+    const server = await startInboundServer({ port: 0, host: '127.0.0.1', processor, log: log as never });
+    const c = nodemailer.createTransport({ host: '127.0.0.1', port: server.port, secure: false, ignoreTLS: true });
+    try {
+      const note = (n: number) => `From: someone@example.org\r\nSubject: note ${n}\r\n\r\nHello postmaster.\r\n`;
+      for (const box of ['postmaster', 'Postmaster', 'abuse', 'fbl', 'dmarc']) {
+        const info = await c.sendMail({ envelope: { from: '', to: [`${box}@bounces.${name}`] }, raw: note(0) });
+        expect(info.accepted, box).toEqual([`${box}@bounces.${name}`]);
+      }
+      for (const to of [`postmaster@bounces.${pending}`, `fbl@${name}`, `fbl@bounces.sub.${name}`]) {
+        const err = await c
+          .sendMail({ envelope: { from: '', to: [to] }, raw: note(0) })
+          .catch((e: { responseCode?: number }) => e);
+        expect((err as { responseCode?: number }).responseCode, to).toBe(550);
+      }
+      // Five accepted above; two kept (the day's limit here), the rest dropped and logged.
+      const kept = (await h.call(ws.key, 'GET', '/v1/inbound')).json().data as { rcptTo: string; reason: string }[];
+      expect(kept).toHaveLength(2);
+      const outcomes = lines.filter((l) => l.msg === 'inbound message').map((l) => l.outcome!);
+      expect(outcomes.map((o) => o.result)).toEqual(['kept', 'kept', 'ignored', 'ignored', 'ignored']);
+      expect(outcomes[2]!.why).toMatch(/^not kept: 2 messages to the fixed mailboxes kept in 24 hours already/);
+      expect(lines.filter((l) => l.msg.includes('daily review limit'))).toHaveLength(3);
+    } finally {
+      c.close();
+      await server.close();
+    }
   });
 
   it('one message to many recipients: parsed once, applied once per distinct recipient (a repeated RCPT is one, and logs no error), at most 50 recipients (452 beyond)', async () => {

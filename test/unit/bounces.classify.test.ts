@@ -13,6 +13,10 @@ const cases: Record<string, [code: number | null, text: string, expected: Return
     [552, '552 5.2.2 Mailbox full', 'soft'],
     [550, '550 5.2.2 The email account that you tried to reach is over quota', 'soft'],
   ],
+  "5.1.7, 5.1.8 the sender's address refused (the Return-Path's, not the recipient's)": [
+    [553, '553 5.1.8 <bounces+x@bounces.example.com>: Sender address rejected: Domain not found', 'blocked'],
+    [550, '550 5.1.7 No such domain bounces.example.com', 'blocked'],
+  ],
   '5.1.x bad mailbox or domain': [
     [550, '550 5.1.1 <a@b.example>: Recipient address rejected: User unknown', 'hard'],
     [550, '550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup', 'hard'],

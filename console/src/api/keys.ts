@@ -86,6 +86,13 @@ export const domainKeys = {
   list: () => [...domainKeys.lists(), 'all'] as const,
   verified: () => [...domainKeys.lists(), 'verified'] as const,
   detail: (id: string) => ['domains', 'detail', id] as const,
+  /** What receivers reported of the domain (DMARC aggregate reports) over a range of days. */
+  dmarc: (id: string, from: string, to: string) => ['domains', 'dmarc', id, from, to] as const,
+};
+
+/** What the bounce processor kept for review (GET /v1/inbound). */
+export const inboundKeys = {
+  list: () => ['inbound', 'list'] as const,
 };
 
 export const webhookKeys = {

@@ -16,6 +16,7 @@ import {
   useToast,
 } from '../components';
 import { formatDateTime } from '../lib/format';
+import { DmarcReports } from './Domains/DmarcReports';
 import type { Domain } from './Domains/Domains';
 
 type Verification = NonNullable<Domain['verification']>;
@@ -235,6 +236,7 @@ export default function DomainDetail() {
             )}
           </section>
         )}
+        <DmarcReports domainId={d.id} domainName={d.name} />
       </div>
       <ConfirmDialog
         open={removing}

@@ -267,3 +267,35 @@ export async function firstVerifiedDomain(db: Executor, workspaceId: string): Pr
     .executeTakeFirst();
   return row?.name;
 }
+
+/** A verified sending domain as the inbound listener sees it: which workspace has it, and its DKIM public key. */
+export interface DomainHolder {
+  workspaceId: string;
+  domainId: string;
+  selector: string;
+  /** base64 DER (SubjectPublicKeyInfo), as published in DNS. */
+  publicKey: string;
+}
+
+/**
+ * Every workspace where `name` is a VERIFIED sending domain (each proved it by its own ownership token). For the inbound
+ * listener only (docs/bounces.md, "Addresses without a token"): mail to `postmaster@`, `abuse@`, `fbl@` or `dmarc@` the
+ * bounce domain names a domain and no workspace, so this is a lookup across workspaces by design, as
+ * `workspaceOfDelivery` is for a VERP token. It returns no private key.
+ */
+export async function verifiedDomainHolders(db: Executor, name: string): Promise<DomainHolder[]> {
+  const rows = await db
+    .selectFrom('domains')
+    .select(['workspace_id', 'id', 'dkim_selector', 'dkim_public_key'])
+    .where('name', '=', name.toLowerCase())
+    .where('status', '=', 'VERIFIED')
+    .orderBy('id')
+    .limit(20)
+    .execute();
+  return rows.map((r) => ({
+    workspaceId: r.workspace_id,
+    domainId: r.id,
+    selector: r.dkim_selector,
+    publicKey: r.dkim_public_key,
+  }));
+}

@@ -5,7 +5,7 @@ export const bouncesDocs: OperationDocs = {
     tags: ['bounces'],
     summary: 'Inbound mail that could not be read',
     description:
-      'What the inbound listener (INBOUND_SMTP_PORT) accepted for a bounce address but could not read or apply, newest first, kept 30 days: a report in a format it does not know, a bounce it could not match to a delivery, a report whose original message names another message than the bounce address it arrived at (kept for review, applied to nothing; the reason says which). Each entry has the first 256 KiB of the raw message (base64) for a look by hand. Cursor pagination. Needs `read:contacts`.',
+      "What the inbound listener (INBOUND_SMTP_PORT) accepted but could not read, prove or apply, newest first, kept 30 days (the console's Reports to review): a bounce in a wording it does not know, a report whose original message names another message than the bounce address it arrived at, a report at `postmaster@`, `abuse@` or `fbl@` the bounce domain whose original proves no message of the workspace (no VERP token that verifies, no DKIM signature of its domain), a DMARC failure report, mail at `dmarc@` that holds no aggregate report for the domain, a person's message to `postmaster@` (kept for review, applied to nothing; the reason says which). Each entry has the first 256 KiB of the raw message (base64) for a look by hand. Cursor pagination. Needs `read:contacts`.",
     response: {
       data: [
         {
@@ -13,7 +13,7 @@ export const bouncesDocs: OperationDocs = {
           rcptTo: 'bounces+dlv_01JDB45A2C4E6G8J0M2P4R6T8V.k3J9@bounces.example.com',
           mailFrom: 'MAILER-DAEMON@mx.example.net',
           subject: 'Undelivered Mail Returned to Sender',
-          reason: 'no delivery status and no status code in the text: unclassified',
+          reason: 'a bounce whose status, reply code and wording could not be read: kept for review',
           size: 4210,
           receivedAt: '2026-11-21T12:04:18.090Z',
           raw: 'UmV0dXJuLVBhdGg6IDw+DQpSZWNlaXZlZDogZnJvbSBteC5leGFtcGxlLm5ldA0K',

@@ -19,6 +19,18 @@ export interface ReportClaims {
   badTokens: string[];
   /** The row the original's Message-ID names (`<dlv_…@domain>`, `<cnf_….n@domain>`, `<tst_…@domain>`), if it is one of ours. */
   messageId: { kind: VerpKind; id: string } | null;
+  /**
+   * Rows named by the Message-ID that a DKIM signature of ours signs in the original's headers, where the signature
+   * verifies with the domain's key and the row is of that domain's workspace (bounces.signature.ts).
+   */
+  signed: SignedClaim[];
+}
+
+/** A row a verifying DKIM signature of ours names (its signed Message-ID), and the domain that signed it. */
+export interface SignedClaim {
+  kind: VerpKind;
+  id: string;
+  domain: string;
 }
 
 const OUR_MESSAGE_ID = /^<?(dlv|cnf|tst)_([0-9A-HJKMNP-TV-Z]{26})(?:\.\d{1,9})?@[^<>\s@]+>?$/i;
@@ -34,8 +46,11 @@ export function rowOfMessageId(messageId: string | null | undefined): { kind: Ve
 
 type Report = Extract<InboundReport, { kind: 'bounce' | 'complaint' }>;
 
-/** What a report's original message names (nothing is trusted yet: see conflictWithArrival and provenTarget). */
-export function claimsOf(secret: Buffer, report: Report): ReportClaims {
+/**
+ * What a report's original message names (nothing is trusted yet: see conflictWithArrival and provenTarget); `signed`
+ * are the rows its verified DKIM signatures name, found by the caller (it needs the domains' keys).
+ */
+export function claimsOf(secret: Buffer, report: Report, signed: SignedClaim[] = []): ReportClaims {
   const tokens: InboundTarget[] = [];
   const badTokens: string[] = [];
   for (const sender of report.originalSenders) {
@@ -44,7 +59,7 @@ export function claimsOf(secret: Buffer, report: Report): ReportClaims {
     if (target?.purpose === 'bounce') tokens.push(target);
     else badTokens.push(sender);
   }
-  return { tokens, badTokens, messageId: rowOfMessageId(report.originalMessageId) };
+  return { tokens, badTokens, messageId: rowOfMessageId(report.originalMessageId), signed };
 }
 
 const same = (a: { kind: VerpKind; id: string }, b: { kind: VerpKind; id: string }) =>
@@ -62,6 +77,9 @@ export function conflictWithArrival(arrival: InboundTarget, claims: ReportClaims
   const other = claims.tokens.find((t) => !same(t, arrival));
   if (other)
     return `not applied: the original message's Return-Path names ${other.id}, not ${arrival.id} that the address it was sent to names`;
+  const otherSigned = claims.signed.find((t) => !same(t, arrival));
+  if (otherSigned)
+    return `not applied: the original message's DKIM-signed Message-ID names ${otherSigned.id}, not ${arrival.id} that the address it was sent to names`;
   if (claims.messageId && !same(claims.messageId, arrival)) {
     return `not applied: the original message's Message-ID names ${claims.messageId.id}, not ${arrival.id} that the address it was sent to names`;
   }
@@ -69,15 +87,35 @@ export function conflictWithArrival(arrival: InboundTarget, claims: ReportClaims
 }
 
 /**
- * The message a report proves by itself, without the address it arrived at: for addresses that carry no token
- * (`fbl@`, `abuse@` and feedback loops that send there, issue 32). Only a signed VERP token in the original's
- * Return-Path or ARF Original-Mail-From proves a message (the recipient of that message could at most report their
- * own); every token found must agree, and a Message-ID of ours must name the same message. A Message-ID alone is
- * never proof. Returns null when the report proves nothing (it is then kept for review, not applied).
+ * The message a report proves by itself, without the address it arrived at: for the addresses that carry no token
+ * (`postmaster@`, `abuse@`, `fbl@` the bounce domain, where feedback loops send; issue 32). Two things prove a message,
+ * and only a message whose recipient could have sent the report (who can at most report their own):
+ * - a signed VERP token in the original's Return-Path or ARF Original-Mail-From (HMAC with the server secret);
+ * - a DKIM signature of ours over the original's headers that verifies with the domain's key and signs a Formcast
+ *   Message-ID (oversigned, so a second Message-ID breaks it), the row of that Message-ID being of the key's workspace.
+ * Every piece of evidence found must name the same message, no token may fail to verify, and a Formcast Message-ID in
+ * the original, if any, must name it too. A Message-ID alone (unsigned) is never proof. Returns null when the report
+ * proves nothing, or contradicts itself (it is then kept for review, not applied).
  */
 export function provenTarget(claims: ReportClaims): InboundTarget | null {
-  const [first, ...rest] = claims.tokens;
+  const evidence: InboundTarget[] = [
+    ...claims.tokens,
+    ...claims.signed.map((s): InboundTarget => ({ purpose: 'bounce', kind: s.kind, id: s.id, domain: s.domain })),
+  ];
+  const [first, ...rest] = evidence;
   if (!first || claims.badTokens.length || rest.some((t) => !same(t, first))) return null;
   if (claims.messageId && !same(claims.messageId, first)) return null;
   return first;
+}
+
+/** Why a report at an address without a token proves nothing, for the review list (GET /v1/inbound). */
+export function unprovenReason(mailbox: string, claims: ReportClaims): string {
+  if (claims.badTokens.length)
+    return `not applied: arrived at ${mailbox}@ and the original message's Return-Path ${claims.badTokens[0]} carries a token that does not verify`;
+  const evidence = [...claims.tokens, ...claims.signed];
+  if (evidence.length > 1 && evidence.some((t) => !same(t, evidence[0]!)))
+    return `not applied: arrived at ${mailbox}@ and the original message names two messages (${[...new Set(evidence.map((t) => t.id))].join(', ')})`;
+  if (evidence.length && claims.messageId && !same(claims.messageId, evidence[0]!))
+    return `not applied: arrived at ${mailbox}@ and the original message's Message-ID names ${claims.messageId.id}, not ${evidence[0]!.id}`;
+  return `not applied: arrived at ${mailbox}@ (an address without a token) and the original message proves no message of ours: no VERP token that verifies, no DKIM signature of ours over its headers`;
 }

@@ -14,8 +14,8 @@ export interface InboundServer {
 
 /**
  * The inbound SMTP listener (docs/bounces.md): the bounce domain's MX points here. RCPT to a bounce or
- * unsubscribe address with a valid token is accepted; anything else is refused with 550 before any data is
- * sent; a repeated recipient is accepted once, and beyond INBOUND_MAX_RECIPIENTS distinct ones RCPT is answered
+ * unsubscribe address with a valid token is accepted, and to `postmaster@`, `abuse@`, `fbl@` and `dmarc@` the bounce
+ * domain of a domain verified in some workspace; anything else is refused with 550 before any data is sent; a repeated recipient is accepted once, and beyond INBOUND_MAX_RECIPIENTS distinct ones RCPT is answered
  * 452 (the sender sends the rest in another transaction). The data is parsed once and applied before the answer, and the answer is then 250 whatever the processing found
  * (what cannot be read is kept): a sender is never told a 5xx about data it sent. Plain SMTP on the port given (no AUTH, no STARTTLS:
  * reports are not secret, and relays deliver to an MX without TLS when it offers none).
@@ -38,23 +38,26 @@ export async function startInboundServer(opts: {
     size: INBOUND_MAX_BYTES,
     logger: false,
     onRcptTo(address, session, cb) {
-      const target = processor.target(address.address);
-      if (!target) {
-        const err = new Error('5.1.1 No such mailbox here') as Error & { responseCode: number };
-        err.responseCode = 550;
-        return cb(err);
-      }
-      // smtp-server keeps one entry per address (case-insensitive) and replaces a repeat: a repeat is not counted.
-      const key = address.address.toLowerCase();
-      if (
-        session.envelope.rcptTo.length >= INBOUND_MAX_RECIPIENTS &&
-        !session.envelope.rcptTo.some((r) => r.address.toLowerCase() === key)
-      ) {
-        const err = new Error('4.5.3 Too many recipients') as Error & { responseCode: number };
-        err.responseCode = 452;
-        return cb(err);
-      }
-      cb();
+      const fail = (code: number, text: string) =>
+        cb(Object.assign(new Error(text), { responseCode: code }) as Error & { responseCode: number });
+      processor.accept(address.address).then(
+        (accepted) => {
+          if (!accepted) return fail(550, '5.1.1 No such mailbox here');
+          // smtp-server keeps one entry per address (case-insensitive) and replaces a repeat: a repeat is not counted.
+          const key = address.address.toLowerCase();
+          if (
+            session.envelope.rcptTo.length >= INBOUND_MAX_RECIPIENTS &&
+            !session.envelope.rcptTo.some((r) => r.address.toLowerCase() === key)
+          )
+            return fail(452, '4.5.3 Too many recipients');
+          cb();
+        },
+        (err: unknown) => {
+          // The database could not say (it is down): a temporary answer, the sender tries again later.
+          log.error({ err }, 'inbound RCPT could not be checked');
+          fail(451, '4.3.0 Try again later');
+        },
+      );
     },
     onData(stream, session, cb) {
       const chunks: Buffer[] = [];
@@ -72,16 +75,21 @@ export async function startInboundServer(opts: {
         }
         const raw = Buffer.concat(chunks);
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : null;
-        // The envelope's recipients, each accepted at RCPT (so its token verified); the target is read again from
-        // the address rather than kept beside the list, so the two cannot disagree.
-        const recipients = session.envelope.rcptTo.flatMap((r): InboundRecipient[] => {
-          const target = processor.target(r.address);
-          return target ? [{ rcptTo: r.address, target }] : [];
-        });
+        // The envelope's recipients, each accepted at RCPT (so its token verified, or its domain is known); what it
+        // names is read again from the address rather than kept beside the list, so the two cannot disagree.
+        const recipients = async () =>
+          (
+            await Promise.all(
+              session.envelope.rcptTo.map(async (r): Promise<InboundRecipient[]> => {
+                const address = await processor.accept(r.address);
+                return address ? [{ rcptTo: r.address, address }] : [];
+              }),
+            )
+          ).flat();
         // Applied before the 250 is sent, so that a report the sender saw accepted is never lost to a crash;
         // processMessage() never throws (what it cannot apply it keeps), so the answer is 250 whatever it found.
-        void processor
-          .processMessage(recipients, mailFrom, raw)
+        void recipients()
+          .then((list) => processor.processMessage(list, mailFrom, raw))
           .then((outcomes) => {
             for (const o of outcomes) log.info(o, 'inbound message');
           })

@@ -14,11 +14,13 @@ import { senderHealth, type WindowHealth } from './bounces.health.js';
  * callers run it inside their transaction: the delivery, the contact and the suppression list change together.
  */
 export interface BounceRules {
-  /** Consecutive broadcasts soft-bounced that make a contact BOUNCED (SOFT_BOUNCE_LIMIT). */
+  /** Consecutive broadcasts soft-bounced that make a contact BOUNCED (SOFT_BOUNCE_LIMIT)… */
   softBounceLimit: number;
+  /** …when they span at least this many days, first to last (SOFT_BOUNCE_DAYS). */
+  softBounceDays: number;
 }
 
-export const DEFAULT_BOUNCE_RULES: BounceRules = { softBounceLimit: 3 };
+export const DEFAULT_BOUNCE_RULES: BounceRules = { softBounceLimit: 3, softBounceDays: 7 };
 
 /** The rules that reports are applied by: the soft-bounce limit and the circuit breaker's. */
 export interface ReportRules {
@@ -26,15 +28,22 @@ export interface ReportRules {
   breaker: BreakerRules;
 }
 
-/** The rules from the configuration (SOFT_BOUNCE_LIMIT, PAUSE_BOUNCE_RATE, PAUSE_COMPLAINT_RATE); the defaults without it. */
+/**
+ * The rules from the configuration (SOFT_BOUNCE_LIMIT, SOFT_BOUNCE_DAYS, PAUSE_BOUNCE_RATE, PAUSE_COMPLAINT_RATE); the
+ * defaults without it.
+ */
 export function reportRules(config?: {
   softBounceLimit: number;
+  softBounceDays?: number;
   pauseBounceRate: number;
   pauseComplaintRate: number;
 }): ReportRules {
   if (!config) return { bounces: DEFAULT_BOUNCE_RULES, breaker: DEFAULT_BREAKER_RULES };
   return {
-    bounces: { softBounceLimit: config.softBounceLimit },
+    bounces: {
+      softBounceLimit: config.softBounceLimit,
+      softBounceDays: config.softBounceDays ?? DEFAULT_BOUNCE_RULES.softBounceDays,
+    },
     breaker: { ...DEFAULT_BREAKER_RULES, bounceRate: config.pauseBounceRate, complaintRate: config.pauseComplaintRate },
   };
 }
@@ -97,13 +106,19 @@ export async function recordBounce(
   else if (
     cls === 'soft' &&
     d.contactId &&
-    (await softBounceStreak(trx, d.workspaceId, d.contactId, rules.softBounceLimit))
+    (await softBounceStreak(trx, d.workspaceId, d.contactId, {
+      limit: rules.softBounceLimit,
+      days: rules.softBounceDays,
+    }))
   ) {
     await onContact(
       trx,
       d,
       'softBounceLimit',
-      { ...cause, detail: `${rules.softBounceLimit} consecutive broadcasts soft-bounced; last: ${detail}` },
+      {
+        ...cause,
+        detail: `${rules.softBounceLimit} or more consecutive broadcasts soft-bounced over at least ${rules.softBounceDays} days; last: ${detail}`,
+      },
       now,
     );
   }

@@ -155,15 +155,20 @@ export async function workspaceOfDelivery(db: Executor, id: string): Promise<str
     ?.workspace_id;
 }
 
+/** How many of a contact's latest final deliveries the soft-bounce streak looks at, at most. */
+const STREAK_SCAN = 200;
+
 /**
- * Whether the contact's last `limit` broadcasts all soft-bounced: its `limit` most recent final deliveries
- * each carry a soft bounce (the soft-bounce limit, docs/bounces.md). Derived from the deliveries, nothing counted by hand.
+ * Whether the contact's soft bounces reached the soft-bounce limit (docs/bounces.md): its most recent final deliveries,
+ * newest first and with no delivery without a soft bounce between them, are at least `limit` soft bounces that span
+ * at least `days` days (from the first of them to the last). Three broadcasts in one afternoon to a mailbox that is
+ * full for an hour are not enough; a mailbox full for a week is. Derived from the deliveries, nothing counted by hand.
  */
 export async function softBounceStreak(
   db: Executor,
   workspaceId: string,
   contactId: string,
-  limit: number,
+  rule: { limit: number; days: number },
 ): Promise<boolean> {
   const rows = await db
     .selectFrom('deliveries')
@@ -172,9 +177,21 @@ export async function softBounceStreak(
     .where('workspace_id', '=', workspaceId)
     .where('status', 'in', ['SENT', 'FAILED', 'BOUNCED'])
     .orderBy('id', 'desc')
-    .limit(limit)
+    .limit(Math.max(rule.limit, STREAK_SCAN))
     .execute();
-  return rows.length >= limit && rows.every((r) => r.soft_bounced_at !== null);
+  let count = 0;
+  let newest = -Infinity;
+  let oldest = Infinity;
+  for (const r of rows) {
+    // A delivery without a soft bounce (delivered, or failed otherwise) ends the streak.
+    if (r.soft_bounced_at === null) return false;
+    const at = Date.parse(toIso(r.soft_bounced_at));
+    count++;
+    newest = Math.max(newest, at);
+    oldest = Math.min(oldest, at);
+    if (count >= rule.limit && newest - oldest >= rule.days * 86_400_000) return true;
+  }
+  return false;
 }
 
 /** What the circuit breaker weighs: final deliveries, hard bounces among them, complaints. */

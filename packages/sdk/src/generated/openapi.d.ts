@@ -424,6 +424,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/i/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An image
+         * @description The public address of an uploaded image, `/i/{id}.{ext}` (or `/i/{id}`), what emails show. No API key: anyone with the address sees the image. Answers its bytes with their type, `Cache-Control: public, max-age=31536000, immutable` (an image never changes: another upload is another id), `X-Content-Type-Options: nosniff` and an `ETag` (304 to a matching `If-None-Match`). An unknown or deleted image, or an extension that is not the image's own, is 404.
+         */
+        get: operations["getI"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspace": {
         parameters: {
             query?: never;
@@ -678,6 +698,26 @@ export interface paths {
          * @description Looks the records up in DNS now: VERIFIED when the ownership token and the DKIM key are published as given, FAILED otherwise, with a result per record (`VERIFIED`, `MISSING`, `MISMATCH`, `TIMEOUT` or `ERROR`) in `verification`. What receivers check besides is reported as advice and does not decide the status: SPF at the envelope sender's domain (`verification.envelope`: `bounces.<domain>`, or the relay's Return-Path domain for RELAY_PROFILE ses, postmark, sendgrid or mailgun), DMARC (present, with `rua`, and `aspf=s`, under which SPF never aligns: `verification.alignment`), the bounce domain's MX, and the tracking host's CNAME (`verification.tracking`). Needs `write:domains`.
          */
         post: operations["verifyDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/domains/{domainId}/dmarc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * DMARC reports: who sends as the domain, and what fails
+         * @description What receivers (Google, Yahoo, Microsoft, …) reported in their DMARC aggregate reports about mail with the domain in its From, over a range of days (`from`, `to`: YYYY-MM-DD in UTC, at most 366 days; default the last 30 days). Reports reach Formcast at `dmarc@bounces.<domain>`: publish `rua=mailto:dmarc@bounces.<domain>` in the domain's `_dmarc` record (docs/domains.md, "DMARC reports"). `summary` totals the range; `sources` lists the IP addresses that sent as the domain, most messages first, with how many passed DMARC (DKIM or SPF passing aligned with the From domain), how many the receivers quarantined or rejected, and `why` the rest failed, in words; `rows` are the reports' records (at most 500, `rowsTruncated` says if there were more). An address that sends as your domain and fails is a relay you have not set up (or someone spoofing you). A report is counted on the UTC day in the middle of its range, and once however often it is mailed. 404 for a domain of another workspace. Needs `read:domains`.
+         */
+        get: operations["getDomainDmarc"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1051,6 +1091,54 @@ export interface paths {
          * @description Answers 204. 409 resource_in_use while a form uses it as its double opt-in email. Needs `write:broadcasts`.
          */
         delete: operations["deleteTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List images
+         * @description The workspace's images, newest first, with cursor pagination (`limit`, `cursor`): the image library. Needs `read:broadcasts`.
+         */
+        get: operations["listImages"];
+        put?: never;
+        /**
+         * Upload an image
+         * @description Uploads an image for emails (the editor's image blocks use its `url`), as `multipart/form-data` with the file in the field `file` (`curl -F file=@photo.jpg`). PNG, JPEG, GIF or WebP, at most 5 MiB (a larger file is 413 payload_too_large and nothing is stored). The type is read from the bytes: anything else (an SVG, a PDF, text, a truncated or corrupt image) is 422 `unsupported_media_type`, and so is a file whose name or declared type says another format than its bytes (a PNG named `photo.jpg`). An image wider than 1200 px is resized to 1200 px wide; it is turned upright by its EXIF orientation, and its metadata (EXIF with a GPS position, XMP, IPTC, comments) is removed, re-encoding it in its own format; an animated GIF is kept as it is. Answers 201 with the image; uploading the same image again to the workspace answers 200 with the one stored already. The `url` is public (no key), under PUBLIC_URL. Needs `write:broadcasts`.
+         */
+        post: operations["createImage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/images/{imageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an image
+         * @description One image's details (not its bytes: those are at its public `url`). Needs `read:broadcasts`.
+         */
+        get: operations["getImage"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an image
+         * @description Deletes the image: from now on its public `url` answers 404, also in emails already sent that show it (they show a broken image, or its alt text). Answers 204. Needs `write:broadcasts`.
+         */
+        delete: operations["deleteImage"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1509,7 +1597,7 @@ export interface paths {
         };
         /**
          * Inbound mail that could not be read
-         * @description What the inbound listener (INBOUND_SMTP_PORT) accepted for a bounce address but could not read or apply, newest first, kept 30 days: a report in a format it does not know, a bounce it could not match to a delivery, a report whose original message names another message than the bounce address it arrived at (kept for review, applied to nothing; the reason says which). Each entry has the first 256 KiB of the raw message (base64) for a look by hand. Cursor pagination. Needs `read:contacts`.
+         * @description What the inbound listener (INBOUND_SMTP_PORT) accepted but could not read, prove or apply, newest first, kept 30 days (the console's Reports to review): a bounce in a wording it does not know, a report whose original message names another message than the bounce address it arrived at, a report at `postmaster@`, `abuse@` or `fbl@` the bounce domain whose original proves no message of the workspace (no VERP token that verifies, no DKIM signature of its domain), a DMARC failure report, mail at `dmarc@` that holds no aggregate report for the domain, a person's message to `postmaster@` (kept for review, applied to nothing; the reason says which). Each entry has the first 256 KiB of the raw message (base64) for a look by hand. Cursor pagination. Needs `read:contacts`.
          */
         get: operations["listInboundMessages"];
         put?: never;
@@ -3699,6 +3787,47 @@ export interface operations {
                 };
                 content: {
                     /** @example <h1>Confirm your subscription</h1><p>This link is not valid any more.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getI: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image (image/png, image/jpeg, image/gif or image/webp); the example is a 1×1 PNG in base64. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII= */
+                    "image/png": string;
+                };
+            };
+            /** @description Not modified: the client's copy (`If-None-Match`) is current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such image: a page. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Image not found</h1><p>This image does not exist, or it was deleted.</p> */
                     "text/html": string;
                 };
             };
@@ -8126,6 +8255,306 @@ export interface operations {
             };
         };
     };
+    getDomainDmarc: {
+        parameters: {
+            query?: {
+                /** @description first day, YYYY-MM-DD (UTC) */
+                from?: string;
+                /** @description last day, YYYY-MM-DD (UTC) */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /** @example dom_01JDB3V6Z8B0D2F4H6K8M0P2R4 */
+                domainId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "domain": {
+                     *         "id": "dom_01JDB3V6Z8B0D2F4H6K8M0P2R4",
+                     *         "name": "example.com"
+                     *       },
+                     *       "from": "2026-11-01",
+                     *       "to": "2026-11-30",
+                     *       "summary": {
+                     *         "messages": 12252,
+                     *         "pass": 11838,
+                     *         "fail": 414,
+                     *         "passRate": 0.96621,
+                     *         "spfAligned": 11812,
+                     *         "dkimAligned": 11838,
+                     *         "quarantined": 412,
+                     *         "rejected": 0,
+                     *         "sources": 2,
+                     *         "reports": 58,
+                     *         "reporters": [
+                     *           "Enterprise Outlook",
+                     *           "Yahoo",
+                     *           "google.com"
+                     *         ]
+                     *       },
+                     *       "days": [
+                     *         {
+                     *           "day": "2026-11-30",
+                     *           "messages": 480,
+                     *           "pass": 452,
+                     *           "fail": 28
+                     *         }
+                     *       ],
+                     *       "sources": [
+                     *         {
+                     *           "ip": "203.0.113.7",
+                     *           "messages": 11840,
+                     *           "pass": 11838,
+                     *           "fail": 2,
+                     *           "spfAligned": 11812,
+                     *           "dkimAligned": 11838,
+                     *           "quarantined": 0,
+                     *           "rejected": 0,
+                     *           "firstDay": "2026-11-01",
+                     *           "lastDay": "2026-11-30",
+                     *           "reporters": [
+                     *             "Yahoo",
+                     *             "google.com"
+                     *           ],
+                     *           "headerFrom": [
+                     *             "example.com"
+                     *           ],
+                     *           "why": [
+                     *             {
+                     *               "reason": "DKIM fail; SPF pass for example.com; receiver override: forwarded",
+                     *               "messages": 2
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "ip": "198.51.100.23",
+                     *           "messages": 412,
+                     *           "pass": 0,
+                     *           "fail": 412,
+                     *           "spfAligned": 0,
+                     *           "dkimAligned": 0,
+                     *           "quarantined": 412,
+                     *           "rejected": 0,
+                     *           "firstDay": "2026-11-12",
+                     *           "lastDay": "2026-11-30",
+                     *           "reporters": [
+                     *             "Enterprise Outlook",
+                     *             "google.com"
+                     *           ],
+                     *           "headerFrom": [
+                     *             "example.com"
+                     *           ],
+                     *           "why": [
+                     *             {
+                     *               "reason": "DKIM signed by crm-mailer.net, not by example.com; SPF passes for crm-mailer.net, not aligned with example.com",
+                     *               "messages": 412
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "rows": [
+                     *         {
+                     *           "day": "2026-11-30",
+                     *           "reporter": "google.com",
+                     *           "reportId": "7213394736510346331",
+                     *           "sourceIp": "198.51.100.23",
+                     *           "messages": 28,
+                     *           "disposition": "quarantine",
+                     *           "dmarc": "fail",
+                     *           "dkim": "fail",
+                     *           "spf": "fail",
+                     *           "headerFrom": "example.com",
+                     *           "envelopeFrom": "crm-mailer.net",
+                     *           "dkimResults": [
+                     *             {
+                     *               "domain": "crm-mailer.net",
+                     *               "selector": "s1",
+                     *               "result": "pass"
+                     *             }
+                     *           ],
+                     *           "spfResults": [
+                     *             {
+                     *               "domain": "crm-mailer.net",
+                     *               "scope": "mfrom",
+                     *               "result": "pass"
+                     *             }
+                     *           ],
+                     *           "reasons": [],
+                     *           "why": "DKIM signed by crm-mailer.net, not by example.com; SPF passes for crm-mailer.net, not aligned with example.com"
+                     *         }
+                     *       ],
+                     *       "rowsTruncated": false
+                     *     }
+                     */
+                    "application/json": {
+                        domain: {
+                            id: string;
+                            name: string;
+                        };
+                        /** @description YYYY-MM-DD (UTC) */
+                        from: string;
+                        /** @description YYYY-MM-DD (UTC) */
+                        to: string;
+                        summary: {
+                            /** @description messages the receivers reported */
+                            messages: number;
+                            /** @description messages that passed DMARC: DKIM or SPF passed aligned with the From domain */
+                            pass: number;
+                            /** @description messages that failed DMARC */
+                            fail: number;
+                            /** @description messages whose SPF passed aligned */
+                            spfAligned: number;
+                            /** @description messages whose DKIM passed aligned */
+                            dkimAligned: number;
+                            /** @description messages the receivers put in spam (disposition quarantine) */
+                            quarantined: number;
+                            /** @description messages the receivers refused (disposition reject) */
+                            rejected: number;
+                            /** @description pass / messages, a fraction; null without messages */
+                            passRate: number | null;
+                            /** @description distinct source IPs */
+                            sources: number;
+                            /** @description reports received for the range */
+                            reports: number;
+                            /** @description the organisations that sent them */
+                            reporters: string[];
+                        };
+                        /** @description per day with reports, oldest first */
+                        days: {
+                            /** @description YYYY-MM-DD (UTC) */
+                            day: string;
+                            messages: number;
+                            pass: number;
+                            fail: number;
+                        }[];
+                        /** @description the source IPs, most messages first (at most 200) */
+                        sources: {
+                            /** @description the address that sent mail with your domain in From */
+                            ip: string;
+                            /** @description messages the receivers reported */
+                            messages: number;
+                            /** @description messages that passed DMARC: DKIM or SPF passed aligned with the From domain */
+                            pass: number;
+                            /** @description messages that failed DMARC */
+                            fail: number;
+                            /** @description messages whose SPF passed aligned */
+                            spfAligned: number;
+                            /** @description messages whose DKIM passed aligned */
+                            dkimAligned: number;
+                            /** @description messages the receivers put in spam (disposition quarantine) */
+                            quarantined: number;
+                            /** @description messages the receivers refused (disposition reject) */
+                            rejected: number;
+                            /** @description YYYY-MM-DD (UTC) */
+                            firstDay: string;
+                            /** @description YYYY-MM-DD (UTC) */
+                            lastDay: string;
+                            reporters: string[];
+                            headerFrom: string[];
+                            /** @description why its messages failed, most messages first */
+                            why: {
+                                reason: string;
+                                messages: number;
+                            }[];
+                        }[];
+                        /** @description the records, newest day first, most messages first (at most 500) */
+                        rows: {
+                            /** @description YYYY-MM-DD (UTC) */
+                            day: string;
+                            reporter: string;
+                            reportId: string;
+                            sourceIp: string;
+                            messages: number;
+                            /** @description none, quarantine or reject */
+                            disposition: string;
+                            /** @description pass or fail */
+                            dmarc: string;
+                            /** @description the receiver's aligned DKIM verdict: pass or fail */
+                            dkim: string;
+                            /** @description the receiver's aligned SPF verdict: pass or fail */
+                            spf: string;
+                            headerFrom: string;
+                            envelopeFrom: string | null;
+                            dkimResults: {
+                                domain: string;
+                                selector: string | null;
+                                result: string;
+                            }[];
+                            spfResults: {
+                                domain: string;
+                                scope: string | null;
+                                result: string;
+                            }[];
+                            reasons: {
+                                type: string;
+                                comment: string | null;
+                            }[];
+                            /** @description why it failed, in words; null when it passed */
+                            why: string | null;
+                        }[];
+                        /** @description true when the range has more records than `rows` shows */
+                        rowsTruncated: boolean;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listContacts: {
         parameters: {
             query?: {
@@ -11681,6 +12110,424 @@ export interface operations {
             };
             /** @description `resource_in_use`: Resource in use */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listImages: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "img_01JDB44V8Z0B2D4F6H8K0M2P4R",
+                     *           "url": "https://news.example.com/i/img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg",
+                     *           "contentType": "image/jpeg",
+                     *           "width": 1200,
+                     *           "height": 800,
+                     *           "bytes": 184320,
+                     *           "name": "team-offsite.jpg",
+                     *           "createdAt": "2026-11-21T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @description public, under PUBLIC_URL: /i/{id}.{ext} */
+                            url: string;
+                            /** @enum {string} */
+                            contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+                            /** @description px, as stored (after resizing) */
+                            width: number;
+                            /** @description px, as stored; one frame of an animation */
+                            height: number;
+                            /** @description size of the stored file */
+                            bytes: number;
+                            /** @description the uploaded file's name, sanitised */
+                            name: string | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description PNG, JPEG, GIF or WebP, at most 5 MiB; the type is read from the bytes
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "img_01JDB44V8Z0B2D4F6H8K0M2P4R",
+                     *       "url": "https://news.example.com/i/img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg",
+                     *       "contentType": "image/jpeg",
+                     *       "width": 1200,
+                     *       "height": 800,
+                     *       "bytes": 184320,
+                     *       "name": "team-offsite.jpg",
+                     *       "createdAt": "2026-11-21T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @description public, under PUBLIC_URL: /i/{id}.{ext} */
+                        url: string;
+                        /** @enum {string} */
+                        contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+                        /** @description px, as stored (after resizing) */
+                        width: number;
+                        /** @description px, as stored; one frame of an animation */
+                        height: number;
+                        /** @description size of the stored file */
+                        bytes: number;
+                        /** @description the uploaded file's name, sanitised */
+                        name: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "img_01JDB44V8Z0B2D4F6H8K0M2P4R",
+                     *       "url": "https://news.example.com/i/img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg",
+                     *       "contentType": "image/jpeg",
+                     *       "width": 1200,
+                     *       "height": 800,
+                     *       "bytes": 184320,
+                     *       "name": "team-offsite.jpg",
+                     *       "createdAt": "2026-11-21T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @description public, under PUBLIC_URL: /i/{id}.{ext} */
+                        url: string;
+                        /** @enum {string} */
+                        contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+                        /** @description px, as stored (after resizing) */
+                        width: number;
+                        /** @description px, as stored; one frame of an animation */
+                        height: number;
+                        /** @description size of the stored file */
+                        bytes: number;
+                        /** @description the uploaded file's name, sanitised */
+                        name: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON; `bad_request`: Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_conflict`: Idempotency conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused; `unsupported_media_type`: Unsupported media type */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example img_01JDB44V8Z0B2D4F6H8K0M2P4R */
+                imageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "img_01JDB44V8Z0B2D4F6H8K0M2P4R",
+                     *       "url": "https://news.example.com/i/img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg",
+                     *       "contentType": "image/jpeg",
+                     *       "width": 1200,
+                     *       "height": 800,
+                     *       "bytes": 184320,
+                     *       "name": "team-offsite.jpg",
+                     *       "createdAt": "2026-11-21T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @description public, under PUBLIC_URL: /i/{id}.{ext} */
+                        url: string;
+                        /** @enum {string} */
+                        contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+                        /** @description px, as stored (after resizing) */
+                        width: number;
+                        /** @description px, as stored; one frame of an animation */
+                        height: number;
+                        /** @description size of the stored file */
+                        bytes: number;
+                        /** @description the uploaded file's name, sanitised */
+                        name: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteImage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example img_01JDB44V8Z0B2D4F6H8K0M2P4R */
+                imageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15753,7 +16600,7 @@ export interface operations {
                      *           "rcptTo": "bounces+dlv_01JDB45A2C4E6G8J0M2P4R6T8V.k3J9@bounces.example.com",
                      *           "mailFrom": "MAILER-DAEMON@mx.example.net",
                      *           "subject": "Undelivered Mail Returned to Sender",
-                     *           "reason": "no delivery status and no status code in the text: unclassified",
+                     *           "reason": "a bounce whose status, reply code and wording could not be read: kept for review",
                      *           "size": 4210,
                      *           "receivedAt": "2026-11-21T12:04:18.090Z",
                      *           "raw": "UmV0dXJuLVBhdGg6IDw+DQpSZWNlaXZlZDogZnJvbSBteC5leGFtcGxlLm5ldA0K"
