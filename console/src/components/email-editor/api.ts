@@ -3,7 +3,7 @@
  * uploads (POST /v1/images, multipart, by XMLHttpRequest for its progress), with their failures in plain words.
  */
 import { api, ApiError, goToLogin, requestHeaders, unwrap, type Problem } from '../../api/client';
-import type { paths } from '../../api/generated/schema';
+import type { operations, paths } from '../../api/generated/schema';
 import type { BlockDocument } from './document';
 
 export type Rendered = paths['/v1/email-documents/render']['post']['responses'][200]['content']['application/json'];
@@ -18,14 +18,8 @@ export async function renderDocument(doc: BlockDocument, contactId: string, sign
   );
 }
 
-export interface UploadedImage {
-  id: string;
-  url: string;
-  contentType: string;
-  width: number;
-  height: number;
-  bytes: number;
-}
+/** POST /v1/images's answer (201 a new image, 200 the same image uploaded before). */
+export type UploadedImage = operations['createImage']['responses'][201]['content']['application/json'];
 
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
