@@ -92,9 +92,11 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
   }
 
   async function shot(p: Page, name: string, fullPage = true): Promise<void> {
-    await p.evaluate(() => {
+    // From the top: a full-page capture keeps sticky bars where the page was scrolled to.
+    await p.evaluate((top) => {
       for (const b of document.querySelectorAll<HTMLButtonElement>('.toast button')) b.click();
-    });
+      if (top) window.scrollTo(0, 0);
+    }, fullPage);
     await p.screenshot({ path: path.join(SHOTS, `console-editor-${name}.png`), fullPage });
   }
 
