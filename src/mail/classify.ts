@@ -40,11 +40,8 @@ export const CLASSIFICATION: readonly ClassRow[] = [
     class: 'soft',
   },
   { label: '5.2.2 mailbox full', test: (r) => status(r, /^5\.2\.2$/), class: 'soft' },
-  {
-    label: "5.1.7, 5.1.8 the sender's address refused (the Return-Path's, not the recipient's)",
-    test: (r) => status(r, /^5\.1\.[78]$/),
-    class: 'blocked',
-  },
+  // 5.1.7 and 5.1.8 (the sender's address refused) are 5.1.x too, hard as contract §11 says, although they blame the
+  // Return-Path's domain rather than the recipient's mailbox (docs/bounces.md).
   { label: '5.1.x bad mailbox or domain', test: (r) => status(r, /^5\.1\.\d{1,3}$/), class: 'hard' },
   { label: '5.2.1 mailbox disabled', test: (r) => status(r, /^5\.2\.1$/), class: 'hard' },
   {

@@ -459,13 +459,15 @@ describeConsole('people, sessions, roles', (h) => {
     };
     let checked = 0;
     for (const [p, ops] of Object.entries(doc.paths)) {
-      // The session's own endpoints are any caller's; previews, preflight checks and automation dry runs are reads sent as POST (read scopes).
+      // The session's own endpoints are any caller's; previews, preflight checks, automation dry runs and the email
+      // document render are reads sent as POST (read scopes).
       if (
         !p.startsWith('/v1/') ||
         p.startsWith('/v1/session') ||
         p.endsWith('/preview') ||
         p.endsWith('/preflight') ||
-        p.endsWith('/simulate')
+        p.endsWith('/simulate') ||
+        p === '/v1/email-documents/render'
       )
         continue;
       for (const method of Object.keys(ops)) {

@@ -110,6 +110,11 @@ export const apiKeyKeys = {
   list: () => ['api-keys', 'list'] as const,
 };
 
+export const emailDocumentKeys = {
+  /** A block document rendered for the editor's preview: keyed by the document's JSON and the contact. */
+  render: (documentJson: string, contactId: string) => ['email-documents', 'render', documentJson, contactId] as const,
+};
+
 export const templateKeys = {
   picker: () => ['templates', 'picker'] as const,
   /** Every template query: what creating, saving or deleting a template makes stale (the pickers included). */

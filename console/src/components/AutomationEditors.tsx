@@ -20,9 +20,18 @@ import {
   type TriggerType,
 } from '../lib/automations';
 import { Button } from './Button';
-import { CodeEditor } from './CodeEditor';
+import { Dialog } from './Dialog';
 import { EmailPreview } from './EmailPreview';
-import { Checkbox, ErrorSummary, Input, Select, Textarea } from './Field';
+import {
+  EmailContentEditor,
+  isBlockDocument,
+  useModeSwitch,
+  type BlockDocument,
+  type EmailContentValue,
+} from './email-editor';
+import { useWorkspaceLook } from './email-editor/workspace';
+import { countBlocks } from './email-editor/operations';
+import { Checkbox, ErrorSummary, Input, Select } from './Field';
 import { FilterBuilder, newGroup } from './FilterBuilder';
 
 export interface Option {
@@ -183,6 +192,8 @@ interface StepCtx {
   problems: Record<string, string>;
   topics: { data?: Option[]; isPending: boolean };
   verifiedDomains?: string[];
+  /** A send step's email in the visual editor: the autosave's state, and whether the editor is open (it autosaves then). */
+  email?: { status: ReactNode; onEditing: (open: boolean) => void };
 }
 
 const PROP_KINDS: { value: PropKind; label: string }[] = [
@@ -203,6 +214,25 @@ function SendFields({
 }) {
   const p = ctx.problems;
   const [preview, setPreview] = useState(false);
+  const [editing, setEditing] = useState(false);
+  const openEditor = (open: boolean) => {
+    setEditing(open);
+    ctx.email?.onEditing(open);
+  };
+  const visual = isBlockDocument(step.editorContent);
+  const content: EmailContentValue = { html: step.html, text: step.text, editorContent: step.editorContent };
+  const change = (v: EmailContentValue) =>
+    set({ html: v.html ?? '', text: v.text ?? '', editorContent: v.editorContent });
+  const look = useWorkspaceLook();
+  const doc = visual ? (step.editorContent as BlockDocument) : null;
+  const modes = useModeSwitch(content, change, doc, look.brandColor);
+  const contentErrors = Object.fromEntries(
+    Object.entries(p)
+      .filter(
+        ([k]) => k.startsWith('/emailContent/') && k !== '/emailContent/subject' && k !== '/emailContent/previewText',
+      )
+      .map(([k, m]) => [k.slice('/emailContent'.length), m]),
+  );
   const domains = ctx.verifiedDomains;
   const fromHint =
     domains === undefined ? null : domains.length ? (
@@ -263,49 +293,78 @@ function SendFields({
         disabled={!ctx.editable}
         hint="Shown after the subject in most inboxes."
       />
-      <div className="field">
-        <span className="label" id="step-html-label">
-          HTML
-        </span>
-        <div className="hint" id="step-html-help">
-          Liquid: <code>{'{{ contact.firstName }}'}</code>, <code>{'{{ contact.properties.plan }}'}</code>,{' '}
-          <code>{'{{ unsubscribe_url }}'}</code>. Escape, then Tab, leaves the editor.
-        </div>
-        <CodeEditor
-          key={step.id}
-          value={step.html}
-          onChange={(v) => set({ html: v })}
-          label="HTML"
-          readOnly={!ctx.editable}
-          describedBy="step-html-help"
-        />
-        {p['/emailContent/html'] && <div className="error">{p['/emailContent/html']}</div>}
-        <div>
-          <Button size="sm" variant="ghost" aria-expanded={preview} onClick={() => setPreview((x) => !x)}>
-            {preview ? 'Hide the preview' : 'Preview the HTML'}
-          </Button>
-        </div>
-        {preview &&
-          (step.html.trim() ? (
-            <EmailPreview
-              html={step.html}
-              title="Preview of this step's HTML (Liquid not rendered)"
-              className="preview-frame step-preview"
+      {visual ? (
+        <div className="field">
+          <span className="label" id="step-email-label">
+            Email
+          </span>
+          <div className="hint" id="step-email-hint">
+            Made in the visual editor: {doc ? countBlocks(doc) : 0} blocks.
+            {Object.keys(contentErrors).length > 0 && ' It has problems to fix: open it.'}
+          </div>
+          <div className="row">
+            <Button
+              variant={ctx.editable ? 'primary' : 'secondary'}
+              aria-describedby="step-email-hint"
+              onClick={() => openEditor(true)}
+            >
+              {ctx.editable ? 'Edit the email' : 'View the email'}
+            </Button>
+            {ctx.editable && (
+              <Button variant="ghost" onClick={modes.askToCode}>
+                Write HTML instead…
+              </Button>
+            )}
+            {modes.dialogs}
+          </div>
+          <Dialog
+            wide
+            open={editing}
+            title={ctx.editable ? 'Edit the email of this step' : 'The email of this step'}
+            onClose={() => openEditor(false)}
+            footer={
+              <Button variant="primary" onClick={() => openEditor(false)}>
+                Done
+              </Button>
+            }
+          >
+            <EmailContentEditor
+              value={content}
+              onChange={change}
+              readOnly={!ctx.editable}
+              errors={contentErrors}
+              status={ctx.email?.status}
+              idPrefix={`step-${step.id}`}
             />
-          ) : (
-            <p className="muted small">No HTML yet.</p>
-          ))}
-      </div>
-      <Textarea
-        id="step-text"
-        label="Plain text"
-        value={step.text}
-        onChange={(e) => set({ text: e.target.value })}
-        error={p['/emailContent/text']}
-        rows={4}
-        disabled={!ctx.editable}
-        hint="Optional: made from the HTML when empty."
-      />
+          </Dialog>
+        </div>
+      ) : (
+        <div className="stack-sm">
+          <EmailContentEditor
+            value={content}
+            onChange={change}
+            readOnly={!ctx.editable}
+            errors={contentErrors}
+            idPrefix={`step-${step.id}`}
+            preview={false}
+          />
+          <div>
+            <Button size="sm" variant="ghost" aria-expanded={preview} onClick={() => setPreview((x) => !x)}>
+              {preview ? 'Hide the preview' : 'Preview the HTML'}
+            </Button>
+          </div>
+          {preview &&
+            (step.html.trim() ? (
+              <EmailPreview
+                html={step.html}
+                title="Preview of this step's HTML (Liquid not rendered)"
+                className="preview-frame step-preview"
+              />
+            ) : (
+              <p className="muted small">No HTML yet.</p>
+            ))}
+        </div>
+      )}
     </>
   );
 }
@@ -578,6 +637,7 @@ export function StepFields({
       !/^\/arms\/\d+\/percent$/.test(k) &&
       !k.startsWith('row:') &&
       !k.startsWith('/properties/') &&
+      !k.startsWith('/emailContent/editorContent') &&
       !(step.type === 'branch' && k.startsWith('/filter')),
   );
   let body: ReactNode;

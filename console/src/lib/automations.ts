@@ -11,6 +11,8 @@
 import { api, unwrap } from '../api/client';
 import type { components, paths } from '../api/generated/schema';
 import { newGroup, toFilter, toTree, type Filter, type Node } from '../components/FilterBuilder';
+import { isBlockDocument } from '../components/email-editor/document';
+import { forSaving, newDocument } from '../components/email-editor/operations';
 
 /* ------------------------------------------------------------------ API shapes (api/schema.d.ts) */
 
@@ -304,8 +306,12 @@ export function toDraft(s: Step): DraftStep {
   }
 }
 
-/** A new step of a type, with the defaults a person would pick. */
-export function newStep(type: StepType, id: string, defaults: { from?: string } = {}): DraftStep {
+/** A new step of a type, with the defaults a person would pick (a send: a new document of the visual editor). */
+export function newStep(
+  type: StepType,
+  id: string,
+  defaults: { from?: string; brandColor?: string | null } = {},
+): DraftStep {
   switch (type) {
     case 'send':
       return {
@@ -315,9 +321,9 @@ export function newStep(type: StepType, id: string, defaults: { from?: string } 
         replyTo: '',
         subject: '',
         previewText: '',
-        html: '<p>Hi {{ contact.firstName | default: "there" }},</p>\n<p></p>\n<p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>',
+        html: '',
         text: '',
-        editorContent: null,
+        editorContent: newDocument({ brandColor: defaults.brandColor }),
       };
     case 'wait':
       return { id, type, amount: '1', unit: 'days' };
@@ -354,7 +360,9 @@ function rowValue(r: PropRow): string | number | boolean | null {
 /** The draft as the API takes it: what the user left empty is sent empty, for the API to name (`/steps/0/topicId`). */
 export function toStep(d: DraftStep): StepInput {
   switch (d.type) {
-    case 'send':
+    case 'send': {
+      // With a block document the service renders html and text from it (what is sent in them is ignored).
+      const visual = isBlockDocument(d.editorContent);
       return {
         id: d.id,
         type: 'send',
@@ -362,12 +370,13 @@ export function toStep(d: DraftStep): StepInput {
         replyTo: orNull(d.replyTo),
         emailContent: {
           subject: d.subject === '' ? null : d.subject,
-          html: d.html === '' ? null : d.html,
-          text: d.text === '' ? null : d.text,
+          html: visual || d.html === '' ? null : d.html,
+          text: visual || d.text === '' ? null : d.text,
           previewText: d.previewText === '' ? null : d.previewText,
-          editorContent: d.editorContent ?? null,
+          editorContent: isBlockDocument(d.editorContent) ? forSaving(d.editorContent) : (d.editorContent ?? null),
         },
       };
+    }
     case 'wait':
       return { id: d.id, type: 'wait', duration: joinDuration(d.amount, d.unit) };
     case 'topic':
@@ -605,7 +614,8 @@ export function checkStep(s: DraftStep, ctx: { verifiedDomains?: string[] | null
       if (s.replyTo.trim() && !EMAIL.test(s.replyTo.trim()))
         p['/replyTo'] = 'Enter one email address, or leave it empty.';
       if (!s.subject.trim()) p['/emailContent/subject'] = 'The subject is empty.';
-      if (!s.html.trim() && !s.text.trim()) p['/emailContent/html'] = 'Write the HTML or the plain text.';
+      if (!isBlockDocument(s.editorContent) && !s.html.trim() && !s.text.trim())
+        p['/emailContent/html'] = 'Write the HTML or the plain text.';
       break;
     }
     case 'wait': {

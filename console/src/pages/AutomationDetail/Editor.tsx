@@ -7,6 +7,8 @@ import { automationKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import { AutomationFlow } from '../../components/AutomationFlow';
 import { StepFields, TriggerFields } from '../../components/AutomationEditors';
+import { SaveIndicator, useAutosave } from '../../components/email-editor';
+import { useWorkspaceLook } from '../../components/email-editor/workspace';
 import {
   Button,
   ConfirmDialog,
@@ -87,6 +89,7 @@ export function Editor({ automation }: { automation: Automation }) {
   const segments = useSegments();
   const domains = useVerifiedDomains();
   const defaultFrom = useDefaultFrom();
+  const look = useWorkspaceLook();
 
   const [name, setName] = useState(automation.name);
   const [trigger, setTrigger] = useState<DraftTrigger>(() => toDraftTrigger(automation.trigger));
@@ -171,7 +174,10 @@ export function Editor({ automation }: { automation: Automation }) {
     const lastFrom = [...allSteps(steps)]
       .reverse()
       .find((s): s is DraftStep & { type: 'send' } => s.type === 'send' && !!s.from.trim())?.from;
-    const step = newStep(type, newStepId(taken), { from: lastFrom ?? defaultFrom.data ?? '' });
+    const step = newStep(type, newStepId(taken), {
+      from: lastFrom ?? defaultFrom.data ?? '',
+      brandColor: look.brandColor,
+    });
     setSteps((xs) => insertStep(xs, listId, index, step));
     setSelected(step.id);
     setSide('step');
@@ -215,6 +221,39 @@ export function Editor({ automation }: { automation: Automation }) {
       setServer(mapServerErrors(err.problem.errors, stepPointers(sent)));
     else setServer(NO_PROBLEMS);
   };
+  /**
+   * While a send step's email is open in the visual editor, a DRAFT automation saves its steps by itself a moment
+   * after each change (the email's autosave; name and trigger still wait for Save). An ACTIVE or PAUSED one does not:
+   * each save of its steps makes a new version, so that waits for Save.
+   */
+  const [editingEmail, setEditingEmail] = useState(false);
+  const autosaves = editable && automation.status === 'DRAFT';
+  const stepsNow = useRef(steps);
+  stepsNow.current = steps;
+  const stepsAutosave = useAutosave({
+    value: current.steps,
+    save: async (json: string) => {
+      try {
+        const a = await automationsApi.update(automation.id, { steps: JSON.parse(json) as StepInput[] });
+        setBaseline((b) => ({ ...b, steps: json }));
+        setServer(NO_PROBLEMS);
+        refresh(a);
+      } catch (err) {
+        takeErrors(err, stepsNow.current);
+        throw err;
+      }
+    },
+    enabled: autosaves && editingEmail,
+    savedAt: new Date(automation.updatedAt),
+  });
+  const emailStatus = autosaves ? (
+    <SaveIndicator state={stepsAutosave.state} onRetry={stepsAutosave.retry} />
+  ) : (
+    <span className="muted small">
+      {editable ? `Saved with Save (a change makes version ${automation.version + 1}).` : 'Read only.'}
+    </span>
+  );
+
   /** PUT of what changed (name, trigger, steps: a trigger or steps change of an ACTIVE or PAUSED one makes a new version). */
   const persist = async (): Promise<Automation | null> => {
     if (!dirty) return null;
@@ -226,8 +265,9 @@ export function Editor({ automation }: { automation: Automation }) {
       ...(changed.steps ? { steps: sent.body.steps } : {}),
     };
     try {
-      const a = await automationsApi.update(automation.id, body);
+      const a = await stepsAutosave.run(() => automationsApi.update(automation.id, body));
       setBaseline(sent);
+      stepsAutosave.markSaved(sent.steps);
       setServer(NO_PROBLEMS);
       refresh(a);
       return a;
@@ -539,6 +579,7 @@ export function Editor({ automation }: { automation: Automation }) {
                           problems: problems[selectedStep.id] ?? {},
                           topics,
                           verifiedDomains: domains.data,
+                          email: { status: emailStatus, onEditing: setEditingEmail },
                         }}
                       />
                     </div>

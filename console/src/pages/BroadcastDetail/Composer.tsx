@@ -1,12 +1,28 @@
-/** A DRAFT or SCHEDULED broadcast: its fields, pickers, HTML and text, beside the preview, checks, test send and send. */
+/**
+ * A DRAFT or SCHEDULED broadcast: its sender and audience (saved with Save), its content (saved by itself a moment
+ * after each change, with the state shown: the autosave), beside the preview, checks, test send and send.
+ *
+ * The content is the email block editor when the broadcast holds a block document (contract §16): the editor takes
+ * the width of the page under the sender card, with its own live preview; otherwise the HTML code editor and the
+ * saved version's preview, as before. Content and envelope saves share one queue, so they reach the server in order.
+ */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import { Link } from 'react-router';
-import { api, unwrap } from '../../api/client';
+import { ApiError, api, unwrap } from '../../api/client';
 import { broadcastKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
-import { CodeEditor } from '../../components/CodeEditor';
-import { Button, Checkbox, ErrorSummary, Input, Select, Textarea, useToast } from '../../components';
+import {
+  EmailContentEditor,
+  SaveIndicator,
+  describePointer,
+  forSaving,
+  isBlockDocument,
+  useAutosave,
+  type BlockDocument,
+  type EmailContentValue,
+} from '../../components/email-editor';
+import { Button, Checkbox, ErrorSummary, Input, Select, useToast } from '../../components';
 import { useSegments, useTopics, useVerifiedDomains, type Broadcast, type BroadcastUpdate } from '../../lib/audience';
 import { formatDateTime } from '../../lib/format';
 import { nullable, otherErrors, problemOf } from '../../lib/forms';
@@ -15,51 +31,68 @@ import { PreflightCard } from './PreflightCard';
 import { TestSendCard } from './TestSendCard';
 import { SendCard } from './SendCard';
 
-interface Draft {
+interface Envelope {
   name: string;
   from: string;
   replyTo: string;
   topicId: string;
   segmentId: string;
-  subject: string;
-  previewText: string;
-  html: string;
-  text: string;
   opens: boolean;
   clicks: boolean;
 }
 
-function draftOf(b: Broadcast): Draft {
+function envelopeOf(b: Broadcast): Envelope {
   return {
     name: b.name,
     from: b.from ?? '',
     replyTo: b.replyTo ?? '',
     topicId: b.topicId ?? '',
     segmentId: b.segmentId ?? '',
-    subject: b.emailContent.subject ?? '',
-    previewText: b.emailContent.previewText ?? '',
-    html: b.emailContent.html ?? '',
-    text: b.emailContent.text ?? '',
     opens: b.tracking.opens,
     clicks: b.tracking.clicks,
   };
 }
 
-function bodyOf(d: Draft): BroadcastUpdate {
+function contentOf(b: Broadcast): EmailContentValue {
+  return {
+    subject: b.emailContent.subject ?? '',
+    previewText: b.emailContent.previewText ?? '',
+    html: b.emailContent.html ?? '',
+    text: b.emailContent.text ?? '',
+    editorContent: b.emailContent.editorContent ?? null,
+  };
+}
+
+/** The emailContent a save sends: with a block document, the document (the service renders html and text). */
+export function contentBody(c: EmailContentValue): NonNullable<BroadcastUpdate['emailContent']> {
+  const visual = isBlockDocument(c.editorContent);
+  return {
+    subject: c.subject ? c.subject : null,
+    previewText: c.previewText ? c.previewText : null,
+    html: visual || !c.html ? null : c.html,
+    text: visual || !c.text ? null : c.text,
+    editorContent: visual ? forSaving(c.editorContent as BlockDocument) : (c.editorContent ?? null),
+  };
+}
+
+function envelopeBody(d: Envelope): BroadcastUpdate {
   return {
     name: d.name.trim(),
     from: nullable(d.from),
     replyTo: nullable(d.replyTo),
     topicId: d.topicId || null,
     segmentId: d.segmentId || null,
-    emailContent: {
-      subject: d.subject === '' ? null : d.subject,
-      previewText: d.previewText === '' ? null : d.previewText,
-      html: d.html === '' ? null : d.html,
-      text: d.text === '' ? null : d.text,
-    },
     tracking: { opens: d.opens, clicks: d.clicks },
   };
+}
+
+/** Field errors under /emailContent, keyed inside it (what EmailContentEditor shows). */
+function contentErrors(err: unknown): Record<string, string> {
+  if (!(err instanceof ApiError)) return {};
+  const out: Record<string, string> = {};
+  for (const e of err.problem.errors ?? [])
+    if (e.path.startsWith('/emailContent/')) out[e.path.slice('/emailContent'.length)] ??= e.message;
+  return out;
 }
 
 export function Composer({ broadcast }: { broadcast: Broadcast }) {
@@ -70,27 +103,44 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
   const topics = useTopics();
   const segments = useSegments();
   const domains = useVerifiedDomains();
-  const [saved, setSaved] = useState<Draft>(() => draftOf(broadcast));
-  const [d, setD] = useState<Draft>(saved);
+  const [saved, setSaved] = useState<Envelope>(() => envelopeOf(broadcast));
+  const [d, setD] = useState<Envelope>(saved);
+  const [content, setContent] = useState<EmailContentValue>(() => contentOf(broadcast));
   const [contactId, setContactId] = useState('');
   const dirty = JSON.stringify(d) !== JSON.stringify(saved);
-  const set = <K extends keyof Draft>(k: K, v: Draft[K]) => setD((x) => ({ ...x, [k]: v }));
+  const set = <K extends keyof Envelope>(k: K, v: Envelope[K]) => setD((x) => ({ ...x, [k]: v }));
+  const visual = isBlockDocument(content.editorContent);
+
+  const put = async (body: BroadcastUpdate) => {
+    const b = unwrap(
+      await api.PUT('/v1/broadcasts/{broadcastId}', { params: { path: { broadcastId: broadcast.id } }, body }),
+    );
+    // The page's cache gets the answer; the editor's local content is never replaced by it.
+    qc.setQueryData(broadcastKeys.detail(broadcast.id), b);
+    return b;
+  };
+  const autosave = useAutosave({
+    value: content,
+    save: (c) => put({ emailContent: contentBody(c) }),
+    enabled: editable,
+    savedAt: broadcast.updatedAt ? new Date(broadcast.updatedAt) : null,
+  });
 
   const save = useMutation({
-    mutationFn: async () =>
-      unwrap(
-        await api.PUT('/v1/broadcasts/{broadcastId}', {
-          params: { path: { broadcastId: broadcast.id } },
-          body: bodyOf(d),
-        }),
-      ),
+    mutationFn: async () => {
+      const sent = content;
+      const b = await autosave.run(() => put({ ...envelopeBody(d), emailContent: contentBody(sent) }));
+      autosave.markSaved(sent);
+      return b;
+    },
     onSuccess: (b) => {
-      setSaved(draftOf(b));
-      qc.setQueryData(broadcastKeys.detail(broadcast.id), b);
+      setSaved(envelopeOf(b));
       void qc.invalidateQueries({ queryKey: broadcastKeys.lists() });
     },
   });
   const beforeSend = async () => {
+    if (!(await autosave.flush()))
+      throw new Error('The newest changes to the email could not be saved: see the message in the editor.');
     if (dirty) await save.mutateAsync();
   };
   const submit = (e: FormEvent) => {
@@ -98,18 +148,15 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
     save.mutate(undefined, { onSuccess: () => toast.success('Broadcast saved.') });
   };
   const { fields, message } = problemOf(save.error);
-  const shown = [
-    '/name',
-    '/from',
-    '/replyTo',
-    '/topicId',
-    '/segmentId',
-    '/emailContent/subject',
-    '/emailContent/previewText',
-    '/emailContent/html',
-    '/emailContent/text',
-    '/tracking',
-  ];
+  const errorsOfContent = useMemo(
+    () => ({ ...contentErrors(autosave.state.error), ...contentErrors(save.error) }),
+    [autosave.state.error, save.error],
+  );
+  const shown = ['/name', '/from', '/replyTo', '/topicId', '/segmentId', '/tracking'];
+  const doc = visual ? (content.editorContent as BlockDocument) : null;
+  const describe = (pointer: string) => describePointer(doc, pointer);
+  const status = editable && <SaveIndicator state={autosave.state} onRetry={autosave.retry} describe={describe} />;
+
   const fromHint = domains.isPending ? (
     'Loading your verified domains…'
   ) : domains.data?.length ? (
@@ -129,150 +176,153 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
     </>
   );
 
+  const envelope = (
+    <section className="card stack" aria-labelledby="envelope-h">
+      <h2 id="envelope-h">Sender and audience</h2>
+      <ErrorSummary
+        message={save.isError ? message : null}
+        errors={otherErrors(fields, shown).filter((m) => !m.startsWith('/emailContent'))}
+      />
+      <Input
+        label="Name"
+        value={d.name}
+        onChange={(e) => set('name', e.target.value)}
+        error={fields['/name']}
+        required
+        maxLength={255}
+        disabled={!editable}
+      />
+      <div className="grid-2">
+        <Input
+          label="From"
+          value={d.from}
+          onChange={(e) => set('from', e.target.value)}
+          error={fields['/from']}
+          hint={fromHint}
+          placeholder="Acme <news@example.com>"
+          disabled={!editable}
+        />
+        <Input
+          label="Reply-to"
+          type="email"
+          value={d.replyTo}
+          onChange={(e) => set('replyTo', e.target.value)}
+          error={fields['/replyTo']}
+          hint="Optional: where replies go."
+          disabled={!editable}
+        />
+      </div>
+      <div className="grid-2">
+        <Select
+          label="Segment"
+          value={d.segmentId}
+          onChange={(e) => set('segmentId', e.target.value)}
+          error={fields['/segmentId']}
+          disabled={!editable || segments.isPending}
+          options={[
+            { value: '', label: 'Every subscribed contact' },
+            ...(segments.data ?? []).map((s) => ({ value: s.id, label: s.name })),
+          ]}
+          hint={<Link to="/segments/new">Build a segment</Link>}
+        />
+        <Select
+          label="Topic"
+          value={d.topicId}
+          onChange={(e) => set('topicId', e.target.value)}
+          error={fields['/topicId']}
+          disabled={!editable || topics.isPending}
+          options={[
+            { value: '', label: 'No topic' },
+            ...(topics.data ?? []).map((t) => ({ value: t.id, label: t.name })),
+          ]}
+          hint="With a topic, only its subscribers get it, and the unsubscribe link can leave just this topic."
+        />
+      </div>
+      <fieldset>
+        <legend>Tracking</legend>
+        <div className="stack-sm">
+          <Checkbox
+            label="Count opens"
+            hint="Adds a 1×1 image to the HTML."
+            checked={d.opens}
+            onChange={(e) => set('opens', e.target.checked)}
+            disabled={!editable}
+          />
+          <Checkbox
+            label="Count clicks"
+            hint="Links go through this server first."
+            checked={d.clicks}
+            onChange={(e) => set('clicks', e.target.checked)}
+            disabled={!editable}
+          />
+        </div>
+      </fieldset>
+    </section>
+  );
+
+  const editor = (
+    <EmailContentEditor
+      value={content}
+      onChange={setContent}
+      readOnly={!editable}
+      showSubject
+      errors={errorsOfContent}
+      contactId={contactId}
+      onContactId={setContactId}
+      status={status}
+      idPrefix="broadcast"
+    />
+  );
+
+  const saveBar: ReactNode = editable && (
+    <div className="save-bar">
+      <span className="muted small" aria-live="polite">
+        {dirty
+          ? 'Unsaved changes to the sender and audience'
+          : `Sender and audience saved ${formatDateTime(broadcast.updatedAt)}; the content saves by itself.`}
+      </span>
+      <Button type="submit" variant="primary" loading={save.isPending} disabled={!dirty && !save.isError}>
+        Save
+      </Button>
+    </div>
+  );
+
+  const side = (
+    <>
+      <PreflightCard broadcast={broadcast} />
+      {editable && <TestSendCard broadcast={broadcast} contactId={contactId} beforeSend={beforeSend} />}
+      <SendCard key={broadcast.sendAt ?? 'none'} broadcast={broadcast} beforeSend={beforeSend} editable={editable} />
+    </>
+  );
+
+  if (visual)
+    return (
+      <div className="composer composer-visual">
+        <form className="stack composer-main" onSubmit={submit} noValidate aria-label="Broadcast settings">
+          {envelope}
+          {saveBar}
+        </form>
+        <div className="stack composer-side">{side}</div>
+        <section className="card stack composer-content" aria-labelledby="content-h">
+          <h2 id="content-h">Content</h2>
+          {editor}
+        </section>
+      </div>
+    );
+
   return (
     <div className="composer">
       <form className="stack composer-main" onSubmit={submit} noValidate aria-label="Broadcast content">
-        <section className="card stack" aria-labelledby="envelope-h">
-          <h2 id="envelope-h">Sender and audience</h2>
-          <ErrorSummary message={save.isError ? message : null} errors={otherErrors(fields, shown)} />
-          <Input
-            label="Name"
-            value={d.name}
-            onChange={(e) => set('name', e.target.value)}
-            error={fields['/name']}
-            required
-            maxLength={255}
-            disabled={!editable}
-          />
-          <div className="grid-2">
-            <Input
-              label="From"
-              value={d.from}
-              onChange={(e) => set('from', e.target.value)}
-              error={fields['/from']}
-              hint={fromHint}
-              placeholder="Acme <news@example.com>"
-              disabled={!editable}
-            />
-            <Input
-              label="Reply-to"
-              type="email"
-              value={d.replyTo}
-              onChange={(e) => set('replyTo', e.target.value)}
-              error={fields['/replyTo']}
-              hint="Optional: where replies go."
-              disabled={!editable}
-            />
-          </div>
-          <div className="grid-2">
-            <Select
-              label="Segment"
-              value={d.segmentId}
-              onChange={(e) => set('segmentId', e.target.value)}
-              error={fields['/segmentId']}
-              disabled={!editable || segments.isPending}
-              options={[
-                { value: '', label: 'Every subscribed contact' },
-                ...(segments.data ?? []).map((s) => ({ value: s.id, label: s.name })),
-              ]}
-              hint={<Link to="/segments/new">Build a segment</Link>}
-            />
-            <Select
-              label="Topic"
-              value={d.topicId}
-              onChange={(e) => set('topicId', e.target.value)}
-              error={fields['/topicId']}
-              disabled={!editable || topics.isPending}
-              options={[
-                { value: '', label: 'No topic' },
-                ...(topics.data ?? []).map((t) => ({ value: t.id, label: t.name })),
-              ]}
-              hint="With a topic, only its subscribers get it, and the unsubscribe link can leave just this topic."
-            />
-          </div>
-        </section>
+        {envelope}
         <section className="card stack" aria-labelledby="content-h">
           <h2 id="content-h">Content</h2>
-          <Input
-            label="Subject"
-            value={d.subject}
-            onChange={(e) => set('subject', e.target.value)}
-            error={fields['/emailContent/subject']}
-            maxLength={998}
-            disabled={!editable}
-            placeholder='Hi {{ contact.firstName | default: "there" }}'
-          />
-          <Input
-            label="Preview text"
-            value={d.previewText}
-            onChange={(e) => set('previewText', e.target.value)}
-            error={fields['/emailContent/previewText']}
-            maxLength={500}
-            disabled={!editable}
-            hint="Shown after the subject in most inboxes."
-          />
-          <div className="field">
-            <span className="label" id="html-label">
-              HTML
-            </span>
-            <div className="hint" id="html-help">
-              Liquid: <code>{'{{ contact.firstName }}'}</code>, <code>{'{{ contact.properties.plan }}'}</code>,{' '}
-              <code>{'{{ unsubscribe_url }}'}</code>. Escape, then Tab, leaves the editor.
-            </div>
-            <CodeEditor
-              value={d.html}
-              onChange={(v) => set('html', v)}
-              label="HTML"
-              readOnly={!editable}
-              describedBy="html-help"
-            />
-            {fields['/emailContent/html'] && <div className="error">{fields['/emailContent/html']}</div>}
-          </div>
-          <Textarea
-            label="Plain text"
-            value={d.text}
-            onChange={(e) => set('text', e.target.value)}
-            error={fields['/emailContent/text']}
-            rows={6}
-            disabled={!editable}
-            hint="Optional: made from the HTML when empty."
-          />
-          <fieldset>
-            <legend>Tracking</legend>
-            <div className="stack-sm">
-              <Checkbox
-                label="Count opens"
-                hint="Adds a 1×1 image to the HTML."
-                checked={d.opens}
-                onChange={(e) => set('opens', e.target.checked)}
-                disabled={!editable}
-              />
-              <Checkbox
-                label="Count clicks"
-                hint="Links go through this server first."
-                checked={d.clicks}
-                onChange={(e) => set('clicks', e.target.checked)}
-                disabled={!editable}
-              />
-            </div>
-          </fieldset>
+          {editor}
         </section>
-        {editable && (
-          <div className="save-bar">
-            <span className="muted small" aria-live="polite">
-              {dirty ? 'Unsaved changes' : `Saved ${formatDateTime(broadcast.updatedAt)}`}
-            </span>
-            <Button type="submit" variant="primary" loading={save.isPending} disabled={!dirty}>
-              Save
-            </Button>
-          </div>
-        )}
+        {saveBar}
       </form>
       <div className="stack composer-side">
         <PreviewCard broadcast={broadcast} contactId={contactId} setContactId={setContactId} />
-        <PreflightCard broadcast={broadcast} />
-        {editable && <TestSendCard broadcast={broadcast} contactId={contactId} beforeSend={beforeSend} />}
-        <SendCard key={broadcast.sendAt ?? 'none'} broadcast={broadcast} beforeSend={beforeSend} editable={editable} />
+        {side}
       </div>
     </div>
   );

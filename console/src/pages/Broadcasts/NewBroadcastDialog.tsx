@@ -1,10 +1,15 @@
-/** A new broadcast (a draft): its name; the server gives it the workspace's default sender (settings.defaultFrom). */
+/**
+ * A new broadcast (a draft): its name, and how its email is made: the visual editor (a new block document) or HTML
+ * code. The server gives it the workspace's default sender (settings.defaultFrom).
+ */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { broadcastKeys } from '../../api/keys';
 import { Button, Dialog, ErrorSummary, Input } from '../../components';
+import { newDocument } from '../../components/email-editor/operations';
+import { useWorkspaceLook } from '../../components/email-editor/workspace';
 import type { Broadcast } from '../../lib/audience';
 import { useDefaultFrom } from '../../lib/automation-hooks';
 import { otherErrors, problemOf } from '../../lib/forms';
@@ -13,9 +18,21 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
   const navigate = useNavigate();
   const qc = useQueryClient();
   const [name, setName] = useState('');
+  const [mode, setMode] = useState<'visual' | 'code'>('visual');
+  const look = useWorkspaceLook();
   const defaultFrom = useDefaultFrom();
   const create = useMutation({
-    mutationFn: async () => unwrap(await api.POST('/v1/broadcasts', { body: { name: name.trim() } })),
+    mutationFn: async () =>
+      unwrap(
+        await api.POST('/v1/broadcasts', {
+          body: {
+            name: name.trim(),
+            ...(mode === 'visual'
+              ? { emailContent: { editorContent: newDocument({ brandColor: look.brandColor }) } }
+              : {}),
+          },
+        }),
+      ),
     onSuccess: (b: Broadcast) => {
       void qc.invalidateQueries({ queryKey: broadcastKeys.all });
       onClose();
@@ -67,6 +84,28 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
             ? `It is sent from your default sender, ${defaultFrom.data}, unless you change it in the draft.`
             : 'Choose its sender in the draft, or set a default sender in Settings.'}
         </p>
+        <fieldset className="stack-sm">
+          <legend>The email</legend>
+          <label className="check">
+            <input
+              type="radio"
+              name="new-broadcast-mode"
+              checked={mode === 'visual'}
+              onChange={() => setMode('visual')}
+            />
+            <span>
+              <strong>Visual editor</strong>
+              <span className="hint muted small"> — blocks of text, images and buttons; no HTML needed.</span>
+            </span>
+          </label>
+          <label className="check">
+            <input type="radio" name="new-broadcast-mode" checked={mode === 'code'} onChange={() => setMode('code')} />
+            <span>
+              <strong>Code</strong>
+              <span className="hint muted small"> — write the HTML yourself.</span>
+            </span>
+          </label>
+        </fieldset>
       </form>
     </Dialog>
   );
