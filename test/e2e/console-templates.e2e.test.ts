@@ -252,7 +252,7 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
       expect(copy.subject).toBe('Our March news');
       expect(copy.editorContent).toEqual(stored.editorContent);
 
-      // A blank template: HTML written by hand.
+      // A blank template: a new visual document (empty but for its footer), switched to HTML written by hand.
       await page.getByRole('link', { name: 'Templates', exact: true }).first().click();
       await settled(page, 'Templates');
       await page.getByRole('button', { name: 'New template' }).click();
@@ -261,13 +261,28 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
         .getByRole('button', { name: /^Blank/ })
         .click();
       await settled(page, 'New template');
+      expect(await page.locator('[data-mode]').getAttribute('data-mode')).toBe('visual');
       await page.getByLabel('Name', { exact: true }).fill('Plain confirmation');
       await page.getByLabel('Subject').fill('Please confirm');
+      await page.getByRole('button', { name: 'Switch to HTML code…' }).click();
       await page
-        .locator('.cm-content')
-        .fill('<p>Hi {{ contact.firstName }}, <a href="{{ confirm_url }}">confirm</a>.</p>');
+        .getByRole('dialog', { name: 'Switch to HTML code?' })
+        .getByRole('button', { name: 'Switch to code' })
+        .click();
+      // The code editor holds the blank document's HTML: emptied with CodeMirror's own commands (a synthetic fill over
+      // its highlighted spans makes Chrome's native editing add style attributes, which the CSP refuses), then typed.
+      await page.locator('.cm-content').click();
+      await page.keyboard.press('ControlOrMeta+A');
+      await page.keyboard.press('Backspace');
+      await page.keyboard.insertText('<p>Hi {{ contact.firstName }}, <a href="{{ confirm_url }}">confirm</a>.</p>');
       await page.getByRole('button', { name: 'Create template' }).click();
       await page.getByRole('heading', { level: 1, name: 'Plain confirmation' }).waitFor();
+      const plain = (await api('GET', '/v1/templates')).data.find((t: any) => t.name === 'Plain confirmation');
+      expect(plain).toMatchObject({
+        subject: 'Please confirm',
+        html: '<p>Hi {{ contact.firstName }}, <a href="{{ confirm_url }}">confirm</a>.</p>',
+        editorContent: null,
+      });
       await page.frameLocator('iframe[title="Email preview"]').getByRole('link', { name: 'confirm' }).waitFor();
 
       await page.getByRole('link', { name: 'Templates', exact: true }).first().click();

@@ -1,7 +1,8 @@
 /**
  * Templates: reusable emails (contract §8) — to start a broadcast or an automation email from, and a form's double
  * opt-in email. The list says which are visual (block documents, §16) and which are HTML; a new one starts from the
- * gallery of starter emails or blank; each opens in the template editor.
+ * gallery of starter emails or blank (a new visual document in the workspace's brand colour); each opens in the
+ * template editor.
  */
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
@@ -9,6 +10,7 @@ import { api, unwrap } from '../../api/client';
 import { templateKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import { Button, CursorTable, EmptyState, PageHeader, useCursorList, type Column } from '../../components';
+import { newDocument, useWorkspaceLook } from '../../components/email-editor';
 import { TemplateGallery, type PickedTemplate } from '../../components/TemplateGallery';
 import { formatDateTime } from '../../lib/format';
 import type { Template } from '../../lib/templates';
@@ -19,6 +21,7 @@ import type { NewTemplateState } from './TemplateEditor';
 export default function Templates() {
   const can = useCan();
   const navigate = useNavigate();
+  const look = useWorkspaceLook();
   const [choosing, setChoosing] = useState(false);
   const [deleting, setDeleting] = useState<Template | null>(null);
   const list = useCursorList<Template>(templateKeys.list(), async (cursor) =>
@@ -103,7 +106,17 @@ export default function Templates() {
         title="New template"
         onClose={() => setChoosing(false)}
         onPick={picked}
-        onBlank={() => start({ name: '', content: { subject: null, html: null, text: null, editorContent: null } })}
+        onBlank={() =>
+          start({
+            name: '',
+            content: {
+              subject: null,
+              html: null,
+              text: null,
+              editorContent: newDocument({ brandColor: look.brandColor }),
+            },
+          })
+        }
       />
       <DeleteTemplateDialog template={deleting} onClose={() => setDeleting(null)} />
     </>
