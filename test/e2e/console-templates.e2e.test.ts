@@ -479,4 +479,44 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
     },
     180_000,
   );
+  it.skipIf(unavailable)(
+    'a new broadcast starts from a template of the gallery, and its email can be kept as a template',
+    async () => {
+      await page.goto(`${server.url}/app/broadcasts`);
+      await settled(page, 'Broadcasts');
+      await page.getByRole('button', { name: 'New broadcast' }).first().click();
+      const dialog = page.getByRole('dialog', { name: 'New broadcast' });
+      await dialog.getByRole('radio', { name: /From a template/ }).check();
+      const gallery = page.getByRole('dialog', { name: 'Start from a template' });
+      await gallery.getByRole('heading', { name: 'Starter templates', exact: true }).waitFor();
+      const items: { id: string; name: string }[] = (await api('GET', '/v1/templates/gallery')).data;
+      const starter = items.find((i) => i.id === 'welcome') ?? items[0]!;
+      const escaped = starter.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      await gallery.getByRole('button', { name: new RegExp(`^${escaped}`) }).click();
+      await dialog.getByTestId('new-broadcast-template').getByText(starter.name).waitFor();
+      // The draft is named after the template until the marketer names it.
+      expect(await dialog.getByLabel('Name').inputValue()).toBe(starter.name);
+      await dialog.getByLabel('Name').fill('Welcome from a template');
+      await dialog.getByRole('button', { name: 'Create draft' }).click();
+      await page.waitForURL(/\/app\/broadcasts\/bc_/);
+      const id = page.url().split('/').pop()!;
+      const stored = await api('GET', `/v1/broadcasts/${id}`);
+      expect(stored.emailContent.editorContent.type).toBe('formcast/blocks');
+      // Rendered by the service from the starter's document.
+      expect(stored.emailContent.html).toContain('{{ unsubscribe_url }}');
+      await settled(page, 'Welcome from a template');
+      await page.getByRole('button', { name: 'Save as template' }).click();
+      const save = page.getByRole('dialog', { name: /template/i });
+      await save.getByRole('button', { name: /Save/ }).last().click();
+      await expect
+        .poll(async () =>
+          (await api('GET', '/v1/templates')).data.some(
+            (t: { name: string; editorContent: { type?: string } | null }) =>
+              t.name === 'Welcome from a template' && t.editorContent?.type === 'formcast/blocks',
+          ),
+        )
+        .toBe(true);
+    },
+    120_000,
+  );
 });

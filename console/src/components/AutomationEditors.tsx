@@ -30,6 +30,8 @@ import {
   type EmailContentValue,
 } from './email-editor';
 import { useWorkspaceLook } from './email-editor/workspace';
+import { SaveAsTemplate } from './SaveAsTemplate';
+import { TemplateGallery } from './TemplateGallery';
 import { countBlocks } from './email-editor/operations';
 import { Checkbox, ErrorSummary, Input, Select } from './Field';
 import { FilterBuilder, newGroup } from './FilterBuilder';
@@ -215,6 +217,7 @@ function SendFields({
   const p = ctx.problems;
   const [preview, setPreview] = useState(false);
   const [editing, setEditing] = useState(false);
+  const [gallery, setGallery] = useState(false);
   const openEditor = (open: boolean) => {
     setEditing(open);
     ctx.email?.onEditing(open);
@@ -311,12 +314,42 @@ function SendFields({
               {ctx.editable ? 'Edit the email' : 'View the email'}
             </Button>
             {ctx.editable && (
+              <Button variant="ghost" onClick={() => setGallery(true)}>
+                Start from a template…
+              </Button>
+            )}
+            {ctx.editable && (
               <Button variant="ghost" onClick={modes.askToCode}>
                 Write HTML instead…
               </Button>
             )}
+            <SaveAsTemplate
+              content={{
+                subject: step.subject || null,
+                html: step.html,
+                text: step.text,
+                editorContent: step.editorContent,
+              }}
+              defaultName={step.subject || 'Automation email'}
+              variant="ghost"
+            />
             {modes.dialogs}
           </div>
+          <TemplateGallery
+            open={gallery}
+            title="Start this email from a template"
+            onClose={() => setGallery(false)}
+            onPick={(picked) => {
+              // The template's content replaces the email's (and its subject, when the step has none yet).
+              set({
+                html: picked.content.html ?? '',
+                text: picked.content.text ?? '',
+                editorContent: picked.content.editorContent ?? null,
+                ...(step.subject.trim() ? {} : { subject: picked.content.subject ?? '' }),
+              });
+              setGallery(false);
+            }}
+          />
           <Dialog
             wide
             open={editing}

@@ -29,6 +29,7 @@ import { nullable, otherErrors, problemOf } from '../../lib/forms';
 import { PreviewCard } from './PreviewCard';
 import { PreflightCard } from './PreflightCard';
 import { TestSendCard } from './TestSendCard';
+import { SaveAsTemplate } from '../../components/SaveAsTemplate';
 import { SendCard } from './SendCard';
 
 interface Envelope {
@@ -292,6 +293,17 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
       <PreflightCard broadcast={broadcast} />
       {editable && <TestSendCard broadcast={broadcast} contactId={contactId} beforeSend={beforeSend} />}
       <SendCard key={broadcast.sendAt ?? 'none'} broadcast={broadcast} beforeSend={beforeSend} editable={editable} />
+      <section className="card stack-sm" aria-labelledby="reuse-h">
+        <h2 id="reuse-h">Reuse this email</h2>
+        <p className="muted small">
+          Keep its content as a template, to start other broadcasts and automation emails from.
+        </p>
+        <SaveAsTemplate
+          content={{ ...content, subject: content.subject ?? null }}
+          defaultName={broadcast.name}
+          variant="secondary"
+        />
+      </section>
     </>
   );
 

@@ -1,6 +1,7 @@
 /**
- * A new broadcast (a draft): its name, and how its email is made: the visual editor (a new block document) or HTML
- * code. The server gives it the workspace's default sender (settings.defaultFrom).
+ * A new broadcast (a draft): its name, and how its email is made: the visual editor (a new block document), a template
+ * (a starter of the gallery or one of the workspace's, copied into the draft) or HTML code. The server gives it the
+ * workspace's default sender (settings.defaultFrom).
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -8,6 +9,7 @@ import { useNavigate } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { broadcastKeys } from '../../api/keys';
 import { Button, Dialog, ErrorSummary, Input } from '../../components';
+import { TemplateGallery, type PickedTemplate } from '../../components/TemplateGallery';
 import { newDocument } from '../../components/email-editor/operations';
 import { useWorkspaceLook } from '../../components/email-editor/workspace';
 import type { Broadcast } from '../../lib/audience';
@@ -18,7 +20,9 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
   const navigate = useNavigate();
   const qc = useQueryClient();
   const [name, setName] = useState('');
-  const [mode, setMode] = useState<'visual' | 'code'>('visual');
+  const [mode, setMode] = useState<'visual' | 'code' | 'template'>('visual');
+  const [picked, setPicked] = useState<PickedTemplate | null>(null);
+  const [galleryOpen, setGalleryOpen] = useState(false);
   const look = useWorkspaceLook();
   const defaultFrom = useDefaultFrom();
   const create = useMutation({
@@ -29,7 +33,17 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
             name: name.trim(),
             ...(mode === 'visual'
               ? { emailContent: { editorContent: newDocument({ brandColor: look.brandColor }) } }
-              : {}),
+              : mode === 'template' && picked
+                ? {
+                    emailContent: {
+                      subject: picked.content.subject,
+                      previewText: picked.content.previewText ?? null,
+                      html: picked.content.html,
+                      text: picked.content.text,
+                      editorContent: picked.content.editorContent ?? null,
+                    },
+                  }
+                : {}),
           },
         }),
       ),
@@ -60,7 +74,7 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
             form="new-broadcast"
             variant="primary"
             loading={create.isPending}
-            disabled={!name.trim()}
+            disabled={!name.trim() || (mode === 'template' && !picked)}
           >
             Create draft
           </Button>
@@ -99,6 +113,30 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
             </span>
           </label>
           <label className="check">
+            <input
+              type="radio"
+              name="new-broadcast-mode"
+              checked={mode === 'template'}
+              onChange={() => {
+                setMode('template');
+                if (!picked) setGalleryOpen(true);
+              }}
+            />
+            <span>
+              <strong>From a template</strong>
+              <span className="hint muted small" data-testid="new-broadcast-template">
+                {picked ? ` — ${picked.name}. ` : ' — a starter email or one of your templates. '}
+              </span>
+            </span>
+          </label>
+          {mode === 'template' && (
+            <div>
+              <Button size="sm" onClick={() => setGalleryOpen(true)}>
+                {picked ? 'Choose another template…' : 'Choose a template…'}
+              </Button>
+            </div>
+          )}
+          <label className="check">
             <input type="radio" name="new-broadcast-mode" checked={mode === 'code'} onChange={() => setMode('code')} />
             <span>
               <strong>Code</strong>
@@ -107,6 +145,17 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
           </label>
         </fieldset>
       </form>
+      <TemplateGallery
+        open={galleryOpen}
+        title="Start from a template"
+        onClose={() => setGalleryOpen(false)}
+        onPick={(p) => {
+          setPicked(p);
+          setMode('template');
+          if (!name.trim()) setName(p.name);
+          setGalleryOpen(false);
+        }}
+      />
     </Dialog>
   );
 }
