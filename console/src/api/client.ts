@@ -92,3 +92,49 @@ export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return 'Something went wrong.';
 }
+
+/** An upload in flight: its answer, and a way to stop it. */
+export interface Upload<T> {
+  promise: Promise<T>;
+  abort: () => void;
+}
+
+/**
+ * POST `body` to `path` by XMLHttpRequest, whose upload events give a progress bar (fetch has none): the session's
+ * headers as every request gets them (requestHeaders), the answer's JSON, or an ApiError with its problem (a 401 goes
+ * to the sign-in page). For files: images (multipart), contact imports (the file as it is).
+ */
+export function uploadWithProgress<T>(
+  path: string,
+  body: XMLHttpRequestBodyInit,
+  opts: { contentType?: string; onProgress?: (loaded: number, total: number | null) => void; onSent?: () => void } = {},
+): Upload<T> {
+  const xhr = new XMLHttpRequest();
+  const promise = new Promise<T>((resolve, reject) => {
+    xhr.open('POST', path);
+    xhr.withCredentials = true;
+    const headers = new Headers({ Accept: 'application/json' });
+    requestHeaders('POST', headers);
+    headers.forEach((v, k) => xhr.setRequestHeader(k, v));
+    if (opts.contentType) xhr.setRequestHeader('Content-Type', opts.contentType);
+    xhr.upload.onprogress = (e) => opts.onProgress?.(e.loaded, e.lengthComputable ? e.total : null);
+    xhr.upload.onload = () => opts.onSent?.();
+    xhr.onerror = () => reject(new Error('The upload failed: the connection to the server was lost.'));
+    xhr.onabort = () => reject(new Error('The upload was stopped.'));
+    xhr.onload = () => {
+      let answer: unknown;
+      try {
+        answer = xhr.responseText ? JSON.parse(xhr.responseText) : undefined;
+      } catch {
+        answer = { detail: xhr.responseText.slice(0, 200) };
+      }
+      if (xhr.status >= 200 && xhr.status < 300) resolve(answer as T);
+      else {
+        if (xhr.status === 401) goToLogin();
+        reject(new ApiError(xhr.status, (answer as Problem) ?? {}));
+      }
+    };
+    xhr.send(body);
+  });
+  return { promise, abort: () => xhr.abort() };
+}

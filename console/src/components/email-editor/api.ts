@@ -2,7 +2,7 @@
  * The editor's calls: the preview's render (POST /v1/email-documents/render, through the typed client) and image
  * uploads (POST /v1/images, multipart, by XMLHttpRequest for its progress), with their failures in plain words.
  */
-import { api, ApiError, goToLogin, requestHeaders, unwrap, type Problem } from '../../api/client';
+import { api, ApiError, unwrap, uploadWithProgress, type Upload } from '../../api/client';
 import type { operations, paths } from '../../api/generated/schema';
 import type { BlockDocument } from './document';
 
@@ -49,36 +49,10 @@ export function uploadErrorText(file: File, err: unknown): string {
 }
 
 /** POST /v1/images with the file as the multipart field `file`. */
-export function uploadImage(
-  file: File,
-  onProgress?: (fraction: number) => void,
-): { promise: Promise<UploadedImage>; abort: () => void } {
-  const xhr = new XMLHttpRequest();
-  const promise = new Promise<UploadedImage>((resolve, reject) => {
-    xhr.open('POST', '/v1/images');
-    xhr.withCredentials = true;
-    const headers = new Headers({ Accept: 'application/json' });
-    requestHeaders('POST', headers);
-    headers.forEach((v, k) => xhr.setRequestHeader(k, v));
-    xhr.upload.onprogress = (e) => onProgress?.(e.lengthComputable ? e.loaded / e.total : 0);
-    xhr.onerror = () => reject(new Error('The upload failed: the connection to the server was lost.'));
-    xhr.onabort = () => reject(new Error('The upload was stopped.'));
-    xhr.onload = () => {
-      let body: unknown;
-      try {
-        body = xhr.responseText ? JSON.parse(xhr.responseText) : undefined;
-      } catch {
-        body = { detail: xhr.responseText.slice(0, 200) };
-      }
-      if (xhr.status >= 200 && xhr.status < 300) resolve(body as UploadedImage);
-      else {
-        if (xhr.status === 401) goToLogin();
-        reject(new ApiError(xhr.status, (body as Problem) ?? {}));
-      }
-    };
-    const form = new FormData();
-    form.append('file', file, file.name);
-    xhr.send(form);
+export function uploadImage(file: File, onProgress?: (fraction: number) => void): Upload<UploadedImage> {
+  const form = new FormData();
+  form.append('file', file, file.name);
+  return uploadWithProgress<UploadedImage>('/v1/images', form, {
+    onProgress: (loaded, total) => onProgress?.(total ? loaded / total : 0),
   });
-  return { promise, abort: () => xhr.abort() };
 }

@@ -1,7 +1,7 @@
 /** The CSV/NDJSON import: the upload with its progress, then the counts and the rows skipped by line. */
 import { useQueryClient } from '@tanstack/react-query';
 import { useRef, useState, type FormEvent } from 'react';
-import { ApiError, requestHeaders, type Problem } from '../../api/client';
+import { uploadWithProgress, type Upload } from '../../api/client';
 import { contactKeys } from '../../api/keys';
 import { Button, Dialog, ErrorSummary, Table, type Column } from '../../components';
 import type { ImportJob } from '../../lib/audience';
@@ -23,38 +23,18 @@ function contentTypeOf(file: File): string | null {
   return null;
 }
 
-/** POST /v1/contacts/imports by XMLHttpRequest, whose upload events give the progress bar. */
+/** POST /v1/contacts/imports with the file as it is, with the upload's progress. */
 function upload(
   file: File,
   type: string,
   onProgress: (loaded: number, total: number) => void,
   onSent: () => void,
-): { promise: Promise<ImportJob>; abort: () => void } {
-  const xhr = new XMLHttpRequest();
-  const promise = new Promise<ImportJob>((resolve, reject) => {
-    xhr.open('POST', '/v1/contacts/imports');
-    xhr.withCredentials = true;
-    const headers = new Headers({ Accept: 'application/json' });
-    requestHeaders('POST', headers);
-    headers.forEach((v, k) => xhr.setRequestHeader(k, v));
-    xhr.setRequestHeader('Content-Type', `${type}; charset=utf-8`);
-    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
-    xhr.upload.onload = () => onSent();
-    xhr.onerror = () => reject(new Error('The upload failed: the connection was lost.'));
-    xhr.onabort = () => reject(new Error('The upload was stopped.'));
-    xhr.onload = () => {
-      let body: unknown;
-      try {
-        body = xhr.responseText ? JSON.parse(xhr.responseText) : undefined;
-      } catch {
-        body = { detail: xhr.responseText.slice(0, 200) };
-      }
-      if (xhr.status >= 200 && xhr.status < 300) resolve(body as ImportJob);
-      else reject(new ApiError(xhr.status, (body as Problem) ?? {}));
-    };
-    xhr.send(file);
+): Upload<ImportJob> {
+  return uploadWithProgress<ImportJob>('/v1/contacts/imports', file, {
+    contentType: `${type}; charset=utf-8`,
+    onProgress: (loaded, total) => onProgress(loaded, total ?? file.size),
+    onSent,
   });
-  return { promise, abort: () => xhr.abort() };
 }
 
 function ImportResult({ job }: { job: ImportJob }) {

@@ -4,7 +4,7 @@
  * own progress bar and, when refused, why in plain words (too large, not an image).
  */
 import { useRef, useState, type DragEvent } from 'react';
-import { ApiError, requestHeaders, type Problem } from '../../api/client';
+import { ApiError, uploadWithProgress } from '../../api/client';
 import { Button } from '../../components';
 import { formatBytes, type LibraryImage } from '../../lib/templates';
 
@@ -45,29 +45,9 @@ export function uploadError(file: { name: string; size: number }, err: unknown):
 }
 
 function send(file: File, onProgress: (loaded: number) => void): Promise<LibraryImage> {
-  return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open('POST', '/v1/images');
-    xhr.withCredentials = true;
-    const headers = new Headers({ Accept: 'application/json' });
-    requestHeaders('POST', headers);
-    headers.forEach((v, k) => xhr.setRequestHeader(k, v));
-    xhr.upload.onprogress = (e) => onProgress(e.loaded);
-    xhr.onerror = () => reject(new Error('the connection was lost.'));
-    xhr.onload = () => {
-      let body: unknown;
-      try {
-        body = xhr.responseText ? JSON.parse(xhr.responseText) : undefined;
-      } catch {
-        body = { detail: xhr.responseText.slice(0, 200) };
-      }
-      if (xhr.status >= 200 && xhr.status < 300) resolve(body as LibraryImage);
-      else reject(new ApiError(xhr.status, (body as Problem) ?? {}));
-    };
-    const form = new FormData();
-    form.append('file', file, file.name);
-    xhr.send(form);
-  });
+  const form = new FormData();
+  form.append('file', file, file.name);
+  return uploadWithProgress<LibraryImage>('/v1/images', form, { onProgress }).promise;
 }
 
 let nextKey = 1;
