@@ -25,7 +25,6 @@ const EXTERNAL = new Set([
   'pg',
   'pg-native',
   '@fastify/swagger',
-  '@fastify/swagger-ui',
   'mailparser',
   'mailauth',
   'sanitize-html',
