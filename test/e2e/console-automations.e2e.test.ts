@@ -12,16 +12,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { describeBrowser, launchBrowser } from '../helpers/browser.js';
+import { describeBrowser, launchBrowser, expectNoSeriousAxe } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 import { apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = '/tmp';
-const AXE = fs.readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const EMAIL = 'mia@acme.test';
 const PASSWORD = 'correct horse battery staple 42';
 const VIEWER = 'val@acme.test';
@@ -55,21 +52,6 @@ describeBrowser("the console's automation editor end to end (formcast serve, hea
     p.on('pageerror', (e) => pageErrors.push(`${p.url()}: ${String(e)}`));
   }
 
-  async function axe(p: Page, name: string): Promise<void> {
-    await p.evaluate(AXE);
-    const result = await p.evaluate(async () => {
-      const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.map((v: any) => ({
-        id: v.id,
-        impact: v.impact,
-        help: v.help,
-        nodes: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')),
-      }));
-    });
-    const bad = result.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `axe on ${name}: ${JSON.stringify(bad, null, 2)}`).toEqual([]);
-  }
-
   /** A full-page PNG in /tmp/automations-<name>.png, from the top, without the notifications floating over it. */
   async function shot(p: Page, name: string): Promise<void> {
     await p.evaluate(() => {
@@ -90,7 +72,7 @@ describeBrowser("the console's automation editor end to end (formcast serve, hea
   async function check(p: Page, name: string, heading: string | RegExp): Promise<void> {
     await settled(p, heading);
     await shot(p, name);
-    await axe(p, name);
+    await expectNoSeriousAxe(p, name);
   }
 
   /** The card of step `n` in the flow. */
@@ -217,7 +199,7 @@ describeBrowser("the console's automation editor end to end (formcast serve, hea
       await dialog.getByLabel('Starts when').selectOption('form.submitted');
       await dialog.getByLabel('Form').selectOption({ label: 'Newsletter (/f/newsletter)' });
       await shot(page, 'new');
-      await axe(page, 'new');
+      await expectNoSeriousAxe(page, 'new');
       await dialog.getByRole('button', { name: 'Create draft' }).click();
       await page.waitForURL(/\/app\/automations\/[^/]+$/);
       automationId = page.url().split('/').pop()!;
@@ -281,7 +263,7 @@ describeBrowser("the console's automation editor end to end (formcast serve, hea
       await page.getByText(/Not saved: 1 problem/).waitFor();
       await expect.poll(() => card(5, 'A/B split').textContent()).toContain('percents must sum to 100');
       await shot(page, 'validation');
-      await axe(page, 'validation');
+      await expectNoSeriousAxe(page, 'validation');
       // Move the wait above the first send and back; then remove the split: the problems go with it.
       await page.getByRole('button', { name: 'Move Step 2: Wait up' }).click();
       await expect.poll(() => page.locator('.flow-card-select').first().textContent()).toContain('Wait');
@@ -337,7 +319,7 @@ describeBrowser("the console's automation editor end to end (formcast serve, hea
       await expect.poll(() => card(3, 'If / else').textContent()).toContain('went down Yes');
       await expect.poll(() => card(4, 'Send email').textContent()).toContain('After 2 days');
       await shot(page, 'simulator');
-      await axe(page, 'simulator');
+      await expectNoSeriousAxe(page, 'simulator');
 
       // A made-up contact on the free plan goes down No: three steps.
       await page.getByLabel('A made-up contact').check();

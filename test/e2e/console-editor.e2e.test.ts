@@ -16,13 +16,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeBrowser, launchBrowser } from '../helpers/browser.js';
+import { describeBrowser, launchBrowser, expectNoSeriousAxe, watchPages } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 import { cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
-const AXE = fs.readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const PNG = path.join(ROOT, 'test', 'fixtures', 'images', 'spring-sale.png');
 const EMAIL = 'mia@acme.test';
 const PASSWORD = 'correct horse battery staple 42';
@@ -53,42 +52,6 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
     return text ? JSON.parse(text) : null;
-  }
-
-  /** Every page of a context reports CSP violations (from every frame, the preview's sandbox included) and errors. */
-  async function watch(ctx: BrowserContext): Promise<void> {
-    await ctx.exposeBinding('__formcastCsp', ({ frame }, text: string) => {
-      cspViolations.push(`${frame.url()}: ${text}`);
-    });
-    await ctx.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => {
-        (window as unknown as { __formcastCsp(t: string): void }).__formcastCsp(
-          `${e.effectiveDirective} refused ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber} ${e.sample}`,
-        );
-      });
-    });
-    ctx.on('page', (p) => {
-      p.on('console', (m) => {
-        if (/Content[ -]Security[ -]Policy/i.test(m.text()))
-          cspViolations.push(`${p.url()}: ${m.text().slice(0, 300)}`);
-      });
-      p.on('pageerror', (e) => pageErrors.push(`${p.url()}: ${String(e)}`));
-    });
-  }
-
-  async function axe(p: Page, name: string): Promise<void> {
-    await p.evaluate(AXE);
-    const result = await p.evaluate(async () => {
-      const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.map((v: any) => ({
-        id: v.id,
-        impact: v.impact,
-        help: v.help,
-        nodes: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')),
-      }));
-    });
-    const bad = result.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `axe on ${name}: ${JSON.stringify(bad, null, 2)}`).toEqual([]);
   }
 
   async function shot(p: Page, name: string, fullPage = true): Promise<void> {
@@ -166,7 +129,7 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
       properties: { plan: 'pro' },
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-    await watch(context);
+    await watchPages(context, cspViolations, pageErrors);
     page = await context.newPage();
   }, 120_000);
 
@@ -191,7 +154,7 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
       const dialog = page.getByRole('dialog', { name: 'New broadcast' });
       await dialog.getByLabel('Name').fill('Spring news');
       expect(await dialog.getByLabel(/^Visual editor/).isChecked()).toBe(true);
-      await axe(page, 'new broadcast dialog');
+      await expectNoSeriousAxe(page, 'new broadcast dialog');
       await dialog.getByRole('button', { name: 'Create draft' }).click();
       await page.waitForURL(/\/app\/broadcasts\/[^/]+$/);
       broadcastId = page.url().split('/').pop()!;
@@ -258,7 +221,7 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
 
       await shot(page, 'composer');
       await shotEditor(page, 'editor');
-      await axe(page, 'the editor');
+      await expectNoSeriousAxe(page, 'the editor');
     },
     180_000,
   );
@@ -342,7 +305,7 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
       await frame.getByText('Hi Ada,').waitFor();
       // An element's capture (the frame's content is painted only on screen).
       await page.locator('.ee-preview').screenshot({ path: path.join(SHOTS, 'console-editor-preview-phone-dark.png') });
-      await axe(page, 'the preview');
+      await expectNoSeriousAxe(page, 'the preview');
       await page.getByRole('button', { name: 'Desktop', exact: true }).click();
       await page.getByRole('button', { name: 'Light', exact: true }).click();
     },
@@ -428,27 +391,27 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
         colorScheme: 'dark',
         storageState: await context.storageState(),
       });
-      await watch(dark);
+      await watchPages(dark, cspViolations, pageErrors);
       const d = await dark.newPage();
       await d.goto(`${server.url}/app/broadcasts/${broadcastId}`);
       await d.locator('.ee-block').first().waitFor();
       await d.locator('.ee-list-root > .ee-block[data-block-type="text"]').click();
       await shot(d, 'composer-dark');
       await shotEditor(d, 'editor-dark');
-      await axe(d, 'the editor, dark');
+      await expectNoSeriousAxe(d, 'the editor, dark');
       await dark.close();
 
       const phone = await browser.newContext({
         viewport: { width: 390, height: 844 },
         storageState: await context.storageState(),
       });
-      await watch(phone);
+      await watchPages(phone, cspViolations, pageErrors);
       const p = await phone.newPage();
       await p.goto(`${server.url}/app/broadcasts/${broadcastId}`);
       await p.locator('.ee-block').first().waitFor();
       await shotEditor(p, 'editor-phone');
       expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-      await axe(p, 'the editor at 390 px');
+      await expectNoSeriousAxe(p, 'the editor at 390 px');
       await phone.close();
     },
     120_000,
@@ -460,7 +423,7 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
       await page.getByRole('button', { name: 'Switch to HTML code…' }).click();
       const confirm = page.getByRole('dialog', { name: 'Switch to HTML code?' });
       await confirm.getByText('The blocks are left behind').waitFor();
-      await axe(page, 'the switch to code');
+      await expectNoSeriousAxe(page, 'the switch to code');
       await confirm.getByRole('button', { name: 'Switch to code' }).click();
       await page.locator('.cm-content').waitFor();
       await saved();
@@ -544,7 +507,7 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
       expect(after.emailContent.editorContent.blocks[1].text).toContain('Welcome aboard!');
       expect(after.emailContent.html).toContain('Welcome aboard!');
       await shot(page, 'automation-step', false);
-      await axe(page, 'the automation step editor');
+      await expectNoSeriousAxe(page, 'the automation step editor');
       await dialog.getByRole('button', { name: 'Done' }).click();
     },
     120_000,

@@ -14,12 +14,11 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { describeBrowser, launchBrowser } from '../helpers/browser.js';
+import { describeBrowser, launchBrowser, expectNoSeriousAxe, watchPages } from '../helpers/browser.js';
 import { apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
-const AXE = fs.readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const EMAIL = 'mia@acme.test';
 const PASSWORD = 'correct horse battery staple 42';
 const DESKTOP = { width: 1280, height: 860 };
@@ -54,42 +53,6 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
     () => key,
   );
 
-  /** Every page of a context reports CSP violations (from every frame) and uncaught errors. */
-  async function watch(ctx: BrowserContext): Promise<void> {
-    await ctx.exposeBinding('__formcastCsp', ({ frame }, text: string) => {
-      cspViolations.push(`${frame.url()}: ${text}`);
-    });
-    await ctx.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => {
-        (window as unknown as { __formcastCsp(t: string): void }).__formcastCsp(
-          `${e.effectiveDirective} refused ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber} ${e.sample}`,
-        );
-      });
-    });
-    ctx.on('page', (p) => {
-      p.on('console', (m) => {
-        if (/Content[ -]Security[ -]Policy/i.test(m.text()))
-          cspViolations.push(`${p.url()}: ${m.text().slice(0, 300)}`);
-      });
-      p.on('pageerror', (e) => pageErrors.push(`${p.url()}: ${String(e)}`));
-    });
-  }
-
-  async function axe(p: Page, name: string): Promise<void> {
-    await p.evaluate(AXE);
-    const result = await p.evaluate(async () => {
-      const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.map((v: any) => ({
-        id: v.id,
-        impact: v.impact,
-        help: v.help,
-        nodes: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')),
-      }));
-    });
-    const bad = result.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `axe on ${name}: ${JSON.stringify(bad, null, 2)}`).toEqual([]);
-  }
-
   /** Notifications float over the bottom right corner (the settings' Save button): dismissed before a click there. */
   async function dismissToasts(p: Page): Promise<void> {
     await p.evaluate(() => {
@@ -116,7 +79,7 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
   async function check(p: Page, name: string, heading: string | RegExp): Promise<void> {
     await settled(p, heading);
     await shot(p, name);
-    await axe(p, name);
+    await expectNoSeriousAxe(p, name);
   }
 
   beforeAll(async () => {
@@ -158,7 +121,7 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
     browser = launched;
     context = await browser.newContext({ viewport: DESKTOP });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-    await watch(context);
+    await watchPages(context, cspViolations, pageErrors);
     page = await context.newPage();
     await page.goto(`${server.url}/app/login?next=${encodeURIComponent('/app/templates')}`);
     await page.locator('input[name="email"]').fill(EMAIL);
@@ -203,7 +166,7 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
         timeout: 20_000,
       });
       await shot(page, 'template-gallery', { fullPage: false });
-      await axe(page, 'template-gallery');
+      await expectNoSeriousAxe(page, 'template-gallery');
 
       const first = items[0]!;
       const escaped = first.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -242,7 +205,7 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
       const dup = page.getByRole('dialog', { name: 'Save as template' });
       expect(await dup.getByLabel('Template name').inputValue()).toBe('Copy of Monthly newsletter');
       await shot(page, 'template-duplicate', { fullPage: false });
-      await axe(page, 'template-duplicate');
+      await expectNoSeriousAxe(page, 'template-duplicate');
       await dup.getByLabel('Template name').fill('Newsletter (spring)');
       await dup.getByRole('button', { name: 'Save template' }).click();
       await page.getByRole('heading', { level: 1, name: 'Newsletter (spring)' }).waitFor();
@@ -322,7 +285,7 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
         `/app/forms/${form.id}`,
       );
       await shot(page, 'template-in-use', { fullPage: false });
-      await axe(page, 'template-in-use');
+      await expectNoSeriousAxe(page, 'template-in-use');
       await confirm.getByRole('button', { name: 'Cancel' }).click();
       expect((await api('GET', `/v1/templates/${templateId}`)).id).toBe(templateId);
 
@@ -396,7 +359,7 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
       const confirm = page.getByRole('dialog', { name: /^Delete .*\?$/ });
       await confirm.getByText(/Emails already sent that show it lose it/).waitFor();
       await shot(page, 'image-delete', { fullPage: false });
-      await axe(page, 'image-delete');
+      await expectNoSeriousAxe(page, 'image-delete');
       await page.keyboard.press('Enter'); // the confirm button has the focus
       await page.getByText(/deleted\.$/).waitFor();
       await page.getByText('No images yet').waitFor();
@@ -447,7 +410,7 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
         ['phone-dark', { viewport: PHONE, colorScheme: 'dark' as const }],
       ] as const) {
         const ctx = await browser.newContext({ ...options, storageState: await context.storageState() });
-        await watch(ctx);
+        await watchPages(ctx, cspViolations, pageErrors);
         try {
           const p = await ctx.newPage();
           for (const [url, heading, shotName] of [
@@ -471,7 +434,7 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
             .toBeGreaterThanOrEqual(name.startsWith('phone') ? 1 : 6);
           await p.waitForFunction(() => document.querySelectorAll('dialog[open] .skeleton').length === 0);
           await shot(p, `${name}-template-gallery`, { fullPage: false });
-          await axe(p, `${name}-template-gallery`);
+          await expectNoSeriousAxe(p, `${name}-template-gallery`);
         } finally {
           await ctx.close();
         }

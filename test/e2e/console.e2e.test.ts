@@ -19,13 +19,12 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { describeBrowser, launchBrowser } from '../helpers/browser.js';
+import { describeBrowser, launchBrowser, expectNoSeriousAxe, watchPages } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 import { apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
-const AXE = fs.readFileSync(path.join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const EMAIL = 'marketer@acme.test';
 const PASSWORD = 'correct horse battery staple 42';
 const VIEWER = 'viewer@acme.test';
@@ -81,25 +80,6 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
    * Every page of a context reports Content-Security-Policy violations (its `securitypolicyviolation`
    * events, from every frame, through a binding the page's CSP does not govern) and uncaught errors.
    */
-  async function watch(ctx: BrowserContext): Promise<void> {
-    await ctx.exposeBinding('__formcastCsp', ({ frame }, text: string) => {
-      cspViolations.push(`${frame.url()}: ${text}`);
-    });
-    await ctx.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => {
-        (window as unknown as { __formcastCsp(t: string): void }).__formcastCsp(
-          `${e.effectiveDirective} refused ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber} ${e.sample}`,
-        );
-      });
-    });
-    ctx.on('page', (p) => {
-      p.on('console', (m) => {
-        if (/Content[ -]Security[ -]Policy/i.test(m.text()))
-          cspViolations.push(`${p.url()}: ${m.text().slice(0, 300)}`);
-      });
-      p.on('pageerror', (e) => pageErrors.push(`${p.url()}: ${String(e)}`));
-    });
-  }
 
   /** Signs in through /app/login in this page and waits for the dashboard. */
   async function signIn(p: Page, email: string, password: string): Promise<void> {
@@ -116,20 +96,6 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
   );
 
   /** axe-core in the page (evaluated over the DevTools protocol, which the page's CSP does not govern). */
-  async function axe(p: Page, name: string): Promise<void> {
-    await p.evaluate(AXE);
-    const result = await p.evaluate(async () => {
-      const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.map((v: any) => ({
-        id: v.id,
-        impact: v.impact,
-        help: v.help,
-        nodes: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')),
-      }));
-    });
-    const bad = result.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    expect(bad, `axe on ${name}: ${JSON.stringify(bad, null, 2)}`).toEqual([]);
-  }
 
   async function shot(p: Page, name: string, { fullPage = true } = {}): Promise<void> {
     // From the top: a full-page capture keeps sticky bars where the page was scrolled to. Notifications are
@@ -153,7 +119,7 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
   async function check(p: Page, name: string, heading: string | RegExp): Promise<void> {
     await settled(p, heading);
     await shot(p, name);
-    await axe(p, name);
+    await expectNoSeriousAxe(p, name);
   }
 
   beforeAll(async () => {
@@ -199,7 +165,7 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
     server = started;
     browser = launched;
     context = await browser.newContext({ viewport: DESKTOP });
-    await watch(context);
+    await watchPages(context, cspViolations, pageErrors);
     page = await context.newPage();
   }, 120_000);
 
@@ -398,7 +364,7 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
       await page.goto(`${server.url}/app`);
       await settled(page, 'Dashboard');
       await shot(page, 'phone-dashboard');
-      await axe(page, 'phone-dashboard');
+      await expectNoSeriousAxe(page, 'phone-dashboard');
       await page.getByRole('button', { name: 'Menu', exact: true }).click();
       // The drawer slides in: captured once it is in place, as the screen shows it.
       await page.waitForFunction(() => getComputedStyle(document.querySelector('.sidebar')!).transform === 'none');
@@ -425,7 +391,7 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
         colorScheme: 'dark',
         storageState: await context.storageState(),
       });
-      await watch(dark);
+      await watchPages(dark, cspViolations, pageErrors);
       try {
         const p = await dark.newPage();
         for (const [url, heading, name] of [
@@ -468,7 +434,7 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
       await dialog.getByLabel('Description').fill('CRM sync');
       await dialog.getByLabel('form.submitted').check();
       await shot(page, 'webhook-new');
-      await axe(page, 'webhook-new');
+      await expectNoSeriousAxe(page, 'webhook-new');
       await dialog.getByRole('button', { name: 'Add endpoint' }).click();
       await page.waitForURL(/\/app\/webhooks\/[^/]+$/);
       await settled(page, 'CRM sync');
@@ -534,7 +500,7 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
 
       // The viewer, in a browser of their own.
       const other = await browser.newContext({ viewport: DESKTOP });
-      await watch(other);
+      await watchPages(other, cspViolations, pageErrors);
       try {
         const v = await other.newPage();
         await v.goto(link!);

@@ -6,8 +6,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
-import { describe } from 'vitest';
+import { createRequire } from 'node:module';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { describe, expect } from 'vitest';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
@@ -67,4 +68,46 @@ export async function startSite(): Promise<Site> {
     server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
   );
   return { url, pages, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+let axeSource: string | undefined;
+
+/** axe-core on the page as it is: no serious or critical violation (the first three nodes of each are named). */
+export async function expectNoSeriousAxe(p: Page, name: string): Promise<void> {
+  axeSource ??= fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await p.evaluate(axeSource);
+  const result = await p.evaluate(async () => {
+    const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')),
+    }));
+  });
+  const bad = result.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
+  expect(bad, `axe on ${name}: ${JSON.stringify(bad, null, 2)}`).toEqual([]);
+}
+
+/**
+ * Every page of a context reports Content-Security-Policy violations (from every frame, sandboxed previews included)
+ * into `csp`, and uncaught errors into `errors`.
+ */
+export async function watchPages(ctx: BrowserContext, csp: string[], errors: string[]): Promise<void> {
+  await ctx.exposeBinding('__formcastCsp', ({ frame }, text: string) => {
+    csp.push(`${frame.url()}: ${text}`);
+  });
+  await ctx.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      (window as unknown as { __formcastCsp(t: string): void }).__formcastCsp(
+        `${e.effectiveDirective} refused ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber} ${e.sample}`,
+      );
+    });
+  });
+  ctx.on('page', (p) => {
+    p.on('console', (m) => {
+      if (/Content[ -]Security[ -]Policy/i.test(m.text())) csp.push(`${p.url()}: ${m.text().slice(0, 300)}`);
+    });
+    p.on('pageerror', (e) => errors.push(`${p.url()}: ${String(e)}`));
+  });
 }
