@@ -48,7 +48,8 @@ export default function Inbound() {
         <div className="stack-sm">
           <span className="cell-main">{k.subject || '(no subject)'}</span>
           <span className="muted small">
-            {formatDateTime(k.receivedAt)} · from <span className="cell-value">{k.mailFrom || '<>'}</span> to{' '}
+            {formatDateTime(k.receivedAt)} · from{' '}
+            {k.mailFrom ? <span className="cell-value">{k.mailFrom}</span> : 'no sender (as bounces come)'} to{' '}
             {arrival(k.rcptTo)}
           </span>
         </div>
