@@ -34,7 +34,7 @@ export function Table<T>({
   caption?: string;
 }) {
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0} role="region" aria-label={caption}>
       <table className="table">
         {caption && <caption className="visually-hidden">{caption}</caption>}
         <thead>

@@ -136,7 +136,7 @@ export default function DomainDetail() {
           {d.records.length === 0 ? (
             <EmptyState title="No records" />
           ) : (
-            <div className="table-wrap">
+            <div className="table-wrap" tabIndex={0} role="region" aria-label={`DNS records to publish for ${d.name}`}>
               <table className="table">
                 <caption className="visually-hidden">DNS records to publish for {d.name}</caption>
                 <thead>

@@ -26,7 +26,7 @@ export function BroadcastsCard() {
               Broadcasts you send show here with their open, click and bounce rates.
             </EmptyState>
           ) : (
-            <div className="table-wrap">
+            <div className="table-wrap" tabIndex={0} role="region" aria-label="Recent broadcasts">
               <table className="table">
                 <caption className="visually-hidden">Recent broadcasts</caption>
                 <thead>

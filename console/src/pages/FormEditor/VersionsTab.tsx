@@ -35,7 +35,7 @@ export function VersionsTab({ form, canWrite }: { form: Form; canWrite: boolean 
     <QueryState query={q}>
       {(data) => (
         <>
-          <div className="table-wrap">
+          <div className="table-wrap" tabIndex={0} role="region" aria-label="Versions">
             <table className="table">
               <caption className="visually-hidden">Versions</caption>
               <thead>

@@ -103,7 +103,7 @@ export function MySessions() {
 
 function CursorTableStatic({ rows, columns }: { rows: SessionRow[]; columns: Column<SessionRow>[] }) {
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" tabIndex={0} role="region" aria-label="Your sessions">
       <table className="table">
         <caption className="visually-hidden">Your sessions</caption>
         <thead>
