@@ -217,7 +217,7 @@ describeBrowser(
           .poll(() => auto.getByRole('link', { name: 'Automation “Welcome series”' }).getAttribute('href'))
           .toBe(`/app/automations/${automationId}?step=hello`);
         await auto.getByText('5.1.1').first().waitFor();
-        await auto.getByText('Hard bounce').waitFor();
+        await auto.getByRole('cell', { name: 'Hard bounce', exact: true }).waitFor();
         const news = rows(p).filter({ hasText: 'gone-news@example.com' });
         expect(await news.getByRole('link', { name: 'Broadcast “November news”' }).getAttribute('href')).toBe(
           `/app/broadcasts/${broadcastId}`,

@@ -140,6 +140,11 @@ export default function Suppressions() {
       cell: (s) => (
         <div className="stack-xs suppression-cell">
           <span className="cell-main break">{s.email}</span>
+          {/* At a phone's width the reason and the day come here: their columns are left out. */}
+          <span className="narrow-only row small">
+            <StatusBadge status={s.reason} tone={REASONS[s.reason].tone} label={REASONS[s.reason].label} />
+            <span className="muted">{formatDateTime(s.createdAt)}</span>
+          </span>
           {s.source && (
             <span className="small">
               <MessageSourceLink source={s.source} />
@@ -152,6 +157,7 @@ export default function Suppressions() {
     {
       key: 'reason',
       header: 'Reason',
+      wideOnly: true,
       cell: (s) => <StatusBadge status={s.reason} tone={REASONS[s.reason].tone} label={REASONS[s.reason].label} />,
     },
     {
@@ -307,8 +313,8 @@ export default function Suppressions() {
               go to it as soon as its contact is Subscribed.
             </p>
             <p className="muted small">
-              It is on the list because {REASONS[removing.reason].means}. Its contact&apos;s status is not changed: set
-              it on the contact&apos;s page. A hard bounce or complaint puts the address back on the list.
+              It is on the list because {REASONS[removing.reason].means}. A contact with this address keeps its status:
+              change it on the contact&apos;s page. A new hard bounce or complaint puts the address back.
             </p>
             {remove.isError && <ErrorSummary message={problemOf(remove.error).message} />}
           </div>
