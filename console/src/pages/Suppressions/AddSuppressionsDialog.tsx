@@ -168,8 +168,8 @@ export function AddSuppressionsDialog({ open, onClose }: { open: boolean; onClos
           hint="Why they are suppressed, e.g. “asked by phone”. Shown with each entry."
         />
         <p className="muted small">
-          Suppressed addresses get no broadcast or automation email, whatever their contact says. Contacts are not
-          created or changed.
+          Suppressed addresses get no broadcast or automation email, whatever their contact says. No contact is created,
+          and contacts keep their status.
         </p>
       </form>
     </Dialog>
