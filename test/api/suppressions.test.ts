@@ -16,11 +16,15 @@ describeApi('the suppression list: search, dates, bulk add, message sources', (h
   const sending = useSending(h, { workerId: 'suppressions-test' });
   let engine: AutomationEngine;
   beforeAll(() => {
-    engine = new AutomationEngine(h.db, new WebhooksService(h.db, { secret: TEST_SECRET }), {
-      ...DEFAULT_ENGINE,
-      workerId: 'suppressions-engine',
-      clock: () => Date.now(),
-    });
+    engine = new AutomationEngine(
+      h.db,
+      new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: false, allowPrivate: false }),
+      {
+        ...DEFAULT_ENGINE,
+        workerId: 'suppressions-engine',
+        clock: () => Date.now(),
+      },
+    );
   });
 
   const emails = (res: { json(): { data: { email: string }[] } }) => res.json().data.map((s) => s.email);
