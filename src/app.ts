@@ -8,6 +8,7 @@ import { AutomationsService } from './integrations/automations/automations.servi
 import { apiKeysRoutes } from './access/api-keys/api-keys.routes.js';
 import type { AppConfig } from './config.js';
 import type { Db } from './db/connection.js';
+import { messageSourcesOf } from './composition/message-sources.js';
 import { hooksRoutes } from './sending/bounces/bounces.hooks.js';
 import { bouncesRoutes } from './sending/bounces/bounces.routes.js';
 import { BouncesService, reportRules } from './sending/bounces/bounces.service.js';
@@ -139,7 +140,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     forms: new FormsService(db),
     domains,
     dmarc: new DmarcService(db),
-    contacts: new ContactsService(db, { contactPages: contactPagesOf(db) }),
+    contacts: new ContactsService(db, { contactPages: contactPagesOf(db), messageSources: messageSourcesOf(db) }),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
     templates: new TemplatesService(db, {
@@ -151,7 +152,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     documents: new DocumentsService(db, { publicUrl: config.publicUrl }),
     unsubscribe: new UnsubscribeService(db),
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
-    suppressions: new SuppressionsService(db, applyToAddress),
+    suppressions: new SuppressionsService(db, applyToAddress, messageSourcesOf(db)),
     bounces: new BouncesService(db),
     events: new EventsService(
       db,

@@ -24,6 +24,7 @@ const NAV: { section: string; items: NavItem[] }[] = [
       { to: '/contacts', label: 'Contacts', icon: 'contacts' },
       { to: '/segments', label: 'Segments', icon: 'segments' },
       { to: '/topics', label: 'Topics', icon: 'topics' },
+      { to: '/suppressions', label: 'Suppressions', icon: 'suppressions' },
     ],
   },
   {

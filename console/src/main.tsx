@@ -1,8 +1,9 @@
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { StrictMode, useEffect, useState } from 'react';
+import { QueryClient, QueryClientProvider, useQuery } from '@tanstack/react-query';
+import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { RouterProvider } from 'react-router';
 import { ApiError, errorMessage, setCsrfToken } from './api/client';
+import { sessionKeys } from './api/keys';
 import { loadSession, SessionProvider, type Session } from './api/session';
 import { Spinner } from './components/States';
 import { ToastProvider } from './components/Toast';
@@ -20,22 +21,30 @@ const queryClient = new QueryClient({
   },
 });
 
-// Asked for at once, while React mounts.
-const sessionRequest = loadSession();
+// Asked for at once, while React mounts; the session query's first answer.
+let sessionRequest: Promise<Session> | null = loadSession();
 // Handled in Boot; this keeps a refusal (signed out) from counting as unhandled before Boot mounts.
 sessionRequest.catch(() => undefined);
 
+/**
+ * The session is a query (sessionKeys.current): what changes it (renaming the workspace in Settings) invalidates it,
+ * and the sidebar and top bar show the new name at once. A refetch that fails keeps the session shown.
+ */
 function Boot() {
-  const [state, setState] = useState<{ session?: Session; error?: unknown }>({});
-  useEffect(() => {
-    sessionRequest.then(
-      (session) => {
-        setCsrfToken(session.csrfToken);
-        setState({ session });
-      },
-      (error) => setState({ error }),
-    );
-  }, []);
+  const query = useQuery({
+    queryKey: sessionKeys.current(),
+    queryFn: () => {
+      const first = sessionRequest;
+      sessionRequest = null;
+      return first ?? loadSession();
+    },
+    staleTime: Infinity,
+    retry: false,
+  });
+  const session = query.data;
+  // Before the pages render: their writes carry the session's CSRF token.
+  if (session) setCsrfToken(session.csrfToken);
+  const state = { session, error: session ? undefined : query.error };
   if (state.error) {
     const signedOut = state.error instanceof ApiError && state.error.status === 401;
     return (

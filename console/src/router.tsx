@@ -32,6 +32,7 @@ export const router = createBrowserRouter(
         { path: 'segments', lazy: page(() => import('./pages/Segments')) },
         { path: 'segments/:segmentId', lazy: page(() => import('./pages/SegmentEditor/SegmentEditor')) },
         { path: 'topics', lazy: page(() => import('./pages/Topics/Topics')) },
+        { path: 'suppressions', lazy: page(() => import('./pages/Suppressions/Suppressions')) },
         { path: 'broadcasts', lazy: page(() => import('./pages/Broadcasts/Broadcasts')) },
         { path: 'broadcasts/:broadcastId', lazy: page(() => import('./pages/BroadcastDetail/BroadcastDetail')) },
         { path: 'automations', lazy: page(() => import('./pages/Automations/Automations')) },

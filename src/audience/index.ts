@@ -26,4 +26,5 @@ export {
 } from './segments/segments.repository.js';
 export { type IdRange, inRange, nextSlice } from './segments/slices.js';
 export { suppressionsOf } from './suppressions/suppressions.repository.js';
+export type { MessageSource, MessageSources } from './suppressions/suppressions.sources.js';
 export { existingTopicIds, getTopic, listTopics } from './topics/topics.repository.js';

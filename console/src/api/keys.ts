@@ -90,6 +90,13 @@ export const domainKeys = {
   dmarc: (id: string, from: string, to: string) => ['domains', 'dmarc', id, from, to] as const,
 };
 
+/** The suppression list (GET /v1/suppressions): a page of it under a filter. */
+export const suppressionKeys = {
+  all: ['suppressions'] as const,
+  list: (params: { q: string; reason: string; since: string; before: string; cursor: string | undefined }) =>
+    [...suppressionKeys.all, 'list', params] as const,
+};
+
 /** What the bounce processor kept for review (GET /v1/inbound). */
 export const inboundKeys = {
   list: () => ['inbound', 'list'] as const,
@@ -140,6 +147,12 @@ export const userKeys = {
   invitations: () => ['users', 'invitations'] as const,
   /** The signed-in user's own sessions. */
   sessions: () => ['users', 'my-sessions'] as const,
+};
+
+/** The signed-in session (GET /v1/session): the user, their role and grants, the workspace's name. */
+export const sessionKeys = {
+  all: ['session'] as const,
+  current: () => [...sessionKeys.all, 'current'] as const,
 };
 
 export const workspaceKeys = {

@@ -2,6 +2,7 @@ export { Button, buttonClass } from './Button';
 export { Checkbox, ErrorSummary, Input, Select, Textarea } from './Field';
 export { ConfirmDialog, Dialog } from './Dialog';
 export { CopyButton, CopyField } from './CopyButton';
+export { MessageSourceLink, messageSourceLink, type MessageSource } from './MessageSource';
 export { PageHeader } from './PageHeader';
 export { StatusBadge } from './StatusBadge';
 export { EmptyState, ErrorState, QueryState, Skeleton, Spinner } from './States';

@@ -47,6 +47,13 @@ const events = [
     broadcastId: 'bc_01JDB3T2X4Z6B8D0F2H4K6M8P0',
     deliveryId: 'dlv_01JDB45A2C4E6G8J0M2P4R6T8V',
     data: { machine: false, userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64)' },
+    source: {
+      type: 'automation',
+      broadcastId: 'bc_01JDB3T2X4Z6B8D0F2H4K6M8P0',
+      automationId: 'aut_01JDB2Q4S6U8W0Y2A4C6E8G0J2',
+      stepId: 'welcome',
+      name: 'Welcome series',
+    },
   },
   {
     id: 'evt_01JDB3N2W4Y6A8C0E2G4J6M8Q1',
@@ -56,6 +63,7 @@ const events = [
     broadcastId: null,
     deliveryId: null,
     data: { email: 'ada@example.com', status: 'SUBSCRIBED', source: 'api' },
+    source: null,
   },
 ];
 
@@ -129,7 +137,7 @@ export const contactsDocs: OperationDocs = {
     tags,
     summary: "A contact's activity",
     description:
-      "The contact's events (docs/events.md): created, updated, subscribed, unsubscribed; emails sent, opened, clicked, bounced; form submissions.",
+      "The contact's events (docs/events.md): created, updated, subscribed, unsubscribed; emails sent, opened, clicked, bounced; form submissions. Each event also has `source`: what sent the message it is about, a broadcast or an automation's send step (an automation's email names a `broadcastId` the broadcasts API does not show), or null.",
     response: { data: events, nextCursor: null },
   },
   'POST /v1/contacts/imports': {

@@ -2,13 +2,14 @@ import { Readable } from 'node:stream';
 import type { FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
 import { DomainError } from '../../errors/errors.js';
-import { ActivityQuery, EventSchema } from '../../outbox/index.js';
+import { ActivityQuery } from '../../outbox/index.js';
 import { paginate } from '../../http/pagination.js';
 import { ListOf } from '../../http/schema-helpers.js';
 import type { V1 } from '../../http/types.js';
 import type { ContactsService } from './contacts.service.js';
 import { validatorCompiler } from '../../http/validation.js';
 import {
+  ActivityEventSchema,
   ContactExportQuery,
   ContactListQuery,
   ContactParams,
@@ -117,7 +118,7 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
       schema: {
         params: ContactParams,
         querystring: ActivityQuery,
-        response: { 200: ListOf(EventSchema) },
+        response: { 200: ListOf(ActivityEventSchema) },
       },
       config: { scope: 'read:contacts' },
     },

@@ -1,6 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery, Nullable, PathId, StrictRecord, StringEnum, Timestamp } from '../../http/schema-helpers.js';
 
+import { EventSchema } from '../../outbox/index.js';
+import { MessageSourceSchema } from '../suppressions/suppressions.sources.js';
 import { CONTACT_STATUSES } from './contacts.state.js';
 
 export { CONTACT_STATUSES };
@@ -179,3 +181,15 @@ export const ImportQuery = Type.Object({
     }),
   ),
 });
+
+/** An event of GET /v1/contacts/{id}/activity: the event (docs/events.md) and the message it is about. */
+export const ActivityEventSchema = Type.Object(
+  {
+    ...EventSchema.properties,
+    source: Nullable(MessageSourceSchema, {
+      description:
+        "what sent the message of `broadcastId`: a broadcast, or an automation's send step (whose broadcastId the broadcasts API does not show); null when the event names no message",
+    }),
+  },
+  { description: 'One thing that happened to the contact, with the message it is about (docs/events.md)' },
+);

@@ -7,6 +7,12 @@ import { conflict, notFound, unprocessable, validationFailed, type FieldError } 
 import { listEvents, recordEvents, type EventRecord, type EventType } from '../../outbox/index.js';
 import { nowIso } from '../../lib/time.js';
 import { suppressionsOf } from '../suppressions/suppressions.repository.js';
+import {
+  noMessageSources,
+  withSources,
+  type MessageSource,
+  type MessageSources,
+} from '../suppressions/suppressions.sources.js';
 import { existingTopicIds, getTopic } from '../topics/topics.repository.js';
 import { contactEmail } from './contacts.email.js';
 import { contactCsvRow, csvHeader } from './contacts.export.js';
@@ -139,7 +145,7 @@ export class ContactsService {
 
   constructor(
     readonly db: Db,
-    private readonly ports: { contactPages: ContactPages },
+    private readonly ports: { contactPages: ContactPages; messageSources?: MessageSources },
   ) {}
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
@@ -220,9 +226,11 @@ export class ContactsService {
     workspaceId: string,
     id: string,
     opts: { type?: EventType; limit: number; beforeId?: string },
-  ): Promise<EventRecord[]> {
+  ): Promise<(EventRecord & { source: MessageSource | null })[]> {
     if (!(await repo.getContact(this.db.kysely, workspaceId, id))) throw notFound('contact');
-    return listEvents(this.db.kysely, workspaceId, { ...opts, contactId: id });
+    const events = await listEvents(this.db.kysely, workspaceId, { ...opts, contactId: id });
+    // An automation's email names a broadcast row the broadcasts API hides: `source` says which automation sent it.
+    return withSources(this.ports.messageSources ?? noMessageSources, workspaceId, events);
   }
 
   async list(

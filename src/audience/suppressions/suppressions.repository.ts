@@ -94,13 +94,31 @@ export async function suppressionsOf(
   return new Map(rows.map((r) => [r.email, r.reason]));
 }
 
+export interface SuppressionFilter {
+  reason?: Suppression['reason'];
+  /** A case-insensitive substring of the address. */
+  q?: string;
+  /** Added at or after / before these times (stored form, UTC). */
+  since?: string;
+  before?: string;
+}
+
+/** `text` as a LIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally (escape '\'). */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
 export async function listSuppressions(
   db: Executor,
   workspaceId: string,
-  opts: { reason?: Suppression['reason']; limit: number; beforeId?: string },
+  opts: SuppressionFilter & { limit: number; beforeId?: string },
 ): Promise<(Suppression & { id: string })[]> {
   let q = db.selectFrom('suppressions').select(COLUMNS).where('workspace_id', '=', workspaceId);
   if (opts.reason) q = q.where('reason', '=', opts.reason);
+  // Addresses are stored lower-cased (normalizeEmail), so a lower-cased pattern matches regardless of case.
+  if (opts.q) q = q.where(sql<SqlBool>`email like ${containsPattern(opts.q.toLowerCase())} escape '\\'`);
+  if (opts.since) q = q.where('created_at', '>=', opts.since);
+  if (opts.before) q = q.where('created_at', '<', opts.before);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
   return (await q.orderBy('id', 'desc').limit(opts.limit).execute()).map(toSuppression);
 }

@@ -4,6 +4,8 @@ import { ListOf } from '../../http/schema-helpers.js';
 import type { V1 } from '../../http/types.js';
 import type { SuppressionsService } from './suppressions.service.js';
 import {
+  BulkSuppressionBody,
+  BulkSuppressionResult,
   CreateSuppressionBody,
   SuppressionListQuery,
   SuppressionParams,
@@ -22,8 +24,10 @@ export async function suppressionsRoutes(
       config: { scope: 'read:contacts' },
     },
     async (req) => {
-      const { limit, cursor, reason } = req.query;
-      const page = await paginate({ limit, cursor }, (w) => suppressions.list(req.auth.workspaceId, { reason, ...w }));
+      const { limit, cursor, ...filter } = req.query;
+      const page = await paginate({ limit, cursor }, (w) =>
+        suppressions.list(req.auth.workspaceId, { ...filter, ...w }),
+      );
       return { ...page, data: page.data.map(({ id: _id, ...entry }) => entry) };
     },
   );
@@ -42,6 +46,15 @@ export async function suppressionsRoutes(
       if (created) reply.code(201).header('location', `/v1/suppressions/${encodeURIComponent(entry.email)}`);
       return reply.send(entry);
     },
+  );
+
+  app.post(
+    '/suppressions/bulk',
+    {
+      schema: { body: BulkSuppressionBody, response: { 200: BulkSuppressionResult } },
+      config: { scope: 'write:contacts' },
+    },
+    (req) => suppressions.addMany(req.auth.workspaceId, req.body),
   );
 
   app.get(

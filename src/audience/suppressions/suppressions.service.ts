@@ -1,11 +1,25 @@
 import type { Db, Executor } from '../../db/connection.js';
 import { notFound, validationFailed } from '../../errors/errors.js';
 import { normalizeEmail } from '../../lib/email.js';
-import { nowIso } from '../../lib/time.js';
+import { normalizeDateTime, nowIso } from '../../lib/time.js';
 import * as repo from './suppressions.repository.js';
-import type { CreateSuppressionInput, SuppressionEntry } from './suppressions.schemas.js';
+import type {
+  BulkSuppressionInput,
+  BulkSuppressionOutcome,
+  CreateSuppressionInput,
+  SuppressionEntry,
+} from './suppressions.schemas.js';
+import { noMessageSources, withSources, type MessageSources } from './suppressions.sources.js';
 
-const present = ({ id: _id, ...s }: repo.Suppression & { id: string }): SuppressionEntry => s;
+const strip = ({ id: _id, ...s }: repo.Suppression & { id: string }): repo.Suppression => s;
+
+/** An RFC 3339 query time in its stored form, or a 422 naming the parameter. */
+function queryTime(text: string | undefined, name: string): string | undefined {
+  if (text === undefined) return undefined;
+  const t = normalizeDateTime(text);
+  if (t === undefined) throw validationFailed([{ path: `/query/${name}`, message: 'must be an RFC 3339 date-time' }]);
+  return t;
+}
 
 /**
  * The contact lifecycle's `suppress` / `unsuppress` of an address (contacts.lifecycle.ts applyToAddress), in the
@@ -29,6 +43,7 @@ export class SuppressionsService {
   constructor(
     private readonly db: Db,
     private readonly lifecycle: AddressLifecycle,
+    private readonly sources: MessageSources = noMessageSources,
   ) {}
 
   private email(input: string, path: string): string {
@@ -39,16 +54,26 @@ export class SuppressionsService {
 
   async list(
     workspaceId: string,
-    opts: { reason?: repo.Suppression['reason']; limit: number; beforeId?: string },
+    opts: Omit<repo.SuppressionFilter, 'since' | 'before'> & {
+      since?: string;
+      before?: string;
+      limit: number;
+      beforeId?: string;
+    },
   ): Promise<(SuppressionEntry & { id: string })[]> {
-    return (await repo.listSuppressions(this.db.kysely, workspaceId, opts)).map((s) => ({ ...present(s), id: s.id }));
+    const rows = await repo.listSuppressions(this.db.kysely, workspaceId, {
+      ...opts,
+      since: queryTime(opts.since, 'since'),
+      before: queryTime(opts.before, 'before'),
+    });
+    return withSources(this.sources, workspaceId, rows);
   }
 
   async get(workspaceId: string, rawEmail: string): Promise<SuppressionEntry> {
     const email = normalizeEmail(rawEmail);
     const entry = email ? await repo.getSuppression(this.db.kysely, workspaceId, email) : undefined;
     if (!entry) throw notFound('suppression');
-    return present(entry);
+    return (await withSources(this.sources, workspaceId, [strip(entry)]))[0]!;
   }
 
   /** Adds the address (MANUAL); an address already suppressed keeps its entry. `created` says which. */
@@ -63,6 +88,38 @@ export class SuppressionsService {
       return !before;
     });
     return { entry: await this.get(workspaceId, email), created };
+  }
+
+  /**
+   * Adds many addresses (MANUAL) in one transaction: each valid one is added or found already there (its entry kept);
+   * what is not an address is reported and skipped. An address given twice (in any case) counts once.
+   */
+  async addMany(workspaceId: string, input: BulkSuppressionInput): Promise<BulkSuppressionOutcome> {
+    const out: BulkSuppressionOutcome = { added: [], alreadySuppressed: [], invalid: [] };
+    const emails: string[] = [];
+    const seen = new Set<string>();
+    input.emails.forEach((raw, index) => {
+      const email = raw.length <= 320 ? normalizeEmail(raw) : null;
+      if (!email) out.invalid.push({ index, email: raw, message: 'is not a valid email address' });
+      else if (!seen.has(email)) {
+        seen.add(email);
+        emails.push(email);
+      }
+    });
+    if (!emails.length) return out;
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const before = await repo.suppressionsOf(trx, workspaceId, emails);
+      const now = nowIso();
+      for (const email of emails) {
+        if (before.has(email)) {
+          out.alreadySuppressed.push(email);
+          continue;
+        }
+        await this.lifecycle(trx, workspaceId, email, 'suppress', { detail: input.detail ?? null }, now);
+        out.added.push(email);
+      }
+    });
+    return out;
   }
 
   /** Lifts the entry: the address may be mailed again once its contact is SUBSCRIBED (its status is not changed). */

@@ -15,7 +15,8 @@ const AREAS = ['forms', 'contacts', 'broadcasts', 'domains', 'webhooks'] as cons
 export function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const qc = useQueryClient();
   const [name, setName] = useState('');
-  const [scopes, setScopes] = useState<Set<Scope>>(new Set(['read:forms']));
+  // Nothing is ticked to begin with: a key gets exactly what its creator chose.
+  const [scopes, setScopes] = useState<Set<Scope>>(new Set());
   const [created, setCreated] = useState<Created | null>(null);
   const create = useMutation({
     mutationFn: async () =>
@@ -27,18 +28,21 @@ export function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () 
   });
   const close = () => {
     setName('');
-    setScopes(new Set(['read:forms']));
+    setScopes(new Set());
     setCreated(null);
     create.reset();
     onClose();
   };
   const toggle = (s: Scope, on: boolean) =>
     setScopes((prev) => {
+      // Admin grants everything: ticked, it replaces the other scopes (a key "read:forms, admin" says less than it can).
+      if (s === 'admin') return new Set(on ? ['admin'] : []);
       const next = new Set(prev);
       if (on) next.add(s);
       else next.delete(s);
       return next;
     });
+  const admin = scopes.has('admin');
   const { fields, message } = problemOf(create.error);
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -109,8 +113,13 @@ export function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () 
           <div className="stack-sm">
             <Checkbox
               label="Admin (everything, including keys and workspace settings)"
-              checked={scopes.has('admin')}
+              checked={admin}
               onChange={(e) => toggle('admin', e.target.checked)}
+              hint={
+                admin
+                  ? 'Admin already includes every permission below: they are cleared and cannot be ticked with it.'
+                  : undefined
+              }
             />
             {AREAS.map((a) => (
               <div key={a} className="row">
@@ -121,19 +130,25 @@ export function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () 
                   label="Read"
                   checked={scopes.has(`read:${a}` as Scope)}
                   onChange={(e) => toggle(`read:${a}` as Scope, e.target.checked)}
-                  disabled={scopes.has('admin')}
+                  disabled={admin}
                   aria-label={`Read ${a}`}
                 />
                 <Checkbox
                   label="Write"
                   checked={scopes.has(`write:${a}` as Scope)}
                   onChange={(e) => toggle(`write:${a}` as Scope, e.target.checked)}
-                  disabled={scopes.has('admin')}
+                  disabled={admin}
                   aria-label={`Write ${a}`}
                 />
               </div>
             ))}
-            {fields['/scopes'] && <p className="error">{fields['/scopes']}</p>}
+            {fields['/scopes'] ? (
+              <p className="error">{fields['/scopes']}</p>
+            ) : (
+              scopes.size === 0 && (
+                <p className="muted small">Tick what the key may do: a key needs at least one permission.</p>
+              )
+            )}
           </div>
         </fieldset>
       </form>

@@ -1,7 +1,7 @@
 /** An automation's name, trigger and flow of steps, the selected step's form and the simulator beside it; saved, activated, paused. */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { useNavigate } from 'react-router';
+import { useNavigate, useSearchParams } from 'react-router';
 import { ApiError } from '../../api/client';
 import { automationKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
@@ -98,7 +98,17 @@ export function Editor({ automation }: { automation: Automation }) {
     partsOf(automation.name, toDraftTrigger(automation.trigger), automation.steps.map(toDraft)),
   );
   const [server, setServer] = useState<ServerProblems>(NO_PROBLEMS);
-  const [selected, setSelected] = useState<string | null>(null);
+  // `?step=<id>` (a contact's activity or the suppression list links an automation's email to its send step) opens it.
+  const [searchParams] = useSearchParams();
+  const [selected, setSelected] = useState<string | null>(() => {
+    const asked = searchParams.get('step');
+    return asked && findStep(automation.steps.map(toDraft), asked) ? asked : null;
+  });
+  useEffect(() => {
+    if (!selected) return;
+    document.querySelector(`[data-step-id="${CSS.escape(selected)}"]`)?.scrollIntoView({ block: 'center' });
+    // Once, for the step the link asked for.
+  }, []);
   const [tab, setTab] = useState('flow');
   const [side, setSide] = useState('step');
   const [simulation, setSimulation] = useState<{ result: Simulation; steps: string } | null>(null);

@@ -2,7 +2,7 @@
 import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { contactKeys } from '../../api/keys';
-import { Button, EmptyState, ErrorState, Skeleton, useCursorList } from '../../components';
+import { Button, EmptyState, ErrorState, MessageSourceLink, Skeleton, useCursorList } from '../../components';
 import type { ActivityEvent } from '../../lib/audience';
 import { formatDateTime, relative } from '../../lib/format';
 
@@ -84,9 +84,9 @@ export function ActivityCard({ contactId, topicNames }: { contactId: string; top
                       </time>
                     </div>
                     {detail && <div className="small break">{detail}</div>}
-                    {e.broadcastId && (
+                    {e.source && (
                       <div className="small">
-                        <Link to={`/broadcasts/${e.broadcastId}`}>Open the broadcast</Link>
+                        <MessageSourceLink source={e.source} open />
                       </div>
                     )}
                     {e.type === 'form.submitted' &&

@@ -1,6 +1,7 @@
 /** A contact's fields and properties, edited in place. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { contactKeys } from '../../api/keys';
 import { Button, ErrorSummary, Input, Select, useToast } from '../../components';
@@ -156,8 +157,9 @@ export function FieldsCard({ contact, editable }: { contact: Contact; editable: 
             contact.suppressed ? (
               <span className="suppressed-note">
                 This address is on the suppression list: it gets no broadcast whatever its status, and setting it to
-                Subscribed keeps it suppressed. Only removing it from the suppression list (or the contact confirming a
-                sign-up) lifts that.
+                Subscribed keeps it suppressed. Only removing it from the{' '}
+                <Link to={`/suppressions?q=${encodeURIComponent(contact.email)}`}>suppression list</Link> (or the
+                contact confirming a sign-up) lifts that.
               </span>
             ) : (
               'Only Subscribed contacts get broadcasts.'

@@ -2,7 +2,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, unwrap } from '../../api/client';
-import { workspaceKeys } from '../../api/keys';
+import { sessionKeys, workspaceKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import type { paths } from '../../api/generated/schema';
 import { Button, Checkbox, ErrorSummary, Input, Select, Textarea, useToast } from '../../components';
@@ -65,6 +65,8 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
       ),
     onSuccess: (data) => {
       qc.setQueryData(workspaceKeys.detail(), data);
+      // The sidebar and the top bar show the workspace's name from the session: refetched, not kept until a reload.
+      void qc.invalidateQueries({ queryKey: sessionKeys.all });
       toast.success('Settings saved.');
     },
   });

@@ -805,7 +805,7 @@ export interface paths {
         };
         /**
          * A contact's activity
-         * @description The contact's events (docs/events.md): created, updated, subscribed, unsubscribed; emails sent, opened, clicked, bounced; form submissions.
+         * @description The contact's events (docs/events.md): created, updated, subscribed, unsubscribed; emails sent, opened, clicked, bounced; form submissions. Each event also has `source`: what sent the message it is about, a broadcast or an automation's send step (an automation's email names a `broadcastId` the broadcasts API does not show), or null.
          */
         get: operations["getContactActivity"];
         put?: never;
@@ -1529,7 +1529,7 @@ export interface paths {
         };
         /**
          * List suppressed addresses
-         * @description Addresses that never get a broadcast or automation email, whatever their contact record says, newest first: hard bounces, complaints, unsubscribes and manual entries (filter with `reason`). Cursor pagination. Needs `read:contacts`.
+         * @description Addresses that never get a broadcast or automation email, whatever their contact record says, newest first: hard bounces, complaints, unsubscribes and manual entries. Filter with `reason`, `q` (a case-insensitive part of the address, such as `@example.com`), `since` and `before` (when the entry was added). `source` says what sent the message an entry came from: a broadcast, or an automation's send step. Cursor pagination. Needs `read:contacts`.
          */
         get: operations["listSuppressions"];
         put?: never;
@@ -1538,6 +1538,26 @@ export interface paths {
          * @description 201 with the new entry; 200 with the existing one when the address is already suppressed (its first reason stands).
          */
         post: operations["createSuppression"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/suppressions/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suppress many addresses
+         * @description Up to 1000 addresses (MANUAL) in one transaction, such as a pasted list. Each valid address is added, or left as it is when it is already suppressed (its first reason stands); what is not an email address is reported in `invalid` and skipped. An address given twice counts once. Needs `write:contacts`.
+         */
+        post: operations["createSuppressionBulk"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9405,6 +9425,13 @@ export interface operations {
                      *           "data": {
                      *             "machine": false,
                      *             "userAgent": "Mozilla/5.0 (Windows NT 10.0; Win64; x64)"
+                     *           },
+                     *           "source": {
+                     *             "type": "automation",
+                     *             "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                     *             "automationId": "aut_01JDB2Q4S6U8W0Y2A4C6E8G0J2",
+                     *             "stepId": "welcome",
+                     *             "name": "Welcome series"
                      *           }
                      *         },
                      *         {
@@ -9418,7 +9445,8 @@ export interface operations {
                      *             "email": "ada@example.com",
                      *             "status": "SUBSCRIBED",
                      *             "source": "api"
-                     *           }
+                     *           },
+                     *           "source": null
                      *         }
                      *       ],
                      *       "nextCursor": null
@@ -9442,6 +9470,19 @@ export interface operations {
                             data: {
                                 [key: string]: unknown;
                             };
+                            /** @description what sent the message of `broadcastId`: a broadcast, or an automation's send step (whose broadcastId the broadcasts API does not show); null when the event names no message */
+                            source: {
+                                /** @enum {string} */
+                                type: "broadcast" | "automation";
+                                /** @description as the entry or event names it */
+                                broadcastId: string;
+                                /** @description the automation whose send step sent it; null for a broadcast's */
+                                automationId: string | null;
+                                /** @description the automation's send step */
+                                stepId: string | null;
+                                /** @description the broadcast's or the automation's name now; null when it has been deleted */
+                                name: string | null;
+                            } | null;
                         }[];
                         nextCursor: string | null;
                     };
@@ -16047,6 +16088,12 @@ export interface operations {
                 limit?: number;
                 cursor?: string;
                 reason?: "BOUNCED" | "COMPLAINED" | "UNSUBSCRIBED" | "MANUAL";
+                /** @description entries whose address contains this text (case-insensitive), such as `@example.com` */
+                q?: string;
+                /** @description entries added at or after this time (RFC 3339) */
+                since?: string;
+                /** @description entries added before this time (RFC 3339) */
+                before?: string;
             };
             header?: never;
             path?: never;
@@ -16069,7 +16116,8 @@ export interface operations {
                      *           "deliveryId": null,
                      *           "broadcastId": null,
                      *           "detail": "asked by phone",
-                     *           "createdAt": "2026-11-21T10:00:00.000Z"
+                     *           "createdAt": "2026-11-21T10:00:00.000Z",
+                     *           "source": null
                      *         },
                      *         {
                      *           "email": "gone@example.net",
@@ -16077,7 +16125,14 @@ export interface operations {
                      *           "deliveryId": "dlv_01JDB45A2C4E6G8J0M2P4R6T8V",
                      *           "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
                      *           "detail": "550 5.1.1 <gone@example.net>: Recipient address rejected: User unknown",
-                     *           "createdAt": "2026-11-20T17:45:12.301Z"
+                     *           "createdAt": "2026-11-20T17:45:12.301Z",
+                     *           "source": {
+                     *             "type": "broadcast",
+                     *             "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                     *             "automationId": null,
+                     *             "stepId": null,
+                     *             "name": "November newsletter"
+                     *           }
                      *         }
                      *       ],
                      *       "nextCursor": null
@@ -16099,6 +16154,19 @@ export interface operations {
                              * @description RFC 3339, UTC, milliseconds
                              */
                             createdAt: string;
+                            /** @description what sent the message of `broadcastId`: a broadcast, or an automation's send step (whose broadcastId the broadcasts API does not show); null when the entry names no message or it was deleted */
+                            source: {
+                                /** @enum {string} */
+                                type: "broadcast" | "automation";
+                                /** @description as the entry or event names it */
+                                broadcastId: string;
+                                /** @description the automation whose send step sent it; null for a broadcast's */
+                                automationId: string | null;
+                                /** @description the automation's send step */
+                                stepId: string | null;
+                                /** @description the broadcast's or the automation's name now; null when it has been deleted */
+                                name: string | null;
+                            } | null;
                         }[];
                         nextCursor: string | null;
                     };
@@ -16184,7 +16252,8 @@ export interface operations {
                      *       "deliveryId": null,
                      *       "broadcastId": null,
                      *       "detail": "asked by phone",
-                     *       "createdAt": "2026-11-21T10:00:00.000Z"
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "source": null
                      *     }
                      */
                     "application/json": {
@@ -16202,6 +16271,19 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         createdAt: string;
+                        /** @description what sent the message of `broadcastId`: a broadcast, or an automation's send step (whose broadcastId the broadcasts API does not show); null when the entry names no message or it was deleted */
+                        source: {
+                            /** @enum {string} */
+                            type: "broadcast" | "automation";
+                            /** @description as the entry or event names it */
+                            broadcastId: string;
+                            /** @description the automation whose send step sent it; null for a broadcast's */
+                            automationId: string | null;
+                            /** @description the automation's send step */
+                            stepId: string | null;
+                            /** @description the broadcast's or the automation's name now; null when it has been deleted */
+                            name: string | null;
+                        } | null;
                     };
                 };
             };
@@ -16218,7 +16300,8 @@ export interface operations {
                      *       "deliveryId": null,
                      *       "broadcastId": null,
                      *       "detail": "asked by phone",
-                     *       "createdAt": "2026-11-21T10:00:00.000Z"
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "source": null
                      *     }
                      */
                     "application/json": {
@@ -16236,6 +16319,162 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         createdAt: string;
+                        /** @description what sent the message of `broadcastId`: a broadcast, or an automation's send step (whose broadcastId the broadcasts API does not show); null when the entry names no message or it was deleted */
+                        source: {
+                            /** @enum {string} */
+                            type: "broadcast" | "automation";
+                            /** @description as the entry or event names it */
+                            broadcastId: string;
+                            /** @description the automation whose send step sent it; null for a broadcast's */
+                            automationId: string | null;
+                            /** @description the automation's send step */
+                            stepId: string | null;
+                            /** @description the broadcast's or the automation's name now; null when it has been deleted */
+                            name: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_conflict`: Idempotency conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSuppressionBulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "emails": [
+                 *         "no-more@example.com",
+                 *         "Gone@Example.net",
+                 *         "not an address"
+                 *       ],
+                 *       "detail": "list from the shop"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the addresses; one that is not a valid address is reported in `invalid`, the others are added */
+                    emails: string[];
+                    /** @enum {string} */
+                    reason?: "MANUAL";
+                    /** @description a note for every entry added */
+                    detail?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "added": [
+                     *         "no-more@example.com"
+                     *       ],
+                     *       "alreadySuppressed": [
+                     *         "gone@example.net"
+                     *       ],
+                     *       "invalid": [
+                     *         {
+                     *           "index": 2,
+                     *           "email": "not an address",
+                     *           "message": "is not a valid email address"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the addresses added now (normalised), in the order given */
+                        added: string[];
+                        /** @description the addresses that were on the list already: their entries are kept as they were */
+                        alreadySuppressed: string[];
+                        /** @description what is not a valid email address; nothing is added for these */
+                        invalid: {
+                            /** @description its position in `emails` */
+                            index: number;
+                            /** @description as given */
+                            email: string;
+                            message: string;
+                        }[];
                     };
                 };
             };
@@ -16341,7 +16580,14 @@ export interface operations {
                      *       "deliveryId": "dlv_01JDB45A2C4E6G8J0M2P4R6T8V",
                      *       "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
                      *       "detail": "550 5.1.1 <gone@example.net>: Recipient address rejected: User unknown",
-                     *       "createdAt": "2026-11-20T17:45:12.301Z"
+                     *       "createdAt": "2026-11-20T17:45:12.301Z",
+                     *       "source": {
+                     *         "type": "broadcast",
+                     *         "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                     *         "automationId": null,
+                     *         "stepId": null,
+                     *         "name": "November newsletter"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -16359,6 +16605,19 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         createdAt: string;
+                        /** @description what sent the message of `broadcastId`: a broadcast, or an automation's send step (whose broadcastId the broadcasts API does not show); null when the entry names no message or it was deleted */
+                        source: {
+                            /** @enum {string} */
+                            type: "broadcast" | "automation";
+                            /** @description as the entry or event names it */
+                            broadcastId: string;
+                            /** @description the automation whose send step sent it; null for a broadcast's */
+                            automationId: string | null;
+                            /** @description the automation's send step */
+                            stepId: string | null;
+                            /** @description the broadcast's or the automation's name now; null when it has been deleted */
+                            name: string | null;
+                        } | null;
                     };
                 };
             };
