@@ -157,6 +157,7 @@ export class ApiKeysService {
       workspaceId: row.workspaceId,
       keyId: row.id,
       scopes: Object.freeze(row.scopes) as string[],
+      label: row.name,
     });
     const key: VerifiedKey = { id: row.id, keyHash: stored, auth };
     this.cache.add(key, generation);
