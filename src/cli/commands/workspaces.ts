@@ -1,3 +1,4 @@
+import { CLI_ACTOR } from '../../outbox/index.js';
 import type { Command } from 'commander';
 import { listWorkspaces } from '../../access/workspaces/workspaces.repository.js';
 import { allPages, jsonOption, requireWorkspace, withDb } from '../context.js';
@@ -56,7 +57,7 @@ export function registerWorkspaces(program: Command): void {
     .action(async (id: string, name: string, opts: { json?: boolean }) => {
       const ws = await withDb(async (ctx) => {
         await requireWorkspace(ctx, id);
-        return ctx.services.workspaces.update(id, { name });
+        return ctx.services.workspaces.update(id, { name }, CLI_ACTOR);
       });
       print(
         { id: ws.id, name: ws.name, createdAt: ws.createdAt },
