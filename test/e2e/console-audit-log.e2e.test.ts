@@ -82,7 +82,20 @@ describeBrowser('the console audit log end to end (formcast serve, headless Chro
     key = created.apiKey.key;
     const user = (email: string, role: string, name: string) =>
       cli(
-        ['user', 'create', '--workspace', ws, '--email', email, '--role', role, '--name', name, '--password-stdin', '--json'],
+        [
+          'user',
+          'create',
+          '--workspace',
+          ws,
+          '--email',
+          email,
+          '--role',
+          role,
+          '--name',
+          name,
+          '--password-stdin',
+          '--json',
+        ],
         env,
         `${PASSWORD}\n`,
       );
@@ -152,6 +165,8 @@ describeBrowser('the console audit log end to end (formcast serve, headless Chro
       expect(text).toContain('The API key “admin” suppressed “complainer@example.com”');
       expect(text).toContain('The formcast command added the domain “acme.test”');
       expect(text).toContain('The formcast command added “lin@acme.test” to the workspace');
+      expect(text).toContain('The formcast command created the API key “admin”');
+      expect(text).toContain('status: verified');
       expect(text).toContain('Lin Admin invited “new@acme.test”');
       // No raw codes or ids on the page.
       expect(text).not.toMatch(/api_key\.created|key_[0-9A-Z]{26}|usr_[0-9A-Z]{26}/);

@@ -16,13 +16,16 @@ export class WorkspacesService {
   ) {}
 
   /** An operator's act (CLI): a new workspace and its first key, which holds `admin`. */
-  async createWithAdminKey(name: string): Promise<{ workspace: repo.Workspace; apiKey: CreatedApiKey }> {
+  async createWithAdminKey(
+    name: string,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<{ workspace: repo.Workspace; apiKey: CreatedApiKey }> {
     const trimmed = name.trim();
     if ([...trimmed].length < 1 || [...trimmed].length > 200)
       throw validationFailed([{ path: '/name', message: 'must be 1 to 200 characters' }]);
     const workspace = { id: newId('ws'), name: trimmed, createdAt: nowIso(), settings: DEFAULT_SETTINGS };
     await repo.insertWorkspace(this.db.kysely, workspace);
-    const apiKey = await this.apiKeys.create(workspace.id, { name: 'admin', scopes: ['admin'] });
+    const apiKey = await this.apiKeys.create(workspace.id, { name: 'admin', scopes: ['admin'] }, undefined, actor);
     return { workspace, apiKey };
   }
 

@@ -38,7 +38,9 @@ export function registerWorkspaces(program: Command): void {
       '\nExample:\n  formcast workspace create "Acme Newsletters" --json\n  prints { "workspace": { "id", "name" }, "apiKey": { "id", "key", "scopes" } }',
     )
     .action(async (name: string, opts: { json?: boolean }) => {
-      const { workspace: ws, apiKey } = await withDb((ctx) => ctx.services.workspaces.createWithAdminKey(name));
+      const { workspace: ws, apiKey } = await withDb((ctx) =>
+        ctx.services.workspaces.createWithAdminKey(name, CLI_ACTOR),
+      );
       // The --json shape is fixed by the contract (§10): exactly these keys.
       print(
         { workspace: { id: ws.id, name: ws.name }, apiKey: { id: apiKey.id, key: apiKey.key, scopes: apiKey.scopes } },

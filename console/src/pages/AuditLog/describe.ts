@@ -141,7 +141,11 @@ function value(v: unknown): string {
   if (v === null || v === undefined || v === '') return 'none';
   if (v === true) return 'yes';
   if (v === false) return 'no';
-  if (typeof v === 'string') return /^\d{4}-\d\d-\d\dT/.test(v) ? new Date(v).toLocaleString() : v;
+  if (typeof v === 'string') {
+    if (/^\d{4}-\d\d-\d\dT/.test(v)) return new Date(v).toLocaleString();
+    // A status (VERIFIED, SCHEDULED) reads as a word.
+    return /^[A-Z][A-Z_]+$/.test(v) ? v.toLowerCase().replace(/_/g, ' ') : v;
+  }
   if (Array.isArray(v)) return v.map(value).join(', ');
   if (typeof v === 'object')
     return Object.entries(v as Record<string, unknown>)
