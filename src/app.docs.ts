@@ -13,6 +13,7 @@ import { documentsDocs } from './sending/documents/documents.docs.js';
 import { domainsDocs } from './mail-setup/domains/domains.docs.js';
 import { dmarcDocs } from './mail-setup/dmarc/dmarc.docs.js';
 import { eventsDocs } from './outbox/events/events.docs.js';
+import { auditDocs } from './outbox/audit/audit.docs.js';
 import { formsDocs } from './forms/forms/forms.docs.js';
 import { hostedDocs } from './forms/hosted/hosted.docs.js';
 import { imagesDocs } from './mail-setup/images/images.docs.js';
@@ -50,6 +51,7 @@ export const OPERATION_DOCS: readonly OperationDocs[] = [
   webhooksDocs,
   automationsDocs,
   usersDocs,
+  auditDocs,
   trackingDocs,
   unsubscribeDocs,
   protectionDocs,

@@ -29,6 +29,8 @@ import { DmarcService } from './mail-setup/dmarc/dmarc.service.js';
 import { unavailable } from './errors/errors.js';
 import { eventsRoutes } from './outbox/events/events.routes.js';
 import { EventsService } from './outbox/events/events.service.js';
+import { auditRoutes } from './outbox/audit/audit.routes.js';
+import { AuditService } from './outbox/audit/audit.service.js';
 import { formsRoutes } from './forms/forms/forms.routes.js';
 import { FormsService } from './forms/forms/forms.service.js';
 import { hostedRoutes } from './forms/hosted/hosted.routes.js';
@@ -91,6 +93,7 @@ export interface Services {
   suppressions: SuppressionsService;
   bounces: BouncesService;
   events: EventsService;
+  audit: AuditService;
   webhooks: WebhooksService;
   sessions: SessionsService;
   users: UsersService;
@@ -159,6 +162,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
       { contactIdOf: (workspaceId, ref) => contactIdOf(db.kysely, workspaceId, ref) },
       config.trackQuota,
     ),
+    audit: new AuditService(db),
     webhooks,
     sessions,
     users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
@@ -272,6 +276,7 @@ export async function buildApp({
       await v1.register(suppressionsRoutes, { suppressions: services.suppressions });
       await v1.register(bouncesRoutes, { bounces: services.bounces });
       await v1.register(eventsRoutes, { events: services.events });
+      await v1.register(auditRoutes, { audit: services.audit });
       await v1.register(webhooksRoutes, { webhooks: services.webhooks });
       await v1.register(usersRoutes, {
         users: services.users,

@@ -118,6 +118,8 @@ export interface Config {
   leanHeap: boolean;
   /** Days events are kept (EVENTS_RETENTION_DAYS); older ones are pruned by the worker, in batches. */
   eventsRetentionDays: number;
+  /** Days audit log entries are kept (AUDIT_RETENTION_DAYS, docs/audit-log.md); older ones are pruned by the worker. */
+  auditRetentionDays: number;
   /**
    * Sign-up bursts held for review (docs/bot-protection.md): within SIGNUP_BURST_WINDOW_SECONDS, how many public
    * submissions of a workspace may share a network (SIGNUP_BURST_IP_RANGE), an address pattern (SIGNUP_BURST_PATTERN), a
@@ -413,6 +415,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     leanHeap,
     eventsRetentionDays: intFrom(env, 'EVENTS_RETENTION_DAYS', 400, 1, 36_500),
+    auditRetentionDays: intFrom(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500),
     signupBursts: {
       windowSeconds: intFrom(env, 'SIGNUP_BURST_WINDOW_SECONDS', DEFAULT_BURST_RULES.windowSeconds, 1, 86_400),
       ipRange: intFrom(env, 'SIGNUP_BURST_IP_RANGE', DEFAULT_BURST_RULES.ipRange, 0, 1_000_000),

@@ -44,6 +44,7 @@ const NAV: { section: string; items: NavItem[] }[] = [
       { to: '/webhooks', label: 'Webhooks', icon: 'webhooks' },
       { to: '/api-keys', label: 'API keys', icon: 'keys' },
       { to: '/people', label: 'People', icon: 'people' },
+      { to: '/audit-log', label: 'Audit log', icon: 'clock' },
       { to: '/settings', label: 'Settings', icon: 'settings' },
     ],
   },

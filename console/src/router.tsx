@@ -47,6 +47,7 @@ export const router = createBrowserRouter(
         { path: 'webhooks/:webhookId', lazy: page(() => import('./pages/WebhookDetail')) },
         { path: 'api-keys', lazy: page(() => import('./pages/ApiKeys/ApiKeys')) },
         { path: 'people', lazy: page(() => import('./pages/People/People')) },
+        { path: 'audit-log', lazy: page(() => import('./pages/AuditLog/AuditLog')) },
         { path: 'settings', lazy: page(() => import('./pages/Settings/Settings')) },
         { path: '*', element: <NotFound /> },
       ],

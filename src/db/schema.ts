@@ -426,6 +426,26 @@ export interface SuppressionsTable {
   created_at: string;
 }
 
+/** One change to a workspace's configuration: who did what to which thing (migration 0027, docs/audit-log.md). */
+export interface AuditLogTable {
+  id: string;
+  workspace_id: string;
+  occurred_at: string;
+  /** user | apiKey | cli | system */
+  actor_type: string;
+  actor_id: string | null;
+  actor_label: string | null;
+  /** A stable dotted name: `api_key.created` (src/outbox/audit/audit.types.ts). */
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  target_label: string | null;
+  /** JSON: { field: { before, after } }, a secret field as { secret: true } (never its value); null when none. */
+  changes: string | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
 /** One row per event (docs/events.md), written in the transaction of the change it reports. */
 export interface EventsTable {
   id: string;
@@ -598,6 +618,7 @@ export interface Database {
   dmarc_reports: DmarcReportsTable;
   dmarc_rows: DmarcRowsTable;
   events: EventsTable;
+  audit_log: AuditLogTable;
   tracking_hits: TrackingHitsTable;
   track_quota: TrackQuotaTable;
   webhook_endpoints: WebhookEndpointsTable;

@@ -48,6 +48,7 @@ const NAMED: Record<string, string> = {
   'DELETE /v1/session/sessions/{sessionId}': 'revokeSession',
   'GET /v1/stats/contacts': 'getContactStats',
   'DELETE /v1/api-keys/{keyId}': 'revokeApiKey',
+  'GET /v1/audit-log': 'listAuditLogEntries',
   'POST /v1/broadcasts/{broadcastId}/test': 'sendTestBroadcast',
   'POST /v1/broadcasts/{broadcastId}/preflight': 'checkBroadcast',
   'PUT /v1/forms/{formId}/html': 'deployFormHtml',

@@ -22,7 +22,7 @@ export function isScope(value: string): value is Scope {
  * Scopes only console sessions hold, through their role (src/access/users/roles.ts): never grantable to an API key
  * (isScope refuses them), which reach the same operations with `admin`.
  */
-export const INTERNAL_SCOPES = ['manage:keys', 'manage:people', 'manage:workspace'] as const;
+export const INTERNAL_SCOPES = ['manage:keys', 'manage:people', 'manage:workspace', 'read:audit'] as const;
 
 export type InternalScope = (typeof INTERNAL_SCOPES)[number];
 

@@ -21,6 +21,8 @@ export interface AuthContext {
   sessionId?: string;
   userId?: string;
   role?: 'owner' | 'admin' | 'editor' | 'viewer';
+  /** Who, in words, for the audit log (docs/audit-log.md): the person's email, or the key's name. */
+  label?: string;
 }
 
 declare module 'fastify' {

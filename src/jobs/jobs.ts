@@ -11,6 +11,7 @@ import { ContactsService } from '../audience/contacts/contacts.service.js';
 import { contactPagesOf } from '../audience/segments/segments.service.js';
 import type { Db } from '../db/connection.js';
 import { pruneOldEvents } from '../outbox/events/events.service.js';
+import { pruneOldAudit } from '../outbox/audit/audit.service.js';
 import { DEFAULT_PIPELINE_OPTIONS, DeliveryPipeline, type PipelineOptions } from '../sending/deliveries/pipeline.js';
 import { SqlDeliveryStore } from '../composition/sql-delivery-store.js';
 import { reportRules } from '../sending/bounces/bounces.service.js';
@@ -44,6 +45,7 @@ import { JobRunner, type Job } from './runner.js';
  * | idempotency purge | 1 h | deletes Idempotency-Key records older than 24 h, in batches |
  * | inbound purge | 1 day | deletes unreadable inbound messages older than 30 days, in batches |
  * | events retention | 1 h | deletes events older than EVENTS_RETENTION_DAYS, 1,000 a statement |
+ * | audit retention | 1 h | deletes audit log entries older than AUDIT_RETENTION_DAYS, 1,000 a statement (docs/audit-log.md) |
  * | submission network data | 1 h | clears the IP address and user agent of submissions older than SUBMISSION_RETENTION_DAYS (docs/forms.md) |
  * | protection purge | 1 h | deletes spent proof-of-work solutions and impression tokens past their expiry, and sign-up burst signals older than a day |
  * | *fan-out loop:* webhook fan-out | 100 ms | turns new events into one webhook delivery per subscribed endpoint (webhooks/CONTEXT.md) |
@@ -181,6 +183,7 @@ export function startJobs(
     { name: 'idempotency purge', everyMs: 3_600_000, run: async () => (await purgeIdempotencyKeys(db), 0) },
     { name: 'inbound purge', everyMs: 86_400_000, run: async () => (await purgeInboundMessages(db), 0) },
     { name: 'events retention', everyMs: 3_600_000, run: () => pruneOldEvents(db, config.eventsRetentionDays) },
+    { name: 'audit retention', everyMs: 3_600_000, run: () => pruneOldAudit(db, config.auditRetentionDays) },
     // Single-use tokens past their expiry and burst signals past the window (docs/bot-protection.md).
     { name: 'protection purge', everyMs: 3_600_000, run: () => protection.purge() }, // a busy round (rows deleted) runs again at once
     {

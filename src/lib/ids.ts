@@ -32,7 +32,8 @@ export type IdPrefix =
   | 'aut'
   | 'run'
   | 'sig'
-  | 'img';
+  | 'img'
+  | 'aud';
 
 const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford's, as ULIDs use
 const HALF = 2 ** 40;

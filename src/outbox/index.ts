@@ -1,5 +1,18 @@
 // The Outbox's face (docs/architecture.md): recordEvent(s) writes an event in the caller's transaction (the one way
-// into the events table); the rest reads the stream for the workers above.
+// into the events table); the rest reads the stream for the workers above. recordAudit writes an audit log entry in
+// the caller's transaction (the one way into audit_log), with the actor a route built by actorOf.
+export { actorOf } from './audit/audit.actor.js';
+export { recordAudit } from './audit/audit.repository.js';
+export {
+  AUDIT_ACTIONS,
+  CLI_ACTOR,
+  SYSTEM_ACTOR,
+  changesOf,
+  type AuditAction,
+  type AuditActor,
+  type AuditChanges,
+  type NewAuditEntry,
+} from './audit/audit.types.js';
 export {
   claimUndispatchedEvents,
   eventsByIds,

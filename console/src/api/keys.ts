@@ -160,3 +160,9 @@ export const workspaceKeys = {
   defaultFrom: () => ['workspace', 'default-from'] as const,
   health: () => ['workspace', 'health'] as const,
 };
+
+export const auditKeys = {
+  all: ['audit-log'] as const,
+  list: (filter: { action: string; actor: string; from: string; to: string }) =>
+    [...auditKeys.all, 'list', filter] as const,
+};

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { V1 } from '../../http/types.js';
+import { actorOf } from '../../outbox/index.js';
 import type { ApiKeysService } from './api-keys.service.js';
 import { paginate } from '../../http/pagination.js';
 import { PathId, ListOf, ListQuery, Nullable, StringEnum, Timestamp } from '../../http/schema-helpers.js';
@@ -40,7 +41,7 @@ export async function apiKeysRoutes(app: V1, { apiKeys }: { apiKeys: ApiKeysServ
       config: { scope: 'manage:keys', secretFields: ['key'] },
     },
     async (req, reply) => {
-      const key = await apiKeys.create(req.auth.workspaceId, req.body, req.auth.scopes);
+      const key = await apiKeys.create(req.auth.workspaceId, req.body, req.auth.scopes, actorOf(req));
       return reply.code(201).header('location', `/v1/api-keys/${key.id}`).send(key);
     },
   );
@@ -63,7 +64,7 @@ export async function apiKeysRoutes(app: V1, { apiKeys }: { apiKeys: ApiKeysServ
       config: { scope: 'manage:keys', errors: ['last_admin_key'] },
     },
     async (req, reply) => {
-      await apiKeys.revoke(req.auth.workspaceId, req.params.keyId);
+      await apiKeys.revoke(req.auth.workspaceId, req.params.keyId, actorOf(req));
       return reply.code(204).send(null);
     },
   );

@@ -4,6 +4,7 @@ import { conflict, notFound, unauthorized, validationFailed } from '../../errors
 import { newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
 import * as repo from './api-keys.repository.js';
+import { SYSTEM_ACTOR, recordAudit, type AuditActor } from '../../outbox/index.js';
 import { grants, isScope, type Scope } from '../../http/scopes.js';
 import type { AuthContext } from '../../http/types.js';
 import { VerifiedKeyCache, type CachedKey, type KeyCacheOptions } from './key-cache.js';
@@ -60,6 +61,7 @@ export class ApiKeysService {
     workspaceId: string,
     input: { name: string; scopes: string[] },
     grantor?: readonly string[],
+    actor: AuditActor = SYSTEM_ACTOR,
   ): Promise<CreatedApiKey> {
     const unknown = input.scopes.filter((s) => !isScope(s));
     if (unknown.length)
@@ -80,13 +82,21 @@ export class ApiKeysService {
     const id = newId('key');
     const secret = crypto.randomBytes(32).toString('base64url');
     const createdAt = nowIso();
-    await repo.insertApiKey(this.db.kysely, {
-      id,
-      workspaceId,
-      name: input.name,
-      scopes,
-      keyHash: hashSecret(secret).toString('hex'),
-      createdAt,
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await repo.insertApiKey(trx, {
+        id,
+        workspaceId,
+        name: input.name,
+        scopes,
+        keyHash: hashSecret(secret).toString('hex'),
+        createdAt,
+      });
+      // The key itself is a secret: named only, never stored (docs/audit-log.md).
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'api_key.created',
+        target: { type: 'api_key', id, label: input.name },
+        changes: { scopes: { before: null, after: scopes }, key: { secret: true } },
+      });
     });
     return { id, name: input.name, scopes, key: `fc_${id.slice(4)}_${secret}`, createdAt };
   }
@@ -100,7 +110,7 @@ export class ApiKeysService {
    * would be left without a key that can manage keys. The workspace's row is locked meanwhile, so that two
    * revocations of its last two admin keys cannot both pass.
    */
-  async revoke(workspaceId: string, id: string): Promise<void> {
+  async revoke(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
     await this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockWorkspaceKeys(trx, workspaceId);
       const key = await repo.getApiKey(trx, workspaceId, id);
@@ -111,7 +121,13 @@ export class ApiKeysService {
           `${id} is the last active API key with the admin scope of the workspace: create another admin key first, then revoke this one`,
         );
       }
+      if (key.revokedAt) return; // revoked already: nothing changes, nothing to record
       await repo.revokeApiKey(trx, workspaceId, id, nowIso());
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'api_key.revoked',
+        target: { type: 'api_key', id, label: key.name },
+        changes: { scopes: { before: key.scopes, after: null } },
+      });
     });
     // At once in this process; other processes see the counter the revocation moved (key-cache.ts).
     this.cache.evict(id);
@@ -157,6 +173,7 @@ export class ApiKeysService {
       workspaceId: row.workspaceId,
       keyId: row.id,
       scopes: Object.freeze(row.scopes) as string[],
+      label: row.name,
     });
     const key: VerifiedKey = { id: row.id, keyHash: stored, auth };
     this.cache.add(key, generation);

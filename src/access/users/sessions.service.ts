@@ -182,6 +182,7 @@ export class SessionsService {
         sessionId: row.id,
         userId: row.userId,
         role: row.role,
+        label: row.email,
         csrfToken: row.csrfToken,
         expiresAt,
       },

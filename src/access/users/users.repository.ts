@@ -310,14 +310,14 @@ export async function signedInFrom(
 export async function findSessionByTokenHash(
   db: Executor,
   tokenHash: string,
-): Promise<(SessionRecord & { role: UserRole }) | undefined> {
+): Promise<(SessionRecord & { role: UserRole; email: string }) | undefined> {
   const row = await db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select([...sessionColumns, 'users.role'])
+    .select([...sessionColumns, 'users.role', 'users.email'])
     .where('sessions.token_hash', '=', tokenHash)
     .executeTakeFirst();
-  return row ? { ...toSession(row), role: row.role } : undefined;
+  return row ? { ...toSession(row), role: row.role, email: row.email } : undefined;
 }
 
 export async function touchSession(

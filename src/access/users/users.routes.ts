@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { actorOf } from '../../outbox/index.js';
 import type { V1 } from '../../http/types.js';
 import type { SessionsService } from './sessions.service.js';
 import type { UsersService } from './users.service.js';
@@ -138,7 +139,7 @@ export async function usersRoutes(
       },
       config: { scope: 'manage:people', errors: ['invalid_state'] },
     },
-    (req) => users.update(req.auth, req.params.userId, req.body),
+    (req) => users.update(req.auth, req.params.userId, req.body, actorOf(req)),
   );
 
   app.delete(
@@ -151,7 +152,7 @@ export async function usersRoutes(
       config: { scope: 'manage:people', errors: ['invalid_state'] },
     },
     async (req, reply) => {
-      await users.remove(req.auth, req.params.userId);
+      await users.remove(req.auth, req.params.userId, actorOf(req));
       return reply.code(204).send(null);
     },
   );
@@ -166,7 +167,7 @@ export async function usersRoutes(
       config: { scope: 'manage:people', errors: ['user_exists'] },
     },
     async (req, reply) => {
-      const inv = await users.invite(req.auth, req.body);
+      const inv = await users.invite(req.auth, req.body, actorOf(req));
       return reply.code(201).header('location', `/v1/invitations/${inv.id}`).send(inv);
     },
   );
@@ -190,7 +191,7 @@ export async function usersRoutes(
       config: { scope: 'manage:people', errors: ['invalid_state'] },
     },
     async (req, reply) => {
-      await users.revokeInvitation(req.auth, req.params.invitationId);
+      await users.revokeInvitation(req.auth, req.params.invitationId, actorOf(req));
       return reply.code(204).send(null);
     },
   );

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { SYSTEM_ACTOR, changesOf, recordAudit, type AuditActor } from '../../outbox/index.js';
 import type { AuthContext } from '../../http/types.js';
 import { type Db, isUniqueViolation } from '../../db/connection.js';
 import { conflict, DomainError, notFound, validationFailed } from '../../errors/errors.js';
@@ -167,6 +168,7 @@ export class UsersService {
   async create(
     workspaceId: string,
     input: { email: string; role: string; password: string; name?: string | null },
+    by: AuditActor = SYSTEM_ACTOR,
   ): Promise<User & { workspaceId: string }> {
     const email = emailOf(input.email);
     if (!isRole(input.role))
@@ -174,15 +176,15 @@ export class UsersService {
     const passwordHash = await hashPassword(checkPassword(input.password));
     const id = newId('usr');
     const at = new Date().toISOString();
+    const role = input.role;
     try {
-      await repo.insertUser(this.db.kysely, {
-        id,
-        workspaceId,
-        email,
-        name: input.name ?? null,
-        role: input.role,
-        passwordHash,
-        at,
+      await this.db.kysely.transaction().execute(async (trx) => {
+        await repo.insertUser(trx, { id, workspaceId, email, name: input.name ?? null, role, passwordHash, at });
+        await recordAudit(trx, workspaceId, by, {
+          action: 'user.created',
+          target: { type: 'user', id, label: email },
+          changes: { role: { before: null, after: role }, password: { secret: true } },
+        });
       });
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('user_exists', `${email} is already a user of the workspace`);
@@ -202,7 +204,12 @@ export class UsersService {
   }
 
   /** Name and role. The owner role is an owner's to give or take; the last owner stays an owner (409 invalid_state). */
-  async update(actor: AuthContext, id: string, input: { name?: string | null; role?: Role }): Promise<User> {
+  async update(
+    actor: AuthContext,
+    id: string,
+    input: { name?: string | null; role?: Role },
+    by: AuditActor = SYSTEM_ACTOR,
+  ): Promise<User> {
     const ws = actor.workspaceId;
     return this.db.kysely.transaction().execute(async (trx) => {
       const owners = await repo.lockAndCountOwners(trx, ws);
@@ -220,12 +227,20 @@ export class UsersService {
       if (input.name !== undefined) set.name = input.name === null ? null : input.name.trim() || null;
       if (input.role !== undefined) set.role = input.role;
       if (Object.keys(set).length) await repo.updateUser(trx, ws, id, set, new Date().toISOString());
-      return toUser((await repo.getUser(trx, ws, id))!);
+      const updated = (await repo.getUser(trx, ws, id))!;
+      const changes = changesOf(user, updated, ['name', 'role']);
+      if (changes)
+        await recordAudit(trx, ws, by, {
+          action: changes.role ? 'user.role_changed' : 'user.updated',
+          target: { type: 'user', id, label: user.email },
+          changes,
+        });
+      return toUser(updated);
     });
   }
 
   /** Removes a person: their sessions die with them (cascade), at once. */
-  async remove(actor: AuthContext, id: string): Promise<void> {
+  async remove(actor: AuthContext, id: string, by: AuditActor = SYSTEM_ACTOR): Promise<void> {
     const ws = actor.workspaceId;
     await this.db.kysely.transaction().execute(async (trx) => {
       const owners = await repo.lockAndCountOwners(trx, ws);
@@ -241,6 +256,11 @@ export class UsersService {
       }
       await repo.revokeUserSessions(trx, ws, id, new Date().toISOString());
       await repo.deleteUser(trx, ws, id);
+      await recordAudit(trx, ws, by, {
+        action: 'user.removed',
+        target: { type: 'user', id, label: user.email },
+        changes: { role: { before: user.role, after: null } },
+      });
     });
   }
 
@@ -300,7 +320,11 @@ export class UsersService {
 
   // Invitations
 
-  async invite(actor: AuthContext, input: { email: string; role: Role }): Promise<Invitation & { emailSent: boolean }> {
+  async invite(
+    actor: AuthContext,
+    input: { email: string; role: Role },
+    by: AuditActor = SYSTEM_ACTOR,
+  ): Promise<Invitation & { emailSent: boolean }> {
     const ws = actor.workspaceId;
     const email = emailOf(input.email);
     if (input.role === 'owner') requireOwner(actor, 'invite an owner');
@@ -321,6 +345,11 @@ export class UsersService {
         invitedBy: actor.userId ?? null,
         at,
         expiresAt: new Date(now + INVITATION_TTL_MS).toISOString(),
+      });
+      await recordAudit(trx, ws, by, {
+        action: 'user.invited',
+        target: { type: 'invitation', id, label: email },
+        changes: { role: { before: null, after: input.role } },
       });
     });
     const invitation = toInvitation((await repo.getInvitation(this.db.kysely, ws, id))!);
@@ -350,12 +379,19 @@ export class UsersService {
     return (await repo.listInvitations(this.db.kysely, workspaceId, limit, beforeId)).map((i) => toInvitation(i, now));
   }
 
-  async revokeInvitation(actor: AuthContext, id: string): Promise<void> {
+  async revokeInvitation(actor: AuthContext, id: string, by: AuditActor = SYSTEM_ACTOR): Promise<void> {
     const inv = await repo.getInvitation(this.db.kysely, actor.workspaceId, id);
     if (!inv) throw notFound('invitation');
     if (inv.role === 'owner') requireOwner(actor, 'revoke an invitation to be an owner');
     if (inv.acceptedAt) throw conflict('invalid_state', 'the invitation was accepted already');
-    await repo.revokeInvitation(this.db.kysely, actor.workspaceId, id, new Date().toISOString());
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await repo.revokeInvitation(trx, actor.workspaceId, id, new Date().toISOString());
+      await recordAudit(trx, actor.workspaceId, by, {
+        action: 'user.invitation_revoked',
+        target: { type: 'invitation', id, label: inv.email },
+        changes: { role: { before: inv.role, after: null } },
+      });
+    });
   }
 
   async invitation(token: string): Promise<LinkState<{ email: string; role: Role; workspaceName: string }>> {
@@ -392,6 +428,17 @@ export class UsersService {
         passwordHash,
         at,
       });
+      // The person joins by themself: they are the actor (docs/audit-log.md).
+      await recordAudit(
+        trx,
+        inv.workspaceId,
+        { type: 'user', id, label: inv.email, ip: meta.ip ?? null, userAgent: meta.userAgent?.slice(0, 300) ?? null },
+        {
+          action: 'user.joined',
+          target: { type: 'user', id, label: inv.email },
+          changes: { role: { before: null, after: inv.role } },
+        },
+      );
       return true;
     });
     if (!accepted) return { state: 'used' };

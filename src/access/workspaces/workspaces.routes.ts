@@ -1,4 +1,5 @@
 import type { V1 } from '../../http/types.js';
+import { actorOf } from '../../outbox/index.js';
 import type { WorkspacesService } from './workspaces.service.js';
 import { UpdateWorkspaceBody, WorkspaceSchema } from './workspaces.schemas.js';
 
@@ -21,6 +22,6 @@ export async function workspacesRoutes(app: V1, { workspaces }: { workspaces: Wo
       },
       config: { scope: 'manage:workspace', errors: ['sender_domain_not_verified'] },
     },
-    (req) => workspaces.update(req.auth.workspaceId, req.body),
+    (req) => workspaces.update(req.auth.workspaceId, req.body, actorOf(req)),
   );
 }

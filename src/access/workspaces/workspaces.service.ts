@@ -2,6 +2,7 @@ import type { ApiKeysService, CreatedApiKey } from '../api-keys/api-keys.service
 import type { Db } from '../../db/connection.js';
 import { notFound, unprocessable, validationFailed } from '../../errors/errors.js';
 import { findDomainByName } from '../../mail-setup/index.js';
+import { SYSTEM_ACTOR, changesOf, recordAudit, type AuditActor } from '../../outbox/index.js';
 import { parseMailbox } from '../../lib/email.js';
 import { DEFAULT_SETTINGS, type UpdateWorkspaceInput } from './workspaces.schemas.js';
 import { newId } from '../../lib/ids.js';
@@ -15,13 +16,16 @@ export class WorkspacesService {
   ) {}
 
   /** An operator's act (CLI): a new workspace and its first key, which holds `admin`. */
-  async createWithAdminKey(name: string): Promise<{ workspace: repo.Workspace; apiKey: CreatedApiKey }> {
+  async createWithAdminKey(
+    name: string,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<{ workspace: repo.Workspace; apiKey: CreatedApiKey }> {
     const trimmed = name.trim();
     if ([...trimmed].length < 1 || [...trimmed].length > 200)
       throw validationFailed([{ path: '/name', message: 'must be 1 to 200 characters' }]);
     const workspace = { id: newId('ws'), name: trimmed, createdAt: nowIso(), settings: DEFAULT_SETTINGS };
     await repo.insertWorkspace(this.db.kysely, workspace);
-    const apiKey = await this.apiKeys.create(workspace.id, { name: 'admin', scopes: ['admin'] });
+    const apiKey = await this.apiKeys.create(workspace.id, { name: 'admin', scopes: ['admin'] }, undefined, actor);
     return { workspace, apiKey };
   }
 
@@ -35,7 +39,11 @@ export class WorkspacesService {
    * PUT /v1/workspace: the name and settings. A settings key given replaces its value (null clears it);
    * `defaultFrom` must be a mailbox on a VERIFIED domain of the workspace (422 sender_domain_not_verified).
    */
-  async update(workspaceId: string, input: UpdateWorkspaceInput): Promise<repo.Workspace> {
+  async update(
+    workspaceId: string,
+    input: UpdateWorkspaceInput,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<repo.Workspace> {
     return this.db.kysely.transaction().execute(async (trx) => {
       const current = await repo.getWorkspace(trx, workspaceId);
       if (!current) throw notFound('workspace');
@@ -62,7 +70,22 @@ export class WorkspacesService {
       if (name !== undefined && name.length === 0)
         throw validationFailed([{ path: '/name', message: 'must not be blank' }]);
       await repo.updateWorkspace(trx, workspaceId, { name, settings });
-      return (await repo.getWorkspace(trx, workspaceId))!;
+      const updated = (await repo.getWorkspace(trx, workspaceId))!;
+      // The audit log: the name and each setting that changed (docs/audit-log.md); nothing changed, no entry.
+      const flat = (ws: repo.Workspace) => ({
+        name: ws.name,
+        ...Object.fromEntries(Object.entries(ws.settings).map(([k, v]) => [`settings.${k}`, v])),
+      });
+      const [before, after] = [flat(current), flat(updated)];
+      const fields = [...new Set([...Object.keys(before), ...Object.keys(after)])];
+      const changes = changesOf<Record<string, unknown>>(before, after, fields);
+      if (changes)
+        await recordAudit(trx, workspaceId, actor, {
+          action: 'workspace.updated',
+          target: { type: 'workspace', id: workspaceId, label: updated.name },
+          changes,
+        });
+      return updated;
     });
   }
 }

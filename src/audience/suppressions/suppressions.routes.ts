@@ -1,3 +1,4 @@
+import { actorOf } from '../../outbox/index.js';
 import { Type } from 'typebox';
 import { paginate } from '../../http/pagination.js';
 import { ListOf } from '../../http/schema-helpers.js';
@@ -42,7 +43,7 @@ export async function suppressionsRoutes(
       config: { scope: 'write:contacts' },
     },
     async (req, reply) => {
-      const { entry, created } = await suppressions.add(req.auth.workspaceId, req.body);
+      const { entry, created } = await suppressions.add(req.auth.workspaceId, req.body, actorOf(req));
       if (created) reply.code(201).header('location', `/v1/suppressions/${encodeURIComponent(entry.email)}`);
       return reply.send(entry);
     },
@@ -54,7 +55,7 @@ export async function suppressionsRoutes(
       schema: { body: BulkSuppressionBody, response: { 200: BulkSuppressionResult } },
       config: { scope: 'write:contacts' },
     },
-    (req) => suppressions.addMany(req.auth.workspaceId, req.body),
+    (req) => suppressions.addMany(req.auth.workspaceId, req.body, actorOf(req)),
   );
 
   app.get(
@@ -76,7 +77,7 @@ export async function suppressionsRoutes(
       config: { scope: 'write:contacts' },
     },
     async (req, reply) => {
-      await suppressions.remove(req.auth.workspaceId, req.params.email);
+      await suppressions.remove(req.auth.workspaceId, req.params.email, actorOf(req));
       return reply.code(204).send(null);
     },
   );

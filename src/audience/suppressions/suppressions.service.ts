@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR, recordAudit, type AuditActor } from '../../outbox/index.js';
 import type { Db, Executor } from '../../db/connection.js';
 import { notFound, validationFailed } from '../../errors/errors.js';
 import { normalizeEmail } from '../../lib/email.js';
@@ -80,11 +81,21 @@ export class SuppressionsService {
   async add(
     workspaceId: string,
     input: CreateSuppressionInput,
+    actor: AuditActor = SYSTEM_ACTOR,
   ): Promise<{ entry: SuppressionEntry; created: boolean }> {
     const email = this.email(input.email, '/email');
     const created = await this.db.kysely.transaction().execute(async (trx) => {
       const before = await repo.getSuppression(trx, workspaceId, email);
       await this.lifecycle(trx, workspaceId, email, 'suppress', { detail: input.detail ?? null }, nowIso());
+      // An address suppressed already keeps its entry: nothing changed, nothing to record.
+      if (!before) {
+        const entry = await repo.getSuppression(trx, workspaceId, email);
+        await recordAudit(trx, workspaceId, actor, {
+          action: 'suppression.added',
+          target: { type: 'suppression', id: entry?.id ?? null, label: email },
+          changes: input.detail ? { detail: { before: null, after: input.detail } } : null,
+        });
+      }
       return !before;
     });
     return { entry: await this.get(workspaceId, email), created };
@@ -94,7 +105,11 @@ export class SuppressionsService {
    * Adds many addresses (MANUAL) in one transaction: each valid one is added or found already there (its entry kept);
    * what is not an address is reported and skipped. An address given twice (in any case) counts once.
    */
-  async addMany(workspaceId: string, input: BulkSuppressionInput): Promise<BulkSuppressionOutcome> {
+  async addMany(
+    workspaceId: string,
+    input: BulkSuppressionInput,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<BulkSuppressionOutcome> {
     const out: BulkSuppressionOutcome = { added: [], alreadySuppressed: [], invalid: [] };
     const emails: string[] = [];
     const seen = new Set<string>();
@@ -116,6 +131,12 @@ export class SuppressionsService {
           continue;
         }
         await this.lifecycle(trx, workspaceId, email, 'suppress', { detail: input.detail ?? null }, now);
+        // One audit entry per address added, as a single add writes (the audit log filters by target).
+        await recordAudit(trx, workspaceId, actor, {
+          action: 'suppression.added',
+          target: { type: 'suppression', id: null, label: email },
+          changes: input.detail ? { detail: { before: null, after: input.detail } } : null,
+        });
         out.added.push(email);
       }
     });
@@ -123,12 +144,18 @@ export class SuppressionsService {
   }
 
   /** Lifts the entry: the address may be mailed again once its contact is SUBSCRIBED (its status is not changed). */
-  async remove(workspaceId: string, rawEmail: string): Promise<void> {
+  async remove(workspaceId: string, rawEmail: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
     const email = normalizeEmail(rawEmail);
     if (!email) throw notFound('suppression');
     const lifted = await this.db.kysely.transaction().execute(async (trx) => {
-      if (!(await repo.getSuppression(trx, workspaceId, email))) return false;
+      const entry = await repo.getSuppression(trx, workspaceId, email);
+      if (!entry) return false;
       await this.lifecycle(trx, workspaceId, email, 'unsuppress', {}, nowIso());
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'suppression.removed',
+        target: { type: 'suppression', id: entry.id, label: email },
+        changes: { reason: { before: entry.reason, after: null } },
+      });
       return true;
     });
     if (!lifted) throw notFound('suppression');

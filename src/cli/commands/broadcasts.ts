@@ -1,3 +1,4 @@
+import { CLI_ACTOR } from '../../outbox/index.js';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { BROADCAST_STATUSES, type Broadcast } from '../../sending/broadcasts/broadcasts.schemas.js';
 import { allPages, jsonOption, requireWorkspace, withDb, workspaceOption } from '../context.js';
@@ -105,7 +106,7 @@ export function registerBroadcasts(program: Command): void {
     .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
       const sent = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
-        return ctx.services.broadcasts.send(opts.workspace, id);
+        return ctx.services.broadcasts.send(opts.workspace, id, CLI_ACTOR);
       });
       print(
         sent,

@@ -1,3 +1,4 @@
+import { CLI_ACTOR } from '../../outbox/index.js';
 import type { Command } from 'commander';
 import { findDomainByName } from '../../mail-setup/domains/domains.repository.js';
 import { normalizeDomainName, type Domain } from '../../mail-setup/domains/domains.service.js';
@@ -60,7 +61,7 @@ export function registerDomains(program: Command): void {
           opts.verified && normal ? await findDomainByName(ctx.db.kysely, opts.workspace, normal) : undefined;
         return {
           before: found?.status,
-          created: await ctx.services.domains.add(opts.workspace, name, { verified: opts.verified }),
+          created: await ctx.services.domains.add(opts.workspace, name, { verified: opts.verified }, CLI_ACTOR),
         };
       });
       const what =
@@ -112,7 +113,7 @@ export function registerDomains(program: Command): void {
     .action(async (idOrName: string, opts: { workspace: string; json?: boolean }) => {
       const verified = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
-        return ctx.services.domains.verify(opts.workspace, await domainId(ctx, opts.workspace, idOrName));
+        return ctx.services.domains.verify(opts.workspace, await domainId(ctx, opts.workspace, idOrName), CLI_ACTOR);
       });
       const advice = verified.verification?.advice ?? [];
       print(

@@ -1,3 +1,4 @@
+import { CLI_ACTOR } from '../../outbox/index.js';
 import { type Command, InvalidArgumentError } from 'commander';
 import { isScope, SCOPES } from '../../http/scopes.js';
 import { allPages, jsonOption, requireWorkspace, withDb, workspaceOption } from '../context.js';
@@ -73,7 +74,12 @@ export function registerKeys(program: Command): void {
     .action(async (opts: { workspace: string; scopes: string[]; name: string; json?: boolean }) => {
       const created = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
-        return ctx.services.apiKeys.create(opts.workspace, { name: opts.name, scopes: opts.scopes });
+        return ctx.services.apiKeys.create(
+          opts.workspace,
+          { name: opts.name, scopes: opts.scopes },
+          undefined,
+          CLI_ACTOR,
+        );
       });
       // The --json shape is fixed by the contract (§10): exactly these keys.
       print(
@@ -93,7 +99,7 @@ export function registerKeys(program: Command): void {
     .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
       await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
-        await ctx.services.apiKeys.revoke(opts.workspace, id);
+        await ctx.services.apiKeys.revoke(opts.workspace, id, CLI_ACTOR);
       });
       print({ id, revoked: true }, opts.json, `API key ${id} revoked`);
     });

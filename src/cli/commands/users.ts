@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { AuthContext } from '../../http/types.js';
 import { isRole, ROLES, type Role } from '../../access/users/roles.js';
+import { CLI_ACTOR } from '../../outbox/index.js';
 import { allPages, jsonOption, requireWorkspace, withDb, workspaceOption } from '../context.js';
 import { CliError, EXIT, print, table, time } from '../output.js';
 
@@ -81,12 +82,16 @@ export function registerUsers(program: Command): void {
         const password = (await readStdin()).replace(/\r?\n$/, '');
         const created = await withDb(async (ctx) => {
           await requireWorkspace(ctx, opts.workspace);
-          return ctx.services.users.create(opts.workspace, {
-            email: opts.email,
-            role: opts.role,
-            password,
-            name: opts.name ?? null,
-          });
+          return ctx.services.users.create(
+            opts.workspace,
+            {
+              email: opts.email,
+              role: opts.role,
+              password,
+              name: opts.name ?? null,
+            },
+            CLI_ACTOR,
+          );
         });
         print(
           { id: created.id, email: created.email, role: created.role, workspaceId: created.workspaceId },
@@ -110,10 +115,15 @@ export function registerUsers(program: Command): void {
         throw new CliError('give --role or --name (or both)', EXIT.USAGE);
       const updated = await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
-        return ctx.services.users.update(operator(opts.workspace), id, {
-          role: opts.role,
-          name: opts.name === undefined ? undefined : opts.name || null,
-        });
+        return ctx.services.users.update(
+          operator(opts.workspace),
+          id,
+          {
+            role: opts.role,
+            name: opts.name === undefined ? undefined : opts.name || null,
+          },
+          CLI_ACTOR,
+        );
       });
       print(
         updated,
@@ -132,7 +142,7 @@ export function registerUsers(program: Command): void {
     .action(async (id: string, opts: { workspace: string; json?: boolean }) => {
       await withDb(async (ctx) => {
         await requireWorkspace(ctx, opts.workspace);
-        await ctx.services.users.remove(operator(opts.workspace), id);
+        await ctx.services.users.remove(operator(opts.workspace), id, CLI_ACTOR);
       });
       print({ id, removed: true }, opts.json, `user ${id} removed`);
     });

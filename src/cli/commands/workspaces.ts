@@ -1,3 +1,4 @@
+import { CLI_ACTOR } from '../../outbox/index.js';
 import type { Command } from 'commander';
 import { listWorkspaces } from '../../access/workspaces/workspaces.repository.js';
 import { allPages, jsonOption, requireWorkspace, withDb } from '../context.js';
@@ -37,7 +38,9 @@ export function registerWorkspaces(program: Command): void {
       '\nExample:\n  formcast workspace create "Acme Newsletters" --json\n  prints { "workspace": { "id", "name" }, "apiKey": { "id", "key", "scopes" } }',
     )
     .action(async (name: string, opts: { json?: boolean }) => {
-      const { workspace: ws, apiKey } = await withDb((ctx) => ctx.services.workspaces.createWithAdminKey(name));
+      const { workspace: ws, apiKey } = await withDb((ctx) =>
+        ctx.services.workspaces.createWithAdminKey(name, CLI_ACTOR),
+      );
       // The --json shape is fixed by the contract (§10): exactly these keys.
       print(
         { workspace: { id: ws.id, name: ws.name }, apiKey: { id: apiKey.id, key: apiKey.key, scopes: apiKey.scopes } },
@@ -56,7 +59,7 @@ export function registerWorkspaces(program: Command): void {
     .action(async (id: string, name: string, opts: { json?: boolean }) => {
       const ws = await withDb(async (ctx) => {
         await requireWorkspace(ctx, id);
-        return ctx.services.workspaces.update(id, { name });
+        return ctx.services.workspaces.update(id, { name }, CLI_ACTOR);
       });
       print(
         { id: ws.id, name: ws.name, createdAt: ws.createdAt },

@@ -1,3 +1,4 @@
+import { actorOf } from '../../outbox/index.js';
 import { Type } from 'typebox';
 import type { V1 } from '../../http/types.js';
 import type { FormsService } from './forms.service.js';
@@ -62,7 +63,7 @@ export async function formsRoutes(app: V1, { forms }: { forms: FormsService }): 
       config: { scope: 'write:forms', errors: ['form_not_editable'] },
     },
     async (req, reply) => {
-      await forms.remove(req.auth.workspaceId, req.params.formId);
+      await forms.remove(req.auth.workspaceId, req.params.formId, actorOf(req));
       return reply.code(204).send(null);
     },
   );

@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR, recordAudit, type AuditActor } from '../../outbox/index.js';
 import { type Db, type Executor, isUniqueViolation } from '../../db/connection.js';
 import {
   conflict,
@@ -362,11 +363,16 @@ export class FormsService {
     return this.getHtml(workspaceId, id);
   }
 
-  async remove(workspaceId: string, id: string): Promise<void> {
+  async remove(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
     await this.tx(async (trx) => {
       const form = await this.mustGet(trx, workspaceId, id);
       transition(form.status, 'delete');
       await repo.deleteDraftForm(trx, workspaceId, id);
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'form.deleted',
+        target: { type: 'form', id, label: form.name },
+        changes: { status: { before: form.status, after: null } },
+      });
       if ((await repo.countGroupVersions(trx, workspaceId, form.formGroupId)) === 0)
         await repo.deleteFormGroup(trx, workspaceId, form.formGroupId);
       else await repo.releaseUnusedSlugs(trx, workspaceId, form.formGroupId);

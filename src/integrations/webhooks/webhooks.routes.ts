@@ -1,3 +1,4 @@
+import { actorOf } from '../../outbox/index.js';
 import { Type } from 'typebox';
 import { paginate } from '../../http/pagination.js';
 import { ListOf } from '../../http/schema-helpers.js';
@@ -32,7 +33,7 @@ export async function webhooksRoutes(app: V1, { webhooks }: { webhooks: Webhooks
       config: { scope: 'write:webhooks', secretFields: ['secret'] },
     },
     async (req, reply) => {
-      const webhook = await webhooks.create(req.auth.workspaceId, req.body);
+      const webhook = await webhooks.create(req.auth.workspaceId, req.body, actorOf(req));
       return reply.code(201).header('location', `/v1/webhooks/${webhook.id}`).send(webhook);
     },
   );
@@ -65,7 +66,7 @@ export async function webhooksRoutes(app: V1, { webhooks }: { webhooks: Webhooks
       },
       config: { scope: 'write:webhooks' },
     },
-    (req) => webhooks.update(req.auth.workspaceId, req.params.webhookId, req.body),
+    (req) => webhooks.update(req.auth.workspaceId, req.params.webhookId, req.body, actorOf(req)),
   );
 
   app.delete(
@@ -75,7 +76,7 @@ export async function webhooksRoutes(app: V1, { webhooks }: { webhooks: Webhooks
       config: { scope: 'write:webhooks' },
     },
     async (req, reply) => {
-      await webhooks.remove(req.auth.workspaceId, req.params.webhookId);
+      await webhooks.remove(req.auth.workspaceId, req.params.webhookId, actorOf(req));
       return reply.code(204).send(null);
     },
   );
@@ -89,7 +90,7 @@ export async function webhooksRoutes(app: V1, { webhooks }: { webhooks: Webhooks
       },
       config: { scope: 'write:webhooks', secretFields: ['secret'] },
     },
-    (req) => webhooks.rotateSecret(req.auth.workspaceId, req.params.webhookId),
+    (req) => webhooks.rotateSecret(req.auth.workspaceId, req.params.webhookId, actorOf(req)),
   );
 
   app.post(

@@ -1,7 +1,7 @@
 import type { Db, Executor } from '../../db/connection.js';
 import type { WebhookDeliveryStatus } from '../../db/schema.js';
 import { conflict, notFound, validationFailed } from '../../errors/errors.js';
-import type { EventType } from '../../outbox/index.js';
+import { SYSTEM_ACTOR, changesOf, recordAudit, type AuditActor, type EventType } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
 import { sealer, type Sealer } from '../../lib/seal.js';
 import { toIso } from '../../lib/time.js';
@@ -87,25 +87,41 @@ export class WebhooksService {
   }
 
   /** A new endpoint, with its secret: the only answer but a rotation's that shows it. */
-  async create(workspaceId: string, input: CreateWebhookInput): Promise<WebhookWithSecret> {
+  async create(
+    workspaceId: string,
+    input: CreateWebhookInput,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<WebhookWithSecret> {
     await this.checkUrl(input.url);
     const id = newId('wh');
     const now = this.now().toISOString();
     const secret = newSecret();
-    await repo.insertEndpoint(this.db.kysely, {
-      id,
-      workspace_id: workspaceId,
-      url: input.url,
-      event_types: JSON.stringify(input.eventTypes),
-      description: input.description ?? null,
-      enabled: 1,
-      disabled_reason: null,
-      secret: this.sealer.seal(secret, id),
-      previous_secret: null,
-      previous_secret_until: null,
-      failing_since: null,
-      created_at: now,
-      updated_at: now,
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await repo.insertEndpoint(trx, {
+        id,
+        workspace_id: workspaceId,
+        url: input.url,
+        event_types: JSON.stringify(input.eventTypes),
+        description: input.description ?? null,
+        enabled: 1,
+        disabled_reason: null,
+        secret: this.sealer.seal(secret, id),
+        previous_secret: null,
+        previous_secret_until: null,
+        failing_since: null,
+        created_at: now,
+        updated_at: now,
+      });
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'webhook.created',
+        target: { type: 'webhook', id, label: input.url },
+        changes: {
+          url: { before: null, after: input.url },
+          eventTypes: { before: null, after: input.eventTypes },
+          ...(input.description ? { description: { before: null, after: input.description } } : {}),
+          secret: { secret: true },
+        },
+      });
     });
     return { ...(await this.get(workspaceId, id)), secret };
   }
@@ -185,7 +201,12 @@ export class WebhooksService {
    * PUT (partial). Disabling fails the deliveries waiting for the endpoint; enabling it again clears its
    * disabledReason and forgets its failures (the 5-day count starts over).
    */
-  async update(workspaceId: string, id: string, input: UpdateWebhookInput): Promise<Webhook> {
+  async update(
+    workspaceId: string,
+    id: string,
+    input: UpdateWebhookInput,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<Webhook> {
     if (input.id !== undefined && input.id !== id)
       throw validationFailed([{ path: '/id', message: 'must equal the webhook id in the path' }]);
     const current = await this.row(workspaceId, id);
@@ -199,34 +220,60 @@ export class WebhooksService {
     if (input.enabled === true && !wasEnabled)
       Object.assign(set, { enabled: 1, disabled_reason: null, failing_since: null });
     const row = await this.db.kysely.transaction().execute(async (trx) => {
-      const updated = await repo.updateEndpoint(trx, workspaceId, id, set);
+      let updated = await repo.updateEndpoint(trx, workspaceId, id, set);
       if (updated && input.enabled === false && wasEnabled) {
         await repo.disableEndpoint(trx, workspaceId, id, DISABLED_BY_HAND, now);
-        return repo.getEndpoint(trx, workspaceId, id);
+        updated = await repo.getEndpoint(trx, workspaceId, id);
       }
+      if (!updated) return updated;
+      const fields = ['url', 'eventTypes', 'description', 'enabled'] as const;
+      const changes = changesOf(this.present(current), this.present(updated), [...fields]);
+      if (changes)
+        await recordAudit(trx, workspaceId, actor, {
+          action: 'webhook.updated',
+          target: { type: 'webhook', id, label: updated.url },
+          changes,
+        });
       return updated;
     });
     if (!row) throw notFound('webhook');
     return this.present(row);
   }
 
-  async remove(workspaceId: string, id: string): Promise<void> {
-    if (!(await repo.deleteEndpoint(this.db.kysely, workspaceId, id))) throw notFound('webhook');
+  async remove(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const current = await repo.getEndpoint(trx, workspaceId, id);
+      if (!current || !(await repo.deleteEndpoint(trx, workspaceId, id))) throw notFound('webhook');
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'webhook.deleted',
+        target: { type: 'webhook', id, label: current.url },
+        changes: null,
+      });
+    });
   }
 
   /**
    * A new secret, shown in this answer only; the previous one keeps signing alongside it for 24 hours (two signatures
    * per request). Also how a lost secret is replaced.
    */
-  async rotateSecret(workspaceId: string, id: string): Promise<WebhookWithSecret> {
+  async rotateSecret(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<WebhookWithSecret> {
     const current = await this.row(workspaceId, id);
     const now = this.now();
     const secret = newSecret();
-    const row = await repo.updateEndpoint(this.db.kysely, workspaceId, id, {
-      secret: this.sealer.seal(secret, id),
-      previous_secret: current.secret,
-      previous_secret_until: new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString(),
-      updated_at: now.toISOString(),
+    const row = await this.db.kysely.transaction().execute(async (trx) => {
+      const row = await repo.updateEndpoint(trx, workspaceId, id, {
+        secret: this.sealer.seal(secret, id),
+        previous_secret: current.secret,
+        previous_secret_until: new Date(now.getTime() + PREVIOUS_SECRET_MS).toISOString(),
+        updated_at: now.toISOString(),
+      });
+      if (row)
+        await recordAudit(trx, workspaceId, actor, {
+          action: 'webhook.secret_rotated',
+          target: { type: 'webhook', id, label: row.url },
+          changes: { secret: { secret: true } },
+        });
+      return row;
     });
     if (!row) throw notFound('webhook');
     return { ...this.present(row), secret };

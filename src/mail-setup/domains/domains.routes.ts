@@ -1,3 +1,4 @@
+import { actorOf } from '../../outbox/index.js';
 import { Type } from 'typebox';
 import { paginate } from '../../http/pagination.js';
 import { ListOf } from '../../http/schema-helpers.js';
@@ -21,7 +22,7 @@ export async function domainsRoutes(app: V1, { domains }: { domains: DomainsServ
       config: { scope: 'write:domains', errors: ['domain_exists'] },
     },
     async (req, reply) => {
-      const domain = await domains.create(req.auth.workspaceId, req.body);
+      const domain = await domains.create(req.auth.workspaceId, req.body, actorOf(req));
       return reply.code(201).header('location', `/v1/domains/${domain.id}`).send(domain);
     },
   );
@@ -52,7 +53,7 @@ export async function domainsRoutes(app: V1, { domains }: { domains: DomainsServ
       schema: { params: DomainParams, body: UpdateDomainBody, response: { 200: DomainSchema } },
       config: { scope: 'write:domains' },
     },
-    (req) => domains.update(req.auth.workspaceId, req.params.domainId, req.body),
+    (req) => domains.update(req.auth.workspaceId, req.params.domainId, req.body, actorOf(req)),
   );
 
   app.delete(
@@ -62,7 +63,7 @@ export async function domainsRoutes(app: V1, { domains }: { domains: DomainsServ
       config: { scope: 'write:domains' },
     },
     async (req, reply) => {
-      await domains.remove(req.auth.workspaceId, req.params.domainId);
+      await domains.remove(req.auth.workspaceId, req.params.domainId, actorOf(req));
       return reply.code(204).send(null);
     },
   );
@@ -76,6 +77,6 @@ export async function domainsRoutes(app: V1, { domains }: { domains: DomainsServ
       },
       config: { scope: 'write:domains' },
     },
-    (req) => domains.verify(req.auth.workspaceId, req.params.domainId),
+    (req) => domains.verify(req.auth.workspaceId, req.params.domainId, actorOf(req)),
   );
 }

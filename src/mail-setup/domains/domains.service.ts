@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { SYSTEM_ACTOR, recordAudit, type AuditActor } from '../../outbox/index.js';
 import { domainToASCII } from 'node:url';
 import { promisify } from 'node:util';
 import { type Db, isUniqueViolation } from '../../db/connection.js';
@@ -150,13 +151,26 @@ export class DomainsService {
   }
 
   /** PUT /v1/domains/{id}: sets or clears the tracking host; it is used once a DNS check (verify) finds its CNAME. */
-  async update(workspaceId: string, id: string, input: UpdateDomainInput): Promise<Domain> {
+  async update(
+    workspaceId: string,
+    id: string,
+    input: UpdateDomainInput,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<Domain> {
     const d = await repo.getDomain(this.db.kysely, workspaceId, id);
     if (!d) throw notFound('domain');
     const host = this.trackingHostOf(d.name, input.trackingHost, '/trackingHost');
     if (host === d.trackingHost) return this.present(d);
-    const saved = await repo.setTrackingHost(this.db.kysely, workspaceId, id, host);
-    if (!saved) throw notFound('domain');
+    const saved = await this.db.kysely.transaction().execute(async (trx) => {
+      const saved = await repo.setTrackingHost(trx, workspaceId, id, host);
+      if (!saved) throw notFound('domain');
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'domain.updated',
+        target: { type: 'domain', id, label: d.name },
+        changes: { trackingHost: { before: d.trackingHost, after: host } },
+      });
+      return saved;
+    });
     return this.present(saved);
   }
 
@@ -179,27 +193,41 @@ export class DomainsService {
    * workspace already has (PENDING or FAILED), it marks that one VERIFIED, keeping its keys and records, instead of
    * refusing. Without it a domain already there is 409 domain_exists.
    */
-  async add(workspaceId: string, rawName: string, opts: { verified?: boolean } = {}): Promise<Domain> {
+  async add(
+    workspaceId: string,
+    rawName: string,
+    opts: { verified?: boolean } = {},
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<Domain> {
     const verified = opts.verified ?? false;
     const name = normalizeDomainName(rawName);
     const existing = verified && name ? await repo.findDomainByName(this.db.kysely, workspaceId, name) : undefined;
-    if (!existing) return this.insert(workspaceId, rawName, verified);
+    if (!existing) return this.insert(workspaceId, rawName, verified, undefined, actor);
     if (existing.status === 'VERIFIED') return this.present(existing);
-    const saved = await repo.markVerified(this.db.kysely, workspaceId, existing.id, nowIso());
-    if (!saved) throw notFound('domain');
+    const saved = await this.db.kysely.transaction().execute(async (trx) => {
+      const saved = await repo.markVerified(trx, workspaceId, existing.id, nowIso());
+      if (!saved) throw notFound('domain');
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'domain.verified',
+        target: { type: 'domain', id: existing.id, label: existing.name },
+        changes: { status: { before: existing.status, after: 'VERIFIED' } },
+      });
+      return saved;
+    });
     return this.present(saved);
   }
 
   /** POST /v1/domains: a PENDING domain with the records to publish. */
-  create(workspaceId: string, input: CreateDomainInput): Promise<Domain> {
-    return this.insert(workspaceId, input.name, false, input.trackingHost);
+  create(workspaceId: string, input: CreateDomainInput, actor: AuditActor = SYSTEM_ACTOR): Promise<Domain> {
+    return this.insert(workspaceId, input.name, false, input.trackingHost, actor);
   }
 
   private async insert(
     workspaceId: string,
     rawName: string,
     verified: boolean,
-    rawTrackingHost?: string | null,
+    rawTrackingHost: string | null | undefined,
+    actor: AuditActor,
   ): Promise<Domain> {
     const name = normalizeDomainName(rawName);
     if (!name)
@@ -230,7 +258,19 @@ export class DomainsService {
       trackingVerifiedAt: null,
     };
     try {
-      await repo.insertDomain(this.db.kysely, this.secret, { ...record, workspaceId, dkimPrivateKey: privateKey });
+      await this.db.kysely.transaction().execute(async (trx) => {
+        await repo.insertDomain(trx, this.secret, { ...record, workspaceId, dkimPrivateKey: privateKey });
+        // The DKIM private key is a secret: named only (docs/audit-log.md).
+        await recordAudit(trx, workspaceId, actor, {
+          action: 'domain.added',
+          target: { type: 'domain', id: record.id, label: name },
+          changes: {
+            status: { before: null, after: record.status },
+            ...(trackingHost ? { trackingHost: { before: null, after: trackingHost } } : {}),
+            dkimPrivateKey: { secret: true },
+          },
+        });
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('domain_exists', `the domain ${name} is already in this workspace`);
       throw err;
@@ -251,8 +291,16 @@ export class DomainsService {
     return (await repo.listDomains(this.db.kysely, workspaceId, opts)).map((d) => this.present(d));
   }
 
-  async remove(workspaceId: string, id: string): Promise<void> {
-    if (!(await repo.deleteDomain(this.db.kysely, workspaceId, id))) throw notFound('domain');
+  async remove(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const d = await repo.getDomain(trx, workspaceId, id);
+      if (!d || !(await repo.deleteDomain(trx, workspaceId, id))) throw notFound('domain');
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'domain.removed',
+        target: { type: 'domain', id, label: d.name },
+        changes: { status: { before: d.status, after: null } },
+      });
+    });
   }
 
   /** The DNS check of a domain of the workspace by name, not stored (preflight); undefined when there is no such domain. */
@@ -278,19 +326,31 @@ export class DomainsService {
    * the ownership token and the DKIM key are both published, FAILED otherwise, from whatever status. A
    * domain that stays VERIFIED keeps its verifiedAt; one that fails loses it.
    */
-  async verify(workspaceId: string, id: string): Promise<Domain> {
+  async verify(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<Domain> {
     const d = await repo.getDomain(this.db.kysely, workspaceId, id);
     if (!d) throw notFound('domain');
     const { verified, verification } = await checkDomain(this.lookup, this.verifyInput(d), nowIso);
     const trackingOk = verification.tracking?.status === 'VERIFIED';
-    const saved = await repo.saveVerification(this.db.kysely, workspaceId, id, {
-      status: verified ? 'VERIFIED' : 'FAILED',
-      verification,
-      verifiedAt: verified ? (d.status === 'VERIFIED' && d.verifiedAt ? d.verifiedAt : verification.checkedAt) : null,
-      // The tracking host is used once its CNAME is found, and no longer once it is gone (or the domain failed).
-      tracking: d.trackingHost
-        ? { host: d.trackingHost, verifiedAt: trackingOk && verified ? verification.checkedAt : null }
-        : null,
+    const status = verified ? 'VERIFIED' : 'FAILED';
+    const saved = await this.db.kysely.transaction().execute(async (trx) => {
+      const saved = await repo.saveVerification(trx, workspaceId, id, {
+        status,
+        verification,
+        verifiedAt: verified ? (d.status === 'VERIFIED' && d.verifiedAt ? d.verifiedAt : verification.checkedAt) : null,
+        // The tracking host is used once its CNAME is found, and no longer once it is gone (or the domain failed).
+        tracking: d.trackingHost
+          ? { host: d.trackingHost, verifiedAt: trackingOk && verified ? verification.checkedAt : null }
+          : null,
+      });
+      if (!saved) throw notFound('domain');
+      // A check that moves the status is a change of the domain (docs/audit-log.md); one that confirms it, none.
+      if (status !== d.status)
+        await recordAudit(trx, workspaceId, actor, {
+          action: verified ? 'domain.verified' : 'domain.updated',
+          target: { type: 'domain', id, label: d.name },
+          changes: { status: { before: d.status, after: status } },
+        });
+      return saved;
     });
     if (!saved) throw notFound('domain');
     return this.present(saved);

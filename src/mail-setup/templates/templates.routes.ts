@@ -1,3 +1,4 @@
+import { actorOf } from '../../outbox/index.js';
 import { Type } from 'typebox';
 import type { V1 } from '../../http/types.js';
 import type { TemplatesService } from './templates.service.js';
@@ -74,7 +75,7 @@ export async function templatesRoutes(app: V1, { templates }: { templates: Templ
       config: { scope: 'write:broadcasts', errors: ['resource_in_use'] },
     },
     async (req, reply) => {
-      await templates.remove(req.auth.workspaceId, req.params.templateId);
+      await templates.remove(req.auth.workspaceId, req.params.templateId, actorOf(req));
       return reply.code(204).send(null);
     },
   );

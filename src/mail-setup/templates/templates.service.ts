@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR, recordAudit, type AuditActor } from '../../outbox/index.js';
 import { type Db, isForeignKeyViolation } from '../../db/connection.js';
 import { notFound, payloadTooLarge, resourceInUse, validationFailed } from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
@@ -97,9 +98,16 @@ export class TemplatesService {
     return t;
   }
 
-  async remove(workspaceId: string, id: string): Promise<void> {
+  async remove(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
     try {
-      if (!(await repo.deleteTemplate(this.db.kysely, workspaceId, id))) throw notFound('template');
+      await this.db.kysely.transaction().execute(async (trx) => {
+        const template = await repo.getTemplate(trx, workspaceId, id);
+        if (!template || !(await repo.deleteTemplate(trx, workspaceId, id))) throw notFound('template');
+        await recordAudit(trx, workspaceId, actor, {
+          action: 'template.deleted',
+          target: { type: 'template', id, label: template.name },
+        });
+      });
     } catch (err) {
       if (isForeignKeyViolation(err))
         throw resourceInUse('a form uses this template as its double opt-in email; point the form elsewhere first');

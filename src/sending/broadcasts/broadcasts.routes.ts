@@ -1,3 +1,4 @@
+import { actorOf } from '../../outbox/index.js';
 import { Type } from 'typebox';
 import type { V1 } from '../../http/types.js';
 import type { BroadcastsService } from './broadcasts.service.js';
@@ -74,7 +75,7 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
       },
       bodyLimit,
     },
-    (req) => broadcasts.update(req.auth.workspaceId, req.params.broadcastId, req.body),
+    (req) => broadcasts.update(req.auth.workspaceId, req.params.broadcastId, req.body, actorOf(req)),
   );
 
   app.delete(
@@ -98,7 +99,8 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
         errors: ['invalid_state', 'broadcast_incomplete', 'sender_domain_not_verified'],
       },
     },
-    async (req, reply) => reply.code(202).send(await broadcasts.send(req.auth.workspaceId, req.params.broadcastId)),
+    async (req, reply) =>
+      reply.code(202).send(await broadcasts.send(req.auth.workspaceId, req.params.broadcastId, actorOf(req))),
   );
 
   app.get(
@@ -145,7 +147,7 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
       schema: { params: BroadcastParams, response: { 200: BroadcastSchema } },
       config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
     },
-    (req) => broadcasts.cancel(req.auth.workspaceId, req.params.broadcastId),
+    (req) => broadcasts.cancel(req.auth.workspaceId, req.params.broadcastId, actorOf(req)),
   );
 
   app.post(
@@ -157,7 +159,7 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
       },
       config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
     },
-    (req) => broadcasts.pause(req.auth.workspaceId, req.params.broadcastId),
+    (req) => broadcasts.pause(req.auth.workspaceId, req.params.broadcastId, actorOf(req)),
   );
 
   app.post(
@@ -166,7 +168,7 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
       schema: { params: BroadcastParams, response: { 200: BroadcastSchema } },
       config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
     },
-    (req) => broadcasts.resume(req.auth.workspaceId, req.params.broadcastId),
+    (req) => broadcasts.resume(req.auth.workspaceId, req.params.broadcastId, actorOf(req)),
   );
 
   app.post(

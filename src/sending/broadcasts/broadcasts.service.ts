@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR, changesOf, recordAudit, type AuditAction, type AuditActor } from '../../outbox/index.js';
 import { contactEmail, getContact, audiencePage, countAudience, getSegment, getTopic } from '../../audience/index.js';
 import { type DomainsService, getSigningKey, findDomainByName } from '../../mail-setup/index.js';
 import type { Mailer } from '../../mail/transport.js';
@@ -308,7 +309,12 @@ export class BroadcastsService {
    * PUT: DRAFT or SCHEDULED only. A future sendAt schedules (the result must be sendable), null unschedules,
    * a past one is rejected. Edits to a SCHEDULED broadcast keep it scheduled, so they must leave it sendable.
    */
-  async update(workspaceId: string, id: string, given: UpdateBroadcastInput): Promise<Broadcast> {
+  async update(
+    workspaceId: string,
+    id: string,
+    given: UpdateBroadcastInput,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<Broadcast> {
     if (given.id !== undefined && given.id !== id)
       throw validationFailed([{ path: '/id', message: 'must equal the broadcast id in the path' }]);
     const input = await storedContent(given, this.config, () => this.localeOf(workspaceId));
@@ -348,6 +354,16 @@ export class BroadcastsService {
       if (next === 'SCHEDULED') await this.checkSendable(trx, workspaceId, merged);
       const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, now);
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being updated; retry');
+      // A send time set or cleared is a send decision (docs/audit-log.md); other edits of a draft are not audited.
+      if (op === 'schedule' || (op === 'unschedule' && current.status === 'SCHEDULED'))
+        await auditSend(
+          trx,
+          workspaceId,
+          actor,
+          op === 'schedule' ? 'broadcast.scheduled' : 'broadcast.unscheduled',
+          current,
+          updated,
+        );
       return updated;
     });
   }
@@ -356,13 +372,14 @@ export class BroadcastsService {
    * Send now (202): DRAFT or SCHEDULED, and sendable. The workers take it from here: they write the audience
    * into deliveries and send them.
    */
-  async send(workspaceId: string, id: string): Promise<Broadcast> {
+  async send(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<Broadcast> {
     const sent = await this.tx(async (trx) => {
       const current = await this.mustGet(trx, workspaceId, id);
       const next = transition(current.status, 'send') as BroadcastStatus;
       await this.checkSendable(trx, workspaceId, current);
       const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, {}, nowIso());
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being sent; retry');
+      await auditSend(trx, workspaceId, actor, 'broadcast.sent', current, updated);
       return updated;
     });
     return (await this.withStats(workspaceId, [sent]))[0]!;
@@ -373,7 +390,7 @@ export class BroadcastsService {
    * transport is canceled in the same transaction, and the call returns only once the few being handed over
    * right now are done, so nothing is sent after it returns (bounded by CANCEL_DRAIN_MS for a stuck server).
    */
-  async cancel(workspaceId: string, id: string): Promise<Broadcast> {
+  async cancel(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<Broadcast> {
     const canceled = await this.tx(async (trx) => {
       const current = await this.mustGet(trx, workspaceId, id);
       const next = transition(current.status, 'cancel') as BroadcastStatus;
@@ -381,6 +398,7 @@ export class BroadcastsService {
       const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, nowIso());
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being canceled; retry');
       if (next === 'CANCELED') await cancelDeliveries(trx, workspaceId, id, nowIso());
+      await auditSend(trx, workspaceId, actor, 'broadcast.canceled', current, updated);
       return updated;
     });
     if (canceled.status === 'CANCELED') await this.drain(workspaceId, id);
@@ -391,7 +409,7 @@ export class BroadcastsService {
    * Pause by hand (SENDING → PAUSED): nothing new goes out; deliveries not yet handed to the transport wait
    * (PAUSED). Returns once the few being handed over right now are done, as cancel does.
    */
-  async pause(workspaceId: string, id: string): Promise<Broadcast> {
+  async pause(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<Broadcast> {
     const paused = await this.tx(async (trx) => {
       const current = await this.mustGet(trx, workspaceId, id);
       const next = transition(current.status, 'pause') as BroadcastStatus;
@@ -407,6 +425,7 @@ export class BroadcastsService {
       );
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being paused; retry');
       await holdDeliveries(trx, workspaceId, id, now);
+      await auditSend(trx, workspaceId, actor, 'broadcast.paused', current, updated);
       return updated;
     });
     await this.drain(workspaceId, id);
@@ -414,7 +433,7 @@ export class BroadcastsService {
   }
 
   /** PAUSED → SENDING: held deliveries go back to the queue, due now; sending continues where it stopped. */
-  async resume(workspaceId: string, id: string): Promise<Broadcast> {
+  async resume(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<Broadcast> {
     const resumed = await this.tx(async (trx) => {
       const current = await this.mustGet(trx, workspaceId, id);
       const next = transition(current.status, 'resume') as BroadcastStatus;
@@ -430,6 +449,7 @@ export class BroadcastsService {
       );
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being resumed; retry');
       await releaseDeliveries(trx, workspaceId, id, now);
+      await auditSend(trx, workspaceId, actor, 'broadcast.resumed', current, updated);
       return updated;
     });
     return (await this.withStats(workspaceId, [resumed]))[0]!;
@@ -801,4 +821,20 @@ function formatDuration(seconds: number): string {
   if (seconds < 90) return `${Math.max(1, Math.round(seconds))} seconds`;
   if (seconds < 5400) return `${Math.round(seconds / 60)} minutes`;
   return `${(seconds / 3600).toFixed(1)} hours`;
+}
+
+/** A send decision in the audit log (docs/audit-log.md): the broadcast's status and send time, before and after. */
+function auditSend(
+  trx: Executor,
+  workspaceId: string,
+  actor: AuditActor,
+  action: AuditAction,
+  before: Broadcast,
+  after: Broadcast,
+): Promise<void> {
+  return recordAudit(trx, workspaceId, actor, {
+    action,
+    target: { type: 'broadcast', id: after.id, label: after.name },
+    changes: changesOf(before, after, ['status', 'sendAt']),
+  });
 }

@@ -1668,6 +1668,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit log entries
+         * @description Who changed what in the workspace, newest first: its settings, API keys, people and invitations, domains, webhooks, sends (a broadcast sent, scheduled, canceled, paused or resumed), suppressions, and deleted templates and forms. Each entry names the actor (a person in the console, an API key, the `formcast` command, or the service), the action (`api_key.created`…), the target, and the fields that changed with their values before and after; a secret field is named only. Filter by `action` (one, or a kind such as `webhook`), `actor` (an id, `cli` or `system`), `targetType`, `targetId`, and `from`/`to`. Needs `admin` (in the console: admins and owners). Kept AUDIT_RETENTION_DAYS (365) days. docs/audit-log.md lists the actions.
+         */
+        get: operations["listAuditLogEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -17166,6 +17186,180 @@ export interface operations {
             };
         };
     };
+    listAuditLogEntries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                /** @description an action (`api_key.created`), or every action on a kind of thing (`api_key`) */
+                action?: string;
+                /** @description the actor's id (a person's usr_…, a key's key_…), or `cli` or `system` */
+                actor?: string;
+                targetType?: "workspace" | "api_key" | "user" | "invitation" | "domain" | "webhook" | "broadcast" | "suppression" | "template" | "form";
+                targetId?: string;
+                /** @description entries that occurred at or after this time */
+                from?: string;
+                /** @description entries that occurred before this time */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "aud_01JDB4C2E4G6J8M0P2R4T6V8X0",
+                     *           "occurredAt": "2026-11-21T12:10:04.120Z",
+                     *           "actor": {
+                     *             "type": "user",
+                     *             "id": "usr_01JDB3M1V3X5Z7B9D1F3H5K7N9",
+                     *             "label": "lin@example.com"
+                     *           },
+                     *           "action": "webhook.updated",
+                     *           "target": {
+                     *             "type": "webhook",
+                     *             "id": "wh_01JDB3W2Y4A6C8E0G2J4M6P8R0",
+                     *             "label": "https://hooks.example.com/formcast"
+                     *           },
+                     *           "changes": {
+                     *             "enabled": {
+                     *               "before": true,
+                     *               "after": false
+                     *             }
+                     *           },
+                     *           "ip": "203.0.113.7",
+                     *           "userAgent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0"
+                     *         },
+                     *         {
+                     *           "id": "aud_01JDB4C2E4G6J8M0P2R4T6V8W9",
+                     *           "occurredAt": "2026-11-21T12:02:51.017Z",
+                     *           "actor": {
+                     *             "type": "apiKey",
+                     *             "id": "key_01JDB3A1C3E5G7J9K1M3P5R7T9",
+                     *             "label": "Deploy"
+                     *           },
+                     *           "action": "api_key.created",
+                     *           "target": {
+                     *             "type": "api_key",
+                     *             "id": "key_01JDB4C1D3F5H7K9M1P3R5T7V9",
+                     *             "label": "Zapier"
+                     *           },
+                     *           "changes": {
+                     *             "scopes": {
+                     *               "before": null,
+                     *               "after": [
+                     *                 "read:contacts",
+                     *                 "write:contacts"
+                     *               ]
+                     *             }
+                     *           },
+                     *           "ip": "198.51.100.20",
+                     *           "userAgent": "formcast-sdk/0.1.0"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description aud_…; ids sort by the order entries were written */
+                            id: string;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            occurredAt: string;
+                            actor: {
+                                /**
+                                 * @description user: a person in the console; apiKey: an API key; cli: the formcast command; system: the service
+                                 * @enum {string}
+                                 */
+                                type: "user" | "apiKey" | "cli" | "system";
+                                /** @description the person's usr_… or the key's key_… */
+                                id: string | null;
+                                /** @description the person's email or the key's name, as they were then */
+                                label: string | null;
+                            };
+                            /**
+                             * @description what was done (docs/audit-log.md lists them)
+                             * @enum {string}
+                             */
+                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
+                            target: {
+                                /** @enum {string} */
+                                type: "workspace" | "api_key" | "user" | "invitation" | "domain" | "webhook" | "broadcast" | "suppression" | "template" | "form";
+                                id: string | null;
+                                /** @description the thing's name or address, as it was then */
+                                label: string | null;
+                            };
+                            /** @description the fields that changed, each with its value before and after; a secret field by name only */
+                            changes: {
+                                [key: string]: {
+                                    /** @description the value before the change (null: none) */
+                                    before?: unknown;
+                                    /** @description the value after the change (null: none) */
+                                    after?: unknown;
+                                    /** @description true for a secret field: it changed, and its values are never stored */
+                                    secret?: boolean;
+                                };
+                            } | null;
+                            /** @description the caller's address */
+                            ip: string | null;
+                            /** @description the caller's user agent (browser or client), trimmed */
+                            userAgent: string | null;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: {
@@ -18499,7 +18693,7 @@ export interface operations {
                         /** @description what the caller holds (grants: `admin` all, `write:X` also `read:X`) */
                         scopes: string[];
                         /** @description every scope the caller's scopes grant, by the rule the API checks them with: what the caller may do. The console shows or hides actions by it */
-                        grants: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "admin" | "manage:keys" | "manage:people" | "manage:workspace")[];
+                        grants: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "admin" | "manage:keys" | "manage:people" | "manage:workspace" | "read:audit")[];
                         /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session */
                         csrfToken: string | null;
                         /**
