@@ -56,6 +56,7 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
         broadcastId: null,
         detail: 'a known trap',
         createdAt: expect.any(String),
+        source: null,
       });
       expect(
         (await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'spam.trap@example.com', reason: 'MANUAL' }))

@@ -149,7 +149,7 @@ describeApi('the suppression list: search, dates, bulk add, message sources', (h
       expect(many.statusCode).toBe(200);
       expect(many.json().added).toHaveLength(1000);
       expect(await rows(ws)).toHaveLength(1000);
-    });
+    }, 120_000);
 
     it('needs write:contacts; another workspace neither sees nor lifts the entries (404)', async () => {
       const ws = await h.workspace();
