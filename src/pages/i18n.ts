@@ -20,7 +20,7 @@ export interface Texts {
   unsubscribedTopic: string;
   choicesSaved: string;
   linkInvalid: string;
-  /** The preference centre (docs/unsubscribe.md): where the address stands, and what it can do. */
+  /** The preference centre (docs/bounces.md, "The unsubscribe page"): where the address stands, and what it can do. */
   prefsTitle: string;
   emailsFrom: string;
   stateSubscribed: string;

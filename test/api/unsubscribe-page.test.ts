@@ -1,96 +1,25 @@
 /**
- * The unsubscribe page as a preference centre (docs/unsubscribe.md, issue 33 items 2 and 14): the state it shows is the
+ * The unsubscribe page as a preference centre (docs/bounces.md, "The unsubscribe page", issue 33 items 2 and 14): the state it shows is the
  * state stored after each action; one-click keeps working; a reason is stored with the unsubscribe event; a suppressed
  * address cannot subscribe again from it; an unsubscribed one can, through a double opt-in confirmation email.
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ConfirmationSender } from '../../src/forms/submissions/confirmations.sender.js';
-import { newId } from '../../src/lib/ids.js';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
-import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
+import { describeApi, type TestWorkspace } from '../helpers/app.js';
+import { unsubscribeLink as link } from '../helpers/unsubscribe.js';
 import { insertContact, insertTopic, verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 
-const now = () => new Date().toISOString();
-
-/** A SENT broadcast (with `from` and a topic, if given) and its delivery to the contact: the unsubscribe link's path. */
-export async function unsubscribeLink(
-  h: Harness,
-  ws: TestWorkspace,
-  contactId: string,
-  email: string,
-  opts: { topicId?: string | null; from?: string | null } = {},
-): Promise<string> {
-  const broadcastId = newId('bc');
-  await h.db.kysely
-    .insertInto('broadcasts')
-    .values({
-      id: broadcastId,
-      workspace_id: ws.id,
-      name: 'Monthly',
-      status: 'SENT',
-      from_address: opts.from ?? null,
-      reply_to: null,
-      subject: 'Hello',
-      html: '<p>Hi</p>',
-      text: null,
-      preview_text: null,
-      editor_content: null,
-      topic_id: opts.topicId ?? null,
-      segment_id: null,
-      send_at: null,
-      created_at: now(),
-      updated_at: now(),
-      sent_at: now(),
-      materialized_at: now(),
-      materialize_cursor: null,
-      materialize_owner: null,
-      materialize_lease_until: null,
-      paused_reason: null,
-      breaker_since: null,
-      automation_id: null,
-      automation_step_id: null,
-    })
-    .execute();
-  const token = newId('dlv')
-    .replace(/[^A-Za-z0-9]/g, '')
-    .padEnd(32, 'x')
-    .slice(0, 32);
-  await h.db.kysely
-    .insertInto('deliveries')
-    .values({
-      id: newId('dlv'),
-      workspace_id: ws.id,
-      broadcast_id: broadcastId,
-      contact_id: contactId,
-      email,
-      status: 'SENT',
-      attempts: 1,
-      next_attempt_at: now(),
-      lease_owner: null,
-      lease_expires_at: null,
-      handed_off_at: now(),
-      last_error: null,
-      smtp_response: '250 ok',
-      message_id: null,
-      unsubscribe_token: token,
-      unsubscribed_at: null,
-      created_at: now(),
-      updated_at: now(),
-      sent_at: now(),
-      bounce_class: null,
-      bounced_at: null,
-      soft_bounced_at: null,
-      complained_at: null,
-      automation_run_id: null,
-    })
-    .execute();
-  return `/unsubscribe/${token}`;
-}
-
 describeApi('the unsubscribe page (preference centre)', (h) => {
+  const unsubscribeLink = (
+    ws: TestWorkspace,
+    contactId: string,
+    email: string,
+    opts: { topicId?: string | null; from?: string | null } = {},
+  ) => link(h.db, ws.id, contactId, email, opts);
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
   let mailer: Mailer;
   beforeAll(async () => {
@@ -144,7 +73,7 @@ describeApi('the unsubscribe page (preference centre)', (h) => {
     const monthly = await insertTopic(h, ws, 'OPT_IN', 'Monthly newsletter');
     const offers = await insertTopic(h, ws, 'OPT_OUT', 'Offers');
     const ada = await insertContact(h, ws, { email: 'ada@example.com' });
-    const path = await unsubscribeLink(h, ws, ada, 'ada@example.com', { from: 'Ada at Acme <news@acme.test>' });
+    const path = await unsubscribeLink(ws, ada, 'ada@example.com', { from: 'Ada at Acme <news@acme.test>' });
     return { ws, monthly, offers, ada, path };
   }
 
@@ -281,7 +210,7 @@ describeApi('the unsubscribe page (preference centre)', (h) => {
         .where('workspace_id', '=', ws.id)
         .where('email', '=', 'bo@example.com')
         .execute();
-    const path = await unsubscribeLink(h, ws, id, 'bo@example.com');
+    const path = await unsubscribeLink(ws, id, 'bo@example.com');
     const before = await stored(id);
     const shown = await h.app.inject({ method: 'GET', url: path });
     expect(shown.body).toContain('bo@example.com receives no emails from Blocked Co.');
@@ -301,7 +230,7 @@ describeApi('the unsubscribe page (preference centre)', (h) => {
     const ws = await h.workspace('One Click');
     const weekly = await insertTopic(h, ws, 'OPT_IN', 'Weekly');
     const id = await insertContact(h, ws, { email: 'oc@example.com' });
-    const path = await unsubscribeLink(h, ws, id, 'oc@example.com', { topicId: weekly });
+    const path = await unsubscribeLink(ws, id, 'oc@example.com', { topicId: weekly });
     const res = await form(path, 'List-Unsubscribe=One-Click');
     expect(res.statusCode).toBe(200);
     expect(res.headers.location).toBeUndefined();
@@ -316,7 +245,7 @@ describeApi('the unsubscribe page (preference centre)', (h) => {
     const ws = await h.workspace('<script>alert(1)</script> & Co');
     const id = await insertContact(h, ws, { email: 'x@example.com' });
     await insertTopic(h, ws, 'OPT_IN', '<img src=x onerror=alert(1)>');
-    const path = await unsubscribeLink(h, ws, id, 'x@example.com', { from: '"<b>Bold</b>" <n@acme.test>' });
+    const path = await unsubscribeLink(ws, id, 'x@example.com', { from: '"<b>Bold</b>" <n@acme.test>' });
     const page = await h.app.inject({ method: 'GET', url: path });
     expect(page.body).not.toContain('<script>alert(1)</script>');
     expect(page.body).not.toContain('<img src=x');

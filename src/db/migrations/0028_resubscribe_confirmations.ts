@@ -3,7 +3,7 @@ import type { Dialect } from '../connection.js';
 import { columnTypes } from './types.js';
 
 /**
- * A confirmation without a form (docs/unsubscribe.md, "Subscribing again"): an UNSUBSCRIBED contact who asks on the
+ * A confirmation without a form (docs/bounces.md, "The unsubscribe page"): an UNSUBSCRIBED contact who asks on the
  * unsubscribe page to receive emails again is sent a double opt-in confirmation, which no form asked for, so
  * `confirmations.form_id` may be null. PostgreSQL drops the constraint; SQLite cannot, so the table is rebuilt as it
  * was (0004, 0006) with the column nullable. Running it again changes nothing.

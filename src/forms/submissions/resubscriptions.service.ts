@@ -5,7 +5,7 @@ import * as repo from './submissions.repository.js';
 import { CONFIRMATION_RESEND_WINDOW_MS, CONFIRMATION_TTL_MS } from './submissions.service.js';
 
 /**
- * Subscribing again from the unsubscribe page (docs/unsubscribe.md, "Subscribing again"). An address that unsubscribed
+ * Subscribing again from the unsubscribe page (docs/bounces.md, "The unsubscribe page"). An address that unsubscribed
  * is suppressed, and only DELETE /v1/suppressions or its owner confirming a double opt-in sign-up lifts that (contract
  * §11): the page's signed link proves someone holds a message, not that they own the address (messages are
  * forwarded). So asking to subscribe again queues a double opt-in confirmation email, the one a sign-up form sends

@@ -57,7 +57,7 @@ function when(iso: string, locale: Locale): string {
 }
 
 /**
- * The preference centre an unsubscribe link opens (docs/unsubscribe.md): who sends (the workspace's name and brand,
+ * The preference centre an unsubscribe link opens (docs/bounces.md, "The unsubscribe page"): who sends (the workspace's name and brand,
  * the message's From name), where the address stands as stored (status, suppression, topic subscriptions), and only
  * the choices that fit it, each doing what its words say. `notice` says what the last action did.
  */

@@ -17,7 +17,7 @@ import { getWorkspace, type Locale } from '../../access/index.js';
 import { openConfirmationSince, requestResubscription } from '../../forms/index.js';
 
 /**
- * Where the address stands, as the page says it (docs/unsubscribe.md), from its status and its suppression together:
+ * Where the address stands, as the page says it (docs/bounces.md, "The unsubscribe page"), from its status and its suppression together:
  * - `subscribed`: SUBSCRIBED and not suppressed: gets the emails of the topics it is subscribed to;
  * - `pending`: PENDING (a double opt-in not confirmed yet): gets nothing until it confirms;
  * - `unsubscribed`: UNSUBSCRIBED, or suppressed because it unsubscribed: gets nothing; may subscribe again by
@@ -92,7 +92,7 @@ function standingOf(
 }
 
 /**
- * Unsubscribing by the token each message carries (docs/unsubscribe.md, RFC 8058), by its link or by the
+ * Unsubscribing by the token each message carries (docs/bounces.md, "The unsubscribe page", RFC 8058), by its link or by the
  * List-Unsubscribe mailto address (the inbound listener), and the preference centre the link opens. The token is the
  * only credential: whoever holds the message may unsubscribe its recipient, choose its topics, or ask for a
  * confirmation email to subscribe again, nothing more. Status moves go through the contact lifecycle, topic choices
