@@ -222,7 +222,8 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
         .values({ name: 'tokens', value: oldSecret.toString('base64'), created_at: now })
         .execute();
     // Back to before 0020, which the next start applies with every migration after it (migrations run in order):
-    // what those added goes too (a new migration adds its tables and columns here).
+    // what those added goes too (a new migration adds its tables and columns here; 0028 adds none: it makes
+    // confirmations.form_id nullable, and running it again changes nothing).
     await sql`delete from ${sql.table('kysely_migration')} where name >= ${'0020_secrets_at_rest'}`.execute(db.kysely);
     for (const table of ['installation_keys', 'images', 'dmarc_rows', 'dmarc_reports', 'audit_log'])
       await sql`drop table if exists ${sql.table(table)}`.execute(db.kysely);

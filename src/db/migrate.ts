@@ -25,6 +25,7 @@ import { images } from './migrations/0022_images.js';
 import { dmarcReports } from './migrations/0023_dmarc_reports.js';
 import { trackingHost } from './migrations/0025_tracking_host.js';
 import { auditLog } from './migrations/0027_audit_log.js';
+import { resubscribeConfirmations } from './migrations/0028_resubscribe_confirmations.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -54,6 +55,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0023_dmarc_reports': dmarcReports(db.dialect),
     '0025_tracking_host': trackingHost(db.dialect),
     '0027_audit_log': auditLog(db.dialect),
+    '0028_resubscribe_confirmations': resubscribeConfirmations(db.dialect),
   };
 }
 

@@ -394,7 +394,8 @@ export interface ConfirmationsTable {
   id: string;
   workspace_id: string;
   contact_id: string;
-  form_id: string;
+  /** Null: a re-subscription asked for on the unsubscribe page (migration 0028), not a form's sign-up. */
+  form_id: string | null;
   token: string;
   expires_at: string;
   used_at: string | null;

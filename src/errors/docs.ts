@@ -132,23 +132,37 @@ export function openApiErrorResponses(
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const inline = (s: string) => escape(s).replace(/`([^`]+)`/g, '<code>$1</code>');
 
-/** The /docs/errors page: every code with its status and meaning, each an anchor the problem `type` links to. */
-export function errorsPage(): string {
+/**
+ * The /docs/errors page: every code with its status and meaning, each an anchor the problem `type` links to. Its
+ * parts: the HTTP plumbing puts them in the public pages' layout (pages/layout.ts), which errors may not import.
+ */
+export function errorsPage(): { title: string; head: string; body: string } {
   const rows = ERROR_CODES.map((c) => {
     const e = ERROR_CATALOGUE[c];
-    return `<tr id="${c}"><td><a href="#${c}"><code>${c}</code></a></td><td>${e.status}</td><td>${escape(e.title)}</td><td>${inline(e.description)}</td></tr>`;
+    return `<tr id="${c}"><td data-label="code"><a href="#${c}"><code>${c}</code></a></td><td data-label="status">${e.status}</td><td data-label="title">${escape(e.title)}</td><td data-label="when">${inline(e.description)}</td></tr>`;
   }).join('\n');
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Formcast API errors</title>
-<style>body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1f2328;line-height:1.5}
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d0d7de;padding:.5rem;text-align:left;vertical-align:top}
-tr:target{background:#fff8c5}code{font-size:.9em}</style></head>
-<body><h1>Errors</h1>
+  // The public pages' look (pages/layout.ts: light and dark, the console's colours); on a phone each row is a block.
+  const head = `<style>
+table { border-collapse: collapse; width: 100%; }
+td, th { border-bottom: 1px solid var(--border); padding: .5rem; text-align: left; vertical-align: top; }
+tr:target { background: var(--warning-soft); }
+@media (max-width: 40rem) {
+  thead { display: none; }
+  table, tbody, tr, td { display: block; }
+  tr { border-bottom: 1px solid var(--border); padding: .5rem 0; }
+  td { border: 0; padding: .1rem 0; }
+  td[data-label="status"]::before { content: "status "; color: var(--muted); }
+}
+</style>
+`;
+  return {
+    title: 'Formcast API errors',
+    head,
+    body: `<h1>Errors</h1>
 <p>Every error is an <code>application/problem+json</code> document (RFC 9457) with a stable <code>code</code>; validation errors list each
 violation in <code>errors</code>, with a JSON Pointer <code>path</code>. The problem's <code>type</code> links to the code's row below.</p>
 <table><thead><tr><th>code</th><th>status</th><th>title</th><th>when</th></tr></thead><tbody>
 ${rows}
-</tbody></table></body></html>
-`;
+</tbody></table>`,
+  };
 }

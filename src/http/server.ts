@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions, type FastifyRequest } from 'fastify';
 import { errorsPage } from '../errors/docs.js';
 import { notFound } from '../errors/errors.js';
-import { sendPage } from '../pages/layout.js';
+import { page, sendPage } from '../pages/layout.js';
 import { registerProblemHandlers, sendProblem } from './problem.js';
 import { registerOpenApi } from './openapi.js';
 import type { AuthContext, V1 } from './types.js';
@@ -117,8 +117,18 @@ export async function createServer({
     reply
       .type('text/html; charset=utf-8')
       .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-      .send(errorsPage()),
+      .send(errorsPageHtml()),
   );
   app.get('/healthz', { schema: { hide: true } }, () => ({ status: 'ok' }));
   return app;
+}
+
+/** /docs/errors in the public pages' look (light and dark), made once. */
+let errorsHtml: string | undefined;
+function errorsPageHtml(): string {
+  if (errorsHtml === undefined) {
+    const p = errorsPage();
+    errorsHtml = page(p.title, p.body, p.head, 'en', { wide: true });
+  }
+  return errorsHtml;
 }

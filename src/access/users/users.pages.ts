@@ -3,7 +3,7 @@ import { DomainError, validationFailed } from '../../errors/errors.js';
 import { escapeHtml } from '../../lib/html.js';
 import { registerBodyParsers } from '../../http/input.js';
 import { sendProblem } from '../../http/problem.js';
-import { sendPage } from '../../pages/layout.js';
+import { sendPage, type PageBrand } from '../../pages/layout.js';
 import { passwordProblem, PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
 import { SessionsService } from './sessions.service.js';
 import type { Meta, UsersService } from './users.service.js';
@@ -98,7 +98,16 @@ ${choose}<button type="submit">Sign in</button>
 function newPasswordPage(
   reply: FastifyReply,
   status: number,
-  opts: { title: string; intro: string; action: string; withName: boolean; error?: string; name?: string },
+  opts: {
+    title: string;
+    intro: string;
+    action: string;
+    withName: boolean;
+    error?: string;
+    name?: string;
+    /** An invitation: the workspace's name and colour. */
+    brand?: PageBrand;
+  },
 ): FastifyReply {
   const name = opts.withName
     ? `<div class="fc-field"><label for="name">Your name</label><input id="name" name="name" type="text" maxlength="200" autocomplete="name" value="${escapeHtml(opts.name ?? '')}"></div>`
@@ -108,7 +117,7 @@ function newPasswordPage(
 ${name}${passwordInput(`Password (at least ${PASSWORD_MIN} characters)`, 'new-password')}
 <button type="submit">Save and sign in</button>
 </form>`;
-  return sendPage(reply, status, opts.title, body);
+  return sendPage(reply, status, opts.title, body, { brand: opts.brand ?? null });
 }
 
 function linkGone(
@@ -303,6 +312,7 @@ export async function usersPages(
         intro: `You are invited as ${v.role}, with the address ${v.email}.`,
         action: `/app/invite/${req.params.token}`,
         withName: true,
+        brand: { name: v.workspaceName, color: v.brandColor },
       });
     },
   );
@@ -322,6 +332,7 @@ export async function usersPages(
           intro: `You are invited as ${v.role}, with the address ${v.email}.`,
           action: `/app/invite/${req.params.token}`,
           withName: true,
+          brand: { name: v.workspaceName, color: v.brandColor },
           error: `The password ${problem}.`,
           name: field(body, 'name'),
         });

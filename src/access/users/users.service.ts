@@ -12,6 +12,7 @@ import { isRole, type Role } from './roles.js';
 import { DEVICE_TTL_MS, newToken, sha256, type SessionsService } from './sessions.service.js';
 import { ConsoleMail } from './users.mail.js';
 import * as repo from './users.repository.js';
+import { getWorkspace } from '../workspaces/workspaces.repository.js';
 
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
 export const RESET_TTL_MS = 3600 * 1000;
@@ -394,12 +395,19 @@ export class UsersService {
     });
   }
 
-  async invitation(token: string): Promise<LinkState<{ email: string; role: Role; workspaceName: string }>> {
+  async invitation(
+    token: string,
+  ): Promise<LinkState<{ email: string; role: Role; workspaceName: string; brandColor: string | null }>> {
     const inv = await repo.findInvitationByTokenHash(this.db.kysely, sha256(token));
     if (!inv) return { state: 'unknown' };
     if (inv.acceptedAt || inv.revokedAt) return { state: 'used' };
     if (Date.parse(inv.expiresAt) <= Date.now()) return { state: 'expired' };
-    return { state: 'valid', value: { email: inv.email, role: inv.role, workspaceName: inv.workspaceName } };
+    // The invitation page wears the workspace's brand colour (docs/console.md, "Public pages").
+    const brandColor = (await getWorkspace(this.db.kysely, inv.workspaceId))?.settings.brandColor ?? null;
+    return {
+      state: 'valid',
+      value: { email: inv.email, role: inv.role, workspaceName: inv.workspaceName, brandColor },
+    };
   }
 
   /** Accepts an invitation once: the user is created with the password and signed in. */

@@ -43,6 +43,9 @@ export interface Cause {
   detail?: string | null;
   /** How it was asked for, as the status event says (`data.via`): an unsubscribe's link, page button or mail. */
   via?: string;
+  /** Why, when the person said so on the unsubscribe page: the status event's `data.reason` (a code) and `data.comment`. */
+  reason?: string;
+  comment?: string;
 }
 
 export interface Applied {
@@ -119,6 +122,8 @@ async function apply(
     const extra = {
       ...(cause.broadcastId ? { broadcastId: cause.broadcastId } : {}),
       ...(cause.via ? { via: cause.via } : {}),
+      ...(cause.reason ? { reason: cause.reason } : {}),
+      ...(cause.comment ? { comment: cause.comment } : {}),
     };
     await recordEvents(
       trx,

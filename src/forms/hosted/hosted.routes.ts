@@ -166,6 +166,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     return sendPage(reply, status, pageTitle(form), markup, {
       head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form) + (pow ? widgetHead() : ''),
       csp: cspFor(form),
+      form: true,
       ...(fresh ? { once: { key: form, name: `page:${slug}` } } : {}),
     });
   };
@@ -294,6 +295,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
       () => `<div data-formcast-success role="status"><p>${escapeHtml(message)}</p></div>`,
       {
         head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form),
+        form: true,
         ...(shared ? { once: { key: form, name: `success:${slug}` } } : {}),
       },
     );
@@ -314,7 +316,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
           t.confirmTitle,
           `<h1>${escapeHtml(t.confirmTitle)}</h1><p>${escapeHtml(fill(t.confirmText, { name: view.name }))}</p>` +
             `<form method="post" action="/confirm/${encodeURIComponent(req.params.token)}"><button type="submit">${escapeHtml(t.confirmButton)}</button></form>`,
-          { lang: view.locale },
+          { lang: view.locale, brand: { name: view.name, color: view.brandColor } },
         );
       }
       return confirmationPage(reply, view);
@@ -338,7 +340,7 @@ function confirmationPage(reply: FastifyReply, view: ConfirmationView): FastifyR
       status,
       title,
       `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(fill(text, { name: view.name }))}</p>`,
-      { lang: view.locale },
+      { lang: view.locale, brand: view.name ? { name: view.name, color: view.brandColor } : null },
     );
   switch (view.result) {
     case 'confirmed':

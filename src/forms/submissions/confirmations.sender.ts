@@ -121,16 +121,17 @@ export class ConfirmationSender {
     const ws = c.workspaceId;
     const [contact, form, workspace] = await Promise.all([
       getContact(k, ws, c.contactId),
-      once(`form:${ws}:${c.formId}`, () => getForm(k, ws, c.formId)),
+      // No form: a re-subscription from the unsubscribe page, in the built-in words, under the workspace's name.
+      c.formId ? once(`form:${ws}:${c.formId}`, () => getForm(k, ws, c.formId!)) : Promise.resolve(null),
       once(`workspace:${ws}`, () => getWorkspace(k, ws)),
     ]);
-    if (!contact || !form || !workspace) throw new Error('the contact, the form or the workspace is gone');
+    if (!contact || form === undefined || !workspace) throw new Error('the contact, the form or the workspace is gone');
     if (contactEmail(contact.email) !== contact.email)
       throw new Error('the stored address is not a valid single address');
     const from = await once(`from:${ws}`, () => this.sender(ws, workspace.name, workspace.settings.defaultFrom));
     if (!from) throw new Error('the workspace has no verified sending domain to send the confirmation from');
     const key = await once(`key:${ws}:${from.domain}`, () => getSigningKey(k, ws, from.domain, this.secret));
-    const template = form.doubleOptInEmailId
+    const template = form?.doubleOptInEmailId
       ? await once(`template:${ws}:${form.doubleOptInEmailId}`, () => getTemplate(k, ws, form.doubleOptInEmailId!))
       : undefined;
     await this.mailer.send(
@@ -143,7 +144,9 @@ export class ConfirmationSender {
           lastName: contact.lastName,
           properties: contact.properties,
         },
-        form: { id: form.id, name: form.name, heading: form.settings.appearance?.heading ?? workspace.name },
+        form: form
+          ? { id: form.id, name: form.name, heading: form.settings.appearance?.heading ?? workspace.name }
+          : { id: '', name: '', heading: workspace.name },
         workspace: workspaceScope(workspace),
         confirmUrl: `${this.publicUrl}/confirm/${c.token}`,
         from,

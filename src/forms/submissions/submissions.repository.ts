@@ -235,7 +235,8 @@ export async function insertConfirmation(
   c: {
     id: string;
     contactId: string;
-    formId: string;
+    /** Null: a re-subscription asked for on the unsubscribe page. */
+    formId: string | null;
     token: string;
     expiresAt: string;
     now: string;
@@ -281,11 +282,32 @@ export async function hasRecentConfirmation(
   return r !== undefined;
 }
 
+/** When the contact's newest unused, unexpired confirmation was made (the unsubscribe page says one is on its way). */
+export async function openConfirmationSince(
+  db: Executor,
+  workspaceId: string,
+  contactId: string,
+  now: string,
+): Promise<string | null> {
+  const r = await db
+    .selectFrom('confirmations')
+    .select('created_at')
+    .where('workspace_id', '=', workspaceId)
+    .where('contact_id', '=', contactId)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return r ? toIso(r.created_at) : null;
+}
+
 export interface ConfirmationRecord {
   id: string;
   workspaceId: string;
   contactId: string;
-  formId: string;
+  /** Null: a re-subscription asked for on the unsubscribe page. */
+  formId: string | null;
   token: string;
   expiresAt: string;
   usedAt: string | null;
@@ -309,7 +331,7 @@ function toConfirmation(r: {
   id: string;
   workspace_id: string;
   contact_id: string;
-  form_id: string;
+  form_id: string | null;
   token: string;
   expires_at: string;
   used_at: string | null;

@@ -90,6 +90,8 @@ export interface ConfirmationView {
   result: 'pending' | 'confirmed' | 'already' | 'expired' | 'unknown';
   locale: Locale;
   name: string;
+  /** The workspace's brand colour (`settings.brandColor`), for the page's look. */
+  brandColor?: string | null;
 }
 
 export class SubmissionsService {
@@ -485,10 +487,10 @@ export class SubmissionsService {
     return { result: 'pending', ...about };
   }
 
-  /** Who a confirmation page speaks for: the workspace's name and locale. */
-  private async about(workspaceId: string): Promise<{ locale: Locale; name: string }> {
+  /** Who a confirmation page speaks for: the workspace's name, locale and brand colour. */
+  private async about(workspaceId: string): Promise<{ locale: Locale; name: string; brandColor: string | null }> {
     const ws = await getWorkspace(this.db.kysely, workspaceId);
-    return { locale: ws?.settings.locale ?? 'en', name: ws?.name ?? '' };
+    return { locale: ws?.settings.locale ?? 'en', name: ws?.name ?? '', brandColor: ws?.settings.brandColor ?? null };
   }
 
   async confirm(token: string): Promise<ConfirmationView> {
@@ -502,7 +504,8 @@ export class SubmissionsService {
     const used = await k.transaction().execute(async (trx) => {
       if (!(await repo.useConfirmation(trx, c.workspaceId, c.id, now))) return false;
       await confirm(trx, c.workspaceId, c.contactId, c.data, now);
-      await forms.bumpCounter(trx, c.workspaceId, c.formId, 'confirmations');
+      // A re-subscription asked for on the unsubscribe page has no form to count it.
+      if (c.formId) await forms.bumpCounter(trx, c.workspaceId, c.formId, 'confirmations');
       return true;
     });
     return { result: used ? 'confirmed' : 'already', ...about };

@@ -22,6 +22,14 @@ const EVENT_LOOK: Record<string, { icon: string; label: string; tone: string }> 
   'form.submitted': { icon: '▤', label: 'Submitted a form', tone: 'info' },
 };
 
+/** Why someone left, as the unsubscribe page offers it (`data.reason`, docs/bounces.md, "The unsubscribe page"). */
+const UNSUBSCRIBE_REASON: Record<string, string> = {
+  too_many: 'too many emails',
+  not_relevant: 'the emails are not relevant to them',
+  never_signed_up: 'they never signed up',
+  other: 'another reason',
+};
+
 /** How an unsubscribe was asked for (`data.via`, docs/bounces.md): each does something else. */
 const UNSUBSCRIBE_VIA: Record<string, string> = {
   'one-click': 'one-click unsubscribe from the mail client (RFC 8058): left what the message was about',
@@ -44,6 +52,10 @@ function eventDetail(e: ActivityEvent, topicNames: Map<string, string>): string 
   if (d.machine === true)
     parts.push(`by a machine${typeof d.reason === 'string' ? ` (${d.reason})` : ''}: not counted as a person`);
   if (typeof d.via === 'string' && UNSUBSCRIBE_VIA[d.via]) parts.push(UNSUBSCRIBE_VIA[d.via]!);
+  if (e.type === 'contact.unsubscribed' && typeof d.reason === 'string' && UNSUBSCRIBE_REASON[d.reason])
+    parts.push(`Reason: ${UNSUBSCRIBE_REASON[d.reason]}`);
+  if (e.type === 'contact.unsubscribed' && typeof d.comment === 'string' && d.comment)
+    parts.push(`They wrote: “${d.comment}”`);
   else if (typeof d.source === 'string') parts.push(`via ${d.source.toLowerCase()}`);
   return parts.length ? parts.join(' · ') : null;
 }

@@ -61,13 +61,13 @@ export interface paths {
         };
         /**
          * The unsubscribe page
-         * @description What the unsubscribe link of a message opens: the address, a button to unsubscribe from everything and the topics to keep or leave. A GET never unsubscribes by itself (mail scanners fetch links). No API key.
+         * @description What the unsubscribe link of a message opens: a preference centre in the workspace's language, name and brand colour, saying where the address stands as stored (subscribed with its topics, pending, unsubscribed, or suppressed for a bounce, a complaint or by hand) and offering only what fits: leave the message's topic, choose topics, unsubscribe from everything with an optional reason, or subscribe again by a double opt-in confirmation email (not for a suppressed bounce, complaint or manual entry). A GET never changes anything (mail scanners fetch links). No API key.
          */
         get: operations["getUnsubscribePage"];
         put?: never;
         /**
          * Unsubscribe
-         * @description RFC 8058 one-click unsubscribe: mail clients POST `List-Unsubscribe=One-Click` here (every broadcast carries `List-Unsubscribe` and `List-Unsubscribe-Post`), which unsubscribes at once from the message's topic (or from everything when it had none). The page's own buttons send `action=all` (everything) or `action=topics` with the `topic` ids to keep. Records `contact.unsubscribed`; unsubscribing from everything also suppresses the address. No API key.
+         * @description RFC 8058 one-click unsubscribe: mail clients POST `List-Unsubscribe=One-Click` here (every broadcast carries `List-Unsubscribe` and `List-Unsubscribe-Post`), which unsubscribes at once from the message's topic (or from everything when it had none). The page's own forms send `action=all` (everything; optional `reason` = too_many | not_relevant | never_signed_up | other and `comment`, up to 500 characters, stored on the `contact.unsubscribed` event), `action=topics` with the `topic` ids to keep (only while subscribed; otherwise 409, nothing saved), or `action=resubscribe` (an unsubscribed or pending address: queues a double opt-in confirmation email; a bounced, complained or manually suppressed one: 409, nothing changed). Unsubscribing from everything also suppresses the address. The answer is the page with the new state, never a redirect; input the page never sends is 400. No API key.
          */
         post: operations["unsubscribe"];
         delete?: never;
@@ -2751,7 +2751,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /** @example <!doctype html><html lang="en"><head><title>Unsubscribe</title></head><body><h1>Unsubscribe</h1><p>ada@example.com</p><form method="post"><button name="action" value="all">Unsubscribe from everything</button></form></body></html> */
+                    /** @example <!doctype html><html lang="en"><head><title>Your email preferences</title></head><body><main><h1>Your email preferences</h1><p>Emails from Acme</p><div><strong>ada@example.com is subscribed.</strong></div><form method="post"><input type="hidden" name="action" value="all"><button>Unsubscribe from everything</button></form></main></body></html> */
                     "text/html": string;
                 };
             };
