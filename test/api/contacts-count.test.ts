@@ -84,8 +84,13 @@ describeApi('contact counts', (h) => {
       '?email=A@Example.com',
       '?email=nobody@example.com',
       '?email=c@example.com&status=SUBSCRIBED',
+      `?topicId=${optIn}&status=SUBSCRIBED`,
+      `?topicId=${optIn}&status=UNSUBSCRIBED`,
+      `?topicId=${optIn}&email=a@example.com`,
+      `?topicId=${optOut}&email=b@example.com`,
+      `?topicId=${optOut}&status=PENDING`,
     ];
-    const expected = [7, 3, 2, 0, 6, 2, 1, 1, 0, 0];
+    const expected = [7, 3, 2, 0, 6, 2, 1, 1, 0, 0, 2, 2, 0, 1, 0];
     for (const [i, q] of queries.entries()) {
       const { count: n } = await count(h, ws.key, q);
       expect(n, q).toBe(expected[i]);
@@ -122,12 +127,18 @@ describeApi('contact counts', (h) => {
   });
 
   it('a count in slices of a few contacts (as SQLite reads a large workspace) adds up to the same', async () => {
-    const { ws, optOut } = await setup();
-    const topicRow = { id: optOut, defaultSubscription: 'OPT_OUT' as const };
+    const { ws, optIn, optOut } = await setup();
+    const outTopic = { id: optOut, defaultSubscription: 'OPT_OUT' as const };
+    const inTopic = { id: optIn, defaultSubscription: 'OPT_IN' as const };
+    const count = (f: Parameters<typeof countContacts>[3], rows: number) =>
+      countContacts(h.db.kysely, h.db.dialect, ws.id, f, rows);
     for (const rows of [1, 2, 3, 100]) {
-      expect(await countContacts(h.db.kysely, h.db.dialect, ws.id, {}, rows)).toBe(7);
-      expect(await countContacts(h.db.kysely, h.db.dialect, ws.id, { status: 'UNSUBSCRIBED' }, rows)).toBe(2);
-      expect(await countContacts(h.db.kysely, h.db.dialect, ws.id, { topic: topicRow }, rows)).toBe(2);
+      expect(await count({}, rows)).toBe(7);
+      expect(await count({ status: 'UNSUBSCRIBED' }, rows)).toBe(2);
+      expect(await count({ topic: outTopic }, rows)).toBe(2);
+      expect(await count({ topic: outTopic, status: 'UNSUBSCRIBED' }, rows)).toBe(1);
+      expect(await count({ topic: inTopic }, rows)).toBe(6);
+      expect(await count({ topic: inTopic, status: 'SUBSCRIBED' }, rows)).toBe(2);
     }
   });
 });

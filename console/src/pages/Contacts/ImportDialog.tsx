@@ -423,11 +423,16 @@ export function ImportDialog({ open, onClose }: { open: boolean; onClose: () => 
           <div ref={summaryRef} tabIndex={-1} className="import-problems">
             <ErrorSummary
               message={
-                check.overall && mappingProblems === 1
-                  ? check.overall
-                  : `${countOf(mappingProblems, 'column needs', 'columns need')} your attention before the import.`
+                mappingProblems === 1
+                  ? 'One thing to fix before the import:'
+                  : `${formatNumber(mappingProblems)} things to fix before the import:`
               }
-              errors={check.overall && mappingProblems > 1 ? [check.overall] : undefined}
+              errors={[
+                ...(check.overall ? [check.overall] : []),
+                ...preview!.header.flatMap((h, i) =>
+                  check.byColumn[i] ? [`${h || `Column ${i + 1}`}: ${check.byColumn[i]}`] : [],
+                ),
+              ]}
             />
           </div>
         )}
