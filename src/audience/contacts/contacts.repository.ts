@@ -4,7 +4,7 @@ import type { Dialect, Executor } from '../../db/connection.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
-import { EVALUATION_LIMIT_MS, type IdRange, contactSlices, inRange, sliceRows } from '../segments/slices.js';
+import { EVALUATION_LIMIT_MS, type IdRange, MAX_SLICE_ROWS, contactSlices, inRange } from './contacts.slices.js';
 import type { Topic } from '../topics/topics.repository.js';
 import { subscribedTo } from './contacts.subscriptions.js';
 import type { ImportJob } from './contacts.schemas.js';
@@ -187,8 +187,8 @@ export async function listContacts(db: Executor, workspaceId: string, f: Contact
  * default (contact_topics_topic: topic_id, subscribed, contact_id), which are what subscribedTo tests per contact:
  * an OPT_OUT topic has as many subscribers as opt-ins, an OPT_IN topic all the contacts but those who opted out (with a
  * status, those choices are joined to their contacts). No contact is tested one by one. On SQLite the count goes a
- * slice of contact ids at a time (segments/slices.ts), so that no statement holds the event loop for more than about
- * SLICE_TARGET_MS. 1,000,000 contacts: bench/README.md (bench:contact-count).
+ * slice of contact ids at a time (contacts.slices.ts), so that no statement holds the event loop for more than about
+ * SLICE_TARGET_MS (contacts.slices.ts). 1,000,000 contacts: bench/README.md (bench:contact-count).
  */
 export async function countContacts(
   db: Executor,
@@ -196,7 +196,7 @@ export async function countContacts(
   workspaceId: string,
   f: Omit<ContactFilter, 'limit' | 'beforeId'>,
   /** Contacts in the first slice on SQLite (resized after each to take about SLICE_TARGET_MS); tests make it small. */
-  firstSliceRows = sliceRows(null),
+  firstSliceRows = MAX_SLICE_ROWS,
 ): Promise<number> {
   let contacts = db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId);
   if (f.email !== undefined) contacts = contacts.where('contacts.email', '=', f.email);
