@@ -89,7 +89,7 @@ export const contactsDocs: OperationDocs = {
     summary: 'Count contacts',
     description:
       'How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`), over all its pages: an exact count, ' +
-      'cheap at any size (it walks an index; 1,000,000 contacts take well under a second). Needs `read:contacts`.',
+      'read from indexes only (docs/contacts.md, bench:contact-count). Needs `read:contacts`.',
     response: { count: 1234 },
   },
   'GET /v1/contacts/export': {

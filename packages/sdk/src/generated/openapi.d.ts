@@ -757,7 +757,7 @@ export interface paths {
         };
         /**
          * Count contacts
-         * @description How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`), over all its pages: an exact count, cheap at any size (it walks an index; 1,000,000 contacts take well under a second). Needs `read:contacts`.
+         * @description How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`), over all its pages: an exact count, read from indexes only (docs/contacts.md, bench:contact-count). Needs `read:contacts`.
          */
         get: operations["getContactCount"];
         put?: never;
