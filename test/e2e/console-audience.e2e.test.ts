@@ -225,7 +225,7 @@ describeBrowser(
         await dialog.getByText('Import finished.').waitFor();
         await expect
           .poll(() => dialog.getByRole('status').first().textContent())
-          .toContain('3 rows read: 2 created, 0 updated, 1 skipped');
+          .toContain('3 rows read: 2 new contacts, 0 contacts updated, 1 row skipped.');
         await dialog.getByRole('cell', { name: '3', exact: true }).waitFor();
         await shot(page, 'contacts-import');
         await axe(page, 'contacts-import');

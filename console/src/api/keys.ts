@@ -10,6 +10,8 @@ export const contactKeys = {
   lists: () => [...contactKeys.all, 'list'] as const,
   list: (params: { email: string; status: string; topicId: string; cursor: string | undefined }) =>
     [...contactKeys.lists(), params] as const,
+  /** How many contacts the list has with these filters (all of them: no filter). */
+  count: (params: { email: string; status: string; topicId: string }) => [...contactKeys.all, 'count', params] as const,
   /** The newest contacts, for the simulator's picker. */
   recent: () => [...contactKeys.all, 'recent'] as const,
   /** New contacts per hour (the dashboard). */

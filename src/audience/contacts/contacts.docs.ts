@@ -92,6 +92,14 @@ export const contactsDocs: OperationDocs = {
       "The workspace's contacts, newest first, with cursor pagination (`limit` 1–100, `cursor`). Filters: `email` (exact, after normalisation), `status`, and `topicId` (contacts subscribed to the topic, by their own choice or its default). Needs `read:contacts`.",
     response: { data: [contact, grace], nextCursor: 'Y3RfMDFKREIzTjFWM1g1WjdCOUQxRjNINUs3TTk' },
   },
+  'GET /v1/contacts/count': {
+    tags,
+    summary: 'Count contacts',
+    description:
+      'How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`), over all its pages: an exact count, ' +
+      'read from indexes only (docs/contacts.md, bench:contact-count). Needs `read:contacts`.',
+    response: { count: 1234 },
+  },
   'GET /v1/contacts/export': {
     tags,
     summary: 'Export contacts as CSV',

@@ -1,9 +1,10 @@
 import { PostgresAdapter, sql } from 'kysely';
 import { databaseNow } from '../../db/clock.js';
-import type { Executor } from '../../db/connection.js';
+import type { Dialect, Executor } from '../../db/connection.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
+import { EVALUATION_LIMIT_MS, type IdRange, MAX_SLICE_ROWS, contactSlices, inRange } from './contacts.slices.js';
 import type { Topic } from '../topics/topics.repository.js';
 import { subscribedTo } from './contacts.subscriptions.js';
 import type { ImportJob } from './contacts.schemas.js';
@@ -177,6 +178,63 @@ export function contactsPageQuery(db: Executor, workspaceId: string, f: ContactF
 
 export async function listContacts(db: Executor, workspaceId: string, f: ContactFilter): Promise<ContactRecord[]> {
   return (await contactsPageQuery(db, workspaceId, f).execute()).map(toContactRecord);
+}
+
+/**
+ * How many contacts GET /v1/contacts would list with these filters, over all its pages (GET /v1/contacts/count).
+ * Exact, and read from indexes only: an email is one unique-index probe. Otherwise the count walks the
+ * (workspace_id, id) or (workspace_id, status, id) index; a topic is counted from its choices that differ from its
+ * default (contact_topics_topic: topic_id, subscribed, contact_id), which are what subscribedTo tests per contact:
+ * an OPT_OUT topic has as many subscribers as opt-ins, an OPT_IN topic all the contacts but those who opted out (with a
+ * status, those choices are joined to their contacts). No contact is tested one by one. On SQLite the count goes a
+ * slice of contact ids at a time (contacts.slices.ts), so that no statement holds the event loop for more than about
+ * SLICE_TARGET_MS (contacts.slices.ts). 1,000,000 contacts: bench/README.md (bench:contact-count).
+ */
+export async function countContacts(
+  db: Executor,
+  dialect: Dialect,
+  workspaceId: string,
+  f: Omit<ContactFilter, 'limit' | 'beforeId'>,
+  /** Contacts in the first slice on SQLite (resized after each to take about SLICE_TARGET_MS); tests make it small. */
+  firstSliceRows = MAX_SLICE_ROWS,
+): Promise<number> {
+  let contacts = db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId);
+  if (f.email !== undefined) contacts = contacts.where('contacts.email', '=', f.email);
+  if (f.status !== undefined) contacts = contacts.where('contacts.status', '=', f.status);
+  const n = sql<number | string>`count(*)`.as('n');
+  const value = async (query: { executeTakeFirst(): Promise<{ n: number | string } | undefined> }) =>
+    Number((await query.executeTakeFirst())?.n ?? 0);
+  const count = (query: typeof contacts) => value(query.select(n));
+  if (f.email !== undefined) return count(f.topic ? contacts.where(subscribedTo(f.topic)) : contacts);
+
+  const topic = f.topic;
+  const optIn = topic?.defaultSubscription === 'OPT_IN';
+  // The choices that differ from the topic's default, of contacts in a range of ids (and of the status, if any).
+  const overridden = (range: IdRange) => {
+    let q = db
+      .selectFrom('contact_topics')
+      .where('contact_topics.topic_id', '=', topic!.id)
+      .where('contact_topics.subscribed', '=', optIn ? 0 : 1);
+    if (range.after !== undefined) q = q.where('contact_topics.contact_id', '>', range.after);
+    if (range.upTo !== undefined) q = q.where('contact_topics.contact_id', '<=', range.upTo);
+    if (f.status !== undefined)
+      q = q
+        .innerJoin('contacts', 'contacts.id', 'contact_topics.contact_id')
+        .where('contacts.workspace_id', '=', workspaceId)
+        .where('contacts.status', '=', f.status);
+    return value(q.select(n));
+  };
+  let total = 0;
+  for await (const range of contactSlices(db, dialect, workspaceId, {
+    rows: firstSliceRows,
+    order: 'asc',
+    limitMs: EVALUATION_LIMIT_MS,
+  })) {
+    if (!topic) total += await count(inRange(contacts, range));
+    else if (optIn) total += (await count(inRange(contacts, range))) - (await overridden(range));
+    else total += await overridden(range);
+  }
+  return total;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ import type { ContactsService } from './contacts.service.js';
 import { validatorCompiler } from '../../http/validation.js';
 import {
   ActivityEventSchema,
+  ContactCountQuery,
+  ContactCountSchema,
   ContactExportQuery,
   ContactListQuery,
   ContactParams,
@@ -78,6 +80,15 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
       const { limit, cursor, ...filter } = req.query;
       return paginate({ limit, cursor }, (w) => contacts.list(req.auth.workspaceId, { ...filter, ...w }));
     },
+  );
+
+  app.get(
+    '/contacts/count',
+    {
+      schema: { querystring: ContactCountQuery, response: { 200: ContactCountSchema } },
+      config: { scope: 'read:contacts', errors: ['invalid_reference'] },
+    },
+    (req) => contacts.count(req.auth.workspaceId, req.query),
   );
 
   app.get(

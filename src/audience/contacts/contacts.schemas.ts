@@ -107,19 +107,28 @@ export const ContactSchema = Type.Object({
 });
 export type Contact = Static<typeof ContactSchema>;
 
+/** The filters of the contact list, shared by its count. */
+const contactFilters = {
+  email: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'exact match, after normalisation' })),
+  status: Type.Optional(status),
+  topicId: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'only contacts (effectively) subscribed to this topic' }),
+  ),
+};
+
 export const ContactListQuery = Type.Object(
-  {
-    ...ListQuery.properties,
-    email: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 320, description: 'exact match, after normalisation' }),
-    ),
-    status: Type.Optional(status),
-    topicId: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 64, description: 'only contacts (effectively) subscribed to this topic' }),
-    ),
-  },
+  { ...ListQuery.properties, ...contactFilters },
   { additionalProperties: false },
 );
+
+export const ContactCountQuery = Type.Object(contactFilters, { additionalProperties: false });
+
+export const ContactCountSchema = Type.Object({
+  count: Type.Integer({
+    minimum: 0,
+    description: 'contacts the list has with these filters (all its pages), exact',
+  }),
+});
 
 export const ContactParams = Type.Object({ contactId: PathId });
 

@@ -137,6 +137,13 @@ export type ContactPages = (
   segmentId: string | undefined,
 ) => Promise<AsyncIterable<(ContactRecord & { suppressed: boolean })[]>>;
 
+/** The filters of GET /v1/contacts and GET /v1/contacts/count. */
+export interface ContactListFilter {
+  email?: string;
+  status?: ContactStatus;
+  topicId?: string;
+}
+
 export class ContactsService {
   /** The import body limit; tests lower it. */
   importByteLimit = IMPORT_BYTE_LIMIT;
@@ -233,28 +240,34 @@ export class ContactsService {
     return withSources(this.ports.messageSources ?? noMessageSources, workspaceId, events);
   }
 
-  async list(
-    workspaceId: string,
-    opts: { email?: string; status?: ContactStatus; topicId?: string; limit: number; beforeId?: string },
-  ): Promise<Contact[]> {
+  async list(workspaceId: string, opts: ContactListFilter & { limit: number; beforeId?: string }): Promise<Contact[]> {
     const db = this.db.kysely;
+    const records = await repo.listContacts(db, workspaceId, {
+      ...(await this.listFilter(workspaceId, opts)),
+      limit: opts.limit,
+      beforeId: opts.beforeId,
+    });
+    return this.present(db, workspaceId, records);
+  }
+
+  /** GET /v1/contacts/count: how many contacts the list has with these filters, over all its pages. */
+  async count(workspaceId: string, opts: ContactListFilter): Promise<{ count: number }> {
+    const filter = await this.listFilter(workspaceId, opts);
+    return { count: await repo.countContacts(this.db.kysely, this.db.dialect, workspaceId, filter) };
+  }
+
+  /** The list's filters checked: the email normalised (422 when it is not one), the topic found (422 when not). */
+  private async listFilter(workspaceId: string, opts: ContactListFilter) {
     const email = opts.email !== undefined ? emailOrFail(opts.email, '/query/email') : undefined;
     let topic;
     if (opts.topicId !== undefined) {
-      topic = await getTopic(db, workspaceId, opts.topicId);
+      topic = await getTopic(this.db.kysely, workspaceId, opts.topicId);
       if (!topic)
         throw unprocessable('invalid_reference', 'topicId names no topic of this workspace', [
           { path: '/query/topicId', message: 'names no topic of this workspace' },
         ]);
     }
-    const records = await repo.listContacts(db, workspaceId, {
-      email,
-      status: opts.status,
-      topic,
-      limit: opts.limit,
-      beforeId: opts.beforeId,
-    });
-    return this.present(db, workspaceId, records);
+    return { email, status: opts.status, topic };
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
  * Contacts: a table paged by cursor (Previous/Next; a page is 50 contacts and nothing loads them all), the
  * exact email search (the API's ?email= filter, normalised here as the server does), status and topic
- * filters, the CSV/NDJSON import with its upload progress and per-row errors, and the CSV export of a segment.
+ * filters with the total count and the count of the current filters (GET /v1/contacts/count), the CSV/NDJSON import
+ * with its column mapping, upload progress and per-row errors, and the CSV export of a segment.
  */
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
@@ -29,8 +30,9 @@ import {
   type Contact,
   type ContactStatus,
 } from '../../lib/audience';
-import { formatDateTime } from '../../lib/format';
+import { formatDateTime, formatNumber } from '../../lib/format';
 import { problemOf } from '../../lib/forms';
+import { countOf as count } from './import-mapping';
 import { ImportDialog } from './ImportDialog';
 import { ExportDialog } from './ExportDialog';
 import '../../styles/audience.css';
@@ -67,6 +69,27 @@ export default function Contacts() {
         }),
       ),
     placeholderData: keepPreviousData,
+  });
+  // The total, and the count of the current filters (GET /v1/contacts/count: exact, and cheap at any size).
+  const countOf = (filter: { email: string; status: string; topicId: string }) => ({
+    queryKey: contactKeys.count(filter),
+    queryFn: async () =>
+      unwrap(
+        await api.GET('/v1/contacts/count', {
+          params: {
+            query: {
+              ...(filter.email ? { email: filter.email } : {}),
+              ...(filter.status ? { status: filter.status as ContactStatus } : {}),
+              ...(filter.topicId ? { topicId: filter.topicId } : {}),
+            },
+          },
+        }),
+      ).count,
+  });
+  const total = useQuery(countOf({ email: '', status: '', topicId: '' }));
+  const matching = useQuery({
+    ...countOf({ email, status, topicId }),
+    enabled: Boolean(email || status || topicId),
   });
   const resetPages = () => setCursors([undefined]);
   const search = (e: FormEvent) => {
@@ -118,12 +141,18 @@ export default function Contacts() {
   ];
   const filtered = Boolean(email || status || topicId);
   const page = cursors.length;
+  const listed = filtered ? matching.data : total.data;
+  const pages = listed === undefined ? undefined : Math.max(1, Math.ceil(listed / PAGE));
 
   return (
     <>
       <PageHeader
         title="Contacts"
-        description="Everyone who signed up, was imported or added through the API."
+        description={
+          total.data === undefined
+            ? 'Everyone who signed up, was imported or added through the API.'
+            : `${count(total.data, 'contact')}: everyone who signed up, was imported or added through the API.`
+        }
         actions={
           <>
             <Button onClick={() => setExporting(true)}>Export CSV</Button>
@@ -225,6 +254,13 @@ export default function Contacts() {
         </div>
       ) : (
         <div className="stack-sm contacts-list" aria-busy={q.isFetching || undefined}>
+          {filtered && (
+            <p className="contacts-count" aria-live="polite">
+              {matching.data === undefined || total.data === undefined
+                ? 'Counting the contacts that match…'
+                : `${count(matching.data, 'contact matches', 'contacts match')} these filters, of ${count(total.data, 'contact')} in all.`}
+            </p>
+          )}
           <Table columns={columns} rows={q.data.data} rowKey={(c) => c.id} caption={`Contacts, page ${page}`} />
           <nav className="pager" aria-label="Contact pages">
             <Button onClick={() => setCursors((c) => c.slice(0, -1))} disabled={page === 1 || q.isFetching}>
@@ -232,6 +268,7 @@ export default function Contacts() {
             </Button>
             <span className="muted small" aria-live="polite">
               Page {page}
+              {pages !== undefined && pages >= page ? ` of ${formatNumber(pages)}` : ''}
               {q.isFetching ? ' (loading…)' : ''}
             </span>
             <Button

@@ -748,6 +748,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/contacts/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count contacts
+         * @description How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`), over all its pages: an exact count, read from indexes only (docs/contacts.md, bench:contact-count). Needs `read:contacts`.
+         */
+        get: operations["getContactCount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/contacts/export": {
         parameters: {
             query?: never;
@@ -8962,6 +8982,76 @@ export interface operations {
                 };
             };
             /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference; `idempotency_key_reused`: Idempotency key reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getContactCount: {
+        parameters: {
+            query?: {
+                /** @description exact match, after normalisation */
+                email?: string;
+                status?: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                /** @description only contacts (effectively) subscribed to this topic */
+                topicId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 1234
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description contacts the list has with these filters (all its pages), exact */
+                        count: number;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference */
             422: {
                 headers: {
                     [name: string]: unknown;
