@@ -4,7 +4,8 @@
  */
 import { Suspense, useEffect, useRef, useState } from 'react';
 import { NavLink, Outlet, useLocation } from 'react-router';
-import { useSession } from './api/session';
+import { useCan, useSession } from './api/session';
+import type { Action } from './lib/roles';
 import { Icon } from './components/Icon';
 import { Skeleton } from './components/States';
 
@@ -13,6 +14,8 @@ interface NavItem {
   label: string;
   icon: string;
   end?: boolean;
+  /** Shown only to the roles that may do this (lib/roles.ts): a page the role cannot use is not offered. */
+  needs?: Action;
 }
 
 const NAV: { section: string; items: NavItem[] }[] = [
@@ -41,8 +44,8 @@ const NAV: { section: string; items: NavItem[] }[] = [
     section: 'Workspace',
     items: [
       { to: '/webhooks', label: 'Webhooks', icon: 'webhooks' },
-      { to: '/api-keys', label: 'API keys', icon: 'keys' },
-      { to: '/people', label: 'People', icon: 'people' },
+      { to: '/api-keys', label: 'API keys', icon: 'keys', needs: 'manage:keys' },
+      { to: '/people', label: 'People', icon: 'people', needs: 'manage:people' },
       { to: '/settings', label: 'Settings', icon: 'settings' },
     ],
   },
@@ -50,6 +53,7 @@ const NAV: { section: string; items: NavItem[] }[] = [
 
 function UserMenu() {
   const session = useSession();
+  const can = useCan();
   const [open, setOpen] = useState(false);
   const wrap = useRef<HTMLDivElement>(null);
   const button = useRef<HTMLButtonElement>(null);
@@ -99,7 +103,7 @@ function UserMenu() {
             </div>
           </div>
           <NavLink className="menu-item" to="/people" onClick={() => setOpen(false)}>
-            Sessions and people
+            {can('manage:people') ? 'Sessions and people' : 'Your sessions'}
           </NavLink>
           <form method="post" action="/app/logout">
             <input type="hidden" name="_csrf" value={session.csrfToken} />
@@ -115,6 +119,7 @@ function UserMenu() {
 
 export function Layout() {
   const session = useSession();
+  const can = useCan();
   const location = useLocation();
   const [navOpen, setNavOpen] = useState(false);
   const mainRef = useRef<HTMLElement>(null);
@@ -167,12 +172,14 @@ export function Layout() {
               <div className="nav-section" aria-hidden="true">
                 {group.section}
               </div>
-              {group.items.map((item) => (
-                <NavLink key={item.to} to={item.to} end={item.end}>
-                  <Icon name={item.icon} />
-                  {item.label}
-                </NavLink>
-              ))}
+              {group.items
+                .filter((item) => !item.needs || can(item.needs))
+                .map((item) => (
+                  <NavLink key={item.to} to={item.to} end={item.end}>
+                    <Icon name={item.icon} />
+                    {item.label}
+                  </NavLink>
+                ))}
             </div>
           ))}
         </nav>

@@ -8,3 +8,4 @@ export { EmptyState, ErrorState, QueryState, Skeleton, Spinner } from './States'
 export { CursorTable, Table, useCursorList, type Column, type Page } from './Table';
 export { Tabs } from './Tabs';
 export { ToastProvider, useToast } from './Toast';
+export { AskWhom, NotAllowed, notAllowedText } from './NotAllowed';

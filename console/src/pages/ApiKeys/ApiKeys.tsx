@@ -9,6 +9,7 @@ import {
   ConfirmDialog,
   CursorTable,
   EmptyState,
+  NotAllowed,
   PageHeader,
   StatusBadge,
   useCursorList,
@@ -27,8 +28,10 @@ export default function ApiKeys() {
   const qc = useQueryClient();
   const [creating, setCreating] = useState(false);
   const [revoking, setRevoking] = useState<Key | null>(null);
-  const list = useCursorList<Key>(apiKeyKeys.list(), async (cursor) =>
-    unwrap(await api.GET('/v1/api-keys', { params: { query: { cursor, limit: 50 } } })),
+  const list = useCursorList<Key>(
+    apiKeyKeys.list(),
+    async (cursor) => unwrap(await api.GET('/v1/api-keys', { params: { query: { cursor, limit: 50 } } })),
+    { enabled: manage },
   );
   const revoke = useMutation({
     mutationFn: async (id: string) =>
@@ -61,7 +64,7 @@ export default function ApiKeys() {
       header: 'Actions',
       hiddenHeader: true,
       cell: (k) =>
-        manage && !k.revokedAt ? (
+        !k.revokedAt ? (
           <Button size="sm" variant="danger" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>
             Revoke
           </Button>
@@ -69,24 +72,24 @@ export default function ApiKeys() {
     },
   ];
 
+  if (!manage)
+    return (
+      <>
+        <PageHeader title="API keys" description="Keys let other programs use the API." />
+        <NotAllowed page action="manage:keys" title="API keys are managed by admins" />
+      </>
+    );
   return (
     <>
       <PageHeader
         title="API keys"
         description="Keys let other programs use the API. Each key has only the permissions you give it."
         actions={
-          manage && (
-            <Button variant="primary" onClick={() => setCreating(true)}>
-              Create API key
-            </Button>
-          )
+          <Button variant="primary" onClick={() => setCreating(true)}>
+            Create API key
+          </Button>
         }
       />
-      {!manage && (
-        <div className="callout callout-info" style={{ marginBottom: '1rem' }}>
-          Only admins can create and revoke API keys.
-        </div>
-      )}
       <CursorTable
         list={list}
         columns={columns}
@@ -97,11 +100,9 @@ export default function ApiKeys() {
             <EmptyState
               title="No API keys yet"
               action={
-                manage && (
-                  <Button variant="primary" onClick={() => setCreating(true)}>
-                    Create API key
-                  </Button>
-                )
+                <Button variant="primary" onClick={() => setCreating(true)}>
+                  Create API key
+                </Button>
               }
             >
               Create a key to call the API from your website or scripts.

@@ -45,6 +45,7 @@ export default function BroadcastDetail() {
   return (
     <>
       <PageHeader
+        needs="write:broadcasts"
         title={b?.name ?? 'Broadcast'}
         description={description}
         back={{ to: '/broadcasts', label: 'Broadcasts' }}

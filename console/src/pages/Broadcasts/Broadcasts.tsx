@@ -80,6 +80,7 @@ export default function Broadcasts() {
   return (
     <>
       <PageHeader
+        needs="write:broadcasts"
         title="Broadcasts"
         description="Emails to a segment of your contacts: compose, test, send or schedule, then read the report."
         actions={

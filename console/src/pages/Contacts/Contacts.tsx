@@ -122,6 +122,7 @@ export default function Contacts() {
   return (
     <>
       <PageHeader
+        needs="write:contacts"
         title="Contacts"
         description="Everyone who signed up, was imported or added through the API."
         actions={

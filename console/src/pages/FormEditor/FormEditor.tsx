@@ -87,6 +87,7 @@ export default function FormEditor() {
   return (
     <>
       <PageHeader
+        needs="write:forms"
         title={form.name}
         back={{ to: '/forms', label: 'Forms' }}
         description={

@@ -73,6 +73,7 @@ export default function Forms() {
   return (
     <>
       <PageHeader
+        needs="write:forms"
         title="Forms"
         description="Sign-up forms and surveys: hosted pages and embeds on your site."
         actions={
