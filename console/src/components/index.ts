@@ -9,3 +9,4 @@ export { CursorTable, Table, useCursorList, type Column, type Page } from './Tab
 export { Tabs } from './Tabs';
 export { ToastProvider, useToast } from './Toast';
 export { AskWhom, NotAllowed, notAllowedText } from './NotAllowed';
+export { CopyDeleteActions } from './CopyDeleteActions';
