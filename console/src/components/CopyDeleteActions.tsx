@@ -57,7 +57,7 @@ export function CopyDeleteActions({
           onClose={() => setAsking(false)}
           footer={
             <Button variant="primary" onClick={() => setAsking(false)} data-autofocus>
-              Close
+              OK
             </Button>
           }
         >

@@ -21,6 +21,18 @@ import { CreateKeyDialog } from './CreateKeyDialog';
 
 type Key = paths['/v1/api-keys']['get']['responses'][200]['content']['application/json']['data'][number];
 
+/** A key's scopes in words: "Forms: read and write, Contacts: read", or "Everything (admin)". */
+export function permissionWords(scopes: readonly string[]): string {
+  if (scopes.includes('admin')) return 'Everything (admin)';
+  const by = new Map<string, string>();
+  for (const scope of scopes) {
+    const [verb = '', what = ''] = scope.split(':');
+    const words = verb === 'write' ? 'read and write' : verb;
+    if (verb === 'write' || !by.has(what)) by.set(what, words);
+  }
+  return [...by].map(([what, words]) => `${what.charAt(0).toUpperCase()}${what.slice(1)}: ${words}`).join(', ');
+}
+
 export default function ApiKeys() {
   const can = useCan();
   const manage = can('manage:keys');
@@ -46,7 +58,7 @@ export default function ApiKeys() {
 
   const columns: Column<Key>[] = [
     { key: 'name', header: 'Name', cell: (k) => <span className="cell-main">{k.name}</span> },
-    { key: 'scopes', header: 'Permissions', cell: (k) => <span className="small">{k.scopes.join(', ')}</span> },
+    { key: 'scopes', header: 'Permissions', cell: (k) => <span className="small">{permissionWords(k.scopes)}</span> },
     { key: 'created', header: 'Created', cell: (k) => <span className="nowrap">{formatDateTime(k.createdAt)}</span> },
     { key: 'used', header: 'Last used', cell: (k) => <span className="nowrap">{relative(k.lastUsedAt)}</span> },
     {
