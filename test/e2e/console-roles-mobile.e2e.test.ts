@@ -235,7 +235,7 @@ describeBrowser('the console for each role and at 390 px (formcast serve, headle
     }).catch(() => api('POST', '/v1/webhooks', { url: `http://127.0.0.1:9/${LONG}`, eventTypes: ['contact.created'] }));
     ids.webhook = webhook.id;
     await api('POST', '/v1/api-keys', { name: LONG, scopes: ['read:forms'] });
-  }, 180_000);
+  }, 300_000);
 
   afterEach(() => {
     expect(csp.splice(0), 'Content-Security-Policy violations').toEqual([]);
@@ -360,14 +360,14 @@ describeBrowser('the console for each role and at 390 px (formcast serve, headle
       expect(copy.formGroupId).not.toBe(draft.formGroupId);
       const phone = await signedIn(OWNER, PHONE);
       await open(phone, `/forms/${copyId}`);
-      await shot(phone, 'form-editor-long-name-phone', true);
+      await shot(phone, 'form-editor-long-name-phone');
 
       // Delete the copy from its page, after the confirmation: back on the list, and gone.
       await main.getByRole('button', { name: `Delete form Copy of`, exact: false }).click();
       const dialog = p.getByRole('dialog');
       await dialog.getByRole('heading', { name: 'Delete this form?' }).waitFor();
       await expectNoSeriousAxe(p, 'delete a form');
-      await shot(p, 'form-delete-confirm', true);
+      await shot(p, 'form-delete-confirm');
       await dialog.getByRole('button', { name: 'Delete form' }).click();
       await p.waitForURL(`${server.url}/app/forms`);
       await expect.poll(() => p.locator('.toast').first().innerText()).toContain('Deleted the draft');
@@ -382,7 +382,7 @@ describeBrowser('the console for each role and at 390 px (formcast serve, headle
       await del.click({ force: true }); // aria-disabled: still pressable, to explain
       await expect.poll(() => p.getByRole('dialog').innerText()).toContain('Edit as a new version');
       await expectNoSeriousAxe(p, 'a published form cannot be deleted');
-      await shot(p, 'form-delete-published', true);
+      await shot(p, 'form-delete-published');
       await p.getByRole('dialog').getByRole('button', { name: 'OK', exact: true }).click();
       expect((await api('GET', `/v1/forms/${ids.liveForm}`)).status).toBe('PUBLISHED');
 
@@ -474,6 +474,6 @@ describeBrowser('the console for each role and at 390 px (formcast serve, headle
       }
       expect(failures).toEqual([]);
     },
-    300_000,
+    600_000,
   );
 });
