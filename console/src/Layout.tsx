@@ -4,7 +4,8 @@
  */
 import { Suspense, useEffect, useRef, useState } from 'react';
 import { NavLink, Outlet, useLocation } from 'react-router';
-import { useSession } from './api/session';
+import { useCan, useSession } from './api/session';
+import type { Action } from './lib/roles';
 import { Icon } from './components/Icon';
 import { Skeleton } from './components/States';
 
@@ -13,6 +14,8 @@ interface NavItem {
   label: string;
   icon: string;
   end?: boolean;
+  /** Shown only to the roles that may do this (lib/roles.ts): a page the role cannot use is not offered. */
+  needs?: Action;
 }
 
 const NAV: { section: string; items: NavItem[] }[] = [
@@ -42,9 +45,9 @@ const NAV: { section: string; items: NavItem[] }[] = [
     section: 'Workspace',
     items: [
       { to: '/webhooks', label: 'Webhooks', icon: 'webhooks' },
-      { to: '/api-keys', label: 'API keys', icon: 'keys' },
-      { to: '/people', label: 'People', icon: 'people' },
-      { to: '/audit-log', label: 'Audit log', icon: 'clock' },
+      { to: '/api-keys', label: 'API keys', icon: 'keys', needs: 'manage:keys' },
+      { to: '/people', label: 'People', icon: 'people', needs: 'manage:people' },
+      { to: '/audit-log', label: 'Audit log', icon: 'clock', needs: 'read:audit' },
       { to: '/settings', label: 'Settings', icon: 'settings' },
     ],
   },
@@ -52,6 +55,7 @@ const NAV: { section: string; items: NavItem[] }[] = [
 
 function UserMenu() {
   const session = useSession();
+  const can = useCan();
   const [open, setOpen] = useState(false);
   const wrap = useRef<HTMLDivElement>(null);
   const button = useRef<HTMLButtonElement>(null);
@@ -101,7 +105,7 @@ function UserMenu() {
             </div>
           </div>
           <NavLink className="menu-item" to="/people" onClick={() => setOpen(false)}>
-            Sessions and people
+            {can('manage:people') ? 'Sessions and people' : 'Your sessions'}
           </NavLink>
           <form method="post" action="/app/logout">
             <input type="hidden" name="_csrf" value={session.csrfToken} />
@@ -117,6 +121,7 @@ function UserMenu() {
 
 export function Layout() {
   const session = useSession();
+  const can = useCan();
   const location = useLocation();
   const [navOpen, setNavOpen] = useState(false);
   const mainRef = useRef<HTMLElement>(null);
@@ -169,12 +174,14 @@ export function Layout() {
               <div className="nav-section" aria-hidden="true">
                 {group.section}
               </div>
-              {group.items.map((item) => (
-                <NavLink key={item.to} to={item.to} end={item.end}>
-                  <Icon name={item.icon} />
-                  {item.label}
-                </NavLink>
-              ))}
+              {group.items
+                .filter((item) => !item.needs || can(item.needs))
+                .map((item) => (
+                  <NavLink key={item.to} to={item.to} end={item.end}>
+                    <Icon name={item.icon} />
+                    {item.label}
+                  </NavLink>
+                ))}
             </div>
           ))}
         </nav>

@@ -248,6 +248,30 @@ describeConsole('people, sessions, roles', (h) => {
     );
   });
 
+  it("the session names the workspace's owners, then admins (up to five), whom the console tells people to ask; never another workspace's, never to a key", async () => {
+    const ws = await workspace();
+    const other = await workspace('Other');
+    await user(other.id, 'owner', uniqueEmail('other-owner'));
+    const admin = await user(ws.id, 'admin', uniqueEmail('admin'));
+    const owner = await h.app().services.users.create(ws.id, {
+      email: uniqueEmail('owner'),
+      role: 'owner',
+      name: 'Olga Owner',
+      password: PASSWORD,
+    });
+    const editor = await user(ws.id, 'editor');
+    const info = (await call(await signIn(editor.email), 'GET', '/v1/session')).json();
+    expect(info.managers).toEqual([
+      { name: 'Olga Owner', email: owner.email, role: 'owner' },
+      { name: null, email: admin.email, role: 'admin' },
+    ]);
+    for (let i = 0; i < 6; i++) await user(ws.id, 'admin', uniqueEmail(`admin${i}`));
+    const many = (await call(await signIn(editor.email), 'GET', '/v1/session')).json().managers;
+    expect(many).toHaveLength(5);
+    expect(many[0]).toMatchObject({ email: owner.email, role: 'owner' });
+    expect((await call(null, 'GET', '/v1/session', undefined, { key: ws.key })).json().managers).toEqual([]);
+  });
+
   it('a wrong password or an unknown address: the same 401 page, no cookie', async () => {
     const ws = await workspace();
     const u = await user(ws.id, 'viewer');

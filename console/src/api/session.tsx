@@ -4,6 +4,7 @@
  */
 import { createContext, useContext, type ReactNode } from 'react';
 import { api, unwrap } from './client';
+import { can as roleCan, rolesThatCan, type Action, type Role as AnyRole } from '../lib/roles';
 import type { paths } from './generated/schema';
 
 type SessionInfo = paths['/v1/session']['get']['responses'][200]['content']['application/json'];
@@ -35,8 +36,23 @@ export function useSession(): Session {
   return s;
 }
 
-/** Whether the session may do what `scope` allows (the API answers 403 otherwise). */
-export function useCan(): (scope: Scope) => boolean {
+// The session's roles and scopes are the ones lib/roles.ts knows (a compile error here when the API gains one).
+const sameRoles: [Role] extends [AnyRole] ? ([AnyRole] extends [Role] ? true : never) : never = true;
+const sameActions: [Scope] extends [Action] ? true : never = true;
+void sameRoles;
+void sameActions;
+
+/** Whether the signed-in person's role allows `action` (lib/roles.ts `can`; the API answers 403 otherwise). */
+export function useCan(): (action: Action) => boolean {
   const s = useSession();
-  return (scope) => s.grants.includes(scope);
+  return (action) => roleCan(s.role, action);
+}
+
+export type Manager = Session['managers'][number];
+
+/** Whom to ask for `action`: the workspace's owners and admins who may do it (owners first), at most three. */
+export function useAskWhom(action: Action): Manager[] {
+  const s = useSession();
+  const roles = rolesThatCan(action);
+  return s.managers.filter((m) => roles.includes(m.role) && m.email !== s.user.email).slice(0, 3);
 }

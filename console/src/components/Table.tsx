@@ -14,7 +14,10 @@ export interface Column<T> {
   numeric?: boolean;
   /** A header only screen readers hear (an actions column). */
   hiddenHeader?: boolean;
-  /** Left out at a phone's width (below 560 px): figures the row's own page shows too. */
+  /**
+   * Left out at a phone's width (below 560 px): figures the row's own page shows too. At that width the other
+   * columns stack in a card per row, each cell under its header's words (data-label); an actions column comes last.
+   */
   wideOnly?: boolean;
 }
 
@@ -34,8 +37,8 @@ export function Table<T>({
   caption?: string;
 }) {
   return (
-    <div className="table-wrap" tabIndex={0} role="region" aria-label={caption}>
-      <table className="table">
+    <div className="table-wrap table-wrap-cards" tabIndex={0} role="region" aria-label={caption}>
+      <table className="table table-cards">
         {caption && <caption className="visually-hidden">{caption}</caption>}
         <thead>
           <tr>
@@ -50,7 +53,11 @@ export function Table<T>({
           {rows.map((r) => (
             <tr key={rowKey(r)}>
               {columns.map((c) => (
-                <td key={c.key} className={cellClass(c)}>
+                <td
+                  key={c.key}
+                  className={cellClass(c)}
+                  data-label={typeof c.header === 'string' && !c.hiddenHeader ? c.header : undefined}
+                >
                   {c.cell(r)}
                 </td>
               ))}

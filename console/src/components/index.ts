@@ -9,3 +9,5 @@ export { EmptyState, ErrorState, QueryState, Skeleton, Spinner } from './States'
 export { CursorTable, Table, useCursorList, type Column, type Page } from './Table';
 export { Tabs } from './Tabs';
 export { ToastProvider, useToast } from './Toast';
+export { AskWhom, NotAllowed, notAllowedText } from './NotAllowed';
+export { CopyDeleteActions } from './CopyDeleteActions';

@@ -98,6 +98,7 @@ export default function DomainDetail() {
   return (
     <>
       <PageHeader
+        needs="write:domains"
         title={d.name}
         back={{ to: '/domains', label: 'Domains' }}
         description={

@@ -45,6 +45,7 @@ export default function Segments() {
   return (
     <>
       <PageHeader
+        needs="write:contacts"
         title="Segments"
         description="Saved filters over your contacts: by field, property, sign-up date and topic. A segment is evaluated when it is used, so it is always current."
         actions={

@@ -158,6 +158,7 @@ export default function WebhookDetail() {
   return (
     <>
       <PageHeader
+        needs="write:webhooks"
         title={w.description || 'Webhook endpoint'}
         back={{ to: '/webhooks', label: 'Webhooks' }}
         description={

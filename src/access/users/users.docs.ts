@@ -33,7 +33,7 @@ export const usersDocs: OperationDocs = {
     tags: ['session'],
     summary: 'Who is calling',
     description:
-      "With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, and when the session expires (30 days after its last use). With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.",
+      "With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.",
     response: {
       user: {
         id: user.id,
@@ -65,6 +65,7 @@ export const usersDocs: OperationDocs = {
         'read:domains',
         'read:webhooks',
       ],
+      managers: [{ name: 'Mia Marketer', email: 'mia@acme.test', role: 'owner' }],
       csrfToken: 'q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u',
       expiresAt: '2026-12-24T08:12:40.503Z',
     },

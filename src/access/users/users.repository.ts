@@ -113,6 +113,22 @@ export async function listUsers(
   return (await q.orderBy('id', 'desc').limit(limit).execute()).map(toUser);
 }
 
+/** The workspace's owners and admins, owners first (whom the console tells people without a permission to ask). */
+export async function listManagers(db: Executor, workspaceId: string, limit: number): Promise<UserRecord[]> {
+  const byRole = (role: 'owner' | 'admin') =>
+    db
+      .selectFrom('users')
+      .select(userColumns)
+      .where('workspace_id', '=', workspaceId)
+      .where('role', '=', role)
+      .orderBy('id', 'asc')
+      .limit(limit)
+      .execute();
+  const owners = await byRole('owner');
+  const admins = owners.length < limit ? await byRole('admin') : [];
+  return [...owners, ...admins].slice(0, limit).map(toUser);
+}
+
 /** Login: every user with the address, in any workspace, with the password hash and the workspace's name. */
 export async function findLoginCandidates(
   db: Executor,

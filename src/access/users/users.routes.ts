@@ -43,10 +43,11 @@ export async function usersRoutes(
           role: null,
           scopes: a.scopes,
           grants: granted,
+          managers: [],
           csrfToken: null,
           expiresAt: null,
         };
-      const u = await users.get(a.workspaceId, a.userId);
+      const [u, managers] = await Promise.all([users.get(a.workspaceId, a.userId), users.managers(a.workspaceId)]);
       const s = a as typeof a & { csrfToken: string; expiresAt: string };
       return {
         user: {
@@ -61,6 +62,7 @@ export async function usersRoutes(
         role: u.role,
         scopes: a.scopes,
         grants: granted,
+        managers: managers.map((m) => ({ name: m.name, email: m.email, role: m.role })),
         csrfToken: s.csrfToken,
         expiresAt: s.expiresAt,
       };

@@ -38,6 +38,10 @@ export const SessionInfoSchema = Type.Object({
     description:
       "every scope the caller's scopes grant, by the rule the API checks them with: what the caller may do. The console shows or hides actions by it",
   }),
+  managers: Type.Array(Type.Object({ name: Nullable(Type.String()), email: Type.String(), role: RoleSchema }), {
+    description:
+      "up to 5 of the workspace's owners and admins, owners first: whom to ask for what the role does not allow (empty for an API key)",
+  }),
   csrfToken: Nullable(
     Type.String({ description: 'send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session' }),
   ),

@@ -204,6 +204,11 @@ export class UsersService {
     return (await repo.listUsers(this.db.kysely, workspaceId, limit, beforeId)).map(toUser);
   }
 
+  /** Up to `limit` owners and admins, owners first: whom a person without a permission can ask. */
+  async managers(workspaceId: string, limit = 5): Promise<User[]> {
+    return (await repo.listManagers(this.db.kysely, workspaceId, limit)).map(toUser);
+  }
+
   /** Name and role. The owner role is an owner's to give or take; the last owner stays an owner (409 invalid_state). */
   async update(
     actor: AuthContext,

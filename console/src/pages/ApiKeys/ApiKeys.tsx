@@ -9,6 +9,7 @@ import {
   ConfirmDialog,
   CursorTable,
   EmptyState,
+  NotAllowed,
   PageHeader,
   StatusBadge,
   useCursorList,
@@ -20,6 +21,18 @@ import { CreateKeyDialog } from './CreateKeyDialog';
 
 type Key = paths['/v1/api-keys']['get']['responses'][200]['content']['application/json']['data'][number];
 
+/** A key's scopes in words: "Forms: read and write, Contacts: read", or "Everything (admin)". */
+export function permissionWords(scopes: readonly string[]): string {
+  if (scopes.includes('admin')) return 'Everything (admin)';
+  const by = new Map<string, string>();
+  for (const scope of scopes) {
+    const [verb = '', what = ''] = scope.split(':');
+    const words = verb === 'write' ? 'read and write' : verb;
+    if (verb === 'write' || !by.has(what)) by.set(what, words);
+  }
+  return [...by].map(([what, words]) => `${what.charAt(0).toUpperCase()}${what.slice(1)}: ${words}`).join(', ');
+}
+
 export default function ApiKeys() {
   const can = useCan();
   const manage = can('manage:keys');
@@ -27,8 +40,10 @@ export default function ApiKeys() {
   const qc = useQueryClient();
   const [creating, setCreating] = useState(false);
   const [revoking, setRevoking] = useState<Key | null>(null);
-  const list = useCursorList<Key>(apiKeyKeys.list(), async (cursor) =>
-    unwrap(await api.GET('/v1/api-keys', { params: { query: { cursor, limit: 50 } } })),
+  const list = useCursorList<Key>(
+    apiKeyKeys.list(),
+    async (cursor) => unwrap(await api.GET('/v1/api-keys', { params: { query: { cursor, limit: 50 } } })),
+    { enabled: manage },
   );
   const revoke = useMutation({
     mutationFn: async (id: string) =>
@@ -43,7 +58,7 @@ export default function ApiKeys() {
 
   const columns: Column<Key>[] = [
     { key: 'name', header: 'Name', cell: (k) => <span className="cell-main">{k.name}</span> },
-    { key: 'scopes', header: 'Permissions', cell: (k) => <span className="small">{k.scopes.join(', ')}</span> },
+    { key: 'scopes', header: 'Permissions', cell: (k) => <span className="small">{permissionWords(k.scopes)}</span> },
     { key: 'created', header: 'Created', cell: (k) => <span className="nowrap">{formatDateTime(k.createdAt)}</span> },
     { key: 'used', header: 'Last used', cell: (k) => <span className="nowrap">{relative(k.lastUsedAt)}</span> },
     {
@@ -61,7 +76,7 @@ export default function ApiKeys() {
       header: 'Actions',
       hiddenHeader: true,
       cell: (k) =>
-        manage && !k.revokedAt ? (
+        !k.revokedAt ? (
           <Button size="sm" variant="danger" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>
             Revoke
           </Button>
@@ -69,24 +84,24 @@ export default function ApiKeys() {
     },
   ];
 
+  if (!manage)
+    return (
+      <>
+        <PageHeader title="API keys" description="Keys let other programs use the API." />
+        <NotAllowed page action="manage:keys" title="API keys are managed by admins" />
+      </>
+    );
   return (
     <>
       <PageHeader
         title="API keys"
         description="Keys let other programs use the API. Each key has only the permissions you give it."
         actions={
-          manage && (
-            <Button variant="primary" onClick={() => setCreating(true)}>
-              Create API key
-            </Button>
-          )
+          <Button variant="primary" onClick={() => setCreating(true)}>
+            Create API key
+          </Button>
         }
       />
-      {!manage && (
-        <div className="callout callout-info" style={{ marginBottom: '1rem' }}>
-          Only admins can create and revoke API keys.
-        </div>
-      )}
       <CursorTable
         list={list}
         columns={columns}
@@ -97,11 +112,9 @@ export default function ApiKeys() {
             <EmptyState
               title="No API keys yet"
               action={
-                manage && (
-                  <Button variant="primary" onClick={() => setCreating(true)}>
-                    Create API key
-                  </Button>
-                )
+                <Button variant="primary" onClick={() => setCreating(true)}>
+                  Create API key
+                </Button>
               }
             >
               Create a key to call the API from your website or scripts.

@@ -406,6 +406,7 @@ export function Editor({ automation }: { automation: Automation }) {
   return (
     <>
       <PageHeader
+        needs="write:broadcasts"
         title={automation.name}
         description={description}
         back={{ to: '/automations', label: 'Automations' }}

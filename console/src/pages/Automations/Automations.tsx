@@ -77,6 +77,7 @@ export default function Automations() {
   return (
     <>
       <PageHeader
+        needs="write:broadcasts"
         title="Automations"
         description="Welcome series and follow-ups that run by themselves: a trigger lets contacts in, and each walks the steps."
         actions={

@@ -5,11 +5,12 @@
  * (polled every 2 s) with pause, resume and cancel. Once SENT (or canceled, failed): the report.
  */
 import { useQuery } from '@tanstack/react-query';
-import { useParams } from 'react-router';
+import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { broadcastKeys } from '../../api/keys';
 import { PageHeader, QueryState, StatusBadge } from '../../components';
 import { formatDateTime } from '../../lib/format';
+import { BroadcastActions } from '../Broadcasts/BroadcastActions';
 import { Composer } from './Composer';
 import { Progress } from './Progress';
 import { Report } from './Report';
@@ -21,6 +22,7 @@ const EDITABLE = new Set(['DRAFT', 'SCHEDULED']);
 
 export default function BroadcastDetail() {
   const { broadcastId = '' } = useParams();
+  const navigate = useNavigate();
   const q = useQuery({
     queryKey: broadcastKeys.detail(broadcastId),
     queryFn: async () => unwrap(await api.GET('/v1/broadcasts/{broadcastId}', { params: { path: { broadcastId } } })),
@@ -45,9 +47,11 @@ export default function BroadcastDetail() {
   return (
     <>
       <PageHeader
+        needs="write:broadcasts"
         title={b?.name ?? 'Broadcast'}
         description={description}
         back={{ to: '/broadcasts', label: 'Broadcasts' }}
+        actions={b && <BroadcastActions broadcast={b} onDeleted={() => navigate('/broadcasts')} />}
       />
       <QueryState query={q} skeleton={10}>
         {(broadcast) =>

@@ -17,6 +17,7 @@ import {
 } from '../../components';
 import type { BroadcastStatus } from '../../lib/audience';
 import { formatDateTime, formatNumber, percent } from '../../lib/format';
+import { BroadcastActions } from './BroadcastActions';
 import { NewBroadcastDialog } from './NewBroadcastDialog';
 import '../../styles/audience.css';
 
@@ -76,10 +77,21 @@ export default function Broadcasts() {
         </span>
       ),
     },
+    ...(can('write:broadcasts')
+      ? [
+          {
+            key: 'actions',
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (b: ListBroadcast) => <BroadcastActions broadcast={b} size="sm" />,
+          },
+        ]
+      : []),
   ];
   return (
     <>
       <PageHeader
+        needs="write:broadcasts"
         title="Broadcasts"
         description="Emails to a segment of your contacts: compose, test, send or schedule, then read the report."
         actions={

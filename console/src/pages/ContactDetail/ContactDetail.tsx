@@ -41,6 +41,7 @@ export default function ContactDetail() {
   return (
     <>
       <PageHeader
+        needs="write:contacts"
         title={title}
         back={{ to: '/contacts', label: 'Contacts' }}
         description={

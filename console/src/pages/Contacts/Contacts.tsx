@@ -147,6 +147,7 @@ export default function Contacts() {
   return (
     <>
       <PageHeader
+        needs="write:contacts"
         title="Contacts"
         description={
           total.data === undefined

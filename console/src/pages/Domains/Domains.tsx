@@ -43,6 +43,7 @@ export default function Domains() {
   return (
     <>
       <PageHeader
+        needs="write:domains"
         title="Domains"
         description="Domains you send from. Each needs DNS records that prove it is yours and sign your mail (DKIM)."
         actions={

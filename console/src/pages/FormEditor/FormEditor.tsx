@@ -11,6 +11,7 @@ import { formKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import { Button, ErrorState, ErrorSummary, PageHeader, Skeleton, StatusBadge, Tabs, useToast } from '../../components';
 import { otherErrors, problemOf } from '../../lib/forms';
+import { FormActions } from '../Forms/FormActions';
 import { ResultsTab } from './ResultsTab';
 import { DetailsTab } from './DetailsTab';
 import { HtmlTab } from './HtmlTab';
@@ -87,6 +88,7 @@ export default function FormEditor() {
   return (
     <>
       <PageHeader
+        needs="write:forms"
         title={form.name}
         back={{ to: '/forms', label: 'Forms' }}
         description={
@@ -101,16 +103,20 @@ export default function FormEditor() {
           </span>
         }
         actions={
-          canWrite &&
-          (form.status === 'DRAFT' ? (
-            <Button variant="primary" onClick={() => publish.mutate()} loading={publish.isPending}>
-              Publish
-            </Button>
-          ) : form.status === 'PUBLISHED' ? (
-            <Button onClick={() => newVersion.mutate()} loading={newVersion.isPending}>
-              Edit as a new version
-            </Button>
-          ) : null)
+          canWrite && (
+            <>
+              <FormActions form={form} onDeleted={() => navigate('/forms')} />
+              {form.status === 'DRAFT' ? (
+                <Button variant="primary" onClick={() => publish.mutate()} loading={publish.isPending}>
+                  Publish
+                </Button>
+              ) : form.status === 'PUBLISHED' ? (
+                <Button onClick={() => newVersion.mutate()} loading={newVersion.isPending}>
+                  Edit as a new version
+                </Button>
+              ) : null}
+            </>
+          )
         }
       />
       {publish.isError && (

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { formKeys } from '../../api/keys';
-import { Button, ConfirmDialog, QueryState, StatusBadge, useToast } from '../../components';
+import { Button, ConfirmDialog, QueryState, StatusBadge, Table, useToast } from '../../components';
 import { formatDateTime } from '../../lib/format';
 import type { Form } from '../Forms/form';
 
@@ -35,52 +35,49 @@ export function VersionsTab({ form, canWrite }: { form: Form; canWrite: boolean 
     <QueryState query={q}>
       {(data) => (
         <>
-          <div className="table-wrap" tabIndex={0} role="region" aria-label="Versions">
-            <table className="table">
-              <caption className="visually-hidden">Versions</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Version</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Published</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.data.map((v) => (
-                  <tr key={v.id}>
-                    <td>
-                      {v.id === form.id ? (
-                        <strong>v{v.version} (this one)</strong>
-                      ) : (
-                        <Link to={`/forms/${v.id}`}>v{v.version}</Link>
-                      )}
-                    </td>
-                    <td>
-                      <StatusBadge status={v.status} />
-                    </td>
-                    <td className="nowrap">{formatDateTime(v.createdAt)}</td>
-                    <td className="nowrap">{formatDateTime(v.publishedAt)}</td>
-                    <td>
-                      {canWrite && v.status === 'DRAFT' && (
-                        <Button size="sm" variant="primary" onClick={() => setConfirm(v as Form)}>
-                          Publish
-                        </Button>
-                      )}
-                      {canWrite && v.status === 'ARCHIVED' && (
-                        <Button size="sm" onClick={() => setConfirm(v as Form)}>
-                          Roll back to v{v.version}
-                        </Button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            rows={data.data as Form[]}
+            rowKey={(v) => v.id}
+            caption="Versions"
+            columns={[
+              {
+                key: 'version',
+                header: 'Version',
+                cell: (v) =>
+                  v.id === form.id ? (
+                    <strong>v{v.version} (this one)</strong>
+                  ) : (
+                    <Link to={`/forms/${v.id}`}>v{v.version}</Link>
+                  ),
+              },
+              { key: 'status', header: 'Status', cell: (v) => <StatusBadge status={v.status} /> },
+              {
+                key: 'created',
+                header: 'Created',
+                cell: (v) => <span className="nowrap">{formatDateTime(v.createdAt)}</span>,
+              },
+              {
+                key: 'published',
+                header: 'Published',
+                cell: (v) => <span className="nowrap">{formatDateTime(v.publishedAt)}</span>,
+              },
+              {
+                key: 'actions',
+                header: 'Actions',
+                hiddenHeader: true,
+                cell: (v) =>
+                  canWrite && v.status === 'DRAFT' ? (
+                    <Button size="sm" variant="primary" onClick={() => setConfirm(v)}>
+                      Publish
+                    </Button>
+                  ) : canWrite && v.status === 'ARCHIVED' ? (
+                    <Button size="sm" onClick={() => setConfirm(v)}>
+                      Roll back to v{v.version}
+                    </Button>
+                  ) : null,
+              },
+            ]}
+          />
           <ConfirmDialog
             open={confirm !== null}
             title={

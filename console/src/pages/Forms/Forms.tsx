@@ -15,6 +15,7 @@ import {
   type Column,
 } from '../../components';
 import { formatDateTime, formatNumber, percent } from '../../lib/format';
+import { FormActions } from './FormActions';
 import { NewFormDialog } from './NewFormDialog';
 
 type ListForm = paths['/v1/forms']['get']['responses'][200]['content']['application/json']['data'][number];
@@ -69,10 +70,21 @@ export default function Forms() {
       wideOnly: true,
       cell: (f) => <span className="nowrap">{formatDateTime(f.updatedAt)}</span>,
     },
+    ...(can('write:forms')
+      ? [
+          {
+            key: 'actions',
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (f: ListForm) => <FormActions form={f} size="sm" />,
+          },
+        ]
+      : []),
   ];
   return (
     <>
       <PageHeader
+        needs="write:forms"
         title="Forms"
         description="Sign-up forms and surveys: hosted pages and embeds on your site."
         actions={

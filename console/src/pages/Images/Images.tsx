@@ -88,6 +88,7 @@ export default function Images() {
   return (
     <>
       <PageHeader
+        needs="write:broadcasts"
         title="Images"
         description="Pictures for your emails: upload them once, then use them in any email by their address."
       />

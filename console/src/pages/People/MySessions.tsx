@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client';
 import { userKeys } from '../../api/keys';
 import type { paths } from '../../api/generated/schema';
-import { Button, EmptyState, QueryState, StatusBadge, useToast, type Column } from '../../components';
+import { Button, EmptyState, QueryState, StatusBadge, Table, useToast, type Column } from '../../components';
 import { relative } from '../../lib/format';
 
 type SessionRow = paths['/v1/session/sessions']['get']['responses'][200]['content']['application/json']['data'][number];
@@ -93,38 +93,10 @@ export function MySessions() {
               <EmptyState title="No sessions">You are using an API key.</EmptyState>
             </div>
           ) : (
-            <CursorTableStatic rows={d.data} columns={columns} />
+            <Table rows={d.data} columns={columns} rowKey={(r) => r.id} caption="Your sessions" />
           )
         }
       </QueryState>
     </section>
-  );
-}
-
-function CursorTableStatic({ rows, columns }: { rows: SessionRow[]; columns: Column<SessionRow>[] }) {
-  return (
-    <div className="table-wrap" tabIndex={0} role="region" aria-label="Your sessions">
-      <table className="table">
-        <caption className="visually-hidden">Your sessions</caption>
-        <thead>
-          <tr>
-            {columns.map((c) => (
-              <th key={c.key} scope="col">
-                {c.hiddenHeader ? <span className="visually-hidden">{c.header}</span> : c.header}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((r) => (
-            <tr key={r.id}>
-              {columns.map((c) => (
-                <td key={c.key}>{c.cell(r)}</td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
   );
 }

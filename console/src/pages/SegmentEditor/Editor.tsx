@@ -146,6 +146,7 @@ export function Editor({ segment }: { segment: Segment | null }) {
   return (
     <>
       <PageHeader
+        needs="write:contacts"
         title={segment ? segment.name : 'New segment'}
         back={{ to: '/segments', label: 'Segments' }}
         actions={

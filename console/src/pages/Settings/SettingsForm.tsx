@@ -5,7 +5,7 @@ import { api, unwrap } from '../../api/client';
 import { sessionKeys, workspaceKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import type { paths } from '../../api/generated/schema';
-import { Button, Checkbox, ErrorSummary, Input, Select, Textarea, useToast } from '../../components';
+import { Button, Checkbox, ErrorSummary, Input, NotAllowed, Select, Textarea, useToast } from '../../components';
 import { formatDate } from '../../lib/format';
 import { nullable, otherErrors, problemOf } from '../../lib/forms';
 
@@ -89,8 +89,8 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
   return (
     <form className="stack" onSubmit={submit} noValidate aria-describedby={editable ? undefined : 'settings-readonly'}>
       {!editable && (
-        <div className="callout callout-info" id="settings-readonly">
-          Only the workspace's owner can change these settings.
+        <div id="settings-readonly">
+          <NotAllowed action="manage:workspace" />
         </div>
       )}
       <ErrorSummary message={save.isError ? message : null} errors={otherErrors(fields, shown)} />

@@ -214,6 +214,7 @@ function SavedTemplate({ templateId }: { templateId: string }) {
   return (
     <>
       <PageHeader
+        needs="write:broadcasts"
         title={t.name}
         description={
           <span className="row">

@@ -83,6 +83,7 @@ export default function Templates() {
   return (
     <>
       <PageHeader
+        needs="write:broadcasts"
         title="Templates"
         description="Reusable emails: start a broadcast or an automation email from one, or send one as a form's confirmation email."
         actions={newButton('New template')}

@@ -90,6 +90,7 @@ export default function Topics() {
   return (
     <>
       <PageHeader
+        needs="write:contacts"
         title="Topics"
         description="What contacts can subscribe to, one by one: a newsletter, product news, events. A broadcast can go to one topic's subscribers."
         actions={

@@ -54,6 +54,7 @@ export default function Webhooks() {
   return (
     <>
       <PageHeader
+        needs="write:webhooks"
         title="Webhooks"
         description="Signed HTTP callbacks (Standard Webhooks) when contacts, emails and broadcasts change."
         actions={

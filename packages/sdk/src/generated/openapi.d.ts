@@ -1869,7 +1869,7 @@ export interface paths {
         };
         /**
          * Who is calling
-         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, and when the session expires (30 days after its last use). With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
+         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
          */
         get: operations["getSession"];
         put?: never;
@@ -18746,6 +18746,13 @@ export interface operations {
                      *         "read:domains",
                      *         "read:webhooks"
                      *       ],
+                     *       "managers": [
+                     *         {
+                     *           "name": "Mia Marketer",
+                     *           "email": "mia@acme.test",
+                     *           "role": "owner"
+                     *         }
+                     *       ],
                      *       "csrfToken": "q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u",
                      *       "expiresAt": "2026-12-24T08:12:40.503Z"
                      *     }
@@ -18784,6 +18791,16 @@ export interface operations {
                         scopes: string[];
                         /** @description every scope the caller's scopes grant, by the rule the API checks them with: what the caller may do. The console shows or hides actions by it */
                         grants: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "admin" | "manage:keys" | "manage:people" | "manage:workspace" | "read:audit")[];
+                        /** @description up to 5 of the workspace's owners and admins, owners first: whom to ask for what the role does not allow (empty for an API key) */
+                        managers: {
+                            name: string | null;
+                            email: string;
+                            /**
+                             * @description viewer reads; editor also writes forms, contacts and broadcasts; admin also domains, webhooks, keys and people; owner everything, the workspace and owners included
+                             * @enum {string}
+                             */
+                            role: "owner" | "admin" | "editor" | "viewer";
+                        }[];
                         /** @description send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session */
                         csrfToken: string | null;
                         /**
