@@ -224,12 +224,15 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
     // Back to before 0020, which the next start applies with every migration after it (migrations run in order):
     // what those added goes too (a new migration adds its tables and columns here).
     await sql`delete from ${sql.table('kysely_migration')} where name >= ${'0020_secrets_at_rest'}`.execute(db.kysely);
-    for (const table of ['installation_keys', 'images', 'dmarc_rows', 'dmarc_reports'])
+    for (const table of ['installation_keys', 'images', 'dmarc_rows', 'dmarc_reports', 'user_recovery_codes'])
       await sql`drop table if exists ${sql.table(table)}`.execute(db.kysely);
     for (const [table, column] of [
       ['templates', 'editor_content'],
       ['domains', 'tracking_host'],
       ['domains', 'tracking_verified_at'],
+      ['users', 'totp_secret'],
+      ['users', 'totp_enrolled_at'],
+      ['users', 'totp_last_step'],
     ] as const)
       await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };

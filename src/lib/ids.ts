@@ -32,7 +32,9 @@ export type IdPrefix =
   | 'aut'
   | 'run'
   | 'sig'
-  | 'img';
+  | 'img'
+  | 'rcv'
+  | 'ntc';
 
 const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford's, as ULIDs use
 const HALF = 2 ** 40;

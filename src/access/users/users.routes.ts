@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { V1 } from '../../http/types.js';
+import type { AccountService } from './account.service.js';
 import type { SessionsService } from './sessions.service.js';
 import type { UsersService } from './users.service.js';
 import type { WorkspacesService } from '../workspaces/workspaces.service.js';
@@ -20,7 +21,12 @@ import {
 /** The caller's session, the people of the workspace and their invitations (docs/console.md, contract §14). */
 export async function usersRoutes(
   app: V1,
-  { sessions, users, workspaces }: { sessions: SessionsService; users: UsersService; workspaces: WorkspacesService },
+  {
+    sessions,
+    users,
+    workspaces,
+    account,
+  }: { sessions: SessionsService; users: UsersService; workspaces: WorkspacesService; account: AccountService },
 ): Promise<void> {
   app.get(
     '/session',
@@ -28,7 +34,7 @@ export async function usersRoutes(
       schema: {
         response: { 200: SessionInfoSchema },
       },
-      config: { scope: 'any' },
+      config: { scope: 'any', twoFactorSetup: true },
     },
     async (req) => {
       const a = req.auth;
@@ -44,8 +50,10 @@ export async function usersRoutes(
           grants: granted,
           csrfToken: null,
           expiresAt: null,
+          twoFactor: null,
         };
       const u = await users.get(a.workspaceId, a.userId);
+      const twoFactor = await account.twoFactorStatus(a.workspaceId, a.userId);
       const s = a as typeof a & { csrfToken: string; expiresAt: string };
       return {
         user: {
@@ -62,6 +70,7 @@ export async function usersRoutes(
         grants: granted,
         csrfToken: s.csrfToken,
         expiresAt: s.expiresAt,
+        twoFactor: { enabled: twoFactor.enabled, required: twoFactor.required },
       };
     },
   );
