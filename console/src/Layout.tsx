@@ -7,6 +7,7 @@ import { NavLink, Outlet, useLocation } from 'react-router';
 import { useSession } from './api/session';
 import { Icon } from './components/Icon';
 import { Skeleton } from './components/States';
+import { TwoFactorGate } from './pages/Profile/TwoFactorGate';
 
 interface NavItem {
   to: string;
@@ -98,8 +99,11 @@ function UserMenu() {
               Role: {session.user.role} · {session.workspace.name}
             </div>
           </div>
+          <NavLink className="menu-item" to="/profile" onClick={() => setOpen(false)}>
+            Your profile
+          </NavLink>
           <NavLink className="menu-item" to="/people" onClick={() => setOpen(false)}>
-            Sessions and people
+            People
           </NavLink>
           <form method="post" action="/app/logout">
             <input type="hidden" name="_csrf" value={session.csrfToken} />
@@ -114,6 +118,13 @@ function UserMenu() {
 }
 
 export function Layout() {
+  const session = useSession();
+  // A workspace that requires two-factor sign-in: without it, the set-up and nothing else.
+  if (session.twoFactor?.required && !session.twoFactor.enabled) return <TwoFactorGate />;
+  return <Shell />;
+}
+
+function Shell() {
   const session = useSession();
   const location = useLocation();
   const [navOpen, setNavOpen] = useState(false);

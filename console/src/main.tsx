@@ -59,7 +59,12 @@ function Boot() {
       </main>
     );
   return (
-    <SessionProvider session={state.session}>
+    <SessionProvider
+      session={state.session}
+      onUserChange={(user) =>
+        setState((s) => (s.session ? { session: { ...s.session, user: { ...s.session.user, ...user } } } : s))
+      }
+    >
       <RouterProvider router={router} />
     </SessionProvider>
   );

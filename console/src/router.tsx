@@ -47,6 +47,7 @@ export const router = createBrowserRouter(
         { path: 'api-keys', lazy: page(() => import('./pages/ApiKeys/ApiKeys')) },
         { path: 'people', lazy: page(() => import('./pages/People/People')) },
         { path: 'settings', lazy: page(() => import('./pages/Settings/Settings')) },
+        { path: 'profile', lazy: page(() => import('./pages/Profile/Profile')) },
         { path: '*', element: <NotFound /> },
       ],
     },

@@ -140,6 +140,8 @@ export const userKeys = {
   invitations: () => ['users', 'invitations'] as const,
   /** The signed-in user's own sessions. */
   sessions: () => ['users', 'my-sessions'] as const,
+  /** The signed-in user's two-factor sign-in. */
+  twoFactor: () => ['users', 'my-two-factor'] as const,
 };
 
 export const workspaceKeys = {
