@@ -105,6 +105,8 @@ describeBrowser('the profile and two-factor sign-in (formcast serve, headless Ch
 
   /** A full-page screenshot, axe, and no sideways scroll. */
   async function check(p: Page, name: string): Promise<void> {
+    // From the top: a full-page shot of a scrolled page repeats the sticky bars in its middle.
+    await p.evaluate(() => window.scrollTo(0, 0));
     await p.screenshot({ path: path.join(SHOTS, `account-${name}.png`), fullPage: true });
     await expectNoSeriousAxe(p, name);
     const sideways = await p.evaluate(

@@ -37,6 +37,7 @@ export function TwoFactorSection() {
           setting ? (
             <TwoFactorSetup
               onCancel={() => setSetting(false)}
+              onEnabled={refresh}
               onDone={() => {
                 setSetting(false);
                 refresh();

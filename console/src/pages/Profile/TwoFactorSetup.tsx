@@ -11,7 +11,17 @@ import { problemOf } from '../../lib/forms';
 import { codeMessage, passwordMessage } from './messages';
 import '../../styles/account.css';
 
-export function TwoFactorSetup({ onDone, onCancel }: { onDone: () => void; onCancel?: () => void }) {
+export function TwoFactorSetup({
+  onDone,
+  onCancel,
+  onEnabled,
+}: {
+  /** The recovery codes were seen: the set-up is over. */
+  onDone: () => void;
+  onCancel?: () => void;
+  /** Two-factor sign-in is on (the recovery codes are shown now). */
+  onEnabled?: () => void;
+}) {
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
   const start = useMutation({
@@ -20,6 +30,7 @@ export function TwoFactorSetup({ onDone, onCancel }: { onDone: () => void; onCan
   });
   const confirm = useMutation({
     mutationFn: async () => unwrap(await api.POST('/v1/me/two-factor/confirm', { body: { code: code.trim() } })),
+    onSuccess: () => onEnabled?.(),
   });
 
   if (confirm.data) return <RecoveryCodes codes={confirm.data.recoveryCodes} onDone={onDone} />;
