@@ -109,10 +109,15 @@ describeBrowser('the profile and two-factor sign-in (formcast serve, headless Ch
     await p.evaluate(() => window.scrollTo(0, 0));
     await p.screenshot({ path: path.join(SHOTS, `account-${name}.png`), fullPage: true });
     await expectNoSeriousAxe(p, name);
-    const sideways = await p.evaluate(
-      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-    );
-    expect(sideways, `${name} scrolls sideways`).toBeLessThanOrEqual(0);
+    const sideways = await p.evaluate(() => {
+      const width = document.documentElement.clientWidth;
+      const wide = [...document.querySelectorAll<HTMLElement>('body *')]
+        .filter((e) => e.getBoundingClientRect().right > width + 1)
+        .slice(0, 5)
+        .map((e) => `${e.tagName.toLowerCase()}.${e.className} (${Math.round(e.getBoundingClientRect().right)})`);
+      return { by: document.documentElement.scrollWidth - width, wide };
+    });
+    expect(sideways.by, `${name} scrolls sideways: ${sideways.wide.join(', ')}`).toBeLessThanOrEqual(0);
     // No raw error code, JSON pointer or scope name shown to people.
     const text = await p.locator('body').innerText();
     expect(text).not.toMatch(/\/currentPassword|\/code\b|validation_failed|rate_limited|two_factor_required/);
