@@ -5,7 +5,6 @@ import { conflict, DomainError, notFound, validationFailed } from '../../errors/
 import { normalizeEmail } from '../../lib/email.js';
 import { newId } from '../../lib/ids.js';
 import type { Mailer } from '../../mail/transport.js';
-import type { AccountService } from './account.service.js';
 import { FailureLimiter, LoginLimiter, type LoginTrust } from './login-limiter.js';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.js';
 import { isRole, type Role } from './roles.js';
@@ -45,6 +44,11 @@ export interface Meta {
   userAgent: string | null;
   /** The known-device cookies the browser sent (SessionsService.deviceCookies). */
   devices?: string[];
+}
+
+/** What makes the pending sign-in of a person with two-factor sign-in (AccountService). */
+export interface PendingSignIns {
+  pendingSignIn(user: { workspaceId: string; id: string; passwordHash: string | null }): string;
 }
 
 /** An IP address counts as known to an account for this long after a sign-in from it. */
@@ -129,7 +133,7 @@ export class UsersService {
     private readonly db: Db,
     private readonly sessions: SessionsService,
     private readonly opts: { publicUrl: string; secret: Buffer; mailer?: Mailer },
-    private readonly account?: AccountService,
+    private readonly account?: PendingSignIns,
   ) {
     this.mail = new ConsoleMail(db, opts.mailer, opts.secret);
     this.deviceKey = crypto.createHmac('sha256', opts.secret).update('formcast known-device cookie v1').digest();
