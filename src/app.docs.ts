@@ -27,6 +27,7 @@ import { topicsDocs } from './audience/topics/topics.docs.js';
 import { trackingDocs } from './sending/tracking/tracking.docs.js';
 import { unsubscribeDocs } from './sending/unsubscribe/unsubscribe.docs.js';
 import { usersDocs } from './access/users/users.docs.js';
+import { accountDocs } from './access/users/account.docs.js';
 import { webhooksDocs } from './integrations/webhooks/webhooks.docs.js';
 import { workspacesDocs } from './access/workspaces/workspaces.docs.js';
 
@@ -52,6 +53,7 @@ export const OPERATION_DOCS: readonly OperationDocs[] = [
   automationsDocs,
   usersDocs,
   auditDocs,
+  accountDocs,
   trackingDocs,
   unsubscribeDocs,
   protectionDocs,

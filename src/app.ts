@@ -64,6 +64,8 @@ import { SessionsService } from './access/users/sessions.service.js';
 import { usersPages } from './access/users/users.pages.js';
 import { usersRoutes } from './access/users/users.routes.js';
 import { UsersService } from './access/users/users.service.js';
+import { AccountService } from './access/users/account.service.js';
+import { accountRoutes } from './access/users/account.routes.js';
 import { WebhooksService } from './integrations/webhooks/webhooks.service.js';
 import { webhooksRoutes } from './integrations/webhooks/webhooks.routes.js';
 import { WorkspacesService } from './access/workspaces/workspaces.service.js';
@@ -97,6 +99,7 @@ export interface Services {
   webhooks: WebhooksService;
   sessions: SessionsService;
   users: UsersService;
+  account: AccountService;
   automations: AutomationsService;
   protection: ProtectionService;
 }
@@ -120,6 +123,8 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     secret: config.secret,
   });
   const sessions = new SessionsService(db, config.publicUrl);
+  const consoleOpts = { publicUrl: config.publicUrl, secret: config.secret, mailer };
+  const account = new AccountService(db, sessions, consoleOpts);
   const webhooks = new WebhooksService(db, {
     secret: config.secret,
     allowHttp: config.webhooks?.allowHttp ?? false,
@@ -165,7 +170,8 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     audit: new AuditService(db),
     webhooks,
     sessions,
-    users: new UsersService(db, sessions, { publicUrl: config.publicUrl, secret: config.secret, mailer }),
+    users: new UsersService(db, sessions, consoleOpts, account),
+    account,
     automations: new AutomationsService(db, webhooks, engine, { publicUrl: config.publicUrl }),
     protection,
   };
@@ -216,7 +222,7 @@ export async function buildApp({
 
   await app.register(unsubscribeRoutes, { service: services.unsubscribe });
   // The console's sign-in pages: exact addresses under /app (the console's own files take the rest).
-  await app.register(usersPages, { users: services.users, sessions: services.sessions });
+  await app.register(usersPages, { users: services.users, sessions: services.sessions, account: services.account });
   // Opens and clicks (docs/tracking.md): public, the hottest paths; events are group-committed by the service's writer.
   await app.register(trackingRoutes, {
     service: new TrackingService(db, config.secret, app.log, DEFAULT_WRITER_OPTIONS, config.tracking),
@@ -260,7 +266,10 @@ export async function buildApp({
       await registerApiRateLimit(v1, { perMinute: config.apiRateLimit ?? 0 });
       registerIdempotency(v1, db);
 
-      await v1.register(workspacesRoutes, { workspaces: services.workspaces });
+      await v1.register(workspacesRoutes, {
+        workspaces: services.workspaces,
+        twoFactorEnabled: (workspaceId, userId) => services.account.twoFactorEnabled(workspaceId, userId),
+      });
       await v1.register(apiKeysRoutes, { apiKeys: services.apiKeys });
       await v1.register(formsRoutes, { forms: services.forms });
       await v1.register(domainsRoutes, { domains: services.domains });
@@ -282,7 +291,9 @@ export async function buildApp({
         users: services.users,
         sessions: services.sessions,
         workspaces: services.workspaces,
+        account: services.account,
       });
+      await v1.register(accountRoutes, { account: services.account });
       await v1.register(contactStatsRoutes, { contacts: services.contacts });
       await v1.register(automationsRoutes, { automations: services.automations });
     },

@@ -225,12 +225,22 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
     // what those added goes too (a new migration adds its tables and columns here; 0028 adds none: it makes
     // confirmations.form_id nullable, and running it again changes nothing).
     await sql`delete from ${sql.table('kysely_migration')} where name >= ${'0020_secrets_at_rest'}`.execute(db.kysely);
-    for (const table of ['installation_keys', 'images', 'dmarc_rows', 'dmarc_reports', 'audit_log'])
+    for (const table of [
+      'installation_keys',
+      'images',
+      'dmarc_rows',
+      'dmarc_reports',
+      'audit_log',
+      'user_recovery_codes',
+    ])
       await sql`drop table if exists ${sql.table(table)}`.execute(db.kysely);
     for (const [table, column] of [
       ['templates', 'editor_content'],
       ['domains', 'tracking_host'],
       ['domains', 'tracking_verified_at'],
+      ['users', 'totp_secret'],
+      ['users', 'totp_enrolled_at'],
+      ['users', 'totp_last_step'],
     ] as const)
       await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };

@@ -8,6 +8,7 @@ import { useCan, useSession } from './api/session';
 import type { Action } from './lib/roles';
 import { Icon } from './components/Icon';
 import { Skeleton } from './components/States';
+import { TwoFactorGate } from './pages/Profile/TwoFactorGate';
 
 interface NavItem {
   to: string;
@@ -104,6 +105,9 @@ function UserMenu() {
               Role: {session.user.role} · {session.workspace.name}
             </div>
           </div>
+          <NavLink className="menu-item" to="/profile" onClick={() => setOpen(false)}>
+            Your profile
+          </NavLink>
           <NavLink className="menu-item" to="/people" onClick={() => setOpen(false)}>
             {can('manage:people') ? 'Sessions and people' : 'Your sessions'}
           </NavLink>
@@ -120,6 +124,13 @@ function UserMenu() {
 }
 
 export function Layout() {
+  const session = useSession();
+  // A workspace that requires two-factor sign-in: without it, the set-up and nothing else.
+  if (session.twoFactor?.required && !session.twoFactor.enabled) return <TwoFactorGate />;
+  return <Shell />;
+}
+
+function Shell() {
   const session = useSession();
   const can = useCan();
   const location = useLocation();

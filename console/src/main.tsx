@@ -68,7 +68,14 @@ function Boot() {
       </main>
     );
   return (
-    <SessionProvider session={state.session}>
+    <SessionProvider
+      session={state.session}
+      onUserChange={(user) =>
+        queryClient.setQueryData<Session>(sessionKeys.current(), (s) =>
+          s ? { ...s, user: { ...s.user, ...user } } : s,
+        )
+      }
+    >
       <RouterProvider router={router} />
     </SessionProvider>
   );

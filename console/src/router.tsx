@@ -49,6 +49,7 @@ export const router = createBrowserRouter(
         { path: 'people', lazy: page(() => import('./pages/People/People')) },
         { path: 'audit-log', lazy: page(() => import('./pages/AuditLog/AuditLog')) },
         { path: 'settings', lazy: page(() => import('./pages/Settings/Settings')) },
+        { path: 'profile', lazy: page(() => import('./pages/Profile/Profile')) },
         { path: '*', element: <NotFound /> },
       ],
     },

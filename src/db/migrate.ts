@@ -24,6 +24,7 @@ import { templateDocuments } from './migrations/0021_template_documents.js';
 import { images } from './migrations/0022_images.js';
 import { dmarcReports } from './migrations/0023_dmarc_reports.js';
 import { trackingHost } from './migrations/0025_tracking_host.js';
+import { twoFactor } from './migrations/0026_two_factor.js';
 import { auditLog } from './migrations/0027_audit_log.js';
 import { resubscribeConfirmations } from './migrations/0028_resubscribe_confirmations.js';
 
@@ -54,6 +55,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0022_images': images(db.dialect),
     '0023_dmarc_reports': dmarcReports(db.dialect),
     '0025_tracking_host': trackingHost(db.dialect),
+    '0026_two_factor': twoFactor(db.dialect),
     '0027_audit_log': auditLog(db.dialect),
     '0028_resubscribe_confirmations': resubscribeConfirmations(db.dialect),
   };

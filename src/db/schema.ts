@@ -548,6 +548,22 @@ export interface UsersTable {
   created_at: string;
   updated_at: string;
   last_login_at: string | null;
+  /** The TOTP secret sealed with the installation's key (lib/seal.ts, purpose 'user totp secret', context the user's id). */
+  totp_secret: string | null;
+  /** When two-factor sign-in was confirmed; null with a secret: an enrolment waiting for its first code. */
+  totp_enrolled_at: string | null;
+  /** The last TOTP time step a code was accepted for: codes of that step or earlier are refused (no replay). */
+  totp_last_step: number | string | null;
+}
+
+/** Single-use recovery codes of two-factor sign-in: only their HMAC is stored. */
+export interface UserRecoveryCodesTable {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  code_hash: string;
+  created_at: string;
+  used_at: string | null;
 }
 
 export interface SessionsTable {
@@ -626,6 +642,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   users: UsersTable;
+  user_recovery_codes: UserRecoveryCodesTable;
   sessions: SessionsTable;
   invitations: InvitationsTable;
   password_resets: PasswordResetsTable;

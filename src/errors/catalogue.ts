@@ -47,6 +47,12 @@ export const ERROR_CATALOGUE = {
     description:
       "A console session (the `__Host-fc_session` cookie, `fc_session` on http loopback) made a POST, PUT, PATCH or DELETE without the header `X-CSRF-Token` equal to its session's token, which `GET /v1/session` returns as `csrfToken`. Nothing was changed. API keys are not concerned.",
   },
+  two_factor_required: {
+    status: 403,
+    title: 'Two-factor sign-in required',
+    description:
+      'The workspace requires two-factor sign-in and the signed-in person has not set it up: only `GET /v1/session` and `/v1/me/two-factor` answer until they do (the console shows the set-up). API keys are not concerned.',
+  },
   not_found: {
     status: 404,
     title: 'Not found',

@@ -36,6 +36,11 @@ declare module 'fastify' {
     /** The error codes particular to the route, documented in /openapi.json with the common ones (errors/docs.ts). */
     errors?: ErrorCode[];
     /**
+     * The route answers a console session whose workspace requires two-factor sign-in that the person has not set up
+     * yet (GET /v1/session, /v1/me/two-factor): every other route answers it 403 two_factor_required.
+     */
+    twoFactorSetup?: boolean;
+    /**
      * Codes the route answers with another status than the catalogue's, beside it (contract §16: an upload whose bytes
      * are no image is 422 unsupported_media_type), each with a typical `detail`: documented in /openapi.json too.
      */

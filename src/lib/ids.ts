@@ -33,7 +33,9 @@ export type IdPrefix =
   | 'run'
   | 'sig'
   | 'img'
-  | 'aud';
+  | 'aud'
+  | 'rcv'
+  | 'ntc';
 
 const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford's, as ULIDs use
 const HALF = 2 ** 40;

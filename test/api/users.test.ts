@@ -483,11 +483,12 @@ describeConsole('people, sessions, roles', (h) => {
     };
     let checked = 0;
     for (const [p, ops] of Object.entries(doc.paths)) {
-      // The session's own endpoints are any caller's; previews, preflight checks, automation dry runs and the email
+      // The session's own endpoints (and one's own profile) are any caller's; previews, preflight checks, automation dry runs and the email
       // document render are reads sent as POST (read scopes).
       if (
         !p.startsWith('/v1/') ||
         p.startsWith('/v1/session') ||
+        p.startsWith('/v1/me') ||
         p.endsWith('/preview') ||
         p.endsWith('/preflight') ||
         p.endsWith('/simulate') ||

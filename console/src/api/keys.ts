@@ -149,6 +149,8 @@ export const userKeys = {
   invitations: () => ['users', 'invitations'] as const,
   /** The signed-in user's own sessions. */
   sessions: () => ['users', 'my-sessions'] as const,
+  /** The signed-in user's two-factor sign-in. */
+  twoFactor: () => ['users', 'my-two-factor'] as const,
 };
 
 /** The signed-in session (GET /v1/session): the user, their role and grants, the workspace's name. */

@@ -25,9 +25,28 @@ export async function loadSession(): Promise<Session> {
 }
 
 const SessionContext = createContext<Session | null>(null);
+const UpdateContext = createContext<(user: Partial<Session['user']>) => void>(() => {});
 
-export function SessionProvider({ session, children }: { session: Session; children: ReactNode }) {
-  return <SessionContext.Provider value={session}>{children}</SessionContext.Provider>;
+export function SessionProvider({
+  session,
+  onUserChange,
+  children,
+}: {
+  session: Session;
+  /** The signed-in person changed their name or email (the profile page): the shell shows the new ones. */
+  onUserChange?: (user: Partial<Session['user']>) => void;
+  children: ReactNode;
+}) {
+  return (
+    <SessionContext.Provider value={session}>
+      <UpdateContext.Provider value={onUserChange ?? (() => {})}>{children}</UpdateContext.Provider>
+    </SessionContext.Provider>
+  );
+}
+
+/** Tells the shell that the signed-in person's name or email changed. */
+export function useUpdateSessionUser(): (user: Partial<Session['user']>) => void {
+  return useContext(UpdateContext);
 }
 
 export function useSession(): Session {

@@ -11,6 +11,8 @@ import { scopesOf, type Role } from './roles.js';
 export const SESSION_COOKIE = 'fc_session';
 /** The known-device cookie's name (the same rule): see UsersService.login. */
 export const DEVICE_COOKIE = 'fc_device';
+/** The pending sign-in cookie's name (the same rule): a right password waiting for its two-factor code. */
+export const PENDING_COOKIE = 'fc_2fa';
 /** A known-device cookie lasts a year from the last sign-in that set it. */
 export const DEVICE_TTL_MS = 365 * 24 * 3600 * 1000;
 /** Cookies of the session's name tried per request at most (each is one lookup). */
@@ -83,6 +85,8 @@ export interface SessionAuth extends AuthContext {
   role: Role;
   csrfToken: string;
   expiresAt: string;
+  /** The workspace requires two-factor sign-in and the user has not set it up: only set-up routes answer. */
+  twoFactorMissing: boolean;
 }
 
 export class SessionsService {
@@ -90,6 +94,7 @@ export class SessionsService {
   /** The session cookie's name here (cookieName). */
   readonly cookieName: string;
   readonly deviceCookieName: string;
+  readonly pendingCookieName: string;
 
   constructor(
     private readonly db: Db,
@@ -98,6 +103,15 @@ export class SessionsService {
     this.secure = cookieIsSecure(publicUrl);
     this.cookieName = cookieName(SESSION_COOKIE, this.secure);
     this.deviceCookieName = cookieName(DEVICE_COOKIE, this.secure);
+    this.pendingCookieName = cookieName(PENDING_COOKIE, this.secure);
+  }
+
+  /** Set-Cookie for a pending sign-in (10 minutes, this site's own pages only) or, with null, the header that clears it. */
+  pendingCookie(value: string | null): string {
+    const flags = `Path=/; HttpOnly; SameSite=Strict${this.secure ? '; Secure' : ''}`;
+    return value
+      ? `${this.pendingCookieName}=${value}; Max-Age=600; ${flags}`
+      : `${this.pendingCookieName}=; Max-Age=0; ${flags}`;
   }
 
   /** Set-Cookie for a session token (30 days, sliding) or, with null, the header that clears the cookie. */
@@ -185,6 +199,7 @@ export class SessionsService {
         label: row.email,
         csrfToken: row.csrfToken,
         expiresAt,
+        twoFactorMissing: row.twoFactorMissing,
       },
       refreshed,
     };
@@ -208,6 +223,11 @@ export class SessionsService {
       );
     if (!found) throw unauthorized('the console session is not valid (signed out, expired or revoked): sign in again');
     if (found.refreshed) reply.header('set-cookie', this.cookie(found.token));
+    if (found.auth.twoFactorMissing && !req.routeOptions.config.twoFactorSetup)
+      throw new DomainError(
+        'two_factor_required',
+        'the workspace requires two-factor sign-in: set it up first (POST /v1/me/two-factor/setup, then /confirm)',
+      );
     return found.auth;
   }
 

@@ -33,7 +33,7 @@ export const usersDocs: OperationDocs = {
     tags: ['session'],
     summary: 'Who is calling',
     description:
-      "With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.",
+      "With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `twoFactor`: whether the person has two-factor sign-in and whether the workspace requires it (required and not enabled: every other operation answers 403 two_factor_required until it is set up), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken`, `expiresAt` and `twoFactor` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.",
     response: {
       user: {
         id: user.id,
@@ -68,6 +68,7 @@ export const usersDocs: OperationDocs = {
       managers: [{ name: 'Mia Marketer', email: 'mia@acme.test', role: 'owner' }],
       csrfToken: 'q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u',
       expiresAt: '2026-12-24T08:12:40.503Z',
+      twoFactor: { enabled: true, required: false },
     },
   },
   'GET /v1/session/sessions': {
@@ -161,7 +162,7 @@ export const usersDocs: OperationDocs = {
     responses: {
       303: {
         description:
-          'Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app.',
+          'Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. A person with two-factor sign-in gets no session yet: the pending sign-in cookie `__Host-fc_2fa` (10 minutes) and a redirect to /app/login/two-factor, which asks for the code.',
       },
       401: {
         description: 'A wrong address or password (the same answer for both): the page again.',

@@ -5,7 +5,8 @@ import { registerBodyParsers } from '../../http/input.js';
 import { sendProblem } from '../../http/problem.js';
 import { sendPage, type PageBrand } from '../../pages/layout.js';
 import { passwordProblem, PASSWORD_MAX, PASSWORD_MIN } from './passwords.js';
-import { SessionsService } from './sessions.service.js';
+import { readCookie, SessionsService } from './sessions.service.js';
+import type { AccountService } from './account.service.js';
 import type { Meta, UsersService } from './users.service.js';
 
 /**
@@ -95,6 +96,19 @@ ${choose}<button type="submit">Sign in</button>
   return sendPage(reply, status, 'Sign in', body);
 }
 
+/** The sign-in's second step (docs/console.md, "Two-factor sign-in"): a code of the app, or a recovery code. */
+function codePage(reply: FastifyReply, status: number, opts: { next: string; error?: string }): FastifyReply {
+  const body = `<h1>Enter your sign-in code</h1>
+<p>Open your authenticator app and enter the 6-digit code it shows for Formcast. Lost your phone? Enter one of your recovery codes instead.</p>${errorLine(opts.error)}
+<form method="post" action="/app/login/two-factor">
+<input type="hidden" name="next" value="${escapeHtml(opts.next)}">
+<div class="fc-field"><label for="code">Code</label><input id="code" name="code" type="text" required autocomplete="one-time-code" autocapitalize="none" spellcheck="false" maxlength="40" autofocus></div>
+<button type="submit">Verify and sign in</button>
+</form>
+<p><a href="/app/login">Start again</a></p>`;
+  return sendPage(reply, status, 'Enter your sign-in code', body);
+}
+
 function newPasswordPage(
   reply: FastifyReply,
   status: number,
@@ -146,9 +160,9 @@ function linkGone(
 
 export async function usersPages(
   app: FastifyInstance,
-  opts: { users: UsersService; sessions: SessionsService },
+  opts: { users: UsersService; sessions: SessionsService; account: AccountService },
 ): Promise<void> {
-  const { users, sessions } = opts;
+  const { users, sessions, account } = opts;
   registerBodyParsers(app, { form: { bodyLimit: 64 * 1024 } });
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, req, reply) => {
     const status = err instanceof DomainError ? err.status : err.validation ? 404 : (err.statusCode ?? 500);
@@ -226,6 +240,14 @@ export async function usersPages(
       switch (result.kind) {
         case 'ok':
           return signedIn(reply, result.token, next, result.device);
+        case 'two-factor':
+          // The password was right; the code is asked for on a page of its own (no session until then).
+          reply.header('set-cookie', sessions.pendingCookie(result.pending));
+          reply.header('set-cookie', sessions.deviceCookie(result.device));
+          return reply.redirect(
+            `/app/login/two-factor${next === '/app' ? '' : `?next=${encodeURIComponent(next)}`}`,
+            303,
+          );
         case 'limited': {
           reply.header('retry-after', String(result.retryAfter));
           if (json)
@@ -267,6 +289,66 @@ export async function usersPages(
       }
     },
   );
+
+  const pendingOf = (req: FastifyRequest) => readCookie(req.headers.cookie, sessions.pendingCookieName);
+
+  app.get<{ Querystring: { next?: string } }>('/app/login/two-factor', { schema: { ...page } }, async (req, reply) => {
+    const next = safeNext(req.query?.next);
+    if (!(await account.readPending(pendingOf(req))))
+      return reply.redirect(`/app/login${next === '/app' ? '' : `?next=${encodeURIComponent(next)}`}`, 303);
+    return codePage(reply, 200, { next });
+  });
+
+  app.post<{ Body: Body | undefined }>('/app/login/two-factor', { schema: { ...page } }, async (req, reply) => {
+    const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
+    const code = field(body, 'code').trim().slice(0, 100);
+    const next = safeNext(field(body, 'next'));
+    const json = isJson(req);
+    if (!code) {
+      if (json) throw validationFailed([{ path: '/code', message: 'is required' }]);
+      return codePage(reply, 422, { next, error: 'Enter the code your app shows, or a recovery code.' });
+    }
+    const result = await account.completeSignIn(pendingOf(req), code, meta(req));
+    switch (result.kind) {
+      case 'ok':
+        reply.header('set-cookie', sessions.pendingCookie(null));
+        return signedIn(reply, result.token, next);
+      case 'expired':
+        reply.header('set-cookie', sessions.pendingCookie(null));
+        if (json)
+          return sendProblem(
+            req,
+            reply,
+            new DomainError(
+              'unauthorized',
+              'no sign-in waits for a code (or it is over 10 minutes old): sign in again',
+            ),
+          );
+        return loginPage(reply, 401, {
+          next,
+          error: 'Your sign-in took too long. Enter your email and password again.',
+        });
+      case 'limited':
+        reply.header('retry-after', String(result.retryAfter));
+        if (json)
+          return sendProblem(
+            req,
+            reply,
+            new DomainError('rate_limited', `too many wrong codes; try again in ${result.retryAfter} seconds`),
+          );
+        return codePage(reply, 429, {
+          next,
+          error: `Too many wrong codes. Try again in ${Math.ceil(result.retryAfter / 60)} minutes.`,
+        });
+      case 'failed': {
+        const error = result.replayed
+          ? 'That code was used already. Wait for the next code your app shows.'
+          : 'That code is not right. Check the time on your phone, or use a recovery code.';
+        if (json) return sendProblem(req, reply, new DomainError('unauthorized', error));
+        return codePage(reply, 401, { next, error });
+      }
+    }
+  });
 
   app.post<{ Body: Body | undefined }>(
     '/app/logout',

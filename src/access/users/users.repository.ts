@@ -1,5 +1,6 @@
 import type { Executor } from '../../db/connection.js';
 import type { UserRole } from '../../db/schema.js';
+import { fromJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
 
 /** Queries of the people of a workspace (src/access/users/CONTEXT.md). Every one is scoped by workspace except the
@@ -74,6 +75,9 @@ export async function insertUser(
       created_at: u.at,
       updated_at: u.at,
       last_login_at: null,
+      totp_secret: null,
+      totp_enrolled_at: null,
+      totp_last_step: null,
     })
     .execute();
 }
@@ -133,7 +137,7 @@ export async function listManagers(db: Executor, workspaceId: string, limit: num
 export async function findLoginCandidates(
   db: Executor,
   email: string,
-): Promise<(UserRecord & { passwordHash: string | null; workspaceName: string })[]> {
+): Promise<(UserRecord & { passwordHash: string | null; workspaceName: string; totpEnrolledAt: string | null })[]> {
   const rows = await db
     .selectFrom('users')
     .innerJoin('workspaces', 'workspaces.id', 'users.workspace_id')
@@ -147,13 +151,19 @@ export async function findLoginCandidates(
       'users.updated_at',
       'users.last_login_at',
       'users.password_hash',
+      'users.totp_enrolled_at',
       'workspaces.name as workspace_name',
     ])
     .where('users.email', '=', email)
     .orderBy('users.id')
     .limit(50)
     .execute();
-  return rows.map((r) => ({ ...toUser(r), passwordHash: r.password_hash, workspaceName: r.workspace_name }));
+  return rows.map((r) => ({
+    ...toUser(r),
+    passwordHash: r.password_hash,
+    workspaceName: r.workspace_name,
+    totpEnrolledAt: toIso(r.totp_enrolled_at),
+  }));
 }
 
 export async function updateUser(
@@ -322,18 +332,29 @@ export async function signedInFrom(
   return row !== undefined;
 }
 
-/** The session a cookie's token names, with its user's role (read on every request: a role change is effective at once). */
+/**
+ * The session a cookie's token names, with its user's role (read on every request: a role change is effective at
+ * once) and whether the user still has to enrol in two-factor sign-in that the workspace requires.
+ */
 export async function findSessionByTokenHash(
   db: Executor,
   tokenHash: string,
-): Promise<(SessionRecord & { role: UserRole; email: string }) | undefined> {
+): Promise<(SessionRecord & { role: UserRole; email: string; twoFactorMissing: boolean }) | undefined> {
   const row = await db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
-    .select([...sessionColumns, 'users.role', 'users.email'])
+    .innerJoin('workspaces', 'workspaces.id', 'sessions.workspace_id')
+    .select([...sessionColumns, 'users.role', 'users.email', 'users.totp_enrolled_at', 'workspaces.settings'])
     .where('sessions.token_hash', '=', tokenHash)
     .executeTakeFirst();
-  return row ? { ...toSession(row), role: row.role, email: row.email } : undefined;
+  if (!row) return undefined;
+  const required = fromJsonColumn<{ requireTwoFactor?: boolean }>(row.settings)?.requireTwoFactor === true;
+  return {
+    ...toSession(row),
+    role: row.role,
+    email: row.email,
+    twoFactorMissing: required && !row.totp_enrolled_at,
+  };
 }
 
 export async function touchSession(
@@ -658,4 +679,171 @@ export async function spendPasswordResets(
     .where('user_id', '=', userId)
     .where('used_at', 'is', null)
     .execute();
+}
+
+// Profile and two-factor sign-in (account.service.ts)
+
+/** What the account's own checks need: the password hash and the two-factor state. */
+export interface AccountRecord extends UserRecord {
+  passwordHash: string | null;
+  totpSecret: string | null;
+  totpEnrolledAt: string | null;
+  totpLastStep: number | null;
+}
+
+export async function getAccount(db: Executor, workspaceId: string, id: string): Promise<AccountRecord | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select([...userColumns, 'password_hash', 'totp_secret', 'totp_enrolled_at', 'totp_last_step'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row
+    ? {
+        ...toUser(row),
+        passwordHash: row.password_hash,
+        totpSecret: row.totp_secret,
+        totpEnrolledAt: toIso(row.totp_enrolled_at),
+        totpLastStep: row.totp_last_step === null ? null : Number(row.totp_last_step),
+      }
+    : undefined;
+}
+
+export async function setEmail(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  email: string,
+  at: string,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ email, updated_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Starts (or restarts) an enrolment: the sealed secret, not yet confirmed. */
+export async function setPendingTotp(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  sealedSecret: string,
+  at: string,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ totp_secret: sealedSecret, totp_enrolled_at: null, totp_last_step: null, updated_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('totp_enrolled_at', 'is', null)
+    .execute();
+}
+
+/**
+ * Records that a code of `step` was accepted: only when no code of that step or a later one was before (atomic, so
+ * two requests with the same code cannot both pass). False: a replay.
+ */
+export async function useTotpStep(db: Executor, workspaceId: string, id: string, step: number): Promise<boolean> {
+  const res = await db
+    .updateTable('users')
+    .set({ totp_last_step: step })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('totp_last_step', 'is', null), eb('totp_last_step', '<', step)]))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+export async function confirmTotp(db: Executor, workspaceId: string, id: string, at: string): Promise<boolean> {
+  const res = await db
+    .updateTable('users')
+    .set({ totp_enrolled_at: at, updated_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('totp_secret', 'is not', null)
+    .where('totp_enrolled_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+export async function clearTotp(db: Executor, workspaceId: string, id: string, at: string): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ totp_secret: null, totp_enrolled_at: null, totp_last_step: null, updated_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .execute();
+  await db
+    .deleteFrom('user_recovery_codes')
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', id)
+    .execute();
+}
+
+/** Replaces a user's recovery codes with new ones (their hashes). */
+export async function replaceRecoveryCodes(
+  db: Executor,
+  workspaceId: string,
+  userId: string,
+  codes: { id: string; hash: string }[],
+  at: string,
+): Promise<void> {
+  await db
+    .deleteFrom('user_recovery_codes')
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .execute();
+  await db
+    .insertInto('user_recovery_codes')
+    .values(
+      codes.map((c) => ({
+        id: c.id,
+        workspace_id: workspaceId,
+        user_id: userId,
+        code_hash: c.hash,
+        created_at: at,
+        used_at: null,
+      })),
+    )
+    .execute();
+}
+
+/** Spends an unused recovery code of the user once (atomic). False: no such unused code. */
+export async function useRecoveryCode(
+  db: Executor,
+  workspaceId: string,
+  userId: string,
+  hash: string,
+  at: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('user_recovery_codes')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .where('code_hash', '=', hash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return false;
+  const res = await db
+    .updateTable('user_recovery_codes')
+    .set({ used_at: at })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', row.id)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+export async function countUnusedRecoveryCodes(db: Executor, workspaceId: string, userId: string): Promise<number> {
+  const row = await db
+    .selectFrom('user_recovery_codes')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }

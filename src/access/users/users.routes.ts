@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { actorOf } from '../../outbox/index.js';
 import type { V1 } from '../../http/types.js';
+import type { AccountService } from './account.service.js';
 import type { SessionsService } from './sessions.service.js';
 import type { UsersService } from './users.service.js';
 import type { WorkspacesService } from '../workspaces/workspaces.service.js';
@@ -21,7 +22,12 @@ import {
 /** The caller's session, the people of the workspace and their invitations (docs/console.md, contract §14). */
 export async function usersRoutes(
   app: V1,
-  { sessions, users, workspaces }: { sessions: SessionsService; users: UsersService; workspaces: WorkspacesService },
+  {
+    sessions,
+    users,
+    workspaces,
+    account,
+  }: { sessions: SessionsService; users: UsersService; workspaces: WorkspacesService; account: AccountService },
 ): Promise<void> {
   app.get(
     '/session',
@@ -29,7 +35,7 @@ export async function usersRoutes(
       schema: {
         response: { 200: SessionInfoSchema },
       },
-      config: { scope: 'any' },
+      config: { scope: 'any', twoFactorSetup: true },
     },
     async (req) => {
       const a = req.auth;
@@ -46,8 +52,13 @@ export async function usersRoutes(
           managers: [],
           csrfToken: null,
           expiresAt: null,
+          twoFactor: null,
         };
-      const [u, managers] = await Promise.all([users.get(a.workspaceId, a.userId), users.managers(a.workspaceId)]);
+      const [u, managers, twoFactor] = await Promise.all([
+        users.get(a.workspaceId, a.userId),
+        users.managers(a.workspaceId),
+        account.twoFactorStatus(a.workspaceId, a.userId),
+      ]);
       const s = a as typeof a & { csrfToken: string; expiresAt: string };
       return {
         user: {
@@ -65,6 +76,7 @@ export async function usersRoutes(
         managers: managers.map((m) => ({ name: m.name, email: m.email, role: m.role })),
         csrfToken: s.csrfToken,
         expiresAt: s.expiresAt,
+        twoFactor: { enabled: twoFactor.enabled, required: twoFactor.required },
       };
     },
   );

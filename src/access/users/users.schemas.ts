@@ -46,6 +46,18 @@ export const SessionInfoSchema = Type.Object({
     Type.String({ description: 'send it as X-CSRF-Token on every POST, PUT, PATCH and DELETE of the session' }),
   ),
   expiresAt: Nullable(Timestamp),
+  twoFactor: Nullable(
+    Type.Object(
+      {
+        enabled: Type.Boolean({ description: 'the person signs in with two-factor sign-in' }),
+        required: Type.Boolean({ description: 'the workspace requires it (settings.requireTwoFactor)' }),
+      },
+      {
+        description:
+          "a session's two-factor sign-in; required and not enabled: only the set-up answers (403 two_factor_required elsewhere)",
+      },
+    ),
+  ),
 });
 
 export const SessionSchema = Type.Object({

@@ -48,6 +48,11 @@ export interface Meta {
   devices?: string[];
 }
 
+/** What makes the pending sign-in of a person with two-factor sign-in (AccountService). */
+export interface PendingSignIns {
+  pendingSignIn(user: { workspaceId: string; id: string; passwordHash: string | null }): string;
+}
+
 /** An IP address counts as known to an account for this long after a sign-in from it. */
 export const KNOWN_IP_MS = 90 * 24 * 3600 * 1000;
 /** Accounts remembered by one browser's known-device cookie. */
@@ -57,6 +62,8 @@ const DEVICE_ENTRY = /^[0-9a-z]{1,12}\.[A-Za-z0-9_-]{43}$/;
 export type LoginResult =
   /** `device`: the known-device cookie's new value, to set with the session cookie. */
   | { kind: 'ok'; token: string; user: User; workspaceId: string; device: string }
+  /** The password was right and the user has two-factor sign-in: `pending` is the pending sign-in cookie's value. */
+  | { kind: 'two-factor'; pending: string; device: string }
   | { kind: 'choose'; workspaces: { id: string; name: string }[] }
   | { kind: 'failed' }
   | { kind: 'limited'; retryAfter: number };
@@ -128,6 +135,7 @@ export class UsersService {
     private readonly db: Db,
     private readonly sessions: SessionsService,
     private readonly opts: { publicUrl: string; secret: Buffer; mailer?: Mailer },
+    private readonly account?: PendingSignIns,
   ) {
     this.mail = new ConsoleMail(db, opts.mailer, opts.secret);
     this.deviceKey = crypto.createHmac('sha256', opts.secret).update('formcast known-device cookie v1').digest();
@@ -313,6 +321,12 @@ export class UsersService {
     if (matches.length > 1)
       return { kind: 'choose', workspaces: matches.map((m) => ({ id: m.workspaceId, name: m.workspaceName })) };
     const user = matches[0]!;
+    if (user.totpEnrolledAt && this.account)
+      return {
+        kind: 'two-factor',
+        pending: this.account.pendingSignIn(user),
+        device: this.deviceCookieAfter(email, devices),
+      };
     const session = await this.sessions.create({ id: user.id, workspaceId: user.workspaceId }, meta);
     await repo.touchLogin(this.db.kysely, user.workspaceId, user.id, new Date().toISOString());
     return {

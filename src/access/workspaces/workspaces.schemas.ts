@@ -42,6 +42,10 @@ export const WorkspaceSettingsSchema = Type.Object({
         "the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none",
     }),
   ),
+  requireTwoFactor: Type.Boolean({
+    description:
+      'every person of the workspace signs in with two-factor sign-in (TOTP): one without it is sent to set it up after signing in and can do nothing else until then; false unless set. A person turning it on must have it on already (409 invalid_state)',
+  }),
 });
 export type WorkspaceSettings = Static<typeof WorkspaceSettingsSchema>;
 
@@ -51,6 +55,7 @@ export const DEFAULT_SETTINGS: WorkspaceSettings = {
   defaultFrom: null,
   tracking: { opens: true, clicks: true },
   brandColor: null,
+  requireTwoFactor: false,
 };
 
 export const WorkspaceSchema = Type.Object({

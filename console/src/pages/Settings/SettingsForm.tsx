@@ -35,7 +35,9 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
   const [opens, setOpens] = useState(ws.settings.tracking.opens);
   const [clicks, setClicks] = useState(ws.settings.tracking.clicks);
   const [brand, setBrand] = useState(ws.settings.brandColor ?? '');
+  const [require2fa, setRequire2fa] = useState(ws.settings.requireTwoFactor);
   useEffect(() => {
+    setRequire2fa(ws.settings.requireTwoFactor);
     setName(ws.name);
     setPostal(ws.settings.postalAddress ?? '');
     setLocale(ws.settings.locale);
@@ -59,6 +61,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
               defaultFrom: nullable(from),
               tracking: { opens, clicks },
               brandColor: brandHex ? brandHex.toLowerCase() : null,
+              requireTwoFactor: require2fa,
             },
           },
         }),
@@ -78,6 +81,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
     '/settings/defaultFrom',
     '/settings/tracking',
     '/settings/brandColor',
+    '/settings/requireTwoFactor',
   ];
 
   const submit = (e: FormEvent) => {
@@ -201,6 +205,16 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
           disabled={!editable}
         />
         {fields['/settings/tracking'] && <p className="error">{fields['/settings/tracking']}</p>}
+      </section>
+      <section className="card stack">
+        <h2>Sign-in security</h2>
+        <Checkbox
+          label="Require two-factor sign-in for everyone"
+          hint="People without it are asked to set it up right after signing in, and can do nothing else until they have. Set it up for yourself first, on your profile."
+          checked={require2fa}
+          onChange={(e) => setRequire2fa(e.target.checked)}
+          disabled={!editable}
+        />
       </section>
       {editable && (
         <div className="form-actions">
