@@ -2,7 +2,8 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { RouterProvider } from 'react-router';
-import { ApiError, errorMessage, setCsrfToken } from './api/client';
+import { ApiError, setCsrfToken } from './api/client';
+import { describeError } from './lib/problems';
 import { loadSession, SessionProvider, type Session } from './api/session';
 import { Spinner } from './components/States';
 import { ToastProvider } from './components/Toast';
@@ -42,7 +43,7 @@ function Boot() {
       <main className="full-center" id="main">
         <div className="card stack-sm" role={signedOut ? 'status' : 'alert'}>
           <h1>{signedOut ? 'Signing in…' : 'The console could not start'}</h1>
-          <p className="muted">{signedOut ? 'Taking you to the sign-in page.' : errorMessage(state.error)}</p>
+          <p className="muted">{signedOut ? 'Taking you to the sign-in page.' : describeError(state.error)}</p>
           {!signedOut && (
             <p>
               <a href="/app/login">Go to the sign-in page</a>

@@ -760,7 +760,7 @@ export function StepFields({
   }
   return (
     <div className="stack">
-      <ErrorSummary errors={rest.map(([k, m]) => (k ? `${k.slice(1)}: ${m}` : m))} />
+      <ErrorSummary errors={rest.map(([, m]) => m)} />
       {body}
       <p className="muted small">
         {STEP_TYPES.find((t) => t.value === step.type)?.hint} Step id <code>{step.id}</code>: runs and stats name it.

@@ -98,7 +98,7 @@ export function checkErrors(checks: Check[]): FieldError[] {
     .map((c) => {
       const path =
         /^(\/[^\s]+)/.exec(c.detail)?.[1] ?? (c.id === 'sender_domain' || c.id === 'from' ? '/from' : '/emailContent');
-      return { path, message: c.detail.replace(/^\/[^\s]+\s*/, '') };
+      return { path, message: c.detail.replace(/^\/[^\s]+\s*/, ''), keyword: `preflight_${c.id}` };
     });
 }
 

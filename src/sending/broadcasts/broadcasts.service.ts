@@ -96,9 +96,16 @@ function checkShape(
     errors.push({
       path: '/from',
       message: 'must be an email address, optionally with a display name: "Name <addr@domain>"',
+      keyword: 'format',
+      params: { format: 'mailbox' },
     });
   if (input.replyTo != null && !parseMailbox(input.replyTo))
-    errors.push({ path: '/replyTo', message: 'must be an email address' });
+    errors.push({
+      path: '/replyTo',
+      message: 'must be an email address',
+      keyword: 'format',
+      params: { format: 'email' },
+    });
   const c = input.emailContent;
   if (c) {
     for (const key of ['html', 'text'] as const) {
@@ -172,9 +179,9 @@ export class BroadcastsService {
   ): Promise<void> {
     const missing: FieldError[] = [];
     if (input.topicId && !(await getTopic(db, workspaceId, input.topicId)))
-      missing.push({ path: '/topicId', message: 'names no topic of this workspace' });
+      missing.push({ path: '/topicId', message: 'names no topic of this workspace', keyword: 'reference' });
     if (input.segmentId && !(await getSegment(db, workspaceId, input.segmentId)))
-      missing.push({ path: '/segmentId', message: 'names no segment of this workspace' });
+      missing.push({ path: '/segmentId', message: 'names no segment of this workspace', keyword: 'reference' });
     if (missing.length)
       throw unprocessable(
         'invalid_reference',
@@ -191,7 +198,7 @@ export class BroadcastsService {
       throw unprocessable(
         'sender_domain_not_verified',
         `${domain ?? from} is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)`,
-        [{ path: '/from', message: 'is not on a verified domain' }],
+        [{ path: '/from', message: 'is not on a verified domain', keyword: 'verified_domain' }],
       );
     }
   }
@@ -316,10 +323,22 @@ export class BroadcastsService {
     let sendAt: string | null | undefined;
     if (input.sendAt != null) {
       sendAt = normalizeDateTime(input.sendAt);
-      if (sendAt === undefined) throw validationFailed([{ path: '/sendAt', message: 'must be an RFC 3339 date-time' }]);
+      if (sendAt === undefined)
+        throw validationFailed([
+          {
+            path: '/sendAt',
+            message: 'must be an RFC 3339 date-time',
+            keyword: 'format',
+            params: { format: 'date-time' },
+          },
+        ]);
       if (sendAt <= now)
         throw validationFailed([
-          { path: '/sendAt', message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)' },
+          {
+            path: '/sendAt',
+            message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)',
+            keyword: 'future',
+          },
         ]);
     } else if (input.sendAt === null) {
       sendAt = null;
@@ -581,7 +600,7 @@ export class BroadcastsService {
       checks.push(
         audience === 0
           ? warning('audience', 'nobody would receive it: the audience is empty')
-          : pass('audience', `${audience} recipients${eta}`),
+          : pass('audience', `${audience} recipient${audience === 1 ? '' : 's'}${eta}`),
       );
       for (const field of bareVariables(b.emailContent)) {
         const missing = await countAudience(k, this.db.dialect, workspaceId, {

@@ -55,6 +55,7 @@ import { useDefaultFrom, useFormGroups } from '../../lib/automation-hooks';
 import { useSegments, useTopics, useVerifiedDomains } from '../../lib/audience';
 import { formatDateTime } from '../../lib/format';
 import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 import { Simulator } from './Simulator';
 import { RunsPanel } from './RunsPanel';
 
@@ -132,7 +133,7 @@ export function Editor({ automation }: { automation: Automation }) {
   const nameProblem = server.other['/name'] ?? (name.trim() ? null : 'Give the automation a name.');
   const otherProblems = Object.entries(server.other)
     .filter(([p]) => p !== '/name' && !p.startsWith('/trigger'))
-    .map(([p, m]) => `${p}: ${m}`);
+    .map(([, m]) => m);
   const problemCount =
     Object.values(problems).reduce((n, p) => n + Object.keys(p).length, 0) +
     Object.keys(triggerProblems).length +
@@ -618,7 +619,7 @@ export function Editor({ automation }: { automation: Automation }) {
         onConfirm={() => del.mutate()}
       >
         <p>The draft and its steps are deleted. This cannot be undone.</p>
-        {del.isError && <ErrorSummary message={problemOf(del.error).message} />}
+        {del.isError && <ErrorSummary message={describeError(del.error)} />}
       </ConfirmDialog>
     </>
   );

@@ -1,5 +1,6 @@
 /** The workspace's people, their roles (changed in place) and their removal. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { describeError } from '../../lib/problems';
 import { useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { userKeys } from '../../api/keys';
@@ -35,7 +36,7 @@ export function Users() {
       void qc.invalidateQueries({ queryKey: userKeys.list() });
     },
     onError: (err) => {
-      toast.error(err.message);
+      toast.error(describeError(err));
       void qc.invalidateQueries({ queryKey: userKeys.list() });
     },
   });
@@ -47,7 +48,7 @@ export function Users() {
       setRemoving(null);
       void qc.invalidateQueries({ queryKey: userKeys.list() });
     },
-    onError: (err) => toast.error(err.message),
+    onError: (err) => toast.error(describeError(err)),
   });
   const roles = can('admin') ? ROLES : ROLES.filter((r) => r.value !== 'owner');
   const columns: Column<User>[] = [

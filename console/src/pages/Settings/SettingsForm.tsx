@@ -7,7 +7,7 @@ import { useCan } from '../../api/session';
 import type { paths } from '../../api/generated/schema';
 import { Button, Checkbox, ErrorSummary, Input, Select, Textarea, useToast } from '../../components';
 import { formatDate } from '../../lib/format';
-import { nullable, otherErrors, problemOf } from '../../lib/forms';
+import { nullable, problemOf } from '../../lib/forms';
 
 type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['application/json'];
 type Locale = Workspace['settings']['locale'];
@@ -68,15 +68,17 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
       toast.success('Settings saved.');
     },
   });
-  const { fields, message } = problemOf(save.error);
-  const shown = [
-    '/name',
-    '/settings/postalAddress',
-    '/settings/locale',
-    '/settings/defaultFrom',
-    '/settings/tracking',
-    '/settings/brandColor',
-  ];
+  const { fields, message, rest } = problemOf(save.error, {
+    '/name': 'Name',
+    '/settings/postalAddress': 'Postal address',
+    '/settings/locale': 'Language',
+    '/settings/defaultFrom': 'Default sender',
+    '/settings/tracking': 'Tracking',
+    '/settings/brandColor': {
+      label: 'Brand colour',
+      messages: { pattern: 'Brand colour must be a colour like #2f4fd6.' },
+    },
+  });
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -91,7 +93,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
           Only the workspace's owner can change these settings.
         </div>
       )}
-      <ErrorSummary message={save.isError ? message : null} errors={otherErrors(fields, shown)} />
+      <ErrorSummary message={message} errors={rest} />
       <section className="card stack">
         <h2>Workspace</h2>
         <Input
