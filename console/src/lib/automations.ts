@@ -14,6 +14,7 @@ import type { components, paths } from '../api/generated/schema';
 import { newGroup, toFilter, toTree, type Filter, type Node } from '../components/FilterBuilder';
 import { isBlockDocument } from '../components/email-editor/document';
 import { forSaving, newDocument } from '../components/email-editor/operations';
+import { count } from './format';
 
 /* ------------------------------------------------------------------ API shapes (api/schema.d.ts) */
 
@@ -178,7 +179,7 @@ export function describeDuration(iso: string): string {
   ] as const) {
     const n = Math.floor(rest / size);
     if (n > 0) {
-      parts.push(`${n} ${unit}${n === 1 ? '' : 's'}`);
+      parts.push(count(n, unit));
       rest -= n * size;
     }
   }
@@ -710,5 +711,5 @@ export function describeFilter(f: Filter | null): string {
   const [mode, items] = 'all' in f ? (['all', f.all] as const) : (['any', f.any] as const);
   if (items.length === 0) return mode === 'all' ? 'every contact' : 'no contact';
   if (items.length === 1) return describeFilter(items[0]!);
-  return `${mode} of ${items.length} conditions`;
+  return `${mode} of ${count(items.length, 'condition')}`;
 }

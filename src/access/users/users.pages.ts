@@ -300,7 +300,7 @@ export async function usersPages(
       const v = state.value;
       return newPasswordPage(reply, 200, {
         title: `Join ${v.workspaceName}`,
-        intro: `You are invited as ${v.role}, with the address ${v.email}.`,
+        intro: `You are invited as ${/^[aeiou]/.test(v.role) ? 'an' : 'a'} ${v.role}, with the address ${v.email}.`,
         action: `/app/invite/${req.params.token}`,
         withName: true,
       });
@@ -319,7 +319,7 @@ export async function usersPages(
       if (problem)
         return newPasswordPage(reply, 422, {
           title: `Join ${v.workspaceName}`,
-          intro: `You are invited as ${v.role}, with the address ${v.email}.`,
+          intro: `You are invited as ${/^[aeiou]/.test(v.role) ? 'an' : 'a'} ${v.role}, with the address ${v.email}.`,
           action: `/app/invite/${req.params.token}`,
           withName: true,
           error: `The password ${problem}.`,

@@ -53,7 +53,7 @@ import {
 } from '../../lib/automations';
 import { useDefaultFrom, useFormGroups } from '../../lib/automation-hooks';
 import { useSegments, useTopics, useVerifiedDomains } from '../../lib/audience';
-import { formatDateTime } from '../../lib/format';
+import { count, formatDateTime } from '../../lib/format';
 import { problemOf } from '../../lib/forms';
 import { describeError } from '../../lib/problems';
 import { Simulator } from './Simulator';
@@ -284,9 +284,7 @@ export function Editor({ automation }: { automation: Automation }) {
     },
     onError: (err) => {
       if (fieldErrorCount(err) > 0)
-        toast.error(
-          `Not saved: ${fieldErrorCount(err)} problem${fieldErrorCount(err) === 1 ? '' : 's'}, marked on the steps.`,
-        );
+        toast.error(`Not saved: ${count(fieldErrorCount(err), 'problem')}, marked on the steps.`);
     },
   });
   const status = useMutation({
@@ -407,7 +405,7 @@ export function Editor({ automation }: { automation: Automation }) {
           {fieldErrorCount(status.error) > 0 ? (
             <strong>
               {status.variables === 'activate' ? 'It cannot be activated yet' : 'That did not work'}:{' '}
-              {fieldErrorCount(status.error)} problem{fieldErrorCount(status.error) === 1 ? '' : 's'}, marked below.
+              {count(fieldErrorCount(status.error), 'problem')}, marked below.
             </strong>
           ) : (
             <strong>{statusError.message}</strong>
@@ -527,10 +525,7 @@ export function Editor({ automation }: { automation: Automation }) {
                   <span className="muted small" aria-live="polite">
                     {dirty ? 'Unsaved changes' : `Saved ${formatDateTime(automation.updatedAt)}`}
                     {problemCount > 0 && (
-                      <span className="save-problems">
-                        {' '}
-                        · {problemCount} problem{problemCount === 1 ? '' : 's'} to fix
-                      </span>
+                      <span className="save-problems"> · {count(problemCount, 'problem')} to fix</span>
                     )}
                   </span>
                   <Button type="submit" variant="primary" loading={save.isPending} disabled={!dirty}>

@@ -5,7 +5,7 @@ import { uploadWithProgress, type Upload } from '../../api/client';
 import { contactKeys } from '../../api/keys';
 import { Button, Dialog, ErrorSummary, Table, type Column } from '../../components';
 import type { ImportJob } from '../../lib/audience';
-import { formatNumber } from '../../lib/format';
+import { count, formatNumber } from '../../lib/format';
 import { describeError } from '../../lib/problems';
 
 type UploadState =
@@ -53,7 +53,7 @@ function ImportResult({ job }: { job: ImportJob }) {
         ) : (
           <strong>The import stopped: {job.error}</strong>
         )}{' '}
-        {formatNumber(job.total)} rows read: {formatNumber(job.created)} created, {formatNumber(job.updated)} updated,{' '}
+        {count(job.total, 'row')} read: {formatNumber(job.created)} created, {formatNumber(job.updated)} updated,{' '}
         {formatNumber(job.skipped)} skipped
         {job.suppressed > 0 && (
           <>; {formatNumber(job.suppressed)} kept their status because the address is suppressed</>

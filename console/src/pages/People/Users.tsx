@@ -7,7 +7,7 @@ import { userKeys } from '../../api/keys';
 import { useCan, useSession, type Role } from '../../api/session';
 import type { paths } from '../../api/generated/schema';
 import { Button, ConfirmDialog, CursorTable, useCursorList, useToast, type Column } from '../../components';
-import { relative } from '../../lib/format';
+import { relative, withArticle } from '../../lib/format';
 
 type User = paths['/v1/users']['get']['responses'][200]['content']['application/json']['data'][number];
 
@@ -32,7 +32,7 @@ export function Users() {
     mutationFn: async ({ id, role }: { id: string; role: Role }) =>
       unwrap(await api.PUT('/v1/users/{userId}', { params: { path: { userId: id } }, body: { role } })),
     onSuccess: (u) => {
-      toast.success(`${u.email} is now ${u.role}.`);
+      toast.success(`${u.email} is now ${withArticle(u.role)}.`);
       void qc.invalidateQueries({ queryKey: userKeys.list() });
     },
     onError: (err) => {
