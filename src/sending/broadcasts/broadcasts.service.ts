@@ -28,6 +28,7 @@ import { parseMailbox } from '../../lib/email.js';
 import { newId } from '../../lib/ids.js';
 import { liquidErrors } from '../../lib/liquid.js';
 import { normalizeDateTime, nowIso } from '../../lib/time.js';
+import { isTimeZone } from '../../lib/zones.js';
 import * as repo from './broadcasts.repository.js';
 import { renderContent, type RenderedContent } from '../deliveries/message.content.js';
 import type {
@@ -480,13 +481,28 @@ export class BroadcastsService {
   }
 
   /** Sent, opens, clicks and bounces per hour or day (UTC), computed by the database. */
+  /** Per hour or day of `tz` (an IANA zone, UTC by default: the reader's, so that a send at 8:51 is in the 8:00 hour). */
   async timeline(
     workspaceId: string,
     id: string,
     bucket: Bucket = 'hour',
-  ): Promise<{ bucket: Bucket; data: TimelinePoint[] }> {
+    tz = 'UTC',
+  ): Promise<{ bucket: Bucket; timeZone: string; data: TimelinePoint[] }> {
+    if (!isTimeZone(tz))
+      throw validationFailed([
+        {
+          path: '/query/tz',
+          message: 'must be an IANA time zone name, such as Europe/Paris',
+          keyword: 'format',
+          params: { format: 'time-zone' },
+        },
+      ]);
     await this.mustGet(this.db.kysely, workspaceId, id);
-    return { bucket, data: await timeline(this.db.kysely, this.db.dialect, workspaceId, id, bucket) };
+    return {
+      bucket,
+      timeZone: tz,
+      data: await timeline(this.db.kysely, this.db.dialect, workspaceId, id, bucket, tz),
+    };
   }
 
   async remove(workspaceId: string, id: string): Promise<void> {
