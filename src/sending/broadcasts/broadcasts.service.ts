@@ -705,7 +705,15 @@ export class BroadcastsService {
     const b = await this.mustGet(k, workspaceId, id);
     const emails = input.emails.map((e, i) => {
       const email = contactEmail(e);
-      if (!email) throw validationFailed([{ path: `/emails/${i}`, message: 'must be a valid email address' }]);
+      if (!email)
+        throw validationFailed([
+          {
+            path: `/emails/${i}`,
+            message: 'must be a valid email address',
+            keyword: 'format',
+            params: { format: 'email' },
+          },
+        ]);
       return email;
     });
     await this.checkSendable(k, workspaceId, b);
