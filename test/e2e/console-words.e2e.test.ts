@@ -90,7 +90,7 @@ describeBrowser('console words: send checklist, errors in sentences, segment cou
       from: 'News <news@acme.test>',
       emailContent: { subject: 'Hello', html: '<p>Hello {{ contact.firstName | default: "there" }}</p>' },
     });
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -151,7 +151,7 @@ describeBrowser('console words: send checklist, errors in sentences, segment cou
         await ctx.close();
       }
     },
-    120_000,
+    300_000,
   );
 
   it.skipIf(unavailable)(
@@ -186,7 +186,7 @@ describeBrowser('console words: send checklist, errors in sentences, segment cou
         await ctx.close();
       }
     },
-    180_000,
+    400_000,
   );
 
   it.skipIf(unavailable)(
@@ -235,6 +235,6 @@ describeBrowser('console words: send checklist, errors in sentences, segment cou
       expect(csp).toEqual([]);
       expect(errors).toEqual([]);
     },
-    180_000,
+    400_000,
   );
 });
