@@ -64,6 +64,7 @@ describeBrowser('console words: send checklist, errors in sentences, segment cou
           '--name',
           'Wren',
           '--password-stdin',
+          '--json',
         ],
         env,
         `${PASSWORD}\n`,
