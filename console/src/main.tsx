@@ -2,8 +2,9 @@ import { QueryClient, QueryClientProvider, useQuery } from '@tanstack/react-quer
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { RouterProvider } from 'react-router';
-import { ApiError, errorMessage, setCsrfToken } from './api/client';
+import { ApiError, setCsrfToken } from './api/client';
 import { sessionKeys } from './api/keys';
+import { describeError } from './lib/problems';
 import { loadSession, SessionProvider, type Session } from './api/session';
 import { Spinner } from './components/States';
 import { ToastProvider } from './components/Toast';
@@ -51,7 +52,7 @@ function Boot() {
       <main className="full-center" id="main">
         <div className="card stack-sm" role={signedOut ? 'status' : 'alert'}>
           <h1>{signedOut ? 'Signing in…' : 'The console could not start'}</h1>
-          <p className="muted">{signedOut ? 'Taking you to the sign-in page.' : errorMessage(state.error)}</p>
+          <p className="muted">{signedOut ? 'Taking you to the sign-in page.' : describeError(state.error)}</p>
           {!signedOut && (
             <p>
               <a href="/app/login">Go to the sign-in page</a>

@@ -9,6 +9,14 @@ export { ERROR_CATALOGUE, ERROR_CODES, type ErrorCode } from './catalogue.js';
 export interface FieldError {
   path: string;
   message: string;
+  /**
+   * What was violated, for clients that word their own sentence (the console): the JSON Schema keyword
+   * (`minLength`, `maxLength`, `format`, `pattern`, `required`, `enum`, …) or a rule of the service (`future`,
+   * `reference`, `verified_domain`). Optional and additive to the contract's `{ path, message }`.
+   */
+  keyword?: string;
+  /** The keyword's figures: `{ limit }`, `{ format }`, `{ pattern }`, `{ allowedValues }`, `{ type }`. */
+  params?: Record<string, unknown>;
 }
 
 export interface DomainErrorOptions {

@@ -38,7 +38,22 @@ export const ProblemSchema = Type.Object(
     status: Type.Integer(),
     code: Type.String(),
     detail: Type.String(),
-    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          path: Type.String(),
+          message: Type.String(),
+          keyword: Type.Optional(
+            Type.String({ description: 'what was violated: a JSON Schema keyword or a rule of the service' }),
+          ),
+          params: Type.Optional(
+            Type.Record(Type.String(), Type.Unknown(), {
+              description: "the keyword's figures: limit, format, pattern, allowedValues, type",
+            }),
+          ),
+        }),
+      ),
+    ),
     requestId: Type.String(),
   },
   { $id: 'Problem', additionalProperties: true, description: 'RFC 9457 problem details' },

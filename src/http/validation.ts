@@ -126,9 +126,40 @@ export function toFieldErrors(errors: ErrorObject[], part: string | undefined): 
     const dedupe = `${full}\u0000${message}`;
     if (seen.has(dedupe)) continue;
     seen.add(dedupe);
-    out.push({ path: full, message });
+    const params = paramsOf(e);
+    out.push({ path: full, message, keyword: e.keyword, ...(params ? { params } : {}) });
   }
   return out;
+}
+
+/** The figures a client needs to word the violation itself (the limit, the format, the allowed values). */
+function paramsOf(e: ErrorObject): Record<string, unknown> | undefined {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'minLength':
+    case 'maxLength':
+    case 'minItems':
+    case 'maxItems':
+    case 'minProperties':
+    case 'maxProperties':
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return { limit: p.limit };
+    case 'format':
+      return { format: p.format };
+    case 'pattern':
+      return { pattern: p.pattern };
+    case 'enum':
+      return { allowedValues: p.allowedValues };
+    case 'type':
+      return { type: p.type };
+    case 'additionalProperties':
+      return e.instancePath === '' && READ_ONLY.has(String(p.additionalProperty)) ? { readOnly: true } : undefined;
+    default:
+      return undefined;
+  }
 }
 
 function escapePointer(segment: string): string {

@@ -9,6 +9,9 @@ import type { paths } from './generated/schema';
 export interface ProblemFieldError {
   path: string;
   message: string;
+  /** What was violated (a JSON Schema keyword or a rule of the service), and its figures: lib/problems.ts words them. */
+  keyword?: string;
+  params?: Record<string, unknown>;
 }
 
 export interface Problem {
@@ -82,15 +85,6 @@ export function unwrap<T>(result: { data?: T; error?: unknown; response: Respons
   const problem: Problem =
     err && typeof err === 'object' ? (err as Problem) : { detail: typeof err === 'string' ? err : undefined };
   throw new ApiError(result.response.status, problem);
-}
-
-export function errorMessage(err: unknown): string {
-  if (err instanceof ApiError) {
-    const fields = err.problem.errors?.map((e) => `${e.path}: ${e.message}`) ?? [];
-    return [err.message, ...fields].join(' — ');
-  }
-  if (err instanceof Error) return err.message;
-  return 'Something went wrong.';
 }
 
 /** An upload in flight: its answer, and a way to stop it. */

@@ -26,6 +26,8 @@ export const segmentKeys = {
   picker: () => [...segmentKeys.all, 'picker'] as const,
   preview: (filter: unknown) => [...segmentKeys.all, 'preview', filter] as const,
   detail: (id: string) => [...segmentKeys.all, 'detail', id] as const,
+  /** How many contacts one segment matches now (the list's Matches column), per saved version. */
+  count: (id: string, updatedAt: string) => [...segmentKeys.all, 'count', id, updatedAt] as const,
 };
 
 export const topicKeys = {
@@ -48,7 +50,8 @@ export const broadcastKeys = {
     [...broadcastKeys.all, id, 'preview', updatedAt, contactId] as const,
   preflight: (id: string, updatedAt: string) => [...broadcastKeys.all, id, 'preflight', updatedAt] as const,
   audienceCount: (id: string, updatedAt: string) => [...broadcastKeys.all, id, 'audience-count', updatedAt] as const,
-  timeline: (id: string, bucket: 'hour' | 'day') => [...broadcastKeys.all, id, 'timeline', bucket] as const,
+  timeline: (id: string, bucket: 'hour' | 'day', tz: string) =>
+    [...broadcastKeys.all, id, 'timeline', bucket, tz] as const,
   links: (id: string) => [...broadcastKeys.all, id, 'links'] as const,
   deliveries: (id: string, status: string, live: boolean) =>
     [...broadcastKeys.all, id, 'deliveries', status, live ? 'live' : 'final'] as const,

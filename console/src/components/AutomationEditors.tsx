@@ -35,6 +35,7 @@ import { TemplateGallery } from './TemplateGallery';
 import { countBlocks } from './email-editor/operations';
 import { Checkbox, ErrorSummary, Input, Select } from './Field';
 import { FilterBuilder, newGroup } from './FilterBuilder';
+import { count } from '../lib/format';
 
 export interface Option {
   id: string;
@@ -302,7 +303,7 @@ function SendFields({
             Email
           </span>
           <div className="hint" id="step-email-hint">
-            Made in the visual editor: {doc ? countBlocks(doc) : 0} blocks.
+            Made in the visual editor: {count(doc ? countBlocks(doc) : 0, 'block')}.
             {Object.keys(contentErrors).length > 0 && ' It has problems to fix: open it.'}
           </div>
           <div className="row">
@@ -598,15 +599,13 @@ function SplitFields({
                 aria-describedby={p[`/arms/${i}/percent`] ? `arm-${a.key}-err` : undefined}
               />
               <span aria-hidden="true">%</span>
-              <span className="muted small">
-                {a.steps.length} step{a.steps.length === 1 ? '' : 's'}
-              </span>
+              <span className="muted small">{count(a.steps.length, 'step')}</span>
               {ctx.editable && arms.length > 2 && (
                 <Button
                   size="sm"
                   variant="ghost"
                   onClick={() => set({ arms: arms.filter((x) => x.key !== a.key) })}
-                  aria-label={`Remove path ${letter}${a.steps.length ? ` and its ${a.steps.length} steps` : ''}`}
+                  aria-label={`Remove path ${letter}${a.steps.length ? ` and its ${count(a.steps.length, 'step')}` : ''}`}
                 >
                   Remove
                 </Button>
@@ -760,7 +759,7 @@ export function StepFields({
   }
   return (
     <div className="stack">
-      <ErrorSummary errors={rest.map(([k, m]) => (k ? `${k.slice(1)}: ${m}` : m))} />
+      <ErrorSummary errors={rest.map(([, m]) => m)} />
       {body}
       <p className="muted small">
         {STEP_TYPES.find((t) => t.value === step.type)?.hint} Step id <code>{step.id}</code>: runs and stats name it.

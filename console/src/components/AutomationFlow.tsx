@@ -20,7 +20,7 @@ import {
   type StepStats,
   type StepType,
 } from '../lib/automations';
-import { formatNumber, percent } from '../lib/format';
+import { count as countOf, formatNumber, percent } from '../lib/format';
 import { Button } from './Button';
 import { toFilter } from './FilterBuilder';
 import { Icon } from './Icon';
@@ -297,7 +297,7 @@ function StepCard({ step, index, count, ctx }: { step: DraftStep; index: number;
         )}
       </div>
       {problems.length > 0 && (
-        <ul className="flow-problems" aria-label={`${problems.length} problem${problems.length === 1 ? '' : 's'}`}>
+        <ul className="flow-problems" aria-label={countOf(problems.length, 'problem')}>
           {problems.slice(0, 3).map((m) => (
             <li key={m}>{m}</li>
           ))}

@@ -10,7 +10,7 @@ import { templateKeys } from '../api/keys';
 import { useCan } from '../api/session';
 import { api, unwrap } from '../api/client';
 import { isBlockDocument, type EmailContent, type Template } from '../lib/templates';
-import { otherErrors, problemOf } from '../lib/forms';
+import { problemOf } from '../lib/forms';
 import { Button, type ButtonVariant } from './Button';
 import { Dialog } from './Dialog';
 import { ErrorSummary, Input } from './Field';
@@ -66,7 +66,7 @@ export function SaveAsTemplate({
     },
   });
   if (!can('write:broadcasts')) return null;
-  const { fields, message } = problemOf(save.error);
+  const { fields, message, rest } = problemOf(save.error, { '/name': 'Template name' });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     // The button may sit inside the page's own form: React passes events up the component tree, portal or not.
@@ -111,7 +111,7 @@ export function SaveAsTemplate({
           }
         >
           <form id="save-as-template" className="stack" onSubmit={submit} noValidate>
-            <ErrorSummary message={save.isError ? message : null} errors={otherErrors(fields, ['/name'])} />
+            <ErrorSummary message={message} errors={rest} />
             <Input
               label="Template name"
               hint="The subject and the content are kept as they are now; later changes to this email do not reach the template."

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { errorMessage } from '../api/client';
+import { describeError } from '../lib/problems';
 import { Button } from './Button';
 
 export function Spinner({ size = 'md', label = 'Loading…' }: { size?: 'sm' | 'md'; label?: string }) {
@@ -48,7 +48,7 @@ export function ErrorState({
   return (
     <div className="state state-error" role="alert">
       <h2>{title}</h2>
-      <p>{errorMessage(error)}</p>
+      <p>{describeError(error)}</p>
       {onRetry && <Button onClick={onRetry}>Try again</Button>}
     </div>
   );

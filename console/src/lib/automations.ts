@@ -8,11 +8,13 @@
  * properties as rows. `toSteps` turns the draft back into the API's steps. Steps are named by their `id`
  * everywhere (selection, errors, stats, the simulator's path), never by their position, so they can move.
  */
-import { api, unwrap } from '../api/client';
+import { api, unwrap, type ProblemFieldError } from '../api/client';
+import { sentenceFor } from './problems';
 import type { components, paths } from '../api/generated/schema';
 import { newGroup, toFilter, toTree, type Filter, type Node } from '../components/FilterBuilder';
 import { isBlockDocument } from '../components/email-editor/document';
 import { forSaving, newDocument } from '../components/email-editor/operations';
+import { count } from './format';
 
 /* ------------------------------------------------------------------ API shapes (api/schema.d.ts) */
 
@@ -177,7 +179,7 @@ export function describeDuration(iso: string): string {
   ] as const) {
     const n = Math.floor(rest / size);
     if (n > 0) {
-      parts.push(`${n} ${unit}${n === 1 ? '' : 's'}`);
+      parts.push(count(n, unit));
       rest -= n * size;
     }
   }
@@ -558,18 +560,15 @@ export interface ServerProblems {
  * it: `/steps/2/then/0/from` is the `from` of the first step of the then-arm of the third step. From then on
  * they follow the step by its id, wherever it is moved.
  */
-export function mapServerErrors(
-  errors: { path: string; message: string }[],
-  pointers: Map<string, string>,
-): ServerProblems {
+export function mapServerErrors(errors: ProblemFieldError[], pointers: Map<string, string>): ServerProblems {
   const byPointer = [...pointers.entries()].map(([id, p]) => ({ id, p })).sort((a, b) => b.p.length - a.p.length);
   const out: ServerProblems = { steps: {}, other: {} };
   for (const e of errors) {
     const hit = byPointer.find(({ p }) => e.path === p || e.path.startsWith(`${p}/`));
     if (hit) {
       const field = e.path.slice(hit.p.length);
-      (out.steps[hit.id] ??= {})[field] ??= e.message;
-    } else out.other[e.path] ??= e.message;
+      (out.steps[hit.id] ??= {})[field] ??= sentenceFor(e);
+    } else out.other[e.path] ??= sentenceFor(e);
   }
   return out;
 }
@@ -712,5 +711,5 @@ export function describeFilter(f: Filter | null): string {
   const [mode, items] = 'all' in f ? (['all', f.all] as const) : (['any', f.any] as const);
   if (items.length === 0) return mode === 'all' ? 'every contact' : 'no contact';
   if (items.length === 1) return describeFilter(items[0]!);
-  return `${mode} of ${items.length} conditions`;
+  return `${mode} of ${count(items.length, 'condition')}`;
 }

@@ -1,17 +1,11 @@
-import { ApiError } from '../api/client';
+import { describeProblem, type DescribedProblem, type FieldLabels } from './problems';
 
-/** The field errors of a failed request, keyed by JSON pointer, and the rest as one message. */
-export function problemOf(err: unknown): { fields: Record<string, string>; message: string | null } {
-  if (!err) return { fields: {}, message: null };
-  if (err instanceof ApiError) return { fields: err.fieldErrors(), message: err.message };
-  return { fields: {}, message: err instanceof Error ? err.message : 'Something went wrong.' };
-}
-
-/** Errors for pointers the form does not show. */
-export function otherErrors(fields: Record<string, string>, shown: string[]): string[] {
-  return Object.entries(fields)
-    .filter(([p]) => !shown.includes(p))
-    .map(([p, m]) => `${p || '/'}: ${m}`);
+/**
+ * A failed request for a form (lib/problems.ts): sentences by field for the `labels` it shows, and the banner's
+ * `message` and `rest` only for what none of them takes. Without `labels`, everything goes to the banner.
+ */
+export function problemOf(err: unknown, labels?: FieldLabels): DescribedProblem {
+  return describeProblem(err, labels);
 }
 
 /** '' becomes null: optional text fields are cleared, not set to an empty string. */

@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { describeError } from '../lib/problems';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
@@ -58,7 +59,7 @@ export default function DomainDetail() {
       if (d.status === 'VERIFIED') toast.success(`${d.name} is verified.`);
       else toast.error(`${d.name} is not verified yet: see the result of each record.`);
     },
-    onError: (err) => toast.error(err.message),
+    onError: (err) => toast.error(describeError(err)),
   });
   const remove = useMutation({
     mutationFn: async () => unwrap(await api.DELETE('/v1/domains/{domainId}', { params: { path: { domainId } } })),
@@ -67,7 +68,7 @@ export default function DomainDetail() {
       toast.success('Domain removed.');
       navigate('/domains');
     },
-    onError: (err) => toast.error(err.message),
+    onError: (err) => toast.error(describeError(err)),
   });
 
   if (q.isPending)

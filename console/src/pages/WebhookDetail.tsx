@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { describeError } from '../lib/problems';
 import { useEffect, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
@@ -64,7 +65,7 @@ export default function WebhookDetail() {
     void qc.invalidateQueries({ queryKey: webhookKeys.detail(webhookId) });
     void qc.invalidateQueries({ queryKey: webhookKeys.deliveries(webhookId) });
   };
-  const fail = (err: Error) => toast.error(err.message);
+  const fail = (err: Error) => toast.error(describeError(err));
   const test = useMutation({
     mutationFn: async () =>
       unwrap(await api.POST('/v1/webhooks/{webhookId}/test', { params: { path: { webhookId } } })),

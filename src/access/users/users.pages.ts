@@ -391,7 +391,7 @@ export async function usersPages(
       const v = state.value;
       return newPasswordPage(reply, 200, {
         title: `Join ${v.workspaceName}`,
-        intro: `You are invited as ${v.role}, with the address ${v.email}.`,
+        intro: `You are invited as ${/^[aeiou]/.test(v.role) ? 'an' : 'a'} ${v.role}, with the address ${v.email}.`,
         action: `/app/invite/${req.params.token}`,
         withName: true,
         brand: { name: v.workspaceName, color: v.brandColor },
@@ -411,7 +411,7 @@ export async function usersPages(
       if (problem)
         return newPasswordPage(reply, 422, {
           title: `Join ${v.workspaceName}`,
-          intro: `You are invited as ${v.role}, with the address ${v.email}.`,
+          intro: `You are invited as ${/^[aeiou]/.test(v.role) ? 'an' : 'a'} ${v.role}, with the address ${v.email}.`,
           action: `/app/invite/${req.params.token}`,
           withName: true,
           brand: { name: v.workspaceName, color: v.brandColor },

@@ -384,7 +384,7 @@ export class UsersService {
         email,
         `You are invited to ${workspace} on Formcast`,
         [
-          `You have been invited to join ${workspace} on Formcast as ${input.role === 'admin' || input.role === 'owner' ? 'an' : 'a'} ${input.role}.`,
+          `You have been invited to join ${workspace} on Formcast as ${/^[aeiou]/.test(input.role) ? 'an' : 'a'} ${input.role}.`,
           'Follow the link to choose your name and password. It works once, for 7 days.',
           'If you did not expect this invitation, ignore this email.',
         ],

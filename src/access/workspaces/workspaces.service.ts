@@ -55,6 +55,8 @@ export class WorkspacesService {
             {
               path: '/settings/defaultFrom',
               message: 'must be an email address, optionally with a display name: "Name <addr@domain>"',
+              keyword: 'format',
+              params: { format: 'mailbox' },
             },
           ]);
         const domain = await findDomainByName(trx, workspaceId, mailbox.domain);
@@ -62,13 +64,15 @@ export class WorkspacesService {
           throw unprocessable(
             'sender_domain_not_verified',
             `${mailbox.domain} is not a verified sending domain of this workspace`,
-            [{ path: '/settings/defaultFrom', message: 'is not on a verified domain' }],
+            [{ path: '/settings/defaultFrom', message: 'is not on a verified domain', keyword: 'verified_domain' }],
           );
         }
       }
       const name = input.name?.trim();
       if (name !== undefined && name.length === 0)
-        throw validationFailed([{ path: '/name', message: 'must not be blank' }]);
+        throw validationFailed([
+          { path: '/name', message: 'must not be blank', keyword: 'minLength', params: { limit: 1 } },
+        ]);
       await repo.updateWorkspace(trx, workspaceId, { name, settings });
       const updated = (await repo.getWorkspace(trx, workspaceId))!;
       // The audit log: the name and each setting that changed (docs/audit-log.md); nothing changed, no entry.

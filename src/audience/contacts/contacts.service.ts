@@ -42,7 +42,14 @@ import { setTopicChoices, topicsOfContacts } from './contacts.subscriptions.js';
 function emailOrFail(input: string, path: string): string {
   const email = contactEmail(input);
   if (email === null)
-    throw validationFailed([{ path, message: 'must be a valid email address (addr@domain, without a display name)' }]);
+    throw validationFailed([
+      {
+        path,
+        message: 'must be a valid email address (addr@domain, without a display name)',
+        keyword: 'format',
+        params: { format: 'email' },
+      },
+    ]);
   return email;
 }
 

@@ -49,7 +49,10 @@ export class SuppressionsService {
 
   private email(input: string, path: string): string {
     const email = normalizeEmail(input);
-    if (!email) throw validationFailed([{ path, message: 'must be a valid email address' }]);
+    if (!email)
+      throw validationFailed([
+        { path, message: 'must be a valid email address', keyword: 'format', params: { format: 'email' } },
+      ]);
     return email;
   }
 

@@ -466,7 +466,15 @@ export class AutomationsService {
       matches = (f) => contactMatches(db, this.db.dialect, workspaceId, c.id, f);
     } else {
       const email = contactEmail(input.contact.email);
-      if (!email) throw validationFailed([{ path: '/contact/email', message: 'must be a valid email address' }]);
+      if (!email)
+        throw validationFailed([
+          {
+            path: '/contact/email',
+            message: 'must be a valid email address',
+            keyword: 'format',
+            params: { format: 'email' },
+          },
+        ]);
       const subscribedTo = new Set(input.contact.topics ?? []);
       const topics = (await listTopics(db, workspaceId, { limit: 1000 })).map((t) => ({
         id: t.id,

@@ -60,7 +60,10 @@ export class EventsService {
     let contactId = input.contactId;
     if (input.email !== undefined) {
       const email = normalizeEmail(input.email);
-      if (!email) throw validationFailed([{ path: '/email', message: 'must be a valid email address' }]);
+      if (!email)
+        throw validationFailed([
+          { path: '/email', message: 'must be a valid email address', keyword: 'format', params: { format: 'email' } },
+        ]);
       contactId = await this.contacts.contactIdOf(workspaceId, { email });
     } else contactId = await this.contacts.contactIdOf(workspaceId, { contactId: contactId! });
     if (!contactId) throw notFound('contact');

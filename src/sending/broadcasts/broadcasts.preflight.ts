@@ -98,7 +98,7 @@ export function checkErrors(checks: Check[]): FieldError[] {
     .map((c) => {
       const path =
         /^(\/[^\s]+)/.exec(c.detail)?.[1] ?? (c.id === 'sender_domain' || c.id === 'from' ? '/from' : '/emailContent');
-      return { path, message: c.detail.replace(/^\/[^\s]+\s*/, '') };
+      return { path, message: c.detail.replace(/^\/[^\s]+\s*/, ''), keyword: `preflight_${c.id}` };
     });
 }
 
@@ -196,14 +196,17 @@ export function contentChecks(
     noAlt.length
       ? warn(
           'images_alt',
-          `${noAlt.length} of ${images.length} images have no alt text: readers who block images, and the text part, see nothing for them`,
+          `${noAlt.length} of ${images.length} ${images.length === 1 ? 'image has' : 'images have'} no alt text: readers who block images, and the text part, see nothing for them`,
         )
       : ok('images_alt', images.length ? 'every image has alt text' : 'no images'),
   );
   const http = [...new Set([...html.matchAll(/\bhref\s*=\s*["']?(http:\/\/[^"'\s>]+)/gi)].map((m) => m[1]!))];
   checks.push(
     http.length
-      ? warn('http_links', `${http.length} links use plain http (e.g. ${http.slice(0, 3).join(', ')}): use https`)
+      ? warn(
+          'http_links',
+          `${http.length} ${http.length === 1 ? 'link uses' : 'links use'} plain http (e.g. ${http.slice(0, 3).join(', ')}): use https`,
+        )
       : ok('http_links', 'every link uses https'),
   );
   return checks;

@@ -138,7 +138,7 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
       },
       config: { scope: 'read:broadcasts' },
     },
-    (req) => broadcasts.timeline(req.auth.workspaceId, req.params.broadcastId, req.query.bucket),
+    (req) => broadcasts.timeline(req.auth.workspaceId, req.params.broadcastId, req.query.bucket, req.query.tz),
   );
 
   app.post(

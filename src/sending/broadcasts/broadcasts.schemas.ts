@@ -259,12 +259,20 @@ export const TIMELINE_BUCKETS = ['hour', 'day'] as const;
 export const TimelineQuery = Type.Object(
   {
     bucket: Type.Optional(StringEnum(TIMELINE_BUCKETS, { description: 'default hour' })),
+    tz: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'the IANA time zone whose hours and days the buckets are (default UTC), e.g. Europe/Paris',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const TimelineSchema = Type.Object({
   bucket: StringEnum(TIMELINE_BUCKETS),
+  timeZone: Type.String({ description: 'the zone of the buckets (the `tz` asked for, or UTC)' }),
   data: Type.Array(
     Type.Object({
       at: Timestamp,
@@ -273,6 +281,9 @@ export const TimelineSchema = Type.Object({
       clicks: Type.Integer({ description: 'clicks by people' }),
       bounces: Type.Integer({ description: 'hard bounces' }),
     }),
-    { description: 'per hour or day (UTC), oldest first; buckets with nothing in them are left out' },
+    {
+      description:
+        'per hour or day of the zone, each named by its start (a UTC instant), oldest first; buckets with nothing in them are left out',
+    },
   ),
 });

@@ -29,6 +29,7 @@ import { parseMailbox } from '../../lib/email.js';
 import { newId } from '../../lib/ids.js';
 import { liquidErrors } from '../../lib/liquid.js';
 import { normalizeDateTime, nowIso } from '../../lib/time.js';
+import { isTimeZone } from '../../lib/zones.js';
 import * as repo from './broadcasts.repository.js';
 import { renderContent, type RenderedContent } from '../deliveries/message.content.js';
 import type {
@@ -97,9 +98,16 @@ function checkShape(
     errors.push({
       path: '/from',
       message: 'must be an email address, optionally with a display name: "Name <addr@domain>"',
+      keyword: 'format',
+      params: { format: 'mailbox' },
     });
   if (input.replyTo != null && !parseMailbox(input.replyTo))
-    errors.push({ path: '/replyTo', message: 'must be an email address' });
+    errors.push({
+      path: '/replyTo',
+      message: 'must be an email address',
+      keyword: 'format',
+      params: { format: 'email' },
+    });
   const c = input.emailContent;
   if (c) {
     for (const key of ['html', 'text'] as const) {
@@ -173,9 +181,9 @@ export class BroadcastsService {
   ): Promise<void> {
     const missing: FieldError[] = [];
     if (input.topicId && !(await getTopic(db, workspaceId, input.topicId)))
-      missing.push({ path: '/topicId', message: 'names no topic of this workspace' });
+      missing.push({ path: '/topicId', message: 'names no topic of this workspace', keyword: 'reference' });
     if (input.segmentId && !(await getSegment(db, workspaceId, input.segmentId)))
-      missing.push({ path: '/segmentId', message: 'names no segment of this workspace' });
+      missing.push({ path: '/segmentId', message: 'names no segment of this workspace', keyword: 'reference' });
     if (missing.length)
       throw unprocessable(
         'invalid_reference',
@@ -192,7 +200,7 @@ export class BroadcastsService {
       throw unprocessable(
         'sender_domain_not_verified',
         `${domain ?? from} is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)`,
-        [{ path: '/from', message: 'is not on a verified domain' }],
+        [{ path: '/from', message: 'is not on a verified domain', keyword: 'verified_domain' }],
       );
     }
   }
@@ -322,10 +330,22 @@ export class BroadcastsService {
     let sendAt: string | null | undefined;
     if (input.sendAt != null) {
       sendAt = normalizeDateTime(input.sendAt);
-      if (sendAt === undefined) throw validationFailed([{ path: '/sendAt', message: 'must be an RFC 3339 date-time' }]);
+      if (sendAt === undefined)
+        throw validationFailed([
+          {
+            path: '/sendAt',
+            message: 'must be an RFC 3339 date-time',
+            keyword: 'format',
+            params: { format: 'date-time' },
+          },
+        ]);
       if (sendAt <= now)
         throw validationFailed([
-          { path: '/sendAt', message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)' },
+          {
+            path: '/sendAt',
+            message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)',
+            keyword: 'future',
+          },
         ]);
     } else if (input.sendAt === null) {
       sendAt = null;
@@ -481,13 +501,28 @@ export class BroadcastsService {
   }
 
   /** Sent, opens, clicks and bounces per hour or day (UTC), computed by the database. */
+  /** Per hour or day of `tz` (an IANA zone, UTC by default: the reader's, so that a send at 8:51 is in the 8:00 hour). */
   async timeline(
     workspaceId: string,
     id: string,
     bucket: Bucket = 'hour',
-  ): Promise<{ bucket: Bucket; data: TimelinePoint[] }> {
+    tz = 'UTC',
+  ): Promise<{ bucket: Bucket; timeZone: string; data: TimelinePoint[] }> {
+    if (!isTimeZone(tz))
+      throw validationFailed([
+        {
+          path: '/query/tz',
+          message: 'must be an IANA time zone name, such as Europe/Paris',
+          keyword: 'format',
+          params: { format: 'time-zone' },
+        },
+      ]);
     await this.mustGet(this.db.kysely, workspaceId, id);
-    return { bucket, data: await timeline(this.db.kysely, this.db.dialect, workspaceId, id, bucket) };
+    return {
+      bucket,
+      timeZone: tz,
+      data: await timeline(this.db.kysely, this.db.dialect, workspaceId, id, bucket, tz),
+    };
   }
 
   async remove(workspaceId: string, id: string): Promise<void> {
@@ -601,7 +636,7 @@ export class BroadcastsService {
       checks.push(
         audience === 0
           ? warning('audience', 'nobody would receive it: the audience is empty')
-          : pass('audience', `${audience} recipients${eta}`),
+          : pass('audience', `${audience} recipient${audience === 1 ? '' : 's'}${eta}`),
       );
       for (const field of bareVariables(b.emailContent)) {
         const missing = await countAudience(k, this.db.dialect, workspaceId, {
@@ -690,7 +725,15 @@ export class BroadcastsService {
     const b = await this.mustGet(k, workspaceId, id);
     const emails = input.emails.map((e, i) => {
       const email = contactEmail(e);
-      if (!email) throw validationFailed([{ path: `/emails/${i}`, message: 'must be a valid email address' }]);
+      if (!email)
+        throw validationFailed([
+          {
+            path: `/emails/${i}`,
+            message: 'must be a valid email address',
+            keyword: 'format',
+            params: { format: 'email' },
+          },
+        ]);
       return email;
     });
     await this.checkSendable(k, workspaceId, b);

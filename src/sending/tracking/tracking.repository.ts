@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../../db/connection.js';
 import { globPattern, likePattern, matchOrder, type TemplateLink } from './tracking.links.js';
+import { bucketStartIn } from '../../lib/zones.js';
 
 /**
  * Engagement read from the events table (docs/tracking.md, "Stats"): per-broadcast counts, clicks per link and
@@ -137,21 +138,22 @@ export interface TimelinePoint {
 }
 
 /** The start of an event's bucket as RFC 3339 UTC text, computed by the database. */
-function bucketStart(dialect: Dialect, bucket: Bucket) {
+/**
+ * The quarter hour (UTC) an event falls in: every zone's offset is a whole number of quarter hours, so quarters fold
+ * into any zone's hours and days exactly (timeline).
+ */
+function quarterStart(dialect: Dialect) {
   if (dialect === 'postgres') {
-    return bucket === 'hour'
-      ? sql<string>`to_char(date_trunc('hour', occurred_at at time zone 'UTC'), 'YYYY-MM-DD"T"HH24:00:00.000"Z"')`
-      : sql<string>`to_char(date_trunc('day', occurred_at at time zone 'UTC'), 'YYYY-MM-DD"T00:00:00.000Z"')`;
+    return sql<string>`to_char(date_trunc('hour', occurred_at at time zone 'UTC') + floor(extract(minute from occurred_at at time zone 'UTC') / 15) * interval '15 minutes', 'YYYY-MM-DD"T"HH24:MI:00.000"Z"')`;
   }
   // SQLite stores RFC 3339 UTC text, which strftime reads.
-  return bucket === 'hour'
-    ? sql<string>`strftime('%Y-%m-%dT%H:00:00.000Z', occurred_at)`
-    : sql<string>`strftime('%Y-%m-%dT00:00:00.000Z', occurred_at)`;
+  return sql<string>`strftime('%Y-%m-%dT%H:', occurred_at) || printf('%02d', (cast(strftime('%M', occurred_at) as integer) / 15) * 15) || ':00.000Z'`;
 }
 
 /**
- * Sent messages, human opens and clicks, and hard bounces of a broadcast per hour or day (UTC), oldest first;
- * buckets without any of them are left out.
+ * Sent messages, human opens and clicks, and hard bounces of a broadcast per hour or day of `timeZone` (an IANA
+ * name; UTC by default), oldest first, each bucket named by its start as a UTC instant; buckets without any of them
+ * are left out. The database counts per quarter hour (UTC); the quarters are added up into the zone's hours or days.
  */
 export async function timeline(
   db: Executor,
@@ -159,8 +161,9 @@ export async function timeline(
   workspaceId: string,
   broadcastId: string,
   bucket: Bucket,
+  timeZone = 'UTC',
 ): Promise<TimelinePoint[]> {
-  const at = bucketStart(dialect, bucket);
+  const at = quarterStart(dialect);
   const rows = await db
     .selectFrom('events')
     .select([
@@ -176,8 +179,19 @@ export async function timeline(
     .groupBy(at)
     .orderBy(at)
     .execute();
-  return rows
-    .map((r) => ({ at: r.at, sent: n(r.sent), opens: n(r.opens), clicks: n(r.clicks), bounces: n(r.bounces) }))
+  const buckets = new Map<number, TimelinePoint>();
+  for (const r of rows) {
+    const start = bucketStartIn(Date.parse(r.at), bucket, timeZone);
+    const p = buckets.get(start) ?? { at: new Date(start).toISOString(), sent: 0, opens: 0, clicks: 0, bounces: 0 };
+    p.sent += n(r.sent);
+    p.opens += n(r.opens);
+    p.clicks += n(r.clicks);
+    p.bounces += n(r.bounces);
+    buckets.set(start, p);
+  }
+  return [...buckets.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, p]) => p)
     .filter((p) => p.sent + p.opens + p.clicks + p.bounces > 0);
 }
 

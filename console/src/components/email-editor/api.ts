@@ -3,6 +3,7 @@
  * uploads (POST /v1/images, multipart, by XMLHttpRequest for its progress), with their failures in plain words.
  */
 import { api, ApiError, unwrap, uploadWithProgress, type Upload } from '../../api/client';
+import { describeError } from '../../lib/problems';
 import type { operations, paths } from '../../api/generated/schema';
 import type { BlockDocument } from './document';
 
@@ -43,7 +44,7 @@ export function uploadErrorText(file: File, err: unknown): string {
     if (err.status === 403) return 'Your role cannot upload images: ask an editor or an admin.';
     if (err.status === 404) return 'This server cannot store images yet (no image upload here).';
     if (err.status === 429) return 'Too many uploads at once: wait a moment and try again.';
-    return `${file.name} could not be uploaded: ${err.message}`;
+    return `${file.name} could not be uploaded. ${describeError(err)}`;
   }
   return err instanceof Error ? err.message : `${file.name} could not be uploaded.`;
 }

@@ -12,6 +12,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError } from '../../api/client';
+import { describeError, sentenceFor } from '../../lib/problems';
 import { Button } from '../Button';
 
 export type SaveStatus = 'idle' | 'pending' | 'saving' | 'saved' | 'error';
@@ -127,16 +128,17 @@ export function useAutosave<T>({
 
 const time = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
 
+const lowerFirst = (s: string) => (/^[A-Z][a-z]/.test(s) ? s.charAt(0).toLowerCase() + s.slice(1) : s);
+
 /** Why a save failed, in a sentence: the field problems the API named, or its message. */
 export function saveErrorText(err: unknown, describe?: (pointer: string) => string | null): string {
   if (err instanceof ApiError) {
     const fields = (err.problem.errors ?? []).slice(0, 3).map((e) => {
       const where = describe?.(e.path);
-      return where ? `${where}: ${e.message}` : `${e.path || 'the email'}: ${e.message}`;
+      return lowerFirst(sentenceFor(e, where ? { label: where } : undefined)).replace(/\.$/, '');
     });
-    if (err.status === 409) return `${err.message} (it can no longer be changed).`;
     if (fields.length) return fields.join('; ');
-    return err.message;
+    return lowerFirst(describeError(err)).replace(/\.$/, '');
   }
   if (err instanceof TypeError) return 'the server could not be reached.';
   return err instanceof Error ? err.message : 'something went wrong.';

@@ -1,4 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { describeError } from '../../lib/problems';
 import { useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { apiKeyKeys } from '../../api/keys';
@@ -53,7 +54,7 @@ export default function ApiKeys() {
       setRevoking(null);
       void qc.invalidateQueries({ queryKey: apiKeyKeys.list() });
     },
-    onError: (err) => toast.error(err.message),
+    onError: (err) => toast.error(describeError(err)),
   });
 
   const columns: Column<Key>[] = [

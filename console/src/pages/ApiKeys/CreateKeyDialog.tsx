@@ -5,7 +5,7 @@ import { api, unwrap } from '../../api/client';
 import { apiKeyKeys } from '../../api/keys';
 import type { paths } from '../../api/generated/schema';
 import { Button, Checkbox, CopyField, Dialog, ErrorSummary, Input } from '../../components';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 
 type Scope = NonNullable<paths['/v1/api-keys']['post']['requestBody']>['content']['application/json']['scopes'][number];
 type Created = paths['/v1/api-keys']['post']['responses'][201]['content']['application/json'];
@@ -43,7 +43,7 @@ export function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () 
       return next;
     });
   const admin = scopes.has('admin');
-  const { fields, message } = problemOf(create.error);
+  const { fields, message, rest } = problemOf(create.error, { '/name': 'Name', '/scopes': 'Permissions' });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate();
@@ -97,7 +97,7 @@ export function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () 
       }
     >
       <form id="create-key" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/name', '/scopes'])} />
+        <ErrorSummary message={message} errors={rest} />
         <Input
           label="Name"
           hint="Who or what uses it, e.g. “Website sign-up”."

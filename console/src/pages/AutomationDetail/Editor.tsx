@@ -53,8 +53,9 @@ import {
 } from '../../lib/automations';
 import { useDefaultFrom, useFormGroups } from '../../lib/automation-hooks';
 import { useSegments, useTopics, useVerifiedDomains } from '../../lib/audience';
-import { formatDateTime } from '../../lib/format';
+import { count, formatDateTime } from '../../lib/format';
 import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 import { Simulator } from './Simulator';
 import { RunsPanel } from './RunsPanel';
 
@@ -142,7 +143,7 @@ export function Editor({ automation }: { automation: Automation }) {
   const nameProblem = server.other['/name'] ?? (name.trim() ? null : 'Give the automation a name.');
   const otherProblems = Object.entries(server.other)
     .filter(([p]) => p !== '/name' && !p.startsWith('/trigger'))
-    .map(([p, m]) => `${p}: ${m}`);
+    .map(([, m]) => m);
   const problemCount =
     Object.values(problems).reduce((n, p) => n + Object.keys(p).length, 0) +
     Object.keys(triggerProblems).length +
@@ -293,9 +294,7 @@ export function Editor({ automation }: { automation: Automation }) {
     },
     onError: (err) => {
       if (fieldErrorCount(err) > 0)
-        toast.error(
-          `Not saved: ${fieldErrorCount(err)} problem${fieldErrorCount(err) === 1 ? '' : 's'}, marked on the steps.`,
-        );
+        toast.error(`Not saved: ${count(fieldErrorCount(err), 'problem')}, marked on the steps.`);
     },
   });
   const status = useMutation({
@@ -417,7 +416,7 @@ export function Editor({ automation }: { automation: Automation }) {
           {fieldErrorCount(status.error) > 0 ? (
             <strong>
               {status.variables === 'activate' ? 'It cannot be activated yet' : 'That did not work'}:{' '}
-              {fieldErrorCount(status.error)} problem{fieldErrorCount(status.error) === 1 ? '' : 's'}, marked below.
+              {count(fieldErrorCount(status.error), 'problem')}, marked below.
             </strong>
           ) : (
             <strong>{statusError.message}</strong>
@@ -537,10 +536,7 @@ export function Editor({ automation }: { automation: Automation }) {
                   <span className="muted small" aria-live="polite">
                     {dirty ? 'Unsaved changes' : `Saved ${formatDateTime(automation.updatedAt)}`}
                     {problemCount > 0 && (
-                      <span className="save-problems">
-                        {' '}
-                        · {problemCount} problem{problemCount === 1 ? '' : 's'} to fix
-                      </span>
+                      <span className="save-problems"> · {count(problemCount, 'problem')} to fix</span>
                     )}
                   </span>
                   <Button type="submit" variant="primary" loading={save.isPending} disabled={!dirty}>
@@ -629,7 +625,7 @@ export function Editor({ automation }: { automation: Automation }) {
         onConfirm={() => del.mutate()}
       >
         <p>The draft and its steps are deleted. This cannot be undone.</p>
-        {del.isError && <ErrorSummary message={problemOf(del.error).message} />}
+        {del.isError && <ErrorSummary message={describeError(del.error)} />}
       </ConfirmDialog>
     </>
   );

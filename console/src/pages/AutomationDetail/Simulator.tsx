@@ -69,7 +69,13 @@ export function Simulator({
     },
     onSuccess: (r) => onResult(r),
   });
-  const { fields, message } = problemOf(run.error);
+  const { fields, message, rest } = problemOf(run.error, {
+    '/contactId': 'Contact',
+    '/contact/email': 'Email',
+    '/contact/firstName': 'First name',
+    '/contact/properties/**': 'Properties',
+    '/contact/properties': 'Properties',
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     run.mutate();
@@ -166,12 +172,7 @@ export function Simulator({
             )}
           </>
         )}
-        <ErrorSummary
-          message={run.isError ? message : null}
-          errors={Object.entries(fields)
-            .filter(([k]) => !k.startsWith('/contact'))
-            .map(([k, m]) => `${k}: ${m}`)}
-        />
+        <ErrorSummary message={message} errors={rest} />
         <div className="row">
           <Button type="submit" variant="primary" loading={run.isPending} disabled={!ready}>
             Run the simulation

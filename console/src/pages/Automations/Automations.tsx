@@ -16,7 +16,7 @@ import {
 import { automationsApi, triggerSummary, type Automation, type AutomationStatus } from '../../lib/automations';
 import { useFormGroups } from '../../lib/automation-hooks';
 import { useSegments, useTopics } from '../../lib/audience';
-import { formatDateTime } from '../../lib/format';
+import { count, formatDateTime } from '../../lib/format';
 import { NewAutomationDialog } from './NewAutomationDialog';
 import '../../styles/automations.css';
 
@@ -52,9 +52,7 @@ export default function Automations() {
             {a.name}
           </Link>
           <div className="muted small">
-            {a.steps.length === 0
-              ? 'No steps yet'
-              : `${countSteps(a.steps)} step${countSteps(a.steps) === 1 ? '' : 's'}`}
+            {a.steps.length === 0 ? 'No steps yet' : count(countSteps(a.steps), 'step')}
           </div>
         </div>
       ),

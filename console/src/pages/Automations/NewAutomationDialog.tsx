@@ -15,7 +15,7 @@ import {
 } from '../../lib/automations';
 import { useFormGroups } from '../../lib/automation-hooks';
 import { useSegments, useTopics } from '../../lib/audience';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 
 export function NewAutomationDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const navigate = useNavigate();
@@ -35,7 +35,10 @@ export function NewAutomationDialog({ open, onClose }: { open: boolean; onClose:
       navigate(`/automations/${a.id}`);
     },
   });
-  const { fields, message } = problemOf(create.error);
+  const { fields, message, rest } = problemOf(create.error, {
+    '/name': 'Name',
+    '/trigger/**': 'Trigger',
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setTried(true);
@@ -66,10 +69,7 @@ export function NewAutomationDialog({ open, onClose }: { open: boolean; onClose:
       }
     >
       <form id="new-automation" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary
-          message={create.isError ? message : null}
-          errors={otherErrors(fields, ['/name', ...Object.keys(fields).filter((p) => p.startsWith('/trigger'))])}
-        />
+        <ErrorSummary message={message} errors={rest} />
         <Input
           label="Name"
           value={name}

@@ -25,7 +25,7 @@ import {
 import { Button, Checkbox, ErrorSummary, Input, Select, useToast } from '../../components';
 import { useSegments, useTopics, useVerifiedDomains, type Broadcast, type BroadcastUpdate } from '../../lib/audience';
 import { formatDateTime } from '../../lib/format';
-import { nullable, otherErrors, problemOf } from '../../lib/forms';
+import { nullable, problemOf } from '../../lib/forms';
 import { PreviewCard } from './PreviewCard';
 import { PreflightCard } from './PreflightCard';
 import { TestSendCard } from './TestSendCard';
@@ -87,12 +87,27 @@ function envelopeBody(d: Envelope): BroadcastUpdate {
   };
 }
 
-/** Field errors under /emailContent, keyed inside it (what EmailContentEditor shows). */
+/** The fields of the sender card and the content editor, by the pointer of their errors. */
+const LABELS = {
+  '/name': 'Name',
+  '/from': 'From',
+  '/replyTo': 'Reply-to',
+  '/topicId': 'Topic',
+  '/segmentId': 'Segment',
+  '/emailContent/**': 'The email',
+  '/emailContent/subject': 'Subject',
+  '/emailContent/previewText': 'Preview text',
+  '/emailContent/html': 'HTML',
+  '/emailContent/text': 'Plain text',
+};
+
+/** Field errors under /emailContent as sentences, keyed inside it (what EmailContentEditor shows). */
 function contentErrors(err: unknown): Record<string, string> {
   if (!(err instanceof ApiError)) return {};
   const out: Record<string, string> = {};
-  for (const e of err.problem.errors ?? [])
-    if (e.path.startsWith('/emailContent/')) out[e.path.slice('/emailContent'.length)] ??= e.message;
+  for (const [path, sentence] of Object.entries(problemOf(err, LABELS).fields))
+    if (path.startsWith('/emailContent/') && !path.endsWith('/**'))
+      out[path.slice('/emailContent'.length)] ??= sentence;
   return out;
 }
 
@@ -148,12 +163,11 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
     e.preventDefault();
     save.mutate(undefined, { onSuccess: () => toast.success('Broadcast saved.') });
   };
-  const { fields, message } = problemOf(save.error);
+  const { fields, message, rest } = problemOf(save.error, LABELS);
   const errorsOfContent = useMemo(
     () => ({ ...contentErrors(autosave.state.error), ...contentErrors(save.error) }),
     [autosave.state.error, save.error],
   );
-  const shown = ['/name', '/from', '/replyTo', '/topicId', '/segmentId', '/tracking'];
   const doc = visual ? (content.editorContent as BlockDocument) : null;
   const describe = (pointer: string) => describePointer(doc, pointer);
   const status = editable && <SaveIndicator state={autosave.state} onRetry={autosave.retry} describe={describe} />;
@@ -180,10 +194,7 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
   const envelope = (
     <section className="card stack" aria-labelledby="envelope-h">
       <h2 id="envelope-h">Sender and audience</h2>
-      <ErrorSummary
-        message={save.isError ? message : null}
-        errors={otherErrors(fields, shown).filter((m) => !m.startsWith('/emailContent'))}
-      />
+      <ErrorSummary message={message} errors={rest} />
       <Input
         label="Name"
         value={d.name}
@@ -292,7 +303,13 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
     <>
       <PreflightCard broadcast={broadcast} />
       {editable && <TestSendCard broadcast={broadcast} contactId={contactId} beforeSend={beforeSend} />}
-      <SendCard key={broadcast.sendAt ?? 'none'} broadcast={broadcast} beforeSend={beforeSend} editable={editable} />
+      <SendCard
+        key={broadcast.sendAt ?? 'none'}
+        broadcast={broadcast}
+        beforeSend={beforeSend}
+        editable={editable}
+        unsaved={dirty}
+      />
       <section className="card stack-sm" aria-labelledby="reuse-h">
         <h2 id="reuse-h">Reuse this email</h2>
         <p className="muted small">

@@ -4,6 +4,7 @@ import { api, unwrap } from '../../api/client';
 import { broadcastKeys } from '../../api/keys';
 import { Button, ErrorState, Skeleton } from '../../components';
 import type { Broadcast } from '../../lib/audience';
+import { checkDetail, checkTitle } from '../../lib/preflight';
 
 export function PreflightCard({ broadcast }: { broadcast: Broadcast }) {
   const q = useQuery({
@@ -42,7 +43,7 @@ export function PreflightCard({ broadcast }: { broadcast: Broadcast }) {
                   <span className="visually-hidden">
                     {c.status === 'pass' ? 'Passed' : c.status === 'warn' ? 'Warning' : 'Failed'}:{' '}
                   </span>
-                  <strong>{c.id.replace(/[_-]/g, ' ')}</strong> — {c.detail}
+                  <strong>{checkTitle(c)}</strong> — {checkDetail(c)}
                 </span>
               </li>
             ))}

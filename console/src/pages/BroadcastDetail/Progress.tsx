@@ -7,7 +7,7 @@ import { useCan } from '../../api/session';
 import { Button, ConfirmDialog, Skeleton, useToast } from '../../components';
 import type { Broadcast } from '../../lib/audience';
 import { formatNumber, percent } from '../../lib/format';
-import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 
 function Bar({ label, value, total, tone }: { label: string; value: number; total: number; tone: string }) {
   const pct = total > 0 ? Math.min(100, (value / total) * 100) : 0;
@@ -58,7 +58,7 @@ export function Progress({ broadcast }: { broadcast: Broadcast }) {
             : 'Canceled: undelivered messages will not be sent.',
       );
     },
-    onError: (err) => toast.error(problemOf(err).message ?? 'That did not work.'),
+    onError: (err) => toast.error(describeError(err)),
   });
   const total = s?.recipients ?? 0;
   const done = total - (s?.queued ?? 0);

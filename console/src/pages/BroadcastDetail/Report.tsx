@@ -1,7 +1,7 @@
 /** A sent (or canceled, failed) broadcast's results, over time, per link and per recipient. */
 import { Skeleton } from '../../components';
 import type { Broadcast } from '../../lib/audience';
-import { formatNumber, percent } from '../../lib/format';
+import { count, formatNumber, percent } from '../../lib/format';
 import { TimelineCard } from './TimelineCard';
 import { LinksCard } from './LinksCard';
 import { DeliveriesCard } from './DeliveriesCard';
@@ -41,12 +41,12 @@ export function Report({ broadcast }: { broadcast: Broadcast }) {
             <Stat
               label="Open rate"
               value={percent(s.uniqueOpens, s.sent)}
-              sub={`${formatNumber(s.uniqueOpens)} unique · ${formatNumber(s.opened)} opens`}
+              sub={`${formatNumber(s.uniqueOpens)} unique · ${count(s.opened, 'open')}`}
             />
             <Stat
               label="Click rate"
               value={percent(s.uniqueClicks, s.sent)}
-              sub={`${formatNumber(s.uniqueClicks)} unique · ${formatNumber(s.clicked)} clicks`}
+              sub={`${formatNumber(s.uniqueClicks)} unique · ${count(s.clicked, 'click')}`}
             />
             <Stat
               label="Machine opens"

@@ -4,7 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../../api/client';
 import { Button, ErrorSummary, Input } from '../../components';
 import type { Broadcast } from '../../lib/audience';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 
 export function TestSendCard({
   broadcast,
@@ -31,7 +31,7 @@ export function TestSendCard({
       );
     },
   });
-  const { fields, message } = problemOf(send.error);
+  const { fields, message, rest } = problemOf(send.error, { '/emails': 'To', '/emails/*': 'Address' });
   const tooMany = emails.length > 5;
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -46,17 +46,10 @@ export function TestSendCard({
           value={to}
           onChange={(e) => setTo(e.target.value)}
           placeholder="you@example.com, colleague@example.com"
-          error={
-            tooMany
-              ? 'At most 5 addresses.'
-              : (fields['/emails'] ?? Object.entries(fields).find(([p]) => p.startsWith('/emails/'))?.[1])
-          }
+          error={tooMany ? 'At most 5 addresses.' : (fields['/emails'] ?? fields['/emails/*'])}
           hint="Personalised like the preview; the subject starts with [Test]. Tests count in no statistics."
         />
-        <ErrorSummary
-          message={send.isError && !fields['/emails'] ? message : null}
-          errors={otherErrors(fields, ['/emails', ...Object.keys(fields).filter((p) => p.startsWith('/emails/'))])}
-        />
+        <ErrorSummary message={message} errors={rest} />
         <div>
           <Button type="submit" loading={send.isPending} disabled={!emails.length || tooMany}>
             Send test

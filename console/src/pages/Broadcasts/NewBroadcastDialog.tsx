@@ -14,7 +14,7 @@ import { newDocument } from '../../components/email-editor/operations';
 import { useWorkspaceLook } from '../../components/email-editor/workspace';
 import type { Broadcast } from '../../lib/audience';
 import { useDefaultFrom } from '../../lib/automation-hooks';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 
 export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const navigate = useNavigate();
@@ -53,7 +53,7 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
       navigate(`/broadcasts/${b.id}`);
     },
   });
-  const { fields, message } = problemOf(create.error);
+  const { fields, message, rest } = problemOf(create.error, { '/name': 'Name' });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate();
@@ -82,7 +82,7 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
       }
     >
       <form id="new-broadcast" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/name'])} />
+        <ErrorSummary message={message} errors={rest} />
         <Input
           label="Name"
           value={name}

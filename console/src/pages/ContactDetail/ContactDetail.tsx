@@ -11,7 +11,7 @@ import { useCan } from '../../api/session';
 import { Button, ConfirmDialog, ErrorSummary, PageHeader, QueryState, StatusBadge, useToast } from '../../components';
 import { CONTACT_TONES, statusLabel } from '../../lib/audience';
 import { formatDateTime } from '../../lib/format';
-import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 import { FieldsCard } from './FieldsCard';
 import { TopicsCard } from './TopicsCard';
 import { ActivityCard } from './ActivityCard';
@@ -91,7 +91,7 @@ export default function ContactDetail() {
           {q.data?.email} and its topic choices are deleted for good. Its suppression, if any, stays: a deleted address
           is still not mailed.
         </p>
-        {remove.isError && <ErrorSummary message={problemOf(remove.error).message} />}
+        {remove.isError && <ErrorSummary message={describeError(remove.error)} />}
       </ConfirmDialog>
     </>
   );

@@ -6,7 +6,7 @@ import { api, unwrap } from '../../api/client';
 import { contactKeys } from '../../api/keys';
 import { Button, ErrorSummary, Input, Select, useToast } from '../../components';
 import { CONTACT_STATUSES, statusLabel, type Contact, type ContactStatus } from '../../lib/audience';
-import { nullable, otherErrors, problemOf } from '../../lib/forms';
+import { nullable, problemOf } from '../../lib/forms';
 
 type PropType = 'text' | 'number' | 'boolean';
 interface PropRow {
@@ -100,7 +100,13 @@ export function FieldsCard({ contact, editable }: { contact: Contact; editable: 
     if (Object.keys(errors).length) return;
     save.mutate(properties);
   };
-  const { fields, message } = problemOf(save.error);
+  const { fields, message, rest } = problemOf(save.error, {
+    '/email': 'Email',
+    '/firstName': 'First name',
+    '/lastName': 'Last name',
+    '/status': 'Status',
+    '/properties/*': 'Property',
+  });
   const update = (key: number, patch: Partial<PropRow>) =>
     setRows((rs) => rs.map((r) => (r.key === key ? { ...r, ...patch } : r)));
   const propError = (name: string) => Object.entries(fields).find(([p]) => p === `/properties/${name}`)?.[1];
@@ -109,16 +115,7 @@ export function FieldsCard({ contact, editable }: { contact: Contact; editable: 
     <section className="card" aria-labelledby="fields-h">
       <h2 id="fields-h">Details</h2>
       <form className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary
-          message={save.isError ? message : null}
-          errors={otherErrors(fields, [
-            '/email',
-            '/firstName',
-            '/lastName',
-            '/status',
-            ...Object.keys(fields).filter((p) => p.startsWith('/properties/')),
-          ])}
-        />
+        <ErrorSummary message={message} errors={rest} />
         <Input
           label="Email"
           type="email"

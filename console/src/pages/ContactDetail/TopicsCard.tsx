@@ -5,7 +5,7 @@ import { api, unwrap } from '../../api/client';
 import { contactKeys } from '../../api/keys';
 import { useToast } from '../../components';
 import type { Contact } from '../../lib/audience';
-import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 
 export function TopicsCard({ contact, editable }: { contact: Contact; editable: boolean }) {
   const qc = useQueryClient();
@@ -37,7 +37,7 @@ export function TopicsCard({ contact, editable }: { contact: Contact; editable: 
     onError: (err) => {
       qc.setQueryData(contactKeys.detail(contact.id), contact);
       void qc.invalidateQueries({ queryKey: contactKeys.detail(contact.id) });
-      toast.error(problemOf(err).message ?? 'The change was not saved.');
+      toast.error(describeError(err));
     },
   });
   return (

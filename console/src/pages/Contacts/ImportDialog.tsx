@@ -11,7 +11,7 @@ import { contactKeys } from '../../api/keys';
 import { Button, Dialog, ErrorSummary, Table, type Column } from '../../components';
 import type { ImportJob } from '../../lib/audience';
 import { formatNumber } from '../../lib/format';
-import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 import {
   TARGETS,
   checkChoices,
@@ -371,7 +371,7 @@ export function ImportDialog({ open, onClose }: { open: boolean; onClose: () => 
           void qc.invalidateQueries({ queryKey: contactKeys.all });
         },
         (err: unknown) => {
-          setState({ phase: 'error', message: problemOf(err).message ?? 'The import failed.' });
+          setState({ phase: 'error', message: describeError(err) });
         },
       )
       .finally(() => {

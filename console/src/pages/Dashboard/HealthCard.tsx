@@ -3,7 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client';
 import { workspaceKeys } from '../../api/keys';
 import { EmptyState, QueryState, StatusBadge } from '../../components';
-import { formatNumber, formatRate } from '../../lib/format';
+import { count, formatNumber, formatRate } from '../../lib/format';
 
 const HEALTH_TEXT = { ok: 'Healthy', warning: 'Near the limit', critical: 'Over the limit' } as const;
 
@@ -24,7 +24,7 @@ export function HealthCard() {
               {h.windows.map((w) => (
                 <div key={w.days} className="stack-sm">
                   <div className="row-between">
-                    <strong>Last {w.days} days</strong>
+                    <strong>Last {count(w.days, 'day')}</strong>
                     <span className="muted small">{formatNumber(w.sent)} sent</span>
                   </div>
                   {(

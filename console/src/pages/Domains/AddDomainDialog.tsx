@@ -5,7 +5,7 @@ import { useNavigate } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { domainKeys } from '../../api/keys';
 import { Button, Dialog, ErrorSummary, Input } from '../../components';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 
 export function AddDomainDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const qc = useQueryClient();
@@ -19,7 +19,9 @@ export function AddDomainDialog({ open, onClose }: { open: boolean; onClose: () 
       navigate(`/domains/${d.id}`);
     },
   });
-  const { fields, message } = problemOf(add.error);
+  const { fields, message, rest } = problemOf(add.error, {
+    '/name': { label: 'Domain', messages: { pattern: 'Domain must be a domain name, like example.com.' } },
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     add.mutate();
@@ -42,7 +44,7 @@ export function AddDomainDialog({ open, onClose }: { open: boolean; onClose: () 
       }
     >
       <form id="add-domain" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary message={add.isError ? message : null} errors={otherErrors(fields, ['/name'])} />
+        <ErrorSummary message={message} errors={rest} />
         <Input
           label="Domain"
           placeholder="example.com"

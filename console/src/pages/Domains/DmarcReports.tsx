@@ -9,7 +9,7 @@ import { api, unwrap } from '../../api/client';
 import { domainKeys } from '../../api/keys';
 import type { paths } from '../../api/generated/schema';
 import { CopyField, EmptyState, QueryState, Select, StatusBadge } from '../../components';
-import { formatDate, formatNumber, percent } from '../../lib/format';
+import { count, formatDate, formatNumber, percent } from '../../lib/format';
 import '../../styles/deliverability.css';
 
 type Report = paths['/v1/domains/{domainId}/dmarc']['get']['responses'][200]['content']['application/json'];
@@ -98,7 +98,7 @@ function SourcesTable({ sources, domainName }: { sources: Source[]; domainName: 
                   <ul className="plain-list small">
                     {s.why.map((w) => (
                       <li key={w.reason}>
-                        {w.reason} <span className="muted">({formatNumber(w.messages)} messages)</span>
+                        {w.reason} <span className="muted">({count(w.messages, 'message')})</span>
                       </li>
                     ))}
                   </ul>
@@ -172,7 +172,7 @@ export function DmarcReports({ domainId, domainName }: { domainId: string; domai
               </div>
               {r.summary.fail > 0 ? (
                 <div className="callout callout-warning">
-                  {formatNumber(r.summary.fail)} messages from{' '}
+                  {count(r.summary.fail, 'message')} from{' '}
                   {r.sources.filter((s) => s.fail > 0).length === 1
                     ? 'one address'
                     : `${r.sources.filter((s) => s.fail > 0).length} addresses`}{' '}
@@ -186,8 +186,8 @@ export function DmarcReports({ domainId, domainName }: { domainId: string; domai
               )}
               <SourcesTable sources={r.sources} domainName={domainName} />
               <p className="muted small">
-                {formatNumber(r.summary.reports)} report{r.summary.reports === 1 ? '' : 's'} from{' '}
-                {r.summary.reporters.join(', ')}, {formatDate(r.from)} to {formatDate(r.to)}.
+                {count(r.summary.reports, 'report')} from {r.summary.reporters.join(', ')}, {formatDate(r.from)} to{' '}
+                {formatDate(r.to)}.
               </p>
             </div>
           )

@@ -5,7 +5,7 @@ import { api, unwrap } from '../../api/client';
 import { formKeys } from '../../api/keys';
 import type { paths } from '../../api/generated/schema';
 import { Button, Checkbox, ErrorSummary, Input, Select, Textarea, useToast } from '../../components';
-import { nullable, otherErrors, problemOf } from '../../lib/forms';
+import { nullable, problemOf } from '../../lib/forms';
 import { useTemplates } from '../../lib/hooks';
 import { FORM_TYPES, type Form } from '../Forms/form';
 import { AppearanceFieldset, appearanceBody, appearanceDraft } from './AppearanceFieldset';
@@ -83,21 +83,30 @@ export function DetailsTab({ form, editable }: { form: Form; editable: boolean }
       toast.success('Form saved.');
     },
   });
-  const { fields, message: problem } = problemOf(save.error);
-  const shown = [
-    '/name',
-    '/description',
-    '/type',
-    '/display',
-    '/settings/successAction/message',
-    '/settings/successAction/url',
-    '/doubleOptInEmailId',
-    '/seoTitle',
-    '/seoDescription',
-    '/seoImageUrl',
-    '/seoFaviconUrl',
-    '/slug',
-  ];
+  const {
+    fields,
+    message: problem,
+    rest,
+  } = problemOf(save.error, {
+    '/name': 'Name',
+    '/description': 'Description',
+    '/type': 'Type',
+    '/display': 'Display when embedded',
+    '/settings/successAction/message': 'Message',
+    '/settings/successAction/url': 'Redirect URL',
+    '/doubleOptInEmailId': 'Confirmation email template',
+    '/seoTitle': 'Page title',
+    '/seoDescription': 'Meta description',
+    '/seoImageUrl': 'Share image URL',
+    '/seoFaviconUrl': 'Favicon URL',
+    '/slug': {
+      label: 'Slug',
+      messages: { pattern: 'Slug can use lowercase letters, digits and hyphens only (like “spring-offer”).' },
+    },
+    '/fieldMapping/*': 'Form field',
+    '/settings/appearance/**': 'Appearance',
+    '/settings/fields/**': 'Question',
+  });
   const mappingError = Object.entries(fields).find(([p]) => p.startsWith('/fieldMapping'));
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -119,15 +128,7 @@ export function DetailsTab({ form, editable }: { form: Form; editable: boolean }
 
   return (
     <form className="stack" onSubmit={submit} noValidate>
-      <ErrorSummary
-        message={save.isError ? problem : null}
-        errors={otherErrors(fields, shown).filter(
-          (e) =>
-            !e.startsWith('/fieldMapping') &&
-            !e.startsWith('/settings/appearance/') &&
-            !e.startsWith('/settings/fields/'),
-        )}
-      />
+      <ErrorSummary message={problem} errors={rest} />
       <fieldset disabled={!editable} className="card stack">
         <legend>General</legend>
         <Input

@@ -4,13 +4,14 @@
  * Only a DRAFT can be changed; a published form gets a new draft version first.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { describeError } from '../../lib/problems';
 import { useEffect, useMemo, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { formKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import { Button, ErrorState, ErrorSummary, PageHeader, Skeleton, StatusBadge, Tabs, useToast } from '../../components';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 import { FormActions } from '../Forms/FormActions';
 import { ResultsTab } from './ResultsTab';
 import { DetailsTab } from './DetailsTab';
@@ -59,7 +60,7 @@ export default function FormEditor() {
       toast.success(`Draft version ${f.version} created.`);
       navigate(`/forms/${f.id}`);
     },
-    onError: (err) => toast.error(err.message),
+    onError: (err) => toast.error(describeError(err)),
   });
   const resetPublish = publish.reset;
   useEffect(() => {
@@ -121,10 +122,7 @@ export default function FormEditor() {
       />
       {publish.isError && (
         <div style={{ marginBottom: '1rem' }}>
-          <ErrorSummary
-            message={`Not published: ${publishProblem.message}`}
-            errors={otherErrors(publishProblem.fields, [])}
-          />
+          <ErrorSummary message={`Not published. ${publishProblem.message ?? ''}`} errors={publishProblem.rest} />
         </div>
       )}
       {form.status !== 'DRAFT' && canWrite && (

@@ -10,7 +10,7 @@ import { formKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import type { paths } from '../../api/generated/schema';
 import { Button, Checkbox, StatusBadge, useToast } from '../../components';
-import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 
 type Submission =
   paths['/v1/forms/{formId}/submissions']['get']['responses'][200]['content']['application/json']['data'][number];
@@ -78,7 +78,7 @@ export function ReviewActions({ formId, s }: { formId: string; s: Submission }) 
       toast.success(action === 'release' ? 'Released: the person is signed up.' : 'Discarded.');
       void qc.invalidateQueries({ queryKey: formKeys.submissions() });
     },
-    onError: (err) => toast.error(problemOf(err).message ?? 'The review failed.'),
+    onError: (err) => toast.error(describeError(err)),
   });
   if (s.status !== 'HELD' || done || !can('write:forms')) return null;
   return (

@@ -3,7 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client';
 import { formKeys } from '../../api/keys';
 import { EmptyState, QueryState } from '../../components';
-import { formatNumber } from '../../lib/format';
+import { count, formatNumber } from '../../lib/format';
 
 export function ResultsTab({ formId }: { formId: string }) {
   const q = useQuery({
@@ -22,9 +22,7 @@ export function ResultsTab({ formId }: { formId: string }) {
           </div>
         ) : (
           <div className="stack">
-            <p className="muted">
-              {formatNumber(s.total)} {s.total === 1 ? 'submission' : 'submissions'}, every version of this form.
-            </p>
+            <p className="muted">{count(s.total, 'submission')}, every version of this form.</p>
             <div className="results-grid">
               {s.questions.map((question) => (
                 <section

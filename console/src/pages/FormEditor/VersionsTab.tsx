@@ -1,5 +1,6 @@
 /** The versions of the form's group: publish one, archive the published one. */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { describeError } from '../../lib/problems';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, unwrap } from '../../api/client';
@@ -29,7 +30,7 @@ export function VersionsTab({ form, canWrite }: { form: Form; canWrite: boolean 
       toast.success(`Version ${f.version} is live.`);
       navigate(`/forms/${f.id}`);
     },
-    onError: (err) => toast.error(err.message),
+    onError: (err) => toast.error(describeError(err)),
   });
   return (
     <QueryState query={q}>

@@ -5,7 +5,7 @@ import { useNavigate } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { formKeys } from '../../api/keys';
 import { Button, Dialog, ErrorSummary, Input, Select } from '../../components';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 import { FORM_TYPES } from './form';
 
 export function NewFormDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
@@ -22,7 +22,7 @@ export function NewFormDialog({ open, onClose }: { open: boolean; onClose: () =>
       navigate(`/forms/${form.id}`);
     },
   });
-  const { fields, message } = problemOf(create.error);
+  const { fields, message, rest } = problemOf(create.error, { '/name': 'Name', '/type': 'Type' });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate();
@@ -45,7 +45,7 @@ export function NewFormDialog({ open, onClose }: { open: boolean; onClose: () =>
       }
     >
       <form id="new-form" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary message={create.isError ? message : null} errors={otherErrors(fields, ['/name', '/type'])} />
+        <ErrorSummary message={message} errors={rest} />
         <Input
           label="Name"
           value={name}

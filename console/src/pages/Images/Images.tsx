@@ -21,7 +21,7 @@ import {
   useToast,
 } from '../../components';
 import { formatDateTime, formatNumber } from '../../lib/format';
-import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 import { formatBytes, type LibraryImage } from '../../lib/templates';
 import { UploadZone } from './UploadZone';
 import '../../styles/templates.css';
@@ -147,7 +147,7 @@ export default function Images() {
           The image's address stops working at once. Emails already sent that show it lose it: their readers see an
           empty box or its alternative text instead. Drafts and templates that use it lose it too.
         </p>
-        {remove.isError && <ErrorSummary message={problemOf(remove.error).message} />}
+        {remove.isError && <ErrorSummary message={describeError(remove.error)} />}
       </ConfirmDialog>
     </>
   );

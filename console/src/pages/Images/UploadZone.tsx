@@ -5,6 +5,7 @@
  */
 import { useRef, useState, type DragEvent } from 'react';
 import { ApiError, uploadWithProgress } from '../../api/client';
+import { describeError } from '../../lib/problems';
 import { Button } from '../../components';
 import { formatBytes, type LibraryImage } from '../../lib/templates';
 
@@ -39,7 +40,7 @@ export function uploadError(file: { name: string; size: number }, err: unknown):
       }.`;
     }
     if (err.status === 403) return `You may not upload images: ask an editor or an admin of the workspace.`;
-    return `${file.name} was not uploaded: ${err.message}`;
+    return `${file.name} was not uploaded. ${describeError(err)}`;
   }
   return `${file.name} was not uploaded: ${err instanceof Error ? err.message : 'something went wrong.'}`;
 }

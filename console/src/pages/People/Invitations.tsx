@@ -1,5 +1,6 @@
 /** Pending and past invitations, revoked here. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { describeError } from '../../lib/problems';
 import { api, unwrap } from '../../api/client';
 import { userKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
@@ -26,7 +27,7 @@ export function Invitations({ onInvite }: { onInvite: () => void }) {
       toast.success('Invitation revoked.');
       void qc.invalidateQueries({ queryKey: userKeys.invitations() });
     },
-    onError: (err) => toast.error(err.message),
+    onError: (err) => toast.error(describeError(err)),
   });
   if (!manage) return null;
   const columns: Column<Invitation>[] = [

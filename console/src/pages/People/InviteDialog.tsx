@@ -5,7 +5,7 @@ import { api, unwrap } from '../../api/client';
 import { userKeys } from '../../api/keys';
 import { useCan, type Role } from '../../api/session';
 import { Button, Dialog, ErrorSummary, Input, Select, useToast } from '../../components';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 import { ROLES } from './Users';
 
 export function InviteDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
@@ -27,7 +27,7 @@ export function InviteDialog({ open, onClose }: { open: boolean; onClose: () => 
       onClose();
     },
   });
-  const { fields, message } = problemOf(invite.error);
+  const { fields, message, rest } = problemOf(invite.error, { '/email': 'Email', '/role': 'Role' });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     invite.mutate();
@@ -52,7 +52,7 @@ export function InviteDialog({ open, onClose }: { open: boolean; onClose: () => 
       }
     >
       <form id="invite" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary message={invite.isError ? message : null} errors={otherErrors(fields, ['/email', '/role'])} />
+        <ErrorSummary message={message} errors={rest} />
         <Input
           label="Email"
           type="email"

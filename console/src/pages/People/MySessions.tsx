@@ -1,5 +1,6 @@
 /** The signed-in user's own sessions (the browsers they are signed in on), each signed out here. */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { describeError } from '../../lib/problems';
 import { api, unwrap } from '../../api/client';
 import { userKeys } from '../../api/keys';
 import type { paths } from '../../api/generated/schema';
@@ -56,7 +57,7 @@ export function MySessions() {
       toast.success('Signed out on that browser.');
       void qc.invalidateQueries({ queryKey: userKeys.sessions() });
     },
-    onError: (err) => toast.error(err.message),
+    onError: (err) => toast.error(describeError(err)),
   });
   const columns: Column<SessionRow>[] = [
     {

@@ -1,12 +1,13 @@
 /** The workspace's people, their roles (changed in place) and their removal. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { describeError } from '../../lib/problems';
 import { useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { userKeys } from '../../api/keys';
 import { useCan, useSession, type Role } from '../../api/session';
 import type { paths } from '../../api/generated/schema';
 import { Button, ConfirmDialog, CursorTable, useCursorList, useToast, type Column } from '../../components';
-import { relative } from '../../lib/format';
+import { relative, withArticle } from '../../lib/format';
 
 type User = paths['/v1/users']['get']['responses'][200]['content']['application/json']['data'][number];
 
@@ -31,11 +32,11 @@ export function Users() {
     mutationFn: async ({ id, role }: { id: string; role: Role }) =>
       unwrap(await api.PUT('/v1/users/{userId}', { params: { path: { userId: id } }, body: { role } })),
     onSuccess: (u) => {
-      toast.success(`${u.email} is now ${u.role}.`);
+      toast.success(`${u.email} is now ${withArticle(u.role)}.`);
       void qc.invalidateQueries({ queryKey: userKeys.list() });
     },
     onError: (err) => {
-      toast.error(err.message);
+      toast.error(describeError(err));
       void qc.invalidateQueries({ queryKey: userKeys.list() });
     },
   });
@@ -47,7 +48,7 @@ export function Users() {
       setRemoving(null);
       void qc.invalidateQueries({ queryKey: userKeys.list() });
     },
-    onError: (err) => toast.error(err.message),
+    onError: (err) => toast.error(describeError(err)),
   });
   const roles = can('admin') ? ROLES : ROLES.filter((r) => r.value !== 'owner');
   const columns: Column<User>[] = [

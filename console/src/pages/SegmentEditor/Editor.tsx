@@ -26,7 +26,8 @@ import {
 } from '../../components';
 import { CONTACT_TONES, statusLabel, useDebounced, useTopics, type Segment } from '../../lib/audience';
 import { formatNumber } from '../../lib/format';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 
 function useLiveCount(filter: Filter) {
   const debounced = useDebounced(filter, 400, JSON.stringify(filter));
@@ -38,7 +39,7 @@ function useLiveCount(filter: Filter) {
   });
   const invalid = q.error instanceof ApiError && q.error.status === 422;
   return {
-    errors: invalid ? (q.error as ApiError).fieldErrors() : {},
+    errors: invalid ? problemOf(q.error).fields : {},
     view: (
       <section className="card live-count" aria-labelledby="count-h">
         <h2 id="count-h">Matching contacts</h2>
@@ -49,7 +50,7 @@ function useLiveCount(filter: Filter) {
             <p className="error">The filter is not complete yet: see the marked conditions.</p>
           ) : q.isError ? (
             <p className="error" role="alert">
-              {problemOf(q.error).message}
+              {describeError(q.error)}
             </p>
           ) : (
             q.data && (
@@ -131,7 +132,7 @@ export function Editor({ segment }: { segment: Segment | null }) {
       navigate('/segments');
     },
   });
-  const saved = problemOf(save.error);
+  const saved = problemOf(save.error, { '/name': 'Name', '/filter/**': 'Condition' });
   // The save's errors win over the preview's (they are the same rules).
   const errors = save.isError ? saved.fields : live.errors;
   const submit = (e: FormEvent) => {
@@ -167,13 +168,7 @@ export function Editor({ segment }: { segment: Segment | null }) {
       <form className="segment-layout" onSubmit={submit} noValidate>
         <div className="stack">
           <section className="card stack" aria-labelledby="builder-h">
-            <ErrorSummary
-              message={save.isError ? saved.message : null}
-              errors={otherErrors(saved.fields, [
-                '/name',
-                ...Object.keys(saved.fields).filter((p) => p.startsWith('/filter')),
-              ])}
-            />
+            <ErrorSummary message={saved.message} errors={saved.rest} />
             <Input
               label="Name"
               value={name}
@@ -245,7 +240,7 @@ export function Editor({ segment }: { segment: Segment | null }) {
               . Point them at another segment or delete them first.
             </div>
           ) : (
-            remove.isError && <ErrorSummary message={problemOf(remove.error).message} />
+            remove.isError && <ErrorSummary message={describeError(remove.error)} />
           )}
         </ConfirmDialog>
       )}

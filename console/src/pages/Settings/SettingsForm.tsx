@@ -7,7 +7,7 @@ import { useCan } from '../../api/session';
 import type { paths } from '../../api/generated/schema';
 import { Button, Checkbox, ErrorSummary, Input, NotAllowed, Select, Textarea, useToast } from '../../components';
 import { formatDate } from '../../lib/format';
-import { nullable, otherErrors, problemOf } from '../../lib/forms';
+import { nullable, problemOf } from '../../lib/forms';
 
 type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['application/json'];
 type Locale = Workspace['settings']['locale'];
@@ -73,16 +73,18 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
       toast.success('Settings saved.');
     },
   });
-  const { fields, message } = problemOf(save.error);
-  const shown = [
-    '/name',
-    '/settings/postalAddress',
-    '/settings/locale',
-    '/settings/defaultFrom',
-    '/settings/tracking',
-    '/settings/brandColor',
-    '/settings/requireTwoFactor',
-  ];
+  const { fields, message, rest } = problemOf(save.error, {
+    '/name': 'Name',
+    '/settings/postalAddress': 'Postal address',
+    '/settings/locale': 'Language',
+    '/settings/defaultFrom': 'Default sender',
+    '/settings/tracking': 'Tracking',
+    '/settings/brandColor': {
+      label: 'Brand colour',
+      messages: { pattern: 'Brand colour must be a colour like #2f4fd6.' },
+    },
+    '/settings/requireTwoFactor': 'Require two-factor sign-in',
+  });
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -97,7 +99,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
           <NotAllowed action="manage:workspace" />
         </div>
       )}
-      <ErrorSummary message={save.isError ? message : null} errors={otherErrors(fields, shown)} />
+      <ErrorSummary message={message} errors={rest} />
       <section className="card stack">
         <h2>Workspace</h2>
         <Input

@@ -7,7 +7,7 @@ import { Link } from 'react-router';
 import { api, ApiError, unwrap } from '../../api/client';
 import { formKeys, templateKeys } from '../../api/keys';
 import { ConfirmDialog, ErrorSummary, useToast } from '../../components';
-import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 import type { Template } from '../../lib/templates';
 
 /** The forms (their first 100 versions) whose double opt-in email is this template. */
@@ -86,7 +86,7 @@ export function DeleteTemplateDialog({
           )}
         </div>
       ) : (
-        remove.isError && <ErrorSummary message={problemOf(remove.error).message} />
+        remove.isError && <ErrorSummary message={describeError(remove.error)} />
       )}
     </ConfirmDialog>
   );

@@ -11,7 +11,7 @@ import { useCan } from '../../api/session';
 import { Button, ErrorState, ErrorSummary, Input, PageHeader, Skeleton, useToast } from '../../components';
 import { SaveAsTemplate, templateBody } from '../../components/SaveAsTemplate';
 import { formatDateTime } from '../../lib/format';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 import { api, unwrap } from '../../api/client';
 import { contentOf, isBlockDocument, type EmailContent, type Template } from '../../lib/templates';
 import { DeleteTemplateDialog } from './DeleteTemplateDialog';
@@ -64,7 +64,13 @@ function TemplateForm({
   const [d, setD] = useState<Draft>(initial);
   const [saved, setSaved] = useState<Draft>(initial);
   const dirty = JSON.stringify(d) !== JSON.stringify(saved);
-  const { fields, message } = problemOf(error);
+  const { fields, message, rest } = problemOf(error, {
+    '/name': 'Name',
+    '/subject': 'Subject',
+    '/html': 'HTML',
+    '/text': 'Plain text',
+    '/editorContent/**': 'The email',
+  });
   // The content's own errors (`/html`, `/editorContent/blocks/2/url`) go to the content editor, the rest up here.
   const contentErrors = Object.fromEntries(
     Object.entries(fields).filter(([p]) => ['/html', '/text'].includes(p) || p.startsWith('/editorContent')),
@@ -85,10 +91,7 @@ function TemplateForm({
   };
   return (
     <form className="stack" onSubmit={submit} noValidate>
-      <ErrorSummary
-        message={error ? message : null}
-        errors={otherErrors(fields, ['/name', '/subject', '/html', '/text'])}
-      />
+      <ErrorSummary message={message} errors={rest} />
       <section className="card stack">
         <div className="template-meta">
           <Input

@@ -5,7 +5,7 @@ import { api, unwrap } from '../../api/client';
 import { topicKeys } from '../../api/keys';
 import { Button, Dialog, ErrorSummary, Input, Select, useToast } from '../../components';
 import type { Topic } from '../../lib/audience';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 
 const DEFAULTS = [
   { value: 'OPT_IN', label: 'Opt-in by default: every contact is subscribed until they opt out' },
@@ -33,7 +33,10 @@ export function TopicDialog({ topic, open, onClose }: { topic: Topic | null; ope
       onClose();
     },
   });
-  const { fields, message } = problemOf(save.error);
+  const { fields, message, rest } = problemOf(save.error, {
+    '/name': 'Name',
+    '/defaultSubscription': 'Default subscription',
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     save.mutate();
@@ -56,10 +59,7 @@ export function TopicDialog({ topic, open, onClose }: { topic: Topic | null; ope
       }
     >
       <form id="topic-form" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary
-          message={save.isError ? message : null}
-          errors={otherErrors(fields, ['/name', '/defaultSubscription'])}
-        />
+        <ErrorSummary message={save.isError ? message : null} errors={rest} />
         <Input
           label="Name"
           value={name}

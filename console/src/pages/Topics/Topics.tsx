@@ -21,7 +21,7 @@ import {
 } from '../../components';
 import type { Topic } from '../../lib/audience';
 import { formatDateTime } from '../../lib/format';
-import { problemOf } from '../../lib/forms';
+import { describeError } from '../../lib/problems';
 import { TopicDialog } from './TopicDialog';
 import '../../styles/audience.css';
 
@@ -145,7 +145,7 @@ export default function Topics() {
             none), or delete the drafts, then try again.
           </div>
         ) : (
-          remove.isError && <ErrorSummary message={problemOf(remove.error).message} />
+          remove.isError && <ErrorSummary message={describeError(remove.error)} />
         )}
       </ConfirmDialog>
     </>

@@ -5,7 +5,7 @@ import { useNavigate } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { webhookKeys } from '../../api/keys';
 import { Button, Checkbox, Dialog, ErrorSummary, Input } from '../../components';
-import { otherErrors, problemOf } from '../../lib/forms';
+import { problemOf } from '../../lib/forms';
 import type { Webhook } from './Webhooks';
 
 type EventType = Webhook['eventTypes'][number];
@@ -55,7 +55,11 @@ export function NewWebhookDialog({ open, onClose }: { open: boolean; onClose: ()
       navigate(`/webhooks/${w.id}`);
     },
   });
-  const { fields, message } = problemOf(create.error);
+  const { fields, message, rest } = problemOf(create.error, {
+    '/url': 'URL',
+    '/description': 'Description',
+    '/eventTypes': 'Events',
+  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate();
@@ -84,10 +88,7 @@ export function NewWebhookDialog({ open, onClose }: { open: boolean; onClose: ()
       }
     >
       <form id="new-webhook" className="stack" onSubmit={submit} noValidate>
-        <ErrorSummary
-          message={create.isError ? message : null}
-          errors={otherErrors(fields, ['/url', '/description', '/eventTypes'])}
-        />
+        <ErrorSummary message={create.isError ? message : null} errors={rest} />
         <Input
           label="URL"
           type="url"

@@ -5,7 +5,7 @@ import { webhookKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import type { paths } from '../../api/generated/schema';
 import { Button, CursorTable, EmptyState, PageHeader, StatusBadge, useCursorList, type Column } from '../../components';
-import { formatDateTime } from '../../lib/format';
+import { count, formatDateTime } from '../../lib/format';
 import { NewWebhookDialog } from './NewWebhookDialog';
 
 export type Webhook = paths['/v1/webhooks/{webhookId}']['get']['responses'][200]['content']['application/json'];
@@ -33,11 +33,7 @@ export default function Webhooks() {
     {
       key: 'events',
       header: 'Events',
-      cell: (w) => (
-        <span className="small">
-          {w.eventTypes.length} type{w.eventTypes.length === 1 ? '' : 's'}
-        </span>
-      ),
+      cell: (w) => <span className="small">{count(w.eventTypes.length, 'type')}</span>,
     },
     {
       key: 'status',

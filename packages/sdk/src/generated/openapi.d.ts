@@ -2346,6 +2346,12 @@ export interface components {
             errors?: {
                 path: string;
                 message: string;
+                /** @description what was violated: a JSON Schema keyword or a rule of the service */
+                keyword?: string;
+                /** @description the keyword's figures: limit, format, pattern, allowedValues, type */
+                params?: {
+                    [key: string]: unknown;
+                };
             }[];
             requestId: string;
         } & {
@@ -14207,6 +14213,8 @@ export interface operations {
             query?: {
                 /** @description default hour */
                 bucket?: "hour" | "day";
+                /** @description the IANA time zone whose hours and days the buckets are (default UTC), e.g. Europe/Paris */
+                tz?: string;
             };
             header?: never;
             path: {
@@ -14247,7 +14255,9 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         bucket: "hour" | "day";
-                        /** @description per hour or day (UTC), oldest first; buckets with nothing in them are left out */
+                        /** @description the zone of the buckets (the `tz` asked for, or UTC) */
+                        timeZone: string;
+                        /** @description per hour or day of the zone, each named by its start (a UTC instant), oldest first; buckets with nothing in them are left out */
                         data: {
                             /**
                              * Format: date-time
