@@ -32,7 +32,7 @@ export interface LinkRules {
 }
 
 /** Elements whose content the tokenizer reads as text, and how (the tree builder's switches, scripting on). */
-const TEXT_CONTENT: Record<string, (typeof TokenizerMode)[keyof typeof TokenizerMode]> = {
+export const TEXT_CONTENT: Record<string, (typeof TokenizerMode)[keyof typeof TokenizerMode]> = {
   title: TokenizerMode.RCDATA,
   textarea: TokenizerMode.RCDATA,
   style: TokenizerMode.RAWTEXT,
@@ -105,7 +105,7 @@ export function trackableLinks(html: string, rules: LinkRules): TrackableLink[] 
   return links.sort((a, b) => a.start - b.start).filter((l, i, all) => i === 0 || l.start !== all[i - 1]!.start);
 }
 
-function absoluteHttpUrl(value: string): string | null {
+export function absoluteHttpUrl(value: string): string | null {
   const v = value.trim();
   if (!/^https?:\/\//i.test(v)) return null;
   try {
@@ -133,7 +133,7 @@ export function rewriteLinks(
   return parts.join('');
 }
 
-function escapeAttribute(s: string): string {
+export function escapeAttribute(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 }
 
