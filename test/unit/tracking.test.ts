@@ -583,6 +583,9 @@ describe("a template's links found once (tracking.template.ts)", () => {
           '&amp;',
           '<style></style>',
           '<!-- <a href="https://c.example/"> -->',
+          '<title>News for {{ contact.firstName }}</title>',
+          '<style>p{font-family:"{{ contact.firstName }}"}</style>',
+          '<!-- {{ contact.properties.id }} -->',
           '{{ contact.properties.html | raw }}',
         ),
       },
@@ -631,7 +634,14 @@ describe("a template's links found once (tracking.template.ts)", () => {
         .join('');
     const scope = fc.record({
       contact: fc.record({
-        firstName: fc.constantFrom('Ada', null, 'Tom & Jerry', '"q" <a href="https://evil.example/">', '<\u0001'),
+        firstName: fc.constantFrom(
+          'Ada',
+          null,
+          'Tom & Jerry',
+          '"q" <a href="https://evil.example/">',
+          '<\u0001',
+          '</style></title>--',
+        ),
         properties: fc.record({
           vip: fc.boolean(),
           id: fc.constantFrom('c1', 'a&b', ''),

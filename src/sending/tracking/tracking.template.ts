@@ -19,7 +19,8 @@ import { absoluteHttpUrl, escapeAttribute, TEXT_CONTENT, type LinkRules } from '
  * That holds when Liquid cannot change what the tokenizer finds, so a template is marked only when
  * - every Liquid output is escaped (the HTML engine escapes all but `| raw`): its text never holds `<`, `&` or a quote,
  *   so it cannot open a tag, a comment or a reference, nor end an attribute value;
- * - every output sits in text (the tokenizer's data state) or inside a quoted attribute value, and every tag in text:
+ * - every output sits in text (the tokenizer's data state, or the text of `<title>`, `<style>`, …) or inside a quoted
+ *   attribute value, and every tag in text:
  *   what a tag leaves out or repeats (`{% if %}`, `{% for %}`) then begins and ends in text, and reads the same
  *   wherever it lands; only the tags that print nothing but escaped outputs are allowed (no `{% raw %}`, no
  *   `{% liquid %}`, no `{% include %}`);
@@ -87,7 +88,19 @@ function stateAfter(html: string): number {
   return t.state;
 }
 const DATA = stateAfter('');
-const IN_QUOTED_VALUE = new Set([stateAfter('<a href="'), stateAfter("<a href='")]);
+/**
+ * Where an escaped output changes nothing: text, the text of `<title>`, `<textarea>`, `<style>` and `<script>` (only a
+ * `<` or a `&` begins something there), a quoted attribute value. Not a comment: an output ending in `--` before a
+ * `>` of the template would end it.
+ */
+const OUTPUT_STATES = new Set([
+  DATA,
+  stateAfter('<title>'),
+  stateAfter('<style>'),
+  stateAfter('<script>'),
+  stateAfter('<a href="'),
+  stateAfter("<a href='"),
+]);
 
 /**
  * `source` (an HTML template) with each `<a href>` attribute between MARK_START and MARK_END, or null when Liquid could
@@ -112,7 +125,7 @@ export function markTemplateLinks(source: string): string | null {
     const before = tokenizer.state;
     if (c.kind === TokenKind.Tag) {
       if (!QUIET_TAGS.has((c as TagToken).name) || before !== DATA) return null;
-    } else if (/\braw\b/.test(c.getText()) || (before !== DATA && !IN_QUOTED_VALUE.has(before))) return null;
+    } else if (/\braw\b/.test(c.getText()) || !OUTPUT_STATES.has(before)) return null;
     // The construct as text of its length: letters, which change no state (offsets stay the source's).
     tokenizer.write('x'.repeat(c.end - c.begin), false);
     if (tokenizer.state !== before) return null;
