@@ -161,9 +161,9 @@ const BREAK = '\uE0FF';
 /**
  * Lines of the HTML at most about this long: a send may then carry the HTML part as it is (7bit: ASCII, lines of at
  * most 998 octets, RFC 5322 §2.1.1), where longer lines need quoted-printable, which cost ~0.7 ms of CPU per message
- * for a 40 KB document (bench/README.md, "bench:render"). Room is left for what Liquid prints into a line.
+ * for a 40 KB document (bench/README.md, "bench:render"). Room is left for what Liquid prints into a line and for tracked links (a click token carries its URL: ~150 characters more each).
  */
-const LINE = 500;
+const LINE = 200;
 
 /** The HTML with a line break at each BREAK where the line would pass LINE characters, and the other BREAKs gone. */
 function shortLines(html: string): string {

@@ -93,19 +93,19 @@ export function composeMessage(
         )
       : null;
   // The HTML as written (its tracked links' marks, if any, taken out): what the text part is made from.
-  const written = rendered.linksMarked && rendered.html != null ? unmarkLinks(rendered.html) : rendered.html;
+  const written = () => (rendered.linksMarked && rendered.html != null ? unmarkLinks(rendered.html) : rendered.html);
   const content = tracked
     ? tracked.pixel(
         assembleContent(
           {
             ...rendered,
             html: tracked.links(rendered.html!, rendered.linksMarked),
-            text: rendered.text ?? htmlToText(written!),
+            text: rendered.text ?? htmlToText(written()!),
           },
           { unsubscribeUrl, workspace: p.workspace },
         ),
       )
-    : assembleContent({ ...rendered, html: written }, { unsubscribeUrl, workspace: p.workspace });
+    : assembleContent({ ...rendered, html: written() }, { unsubscribeUrl, workspace: p.workspace });
   const domain = p.dkim!.domainName;
   const relay = relayProfile(ctx.relayProfile);
   return forRelay(
