@@ -59,15 +59,22 @@ export function relaxedHeader(line: string): string {
 
 /**
  * RFC 6376 §3.4.4: no whitespace at the end of a line, other runs of it one space, no empty lines at the end, and a
- * CRLF after the last line (an empty body stays empty). `body` has CRLF line ends (mime.ts).
+ * CRLF after the last line (an empty body stays empty). `body` has CRLF line ends (mime.ts). A body with none of that
+ * whitespace (most: quoted-printable encodes the whitespace at line ends, and our HTML has no runs of spaces) is only
+ * searched for it; one that has some is rewritten by one regular expression (three of them took ~0.3 ms of CPU for a
+ * 40 KB body, more than its SHA-256).
  */
 export function relaxedBody(body: string): string {
-  const b = body
-    .replace(/[ \t]+(?=\r\n|$)/g, '')
-    .replace(/[ \t]+/g, ' ')
-    .replace(/(?:\r\n)+$/, '');
-  return b.length ? `${b}\r\n` : '';
+  const b =
+    body.includes('\t') || body.includes('  ') || body.includes(' \r\n') || body.endsWith(' ')
+      ? body.replace(RELAXED_WHITESPACE, (_run, atLineEnd: string | undefined) => (atLineEnd ? '' : ' '))
+      : body;
+  let end = b.length;
+  while (end >= 2 && b.charCodeAt(end - 1) === 10 && b.charCodeAt(end - 2) === 13) end -= 2;
+  return end ? `${end === b.length ? b : b.slice(0, end)}\r\n` : '';
 }
+/** A run of whitespace at a line's end (captured: it goes), or one with a tab or of two or more (one space). */
+const RELAXED_WHITESPACE = /([ \t]+)(?=\r\n|$)|[ \t]*\t[ \t]*|[ \t]{2,}/g;
 
 /** The base64 of the signature, folded in lines that fit with the `b=` in front. */
 function foldBase64(b64: string): string {
@@ -103,7 +110,12 @@ export function dkimSigningInput(
   body: string,
   key: Omit<SigningKey, 'privateKey'>,
 ): { unsigned: string; data: Buffer } {
-  const bodyHash = crypto.createHash('sha256').update(relaxedBody(body), 'utf8').digest('base64');
+  const canonical = relaxedBody(body);
+  // (A body mime.ts composed is ASCII: hashed as latin1, the string's bytes as they are, without encoding UTF-8.)
+  const bodyHash = crypto
+    .createHash('sha256')
+    .update(canonical, Buffer.byteLength(canonical, 'utf8') === canonical.length ? 'latin1' : 'utf8')
+    .digest('base64');
   // The present instances bottom-up (the order a verifier takes them in), then one more of each oversigned name: a
   // verifier finds no instance left for those and hashes the null string, unless somebody added one.
   const skip = key.unsigned?.length ? lower(key.unsigned) : null;

@@ -6,7 +6,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import { describe, expect, it } from 'vitest';
 import type { OutgoingMessage } from '../../src/mail/compose.js';
 import { relaxedBody, relaxedHeader } from '../../src/mail/dkim.js';
-import { composeMime, headerName } from '../../src/mail/mime.js';
+import { composeMime, headerName, quotedPrintable } from '../../src/mail/mime.js';
 import { buildRaw } from '../../src/mail/transport.js';
 
 /**
@@ -80,6 +80,8 @@ const line = fc.oneof(
     '=3D',
     '--',
     'x'.repeat(300),
+    `<td style="padding:0">${'y'.repeat(990)}`,
+    'Ünïcödé <b>€</b> 😀 = '.repeat(60),
     'Ünïcödé Gmbh & Co. KG',
     'Привет, мир',
     '日本語のテキスト',
@@ -109,6 +111,16 @@ const message = fc.record({
 });
 
 type Generated = typeof message extends fc.Arbitrary<infer T> ? T : never;
+
+const SIMPLE: Generated = {
+  fromName: 'Acme',
+  replyName: null,
+  hasReply: false,
+  subject: 'Hello',
+  text: 'Hi',
+  html: '<p>Hi</p>',
+  listName: '"Acme"',
+};
 
 function outgoing(o: Generated): OutgoingMessage {
   return {
@@ -214,5 +226,58 @@ describe('mime.ts composes what MailComposer composed', () => {
     expect(relaxedBody('\r\n\r\n')).toBe('');
     expect(relaxedBody('')).toBe('');
     expect(relaxedBody('last line  ')).toBe('last line\r\n');
+  });
+
+  it('sends ASCII with lines of at most 998 octets as it is (7bit), anything else in quoted-printable of 76-character lines', () => {
+    const part = (html: string) => {
+      const { body } = composeMime({ ...outgoing(SIMPLE), html, dkim: null }, new Date());
+      return body.split(/\r\n--/)[1]!;
+    };
+    const wide = `<table><tr><td style="padding:0">${'x'.repeat(900)}</td></tr></table>`;
+    expect(part(wide)).toContain(`Content-Transfer-Encoding: 7bit\r\n\r\n${wide}\r\n`);
+    for (const html of [`<p>${'x'.repeat(999)}</p>`, `<p>Grüße aus München, ${'schöne Grüße '.repeat(30)} 😀</p>`]) {
+      const p = part(html);
+      expect(p).toContain('Content-Transfer-Encoding: quoted-printable');
+      const lines = p.split('\r\n\r\n')[1]!.split('\r\n');
+      expect(lines.every((l) => l.length <= 76)).toBe(true);
+      // A soft break never cuts an =XX, nor a character's bytes.
+      expect(lines.some((l) => /=[0-9A-F]?=$|=[0-9A-F]$/.test(l))).toBe(false);
+      expect(lines.some((l) => /^=[89AB][0-9A-F]/.test(l))).toBe(false);
+    }
+  });
+
+  it('quoted-printable: what goes in comes out (a reader decodes it), whitespace before a line end encoded', () => {
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 6 }), (lines) => {
+        const text = `${lines.join('\r\n').replace(/\r(?!\n)|(?<!\r)\n/g, '\r\n')}\r\n`;
+        const qp = quotedPrintable(text);
+        expect(qp).toMatch(/^[\t\x20-\x7e\r\n]*$/);
+        expect(qp.split('\r\n').every((l) => l.length <= 76 && !/[ \t]$/.test(l))).toBe(true);
+        const decoded = Buffer.from(
+          qp.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))),
+          'latin1',
+        ).toString('utf8');
+        expect(decoded).toBe(text);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('relaxed body canonicalization: the same as the three rewrites of RFC 6376 §3.4.4, for any body', () => {
+    const reference = (body: string) => {
+      const b = body
+        .replace(/[ \t]+(?=\r\n|$)/g, '')
+        .replace(/[ \t]+/g, ' ')
+        .replace(/(?:\r\n)+$/, '');
+      return b.length ? `${b}\r\n` : '';
+    };
+    const piece = fc.constantFrom(' ', '  ', '\t', 'a', '\r\n', '<p>', ' \t ');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
+        const body = pieces.join('');
+        expect(relaxedBody(body)).toBe(reference(body));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

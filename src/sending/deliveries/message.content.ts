@@ -1,5 +1,6 @@
 import { isRenderLimit, liquid, liquidHtml, renderTemplate } from '../../lib/liquid.js';
 import type { WorkspaceScope } from '../../mail/documents.js';
+import { markTemplateLinks } from '../tracking/tracking.template.js';
 
 /**
  * A broadcast's content rendered for one recipient (deliveries/CONTEXT.md, "Render"): what the delivery pipeline
@@ -30,6 +31,11 @@ export interface RenderedContent {
   html: string | null;
   text: string | null;
   previewText: string | null;
+  /**
+   * The HTML carries the marks of its tracked links (tracking/tracking.template.ts): only from prepareContent with
+   * `markLinks`; trackMessage's `links` takes them out (or unmarkLinks).
+   */
+  linksMarked?: boolean;
 }
 
 /** Renders one recipient's content. The HTML body escapes every output; subject, text and preheader do not. */
@@ -50,10 +56,15 @@ export function renderContent(content: MessageTemplates, scope: RenderScope): Re
  */
 const LIMIT_OVERRUNS = 3;
 
-export function prepareContent(content: MessageTemplates): (scope: RenderScope) => RenderedContent {
+export function prepareContent(
+  content: MessageTemplates,
+  opts: { markLinks?: boolean } = {},
+): (scope: RenderScope) => RenderedContent {
   const parse = (engine: typeof liquid, source: string | null) => (source == null ? null : engine.parse(source));
   const subject = parse(liquid, content.subject);
-  const html = parse(liquidHtml, content.html);
+  // Clicks tracked: the HTML's links found once, here, when Liquid cannot move them (tracking.template.ts).
+  const marked = opts.markLinks && content.html != null ? markTemplateLinks(content.html) : null;
+  const html = parse(liquidHtml, marked ?? content.html);
   const text = parse(liquid, content.text);
   const previewText = parse(liquid, content.previewText);
   let limitError: Error | null = null;
@@ -69,6 +80,7 @@ export function prepareContent(content: MessageTemplates): (scope: RenderScope) 
         html: render(liquidHtml, html),
         text: render(liquid, text),
         previewText: render(liquid, previewText),
+        ...(marked !== null ? { linksMarked: true } : {}),
       };
       overruns = 0;
       return out;

@@ -6,6 +6,7 @@ import { workspaceScope } from '../../mail/documents.js';
 import { deliveryTagHeaders, forRelay, relayProfile, type RelayProfileName } from '../../mail/relay-profiles.js';
 import { returnPath, unsubscribeAddress } from '../../mail/verp.js';
 import { trackMessage } from '../tracking/tracking.message.js';
+import { unmarkLinks } from '../tracking/tracking.template.js';
 import type { ClaimedDelivery, SendingBroadcast } from './store.js';
 
 /**
@@ -42,7 +43,7 @@ export function prepareBroadcast(sending: SendingBroadcast): PreparedBroadcast {
     ...sending,
     from: from ? { name: from.name, address: from.address } : null,
     replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
-    render: prepareContent(b.emailContent),
+    render: prepareContent(b.emailContent, { markLinks: b.tracking.clicks }),
     senderDomain: from?.domain ?? null,
   };
 }
@@ -91,14 +92,20 @@ export function composeMessage(
           },
         )
       : null;
+  // The HTML as written (its tracked links' marks, if any, taken out): what the text part is made from.
+  const written = () => (rendered.linksMarked && rendered.html != null ? unmarkLinks(rendered.html) : rendered.html);
   const content = tracked
     ? tracked.pixel(
         assembleContent(
-          { ...rendered, html: tracked.links(rendered.html!), text: rendered.text ?? htmlToText(rendered.html!) },
+          {
+            ...rendered,
+            html: tracked.links(rendered.html!, rendered.linksMarked),
+            text: rendered.text ?? htmlToText(written()!),
+          },
           { unsubscribeUrl, workspace: p.workspace },
         ),
       )
-    : assembleContent(rendered, { unsubscribeUrl, workspace: p.workspace });
+    : assembleContent({ ...rendered, html: written() }, { unsubscribeUrl, workspace: p.workspace });
   const domain = p.dkim!.domainName;
   const relay = relayProfile(ctx.relayProfile);
   return forRelay(

@@ -1,4 +1,5 @@
 import { beforeBodyEnd, openPixel, pixelFits, rewriteLinks, trackableLinks } from './tracking.rewrite.js';
+import { rewriteMarkedLinks, unmarkLinks } from './tracking.template.js';
 import { canTrack, signClickToken, signOpenToken, type TrackingRef } from './tracking.token.js';
 
 export interface MessageTracking {
@@ -22,21 +23,32 @@ export interface MessageTracking {
 export function trackMessage(
   t: MessageTracking,
   ref: TrackingRef,
-): { links: (html: string) => string; pixel: <C extends { html: string | null }>(content: C) => C } | null {
+): {
+  /** `marked`: `html` was rendered from a template markTemplateLinks marked (its links found once, not here). */
+  links: (html: string, marked?: boolean) => string;
+  pixel: <C extends { html: string | null }>(content: C) => C;
+} | null {
   if (!canTrack(ref)) return null;
   const publicBase = t.publicUrl.replace(/\/+$/, '');
   const base = (t.trackingUrl ?? t.publicUrl).replace(/\/+$/, '');
   const own = [`${base}/t/`, `${publicBase}/t/`];
   const unsubscribePages = [`${publicBase}/unsubscribe/`, `${base}/unsubscribe/`];
   return {
-    links(html) {
-      if (!t.clicks) return html;
-      const links = trackableLinks(html, {
-        keep: (url) =>
+    links(html, marked = false) {
+      if (!t.clicks) return marked ? unmarkLinks(html) : html;
+      const rules = {
+        keep: (url: string) =>
           url === t.unsubscribeUrl ||
           unsubscribePages.some((p) => url.startsWith(p)) ||
           own.some((p) => url.startsWith(p)),
-      });
+      };
+      if (marked)
+        return rewriteMarkedLinks(
+          html,
+          rules,
+          (url, linkIndex, linkCount) => `${base}/t/c/${signClickToken(t.secret, ref, { linkIndex, linkCount, url })}`,
+        );
+      const links = trackableLinks(html, rules);
       return rewriteLinks(
         html,
         links,
