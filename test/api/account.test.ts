@@ -413,6 +413,33 @@ describeApi(
       expect((await h.call(ws.key, 'GET', '/v1/forms')).statusCode).toBe(200);
     });
 
+    it('the audit log records a password change, two-factor turned on and off, by the person, with no secret', async () => {
+      const ws = await h.workspace();
+      const me = await user(ws.id);
+      const s = await signIn(me.email);
+      const { secret } = await enrol(s);
+      const changed = await call(s, 'POST', '/v1/me/password', { currentPassword: PASSWORD, newPassword: NEW_PASSWORD });
+      expect(changed.statusCode, changed.body).toBe(200);
+      const off = await call(s, 'POST', '/v1/me/two-factor/disable', {
+        currentPassword: NEW_PASSWORD,
+        code: await code(secret, Date.now() + 30_000),
+      });
+      expect(off.statusCode, off.body).toBe(204);
+      const rows = await k()
+        .selectFrom('audit_log')
+        .selectAll()
+        .where('workspace_id', '=', ws.id)
+        .where('action', 'like', 'user.%')
+        .orderBy('occurred_at')
+        .execute();
+      const mine = rows.filter((r) => r.target_id === me.id);
+      expect(mine.map((r) => r.action)).toEqual(['user.2fa_enabled', 'user.password_changed', 'user.2fa_disabled']);
+      for (const r of mine) {
+        expect(r).toMatchObject({ actor_type: 'user', actor_id: me.id, actor_label: me.email });
+        expect(JSON.stringify(r)).not.toContain(NEW_PASSWORD);
+      }
+    });
+
     it("an API key has no profile; another workspace's session sees only its own person", async () => {
       const a = await h.workspace();
       const b = await h.workspace();

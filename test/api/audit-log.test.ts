@@ -172,8 +172,12 @@ describeApi('audit log', (h) => {
     expect(rotated.statusCode).toBe(200);
     expect((await h.call(ws.key, 'DELETE', `/v1/webhooks/${id}`)).statusCode).toBe(204);
 
-    expect((await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'Gone@Audit.example', reason: 'MANUAL' })).statusCode).toBe(201);
-    expect((await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'gone@audit.example', reason: 'MANUAL' })).statusCode).toBe(200);
+    expect(
+      (await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'Gone@Audit.example', reason: 'MANUAL' })).statusCode,
+    ).toBe(201);
+    expect(
+      (await h.call(ws.key, 'POST', '/v1/suppressions', { email: 'gone@audit.example', reason: 'MANUAL' })).statusCode,
+    ).toBe(200);
     expect((await h.call(ws.key, 'DELETE', '/v1/suppressions/gone@audit.example')).statusCode).toBe(204);
 
     const t = await h.call(ws.key, 'POST', '/v1/templates', { name: 'Old', html: '<p>x</p>' });

@@ -6,6 +6,7 @@ import { normalizeEmail } from '../../lib/email.js';
 import { newId } from '../../lib/ids.js';
 import { sealer, type Sealer } from '../../lib/seal.js';
 import type { Mailer } from '../../mail/transport.js';
+import { recordAudit, type AuditActor } from '../../outbox/index.js';
 import { getWorkspace } from '../workspaces/workspaces.repository.js';
 import { FailureLimiter } from './login-limiter.js';
 import { checkPassword, hashPassword, verifyPassword } from './passwords.js';
@@ -254,9 +255,19 @@ export class AccountService {
     const sessionsEnded = await this.db.kysely.transaction().execute(async (trx) => {
       await repo.setPasswordHash(trx, me.workspaceId, me.userId, hash, at);
       await repo.spendPasswordResets(trx, me.workspaceId, me.userId, at);
+      await recordAudit(trx, me.workspaceId, this.auditActor(me.userId, a.email, meta), {
+        action: 'user.password_changed',
+        target: { type: 'user', id: me.userId, label: a.email },
+        changes: { password: { secret: true } },
+      });
       return repo.revokeUserSessions(trx, me.workspaceId, me.userId, at, me.sessionId);
     });
     return { sessionsEnded };
+  }
+
+  /** The audit log's actor of a change a person makes to their own account (docs/audit-log.md). */
+  private auditActor(userId: string, email: string, meta: Meta): AuditActor {
+    return { type: 'user', id: userId, label: email, ip: meta.ip, userAgent: meta.userAgent?.slice(0, 300) ?? null };
   }
 
   // Two-factor sign-in
@@ -319,6 +330,10 @@ export class AccountService {
       if (!(await repo.confirmTotp(trx, me.workspaceId, me.userId, at)))
         throw conflict('invalid_state', 'two-factor sign-in is on already');
       await repo.replaceRecoveryCodes(trx, me.workspaceId, me.userId, this.hashes(me.userId, codes), at);
+      await recordAudit(trx, me.workspaceId, this.auditActor(me.userId, a.email, meta), {
+        action: 'user.2fa_enabled',
+        target: { type: 'user', id: me.userId, label: a.email },
+      });
     });
     return { recoveryCodes: codes };
   }
@@ -337,9 +352,13 @@ export class AccountService {
     if (!a.totpEnrolledAt) throw conflict('invalid_state', 'two-factor sign-in is not on');
     await this.checkCurrentPassword(a, input.currentPassword, meta);
     await this.requireCode(a, input.code, meta, true);
-    await this.db.kysely
-      .transaction()
-      .execute((trx) => repo.clearTotp(trx, me.workspaceId, me.userId, new Date().toISOString()));
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await repo.clearTotp(trx, me.workspaceId, me.userId, new Date().toISOString());
+      await recordAudit(trx, me.workspaceId, this.auditActor(me.userId, a.email, meta), {
+        action: 'user.2fa_disabled',
+        target: { type: 'user', id: me.userId, label: a.email },
+      });
+    });
   }
 
   /** New recovery codes (the old ones stop working): the current password and a code of the app. */

@@ -15,7 +15,14 @@ const VIEWER: (Scope | InternalScope)[] = [
   'read:webhooks',
 ];
 const EDITOR: (Scope | InternalScope)[] = [...VIEWER, 'write:forms', 'write:contacts', 'write:broadcasts'];
-const ADMIN: (Scope | InternalScope)[] = [...EDITOR, 'write:domains', 'write:webhooks', 'manage:keys', 'manage:people', 'read:audit'];
+const ADMIN: (Scope | InternalScope)[] = [
+  ...EDITOR,
+  'write:domains',
+  'write:webhooks',
+  'manage:keys',
+  'manage:people',
+  'read:audit',
+];
 
 /**
  * A role is a set of scopes, so sessions and API keys go through one authorisation path (authorize in http/auth.ts):
