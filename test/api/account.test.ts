@@ -418,7 +418,10 @@ describeApi(
       const me = await user(ws.id);
       const s = await signIn(me.email);
       const { secret } = await enrol(s);
-      const changed = await call(s, 'POST', '/v1/me/password', { currentPassword: PASSWORD, newPassword: NEW_PASSWORD });
+      const changed = await call(s, 'POST', '/v1/me/password', {
+        currentPassword: PASSWORD,
+        newPassword: NEW_PASSWORD,
+      });
       expect(changed.statusCode, changed.body).toBe(200);
       const off = await call(s, 'POST', '/v1/me/two-factor/disable', {
         currentPassword: NEW_PASSWORD,
