@@ -33,7 +33,8 @@ export function TimeChart({
     const css = getComputedStyle(el);
     const axis = css.getPropertyValue('--text-muted').trim() || '#545d6b';
     const grid = css.getPropertyValue('--border').trim() || '#eceef2';
-    const bars = uPlot.paths.bars?.({ size: [0.7, 40] });
+    // A bar spans (nearly) its whole bucket: an hour's bar covers the hour it counts, not a sliver at its middle.
+    const bars = uPlot.paths.bars?.({ size: [0.9, Infinity] });
     const plot = new uPlot(
       {
         width,

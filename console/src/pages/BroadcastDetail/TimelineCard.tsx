@@ -48,16 +48,17 @@ export function TimelineCard({ broadcastId }: { broadcastId: string }) {
     const rows = q.data.data;
     // The API leaves empty buckets out: the chart gets every bucket from one before the first to one after
     // the last (at most 500), zeros included, so that a single busy hour does not stretch the axis over years.
-    // A local day is 23 or 25 hours long when the clocks change: a stepped time within 2 hours of a bucket is that one.
+    // A local day is 23 or 25 hours long when the clocks change: a stepped day within 2 hours of a bucket is that one
+    // (hours are exact: within half an hour, or an hour's neighbours would all fold into it, leaving one point).
     const step = bucket === 'hour' ? HOUR : DAY;
+    const near = bucket === 'hour' ? HOUR / 2 : 2 * HOUR;
     const byTime = new Map(rows.map((r) => [new Date(r.at).getTime(), r]));
     const starts = [...byTime.keys()];
     const first = starts[0]! - step;
     const last = Math.min(starts[starts.length - 1]! + step, first + 500 * step);
     const times: number[] = [];
     for (let t = first; t <= last; t += step) {
-      const near = starts.find((s) => Math.abs(s - t) < 2 * HOUR);
-      const at = near ?? t;
+      const at = starts.find((s) => Math.abs(s - t) < near) ?? t;
       if (times[times.length - 1] !== at) times.push(at);
     }
     const pick = (k: 'sent' | 'opens' | 'clicks' | 'bounces') => times.map((t) => byTime.get(t)?.[k] ?? 0);
