@@ -718,6 +718,7 @@ describeApi('engagement tracking', (h) => {
     const hour = (await h.call(ws.key, 'GET', `/v1/broadcasts/${bc}/timeline?bucket=hour`)).json();
     expect(hour).toEqual({
       bucket: 'hour',
+      timeZone: 'UTC',
       data: [
         { at: '2030-03-01T10:00:00.000Z', sent: 2, opens: 0, clicks: 0, bounces: 1 },
         { at: '2030-03-01T11:00:00.000Z', sent: 0, opens: 1, clicks: 0, bounces: 0 },
@@ -727,6 +728,7 @@ describeApi('engagement tracking', (h) => {
     const day = (await h.call(ws.key, 'GET', `/v1/broadcasts/${bc}/timeline?bucket=day`)).json();
     expect(day).toEqual({
       bucket: 'day',
+      timeZone: 'UTC',
       data: [
         { at: '2030-03-01T00:00:00.000Z', sent: 2, opens: 1, clicks: 0, bounces: 1 },
         { at: '2030-03-02T00:00:00.000Z', sent: 0, opens: 0, clicks: 1, bounces: 0 },
