@@ -335,6 +335,8 @@ describeBrowser('the web console end to end (formcast serve, headless Chromium)'
       await page.getByRole('button', { name: 'Create API key' }).first().click();
       const keyDialog = page.getByRole('dialog', { name: 'Create an API key' });
       await keyDialog.getByLabel('Name').fill('Website');
+      // Nothing is ticked at first (issue 33 item 17): a key gets exactly what is chosen.
+      await keyDialog.getByRole('checkbox', { name: 'Read forms' }).check();
       await keyDialog.getByRole('button', { name: 'Create key' }).click();
       const shown = page.getByRole('dialog', { name: 'Your new API key' });
       await shown.waitFor();
