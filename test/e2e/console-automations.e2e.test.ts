@@ -291,7 +291,7 @@ describeBrowser("the console's automation editor end to end (formcast serve, hea
       await page.getByText(/It cannot be activated yet: 1 problem/).waitFor();
       await expect
         .poll(() => card(4, 'Send email').textContent())
-        .toContain('is not on a verified domain of this workspace');
+        .toContain('From must be an address on one of your verified domains');
       expect(await page.getByLabel('From', { exact: true }).getAttribute('aria-invalid')).toBe('true');
       await shot(page, 'activation-refused');
       await page.getByLabel('From', { exact: true }).fill('Acme <news@acme.test>');
