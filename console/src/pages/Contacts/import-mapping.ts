@@ -215,10 +215,5 @@ export async function previewCsv(file: File): Promise<CsvPreview> {
   return { header, rows: rows.slice(0, PREVIEW_ROWS) };
 }
 
-const plurals = new Intl.PluralRules('en');
-const numbers = new Intl.NumberFormat();
-
-/** "1 row", "2,401 rows": the number with the word in the right plural. */
-export function countOf(n: number, one: string, other = `${one}s`): string {
-  return `${numbers.format(n)} ${plurals.select(n) === 'one' ? one : other}`;
-}
+/** "1 row", "2 rows": the console's one plural helper (lib/format.ts). */
+export { count as countOf } from '../../lib/format';
