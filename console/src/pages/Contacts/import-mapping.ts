@@ -216,4 +216,4 @@ export async function previewCsv(file: File): Promise<CsvPreview> {
 }
 
 /** "1 row", "2 rows": the console's one plural helper (lib/format.ts). */
-export { count as countOf } from '../../lib/format';
+export { count as countOf } from '../../lib/format.js';
