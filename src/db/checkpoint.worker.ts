@@ -51,6 +51,9 @@ const tick = () => {
   timer = setTimeout(tick, copied ? everyMs : Math.max(everyMs, Math.min(IDLE_MS, everyMs * 4)));
 };
 timer = setTimeout(tick, 0);
+// The module has run: run from the sources, loading it (tsx's loader) started a thread of its own, which set V8's
+// process-wide flags back again after 'online' (db/checkpointer.ts sets the lean heap again on this).
+parentPort?.postMessage({ kind: 'ready' });
 
 parentPort?.on('message', (message: unknown) => {
   if (message !== 'stop') return;

@@ -36,6 +36,8 @@ export interface CheckpointerOptions {
 export interface Checkpointer {
   /** True while the thread runs. */
   readonly running: boolean;
+  /** True once the thread's module has run (every thread its start made has set V8's flags back; the lean heap, if any, is set again). */
+  readonly online: boolean;
   /** Passes of the thread that copied pages, as it reported them. */
   readonly checkpoints: number;
   /** Starts the thread now, whatever the log's size (tests). */
@@ -75,6 +77,7 @@ export function startCheckpointer(
   let closed = false;
   let failed = false;
   let checkpoints = 0;
+  let online = false;
   /** When a failed checkpoint was last said: a failure that repeats (a full disk) is said once a minute, not 10 times a second. */
   let warnedAt = -Infinity;
 
@@ -125,7 +128,10 @@ export function startCheckpointer(
       w.once('online', () => applyLeanHeap(process.env));
       w.on('message', (m: { kind: string; message?: string }) => {
         if (m.kind === 'checkpointed') checkpoints++;
-        else if (m.kind === 'error' && Date.now() - warnedAt >= 60_000) {
+        else if (m.kind === 'ready') {
+          applyLeanHeap(process.env);
+          online = true;
+        } else if (m.kind === 'error' && Date.now() - warnedAt >= 60_000) {
           warnedAt = Date.now();
           log?.warn(
             { err: m.message },
@@ -174,6 +180,9 @@ export function startCheckpointer(
   return {
     get running() {
       return worker !== null;
+    },
+    get online() {
+      return worker !== null && online;
     },
     get checkpoints() {
       return checkpoints;

@@ -20,6 +20,8 @@ export interface Db {
   readonly dialect: Dialect;
   /** SQLite with `checkpoints: 'background'`: the checkpoint thread's state (db/checkpointer.ts). */
   readonly checkpointer?: Checkpointer | null;
+  /** SQLite on a file: its path (migrations lock beside it, db/migrate.ts). */
+  readonly file?: string;
   close(): Promise<void>;
 }
 
@@ -88,6 +90,7 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
     kysely,
     dialect: 'sqlite',
     checkpointer,
+    ...(url !== ':memory:' && !url.startsWith('file:') ? { file: path.resolve(url) } : {}),
     close: async () => {
       await checkpointer?.close();
       await kysely.destroy();

@@ -1,3 +1,4 @@
+import SQLite from 'better-sqlite3';
 import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './connection.js';
 import { foundation } from './migrations/0001_foundation.js';
@@ -61,7 +62,47 @@ function migrations(db: Db): Record<string, Migration> {
   };
 }
 
+/**
+ * Applies the pending migrations. PostgreSQL: Kysely's advisory lock keeps two processes starting at once from both
+ * migrating. SQLite: Kysely takes no lock there (one connection, it says) and runs the migrations outside a transaction
+ * (0007 needs that for its pragma), so two processes starting at once on an upgraded file both ran them ("table …
+ * already exists"); they take turns on an exclusive lock of a small file of their own beside the database, which the
+ * operating system lets go if a process dies holding it.
+ */
 export async function migrateToLatest(db: Db): Promise<string[]> {
+  const file = db.dialect === 'sqlite' ? db.file : undefined;
+  if (!file) return migrate(db);
+  // Connections of this process take turns here first: waiting for the file's lock blocks the thread (busy_timeout),
+  // which would stop the holder of this process from ever finishing.
+  const before = turns.get(file) ?? Promise.resolve();
+  const mine = before.then(() => {
+    const lock = new SQLite(`${file}-migrate-lock`);
+    try {
+      lock.pragma('busy_timeout = 120000');
+      lock.exec('begin exclusive');
+    } catch (err) {
+      lock.close();
+      throw err;
+    }
+    return migrate(db).finally(() => {
+      if (lock.inTransaction) lock.exec('rollback');
+      lock.close();
+    });
+  });
+  const settled = mine.then(
+    () => undefined,
+    () => undefined,
+  );
+  turns.set(file, settled);
+  void settled.then(() => {
+    if (turns.get(file) === settled) turns.delete(file);
+  });
+  return mine;
+}
+
+const turns = new Map<string, Promise<void>>();
+
+async function migrate(db: Db): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(db) };
   // Kysely looks for its own tables in every schema it can see; pin it to ours, or a database holding
   // another Formcast schema (tests, a second instance) would make it skip creating them here.

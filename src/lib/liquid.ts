@@ -13,7 +13,8 @@ import type { FieldError } from '../errors/errors.js';
  */
 export const RENDER_LIMIT_MS = 100;
 
-const options = {
+/** The engine's settings (tests build an engine without the wall-clock render limit from them). */
+export const LIQUID_OPTIONS = {
   strictFilters: true, // an unknown filter is a template error, found when the template is saved
   strictVariables: false, // a missing contact property renders empty (use `| default:`)
   ownPropertyOnly: true,
@@ -24,10 +25,10 @@ const options = {
   memoryLimit: 64 * 1024 * 1024,
 } as const;
 
-export const liquid = new Liquid(options);
+export const liquid = new Liquid(LIQUID_OPTIONS);
 
 /** For HTML bodies: every `{{ output }}` is HTML-escaped (a contact named `<script>` stays text); `| raw` opts out. */
-export const liquidHtml = new Liquid({ ...options, outputEscape: 'escape' });
+export const liquidHtml = new Liquid({ ...LIQUID_OPTIONS, outputEscape: 'escape' });
 
 /** Parses each named template; returns one error per template that does not parse (with JSON Pointer paths). */
 export function liquidErrors(templates: Record<string, string | null | undefined>, basePath: string): FieldError[] {

@@ -187,7 +187,7 @@ describeBrowser('the console audit log end to end (formcast serve, headless Chro
         .toBe(true);
       // A date range with nothing in it.
       await mia.getByLabel('Who').selectOption('');
-      await mia.getByLabel('To').fill('2020-01-01');
+      await mia.getByLabel('To', { exact: true }).fill('2020-01-01');
       await expect.poll(() => mia.locator('main').innerText()).toContain('Nothing matches these filters');
       await check(mia, 'empty');
       await mia.context().close();

@@ -225,7 +225,9 @@ describeBrowser('the API reference and the marketer basics (formcast serve, head
         .getByRole('button', { name: /New broadcast|Create your first broadcast/ })
         .first()
         .click();
-      await expect(p.getByTestId('new-broadcast-sender').innerText()).resolves.toContain('Acme News <news@acme.test>');
+      await expect
+        .poll(() => p.getByTestId('new-broadcast-sender').innerText())
+        .toContain('Acme News <news@acme.test>');
       await p.getByLabel('Name').fill('November news');
       await p.screenshot({ path: path.join(SHOTS, 'basics-new-broadcast.png') });
       await p.getByRole('button', { name: 'Create draft' }).click();

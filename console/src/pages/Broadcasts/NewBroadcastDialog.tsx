@@ -94,9 +94,11 @@ export function NewBroadcastDialog({ open, onClose }: { open: boolean; onClose: 
           data-autofocus
         />
         <p className="muted small" data-testid="new-broadcast-sender">
-          {defaultFrom.data
-            ? `It is sent from your default sender, ${defaultFrom.data}, unless you change it in the draft.`
-            : 'Choose its sender in the draft, or set a default sender in Settings.'}
+          {defaultFrom.isPending
+            ? '\u00a0' /* the settings are on their way: no sentence that may prove wrong a moment later */
+            : defaultFrom.data
+              ? `It is sent from your default sender, ${defaultFrom.data}, unless you change it in the draft.`
+              : 'Choose its sender in the draft, or set a default sender in Settings.'}
         </p>
         <fieldset className="stack-sm">
           <legend>The email</legend>
