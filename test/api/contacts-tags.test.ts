@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { parseTagCell, tagCell } from '../../src/audience/contacts/contacts.tags.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 
 /** Contact tags, the contact list's search and tag filter, GET /v1/tags and the segment condition (contract §18). */
@@ -231,6 +232,63 @@ describeApi('contact tags', (h) => {
     const res = await h.call(ws.key, 'POST', '/v1/segments/preview', { filter: { tag: 'VIP', has: true } });
     expect(res.json().count).toBe(0);
     expect((await h.call(other.key, 'GET', '/v1/tags')).json().data).toEqual([{ tag: 'VIP', contacts: 1 }]);
+  });
+
+  it('imports read a tags column (comma-separated or a Mailchimp quoted list) and add them; the export writes them back', async () => {
+    const ws = await h.workspace();
+    const existing = await upsert(h, ws, { email: 'ada@example.com', tags: ['Old'] });
+    const csv = [
+      'Email Address,First Name,TAGS',
+      'ada@example.com,Ada,"""VIP"",""Customer"""',
+      'bob@example.com,Bob,"beta, vip ,BETA"',
+      'cy@example.com,Cy,',
+      `dan@example.com,Dan,${'x'.repeat(65)}`,
+    ].join('\n');
+    const res = await h.app.inject({
+      method: 'POST',
+      url: '/v1/contacts/imports',
+      headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'text/csv' },
+      payload: csv,
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toMatchObject({ status: 'COMPLETED', created: 2, updated: 1, skipped: 1 });
+    expect(res.json().errors[0].line).toBe(5);
+    const list = (await h.call(ws.key, 'GET', '/v1/contacts')).json().data as { email: string; tags: string[] }[];
+    const byEmail = new Map(list.map((c) => [c.email, c.tags]));
+    expect(byEmail.get('ada@example.com')).toEqual(['Old', 'VIP', 'Customer']);
+    expect(byEmail.get('bob@example.com')).toEqual(['beta', 'vip']);
+    expect(byEmail.get('cy@example.com')).toEqual([]);
+    // The existing contact's tags changed: contact.updated "tags" from the import.
+    const events = await h.db.kysely
+      .selectFrom('events')
+      .select('data')
+      .where('contact_id', '=', existing.id)
+      .where('type', '=', 'contact.updated')
+      .execute();
+    expect(events.some((e) => JSON.stringify(e.data).includes('tags'))).toBe(true);
+    // NDJSON: a tags array.
+    const nd = await h.app.inject({
+      method: 'POST',
+      url: '/v1/contacts/imports',
+      headers: { authorization: `Bearer ${ws.key}`, 'content-type': 'application/x-ndjson' },
+      payload: '{"email":"eve@example.com","tags":["a","A","b"]}\n{"email":"fay@example.com","tags":[""]}\n',
+    });
+    expect(nd.json()).toMatchObject({ created: 1, skipped: 1 });
+    expect((await h.call(ws.key, 'GET', '/v1/contacts?email=eve@example.com')).json().data[0].tags).toEqual(['a', 'b']);
+    // The export has a tags column the import reads back.
+    const exported = await h.call(ws.key, 'GET', '/v1/contacts/export');
+    const lines = exported.body.split('\r\n');
+    expect(lines[0]).toBe('id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags');
+    expect(lines.find((l) => l.includes('ada@example.com'))).toMatch(/,"Old,VIP,Customer"$/);
+  });
+
+  it('a tags cell: comma-separated or quoted, and what the export writes reads back the same', () => {
+    expect(parseTagCell('VIP, Customer')).toEqual(['VIP', ' Customer']);
+    expect(parseTagCell('"VIP","Customer"')).toEqual(['VIP', 'Customer']);
+    expect(parseTagCell('"a, b" , "say ""hi"""')).toEqual(['a, b', 'say "hi"']);
+    expect(parseTagCell('"broken,x')).toEqual(['"broken', 'x']);
+    for (const tags of [['VIP', 'Customer'], ['a, b', 'c'], ['say "hi"'], []])
+      expect(parseTagCell(tagCell(tags))).toEqual(tags);
   });
 
   it('deleting a contact deletes its tags', async () => {

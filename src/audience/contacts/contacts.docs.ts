@@ -109,11 +109,11 @@ export const contactsDocs: OperationDocs = {
     description:
       'Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches ' +
       '(every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, ' +
-      'properties (a JSON object), createdAt, updatedAt. A field holding a comma, a double quote or a line break is quoted (quotes doubled). ' +
+      'properties (a JSON object), createdAt, updatedAt, tags (comma-separated; quoted tags when one holds a comma, which the import reads back). A field holding a comma, a double quote or a line break is quoted (quotes doubled). ' +
       'The contacts are read a page at a time while the response is written, so any size of segment can be exported. ' +
       'A segment that is not in the workspace is 404 before anything is sent.',
     response:
-      'id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt\r\nct_01JDB3N2W4Y6A8C0E2G4J6M8Q0,ada@example.com,Ada,Lovelace,SUBSCRIBED,false,"{""plan"":""pro"",""company"":""Analytical Engines""}",2026-11-21T10:00:00.000Z,2026-11-21T10:00:00.000Z\r\n',
+      'id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags\r\nct_01JDB3N2W4Y6A8C0E2G4J6M8Q0,ada@example.com,Ada,Lovelace,SUBSCRIBED,false,"{""plan"":""pro"",""company"":""Analytical Engines""}",2026-11-21T10:00:00.000Z,2026-11-21T10:00:00.000Z,"VIP,Customer"\r\n',
   },
   'GET /v1/tags': {
     tags,
@@ -168,10 +168,11 @@ export const contactsDocs: OperationDocs = {
     summary: 'Import contacts (CSV or NDJSON)',
     description:
       'Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. ' +
-      'CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes; ' +
+      'CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes, tags; ' +
       'matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; ' +
       'any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. ' +
-      'NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. ' +
+      'A tags column (Mailchimp\'s TAGS) holds tags separated by commas or Mailchimp\'s quoted list ("VIP","Customer"); a row\'s tags are added to the contact\'s (an import never removes one, nor goes past 100). ' +
+      'NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties?, tags? }. Rejected rows are skipped and listed with their line. ' +
       'Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way or the server fails part-way; the rows committed before it are kept).',
     request:
       'email,firstName,lastName,plan\nada@example.com,Ada,Lovelace,pro\ngrace@example.com,Grace,Hopper,free\nnot-an-address,Nobody,,free\n',

@@ -416,11 +416,18 @@ export class ContactsService {
     segmentId: string | undefined,
   ): Promise<{ filename: string; chunks: AsyncIterable<string> }> {
     const pages = await this.ports.contactPages(workspaceId, segmentId);
+    const db = this.db.kysely;
     async function* chunks(): AsyncGenerator<string> {
       yield csvHeader();
       for await (const page of pages) {
+        // The page's tags in one query (contact_tags_pk).
+        const tags = await tagsOfContacts(
+          db,
+          workspaceId,
+          page.map((c) => c.id),
+        );
         let text = '';
-        for (const c of page) text += contactCsvRow(c, c.suppressed);
+        for (const c of page) text += contactCsvRow(c, c.suppressed, tags.get(c.id));
         yield text;
       }
     }
