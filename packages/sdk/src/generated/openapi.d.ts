@@ -107,8 +107,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * The sign-in code page
+         * @description A page of the console (no API key): after a right password of a person with two-factor sign-in, the pending sign-in cookie `__Host-fc_2fa` (10 minutes) brings the browser here; it asks for a code of the app or a recovery code (input `code`). Without a valid pending sign-in: 303 to /app/login.
+         */
         get: operations["getAppLoginTwoFactor"];
         put?: never;
+        /**
+         * Sign in: the code
+         * @description Form-encoded or JSON `{ code, next? }` with the pending sign-in cookie: a code of the app or an unused recovery code (spent). Right: the session cookie and a redirect to `next` (303). Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createAppLoginTwoFactor"];
         delete?: never;
         options?: never;
@@ -474,7 +482,7 @@ export interface paths {
         get: operations["getWorkspace"];
         /**
          * Update the workspace name or settings
-         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, and `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links. The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
+         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
          */
         put: operations["updateWorkspace"];
         post?: never;
@@ -749,7 +757,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description The workspace's contacts, newest first, with cursor pagination (`limit` 1–100, `cursor`). Filters: `email` (exact, after normalisation), `status`, and `topicId` (contacts subscribed to the topic, by their own choice or its default). Needs `read:contacts`.
+         * @description The workspace's contacts, newest first, with cursor pagination (`limit` 1–100, `cursor`). Filters: `email` (exact, after normalisation), `status`, `topicId` (contacts subscribed to the topic, by their own choice or its default), `tag` (contacts with the tag, in any case) and `q` (search: a case-insensitive substring of the email, first name or last name; `%` and `_` match themselves). Filters combine (all must hold). Needs `read:contacts`.
          */
         get: operations["listContacts"];
         put?: never;
@@ -773,9 +781,29 @@ export interface paths {
         };
         /**
          * Count contacts
-         * @description How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`), over all its pages: an exact count, read from indexes only (docs/contacts.md, bench:contact-count). Needs `read:contacts`.
+         * @description How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`, `tag`, `q`), over all its pages: an exact count, read from indexes only (a search reads the contacts themselves) (docs/contacts.md, bench:contact-count). Needs `read:contacts`.
          */
         get: operations["getContactCount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tags
+         * @description The workspace's tags with how many contacts have each, most used first (`limit` 1–1000, default 100). A tag spelled differently on different contacts is one tag. An addition to the contract (for the console's tag filter). Needs `read:contacts`.
+         */
+        get: operations["listTags"];
         put?: never;
         post?: never;
         delete?: never;
@@ -793,7 +821,7 @@ export interface paths {
         };
         /**
          * Export contacts as CSV
-         * @description Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches (every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, properties (a JSON object), createdAt, updatedAt. A field holding a comma, a double quote or a line break is quoted (quotes doubled). The contacts are read a page at a time while the response is written, so any size of segment can be exported. A segment that is not in the workspace is 404 before anything is sent.
+         * @description Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches (every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, properties (a JSON object), createdAt, updatedAt, tags (comma-separated; quoted tags when one holds a comma, which the import reads back). A field holding a comma, a double quote or a line break is quoted (quotes doubled). The contacts are read a page at a time while the response is written, so any size of segment can be exported. A segment that is not in the workspace is 404 before anything is sent.
          */
         get: operations["exportContacts"];
         put?: never;
@@ -818,7 +846,7 @@ export interface paths {
         get: operations["getContact"];
         /**
          * Update a contact
-         * @description Partial: present fields replace the stored value whole (`properties` included: send every property to keep), omitted ones are unchanged, `null` clears `firstName` or `lastName`. An email another contact has is 409 contact_exists (with its `contactId`). A suppressed address set to SUBSCRIBED stays suppressed (`suppressed: true`). Needs `write:contacts`.
+         * @description Partial: present fields replace the stored value whole (`properties` and `tags` included: send every property or tag to keep), omitted ones are unchanged, `null` clears `firstName` or `lastName`. An email another contact has is 409 contact_exists (with its `contactId`). A suppressed address set to SUBSCRIBED stays suppressed (`suppressed: true`). Needs `write:contacts`.
          */
         put: operations["updateContact"];
         post?: never;
@@ -867,7 +895,7 @@ export interface paths {
         put?: never;
         /**
          * Import contacts (CSV or NDJSON)
-         * @description Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes; matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way or the server fails part-way; the rows committed before it are kept).
+         * @description Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes, tags; matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. A tags column (Mailchimp's TAGS) holds tags separated by commas or Mailchimp's quoted list ("VIP","Customer"); a row's tags are added to the contact's (an import never removes one, nor goes past 100). NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties?, tags? }. Rejected rows are skipped and listed with their line. Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way or the server fails part-way; the rows committed before it are kept).
          */
         post: operations["createContactImport"];
         delete?: never;
@@ -1052,6 +1080,46 @@ export interface paths {
          * @description How many contacts the segment matches now, and how many of them are SUBSCRIBED (the ones a broadcast would reach, before topic and suppressions). Needs `read:contacts`.
          */
         get: operations["getSegmentCount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Act on many contacts
+         * @description Starts a bulk action on contacts named by `ids` (up to 10,000) or matched by a segment `filter` (give one of them): `tag` / `untag` (needs `tag`), `subscribe` / `unsubscribe` (to the topic `topicId`, or without it the contact's status, as PUT /v1/contacts/{id} sets it: a suppressed address stays suppressed), or `delete`. Answers 202 `{ jobId, matched }` (`Location` names the job) and the worker acts on the contacts in batches; poll GET /v1/contacts/bulk/{jobId}. Each contact gets the events the single-contact API writes. A contact created after the request is not acted on. A bad body, an unknown topic, or an id that names no contact of the workspace is 422 and starts nothing. Needs `write:contacts`.
+         */
+        post: operations["startContactBulkAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/bulk/{jobId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a bulk action
+         * @description A bulk action's progress: `status` (`RUNNING`, `COMPLETED`, `FAILED`), `matched`, `processed` (failed included), `failed` (a contact the action could not be applied to: a 101st tag), `error` and the timestamps. Needs `read:contacts`.
+         */
+        get: operations["getContactBulkAction"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1885,7 +1953,7 @@ export interface paths {
         };
         /**
          * Who is calling
-         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
+         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `twoFactor`: whether the person has two-factor sign-in and whether the workspace requires it (required and not enabled: every other operation answers 403 two_factor_required until it is set up), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken`, `expiresAt` and `twoFactor` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
          */
         get: operations["getSession"];
         put?: never;
@@ -2036,6 +2104,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
+        /**
+         * Change your name or email
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). Partial: `name` (null clears it) and `email`. A new email needs `currentPassword`, must not be another person's of the workspace (409 user_exists), and changes at once (no confirmation mail); the old address gets a notice when the workspace can send mail.
+         */
         put: operations["updateMe"];
         post?: never;
         delete?: never;
@@ -2053,6 +2125,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Change your password
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a new one (10 to 1000 characters). Every other session of the person is signed out (this one stays), and their unused reset links stop working.
+         */
         post: operations["createMePassword"];
         delete?: never;
         options?: never;
@@ -2067,6 +2143,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Your two-factor sign-in
+         * @description Whether the signed-in person has two-factor sign-in (TOTP), since when, how many unused recovery codes are left, and whether the workspace requires it. Answers while a required set-up is missing.
+         */
         get: operations["getMeTwoFactor"];
         put?: never;
         post?: never;
@@ -2085,6 +2165,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Start setting up two-factor sign-in
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). A new TOTP secret (SHA-1, 6 digits, 30 seconds: what authenticator apps use), its otpauth:// address and a QR code of it as an SVG data URL. Nothing changes at sign-in until POST /v1/me/two-factor/confirm; calling again replaces the secret. 409 invalid_state when it is on already. The secret is stored sealed with the installation's key.
+         */
         post: operations["createMeTwoFactorSetup"];
         delete?: never;
         options?: never;
@@ -2101,6 +2185,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn on two-factor sign-in
+         * @description A code of the app for the secret of the set-up: two-factor sign-in is on, and 10 single-use recovery codes are returned, this once (only their hashes are kept). Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["confirmMeTwoFactor"];
         delete?: never;
         options?: never;
@@ -2117,6 +2205,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn off two-factor sign-in
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a code of the app or an unused recovery code. The secret and the recovery codes are deleted. Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createMeTwoFactorDisable"];
         delete?: never;
         options?: never;
@@ -2133,6 +2225,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * New recovery codes
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a code of the app: 10 new recovery codes, shown this once; the old ones stop working. Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createMeTwoFactorRecoveryCode"];
         delete?: never;
         options?: never;
@@ -2358,7 +2454,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description A segment filter: groups (all, any) of field and topic conditions, at most 8 levels deep and 200 conditions and groups in total. Semantics: src/audience/segments/CONTEXT.md.
+         * @description A segment filter: groups (all, any) of field, topic and tag conditions, at most 8 levels deep and 200 conditions and groups in total. Semantics: src/audience/segments/CONTEXT.md.
          * @example {
          *       "all": [
          *         {
@@ -2379,7 +2475,7 @@ export interface components {
         } | {
             /** @description at least one member matches ({ "any": [] } matches no contact) */
             any: components["schemas"]["SegmentFilter"][];
-        } | components["schemas"]["SegmentFieldCondition"] | components["schemas"]["SegmentTopicCondition"];
+        } | components["schemas"]["SegmentFieldCondition"] | components["schemas"]["SegmentTopicCondition"] | components["schemas"]["SegmentTagCondition"];
         SegmentFieldCondition: {
             /** @description email, firstName, lastName, status, createdAt or properties.<key> */
             field: string;
@@ -2393,6 +2489,12 @@ export interface components {
             topic: string;
             /** @description true: effectively subscribed to the topic (their choice, else the topic's default); false: the others */
             subscribed: boolean;
+        };
+        SegmentTagCondition: {
+            /** @description a tag, in any case */
+            tag: string;
+            /** @description true: contacts with the tag; false: the others */
+            has: boolean;
         };
         /** @description A block document (contract §16): at most 500 blocks in all; columns hold any block but columns. */
         BlockDocument: {
@@ -3002,7 +3104,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. */
+            /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. A person with two-factor sign-in gets no session yet: the pending sign-in cookie `__Host-fc_2fa` (10 minutes) and a redirect to /app/login/two-factor, which asks for the code. */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -3055,7 +3157,10 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><form method="post" action="/app/login/two-factor"><input name="code" autocomplete="one-time-code"><button>Verify and sign in</button></form></main></body></html> */
+                    "text/html": string;
+                };
             };
         };
     };
@@ -3066,7 +3171,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example code=492039&next=%2Fapp */
+                "application/x-www-form-urlencoded": string;
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -3074,6 +3184,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Signed in: the session cookie, and a redirect to /app (or `next`). */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A wrong or used code (the page again), or no valid pending sign-in (the sign-in page). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><p role="alert">That code is not right.</p></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description Too many wrong codes (`Retry-After`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><p role="alert">Too many wrong codes. Try again in 15 minutes.</p></main></body></html> */
+                    "text/html": string;
+                };
             };
         };
     };
@@ -4091,7 +4228,8 @@ export interface operations {
                      *           "opens": true,
                      *           "clicks": true
                      *         },
-                     *         "brandColor": "#0b5fff"
+                     *         "brandColor": "#0b5fff",
+                     *         "requireTwoFactor": false
                      *       }
                      *     }
                      */
@@ -4225,7 +4363,8 @@ export interface operations {
                      *           "opens": true,
                      *           "clicks": false
                      *         },
-                     *         "brandColor": "#0b5fff"
+                     *         "brandColor": "#0b5fff",
+                     *         "requireTwoFactor": false
                      *       }
                      *     }
                      */
@@ -8810,6 +8949,10 @@ export interface operations {
                 status?: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
                 /** @description only contacts (effectively) subscribed to this topic */
                 topicId?: string;
+                /** @description only contacts with this tag (any case) */
+                tag?: string;
+                /** @description search: a case-insensitive substring of the email, first name or last name */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -8844,6 +8987,10 @@ export interface operations {
                      *               "subscribed": true
                      *             }
                      *           ],
+                     *           "tags": [
+                     *             "VIP",
+                     *             "Customer"
+                     *           ],
                      *           "createdAt": "2026-11-21T10:00:00.000Z",
                      *           "updatedAt": "2026-11-21T10:00:00.000Z"
                      *         },
@@ -8864,6 +9011,7 @@ export interface operations {
                      *               "subscribed": true
                      *             }
                      *           ],
+                     *           "tags": [],
                      *           "createdAt": "2026-11-20T16:41:09.220Z",
                      *           "updatedAt": "2026-11-20T16:41:09.220Z"
                      *         }
@@ -8890,6 +9038,8 @@ export interface operations {
                                 name: string;
                                 subscribed: boolean;
                             }[];
+                            /** @description its tags, in the order they were given (docs/contacts.md) */
+                            tags: string[];
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -8966,6 +9116,10 @@ export interface operations {
                  *           "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                  *           "subscribed": true
                  *         }
+                 *       ],
+                 *       "tags": [
+                 *         "VIP",
+                 *         "Customer"
                  *       ]
                  *     }
                  */
@@ -8988,6 +9142,8 @@ export interface operations {
                         id: string;
                         subscribed: boolean;
                     }[];
+                    /** @description up to 100 tags of 1 to 64 characters, one per tag whatever its case (the first spelling is kept); replaces the contact's tags whole */
+                    tags?: string[];
                 };
             };
         };
@@ -9017,6 +9173,10 @@ export interface operations {
                      *           "subscribed": true
                      *         }
                      *       ],
+                     *       "tags": [
+                     *         "VIP",
+                     *         "Customer"
+                     *       ],
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
@@ -9039,6 +9199,8 @@ export interface operations {
                             name: string;
                             subscribed: boolean;
                         }[];
+                        /** @description its tags, in the order they were given (docs/contacts.md) */
+                        tags: string[];
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -9077,6 +9239,10 @@ export interface operations {
                      *           "subscribed": true
                      *         }
                      *       ],
+                     *       "tags": [
+                     *         "VIP",
+                     *         "Customer"
+                     *       ],
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
@@ -9099,6 +9265,8 @@ export interface operations {
                             name: string;
                             subscribed: boolean;
                         }[];
+                        /** @description its tags, in the order they were given (docs/contacts.md) */
+                        tags: string[];
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -9194,6 +9362,10 @@ export interface operations {
                 status?: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
                 /** @description only contacts (effectively) subscribed to this topic */
                 topicId?: string;
+                /** @description only contacts with this tag (any case) */
+                tag?: string;
+                /** @description search: a case-insensitive substring of the email, first name or last name */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -9256,6 +9428,86 @@ export interface operations {
             };
         };
     };
+    listTags: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "tag": "Customer",
+                     *           "contacts": 1280
+                     *         },
+                     *         {
+                     *           "tag": "VIP",
+                     *           "contacts": 42
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the most used first */
+                        data: {
+                            /** @description the tag (of the spellings contacts have, the first in code point order) */
+                            tag: string;
+                            /** @description contacts with the tag */
+                            contacts: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     exportContacts: {
         parameters: {
             query?: {
@@ -9275,8 +9527,8 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt
-                     *     ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0,ada@example.com,Ada,Lovelace,SUBSCRIBED,false,"{""plan"":""pro"",""company"":""Analytical Engines""}",2026-11-21T10:00:00.000Z,2026-11-21T10:00:00.000Z
+                     * @example id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags
+                     *     ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0,ada@example.com,Ada,Lovelace,SUBSCRIBED,false,"{""plan"":""pro"",""company"":""Analytical Engines""}",2026-11-21T10:00:00.000Z,2026-11-21T10:00:00.000Z,"VIP,Customer"
                      */
                     "text/csv": string;
                 };
@@ -9356,6 +9608,10 @@ export interface operations {
                      *           "subscribed": true
                      *         }
                      *       ],
+                     *       "tags": [
+                     *         "VIP",
+                     *         "Customer"
+                     *       ],
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
@@ -9378,6 +9634,8 @@ export interface operations {
                             name: string;
                             subscribed: boolean;
                         }[];
+                        /** @description its tags, in the order they were given (docs/contacts.md) */
+                        tags: string[];
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -9472,6 +9730,8 @@ export interface operations {
                         id: string;
                         subscribed: boolean;
                     }[];
+                    /** @description up to 100 tags of 1 to 64 characters, one per tag whatever its case (the first spelling is kept); replaces the contact's tags whole */
+                    tags?: string[];
                 };
             };
         };
@@ -9501,6 +9761,10 @@ export interface operations {
                      *           "subscribed": false
                      *         }
                      *       ],
+                     *       "tags": [
+                     *         "VIP",
+                     *         "Customer"
+                     *       ],
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-22T14:30:00.000Z"
                      *     }
@@ -9523,6 +9787,8 @@ export interface operations {
                             name: string;
                             subscribed: boolean;
                         }[];
+                        /** @description its tags, in the order they were given (docs/contacts.md) */
+                        tags: string[];
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -11618,6 +11884,245 @@ export interface operations {
                         count: number;
                         /** @description of those, the SUBSCRIBED ones */
                         subscribed: number;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startContactBulkAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "action": "tag",
+                 *       "tag": "VIP",
+                 *       "filter": {
+                 *         "field": "properties.plan",
+                 *         "op": "eq",
+                 *         "value": "pro"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description tag / untag: add or remove `tag`; subscribe / unsubscribe: the topic `topicId`'s subscription, or without topicId the contact's status (SUBSCRIBED / UNSUBSCRIBED, as PUT /v1/contacts/{id} sets it); delete: as DELETE /v1/contacts/{id}
+                     * @enum {string}
+                     */
+                    action: "tag" | "untag" | "subscribe" | "unsubscribe" | "delete";
+                    /** @description required by tag and untag, only for them */
+                    tag?: string;
+                    /** @description subscribe and unsubscribe only: a topic of the workspace */
+                    topicId?: string;
+                    /** @description the contacts, by id (up to 10000); give ids or filter, not both */
+                    ids?: string[];
+                    filter?: components["schemas"]["SegmentFilter"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jobId": "bulk_01JDB4F2H4K6M8P0R2T4V6X8Z0",
+                     *       "matched": 1280
+                     *     }
+                     */
+                    "application/json": {
+                        jobId: string;
+                        /** @description contacts the job will act on, counted when it was created */
+                        matched: number;
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_conflict`: Idempotency conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference; `idempotency_key_reused`: Idempotency key reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getContactBulkAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example bulk_01JDB4F2H4K6M8P0R2T4V6X8Z0 */
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bulk_01JDB4F2H4K6M8P0R2T4V6X8Z0",
+                     *       "action": "tag",
+                     *       "tag": "VIP",
+                     *       "topicId": null,
+                     *       "status": "RUNNING",
+                     *       "matched": 1280,
+                     *       "processed": 500,
+                     *       "failed": 0,
+                     *       "error": null,
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-21T10:00:00.412Z",
+                     *       "finishedAt": null
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        action: "tag" | "untag" | "subscribe" | "unsubscribe" | "delete";
+                        tag: string | null;
+                        topicId: string | null;
+                        /**
+                         * @description RUNNING until every matched contact is done
+                         * @enum {string}
+                         */
+                        status: "RUNNING" | "COMPLETED" | "FAILED";
+                        /** @description contacts matched when the job was created */
+                        matched: number;
+                        /** @description contacts done so far (failed ones included) */
+                        processed: number;
+                        /** @description contacts the action could not be applied to (a 101st tag); a contact gone meanwhile is skipped */
+                        failed: number;
+                        /** @description why a FAILED job stopped */
+                        error: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        updatedAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        finishedAt: string | null;
                     };
                 };
             };
@@ -18943,7 +19448,11 @@ export interface operations {
                      *         }
                      *       ],
                      *       "csrfToken": "q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u",
-                     *       "expiresAt": "2026-12-24T08:12:40.503Z"
+                     *       "expiresAt": "2026-12-24T08:12:40.503Z",
+                     *       "twoFactor": {
+                     *         "enabled": true,
+                     *         "required": false
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -19941,6 +20450,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Sam Rivera",
+                 *       "email": "sam.rivera@example.com",
+                 *       "currentPassword": "correct-horse-battery-staple"
+                 *     }
+                 */
                 "application/json": {
                     name?: string | null;
                     /** @description the new sign-in address: free in the workspace (409 user_exists); needs `currentPassword` */
@@ -19957,6 +20473,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_01JDB40M6P8R0T2V4X6Z8B0D2F",
+                     *       "email": "sam.rivera@example.com",
+                     *       "name": "Sam Rivera",
+                     *       "role": "editor",
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-29T09:30:00.000Z",
+                     *       "lastLoginAt": "2026-11-29T09:12:40.503Z",
+                     *       "emailChanged": true
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         email: string;
@@ -20069,6 +20597,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "newPassword": "a new and longer passphrase"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20083,6 +20617,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sessionsEnded": 2
+                     *     }
+                     */
                     "application/json": {
                         /** @description the other sessions of the person that were signed out */
                         sessionsEnded: number;
@@ -20178,6 +20717,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "enrolledAt": "2026-11-29T09:40:00.000Z",
+                     *       "recoveryCodesLeft": 9,
+                     *       "required": false
+                     *     }
+                     */
                     "application/json": {
                         enabled: boolean;
                         /**
@@ -20230,6 +20777,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20243,6 +20795,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "uri": "otpauth://totp/Formcast%20Acme:sam%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Formcast%20Acme",
+                     *       "qrCode": "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4="
+                     *     }
+                     */
                     "application/json": {
                         /** @description the TOTP secret in Base32, to type into an app that cannot scan */
                         secret: string;
@@ -20336,6 +20895,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the 6-digit code the authenticator app shows */
                     code: string;
@@ -20349,6 +20913,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "k7mq-2xrt-9vbn",
+                     *         "p3ha-wq8z-c6je",
+                     *         "u4ds-7fky-tn2m",
+                     *         "r9gx-b5cw-hq3a",
+                     *         "e8vn-m2pz-j6tk",
+                     *         "y5qa-d7hr-w4xc",
+                     *         "f2tm-k9ue-s8bn",
+                     *         "z6jc-x3wa-q7pd",
+                     *         "g4rk-n8ys-v2me",
+                     *         "b7wt-h5qz-a9cu"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description single-use codes that stand in for the app: shown this once, stored only as hashes */
                         recoveryCodes: string[];
@@ -20438,6 +21018,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20537,6 +21123,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20552,6 +21144,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "k7mq-2xrt-9vbn",
+                     *         "p3ha-wq8z-c6je",
+                     *         "u4ds-7fky-tn2m",
+                     *         "r9gx-b5cw-hq3a",
+                     *         "e8vn-m2pz-j6tk",
+                     *         "y5qa-d7hr-w4xc",
+                     *         "f2tm-k9ue-s8bn",
+                     *         "z6jc-x3wa-q7pd",
+                     *         "g4rk-n8ys-v2me",
+                     *         "b7wt-h5qz-a9cu"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description single-use codes that stand in for the app: shown this once, stored only as hashes */
                         recoveryCodes: string[];
