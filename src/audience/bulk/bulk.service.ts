@@ -9,7 +9,7 @@ import { updatedEvent } from '../contacts/contacts.events.js';
 import { applyToContact } from '../contacts/contacts.lifecycle.js';
 import { deleteContactWithEvent } from '../contacts/contacts.service.js';
 import { setTopicChoices } from '../contacts/contacts.subscriptions.js';
-import { addTag, normalizeTags, removeTag } from '../contacts/contacts.tags.js';
+import { mergeTags, normalizeTags, removeTag } from '../contacts/contacts.tags.js';
 import { topicReferences, validateFilter, type Filter } from '../segments/segments.filter.js';
 import { compiledFilter, countMatchingContacts } from '../segments/segments.repository.js';
 import { existingTopicIds, getTopic } from '../topics/topics.repository.js';
@@ -147,8 +147,7 @@ export class BulkService {
         return 1;
       }
       const { contacts, cursor, done } = await this.nextContacts(trx, job);
-      let failed = 0;
-      for (const c of contacts) if (!(await act(trx, job, c, now))) failed++;
+      const failed = await act(trx, job, contacts, now);
       await repo.recordBatch(trx, job, { cursor, processed: contacts.length, failed, done, now });
       // A batch with no contacts still ended a job: worth another round at once.
       return Math.max(1, contacts.length);
@@ -192,28 +191,52 @@ async function newestContactId(db: Executor, workspaceId: string): Promise<strin
   return row?.id ?? null;
 }
 
-/** The job's action on one contact, with the events the single-contact API writes; false when it could not be applied. */
-async function act(trx: Executor, job: BulkJobRecord, c: { id: string; email: string }, now: string): Promise<boolean> {
+/**
+ * The job's action on a batch of contacts, with the events the single-contact API writes; returns how many it could
+ * not be applied to. Tags are written for the whole batch at once (the tags' writer); a status, a topic choice and a
+ * deletion contact by contact, through the functions the API calls.
+ */
+async function act(
+  trx: Executor,
+  job: BulkJobRecord,
+  contacts: readonly { id: string; email: string }[],
+  now: string,
+): Promise<number> {
   const ws = job.workspaceId;
+  const emailOf = new Map(contacts.map((c) => [c.id, c.email]));
+  const tagEvents = (ids: Iterable<string>) =>
+    recordEvents(
+      trx,
+      ws,
+      [...ids].map((id) => updatedEvent(id, emailOf.get(id)!, ['tags'], 'api')),
+      now,
+    );
   switch (job.action) {
     case 'tag': {
-      const result = await addTag(trx, ws, c.id, job.tag!, now);
-      if (result === 'added') await recordEvents(trx, ws, [updatedEvent(c.id, c.email, ['tags'], 'api')], now);
-      return result !== 'full';
+      const { changed, full } = await mergeTags(trx, ws, new Map(contacts.map((c) => [c.id, [job.tag!]])), now);
+      await tagEvents(changed);
+      return full.size;
     }
     case 'untag':
-      if (await removeTag(trx, ws, c.id, job.tag!))
-        await recordEvents(trx, ws, [updatedEvent(c.id, c.email, ['tags'], 'api')], now);
-      return true;
+      await tagEvents(
+        await removeTag(
+          trx,
+          ws,
+          contacts.map((c) => c.id),
+          job.tag!,
+        ),
+      );
+      return 0;
     case 'subscribe':
     case 'unsubscribe': {
       const subscribed = job.action === 'subscribe';
-      if (job.topicId !== null) await setTopicChoices(trx, ws, c.id, [{ id: job.topicId, subscribed }], now);
-      else await applyToContact(trx, ws, c.id, subscribed ? 'setSubscribed' : 'setUnsubscribed', {}, now);
-      return true;
+      for (const c of contacts)
+        if (job.topicId !== null) await setTopicChoices(trx, ws, c.id, [{ id: job.topicId, subscribed }], now);
+        else await applyToContact(trx, ws, c.id, subscribed ? 'setSubscribed' : 'setUnsubscribed', {}, now);
+      return 0;
     }
     case 'delete':
-      await deleteContactWithEvent(trx, ws, c.id, now);
-      return true;
+      for (const c of contacts) await deleteContactWithEvent(trx, ws, c.id, now);
+      return 0;
   }
 }

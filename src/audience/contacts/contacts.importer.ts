@@ -203,7 +203,7 @@ async function addImportedTags(
     adds.set(id, b.tags.get(i)!);
     slotOfId.set(id, i);
   }
-  const changed = await mergeTags(trx, workspaceId, adds, now);
+  const { changed } = await mergeTags(trx, workspaceId, adds, now);
   const events = [...changed]
     .filter((id) => !created[slotOfId.get(id)!])
     .map((id) => updatedEvent(id, b.emails[slotOfId.get(id)!]!, ['tags'], 'import'));

@@ -115,52 +115,18 @@ export async function replaceTags(
 }
 
 /**
- * Adds one tag to a contact (a bulk action). `added`: the contact did not have it; `full`: it has MAX_TAGS tags
- * already and the tag is not among them (nothing is written); `had`: nothing to do. Safe to repeat.
- */
-export async function addTag(
-  trx: Executor,
-  workspaceId: string,
-  contactId: string,
-  tag: string,
-  now: string,
-): Promise<'added' | 'had' | 'full'> {
-  const key = tagKey(tag);
-  const rows = await trx
-    .selectFrom('contact_tags')
-    .select(['tag_key', 'position'])
-    .where('workspace_id', '=', workspaceId)
-    .where('contact_id', '=', contactId)
-    .execute();
-  if (rows.some((r) => r.tag_key === key)) return 'had';
-  if (rows.length >= MAX_TAGS) return 'full';
-  await trx
-    .insertInto('contact_tags')
-    .values({
-      workspace_id: workspaceId,
-      contact_id: contactId,
-      tag_key: key,
-      tag,
-      position: rows.reduce((max, r) => Math.max(max, Number(r.position)), -1) + 1,
-      created_at: now,
-    })
-    .onConflict((oc) => oc.columns(['contact_id', 'tag_key']).doNothing())
-    .execute();
-  return 'added';
-}
-
-/**
- * Adds tags to many contacts at once (an import batch): contact id → tags (normalised), each contact's new tags after
- * its own, those it has (in any spelling) left as they are, none past MAX_TAGS. Returns the contacts whose tags changed.
- * Two statements per 500 contacts.
+ * Adds tags to many contacts at once (an import batch, a bulk action's batch): contact id → tags (normalised), each contact's new tags after
+ * its own, those it has (in any spelling) left as they are, none past MAX_TAGS. Returns the contacts whose tags changed,
+ * and those that had MAX_TAGS tags and lacked one of `adds`. Two statements per 500 contacts.
  */
 export async function mergeTags(
   trx: Executor,
   workspaceId: string,
   adds: ReadonlyMap<string, readonly string[]>,
   now: string,
-): Promise<Set<string>> {
+): Promise<{ changed: Set<string>; full: Set<string> }> {
   const changed = new Set<string>();
+  const full = new Set<string>();
   const ids = [...adds.keys()];
   for (let start = 0; start < ids.length; start += 500) {
     const chunk = ids.slice(start, start + 500);
@@ -182,7 +148,11 @@ export async function mergeTags(
       const h = have.get(id) ?? { keys: new Set<string>(), next: 0 };
       for (const tag of adds.get(id)!) {
         const key = tagKey(tag);
-        if (h.keys.has(key) || h.keys.size >= MAX_TAGS) continue;
+        if (h.keys.has(key)) continue;
+        if (h.keys.size >= MAX_TAGS) {
+          full.add(id);
+          continue;
+        }
         h.keys.add(key);
         values.push({
           workspace_id: workspaceId,
@@ -202,7 +172,7 @@ export async function mergeTags(
         .onConflict((oc) => oc.columns(['contact_id', 'tag_key']).doNothing())
         .execute();
   }
-  return changed;
+  return { changed, full };
 }
 
 /**
@@ -227,15 +197,22 @@ export function tagCell(tags: readonly string[]): string {
   return tags.map((t) => `"${t.replace(/"/g, '""')}"`).join(',');
 }
 
-/** Removes a tag (any spelling) from a contact; true when it had it. Safe to repeat. */
-export async function removeTag(trx: Executor, workspaceId: string, contactId: string, tag: string): Promise<boolean> {
-  const res = await trx
+/** Removes a tag (any spelling) from contacts; returns those that had it. Safe to repeat. One statement. */
+export async function removeTag(
+  trx: Executor,
+  workspaceId: string,
+  contactIds: readonly string[],
+  tag: string,
+): Promise<Set<string>> {
+  if (contactIds.length === 0) return new Set();
+  const rows = await trx
     .deleteFrom('contact_tags')
     .where('workspace_id', '=', workspaceId)
-    .where('contact_id', '=', contactId)
+    .where('contact_id', 'in', [...contactIds])
     .where('tag_key', '=', tagKey(tag))
-    .executeTakeFirst();
-  return Number(res.numDeletedRows) > 0;
+    .returning('contact_id')
+    .execute();
+  return new Set(rows.map((r) => r.contact_id));
 }
 
 /**
