@@ -9,6 +9,7 @@ import { automationsDocs } from './integrations/automations/automations.docs.js'
 import { bouncesDocs } from './sending/bounces/bounces.docs.js';
 import { broadcastsDocs } from './sending/broadcasts/broadcasts.docs.js';
 import { contactsDocs } from './audience/contacts/contacts.docs.js';
+import { bulkDocs } from './audience/bulk/bulk.docs.js';
 import { documentsDocs } from './sending/documents/documents.docs.js';
 import { domainsDocs } from './mail-setup/domains/domains.docs.js';
 import { dmarcDocs } from './mail-setup/dmarc/dmarc.docs.js';
@@ -40,6 +41,7 @@ export const OPERATION_DOCS: readonly OperationDocs[] = [
   domainsDocs,
   dmarcDocs,
   contactsDocs,
+  bulkDocs,
   topicsDocs,
   segmentsDocs,
   templatesDocs,

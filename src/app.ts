@@ -43,6 +43,8 @@ import { socialIconRoutes } from './pages/social-icons.js';
 import { createServer } from './http/server.js';
 import type { Mailer, TransportState } from './mail/transport.js';
 import { segmentsRoutes } from './audience/segments/segments.routes.js';
+import { bulkRoutes } from './audience/bulk/bulk.routes.js';
+import { BulkService } from './audience/bulk/bulk.service.js';
 import { SegmentsService, contactPagesOf } from './audience/segments/segments.service.js';
 import { submissionsRoutes } from './forms/submissions/submissions.routes.js';
 import { SubmissionsService } from './forms/submissions/submissions.service.js';
@@ -86,6 +88,7 @@ export interface Services {
   contacts: ContactsService;
   topics: TopicsService;
   segments: SegmentsService;
+  bulk: BulkService;
   templates: TemplatesService;
   images: ImagesService;
   broadcasts: BroadcastsService;
@@ -151,6 +154,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     contacts: new ContactsService(db, { contactPages: contactPagesOf(db), messageSources: messageSourcesOf(db) }),
     topics: new TopicsService(db),
     segments: new SegmentsService(db),
+    bulk: new BulkService(db),
     templates: new TemplatesService(db, {
       publicUrl: config.publicUrl,
       localeOf: async (workspaceId) => (await getWorkspace(db.kysely, workspaceId))?.settings.locale,
@@ -277,6 +281,7 @@ export async function buildApp({
       await v1.register(contactsRoutes, { contacts: services.contacts });
       await v1.register(topicsRoutes, { topics: services.topics });
       await v1.register(segmentsRoutes, { segments: services.segments });
+      await v1.register(bulkRoutes, { bulk: services.bulk });
       await v1.register(templatesRoutes, { templates: services.templates });
       await v1.register(imagesRoutes, { images: services.images });
       await v1.register(broadcastsRoutes, { broadcasts: services.broadcasts });

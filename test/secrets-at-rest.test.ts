@@ -232,6 +232,8 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       'dmarc_reports',
       'audit_log',
       'user_recovery_codes',
+      'contact_tags',
+      'contact_bulk_jobs',
     ])
       await sql`drop table if exists ${sql.table(table)}`.execute(db.kysely);
     for (const [table, column] of [

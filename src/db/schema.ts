@@ -232,6 +232,39 @@ export interface ContactTopicsTable {
   updated_at: string;
 }
 
+/** A contact's tag (0030): `tag_key` is the tag lower-cased, unique per contact; `tag` its first spelling. */
+export interface ContactTagsTable {
+  workspace_id: string;
+  contact_id: string;
+  tag_key: string;
+  tag: string;
+  position: number;
+  created_at: string;
+}
+
+export type BulkAction = 'tag' | 'untag' | 'subscribe' | 'unsubscribe' | 'delete';
+
+/** A bulk action on contacts (0030), walked by the worker a batch at a time from `cursor`. */
+export interface ContactBulkJobsTable {
+  id: string;
+  workspace_id: string;
+  action: BulkAction;
+  tag: string | null;
+  topic_id: string | null;
+  ids: string | null; // JSON array of contact ids
+  filter: string | null; // JSON, the segment grammar
+  status: 'RUNNING' | 'COMPLETED' | 'FAILED';
+  matched: number;
+  processed: number;
+  failed: number;
+  cursor: string | null;
+  up_to: string | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
 export interface SegmentsTable {
   id: string;
   workspace_id: string;
@@ -618,6 +651,8 @@ export interface Database {
   contacts: ContactsTable;
   topics: TopicsTable;
   contact_topics: ContactTopicsTable;
+  contact_tags: ContactTagsTable;
+  contact_bulk_jobs: ContactBulkJobsTable;
   segments: SegmentsTable;
   contact_imports: ContactImportsTable;
   broadcasts: BroadcastsTable;

@@ -37,6 +37,7 @@ export type OperationDocs = Partial<Record<OperationKey, OperationDoc>>;
 /** Example values of path parameters, by name (ids look like the service's: a prefix and a ULID). */
 const PARAM_EXAMPLES: Record<string, string> = {
   formId: 'form_01JDB3M5Q8X2V7K9T4N6R1P0AZ',
+  jobId: 'bulk_01JDB4F2H4K6M8P0R2T4V6X8Z0',
   contactId: 'ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0',
   importId: 'imp_01JDB3P7R9T1V3X5Z7B9D1F3H5',
   topicId: 'topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9',

@@ -8,6 +8,7 @@ import {
   type EngineOptions,
 } from '../integrations/automations/automations.engine.js';
 import { ContactsService } from '../audience/contacts/contacts.service.js';
+import { BulkService } from '../audience/bulk/bulk.service.js';
 import { contactPagesOf } from '../audience/segments/segments.service.js';
 import type { Db } from '../db/connection.js';
 import { pruneOldEvents } from '../outbox/events/events.service.js';
@@ -42,6 +43,7 @@ import { JobRunner, type Job } from './runner.js';
  * | confirmations | poll | sends double opt-in emails |
  * | settle | 10 s | finishes (or pauses, by the circuit breaker) SENDING broadcasts no batch touched last |
  * | import sweep | 1 min | fails imports a dead server left RUNNING |
+ * | contact bulk actions | poll | a batch of the oldest RUNNING bulk action on contacts (audience/bulk), its cursor moved in the batch's transaction |
  * | idempotency purge | 1 h | deletes Idempotency-Key records older than 24 h, in batches |
  * | inbound purge | 1 day | deletes unreadable inbound messages older than 30 days, in batches |
  * | events retention | 1 h | deletes events older than EVENTS_RETENTION_DAYS, 1,000 a statement |
@@ -153,6 +155,7 @@ export function startJobs(
   const pipeline = buildPipeline(db, mailer, config, log, { onBatch: () => sendingHeap.sending(), ...overrides });
   const confirmations = new ConfirmationSender(db, mailer, config.publicUrl, log, config.secret);
   const contacts = new ContactsService(db, { contactPages: contactPagesOf(db) });
+  const bulk = new BulkService(db);
   const protection = new ProtectionService(db, {
     secret: config.secret,
     bursts: config.signupBursts,
@@ -180,6 +183,8 @@ export function startJobs(
         return 0;
       },
     },
+    // A busy round (a batch done) runs again at once: a job of 100,000 contacts is 200 batches back to back.
+    { name: 'contact bulk actions', everyMs: poll, run: () => bulk.runBatch() },
     { name: 'idempotency purge', everyMs: 3_600_000, run: async () => (await purgeIdempotencyKeys(db), 0) },
     { name: 'inbound purge', everyMs: 86_400_000, run: async () => (await purgeInboundMessages(db), 0) },
     { name: 'events retention', everyMs: 3_600_000, run: () => pruneOldEvents(db, config.eventsRetentionDays) },

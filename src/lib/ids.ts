@@ -35,7 +35,8 @@ export type IdPrefix =
   | 'img'
   | 'aud'
   | 'rcv'
-  | 'ntc';
+  | 'ntc'
+  | 'bulk';
 
 const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford's, as ULIDs use
 const HALF = 2 ** 40;

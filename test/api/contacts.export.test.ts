@@ -5,7 +5,18 @@ import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js
 
 /** GET /v1/contacts/export?segmentId=: a segment's contacts as a streamed CSV attachment. */
 
-const HEADER = ['id', 'email', 'firstName', 'lastName', 'status', 'suppressed', 'properties', 'createdAt', 'updatedAt'];
+const HEADER = [
+  'id',
+  'email',
+  'firstName',
+  'lastName',
+  'status',
+  'suppressed',
+  'properties',
+  'createdAt',
+  'updatedAt',
+  'tags',
+];
 
 async function importNdjson(h: Harness, ws: TestWorkspace, rows: Record<string, unknown>[]) {
   const res = await h.call(ws.key, 'POST', '/v1/contacts/imports', rows.map((r) => JSON.stringify(r)).join('\n'), {

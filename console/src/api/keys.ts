@@ -8,10 +8,15 @@
 export const contactKeys = {
   all: ['contacts'] as const,
   lists: () => [...contactKeys.all, 'list'] as const,
-  list: (params: { email: string; status: string; topicId: string; cursor: string | undefined }) =>
+  list: (params: { q: string; status: string; topicId: string; tag: string; cursor: string | undefined }) =>
     [...contactKeys.lists(), params] as const,
   /** How many contacts the list has with these filters (all of them: no filter). */
-  count: (params: { email: string; status: string; topicId: string }) => [...contactKeys.all, 'count', params] as const,
+  count: (params: { q: string; status: string; topicId: string; tag: string }) =>
+    [...contactKeys.all, 'count', params] as const,
+  /** The workspace's tags with their counts (GET /v1/tags). */
+  tags: () => [...contactKeys.all, 'tags'] as const,
+  /** A bulk action's progress. */
+  bulk: (jobId: string) => [...contactKeys.all, 'bulk', jobId] as const,
   /** The newest contacts, for the simulator's picker. */
   recent: () => [...contactKeys.all, 'recent'] as const,
   /** New contacts per hour (the dashboard). */

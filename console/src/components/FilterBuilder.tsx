@@ -1,7 +1,7 @@
 /**
  * A visual editor for the segment filter grammar (contract §7, src/audience/segments/CONTEXT.md): all/any groups nested up
  * to 8 levels, field conditions with the input each field takes (a date for createdAt, a select for status, a
- * free key for properties.<key>), topic conditions with a topic picker. Items are added, removed and moved
+ * free key for properties.<key>), topic conditions with a topic picker, tag conditions (has / has not a tag). Items are added, removed and moved
  * up or down. Errors from the API (JSON Pointers such as /filter/all/2/value) show next to their condition.
  */
 import { useId } from 'react';
@@ -23,7 +23,8 @@ export type Node =
       value: string;
       valueType: 'string' | 'number' | 'boolean';
     }
-  | { kind: 'topic'; id: number; topic: string; subscribed: boolean };
+  | { kind: 'topic'; id: number; topic: string; subscribed: boolean }
+  | { kind: 'tag'; id: number; tag: string; has: boolean };
 
 let nextId = 1;
 const MAX_DEPTH = 8;
@@ -108,6 +109,7 @@ export function toTree(f: Filter): Node {
   if ('all' in f) return newGroup('all', f.all.map(toTree));
   if ('any' in f) return newGroup('any', f.any.map(toTree));
   if ('topic' in f) return { kind: 'topic', id: nextId++, topic: f.topic, subscribed: f.subscribed };
+  if ('tag' in f) return { kind: 'tag', id: nextId++, tag: f.tag, has: f.has };
   const isProp = f.field.startsWith('properties.');
   const v = f.value;
   const valueType =
@@ -142,6 +144,7 @@ export function toFilter(n: Node): Filter {
   if (n.kind === 'group')
     return n.mode === 'all' ? { all: n.children.map(toFilter) } : { any: n.children.map(toFilter) };
   if (n.kind === 'topic') return { topic: n.topic, subscribed: n.subscribed };
+  if (n.kind === 'tag') return { tag: n.tag, has: n.has };
   const field = n.field === 'properties' ? `properties.${n.key}` : n.field;
   if (n.op === 'exists' || n.op === 'notExists') return { field, op: n.op };
   if (n.op === 'in') {
@@ -188,6 +191,7 @@ interface Ctx {
   root: Node;
   onChange: (n: Node) => void;
   topics: TopicOption[];
+  tags?: string[];
   errors: Record<string, string>;
   disabled: boolean;
 }
@@ -503,6 +507,54 @@ function TopicRow({
   );
 }
 
+function TagRow({ ctx, node, path, label }: { ctx: Ctx; node: Node & { kind: 'tag' }; path: string; label: string }) {
+  const set = (patch: Partial<typeof node>) =>
+    ctx.onChange(mapNode(ctx.root, node.id, (n) => ({ ...n, ...patch }) as Node));
+  const errs = errorsUnder(ctx.errors, path);
+  const errId = `fb-tag-err-${node.id}`;
+  const listId = `fb-tags-${node.id}`;
+  return (
+    <div className="fb-condition-body">
+      <div className="fb-controls">
+        <select
+          className="select"
+          value={node.has ? 'true' : 'false'}
+          onChange={(e) => set({ has: e.target.value === 'true' })}
+          disabled={ctx.disabled}
+          aria-label={`${label}: has or has not`}
+        >
+          <option value="true">has the tag</option>
+          <option value="false">has not the tag</option>
+        </select>
+        <input
+          className="input"
+          value={node.tag}
+          maxLength={64}
+          list={ctx.tags?.length ? listId : undefined}
+          placeholder="VIP"
+          onChange={(e) => set({ tag: e.target.value })}
+          disabled={ctx.disabled}
+          aria-label={`${label}: tag`}
+          aria-invalid={errs.length > 0 || undefined}
+          aria-describedby={errs.length ? errId : undefined}
+        />
+        {ctx.tags?.length ? (
+          <datalist id={listId}>
+            {ctx.tags.map((t) => (
+              <option key={t} value={t} />
+            ))}
+          </datalist>
+        ) : null}
+      </div>
+      {errs.length > 0 && (
+        <div className="error small" id={errId} role="alert">
+          {errs.join('; ')}
+        </div>
+      )}
+    </div>
+  );
+}
+
 function GroupView({
   ctx,
   node,
@@ -566,6 +618,8 @@ function GroupView({
                   <GroupView ctx={ctx} node={c} path={childPath} depth={depth + 1} label={`${childLabel} (group)`} />
                 ) : c.kind === 'topic' ? (
                   <TopicRow ctx={ctx} node={c} path={childPath} label={childLabel} />
+                ) : c.kind === 'tag' ? (
+                  <TagRow ctx={ctx} node={c} path={childPath} label={childLabel} />
                 ) : (
                   <FieldRow ctx={ctx} node={c} path={childPath} label={childLabel} />
                 )}
@@ -586,6 +640,9 @@ function GroupView({
           >
             + Topic condition
           </Button>
+          <Button size="sm" onClick={() => add({ kind: 'tag', id: nextId++, tag: ctx.tags?.[0] ?? '', has: true })}>
+            + Tag condition
+          </Button>
           {depth < MAX_DEPTH - 1 && (
             <Button size="sm" onClick={() => add(newGroup(node.mode === 'all' ? 'any' : 'all', [newCondition()]))}>
               + Group
@@ -602,16 +659,19 @@ export function FilterBuilder({
   root,
   onChange,
   topics,
+  tags,
   errors,
   disabled = false,
 }: {
   root: Node;
   onChange: (n: Node) => void;
   topics: TopicOption[];
+  /** The workspace's tags (GET /v1/tags), offered as the tag condition's suggestions. */
+  tags?: string[];
   errors: Record<string, string>;
   disabled?: boolean;
 }) {
-  const ctx: Ctx = { root, onChange, topics, errors, disabled };
+  const ctx: Ctx = { root, onChange, topics, tags, errors, disabled };
   if (root.kind !== 'group') return null;
   return <GroupView ctx={ctx} node={root} path="/filter" depth={1} label="Filter" />;
 }

@@ -5,7 +5,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, unwrap } from '../api/client';
-import { domainKeys, segmentKeys, topicKeys } from '../api/keys';
+import { contactKeys, domainKeys, segmentKeys, topicKeys } from '../api/keys';
 import type { paths } from '../api/generated/schema';
 
 export type Contact = paths['/v1/contacts/{contactId}']['get']['responses'][200]['content']['application/json'];
@@ -47,6 +47,15 @@ export function useTopics() {
   return useQuery({
     queryKey: topicKeys.picker(),
     queryFn: async () => unwrap(await api.GET('/v1/topics', { params: { query: { limit: 100 } } })).data,
+    staleTime: 30_000,
+  });
+}
+
+/** The workspace's tags, most used first (the first 1,000), for the tag filter and pickers. */
+export function useTags() {
+  return useQuery({
+    queryKey: contactKeys.tags(),
+    queryFn: async () => unwrap(await api.GET('/v1/tags', { params: { query: { limit: 1000 } } })).data,
     staleTime: 30_000,
   });
 }

@@ -708,6 +708,7 @@ export function describeFilter(f: Filter | null): string {
   if ('field' in f)
     return `${f.field.replace(/^properties\./, '')} ${f.op} ${f.value === undefined ? '' : JSON.stringify(f.value)}`.trim();
   if ('topic' in f) return f.subscribed === false ? 'not subscribed to a topic' : 'subscribed to a topic';
+  if ('tag' in f) return f.has ? `tagged ${f.tag}` : `not tagged ${f.tag}`;
   const [mode, items] = 'all' in f ? (['all', f.all] as const) : (['any', f.any] as const);
   if (items.length === 0) return mode === 'all' ? 'every contact' : 'no contact';
   if (items.length === 1) return describeFilter(items[0]!);

@@ -111,6 +111,15 @@ export class Formcast {
         list: (query?: ListQuery<'/v1/contacts/imports'>, o?: O) => t.list('/v1/contacts/imports', [], query, o),
         get: (importId: string, o?: O) => t.call('get', '/v1/contacts/imports/{importId}', { path: [importId] }, o),
       },
+      bulk: {
+        /** Starts a bulk action (tag, untag, subscribe, unsubscribe, delete) on `ids` or a `filter`: `{ jobId, matched }`. */
+        create: (body: RequestBody<'/v1/contacts/bulk', 'post'>, o?: O) =>
+          t.call('post', '/v1/contacts/bulk', { body }, o),
+        /** A bulk action's progress: status, matched, processed, failed. */
+        get: (jobId: string, o?: O) => t.call('get', '/v1/contacts/bulk/{jobId}', { path: [jobId] }, o),
+      },
+      /** The workspace's tags with how many contacts have each, most used first. */
+      tags: (query?: QueryParams<'/v1/tags', 'get'>, o?: O) => t.call('get', '/v1/tags', { query }, o),
     };
 
     this.topics = crud(t, '/v1/topics', '/v1/topics/{topicId}');

@@ -10,6 +10,7 @@ const contact = {
   status: 'SUBSCRIBED',
   suppressed: false,
   topics: [topic],
+  tags: ['VIP', 'Customer'],
   createdAt: '2026-11-21T10:00:00.000Z',
   updatedAt: '2026-11-21T10:00:00.000Z',
 };
@@ -20,6 +21,7 @@ const grace = {
   firstName: 'Grace',
   lastName: 'Hopper',
   properties: { plan: 'free' },
+  tags: [],
   createdAt: '2026-11-20T16:41:09.220Z',
   updatedAt: '2026-11-20T16:41:09.220Z',
 };
@@ -82,6 +84,7 @@ export const contactsDocs: OperationDocs = {
       lastName: 'Lovelace',
       properties: { plan: 'pro', company: 'Analytical Engines' },
       topics: [{ id: topic.id, subscribed: true }],
+      tags: ['VIP', 'Customer'],
     },
     response: contact,
   },
@@ -89,15 +92,15 @@ export const contactsDocs: OperationDocs = {
     tags,
     summary: 'List contacts',
     description:
-      "The workspace's contacts, newest first, with cursor pagination (`limit` 1–100, `cursor`). Filters: `email` (exact, after normalisation), `status`, and `topicId` (contacts subscribed to the topic, by their own choice or its default). Needs `read:contacts`.",
+      "The workspace's contacts, newest first, with cursor pagination (`limit` 1–100, `cursor`). Filters: `email` (exact, after normalisation), `status`, `topicId` (contacts subscribed to the topic, by their own choice or its default), `tag` (contacts with the tag, in any case) and `q` (search: a case-insensitive substring of the email, first name or last name; `%` and `_` match themselves). Filters combine (all must hold). Needs `read:contacts`.",
     response: { data: [contact, grace], nextCursor: 'Y3RfMDFKREIzTjFWM1g1WjdCOUQxRjNINUs3TTk' },
   },
   'GET /v1/contacts/count': {
     tags,
     summary: 'Count contacts',
     description:
-      'How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`), over all its pages: an exact count, ' +
-      'read from indexes only (docs/contacts.md, bench:contact-count). Needs `read:contacts`.',
+      'How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`, `tag`, `q`), over all its pages: an exact count, ' +
+      'read from indexes only (a search reads the contacts themselves) (docs/contacts.md, bench:contact-count). Needs `read:contacts`.',
     response: { count: 1234 },
   },
   'GET /v1/contacts/export': {
@@ -106,11 +109,23 @@ export const contactsDocs: OperationDocs = {
     description:
       'Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches ' +
       '(every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, ' +
-      'properties (a JSON object), createdAt, updatedAt. A field holding a comma, a double quote or a line break is quoted (quotes doubled). ' +
+      'properties (a JSON object), createdAt, updatedAt, tags (comma-separated; quoted tags when one holds a comma, which the import reads back). A field holding a comma, a double quote or a line break is quoted (quotes doubled). ' +
       'The contacts are read a page at a time while the response is written, so any size of segment can be exported. ' +
       'A segment that is not in the workspace is 404 before anything is sent.',
     response:
-      'id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt\r\nct_01JDB3N2W4Y6A8C0E2G4J6M8Q0,ada@example.com,Ada,Lovelace,SUBSCRIBED,false,"{""plan"":""pro"",""company"":""Analytical Engines""}",2026-11-21T10:00:00.000Z,2026-11-21T10:00:00.000Z\r\n',
+      'id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags\r\nct_01JDB3N2W4Y6A8C0E2G4J6M8Q0,ada@example.com,Ada,Lovelace,SUBSCRIBED,false,"{""plan"":""pro"",""company"":""Analytical Engines""}",2026-11-21T10:00:00.000Z,2026-11-21T10:00:00.000Z,"VIP,Customer"\r\n',
+  },
+  'GET /v1/tags': {
+    tags,
+    summary: 'List tags',
+    description:
+      "The workspace's tags with how many contacts have each, most used first (`limit` 1–1000, default 100). A tag spelled differently on different contacts is one tag. An addition to the contract (for the console's tag filter). Needs `read:contacts`.",
+    response: {
+      data: [
+        { tag: 'Customer', contacts: 1280 },
+        { tag: 'VIP', contacts: 42 },
+      ],
+    },
   },
   'GET /v1/contacts/{contactId}': {
     tags,
@@ -123,7 +138,7 @@ export const contactsDocs: OperationDocs = {
     tags,
     summary: 'Update a contact',
     description:
-      'Partial: present fields replace the stored value whole (`properties` included: send every property to keep), omitted ones are unchanged, `null` clears `firstName` or `lastName`. An email another contact has is 409 contact_exists (with its `contactId`). A suppressed address set to SUBSCRIBED stays suppressed (`suppressed: true`). Needs `write:contacts`.',
+      'Partial: present fields replace the stored value whole (`properties` and `tags` included: send every property or tag to keep), omitted ones are unchanged, `null` clears `firstName` or `lastName`. An email another contact has is 409 contact_exists (with its `contactId`). A suppressed address set to SUBSCRIBED stays suppressed (`suppressed: true`). Needs `write:contacts`.',
     request: {
       properties: { plan: 'team', company: 'Analytical Engines' },
       topics: [{ id: topic.id, subscribed: false }],
@@ -153,10 +168,11 @@ export const contactsDocs: OperationDocs = {
     summary: 'Import contacts (CSV or NDJSON)',
     description:
       'Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. ' +
-      'CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes; ' +
+      'CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes, tags; ' +
       'matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; ' +
       'any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. ' +
-      'NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. ' +
+      'A tags column (Mailchimp\'s TAGS) holds tags separated by commas or Mailchimp\'s quoted list ("VIP","Customer"); a row\'s tags are added to the contact\'s (an import never removes one, nor goes past 100). ' +
+      'NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties?, tags? }. Rejected rows are skipped and listed with their line. ' +
       'Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way or the server fails part-way; the rows committed before it are kept).',
     request:
       'email,firstName,lastName,plan\nada@example.com,Ada,Lovelace,pro\ngrace@example.com,Grace,Hopper,free\nnot-an-address,Nobody,,free\n',

@@ -1,10 +1,12 @@
 import type { ContactRecord } from './contacts.repository.js';
+import { tagCell } from './contacts.tags.js';
 
 /**
  * CSV export (GET /v1/contacts/export): RFC 4180, UTF-8, CRLF line ends. A field is quoted when it holds a
  * comma, a double quote, CR or LF, or starts or ends with a space; a double quote inside is doubled. The
  * columns read back with the import (email, firstName, lastName, status); `properties` is the contact's
- * properties as one JSON object.
+ * properties as one JSON object; `tags` its tags in one cell (comma-separated, or a quoted list when a tag holds a
+ * comma: contacts.tags.ts tagCell), which the import reads back.
  */
 export const EXPORT_COLUMNS = [
   'id',
@@ -16,6 +18,7 @@ export const EXPORT_COLUMNS = [
   'properties',
   'createdAt',
   'updatedAt',
+  'tags',
 ] as const;
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
@@ -41,7 +44,7 @@ export function csvHeader(): string {
   return csvRow(EXPORT_COLUMNS);
 }
 
-export function contactCsvRow(c: ContactRecord, suppressed: boolean): string {
+export function contactCsvRow(c: ContactRecord, suppressed: boolean, tags: readonly string[] = []): string {
   return csvRow([
     c.id,
     c.email,
@@ -52,5 +55,6 @@ export function contactCsvRow(c: ContactRecord, suppressed: boolean): string {
     JSON.stringify(c.properties),
     c.createdAt,
     c.updatedAt,
+    tagCell(tags),
   ]);
 }

@@ -6,6 +6,7 @@ import { MAX_JSON_DEPTH, findBadString, jsonDepth } from '../../http/input.js';
 import { toFieldErrors, validatorCompiler } from '../../http/validation.js';
 import { contactEmail } from './contacts.email.js';
 import { CONTACT_STATUSES, ImportRow, MAX_PROPERTIES, PROPERTY_KEY_PATTERN } from './contacts.schemas.js';
+import { normalizeTags, parseTagCell } from './contacts.tags.js';
 
 /**
  * Reading a bulk import: the request stream (never buffered whole) becomes a sequence of items, each a
@@ -21,6 +22,8 @@ export interface ContactUpsert {
   lastName?: string | null;
   status?: ContactStatus;
   properties?: Record<string, unknown>;
+  /** Tags added to the contact's (an import never removes one), normalised. */
+  tags?: string[];
 }
 
 export type ImportItem =
@@ -120,7 +123,10 @@ export function checkRow(value: unknown, line: number): ImportItem {
   const email = contactEmail(input.email);
   if (email === null)
     return { type: 'reject', line, reason: clip(`email is not a valid email address: ${JSON.stringify(input.email)}`) };
-  return { type: 'row', line, row: { ...input, email } };
+  if (input.tags === undefined) return { type: 'row', line, row: { ...input, email } };
+  const { tags, errors } = normalizeTags(input.tags);
+  if (errors.length) return { type: 'reject', line, reason: describe(errors) };
+  return { type: 'row', line, row: { ...input, email, tags } };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -218,17 +224,19 @@ export interface CsvColumns {
   status?: number;
   /** A JSON object of properties (Listmonk's `attributes`), merged under the property columns. */
   attributes?: number;
+  /** Tags: comma-separated, or Mailchimp's quoted list ("VIP","Customer"). */
+  tags?: number;
   /** The status every row has when it gives none (a Mailchimp export of unsubscribed or cleaned contacts). */
   impliedStatus?: ContactStatus;
   properties: [index: number, key: string][];
 }
 
-type KnownColumn = 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'attributes';
+type KnownColumn = 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'attributes' | 'tags';
 
 /**
  * Header names of the common exports, compared without case, spaces, `-` or `_`: ours, Mailchimp's
  * ("Email Address", "First Name", "Last Name", FNAME/LNAME), Kit's (email_address, first_name, state) and
- * Listmonk's (email, name, attributes, status).
+ * Listmonk's (email, name, attributes, status). Mailchimp's TAGS, Kit's tags: the contact's tags.
  */
 const KNOWN_COLUMNS: Record<string, KnownColumn> = Object.assign(Object.create(null) as Record<string, KnownColumn>, {
   email: 'email',
@@ -248,6 +256,9 @@ const KNOWN_COLUMNS: Record<string, KnownColumn> = Object.assign(Object.create(n
   state: 'status',
   attributes: 'attributes',
   attribs: 'attributes',
+  tags: 'tags',
+  tag: 'tags',
+  labels: 'tags',
 });
 
 /** A header compared with the known names: lower case, without spaces, `-`, `_` or `.`. */
@@ -312,7 +323,7 @@ export function propertyKeyFor(name: string): string | undefined {
 export type ColumnMap = Record<string, string | null>;
 
 const PROPERTY_KEY = new RegExp(PROPERTY_KEY_PATTERN);
-const TARGETS = new Set<string>(['email', 'firstName', 'lastName', 'name', 'status', 'attributes']);
+const TARGETS = new Set<string>(['email', 'firstName', 'lastName', 'name', 'status', 'attributes', 'tags']);
 
 /** A column map as given in the query string (JSON text), checked: 422 when it is not one. */
 export function parseColumnMap(text: string): ColumnMap {
@@ -338,7 +349,7 @@ export function checkColumnMap(map: unknown): ColumnMap {
       {
         path: '/columns',
         message:
-          'must be a JSON object of header name to email, firstName, lastName, name, status, attributes, a property key, or null to skip',
+          'must be a JSON object of header name to email, firstName, lastName, name, status, attributes, tags, a property key, or null to skip',
       },
     ]);
   const entries = Object.entries(map as Record<string, unknown>);
@@ -353,7 +364,7 @@ export function checkColumnMap(map: unknown): ColumnMap {
     if (!TARGETS.has(target) && !PROPERTY_KEY.test(key))
       errors.push({
         path: `/columns/${header}`,
-        message: `"${target}" is not email, firstName, lastName, name, status, attributes, nor a property key (${PROPERTY_KEY_PATTERN})`,
+        message: `"${target}" is not email, firstName, lastName, name, status, attributes, tags, nor a property key (${PROPERTY_KEY_PATTERN})`,
       });
   }
   if (errors.length) throw validationFailed(errors);
@@ -478,6 +489,7 @@ export function csvRow(cols: CsvColumns, record: string[], line: number): Import
     for (const [i, key] of cols.properties) if (record[i] !== '') properties[key] = record[i]!;
     row.properties = properties;
   }
+  if (cols.tags !== undefined && record[cols.tags] !== '') row.tags = parseTagCell(record[cols.tags]!);
   if (row.email === '') return { type: 'reject', line, reason: 'email is empty' };
   return checkRow(row, line);
 }

@@ -1,9 +1,10 @@
 import type { Readable } from 'node:stream';
-import type { Db } from '../../db/connection.js';
+import type { Db, Executor } from '../../db/connection.js';
 import type { ContactStatus } from '../../db/schema.js';
 import { DomainError, payloadTooLarge } from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
+import { recordEvents } from '../../outbox/index.js';
 import {
   BodyTooLarge,
   clip,
@@ -15,7 +16,9 @@ import {
   type ContactUpsert,
   type ImportItem,
 } from './contacts.import.js';
+import { updatedEvent } from './contacts.events.js';
 import { upsertContacts, type ContactUpserts } from './contacts.lifecycle.js';
+import { mergeTags } from './contacts.tags.js';
 import * as repo from './contacts.repository.js';
 import type { ImportFormat, ImportJob } from './contacts.schemas.js';
 
@@ -135,6 +138,8 @@ class Batch implements ContactUpserts {
   readonly lastNames: (string | null | undefined)[] = [];
   readonly statuses: (ContactStatus | undefined)[] = [];
   readonly properties: (string | undefined)[] = [];
+  /** The slots with tags (most rows have none): slot → tags to add. */
+  readonly tags = new Map<number, string[]>();
   /** How many rows of the file a slot stands for: the first creates or updates, the others update. */
   readonly rows: number[] = [];
   size = 0;
@@ -150,10 +155,12 @@ class Batch implements ContactUpserts {
       if (row.lastName !== undefined) this.lastNames[slot] = row.lastName;
       if (row.status !== undefined) this.statuses[slot] = row.status;
       if (json !== undefined) this.properties[slot] = json;
+      if (row.tags?.length) this.tags.set(slot, [...(this.tags.get(slot) ?? []), ...row.tags]);
       this.rows[slot]!++;
       return;
     }
     const i = this.size++;
+    if (row.tags?.length) this.tags.set(i, row.tags);
     this.slotOf.set(row.email, i);
     this.emails[i] = row.email;
     this.firstNames[i] = row.firstName;
@@ -165,9 +172,42 @@ class Batch implements ContactUpserts {
 
   clear(): void {
     this.slotOf.clear();
+    this.tags.clear();
     this.size = 0;
     this.rowCount = 0;
   }
+}
+
+/**
+ * The batch's tags added to its contacts (contacts.tags.ts mergeTags), with a contact.updated event ("tags") for each
+ * contact that existed before the batch and whose tags changed (a new contact's contact.created says it all).
+ */
+async function addImportedTags(
+  trx: Executor,
+  workspaceId: string,
+  b: Batch,
+  created: readonly boolean[],
+  now: string,
+): Promise<void> {
+  const slots = [...b.tags.keys()];
+  const ids = await repo.contactIdsByEmail(
+    trx,
+    workspaceId,
+    slots.map((i) => b.emails[i]!),
+  );
+  const adds = new Map<string, string[]>();
+  const slotOfId = new Map<string, number>();
+  for (const i of slots) {
+    const id = ids.get(b.emails[i]!);
+    if (id === undefined) continue;
+    adds.set(id, b.tags.get(i)!);
+    slotOfId.set(id, i);
+  }
+  const { changed } = await mergeTags(trx, workspaceId, adds, now);
+  const events = [...changed]
+    .filter((id) => !created[slotOfId.get(id)!])
+    .map((id) => updatedEvent(id, b.emails[slotOfId.get(id)!]!, ['tags'], 'import'));
+  if (events.length) await recordEvents(trx, workspaceId, events, now);
 }
 
 /** One import: the job row, the counts, the current batch. Only the current batch is held in memory. */
@@ -228,7 +268,9 @@ class ImportRun {
     const jobId = this.jobId;
     const ws = this.workspaceId;
     const delta = await this.db.kysely.transaction().execute(async (trx) => {
-      const { created, held } = await upsertContacts(trx, ws, b, nowIso());
+      const now = nowIso();
+      const { created, held } = await upsertContacts(trx, ws, b, now);
+      if (b.tags.size) await addImportedTags(trx, ws, b, created, now);
       const d = { created: 0, updated: 0, suppressed: held };
       for (let i = 0; i < b.size; i++) {
         const c = created[i] ? 1 : 0;

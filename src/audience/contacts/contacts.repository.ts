@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql } from 'kysely';
+import { PostgresAdapter, sql, type SqlBool } from 'kysely';
 import { databaseNow } from '../../db/clock.js';
 import type { Dialect, Executor } from '../../db/connection.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../../db/schema.js';
@@ -7,6 +7,7 @@ import { toIso } from '../../lib/time.js';
 import { EVALUATION_LIMIT_MS, type IdRange, MAX_SLICE_ROWS, contactSlices, inRange } from './contacts.slices.js';
 import type { Topic } from '../topics/topics.repository.js';
 import { subscribedTo } from './contacts.subscriptions.js';
+import { hasTagSql, tagKey } from './contacts.tags.js';
 import type { ImportJob } from './contacts.schemas.js';
 
 /** A contact row as the rest of the service sees it (topic subscriptions are read separately). */
@@ -157,8 +158,29 @@ export interface ContactFilter {
   status?: ContactStatus;
   /** Only the contacts effectively subscribed to this topic. */
   topic?: Pick<Topic, 'id' | 'defaultSubscription'>;
+  /** Only the contacts with this tag (any spelling). */
+  tag?: string;
+  /** A case-insensitive substring of the email, first name or last name (searchSql). */
+  q?: string;
   limit: number;
   beforeId?: string;
+}
+
+/** `s` as a LIKE pattern matching itself: the wildcards and the escape character escaped (with `\`). */
+export function likeLiteral(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * The contact list's search (`q`): a case-insensitive substring of the email, first or last name, as a condition on
+ * `contacts`. The needle is lower-cased here and each column by the database (lower(): SQLite's folds ASCII letters
+ * only, PostgreSQL's every letter); LIKE's wildcards in it match themselves. No index serves a substring: the list
+ * reads contacts newest first until its page is full (docs/contacts.md "Search").
+ */
+export function searchSql(q: string) {
+  const pattern = `%${likeLiteral(q.toLowerCase())}%`;
+  const like = (col: string) => sql<SqlBool>`lower(${sql.ref(col)}) like ${pattern} escape '\\'`;
+  return sql<SqlBool>`(${like('contacts.email')} or ${like('contacts.first_name')} or ${like('contacts.last_name')})`;
 }
 
 /**
@@ -172,6 +194,8 @@ export function contactsPageQuery(db: Executor, workspaceId: string, f: ContactF
   if (f.email !== undefined) q = q.where('email', '=', f.email);
   if (f.status !== undefined) q = q.where('status', '=', f.status);
   if (f.topic !== undefined) q = q.where(subscribedTo(f.topic));
+  if (f.tag !== undefined) q = q.where(hasTagSql(workspaceId, f.tag, true));
+  if (f.q !== undefined) q = q.where(searchSql(f.q));
   if (f.beforeId !== undefined) q = q.where('id', '<', f.beforeId);
   return q.orderBy('id', 'desc').limit(f.limit);
 }
@@ -205,7 +229,35 @@ export async function countContacts(
   const value = async (query: { executeTakeFirst(): Promise<{ n: number | string } | undefined> }) =>
     Number((await query.executeTakeFirst())?.n ?? 0);
   const count = (query: typeof contacts) => value(query.select(n));
-  if (f.email !== undefined) return count(f.topic ? contacts.where(subscribedTo(f.topic)) : contacts);
+  if (f.email !== undefined) {
+    let one = f.topic ? contacts.where(subscribedTo(f.topic)) : contacts;
+    if (f.tag !== undefined) one = one.where(hasTagSql(workspaceId, f.tag, true));
+    if (f.q !== undefined) one = one.where(searchSql(f.q));
+    return count(one);
+  }
+  // A tag alone: one range of contact_tags_key.
+  if (f.tag !== undefined && f.status === undefined && f.topic === undefined && f.q === undefined)
+    return value(
+      db
+        .selectFrom('contact_tags')
+        .where('workspace_id', '=', workspaceId)
+        .where('tag_key', '=', tagKey(f.tag))
+        .select(n),
+    );
+  // Tags and the search are tested per contact, a slice of contacts at a time, with the topic's rule if any.
+  if (f.tag !== undefined || f.q !== undefined) {
+    let each = f.topic ? contacts.where(subscribedTo(f.topic)) : contacts;
+    if (f.tag !== undefined) each = each.where(hasTagSql(workspaceId, f.tag, true));
+    if (f.q !== undefined) each = each.where(searchSql(f.q));
+    let matched = 0;
+    for await (const range of contactSlices(db, dialect, workspaceId, {
+      rows: firstSliceRows,
+      order: 'asc',
+      limitMs: EVALUATION_LIMIT_MS,
+    }))
+      matched += await count(inRange(each, range));
+    return matched;
+  }
 
   const topic = f.topic;
   const optIn = topic?.defaultSubscription === 'OPT_IN';

@@ -20,6 +20,8 @@ import {
   ImportListQuery,
   ImportParams,
   ImportQuery,
+  TagListQuery,
+  TagListSchema,
   UpdateContactBody,
   UpsertContactBody,
   type ImportFormat,
@@ -89,6 +91,15 @@ export async function contactsRoutes(app: V1, { contacts }: { contacts: Contacts
       config: { scope: 'read:contacts', errors: ['invalid_reference'] },
     },
     (req) => contacts.count(req.auth.workspaceId, req.query),
+  );
+
+  app.get(
+    '/tags',
+    {
+      schema: { querystring: TagListQuery, response: { 200: TagListSchema } },
+      config: { scope: 'read:contacts' },
+    },
+    (req) => contacts.tags(req.auth.workspaceId, req.query.limit ?? 100),
   );
 
   app.get(

@@ -4,6 +4,7 @@ import { ListQuery, Nullable, PathId, StrictRecord, StringEnum, Timestamp } from
 import { EventSchema } from '../../outbox/index.js';
 import { MessageSourceSchema } from '../suppressions/suppressions.sources.js';
 import { CONTACT_STATUSES } from './contacts.state.js';
+import { MAX_TAG_LENGTH, MAX_TAGS } from './contacts.tags.js';
 
 export { CONTACT_STATUSES };
 export const PROPERTY_KEY_PATTERN = '^[a-zA-Z][a-zA-Z0-9_]{0,63}$';
@@ -42,6 +43,12 @@ export const TopicChoices = Type.Array(
 );
 export type TopicChoice = Static<typeof TopicChoices>[number];
 
+/** A contact's tags, given whole (docs/contacts.md "Tags"): each trimmed; a later spelling of a tag is dropped. */
+export const Tags = Type.Array(Type.String({ minLength: 1, maxLength: MAX_TAG_LENGTH }), {
+  maxItems: MAX_TAGS,
+  description: `up to ${MAX_TAGS} tags of 1 to ${MAX_TAG_LENGTH} characters, one per tag whatever its case (the first spelling is kept); replaces the contact's tags whole`,
+});
+
 /** Create or update by email: present fields replace the stored value whole, omitted ones are unchanged. */
 export const UpsertContactBody = Type.Object(
   {
@@ -54,6 +61,7 @@ export const UpsertContactBody = Type.Object(
       description: 'a new contact defaults to SUBSCRIBED; omitted, an existing contact keeps its status',
     }),
     topics: Type.Optional(TopicChoices),
+    tags: Type.Optional(Tags),
   },
   { additionalProperties: false },
 );
@@ -68,6 +76,7 @@ export const UpdateContactBody = Type.Object(
     properties: Type.Optional(Properties),
     status: Type.Optional(status),
     topics: Type.Optional(TopicChoices),
+    tags: Type.Optional(Tags),
   },
   { additionalProperties: false },
 );
@@ -81,6 +90,7 @@ export const ImportRow = Type.Object(
     lastName: Type.Optional(personName),
     status: Type.Optional(status),
     properties: Type.Optional(Properties),
+    tags: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 1000 })),
   },
   { additionalProperties: false },
 );
@@ -102,6 +112,7 @@ export const ContactSchema = Type.Object({
   topics: Type.Array(ContactTopicSchema, {
     description: 'every topic of the workspace with the effective subscription',
   }),
+  tags: Type.Array(Type.String(), { description: 'its tags, in the order they were given (docs/contacts.md)' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -113,6 +124,20 @@ const contactFilters = {
   status: Type.Optional(status),
   topicId: Type.Optional(
     Type.String({ minLength: 1, maxLength: 64, description: 'only contacts (effectively) subscribed to this topic' }),
+  ),
+  tag: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_TAG_LENGTH,
+      description: 'only contacts with this tag (any case)',
+    }),
+  ),
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'search: a case-insensitive substring of the email, first name or last name',
+    }),
   ),
 };
 
@@ -202,3 +227,18 @@ export const ActivityEventSchema = Type.Object(
   },
   { description: 'One thing that happened to the contact, with the message it is about (docs/events.md)' },
 );
+
+export const TagListQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })) },
+  { additionalProperties: false },
+);
+
+export const TagListSchema = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      tag: Type.String({ description: 'the tag (of the spellings contacts have, the first in code point order)' }),
+      contacts: Type.Integer({ minimum: 1, description: 'contacts with the tag' }),
+    }),
+    { description: 'the most used first' },
+  ),
+});

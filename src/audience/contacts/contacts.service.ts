@@ -38,6 +38,7 @@ import type {
 } from './contacts.schemas.js';
 import { SET_OPERATION } from './contacts.state.js';
 import { setTopicChoices, topicsOfContacts } from './contacts.subscriptions.js';
+import { normalizeTags, replaceTags, tagsOfContacts, workspaceTags } from './contacts.tags.js';
 
 function emailOrFail(input: string, path: string): string {
   const email = contactEmail(input);
@@ -149,6 +150,37 @@ export interface ContactListFilter {
   email?: string;
   status?: ContactStatus;
   topicId?: string;
+  tag?: string;
+  q?: string;
+}
+
+/** The tags of a request body made a contact's list (normalizeTags); 422 with a pointer per bad tag. */
+function tagsOrFail(tags: readonly string[] | undefined): string[] | undefined {
+  if (tags === undefined) return undefined;
+  const { tags: list, errors } = normalizeTags(tags);
+  if (errors.length) throw validationFailed(errors);
+  return list;
+}
+
+/**
+ * Deletes a contact of the workspace with its `contact.deleted` event, in the caller's transaction (DELETE
+ * /v1/contacts/{id} and the bulk action `delete`); false when there is no such contact.
+ */
+export async function deleteContactWithEvent(
+  trx: Executor,
+  workspaceId: string,
+  id: string,
+  now: string,
+): Promise<boolean> {
+  const current = await repo.getContact(trx, workspaceId, id);
+  if (!current || !(await repo.deleteContact(trx, workspaceId, id))) return false;
+  await recordEvents(
+    trx,
+    workspaceId,
+    [{ type: 'contact.deleted', contactId: id, data: { email: current.email, status: current.status } }],
+    now,
+  );
+  return true;
 }
 
 export class ContactsService {
@@ -179,7 +211,17 @@ export class ContactsService {
       workspaceId,
       records.map((r) => r.email),
     );
-    return records.map((r) => ({ ...r, suppressed: suppressed.has(r.email), topics: topics.get(r.id) ?? [] }));
+    const tags = await tagsOfContacts(
+      db,
+      workspaceId,
+      records.map((r) => r.id),
+    );
+    return records.map((r) => ({
+      ...r,
+      suppressed: suppressed.has(r.email),
+      topics: topics.get(r.id) ?? [],
+      tags: tags.get(r.id) ?? [],
+    }));
   }
 
   private async checkTopics(
@@ -274,7 +316,13 @@ export class ContactsService {
           { path: '/query/topicId', message: 'names no topic of this workspace' },
         ]);
     }
-    return { email, status: opts.status, topic };
+    const tag = opts.tag?.trim();
+    return { email, status: opts.status, topic, tag: tag || undefined, q: opts.q };
+  }
+
+  /** GET /v1/tags: the workspace's tags with how many contacts have each, most used first. */
+  async tags(workspaceId: string, limit: number): Promise<{ data: { tag: string; contacts: number }[] }> {
+    return { data: await workspaceTags(this.db.kysely, workspaceId, limit) };
   }
 
   /**
@@ -286,11 +334,14 @@ export class ContactsService {
   async upsert(workspaceId: string, input: UpsertContactInput): Promise<{ contact: Contact; created: boolean }> {
     const email = emailOrFail(input.email, '/email');
     checkChoicesUnique(input.topics);
+    const tags = tagsOrFail(input.tags);
     const result = await this.tx(async (trx) => {
       await this.checkTopics(trx, workspaceId, input.topics);
       const now = nowIso();
-      const { topics, ...fields } = input;
+      const { topics, tags: _tags, ...fields } = input;
       const saved = await upsertContact(trx, workspaceId, { ...fields, email }, now);
+      if (tags && (await replaceTags(trx, workspaceId, saved.id, tags, now)) && !saved.created)
+        await recordEvents(trx, workspaceId, [updatedEvent(saved.id, email, ['tags'], 'api')], now);
       if (topics) await setTopicChoices(trx, workspaceId, saved.id, topics, now);
       return saved;
     });
@@ -307,16 +358,18 @@ export class ContactsService {
       throw validationFailed([{ path: '/id', message: 'must equal the contact id in the path' }]);
     const email = input.email !== undefined ? emailOrFail(input.email, '/email') : undefined;
     checkChoicesUnique(input.topics);
+    const tags = tagsOrFail(input.tags);
     try {
       await this.tx(async (trx) => {
         const current = await repo.getContact(trx, workspaceId, id);
         if (!current) throw notFound('contact');
         await this.checkTopics(trx, workspaceId, input.topics);
         const now = nowIso();
-        const { topics, id: _id, status, ...fields } = input;
+        const { topics, id: _id, status, tags: _tags, ...fields } = input;
         await repo.updateContact(trx, workspaceId, id, { ...fields, email }, now);
         const changed = Object.keys(fields).filter((f) => (fields as Record<string, unknown>)[f] !== undefined);
         if (email !== undefined) changed.unshift('email');
+        if (tags && (await replaceTags(trx, workspaceId, id, tags, now))) changed.push('tags');
         if (changed.length)
           await recordEvents(
             trx,
@@ -343,17 +396,7 @@ export class ContactsService {
   async remove(workspaceId: string, id: string): Promise<void> {
     let deleted: boolean;
     try {
-      deleted = await this.tx(async (trx) => {
-        const current = await repo.getContact(trx, workspaceId, id);
-        if (!current || !(await repo.deleteContact(trx, workspaceId, id))) return false;
-        await recordEvents(
-          trx,
-          workspaceId,
-          [{ type: 'contact.deleted', contactId: id, data: { email: current.email, status: current.status } }],
-          nowIso(),
-        );
-        return true;
-      });
+      deleted = await this.tx((trx) => deleteContactWithEvent(trx, workspaceId, id, nowIso()));
     } catch (err) {
       if (isForeignKeyViolation(err))
         throw conflict('resource_in_use', 'the contact is still referenced and cannot be deleted');
@@ -373,11 +416,18 @@ export class ContactsService {
     segmentId: string | undefined,
   ): Promise<{ filename: string; chunks: AsyncIterable<string> }> {
     const pages = await this.ports.contactPages(workspaceId, segmentId);
+    const db = this.db.kysely;
     async function* chunks(): AsyncGenerator<string> {
       yield csvHeader();
       for await (const page of pages) {
+        // The page's tags in one query (contact_tags_pk).
+        const tags = await tagsOfContacts(
+          db,
+          workspaceId,
+          page.map((c) => c.id),
+        );
         let text = '';
-        for (const c of page) text += contactCsvRow(c, c.suppressed);
+        for (const c of page) text += contactCsvRow(c, c.suppressed, tags.get(c.id));
         yield text;
       }
     }

@@ -4,6 +4,7 @@ import type { FieldError } from '../../errors/errors.js';
 import { PROPERTY_KEY_PATTERN } from '../contacts/contacts.schemas.js';
 import { CONTACT_STATUSES } from '../contacts/contacts.state.js';
 import { subscribedToSql, type DefaultSubscription } from '../contacts/contacts.subscriptions.js';
+import { hasTagSql, tagProblem } from '../contacts/contacts.tags.js';
 import { normalizeDateTime } from '../../lib/time.js';
 
 /**
@@ -57,7 +58,12 @@ export interface TopicCondition {
   topic: string;
   subscribed: boolean;
 }
-export type Filter = { all: Filter[] } | { any: Filter[] } | FieldCondition | TopicCondition;
+/** The contact has (or has not) the tag, in any case (contract §18). */
+export interface TagCondition {
+  tag: string;
+  has: boolean;
+}
+export type Filter = { all: Filter[] } | { any: Filter[] } | FieldCondition | TopicCondition | TagCondition;
 
 const KEY_RE = new RegExp(PROPERTY_KEY_PATTERN);
 const ORDER_OPS = new Set<Op>(['gt', 'gte', 'lt', 'lte']);
@@ -139,10 +145,16 @@ class Validator {
         path,
         'must be an object: { "all": [...] }, { "any": [...] }, a field condition or a topic condition',
       );
-    const kind = (['all', 'any', 'field', 'topic'] as const).find((k) => Object.hasOwn(raw, k));
-    if (!kind) return this.add(path, 'must have one of the keys "all", "any", "field" or "topic"');
+    const kind = (['all', 'any', 'field', 'topic', 'tag'] as const).find((k) => Object.hasOwn(raw, k));
+    if (!kind) return this.add(path, 'must have one of the keys "all", "any", "field", "topic" or "tag"');
     const allowed =
-      kind === 'all' || kind === 'any' ? [kind] : kind === 'field' ? ['field', 'op', 'value'] : ['topic', 'subscribed'];
+      kind === 'all' || kind === 'any'
+        ? [kind]
+        : kind === 'field'
+          ? ['field', 'op', 'value']
+          : kind === 'tag'
+            ? ['tag', 'has']
+            : ['topic', 'subscribed'];
     for (const key of Object.keys(raw))
       if (!allowed.includes(key)) this.add(`${path}/${escapePointer(key)}`, 'is not allowed');
     if (kind === 'all' || kind === 'any') {
@@ -151,6 +163,8 @@ class Validator {
       members.forEach((m, i) => this.node(m, `${path}/${kind}/${i}`, level + 1));
     } else if (kind === 'topic') {
       this.topicCondition(raw, path);
+    } else if (kind === 'tag') {
+      this.tagCondition(raw, path);
     } else {
       this.fieldCondition(raw, path);
     }
@@ -163,6 +177,17 @@ class Validator {
       this.add(`${path}/topic`, 'must be a topic id of 1 to 64 characters');
     if (!Object.hasOwn(raw, 'subscribed')) this.add(`${path}/subscribed`, 'is required');
     else if (typeof subscribed !== 'boolean') this.add(`${path}/subscribed`, 'must be a boolean');
+  }
+
+  tagCondition(raw: Record<string, unknown>, path: string): void {
+    const { tag, has } = raw;
+    if (typeof tag !== 'string') this.add(`${path}/tag`, 'must be a string (a tag)');
+    else {
+      const problem = tagProblem(tag.trim());
+      if (problem) this.add(`${path}/tag`, problem);
+    }
+    if (!Object.hasOwn(raw, 'has')) this.add(`${path}/has`, 'is required');
+    else if (typeof has !== 'boolean') this.add(`${path}/has`, 'must be a boolean');
   }
 
   fieldCondition(raw: Record<string, unknown>, path: string): void {
@@ -248,6 +273,7 @@ export function filterCost(filter: Filter): number {
   if ('all' in filter) return 1 + filter.all.reduce((n, m) => n + filterCost(m), 0);
   if ('any' in filter) return 1 + filter.any.reduce((n, m) => n + filterCost(m), 0);
   if ('topic' in filter) return 4;
+  if ('tag' in filter) return 2;
   if (TEXT_MATCH_OPS.has(filter.op)) return 12;
   return filter.field.startsWith('properties.') ? 3 : 1;
 }
@@ -486,6 +512,7 @@ function compileNode(f: Filter, d: Dialectal, workspaceId: string, topics: Topic
           sql` or `,
         )})`;
   if ('topic' in f) return compileTopic(f, workspaceId, topics);
+  if ('tag' in f) return hasTagSql(workspaceId, f.tag.trim(), f.has);
   return compileField(f, d);
 }
 

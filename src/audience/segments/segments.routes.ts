@@ -23,7 +23,7 @@ import {
  * together with the rest of the body's (the schema alone would stop at the first failing part), so one
  * 422 names every violation.
  */
-async function checkFilterFirst(req: FastifyRequest): Promise<void> {
+export async function checkFilterFirst(req: FastifyRequest): Promise<void> {
   const body = req.body as Record<string, unknown> | null | undefined;
   if (typeof body !== 'object' || body === null || Array.isArray(body) || !Object.hasOwn(body, 'filter')) return;
   const filterErrors = validateFilter(body.filter);

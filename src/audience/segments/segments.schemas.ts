@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { checkedByService, Nullable, PathId, StringEnum, Timestamp } from '../../http/schema-helpers.js';
 import { PROPERTY_KEY_PATTERN } from '../contacts/contacts.schemas.js';
+import { MAX_TAG_LENGTH } from '../contacts/contacts.tags.js';
 import { CONTACT_STATUSES } from '../contacts/contacts.state.js';
 import {
   MAX_DEPTH,
@@ -43,10 +44,11 @@ export const FilterSchema = checkedByService(
           ),
           Type.Ref('SegmentFieldCondition'),
           Type.Ref('SegmentTopicCondition'),
+          Type.Ref('SegmentTagCondition'),
         ],
         {
           description:
-            `A segment filter: groups (all, any) of field and topic conditions, at most ${MAX_DEPTH} levels deep and ${MAX_NODES} conditions and groups in total. ` +
+            `A segment filter: groups (all, any) of field, topic and tag conditions, at most ${MAX_DEPTH} levels deep and ${MAX_NODES} conditions and groups in total. ` +
             'Semantics: src/audience/segments/CONTEXT.md.',
           examples: [
             {
@@ -80,6 +82,13 @@ export const FilterSchema = checkedByService(
             description:
               "true: effectively subscribed to the topic (their choice, else the topic's default); false: the others",
           }),
+        },
+        { additionalProperties: false },
+      ),
+      SegmentTagCondition: Type.Object(
+        {
+          tag: Type.String({ minLength: 1, maxLength: MAX_TAG_LENGTH, description: 'a tag, in any case' }),
+          has: Type.Boolean({ description: 'true: contacts with the tag; false: the others' }),
         },
         { additionalProperties: false },
       ),

@@ -14,6 +14,7 @@ import { formatDateTime } from '../../lib/format';
 import { describeError } from '../../lib/problems';
 import { FieldsCard } from './FieldsCard';
 import { TopicsCard } from './TopicsCard';
+import { TagsCard } from './TagsCard';
 import { ActivityCard } from './ActivityCard';
 import '../../styles/audience.css';
 
@@ -73,6 +74,7 @@ export default function ContactDetail() {
             <div className="stack">
               <FieldsCard key={contact.id} contact={contact} editable={editable} />
               <TopicsCard contact={contact} editable={editable} />
+              <TagsCard contact={contact} editable={editable} />
             </div>
             <ActivityCard contactId={contact.id} topicNames={new Map(contact.topics.map((t) => [t.id, t.name]))} />
           </div>

@@ -1,11 +1,12 @@
 /**
- * Contacts: a table paged by cursor (Previous/Next; a page is 50 contacts and nothing loads them all), the
- * exact email search (the API's ?email= filter, normalised here as the server does), status and topic
- * filters with the total count and the count of the current filters (GET /v1/contacts/count), the CSV/NDJSON import
- * with its column mapping, upload progress and per-row errors, and the CSV export of a segment.
+ * Contacts: a table paged by cursor (Previous/Next; a page is 50 contacts and nothing loads them all), the search as
+ * you type (the API's ?q=: part of an email or name, debounced), status, topic and tag filters with the total count
+ * and the count of the current filters (GET /v1/contacts/count), contacts ticked (or all that match) for bulk actions
+ * (BulkBar), the CSV/NDJSON import with its column mapping, upload progress and per-row errors, and the CSV export
+ * of a segment.
  */
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { contactKeys } from '../../api/keys';
@@ -26,6 +27,8 @@ import {
   CONTACT_STATUSES,
   CONTACT_TONES,
   statusLabel,
+  useDebounced,
+  useTags,
   useTopics,
   type Contact,
   type ContactStatus,
@@ -35,6 +38,7 @@ import { problemOf } from '../../lib/forms';
 import { countOf as count } from './import-mapping';
 import { ImportDialog } from './ImportDialog';
 import { ExportDialog } from './ExportDialog';
+import { BulkBar, filterOfList } from './BulkBar';
 import '../../styles/audience.css';
 
 const PAGE = 50;
@@ -42,18 +46,24 @@ const PAGE = 50;
 export default function Contacts() {
   const can = useCan();
   const topics = useTopics();
-  const [emailInput, setEmailInput] = useState('');
-  const [email, setEmail] = useState('');
+  const tags = useTags();
+  const [searchInput, setSearchInput] = useState('');
+  // Searched as the user types, once the words stop changing for 300 ms.
+  const q = useDebounced(searchInput.trim(), 300);
   const [status, setStatus] = useState<ContactStatus | ''>('');
   const [topicId, setTopicId] = useState('');
+  const [tag, setTag] = useState('');
+  // Contacts ticked for a bulk action, or every contact the filters match.
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [allMatching, setAllMatching] = useState(false);
   // The cursors of the pages before this one: Previous pops, Next pushes.
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
   const [importing, setImporting] = useState(false);
   const [exporting, setExporting] = useState(false);
 
-  const q = useQuery({
-    queryKey: contactKeys.list({ email, status, topicId, cursor }),
+  const list = useQuery({
+    queryKey: contactKeys.list({ q, status, topicId, tag, cursor }),
     queryFn: async () =>
       unwrap(
         await api.GET('/v1/contacts', {
@@ -61,9 +71,10 @@ export default function Contacts() {
             query: {
               limit: PAGE,
               cursor,
-              ...(email ? { email } : {}),
+              ...(q ? { q } : {}),
               ...(status ? { status } : {}),
               ...(topicId ? { topicId } : {}),
+              ...(tag ? { tag } : {}),
             },
           },
         }),
@@ -71,39 +82,81 @@ export default function Contacts() {
     placeholderData: keepPreviousData,
   });
   // The total, and the count of the current filters (GET /v1/contacts/count: exact, and cheap at any size).
-  const countOf = (filter: { email: string; status: string; topicId: string }) => ({
+  const countOf = (filter: { q: string; status: string; topicId: string; tag: string }) => ({
     queryKey: contactKeys.count(filter),
     queryFn: async () =>
       unwrap(
         await api.GET('/v1/contacts/count', {
           params: {
             query: {
-              ...(filter.email ? { email: filter.email } : {}),
+              ...(filter.q ? { q: filter.q } : {}),
               ...(filter.status ? { status: filter.status as ContactStatus } : {}),
               ...(filter.topicId ? { topicId: filter.topicId } : {}),
+              ...(filter.tag ? { tag: filter.tag } : {}),
             },
           },
         }),
       ).count,
   });
-  const total = useQuery(countOf({ email: '', status: '', topicId: '' }));
-  const matching = useQuery({
-    ...countOf({ email, status, topicId }),
-    enabled: Boolean(email || status || topicId),
-  });
-  const resetPages = () => setCursors([undefined]);
-  const search = (e: FormEvent) => {
-    e.preventDefault();
-    // What the API does to an email before its exact match: trimmed, lower-cased.
-    setEmail(emailInput.trim().toLowerCase());
-    resetPages();
+  const total = useQuery(countOf({ q: '', status: '', topicId: '', tag: '' }));
+  const filtered = Boolean(q || status || topicId || tag);
+  const matching = useQuery({ ...countOf({ q, status, topicId, tag }), enabled: filtered });
+  const clearSelection = () => {
+    setSelected(new Set());
+    setAllMatching(false);
   };
-  const { fields } = problemOf(q.error);
-  const emailError = fields['/query/email']
-    ? 'Enter a whole email address, like ana@example.com: the search matches exact addresses only.'
-    : null;
+  const resetPages = () => {
+    setCursors([undefined]);
+    clearSelection();
+  };
+  // A new search starts at the first page, with nothing ticked.
+  useEffect(() => resetPages(), [q]);
+  const { fields } = problemOf(list.error);
+  const searchError = fields['/query/q'] ? 'Search with at most 200 characters.' : null;
+  const rows = list.data?.data ?? [];
+  const pageTicked = rows.length > 0 && rows.every((c) => selected.has(c.id));
+  const tick = (id: string, on: boolean) => {
+    setAllMatching(false);
+    setSelected((s) => {
+      const next = new Set(s);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+  };
+  const tickPage = (on: boolean) => {
+    setAllMatching(false);
+    setSelected(on ? new Set(rows.map((c) => c.id)) : new Set());
+  };
+  const writable = can('write:contacts');
 
   const columns: Column<Contact>[] = [
+    ...(writable
+      ? [
+          {
+            key: 'select',
+            header: (
+              <input
+                type="checkbox"
+                className="select-cell"
+                aria-label="Select the contacts of this page"
+                checked={pageTicked || allMatching}
+                onChange={(e) => tickPage(e.target.checked)}
+              />
+            ),
+            cell: (c: Contact) => (
+              <span className="select-cell">
+                <input
+                  type="checkbox"
+                  aria-label={`Select ${c.email}`}
+                  checked={allMatching || selected.has(c.id)}
+                  onChange={(e) => tick(c.id, e.target.checked)}
+                />
+              </span>
+            ),
+          },
+        ]
+      : []),
     {
       key: 'email',
       header: 'Email',
@@ -137,9 +190,25 @@ export default function Contacts() {
           .map((t) => t.name)
           .join(', ') || <span className="muted">—</span>,
     },
+    {
+      key: 'tags',
+      header: 'Tags',
+      cell: (c) =>
+        c.tags.length ? (
+          <span className="tag-list">
+            {c.tags.slice(0, 5).map((t) => (
+              <span key={t} className="tag-chip">
+                {t}
+              </span>
+            ))}
+            {c.tags.length > 5 && <span className="muted small">+{c.tags.length - 5}</span>}
+          </span>
+        ) : (
+          <span className="muted">—</span>
+        ),
+    },
     { key: 'created', header: 'Added', cell: (c) => <span className="nowrap">{formatDateTime(c.createdAt)}</span> },
   ];
-  const filtered = Boolean(email || status || topicId);
   const page = cursors.length;
   const listed = filtered ? matching.data : total.data;
   const pages = listed === undefined ? undefined : Math.max(1, Math.ceil(listed / PAGE));
@@ -166,26 +235,19 @@ export default function Contacts() {
         }
       />
       <div className="card filters">
-        <form className="filter-search" onSubmit={search} role="search" aria-label="Find a contact by email">
+        <div className="filter-search" role="search" aria-label="Search contacts">
           <Input
-            label="Email address"
+            label="Search"
             type="search"
-            inputMode="email"
             autoComplete="off"
-            placeholder="ana@example.com"
-            value={emailInput}
-            onChange={(e) => {
-              setEmailInput(e.target.value);
-              if (!e.target.value && email) {
-                setEmail('');
-                resetPages();
-              }
-            }}
-            hint="Exact match on the whole address (case does not matter)."
-            error={emailError}
+            placeholder="ana, @example.com, Lovelace"
+            value={searchInput}
+            maxLength={200}
+            onChange={(e) => setSearchInput(e.target.value)}
+            hint="Part of an email address or a name; results update as you type."
+            error={searchError}
           />
-          <Button type="submit">Search</Button>
-        </form>
+        </div>
         <Select
           label="Status"
           value={status}
@@ -211,24 +273,48 @@ export default function Contacts() {
             ...(topics.data ?? []).map((t) => ({ value: t.id, label: t.name })),
           ]}
         />
+        <Select
+          label="Tag"
+          value={tag}
+          onChange={(e) => {
+            setTag(e.target.value);
+            resetPages();
+          }}
+          disabled={tags.isPending}
+          options={[
+            { value: '', label: 'Any tag' },
+            ...(tags.data ?? []).map((t) => ({ value: t.tag, label: `${t.tag} (${formatNumber(t.contacts)})` })),
+          ]}
+        />
       </div>
+      {writable && (
+        <BulkBar
+          selected={[...selected]}
+          allMatching={allMatching}
+          matching={filtered ? matching.data : total.data}
+          filter={filterOfList({ q, status, topicId, tag })}
+          topics={topics.data ?? []}
+          tags={(tags.data ?? []).map((t) => t.tag)}
+          onDone={clearSelection}
+        />
+      )}
 
-      {q.isPending ? (
+      {list.isPending ? (
         <Skeleton lines={8} />
-      ) : q.isError && !emailError ? (
-        <ErrorState error={q.error} onRetry={() => void q.refetch()} />
-      ) : !q.data || q.data.data.length === 0 ? (
+      ) : list.isError && !searchError ? (
+        <ErrorState error={list.error} onRetry={() => void list.refetch()} />
+      ) : !list.data || list.data.data.length === 0 ? (
         <div className="card">
-          {filtered || emailError ? (
+          {filtered || searchError ? (
             <EmptyState
-              title={email ? `No contact has the address ${email}` : 'No contacts match these filters'}
+              title={q ? `No contact matches “${q}”` : 'No contacts match these filters'}
               action={
                 <Button
                   onClick={() => {
-                    setEmail('');
-                    setEmailInput('');
+                    setSearchInput('');
                     setStatus('');
                     setTopicId('');
+                    setTag('');
                     resetPages();
                   }}
                 >
@@ -236,7 +322,7 @@ export default function Contacts() {
                 </Button>
               }
             >
-              {email ? 'The search finds whole addresses only.' : 'Try another status or topic.'}
+              {q ? 'The search looks in email addresses and names.' : 'Try another status, topic or tag.'}
             </EmptyState>
           ) : (
             <EmptyState
@@ -254,7 +340,7 @@ export default function Contacts() {
           )}
         </div>
       ) : (
-        <div className="stack-sm contacts-list" aria-busy={q.isFetching || undefined}>
+        <div className="stack-sm contacts-list" aria-busy={list.isFetching || undefined}>
           {filtered && (
             <p className="contacts-count" aria-live="polite">
               {matching.data === undefined || total.data === undefined
@@ -262,19 +348,34 @@ export default function Contacts() {
                 : `${count(matching.data, 'contact matches', 'contacts match')} these filters, of ${count(total.data, 'contact')} in all.`}
             </p>
           )}
-          <Table columns={columns} rows={q.data.data} rowKey={(c) => c.id} caption={`Contacts, page ${page}`} />
+          {writable && pageTicked && !allMatching && (filtered ? matching.data : total.data)! > rows.length && (
+            <p className="row">
+              <span>All {count(rows.length, 'contact')} on this page are selected.</span>
+              <Button size="sm" variant="ghost" onClick={() => setAllMatching(true)}>
+                Select all {formatNumber((filtered ? matching.data : total.data) ?? 0)} that match
+              </Button>
+            </p>
+          )}
+          {writable && (allMatching || selected.size > 0) && (
+            <p className="row">
+              <Button size="sm" variant="ghost" onClick={clearSelection}>
+                Clear the selection
+              </Button>
+            </p>
+          )}
+          <Table columns={columns} rows={list.data.data} rowKey={(c) => c.id} caption={`Contacts, page ${page}`} />
           <nav className="pager" aria-label="Contact pages">
-            <Button onClick={() => setCursors((c) => c.slice(0, -1))} disabled={page === 1 || q.isFetching}>
+            <Button onClick={() => setCursors((c) => c.slice(0, -1))} disabled={page === 1 || list.isFetching}>
               ← Previous
             </Button>
             <span className="muted small" aria-live="polite">
               Page {page}
               {pages !== undefined && pages >= page ? ` of ${formatNumber(pages)}` : ''}
-              {q.isFetching ? ' (loading…)' : ''}
+              {list.isFetching ? ' (loading…)' : ''}
             </span>
             <Button
-              onClick={() => q.data?.nextCursor && setCursors((c) => [...c, q.data!.nextCursor ?? undefined])}
-              disabled={!q.data.nextCursor || q.isFetching}
+              onClick={() => list.data?.nextCursor && setCursors((c) => [...c, list.data!.nextCursor ?? undefined])}
+              disabled={!list.data.nextCursor || list.isFetching}
             >
               Next →
             </Button>

@@ -757,7 +757,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description The workspace's contacts, newest first, with cursor pagination (`limit` 1–100, `cursor`). Filters: `email` (exact, after normalisation), `status`, and `topicId` (contacts subscribed to the topic, by their own choice or its default). Needs `read:contacts`.
+         * @description The workspace's contacts, newest first, with cursor pagination (`limit` 1–100, `cursor`). Filters: `email` (exact, after normalisation), `status`, `topicId` (contacts subscribed to the topic, by their own choice or its default), `tag` (contacts with the tag, in any case) and `q` (search: a case-insensitive substring of the email, first name or last name; `%` and `_` match themselves). Filters combine (all must hold). Needs `read:contacts`.
          */
         get: operations["listContacts"];
         put?: never;
@@ -781,9 +781,29 @@ export interface paths {
         };
         /**
          * Count contacts
-         * @description How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`), over all its pages: an exact count, read from indexes only (docs/contacts.md, bench:contact-count). Needs `read:contacts`.
+         * @description How many contacts `GET /v1/contacts` lists with the same filters (`email`, `status`, `topicId`, `tag`, `q`), over all its pages: an exact count, read from indexes only (a search reads the contacts themselves) (docs/contacts.md, bench:contact-count). Needs `read:contacts`.
          */
         get: operations["getContactCount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tags
+         * @description The workspace's tags with how many contacts have each, most used first (`limit` 1–1000, default 100). A tag spelled differently on different contacts is one tag. An addition to the contract (for the console's tag filter). Needs `read:contacts`.
+         */
+        get: operations["listTags"];
         put?: never;
         post?: never;
         delete?: never;
@@ -801,7 +821,7 @@ export interface paths {
         };
         /**
          * Export contacts as CSV
-         * @description Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches (every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, properties (a JSON object), createdAt, updatedAt. A field holding a comma, a double quote or a line break is quoted (quotes doubled). The contacts are read a page at a time while the response is written, so any size of segment can be exported. A segment that is not in the workspace is 404 before anything is sent.
+         * @description Streams `text/csv` (RFC 4180, UTF-8, CRLF) as an attachment: a header row, then one row per contact the segment matches (every contact without `segmentId`), whatever its status, oldest first. Columns: id, email, firstName, lastName, status, suppressed, properties (a JSON object), createdAt, updatedAt, tags (comma-separated; quoted tags when one holds a comma, which the import reads back). A field holding a comma, a double quote or a line break is quoted (quotes doubled). The contacts are read a page at a time while the response is written, so any size of segment can be exported. A segment that is not in the workspace is 404 before anything is sent.
          */
         get: operations["exportContacts"];
         put?: never;
@@ -826,7 +846,7 @@ export interface paths {
         get: operations["getContact"];
         /**
          * Update a contact
-         * @description Partial: present fields replace the stored value whole (`properties` included: send every property to keep), omitted ones are unchanged, `null` clears `firstName` or `lastName`. An email another contact has is 409 contact_exists (with its `contactId`). A suppressed address set to SUBSCRIBED stays suppressed (`suppressed: true`). Needs `write:contacts`.
+         * @description Partial: present fields replace the stored value whole (`properties` and `tags` included: send every property or tag to keep), omitted ones are unchanged, `null` clears `firstName` or `lastName`. An email another contact has is 409 contact_exists (with its `contactId`). A suppressed address set to SUBSCRIBED stays suppressed (`suppressed: true`). Needs `write:contacts`.
          */
         put: operations["updateContact"];
         post?: never;
@@ -875,7 +895,7 @@ export interface paths {
         put?: never;
         /**
          * Import contacts (CSV or NDJSON)
-         * @description Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes; matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties? }. Rejected rows are skipped and listed with their line. Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way or the server fails part-way; the rows committed before it are kept).
+         * @description Streams the body (up to 1 GiB) and creates or updates contacts by email, in batches of 1000 rows per transaction. CSV (delimiter `,`, `;` or tab, detected from the header): a header row naming the columns (email required; firstName, lastName, name, status, attributes, tags; matched without case or separators, with the names of Mailchimp, Kit and Listmonk exports such as "Email Address", "First Name", email_address, state; any other column is a property, "Phone Number" becoming phoneNumber). `?columns=` maps headers explicitly. A tags column (Mailchimp's TAGS) holds tags separated by commas or Mailchimp's quoted list ("VIP","Customer"); a row's tags are added to the contact's (an import never removes one, nor goes past 100). NDJSON: one JSON object per line, { email, firstName?, lastName?, status?, properties?, tags? }. Rejected rows are skipped and listed with their line. Answers 201 with the finished job (COMPLETED, or FAILED when the stream is malformed part-way or the server fails part-way; the rows committed before it are kept).
          */
         post: operations["createContactImport"];
         delete?: never;
@@ -1060,6 +1080,46 @@ export interface paths {
          * @description How many contacts the segment matches now, and how many of them are SUBSCRIBED (the ones a broadcast would reach, before topic and suppressions). Needs `read:contacts`.
          */
         get: operations["getSegmentCount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Act on many contacts
+         * @description Starts a bulk action on contacts named by `ids` (up to 10,000) or matched by a segment `filter` (give one of them): `tag` / `untag` (needs `tag`), `subscribe` / `unsubscribe` (to the topic `topicId`, or without it the contact's status, as PUT /v1/contacts/{id} sets it: a suppressed address stays suppressed), or `delete`. Answers 202 `{ jobId, matched }` (`Location` names the job) and the worker acts on the contacts in batches; poll GET /v1/contacts/bulk/{jobId}. Each contact gets the events the single-contact API writes. A contact created after the request is not acted on. A bad body, an unknown topic, or an id that names no contact of the workspace is 422 and starts nothing. Needs `write:contacts`.
+         */
+        post: operations["startContactBulkAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/bulk/{jobId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a bulk action
+         * @description A bulk action's progress: `status` (`RUNNING`, `COMPLETED`, `FAILED`), `matched`, `processed` (failed included), `failed` (a contact the action could not be applied to: a 101st tag), `error` and the timestamps. Needs `read:contacts`.
+         */
+        get: operations["getContactBulkAction"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2394,7 +2454,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description A segment filter: groups (all, any) of field and topic conditions, at most 8 levels deep and 200 conditions and groups in total. Semantics: src/audience/segments/CONTEXT.md.
+         * @description A segment filter: groups (all, any) of field, topic and tag conditions, at most 8 levels deep and 200 conditions and groups in total. Semantics: src/audience/segments/CONTEXT.md.
          * @example {
          *       "all": [
          *         {
@@ -2415,7 +2475,7 @@ export interface components {
         } | {
             /** @description at least one member matches ({ "any": [] } matches no contact) */
             any: components["schemas"]["SegmentFilter"][];
-        } | components["schemas"]["SegmentFieldCondition"] | components["schemas"]["SegmentTopicCondition"];
+        } | components["schemas"]["SegmentFieldCondition"] | components["schemas"]["SegmentTopicCondition"] | components["schemas"]["SegmentTagCondition"];
         SegmentFieldCondition: {
             /** @description email, firstName, lastName, status, createdAt or properties.<key> */
             field: string;
@@ -2429,6 +2489,12 @@ export interface components {
             topic: string;
             /** @description true: effectively subscribed to the topic (their choice, else the topic's default); false: the others */
             subscribed: boolean;
+        };
+        SegmentTagCondition: {
+            /** @description a tag, in any case */
+            tag: string;
+            /** @description true: contacts with the tag; false: the others */
+            has: boolean;
         };
         /** @description A block document (contract §16): at most 500 blocks in all; columns hold any block but columns. */
         BlockDocument: {
@@ -8883,6 +8949,10 @@ export interface operations {
                 status?: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
                 /** @description only contacts (effectively) subscribed to this topic */
                 topicId?: string;
+                /** @description only contacts with this tag (any case) */
+                tag?: string;
+                /** @description search: a case-insensitive substring of the email, first name or last name */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -8917,6 +8987,10 @@ export interface operations {
                      *               "subscribed": true
                      *             }
                      *           ],
+                     *           "tags": [
+                     *             "VIP",
+                     *             "Customer"
+                     *           ],
                      *           "createdAt": "2026-11-21T10:00:00.000Z",
                      *           "updatedAt": "2026-11-21T10:00:00.000Z"
                      *         },
@@ -8937,6 +9011,7 @@ export interface operations {
                      *               "subscribed": true
                      *             }
                      *           ],
+                     *           "tags": [],
                      *           "createdAt": "2026-11-20T16:41:09.220Z",
                      *           "updatedAt": "2026-11-20T16:41:09.220Z"
                      *         }
@@ -8963,6 +9038,8 @@ export interface operations {
                                 name: string;
                                 subscribed: boolean;
                             }[];
+                            /** @description its tags, in the order they were given (docs/contacts.md) */
+                            tags: string[];
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -9039,6 +9116,10 @@ export interface operations {
                  *           "id": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                  *           "subscribed": true
                  *         }
+                 *       ],
+                 *       "tags": [
+                 *         "VIP",
+                 *         "Customer"
                  *       ]
                  *     }
                  */
@@ -9061,6 +9142,8 @@ export interface operations {
                         id: string;
                         subscribed: boolean;
                     }[];
+                    /** @description up to 100 tags of 1 to 64 characters, one per tag whatever its case (the first spelling is kept); replaces the contact's tags whole */
+                    tags?: string[];
                 };
             };
         };
@@ -9090,6 +9173,10 @@ export interface operations {
                      *           "subscribed": true
                      *         }
                      *       ],
+                     *       "tags": [
+                     *         "VIP",
+                     *         "Customer"
+                     *       ],
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
@@ -9112,6 +9199,8 @@ export interface operations {
                             name: string;
                             subscribed: boolean;
                         }[];
+                        /** @description its tags, in the order they were given (docs/contacts.md) */
+                        tags: string[];
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -9150,6 +9239,10 @@ export interface operations {
                      *           "subscribed": true
                      *         }
                      *       ],
+                     *       "tags": [
+                     *         "VIP",
+                     *         "Customer"
+                     *       ],
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
@@ -9172,6 +9265,8 @@ export interface operations {
                             name: string;
                             subscribed: boolean;
                         }[];
+                        /** @description its tags, in the order they were given (docs/contacts.md) */
+                        tags: string[];
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -9267,6 +9362,10 @@ export interface operations {
                 status?: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
                 /** @description only contacts (effectively) subscribed to this topic */
                 topicId?: string;
+                /** @description only contacts with this tag (any case) */
+                tag?: string;
+                /** @description search: a case-insensitive substring of the email, first name or last name */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -9329,6 +9428,86 @@ export interface operations {
             };
         };
     };
+    listTags: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "tag": "Customer",
+                     *           "contacts": 1280
+                     *         },
+                     *         {
+                     *           "tag": "VIP",
+                     *           "contacts": 42
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the most used first */
+                        data: {
+                            /** @description the tag (of the spellings contacts have, the first in code point order) */
+                            tag: string;
+                            /** @description contacts with the tag */
+                            contacts: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     exportContacts: {
         parameters: {
             query?: {
@@ -9348,8 +9527,8 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt
-                     *     ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0,ada@example.com,Ada,Lovelace,SUBSCRIBED,false,"{""plan"":""pro"",""company"":""Analytical Engines""}",2026-11-21T10:00:00.000Z,2026-11-21T10:00:00.000Z
+                     * @example id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags
+                     *     ct_01JDB3N2W4Y6A8C0E2G4J6M8Q0,ada@example.com,Ada,Lovelace,SUBSCRIBED,false,"{""plan"":""pro"",""company"":""Analytical Engines""}",2026-11-21T10:00:00.000Z,2026-11-21T10:00:00.000Z,"VIP,Customer"
                      */
                     "text/csv": string;
                 };
@@ -9429,6 +9608,10 @@ export interface operations {
                      *           "subscribed": true
                      *         }
                      *       ],
+                     *       "tags": [
+                     *         "VIP",
+                     *         "Customer"
+                     *       ],
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T10:00:00.000Z"
                      *     }
@@ -9451,6 +9634,8 @@ export interface operations {
                             name: string;
                             subscribed: boolean;
                         }[];
+                        /** @description its tags, in the order they were given (docs/contacts.md) */
+                        tags: string[];
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -9545,6 +9730,8 @@ export interface operations {
                         id: string;
                         subscribed: boolean;
                     }[];
+                    /** @description up to 100 tags of 1 to 64 characters, one per tag whatever its case (the first spelling is kept); replaces the contact's tags whole */
+                    tags?: string[];
                 };
             };
         };
@@ -9574,6 +9761,10 @@ export interface operations {
                      *           "subscribed": false
                      *         }
                      *       ],
+                     *       "tags": [
+                     *         "VIP",
+                     *         "Customer"
+                     *       ],
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-22T14:30:00.000Z"
                      *     }
@@ -9596,6 +9787,8 @@ export interface operations {
                             name: string;
                             subscribed: boolean;
                         }[];
+                        /** @description its tags, in the order they were given (docs/contacts.md) */
+                        tags: string[];
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -11691,6 +11884,245 @@ export interface operations {
                         count: number;
                         /** @description of those, the SUBSCRIBED ones */
                         subscribed: number;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    startContactBulkAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "action": "tag",
+                 *       "tag": "VIP",
+                 *       "filter": {
+                 *         "field": "properties.plan",
+                 *         "op": "eq",
+                 *         "value": "pro"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description tag / untag: add or remove `tag`; subscribe / unsubscribe: the topic `topicId`'s subscription, or without topicId the contact's status (SUBSCRIBED / UNSUBSCRIBED, as PUT /v1/contacts/{id} sets it); delete: as DELETE /v1/contacts/{id}
+                     * @enum {string}
+                     */
+                    action: "tag" | "untag" | "subscribe" | "unsubscribe" | "delete";
+                    /** @description required by tag and untag, only for them */
+                    tag?: string;
+                    /** @description subscribe and unsubscribe only: a topic of the workspace */
+                    topicId?: string;
+                    /** @description the contacts, by id (up to 10000); give ids or filter, not both */
+                    ids?: string[];
+                    filter?: components["schemas"]["SegmentFilter"];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jobId": "bulk_01JDB4F2H4K6M8P0R2T4V6X8Z0",
+                     *       "matched": 1280
+                     *     }
+                     */
+                    "application/json": {
+                        jobId: string;
+                        /** @description contacts the job will act on, counted when it was created */
+                        matched: number;
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_conflict`: Idempotency conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference; `idempotency_key_reused`: Idempotency key reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getContactBulkAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example bulk_01JDB4F2H4K6M8P0R2T4V6X8Z0 */
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bulk_01JDB4F2H4K6M8P0R2T4V6X8Z0",
+                     *       "action": "tag",
+                     *       "tag": "VIP",
+                     *       "topicId": null,
+                     *       "status": "RUNNING",
+                     *       "matched": 1280,
+                     *       "processed": 500,
+                     *       "failed": 0,
+                     *       "error": null,
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-21T10:00:00.412Z",
+                     *       "finishedAt": null
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        action: "tag" | "untag" | "subscribe" | "unsubscribe" | "delete";
+                        tag: string | null;
+                        topicId: string | null;
+                        /**
+                         * @description RUNNING until every matched contact is done
+                         * @enum {string}
+                         */
+                        status: "RUNNING" | "COMPLETED" | "FAILED";
+                        /** @description contacts matched when the job was created */
+                        matched: number;
+                        /** @description contacts done so far (failed ones included) */
+                        processed: number;
+                        /** @description contacts the action could not be applied to (a 101st tag); a contact gone meanwhile is skipped */
+                        failed: number;
+                        /** @description why a FAILED job stopped */
+                        error: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        updatedAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        finishedAt: string | null;
                     };
                 };
             };
