@@ -107,8 +107,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * The sign-in code page
+         * @description A page of the console (no API key): after a right password of a person with two-factor sign-in, the pending sign-in cookie `__Host-fc_2fa` (10 minutes) brings the browser here; it asks for a code of the app or a recovery code (input `code`). Without a valid pending sign-in: 303 to /app/login.
+         */
         get: operations["getAppLoginTwoFactor"];
         put?: never;
+        /**
+         * Sign in: the code
+         * @description Form-encoded or JSON `{ code, next? }` with the pending sign-in cookie: a code of the app or an unused recovery code (spent). Right: the session cookie and a redirect to `next` (303). Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createAppLoginTwoFactor"];
         delete?: never;
         options?: never;
@@ -474,7 +482,7 @@ export interface paths {
         get: operations["getWorkspace"];
         /**
          * Update the workspace name or settings
-         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, and `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links. The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
+         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
          */
         put: operations["updateWorkspace"];
         post?: never;
@@ -1352,6 +1360,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/broadcasts/{broadcastId}/ab/winner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pick an A/B broadcast's winner now
+         * @description Before the wait ends (docs/ab-tests.md): `{ "variant": "b" }` becomes the winner, sent to the rest of the audience next, and `broadcast.ab_winner_chosen` is written. SENDING or PAUSED only (409 invalid_state otherwise); 409 ab_winner_chosen once a winner is chosen (by hand or by the timer; `winner` names it); 409 ab_test_missing on a broadcast without a test; 422 validation_failed for a variant the test does not have. Needs `write:broadcasts`.
+         */
+        post: operations["createBroadcastAbWinner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/broadcasts/{broadcastId}/resume": {
         parameters: {
             query?: never;
@@ -1885,7 +1913,7 @@ export interface paths {
         };
         /**
          * Who is calling
-         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
+         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `twoFactor`: whether the person has two-factor sign-in and whether the workspace requires it (required and not enabled: every other operation answers 403 two_factor_required until it is set up), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken`, `expiresAt` and `twoFactor` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
          */
         get: operations["getSession"];
         put?: never;
@@ -2036,6 +2064,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
+        /**
+         * Change your name or email
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). Partial: `name` (null clears it) and `email`. A new email needs `currentPassword`, must not be another person's of the workspace (409 user_exists), and changes at once (no confirmation mail); the old address gets a notice when the workspace can send mail.
+         */
         put: operations["updateMe"];
         post?: never;
         delete?: never;
@@ -2053,6 +2085,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Change your password
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a new one (10 to 1000 characters). Every other session of the person is signed out (this one stays), and their unused reset links stop working.
+         */
         post: operations["createMePassword"];
         delete?: never;
         options?: never;
@@ -2067,6 +2103,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Your two-factor sign-in
+         * @description Whether the signed-in person has two-factor sign-in (TOTP), since when, how many unused recovery codes are left, and whether the workspace requires it. Answers while a required set-up is missing.
+         */
         get: operations["getMeTwoFactor"];
         put?: never;
         post?: never;
@@ -2085,6 +2125,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Start setting up two-factor sign-in
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). A new TOTP secret (SHA-1, 6 digits, 30 seconds: what authenticator apps use), its otpauth:// address and a QR code of it as an SVG data URL. Nothing changes at sign-in until POST /v1/me/two-factor/confirm; calling again replaces the secret. 409 invalid_state when it is on already. The secret is stored sealed with the installation's key.
+         */
         post: operations["createMeTwoFactorSetup"];
         delete?: never;
         options?: never;
@@ -2101,6 +2145,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn on two-factor sign-in
+         * @description A code of the app for the secret of the set-up: two-factor sign-in is on, and 10 single-use recovery codes are returned, this once (only their hashes are kept). Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["confirmMeTwoFactor"];
         delete?: never;
         options?: never;
@@ -2117,6 +2165,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn off two-factor sign-in
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a code of the app or an unused recovery code. The secret and the recovery codes are deleted. Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createMeTwoFactorDisable"];
         delete?: never;
         options?: never;
@@ -2133,6 +2185,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * New recovery codes
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a code of the app: 10 new recovery codes, shown this once; the old ones stop working. Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createMeTwoFactorRecoveryCode"];
         delete?: never;
         options?: never;
@@ -3002,7 +3058,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. */
+            /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. A person with two-factor sign-in gets no session yet: the pending sign-in cookie `__Host-fc_2fa` (10 minutes) and a redirect to /app/login/two-factor, which asks for the code. */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -3055,7 +3111,10 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><form method="post" action="/app/login/two-factor"><input name="code" autocomplete="one-time-code"><button>Verify and sign in</button></form></main></body></html> */
+                    "text/html": string;
+                };
             };
         };
     };
@@ -3066,7 +3125,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example code=492039&next=%2Fapp */
+                "application/x-www-form-urlencoded": string;
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -3074,6 +3138,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Signed in: the session cookie, and a redirect to /app (or `next`). */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A wrong or used code (the page again), or no valid pending sign-in (the sign-in page). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><p role="alert">That code is not right.</p></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description Too many wrong codes (`Retry-After`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><p role="alert">Too many wrong codes. Try again in 15 minutes.</p></main></body></html> */
+                    "text/html": string;
+                };
             };
         };
     };
@@ -4091,7 +4182,8 @@ export interface operations {
                      *           "opens": true,
                      *           "clicks": true
                      *         },
-                     *         "brandColor": "#0b5fff"
+                     *         "brandColor": "#0b5fff",
+                     *         "requireTwoFactor": false
                      *       }
                      *     }
                      */
@@ -4225,7 +4317,8 @@ export interface operations {
                      *           "opens": true,
                      *           "clicks": false
                      *         },
-                     *         "brandColor": "#0b5fff"
+                     *         "brandColor": "#0b5fff",
+                     *         "requireTwoFactor": false
                      *       }
                      *     }
                      */
@@ -9690,7 +9783,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
+                type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped";
             };
             header?: never;
             path: {
@@ -9752,7 +9845,7 @@ export interface operations {
                             /** @description evt_…; ids sort by the order events were written */
                             id: string;
                             /** @enum {string} */
-                            type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
+                            type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped";
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -12928,6 +13021,7 @@ export interface operations {
                      *             "opens": true,
                      *             "clicks": true
                      *           },
+                     *           "abTest": null,
                      *           "stats": {
                      *             "recipients": 1840,
                      *             "queued": 0,
@@ -12994,6 +13088,26 @@ export interface operations {
                                 /** @description rewrite http(s) links to count clicks */
                                 clicks: boolean;
                             };
+                            /** @description its A/B test (docs/ab-tests.md), or null */
+                            abTest: {
+                                variants: {
+                                    id: string;
+                                    subject: string;
+                                    previewText: string | null;
+                                    from: string | null;
+                                    emailContent: {
+                                        subject: string | null;
+                                        html: string | null;
+                                        text: string | null;
+                                        previewText: string | null;
+                                        editorContent: unknown;
+                                    } | null;
+                                }[];
+                                testPercent: number;
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                waitMinutes: number;
+                            } | null;
                             stats?: {
                                 recipients: number;
                                 /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13019,6 +13133,51 @@ export interface operations {
                                 uniqueClicks: number;
                                 /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                                 machineOpens: number;
+                                /** @description an A/B broadcast: each variant of its test share */
+                                variants?: {
+                                    id: string;
+                                    /** @description recipients of the test share given this variant */
+                                    recipients: number;
+                                    sent: number;
+                                    /** @description recipients who opened it (people only) */
+                                    uniqueOpens: number;
+                                    /** @description recipients who clicked a link (people only) */
+                                    uniqueClicks: number;
+                                    /** @description uniqueOpens / sent (0 before anything is sent) */
+                                    openRate: number;
+                                    /** @description uniqueClicks / sent */
+                                    clickRate: number;
+                                    winner: boolean;
+                                }[];
+                                abResult?: {
+                                    /** @enum {string} */
+                                    winnerBy: "OPENS" | "CLICKS";
+                                    /** @description the variant chosen; null until then */
+                                    winner: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339, UTC, milliseconds
+                                     */
+                                    chosenAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                     */
+                                    decidesAt: string | null;
+                                    /** @description the variant ahead by the rule now (ties: the first) */
+                                    leader: string | null;
+                                    runnerUp: string | null;
+                                    /** @description the leader's rate minus the runner-up's, in percentage points */
+                                    margin: number;
+                                    /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                    significance: {
+                                        z: number;
+                                        /** @description two-sided */
+                                        pValue: number;
+                                        /** @description 1 − pValue, 0..1 */
+                                        confidence: number;
+                                    } | null;
+                                };
                                 /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                                 outbox?: number;
                             };
@@ -13113,6 +13272,38 @@ export interface operations {
                         /** @description rewrite http(s) links to count clicks */
                         clicks: boolean;
                     };
+                    /** @description an A/B test of 2 to 4 variants (docs/ab-tests.md); null: none */
+                    abTest?: {
+                        variants: {
+                            /** @description a short name, unique in the test: "a", "b", … */
+                            id: string;
+                            /** @description a Liquid template, as the broadcast's */
+                            subject: string;
+                            previewText?: string | null;
+                            /** @description `addr@domain` or `Display Name <addr@domain>` */
+                            from?: string | null;
+                            /** @description the variant's own body (html, text, or a block document in editorContent); omitted or null: the broadcast's. Its subject and previewText give way to the variant's own */
+                            emailContent?: {
+                                subject?: string | null;
+                                /** @description up to 2 MiB */
+                                html?: string | null;
+                                /** @description up to 2 MiB */
+                                text?: string | null;
+                                previewText?: string | null;
+                                /** @description any JSON an editor stores */
+                                editorContent?: unknown;
+                            } | null;
+                        }[];
+                        /** @description the share of the audience that takes part, split evenly across the variants */
+                        testPercent: number;
+                        /**
+                         * @description the rate that decides: unique human opens, or unique human clicks, per message sent
+                         * @enum {string}
+                         */
+                        winnerBy: "OPENS" | "CLICKS";
+                        /** @description how long after the test share is queued the winner is chosen and sent to the rest */
+                        waitMinutes: number;
+                    } | null;
                 };
             };
         };
@@ -13147,7 +13338,8 @@ export interface operations {
                      *       "tracking": {
                      *         "opens": true,
                      *         "clicks": true
-                     *       }
+                     *       },
+                     *       "abTest": null
                      *     }
                      */
                     "application/json": {
@@ -13195,6 +13387,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13220,6 +13432,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -13343,6 +13600,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "abTest": null,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 0,
@@ -13405,6 +13663,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13430,6 +13708,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -13517,6 +13840,38 @@ export interface operations {
                         /** @description rewrite http(s) links to count clicks */
                         clicks: boolean;
                     };
+                    /** @description an A/B test of 2 to 4 variants (docs/ab-tests.md); null: none */
+                    abTest?: {
+                        variants: {
+                            /** @description a short name, unique in the test: "a", "b", … */
+                            id: string;
+                            /** @description a Liquid template, as the broadcast's */
+                            subject: string;
+                            previewText?: string | null;
+                            /** @description `addr@domain` or `Display Name <addr@domain>` */
+                            from?: string | null;
+                            /** @description the variant's own body (html, text, or a block document in editorContent); omitted or null: the broadcast's. Its subject and previewText give way to the variant's own */
+                            emailContent?: {
+                                subject?: string | null;
+                                /** @description up to 2 MiB */
+                                html?: string | null;
+                                /** @description up to 2 MiB */
+                                text?: string | null;
+                                previewText?: string | null;
+                                /** @description any JSON an editor stores */
+                                editorContent?: unknown;
+                            } | null;
+                        }[];
+                        /** @description the share of the audience that takes part, split evenly across the variants */
+                        testPercent: number;
+                        /**
+                         * @description the rate that decides: unique human opens, or unique human clicks, per message sent
+                         * @enum {string}
+                         */
+                        winnerBy: "OPENS" | "CLICKS";
+                        /** @description how long after the test share is queued the winner is chosen and sent to the rest */
+                        waitMinutes: number;
+                    } | null;
                     /**
                      * Format: date-time
                      * @description RFC 3339 with an offset; stored in UTC
@@ -13556,7 +13911,8 @@ export interface operations {
                      *       "tracking": {
                      *         "opens": true,
                      *         "clicks": true
-                     *       }
+                     *       },
+                     *       "abTest": null
                      *     }
                      */
                     "application/json": {
@@ -13604,6 +13960,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13629,6 +14005,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -13827,6 +14248,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "abTest": null,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -13889,6 +14311,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13914,6 +14356,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14365,6 +14852,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "abTest": null,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -14427,6 +14915,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14452,6 +14960,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14557,6 +15110,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "abTest": null,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -14619,6 +15173,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14644,6 +15218,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14679,6 +15298,323 @@ export interface operations {
             };
             /** @description `invalid_state`: Invalid state; `idempotency_conflict`: Idempotency conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createBroadcastAbWinner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
+                broadcastId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "variant": "b"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the id of the variant to send to the rest */
+                    variant: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                     *       "name": "November newsletter",
+                     *       "status": "SENDING",
+                     *       "from": "Acme News <news@example.com>",
+                     *       "emailContent": {
+                     *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                     *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                     *         "text": "November: https://example.com/blog/november",
+                     *         "previewText": "Three things we shipped",
+                     *         "editorContent": null
+                     *       },
+                     *       "replyTo": "hello@example.com",
+                     *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                     *       "segmentId": null,
+                     *       "sendAt": null,
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-21T12:00:00.000Z",
+                     *       "sentAt": null,
+                     *       "pausedReason": null,
+                     *       "tracking": {
+                     *         "opens": true,
+                     *         "clicks": true
+                     *       },
+                     *       "abTest": {
+                     *         "variants": [
+                     *           {
+                     *             "id": "a",
+                     *             "subject": "What is new in November",
+                     *             "previewText": null,
+                     *             "from": null,
+                     *             "emailContent": null
+                     *           },
+                     *           {
+                     *             "id": "b",
+                     *             "subject": "Three things we shipped",
+                     *             "previewText": null,
+                     *             "from": null,
+                     *             "emailContent": null
+                     *           }
+                     *         ],
+                     *         "testPercent": 20,
+                     *         "winnerBy": "OPENS",
+                     *         "waitMinutes": 240
+                     *       },
+                     *       "stats": {
+                     *         "recipients": 1840,
+                     *         "queued": 1840,
+                     *         "sent": 0,
+                     *         "failed": 0,
+                     *         "bounced": 0,
+                     *         "softBounced": 0,
+                     *         "complained": 0,
+                     *         "unsubscribed": 0,
+                     *         "opened": 0,
+                     *         "clicked": 0,
+                     *         "uniqueOpens": 0,
+                     *         "uniqueClicks": 0,
+                     *         "machineOpens": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** @enum {string} */
+                        status: "DRAFT" | "SCHEDULED" | "SENDING" | "PAUSED" | "SENT" | "CANCELED" | "FAILED";
+                        from: string | null;
+                        emailContent: {
+                            subject: string | null;
+                            html: string | null;
+                            text: string | null;
+                            previewText: string | null;
+                            editorContent: unknown;
+                        };
+                        replyTo: string | null;
+                        topicId: string | null;
+                        segmentId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sendAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        updatedAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sentAt: string | null;
+                        /** @description why a PAUSED broadcast paused: the circuit breaker's rates, or "paused by hand" */
+                        pausedReason: string | null;
+                        /** @description opens (the pixel) and clicks (rewritten links) */
+                        tracking: {
+                            /** @description add the open pixel */
+                            opens: boolean;
+                            /** @description rewrite http(s) links to count clicks */
+                            clicks: boolean;
+                        };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
+                        stats?: {
+                            recipients: number;
+                            /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
+                            queued: number;
+                            /** @description accepted by the receiving side (and not reported bounced since) */
+                            sent: number;
+                            /** @description refused for good without a hard bounce: a block, another permanent failure, or retries used up */
+                            failed: number;
+                            /** @description hard bounces, at send time or reported later */
+                            bounced: number;
+                            /** @description deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs) */
+                            softBounced: number;
+                            /** @description recipients who reported the message as spam */
+                            complained: number;
+                            unsubscribed: number;
+                            /** @description opens by people (machine opens left out) */
+                            opened: number;
+                            /** @description clicks by people (scanners left out) */
+                            clicked: number;
+                            /** @description recipients who opened it at least once (people only) */
+                            uniqueOpens: number;
+                            /** @description recipients who clicked at least one link (people only) */
+                            uniqueClicks: number;
+                            /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
+                            machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
+                            /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
+                            outbox?: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Invalid state; `ab_winner_chosen`: A/B winner already chosen; `ab_test_missing`: No A/B test; `idempotency_conflict`: Idempotency conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14749,6 +15685,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "abTest": null,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -14811,6 +15748,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14836,6 +15793,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -17233,7 +18235,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
+                type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped";
                 contactId?: string;
                 broadcastId?: string;
                 /** @description events that occurred at or after this time */
@@ -17286,7 +18288,7 @@ export interface operations {
                             /** @description evt_…; ids sort by the order events were written */
                             id: string;
                             /** @enum {string} */
-                            type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
+                            type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped";
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -17573,7 +18575,7 @@ export interface operations {
                              * @description what was done (docs/audit-log.md lists them)
                              * @enum {string}
                              */
-                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
+                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "broadcast.ab_winner_picked" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
                             target: {
                                 /** @enum {string} */
                                 type: "workspace" | "api_key" | "user" | "invitation" | "domain" | "webhook" | "broadcast" | "suppression" | "template" | "form";
@@ -17682,7 +18684,7 @@ export interface operations {
                         data: {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -17765,7 +18767,7 @@ export interface operations {
                     /** @description https:// (http:// only when the server runs with WEBHOOKS_ALLOW_HTTP=true); its host must resolve to public addresses only (docs/webhooks.md) */
                     url: string;
                     /** @description the event types POSTed to the endpoint (docs/events.md lists them) */
-                    eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                    eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                     /** @description a note for people: what the endpoint is for */
                     description?: string;
                 };
@@ -17798,7 +18800,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                         description: string | null;
                         /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                         enabled: boolean;
@@ -17930,7 +18932,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                         description: string | null;
                         /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                         enabled: boolean;
@@ -18014,7 +19016,7 @@ export interface operations {
                     /** @description https:// (http:// only when the server runs with WEBHOOKS_ALLOW_HTTP=true); its host must resolve to public addresses only (docs/webhooks.md) */
                     url?: string;
                     /** @description the event types POSTed to the endpoint (docs/events.md lists them) */
-                    eventTypes?: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                    eventTypes?: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                     /** @description a note for people: what the endpoint is for */
                     description?: string | null;
                     /** @description false disables the endpoint (what waits for it is FAILED); true enables it again and forgets its failures */
@@ -18048,7 +19050,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                         description: string | null;
                         /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                         enabled: boolean;
@@ -18236,7 +19238,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                         description: string | null;
                         /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                         enabled: boolean;
@@ -18943,7 +19945,11 @@ export interface operations {
                      *         }
                      *       ],
                      *       "csrfToken": "q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u",
-                     *       "expiresAt": "2026-12-24T08:12:40.503Z"
+                     *       "expiresAt": "2026-12-24T08:12:40.503Z",
+                     *       "twoFactor": {
+                     *         "enabled": true,
+                     *         "required": false
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -19941,6 +20947,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Sam Rivera",
+                 *       "email": "sam.rivera@example.com",
+                 *       "currentPassword": "correct-horse-battery-staple"
+                 *     }
+                 */
                 "application/json": {
                     name?: string | null;
                     /** @description the new sign-in address: free in the workspace (409 user_exists); needs `currentPassword` */
@@ -19957,6 +20970,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_01JDB40M6P8R0T2V4X6Z8B0D2F",
+                     *       "email": "sam.rivera@example.com",
+                     *       "name": "Sam Rivera",
+                     *       "role": "editor",
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-29T09:30:00.000Z",
+                     *       "lastLoginAt": "2026-11-29T09:12:40.503Z",
+                     *       "emailChanged": true
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         email: string;
@@ -20069,6 +21094,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "newPassword": "a new and longer passphrase"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20083,6 +21114,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sessionsEnded": 2
+                     *     }
+                     */
                     "application/json": {
                         /** @description the other sessions of the person that were signed out */
                         sessionsEnded: number;
@@ -20178,6 +21214,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "enrolledAt": "2026-11-29T09:40:00.000Z",
+                     *       "recoveryCodesLeft": 9,
+                     *       "required": false
+                     *     }
+                     */
                     "application/json": {
                         enabled: boolean;
                         /**
@@ -20230,6 +21274,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20243,6 +21292,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "uri": "otpauth://totp/Formcast%20Acme:sam%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Formcast%20Acme",
+                     *       "qrCode": "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4="
+                     *     }
+                     */
                     "application/json": {
                         /** @description the TOTP secret in Base32, to type into an app that cannot scan */
                         secret: string;
@@ -20336,6 +21392,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the 6-digit code the authenticator app shows */
                     code: string;
@@ -20349,6 +21410,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "k7mq-2xrt-9vbn",
+                     *         "p3ha-wq8z-c6je",
+                     *         "u4ds-7fky-tn2m",
+                     *         "r9gx-b5cw-hq3a",
+                     *         "e8vn-m2pz-j6tk",
+                     *         "y5qa-d7hr-w4xc",
+                     *         "f2tm-k9ue-s8bn",
+                     *         "z6jc-x3wa-q7pd",
+                     *         "g4rk-n8ys-v2me",
+                     *         "b7wt-h5qz-a9cu"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description single-use codes that stand in for the app: shown this once, stored only as hashes */
                         recoveryCodes: string[];
@@ -20438,6 +21515,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20537,6 +21620,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20552,6 +21641,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "k7mq-2xrt-9vbn",
+                     *         "p3ha-wq8z-c6je",
+                     *         "u4ds-7fky-tn2m",
+                     *         "r9gx-b5cw-hq3a",
+                     *         "e8vn-m2pz-j6tk",
+                     *         "y5qa-d7hr-w4xc",
+                     *         "f2tm-k9ue-s8bn",
+                     *         "z6jc-x3wa-q7pd",
+                     *         "g4rk-n8ys-v2me",
+                     *         "b7wt-h5qz-a9cu"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description single-use codes that stand in for the app: shown this once, stored only as hashes */
                         recoveryCodes: string[];
