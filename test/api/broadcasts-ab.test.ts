@@ -393,6 +393,33 @@ describeApi('A/B broadcasts', (h) => {
     expect((await deliveries(b.id)).filter((d) => d.ab_group === 'REST').every((d) => d.variant === 'a')).toBe(true);
   });
 
+  it('an empty test share does not wait: the first variant goes to everyone', async () => {
+    const { ws, from } = await setup();
+    // One contact, drawn out of a 10 % share for this broadcast (the draw is a hash of the two ids).
+    let b: { id: string } | undefined;
+    let contactId = '';
+    for (let i = 0; i < 50 && !b; i++) {
+      const candidate = await create(ws, {
+        from,
+        emailContent: { subject: 'Base', html: HTML },
+        abTest: abTest({ testPercent: 10 }),
+      });
+      contactId ||= await insertContact(h, ws, { email: 'solo@example.com' });
+      if (variantOf({ variants: ['a', 'b'], testPercent: 10 }, candidate.id, contactId) === null) b = candidate;
+    }
+    expect(b).toBeDefined();
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b!.id}/send`)).statusCode).toBe(202);
+    await drainOpen();
+    expect(await deliveries(b!.id)).toHaveLength(0);
+    await sending.pipeline.chooseWinners();
+    expect((await row(b!.id)).ab_winner).toBe('a');
+    await sending.drain();
+    expect(await deliveries(b!.id)).toEqual([
+      expect.objectContaining({ variant: 'a', ab_group: 'REST', status: 'SENT' }),
+    ]);
+    expect((await row(b!.id)).status).toBe('SENT');
+  });
+
   it('POST …/ab/winner picks early; 409 once chosen; 422 unknown variant; 409 without a test or before sending; 404 across workspaces', async () => {
     const { ws, b, mine } = await sendAb(20);
     const other = await h.workspace();

@@ -115,3 +115,15 @@ export async function undecidedAbTests(
     waitMinutes: parseAbTest(r.ab_test)!.waitMinutes,
   }));
 }
+
+/** Whether an A/B broadcast's test share has anyone in it (one index probe). */
+export async function hasTestShare(db: Executor, workspaceId: string, broadcastId: string): Promise<boolean> {
+  const r = await db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .limit(1)
+    .executeTakeFirst();
+  return r !== undefined;
+}

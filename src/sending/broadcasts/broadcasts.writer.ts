@@ -6,7 +6,7 @@ import { OPEN_STATUSES } from '../deliveries/deliveries.state.js';
 import type { MaterializationJob } from '../deliveries/store.js';
 import { recordEvent } from '../../outbox/index.js';
 import { parseAbTest, rank, type VariantResult } from './broadcasts.ab.js';
-import { abStateOf, undecidedAbTests, variantResults } from './broadcasts.ab.repository.js';
+import { abStateOf, hasTestShare, undecidedAbTests, variantResults } from './broadcasts.ab.repository.js';
 import { recordBroadcastMove } from './broadcasts.events.js';
 import { valuesToRow, type BroadcastValues } from './broadcasts.repository.js';
 import { broadcastStatusesFor, transition } from './broadcasts.state.js';
@@ -290,7 +290,10 @@ export async function chooseDueWinners(
 ): Promise<{ id: string; workspaceId: string; variant: string }[]> {
   const chosen = [];
   for (const t of await undecidedAbTests(db, 50)) {
-    if (Date.parse(t.testQueuedAt) + t.waitMinutes * 60_000 > Date.parse(now)) continue;
+    // The wait is over; or there is nothing to wait for: a test share with nobody in it (a tiny audience) goes on at
+    // once, the first variant winning the tie.
+    const due = Date.parse(t.testQueuedAt) + t.waitMinutes * 60_000 <= Date.parse(now);
+    if (!due && (await hasTestShare(db, t.workspaceId, t.id))) continue;
     const variant = await tx(async (trx) => {
       const state = await abStateOf(trx, t.workspaceId, t.id);
       if (!state || state.winner) return null;
