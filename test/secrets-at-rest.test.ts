@@ -243,6 +243,11 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       ['users', 'totp_secret'],
       ['users', 'totp_enrolled_at'],
       ['users', 'totp_last_step'],
+      ['broadcasts', 'ab_test'],
+      ['broadcasts', 'ab_winner'],
+      ['broadcasts', 'ab_winner_at'],
+      ['deliveries', 'variant'],
+      ['deliveries', 'ab_group'],
     ] as const)
       await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };

@@ -21,6 +21,7 @@ import { recordBounce, reportRules, type ReportRules } from '../sending/bounces/
 import { tripIfOver } from '../sending/broadcasts/broadcasts.breaker.js';
 import { getBroadcast, sendingMaterializedBroadcasts } from '../sending/broadcasts/broadcasts.repository.js';
 import * as broadcasts from '../sending/broadcasts/broadcasts.writer.js';
+import { abBatch, withVariant } from '../sending/broadcasts/broadcasts.ab.js';
 import { AudienceReader, type AudienceBatch } from '../sending/deliveries/audience-reader.js';
 import {
   handOff,
@@ -32,6 +33,7 @@ import { recordOutcome, recordSentMany } from '../sending/deliveries/deliveries.
 import { claimDeliveries, renewLeases } from '../sending/deliveries/deliveries.repository.js';
 import type {
   AttemptOutcome,
+  AudienceRecipient,
   BroadcastFinish,
   ClaimedDelivery,
   DeliveryStore,
@@ -210,6 +212,7 @@ export class SqlDeliveryStore implements DeliveryStore {
   ): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }> {
     const k = this.db.kysely;
     let batch: AudienceBatch;
+    let written: AudienceRecipient[];
     if (this.db.dialect === 'postgres') {
       let reader = this.readers.get(job);
       if (!reader || reader.position !== job.cursor || reader.maxRows !== maxRows) {
@@ -236,7 +239,9 @@ export class SqlDeliveryStore implements DeliveryStore {
           batch.next === null,
           now,
         );
-        held = await insertLeasedRecipients(k, lease, job.workspaceId, job.broadcastId, batch.rows, now);
+        // An A/B broadcast writes its test share, then the rest with the winner (abBatch); the cursor moves over all read.
+        written = abBatch(job.broadcastId, job.ab, batch.rows);
+        held = await insertLeasedRecipients(k, lease, job.workspaceId, job.broadcastId, written, now);
       } catch (err) {
         void reader.close();
         this.readers.delete(job);
@@ -272,7 +277,9 @@ export class SqlDeliveryStore implements DeliveryStore {
             .execute()
         ).map((r) => ({ contactId: r.id, email: r.email }));
         const next = rows.length >= maxRows ? rows.at(-1)!.contactId : (range.upTo ?? null);
-        await insertDeliveries(trx, job.workspaceId, job.broadcastId, rows, now);
+        // An A/B broadcast writes its test share, then the rest with the winner (abBatch); the cursor moves over all read.
+        const toWrite = abBatch(job.broadcastId, job.ab, rows);
+        await insertDeliveries(trx, job.workspaceId, job.broadcastId, toWrite, now);
         await broadcasts.advanceMaterialization(
           trx,
           job.workspaceId,
@@ -281,10 +288,11 @@ export class SqlDeliveryStore implements DeliveryStore {
           next === null,
           now,
         );
-        return { rows, next, upTo: range.upTo };
+        return { rows, next, upTo: range.upTo, toWrite };
       });
       if (!result) return { written: 0, state: 'lost' };
       batch = result;
+      written = result.toWrite;
       // A full batch that did not end at its slice's end (the last recipient is at most the end: `!==`, not an order of strings).
       if (result.next !== null && result.upTo !== undefined && result.next !== result.upTo)
         slices.set(job, { after: result.next, upTo: result.upTo });
@@ -292,13 +300,13 @@ export class SqlDeliveryStore implements DeliveryStore {
     }
     // The job moves only once its batch is committed: a failed commit leaves it where the database has it.
     job.cursor = batch.next ?? job.cursor;
-    if (batch.next !== null) return { written: batch.rows.length, state: 'more' };
+    if (batch.next !== null) return { written: written.length, state: 'more' };
     void this.readers.get(job)?.close();
     this.readers.delete(job);
     const finished = await k
       .transaction()
       .execute((trx) => broadcasts.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
-    return { written: batch.rows.length, state: 'done', finished };
+    return { written: written.length, state: 'done', finished };
   }
 
   /** PostgreSQL: each job's audience, read ahead (audience-reader.ts); a job that ends or is lost takes its reader out. */
@@ -326,10 +334,13 @@ export class SqlDeliveryStore implements DeliveryStore {
     workspaceId: string,
     broadcastId: string,
     secret: Buffer,
+    variant?: string | null,
   ): Promise<SendingBroadcast | undefined> {
     const k = this.db.kysely;
-    const broadcast = await getBroadcast(k, workspaceId, broadcastId, { automationMessages: true });
-    if (!broadcast) return undefined;
+    const stored = await getBroadcast(k, workspaceId, broadcastId, { automationMessages: true });
+    if (!stored) return undefined;
+    // An A/B variant's recipients get the broadcast with the variant applied (its subject, sender, body).
+    const broadcast = withVariant(stored, stored.abTest, variant ?? null);
     const domain = broadcast.from ? parseMailbox(broadcast.from)?.domain : undefined;
     const key = domain ? await getSigningKey(k, workspaceId, domain, secret) : undefined;
     const topic = broadcast.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
@@ -451,6 +462,12 @@ export class SqlDeliveryStore implements DeliveryStore {
       if (weighed.tripped) return undefined;
     }
     return k.transaction().execute((trx) => broadcasts.completeIfDone(trx, workspaceId, broadcastId, now));
+  }
+
+  /** The A/B timer (docs/ab-tests.md): each due choice in a transaction of its own. */
+  chooseDueWinners(now: string) {
+    const k = this.db.kysely;
+    return broadcasts.chooseDueWinners(k, (fn) => k.transaction().execute(fn), now);
   }
 
   sendingBroadcasts(limit: number) {

@@ -28,6 +28,7 @@ import { trackingHost } from './migrations/0025_tracking_host.js';
 import { twoFactor } from './migrations/0026_two_factor.js';
 import { auditLog } from './migrations/0027_audit_log.js';
 import { resubscribeConfirmations } from './migrations/0028_resubscribe_confirmations.js';
+import { abTests } from './migrations/0029_ab_tests.js';
 import { contactTags } from './migrations/0030_contact_tags.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
@@ -60,6 +61,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0026_two_factor': twoFactor(db.dialect),
     '0027_audit_log': auditLog(db.dialect),
     '0028_resubscribe_confirmations': resubscribeConfirmations(db.dialect),
+    '0029_ab_tests': abTests(db.dialect),
     '0030_contact_tags': contactTags(db.dialect),
   };
 }

@@ -328,6 +328,11 @@ export interface BroadcastsTable {
   /** A message of an automation's send step (docs/automations.md): hidden from the broadcasts API. */
   automation_id: string | null;
   automation_step_id: string | null;
+  /** The broadcast's A/B test (docs/ab-tests.md), JSON: variants, testPercent, winnerBy, waitMinutes; null: none. */
+  ab_test: string | null;
+  /** The variant id that won (set once, by the timer or by hand), and when. */
+  ab_winner: string | null;
+  ab_winner_at: string | null;
 }
 
 export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'PAUSED' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';
@@ -359,6 +364,9 @@ export interface DeliveriesTable {
   complained_at: string | null;
   /** The automation run whose send step this message is (null: a broadcast's recipient). */
   automation_run_id: string | null;
+  /** An A/B broadcast's delivery: the variant whose message it gets, and its group (TEST share or the REST). */
+  variant: string | null;
+  ab_group: 'TEST' | 'REST' | null;
 }
 
 export interface SubmissionsTable {

@@ -127,6 +127,18 @@ export const ERROR_CATALOGUE = {
     description:
       "Any other transition the resource's current status does not allow (send a SENT broadcast, pause a DRAFT, …); `detail` says why.",
   },
+  ab_winner_chosen: {
+    status: 409,
+    title: 'A/B winner already chosen',
+    description:
+      'POST /v1/broadcasts/{id}/ab/winner on an A/B broadcast whose winning variant was already chosen (by hand or when the wait ended); `winner` names it. The choice is final.',
+  },
+  ab_test_missing: {
+    status: 409,
+    title: 'No A/B test',
+    description:
+      'POST /v1/broadcasts/{id}/ab/winner on a broadcast that has no A/B test (`abTest` is null). Nothing changed.',
+  },
   idempotency_conflict: {
     status: 409,
     title: 'Idempotency conflict',

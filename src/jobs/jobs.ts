@@ -39,6 +39,7 @@ import { JobRunner, type Job } from './runner.js';
  * |---|---|---|
  * | scheduler | poll | due SCHEDULED broadcasts start |
  * | materialise | poll | writes SENDING broadcasts' audiences into deliveries |
+ * | ab winners | poll | A/B broadcasts whose wait ended get their winner, then sent to the rest (docs/ab-tests.md) |
  * | *delivery loops:* deliveries | poll | claims a batch of due deliveries and sends it |
  * | confirmations | poll | sends double opt-in emails |
  * | settle | 10 s | finishes (or pauses, by the circuit breaker) SENDING broadcasts no batch touched last |
@@ -172,6 +173,7 @@ export function startJobs(
   const jobs: Job[] = [
     { name: 'scheduler', everyMs: poll, run: () => pipeline.runScheduler() },
     { name: 'materialise', everyMs: poll, run: () => pipeline.materialize() },
+    { name: 'ab winners', everyMs: poll, run: () => pipeline.chooseWinners() },
     { name: 'confirmations', everyMs: poll, run: () => confirmations.sendDue() },
     { name: 'settle', everyMs: 10_000, run: async () => (await pipeline.sweep(), 0) },
     {

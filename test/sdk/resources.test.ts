@@ -138,7 +138,7 @@ describeSdk('SDK resources', (s) => {
     await fc.forms.delete(v2.id);
   });
 
-  it('broadcasts: create, update, preview, test, audience, send, pause, resume, cancel, stats', async () => {
+  it('broadcasts: create, update, preview, test, audience, send, pause, resume, cancel, stats, pickWinner', async () => {
     await s.app.services.domains.add(workspaceId, 'sdk-send.example.com', { verified: true });
     await fc.contacts.create({ email: 'reader@example.com', firstName: 'Rea' });
     const draft = await fc.broadcasts.create({ name: 'Launch' });
@@ -174,6 +174,24 @@ describeSdk('SDK resources', (s) => {
 
     const other = await fc.broadcasts.create({ name: 'Scrap' });
     await fc.broadcasts.delete(other.id);
+
+    // An A/B broadcast's winner picked by hand (docs/ab-tests.md).
+    const ab = await fc.broadcasts.create({
+      name: 'Launch A/B',
+      from: 'News <news@sdk-send.example.com>',
+      emailContent: { subject: 'Launch', html: '<p>We launched.</p>' },
+      abTest: {
+        variants: [
+          { id: 'a', subject: 'We launched' },
+          { id: 'b', subject: 'It is out' },
+        ],
+        testPercent: 50,
+        winnerBy: 'OPENS',
+        waitMinutes: 60,
+      },
+    });
+    await fc.broadcasts.send(ab.id);
+    expect((await fc.broadcasts.pickWinner(ab.id, { variant: 'b' })).stats?.abResult?.winner).toBe('b');
   });
 
   it('suppressions and events', async () => {

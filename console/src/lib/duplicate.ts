@@ -64,11 +64,18 @@ export async function duplicateBroadcast(broadcastId: string): Promise<{ copy: B
     segmentId: b.segmentId,
     tracking: b.tracking,
     emailContent: b.emailContent,
+    // An A/B test is copied whole (docs/ab-tests.md); its results are not.
+    abTest: b.abTest,
   };
   try {
     return { copy: unwrap(await api.POST('/v1/broadcasts', { body })), senderDropped: false };
   } catch (err) {
-    if (!(b.from && err instanceof ApiError && err.code === 'sender_domain_not_verified')) throw err;
-    return { copy: unwrap(await api.POST('/v1/broadcasts', { body: { ...body, from: null } })), senderDropped: true };
+    if (!((b.from || b.abTest) && err instanceof ApiError && err.code === 'sender_domain_not_verified')) throw err;
+    // The variants' senders too: one of them may be the sender whose domain is no longer verified.
+    const abTest = body.abTest && { ...body.abTest, variants: body.abTest.variants.map((v) => ({ ...v, from: null })) };
+    return {
+      copy: unwrap(await api.POST('/v1/broadcasts', { body: { ...body, from: null, abTest } })),
+      senderDropped: true,
+    };
   }
 }

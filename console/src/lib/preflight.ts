@@ -44,6 +44,10 @@ export function checkTitle(c: PreflightCheck): string {
       .replace(/([a-z])([A-Z])/g, '$1 $2')
       .toLowerCase()}`;
   if (c.id.startsWith('document_')) return 'Email blocks';
+  // An A/B variant's checks (docs/ab-tests.md): ab_variant_<id>, or ab_variant_<id>_<check> per problem.
+  const variant = /^ab_variant_([a-z0-9-]+?)(?:_(.+))?$/.exec(c.id);
+  if (variant)
+    return `Variant ${variant[1]!.toUpperCase()}${variant[2] ? `: ${checkTitle({ ...c, id: variant[2] })}` : ''}`;
   const words = c.id.replace(/[_-]+/g, ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
@@ -56,7 +60,9 @@ export function checkDetail(c: PreflightCheck): string {
   if (c.id === 'audience' && c.status === 'warn')
     return 'Nobody would receive it: no subscribed contact is in its audience.';
   // Blocks named by their pointers ("(/emailContent/editorContent/blocks/2)"): the editor marks them.
-  const detail = c.detail.replace(/\s*\((\/emailContent[^)]*)\)/g, '');
+  const detail = c.detail
+    .replace(/\s*\((\/emailContent[^)]*)\)/g, '')
+    .replace(/^\/abTest\/variants\/\d+ \(variant ([^)]+)\)\s*/, (_, id: string) => `Variant ${id.toUpperCase()}: `);
   return plain(detail);
 }
 
@@ -100,6 +106,10 @@ export function sendChecklist(checks: PreflightCheck[]): {
         : 'Someone to send to (at least one subscribed contact)',
     done: audience?.status === 'pass',
   });
+  // A/B variants that cannot be sent (their own sender, content or rendering): one line each.
+  for (const c of checks)
+    if (c.status === 'fail' && c.id.startsWith('ab_variant_'))
+      items.push({ id: c.id, label: `${checkTitle(c)} is ready to send`, done: false });
   items.push({ id: 'unsubscribe', label: 'An unsubscribe link (added to every message)', done: true });
   const blocksSchedule = checks.some((c) => c.status === 'fail');
   const blocksSend = blocksSchedule || audience?.status === 'warn';

@@ -99,6 +99,8 @@ const CODE_SENTENCE: Record<string, string> = {
   form_not_published: 'Publish this form before creating a new version of it.',
   draft_version_exists: 'This form already has a draft version: edit that one.',
   invalid_state: 'This cannot be done in its current state.',
+  ab_winner_chosen: 'The winning variant has already been chosen.',
+  ab_test_missing: 'This broadcast has no A/B test.',
   idempotency_conflict: 'The same request is still being handled. Wait a moment.',
   payload_too_large: 'This is larger than the server accepts.',
   unsupported_media_type: 'The server did not accept this kind of content.',

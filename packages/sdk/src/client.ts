@@ -171,6 +171,9 @@ export class Formcast {
         t.call('get', '/v1/broadcasts/{broadcastId}/links', { path: [broadcastId] }, o),
       timeline: (broadcastId: string, query?: QueryParams<'/v1/broadcasts/{broadcastId}/timeline', 'get'>, o?: O) =>
         t.call('get', '/v1/broadcasts/{broadcastId}/timeline', { path: [broadcastId], query }, o),
+      /** An A/B broadcast's winner, picked before the wait ends: `{ variant: 'b' }` (docs/ab-tests.md). */
+      pickWinner: (broadcastId: string, body: RequestBody<'/v1/broadcasts/{broadcastId}/ab/winner', 'post'>, o?: O) =>
+        t.call('post', '/v1/broadcasts/{broadcastId}/ab/winner', { path: [broadcastId], body }, o),
     };
 
     this.domains = {

@@ -21,6 +21,7 @@ export const EVENT_TYPES = [
   'broadcast.paused',
   'broadcast.sent',
   'broadcast.canceled',
+  'broadcast.ab_winner_chosen',
   'event.tracked',
   'automation.run_stopped',
 ] as const;

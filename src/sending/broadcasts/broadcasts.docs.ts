@@ -38,6 +38,7 @@ const draft = {
   sentAt: null,
   pausedReason: null,
   tracking: { opens: true, clicks: true },
+  abTest: null,
 };
 const sending = {
   ...draft,
@@ -213,6 +214,24 @@ export const broadcastsDocs: OperationDocs = {
     description:
       'Nothing new goes out; returns once the messages being handed to the transport are done. The circuit breaker pauses a broadcast by itself too (pausedReason says why).',
     response: withStats('PAUSED', { pausedReason: 'paused by hand' }),
+  },
+  'POST /v1/broadcasts/{broadcastId}/ab/winner': {
+    tags,
+    summary: "Pick an A/B broadcast's winner now",
+    description:
+      'Before the wait ends (docs/ab-tests.md): `{ "variant": "b" }` becomes the winner, sent to the rest of the audience next, and `broadcast.ab_winner_chosen` is written. SENDING or PAUSED only (409 invalid_state otherwise); 409 ab_winner_chosen once a winner is chosen (by hand or by the timer; `winner` names it); 409 ab_test_missing on a broadcast without a test; 422 validation_failed for a variant the test does not have. Needs `write:broadcasts`.',
+    request: { variant: 'b' },
+    response: withStats('SENDING', {
+      abTest: {
+        variants: [
+          { id: 'a', subject: 'What is new in November', previewText: null, from: null, emailContent: null },
+          { id: 'b', subject: 'Three things we shipped', previewText: null, from: null, emailContent: null },
+        ],
+        testPercent: 20,
+        winnerBy: 'OPENS',
+        waitMinutes: 240,
+      },
+    }),
   },
   'POST /v1/broadcasts/{broadcastId}/resume': {
     tags,

@@ -91,6 +91,21 @@ export function blockingChecks(
   return checks;
 }
 
+/**
+ * An A/B broadcast's variant (docs/ab-tests.md): the blocking checks of its message (the broadcast with the variant
+ * applied), as one `ab_variant_<id>` check that passes, or one per problem pointing at the variant
+ * (`/abTest/variants/<i>`), so that a 422 broadcast_incomplete names it.
+ */
+export function variantChecks(index: number, id: string, checks: Check[]): Check[] {
+  const problems = checks.filter((c) => c.status !== 'pass');
+  if (!problems.length) return [ok(`ab_variant_${id}`, `variant ${id} is complete and renders`)];
+  return problems.map((c) => ({
+    id: `ab_variant_${id}_${c.id}`,
+    status: c.status,
+    detail: `/abTest/variants/${index} (variant ${id}) ${c.detail.replace(/^\/[^\s]+\s*/, '')}`,
+  }));
+}
+
 /** The path a failing check points at, for the 422's `errors`. */
 export function checkErrors(checks: Check[]): FieldError[] {
   return checks

@@ -4,7 +4,8 @@ import type { BroadcastsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
 import { recordBroadcastMove } from './broadcasts.events.js';
-import type { Broadcast, BroadcastStatus, EmailContent } from './broadcasts.schemas.js';
+import { parseAbTest } from './broadcasts.ab.js';
+import type { AbTest, Broadcast, BroadcastStatus, EmailContent } from './broadcasts.schemas.js';
 
 const COLUMNS = [
   'id',
@@ -26,6 +27,7 @@ const COLUMNS = [
   'paused_reason',
   'track_opens',
   'track_clicks',
+  'ab_test',
 ] as const;
 
 type Row = Selectable<Pick<BroadcastsTable, (typeof COLUMNS)[number]>>;
@@ -52,6 +54,7 @@ function toBroadcast(r: Row): Broadcast {
     sentAt: toIso(r.sent_at),
     pausedReason: r.paused_reason,
     tracking: { opens: r.track_opens === 1, clicks: r.track_clicks === 1 },
+    abTest: parseAbTest(r.ab_test),
   };
 }
 
@@ -70,6 +73,8 @@ export interface BroadcastValues {
   breakerSince: string | null;
   /** Opens and clicks tracked (docs/tracking.md). */
   tracking: { opens: boolean; clicks: boolean };
+  /** Its A/B test (docs/ab-tests.md), variants' contents as stored; null: none. */
+  abTest?: AbTest | null;
 }
 
 export function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsTable> {
@@ -86,6 +91,7 @@ export function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsT
     row.track_opens = v.tracking.opens ? 1 : 0;
     row.track_clicks = v.tracking.clicks ? 1 : 0;
   }
+  if (v.abTest !== undefined) row.ab_test = toJsonColumn(v.abTest);
   if (v.emailContent !== undefined) {
     const c = v.emailContent;
     Object.assign(row, {

@@ -15,6 +15,7 @@ import {
   PreviewBody,
   PreviewSchema,
   PreflightSchema,
+  PickWinnerBody,
   TestSendBody,
   TestSendResult,
   UpdateBroadcastBody,
@@ -160,6 +161,15 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
       config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
     },
     (req) => broadcasts.pause(req.auth.workspaceId, req.params.broadcastId, actorOf(req)),
+  );
+
+  app.post(
+    '/broadcasts/:broadcastId/ab/winner',
+    {
+      schema: { params: BroadcastParams, body: PickWinnerBody, response: { 200: BroadcastSchema } },
+      config: { scope: 'write:broadcasts', errors: ['ab_winner_chosen', 'ab_test_missing', 'invalid_state'] },
+    },
+    (req) => broadcasts.pickWinner(req.auth.workspaceId, req.params.broadcastId, req.body.variant, actorOf(req)),
   );
 
   app.post(

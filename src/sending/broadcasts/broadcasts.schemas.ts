@@ -28,6 +28,53 @@ export const EmailContentInput = Type.Object(
 );
 export type EmailContentInput = Static<typeof EmailContentInput>;
 
+export const AB_WINNER_BY = ['OPENS', 'CLICKS'] as const;
+
+/** One variant of an A/B test (contract §17): what it changes; a field left out comes from the broadcast. */
+export const AbVariantInput = Type.Object(
+  {
+    id: Type.String({
+      pattern: '^[a-z][a-z0-9_-]{0,15}$',
+      description: 'a short name, unique in the test: "a", "b", …',
+    }),
+    subject: Type.String({ minLength: 1, maxLength: 998, description: "a Liquid template, as the broadcast's" }),
+    previewText: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+    from: Type.Optional(Nullable(Address)),
+    emailContent: Type.Optional(
+      Nullable(
+        Type.Object(EmailContentInput.properties, {
+          additionalProperties: false,
+          description:
+            "the variant's own body (html, text, or a block document in editorContent); omitted or null: the broadcast's. Its subject and previewText give way to the variant's own",
+        }),
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AbVariantInput = Static<typeof AbVariantInput>;
+
+export const AbTestInput = Type.Object(
+  {
+    variants: Type.Array(AbVariantInput, { minItems: 2, maxItems: 4 }),
+    testPercent: Type.Integer({
+      minimum: 10,
+      maximum: 50,
+      description: 'the share of the audience that takes part, split evenly across the variants',
+    }),
+    winnerBy: StringEnum(AB_WINNER_BY, {
+      description: 'the rate that decides: unique human opens, or unique human clicks, per message sent',
+    }),
+    waitMinutes: Type.Integer({
+      minimum: 30,
+      maximum: 10080,
+      description: 'how long after the test share is queued the winner is chosen and sent to the rest',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type AbTestInput = Static<typeof AbTestInput>;
+
 /** The fields of Create Broadcast (interface 2.2), each optional; creation requires `name`. */
 const optionalFields = Type.Partial(
   Type.Object({
@@ -41,6 +88,9 @@ const optionalFields = Type.Partial(
       additionalProperties: false,
       description:
         "opens (the pixel) and clicks (rewritten links); at creation, the workspace's settings.tracking when omitted",
+    }),
+    abTest: Nullable(AbTestInput, {
+      description: 'an A/B test of 2 to 4 variants (docs/ab-tests.md); null: none',
     }),
   }),
 ).properties;
@@ -76,6 +126,61 @@ export const EmailContentSchema = Type.Object({
 });
 export type EmailContent = Static<typeof EmailContentSchema>;
 
+export const AbTestSchema = Type.Object({
+  variants: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      subject: Type.String(),
+      previewText: Nullable(Type.String()),
+      from: Nullable(Type.String()),
+      emailContent: Nullable(EmailContentSchema),
+    }),
+  ),
+  testPercent: Type.Integer(),
+  winnerBy: StringEnum(AB_WINNER_BY),
+  waitMinutes: Type.Integer(),
+});
+export type AbTest = Static<typeof AbTestSchema>;
+
+export const AbVariantStatsSchema = Type.Object({
+  id: Type.String(),
+  recipients: Type.Integer({ description: 'recipients of the test share given this variant' }),
+  sent: Type.Integer(),
+  uniqueOpens: Type.Integer({ description: 'recipients who opened it (people only)' }),
+  uniqueClicks: Type.Integer({ description: 'recipients who clicked a link (people only)' }),
+  openRate: Type.Number({ description: 'uniqueOpens / sent (0 before anything is sent)' }),
+  clickRate: Type.Number({ description: 'uniqueClicks / sent' }),
+  winner: Type.Boolean(),
+});
+
+export const AbResultSchema = Type.Object({
+  winnerBy: StringEnum(AB_WINNER_BY),
+  winner: Nullable(Type.String({ description: 'the variant chosen; null until then' })),
+  chosenAt: Nullable(Timestamp),
+  decidesAt: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: 'when the wait ends and the winner is chosen (null until the test share is queued)',
+    }),
+  ),
+  leader: Nullable(Type.String({ description: 'the variant ahead by the rule now (ties: the first)' })),
+  runnerUp: Nullable(Type.String()),
+  margin: Type.Number({ description: "the leader's rate minus the runner-up's, in percentage points" }),
+  significance: Nullable(
+    Type.Object(
+      {
+        z: Type.Number(),
+        pValue: Type.Number({ description: 'two-sided' }),
+        confidence: Type.Number({ description: '1 − pValue, 0..1' }),
+      },
+      {
+        description:
+          "a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent",
+      },
+    ),
+  ),
+});
+
 export const BroadcastStatsSchema = Type.Object({
   recipients: Type.Integer(),
   queued: Type.Integer({ description: 'not yet sent: waiting, being sent, or held while the broadcast is PAUSED' }),
@@ -97,6 +202,10 @@ export const BroadcastStatsSchema = Type.Object({
   machineOpens: Type.Integer({
     description: 'opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md)',
   }),
+  variants: Type.Optional(
+    Type.Array(AbVariantStatsSchema, { description: 'an A/B broadcast: each variant of its test share' }),
+  ),
+  abResult: Type.Optional(AbResultSchema),
   outbox: Type.Optional(
     Type.Integer({
       description:
@@ -122,6 +231,7 @@ export const BroadcastSchema = Type.Object({
     Type.String({ description: 'why a PAUSED broadcast paused: the circuit breaker\'s rates, or "paused by hand"' }),
   ),
   tracking: Type.Object(TrackingSchema.properties, { description: 'opens (the pixel) and clicks (rewritten links)' }),
+  abTest: Nullable(AbTestSchema, { description: 'its A/B test (docs/ab-tests.md), or null' }),
   stats: Type.Optional(BroadcastStatsSchema),
 });
 export type Broadcast = Static<typeof BroadcastSchema>;
@@ -287,3 +397,8 @@ export const TimelineSchema = Type.Object({
     },
   ),
 });
+
+export const PickWinnerBody = Type.Object(
+  { variant: Type.String({ minLength: 1, maxLength: 16, description: 'the id of the variant to send to the rest' }) },
+  { additionalProperties: false },
+);

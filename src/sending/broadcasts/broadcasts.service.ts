@@ -40,6 +40,8 @@ import type {
   EmailContent,
   EmailContentInput,
   UpdateBroadcastInput,
+  AbTest,
+  AbTestInput,
 } from './broadcasts.schemas.js';
 import { transition } from './broadcasts.state.js';
 import {
@@ -51,6 +53,7 @@ import {
   documentChecks,
   pass,
   sentHtml,
+  variantChecks,
   warning,
   type Check,
 } from './broadcasts.preflight.js';
@@ -67,6 +70,9 @@ import {
   type TimelinePoint,
 } from '../tracking/tracking.repository.js';
 import { templateLinks } from '../tracking/tracking.links.js';
+import { standing, withVariant } from './broadcasts.ab.js';
+import { abStateOf, variantResults } from './broadcasts.ab.repository.js';
+import { chooseWinner } from './broadcasts.writer.js';
 
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 
@@ -150,6 +156,59 @@ async function storedContent<
   return stored;
 }
 
+/**
+ * An `abTest` as a write stores it (contract §17, docs/ab-tests.md): its variant ids unique, each variant's sender and
+ * templates checked as the broadcast's are, and a variant's body that is a block document rendered as the broadcast's
+ * is (storedContent), every error at its pointer under `/abTest/variants/<i>`. Nothing is written when one fails.
+ */
+async function storedAbTest(
+  input: AbTestInput | null | undefined,
+  settings: DocumentSettings,
+  lang: () => Promise<string | undefined>,
+): Promise<AbTest | null | undefined> {
+  if (!input) return input;
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  input.variants.forEach((v, i) => {
+    if (seen.has(v.id))
+      errors.push({ path: `/abTest/variants/${i}/id`, message: `repeats the variant id "${v.id}"`, keyword: 'unique' });
+    seen.add(v.id);
+    const base = `/abTest/variants/${i}`;
+    errors.push(...documentErrors(v.emailContent, `${base}/emailContent`));
+    if (v.from != null && !parseMailbox(v.from))
+      errors.push({
+        path: `${base}/from`,
+        message: 'must be an email address, optionally with a display name: "Name <addr@domain>"',
+        keyword: 'format',
+        params: { format: 'mailbox' },
+      });
+    errors.push(...liquidErrors({ subject: v.subject, previewText: v.previewText }, base));
+  });
+  if (errors.length) throw validationFailed(errors);
+  const variants = [];
+  for (const [i, v] of input.variants.entries()) {
+    const base = `/abTest/variants/${i}`;
+    const content = v.emailContent
+      ? await withRenderedDocument(v.emailContent, `${base}/emailContent`, settings, lang)
+      : null;
+    if (content) {
+      for (const key of ['html', 'text'] as const)
+        if (content[key] != null && Buffer.byteLength(content[key]!, 'utf8') > MAX_BODY_BYTES)
+          throw payloadTooLarge(`abTest.variants.${i}.emailContent.${key} must be at most 2 MiB`);
+      errors.push(...liquidErrors({ html: content.html, text: content.text }, `${base}/emailContent`));
+    }
+    variants.push({
+      id: v.id,
+      subject: v.subject,
+      previewText: v.previewText ?? null,
+      from: v.from?.trim() ?? null,
+      emailContent: content ? toContent(content) : null,
+    });
+  }
+  if (errors.length) throw validationFailed(errors);
+  return { variants, testPercent: input.testPercent, winnerBy: input.winnerBy, waitMinutes: input.waitMinutes };
+}
+
 export class BroadcastsService {
   constructor(
     private readonly db: Db,
@@ -177,7 +236,7 @@ export class BroadcastsService {
   private async checkReferences(
     db: Executor,
     workspaceId: string,
-    input: { from?: string | null; topicId?: string | null; segmentId?: string | null },
+    input: { from?: string | null; topicId?: string | null; segmentId?: string | null; abTest?: AbTest | null },
   ): Promise<void> {
     const missing: FieldError[] = [];
     if (input.topicId && !(await getTopic(db, workspaceId, input.topicId)))
@@ -191,16 +250,18 @@ export class BroadcastsService {
         missing,
       );
     if (input.from) await this.checkSender(db, workspaceId, input.from);
+    for (const [i, v] of (input.abTest?.variants ?? []).entries())
+      if (v.from) await this.checkSender(db, workspaceId, v.from, `/abTest/variants/${i}/from`);
   }
 
-  private async checkSender(db: Executor, workspaceId: string, from: string): Promise<void> {
+  private async checkSender(db: Executor, workspaceId: string, from: string, path = '/from'): Promise<void> {
     const domain = parseMailbox(from)?.domain;
     const record = domain ? await findDomainByName(db, workspaceId, domain) : undefined;
     if (!record || record.status !== 'VERIFIED') {
       throw unprocessable(
         'sender_domain_not_verified',
         `${domain ?? from} is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)`,
-        [{ path: '/from', message: 'is not on a verified domain', keyword: 'verified_domain' }],
+        [{ path, message: 'is not on a verified domain', keyword: 'verified_domain' }],
       );
     }
   }
@@ -211,6 +272,8 @@ export class BroadcastsService {
    */
   private async checkSendable(db: Executor, workspaceId: string, b: Broadcast): Promise<void> {
     const checks = blockingChecks(b, b.from ? await this.senderVerified(db, workspaceId, b.from) : null);
+    // An A/B broadcast: each variant's message must be sendable too (docs/ab-tests.md), its checks named by it.
+    checks.push(...(await this.abChecks(db, workspaceId, b)));
     const failed = checks.filter((c) => c.status === 'fail');
     if (!failed.length) return;
     if (failed.every((c) => c.id === 'sender_domain')) await this.checkSender(db, workspaceId, b.from!);
@@ -220,6 +283,17 @@ export class BroadcastsService {
       'the broadcast is not complete: ' + errors.map((m) => `${m.path} ${m.message}`).join('; '),
       errors,
     );
+  }
+
+  /** The blocking checks of each variant's message (docs/ab-tests.md): a variant that cannot be sent blocks the send. */
+  private async abChecks(db: Executor, workspaceId: string, b: Broadcast): Promise<Check[]> {
+    const checks: Check[] = [];
+    for (const [i, v] of (b.abTest?.variants ?? []).entries()) {
+      const merged = withVariant(b, b.abTest, v.id);
+      const own = blockingChecks(merged, merged.from ? await this.senderVerified(db, workspaceId, merged.from) : null);
+      checks.push(...variantChecks(i, v.id, own));
+    }
+    return checks;
   }
 
   /** The workspace's `settings.defaultFrom` when its domain is VERIFIED now; null otherwise (a draft without a sender). */
@@ -238,7 +312,11 @@ export class BroadcastsService {
   }
 
   async create(workspaceId: string, given: CreateBroadcastInput): Promise<Broadcast> {
-    const input = await storedContent(given, this.config, () => this.localeOf(workspaceId));
+    const lang = () => this.localeOf(workspaceId);
+    const input = {
+      ...(await storedContent(given, this.config, lang)),
+      abTest: await storedAbTest(given.abTest, this.config, lang),
+    };
     const id = newId('bc');
     await this.tx(async (trx) => {
       await this.checkReferences(trx, workspaceId, input);
@@ -263,6 +341,7 @@ export class BroadcastsService {
           sendAt: null,
           pausedReason: null,
           breakerSince: null,
+          abTest: input.abTest ?? null,
         },
         nowIso(),
       );
@@ -286,6 +365,9 @@ export class BroadcastsService {
     const started = broadcasts.filter((b) => b.status !== 'DRAFT' && b.status !== 'SCHEDULED').map((b) => b.id);
     const counts = await deliveries.countDeliveriesOf(this.db.kysely, workspaceId, started);
     const engagement = await engagementOf(this.db.kysely, workspaceId, started);
+    const ab = new Map<string, Awaited<ReturnType<BroadcastsService['abStats']>>>();
+    for (const b of broadcasts)
+      if (b.abTest && counts.has(b.id)) ab.set(b.id, await this.abStats(this.db.kysely, workspaceId, b.id));
     return broadcasts.map((b) => {
       const c = counts.get(b.id);
       if (!c) return b;
@@ -307,10 +389,85 @@ export class BroadcastsService {
           uniqueOpens: e.uniqueOpens,
           uniqueClicks: e.uniqueClicks,
           machineOpens: e.machineOpens,
+          ...(ab.get(b.id) ?? {}),
           ...(c.outboxed ? { outbox: c.outboxed } : {}),
         },
       };
     });
+  }
+
+  /**
+   * An A/B broadcast's `stats.variants` and `stats.abResult` (docs/ab-tests.md): each variant's test share, the winner
+   * (once chosen) or the leader by the rule, the margin and a two-proportion z-test of leader against runner-up.
+   */
+  private async abStats(db: Executor, workspaceId: string, id: string) {
+    const state = await abStateOf(db, workspaceId, id);
+    if (!state) return {};
+    const results = await variantResults(db, workspaceId, id, state.test);
+    const rate = (x: number, n: number) => (n ? Math.round((x / n) * 10_000) / 10_000 : 0);
+    const standingNow = standing(results, state.test.winnerBy);
+    return {
+      variants: results.map((r) => ({
+        ...r,
+        openRate: rate(r.uniqueOpens, r.sent),
+        clickRate: rate(r.uniqueClicks, r.sent),
+        winner: r.id === state.winner,
+      })),
+      abResult: {
+        winnerBy: state.test.winnerBy,
+        winner: state.winner,
+        chosenAt: state.chosenAt,
+        decidesAt: state.testQueuedAt
+          ? new Date(Date.parse(state.testQueuedAt) + state.test.waitMinutes * 60_000).toISOString()
+          : null,
+        ...standingNow,
+      },
+    };
+  }
+
+  /**
+   * Picks an A/B broadcast's winner by hand (contract §17), before the wait ends: the variant is sent to the rest of the
+   * audience next. 409 ab_winner_chosen once chosen (by hand or by the timer), 409 ab_test_missing without a test,
+   * 409 invalid_state unless SENDING or PAUSED, 422 validation_failed for a variant the test does not have.
+   */
+  async pickWinner(
+    workspaceId: string,
+    id: string,
+    variant: string,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<Broadcast> {
+    await this.tx(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      const state = await abStateOf(trx, workspaceId, id);
+      if (!state) throw conflict('ab_test_missing', 'this broadcast has no A/B test (abTest is null)');
+      if (state.winner)
+        throw conflict('ab_winner_chosen', `the winner was already chosen: variant ${state.winner}`, {
+          winner: state.winner,
+        });
+      if (!state.test.variants.some((v) => v.id === variant))
+        throw validationFailed([
+          {
+            path: '/variant',
+            message: `names no variant of the test (${state.test.variants.map((v) => v.id).join(', ')})`,
+            keyword: 'enum',
+          },
+        ]);
+      if (current.status !== 'SENDING' && current.status !== 'PAUSED')
+        throw conflict(
+          'invalid_state',
+          `a winner is picked while the broadcast is SENDING or PAUSED; it is ${current.status}`,
+        );
+      const results = await variantResults(trx, workspaceId, id, state.test);
+      const now = nowIso();
+      if (!(await chooseWinner(trx, workspaceId, id, { variant, chosenBy: 'hand', results }, now)))
+        throw conflict('ab_winner_chosen', 'the winner was chosen meanwhile; reload the broadcast');
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'broadcast.ab_winner_picked',
+        target: { type: 'broadcast', id, label: current.name },
+        changes: { abWinner: { before: null, after: variant } },
+      });
+    });
+    return this.get(workspaceId, id);
   }
 
   /**
@@ -325,7 +482,11 @@ export class BroadcastsService {
   ): Promise<Broadcast> {
     if (given.id !== undefined && given.id !== id)
       throw validationFailed([{ path: '/id', message: 'must equal the broadcast id in the path' }]);
-    const input = await storedContent(given, this.config, () => this.localeOf(workspaceId));
+    const lang = () => this.localeOf(workspaceId);
+    const input = {
+      ...(await storedContent(given, this.config, lang)),
+      abTest: await storedAbTest(given.abTest, this.config, lang),
+    };
     const now = nowIso();
     let sendAt: string | null | undefined;
     if (input.sendAt != null) {
@@ -364,12 +525,14 @@ export class BroadcastsService {
       if (input.segmentId !== undefined) values.segmentId = input.segmentId;
       if (input.tracking !== undefined)
         values.tracking = { opens: input.tracking.opens, clicks: input.tracking.clicks };
+      if (input.abTest !== undefined) values.abTest = input.abTest;
       if (sendAt !== undefined) values.sendAt = sendAt;
       const merged: Broadcast = {
         ...current,
         ...(values.name !== undefined ? { name: values.name } : {}),
         from: values.from !== undefined ? values.from : current.from,
         emailContent: values.emailContent ?? current.emailContent,
+        abTest: values.abTest !== undefined ? values.abTest : current.abTest,
       };
       if (next === 'SCHEDULED') await this.checkSendable(trx, workspaceId, merged);
       const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, now);
@@ -544,6 +707,7 @@ export class BroadcastsService {
     const b = await this.mustGet(k, workspaceId, id);
     const domain = b.from ? parseMailbox(b.from)?.domain : undefined;
     const checks = blockingChecks(b, b.from ? await this.senderVerified(k, workspaceId, b.from) : null);
+    checks.push(...(await this.abChecks(k, workspaceId, b)));
 
     if (domain) {
       const dns = await this.domains.checkDns(workspaceId, domain).catch(() => undefined);

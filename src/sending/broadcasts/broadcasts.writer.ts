@@ -4,6 +4,9 @@ import type { BroadcastsTable, Database } from '../../db/schema.js';
 import { countDeliveries, type DeliveryCounts } from '../deliveries/deliveries.repository.js';
 import { OPEN_STATUSES } from '../deliveries/deliveries.state.js';
 import type { MaterializationJob } from '../deliveries/store.js';
+import { recordEvent } from '../../outbox/index.js';
+import { parseAbTest, rank, type VariantResult } from './broadcasts.ab.js';
+import { abStateOf, hasTestShare, undecidedAbTests, variantResults } from './broadcasts.ab.repository.js';
 import { recordBroadcastMove } from './broadcasts.events.js';
 import { valuesToRow, type BroadcastValues } from './broadcasts.repository.js';
 import { broadcastStatusesFor, transition } from './broadcasts.state.js';
@@ -72,17 +75,21 @@ export async function claimMaterialization(
     .set({ materialize_owner: owner, materialize_lease_until: leaseUntil })
     .where('id', '=', candidate.id)
     .where(free)
-    .returning(['id', 'workspace_id', 'segment_id', 'topic_id', 'materialize_cursor'])
+    .returning(['id', 'workspace_id', 'segment_id', 'topic_id', 'materialize_cursor', 'ab_test', 'ab_winner'])
     .executeTakeFirst();
-  return row
-    ? {
-        broadcastId: row.id,
-        workspaceId: row.workspace_id,
-        segmentId: row.segment_id,
-        topicId: row.topic_id,
-        cursor: row.materialize_cursor,
-      }
-    : undefined;
+  if (!row) return undefined;
+  // An A/B broadcast is written in two passes (docs/ab-tests.md): the test share, then, once the winner is chosen, the rest.
+  const test = parseAbTest(row.ab_test);
+  return {
+    broadcastId: row.id,
+    workspaceId: row.workspace_id,
+    segmentId: row.segment_id,
+    topicId: row.topic_id,
+    cursor: row.materialize_cursor,
+    ab: test
+      ? { variants: test.variants.map((v) => v.id), testPercent: test.testPercent, winner: row.ab_winner }
+      : null,
+  };
 }
 
 /** Extends the lease; false if it was lost or the broadcast is no longer SENDING (canceled): stop. */
@@ -163,13 +170,16 @@ export async function completeIfDone(
 ): Promise<{ status: 'SENT' | 'FAILED'; counts: DeliveryCounts } | undefined> {
   const b = await db
     .selectFrom('broadcasts')
-    .select(['status', 'materialized_at', 'automation_id'])
+    .select(['status', 'materialized_at', 'automation_id', 'ab_test', 'ab_winner'])
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', broadcastId)
     .executeTakeFirst();
   // An automation's message never completes: its runs keep adding deliveries (docs/automations.md).
   if (!b || b.automation_id !== null || !broadcastStatusesFor('complete').includes(b.status) || !b.materialized_at)
     return undefined;
+  // An A/B broadcast whose winner is not chosen yet has only its test share written: it stays SENDING until the
+  // winner's send to the rest is complete too (docs/ab-tests.md).
+  if (b.ab_test !== null && b.ab_winner === null) return undefined;
   // Workers call this after every batch: while deliveries are open (almost always), one index probe answers
   // it; counting them all would cost O(audience) per batch, O(audience²) per broadcast.
   const open = await db
@@ -206,6 +216,96 @@ export async function completeIfDone(
   if (Number(res.numUpdatedRows) === 0) return undefined;
   await recordBroadcastMove(db, workspaceId, broadcastId, b.status, next, now);
   return { status: next, counts };
+}
+
+// ---- A/B broadcasts -----------------------------------------------------------------------------
+
+/**
+ * Chooses an A/B broadcast's winner (docs/ab-tests.md), once: `ab_winner` is set only while it is null, on a SENDING or
+ * PAUSED broadcast with a test. In the same statement the materialisation starts over for the second pass (cursor,
+ * lease and materialized_at cleared): a worker takes it and writes the rest of the audience with the winner, the unique
+ * index leaving the test share's deliveries as they are; a worker still writing the test share loses its lease. The
+ * event `broadcast.ab_winner_chosen` is written in the caller's transaction. False when it was chosen already (or the
+ * broadcast has no test, or is not sending).
+ */
+export async function chooseWinner(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  choice: { variant: string; chosenBy: 'timer' | 'hand'; results: readonly VariantResult[] },
+  now: string,
+): Promise<boolean> {
+  const row = await db
+    .updateTable('broadcasts')
+    .set({
+      ab_winner: choice.variant,
+      ab_winner_at: now,
+      materialized_at: null,
+      materialize_cursor: null,
+      materialize_owner: null,
+      materialize_lease_until: null,
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', broadcastId)
+    .where('ab_test', 'is not', null)
+    .where('ab_winner', 'is', null)
+    .where('status', 'in', ['SENDING', 'PAUSED'])
+    .where('automation_id', 'is', null)
+    .returning(['name', 'ab_test'])
+    .executeTakeFirst();
+  if (!row) return false;
+  await recordEvent(
+    db,
+    workspaceId,
+    {
+      type: 'broadcast.ab_winner_chosen',
+      broadcastId,
+      data: {
+        name: row.name,
+        variant: choice.variant,
+        winnerBy: parseAbTest(row.ab_test)?.winnerBy ?? null,
+        chosenBy: choice.chosenBy,
+        variants: choice.results.map((r) => ({
+          id: r.id,
+          sent: r.sent,
+          uniqueOpens: r.uniqueOpens,
+          uniqueClicks: r.uniqueClicks,
+        })),
+      },
+    },
+    now,
+  );
+  return true;
+}
+
+/**
+ * The timer (docs/ab-tests.md): a SENDING A/B broadcast whose test share was queued `waitMinutes` ago or more gets its
+ * winner by the rule (broadcasts.ab.ts rank: the highest rate of unique human opens or clicks, ties to the first
+ * variant). `tx` runs each choice in a transaction of its own; of several workers, one wins each (chooseWinner).
+ */
+export async function chooseDueWinners(
+  db: Executor,
+  tx: <T>(fn: (trx: Executor) => Promise<T>) => Promise<T>,
+  now: string,
+): Promise<{ id: string; workspaceId: string; variant: string }[]> {
+  const chosen = [];
+  for (const t of await undecidedAbTests(db, 50)) {
+    // The wait is over; or there is nothing to wait for: a test share with nobody in it (a tiny audience) goes on at
+    // once, the first variant winning the tie.
+    const due = Date.parse(t.testQueuedAt) + t.waitMinutes * 60_000 <= Date.parse(now);
+    if (!due && (await hasTestShare(db, t.workspaceId, t.id))) continue;
+    const variant = await tx(async (trx) => {
+      const state = await abStateOf(trx, t.workspaceId, t.id);
+      if (!state || state.winner) return null;
+      const results = await variantResults(trx, t.workspaceId, t.id, state.test);
+      const winner = rank(results, state.test.winnerBy)[0]!.id;
+      return (await chooseWinner(trx, t.workspaceId, t.id, { variant: winner, chosenBy: 'timer', results }, now))
+        ? winner
+        : null;
+    });
+    if (variant) chosen.push({ id: t.id, workspaceId: t.workspaceId, variant });
+  }
+  return chosen;
 }
 
 // ---- automations --------------------------------------------------------------------------------

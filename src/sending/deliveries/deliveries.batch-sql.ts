@@ -5,6 +5,7 @@ import { Precompiled } from '../../db/precompiled.js';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { nextStatus, statusesFor } from './deliveries.state.js';
+import type { AudienceRecipient } from './store.js';
 
 /**
  * The sending path's performance SQL, in one place: the statements whose text is written by hand (one text whatever
@@ -36,25 +37,29 @@ export async function insertDeliveries(
   db: Executor,
   workspaceId: string,
   broadcastId: string,
-  recipients: { contactId: string; email: string }[],
+  recipients: AudienceRecipient[],
   now: string,
 ): Promise<void> {
   if (!recipients.length) return;
   const ids = recipients.map(() => newId('dlv'));
   const tokens = unsubscribeTokens(recipients.length);
-  const columns = sql`insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at)`;
+  // variant and ab_group: an A/B broadcast's (docs/ab-tests.md), null otherwise.
+  const columns = sql`insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at, variant, ab_group)`;
   // The partial unique index of broadcasts' recipients (a run's messages, automation_run_id set, have their own).
   const onConflict = sql`on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing`;
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`${columns}
-      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz
-      from unnest(${ids}::text[], ${recipients.map((r) => r.contactId)}::text[], ${recipients.map((r) => r.email)}::text[], ${tokens}::text[]) as x(i, c, e, t)
+      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz, v, g
+      from unnest(${ids}::text[], ${recipients.map((r) => r.contactId)}::text[], ${recipients.map((r) => r.email)}::text[], ${tokens}::text[],
+        ${recipients.map((r) => r.variant ?? null)}::text[], ${recipients.map((r) => r.group ?? null)}::text[]) as x(i, c, e, t, v, g)
       ${onConflict}`.execute(db);
     return;
   }
-  const rows = JSON.stringify(recipients.map((r, n) => [ids[n], r.contactId, r.email, tokens[n]]));
+  const rows = JSON.stringify(
+    recipients.map((r, n) => [ids[n], r.contactId, r.email, tokens[n], r.variant ?? null, r.group ?? null]),
+  );
   await sql`${columns}
-    select value ->> 0, ${workspaceId}, ${broadcastId}, value ->> 1, value ->> 2, 'QUEUED', 0, ${now}, value ->> 3, ${now}, ${now}
+    select value ->> 0, ${workspaceId}, ${broadcastId}, value ->> 1, value ->> 2, 'QUEUED', 0, ${now}, value ->> 3, ${now}, ${now}, value ->> 4, value ->> 5
     from json_each(${rows}) where true
     ${onConflict}`.execute(db);
 }
@@ -74,7 +79,7 @@ export async function insertLeasedRecipients(
   lease: RawBuilder<{ id: string }>,
   workspaceId: string,
   broadcastId: string,
-  recipients: { contactId: string; email: string }[],
+  recipients: AudienceRecipient[],
   now: string,
 ): Promise<boolean> {
   const ids = recipients.map(() => newId('dlv'));
@@ -82,9 +87,10 @@ export async function insertLeasedRecipients(
   const r = await sql<{ renewed: number }>`with lease as (
       ${lease}
     ), inserted as (
-      insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at)
-      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz
-      from unnest(${ids}::text[], ${recipients.map((x) => x.contactId)}::text[], ${recipients.map((x) => x.email)}::text[], ${tokens}::text[]) as x(i, c, e, t)
+      insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at, variant, ab_group)
+      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz, v, g
+      from unnest(${ids}::text[], ${recipients.map((x) => x.contactId)}::text[], ${recipients.map((x) => x.email)}::text[], ${tokens}::text[],
+        ${recipients.map((x) => x.variant ?? null)}::text[], ${recipients.map((x) => x.group ?? null)}::text[]) as x(i, c, e, t, v, g)
       where exists (select 1 from lease) and exists (select 1 from contacts where contacts.workspace_id = ${workspaceId} and contacts.id = x.c)
       on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing
     )

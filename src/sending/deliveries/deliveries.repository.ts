@@ -58,6 +58,7 @@ export async function claimDeliveries(
         'attempts',
         'unsubscribe_token',
         'created_at',
+        'variant',
       ])
       .execute();
     return rows.map((r) => ({
@@ -69,6 +70,7 @@ export async function claimDeliveries(
       attempts: Number(r.attempts),
       unsubscribeToken: r.unsubscribe_token,
       createdAt: toIso(r.created_at),
+      variant: r.variant,
     }));
   };
   // Both statuses are the claimable ones of the state machine (deliveries.state.ts).

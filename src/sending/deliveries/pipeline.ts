@@ -117,6 +117,14 @@ export class DeliveryPipeline {
     );
   }
 
+  /** A/B broadcasts whose wait has ended get their winner, sent to the rest of the audience next (docs/ab-tests.md). */
+  async chooseWinners(): Promise<number> {
+    const chosen = (await this.store.chooseDueWinners?.(iso(Date.now()))) ?? [];
+    for (const b of chosen)
+      this.log.info({ broadcastId: b.id, workspaceId: b.workspaceId, variant: b.variant }, 'A/B winner chosen');
+    return chosen.length;
+  }
+
   /** SCHEDULED broadcasts whose sendAt has passed start sending (also those missed while nothing ran). */
   async runScheduler(): Promise<number> {
     const started = await this.store.startDueBroadcasts(iso(Date.now()));
@@ -177,9 +185,21 @@ export class DeliveryPipeline {
     try {
       const byBroadcast = new Map<string, ClaimedDelivery[]>();
       for (const d of claimed) byBroadcast.set(d.broadcastId, [...(byBroadcast.get(d.broadcastId) ?? []), d]);
+      // An A/B broadcast's deliveries are made per variant (docs/ab-tests.md): each variant is its own message.
+      const byMessage = new Map<string, ClaimedDelivery[]>();
+      for (const d of claimed) {
+        const key = `${d.broadcastId}\u0000${d.variant ?? ''}`;
+        byMessage.set(key, [...(byMessage.get(key) ?? []), d]);
+      }
       const work: Work[] = [];
-      for (const [broadcastId, deliveries] of byBroadcast) {
-        const sending = await this.store.broadcastForSending(deliveries[0]!.workspaceId, broadcastId, this.opts.secret);
+      for (const deliveries of byMessage.values()) {
+        const { broadcastId, variant } = deliveries[0]!;
+        const sending = await this.store.broadcastForSending(
+          deliveries[0]!.workspaceId,
+          broadcastId,
+          this.opts.secret,
+          variant ?? null,
+        );
         const recipients = await this.store.recipients(deliveries[0]!.workspaceId, deliveries);
         // The sender's domain, read once for the batch; null when the stored From no longer parses.
         const senderDomain = sending?.broadcast.from ? (parseMailbox(sending.broadcast.from)?.domain ?? null) : null;

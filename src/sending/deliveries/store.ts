@@ -25,8 +25,18 @@ export interface DeliveryStore {
   /** Claims due deliveries with a lease (at-least-once: see CONTEXT.md). */
   claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
   renewLeases(owner: string, leaseUntil: string): Promise<void>;
-  /** A broadcast as sending needs it: content, sender, signing key (opened with the installation's key, `secret`). */
-  broadcastForSending(workspaceId: string, broadcastId: string, secret: Buffer): Promise<SendingBroadcast | undefined>;
+  /**
+   * A broadcast as sending needs it: content, sender, signing key (opened with the installation's key, `secret`); with
+   * `variant`, as that A/B variant's recipients get it (its subject, sender, body).
+   */
+  broadcastForSending(
+    workspaceId: string,
+    broadcastId: string,
+    secret: Buffer,
+    variant?: string | null,
+  ): Promise<SendingBroadcast | undefined>;
+  /** A/B broadcasts whose wait has ended get their winner (docs/ab-tests.md); returns those chosen. */
+  chooseDueWinners?(now: string): Promise<{ id: string; workspaceId: string; variant: string }[]>;
   /** The recipients of these deliveries as they are now: contact data, and whether they may still be mailed. */
   recipients(workspaceId: string, deliveries: readonly ClaimedDelivery[]): Promise<Map<string, Recipient>>;
   /** The point of no return (see CONTEXT.md): false when the delivery must not be sent. */
@@ -54,6 +64,20 @@ export interface MaterializationJob {
   segmentId: string | null;
   topicId: string | null;
   cursor: string | null;
+  /**
+   * An A/B broadcast (docs/ab-tests.md): its variants and test share, and the winner once chosen. Until then this pass
+   * writes only the test share, each with its variant; after, the rest of the audience, with the winner. Null: a
+   * broadcast without a test, every recipient written alike.
+   */
+  ab?: { variants: string[]; testPercent: number; winner: string | null } | null;
+}
+
+/** A recipient an audience's batch writes: an A/B broadcast's with its variant and group (TEST share, or REST). */
+export interface AudienceRecipient {
+  contactId: string;
+  email: string;
+  variant?: string | null;
+  group?: 'TEST' | 'REST' | null;
 }
 
 export interface ClaimedDelivery {
@@ -66,6 +90,8 @@ export interface ClaimedDelivery {
   unsubscribeToken: string;
   /** When it was queued (a delivery waiting for its destination longer than SEND_PACING's giveUpAfterMs fails). */
   createdAt: string;
+  /** An A/B broadcast's delivery: the variant whose message it gets (docs/ab-tests.md); null or absent: the broadcast's. */
+  variant?: string | null;
 }
 
 /** A broadcast as sending reads it. */

@@ -15,6 +15,7 @@ import { Composer } from './Composer';
 import { Progress } from './Progress';
 import { Report } from './Report';
 import { DeliveriesCard } from './DeliveriesCard';
+import { AbResultsCard } from './AbResultsCard';
 import '../../styles/audience.css';
 
 const LIVE = new Set(['SENDING', 'PAUSED']);
@@ -60,6 +61,7 @@ export default function BroadcastDetail() {
           ) : LIVE.has(broadcast.status) ? (
             <div className="stack">
               <Progress broadcast={broadcast} />
+              {broadcast.abTest && <AbResultsCard broadcast={broadcast} />}
               <DeliveriesCard broadcastId={broadcast.id} live />
             </div>
           ) : (

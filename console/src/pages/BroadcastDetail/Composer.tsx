@@ -31,6 +31,7 @@ import { PreflightCard } from './PreflightCard';
 import { TestSendCard } from './TestSendCard';
 import { SaveAsTemplate } from '../../components/SaveAsTemplate';
 import { SendCard } from './SendCard';
+import { AbTestCard } from './AbTestCard';
 
 interface Envelope {
   name: string;
@@ -327,10 +328,13 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
   if (visual)
     return (
       <div className="composer composer-visual">
-        <form className="stack composer-main" onSubmit={submit} noValidate aria-label="Broadcast settings">
-          {envelope}
-          {saveBar}
-        </form>
+        <div className="stack composer-main">
+          <form className="stack" onSubmit={submit} noValidate aria-label="Broadcast settings">
+            {envelope}
+            {saveBar}
+          </form>
+          <AbTestCard broadcast={broadcast} editable={editable} />
+        </div>
         <div className="stack composer-side">{side}</div>
         <section className="card stack composer-content" aria-labelledby="content-h">
           <h2 id="content-h">Content</h2>
@@ -341,14 +345,17 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
 
   return (
     <div className="composer">
-      <form className="stack composer-main" onSubmit={submit} noValidate aria-label="Broadcast content">
-        {envelope}
-        <section className="card stack" aria-labelledby="content-h">
-          <h2 id="content-h">Content</h2>
-          {editor}
-        </section>
-        {saveBar}
-      </form>
+      <div className="stack composer-main">
+        <form className="stack" onSubmit={submit} noValidate aria-label="Broadcast content">
+          {envelope}
+          <section className="card stack" aria-labelledby="content-h">
+            <h2 id="content-h">Content</h2>
+            {editor}
+          </section>
+          {saveBar}
+        </form>
+        <AbTestCard broadcast={broadcast} editable={editable} />
+      </div>
       <div className="stack composer-side">
         <PreviewCard broadcast={broadcast} contactId={contactId} setContactId={setContactId} />
         {side}

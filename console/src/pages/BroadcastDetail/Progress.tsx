@@ -97,6 +97,12 @@ export function Progress({ broadcast }: { broadcast: Broadcast }) {
         <strong>{formatNumber(done)}</strong> of <strong>{formatNumber(total)}</strong> handled ({percent(done, total)}
         ). Updated every 2 seconds.
       </p>
+      {broadcast.abTest && !s?.abResult?.winner && (
+        <p className="muted small" role="status">
+          A/B test: so far only the test share is queued; the rest of the audience gets the winning variant once it is
+          chosen.
+        </p>
+      )}
       {s ? (
         <div className="stack-sm">
           <Bar label="Queued" value={s.queued} total={total} tone="info" />

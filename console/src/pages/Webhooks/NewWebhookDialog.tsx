@@ -28,6 +28,7 @@ export const EVENT_TYPES: EventType[] = [
   'broadcast.paused',
   'broadcast.sent',
   'broadcast.canceled',
+  'broadcast.ab_winner_chosen',
 ];
 
 export function NewWebhookDialog({ open, onClose }: { open: boolean; onClose: () => void }) {

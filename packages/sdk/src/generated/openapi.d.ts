@@ -1420,6 +1420,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/broadcasts/{broadcastId}/ab/winner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pick an A/B broadcast's winner now
+         * @description Before the wait ends (docs/ab-tests.md): `{ "variant": "b" }` becomes the winner, sent to the rest of the audience next, and `broadcast.ab_winner_chosen` is written. SENDING or PAUSED only (409 invalid_state otherwise); 409 ab_winner_chosen once a winner is chosen (by hand or by the timer; `winner` names it); 409 ab_test_missing on a broadcast without a test; 422 validation_failed for a variant the test does not have. Needs `write:broadcasts`.
+         */
+        post: operations["createBroadcastAbWinner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/broadcasts/{broadcastId}/resume": {
         parameters: {
             query?: never;
@@ -9956,7 +9976,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
+                type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped";
             };
             header?: never;
             path: {
@@ -10018,7 +10038,7 @@ export interface operations {
                             /** @description evt_…; ids sort by the order events were written */
                             id: string;
                             /** @enum {string} */
-                            type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
+                            type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped";
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -13433,6 +13453,7 @@ export interface operations {
                      *             "opens": true,
                      *             "clicks": true
                      *           },
+                     *           "abTest": null,
                      *           "stats": {
                      *             "recipients": 1840,
                      *             "queued": 0,
@@ -13499,6 +13520,26 @@ export interface operations {
                                 /** @description rewrite http(s) links to count clicks */
                                 clicks: boolean;
                             };
+                            /** @description its A/B test (docs/ab-tests.md), or null */
+                            abTest: {
+                                variants: {
+                                    id: string;
+                                    subject: string;
+                                    previewText: string | null;
+                                    from: string | null;
+                                    emailContent: {
+                                        subject: string | null;
+                                        html: string | null;
+                                        text: string | null;
+                                        previewText: string | null;
+                                        editorContent: unknown;
+                                    } | null;
+                                }[];
+                                testPercent: number;
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                waitMinutes: number;
+                            } | null;
                             stats?: {
                                 recipients: number;
                                 /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13524,6 +13565,51 @@ export interface operations {
                                 uniqueClicks: number;
                                 /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                                 machineOpens: number;
+                                /** @description an A/B broadcast: each variant of its test share */
+                                variants?: {
+                                    id: string;
+                                    /** @description recipients of the test share given this variant */
+                                    recipients: number;
+                                    sent: number;
+                                    /** @description recipients who opened it (people only) */
+                                    uniqueOpens: number;
+                                    /** @description recipients who clicked a link (people only) */
+                                    uniqueClicks: number;
+                                    /** @description uniqueOpens / sent (0 before anything is sent) */
+                                    openRate: number;
+                                    /** @description uniqueClicks / sent */
+                                    clickRate: number;
+                                    winner: boolean;
+                                }[];
+                                abResult?: {
+                                    /** @enum {string} */
+                                    winnerBy: "OPENS" | "CLICKS";
+                                    /** @description the variant chosen; null until then */
+                                    winner: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339, UTC, milliseconds
+                                     */
+                                    chosenAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                     */
+                                    decidesAt: string | null;
+                                    /** @description the variant ahead by the rule now (ties: the first) */
+                                    leader: string | null;
+                                    runnerUp: string | null;
+                                    /** @description the leader's rate minus the runner-up's, in percentage points */
+                                    margin: number;
+                                    /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                    significance: {
+                                        z: number;
+                                        /** @description two-sided */
+                                        pValue: number;
+                                        /** @description 1 − pValue, 0..1 */
+                                        confidence: number;
+                                    } | null;
+                                };
                                 /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                                 outbox?: number;
                             };
@@ -13618,6 +13704,38 @@ export interface operations {
                         /** @description rewrite http(s) links to count clicks */
                         clicks: boolean;
                     };
+                    /** @description an A/B test of 2 to 4 variants (docs/ab-tests.md); null: none */
+                    abTest?: {
+                        variants: {
+                            /** @description a short name, unique in the test: "a", "b", … */
+                            id: string;
+                            /** @description a Liquid template, as the broadcast's */
+                            subject: string;
+                            previewText?: string | null;
+                            /** @description `addr@domain` or `Display Name <addr@domain>` */
+                            from?: string | null;
+                            /** @description the variant's own body (html, text, or a block document in editorContent); omitted or null: the broadcast's. Its subject and previewText give way to the variant's own */
+                            emailContent?: {
+                                subject?: string | null;
+                                /** @description up to 2 MiB */
+                                html?: string | null;
+                                /** @description up to 2 MiB */
+                                text?: string | null;
+                                previewText?: string | null;
+                                /** @description any JSON an editor stores */
+                                editorContent?: unknown;
+                            } | null;
+                        }[];
+                        /** @description the share of the audience that takes part, split evenly across the variants */
+                        testPercent: number;
+                        /**
+                         * @description the rate that decides: unique human opens, or unique human clicks, per message sent
+                         * @enum {string}
+                         */
+                        winnerBy: "OPENS" | "CLICKS";
+                        /** @description how long after the test share is queued the winner is chosen and sent to the rest */
+                        waitMinutes: number;
+                    } | null;
                 };
             };
         };
@@ -13652,7 +13770,8 @@ export interface operations {
                      *       "tracking": {
                      *         "opens": true,
                      *         "clicks": true
-                     *       }
+                     *       },
+                     *       "abTest": null
                      *     }
                      */
                     "application/json": {
@@ -13700,6 +13819,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13725,6 +13864,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -13848,6 +14032,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "abTest": null,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 0,
@@ -13910,6 +14095,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13935,6 +14140,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14022,6 +14272,38 @@ export interface operations {
                         /** @description rewrite http(s) links to count clicks */
                         clicks: boolean;
                     };
+                    /** @description an A/B test of 2 to 4 variants (docs/ab-tests.md); null: none */
+                    abTest?: {
+                        variants: {
+                            /** @description a short name, unique in the test: "a", "b", … */
+                            id: string;
+                            /** @description a Liquid template, as the broadcast's */
+                            subject: string;
+                            previewText?: string | null;
+                            /** @description `addr@domain` or `Display Name <addr@domain>` */
+                            from?: string | null;
+                            /** @description the variant's own body (html, text, or a block document in editorContent); omitted or null: the broadcast's. Its subject and previewText give way to the variant's own */
+                            emailContent?: {
+                                subject?: string | null;
+                                /** @description up to 2 MiB */
+                                html?: string | null;
+                                /** @description up to 2 MiB */
+                                text?: string | null;
+                                previewText?: string | null;
+                                /** @description any JSON an editor stores */
+                                editorContent?: unknown;
+                            } | null;
+                        }[];
+                        /** @description the share of the audience that takes part, split evenly across the variants */
+                        testPercent: number;
+                        /**
+                         * @description the rate that decides: unique human opens, or unique human clicks, per message sent
+                         * @enum {string}
+                         */
+                        winnerBy: "OPENS" | "CLICKS";
+                        /** @description how long after the test share is queued the winner is chosen and sent to the rest */
+                        waitMinutes: number;
+                    } | null;
                     /**
                      * Format: date-time
                      * @description RFC 3339 with an offset; stored in UTC
@@ -14061,7 +14343,8 @@ export interface operations {
                      *       "tracking": {
                      *         "opens": true,
                      *         "clicks": true
-                     *       }
+                     *       },
+                     *       "abTest": null
                      *     }
                      */
                     "application/json": {
@@ -14109,6 +14392,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14134,6 +14437,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14332,6 +14680,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "abTest": null,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -14394,6 +14743,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14419,6 +14788,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14871,6 +15285,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "abTest": null,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -14933,6 +15348,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14958,6 +15393,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -15063,6 +15543,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "abTest": null,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -15125,6 +15606,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -15150,6 +15651,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -15185,6 +15731,323 @@ export interface operations {
             };
             /** @description `invalid_state`: Invalid state; `idempotency_conflict`: Idempotency conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createBroadcastAbWinner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
+                broadcastId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "variant": "b"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the id of the variant to send to the rest */
+                    variant: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                     *       "name": "November newsletter",
+                     *       "status": "SENDING",
+                     *       "from": "Acme News <news@example.com>",
+                     *       "emailContent": {
+                     *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                     *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                     *         "text": "November: https://example.com/blog/november",
+                     *         "previewText": "Three things we shipped",
+                     *         "editorContent": null
+                     *       },
+                     *       "replyTo": "hello@example.com",
+                     *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                     *       "segmentId": null,
+                     *       "sendAt": null,
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-21T12:00:00.000Z",
+                     *       "sentAt": null,
+                     *       "pausedReason": null,
+                     *       "tracking": {
+                     *         "opens": true,
+                     *         "clicks": true
+                     *       },
+                     *       "abTest": {
+                     *         "variants": [
+                     *           {
+                     *             "id": "a",
+                     *             "subject": "What is new in November",
+                     *             "previewText": null,
+                     *             "from": null,
+                     *             "emailContent": null
+                     *           },
+                     *           {
+                     *             "id": "b",
+                     *             "subject": "Three things we shipped",
+                     *             "previewText": null,
+                     *             "from": null,
+                     *             "emailContent": null
+                     *           }
+                     *         ],
+                     *         "testPercent": 20,
+                     *         "winnerBy": "OPENS",
+                     *         "waitMinutes": 240
+                     *       },
+                     *       "stats": {
+                     *         "recipients": 1840,
+                     *         "queued": 1840,
+                     *         "sent": 0,
+                     *         "failed": 0,
+                     *         "bounced": 0,
+                     *         "softBounced": 0,
+                     *         "complained": 0,
+                     *         "unsubscribed": 0,
+                     *         "opened": 0,
+                     *         "clicked": 0,
+                     *         "uniqueOpens": 0,
+                     *         "uniqueClicks": 0,
+                     *         "machineOpens": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** @enum {string} */
+                        status: "DRAFT" | "SCHEDULED" | "SENDING" | "PAUSED" | "SENT" | "CANCELED" | "FAILED";
+                        from: string | null;
+                        emailContent: {
+                            subject: string | null;
+                            html: string | null;
+                            text: string | null;
+                            previewText: string | null;
+                            editorContent: unknown;
+                        };
+                        replyTo: string | null;
+                        topicId: string | null;
+                        segmentId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sendAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        updatedAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sentAt: string | null;
+                        /** @description why a PAUSED broadcast paused: the circuit breaker's rates, or "paused by hand" */
+                        pausedReason: string | null;
+                        /** @description opens (the pixel) and clicks (rewritten links) */
+                        tracking: {
+                            /** @description add the open pixel */
+                            opens: boolean;
+                            /** @description rewrite http(s) links to count clicks */
+                            clicks: boolean;
+                        };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
+                        stats?: {
+                            recipients: number;
+                            /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
+                            queued: number;
+                            /** @description accepted by the receiving side (and not reported bounced since) */
+                            sent: number;
+                            /** @description refused for good without a hard bounce: a block, another permanent failure, or retries used up */
+                            failed: number;
+                            /** @description hard bounces, at send time or reported later */
+                            bounced: number;
+                            /** @description deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs) */
+                            softBounced: number;
+                            /** @description recipients who reported the message as spam */
+                            complained: number;
+                            unsubscribed: number;
+                            /** @description opens by people (machine opens left out) */
+                            opened: number;
+                            /** @description clicks by people (scanners left out) */
+                            clicked: number;
+                            /** @description recipients who opened it at least once (people only) */
+                            uniqueOpens: number;
+                            /** @description recipients who clicked at least one link (people only) */
+                            uniqueClicks: number;
+                            /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
+                            machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
+                            /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
+                            outbox?: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Invalid state; `ab_winner_chosen`: A/B winner already chosen; `ab_test_missing`: No A/B test; `idempotency_conflict`: Idempotency conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15255,6 +16118,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "abTest": null,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -15317,6 +16181,26 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -15342,6 +16226,51 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -17739,7 +18668,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
+                type?: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped";
                 contactId?: string;
                 broadcastId?: string;
                 /** @description events that occurred at or after this time */
@@ -17792,7 +18721,7 @@ export interface operations {
                             /** @description evt_…; ids sort by the order events were written */
                             id: string;
                             /** @enum {string} */
-                            type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped";
+                            type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped";
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -18079,7 +19008,7 @@ export interface operations {
                              * @description what was done (docs/audit-log.md lists them)
                              * @enum {string}
                              */
-                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
+                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "broadcast.ab_winner_picked" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
                             target: {
                                 /** @enum {string} */
                                 type: "workspace" | "api_key" | "user" | "invitation" | "domain" | "webhook" | "broadcast" | "suppression" | "template" | "form";
@@ -18188,7 +19117,7 @@ export interface operations {
                         data: {
                             id: string;
                             url: string;
-                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                            eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                             description: string | null;
                             /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                             enabled: boolean;
@@ -18271,7 +19200,7 @@ export interface operations {
                     /** @description https:// (http:// only when the server runs with WEBHOOKS_ALLOW_HTTP=true); its host must resolve to public addresses only (docs/webhooks.md) */
                     url: string;
                     /** @description the event types POSTed to the endpoint (docs/events.md lists them) */
-                    eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                    eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                     /** @description a note for people: what the endpoint is for */
                     description?: string;
                 };
@@ -18304,7 +19233,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                         description: string | null;
                         /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                         enabled: boolean;
@@ -18436,7 +19365,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                         description: string | null;
                         /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                         enabled: boolean;
@@ -18520,7 +19449,7 @@ export interface operations {
                     /** @description https:// (http:// only when the server runs with WEBHOOKS_ALLOW_HTTP=true); its host must resolve to public addresses only (docs/webhooks.md) */
                     url?: string;
                     /** @description the event types POSTed to the endpoint (docs/events.md lists them) */
-                    eventTypes?: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                    eventTypes?: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                     /** @description a note for people: what the endpoint is for */
                     description?: string | null;
                     /** @description false disables the endpoint (what waits for it is FAILED); true enables it again and forgets its failures */
@@ -18554,7 +19483,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                         description: string | null;
                         /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                         enabled: boolean;
@@ -18742,7 +19671,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         url: string;
-                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "event.tracked" | "automation.run_stopped")[];
+                        eventTypes: ("email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped")[];
                         description: string | null;
                         /** @description false: nothing is sent (disabled by hand, or after 5 days of failures) */
                         enabled: boolean;
