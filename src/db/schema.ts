@@ -295,6 +295,10 @@ export interface BroadcastsTable {
   /** A message of an automation's send step (docs/automations.md): hidden from the broadcasts API. */
   automation_id: string | null;
   automation_step_id: string | null;
+  /** A resend (POST /v1/broadcasts/{id}/resend, migration 0031): the original, to whom, and the instant it froze. */
+  resend_of: string | null;
+  resend_to: 'NON_OPENERS' | 'NON_CLICKERS' | null;
+  resend_as_of: string | null;
 }
 
 export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'PAUSED' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';

@@ -3,6 +3,8 @@ import { checkedByService, Nullable, PathId, StringEnum, Timestamp } from '../..
 import { PROPERTY_KEY_PATTERN } from '../contacts/contacts.schemas.js';
 import { CONTACT_STATUSES } from '../contacts/contacts.state.js';
 import {
+  ENGAGEMENTS,
+  MAX_WITHIN_DAYS,
   MAX_DEPTH,
   MAX_IN_VALUES,
   MAX_NODES,
@@ -43,10 +45,11 @@ export const FilterSchema = checkedByService(
           ),
           Type.Ref('SegmentFieldCondition'),
           Type.Ref('SegmentTopicCondition'),
+          Type.Ref('SegmentEngagementCondition'),
         ],
         {
           description:
-            `A segment filter: groups (all, any) of field and topic conditions, at most ${MAX_DEPTH} levels deep and ${MAX_NODES} conditions and groups in total. ` +
+            `A segment filter: groups (all, any) of field, topic and engagement conditions, at most ${MAX_DEPTH} levels deep and ${MAX_NODES} conditions and groups in total. ` +
             'Semantics: src/audience/segments/CONTEXT.md.',
           examples: [
             {
@@ -80,6 +83,30 @@ export const FilterSchema = checkedByService(
             description:
               "true: effectively subscribed to the topic (their choice, else the topic's default); false: the others",
           }),
+        },
+        { additionalProperties: false },
+      ),
+      SegmentEngagementCondition: Type.Object(
+        {
+          engagement: StringEnum(ENGAGEMENTS, {
+            description:
+              'delivered: a message was sent to the contact (accepted by their server); opened, clicked: a human open or click (machine opens and clicks never count)',
+          }),
+          broadcastId: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 64,
+              description: "only this broadcast's messages (a broadcast of the workspace); any message when absent",
+            }),
+          ),
+          withinDays: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: MAX_WITHIN_DAYS,
+              description: 'only in the last N days (N × 24 hours back from now); ever (the events kept) when absent',
+            }),
+          ),
+          happened: Type.Boolean({ description: 'true: it happened; false: it did not (the exact negation)' }),
         },
         { additionalProperties: false },
       ),

@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = [
   'broadcast.canceled',
   'broadcast.paused',
   'broadcast.resumed',
+  'broadcast.resent',
   'suppression.added',
   'suppression.removed',
   'template.deleted',

@@ -5,7 +5,7 @@ import { countDeliveries, type DeliveryCounts } from '../deliveries/deliveries.r
 import { OPEN_STATUSES } from '../deliveries/deliveries.state.js';
 import type { MaterializationJob } from '../deliveries/store.js';
 import { recordBroadcastMove } from './broadcasts.events.js';
-import { valuesToRow, type BroadcastValues } from './broadcasts.repository.js';
+import { resendOfRow, valuesToRow, type BroadcastValues } from './broadcasts.repository.js';
 import { broadcastStatusesFor, transition } from './broadcasts.state.js';
 
 /**
@@ -72,7 +72,16 @@ export async function claimMaterialization(
     .set({ materialize_owner: owner, materialize_lease_until: leaseUntil })
     .where('id', '=', candidate.id)
     .where(free)
-    .returning(['id', 'workspace_id', 'segment_id', 'topic_id', 'materialize_cursor'])
+    .returning([
+      'id',
+      'workspace_id',
+      'segment_id',
+      'topic_id',
+      'resend_of',
+      'resend_to',
+      'resend_as_of',
+      'materialize_cursor',
+    ])
     .executeTakeFirst();
   return row
     ? {
@@ -80,6 +89,7 @@ export async function claimMaterialization(
         workspaceId: row.workspace_id,
         segmentId: row.segment_id,
         topicId: row.topic_id,
+        resend: resendOfRow(row),
         cursor: row.materialize_cursor,
       }
     : undefined;
