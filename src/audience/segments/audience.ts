@@ -17,9 +17,10 @@ export interface AudienceSpec {
 
 /**
  * The audience of a resend: the contacts the original broadcast was sent to (an `email.sent`) who had no human open
- * (NON_OPENERS) or click (NON_CLICKERS) of it up to `asOf`, the instant of the resend. Events are only ever added, so
- * this is the list of non-openers as it was then, without storing it; the audience's other rules (SUBSCRIBED, not
- * suppressed, the topic) still apply when it is sent.
+ * (NON_OPENERS) or click (NON_CLICKERS) of it up to `asOf`, the instant of the resend. A human click counts as an open
+ * too (the reader opened it with images blocked, so the pixel never loaded), as Mailchimp counts it. Events are only
+ * ever added, so this is the list as it was at the resend, without storing it; the audience's other rules
+ * (SUBSCRIBED, not suppressed, the topic) apply when it is sent.
  */
 export interface ResendAudience {
   of: string;
@@ -27,15 +28,21 @@ export interface ResendAudience {
   asOf: string;
 }
 
-/** A resend's audience as a filter (the engagement conditions, segments.filter.ts; `until` is not in the public grammar). */
+/** A resend's audience as a filter (engagement conditions, segments.filter.ts; `until` is not in the public grammar). */
 export function resendFilter(r: ResendAudience): Filter {
-  const frozen: FrozenEngagementCondition = {
-    engagement: r.to === 'NON_OPENERS' ? 'opened' : 'clicked',
+  const none = (engagement: 'opened' | 'clicked'): FrozenEngagementCondition => ({
+    engagement,
     broadcastId: r.of,
     happened: false,
     until: r.asOf,
+  });
+  return {
+    all: [
+      { engagement: 'delivered', broadcastId: r.of, happened: true },
+      ...(r.to === 'NON_OPENERS' ? [none('opened')] : []),
+      none('clicked'),
+    ],
   };
-  return { all: [{ engagement: 'delivered', broadcastId: r.of, happened: true }, frozen] };
 }
 
 /**
