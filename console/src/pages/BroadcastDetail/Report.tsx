@@ -5,6 +5,7 @@ import { count, formatNumber, percent } from '../../lib/format';
 import { TimelineCard } from './TimelineCard';
 import { LinksCard } from './LinksCard';
 import { DeliveriesCard } from './DeliveriesCard';
+import { ResendCard } from './ResendCard';
 
 function Stat({ label, value, sub }: { label: string; value: string; sub?: string }) {
   return (
@@ -66,6 +67,7 @@ export function Report({ broadcast }: { broadcast: Broadcast }) {
       ) : (
         <Skeleton lines={3} />
       )}
+      <ResendCard broadcast={broadcast} />
       <TimelineCard broadcastId={broadcast.id} />
       <LinksCard broadcastId={broadcast.id} />
       <DeliveriesCard broadcastId={broadcast.id} live={false} />

@@ -24,7 +24,14 @@ import {
   StatusBadge,
   useToast,
 } from '../../components';
-import { CONTACT_TONES, statusLabel, useDebounced, useTopics, type Segment } from '../../lib/audience';
+import {
+  CONTACT_TONES,
+  statusLabel,
+  useDebounced,
+  useSentBroadcasts,
+  useTopics,
+  type Segment,
+} from '../../lib/audience';
 import { formatNumber } from '../../lib/format';
 import { problemOf } from '../../lib/forms';
 import { describeError } from '../../lib/problems';
@@ -94,6 +101,7 @@ export function Editor({ segment }: { segment: Segment | null }) {
   const toast = useToast();
   const navigate = useNavigate();
   const topics = useTopics();
+  const sent = useSentBroadcasts(can('read:broadcasts'));
   const editable = can('write:contacts');
   const [name, setName] = useState(segment?.name ?? '');
   const [tree, setTree] = useState<Node>(() => {
@@ -188,6 +196,7 @@ export function Editor({ segment }: { segment: Segment | null }) {
                 root={tree}
                 onChange={setTree}
                 topics={topics.data ?? []}
+                broadcasts={sent.data ?? []}
                 errors={errors}
                 disabled={!editable}
               />

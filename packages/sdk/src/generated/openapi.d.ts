@@ -107,8 +107,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * The sign-in code page
+         * @description A page of the console (no API key): after a right password of a person with two-factor sign-in, the pending sign-in cookie `__Host-fc_2fa` (10 minutes) brings the browser here; it asks for a code of the app or a recovery code (input `code`). Without a valid pending sign-in: 303 to /app/login.
+         */
         get: operations["getAppLoginTwoFactor"];
         put?: never;
+        /**
+         * Sign in: the code
+         * @description Form-encoded or JSON `{ code, next? }` with the pending sign-in cookie: a code of the app or an unused recovery code (spent). Right: the session cookie and a redirect to `next` (303). Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createAppLoginTwoFactor"];
         delete?: never;
         options?: never;
@@ -474,7 +482,7 @@ export interface paths {
         get: operations["getWorkspace"];
         /**
          * Update the workspace name or settings
-         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, and `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links. The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
+         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
          */
         put: operations["updateWorkspace"];
         post?: never;
@@ -1372,6 +1380,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/broadcasts/{broadcastId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a sent broadcast to non-openers or non-clickers
+         * @description On a SENT broadcast: 201 (with `Location`), a new DRAFT with the same content (`subject` replaced when given), sender, reply-to, topic and tracking, whose audience is the original's recipients (a message was sent to them) who had no human open (`NON_OPENERS`) or click (`NON_CLICKERS`) of it now, at the resend: `resendOf.asOf`. Opens and clicks by machines (Apple Mail Privacy Protection, scanners) do not count as opens. When it is sent, the usual rules still apply: only SUBSCRIBED contacts, not suppressed, subscribed to its topic. Edit it, schedule it and send it like any draft. 409 `invalid_state` unless the original is SENT; 422 `validation_failed` for another `to`, or when the original did not track opens (clicks). Needs `write:broadcasts`.
+         */
+        post: operations["resendBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/broadcasts/{broadcastId}/preflight": {
         parameters: {
             query?: never;
@@ -1885,7 +1913,7 @@ export interface paths {
         };
         /**
          * Who is calling
-         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
+         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `twoFactor`: whether the person has two-factor sign-in and whether the workspace requires it (required and not enabled: every other operation answers 403 two_factor_required until it is set up), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken`, `expiresAt` and `twoFactor` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
          */
         get: operations["getSession"];
         put?: never;
@@ -2036,6 +2064,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
+        /**
+         * Change your name or email
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). Partial: `name` (null clears it) and `email`. A new email needs `currentPassword`, must not be another person's of the workspace (409 user_exists), and changes at once (no confirmation mail); the old address gets a notice when the workspace can send mail.
+         */
         put: operations["updateMe"];
         post?: never;
         delete?: never;
@@ -2053,6 +2085,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Change your password
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a new one (10 to 1000 characters). Every other session of the person is signed out (this one stays), and their unused reset links stop working.
+         */
         post: operations["createMePassword"];
         delete?: never;
         options?: never;
@@ -2067,6 +2103,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Your two-factor sign-in
+         * @description Whether the signed-in person has two-factor sign-in (TOTP), since when, how many unused recovery codes are left, and whether the workspace requires it. Answers while a required set-up is missing.
+         */
         get: operations["getMeTwoFactor"];
         put?: never;
         post?: never;
@@ -2085,6 +2125,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Start setting up two-factor sign-in
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). A new TOTP secret (SHA-1, 6 digits, 30 seconds: what authenticator apps use), its otpauth:// address and a QR code of it as an SVG data URL. Nothing changes at sign-in until POST /v1/me/two-factor/confirm; calling again replaces the secret. 409 invalid_state when it is on already. The secret is stored sealed with the installation's key.
+         */
         post: operations["createMeTwoFactorSetup"];
         delete?: never;
         options?: never;
@@ -2101,6 +2145,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn on two-factor sign-in
+         * @description A code of the app for the secret of the set-up: two-factor sign-in is on, and 10 single-use recovery codes are returned, this once (only their hashes are kept). Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["confirmMeTwoFactor"];
         delete?: never;
         options?: never;
@@ -2117,6 +2165,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn off two-factor sign-in
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a code of the app or an unused recovery code. The secret and the recovery codes are deleted. Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createMeTwoFactorDisable"];
         delete?: never;
         options?: never;
@@ -2133,6 +2185,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * New recovery codes
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a code of the app: 10 new recovery codes, shown this once; the old ones stop working. Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createMeTwoFactorRecoveryCode"];
         delete?: never;
         options?: never;
@@ -2358,7 +2414,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description A segment filter: groups (all, any) of field and topic conditions, at most 8 levels deep and 200 conditions and groups in total. Semantics: src/audience/segments/CONTEXT.md.
+         * @description A segment filter: groups (all, any) of field, topic and engagement conditions, at most 8 levels deep and 200 conditions and groups in total. Semantics: src/audience/segments/CONTEXT.md.
          * @example {
          *       "all": [
          *         {
@@ -2379,7 +2435,7 @@ export interface components {
         } | {
             /** @description at least one member matches ({ "any": [] } matches no contact) */
             any: components["schemas"]["SegmentFilter"][];
-        } | components["schemas"]["SegmentFieldCondition"] | components["schemas"]["SegmentTopicCondition"];
+        } | components["schemas"]["SegmentFieldCondition"] | components["schemas"]["SegmentTopicCondition"] | components["schemas"]["SegmentEngagementCondition"];
         SegmentFieldCondition: {
             /** @description email, firstName, lastName, status, createdAt or properties.<key> */
             field: string;
@@ -2393,6 +2449,19 @@ export interface components {
             topic: string;
             /** @description true: effectively subscribed to the topic (their choice, else the topic's default); false: the others */
             subscribed: boolean;
+        };
+        SegmentEngagementCondition: {
+            /**
+             * @description delivered: a message was sent to the contact (accepted by their server); opened, clicked: a human open or click (machine opens and clicks never count)
+             * @enum {string}
+             */
+            engagement: "delivered" | "opened" | "clicked";
+            /** @description only this broadcast's messages (a broadcast of the workspace); any message when absent */
+            broadcastId?: string;
+            /** @description only in the last N days (N × 24 hours back from now); ever (the events kept) when absent */
+            withinDays?: number;
+            /** @description true: it happened; false: it did not (the exact negation) */
+            happened: boolean;
         };
         /** @description A block document (contract §16): at most 500 blocks in all; columns hold any block but columns. */
         BlockDocument: {
@@ -3002,7 +3071,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. */
+            /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. A person with two-factor sign-in gets no session yet: the pending sign-in cookie `__Host-fc_2fa` (10 minutes) and a redirect to /app/login/two-factor, which asks for the code. */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -3055,7 +3124,10 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><form method="post" action="/app/login/two-factor"><input name="code" autocomplete="one-time-code"><button>Verify and sign in</button></form></main></body></html> */
+                    "text/html": string;
+                };
             };
         };
     };
@@ -3066,7 +3138,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example code=492039&next=%2Fapp */
+                "application/x-www-form-urlencoded": string;
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -3074,6 +3151,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Signed in: the session cookie, and a redirect to /app (or `next`). */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A wrong or used code (the page again), or no valid pending sign-in (the sign-in page). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><p role="alert">That code is not right.</p></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description Too many wrong codes (`Retry-After`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><p role="alert">Too many wrong codes. Try again in 15 minutes.</p></main></body></html> */
+                    "text/html": string;
+                };
             };
         };
     };
@@ -4091,7 +4195,8 @@ export interface operations {
                      *           "opens": true,
                      *           "clicks": true
                      *         },
-                     *         "brandColor": "#0b5fff"
+                     *         "brandColor": "#0b5fff",
+                     *         "requireTwoFactor": false
                      *       }
                      *     }
                      */
@@ -4225,7 +4330,8 @@ export interface operations {
                      *           "opens": true,
                      *           "clicks": false
                      *         },
-                     *         "brandColor": "#0b5fff"
+                     *         "brandColor": "#0b5fff",
+                     *         "requireTwoFactor": false
                      *       }
                      *     }
                      */
@@ -12994,6 +13100,18 @@ export interface operations {
                                 /** @description rewrite http(s) links to count clicks */
                                 clicks: boolean;
                             };
+                            /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                            resendOf?: {
+                                /** @description the original broadcast */
+                                broadcastId: string;
+                                /** @enum {string} */
+                                to: "NON_OPENERS" | "NON_CLICKERS";
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                asOf: string;
+                            };
                             stats?: {
                                 recipients: number;
                                 /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13194,6 +13312,18 @@ export interface operations {
                             opens: boolean;
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
+                        };
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
                         };
                         stats?: {
                             recipients: number;
@@ -13405,6 +13535,18 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13603,6 +13745,18 @@ export interface operations {
                             opens: boolean;
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
+                        };
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
                         };
                         stats?: {
                             recipients: number;
@@ -13888,6 +14042,18 @@ export interface operations {
                             opens: boolean;
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
+                        };
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
                         };
                         stats?: {
                             recipients: number;
@@ -14427,6 +14593,18 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14618,6 +14796,18 @@ export interface operations {
                             opens: boolean;
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
+                        };
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
                         };
                         stats?: {
                             recipients: number;
@@ -14811,6 +15001,18 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14871,6 +15073,245 @@ export interface operations {
             };
             /** @description `invalid_state`: Invalid state; `idempotency_conflict`: Idempotency conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
+                broadcastId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "to": "NON_OPENERS",
+                 *       "subject": "In case you missed it: what is new in November"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description NON_OPENERS: the recipients without a human open of it; NON_CLICKERS: without a human click
+                     * @enum {string}
+                     */
+                    to: "NON_OPENERS" | "NON_CLICKERS";
+                    /** @description the resend's subject; the original's when omitted */
+                    subject?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JDB9F3Q5S7U9W1Y3A5C7E9G1",
+                     *       "name": "November newsletter (resend to non-openers)",
+                     *       "status": "DRAFT",
+                     *       "from": "Acme News <news@example.com>",
+                     *       "emailContent": {
+                     *         "subject": "In case you missed it: what is new in November",
+                     *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                     *         "text": "November: https://example.com/blog/november",
+                     *         "previewText": "Three things we shipped",
+                     *         "editorContent": null
+                     *       },
+                     *       "replyTo": "hello@example.com",
+                     *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                     *       "segmentId": null,
+                     *       "sendAt": null,
+                     *       "createdAt": "2026-11-24T09:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:00:00.000Z",
+                     *       "sentAt": null,
+                     *       "pausedReason": null,
+                     *       "tracking": {
+                     *         "opens": true,
+                     *         "clicks": true
+                     *       },
+                     *       "resendOf": {
+                     *         "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                     *         "to": "NON_OPENERS",
+                     *         "asOf": "2026-11-24T09:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** @enum {string} */
+                        status: "DRAFT" | "SCHEDULED" | "SENDING" | "PAUSED" | "SENT" | "CANCELED" | "FAILED";
+                        from: string | null;
+                        emailContent: {
+                            subject: string | null;
+                            html: string | null;
+                            text: string | null;
+                            previewText: string | null;
+                            editorContent: unknown;
+                        };
+                        replyTo: string | null;
+                        topicId: string | null;
+                        segmentId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sendAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        updatedAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sentAt: string | null;
+                        /** @description why a PAUSED broadcast paused: the circuit breaker's rates, or "paused by hand" */
+                        pausedReason: string | null;
+                        /** @description opens (the pixel) and clicks (rewritten links) */
+                        tracking: {
+                            /** @description add the open pixel */
+                            opens: boolean;
+                            /** @description rewrite http(s) links to count clicks */
+                            clicks: boolean;
+                        };
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
+                        stats?: {
+                            recipients: number;
+                            /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
+                            queued: number;
+                            /** @description accepted by the receiving side (and not reported bounced since) */
+                            sent: number;
+                            /** @description refused for good without a hard bounce: a block, another permanent failure, or retries used up */
+                            failed: number;
+                            /** @description hard bounces, at send time or reported later */
+                            bounced: number;
+                            /** @description deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs) */
+                            softBounced: number;
+                            /** @description recipients who reported the message as spam */
+                            complained: number;
+                            unsubscribed: number;
+                            /** @description opens by people (machine opens left out) */
+                            opened: number;
+                            /** @description clicks by people (scanners left out) */
+                            clicked: number;
+                            /** @description recipients who opened it at least once (people only) */
+                            uniqueOpens: number;
+                            /** @description recipients who clicked at least one link (people only) */
+                            uniqueClicks: number;
+                            /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
+                            machineOpens: number;
+                            /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
+                            outbox?: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Invalid state; `idempotency_conflict`: Idempotency conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17573,7 +18014,7 @@ export interface operations {
                              * @description what was done (docs/audit-log.md lists them)
                              * @enum {string}
                              */
-                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
+                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "broadcast.resent" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
                             target: {
                                 /** @enum {string} */
                                 type: "workspace" | "api_key" | "user" | "invitation" | "domain" | "webhook" | "broadcast" | "suppression" | "template" | "form";
@@ -18943,7 +19384,11 @@ export interface operations {
                      *         }
                      *       ],
                      *       "csrfToken": "q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u",
-                     *       "expiresAt": "2026-12-24T08:12:40.503Z"
+                     *       "expiresAt": "2026-12-24T08:12:40.503Z",
+                     *       "twoFactor": {
+                     *         "enabled": true,
+                     *         "required": false
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -19941,6 +20386,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Sam Rivera",
+                 *       "email": "sam.rivera@example.com",
+                 *       "currentPassword": "correct-horse-battery-staple"
+                 *     }
+                 */
                 "application/json": {
                     name?: string | null;
                     /** @description the new sign-in address: free in the workspace (409 user_exists); needs `currentPassword` */
@@ -19957,6 +20409,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_01JDB40M6P8R0T2V4X6Z8B0D2F",
+                     *       "email": "sam.rivera@example.com",
+                     *       "name": "Sam Rivera",
+                     *       "role": "editor",
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-29T09:30:00.000Z",
+                     *       "lastLoginAt": "2026-11-29T09:12:40.503Z",
+                     *       "emailChanged": true
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         email: string;
@@ -20069,6 +20533,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "newPassword": "a new and longer passphrase"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20083,6 +20553,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sessionsEnded": 2
+                     *     }
+                     */
                     "application/json": {
                         /** @description the other sessions of the person that were signed out */
                         sessionsEnded: number;
@@ -20178,6 +20653,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "enrolledAt": "2026-11-29T09:40:00.000Z",
+                     *       "recoveryCodesLeft": 9,
+                     *       "required": false
+                     *     }
+                     */
                     "application/json": {
                         enabled: boolean;
                         /**
@@ -20230,6 +20713,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20243,6 +20731,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "uri": "otpauth://totp/Formcast%20Acme:sam%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Formcast%20Acme",
+                     *       "qrCode": "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4="
+                     *     }
+                     */
                     "application/json": {
                         /** @description the TOTP secret in Base32, to type into an app that cannot scan */
                         secret: string;
@@ -20336,6 +20831,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the 6-digit code the authenticator app shows */
                     code: string;
@@ -20349,6 +20849,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "k7mq-2xrt-9vbn",
+                     *         "p3ha-wq8z-c6je",
+                     *         "u4ds-7fky-tn2m",
+                     *         "r9gx-b5cw-hq3a",
+                     *         "e8vn-m2pz-j6tk",
+                     *         "y5qa-d7hr-w4xc",
+                     *         "f2tm-k9ue-s8bn",
+                     *         "z6jc-x3wa-q7pd",
+                     *         "g4rk-n8ys-v2me",
+                     *         "b7wt-h5qz-a9cu"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description single-use codes that stand in for the app: shown this once, stored only as hashes */
                         recoveryCodes: string[];
@@ -20438,6 +20954,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20537,6 +21059,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20552,6 +21080,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "k7mq-2xrt-9vbn",
+                     *         "p3ha-wq8z-c6je",
+                     *         "u4ds-7fky-tn2m",
+                     *         "r9gx-b5cw-hq3a",
+                     *         "e8vn-m2pz-j6tk",
+                     *         "y5qa-d7hr-w4xc",
+                     *         "f2tm-k9ue-s8bn",
+                     *         "z6jc-x3wa-q7pd",
+                     *         "g4rk-n8ys-v2me",
+                     *         "b7wt-h5qz-a9cu"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description single-use codes that stand in for the app: shown this once, stored only as hashes */
                         recoveryCodes: string[];
