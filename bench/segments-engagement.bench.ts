@@ -78,9 +78,7 @@ function eventSelect(dialect: 'sqlite' | 'postgres', workspaceId: string, nowS: 
   const machine = `case when ${h} >= 60 and ${h} < 68 then 1 when ${h} >= 85 and ${h} < 87 then 1 else 0 end`;
   const seconds = `(${nowS} - k * ${7 * DAY_S} - (c * 977) % ${7 * DAY_S})`;
   const occurred =
-    dialect === 'sqlite'
-      ? `strftime('%Y-%m-%dT%H:%M:%fZ', ${seconds}, 'unixepoch')`
-      : `to_timestamp(${seconds})`;
+    dialect === 'sqlite' ? `strftime('%Y-%m-%dT%H:%M:%fZ', ${seconds}, 'unixepoch')` : `to_timestamp(${seconds})`;
   const pad = (e: string, n: number) =>
     dialect === 'sqlite' ? `printf('%0${n}d', ${e})` : `lpad((${e})::text, ${n}, '0')`;
   return `select 'evt_' || ${pad('c', 8)} || '_' || ${pad('k', 4)}, '${workspaceId}', ${type}, ${occurred}, id,
@@ -93,7 +91,10 @@ async function seedEvents(db: Db, workspaceId: string, perContact: number): Prom
   const k = db.kysely;
   if (db.dialect === 'sqlite') {
     const defs = (
-      await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'events' and sql is not null`.execute(
+      await sql<{
+        name: string;
+        sql: string;
+      }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'events' and sql is not null`.execute(
         k,
       )
     ).rows;
@@ -114,7 +115,10 @@ async function seedEvents(db: Db, workspaceId: string, perContact: number): Prom
     await sql`analyze`.execute(k);
   } else {
     const defs = (
-      await sql<{ indexname: string; indexdef: string }>`select indexname, indexdef from pg_indexes where tablename = 'events' and indexname <> 'events_pkey'`.execute(
+      await sql<{
+        indexname: string;
+        indexdef: string;
+      }>`select indexname, indexdef from pg_indexes where tablename = 'events' and indexname <> 'events_pkey'`.execute(
         k,
       )
     ).rows;
