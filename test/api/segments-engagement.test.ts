@@ -1,5 +1,7 @@
 import { afterEach, expect, it, vi } from 'vitest';
-import { recordEvents, type NewEvent } from '../../src/outbox/index.js';
+import { compiledFilter } from '../../src/audience/segments/segments.repository.js';
+import { ENGAGEMENT_INDEX_PREDICATE_0031 } from '../../src/db/migrations/0031_engagement_index.js';
+import { ENGAGEMENT_INDEX_PREDICATE, recordEvents, type NewEvent } from '../../src/outbox/index.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 import { insertContact } from '../helpers/fixtures.js';
 
@@ -229,5 +231,22 @@ describeApi('segments: engagement conditions', (h: Harness) => {
     expect(await matching(ws, { engagement: 'opened', happened: true })).toEqual(['a', 'c']);
     expect(await matching(other, { engagement: 'opened', happened: false })).toEqual([]);
     expect(b1).toBeTruthy();
+  });
+
+  it("the statement carries the partial index's predicate word for word, and SQLite probes events_engagement", async () => {
+    expect(ENGAGEMENT_INDEX_PREDICATE).toBe(ENGAGEMENT_INDEX_PREDICATE_0031);
+    if (h.dbName !== 'sqlite') return; // PostgreSQL plans these few rows with a sequential scan; bench:engagement covers it
+    const ws = await h.workspace();
+    const where = await compiledFilter(h.db.kysely, 'sqlite', ws.id, {
+      all: [
+        { engagement: 'opened', withinDays: 30, happened: true },
+        { engagement: 'delivered', broadcastId: 'bc_x', happened: false },
+      ],
+    });
+    const q = h.db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', ws.id).where(where).compile();
+    const { rows } = await h.db.kysely.executeQuery<{ detail: string }>({ ...q, sql: `explain query plan ${q.sql}` });
+    const probes = rows.filter((r) => r.detail.includes('eng'));
+    expect(probes.length).toBe(2);
+    for (const p of probes) expect(p.detail).toContain('USING COVERING INDEX events_engagement');
   });
 });

@@ -18,7 +18,7 @@ import { columnTypes } from './types.js';
  * it came from: `resend_of` (the original), `resend_to` (NON_OPENERS | NON_CLICKERS) and `resend_as_of` (the instant
  * of the resend: its audience is the original's recipients without a human open, or click, up to then).
  */
-const PREDICATE = `type in ('email.sent', 'email.opened', 'email.clicked') and machine = 0`;
+export const ENGAGEMENT_INDEX_PREDICATE_0031 = `type in ('email.sent', 'email.opened', 'email.clicked') and machine = 0`;
 
 export function engagementIndex(dialect: Dialect) {
   const { ts } = columnTypes(dialect);
@@ -31,7 +31,7 @@ export function engagementIndex(dialect: Dialect) {
         .createIndex('events_engagement')
         .on('events')
         .columns(['workspace_id', 'contact_id', 'type', 'occurred_at', 'broadcast_id'])
-        .where(sql.raw<SqlBool>(PREDICATE))
+        .where(sql.raw<SqlBool>(ENGAGEMENT_INDEX_PREDICATE_0031))
         .execute();
     },
     async down(db: Kysely<unknown>): Promise<void> {
