@@ -236,6 +236,8 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       'contact_bulk_jobs',
     ])
       await sql`drop table if exists ${sql.table(table)}`.execute(db.kysely);
+    // 0031: an index of the events (no secret in it) and the resend columns of broadcasts (no secret either).
+    await sql`drop index if exists events_engagement`.execute(db.kysely);
     for (const [table, column] of [
       ['templates', 'editor_content'],
       ['domains', 'tracking_host'],
@@ -248,6 +250,9 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       ['broadcasts', 'ab_winner_at'],
       ['deliveries', 'variant'],
       ['deliveries', 'ab_group'],
+      ['broadcasts', 'resend_of'],
+      ['broadcasts', 'resend_to'],
+      ['broadcasts', 'resend_as_of'],
     ] as const)
       await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };

@@ -15,7 +15,7 @@ export { CONTACT_COLUMNS, getContact, toContactRecord } from './contacts/contact
 export { PROPERTY_KEY_PATTERN } from './contacts/contacts.schemas.js';
 export { changeByAutomation } from './contacts/contacts.service.js';
 export { setTopicChoices, topicsOfContacts } from './contacts/contacts.subscriptions.js';
-export { audience, audiencePage, countAudience } from './segments/audience.js';
+export { audience, audiencePage, countAudience, type AudienceSpec, type ResendAudience } from './segments/audience.js';
 export { type Filter, topicReferences, validateFilter } from './segments/segments.filter.js';
 export { FilterSchema } from './segments/segments.schemas.js';
 export {

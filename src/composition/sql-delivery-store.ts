@@ -262,6 +262,7 @@ export class SqlDeliveryStore implements DeliveryStore {
         const { query, sliceRows } = await audience(trx, this.db.dialect, job.workspaceId, {
           segmentId: job.segmentId,
           topicId: job.topicId,
+          resend: job.resend,
         });
         // Within the slice of the last batch when it stopped there (full), else a new slice from the cursor.
         const within = slices.get(job);

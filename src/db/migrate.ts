@@ -30,6 +30,7 @@ import { auditLog } from './migrations/0027_audit_log.js';
 import { resubscribeConfirmations } from './migrations/0028_resubscribe_confirmations.js';
 import { abTests } from './migrations/0029_ab_tests.js';
 import { contactTags } from './migrations/0030_contact_tags.js';
+import { engagementIndex } from './migrations/0031_engagement_index.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -63,6 +64,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0028_resubscribe_confirmations': resubscribeConfirmations(db.dialect),
     '0029_ab_tests': abTests(db.dialect),
     '0030_contact_tags': contactTags(db.dialect),
+    '0031_engagement_index': engagementIndex(db.dialect),
   };
 }
 

@@ -333,6 +333,10 @@ export interface BroadcastsTable {
   /** The variant id that won (set once, by the timer or by hand), and when. */
   ab_winner: string | null;
   ab_winner_at: string | null;
+  /** A resend (POST /v1/broadcasts/{id}/resend, migration 0031): the original, to whom, and the instant it froze. */
+  resend_of: string | null;
+  resend_to: 'NON_OPENERS' | 'NON_CLICKERS' | null;
+  resend_as_of: string | null;
 }
 
 export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'PAUSED' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';

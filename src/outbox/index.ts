@@ -21,5 +21,12 @@ export {
   recordEvent,
   recordEvents,
 } from './events/events.repository.js';
+export {
+  ENGAGEMENT_EVENT_TYPES,
+  ENGAGEMENT_INDEX_PREDICATE,
+  engagementExistsSql,
+  type EngagementKind,
+  type EngagementQuery,
+} from './events/events.engagement.js';
 export { ActivityQuery, EventSchema } from './events/events.schemas.js';
 export { EVENT_TYPES, type EventRecord, type EventType, type NewEvent } from './events/events.types.js';

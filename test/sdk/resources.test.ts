@@ -171,6 +171,11 @@ describeSdk('SDK resources', (s) => {
     expect((await fc.broadcasts.pause(broadcast.id)).status).toBe('PAUSED');
     expect((await fc.broadcasts.resume(broadcast.id)).status).toBe('SENDING');
     expect((await fc.broadcasts.cancel(broadcast.id)).status).toBe('CANCELED');
+    // Only a SENT broadcast is resent (test/api/broadcasts-resend.test.ts sends one and resends it).
+    await expect(fc.broadcasts.resend(broadcast.id, { to: 'NON_OPENERS' })).rejects.toMatchObject({
+      status: 409,
+      code: 'invalid_state',
+    });
 
     const other = await fc.broadcasts.create({ name: 'Scrap' });
     await fc.broadcasts.delete(other.id);

@@ -45,6 +45,8 @@ export const broadcastKeys = {
   all: ['broadcasts'] as const,
   lists: () => [...broadcastKeys.all, 'list'] as const,
   list: (status: string) => [...broadcastKeys.lists(), status] as const,
+  /** The sent ones, for pickers (an engagement condition's broadcast). */
+  sentPicker: () => [...broadcastKeys.all, 'sent-picker'] as const,
   /** The newest five (the dashboard). */
   recent: () => [...broadcastKeys.all, 'recent'] as const,
   detail: (id: string) => [...broadcastKeys.all, 'detail', id] as const,

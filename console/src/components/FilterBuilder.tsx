@@ -1,7 +1,9 @@
 /**
  * A visual editor for the segment filter grammar (contract §7, src/audience/segments/CONTEXT.md): all/any groups nested up
  * to 8 levels, field conditions with the input each field takes (a date for createdAt, a select for status, a
- * free key for properties.<key>), topic conditions with a topic picker, tag conditions (has / has not a tag). Items are added, removed and moved
+ * free key for properties.<key>), topic conditions with a topic picker, tag conditions (has / has not a tag),
+ * engagement conditions (sent, opened, clicked; one broadcast or any; within some days or ever; contract §18). Items
+ * are added, removed and moved
  * up or down. Errors from the API (JSON Pointers such as /filter/all/2/value) show next to their condition.
  */
 import { useId } from 'react';
@@ -24,7 +26,24 @@ export type Node =
       valueType: 'string' | 'number' | 'boolean';
     }
   | { kind: 'topic'; id: number; topic: string; subscribed: boolean }
-  | { kind: 'tag'; id: number; tag: string; has: boolean };
+  | { kind: 'tag'; id: number; tag: string; has: boolean }
+  | {
+      kind: 'engagement';
+      id: number;
+      engagement: Engagement;
+      /** '' for any message. */
+      broadcastId: string;
+      /** '' for ever; else a whole number of days, as typed. */
+      withinDays: string;
+      happened: boolean;
+    };
+
+type Engagement = components['schemas']['SegmentEngagementCondition']['engagement'];
+const ENGAGEMENT_LABELS: Record<Engagement, string> = {
+  delivered: 'been sent',
+  opened: 'opened',
+  clicked: 'clicked a link in',
+};
 
 let nextId = 1;
 const MAX_DEPTH = 8;
@@ -87,6 +106,9 @@ function opLabel(field: string, op: Op): string {
 export function newCondition(): Node {
   return { kind: 'field', id: nextId++, field: 'email', key: '', op: 'endsWith', value: '', valueType: 'string' };
 }
+export function newEngagement(): Node {
+  return { kind: 'engagement', id: nextId++, engagement: 'opened', broadcastId: '', withinDays: '30', happened: true };
+}
 export function newGroup(mode: 'all' | 'any' = 'all', children: Node[] = []): Node {
   return { kind: 'group', id: nextId++, mode, children };
 }
@@ -110,6 +132,15 @@ export function toTree(f: Filter): Node {
   if ('any' in f) return newGroup('any', f.any.map(toTree));
   if ('topic' in f) return { kind: 'topic', id: nextId++, topic: f.topic, subscribed: f.subscribed };
   if ('tag' in f) return { kind: 'tag', id: nextId++, tag: f.tag, has: f.has };
+  if ('engagement' in f)
+    return {
+      kind: 'engagement',
+      id: nextId++,
+      engagement: f.engagement,
+      broadcastId: f.broadcastId ?? '',
+      withinDays: f.withinDays === undefined ? '' : String(f.withinDays),
+      happened: f.happened,
+    };
   const isProp = f.field.startsWith('properties.');
   const v = f.value;
   const valueType =
@@ -145,6 +176,16 @@ export function toFilter(n: Node): Filter {
     return n.mode === 'all' ? { all: n.children.map(toFilter) } : { any: n.children.map(toFilter) };
   if (n.kind === 'topic') return { topic: n.topic, subscribed: n.subscribed };
   if (n.kind === 'tag') return { tag: n.tag, has: n.has };
+  if (n.kind === 'engagement') {
+    const days = n.withinDays.trim();
+    return {
+      engagement: n.engagement,
+      ...(n.broadcastId ? { broadcastId: n.broadcastId } : {}),
+      // Sent as typed when it is not a whole number: the API says what is wrong with it, next to the condition.
+      ...(days ? { withinDays: /^\d+$/.test(days) ? Number(days) : (days as unknown as number) } : {}),
+      happened: n.happened,
+    };
+  }
   const field = n.field === 'properties' ? `properties.${n.key}` : n.field;
   if (n.op === 'exists' || n.op === 'notExists') return { field, op: n.op };
   if (n.op === 'in') {
@@ -187,11 +228,18 @@ export interface TopicOption {
   name: string;
 }
 
+/** A broadcast an engagement condition may name (the sent ones, newest first). */
+export interface BroadcastOption {
+  id: string;
+  name: string;
+}
+
 interface Ctx {
   root: Node;
   onChange: (n: Node) => void;
   topics: TopicOption[];
   tags?: string[];
+  broadcasts: BroadcastOption[];
   errors: Record<string, string>;
   disabled: boolean;
 }
@@ -555,6 +603,107 @@ function TagRow({ ctx, node, path, label }: { ctx: Ctx; node: Node & { kind: 'ta
   );
 }
 
+function EngagementRow({
+  ctx,
+  node,
+  path,
+  label,
+}: {
+  ctx: Ctx;
+  node: Node & { kind: 'engagement' };
+  path: string;
+  label: string;
+}) {
+  const set = (patch: Partial<typeof node>) =>
+    ctx.onChange(mapNode(ctx.root, node.id, (n) => ({ ...n, ...patch }) as Node));
+  const errs = errorsUnder(ctx.errors, path);
+  const errId = `fb-engagement-err-${node.id}`;
+  const described = errs.length ? errId : undefined;
+  const known = ctx.broadcasts.some((b) => b.id === node.broadcastId);
+  const ever = node.withinDays === '';
+  return (
+    <div className="fb-condition-body">
+      <div className="fb-controls">
+        <span className="fb-word">Contact</span>
+        <select
+          className="select"
+          value={node.happened ? 'true' : 'false'}
+          onChange={(e) => set({ happened: e.target.value === 'true' })}
+          disabled={ctx.disabled}
+          aria-label={`${label}: has or has not`}
+          aria-describedby={described}
+        >
+          <option value="true">has</option>
+          <option value="false">has not</option>
+        </select>
+        <select
+          className="select"
+          value={node.engagement}
+          onChange={(e) => set({ engagement: e.target.value as Engagement })}
+          disabled={ctx.disabled}
+          aria-label={`${label}: engagement`}
+          aria-describedby={described}
+        >
+          {(Object.keys(ENGAGEMENT_LABELS) as Engagement[]).map((k) => (
+            <option key={k} value={k}>
+              {ENGAGEMENT_LABELS[k]}
+            </option>
+          ))}
+        </select>
+        <select
+          className="select fb-broadcast"
+          value={node.broadcastId}
+          onChange={(e) => set({ broadcastId: e.target.value })}
+          disabled={ctx.disabled}
+          aria-label={`${label}: broadcast`}
+          aria-describedby={described}
+        >
+          <option value="">any email</option>
+          {!known && node.broadcastId && <option value={node.broadcastId}>{node.broadcastId}</option>}
+          {ctx.broadcasts.map((b) => (
+            <option key={b.id} value={b.id}>
+              {b.name}
+            </option>
+          ))}
+        </select>
+        <select
+          className="select"
+          value={ever ? 'ever' : 'within'}
+          onChange={(e) => set({ withinDays: e.target.value === 'ever' ? '' : '30' })}
+          disabled={ctx.disabled}
+          aria-label={`${label}: when`}
+          aria-describedby={described}
+        >
+          <option value="ever">ever</option>
+          <option value="within">in the last</option>
+        </select>
+        {!ever && (
+          <>
+            <input
+              className="input fb-days"
+              value={node.withinDays}
+              inputMode="numeric"
+              onChange={(e) => set({ withinDays: e.target.value })}
+              disabled={ctx.disabled}
+              aria-label={`${label}: days (1 to 3650)`}
+              aria-describedby={described}
+            />
+            <span className="fb-word">days</span>
+          </>
+        )}
+      </div>
+      <p className="muted small fb-note">
+        Opens and clicks by machines (Apple Mail Privacy Protection, scanners) never count.
+      </p>
+      {errs.length > 0 && (
+        <div className="error small" id={errId} role="alert">
+          {errs.join('; ')}
+        </div>
+      )}
+    </div>
+  );
+}
+
 function GroupView({
   ctx,
   node,
@@ -620,6 +769,8 @@ function GroupView({
                   <TopicRow ctx={ctx} node={c} path={childPath} label={childLabel} />
                 ) : c.kind === 'tag' ? (
                   <TagRow ctx={ctx} node={c} path={childPath} label={childLabel} />
+                ) : c.kind === 'engagement' ? (
+                  <EngagementRow ctx={ctx} node={c} path={childPath} label={childLabel} />
                 ) : (
                   <FieldRow ctx={ctx} node={c} path={childPath} label={childLabel} />
                 )}
@@ -643,6 +794,9 @@ function GroupView({
           <Button size="sm" onClick={() => add({ kind: 'tag', id: nextId++, tag: ctx.tags?.[0] ?? '', has: true })}>
             + Tag condition
           </Button>
+          <Button size="sm" onClick={() => add(newEngagement())}>
+            + Engagement condition
+          </Button>
           {depth < MAX_DEPTH - 1 && (
             <Button size="sm" onClick={() => add(newGroup(node.mode === 'all' ? 'any' : 'all', [newCondition()]))}>
               + Group
@@ -660,6 +814,7 @@ export function FilterBuilder({
   onChange,
   topics,
   tags,
+  broadcasts = [],
   errors,
   disabled = false,
 }: {
@@ -668,10 +823,12 @@ export function FilterBuilder({
   topics: TopicOption[];
   /** The workspace's tags (GET /v1/tags), offered as the tag condition's suggestions. */
   tags?: string[];
+  /** The broadcasts an engagement condition may name; without them it offers "any email" only. */
+  broadcasts?: BroadcastOption[];
   errors: Record<string, string>;
   disabled?: boolean;
 }) {
-  const ctx: Ctx = { root, onChange, topics, tags, errors, disabled };
+  const ctx: Ctx = { root, onChange, topics, tags, broadcasts, errors, disabled };
   if (root.kind !== 'group') return null;
   return <GroupView ctx={ctx} node={root} path="/filter" depth={1} label="Filter" />;
 }

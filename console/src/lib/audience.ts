@@ -5,7 +5,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, unwrap } from '../api/client';
-import { contactKeys, domainKeys, segmentKeys, topicKeys } from '../api/keys';
+import { broadcastKeys, contactKeys, domainKeys, segmentKeys, topicKeys } from '../api/keys';
 import type { paths } from '../api/generated/schema';
 
 export type Contact = paths['/v1/contacts/{contactId}']['get']['responses'][200]['content']['application/json'];
@@ -57,6 +57,20 @@ export function useTags() {
     queryKey: contactKeys.tags(),
     queryFn: async () => unwrap(await api.GET('/v1/tags', { params: { query: { limit: 1000 } } })).data,
     staleTime: 30_000,
+  });
+}
+
+/** The workspace's SENT broadcasts, newest first, for pickers (the first 100; an engagement condition's broadcast). */
+export function useSentBroadcasts(enabled = true) {
+  return useQuery({
+    queryKey: broadcastKeys.sentPicker(),
+    queryFn: async () =>
+      unwrap(await api.GET('/v1/broadcasts', { params: { query: { limit: 100, status: 'SENT' } } })).data.map((b) => ({
+        id: b.id,
+        name: b.name,
+      })),
+    staleTime: 30_000,
+    enabled,
   });
 }
 

@@ -709,6 +709,13 @@ export function describeFilter(f: Filter | null): string {
     return `${f.field.replace(/^properties\./, '')} ${f.op} ${f.value === undefined ? '' : JSON.stringify(f.value)}`.trim();
   if ('topic' in f) return f.subscribed === false ? 'not subscribed to a topic' : 'subscribed to a topic';
   if ('tag' in f) return f.has ? `tagged ${f.tag}` : `not tagged ${f.tag}`;
+  if ('engagement' in f) {
+    const what = f.happened
+      ? { delivered: 'was sent', opened: 'opened', clicked: 'clicked' }[f.engagement]
+      : { delivered: 'was not sent', opened: 'did not open', clicked: 'did not click' }[f.engagement];
+    const when = f.withinDays === undefined ? '' : ` in the last ${count(f.withinDays, 'day')}`;
+    return `${what} ${f.broadcastId ? 'a broadcast' : 'an email'}${when}`;
+  }
   const [mode, items] = 'all' in f ? (['all', f.all] as const) : (['any', f.any] as const);
   if (items.length === 0) return mode === 'all' ? 'every contact' : 'no contact';
   if (items.length === 1) return describeFilter(items[0]!);

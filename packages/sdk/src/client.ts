@@ -161,6 +161,12 @@ export class Formcast {
       /** Sends the broadcast to up to five test addresses. */
       test: (broadcastId: string, body: RequestBody<'/v1/broadcasts/{broadcastId}/test', 'post'>, o?: O) =>
         t.call('post', '/v1/broadcasts/{broadcastId}/test', { path: [broadcastId], body }, o),
+      /**
+       * A SENT broadcast → a new DRAFT with its content, for its recipients without a human open (`NON_OPENERS`) or
+       * click (`NON_CLICKERS`) now; `resendOf` on it says where it came from.
+       */
+      resend: (broadcastId: string, body: RequestBody<'/v1/broadcasts/{broadcastId}/resend', 'post'>, o?: O) =>
+        t.call('post', '/v1/broadcasts/{broadcastId}/resend', { path: [broadcastId], body }, o),
       preview: (broadcastId: string, body: RequestBody<'/v1/broadcasts/{broadcastId}/preview', 'post'>, o?: O) =>
         t.call('post', '/v1/broadcasts/{broadcastId}/preview', { path: [broadcastId], body }, o),
       deliveries: (broadcastId: string, query?: ListQuery<'/v1/broadcasts/{broadcastId}/deliveries'>, o?: O) =>

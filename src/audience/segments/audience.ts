@@ -4,13 +4,45 @@ import type { Database } from '../../db/schema.js';
 import { unprocessable, type FieldError } from '../../errors/errors.js';
 import { notSuppressed } from '../suppressions/suppressions.repository.js';
 import { getTopic } from '../topics/topics.repository.js';
-import type { Filter } from './segments.filter.js';
+import type { Filter, FrozenEngagementCondition } from './segments.filter.js';
 import { compiledFilter, getSegment } from './segments.repository.js';
 import { EVALUATION_LIMIT_MS, contactSlices, inRange, sliceRows } from './slices.js';
 
 export interface AudienceSpec {
   segmentId: string | null;
   topicId: string | null;
+  /** A resend (docs/sending.md, "Resend to non-openers"): only the original's recipients without a human open/click. */
+  resend?: ResendAudience | null;
+}
+
+/**
+ * The audience of a resend: the contacts the original broadcast was sent to (an `email.sent`) who had no human open
+ * (NON_OPENERS) or click (NON_CLICKERS) of it up to `asOf`, the instant of the resend. A human click counts as an open
+ * too (the reader opened it with images blocked, so the pixel never loaded), as Mailchimp counts it. Events are only
+ * ever added, so this is the list as it was at the resend, without storing it; the audience's other rules
+ * (SUBSCRIBED, not suppressed, the topic) apply when it is sent.
+ */
+export interface ResendAudience {
+  of: string;
+  to: 'NON_OPENERS' | 'NON_CLICKERS';
+  asOf: string;
+}
+
+/** A resend's audience as a filter (engagement conditions, segments.filter.ts; `until` is not in the public grammar). */
+export function resendFilter(r: ResendAudience): Filter {
+  const none = (engagement: 'opened' | 'clicked'): FrozenEngagementCondition => ({
+    engagement,
+    broadcastId: r.of,
+    happened: false,
+    until: r.asOf,
+  });
+  return {
+    all: [
+      { engagement: 'delivered', broadcastId: r.of, happened: true },
+      ...(r.to === 'NON_OPENERS' ? [none('opened')] : []),
+      none('clicked'),
+    ],
+  };
 }
 
 /**
@@ -51,7 +83,8 @@ export async function audience(
     .where('contacts.status', '=', 'SUBSCRIBED')
     .where(notSuppressed);
   const topic: Filter | null = spec.topicId !== null ? { topic: spec.topicId, subscribed: true } : null;
-  const parts = [segment?.filter, topic, spec.extra].filter((f): f is Filter => Boolean(f));
+  const resend = spec.resend ? resendFilter(spec.resend) : null;
+  const parts = [segment?.filter, topic, resend, spec.extra].filter((f): f is Filter => Boolean(f));
   const filter: Filter | null = parts.length > 1 ? { all: parts } : (parts[0] ?? null);
   if (filter) q = q.where(await compiledFilter(db, dialect, workspaceId, filter));
   return { query: q, sliceRows: sliceRows(filter) };

@@ -6,6 +6,7 @@ import { CONTACT_STATUSES } from '../contacts/contacts.state.js';
 import { subscribedToSql, type DefaultSubscription } from '../contacts/contacts.subscriptions.js';
 import { hasTagSql, tagProblem } from '../contacts/contacts.tags.js';
 import { normalizeDateTime } from '../../lib/time.js';
+import { engagementExistsSql } from '../../outbox/index.js';
 
 /**
  * The segment filter language (docs/api.md §7; users' documentation in segments/CONTEXT.md):
@@ -63,9 +64,29 @@ export interface TagCondition {
   tag: string;
   has: boolean;
 }
-export type Filter = { all: Filter[] } | { any: Filter[] } | FieldCondition | TopicCondition | TagCondition;
+export const ENGAGEMENTS = ['delivered', 'opened', 'clicked'] as const;
+export type Engagement = (typeof ENGAGEMENTS)[number];
+/** withinDays: 1 to this many days (ten years). */
+export const MAX_WITHIN_DAYS = 3650;
+/** A contact was sent / opened / clicked (human only) a message, of one broadcast or any, within some days or ever (§18). */
+export interface EngagementCondition {
+  engagement: Engagement;
+  broadcastId?: string;
+  withinDays?: number;
+  happened: boolean;
+}
+/**
+ * Not in the grammar (validateFilter refuses `until`): a resend's audience (audience.ts) counts only the events up to
+ * the instant of the resend.
+ */
+export interface FrozenEngagementCondition extends EngagementCondition {
+  until?: string;
+}
+export type Filter =
+  { all: Filter[] } | { any: Filter[] } | FieldCondition | TopicCondition | TagCondition | EngagementCondition;
 
 const KEY_RE = new RegExp(PROPERTY_KEY_PATTERN);
+const ENGAGEMENT_KEYS = ['engagement', 'broadcastId', 'withinDays', 'happened'];
 const ORDER_OPS = new Set<Op>(['gt', 'gte', 'lt', 'lte']);
 const TEXT_MATCH_OPS = new Set<Op>(['contains', 'startsWith', 'endsWith']);
 
@@ -143,10 +164,10 @@ class Validator {
     if (!isObject(raw))
       return this.add(
         path,
-        'must be an object: { "all": [...] }, { "any": [...] }, a field condition or a topic condition',
+        'must be an object: { "all": [...] }, { "any": [...] }, a field, topic, tag or engagement condition',
       );
-    const kind = (['all', 'any', 'field', 'topic', 'tag'] as const).find((k) => Object.hasOwn(raw, k));
-    if (!kind) return this.add(path, 'must have one of the keys "all", "any", "field", "topic" or "tag"');
+    const kind = (['all', 'any', 'field', 'topic', 'tag', 'engagement'] as const).find((k) => Object.hasOwn(raw, k));
+    if (!kind) return this.add(path, 'must have one of the keys "all", "any", "field", "topic", "tag" or "engagement"');
     const allowed =
       kind === 'all' || kind === 'any'
         ? [kind]
@@ -154,9 +175,12 @@ class Validator {
           ? ['field', 'op', 'value']
           : kind === 'tag'
             ? ['tag', 'has']
-            : ['topic', 'subscribed'];
+            : kind === 'engagement'
+              ? ENGAGEMENT_KEYS
+              : ['topic', 'subscribed'];
     for (const key of Object.keys(raw))
       if (!allowed.includes(key)) this.add(`${path}/${escapePointer(key)}`, 'is not allowed');
+    if (kind === 'engagement') return this.engagementCondition(raw, path);
     if (kind === 'all' || kind === 'any') {
       const members = raw[kind];
       if (!Array.isArray(members)) return this.add(`${path}/${kind}`, 'must be an array of filters');
@@ -188,6 +212,27 @@ class Validator {
     }
     if (!Object.hasOwn(raw, 'has')) this.add(`${path}/has`, 'is required');
     else if (typeof has !== 'boolean') this.add(`${path}/has`, 'must be a boolean');
+  }
+
+  engagementCondition(raw: Record<string, unknown>, path: string): void {
+    const { engagement, broadcastId, withinDays, happened } = raw;
+    if (typeof engagement !== 'string' || !(ENGAGEMENTS as readonly string[]).includes(engagement))
+      this.add(`${path}/engagement`, `must be one of ${ENGAGEMENTS.map((e) => `"${e}"`).join(', ')}`);
+    if (
+      Object.hasOwn(raw, 'broadcastId') &&
+      (typeof broadcastId !== 'string' || broadcastId.length < 1 || broadcastId.length > 64)
+    )
+      this.add(`${path}/broadcastId`, 'must be a broadcast id of 1 to 64 characters');
+    if (
+      Object.hasOwn(raw, 'withinDays') &&
+      (typeof withinDays !== 'number' ||
+        !Number.isInteger(withinDays) ||
+        withinDays < 1 ||
+        withinDays > MAX_WITHIN_DAYS)
+    )
+      this.add(`${path}/withinDays`, `must be a whole number of days from 1 to ${MAX_WITHIN_DAYS}`);
+    if (!Object.hasOwn(raw, 'happened')) this.add(`${path}/happened`, 'is required');
+    else if (typeof happened !== 'boolean') this.add(`${path}/happened`, 'must be a boolean');
   }
 
   fieldCondition(raw: Record<string, unknown>, path: string): void {
@@ -274,6 +319,8 @@ export function filterCost(filter: Filter): number {
   if ('any' in filter) return 1 + filter.any.reduce((n, m) => n + filterCost(m), 0);
   if ('topic' in filter) return 4;
   if ('tag' in filter) return 2;
+  // One probe of events_engagement: ~3-5 µs a contact at 1,000,000 contacts (bench:engagement), ~60 of these units.
+  if ('engagement' in filter) return 60;
   if (TEXT_MATCH_OPS.has(filter.op)) return 12;
   return filter.field.startsWith('properties.') ? 3 : 1;
 }
@@ -283,6 +330,15 @@ export function topicReferences(filter: Filter, basePath = '/filter'): { topic: 
   if ('all' in filter) return filter.all.flatMap((m, i) => topicReferences(m, `${basePath}/all/${i}`));
   if ('any' in filter) return filter.any.flatMap((m, i) => topicReferences(m, `${basePath}/any/${i}`));
   return 'topic' in filter ? [{ topic: filter.topic, path: `${basePath}/topic` }] : [];
+}
+
+/** The broadcasts a valid filter's engagement conditions name, each with the path of its `broadcastId` key. */
+export function broadcastReferences(filter: Filter, basePath = '/filter'): { broadcastId: string; path: string }[] {
+  if ('all' in filter) return filter.all.flatMap((m, i) => broadcastReferences(m, `${basePath}/all/${i}`));
+  if ('any' in filter) return filter.any.flatMap((m, i) => broadcastReferences(m, `${basePath}/any/${i}`));
+  return 'engagement' in filter && filter.broadcastId !== undefined
+    ? [{ broadcastId: filter.broadcastId, path: `${basePath}/broadcastId` }]
+    : [];
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -496,6 +552,23 @@ const cheapestFirst = (members: Filter[]) =>
     .sort((a, b) => a.cost - b.cost)
     .map((x) => x.m);
 
+const DAY_MS = 86_400_000;
+
+/**
+ * `exists` / `not exists` on the contact's events (outbox/events/events.engagement.ts: human `email.sent`,
+ * `email.opened`, `email.clicked`). withinDays counts back from now, the service's clock (`Date.now()`), to the
+ * millisecond: `withinDays: 7` is the last 7 × 24 hours.
+ */
+function compileEngagement(c: FrozenEngagementCondition, dialect: Dialect, workspaceId: string): Sql {
+  const exists = engagementExistsSql(dialect, workspaceId, {
+    kind: c.engagement,
+    ...(c.broadcastId !== undefined ? { broadcastId: c.broadcastId } : {}),
+    ...(c.withinDays !== undefined ? { since: new Date(Date.now() - c.withinDays * DAY_MS).toISOString() } : {}),
+    ...(c.until !== undefined ? { until: c.until } : {}),
+  });
+  return c.happened ? sql`(${exists})` : sql`(not ${exists})`;
+}
+
 function compileNode(f: Filter, d: Dialectal, workspaceId: string, topics: TopicDefaults): Sql {
   if ('all' in f)
     return f.all.length === 0
@@ -513,6 +586,7 @@ function compileNode(f: Filter, d: Dialectal, workspaceId: string, topics: Topic
         )})`;
   if ('topic' in f) return compileTopic(f, workspaceId, topics);
   if ('tag' in f) return hasTagSql(workspaceId, f.tag.trim(), f.has);
+  if ('engagement' in f) return compileEngagement(f, d === postgres ? 'postgres' : 'sqlite', workspaceId);
   return compileField(f, d);
 }
 

@@ -125,6 +125,23 @@ export async function broadcastsUsingSegment(
 }
 
 /**
+ * Which of these ids name a broadcast of the workspace (an engagement condition's broadcastId). The broadcasts table
+ * is sending's, above this context; like broadcastsUsingSegment this is a read of ids only, no rule of sending's
+ * (the broadcasts API's own messages; an automation's hidden messages are not broadcasts to it, nor here).
+ */
+export async function existingBroadcastIds(db: Executor, workspaceId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('broadcasts')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', 'in', [...new Set(ids)])
+    .where('automation_id', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
  * The filter compiled for the workspace (compileFilter), with the default subscription of the topics it names
  * read first: one query when it names any.
  */

@@ -4,6 +4,8 @@ import { PROPERTY_KEY_PATTERN } from '../contacts/contacts.schemas.js';
 import { MAX_TAG_LENGTH } from '../contacts/contacts.tags.js';
 import { CONTACT_STATUSES } from '../contacts/contacts.state.js';
 import {
+  ENGAGEMENTS,
+  MAX_WITHIN_DAYS,
   MAX_DEPTH,
   MAX_IN_VALUES,
   MAX_NODES,
@@ -45,10 +47,11 @@ export const FilterSchema = checkedByService(
           Type.Ref('SegmentFieldCondition'),
           Type.Ref('SegmentTopicCondition'),
           Type.Ref('SegmentTagCondition'),
+          Type.Ref('SegmentEngagementCondition'),
         ],
         {
           description:
-            `A segment filter: groups (all, any) of field, topic and tag conditions, at most ${MAX_DEPTH} levels deep and ${MAX_NODES} conditions and groups in total. ` +
+            `A segment filter: groups (all, any) of field, topic, tag and engagement conditions, at most ${MAX_DEPTH} levels deep and ${MAX_NODES} conditions and groups in total. ` +
             'Semantics: src/audience/segments/CONTEXT.md.',
           examples: [
             {
@@ -89,6 +92,30 @@ export const FilterSchema = checkedByService(
         {
           tag: Type.String({ minLength: 1, maxLength: MAX_TAG_LENGTH, description: 'a tag, in any case' }),
           has: Type.Boolean({ description: 'true: contacts with the tag; false: the others' }),
+        },
+        { additionalProperties: false },
+      ),
+      SegmentEngagementCondition: Type.Object(
+        {
+          engagement: StringEnum(ENGAGEMENTS, {
+            description:
+              'delivered: a message was sent to the contact (accepted by their server); opened, clicked: a human open or click (machine opens and clicks never count)',
+          }),
+          broadcastId: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 64,
+              description: "only this broadcast's messages (a broadcast of the workspace); any message when absent",
+            }),
+          ),
+          withinDays: Type.Optional(
+            Type.Integer({
+              minimum: 1,
+              maximum: MAX_WITHIN_DAYS,
+              description: 'only in the last N days (N × 24 hours back from now); ever (the events kept) when absent',
+            }),
+          ),
+          happened: Type.Boolean({ description: 'true: it happened; false: it did not (the exact negation)' }),
         },
         { additionalProperties: false },
       ),

@@ -3,7 +3,7 @@ import { isForeignKeyViolation, type Db, type Executor } from '../../db/connecti
 import { conflict, notFound, unprocessable, validationFailed } from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
-import { topicReferences, validateFilter, type Filter } from './segments.filter.js';
+import { broadcastReferences, topicReferences, validateFilter, type Filter } from './segments.filter.js';
 import { existingTopicIds } from '../topics/topics.repository.js';
 import * as repo from './segments.repository.js';
 import type { Segment, SegmentContact } from './segments.repository.js';
@@ -39,30 +39,41 @@ export class SegmentsService {
     return this.db.kysely.transaction().execute(fn);
   }
 
-  /** The grammar (422 validation_failed); returns the topics it names, for checkTopics. */
-  private parse(raw: unknown): { filter: Filter; topics: { topic: string; path: string }[] } {
+  /** The grammar (422 validation_failed); returns the filter, for checkTopics. */
+  private parse(raw: unknown): { filter: Filter } {
     const errors = validateFilter(raw);
     if (errors.length) throw validationFailed(errors);
-    return { filter: raw as Filter, topics: topicReferences(raw as Filter) };
+    return { filter: raw as Filter };
   }
 
-  /** Every topic a filter names must be a topic of the workspace (422 invalid_reference). */
-  private async checkTopics(
-    db: Executor,
-    workspaceId: string,
-    topics: { topic: string; path: string }[],
-  ): Promise<void> {
+  /**
+   * Every topic and every broadcast a filter names must be one of the workspace (422 invalid_reference, one entry per
+   * unknown name at its path; another workspace's broadcast is unknown here, like a missing one).
+   */
+  private async checkTopics(db: Executor, workspaceId: string, filter: Filter): Promise<void> {
+    const topics = topicReferences(filter);
+    const broadcasts = broadcastReferences(filter);
     const known = await existingTopicIds(
       db,
       workspaceId,
       topics.map((t) => t.topic),
     );
-    const unknown = topics.filter((t) => !known.has(t.topic));
+    const knownBroadcasts = await repo.existingBroadcastIds(
+      db,
+      workspaceId,
+      broadcasts.map((b) => b.broadcastId),
+    );
+    const unknown = [
+      ...topics.filter((t) => !known.has(t.topic)).map((t) => ({ path: t.path, name: t.topic, what: 'topic' })),
+      ...broadcasts
+        .filter((b) => !knownBroadcasts.has(b.broadcastId))
+        .map((b) => ({ path: b.path, name: b.broadcastId, what: 'broadcast' })),
+    ];
     if (unknown.length) {
       throw unprocessable(
         'invalid_reference',
-        `the filter names a topic that is not in this workspace: ${unknown[0]!.topic}`,
-        unknown.map((t) => ({ path: t.path, message: 'names no topic of this workspace' })),
+        `the filter names a ${unknown[0]!.what} that is not in this workspace: ${unknown[0]!.name}`,
+        unknown.map((u) => ({ path: u.path, message: `names no ${u.what} of this workspace` })),
       );
     }
   }
@@ -74,10 +85,10 @@ export class SegmentsService {
   }
 
   async create(workspaceId: string, input: CreateSegmentInput): Promise<Segment> {
-    const { filter, topics } = this.parse(input.filter);
+    const { filter } = this.parse(input.filter);
     const id = newId('seg');
     await this.tx(async (trx) => {
-      await this.checkTopics(trx, workspaceId, topics);
+      await this.checkTopics(trx, workspaceId, filter);
       await repo.insertSegment(trx, workspaceId, { id, name: input.name, filter, createdAt: nowIso() });
     });
     return this.get(workspaceId, id);
@@ -98,7 +109,7 @@ export class SegmentsService {
     const parsed = input.filter !== undefined ? this.parse(input.filter) : undefined;
     return this.tx(async (trx) => {
       await this.mustGet(trx, workspaceId, id);
-      if (parsed) await this.checkTopics(trx, workspaceId, parsed.topics);
+      if (parsed) await this.checkTopics(trx, workspaceId, parsed.filter);
       const updated = await repo.updateSegment(
         trx,
         workspaceId,
@@ -153,9 +164,9 @@ export class SegmentsService {
 
   /** What a filter would match, before it is saved: the counts and the first contacts. */
   async preview(workspaceId: string, raw: unknown): Promise<SegmentCount & { sample: SegmentContact[] }> {
-    const { filter, topics } = this.parse(raw);
+    const { filter } = this.parse(raw);
     const k = this.db.kysely;
-    await this.checkTopics(k, workspaceId, topics);
+    await this.checkTopics(k, workspaceId, filter);
     // One after the other: should the count give up (too costly), no second evaluation goes on without it.
     const counts = await repo.countMatchingContacts(k, this.db.dialect, workspaceId, filter);
     const sample = await repo.listMatchingContacts(k, this.db.dialect, workspaceId, filter, {

@@ -33,6 +33,7 @@ export const AUDIT_ACTIONS = [
   'broadcast.paused',
   'broadcast.resumed',
   'broadcast.ab_winner_picked',
+  'broadcast.resent',
   'suppression.added',
   'suppression.removed',
   'template.deleted',

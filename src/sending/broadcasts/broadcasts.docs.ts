@@ -240,6 +240,22 @@ export const broadcastsDocs: OperationDocs = {
       'PAUSED → SENDING: it goes on where it stopped, each remaining recipient still getting exactly one message. 409 invalid_state from any other status. No body. Needs `write:broadcasts`.',
     response: withStats('SENDING'),
   },
+  'POST /v1/broadcasts/{broadcastId}/resend': {
+    tags,
+    summary: 'Resend a sent broadcast to non-openers or non-clickers',
+    description:
+      "On a SENT broadcast: 201 (with `Location`), a new DRAFT with the same content (`subject` replaced when given), sender, reply-to, topic and tracking, whose audience is the original's recipients (a message was sent to them) who had no human open (`NON_OPENERS`) or click (`NON_CLICKERS`) of it now, at the resend: `resendOf.asOf`. Opens and clicks by machines (Apple Mail Privacy Protection, scanners) do not count as opens. When it is sent, the usual rules still apply: only SUBSCRIBED contacts, not suppressed, subscribed to its topic. Edit it, schedule it and send it like any draft. 409 `invalid_state` unless the original is SENT; 422 `validation_failed` for another `to`, or when the original did not track opens (clicks). Needs `write:broadcasts`.",
+    request: { to: 'NON_OPENERS', subject: 'In case you missed it: what is new in November' },
+    response: {
+      ...draft,
+      id: 'bc_01JDB9F3Q5S7U9W1Y3A5C7E9G1',
+      name: 'November newsletter (resend to non-openers)',
+      emailContent: { ...emailContent, subject: 'In case you missed it: what is new in November' },
+      createdAt: '2026-11-24T09:00:00.000Z',
+      updatedAt: '2026-11-24T09:00:00.000Z',
+      resendOf: { broadcastId: BC, to: 'NON_OPENERS', asOf: '2026-11-24T09:00:00.000Z' },
+    },
+  },
   'POST /v1/broadcasts/{broadcastId}/preflight': {
     tags,
     summary: 'Check a broadcast before sending',

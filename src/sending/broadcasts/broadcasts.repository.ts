@@ -3,6 +3,7 @@ import type { Executor } from '../../db/connection.js';
 import type { BroadcastsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
+import type { AudienceSpec, ResendAudience } from '../../audience/index.js';
 import { recordBroadcastMove } from './broadcasts.events.js';
 import { parseAbTest } from './broadcasts.ab.js';
 import type { AbTest, Broadcast, BroadcastStatus, EmailContent } from './broadcasts.schemas.js';
@@ -28,6 +29,9 @@ const COLUMNS = [
   'track_opens',
   'track_clicks',
   'ab_test',
+  'resend_of',
+  'resend_to',
+  'resend_as_of',
 ] as const;
 
 type Row = Selectable<Pick<BroadcastsTable, (typeof COLUMNS)[number]>>;
@@ -55,6 +59,25 @@ function toBroadcast(r: Row): Broadcast {
     pausedReason: r.paused_reason,
     tracking: { opens: r.track_opens === 1, clicks: r.track_clicks === 1 },
     abTest: parseAbTest(r.ab_test),
+    ...(r.resend_of && r.resend_to && r.resend_as_of
+      ? { resendOf: { broadcastId: r.resend_of, to: r.resend_to, asOf: toIso(r.resend_as_of)! } }
+      : {}),
+  };
+}
+
+/** A resend's audience (audience/segments/audience.ts ResendAudience) from its row; null for any other broadcast. */
+export function resendOfRow(r: Pick<Row, 'resend_of' | 'resend_to' | 'resend_as_of'>): ResendAudience | null {
+  return r.resend_of && r.resend_to && r.resend_as_of
+    ? { of: r.resend_of, to: r.resend_to, asOf: toIso(r.resend_as_of)! }
+    : null;
+}
+
+/** The audience of a broadcast: its segment, its topic, and for a resend the original's non-openers or non-clickers. */
+export function audienceSpecOf(b: Broadcast): AudienceSpec {
+  return {
+    segmentId: b.segmentId,
+    topicId: b.topicId,
+    resend: b.resendOf ? { of: b.resendOf.broadcastId, to: b.resendOf.to, asOf: b.resendOf.asOf } : null,
   };
 }
 
@@ -75,6 +98,8 @@ export interface BroadcastValues {
   tracking: { opens: boolean; clicks: boolean };
   /** Its A/B test (docs/ab-tests.md), variants' contents as stored; null: none. */
   abTest?: AbTest | null;
+  /** Set at creation only, by a resend (never changed after). */
+  resend?: ResendAudience | null;
 }
 
 export function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsTable> {
@@ -87,6 +112,11 @@ export function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsT
   if (v.sendAt !== undefined) row.send_at = v.sendAt;
   if (v.pausedReason !== undefined) row.paused_reason = v.pausedReason;
   if (v.breakerSince !== undefined) row.breaker_since = v.breakerSince;
+  if (v.resend) {
+    row.resend_of = v.resend.of;
+    row.resend_to = v.resend.to;
+    row.resend_as_of = v.resend.asOf;
+  }
   if (v.tracking !== undefined) {
     row.track_opens = v.tracking.opens ? 1 : 0;
     row.track_clicks = v.tracking.clicks ? 1 : 0;

@@ -16,6 +16,7 @@ import {
   PreviewSchema,
   PreflightSchema,
   PickWinnerBody,
+  ResendBody,
   TestSendBody,
   TestSendResult,
   UpdateBroadcastBody,
@@ -179,6 +180,22 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
       config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
     },
     (req) => broadcasts.resume(req.auth.workspaceId, req.params.broadcastId, actorOf(req)),
+  );
+
+  app.post(
+    '/broadcasts/:broadcastId/resend',
+    {
+      schema: {
+        params: BroadcastParams,
+        body: ResendBody,
+        response: { 201: BroadcastSchema },
+      },
+      config: { scope: 'write:broadcasts', errors: ['invalid_state'] },
+    },
+    async (req, reply) => {
+      const created = await broadcasts.resend(req.auth.workspaceId, req.params.broadcastId, req.body, actorOf(req));
+      return reply.code(201).header('location', `/v1/broadcasts/${created.id}`).send(created);
+    },
   );
 
   app.post(

@@ -5,6 +5,9 @@ import { BROADCAST_STATUSES } from './broadcasts.state.js';
 
 export { BROADCAST_STATUSES };
 
+/** Whom `POST /v1/broadcasts/{id}/resend` sends to (§18). */
+export const RESEND_TARGETS = ['NON_OPENERS', 'NON_CLICKERS'] as const;
+
 /** A broadcast's status: built from the state machine's own list (broadcasts.state.ts), so the two cannot differ. */
 export const BroadcastStatusSchema = StringEnum(BROADCAST_STATUSES);
 export type BroadcastStatus = Static<typeof BroadcastStatusSchema>;
@@ -232,9 +235,35 @@ export const BroadcastSchema = Type.Object({
   ),
   tracking: Type.Object(TrackingSchema.properties, { description: 'opens (the pixel) and clicks (rewritten links)' }),
   abTest: Nullable(AbTestSchema, { description: 'its A/B test (docs/ab-tests.md), or null' }),
+  resendOf: Type.Optional(
+    Type.Object(
+      {
+        broadcastId: Type.String({ description: 'the original broadcast' }),
+        to: StringEnum(RESEND_TARGETS),
+        asOf: Timestamp,
+      },
+      {
+        description:
+          "present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent",
+      },
+    ),
+  ),
   stats: Type.Optional(BroadcastStatsSchema),
 });
 export type Broadcast = Static<typeof BroadcastSchema>;
+
+export const ResendBody = Type.Object(
+  {
+    to: StringEnum(RESEND_TARGETS, {
+      description: 'NON_OPENERS: the recipients without a human open of it; NON_CLICKERS: without a human click',
+    }),
+    subject: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 998, description: "the resend's subject; the original's when omitted" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ResendInput = Static<typeof ResendBody>;
 
 export const BroadcastListQuery = Type.Object(
   {

@@ -39,6 +39,7 @@ import type {
   CreateBroadcastInput,
   EmailContent,
   EmailContentInput,
+  ResendInput,
   UpdateBroadcastInput,
   AbTest,
   AbTestInput,
@@ -347,6 +348,68 @@ export class BroadcastsService {
       );
     });
     return this.get(workspaceId, id);
+  }
+
+  /**
+   * A resend (§18, docs/sending.md "Resend to non-openers"): a new DRAFT with the original's content (its subject
+   * replaced when one is given), sender, reply-to, topic and tracking, whose audience is the original's recipients
+   * without a human open (click) now, the instant stored as `resendOf.asOf`. The original must be SENT (409
+   * invalid_state) and must have tracked what `to` asks about (422 validation_failed at /to: without the pixel
+   * nobody has opened, and everybody would get it again). Recorded in the audit log on the original.
+   */
+  async resend(
+    workspaceId: string,
+    id: string,
+    input: ResendInput,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<Broadcast> {
+    if (input.subject !== undefined) {
+      const errors = liquidErrors({ subject: input.subject }, '');
+      if (errors.length) throw validationFailed(errors);
+    }
+    const resendId = newId('bc');
+    await this.tx(async (trx) => {
+      const original = await this.mustGet(trx, workspaceId, id);
+      if (original.status !== 'SENT')
+        throw conflict(
+          'invalid_state',
+          `only a SENT broadcast can be resent; this one is ${original.status}${original.status === 'SENDING' || original.status === 'PAUSED' ? ': wait until it is sent' : ''}`,
+        );
+      const tracked = input.to === 'NON_OPENERS' ? original.tracking.opens : original.tracking.clicks;
+      if (!tracked)
+        throw validationFailed([
+          {
+            path: '/to',
+            message: `the broadcast did not track ${input.to === 'NON_OPENERS' ? 'opens' : 'clicks'}, so it cannot tell who did not ${input.to === 'NON_OPENERS' ? 'open' : 'click'}`,
+          },
+        ]);
+      const now = nowIso();
+      await repo.insertBroadcast(
+        trx,
+        workspaceId,
+        resendId,
+        {
+          tracking: original.tracking,
+          name: resendName(original.name, input.to),
+          from: original.from,
+          replyTo: original.replyTo,
+          emailContent: { ...original.emailContent, subject: input.subject ?? original.emailContent.subject },
+          topicId: original.topicId,
+          segmentId: null,
+          sendAt: null,
+          pausedReason: null,
+          breakerSince: null,
+          resend: { of: original.id, to: input.to, asOf: now },
+        },
+        now,
+      );
+      await recordAudit(trx, workspaceId, actor, {
+        action: 'broadcast.resent',
+        target: { type: 'broadcast', id: original.id, label: original.name },
+        changes: { resendId: { before: null, after: resendId }, to: { before: null, after: input.to } },
+      });
+    });
+    return this.get(workspaceId, resendId);
   }
 
   async get(workspaceId: string, id: string): Promise<Broadcast> {
@@ -789,7 +852,7 @@ export class BroadcastsService {
           ),
     );
 
-    const spec = { segmentId: b.segmentId, topicId: b.topicId };
+    const spec = repo.audienceSpecOf(b);
     const audience = await countAudience(k, this.db.dialect, workspaceId, spec).catch(() => null);
     if (audience !== null) {
       const last = await repo.lastSentBroadcast(k, workspaceId);
@@ -1014,7 +1077,7 @@ export class BroadcastsService {
     beforeId?: string,
   ): Promise<{ count: number; rows: AudienceMember[] }> {
     const b = await this.mustGet(this.db.kysely, workspaceId, id);
-    const spec = { segmentId: b.segmentId, topicId: b.topicId };
+    const spec = repo.audienceSpecOf(b);
     const count = await countAudience(this.db.kysely, this.db.dialect, workspaceId, spec);
     const found = await audiencePage(this.db.kysely, this.db.dialect, workspaceId, spec, limit, beforeId);
     return {
@@ -1022,6 +1085,14 @@ export class BroadcastsService {
       rows: found.map((r) => ({ id: r.id, email: r.email, firstName: r.first_name, lastName: r.last_name })),
     };
   }
+}
+
+/** "<name> (resend to non-openers)", within the 255 characters a name may have. */
+function resendName(name: string, to: ResendInput['to']): string {
+  const suffix = to === 'NON_OPENERS' ? ' (resend to non-openers)' : ' (resend to non-clickers)';
+  const chars = [...name];
+  const room = 255 - suffix.length;
+  return (chars.length > room ? chars.slice(0, room - 1).join('') + '…' : name) + suffix;
 }
 
 function formatDuration(seconds: number): string {

@@ -8,7 +8,7 @@ import { recordEvent } from '../../outbox/index.js';
 import { parseAbTest, rank, type VariantResult } from './broadcasts.ab.js';
 import { abStateOf, hasTestShare, undecidedAbTests, variantResults } from './broadcasts.ab.repository.js';
 import { recordBroadcastMove } from './broadcasts.events.js';
-import { valuesToRow, type BroadcastValues } from './broadcasts.repository.js';
+import { resendOfRow, valuesToRow, type BroadcastValues } from './broadcasts.repository.js';
 import { broadcastStatusesFor, transition } from './broadcasts.state.js';
 
 /**
@@ -75,7 +75,18 @@ export async function claimMaterialization(
     .set({ materialize_owner: owner, materialize_lease_until: leaseUntil })
     .where('id', '=', candidate.id)
     .where(free)
-    .returning(['id', 'workspace_id', 'segment_id', 'topic_id', 'materialize_cursor', 'ab_test', 'ab_winner'])
+    .returning([
+      'id',
+      'workspace_id',
+      'segment_id',
+      'topic_id',
+      'resend_of',
+      'resend_to',
+      'resend_as_of',
+      'materialize_cursor',
+      'ab_test',
+      'ab_winner',
+    ])
     .executeTakeFirst();
   if (!row) return undefined;
   // An A/B broadcast is written in two passes (docs/ab-tests.md): the test share, then, once the winner is chosen, the rest.
@@ -85,6 +96,7 @@ export async function claimMaterialization(
     workspaceId: row.workspace_id,
     segmentId: row.segment_id,
     topicId: row.topic_id,
+    resend: resendOfRow(row),
     cursor: row.materialize_cursor,
     ab: test
       ? { variants: test.variants.map((v) => v.id), testPercent: test.testPercent, winner: row.ab_winner }

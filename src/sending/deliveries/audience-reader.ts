@@ -152,6 +152,7 @@ export class AudienceReader {
     const { query } = await audience(this.db, 'postgres', this.job.workspaceId, {
       segmentId: this.job.segmentId,
       topicId: this.job.topicId,
+      resend: this.job.resend,
     });
     const held = await holdConnection(this.db);
     try {

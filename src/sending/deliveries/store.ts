@@ -63,6 +63,8 @@ export interface MaterializationJob {
   workspaceId: string;
   segmentId: string | null;
   topicId: string | null;
+  /** A resend's audience (docs/sending.md, "Resend to non-openers"): the original's recipients without a human open or click then. */
+  resend: { of: string; to: 'NON_OPENERS' | 'NON_CLICKERS'; asOf: string } | null;
   cursor: string | null;
   /**
    * An A/B broadcast (docs/ab-tests.md): its variants and test share, and the winner once chosen. Until then this pass

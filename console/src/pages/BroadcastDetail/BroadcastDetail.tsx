@@ -5,7 +5,7 @@
  * (polled every 2 s) with pause, resume and cancel. Once SENT (or canceled, failed): the report.
  */
 import { useQuery } from '@tanstack/react-query';
-import { useNavigate, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { broadcastKeys } from '../../api/keys';
 import { PageHeader, QueryState, StatusBadge } from '../../components';
@@ -42,6 +42,13 @@ export default function BroadcastDetail() {
       {b.status === 'SCHEDULED' && b.sendAt && <span className="muted small">for {formatDateTime(b.sendAt)}</span>}
       {!b.sentAt && b.status !== 'SCHEDULED' && (
         <span className="muted small">created {formatDateTime(b.createdAt)}</span>
+      )}
+      {b.resendOf && (
+        <span className="muted small" data-testid="resend-of">
+          a resend to the {b.resendOf.to === 'NON_OPENERS' ? 'non-openers' : 'non-clickers'} of{' '}
+          <Link to={`/broadcasts/${b.resendOf.broadcastId}`}>the original</Link> (as of{' '}
+          {formatDateTime(b.resendOf.asOf)})
+        </span>
       )}
     </span>
   );

@@ -196,6 +196,15 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
     <section className="card stack" aria-labelledby="envelope-h">
       <h2 id="envelope-h">Sender and audience</h2>
       <ErrorSummary message={message} errors={rest} />
+      {broadcast.resendOf && (
+        <div className="callout callout-info">
+          A resend: it goes to the recipients of{' '}
+          <Link to={`/broadcasts/${broadcast.resendOf.broadcastId}`}>the original</Link> who had not{' '}
+          {broadcast.resendOf.to === 'NON_OPENERS' ? 'opened it' : 'clicked a link in it'} on{' '}
+          {formatDateTime(broadcast.resendOf.asOf)}, and are still subscribed. A segment or topic chosen below narrows
+          it further.
+        </div>
+      )}
       <Input
         label="Name"
         value={d.name}
@@ -233,7 +242,12 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
           error={fields['/segmentId']}
           disabled={!editable || segments.isPending}
           options={[
-            { value: '', label: 'Every subscribed contact' },
+            {
+              value: '',
+              label: broadcast.resendOf
+                ? `No segment (every ${broadcast.resendOf.to === 'NON_OPENERS' ? 'non-opener' : 'non-clicker'})`
+                : 'Every subscribed contact',
+            },
             ...(segments.data ?? []).map((s) => ({ value: s.id, label: s.name })),
           ]}
           hint={<Link to="/segments/new">Build a segment</Link>}

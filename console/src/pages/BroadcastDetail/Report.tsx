@@ -6,6 +6,7 @@ import { TimelineCard } from './TimelineCard';
 import { LinksCard } from './LinksCard';
 import { DeliveriesCard } from './DeliveriesCard';
 import { AbResultsCard } from './AbResultsCard';
+import { ResendCard } from './ResendCard';
 
 function Stat({ label, value, sub }: { label: string; value: string; sub?: string }) {
   return (
@@ -68,6 +69,7 @@ export function Report({ broadcast }: { broadcast: Broadcast }) {
         <Skeleton lines={3} />
       )}
       {broadcast.abTest && <AbResultsCard broadcast={broadcast} />}
+      <ResendCard broadcast={broadcast} />
       <TimelineCard broadcastId={broadcast.id} />
       <LinksCard broadcastId={broadcast.id} />
       <DeliveriesCard broadcastId={broadcast.id} live={false} />

@@ -24,7 +24,15 @@ import {
   StatusBadge,
   useToast,
 } from '../../components';
-import { CONTACT_TONES, statusLabel, useDebounced, useTags, useTopics, type Segment } from '../../lib/audience';
+import {
+  CONTACT_TONES,
+  statusLabel,
+  useDebounced,
+  useSentBroadcasts,
+  useTags,
+  useTopics,
+  type Segment,
+} from '../../lib/audience';
 import { formatNumber } from '../../lib/format';
 import { problemOf } from '../../lib/forms';
 import { describeError } from '../../lib/problems';
@@ -95,6 +103,7 @@ export function Editor({ segment }: { segment: Segment | null }) {
   const navigate = useNavigate();
   const topics = useTopics();
   const tags = useTags();
+  const sent = useSentBroadcasts(can('read:broadcasts'));
   const editable = can('write:contacts');
   const [name, setName] = useState(segment?.name ?? '');
   const [tree, setTree] = useState<Node>(() => {
@@ -190,6 +199,7 @@ export function Editor({ segment }: { segment: Segment | null }) {
                 onChange={setTree}
                 topics={topics.data ?? []}
                 tags={tags.data?.map((t) => t.tag)}
+                broadcasts={sent.data ?? []}
                 errors={errors}
                 disabled={!editable}
               />

@@ -1460,6 +1460,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/broadcasts/{broadcastId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resend a sent broadcast to non-openers or non-clickers
+         * @description On a SENT broadcast: 201 (with `Location`), a new DRAFT with the same content (`subject` replaced when given), sender, reply-to, topic and tracking, whose audience is the original's recipients (a message was sent to them) who had no human open (`NON_OPENERS`) or click (`NON_CLICKERS`) of it now, at the resend: `resendOf.asOf`. Opens and clicks by machines (Apple Mail Privacy Protection, scanners) do not count as opens. When it is sent, the usual rules still apply: only SUBSCRIBED contacts, not suppressed, subscribed to its topic. Edit it, schedule it and send it like any draft. 409 `invalid_state` unless the original is SENT; 422 `validation_failed` for another `to`, or when the original did not track opens (clicks). Needs `write:broadcasts`.
+         */
+        post: operations["resendBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/broadcasts/{broadcastId}/preflight": {
         parameters: {
             query?: never;
@@ -2474,7 +2494,7 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * @description A segment filter: groups (all, any) of field, topic and tag conditions, at most 8 levels deep and 200 conditions and groups in total. Semantics: src/audience/segments/CONTEXT.md.
+         * @description A segment filter: groups (all, any) of field, topic, tag and engagement conditions, at most 8 levels deep and 200 conditions and groups in total. Semantics: src/audience/segments/CONTEXT.md.
          * @example {
          *       "all": [
          *         {
@@ -2495,7 +2515,7 @@ export interface components {
         } | {
             /** @description at least one member matches ({ "any": [] } matches no contact) */
             any: components["schemas"]["SegmentFilter"][];
-        } | components["schemas"]["SegmentFieldCondition"] | components["schemas"]["SegmentTopicCondition"] | components["schemas"]["SegmentTagCondition"];
+        } | components["schemas"]["SegmentFieldCondition"] | components["schemas"]["SegmentTopicCondition"] | components["schemas"]["SegmentTagCondition"] | components["schemas"]["SegmentEngagementCondition"];
         SegmentFieldCondition: {
             /** @description email, firstName, lastName, status, createdAt or properties.<key> */
             field: string;
@@ -2515,6 +2535,19 @@ export interface components {
             tag: string;
             /** @description true: contacts with the tag; false: the others */
             has: boolean;
+        };
+        SegmentEngagementCondition: {
+            /**
+             * @description delivered: a message was sent to the contact (accepted by their server); opened, clicked: a human open or click (machine opens and clicks never count)
+             * @enum {string}
+             */
+            engagement: "delivered" | "opened" | "clicked";
+            /** @description only this broadcast's messages (a broadcast of the workspace); any message when absent */
+            broadcastId?: string;
+            /** @description only in the last N days (N × 24 hours back from now); ever (the events kept) when absent */
+            withinDays?: number;
+            /** @description true: it happened; false: it did not (the exact negation) */
+            happened: boolean;
         };
         /** @description A block document (contract §16): at most 500 blocks in all; columns hold any block but columns. */
         BlockDocument: {
@@ -13540,6 +13573,18 @@ export interface operations {
                                 winnerBy: "OPENS" | "CLICKS";
                                 waitMinutes: number;
                             } | null;
+                            /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                            resendOf?: {
+                                /** @description the original broadcast */
+                                broadcastId: string;
+                                /** @enum {string} */
+                                to: "NON_OPENERS" | "NON_CLICKERS";
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                asOf: string;
+                            };
                             stats?: {
                                 recipients: number;
                                 /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13839,6 +13884,18 @@ export interface operations {
                             winnerBy: "OPENS" | "CLICKS";
                             waitMinutes: number;
                         } | null;
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14115,6 +14172,18 @@ export interface operations {
                             winnerBy: "OPENS" | "CLICKS";
                             waitMinutes: number;
                         } | null;
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14412,6 +14481,18 @@ export interface operations {
                             winnerBy: "OPENS" | "CLICKS";
                             waitMinutes: number;
                         } | null;
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14763,6 +14844,18 @@ export interface operations {
                             winnerBy: "OPENS" | "CLICKS";
                             waitMinutes: number;
                         } | null;
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -15368,6 +15461,18 @@ export interface operations {
                             winnerBy: "OPENS" | "CLICKS";
                             waitMinutes: number;
                         } | null;
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -15626,6 +15731,18 @@ export interface operations {
                             winnerBy: "OPENS" | "CLICKS";
                             waitMinutes: number;
                         } | null;
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -15916,6 +16033,18 @@ export interface operations {
                             winnerBy: "OPENS" | "CLICKS";
                             waitMinutes: number;
                         } | null;
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -16201,6 +16330,18 @@ export interface operations {
                             winnerBy: "OPENS" | "CLICKS";
                             waitMinutes: number;
                         } | null;
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -16306,6 +16447,311 @@ export interface operations {
             };
             /** @description `invalid_state`: Invalid state; `idempotency_conflict`: Idempotency conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `idempotency_key_reused`: Idempotency key reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resendBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
+                broadcastId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "to": "NON_OPENERS",
+                 *       "subject": "In case you missed it: what is new in November"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description NON_OPENERS: the recipients without a human open of it; NON_CLICKERS: without a human click
+                     * @enum {string}
+                     */
+                    to: "NON_OPENERS" | "NON_CLICKERS";
+                    /** @description the resend's subject; the original's when omitted */
+                    subject?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JDB9F3Q5S7U9W1Y3A5C7E9G1",
+                     *       "name": "November newsletter (resend to non-openers)",
+                     *       "status": "DRAFT",
+                     *       "from": "Acme News <news@example.com>",
+                     *       "emailContent": {
+                     *         "subject": "In case you missed it: what is new in November",
+                     *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                     *         "text": "November: https://example.com/blog/november",
+                     *         "previewText": "Three things we shipped",
+                     *         "editorContent": null
+                     *       },
+                     *       "replyTo": "hello@example.com",
+                     *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                     *       "segmentId": null,
+                     *       "sendAt": null,
+                     *       "createdAt": "2026-11-24T09:00:00.000Z",
+                     *       "updatedAt": "2026-11-24T09:00:00.000Z",
+                     *       "sentAt": null,
+                     *       "pausedReason": null,
+                     *       "tracking": {
+                     *         "opens": true,
+                     *         "clicks": true
+                     *       },
+                     *       "abTest": null,
+                     *       "resendOf": {
+                     *         "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                     *         "to": "NON_OPENERS",
+                     *         "asOf": "2026-11-24T09:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** @enum {string} */
+                        status: "DRAFT" | "SCHEDULED" | "SENDING" | "PAUSED" | "SENT" | "CANCELED" | "FAILED";
+                        from: string | null;
+                        emailContent: {
+                            subject: string | null;
+                            html: string | null;
+                            text: string | null;
+                            previewText: string | null;
+                            editorContent: unknown;
+                        };
+                        replyTo: string | null;
+                        topicId: string | null;
+                        segmentId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sendAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        updatedAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sentAt: string | null;
+                        /** @description why a PAUSED broadcast paused: the circuit breaker's rates, or "paused by hand" */
+                        pausedReason: string | null;
+                        /** @description opens (the pixel) and clicks (rewritten links) */
+                        tracking: {
+                            /** @description add the open pixel */
+                            opens: boolean;
+                            /** @description rewrite http(s) links to count clicks */
+                            clicks: boolean;
+                        };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
+                        stats?: {
+                            recipients: number;
+                            /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
+                            queued: number;
+                            /** @description accepted by the receiving side (and not reported bounced since) */
+                            sent: number;
+                            /** @description refused for good without a hard bounce: a block, another permanent failure, or retries used up */
+                            failed: number;
+                            /** @description hard bounces, at send time or reported later */
+                            bounced: number;
+                            /** @description deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs) */
+                            softBounced: number;
+                            /** @description recipients who reported the message as spam */
+                            complained: number;
+                            unsubscribed: number;
+                            /** @description opens by people (machine opens left out) */
+                            opened: number;
+                            /** @description clicks by people (scanners left out) */
+                            clicked: number;
+                            /** @description recipients who opened it at least once (people only) */
+                            uniqueOpens: number;
+                            /** @description recipients who clicked at least one link (people only) */
+                            uniqueClicks: number;
+                            /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
+                            machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
+                            /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
+                            outbox?: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_state`: Invalid state; `idempotency_conflict`: Idempotency conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19008,7 +19454,7 @@ export interface operations {
                              * @description what was done (docs/audit-log.md lists them)
                              * @enum {string}
                              */
-                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "broadcast.ab_winner_picked" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
+                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "broadcast.ab_winner_picked" | "broadcast.resent" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
                             target: {
                                 /** @enum {string} */
                                 type: "workspace" | "api_key" | "user" | "invitation" | "domain" | "webhook" | "broadcast" | "suppression" | "template" | "form";
