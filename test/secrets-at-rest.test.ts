@@ -234,6 +234,9 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       'user_recovery_codes',
     ])
       await sql`drop table if exists ${sql.table(table)}`.execute(db.kysely);
+    // 0032's indexes first: SQLite drops no indexed column.
+    for (const index of ['workspaces_slug', 'broadcasts_archive'])
+      await sql`drop index if exists ${sql.ref(index)}`.execute(db.kysely);
     for (const [table, column] of [
       ['templates', 'editor_content'],
       ['domains', 'tracking_host'],
@@ -241,6 +244,8 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       ['users', 'totp_secret'],
       ['users', 'totp_enrolled_at'],
       ['users', 'totp_last_step'],
+      ['workspaces', 'slug'],
+      ['broadcasts', 'archive'],
     ] as const)
       await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };

@@ -10,6 +10,8 @@ export interface WorkspacesTable {
   created_at: string;
   /** JSON: postalAddress, locale, defaultFrom (workspaces.schemas.ts); null: the defaults. */
   settings: string | null;
+  /** The public archive's address, `/archive/{slug}` (0032); unique across the installation, null: no archive. */
+  slug: Generated<string | null>;
 }
 
 export interface InboundMessagesTable {
@@ -295,6 +297,8 @@ export interface BroadcastsTable {
   /** A message of an automation's send step (docs/automations.md): hidden from the broadcasts API. */
   automation_id: string | null;
   automation_step_id: string | null;
+  /** Shown in the workspace's public archive once SENT (0032, docs/archive.md): 1 on, 0 off. */
+  archive: Generated<number>;
 }
 
 export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'PAUSED' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';

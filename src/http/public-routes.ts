@@ -23,3 +23,14 @@ export function perVisitorAndForm(max: number, { perRoute = false } = {}) {
       Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
   };
 }
+
+/** A rate limit per visitor (IP address) and route, per minute (the archive's pages, the web version). */
+export function perVisitor(max: number) {
+  return {
+    max,
+    timeWindow: 60_000,
+    keyGenerator: (req: FastifyRequest) => `${req.ip}|${req.routeOptions.url}`,
+    errorResponseBuilder: (_req: FastifyRequest, ctx: { after: string }) =>
+      Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
+  };
+}

@@ -38,6 +38,7 @@ const draft = {
   sentAt: null,
   pausedReason: null,
   tracking: { opens: true, clicks: true },
+  archive: false,
 };
 const sending = {
   ...draft,

@@ -26,6 +26,7 @@ const COLUMNS = [
   'paused_reason',
   'track_opens',
   'track_clicks',
+  'archive',
 ] as const;
 
 type Row = Selectable<Pick<BroadcastsTable, (typeof COLUMNS)[number]>>;
@@ -52,6 +53,7 @@ function toBroadcast(r: Row): Broadcast {
     sentAt: toIso(r.sent_at),
     pausedReason: r.paused_reason,
     tracking: { opens: r.track_opens === 1, clicks: r.track_clicks === 1 },
+    archive: r.archive === 1,
   };
 }
 
@@ -70,6 +72,8 @@ export interface BroadcastValues {
   breakerSince: string | null;
   /** Opens and clicks tracked (docs/tracking.md). */
   tracking: { opens: boolean; clicks: boolean };
+  /** Shown in the workspace's public archive once SENT (docs/archive.md). */
+  archive: boolean;
 }
 
 export function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsTable> {
@@ -86,6 +90,7 @@ export function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsT
     row.track_opens = v.tracking.opens ? 1 : 0;
     row.track_clicks = v.tracking.clicks ? 1 : 0;
   }
+  if (v.archive !== undefined) row.archive = v.archive ? 1 : 0;
   if (v.emailContent !== undefined) {
     const c = v.emailContent;
     Object.assign(row, {

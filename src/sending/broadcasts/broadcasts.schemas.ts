@@ -42,6 +42,10 @@ const optionalFields = Type.Partial(
       description:
         "opens (the pixel) and clicks (rewritten links); at creation, the workspace's settings.tracking when omitted",
     }),
+    archive: Type.Boolean({
+      description:
+        "show it in the workspace's public archive (`/archive/{workspaceSlug}` and its Atom feed) once it is SENT; false when omitted at creation (docs/archive.md)",
+    }),
   }),
 ).properties;
 
@@ -122,6 +126,9 @@ export const BroadcastSchema = Type.Object({
     Type.String({ description: 'why a PAUSED broadcast paused: the circuit breaker\'s rates, or "paused by hand"' }),
   ),
   tracking: Type.Object(TrackingSchema.properties, { description: 'opens (the pixel) and clicks (rewritten links)' }),
+  archive: Type.Boolean({
+    description: "shown in the workspace's public archive once SENT (docs/archive.md)",
+  }),
   stats: Type.Optional(BroadcastStatsSchema),
 });
 export type Broadcast = Static<typeof BroadcastSchema>;

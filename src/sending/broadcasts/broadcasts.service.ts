@@ -32,6 +32,7 @@ import { normalizeDateTime, nowIso } from '../../lib/time.js';
 import { isTimeZone } from '../../lib/zones.js';
 import * as repo from './broadcasts.repository.js';
 import { renderContent, type RenderedContent } from '../deliveries/message.content.js';
+import { WEBVERSION_PREVIEW_PATH } from '../deliveries/webversion.js';
 import type {
   AudienceMember,
   Broadcast,
@@ -254,6 +255,7 @@ export class BroadcastsService {
         id,
         {
           tracking: { opens: tracking.opens, clicks: tracking.clicks },
+          archive: input.archive ?? false,
           name: input.name,
           from,
           replyTo: input.replyTo?.trim() ?? null,
@@ -364,6 +366,7 @@ export class BroadcastsService {
       if (input.segmentId !== undefined) values.segmentId = input.segmentId;
       if (input.tracking !== undefined)
         values.tracking = { opens: input.tracking.opens, clicks: input.tracking.clicks };
+      if (input.archive !== undefined) values.archive = input.archive;
       if (sendAt !== undefined) values.sendAt = sendAt;
       const merged: Broadcast = {
         ...current,
@@ -669,6 +672,7 @@ export class BroadcastsService {
         contact: SAMPLE_CONTACT,
         broadcast: { id: b.id, name: b.name },
         unsubscribe_url: unsubscribeUrl,
+        webversion_url: `${this.config.publicUrl}${WEBVERSION_PREVIEW_PATH}`,
         workspace: workspaceScope(workspace),
       });
       // The footer's rule (deliveries/message.assembly.ts): only a rendered link to the recipient's own URL counts, not a mention.
@@ -762,6 +766,7 @@ export class BroadcastsService {
       },
       broadcast: { id: b.id, name: b.name },
       unsubscribe_url: unsubscribeUrl,
+      webversion_url: `${this.config.publicUrl}${WEBVERSION_PREVIEW_PATH}`,
       workspace: workspaceScope(workspace),
     });
     const content = assembleContent(rendered, { unsubscribeUrl, workspace });
@@ -829,6 +834,7 @@ export class BroadcastsService {
         },
         broadcast: { id: b.id, name: b.name },
         unsubscribe_url: unsubscribeUrl,
+        webversion_url: `${this.config.publicUrl}${WEBVERSION_PREVIEW_PATH}`,
         workspace: workspaceScope(workspace),
       });
       // Assembled as a send assembles it (document, preheader, footer, text part), so the preview is what arrives.

@@ -16,13 +16,16 @@ export interface MessageTemplates {
 }
 
 /**
- * What a broadcast's Liquid templates see: `contact`, `broadcast`, `unsubscribe_url` and `workspace` (its name and
- * postal address: a block document's footer prints `{{ workspace.postal_address }}`).
+ * What a broadcast's Liquid templates see: `contact`, `broadcast`, `unsubscribe_url`, `webversion_url` (the
+ * recipient's own message in a browser, docs/archive.md) and `workspace` (its name and postal address: a block
+ * document's footer prints `{{ workspace.postal_address }}`).
  */
 export interface RenderScope {
   contact: { email: string; firstName: string | null; lastName: string | null; properties: Record<string, unknown> };
   broadcast: { id: string; name: string };
   unsubscribe_url: string;
+  /** Absent where there is no such page (a confirmation email); empty on the web version and archive pages themselves. */
+  webversion_url?: string;
   workspace: WorkspaceScope;
 }
 
