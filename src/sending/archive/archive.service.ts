@@ -49,8 +49,8 @@ export interface BrowserMessage {
 }
 
 /** Characters XML 1.0 does not allow (C0 controls but tab, line feed, carriage return; lone surrogates; U+FFFE/F). */
-// eslint-disable-next-line no-control-regex
 const NOT_XML =
+  // eslint-disable-next-line no-control-regex
   /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const xmlText = (s: string) => s.replace(NOT_XML, '');
 
