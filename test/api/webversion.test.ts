@@ -112,6 +112,48 @@ describeApi('web version', (h) => {
     expect((await h.app.inject({ method: 'GET', url: path })).statusCode).toBe(404);
   });
 
+  it('the block footer\'s "View in browser" link: in the email, not on the web page itself', async () => {
+    const ws = await h.workspace('Blocks');
+    const domain = await verifiedDomain(h, ws, `b${ws.id.slice(-8).toLowerCase()}.test`);
+    await insertContact(h, ws, { email: `cy@${domain.name}`, firstName: 'Cy' });
+    const res = await h.call(ws.key, 'POST', '/v1/broadcasts', {
+      name: 'Blocks',
+      from: `Acme <news@${domain.name}>`,
+      tracking: { opens: true, clicks: true },
+      emailContent: {
+        subject: 'Blocks',
+        editorContent: {
+          type: 'formcast/blocks',
+          version: 1,
+          blocks: [
+            { type: 'text', text: 'Hello {{ contact.firstName }}' },
+            { type: 'footer', webVersion: true },
+          ],
+        },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${res.json().id}/send`)).statusCode).toBe(202);
+    await sending.drain();
+    const m = sending.smtp.received.find((r) => r.to === `cy@${domain.name}`)!;
+    const url = /View in browser: (\S+)/.exec(m.parsed.text ?? '')?.[1];
+    expect(url).toMatch(/^https:\/\/mail\.example\.test\/w\/[0-9a-z]{79}$/);
+    expect(m.parsed.html).toMatch(new RegExp(`<a href="${url}"[^>]*>View in browser</a>`));
+    const page = await h.app.inject({ method: 'GET', url: new URL(url!).pathname });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('Hello Cy');
+    expect(page.body).not.toContain('View in browser');
+    // A block document that gives the switch something else is 422 at its pointer.
+    const bad = await h.call(ws.key, 'POST', '/v1/broadcasts', {
+      name: 'Bad',
+      emailContent: {
+        editorContent: { type: 'formcast/blocks', version: 1, blocks: [{ type: 'footer', webVersion: 'yes' }] },
+      },
+    });
+    expect(bad.statusCode).toBe(422);
+    expect(JSON.stringify(bad.json().errors)).toContain('/blocks/0/webVersion');
+  });
+
   it('previews link a page that says what the link does', async () => {
     const res = await h.app.inject({ method: 'GET', url: '/w/preview' });
     expect(res.statusCode).toBe(200);
