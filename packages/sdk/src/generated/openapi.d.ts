@@ -107,8 +107,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * The sign-in code page
+         * @description A page of the console (no API key): after a right password of a person with two-factor sign-in, the pending sign-in cookie `__Host-fc_2fa` (10 minutes) brings the browser here; it asks for a code of the app or a recovery code (input `code`). Without a valid pending sign-in: 303 to /app/login.
+         */
         get: operations["getAppLoginTwoFactor"];
         put?: never;
+        /**
+         * Sign in: the code
+         * @description Form-encoded or JSON `{ code, next? }` with the pending sign-in cookie: a code of the app or an unused recovery code (spent). Right: the session cookie and a redirect to `next` (303). Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createAppLoginTwoFactor"];
         delete?: never;
         options?: never;
@@ -440,6 +448,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/w/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web version link of a preview or a test send
+         * @description Previews and test sends put `/w/preview` in `{{ webversion_url }}`: a page that says each recipient's link opens their own copy. No API key.
+         */
+        get: operations["getWebVersionPreviewPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/w/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web version of a message
+         * @description What `{{ webversion_url }}` links: the recipient's own message in a browser, rendered again from the broadcast (or the automation's email) with their contact data as it is now and their own unsubscribe link; no open pixel, links as written (not rewritten for click tracking), `X-Robots-Tag: noindex`, not cached. The token is signed (it names the workspace and the delivery); a token that does not verify, or a message whose contact was deleted, is 404. No API key; rate-limited per visitor.
+         */
+        get: operations["getWebVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{workspaceSlug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A workspace's public email archive
+         * @description The workspace's SENT broadcasts whose `archive` is on, newest first, 20 a page (`?page=2`…): subject, date and link, in the workspace's name, brand colour and language, light and dark. The page links its Atom feed (`<link rel="alternate">`). `workspaceSlug` is the workspace's `slug` (PUT /v1/workspace). No API key; rate-limited per visitor.
+         */
+        get: operations["getArchivePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{workspaceSlug}/feed.xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The archive's Atom feed
+         * @description Atom 1.0 (`application/atom+xml`): the 20 newest archived broadcasts, each an entry with its id, title (the subject), link, published and updated times, summary (the preview text, or the start of the text) and the HTML content as an anonymous reader sees it. No API key.
+         */
+        get: operations["getArchiveFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{workspaceSlug}/{broadcastId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An archived broadcast
+         * @description The broadcast rendered for an anonymous reader: no contact data (`contact.*` renders empty, or its `| default:`), no unsubscribe link or token, no open pixel, links as written; the postal address stays. A bar above it links back to the archive and to the feed. Only a SENT broadcast of this workspace with `archive` on; anything else is 404. No API key.
+         */
+        get: operations["getArchivedBroadcast"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/i/{file}": {
         parameters: {
             query?: never;
@@ -474,7 +582,7 @@ export interface paths {
         get: operations["getWorkspace"];
         /**
          * Update the workspace name or settings
-         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, and `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links. The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
+         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `slug` is the address of the workspace's public archive, `/archive/{slug}` (docs/archive.md): lower-case words joined by hyphens, unique across the installation (another workspace's: 409 slug_taken, nothing changed), null removes the archive. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
          */
         put: operations["updateWorkspace"];
         post?: never;
@@ -1885,7 +1993,7 @@ export interface paths {
         };
         /**
          * Who is calling
-         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
+         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `twoFactor`: whether the person has two-factor sign-in and whether the workspace requires it (required and not enabled: every other operation answers 403 two_factor_required until it is set up), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken`, `expiresAt` and `twoFactor` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
          */
         get: operations["getSession"];
         put?: never;
@@ -2036,6 +2144,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
+        /**
+         * Change your name or email
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). Partial: `name` (null clears it) and `email`. A new email needs `currentPassword`, must not be another person's of the workspace (409 user_exists), and changes at once (no confirmation mail); the old address gets a notice when the workspace can send mail.
+         */
         put: operations["updateMe"];
         post?: never;
         delete?: never;
@@ -2053,6 +2165,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Change your password
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a new one (10 to 1000 characters). Every other session of the person is signed out (this one stays), and their unused reset links stop working.
+         */
         post: operations["createMePassword"];
         delete?: never;
         options?: never;
@@ -2067,6 +2183,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Your two-factor sign-in
+         * @description Whether the signed-in person has two-factor sign-in (TOTP), since when, how many unused recovery codes are left, and whether the workspace requires it. Answers while a required set-up is missing.
+         */
         get: operations["getMeTwoFactor"];
         put?: never;
         post?: never;
@@ -2085,6 +2205,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Start setting up two-factor sign-in
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). A new TOTP secret (SHA-1, 6 digits, 30 seconds: what authenticator apps use), its otpauth:// address and a QR code of it as an SVG data URL. Nothing changes at sign-in until POST /v1/me/two-factor/confirm; calling again replaces the secret. 409 invalid_state when it is on already. The secret is stored sealed with the installation's key.
+         */
         post: operations["createMeTwoFactorSetup"];
         delete?: never;
         options?: never;
@@ -2101,6 +2225,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn on two-factor sign-in
+         * @description A code of the app for the secret of the set-up: two-factor sign-in is on, and 10 single-use recovery codes are returned, this once (only their hashes are kept). Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["confirmMeTwoFactor"];
         delete?: never;
         options?: never;
@@ -2117,6 +2245,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn off two-factor sign-in
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a code of the app or an unused recovery code. The secret and the recovery codes are deleted. Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createMeTwoFactorDisable"];
         delete?: never;
         options?: never;
@@ -2133,6 +2265,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * New recovery codes
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a code of the app: 10 new recovery codes, shown this once; the old ones stop working. Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createMeTwoFactorRecoveryCode"];
         delete?: never;
         options?: never;
@@ -2489,6 +2625,8 @@ export interface components {
                 id?: string;
                 /** @description an extra line above the address and the unsubscribe link */
                 text?: string;
+                /** @description a "View in browser" link to the recipient's web version (`{{ webversion_url }}`, docs/archive.md); left out on the web page itself */
+                webVersion?: boolean;
                 align?: "left" | "center" | "right";
             }) | {
                 /** @enum {string} */
@@ -2568,6 +2706,8 @@ export interface components {
                     id?: string;
                     /** @description an extra line above the address and the unsubscribe link */
                     text?: string;
+                    /** @description a "View in browser" link to the recipient's web version (`{{ webversion_url }}`, docs/archive.md); left out on the web page itself */
+                    webVersion?: boolean;
                     align?: "left" | "center" | "right";
                 })[][];
                 widths?: number[];
@@ -3002,7 +3142,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. */
+            /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. A person with two-factor sign-in gets no session yet: the pending sign-in cookie `__Host-fc_2fa` (10 minutes) and a redirect to /app/login/two-factor, which asks for the code. */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -3055,7 +3195,10 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><form method="post" action="/app/login/two-factor"><input name="code" autocomplete="one-time-code"><button>Verify and sign in</button></form></main></body></html> */
+                    "text/html": string;
+                };
             };
         };
     };
@@ -3066,7 +3209,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example code=492039&next=%2Fapp */
+                "application/x-www-form-urlencoded": string;
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -3074,6 +3222,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Signed in: the session cookie, and a redirect to /app (or `next`). */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A wrong or used code (the page again), or no valid pending sign-in (the sign-in page). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><p role="alert">That code is not right.</p></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description Too many wrong codes (`Retry-After`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><p role="alert">Too many wrong codes. Try again in 15 minutes.</p></main></body></html> */
+                    "text/html": string;
+                };
             };
         };
     };
@@ -4022,6 +4197,167 @@ export interface operations {
             };
         };
     };
+    getWebVersionPreviewPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Web version</h1><p>Each recipient’s link opens their own copy of this email here, in a browser.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getWebVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><title>Hi Ada</title></head><body><p>Hello Ada, your plan is gold.</p></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description No such page: a token that does not verify, an unknown slug, a broadcast that is not this workspace’s, not SENT or not archived. Always the same plain page. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Not found</h1><p>This page does not exist, or no longer does.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getArchivePage: {
+        parameters: {
+            query?: {
+                page?: number;
+            };
+            header?: never;
+            path: {
+                workspaceSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><title>Email archive · Acme</title><link rel="alternate" type="application/atom+xml" title="Acme" href="https://mail.example.com/archive/acme/feed.xml"></head><body><main><h1>Email archive</h1><ul class="fc-archive"><li><a href="https://mail.example.com/archive/acme/bc_01JDB2Z8K4M6P8R0T2V4X6Z8B0">November news</a><time datetime="2026-11-21T10:00:00.000Z">November 21, 2026</time></li></ul></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description No such page: a token that does not verify, an unknown slug, a broadcast that is not this workspace’s, not SENT or not archived. Always the same plain page. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Not found</h1><p>This page does not exist, or no longer does.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getArchiveFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspaceSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <?xml version="1.0" encoding="utf-8"?>
+                     *     <feed xmlns="http://www.w3.org/2005/Atom"><id>https://mail.example.com/archive/acme/feed.xml</id><title type="text">Acme</title><updated>2026-11-21T10:00:00.000Z</updated><entry><id>tag:mail.example.com,2026-11-21:bc_01JDB2Z8K4M6P8R0T2V4X6Z8B0</id><title type="text">November news</title><link rel="alternate" type="text/html" href="https://mail.example.com/archive/acme/bc_01JDB2Z8K4M6P8R0T2V4X6Z8B0"/><updated>2026-11-21T10:00:00.000Z</updated><summary type="text">What is new this month</summary></entry></feed>
+                     */
+                    "text/html": string;
+                };
+            };
+            /** @description No such page: a token that does not verify, an unknown slug, a broadcast that is not this workspace’s, not SENT or not archived. Always the same plain page. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Not found</h1><p>This page does not exist, or no longer does.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getArchivedBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspaceSlug: string;
+                /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
+                broadcastId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><title>Hi reader</title></head><body><p>Hello reader.</p></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description No such page: a token that does not verify, an unknown slug, a broadcast that is not this workspace’s, not SENT or not archived. Always the same plain page. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Not found</h1><p>This page does not exist, or no longer does.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
     getI: {
         parameters: {
             query?: never;
@@ -4083,6 +4419,7 @@ export interface operations {
                      *       "id": "ws_01JDB2Z8K4M6P8R0T2V4X6Z8B0",
                      *       "name": "Acme",
                      *       "createdAt": "2026-11-02T09:12:44.118Z",
+                     *       "slug": "acme",
                      *       "settings": {
                      *         "postalAddress": "Acme Inc., 1 Main Street, Springfield, IL 62701, USA",
                      *         "locale": "en",
@@ -4091,7 +4428,8 @@ export interface operations {
                      *           "opens": true,
                      *           "clicks": true
                      *         },
-                     *         "brandColor": "#0b5fff"
+                     *         "brandColor": "#0b5fff",
+                     *         "requireTwoFactor": false
                      *       }
                      *     }
                      */
@@ -4103,6 +4441,8 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         createdAt: string;
+                        /** @description the workspace's public archive address, `/archive/{slug}` (docs/archive.md); unique across the installation; null: no public archive */
+                        slug: string | null;
                         settings: {
                             /** @description the sender's postal address, shown in the footer of every broadcast (CAN-SPAM requires one) */
                             postalAddress: string | null;
@@ -4180,6 +4520,8 @@ export interface operations {
                  */
                 "application/json": {
                     name?: string;
+                    /** @description the public archive address `/archive/{slug}`: lower-case letters and digits in words joined by hyphens; taken by another workspace: 409 slug_taken; null: no archive */
+                    slug?: string | null;
                     settings?: {
                         /** @description the sender's postal address, shown in the footer of every broadcast (CAN-SPAM requires one) */
                         postalAddress?: string | null;
@@ -4217,6 +4559,7 @@ export interface operations {
                      *       "id": "ws_01JDB2Z8K4M6P8R0T2V4X6Z8B0",
                      *       "name": "Acme",
                      *       "createdAt": "2026-11-02T09:12:44.118Z",
+                     *       "slug": "acme",
                      *       "settings": {
                      *         "postalAddress": "Acme Inc., 1 Main Street, Springfield, IL 62701, USA",
                      *         "locale": "en",
@@ -4225,7 +4568,8 @@ export interface operations {
                      *           "opens": true,
                      *           "clicks": false
                      *         },
-                     *         "brandColor": "#0b5fff"
+                     *         "brandColor": "#0b5fff",
+                     *         "requireTwoFactor": false
                      *       }
                      *     }
                      */
@@ -4237,6 +4581,8 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         createdAt: string;
+                        /** @description the workspace's public archive address, `/archive/{slug}` (docs/archive.md); unique across the installation; null: no public archive */
+                        slug: string | null;
                         settings: {
                             /** @description the sender's postal address, shown in the footer of every broadcast (CAN-SPAM requires one) */
                             postalAddress: string | null;
@@ -4289,7 +4635,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Invalid state */
+            /** @description `slug_taken`: Slug taken; `invalid_state`: Invalid state */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12047,6 +12393,8 @@ export interface operations {
                                     id?: string;
                                     /** @description an extra line above the address and the unsubscribe link */
                                     text?: string;
+                                    /** @description a "View in browser" link to the recipient's web version (`{{ webversion_url }}`, docs/archive.md); left out on the web page itself */
+                                    webVersion?: boolean;
                                     align?: "left" | "center" | "right";
                                 }) | {
                                     /** @enum {string} */
@@ -12126,6 +12474,8 @@ export interface operations {
                                         id?: string;
                                         /** @description an extra line above the address and the unsubscribe link */
                                         text?: string;
+                                        /** @description a "View in browser" link to the recipient's web version (`{{ webversion_url }}`, docs/archive.md); left out on the web page itself */
+                                        webVersion?: boolean;
                                         align?: "left" | "center" | "right";
                                     })[][];
                                     widths?: number[];
@@ -12928,6 +13278,7 @@ export interface operations {
                      *             "opens": true,
                      *             "clicks": true
                      *           },
+                     *           "archive": false,
                      *           "stats": {
                      *             "recipients": 1840,
                      *             "queued": 0,
@@ -12994,6 +13345,8 @@ export interface operations {
                                 /** @description rewrite http(s) links to count clicks */
                                 clicks: boolean;
                             };
+                            /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                            archive: boolean;
                             stats?: {
                                 recipients: number;
                                 /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13113,6 +13466,8 @@ export interface operations {
                         /** @description rewrite http(s) links to count clicks */
                         clicks: boolean;
                     };
+                    /** @description show it in the workspace's public archive (`/archive/{workspaceSlug}` and its Atom feed) once it is SENT; false when omitted at creation (docs/archive.md) */
+                    archive?: boolean;
                 };
             };
         };
@@ -13147,7 +13502,8 @@ export interface operations {
                      *       "tracking": {
                      *         "opens": true,
                      *         "clicks": true
-                     *       }
+                     *       },
+                     *       "archive": false
                      *     }
                      */
                     "application/json": {
@@ -13195,6 +13551,8 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13343,6 +13701,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "archive": false,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 0,
@@ -13405,6 +13764,8 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13517,6 +13878,8 @@ export interface operations {
                         /** @description rewrite http(s) links to count clicks */
                         clicks: boolean;
                     };
+                    /** @description show it in the workspace's public archive (`/archive/{workspaceSlug}` and its Atom feed) once it is SENT; false when omitted at creation (docs/archive.md) */
+                    archive?: boolean;
                     /**
                      * Format: date-time
                      * @description RFC 3339 with an offset; stored in UTC
@@ -13556,7 +13919,8 @@ export interface operations {
                      *       "tracking": {
                      *         "opens": true,
                      *         "clicks": true
-                     *       }
+                     *       },
+                     *       "archive": false
                      *     }
                      */
                     "application/json": {
@@ -13604,6 +13968,8 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13827,6 +14193,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "archive": false,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -13889,6 +14256,8 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14365,6 +14734,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "archive": false,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -14427,6 +14797,8 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14557,6 +14929,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "archive": false,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -14619,6 +14992,8 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14749,6 +15124,7 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
+                     *       "archive": false,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -14811,6 +15187,8 @@ export interface operations {
                             /** @description rewrite http(s) links to count clicks */
                             clicks: boolean;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -18943,7 +19321,11 @@ export interface operations {
                      *         }
                      *       ],
                      *       "csrfToken": "q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u",
-                     *       "expiresAt": "2026-12-24T08:12:40.503Z"
+                     *       "expiresAt": "2026-12-24T08:12:40.503Z",
+                     *       "twoFactor": {
+                     *         "enabled": true,
+                     *         "required": false
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -19941,6 +20323,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Sam Rivera",
+                 *       "email": "sam.rivera@example.com",
+                 *       "currentPassword": "correct-horse-battery-staple"
+                 *     }
+                 */
                 "application/json": {
                     name?: string | null;
                     /** @description the new sign-in address: free in the workspace (409 user_exists); needs `currentPassword` */
@@ -19957,6 +20346,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_01JDB40M6P8R0T2V4X6Z8B0D2F",
+                     *       "email": "sam.rivera@example.com",
+                     *       "name": "Sam Rivera",
+                     *       "role": "editor",
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-29T09:30:00.000Z",
+                     *       "lastLoginAt": "2026-11-29T09:12:40.503Z",
+                     *       "emailChanged": true
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         email: string;
@@ -20069,6 +20470,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "newPassword": "a new and longer passphrase"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20083,6 +20490,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sessionsEnded": 2
+                     *     }
+                     */
                     "application/json": {
                         /** @description the other sessions of the person that were signed out */
                         sessionsEnded: number;
@@ -20178,6 +20590,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "enrolledAt": "2026-11-29T09:40:00.000Z",
+                     *       "recoveryCodesLeft": 9,
+                     *       "required": false
+                     *     }
+                     */
                     "application/json": {
                         enabled: boolean;
                         /**
@@ -20230,6 +20650,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20243,6 +20668,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "uri": "otpauth://totp/Formcast%20Acme:sam%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Formcast%20Acme",
+                     *       "qrCode": "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4="
+                     *     }
+                     */
                     "application/json": {
                         /** @description the TOTP secret in Base32, to type into an app that cannot scan */
                         secret: string;
@@ -20336,6 +20768,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the 6-digit code the authenticator app shows */
                     code: string;
@@ -20349,6 +20786,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "k7mq-2xrt-9vbn",
+                     *         "p3ha-wq8z-c6je",
+                     *         "u4ds-7fky-tn2m",
+                     *         "r9gx-b5cw-hq3a",
+                     *         "e8vn-m2pz-j6tk",
+                     *         "y5qa-d7hr-w4xc",
+                     *         "f2tm-k9ue-s8bn",
+                     *         "z6jc-x3wa-q7pd",
+                     *         "g4rk-n8ys-v2me",
+                     *         "b7wt-h5qz-a9cu"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description single-use codes that stand in for the app: shown this once, stored only as hashes */
                         recoveryCodes: string[];
@@ -20438,6 +20891,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20537,6 +20996,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20552,6 +21017,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "k7mq-2xrt-9vbn",
+                     *         "p3ha-wq8z-c6je",
+                     *         "u4ds-7fky-tn2m",
+                     *         "r9gx-b5cw-hq3a",
+                     *         "e8vn-m2pz-j6tk",
+                     *         "y5qa-d7hr-w4xc",
+                     *         "f2tm-k9ue-s8bn",
+                     *         "z6jc-x3wa-q7pd",
+                     *         "g4rk-n8ys-v2me",
+                     *         "b7wt-h5qz-a9cu"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description single-use codes that stand in for the app: shown this once, stored only as hashes */
                         recoveryCodes: string[];
