@@ -248,7 +248,7 @@ export async function buildApp({
     submissionsPerMinute: config.submissionsPerMinute ?? 10,
   });
   // The web version of a message and the public archive with its feed (docs/archive.md).
-  await app.register(archiveRoutes, { archive: services.archive });
+  await app.register(archiveRoutes, { archive: services.archive, publicUrl: config.publicUrl });
   // Uploaded images (docs/images.md): public, what emails show.
   await app.register(imagePublicRoutes, { images: services.images });
   // The web console's built files under /app (contract §14; console/ and src/access/console/console.routes.ts).

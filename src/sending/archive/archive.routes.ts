@@ -15,9 +15,13 @@ import type { ArchiveOwner, ArchiveService, BrowserMessage } from './archive.ser
  * broadcast of another workspace, a draft) is the same plain 404 page.
  */
 
-/** A message's page: its own inline styles, images over https (or from this service), nothing that runs. */
-export const MESSAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; img-src https: data: 'self'; font-src https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+/**
+ * A message's page: its own inline styles, images over https or from this service (PUBLIC_URL's origin, which serves
+ * uploaded images and the social icons, over http on a local installation), nothing that runs.
+ */
+export function messageCsp(publicUrl: string): string {
+  return `default-src 'none'; style-src 'unsafe-inline'; img-src https: data: 'self' ${new URL(publicUrl).origin}; font-src https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'`;
+}
 
 const SLUG = { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 } as const;
 const ARCHIVE_PARAMS = { type: 'object', properties: { workspaceSlug: SLUG }, required: ['workspaceSlug'] } as const;
@@ -119,11 +123,16 @@ function archiveBar(owner: ArchiveOwner, archiveUrl: string): string {
   );
 }
 
-function sendMessage(req: FastifyRequest, reply: FastifyReply, html: string, opts: { index: boolean }): FastifyReply {
+function sendMessage(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  html: string,
+  opts: { index: boolean; csp: string },
+): FastifyReply {
   reply
     .code(200)
     .type('text/html; charset=utf-8')
-    .header('content-security-policy', MESSAGE_CSP)
+    .header('content-security-policy', opts.csp)
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'no-referrer')
     .header('cache-control', opts.index ? 'public, max-age=300' : 'private, no-store');
@@ -133,9 +142,10 @@ function sendMessage(req: FastifyRequest, reply: FastifyReply, html: string, opt
 
 export async function archiveRoutes(
   app: FastifyInstance,
-  opts: { archive: ArchiveService; pagesPerMinute?: number },
+  opts: { archive: ArchiveService; publicUrl: string; pagesPerMinute?: number },
 ): Promise<void> {
   const { archive } = opts;
+  const csp = messageCsp(opts.publicUrl);
   const limit = { rateLimit: perVisitor(opts.pagesPerMinute ?? 120) };
   await app.register(rateLimit, { global: false });
 
@@ -169,6 +179,7 @@ export async function archiveRoutes(
       const message: BrowserMessage = await archive.webversion(req.params.token);
       return sendMessage(req, reply, insertInHead(message.html, '<meta name="robots" content="noindex">'), {
         index: false,
+        csp,
       });
     },
   );
@@ -227,7 +238,7 @@ export async function archiveRoutes(
       const url = archive.archiveUrl(message.owner.slug);
       let html = insertInHead(message.html, feedLink(`${url}/feed.xml`, message.owner.name));
       html = insertAfterBodyOpen(html, archiveBar(message.owner, url));
-      return sendMessage(req, reply, html, { index: true });
+      return sendMessage(req, reply, html, { index: true, csp });
     },
   );
 }
