@@ -55,7 +55,7 @@ describeBrowser('public archive: light, dark, 390 px (headless Chromium)', () =>
       logger: false,
     });
     await app.listen({ port, host: '127.0.0.1' });
-    const { workspace, apiKey } = await app.services.workspaces.createWithAdminKey('Greenleaf Books');
+    const { apiKey } = await app.services.workspaces.createWithAdminKey('Greenleaf Books');
     const call = (method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown) =>
       app.inject({
         method,
