@@ -11,7 +11,7 @@ import type { Locale } from '../../pages/i18n.js';
 import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
 import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
 import { assembleContent } from '../deliveries/message.assembly.js';
-import type { MessageTemplates } from '../deliveries/message.content.js';
+import { contactScope, type MessageTemplates } from '../deliveries/message.content.js';
 import { readWebversionToken, webversionUrl } from '../deliveries/webversion.js';
 import * as repo from './archive.repository.js';
 
@@ -71,13 +71,7 @@ export class ArchiveService {
   private async owner(slug: string): Promise<ArchiveOwner> {
     const ws = await workspaceBySlug(this.db.kysely, slug);
     if (!ws || !ws.slug) throw notFound('archive');
-    return {
-      id: ws.id,
-      name: ws.name,
-      slug: ws.slug,
-      locale: ws.settings.locale,
-      brandColor: ws.settings.brandColor,
-    };
+    return ownerOf(ws);
   }
 
   /** A page of the archive (1-based): its broadcasts, and whether a next page has more. */
@@ -139,12 +133,7 @@ export class ArchiveService {
     if (!b || !ws || !contact) throw notFound('message');
     const unsubscribeUrl = `${this.base}/unsubscribe/${d.unsubscribeToken}`;
     const rendered = render(b.emailContent, {
-      contact: {
-        email: contact.email,
-        firstName: contact.firstName,
-        lastName: contact.lastName,
-        properties: contact.properties,
-      },
+      contact: contactScope(contact),
       broadcast: { id: b.id, name: b.name },
       unsubscribe_url: unsubscribeUrl,
       webversion_url: webversionUrl(this.base, this.settings.secret, ref.workspaceId, ref.deliveryId),
@@ -153,13 +142,7 @@ export class ArchiveService {
     });
     const assembled = assembleContent(rendered, { unsubscribeUrl, workspace: ws });
     return {
-      owner: {
-        id: ws.id,
-        name: ws.name,
-        slug: ws.slug ?? '',
-        locale: ws.settings.locale,
-        brandColor: ws.settings.brandColor,
-      },
+      owner: ownerOf(ws),
       subject: assembled.subject,
       html: assembled.html ?? textAsHtml(assembled.text),
       sentAt: b.sentAt,
@@ -207,6 +190,22 @@ export class ArchiveService {
     };
     return new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@_', format: true }).build(doc) as string;
   }
+}
+
+/** Whose page it is: the workspace's name, archive address, language and brand colour. */
+function ownerOf(ws: {
+  id: string;
+  name: string;
+  slug: string | null;
+  settings: { locale: Locale; brandColor: string | null };
+}): ArchiveOwner {
+  return {
+    id: ws.id,
+    name: ws.name,
+    slug: ws.slug ?? '',
+    locale: ws.settings.locale,
+    brandColor: ws.settings.brandColor,
+  };
 }
 
 /** A broadcast's templates rendered with these variables (the HTML body escapes every output, as a send does). */

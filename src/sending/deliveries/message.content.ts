@@ -29,6 +29,11 @@ export interface RenderScope {
   workspace: WorkspaceScope;
 }
 
+/** A contact as the templates see it (`contact.email`, `contact.firstName`, …). */
+export function contactScope(c: RenderScope['contact']): RenderScope['contact'] {
+  return { email: c.email, firstName: c.firstName, lastName: c.lastName, properties: c.properties };
+}
+
 export interface RenderedContent {
   subject: string | null;
   html: string | null;
