@@ -162,6 +162,29 @@ describeApi('public archive', (h) => {
     expect(res.body).toContain('<title type="text">Fish &amp; &lt;Chips&gt; &quot;quoted&quot;</title>');
   });
 
+  it('PUT /v1/broadcasts/{id}/archive puts a SENT broadcast in the archive or takes it out; 404 across workspaces', async () => {
+    const { ws, slug, domain } = await workspaceWithSlug();
+    const other = await workspaceWithSlug('Other');
+    const id = await broadcast(ws, domain, { subject: 'Afterthought', archive: false });
+    expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}`, { archive: true })).statusCode).toBe(409);
+    const on = await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}/archive`, { archive: true });
+    expect(on.statusCode, on.body).toBe(200);
+    expect(on.json()).toMatchObject({ id, status: 'SENT', archive: true });
+    expect((await h.app.inject({ method: 'GET', url: `/archive/${slug}/${id}` })).statusCode).toBe(200);
+    const off = await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}/archive`, { archive: false });
+    expect(off.json().archive).toBe(false);
+    expect((await h.app.inject({ method: 'GET', url: `/archive/${slug}/${id}` })).statusCode).toBe(404);
+    expect((await h.app.inject({ method: 'GET', url: `/archive/${slug}/feed.xml` })).body).not.toContain(id);
+    // Another workspace's key: 404, nothing changed; a read-only key: 403; a bad body: 422.
+    expect((await h.call(other.ws.key, 'PUT', `/v1/broadcasts/${id}/archive`, { archive: true })).statusCode).toBe(404);
+    const reader = await h.key(ws, ['read:broadcasts']);
+    expect((await h.call(reader, 'PUT', `/v1/broadcasts/${id}/archive`, { archive: true })).statusCode).toBe(403);
+    expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}/archive`, { archive: 1 })).statusCode).toBe(422);
+    expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}/archive`, {})).statusCode).toBe(422);
+    const row = await h.db.kysely.selectFrom('broadcasts').select('archive').where('id', '=', id).executeTakeFirst();
+    expect(row?.archive).toBe(0);
+  });
+
   it('pages the list when there are many', async () => {
     const { ws, slug } = await workspaceWithSlug();
     const now = new Date().toISOString();

@@ -200,6 +200,14 @@ export const broadcastsDocs: OperationDocs = {
       ],
     },
   },
+  'PUT /v1/broadcasts/{broadcastId}/archive': {
+    tags,
+    summary: 'Show a broadcast in the public archive, or take it out',
+    description:
+      "Sets `archive` alone, in any status: a SENT broadcast (which PUT /v1/broadcasts/{id} no longer edits) can be put in the workspace's public archive (`/archive/{slug}` and its feed) or taken out of it at once (docs/archive.md). Needs `write:broadcasts`.",
+    request: { archive: true },
+    response: { ...withStats('SENT'), archive: true },
+  },
   'POST /v1/broadcasts/{broadcastId}/cancel': {
     tags,
     summary: 'Cancel a broadcast',

@@ -186,6 +186,22 @@ export async function updateBroadcast(
   return b;
 }
 
+/**
+ * The archive switch alone, whatever the status (docs/archive.md): whether a sent broadcast is public is decided after the
+ * send too. Not an edit of the message: `updated_at` stays (it tells a send thread whether its parsed templates are
+ * current). False when the broadcast is not the workspace's (or is an automation's message).
+ */
+export async function setArchive(db: Executor, workspaceId: string, id: string, archive: boolean): Promise<boolean> {
+  const res = await db
+    .updateTable('broadcasts')
+    .set({ archive: archive ? 1 : 0 })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('automation_id', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
 export async function deleteDraftBroadcast(db: Executor, workspaceId: string, id: string): Promise<boolean> {
   const res = await db
     .deleteFrom('broadcasts')

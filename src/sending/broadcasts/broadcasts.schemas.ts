@@ -133,6 +133,16 @@ export const BroadcastSchema = Type.Object({
 });
 export type Broadcast = Static<typeof BroadcastSchema>;
 
+/** PUT /v1/broadcasts/{id}/archive: the archive switch alone, in any status (docs/archive.md). */
+export const ArchiveBody = Type.Object(
+  {
+    archive: Type.Boolean({
+      description: "show it in the workspace's public archive once SENT (true), or take it out (false)",
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export const BroadcastListQuery = Type.Object(
   {
     ...ListQuery.properties,

@@ -272,6 +272,12 @@ export class BroadcastsService {
     return this.get(workspaceId, id);
   }
 
+  /** PUT /v1/broadcasts/{id}/archive: in or out of the public archive, in any status (docs/archive.md). */
+  async setArchive(workspaceId: string, id: string, archive: boolean): Promise<Broadcast> {
+    if (!(await repo.setArchive(this.db.kysely, workspaceId, id, archive))) throw notFound('broadcast');
+    return this.get(workspaceId, id);
+  }
+
   async get(workspaceId: string, id: string): Promise<Broadcast> {
     return (await this.withStats(workspaceId, [await this.mustGet(this.db.kysely, workspaceId, id)]))[0]!;
   }

@@ -5,6 +5,7 @@ import { count, formatNumber, percent } from '../../lib/format';
 import { TimelineCard } from './TimelineCard';
 import { LinksCard } from './LinksCard';
 import { DeliveriesCard } from './DeliveriesCard';
+import { ArchiveCard } from './ArchiveCard';
 
 function Stat({ label, value, sub }: { label: string; value: string; sub?: string }) {
   return (
@@ -69,6 +70,7 @@ export function Report({ broadcast }: { broadcast: Broadcast }) {
       <TimelineCard broadcastId={broadcast.id} />
       <LinksCard broadcastId={broadcast.id} />
       <DeliveriesCard broadcastId={broadcast.id} live={false} />
+      {broadcast.status === 'SENT' && <ArchiveCard broadcast={broadcast} />}
     </div>
   );
 }

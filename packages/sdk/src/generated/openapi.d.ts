@@ -1340,6 +1340,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/broadcasts/{broadcastId}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Show a broadcast in the public archive, or take it out
+         * @description Sets `archive` alone, in any status: a SENT broadcast (which PUT /v1/broadcasts/{id} no longer edits) can be put in the workspace's public archive (`/archive/{slug}` and its feed) or taken out of it at once (docs/archive.md). Needs `write:broadcasts`.
+         */
+        put: operations["setBroadcastArchive"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/broadcasts/{broadcastId}/send": {
         parameters: {
             query?: never;
@@ -14132,6 +14152,231 @@ export interface operations {
             };
             /** @description `invalid_state`: Invalid state */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setBroadcastArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
+                broadcastId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "archive": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description show it in the workspace's public archive once SENT (true), or take it out (false) */
+                    archive: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                     *       "name": "November newsletter",
+                     *       "status": "SENT",
+                     *       "from": "Acme News <news@example.com>",
+                     *       "emailContent": {
+                     *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                     *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                     *         "text": "November: https://example.com/blog/november",
+                     *         "previewText": "Three things we shipped",
+                     *         "editorContent": null
+                     *       },
+                     *       "replyTo": "hello@example.com",
+                     *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                     *       "segmentId": null,
+                     *       "sendAt": null,
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-21T12:00:00.000Z",
+                     *       "sentAt": null,
+                     *       "pausedReason": null,
+                     *       "tracking": {
+                     *         "opens": true,
+                     *         "clicks": true
+                     *       },
+                     *       "archive": true,
+                     *       "stats": {
+                     *         "recipients": 1840,
+                     *         "queued": 1840,
+                     *         "sent": 0,
+                     *         "failed": 0,
+                     *         "bounced": 0,
+                     *         "softBounced": 0,
+                     *         "complained": 0,
+                     *         "unsubscribed": 0,
+                     *         "opened": 0,
+                     *         "clicked": 0,
+                     *         "uniqueOpens": 0,
+                     *         "uniqueClicks": 0,
+                     *         "machineOpens": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** @enum {string} */
+                        status: "DRAFT" | "SCHEDULED" | "SENDING" | "PAUSED" | "SENT" | "CANCELED" | "FAILED";
+                        from: string | null;
+                        emailContent: {
+                            subject: string | null;
+                            html: string | null;
+                            text: string | null;
+                            previewText: string | null;
+                            editorContent: unknown;
+                        };
+                        replyTo: string | null;
+                        topicId: string | null;
+                        segmentId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sendAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        updatedAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sentAt: string | null;
+                        /** @description why a PAUSED broadcast paused: the circuit breaker's rates, or "paused by hand" */
+                        pausedReason: string | null;
+                        /** @description opens (the pixel) and clicks (rewritten links) */
+                        tracking: {
+                            /** @description add the open pixel */
+                            opens: boolean;
+                            /** @description rewrite http(s) links to count clicks */
+                            clicks: boolean;
+                        };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
+                        stats?: {
+                            recipients: number;
+                            /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
+                            queued: number;
+                            /** @description accepted by the receiving side (and not reported bounced since) */
+                            sent: number;
+                            /** @description refused for good without a hard bounce: a block, another permanent failure, or retries used up */
+                            failed: number;
+                            /** @description hard bounces, at send time or reported later */
+                            bounced: number;
+                            /** @description deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs) */
+                            softBounced: number;
+                            /** @description recipients who reported the message as spam */
+                            complained: number;
+                            unsubscribed: number;
+                            /** @description opens by people (machine opens left out) */
+                            opened: number;
+                            /** @description clicks by people (scanners left out) */
+                            clicked: number;
+                            /** @description recipients who opened it at least once (people only) */
+                            uniqueOpens: number;
+                            /** @description recipients who clicked at least one link (people only) */
+                            uniqueClicks: number;
+                            /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
+                            machineOpens: number;
+                            /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
+                            outbox?: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
