@@ -239,4 +239,19 @@ describeApi('public archive', (h) => {
     // Once released, another workspace may take it.
     expect((await h.call(b.key, 'PUT', '/v1/workspace', { slug: a.slug })).json().slug).toBe(a.slug);
   });
+
+  // Last in the file: it uses up this visitor's budget of the web version route.
+  it('the public pages are rate-limited per visitor: 429, a page', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 125; i++)
+      statuses.push((await h.app.inject({ method: 'GET', url: `/w/${'a'.repeat(79)}` })).statusCode);
+    expect(statuses.slice(0, 120).every((s) => s === 404)).toBe(true);
+    expect(statuses.at(-1)).toBe(429);
+    const limited = await h.app.inject({ method: 'GET', url: '/w/preview' });
+    expect(limited.statusCode).toBe(200); // another route, its own budget
+    const last = await h.app.inject({ method: 'GET', url: `/w/${'b'.repeat(79)}` });
+    expect(last.statusCode).toBe(429);
+    expect(last.headers['content-type']).toMatch(/^text\/html/);
+    expect(last.body).toContain('Too many requests');
+  });
 });
