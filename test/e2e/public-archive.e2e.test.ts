@@ -15,17 +15,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { describeBrowser, expectNoSeriousAxe, launchBrowser, watchPages } from '../helpers/browser.js';
+import { PAGE_MODES, describeBrowser, expectNoSeriousAxe, launchBrowser, watchPages } from '../helpers/browser.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'docs', 'images', 'public-pages');
 
-const MODES = [
-  { name: 'light', viewport: { width: 1100, height: 820 }, colorScheme: 'light' as const },
-  { name: 'dark', viewport: { width: 1100, height: 820 }, colorScheme: 'dark' as const },
-  { name: 'phone', viewport: { width: 390, height: 844 }, colorScheme: 'light' as const },
-];
+const MODES = PAGE_MODES;
 
 describeBrowser('public archive: light, dark, 390 px (headless Chromium)', () => {
   let db: Db;
