@@ -27,6 +27,7 @@ import { templatesDocs } from './mail-setup/templates/templates.docs.js';
 import { topicsDocs } from './audience/topics/topics.docs.js';
 import { trackingDocs } from './sending/tracking/tracking.docs.js';
 import { unsubscribeDocs } from './sending/unsubscribe/unsubscribe.docs.js';
+import { archiveDocs } from './sending/archive/archive.docs.js';
 import { usersDocs } from './access/users/users.docs.js';
 import { accountDocs } from './access/users/account.docs.js';
 import { webhooksDocs } from './integrations/webhooks/webhooks.docs.js';
@@ -58,5 +59,6 @@ export const OPERATION_DOCS: readonly OperationDocs[] = [
   accountDocs,
   trackingDocs,
   unsubscribeDocs,
+  archiveDocs,
   protectionDocs,
 ];

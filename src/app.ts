@@ -9,6 +9,8 @@ import { apiKeysRoutes } from './access/api-keys/api-keys.routes.js';
 import type { AppConfig } from './config.js';
 import type { Db } from './db/connection.js';
 import { messageSourcesOf } from './composition/message-sources.js';
+import { archiveRoutes } from './sending/archive/archive.routes.js';
+import { ArchiveService } from './sending/archive/archive.service.js';
 import { hooksRoutes } from './sending/bounces/bounces.hooks.js';
 import { bouncesRoutes } from './sending/bounces/bounces.routes.js';
 import { BouncesService, reportRules } from './sending/bounces/bounces.service.js';
@@ -92,6 +94,7 @@ export interface Services {
   templates: TemplatesService;
   images: ImagesService;
   broadcasts: BroadcastsService;
+  archive: ArchiveService;
   documents: DocumentsService;
   unsubscribe: UnsubscribeService;
   submissions: SubmissionsService;
@@ -161,6 +164,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     }),
     images: new ImagesService(db, { publicUrl: config.publicUrl }),
     broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
+    archive: new ArchiveService(db, { publicUrl: config.publicUrl, secret: config.secret }),
     documents: new DocumentsService(db, { publicUrl: config.publicUrl }),
     unsubscribe: new UnsubscribeService(db),
     submissions: new SubmissionsService(db, { protection, intake: config.submissionIntake }),
@@ -247,6 +251,8 @@ export async function buildApp({
     publicUrl: config.publicUrl,
     submissionsPerMinute: config.submissionsPerMinute ?? 10,
   });
+  // The web version of a message and the public archive with its feed (docs/archive.md).
+  await app.register(archiveRoutes, { archive: services.archive, publicUrl: config.publicUrl });
   // Uploaded images (docs/images.md): public, what emails show.
   await app.register(imagePublicRoutes, { images: services.images });
   // The web console's built files under /app (contract §14; console/ and src/access/console/console.routes.ts).

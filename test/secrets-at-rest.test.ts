@@ -238,6 +238,9 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       await sql`drop table if exists ${sql.table(table)}`.execute(db.kysely);
     // 0031: an index of the events (no secret in it) and the resend columns of broadcasts (no secret either).
     await sql`drop index if exists events_engagement`.execute(db.kysely);
+    // 0032's indexes first: SQLite drops no indexed column.
+    for (const index of ['workspaces_slug', 'broadcasts_archive'])
+      await sql`drop index if exists ${sql.ref(index)}`.execute(db.kysely);
     for (const [table, column] of [
       ['templates', 'editor_content'],
       ['domains', 'tracking_host'],
@@ -253,6 +256,8 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       ['broadcasts', 'resend_of'],
       ['broadcasts', 'resend_to'],
       ['broadcasts', 'resend_as_of'],
+      ['workspaces', 'slug'],
+      ['broadcasts', 'archive'],
     ] as const)
       await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };

@@ -10,6 +10,8 @@ export interface WorkspacesTable {
   created_at: string;
   /** JSON: postalAddress, locale, defaultFrom (workspaces.schemas.ts); null: the defaults. */
   settings: string | null;
+  /** The public archive's address, `/archive/{slug}` (0032); unique across the installation, null: no archive. */
+  slug: Generated<string | null>;
 }
 
 export interface InboundMessagesTable {
@@ -337,6 +339,8 @@ export interface BroadcastsTable {
   resend_of: string | null;
   resend_to: 'NON_OPENERS' | 'NON_CLICKERS' | null;
   resend_as_of: string | null;
+  /** Shown in the workspace's public archive once SENT (0032, docs/archive.md): 1 on, 0 off. */
+  archive: Generated<number>;
 }
 
 export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'PAUSED' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';

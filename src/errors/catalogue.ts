@@ -85,7 +85,8 @@ export const ERROR_CATALOGUE = {
   slug_taken: {
     status: 409,
     title: 'Slug taken',
-    description: 'Another form group (of any workspace: `/f/{slug}` names no workspace) uses the slug.',
+    description:
+      'A slug is a public address: another form group (of any workspace: `/f/{slug}` names no workspace) uses the slug, or, for `PUT /v1/workspace`, another workspace has it as its public archive address (`/archive/{slug}`). Nothing was changed.',
   },
   resource_in_use: {
     status: 409,

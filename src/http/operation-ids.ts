@@ -81,6 +81,12 @@ const NAMED: Record<string, string> = {
   'GET /f/{slug}/thanks': 'getFormThanksPage',
   'GET /confirm/{token}': 'getConfirmationPage',
   'POST /confirm/{token}': 'confirmSubscription',
+  'PUT /v1/broadcasts/{broadcastId}/archive': 'setBroadcastArchive',
+  'GET /w/preview': 'getWebVersionPreviewPage',
+  'GET /w/{token}': 'getWebVersion',
+  'GET /archive/{workspaceSlug}': 'getArchivePage',
+  'GET /archive/{workspaceSlug}/feed.xml': 'getArchiveFeed',
+  'GET /archive/{workspaceSlug}/{broadcastId}': 'getArchivedBroadcast',
 };
 
 const pascal = (word: string) =>

@@ -9,17 +9,29 @@ import type { FastifyRequest } from 'fastify';
 /** The `:slug` path parameter (a form's public address, contract §4). */
 export const SLUG_PARAMS = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 }) });
 
+/** A rate limit per minute keyed by `key`: a 429 error, which each public plugin's error handler answers (a page or a problem). */
+function perMinute(max: number, key: (req: FastifyRequest) => string) {
+  return {
+    max,
+    timeWindow: 60_000,
+    keyGenerator: key,
+    errorResponseBuilder: (_req: FastifyRequest, ctx: { after: string }) =>
+      Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
+  };
+}
+
 /**
  * A rate limit per visitor (IP address) and form, per minute; `perRoute` counts each route on its own (a page
  * view's challenge and beacon do not eat into the same budget). Answered 429 with a problem document.
  */
 export function perVisitorAndForm(max: number, { perRoute = false } = {}) {
-  return {
+  return perMinute(
     max,
-    timeWindow: 60_000,
-    keyGenerator: (req: FastifyRequest) =>
-      `${req.ip}|${(req.params as { slug: string }).slug}${perRoute ? `|${req.routeOptions.url}` : ''}`,
-    errorResponseBuilder: (_req: FastifyRequest, ctx: { after: string }) =>
-      Object.assign(new Error(`rate limited; retry after ${ctx.after}`), { statusCode: 429 }),
-  };
+    (req) => `${req.ip}|${(req.params as { slug: string }).slug}${perRoute ? `|${req.routeOptions.url}` : ''}`,
+  );
+}
+
+/** A rate limit per visitor (IP address) and route, per minute (the archive's pages, the web version). */
+export function perVisitor(max: number) {
+  return perMinute(max, (req) => `${req.ip}|${req.routeOptions.url}`);
 }

@@ -49,3 +49,37 @@ export function verifyToken(secret: Buffer, purpose: string, token: string): { k
   if (!crypto.timingSafeEqual(expected, given)) return null;
   return { kind: body[0]!, ulid: body.slice(1).toUpperCase() };
 }
+
+const PAIR_MAC_LENGTH = 26; // 130 bits: a pair token opens a page of personal data (a recipient's own message)
+
+/**
+ * A token for two rows at once (`<kind><ULID a><ULID b><mac>`, lower-case): a row and the tenant it belongs to, so
+ * that whoever reads it looks the row up within its workspace, never by a bare id (the web version's
+ * `/w/{token}` names a workspace and one of its deliveries). Its MAC is longer than signToken's: the page it opens shows
+ * a person's data, and its address is not typed by mail software into a local part.
+ */
+export function signPairToken(secret: Buffer, purpose: string, kind: string, a: string, b: string): string {
+  const ulid = (id: string) => id.slice(id.indexOf('_') + 1).toLowerCase();
+  const [ua, ub] = [ulid(a), ulid(b)];
+  if (!/^[a-z]$/.test(kind) || ![ua, ub].every((u) => /^[0-9a-hjkmnp-tv-z]{26}$/.test(u)))
+    throw new Error(`signPairToken: cannot sign ${kind}/${a}/${b}`);
+  const body = `${kind}${ua}${ub}`;
+  return `${body}${base32(crypto.createHmac('sha256', secret).update(`${purpose}:${body}`).digest(), PAIR_MAC_LENGTH)}`;
+}
+
+/** The kind and the two ULIDs (upper-case) a pair token names, or null when it does not verify (constant-time check). */
+export function verifyPairToken(
+  secret: Buffer,
+  purpose: string,
+  token: string,
+): { kind: string; a: string; b: string } | null {
+  if (token.length !== 1 + 26 + 26 + PAIR_MAC_LENGTH) return null;
+  const t = token.toLowerCase();
+  if (!/^[a-z][0-9a-hjkmnp-tv-z]+$/.test(t)) return null;
+  const body = t.slice(0, 53);
+  const expected = Buffer.from(
+    base32(crypto.createHmac('sha256', secret).update(`${purpose}:${body}`).digest(), PAIR_MAC_LENGTH),
+  );
+  if (!crypto.timingSafeEqual(expected, Buffer.from(t.slice(53)))) return null;
+  return { kind: body[0]!, a: body.slice(1, 27).toUpperCase(), b: body.slice(27).toUpperCase() };
+}

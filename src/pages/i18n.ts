@@ -10,6 +10,8 @@ export type Locale = (typeof LOCALES)[number];
 export interface Texts {
   footerReason: string;
   unsubscribe: string;
+  /** The block footer's link to the web version (docs/archive.md). */
+  viewInBrowser: string;
   unsubscribeTitle: string;
   unsubscribeQuestion: string;
   unsubscribeEverything: string;
@@ -74,6 +76,7 @@ export const TEXTS: Record<Locale, Texts> = {
   en: {
     footerReason: 'You receive this email because you subscribed to {name}.',
     unsubscribe: 'Unsubscribe',
+    viewInBrowser: 'View in browser',
     unsubscribeTitle: 'Unsubscribe',
     unsubscribeQuestion: 'Which emails should {email} stop receiving?',
     unsubscribeEverything: 'Unsubscribe from everything',
@@ -138,6 +141,7 @@ export const TEXTS: Record<Locale, Texts> = {
   de: {
     footerReason: 'Sie erhalten diese E-Mail, weil Sie {name} abonniert haben.',
     unsubscribe: 'Abmelden',
+    viewInBrowser: 'Im Browser ansehen',
     unsubscribeTitle: 'Abmelden',
     unsubscribeQuestion: 'Welche E-Mails soll {email} nicht mehr erhalten?',
     unsubscribeEverything: 'Von allem abmelden',
@@ -205,6 +209,7 @@ export const TEXTS: Record<Locale, Texts> = {
   fr: {
     footerReason: 'Vous recevez cet e-mail parce que vous êtes abonné(e) à {name}.',
     unsubscribe: 'Se désabonner',
+    viewInBrowser: 'Voir dans le navigateur',
     unsubscribeTitle: 'Se désabonner',
     unsubscribeQuestion: 'Quels e-mails {email} ne doit-il plus recevoir ?',
     unsubscribeEverything: 'Se désabonner de tout',
@@ -272,6 +277,7 @@ export const TEXTS: Record<Locale, Texts> = {
   es: {
     footerReason: 'Recibe este correo porque se suscribió a {name}.',
     unsubscribe: 'Darse de baja',
+    viewInBrowser: 'Ver en el navegador',
     unsubscribeTitle: 'Darse de baja',
     unsubscribeQuestion: '¿Qué correos debe dejar de recibir {email}?',
     unsubscribeEverything: 'Darse de baja de todo',

@@ -19,18 +19,14 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { requestResubscription } from '../../src/forms/index.js';
 import { newId } from '../../src/lib/ids.js';
 import { sha256 } from '../../src/access/users/sessions.service.js';
-import { describeBrowser, expectNoSeriousAxe, launchBrowser, watchPages } from '../helpers/browser.js';
+import { PAGE_MODES, describeBrowser, expectNoSeriousAxe, launchBrowser, watchPages } from '../helpers/browser.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 import { unsubscribeLink } from '../helpers/unsubscribe.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'docs', 'images', 'public-pages');
 
-const MODES = [
-  { name: 'light', viewport: { width: 1100, height: 820 }, colorScheme: 'light' as const },
-  { name: 'dark', viewport: { width: 1100, height: 820 }, colorScheme: 'dark' as const },
-  { name: 'phone', viewport: { width: 390, height: 844 }, colorScheme: 'light' as const },
-];
+const MODES = PAGE_MODES;
 
 describeBrowser('public pages: light, dark, 390 px, branded (headless Chromium)', () => {
   let db: Db;

@@ -22,6 +22,13 @@ const ARGS = [
   '--disable-sync',
 ];
 
+/** The three looks a public page is checked and photographed in: light, dark, and a 390 px phone. */
+export const PAGE_MODES = [
+  { name: 'light', viewport: { width: 1100, height: 820 }, colorScheme: 'light' as const },
+  { name: 'dark', viewport: { width: 1100, height: 820 }, colorScheme: 'dark' as const },
+  { name: 'phone', viewport: { width: 390, height: 844 }, colorScheme: 'light' as const },
+];
+
 /** Why the browser suites cannot run here, or null when they can. */
 export function browserUnavailable(): string | null {
   try {

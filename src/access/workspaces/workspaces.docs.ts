@@ -4,6 +4,7 @@ const workspace = {
   id: 'ws_01JDB2Z8K4M6P8R0T2V4X6Z8B0',
   name: 'Acme',
   createdAt: '2026-11-02T09:12:44.118Z',
+  slug: 'acme',
   settings: {
     postalAddress: 'Acme Inc., 1 Main Street, Springfield, IL 62701, USA',
     locale: 'en',
@@ -28,7 +29,7 @@ export const workspacesDocs: OperationDocs = {
     tags,
     summary: 'Update the workspace name or settings',
     description:
-      "Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.",
+      "Partial: a field omitted is not changed, and `settings` members omitted keep their value. `slug` is the address of the workspace's public archive, `/archive/{slug}` (docs/archive.md): lower-case words joined by hyphens, unique across the installation (another workspace's: 409 slug_taken, nothing changed), null removes the archive. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.",
     request: {
       name: 'Acme',
       settings: {

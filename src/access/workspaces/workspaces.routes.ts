@@ -31,7 +31,7 @@ export async function workspacesRoutes(
         body: UpdateWorkspaceBody,
         response: { 200: WorkspaceSchema },
       },
-      config: { scope: 'manage:workspace', errors: ['sender_domain_not_verified', 'invalid_state'] },
+      config: { scope: 'manage:workspace', errors: ['sender_domain_not_verified', 'invalid_state', 'slug_taken'] },
     },
     async (req) => {
       const { workspaceId, userId } = req.auth;

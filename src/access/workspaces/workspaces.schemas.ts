@@ -58,18 +58,38 @@ export const DEFAULT_SETTINGS: WorkspaceSettings = {
   requireTwoFactor: false,
 };
 
+/** A workspace's public address (`/archive/{slug}`): the pattern of a form's slug (lower-case words joined by hyphens). */
+export const WORKSPACE_SLUG_PATTERN = '^[a-z0-9]+(-[a-z0-9]+)*$';
+
 export const WorkspaceSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   createdAt: Timestamp,
+  slug: Nullable(
+    Type.String({
+      description:
+        "the workspace's public archive address, `/archive/{slug}` (docs/archive.md); unique across the installation; null: no public archive",
+    }),
+  ),
   settings: WorkspaceSettingsSchema,
 });
 export type WorkspaceView = Static<typeof WorkspaceSchema>;
 
-/** PUT /v1/workspace: `name`, and `settings` keys, each optional; a key of settings given replaces the stored value, null clears it. */
+/** PUT /v1/workspace: `name`, `slug`, and `settings` keys, each optional; a key of settings given replaces the stored value, null clears it. */
 export const UpdateWorkspaceBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    slug: Type.Optional(
+      Nullable(
+        Type.String({
+          pattern: WORKSPACE_SLUG_PATTERN,
+          minLength: 2,
+          maxLength: 100,
+          description:
+            'the public archive address `/archive/{slug}`: lower-case letters and digits in words joined by hyphens; taken by another workspace: 409 slug_taken; null: no archive',
+        }),
+      ),
+    ),
     settings: Type.Optional(Type.Partial(WorkspaceSettingsSchema, { additionalProperties: false })),
   },
   { additionalProperties: false },

@@ -1,6 +1,6 @@
 import type { ApiKeysService, CreatedApiKey } from '../api-keys/api-keys.service.js';
-import type { Db } from '../../db/connection.js';
-import { notFound, unprocessable, validationFailed } from '../../errors/errors.js';
+import { type Db, isUniqueViolation } from '../../db/connection.js';
+import { conflict, notFound, unprocessable, validationFailed } from '../../errors/errors.js';
 import { findDomainByName } from '../../mail-setup/index.js';
 import { SYSTEM_ACTOR, changesOf, recordAudit, type AuditActor } from '../../outbox/index.js';
 import { parseMailbox } from '../../lib/email.js';
@@ -8,6 +8,10 @@ import { DEFAULT_SETTINGS, type UpdateWorkspaceInput } from './workspaces.schema
 import { newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
 import * as repo from './workspaces.repository.js';
+
+/** A workspace's slug is a public address (`/archive/{slug}`): one workspace of the installation has it. */
+const slugTaken = (slug: string) =>
+  conflict('slug_taken', `the slug "${slug}" is already another workspace's public archive address (/archive/{slug})`);
 
 export class WorkspacesService {
   constructor(
@@ -23,7 +27,7 @@ export class WorkspacesService {
     const trimmed = name.trim();
     if ([...trimmed].length < 1 || [...trimmed].length > 200)
       throw validationFailed([{ path: '/name', message: 'must be 1 to 200 characters' }]);
-    const workspace = { id: newId('ws'), name: trimmed, createdAt: nowIso(), settings: DEFAULT_SETTINGS };
+    const workspace = { id: newId('ws'), name: trimmed, createdAt: nowIso(), slug: null, settings: DEFAULT_SETTINGS };
     await repo.insertWorkspace(this.db.kysely, workspace);
     const apiKey = await this.apiKeys.create(workspace.id, { name: 'admin', scopes: ['admin'] }, undefined, actor);
     return { workspace, apiKey };
@@ -44,6 +48,16 @@ export class WorkspacesService {
     input: UpdateWorkspaceInput,
     actor: AuditActor = SYSTEM_ACTOR,
   ): Promise<repo.Workspace> {
+    try {
+      return await this.updateIn(workspaceId, input, actor);
+    } catch (err) {
+      // Two workspaces saving the same slug at once: the unique index decides, the loser changes nothing.
+      if (input.slug && isUniqueViolation(err)) throw slugTaken(input.slug);
+      throw err;
+    }
+  }
+
+  private async updateIn(workspaceId: string, input: UpdateWorkspaceInput, actor: AuditActor): Promise<repo.Workspace> {
     return this.db.kysely.transaction().execute(async (trx) => {
       const current = await repo.getWorkspace(trx, workspaceId);
       if (!current) throw notFound('workspace');
@@ -73,11 +87,13 @@ export class WorkspacesService {
         throw validationFailed([
           { path: '/name', message: 'must not be blank', keyword: 'minLength', params: { limit: 1 } },
         ]);
-      await repo.updateWorkspace(trx, workspaceId, { name, settings });
+      if (input.slug && (await repo.slugTakenByOther(trx, workspaceId, input.slug))) throw slugTaken(input.slug);
+      await repo.updateWorkspace(trx, workspaceId, { name, slug: input.slug, settings });
       const updated = (await repo.getWorkspace(trx, workspaceId))!;
       // The audit log: the name and each setting that changed (docs/audit-log.md); nothing changed, no entry.
       const flat = (ws: repo.Workspace) => ({
         name: ws.name,
+        slug: ws.slug,
         ...Object.fromEntries(Object.entries(ws.settings).map(([k, v]) => [`settings.${k}`, v])),
       });
       const [before, after] = [flat(current), flat(updated)];

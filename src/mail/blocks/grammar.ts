@@ -128,6 +128,12 @@ export const FooterBlock = block('footer', {
   text: Type.Optional(
     Type.String({ maxLength: 2000, description: 'an extra line above the address and the unsubscribe link' }),
   ),
+  webVersion: Type.Optional(
+    Type.Boolean({
+      description:
+        'a "View in browser" link to the recipient\'s web version (`{{ webversion_url }}`, docs/archive.md); left out on the web page itself',
+    }),
+  ),
   align: Type.Optional(Align),
 });
 

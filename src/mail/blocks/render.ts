@@ -3,11 +3,15 @@ import { lazyRequire } from '../../lib/lazy.js';
 import { FONT_FAMILIES, type Block, type BlockDocument, type DocumentSettings, type LeafBlock } from './grammar.js';
 import {
   END_IF,
+  END_IF_WEBVERSION,
   FOOTER_ADDRESS,
   FOOTER_UNSUBSCRIBE_URL,
+  FOOTER_WEBVERSION_URL,
   IF_UNSUBSCRIBE,
+  IF_WEBVERSION,
   NETWORK_LABELS,
   unsubscribeLabel,
+  webVersionLabel,
 } from './labels.js';
 import { LiquidGuard } from './liquid-guard.js';
 import { renderHtml, renderInline } from './markup.js';
@@ -322,6 +326,10 @@ function footer(b: LeafBlock & { type: 'footer' }, { guard, theme, options, inCo
   if (b.text?.trim()) lines.push(escapeHtml(guard.protect(b.text)).replace(/\r?\n/g, '<br>'));
   // The address as the workspace wrote it: its line breaks shown (pre-line), as it was typed in settings.
   lines.push(`<span style="white-space:pre-line">${guard.protect(FOOTER_ADDRESS)}</span>`);
+  if (b.webVersion)
+    lines.push(
+      `${guard.protect(IF_WEBVERSION)}<a href="${guard.protect(FOOTER_WEBVERSION_URL)}" style="color:${color};text-decoration:underline" target="_blank">${escapeHtml(webVersionLabel(options.lang))}</a>${guard.protect(END_IF_WEBVERSION)}`,
+    );
   // Only where the message has an unsubscribe URL: a double opt-in confirmation built from blocks has none.
   lines.push(
     `${guard.protect(IF_UNSUBSCRIBE)}<a href="${guard.protect(FOOTER_UNSUBSCRIBE_URL)}" style="color:${color};text-decoration:underline" target="_blank">${escapeHtml(unsubscribeLabel(options.lang))}</a>${guard.protect(END_IF)}`,

@@ -4,11 +4,15 @@ import { LiquidGuard } from './liquid-guard.js';
 import { inlineToText } from './markup.js';
 import {
   END_IF,
+  END_IF_WEBVERSION,
   FOOTER_ADDRESS,
   FOOTER_UNSUBSCRIBE_URL,
+  FOOTER_WEBVERSION_URL,
   IF_UNSUBSCRIBE,
+  IF_WEBVERSION,
   NETWORK_LABELS,
   unsubscribeLabel,
+  webVersionLabel,
 } from './labels.js';
 import { hasFooter } from './warnings.js';
 
@@ -51,6 +55,9 @@ export function documentText(doc: BlockDocument, options: { lang?: string } = {}
           [
             ...(b.text?.trim() ? [b.text.trim()] : []),
             FOOTER_ADDRESS,
+            ...(b.webVersion
+              ? [`${IF_WEBVERSION}${webVersionLabel(options.lang)}: ${FOOTER_WEBVERSION_URL}${END_IF_WEBVERSION}`]
+              : []),
             `${IF_UNSUBSCRIBE}${unsubscribeLabel(options.lang)}: ${FOOTER_UNSUBSCRIBE_URL}${END_IF}`,
           ].join('\n'),
         );

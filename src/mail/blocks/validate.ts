@@ -97,7 +97,7 @@ const KINDS: Record<string, { label: string; fields: string[] }> = {
   columns: { label: 'columns block', fields: ['columns', 'widths'] },
   social: { label: 'social links block', fields: ['links', 'align'] },
   html: { label: 'HTML block', fields: ['html'] },
-  footer: { label: 'footer', fields: ['text', 'align'] },
+  footer: { label: 'footer', fields: ['text', 'webVersion', 'align'] },
 };
 const KIND_NAMES = Object.keys(KINDS).join(', ');
 
@@ -254,6 +254,8 @@ function checkBlock(b: unknown, at: string, inColumn: boolean, add: Add, guard: 
     }
     case 'footer':
       text('text', 2000, false, 'text');
+      if (b.webVersion !== undefined && typeof b.webVersion !== 'boolean')
+        add(`${at}/webVersion`, `${the}'s "View in browser" switch (webVersion) must be true or false.`);
       break;
     case 'columns':
       checkColumns(b, at, add, guard);

@@ -39,6 +39,7 @@ const draft = {
   pausedReason: null,
   tracking: { opens: true, clicks: true },
   abTest: null,
+  archive: false,
 };
 const sending = {
   ...draft,
@@ -200,6 +201,14 @@ export const broadcastsDocs: OperationDocs = {
         { at: '2026-11-21T13:00:00.000Z', sent: 0, opens: 311, clicks: 120, bounces: 0 },
       ],
     },
+  },
+  'PUT /v1/broadcasts/{broadcastId}/archive': {
+    tags,
+    summary: 'Show a broadcast in the public archive, or take it out',
+    description:
+      "Sets `archive` alone, in any status: a SENT broadcast (which PUT /v1/broadcasts/{id} no longer edits) can be put in the workspace's public archive (`/archive/{slug}` and its feed) or taken out of it at once (docs/archive.md). Needs `write:broadcasts`.",
+    request: { archive: true },
+    response: { ...withStats('SENT'), archive: true },
   },
   'POST /v1/broadcasts/{broadcastId}/cancel': {
     tags,

@@ -32,6 +32,7 @@ const COLUMNS = [
   'resend_of',
   'resend_to',
   'resend_as_of',
+  'archive',
 ] as const;
 
 type Row = Selectable<Pick<BroadcastsTable, (typeof COLUMNS)[number]>>;
@@ -62,6 +63,7 @@ function toBroadcast(r: Row): Broadcast {
     ...(r.resend_of && r.resend_to && r.resend_as_of
       ? { resendOf: { broadcastId: r.resend_of, to: r.resend_to, asOf: toIso(r.resend_as_of)! } }
       : {}),
+    archive: r.archive === 1,
   };
 }
 
@@ -100,6 +102,8 @@ export interface BroadcastValues {
   abTest?: AbTest | null;
   /** Set at creation only, by a resend (never changed after). */
   resend?: ResendAudience | null;
+  /** Shown in the workspace's public archive once SENT (docs/archive.md). */
+  archive: boolean;
 }
 
 export function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsTable> {
@@ -122,6 +126,7 @@ export function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsT
     row.track_clicks = v.tracking.clicks ? 1 : 0;
   }
   if (v.abTest !== undefined) row.ab_test = toJsonColumn(v.abTest);
+  if (v.archive !== undefined) row.archive = v.archive ? 1 : 0;
   if (v.emailContent !== undefined) {
     const c = v.emailContent;
     Object.assign(row, {
@@ -215,6 +220,22 @@ export async function updateBroadcast(
     ...(b.pausedReason && status === 'PAUSED' ? { pausedReason: b.pausedReason } : {}),
   });
   return b;
+}
+
+/**
+ * The archive switch alone, whatever the status (docs/archive.md): whether a sent broadcast is public is decided after the
+ * send too. Not an edit of the message: `updated_at` stays (it tells a send thread whether its parsed templates are
+ * current). False when the broadcast is not the workspace's (or is an automation's message).
+ */
+export async function setArchive(db: Executor, workspaceId: string, id: string, archive: boolean): Promise<boolean> {
+  const res = await db
+    .updateTable('broadcasts')
+    .set({ archive: archive ? 1 : 0 })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('automation_id', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
 export async function deleteDraftBroadcast(db: Executor, workspaceId: string, id: string): Promise<boolean> {

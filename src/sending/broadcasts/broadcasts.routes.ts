@@ -5,6 +5,7 @@ import type { BroadcastsService } from './broadcasts.service.js';
 import { paginate } from '../../http/pagination.js';
 import { ListOf, ListQuery } from '../../http/schema-helpers.js';
 import {
+  ArchiveBody,
   AudienceSchema,
   BroadcastListQuery,
   BroadcastParams,
@@ -78,6 +79,15 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
       bodyLimit,
     },
     (req) => broadcasts.update(req.auth.workspaceId, req.params.broadcastId, req.body, actorOf(req)),
+  );
+
+  app.put(
+    '/broadcasts/:broadcastId/archive',
+    {
+      schema: { params: BroadcastParams, body: ArchiveBody, response: { 200: BroadcastSchema } },
+      config: { scope: 'write:broadcasts' },
+    },
+    (req) => broadcasts.setArchive(req.auth.workspaceId, req.params.broadcastId, req.body.archive),
   );
 
   app.delete(

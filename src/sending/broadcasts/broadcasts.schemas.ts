@@ -95,6 +95,10 @@ const optionalFields = Type.Partial(
     abTest: Nullable(AbTestInput, {
       description: 'an A/B test of 2 to 4 variants (docs/ab-tests.md); null: none',
     }),
+    archive: Type.Boolean({
+      description:
+        "show it in the workspace's public archive (`/archive/{workspaceSlug}` and its Atom feed) once it is SENT; false when omitted at creation (docs/archive.md)",
+    }),
   }),
 ).properties;
 
@@ -248,6 +252,9 @@ export const BroadcastSchema = Type.Object({
       },
     ),
   ),
+  archive: Type.Boolean({
+    description: "shown in the workspace's public archive once SENT (docs/archive.md)",
+  }),
   stats: Type.Optional(BroadcastStatsSchema),
 });
 export type Broadcast = Static<typeof BroadcastSchema>;
@@ -264,6 +271,15 @@ export const ResendBody = Type.Object(
   { additionalProperties: false },
 );
 export type ResendInput = Static<typeof ResendBody>;
+/** PUT /v1/broadcasts/{id}/archive: the archive switch alone, in any status (docs/archive.md). */
+export const ArchiveBody = Type.Object(
+  {
+    archive: Type.Boolean({
+      description: "show it in the workspace's public archive once SENT (true), or take it out (false)",
+    }),
+  },
+  { additionalProperties: false },
+);
 
 export const BroadcastListQuery = Type.Object(
   {

@@ -32,6 +32,7 @@ import { normalizeDateTime, nowIso } from '../../lib/time.js';
 import { isTimeZone } from '../../lib/zones.js';
 import * as repo from './broadcasts.repository.js';
 import { renderContent, type RenderedContent } from '../deliveries/message.content.js';
+import { WEBVERSION_PREVIEW_PATH } from '../deliveries/webversion.js';
 import type {
   AudienceMember,
   Broadcast,
@@ -333,6 +334,7 @@ export class BroadcastsService {
         id,
         {
           tracking: { opens: tracking.opens, clicks: tracking.clicks },
+          archive: input.archive ?? false,
           name: input.name,
           from,
           replyTo: input.replyTo?.trim() ?? null,
@@ -400,6 +402,8 @@ export class BroadcastsService {
           pausedReason: null,
           breakerSince: null,
           resend: { of: original.id, to: input.to, asOf: now },
+          // The same email again to some of its readers: the archive shows the original, not this second copy.
+          archive: false,
         },
         now,
       );
@@ -410,6 +414,12 @@ export class BroadcastsService {
       });
     });
     return this.get(workspaceId, resendId);
+  }
+
+  /** PUT /v1/broadcasts/{id}/archive: in or out of the public archive, in any status (docs/archive.md). */
+  async setArchive(workspaceId: string, id: string, archive: boolean): Promise<Broadcast> {
+    if (!(await repo.setArchive(this.db.kysely, workspaceId, id, archive))) throw notFound('broadcast');
+    return this.get(workspaceId, id);
   }
 
   async get(workspaceId: string, id: string): Promise<Broadcast> {
@@ -589,6 +599,7 @@ export class BroadcastsService {
       if (input.tracking !== undefined)
         values.tracking = { opens: input.tracking.opens, clicks: input.tracking.clicks };
       if (input.abTest !== undefined) values.abTest = input.abTest;
+      if (input.archive !== undefined) values.archive = input.archive;
       if (sendAt !== undefined) values.sendAt = sendAt;
       const merged: Broadcast = {
         ...current,
@@ -896,6 +907,7 @@ export class BroadcastsService {
         contact: SAMPLE_CONTACT,
         broadcast: { id: b.id, name: b.name },
         unsubscribe_url: unsubscribeUrl,
+        webversion_url: `${this.config.publicUrl}${WEBVERSION_PREVIEW_PATH}`,
         workspace: workspaceScope(workspace),
       });
       // The footer's rule (deliveries/message.assembly.ts): only a rendered link to the recipient's own URL counts, not a mention.
@@ -989,6 +1001,7 @@ export class BroadcastsService {
       },
       broadcast: { id: b.id, name: b.name },
       unsubscribe_url: unsubscribeUrl,
+      webversion_url: `${this.config.publicUrl}${WEBVERSION_PREVIEW_PATH}`,
       workspace: workspaceScope(workspace),
     });
     const content = assembleContent(rendered, { unsubscribeUrl, workspace });
@@ -1056,6 +1069,7 @@ export class BroadcastsService {
         },
         broadcast: { id: b.id, name: b.name },
         unsubscribe_url: unsubscribeUrl,
+        webversion_url: `${this.config.publicUrl}${WEBVERSION_PREVIEW_PATH}`,
         workspace: workspaceScope(workspace),
       });
       // Assembled as a send assembles it (document, preheader, footer, text part), so the preview is what arrives.

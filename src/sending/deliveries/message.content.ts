@@ -16,14 +16,22 @@ export interface MessageTemplates {
 }
 
 /**
- * What a broadcast's Liquid templates see: `contact`, `broadcast`, `unsubscribe_url` and `workspace` (its name and
- * postal address: a block document's footer prints `{{ workspace.postal_address }}`).
+ * What a broadcast's Liquid templates see: `contact`, `broadcast`, `unsubscribe_url`, `webversion_url` (the
+ * recipient's own message in a browser, docs/archive.md) and `workspace` (its name and postal address: a block
+ * document's footer prints `{{ workspace.postal_address }}`).
  */
 export interface RenderScope {
   contact: { email: string; firstName: string | null; lastName: string | null; properties: Record<string, unknown> };
   broadcast: { id: string; name: string };
   unsubscribe_url: string;
+  /** Absent where there is no such page (a confirmation email); empty on the web version and archive pages themselves. */
+  webversion_url?: string;
   workspace: WorkspaceScope;
+}
+
+/** A contact as the templates see it (`contact.email`, `contact.firstName`, …). */
+export function contactScope(c: RenderScope['contact']): RenderScope['contact'] {
+  return { email: c.email, firstName: c.firstName, lastName: c.lastName, properties: c.properties };
 }
 
 export interface RenderedContent {

@@ -8,6 +8,7 @@ import { returnPath, unsubscribeAddress } from '../../mail/verp.js';
 import { trackMessage } from '../tracking/tracking.message.js';
 import { unmarkLinks } from '../tracking/tracking.template.js';
 import type { ClaimedDelivery, SendingBroadcast } from './store.js';
+import { webversionUrl } from './webversion.js';
 
 /**
  * One delivery's message, from its broadcast and its recipient (deliveries/CONTEXT.md, "Render"). Pure: the same
@@ -17,7 +18,7 @@ import type { ClaimedDelivery, SendingBroadcast } from './store.js';
 /** What every message of a process shares. */
 export interface MessageContext {
   publicUrl: string;
-  /** Signs the VERP, unsubscribe and tracking tokens (db/secrets.ts). */
+  /** Signs the VERP, unsubscribe, web version and tracking tokens (db/secrets.ts). */
   secret: Buffer;
   /** What the relay does to a message (mail/relay-profiles.ts): what is signed, which headers are added. */
   relayProfile: RelayProfileName;
@@ -65,6 +66,7 @@ export function composeMessage(
     },
     broadcast: { id: p.broadcast.id, name: p.broadcast.name },
     unsubscribe_url: unsubscribeUrl,
+    webversion_url: webversionUrl(ctx.publicUrl, ctx.secret, d.workspaceId, d.id),
     workspace: workspaceScope(p.workspace),
   });
   // Engagement tracking (docs/tracking.md): links of the template rewritten before the footer is added (its links

@@ -1,3 +1,4 @@
+import { WEBVERSION_PREVIEW_PATH } from '../deliveries/webversion.js';
 import { getWorkspace } from '../../access/index.js';
 import { getContact } from '../../audience/index.js';
 import type { Db } from '../../db/connection.js';
@@ -48,6 +49,7 @@ export class DocumentsService {
           },
           broadcast: { id: '', name: '' },
           unsubscribe_url: unsubscribeUrl,
+          webversion_url: `${this.settings.publicUrl}${WEBVERSION_PREVIEW_PATH}`,
           workspace: workspaceScope(workspace),
         },
       );

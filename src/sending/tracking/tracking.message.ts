@@ -32,7 +32,9 @@ export function trackMessage(
   const publicBase = t.publicUrl.replace(/\/+$/, '');
   const base = (t.trackingUrl ?? t.publicUrl).replace(/\/+$/, '');
   const own = [`${base}/t/`, `${publicBase}/t/`];
-  const unsubscribePages = [`${publicBase}/unsubscribe/`, `${base}/unsubscribe/`];
+  // The recipient's own pages are not rewritten: the unsubscribe page, and the web version (`/w/{token}`, a link per
+  // recipient that would make the link report one row each: docs/archive.md).
+  const unsubscribePages = [`${publicBase}/unsubscribe/`, `${base}/unsubscribe/`, `${publicBase}/w/`, `${base}/w/`];
   return {
     links(html, marked = false) {
       if (!t.clicks) return marked ? unmarkLinks(html) : html;

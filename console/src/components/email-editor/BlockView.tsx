@@ -176,6 +176,11 @@ export function BlockView(p: BlockViewProps) {
         <div className={`ee-footer ${alignClass(b.align, b.type)}`}>
           {b.text && <p>{b.text}</p>}
           <p>{p.postalAddress ?? 'Your postal address (set it in Settings: the law asks for one).'}</p>
+          {b.webVersion && (
+            <p>
+              <span className="ee-footer-link">View in browser</span>
+            </p>
+          )}
           <p>
             <span className="ee-footer-link">Unsubscribe</span>
           </p>

@@ -314,6 +314,12 @@ export function BlockFields({
             hint="Above the address, e.g. why the reader gets this email."
             data-merge-target
           />
+          <Checkbox
+            label="“View in browser” link"
+            hint="Each reader’s own copy of the email on a web page (left out on that page itself)."
+            checked={block.webVersion === true}
+            onChange={(e) => edit({ webVersion: e.target.checked || undefined })}
+          />
           {align}
           <p className="muted small">
             The footer prints your postal address{' '}

@@ -1,4 +1,7 @@
-/** The merge tags the menu offers: Liquid the send fills in per contact (contract §5's `contact` and `unsubscribe_url`). */
+/**
+ * The merge tags the menu offers: Liquid the send fills in per contact (contract §5's `contact` and `unsubscribe_url`,
+ * §19's `webversion_url`: the recipient's own copy in a browser).
+ */
 
 export interface MergeTag {
   id: string;
@@ -20,6 +23,7 @@ export function mergeTags(propertyKeys: string[]): MergeTag[] {
       tag: IDENT.test(k) ? `{{ contact.properties.${k} }}` : `{{ contact.properties["${k.replace(/"/g, '')}"] }}`,
     })),
     { id: 'unsubscribe', label: 'Unsubscribe link (its address)', tag: '{{ unsubscribe_url }}' },
+    { id: 'webversion', label: 'Web version link (its address)', tag: '{{ webversion_url }}' },
   ];
 }
 

@@ -41,6 +41,7 @@ interface Envelope {
   segmentId: string;
   opens: boolean;
   clicks: boolean;
+  archive: boolean;
 }
 
 function envelopeOf(b: Broadcast): Envelope {
@@ -52,6 +53,7 @@ function envelopeOf(b: Broadcast): Envelope {
     segmentId: b.segmentId ?? '',
     opens: b.tracking.opens,
     clicks: b.tracking.clicks,
+    archive: b.archive,
   };
 }
 
@@ -85,6 +87,7 @@ function envelopeBody(d: Envelope): BroadcastUpdate {
     topicId: d.topicId || null,
     segmentId: d.segmentId || null,
     tracking: { opens: d.opens, clicks: d.clicks },
+    archive: d.archive,
   };
 }
 
@@ -283,6 +286,16 @@ export function Composer({ broadcast }: { broadcast: Broadcast }) {
             disabled={!editable}
           />
         </div>
+      </fieldset>
+      <fieldset>
+        <legend>Archive</legend>
+        <Checkbox
+          label="Show in the public archive"
+          hint="Once sent, anyone can read it on your archive page and its feed, without any subscriber's data (set the address in Settings)."
+          checked={d.archive}
+          onChange={(e) => set('archive', e.target.checked)}
+          disabled={!editable}
+        />
       </fieldset>
     </section>
   );

@@ -7,6 +7,7 @@ import { LinksCard } from './LinksCard';
 import { DeliveriesCard } from './DeliveriesCard';
 import { AbResultsCard } from './AbResultsCard';
 import { ResendCard } from './ResendCard';
+import { ArchiveCard } from './ArchiveCard';
 
 function Stat({ label, value, sub }: { label: string; value: string; sub?: string }) {
   return (
@@ -73,6 +74,7 @@ export function Report({ broadcast }: { broadcast: Broadcast }) {
       <TimelineCard broadcastId={broadcast.id} />
       <LinksCard broadcastId={broadcast.id} />
       <DeliveriesCard broadcastId={broadcast.id} live={false} />
+      {broadcast.status === 'SENT' && <ArchiveCard broadcast={broadcast} />}
     </div>
   );
 }

@@ -1,7 +1,7 @@
-/** The workspace's settings: name, default sender, locale, brand colour, tracking. */
+/** The workspace's settings: name, public archive address, default sender, locale, brand colour, tracking. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, unwrap } from '../../api/client';
+import { ApiError, api, unwrap } from '../../api/client';
 import { sessionKeys, workspaceKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import type { paths } from '../../api/generated/schema';
@@ -13,6 +13,8 @@ type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['app
 type Locale = Workspace['settings']['locale'];
 
 const HEX = /^#[0-9a-fA-F]{6}$/;
+/** A workspace's slug (PUT /v1/workspace): lower-case words joined by hyphens, as a form's address. */
+const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 /** What the colour picker shows while the workspace has no brand colour: the renderer's own blue (mail/blocks). */
 const DEFAULT_BRAND = '#1f6feb';
 
@@ -29,6 +31,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
   const toast = useToast();
   const qc = useQueryClient();
   const [name, setName] = useState(ws.name);
+  const [slug, setSlug] = useState(ws.slug ?? '');
   const [postal, setPostal] = useState(ws.settings.postalAddress ?? '');
   const [locale, setLocale] = useState<Locale>(ws.settings.locale);
   const [from, setFrom] = useState(ws.settings.defaultFrom ?? '');
@@ -39,6 +42,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
   useEffect(() => {
     setRequire2fa(ws.settings.requireTwoFactor);
     setName(ws.name);
+    setSlug(ws.slug ?? '');
     setPostal(ws.settings.postalAddress ?? '');
     setLocale(ws.settings.locale);
     setFrom(ws.settings.defaultFrom ?? '');
@@ -46,6 +50,11 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
     setClicks(ws.settings.tracking.clicks);
     setBrand(ws.settings.brandColor ?? '');
   }, [ws]);
+  const slugValue = slug.trim();
+  const slugFormatError =
+    slugValue && (!SLUG.test(slugValue) || slugValue.length < 2)
+      ? 'Use at least two lower-case letters or digits, with single hyphens between words (acme-news).'
+      : null;
   const brandHex = brand.trim();
   const brandError = brandHex && !HEX.test(brandHex) ? 'A colour as # and six hex digits, such as #2f4fd6.' : null;
 
@@ -55,6 +64,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
         await api.PUT('/v1/workspace', {
           body: {
             name: name.trim(),
+            slug: slugValue || null,
             settings: {
               postalAddress: nullable(postal),
               locale,
@@ -75,6 +85,10 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
   });
   const { fields, message, rest } = problemOf(save.error, {
     '/name': 'Name',
+    '/slug': {
+      label: 'Archive address',
+      messages: { pattern: 'Archive address must be lower-case words joined by hyphens.' },
+    },
     '/settings/postalAddress': 'Postal address',
     '/settings/locale': 'Language',
     '/settings/defaultFrom': 'Default sender',
@@ -86,9 +100,15 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
     '/settings/requireTwoFactor': 'Require two-factor sign-in',
   });
 
+  // The service's slug_taken is about forms too: here it is another workspace's address.
+  const slugTaken =
+    save.error instanceof ApiError && save.error.problem.code === 'slug_taken'
+      ? 'Another workspace already uses this address. Choose another one.'
+      : null;
+
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (brandError) return;
+    if (brandError || slugFormatError) return;
     save.mutate();
   };
 
@@ -114,6 +134,31 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
         <p className="muted small">
           Workspace ID <code>{ws.id}</code> · created {formatDate(ws.createdAt)}
         </p>
+      </section>
+      <section className="card stack">
+        <h2>Public archive</h2>
+        <Input
+          label="Archive address"
+          hint={
+            slugValue && !slugFormatError
+              ? `Your archive page: ${location.origin}/archive/${slugValue} (with an Atom feed). Broadcasts appear there once sent, if “Show in the public archive” is on.`
+              : 'The last part of your public archive page’s address, e.g. acme-news. Empty: no archive.'
+          }
+          value={slug}
+          onChange={(e) => setSlug(e.target.value)}
+          maxLength={100}
+          spellCheck={false}
+          autoComplete="off"
+          disabled={!editable}
+          error={slugFormatError ?? slugTaken ?? fields['/slug']}
+        />
+        {ws.slug && !slugFormatError && slugValue === ws.slug && (
+          <p className="small">
+            <a href={`/archive/${ws.slug}`} target="_blank" rel="noreferrer">
+              Open the archive page
+            </a>
+          </p>
+        )}
       </section>
       <section className="card stack">
         <h2>Email defaults</h2>

@@ -448,6 +448,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/w/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web version link of a preview or a test send
+         * @description Previews and test sends put `/w/preview` in `{{ webversion_url }}`: a page that says each recipient's link opens their own copy. No API key.
+         */
+        get: operations["getWebVersionPreviewPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/w/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web version of a message
+         * @description What `{{ webversion_url }}` links: the recipient's own message in a browser, rendered again from the broadcast (or the automation's email) with their contact data as it is now and their own unsubscribe link; no open pixel, links as written (not rewritten for click tracking), `X-Robots-Tag: noindex`, not cached. The token is signed (it names the workspace and the delivery); a token that does not verify, or a message whose contact was deleted, is 404. No API key; rate-limited per visitor.
+         */
+        get: operations["getWebVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{workspaceSlug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A workspace's public email archive
+         * @description The workspace's SENT broadcasts whose `archive` is on, newest first, 20 a page (`?page=2`…): subject, date and link, in the workspace's name, brand colour and language, light and dark. The page links its Atom feed (`<link rel="alternate">`). `workspaceSlug` is the workspace's `slug` (PUT /v1/workspace). No API key; rate-limited per visitor.
+         */
+        get: operations["getArchivePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{workspaceSlug}/feed.xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The archive's Atom feed
+         * @description Atom 1.0 (`application/atom+xml`): the 20 newest archived broadcasts, each an entry with its id, title (the subject), link, published and updated times, summary (the preview text, or the start of the text) and the HTML content as an anonymous reader sees it. No API key.
+         */
+        get: operations["getArchiveFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/archive/{workspaceSlug}/{broadcastId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An archived broadcast
+         * @description The broadcast rendered for an anonymous reader: no contact data (`contact.*` renders empty, or its `| default:`), no unsubscribe link or token, no open pixel, links as written; the postal address stays. A bar above it links back to the archive and to the feed. Only a SENT broadcast of this workspace with `archive` on; anything else is 404. No API key.
+         */
+        get: operations["getArchivedBroadcast"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/i/{file}": {
         parameters: {
             query?: never;
@@ -482,7 +582,7 @@ export interface paths {
         get: operations["getWorkspace"];
         /**
          * Update the workspace name or settings
-         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
+         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `slug` is the address of the workspace's public archive, `/archive/{slug}` (docs/archive.md): lower-case words joined by hyphens, unique across the installation (another workspace's: 409 slug_taken, nothing changed), null removes the archive. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
          */
         put: operations["updateWorkspace"];
         post?: never;
@@ -1295,6 +1395,26 @@ export interface paths {
          * @description Answers 204. Anything but a DRAFT is 409 invalid_state: cancel a scheduled one first; sent ones stay for their stats. Needs `write:broadcasts`.
          */
         delete: operations["deleteBroadcast"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/broadcasts/{broadcastId}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Show a broadcast in the public archive, or take it out
+         * @description Sets `archive` alone, in any status: a SENT broadcast (which PUT /v1/broadcasts/{id} no longer edits) can be put in the workspace's public archive (`/archive/{slug}` and its feed) or taken out of it at once (docs/archive.md). Needs `write:broadcasts`.
+         */
+        put: operations["setBroadcastArchive"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2644,6 +2764,8 @@ export interface components {
                 id?: string;
                 /** @description an extra line above the address and the unsubscribe link */
                 text?: string;
+                /** @description a "View in browser" link to the recipient's web version (`{{ webversion_url }}`, docs/archive.md); left out on the web page itself */
+                webVersion?: boolean;
                 align?: "left" | "center" | "right";
             }) | {
                 /** @enum {string} */
@@ -2723,6 +2845,8 @@ export interface components {
                     id?: string;
                     /** @description an extra line above the address and the unsubscribe link */
                     text?: string;
+                    /** @description a "View in browser" link to the recipient's web version (`{{ webversion_url }}`, docs/archive.md); left out on the web page itself */
+                    webVersion?: boolean;
                     align?: "left" | "center" | "right";
                 })[][];
                 widths?: number[];
@@ -4212,6 +4336,167 @@ export interface operations {
             };
         };
     };
+    getWebVersionPreviewPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Web version</h1><p>Each recipient’s link opens their own copy of this email here, in a browser.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getWebVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example v1.eyJkIjoiZGx2XzAxSkRCNDMifQ.kY3x9Q */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><title>Hi Ada</title></head><body><p>Hello Ada, your plan is gold.</p></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description No such page: a token that does not verify, an unknown slug, a broadcast that is not this workspace’s, not SENT or not archived. Always the same plain page. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Not found</h1><p>This page does not exist, or no longer does.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getArchivePage: {
+        parameters: {
+            query?: {
+                page?: number;
+            };
+            header?: never;
+            path: {
+                workspaceSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><title>Email archive · Acme</title><link rel="alternate" type="application/atom+xml" title="Acme" href="https://mail.example.com/archive/acme/feed.xml"></head><body><main><h1>Email archive</h1><ul class="fc-archive"><li><a href="https://mail.example.com/archive/acme/bc_01JDB2Z8K4M6P8R0T2V4X6Z8B0">November news</a><time datetime="2026-11-21T10:00:00.000Z">November 21, 2026</time></li></ul></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description No such page: a token that does not verify, an unknown slug, a broadcast that is not this workspace’s, not SENT or not archived. Always the same plain page. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Not found</h1><p>This page does not exist, or no longer does.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getArchiveFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspaceSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <?xml version="1.0" encoding="utf-8"?>
+                     *     <feed xmlns="http://www.w3.org/2005/Atom"><id>https://mail.example.com/archive/acme/feed.xml</id><title type="text">Acme</title><updated>2026-11-21T10:00:00.000Z</updated><entry><id>tag:mail.example.com,2026-11-21:bc_01JDB2Z8K4M6P8R0T2V4X6Z8B0</id><title type="text">November news</title><link rel="alternate" type="text/html" href="https://mail.example.com/archive/acme/bc_01JDB2Z8K4M6P8R0T2V4X6Z8B0"/><updated>2026-11-21T10:00:00.000Z</updated><summary type="text">What is new this month</summary></entry></feed>
+                     */
+                    "text/html": string;
+                };
+            };
+            /** @description No such page: a token that does not verify, an unknown slug, a broadcast that is not this workspace’s, not SENT or not archived. Always the same plain page. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Not found</h1><p>This page does not exist, or no longer does.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getArchivedBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspaceSlug: string;
+                /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
+                broadcastId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><title>Hi reader</title></head><body><p>Hello reader.</p></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description No such page: a token that does not verify, an unknown slug, a broadcast that is not this workspace’s, not SENT or not archived. Always the same plain page. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <h1>Not found</h1><p>This page does not exist, or no longer does.</p> */
+                    "text/html": string;
+                };
+            };
+        };
+    };
     getI: {
         parameters: {
             query?: never;
@@ -4273,6 +4558,7 @@ export interface operations {
                      *       "id": "ws_01JDB2Z8K4M6P8R0T2V4X6Z8B0",
                      *       "name": "Acme",
                      *       "createdAt": "2026-11-02T09:12:44.118Z",
+                     *       "slug": "acme",
                      *       "settings": {
                      *         "postalAddress": "Acme Inc., 1 Main Street, Springfield, IL 62701, USA",
                      *         "locale": "en",
@@ -4294,6 +4580,8 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         createdAt: string;
+                        /** @description the workspace's public archive address, `/archive/{slug}` (docs/archive.md); unique across the installation; null: no public archive */
+                        slug: string | null;
                         settings: {
                             /** @description the sender's postal address, shown in the footer of every broadcast (CAN-SPAM requires one) */
                             postalAddress: string | null;
@@ -4371,6 +4659,8 @@ export interface operations {
                  */
                 "application/json": {
                     name?: string;
+                    /** @description the public archive address `/archive/{slug}`: lower-case letters and digits in words joined by hyphens; taken by another workspace: 409 slug_taken; null: no archive */
+                    slug?: string | null;
                     settings?: {
                         /** @description the sender's postal address, shown in the footer of every broadcast (CAN-SPAM requires one) */
                         postalAddress?: string | null;
@@ -4408,6 +4698,7 @@ export interface operations {
                      *       "id": "ws_01JDB2Z8K4M6P8R0T2V4X6Z8B0",
                      *       "name": "Acme",
                      *       "createdAt": "2026-11-02T09:12:44.118Z",
+                     *       "slug": "acme",
                      *       "settings": {
                      *         "postalAddress": "Acme Inc., 1 Main Street, Springfield, IL 62701, USA",
                      *         "locale": "en",
@@ -4429,6 +4720,8 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         createdAt: string;
+                        /** @description the workspace's public archive address, `/archive/{slug}` (docs/archive.md); unique across the installation; null: no public archive */
+                        slug: string | null;
                         settings: {
                             /** @description the sender's postal address, shown in the footer of every broadcast (CAN-SPAM requires one) */
                             postalAddress: string | null;
@@ -4481,7 +4774,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `invalid_state`: Invalid state */
+            /** @description `slug_taken`: Slug taken; `invalid_state`: Invalid state */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12605,6 +12898,8 @@ export interface operations {
                                     id?: string;
                                     /** @description an extra line above the address and the unsubscribe link */
                                     text?: string;
+                                    /** @description a "View in browser" link to the recipient's web version (`{{ webversion_url }}`, docs/archive.md); left out on the web page itself */
+                                    webVersion?: boolean;
                                     align?: "left" | "center" | "right";
                                 }) | {
                                     /** @enum {string} */
@@ -12684,6 +12979,8 @@ export interface operations {
                                         id?: string;
                                         /** @description an extra line above the address and the unsubscribe link */
                                         text?: string;
+                                        /** @description a "View in browser" link to the recipient's web version (`{{ webversion_url }}`, docs/archive.md); left out on the web page itself */
+                                        webVersion?: boolean;
                                         align?: "left" | "center" | "right";
                                     })[][];
                                     widths?: number[];
@@ -13487,6 +13784,7 @@ export interface operations {
                      *             "clicks": true
                      *           },
                      *           "abTest": null,
+                     *           "archive": false,
                      *           "stats": {
                      *             "recipients": 1840,
                      *             "queued": 0,
@@ -13585,6 +13883,8 @@ export interface operations {
                                  */
                                 asOf: string;
                             };
+                            /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                            archive: boolean;
                             stats?: {
                                 recipients: number;
                                 /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -13781,6 +14081,8 @@ export interface operations {
                         /** @description how long after the test share is queued the winner is chosen and sent to the rest */
                         waitMinutes: number;
                     } | null;
+                    /** @description show it in the workspace's public archive (`/archive/{workspaceSlug}` and its Atom feed) once it is SENT; false when omitted at creation (docs/archive.md) */
+                    archive?: boolean;
                 };
             };
         };
@@ -13816,7 +14118,8 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
-                     *       "abTest": null
+                     *       "abTest": null,
+                     *       "archive": false
                      *     }
                      */
                     "application/json": {
@@ -13896,6 +14199,8 @@ export interface operations {
                              */
                             asOf: string;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14090,6 +14395,7 @@ export interface operations {
                      *         "clicks": true
                      *       },
                      *       "abTest": null,
+                     *       "archive": false,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 0,
@@ -14184,6 +14490,8 @@ export interface operations {
                              */
                             asOf: string;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14373,6 +14681,8 @@ export interface operations {
                         /** @description how long after the test share is queued the winner is chosen and sent to the rest */
                         waitMinutes: number;
                     } | null;
+                    /** @description show it in the workspace's public archive (`/archive/{workspaceSlug}` and its Atom feed) once it is SENT; false when omitted at creation (docs/archive.md) */
+                    archive?: boolean;
                     /**
                      * Format: date-time
                      * @description RFC 3339 with an offset; stored in UTC
@@ -14413,7 +14723,8 @@ export interface operations {
                      *         "opens": true,
                      *         "clicks": true
                      *       },
-                     *       "abTest": null
+                     *       "abTest": null,
+                     *       "archive": false
                      *     }
                      */
                     "application/json": {
@@ -14493,6 +14804,8 @@ export interface operations {
                              */
                             asOf: string;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -14718,7 +15031,7 @@ export interface operations {
             };
         };
     };
-    sendBroadcast: {
+    setBroadcastArchive: {
         parameters: {
             query?: never;
             header?: never;
@@ -14728,10 +15041,22 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "archive": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description show it in the workspace's public archive once SENT (true), or take it out (false) */
+                    archive: boolean;
+                };
+            };
+        };
         responses: {
             /** @description Default Response */
-            202: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14740,7 +15065,7 @@ export interface operations {
                      * @example {
                      *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
                      *       "name": "November newsletter",
-                     *       "status": "SENDING",
+                     *       "status": "SENT",
                      *       "from": "Acme News <news@example.com>",
                      *       "emailContent": {
                      *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
@@ -14762,6 +15087,7 @@ export interface operations {
                      *         "clicks": true
                      *       },
                      *       "abTest": null,
+                     *       "archive": true,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -14856,6 +15182,299 @@ export interface operations {
                              */
                             asOf: string;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
+                        stats?: {
+                            recipients: number;
+                            /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
+                            queued: number;
+                            /** @description accepted by the receiving side (and not reported bounced since) */
+                            sent: number;
+                            /** @description refused for good without a hard bounce: a block, another permanent failure, or retries used up */
+                            failed: number;
+                            /** @description hard bounces, at send time or reported later */
+                            bounced: number;
+                            /** @description deliveries with a soft bounce (mailbox full, temporary refusals that ran out of retries, delayed DSNs) */
+                            softBounced: number;
+                            /** @description recipients who reported the message as spam */
+                            complained: number;
+                            unsubscribed: number;
+                            /** @description opens by people (machine opens left out) */
+                            opened: number;
+                            /** @description clicks by people (scanners left out) */
+                            clicked: number;
+                            /** @description recipients who opened it at least once (people only) */
+                            uniqueOpens: number;
+                            /** @description recipients who clicked at least one link (people only) */
+                            uniqueClicks: number;
+                            /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
+                            machineOpens: number;
+                            /** @description an A/B broadcast: each variant of its test share */
+                            variants?: {
+                                id: string;
+                                /** @description recipients of the test share given this variant */
+                                recipients: number;
+                                sent: number;
+                                /** @description recipients who opened it (people only) */
+                                uniqueOpens: number;
+                                /** @description recipients who clicked a link (people only) */
+                                uniqueClicks: number;
+                                /** @description uniqueOpens / sent (0 before anything is sent) */
+                                openRate: number;
+                                /** @description uniqueClicks / sent */
+                                clickRate: number;
+                                winner: boolean;
+                            }[];
+                            abResult?: {
+                                /** @enum {string} */
+                                winnerBy: "OPENS" | "CLICKS";
+                                /** @description the variant chosen; null until then */
+                                winner: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                chosenAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description when the wait ends and the winner is chosen (null until the test share is queued)
+                                 */
+                                decidesAt: string | null;
+                                /** @description the variant ahead by the rule now (ties: the first) */
+                                leader: string | null;
+                                runnerUp: string | null;
+                                /** @description the leader's rate minus the runner-up's, in percentage points */
+                                margin: number;
+                                /** @description a two-proportion z-test of the leader's rate against the runner-up's (docs/ab-tests.md); null while either has nothing sent */
+                                significance: {
+                                    z: number;
+                                    /** @description two-sided */
+                                    pValue: number;
+                                    /** @description 1 − pValue, 0..1 */
+                                    confidence: number;
+                                } | null;
+                            };
+                            /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
+                            outbox?: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example bc_01JDB3T2X4Z6B8D0F2H4K6M8P0 */
+                broadcastId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
+                     *       "name": "November newsletter",
+                     *       "status": "SENDING",
+                     *       "from": "Acme News <news@example.com>",
+                     *       "emailContent": {
+                     *         "subject": "Hi {{ contact.firstName | default: \"there\" }}, what is new in November",
+                     *         "html": "<h1>November</h1><p>Read <a href=\"https://example.com/blog/november\">the post</a>.</p>",
+                     *         "text": "November: https://example.com/blog/november",
+                     *         "previewText": "Three things we shipped",
+                     *         "editorContent": null
+                     *       },
+                     *       "replyTo": "hello@example.com",
+                     *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
+                     *       "segmentId": null,
+                     *       "sendAt": null,
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-21T12:00:00.000Z",
+                     *       "sentAt": null,
+                     *       "pausedReason": null,
+                     *       "tracking": {
+                     *         "opens": true,
+                     *         "clicks": true
+                     *       },
+                     *       "abTest": null,
+                     *       "archive": false,
+                     *       "stats": {
+                     *         "recipients": 1840,
+                     *         "queued": 1840,
+                     *         "sent": 0,
+                     *         "failed": 0,
+                     *         "bounced": 0,
+                     *         "softBounced": 0,
+                     *         "complained": 0,
+                     *         "unsubscribed": 0,
+                     *         "opened": 0,
+                     *         "clicked": 0,
+                     *         "uniqueOpens": 0,
+                     *         "uniqueClicks": 0,
+                     *         "machineOpens": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** @enum {string} */
+                        status: "DRAFT" | "SCHEDULED" | "SENDING" | "PAUSED" | "SENT" | "CANCELED" | "FAILED";
+                        from: string | null;
+                        emailContent: {
+                            subject: string | null;
+                            html: string | null;
+                            text: string | null;
+                            previewText: string | null;
+                            editorContent: unknown;
+                        };
+                        replyTo: string | null;
+                        topicId: string | null;
+                        segmentId: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sendAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        updatedAt: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        sentAt: string | null;
+                        /** @description why a PAUSED broadcast paused: the circuit breaker's rates, or "paused by hand" */
+                        pausedReason: string | null;
+                        /** @description opens (the pixel) and clicks (rewritten links) */
+                        tracking: {
+                            /** @description add the open pixel */
+                            opens: boolean;
+                            /** @description rewrite http(s) links to count clicks */
+                            clicks: boolean;
+                        };
+                        /** @description its A/B test (docs/ab-tests.md), or null */
+                        abTest: {
+                            variants: {
+                                id: string;
+                                subject: string;
+                                previewText: string | null;
+                                from: string | null;
+                                emailContent: {
+                                    subject: string | null;
+                                    html: string | null;
+                                    text: string | null;
+                                    previewText: string | null;
+                                    editorContent: unknown;
+                                } | null;
+                            }[];
+                            testPercent: number;
+                            /** @enum {string} */
+                            winnerBy: "OPENS" | "CLICKS";
+                            waitMinutes: number;
+                        } | null;
+                        /** @description present on a resend (POST /v1/broadcasts/{id}/resend): its audience is the original's recipients who had no human open (NON_OPENERS) or click (NON_CLICKERS) of it at `asOf`, the instant of the resend, that are still SUBSCRIBED and not suppressed when it is sent */
+                        resendOf?: {
+                            /** @description the original broadcast */
+                            broadcastId: string;
+                            /** @enum {string} */
+                            to: "NON_OPENERS" | "NON_CLICKERS";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            asOf: string;
+                        };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -15379,6 +15998,7 @@ export interface operations {
                      *         "clicks": true
                      *       },
                      *       "abTest": null,
+                     *       "archive": false,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -15473,6 +16093,8 @@ export interface operations {
                              */
                             asOf: string;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -15649,6 +16271,7 @@ export interface operations {
                      *         "clicks": true
                      *       },
                      *       "abTest": null,
+                     *       "archive": false,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -15743,6 +16366,8 @@ export interface operations {
                              */
                             asOf: string;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -15951,6 +16576,7 @@ export interface operations {
                      *         "winnerBy": "OPENS",
                      *         "waitMinutes": 240
                      *       },
+                     *       "archive": false,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -16045,6 +16671,8 @@ export interface operations {
                              */
                             asOf: string;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -16248,6 +16876,7 @@ export interface operations {
                      *         "clicks": true
                      *       },
                      *       "abTest": null,
+                     *       "archive": false,
                      *       "stats": {
                      *         "recipients": 1840,
                      *         "queued": 1840,
@@ -16342,6 +16971,8 @@ export interface operations {
                              */
                             asOf: string;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
@@ -16536,6 +17167,7 @@ export interface operations {
                      *         "clicks": true
                      *       },
                      *       "abTest": null,
+                     *       "archive": false,
                      *       "resendOf": {
                      *         "broadcastId": "bc_01JDB3T2X4Z6B8D0F2H4K6M8P0",
                      *         "to": "NON_OPENERS",
@@ -16620,6 +17252,8 @@ export interface operations {
                              */
                             asOf: string;
                         };
+                        /** @description shown in the workspace's public archive once SENT (docs/archive.md) */
+                        archive: boolean;
                         stats?: {
                             recipients: number;
                             /** @description not yet sent: waiting, being sent, or held while the broadcast is PAUSED */
