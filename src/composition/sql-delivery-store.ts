@@ -22,6 +22,7 @@ import { tripIfOver } from '../sending/broadcasts/broadcasts.breaker.js';
 import { getBroadcast, sendingMaterializedBroadcasts } from '../sending/broadcasts/broadcasts.repository.js';
 import * as broadcasts from '../sending/broadcasts/broadcasts.writer.js';
 import { AudienceReader, type AudienceBatch } from '../sending/deliveries/audience-reader.js';
+import { withLocalReleases } from '../sending/deliveries/local-time.js';
 import {
   handOff,
   handOffMany,
@@ -236,7 +237,8 @@ export class SqlDeliveryStore implements DeliveryStore {
           batch.next === null,
           now,
         );
-        held = await insertLeasedRecipients(k, lease, job.workspaceId, job.broadcastId, batch.rows, now);
+        const rows = withLocalReleases(job, batch.rows, now); // local-time sending (issue 34): each zone's turn
+        held = await insertLeasedRecipients(k, lease, job.workspaceId, job.broadcastId, rows, now);
       } catch (err) {
         void reader.close();
         this.readers.delete(job);
@@ -266,13 +268,14 @@ export class SqlDeliveryStore implements DeliveryStore {
             : await nextSlice(trx, job.workspaceId, { rows: sliceRows, order: 'asc', cursor: job.cursor ?? undefined });
         const rows = (
           await inRange(query, range)
-            .select(['contacts.id', 'contacts.email'])
+            .select(['contacts.id', 'contacts.email', 'contacts.timezone'])
             .orderBy('contacts.id')
             .limit(maxRows)
             .execute()
-        ).map((r) => ({ contactId: r.id, email: r.email }));
+        ).map((r) => ({ contactId: r.id, email: r.email, timezone: r.timezone }));
         const next = rows.length >= maxRows ? rows.at(-1)!.contactId : (range.upTo ?? null);
-        await insertDeliveries(trx, job.workspaceId, job.broadcastId, rows, now);
+        // Local-time sending (issue 34): each recipient due at its zone's turn.
+        await insertDeliveries(trx, job.workspaceId, job.broadcastId, withLocalReleases(job, rows, now), now);
         await broadcasts.advanceMaterialization(
           trx,
           job.workspaceId,

@@ -27,6 +27,7 @@ import { trackingHost } from './migrations/0025_tracking_host.js';
 import { twoFactor } from './migrations/0026_two_factor.js';
 import { auditLog } from './migrations/0027_audit_log.js';
 import { resubscribeConfirmations } from './migrations/0028_resubscribe_confirmations.js';
+import { timeZones } from './migrations/0033_time_zones.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -58,6 +59,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0026_two_factor': twoFactor(db.dialect),
     '0027_audit_log': auditLog(db.dialect),
     '0028_resubscribe_confirmations': resubscribeConfirmations(db.dialect),
+    '0033_time_zones': timeZones(db.dialect),
   };
 }
 

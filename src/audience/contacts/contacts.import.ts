@@ -5,6 +5,7 @@ import { DomainError, validationFailed, type FieldError } from '../../errors/err
 import { MAX_JSON_DEPTH, findBadString, jsonDepth } from '../../http/input.js';
 import { toFieldErrors, validatorCompiler } from '../../http/validation.js';
 import { contactEmail } from './contacts.email.js';
+import { canonicalTimeZone } from '../../lib/zones.js';
 import { CONTACT_STATUSES, ImportRow, MAX_PROPERTIES, PROPERTY_KEY_PATTERN } from './contacts.schemas.js';
 
 /**
@@ -21,6 +22,8 @@ export interface ContactUpsert {
   lastName?: string | null;
   status?: ContactStatus;
   properties?: Record<string, unknown>;
+  /** An IANA zone, as Intl spells it (checked by checkRow); undefined: unchanged. */
+  timezone?: string;
 }
 
 export type ImportItem =
@@ -116,11 +119,21 @@ export function checkRow(value: unknown, line: number): ImportItem {
   if (bad) return { type: 'reject', line, reason: describe([bad]) };
   if (!validateRow(value))
     return { type: 'reject', line, reason: describe(toFieldErrors(validateRow.errors ?? [], 'body')) };
-  const input = value as ContactUpsert;
+  const { timezone: zoneGiven, ...input } = value as ContactUpsert & { timezone?: string | null };
   const email = contactEmail(input.email);
   if (email === null)
     return { type: 'reject', line, reason: clip(`email is not a valid email address: ${JSON.stringify(input.email)}`) };
-  return { type: 'row', line, row: { ...input, email } };
+  // A time zone (docs/contacts.md, "Time zone"): an IANA name or the row is rejected; null or empty: left as it is.
+  if (zoneGiven === undefined || zoneGiven === null || zoneGiven === '')
+    return { type: 'row', line, row: { ...input, email } };
+  const timezone = canonicalTimeZone(zoneGiven);
+  if (!timezone)
+    return {
+      type: 'reject',
+      line,
+      reason: clip(`timezone is not an IANA time zone name: ${JSON.stringify(zoneGiven)}`),
+    };
+  return { type: 'row', line, row: { ...input, email, timezone } };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -216,6 +229,8 @@ export interface CsvColumns {
   /** A full name (Listmonk's `name`), split into first and last when the file has no such columns. */
   name?: number;
   status?: number;
+  /** The contact's IANA time zone (docs/contacts.md, "Time zone"). */
+  timezone?: number;
   /** A JSON object of properties (Listmonk's `attributes`), merged under the property columns. */
   attributes?: number;
   /** The status every row has when it gives none (a Mailchimp export of unsubscribed or cleaned contacts). */
@@ -223,7 +238,7 @@ export interface CsvColumns {
   properties: [index: number, key: string][];
 }
 
-type KnownColumn = 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'attributes';
+type KnownColumn = 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'attributes' | 'timezone';
 
 /**
  * Header names of the common exports, compared without case, spaces, `-` or `_`: ours, Mailchimp's
@@ -248,6 +263,9 @@ const KNOWN_COLUMNS: Record<string, KnownColumn> = Object.assign(Object.create(n
   state: 'status',
   attributes: 'attributes',
   attribs: 'attributes',
+  // The contact's zone: ours, Mailchimp's TIMEZONE column, "Time zone", tz.
+  timezone: 'timezone',
+  tz: 'timezone',
 });
 
 /** A header compared with the known names: lower case, without spaces, `-`, `_` or `.`. */
@@ -312,7 +330,7 @@ export function propertyKeyFor(name: string): string | undefined {
 export type ColumnMap = Record<string, string | null>;
 
 const PROPERTY_KEY = new RegExp(PROPERTY_KEY_PATTERN);
-const TARGETS = new Set<string>(['email', 'firstName', 'lastName', 'name', 'status', 'attributes']);
+const TARGETS = new Set<string>(['email', 'firstName', 'lastName', 'name', 'status', 'attributes', 'timezone']);
 
 /** A column map as given in the query string (JSON text), checked: 422 when it is not one. */
 export function parseColumnMap(text: string): ColumnMap {
@@ -338,7 +356,7 @@ export function checkColumnMap(map: unknown): ColumnMap {
       {
         path: '/columns',
         message:
-          'must be a JSON object of header name to email, firstName, lastName, name, status, attributes, a property key, or null to skip',
+          'must be a JSON object of header name to email, firstName, lastName, name, status, attributes, timezone, a property key, or null to skip',
       },
     ]);
   const entries = Object.entries(map as Record<string, unknown>);
@@ -353,7 +371,7 @@ export function checkColumnMap(map: unknown): ColumnMap {
     if (!TARGETS.has(target) && !PROPERTY_KEY.test(key))
       errors.push({
         path: `/columns/${header}`,
-        message: `"${target}" is not email, firstName, lastName, name, status, attributes, nor a property key (${PROPERTY_KEY_PATTERN})`,
+        message: `"${target}" is not email, firstName, lastName, name, status, attributes, timezone, nor a property key (${PROPERTY_KEY_PATTERN})`,
       });
   }
   if (errors.length) throw validationFailed(errors);
@@ -433,7 +451,7 @@ export function csvRow(cols: CsvColumns, record: string[], line: number): Import
     };
   if (record.some((cell) => cell.includes(REPLACEMENT))) return { type: 'reject', line, reason: NOT_UTF8 };
   const row: Record<string, unknown> = { email: record[cols.email] };
-  for (const field of ['firstName', 'lastName'] as const) {
+  for (const field of ['firstName', 'lastName', 'timezone'] as const) {
     const i = cols[field];
     if (i !== undefined && record[i] !== '') row[field] = record[i];
   }

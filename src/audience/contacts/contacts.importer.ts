@@ -135,6 +135,8 @@ class Batch implements ContactUpserts {
   readonly lastNames: (string | null | undefined)[] = [];
   readonly statuses: (ContactStatus | undefined)[] = [];
   readonly properties: (string | undefined)[] = [];
+  /** Each slot's time zone, set beside the upsert (ImportRun.flush); undefined: unchanged. */
+  readonly timezones: (string | undefined)[] = [];
   /** How many rows of the file a slot stands for: the first creates or updates, the others update. */
   readonly rows: number[] = [];
   size = 0;
@@ -150,6 +152,7 @@ class Batch implements ContactUpserts {
       if (row.lastName !== undefined) this.lastNames[slot] = row.lastName;
       if (row.status !== undefined) this.statuses[slot] = row.status;
       if (json !== undefined) this.properties[slot] = json;
+      if (row.timezone !== undefined) this.timezones[slot] = row.timezone;
       this.rows[slot]!++;
       return;
     }
@@ -160,6 +163,7 @@ class Batch implements ContactUpserts {
     this.lastNames[i] = row.lastName;
     this.statuses[i] = row.status;
     this.properties[i] = json;
+    this.timezones[i] = row.timezone;
     this.rows[i] = 1;
   }
 
@@ -229,6 +233,16 @@ class ImportRun {
     const ws = this.workspaceId;
     const delta = await this.db.kysely.transaction().execute(async (trx) => {
       const { created, held } = await upsertContacts(trx, ws, b, nowIso());
+      // The rows' time zones (a `timezone` column), by zone, in the batch's transaction.
+      const byZone = new Map<string, string[]>();
+      for (let i = 0; i < b.size; i++) {
+        const zone = b.timezones[i];
+        if (zone === undefined) continue;
+        const emails = byZone.get(zone);
+        if (emails) emails.push(b.emails[i]!);
+        else byZone.set(zone, [b.emails[i]!]);
+      }
+      if (byZone.size) await repo.setTimezonesByEmail(trx, ws, byZone);
       const d = { created: 0, updated: 0, suppressed: held };
       for (let i = 0; i < b.size; i++) {
         const c = created[i] ? 1 : 0;

@@ -18,6 +18,15 @@ const email = Type.String({
 });
 const personName = Nullable(Type.String({ minLength: 1, maxLength: 200 }));
 const status = StringEnum(CONTACT_STATUSES);
+/** An IANA zone name, checked by the service with Intl (422 at /timezone otherwise) and stored as Intl spells it. */
+const timezone = Nullable(
+  Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description:
+      "the contact's IANA time zone (e.g. Europe/Berlin), for local-time sending (docs/sending.md); null: the workspace's settings.timezone",
+  }),
+);
 
 export const PropertyValue = Type.Unsafe<string | number | boolean | null>({
   type: ['string', 'number', 'boolean', 'null'],
@@ -53,6 +62,7 @@ export const UpsertContactBody = Type.Object(
       ...status,
       description: 'a new contact defaults to SUBSCRIBED; omitted, an existing contact keeps its status',
     }),
+    timezone: Type.Optional(timezone),
     topics: Type.Optional(TopicChoices),
   },
   { additionalProperties: false },
@@ -67,6 +77,7 @@ export const UpdateContactBody = Type.Object(
     lastName: Type.Optional(personName),
     properties: Type.Optional(Properties),
     status: Type.Optional(status),
+    timezone: Type.Optional(timezone),
     topics: Type.Optional(TopicChoices),
   },
   { additionalProperties: false },
@@ -81,6 +92,7 @@ export const ImportRow = Type.Object(
     lastName: Type.Optional(personName),
     status: Type.Optional(status),
     properties: Type.Optional(Properties),
+    timezone: Type.Optional(timezone),
   },
   { additionalProperties: false },
 );
@@ -95,6 +107,12 @@ export const ContactSchema = Type.Object({
   lastName: Nullable(Type.String()),
   properties: Type.Record(Type.String(), Type.Unknown()),
   status: StringEnum(CONTACT_STATUSES),
+  timezone: Nullable(
+    Type.String({
+      description:
+        "the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md)",
+    }),
+  ),
   suppressed: Type.Boolean({
     description:
       'the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions)',

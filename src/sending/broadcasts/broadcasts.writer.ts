@@ -1,4 +1,5 @@
 import { sql, type ExpressionBuilder, type Insertable, type RawBuilder } from 'kysely';
+import { getWorkspace } from '../../access/index.js';
 import type { Executor } from '../../db/connection.js';
 import type { BroadcastsTable, Database } from '../../db/schema.js';
 import { countDeliveries, type DeliveryCounts } from '../deliveries/deliveries.repository.js';
@@ -28,7 +29,10 @@ export async function startDueBroadcasts(db: Executor, now: string): Promise<{ i
     .updateTable('broadcasts')
     .set({ status: 'SENDING', updated_at: now })
     .where('status', 'in', from)
-    .where('send_at', '<=', now)
+    // Local-time sending (issue 34): a broadcast sent in each contact's zone starts at its earliest zone's turn.
+    .where((eb) =>
+      eb.or([eb.and([eb('local_start_at', 'is', null), eb('send_at', '<=', now)]), eb('local_start_at', '<=', now)]),
+    )
     .returning(['id', 'workspace_id', 'name'])
     .execute();
   // Only SCHEDULED broadcasts start (asserted below); the caller's transaction holds the moves and their events.
@@ -72,17 +76,25 @@ export async function claimMaterialization(
     .set({ materialize_owner: owner, materialize_lease_until: leaseUntil })
     .where('id', '=', candidate.id)
     .where(free)
-    .returning(['id', 'workspace_id', 'segment_id', 'topic_id', 'materialize_cursor'])
+    .returning(['id', 'workspace_id', 'segment_id', 'topic_id', 'materialize_cursor', 'local_send_time'])
     .executeTakeFirst();
-  return row
+  if (!row) return undefined;
+  // Local-time sending (issue 34, docs/sending.md): the wall-clock time, and the workspace's zone for contacts
+  // without one (deliveries/local-time.ts sets each recipient's due time from them).
+  const local = row.local_send_time
     ? {
-        broadcastId: row.id,
-        workspaceId: row.workspace_id,
-        segmentId: row.segment_id,
-        topicId: row.topic_id,
-        cursor: row.materialize_cursor,
+        wallTime: row.local_send_time,
+        defaultZone: (await getWorkspace(db, row.workspace_id))?.settings.timezone ?? 'UTC',
       }
-    : undefined;
+    : null;
+  return {
+    broadcastId: row.id,
+    workspaceId: row.workspace_id,
+    segmentId: row.segment_id,
+    topicId: row.topic_id,
+    cursor: row.materialize_cursor,
+    local,
+  };
 }
 
 /** Extends the lease; false if it was lost or the broadcast is no longer SENDING (canceled): stop. */

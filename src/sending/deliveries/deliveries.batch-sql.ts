@@ -16,6 +16,30 @@ import { nextStatus, statusesFor } from './deliveries.state.js';
 // ---- writing an audience ----------------------------------------------------------------------------
 
 /**
+ * A recipient as a materialisation writes it. Local-time sending (issue 34, docs/sending.md "Local-time sending"):
+ * `timezone` is the contact's zone as read with the audience, and `releaseAt` the instant its delivery is due (its
+ * `next_attempt_at`: that zone's turn); without it the delivery is due at once, as every other broadcast's.
+ */
+export interface MaterializedRecipient {
+  contactId: string;
+  email: string;
+  timezone?: string | null;
+  releaseAt?: string;
+  /** Local-time sending: the zone whose turn `releaseAt` is (the delivery's `local_zone`, the report's stats.zones). */
+  localZone?: string;
+}
+
+/** Each recipient's `local_zone`: the zone of its turn (local-time sending), or null. */
+function zones(recipients: readonly MaterializedRecipient[]): (string | null)[] {
+  return recipients.map((r) => r.localZone ?? null);
+}
+
+/** Each recipient's `next_attempt_at`: its releaseAt (local-time sending), or now. */
+function releases(recipients: readonly MaterializedRecipient[], now: string): string[] {
+  return recipients.map((r) => r.releaseAt ?? now);
+}
+
+/**
  * `n` unsubscribe tokens: 24 bytes of the CSPRNG each (base64url), drawn in one call. A call of crypto.randomBytes
  * costs ~10 µs or more whatever its size (lib/random.ts), so one call per token cost a batch more than its insert
  * (bench/README.md, "Sending: design notes").
@@ -36,25 +60,27 @@ export async function insertDeliveries(
   db: Executor,
   workspaceId: string,
   broadcastId: string,
-  recipients: { contactId: string; email: string }[],
+  recipients: MaterializedRecipient[],
   now: string,
 ): Promise<void> {
   if (!recipients.length) return;
   const ids = recipients.map(() => newId('dlv'));
   const tokens = unsubscribeTokens(recipients.length);
-  const columns = sql`insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at)`;
+  const columns = sql`insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, local_zone, unsubscribe_token, created_at, updated_at)`;
   // The partial unique index of broadcasts' recipients (a run's messages, automation_run_id set, have their own).
   const onConflict = sql`on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing`;
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`${columns}
-      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz
-      from unnest(${ids}::text[], ${recipients.map((r) => r.contactId)}::text[], ${recipients.map((r) => r.email)}::text[], ${tokens}::text[]) as x(i, c, e, t)
+      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, r, z, t, ${now}::timestamptz, ${now}::timestamptz
+      from unnest(${ids}::text[], ${recipients.map((r) => r.contactId)}::text[], ${recipients.map((r) => r.email)}::text[], ${tokens}::text[], ${releases(recipients, now)}::timestamptz[], ${zones(recipients)}::text[]) as x(i, c, e, t, r, z)
       ${onConflict}`.execute(db);
     return;
   }
-  const rows = JSON.stringify(recipients.map((r, n) => [ids[n], r.contactId, r.email, tokens[n]]));
+  const rows = JSON.stringify(
+    recipients.map((r, n) => [ids[n], r.contactId, r.email, tokens[n], r.releaseAt ?? now, r.localZone ?? null]),
+  );
   await sql`${columns}
-    select value ->> 0, ${workspaceId}, ${broadcastId}, value ->> 1, value ->> 2, 'QUEUED', 0, ${now}, value ->> 3, ${now}, ${now}
+    select value ->> 0, ${workspaceId}, ${broadcastId}, value ->> 1, value ->> 2, 'QUEUED', 0, value ->> 4, value ->> 5, value ->> 3, ${now}, ${now}
     from json_each(${rows}) where true
     ${onConflict}`.execute(db);
 }
@@ -74,7 +100,7 @@ export async function insertLeasedRecipients(
   lease: RawBuilder<{ id: string }>,
   workspaceId: string,
   broadcastId: string,
-  recipients: { contactId: string; email: string }[],
+  recipients: MaterializedRecipient[],
   now: string,
 ): Promise<boolean> {
   const ids = recipients.map(() => newId('dlv'));
@@ -82,9 +108,9 @@ export async function insertLeasedRecipients(
   const r = await sql<{ renewed: number }>`with lease as (
       ${lease}
     ), inserted as (
-      insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at)
-      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz
-      from unnest(${ids}::text[], ${recipients.map((x) => x.contactId)}::text[], ${recipients.map((x) => x.email)}::text[], ${tokens}::text[]) as x(i, c, e, t)
+      insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, local_zone, unsubscribe_token, created_at, updated_at)
+      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, r, z, t, ${now}::timestamptz, ${now}::timestamptz
+      from unnest(${ids}::text[], ${recipients.map((x) => x.contactId)}::text[], ${recipients.map((x) => x.email)}::text[], ${tokens}::text[], ${releases(recipients, now)}::timestamptz[], ${zones(recipients)}::text[]) as x(i, c, e, t, r, z)
       where exists (select 1 from lease) and exists (select 1 from contacts where contacts.workspace_id = ${workspaceId} and contacts.id = x.c)
       on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing
     )
@@ -103,7 +129,7 @@ export async function declareAudienceCursor(
   audience: SelectQueryBuilder<Database, 'contacts', object>,
   after: string | null,
 ): Promise<void> {
-  let q = audience.select(['contacts.id', 'contacts.email']).orderBy('contacts.id');
+  let q = audience.select(['contacts.id', 'contacts.email', 'contacts.timezone']).orderBy('contacts.id');
   if (after !== null) q = q.where('contacts.id', '>', after);
   const compiled = q.compile();
   await sql`begin read only`.execute(conn);
@@ -111,12 +137,13 @@ export async function declareAudienceCursor(
 }
 
 /** The next `rows` recipients of the cursor declareAudienceCursor declared on this connection (fewer at its end). */
-export async function fetchAudienceCursor(
-  conn: Executor,
-  rows: number,
-): Promise<{ contactId: string; email: string }[]> {
-  const r = await sql<{ id: string; email: string }>`fetch forward ${sql.lit(rows)} from audience`.execute(conn);
-  return r.rows.map((x) => ({ contactId: x.id, email: x.email }));
+export async function fetchAudienceCursor(conn: Executor, rows: number): Promise<MaterializedRecipient[]> {
+  const r = await sql<{
+    id: string;
+    email: string;
+    timezone: string | null;
+  }>`fetch forward ${sql.lit(rows)} from audience`.execute(conn);
+  return r.rows.map((x) => ({ contactId: x.id, email: x.email, timezone: x.timezone }));
 }
 
 // ---- the hand-off and the "sent" outcome -----------------------------------------------------------

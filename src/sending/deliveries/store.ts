@@ -54,6 +54,11 @@ export interface MaterializationJob {
   segmentId: string | null;
   topicId: string | null;
   cursor: string | null;
+  /**
+   * Local-time sending (docs/sending.md): each recipient's delivery is due when `wallTime` comes in their zone
+   * (`defaultZone`, the workspace's, for those without one); null: every delivery is due at once.
+   */
+  local: { wallTime: string; defaultZone: string } | null;
 }
 
 export interface ClaimedDelivery {
