@@ -197,6 +197,7 @@ export const broadcastsDocs: OperationDocs = {
       'Opens and clicks by people only; bounces are hard bounces. Buckets with nothing in them are left out.',
     response: {
       bucket: 'hour',
+      timeZone: 'UTC',
       data: [
         { at: '2026-11-21T12:00:00.000Z', sent: 1821, opens: 604, clicks: 233, bounces: 16 },
         { at: '2026-11-21T13:00:00.000Z', sent: 0, opens: 311, clicks: 120, bounces: 0 },
