@@ -169,6 +169,25 @@ export async function setTimezonesByEmail(
       .execute();
 }
 
+/**
+ * A sign-up's browser time zone (a form's `captureTimezone`, docs/forms.md): given to the contact only when it has
+ * none, so a public form never overwrites a zone set by the contact's owner, an import or the API.
+ */
+export async function fillContactTimezone(
+  db: Executor,
+  workspaceId: string,
+  contactId: string,
+  timezone: string,
+): Promise<void> {
+  await db
+    .updateTable('contacts')
+    .set({ timezone })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', contactId)
+    .where('timezone', 'is', null)
+    .execute();
+}
+
 export async function deleteContact(db: Executor, workspaceId: string, id: string): Promise<boolean> {
   const res = await db
     .deleteFrom('contacts')
