@@ -5,6 +5,7 @@ import { count, formatNumber, percent } from '../../lib/format';
 import { TimelineCard } from './TimelineCard';
 import { LinksCard } from './LinksCard';
 import { DeliveriesCard } from './DeliveriesCard';
+import { ZonesTable } from './ZonesTable';
 
 function Stat({ label, value, sub }: { label: string; value: string; sub?: string }) {
   return (
@@ -62,6 +63,7 @@ export function Report({ broadcast }: { broadcast: Broadcast }) {
             <Stat label="Complaints" value={formatNumber(s.complained)} sub={percent(s.complained, s.sent)} />
             <Stat label="Unsubscribes" value={formatNumber(s.unsubscribed)} sub={percent(s.unsubscribed, s.sent)} />
           </div>
+          <ZonesTable broadcast={broadcast} />
         </section>
       ) : (
         <Skeleton lines={3} />

@@ -7,7 +7,8 @@
 import Papa from 'papaparse';
 
 /** What a column can become. `property` takes a name of its own; `skip` leaves the column out. */
-export type Target = 'skip' | 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'attributes' | 'property';
+export type Target =
+  'skip' | 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'timezone' | 'attributes' | 'property';
 
 export interface Choice {
   target: Target;
@@ -22,13 +23,14 @@ export const TARGETS: { value: Target; label: string; short: string }[] = [
   { value: 'lastName', label: 'Last name', short: 'last name' },
   { value: 'name', label: 'Full name (split into first and last)', short: 'full name' },
   { value: 'status', label: 'Subscription status', short: 'status' },
+  { value: 'timezone', label: 'Time zone', short: 'time zone' },
   { value: 'property', label: 'Custom property…', short: 'property' },
   { value: 'attributes', label: 'Several properties (a JSON object)', short: 'properties (JSON)' },
   { value: 'skip', label: 'Don’t import', short: 'not imported' },
 ];
 
 /** The fields a file can have only one column of. */
-const SINGLE: Target[] = ['email', 'firstName', 'lastName', 'name', 'status', 'attributes'];
+const SINGLE: Target[] = ['email', 'firstName', 'lastName', 'name', 'status', 'timezone', 'attributes'];
 
 /** Header names compared without case, spaces, `-`, `_` or `.` (as the server compares them). */
 export function headerKey(name: string): string {
@@ -61,6 +63,8 @@ const KNOWN: Record<string, Target> = {
   subscriptionstatus: 'status',
   attributes: 'attributes',
   attribs: 'attributes',
+  timezone: 'timezone',
+  tz: 'timezone',
 };
 
 export const PROPERTY_KEY = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;

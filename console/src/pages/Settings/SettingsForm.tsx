@@ -1,4 +1,4 @@
-/** The workspace's settings: name, default sender, locale, brand colour, tracking. */
+/** The workspace's settings: name, default sender, locale, time zone, brand colour, tracking. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, unwrap } from '../../api/client';
@@ -8,6 +8,7 @@ import type { paths } from '../../api/generated/schema';
 import { Button, Checkbox, ErrorSummary, Input, NotAllowed, Select, Textarea, useToast } from '../../components';
 import { formatDate } from '../../lib/format';
 import { nullable, problemOf } from '../../lib/forms';
+import { timeZoneOptions } from '../../lib/zones';
 
 type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['application/json'];
 type Locale = Workspace['settings']['locale'];
@@ -36,7 +37,9 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
   const [clicks, setClicks] = useState(ws.settings.tracking.clicks);
   const [brand, setBrand] = useState(ws.settings.brandColor ?? '');
   const [require2fa, setRequire2fa] = useState(ws.settings.requireTwoFactor);
+  const [timezone, setTimezone] = useState(ws.settings.timezone);
   useEffect(() => {
+    setTimezone(ws.settings.timezone);
     setRequire2fa(ws.settings.requireTwoFactor);
     setName(ws.name);
     setPostal(ws.settings.postalAddress ?? '');
@@ -62,6 +65,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
               tracking: { opens, clicks },
               brandColor: brandHex ? brandHex.toLowerCase() : null,
               requireTwoFactor: require2fa,
+              timezone,
             },
           },
         }),
@@ -77,6 +81,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
     '/name': 'Name',
     '/settings/postalAddress': 'Postal address',
     '/settings/locale': 'Language',
+    '/settings/timezone': 'Time zone',
     '/settings/defaultFrom': 'Default sender',
     '/settings/tracking': 'Tracking',
     '/settings/brandColor': {
@@ -141,6 +146,15 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
           options={LOCALES}
           disabled={!editable}
           error={fields['/settings/locale']}
+        />
+        <Select
+          label="Time zone"
+          hint="Scheduled times are read in this zone, and broadcasts sent at local time use it for contacts without a time zone of their own."
+          value={timezone}
+          onChange={(e) => setTimezone(e.target.value)}
+          options={timeZoneOptions(timezone)}
+          disabled={!editable}
+          error={fields['/settings/timezone']}
         />
       </section>
       <section className="card stack">

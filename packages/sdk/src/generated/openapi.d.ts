@@ -107,8 +107,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * The sign-in code page
+         * @description A page of the console (no API key): after a right password of a person with two-factor sign-in, the pending sign-in cookie `__Host-fc_2fa` (10 minutes) brings the browser here; it asks for a code of the app or a recovery code (input `code`). Without a valid pending sign-in: 303 to /app/login.
+         */
         get: operations["getAppLoginTwoFactor"];
         put?: never;
+        /**
+         * Sign in: the code
+         * @description Form-encoded or JSON `{ code, next? }` with the pending sign-in cookie: a code of the app or an unused recovery code (spent). Right: the session cookie and a redirect to `next` (303). Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createAppLoginTwoFactor"];
         delete?: never;
         options?: never;
@@ -474,7 +482,7 @@ export interface paths {
         get: operations["getWorkspace"];
         /**
          * Update the workspace name or settings
-         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, and `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links. The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
+         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, `timezone` (an IANA name, default UTC; 422 for another) is the zone local-time sending reads `sendAt` in and sends in to contacts without a zone of their own (docs/sending.md), and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
          */
         put: operations["updateWorkspace"];
         post?: never;
@@ -1218,7 +1226,7 @@ export interface paths {
         get: operations["getBroadcast"];
         /**
          * Update or schedule a broadcast
-         * @description DRAFT or SCHEDULED only (409 broadcast_not_editable otherwise). Partial: a field omitted is unchanged, present replaces, `null` clears. A future `sendAt` schedules it (SCHEDULED; it must be complete: 422 broadcast_incomplete), `sendAt: null` returns it to DRAFT, a past one is 422. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; one that does not parse is 422 validation_failed. When `emailContent.editorContent` is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on this write, ignoring any html or text sent with it; a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/emailContent/editorContent/blocks/3/url`). Needs `write:broadcasts`.
+         * @description DRAFT or SCHEDULED only (409 broadcast_not_editable otherwise). Partial: a field omitted is unchanged, present replaces, `null` clears. A future `sendAt` schedules it (SCHEDULED; it must be complete: 422 broadcast_incomplete), `sendAt: null` returns it to DRAFT, a past one is 422. With `sendAtLocal: true` it sends at `sendAt`'s wall-clock time (read in the workspace's settings.timezone) in each recipient's own zone, and stays SENDING until the last zone's turn; a zone whose time has passed gets it at once, and a time past in every zone of the audience is 422 (docs/sending.md, "Local-time sending"). `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; one that does not parse is 422 validation_failed. When `emailContent.editorContent` is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on this write, ignoring any html or text sent with it; a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/emailContent/editorContent/blocks/3/url`). Needs `write:broadcasts`.
          */
         put: operations["updateBroadcast"];
         post?: never;
@@ -1885,7 +1893,7 @@ export interface paths {
         };
         /**
          * Who is calling
-         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken` and `expiresAt` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
+         * @description With the console's session cookie: the user, their role, the scopes the role grants, the CSRF token every write must send as X-CSRF-Token, when the session expires (30 days after its last use), and `twoFactor`: whether the person has two-factor sign-in and whether the workspace requires it (required and not enabled: every other operation answers 403 two_factor_required until it is set up), and `managers`: up to five owners and admins, owners first, whom the console names when the role does not allow something. With an API key: `user`, `role`, `csrfToken`, `expiresAt` and `twoFactor` are null and `scopes` are the key's. `grants` lists every scope those scopes grant.
          */
         get: operations["getSession"];
         put?: never;
@@ -2036,6 +2044,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
+        /**
+         * Change your name or email
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). Partial: `name` (null clears it) and `email`. A new email needs `currentPassword`, must not be another person's of the workspace (409 user_exists), and changes at once (no confirmation mail); the old address gets a notice when the workspace can send mail.
+         */
         put: operations["updateMe"];
         post?: never;
         delete?: never;
@@ -2053,6 +2065,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Change your password
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a new one (10 to 1000 characters). Every other session of the person is signed out (this one stays), and their unused reset links stop working.
+         */
         post: operations["createMePassword"];
         delete?: never;
         options?: never;
@@ -2067,6 +2083,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /**
+         * Your two-factor sign-in
+         * @description Whether the signed-in person has two-factor sign-in (TOTP), since when, how many unused recovery codes are left, and whether the workspace requires it. Answers while a required set-up is missing.
+         */
         get: operations["getMeTwoFactor"];
         put?: never;
         post?: never;
@@ -2085,6 +2105,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Start setting up two-factor sign-in
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). A new TOTP secret (SHA-1, 6 digits, 30 seconds: what authenticator apps use), its otpauth:// address and a QR code of it as an SVG data URL. Nothing changes at sign-in until POST /v1/me/two-factor/confirm; calling again replaces the secret. 409 invalid_state when it is on already. The secret is stored sealed with the installation's key.
+         */
         post: operations["createMeTwoFactorSetup"];
         delete?: never;
         options?: never;
@@ -2101,6 +2125,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn on two-factor sign-in
+         * @description A code of the app for the secret of the set-up: two-factor sign-in is on, and 10 single-use recovery codes are returned, this once (only their hashes are kept). Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["confirmMeTwoFactor"];
         delete?: never;
         options?: never;
@@ -2117,6 +2145,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Turn off two-factor sign-in
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a code of the app or an unused recovery code. The secret and the recovery codes are deleted. Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createMeTwoFactorDisable"];
         delete?: never;
         options?: never;
@@ -2133,6 +2165,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * New recovery codes
+         * @description For a console session: the signed-in person's own account (an API key is no person: 403 forbidden). Wrong current passwords are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After). The current password and a code of the app: 10 new recovery codes, shown this once; the old ones stop working. Wrong codes are limited to 5 per person and 20 per IP address in 15 minutes (429 with Retry-After); a code is accepted once (the same code again, or an earlier one, is refused).
+         */
         post: operations["createMeTwoFactorRecoveryCode"];
         delete?: never;
         options?: never;
@@ -3002,7 +3038,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. */
+            /** @description Signed in: the session cookie `__Host-fc_session` (`HttpOnly; Secure; SameSite=Lax`; `fc_session` without Secure on http loopback), the known-device cookie, and a redirect to /app. A person with two-factor sign-in gets no session yet: the pending sign-in cookie `__Host-fc_2fa` (10 minutes) and a redirect to /app/login/two-factor, which asks for the code. */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -3055,7 +3091,10 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><form method="post" action="/app/login/two-factor"><input name="code" autocomplete="one-time-code"><button>Verify and sign in</button></form></main></body></html> */
+                    "text/html": string;
+                };
             };
         };
     };
@@ -3066,7 +3105,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /** @example code=492039&next=%2Fapp */
+                "application/x-www-form-urlencoded": string;
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -3074,6 +3118,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Signed in: the session cookie, and a redirect to /app (or `next`). */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A wrong or used code (the page again), or no valid pending sign-in (the sign-in page). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><p role="alert">That code is not right.</p></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description Too many wrong codes (`Retry-After`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Enter your sign-in code</title></head><body><main><h1>Enter your sign-in code</h1><p role="alert">Too many wrong codes. Try again in 15 minutes.</p></main></body></html> */
+                    "text/html": string;
+                };
             };
         };
     };
@@ -4091,7 +4162,9 @@ export interface operations {
                      *           "opens": true,
                      *           "clicks": true
                      *         },
-                     *         "brandColor": "#0b5fff"
+                     *         "brandColor": "#0b5fff",
+                     *         "timezone": "America/Chicago",
+                     *         "requireTwoFactor": false
                      *       }
                      *     }
                      */
@@ -4122,6 +4195,8 @@ export interface operations {
                             };
                             /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
                             brandColor: string | null;
+                            /** @description the workspace's IANA time zone (e.g. Europe/Berlin); default UTC. Local-time sending (docs/sending.md) reads `sendAt` in it and sends in it to contacts without a `timezone` of their own; 422 for a name that is no IANA zone */
+                            timezone: string;
                             /** @description every person of the workspace signs in with two-factor sign-in (TOTP): one without it is sent to set it up after signing in and can do nothing else until then; false unless set. A person turning it on must have it on already (409 invalid_state) */
                             requireTwoFactor: boolean;
                         };
@@ -4199,6 +4274,8 @@ export interface operations {
                         };
                         /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
                         brandColor?: string | null;
+                        /** @description the workspace's IANA time zone (e.g. Europe/Berlin); default UTC. Local-time sending (docs/sending.md) reads `sendAt` in it and sends in it to contacts without a `timezone` of their own; 422 for a name that is no IANA zone */
+                        timezone?: string;
                         /** @description every person of the workspace signs in with two-factor sign-in (TOTP): one without it is sent to set it up after signing in and can do nothing else until then; false unless set. A person turning it on must have it on already (409 invalid_state) */
                         requireTwoFactor?: boolean;
                     };
@@ -4225,7 +4302,9 @@ export interface operations {
                      *           "opens": true,
                      *           "clicks": false
                      *         },
-                     *         "brandColor": "#0b5fff"
+                     *         "brandColor": "#0b5fff",
+                     *         "timezone": "America/Chicago",
+                     *         "requireTwoFactor": false
                      *       }
                      *     }
                      */
@@ -4256,6 +4335,8 @@ export interface operations {
                             };
                             /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
                             brandColor: string | null;
+                            /** @description the workspace's IANA time zone (e.g. Europe/Berlin); default UTC. Local-time sending (docs/sending.md) reads `sendAt` in it and sends in it to contacts without a `timezone` of their own; 422 for a name that is no IANA zone */
+                            timezone: string;
                             /** @description every person of the workspace signs in with two-factor sign-in (TOTP): one without it is sent to set it up after signing in and can do nothing else until then; false unless set. A person turning it on must have it on already (409 invalid_state) */
                             requireTwoFactor: boolean;
                         };
@@ -4813,6 +4894,8 @@ export interface operations {
                                     /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                     proofOfWork: boolean;
                                 };
+                                /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                                captureTimezone?: boolean;
                             };
                             doubleOptInEmailId: string | null;
                             seoTitle: string | null;
@@ -4997,6 +5080,8 @@ export interface operations {
                             /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                             proofOfWork: boolean;
                         } | null;
+                        /** @description the embed fills a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false */
+                        captureTimezone?: boolean;
                     };
                     doubleOptInEmailId?: string | null;
                     seoTitle?: string | null;
@@ -5113,6 +5198,8 @@ export interface operations {
                                 /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                 proofOfWork: boolean;
                             };
+                            /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                            captureTimezone?: boolean;
                         };
                         doubleOptInEmailId: string | null;
                         seoTitle: string | null;
@@ -5368,6 +5455,8 @@ export interface operations {
                                 /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                 proofOfWork: boolean;
                             };
+                            /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                            captureTimezone?: boolean;
                         };
                         doubleOptInEmailId: string | null;
                         seoTitle: string | null;
@@ -5556,6 +5645,8 @@ export interface operations {
                             /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                             proofOfWork: boolean;
                         } | null;
+                        /** @description the embed fills a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false */
+                        captureTimezone?: boolean;
                     };
                     doubleOptInEmailId?: string | null;
                     seoTitle?: string | null;
@@ -5672,6 +5763,8 @@ export interface operations {
                                 /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                 proofOfWork: boolean;
                             };
+                            /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                            captureTimezone?: boolean;
                         };
                         doubleOptInEmailId: string | null;
                         seoTitle: string | null;
@@ -6285,6 +6378,8 @@ export interface operations {
                                     /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                     proofOfWork: boolean;
                                 };
+                                /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                                captureTimezone?: boolean;
                             };
                             doubleOptInEmailId: string | null;
                             seoTitle: string | null;
@@ -6500,6 +6595,8 @@ export interface operations {
                                 /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                 proofOfWork: boolean;
                             };
+                            /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                            captureTimezone?: boolean;
                         };
                         doubleOptInEmailId: string | null;
                         seoTitle: string | null;
@@ -6731,6 +6828,8 @@ export interface operations {
                                 /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                 proofOfWork: boolean;
                             };
+                            /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                            captureTimezone?: boolean;
                         };
                         doubleOptInEmailId: string | null;
                         seoTitle: string | null;
@@ -8836,6 +8935,7 @@ export interface operations {
                      *             "company": "Analytical Engines"
                      *           },
                      *           "status": "SUBSCRIBED",
+                     *           "timezone": "Europe/London",
                      *           "suppressed": false,
                      *           "topics": [
                      *             {
@@ -8856,6 +8956,7 @@ export interface operations {
                      *             "plan": "free"
                      *           },
                      *           "status": "SUBSCRIBED",
+                     *           "timezone": "Europe/London",
                      *           "suppressed": false,
                      *           "topics": [
                      *             {
@@ -8882,6 +8983,8 @@ export interface operations {
                             };
                             /** @enum {string} */
                             status: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                            /** @description the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md) */
+                            timezone: string | null;
                             /** @description the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions) */
                             suppressed: boolean;
                             /** @description every topic of the workspace with the effective subscription */
@@ -8983,6 +9086,8 @@ export interface operations {
                      * @enum {string}
                      */
                     status?: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                    /** @description the contact's IANA time zone (e.g. Europe/Berlin), for local-time sending (docs/sending.md); null: the workspace's settings.timezone */
+                    timezone?: string | null;
                     /** @description explicit choices; a topic not listed keeps the contact's current choice (or the topic default) */
                     topics?: {
                         id: string;
@@ -9009,6 +9114,7 @@ export interface operations {
                      *         "company": "Analytical Engines"
                      *       },
                      *       "status": "SUBSCRIBED",
+                     *       "timezone": "Europe/London",
                      *       "suppressed": false,
                      *       "topics": [
                      *         {
@@ -9031,6 +9137,8 @@ export interface operations {
                         };
                         /** @enum {string} */
                         status: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                        /** @description the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md) */
+                        timezone: string | null;
                         /** @description the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions) */
                         suppressed: boolean;
                         /** @description every topic of the workspace with the effective subscription */
@@ -9069,6 +9177,7 @@ export interface operations {
                      *         "company": "Analytical Engines"
                      *       },
                      *       "status": "SUBSCRIBED",
+                     *       "timezone": "Europe/London",
                      *       "suppressed": false,
                      *       "topics": [
                      *         {
@@ -9091,6 +9200,8 @@ export interface operations {
                         };
                         /** @enum {string} */
                         status: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                        /** @description the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md) */
+                        timezone: string | null;
                         /** @description the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions) */
                         suppressed: boolean;
                         /** @description every topic of the workspace with the effective subscription */
@@ -9348,6 +9459,7 @@ export interface operations {
                      *         "company": "Analytical Engines"
                      *       },
                      *       "status": "SUBSCRIBED",
+                     *       "timezone": "Europe/London",
                      *       "suppressed": false,
                      *       "topics": [
                      *         {
@@ -9370,6 +9482,8 @@ export interface operations {
                         };
                         /** @enum {string} */
                         status: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                        /** @description the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md) */
+                        timezone: string | null;
                         /** @description the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions) */
                         suppressed: boolean;
                         /** @description every topic of the workspace with the effective subscription */
@@ -9467,6 +9581,8 @@ export interface operations {
                     };
                     /** @enum {string} */
                     status?: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                    /** @description the contact's IANA time zone (e.g. Europe/Berlin), for local-time sending (docs/sending.md); null: the workspace's settings.timezone */
+                    timezone?: string | null;
                     /** @description explicit choices; a topic not listed keeps the contact's current choice (or the topic default) */
                     topics?: {
                         id: string;
@@ -9493,6 +9609,7 @@ export interface operations {
                      *         "company": "Analytical Engines"
                      *       },
                      *       "status": "SUBSCRIBED",
+                     *       "timezone": "Europe/London",
                      *       "suppressed": false,
                      *       "topics": [
                      *         {
@@ -9515,6 +9632,8 @@ export interface operations {
                         };
                         /** @enum {string} */
                         status: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                        /** @description the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md) */
+                        timezone: string | null;
                         /** @description the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions) */
                         suppressed: boolean;
                         /** @description every topic of the workspace with the effective subscription */
@@ -12920,6 +13039,8 @@ export interface operations {
                      *           "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *           "segmentId": null,
                      *           "sendAt": null,
+                     *           "sendAtLocal": false,
+                     *           "localSendTime": null,
                      *           "createdAt": "2026-11-21T10:00:00.000Z",
                      *           "updatedAt": "2026-11-21T12:09:41.377Z",
                      *           "sentAt": "2026-11-21T12:09:41.377Z",
@@ -12970,6 +13091,10 @@ export interface operations {
                              * @description RFC 3339, UTC, milliseconds
                              */
                             sendAt: string | null;
+                            /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                            sendAtLocal: boolean;
+                            /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                            localSendTime: string | null;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -13019,6 +13144,19 @@ export interface operations {
                                 uniqueClicks: number;
                                 /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                                 machineOpens: number;
+                                /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                                zones?: {
+                                    /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                    timezone: string;
+                                    recipients: number;
+                                    /** @description accepted by the receiving side */
+                                    sent: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339, UTC, milliseconds
+                                     */
+                                    sendAt: string;
+                                }[];
                                 /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                                 outbox?: number;
                             };
@@ -13140,6 +13278,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T10:00:00.000Z",
                      *       "sentAt": null,
@@ -13171,6 +13311,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -13220,6 +13364,19 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -13335,6 +13492,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:09:41.377Z",
                      *       "sentAt": "2026-11-21T12:09:41.377Z",
@@ -13381,6 +13540,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -13430,6 +13593,19 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -13488,7 +13664,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "sendAt": "2026-11-25T08:00:00.000Z"
+                 *       "sendAt": "2026-11-25T08:00:00.000Z",
+                 *       "sendAtLocal": true
                  *     }
                  */
                 "application/json": {
@@ -13522,6 +13699,8 @@ export interface operations {
                      * @description RFC 3339 with an offset; stored in UTC
                      */
                     sendAt?: string | null;
+                    /** @description local-time sending (docs/sending.md): true sends at `sendAt`'s wall-clock time (read in the workspace's settings.timezone) in each recipient's own zone (the workspace's for contacts without one); a zone whose time has passed when the send starts gets it at once; 422 when the time is past in every zone of the audience. Omitted: unchanged; `sendAt: null` clears it */
+                    sendAtLocal?: boolean;
                 };
             };
         };
@@ -13549,6 +13728,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": "2026-11-25T08:00:00.000Z",
+                     *       "sendAtLocal": true,
+                     *       "localSendTime": "2026-11-25T08:00:00",
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-22T14:30:00.000Z",
                      *       "sentAt": null,
@@ -13580,6 +13761,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -13629,6 +13814,19 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -13819,6 +14017,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:00:00.000Z",
                      *       "sentAt": null,
@@ -13865,6 +14065,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -13914,6 +14118,19 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14234,6 +14451,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "bucket": "hour",
+                     *       "timeZone": "UTC",
                      *       "data": [
                      *         {
                      *           "at": "2026-11-21T12:00:00.000Z",
@@ -14357,6 +14575,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:00:00.000Z",
                      *       "sentAt": null,
@@ -14403,6 +14623,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -14452,6 +14676,19 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14549,6 +14786,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:00:00.000Z",
                      *       "sentAt": null,
@@ -14595,6 +14834,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -14644,6 +14887,19 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14741,6 +14997,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:00:00.000Z",
                      *       "sentAt": null,
@@ -14787,6 +15045,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -14836,6 +15098,19 @@ export interface operations {
                             uniqueClicks: number;
                             /** @description opens by machines: Apple Mail Privacy Protection, security scanners (docs/tracking.md) */
                             machineOpens: number;
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -18943,7 +19218,11 @@ export interface operations {
                      *         }
                      *       ],
                      *       "csrfToken": "q3Xv8b0pR2mZl6Ykz1sT9wHn4cJ7eA5u",
-                     *       "expiresAt": "2026-12-24T08:12:40.503Z"
+                     *       "expiresAt": "2026-12-24T08:12:40.503Z",
+                     *       "twoFactor": {
+                     *         "enabled": true,
+                     *         "required": false
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -19941,6 +20220,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Sam Rivera",
+                 *       "email": "sam.rivera@example.com",
+                 *       "currentPassword": "correct-horse-battery-staple"
+                 *     }
+                 */
                 "application/json": {
                     name?: string | null;
                     /** @description the new sign-in address: free in the workspace (409 user_exists); needs `currentPassword` */
@@ -19957,6 +20243,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_01JDB40M6P8R0T2V4X6Z8B0D2F",
+                     *       "email": "sam.rivera@example.com",
+                     *       "name": "Sam Rivera",
+                     *       "role": "editor",
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-29T09:30:00.000Z",
+                     *       "lastLoginAt": "2026-11-29T09:12:40.503Z",
+                     *       "emailChanged": true
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                         email: string;
@@ -20069,6 +20367,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "newPassword": "a new and longer passphrase"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20083,6 +20387,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "sessionsEnded": 2
+                     *     }
+                     */
                     "application/json": {
                         /** @description the other sessions of the person that were signed out */
                         sessionsEnded: number;
@@ -20178,6 +20487,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "enrolledAt": "2026-11-29T09:40:00.000Z",
+                     *       "recoveryCodesLeft": 9,
+                     *       "required": false
+                     *     }
+                     */
                     "application/json": {
                         enabled: boolean;
                         /**
@@ -20230,6 +20547,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20243,6 +20565,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "uri": "otpauth://totp/Formcast%20Acme:sam%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Formcast%20Acme",
+                     *       "qrCode": "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4="
+                     *     }
+                     */
                     "application/json": {
                         /** @description the TOTP secret in Base32, to type into an app that cannot scan */
                         secret: string;
@@ -20336,6 +20665,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the 6-digit code the authenticator app shows */
                     code: string;
@@ -20349,6 +20683,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "k7mq-2xrt-9vbn",
+                     *         "p3ha-wq8z-c6je",
+                     *         "u4ds-7fky-tn2m",
+                     *         "r9gx-b5cw-hq3a",
+                     *         "e8vn-m2pz-j6tk",
+                     *         "y5qa-d7hr-w4xc",
+                     *         "f2tm-k9ue-s8bn",
+                     *         "z6jc-x3wa-q7pd",
+                     *         "g4rk-n8ys-v2me",
+                     *         "b7wt-h5qz-a9cu"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description single-use codes that stand in for the app: shown this once, stored only as hashes */
                         recoveryCodes: string[];
@@ -20438,6 +20788,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20537,6 +20893,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery-staple",
+                 *       "code": "492039"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the current password (checked: 5 wrong ones per person in 15 minutes, then 429) */
                     currentPassword: string;
@@ -20552,6 +20914,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "recoveryCodes": [
+                     *         "k7mq-2xrt-9vbn",
+                     *         "p3ha-wq8z-c6je",
+                     *         "u4ds-7fky-tn2m",
+                     *         "r9gx-b5cw-hq3a",
+                     *         "e8vn-m2pz-j6tk",
+                     *         "y5qa-d7hr-w4xc",
+                     *         "f2tm-k9ue-s8bn",
+                     *         "z6jc-x3wa-q7pd",
+                     *         "g4rk-n8ys-v2me",
+                     *         "b7wt-h5qz-a9cu"
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         /** @description single-use codes that stand in for the app: shown this once, stored only as hashes */
                         recoveryCodes: string[];
