@@ -110,8 +110,8 @@ export function Progress({ broadcast }: { broadcast: Broadcast }) {
       )}
       {broadcast.localSendTime && (
         <p className="muted small">
-          Sent at local time: each time zone&rsquo;s contacts get it at their own{' '}
-          {broadcast.localSendTime.slice(11, 16)}; it stays Sending until the last zone&rsquo;s turn.
+          Sent at local time: each time zone&rsquo;s contacts get it at {broadcast.localSendTime.slice(11, 16)} their
+          time; it stays Sending until the last zone&rsquo;s turn.
         </p>
       )}
       <ZonesTable broadcast={broadcast} />

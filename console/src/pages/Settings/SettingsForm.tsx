@@ -149,7 +149,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
         />
         <Select
           label="Time zone"
-          hint="Scheduled times are read in this zone, and broadcasts sent at local time use it for contacts without a time zone of their own."
+          hint="Used by broadcasts sent at local time: contacts without a time zone of their own get them at the chosen time in this zone."
           value={timezone}
           onChange={(e) => setTimezone(e.target.value)}
           options={timeZoneOptions(timezone)}
