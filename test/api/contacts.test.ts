@@ -13,6 +13,7 @@ const CONTACT_KEYS = [
   'properties',
   'status',
   'suppressed',
+  'timezone',
   'topics',
   'updatedAt',
 ];
