@@ -275,9 +275,7 @@ export class SubmissionsService {
         : [];
     if (form.type === 'SIGN_UP' && !held.length)
       ({ contactId, confirmationSent } = await signUpContact(trx, workspaceId, form, email, fields, now));
-    const zone = values[TIMEZONE_FIELD];
-    if (contactId && form.settings.captureTimezone && typeof zone === 'string' && canonicalTimeZone(zone))
-      await fillContactTimezone(trx, workspaceId, contactId, zone);
+    if (contactId) await fillBrowserZone(trx, workspaceId, form, contactId, values[TIMEZONE_FIELD]);
     await repo.insertSubmission(trx, workspaceId, {
       status: held.length ? 'HELD' : 'ACCEPTED',
       heldReasons: held.length ? held : null,
@@ -394,6 +392,8 @@ export class SubmissionsService {
           ? await signUpContact(trx, workspaceId, form, email, fields, now)
           : { contactId: null };
       if (contactId) await repo.setSubmissionContact(trx, workspaceId, submissionId, contactId);
+      // The browser's zone it came with (captureTimezone), as an accepted sign-up gives it.
+      if (contactId) await fillBrowserZone(trx, workspaceId, form, contactId, found.data[TIMEZONE_FIELD]);
       await recordAccepted(
         trx,
         workspaceId,
@@ -614,6 +614,18 @@ function successFor(form: Form, values: Record<string, Value> | null): Form['set
     };
   }
   return { type: 'MESSAGE', message: renderSuccessMessage(action.message!, scope, DEFAULT_SUCCESS_MESSAGE) };
+}
+
+/** A sign-up's browser zone (captureTimezone) given to its contact when it has none; anything else is ignored. */
+async function fillBrowserZone(
+  trx: Executor,
+  workspaceId: string,
+  form: Form,
+  contactId: string,
+  value: unknown,
+): Promise<void> {
+  const zone = form.settings.captureTimezone ? browserZone(value) : undefined;
+  if (zone) await fillContactTimezone(trx, workspaceId, contactId, zone);
 }
 
 /** A submitted zone as Intl spells it, or undefined when it is none (or not text). */
