@@ -258,6 +258,10 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       ['broadcasts', 'resend_as_of'],
       ['workspaces', 'slug'],
       ['broadcasts', 'archive'],
+      ['contacts', 'timezone'],
+      ['broadcasts', 'local_send_time'],
+      ['broadcasts', 'local_start_at'],
+      ['deliveries', 'local_zone'],
     ] as const)
       await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };

@@ -11,7 +11,7 @@ export {
   signUp,
   type SignUpFields,
 } from './contacts/contacts.lifecycle.js';
-export { CONTACT_COLUMNS, getContact, toContactRecord } from './contacts/contacts.repository.js';
+export { CONTACT_COLUMNS, fillContactTimezone, getContact, toContactRecord } from './contacts/contacts.repository.js';
 export { PROPERTY_KEY_PATTERN } from './contacts/contacts.schemas.js';
 export { changeByAutomation } from './contacts/contacts.service.js';
 export { setTopicChoices, topicsOfContacts } from './contacts/contacts.subscriptions.js';

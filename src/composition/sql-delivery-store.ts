@@ -23,17 +23,18 @@ import { getBroadcast, sendingMaterializedBroadcasts } from '../sending/broadcas
 import * as broadcasts from '../sending/broadcasts/broadcasts.writer.js';
 import { abBatch, withVariant } from '../sending/broadcasts/broadcasts.ab.js';
 import { AudienceReader, type AudienceBatch } from '../sending/deliveries/audience-reader.js';
+import { withLocalReleases } from '../sending/deliveries/local-time.js';
 import {
   handOff,
   handOffMany,
   insertDeliveries,
   insertLeasedRecipients,
+  type MaterializedRecipient,
 } from '../sending/deliveries/deliveries.batch-sql.js';
 import { recordOutcome, recordSentMany } from '../sending/deliveries/deliveries.outcomes.js';
 import { claimDeliveries, renewLeases } from '../sending/deliveries/deliveries.repository.js';
 import type {
   AttemptOutcome,
-  AudienceRecipient,
   BroadcastFinish,
   ClaimedDelivery,
   DeliveryStore,
@@ -212,7 +213,7 @@ export class SqlDeliveryStore implements DeliveryStore {
   ): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }> {
     const k = this.db.kysely;
     let batch: AudienceBatch;
-    let written: AudienceRecipient[];
+    let written: MaterializedRecipient[];
     if (this.db.dialect === 'postgres') {
       let reader = this.readers.get(job);
       if (!reader || reader.position !== job.cursor || reader.maxRows !== maxRows) {
@@ -240,7 +241,8 @@ export class SqlDeliveryStore implements DeliveryStore {
           now,
         );
         // An A/B broadcast writes its test share, then the rest with the winner (abBatch); the cursor moves over all read.
-        written = abBatch(job.broadcastId, job.ab, batch.rows);
+        // Local-time sending (issue 34): each recipient due at its zone's turn (withLocalReleases).
+        written = withLocalReleases(job, abBatch(job.broadcastId, job.ab, batch.rows), now);
         held = await insertLeasedRecipients(k, lease, job.workspaceId, job.broadcastId, written, now);
       } catch (err) {
         void reader.close();
@@ -272,14 +274,15 @@ export class SqlDeliveryStore implements DeliveryStore {
             : await nextSlice(trx, job.workspaceId, { rows: sliceRows, order: 'asc', cursor: job.cursor ?? undefined });
         const rows = (
           await inRange(query, range)
-            .select(['contacts.id', 'contacts.email'])
+            .select(['contacts.id', 'contacts.email', 'contacts.timezone'])
             .orderBy('contacts.id')
             .limit(maxRows)
             .execute()
-        ).map((r) => ({ contactId: r.id, email: r.email }));
+        ).map((r) => ({ contactId: r.id, email: r.email, timezone: r.timezone }));
         const next = rows.length >= maxRows ? rows.at(-1)!.contactId : (range.upTo ?? null);
         // An A/B broadcast writes its test share, then the rest with the winner (abBatch); the cursor moves over all read.
-        const toWrite = abBatch(job.broadcastId, job.ab, rows);
+        // Local-time sending (issue 34): each recipient due at its zone's turn (withLocalReleases).
+        const toWrite = withLocalReleases(job, abBatch(job.broadcastId, job.ab, rows), now);
         await insertDeliveries(trx, job.workspaceId, job.broadcastId, toWrite, now);
         await broadcasts.advanceMaterialization(
           trx,

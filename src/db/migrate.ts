@@ -32,6 +32,7 @@ import { abTests } from './migrations/0029_ab_tests.js';
 import { contactTags } from './migrations/0030_contact_tags.js';
 import { engagementIndex } from './migrations/0031_engagement_index.js';
 import { publicArchive } from './migrations/0032_public_archive.js';
+import { timeZones } from './migrations/0033_time_zones.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -67,6 +68,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0030_contact_tags': contactTags(db.dialect),
     '0031_engagement_index': engagementIndex(db.dialect),
     '0032_public_archive': publicArchive(db.dialect),
+    '0033_time_zones': timeZones(db.dialect),
   };
 }
 

@@ -215,6 +215,8 @@ export interface ContactsTable {
   status: ContactStatus;
   created_at: string;
   updated_at: string;
+  /** The contact's IANA time zone (0033); null: the workspace's settings.timezone. */
+  timezone: string | null;
 }
 
 export interface TopicsTable {
@@ -312,6 +314,10 @@ export interface BroadcastsTable {
   topic_id: string | null;
   segment_id: string | null;
   send_at: string | null;
+  /** Local-time sending (0033, docs/sending.md): the wall-clock time each recipient gets it at in their zone; null: not local. */
+  local_send_time: string | null;
+  /** Local-time sending: when the scheduler starts it (the earliest zone's instant) instead of send_at. */
+  local_start_at: string | null;
   created_at: string;
   updated_at: string;
   sent_at: string | null;
@@ -354,6 +360,8 @@ export interface DeliveriesTable {
   status: DeliveryStatus;
   attempts: number;
   next_attempt_at: string;
+  /** Local-time sending (0033): the recipient zone whose turn this delivery waits for; null for other sends. */
+  local_zone: string | null;
   lease_owner: string | null;
   lease_expires_at: string | null;
   handed_off_at: string | null;

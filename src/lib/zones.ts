@@ -58,3 +58,39 @@ export function bucketStartIn(ms: number, bucket: 'hour' | 'day', timeZone: stri
   const exact = start - (wallClock(guess, timeZone) - guess);
   return wallClock(exact, timeZone) === start ? exact : guess;
 }
+
+/**
+ * The zone's canonical spelling (`europe/berlin` → `Europe/Berlin`) as Intl resolves it, or undefined when `name` is
+ * no zone this runtime knows. What the API stores for a contact's or a workspace's zone.
+ */
+export function canonicalTimeZone(name: string): string | undefined {
+  if (!isTimeZone(name)) return undefined;
+  return formatIn(name).resolvedOptions().timeZone;
+}
+
+/** A wall-clock time as written in ISO 8601 without an offset: `2026-03-29T09:00:00`. */
+export type WallTime = string;
+
+/** The wall-clock time that instant `ms` shows in the zone (seconds precision). */
+export function wallTimeIn(ms: number, timeZone: string): WallTime {
+  return new Date(wallClock(ms, timeZone)).toISOString().slice(0, 19);
+}
+
+/**
+ * The UTC instant (ms) at which the zone's clocks show `wall` (`YYYY-MM-DDTHH:mm[:ss]`), through Intl alone (no
+ * offset table of our own). DST resolved as Temporal's `compatible` does: a time that occurs twice (clocks set back)
+ * is the earlier instant; a time that never occurs (clocks set forward) is moved forward by the gap (02:30 on the day
+ * Berlin skips 02:00–03:00 is 03:30 CEST).
+ */
+export function instantOfWallTime(wall: WallTime, timeZone: string): number {
+  const target = Date.parse(`${wall.length === 16 ? `${wall}:00` : wall}Z`);
+  if (Number.isNaN(target)) throw new RangeError(`not a wall-clock time: ${wall}`);
+  const offsetAt = (ms: number) => wallClock(ms, timeZone) - Math.floor(ms / 1000) * 1000;
+  // The offsets a day either side: a zone changes its offset at most once in between.
+  const before = offsetAt(target - 86_400_000);
+  const after = offsetAt(target + 86_400_000);
+  const candidates = [target - before, target - after].filter((t) => wallClock(t, timeZone) === target);
+  if (candidates.length) return Math.min(...candidates);
+  // A skipped time: with the offset before the change, the instant that many minutes after it.
+  return target - before;
+}

@@ -14,6 +14,7 @@ const CONTACT_KEYS = [
   'status',
   'suppressed',
   'tags',
+  'timezone',
   'topics',
   'updatedAt',
 ];

@@ -245,6 +245,8 @@ describeApi('sending broadcasts', (h) => {
       sentAt: undefined,
       stats: undefined,
       pausedReason: undefined,
+      sendAtLocal: undefined,
+      localSendTime: undefined,
       name: 'Again',
     });
     expect(again.statusCode, again.body).toBe(201);

@@ -11,6 +11,7 @@ const workspace = {
     defaultFrom: 'Acme <hello@example.com>',
     tracking: { opens: true, clicks: true },
     brandColor: '#0b5fff',
+    timezone: 'America/Chicago',
     requireTwoFactor: false,
   },
 };
@@ -29,7 +30,7 @@ export const workspacesDocs: OperationDocs = {
     tags,
     summary: 'Update the workspace name or settings',
     description:
-      "Partial: a field omitted is not changed, and `settings` members omitted keep their value. `slug` is the address of the workspace's public archive, `/archive/{slug}` (docs/archive.md): lower-case words joined by hyphens, unique across the installation (another workspace's: 409 slug_taken, nothing changed), null removes the archive. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.",
+      "Partial: a field omitted is not changed, and `settings` members omitted keep their value. `slug` is the address of the workspace's public archive, `/archive/{slug}` (docs/archive.md): lower-case words joined by hyphens, unique across the installation (another workspace's: 409 slug_taken, nothing changed), null removes the archive. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, `timezone` (an IANA name, default UTC; 422 for another) is the zone local-time sending reads `sendAt` in and sends in to contacts without a zone of their own (docs/sending.md), and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.",
     request: {
       name: 'Acme',
       settings: {

@@ -42,6 +42,12 @@ export const WorkspaceSettingsSchema = Type.Object({
         "the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none",
     }),
   ),
+  timezone: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description:
+      "the workspace's IANA time zone (e.g. Europe/Berlin); default UTC. Local-time sending (docs/sending.md) reads `sendAt` in it and sends in it to contacts without a `timezone` of their own; 422 for a name that is no IANA zone",
+  }),
   requireTwoFactor: Type.Boolean({
     description:
       'every person of the workspace signs in with two-factor sign-in (TOTP): one without it is sent to set it up after signing in and can do nothing else until then; false unless set. A person turning it on must have it on already (409 invalid_state)',
@@ -55,6 +61,7 @@ export const DEFAULT_SETTINGS: WorkspaceSettings = {
   defaultFrom: null,
   tracking: { opens: true, clicks: true },
   brandColor: null,
+  timezone: 'UTC',
   requireTwoFactor: false,
 };
 

@@ -4,6 +4,7 @@ import { conflict, notFound, unprocessable, validationFailed } from '../../error
 import { findDomainByName } from '../../mail-setup/index.js';
 import { SYSTEM_ACTOR, changesOf, recordAudit, type AuditActor } from '../../outbox/index.js';
 import { parseMailbox } from '../../lib/email.js';
+import { canonicalTimeZone } from '../../lib/zones.js';
 import { DEFAULT_SETTINGS, type UpdateWorkspaceInput } from './workspaces.schemas.js';
 import { newId } from '../../lib/ids.js';
 import { nowIso } from '../../lib/time.js';
@@ -62,6 +63,19 @@ export class WorkspacesService {
       const current = await repo.getWorkspace(trx, workspaceId);
       if (!current) throw notFound('workspace');
       const settings = input.settings ? { ...current.settings, ...input.settings } : undefined;
+      if (settings && input.settings?.timezone !== undefined) {
+        // An IANA name Intl knows, stored as Intl spells it (docs/sending.md, "Local-time sending").
+        const zone = canonicalTimeZone(input.settings.timezone);
+        if (!zone)
+          throw validationFailed([
+            {
+              path: '/settings/timezone',
+              message: 'must be an IANA time zone name, such as Europe/Berlin or America/New_York',
+              keyword: 'timezone',
+            },
+          ]);
+        settings.timezone = zone;
+      }
       if (input.settings?.defaultFrom) {
         const mailbox = parseMailbox(input.settings.defaultFrom);
         if (!mailbox)

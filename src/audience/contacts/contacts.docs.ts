@@ -8,6 +8,7 @@ const contact = {
   lastName: 'Lovelace',
   properties: { plan: 'pro', company: 'Analytical Engines' },
   status: 'SUBSCRIBED',
+  timezone: 'Europe/London',
   suppressed: false,
   topics: [topic],
   tags: ['VIP', 'Customer'],

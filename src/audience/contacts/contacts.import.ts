@@ -5,6 +5,7 @@ import { DomainError, validationFailed, type FieldError } from '../../errors/err
 import { MAX_JSON_DEPTH, findBadString, jsonDepth } from '../../http/input.js';
 import { toFieldErrors, validatorCompiler } from '../../http/validation.js';
 import { contactEmail } from './contacts.email.js';
+import { canonicalTimeZone } from '../../lib/zones.js';
 import { CONTACT_STATUSES, ImportRow, MAX_PROPERTIES, PROPERTY_KEY_PATTERN } from './contacts.schemas.js';
 import { normalizeTags, parseTagCell } from './contacts.tags.js';
 
@@ -24,6 +25,8 @@ export interface ContactUpsert {
   properties?: Record<string, unknown>;
   /** Tags added to the contact's (an import never removes one), normalised. */
   tags?: string[];
+  /** An IANA zone, as Intl spells it (checked by checkRow); undefined: unchanged. */
+  timezone?: string;
 }
 
 export type ImportItem =
@@ -119,14 +122,26 @@ export function checkRow(value: unknown, line: number): ImportItem {
   if (bad) return { type: 'reject', line, reason: describe([bad]) };
   if (!validateRow(value))
     return { type: 'reject', line, reason: describe(toFieldErrors(validateRow.errors ?? [], 'body')) };
-  const input = value as ContactUpsert;
+  const { timezone: zoneGiven, ...input } = value as ContactUpsert & { timezone?: string | null };
   const email = contactEmail(input.email);
   if (email === null)
     return { type: 'reject', line, reason: clip(`email is not a valid email address: ${JSON.stringify(input.email)}`) };
-  if (input.tags === undefined) return { type: 'row', line, row: { ...input, email } };
-  const { tags, errors } = normalizeTags(input.tags);
-  if (errors.length) return { type: 'reject', line, reason: describe(errors) };
-  return { type: 'row', line, row: { ...input, email, tags } };
+  let row: ContactUpsert & { timezone?: string } = { ...input, email };
+  if (input.tags !== undefined) {
+    const { tags, errors } = normalizeTags(input.tags);
+    if (errors.length) return { type: 'reject', line, reason: describe(errors) };
+    row = { ...row, tags };
+  }
+  // A time zone (docs/contacts.md, "Time zone"): an IANA name or the row is rejected; null or empty: left as it is.
+  if (zoneGiven === undefined || zoneGiven === null || zoneGiven === '') return { type: 'row', line, row };
+  const timezone = canonicalTimeZone(zoneGiven);
+  if (!timezone)
+    return {
+      type: 'reject',
+      line,
+      reason: clip(`timezone is not an IANA time zone name: ${JSON.stringify(zoneGiven)}`),
+    };
+  return { type: 'row', line, row: { ...row, timezone } };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -222,6 +237,8 @@ export interface CsvColumns {
   /** A full name (Listmonk's `name`), split into first and last when the file has no such columns. */
   name?: number;
   status?: number;
+  /** The contact's IANA time zone (docs/contacts.md, "Time zone"). */
+  timezone?: number;
   /** A JSON object of properties (Listmonk's `attributes`), merged under the property columns. */
   attributes?: number;
   /** Tags: comma-separated, or Mailchimp's quoted list ("VIP","Customer"). */
@@ -231,7 +248,7 @@ export interface CsvColumns {
   properties: [index: number, key: string][];
 }
 
-type KnownColumn = 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'attributes' | 'tags';
+type KnownColumn = 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'attributes' | 'tags' | 'timezone';
 
 /**
  * Header names of the common exports, compared without case, spaces, `-` or `_`: ours, Mailchimp's
@@ -259,6 +276,9 @@ const KNOWN_COLUMNS: Record<string, KnownColumn> = Object.assign(Object.create(n
   tags: 'tags',
   tag: 'tags',
   labels: 'tags',
+  // The contact's zone: ours, Mailchimp's TIMEZONE column, "Time zone", tz.
+  timezone: 'timezone',
+  tz: 'timezone',
 });
 
 /** A header compared with the known names: lower case, without spaces, `-`, `_` or `.`. */
@@ -323,7 +343,7 @@ export function propertyKeyFor(name: string): string | undefined {
 export type ColumnMap = Record<string, string | null>;
 
 const PROPERTY_KEY = new RegExp(PROPERTY_KEY_PATTERN);
-const TARGETS = new Set<string>(['email', 'firstName', 'lastName', 'name', 'status', 'attributes', 'tags']);
+const TARGETS = new Set<string>(['email', 'firstName', 'lastName', 'name', 'status', 'attributes', 'tags', 'timezone']);
 
 /** A column map as given in the query string (JSON text), checked: 422 when it is not one. */
 export function parseColumnMap(text: string): ColumnMap {
@@ -349,7 +369,7 @@ export function checkColumnMap(map: unknown): ColumnMap {
       {
         path: '/columns',
         message:
-          'must be a JSON object of header name to email, firstName, lastName, name, status, attributes, tags, a property key, or null to skip',
+          'must be a JSON object of header name to email, firstName, lastName, name, status, attributes, tags, timezone, a property key, or null to skip',
       },
     ]);
   const entries = Object.entries(map as Record<string, unknown>);
@@ -364,7 +384,7 @@ export function checkColumnMap(map: unknown): ColumnMap {
     if (!TARGETS.has(target) && !PROPERTY_KEY.test(key))
       errors.push({
         path: `/columns/${header}`,
-        message: `"${target}" is not email, firstName, lastName, name, status, attributes, tags, nor a property key (${PROPERTY_KEY_PATTERN})`,
+        message: `"${target}" is not email, firstName, lastName, name, status, attributes, tags, timezone, nor a property key (${PROPERTY_KEY_PATTERN})`,
       });
   }
   if (errors.length) throw validationFailed(errors);
@@ -444,7 +464,7 @@ export function csvRow(cols: CsvColumns, record: string[], line: number): Import
     };
   if (record.some((cell) => cell.includes(REPLACEMENT))) return { type: 'reject', line, reason: NOT_UTF8 };
   const row: Record<string, unknown> = { email: record[cols.email] };
-  for (const field of ['firstName', 'lastName'] as const) {
+  for (const field of ['firstName', 'lastName', 'timezone'] as const) {
     const i = cols[field];
     if (i !== undefined && record[i] !== '') row[field] = record[i];
   }

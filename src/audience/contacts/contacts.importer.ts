@@ -140,6 +140,8 @@ class Batch implements ContactUpserts {
   readonly properties: (string | undefined)[] = [];
   /** The slots with tags (most rows have none): slot → tags to add. */
   readonly tags = new Map<number, string[]>();
+  /** Each slot's time zone, set beside the upsert (ImportRun.flush); undefined: unchanged. */
+  readonly timezones: (string | undefined)[] = [];
   /** How many rows of the file a slot stands for: the first creates or updates, the others update. */
   readonly rows: number[] = [];
   size = 0;
@@ -156,6 +158,7 @@ class Batch implements ContactUpserts {
       if (row.status !== undefined) this.statuses[slot] = row.status;
       if (json !== undefined) this.properties[slot] = json;
       if (row.tags?.length) this.tags.set(slot, [...(this.tags.get(slot) ?? []), ...row.tags]);
+      if (row.timezone !== undefined) this.timezones[slot] = row.timezone;
       this.rows[slot]!++;
       return;
     }
@@ -167,6 +170,7 @@ class Batch implements ContactUpserts {
     this.lastNames[i] = row.lastName;
     this.statuses[i] = row.status;
     this.properties[i] = json;
+    this.timezones[i] = row.timezone;
     this.rows[i] = 1;
   }
 
@@ -271,6 +275,16 @@ class ImportRun {
       const now = nowIso();
       const { created, held } = await upsertContacts(trx, ws, b, now);
       if (b.tags.size) await addImportedTags(trx, ws, b, created, now);
+      // The rows' time zones (a `timezone` column), by zone, in the batch's transaction.
+      const byZone = new Map<string, string[]>();
+      for (let i = 0; i < b.size; i++) {
+        const zone = b.timezones[i];
+        if (zone === undefined) continue;
+        const emails = byZone.get(zone);
+        if (emails) emails.push(b.emails[i]!);
+        else byZone.set(zone, [b.emails[i]!]);
+      }
+      if (byZone.size) await repo.setTimezonesByEmail(trx, ws, byZone);
       const d = { created: 0, updated: 0, suppressed: held };
       for (let i = 0; i < b.size; i++) {
         const c = created[i] ? 1 : 0;

@@ -18,6 +18,8 @@ export interface ContactRecord {
   lastName: string | null;
   properties: Record<string, unknown>;
   status: ContactStatus;
+  /** The contact's IANA time zone; null: the workspace's settings.timezone (docs/contacts.md). */
+  timezone: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -29,6 +31,7 @@ export const CONTACT_COLUMNS = [
   'last_name',
   'properties',
   'status',
+  'timezone',
   'created_at',
   'updated_at',
 ] as const;
@@ -40,6 +43,7 @@ export function toContactRecord(r: {
   last_name: string | null;
   properties: string;
   status: ContactStatus;
+  timezone: string | null;
   created_at: string;
   updated_at: string;
 }): ContactRecord {
@@ -50,6 +54,7 @@ export function toContactRecord(r: {
     lastName: r.last_name,
     properties: fromJsonColumn<Record<string, unknown>>(r.properties) ?? {},
     status: r.status,
+    timezone: r.timezone,
     createdAt: toIso(r.created_at),
     updatedAt: toIso(r.updated_at),
   };
@@ -74,6 +79,8 @@ export interface ContactValues {
   /** The properties as JSON text already (imports keep them so); wins over `properties`. */
   propertiesJson?: string;
   status?: ContactStatus;
+  /** An IANA zone already checked (lib/zones.ts canonicalTimeZone), or null to clear it. */
+  timezone?: string | null;
 }
 
 /** The id of the workspace's contact with this email (normalised), if there is one. */
@@ -135,6 +142,7 @@ export async function updateContact(
   if (v.propertiesJson !== undefined) set.properties = v.propertiesJson;
   else if (v.properties !== undefined) set.properties = toJsonColumn(v.properties)!;
   if (v.status !== undefined) set.status = v.status;
+  if (v.timezone !== undefined) set.timezone = v.timezone;
   const res = await db
     .updateTable('contacts')
     .set(set)
@@ -142,6 +150,43 @@ export async function updateContact(
     .where('id', '=', id)
     .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
+}
+
+/**
+ * An import batch's time zones (docs/contacts.md, "Time zone"): one UPDATE per zone, over the batch's contacts of that
+ * zone by email (normalised); in the batch's transaction, after its upsert.
+ */
+export async function setTimezonesByEmail(
+  db: Executor,
+  workspaceId: string,
+  byZone: ReadonlyMap<string, readonly string[]>,
+): Promise<void> {
+  for (const [zone, emails] of byZone)
+    await db
+      .updateTable('contacts')
+      .set({ timezone: zone })
+      .where('workspace_id', '=', workspaceId)
+      .where('email', 'in', [...emails])
+      .execute();
+}
+
+/**
+ * A sign-up's browser time zone (a form's `captureTimezone`, docs/forms.md): given to the contact only when it has
+ * none, so a public form never overwrites a zone set by the contact's owner, an import or the API.
+ */
+export async function fillContactTimezone(
+  db: Executor,
+  workspaceId: string,
+  contactId: string,
+  timezone: string,
+): Promise<void> {
+  await db
+    .updateTable('contacts')
+    .set({ timezone })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', contactId)
+    .where('timezone', 'is', null)
+    .execute();
 }
 
 export async function deleteContact(db: Executor, workspaceId: string, id: string): Promise<boolean> {

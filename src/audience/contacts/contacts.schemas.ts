@@ -19,6 +19,15 @@ const email = Type.String({
 });
 const personName = Nullable(Type.String({ minLength: 1, maxLength: 200 }));
 const status = StringEnum(CONTACT_STATUSES);
+/** An IANA zone name, checked by the service with Intl (422 at /timezone otherwise) and stored as Intl spells it. */
+const timezone = Nullable(
+  Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description:
+      "the contact's IANA time zone (e.g. Europe/Berlin), for local-time sending (docs/sending.md); null: the workspace's settings.timezone",
+  }),
+);
 
 export const PropertyValue = Type.Unsafe<string | number | boolean | null>({
   type: ['string', 'number', 'boolean', 'null'],
@@ -60,6 +69,7 @@ export const UpsertContactBody = Type.Object(
       ...status,
       description: 'a new contact defaults to SUBSCRIBED; omitted, an existing contact keeps its status',
     }),
+    timezone: Type.Optional(timezone),
     topics: Type.Optional(TopicChoices),
     tags: Type.Optional(Tags),
   },
@@ -75,6 +85,7 @@ export const UpdateContactBody = Type.Object(
     lastName: Type.Optional(personName),
     properties: Type.Optional(Properties),
     status: Type.Optional(status),
+    timezone: Type.Optional(timezone),
     topics: Type.Optional(TopicChoices),
     tags: Type.Optional(Tags),
   },
@@ -91,6 +102,7 @@ export const ImportRow = Type.Object(
     status: Type.Optional(status),
     properties: Type.Optional(Properties),
     tags: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 1000 })),
+    timezone: Type.Optional(timezone),
   },
   { additionalProperties: false },
 );
@@ -105,6 +117,12 @@ export const ContactSchema = Type.Object({
   lastName: Nullable(Type.String()),
   properties: Type.Record(Type.String(), Type.Unknown()),
   status: StringEnum(CONTACT_STATUSES),
+  timezone: Nullable(
+    Type.String({
+      description:
+        "the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md)",
+    }),
+  ),
   suppressed: Type.Boolean({
     description:
       'the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions)',

@@ -37,8 +37,24 @@ import type {
   UpsertContactInput,
 } from './contacts.schemas.js';
 import { SET_OPERATION } from './contacts.state.js';
+import { canonicalTimeZone } from '../../lib/zones.js';
 import { setTopicChoices, topicsOfContacts } from './contacts.subscriptions.js';
 import { normalizeTags, replaceTags, tagsOfContacts, workspaceTags } from './contacts.tags.js';
+
+/** A contact's zone as given (undefined: unchanged, null: cleared), checked with Intl: 422 at /timezone otherwise. */
+function zoneOrFail(input: string | null | undefined): string | null | undefined {
+  if (input === undefined || input === null) return input;
+  const zone = canonicalTimeZone(input);
+  if (!zone)
+    throw validationFailed([
+      {
+        path: '/timezone',
+        message: 'must be an IANA time zone name, such as Europe/Berlin or America/New_York',
+        keyword: 'timezone',
+      },
+    ]);
+  return zone;
+}
 
 function emailOrFail(input: string, path: string): string {
   const email = contactEmail(input);
@@ -333,15 +349,18 @@ export class ContactsService {
    */
   async upsert(workspaceId: string, input: UpsertContactInput): Promise<{ contact: Contact; created: boolean }> {
     const email = emailOrFail(input.email, '/email');
+    const timezone = zoneOrFail(input.timezone);
     checkChoicesUnique(input.topics);
     const tags = tagsOrFail(input.tags);
     const result = await this.tx(async (trx) => {
       await this.checkTopics(trx, workspaceId, input.topics);
       const now = nowIso();
-      const { topics, tags: _tags, ...fields } = input;
+      const { topics, tags: _tags, timezone: _zone, ...fields } = input;
       const saved = await upsertContact(trx, workspaceId, { ...fields, email }, now);
       if (tags && (await replaceTags(trx, workspaceId, saved.id, tags, now)) && !saved.created)
         await recordEvents(trx, workspaceId, [updatedEvent(saved.id, email, ['tags'], 'api')], now);
+      // The zone beside the lifecycle's upsert (which knows names and status only), in its transaction.
+      if (timezone !== undefined) await repo.updateContact(trx, workspaceId, saved.id, { timezone }, now);
       if (topics) await setTopicChoices(trx, workspaceId, saved.id, topics, now);
       return saved;
     });
@@ -357,6 +376,7 @@ export class ContactsService {
     if (input.id !== undefined && input.id !== id)
       throw validationFailed([{ path: '/id', message: 'must equal the contact id in the path' }]);
     const email = input.email !== undefined ? emailOrFail(input.email, '/email') : undefined;
+    const timezone = zoneOrFail(input.timezone);
     checkChoicesUnique(input.topics);
     const tags = tagsOrFail(input.tags);
     try {
@@ -365,7 +385,8 @@ export class ContactsService {
         if (!current) throw notFound('contact');
         await this.checkTopics(trx, workspaceId, input.topics);
         const now = nowIso();
-        const { topics, id: _id, status, tags: _tags, ...fields } = input;
+        const { topics, id: _id, status, tags: _tags, timezone: _zone, ...given } = input;
+        const fields = { ...given, ...(timezone !== undefined ? { timezone } : {}) };
         await repo.updateContact(trx, workspaceId, id, { ...fields, email }, now);
         const changed = Object.keys(fields).filter((f) => (fields as Record<string, unknown>)[f] !== undefined);
         if (email !== undefined) changed.unshift('email');

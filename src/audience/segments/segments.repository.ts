@@ -335,6 +335,7 @@ export async function* pagesOfMatchingContacts(
           'contacts.last_name',
           'contacts.properties',
           'contacts.status',
+          'contacts.timezone',
           'contacts.created_at',
           'contacts.updated_at',
         ])

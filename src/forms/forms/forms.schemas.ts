@@ -149,6 +149,12 @@ export const Settings = Type.Object(
     appearance: Type.Optional(Nullable(Appearance)),
     fields: Type.Optional(Nullable(Fields)),
     protection: Type.Optional(Nullable(Protection)),
+    captureTimezone: Type.Optional(
+      Type.Boolean({
+        description:
+          "the embed fills a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -217,6 +223,9 @@ export const FormSchema = Type.Object({
     appearance: Type.Optional(Appearance),
     fields: Type.Optional(Type.Record(Type.String(), FieldDefinition)),
     protection: Type.Optional(Protection),
+    captureTimezone: Type.Optional(
+      Type.Boolean({ description: "sign-ups take the visitor's browser time zone (docs/forms.md)" }),
+    ),
   }),
   doubleOptInEmailId: Nullable(Type.String()),
   seoTitle: Nullable(Type.String()),

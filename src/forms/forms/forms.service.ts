@@ -57,6 +57,7 @@ export function normalizeSettings(input: UpdateFormInput['settings'] | undefined
     ...(appearance ? { appearance } : {}),
     ...(fields && Object.keys(fields).length ? { fields } : {}),
     ...(input?.protection ? { protection: { proofOfWork: input.protection.proofOfWork } } : {}),
+    ...(input?.captureTimezone ? { captureTimezone: true } : {}),
   };
 }
 

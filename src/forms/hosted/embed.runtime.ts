@@ -413,6 +413,15 @@ export function runEmbed(cfg: EmbedConfig): void {
       });
     }
     function body(): string {
+      // The browser's time zone, for a form that asks for it (settings.captureTimezone, docs/forms.md).
+      const tz = form!.querySelector<HTMLInputElement>('input[data-formcast-tz]');
+      if (tz) {
+        try {
+          tz.value = Intl.DateTimeFormat().resolvedOptions().timeZone || '';
+        } catch {
+          tz.value = '';
+        }
+      }
       const out: Record<string, string | string[]> = Object.create(null);
       new FormData(form!).forEach((value, key) => {
         if (typeof value !== 'string') return;

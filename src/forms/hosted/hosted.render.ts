@@ -2,7 +2,7 @@ import { defaultTreeAdapter, html, parseFragment, serialize, type DefaultTreeAda
 import { escapeHtml, renderDefaultHtml } from '../forms/forms.html.js';
 import type { Form } from '../forms/forms.schemas.js';
 import { publicHeading, themeCss } from '@formcast/form-appearance';
-import { HONEYPOT_FIELD, type FieldProblem } from '../submissions/submissions.service.js';
+import { HONEYPOT_FIELD, TIMEZONE_FIELD, type FieldProblem } from '../submissions/submissions.service.js';
 
 type Node = DefaultTreeAdapterMap['node'];
 type Element = DefaultTreeAdapterMap['element'];
@@ -83,6 +83,9 @@ export function renderFormMarkup(
   const trapLabel = element('label', {}, trap);
   defaultTreeAdapter.insertText(trapLabel, 'Leave this field empty ');
   element('input', { type: 'text', name: HONEYPOT_FIELD, tabindex: '-1', autocomplete: 'off', value: '' }, trapLabel);
+  // The visitor's time zone (settings.captureTimezone, docs/forms.md): the embed fills it from the browser on submit.
+  if (form.settings.captureTimezone)
+    element('input', { type: 'hidden', name: TIMEZONE_FIELD, value: '', 'data-formcast-tz': '' }, formEl);
 
   // Where the success message goes (an embed writes it there); the page's own, if it has one.
   if (![...walk(fragment as unknown as Node)].some((e) => attr(e, 'data-formcast-success') !== undefined)) {
@@ -102,7 +105,7 @@ export function renderFormMarkup(
   );
   for (const el of all) {
     const name = attr(el, 'name');
-    if (!name || name === HONEYPOT_FIELD) continue;
+    if (!name || name === HONEYPOT_FIELD || name === TIMEZONE_FIELD) continue;
     const given = asList(values[name]);
     if (state.values && name in values) {
       if (el.tagName === 'input') {

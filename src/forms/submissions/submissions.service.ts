@@ -1,4 +1,5 @@
-import { confirm, signUp, type SignUpFields } from '../../audience/index.js';
+import { confirm, fillContactTimezone, signUp, type SignUpFields } from '../../audience/index.js';
+import { canonicalTimeZone } from '../../lib/zones.js';
 import type { Db, Executor } from '../../db/connection.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { PublishedForms } from '../forms/forms.published.js';
@@ -31,6 +32,13 @@ import type { FastifyBaseLogger } from 'fastify';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
 export const HONEYPOT_FIELD = '_fc_hp';
+
+/**
+ * The hidden field a form with `settings.captureTimezone` carries: the embed fills it with the browser's zone
+ * (`Intl.DateTimeFormat().resolvedOptions().timeZone`). A zone Intl does not know is dropped without a word: a
+ * sign-up is never refused for it (docs/forms.md).
+ */
+export const TIMEZONE_FIELD = '_fc_tz';
 export const CONFIRMATION_TTL_MS = 7 * 24 * 3600 * 1000;
 
 export type { FieldProblem } from './submissions.answers.js';
@@ -163,6 +171,9 @@ export class SubmissionsService {
     }
     const { values, errors, consented } = readValues(form, raw);
     if (errors.length) return { ok: false, errors };
+    // The browser's time zone (captureTimezone): kept with the answers when it is one, so the intake keeps it too.
+    const zone = form.settings.captureTimezone ? browserZone(raw[TIMEZONE_FIELD]) : undefined;
+    if (zone) values[TIMEZONE_FIELD] = zone;
     const successAction = successFor(form, values);
     // The proof of work (a form that asks for it; not the API's key-holders): checked once the fields are fine, so
     // that an embed whose fields were refused sends the same solution again; spent in the transaction that stores
@@ -264,6 +275,7 @@ export class SubmissionsService {
         : [];
     if (form.type === 'SIGN_UP' && !held.length)
       ({ contactId, confirmationSent } = await signUpContact(trx, workspaceId, form, email, fields, now));
+    if (contactId) await fillBrowserZone(trx, workspaceId, form, contactId, values[TIMEZONE_FIELD]);
     await repo.insertSubmission(trx, workspaceId, {
       status: held.length ? 'HELD' : 'ACCEPTED',
       heldReasons: held.length ? held : null,
@@ -380,6 +392,8 @@ export class SubmissionsService {
           ? await signUpContact(trx, workspaceId, form, email, fields, now)
           : { contactId: null };
       if (contactId) await repo.setSubmissionContact(trx, workspaceId, submissionId, contactId);
+      // The browser's zone it came with (captureTimezone), as an accepted sign-up gives it.
+      if (contactId) await fillBrowserZone(trx, workspaceId, form, contactId, found.data[TIMEZONE_FIELD]);
       await recordAccepted(
         trx,
         workspaceId,
@@ -600,6 +614,24 @@ function successFor(form: Form, values: Record<string, Value> | null): Form['set
     };
   }
   return { type: 'MESSAGE', message: renderSuccessMessage(action.message!, scope, DEFAULT_SUCCESS_MESSAGE) };
+}
+
+/** A sign-up's browser zone (captureTimezone) given to its contact when it has none; anything else is ignored. */
+async function fillBrowserZone(
+  trx: Executor,
+  workspaceId: string,
+  form: Form,
+  contactId: string,
+  value: unknown,
+): Promise<void> {
+  const zone = form.settings.captureTimezone ? browserZone(value) : undefined;
+  if (zone) await fillContactTimezone(trx, workspaceId, contactId, zone);
+}
+
+/** A submitted zone as Intl spells it, or undefined when it is none (or not text). */
+function browserZone(value: unknown): string | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  return typeof text === 'string' && text.length <= 64 ? canonicalTimeZone(text) : undefined;
 }
 
 function contactFields(form: Form, values: Record<string, Value | string[]>): { email: string; fields: SignUpFields } {

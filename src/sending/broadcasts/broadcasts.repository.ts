@@ -22,6 +22,7 @@ const COLUMNS = [
   'topic_id',
   'segment_id',
   'send_at',
+  'local_send_time',
   'created_at',
   'updated_at',
   'sent_at',
@@ -54,6 +55,8 @@ function toBroadcast(r: Row): Broadcast {
     topicId: r.topic_id,
     segmentId: r.segment_id,
     sendAt: toIso(r.send_at),
+    sendAtLocal: r.local_send_time !== null,
+    localSendTime: r.local_send_time,
     createdAt: toIso(r.created_at),
     updatedAt: toIso(r.updated_at),
     sentAt: toIso(r.sent_at),
@@ -92,6 +95,11 @@ export interface BroadcastValues {
   topicId: string | null;
   segmentId: string | null;
   sendAt: string | null;
+  /**
+   * Local-time sending (issue 34, docs/sending.md): the wall-clock time each recipient gets it at in their zone, and
+   * when the scheduler starts it (the earliest zone's instant); both null for a broadcast that is not sent so.
+   */
+  local?: { sendTime: string; startAt: string } | null;
   /** Set when the broadcast pauses, cleared when it resumes. */
   pausedReason: string | null;
   /** Set when it resumes: the circuit breaker weighs deliveries that end after it. */
@@ -114,6 +122,10 @@ export function valuesToRow(v: Partial<BroadcastValues>): Updateable<BroadcastsT
   if (v.topicId !== undefined) row.topic_id = v.topicId;
   if (v.segmentId !== undefined) row.segment_id = v.segmentId;
   if (v.sendAt !== undefined) row.send_at = v.sendAt;
+  if (v.local !== undefined) {
+    row.local_send_time = v.local?.sendTime ?? null;
+    row.local_start_at = v.local?.startAt ?? null;
+  }
   if (v.pausedReason !== undefined) row.paused_reason = v.pausedReason;
   if (v.breakerSince !== undefined) row.breaker_since = v.breakerSince;
   if (v.resend) {

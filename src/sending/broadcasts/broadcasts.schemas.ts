@@ -119,6 +119,12 @@ export const UpdateBroadcastBody = Type.Object(
     sendAt: Type.Optional(
       Nullable(Type.String({ format: 'date-time', description: 'RFC 3339 with an offset; stored in UTC' })),
     ),
+    sendAtLocal: Type.Optional(
+      Type.Boolean({
+        description:
+          "local-time sending (docs/sending.md): true sends at `sendAt`'s wall-clock time (read in the workspace's settings.timezone) in each recipient's own zone (the workspace's for contacts without one); a zone whose time has passed when the send starts gets it at once; 422 when the time is past in every zone of the audience. Omitted: unchanged; `sendAt: null` clears it",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -213,6 +219,22 @@ export const BroadcastStatsSchema = Type.Object({
     Type.Array(AbVariantStatsSchema, { description: 'an A/B broadcast: each variant of its test share' }),
   ),
   abResult: Type.Optional(AbResultSchema),
+  zones: Type.Optional(
+    Type.Array(
+      Type.Object({
+        timezone: Type.String({
+          description: 'an IANA zone of the recipients (the workspace zone for those without one)',
+        }),
+        recipients: Type.Integer(),
+        sent: Type.Integer({ description: 'accepted by the receiving side' }),
+        sendAt: Timestamp,
+      }),
+      {
+        description:
+          "local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first",
+      },
+    ),
+  ),
   outbox: Type.Optional(
     Type.Integer({
       description:
@@ -231,6 +253,16 @@ export const BroadcastSchema = Type.Object({
   topicId: Nullable(Type.String()),
   segmentId: Nullable(Type.String()),
   sendAt: Nullable(Timestamp),
+  sendAtLocal: Type.Boolean({
+    description:
+      'scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone',
+  }),
+  localSendTime: Nullable(
+    Type.String({
+      description:
+        "local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise",
+    }),
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   sentAt: Nullable(Timestamp),

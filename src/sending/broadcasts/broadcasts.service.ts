@@ -31,6 +31,7 @@ import { liquidErrors } from '../../lib/liquid.js';
 import { normalizeDateTime, nowIso } from '../../lib/time.js';
 import { isTimeZone } from '../../lib/zones.js';
 import * as repo from './broadcasts.repository.js';
+import { planLocalSend, zonesOf, type ZoneProgress } from './broadcasts.local-time.js';
 import { renderContent, type RenderedContent } from '../deliveries/message.content.js';
 import { WEBVERSION_PREVIEW_PATH } from '../deliveries/webversion.js';
 import type {
@@ -441,6 +442,11 @@ export class BroadcastsService {
     const ab = new Map<string, Awaited<ReturnType<BroadcastsService['abStats']>>>();
     for (const b of broadcasts)
       if (b.abTest && counts.has(b.id)) ab.set(b.id, await this.abStats(this.db.kysely, workspaceId, b.id));
+    // Local-time sending: progress per zone (stats.zones, an addition to the contract's stats; docs/sending.md).
+    const zones = new Map<string, ZoneProgress[]>();
+    for (const b of broadcasts)
+      if (b.localSendTime !== null && counts.has(b.id))
+        zones.set(b.id, await zonesOf(this.db.kysely, workspaceId, b.id, b.localSendTime));
     return broadcasts.map((b) => {
       const c = counts.get(b.id);
       if (!c) return b;
@@ -463,6 +469,7 @@ export class BroadcastsService {
           uniqueClicks: e.uniqueClicks,
           machineOpens: e.machineOpens,
           ...(ab.get(b.id) ?? {}),
+          ...(zones.has(b.id) ? { zones: zones.get(b.id) } : {}),
           ...(c.outboxed ? { outbox: c.outboxed } : {}),
         },
       };
@@ -573,14 +580,6 @@ export class BroadcastsService {
             params: { format: 'date-time' },
           },
         ]);
-      if (sendAt <= now)
-        throw validationFailed([
-          {
-            path: '/sendAt',
-            message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)',
-            keyword: 'future',
-          },
-        ]);
     } else if (input.sendAt === null) {
       sendAt = null;
     }
@@ -588,6 +587,17 @@ export class BroadcastsService {
       const current = await this.mustGet(trx, workspaceId, id);
       const op = sendAt === undefined ? 'update' : sendAt === null ? 'unschedule' : 'schedule';
       const next = transition(current.status, op) as BroadcastStatus;
+      // Local-time sending (issue 34, docs/sending.md): `sendAtLocal` omitted keeps what the broadcast has. A local
+      // send time need only be future in one zone of the audience (broadcasts.local-time.ts planLocalSend).
+      const local = input.sendAtLocal ?? current.sendAtLocal;
+      if (sendAt && !local && sendAt <= now)
+        throw validationFailed([
+          {
+            path: '/sendAt',
+            message: 'must be in the future (use POST /v1/broadcasts/{id}/send to send now)',
+            keyword: 'future',
+          },
+        ]);
       await this.checkReferences(trx, workspaceId, input);
       const values: Partial<repo.BroadcastValues> = {};
       if (input.name !== undefined) values.name = input.name;
@@ -601,6 +611,35 @@ export class BroadcastsService {
       if (input.abTest !== undefined) values.abTest = input.abTest;
       if (input.archive !== undefined) values.archive = input.archive;
       if (sendAt !== undefined) values.sendAt = sendAt;
+      const scheduledAt = sendAt === undefined ? current.sendAt : sendAt;
+      if (sendAt === null || input.sendAtLocal === false) values.local = null;
+      else if (input.sendAtLocal === true && scheduledAt === null)
+        throw validationFailed([
+          {
+            path: '/sendAtLocal',
+            message: 'needs a sendAt: the time each recipient gets the broadcast at in their own zone',
+            keyword: 'required',
+          },
+        ]);
+      else if (
+        local &&
+        scheduledAt !== null &&
+        (sendAt !== undefined ||
+          input.sendAtLocal !== undefined ||
+          input.segmentId !== undefined ||
+          input.topicId !== undefined)
+      )
+        values.local = await planLocalSend(
+          trx,
+          this.db.dialect,
+          workspaceId,
+          {
+            segmentId: input.segmentId !== undefined ? input.segmentId : current.segmentId,
+            topicId: input.topicId !== undefined ? input.topicId : current.topicId,
+          },
+          scheduledAt,
+          now,
+        );
       const merged: Broadcast = {
         ...current,
         ...(values.name !== undefined ? { name: values.name } : {}),
@@ -634,7 +673,9 @@ export class BroadcastsService {
       const current = await this.mustGet(trx, workspaceId, id);
       const next = transition(current.status, 'send') as BroadcastStatus;
       await this.checkSendable(trx, workspaceId, current);
-      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, {}, nowIso());
+      // Sent now: a local-time schedule no longer applies (docs/sending.md).
+      const values: Partial<repo.BroadcastValues> = current.sendAtLocal ? { local: null } : {};
+      const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, nowIso());
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being sent; retry');
       await auditSend(trx, workspaceId, actor, 'broadcast.sent', current, updated);
       return updated;
@@ -651,7 +692,7 @@ export class BroadcastsService {
     const canceled = await this.tx(async (trx) => {
       const current = await this.mustGet(trx, workspaceId, id);
       const next = transition(current.status, 'cancel') as BroadcastStatus;
-      const values: Partial<repo.BroadcastValues> = next === 'DRAFT' ? { sendAt: null } : {};
+      const values: Partial<repo.BroadcastValues> = next === 'DRAFT' ? { sendAt: null, local: null } : {};
       const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, nowIso());
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being canceled; retry');
       if (next === 'CANCELED') await cancelDeliveries(trx, workspaceId, id, nowIso());

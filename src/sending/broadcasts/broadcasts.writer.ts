@@ -1,4 +1,5 @@
 import { sql, type ExpressionBuilder, type Insertable, type RawBuilder } from 'kysely';
+import { getWorkspace } from '../../access/index.js';
 import type { Executor } from '../../db/connection.js';
 import type { BroadcastsTable, Database } from '../../db/schema.js';
 import { countDeliveries, type DeliveryCounts } from '../deliveries/deliveries.repository.js';
@@ -31,7 +32,10 @@ export async function startDueBroadcasts(db: Executor, now: string): Promise<{ i
     .updateTable('broadcasts')
     .set({ status: 'SENDING', updated_at: now })
     .where('status', 'in', from)
-    .where('send_at', '<=', now)
+    // Local-time sending (issue 34): a broadcast sent in each contact's zone starts at its earliest zone's turn.
+    .where((eb) =>
+      eb.or([eb.and([eb('local_start_at', 'is', null), eb('send_at', '<=', now)]), eb('local_start_at', '<=', now)]),
+    )
     .returning(['id', 'workspace_id', 'name'])
     .execute();
   // Only SCHEDULED broadcasts start (asserted below); the caller's transaction holds the moves and their events.
@@ -86,11 +90,20 @@ export async function claimMaterialization(
       'materialize_cursor',
       'ab_test',
       'ab_winner',
+      'local_send_time',
     ])
     .executeTakeFirst();
   if (!row) return undefined;
   // An A/B broadcast is written in two passes (docs/ab-tests.md): the test share, then, once the winner is chosen, the rest.
   const test = parseAbTest(row.ab_test);
+  // Local-time sending (issue 34, docs/sending.md): the wall-clock time, and the workspace's zone for contacts
+  // without one (deliveries/local-time.ts sets each recipient's due time from them).
+  const local = row.local_send_time
+    ? {
+        wallTime: row.local_send_time,
+        defaultZone: (await getWorkspace(db, row.workspace_id))?.settings.timezone ?? 'UTC',
+      }
+    : null;
   return {
     broadcastId: row.id,
     workspaceId: row.workspace_id,
@@ -101,6 +114,7 @@ export async function claimMaterialization(
     ab: test
       ? { variants: test.variants.map((v) => v.id), testPercent: test.testPercent, winner: row.ab_winner }
       : null,
+    local,
   };
 }
 

@@ -2,12 +2,12 @@ import type { Kysely } from 'kysely';
 import { holdConnection } from '../../db/held-connection.js';
 import type { Database } from '../../db/schema.js';
 import { audience } from '../../audience/index.js';
-import { declareAudienceCursor, fetchAudienceCursor } from './deliveries.batch-sql.js';
+import { declareAudienceCursor, fetchAudienceCursor, type MaterializedRecipient } from './deliveries.batch-sql.js';
 import type { MaterializationJob } from './store.js';
 
 /** A batch of an audience: at most maxRows recipients; `next`, the cursor after them (null: the audience is done). */
 export interface AudienceBatch {
-  rows: { contactId: string; email: string }[];
+  rows: MaterializedRecipient[];
   next: string | null;
 }
 

@@ -5,7 +5,6 @@ import { Precompiled } from '../../db/precompiled.js';
 import type { Database } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { nextStatus, statusesFor } from './deliveries.state.js';
-import type { AudienceRecipient } from './store.js';
 
 /**
  * The sending path's performance SQL, in one place: the statements whose text is written by hand (one text whatever
@@ -15,6 +14,33 @@ import type { AudienceRecipient } from './store.js';
  */
 
 // ---- writing an audience ----------------------------------------------------------------------------
+
+/**
+ * A recipient as a materialisation writes it. Local-time sending (issue 34, docs/sending.md "Local-time sending"):
+ * `timezone` is the contact's zone as read with the audience, and `releaseAt` the instant its delivery is due (its
+ * `next_attempt_at`: that zone's turn); without it the delivery is due at once, as every other broadcast's.
+ */
+export interface MaterializedRecipient {
+  contactId: string;
+  email: string;
+  timezone?: string | null;
+  releaseAt?: string;
+  /** Local-time sending: the zone whose turn `releaseAt` is (the delivery's `local_zone`, the report's stats.zones). */
+  localZone?: string;
+  /** An A/B broadcast's (docs/ab-tests.md): the recipient's variant and group (the TEST share, or the REST). */
+  variant?: string | null;
+  group?: 'TEST' | 'REST' | null;
+}
+
+/** Each recipient's `local_zone`: the zone of its turn (local-time sending), or null. */
+function zones(recipients: readonly MaterializedRecipient[]): (string | null)[] {
+  return recipients.map((r) => r.localZone ?? null);
+}
+
+/** Each recipient's `next_attempt_at`: its releaseAt (local-time sending), or now. */
+function releases(recipients: readonly MaterializedRecipient[], now: string): string[] {
+  return recipients.map((r) => r.releaseAt ?? now);
+}
 
 /**
  * `n` unsubscribe tokens: 24 bytes of the CSPRNG each (base64url), drawn in one call. A call of crypto.randomBytes
@@ -37,29 +63,38 @@ export async function insertDeliveries(
   db: Executor,
   workspaceId: string,
   broadcastId: string,
-  recipients: AudienceRecipient[],
+  recipients: MaterializedRecipient[],
   now: string,
 ): Promise<void> {
   if (!recipients.length) return;
   const ids = recipients.map(() => newId('dlv'));
   const tokens = unsubscribeTokens(recipients.length);
-  // variant and ab_group: an A/B broadcast's (docs/ab-tests.md), null otherwise.
-  const columns = sql`insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at, variant, ab_group)`;
+  // local_zone: local-time sending's; variant and ab_group: an A/B broadcast's (docs/ab-tests.md); null otherwise.
+  const columns = sql`insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, local_zone, unsubscribe_token, created_at, updated_at, variant, ab_group)`;
   // The partial unique index of broadcasts' recipients (a run's messages, automation_run_id set, have their own).
   const onConflict = sql`on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing`;
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`${columns}
-      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz, v, g
-      from unnest(${ids}::text[], ${recipients.map((r) => r.contactId)}::text[], ${recipients.map((r) => r.email)}::text[], ${tokens}::text[],
-        ${recipients.map((r) => r.variant ?? null)}::text[], ${recipients.map((r) => r.group ?? null)}::text[]) as x(i, c, e, t, v, g)
+      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, r, z, t, ${now}::timestamptz, ${now}::timestamptz, v, g
+      from unnest(${ids}::text[], ${recipients.map((r) => r.contactId)}::text[], ${recipients.map((r) => r.email)}::text[], ${tokens}::text[], ${releases(recipients, now)}::timestamptz[], ${zones(recipients)}::text[],
+        ${recipients.map((r) => r.variant ?? null)}::text[], ${recipients.map((r) => r.group ?? null)}::text[]) as x(i, c, e, t, r, z, v, g)
       ${onConflict}`.execute(db);
     return;
   }
   const rows = JSON.stringify(
-    recipients.map((r, n) => [ids[n], r.contactId, r.email, tokens[n], r.variant ?? null, r.group ?? null]),
+    recipients.map((r, n) => [
+      ids[n],
+      r.contactId,
+      r.email,
+      tokens[n],
+      r.releaseAt ?? now,
+      r.localZone ?? null,
+      r.variant ?? null,
+      r.group ?? null,
+    ]),
   );
   await sql`${columns}
-    select value ->> 0, ${workspaceId}, ${broadcastId}, value ->> 1, value ->> 2, 'QUEUED', 0, ${now}, value ->> 3, ${now}, ${now}, value ->> 4, value ->> 5
+    select value ->> 0, ${workspaceId}, ${broadcastId}, value ->> 1, value ->> 2, 'QUEUED', 0, value ->> 4, value ->> 5, value ->> 3, ${now}, ${now}, value ->> 6, value ->> 7
     from json_each(${rows}) where true
     ${onConflict}`.execute(db);
 }
@@ -79,7 +114,7 @@ export async function insertLeasedRecipients(
   lease: RawBuilder<{ id: string }>,
   workspaceId: string,
   broadcastId: string,
-  recipients: AudienceRecipient[],
+  recipients: MaterializedRecipient[],
   now: string,
 ): Promise<boolean> {
   const ids = recipients.map(() => newId('dlv'));
@@ -87,10 +122,10 @@ export async function insertLeasedRecipients(
   const r = await sql<{ renewed: number }>`with lease as (
       ${lease}
     ), inserted as (
-      insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, unsubscribe_token, created_at, updated_at, variant, ab_group)
-      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, ${now}::timestamptz, t, ${now}::timestamptz, ${now}::timestamptz, v, g
-      from unnest(${ids}::text[], ${recipients.map((x) => x.contactId)}::text[], ${recipients.map((x) => x.email)}::text[], ${tokens}::text[],
-        ${recipients.map((x) => x.variant ?? null)}::text[], ${recipients.map((x) => x.group ?? null)}::text[]) as x(i, c, e, t, v, g)
+      insert into deliveries (id, workspace_id, broadcast_id, contact_id, email, status, attempts, next_attempt_at, local_zone, unsubscribe_token, created_at, updated_at, variant, ab_group)
+      select i, ${workspaceId}, ${broadcastId}, c, e, 'QUEUED', 0, r, z, t, ${now}::timestamptz, ${now}::timestamptz, v, g
+      from unnest(${ids}::text[], ${recipients.map((x) => x.contactId)}::text[], ${recipients.map((x) => x.email)}::text[], ${tokens}::text[], ${releases(recipients, now)}::timestamptz[], ${zones(recipients)}::text[],
+        ${recipients.map((x) => x.variant ?? null)}::text[], ${recipients.map((x) => x.group ?? null)}::text[]) as x(i, c, e, t, r, z, v, g)
       where exists (select 1 from lease) and exists (select 1 from contacts where contacts.workspace_id = ${workspaceId} and contacts.id = x.c)
       on conflict (broadcast_id, contact_id) where automation_run_id is null do nothing
     )
@@ -109,7 +144,7 @@ export async function declareAudienceCursor(
   audience: SelectQueryBuilder<Database, 'contacts', object>,
   after: string | null,
 ): Promise<void> {
-  let q = audience.select(['contacts.id', 'contacts.email']).orderBy('contacts.id');
+  let q = audience.select(['contacts.id', 'contacts.email', 'contacts.timezone']).orderBy('contacts.id');
   if (after !== null) q = q.where('contacts.id', '>', after);
   const compiled = q.compile();
   await sql`begin read only`.execute(conn);
@@ -117,12 +152,13 @@ export async function declareAudienceCursor(
 }
 
 /** The next `rows` recipients of the cursor declareAudienceCursor declared on this connection (fewer at its end). */
-export async function fetchAudienceCursor(
-  conn: Executor,
-  rows: number,
-): Promise<{ contactId: string; email: string }[]> {
-  const r = await sql<{ id: string; email: string }>`fetch forward ${sql.lit(rows)} from audience`.execute(conn);
-  return r.rows.map((x) => ({ contactId: x.id, email: x.email }));
+export async function fetchAudienceCursor(conn: Executor, rows: number): Promise<MaterializedRecipient[]> {
+  const r = await sql<{
+    id: string;
+    email: string;
+    timezone: string | null;
+  }>`fetch forward ${sql.lit(rows)} from audience`.execute(conn);
+  return r.rows.map((x) => ({ contactId: x.id, email: x.email, timezone: x.timezone }));
 }
 
 // ---- the hand-off and the "sent" outcome -----------------------------------------------------------

@@ -156,7 +156,10 @@ export async function holdDeliveries(
   return Number(res.numUpdatedRows);
 }
 
-/** Releases held deliveries into the queue, due now (resume). */
+/**
+ * Releases held deliveries into the queue, due now (resume); one due later (a local-time send's zone whose turn has
+ * not come, docs/sending.md) keeps its time.
+ */
 export async function releaseDeliveries(
   db: Executor,
   workspaceId: string,
@@ -165,7 +168,11 @@ export async function releaseDeliveries(
 ): Promise<number> {
   const res = await db
     .updateTable('deliveries')
-    .set({ status: nextStatus('PAUSED', 'release')!, next_attempt_at: now, updated_at: now })
+    .set((eb) => ({
+      status: nextStatus('PAUSED', 'release')!,
+      next_attempt_at: eb.case().when('next_attempt_at', '>', now).then(eb.ref('next_attempt_at')).else(now).end(),
+      updated_at: now,
+    }))
     .where('workspace_id', '=', workspaceId)
     .where('broadcast_id', '=', broadcastId)
     .where('status', 'in', statusesFor('release'))

@@ -405,3 +405,27 @@ export async function sendRate(
   const seconds = Math.max(1, (Date.parse(toIso(r.last as string)) - Date.parse(toIso(r.first as string))) / 1000);
   return { perSecond: n / seconds };
 }
+
+/**
+ * Local-time sending (docs/sending.md): a broadcast's deliveries per zone of their turn (`local_zone`), with how many
+ * were sent. Deliveries without a zone (written before the send was local) are left out.
+ */
+export async function zoneProgress(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+): Promise<{ zone: string; recipients: number; sent: number }[]> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .select([
+      'local_zone',
+      (eb) => eb.fn.countAll<number>().as('n'),
+      (eb) => eb.fn.count<number>(eb.case().when('status', '=', 'SENT').then(1).end()).as('s'),
+    ])
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('local_zone', 'is not', null)
+    .groupBy('local_zone')
+    .execute();
+  return rows.map((r) => ({ zone: r.local_zone!, recipients: Number(r.n), sent: Number(r.s) }));
+}

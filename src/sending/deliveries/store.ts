@@ -72,14 +72,11 @@ export interface MaterializationJob {
    * broadcast without a test, every recipient written alike.
    */
   ab?: { variants: string[]; testPercent: number; winner: string | null } | null;
-}
-
-/** A recipient an audience's batch writes: an A/B broadcast's with its variant and group (TEST share, or REST). */
-export interface AudienceRecipient {
-  contactId: string;
-  email: string;
-  variant?: string | null;
-  group?: 'TEST' | 'REST' | null;
+  /**
+   * Local-time sending (docs/sending.md): each recipient's delivery is due when `wallTime` comes in their zone
+   * (`defaultZone`, the workspace's, for those without one); null: every delivery is due at once.
+   */
+  local: { wallTime: string; defaultZone: string } | null;
 }
 
 export interface ClaimedDelivery {

@@ -6,6 +6,7 @@ import { broadcastKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
 import { Button, ConfirmDialog, Skeleton, useToast } from '../../components';
 import type { Broadcast } from '../../lib/audience';
+import { ZonesTable } from './ZonesTable';
 import { formatNumber, percent } from '../../lib/format';
 import { describeError } from '../../lib/problems';
 
@@ -113,6 +114,13 @@ export function Progress({ broadcast }: { broadcast: Broadcast }) {
       ) : (
         <Skeleton lines={4} />
       )}
+      {broadcast.localSendTime && (
+        <p className="muted small">
+          Sent at local time: each time zone&rsquo;s contacts get it at {broadcast.localSendTime.slice(11, 16)} their
+          time; it stays Sending until the last zone&rsquo;s turn.
+        </p>
+      )}
+      <ZonesTable broadcast={broadcast} />
       <ConfirmDialog
         open={canceling}
         title="Cancel this broadcast?"

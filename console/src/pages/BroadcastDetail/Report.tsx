@@ -8,6 +8,7 @@ import { DeliveriesCard } from './DeliveriesCard';
 import { AbResultsCard } from './AbResultsCard';
 import { ResendCard } from './ResendCard';
 import { ArchiveCard } from './ArchiveCard';
+import { ZonesTable } from './ZonesTable';
 
 function Stat({ label, value, sub }: { label: string; value: string; sub?: string }) {
   return (
@@ -65,6 +66,7 @@ export function Report({ broadcast }: { broadcast: Broadcast }) {
             <Stat label="Complaints" value={formatNumber(s.complained)} sub={percent(s.complained, s.sent)} />
             <Stat label="Unsubscribes" value={formatNumber(s.unsubscribed)} sub={percent(s.unsubscribed, s.sent)} />
           </div>
+          <ZonesTable broadcast={broadcast} />
         </section>
       ) : (
         <Skeleton lines={3} />

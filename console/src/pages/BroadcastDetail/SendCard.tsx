@@ -6,13 +6,29 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../../api/client';
-import { broadcastKeys } from '../../api/keys';
-import { Button, ConfirmDialog, ErrorSummary, Spinner, useToast } from '../../components';
+import { broadcastKeys, workspaceKeys } from '../../api/keys';
+import { Button, Checkbox, ConfirmDialog, ErrorSummary, Spinner, useToast } from '../../components';
 import { fromLocalInput, timeZoneName, toLocalInput, utcOffset, type Broadcast } from '../../lib/audience';
 import { count, formatDateTime, formatNumber, plural } from '../../lib/format';
 import { problemOf } from '../../lib/forms';
 import { sendChecklist } from '../../lib/preflight';
 import { describeError } from '../../lib/problems';
+import { instantIn } from '../../lib/zones';
+
+/** A wall-clock time (YYYY-MM-DDTHH:mm[:ss]) as words, e.g. "Sun 28 Mar 2027, 09:00", with no zone of its own. */
+function localLabel(wall: string): string {
+  const d = new Date(`${wall.slice(0, 16)}:00Z`);
+  if (Number.isNaN(d.getTime())) return wall;
+  return new Intl.DateTimeFormat(undefined, {
+    timeZone: 'UTC',
+    weekday: 'short',
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+  }).format(d);
+}
 
 export function SendCard({
   broadcast,
@@ -28,9 +44,19 @@ export function SendCard({
 }) {
   const qc = useQueryClient();
   const toast = useToast();
-  const [when, setWhen] = useState(toLocalInput(broadcast.sendAt));
+  // Local-time sending (docs/sending.md): the time picked is a wall-clock time for every contact, sent as that time
+  // in the workspace's zone, which the service reads it back in.
+  const workspace = useQuery({
+    queryKey: workspaceKeys.detail(),
+    queryFn: async () => unwrap(await api.GET('/v1/workspace')),
+  });
+  const wsZone = workspace.data?.settings.timezone ?? 'UTC';
+  const [local, setLocal] = useState(broadcast.sendAtLocal);
+  const [when, setWhen] = useState(
+    broadcast.localSendTime ? broadcast.localSendTime.slice(0, 16) : toLocalInput(broadcast.sendAt),
+  );
   const [confirming, setConfirming] = useState(false);
-  const at = fromLocalInput(when);
+  const at = local ? instantIn(when, wsZone) : fromLocalInput(when);
   // The same query as the checks card (one request for both).
   const preflight = useQuery({
     queryKey: broadcastKeys.preflight(broadcast.id, broadcast.updatedAt),
@@ -67,13 +93,19 @@ export function SendCard({
       return unwrap(
         await api.PUT('/v1/broadcasts/{broadcastId}', {
           params: { path: { broadcastId: broadcast.id } },
-          body: { sendAt },
+          body: sendAt === null ? { sendAt } : { sendAt, sendAtLocal: local },
         }),
       );
     },
     onSuccess: (b) => {
       refresh(b);
-      toast.success(b.sendAt ? `Scheduled for ${formatDateTime(b.sendAt)}.` : 'Unscheduled: back to draft.');
+      toast.success(
+        b.localSendTime
+          ? `Scheduled for ${localLabel(b.localSendTime)} in each contact's time zone.`
+          : b.sendAt
+            ? `Scheduled for ${formatDateTime(b.sendAt)}.`
+            : 'Unscheduled: back to draft.',
+      );
     },
   });
   const send = useMutation({
@@ -89,19 +121,24 @@ export function SendCard({
       toast.success('Sending started.');
     },
   });
-  const sched = problemOf(schedule.error, { '/sendAt': 'Send time' });
+  const sched = problemOf(schedule.error, { '/sendAt': 'Send time', '/sendAtLocal': 'Local time' });
   const sent = problemOf(send.error);
   return (
     <section className="card stack-sm" aria-labelledby="send-h">
       <h2 id="send-h">Schedule or send</h2>
-      {broadcast.status === 'SCHEDULED' && broadcast.sendAt && (
+      {broadcast.status === 'SCHEDULED' && broadcast.localSendTime && (
+        <div className="callout callout-info" role="status">
+          Scheduled for <strong>{localLabel(broadcast.localSendTime)}</strong> in each contact&rsquo;s time zone.
+        </div>
+      )}
+      {broadcast.status === 'SCHEDULED' && broadcast.sendAt && !broadcast.localSendTime && (
         <div className="callout callout-info" role="status">
           Scheduled for <strong>{formatDateTime(broadcast.sendAt)}</strong> ({broadcast.sendAt.replace('.000Z', 'Z')}{' '}
           UTC).
         </div>
       )}
       <div className="field">
-        <label htmlFor="send-at">Send at ({timeZoneName()})</label>
+        <label htmlFor="send-at">{local ? 'Send at (each contact’s own time)' : `Send at (${timeZoneName()})`}</label>
         <input
           id="send-at"
           type="datetime-local"
@@ -113,7 +150,17 @@ export function SendCard({
           aria-invalid={sched.fields['/sendAt'] ? true : undefined}
         />
         <div className="hint" id="send-at-hint">
-          {at ? (
+          {local ? (
+            when ? (
+              <>
+                Each contact gets it at <strong>{localLabel(when)}</strong> in their own time zone; contacts without one
+                at that time in the workspace&rsquo;s zone ({wsZone}). Where that time has already passed when sending
+                starts, it goes out right away. It shows as Sending until the last time zone&rsquo;s turn.
+              </>
+            ) : (
+              'Pick the date and time your contacts should get it, wherever they are.'
+            )
+          ) : at ? (
             <>
               Your time, {utcOffset(at)}: that is <strong>{at.toISOString().slice(0, 16).replace('T', ' ')} UTC</strong>
               .
@@ -124,6 +171,13 @@ export function SendCard({
         </div>
         {sched.fields['/sendAt'] && <div className="error">{sched.fields['/sendAt']}</div>}
       </div>
+      <Checkbox
+        label="Send at this time in each contact’s time zone"
+        hint="Like sending one email per time zone: people in Tokyo, Berlin and New York each get it at the hour you pick, their time."
+        checked={local}
+        onChange={(e) => setLocal(e.target.checked)}
+        disabled={!editable}
+      />
       <ErrorSummary message={sched.message} errors={sched.rest} />
       {editable && list && (
         <div className="stack-sm" id="send-checklist">

@@ -7,6 +7,7 @@ import { contactKeys } from '../../api/keys';
 import { Button, ErrorSummary, Input, Select, useToast } from '../../components';
 import { CONTACT_STATUSES, statusLabel, type Contact, type ContactStatus } from '../../lib/audience';
 import { nullable, problemOf } from '../../lib/forms';
+import { timeZoneOptions } from '../../lib/zones';
 
 type PropType = 'text' | 'number' | 'boolean';
 interface PropRow {
@@ -63,6 +64,7 @@ export function FieldsCard({ contact, editable }: { contact: Contact; editable: 
   const [firstName, setFirstName] = useState(contact.firstName ?? '');
   const [lastName, setLastName] = useState(contact.lastName ?? '');
   const [status, setStatus] = useState<ContactStatus>(contact.status);
+  const [timezone, setTimezone] = useState(contact.timezone ?? '');
   const [rows, setRows] = useState<PropRow[]>(() => toRows(contact.properties));
   const [rowErrors, setRowErrors] = useState<Record<number, string>>({});
 
@@ -76,6 +78,7 @@ export function FieldsCard({ contact, editable }: { contact: Contact; editable: 
             firstName: nullable(firstName),
             lastName: nullable(lastName),
             status,
+            timezone: nullable(timezone),
             properties,
           },
         }),
@@ -105,6 +108,7 @@ export function FieldsCard({ contact, editable }: { contact: Contact; editable: 
     '/firstName': 'First name',
     '/lastName': 'Last name',
     '/status': 'Status',
+    '/timezone': 'Time zone',
     '/properties/*': 'Property',
   });
   const update = (key: number, patch: Partial<PropRow>) =>
@@ -162,6 +166,15 @@ export function FieldsCard({ contact, editable }: { contact: Contact; editable: 
               'Only Subscribed contacts get broadcasts.'
             )
           }
+        />
+        <Select
+          label="Time zone"
+          value={timezone}
+          onChange={(e) => setTimezone(e.target.value)}
+          disabled={!editable}
+          error={fields['/timezone']}
+          options={timeZoneOptions(timezone, "The workspace's time zone")}
+          hint="Broadcasts sent at local time reach this contact at the chosen hour in this zone."
         />
         <fieldset>
           <legend>Properties</legend>

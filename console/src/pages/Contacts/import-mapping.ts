@@ -8,7 +8,7 @@ import Papa from 'papaparse';
 
 /** What a column can become. `property` takes a name of its own; `skip` leaves the column out. */
 export type Target =
-  'skip' | 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'tags' | 'attributes' | 'property';
+  'skip' | 'email' | 'firstName' | 'lastName' | 'name' | 'status' | 'tags' | 'timezone' | 'attributes' | 'property';
 
 export interface Choice {
   target: Target;
@@ -24,13 +24,14 @@ export const TARGETS: { value: Target; label: string; short: string }[] = [
   { value: 'name', label: 'Full name (split into first and last)', short: 'full name' },
   { value: 'status', label: 'Subscription status', short: 'status' },
   { value: 'tags', label: 'Tags (separated by commas)', short: 'tags' },
+  { value: 'timezone', label: 'Time zone', short: 'time zone' },
   { value: 'property', label: 'Custom property…', short: 'property' },
   { value: 'attributes', label: 'Several properties (a JSON object)', short: 'properties (JSON)' },
   { value: 'skip', label: 'Don’t import', short: 'not imported' },
 ];
 
 /** The fields a file can have only one column of. */
-const SINGLE: Target[] = ['email', 'firstName', 'lastName', 'name', 'status', 'tags', 'attributes'];
+const SINGLE: Target[] = ['email', 'firstName', 'lastName', 'name', 'status', 'tags', 'timezone', 'attributes'];
 
 /** Header names compared without case, spaces, `-`, `_` or `.` (as the server compares them). */
 export function headerKey(name: string): string {
@@ -66,6 +67,8 @@ const KNOWN: Record<string, Target> = {
   tags: 'tags',
   tag: 'tags',
   labels: 'tags',
+  timezone: 'timezone',
+  tz: 'timezone',
 };
 
 export const PROPERTY_KEY = /^[a-zA-Z][a-zA-Z0-9_]{0,63}$/;

@@ -1,4 +1,4 @@
-/** The workspace's settings: name, public archive address, default sender, locale, brand colour, tracking. */
+/** The workspace's settings: name, public archive address, default sender, locale, time zone, brand colour, tracking. */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { ApiError, api, unwrap } from '../../api/client';
@@ -8,6 +8,7 @@ import type { paths } from '../../api/generated/schema';
 import { Button, Checkbox, ErrorSummary, Input, NotAllowed, Select, Textarea, useToast } from '../../components';
 import { formatDate } from '../../lib/format';
 import { nullable, problemOf } from '../../lib/forms';
+import { timeZoneOptions } from '../../lib/zones';
 
 type Workspace = paths['/v1/workspace']['get']['responses'][200]['content']['application/json'];
 type Locale = Workspace['settings']['locale'];
@@ -39,7 +40,9 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
   const [clicks, setClicks] = useState(ws.settings.tracking.clicks);
   const [brand, setBrand] = useState(ws.settings.brandColor ?? '');
   const [require2fa, setRequire2fa] = useState(ws.settings.requireTwoFactor);
+  const [timezone, setTimezone] = useState(ws.settings.timezone);
   useEffect(() => {
+    setTimezone(ws.settings.timezone);
     setRequire2fa(ws.settings.requireTwoFactor);
     setName(ws.name);
     setSlug(ws.slug ?? '');
@@ -72,6 +75,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
               tracking: { opens, clicks },
               brandColor: brandHex ? brandHex.toLowerCase() : null,
               requireTwoFactor: require2fa,
+              timezone,
             },
           },
         }),
@@ -91,6 +95,7 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
     },
     '/settings/postalAddress': 'Postal address',
     '/settings/locale': 'Language',
+    '/settings/timezone': 'Time zone',
     '/settings/defaultFrom': 'Default sender',
     '/settings/tracking': 'Tracking',
     '/settings/brandColor': {
@@ -186,6 +191,15 @@ export function SettingsForm({ ws }: { ws: Workspace }) {
           options={LOCALES}
           disabled={!editable}
           error={fields['/settings/locale']}
+        />
+        <Select
+          label="Time zone"
+          hint="Used by broadcasts sent at local time: contacts without a time zone of their own get them at the chosen time in this zone."
+          value={timezone}
+          onChange={(e) => setTimezone(e.target.value)}
+          options={timeZoneOptions(timezone)}
+          disabled={!editable}
+          error={fields['/settings/timezone']}
         />
       </section>
       <section className="card stack">

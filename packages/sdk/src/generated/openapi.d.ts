@@ -582,7 +582,7 @@ export interface paths {
         get: operations["getWorkspace"];
         /**
          * Update the workspace name or settings
-         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `slug` is the address of the workspace's public archive, `/archive/{slug}` (docs/archive.md): lower-case words joined by hyphens, unique across the installation (another workspace's: 409 slug_taken, nothing changed), null removes the archive. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
+         * @description Partial: a field omitted is not changed, and `settings` members omitted keep their value. `slug` is the address of the workspace's public archive, `/archive/{slug}` (docs/archive.md): lower-case words joined by hyphens, unique across the installation (another workspace's: 409 slug_taken, nothing changed), null removes the archive. `postalAddress` is printed in the footer of every broadcast (CAN-SPAM requires one), `locale` chooses the language of hosted pages and system emails, `defaultFrom` is the sender of system mail (confirmations, invitations) and of a new broadcast created without `from`, `tracking` gives the default open and click tracking of new broadcasts, `brandColor` (`#rrggbb` or null) is the colour the email editor gives a new document's buttons and links, `timezone` (an IANA name, default UTC; 422 for another) is the zone local-time sending reads `sendAt` in and sends in to contacts without a zone of their own (docs/sending.md), and `requireTwoFactor` makes two-factor sign-in compulsory for every person of the workspace (a console session turning it on must have it itself: 409 invalid_state otherwise). The name and `postalAddress` are in the Liquid scope of every message as `{{ workspace.name }}` and `{{ workspace.postal_address }}`. Needs `admin`.
          */
         put: operations["updateWorkspace"];
         post?: never;
@@ -1386,7 +1386,7 @@ export interface paths {
         get: operations["getBroadcast"];
         /**
          * Update or schedule a broadcast
-         * @description DRAFT or SCHEDULED only (409 broadcast_not_editable otherwise). Partial: a field omitted is unchanged, present replaces, `null` clears. A future `sendAt` schedules it (SCHEDULED; it must be complete: 422 broadcast_incomplete), `sendAt: null` returns it to DRAFT, a past one is 422. `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; one that does not parse is 422 validation_failed. When `emailContent.editorContent` is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on this write, ignoring any html or text sent with it; a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/emailContent/editorContent/blocks/3/url`). Needs `write:broadcasts`.
+         * @description DRAFT or SCHEDULED only (409 broadcast_not_editable otherwise). Partial: a field omitted is unchanged, present replaces, `null` clears. A future `sendAt` schedules it (SCHEDULED; it must be complete: 422 broadcast_incomplete), `sendAt: null` returns it to DRAFT, a past one is 422. With `sendAtLocal: true` it sends at `sendAt`'s wall-clock time (read in the workspace's settings.timezone) in each recipient's own zone, and stays SENDING until the last zone's turn; a zone whose time has passed gets it at once, and a time past in every zone of the audience is 422 (docs/sending.md, "Local-time sending"). `from` must be on a VERIFIED domain of the workspace (422 sender_domain_not_verified); `topicId` and `segmentId` must name a topic and segment of the workspace (422 invalid_reference). `subject`, `html`, `text` and `previewText` are Liquid templates with `contact`, `broadcast`, `unsubscribe_url` and `workspace` (`name`, `postal_address`) in scope; one that does not parse is 422 validation_failed. When `emailContent.editorContent` is a block document (`{ "type": "formcast/blocks", … }`, contract §16) the service renders `html` and `text` from it on this write, ignoring any html or text sent with it; a document that breaks the grammar is 422 validation_failed at the JSON Pointer of the bad block (`/emailContent/editorContent/blocks/3/url`). Needs `write:broadcasts`.
          */
         put: operations["updateBroadcast"];
         post?: never;
@@ -4568,6 +4568,7 @@ export interface operations {
                      *           "clicks": true
                      *         },
                      *         "brandColor": "#0b5fff",
+                     *         "timezone": "America/Chicago",
                      *         "requireTwoFactor": false
                      *       }
                      *     }
@@ -4601,6 +4602,8 @@ export interface operations {
                             };
                             /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
                             brandColor: string | null;
+                            /** @description the workspace's IANA time zone (e.g. Europe/Berlin); default UTC. Local-time sending (docs/sending.md) reads `sendAt` in it and sends in it to contacts without a `timezone` of their own; 422 for a name that is no IANA zone */
+                            timezone: string;
                             /** @description every person of the workspace signs in with two-factor sign-in (TOTP): one without it is sent to set it up after signing in and can do nothing else until then; false unless set. A person turning it on must have it on already (409 invalid_state) */
                             requireTwoFactor: boolean;
                         };
@@ -4680,6 +4683,8 @@ export interface operations {
                         };
                         /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
                         brandColor?: string | null;
+                        /** @description the workspace's IANA time zone (e.g. Europe/Berlin); default UTC. Local-time sending (docs/sending.md) reads `sendAt` in it and sends in it to contacts without a `timezone` of their own; 422 for a name that is no IANA zone */
+                        timezone?: string;
                         /** @description every person of the workspace signs in with two-factor sign-in (TOTP): one without it is sent to set it up after signing in and can do nothing else until then; false unless set. A person turning it on must have it on already (409 invalid_state) */
                         requireTwoFactor?: boolean;
                     };
@@ -4708,6 +4713,7 @@ export interface operations {
                      *           "clicks": false
                      *         },
                      *         "brandColor": "#0b5fff",
+                     *         "timezone": "America/Chicago",
                      *         "requireTwoFactor": false
                      *       }
                      *     }
@@ -4741,6 +4747,8 @@ export interface operations {
                             };
                             /** @description the workspace's brand colour as #rrggbb: the email editor gives it to a new document (its buttons and links); null: none */
                             brandColor: string | null;
+                            /** @description the workspace's IANA time zone (e.g. Europe/Berlin); default UTC. Local-time sending (docs/sending.md) reads `sendAt` in it and sends in it to contacts without a `timezone` of their own; 422 for a name that is no IANA zone */
+                            timezone: string;
                             /** @description every person of the workspace signs in with two-factor sign-in (TOTP): one without it is sent to set it up after signing in and can do nothing else until then; false unless set. A person turning it on must have it on already (409 invalid_state) */
                             requireTwoFactor: boolean;
                         };
@@ -5298,6 +5306,8 @@ export interface operations {
                                     /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                     proofOfWork: boolean;
                                 };
+                                /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                                captureTimezone?: boolean;
                             };
                             doubleOptInEmailId: string | null;
                             seoTitle: string | null;
@@ -5482,6 +5492,8 @@ export interface operations {
                             /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                             proofOfWork: boolean;
                         } | null;
+                        /** @description the embed fills a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false */
+                        captureTimezone?: boolean;
                     };
                     doubleOptInEmailId?: string | null;
                     seoTitle?: string | null;
@@ -5598,6 +5610,8 @@ export interface operations {
                                 /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                 proofOfWork: boolean;
                             };
+                            /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                            captureTimezone?: boolean;
                         };
                         doubleOptInEmailId: string | null;
                         seoTitle: string | null;
@@ -5853,6 +5867,8 @@ export interface operations {
                                 /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                 proofOfWork: boolean;
                             };
+                            /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                            captureTimezone?: boolean;
                         };
                         doubleOptInEmailId: string | null;
                         seoTitle: string | null;
@@ -6041,6 +6057,8 @@ export interface operations {
                             /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                             proofOfWork: boolean;
                         } | null;
+                        /** @description the embed fills a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false */
+                        captureTimezone?: boolean;
                     };
                     doubleOptInEmailId?: string | null;
                     seoTitle?: string | null;
@@ -6157,6 +6175,8 @@ export interface operations {
                                 /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                 proofOfWork: boolean;
                             };
+                            /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                            captureTimezone?: boolean;
                         };
                         doubleOptInEmailId: string | null;
                         seoTitle: string | null;
@@ -6770,6 +6790,8 @@ export interface operations {
                                     /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                     proofOfWork: boolean;
                                 };
+                                /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                                captureTimezone?: boolean;
                             };
                             doubleOptInEmailId: string | null;
                             seoTitle: string | null;
@@ -6985,6 +7007,8 @@ export interface operations {
                                 /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                 proofOfWork: boolean;
                             };
+                            /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                            captureTimezone?: boolean;
                         };
                         doubleOptInEmailId: string | null;
                         seoTitle: string | null;
@@ -7216,6 +7240,8 @@ export interface operations {
                                 /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                                 proofOfWork: boolean;
                             };
+                            /** @description sign-ups take the visitor's browser time zone (docs/forms.md) */
+                            captureTimezone?: boolean;
                         };
                         doubleOptInEmailId: string | null;
                         seoTitle: string | null;
@@ -9325,6 +9351,7 @@ export interface operations {
                      *             "company": "Analytical Engines"
                      *           },
                      *           "status": "SUBSCRIBED",
+                     *           "timezone": "Europe/London",
                      *           "suppressed": false,
                      *           "topics": [
                      *             {
@@ -9349,6 +9376,7 @@ export interface operations {
                      *             "plan": "free"
                      *           },
                      *           "status": "SUBSCRIBED",
+                     *           "timezone": "Europe/London",
                      *           "suppressed": false,
                      *           "topics": [
                      *             {
@@ -9376,6 +9404,8 @@ export interface operations {
                             };
                             /** @enum {string} */
                             status: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                            /** @description the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md) */
+                            timezone: string | null;
                             /** @description the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions) */
                             suppressed: boolean;
                             /** @description every topic of the workspace with the effective subscription */
@@ -9483,6 +9513,8 @@ export interface operations {
                      * @enum {string}
                      */
                     status?: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                    /** @description the contact's IANA time zone (e.g. Europe/Berlin), for local-time sending (docs/sending.md); null: the workspace's settings.timezone */
+                    timezone?: string | null;
                     /** @description explicit choices; a topic not listed keeps the contact's current choice (or the topic default) */
                     topics?: {
                         id: string;
@@ -9511,6 +9543,7 @@ export interface operations {
                      *         "company": "Analytical Engines"
                      *       },
                      *       "status": "SUBSCRIBED",
+                     *       "timezone": "Europe/London",
                      *       "suppressed": false,
                      *       "topics": [
                      *         {
@@ -9537,6 +9570,8 @@ export interface operations {
                         };
                         /** @enum {string} */
                         status: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                        /** @description the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md) */
+                        timezone: string | null;
                         /** @description the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions) */
                         suppressed: boolean;
                         /** @description every topic of the workspace with the effective subscription */
@@ -9577,6 +9612,7 @@ export interface operations {
                      *         "company": "Analytical Engines"
                      *       },
                      *       "status": "SUBSCRIBED",
+                     *       "timezone": "Europe/London",
                      *       "suppressed": false,
                      *       "topics": [
                      *         {
@@ -9603,6 +9639,8 @@ export interface operations {
                         };
                         /** @enum {string} */
                         status: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                        /** @description the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md) */
+                        timezone: string | null;
                         /** @description the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions) */
                         suppressed: boolean;
                         /** @description every topic of the workspace with the effective subscription */
@@ -9946,6 +9984,7 @@ export interface operations {
                      *         "company": "Analytical Engines"
                      *       },
                      *       "status": "SUBSCRIBED",
+                     *       "timezone": "Europe/London",
                      *       "suppressed": false,
                      *       "topics": [
                      *         {
@@ -9972,6 +10011,8 @@ export interface operations {
                         };
                         /** @enum {string} */
                         status: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                        /** @description the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md) */
+                        timezone: string | null;
                         /** @description the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions) */
                         suppressed: boolean;
                         /** @description every topic of the workspace with the effective subscription */
@@ -10071,6 +10112,8 @@ export interface operations {
                     };
                     /** @enum {string} */
                     status?: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                    /** @description the contact's IANA time zone (e.g. Europe/Berlin), for local-time sending (docs/sending.md); null: the workspace's settings.timezone */
+                    timezone?: string | null;
                     /** @description explicit choices; a topic not listed keeps the contact's current choice (or the topic default) */
                     topics?: {
                         id: string;
@@ -10099,6 +10142,7 @@ export interface operations {
                      *         "company": "Analytical Engines"
                      *       },
                      *       "status": "SUBSCRIBED",
+                     *       "timezone": "Europe/London",
                      *       "suppressed": false,
                      *       "topics": [
                      *         {
@@ -10125,6 +10169,8 @@ export interface operations {
                         };
                         /** @enum {string} */
                         status: "SUBSCRIBED" | "PENDING" | "UNSUBSCRIBED" | "BOUNCED" | "COMPLAINED";
+                        /** @description the contact's IANA time zone; null: the workspace's settings.timezone stands in (local-time sending, docs/sending.md) */
+                        timezone: string | null;
                         /** @description the address is on the suppression list: it gets no broadcast or automation email, whatever its status (GET /v1/suppressions) */
                         suppressed: boolean;
                         /** @description every topic of the workspace with the effective subscription */
@@ -13775,6 +13821,8 @@ export interface operations {
                      *           "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *           "segmentId": null,
                      *           "sendAt": null,
+                     *           "sendAtLocal": false,
+                     *           "localSendTime": null,
                      *           "createdAt": "2026-11-21T10:00:00.000Z",
                      *           "updatedAt": "2026-11-21T12:09:41.377Z",
                      *           "sentAt": "2026-11-21T12:09:41.377Z",
@@ -13827,6 +13875,10 @@ export interface operations {
                              * @description RFC 3339, UTC, milliseconds
                              */
                             sendAt: string | null;
+                            /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                            sendAtLocal: boolean;
+                            /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                            localSendTime: string | null;
                             /**
                              * Format: date-time
                              * @description RFC 3339, UTC, milliseconds
@@ -13955,6 +14007,19 @@ export interface operations {
                                         confidence: number;
                                     } | null;
                                 };
+                                /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                                zones?: {
+                                    /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                    timezone: string;
+                                    recipients: number;
+                                    /** @description accepted by the receiving side */
+                                    sent: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339, UTC, milliseconds
+                                     */
+                                    sendAt: string;
+                                }[];
                                 /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                                 outbox?: number;
                             };
@@ -14110,6 +14175,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T10:00:00.000Z",
                      *       "sentAt": null,
@@ -14143,6 +14210,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -14271,6 +14342,19 @@ export interface operations {
                                     confidence: number;
                                 } | null;
                             };
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14386,6 +14470,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:09:41.377Z",
                      *       "sentAt": "2026-11-21T12:09:41.377Z",
@@ -14434,6 +14520,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -14562,6 +14652,19 @@ export interface operations {
                                     confidence: number;
                                 } | null;
                             };
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -14620,7 +14723,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "sendAt": "2026-11-25T08:00:00.000Z"
+                 *       "sendAt": "2026-11-25T08:00:00.000Z",
+                 *       "sendAtLocal": true
                  *     }
                  */
                 "application/json": {
@@ -14688,6 +14792,8 @@ export interface operations {
                      * @description RFC 3339 with an offset; stored in UTC
                      */
                     sendAt?: string | null;
+                    /** @description local-time sending (docs/sending.md): true sends at `sendAt`'s wall-clock time (read in the workspace's settings.timezone) in each recipient's own zone (the workspace's for contacts without one); a zone whose time has passed when the send starts gets it at once; 422 when the time is past in every zone of the audience. Omitted: unchanged; `sendAt: null` clears it */
+                    sendAtLocal?: boolean;
                 };
             };
         };
@@ -14715,6 +14821,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": "2026-11-25T08:00:00.000Z",
+                     *       "sendAtLocal": true,
+                     *       "localSendTime": "2026-11-25T08:00:00",
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-22T14:30:00.000Z",
                      *       "sentAt": null,
@@ -14748,6 +14856,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -14876,6 +14988,19 @@ export interface operations {
                                     confidence: number;
                                 } | null;
                             };
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -15078,6 +15203,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:00:00.000Z",
                      *       "sentAt": null,
@@ -15126,6 +15253,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -15254,6 +15385,19 @@ export interface operations {
                                     confidence: number;
                                 } | null;
                             };
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -15369,6 +15513,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:00:00.000Z",
                      *       "sentAt": null,
@@ -15417,6 +15563,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -15545,6 +15695,19 @@ export interface operations {
                                     confidence: number;
                                 } | null;
                             };
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -15989,6 +16152,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:00:00.000Z",
                      *       "sentAt": null,
@@ -16037,6 +16202,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -16165,6 +16334,19 @@ export interface operations {
                                     confidence: number;
                                 } | null;
                             };
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -16262,6 +16444,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:00:00.000Z",
                      *       "sentAt": null,
@@ -16310,6 +16494,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -16438,6 +16626,19 @@ export interface operations {
                                     confidence: number;
                                 } | null;
                             };
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -16547,6 +16748,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:00:00.000Z",
                      *       "sentAt": null,
@@ -16615,6 +16818,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -16743,6 +16950,19 @@ export interface operations {
                                     confidence: number;
                                 } | null;
                             };
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -16867,6 +17087,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-21T10:00:00.000Z",
                      *       "updatedAt": "2026-11-21T12:00:00.000Z",
                      *       "sentAt": null,
@@ -16915,6 +17137,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -17043,6 +17269,19 @@ export interface operations {
                                     confidence: number;
                                 } | null;
                             };
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };
@@ -17158,6 +17397,8 @@ export interface operations {
                      *       "topicId": "topic_01JDB3Q1S3U5W7Y9A1C3E5G7J9",
                      *       "segmentId": null,
                      *       "sendAt": null,
+                     *       "sendAtLocal": false,
+                     *       "localSendTime": null,
                      *       "createdAt": "2026-11-24T09:00:00.000Z",
                      *       "updatedAt": "2026-11-24T09:00:00.000Z",
                      *       "sentAt": null,
@@ -17196,6 +17437,10 @@ export interface operations {
                          * @description RFC 3339, UTC, milliseconds
                          */
                         sendAt: string | null;
+                        /** @description scheduled for local-time sending (docs/sending.md): each recipient gets it at `localSendTime` in their own zone */
+                        sendAtLocal: boolean;
+                        /** @description local-time sending: the wall-clock time (YYYY-MM-DDTHH:mm:ss, no offset) each recipient gets it at in their zone: `sendAt` in the workspace's zone when it was scheduled; null otherwise */
+                        localSendTime: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339, UTC, milliseconds
@@ -17324,6 +17569,19 @@ export interface operations {
                                     confidence: number;
                                 } | null;
                             };
+                            /** @description local-time sending only (docs/sending.md): progress per recipient zone, each with the instant its recipients' turn comes (or came), earliest first */
+                            zones?: {
+                                /** @description an IANA zone of the recipients (the workspace zone for those without one) */
+                                timezone: string;
+                                recipients: number;
+                                /** @description accepted by the receiving side */
+                                sent: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339, UTC, milliseconds
+                                 */
+                                sendAt: string;
+                            }[];
                             /** @description present when the server has no SMTP_URL: how many of `sent` were only written as .eml files to the outbox directory and reached nobody */
                             outbox?: number;
                         };

@@ -1,0 +1,227 @@
+/**
+ * Time zones in the console (issue 34), end to end in headless Chromium against a real Formcast (`node bin/formcast
+ * serve` on a temp SQLite file, its workers sending to the test SMTP server): the workspace's zone in Settings, a
+ * contact's zone picker, scheduling "at this time in each contact's time zone", and the progress per zone of a
+ * local-time broadcast that is sending (Tokyo's turn passed, Berlin's and New York's to come). Light, dark and 390 px,
+ * no sideways scroll, axe; screenshots in test-output/e2e/timezones (docs/images/console with UPDATE_SCREENSHOTS=1).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeBrowser, expectNoSeriousAxe, launchBrowser, watchPages } from '../helpers/browser.js';
+import { apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
+import { startSmtpServer } from '../helpers/smtp.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SHOTS = process.env.UPDATE_SCREENSHOTS
+  ? path.join(ROOT, 'docs', 'images', 'console')
+  : path.join(ROOT, 'test-output', 'e2e', 'timezones');
+const PASSWORD = 'correct horse battery staple 42';
+const OWNER = 'mia@acme.test';
+const DESKTOP = { width: 1280, height: 860 };
+const PHONE = { width: 390, height: 844 };
+
+/** The wall-clock time (YYYY-MM-DDTHH:mm) an instant shows in a zone. */
+function wallIn(ms: number, timeZone: string): string {
+  const p: Record<string, string> = {};
+  for (const x of new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+  }).formatToParts(ms))
+    p[x.type] = x.value;
+  return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}`;
+}
+
+describeBrowser('time zones in the console (formcast serve, Chromium)', () => {
+  const unavailable = consoleUnavailable();
+  if (unavailable) console.warn(`console time zones e2e: skipped: ${unavailable}`);
+  let browser: Browser;
+  let server: Awaited<ReturnType<typeof serve>>;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let tmp: string;
+  let key: string;
+  let graceId: string;
+  let draftId: string;
+  let sendingId: string;
+  const csp: string[] = [];
+  const errors: string[] = [];
+  const api = apiCaller(
+    () => server.url,
+    () => key,
+  );
+
+  async function settled(p: Page, heading: string | RegExp): Promise<void> {
+    await p.getByRole('heading', { level: 1, name: heading }).waitFor();
+    await p.waitForFunction(() => document.querySelectorAll('.skeleton, .spinner').length === 0, undefined, {
+      timeout: 15_000,
+    });
+  }
+
+  async function check(p: Page, name: string, heading: string | RegExp): Promise<void> {
+    await settled(p, heading);
+    expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(p.viewportSize()!.width);
+    await p.evaluate(() => {
+      for (const b of document.querySelectorAll<HTMLButtonElement>('.toast button')) b.click();
+    });
+    await p.waitForFunction(() => document.querySelectorAll('.toast').length === 0);
+    await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+    await expectNoSeriousAxe(p, name);
+  }
+
+  async function signedIn(opts: { viewport?: { width: number; height: number }; dark?: boolean } = {}) {
+    const ctx = await browser.newContext({
+      viewport: opts.viewport ?? DESKTOP,
+      colorScheme: opts.dark ? 'dark' : 'light',
+      timezoneId: 'Europe/London',
+    });
+    await watchPages(ctx, csp, errors);
+    const p = await ctx.newPage();
+    await p.goto(`${server.url}/app/login?next=${encodeURIComponent('/app')}`);
+    await p.locator('input[name="email"]').fill(OWNER);
+    await p.locator('input[name="password"]').fill(PASSWORD);
+    await Promise.all([p.waitForURL(`${server.url}/app`), p.locator('input[name="password"]').press('Enter')]);
+    await settled(p, 'Dashboard');
+    return p;
+  }
+
+  const until = async (what: () => Promise<boolean>, why: string) => {
+    for (let i = 0; i < 200; i++) {
+      if (await what()) return;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    throw new Error(`timed out waiting: ${why}`);
+  };
+
+  beforeAll(async () => {
+    if (unavailable) return;
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'formcast-timezones-e2e-'));
+    fs.mkdirSync(SHOTS, { recursive: true });
+    smtp = await startSmtpServer();
+    const env = {
+      DATABASE_URL: path.join(tmp, 'formcast.db'),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DNS_SERVERS: '127.0.0.1:9',
+      DNS_TIMEOUT_MS: '300',
+      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+    };
+    const created = await cli(['workspace', 'create', 'Acme', '--json'], env);
+    key = created.apiKey.key;
+    const ws = created.workspace.id;
+    const [, , started, launched] = await Promise.all([
+      cli(
+        ['user', 'create', '--workspace', ws, '--email', OWNER, '--role', 'owner', '--password-stdin', '--json'],
+        env,
+        `${PASSWORD}\n`,
+      ),
+      cli(['domain', 'add', 'acme.test', '--workspace', ws, '--verified', '--json'], env),
+      serve(env),
+      launchBrowser(),
+    ]);
+    server = started;
+    browser = launched;
+    await api('PUT', '/v1/workspace', { settings: { timezone: 'America/New_York' } });
+    await api('POST', '/v1/contacts', { email: 'kenji@example.com', firstName: 'Kenji', timezone: 'Asia/Tokyo' });
+    await api('POST', '/v1/contacts', { email: 'ada@example.com', firstName: 'Ada', timezone: 'Europe/Berlin' });
+    graceId = (await api('POST', '/v1/contacts', { email: 'grace@example.com', firstName: 'Grace' })).id;
+    const broadcast = (name: string) =>
+      api('POST', '/v1/broadcasts', {
+        name,
+        from: 'Acme <news@acme.test>',
+        emailContent: { subject: 'Good morning', html: '<p>Good morning</p>' },
+      });
+    draftId = (await broadcast('Sunday letter')).id;
+    // Sending at local time: Tokyo's clock already shows the time (sent at once), Berlin's and New York's do not.
+    const sending = await broadcast('Weekly digest');
+    sendingId = sending.id;
+    const wall = wallIn(Date.now() - 60_000, 'Asia/Tokyo');
+    const nyOffsetMs =
+      Date.parse(`${wallIn(Date.now(), 'America/New_York')}Z`) - Math.floor(Date.now() / 60_000) * 60_000;
+    const sendAt = new Date(Date.parse(`${wall}Z`) - nyOffsetMs).toISOString();
+    const scheduled = await api('PUT', `/v1/broadcasts/${sendingId}`, { sendAt, sendAtLocal: true });
+    expect(scheduled.localSendTime.slice(0, 16)).toBe(wall);
+    await until(
+      async () => (await api('GET', `/v1/broadcasts/${sendingId}`)).stats?.sent === 1,
+      "Tokyo's turn of the local-time broadcast",
+    );
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    server?.child.kill('SIGTERM');
+    await smtp?.close();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it.skipIf(unavailable)(
+    "the workspace's time zone in Settings, and a contact's zone picker (light, dark)",
+    async () => {
+      const p = await signedIn();
+      await p.goto(`${server.url}/app/settings`);
+      await settled(p, 'Settings');
+      const zone = p.getByLabel('Time zone', { exact: true });
+      expect(await zone.inputValue()).toBe('America/New_York');
+      await check(p, 'timezones-settings', 'Settings');
+
+      const d = await signedIn({ dark: true });
+      await d.goto(`${server.url}/app/contacts/${graceId}`);
+      await settled(d, 'Grace');
+      const picker = d.getByLabel('Time zone', { exact: true });
+      expect(await picker.inputValue()).toBe('');
+      await picker.selectOption('Asia/Tokyo');
+      await d.getByRole('button', { name: /^Save/ }).click();
+      await until(
+        async () => (await api('GET', `/v1/contacts/${graceId}`)).timezone === 'Asia/Tokyo',
+        'the zone saved',
+      );
+      await check(d, 'timezones-contact-dark', 'Grace');
+      await d.context().close();
+      await p.context().close();
+    },
+    120_000,
+  );
+
+  it.skipIf(unavailable)(
+    "schedules at a time in each contact's time zone, and shows the progress per zone (light, 390 px)",
+    async () => {
+      const p = await signedIn();
+      await p.goto(`${server.url}/app/broadcasts/${draftId}`);
+      await settled(p, 'Sunday letter');
+      await p.getByLabel('Send at this time in each contact’s time zone').check();
+      const tomorrow = wallIn(Date.now() + 86_400_000, 'UTC').slice(0, 10);
+      await p.locator('#send-at').fill(`${tomorrow}T09:00`);
+      await expect.poll(() => p.locator('#send-at-hint').innerText()).toMatch(/in their own time zone/);
+      await p.getByRole('button', { name: 'Schedule', exact: true }).click();
+      await until(
+        async () => (await api('GET', `/v1/broadcasts/${draftId}`)).localSendTime === `${tomorrow}T09:00:00`,
+        'the local-time schedule',
+      );
+      await p.getByText('in each contact’s time zone.').first().waitFor();
+      await check(p, 'timezones-schedule', 'Sunday letter');
+
+      const m = await signedIn({ viewport: PHONE });
+      await m.goto(`${server.url}/app/broadcasts/${sendingId}`);
+      await settled(m, 'Weekly digest');
+      const table = m.getByRole('region', { name: 'Progress per time zone' }).getByRole('table');
+      await table.waitFor();
+      const rows = await table.locator('tbody tr').allInnerTexts();
+      expect(rows[0]).toMatch(/Asia\/Tokyo[\s\S]*1 \/ 1/i);
+      expect(rows.join('\n')).toMatch(/Europe\/Berlin[\s\S]*0 \/ 1/i);
+      expect(rows.join('\n')).toMatch(/America\/New York[\s\S]*0 \/ 1/i);
+      await check(m, 'timezones-progress-390', 'Weekly digest');
+      await m.context().close();
+      await p.context().close();
+      expect(errors).toEqual([]);
+      expect(csp).toEqual([]);
+    },
+    120_000,
+  );
+});
