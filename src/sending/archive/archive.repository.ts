@@ -1,5 +1,6 @@
 import type { Executor } from '../../db/connection.js';
 import { toIso } from '../../lib/time.js';
+import { withVariant } from '../broadcasts/broadcasts.ab.js';
 import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
 import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
 
@@ -41,7 +42,16 @@ export async function listArchived(
 /** A broadcast of the archive (SENT, `archive` on), or undefined: a draft, another workspace's id, one not archived. */
 export async function getArchived(db: Executor, workspaceId: string, id: string): Promise<Broadcast | undefined> {
   const b = await getBroadcast(db, workspaceId, id);
-  return b && b.status === 'SENT' && b.archive && b.sentAt ? b : undefined;
+  if (!b || b.status !== 'SENT' || !b.archive || !b.sentAt) return undefined;
+  if (!b.abTest) return b;
+  // An A/B broadcast is archived as most of its audience got it: its winner (docs/ab-tests.md).
+  const row = await db
+    .selectFrom('broadcasts')
+    .select('ab_winner')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return withVariant(b, b.abTest, row?.ab_winner ?? null);
 }
 
 /** What the web version needs of a delivery: its message and its recipient. */
@@ -50,6 +60,8 @@ export interface WebversionDelivery {
   contactId: string | null;
   email: string;
   unsubscribeToken: string;
+  /** An A/B broadcast's: the variant this recipient got (docs/ab-tests.md); null otherwise. */
+  variant: string | null;
 }
 
 /**
@@ -63,11 +75,17 @@ export async function deliveryForWebversion(
 ): Promise<WebversionDelivery | undefined> {
   const r = await db
     .selectFrom('deliveries')
-    .select(['broadcast_id', 'contact_id', 'email', 'unsubscribe_token'])
+    .select(['broadcast_id', 'contact_id', 'email', 'unsubscribe_token', 'variant'])
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', deliveryId)
     .executeTakeFirst();
   return r
-    ? { broadcastId: r.broadcast_id, contactId: r.contact_id, email: r.email, unsubscribeToken: r.unsubscribe_token }
+    ? {
+        broadcastId: r.broadcast_id,
+        contactId: r.contact_id,
+        email: r.email,
+        unsubscribeToken: r.unsubscribe_token,
+        variant: r.variant,
+      }
     : undefined;
 }

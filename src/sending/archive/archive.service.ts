@@ -8,6 +8,7 @@ import { renderTemplate } from '../../lib/liquid.js';
 import { htmlToText } from '../../mail/compose.js';
 import { workspaceScope } from '../../mail/documents.js';
 import type { Locale } from '../../pages/i18n.js';
+import { withVariant } from '../broadcasts/broadcasts.ab.js';
 import { getBroadcast } from '../broadcasts/broadcasts.repository.js';
 import type { Broadcast } from '../broadcasts/broadcasts.schemas.js';
 import { assembleContent } from '../deliveries/message.assembly.js';
@@ -131,8 +132,10 @@ export class ArchiveService {
     // A deleted contact's message is not shown again (its data is gone, as it should be).
     const contact = d.contactId ? await getContact(k, ref.workspaceId, d.contactId) : undefined;
     if (!b || !ws || !contact) throw notFound('message');
+    // An A/B broadcast's recipient sees the variant they were sent.
+    const message = withVariant(b, b.abTest, d.variant);
     const unsubscribeUrl = `${this.base}/unsubscribe/${d.unsubscribeToken}`;
-    const rendered = render(b.emailContent, {
+    const rendered = render(message.emailContent, {
       contact: contactScope(contact),
       broadcast: { id: b.id, name: b.name },
       unsubscribe_url: unsubscribeUrl,
