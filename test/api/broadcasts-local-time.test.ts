@@ -175,4 +175,35 @@ describeApi('local-time sending', (h) => {
     const cleared = await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}`, { sendAt: null });
     expect(cleared.json()).toMatchObject({ status: 'DRAFT', sendAtLocal: false, localSendTime: null });
   });
+
+  it('an A/B test is not sent at local time: 422 either way round, nothing changed', async () => {
+    clockAt('2027-03-27T12:00:00.000Z');
+    const { ws, id } = await setup(['Asia/Tokyo', null]);
+    const abTest = {
+      variants: [
+        { id: 'a', subject: 'A' },
+        { id: 'b', subject: 'B' },
+      ],
+      testPercent: 20,
+      winnerBy: 'OPENS',
+      waitMinutes: 60,
+    };
+    const both = await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}`, {
+      abTest,
+      sendAt: '2027-03-28T09:00:00Z',
+      sendAtLocal: true,
+    });
+    expect(both.statusCode).toBe(422);
+    expect(both.json().errors[0].path).toBe('/abTest');
+    expect(await get(ws, id)).toMatchObject({ status: 'DRAFT', abTest: null, sendAtLocal: false });
+    // Scheduled at local time first, then a test added: refused too.
+    const local = await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}`, {
+      sendAt: '2027-03-28T09:00:00Z',
+      sendAtLocal: true,
+    });
+    expect(local.statusCode, local.body).toBe(200);
+    const later = await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}`, { abTest });
+    expect(later.statusCode).toBe(422);
+    expect(await get(ws, id)).toMatchObject({ status: 'SCHEDULED', abTest: null, sendAtLocal: true });
+  });
 });

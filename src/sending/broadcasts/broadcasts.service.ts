@@ -647,6 +647,17 @@ export class BroadcastsService {
         emailContent: values.emailContent ?? current.emailContent,
         abTest: values.abTest !== undefined ? values.abTest : current.abTest,
       };
+      // An A/B test sends its test share and, after the wait, the winner at one time for everyone: it is not sent at
+      // each recipient's local time (Mailchimp does not combine them either; docs/ab-tests.md).
+      const sendsLocal = values.local !== undefined ? values.local !== null : current.sendAtLocal;
+      if (merged.abTest && sendsLocal)
+        throw validationFailed([
+          {
+            path: input.abTest ? '/abTest' : '/sendAtLocal',
+            message: 'an A/B test cannot be sent at each recipient\'s local time: turn one of them off',
+            keyword: 'abTestLocalTime',
+          },
+        ]);
       if (next === 'SCHEDULED') await this.checkSendable(trx, workspaceId, merged);
       const updated = await repo.updateBroadcast(trx, workspaceId, id, current.status, next, values, now);
       if (!updated) throw conflict('invalid_state', 'the broadcast changed status while it was being updated; retry');
