@@ -224,7 +224,7 @@ async function checkServing(server: Server, ws: { id: string; name: string }, ke
   const res = await fetch(`${server.url}/v1/workspace`, { headers: { authorization: `Bearer ${key}` } });
   expect(res.status).toBe(200);
   const body = (await res.json()) as Record<string, unknown>;
-  expect(Object.keys(body).sort()).toEqual(['createdAt', 'id', 'name', 'settings']);
+  expect(Object.keys(body).sort()).toEqual(['createdAt', 'id', 'name', 'settings', 'slug']);
   expect(body).toMatchObject({ id: ws.id, name: ws.name });
   expect(body.createdAt).toMatch(TIMESTAMP);
 

@@ -60,7 +60,7 @@ describeApi('HTTP conventions, auth and errors', (h) => {
     const key = await h.key(ws, ['read:broadcasts']);
     const res = await h.call(key, 'GET', '/v1/workspace');
     expect(res.statusCode).toBe(200);
-    expect(Object.keys(res.json()).sort()).toEqual(['createdAt', 'id', 'name', 'settings']);
+    expect(Object.keys(res.json()).sort()).toEqual(['createdAt', 'id', 'name', 'settings', 'slug']);
     expect(res.json()).toMatchObject({
       id: ws.id,
       name: 'Acme',

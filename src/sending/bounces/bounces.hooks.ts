@@ -130,20 +130,27 @@ export async function hooksRoutes(app: FastifyInstance, opts: HooksOptions): Pro
     return apply(sesEvent(m.Message), req.log);
   });
 
-  app.post('/hooks/postmark', { schema: { security: [] } }, async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!opts.postmark)
-      return reply.code(404).send({
-        ok: false,
-        error: 'the Postmark hook is not configured (POSTMARK_WEBHOOK_USER, POSTMARK_WEBHOOK_PASSWORD)',
-      });
-    if (!basicAuthMatches(req.headers.authorization, opts.postmark)) {
-      return reply
-        .code(401)
-        .header('www-authenticate', 'Basic realm="formcast"')
-        .send({ ok: false, error: 'unauthorized' });
-    }
-    return apply(postmarkEvent(req.body));
-  });
+  app.post(
+    '/hooks/postmark',
+    {
+      schema: { security: [] },
+      // Before the body is read: a caller without the credentials gets 401 whatever it sent (a body that is not JSON
+      // included), and its body is never parsed.
+      onRequest: async (req: FastifyRequest, reply: FastifyReply) => {
+        if (!opts.postmark)
+          return reply.code(404).send({
+            ok: false,
+            error: 'the Postmark hook is not configured (POSTMARK_WEBHOOK_USER, POSTMARK_WEBHOOK_PASSWORD)',
+          });
+        if (!basicAuthMatches(req.headers.authorization, opts.postmark))
+          return reply
+            .code(401)
+            .header('www-authenticate', 'Basic realm="formcast"')
+            .send({ ok: false, error: 'unauthorized' });
+      },
+    },
+    async (req: FastifyRequest) => apply(postmarkEvent(req.body)),
+  );
 }
 
 function basicAuthMatches(header: string | undefined, expected: { user: string; password: string }): boolean {
