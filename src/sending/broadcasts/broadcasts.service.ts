@@ -654,7 +654,7 @@ export class BroadcastsService {
         throw validationFailed([
           {
             path: input.abTest ? '/abTest' : '/sendAtLocal',
-            message: 'an A/B test cannot be sent at each recipient\'s local time: turn one of them off',
+            message: "an A/B test cannot be sent at each recipient's local time: turn one of them off",
             keyword: 'abTestLocalTime',
           },
         ]);
