@@ -278,8 +278,8 @@ describeApi('contact tags', (h) => {
     // The export has a tags column the import reads back.
     const exported = await h.call(ws.key, 'GET', '/v1/contacts/export');
     const lines = exported.body.split('\r\n');
-    expect(lines[0]).toBe('id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags');
-    expect(lines.find((l) => l.includes('ada@example.com'))).toMatch(/,"Old,VIP,Customer"$/);
+    expect(lines[0]).toBe('id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags,timezone');
+    expect(lines.find((l) => l.includes('ada@example.com'))).toMatch(/,"Old,VIP,Customer",$/);
   });
 
   it('a tags cell: comma-separated or quoted, and what the export writes reads back the same', () => {

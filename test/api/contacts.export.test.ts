@@ -16,6 +16,7 @@ const HEADER = [
   'createdAt',
   'updatedAt',
   'tags',
+  'timezone',
 ];
 
 async function importNdjson(h: Harness, ws: TestWorkspace, rows: Record<string, unknown>[]) {

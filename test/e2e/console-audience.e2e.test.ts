@@ -240,7 +240,7 @@ describeBrowser(
         ]);
         const text = fs.readFileSync((await download.path())!, 'utf8');
         expect(text.split('\r\n')[0]).toBe(
-          'id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags',
+          'id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags,timezone',
         );
         expect(text).toContain('"Two, Jr."');
         expect(text.trim().split('\r\n')).toHaveLength(43);

@@ -6,7 +6,8 @@ import { tagCell } from './contacts.tags.js';
  * comma, a double quote, CR or LF, or starts or ends with a space; a double quote inside is doubled. The
  * columns read back with the import (email, firstName, lastName, status); `properties` is the contact's
  * properties as one JSON object; `tags` its tags in one cell (comma-separated, or a quoted list when a tag holds a
- * comma: contacts.tags.ts tagCell), which the import reads back.
+ * comma: contacts.tags.ts tagCell), which the import reads back; `timezone` the contact's IANA zone (empty: the
+ * workspace's), read back by the import too.
  */
 export const EXPORT_COLUMNS = [
   'id',
@@ -19,6 +20,7 @@ export const EXPORT_COLUMNS = [
   'createdAt',
   'updatedAt',
   'tags',
+  'timezone',
 ] as const;
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
@@ -56,5 +58,6 @@ export function contactCsvRow(c: ContactRecord, suppressed: boolean, tags: reado
     c.createdAt,
     c.updatedAt,
     tagCell(tags),
+    c.timezone,
   ]);
 }

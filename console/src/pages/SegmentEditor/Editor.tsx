@@ -33,7 +33,7 @@ import {
   useTopics,
   type Segment,
 } from '../../lib/audience';
-import { formatNumber } from '../../lib/format';
+import { formatNumber, plural } from '../../lib/format';
 import { problemOf } from '../../lib/forms';
 import { describeError } from '../../lib/problems';
 
@@ -67,10 +67,14 @@ function useLiveCount(filter: Filter) {
                   <span className="stat-value" data-testid="segment-count">
                     {formatNumber(q.data.count)}
                   </span>
-                  <span className="stat-label">contacts match{q.isFetching ? ' (updating…)' : ''}</span>
+                  <span className="stat-label">
+                    {plural(q.data.count, 'contact matches', 'contacts match')}
+                    {q.isFetching ? ' (updating…)' : ''}
+                  </span>
                 </div>
                 <p className="small">
-                  {formatNumber(q.data.subscribed)} of them are subscribed, and can get broadcasts.
+                  {formatNumber(q.data.subscribed)} of them {plural(q.data.subscribed, 'is', 'are')} subscribed, and can
+                  get broadcasts.
                 </p>
               </>
             )
