@@ -183,6 +183,22 @@ describeBrowser('time zones in the console (formcast serve, Chromium)', () => {
         'the zone saved',
       );
       await check(d, 'timezones-contact-dark', 'Grace');
+
+      // A form keeps the visitor's zone when asked (settings.captureTimezone), and a save of the form keeps it.
+      const form = await api('POST', '/v1/forms', {
+        name: 'Newsletter',
+        type: 'SIGN_UP',
+        fieldMapping: { email: 'email' },
+      });
+      await p.goto(`${server.url}/app/forms/${form.id}`);
+      await settled(p, 'Newsletter');
+      await p.getByLabel('Keep the visitor’s time zone').check();
+      await p.getByRole('button', { name: 'Save changes' }).click();
+      await p.getByText('Form saved.').waitFor();
+      expect((await api('GET', `/v1/forms/${form.id}`)).settings.captureTimezone).toBe(true);
+      await p.getByRole('button', { name: 'Save changes' }).click();
+      await p.getByText('Form saved.').first().waitFor();
+      expect((await api('GET', `/v1/forms/${form.id}`)).settings.captureTimezone).toBe(true);
       await d.context().close();
       await p.context().close();
     },

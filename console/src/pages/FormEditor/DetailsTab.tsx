@@ -49,6 +49,7 @@ export function DetailsTab({ form, editable }: { form: Form; editable: boolean }
   const [look, setLook] = useState(() => appearanceDraft(form.settings.appearance));
   const [questions, setQuestions] = useState(() => questionRows(form.settings.fields));
   const [proofOfWork, setProofOfWork] = useState(Boolean(form.settings.protection?.proofOfWork));
+  const [captureTimezone, setCaptureTimezone] = useState(Boolean(form.settings.captureTimezone));
 
   const body = (): UpdateBody => ({
     name: name.trim(),
@@ -65,6 +66,7 @@ export function DetailsTab({ form, editable }: { form: Form; editable: boolean }
       fields: questionsBody(questions),
       // Kept on every save: a PUT replaces the settings whole.
       protection: { proofOfWork },
+      captureTimezone,
     },
     doubleOptInEmailId: doi && template ? template : null,
     seoTitle: nullable(seoTitle),
@@ -292,6 +294,12 @@ export function DetailsTab({ form, editable }: { form: Form; editable: boolean }
             ]}
           />
         )}
+        <Checkbox
+          label="Keep the visitor’s time zone"
+          hint="The embedded form sends the browser's time zone, and a new contact gets it, so local-time broadcasts reach them at the right hour. The hosted page runs no script and sends none."
+          checked={captureTimezone}
+          onChange={(e) => setCaptureTimezone(e.target.checked)}
+        />
       </fieldset>
 
       <ProtectionFieldset enabled={proofOfWork} onChange={setProofOfWork} disabled={!editable} />
