@@ -858,7 +858,9 @@ describe.concurrent('formcast CLI', { timeout: 120_000 }, () => {
       const out = await cli(['contacts', 'export', '--workspace', ws], env);
       expect(out.code).toBe(0);
       const lines = out.stdout.split('\r\n');
-      expect(lines[0]).toBe('id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags,timezone');
+      expect(lines[0]).toBe(
+        'id,email,firstName,lastName,status,suppressed,properties,createdAt,updatedAt,tags,timezone',
+      );
       expect(lines.filter((l) => l.includes('@example.com'))).toHaveLength(5004);
       expect(out.stdout).toMatch(/ann@example\.com,Ann,Lee,SUBSCRIBED,false/);
 
