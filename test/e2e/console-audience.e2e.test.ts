@@ -358,7 +358,7 @@ describeBrowser(
         expect(smtp.received.find((m) => m.to === 'qa@acme.test')!.parsed.subject).toBe('[Test] Hi Ada, March news');
 
         // The schedule field shows the UTC equivalent with the offset.
-        await page.getByLabel(/^Send at/).fill('2031-06-01T09:30');
+        await page.getByLabel(/^Send at \(/).fill('2031-06-01T09:30');
         await page.getByText(/that is 2031-06-01 \d\d:\d\d UTC/).waitFor();
         await check(page, 'broadcast-composer', 'March news');
 
