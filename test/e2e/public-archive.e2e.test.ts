@@ -26,6 +26,7 @@ const MODES = PAGE_MODES;
 describeBrowser('public archive: light, dark, 390 px (headless Chromium)', () => {
   let db: Db;
   let app: FastifyInstance;
+  const serverErrors: string[] = [];
   let base = '';
   let browser: Browser;
   const contexts: Record<string, BrowserContext> = {};
@@ -49,6 +50,10 @@ describeBrowser('public archive: light, dark, 390 px (headless Chromium)', () =>
       db,
       config: { logLevel: 'silent', publicUrl: base, secret: TEST_SECRET },
       logger: false,
+    });
+    // What a 500 was (the page says only that something went wrong): in the failing assertion's message.
+    app.addHook('onError', async (_req, _reply, err) => {
+      serverErrors.push(err.stack ?? String(err));
     });
     await app.listen({ port, host: '127.0.0.1' });
     const { apiKey } = await app.services.workspaces.createWithAdminKey('Greenleaf Books');
@@ -139,7 +144,7 @@ describeBrowser('public archive: light, dark, 390 px (headless Chromium)', () =>
     for (const mode of MODES) {
       const p = await contexts[mode.name]!.newPage();
       const res = await p.goto(`${base}/archive/greenleaf/${newest}`);
-      expect(res?.status()).toBe(200);
+      expect(res?.status(), serverErrors.join('\n')).toBe(200);
       expect(await p.textContent('.fc-archive-bar')).toContain('Greenleaf Books');
       expect(await p.getAttribute('.fc-archive-bar a', 'href')).toBe(`${base}/archive/greenleaf`);
       const body = (await p.textContent('body')) ?? '';

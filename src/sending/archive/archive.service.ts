@@ -4,7 +4,7 @@ import { getContact } from '../../audience/index.js';
 import { getWorkspace, workspaceBySlug } from '../../access/index.js';
 import { notFound } from '../../errors/errors.js';
 import { escapeHtml } from '../../lib/html.js';
-import { renderTemplate } from '../../lib/liquid.js';
+import { isRenderLimit, renderTemplate } from '../../lib/liquid.js';
 import { htmlToText } from '../../mail/compose.js';
 import { workspaceScope } from '../../mail/documents.js';
 import type { Locale } from '../../pages/i18n.js';
@@ -211,8 +211,21 @@ function ownerOf(ws: {
   };
 }
 
-/** A broadcast's templates rendered with these variables (the HTML body escapes every output, as a send does). */
+/**
+ * A broadcast's templates rendered with these variables (the HTML body escapes every output, as a send does). The
+ * render limit is wall-clock time (lib/liquid.ts): a render that reached it on a loaded machine is tried once more
+ * before the page fails, as a send's retry would.
+ */
 function render(content: MessageTemplates, vars: Record<string, unknown>) {
+  try {
+    return renderOnce(content, vars);
+  } catch (err) {
+    if (!isRenderLimit(err)) throw err;
+    return renderOnce(content, vars);
+  }
+}
+
+function renderOnce(content: MessageTemplates, vars: Record<string, unknown>) {
   return {
     subject: renderTemplate(content.subject, vars),
     html: renderTemplate(content.html, vars, 'html'),
