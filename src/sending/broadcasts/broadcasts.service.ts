@@ -651,6 +651,10 @@ export class BroadcastsService {
           {
             segmentId: input.segmentId !== undefined ? input.segmentId : current.segmentId,
             topicId: input.topicId !== undefined ? input.topicId : current.topicId,
+            // A resend's zones are those of its own audience (the original's non-openers), not its segment's.
+            resend: current.resendOf
+              ? { of: current.resendOf.broadcastId, to: current.resendOf.to, asOf: current.resendOf.asOf }
+              : null,
           },
           scheduledAt,
           now,
