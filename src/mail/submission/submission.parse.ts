@@ -15,7 +15,7 @@ export interface Mailbox {
 export interface SubmittedEmail {
   /** The From header's one mailbox (the envelope's MAIL FROM is ignored). */
   from: Mailbox;
-  /** The To and Cc headers' mailboxes (each one an envelope recipient). */
+  /** The To and Cc headers' mailboxes that are envelope recipients (the others are not mailed). */
   to: Mailbox[];
   cc: Mailbox[];
   /** Envelope recipients named in neither To nor Cc. */
@@ -110,7 +110,8 @@ function oneLine(text: string): string {
 
 /**
  * Reads a message once (mailparser) into the fields of a transactional email. `rcptTo` is the envelope's recipients
- * (accepted at RCPT): each To and Cc address must be one of them, and the others are the Bcc. Throws
+ * (accepted at RCPT), the only ones mailed: those the To and Cc headers name are the email's to and cc, the others its
+ * bcc. Throws
  * SubmissionRejected for a message that cannot become an email.
  */
 export async function parseSubmission(raw: Buffer, rcptTo: string[]): Promise<SubmittedEmail> {
@@ -123,19 +124,21 @@ export async function parseSubmission(raw: Buffer, rcptTo: string[]): Promise<Su
   });
   const from = mailboxes(parsed.from);
   if (from.length !== 1) throw new SubmissionRejected('the message needs a From header with exactly one address');
-  const to = mailboxes(parsed.to);
-  const cc = mailboxes(parsed.cc);
-  if (to.length === 0) throw new SubmissionRejected('the message needs a To header with at least one address');
+  // Only the envelope's recipients are mailed: a To or Cc address that is not one of them is left out (a client
+  // that was answered 452 beyond 50 recipients sends the rest in another transaction, with the same headers).
   const envelope = new Map(rcptTo.map((a) => [a.toLowerCase(), a]));
   const named = new Set<string>();
-  for (const m of [...to, ...cc]) {
-    const key = m.address.toLowerCase();
-    if (!envelope.has(key))
-      throw new SubmissionRejected(
-        `${m.address} is in the To or Cc header but not a recipient (RCPT TO) of the message`,
-      );
-    named.add(key);
-  }
+  const inEnvelope = (list: Mailbox[]) =>
+    list.filter((m) => {
+      const key = m.address.toLowerCase();
+      if (!envelope.has(key) || named.has(key)) return false;
+      named.add(key);
+      return true;
+    });
+  const to = inEnvelope(mailboxes(parsed.to));
+  const cc = inEnvelope(mailboxes(parsed.cc));
+  if (to.length === 0)
+    throw new SubmissionRejected('the To header must name at least one of the recipients (RCPT TO) of the message');
   const bcc = [...envelope].filter(([key]) => !named.has(key)).map(([, address]) => address);
   const replyTo = mailboxes(parsed.replyTo)[0]?.address;
   const tags = (rawHeader(parsed.headerLines, TAGS_HEADER) ?? '')

@@ -1,6 +1,7 @@
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { SMTPServer as SMTPServerType, SMTPServerSession } from 'smtp-server';
 import { DomainError } from '../../errors/errors.js';
+import { listenSmtp, type ListeningSmtp } from '../smtp-listen.js';
 import { parseSubmission, SubmissionRejected, type SubmittedEmail } from './submission.parse.js';
 import { DEFAULT_SUBMISSION_GUARDS, SubmissionGuards, type SubmissionGuardSettings } from './submission.guards.js';
 
@@ -46,10 +47,7 @@ export interface SubmissionLog {
   error(obj: object, msg: string): void;
 }
 
-export interface SubmissionServer {
-  port: number;
-  close(): Promise<void>;
-}
+export type SubmissionServer = ListeningSmtp;
 
 type SmtpError = Error & { responseCode: number };
 
@@ -121,6 +119,8 @@ export async function startSubmissionServer(opts: {
     maxRecipients: SUBMISSION_MAX_RECIPIENTS,
     maxClients: MAX_CLIENTS,
     disableReverseLookup: true,
+    // Enhanced status codes (RFC 2034/3463) on every reply: off by default in smtp-server.
+    hideENHANCEDSTATUSCODES: false,
     logger: false,
     onConnect(session, cb) {
       const verdict = guards.admit(session.remoteAddress, session.id);
@@ -205,11 +205,5 @@ export async function startSubmissionServer(opts: {
     for (const c of connections) last = c;
     if (last) withOwnEnhancedCodes(last);
   };
-  server.on('error', (err) => log.error({ err }, 'SMTP submission server error'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(settings.port, settings.host, () => resolve());
-  });
-  const port = (server.server.address() as AddressInfo).port;
-  return { port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return listenSmtp(server, settings.port, settings.host, (err) => log.error({ err }, 'SMTP submission server error'));
 }
