@@ -6,8 +6,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { submissionSink, type EmailInput } from '../../src/composition/submission.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { DomainError, unavailable } from '../../src/errors/errors.js';
 import {
   startSubmissionServer,
@@ -15,6 +16,7 @@ import {
   type SubmissionSettings,
 } from '../../src/mail/submission/submission.server.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
+import { cli, freePort, serve } from '../helpers/formcast-process.js';
 import { selfSigned } from '../helpers/tls.js';
 
 /**
@@ -484,3 +486,90 @@ async function talk(port: number, lines: string[]): Promise<string> {
   socket.end();
   return received;
 }
+
+describe('SMTP submission settings (loadConfig)', () => {
+  const env = (over: Record<string, string>) => ({ DATABASE_URL: ':memory:', HOST: '127.0.0.2', ...over });
+
+  it('is off without SUBMISSION_PORT', () => {
+    expect(loadConfig(env({})).submission).toBeNull();
+  });
+
+  it('reads the certificate and key from files or as PEM text (\\n escapes allowed), on HOST by default', () => {
+    const fromFiles = loadConfig(
+      env({ SUBMISSION_PORT: '587', SUBMISSION_TLS_CERT: tls.certPath, SUBMISSION_TLS_KEY: tls.keyPath }),
+    ).submission;
+    expect(fromFiles).toEqual({
+      port: 587,
+      host: '127.0.0.2',
+      tls: { cert: CERT, key: KEY },
+      allowInsecureAuth: false,
+      maxBytes: 15 * 1024 * 1024,
+    });
+    const fromText = loadConfig(
+      env({
+        SUBMISSION_PORT: '2587',
+        SUBMISSION_HOST: '0.0.0.0',
+        SUBMISSION_TLS_CERT: CERT.trim().replaceAll('\n', '\\n'),
+        SUBMISSION_TLS_KEY: KEY,
+        SUBMISSION_MAX_BYTES: '1048576',
+      }),
+    ).submission;
+    expect(fromText).toMatchObject({ port: 2587, host: '0.0.0.0', maxBytes: 1048576 });
+    expect(fromText!.tls!.cert.trim()).toBe(CERT.trim());
+  });
+
+  it('refuses what cannot work: no certificate without the insecure flag, half a pair, a key of another certificate', () => {
+    expect(() => loadConfig(env({ SUBMISSION_PORT: '587' }))).toThrow(ConfigError);
+    expect(() => loadConfig(env({ SUBMISSION_PORT: '587', SUBMISSION_TLS_CERT: tls.certPath }))).toThrow(
+      /both SUBMISSION_TLS_CERT and SUBMISSION_TLS_KEY/,
+    );
+    expect(() =>
+      loadConfig(env({ SUBMISSION_PORT: '587', SUBMISSION_TLS_CERT: '/nonexistent.pem', SUBMISSION_TLS_KEY: KEY })),
+    ).toThrow(/SUBMISSION_TLS_CERT is neither PEM text nor a readable file/);
+    const other = selfSigned({ subject: '/CN=other', key: 'ec' });
+    expect(() =>
+      loadConfig(env({ SUBMISSION_PORT: '587', SUBMISSION_TLS_CERT: tls.certPath, SUBMISSION_TLS_KEY: other.keyPath })),
+    ).toThrow(/not a usable certificate and key/);
+    expect(
+      loadConfig(env({ SUBMISSION_PORT: '587', SUBMISSION_ALLOW_INSECURE_AUTH: 'true' })).submission,
+    ).toMatchObject({ tls: null, allowInsecureAuth: true });
+  });
+});
+
+describe('formcast serve with SUBMISSION_PORT', () => {
+  let dir: string;
+  let server: Awaited<ReturnType<typeof serve>> | undefined;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(tls.dir, 'serve-'));
+  });
+  afterAll(async () => {
+    if (server) {
+      const closed = new Promise((resolve) => server!.child.once('close', resolve));
+      server.child.kill('SIGTERM');
+      await closed;
+    }
+  });
+
+  it('listens with STARTTLS on the configured certificate and checks API keys', async () => {
+    const env = { DATABASE_URL: path.join(dir, 'formcast.db'), LOG_LEVEL: 'info' };
+    const created = await cli(['workspace', 'create', 'Shop', '--json'], env);
+    const port = await freePort();
+    server = await serve({
+      ...env,
+      SUBMISSION_PORT: String(port),
+      SUBMISSION_TLS_CERT: tls.certPath,
+      SUBMISSION_TLS_KEY: tls.keyPath,
+    });
+    await expect.poll(() => server!.output()).toContain(`SMTP submission listening on 127.0.0.1:${port}`);
+    const transport = (pass: string) =>
+      nodemailer.createTransport({
+        host: '127.0.0.1',
+        port,
+        requireTLS: true,
+        tls: { ca: [CERT], servername: 'localhost' },
+        auth: { user: 'x', pass },
+      });
+    expect(await transport(created.apiKey.key as string).verify()).toBe(true);
+    await expect(transport('fc_nope').verify()).rejects.toMatchObject({ responseCode: 535 });
+  });
+});
