@@ -146,17 +146,19 @@ export async function startSubmissionServer(opts: {
         cb(reply(535, '5.7.8', 'Authentication credentials invalid (the password is an API key with send:emails)'));
       };
       if (auth.method !== 'PLAIN' && auth.method !== 'LOGIN') return refuse();
-      sink.authenticate(auth.password ?? '').then(
-        (found) => {
-          if (!found) return refuse();
-          guards.authSucceeded(ip);
-          cb(null, { user: found as unknown as string });
-        },
-        (err: unknown) => {
-          log.error({ err }, 'SMTP submission: an API key could not be checked');
-          cb(reply(454, '4.7.0', 'Temporary authentication failure, try again later'));
-        },
-      );
+      Promise.resolve()
+        .then(() => sink.authenticate(auth.password ?? ''))
+        .then(
+          (found) => {
+            if (!found) return refuse();
+            guards.authSucceeded(ip);
+            cb(null, { user: found as unknown as string });
+          },
+          (err: unknown) => {
+            log.error({ err }, 'SMTP submission: an API key could not be checked');
+            cb(reply(454, '4.7.0', 'Temporary authentication failure, try again later'));
+          },
+        );
     },
     onMailFrom(_address, session, cb) {
       const auth = authOf(session);
