@@ -4999,7 +4999,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    scopes: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "admin")[];
+                    scopes: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "send:emails" | "admin")[];
                 };
             };
         };
@@ -21797,7 +21797,7 @@ export interface operations {
                         /** @description what the caller holds (grants: `admin` all, `write:X` also `read:X`) */
                         scopes: string[];
                         /** @description every scope the caller's scopes grant, by the rule the API checks them with: what the caller may do. The console shows or hides actions by it */
-                        grants: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "admin" | "manage:keys" | "manage:people" | "manage:workspace" | "read:audit")[];
+                        grants: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "send:emails" | "admin" | "manage:keys" | "manage:people" | "manage:workspace" | "read:audit")[];
                         /** @description up to 5 of the workspace's owners and admins, owners first: whom to ask for what the role does not allow (empty for an API key) */
                         managers: {
                             name: string | null;
