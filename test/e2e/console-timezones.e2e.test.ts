@@ -5,24 +5,19 @@
  * local-time broadcast that is sending (Tokyo's turn passed, Berlin's and New York's to come). Light, dark and 390 px,
  * no sideways scroll, axe; screenshots in test-output/e2e/timezones (docs/images/console with UPDATE_SCREENSHOTS=1).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeBrowser, expectNoSeriousAxe, launchBrowser, watchPages } from '../helpers/browser.js';
-import { apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
-import { startSmtpServer } from '../helpers/smtp.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const SHOTS = process.env.UPDATE_SCREENSHOTS
-  ? path.join(ROOT, 'docs', 'images', 'console')
-  : path.join(ROOT, 'test-output', 'e2e', 'timezones');
-const PASSWORD = 'correct horse battery staple 42';
-const OWNER = 'mia@acme.test';
-const DESKTOP = { width: 1280, height: 860 };
-const PHONE = { width: 390, height: 844 };
+import { describeBrowser, watchPages } from '../helpers/browser.js';
+import { consoleUnavailable } from '../helpers/formcast-process.js';
+import {
+  check as checkPage,
+  PHONE,
+  settled,
+  signedIn as signIn,
+  startConsole,
+  until,
+  type ConsoleFixture,
+} from '../helpers/console-fixture.js';
 
 /** The wall-clock time (YYYY-MM-DDTHH:mm) an instant shows in a zone. */
 function wallIn(ms: number, timeZone: string): string {
@@ -43,91 +38,18 @@ function wallIn(ms: number, timeZone: string): string {
 describeBrowser('time zones in the console (formcast serve, Chromium)', () => {
   const unavailable = consoleUnavailable();
   if (unavailable) console.warn(`console time zones e2e: skipped: ${unavailable}`);
-  let browser: Browser;
-  let server: Awaited<ReturnType<typeof serve>>;
-  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
-  let tmp: string;
-  let key: string;
+  let fx: ConsoleFixture;
   let graceId: string;
   let draftId: string;
   let sendingId: string;
-  const csp: string[] = [];
-  const errors: string[] = [];
-  const api = apiCaller(
-    () => server.url,
-    () => key,
-  );
-
-  async function settled(p: Page, heading: string | RegExp): Promise<void> {
-    await p.getByRole('heading', { level: 1, name: heading }).waitFor();
-    await p.waitForFunction(() => document.querySelectorAll('.skeleton, .spinner').length === 0, undefined, {
-      timeout: 15_000,
-    });
-  }
-
-  async function check(p: Page, name: string, heading: string | RegExp): Promise<void> {
-    await settled(p, heading);
-    expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(p.viewportSize()!.width);
-    await p.evaluate(() => {
-      for (const b of document.querySelectorAll<HTMLButtonElement>('.toast button')) b.click();
-    });
-    await p.waitForFunction(() => document.querySelectorAll('.toast').length === 0);
-    await p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-    await expectNoSeriousAxe(p, name);
-  }
-
-  async function signedIn(opts: { viewport?: { width: number; height: number }; dark?: boolean } = {}) {
-    const ctx = await browser.newContext({
-      viewport: opts.viewport ?? DESKTOP,
-      colorScheme: opts.dark ? 'dark' : 'light',
-      timezoneId: 'Europe/London',
-    });
-    await watchPages(ctx, csp, errors);
-    const p = await ctx.newPage();
-    await p.goto(`${server.url}/app/login?next=${encodeURIComponent('/app')}`);
-    await p.locator('input[name="email"]').fill(OWNER);
-    await p.locator('input[name="password"]').fill(PASSWORD);
-    await Promise.all([p.waitForURL(`${server.url}/app`), p.locator('input[name="password"]').press('Enter')]);
-    await settled(p, 'Dashboard');
-    return p;
-  }
-
-  const until = async (what: () => Promise<boolean>, why: string) => {
-    for (let i = 0; i < 200; i++) {
-      if (await what()) return;
-      await new Promise((r) => setTimeout(r, 150));
-    }
-    throw new Error(`timed out waiting: ${why}`);
-  };
+  const api = (method: string, url: string, body?: unknown) => fx.api(method, url, body);
+  const check = (p: Page, name: string, heading: string | RegExp) => checkPage(fx, p, name, heading);
+  const signedIn = (opts: { viewport?: { width: number; height: number }; dark?: boolean } = {}) =>
+    signIn(fx, { ...opts, timezoneId: 'Europe/London' });
 
   beforeAll(async () => {
     if (unavailable) return;
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'formcast-timezones-e2e-'));
-    fs.mkdirSync(SHOTS, { recursive: true });
-    smtp = await startSmtpServer();
-    const env = {
-      DATABASE_URL: path.join(tmp, 'formcast.db'),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      DNS_SERVERS: '127.0.0.1:9',
-      DNS_TIMEOUT_MS: '300',
-      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
-    };
-    const created = await cli(['workspace', 'create', 'Acme', '--json'], env);
-    key = created.apiKey.key;
-    const ws = created.workspace.id;
-    const [, , started, launched] = await Promise.all([
-      cli(
-        ['user', 'create', '--workspace', ws, '--email', OWNER, '--role', 'owner', '--password-stdin', '--json'],
-        env,
-        `${PASSWORD}\n`,
-      ),
-      cli(['domain', 'add', 'acme.test', '--workspace', ws, '--verified', '--json'], env),
-      serve(env),
-      launchBrowser(),
-    ]);
-    server = started;
-    browser = launched;
+    fx = await startConsole({ shots: 'timezones' });
     await api('PUT', '/v1/workspace', { settings: { timezone: 'America/New_York' } });
     await api('POST', '/v1/contacts', { email: 'kenji@example.com', firstName: 'Kenji', timezone: 'Asia/Tokyo' });
     await api('POST', '/v1/contacts', { email: 'ada@example.com', firstName: 'Ada', timezone: 'Europe/Berlin' });
@@ -155,24 +77,21 @@ describeBrowser('time zones in the console (formcast serve, Chromium)', () => {
   }, 180_000);
 
   afterAll(async () => {
-    await browser?.close();
-    server?.child.kill('SIGTERM');
-    await smtp?.close();
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    await fx?.close();
   });
 
   it.skipIf(unavailable)(
     "the workspace's time zone in Settings, and a contact's zone picker (light, dark)",
     async () => {
       const p = await signedIn();
-      await p.goto(`${server.url}/app/settings`);
+      await p.goto(`${fx.url}/app/settings`);
       await settled(p, 'Settings');
       const zone = p.getByLabel('Time zone', { exact: true });
       expect(await zone.inputValue()).toBe('America/New_York');
       await check(p, 'timezones-settings', 'Settings');
 
       const d = await signedIn({ dark: true });
-      await d.goto(`${server.url}/app/contacts/${graceId}`);
+      await d.goto(`${fx.url}/app/contacts/${graceId}`);
       await settled(d, 'Grace');
       const picker = d.getByLabel('Time zone', { exact: true });
       expect(await picker.inputValue()).toBe('');
@@ -188,9 +107,10 @@ describeBrowser('time zones in the console (formcast serve, Chromium)', () => {
       const form = await api('POST', '/v1/forms', {
         name: 'Newsletter',
         type: 'SIGN_UP',
+        slug: 'newsletter',
         fieldMapping: { email: 'email' },
       });
-      await p.goto(`${server.url}/app/forms/${form.id}`);
+      await p.goto(`${fx.url}/app/forms/${form.id}`);
       await settled(p, 'Newsletter');
       await p.getByLabel('Keep the visitor’s time zone').check();
       await p.getByRole('button', { name: 'Save changes' }).click();
@@ -200,11 +120,11 @@ describeBrowser('time zones in the console (formcast serve, Chromium)', () => {
       await p.getByText('Form saved.').first().waitFor();
       expect((await api('GET', `/v1/forms/${form.id}`)).settings.captureTimezone).toBe(true);
       // Its hosted page fills the field from the browser (a visitor in Tokyo), by this origin's one script.
-      const published = await api('POST', `/v1/forms/${form.id}/publish`);
-      const visitor = await browser.newContext({ viewport: PHONE, timezoneId: 'Asia/Tokyo' });
-      await watchPages(visitor, csp, errors);
+      await api('POST', `/v1/forms/${form.id}/publish`);
+      const visitor = await fx.browser.newContext({ viewport: PHONE, timezoneId: 'Asia/Tokyo' });
+      await watchPages(visitor, fx.csp, fx.errors);
       const v = await visitor.newPage();
-      await v.goto(`${server.url}/f/${published.slug}`);
+      await v.goto(`${fx.url}/f/newsletter`);
       await expect.poll(() => v.locator('input[name="_fc_tz"]').inputValue()).toBe('Asia/Tokyo');
       await v.locator('input[name="email"]').fill('kenji@example.com');
       await v.locator('input[name="email"]').press('Enter');
@@ -223,7 +143,7 @@ describeBrowser('time zones in the console (formcast serve, Chromium)', () => {
     "schedules at a time in each contact's time zone, and shows the progress per zone (light, 390 px)",
     async () => {
       const p = await signedIn();
-      await p.goto(`${server.url}/app/broadcasts/${draftId}`);
+      await p.goto(`${fx.url}/app/broadcasts/${draftId}`);
       await settled(p, 'Sunday letter');
       await p.getByLabel('Send at this time in each contact’s time zone').check();
       const tomorrow = wallIn(Date.now() + 86_400_000, 'UTC').slice(0, 10);
@@ -238,7 +158,7 @@ describeBrowser('time zones in the console (formcast serve, Chromium)', () => {
       await check(p, 'timezones-schedule', 'Sunday letter');
 
       const m = await signedIn({ viewport: PHONE });
-      await m.goto(`${server.url}/app/broadcasts/${sendingId}`);
+      await m.goto(`${fx.url}/app/broadcasts/${sendingId}`);
       await settled(m, 'Weekly digest');
       const table = m.getByRole('region', { name: 'Progress per time zone' }).getByRole('table');
       await table.waitFor();
@@ -249,8 +169,8 @@ describeBrowser('time zones in the console (formcast serve, Chromium)', () => {
       await check(m, 'timezones-progress-390', 'Weekly digest');
       await m.context().close();
       await p.context().close();
-      expect(errors).toEqual([]);
-      expect(csp).toEqual([]);
+      expect(fx.errors).toEqual([]);
+      expect(fx.csp).toEqual([]);
     },
     120_000,
   );
