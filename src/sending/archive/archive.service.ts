@@ -125,12 +125,12 @@ export class ArchiveService {
     const k = this.db.kysely;
     const d = await repo.deliveryForWebversion(k, ref.workspaceId, ref.deliveryId);
     if (!d) throw notFound('message');
-    const [b, ws] = await Promise.all([
+    // A deleted contact's message is not shown again (its data is gone, as it should be).
+    const [b, ws, contact] = await Promise.all([
       getBroadcast(k, ref.workspaceId, d.broadcastId, { automationMessages: true }),
       getWorkspace(k, ref.workspaceId),
+      d.contactId ? getContact(k, ref.workspaceId, d.contactId) : undefined,
     ]);
-    // A deleted contact's message is not shown again (its data is gone, as it should be).
-    const contact = d.contactId ? await getContact(k, ref.workspaceId, d.contactId) : undefined;
     if (!b || !ws || !contact) throw notFound('message');
     // An A/B broadcast's recipient sees the variant they were sent.
     const message = withVariant(b, b.abTest, d.variant);
