@@ -33,6 +33,7 @@ import { contactTags } from './migrations/0030_contact_tags.js';
 import { engagementIndex } from './migrations/0031_engagement_index.js';
 import { publicArchive } from './migrations/0032_public_archive.js';
 import { timeZones } from './migrations/0033_time_zones.js';
+import { transactionalEmails } from './migrations/0034_transactional_emails.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -69,6 +70,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0031_engagement_index': engagementIndex(db.dialect),
     '0032_public_archive': publicArchive(db.dialect),
     '0033_time_zones': timeZones(db.dialect),
+    '0034_transactional_emails': transactionalEmails(db.dialect),
   };
 }
 

@@ -9,6 +9,7 @@ export const SCOPES = [
   'write:domains',
   'read:webhooks',
   'write:webhooks',
+  'send:emails',
   'admin',
 ] as const;
 

@@ -97,3 +97,20 @@ export async function deleteTemplate(db: Executor, workspaceId: string, id: stri
     .executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
+
+/** A template by its id or its alias, with its current version (what a transactional email renders: docs/emails.md). */
+export async function findTemplateByIdOrAlias(
+  db: Executor,
+  workspaceId: string,
+  idOrAlias: string,
+): Promise<
+  { id: string; version: number; subject: string | null; html: string | null; text: string | null } | undefined
+> {
+  const r = await db
+    .selectFrom('templates')
+    .select(['id', 'version', 'subject', 'html', 'text'])
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('id', '=', idOrAlias), eb('alias', '=', idOrAlias)]))
+    .executeTakeFirst();
+  return r ? { ...r, version: Number(r.version) } : undefined;
+}
