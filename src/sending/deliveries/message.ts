@@ -75,7 +75,6 @@ export function composeMessage(
   });
   // Engagement tracking (docs/tracking.md): links of the template rewritten before the footer is added (its links
   // stay as they are), the text part made from the HTML as written, the pixel at the end of the whole document.
-  const tracking = p.broadcast.tracking;
   const tracked = rendered.html != null ? messageTracking(ctx, d, p, unsubscribeUrl) : null;
   // The HTML as written (its tracked links' marks, if any, taken out): what the text part is made from.
   const written = () => (rendered.linksMarked && rendered.html != null ? unmarkLinks(rendered.html) : rendered.html);
