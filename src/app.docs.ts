@@ -12,6 +12,7 @@ import { contactsDocs } from './audience/contacts/contacts.docs.js';
 import { bulkDocs } from './audience/bulk/bulk.docs.js';
 import { documentsDocs } from './sending/documents/documents.docs.js';
 import { domainsDocs } from './mail-setup/domains/domains.docs.js';
+import { emailsDocs } from './sending/emails/emails.docs.js';
 import { dmarcDocs } from './mail-setup/dmarc/dmarc.docs.js';
 import { eventsDocs } from './outbox/events/events.docs.js';
 import { auditDocs } from './outbox/audit/audit.docs.js';
@@ -48,6 +49,7 @@ export const OPERATION_DOCS: readonly OperationDocs[] = [
   templatesDocs,
   imagesDocs,
   broadcastsDocs,
+  emailsDocs,
   documentsDocs,
   suppressionsDocs,
   bouncesDocs,

@@ -56,6 +56,8 @@ import { SuppressionsService } from './audience/suppressions/suppressions.servic
 import { imagePublicRoutes, imagesRoutes } from './mail-setup/images/images.routes.js';
 import { ImagesService } from './mail-setup/images/images.service.js';
 import { templatesRoutes } from './mail-setup/templates/templates.routes.js';
+import { emailsRoutes, DEFAULT_EMAILS_RATE_LIMIT } from './sending/emails/emails.routes.js';
+import { EmailsService } from './sending/emails/emails.service.js';
 import { TemplatesService } from './mail-setup/templates/templates.service.js';
 import { topicsRoutes } from './audience/topics/topics.routes.js';
 import { TopicsService } from './audience/topics/topics.service.js';
@@ -94,6 +96,8 @@ export interface Services {
   templates: TemplatesService;
   images: ImagesService;
   broadcasts: BroadcastsService;
+  /** Transactional email (docs/emails.md); the SMTP submission server calls its sendEmail too. */
+  emails: EmailsService;
   archive: ArchiveService;
   documents: DocumentsService;
   unsubscribe: UnsubscribeService;
@@ -164,6 +168,7 @@ export function createServices(db: Db, config: AppConfig, mailer?: Mailer): Serv
     }),
     images: new ImagesService(db, { publicUrl: config.publicUrl }),
     broadcasts: new BroadcastsService(db, config, domains, mailer ? { mailer, secret: config.secret } : undefined),
+    emails: new EmailsService(db),
     archive: new ArchiveService(db, { publicUrl: config.publicUrl, secret: config.secret }),
     documents: new DocumentsService(db, { publicUrl: config.publicUrl }),
     unsubscribe: new UnsubscribeService(db),
@@ -291,6 +296,10 @@ export async function buildApp({
       await v1.register(templatesRoutes, { templates: services.templates });
       await v1.register(imagesRoutes, { images: services.images });
       await v1.register(broadcastsRoutes, { broadcasts: services.broadcasts });
+      await v1.register(emailsRoutes, {
+        emails: services.emails,
+        rateLimitPerMinute: config.emailsRateLimit ?? DEFAULT_EMAILS_RATE_LIMIT,
+      });
       await v1.register(documentsRoutes, { documents: services.documents });
       await v1.register(submissionsRoutes, { submissions: services.submissions });
       await v1.register(suppressionsRoutes, { suppressions: services.suppressions });

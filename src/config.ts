@@ -153,6 +153,8 @@ export interface Config {
   tracking: TrackingGuards;
   /** /v1 requests per minute per API key or console session (RATE_LIMIT_PER_KEY, docs/api.md); 0: no limit. */
   apiRateLimit: number;
+  /** POST /v1/emails per minute per API key or session (EMAILS_RATE_LIMIT, docs/emails.md); 0: no limit. */
+  emailsRateLimit?: number;
   /** POST /v1/events/track per workspace and minute (docs/automations.md, "Custom events"); 0 turns a budget off. */
   trackQuota: TrackQuota;
 }
@@ -325,7 +327,7 @@ export type AppConfig = Pick<Config, 'logLevel' | 'publicUrl'> &
       | 'submissionIntake'
     >
   > &
-  Partial<Pick<Config, 'tracking' | 'apiRateLimit' | 'trackQuota'>> & {
+  Partial<Pick<Config, 'tracking' | 'apiRateLimit' | 'emailsRateLimit' | 'trackQuota'>> & {
     /** Signs tokens in public addresses (db/secrets.ts). */
     secret: Buffer;
   };
@@ -507,6 +509,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ),
     },
     apiRateLimit: intFrom(env, 'RATE_LIMIT_PER_KEY', DEFAULT_API_RATE_LIMIT, 0, 1_000_000_000),
+    emailsRateLimit: intFrom(env, 'EMAILS_RATE_LIMIT', 600, 0, 1_000_000_000),
     trackQuota: {
       eventsPerMinute: intFrom(env, 'TRACK_EVENTS_PER_MINUTE', DEFAULT_TRACK_QUOTA.eventsPerMinute, 0, 1_000_000_000),
       bytesPerMinute: intFrom(env, 'TRACK_BYTES_PER_MINUTE', DEFAULT_TRACK_QUOTA.bytesPerMinute, 0, 1_000_000_000_000),

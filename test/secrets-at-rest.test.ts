@@ -226,6 +226,10 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
     // confirmations.form_id nullable, and running it again changes nothing).
     await sql`delete from ${sql.table('kysely_migration')} where name >= ${'0020_secrets_at_rest'}`.execute(db.kysely);
     for (const table of [
+      // 0034's (no secret in them): attachments before the emails they belong to.
+      'email_attachments',
+      'emails',
+      'template_versions',
       'installation_keys',
       'images',
       'dmarc_rows',
@@ -240,6 +244,9 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
     await sql`drop index if exists events_engagement`.execute(db.kysely);
     // 0035: its index of the events and the contacts' engagement summary (no secret in them).
     await sql`drop index if exists events_broadcast_engagement`.execute(db.kysely);
+    // 0034: its indexes first (SQLite drops no indexed column).
+    for (const index of ['deliveries_lane_due', 'templates_alias'])
+      await sql`drop index if exists ${sql.ref(index)}`.execute(db.kysely);
     // 0032's indexes first: SQLite drops no indexed column.
     for (const index of ['workspaces_slug', 'broadcasts_archive'])
       await sql`drop index if exists ${sql.ref(index)}`.execute(db.kysely);
@@ -267,6 +274,10 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       ['contacts', 'last_sent_at'],
       ['contacts', 'last_opened_at'],
       ['contacts', 'last_clicked_at'],
+      ['broadcasts', 'transactional'],
+      ['deliveries', 'lane'],
+      ['templates', 'alias'],
+      ['templates', 'version'],
     ] as const)
       await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };

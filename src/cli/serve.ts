@@ -65,6 +65,7 @@ export async function serve(config: Config): Promise<void> {
     ? await startSubmission({
         settings: config.submission,
         apiKeys: app.services.apiKeys,
+        emails: app.services.emails,
         log: app.log,
         name: new URL(config.publicUrl).hostname,
         messagesPerMinute: config.apiRateLimit,

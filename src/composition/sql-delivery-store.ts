@@ -33,6 +33,7 @@ import {
   type MaterializedRecipient,
 } from '../sending/deliveries/deliveries.batch-sql.js';
 import { recordOutcome, recordSentMany } from '../sending/deliveries/deliveries.outcomes.js';
+import { emailPartsForSending } from '../sending/emails/emails.repository.js';
 import { claimDeliveries, renewLeases } from '../sending/deliveries/deliveries.repository.js';
 import type {
   AttemptOutcome,
@@ -363,7 +364,12 @@ export class SqlDeliveryStore implements DeliveryStore {
     const topic = broadcast.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
     const workspace = await getWorkspace(k, workspaceId);
     if (!workspace) return undefined;
+    // A transactional email's hidden broadcast (its id is the email's, `em_…`): its recipients, headers and files.
+    const transactional = broadcastId.startsWith('em_')
+      ? ((await emailPartsForSending(k, workspaceId, broadcastId)) ?? null)
+      : null;
     return {
+      transactional,
       broadcast,
       workspace: { id: workspace.id, name: workspace.name, settings: workspace.settings },
       topic: topic ? { id: topic.id, name: topic.name } : null,
@@ -392,8 +398,20 @@ export class SqlDeliveryStore implements DeliveryStore {
     );
     const out = new Map<string, Recipient>();
     for (const d of deliveries) {
-      const contact = d.contactId ? contacts.get(d.contactId) : undefined;
       const reason = suppressed.get(d.email);
+      if (d.transactional) {
+        // Transactional (docs/emails.md): no contact, no topic, no status; only a hard bounce or a complaint stops it.
+        out.set(d.id, {
+          contact: { email: d.email, firstName: null, lastName: null, properties: {} },
+          excluded:
+            reason === 'BOUNCED' || reason === 'COMPLAINED'
+              ? `suppressed: the address is on the suppression list (${reason})`
+              : null,
+          invalidAddress: contactEmail(d.email) !== d.email,
+        });
+        continue;
+      }
+      const contact = d.contactId ? contacts.get(d.contactId) : undefined;
       const excluded = !contact
         ? 'contact was deleted'
         : reason

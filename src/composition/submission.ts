@@ -1,5 +1,6 @@
 import type { ApiKeysService } from '../access/api-keys/api-keys.service.js';
-import { DomainError, unavailable } from '../errors/errors.js';
+import type { EmailInput, EmailsService } from '../sending/index.js';
+import { DomainError } from '../errors/errors.js';
 import { grants } from '../http/scopes.js';
 import type { Mailbox, SubmittedEmail } from '../mail/submission/submission.parse.js';
 import {
@@ -19,21 +20,7 @@ import type { SubmissionGuardSettings } from '../mail/submission/submission.guar
  * email through the sending service.
  */
 
-/** The body of POST /v1/emails (contract §20): what the sending service's sendEmail takes. */
-export interface EmailInput {
-  from: string;
-  to: string[];
-  cc?: string[];
-  bcc?: string[];
-  replyTo?: string;
-  subject?: string;
-  html?: string;
-  text?: string;
-  headers?: Record<string, string>;
-  tags?: string[];
-  attachments?: { filename: string; content: string; contentType?: string }[];
-  tracking?: { opens: boolean; clicks: boolean };
-}
+export type { EmailInput };
 
 export type SubmitEmail = (
   workspaceId: string,
@@ -47,13 +34,7 @@ function mailbox({ address, name }: Mailbox): string {
   return name ? `"${name.replace(/["\\]/g, '\\$&')}" <${address}>` : address;
 }
 
-// ─────────────────────────────────────────────────────────────────────────────────────────────────────────────────
-// COORDINATOR: the one place where SMTP submission meets the sending service (branch `emails`).
-//   1. toEmailInput maps a parsed message to EmailInput (the From keeps its display name; recipients are addresses).
-//   2. submitEmail is a stand-in until sendEmail exists here: replace its body with
-//        (workspaceId, apiKeyId, input, opts) => sendEmail(workspaceId, apiKeyId, input, opts)
-//      (import { sendEmail } from '../sending/index.js'), and delete EmailInput above for the sending face's own.
-// ─────────────────────────────────────────────────────────────────────────────────────────────────────────────────
+// The one place where SMTP submission meets the sending service: a parsed message as the API's body.
 export function toEmailInput(email: SubmittedEmail): EmailInput {
   return {
     from: mailbox(email.from),
@@ -69,10 +50,6 @@ export function toEmailInput(email: SubmittedEmail): EmailInput {
     ...(email.attachments.length ? { attachments: email.attachments } : {}),
   };
 }
-
-export const submitEmail: SubmitEmail = () =>
-  Promise.reject(unavailable('transactional email is not connected to SMTP submission yet'));
-// ─────────────────────────────────────────────────────────────────────────────────────────────────────────────────
 
 /**
  * The password as an API key (`fc_…`): its workspace and id when it is valid, not revoked, and holds `send:emails`
@@ -91,7 +68,7 @@ export function apiKeyAuthenticator(apiKeys: ApiKeysService): SubmissionSink['au
   };
 }
 
-export function submissionSink(apiKeys: ApiKeysService, submit: SubmitEmail = submitEmail): SubmissionSink {
+export function submissionSink(apiKeys: ApiKeysService, submit: SubmitEmail): SubmissionSink {
   return {
     authenticate: apiKeyAuthenticator(apiKeys),
     submit: (auth: SubmissionAuth, email: SubmittedEmail) =>
@@ -103,6 +80,8 @@ export function submissionSink(apiKeys: ApiKeysService, submit: SubmitEmail = su
 export async function startSubmission(opts: {
   settings: SubmissionSettings;
   apiKeys: ApiKeysService;
+  /** The sending service: each accepted message becomes a transactional email (docs/emails.md). */
+  emails: EmailsService;
   log: SubmissionLog;
   name?: string;
   /** Messages a minute per API key (RATE_LIMIT_PER_KEY, as the API's requests). */
@@ -112,7 +91,9 @@ export async function startSubmission(opts: {
     opts.messagesPerMinute === undefined ? {} : { messagesPerMinute: opts.messagesPerMinute };
   return startSubmissionServer({
     settings: opts.settings,
-    sink: submissionSink(opts.apiKeys),
+    sink: submissionSink(opts.apiKeys, (workspaceId, apiKeyId, input, o) =>
+      opts.emails.sendEmail(workspaceId, apiKeyId, input, o),
+    ),
     log: opts.log,
     name: opts.name,
     guards,

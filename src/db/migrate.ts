@@ -33,6 +33,7 @@ import { contactTags } from './migrations/0030_contact_tags.js';
 import { engagementIndex } from './migrations/0031_engagement_index.js';
 import { publicArchive } from './migrations/0032_public_archive.js';
 import { timeZones } from './migrations/0033_time_zones.js';
+import { transactionalEmails } from './migrations/0034_transactional_emails.js';
 import { engagementSummary } from './migrations/0035_engagement_summary.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
@@ -70,6 +71,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0031_engagement_index': engagementIndex(db.dialect),
     '0032_public_archive': publicArchive(db.dialect),
     '0033_time_zones': timeZones(db.dialect),
+    '0034_transactional_emails': transactionalEmails(db.dialect),
     '0035_engagement_summary': engagementSummary(db.dialect),
   };
 }

@@ -156,8 +156,57 @@ export interface TemplatesTable {
   html: string | null;
   text: string | null;
   editor_content: string | null; // JSON (migration 0021)
+  /** Unique per workspace (0034): what `POST /v1/emails` may name instead of the id. */
+  alias: string | null;
+  /** Increments with each change of subject, html or text (0034); every version is kept in template_versions. */
+  version: Generated<number>;
   created_at: string;
   updated_at: string;
+}
+
+/** A template's content as it was at each version (0034): what a transactional email used. */
+export interface TemplateVersionsTable {
+  template_id: string;
+  version: number;
+  workspace_id: string;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+  created_at: string;
+}
+
+/** A transactional email (0034, sending/emails, docs/emails.md); its id is also its hidden broadcast row's. */
+export interface EmailsTable {
+  id: string;
+  workspace_id: string;
+  from_address: string;
+  to_addresses: string; // JSON string[]
+  cc_addresses: string; // JSON string[]
+  bcc_addresses: string; // JSON string[]
+  reply_to: string | null;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: string; // JSON Record<string, string>
+  tags: string; // JSON string[]
+  track_opens: number;
+  track_clicks: number;
+  template_id: string | null;
+  template_version: number | null;
+  api_key_id: string | null;
+  idempotency_key: string | null;
+  created_at: string;
+}
+
+/** A transactional email's attachment (0034): its bytes, BLOB (SQLite) or bytea (PostgreSQL). */
+export interface EmailAttachmentsTable {
+  email_id: string;
+  position: number;
+  workspace_id: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  data: Buffer;
 }
 
 /** An image uploaded for emails (migration 0022, mail-setup/images): its bytes are served at /i/{id}. */
@@ -354,6 +403,8 @@ export interface BroadcastsTable {
   resend_as_of: string | null;
   /** Shown in the workspace's public archive once SENT (0032, docs/archive.md): 1 on, 0 off. */
   archive: Generated<number>;
+  /** A transactional email's hidden row (0034, docs/emails.md): 1; hidden from the broadcasts API, never completes. */
+  transactional: Generated<number>;
 }
 
 export type DeliveryStatus = 'QUEUED' | 'SENDING' | 'PAUSED' | 'SENT' | 'FAILED' | 'BOUNCED' | 'CANCELED' | 'SKIPPED';
@@ -390,6 +441,8 @@ export interface DeliveriesTable {
   /** An A/B broadcast's delivery: the variant whose message it gets, and its group (TEST share or the REST). */
   variant: string | null;
   ab_group: 'TEST' | 'REST' | null;
+  /** The queue lane (0034): 1 for a transactional email's recipient, claimed before the broadcasts' (0). */
+  lane: Generated<number>;
 }
 
 export interface SubmissionsTable {
@@ -676,6 +729,9 @@ export interface Database {
   forms: FormsTable;
   form_slugs: FormSlugsTable;
   templates: TemplatesTable;
+  template_versions: TemplateVersionsTable;
+  emails: EmailsTable;
+  email_attachments: EmailAttachmentsTable;
   images: ImagesTable;
   domains: DomainsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -53,6 +53,7 @@ const PARAM_EXAMPLES: Record<string, string> = {
   invitationId: 'inv_01JDB41Q0T2V4X6Z8B0D2F4H6K',
   sessionId: 'ses_01JDB42T4X6Z8B0D2F4H6K8M0P',
   imageId: 'img_01JDB44V8Z0B2D4F6H8K0M2P4R',
+  emailId: 'em_01JDB45X0B2D4F6H8K0M2P4R6T',
   file: 'img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg',
   email: 'ada@example.com',
   slug: 'newsletter',

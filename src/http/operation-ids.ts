@@ -53,6 +53,7 @@ const NAMED: Record<string, string> = {
   'POST /v1/broadcasts/{broadcastId}/preflight': 'checkBroadcast',
   'PUT /v1/forms/{formId}/html': 'deployFormHtml',
   'POST /v1/contacts': 'upsertContact',
+  'POST /v1/emails': 'sendEmail',
   'POST /v1/contacts/bulk': 'startContactBulkAction',
   'GET /v1/contacts/bulk/{jobId}': 'getContactBulkAction',
   'POST /v1/webhooks/{webhookId}/test': 'sendTestWebhook',

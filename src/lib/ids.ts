@@ -36,7 +36,8 @@ export type IdPrefix =
   | 'aud'
   | 'rcv'
   | 'ntc'
-  | 'bulk';
+  | 'bulk'
+  | 'em';
 
 const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford's, as ULIDs use
 const HALF = 2 ** 40;

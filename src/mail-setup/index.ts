@@ -9,5 +9,5 @@ export {
   type SigningKey,
 } from './domains/domains.repository.js';
 export { type DomainsService } from './domains/domains.service.js';
-export { getTemplate, templateExists } from './templates/templates.repository.js';
+export { findTemplateByIdOrAlias, getTemplate, templateExists } from './templates/templates.repository.js';
 export { recordDmarcReports, type DmarcAttachment, type DmarcIntake } from './dmarc/dmarc.service.js';

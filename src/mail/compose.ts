@@ -32,6 +32,13 @@ export interface OutgoingMessage {
   messageId: string;
   headers: Record<string, string>;
   dkim: DkimKey | null;
+  /** A transactional email (docs/emails.md): the To header's addresses (else `to`), the Cc header's. */
+  toHeader?: readonly Address[];
+  cc?: readonly Address[];
+  /** A caller's headers, encoded as any value (RFC 2047 where needed); checked before they get here. */
+  customHeaders?: Record<string, string>;
+  /** Attached files: the message becomes multipart/mixed, filenames encoded per RFC 2231 by nodemailer's encoder. */
+  attachments?: readonly { filename: string; contentType: string; content: Uint8Array }[];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { encode as base64Encode, wrap as base64Wrap } from 'nodemailer/lib/base64';
-import { foldLines } from 'nodemailer/lib/mime-funcs';
+import { buildHeaderValue, foldLines } from 'nodemailer/lib/mime-funcs';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { pooledRandomBytes } from '../lib/random.js';
 import type { OutgoingMessage } from './compose.js';
@@ -191,36 +191,80 @@ function boundary(): string {
  */
 export function composeMime(m: OutgoingMessage, date: Date): MimeMessage {
   const headers: (MimeHeader | null)[] = Object.entries(m.headers).map(([name, value]) => prepared(name, value));
+  // A caller's headers (a transactional email, docs/emails.md): encoded as any value; their names were checked.
+  for (const [name, value] of Object.entries(m.customHeaders ?? {})) headers.push(header(name, value));
   headers.push(
     header('From', { name: m.from.name ?? '', address: m.from.address }),
-    header('To', { name: '', address: m.to }),
+    header(
+      'To',
+      m.toHeader ? m.toHeader.map((a) => ({ name: a.name ?? '', address: a.address })) : { name: '', address: m.to },
+    ),
+    m.cc?.length
+      ? header(
+          'Cc',
+          m.cc.map((a) => ({ name: a.name ?? '', address: a.address })),
+        )
+      : null,
     m.replyTo ? header('Reply-To', { name: m.replyTo.name ?? '', address: m.replyTo.address }) : null,
     header('Subject', m.subject),
     header('Message-ID', m.messageId),
     { name: 'Date', line: `Date: ${date.toUTCString().replace(/GMT/, '+0000')}` },
     { name: 'MIME-Version', line: 'MIME-Version: 1.0' },
   );
+  const content = contentPart(m);
+  if (!m.attachments?.length) {
+    headers.push(...content.headers);
+    return { headers: headers.filter((h): h is MimeHeader => h !== null), body: content.body };
+  }
+  // With attachments: multipart/mixed, the content first, then each file in base64 (docs/emails.md).
+  const b = boundary().replace('Part_1', 'Mixed');
+  headers.push({ name: 'Content-Type', line: `Content-Type: multipart/mixed;\r\n boundary="${b}"` });
+  const parts = [`${content.headers.map((h) => h.line).join('\r\n')}\r\n\r\n${content.body}`];
+  for (const a of m.attachments) parts.push(attachmentPart(a));
+  const body = `${parts.map((p) => `--${b}\r\n${p}`).join('\r\n')}\r\n--${b}--\r\n`;
+  return { headers: headers.filter((h): h is MimeHeader => h !== null), body };
+}
+
+/** The message's content: a text part, or text and HTML as multipart/alternative; its content headers and body. */
+function contentPart(m: OutgoingMessage): { headers: MimeHeader[]; body: string } {
   const text = textPart('text/plain', m.text);
-  let body: string;
-  if (m.html === null) {
-    headers.push(
-      { name: 'Content-Type', line: `Content-Type: ${text.contentType}` },
-      { name: 'Content-Transfer-Encoding', line: `Content-Transfer-Encoding: ${text.encoding}` },
-    );
-    body = text.body;
-  } else {
-    const html = textPart('text/html', m.html);
-    const b = boundary();
-    headers.push({ name: 'Content-Type', line: `Content-Type: multipart/alternative;\r\n boundary="${b}"` });
-    body =
+  if (m.html === null)
+    return {
+      headers: [
+        { name: 'Content-Type', line: `Content-Type: ${text.contentType}` },
+        { name: 'Content-Transfer-Encoding', line: `Content-Transfer-Encoding: ${text.encoding}` },
+      ],
+      body: text.body,
+    };
+  const html = textPart('text/html', m.html);
+  const b = boundary();
+  return {
+    headers: [{ name: 'Content-Type', line: `Content-Type: multipart/alternative;\r\n boundary="${b}"` }],
+    body:
       [text, html]
         .map(
           (p) =>
             `--${b}\r\nContent-Type: ${p.contentType}\r\nContent-Transfer-Encoding: ${p.encoding}\r\n\r\n${p.body}`,
         )
-        .join('\r\n') + `\r\n--${b}--\r\n`;
-  }
-  return { headers: headers.filter((h): h is MimeHeader => h !== null), body };
+        .join('\r\n') + `\r\n--${b}--\r\n`,
+  };
+}
+
+/** One attached file: its name in Content-Type and Content-Disposition (RFC 2231 by nodemailer's encoder), base64. */
+function attachmentPart(a: { filename: string; contentType: string; content: Uint8Array }): string {
+  const type = foldLines(
+    `Content-Type: ${buildHeaderValue({ value: a.contentType, params: { name: a.filename } })}`,
+    LINE,
+  );
+  const disposition = foldLines(
+    `Content-Disposition: ${buildHeaderValue({ value: 'attachment', params: { filename: a.filename } })}`,
+    LINE,
+  );
+  const data = base64Wrap(
+    base64Encode(Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength)),
+    LINE,
+  );
+  return `${type}\r\n${disposition}\r\nContent-Transfer-Encoding: base64\r\n\r\n${data.replace(/\r?\n/g, '\r\n')}\r\n`;
 }
 
 /**

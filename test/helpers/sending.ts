@@ -84,6 +84,7 @@ export function useSending(
         .select('id')
         .where('status', '=', 'SENDING')
         .where('automation_id', 'is', null)
+        .where('transactional', '=', 0)
         .limit(1)
         .execute();
       if (!open.length && !sending.length) return;

@@ -12,6 +12,9 @@ import { ROUTED_EVENT_TYPES, type EventRecord, type EventType, type NewEvent } f
  * dispatcher fans new events out (`claimUndispatchedEvents`, `eventsByIds`); retention prunes old ones.
  */
 
+/** The ids of transactional emails (lib/ids.ts `em`), whose events say `data.emailId` instead of a broadcastId. */
+const EMAIL_ID_PREFIX = 'em_';
+
 /** Rows per INSERT statement: SQLite allows 32,766 bound values, a row binds 12. */
 const INSERT_CHUNK = 1000;
 const EVENT_COLUMNS = [
@@ -147,15 +150,18 @@ async function insertEventRows(db: Executor, rows: readonly TrackingEventRow[], 
     const params: unknown[] = [];
     for (let i = start; i < end; i++) {
       const { id, workspaceId, event: e } = rows[i]!;
+      // A transactional email's message (docs/emails.md): its hidden broadcast's id is the email's (`em_…`); the event
+      // carries it as `data.emailId`, with no broadcastId (there is no broadcast to look up).
+      const emailId = e.broadcastId?.startsWith(EMAIL_ID_PREFIX) ? e.broadcastId : null;
       params.push(
         id,
         workspaceId,
         e.type,
         e.occurredAt ?? now,
         e.contactId ?? null,
-        e.broadcastId ?? null,
+        emailId ? null : (e.broadcastId ?? null),
         e.deliveryId ?? null,
-        JSON.stringify(e.data ?? {}),
+        JSON.stringify(emailId ? { ...e.data, emailId } : (e.data ?? {})),
         e.machine ? 1 : 0,
         e.url ?? null,
         ROUTED_EVENT_TYPES.has(e.type) && routing.has(workspaceId) ? 0 : 1,

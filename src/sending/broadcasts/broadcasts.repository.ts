@@ -184,7 +184,8 @@ export async function getBroadcast(
   opts: { automationMessages?: boolean } = {},
 ): Promise<Broadcast | undefined> {
   let q = db.selectFrom('broadcasts').select(COLUMNS).where('workspace_id', '=', workspaceId).where('id', '=', id);
-  if (!opts.automationMessages) q = q.where('automation_id', 'is', null);
+  // A transactional email's hidden row (docs/emails.md) is the sending side's too.
+  if (!opts.automationMessages) q = q.where('automation_id', 'is', null).where('transactional', '=', 0);
   const r = await q.executeTakeFirst();
   return r ? toBroadcast(r) : undefined;
 }
@@ -198,7 +199,8 @@ export async function listBroadcasts(
     .selectFrom('broadcasts')
     .select(COLUMNS)
     .where('workspace_id', '=', workspaceId)
-    .where('automation_id', 'is', null);
+    .where('automation_id', 'is', null)
+    .where('transactional', '=', 0);
   if (opts.status) q = q.where('status', '=', opts.status);
   if (opts.beforeId) q = q.where('id', '<', opts.beforeId);
   return (await q.orderBy('id', 'desc').limit(opts.limit).execute()).map(toBroadcast);
@@ -246,6 +248,7 @@ export async function setArchive(db: Executor, workspaceId: string, id: string, 
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
     .where('automation_id', 'is', null)
+    .where('transactional', '=', 0)
     .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
@@ -271,6 +274,7 @@ export async function sendingMaterializedBroadcasts(
     .where('status', '=', 'SENDING')
     .where('materialized_at', 'is not', null)
     .where('automation_id', 'is', null)
+    .where('transactional', '=', 0)
     .limit(limit)
     .execute();
   return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));

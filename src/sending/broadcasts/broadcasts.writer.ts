@@ -196,12 +196,19 @@ export async function completeIfDone(
 ): Promise<{ status: 'SENT' | 'FAILED'; counts: DeliveryCounts } | undefined> {
   const b = await db
     .selectFrom('broadcasts')
-    .select(['status', 'materialized_at', 'automation_id', 'ab_test', 'ab_winner'])
+    .select(['status', 'materialized_at', 'automation_id', 'ab_test', 'ab_winner', 'transactional'])
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', broadcastId)
     .executeTakeFirst();
-  // An automation's message never completes: its runs keep adding deliveries (docs/automations.md).
-  if (!b || b.automation_id !== null || !broadcastStatusesFor('complete').includes(b.status) || !b.materialized_at)
+  // An automation's message never completes: its runs keep adding deliveries (docs/automations.md); nor does a
+  // transactional email's hidden row (docs/emails.md): its recipients' statuses are its state.
+  if (
+    !b ||
+    b.automation_id !== null ||
+    Number(b.transactional) === 1 ||
+    !broadcastStatusesFor('complete').includes(b.status) ||
+    !b.materialized_at
+  )
     return undefined;
   // An A/B broadcast whose winner is not chosen yet has only its test share written: it stays SENDING until the
   // winner's send to the rest is complete too (docs/ab-tests.md).
@@ -341,7 +348,7 @@ export async function chooseDueWinners(
  * its audience "materialised" (it has none: the automation's runs add one delivery each), hidden from the
  * broadcasts API, never completed; the pipeline sends its deliveries like any broadcast's.
  */
-export async function insertAutomationMessage(
+export function insertAutomationMessage(
   db: Executor,
   workspaceId: string,
   id: string,
@@ -350,6 +357,21 @@ export async function insertAutomationMessage(
     stepId: string;
   },
   now: string,
+): Promise<void> {
+  return insertHiddenMessage(db, workspaceId, id, v, now, {
+    automation_id: v.automationId,
+    automation_step_id: v.stepId,
+  });
+}
+
+/** A hidden broadcast row SENDING from the start, its audience "materialised" (an automation's message, an email's). */
+async function insertHiddenMessage(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  v: Pick<BroadcastValues, 'name' | 'from' | 'replyTo' | 'emailContent' | 'tracking'>,
+  now: string,
+  kind: Pick<Insertable<BroadcastsTable>, 'automation_id' | 'automation_step_id' | 'transactional' | 'archive'>,
 ): Promise<void> {
   await db
     .insertInto('broadcasts')
@@ -362,8 +384,27 @@ export async function insertAutomationMessage(
       updated_at: now,
       sent_at: null,
       materialized_at: now,
-      automation_id: v.automationId,
-      automation_step_id: v.stepId,
+      ...kind,
     })
     .execute();
+}
+
+// ---- transactional emails -----------------------------------------------------------------------
+
+/**
+ * A transactional email's hidden broadcast row (docs/emails.md): its id is the email's, SENDING from the start with
+ * no audience to write, hidden from the broadcasts API (`transactional = 1`) and never completed (no broadcast.*
+ * events); its content is the email's, rendered when it was accepted. The pipeline sends its deliveries (lane 1).
+ */
+export function insertEmailMessage(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  v: Pick<BroadcastValues, 'from' | 'replyTo' | 'emailContent' | 'tracking'>,
+  now: string,
+): Promise<void> {
+  return insertHiddenMessage(db, workspaceId, id, { ...v, name: `Transactional email ${id}` }, now, {
+    transactional: 1,
+    archive: 0,
+  });
 }

@@ -70,7 +70,7 @@ export async function recordOutcome(
     return Number(res.numUpdatedRows) > 0;
   }
   if (outcome.op === 'sent') return markSent(db, workspaceId, id, now, outcome.messageId, outcome.response);
-  const set: Partial<DeliveriesTable> = {
+  const set: Partial<Omit<DeliveriesTable, 'lane'>> = {
     status: nextStatus('SENDING', outcome.op)!,
     updated_at: now,
     lease_owner: null,
@@ -117,7 +117,7 @@ export async function recordLateReport(
   report: { kind: BounceClass | 'complaint'; detail: string },
   now: string,
 ): Promise<boolean> {
-  const set: Partial<DeliveriesTable> = { updated_at: now };
+  const set: Partial<Omit<DeliveriesTable, 'lane'>> = { updated_at: now };
   let q = db.updateTable('deliveries').where('workspace_id', '=', workspaceId).where('id', '=', id);
   if (report.kind === 'complaint') {
     set.complained_at = now;
@@ -249,4 +249,39 @@ export async function insertRunDelivery(
     } as never)
     .execute();
   return id;
+}
+
+/**
+ * A transactional email's deliveries (docs/emails.md): one per recipient (to, cc and bcc alike), in the transactional
+ * lane (1), due now; one whose address is suppressed for a hard bounce or a complaint is written SKIPPED at once (its
+ * recipient SUPPRESSED), never mailed. No contact: transactional messages ignore contacts and topics.
+ */
+export async function insertEmailDeliveries(
+  db: Executor,
+  workspaceId: string,
+  emailId: string,
+  recipients: readonly { email: string; suppressed: string | null }[],
+  now: string,
+): Promise<void> {
+  if (!recipients.length) return;
+  await db
+    .insertInto('deliveries')
+    .values(
+      recipients.map((r) => ({
+        id: newId('dlv'),
+        workspace_id: workspaceId,
+        broadcast_id: emailId,
+        contact_id: null,
+        email: r.email,
+        status: r.suppressed ? ('SKIPPED' as const) : ('QUEUED' as const),
+        attempts: 0,
+        next_attempt_at: now,
+        last_error: r.suppressed ? `suppressed: the address is on the suppression list (${r.suppressed})` : null,
+        unsubscribe_token: crypto.randomBytes(24).toString('base64url'),
+        created_at: now,
+        updated_at: now,
+        lane: 1,
+      })) as never,
+    )
+    .execute();
 }

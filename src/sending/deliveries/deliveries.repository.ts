@@ -59,6 +59,7 @@ export async function claimDeliveries(
         'unsubscribe_token',
         'created_at',
         'variant',
+        'lane',
       ])
       .execute();
     return rows.map((r) => ({
@@ -71,6 +72,7 @@ export async function claimDeliveries(
       unsubscribeToken: r.unsubscribe_token,
       createdAt: toIso(r.created_at),
       variant: r.variant,
+      ...(Number(r.lane) === 1 ? { transactional: true } : {}),
     }));
   };
   // Both statuses are the claimable ones of the state machine (deliveries.state.ts).
@@ -84,16 +86,21 @@ export async function claimDeliveries(
       .limit(limit),
   );
   if (expired.length >= limit) return expired;
-  const queued = await claim(
+  // QUEUED deliveries whose time has come, oldest first: an index range of (status, next_attempt_at).
+  const due = (n: number) =>
     db
       .selectFrom('deliveries')
       .select('id')
       .where('status', '=', 'QUEUED')
       .where('next_attempt_at', '<=', now)
       .orderBy('next_attempt_at')
-      .limit(limit - expired.length),
-  );
-  return [...expired, ...queued];
+      .limit(n);
+  // The transactional lane (docs/emails.md) first: its own partial index (deliveries_lane_due, `lane = 1` written as a
+  // literal so both databases match it), so an email never waits behind a broadcast's backlog.
+  const transactional = await claim(due(limit - expired.length).where(sql<boolean>`lane = 1`));
+  if (expired.length + transactional.length >= limit) return [...expired, ...transactional];
+  const queued = await claim(due(limit - expired.length - transactional.length));
+  return [...expired, ...transactional, ...queued];
 }
 
 /**

@@ -7,7 +7,7 @@ import { deliveryTagHeaders, forRelay, relayProfile, type RelayProfileName } fro
 import { returnPath, unsubscribeAddress } from '../../mail/verp.js';
 import { trackMessage } from '../tracking/tracking.message.js';
 import { unmarkLinks } from '../tracking/tracking.template.js';
-import type { ClaimedDelivery, SendingBroadcast } from './store.js';
+import type { ClaimedDelivery, SendingBroadcast, TransactionalParts } from './store.js';
 import { webversionUrl } from './webversion.js';
 
 /**
@@ -44,7 +44,10 @@ export function prepareBroadcast(sending: SendingBroadcast): PreparedBroadcast {
     ...sending,
     from: from ? { name: from.name, address: from.address } : null,
     replyTo: replyTo ? { name: replyTo.name, address: replyTo.address } : null,
-    render: prepareContent(b.emailContent, { markLinks: b.tracking.clicks }),
+    // A transactional email's content was rendered when it was accepted (docs/emails.md): sent as it is, never parsed again.
+    render: sending.transactional
+      ? () => ({ ...b.emailContent, linksMarked: false })
+      : prepareContent(b.emailContent, { markLinks: b.tracking.clicks }),
     senderDomain: from?.domain ?? null,
   };
 }
@@ -56,6 +59,7 @@ export function composeMessage(
   p: PreparedBroadcast,
   contact: MessageRecipient,
 ): OutgoingMessage {
+  if (p.transactional) return composeTransactional(ctx, d, p, p.transactional);
   const unsubscribeUrl = `${ctx.publicUrl}/unsubscribe/${d.unsubscribeToken}`;
   const rendered = p.render({
     contact: {
@@ -71,29 +75,7 @@ export function composeMessage(
   });
   // Engagement tracking (docs/tracking.md): links of the template rewritten before the footer is added (its links
   // stay as they are), the text part made from the HTML as written, the pixel at the end of the whole document.
-  const tracking = p.broadcast.tracking;
-  const tracked =
-    (tracking.opens || tracking.clicks) && rendered.html != null
-      ? trackMessage(
-          {
-            secret: ctx.secret,
-            publicUrl: ctx.publicUrl,
-            // The sending domain's verified tracking host, over https (its proxy terminates TLS): links and the pixel
-            // align with the From domain and are not shared with the installation's other senders.
-            ...(p.trackingHost ? { trackingUrl: `https://${p.trackingHost}` } : {}),
-            unsubscribeUrl,
-            opens: tracking.opens,
-            clicks: tracking.clicks,
-          },
-          {
-            workspaceId: d.workspaceId,
-            deliveryId: d.id,
-            broadcastId: d.broadcastId,
-            contactId: d.contactId,
-            sentAt: Math.floor(Date.now() / 1000),
-          },
-        )
-      : null;
+  const tracked = rendered.html != null ? messageTracking(ctx, d, p, unsubscribeUrl) : null;
   // The HTML as written (its tracked links' marks, if any, taken out): what the text part is made from.
   const written = () => (rendered.linksMarked && rendered.html != null ? unmarkLinks(rendered.html) : rendered.html);
   const content = tracked
@@ -132,5 +114,80 @@ export function composeMessage(
       dkim: p.dkim,
     },
     relay,
+  );
+}
+
+/**
+ * A transactional email's message to one of its recipients (docs/emails.md): the content as the caller gave it (rendered
+ * when accepted), no footer and no list headers (List-Unsubscribe only if the caller's headers carry one), the To and
+ * Cc headers listing the visible recipients (Bcc never), the caller's headers and attachments; the envelope as for a
+ * broadcast: this recipient alone, the VERP Return-Path, the Message-ID `<deliveryId@domain>`, DKIM.
+ */
+function composeTransactional(
+  ctx: MessageContext,
+  d: ClaimedDelivery,
+  p: PreparedBroadcast,
+  parts: TransactionalParts,
+): OutgoingMessage {
+  const c = p.broadcast.emailContent;
+  const tracked =
+    c.html != null ? messageTracking(ctx, d, p, `${ctx.publicUrl}/unsubscribe/${d.unsubscribeToken}`) : null;
+  const text = c.text ?? (c.html != null ? htmlToText(c.html) : '');
+  const html = tracked && c.html != null ? tracked.pixel({ html: tracked.links(c.html) }).html : c.html;
+  const domain = p.dkim!.domainName;
+  const relay = relayProfile(ctx.relayProfile);
+  return forRelay(
+    {
+      from: p.from!,
+      to: d.email,
+      toHeader: mailboxes(parts.to),
+      cc: mailboxes(parts.cc),
+      replyTo: p.replyTo,
+      returnPath: returnPath(ctx.secret, 'd', d.id, domain),
+      subject: (c.subject ?? '').replace(/[\r\n]+/g, ' ').trim(),
+      html,
+      text,
+      messageId: `<${d.id}@${domain}>`,
+      headers: { ...deliveryTagHeaders(relay, d.id) },
+      customHeaders: parts.headers,
+      attachments: parts.attachments,
+      dkim: p.dkim,
+    },
+    relay,
+  );
+}
+
+/** Mailboxes as the transport takes them (checked when the email was accepted; one that no longer parses is left out). */
+function mailboxes(list: readonly string[]): Address[] {
+  const out: Address[] = [];
+  for (const m of list) {
+    const parsed = parseMailbox(m);
+    if (parsed) out.push({ name: parsed.name, address: parsed.address });
+  }
+  return out;
+}
+
+/** The message's tracking (docs/tracking.md), or null when neither opens nor clicks are tracked. */
+function messageTracking(ctx: MessageContext, d: ClaimedDelivery, p: PreparedBroadcast, unsubscribeUrl: string) {
+  const tracking = p.broadcast.tracking;
+  if (!tracking.opens && !tracking.clicks) return null;
+  return trackMessage(
+    {
+      secret: ctx.secret,
+      publicUrl: ctx.publicUrl,
+      // The sending domain's verified tracking host, over https (its proxy terminates TLS): links and the pixel
+      // align with the From domain and are not shared with the installation's other senders.
+      ...(p.trackingHost ? { trackingUrl: `https://${p.trackingHost}` } : {}),
+      unsubscribeUrl,
+      opens: tracking.opens,
+      clicks: tracking.clicks,
+    },
+    {
+      workspaceId: d.workspaceId,
+      deliveryId: d.id,
+      broadcastId: d.broadcastId,
+      contactId: d.contactId,
+      sentAt: Math.floor(Date.now() / 1000),
+    },
   );
 }

@@ -43,6 +43,8 @@ export type RenderResult =
 const prepared = new Map<string, PreparedBroadcast>();
 
 function preparedFor(sending: SendingBroadcast): PreparedBroadcast {
+  // A transactional email is made once (a few recipients) and may carry 10 MB of attachments: not kept.
+  if (sending.transactional) return prepareBroadcast(sending);
   const key = `${sending.broadcast.id}\u0000${sending.broadcast.updatedAt}`;
   let p = prepared.get(key);
   if (!p) {

@@ -91,6 +91,18 @@ export interface ClaimedDelivery {
   createdAt: string;
   /** An A/B broadcast's delivery: the variant whose message it gets (docs/ab-tests.md); null or absent: the broadcast's. */
   variant?: string | null;
+  /** A transactional email's recipient (lane 1, docs/emails.md): contact status and topics do not apply. */
+  transactional?: boolean;
+}
+
+/** What a transactional email's message has beyond a broadcast's (docs/emails.md): sent as the caller gave it. */
+export interface TransactionalParts {
+  /** The To and Cc headers: the visible recipients (Bcc never appears in a header). */
+  to: string[];
+  cc: string[];
+  /** The caller's own headers, checked at the API (no From, DKIM-Signature, Content-* …). */
+  headers: Record<string, string>;
+  attachments: { filename: string; contentType: string; content: Uint8Array }[];
 }
 
 /** A broadcast as sending reads it. */
@@ -115,6 +127,8 @@ export interface SendingBroadcast {
   dkim: { domainName: string; keySelector: string; privateKey: string } | null;
   /** The sending domain's verified tracking host (links and pixel go there instead of PUBLIC_URL's host), or null. */
   trackingHost?: string | null;
+  /** A transactional email's hidden broadcast: its message is composed as the caller gave it (no footer, no list headers). */
+  transactional?: TransactionalParts | null;
 }
 
 export interface Recipient {

@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
  *
  * Binary layout, base64url without padding:
  *
- *   kind(1) ws(16) delivery(16) broadcast(16) hasContact(1) [contact(16)] sentAt(4, Unix seconds)
+ *   kind(1) ws(16) delivery(16) broadcast(16) flags(1: hasContact, isEmail) [contact(16)] sentAt(4, Unix seconds)
  *   [click: linkIndex(2) linkCount(2) url(utf-8, the rest)] mac(16)
  *
  * The ids are the 128 bits of their ULIDs (the prefixes are fixed by the kind of each field). The MAC is
@@ -48,7 +48,10 @@ export type VerifiedToken = ({ kind: 'open' } & TrackingRef) | ({ kind: 'click' 
 
 const B32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const B32_VALUE = new Map([...B32].map((c, i) => [c, i]));
-const ID = /^(ws|dlv|bc|ct)_([0-9A-HJKMNP-TV-Z]{26})$/;
+const ID = /^(ws|dlv|bc|ct|em)_([0-9A-HJKMNP-TV-Z]{26})$/;
+/** The flags byte after the broadcast: bit 0, a contact follows; bit 1, the "broadcast" is a transactional email (`em_`). */
+const HAS_CONTACT = 1;
+const IS_EMAIL = 2;
 
 /** The 16 bytes of a ULID (26 Crockford base32 characters: 130 bits, the first two always 0), written at `offset`. */
 function writeUlid(ulid: string, out: Buffer, offset: number): void {
@@ -81,9 +84,14 @@ function readUlid(buf: Buffer, offset: number): string {
   return out;
 }
 
-function ulidOf(id: string, prefix: 'ws' | 'dlv' | 'bc' | 'ct'): string | null {
+function ulidOf(id: string, prefix: 'ws' | 'dlv' | 'bc' | 'ct' | 'em'): string | null {
   const m = ID.exec(id);
   return m && m[1] === prefix ? m[2]! : null;
+}
+
+/** A broadcast's ULID, or a transactional email's (its hidden broadcast has the email's id: docs/emails.md). */
+function broadcastUlid(id: string): string | null {
+  return ulidOf(id, 'bc') ?? ulidOf(id, 'em');
 }
 
 function mac(secret: Buffer, body: Buffer): Buffer {
@@ -95,7 +103,7 @@ export function canTrack(ref: Omit<TrackingRef, 'sentAt'>): boolean {
   return Boolean(
     ulidOf(ref.workspaceId, 'ws') &&
     ulidOf(ref.deliveryId, 'dlv') &&
-    ulidOf(ref.broadcastId, 'bc') &&
+    broadcastUlid(ref.broadcastId) &&
     (ref.contactId === null || ulidOf(ref.contactId, 'ct')),
   );
 }
@@ -113,7 +121,7 @@ function sign(
   buf[o++] = TOKEN_KIND[kind];
   const ws = ulidOf(ref.workspaceId, 'ws');
   const dlv = ulidOf(ref.deliveryId, 'dlv');
-  const bc = ulidOf(ref.broadcastId, 'bc');
+  const bc = broadcastUlid(ref.broadcastId);
   const ct = ref.contactId === null ? null : ulidOf(ref.contactId, 'ct');
   if (!ws || !dlv || !bc || (ref.contactId !== null && !ct))
     throw new Error('tracking token: an id has an unexpected shape');
@@ -123,7 +131,7 @@ function sign(
   o += 16;
   writeUlid(bc, buf, o);
   o += 16;
-  buf[o++] = ct ? 1 : 0;
+  buf[o++] = (ct ? HAS_CONTACT : 0) | (ref.broadcastId.startsWith('em_') ? IS_EMAIL : 0);
   if (ct) {
     writeUlid(ct, buf, o);
     o += 16;
@@ -185,9 +193,12 @@ export function verifyTrackingToken(secret: Buffer, token: string, expected: Tok
   o += 16;
   const deliveryId = `dlv_${readUlid(body, o)}`;
   o += 16;
-  const broadcastId = `bc_${readUlid(body, o)}`;
+  const broadcastUlidRead = readUlid(body, o);
   o += 16;
-  const hasContact = body[o++] === 1;
+  const flags = body[o++]!;
+  if (flags > (HAS_CONTACT | IS_EMAIL)) return null;
+  const hasContact = (flags & HAS_CONTACT) !== 0;
+  const broadcastId = `${flags & IS_EMAIL ? 'em' : 'bc'}_${broadcastUlidRead}`;
   if (body.length < o + (hasContact ? 16 : 0) + 4) return null;
   const contactId = hasContact ? `ct_${readUlid(body, o)}` : null;
   if (hasContact) o += 16;
