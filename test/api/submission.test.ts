@@ -18,6 +18,8 @@ import {
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { cli, freePort, serve } from '../helpers/formcast-process.js';
 import { selfSigned } from '../helpers/tls.js';
+import { verifiedDomain } from '../helpers/fixtures.js';
+import { useSending } from '../helpers/sending.js';
 
 /**
  * SMTP submission (contract §20, docs/smtp-submission.md) end to end: a real listener on 127.0.0.1 with STARTTLS
@@ -571,5 +573,75 @@ describe('formcast serve with SUBMISSION_PORT', () => {
       });
     expect(await transport(created.apiKey.key as string).verify()).toBe(true);
     await expect(transport('fc_nope').verify()).rejects.toMatchObject({ responseCode: 535 });
+  });
+});
+
+/**
+ * SMTP submission joined to the real sending service (composition/submission.ts → EmailsService.sendEmail): a message
+ * that nodemailer submits over STARTTLS becomes a transactional email, is sent by the delivery pipeline to the test
+ * SMTP server, and is listed by GET /v1/emails; a sender on a domain that is not verified is 550 and nothing is stored.
+ */
+describeApi('SMTP submission to the sending service', (h) => {
+  const sending = useSending(h, { workerId: 'submission', leaseMs: 10_000 });
+  let server: SubmissionServer;
+  beforeAll(async () => {
+    server = await startSubmissionServer({
+      settings: {
+        port: 0,
+        host: '127.0.0.1',
+        tls: { cert: CERT, key: KEY },
+        allowInsecureAuth: false,
+        maxBytes: 2_000_000,
+      },
+      sink: submissionSink(h.app.services.apiKeys, (w, k, input, o) => h.app.services.emails.sendEmail(w, k, input, o)),
+      log: silent,
+      name: 'localhost',
+    });
+  });
+  afterAll(async () => server?.close());
+
+  it('a submitted message arrives at the SMTP server as sent (attachment, Bcc hidden) and is in the emails log', async () => {
+    const ws = await h.workspace();
+    const domain = await verifiedDomain(h, ws, `sub${ws.id.slice(-8).toLowerCase()}.test`);
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: server.port,
+      requireTLS: true,
+      tls: { ca: [CERT], servername: 'localhost' },
+      auth: { user: 'app', pass: ws.key },
+    });
+    const info = await transport.sendMail({
+      from: `Shop <orders@${domain.name}>`,
+      to: 'ada@example.com',
+      bcc: 'audit@example.com',
+      subject: 'Your receipt',
+      text: 'Thank you for order #7.',
+      html: '<p>Thank you for order #7.</p>',
+      attachments: [{ filename: 'receipt.txt', content: 'order 7' }],
+      headers: { 'X-Formcast-Tags': 'receipt' },
+    });
+    const id = /queued as (em_[0-9A-Za-z]+)/.exec(info.response)?.[1];
+    expect(id, info.response).toBeTruthy();
+    await sending.drain();
+    const got = sending.smtp.received.filter((m) => m.parsed.subject === 'Your receipt');
+    expect(got.map((m) => m.to).sort()).toEqual(['ada@example.com', 'audit@example.com']);
+    for (const m of got) {
+      expect(m.parsed.text?.trim()).toBe('Thank you for order #7.');
+      expect(m.parsed.attachments.map((a) => [a.filename, a.content.toString()])).toEqual([['receipt.txt', 'order 7']]);
+      expect(m.raw.toString('latin1')).not.toMatch(/^bcc:/im);
+      expect(m.raw.toString('latin1')).toMatch(/^DKIM-Signature:/m);
+    }
+    const email = (await h.call(ws.key, 'GET', `/v1/emails/${id}`)).json();
+    expect(email).toMatchObject({ id, subject: 'Your receipt', status: 'SENT', tags: ['receipt'] });
+    expect(email.recipients.map((r: { email: string; status: string }) => [r.email, r.status]).sort()).toEqual([
+      ['ada@example.com', 'SENT'],
+      ['audit@example.com', 'SENT'],
+    ]);
+    // A sender whose domain is not verified: 550, nothing stored.
+    await expect(
+      transport.sendMail({ from: 'x@unverified.example', to: 'ada@example.com', subject: 'No', text: 'No' }),
+    ).rejects.toMatchObject({ responseCode: 550 });
+    const list = (await h.call(ws.key, 'GET', '/v1/emails')).json();
+    expect(list.data.map((e: { id: string }) => e.id)).toEqual([id]);
   });
 });
