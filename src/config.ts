@@ -1,6 +1,8 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import tls from 'node:tls';
 import { parsePacing, PacingConfigError, type PacingConfig } from './sending/deliveries/pacing.config.js';
 import { parseRelayUrls, RelayConfigError, type RelayUrl } from './mail/relay-urls.js';
 import {
@@ -20,6 +22,7 @@ import { DEFAULT_POW_TUNING, type PowTuning } from './forms/protection/protectio
 import { DEFAULT_TRACK_QUOTA, type TrackQuota } from './outbox/events/events.quota.js';
 import { DEFAULT_API_RATE_LIMIT } from './http/rate-limit.js';
 import { DEFAULT_TRACKING_GUARDS, type TrackingGuards } from './sending/tracking/tracking.guards.js';
+import { SUBMISSION_MAX_BYTES, type SubmissionSettings } from './mail/submission/submission.server.js';
 
 export interface Config {
   port: number;
@@ -77,6 +80,11 @@ export interface Config {
   sendingIps: string[];
   /** The inbound SMTP listener (INBOUND_SMTP_PORT, INBOUND_SMTP_HOST); null port: not started by serve. */
   inboundSmtp: { port: number | null; host: string };
+  /**
+   * SMTP submission of transactional email (SUBMISSION_PORT, SUBMISSION_HOST, SUBMISSION_TLS_CERT, SUBMISSION_TLS_KEY,
+   * SUBMISSION_ALLOW_INSECURE_AUTH, SUBMISSION_MAX_BYTES; docs/smtp-submission.md); null: SUBMISSION_PORT unset.
+   */
+  submission: SubmissionSettings | null;
   /**
    * Provider webhooks (docs/bounces.md): the host an SNS signing certificate may come from; the SNS topics whose
    * messages /hooks/ses accepts (SES_TOPIC_ARNS; none: every SNS message is refused); Postmark's basic auth.
@@ -190,6 +198,49 @@ function checkpointsFrom(env: NodeJS.ProcessEnv): 'background' | 'inline' {
   if (raw === undefined || raw === '') return 'background';
   if (raw === 'background' || raw === 'inline') return raw;
   throw new ConfigError(`SQLITE_CHECKPOINTS must be background or inline, got "${raw}"`);
+}
+
+/** A PEM setting: the PEM text itself (it starts with `-----BEGIN`), or the path of a file holding it, read at start. */
+function pemFrom(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return null;
+  if (raw.startsWith('-----BEGIN')) return raw.replace(/\\n/g, '\n');
+  try {
+    return fs.readFileSync(raw, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${name} is neither PEM text nor a readable file: ${(err as Error).message}`);
+  }
+}
+
+/** SMTP submission's settings (docs/smtp-submission.md); null without SUBMISSION_PORT. */
+function submissionFrom(env: NodeJS.ProcessEnv, host: string): SubmissionSettings | null {
+  if (env.SUBMISSION_PORT === undefined || env.SUBMISSION_PORT === '') return null;
+  const port = intFrom(env, 'SUBMISSION_PORT', 587, 0, 65535);
+  const cert = pemFrom(env, 'SUBMISSION_TLS_CERT');
+  const key = pemFrom(env, 'SUBMISSION_TLS_KEY');
+  const allowInsecureAuth = boolFrom(env, 'SUBMISSION_ALLOW_INSECURE_AUTH', false);
+  if ((cert === null) !== (key === null))
+    throw new ConfigError('set both SUBMISSION_TLS_CERT and SUBMISSION_TLS_KEY (the certificate and its private key)');
+  if (cert !== null && key !== null) {
+    try {
+      tls.createSecureContext({ cert, key });
+    } catch (err) {
+      throw new ConfigError(
+        `SUBMISSION_TLS_CERT and SUBMISSION_TLS_KEY are not a usable certificate and key: ${(err as Error).message}`,
+      );
+    }
+  } else if (!allowInsecureAuth) {
+    throw new ConfigError(
+      'SUBMISSION_PORT needs SUBMISSION_TLS_CERT and SUBMISSION_TLS_KEY (STARTTLS): the password is an API key. Set SUBMISSION_ALLOW_INSECURE_AUTH=true only where the connection cannot be read by others (loopback, a private network)',
+    );
+  }
+  return {
+    port,
+    host: env.SUBMISSION_HOST || host,
+    tls: cert !== null && key !== null ? { cert, key } : null,
+    allowInsecureAuth,
+    maxBytes: intFrom(env, 'SUBMISSION_MAX_BYTES', SUBMISSION_MAX_BYTES, 1024, 100 * 1024 * 1024),
+  };
 }
 
 export { ConfigError };
@@ -364,6 +415,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: env.INBOUND_SMTP_PORT ? intFrom(env, 'INBOUND_SMTP_PORT', 25, 0, 65535) : null,
       host: env.INBOUND_SMTP_HOST || host,
     },
+    submission: submissionFrom(env, host),
     hooks: {
       snsCertHost,
       snsTopicArns,

@@ -238,6 +238,8 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       await sql`drop table if exists ${sql.table(table)}`.execute(db.kysely);
     // 0031: an index of the events (no secret in it) and the resend columns of broadcasts (no secret either).
     await sql`drop index if exists events_engagement`.execute(db.kysely);
+    // 0035: its index of the events and the contacts' engagement summary (no secret in them).
+    await sql`drop index if exists events_broadcast_engagement`.execute(db.kysely);
     // 0032's indexes first: SQLite drops no indexed column.
     for (const index of ['workspaces_slug', 'broadcasts_archive'])
       await sql`drop index if exists ${sql.ref(index)}`.execute(db.kysely);
@@ -262,6 +264,9 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       ['broadcasts', 'local_send_time'],
       ['broadcasts', 'local_start_at'],
       ['deliveries', 'local_zone'],
+      ['contacts', 'last_sent_at'],
+      ['contacts', 'last_opened_at'],
+      ['contacts', 'last_clicked_at'],
     ] as const)
       await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db.kysely);
     return { workspace, apiKey: apiKey.key, webhook, domain, privateKey };

@@ -4,6 +4,12 @@
 // subscriptions through setTopicChoices. The rest are reads.
 export { contactEmail } from './contacts/contacts.email.js';
 export {
+  engagementKindOf,
+  type EngagementNote,
+  noteEngagement,
+  recomputeEngagement,
+} from './contacts/contacts.engagement.js';
+export {
   applyToAddress,
   applyToContact,
   confirm,

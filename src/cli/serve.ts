@@ -12,6 +12,7 @@ import { InboundProcessor } from '../sending/bounces/bounces.inbound.js';
 import { startInboundServer, type InboundServer } from '../sending/bounces/bounces.server.js';
 import { UnsubscribeService } from '../sending/unsubscribe/unsubscribe.service.js';
 import { buildApp } from '../app.js';
+import { startSubmission } from '../composition/submission.js';
 import { embedRuntimeWarning } from '../forms/hosted/embed.js';
 import { startupDone } from '../lib/lean-heap.js';
 
@@ -59,6 +60,20 @@ export async function serve(config: Config): Promise<void> {
     : null;
   // The inbound SMTP listener for bounce and complaint reports, when INBOUND_SMTP_PORT is set.
   const inbound = config.inboundSmtp.port === null ? null : await startInbound(db, appConfig, app.log);
+  // SMTP submission of transactional email, when SUBMISSION_PORT is set (docs/smtp-submission.md).
+  const submission = config.submission
+    ? await startSubmission({
+        settings: config.submission,
+        apiKeys: app.services.apiKeys,
+        log: app.log,
+        name: new URL(config.publicUrl).hostname,
+        messagesPerMinute: config.apiRateLimit,
+      })
+    : null;
+  if (submission && config.submission) {
+    const where = `${config.submission.host}:${submission.port}`;
+    app.log.child({}, { level: 'info' }).info({ port: submission.port }, `SMTP submission listening on ${where}`);
+  }
   // Started: V8 grows the young generation as it would from here on (lib/lean-heap.ts, leanWhileStarting).
   startupDone();
 
@@ -87,6 +102,7 @@ export async function serve(config: Config): Promise<void> {
     app
       .close()
       .then(() => inbound?.close())
+      .then(() => submission?.close())
       .then(() => worker?.stop())
       .then(() => db.close())
       .then(

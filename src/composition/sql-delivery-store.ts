@@ -5,6 +5,7 @@ import {
   getTopic,
   inRange,
   nextSlice,
+  noteEngagement,
   suppressionsOf,
   toContactRecord,
   type IdRange,
@@ -174,7 +175,19 @@ export class SqlDeliveryStore implements DeliveryStore {
             },
           });
         }
-        if (events.length) await insertTrackingEvents(trx, events, events[0]!.event.occurredAt);
+        if (events.length) {
+          await insertTrackingEvents(trx, events, events[0]!.event.occurredAt);
+          // The contacts' engagement summary (last_sent_at), in the same transaction as the events.
+          await noteEngagement(
+            trx,
+            events.map((e) => ({
+              workspaceId: e.workspaceId,
+              contactId: e.event.contactId,
+              kind: 'delivered' as const,
+              at: e.event.occurredAt,
+            })),
+          );
+        }
         return out;
       },
       { lingerMs: WRITE_LINGER_MS[db.dialect] },

@@ -34,6 +34,7 @@ import { engagementIndex } from './migrations/0031_engagement_index.js';
 import { publicArchive } from './migrations/0032_public_archive.js';
 import { timeZones } from './migrations/0033_time_zones.js';
 import { transactionalEmails } from './migrations/0034_transactional_emails.js';
+import { engagementSummary } from './migrations/0035_engagement_summary.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -71,6 +72,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0032_public_archive': publicArchive(db.dialect),
     '0033_time_zones': timeZones(db.dialect),
     '0034_transactional_emails': transactionalEmails(db.dialect),
+    '0035_engagement_summary': engagementSummary(db.dialect),
   };
 }
 

@@ -266,6 +266,13 @@ export interface ContactsTable {
   updated_at: string;
   /** The contact's IANA time zone (0033); null: the workspace's settings.timezone. */
   timezone: string | null;
+  /**
+   * The contact's latest `email.sent`, human `email.opened` and human `email.clicked` (0035): kept by the writers of
+   * those events (audience/contacts/contacts.engagement.ts), read by the segments' engagement conditions.
+   */
+  last_sent_at: string | null;
+  last_opened_at: string | null;
+  last_clicked_at: string | null;
 }
 
 export interface TopicsTable {

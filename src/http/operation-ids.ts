@@ -79,6 +79,7 @@ const NAMED: Record<string, string> = {
   'OPTIONS /f/{slug}': 'allowHostedFormSubmission',
   'POST /f/{slug}': 'submitHostedForm',
   'GET /f/{slug}/embed.js': 'getFormEmbedScript',
+  'GET /assets/forms/timezone.js': 'getHostedFormTimezoneScript',
   'GET /f/{slug}/thanks': 'getFormThanksPage',
   'GET /confirm/{token}': 'getConfirmationPage',
   'POST /confirm/{token}': 'confirmSubscription',

@@ -24,7 +24,8 @@ export {
 export {
   ENGAGEMENT_EVENT_TYPES,
   ENGAGEMENT_INDEX_PREDICATE,
-  engagementExistsSql,
+  broadcastEngagementSql,
+  latestEngagementSql,
   type EngagementKind,
   type EngagementQuery,
 } from './events/events.engagement.js';

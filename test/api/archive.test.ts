@@ -183,6 +183,20 @@ describeApi('public archive', (h) => {
     expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}/archive`, {})).statusCode).toBe(422);
     const row = await h.db.kysely.selectFrom('broadcasts').select('archive').where('id', '=', id).executeTakeFirst();
     expect(row?.archive).toBe(0);
+    // The audit log: each change of the switch once (a PUT that changes nothing records nothing), none for refusals.
+    expect((await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}/archive`, { archive: false })).statusCode).toBe(200);
+    const audit = await h.db.kysely
+      .selectFrom('audit_log')
+      .select(['action', 'target_id', 'changes'])
+      .where('workspace_id', '=', ws.id)
+      .where('action', '=', 'broadcast.archive_changed')
+      .orderBy('id')
+      .execute();
+    const changes = (c: unknown) => (typeof c === 'string' ? JSON.parse(c) : c);
+    expect(audit.map((a) => [a.target_id, changes(a.changes)])).toEqual([
+      [id, { archive: { before: false, after: true } }],
+      [id, { archive: { before: true, after: false } }],
+    ]);
   });
 
   it('pages the list when there are many', async () => {

@@ -734,6 +734,43 @@ describeApi('automations', (h) => {
     }
     expect(step).toMatchObject({ sent: 1, opened: 1, clicked: 1 });
   });
+
+  it("a send step's {{ webversion_url }} is the contact's own message in a browser (docs/archive.md)", async () => {
+    const { ws } = await setup();
+    const a = (
+      await h.call(ws.key, 'POST', '/v1/automations', {
+        name: 'Welcome',
+        trigger: { type: 'api' },
+        steps: [
+          {
+            id: 'hi',
+            type: 'send',
+            from: FROM,
+            emailContent: {
+              subject: 'Welcome {{ contact.firstName }}',
+              html: '<p><a href="{{ webversion_url }}">View in browser</a></p><p>Hello {{ contact.firstName }}, welcome aboard.</p>',
+              text: 'Hello {{ contact.firstName }}. Web version: {{ webversion_url }}',
+            },
+          },
+        ],
+      })
+    ).json();
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/activate`);
+    const c = await insertContact(h, ws, { email: 'wendy@example.test', firstName: 'Wendy' });
+    await h.call(ws.key, 'POST', `/v1/automations/${a.id}/trigger`, { contactId: c });
+    await settle();
+    const text = String(sending.smtp.received.at(-1)!.parsed.text);
+    const url = new URL(/Web version: (\S+)/.exec(text)![1]!);
+    expect(url.pathname).toMatch(/^\/w\//);
+    const page = await h.app.inject({ method: 'GET', url: url.pathname });
+    expect(page.statusCode, page.body).toBe(200);
+    expect(page.body).toContain('Hello Wendy, welcome aboard.');
+    // The HTML's link names the same page.
+    expect(String(sending.smtp.received.at(-1)!.parsed.html)).toContain(url.pathname);
+    // A changed token is a 404 page, never another's message.
+    const forged = url.pathname.slice(0, -2) + (url.pathname.endsWith('AA') ? 'BB' : 'AA');
+    expect((await h.app.inject({ method: 'GET', url: forged })).statusCode).toBe(404);
+  });
 });
 
 describe('automation durations', () => {

@@ -2,6 +2,7 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { verifiedDomain } from '../helpers/fixtures.js';
 import { useSending } from '../helpers/sending.js';
+import { recordEvents } from '../../src/outbox/index.js';
 
 /**
  * Local-time sending (issue 34, contract §19; docs/sending.md "Local-time sending"), on the controlled clock across
@@ -174,6 +175,42 @@ describeApi('local-time sending', (h) => {
     expect(none.json().errors[0].path).toBe('/sendAtLocal');
     const cleared = await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}`, { sendAt: null });
     expect(cleared.json()).toMatchObject({ status: 'DRAFT', sendAtLocal: false, localSendTime: null });
+  });
+
+  it("a resend at local time plans the zones of its own audience (the original's non-openers), not its segment's", async () => {
+    clockAt('2027-03-27T12:00:00.000Z');
+    const { ws, id } = await setup(['Asia/Tokyo', 'America/Los_Angeles']);
+    await h.call(ws.key, 'PUT', `/v1/broadcasts/${id}`, { tracking: { opens: true, clicks: false } });
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${id}/send`)).statusCode).toBe(202);
+    await settle();
+    expect(received()).toHaveLength(2);
+    // Tokyo's reader opened it (a person): the non-openers are Los Angeles only.
+    const tokyo = await h.db.kysely
+      .selectFrom('deliveries')
+      .select(['contact_id'])
+      .where('broadcast_id', '=', id)
+      .where('email', 'like', 'asia-tokyo%')
+      .executeTakeFirstOrThrow();
+    await recordEvents(
+      h.db.kysely,
+      ws.id,
+      [{ type: 'email.opened', contactId: tokyo.contact_id, broadcastId: id }],
+      new Date().toISOString(),
+    );
+    const resend = await h.call(ws.key, 'POST', `/v1/broadcasts/${id}/resend`, { to: 'NON_OPENERS' });
+    expect(resend.statusCode, resend.body).toBe(201);
+    const scheduled = await h.call(ws.key, 'PUT', `/v1/broadcasts/${resend.json().id}`, {
+      sendAt: '2027-03-28T09:00:00-04:00',
+      sendAtLocal: true,
+    });
+    expect(scheduled.statusCode, scheduled.body).toBe(200);
+    const row = await h.db.kysely
+      .selectFrom('broadcasts')
+      .select('local_start_at')
+      .where('id', '=', resend.json().id)
+      .executeTakeFirstOrThrow();
+    // It starts at Los Angeles' turn: Tokyo's reader is not in its audience.
+    expect(new Date(row.local_start_at!).toISOString()).toBe(TURNS['America/Los_Angeles']);
   });
 
   it('an A/B test is not sent at local time: 422 either way round, nothing changed', async () => {

@@ -35,6 +35,14 @@ describeApi("forms capture the visitor's time zone", (h) => {
     // the page carries the hidden field the embed fills
     const page = await h.app.inject({ method: 'GET', url: `/f/${form.slug}` });
     expect(page.body).toMatch(/<input type="hidden" name="_fc_tz" value="" data-formcast-tz="">/);
+    // ... and the hosted page's one script, of this origin, that fills it (its CSP lets only this origin's scripts run)
+    expect(page.body).toContain('<script src="/assets/forms/timezone.js?v=1" defer></script>');
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    const script = await h.app.inject({ method: 'GET', url: '/assets/forms/timezone.js?v=1' });
+    expect(script.statusCode).toBe(200);
+    expect(script.headers['content-type']).toMatch(/^text\/javascript/);
+    expect(script.headers['cache-control']).toContain('immutable');
+    expect(script.body).toContain('resolvedOptions().timeZone');
     const submit = (body: Record<string, unknown>) => h.call(ws.key, 'POST', `/v1/forms/${form.id}/submissions`, body);
     const ok = await submit({ email: 'ada@example.com', _fc_tz: 'europe/berlin' });
     expect(ok.statusCode, ok.body).toBe(201);
@@ -60,7 +68,10 @@ describeApi("forms capture the visitor's time zone", (h) => {
     const ws = await h.workspace();
     const form = await publishedForm(ws, {});
     expect(form.settings.captureTimezone).toBeUndefined();
-    expect((await h.app.inject({ method: 'GET', url: `/f/${form.slug}` })).body).not.toContain('_fc_tz');
+    const page = await h.app.inject({ method: 'GET', url: `/f/${form.slug}` });
+    expect(page.body).not.toContain('_fc_tz');
+    expect(page.body).not.toContain('<script');
+    expect(page.headers['content-security-policy']).not.toContain('script-src');
     const res = await h.call(ws.key, 'POST', `/v1/forms/${form.id}/submissions`, {
       email: 'ada@example.com',
       _fc_tz: 'Europe/Berlin',

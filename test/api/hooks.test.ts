@@ -1,10 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -17,6 +14,7 @@ import { describeApi } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';
 import { startSmtpServer } from '../helpers/smtp.js';
+import { selfSigned } from '../helpers/tls.js';
 
 /**
  * Provider webhooks (docs/bounces.md) with the payloads Amazon SES (through SNS) and Postmark document. SNS
@@ -44,28 +42,9 @@ describeApi('provider hooks: SES through SNS, Postmark', (h) => {
 
   beforeAll(async () => {
     if (!openssl) return;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sns-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        path.join(dir, 'key.pem'),
-        '-out',
-        path.join(dir, 'cert.pem'),
-        '-days',
-        '2',
-        '-subj',
-        '/CN=sns.test',
-      ],
-      { stdio: 'ignore' },
-    );
-    privateKey = crypto.createPrivateKey(fs.readFileSync(path.join(dir, 'key.pem')));
-    const pem = fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8');
+    const made = selfSigned({ subject: '/CN=sns.test' });
+    privateKey = crypto.createPrivateKey(made.key);
+    const pem = made.cert;
     certServer = http.createServer((req, res) => {
       if (req.url === '/SimpleNotificationService-test.pem') return res.end(pem);
       if (req.url?.startsWith('/confirm')) {

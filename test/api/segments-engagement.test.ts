@@ -1,5 +1,6 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { compiledFilter } from '../../src/audience/segments/segments.repository.js';
+import { engagementKindOf, noteEngagement, recomputeEngagement } from '../../src/audience/index.js';
 import { ENGAGEMENT_INDEX_PREDICATE_0031 } from '../../src/db/migrations/0031_engagement_index.js';
 import { ENGAGEMENT_INDEX_PREDICATE, recordEvents, type NewEvent } from '../../src/outbox/index.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
@@ -16,7 +17,12 @@ const DAY = 86_400_000;
 describeApi('segments: engagement conditions', (h: Harness) => {
   async function event(ws: TestWorkspace, e: NewEvent & { occurredAt?: string }) {
     const now = e.occurredAt ?? new Date().toISOString();
-    await recordEvents(h.db.kysely, ws.id, [{ ...e, occurredAt: now }], now);
+    // As the writers of these events do (the delivery store, the tracking writer): the event and the contact's summary.
+    await h.db.kysely.transaction().execute(async (trx) => {
+      await recordEvents(trx, ws.id, [{ ...e, occurredAt: now }], now);
+      const kind = engagementKindOf(e.type, e.machine);
+      if (kind) await noteEngagement(trx, [{ workspaceId: ws.id, contactId: e.contactId, kind, at: now }]);
+    });
   }
 
   async function broadcast(ws: TestWorkspace, name = 'News'): Promise<string> {
@@ -226,14 +232,16 @@ describeApi('segments: engagement conditions', (h: Harness) => {
     const other = await h.workspace();
     // The same contact ids cannot exist twice; an event of another workspace naming this contact does not count here.
     const stray = await insertContact(h, other, { email: 'd@example.com' });
-    await recordEvents(h.db.kysely, other.id, [{ type: 'email.opened', contactId: stray }], new Date().toISOString());
+    const at = new Date().toISOString();
+    await recordEvents(h.db.kysely, other.id, [{ type: 'email.opened', contactId: stray }], at);
+    await noteEngagement(h.db.kysely, [{ workspaceId: other.id, contactId: stray, kind: 'opened', at }]);
     expect(await matching(other, { engagement: 'opened', happened: true })).toEqual(['d']);
     expect(await matching(ws, { engagement: 'opened', happened: true })).toEqual(['a', 'c']);
     expect(await matching(other, { engagement: 'opened', happened: false })).toEqual([]);
     expect(b1).toBeTruthy();
   });
 
-  it("the statement carries the partial index's predicate word for word, and SQLite probes events_engagement", async () => {
+  it("a condition without a broadcast reads the contact's columns; one with a broadcast, events_broadcast_engagement's list", async () => {
     expect(ENGAGEMENT_INDEX_PREDICATE).toBe(ENGAGEMENT_INDEX_PREDICATE_0031);
     if (h.dbName !== 'sqlite') return; // PostgreSQL plans these few rows with a sequential scan; bench:engagement covers it
     const ws = await h.workspace();
@@ -244,9 +252,41 @@ describeApi('segments: engagement conditions', (h: Harness) => {
       ],
     });
     const q = h.db.kysely.selectFrom('contacts').select('id').where('workspace_id', '=', ws.id).where(where).compile();
+    expect(q.sql).toContain('"contacts"."last_opened_at" >=');
     const { rows } = await h.db.kysely.executeQuery<{ detail: string }>({ ...q, sql: `explain query plan ${q.sql}` });
     const probes = rows.filter((r) => r.detail.includes('eng'));
-    expect(probes.length).toBe(2);
-    for (const p of probes) expect(p.detail).toContain('USING COVERING INDEX events_engagement');
+    expect(probes.length).toBe(1);
+    expect(probes[0]!.detail).toContain('USING COVERING INDEX events_broadcast_engagement');
+    // The list is read once per statement, not per contact.
+    expect(rows.some((r) => r.detail.startsWith('LIST SUBQUERY'))).toBe(true);
+  });
+
+  it('the summary follows the writers: an older event does not move it back; the burst rule reads the latest human click again', async () => {
+    const ws = await h.workspace();
+    const id = await insertContact(h, ws, { email: 'e@example.com' });
+    const summary = async () =>
+      h.db.kysely
+        .selectFrom('contacts')
+        .select(['last_sent_at', 'last_opened_at', 'last_clicked_at', 'updated_at'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+    const before = await summary();
+    const t1 = '2026-03-01T10:00:00.000Z';
+    const t0 = '2026-02-01T10:00:00.000Z';
+    await event(ws, { type: 'email.clicked', contactId: id, url: 'https://x.example/', occurredAt: t1 });
+    await event(ws, { type: 'email.clicked', contactId: id, url: 'https://x.example/', occurredAt: t0 });
+    const after = await summary();
+    expect(new Date(after.last_clicked_at!).toISOString()).toBe(t1);
+    expect(after.last_opened_at).toBeNull();
+    expect(after.updated_at).toEqual(before.updated_at);
+    // The click at t1 turns out to be a machine's: the latest human click is t0's again.
+    await h.db.kysely
+      .updateTable('events')
+      .set({ machine: 1 })
+      .where('workspace_id', '=', ws.id)
+      .where('occurred_at', '=', h.dbName === 'sqlite' ? t1 : (new Date(t1) as never))
+      .execute();
+    await recomputeEngagement(h.db.kysely, ws.id, 'clicked', [id]);
+    expect(new Date((await summary()).last_clicked_at!).toISOString()).toBe(t0);
   });
 });

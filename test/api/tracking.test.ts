@@ -72,7 +72,7 @@ describeApi('engagement tracking', (h) => {
   const events = (broadcastId: string, type: string) =>
     h.db.kysely
       .selectFrom('events')
-      .select(['type', 'machine', 'url', 'data', 'delivery_id', 'contact_id', 'workspace_id'])
+      .select(['type', 'machine', 'url', 'data', 'delivery_id', 'contact_id', 'workspace_id', 'occurred_at'])
       .where('broadcast_id', '=', broadcastId)
       .where('type', '=', type)
       .orderBy('id')
@@ -244,6 +244,22 @@ describeApi('engagement tracking', (h) => {
       [1, true, 'burst'],
       [1, true, 'burst'],
     ]);
+    // The contacts' engagement summary (the segments' conditions without a broadcast) follows the writer: both were
+    // sent to; the first's latest human click is the person's; the second's clicks, written then found a burst, are none.
+    const summary = await h.db.kysely
+      .selectFrom('deliveries')
+      .innerJoin('contacts', 'contacts.id', 'deliveries.contact_id')
+      .select(['deliveries.id', 'contacts.last_sent_at', 'contacts.last_opened_at', 'contacts.last_clicked_at'])
+      .where('deliveries.broadcast_id', '=', broadcast.id)
+      .execute();
+    const human = clicked.find((e) => e.delivery_id === oneId && e.machine === 0)!;
+    const mineSummary = summary.find((r) => r.id === oneId)!;
+    const theirSummary = summary.find((r) => r.id !== oneId)!;
+    expect(mineSummary.last_sent_at).not.toBeNull();
+    expect(theirSummary.last_sent_at).not.toBeNull();
+    expect(new Date(mineSummary.last_clicked_at!).getTime()).toBe(new Date(human.occurred_at).getTime());
+    expect(theirSummary.last_clicked_at).toBeNull();
+    expect(mineSummary.last_opened_at).toBeNull();
 
     const stats = (await h.call(ws.key, 'GET', `/v1/broadcasts/${broadcast.id}`)).json().stats;
     expect(stats).toMatchObject({ clicked: 1, uniqueClicks: 1 });

@@ -199,6 +199,20 @@ describeBrowser('time zones in the console (formcast serve, Chromium)', () => {
       await p.getByRole('button', { name: 'Save changes' }).click();
       await p.getByText('Form saved.').first().waitFor();
       expect((await api('GET', `/v1/forms/${form.id}`)).settings.captureTimezone).toBe(true);
+      // Its hosted page fills the field from the browser (a visitor in Tokyo), by this origin's one script.
+      const published = await api('POST', `/v1/forms/${form.id}/publish`);
+      const visitor = await browser.newContext({ viewport: PHONE, timezoneId: 'Asia/Tokyo' });
+      await watchPages(visitor, csp, errors);
+      const v = await visitor.newPage();
+      await v.goto(`${server.url}/f/${published.slug}`);
+      await expect.poll(() => v.locator('input[name="_fc_tz"]').inputValue()).toBe('Asia/Tokyo');
+      await v.locator('input[name="email"]').fill('kenji@example.com');
+      await v.locator('input[name="email"]').press('Enter');
+      await until(async () => {
+        const found = (await api('GET', `/v1/contacts?email=${encodeURIComponent('kenji@example.com')}`)).data;
+        return found?.[0]?.timezone === 'Asia/Tokyo';
+      }, "the visitor's zone on the new contact");
+      await visitor.close();
       await d.context().close();
       await p.context().close();
     },

@@ -152,7 +152,7 @@ export const Settings = Type.Object(
     captureTimezone: Type.Optional(
       Type.Boolean({
         description:
-          "the embed fills a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false",
+          "the embed and the hosted page fill a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false",
       }),
     ),
   },

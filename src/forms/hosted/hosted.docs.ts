@@ -9,6 +9,14 @@ const notFoundPage = {
 const tags = ['public'];
 
 export const hostedDocs: OperationDocs = {
+  'GET /assets/forms/timezone.js': {
+    tags,
+    summary: "The hosted page's script that keeps the visitor's time zone",
+    description:
+      "Loaded by the hosted page of a form with `settings.captureTimezone` (and by nothing else): it fills the hidden `_fc_tz` field with the browser's IANA time zone, which a sign-up gives to a contact that has none (docs/forms.md). Served by the service itself, cached for long (its address carries a version). No key.",
+    response: "for(const i of document.querySelectorAll('input[data-formcast-tz]')){…}",
+    responseType: 'text/javascript',
+  },
   'GET /f/{slug}': {
     tags,
     summary: 'The hosted page of a form',

@@ -157,6 +157,19 @@ export function renderFormMarkup(
   return serialize(fragment);
 }
 
+/**
+ * The hosted page's one script, for a form that keeps the visitor's time zone (settings.captureTimezone): it fills the
+ * hidden `_fc_tz` field from the browser (the embed's runtime does the same). Served from this origin
+ * (`GET /assets/forms/timezone.js`), cached for long: its address carries a version; the page's CSP lets it run.
+ */
+export const TIMEZONE_SCRIPT =
+  "for(const i of document.querySelectorAll('input[data-formcast-tz]')){try{i.value=Intl.DateTimeFormat().resolvedOptions().timeZone||''}catch(e){}}\n";
+export const TIMEZONE_SCRIPT_PATH = '/assets/forms/timezone.js';
+export const timezoneHead = () => `<script src="${TIMEZONE_SCRIPT_PATH}?v=1" defer></script>\n`;
+/** The page's CSP with this origin's scripts allowed (the proof-of-work widget's CSP has them already). */
+export const timezoneCsp = (csp: string) =>
+  csp.includes('script-src') ? csp : csp.replace("default-src 'none';", "default-src 'none'; script-src 'self';");
+
 /** The page's `<title>`: the SEO title, or the public heading; never the form's (internal) name. */
 export function pageTitle(form: Pick<Form, 'type' | 'settings' | 'seoTitle'>): string {
   return form.seoTitle ?? publicHeading(form);

@@ -12,7 +12,17 @@ import { TEXTS, fill } from '../../pages/i18n.js';
 import { PAGE_CSP, sendPage } from '../../pages/layout.js';
 import type { ConfirmationView, SubmissionsService } from '../submissions/submissions.service.js';
 import { embedScript } from './embed.js';
-import { appearanceHead, pageTitle, renderFormMarkup, seoHead, type FormState } from './hosted.render.js';
+import {
+  appearanceHead,
+  pageTitle,
+  renderFormMarkup,
+  seoHead,
+  TIMEZONE_SCRIPT,
+  TIMEZONE_SCRIPT_PATH,
+  timezoneCsp,
+  timezoneHead,
+  type FormState,
+} from './hosted.render.js';
 import { publicHeading } from '@formcast/form-appearance';
 import { sendCompressed } from '../../lib/compress.js';
 import { sendProblem } from '../../http/problem.js';
@@ -69,7 +79,9 @@ function cspFor(form: Pick<Form, 'settings'>): string {
   // The console (same origin) shows the hosted page in an iframe as its live preview; no other site may frame it.
   // With proof of work on, this origin's widget script and its worker run (and nothing else).
   const base = PAGE_CSP.replace("frame-ancestors 'none'", "frame-ancestors 'self'");
-  const csp = proofOfWorkOn(form) ? widgetCsp(base) : base;
+  const pow = proofOfWorkOn(form) ? widgetCsp(base) : base;
+  // A form that keeps the visitor's time zone runs this origin's one script that fills it (hosted.render.ts).
+  const csp = form.settings.captureTimezone ? timezoneCsp(pow) : pow;
   return origin ? csp.replace("form-action 'self'", `form-action 'self' ${origin}`) : csp;
 }
 
@@ -164,7 +176,11 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
       });
     };
     return sendPage(reply, status, pageTitle(form), markup, {
-      head: () => seoHead(form, `${publicUrl}/f/${slug}`) + appearanceHead(form) + (pow ? widgetHead() : ''),
+      head: () =>
+        seoHead(form, `${publicUrl}/f/${slug}`) +
+        appearanceHead(form) +
+        (pow ? widgetHead() : '') +
+        (form.settings.captureTimezone ? timezoneHead() : ''),
       csp: cspFor(form),
       form: true,
       ...(fresh ? { once: { key: form, name: `page:${slug}` } } : {}),
@@ -185,6 +201,17 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
     // ?preview=1 is the console's live preview: not a visitor, so not a view.
     if (req.query.preview === undefined) await submissions.recordView(form.workspaceId, form.id);
     return show(reply, form, req.params.slug, {});
+  });
+
+  const timezoneScript = { body: TIMEZONE_SCRIPT, type: 'text/javascript; charset=utf-8' };
+  app.get(TIMEZONE_SCRIPT_PATH, { schema: { security: [] } }, async (req, reply) => {
+    // The address carries a version (?v=): cached for long.
+    reply
+      .headers(CORS)
+      .type(timezoneScript.type)
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('x-content-type-options', 'nosniff');
+    return sendCompressed(req, reply, timezoneScript.body);
   });
 
   app.get('/f/:slug/embed.js', { schema: { security: [], params: SLUG } }, async (req: SlugRequest, reply) => {

@@ -34,6 +34,7 @@ export const AUDIT_ACTIONS = [
   'broadcast.resumed',
   'broadcast.ab_winner_picked',
   'broadcast.resent',
+  'broadcast.archive_changed',
   'suppression.added',
   'suppression.removed',
   'template.deleted',

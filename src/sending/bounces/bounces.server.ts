@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
+import { listenSmtp, type ListeningSmtp } from '../../mail/smtp-listen.js';
 import type { InboundProcessor, InboundRecipient } from './bounces.inbound.js';
 
 /** The largest message the listener takes (bounce reports carry the original message, usually small). */
@@ -7,10 +7,7 @@ export const INBOUND_MAX_BYTES = 10 * 1024 * 1024;
 /** The most recipients one message may have: a report is about one message, and each recipient costs a lookup and a write. */
 export const INBOUND_MAX_RECIPIENTS = 50;
 
-export interface InboundServer {
-  port: number;
-  close(): Promise<void>;
-}
+export type InboundServer = ListeningSmtp;
 
 /**
  * The inbound SMTP listener (docs/bounces.md): the bounce domain's MX points here. RCPT to a bounce or
@@ -98,11 +95,5 @@ export async function startInboundServer(opts: {
       });
     },
   });
-  server.on('error', (err) => log.error({ err }, 'inbound SMTP server error'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
-  const port = (server.server.address() as AddressInfo).port;
-  return { port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return listenSmtp(server, opts.port, opts.host, (err) => log.error({ err }, 'inbound SMTP server error'));
 }

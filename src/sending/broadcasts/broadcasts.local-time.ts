@@ -1,4 +1,4 @@
-import { audience } from '../../audience/index.js';
+import { audience, type AudienceSpec } from '../../audience/index.js';
 import { getWorkspace } from '../../access/index.js';
 import type { Dialect, Executor } from '../../db/connection.js';
 import { validationFailed } from '../../errors/errors.js';
@@ -28,7 +28,7 @@ export async function planLocalSend(
   db: Executor,
   dialect: Dialect,
   workspaceId: string,
-  spec: { segmentId: string | null; topicId: string | null },
+  spec: AudienceSpec,
   sendAt: string,
   now: string,
 ): Promise<{ sendTime: string; startAt: string }> {

@@ -87,7 +87,7 @@ export async function broadcastsRoutes(app: V1, { broadcasts }: { broadcasts: Br
       schema: { params: BroadcastParams, body: ArchiveBody, response: { 200: BroadcastSchema } },
       config: { scope: 'write:broadcasts' },
     },
-    (req) => broadcasts.setArchive(req.auth.workspaceId, req.params.broadcastId, req.body.archive),
+    (req) => broadcasts.setArchive(req.auth.workspaceId, req.params.broadcastId, req.body.archive, actorOf(req)),
   );
 
   app.delete(

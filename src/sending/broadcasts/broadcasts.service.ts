@@ -418,8 +418,23 @@ export class BroadcastsService {
   }
 
   /** PUT /v1/broadcasts/{id}/archive: in or out of the public archive, in any status (docs/archive.md). */
-  async setArchive(workspaceId: string, id: string, archive: boolean): Promise<Broadcast> {
-    if (!(await repo.setArchive(this.db.kysely, workspaceId, id, archive))) throw notFound('broadcast');
+  async setArchive(
+    workspaceId: string,
+    id: string,
+    archive: boolean,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<Broadcast> {
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const current = await this.mustGet(trx, workspaceId, id);
+      if (!(await repo.setArchive(trx, workspaceId, id, archive))) throw notFound('broadcast');
+      // What the public archive shows is the workspace's to know: who turned a broadcast's switch (docs/audit-log.md).
+      if (current.archive !== archive)
+        await recordAudit(trx, workspaceId, actor, {
+          action: 'broadcast.archive_changed',
+          target: { type: 'broadcast', id, label: current.name },
+          changes: { archive: { before: current.archive, after: archive } },
+        });
+    });
     return this.get(workspaceId, id);
   }
 
@@ -636,6 +651,10 @@ export class BroadcastsService {
           {
             segmentId: input.segmentId !== undefined ? input.segmentId : current.segmentId,
             topicId: input.topicId !== undefined ? input.topicId : current.topicId,
+            // A resend's zones are those of its own audience (the original's non-openers), not its segment's.
+            resend: current.resendOf
+              ? { of: current.resendOf.broadcastId, to: current.resendOf.to, asOf: current.resendOf.asOf }
+              : null,
           },
           scheduledAt,
           now,

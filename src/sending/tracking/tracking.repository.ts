@@ -204,17 +204,24 @@ export interface MachineClick {
   data: Record<string, unknown>;
 }
 
-/** Marks clicks as a machine's (the burst rule), in the caller's transaction: each by its id (the primary key). */
-export async function markClicksMachine(db: Executor, clicks: readonly MachineClick[]): Promise<void> {
+/** Marks clicks as a machine's (the burst rule), in the caller's transaction, each by its id (the primary key); returns their contacts by workspace. */
+export async function markClicksMachine(db: Executor, clicks: readonly MachineClick[]): Promise<Map<string, string[]>> {
+  const contacts = new Map<string, string[]>();
   for (const c of clicks) {
-    await db
+    const row = await db
       .updateTable('events')
       .set({ machine: 1, data: JSON.stringify(c.data) })
       .where('id', '=', c.id)
       .where('workspace_id', '=', c.workspaceId)
       .where('machine', '=', 0)
-      .execute();
+      .returning('contact_id')
+      .executeTakeFirst();
+    if (!row?.contact_id) continue;
+    const ids = contacts.get(c.workspaceId);
+    if (ids) ids.push(row.contact_id);
+    else contacts.set(c.workspaceId, [row.contact_id]);
   }
+  return contacts;
 }
 
 /** An open or a click of the tracking writer's batch, as keepWithinCap needs it. */

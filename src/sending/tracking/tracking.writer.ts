@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../db/connection.js';
+import { engagementKindOf, noteEngagement, recomputeEngagement } from '../../audience/index.js';
 import { insertTrackingEvents, type NewEvent } from '../../outbox/index.js';
 import { newId } from '../../lib/ids.js';
 import { keepWithinCap, markClicksMachine, type MachineClick } from './tracking.repository.js';
@@ -152,7 +153,25 @@ export class TrackingWriter {
             }
           }
           await insertTrackingEvents(trx, kept, now);
-          if (updates.length) await markClicksMachine(trx, updates);
+          // The contacts' engagement summary (last_opened_at, last_clicked_at: human hits), with the events.
+          const notes = [];
+          for (const r of kept) {
+            const kind = engagementKindOf(r.event.type, r.event.machine);
+            if (kind)
+              notes.push({
+                workspaceId: r.workspaceId,
+                contactId: r.event.contactId,
+                kind,
+                at: r.event.occurredAt ?? now,
+              });
+          }
+          await noteEngagement(trx, notes);
+          if (updates.length) {
+            // Clicks written earlier, now a machine's: the contacts' latest human click is read again.
+            const marked = await markClicksMachine(trx, updates);
+            for (const [workspaceId, contactIds] of marked)
+              await recomputeEngagement(trx, workspaceId, 'clicked', contactIds);
+          }
         }),
         deadline,
       ]);

@@ -384,6 +384,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/assets/forms/timezone.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The hosted page's script that keeps the visitor's time zone
+         * @description Loaded by the hosted page of a form with `settings.captureTimezone` (and by nothing else): it fills the hidden `_fc_tz` field with the browser's IANA time zone, which a sign-up gives to a contact that has none (docs/forms.md). Served by the service itself, cached for long (its address carries a version). No key.
+         */
+        get: operations["getHostedFormTimezoneScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/f/{slug}/embed.js": {
         parameters: {
             query?: never;
@@ -4186,6 +4206,27 @@ export interface operations {
             };
         };
     };
+    getHostedFormTimezoneScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example for(const i of document.querySelectorAll('input[data-formcast-tz]')){…} */
+                    "text/javascript": string;
+                };
+            };
+        };
+    };
     getFormEmbedScript: {
         parameters: {
             query?: never;
@@ -4958,7 +4999,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    scopes: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "admin")[];
+                    scopes: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "send:emails" | "admin")[];
                 };
             };
         };
@@ -5492,7 +5533,7 @@ export interface operations {
                             /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                             proofOfWork: boolean;
                         } | null;
-                        /** @description the embed fills a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false */
+                        /** @description the embed and the hosted page fill a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false */
                         captureTimezone?: boolean;
                     };
                     doubleOptInEmailId?: string | null;
@@ -6057,7 +6098,7 @@ export interface operations {
                             /** @description a proof-of-work challenge (ALTCHA, solved by the visitor's browser without their noticing) must accompany each public submission */
                             proofOfWork: boolean;
                         } | null;
-                        /** @description the embed fills a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false */
+                        /** @description the embed and the hosted page fill a hidden field (`_fc_tz`) with the visitor's browser time zone, and a sign-up gives it to a contact that has none (docs/forms.md); a zone that is no IANA name is ignored, never refused. Default false */
                         captureTimezone?: boolean;
                     };
                     doubleOptInEmailId?: string | null;
@@ -20346,7 +20387,7 @@ export interface operations {
                              * @description what was done (docs/audit-log.md lists them)
                              * @enum {string}
                              */
-                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "broadcast.ab_winner_picked" | "broadcast.resent" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
+                            action: "workspace.updated" | "api_key.created" | "api_key.revoked" | "user.created" | "user.invited" | "user.invitation_revoked" | "user.joined" | "user.updated" | "user.role_changed" | "user.removed" | "user.password_changed" | "user.2fa_enabled" | "user.2fa_disabled" | "domain.added" | "domain.updated" | "domain.verified" | "domain.removed" | "webhook.created" | "webhook.updated" | "webhook.deleted" | "webhook.secret_rotated" | "broadcast.sent" | "broadcast.scheduled" | "broadcast.unscheduled" | "broadcast.canceled" | "broadcast.paused" | "broadcast.resumed" | "broadcast.ab_winner_picked" | "broadcast.resent" | "broadcast.archive_changed" | "suppression.added" | "suppression.removed" | "template.deleted" | "form.deleted";
                             target: {
                                 /** @enum {string} */
                                 type: "workspace" | "api_key" | "user" | "invitation" | "domain" | "webhook" | "broadcast" | "suppression" | "template" | "form";
@@ -21756,7 +21797,7 @@ export interface operations {
                         /** @description what the caller holds (grants: `admin` all, `write:X` also `read:X`) */
                         scopes: string[];
                         /** @description every scope the caller's scopes grant, by the rule the API checks them with: what the caller may do. The console shows or hides actions by it */
-                        grants: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "admin" | "manage:keys" | "manage:people" | "manage:workspace" | "read:audit")[];
+                        grants: ("read:forms" | "write:forms" | "read:broadcasts" | "write:broadcasts" | "read:contacts" | "write:contacts" | "read:domains" | "write:domains" | "read:webhooks" | "write:webhooks" | "send:emails" | "admin" | "manage:keys" | "manage:people" | "manage:workspace" | "read:audit")[];
                         /** @description up to 5 of the workspace's owners and admins, owners first: whom to ask for what the role does not allow (empty for an API key) */
                         managers: {
                             name: string | null;
