@@ -1700,6 +1700,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List transactional emails
+         * @description The workspace's transactional emails, newest first, with cursor pagination (`limit`, `cursor`), filtered by `recipient` (an address in to, cc or bcc), `status` (the email's summary status), `templateId` and `tag`. Needs `send:emails`.
+         */
+        get: operations["listEmails"];
+        put?: never;
+        /**
+         * Send a transactional email
+         * @description Sends one message an application sends (a receipt, a password reset) through the workspace's verified domains, with DKIM, the bounce address, events and webhooks as for broadcasts (contract §20, docs/emails.md). `to` takes 1 to 50 addresses, `cc` and `bcc` up to 50 each (each recipient gets its own SMTP transaction; `to` and `cc` are listed in the headers, `bcc` never). `from` must be on a VERIFIED domain (422 sender_domain_not_verified). Give `html` and/or `text` (sent as given), or `templateId` (a template's id or alias, rendered with Liquid over `data`; `subject` overrides the template's). `headers` may not set From, Sender, To, Cc, Bcc, Reply-To, Subject, Date, Message-ID, Return-Path, DKIM-Signature, Content-*, MIME-Version or Received, nor carry line breaks (422 at `/headers/<name>`). `attachments` are base64 (checked strictly), 10 MiB decoded in all. `tracking` is off unless asked. Topics and contact status do not apply, but an address suppressed for a hard bounce or a complaint is not mailed (its recipient is SUPPRESSED). Answers 202 with the id; the message is queued in the transactional lane, ahead of any broadcast. Rate limited per API key (`EMAILS_RATE_LIMIT` a minute, 429 with Retry-After). `Idempotency-Key` replays the first answer. Needs `send:emails`.
+         */
+        post: operations["sendEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/emails/{emailId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a transactional email
+         * @description One email with each recipient's status (QUEUED, SENT, BOUNCED, FAILED or SUPPRESSED, and the last error) and its status, a summary of theirs: QUEUED while any recipient is, else SENT if any was sent, else BOUNCED if any bounced, else FAILED if any failed, else SUPPRESSED. With the content as sent (`html`, `text`). Another workspace's id is 404. Needs `send:emails`.
+         */
+        get: operations["getEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/email-documents/render": {
         parameters: {
             query?: never;
@@ -18197,6 +18241,494 @@ export interface operations {
             };
             /** @description `validation_failed`: Validation failed; `invalid_reference`: Invalid reference */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEmails: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                /** @description an address in to, cc or bcc */
+                recipient?: string;
+                status?: "QUEUED" | "SENT" | "BOUNCED" | "FAILED" | "SUPPRESSED";
+                templateId?: string;
+                tag?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "em_01JDB45X0B2D4F6H8K0M2P4R6T",
+                     *           "from": "Acme <receipts@example.com>",
+                     *           "to": [
+                     *             "ada@example.com"
+                     *           ],
+                     *           "cc": [],
+                     *           "bcc": [
+                     *             "archive@example.com"
+                     *           ],
+                     *           "replyTo": "support@example.com",
+                     *           "subject": "Your receipt #1042",
+                     *           "status": "SENT",
+                     *           "recipients": [
+                     *             {
+                     *               "email": "ada@example.com",
+                     *               "type": "to",
+                     *               "status": "SENT",
+                     *               "lastError": null
+                     *             },
+                     *             {
+                     *               "email": "archive@example.com",
+                     *               "type": "bcc",
+                     *               "status": "SENT",
+                     *               "lastError": null
+                     *             }
+                     *           ],
+                     *           "tags": [
+                     *             "receipt"
+                     *           ],
+                     *           "templateId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                     *           "templateVersion": 3,
+                     *           "tracking": {
+                     *             "opens": false,
+                     *             "clicks": false
+                     *           },
+                     *           "attachments": [
+                     *             {
+                     *               "filename": "receipt-1042.pdf",
+                     *               "contentType": "application/pdf",
+                     *               "size": 18234
+                     *             }
+                     *           ],
+                     *           "headers": {
+                     *             "X-Order-Id": "1042"
+                     *           },
+                     *           "createdAt": "2026-11-21T10:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            id: string;
+                            from: string;
+                            to: string[];
+                            cc: string[];
+                            bcc: string[];
+                            replyTo: string | null;
+                            subject: string;
+                            /**
+                             * @description a summary of the recipients' statuses (docs/emails.md)
+                             * @enum {string}
+                             */
+                            status: "QUEUED" | "SENT" | "BOUNCED" | "FAILED" | "SUPPRESSED";
+                            recipients: {
+                                email: string;
+                                /** @enum {string} */
+                                type: "to" | "cc" | "bcc";
+                                /** @enum {string} */
+                                status: "QUEUED" | "SENT" | "BOUNCED" | "FAILED" | "SUPPRESSED";
+                                lastError: string | null;
+                            }[];
+                            tags: string[];
+                            templateId: string | null;
+                            templateVersion: number | null;
+                            tracking: {
+                                opens: boolean;
+                                clicks: boolean;
+                            };
+                            attachments: {
+                                filename: string;
+                                contentType: string;
+                                size: number;
+                            }[];
+                            headers: {
+                                [key: string]: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            createdAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "from": "Acme <receipts@example.com>",
+                 *       "to": [
+                 *         "ada@example.com"
+                 *       ],
+                 *       "bcc": [
+                 *         "archive@example.com"
+                 *       ],
+                 *       "replyTo": "support@example.com",
+                 *       "templateId": "receipt",
+                 *       "data": {
+                 *         "orderId": "1042",
+                 *         "total": "€42.00"
+                 *       },
+                 *       "headers": {
+                 *         "X-Order-Id": "1042"
+                 *       },
+                 *       "tags": [
+                 *         "receipt"
+                 *       ],
+                 *       "attachments": [
+                 *         {
+                 *           "filename": "receipt-1042.pdf",
+                 *           "content": "JVBERi0xLjQKJcfsj6IK",
+                 *           "contentType": "application/pdf"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a mailbox on a verified domain of the workspace */
+                    from: string;
+                    to: string[];
+                    cc?: string[];
+                    /** @description never shown in a header */
+                    bcc?: string[];
+                    /** @description `addr@domain` or `Name <addr@domain>` */
+                    replyTo?: string;
+                    /** @description required unless the template has one; overrides the template's */
+                    subject?: string;
+                    /** @description sent as given (no Liquid); up to 2 MiB */
+                    html?: string;
+                    /** @description sent as given; up to 2 MiB */
+                    text?: string;
+                    /** @description a template's id or its alias */
+                    templateId?: string;
+                    /** @description what the template's Liquid sees (`{{ name }}` or `{{ data.name }}`) */
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description extra header fields; those that would break the message or its signature are refused (docs/emails.md) */
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    tags?: string[];
+                    /** @description 10 MiB decoded in all */
+                    attachments?: {
+                        filename: string;
+                        /** @description the file, base64 (RFC 4648, no line breaks) */
+                        content: string;
+                        contentType?: string;
+                    }[];
+                    /** @description both false by default */
+                    tracking?: {
+                        opens?: boolean;
+                        clicks?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "em_01JDB45X0B2D4F6H8K0M2P4R6T"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                    };
+                };
+            };
+            /** @description `invalid_json`: Invalid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope; `csrf_failed`: CSRF check failed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `idempotency_conflict`: Idempotency conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unsupported_media_type`: Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `validation_failed`: Validation failed; `sender_domain_not_verified`: Sender domain not verified; `invalid_reference`: Invalid reference; `idempotency_key_reused`: Idempotency key reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example em_01JDB45X0B2D4F6H8K0M2P4R6T */
+                emailId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "em_01JDB45X0B2D4F6H8K0M2P4R6T",
+                     *       "from": "Acme <receipts@example.com>",
+                     *       "to": [
+                     *         "ada@example.com"
+                     *       ],
+                     *       "cc": [],
+                     *       "bcc": [
+                     *         "archive@example.com"
+                     *       ],
+                     *       "replyTo": "support@example.com",
+                     *       "subject": "Your receipt #1042",
+                     *       "status": "SENT",
+                     *       "recipients": [
+                     *         {
+                     *           "email": "ada@example.com",
+                     *           "type": "to",
+                     *           "status": "SENT",
+                     *           "lastError": null
+                     *         },
+                     *         {
+                     *           "email": "archive@example.com",
+                     *           "type": "bcc",
+                     *           "status": "SENT",
+                     *           "lastError": null
+                     *         }
+                     *       ],
+                     *       "tags": [
+                     *         "receipt"
+                     *       ],
+                     *       "templateId": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
+                     *       "templateVersion": 3,
+                     *       "tracking": {
+                     *         "opens": false,
+                     *         "clicks": false
+                     *       },
+                     *       "attachments": [
+                     *         {
+                     *           "filename": "receipt-1042.pdf",
+                     *           "contentType": "application/pdf",
+                     *           "size": 18234
+                     *         }
+                     *       ],
+                     *       "headers": {
+                     *         "X-Order-Id": "1042"
+                     *       },
+                     *       "createdAt": "2026-11-21T10:00:00.000Z",
+                     *       "html": "<p>Thank you for your order #1042 (€42.00).</p>",
+                     *       "text": "Thank you for your order #1042 (€42.00)."
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        from: string;
+                        to: string[];
+                        cc: string[];
+                        bcc: string[];
+                        replyTo: string | null;
+                        subject: string;
+                        /**
+                         * @description a summary of the recipients' statuses (docs/emails.md)
+                         * @enum {string}
+                         */
+                        status: "QUEUED" | "SENT" | "BOUNCED" | "FAILED" | "SUPPRESSED";
+                        recipients: {
+                            email: string;
+                            /** @enum {string} */
+                            type: "to" | "cc" | "bcc";
+                            /** @enum {string} */
+                            status: "QUEUED" | "SENT" | "BOUNCED" | "FAILED" | "SUPPRESSED";
+                            lastError: string | null;
+                        }[];
+                        tags: string[];
+                        templateId: string | null;
+                        templateVersion: number | null;
+                        tracking: {
+                            opens: boolean;
+                            clicks: boolean;
+                        };
+                        attachments: {
+                            filename: string;
+                            contentType: string;
+                            size: number;
+                        }[];
+                        headers: {
+                            [key: string]: string;
+                        };
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, milliseconds
+                         */
+                        createdAt: string;
+                        html: string | null;
+                        text: string | null;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
