@@ -17,6 +17,7 @@ import { contentOf, isBlockDocument, type EmailContent, type Template } from '..
 import { DeleteTemplateDialog } from './DeleteTemplateDialog';
 import { TemplateContent, type ContentDraft } from './TemplateContent';
 import { KindBadge } from './KindBadge';
+import { SendTestDialog } from './SendTestDialog';
 import '../../styles/templates.css';
 
 /** What the Templates page hands a new template through the router: a name to propose and the content to start with. */
@@ -178,6 +179,7 @@ function SavedTemplate({ templateId }: { templateId: string }) {
   const toast = useToast();
   const navigate = useNavigate();
   const [deleting, setDeleting] = useState<Template | null>(null);
+  const [testing, setTesting] = useState(false);
   const q = useQuery({
     queryKey: templateKeys.detail(templateId),
     queryFn: async () => unwrap(await api.GET('/v1/templates/{templateId}', { params: { path: { templateId } } })),
@@ -227,17 +229,22 @@ function SavedTemplate({ templateId }: { templateId: string }) {
         }
         back={{ to: '/templates', label: 'Templates' }}
         actions={
-          editable && (
+          (editable || can('send:emails')) && (
             <>
-              <SaveAsTemplate
-                label="Duplicate"
-                content={contentOf(t)}
-                defaultName={`Copy of ${t.name}`}
-                onSaved={(copy) => navigate(`/templates/${copy.id}`)}
-              />
-              <Button variant="ghost" onClick={() => setDeleting(t)}>
-                Delete
-              </Button>
+              {can('send:emails') && <Button onClick={() => setTesting(true)}>Send a test</Button>}
+              {editable && (
+                <>
+                  <SaveAsTemplate
+                    label="Duplicate"
+                    content={contentOf(t)}
+                    defaultName={`Copy of ${t.name}`}
+                    onSaved={(copy) => navigate(`/templates/${copy.id}`)}
+                  />
+                  <Button variant="ghost" onClick={() => setDeleting(t)}>
+                    Delete
+                  </Button>
+                </>
+              )}
             </>
           )
         }
@@ -251,6 +258,7 @@ function SavedTemplate({ templateId }: { templateId: string }) {
         onSubmit={(d) => save.mutateAsync(d)}
         editable={editable}
       />
+      <SendTestDialog template={testing ? t : null} onClose={() => setTesting(false)} />
       <DeleteTemplateDialog
         template={deleting}
         onClose={() => setDeleting(null)}
