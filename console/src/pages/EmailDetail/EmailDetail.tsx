@@ -174,7 +174,12 @@ function Recipients({ email: e }: { email: Email }) {
       cell: (r) => (
         <span className="email-stack">
           <EmailStatusBadge status={r.status} />
-          <span className="muted small">{r.lastError ?? statusMeans(r.status)}</span>
+          <span className="muted small break">{r.lastError ?? statusMeans(r.status)}</span>
+          {r.status === 'SUPPRESSED' && (
+            <Link className="small" to={`/suppressions?q=${encodeURIComponent(r.email)}`}>
+              See it on the suppression list
+            </Link>
+          )}
         </span>
       ),
     },
@@ -182,7 +187,12 @@ function Recipients({ email: e }: { email: Email }) {
   return (
     <section className="card" aria-labelledby="recipients-h">
       <h2 id="recipients-h">Recipients</h2>
-      <Table columns={columns} rows={e.recipients} rowKey={(r) => `${r.type} ${r.email}`} caption="Recipients" />
+      <Table
+        columns={columns}
+        rows={e.recipients}
+        rowKey={(r) => `${r.type} ${r.email}`}
+        caption="Each recipient's status"
+      />
       <p className="muted small">
         Each recipient gets the message in a delivery of its own. Its events (sent, bounced, opened, clicked, reported
         as spam) carry this email&apos;s ID and reach your <Link to="/webhooks">webhooks</Link>.
