@@ -82,6 +82,12 @@ export const ERROR_CATALOGUE = {
     description:
       'Creating a version while the form group already has a DRAFT; the body carries its `draftId`: edit that one.',
   },
+  alias_taken: {
+    status: 409,
+    title: 'Alias taken',
+    description:
+      'Another template of the workspace has this `alias` (what `POST /v1/emails` may name instead of the template id: docs/emails.md). Nothing was changed.',
+  },
   slug_taken: {
     status: 409,
     title: 'Slug taken',

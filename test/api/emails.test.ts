@@ -337,6 +337,74 @@ describeApi('transactional email', (h) => {
     expect((await get(ws, again.json().id)).recipients[0].status).toBe('SUPPRESSED');
   });
 
+  it('templates: an alias (unique per workspace, 409 alias_taken; 422 for a bad one) and versions; an email by id or alias renders Liquid over data and records the version', async () => {
+    const { ws, from } = await setup();
+    const created = await h.call(ws.key, 'POST', '/v1/templates', {
+      name: 'Receipt',
+      alias: 'order-receipt',
+      subject: 'Receipt for order {{ orderId }}',
+      html: '<p>Hi {{ data.name }}, your total is {{ total }}.</p>',
+      text: 'Hi {{ name }}, your total is {{ total }}.',
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const t = created.json();
+    expect(t).toMatchObject({ alias: 'order-receipt', version: 1 });
+    const taken = await h.call(ws.key, 'POST', '/v1/templates', { name: 'Other', alias: 'order-receipt' });
+    expect(taken.statusCode).toBe(409);
+    expect(taken.json().code).toBe('alias_taken');
+    const bad = await h.call(ws.key, 'POST', '/v1/templates', { name: 'Other', alias: 'Order Receipt' });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json().errors[0].path).toBe('/alias');
+    // Another workspace may use the same alias.
+    const other = await h.workspace();
+    expect((await h.call(other.key, 'POST', '/v1/templates', { name: 'R', alias: 'order-receipt' })).statusCode).toBe(
+      201,
+    );
+
+    const first = await send(ws, {
+      from,
+      to: ['ada@example.com'],
+      templateId: 'order-receipt',
+      data: { orderId: '1042', name: '<Ada>', total: '€42' },
+    });
+    expect(first.statusCode, first.body).toBe(202);
+    // A change of the content is version 2; a rename alone is not.
+    const renamed = await h.call(ws.key, 'PUT', `/v1/templates/${t.id}`, { name: 'Receipt (shop)' });
+    expect(renamed.json().version).toBe(1);
+    const changed = await h.call(ws.key, 'PUT', `/v1/templates/${t.id}`, { subject: 'Your receipt {{ orderId }}' });
+    expect(changed.json()).toMatchObject({ version: 2, alias: 'order-receipt' });
+    const versions = await h.db.kysely
+      .selectFrom('template_versions')
+      .select(['version', 'subject'])
+      .where('template_id', '=', t.id)
+      .orderBy('version')
+      .execute();
+    expect(versions.map((v) => [Number(v.version), v.subject])).toEqual([
+      [1, 'Receipt for order {{ orderId }}'],
+      [2, 'Your receipt {{ orderId }}'],
+    ]);
+    const second = await send(ws, { from, to: ['ada@example.com'], templateId: t.id, data: { orderId: '7' } });
+    await sending.drain();
+    const a = await get(ws, first.json().id);
+    expect(a).toMatchObject({
+      subject: 'Receipt for order 1042',
+      templateId: t.id,
+      templateVersion: 1,
+      html: '<p>Hi &lt;Ada&gt;, your total is €42.</p>',
+      text: 'Hi <Ada>, your total is €42.',
+      status: 'SENT',
+    });
+    expect(await get(ws, second.json().id)).toMatchObject({ subject: 'Your receipt 7', templateVersion: 2 });
+    expect(
+      (await h.call(ws.key, 'GET', `/v1/emails?templateId=${t.id}`)).json().data.map((e: { id: string }) => e.id),
+    ).toEqual([second.json().id, first.json().id]);
+    const m = sending.smtp.received.find((r) => r.parsed.subject === 'Receipt for order 1042')!;
+    expect(m.parsed.html).toContain('Hi &lt;Ada&gt;');
+    // html beside a template is refused.
+    const both = await send(ws, { from, to: ['a@example.com'], templateId: t.id, html: '<p>x</p>' });
+    expect(both.statusCode).toBe(422);
+  });
+
   it('Idempotency-Key: a replay answers the first id and queues nothing more; another body is 422', async () => {
     const { ws, from } = await setup();
     const body = { from, to: ['a@example.com'], subject: 'Once', text: 'only once' };

@@ -13,6 +13,7 @@ describeApi('templates', (h) => {
     const t = res.json();
     expect(res.headers.location).toBe(`/v1/templates/${t.id}`);
     expect(Object.keys(t).sort()).toEqual([
+      'alias',
       'createdAt',
       'editorContent',
       'html',
@@ -21,6 +22,7 @@ describeApi('templates', (h) => {
       'subject',
       'text',
       'updatedAt',
+      'version',
     ]);
     expect(t).toMatchObject({ name: 'Confirm', subject: 'Please confirm', text: null });
     expect(t.id).toMatch(/^tmpl_/);

@@ -229,6 +229,7 @@ describeConsole('people, sessions, roles', (h) => {
       'write:contacts',
       'read:domains',
       'read:webhooks',
+      'send:emails',
     ]);
     expect(info.json().csrfToken).toEqual(expect.any(String));
     expect(

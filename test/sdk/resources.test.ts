@@ -221,6 +221,41 @@ describeSdk('SDK resources', (s) => {
     expect(Array.isArray(await fc.inbound.list().toArray())).toBe(true);
   });
 
+  it('emails: send (with an attachment, once across a retry), get, list', async () => {
+    await s.app.services.domains.add(workspaceId, 'sdk-mail.test', { verified: true });
+    const sent = await fc.emails.send(
+      {
+        from: 'Shop <receipts@sdk-mail.test>',
+        to: ['ada@example.com'],
+        subject: 'Your receipt',
+        text: 'Thanks!',
+        tags: ['receipt'],
+        attachments: [{ filename: 'r.txt', content: Buffer.from('receipt').toString('base64') }],
+      },
+      { idempotencyKey: 'sdk-receipt-1' },
+    );
+    expect(sent.id).toMatch(/^em_/);
+    const again = await fc.emails.send(
+      {
+        from: 'Shop <receipts@sdk-mail.test>',
+        to: ['ada@example.com'],
+        subject: 'Your receipt',
+        text: 'Thanks!',
+        tags: ['receipt'],
+        attachments: [{ filename: 'r.txt', content: Buffer.from('receipt').toString('base64') }],
+      },
+      { idempotencyKey: 'sdk-receipt-1' },
+    );
+    expect(again.id).toBe(sent.id);
+    const email = await fc.emails.get(sent.id);
+    expect(email).toMatchObject({ id: sent.id, subject: 'Your receipt', status: 'QUEUED', tags: ['receipt'] });
+    expect(email.recipients).toEqual([{ email: 'ada@example.com', type: 'to', status: 'QUEUED', lastError: null }]);
+    expect((await fc.emails.list({ tag: 'receipt' }).toArray()).map((e) => e.id)).toEqual([sent.id]);
+    await expect(
+      fc.emails.send({ from: 'x@unverified.example', to: ['a@example.com'], subject: 's', text: 't' }),
+    ).rejects.toMatchObject({ status: 422, code: 'sender_domain_not_verified' });
+  });
+
   it('automations: create, update, activate, simulate, trigger, runs, stats, pause, delete', async () => {
     const contact = await fc.contacts.create({ email: 'auto@example.com' });
     const automation = await fc.automations.create({

@@ -78,6 +78,7 @@ const KNOWN: Record<string, string> = {
 /** Codes whose error belongs to a field the form may show. */
 const CODE_POINTER: Record<string, string> = {
   slug_taken: '/slug',
+  alias_taken: '/alias',
   contact_exists: '/email',
   domain_exists: '/name',
   sender_domain_not_verified: '/from',
@@ -90,6 +91,7 @@ const CODE_SENTENCE: Record<string, string> = {
   csrf_failed: 'Your session changed in another tab. Reload the page and try again.',
   insufficient_scope: 'Your role does not allow this. An admin or the owner of the workspace can do it.',
   slug_taken: 'Another form already uses this address.',
+  alias_taken: 'Another template already uses this alias.',
   contact_exists: 'A contact with this email address already exists.',
   domain_exists: 'This domain has already been added.',
   resource_in_use: 'It is still in use, so it cannot be deleted.',

@@ -38,7 +38,7 @@ export const ACTIONS = [
 export type Action = (typeof ACTIONS)[number];
 
 const VIEWER: Action[] = ['read:forms', 'read:broadcasts', 'read:contacts', 'read:domains', 'read:webhooks'];
-const EDITOR: Action[] = [...VIEWER, 'write:forms', 'write:contacts', 'write:broadcasts'];
+const EDITOR: Action[] = [...VIEWER, 'write:forms', 'write:contacts', 'write:broadcasts', 'send:emails'];
 const ADMIN: Action[] = [...EDITOR, 'write:domains', 'write:webhooks', 'manage:keys', 'manage:people', 'read:audit'];
 
 const ROLE_ACTIONS: Record<Role, readonly Action[]> = {
@@ -82,7 +82,7 @@ export const ACTION_WORDS: Record<Action, string> = {
   'write:domains': 'add, verify and remove sending domains',
   'read:webhooks': 'see webhooks',
   'write:webhooks': 'add, change and remove webhooks',
-  'send:emails': 'send transactional email',
+  'send:emails': 'send transactional emails and see them',
   'manage:keys': 'manage API keys',
   'manage:people': 'invite people and change their roles',
   'read:audit': 'read the audit log',

@@ -46,6 +46,8 @@ export class Formcast {
   readonly broadcasts;
   readonly domains;
   readonly suppressions;
+  /** Transactional email (docs/emails.md): `send` a receipt or a password reset, then follow its recipients. */
+  readonly emails;
   readonly events;
   readonly webhooks;
   readonly automations;
@@ -197,6 +199,16 @@ export class Formcast {
       get: (email: string, o?: O) => t.call('get', '/v1/suppressions/{email}', { path: [email] }, o),
       /** Lifts the suppression of the address. */
       delete: (email: string, o?: O) => t.call('delete', '/v1/suppressions/{email}', { path: [email] }, o),
+    };
+
+    this.emails = {
+      /**
+       * Queues one email (202 `{ id }`): to/cc/bcc, html and text or a template (id or alias) with `data`, headers,
+       * tags, attachments (base64), tracking. A retry of this call sends it once (its Idempotency-Key).
+       */
+      send: (body: RequestBody<'/v1/emails', 'post'>, o?: O) => t.call('post', '/v1/emails', { body }, o),
+      get: (emailId: string, o?: O) => t.call('get', '/v1/emails/{emailId}', { path: [emailId] }, o),
+      list: (query?: ListQuery<'/v1/emails'>, o?: O) => t.list('/v1/emails', [], query, o),
     };
 
     this.events = {

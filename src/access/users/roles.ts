@@ -14,7 +14,13 @@ const VIEWER: (Scope | InternalScope)[] = [
   'read:domains',
   'read:webhooks',
 ];
-const EDITOR: (Scope | InternalScope)[] = [...VIEWER, 'write:forms', 'write:contacts', 'write:broadcasts'];
+const EDITOR: (Scope | InternalScope)[] = [
+  ...VIEWER,
+  'write:forms',
+  'write:contacts',
+  'write:broadcasts',
+  'send:emails',
+];
 const ADMIN: (Scope | InternalScope)[] = [
   ...EDITOR,
   'write:domains',
@@ -26,7 +32,7 @@ const ADMIN: (Scope | InternalScope)[] = [
 
 /**
  * A role is a set of scopes, so sessions and API keys go through one authorisation path (authorize in http/auth.ts):
- * viewer reads, editor writes forms, contacts and broadcasts, admin also domains, webhooks, keys and people,
+ * viewer reads, editor writes forms, contacts and broadcasts and sends (and reads) transactional emails, admin also domains, webhooks, keys and people,
  * owner holds `admin` (everything, the workspace's settings and other owners included).
  */
 export const ROLE_SCOPES: Record<Role, readonly string[]> = {

@@ -3,6 +3,8 @@ import type { OperationDocs } from '../../http/operation-docs.js';
 const template = {
   id: 'tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6',
   name: 'Double opt-in',
+  alias: 'double-opt-in',
+  version: 1,
   subject: 'Please confirm your subscription',
   html: '<p>Hi {{ contact.firstName | default: "there" }}, <a href="{{ confirm_url }}">confirm your subscription</a>.</p>',
   text: 'Hi {{ contact.firstName | default: "there" }}, confirm your subscription: {{ confirm_url }}',

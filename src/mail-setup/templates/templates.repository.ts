@@ -1,15 +1,31 @@
+import { sql } from 'kysely';
 import type { Executor } from '../../db/connection.js';
 import type { TemplatesTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
 import type { Template } from './templates.schemas.js';
 
-const COLUMNS = ['id', 'name', 'subject', 'html', 'text', 'editor_content', 'created_at', 'updated_at'] as const;
+const COLUMNS = [
+  'id',
+  'name',
+  'alias',
+  'version',
+  'subject',
+  'html',
+  'text',
+  'editor_content',
+  'created_at',
+  'updated_at',
+] as const;
 
-function toTemplate(r: Pick<TemplatesTable, (typeof COLUMNS)[number]>): Template {
+function toTemplate(
+  r: Omit<Pick<TemplatesTable, (typeof COLUMNS)[number]>, 'version'> & { version: number },
+): Template {
   return {
     id: r.id,
     name: r.name,
+    alias: r.alias,
+    version: Number(r.version),
     subject: r.subject,
     html: r.html,
     text: r.text,
@@ -57,6 +73,8 @@ export async function insertTemplate(db: Executor, workspaceId: string, t: Templ
       id: t.id,
       workspace_id: workspaceId,
       name: t.name,
+      alias: t.alias,
+      version: t.version,
       subject: t.subject,
       html: t.html,
       text: t.text,
@@ -65,14 +83,52 @@ export async function insertTemplate(db: Executor, workspaceId: string, t: Templ
       updated_at: t.updatedAt,
     })
     .execute();
+  await insertTemplateVersion(db, workspaceId, t);
+}
+
+/** A version's content, kept (template_versions): what an email that used it was rendered from. */
+export async function insertTemplateVersion(
+  db: Executor,
+  workspaceId: string,
+  t: Pick<Template, 'id' | 'version' | 'subject' | 'html' | 'text' | 'updatedAt'>,
+): Promise<void> {
+  await db
+    .insertInto('template_versions')
+    .values({
+      template_id: t.id,
+      version: t.version,
+      workspace_id: workspaceId,
+      subject: t.subject,
+      html: t.html,
+      text: t.text,
+      created_at: t.updatedAt,
+    })
+    .execute();
+}
+
+/** One kept version of a template (docs/emails.md: a re-render uses what was sent). */
+export async function getTemplateVersion(
+  db: Executor,
+  workspaceId: string,
+  id: string,
+  version: number,
+): Promise<{ subject: string | null; html: string | null; text: string | null } | undefined> {
+  return db
+    .selectFrom('template_versions')
+    .select(['subject', 'html', 'text'])
+    .where('workspace_id', '=', workspaceId)
+    .where('template_id', '=', id)
+    .where('version', '=', version)
+    .executeTakeFirst();
 }
 
 export async function updateTemplate(
   db: Executor,
   workspaceId: string,
   id: string,
-  values: Partial<Pick<Template, 'name' | 'subject' | 'html' | 'text' | 'editorContent'>>,
+  values: Partial<Pick<Template, 'name' | 'alias' | 'subject' | 'html' | 'text' | 'editorContent'>>,
   updatedAt: string,
+  opts: { newVersion?: boolean } = {},
 ): Promise<Template | undefined> {
   const { editorContent, ...columns } = values;
   const r = await db
@@ -80,6 +136,7 @@ export async function updateTemplate(
     .set({
       ...columns,
       ...(editorContent !== undefined ? { editor_content: toJsonColumn(editorContent) } : {}),
+      ...(opts.newVersion ? { version: sql<number>`version + 1` } : {}),
       updated_at: updatedAt,
     })
     .where('workspace_id', '=', workspaceId)

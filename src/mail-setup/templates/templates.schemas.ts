@@ -15,11 +15,20 @@ const fields = {
     description:
       'any JSON an editor stores; a block document ({ "type": "formcast/blocks", … }) is rendered to html and text on every write',
   }),
+  alias: Nullable(
+    Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: '^[a-z0-9]+(-[a-z0-9]+)*$',
+      description: 'unique per workspace: what POST /v1/emails may name instead of the id (docs/emails.md)',
+    }),
+  ),
 };
 
 export const CreateTemplateBody = Type.Object(
   {
     name: fields.name,
+    alias: Type.Optional(fields.alias),
     subject: Type.Optional(fields.subject),
     html: Type.Optional(fields.html),
     text: Type.Optional(fields.text),
@@ -33,6 +42,7 @@ export const UpdateTemplateBody = Type.Object(
   {
     id: Type.Optional(Type.String()),
     name: Type.Optional(fields.name),
+    alias: Type.Optional(fields.alias),
     subject: Type.Optional(fields.subject),
     html: Type.Optional(fields.html),
     text: Type.Optional(fields.text),
@@ -45,6 +55,11 @@ export type UpdateTemplateInput = Static<typeof UpdateTemplateBody>;
 export const TemplateSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
+  alias: Nullable(Type.String()),
+  version: Type.Integer({
+    minimum: 1,
+    description: 'increments with each change of subject, html or text; an email records the version it used',
+  }),
   subject: Nullable(Type.String()),
   html: Nullable(Type.String()),
   text: Nullable(Type.String()),

@@ -1,6 +1,6 @@
 import { SYSTEM_ACTOR, recordAudit, type AuditActor } from '../../outbox/index.js';
-import { type Db, isForeignKeyViolation } from '../../db/connection.js';
-import { notFound, payloadTooLarge, resourceInUse, validationFailed } from '../../errors/errors.js';
+import { type Db, isForeignKeyViolation, isUniqueViolation } from '../../db/connection.js';
+import { conflict, notFound, payloadTooLarge, resourceInUse, validationFailed } from '../../errors/errors.js';
 import { newId } from '../../lib/ids.js';
 import { liquidErrors } from '../../lib/liquid.js';
 import { nowIso } from '../../lib/time.js';
@@ -58,6 +58,8 @@ export class TemplatesService {
     const t: Template = {
       id: newId('tmpl'),
       name: input.name,
+      alias: input.alias ?? null,
+      version: 1,
       subject: input.subject ?? null,
       html: input.html ?? null,
       text: input.text ?? null,
@@ -65,7 +67,9 @@ export class TemplatesService {
       createdAt: now,
       updatedAt: now,
     };
-    await repo.insertTemplate(this.db.kysely, workspaceId, t);
+    await this.aliasChecked(() =>
+      this.db.kysely.transaction().execute((trx) => repo.insertTemplate(trx, workspaceId, t)),
+    );
     return t;
   }
 
@@ -93,9 +97,31 @@ export class TemplatesService {
       }
     }
     const { id: _id, ...values } = await storedContent(given, this.settings, () => this.settings.localeOf(workspaceId));
-    const t = await repo.updateTemplate(this.db.kysely, workspaceId, id, values, nowIso());
+    const t = await this.aliasChecked(() =>
+      this.db.kysely.transaction().execute(async (trx) => {
+        // A change of what is sent (subject, html, text) is a new version; the old ones are kept (docs/emails.md).
+        const current = await repo.getTemplate(trx, workspaceId, id);
+        if (!current) return undefined;
+        const changed = (['subject', 'html', 'text'] as const).some(
+          (key) => values[key] !== undefined && values[key] !== current[key],
+        );
+        const updated = await repo.updateTemplate(trx, workspaceId, id, values, nowIso(), { newVersion: changed });
+        if (updated && changed) await repo.insertTemplateVersion(trx, workspaceId, updated);
+        return updated;
+      }),
+    );
     if (!t) throw notFound('template');
     return t;
+  }
+
+  /** A write that gives an alias another template of the workspace has: 409 alias_taken. */
+  private async aliasChecked<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('alias_taken', 'another template of this workspace has this alias');
+      throw err;
+    }
   }
 
   async remove(workspaceId: string, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {

@@ -12665,6 +12665,8 @@ export interface operations {
                      *         {
                      *           "id": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
                      *           "name": "Double opt-in",
+                     *           "alias": "double-opt-in",
+                     *           "version": 1,
                      *           "subject": "Please confirm your subscription",
                      *           "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                      *           "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
@@ -12680,6 +12682,9 @@ export interface operations {
                         data: {
                             id: string;
                             name: string;
+                            alias: string | null;
+                            /** @description increments with each change of subject, html or text; an email records the version it used */
+                            version: number;
                             subject: string | null;
                             html: string | null;
                             text: string | null;
@@ -12757,6 +12762,8 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
+                    /** @description unique per workspace: what POST /v1/emails may name instead of the id (docs/emails.md) */
+                    alias?: string | null;
                     subject?: string | null;
                     /** @description Liquid template; up to 2 MiB */
                     html?: string | null;
@@ -12778,6 +12785,8 @@ export interface operations {
                      * @example {
                      *       "id": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
                      *       "name": "Double opt-in",
+                     *       "alias": "double-opt-in",
+                     *       "version": 1,
                      *       "subject": "Please confirm your subscription",
                      *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                      *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
@@ -12789,6 +12798,9 @@ export interface operations {
                     "application/json": {
                         id: string;
                         name: string;
+                        alias: string | null;
+                        /** @description increments with each change of subject, html or text; an email records the version it used */
+                        version: number;
                         subject: string | null;
                         html: string | null;
                         text: string | null;
@@ -13173,6 +13185,8 @@ export interface operations {
                      * @example {
                      *       "id": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
                      *       "name": "Double opt-in",
+                     *       "alias": "double-opt-in",
+                     *       "version": 1,
                      *       "subject": "Please confirm your subscription",
                      *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                      *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
@@ -13184,6 +13198,9 @@ export interface operations {
                     "application/json": {
                         id: string;
                         name: string;
+                        alias: string | null;
+                        /** @description increments with each change of subject, html or text; an email records the version it used */
+                        version: number;
                         subject: string | null;
                         html: string | null;
                         text: string | null;
@@ -13260,6 +13277,8 @@ export interface operations {
                 "application/json": {
                     id?: string;
                     name?: string;
+                    /** @description unique per workspace: what POST /v1/emails may name instead of the id (docs/emails.md) */
+                    alias?: string | null;
                     subject?: string | null;
                     /** @description Liquid template; up to 2 MiB */
                     html?: string | null;
@@ -13281,6 +13300,8 @@ export interface operations {
                      * @example {
                      *       "id": "tmpl_01JDB3S8V0X2Z4B6D8F0H2K4M6",
                      *       "name": "Double opt-in",
+                     *       "alias": "double-opt-in",
+                     *       "version": 1,
                      *       "subject": "One more step: confirm your subscription",
                      *       "html": "<p>Hi {{ contact.firstName | default: \"there\" }}, <a href=\"{{ confirm_url }}\">confirm your subscription</a>.</p>",
                      *       "text": "Hi {{ contact.firstName | default: \"there\" }}, confirm your subscription: {{ confirm_url }}",
@@ -13292,6 +13313,9 @@ export interface operations {
                     "application/json": {
                         id: string;
                         name: string;
+                        alias: string | null;
+                        /** @description increments with each change of subject, html or text; an email records the version it used */
+                        version: number;
                         subject: string | null;
                         html: string | null;
                         text: string | null;
