@@ -68,6 +68,12 @@ describeBrowser('transactional email in the console (formcast serve, Chromium)',
     await until(async () => (await status(receiptId)) === 'SENT', 'the receipt sent');
     expect(await status(suppressedId)).toBe('SUPPRESSED');
     await fx.api('POST', '/v1/templates', {
+      name: 'Order receipt',
+      alias: 'order-receipt',
+      subject: 'Receipt',
+      text: 'x',
+    });
+    await fx.api('POST', '/v1/templates', {
       name: 'Welcome aboard',
       subject: 'Welcome, {{ name | default: "friend" }}',
       html: '<p>Hello {{ name | default: "friend" }}, glad you are here.</p>',
@@ -127,6 +133,26 @@ describeBrowser('transactional email in the console (formcast serve, Chromium)',
       await check(fx, m, 'emails-log-390-dark', 'Emails');
       await m.context().close();
 
+      // A template's alias: a bad pattern is said as it is typed, a taken one when saving; the version shows.
+      await p.goto(`${fx.url}/app/templates`);
+      await settled(p, 'Templates');
+      await p.getByRole('link', { name: 'Welcome aboard' }).click();
+      await settled(p, 'Welcome aboard');
+      await p.getByText('Version 1').first().waitFor();
+      const alias = p.getByLabel('Alias (optional)');
+      await alias.fill('Welcome Aboard');
+      await p.getByText('Use lowercase letters and digits').first().waitFor();
+      await alias.fill('order-receipt');
+      await p.getByRole('button', { name: 'Save template' }).click();
+      await p.getByText('Another template already uses this alias.').waitFor();
+      await alias.fill('welcome');
+      await p.getByRole('button', { name: 'Save template' }).click();
+      await p.getByText('Template saved.').waitFor();
+      expect(
+        (await fx.api('GET', '/v1/templates?limit=10')).data.map((t: { alias: string }) => t.alias).sort(),
+      ).toEqual(['order-receipt', 'welcome']);
+      await check(fx, p, 'emails-template-alias', 'Welcome aboard');
+
       // Send a test of a template from the Templates page, to the signed-in owner's address (prefilled).
       await p.goto(`${fx.url}/app/templates`);
       await settled(p, 'Templates');
@@ -144,6 +170,7 @@ describeBrowser('transactional email in the console (formcast serve, Chromium)',
         'sent',
       );
       await p.frameLocator('iframe[title^="The email"]').getByText('Hello Mia, glad you are here.').waitFor();
+      await p.getByRole('link', { name: 'Welcome aboard (version 1)' }).waitFor();
       await until(
         async () => fx.smtp.received.some((x) => x.to === fx.owner && x.parsed.subject === 'Welcome, Mia'),
         'the test at the SMTP server',
