@@ -25,7 +25,13 @@ const TYPE_WORDS: Record<Recipient['type'], string> = { to: 'To', cc: 'Cc', bcc:
 
 export default function EmailDetail() {
   const can = useCan();
-  if (!can('send:emails')) return <NotAllowed action="send:emails" page title="Email" />;
+  if (!can('send:emails'))
+    return (
+      <>
+        <PageHeader title="Email" back={{ to: '/emails', label: 'Emails' }} />
+        <NotAllowed page action="send:emails" title="Transactional email is for editors, admins and owners" />
+      </>
+    );
   return <EmailPage />;
 }
 

@@ -28,10 +28,18 @@ import { useTemplates } from '../../lib/hooks';
 import '../../styles/emails.css';
 
 const PAGE = 50;
+const DESCRIPTION =
+  'What your applications send one at a time through the API or SMTP: receipts, password resets, notifications. Newest first.';
 
 export default function Emails() {
   const can = useCan();
-  if (!can('send:emails')) return <NotAllowed action="send:emails" page title="Emails" />;
+  if (!can('send:emails'))
+    return (
+      <>
+        <PageHeader title="Emails" description={DESCRIPTION} />
+        <NotAllowed page action="send:emails" title="Transactional email is for editors, admins and owners" />
+      </>
+    );
   return <EmailLog />;
 }
 
@@ -113,10 +121,7 @@ function EmailLog() {
 
   return (
     <>
-      <PageHeader
-        title="Emails"
-        description="What your applications send one at a time through the API or SMTP: receipts, password resets, notifications. Newest first."
-      />
+      <PageHeader title="Emails" description={DESCRIPTION} />
       <div className="card filters email-filters">
         <div role="search" aria-label="Find emails" className="filter-search">
           <Input
