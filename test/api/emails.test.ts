@@ -1,4 +1,9 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { Webhook } from 'standardwebhooks';
+import { WebhookDispatcher } from '../../src/integrations/webhooks/webhooks.dispatcher.js';
+import { WebhooksService } from '../../src/integrations/webhooks/webhooks.service.js';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { newId } from '../../src/lib/ids.js';
@@ -312,8 +317,24 @@ describeApi('transactional email', (h) => {
     expect((await get(ws, all.json().id)).status).toBe('SUPPRESSED');
   });
 
-  it('a hard bounce at send time: the recipient BOUNCED, the email BOUNCED, email.bounced with emailId, the address suppressed', async () => {
+  it('a hard bounce at send time: the recipient BOUNCED, the email BOUNCED, email.bounced with emailId (event and signed webhook), the address suppressed', async () => {
     const { ws, from } = await setup();
+    // A real receiver on loopback, subscribed before the send (Standard Webhooks, docs/webhooks.md).
+    const bodies: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const hooks = new WebhooksService(h.db, { secret: TEST_SECRET, allowHttp: true, allowPrivate: true });
+    const endpoint = await hooks.create(ws.id, {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+      eventTypes: ['email.bounced'],
+    });
     sending.smtp.setPolicy((a) =>
       a.startsWith('unknown') ? { code: 550, message: '5.1.1 <unknown@example.com>: User unknown' } : null,
     );
@@ -330,6 +351,28 @@ describeApi('transactional email', (h) => {
     const events = (await h.call(ws.key, 'GET', '/v1/events?type=email.bounced')).json().data;
     expect(events).toHaveLength(1);
     expect(events[0].data).toMatchObject({ emailId: id, email: 'unknown@example.com', bounceClass: 'hard' });
+    const dispatcher = new WebhookDispatcher(h.db, {
+      workerId: 'emails-test',
+      secret: TEST_SECRET,
+      allowHttp: true,
+      allowPrivate: true,
+      clock: () => new Date(),
+    });
+    try {
+      while ((await dispatcher.fanOut()) > 0);
+      while ((await dispatcher.dispatch()) > 0);
+    } finally {
+      await dispatcher.close();
+      await new Promise((resolve) => server.close(resolve));
+      await h.db.kysely.deleteFrom('webhook_endpoints').where('id', '=', endpoint.id).execute();
+    }
+    expect(bodies).toHaveLength(1);
+    const verified = new Webhook(endpoint.secret.replace(/^whsec_/, '')).verify(
+      bodies[0]!.body,
+      bodies[0]!.headers as Record<string, string>,
+    ) as { type: string; data: { data: { emailId: string } } };
+    expect(verified.type).toBe('email.bounced');
+    expect(verified.data.data.emailId).toBe(id);
     const sup = (await h.call(ws.key, 'GET', '/v1/suppressions?reason=BOUNCED')).json().data;
     expect(sup.map((s: { email: string }) => s.email)).toEqual(['unknown@example.com']);
     // The next email to it is SUPPRESSED.

@@ -223,29 +223,17 @@ describeSdk('SDK resources', (s) => {
 
   it('emails: send (with an attachment, once across a retry), get, list', async () => {
     await s.app.services.domains.add(workspaceId, 'sdk-mail.test', { verified: true });
-    const sent = await fc.emails.send(
-      {
-        from: 'Shop <receipts@sdk-mail.test>',
-        to: ['ada@example.com'],
-        subject: 'Your receipt',
-        text: 'Thanks!',
-        tags: ['receipt'],
-        attachments: [{ filename: 'r.txt', content: Buffer.from('receipt').toString('base64') }],
-      },
-      { idempotencyKey: 'sdk-receipt-1' },
-    );
+    const receipt = {
+      from: 'Shop <receipts@sdk-mail.test>',
+      to: ['ada@example.com'],
+      subject: 'Your receipt',
+      text: 'Thanks!',
+      tags: ['receipt'],
+      attachments: [{ filename: 'r.txt', content: Buffer.from('receipt').toString('base64') }],
+    };
+    const sent = await fc.emails.send(receipt, { idempotencyKey: 'sdk-receipt-1' });
     expect(sent.id).toMatch(/^em_/);
-    const again = await fc.emails.send(
-      {
-        from: 'Shop <receipts@sdk-mail.test>',
-        to: ['ada@example.com'],
-        subject: 'Your receipt',
-        text: 'Thanks!',
-        tags: ['receipt'],
-        attachments: [{ filename: 'r.txt', content: Buffer.from('receipt').toString('base64') }],
-      },
-      { idempotencyKey: 'sdk-receipt-1' },
-    );
+    const again = await fc.emails.send(receipt, { idempotencyKey: 'sdk-receipt-1' });
     expect(again.id).toBe(sent.id);
     const email = await fc.emails.get(sent.id);
     expect(email).toMatchObject({ id: sent.id, subject: 'Your receipt', status: 'QUEUED', tags: ['receipt'] });
