@@ -26,10 +26,8 @@ describeBrowser('transactional email in the console (formcast serve, Chromium)',
   let receiptId: string;
   let suppressedId: string;
 
-  beforeAll(async () => {
-    if (unavailable) return;
-    fx = await startConsole({ shots: 'emails' });
-    await fx.api('PUT', '/v1/workspace', { settings: { defaultFrom: 'Acme <hello@acme.test>' } });
+  /** Three emails: a hard bounce (which suppresses gone@example.com), a receipt, and one to the suppressed address. */
+  async function sendEmails(): Promise<void> {
     // gone@example.com bounces hard once: the service suppresses it, so the next email to it is not sent.
     fx.smtp.setPolicy((a) =>
       a === 'gone@example.com' ? { code: 550, message: '5.1.1 <' + a + '>: User unknown' } : null,
@@ -67,6 +65,12 @@ describeBrowser('transactional email in the console (formcast serve, Chromium)',
     ).id as string;
     await until(async () => (await status(receiptId)) === 'SENT', 'the receipt sent');
     expect(await status(suppressedId)).toBe('SUPPRESSED');
+  }
+
+  beforeAll(async () => {
+    if (unavailable) return;
+    fx = await startConsole({ shots: 'emails' });
+    await fx.api('PUT', '/v1/workspace', { settings: { defaultFrom: 'Acme <hello@acme.test>' } });
     await fx.api('POST', '/v1/templates', {
       name: 'Order receipt',
       alias: 'order-receipt',
@@ -89,6 +93,15 @@ describeBrowser('transactional email in the console (formcast serve, Chromium)',
     async () => {
       const p = await signedIn(fx);
       await p.getByRole('link', { name: 'Emails', exact: true }).click();
+      await settled(p, 'Emails');
+      // None yet: the page says how to send one.
+      await p.getByRole('heading', { name: 'No emails sent yet' }).waitFor();
+      const curl = p.getByLabel('A curl command that sends an email');
+      await until(async () => (await curl.textContent())!.includes('"from":"Acme <hello@acme.test>"'), 'the sender');
+      expect(await curl.textContent()).toContain(`${fx.url}/v1/emails`);
+      await check(fx, p, 'emails-empty', 'Emails');
+      await sendEmails();
+      await p.reload();
       await settled(p, 'Emails');
       const rows = p.locator('table tbody tr');
       await until(async () => (await rows.count()) === 3, 'three emails listed');

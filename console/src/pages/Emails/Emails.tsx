@@ -21,6 +21,7 @@ import {
   type Column,
 } from '../../components';
 import { useDebounced } from '../../lib/audience';
+import { useDefaultFrom } from '../../lib/automation-hooks';
 import { EMAIL_STATUSES, EmailStatusBadge, recipientsLine, type EmailSummary } from './EmailBits';
 import { formatDateTime } from '../../lib/format';
 import { useUrlFilters } from '../../lib/url-filters';
@@ -188,11 +189,18 @@ function EmailLog() {
 /** How to send the first one: a curl line to copy, and where to read more. */
 function NoEmailsYet() {
   const session = useSession();
-  const to = session.user.email;
+  const defaultFrom = useDefaultFrom();
+  const body = JSON.stringify({
+    from: defaultFrom.data ?? 'hello@your-domain.com',
+    to: [session.user.email],
+    subject: 'Hello',
+    text: 'It works.',
+  });
   const curl = [
     `curl ${location.origin}/v1/emails \\`,
     `  -H "Authorization: Bearer $FORMCAST_KEY" -H "Content-Type: application/json" \\`,
-    `  -d '{"from":"hello@your-domain.com","to":["${to}"],"subject":"Hello","text":"It works."}'`,
+    // In single quotes for the shell: a quote of the body's own closes them, adds itself and opens them again.
+    `  -d '${body.replace(/'/g, `'\\''`)}'`,
   ].join('\n');
   return (
     <EmptyState
