@@ -108,7 +108,14 @@ function EmailLog() {
           <span className="break">{e.subject}</span>
           {(e.templateId || e.tags.length > 0) && (
             <span className="muted small break">
-              {[e.templateId ? `Template: ${templateName.get(e.templateId) ?? 'deleted'}` : '', ...e.tags]
+              {[
+                e.templateId
+                  ? templateName.has(e.templateId)
+                    ? `Template: ${templateName.get(e.templateId)}`
+                    : 'From a template'
+                  : '',
+                ...e.tags,
+              ]
                 .filter(Boolean)
                 .join(' · ')}
             </span>
