@@ -2,7 +2,8 @@
  * Transactional email in the console (issue 35, contract §20), end to end in headless Chromium against a real
  * Formcast: emails sent through POST /v1/emails (one to an address a hard bounce suppressed) in the Emails log,
  * searched by recipient as it is typed; an email's page with each recipient's status and its content in the sandboxed
- * iframe; "Send a test" of a template from the Templates page, which links to the email it made. Light, dark and
+ * iframe; a template's alias and version; "Send a test" of a template from the Templates page, which links to the
+ * email it made; an API key with the send:emails permission from the API keys page. Light, dark and
  * 390 px, no sideways scroll, axe, no CSP violation; screenshots in test-output/e2e/emails (docs/images/console with
  * UPDATE_SCREENSHOTS=1).
  */
@@ -188,6 +189,18 @@ describeBrowser('transactional email in the console (formcast serve, Chromium)',
         async () => fx.smtp.received.some((x) => x.to === fx.owner && x.parsed.subject === 'Welcome, Mia'),
         'the test at the SMTP server',
       );
+
+      // An API key that may send transactional email, from the API keys page.
+      await p.goto(`${fx.url}/app/api-keys`);
+      await settled(p, 'API keys');
+      await p.getByRole('button', { name: 'Create API key' }).first().click();
+      const keyDialog = p.getByRole('dialog', { name: 'Create an API key' });
+      await keyDialog.getByLabel('Name').fill('Shop receipts');
+      await keyDialog.getByLabel('Send transactional email').check();
+      await keyDialog.getByRole('button', { name: 'Create key' }).click();
+      await p.getByRole('dialog', { name: 'Your new API key' }).waitFor();
+      const keys = (await fx.api('GET', '/v1/api-keys')).data as { name: string; scopes: string[] }[];
+      expect(keys.find((k) => k.name === 'Shop receipts')?.scopes).toEqual(['send:emails']);
       await p.context().close();
       expect(fx.errors).toEqual([]);
       expect(fx.csp).toEqual([]);
