@@ -10,6 +10,7 @@ export function ContentTabs({
   label,
   noHtml = 'No HTML: recipients get the text part.',
   textClassName = 'text-preview',
+  initial = 'html',
 }: {
   html: string | null | undefined;
   text: string | null | undefined;
@@ -19,8 +20,10 @@ export function ContentTabs({
   label: string;
   noHtml?: string;
   textClassName?: string;
+  /** The tab shown first. */
+  initial?: 'html' | 'text';
 }) {
-  const [view, setView] = useState(html || !text ? 'html' : 'text');
+  const [view, setView] = useState<string>(initial);
   return (
     <Tabs
       label={label}

@@ -255,6 +255,7 @@ function Content({ email: e }: { email: Email }) {
         title={`The email “${e.subject}” as sent`}
         noHtml="No HTML: it was sent as plain text."
         textClassName="email-text"
+        initial={e.html || !e.text ? 'html' : 'text'}
       />
     </section>
   );
