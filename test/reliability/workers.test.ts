@@ -181,6 +181,37 @@ describePg(title, () => {
     return smtp.total() - smtp.received.size;
   }
 
+  /**
+   * Kills the victim in the middle of a batch: the SMTP server holds new transactions, and once one of the victim's
+   * waits there, that delivery is handed off and cannot be recorded, so the victim's batch cannot end before the kill.
+   */
+  async function killMidSend(smtp: Smtp, victim: Worker) {
+    smtp.hold();
+    await waitFor(
+      'a transaction of the victim held at MAIL FROM',
+      10_000,
+      () => (smtp.heldOn(smtp.secondPort) > 0 ? true : undefined),
+      1,
+    );
+    victim.child.kill('SIGKILL');
+    await victim.exited;
+    smtp.release();
+  }
+
+  /** The bounds of CONTEXT.md: the victim was mid-batch; duplicates ≤ what it had handed off ≤ its batches. */
+  function expectKillBounds(claimed: number, inFlight: number, duplicates: number) {
+    expect(claimed, 'the victim was killed in the middle of a batch').toBeGreaterThan(0);
+    expect(claimed).toBeLessThanOrEqual(BATCHES * BATCH_SIZE);
+    expect(duplicates).toBeLessThanOrEqual(inFlight);
+    expect(duplicates).toBeLessThanOrEqual(BATCHES * BATCH_SIZE);
+  }
+
+  async function closeAll(smtp: Smtp) {
+    smtp.release();
+    await Promise.all([...workers].map((w) => stopWorker(w)));
+    await smtp.close();
+  }
+
   it(`a worker killed with SIGKILL mid-send: the other finishes; nobody is missed; duplicates ≤ its in-flight batches (≤ ${BATCHES} × ${BATCH_SIZE})`, async () => {
     const smtp = await startSmtp(null);
     try {
@@ -199,13 +230,6 @@ describePg(title, () => {
       // and once one of the victim's waits there, that delivery is handed off and cannot be recorded, so the
       // victim's batch cannot end before the kill.
       await waitFor('a quarter of the messages', 90_000, () => (smtp.total() >= RECIPIENTS / 4 ? true : undefined), 10);
-      smtp.hold();
-      await waitFor(
-        'a transaction of the victim held at MAIL FROM',
-        10_000,
-        () => (smtp.heldOn(smtp.secondPort) > 0 ? true : undefined),
-        1,
-      );
       const ownedBy = (pid: number) =>
         db.kysely
           .selectFrom('deliveries')
@@ -217,9 +241,7 @@ describePg(title, () => {
           .where('status', '=', 'SENDING')
           .where('lease_owner', 'like', `%:${pid}:%`)
           .executeTakeFirstOrThrow();
-      victim.child.kill('SIGKILL');
-      await victim.exited;
-      smtp.release();
+      await killMidSend(smtp, victim);
       const arrivedAtKill = smtp.total();
       // Its last statements have reached the database by now; its leases run for seconds more.
       await sleep(300);
@@ -234,14 +256,77 @@ describePg(title, () => {
         `[reliability] SIGKILL at ${arrivedAtKill}/${RECIPIENTS} arrived; the victim held ${claimed} claimed, ${inFlight} handed off; ` +
           `${smtp.total()} messages accepted, ${duplicates} duplicate(s); SENT after ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
-      expect(claimed, 'the victim was killed in the middle of a batch').toBeGreaterThan(0);
-      expect(claimed).toBeLessThanOrEqual(BATCHES * BATCH_SIZE);
-      expect(duplicates).toBeLessThanOrEqual(inFlight);
-      expect(duplicates).toBeLessThanOrEqual(BATCHES * BATCH_SIZE);
+      expectKillBounds(claimed, inFlight, duplicates);
     } finally {
-      smtp.release();
-      await Promise.all([...workers].map((w) => stopWorker(w)));
-      await smtp.close();
+      await closeAll(smtp);
+    }
+  }, 180_000);
+
+  it(`transactional emails (lane 1, docs/emails.md): a worker killed with SIGKILL mid-send; nobody is missed; duplicates within the same bounds as broadcasts`, async () => {
+    const smtp = await startSmtp(null);
+    try {
+      const { services, workspaceId, emails } = await setup('txkill');
+      const lease = { WORKER_LEASE_MS: '4000' };
+      const [victim, survivor] = await Promise.all([
+        startWorker(workerEnv(smtp, { ...lease, SMTP_URL: `smtp://127.0.0.1:${smtp.secondPort}` })),
+        startWorker(workerEnv(smtp, lease)),
+      ]);
+      // The same recipients as the broadcast case, as emails of 50 recipients each (each its own SMTP transaction).
+      for (let i = 0; i < emails.length; i += 50)
+        await services.emails.sendEmail(workspaceId, null, {
+          from: `Acme <receipts@${DOMAIN}>`,
+          to: emails.slice(i, i + 50),
+          subject: 'Your receipt',
+          text: 'Thank you.',
+        });
+      await waitFor('a quarter of the messages', 90_000, () => (smtp.total() >= RECIPIENTS / 4 ? true : undefined), 10);
+      await killMidSend(smtp, victim);
+      await sleep(300);
+      const held = await db.kysely
+        .selectFrom('deliveries')
+        .select([
+          (eb) => eb.fn.countAll<string>().as('claimed'),
+          (eb) => eb.fn.count<string>('handed_off_at').as('handedOff'),
+        ])
+        .where('workspace_id', '=', workspaceId)
+        .where('status', '=', 'SENDING')
+        .where('lease_owner', 'like', `%:${victim.pid}:%`)
+        .executeTakeFirstOrThrow();
+      const claimed = Number(held.claimed);
+      const inFlight = Number(held.handedOff);
+      // The emails' hidden broadcasts never complete: done when no delivery of the workspace is open.
+      await waitFor(
+        'every transactional delivery to be final',
+        120_000,
+        async () => {
+          if (survivor.child.exitCode !== null || survivor.child.signalCode !== null)
+            throw new Error(`a worker exited:\n${survivor.output()}`);
+          const open = await db.kysely
+            .selectFrom('deliveries')
+            .select('id')
+            .where('workspace_id', '=', workspaceId)
+            .where('status', 'in', ['QUEUED', 'SENDING'])
+            .limit(1)
+            .execute();
+          return open.length ? undefined : true;
+        },
+        200,
+      );
+      const rows = await db.kysely
+        .selectFrom('deliveries')
+        .select(['email', 'status', 'lane'])
+        .where('workspace_id', '=', workspaceId)
+        .execute();
+      expect(rows).toHaveLength(RECIPIENTS);
+      expect(rows.every((r) => r.status === 'SENT' && Number(r.lane) === 1)).toBe(true);
+      expect(emails.filter((e) => !smtp.received.has(e))).toEqual([]);
+      const duplicates = smtp.total() - smtp.received.size;
+      console.info(
+        `[reliability] transactional: the victim held ${claimed} claimed, ${inFlight} handed off; ${duplicates} duplicate(s)`,
+      );
+      expectKillBounds(claimed, inFlight, duplicates);
+    } finally {
+      await closeAll(smtp);
     }
   }, 180_000);
 
