@@ -36,6 +36,7 @@ const NAV: { section: string; items: NavItem[] }[] = [
     items: [
       { to: '/broadcasts', label: 'Broadcasts', icon: 'broadcasts' },
       { to: '/automations', label: 'Automations', icon: 'automations' },
+      { to: '/emails', label: 'Emails', icon: 'emails', needs: 'send:emails' },
       { to: '/templates', label: 'Templates', icon: 'templates' },
       { to: '/images', label: 'Images', icon: 'images' },
       { to: '/domains', label: 'Domains', icon: 'domains' },

@@ -438,6 +438,7 @@ describeBrowser('the console for each role and at 390 px (formcast serve, headle
         `/broadcasts/${ids.broadcast}`,
         '/automations',
         `/automations/${ids.automation}`,
+        '/emails',
         '/templates',
         `/templates/${ids.template}`,
         '/images',

@@ -109,6 +109,14 @@ export const suppressionKeys = {
     [...suppressionKeys.all, 'list', params] as const,
 };
 
+/** Transactional emails (GET /v1/emails): the log under a filter, and one email. */
+export const emailKeys = {
+  all: ['emails'] as const,
+  list: (params: { recipient: string; status: string; templateId: string; tag: string }) =>
+    [...emailKeys.all, 'list', params] as const,
+  detail: (id: string) => [...emailKeys.all, 'detail', id] as const,
+};
+
 /** What the bounce processor kept for review (GET /v1/inbound). */
 export const inboundKeys = {
   list: () => ['inbound', 'list'] as const,

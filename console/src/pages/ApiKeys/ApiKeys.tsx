@@ -27,6 +27,10 @@ export function permissionWords(scopes: readonly string[]): string {
   if (scopes.includes('admin')) return 'Everything (admin)';
   const by = new Map<string, string>();
   for (const scope of scopes) {
+    if (scope === 'send:emails') {
+      by.set('transactional email', 'send');
+      continue;
+    }
     const [verb = '', what = ''] = scope.split(':');
     const words = verb === 'write' ? 'read and write' : verb;
     if (verb === 'write' || !by.has(what)) by.set(what, words);

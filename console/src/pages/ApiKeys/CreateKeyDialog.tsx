@@ -4,7 +4,8 @@ import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../../api/client';
 import { apiKeyKeys } from '../../api/keys';
 import type { paths } from '../../api/generated/schema';
-import { Button, Checkbox, CopyField, Dialog, ErrorSummary, Input } from '../../components';
+import { useCan } from '../../api/session';
+import { Button, Checkbox, CopyField, Dialog, ErrorSummary, Input, notAllowedText } from '../../components';
 import { problemOf } from '../../lib/forms';
 
 type Scope = NonNullable<paths['/v1/api-keys']['post']['requestBody']>['content']['application/json']['scopes'][number];
@@ -14,6 +15,7 @@ const AREAS = ['forms', 'contacts', 'broadcasts', 'domains', 'webhooks'] as cons
 
 export function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () => void }) {
   const qc = useQueryClient();
+  const can = useCan();
   const [name, setName] = useState('');
   // Nothing is ticked to begin with: a key gets exactly what its creator chose.
   const [scopes, setScopes] = useState<Set<Scope>>(new Set());
@@ -142,6 +144,17 @@ export function CreateKeyDialog({ open, onClose }: { open: boolean; onClose: () 
                 />
               </div>
             ))}
+            <Checkbox
+              label="Send transactional email"
+              checked={scopes.has('send:emails')}
+              onChange={(e) => toggle('send:emails', e.target.checked)}
+              disabled={admin || !can('send:emails')}
+              hint={
+                can('send:emails')
+                  ? 'Receipts, password resets and other messages of one application, through the API or SMTP; it also reads what was sent.'
+                  : notAllowedText('send:emails', 'give a key the right to send transactional email')
+              }
+            />
             {fields['/scopes'] ? (
               <p className="error">{fields['/scopes']}</p>
             ) : (

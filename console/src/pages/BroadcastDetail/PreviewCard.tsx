@@ -1,10 +1,9 @@
 /** The saved version rendered for a chosen contact (or sample data), as HTML or plain text. */
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { broadcastKeys } from '../../api/keys';
-import { EmailPreview } from '../../components/EmailPreview';
-import { ErrorState, Select, Skeleton, Spinner, Tabs } from '../../components';
+import { ContentTabs } from '../../components/ContentTabs';
+import { ErrorState, Select, Skeleton, Spinner } from '../../components';
 import type { Broadcast } from '../../lib/audience';
 
 export function PreviewCard({
@@ -16,7 +15,6 @@ export function PreviewCard({
   contactId: string;
   setContactId: (id: string) => void;
 }) {
-  const [view, setView] = useState('html');
   const people = useQuery({
     queryKey: broadcastKeys.previewContacts(broadcast.id, broadcast.segmentId, broadcast.topicId),
     queryFn: async () => {
@@ -80,25 +78,12 @@ export function PreviewCard({
               <dt>To</dt>
               <dd className="break">{preview.data.contact.email}</dd>
             </dl>
-            <Tabs
+            <ContentTabs
               label="Preview format"
-              tabs={[
-                { id: 'html', label: 'HTML' },
-                { id: 'text', label: 'Plain text' },
-              ]}
-              selected={view}
-              onSelect={setView}
-            >
-              {view === 'html' ? (
-                preview.data.html ? (
-                  <EmailPreview html={preview.data.html} title={`Email preview for ${preview.data.contact.email}`} />
-                ) : (
-                  <p className="muted">No HTML: recipients get the text part.</p>
-                )
-              ) : (
-                <pre className="text-preview">{preview.data.text ?? ''}</pre>
-              )}
-            </Tabs>
+              html={preview.data.html}
+              text={preview.data.text}
+              title={`Email preview for ${preview.data.contact.email}`}
+            />
           </>
         )
       )}

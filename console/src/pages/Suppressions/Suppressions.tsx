@@ -8,7 +8,6 @@
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { useSearchParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { contactKeys, suppressionKeys } from '../../api/keys';
 import { useCan } from '../../api/session';
@@ -30,6 +29,7 @@ import {
   type Column,
 } from '../../components';
 import { formatDateTime } from '../../lib/format';
+import { useUrlFilters } from '../../lib/url-filters';
 import { problemOf } from '../../lib/forms';
 import { AddSuppressionsDialog } from './AddSuppressionsDialog';
 import '../../styles/audience.css';
@@ -60,7 +60,7 @@ export default function Suppressions() {
   const can = useCan();
   const qc = useQueryClient();
   const toast = useToast();
-  const [params, setParams] = useSearchParams();
+  const { params, setFilter, clearFilters } = useUrlFilters();
   const q = params.get('q') ?? '';
   const reason = (params.get('reason') ?? '') as Reason | '';
   const from = params.get('from') ?? '';
@@ -100,25 +100,13 @@ export default function Suppressions() {
     placeholderData: keepPreviousData,
   });
 
-  const setFilter = (changes: Record<string, string>) =>
-    setParams(
-      (prev) => {
-        const next = new URLSearchParams(prev);
-        for (const [k, v] of Object.entries(changes)) {
-          if (v) next.set(k, v);
-          else next.delete(k);
-        }
-        return next;
-      },
-      { replace: true },
-    );
   const submitSearch = (e: FormEvent) => {
     e.preventDefault();
     setFilter({ q: search.trim() });
   };
   const clear = () => {
     setSearch('');
-    setParams(new URLSearchParams(), { replace: true });
+    clearFilters();
   };
 
   const remove = useMutation({

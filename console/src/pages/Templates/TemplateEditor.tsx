@@ -17,6 +17,7 @@ import { contentOf, isBlockDocument, type EmailContent, type Template } from '..
 import { DeleteTemplateDialog } from './DeleteTemplateDialog';
 import { TemplateContent, type ContentDraft } from './TemplateContent';
 import { KindBadge } from './KindBadge';
+import { SendTestDialog } from './SendTestDialog';
 import '../../styles/templates.css';
 
 /** What the Templates page hands a new template through the router: a name to propose and the content to start with. */
@@ -27,12 +28,18 @@ export interface NewTemplateState {
 
 interface Draft extends ContentDraft {
   name: string;
+  alias: string;
   subject: string;
 }
 
-function draftOf(name: string, c: EmailContent): Draft {
+/** What an alias looks like (contract §20): lowercase letters and digits, single hyphens between them. */
+const ALIAS = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+const ALIAS_RULE = 'Use lowercase letters and digits, with single hyphens between words, like “order-receipt”.';
+
+function draftOf(name: string, c: EmailContent, alias: string | null = null): Draft {
   return {
     name,
+    alias: alias ?? '',
     subject: c.subject ?? '',
     html: c.html ?? '',
     text: c.text ?? '',
@@ -66,6 +73,7 @@ function TemplateForm({
   const dirty = JSON.stringify(d) !== JSON.stringify(saved);
   const { fields, message, rest } = problemOf(error, {
     '/name': 'Name',
+    '/alias': { label: 'Alias', messages: { pattern: ALIAS_RULE } },
     '/subject': 'Subject',
     '/html': 'HTML',
     '/text': 'Plain text',
@@ -105,6 +113,18 @@ function TemplateForm({
             error={fields['/name']}
           />
           <Input
+            label="Alias (optional)"
+            hint="What an application names it by when it sends it (POST /v1/emails with templateId), instead of its ID."
+            value={d.alias}
+            onChange={(e) => setD({ ...d, alias: e.target.value })}
+            placeholder="order-receipt"
+            maxLength={100}
+            autoComplete="off"
+            spellCheck={false}
+            disabled={!editable}
+            error={d.alias && !ALIAS.test(d.alias) ? ALIAS_RULE : fields['/alias']}
+          />
+          <Input
             label="Subject"
             hint="Liquid works here: {{ contact.firstName }}."
             value={d.subject}
@@ -124,7 +144,12 @@ function TemplateForm({
       {editable && (
         <div className="form-actions">
           {dirty && <span className="muted small">Unsaved changes</span>}
-          <Button type="submit" variant="primary" loading={saving} disabled={!d.name.trim()}>
+          <Button
+            type="submit"
+            variant="primary"
+            loading={saving}
+            disabled={!d.name.trim() || Boolean(d.alias && !ALIAS.test(d.alias))}
+          >
             {submitLabel}
           </Button>
         </div>
@@ -145,7 +170,11 @@ function NewTemplate() {
   );
   const create = useMutation({
     mutationFn: async (d: Draft) =>
-      unwrap(await api.POST('/v1/templates', { body: templateBody(d.name.trim(), contentOfDraft(d)) })),
+      unwrap(
+        await api.POST('/v1/templates', {
+          body: { ...templateBody(d.name.trim(), contentOfDraft(d)), alias: d.alias.trim() || null },
+        }),
+      ),
     onSuccess: (t) => {
       qc.setQueryData(templateKeys.detail(t.id), t);
       void qc.invalidateQueries({ queryKey: templateKeys.all });
@@ -178,6 +207,7 @@ function SavedTemplate({ templateId }: { templateId: string }) {
   const toast = useToast();
   const navigate = useNavigate();
   const [deleting, setDeleting] = useState<Template | null>(null);
+  const [testing, setTesting] = useState(false);
   const q = useQuery({
     queryKey: templateKeys.detail(templateId),
     queryFn: async () => unwrap(await api.GET('/v1/templates/{templateId}', { params: { path: { templateId } } })),
@@ -188,7 +218,11 @@ function SavedTemplate({ templateId }: { templateId: string }) {
         await api.PUT('/v1/templates/{templateId}', {
           params: { path: { templateId } },
           // A template turned from a visual email into HTML drops its document: null clears it.
-          body: { ...templateBody(d.name.trim(), contentOfDraft(d)), editorContent: d.editorContent ?? null },
+          body: {
+            ...templateBody(d.name.trim(), contentOfDraft(d)),
+            alias: d.alias.trim() || null,
+            editorContent: d.editorContent ?? null,
+          },
         }),
       ),
     onSuccess: (t) => {
@@ -222,35 +256,48 @@ function SavedTemplate({ templateId }: { templateId: string }) {
         description={
           <span className="row">
             <KindBadge template={t} />
-            <span>Updated {formatDateTime(t.updatedAt)}</span>
+            <span>
+              Version {t.version} · updated {formatDateTime(t.updatedAt)}
+            </span>
+            {t.alias && (
+              <span>
+                Alias <code>{t.alias}</code>
+              </span>
+            )}
           </span>
         }
         back={{ to: '/templates', label: 'Templates' }}
         actions={
-          editable && (
+          (editable || can('send:emails')) && (
             <>
-              <SaveAsTemplate
-                label="Duplicate"
-                content={contentOf(t)}
-                defaultName={`Copy of ${t.name}`}
-                onSaved={(copy) => navigate(`/templates/${copy.id}`)}
-              />
-              <Button variant="ghost" onClick={() => setDeleting(t)}>
-                Delete
-              </Button>
+              {can('send:emails') && <Button onClick={() => setTesting(true)}>Send a test</Button>}
+              {editable && (
+                <>
+                  <SaveAsTemplate
+                    label="Duplicate"
+                    content={contentOf(t)}
+                    defaultName={`Copy of ${t.name}`}
+                    onSaved={(copy) => navigate(`/templates/${copy.id}`)}
+                  />
+                  <Button variant="ghost" onClick={() => setDeleting(t)}>
+                    Delete
+                  </Button>
+                </>
+              )}
             </>
           )
         }
       />
       <TemplateForm
         key={t.id}
-        initial={draftOf(t.name, contentOf(t))}
+        initial={draftOf(t.name, contentOf(t), t.alias)}
         saving={save.isPending}
         error={save.error}
         submitLabel="Save template"
         onSubmit={(d) => save.mutateAsync(d)}
         editable={editable}
       />
+      <SendTestDialog template={testing ? t : null} onClose={() => setTesting(false)} />
       <DeleteTemplateDialog
         template={deleting}
         onClose={() => setDeleting(null)}

@@ -16,6 +16,7 @@ import { formatDateTime } from '../../lib/format';
 import type { Template } from '../../lib/templates';
 import { KindBadge } from './KindBadge';
 import { DeleteTemplateDialog } from './DeleteTemplateDialog';
+import { SendTestDialog } from './SendTestDialog';
 import type { NewTemplateState } from './TemplateEditor';
 
 export default function Templates() {
@@ -24,10 +25,12 @@ export default function Templates() {
   const look = useWorkspaceLook();
   const [choosing, setChoosing] = useState(false);
   const [deleting, setDeleting] = useState<Template | null>(null);
+  const [testing, setTesting] = useState<Template | null>(null);
   const list = useCursorList<Template>(templateKeys.list(), async (cursor) =>
     unwrap(await api.GET('/v1/templates', { params: { query: { cursor, limit: 50 } } })),
   );
   const canWrite = can('write:broadcasts');
+  const canSend = can('send:emails');
 
   const start = (state: NewTemplateState) => {
     setChoosing(false);
@@ -59,16 +62,25 @@ export default function Templates() {
       wideOnly: true,
       cell: (t) => <span className="nowrap">{formatDateTime(t.updatedAt)}</span>,
     },
-    ...(canWrite
+    ...(canWrite || canSend
       ? [
           {
             key: 'actions',
             header: 'Actions',
             hiddenHeader: true,
             cell: (t: Template) => (
-              <Button size="sm" variant="ghost" onClick={() => setDeleting(t)} aria-label={`Delete ${t.name}`}>
-                Delete
-              </Button>
+              <span className="row">
+                {canSend && (
+                  <Button size="sm" onClick={() => setTesting(t)} aria-label={`Send a test of ${t.name}`}>
+                    Send a test
+                  </Button>
+                )}
+                {canWrite && (
+                  <Button size="sm" variant="ghost" onClick={() => setDeleting(t)} aria-label={`Delete ${t.name}`}>
+                    Delete
+                  </Button>
+                )}
+              </span>
             ),
           },
         ]
@@ -120,6 +132,7 @@ export default function Templates() {
         }
       />
       <DeleteTemplateDialog template={deleting} onClose={() => setDeleting(null)} />
+      <SendTestDialog template={testing} onClose={() => setTesting(null)} />
     </>
   );
 }
