@@ -82,7 +82,9 @@ type Options = ReturnType<typeof parseOptions>;
 
 const HTML =
   '<html><body><p>Hi {{ contact.firstName }}, <a href="https://shop.example/sale?who={{ contact.firstName }}">the sale</a>,' +
-  ' <a href="https://blog.example/post">the post</a>, <a href="https://docs.example/guide">the guide</a>.</p></body></html>';
+  ' <a href="https://blog.example/post">the post</a>, <a href="https://docs.example/guide">the guide</a>.</p>' +
+  // An image: a short HTML part without one gets no open pixel (docs/tracking.md, "Opens").
+  '<p><img src="https://shop.example/logo.png" alt="Shop" width="120" height="40"></p></body></html>';
 
 interface Formcast {
   server: Server;
