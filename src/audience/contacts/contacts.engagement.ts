@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/connection.js';
-import { latestEngagementSql } from '../../outbox/index.js';
+import { ENGAGEMENT_EVENT_TYPES, latestEngagementSql } from '../../outbox/index.js';
 
 /**
  * A contact's engagement summary (migration 0035; audience/segments/CONTEXT.md "Engagement"): the time of its latest
@@ -13,9 +13,14 @@ import { latestEngagementSql } from '../../outbox/index.js';
  * alone: engagement is not an edit of the contact. Events pruned by the retention job (EVENTS_RETENTION_DAYS) leave the
  * summary as it is.
  */
-export type EngagementKind = 'delivered' | 'opened' | 'clicked';
+export type EngagementKind = keyof typeof ENGAGEMENT_EVENT_TYPES;
 
-const COLUMN = { delivered: 'last_sent_at', opened: 'last_opened_at', clicked: 'last_clicked_at' } as const;
+/** Each kind's summary column; the segments' engagement conditions compare these. */
+export const ENGAGEMENT_COLUMN = {
+  delivered: 'last_sent_at',
+  opened: 'last_opened_at',
+  clicked: 'last_clicked_at',
+} as const;
 
 export interface EngagementNote {
   workspaceId: string;
@@ -28,13 +33,10 @@ export interface EngagementNote {
 /** The event types whose human events the summary follows, by kind. */
 export function engagementKindOf(type: string, machine: boolean | undefined): EngagementKind | null {
   if (machine) return null;
-  return type === 'email.sent'
-    ? 'delivered'
-    : type === 'email.opened'
-      ? 'opened'
-      : type === 'email.clicked'
-        ? 'clicked'
-        : null;
+  const kind = (Object.keys(ENGAGEMENT_EVENT_TYPES) as EngagementKind[]).find(
+    (k) => ENGAGEMENT_EVENT_TYPES[k] === type,
+  );
+  return kind ?? null;
 }
 
 /**
@@ -53,7 +55,7 @@ export async function noteEngagement(db: Executor, notes: readonly EngagementNot
   // In the order of the keys, so that two transactions touching the same contacts take their rows in one order.
   for (const key of [...groups.keys()].sort()) {
     const g = groups.get(key)!;
-    const column = COLUMN[g.kind];
+    const column = ENGAGEMENT_COLUMN[g.kind];
     await db
       .updateTable('contacts')
       .set({ [column]: g.at })
@@ -77,7 +79,7 @@ export async function recomputeEngagement(
   if (!contactIds.length) return;
   await db
     .updateTable('contacts')
-    .set({ [COLUMN[kind]]: latestEngagementSql(kind) })
+    .set({ [ENGAGEMENT_COLUMN[kind]]: latestEngagementSql(kind) })
     .where('workspace_id', '=', workspaceId)
     .where('id', 'in', [...new Set(contactIds)].sort())
     .execute();

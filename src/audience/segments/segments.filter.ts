@@ -7,6 +7,7 @@ import { subscribedToSql, type DefaultSubscription } from '../contacts/contacts.
 import { hasTagSql, tagProblem } from '../contacts/contacts.tags.js';
 import { normalizeDateTime } from '../../lib/time.js';
 import { broadcastEngagementSql } from '../../outbox/index.js';
+import { ENGAGEMENT_COLUMN } from '../contacts/contacts.engagement.js';
 
 /**
  * The segment filter language (docs/api.md §7; users' documentation in segments/CONTEXT.md):
@@ -565,7 +566,7 @@ function compileEngagement(c: FrozenEngagementCondition, dialect: Dialect, works
   const since = c.withinDays !== undefined ? new Date(Date.now() - c.withinDays * DAY_MS).toISOString() : undefined;
   if (c.broadcastId === undefined) {
     if (c.until !== undefined) throw new Error('an engagement condition bounded by `until` names its broadcast');
-    const column = sql.ref(`contacts.${SUMMARY_COLUMN[c.engagement]}`);
+    const column = sql.ref(`contacts.${ENGAGEMENT_COLUMN[c.engagement]}`);
     const at = since === undefined ? null : dialect === 'postgres' ? sql`${since}::timestamptz` : sql`${since}`;
     const happened = at === null ? sql`${column} is not null` : sql`${column} >= ${at}`;
     return c.happened
@@ -582,8 +583,6 @@ function compileEngagement(c: FrozenEngagementCondition, dialect: Dialect, works
   });
   return c.happened ? sql`(${exists})` : sql`(not ${exists})`;
 }
-
-const SUMMARY_COLUMN = { delivered: 'last_sent_at', opened: 'last_opened_at', clicked: 'last_clicked_at' } as const;
 
 function compileNode(f: Filter, d: Dialectal, workspaceId: string, topics: TopicDefaults): Sql {
   if ('all' in f)
