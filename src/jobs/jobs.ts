@@ -168,6 +168,7 @@ export function startJobs(
     secret: config.secret,
     allowHttp: config.webhooks.allowHttp,
     allowPrivate: config.webhooks.allowPrivate,
+    leaseMs: config.worker.leaseMs,
     log,
   });
   const jobs: Job[] = [
