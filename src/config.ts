@@ -121,6 +121,13 @@ export interface Config {
     batches: number;
     /** `formcast serve` runs the worker and the periodic jobs in-process (SERVE_WORKER, default true). */
     inServe: boolean;
+    /**
+     * The transactional lane's retries (docs/emails.md): attempts (EMAILS_MAX_ATTEMPTS), the first wait
+     * (EMAILS_BACKOFF_BASE_MS, doubled each time) and the longest (EMAILS_BACKOFF_MAX_MS).
+     */
+    emailsMaxAttempts: number;
+    emailsBackoffBaseMs: number;
+    emailsBackoffMaxMs: number;
   };
   /** V8's heap kept lean (LEAN_HEAP; `formcast worker`: default true, otherwise false): applied by the CLI at start, lib/lean-heap.ts (docs/sending.md, "Memory"). */
   leanHeap: boolean;
@@ -466,6 +473,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sendThreadsNice: intFrom(env, 'SEND_THREADS_NICE', 0, 0, 19),
       batches: intFrom(env, 'WORKER_BATCHES', 2, 1, 16),
       inServe: boolFrom(env, 'SERVE_WORKER', true),
+      emailsMaxAttempts: intFrom(env, 'EMAILS_MAX_ATTEMPTS', 12, 1, 100),
+      emailsBackoffBaseMs: intFrom(env, 'EMAILS_BACKOFF_BASE_MS', 10_000, 1, 3_600_000),
+      emailsBackoffMaxMs: intFrom(env, 'EMAILS_BACKOFF_MAX_MS', 900_000, 1, 86_400_000),
     },
     leanHeap,
     eventsRetentionDays: intFrom(env, 'EVENTS_RETENTION_DAYS', 400, 1, 36_500),

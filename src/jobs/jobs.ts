@@ -40,7 +40,8 @@ import { JobRunner, type Job } from './runner.js';
  * | scheduler | poll | due SCHEDULED broadcasts start |
  * | materialise | poll | writes SENDING broadcasts' audiences into deliveries |
  * | ab winners | poll | A/B broadcasts whose wait ended get their winner, then sent to the rest (docs/ab-tests.md) |
- * | *delivery loops:* deliveries | poll | claims a batch of due deliveries and sends it |
+ * | *delivery loops:* deliveries | poll | claims a batch of due deliveries (transactional ones first) and sends it |
+ * | *emails loop:* emails | 100 ms | claims a small batch of due transactional deliveries only and sends it (docs/emails.md) |
  * | confirmations | poll | sends double opt-in emails |
  * | settle | 10 s | finishes (or pauses, by the circuit breaker) SENDING broadcasts no batch touched last |
  * | import sweep | 1 min | fails imports a dead server left RUNNING |
@@ -87,6 +88,12 @@ export function buildPipeline(
       leaseMs: config.worker.leaseMs,
       maxAttempts: config.worker.maxAttempts,
       backoffBaseMs: config.worker.backoffBaseMs,
+      emails: {
+        ...DEFAULT_PIPELINE_OPTIONS.emails,
+        maxAttempts: config.worker.emailsMaxAttempts,
+        backoffBaseMs: config.worker.emailsBackoffBaseMs,
+        backoffMaxMs: config.worker.emailsBackoffMaxMs,
+      },
       // Recipient domains are grouped by their MX, looked up through DNS_SERVERS (docs/sending.md).
       pacing: config.sendPacing,
       mxLookup: resolverLookup(parseDnsServers(config.dnsServers), config.dnsTimeoutMs).mx,
@@ -274,10 +281,18 @@ export function startJobs(
     { length: config.worker.batches },
     () => new JobRunner([{ name: 'deliveries', everyMs: poll, run: () => pipeline.sendBatch() }], log, poll),
   );
+  // The transactional lane in a loop of its own (docs/emails.md): small batches of emails only, looked for every 100 ms,
+  // so that a receipt never waits for a broadcast's batch to go out (the delivery loops take emails first as well).
+  const emailsRunner = new JobRunner(
+    [{ name: 'emails', everyMs: Math.min(poll, 100), run: () => pipeline.sendBatch('transactional') }],
+    log,
+    Math.min(poll, 100),
+  );
   const webhookRunner = new JobRunner(webhookJobs, log, Math.min(poll, 100));
   const fanOutRunner = new JobRunner(fanOutJobs, log, Math.min(poll, 100));
   runner.start();
   for (const r of deliveryRunners) r.start();
+  emailsRunner.start();
   webhookRunner.start();
   fanOutRunner.start();
   automationRunner.start();
@@ -289,6 +304,7 @@ export function startJobs(
       await Promise.all([
         runner.stop(),
         ...deliveryRunners.map((r) => r.stop()),
+        emailsRunner.stop(),
         webhookRunner.stop(),
         fanOutRunner.stop(),
         automationRunner.stop(),

@@ -526,6 +526,78 @@ describeApi('transactional email', (h) => {
     await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.json().id}/cancel`);
   });
 
+  it("the emails loop: sendBatch('transactional') takes only emails, and retries them on their own schedule", async () => {
+    const { ws, domain, from } = await setup();
+    const k = h.db.kysely;
+    for (let i = 0; i < 30; i++) await insertContact(h, ws, { email: `loop${i}@example.com` });
+    const bc = await h.call(ws.key, 'POST', '/v1/broadcasts', {
+      name: 'Backlog',
+      from: `news@${domain.name}`,
+      emailContent: { subject: 'News', text: 'News' },
+    });
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.json().id}/send`)).statusCode).toBe(202);
+    while ((await sending.pipeline.materialize()) > 0);
+    // Its retries: 3 attempts, the first retry 40 minutes later, the next at most 50 (the broadcasts' are 2 and 1 ms).
+    const pipeline = sending.build({
+      emails: { batchSize: 5, maxAttempts: 3, backoffBaseMs: 2_400_000, backoffMaxMs: 3_000_000, pacingWindowMs: 500 },
+    });
+    sending.smtp.setPolicy((a) => (a === 'later@example.com' ? { code: 451, message: '4.3.0 try later' } : null));
+    const ok = (await send(ws, { from, to: ['now@example.com'], subject: 'Code', text: '1' })).json().id as string;
+    const later = (await send(ws, { from, to: ['later@example.com'], subject: 'Code', text: '2' })).json().id as string;
+    const before = Date.now();
+    expect(await pipeline.sendBatch('transactional')).toBe(2);
+    expect((await get(ws, ok)).status).toBe('SENT');
+    // Nothing of the broadcast was claimed by the emails loop.
+    const queued = await k
+      .selectFrom('deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('broadcast_id', '=', bc.json().id)
+      .where('status', '=', 'QUEUED')
+      .where('attempts', '=', 0)
+      .executeTakeFirstOrThrow();
+    expect(Number(queued.n)).toBe(30);
+    const retry = await k
+      .selectFrom('deliveries')
+      .select(['status', 'attempts', 'next_attempt_at'])
+      .where('broadcast_id', '=', later)
+      .executeTakeFirstOrThrow();
+    expect(retry.status).toBe('QUEUED');
+    const wait = Date.parse(String(retry.next_attempt_at)) - before;
+    expect(wait).toBeGreaterThanOrEqual(2_400_000 - 1000);
+    expect(wait).toBeLessThan(2_400_000 + 60_000);
+    // Due again (as if 40 minutes had passed): the second retry waits the longest wait, 50 minutes, not 80.
+    await k
+      .updateTable('deliveries')
+      .set({ next_attempt_at: new Date(0).toISOString() })
+      .where('broadcast_id', '=', later)
+      .execute();
+    const again = Date.now();
+    expect(await pipeline.sendBatch('transactional')).toBe(1);
+    const second = await k
+      .selectFrom('deliveries')
+      .select(['status', 'attempts', 'next_attempt_at'])
+      .where('broadcast_id', '=', later)
+      .executeTakeFirstOrThrow();
+    expect([second.status, Number(second.attempts)]).toEqual(['QUEUED', 2]);
+    expect(Date.parse(String(second.next_attempt_at)) - again).toBeLessThan(3_000_000 + 60_000);
+    expect(Date.parse(String(second.next_attempt_at)) - again).toBeGreaterThanOrEqual(3_000_000 - 1000);
+    // The third attempt is the last: the recipient's delivery ends there rather than being queued again.
+    await k
+      .updateTable('deliveries')
+      .set({ next_attempt_at: new Date(0).toISOString() })
+      .where('broadcast_id', '=', later)
+      .execute();
+    expect(await pipeline.sendBatch('transactional')).toBe(1);
+    const last = await k
+      .selectFrom('deliveries')
+      .select(['status', 'attempts'])
+      .where('broadcast_id', '=', later)
+      .executeTakeFirstOrThrow();
+    expect([last.status, Number(last.attempts)]).toEqual(['FAILED', 3]);
+    expect((await get(ws, later)).status).toBe('FAILED');
+    await h.call(ws.key, 'POST', `/v1/broadcasts/${bc.json().id}/cancel`);
+  });
+
   it('the per-key rate limit: 429 with Retry-After past EMAILS_RATE_LIMIT a minute', async () => {
     const app = await buildApp({
       db: h.db,

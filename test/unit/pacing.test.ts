@@ -146,6 +146,34 @@ describe('the pacer (controlled clock)', () => {
     expect(pacer.snapshot()[0]!.rate).toBeNull();
   });
 
+  it('a priority message (transactional) goes first: one in-flight slot beyond the limit, and a slot of the rate borrowed', () => {
+    const c = clock();
+    const pacer = new Pacer(adaptive, c.now);
+    const a = dest('a', 10, 2); // a burst of 1, 2 in flight
+    const first = pacer.tryAcquire(a)!;
+    expect(first).not.toBeNull();
+    expect(pacer.tryAcquire(a)).toBeNull(); // the rate's slot is spent
+    // A receipt borrows the next slot: the destination's next ordinary message waits one slot longer for it.
+    expect(pacer.tryAcquire(a, true)).not.toBeNull();
+    expect(pacer.tryAcquire(a, true)).toBeNull(); // a burst's worth of debt at most
+    expect(pacer.slotAt(a)).toBe(c.t + 200);
+    expect(pacer.slotAt(a, 0, true)).toBe(c.t + 100);
+    // Later, with 2 in flight (the limit): ordinary messages wait for room, a priority one takes the one extra slot.
+    c.t += 1000;
+    expect(pacer.full(a)).toBe(true);
+    expect(pacer.full(a, true)).toBe(false);
+    expect(pacer.tryAcquire(a)).toBeNull();
+    expect(pacer.tryAcquire(a, true)).not.toBeNull();
+    c.t += 1000;
+    expect(pacer.tryAcquire(a, true)).toBeNull(); // 3 in flight: the limit and the extra slot
+    first.done('sent');
+    expect(pacer.tryAcquire(a)).toBeNull(); // still 2 in flight: the limit, for ordinary messages
+    // A throttled destination is paused for priority messages too.
+    const b = dest('b', 0, 5);
+    pacer.tryAcquire(b)!.done('throttled');
+    expect(pacer.tryAcquire(b, true)).toBeNull();
+  });
+
   it('destinations are paced apart: one throttled leaves the others alone', () => {
     const c = clock();
     const pacer = new Pacer(adaptive, c.now);

@@ -19,6 +19,12 @@ if (statusesFor('claim').join() !== 'QUEUED,SENDING')
   throw new Error('claimDeliveries assumes QUEUED and SENDING are the claimable statuses');
 
 /**
+ * What a claim takes: every lane (the transactional lane's due deliveries first), or only the transactional lane (the
+ * loop of its own that jobs.ts runs, so that an email never waits for a broadcast's batch to go out).
+ */
+export type ClaimLane = 'all' | 'transactional';
+
+/**
  * Claims up to `limit` due deliveries with a lease: SENDING ones whose lease expired first (their worker died;
  * they may have been sent already: at-least-once, see CONTEXT.md), then QUEUED ones whose time has come,
  * oldest first. PostgreSQL skips rows other workers are claiming (FOR UPDATE SKIP LOCKED); SQLite has one writer.
@@ -33,6 +39,7 @@ export async function claimDeliveries(
   now: string,
   leaseUntil: string,
   limit: number,
+  lane: ClaimLane = 'all',
 ): Promise<ClaimedDelivery[]> {
   const claim = async (due: SelectQueryBuilder<Database, 'deliveries', { id: string }>) => {
     if (dialect === 'postgres') due = due.forUpdate().skipLocked();
@@ -76,15 +83,14 @@ export async function claimDeliveries(
     }));
   };
   // Both statuses are the claimable ones of the state machine (deliveries.state.ts).
-  const expired = await claim(
-    db
-      .selectFrom('deliveries')
-      .select('id')
-      .where('status', '=', 'SENDING')
-      .where('lease_expires_at', '<', now)
-      .orderBy('lease_expires_at')
-      .limit(limit),
-  );
+  const lapsed = db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('status', '=', 'SENDING')
+    .where('lease_expires_at', '<', now)
+    .orderBy('lease_expires_at')
+    .limit(limit);
+  const expired = await claim(lane === 'transactional' ? lapsed.where(sql<boolean>`lane = 1`) : lapsed);
   if (expired.length >= limit) return expired;
   // QUEUED deliveries whose time has come, oldest first: an index range of (status, next_attempt_at).
   const due = (n: number) =>
@@ -98,7 +104,7 @@ export async function claimDeliveries(
   // The transactional lane (docs/emails.md) first: its own partial index (deliveries_lane_due, `lane = 1` written as a
   // literal so both databases match it), so an email never waits behind a broadcast's backlog.
   const transactional = await claim(due(limit - expired.length).where(sql<boolean>`lane = 1`));
-  if (expired.length + transactional.length >= limit) return [...expired, ...transactional];
+  if (lane === 'transactional' || expired.length + transactional.length >= limit) return [...expired, ...transactional];
   const queued = await claim(due(limit - expired.length - transactional.length));
   return [...expired, ...transactional, ...queued];
 }

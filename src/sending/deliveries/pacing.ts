@@ -126,13 +126,19 @@ export class Pacer {
     if (now > s.refilledAt) s.refilledAt = now;
   }
 
-  /** A permit when the destination has room now (in-flight and rate), otherwise null. */
-  tryAcquire(dest: Destination): Permit | null {
+  /**
+   * A permit when the destination has room now (in-flight and rate), otherwise null. A `priority` message (the
+   * transactional lane's, docs/emails.md) goes first: it may take one in-flight slot beyond the limit, and it may
+   * borrow the next slot of the rate (up to a burst's worth of debt), which the messages waiting after it then wait for.
+   * A destination that throttled is paused for priority messages too. So a receipt never queues behind a broadcast
+   * at a destination, and the destination still sees its rate over any second or more.
+   */
+  tryAcquire(dest: Destination, priority = false): Permit | null {
     const s = this.state(dest);
     const now = this.now();
-    if (now < s.pausedUntil || s.inFlight >= s.limits.concurrency) return null;
+    if (now < s.pausedUntil || s.inFlight >= s.limits.concurrency + (priority ? PRIORITY_SLOTS : 0)) return null;
     if (Number.isFinite(s.rate)) {
-      if (s.tokens < 1) return null;
+      if (s.tokens < (priority ? 1 - burst(s.rate) : 1)) return null;
       s.tokens -= 1;
     }
     s.inFlight++;
@@ -160,22 +166,22 @@ export class Pacer {
   }
 
   /** Whether the destination's in-flight limit is what holds it back (a finished send makes room). */
-  full(dest: Destination): boolean {
+  full(dest: Destination, priority = false): boolean {
     const s = this.state(dest);
-    return s.inFlight >= s.limits.concurrency;
+    return s.inFlight >= s.limits.concurrency + (priority ? PRIORITY_SLOTS : 0);
   }
 
   /**
    * When the destination's rate lets the `position`-th message waiting for it (0: the next) go, in ms since the
    * epoch; the in-flight limit aside (it depends on sends finishing).
    */
-  slotAt(dest: Destination, position = 0): number {
+  slotAt(dest: Destination, position = 0, priority = false): number {
     const s = this.state(dest);
     const now = this.now();
     const start = Math.max(now, s.pausedUntil);
     if (!Number.isFinite(s.rate)) return start;
     // Tokens are not earned during a pause: those held now are those held when it ends.
-    const missing = position + 1 - s.tokens;
+    const missing = position + 1 - s.tokens - (priority ? burst(s.rate) : 0);
     return missing <= 0 ? start : start + Math.ceil((missing / s.rate) * 1000);
   }
 
@@ -225,6 +231,9 @@ export class Pacer {
 }
 
 const full = (limits: Limits) => (limits.rate > 0 ? limits.rate : Infinity);
+/** In-flight slots a destination keeps for priority messages beyond its limit (tryAcquire). */
+const PRIORITY_SLOTS = 1;
+
 /** A tenth of a second's worth of messages, at least one. */
 const burst = (rate: number) => (Number.isFinite(rate) ? Math.max(1, rate / 10) : Infinity);
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -238,6 +247,8 @@ export interface DispatchOptions<T> {
   /** Until when the batch may wait for a destination (ms since the epoch); what cannot go by then is deferred. */
   until: number;
   run(item: T, permit: Permit): Promise<void>;
+  /** Items that go first at their destination (Pacer.tryAcquire's `priority`): the transactional lane's. */
+  priority?(item: T): boolean;
   /** Puts the item back in the queue until `at` (ms since the epoch), without using an attempt. */
   defer(item: T, at: number): Promise<void>;
   now?: () => number;
@@ -277,9 +288,11 @@ export async function dispatch<T>(o: DispatchOptions<T>): Promise<void> {
     const blocked = new Set<string>();
     for (let i = 0; i < pending.length && running.size < o.lanes;) {
       const dest = o.destinationOf(pending[i]!);
-      const permit = blocked.has(dest.key) ? null : o.pacer.tryAcquire(dest);
+      const first = o.priority?.(pending[i]!) ?? false;
+      const key = first ? `\u0000${dest.key}` : dest.key;
+      const permit = blocked.has(key) ? null : o.pacer.tryAcquire(dest, first);
       if (!permit) {
-        blocked.add(dest.key);
+        blocked.add(key);
         i++;
         continue;
       }
@@ -297,15 +310,17 @@ export async function dispatch<T>(o: DispatchOptions<T>): Promise<void> {
     const position = new Map<string, number>();
     for (let i = 0; i < pending.length;) {
       const dest = o.destinationOf(pending[i]!);
-      const k = position.get(dest.key) ?? 0;
-      position.set(dest.key, k + 1);
-      const at = o.pacer.slotAt(dest, k);
+      const first = o.priority?.(pending[i]!) ?? false;
+      const key = first ? `\u0000${dest.key}` : dest.key;
+      const k = position.get(key) ?? 0;
+      position.set(key, k + 1);
+      const at = o.pacer.slotAt(dest, k, first);
       if (at > o.until || t >= o.until) {
         defer(i, Math.max(at, t));
         continue;
       }
       // A free lane waits for the next slot of a rate; room under an in-flight limit comes with a finished send.
-      if (!lanesFull && (at > t || !o.pacer.full(dest))) next = Math.min(next, at);
+      if (!lanesFull && (at > t || !o.pacer.full(dest, first))) next = Math.min(next, at);
       i++;
     }
     if (!pending.length) {

@@ -39,6 +39,18 @@ export interface PipelineOptions {
   /** Retry n waits backoffBaseMs × 2^(n-1), at most backoffMaxMs. */
   backoffBaseMs: number;
   backoffMaxMs: number;
+  /**
+   * The transactional lane's own batches and retries (docs/emails.md; EMAILS_MAX_ATTEMPTS, EMAILS_BACKOFF_BASE_MS,
+   * EMAILS_BACKOFF_MAX_MS): a receipt is tried sooner and more often than a broadcast's message, in small batches of
+   * their own (`sendBatch('transactional')`) that wait at most `pacingWindowMs` for a destination.
+   */
+  emails: {
+    batchSize: number;
+    maxAttempts: number;
+    backoffBaseMs: number;
+    backoffMaxMs: number;
+    pacingWindowMs: number;
+  };
   /** Recipients written to the deliveries table per transaction. */
   materializeBatch: number;
   /** Limits per destination and how they adapt (SEND_PACING, docs/sending.md). */
@@ -71,6 +83,7 @@ export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publi
   maxAttempts: 5,
   backoffBaseMs: 30_000,
   backoffMaxMs: 3_600_000,
+  emails: { batchSize: 20, maxAttempts: 12, backoffBaseMs: 10_000, backoffMaxMs: 900_000, pacingWindowMs: 500 },
   materializeBatch: 1000,
   pacing: DEFAULT_PACING,
   pacingWindowMs: 2_000,
@@ -163,14 +176,19 @@ export class DeliveryPipeline {
     return written;
   }
 
-  /** Claims one batch and sends it. Returns how many deliveries it handled (0: nothing was due). */
-  async sendBatch(): Promise<number> {
+  /**
+   * Claims one batch and sends it. Returns how many deliveries it handled (0: nothing was due). `transactional`: only
+   * the transactional lane's, in its own smaller batch (the loop jobs.ts runs for it).
+   */
+  async sendBatch(lane: 'all' | 'transactional' = 'all'): Promise<number> {
     const start = Date.now();
+    const transactionalOnly = lane === 'transactional';
     const claimed = await this.store.claimDeliveries(
       this.opts.workerId,
       iso(start),
       iso(start + this.opts.leaseMs),
-      this.opts.batchSize,
+      transactionalOnly ? this.opts.emails.batchSize : this.opts.batchSize,
+      lane,
     );
     if (!claimed.length) return 0;
     this.opts.onBatch?.();
@@ -226,8 +244,10 @@ export class DeliveryPipeline {
         items: work,
         lanes: this.opts.concurrency,
         pacer: this.pacer,
-        until: Date.now() + this.opts.pacingWindowMs,
+        until: Date.now() + (transactionalOnly ? this.opts.emails.pacingWindowMs : this.opts.pacingWindowMs),
         destinationOf: (w) => destinations.get(domainOf(w.d.email))!,
+        // A transactional message goes first at its destination (Pacer.tryAcquire).
+        priority: (w) => w.d.transactional === true,
         // A write that failed (the database) leaves the delivery SENDING under this worker's lease: it is claimed
         // again when the lease runs out. Said here; a lane never fails the batch.
         run: (w, permit) =>
@@ -321,14 +341,20 @@ export class DeliveryPipeline {
     return this.store.record(d, { op: 'defer', error: reply, nextAttemptAt: iso(at) }, iso(now));
   }
 
+  /** The retry schedule of a delivery's lane: the transactional lane has its own (docs/emails.md). */
+  private retries(d: ClaimedDelivery): { maxAttempts: number; backoffBaseMs: number; backoffMaxMs: number } {
+    return d.transactional ? this.opts.emails : this.opts;
+  }
+
   private async deliver(d: ClaimedDelivery, made: Promise<RenderResult>, permit: Permit): Promise<void> {
     const record = (outcome: AttemptOutcome) => this.store.record(d, outcome, iso(Date.now()));
+    const { maxAttempts, backoffBaseMs, backoffMaxMs } = this.retries(d);
     const message = await made;
     if (!message.ok) {
       permit.done('failed');
       // A thread that failed says nothing about the message: it is made again later, as after a temporary failure.
-      if (message.retry && d.attempts < this.opts.maxAttempts)
-        return record({ op: 'retry', error: message.error, nextAttemptAt: iso(Date.now() + this.opts.backoffBaseMs) });
+      if (message.retry && d.attempts < maxAttempts)
+        return record({ op: 'retry', error: message.error, nextAttemptAt: iso(Date.now() + backoffBaseMs) });
       return record({ op: 'fail', error: message.error });
     }
     if (!(await this.store.handOff(d, this.opts.workerId, iso(Date.now())))) {
@@ -355,8 +381,8 @@ export class DeliveryPipeline {
         return this.defer(d, this.pacer.slotAt(permit.destination), result.reason);
       }
       permit.done('failed');
-      if (result.kind === 'temporary' && d.attempts < this.opts.maxAttempts) {
-        const wait = Math.min(this.opts.backoffMaxMs, this.opts.backoffBaseMs * 2 ** (d.attempts - 1));
+      if (result.kind === 'temporary' && d.attempts < maxAttempts) {
+        const wait = Math.min(backoffMaxMs, backoffBaseMs * 2 ** (d.attempts - 1));
         await record({ op: 'retry', error: result.reason, nextAttemptAt: iso(Date.now() + wait) });
       } else if (result.kind === 'temporary') {
         // Out of attempts: final. A server that kept refusing this recipient soft-bounced it (it counts towards the

@@ -22,8 +22,17 @@ export interface DeliveryStore {
     now: string,
     leaseUntil: string,
   ): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }>;
-  /** Claims due deliveries with a lease (at-least-once: see CONTEXT.md). */
-  claimDeliveries(owner: string, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]>;
+  /**
+   * Claims due deliveries with a lease (at-least-once: see CONTEXT.md): of every lane (transactional first), or with
+   * `transactional` only the transactional lane's.
+   */
+  claimDeliveries(
+    owner: string,
+    now: string,
+    leaseUntil: string,
+    limit: number,
+    lane?: 'all' | 'transactional',
+  ): Promise<ClaimedDelivery[]>;
   renewLeases(owner: string, leaseUntil: string): Promise<void>;
   /**
    * A broadcast as sending needs it: content, sender, signing key (opened with the installation's key, `secret`); with
