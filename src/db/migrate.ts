@@ -35,6 +35,7 @@ import { publicArchive } from './migrations/0032_public_archive.js';
 import { timeZones } from './migrations/0033_time_zones.js';
 import { transactionalEmails } from './migrations/0034_transactional_emails.js';
 import { engagementSummary } from './migrations/0035_engagement_summary.js';
+import { eventsEmail } from './migrations/0036_events_email.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -73,6 +74,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0033_time_zones': timeZones(db.dialect),
     '0034_transactional_emails': transactionalEmails(db.dialect),
     '0035_engagement_summary': engagementSummary(db.dialect),
+    '0036_events_email': eventsEmail(),
   };
 }
 

@@ -20,6 +20,7 @@ export {
   listEvents,
   recordEvent,
   recordEvents,
+  transactionalEventsOf,
 } from './events/events.repository.js';
 export {
   ENGAGEMENT_EVENT_TYPES,

@@ -167,6 +167,25 @@ describeApi('transactional email', (h) => {
         .data.map((e: { id: string }) => e.id),
     ).toEqual([id]);
     expect((await h.call(ws.key, 'GET', '/v1/emails?recipient=nobody@example.com')).json().data).toEqual([]);
+    // Search as you type: part of an address, in any case; LIKE's wildcards are only characters.
+    for (const part of ['CAROL', 'rol@ex', 'archive'])
+      expect(
+        (await h.call(ws.key, 'GET', `/v1/emails?recipient=${encodeURIComponent(part)}`)).json().data,
+      ).toHaveLength(1);
+    for (const part of ['%', '_arol', 'caro1'])
+      expect((await h.call(ws.key, 'GET', `/v1/emails?recipient=${encodeURIComponent(part)}`)).json().data).toEqual([]);
+    // The email's own events: each recipient's email.sent, newest first, naming its recipient.
+    const own = await h.call(ws.key, 'GET', `/v1/emails/${id}/events`);
+    expect(own.statusCode).toBe(200);
+    expect(own.json().data.map((e: { type: string }) => e.type)).toEqual(Array(4).fill('email.sent'));
+    expect(
+      own
+        .json()
+        .data.map((e: { data: { email: string } }) => e.data.email)
+        .sort(),
+    ).toEqual(['ada@example.com', 'archive@example.com', 'bob@example.com', 'carol@example.com']);
+    const ids = own.json().data.map((e: { id: string }) => e.id);
+    expect(ids).toEqual([...ids].sort().reverse());
     expect(
       (await h.call(ws.key, 'GET', '/v1/emails?status=SENT')).json().data.map((e: { id: string }) => e.id),
     ).toEqual([id]);
@@ -351,6 +370,9 @@ describeApi('transactional email', (h) => {
     const events = (await h.call(ws.key, 'GET', '/v1/events?type=email.bounced')).json().data;
     expect(events).toHaveLength(1);
     expect(events[0].data).toMatchObject({ emailId: id, email: 'unknown@example.com', bounceClass: 'hard' });
+    // The email's own events say so too (the console's detail page reads them).
+    const own = (await h.call(ws.key, 'GET', `/v1/emails/${id}/events`)).json().data;
+    expect(own.map((e: { type: string }) => e.type)).toEqual(['email.bounced']);
     const dispatcher = new WebhookDispatcher(h.db, {
       workerId: 'emails-test',
       secret: TEST_SECRET,
@@ -472,7 +494,9 @@ describeApi('transactional email', (h) => {
     const { id } = (await send(ws, { from, to: ['a@example.com'], subject: 's', text: 't' })).json();
     const other = await h.workspace();
     expect((await h.call(other.key, 'GET', `/v1/emails/${id}`)).statusCode).toBe(404);
+    expect((await h.call(other.key, 'GET', `/v1/emails/${id}/events`)).statusCode).toBe(404);
     expect((await h.call(other.key, 'GET', '/v1/emails')).json().data).toEqual([]);
+    expect((await h.call(other.key, 'GET', '/v1/emails?recipient=a@example.com')).json().data).toEqual([]);
     expect((await h.call(ws.key, 'GET', '/v1/emails/em_nothing')).statusCode).toBe(404);
   });
 

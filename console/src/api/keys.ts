@@ -115,6 +115,7 @@ export const emailKeys = {
   list: (params: { recipient: string; status: string; templateId: string; tag: string }) =>
     [...emailKeys.all, 'list', params] as const,
   detail: (id: string) => [...emailKeys.all, 'detail', id] as const,
+  events: (id: string) => [...emailKeys.all, 'detail', id, 'events'] as const,
 };
 
 /** What the bounce processor kept for review (GET /v1/inbound). */

@@ -209,6 +209,8 @@ export class Formcast {
       send: (body: RequestBody<'/v1/emails', 'post'>, o?: O) => t.call('post', '/v1/emails', { body }, o),
       get: (emailId: string, o?: O) => t.call('get', '/v1/emails/{emailId}', { path: [emailId] }, o),
       list: (query?: ListQuery<'/v1/emails'>, o?: O) => t.list('/v1/emails', [], query, o),
+      /** The email's events, newest first (at most 500), each naming its recipient as `data.email`. */
+      events: (emailId: string, o?: O) => t.call('get', '/v1/emails/{emailId}/events', { path: [emailId] }, o),
     };
 
     this.events = {

@@ -211,6 +211,31 @@ export async function listEvents(db: Executor, workspaceId: string, f: EventFilt
   return (await q.orderBy('id', 'desc').limit(f.limit).execute()).map(toEventRecord);
 }
 
+/**
+ * The events of transactional emails' deliveries (docs/emails.md): they have a delivery and no broadcast, and the
+ * partial index `events_email` (migration 0036) holds exactly them; its predicate is repeated here so that both
+ * databases use it. Newest first, at most `limit`.
+ */
+export async function transactionalEventsOf(
+  db: Executor,
+  workspaceId: string,
+  deliveryIds: readonly string[],
+  limit: number,
+): Promise<EventRecord[]> {
+  if (!deliveryIds.length) return [];
+  const rows = await db
+    .selectFrom('events')
+    .select(COLUMNS)
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', 'is', null)
+    .where('delivery_id', 'is not', null)
+    .where('delivery_id', 'in', [...deliveryIds])
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map(toEventRecord);
+}
+
 /** An event not yet fanned out, as far as the fan-out needs to know which endpoints want it. */
 export interface UndispatchedEvent {
   id: string;

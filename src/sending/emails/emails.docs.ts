@@ -48,7 +48,7 @@ export const emailsDocs: OperationDocs = {
     tags,
     summary: 'List transactional emails',
     description:
-      "The workspace's transactional emails, newest first, with cursor pagination (`limit`, `cursor`), filtered by `recipient` (an address in to, cc or bcc), `status` (the email's summary status), `templateId` and `tag`. Needs `send:emails`.",
+      "The workspace's transactional emails, newest first, with cursor pagination (`limit`, `cursor`), filtered by `recipient` (emails with a recipient in to, cc or bcc whose address contains the text, case-insensitively), `status` (the email's summary status), `templateId` and `tag`. Needs `send:emails`.",
     response: { data: [email], nextCursor: null },
   },
   'GET /v1/emails/{emailId}': {
@@ -60,6 +60,25 @@ export const emailsDocs: OperationDocs = {
       ...email,
       html: '<p>Thank you for your order #1042 (€42.00).</p>',
       text: 'Thank you for your order #1042 (€42.00).',
+    },
+  },
+  'GET /v1/emails/{emailId}/events': {
+    tags,
+    summary: "An email's events",
+    description:
+      "What happened to the email's messages, newest first (at most 500): `email.sent`, `email.bounced`, `email.complained`, and with tracking on `email.opened` and `email.clicked`. Each carries `data.emailId` and its recipient as `data.email`; `broadcastId` and `contactId` are null (transactional messages have neither). The same events as GET /v1/events and the webhooks. Another workspace's id is 404. Needs `send:emails`.",
+    response: {
+      data: [
+        {
+          id: 'evt_01JDB46A2C4E6G8J0L2N4Q6S8U',
+          type: 'email.sent',
+          occurredAt: '2026-11-21T10:00:02.000Z',
+          contactId: null,
+          broadcastId: null,
+          deliveryId: 'dlv_01JDB45X9Z1B3D5F7H9K1M3P5R',
+          data: { email: 'ada@example.com', messageId: '<01JDB45X9Z1B3D5F7H9K1M3P5R@example.com>', emailId: ID },
+        },
+      ],
     },
   },
 };

@@ -260,6 +260,24 @@ export async function getEmail(db: Executor, workspaceId: string, id: string): P
   return { ...email!, html: r.html, text: r.text };
 }
 
+/** The ids of an email's deliveries (one per recipient), or undefined when the workspace has no such email. */
+export async function emailDeliveryIds(db: Executor, workspaceId: string, id: string): Promise<string[] | undefined> {
+  const found = await db
+    .selectFrom('emails')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!found) return undefined;
+  const rows = await db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('broadcast_id', '=', id)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 export async function listEmails(
   db: Executor,
   workspaceId: string,
@@ -275,14 +293,18 @@ export async function listEmails(
     q = q.where(sql<boolean>`cast(tags as text) like ${pattern} escape '\\'`);
   }
   if (f.recipient) {
-    const email = f.recipient.trim().toLowerCase();
+    // Search as you type (the console's log): any recipient whose address contains the text, case-insensitively (the
+    // addresses are stored lower-cased). Probed per email row, newest first, through the deliveries' broadcast index.
+    const text = f.recipient.trim().toLowerCase();
+    const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     q = q.where((eb) =>
       eb.exists(
         eb
           .selectFrom('deliveries')
           .select('deliveries.id')
+          .where('deliveries.workspace_id', '=', workspaceId)
           .whereRef('deliveries.broadcast_id', '=', 'emails.id')
-          .where('deliveries.email', '=', email),
+          .where(sql<boolean>`deliveries.email like ${pattern} escape '\\'`),
       ),
     );
   }

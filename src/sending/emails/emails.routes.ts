@@ -5,6 +5,7 @@ import type { V1 } from '../../http/types.js';
 import type { EmailsService } from './emails.service.js';
 import {
   EmailDetailSchema,
+  EmailEventsSchema,
   EmailListQuery,
   EmailParams,
   EmailSchema,
@@ -90,5 +91,14 @@ export async function emailsRoutes(
       config: { scope: 'send:emails' },
     },
     (req) => emails.get(req.auth.workspaceId, req.params.emailId),
+  );
+
+  app.get(
+    '/emails/:emailId/events',
+    {
+      schema: { params: EmailParams, response: { 200: EmailEventsSchema } },
+      config: { scope: 'send:emails' },
+    },
+    async (req) => ({ data: await emails.events(req.auth.workspaceId, req.params.emailId) }),
   );
 }

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, PathId, StringEnum, Timestamp } from '../../http/schema-helpers.js';
+import { EventSchema } from '../../outbox/index.js';
 
 /** Transactional email (contract §20, docs/emails.md): the body of POST /v1/emails and what the API returns. */
 
@@ -98,6 +99,9 @@ export const EmailSchema = Type.Object({
 });
 export type Email = Static<typeof EmailSchema>;
 
+/** An email's events (GET /v1/emails/{id}/events), newest first; each names its recipient as `data.email`. */
+export const EmailEventsSchema = Type.Object({ data: Type.Array(EventSchema) });
+
 /** The detail adds the content as sent (the console's view of a message). */
 export const EmailDetailSchema = Type.Object({
   ...EmailSchema.properties,
@@ -112,7 +116,13 @@ export const EmailListQuery = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
-    recipient: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'an address in to, cc or bcc' })),
+    recipient: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 320,
+        description: 'emails with a recipient (to, cc or bcc) whose address contains this text, case-insensitively',
+      }),
+    ),
     status: Type.Optional(StringEnum(EMAIL_STATUSES)),
     templateId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     tag: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,100}$' })),

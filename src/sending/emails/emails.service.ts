@@ -7,6 +7,7 @@ import { newId } from '../../lib/ids.js';
 import { liquidErrors, renderTemplate } from '../../lib/liquid.js';
 import { nowIso } from '../../lib/time.js';
 import { findDomainByName, findTemplateByIdOrAlias } from '../../mail-setup/index.js';
+import { transactionalEventsOf, type EventRecord } from '../../outbox/index.js';
 import { insertEmailMessage } from '../broadcasts/broadcasts.writer.js';
 import { insertEmailDeliveries } from '../deliveries/deliveries.outcomes.js';
 import * as repo from './emails.repository.js';
@@ -219,6 +220,17 @@ export class EmailsService {
     const e = await repo.getEmail(this.db.kysely, workspaceId, id);
     if (!e) throw notFound('email');
     return e;
+  }
+
+  /**
+   * What happened to an email's messages, newest first: `email.sent`, `email.bounced`, `email.complained`, and with
+   * tracking on `email.opened` and `email.clicked`, each naming its recipient (`data.email`). At most 500: an email
+   * has at most 150 recipients, and each a handful of events.
+   */
+  async events(workspaceId: string, id: string): Promise<EventRecord[]> {
+    const deliveryIds = await repo.emailDeliveryIds(this.db.kysely, workspaceId, id);
+    if (!deliveryIds) throw notFound('email');
+    return transactionalEventsOf(this.db.kysely, workspaceId, deliveryIds, 500);
   }
 
   list(

@@ -3,9 +3,8 @@
  * the last error, its tags, template (and version), attachments and headers, and its content as sent in a sandboxed
  * iframe (HTML) or as text. While a recipient is queued the page asks again every few seconds.
  *
- * What happened after sending is each recipient's status: the events API cannot list one email's events (they carry
- * `data.emailId`, but GET /v1/events filters by contact and broadcast only, and a transactional delivery has no
- * contact), so the page says where the events go instead (webhooks, GET /v1/events).
+ * What happened after sending: each recipient's status, and the email's events (GET /v1/emails/{id}/events: sent,
+ * bounced, reported as spam, and with tracking on opened and clicked), newest first, each naming its recipient.
  */
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
@@ -74,6 +73,7 @@ function EmailPage() {
         <div className="stack">
           <Envelope email={e} />
           <Recipients email={e} />
+          <Events email={e} />
           <Details email={e} />
         </div>
         <Content email={e} />
@@ -199,9 +199,86 @@ function Recipients({ email: e }: { email: Email }) {
         rowKey={(r) => `${r.type} ${r.email}`}
         caption="Each recipient's status"
       />
+      <p className="muted small">Each recipient gets the message in a delivery of its own.</p>
+    </section>
+  );
+}
+
+const EVENT_WORDS: Record<string, { label: string; tone: string }> = {
+  'email.sent': { label: 'Sent', tone: 'info' },
+  'email.opened': { label: 'Opened', tone: 'success' },
+  'email.clicked': { label: 'Clicked', tone: 'success' },
+  'email.bounced': { label: 'Bounced', tone: 'danger' },
+  'email.soft_bounced': { label: 'Soft-bounced', tone: 'warning' },
+  'email.complained': { label: 'Reported as spam', tone: 'danger' },
+  'email.failed': { label: 'Failed', tone: 'danger' },
+};
+
+interface EmailEvent {
+  id: string;
+  type: string;
+  occurredAt: string;
+  data: Record<string, unknown>;
+}
+
+/** What happened to the email's messages after they left, newest first (GET /v1/emails/{id}/events). */
+function Events({ email: e }: { email: Email }) {
+  const queued = e.recipients.some((r) => r.status === 'QUEUED');
+  const q = useQuery({
+    queryKey: emailKeys.events(e.id),
+    queryFn: async () =>
+      unwrap(await api.GET('/v1/emails/{emailId}/events', { params: { path: { emailId: e.id } } }))
+        .data as EmailEvent[],
+    refetchInterval: queued ? 3000 : false,
+  });
+  const detail = (ev: EmailEvent) => {
+    const d = ev.data;
+    if (ev.type === 'email.clicked' && typeof d.url === 'string') return d.url;
+    if (typeof d.error === 'string') return d.error;
+    if (typeof d.detail === 'string') return d.detail;
+    if (d.machine === true) return 'by a machine (a scanner or a proxy): not counted as a person';
+    return null;
+  };
+  const columns: Column<EmailEvent>[] = [
+    {
+      key: 'type',
+      header: 'Event',
+      cell: (ev) => {
+        const look = EVENT_WORDS[ev.type] ?? { label: ev.type, tone: 'neutral' };
+        return <span className={`badge badge-${look.tone}`}>{look.label}</span>;
+      },
+    },
+    { key: 'who', header: 'Recipient', cell: (ev) => <span className="break">{String(ev.data.email ?? '')}</span> },
+    {
+      key: 'when',
+      header: 'When',
+      cell: (ev) => (
+        <span className="email-stack">
+          <span>{formatDateTime(ev.occurredAt)}</span>
+          {detail(ev) && <span className="muted small break">{detail(ev)}</span>}
+        </span>
+      ),
+    },
+  ];
+  return (
+    <section className="card" aria-labelledby="events-h">
+      <h2 id="events-h">Events</h2>
+      {q.isPending ? (
+        <Skeleton lines={3} />
+      ) : q.isError ? (
+        <ErrorState error={q.error} onRetry={() => void q.refetch()} />
+      ) : q.data.length ? (
+        <Table
+          columns={columns}
+          rows={q.data}
+          rowKey={(ev) => ev.id}
+          caption="What happened to the messages, newest first"
+        />
+      ) : (
+        <p className="muted">{queued ? 'Nothing yet: the message is on its way.' : 'No events.'}</p>
+      )}
       <p className="muted small">
-        Each recipient gets the message in a delivery of its own. Its events (sent, bounced, opened, clicked, reported
-        as spam) carry this email&apos;s ID and reach your <Link to="/webhooks">webhooks</Link>.
+        The same events reach your <Link to="/webhooks">webhooks</Link>, with this email&apos;s ID.
       </p>
     </section>
   );

@@ -1709,7 +1709,7 @@ export interface paths {
         };
         /**
          * List transactional emails
-         * @description The workspace's transactional emails, newest first, with cursor pagination (`limit`, `cursor`), filtered by `recipient` (an address in to, cc or bcc), `status` (the email's summary status), `templateId` and `tag`. Needs `send:emails`.
+         * @description The workspace's transactional emails, newest first, with cursor pagination (`limit`, `cursor`), filtered by `recipient` (emails with a recipient in to, cc or bcc whose address contains the text, case-insensitively), `status` (the email's summary status), `templateId` and `tag`. Needs `send:emails`.
          */
         get: operations["listEmails"];
         put?: never;
@@ -1736,6 +1736,26 @@ export interface paths {
          * @description One email with each recipient's status (QUEUED, SENT, BOUNCED, FAILED or SUPPRESSED, and the last error) and its status, a summary of theirs: QUEUED while any recipient is, else SENT if any was sent, else BOUNCED if any bounced, else FAILED if any failed, else SUPPRESSED. With the content as sent (`html`, `text`). Another workspace's id is 404. Needs `send:emails`.
          */
         get: operations["getEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/emails/{emailId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An email's events
+         * @description What happened to the email's messages, newest first (at most 500): `email.sent`, `email.bounced`, `email.complained`, and with tracking on `email.opened` and `email.clicked`. Each carries `data.emailId` and its recipient as `data.email`; `broadcastId` and `contactId` are null (transactional messages have neither). The same events as GET /v1/events and the webhooks. Another workspace's id is 404. Needs `send:emails`.
+         */
+        get: operations["listEmailEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -18288,7 +18308,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
-                /** @description an address in to, cc or bcc */
+                /** @description emails with a recipient (to, cc or bcc) whose address contains this text, case-insensitively */
                 recipient?: string;
                 status?: "QUEUED" | "SENT" | "BOUNCED" | "FAILED" | "SUPPRESSED";
                 templateId?: string;
@@ -18730,6 +18750,103 @@ export interface operations {
                         createdAt: string;
                         html: string | null;
                         text: string | null;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `insufficient_scope`: Insufficient scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `rate_limited`: Rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEmailEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example em_01JDB45X0B2D4F6H8K0M2P4R6T */
+                emailId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "evt_01JDB46A2C4E6G8J0L2N4Q6S8U",
+                     *           "type": "email.sent",
+                     *           "occurredAt": "2026-11-21T10:00:02.000Z",
+                     *           "contactId": null,
+                     *           "broadcastId": null,
+                     *           "deliveryId": "dlv_01JDB45X9Z1B3D5F7H9K1M3P5R",
+                     *           "data": {
+                     *             "email": "ada@example.com",
+                     *             "messageId": "<01JDB45X9Z1B3D5F7H9K1M3P5R@example.com>",
+                     *             "emailId": "em_01JDB45X0B2D4F6H8K0M2P4R6T"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description evt_…; ids sort by the order events were written */
+                            id: string;
+                            /** @enum {string} */
+                            type: "email.sent" | "email.bounced" | "email.soft_bounced" | "email.complained" | "email.failed" | "email.opened" | "email.clicked" | "contact.created" | "contact.updated" | "contact.subscribed" | "contact.unsubscribed" | "contact.deleted" | "form.submitted" | "form.submission_held" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.canceled" | "broadcast.ab_winner_chosen" | "event.tracked" | "automation.run_stopped";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339, UTC, milliseconds
+                             */
+                            occurredAt: string;
+                            contactId: string | null;
+                            broadcastId: string | null;
+                            deliveryId: string | null;
+                            /** @description the type's own fields (docs/events.md) */
+                            data: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
