@@ -244,6 +244,8 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
     await sql`drop index if exists events_engagement`.execute(db.kysely);
     // 0035: its index of the events and the contacts' engagement summary (no secret in them).
     await sql`drop index if exists events_broadcast_engagement`.execute(db.kysely);
+    // 0036: an index of the events of transactional emails (no secret in it).
+    await sql`drop index if exists events_email`.execute(db.kysely);
     // 0034: its indexes first (SQLite drops no indexed column).
     for (const index of ['deliveries_lane_due', 'templates_alias'])
       await sql`drop index if exists ${sql.ref(index)}`.execute(db.kysely);

@@ -353,6 +353,7 @@ export class SqlDeliveryStore implements DeliveryStore {
     broadcastId: string,
     secret: Buffer,
     variant?: string | null,
+    memo?: Map<string, Promise<unknown>>,
   ): Promise<SendingBroadcast | undefined> {
     const k = this.db.kysely;
     const stored = await getBroadcast(k, workspaceId, broadcastId, { automationMessages: true });
@@ -360,9 +361,19 @@ export class SqlDeliveryStore implements DeliveryStore {
     // An A/B variant's recipients get the broadcast with the variant applied (its subject, sender, body).
     const broadcast = withVariant(stored, stored.abTest, variant ?? null);
     const domain = broadcast.from ? parseMailbox(broadcast.from)?.domain : undefined;
-    const key = domain ? await getSigningKey(k, workspaceId, domain, secret) : undefined;
+    // What the batch's other messages read already (`memo`: a batch of transactional emails is one hidden broadcast
+    // per email, and each read its workspace and its signing key again, and decrypted the key again).
+    const once = <T>(key: string, read: () => Promise<T>): Promise<T> => {
+      if (!memo) return read();
+      let value = memo.get(key) as Promise<T> | undefined;
+      if (!value) memo.set(key, (value = read()));
+      return value;
+    };
+    const key = domain
+      ? await once(`key\u0000${workspaceId}\u0000${domain}`, () => getSigningKey(k, workspaceId, domain, secret))
+      : undefined;
     const topic = broadcast.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
-    const workspace = await getWorkspace(k, workspaceId);
+    const workspace = await once(`ws\u0000${workspaceId}`, () => getWorkspace(k, workspaceId));
     if (!workspace) return undefined;
     // A transactional email's hidden broadcast (its id is the email's, `em_…`): its recipients, headers and files.
     const transactional = broadcastId.startsWith('em_')

@@ -210,6 +210,13 @@ export class DeliveryPipeline {
         byMessage.set(key, [...(byMessage.get(key) ?? []), d]);
       }
       const work: Work[] = [];
+      // What the batch's messages share, read once (a batch of transactional emails is a message per email).
+      const memo = new Map<string, Promise<unknown>>();
+      // The recipients of each workspace's deliveries in one call (their contacts and suppressions, two queries).
+      const byWorkspace = new Map<string, ClaimedDelivery[]>();
+      for (const d of claimed) byWorkspace.set(d.workspaceId, [...(byWorkspace.get(d.workspaceId) ?? []), d]);
+      const recipientsOf = new Map<string, Promise<Map<string, Recipient>>>();
+      for (const [workspaceId, ds] of byWorkspace) recipientsOf.set(workspaceId, this.store.recipients(workspaceId, ds));
       for (const deliveries of byMessage.values()) {
         const { broadcastId, variant } = deliveries[0]!;
         const sending = await this.store.broadcastForSending(
@@ -217,8 +224,9 @@ export class DeliveryPipeline {
           broadcastId,
           this.opts.secret,
           variant ?? null,
+          memo,
         );
-        const recipients = await this.store.recipients(deliveries[0]!.workspaceId, deliveries);
+        const recipients = await recipientsOf.get(deliveries[0]!.workspaceId)!;
         // The sender's domain, read once for the batch; null when the stored From no longer parses.
         const senderDomain = sending?.broadcast.from ? (parseMailbox(sending.broadcast.from)?.domain ?? null) : null;
         const toSend: Work[] = [];
@@ -260,6 +268,8 @@ export class DeliveryPipeline {
           ),
       });
       for (const [broadcastId, deliveries] of byBroadcast) {
+        // A transactional email's hidden broadcast is never finished nor paused by the breaker (docs/emails.md).
+        if (deliveries[0]!.transactional) continue;
         const workspaceId = deliveries[0]!.workspaceId;
         const finished = await this.store.settle(workspaceId, broadcastId, iso(Date.now()));
         if (finished) this.logFinished(workspaceId, broadcastId, finished);

@@ -36,13 +36,15 @@ export interface DeliveryStore {
   renewLeases(owner: string, leaseUntil: string): Promise<void>;
   /**
    * A broadcast as sending needs it: content, sender, signing key (opened with the installation's key, `secret`); with
-   * `variant`, as that A/B variant's recipients get it (its subject, sender, body).
+   * `variant`, as that A/B variant's recipients get it (its subject, sender, body). `memo`: one per batch, where the
+   * store may keep what the batch's other messages share (their workspace, a domain's signing key).
    */
   broadcastForSending(
     workspaceId: string,
     broadcastId: string,
     secret: Buffer,
     variant?: string | null,
+    memo?: Map<string, Promise<unknown>>,
   ): Promise<SendingBroadcast | undefined>;
   /** A/B broadcasts whose wait has ended get their winner (docs/ab-tests.md); returns those chosen. */
   chooseDueWinners?(now: string): Promise<{ id: string; workspaceId: string; variant: string }[]>;
