@@ -28,7 +28,7 @@
  * (a non-2xx answer, a message missing, twice or unsigned, a receipt that never arrived).
  *
  * Options: --only accept,e2e,receipt (default all), --duration N, --rounds N, --warmup N, --connections N, --emails N,
- *          --big N, --receipts N, --smtp-connections N, --pg, --database-url URL, --help.
+ *          --big N, --receipts N, --smtp-connections N, --pg, --database-url URL, --cpu-prof DIR, --help.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -106,6 +106,7 @@ function parseOptions() {
       big: { type: 'string' },
       receipts: { type: 'string' },
       'smtp-connections': { type: 'string' },
+      'cpu-prof': { type: 'string' },
       pg: { type: 'boolean' },
       'database-url': { type: 'string' },
     },
@@ -126,6 +127,7 @@ function parseOptions() {
         '  --pg                  PostgreSQL for e2e and receipt: a fresh database on the server of --database-url or',
         '                        TEST_DATABASE_URL, dropped afterwards (the floor is SQLite only: accept is skipped)',
         '  --database-url URL    a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
+        '  --cpu-prof DIR        run formcast serve with node --cpu-prof, its profiles (one per thread) in DIR/<part>',
       ],
     },
   );
@@ -151,6 +153,7 @@ function parseOptions() {
     big: positiveInt('big', values.big, 100_000),
     receipts: positiveInt('receipts', values.receipts, 20),
     smtpConnections: positiveInt('smtp-connections', values['smtp-connections'], 5),
+    cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
   };
 }
 type Options = ReturnType<typeof parseOptions>;
@@ -165,6 +168,11 @@ function serverEnv(dir: string, database: string, opts: Options): NodeJS.Process
     EMAILS_RATE_LIMIT: '0',
     RATE_LIMIT_PER_KEY: '1000000000',
   };
+}
+
+/** `node` options that write CPU profiles of the part's server into DIR/<part> when it stops (--cpu-prof). */
+function profiling(opts: Options, part: Part): string[] {
+  return opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.cpuProf, part)}`] : [];
 }
 
 const nowMs = () => performance.timeOrigin + performance.now();
@@ -359,7 +367,7 @@ async function runAccept(opts: Options) {
   const env = { ...serverEnv(dir, database, opts), SERVE_WORKER: 'false' };
   process.stderr.write(`accept: workspace, verified domain ${DOMAIN}, formcast (worker off) and the floor ...\n`);
   const { apiKey } = await createSendingWorkspace(env, DOMAIN);
-  const formcast = await startServer('formcast serve', ['bin/formcast', 'serve'], env);
+  const formcast = await startServer('formcast serve', [...profiling(opts, 'accept'), 'bin/formcast', 'serve'], env);
   const floor = await startServer('emails floor server', ['--import', 'tsx', 'bench/emails-floor-server.ts'], {
     ...process.env,
     PORT: '0',
@@ -451,7 +459,7 @@ async function runE2e(opts: Options, sink: Sink) {
   );
   const { workspaceId, apiKey } = await createSendingWorkspace(env, DOMAIN);
   await seedContacts(database, workspaceId, n);
-  const server = await startServer('formcast serve', ['bin/formcast', 'serve'], env);
+  const server = await startServer('formcast serve', [...profiling(opts, 'e2e'), 'bin/formcast', 'serve'], env);
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   try {
     // The emails: N requests at --connections clients, each to its own address.
@@ -478,6 +486,9 @@ async function runE2e(opts: Options, sink: Sink) {
         },
       ],
     });
+    // What had arrived when the last email was accepted: the rest is the pipeline's own pace, the API quiet.
+    const acceptedAt = nowMs();
+    const atAccepted = await sink.stats();
     const accepted = statuses.get(202) ?? 0;
     if (accepted !== n || result.errors)
       throw new BenchError(
@@ -493,6 +504,12 @@ async function runE2e(opts: Options, sink: Sink) {
       acceptP99Ms: result.latency.p99,
       /** From the first request to the last message at the sink. */
       totalSeconds: (emailsStats.last! - start) / 1000,
+      /** Messages that arrived after the last email was accepted, and their rate (from then to the last arrival). */
+      afterAccept: emailsStats.unique - atAccepted.unique,
+      afterAcceptPerSec:
+        emailsStats.last! > acceptedAt
+          ? (emailsStats.unique - atAccepted.unique) / ((emailsStats.last! - acceptedAt) / 1000)
+          : null,
       allRecorded: recorded,
     };
 
@@ -561,7 +578,7 @@ async function runReceipt(opts: Options, sink: Sink) {
   const t = Date.now();
   await seedContacts(database, workspaceId, opts.big);
   process.stderr.write(`  contacts inserted in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
-  const server = await startServer('formcast serve', ['bin/formcast', 'serve'], env);
+  const server = await startServer('formcast serve', [...profiling(opts, 'receipt'), 'bin/formcast', 'serve'], env);
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   try {
     await sink.reset();
@@ -738,6 +755,7 @@ function report(
       ).map((l) => `   ${l}`),
       '',
       `   emails accepted:                      ${fmt(e2e.emails.acceptPerSec, 0)}/s over ${fmt(e2e.emails.acceptSeconds, 1)} s, p99 ${e2e.emails.acceptP99Ms} ms (the worker sending meanwhile)`,
+      `   emails sent after the last accept:    ${fmt(e2e.emails.afterAccept)} at ${fmt(e2e.emails.afterAcceptPerSec, 0)} msg/s (the API quiet)`,
       `   ratio emails/broadcast (msg/s):       ${e2e.ratio.toFixed(3)}x   goal >= ${E2E_RATIO_GOAL}x   ${pass(e2e.ratio >= E2E_RATIO_GOAL)}`,
       `   all arrived once, signed; recorded:   ${e2e.ok ? 'ok' : `FAILED (emails none QUEUED: ${e2e.emails.allRecorded}, broadcast ${e2e.broadcast.status})`}`,
     );
@@ -782,6 +800,8 @@ function report(
           ...sinkJson(e2e.emails),
           acceptPerSec: round(e2e.emails.acceptPerSec),
           acceptP99Ms: e2e.emails.acceptP99Ms,
+          afterAccept: e2e.emails.afterAccept,
+          afterAcceptPerSec: round(e2e.emails.afterAcceptPerSec),
           totalSeconds: round(e2e.emails.totalSeconds, 2),
         },
         broadcast: { ...sinkJson(e2e.broadcast), totalSeconds: round(e2e.broadcast.totalSeconds, 2) },
