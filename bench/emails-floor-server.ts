@@ -82,6 +82,12 @@ interface Accepted {
   now: string;
 }
 
+/**
+ * Run as `write.immediate(…)`: BEGIN IMMEDIATE takes the write lock first. Formcast's one connection never meets
+ * another writer in its process, but this process shares the file with Formcast's: a deferred transaction that read
+ * (the suppressions) while Formcast committed cannot become a writer and fails at once with SQLITE_BUSY ("database is
+ * locked", no busy wait), where an immediate one waits its turn (busy_timeout).
+ */
 const write = db.transaction((e: Accepted) => {
   const suppressed = new Map(suppressions(e.workspaceId, e.recipients).map((r) => [r.email, r.reason]));
   insertEmail.run(
@@ -190,7 +196,7 @@ app.post<{ Body: Body }>('/v1/emails', async (req, reply) => {
     return reply.code(422).send({ code: 'sender_domain_not_verified' });
 
   const id = `em_${ulid()}`;
-  write({
+  write.immediate({
     id,
     workspaceId: key.workspace_id,
     apiKeyId: keyId,

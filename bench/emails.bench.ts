@@ -76,6 +76,8 @@ const RECEIPTS_AFTER = 1000;
 const RECEIPT_EVERY_MS = 250;
 /** How long a receipt may take before the run gives up on it. */
 const RECEIPT_TIMEOUT_MS = 60_000;
+/** accept: the pause after a measured run, before the other server's (see measureAccept). */
+const SETTLE_MS = 2000;
 const PARTS = ['accept', 'e2e', 'receipt'] as const;
 type Part = (typeof PARTS)[number];
 
@@ -322,6 +324,9 @@ async function measureAccept(target: AcceptTarget, roundNo: number, opts: Option
   const cpu0 = cpuSeconds(target.server.child.pid!);
   const r = await acceptCannon(target, opts, opts.duration);
   const cpu = cpuSeconds(target.server.child.pid!) - cpu0;
+  // autocannon does not wait for the requests in flight when its time is up: the server answers them (and commits
+  // their emails) after. Let it finish before the other server starts writing to the same file.
+  await sleep(SETTLE_MS);
   const run: AcceptRun = {
     round: roundNo,
     target: target.label,
