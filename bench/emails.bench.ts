@@ -400,12 +400,14 @@ async function runAccept(opts: Options) {
     const t = summarizeAccept(runs, 'formcast');
     const ratio = f.medianReqPerSec > 0 ? t.medianReqPerSec / f.medianReqPerSec : 0;
     const p99Ratio = f.medianP99Ms > 0 ? t.medianP99Ms / f.medianP99Ms : 0;
+    const cpuRatio = f.medianCpuUsPerReq > 0 ? t.medianCpuUsPerReq / f.medianCpuUsPerReq : 0;
     return {
       runs,
       floor: f,
       formcast: t,
       ratio,
       p99Ratio,
+      cpuRatio,
       ok: f.non2xx + f.errors + t.non2xx + t.errors === 0,
       loadAvg1m: os.loadavg()[0]!,
     };
@@ -732,6 +734,7 @@ function report(
       '',
       `   ratio formcast/floor (median req/s):  ${accept.ratio.toFixed(3)}x   goal >= ${ACCEPT_RATIO_GOAL}x   ${pass(accept.ratio >= ACCEPT_RATIO_GOAL)}`,
       `   p99 formcast/floor (medians):         ${accept.p99Ratio.toFixed(3)}x (${accept.formcast.medianP99Ms} ms / ${accept.floor.medianP99Ms} ms)   goal <= ${P99_RATIO_GOAL}x   ${pass(accept.p99Ratio <= P99_RATIO_GOAL)}`,
+      `   CPU per request formcast/floor:       ${accept.cpuRatio.toFixed(3)}x (${accept.formcast.medianCpuUsPerReq} µs / ${accept.floor.medianCpuUsPerReq} µs, medians; reference: steadier than the rates on a loaded machine)`,
       `   non-2xx responses / errors:           ${accept.floor.non2xx + accept.formcast.non2xx} / ${accept.floor.errors + accept.formcast.errors}   ${accept.ok ? 'ok' : `FAILED (must be 0): floor ${JSON.stringify(accept.floor.badStatuses)}, formcast ${JSON.stringify(accept.formcast.badStatuses)}`}`,
     );
   } else if (opts.only.has('accept')) {
@@ -797,6 +800,7 @@ function report(
         formcast: accept.formcast,
         ratio: r3(accept.ratio),
         p99Ratio: r3(accept.p99Ratio),
+        cpuRatio: r3(accept.cpuRatio),
         loadAvg1m: round(accept.loadAvg1m, 2),
       },
       e2e: e2e && {
