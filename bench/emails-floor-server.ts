@@ -154,7 +154,7 @@ function ulid(): string {
 const app = Fastify({ logger: false });
 // No logger, but an unexpected failure is said (on stderr: the benchmark shows it with a run's non-2xx answers).
 app.setErrorHandler((err, _req, reply) => {
-  process.stderr.write(`emails-floor-server: ${err.stack ?? String(err)}\n`);
+  process.stderr.write(`emails-floor-server: ${(err as Error).stack ?? String(err)}\n`);
   return reply.code(500).send({ code: 'internal_error' });
 });
 
