@@ -1,5 +1,5 @@
 /**
- * What the benchmarks share (bench/api.bench.ts, bench/import.bench.ts, bench/send.bench.ts, bench/submit.bench.ts, …):
+ * What the benchmarks share (bench/api.bench.ts, bench/import.bench.ts, bench/send.bench.ts, bench/emails.bench.ts, …):
  * command-line parsing, temp directories and child processes that are cleaned up whatever happens, starting
  * `formcast serve` (or another child) and waiting until it says it is ready, running a command to completion,
  * checking a setup response, peak RSS and CPU time, the SMTP sink, table output, and the top-level runner that
@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import autocannon from 'autocannon';
+import SQLite from 'better-sqlite3';
 
 /** The repository root: every child runs with it as its working directory. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -305,6 +306,11 @@ export interface Sink {
   port: number;
   stats(): Promise<SinkStats>;
   reset(): Promise<void>;
+  /**
+   * When each message carrying an `X-Bench-Mark` header arrived (wall-clock ms, as SinkStats' first/last), by the
+   * header's value: the first arrival of each value (bench:emails times its receipts with it). Reset with the counters.
+   */
+  marks(): Promise<Record<string, number>>;
 }
 
 /**
@@ -360,6 +366,7 @@ export async function startSmtpSink(): Promise<Sink> {
     port: Number(match[1]),
     stats: () => request<SinkStats>('stats', 'stats'),
     reset: () => request<void>('reset', 'reset'),
+    marks: () => request<{ marks: Record<string, number> }>('marks', 'marks').then((m) => m.marks),
   };
 }
 
@@ -381,6 +388,156 @@ export async function freshPostgresDatabase(baseUrl: string, label: string, keep
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Sending (bench:send, bench:emails)
+
+/** No new message at the sink for this long: the run is stuck. */
+const STALL_MS = 60_000;
+
+/**
+ * The environment of a sending benchmark's Formcast processes: `database` (a SQLite file or a PostgreSQL URL), its
+ * outbox and installation key in `dir`, PUBLIC_URL as given, SMTP_MAX_CONNECTIONS; none of the caller's worker,
+ * sending, SMTP or SERVE_WORKER settings (each run sets its own), SECRET_KEY unset (the key file is made by the first
+ * command).
+ */
+export function sendingEnv(dir: string, database: string, publicUrl: string, connections: number): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: '0',
+    HOST,
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: database,
+    PUBLIC_URL: publicUrl,
+    SMTP_MAX_CONNECTIONS: String(connections),
+    OUTBOX_DIR: path.join(dir, 'outbox'),
+    SECRET_KEY_FILE: path.join(dir, 'secret.key'),
+  };
+  delete env.SECRET_KEY;
+  for (const name of Object.keys(env))
+    if (
+      name.startsWith('WORKER_') ||
+      name.startsWith('SEND_') ||
+      name === 'SMTP_RATE_LIMIT' ||
+      name === 'SMTP_URL' ||
+      name === 'SERVE_WORKER'
+    )
+      delete env[name];
+  return env;
+}
+
+/**
+ * `formcast workspace create bench --json` and `formcast domain add <domain> --verified` (a real RSA-2048 DKIM key)
+ * through the CLI, with `env`: the workspace's id and its admin API key.
+ */
+export async function createSendingWorkspace(
+  env: NodeJS.ProcessEnv,
+  domain: string,
+): Promise<{ workspaceId: string; apiKey: string }> {
+  const created = JSON.parse(
+    await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env),
+  ) as { workspace: { id: string }; apiKey: { key: string } };
+  await run(
+    'formcast domain add',
+    ['bin/formcast', 'domain', 'add', domain, '--workspace', created.workspace.id, '--verified', '--json'],
+    env,
+  );
+  return { workspaceId: created.workspace.id, apiKey: created.apiKey.key };
+}
+
+/** The benchmarks' contacts: ids that sort in insertion order, addresses at example.test (a name never looked up). */
+export const contactId = (n: number) => `ct_BENCH${n.toString(36).toUpperCase().padStart(21, '0')}`; // 'ct_' + 26 of [0-9A-Z], in order
+export const contactEmail = (n: number) => `user${String(n).padStart(7, '0')}@example.test`;
+
+export interface DkimRow {
+  id: string;
+  name: string;
+  dkim_selector: string;
+  dkim_private_key: string;
+}
+
+/**
+ * Inserts `rows` SUBSCRIBED contacts (contactId/contactEmail 0…rows−1, first name `First<n>`) straight into the
+ * database, in batches, and reads the workspace's verified domain and its (sealed) signing key, on either database.
+ */
+export async function seedContacts(database: string, workspaceId: string, rows: number): Promise<DkimRow> {
+  const now = new Date().toISOString();
+  const keyQuery =
+    "select id, name, dkim_selector, dkim_private_key from domains where workspace_id = $1 and status = 'VERIFIED' limit 1";
+  if (database.startsWith('postgres')) {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: database });
+    await client.connect();
+    try {
+      for (let from = 0; from < rows; from += 1000) {
+        const to = Math.min(rows, from + 1000);
+        const params: unknown[] = [];
+        const tuples: string[] = [];
+        for (let n = from; n < to; n++) {
+          const b = params.length;
+          params.push(contactId(n), workspaceId, contactEmail(n), `First${n}`, now);
+          tuples.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, 'Doe', '{}', 'SUBSCRIBED', $${b + 5}, $${b + 5})`);
+        }
+        await client.query(
+          `insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at) values ${tuples.join(', ')}`,
+          params,
+        );
+      }
+      const key = (await client.query<DkimRow>(keyQuery, [workspaceId])).rows[0];
+      if (!key) throw new BenchError('no verified domain in the benchmark database');
+      return key;
+    } finally {
+      await client.end();
+    }
+  }
+  const db = new SQLite(database);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const insert =
+    db.prepare(`insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at)
+    values (?, ?, ?, ?, ?, '{}', 'SUBSCRIBED', ?, ?)`);
+  const batch = db.transaction((from: number, to: number) => {
+    for (let n = from; n < to; n++)
+      insert.run(contactId(n), workspaceId, contactEmail(n), `First${n}`, 'Doe', now, now);
+  });
+  for (let n = 0; n < rows; n += 20_000) batch(n, Math.min(rows, n + 20_000));
+  const key = db.prepare(keyQuery.replace('$1', '?')).get(workspaceId) as DkimRow | undefined;
+  db.close();
+  if (!key) throw new BenchError('no verified domain in the benchmark database');
+  return key;
+}
+
+/**
+ * Polls the sink every 250 ms until `expected` distinct messages arrived, saying how far it got every 10 s; `check`
+ * throws to stop early (a process died). Fails when nothing arrives for STALL_MS.
+ */
+export async function waitForSink(sink: Sink, expected: number, label: string, check: () => void): Promise<SinkStats> {
+  let lastCount = -1;
+  let lastProgress = Date.now();
+  let lastReport = 0;
+  for (;;) {
+    check();
+    const s = await sink.stats();
+    if (s.count !== lastCount) {
+      lastCount = s.count;
+      lastProgress = Date.now();
+    }
+    if (Date.now() - lastReport > 10_000 || s.count >= expected) {
+      lastReport = Date.now();
+      const rate =
+        s.first !== null && s.last !== null && s.last > s.first
+          ? ` (${Math.round(s.count / ((s.last - s.first) / 1000))}/s)`
+          : '';
+      process.stderr.write(
+        `  ${label}: ${s.count.toLocaleString('en-US')} / ${expected.toLocaleString('en-US')}${rate}\n`,
+      );
+    }
+    if (s.unique >= expected) return s;
+    if (Date.now() - lastProgress > STALL_MS)
+      throw new BenchError(`${label}: no message arrived for ${STALL_MS / 1000} s (${s.count} of ${expected})`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 /** VmRSS and VmHWM (peak RSS) of a live process, in MB (Linux: /proc/<pid>/status). */

@@ -28,13 +28,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ChildProcess } from 'node:child_process';
-import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import {
   BenchError,
   HOST,
   alive,
   cpuSeconds,
+  createSendingWorkspace,
   expectStatus,
   fmt,
   freshPostgresDatabase,
@@ -44,11 +43,15 @@ import {
   positiveInt,
   run,
   runBench,
+  seedContacts,
+  sendingEnv,
   startChild,
   startServer,
   startSmtpSink,
   stopChild,
   table,
+  waitForSink,
+  type DkimRow,
   type Sink,
   type SinkStats,
   NEWS_HTML,
@@ -61,8 +64,6 @@ const PUBLIC_URL = 'https://news.acme.test';
 const RATIO_GOAL = 1.3;
 const RSS_GOAL_MB = 200;
 const RSS_GOAL_ROWS = 1_000_000;
-/** No new message at the sink for this long: the run is stuck. */
-const STALL_MS = 60_000;
 const SUBJECT = NEWS_SUBJECT;
 const HTML = NEWS_HTML;
 
@@ -125,69 +126,6 @@ function parseOptions() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The sink
-
-// ---------------------------------------------------------------------------------------------------
-// Setup
-
-const contactId = (n: number) => `ct_BENCH${n.toString(36).toUpperCase().padStart(21, '0')}`; // 'ct_' + 26 of [0-9A-Z], in order
-const contactEmail = (n: number) => `user${String(n).padStart(7, '0')}@example.test`;
-
-interface DkimRow {
-  id: string;
-  name: string;
-  dkim_selector: string;
-  dkim_private_key: string;
-}
-
-/** Inserts the contacts and reads the domain's signing key (for the baseline), on either database. */
-async function seed(database: string, workspaceId: string, rows: number): Promise<DkimRow> {
-  const now = new Date().toISOString();
-  const keyQuery =
-    "select id, name, dkim_selector, dkim_private_key from domains where workspace_id = $1 and status = 'VERIFIED' limit 1";
-  if (database.startsWith('postgres')) {
-    const client = new pg.Client({ connectionString: database });
-    await client.connect();
-    try {
-      for (let from = 0; from < rows; from += 1000) {
-        const to = Math.min(rows, from + 1000);
-        const params: unknown[] = [];
-        const tuples: string[] = [];
-        for (let n = from; n < to; n++) {
-          const b = params.length;
-          params.push(contactId(n), workspaceId, contactEmail(n), `First${n}`, now);
-          tuples.push(`($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, 'Doe', '{}', 'SUBSCRIBED', $${b + 5}, $${b + 5})`);
-        }
-        await client.query(
-          `insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at) values ${tuples.join(', ')}`,
-          params,
-        );
-      }
-      const key = (await client.query<DkimRow>(keyQuery, [workspaceId])).rows[0];
-      if (!key) throw new BenchError('no verified domain in the benchmark database');
-      return key;
-    } finally {
-      await client.end();
-    }
-  }
-  const db = new SQLite(database);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  const insert =
-    db.prepare(`insert into contacts (id, workspace_id, email, first_name, last_name, properties, status, created_at, updated_at)
-    values (?, ?, ?, ?, ?, '{}', 'SUBSCRIBED', ?, ?)`);
-  const batch = db.transaction((from: number, to: number) => {
-    for (let n = from; n < to; n++)
-      insert.run(contactId(n), workspaceId, contactEmail(n), `First${n}`, 'Doe', now, now);
-  });
-  for (let n = 0; n < rows; n += 20_000) batch(n, Math.min(rows, n + 20_000));
-  const key = db.prepare(keyQuery.replace('$1', '?')).get(workspaceId) as DkimRow | undefined;
-  db.close();
-  if (!key) throw new BenchError('no verified domain in the benchmark database');
-  return key;
-}
-
-// ---------------------------------------------------------------------------------------------------
 // Runs
 
 interface Result {
@@ -224,35 +162,6 @@ function fromSink(
     duplicates: s.count - s.unique,
     ...extra,
   };
-}
-
-/** Polls the sink until `expected` messages arrived; fails when nothing arrives for STALL_MS. */
-async function waitForSink(sink: Sink, expected: number, label: string, check: () => void): Promise<SinkStats> {
-  let lastCount = -1;
-  let lastProgress = Date.now();
-  let lastReport = 0;
-  for (;;) {
-    check();
-    const s = await sink.stats();
-    if (s.count !== lastCount) {
-      lastCount = s.count;
-      lastProgress = Date.now();
-    }
-    if (Date.now() - lastReport > 10_000 || s.count >= expected) {
-      lastReport = Date.now();
-      const rate =
-        s.first !== null && s.last !== null && s.last > s.first
-          ? ` (${Math.round(s.count / ((s.last - s.first) / 1000))}/s)`
-          : '';
-      process.stderr.write(
-        `  ${label}: ${s.count.toLocaleString('en-US')} / ${expected.toLocaleString('en-US')}${rate}\n`,
-      );
-    }
-    if (s.unique >= expected) return s;
-    if (Date.now() - lastProgress > STALL_MS)
-      throw new BenchError(`${label}: no message arrived for ${STALL_MS / 1000} s (${s.count} of ${expected})`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 async function runBaseline(
@@ -575,43 +484,16 @@ async function main(): Promise<number> {
   const concurrency = Math.max(16, opts.connections * 2);
   const dir = makeTempDir('send');
   const database = opts.pgUrl ? await freshPostgresDatabase(opts.pgUrl, 'send') : path.join(dir, 'formcast.db');
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PORT: '0',
-    HOST,
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: database,
-    PUBLIC_URL,
-    SMTP_MAX_CONNECTIONS: String(opts.connections),
-    OUTBOX_DIR: path.join(dir, 'outbox'),
-    SECRET_KEY_FILE: path.join(dir, 'secret.key'),
-  };
-  delete env.SECRET_KEY;
-  for (const name of Object.keys(env))
-    if (
-      name.startsWith('WORKER_') ||
-      name.startsWith('SEND_') ||
-      name === 'SMTP_RATE_LIMIT' ||
-      name === 'SMTP_URL' ||
-      name === 'SERVE_WORKER'
-    )
-      delete env[name];
+  const env = sendingEnv(dir, database, PUBLIC_URL, opts.connections);
   if (opts.threads !== null) env.SEND_THREADS = String(opts.threads);
   if (opts.nice !== null) env.SEND_THREADS_NICE = String(opts.nice);
 
   process.stderr.write(
     `setting up: workspace, verified domain ${DOMAIN}, ${opts.rows.toLocaleString('en-US')} contacts (${opts.pgUrl ? 'PostgreSQL' : `SQLite in ${dir}`}) ...\n`,
   );
-  const created = JSON.parse(
-    await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'bench', '--json'], env),
-  ) as { workspace: { id: string }; apiKey: { key: string } };
-  await run(
-    'formcast domain add',
-    ['bin/formcast', 'domain', 'add', DOMAIN, '--workspace', created.workspace.id, '--verified', '--json'],
-    env,
-  );
+  const created = await createSendingWorkspace(env, DOMAIN);
   const t = Date.now();
-  const row = await seed(database, created.workspace.id, opts.rows);
+  const row = await seedContacts(database, created.workspaceId, opts.rows);
   // The key is stored sealed with the installation's key (the file the commands above created): opened for the baseline.
   const secret = Buffer.from(fs.readFileSync(env.SECRET_KEY_FILE!, 'utf8').trim(), 'base64');
   const key = { ...row, dkim_private_key: openDkimKey(secret, row.dkim_private_key, row.id) };
@@ -621,7 +503,7 @@ async function main(): Promise<number> {
   const results: Result[] = [];
   if (!opts.skipBaseline)
     results.push(await runBaseline(sink, key, opts.rows, opts.connections, concurrency, opts.baselineKeyObject));
-  const target = await runFormcast(sink, env, opts.rows, created.apiKey.key, opts.workers, opts.cpuProfDir);
+  const target = await runFormcast(sink, env, opts.rows, created.apiKey, opts.workers, opts.cpuProfDir);
   results.push(target);
   return report(opts, concurrency, results, target) ? 0 : 1;
 }

@@ -3,7 +3,8 @@
  * an smtp-server on loopback (no STARTTLS, no AUTH) that accepts every message, reads and discards it, and
  * counts. Started with an IPC channel by bench/send.bench.ts, it answers:
  *   { cmd: 'stats' } → { type: 'stats', count, unique, signed, bytes, first, last, connections }
- *   { cmd: 'reset' } → { type: 'reset' } (counters back to zero)
+ *   { cmd: 'reset' } → { type: 'reset' } (counters back to zero, marks forgotten)
+ *   { cmd: 'marks' } → { type: 'marks', marks: { <X-Bench-Mark value>: arrival ms } } (the first arrival of each)
  * `first`/`last` are the wall-clock arrival times (ms, fractional) of the first and last complete message;
  * `signed` counts messages whose header carries a DKIM-Signature, `unique` the distinct Message-IDs. At start it prints `sink listening on PORT`.
  * Without IPC (run by hand), it prints its stats every 5 s. PORT (default 0: any free port) sets the port.
@@ -21,6 +22,8 @@ let first: number | null = null;
 let last: number | null = null;
 /** Message-IDs seen: a message that arrives twice (a worker died after sending it, before recording it) counts once. */
 const ids = new Set<string>();
+/** Arrival times of the messages marked with an `X-Bench-Mark` header, by its value (bench:emails' receipts). */
+const marks = new Map<string, number>();
 
 const server = new SMTPServer({
   disabledCommands: ['STARTTLS', 'AUTH'],
@@ -47,6 +50,8 @@ const server = new SMTPServer({
       // A copy: the match is a slice of the message's text, and V8 keeps the whole of it alive for the slice (~4.5 KB a
       // message: the sink ran out of its 4 GB heap after ~900,000 messages of a million-recipient run).
       if (id) ids.add(Buffer.from(id, 'latin1').toString('latin1'));
+      const mark = /^x-bench-mark:[ \t]*([^\r\n]+)/im.exec(header)?.[1];
+      if (mark !== undefined && !marks.has(mark)) marks.set(mark, t);
       first ??= t;
       last = t;
       callback(null, 'OK');
@@ -81,8 +86,9 @@ if (process.send) {
       first = null;
       last = null;
       ids.clear();
+      marks.clear();
       process.send!({ type: 'reset' });
-    }
+    } else if (msg?.cmd === 'marks') process.send!({ type: 'marks', marks: Object.fromEntries(marks) });
   });
   // The benchmark went away: so do we.
   process.on('disconnect', () => process.exit(0));
