@@ -216,7 +216,8 @@ export class DeliveryPipeline {
       const byWorkspace = new Map<string, ClaimedDelivery[]>();
       for (const d of claimed) byWorkspace.set(d.workspaceId, [...(byWorkspace.get(d.workspaceId) ?? []), d]);
       const recipientsOf = new Map<string, Promise<Map<string, Recipient>>>();
-      for (const [workspaceId, ds] of byWorkspace) recipientsOf.set(workspaceId, this.store.recipients(workspaceId, ds));
+      for (const [workspaceId, ds] of byWorkspace)
+        recipientsOf.set(workspaceId, this.store.recipients(workspaceId, ds));
       for (const deliveries of byMessage.values()) {
         const { broadcastId, variant } = deliveries[0]!;
         const sending = await this.store.broadcastForSending(
