@@ -291,7 +291,9 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
       await page.getByRole('button', { name: 'Preview', exact: true }).click();
       await page.getByLabel('Personalise for').selectOption({ label: 'Ada Lovelace — ada@acme.test' });
       const frame = page.frameLocator('iframe[title^="Email preview"]');
-      await frame.getByText('Hi Ada,').waitFor({ timeout: 15_000 });
+      // The personalised render comes after the preview's 600 ms pause and a request to the server, which a loaded CI
+      // machine has taken over 15 s to answer.
+      await frame.getByText('Hi Ada,').waitFor({ timeout: 45_000 });
       await frame.getByText(/starts now, Ada\./).waitFor();
       expect(await page.locator('iframe[title^="Email preview"]').getAttribute('sandbox')).toBe('');
       // The email's inline styles apply (moved into one sheet with the page's nonce): the brand-coloured button.

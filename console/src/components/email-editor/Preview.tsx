@@ -49,7 +49,9 @@ export function LivePreview({
     queryKey: emailDocumentKeys.render(debounced, contactId),
     queryFn: ({ signal }) => renderDocument(JSON.parse(debounced) as BlockDocument, contactId, signal),
     placeholderData: keepPreviousData,
-    retry: false,
+    // Once more after a failure (a request cut short, a busy server): a preview that failed once stayed the previous
+    // contact's until the next edit.
+    retry: 1,
     staleTime: 60_000,
   });
   const sentForWarnings = useMemo(() => JSON.parse(debounced) as BlockDocument, [debounced]);
