@@ -56,14 +56,13 @@ import {
   type SinkStats,
   NEWS_HTML,
   NEWS_SUBJECT,
+  waitForSink,
 } from './harness.js';
 
 const DOMAIN = 'acme.test';
 const FROM = `Acme <news@${DOMAIN}>`;
 const PUBLIC_URL = 'https://news.acme.test';
 const RATIO_GOAL = 0.8;
-/** No new message at the sink for this long: the run is stuck. */
-const STALL_MS = 60_000;
 const STEP_ID = 'send';
 const SUBJECT = NEWS_SUBJECT;
 const HTML = NEWS_HTML;
@@ -305,43 +304,6 @@ interface AutomationResult extends Result {
   runsPerSec: number;
   /** From the server's start to the last run completed. */
   runsDoneAfterMs: number;
-}
-
-/** Polls the sink until `expected` distinct messages arrived; fails when nothing arrives for STALL_MS. */
-async function waitForSink(
-  sink: Sink,
-  expected: number,
-  label: string,
-  check: () => void,
-  explain: () => Promise<string>,
-): Promise<SinkStats> {
-  let lastCount = -1;
-  let lastProgress = Date.now();
-  let lastReport = 0;
-  for (;;) {
-    check();
-    const s = await sink.stats();
-    if (s.count !== lastCount) {
-      lastCount = s.count;
-      lastProgress = Date.now();
-    }
-    if (Date.now() - lastReport > 10_000 || s.unique >= expected) {
-      lastReport = Date.now();
-      const rate =
-        s.first !== null && s.last !== null && s.last > s.first
-          ? ` (${Math.round(s.count / ((s.last - s.first) / 1000))}/s)`
-          : '';
-      process.stderr.write(
-        `  ${label}: ${s.count.toLocaleString('en-US')} / ${expected.toLocaleString('en-US')}${rate}\n`,
-      );
-    }
-    if (s.unique >= expected) return s;
-    if (Date.now() - lastProgress > STALL_MS)
-      throw new BenchError(
-        `${label}: no message arrived for ${STALL_MS / 1000} s (${s.count} of ${expected})\n${await explain()}`,
-      );
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 /** VmRSS of the server sampled every second; its VmHWM and the samples' maximum at the end. */

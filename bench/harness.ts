@@ -510,9 +510,15 @@ export async function seedContacts(database: string, workspaceId: string, rows: 
 
 /**
  * Polls the sink every 250 ms until `expected` distinct messages arrived, saying how far it got every 10 s; `check`
- * throws to stop early (a process died). Fails when nothing arrives for STALL_MS.
+ * throws to stop early (a process died). Fails when nothing arrives for STALL_MS, with what `explain` finds then.
  */
-export async function waitForSink(sink: Sink, expected: number, label: string, check: () => void): Promise<SinkStats> {
+export async function waitForSink(
+  sink: Sink,
+  expected: number,
+  label: string,
+  check: () => void,
+  explain: () => Promise<string> = async () => '',
+): Promise<SinkStats> {
   let lastCount = -1;
   let lastProgress = Date.now();
   let lastReport = 0;
@@ -523,7 +529,7 @@ export async function waitForSink(sink: Sink, expected: number, label: string, c
       lastCount = s.count;
       lastProgress = Date.now();
     }
-    if (Date.now() - lastReport > 10_000 || s.count >= expected) {
+    if (Date.now() - lastReport > 10_000 || s.unique >= expected) {
       lastReport = Date.now();
       const rate =
         s.first !== null && s.last !== null && s.last > s.first
@@ -535,7 +541,9 @@ export async function waitForSink(sink: Sink, expected: number, label: string, c
     }
     if (s.unique >= expected) return s;
     if (Date.now() - lastProgress > STALL_MS)
-      throw new BenchError(`${label}: no message arrived for ${STALL_MS / 1000} s (${s.count} of ${expected})`);
+      throw new BenchError(
+        `${label}: no message arrived for ${STALL_MS / 1000} s (${s.count} of ${expected})\n${await explain()}`.trimEnd(),
+      );
     await new Promise((r) => setTimeout(r, 250));
   }
 }

@@ -19,9 +19,9 @@
  *   ≤ WORKER_BATCHES × WORKER_BATCH_SIZE in all, ≤ 2 copies of one message, nothing lost, and those of the victim's
  *   deliveries ≤ its handed-off ones at the kill (duplicates of live workers' deliveries are printed: see the end).
  *
- * The engine's run lease is DEFAULT_ENGINE.leaseMs (60 s) whatever WORKER_LEASE_MS says (startJobs does not pass it
- * on): to stay well under a minute, the test shortens the dead worker's run leases to what WORKER_LEASE_MS would
- * have given them, which is what a worker that honoured it would have written.
+ * startJobs now gives the engine WORKER_LEASE_MS as its run lease (it once kept DEFAULT_ENGINE.leaseMs, 60 s, whatever
+ * WORKER_LEASE_MS said): the test still shortens the dead worker's run leases to what WORKER_LEASE_MS gives them,
+ * which changes nothing for a worker that honours it and keeps the test under a minute if one ever does not.
  *
  * Without TEST_DATABASE_URL the suite is skipped (the title says so).
  */

@@ -214,7 +214,11 @@ export class DeliveryPipeline {
       const memo = new Map<string, Promise<unknown>>();
       // The recipients of each workspace's deliveries in one call (their contacts and suppressions, two queries).
       const byWorkspace = new Map<string, ClaimedDelivery[]>();
-      for (const d of claimed) byWorkspace.set(d.workspaceId, [...(byWorkspace.get(d.workspaceId) ?? []), d]);
+      for (const d of claimed) {
+        const list = byWorkspace.get(d.workspaceId);
+        if (list) list.push(d);
+        else byWorkspace.set(d.workspaceId, [d]);
+      }
       const recipientsOf = new Map<string, Promise<Map<string, Recipient>>>();
       for (const [workspaceId, ds] of byWorkspace)
         recipientsOf.set(workspaceId, this.store.recipients(workspaceId, ds));
