@@ -3,7 +3,6 @@ import {
   contactEmail,
   CONTACT_COLUMNS,
   getTopic,
-  inRange,
   nextSlice,
   noteEngagement,
   suppressionsOf,
@@ -275,7 +274,7 @@ export class SqlDeliveryStore implements DeliveryStore {
       const result = await k.transaction().execute(async (trx) => {
         if (!(await broadcasts.renewMaterialization(trx, job.workspaceId, job.broadcastId, owner, leaseUntil)))
           return undefined;
-        const { query, sliceRows } = await audience(trx, this.db.dialect, job.workspaceId, {
+        const { inSlice, sliceRows } = await audience(trx, this.db.dialect, job.workspaceId, {
           segmentId: job.segmentId,
           topicId: job.topicId,
           resend: job.resend,
@@ -287,7 +286,7 @@ export class SqlDeliveryStore implements DeliveryStore {
             ? { after: within.after, upTo: within.upTo }
             : await nextSlice(trx, job.workspaceId, { rows: sliceRows, order: 'asc', cursor: job.cursor ?? undefined });
         const rows = (
-          await inRange(query, range)
+          await inSlice(range)
             .select(['contacts.id', 'contacts.email', 'contacts.timezone'])
             .orderBy('contacts.id')
             .limit(maxRows)

@@ -1,5 +1,6 @@
 import { afterEach, expect, it, vi } from 'vitest';
-import { compiledFilter } from '../../src/audience/segments/segments.repository.js';
+import { compiledFilter, compiledFilterWithin } from '../../src/audience/segments/segments.repository.js';
+import { inRange, type IdRange } from '../../src/audience/segments/slices.js';
 import { engagementKindOf, noteEngagement, recomputeEngagement } from '../../src/audience/index.js';
 import { ENGAGEMENT_INDEX_PREDICATE_0031 } from '../../src/db/migrations/0031_engagement_index.js';
 import { ENGAGEMENT_INDEX_PREDICATE, recordEvents, type NewEvent } from '../../src/outbox/index.js';
@@ -257,6 +258,68 @@ describeApi('segments: engagement conditions', (h: Harness) => {
     const probes = rows.filter((r) => r.detail.includes('eng'));
     expect(probes.length).toBe(1);
     expect(probes[0]!.detail).toContain('USING COVERING INDEX events_broadcast_engagement');
+  });
+
+  it('within a slice of contacts, a condition on one broadcast reads that part of its list and matches as the probe does', async () => {
+    const ws = await h.workspace();
+    const b1 = await broadcast(ws, 'One');
+    const ids: string[] = [];
+    for (let i = 0; i < 24; i++)
+      ids.push(await insertContact(h, ws, { email: `c${String(i).padStart(2, '0')}@example.com` }));
+    ids.sort();
+    // Every second contact got b1; every third of those opened it (a human), one more opened it as a machine.
+    for (const [i, id] of ids.entries()) {
+      if (i % 2) continue;
+      await event(ws, { type: 'email.sent', contactId: id, broadcastId: b1 });
+      if (i % 3 === 0) await event(ws, { type: 'email.opened', contactId: id, broadcastId: b1 });
+      else if (i % 4 === 0) await event(ws, { type: 'email.opened', contactId: id, broadcastId: b1, machine: true });
+    }
+    const filter = {
+      any: [
+        {
+          all: [
+            { engagement: 'delivered', broadcastId: b1, happened: true },
+            { engagement: 'opened', broadcastId: b1, happened: false },
+          ],
+        },
+        { field: 'email', op: 'eq', value: 'c01@example.com' },
+      ],
+    } as const;
+    const within = await compiledFilterWithin(h.db.kysely, h.dbName, ws.id, filter);
+    const probe = await compiledFilter(h.db.kysely, h.dbName, ws.id, filter);
+    const all = h.db.kysely.selectFrom('contacts').select('contacts.id').where('contacts.workspace_id', '=', ws.id);
+    const ranges: IdRange[] = [
+      {},
+      { after: ids[3], upTo: ids[15] },
+      { after: ids[10] },
+      { upTo: ids[7] },
+      { from: ids[4], before: ids[20] },
+      { before: ids[9] },
+      { from: ids[0], before: ids[1] },
+    ];
+    for (const range of ranges) {
+      const sliced = await inRange(all.where(within(range)), range)
+        .orderBy('contacts.id')
+        .execute();
+      const probed = await inRange(all.where(probe), range).orderBy('contacts.id').execute();
+      expect(sliced, JSON.stringify(range)).toEqual(probed);
+    }
+    // Non-openers among those sent b1: 0, 6, 12, 18 opened; 2, 4, 8, 10, 14, 16, 20, 22 did not; c01 by its address.
+    const everyone = await inRange(all.where(within({ after: ids[0], upTo: ids[23] })), {
+      after: ids[0],
+      upTo: ids[23],
+    }).execute();
+    expect(everyone.map((r) => ids.indexOf(r.id)).sort((a, b) => a - b)).toEqual([1, 2, 4, 8, 10, 14, 16, 20, 22]);
+    if (h.dbName !== 'sqlite') return; // PostgreSQL evaluates the whole range at once (no slices): the probe stays
+    const q = inRange(all.where(within({ after: ids[3], upTo: ids[15] })), { after: ids[3], upTo: ids[15] }).compile();
+    expect(q.sql).toContain('(contacts.id in (select eng.contact_id from events as eng');
+    const { rows } = await h.db.kysely.executeQuery<{ detail: string }>({ ...q, sql: `explain query plan ${q.sql}` });
+    const reads = rows.filter((r) => r.detail.includes('eng'));
+    expect(reads.length).toBe(2);
+    for (const r of reads)
+      expect(r.detail).toMatch(
+        /USING COVERING INDEX events_broadcast_engagement \(.*contact_id>\? AND contact_id<\?\)/,
+      );
   });
 
   it('the summary follows the writers: an older event does not move it back; the burst rule reads the latest human click again', async () => {

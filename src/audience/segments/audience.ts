@@ -5,8 +5,8 @@ import { unprocessable, type FieldError } from '../../errors/errors.js';
 import { notSuppressed } from '../suppressions/suppressions.repository.js';
 import { getTopic } from '../topics/topics.repository.js';
 import type { Filter, FrozenEngagementCondition } from './segments.filter.js';
-import { compiledFilter, getSegment } from './segments.repository.js';
-import { EVALUATION_LIMIT_MS, contactSlices, inRange, sliceRows } from './slices.js';
+import { compiledFilterWithin, getSegment } from './segments.repository.js';
+import { EVALUATION_LIMIT_MS, contactSlices, inRange, sliceRows, type IdRange } from './slices.js';
 
 export interface AudienceSpec {
   segmentId: string | null;
@@ -67,7 +67,12 @@ export async function audience(
   dialect: Dialect,
   workspaceId: string,
   spec: AudienceSpec & { extra?: Filter },
-): Promise<{ query: SelectQueryBuilder<Database, 'contacts', object>; sliceRows: number }> {
+): Promise<{
+  query: SelectQueryBuilder<Database, 'contacts', object>;
+  /** The query narrowed to one slice of contacts (and its broadcast conditions to the same range: compileFilter). */
+  inSlice: (range: IdRange) => SelectQueryBuilder<Database, 'contacts', object>;
+  sliceRows: number;
+}> {
   const errors: FieldError[] = [];
   const segment = spec.segmentId === null ? undefined : await getSegment(db, workspaceId, spec.segmentId);
   if (spec.segmentId !== null && !segment)
@@ -77,7 +82,7 @@ export async function audience(
   if (errors.length)
     throw unprocessable('invalid_reference', errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; '), errors);
 
-  let q = db
+  const base = db
     .selectFrom('contacts')
     .where('contacts.workspace_id', '=', workspaceId)
     .where('contacts.status', '=', 'SUBSCRIBED')
@@ -86,8 +91,12 @@ export async function audience(
   const resend = spec.resend ? resendFilter(spec.resend) : null;
   const parts = [segment?.filter, topic, resend, spec.extra].filter((f): f is Filter => Boolean(f));
   const filter: Filter | null = parts.length > 1 ? { all: parts } : (parts[0] ?? null);
-  if (filter) q = q.where(await compiledFilter(db, dialect, workspaceId, filter));
-  return { query: q, sliceRows: sliceRows(filter) };
+  const condition = filter ? await compiledFilterWithin(db, dialect, workspaceId, filter) : null;
+  return {
+    query: condition ? base.where(condition()) : base,
+    inSlice: (range) => inRange(condition ? base.where(condition(range)) : base, range),
+    sliceRows: sliceRows(filter),
+  };
 }
 
 /** How many contacts the audience has now (narrowed by `extra`, a filter), counted a slice at a time. */
@@ -97,14 +106,14 @@ export async function countAudience(
   workspaceId: string,
   spec: AudienceSpec & { extra?: Filter },
 ): Promise<number> {
-  const { query, sliceRows: rows } = await audience(db, dialect, workspaceId, spec);
+  const { inSlice, sliceRows: rows } = await audience(db, dialect, workspaceId, spec);
   let n = 0;
   for await (const range of contactSlices(db, dialect, workspaceId, {
     rows,
     order: 'asc',
     limitMs: EVALUATION_LIMIT_MS,
   })) {
-    const r = await inRange(query, range)
+    const r = await inSlice(range)
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirst();
     n += Number(r?.n ?? 0);
@@ -121,7 +130,7 @@ export async function audiencePage(
   limit: number,
   beforeId?: string,
 ) {
-  const { query, sliceRows: rows } = await audience(db, dialect, workspaceId, spec);
+  const { inSlice, sliceRows: rows } = await audience(db, dialect, workspaceId, spec);
   const out: { id: string; email: string; first_name: string | null; last_name: string | null }[] = [];
   for await (const range of contactSlices(db, dialect, workspaceId, {
     rows,
@@ -130,7 +139,7 @@ export async function audiencePage(
     limitMs: EVALUATION_LIMIT_MS,
   })) {
     out.push(
-      ...(await inRange(query, range)
+      ...(await inSlice(range)
         .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name'])
         .orderBy('contacts.id', 'desc')
         .limit(limit - out.length)

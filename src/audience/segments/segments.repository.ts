@@ -146,19 +146,27 @@ export async function existingBroadcastIds(db: Executor, workspaceId: string, id
  * read first: one query when it names any.
  */
 export async function compiledFilter(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter) {
+  return (await compiledFilterWithin(db, dialect, workspaceId, filter))();
+}
+
+/**
+ * compiledFilter as a function of the slice of contacts a statement is narrowed to (compileFilter's `within`): the
+ * topics read once, the SQL made per slice.
+ */
+export async function compiledFilterWithin(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter) {
   const topics = await topicDefaults(
     db,
     workspaceId,
     topicReferences(filter).map((r) => r.topic),
   );
-  return compileFilter(filter, dialect, workspaceId, topics);
+  return (within?: IdRange) => compileFilter(filter, dialect, workspaceId, topics, within);
 }
 
+/** The statement over the workspace's contacts the filter matches, narrowed to one slice. */
 async function matching(db: Executor, dialect: Dialect, workspaceId: string, filter: Filter) {
-  return db
-    .selectFrom('contacts')
-    .where('contacts.workspace_id', '=', workspaceId)
-    .where(await compiledFilter(db, dialect, workspaceId, filter));
+  const condition = await compiledFilterWithin(db, dialect, workspaceId, filter);
+  const all = db.selectFrom('contacts').where('contacts.workspace_id', '=', workspaceId);
+  return (range: IdRange) => inRange(all.where(condition(range)), range);
 }
 
 /** The workspace's contacts the filter matches, whatever their status, newest first (evaluated in slices). */
@@ -170,14 +178,14 @@ export async function listMatchingContacts(
   opts: { limit: number; beforeId?: string },
 ): Promise<SegmentContact[]> {
   const out: SegmentContact[] = [];
-  const query = await matching(db, dialect, workspaceId, filter);
+  const inSlice = await matching(db, dialect, workspaceId, filter);
   for await (const range of contactSlices(db, dialect, workspaceId, {
     rows: sliceRows(filter),
     order: 'desc',
     before: opts.beforeId,
     limitMs: EVALUATION_LIMIT_MS,
   })) {
-    const rows = await inRange(query, range)
+    const rows = await inSlice(range)
       .select(['contacts.id', 'contacts.email', 'contacts.first_name', 'contacts.last_name', 'contacts.status'])
       .orderBy('contacts.id', 'desc')
       .limit(opts.limit - out.length)
@@ -197,13 +205,13 @@ export async function countMatchingContacts(
   filter: Filter,
 ): Promise<{ count: number; subscribed: number }> {
   const total = { count: 0, subscribed: 0 };
-  const query = await matching(db, dialect, workspaceId, filter);
+  const inSlice = await matching(db, dialect, workspaceId, filter);
   for await (const range of contactSlices(db, dialect, workspaceId, {
     rows: sliceRows(filter),
     order: 'asc',
     limitMs: EVALUATION_LIMIT_MS,
   })) {
-    const row = await inRange(query, range)
+    const row = await inSlice(range)
       .select((eb) => [
         eb.fn.countAll().as('count'),
         eb.fn
@@ -292,7 +300,8 @@ export async function matchingContactIds(
   filter: Filter,
   opts: { afterId?: string; limit: number },
 ): Promise<string[]> {
-  let q = (await matching(db, dialect, workspaceId, filter)).select('contacts.id');
+  // Not a slice: a page ends at its limit, so the broadcast conditions probe contact by contact (no `within`).
+  let q = (await matching(db, dialect, workspaceId, filter))({}).select('contacts.id');
   if (opts.afterId) q = q.where('contacts.id', '>', opts.afterId);
   return (await q.orderBy('contacts.id').limit(opts.limit).execute()).map((r) => r.id);
 }
@@ -314,7 +323,7 @@ export async function* pagesOfMatchingContacts(
   filter: Filter | null,
   pageSize = 500,
 ): AsyncGenerator<(ContactRecord & { suppressed: boolean })[]> {
-  const condition = filter ? await compiledFilter(db, dialect, workspaceId, filter) : null;
+  const condition = filter ? await compiledFilterWithin(db, dialect, workspaceId, filter) : null;
   const rowsPerSlice = sliceRows(filter);
   const whole = async function* (after: string | undefined): AsyncGenerator<IdRange> {
     yield { after };
@@ -342,7 +351,7 @@ export async function* pagesOfMatchingContacts(
         .leftJoin('suppressions', suppressionOfContact)
         .select('suppressions.id as suppression')
         .where('contacts.workspace_id', '=', workspaceId);
-      if (condition) q = q.where(condition);
+      if (condition) q = q.where(condition(range));
       rows.push(
         ...(await inRange(q, range)
           .orderBy('contacts.id', 'asc')
