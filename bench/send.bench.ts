@@ -23,6 +23,7 @@
  *          signature, as nodemailer's documentation shows), --pg, --database-url URL, --workers N, --threads N
  *          (SEND_THREADS), --nice N (SEND_THREADS_NICE), --cpu-prof DIR (profile the server), --help.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,6 +59,7 @@ import {
   NEWS_SUBJECT,
 } from './harness.js';
 import { openDkimKey } from '../src/mail-setup/domains/domains.keys.js';
+import { startPostfixSink } from './postfix-sink.js';
 
 const DOMAIN = 'acme.test';
 const PUBLIC_URL = 'https://news.acme.test';
@@ -84,6 +86,7 @@ function parseOptions() {
       threads: { type: 'string' },
       nice: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      sink: { type: 'string' },
     },
     {
       example: 'npm run bench:send -- --rows 10000',
@@ -100,6 +103,7 @@ function parseOptions() {
         '  --threads N       SEND_THREADS of the server (default: its own)',
         '  --nice N          SEND_THREADS_NICE of the server: how much lower the send threads run (default: its own, 0: the same)',
         '  --cpu-prof DIR    run the server with node --cpu-prof, writing the profiles to DIR (one per thread; open them in Chrome DevTools)',
+        "  --sink postfix    Debian's smtp-sink (package postfix, C) instead of the Node sink; also reports the machine's signing limit",
       ],
     },
   );
@@ -109,6 +113,8 @@ function parseOptions() {
     throw new BenchError(
       '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
     );
+  if (values.sink !== undefined && values.sink !== 'node' && values.sink !== 'postfix')
+    throw new BenchError(`--sink: "node" or "postfix", not "${values.sink}"`);
   const workers = values.workers === undefined ? 0 : positiveInt('workers', values.workers, 1);
   if (workers && !pgUrl)
     throw new BenchError('--workers needs --pg: several processes share one PostgreSQL (SQLite has a single process)');
@@ -122,6 +128,7 @@ function parseOptions() {
     skipBaseline: values['skip-baseline'] ?? false,
     baselineKeyObject: !(values['baseline-pem'] ?? false),
     cpuProfDir: values['cpu-prof'] === undefined ? null : path.resolve(values['cpu-prof']),
+    sink: (values.sink ?? 'node') as 'node' | 'postfix',
   };
 }
 
@@ -368,18 +375,48 @@ async function runFormcast(
 // ---------------------------------------------------------------------------------------------------
 // Report
 
+/** Messages of the Formcast run whose DKIM signature is verified with --sink postfix. */
+const DKIM_SAMPLE = 20;
+/** Issue 36's moonshot: half the machine's signing limit. */
+const MOONSHOT = 0.5;
+
+interface PostfixFigures {
+  limit: { perSec: number; usPerSign: number; cores: number };
+  sinkCpu: { baseline?: number; formcast?: number };
+  dkim: { checked: number; passed: number; failures: string[] };
+}
+
+/**
+ * How many messages a second this machine could sign at most: RSA-2048 signatures of a DKIM header block's size
+ * (crypto.sign, a parsed KeyObject, as the sender signs) timed on one core after a warm-up, times the cores.
+ */
+function signingLimit(pem: string): PostfixFigures['limit'] {
+  const keyObject = crypto.createPrivateKey(pem);
+  const data = Buffer.alloc(600, 'a');
+  for (let i = 0; i < 50; i++) crypto.sign('sha256', data, keyObject);
+  const n = 500;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) crypto.sign('sha256', data, keyObject);
+  const usPerSign = ((performance.now() - t0) * 1000) / n;
+  const cores = os.availableParallelism();
+  return { perSec: (cores * 1e6) / usPerSign, usPerSign, cores };
+}
+
 function report(
   opts: ReturnType<typeof parseOptions>,
   concurrency: number,
   results: Result[],
   target: Target,
+  postfix: PostfixFigures | null,
 ): boolean {
   const baseline = results.find((r) => r.label === 'baseline');
   const ratio = baseline && baseline.perSec > 0 ? target.perSec / baseline.perSec : null;
   const ratioPass = ratio !== null && ratio >= RATIO_GOAL;
   const rssApplies = opts.rows >= RSS_GOAL_ROWS;
   const rssPass = (target.peakRssMb ?? Infinity) < RSS_GOAL_MB;
-  const complete = results.every((r) => r.missing === 0 && r.signed >= r.messages);
+  const complete =
+    results.every((r) => r.missing === 0 && r.signed >= r.messages) &&
+    (postfix === null || postfix.dkim.passed === postfix.dkim.checked);
 
   const cols = [
     'run',
@@ -419,6 +456,17 @@ function report(
     `formcast time to first message:   ${fmt(target.timeToFirstMs)} ms (send request to first arrival); broadcast SENT after ${fmt(target.sentAfterMs / 1000, 1)} s`,
     `formcast peak RSS (VmHWM):        ${fmt(target.peakRssMb, 0)} MB${target.peakRssByProcessMb.length > 1 ? ` (per worker: ${target.peakRssByProcessMb.map((m) => fmt(m, 0)).join(', ')})` : ''} (max sampled VmRSS ${fmt(target.rssSamplesMaxMb, 0)} MB)   goal < ${RSS_GOAL_MB} MB at ${fmt(RSS_GOAL_ROWS)} recipients   ${rssApplies ? (rssPass ? 'PASS' : 'MISS') : `n/a at ${fmt(opts.rows)} (run --million)`}`,
     `serve's GET /healthz meanwhile:   p50 ${fmt(target.healthz.p50Ms, 1)} ms, p99 ${fmt(target.healthz.p99Ms, 1)} ms, max ${fmt(target.healthz.maxMs, 1)} ms (${fmt(target.healthz.count)} requests, one every 50 ms${opts.workers ? '; serve does not send here' : ''})`,
+    ...(postfix
+      ? [
+          `the sink: Postfix smtp-sink, CPU ${results.map((r) => `${r.label} ${fmt(postfix.sinkCpu[r.label] ?? null, 3)}`).join(', ')} ms per message`,
+          `signing limit of this machine:    ${fmt(postfix.limit.perSec, 0)} msg/s (RSA-2048, ${fmt(postfix.limit.usPerSign, 0)} µs a signature on one core, × ${postfix.limit.cores} cores)`,
+          ...results.map(
+            (r) =>
+              `${`${r.label} as a share of it:`.padEnd(34)}${(r.perSec / postfix.limit.perSec).toFixed(3)}x${r.label === 'formcast' ? `   moonshot >= ${MOONSHOT}x   ${r.perSec / postfix.limit.perSec >= MOONSHOT ? 'PASS' : 'MISS'}` : ''}`,
+          ),
+          `DKIM of ${postfix.dkim.checked} messages picked at random (mailauth): ${postfix.dkim.passed} pass${postfix.dkim.failures.length ? `; ${postfix.dkim.failures.slice(0, 3).join('; ')}` : ''}`,
+        ]
+      : []),
     `messages that arrived twice:      ${fmt(target.duplicates)} (by Message-ID)`,
     `all messages arrived, all signed: ${complete ? 'ok' : 'FAILED (the figures above are not valid)'}`,
     '',
@@ -461,6 +509,24 @@ function report(
         healthz: target.healthz,
       },
       ratio: round(ratio, 3),
+      sink: opts.sink,
+      ...(postfix
+        ? {
+            signingLimit: {
+              perSec: round(postfix.limit.perSec, 0),
+              usPerSign: round(postfix.limit.usPerSign, 1),
+              cores: postfix.limit.cores,
+            },
+            shareOfSigningLimit: Object.fromEntries(
+              results.map((r) => [r.label, round(r.perSec / postfix.limit.perSec, 3)]),
+            ),
+            sinkCpuMsPerMessage: {
+              baseline: round(postfix.sinkCpu.baseline ?? null, 3),
+              formcast: round(postfix.sinkCpu.formcast ?? null, 3),
+            },
+            dkimSample: { checked: postfix.dkim.checked, passed: postfix.dkim.passed },
+          }
+        : {}),
       goals: {
         ratio: { min: RATIO_GOAL, value: round(ratio, 3), pass: ratioPass },
         peakRssMb: {
@@ -499,13 +565,24 @@ async function main(): Promise<number> {
   const key = { ...row, dkim_private_key: openDkimKey(secret, row.dkim_private_key, row.id) };
   process.stderr.write(`  contacts inserted in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
 
-  const sink = await startSmtpSink();
+  // The machine's signing limit: RSA-2048 signatures a second on one core, measured here before the runs, times the cores.
+  const limit = opts.sink === 'postfix' ? signingLimit(key.dkim_private_key) : null;
+  const postfix = opts.sink === 'postfix' ? await startPostfixSink() : null;
+  const sink = postfix ?? (await startSmtpSink());
   const results: Result[] = [];
-  if (!opts.skipBaseline)
+  let sinkCpu: { baseline?: number; formcast?: number } = {};
+  if (!opts.skipBaseline) {
+    const before = postfix?.cpuSeconds() ?? 0;
     results.push(await runBaseline(sink, key, opts.rows, opts.connections, concurrency, opts.baselineKeyObject));
+    if (postfix) sinkCpu.baseline = ((postfix.cpuSeconds() - before) * 1000) / opts.rows;
+  }
+  const before = postfix?.cpuSeconds() ?? 0;
   const target = await runFormcast(sink, env, opts.rows, created.apiKey, opts.workers, opts.cpuProfDir);
+  if (postfix) sinkCpu = { ...sinkCpu, formcast: ((postfix.cpuSeconds() - before) * 1000) / opts.rows };
   results.push(target);
-  return report(opts, concurrency, results, target) ? 0 : 1;
+  const publicKey = crypto.createPublicKey(key.dkim_private_key).export({ type: 'spki', format: 'pem' }).toString();
+  const dkim = postfix ? await postfix.verifyDkim(DKIM_SAMPLE, publicKey) : null;
+  return report(opts, concurrency, results, target, postfix ? { limit: limit!, sinkCpu, dkim: dkim! } : null) ? 0 : 1;
 }
 
 await runBench('bench:send', main);

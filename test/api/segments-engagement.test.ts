@@ -1,6 +1,7 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { compiledFilter, compiledFilterWithin } from '../../src/audience/segments/segments.repository.js';
 import { inRange, type IdRange } from '../../src/audience/segments/slices.js';
+import type { Filter } from '../../src/audience/segments/segments.filter.js';
 import { engagementKindOf, noteEngagement, recomputeEngagement } from '../../src/audience/index.js';
 import { ENGAGEMENT_INDEX_PREDICATE_0031 } from '../../src/db/migrations/0031_engagement_index.js';
 import { ENGAGEMENT_INDEX_PREDICATE, recordEvents, type NewEvent } from '../../src/outbox/index.js';
@@ -274,7 +275,7 @@ describeApi('segments: engagement conditions', (h: Harness) => {
       if (i % 3 === 0) await event(ws, { type: 'email.opened', contactId: id, broadcastId: b1 });
       else if (i % 4 === 0) await event(ws, { type: 'email.opened', contactId: id, broadcastId: b1, machine: true });
     }
-    const filter = {
+    const filter: Filter = {
       any: [
         {
           all: [
@@ -284,7 +285,7 @@ describeApi('segments: engagement conditions', (h: Harness) => {
         },
         { field: 'email', op: 'eq', value: 'c01@example.com' },
       ],
-    } as const;
+    };
     const within = await compiledFilterWithin(h.db.kysely, h.dbName, ws.id, filter);
     const probe = await compiledFilter(h.db.kysely, h.dbName, ws.id, filter);
     const all = h.db.kysely.selectFrom('contacts').select('contacts.id').where('contacts.workspace_id', '=', ws.id);
