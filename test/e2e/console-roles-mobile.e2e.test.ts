@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { describeBrowser, expectNoSeriousAxe, launchBrowser, watchPages } from '../helpers/browser.js';
+import { SCREENSHOTS, describeBrowser, expectNoSeriousAxe, launchBrowser, watchPages } from '../helpers/browser.js';
 import { ROOT, apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
 
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
@@ -92,7 +92,7 @@ describeBrowser('the console for each role and at 390 px (formcast serve, headle
     await p.evaluate(() => window.scrollTo(0, 0));
     const file = path.join(SHOTS, `roles-${name}.png`);
     await p.screenshot({ path: file, fullPage: true });
-    if (docs) fs.copyFileSync(file, path.join(DOCS, `roles-${name}.png`));
+    if (docs && SCREENSHOTS) fs.copyFileSync(file, path.join(DOCS, `roles-${name}.png`));
   }
 
   /** What must never show: a scope's name, the generic failure panel, a raw error code. */

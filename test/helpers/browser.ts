@@ -50,11 +50,34 @@ export function describeBrowser(title: string, suite: () => void): void {
 }
 
 /**
+ * Whether the suites write their screenshots (test-output/e2e, and the pictures under docs/images some of them keep
+ * current): only with `SCREENSHOTS=1` (`npm run screenshots`, README "Screenshots") or `DOCS_SCREENSHOTS=1`. They are
+ * for people to look at; `npm test` (and so CI) skips them: taking and encoding them was a sixth of the end-to-end
+ * suites' time, on a machine they keep busy. Everything else a suite checks on the page runs either way.
+ */
+export const SCREENSHOTS = process.env.SCREENSHOTS === '1' || process.env.DOCS_SCREENSHOTS === '1';
+
+let screenshotsOff = false;
+
+/** Without SCREENSHOTS, `page.screenshot` and `locator.screenshot` answer an empty buffer and write nothing. */
+async function skipScreenshots(browser: Browser): Promise<void> {
+  if (SCREENSHOTS || screenshotsOff) return;
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  for (const proto of [Object.getPrototypeOf(page), Object.getPrototypeOf(page.locator('body'))])
+    proto.screenshot = async () => Buffer.alloc(0);
+  await ctx.close();
+  screenshotsOff = true;
+}
+
+/**
  * Launches headless Chromium. Every launch runs on a fresh temporary profile (user-data dir) that
  * playwright removes on close, so no state (localStorage, cookies) carries over between suites.
  */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS, timeout: 60_000 });
+export async function launchBrowser(): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ARGS, timeout: 60_000 });
+  await skipScreenshots(browser);
+  return browser;
 }
 
 /** A customer's site on another origin (another port on 127.0.0.1): serves `pages` by path, 404 otherwise. */
@@ -79,19 +102,29 @@ export async function startSite(): Promise<Site> {
 
 let axeSource: string | undefined;
 
-/** axe-core on the page as it is: no serious or critical violation (the first three nodes of each are named). */
-export async function expectNoSeriousAxe(p: Page, name: string): Promise<void> {
+/** The axe rules whose result depends on the colours: all a page in another theme (the same markup) can break. */
+const COLOR_RULES = ['color-contrast', 'link-in-text-block'];
+
+/**
+ * axe-core on the page as it is: no serious or critical violation (the first three nodes of each are named).
+ * `colorsOnly`: only the rules about colours, for a page already checked whole in another theme.
+ */
+export async function expectNoSeriousAxe(p: Page, name: string, opts: { colorsOnly?: boolean } = {}): Promise<void> {
   axeSource ??= fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   await p.evaluate(axeSource);
-  const result = await p.evaluate(async () => {
-    const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+  const rules = opts.colorsOnly ? COLOR_RULES : null;
+  const result = await p.evaluate(async (only) => {
+    const r = await (window as any).axe.run(document, {
+      resultTypes: ['violations'],
+      ...(only ? { runOnly: { type: 'rule', values: only } } : {}),
+    });
     return r.violations.map((v: any) => ({
       id: v.id,
       impact: v.impact,
       help: v.help,
       nodes: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')),
     }));
-  });
+  }, rules);
   const bad = result.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
   expect(bad, `axe on ${name}: ${JSON.stringify(bad, null, 2)}`).toEqual([]);
 }
