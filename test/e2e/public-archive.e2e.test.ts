@@ -134,7 +134,7 @@ describeBrowser('public archive: light, dark, 390 px (headless Chromium)', () =>
       const [r, g, b] = bg.match(/\d+/g)!.map(Number);
       expect((r! + g! + b!) / 3 > 128, `${mode.name}: background ${bg}`).toBe(mode.colorScheme === 'light');
       await noSidewaysScroll(p, `archive ${mode.name}`);
-      await expectNoSeriousAxe(p, `archive (${mode.name})`);
+      await expectNoSeriousAxe(p, `archive (${mode.name})`, { colorsOnly: mode.name === 'dark' });
       await p.screenshot({ path: path.join(SHOTS, `archive-${mode.name}.png`), fullPage: true });
       await p.close();
     }
