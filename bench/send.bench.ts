@@ -219,6 +219,8 @@ async function runBaseline(
 
 interface Target extends Result {
   sentAfterMs: number;
+  /** CPU ms per message of each tier: serve, the worker processes (0 without --workers), PostgreSQL (0 on SQLite). */
+  cpuByTier: { serve: number; workers: number; postgres: number };
   rssSamplesMaxMb: number;
   /** Peak RSS of each sending process (serve, or each worker). */
   peakRssByProcessMb: number[];
@@ -319,7 +321,15 @@ async function runFormcast(
   }, 1000);
   const cpuOf = () =>
     senders.reduce((sum, p) => sum + cpuSeconds(p.child.pid!), 0) + (workers ? cpuSeconds(child.pid!) : 0);
+  // Per tier (docs/scaling.md): serve, the workers, and PostgreSQL's processes (every `postgres` process of the machine:
+  // valid when nothing else uses that server meanwhile).
+  const tiers = () => ({
+    serve: cpuSeconds(child.pid!),
+    workers: workerChildren.reduce((sum, w) => sum + cpuSeconds(w.child.pid!), 0),
+    postgres: env.DATABASE_URL?.startsWith('postgres') ? postgresCpuSeconds() : 0,
+  });
   try {
+    const tiersBefore = tiers();
     const cpuBefore = cpuOf();
     const sentAt = performance.timeOrigin + performance.now();
     await expectStatus(
@@ -334,6 +344,9 @@ async function runFormcast(
     }).finally(probe.stop);
     const healthz = await probe.figures;
     const cpuMs = (cpuOf() - cpuBefore) * 1000;
+    const tiersAfter = tiers();
+    const perMessage = (k: keyof typeof tiersAfter) => ((tiersAfter[k] - tiersBefore[k]) * 1000) / rows;
+    const cpuByTier = { serve: perMessage('serve'), workers: perMessage('workers'), postgres: perMessage('postgres') };
     // The broadcast must end SENT with every delivery sent.
     let broadcast: { status: string; stats?: { sent: number; recipients: number } } = { status: 'SENDING' };
     const deadline = Date.now() + 60_000;
@@ -362,6 +375,7 @@ async function runFormcast(
         cpuMsPerMessage: cpuMs / rows,
       }),
       sentAfterMs,
+      cpuByTier,
       rssSamplesMaxMb: rssMaxMb,
       peakRssByProcessMb: peaks,
       healthz,
@@ -374,6 +388,21 @@ async function runFormcast(
 
 // ---------------------------------------------------------------------------------------------------
 // Report
+
+/** User + system CPU seconds of every `postgres` process of this machine (the server's backends and helpers). */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      total += cpuSeconds(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
 
 /** Messages of the Formcast run whose DKIM signature is verified with --sink postfix. */
 const DKIM_SAMPLE = 20;
@@ -467,6 +496,7 @@ function report(
           `DKIM of ${postfix.dkim.checked} messages picked at random (mailauth): ${postfix.dkim.passed} pass${postfix.dkim.failures.length ? `; ${postfix.dkim.failures.slice(0, 3).join('; ')}` : ''}`,
         ]
       : []),
+    `CPU ms per message by tier:       serve ${fmt(target.cpuByTier.serve, 3)}${opts.workers ? `, workers ${fmt(target.cpuByTier.workers, 3)}` : ''}${opts.pgUrl ? `, PostgreSQL ${fmt(target.cpuByTier.postgres, 3)} (all its processes)` : ''}`,
     `messages that arrived twice:      ${fmt(target.duplicates)} (by Message-ID)`,
     `all messages arrived, all signed: ${complete ? 'ok' : 'FAILED (the figures above are not valid)'}`,
     '',
@@ -504,6 +534,11 @@ function report(
       target: {
         ...json(target),
         sentAfterMs: round(target.sentAfterMs, 0),
+        cpuMsPerMessageByTier: {
+          serve: round(target.cpuByTier.serve, 3),
+          workers: round(target.cpuByTier.workers, 3),
+          postgres: round(target.cpuByTier.postgres, 3),
+        },
         rssSamplesMaxMb: round(target.rssSamplesMaxMb),
         peakRssByProcessMb: target.peakRssByProcessMb,
         healthz: target.healthz,
