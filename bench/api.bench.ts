@@ -46,6 +46,8 @@ const LABELS: Label[] = ['baseline', 'floor', 'formcast'];
 /** formcast / floor (median req/s): the issue's goal since the floor showed 0.6x of the baseline out of reach. */
 const FLOOR_RATIO_GOAL = 0.8;
 const P99_GOAL_MS = 10;
+/** Issue 36, goal 5: formcast p99 at most this many times the floor's (medians of the rounds). */
+const P99_OVER_FLOOR_GOAL = 1.25;
 const UPDATE_BODY = JSON.stringify({ name: 'Bench form', seoTitle: 'Hello' });
 
 function parseOptions() {
@@ -304,6 +306,9 @@ function report(runs: Run[], opts: ReturnType<typeof parseOptions>): boolean {
   const overFloor = rate(target, floor);
   const ratioPass = overFloor >= FLOOR_RATIO_GOAL;
   const p99Pass = target.medianP99Ms < P99_GOAL_MS;
+  // Issue 36, goal 5: the p99 against the floor's in the same run (the absolute goal depends on the machine).
+  const p99OverFloor = floor.medianP99Ms > 0 ? target.medianP99Ms / floor.medianP99Ms : Infinity;
+  const p99FloorPass = p99OverFloor <= P99_OVER_FLOOR_GOAL;
   const all = [baseline, floor, target];
   const bad = all.reduce((n, x) => n + x.non2xx + x.errors, 0);
   const ranClean = bad === 0;
@@ -345,6 +350,7 @@ function report(runs: Run[], opts: ReturnType<typeof parseOptions>): boolean {
     '',
     `ratio formcast/floor (median req/s):    ${overFloor.toFixed(3)}x   goal >= ${FLOOR_RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}   what Formcast's framework, validation and query layer leave of the endpoint's own work`,
     `formcast p99 (median of rounds):        ${target.medianP99Ms} ms   goal < ${P99_GOAL_MS} ms   ${p99Pass ? 'PASS' : 'MISS'}`,
+    `formcast p99 / the floor's p99:         ${p99OverFloor.toFixed(3)}x (${target.medianP99Ms} / ${floor.medianP99Ms} ms)   goal <= ${P99_OVER_FLOOR_GOAL}x   ${p99FloorPass ? 'PASS' : 'MISS'}`,
     `ratio formcast/baseline (reference):    ${ratio.toFixed(3)}x`,
     `ratio floor/baseline (reference):       ${floorRatio.toFixed(3)}x   the most this endpoint's own work allows here`,
     `non-2xx responses / connection errors:  ${all.reduce((n, x) => n + x.non2xx, 0)} / ${all.reduce((n, x) => n + x.errors, 0)}   ${ranClean ? 'ok' : 'FAILED (must be 0; the figures above are not valid)'}`,
@@ -375,6 +381,7 @@ function report(runs: Run[], opts: ReturnType<typeof parseOptions>): boolean {
       goals: {
         targetOverFloor: { min: FLOOR_RATIO_GOAL, value: round3(overFloor), pass: ratioPass },
         p99Ms: { max: P99_GOAL_MS, value: target.medianP99Ms, pass: p99Pass },
+        p99OverFloor: { max: P99_OVER_FLOOR_GOAL, value: round3(p99OverFloor), pass: p99FloorPass },
       },
       ok: ranClean,
     })}\n`,
