@@ -10,13 +10,24 @@
  * the next token in turn, 50 connections; a fixed count (not a duration) so that every request is answered
  * before the run ends and the events can be counted exactly.
  *
- * Goals (from the issue): formcast req/s >= 0.7x the baseline's for each endpoint, p99 < 10 ms, and afterwards
- * the number of recorded events (email.opened, email.clicked) equals the number of 2xx / 3xx answers. Printed as
- * PASS/MISS; the exit code is 1 only when something did not run (a child failed, a setup step failed, an
- * unexpected status or a connection error).
+ * A third server, the floor (bench/track-floor-server.ts, issue 36 goal 4), answers the same requests on Formcast's
+ * database doing the work itself and nothing else: the same token verified, the same event rows written with the same
+ * indexes, by group commit.
  *
- * Options: --requests N (per measured run, default 40000), --warmup N (requests, default 5000), --rounds N
- *          (default 1), --recipients N (default 300), --connections N (default 50), --help.
+ * Goals: formcast req/s >= 0.7x the baseline's for each endpoint and p99 < 10 ms (issue 13); formcast req/s >= 0.8x
+ * the floor's and p99 <= 1.25x the floor's (issue 36); and every answered hit recorded: after each run the new
+ * email.opened / email.clicked rows equal its 2xx / 3xx answers, for formcast and for the floor. Printed as PASS/MISS;
+ * the exit code is 1 only when something did not run (a child failed, a setup step failed, an unexpected status or a
+ * connection error).
+ *
+ * Without --rules the tokens of a few recipients are hit again and again, with Formcast's replay rules (the repeat
+ * window, the per-address limit, the per-delivery cap: docs/tracking.md, "Replays and floods") off, so that every hit
+ * is written. With --rules the rules stay at their defaults and every request to Formcast carries a token it has not
+ * seen: the broadcast goes to rounds × (warm-up + requests) recipients.
+ *
+ * Options: --requests N (per measured run, default 40000; 20000 with --rules), --warmup N (requests, default 5000;
+ *          2000 with --rules), --rounds N (default 1), --recipients N (default 300; with --rules, as many as needed),
+ *          --connections N (default 50), --rules, --help.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -45,6 +56,9 @@ import {
 
 const RATIO_GOAL = 0.7;
 const P99_GOAL_MS = 10;
+/** Issue 36, goal 4: formcast against the floor. */
+const FLOOR_RATIO_GOAL = 0.8;
+const P99_OVER_FLOOR_GOAL = 1.25;
 
 function parseOptions() {
   const values = parseCommandLine(
@@ -55,6 +69,7 @@ function parseOptions() {
       recipients: { type: 'string' },
       connections: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      rules: { type: 'boolean' },
     },
     {
       example: 'npm run bench:track -- --requests 20000',
@@ -66,16 +81,26 @@ function parseOptions() {
         '  --recipients N   recipients of the broadcast whose tokens are used (default 300)',
         '  --connections N  concurrent connections (default 50)',
         '  --cpu-prof DIR   run formcast serve with node --cpu-prof, the profile written into DIR when it stops',
+        "  --rules          Formcast's replay rules at their defaults, every request to it a token it has not seen",
       ],
     },
   );
+  const rules = Boolean(values.rules);
+  const requests = positiveInt('requests', values.requests, rules ? 20_000 : 40_000);
+  const warmup = values.warmup === '0' ? 0 : positiveInt('warmup', values.warmup, rules ? 2_000 : 5_000);
+  const rounds = positiveInt('rounds', values.rounds, 1);
+  if (rules && values.recipients !== undefined)
+    throw new BenchError('--rules sends to as many recipients as the runs need: leave out --recipients');
   return {
-    requests: positiveInt('requests', values.requests, 40_000),
-    warmup: values.warmup === '0' ? 0 : positiveInt('warmup', values.warmup, 5_000),
-    rounds: positiveInt('rounds', values.rounds, 1),
-    recipients: positiveInt('recipients', values.recipients, 300),
+    requests,
+    warmup,
+    rounds,
+    // With the rules on, one open token a request of every Formcast run (each recipient has one pixel, three links),
+    // and one more: the setup's check uses the first.
+    recipients: rules ? rounds * (warmup + requests) + 1 : positiveInt('recipients', values.recipients, 300),
     connections: positiveInt('connections', values.connections, 50),
     cpuProf: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : null,
+    rules,
   };
 }
 type Options = ReturnType<typeof parseOptions>;
@@ -107,10 +132,17 @@ async function setupFormcast(opts: Options): Promise<Formcast> {
     LOG_LEVEL: 'warn',
     DATABASE_URL: databaseFile,
     OUTBOX_DIR: outbox,
-    TRACKING_REPEAT_WINDOW_SECONDS: '0',
-    TRACKING_RATE_LIMIT_PER_IP: '0',
-    TRACKING_MAX_HITS_PER_DELIVERY: '1000000000',
+    ...(opts.rules
+      ? {}
+      : {
+          TRACKING_REPEAT_WINDOW_SECONDS: '0',
+          TRACKING_RATE_LIMIT_PER_IP: '0',
+          TRACKING_MAX_HITS_PER_DELIVERY: '1000000000',
+        }),
   };
+  if (opts.rules)
+    for (const k of ['TRACKING_REPEAT_WINDOW_SECONDS', 'TRACKING_RATE_LIMIT_PER_IP', 'TRACKING_MAX_HITS_PER_DELIVERY'])
+      delete env[k];
   delete env.PUBLIC_URL;
   delete env.SMTP_URL;
   const created = JSON.parse(
@@ -170,7 +202,8 @@ async function setupFormcast(opts: Options): Promise<Formcast> {
       ),
     ) as { status: string };
     if (state.status === 'SENT') break;
-    if (i > 600 || state.status === 'FAILED') throw new BenchError(`the broadcast did not send: ${state.status}`);
+    if (i > 600 + opts.recipients / 10 || state.status === 'FAILED')
+      throw new BenchError(`the broadcast did not send: ${state.status}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 
@@ -196,7 +229,7 @@ async function setupFormcast(opts: Options): Promise<Formcast> {
 // ---------------------------------------------------------------------------------------------------
 
 type Endpoint = 'open' | 'click';
-type Label = 'baseline' | 'formcast';
+type Label = 'baseline' | 'floor' | 'formcast';
 
 interface Run {
   round: number;
@@ -210,6 +243,8 @@ interface Run {
   requests: number;
   /** Answers of the expected class (2xx for opens, 3xx for clicks), warm-up included. */
   expected: number;
+  /** The rows of the endpoint's event type written during the run, warm-up included (null for the baseline). */
+  recorded: number | null;
   unexpected: number;
   errors: number;
 }
@@ -236,17 +271,21 @@ async function measure(
   label: Label,
   server: Server,
   endpoint: Endpoint,
-  paths: string[],
+  paths: { warmup: string[]; measured: string[] },
   round: number,
   opts: Options,
+  countEvents: ((endpoint: Endpoint) => number) | null,
 ): Promise<Run> {
   process.stderr.write(
     `round ${round}: ${label.padEnd(8)} ${endpoint.padEnd(5)} ${opts.warmup ? `warm-up ${opts.warmup} requests, ` : ''}measuring ${opts.requests} requests ...`,
   );
-  const warm = opts.warmup ? (await cannon(server, paths, opts.warmup, opts.connections)).result : undefined;
+  const rows0 = countEvents?.(endpoint) ?? 0;
+  const warm = opts.warmup ? (await cannon(server, paths.warmup, opts.warmup, opts.connections)).result : undefined;
   const cpu0 = cpuSeconds(server.child.pid!);
-  const { result: r, seconds } = await cannon(server, paths, opts.requests, opts.connections);
+  const { result: r, seconds } = await cannon(server, paths.measured, opts.requests, opts.connections);
   const cpu = cpuSeconds(server.child.pid!) - cpu0;
+  // Every answer was given after its hit committed: the rows are all there now.
+  const recorded = countEvents ? countEvents(endpoint) - rows0 : null;
   const cls = endpoint === 'open' ? '2xx' : '3xx';
   const count = (x: autocannon.Result | undefined, k: '1xx' | '2xx' | '3xx' | '4xx' | '5xx') => (x ? x[k] : 0);
   const all = (x: autocannon.Result | undefined) =>
@@ -262,6 +301,7 @@ async function measure(
     requests: r.requests.total,
     cpuUsPerReq: Math.round((cpu * 1e6) / Math.max(r.requests.total, 1)),
     expected,
+    recorded,
     unexpected: all(warm) + all(r) - expected,
     errors: r.errors + (warm?.errors ?? 0) + r.timeouts + (warm?.timeouts ?? 0),
   };
@@ -279,6 +319,7 @@ function summarize(runs: Run[], target: Label, endpoint: Endpoint) {
     medianP99Ms: median(mine.map((r) => r.p99Ms)),
     medianCpuUsPerReq: median(mine.map((r) => r.cpuUsPerReq)),
     answered: mine.reduce((n, r) => n + r.expected, 0),
+    recorded: mine.reduce((n, r) => n + (r.recorded ?? 0), 0),
     unexpected: mine.reduce((n, r) => n + r.unexpected, 0),
     errors: mine.reduce((n, r) => n + r.errors, 0),
   };
@@ -295,27 +336,49 @@ async function main(): Promise<number> {
     PORT: '0',
     HOST,
   });
+  const floor = await startServer('floor server', ['--import', 'tsx', 'bench/track-floor-server.ts'], {
+    ...process.env,
+    PORT: '0',
+    HOST,
+    DATABASE_URL: formcast.databaseFile,
+  });
+  const servers: Record<Label, Server> = { baseline, floor, formcast: formcast.server };
   const db = new SQLite(formcast.databaseFile, { readonly: true });
-  const countEvents = (type: string) =>
-    (db.prepare('select count(*) as n from events where type = ?').get(type) as { n: number }).n;
-  // The setup's own checks (one open, one click) are events too.
-  const before = { open: countEvents('email.opened'), click: countEvents('email.clicked') };
+  const countOf = db.prepare<[string], { n: number }>('select count(*) as n from events where type = ?');
+  const countEvents = (e: Endpoint) => countOf.get(e === 'open' ? 'email.opened' : 'email.clicked')!.n;
 
   const runs: Run[] = [];
+  const LABELS: Label[] = ['baseline', 'floor', 'formcast'];
   for (let round = 1; round <= opts.rounds; round++) {
     for (const endpoint of ['open', 'click'] as const) {
-      const paths = endpoint === 'open' ? formcast.opens : formcast.clicks;
-      const order: Label[] = round % 2 ? ['baseline', 'formcast'] : ['formcast', 'baseline'];
+      const all = endpoint === 'open' ? formcast.opens : formcast.clicks;
+      // With the rules on, each Formcast run takes tokens of its own (the setup's first ones were used by its checks).
+      const fresh = (n: number, from: number) => {
+        const out = all.slice(1 + from, 1 + from + n);
+        if (out.length < n) throw new BenchError(`${n} fresh ${endpoint} tokens wanted, ${out.length} left`);
+        return out;
+      };
+      const start = (round - 1) * (opts.warmup + opts.requests);
+      const paths = (label: Label) =>
+        opts.rules && label === 'formcast'
+          ? { warmup: fresh(opts.warmup, start), measured: fresh(opts.requests, start + opts.warmup) }
+          : { warmup: all, measured: all };
+      // The order turns each round, so that no server always follows the same one.
+      const order = LABELS.map((_, i) => LABELS[(i + round - 1) % LABELS.length]!);
       for (const label of order)
         runs.push(
-          await measure(label, label === 'baseline' ? baseline : formcast.server, endpoint, paths, round, opts),
+          await measure(
+            label,
+            servers[label],
+            endpoint,
+            paths(label),
+            round,
+            opts,
+            label === 'baseline' ? null : countEvents,
+          ),
         );
     }
   }
-  const recorded = {
-    open: countEvents('email.opened') - before.open,
-    click: countEvents('email.clicked') - before.click,
-  };
   const machine = (
     db
       .prepare("select count(*) as n from events where type in ('email.opened', 'email.clicked') and machine = 1")
@@ -323,40 +386,33 @@ async function main(): Promise<number> {
   ).n;
   db.close();
 
-  const s = {
-    open: { baseline: summarize(runs, 'baseline', 'open'), formcast: summarize(runs, 'formcast', 'open') },
-    click: { baseline: summarize(runs, 'baseline', 'click'), formcast: summarize(runs, 'formcast', 'click') },
+  const of = (e: Endpoint) => ({
+    baseline: summarize(runs, 'baseline', e),
+    floor: summarize(runs, 'floor', e),
+    formcast: summarize(runs, 'formcast', e),
+  });
+  const s = { open: of('open'), click: of('click') };
+  const r3 = (n: number) => Math.round(n * 1000) / 1000;
+  const goalsOf = (e: Endpoint) => {
+    const x = s[e];
+    const overBase = x.baseline.medianReqPerSec ? x.formcast.medianReqPerSec / x.baseline.medianReqPerSec : 0;
+    const overFloor = x.floor.medianReqPerSec ? x.formcast.medianReqPerSec / x.floor.medianReqPerSec : 0;
+    const p99OverFloor = x.floor.medianP99Ms > 0 ? x.formcast.medianP99Ms / x.floor.medianP99Ms : Infinity;
+    return {
+      ratio: { min: RATIO_GOAL, value: r3(overBase), pass: overBase >= RATIO_GOAL },
+      p99Ms: { max: P99_GOAL_MS, value: x.formcast.medianP99Ms, pass: x.formcast.medianP99Ms < P99_GOAL_MS },
+      overFloor: { min: FLOOR_RATIO_GOAL, value: r3(overFloor), pass: overFloor >= FLOOR_RATIO_GOAL },
+      p99OverFloor: { max: P99_OVER_FLOOR_GOAL, value: r3(p99OverFloor), pass: p99OverFloor <= P99_OVER_FLOOR_GOAL },
+      events: {
+        answered: x.formcast.answered,
+        recorded: x.formcast.recorded,
+        floorAnswered: x.floor.answered,
+        floorRecorded: x.floor.recorded,
+        pass: x.formcast.recorded === x.formcast.answered && x.floor.recorded === x.floor.answered,
+      },
+    };
   };
-  const ratio = (e: Endpoint) =>
-    s[e].baseline.medianReqPerSec ? s[e].formcast.medianReqPerSec / s[e].baseline.medianReqPerSec : 0;
-  const goals = {
-    openRatio: { min: RATIO_GOAL, value: Math.round(ratio('open') * 1000) / 1000, pass: ratio('open') >= RATIO_GOAL },
-    clickRatio: {
-      min: RATIO_GOAL,
-      value: Math.round(ratio('click') * 1000) / 1000,
-      pass: ratio('click') >= RATIO_GOAL,
-    },
-    openP99Ms: {
-      max: P99_GOAL_MS,
-      value: s.open.formcast.medianP99Ms,
-      pass: s.open.formcast.medianP99Ms < P99_GOAL_MS,
-    },
-    clickP99Ms: {
-      max: P99_GOAL_MS,
-      value: s.click.formcast.medianP99Ms,
-      pass: s.click.formcast.medianP99Ms < P99_GOAL_MS,
-    },
-    openEvents: {
-      answered: s.open.formcast.answered,
-      recorded: recorded.open,
-      pass: recorded.open === s.open.formcast.answered,
-    },
-    clickEvents: {
-      answered: s.click.formcast.answered,
-      recorded: recorded.click,
-      pass: recorded.click === s.click.formcast.answered,
-    },
-  };
+  const goals = { open: goalsOf('open'), click: goalsOf('click') };
   const bad = runs.reduce((n, r) => n + r.unexpected + r.errors, 0);
   const ok = bad === 0;
   const pf = (p: boolean) => (p ? 'PASS' : 'MISS');
@@ -387,18 +443,23 @@ async function main(): Promise<number> {
   ]);
   const out = [
     '',
-    'GET /t/o/{token} (the pixel) and GET /t/c/{token} (a tracked link): formcast serve on SQLite, tokens of a sent broadcast in turn,',
-    'vs a bare Fastify route answering the same GIF / 302 with no work; loopback',
+    `GET /t/o/{token} (the pixel) and GET /t/c/{token} (a tracked link): formcast serve on SQLite, ${opts.rules ? 'its replay rules on and a token it has not seen in every request' : 'the replay rules off and the tokens of a sent broadcast in turn'},`,
+    'vs the floor (the token verified, the same rows written by group commit, nothing else) and a bare route answering the same GIF / 302 with no work; loopback',
     `${opts.connections} connections, ${opts.requests} requests per run after ${opts.warmup} warm-up, ${opts.rounds} round(s); node ${process.version}, ${os.cpus().length} CPU(s)`,
     '',
     ...table(cols, [rows], 3),
     '',
-    `open  ratio formcast/baseline (median req/s): ${goals.openRatio.value.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${pf(goals.openRatio.pass)}`,
-    `click ratio formcast/baseline (median req/s): ${goals.clickRatio.value.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${pf(goals.clickRatio.pass)}`,
-    `open  p99 (median of rounds):                 ${goals.openP99Ms.value} ms   goal < ${P99_GOAL_MS} ms   ${pf(goals.openP99Ms.pass)}`,
-    `click p99 (median of rounds):                 ${goals.clickP99Ms.value} ms   goal < ${P99_GOAL_MS} ms   ${pf(goals.clickP99Ms.pass)}`,
-    `opens:  ${goals.openEvents.answered} answered 2xx, ${goals.openEvents.recorded} email.opened recorded   ${pf(goals.openEvents.pass)}`,
-    `clicks: ${goals.clickEvents.answered} answered 3xx, ${goals.clickEvents.recorded} email.clicked recorded   ${pf(goals.clickEvents.pass)}`,
+    ...(['open', 'click'] as const).flatMap((e) => {
+      const g = goals[e];
+      const name = e.padEnd(5);
+      return [
+        `${name} formcast/baseline (median req/s): ${g.ratio.value.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${pf(g.ratio.pass)}`,
+        `${name} formcast p99 (median of rounds):  ${g.p99Ms.value} ms   goal < ${P99_GOAL_MS} ms   ${pf(g.p99Ms.pass)}`,
+        `${name} formcast/floor (median req/s):    ${g.overFloor.value.toFixed(3)}x   goal >= ${FLOOR_RATIO_GOAL}x   ${pf(g.overFloor.pass)}`,
+        `${name} formcast p99 / the floor's:       ${g.p99OverFloor.value.toFixed(3)}x (${s[e].formcast.medianP99Ms} / ${s[e].floor.medianP99Ms} ms)   goal <= ${P99_OVER_FLOOR_GOAL}x   ${pf(g.p99OverFloor.pass)}`,
+        `${name} answered and recorded:           formcast ${g.events.answered} / ${g.events.recorded}, floor ${g.events.floorAnswered} / ${g.events.floorRecorded}   ${pf(g.events.pass)}`,
+      ];
+    }),
     `(of the recorded events, ${machine} are marked machine: these clicks come seconds after sending, and every link of a message in a burst)`,
     `unexpected statuses / connection errors: ${runs.reduce((n, r) => n + r.unexpected, 0)} / ${runs.reduce((n, r) => n + r.errors, 0)}   ${ok ? 'ok' : 'FAILED (must be 0; the figures above are not valid)'}`,
     '',
@@ -414,9 +475,9 @@ async function main(): Promise<number> {
       warmup: opts.warmup,
       rounds: opts.rounds,
       recipients: opts.recipients,
+      rules: opts.rules,
       open: s.open,
       click: s.click,
-      recorded,
       machineEvents: machine,
       goals,
       ok,
