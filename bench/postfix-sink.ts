@@ -12,13 +12,13 @@
  * `verifyDkim(n)` checks n messages picked at random with mailauth, the public key answered by a resolver in this
  * process for the selector and domain the message names.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { BenchError, HOST, atCleanup, type Sink, type SinkStats } from './harness.js';
+import { BenchError, HOST, atCleanup, cpuSeconds, type Sink, type SinkStats } from './harness.js';
 
 export const SMTP_SINK_PATH = process.env.SMTP_SINK_PATH || '/usr/sbin/smtp-sink';
 
@@ -186,12 +186,7 @@ export async function startPostfixSink(): Promise<PostfixSink> {
     marks: async () => {
       throw new BenchError('the Postfix sink does not time marked messages (bench:emails uses the Node sink)');
     },
-    cpuSeconds: () => {
-      const stat = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-      return (Number(fields[11]) + Number(fields[12])) / ticks;
-    },
+    cpuSeconds: () => cpuSeconds(child.pid!),
     async verifyDkim(n, publicKeyPem) {
       const { dkimVerify } = await import('mailauth/lib/dkim/verify.js');
       const files = [...seen.keys()];

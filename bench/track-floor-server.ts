@@ -25,6 +25,7 @@ import path from 'node:path';
 import Fastify from 'fastify';
 import { newId } from '../src/lib/ids.js';
 import { classifyClick, classifyOpen, truncateUserAgent } from '../src/sending/tracking/tracking.classify.js';
+import { PIXEL_GIF, locationOf } from '../src/sending/tracking/tracking.routes.js';
 import { verifyTrackingToken } from '../src/sending/tracking/tracking.token.js';
 import { openDatabase, serveUntilSignal } from './bare-server.js';
 
@@ -114,15 +115,12 @@ function record(hit: Omit<Hit, 'done'>): Promise<void> {
   });
 }
 
-const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
 const app = Fastify({ logger: false });
 const hitOf = (req: { ip: string; method: string; headers: Record<string, string | string[] | undefined> }) => ({
   ip: req.ip,
   method: req.method,
   userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : undefined,
 });
-/** Formcast's locationOf (tracking.routes.ts): a test on the hot path, the URL normalised only when not ASCII. */
-const locationOf = (url: string) => (/^[\x21-\x7e]*$/.test(url) ? url : new URL(url).href);
 
 app.get<{ Params: { '*': string } }>('/t/o/*', async (req, reply) => {
   const ref = verifyTrackingToken(secret, req.params['*'], 'open');
@@ -149,7 +147,7 @@ app.get<{ Params: { '*': string } }>('/t/o/*', async (req, reply) => {
     .header('pragma', 'no-cache')
     .header('expires', '0')
     .header('x-content-type-options', 'nosniff')
-    .send(GIF);
+    .send(PIXEL_GIF);
 });
 
 app.get<{ Params: { '*': string } }>('/t/c/*', async (req, reply) => {
