@@ -65,13 +65,22 @@ export function relaxedHeader(line: string): string {
  * 40 KB body, more than its SHA-256).
  */
 export function relaxedBody(body: string): string {
-  const b =
+  const { text, end } = relaxedBodyParts(body);
+  return end ? `${end === text.length ? text : text.slice(0, end)}\r\n` : '';
+}
+
+/**
+ * relaxedBody as a text and the length of it that is kept (its empty lines at the end cut off), the final CRLF left
+ * out: what dkimSigningInput hashes, without making a copy of a 48 KB body to append two characters.
+ */
+function relaxedBodyParts(body: string): { text: string; end: number } {
+  const text =
     body.includes('\t') || body.includes('  ') || body.includes(' \r\n') || body.endsWith(' ')
       ? body.replace(RELAXED_WHITESPACE, (_run, atLineEnd: string | undefined) => (atLineEnd ? '' : ' '))
       : body;
-  let end = b.length;
-  while (end >= 2 && b.charCodeAt(end - 1) === 10 && b.charCodeAt(end - 2) === 13) end -= 2;
-  return end ? `${end === b.length ? b : b.slice(0, end)}\r\n` : '';
+  let end = text.length;
+  while (end >= 2 && text.charCodeAt(end - 1) === 10 && text.charCodeAt(end - 2) === 13) end -= 2;
+  return { text, end };
 }
 /** A run of whitespace at a line's end (captured: it goes), or one with a tab or of two or more (one space). */
 const RELAXED_WHITESPACE = /([ \t]+)(?=\r\n|$)|[ \t]*\t[ \t]*|[ \t]{2,}/g;
@@ -110,12 +119,12 @@ export function dkimSigningInput(
   body: string,
   key: Omit<SigningKey, 'privateKey'>,
 ): { unsigned: string; data: Buffer } {
-  const canonical = relaxedBody(body);
+  const { text, end } = relaxedBodyParts(body);
+  const kept = end === text.length ? text : text.slice(0, end);
   // (A body mime.ts composed is ASCII: hashed as latin1, the string's bytes as they are, without encoding UTF-8.)
-  const bodyHash = crypto
-    .createHash('sha256')
-    .update(canonical, Buffer.byteLength(canonical, 'utf8') === canonical.length ? 'latin1' : 'utf8')
-    .digest('base64');
+  const hash = crypto.createHash('sha256');
+  if (end) hash.update(kept, Buffer.byteLength(kept, 'utf8') === kept.length ? 'latin1' : 'utf8').update('\r\n');
+  const bodyHash = hash.digest('base64');
   // The present instances bottom-up (the order a verifier takes them in), then one more of each oversigned name: a
   // verifier finds no instance left for those and hashes the null string, unless somebody added one.
   const skip = key.unsigned?.length ? lower(key.unsigned) : null;

@@ -91,13 +91,13 @@ const MAX_LINE = 998;
 /** Whether text (CRLF line ends) can go as 7bit: ASCII, no NUL, no line longer than MAX_LINE. */
 function is7bit(text: string): boolean {
   if (Buffer.byteLength(text, 'utf8') !== text.length || text.includes('\0')) return false;
-  for (let at = 0; at < text.length;) {
-    let end = text.indexOf('\r\n', at);
-    if (end < 0) end = text.length;
-    if (end - at > MAX_LINE) return false;
-    at = end + 2;
+  // (Every LF here ends a CRLF: the lines are found by their LF, a one-character search.)
+  let at = 0;
+  for (let lf = text.indexOf('\n'); lf >= 0; lf = text.indexOf('\n', at)) {
+    if (lf - 1 - at > MAX_LINE) return false;
+    at = lf + 1;
   }
-  return true;
+  return text.length - at <= MAX_LINE;
 }
 
 /** One text part: its two content headers and its body, encoded as MimeNode would choose. */
@@ -105,8 +105,9 @@ function textPart(
   type: 'text/plain' | 'text/html',
   content: string,
 ): { contentType: string; encoding: string; body: string } {
-  // Line ends as CRLF, and a final one (nodemailer's LastNewline).
-  let text = content.replace(/\r\n?|\n/g, '\r\n');
+  // Line ends as CRLF, and a final one (nodemailer's LastNewline). Without a CR (most HTML), each LF gets one: a third
+  // of the regular expression's CPU for a 40 KB HTML part.
+  let text = content.includes('\r') ? content.replace(/\r\n?|\n/g, '\r\n') : content.replaceAll('\n', '\r\n');
   if (!text.endsWith('\r\n')) text += '\r\n';
   let encoding: string;
   let body: string;
@@ -272,6 +273,12 @@ function attachmentPart(a: { filename: string; contentType: string; content: Uin
  * quoted-printable or base64 body), and copying ASCII as latin1 is ~10 times faster than encoding UTF-8.
  */
 export function mimeBytes(headerLines: readonly string[], body: string): Buffer {
-  const text = `${headerLines.join('\r\n')}\r\n\r\n${body}`;
-  return Buffer.from(text, Buffer.byteLength(text, 'utf8') === text.length ? 'latin1' : 'utf8');
+  const head = `${headerLines.join('\r\n')}\r\n\r\n`;
+  // Written into one buffer piece by piece (joined first, the 48 KB body of a large email was copied once more).
+  const headBytes = Buffer.byteLength(head, 'utf8');
+  const bodyBytes = Buffer.byteLength(body, 'utf8');
+  const out = Buffer.allocUnsafe(headBytes + bodyBytes);
+  out.write(head, 0, headBytes, headBytes === head.length ? 'latin1' : 'utf8');
+  out.write(body, headBytes, bodyBytes, bodyBytes === body.length ? 'latin1' : 'utf8');
+  return out;
 }

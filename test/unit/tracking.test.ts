@@ -22,7 +22,12 @@ import {
 } from '../../src/sending/tracking/tracking.rewrite.js';
 import { markTemplateLinks, rewriteMarkedLinks, unmarkLinks } from '../../src/sending/tracking/tracking.template.js';
 import { isRenderLimit, liquidHtml } from '../../src/lib/liquid.js';
-import { signClickToken, signOpenToken, verifyTrackingToken } from '../../src/sending/tracking/tracking.token.js';
+import {
+  signClickToken,
+  signOpenToken,
+  tokenSigner,
+  verifyTrackingToken,
+} from '../../src/sending/tracking/tracking.token.js';
 import { PerIpLimit, RepeatedHits } from '../../src/sending/tracking/tracking.guards.js';
 import { TrackingUnavailable, TrackingWriter } from '../../src/sending/tracking/tracking.writer.js';
 
@@ -55,6 +60,34 @@ describe('tracking tokens', () => {
     const token = signClickToken(secret, r, link);
     expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
     expect(verifyTrackingToken(secret, token, 'click')).toEqual({ kind: 'click', ...r, ...link });
+  });
+
+  it("a message's signer makes the tokens signOpenToken and signClickToken make, byte for byte", () => {
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.boolean(),
+        fc.nat({ max: 0xffffffff }),
+        fc.nat({ max: 70_000 }),
+        fc.nat({ max: 70_000 }),
+        fc.webUrl({ withQueryParameters: true, withFragments: true }),
+        fc.string({ unit: 'binary', maxLength: 20 }),
+        (hasContact, email, sentAt, linkIndex, linkCount, url, tail) => {
+          const r = {
+            ...ref(),
+            ...(email ? { broadcastId: newId('em') } : {}),
+            contactId: hasContact ? newId('ct') : null,
+            sentAt,
+          };
+          const sign = tokenSigner(secret, r)!;
+          const link = { linkIndex, linkCount, url: url + tail };
+          expect(sign.open()).toBe(signOpenToken(secret, r));
+          expect(sign.click(link)).toBe(signClickToken(secret, r, link));
+        },
+      ),
+      { numRuns: 200 },
+    );
+    expect(tokenSigner(secret, { ...ref(), workspaceId: 'not-an-id' })).toBeNull();
   });
 
   it('refuse a changed byte, a foreign secret, the other kind, junk and non-canonical encodings', () => {

@@ -161,7 +161,13 @@ export async function renderDocument(doc: BlockDocument, options: RenderOptions 
   return { html, text: wellFormed(documentText(doc, options)), warnings: documentWarnings(doc) };
 }
 
-const BREAK = '\uE0FF';
+/**
+ * A control character, not a private-use one (it was U+E0FF): V8 stores a string holding any character above U+00FF at
+ * two bytes a character, and every string made from it after (the HTML, each message's Liquid output) stays so even
+ * when all of it is ASCII; each per-message scan, copy and hash of the 40 KB document then cost 2 to 8 times more
+ * (bench/README.md, "bench:render").
+ */
+const BREAK = '\u0001';
 /**
  * Lines of the HTML at most about this long: a send may then carry the HTML part as it is (7bit: ASCII, lines of at
  * most 998 octets, RFC 5322 §2.1.1), where longer lines need quoted-printable, which cost ~0.7 ms of CPU per message

@@ -61,6 +61,7 @@ export function composeMessage(
 ): OutgoingMessage {
   if (p.transactional) return composeTransactional(ctx, d, p, p.transactional);
   const unsubscribeUrl = `${ctx.publicUrl}/unsubscribe/${d.unsubscribeToken}`;
+  let webversion: string | undefined;
   const rendered = p.render({
     contact: {
       email: contact.email,
@@ -70,7 +71,10 @@ export function composeMessage(
     },
     broadcast: { id: p.broadcast.id, name: p.broadcast.name },
     unsubscribe_url: unsubscribeUrl,
-    webversion_url: webversionUrl(ctx.publicUrl, ctx.secret, d.workspaceId, d.id),
+    // Signed only when a template prints it (an HMAC: ~30 µs a message that most templates would not use).
+    get webversion_url() {
+      return (webversion ??= webversionUrl(ctx.publicUrl, ctx.secret, d.workspaceId, d.id));
+    },
     workspace: workspaceScope(p.workspace),
   });
   // Engagement tracking (docs/tracking.md): links of the template rewritten before the footer is added (its links

@@ -1,6 +1,6 @@
 import { beforeBodyEnd, openPixel, pixelFits, rewriteLinks, trackableLinks } from './tracking.rewrite.js';
 import { rewriteMarkedLinks, unmarkLinks } from './tracking.template.js';
-import { canTrack, signClickToken, signOpenToken, type TrackingRef } from './tracking.token.js';
+import { tokenSigner, type TrackingRef } from './tracking.token.js';
 
 export interface MessageTracking {
   secret: Buffer;
@@ -28,7 +28,8 @@ export function trackMessage(
   links: (html: string, marked?: boolean) => string;
   pixel: <C extends { html: string | null }>(content: C) => C;
 } | null {
-  if (!canTrack(ref)) return null;
+  const sign = tokenSigner(t.secret, ref);
+  if (!sign) return null;
   const publicBase = t.publicUrl.replace(/\/+$/, '');
   const base = (t.trackingUrl ?? t.publicUrl).replace(/\/+$/, '');
   const own = [`${base}/t/`, `${publicBase}/t/`];
@@ -48,14 +49,14 @@ export function trackMessage(
         return rewriteMarkedLinks(
           html,
           rules,
-          (url, linkIndex, linkCount) => `${base}/t/c/${signClickToken(t.secret, ref, { linkIndex, linkCount, url })}`,
+          (url, linkIndex, linkCount) => `${base}/t/c/${sign.click({ linkIndex, linkCount, url })}`,
         );
       const links = trackableLinks(html, rules);
       return rewriteLinks(
         html,
         links,
         (link, linkIndex) =>
-          `${base}/t/c/${signClickToken(t.secret, ref, { linkIndex, linkCount: links.length, url: link.url })}`,
+          `${base}/t/c/${sign.click({ linkIndex, linkCount: links.length, url: link.url })}`,
       );
     },
     pixel(content) {
@@ -63,7 +64,7 @@ export function trackMessage(
       if (!t.opens || content.html == null || !pixelFits(content.html)) return content;
       return {
         ...content,
-        html: beforeBodyEnd(content.html, openPixel(`${base}/t/o/${signOpenToken(t.secret, ref)}`)),
+        html: beforeBodyEnd(content.html, openPixel(`${base}/t/o/${sign.open()}`)),
       };
     },
   };

@@ -98,33 +98,18 @@ function mac(secret: Buffer, body: Buffer): Buffer {
   return crypto.createHmac('sha256', secret).update(PURPOSE).update(body).digest().subarray(0, MAC_BYTES);
 }
 
-/** True when every id of `ref` has the shape tokens can carry (ids made by lib/ids.ts always do). */
-export function canTrack(ref: Omit<TrackingRef, 'sentAt'>): boolean {
-  return Boolean(
-    ulidOf(ref.workspaceId, 'ws') &&
-    ulidOf(ref.deliveryId, 'dlv') &&
-    broadcastUlid(ref.broadcastId) &&
-    (ref.contactId === null || ulidOf(ref.contactId, 'ct')),
-  );
-}
-
-function sign(
-  secret: Buffer,
-  kind: TokenKind,
-  ref: TrackingRef,
-  click?: { linkIndex: number; linkCount: number; url: string },
-): string {
-  const url = click ? Buffer.from(click.url, 'utf8') : undefined;
-  const size = 1 + 48 + 1 + (ref.contactId ? 16 : 0) + 4 + (click ? 4 + url!.length : 0);
-  const buf = Buffer.allocUnsafe(size + MAC_BYTES);
-  let o = 0;
-  buf[o++] = TOKEN_KIND[kind];
+/**
+ * The bytes of a token between its kind and its click part (the ids, the flags, the time sent), or null when an id has
+ * a shape tokens cannot carry. The same for every token of a message: tokenSigner packs them once.
+ */
+function refBytes(ref: TrackingRef): Buffer | null {
   const ws = ulidOf(ref.workspaceId, 'ws');
   const dlv = ulidOf(ref.deliveryId, 'dlv');
   const bc = broadcastUlid(ref.broadcastId);
   const ct = ref.contactId === null ? null : ulidOf(ref.contactId, 'ct');
-  if (!ws || !dlv || !bc || (ref.contactId !== null && !ct))
-    throw new Error('tracking token: an id has an unexpected shape');
+  if (!ws || !dlv || !bc || (ref.contactId !== null && !ct)) return null;
+  const buf = Buffer.allocUnsafe(48 + 1 + (ct ? 16 : 0) + 4);
+  let o = 0;
   writeUlid(ws, buf, o);
   o += 16;
   writeUlid(dlv, buf, o);
@@ -137,21 +122,41 @@ function sign(
     o += 16;
   }
   buf.writeUInt32BE(Math.max(0, Math.min(0xffffffff, Math.floor(ref.sentAt))), o);
-  o += 4;
+  return buf;
+}
+
+/** A token: the kind, the packed ref, the click part, the MAC over all of it. */
+function signPacked(
+  secret: Buffer,
+  kind: TokenKind,
+  ref: Buffer,
+  click?: { linkIndex: number; linkCount: number; url: string },
+): string {
+  const urlBytes = click ? Buffer.byteLength(click.url, 'utf8') : 0;
+  const size = 1 + ref.length + (click ? 4 + urlBytes : 0);
+  const buf = Buffer.allocUnsafe(size + MAC_BYTES);
+  buf[0] = TOKEN_KIND[kind];
+  ref.copy(buf, 1);
+  let o = 1 + ref.length;
   if (click) {
     buf.writeUInt16BE(Math.min(click.linkIndex, 0xffff), o);
     o += 2;
     buf.writeUInt16BE(Math.min(click.linkCount, 0xffff), o);
     o += 2;
-    url!.copy(buf, o);
-    o += url!.length;
+    o += buf.write(click.url, o, urlBytes, 'utf8');
   }
   mac(secret, buf.subarray(0, o)).copy(buf, o);
   return buf.toString('base64url');
 }
 
+function packed(ref: TrackingRef): Buffer {
+  const bytes = refBytes(ref);
+  if (!bytes) throw new Error('tracking token: an id has an unexpected shape');
+  return bytes;
+}
+
 export function signOpenToken(secret: Buffer, ref: TrackingRef): string {
-  return sign(secret, 'open', ref);
+  return signPacked(secret, 'open', packed(ref));
 }
 
 export function signClickToken(
@@ -159,7 +164,24 @@ export function signClickToken(
   ref: TrackingRef,
   link: { linkIndex: number; linkCount: number; url: string },
 ): string {
-  return sign(secret, 'click', ref, link);
+  return signPacked(secret, 'click', packed(ref), link);
+}
+
+/**
+ * One message's tokens (its pixel and each tracked link): the same as signOpenToken and signClickToken, the ids read
+ * and packed once per message instead of once per token (a 40-block newsletter carries ~30 tracked links; per token,
+ * reading the four ids cost more than the MAC). Null when an id has a shape tokens cannot carry.
+ */
+export function tokenSigner(
+  secret: Buffer,
+  ref: TrackingRef,
+): { open: () => string; click: (link: { linkIndex: number; linkCount: number; url: string }) => string } | null {
+  const bytes = refBytes(ref);
+  if (!bytes) return null;
+  return {
+    open: () => signPacked(secret, 'open', bytes),
+    click: (link) => signPacked(secret, 'click', bytes, link),
+  };
 }
 
 const TOKEN_CHARS = /^[A-Za-z0-9_-]+$/;
