@@ -45,6 +45,20 @@ import {
 } from './harness.js';
 
 const GOAL_MS = 1000;
+/** Issue 36, goal 8: the contacts search (`GET /v1/contacts?q=`) answers within this, at 1,000,000 contacts. */
+const SEARCH_GOAL_MS = 300;
+
+/**
+ * What a marketer types into the contacts page's search: one person's address (an older contact: the list reads the
+ * newest first), a first name, and a string nobody has, each typed into the contacts page's search box.
+ */
+function searches(contacts: number) {
+  return [
+    { name: 'an address', q: `person${Math.floor(contacts * 0.3)}@example.test` },
+    { name: 'a first name', q: `First${contacts - 17}` },
+    { name: 'no match', q: 'nobody-by-this-name' },
+  ];
+}
 const EMAIL = 'owner@bench.test';
 const PASSWORD = 'bench password that is long enough';
 
@@ -271,7 +285,7 @@ async function load(page: Page, base: string, p: (typeof PAGES)[number], api?: M
     const url = new URL(req.url());
     if (!api || !url.pathname.startsWith('/v1/')) return;
     const t = req.timing();
-    const key = `${req.method()} ${url.pathname.replace(/\/[a-z]+_[0-9A-Z]{26}/g, '/{id}')}`;
+    const key = `${req.method()} ${url.pathname.replace(/\/[a-z]+_[0-9A-Z]{26}/g, '/{id}')}${url.searchParams.has('q') ? '?q=…' : ''}`;
     api.set(key, [...(api.get(key) ?? []), t.responseEnd]);
   };
   page.on('requestfinished', onDone);
@@ -290,6 +304,33 @@ async function load(page: Page, base: string, p: (typeof PAGES)[number], api?: M
     { polling: 'raf', timeout: 30_000 },
   );
   const ms = (await handle.jsonValue()) as number;
+  page.off('requestfinished', onDone);
+  return ms;
+}
+
+/** Types `q` into the loaded contacts page's search box; ms from then until its answer is shown (see main). */
+async function search(page: Page, q: string, api: Map<string, number[]>): Promise<number> {
+  const onDone = (req: Request) => {
+    const url = new URL(req.url());
+    if (!url.pathname.startsWith('/v1/contacts') || url.searchParams.get('q') !== q) return;
+    const key = `${req.method()} ${url.pathname}?q=…`;
+    api.set(key, [...(api.get(key) ?? []), req.timing().responseEnd]);
+  };
+  page.on('requestfinished', onDone);
+  const t0 = (await page.evaluate(() => performance.now())) as number;
+  await page.locator('.filter-search input[type="search"]').fill(q);
+  const handle = await page.waitForFunction(
+    (words) => {
+      const w = window as unknown as { __inflight?: number; __answeredQ?: string | null };
+      if (w.__answeredQ !== words || (w.__inflight ?? 0) > 0) return false;
+      if (!document.querySelector('table tbody tr, .state h2')) return false;
+      if (document.querySelector('.skeleton, .spinner')) return false;
+      return performance.now();
+    },
+    q,
+    { polling: 'raf', timeout: 30_000 },
+  );
+  const ms = ((await handle.jsonValue()) as number) - t0;
   page.off('requestfinished', onDone);
   return ms;
 }
@@ -381,7 +422,7 @@ async function main(): Promise<number> {
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, storageState });
     await context.addInitScript(() => {
-      const w = window as unknown as { __inflight: number };
+      const w = window as unknown as { __inflight: number; __answeredQ?: string | null };
       w.__inflight = 0;
       const original = window.fetch.bind(window);
       window.fetch = async (...args: Parameters<typeof fetch>) => {
@@ -393,6 +434,9 @@ async function main(): Promise<number> {
             .clone()
             .arrayBuffer()
             .catch(() => undefined);
+          // The search a page of contacts answered (the search measure waits for its own).
+          const url = new URL(args[0] instanceof Request ? args[0].url : String(args[0]), location.href);
+          if (url.pathname === '/v1/contacts') w.__answeredQ = url.searchParams.get('q');
           return res;
         } finally {
           w.__inflight--;
@@ -437,12 +481,41 @@ async function main(): Promise<number> {
       results.push({ name: p.name, ms, api: calls });
       process.stderr.write(`  ${p.name}: ${ms.map((x) => fmt(x)).join(', ')} ms; API medians (ms): ${calls}\n`);
     }
+    // The search (goal 8): on the contacts page, the words typed into its search box; from the moment they are typed
+    // to the first frame where the page of contacts for them (or "no contact matches") is shown and every request
+    // (the page, the matching count) has answered. The page waits for typing to pause 300 ms before it asks: that
+    // pause is in the figure; the API's own time is reported apart and is what the goal (< 300 ms) is about.
+    const found: SearchResult[] = [];
+    const contactsPage = PAGES.find((p) => p.name === 'contacts')!;
+    for (const s of searches(opts.contacts)) {
+      const ms: number[] = [];
+      const api = new Map<string, number[]>();
+      for (let i = 0; i < opts.runs; i++) {
+        await load(page, server.url, contactsPage);
+        ms.push(await search(page, s.q, api));
+      }
+      const list = median(api.get('GET /v1/contacts?q=…') ?? [NaN]);
+      const count = median(api.get('GET /v1/contacts/count?q=…') ?? [NaN]);
+      found.push({ ...s, ms, listMs: list, countMs: count });
+      process.stderr.write(
+        `  search: ${s.name} (${s.q}): ${ms.map((x) => fmt(x)).join(', ')} ms typed → shown; GET /v1/contacts?q= ${fmt(list)} ms, count ${fmt(count)} ms\n`,
+      );
+    }
     if (errors.length) throw new BenchError(`page errors: ${errors.join('\n')}`);
     const peak = server.child.pid ? memoryOf(server.child.pid).peakRssMb : null;
-    return report(opts, seeded, cold, results, peak);
+    return report(opts, seeded, cold, results, found, peak);
   } finally {
     await browser.close();
   }
+}
+
+interface SearchResult {
+  name: string;
+  q: string;
+  ms: number[];
+  /** ms from typing to the answer shown (with the page's 300 ms pause); median ms of `GET /v1/contacts?q=` and its count. */
+  listMs: number;
+  countMs: number;
 }
 
 function report(
@@ -450,6 +523,7 @@ function report(
   seeded: ReturnType<typeof seed>,
   cold: number,
   results: { name: string; ms: number[]; api: string }[],
+  found: SearchResult[],
   serverPeakRssMb: number | null,
 ): number {
   const rows = results.map((r) => [
@@ -460,6 +534,14 @@ function report(
     median(r.ms) < GOAL_MS ? 'PASS' : 'MISS',
   ]);
   const pass = results.every((r) => median(r.ms) < GOAL_MS);
+  const searchPass = found.every((f) => f.listMs < SEARCH_GOAL_MS);
+  const searchRows = found.map((f) => [
+    `${f.name} (${f.q})`,
+    fmt(median(f.ms)),
+    fmt(f.listMs),
+    fmt(f.countMs),
+    f.listMs < SEARCH_GOAL_MS ? 'PASS' : 'MISS',
+  ]);
   const load1 = os.loadavg()[0]!;
   process.stdout.write(
     [
@@ -472,8 +554,21 @@ function report(
       'API requests of each page (median ms from request start to the end of its answer):',
       ...results.map((r) => `  ${r.name.padEnd(11)} ${r.api}`),
       '',
+      ...table(
+        [
+          'contacts search',
+          'typed → shown ms',
+          'GET /v1/contacts?q= ms',
+          'its count ms',
+          `goal < ${SEARCH_GOAL_MS} ms`,
+        ],
+        [searchRows],
+        1,
+      ),
+      '',
       `first load (empty cache, dashboard): ${fmt(cold)} ms`,
       `every page's median < ${GOAL_MS} ms:  ${pass ? 'PASS' : 'MISS'}`,
+      `every search < ${SEARCH_GOAL_MS} ms:        ${searchPass ? 'PASS' : 'MISS'}`,
       `formcast peak RSS (VmHWM):          ${fmt(serverPeakRssMb)} MB`,
       '',
     ].join('\n'),
@@ -499,7 +594,16 @@ function report(
         ]),
       ),
       serverPeakRssMb,
-      goals: { pageMedianMs: { max: GOAL_MS, value: round(Math.max(...results.map((r) => median(r.ms)))), pass } },
+      searches: found.map((f) => ({
+        name: f.name,
+        typedToShownMs: round(median(f.ms)),
+        listMs: round(f.listMs),
+        countMs: round(f.countMs),
+      })),
+      goals: {
+        pageMedianMs: { max: GOAL_MS, value: round(Math.max(...results.map((r) => median(r.ms)))), pass },
+        searchMs: { max: SEARCH_GOAL_MS, value: round(Math.max(...found.map((f) => f.listMs))), pass: searchPass },
+      },
       ok: true,
     })}\n`,
   );
