@@ -246,6 +246,14 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
     await sql`drop index if exists events_broadcast_engagement`.execute(db.kysely);
     // 0036: an index of the events of transactional emails (no secret in it).
     await sql`drop index if exists events_email`.execute(db.kysely);
+    // 0037: the contacts search's index (names and addresses, no secret): its triggers and table, or its indexes.
+    if (db.dialect === 'sqlite') {
+      for (const t of ['insert', 'update', 'delete'])
+        await sql`drop trigger if exists ${sql.ref(`contacts_search_${t}`)}`.execute(db.kysely);
+      await sql`drop table if exists contacts_search`.execute(db.kysely);
+    } else
+      for (const column of ['email', 'first_name', 'last_name'])
+        await sql`drop index if exists ${sql.ref(`contacts_search_${column}`)}`.execute(db.kysely);
     // 0034: its indexes first (SQLite drops no indexed column).
     for (const index of ['deliveries_lane_due', 'templates_alias'])
       await sql`drop index if exists ${sql.ref(index)}`.execute(db.kysely);

@@ -49,6 +49,9 @@ async function createSchema(): Promise<string> {
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
   await admin.query(`create schema ${schema}`);
+  // The contacts search's trigram indexes (migration 0037) need pg_trgm: installed once, in public, so that no suite's
+  // schema holds it (dropping that schema would take the others' indexes with it). Suites starting at once may race.
+  await admin.query('create extension if not exists pg_trgm with schema public').catch(() => undefined);
   await admin.end();
   return schema;
 }

@@ -219,8 +219,9 @@ export function likeLiteral(s: string): string {
 /**
  * The contact list's search (`q`): a case-insensitive substring of the email, first or last name, as a condition on
  * `contacts`. The needle is lower-cased here and each column by the database (lower(): SQLite's folds ASCII letters
- * only, PostgreSQL's every letter); LIKE's wildcards in it match themselves. No index serves a substring: the list
- * reads contacts newest first until its page is full (docs/contacts.md "Search").
+ * only, PostgreSQL's every letter); LIKE's wildcards in it match themselves. A trigram index narrows it (migration
+ * 0037: searchCandidates on SQLite, pg_trgm's indexes on PostgreSQL); this is still what decides (docs/contacts.md
+ * "Search").
  */
 export function searchSql(q: string) {
   const pattern = `%${likeLiteral(q.toLowerCase())}%`;
@@ -229,24 +230,70 @@ export function searchSql(q: string) {
 }
 
 /**
+ * The most candidates the search index may give for a search to read just those (more: the words are common, and
+ * reading the workspace's contacts newest first fills a page sooner than reading thousands of candidates).
+ */
+const SEARCH_CANDIDATES = 5000;
+
+/**
+ * SQLite: the rowids of the contacts (of any workspace) whose email, first or last name hold every three-character
+ * piece of `q` in a row (migration 0037's `contacts_search`, trigrams, letter case folded): a superset of what searchSql
+ * matches, which still decides, with the workspace and the other filters. Null when the index cannot narrow the
+ * search: fewer than three characters, more than SEARCH_CANDIDATES candidates, or PostgreSQL (its trigram indexes serve
+ * searchSql's LIKE as it is).
+ */
+async function searchCandidates(db: Executor, q: string): Promise<number[] | null> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) return null;
+  // The needle as searchSql has it (lower-cased here): each of its characters is one the index folds alike.
+  const needle = q.toLowerCase();
+  if ([...needle].length < 3) return null;
+  const phrase = `"${needle.replace(/"/g, '""')}"`;
+  const { rows } = await sql<{ rowid: number }>`select rowid from contacts_search where contacts_search match ${phrase}
+      limit ${SEARCH_CANDIDATES + 1}`.execute(db);
+  return rows.length > SEARCH_CANDIDATES ? null : rows.map((r) => r.rowid);
+}
+
+/** Only the contacts of these rowids (searchCandidates'), read by rowid. */
+function inCandidates(rowids: readonly number[]) {
+  return sql<SqlBool>`contacts.rowid in (select value from json_each(${JSON.stringify(rowids)}))`;
+}
+
+/**
  * A page of GET /v1/contacts: keyset pagination (`id < cursor`, newest first), so a page at any depth is one range
  * of an index read from the cursor on: (workspace_id, id), or (workspace_id, status, id) with a status filter.
  * A page 900,000 contacts deep costs what page 1 does (bench/README.md, bench:segments); an OFFSET would walk the
  * 900,000 entries before it. test/db/contact-pages.test.ts holds the plans to it.
  */
-export function contactsPageQuery(db: Executor, workspaceId: string, f: ContactFilter) {
-  let q = db.selectFrom('contacts').select(CONTACT_COLUMNS).where('workspace_id', '=', workspaceId);
+export function contactsPageQuery(
+  db: Executor,
+  workspaceId: string,
+  f: ContactFilter,
+  /** searchCandidates' answer for `f.q`: only these rows are read. */
+  candidates?: readonly number[] | null,
+) {
+  let q = db.selectFrom('contacts').select(CONTACT_COLUMNS);
+  // With candidates, they are what is read (by rowid, then sorted: a few thousand at most); the unary `+` keeps SQLite
+  // from walking the workspace's index instead, which it prefers for the order.
+  q = candidates
+    ? q.where(inCandidates(candidates)).where(sql<SqlBool>`+contacts.workspace_id = ${workspaceId}`)
+    : q.where('workspace_id', '=', workspaceId);
   if (f.email !== undefined) q = q.where('email', '=', f.email);
   if (f.status !== undefined) q = q.where('status', '=', f.status);
   if (f.topic !== undefined) q = q.where(subscribedTo(f.topic));
   if (f.tag !== undefined) q = q.where(hasTagSql(workspaceId, f.tag, true));
   if (f.q !== undefined) q = q.where(searchSql(f.q));
-  if (f.beforeId !== undefined) q = q.where('id', '<', f.beforeId);
+  if (f.beforeId !== undefined)
+    q = candidates ? q.where(sql<SqlBool>`+contacts.id < ${f.beforeId}`) : q.where('id', '<', f.beforeId);
   return q.orderBy('id', 'desc').limit(f.limit);
 }
 
+/**
+ * A page of the list. A search (`q`) reads only the contacts the search index names when it names few (SQLite;
+ * searchCandidates): a rare word is then a few lookups, not a read of every contact (docs/contacts.md "Search").
+ */
 export async function listContacts(db: Executor, workspaceId: string, f: ContactFilter): Promise<ContactRecord[]> {
-  return (await contactsPageQuery(db, workspaceId, f).execute()).map(toContactRecord);
+  const candidates = f.q !== undefined && f.email === undefined ? await searchCandidates(db, f.q) : null;
+  return (await contactsPageQuery(db, workspaceId, f, candidates).execute()).map(toContactRecord);
 }
 
 /**
@@ -289,11 +336,14 @@ export async function countContacts(
         .where('tag_key', '=', tagKey(f.tag))
         .select(n),
     );
-  // Tags and the search are tested per contact, a slice of contacts at a time, with the topic's rule if any.
+  // Tags and the search are tested per contact, a slice of contacts at a time, with the topic's rule if any; a search
+  // the index narrows to a few candidates tests just those, in one statement.
   if (f.tag !== undefined || f.q !== undefined) {
     let each = f.topic ? contacts.where(subscribedTo(f.topic)) : contacts;
     if (f.tag !== undefined) each = each.where(hasTagSql(workspaceId, f.tag, true));
     if (f.q !== undefined) each = each.where(searchSql(f.q));
+    const candidates = f.q !== undefined ? await searchCandidates(db, f.q) : null;
+    if (candidates) return count(each.where(inCandidates(candidates)));
     let matched = 0;
     for await (const range of contactSlices(db, dialect, workspaceId, {
       rows: firstSliceRows,
