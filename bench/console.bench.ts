@@ -345,7 +345,9 @@ async function main(): Promise<number> {
   const opts = parseOptions();
   const unavailable = browserUnavailable();
   if (unavailable) throw new BenchError(unavailable);
-  const dir = makeTempDir('console');
+  // BENCH_KEEP=1 keeps the seeded file (its path printed) for looking into a slow page's queries afterwards.
+  const dir = makeTempDir('console', { keep: Boolean(process.env.BENCH_KEEP) });
+  if (process.env.BENCH_KEEP) process.stderr.write(`keeping ${dir}\n`);
   const file = path.join(dir, 'formcast.db');
   const env: NodeJS.ProcessEnv = {
     ...process.env,

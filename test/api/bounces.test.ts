@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { ConfirmationSender } from '../../src/forms/submissions/confirmations.sender.js';
+import { senderHealth } from '../../src/sending/bounces/bounces.health.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { TEST_SECRET } from '../helpers/secret.js';
@@ -361,6 +362,14 @@ describeApi('bounces, suppression and the circuit breaker', (h) => {
       hardBounceRate: { value: 0.1, threshold: 0.02, status: 'critical' },
       complaintRate: { value: 0, threshold: 0.003, status: 'ok' },
     });
+    // The windows apart (counted in one read): ten days on, the sends are in the 30-day window only; forty, in neither.
+    const day = 86_400_000;
+    const [week, month] = await senderHealth(h.db.kysely, ws.id, Date.now() + 10 * day);
+    expect([week, month].map((w) => [w!.sent, w!.hardBounces, w!.hardBounceRate.value])).toEqual([
+      [0, 0, 0],
+      [9, 1, 0.1],
+    ]);
+    expect((await senderHealth(h.db.kysely, ws.id, Date.now() + 40 * day)).map((w) => w.sent)).toEqual([0, 0]);
     const other = await h.workspace();
     expect((await h.call(other.key, 'GET', '/v1/workspace/health')).json().windows[1]).toMatchObject({
       sent: 0,

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../../db/connection.js';
 
 /**
@@ -34,21 +35,41 @@ function rate(count: number, of: number, threshold: number): RateHealth {
   };
 }
 
-async function countSince(
+/**
+ * How many deliveries have `column` set within each window (`since`, oldest first), in one read of the column's
+ * index from the widest window's start: the windows nest, so counting them apart read the newest days again for each
+ * (at 2,750,000 deliveries in 30 days, the two windows' sent counts took ~1.4 s; bench/README.md, bench:console).
+ */
+async function countWindows(
   db: Executor,
   workspaceId: string,
   column: 'sent_at' | 'bounced_at' | 'complained_at',
-  since: string,
+  since: readonly string[],
   neverSent = false,
-): Promise<number> {
+): Promise<number[]> {
+  const widest = since.reduce((a, b) => (a < b ? a : b));
   let q = db
     .selectFrom('deliveries')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .select((eb) =>
+      since.map((s, i) =>
+        eb.fn
+          .sum<number | string | null>(
+            eb
+              .case()
+              .when(column, '>=', s)
+              .then(sql.lit(1))
+              .else(sql.lit(0))
+              .end(),
+          )
+          .as(`n${i}`),
+      ),
+    )
     .where('workspace_id', '=', workspaceId)
     .where(column, 'is not', null)
-    .where(column, '>=', since);
+    .where(column, '>=', widest);
   if (neverSent) q = q.where('sent_at', 'is', null);
-  return Number((await q.executeTakeFirst())?.n ?? 0);
+  const row = (await q.executeTakeFirst()) as Record<string, number | string | null> | undefined;
+  return since.map((_, i) => Number(row?.[`n${i}`] ?? 0));
 }
 
 /**
@@ -56,21 +77,17 @@ async function countSince(
  * (sent) and those refused at send time as hard bounces (never sent); a bounce reported later was sent.
  */
 export async function senderHealth(db: Executor, workspaceId: string, now = Date.now()): Promise<WindowHealth[]> {
-  const out: WindowHealth[] = [];
-  for (const days of HEALTH_WINDOWS) {
-    const since = new Date(now - days * 86_400_000).toISOString();
-    const sent = await countSince(db, workspaceId, 'sent_at', since);
-    const hardBounces = await countSince(db, workspaceId, 'bounced_at', since);
-    const refused = await countSince(db, workspaceId, 'bounced_at', since, true);
-    const complaints = await countSince(db, workspaceId, 'complained_at', since);
-    out.push({
-      days,
-      sent,
-      hardBounces,
-      complaints,
-      hardBounceRate: rate(hardBounces, sent + refused, HEALTH_THRESHOLDS.hardBounceRate),
-      complaintRate: rate(complaints, sent, HEALTH_THRESHOLDS.complaintRate),
-    });
-  }
-  return out;
+  const since = HEALTH_WINDOWS.map((days) => new Date(now - days * 86_400_000).toISOString());
+  const sent = await countWindows(db, workspaceId, 'sent_at', since);
+  const hardBounces = await countWindows(db, workspaceId, 'bounced_at', since);
+  const refused = await countWindows(db, workspaceId, 'bounced_at', since, true);
+  const complaints = await countWindows(db, workspaceId, 'complained_at', since);
+  return HEALTH_WINDOWS.map((days, i) => ({
+    days,
+    sent: sent[i]!,
+    hardBounces: hardBounces[i]!,
+    complaints: complaints[i]!,
+    hardBounceRate: rate(hardBounces[i]!, sent[i]! + refused[i]!, HEALTH_THRESHOLDS.hardBounceRate),
+    complaintRate: rate(complaints[i]!, sent[i]!, HEALTH_THRESHOLDS.complaintRate),
+  }));
 }
