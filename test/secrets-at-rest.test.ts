@@ -246,6 +246,9 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
     await sql`drop index if exists events_broadcast_engagement`.execute(db.kysely);
     // 0036: an index of the events of transactional emails (no secret in it).
     await sql`drop index if exists events_email`.execute(db.kysely);
+    // 0038: two indexes of the stats (no secret in them).
+    for (const index of ['deliveries_broadcast_marks', 'events_broadcast_tracking'])
+      await sql`drop index if exists ${sql.ref(index)}`.execute(db.kysely);
     // 0037: the contacts search's index (names and addresses, no secret): its triggers and table, or its indexes.
     if (db.dialect === 'sqlite') {
       for (const t of ['insert', 'update', 'delete'])

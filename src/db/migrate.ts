@@ -37,6 +37,7 @@ import { transactionalEmails } from './migrations/0034_transactional_emails.js';
 import { engagementSummary } from './migrations/0035_engagement_summary.js';
 import { eventsEmail } from './migrations/0036_events_email.js';
 import { contactSearch } from './migrations/0037_contact_search.js';
+import { statsIndexes } from './migrations/0038_stats_indexes.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
 function migrations(db: Db): Record<string, Migration> {
@@ -77,6 +78,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0035_engagement_summary': engagementSummary(db.dialect),
     '0036_events_email': eventsEmail(),
     '0037_contact_search': contactSearch(db.dialect),
+    '0038_stats_indexes': statsIndexes(),
   };
 }
 

@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type SelectQueryBuilder } from 'kysely';
+import { PostgresAdapter, sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Dialect, Executor } from '../../db/connection.js';
 import type { Database, DeliveryStatus } from '../../db/schema.js';
 import { OUTBOX_RESPONSE } from '../../mail/transport.js';
@@ -264,7 +264,20 @@ export async function countDeliveries(db: Executor, workspaceId: string, broadca
   return (await countDeliveriesOf(db, workspaceId, [broadcastId])).get(broadcastId)!;
 }
 
-/** The counts of several broadcasts in one query (a list page shows each one's stats). */
+/**
+ * The deliveries a broadcast's stats count apart from their status (an unsubscribe, a soft bounce, a complaint, the
+ * outbox's answer): the predicate of migration 0038's partial index `deliveries_broadcast_marks`, as text, so that the
+ * databases see that the query's condition is the index's (a test holds the two to the same text).
+ */
+export const DELIVERY_MARKS_PREDICATE = `unsubscribed_at is not null or soft_bounced_at is not null or complained_at is not null or smtp_response like '${OUTBOX_RESPONSE}%'`;
+
+/**
+ * The counts of several broadcasts (a list page shows each one's stats), in two reads of indexes: the statuses from
+ * `deliveries_broadcast` (broadcast_id, status, id) alone, and the marked deliveries' rows (few) through
+ * `deliveries_broadcast_marks`. The broadcasts are the workspace's (the subquery): their deliveries are then only
+ * theirs, and no delivery row is read for its workspace. One query over every row took ~2.3 s for 25 broadcasts of
+ * 110,000 recipients; these two ~0.5 s (bench/README.md, bench:console).
+ */
 export async function countDeliveriesOf(
   db: Executor,
   workspaceId: string,
@@ -277,25 +290,37 @@ export async function countDeliveriesOf(
     ]),
   );
   if (!broadcastIds.length) return counts;
-  const rows = await db
+  const owned = db
+    .selectFrom('broadcasts')
+    .select('broadcasts.id')
+    .where('broadcasts.workspace_id', '=', workspaceId)
+    .where('broadcasts.id', 'in', broadcastIds);
+  const statuses = await db
+    .selectFrom('deliveries')
+    .select(['broadcast_id', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('broadcast_id', 'in', owned)
+    .groupBy(['broadcast_id', 'status'])
+    .execute();
+  for (const r of statuses) {
+    const c = counts.get(r.broadcast_id)!;
+    c.byStatus[r.status] = Number(r.n);
+    c.total += Number(r.n);
+  }
+  const marks = await db
     .selectFrom('deliveries')
     .select([
       'broadcast_id',
-      'status',
-      (eb) => eb.fn.countAll<number>().as('n'),
       (eb) => eb.fn.count<number>('unsubscribed_at').as('u'),
       (eb) => eb.fn.count<number>('soft_bounced_at').as('s'),
       (eb) => eb.fn.count<number>('complained_at').as('c'),
       (eb) => eb.fn.count<number>(eb.case().when('smtp_response', 'like', `${OUTBOX_RESPONSE}%`).then(1).end()).as('o'),
     ])
-    .where('workspace_id', '=', workspaceId)
-    .where('broadcast_id', 'in', broadcastIds)
-    .groupBy(['broadcast_id', 'status'])
+    .where('broadcast_id', 'in', owned)
+    .where(sql.raw<SqlBool>(`(${DELIVERY_MARKS_PREDICATE})`))
+    .groupBy('broadcast_id')
     .execute();
-  for (const r of rows) {
+  for (const r of marks) {
     const c = counts.get(r.broadcast_id)!;
-    c.byStatus[r.status] = Number(r.n);
-    c.total += Number(r.n);
     c.unsubscribed += Number(r.u);
     c.softBounced += Number(r.s);
     c.complained += Number(r.c);

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { Dialect, Executor } from '../../db/connection.js';
 import { globPattern, likePattern, matchOrder, type TemplateLink } from './tracking.links.js';
 import { bucketStartIn } from '../../lib/zones.js';
@@ -33,33 +33,34 @@ export async function engagementOf(
 ): Promise<Map<string, Engagement>> {
   const out = new Map<string, Engagement>(broadcastIds.map((id) => [id, { ...NO_ENGAGEMENT }]));
   if (!broadcastIds.length) return out;
+  // Per broadcast, kind and machine flag: the hits and the deliveries hit, read from migration 0038's
+  // `events_broadcast_tracking` alone (the five sums over every event row took ~3.9 s for 25 broadcasts of 110,000
+  // recipients; this ~0.7 s: bench/README.md, bench:console).
   const rows = await db
     .selectFrom('events')
     .select([
       'broadcast_id',
-      sql<number>`sum(case when type = 'email.opened' and machine = 0 then 1 else 0 end)`.as('opened'),
-      sql<number>`sum(case when type = 'email.clicked' and machine = 0 then 1 else 0 end)`.as('clicked'),
-      sql<number>`count(distinct case when type = 'email.opened' and machine = 0 then delivery_id end)`.as(
-        'unique_opens',
-      ),
-      sql<number>`count(distinct case when type = 'email.clicked' and machine = 0 then delivery_id end)`.as(
-        'unique_clicks',
-      ),
-      sql<number>`sum(case when type = 'email.opened' and machine = 1 then 1 else 0 end)`.as('machine_opens'),
+      'type',
+      'machine',
+      (eb) => eb.fn.countAll<number | string>().as('hits'),
+      sql<number | string>`count(distinct delivery_id)`.as('deliveries'),
     ])
     .where('workspace_id', '=', workspaceId)
     .where('broadcast_id', 'in', broadcastIds)
-    .where('type', 'in', ['email.opened', 'email.clicked'])
-    .groupBy('broadcast_id')
+    .where(sql.raw<SqlBool>(`type in ('email.opened', 'email.clicked')`))
+    .groupBy(['broadcast_id', 'type', 'machine'])
     .execute();
   for (const r of rows) {
-    out.set(r.broadcast_id!, {
-      opened: n(r.opened),
-      clicked: n(r.clicked),
-      uniqueOpens: n(r.unique_opens),
-      uniqueClicks: n(r.unique_clicks),
-      machineOpens: n(r.machine_opens),
-    });
+    const e = out.get(r.broadcast_id!)!;
+    const human = !Number(r.machine);
+    if (r.type === 'email.opened' && human) {
+      e.opened += n(r.hits);
+      e.uniqueOpens += n(r.deliveries);
+    } else if (r.type === 'email.opened') e.machineOpens += n(r.hits);
+    else if (human) {
+      e.clicked += n(r.hits);
+      e.uniqueClicks += n(r.deliveries);
+    }
   }
   return out;
 }
