@@ -53,14 +53,7 @@ async function countWindows(
     .select((eb) =>
       since.map((s, i) =>
         eb.fn
-          .sum<number | string | null>(
-            eb
-              .case()
-              .when(column, '>=', s)
-              .then(sql.lit(1))
-              .else(sql.lit(0))
-              .end(),
-          )
+          .sum<number | string | null>(eb.case().when(column, '>=', s).then(sql.lit(1)).else(sql.lit(0)).end())
           .as(`n${i}`),
       ),
     )

@@ -55,8 +55,7 @@ export function trackMessage(
       return rewriteLinks(
         html,
         links,
-        (link, linkIndex) =>
-          `${base}/t/c/${sign.click({ linkIndex, linkCount: links.length, url: link.url })}`,
+        (link, linkIndex) => `${base}/t/c/${sign.click({ linkIndex, linkCount: links.length, url: link.url })}`,
       );
     },
     pixel(content) {
