@@ -105,6 +105,19 @@ describeApi('contacts search', (h) => {
     );
   });
 
+  it('words with a NUL or other control characters are answered, never a 500', async () => {
+    const ws = await h.workspace();
+    await importNdjson(h, ws, [{ email: 'ctrl@example.com', firstName: 'Control' }]);
+    for (const q of ['con\u0000trol', 'abc\u0000', '\u0001\u0002\u0003', '"quoted" words']) {
+      const list = await h.call(ws.key, 'GET', `/v1/contacts?q=${encodeURIComponent(q)}`);
+      const count = await h.call(ws.key, 'GET', `/v1/contacts/count?q=${encodeURIComponent(q)}`);
+      for (const res of [list, count]) {
+        expect(res.statusCode, `${JSON.stringify(q)}: ${res.body}`).toBeLessThan(500);
+        if (res.statusCode >= 400) expect(res.headers['content-type']).toContain('application/problem+json');
+      }
+    }
+  });
+
   it('follows every write: a renamed contact under its new name only, a deleted one nowhere', async () => {
     const ws = await h.workspace();
     await importNdjson(h, ws, [
