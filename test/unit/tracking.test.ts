@@ -25,6 +25,7 @@ import { isRenderLimit, liquidHtml } from '../../src/lib/liquid.js';
 import {
   signClickToken,
   signOpenToken,
+  signWholeClickToken,
   tokenSigner,
   verifyTrackingToken,
 } from '../../src/sending/tracking/tracking.token.js';
@@ -118,9 +119,72 @@ describe('tracking tokens', () => {
     }
   });
 
+  it('click tokens signed whole (mail sent before the split) still verify, and name the same click', () => {
+    const r = ref();
+    const link = { linkIndex: 2, linkCount: 5, url: 'https://shop.example/p?id=1' };
+    const whole = signWholeClickToken(secret, r, link);
+    expect(whole).not.toBe(signClickToken(secret, r, link));
+    expect(verifyTrackingToken(secret, whole, 'click')).toEqual({ kind: 'click', ...r, ...link });
+    expect(verifyTrackingToken(secret, whole, 'open')).toBeNull();
+  });
+
+  it("a click token's two halves: each MAC checked, a link half bound to its broadcast, its place and its URL", () => {
+    const a = ref();
+    const b = { ...a, deliveryId: newId('dlv'), contactId: newId('ct') };
+    const link = { linkIndex: 1, linkCount: 3, url: 'https://a.example/x' };
+    const ta = Buffer.from(signClickToken(secret, a, link), 'base64url');
+    const tb = Buffer.from(signClickToken(secret, b, link), 'base64url');
+    const n = ta.length;
+    // Tokens of one message share the message half; one link of one broadcast, the link half.
+    expect(ta.subarray(n - 16).equals(tb.subarray(n - 16))).toBe(false);
+    expect(ta.subarray(n - 32, n - 16).equals(tb.subarray(n - 32, n - 16))).toBe(true);
+    // Every bit of either MAC matters.
+    for (const i of [n - 32, n - 17, n - 16, n - 1]) {
+      const t = Buffer.from(ta);
+      t[i]! ^= 0x80;
+      expect(verifyTrackingToken(secret, t.toString('base64url'), 'click')).toBeNull();
+    }
+    // The link half of another broadcast, or of another place of the same URL, does not verify with this message.
+    const other = Buffer.from(signClickToken(secret, { ...a, broadcastId: newId('bc') }, link), 'base64url');
+    const moved = Buffer.from(signClickToken(secret, a, { ...link, linkIndex: 2 }), 'base64url');
+    for (const donor of [other, moved]) {
+      const t = Buffer.from(ta);
+      donor.copy(t, n - 32, n - 32, n - 16);
+      expect(verifyTrackingToken(secret, t.toString('base64url'), 'click')).toBeNull();
+    }
+    // A transactional email's link half is not a broadcast's with the same 128 bits.
+    const asEmail = { ...a, broadcastId: `em_${a.broadcastId.slice(3)}` };
+    const te = Buffer.from(signClickToken(secret, asEmail, link), 'base64url');
+    expect(te.subarray(n - 32, n - 16).equals(ta.subarray(n - 32, n - 16))).toBe(false);
+    // The URL changed in place (same length): the link half no longer matches.
+    const evil = Buffer.from(ta.toString('latin1').replace('a.example', 'e.example'), 'latin1');
+    expect(verifyTrackingToken(secret, evil.toString('base64url'), 'click')).toBeNull();
+    // The halves of two recipients' tokens of one link join into the second recipient's click on that link (the
+    // documented reach: whoever holds b's message half holds b's own link to it).
+    const joined = Buffer.concat([tb.subarray(0, n - 32), ta.subarray(n - 32, n - 16), tb.subarray(n - 16)]);
+    expect(verifyTrackingToken(secret, joined.toString('base64url'), 'click')).toEqual({
+      kind: 'click',
+      ...b,
+      ...link,
+    });
+    // Per recipient URLs (Liquid in a link) are signed each; the cache never hands a URL another's MAC (property).
+    fc.assert(
+      fc.property(fc.array(fc.webUrl({ withQueryParameters: true }), { minLength: 1, maxLength: 30 }), (urls) => {
+        const sign = tokenSigner(secret, ref())!;
+        urls.forEach((url, i) => {
+          const l = { linkIndex: i, linkCount: urls.length, url };
+          expect(verifyTrackingToken(secret, sign.click(l), 'click')).toMatchObject(l);
+        });
+      }),
+      { numRuns: 50 },
+    );
+  });
+
   it('refuse to carry a URL that is not http(s) even when signed', () => {
     const token = signClickToken(secret, ref(), { linkIndex: 0, linkCount: 1, url: 'javascript:alert(1)' });
     expect(verifyTrackingToken(secret, token, 'click')).toBeNull();
+    const whole = signWholeClickToken(secret, ref(), { linkIndex: 0, linkCount: 1, url: 'javascript:alert(1)' });
+    expect(verifyTrackingToken(secret, whole, 'click')).toBeNull();
   });
 });
 

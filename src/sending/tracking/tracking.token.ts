@@ -16,17 +16,34 @@ import crypto from 'node:crypto';
  * HMAC-SHA256 with the server secret over a purpose label and every byte before it, truncated to 128 bits:
  * a token nobody signed, or one with a single bit changed, does not verify, and a click token cannot be made to
  * point anywhere else (no open redirect).
+ *
+ * Click tokens are now signed in two halves (kind 3; kind 2 above is still verified, for the mail already sent):
+ *
+ *   kind(3) ws delivery broadcast flags [contact] sentAt  linkIndex(2) linkCount(2) url  linkMac(16) messageMac(16)
+ *
+ * `messageMac` covers the message's ids (the same for its every link: one HMAC per message), `linkMac` covers the
+ * broadcast (its 16 bytes and whether it is an email), the link's place and its URL (the same for every recipient of
+ * a link without Liquid in it: one HMAC per link of a broadcast, kept in a small cache, not per message). Both must
+ * verify. The URL is still bound to the broadcast that linked to it (no open redirect), and the link to the recipient
+ * only as far as the halves of two tokens of one broadcast can be joined: a link part joined to another recipient's
+ * message part records a click of that recipient on a link of that broadcast, which whoever holds that recipient's
+ * message part (it is in every token of their message) could record by following their own link. A 40-block
+ * newsletter has ~27 tracked links: ~27 HMACs a message became ~1 (docs/tracking.md, bench/README.md "bench:render").
  */
 
 export const TOKEN_KIND = { open: 1, click: 2 } as const;
 export type TokenKind = keyof typeof TOKEN_KIND;
+/** A click token signed in two halves (above). */
+const CLICK_SPLIT = 3;
 
 const MAC_BYTES = 16;
 const PURPOSE = Buffer.from('formcast-tracking-v1\0');
+const MESSAGE_PURPOSE = Buffer.from('formcast-tracking-v2-message\0');
+const LINK_PURPOSE = Buffer.from('formcast-tracking-v2-link\0');
 /** Longer URLs are not rewritten (docs/tracking.md): the tracked address must stay a reasonable request line. */
 export const MAX_TRACKED_URL = 2000;
 /** The longest token a route accepts (a click with the longest URL), in characters. */
-export const MAX_TOKEN_CHARS = Math.ceil(((1 + 16 * 4 + 1 + 4 + 4 + MAX_TRACKED_URL * 3 + MAC_BYTES) * 4) / 3);
+export const MAX_TOKEN_CHARS = Math.ceil(((1 + 16 * 4 + 1 + 4 + 4 + MAX_TRACKED_URL * 3 + 2 * MAC_BYTES) * 4) / 3);
 
 export interface TrackingRef {
   workspaceId: string;
@@ -94,9 +111,34 @@ function broadcastUlid(id: string): string | null {
   return ulidOf(id, 'bc') ?? ulidOf(id, 'em');
 }
 
-function mac(secret: Buffer, body: Buffer): Buffer {
-  return crypto.createHmac('sha256', secret).update(PURPOSE).update(body).digest().subarray(0, MAC_BYTES);
+function mac(secret: Buffer, body: Buffer, purpose = PURPOSE): Buffer {
+  return crypto.createHmac('sha256', secret).update(purpose).update(body).digest().subarray(0, MAC_BYTES);
 }
+
+/** Where the broadcast's 16 bytes are in the packed ref (after the workspace and the delivery), and its flags byte. */
+const BROADCAST_AT = 32;
+const FLAGS_AT = 48;
+const EMAIL_BYTE = Buffer.of(IS_EMAIL);
+const BROADCAST_BYTE = Buffer.of(0);
+
+/** The link half's MAC: the broadcast (16 bytes and the email flag), then the link part (index, count, URL). */
+function linkMac(secret: Buffer, ref: Buffer, link: Buffer): Buffer {
+  return crypto
+    .createHmac('sha256', secret)
+    .update(LINK_PURPOSE)
+    .update(ref.subarray(BROADCAST_AT, BROADCAST_AT + 16))
+    .update(ref[FLAGS_AT]! & IS_EMAIL ? EMAIL_BYTE : BROADCAST_BYTE)
+    .update(link)
+    .digest()
+    .subarray(0, MAC_BYTES);
+}
+
+/**
+ * Link halves already signed, per secret: a broadcast's links are the same for each of its recipients. Keyed by the
+ * broadcast's bytes and the link part; emptied when full (a send goes through a few hundred links at most).
+ */
+const LINK_CACHE_MAX = 4096;
+const linkMacs = new WeakMap<Buffer, Map<string, Buffer>>();
 
 /**
  * The bytes of a token between its kind and its click part (the ids, the flags, the time sent), or null when an id has
@@ -123,6 +165,41 @@ function refBytes(ref: TrackingRef): Buffer | null {
   }
   buf.writeUInt32BE(Math.max(0, Math.min(0xffffffff, Math.floor(ref.sentAt))), o);
   return buf;
+}
+
+/** The link part of a click token: its place, the message's link count, the URL. */
+function linkPart(link: { linkIndex: number; linkCount: number; url: string }): Buffer {
+  const urlBytes = Buffer.byteLength(link.url, 'utf8');
+  const buf = Buffer.allocUnsafe(4 + urlBytes);
+  buf.writeUInt16BE(Math.min(link.linkIndex, 0xffff), 0);
+  buf.writeUInt16BE(Math.min(link.linkCount, 0xffff), 2);
+  buf.write(link.url, 4, urlBytes, 'utf8');
+  return buf;
+}
+
+/** A click token in two halves (kind 3): the message's MAC given, the link's from the cache or signed now. */
+function signSplitClick(
+  secret: Buffer,
+  ref: Buffer,
+  messageMac: Buffer,
+  link: { linkIndex: number; linkCount: number; url: string },
+): string {
+  const part = linkPart(link);
+  let cache = linkMacs.get(secret);
+  if (!cache) linkMacs.set(secret, (cache = new Map()));
+  const key = `${ref.toString('latin1', BROADCAST_AT, FLAGS_AT + 1)}${part.toString('latin1')}`;
+  let lm = cache.get(key);
+  if (!lm) {
+    if (cache.size >= LINK_CACHE_MAX) cache.clear();
+    cache.set(key, (lm = linkMac(secret, ref, part)));
+  }
+  const buf = Buffer.allocUnsafe(1 + ref.length + part.length + 2 * MAC_BYTES);
+  buf[0] = CLICK_SPLIT;
+  let o = 1 + ref.copy(buf, 1);
+  o += part.copy(buf, o);
+  o += lm.copy(buf, o);
+  messageMac.copy(buf, o);
+  return buf.toString('base64url');
 }
 
 /** A token: the kind, the packed ref, the click part, the MAC over all of it. */
@@ -164,6 +241,16 @@ export function signClickToken(
   ref: TrackingRef,
   link: { linkIndex: number; linkCount: number; url: string },
 ): string {
+  const bytes = packed(ref);
+  return signSplitClick(secret, bytes, mac(secret, bytes, MESSAGE_PURPOSE), link);
+}
+
+/** A click token as messages sent before the split carry it (kind 2, one MAC over all): still verified; for tests. */
+export function signWholeClickToken(
+  secret: Buffer,
+  ref: TrackingRef,
+  link: { linkIndex: number; linkCount: number; url: string },
+): string {
   return signPacked(secret, 'click', packed(ref), link);
 }
 
@@ -178,14 +265,16 @@ export function tokenSigner(
 ): { open: () => string; click: (link: { linkIndex: number; linkCount: number; url: string }) => string } | null {
   const bytes = refBytes(ref);
   if (!bytes) return null;
+  let messageMac: Buffer | undefined;
   return {
     open: () => signPacked(secret, 'open', bytes),
-    click: (link) => signPacked(secret, 'click', bytes, link),
+    click: (link) => signSplitClick(secret, bytes, (messageMac ??= mac(secret, bytes, MESSAGE_PURPOSE)), link),
   };
 }
 
 const TOKEN_CHARS = /^[A-Za-z0-9_-]+$/;
 const MIN_TOKEN_BYTES = 1 + 48 + 1 + 4 + MAC_BYTES;
+const MIN_SPLIT_BYTES = 1 + 48 + 1 + 4 + 4 + 2 * MAC_BYTES;
 
 /**
  * The hit a token names, or null when it does not verify (bad characters, not canonical base64url, too short,
@@ -207,9 +296,34 @@ export function verifyTrackingToken(secret: Buffer, token: string, expected: Tok
   const buf = Buffer.from(token, 'base64url');
   // Only the canonical encoding of a payload is accepted (base64url decoding ignores stray trailing bits).
   if (buf.length < MIN_TOKEN_BYTES || buf.toString('base64url') !== token) return null;
+  if (buf[0] === CLICK_SPLIT) return expected === 'click' ? verifySplitClick(secret, buf) : null;
   const body = buf.subarray(0, buf.length - MAC_BYTES);
   if (!crypto.timingSafeEqual(mac(secret, body), buf.subarray(buf.length - MAC_BYTES))) return null;
   if (body[0] !== TOKEN_KIND[expected]) return null;
+  return readVerified(body, expected);
+}
+
+/** A click token in two halves: both MACs verified (constant time) before anything is read from it. */
+function verifySplitClick(secret: Buffer, buf: Buffer): ({ kind: 'click' } & ClickRef) | null {
+  if (buf.length < MIN_SPLIT_BYTES) return null;
+  const flags = buf[1 + FLAGS_AT]!;
+  if (flags > (HAS_CONTACT | IS_EMAIL)) return null;
+  const refLength = FLAGS_AT + 1 + (flags & HAS_CONTACT ? 16 : 0) + 4;
+  const body = buf.subarray(0, buf.length - 2 * MAC_BYTES);
+  if (body.length < 1 + refLength + 4) return null;
+  const ref = body.subarray(1, 1 + refLength);
+  const link = body.subarray(1 + refLength);
+  const linkOk = crypto.timingSafeEqual(linkMac(secret, ref, link), buf.subarray(body.length, body.length + MAC_BYTES));
+  const messageOk = crypto.timingSafeEqual(
+    mac(secret, ref, MESSAGE_PURPOSE),
+    buf.subarray(body.length + MAC_BYTES, body.length + 2 * MAC_BYTES),
+  );
+  if (!linkOk || !messageOk) return null;
+  return readVerified(body, 'click') as ({ kind: 'click' } & ClickRef) | null;
+}
+
+/** What a verified token's body (its kind, ref and link part, without MACs) names. */
+function readVerified(body: Buffer, expected: TokenKind): VerifiedToken | null {
   let o = 1;
   const workspaceId = `ws_${readUlid(body, o)}`;
   o += 16;
