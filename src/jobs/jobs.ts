@@ -85,6 +85,8 @@ export function buildPipeline(
       secret: config.secret,
       relayProfile: config.relayProfile,
       batchSize: config.worker.batchSize,
+      // Writing a large audience leaves the send most of the thread (bench:send --million; docs/sending.md).
+      materializeShare: 0.25,
       leaseMs: config.worker.leaseMs,
       maxAttempts: config.worker.maxAttempts,
       backoffBaseMs: config.worker.backoffBaseMs,
@@ -180,7 +182,6 @@ export function startJobs(
   });
   const jobs: Job[] = [
     { name: 'scheduler', everyMs: poll, run: () => pipeline.runScheduler() },
-    { name: 'materialise', everyMs: poll, run: () => pipeline.materialize() },
     { name: 'ab winners', everyMs: poll, run: () => pipeline.chooseWinners() },
     { name: 'confirmations', everyMs: poll, run: () => confirmations.sendDue() },
     { name: 'settle', everyMs: 10_000, run: async () => (await pipeline.sweep(), 0) },
@@ -288,10 +289,17 @@ export function startJobs(
     log,
     Math.min(poll, 100),
   );
+  // Audiences written in a loop of their own: its pauses while a send is busy (materializeShare) hold nothing else up.
+  const materialiseRunner = new JobRunner(
+    [{ name: 'materialise', everyMs: poll, run: () => pipeline.materialize() }],
+    log,
+    poll,
+  );
   const webhookRunner = new JobRunner(webhookJobs, log, Math.min(poll, 100));
   const fanOutRunner = new JobRunner(fanOutJobs, log, Math.min(poll, 100));
   runner.start();
   for (const r of deliveryRunners) r.start();
+  materialiseRunner.start();
   emailsRunner.start();
   webhookRunner.start();
   fanOutRunner.start();
@@ -304,6 +312,7 @@ export function startJobs(
       await Promise.all([
         runner.stop(),
         ...deliveryRunners.map((r) => r.stop()),
+        materialiseRunner.stop(),
         emailsRunner.stop(),
         webhookRunner.stop(),
         fanOutRunner.stop(),

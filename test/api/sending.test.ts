@@ -170,6 +170,36 @@ describeApi('sending broadcasts', (h) => {
     },
   );
 
+  it('while sending is busy, the audience is written with pauses (a share of the time); then every recipient once', async () => {
+    const pauses: number[] = [];
+    const original = sending.pipeline;
+    sending.pipeline = sending.build({
+      materializeBatch: 20,
+      batchSize: 5,
+      materializeShare: 0.25,
+      pause: async (ms) => void pauses.push(ms),
+    });
+    onTestFinished(async () => {
+      await sending.pipeline.close();
+      sending.pipeline = original;
+    });
+    const { ws, broadcast } = await setup();
+    for (let i = 0; i < 90; i++) await insertContact(h, ws, { email: `busy${i}@example.com`, firstName: `B${i}` });
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).statusCode).toBe(202);
+    // Nothing due yet: the first slices are written back to back.
+    expect(await sending.pipeline.materialize(2)).toBe(40);
+    expect(pauses).toEqual([]);
+    // A claim comes back full (more is due than a batch takes): sending is busy, and each slice with more after it waits.
+    expect(await sending.pipeline.sendBatch()).toBe(5);
+    expect(await sending.pipeline.materialize(5)).toBe(50);
+    expect(pauses).toHaveLength(2); // after the 3rd and 4th slices; the 5th is the last, and the job is done
+    for (const ms of pauses) expect(ms).toBeGreaterThanOrEqual(0);
+    await sending.drain();
+    const got = sending.smtp.received.map((m) => m.to).sort();
+    expect(got).toEqual(Array.from({ length: 90 }, (_, i) => `busy${i}@example.com`).sort());
+    expect((await status(ws, broadcast.id)).status).toBe('SENT');
+  });
+
   it('send needs a complete broadcast (422 broadcast_incomplete) and changes nothing', async () => {
     const ws = await h.workspace();
     const b = (await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'Empty' })).json();

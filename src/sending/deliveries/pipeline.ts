@@ -53,6 +53,16 @@ export interface PipelineOptions {
   };
   /** Recipients written to the deliveries table per transaction. */
   materializeBatch: number;
+  /**
+   * While this process's batches find more deliveries due than they take (sending is busy), writing an audience takes at
+   * most this share of the time: after a slice that took t ms, it waits t × (1 / share − 1) ms. Unset: no pause. On
+   * SQLite a slice is written synchronously, and written back to back the slices of a million-recipient audience left
+   * the send 9 messages a second for its first 40 s (bench:send --million); at a quarter they are still written several
+   * times faster than they are sent. When nothing is due (a send's first seconds), slices are written back to back.
+   */
+  materializeShare?: number;
+  /** How the pause between two slices is waited (a timer; tests give one that records). */
+  pause?: (ms: number) => Promise<void>;
   /** Limits per destination and how they adapt (SEND_PACING, docs/sending.md). */
   pacing: PacingConfig;
   /** How long a batch waits for destinations with no room before it defers what is left. */
@@ -90,6 +100,10 @@ export const DEFAULT_PIPELINE_OPTIONS: Omit<PipelineOptions, 'workerId' | 'publi
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** How long after a full claim sending counts as busy (materializeShare), and the longest pause between two slices. */
+const BUSY_MS = 2_000;
+const MAX_MATERIALIZE_PAUSE_MS = 1_000;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A claimed delivery with what sending it needs. */
 interface Work extends Recipient {
@@ -106,6 +120,8 @@ interface Work extends Recipient {
  */
 export class DeliveryPipeline {
   private materializing: MaterializationJob | null = null;
+  /** When a claim of the broadcasts' lane last came back full (more was due than a batch takes): sending is busy. */
+  private lastFullClaim = Number.NEGATIVE_INFINITY;
   private readonly destinations: DestinationResolver;
   /** Where its messages are made (send-threads.ts). */
   readonly renderer: MessageRenderer;
@@ -159,6 +175,7 @@ export class DeliveryPipeline {
       const job = this.materializing;
       // Writing an audience is part of sending, for the heap as for the rest (onBatch).
       this.opts.onBatch?.();
+      const started = performance.now();
       const slice = await this.store.writeAudienceSlice(
         job,
         this.opts.workerId,
@@ -172,8 +189,18 @@ export class DeliveryPipeline {
         if (slice.finished) this.logFinished(job.workspaceId, job.broadcastId, slice.finished);
         this.materializing = null;
       }
+      const share = this.opts.materializeShare;
+      if (share !== undefined && share < 1 && slice.state === 'more' && this.sendingBusy()) {
+        const pause = (performance.now() - started) * (1 / share - 1);
+        await (this.opts.pause ?? sleep)(Math.min(pause, MAX_MATERIALIZE_PAUSE_MS));
+      }
     }
     return written;
+  }
+
+  /** A claim of the broadcasts' lane came back full within the last BUSY_MS: deliveries are waiting to be sent. */
+  private sendingBusy(): boolean {
+    return performance.now() - this.lastFullClaim < BUSY_MS;
   }
 
   /**
@@ -191,6 +218,7 @@ export class DeliveryPipeline {
       lane,
     );
     if (!claimed.length) return 0;
+    if (!transactionalOnly && claimed.length >= this.opts.batchSize) this.lastFullClaim = performance.now();
     this.opts.onBatch?.();
     const renew = setInterval(
       () => {
