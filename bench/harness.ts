@@ -300,6 +300,8 @@ export interface SinkStats {
   bytes: number;
   first: number | null;
   last: number | null;
+  /** Messages by the wall-clock second they arrived in (`Math.floor(ms / 1000)` → count): the rate over time. */
+  perSecond: Record<string, number>;
 }
 
 export interface Sink {

@@ -165,14 +165,17 @@ export async function startPostfixSink(): Promise<PostfixSink> {
     let bytes = 0;
     let first: number | null = null;
     let last: number | null = null;
+    const perSecond: Record<string, number> = {};
     for (const m of seen.values()) {
+      const second = Math.floor(m.at / 1000);
+      perSecond[second] = (perSecond[second] ?? 0) + 1;
       if (m.id) ids.add(m.id);
       if (m.signed) signed++;
       bytes += m.bytes;
       if (first === null || m.at < first) first = m.at;
       if (last === null || m.at > last) last = m.at;
     }
-    return { count: seen.size, unique: ids.size, signed, bytes, first, last };
+    return { count: seen.size, unique: ids.size, signed, bytes, first, last, perSecond };
   }
 
   return {

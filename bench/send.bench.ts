@@ -66,6 +66,14 @@ const PUBLIC_URL = 'https://news.acme.test';
 const RATIO_GOAL = 1.3;
 const RSS_GOAL_MB = 200;
 const RSS_GOAL_ROWS = 1_000_000;
+/**
+ * Issue 36, goal 3 (at RSS_GOAL_ROWS recipients): the first message within FIRST_GOAL_MS of the send request, and after
+ * the first minute no window of WINDOW_S seconds below DIP_GOAL × the steady rate (the median window after it).
+ */
+const FIRST_GOAL_MS = 10_000;
+const WINDOW_S = 10;
+const STEADY_AFTER_S = 60;
+const DIP_GOAL = 0.8;
 const SUBJECT = NEWS_SUBJECT;
 const HTML = NEWS_HTML;
 
@@ -226,6 +234,35 @@ interface Target extends Result {
   peakRssByProcessMb: number[];
   /** How long serve took to answer GET /healthz, one request every 50 ms while the messages went out (ms). */
   healthz: { count: number; p50Ms: number; p99Ms: number; maxMs: number };
+  timeline: Timeline;
+}
+
+interface Timeline {
+  /** Messages a second in each whole window of WINDOW_S seconds from the send request (the last, partial one left out). */
+  windows: number[];
+  /** After the first minute: the median window (the steady rate), the lowest, and where it began (s after the request). */
+  steady: number | null;
+  lowest: number | null;
+  lowestAtS: number | null;
+}
+
+/** The rate over time from the sink's arrivals per second: whole windows from the second of the send request. */
+function timelineOf(perSecond: Record<string, number>, sentAtMs: number, lastMs: number | null): Timeline {
+  const start = Math.floor(sentAtMs / 1000);
+  const end = lastMs === null ? start - 1 : Math.floor(lastMs / 1000);
+  const windows: number[] = [];
+  for (let w = start; w + WINDOW_S - 1 <= end; w += WINDOW_S) {
+    let n = 0;
+    for (let t = w; t < w + WINDOW_S; t++) n += perSecond[t] ?? 0;
+    windows.push(n / WINDOW_S);
+  }
+  const skip = STEADY_AFTER_S / WINDOW_S;
+  const after = windows.slice(skip);
+  if (after.length === 0) return { windows, steady: null, lowest: null, lowestAtS: null };
+  const sorted = [...after].sort((a, b) => a - b);
+  const steady = sorted[Math.floor(sorted.length / 2)]!;
+  const lowest = sorted[0]!;
+  return { windows, steady, lowest, lowestAtS: (skip + after.indexOf(lowest)) * WINDOW_S };
 }
 
 /**
@@ -379,6 +416,7 @@ async function runFormcast(
       rssSamplesMaxMb: rssMaxMb,
       peakRssByProcessMb: peaks,
       healthz,
+      timeline: timelineOf(latest.perSecond, sentAt, latest.last),
     };
   } finally {
     clearInterval(sampler);
@@ -443,6 +481,19 @@ function report(
   const ratioPass = ratio !== null && ratio >= RATIO_GOAL;
   const rssApplies = opts.rows >= RSS_GOAL_ROWS;
   const rssPass = (target.peakRssMb ?? Infinity) < RSS_GOAL_MB;
+  const firstPass = (target.timeToFirstMs ?? Infinity) <= FIRST_GOAL_MS;
+  const tl = target.timeline;
+  const dipRatio = tl.steady && tl.lowest !== null ? tl.lowest / tl.steady : null;
+  const dipPass = dipRatio !== null && dipRatio >= DIP_GOAL;
+  const verdict = (pass: boolean) =>
+    rssApplies ? (pass ? 'PASS' : 'MISS') : `n/a at ${fmt(opts.rows)} (run --million)`;
+  // The rate a minute at a time, for the eye (the goal reads the 10 s windows).
+  const perMinute: string[] = [];
+  const per = STEADY_AFTER_S / WINDOW_S;
+  for (let i = 0; i < tl.windows.length; i += per) {
+    const w = tl.windows.slice(i, i + per);
+    perMinute.push(fmt(w.reduce((a, b) => a + b, 0) / w.length, 0));
+  }
   const complete =
     results.every((r) => r.missing === 0 && r.signed >= r.messages) &&
     (postfix === null || postfix.dkim.passed === postfix.dkim.checked);
@@ -483,6 +534,9 @@ function report(
       ? 'ratio formcast/baseline (msg/s): not measured (--skip-baseline)'
       : `ratio formcast/baseline (msg/s):  ${ratio.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
     `formcast time to first message:   ${fmt(target.timeToFirstMs)} ms (send request to first arrival); broadcast SENT after ${fmt(target.sentAfterMs / 1000, 1)} s`,
+    `${`first message within ${FIRST_GOAL_MS / 1000} s:`.padEnd(34)}${fmt(target.timeToFirstMs)} ms   ${verdict(firstPass)}`,
+    `rate after the first minute:      steady (median ${WINDOW_S} s window) ${fmt(tl.steady, 0)} msg/s, lowest ${fmt(tl.lowest, 0)} msg/s at ${fmt(tl.lowestAtS)} s = ${dipRatio === null ? '-' : dipRatio.toFixed(3)}x   goal >= ${DIP_GOAL}x   ${verdict(dipPass)}`,
+    `rate a minute at a time (msg/s):  ${perMinute.join(' ')}${tl.windows.length % per ? ' (the last minute partial)' : ''}`,
     `formcast peak RSS (VmHWM):        ${fmt(target.peakRssMb, 0)} MB${target.peakRssByProcessMb.length > 1 ? ` (per worker: ${target.peakRssByProcessMb.map((m) => fmt(m, 0)).join(', ')})` : ''} (max sampled VmRSS ${fmt(target.rssSamplesMaxMb, 0)} MB)   goal < ${RSS_GOAL_MB} MB at ${fmt(RSS_GOAL_ROWS)} recipients   ${rssApplies ? (rssPass ? 'PASS' : 'MISS') : `n/a at ${fmt(opts.rows)} (run --million)`}`,
     `serve's GET /healthz meanwhile:   p50 ${fmt(target.healthz.p50Ms, 1)} ms, p99 ${fmt(target.healthz.p99Ms, 1)} ms, max ${fmt(target.healthz.maxMs, 1)} ms (${fmt(target.healthz.count)} requests, one every 50 ms${opts.workers ? '; serve does not send here' : ''})`,
     ...(postfix
@@ -542,6 +596,7 @@ function report(
         rssSamplesMaxMb: round(target.rssSamplesMaxMb),
         peakRssByProcessMb: target.peakRssByProcessMb,
         healthz: target.healthz,
+        timeline: { windowS: WINDOW_S, windows: tl.windows.map((w) => round(w, 1)) },
       },
       ratio: round(ratio, 3),
       sink: opts.sink,
@@ -569,6 +624,20 @@ function report(
           atRows: RSS_GOAL_ROWS,
           value: round(target.peakRssMb),
           pass: rssApplies ? rssPass : null,
+        },
+        firstMessageMs: {
+          max: FIRST_GOAL_MS,
+          atRows: RSS_GOAL_ROWS,
+          value: round(target.timeToFirstMs, 0),
+          pass: rssApplies ? firstPass : null,
+        },
+        rateAfterFirstMinute: {
+          min: DIP_GOAL,
+          steady: round(tl.steady),
+          lowest: round(tl.lowest),
+          lowestAtS: tl.lowestAtS,
+          value: round(dipRatio, 3),
+          pass: rssApplies ? dipPass : null,
         },
       },
       ok: complete,

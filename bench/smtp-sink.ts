@@ -2,7 +2,7 @@
  * The SMTP sink of `npm run bench:send`, run in a process of its own (`node --import tsx bench/smtp-sink.ts`):
  * an smtp-server on loopback (no STARTTLS, no AUTH) that accepts every message, reads and discards it, and
  * counts. Started with an IPC channel by bench/send.bench.ts, it answers:
- *   { cmd: 'stats' } → { type: 'stats', count, unique, signed, bytes, first, last, connections }
+ *   { cmd: 'stats' } → { type: 'stats', count, unique, signed, bytes, first, last, perSecond, connections }
  *   { cmd: 'reset' } → { type: 'reset' } (counters back to zero, marks forgotten)
  *   { cmd: 'marks' } → { type: 'marks', marks: { <X-Bench-Mark value>: arrival ms } } (the first arrival of each)
  * `first`/`last` are the wall-clock arrival times (ms, fractional) of the first and last complete message;
@@ -20,6 +20,8 @@ let signed = 0;
 let bytes = 0;
 let first: number | null = null;
 let last: number | null = null;
+/** Messages by the wall-clock second they arrived in: the rate over time (issue 36, goal 3). */
+let perSecond: Record<string, number> = {};
 /** Message-IDs seen: a message that arrives twice (a worker died after sending it, before recording it) counts once. */
 const ids = new Set<string>();
 /** Arrival times of the messages marked with an `X-Bench-Mark` header, by its value (bench:emails' receipts). */
@@ -54,6 +56,8 @@ const server = new SMTPServer({
       if (mark !== undefined && !marks.has(mark)) marks.set(mark, t);
       first ??= t;
       last = t;
+      const second = Math.floor(t / 1000);
+      perSecond[second] = (perSecond[second] ?? 0) + 1;
       callback(null, 'OK');
     });
   },
@@ -68,6 +72,7 @@ const stats = () => ({
   bytes,
   first,
   last,
+  perSecond,
   connections: (server as unknown as { connections: Set<unknown> }).connections.size,
 });
 
@@ -85,6 +90,7 @@ if (process.send) {
       bytes = 0;
       first = null;
       last = null;
+      perSecond = {};
       ids.clear();
       marks.clear();
       process.send!({ type: 'reset' });
