@@ -86,7 +86,7 @@ export function buildPipeline(
       relayProfile: config.relayProfile,
       batchSize: config.worker.batchSize,
       // Writing a large audience leaves the send most of the thread (bench:send --million; docs/sending.md).
-      materializeShare: 0.25,
+      materializeShare: 0.1,
       leaseMs: config.worker.leaseMs,
       maxAttempts: config.worker.maxAttempts,
       backoffBaseMs: config.worker.backoffBaseMs,

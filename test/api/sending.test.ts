@@ -349,6 +349,39 @@ describeApi('sending broadcasts', (h) => {
     expect(await status(ws, broadcast.id)).toMatchObject({ status: 'SENT', stats: { recipients: 0 } });
   });
 
+  it("a dead worker's expired leases: claimed first when asked, otherwise only to fill the batch", async () => {
+    const { ws, broadcast } = await setup();
+    for (let i = 0; i < 6; i++) await insertContact(h, ws, { email: `lease${i}@example.com` });
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${broadcast.id}/send`)).statusCode).toBe(202);
+    while ((await sending.pipeline.materialize()) > 0);
+    const k = h.db.kysely;
+    const ids = (
+      await k.selectFrom('deliveries').select('id').where('broadcast_id', '=', broadcast.id).orderBy('id').execute()
+    ).map((r) => r.id);
+    expect(ids).toHaveLength(6);
+    // Two deliveries a worker claimed and then died with: their leases ran out a minute ago.
+    const past = new Date(Date.now() - 60_000).toISOString();
+    await k
+      .updateTable('deliveries')
+      .set({ status: 'SENDING', lease_owner: 'dead', lease_expires_at: past })
+      .where('id', 'in', ids.slice(0, 2))
+      .execute();
+    const store = new SqlDeliveryStore(h.db);
+    const now = new Date().toISOString();
+    const until = new Date(Date.now() + 60_000).toISOString();
+    const claim = async (limit: number, lapsed: boolean) =>
+      (await store.claimDeliveries('w2', now, until, limit, 'all', { lapsed })).map((d) => d.id).sort();
+    // Not asked first: the due deliveries fill the batch, the expired ones wait.
+    const first = await claim(2, false);
+    expect(first.some((id) => ids.slice(0, 2).includes(id))).toBe(false);
+    // Asked first: the expired ones.
+    expect(await claim(2, true)).toEqual(ids.slice(0, 2));
+    await k.updateTable('deliveries').set({ lease_expires_at: past }).where('id', 'in', ids.slice(0, 2)).execute();
+    // Not asked first, but the due ones (two left) do not fill a batch of 10: the expired ones fill it.
+    const rest = await claim(10, false);
+    expect(rest).toEqual([...ids.slice(0, 2), ...ids.slice(2).filter((id) => !first.includes(id))].sort());
+  });
+
   it('contacts who unsubscribe after the audience was taken are skipped', async () => {
     const { ws, broadcast } = await setup();
     await insertContact(h, ws, { email: 'stays@example.com' });

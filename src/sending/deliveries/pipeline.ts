@@ -57,8 +57,8 @@ export interface PipelineOptions {
    * While this process's batches find more deliveries due than they take (sending is busy), writing an audience takes at
    * most this share of the time: after a slice that took t ms, it waits t × (1 / share − 1) ms. Unset: no pause. On
    * SQLite a slice is written synchronously, and written back to back the slices of a million-recipient audience left
-   * the send 9 messages a second for its first 40 s (bench:send --million); at a quarter they are still written several
-   * times faster than they are sent. When nothing is due (a send's first seconds), slices are written back to back.
+   * the send 9 messages a second for its first 40 s (bench:send --million); at a tenth they are still written faster
+   * than they are sent. When nothing is due (a send's first seconds, or sending caught up), they are back to back.
    */
   materializeShare?: number;
   /** How the pause between two slices is waited (a timer; tests give one that records). */
@@ -103,6 +103,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** How long after a full claim sending counts as busy (materializeShare), and the longest pause between two slices. */
 const BUSY_MS = 2_000;
 const MAX_MATERIALIZE_PAUSE_MS = 1_000;
+const LAPSED_EVERY_MS = 5_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A claimed delivery with what sending it needs. */
@@ -122,6 +123,8 @@ export class DeliveryPipeline {
   private materializing: MaterializationJob | null = null;
   /** When a claim of the broadcasts' lane last came back full (more was due than a batch takes): sending is busy. */
   private lastFullClaim = Number.NEGATIVE_INFINITY;
+  /** When a claim of each lane last looked for expired leases first. */
+  private readonly lastLapsedLook = new Map<'all' | 'transactional', number>();
   private readonly destinations: DestinationResolver;
   /** Where its messages are made (send-threads.ts). */
   readonly renderer: MessageRenderer;
@@ -210,12 +213,20 @@ export class DeliveryPipeline {
   async sendBatch(lane: 'all' | 'transactional' = 'all'): Promise<number> {
     const start = Date.now();
     const transactionalOnly = lane === 'transactional';
+    // Expired leases (a dead worker's) are looked for first every LAPSED_EVERY_MS (a lease is leaseMs long anyway),
+    // otherwise only when the due deliveries do not fill the batch (claimDeliveries: on PostgreSQL that look walks the
+    // dead index entries of every delivery sent since the last VACUUM).
+    const lapsedNow =
+      performance.now() - (this.lastLapsedLook.get(lane) ?? -Infinity) >=
+      Math.min(LAPSED_EVERY_MS, this.opts.leaseMs / 4);
+    if (lapsedNow) this.lastLapsedLook.set(lane, performance.now());
     const claimed = await this.store.claimDeliveries(
       this.opts.workerId,
       iso(start),
       iso(start + this.opts.leaseMs),
       transactionalOnly ? this.opts.emails.batchSize : this.opts.batchSize,
       lane,
+      { lapsed: lapsedNow },
     );
     if (!claimed.length) return 0;
     if (!transactionalOnly && claimed.length >= this.opts.batchSize) this.lastFullClaim = performance.now();

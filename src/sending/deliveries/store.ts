@@ -32,6 +32,8 @@ export interface DeliveryStore {
     leaseUntil: string,
     limit: number,
     lane?: 'all' | 'transactional',
+    /** `lapsed: false`: expired leases only to fill the batch (deliveries.repository.ts, claimDeliveries). */
+    options?: { lapsed?: boolean },
   ): Promise<ClaimedDelivery[]>;
   renewLeases(owner: string, leaseUntil: string): Promise<void>;
   /**
