@@ -338,14 +338,27 @@ describe('link rewriting', () => {
     for (const l of links) expect(html.slice(l.start, l.end)).toMatch(/^href=/i);
   });
 
-  it('replaces only the href attributes; everything else stays byte for byte', () => {
+  it('replaces only the href attributes (the space before one becomes a line break); everything else stays byte for byte', () => {
     const html =
       '<!--[if mso]><v:roundrect href="https://vml.example/"></v:roundrect><![endif]--><p>Hi <a class="btn" href="https://a.example/">Go</a>!</p>';
     const links = trackableLinks(html, { keep });
     const out = rewriteLinks(html, links, (l, i) => `https://t.example/${i}?u=${l.url}&"`);
     expect(out).toBe(
-      '<!--[if mso]><v:roundrect href="https://vml.example/"></v:roundrect><![endif]--><p>Hi <a class="btn" href="https://t.example/0?u=https://a.example/&amp;&quot;">Go</a>!</p>',
+      '<!--[if mso]><v:roundrect href="https://vml.example/"></v:roundrect><![endif]--><p>Hi <a class="btn"\nhref="https://t.example/0?u=https://a.example/&amp;&quot;">Go</a>!</p>',
     );
+    // A row of icons on one line: each tracked link starts a line of its own, under RFC 5322's 998 (the part stays 7bit).
+    const row = `<p>${Array.from({ length: 6 }, (_, i) => `<a href="https://social${i}.example/acme"><img src="https://cdn.example/${i}.png" alt="s${i}"></a>`).join('')}</p>`;
+    const long = 'x'.repeat(240);
+    const tracked = rewriteLinks(row, trackableLinks(row, { keep }), () => `https://t.example/${long}`);
+    expect(tracked.split('\n').every((line) => line.length < 998)).toBe(true);
+    expect(tracked.split('\n')).toHaveLength(7);
+    for (const template of [row, `<p>{{ contact.firstName }}</p>${row}`]) {
+      const marked = markTemplateLinks(template)!;
+      const viaMarks = rewriteMarkedLinks(marked, { keep }, () => `https://t.example/${long}`);
+      expect(viaMarks).toBe(
+        rewriteLinks(template, trackableLinks(template, { keep }), () => `https://t.example/${long}`),
+      );
+    }
   });
 
   // The reference: the whole HTML parser's tree (what trackableLinks used before it read the tokens only).

@@ -2,7 +2,7 @@ import { Tokenizer as LiquidTokenizer, TokenKind, type TagToken } from 'liquidjs
 import { Tokenizer, type TokenHandler } from 'parse5';
 import { liquidHtml } from '../../lib/liquid.js';
 import { MAX_TRACKED_URL } from './tracking.token.js';
-import { absoluteHttpUrl, escapeAttribute, TEXT_CONTENT, type LinkRules } from './tracking.rewrite.js';
+import { absoluteHttpUrl, spaceBefore, TEXT_CONTENT, trackedHref, type LinkRules } from './tracking.rewrite.js';
 
 /**
  * The tracked links of a broadcast's HTML found once per broadcast, not once per message (docs/tracking.md, "What is
@@ -214,12 +214,12 @@ export function rewriteMarkedLinks(
   let at = 0;
   let index = 0;
   for (const { start, end, url } of found) {
-    parts.push(html.slice(at, start));
-    parts.push(
-      url === null
-        ? html.slice(start + MARK_START.length, end)
-        : `href="${escapeAttribute(trackedUrl(url, index++, count))}"`,
-    );
+    if (url === null) {
+      parts.push(html.slice(at, start), html.slice(start + MARK_START.length, end));
+    } else {
+      const space = spaceBefore(html, start, at);
+      parts.push(html.slice(at, start - space), trackedHref(trackedUrl(url, index++, count), space));
+    }
     at = end + MARK_END.length;
   }
   parts.push(html.slice(at));
