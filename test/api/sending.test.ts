@@ -380,6 +380,16 @@ describeApi('sending broadcasts', (h) => {
     // Not asked first, but the due ones (two left) do not fill a batch of 10: the expired ones fill it.
     const rest = await claim(10, false);
     expect(rest).toEqual([...ids.slice(0, 2), ...ids.slice(2).filter((id) => !first.includes(id))].sort());
+    // Worker w2 dies too: its leases run out, the pipeline takes them over and the broadcast completes.
+    await k
+      .updateTable('deliveries')
+      .set({ lease_expires_at: past })
+      .where('broadcast_id', '=', broadcast.id)
+      .where('status', '=', 'SENDING')
+      .execute();
+    await sending.drain();
+    expect((await status(ws, broadcast.id)).status).toBe('SENT');
+    expect(sending.smtp.received.filter((m) => m.to.startsWith('lease')).map((m) => m.to)).toHaveLength(6);
   });
 
   it('contacts who unsubscribe after the audience was taken are skipped', async () => {
