@@ -362,6 +362,11 @@ export class SqlDeliveryStore implements DeliveryStore {
     memo?: Map<string, Promise<unknown>>,
   ): Promise<SendingBroadcast | undefined> {
     const k = this.db.kysely;
+    // A transactional email's hidden broadcast (its id is the email's, `em_…`): its recipients, headers and files, read
+    // beside the broadcast. The reads of one call go together, not one after the other: each waits its turn on SQLite's
+    // one connection behind the API's requests (bench:emails, e2e), so a chain of them is a wait for each link.
+    const partsRead = broadcastId.startsWith('em_') ? emailPartsForSending(k, workspaceId, broadcastId) : null;
+    partsRead?.catch(() => {}); // awaited below, or not needed when the broadcast is gone
     const stored = await getBroadcast(k, workspaceId, broadcastId, { automationMessages: true });
     if (!stored) return undefined;
     // An A/B variant's recipients get the broadcast with the variant applied (its subject, sender, body).
@@ -375,16 +380,16 @@ export class SqlDeliveryStore implements DeliveryStore {
       if (!value) memo.set(key, (value = read()));
       return value;
     };
-    const key = domain
-      ? await once(`key\u0000${workspaceId}\u0000${domain}`, () => getSigningKey(k, workspaceId, domain, secret))
-      : undefined;
-    const topic = broadcast.topicId ? await getTopic(k, workspaceId, broadcast.topicId) : undefined;
-    const workspace = await once(`ws\u0000${workspaceId}`, () => getWorkspace(k, workspaceId));
+    const [key, topic, workspace, parts] = await Promise.all([
+      domain
+        ? once(`key\u0000${workspaceId}\u0000${domain}`, () => getSigningKey(k, workspaceId, domain, secret))
+        : undefined,
+      broadcast.topicId ? getTopic(k, workspaceId, broadcast.topicId) : undefined,
+      once(`ws\u0000${workspaceId}`, () => getWorkspace(k, workspaceId)),
+      partsRead,
+    ]);
     if (!workspace) return undefined;
-    // A transactional email's hidden broadcast (its id is the email's, `em_…`): its recipients, headers and files.
-    const transactional = broadcastId.startsWith('em_')
-      ? ((await emailPartsForSending(k, workspaceId, broadcastId)) ?? null)
-      : null;
+    const transactional = parts ?? null;
     return {
       transactional,
       broadcast,

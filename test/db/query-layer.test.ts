@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { Database } from '../../src/db/schema.js';
-import { Precompiled } from '../../src/db/precompiled.js';
+import { Precompiled, PrecompiledInsert } from '../../src/db/precompiled.js';
 import { runIfIdle } from '../../src/db/sqlite-dialect.js';
 import { PG_URL, testDatabases, type TestDatabase } from '../helpers/db.js';
 
@@ -76,6 +76,43 @@ for (const name of ['sqlite', 'postgres'] as TestDatabase['name'][]) {
         expect(
           (await db.kysely.selectFrom('workspaces').select('name').where('id', '=', 'ws_a').executeTakeFirst())?.name,
         ).toBe('A2');
+      });
+
+      it('PrecompiledInsert: one statement per set of columns; an undefined value leaves its column out, as the builder does', async () => {
+        const insert = new PrecompiledInsert('workspaces');
+        await insert.execute(db.kysely, { id: 'ws_c', name: 'C', created_at: NOW });
+        await insert.execute(db.kysely, { id: 'ws_d', name: 'D', created_at: NOW, settings: undefined });
+        await insert.execute(db.kysely, {
+          id: 'ws_e',
+          name: 'E',
+          created_at: NOW,
+          settings: '{"brandColor":"#112233"}',
+        });
+        // The same as the builder would have written, the settings' default where none was given.
+        const rows = await db.kysely
+          .selectFrom('workspaces')
+          .select(['id', 'name', 'settings'])
+          .where('id', 'in', ['ws_c', 'ws_d', 'ws_e'])
+          .orderBy('id')
+          .execute();
+        const fresh = await db.kysely
+          .selectFrom('workspaces')
+          .select('settings')
+          .where('id', '=', 'ws_b')
+          .executeTakeFirstOrThrow();
+        expect(rows.map((r) => [r.id, r.name])).toEqual([
+          ['ws_c', 'C'],
+          ['ws_d', 'D'],
+          ['ws_e', 'E'],
+        ]);
+        expect(rows[0]!.settings).toEqual(fresh.settings);
+        expect(rows[1]!.settings).toEqual(fresh.settings);
+        expect(JSON.stringify(rows[2]!.settings)).toContain('#112233');
+        // A row that breaks a constraint fails and writes nothing.
+        await expect(insert.execute(db.kysely, { id: 'ws_c', name: 'again', created_at: NOW })).rejects.toThrow();
+        expect(
+          (await db.kysely.selectFrom('workspaces').select('name').where('id', '=', 'ws_c').executeTakeFirst())?.name,
+        ).toBe('C');
       });
     },
   );

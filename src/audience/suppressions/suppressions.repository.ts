@@ -1,5 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type JoinBuilder, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/connection.js';
+import { Precompiled } from '../../db/precompiled.js';
 import type { Database, SuppressionsTable } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { toIso } from '../../lib/time.js';
@@ -85,14 +86,27 @@ export async function suppressionsOf(
   emails: readonly string[],
 ): Promise<Map<string, Suppression['reason']>> {
   if (!emails.length) return new Map();
-  const rows = await db
-    .selectFrom('suppressions')
-    .select(['email', 'reason'])
-    .where('workspace_id', '=', workspaceId)
-    .where('email', 'in', [...new Set(emails)])
-    .execute();
+  const distinct = [...new Set(emails)];
+  // One address (an email's usual recipient, bench:emails' accept path): the statement built once (db/precompiled.ts).
+  const rows =
+    distinct.length === 1
+      ? await suppressionOfOne.execute(db, { workspaceId, email: distinct[0]! })
+      : await db
+          .selectFrom('suppressions')
+          .select(['email', 'reason'])
+          .where('workspace_id', '=', workspaceId)
+          .where('email', 'in', distinct)
+          .execute();
   return new Map(rows.map((r) => [r.email, r.reason]));
 }
+
+const suppressionOfOne = new Precompiled((db, param) =>
+  db
+    .selectFrom('suppressions')
+    .select(['email', 'reason'])
+    .where('workspace_id', '=', param('workspaceId'))
+    .where('email', '=', param('email')),
+);
 
 export interface SuppressionFilter {
   reason?: Suppression['reason'];

@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/connection.js';
+import { Precompiled } from '../../db/precompiled.js';
 import type { DomainsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
@@ -96,14 +97,18 @@ export async function findDomainByName(
   workspaceId: string,
   name: string,
 ): Promise<DomainRecord | undefined> {
-  const row = await db
-    .selectFrom('domains')
-    .select(PUBLIC_COLUMNS)
-    .where('workspace_id', '=', workspaceId)
-    .where('name', '=', name)
-    .executeTakeFirst();
+  const row = await domainByName.executeTakeFirst(db, { workspaceId, name });
   return row ? toRecord(row) : undefined;
 }
+
+// Every accepted email checks its sender's domain (bench:emails, accept): built once (db/precompiled.ts).
+const domainByName = new Precompiled((db, param) =>
+  db
+    .selectFrom('domains')
+    .select(PUBLIC_COLUMNS)
+    .where('workspace_id', '=', param('workspaceId'))
+    .where('name', '=', param('name')),
+);
 
 /** Newest first; `beforeId` is the cursor (ids sort by creation time). */
 export async function listDomains(

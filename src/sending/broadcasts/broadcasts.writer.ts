@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type Insertable, type RawBuilder } from 'kysely';
 import { getWorkspace } from '../../access/index.js';
 import type { Executor } from '../../db/connection.js';
+import { PrecompiledInsert } from '../../db/precompiled.js';
 import type { BroadcastsTable, Database } from '../../db/schema.js';
 import { countDeliveries, type DeliveryCounts } from '../deliveries/deliveries.repository.js';
 import { OPEN_STATUSES } from '../deliveries/deliveries.state.js';
@@ -364,6 +365,9 @@ export function insertAutomationMessage(
   });
 }
 
+// Each accepted transactional email writes one (bench:emails, accept): compiled once per shape (db/precompiled.ts).
+const hiddenInsert = new PrecompiledInsert('broadcasts');
+
 /** A hidden broadcast row SENDING from the start, its audience "materialised" (an automation's message, an email's). */
 async function insertHiddenMessage(
   db: Executor,
@@ -373,20 +377,17 @@ async function insertHiddenMessage(
   now: string,
   kind: Pick<Insertable<BroadcastsTable>, 'automation_id' | 'automation_step_id' | 'transactional' | 'archive'>,
 ): Promise<void> {
-  await db
-    .insertInto('broadcasts')
-    .values({
-      ...(valuesToRow({ ...v, topicId: null, segmentId: null, sendAt: null }) as Insertable<BroadcastsTable>),
-      id,
-      workspace_id: workspaceId,
-      status: 'SENDING',
-      created_at: now,
-      updated_at: now,
-      sent_at: null,
-      materialized_at: now,
-      ...kind,
-    })
-    .execute();
+  await hiddenInsert.execute(db, {
+    ...(valuesToRow({ ...v, topicId: null, segmentId: null, sendAt: null }) as Insertable<BroadcastsTable>),
+    id,
+    workspace_id: workspaceId,
+    status: 'SENDING',
+    created_at: now,
+    updated_at: now,
+    sent_at: null,
+    materialized_at: now,
+    ...kind,
+  });
 }
 
 // ---- transactional emails -----------------------------------------------------------------------

@@ -261,15 +261,17 @@ export class DeliveryPipeline {
       const recipientsOf = new Map<string, Promise<Map<string, Recipient>>>();
       for (const [workspaceId, ds] of byWorkspace)
         recipientsOf.set(workspaceId, this.store.recipients(workspaceId, ds));
+      // Every message's broadcast asked for at once (a batch of emails is a message per email): on SQLite's one
+      // connection reads asked one after the other each wait behind the API's requests (bench:emails, e2e).
+      const sendings = [...byMessage.values()].map((deliveries) => {
+        const { workspaceId, broadcastId, variant } = deliveries[0]!;
+        const read = this.store.broadcastForSending(workspaceId, broadcastId, this.opts.secret, variant ?? null, memo);
+        read.catch(() => {}); // awaited in turn below; a failure fails the batch there
+        return read;
+      });
+      let m = 0;
       for (const deliveries of byMessage.values()) {
-        const { broadcastId, variant } = deliveries[0]!;
-        const sending = await this.store.broadcastForSending(
-          deliveries[0]!.workspaceId,
-          broadcastId,
-          this.opts.secret,
-          variant ?? null,
-          memo,
-        );
+        const sending = await sendings[m++]!;
         const recipients = await recipientsOf.get(deliveries[0]!.workspaceId)!;
         // The sender's domain, read once for the batch; null when the stored From no longer parses.
         const senderDomain = sending?.broadcast.from ? (parseMailbox(sending.broadcast.from)?.domain ?? null) : null;

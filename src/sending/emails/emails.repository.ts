@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Executor } from '../../db/connection.js';
+import { PrecompiledInsert } from '../../db/precompiled.js';
 import type { Database, DeliveryStatus, EmailsTable } from '../../db/schema.js';
 import { toIso } from '../../lib/time.js';
 import type { TransactionalParts } from '../deliveries/store.js';
@@ -30,36 +31,36 @@ export interface NewEmailRow {
   createdAt: string;
 }
 
+// Accepting an email (bench:emails, accept) runs this insert each time: compiled once per shape (db/precompiled.ts).
+const emailInsert = new PrecompiledInsert('emails');
+
 export async function insertEmail(
   db: Executor,
   workspaceId: string,
   e: NewEmailRow,
   attachments: readonly { filename: string; contentType: string; data: Buffer }[],
 ): Promise<void> {
-  await db
-    .insertInto('emails')
-    .values({
-      id: e.id,
-      workspace_id: workspaceId,
-      from_address: e.from,
-      to_addresses: JSON.stringify(e.to),
-      cc_addresses: JSON.stringify(e.cc),
-      bcc_addresses: JSON.stringify(e.bcc),
-      reply_to: e.replyTo,
-      subject: e.subject,
-      html: e.html,
-      text: e.text,
-      headers: JSON.stringify(e.headers),
-      tags: JSON.stringify(e.tags),
-      track_opens: e.tracking.opens ? 1 : 0,
-      track_clicks: e.tracking.clicks ? 1 : 0,
-      template_id: e.templateId,
-      template_version: e.templateVersion,
-      api_key_id: e.apiKeyId,
-      idempotency_key: e.idempotencyKey,
-      created_at: e.createdAt,
-    })
-    .execute();
+  await emailInsert.execute(db, {
+    id: e.id,
+    workspace_id: workspaceId,
+    from_address: e.from,
+    to_addresses: JSON.stringify(e.to),
+    cc_addresses: JSON.stringify(e.cc),
+    bcc_addresses: JSON.stringify(e.bcc),
+    reply_to: e.replyTo,
+    subject: e.subject,
+    html: e.html,
+    text: e.text,
+    headers: JSON.stringify(e.headers),
+    tags: JSON.stringify(e.tags),
+    track_opens: e.tracking.opens ? 1 : 0,
+    track_clicks: e.tracking.clicks ? 1 : 0,
+    template_id: e.templateId,
+    template_version: e.templateVersion,
+    api_key_id: e.apiKeyId,
+    idempotency_key: e.idempotencyKey,
+    created_at: e.createdAt,
+  });
   // One row per file: on SQLite a statement binds at most 32,766 values, so the files go one by one.
   for (const [position, a] of attachments.entries())
     await db
@@ -321,20 +322,23 @@ export async function emailPartsForSending(
   workspaceId: string,
   id: string,
 ): Promise<TransactionalParts | undefined> {
-  const r = await db
-    .selectFrom('emails')
-    .select(['to_addresses', 'cc_addresses', 'headers'])
-    .where('workspace_id', '=', workspaceId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  // Both reads at once: on SQLite each waits its turn on the one connection (the pipeline reads a batch of emails).
+  const [r, files] = await Promise.all([
+    db
+      .selectFrom('emails')
+      .select(['to_addresses', 'cc_addresses', 'headers'])
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .executeTakeFirst(),
+    db
+      .selectFrom('email_attachments')
+      .select(['filename', 'content_type', 'data'])
+      .where('workspace_id', '=', workspaceId)
+      .where('email_id', '=', id)
+      .orderBy('position')
+      .execute(),
+  ]);
   if (!r) return undefined;
-  const files = await db
-    .selectFrom('email_attachments')
-    .select(['filename', 'content_type', 'data'])
-    .where('workspace_id', '=', workspaceId)
-    .where('email_id', '=', id)
-    .orderBy('position')
-    .execute();
   return {
     to: json<string[]>(r.to_addresses),
     cc: json<string[]>(r.cc_addresses),
