@@ -109,6 +109,7 @@ function parseOptions() {
       receipts: { type: 'string' },
       'smtp-connections': { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'floor-commit': { type: 'string' },
       pg: { type: 'boolean' },
       'database-url': { type: 'string' },
     },
@@ -130,6 +131,8 @@ function parseOptions() {
         '                        TEST_DATABASE_URL, dropped afterwards (the floor is SQLite only: accept is skipped)',
         '  --database-url URL    a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
         '  --cpu-prof DIR        run formcast serve with node --cpu-prof, its profiles (one per thread) in DIR/<part>',
+        '  --floor-commit MODE   accept: the floor commits its requests in groups (group, the default, as Formcast does)',
+        '                        or each in a transaction of its own (each, the floor before Formcast grouped them)',
       ],
     },
   );
@@ -144,8 +147,12 @@ function parseOptions() {
     throw new BenchError(
       '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
     );
+  const floorCommit = values['floor-commit'] ?? 'group';
+  if (floorCommit !== 'group' && floorCommit !== 'each')
+    throw new BenchError(`--floor-commit takes group or each, got "${floorCommit}"`);
   return {
     only,
+    floorCommit,
     pgUrl: pgUrl ?? null,
     duration: positiveInt('duration', values.duration, 10),
     rounds: positiveInt('rounds', values.rounds, 2),
@@ -378,6 +385,7 @@ async function runAccept(opts: Options) {
     PORT: '0',
     HOST,
     DATABASE_URL: database,
+    FLOOR_COMMIT: opts.floorCommit,
   });
   try {
     const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
@@ -403,6 +411,7 @@ async function runAccept(opts: Options) {
     const cpuRatio = f.medianCpuUsPerReq > 0 ? t.medianCpuUsPerReq / f.medianCpuUsPerReq : 0;
     return {
       runs,
+      floorCommit: opts.floorCommit,
       floor: f,
       formcast: t,
       ratio,
@@ -723,7 +732,7 @@ function report(
     out.push(
       '',
       `1. accept: POST /v1/emails (one recipient, html + text) on formcast serve with its worker off (SERVE_WORKER=false),`,
-      `   vs the floor (bench/emails-floor-server.ts: the same rows, prepared statements, one transaction) on the same SQLite file`,
+      `   vs the floor (bench/emails-floor-server.ts: the same rows, prepared statements, ${accept.floorCommit === 'group' ? 'commits in groups as Formcast' : 'a transaction per request'}) on the same SQLite file`,
       `   ${opts.connections} connections, ${opts.duration} s per run after ${opts.warmup} s warm-up, ${opts.rounds} round(s), in turn`,
       '',
       ...table(
@@ -796,6 +805,7 @@ function report(
         durationSec: opts.duration,
         warmupSec: opts.warmup,
         rounds: opts.rounds,
+        floorCommit: accept.floorCommit,
         floor: accept.floor,
         formcast: accept.formcast,
         ratio: r3(accept.ratio),

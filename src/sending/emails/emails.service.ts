@@ -1,6 +1,7 @@
 import { detectMimeType } from 'nodemailer/lib/mime-funcs';
 import { suppressionsOf } from '../../audience/index.js';
 import { isUniqueViolation, type Db } from '../../db/connection.js';
+import { GroupCommit } from '../../db/group-commit.js';
 import { notFound, unprocessable, validationFailed, type FieldError } from '../../errors/errors.js';
 import { parseMailbox } from '../../lib/email.js';
 import { newId } from '../../lib/ids.js';
@@ -71,7 +72,16 @@ const pointer = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
  * sends them in the transactional lane. The API and the SMTP submission server both call sendEmail.
  */
 export class EmailsService {
-  constructor(private readonly db: Db) {}
+  /**
+   * Accepted emails are written in group commits on SQLite (db/group-commit.ts): a commit cost more than an email's
+   * five statements (bench:emails, accept: 129 µs of a request's ~430 µs of CPU), and concurrent requests share one.
+   * Each is answered after the commit that holds it; one that fails is rolled back alone.
+   */
+  private readonly writes: GroupCommit;
+
+  constructor(private readonly db: Db) {
+    this.writes = new GroupCommit(db);
+  }
 
   /**
    * Accepts one email: `{ id }`, or throws the domain errors (422 validation_failed with JSON Pointers,
@@ -149,7 +159,7 @@ export class EmailsService {
     const now = nowIso();
     const tracking = { opens: input.tracking?.opens ?? false, clicks: input.tracking?.clicks ?? false };
     try {
-      await k.transaction().execute(async (trx) => {
+      await this.writes.run(async (trx) => {
         // Transactional mail ignores topics and contact status; a hard bounce or a complaint still stops it (§20).
         const suppressed = await suppressionsOf(trx, workspaceId, recipients);
         await repo.insertEmail(
