@@ -216,6 +216,43 @@ describeApi('transactional email', (h) => {
     expect((await get(ws, res.json().id)).tracking).toEqual({ opens: true, clicks: true });
   });
 
+  it('emails of one batch are made together (one render task for several emails): each message carries its own content, headers, files and tracking', async () => {
+    const { ws, from } = await setup();
+    const ids: string[] = [];
+    for (let i = 1; i <= 5; i++) {
+      const res = await send(ws, {
+        from,
+        to: [`batch${i}@example.com`],
+        subject: `Batch email ${i}`,
+        html: `<p>Body of email ${i}</p><p><a href="https://example.com/e/${i}">link ${i}</a></p>`,
+        ...(i === 2 ? { text: 'Text of email 2' } : {}),
+        ...(i === 3 ? { headers: { 'X-Order': 'order-3' } } : {}),
+        ...(i === 4
+          ? { attachments: [{ filename: 'four.txt', content: Buffer.from('file 4').toString('base64') }] }
+          : {}),
+        ...(i === 5 ? { tracking: { opens: true, clicks: true } } : {}),
+      });
+      expect(res.statusCode, res.body).toBe(202);
+      ids.push(res.json().id);
+    }
+    await sending.drain();
+    for (let i = 1; i <= 5; i++) {
+      const got = sending.smtp.received.filter((m) => m.to === `batch${i}@example.com`);
+      expect(got.length, `email ${i}`).toBe(1);
+      const m = got[0]!;
+      expect(m.parsed.subject).toBe(`Batch email ${i}`);
+      expect(m.parsed.html).toContain(`Body of email ${i}`);
+      for (let j = 1; j <= 5; j++) if (j !== i) expect(m.parsed.html).not.toContain(`Body of email ${j}`);
+      expect(m.parsed.text).toContain(i === 2 ? 'Text of email 2' : `Body of email ${i}`);
+      expect(header(m, 'x-order')).toBe(i === 3 ? 'X-Order: order-3' : '');
+      expect(m.parsed.attachments.map((a) => a.filename)).toEqual(i === 4 ? ['four.txt'] : []);
+      if (i === 5) expect(m.parsed.html).toContain('https://mail.example.test/t/c/');
+      else expect(m.parsed.html).toContain(`href="https://example.com/e/${i}"`);
+      expect(m.parsed.messageId).toMatch(/^<dlv_/);
+      expect((await get(ws, ids[i - 1]!)).status).toBe('SENT');
+    }
+  });
+
   describe('bad input: a clear 4xx and nothing queued', () => {
     const tooBig = Buffer.alloc(10 * 1024 * 1024 + 1).toString('base64');
     /** Each case changes a good body (`undefined` takes a field out). */

@@ -270,6 +270,9 @@ export class DeliveryPipeline {
         return read;
       });
       let m = 0;
+      // Transactional emails to be sent, by what their messages share (workspace, signing key): made in chunks across
+      // emails (renderEmails), not a task per email.
+      const emails = new Map<string, { sending: SendingBroadcast; work: Work }[]>();
       for (const deliveries of byMessage.values()) {
         const sending = await sendings[m++]!;
         const recipients = await recipientsOf.get(deliveries[0]!.workspaceId)!;
@@ -285,9 +288,15 @@ export class DeliveryPipeline {
         }
         // Their messages are made at once, in chunks, in the send threads (while the first ones go out, the next
         // ones are being made); a message whose destination then has no room is made again when it comes back.
-        if (sending && toSend.length) this.renderAll(sending, toSend);
+        if (sending?.transactional && toSend.length) {
+          const key = `${sending.workspace.id}\u0000${sending.dkim?.domainName}\u0000${sending.dkim?.keySelector}\u0000${sending.trackingHost ?? ''}\u0000${sending.topic?.id ?? ''}`;
+          const group = emails.get(key) ?? [];
+          for (const w of toSend) group.push({ sending, work: w });
+          emails.set(key, group);
+        } else if (sending && toSend.length) this.renderAll(sending, toSend);
         work.push(...toSend);
       }
+      for (const group of emails.values()) this.renderEmails(group);
       // Each destination at its pace (pacing.ts): a lane takes the next delivery whose destination has room, and
       // what cannot go within the window goes back to the queue, due when its destination will have room.
       const destinations = await this.destinations.resolveAll(
@@ -340,19 +349,50 @@ export class DeliveryPipeline {
       };
       // The renderer makes a chunk its thread failed on again in this thread (send-threads.ts); a failure of that too
       // says nothing about the messages either: they are retried later.
-      const results = this.renderer.render(task);
-      part.forEach(
-        (w, k) =>
-          (w.message = results.then(
-            (r) => r[k]!,
-            (err: unknown) => ({
-              ok: false,
-              error: `the message could not be made: ${(err as Error).message}`,
-              retry: true,
-            }),
-          )),
+      this.settleMessages(part, this.renderer.render(task));
+    }
+  }
+
+  /**
+   * Hands the messages of transactional emails that share their workspace and signing key to the renderer, in chunks
+   * across emails: each item carries its own hidden broadcast and parts (RenderTask `message`).
+   */
+  private renderEmails(group: { sending: SendingBroadcast; work: Work }[]): void {
+    const chunk = this.opts.renderChunk ?? DEFAULT_RENDER_CHUNK;
+    for (let i = 0; i < group.length; i += chunk) {
+      const part = group.slice(i, i + chunk);
+      const { broadcast: _b, transactional: _t, ...shared } = part[0]!.sending;
+      const task: RenderTask = {
+        publicUrl: this.opts.publicUrl,
+        secret: this.secret,
+        relayProfile: this.opts.relayProfile ?? 'smtp',
+        sending: { ...shared, broadcast: part[0]!.sending.broadcast },
+        items: part.map(({ sending, work: w }) => ({
+          d: w.d,
+          contact: recipientOf(w),
+          message: { broadcast: sending.broadcast, transactional: sending.transactional ?? null },
+        })),
+      };
+      this.settleMessages(
+        part.map((p) => p.work),
+        this.renderer.render(task),
       );
     }
+  }
+
+  /** Each Work's message: its result in the chunk's, or a failure to retry when the chunk could not be made. */
+  private settleMessages(part: Work[], results: Promise<RenderResult[]>): void {
+    part.forEach(
+      (w, k) =>
+        (w.message = results.then(
+          (r) => r[k]!,
+          (err: unknown) => ({
+            ok: false,
+            error: `the message could not be made: ${(err as Error).message}`,
+            retry: true,
+          }),
+        )),
+    );
   }
 
   /** The outcome of a delivery that will not be sent, or null when it is to be sent. */

@@ -21,7 +21,16 @@ export interface RenderTask {
   relayProfile: RelayProfileName;
   /** The broadcast as the pipeline read it; `broadcast.updatedAt` tells a new version from the one prepared. */
   sending: SendingBroadcast;
-  items: { d: ClaimedDelivery; contact: MessageRecipient }[];
+  /**
+   * `message`: this item's own broadcast and parts, with the rest of `sending` (workspace, topic, signing key): a chunk
+   * of transactional emails, each a hidden broadcast of its own, goes to a thread as one task (a task per email cost
+   * a thread message each: bench:emails, e2e).
+   */
+  items: {
+    d: ClaimedDelivery;
+    contact: MessageRecipient;
+    message?: Pick<SendingBroadcast, 'broadcast' | 'transactional'>;
+  }[];
   /**
    * Set by the send threads (send-threads.ts), not by the pipeline: a buffer of an earlier chunk, moved to the thread,
    * into which the thread writes this chunk's messages (packResults).
@@ -66,7 +75,7 @@ function preparedFor(sending: SendingBroadcast): PreparedBroadcast {
 if (!isMainThread) applyLeanHeap();
 
 export async function renderMessages(task: RenderTask): Promise<RenderResult[]> {
-  const p = preparedFor(task.sending);
+  const shared = task.items.some((item) => !item.message) ? preparedFor(task.sending) : null;
   const ctx = {
     publicUrl: task.publicUrl,
     secret: Buffer.from(task.secret.buffer, task.secret.byteOffset, task.secret.byteLength),
@@ -74,9 +83,10 @@ export async function renderMessages(task: RenderTask): Promise<RenderResult[]> 
   };
   // Each message composed here, its signature computed in libuv's thread pool while the next one is composed.
   const out: Promise<RenderResult>[] = [];
-  for (const { d, contact } of task.items) {
+  for (const { d, contact, message: own } of task.items) {
     let message: ReturnType<typeof composeMessage>;
     try {
+      const p = own ? preparedFor({ ...task.sending, ...own }) : shared!;
       message = composeMessage(ctx, d, p, contact);
     } catch (err) {
       // Over the render limit (wall-clock time: a loaded machine can pass it with an ordinary template): made again
