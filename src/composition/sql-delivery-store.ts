@@ -339,15 +339,8 @@ export class SqlDeliveryStore implements DeliveryStore {
   /** SQLite: the rest of the slice each job's last batch stopped within (full). */
   private readonly sqliteSlices = new WeakMap<MaterializationJob, { after: string; upTo: string }>();
 
-  claimDeliveries(
-    owner: string,
-    now: string,
-    leaseUntil: string,
-    limit: number,
-    lane?: 'all' | 'transactional',
-    options?: { lapsed?: boolean },
-  ) {
-    return claimDeliveries(this.db.kysely, this.db.dialect, owner, now, leaseUntil, limit, lane, options);
+  claimDeliveries(...args: Parameters<DeliveryStore['claimDeliveries']>) {
+    return claimDeliveries(this.db.kysely, this.db.dialect, ...args);
   }
 
   renewLeases(owner: string, leaseUntil: string) {
