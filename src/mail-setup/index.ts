@@ -2,6 +2,7 @@
 // reports receivers send about the domains. Reads only, but for recording DMARC reports (the inbound listener's).
 export {
   findDomainByName,
+  domainStatusByName,
   firstVerifiedDomain,
   getSigningKey,
   verifiedDomainHolders,

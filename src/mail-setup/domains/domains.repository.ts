@@ -101,11 +101,31 @@ export async function findDomainByName(
   return row ? toRecord(row) : undefined;
 }
 
-// Every accepted email checks its sender's domain (bench:emails, accept): built once (db/precompiled.ts).
 const domainByName = new Precompiled((db, param) =>
   db
     .selectFrom('domains')
     .select(PUBLIC_COLUMNS)
+    .where('workspace_id', '=', param('workspaceId'))
+    .where('name', '=', param('name')),
+);
+
+/**
+ * The status of the workspace's domain of this name (normalized, lower-case ASCII), or undefined: what a sender check
+ * needs. Every accepted email asks (bench:emails, accept): its one column read by a statement built once, not the
+ * domain's record (its keys and verification JSON).
+ */
+export async function domainStatusByName(
+  db: Executor,
+  workspaceId: string,
+  name: string,
+): Promise<DomainStatus | undefined> {
+  return (await domainStatus.executeTakeFirst(db, { workspaceId, name }))?.status as DomainStatus | undefined;
+}
+
+const domainStatus = new Precompiled((db, param) =>
+  db
+    .selectFrom('domains')
+    .select('status')
     .where('workspace_id', '=', param('workspaceId'))
     .where('name', '=', param('name')),
 );

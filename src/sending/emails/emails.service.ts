@@ -7,7 +7,7 @@ import { parseMailbox } from '../../lib/email.js';
 import { newId } from '../../lib/ids.js';
 import { liquidErrors, renderTemplate } from '../../lib/liquid.js';
 import { nowIso } from '../../lib/time.js';
-import { findDomainByName, findTemplateByIdOrAlias } from '../../mail-setup/index.js';
+import { domainStatusByName, findTemplateByIdOrAlias } from '../../mail-setup/index.js';
 import { transactionalEventsOf, type EventRecord } from '../../outbox/index.js';
 import { insertEmailMessage } from '../broadcasts/broadcasts.writer.js';
 import { insertEmailDeliveries } from '../deliveries/deliveries.outcomes.js';
@@ -147,8 +147,7 @@ export class EmailsService {
         { path: '/subject', message: 'is required (the template has none)', keyword: 'required' },
       ]);
 
-    const domain = await findDomainByName(k, workspaceId, from!.domain);
-    if (!domain || domain.status !== 'VERIFIED')
+    if ((await domainStatusByName(k, workspaceId, from!.domain)) !== 'VERIFIED')
       throw unprocessable(
         'sender_domain_not_verified',
         `${from!.domain} is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)`,
