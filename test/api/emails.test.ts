@@ -216,6 +216,19 @@ describeApi('transactional email', (h) => {
     expect((await get(ws, res.json().id)).tracking).toEqual({ opens: true, clicks: true });
   });
 
+  it("the sender's domain must be this workspace's and VERIFIED: a pending one, or another workspace's verified one, is 422 sender_domain_not_verified and nothing is queued", async () => {
+    const { ws } = await setup();
+    const pending = `pending${ws.id.slice(-8).toLowerCase()}.test`;
+    await h.app.services.domains.add(ws.id, pending);
+    const other = await setup();
+    for (const from of [`Acme <receipts@${pending}>`, other.from]) {
+      const res = await send(ws, { from, to: ['ada@example.com'], subject: 'Hi', text: 'Hello' });
+      expect(res.statusCode, res.body).toBe(422);
+      expect(res.json().code).toBe('sender_domain_not_verified');
+    }
+    expect(await written(ws)).toEqual(NOTHING);
+  });
+
   it('emails of one batch are made together (one render task for several emails): each message carries its own content, headers, files and tracking', async () => {
     const { ws, from } = await setup();
     const ids: string[] = [];
