@@ -570,6 +570,21 @@ export function cpuSeconds(pid: number): number {
  * run at its next one-second sample tick, and its `duration` with it: req/s from that duration would be rounded down
  * to requests per whole second, which understates a fast server most.)
  */
+/** User + system CPU seconds of every `postgres` process of this machine (the server's backends and helpers). */
+export function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      total += cpuSeconds(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
 export async function cannonAmount(
   options: autocannon.Options & { amount: number },
 ): Promise<{ result: autocannon.Result; seconds: number; statuses: Map<number, number> }> {

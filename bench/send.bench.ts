@@ -42,6 +42,7 @@ import {
   memoryOf,
   parseCommandLine,
   positiveInt,
+  postgresCpuSeconds,
   run,
   runBench,
   seedContacts,
@@ -426,21 +427,6 @@ async function runFormcast(
 
 // ---------------------------------------------------------------------------------------------------
 // Report
-
-/** User + system CPU seconds of every `postgres` process of this machine (the server's backends and helpers). */
-function postgresCpuSeconds(): number {
-  let total = 0;
-  for (const pid of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      total += cpuSeconds(Number(pid));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-}
 
 /** Messages of the Formcast run whose DKIM signature is verified with --sink postfix. */
 const DKIM_SAMPLE = 20;

@@ -25,13 +25,18 @@
  * the intake is empty, so that nothing of one run is left to slow the next, and reports that wait ("drain") and the CPU
  * per request with it.
  *
+ * With --pg (issue 36, goal 6: what a sign-up costs each tier, docs/scaling.md): Formcast alone on a fresh PostgreSQL
+ * database (the baseline is SQLite's, so it is not run), and besides the server's CPU per sign-up that of every
+ * `postgres` process of the machine, from the first request of a run until its intake was drained.
+ *
  * Options: --requests N (default 20000), --warmup N (default 3000), --rounds N (default 2), --connections N
- * (default 50), --embed, --single-opt-in, --intake auto|always|off, --cpu-prof DIR, --help.
+ * (default 50), --embed, --single-opt-in, --intake auto|always|off, --cpu-prof DIR, --pg, --database-url URL, --help.
  */
 import os from 'node:os';
 import path from 'node:path';
 import type autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import {
   BenchError,
   HOST,
@@ -40,11 +45,13 @@ import {
   cpuSeconds,
   expectStatus,
   fmt,
+  freshPostgresDatabase,
   makeTempDir,
   median,
   memoryOf,
   parseCommandLine,
   positiveInt,
+  postgresCpuSeconds,
   run,
   runBench,
   startFormcast,
@@ -76,6 +83,8 @@ function parseOptions() {
       'single-opt-in': { type: 'boolean' },
       intake: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      pg: { type: 'boolean' },
+      'database-url': { type: 'string' },
     },
     {
       example: 'npm run bench:submit -- --requests 10000',
@@ -89,10 +98,19 @@ function parseOptions() {
         '  --single-opt-in   the form without double opt-in (no confirmation, the contact SUBSCRIBED at once)',
         "  --intake MODE     formcast's SUBMISSION_INTAKE: auto (default), always, off (every sign-up written by its request)",
         '  --cpu-prof DIR    run formcast serve under node --cpu-prof, the profile written into DIR when it stops',
+        '  --pg              formcast alone on a fresh PostgreSQL database (TEST_DATABASE_URL or --database-url), with the',
+        "                    CPU of PostgreSQL's processes per sign-up (docs/scaling.md); the baseline is not run",
+        '  --database-url URL  a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
       ],
     },
   );
+  const pgUrl = values['database-url'] ?? (values.pg ? process.env.TEST_DATABASE_URL : undefined);
+  if ((values.pg || values['database-url']) && !pgUrl)
+    throw new BenchError(
+      '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
+    );
   return {
+    pgUrl: pgUrl ?? null,
     requests: positiveInt('requests', values.requests, 20_000),
     warmup: values.warmup === '0' ? 0 : positiveInt('warmup', values.warmup, 3_000),
     rounds: positiveInt('rounds', values.rounds, 2),
@@ -161,6 +179,7 @@ async function submitOnce(server: Server, opts: Options, expected = 200): Promis
 interface Target {
   label: Label;
   server: Server;
+  /** A SQLite file, or with --pg Formcast's PostgreSQL URL. */
   databaseFile: string;
   /** 2xx and 3xx answers so far, setup requests and warm-ups included: each one a submission that must be stored. */
   accepted: number;
@@ -178,11 +197,11 @@ async function setupFormcast(opts: Options, sink: Sink): Promise<Target> {
     SIGNUP_BURST_DOMAIN: '0',
     SUBMISSION_INTAKE: opts.intake,
   };
+  const databaseFile = opts.pgUrl ? await freshPostgresDatabase(opts.pgUrl, 'submit') : path.join(dir, 'formcast.db');
   const { server, workspaceId, apiKey } = await startFormcast(dir, {
-    env,
+    env: { ...env, DATABASE_URL: databaseFile },
     nodeArgs: opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [],
   });
-  const databaseFile = path.join(dir, 'formcast.db');
   // A verified domain: double opt-in needs one to send the confirmations from.
   await run(
     'formcast domain add',
@@ -258,24 +277,49 @@ interface Run {
   drainS: number;
   /** Formcast: CPU per request including the drain: what a submission costs in all. */
   cpuUsPerReqMade: number;
+  /** With --pg: PostgreSQL's processes' CPU per request, from the run's first request until the intake was drained. */
+  pgCpuUsPerReqMade: number;
 }
 
 /** Waits until formcast's intake is empty (the baseline has none); returns the seconds it took. */
 async function drained(target: Target): Promise<number> {
   if (target.label !== 'formcast') return 0;
   const start = performance.now();
-  const db = new SQLite(target.databaseFile, { readonly: true });
+  const db = await readerOf(target.databaseFile);
   try {
     for (;;) {
-      const { n } = db.prepare('select count(*) as n from submission_intake').get() as { n: number };
+      const n = await db.count('select count(*) as n from submission_intake');
       if (n === 0) return (performance.now() - start) / 1000;
       if (performance.now() - start > 300_000)
         throw new BenchError(`formcast: ${n} submissions still in the intake after 300 s`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   } finally {
-    db.close();
+    await db.close();
   }
+}
+
+/** Counts in a target's database, SQLite (read-only) or PostgreSQL. */
+async function readerOf(database: string): Promise<{
+  count: (sql: string) => Promise<number>;
+  rows: <R>(sql: string) => Promise<R[]>;
+  close: () => Promise<void>;
+}> {
+  if (database.startsWith('postgres')) {
+    const client = new pg.Client({ connectionString: database });
+    await client.connect();
+    return {
+      count: async (sql) => Number((await client.query<{ n: string }>(sql)).rows[0]!.n),
+      rows: async <R>(sql: string) => (await client.query(sql)).rows as R[],
+      close: () => client.end(),
+    };
+  }
+  const db = new SQLite(database, { readonly: true });
+  return {
+    count: (sql) => Promise.resolve((db.prepare(sql).get() as { n: number }).n),
+    rows: <R>(sql: string) => Promise.resolve(db.prepare(sql).all() as R[]),
+    close: () => Promise.resolve(void db.close()),
+  };
 }
 
 /** Sends `amount` requests, each a new visitor (harness.ts, cannonAmount); also counts the 2xx/3xx answers. */
@@ -318,11 +362,14 @@ async function measure(target: Target, round: number, opts: Options): Promise<Ru
   const warm = opts.warmup ? await cannon(target, opts, opts.warmup) : undefined;
   target.accepted += warm?.accepted ?? 0;
   if (warm) await drained(target);
+  const pgCpu = () => (opts.pgUrl ? postgresCpuSeconds() : 0);
   const cpu0 = cpuSeconds(target.server.child.pid!);
+  const pg0 = pgCpu();
   const { result: r, seconds, accepted } = await cannon(target, opts, opts.requests);
   const cpu = cpuSeconds(target.server.child.pid!) - cpu0;
   const drainS = await drained(target);
   const cpuMade = cpuSeconds(target.server.child.pid!) - cpu0;
+  const pgMade = pgCpu() - pg0;
   target.accepted += accepted;
   const run: Run = {
     round,
@@ -336,9 +383,10 @@ async function measure(target: Target, round: number, opts: Options): Promise<Ru
     errors: r.errors + r.timeouts + (warm ? warm.result.errors + warm.result.timeouts : 0),
     drainS,
     cpuUsPerReqMade: (cpuMade * 1e6) / r.requests.total,
+    pgCpuUsPerReqMade: (pgMade * 1e6) / r.requests.total,
   };
   process.stderr.write(
-    ` ${fmt(run.reqPerSec)} req/s, p99 ${run.p99Ms} ms, ${fmt(run.cpuUsPerReq)} µs CPU/req${target.label === 'formcast' ? `; intake drained ${run.drainS.toFixed(2)} s after the last answer, ${fmt(run.cpuUsPerReqMade)} µs CPU/req with it` : ''}\n`,
+    ` ${fmt(run.reqPerSec)} req/s, p99 ${run.p99Ms} ms, ${fmt(run.cpuUsPerReq)} µs CPU/req${target.label === 'formcast' ? `; intake drained ${run.drainS.toFixed(2)} s after the last answer, ${fmt(run.cpuUsPerReqMade)} µs CPU/req with it` : ''}${opts.pgUrl ? `; PostgreSQL ${fmt(run.pgCpuUsPerReqMade)} µs CPU/req` : ''}\n`,
   );
   return run;
 }
@@ -354,6 +402,7 @@ function summarize(runs: Run[], label: Label) {
     medianCpuUsPerReq: Math.round(median(mine.map((r) => r.cpuUsPerReq))),
     medianDrainS: round2(median(mine.map((r) => r.drainS))),
     medianCpuUsPerReqMade: Math.round(median(mine.map((r) => r.cpuUsPerReqMade))),
+    medianPgCpuUsPerReqMade: Math.round(median(mine.map((r) => r.pgCpuUsPerReqMade))),
     /** Requests over the time from the first request until every one was made (answers and drain). */
     medianMadePerSec: Math.round(median(mine.map((r) => r.requests / (r.requests / r.reqPerSec + r.drainS)))),
     errors: mine.reduce((a, r) => a + r.errors, 0),
@@ -375,24 +424,23 @@ interface Stored {
   events?: Record<string, number>;
 }
 
-function countStored(target: Target): Stored {
-  const db = new SQLite(target.databaseFile, { readonly: true });
+async function countStored(target: Target): Promise<Stored> {
+  const db = await readerOf(target.databaseFile);
   try {
-    const count = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
-    if (target.label === 'baseline') return { submissions: count('select count(*) as n from submissions') };
+    if (target.label === 'baseline') return { submissions: await db.count('select count(*) as n from submissions') };
     const events = Object.fromEntries(
-      (db.prepare('select type, count(*) as n from events group by type').all() as { type: string; n: number }[]).map(
-        (r) => [r.type, r.n],
+      (await db.rows<{ type: string; n: number | string }>('select type, count(*) as n from events group by type')).map(
+        (r) => [r.type, Number(r.n)],
       ),
     );
     return {
-      submissions: count('select count(*) as n from submissions'),
-      contacts: count('select count(*) as n from contacts'),
-      confirmations: count('select count(*) as n from confirmations'),
+      submissions: await db.count('select count(*) as n from submissions'),
+      contacts: await db.count('select count(*) as n from contacts'),
+      confirmations: await db.count('select count(*) as n from confirmations'),
       events,
     };
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -402,6 +450,7 @@ async function main(): Promise<number> {
   const opts = parseOptions();
   const loadBefore = os.loadavg()[0]!;
   const sink = await startSmtpSink();
+  if (opts.pgUrl) return mainPostgres(opts, sink, loadBefore);
   const targets = [await setupBaseline(opts), await setupFormcast(opts, sink)];
   const formcast = targets[1]!;
   const idleRssMb = memoryOf(formcast.server.child.pid!).rssMb;
@@ -417,7 +466,9 @@ async function main(): Promise<number> {
   for (const t of targets) await stopChild(t.server.child);
   const loadAfter = os.loadavg()[0]!;
 
-  const stored = Object.fromEntries(targets.map((t) => [t.label, countStored(t)])) as Record<Label, Stored>;
+  const stored = Object.fromEntries(
+    await Promise.all(targets.map(async (t) => [t.label, await countStored(t)] as const)),
+  ) as Record<Label, Stored>;
   const base = summarize(runs, 'baseline');
   const fc = summarize(runs, 'formcast');
   const ratio = fc.medianReqPerSec / base.medianReqPerSec;
@@ -532,6 +583,88 @@ async function main(): Promise<number> {
     })}\n`,
   );
   if (failures.length) throw new BenchError(failures.join('\n'));
+  return 0;
+}
+
+/**
+ * --pg: Formcast alone on PostgreSQL (issue 36, goal 6). Per sign-up: the server's CPU when answered and with the
+ * intake drained, and PostgreSQL's processes' CPU over the same span; every accepted submission stored.
+ */
+async function mainPostgres(opts: Options, sink: Sink, loadBefore: number): Promise<number> {
+  const formcast = await setupFormcast(opts, sink);
+  const idleRssMb = memoryOf(formcast.server.child.pid!).rssMb;
+  const runs: Run[] = [];
+  for (let round = 1; round <= opts.rounds; round++) runs.push(await measure(formcast, round, opts));
+  const peakRssMb = memoryOf(formcast.server.child.pid!).peakRssMb;
+  await stopChild(formcast.server.child);
+  const loadAfter = os.loadavg()[0]!;
+  const stored = await countStored(formcast);
+  const fc = summarize(runs, 'formcast');
+  const storedPass = stored.submissions === formcast.accepted;
+  const rowsOk =
+    stored.contacts === formcast.accepted &&
+    stored.confirmations === (opts.doubleOptIn ? formcast.accepted : 0) &&
+    stored.events?.['form.submitted'] === formcast.accepted;
+  const cols = ['round', 'req/s', 'p50 ms', 'p99 ms', 'serve CPU µs/req', 'drain s', 'serve with drain', 'PostgreSQL'];
+  const rows = runs.map((r) => [
+    String(r.round),
+    fmt(r.reqPerSec),
+    fmt(r.p50Ms, 1),
+    fmt(r.p99Ms, 1),
+    fmt(r.cpuUsPerReq),
+    r.drainS.toFixed(2),
+    fmt(r.cpuUsPerReqMade),
+    fmt(r.pgCpuUsPerReqMade),
+  ]);
+  const medians = [
+    [
+      'median',
+      fmt(fc.medianReqPerSec),
+      fmt(fc.medianP50Ms, 1),
+      fmt(fc.medianP99Ms, 1),
+      fmt(fc.medianCpuUsPerReq),
+      fc.medianDrainS.toFixed(2),
+      fmt(fc.medianCpuUsPerReqMade),
+      fmt(fc.medianPgCpuUsPerReqMade),
+    ],
+  ];
+  process.stdout.write(
+    [
+      '',
+      `POST /f/{slug} on formcast serve with PostgreSQL (the worker in the process: the confirmations are sent), ${opts.connections} connections, ${fmt(opts.requests)} requests per run, each a new visitor`,
+      `form: SIGN_UP, ${opts.doubleOptIn ? 'double opt-in' : 'single opt-in'}; SUBMISSION_INTAKE=${opts.intake}; CPU per sign-up by tier: serve (every thread), and every postgres process of the machine from the run's first request until its intake was drained`,
+      `node ${process.version}, ${os.cpus().length} CPU(s), PostgreSQL; load average ${loadBefore.toFixed(2)} -> ${loadAfter.toFixed(2)}; formcast RSS idle ${idleRssMb} MB, peak ${peakRssMb} MB`,
+      '',
+      ...table(cols, [rows, medians], 1),
+      '',
+      `CPU per sign-up by tier (medians): serve ${fmt(fc.medianCpuUsPerReqMade)} µs, PostgreSQL ${fmt(fc.medianPgCpuUsPerReqMade)} µs`,
+      `stored: ${fmt(stored.submissions)} submissions for ${fmt(formcast.accepted)} accepted   ${storedPass ? 'PASS' : 'MISS'}; contacts ${fmt(stored.contacts ?? 0)}, confirmations ${fmt(stored.confirmations ?? 0)}${rowsOk ? '' : '   UNEXPECTED'}`,
+      '',
+    ].join('\n'),
+  );
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'submit',
+      database: 'postgres',
+      node: process.version,
+      cpus: os.cpus().length,
+      loadAvg1m: { before: round2(loadBefore), after: round2(loadAfter) },
+      form: { type: 'SIGN_UP', doubleOptIn: opts.doubleOptIn, request: opts.embed ? 'embed' : 'hosted' },
+      intake: opts.intake,
+      connections: opts.connections,
+      requests: opts.requests,
+      rounds: opts.rounds,
+      formcast: { ...fc, idleRssMb, peakRssMb },
+      cpuUsPerSignUpByTier: { serve: fc.medianCpuUsPerReqMade, postgres: fc.medianPgCpuUsPerReqMade },
+      stored: { ...stored, accepted: formcast.accepted },
+      goals: { everyAcceptedStored: { pass: storedPass } },
+      ok: rowsOk && !fc.errors && !Object.keys(fc.badStatuses).length,
+    })}\n`,
+  );
+  if (!rowsOk || fc.errors || Object.keys(fc.badStatuses).length)
+    throw new BenchError(
+      `formcast: ${fc.errors} errors, answers ${JSON.stringify(fc.badStatuses)}, rows ${rowsOk ? 'ok' : 'not all there'}`,
+    );
   return 0;
 }
 
