@@ -57,6 +57,7 @@ import {
   NEWS_HTML,
   NEWS_SUBJECT,
   waitForSink,
+  postgresUrlOf,
 } from './harness.js';
 
 const DOMAIN = 'acme.test';
@@ -93,11 +94,7 @@ function parseOptions() {
       ],
     },
   );
-  const pgUrl = values['database-url'] ?? (values.pg ? process.env.TEST_DATABASE_URL : undefined);
-  if ((values.pg || values['database-url']) && !pgUrl)
-    throw new BenchError(
-      '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
-    );
+  const pgUrl = postgresUrlOf(values);
   return {
     pgUrl: pgUrl ?? null,
     contacts: positiveInt('contacts', values.contacts, 100_000),

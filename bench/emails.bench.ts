@@ -62,6 +62,7 @@ import {
   type Server,
   type Sink,
   type SinkStats,
+  postgresUrlOf,
 } from './harness.js';
 
 const DOMAIN = 'acme.test';
@@ -142,11 +143,7 @@ function parseOptions() {
       throw new BenchError(`--only takes ${PARTS.join(', ')} (comma-separated), got "${p}"`);
     only.add(p as Part);
   }
-  const pgUrl = values['database-url'] ?? (values.pg ? process.env.TEST_DATABASE_URL : undefined);
-  if ((values.pg || values['database-url']) && !pgUrl)
-    throw new BenchError(
-      '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
-    );
+  const pgUrl = postgresUrlOf(values);
   const floorCommit = values['floor-commit'] ?? 'group';
   if (floorCommit !== 'group' && floorCommit !== 'each')
     throw new BenchError(`--floor-commit takes group or each, got "${floorCommit}"`);

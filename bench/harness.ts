@@ -66,6 +66,19 @@ export function parseCommandLine<const O extends OptionsConfig>(
 }
 
 /** `raw` as a positive integer (`1_000` allowed), `fallback` when absent; anything else is a BenchError naming --`name`. */
+/**
+ * The PostgreSQL server a benchmark's `--pg` / `--database-url URL` options name: URL, or with `--pg` alone
+ * TEST_DATABASE_URL; undefined without either. A BenchError when `--pg` has neither.
+ */
+export function postgresUrlOf(values: { pg?: boolean; 'database-url'?: string }): string | undefined {
+  const url = values['database-url'] ?? (values.pg ? process.env.TEST_DATABASE_URL : undefined);
+  if ((values.pg || values['database-url']) && !url)
+    throw new BenchError(
+      '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
+    );
+  return url;
+}
+
 export function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   const n = Number(raw.replace(/_/g, ''));

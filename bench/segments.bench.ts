@@ -55,6 +55,7 @@ import {
   stopChild,
   table,
   type Server,
+  postgresUrlOf,
 } from './harness.js';
 import { seedPostgres, seedSqlite, type Seeded } from './segments-data.js';
 
@@ -95,11 +96,7 @@ function parseOptions() {
       ],
     },
   );
-  const databaseUrl = values['database-url'] ?? (values.pg ? process.env.TEST_DATABASE_URL : undefined);
-  if ((values.pg || values['database-url']) && !databaseUrl)
-    throw new BenchError(
-      '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
-    );
+  const databaseUrl = postgresUrlOf(values);
   const iso = (name: string, raw: string | undefined, fallback: string) => {
     if (raw === undefined) return fallback;
     if (Number.isNaN(Date.parse(raw))) throw new BenchError(`--${name} must be a date-time, got "${raw}"`);

@@ -58,6 +58,7 @@ import {
   type SinkStats,
   NEWS_HTML,
   NEWS_SUBJECT,
+  postgresUrlOf,
 } from './harness.js';
 import { openDkimKey } from '../src/mail-setup/domains/domains.keys.js';
 import { startPostfixSink } from './postfix-sink.js';
@@ -117,11 +118,7 @@ function parseOptions() {
     },
   );
   if (values.million && values.rows !== undefined) throw new BenchError('give --rows or --million, not both');
-  const pgUrl = values['database-url'] ?? (values.pg ? process.env.TEST_DATABASE_URL : undefined);
-  if ((values.pg || values['database-url']) && !pgUrl)
-    throw new BenchError(
-      '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
-    );
+  const pgUrl = postgresUrlOf(values);
   if (values.sink !== undefined && values.sink !== 'node' && values.sink !== 'postfix')
     throw new BenchError(`--sink: "node" or "postfix", not "${values.sink}"`);
   const workers = values.workers === undefined ? 0 : positiveInt('workers', values.workers, 1);

@@ -61,6 +61,7 @@ import {
   table,
   type Server,
   type Sink,
+  postgresUrlOf,
 } from './harness.js';
 
 type Label = 'baseline' | 'formcast';
@@ -104,11 +105,7 @@ function parseOptions() {
       ],
     },
   );
-  const pgUrl = values['database-url'] ?? (values.pg ? process.env.TEST_DATABASE_URL : undefined);
-  if ((values.pg || values['database-url']) && !pgUrl)
-    throw new BenchError(
-      '--pg needs --database-url or TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test)',
-    );
+  const pgUrl = postgresUrlOf(values);
   return {
     pgUrl: pgUrl ?? null,
     requests: positiveInt('requests', values.requests, 20_000),
