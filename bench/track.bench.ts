@@ -25,9 +25,13 @@
  * is written. With --rules the rules stay at their defaults and every request to Formcast carries a token it has not
  * seen: the broadcast goes to rounds × (warm-up + requests) recipients.
  *
+ * With --pg (issue 36, goal 6: what a hit costs each tier, docs/scaling.md): Formcast alone on a fresh PostgreSQL
+ * database (the floor is SQLite's; the baseline does not change), its CPU per hit and that of every `postgres` process
+ * of the machine over the same run, the rules on or off as without it.
+ *
  * Options: --requests N (per measured run, default 40000; 20000 with --rules), --warmup N (requests, default 5000;
  *          2000 with --rules), --rounds N (default 1), --recipients N (default 300; with --rules, as many as needed),
- *          --connections N (default 50), --rules, --help.
+ *          --connections N (default 50), --rules, --pg, --database-url URL, --help.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -35,6 +39,7 @@ import path from 'node:path';
 import type autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
 import { simpleParser } from 'mailparser';
+import pg from 'pg';
 import {
   BenchError,
   HOST,
@@ -43,10 +48,13 @@ import {
   cpuSeconds,
   expectStatus,
   fmt,
+  freshPostgresDatabase,
   median,
   makeTempDir,
   parseCommandLine,
   positiveInt,
+  postgresCpuSeconds,
+  postgresUrlOf,
   run,
   runBench,
   startServer,
@@ -70,6 +78,8 @@ function parseOptions() {
       connections: { type: 'string' },
       'cpu-prof': { type: 'string' },
       rules: { type: 'boolean' },
+      pg: { type: 'boolean' },
+      'database-url': { type: 'string' },
     },
     {
       example: 'npm run bench:track -- --requests 20000',
@@ -82,6 +92,9 @@ function parseOptions() {
         '  --connections N  concurrent connections (default 50)',
         '  --cpu-prof DIR   run formcast serve with node --cpu-prof, the profile written into DIR when it stops',
         "  --rules          Formcast's replay rules at their defaults, every request to it a token it has not seen",
+        '  --pg             Formcast alone on a fresh PostgreSQL database (TEST_DATABASE_URL or --database-url), with the',
+        "                   CPU of PostgreSQL's processes per hit (docs/scaling.md); no floor",
+        '  --database-url URL  a PostgreSQL URL whose user may CREATE DATABASE (implies --pg)',
       ],
     },
   );
@@ -92,6 +105,7 @@ function parseOptions() {
   if (rules && values.recipients !== undefined)
     throw new BenchError('--rules sends to as many recipients as the runs need: leave out --recipients');
   return {
+    pgUrl: postgresUrlOf(values) ?? null,
     requests,
     warmup,
     rounds,
@@ -121,7 +135,7 @@ interface Formcast {
 async function setupFormcast(opts: Options): Promise<Formcast> {
   const dir = makeTempDir('track');
   const outbox = path.join(dir, 'outbox');
-  const databaseFile = path.join(dir, 'formcast.db');
+  const databaseFile = opts.pgUrl ? await freshPostgresDatabase(opts.pgUrl, 'track') : path.join(dir, 'formcast.db');
   // The run hits each token again and again from one address, and checks that every answer left one event: the
   // repeat window and the per-address limit are off, the per-delivery cap out of reach (its count is still made and
   // measured, docs/tracking.md "Replays and floods").
@@ -331,6 +345,7 @@ async function main(): Promise<number> {
     `setting up: formcast (workspace, domain, ${opts.recipients} recipients, a sent broadcast) and the baseline ...\n`,
   );
   const formcast = await setupFormcast(opts);
+  if (opts.pgUrl) return mainPostgres(opts, formcast);
   const baseline = await startServer('baseline server', ['--import', 'tsx', 'bench/track-baseline.ts'], {
     ...process.env,
     PORT: '0',
@@ -484,6 +499,115 @@ async function main(): Promise<number> {
     })}\n`,
   );
   return ok ? 0 : 1;
+}
+
+/**
+ * --pg: Formcast alone on PostgreSQL (issue 36, goal 6). Per endpoint and round: req/s, p99, the server's CPU per hit
+ * and PostgreSQL's processes' CPU per hit over the same measured run (every answer is given after its hit committed,
+ * so the work of the run is done when its last answer comes); every answered hit recorded.
+ */
+async function mainPostgres(opts: Options, formcast: Formcast): Promise<number> {
+  const client = new pg.Client({ connectionString: formcast.databaseFile });
+  await client.connect();
+  const countEvents = async (e: Endpoint) =>
+    Number(
+      (
+        await client.query<{ n: string }>('select count(*) as n from events where type = $1', [
+          e === 'open' ? 'email.opened' : 'email.clicked',
+        ])
+      ).rows[0]!.n,
+    );
+  const pid = formcast.server.child.pid!;
+  const rows: string[][] = [];
+  const out: {
+    endpoint: Endpoint;
+    round: number;
+    reqPerSec: number;
+    p99Ms: number;
+    serveUs: number;
+    pgUs: number;
+    answered: number;
+    recorded: number;
+  }[] = [];
+  try {
+    for (let round = 1; round <= opts.rounds; round++) {
+      for (const endpoint of ['open', 'click'] as const) {
+        const all = endpoint === 'open' ? formcast.opens : formcast.clicks;
+        const start = 1 + (round - 1) * (opts.warmup + opts.requests);
+        const warmPaths = opts.rules ? all.slice(start, start + opts.warmup) : all;
+        const paths = opts.rules ? all.slice(start + opts.warmup, start + opts.warmup + opts.requests) : all;
+        process.stderr.write(`round ${round}: formcast ${endpoint.padEnd(5)} measuring ${opts.requests} requests ...`);
+        const rows0 = await countEvents(endpoint);
+        const warm = opts.warmup
+          ? (await cannon(formcast.server, warmPaths, opts.warmup, opts.connections)).result
+          : undefined;
+        const cpu0 = cpuSeconds(pid);
+        const pg0 = postgresCpuSeconds();
+        const { result: r, seconds } = await cannon(formcast.server, paths, opts.requests, opts.connections);
+        const serveUs = ((cpuSeconds(pid) - cpu0) * 1e6) / r.requests.total;
+        const pgUs = ((postgresCpuSeconds() - pg0) * 1e6) / r.requests.total;
+        const cls = endpoint === 'open' ? '2xx' : '3xx';
+        const answered = (warm?.[cls] ?? 0) + r[cls];
+        const recorded = (await countEvents(endpoint)) - rows0;
+        const reqPerSec = r.requests.total / Math.max(seconds, 0.001);
+        if (r.errors || r.timeouts || r.requests.total !== r[cls])
+          throw new BenchError(
+            `formcast ${endpoint}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.requests.total - r[cls]} other answers`,
+          );
+        out.push({ endpoint, round, reqPerSec, p99Ms: r.latency.p99, serveUs, pgUs, answered, recorded });
+        rows.push([
+          String(round),
+          endpoint,
+          fmt(reqPerSec),
+          fmt(r.latency.p50, 1),
+          fmt(r.latency.p99, 1),
+          fmt(serveUs),
+          fmt(pgUs),
+          `${answered} / ${recorded}`,
+        ]);
+        process.stderr.write(
+          ` ${fmt(reqPerSec)} req/s, p99 ${r.latency.p99} ms, serve ${fmt(serveUs)} µs/hit, PostgreSQL ${fmt(pgUs)} µs/hit\n`,
+        );
+      }
+    }
+  } finally {
+    await client.end();
+  }
+  const of = (e: Endpoint) => {
+    const mine = out.filter((x) => x.endpoint === e);
+    return {
+      medianReqPerSec: Math.round(median(mine.map((x) => x.reqPerSec))),
+      medianP99Ms: median(mine.map((x) => x.p99Ms)),
+      serveUsPerHit: Math.round(median(mine.map((x) => x.serveUs))),
+      postgresUsPerHit: Math.round(median(mine.map((x) => x.pgUs))),
+      answered: mine.reduce((n, x) => n + x.answered, 0),
+      recorded: mine.reduce((n, x) => n + x.recorded, 0),
+    };
+  };
+  const s = { open: of('open'), click: of('click') };
+  const recordedPass = s.open.answered === s.open.recorded && s.click.answered === s.click.recorded;
+  process.stdout.write(
+    [
+      '',
+      `GET /t/o/{token} and GET /t/c/{token}: formcast serve on PostgreSQL, ${opts.rules ? 'its replay rules on, a token it has not seen in every request' : 'the replay rules off'}; ${opts.connections} connections, ${fmt(opts.requests)} requests per run`,
+      `node ${process.version}, ${os.cpus().length} CPU(s); CPU per hit by tier: serve (every thread) and every postgres process of the machine, over each measured run`,
+      '',
+      ...table(
+        ['round', 'endpoint', 'req/s', 'p50 ms', 'p99 ms', 'serve µs/hit', 'PostgreSQL µs/hit', 'answered / recorded'],
+        [rows],
+        2,
+      ),
+      '',
+      `CPU per hit by tier (medians): open: serve ${fmt(s.open.serveUsPerHit)} µs, PostgreSQL ${fmt(s.open.postgresUsPerHit)} µs; click: serve ${fmt(s.click.serveUsPerHit)} µs, PostgreSQL ${fmt(s.click.postgresUsPerHit)} µs`,
+      `answered and recorded: open ${s.open.answered} / ${s.open.recorded}, click ${s.click.answered} / ${s.click.recorded}   ${recordedPass ? 'PASS' : 'MISS'}`,
+      '',
+    ].join('\n'),
+  );
+  process.stdout.write(
+    `${JSON.stringify({ bench: 'track', database: 'postgres', node: process.version, cpus: os.cpus().length, rules: opts.rules, connections: opts.connections, requests: opts.requests, rounds: opts.rounds, open: s.open, click: s.click, goals: { everyAnsweredRecorded: { pass: recordedPass } }, ok: recordedPass })}\n`,
+  );
+  if (!recordedPass) throw new BenchError('answered hits are missing from the events');
+  return 0;
 }
 
 await runBench('bench:track', main);
