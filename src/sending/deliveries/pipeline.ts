@@ -106,6 +106,17 @@ const MAX_MATERIALIZE_PAUSE_MS = 1_000;
 const LAPSED_EVERY_MS = 5_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** The content and files of one chunk of transactional emails at most (renderEmails). */
+const EMAIL_CHUNK_BYTES = 1024 * 1024;
+
+/** About how many bytes a transactional email's message carries: its content and its files. */
+function emailBytes(sending: SendingBroadcast): number {
+  const c = sending.broadcast.emailContent;
+  let n = (c.html?.length ?? 0) + (c.text?.length ?? 0);
+  for (const a of sending.transactional?.attachments ?? []) n += a.content.byteLength;
+  return n;
+}
+
 /** A claimed delivery with what sending it needs. */
 interface Work extends Recipient {
   d: ClaimedDelivery;
@@ -359,8 +370,23 @@ export class DeliveryPipeline {
    */
   private renderEmails(group: { sending: SendingBroadcast; work: Work }[]): void {
     const chunk = this.opts.renderChunk ?? DEFAULT_RENDER_CHUNK;
-    for (let i = 0; i < group.length; i += chunk) {
-      const part = group.slice(i, i + chunk);
+    // A chunk also ends at EMAIL_CHUNK_BYTES of content and files: an email may carry 10 MB of attachments, and a chunk's
+    // messages come back in one buffer (render.worker.ts, packResults), so large emails go one to a task, as before.
+    const parts: (typeof group)[] = [];
+    let current: typeof group = [];
+    let bytes = 0;
+    for (const item of group) {
+      const size = emailBytes(item.sending);
+      if (current.length && (current.length >= chunk || bytes + size > EMAIL_CHUNK_BYTES)) {
+        parts.push(current);
+        current = [];
+        bytes = 0;
+      }
+      current.push(item);
+      bytes += size;
+    }
+    if (current.length) parts.push(current);
+    for (const part of parts) {
       const { broadcast: _b, transactional: _t, ...shared } = part[0]!.sending;
       const task: RenderTask = {
         publicUrl: this.opts.publicUrl,
