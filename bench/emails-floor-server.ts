@@ -19,9 +19,9 @@
  * for column (but for ids, times and the token).
  *
  * Commits (FLOOR_COMMIT): `group` (the default) writes the requests that arrive while a transaction runs together in
- * the next one, each in a savepoint of its own, one commit for all, each answered after it: what Formcast does since
- * its accept path uses db/group-commit.ts (a commit costs more than an email's statements). `each`: a transaction per
- * request, the floor before that change.
+ * the next one, one commit for all, each answered after it (a savepoint each only when one of them fails and the
+ * group is written again): what Formcast does since its accept path uses db/group-commit.ts (a commit costs more than
+ * an email's statements). `each`: a transaction per request, the floor before that change.
  *
  * Environment: DATABASE_URL (Formcast's SQLite file, required), PORT (default 0), HOST (default 127.0.0.1),
  * FLOOR_COMMIT (`group` or `each`).

@@ -65,7 +65,6 @@ export function parseCommandLine<const O extends OptionsConfig>(
   return parsed.values;
 }
 
-/** `raw` as a positive integer (`1_000` allowed), `fallback` when absent; anything else is a BenchError naming --`name`. */
 /**
  * The PostgreSQL server a benchmark's `--pg` / `--database-url URL` options name: URL, or with `--pg` alone
  * TEST_DATABASE_URL; undefined without either. A BenchError when `--pg` has neither.
@@ -79,6 +78,7 @@ export function postgresUrlOf(values: { pg?: boolean; 'database-url'?: string })
   return url;
 }
 
+/** `raw` as a positive integer (`1_000` allowed), `fallback` when absent; anything else is a BenchError naming --`name`. */
 export function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   const n = Number(raw.replace(/_/g, ''));
@@ -578,12 +578,10 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
- * Runs autocannon for a fixed number of requests (`options.amount`); resolves with its result, the wall time from
- * the start to the last response, and the responses by status code as they came. (With `amount`, autocannon ends a
- * run at its next one-second sample tick, and its `duration` with it: req/s from that duration would be rounded down
- * to requests per whole second, which understates a fast server most.)
+ * User + system CPU seconds of every `postgres` process of this machine (the server's backends and helpers): the load
+ * of any other database on that server counts too (run nothing else on it meanwhile), and a server on another host
+ * reads 0.
  */
-/** User + system CPU seconds of every `postgres` process of this machine (the server's backends and helpers). */
 export function postgresCpuSeconds(): number {
   let total = 0;
   for (const pid of fs.readdirSync('/proc')) {
@@ -598,6 +596,12 @@ export function postgresCpuSeconds(): number {
   return total;
 }
 
+/**
+ * Runs autocannon for a fixed number of requests (`options.amount`); resolves with its result, the wall time from
+ * the start to the last response, and the responses by status code as they came. (With `amount`, autocannon ends a
+ * run at its next one-second sample tick, and its `duration` with it: req/s from that duration would be rounded down
+ * to requests per whole second, which understates a fast server most.)
+ */
 export async function cannonAmount(
   options: autocannon.Options & { amount: number },
 ): Promise<{ result: autocannon.Result; seconds: number; statuses: Map<number, number> }> {

@@ -270,8 +270,11 @@ export class DeliveryPipeline {
         else byWorkspace.set(d.workspaceId, [d]);
       }
       const recipientsOf = new Map<string, Promise<Map<string, Recipient>>>();
-      for (const [workspaceId, ds] of byWorkspace)
-        recipientsOf.set(workspaceId, this.store.recipients(workspaceId, ds));
+      for (const [workspaceId, ds] of byWorkspace) {
+        const read = this.store.recipients(workspaceId, ds);
+        read.catch(() => {}); // awaited below; one the batch never reaches (it failed before) is not an unhandled rejection
+        recipientsOf.set(workspaceId, read);
+      }
       // Every message's broadcast asked for at once (a batch of emails is a message per email): on SQLite's one
       // connection reads asked one after the other each wait behind the API's requests (bench:emails, e2e).
       const sendings = [...byMessage.values()].map((deliveries) => {
@@ -376,6 +379,7 @@ export class DeliveryPipeline {
     let current: typeof group = [];
     let bytes = 0;
     for (const item of group) {
+      // Counted per recipient, each of whom gets a message of their own in the task's buffer.
       const size = emailBytes(item.sending);
       if (current.length && (current.length >= chunk || bytes + size > EMAIL_CHUNK_BYTES)) {
         parts.push(current);

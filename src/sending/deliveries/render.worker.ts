@@ -84,9 +84,11 @@ export async function renderMessages(task: RenderTask): Promise<RenderResult[]> 
   // Each message composed here, its signature computed in libuv's thread pool while the next one is composed.
   const out: Promise<RenderResult>[] = [];
   for (const { d, contact, message: own } of task.items) {
+    // Outside the item's try, as for a task's shared broadcast: a failure here fails the task, whose messages are then
+    // made again later (retried), not this item for good.
+    const p = own ? preparedFor({ ...task.sending, ...own }) : shared!;
     let message: ReturnType<typeof composeMessage>;
     try {
-      const p = own ? preparedFor({ ...task.sending, ...own }) : shared!;
       message = composeMessage(ctx, d, p, contact);
     } catch (err) {
       // Over the render limit (wall-clock time: a loaded machine can pass it with an ordinary template): made again
