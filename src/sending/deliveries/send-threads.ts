@@ -170,8 +170,10 @@ export function createRenderer(
           (err: unknown) => {
             // Stopped with the pool: the messages are retried later (the pipeline records a retry, as for a failed thread).
             if (closed) return job.reject(err);
+            // A chunk of transactional emails names each (each item carries its own hidden broadcast).
+            const emails = job.task.items.flatMap((i) => (i.message ? [i.message.broadcast.id] : []));
             log?.warn(
-              { err, broadcastId: job.task.sending.broadcast.id },
+              { err, ...(emails.length ? { emailIds: emails } : { broadcastId: job.task.sending.broadcast.id }) },
               "a send thread failed on a chunk of messages; making them in the worker's thread",
             );
             job.here = true;
