@@ -555,14 +555,7 @@ async function main(): Promise<number> {
   process.stdout.write(
     `${JSON.stringify({
       bench: 'submit',
-      node: process.version,
-      cpus: os.cpus().length,
-      loadAvg1m: { before: round2(loadBefore), after: round2(loadAfter) },
-      form: { type: 'SIGN_UP', doubleOptIn: opts.doubleOptIn, request: opts.embed ? 'embed' : 'hosted' },
-      intake: opts.intake,
-      connections: opts.connections,
-      requests: opts.requests,
-      rounds: opts.rounds,
+      ...runFacts(opts, loadBefore, loadAfter),
       baseline: base,
       formcast: { ...fc, idleRssMb, peakRssMb, confirmationEmailsSent: mailSent },
       ratio: round2(ratio),
@@ -643,14 +636,7 @@ async function mainPostgres(opts: Options, sink: Sink, loadBefore: number): Prom
     `${JSON.stringify({
       bench: 'submit',
       database: 'postgres',
-      node: process.version,
-      cpus: os.cpus().length,
-      loadAvg1m: { before: round2(loadBefore), after: round2(loadAfter) },
-      form: { type: 'SIGN_UP', doubleOptIn: opts.doubleOptIn, request: opts.embed ? 'embed' : 'hosted' },
-      intake: opts.intake,
-      connections: opts.connections,
-      requests: opts.requests,
-      rounds: opts.rounds,
+      ...runFacts(opts, loadBefore, loadAfter),
       formcast: { ...fc, idleRssMb, peakRssMb },
       cpuUsPerSignUpByTier: { serve: fc.medianCpuUsPerReqMade, postgres: fc.medianPgCpuUsPerReqMade },
       stored: { ...stored, accepted: formcast.accepted },
@@ -663,6 +649,20 @@ async function mainPostgres(opts: Options, sink: Sink, loadBefore: number): Prom
       `formcast: ${fc.errors} errors, answers ${JSON.stringify(fc.badStatuses)}, rows ${rowsOk ? 'ok' : 'not all there'}`,
     );
   return 0;
+}
+
+/** What the JSON line says of the run itself, with or without --pg. */
+function runFacts(opts: Options, loadBefore: number, loadAfter: number) {
+  return {
+    node: process.version,
+    cpus: os.cpus().length,
+    loadAvg1m: { before: round2(loadBefore), after: round2(loadAfter) },
+    form: { type: 'SIGN_UP', doubleOptIn: opts.doubleOptIn, request: opts.embed ? 'embed' : 'hosted' },
+    intake: opts.intake,
+    connections: opts.connections,
+    requests: opts.requests,
+    rounds: opts.rounds,
+  };
 }
 
 function round2(n: number): number {
