@@ -85,6 +85,11 @@ function relaxedBodyParts(body: string): { text: string; end: number } {
 /** A run of whitespace at a line's end (captured: it goes), or one with a tab or of two or more (one space). */
 const RELAXED_WHITESPACE = /([ \t]+)(?=\r\n|$)|[ \t]*\t[ \t]*|[ \t]{2,}/g;
 
+/** A body mime.ts composed is ASCII: hashed as latin1, the string's bytes as they are, without encoding UTF-8. */
+function asciiOrUtf8(text: string): 'latin1' | 'utf8' {
+  return Buffer.byteLength(text, 'utf8') === text.length ? 'latin1' : 'utf8';
+}
+
 /** The base64 of the signature, folded in lines that fit with the `b=` in front. */
 function foldBase64(b64: string): string {
   const lines: string[] = [];
@@ -112,18 +117,33 @@ function foldList(first: string, items: readonly string[]): string {
 /**
  * What a DKIM signature signs, for a message of these header lines and this body: the DKIM-Signature header up to its
  * empty `b=` (`unsigned`), and the canonical headers followed by it (`data`, the bytes the RSA signature is over). The
- * signing time is read once (Date.now: the clock a test moves), so the `t=` signed is the `t=` written.
+ * signing time is read once (Date.now: the clock a test moves), so the `t=` signed is the `t=` written. `body` is the
+ * text or, when mime.ts composed it, its (ASCII) bytes; `plainWhitespace` is mime.ts's word that relaxed canonicalization
+ * would not change its lines (MimeMessage.plainWhitespace), and is otherwise looked for.
  */
 export function dkimSigningInput(
   headers: readonly MimeHeader[],
-  body: string,
+  body: string | Buffer,
   key: Omit<SigningKey, 'privateKey'>,
+  plainWhitespace = false,
 ): { unsigned: string; data: Buffer } {
-  const { text, end } = relaxedBodyParts(body);
-  const kept = end === text.length ? text : text.slice(0, end);
-  // (A body mime.ts composed is ASCII: hashed as latin1, the string's bytes as they are, without encoding UTF-8.)
   const hash = crypto.createHash('sha256');
-  if (end) hash.update(kept, Buffer.byteLength(kept, 'utf8') === kept.length ? 'latin1' : 'utf8').update('\r\n');
+  if (plainWhitespace) {
+    // The body is canonical already but for its empty lines at the end (mime.ts, MimeMessage.plainWhitespace): hashed
+    // as it is, up to them, with no search for whitespace.
+    let end = body.length;
+    const at = typeof body === 'string' ? (i: number) => body.charCodeAt(i) : (i: number) => body[i]!;
+    while (end >= 2 && at(end - 1) === 10 && at(end - 2) === 13) end -= 2;
+    if (end) {
+      if (typeof body === 'string') hash.update(end === body.length ? body : body.slice(0, end), asciiOrUtf8(body));
+      else hash.update(body.subarray(0, end));
+      hash.update('\r\n');
+    }
+  } else {
+    const { text, end } = relaxedBodyParts(typeof body === 'string' ? body : body.toString('latin1'));
+    const kept = end === text.length ? text : text.slice(0, end);
+    if (end) hash.update(kept, asciiOrUtf8(kept)).update('\r\n');
+  }
   const bodyHash = hash.digest('base64');
   // The present instances bottom-up (the order a verifier takes them in), then one more of each oversigned name: a
   // verifier finds no instance left for those and hashes the null string, unless somebody added one.
@@ -147,8 +167,13 @@ export function dkimHeader(unsigned: string, signature: Buffer): string {
 }
 
 /** The DKIM-Signature header line (folded, without the final CRLF) for a message of these header lines and this body. */
-export function dkimSignature(headers: readonly MimeHeader[], body: string, key: SigningKey): string {
-  const { unsigned, data } = dkimSigningInput(headers, body, key);
+export function dkimSignature(
+  headers: readonly MimeHeader[],
+  body: string | Buffer,
+  key: SigningKey,
+  plainWhitespace = false,
+): string {
+  const { unsigned, data } = dkimSigningInput(headers, body, key, plainWhitespace);
   return dkimHeader(unsigned, crypto.sign('rsa-sha256', data, key.privateKey));
 }
 
@@ -157,8 +182,13 @@ export function dkimSignature(headers: readonly MimeHeader[], body: string, key:
  * goes on: what lets one send thread make messages while their signatures use the other core (deliveries/CONTEXT.md,
  * "Send threads").
  */
-export function dkimSignatureAsync(headers: readonly MimeHeader[], body: string, key: SigningKey): Promise<string> {
-  const { unsigned, data } = dkimSigningInput(headers, body, key);
+export function dkimSignatureAsync(
+  headers: readonly MimeHeader[],
+  body: string | Buffer,
+  key: SigningKey,
+  plainWhitespace = false,
+): Promise<string> {
+  const { unsigned, data } = dkimSigningInput(headers, body, key, plainWhitespace);
   return new Promise((resolve, reject) => {
     crypto.sign('rsa-sha256', data, key.privateKey, (err, signature) =>
       err ? reject(err) : resolve(dkimHeader(unsigned, signature)),

@@ -23,8 +23,15 @@ export interface MimeHeader {
 
 export interface MimeMessage {
   headers: MimeHeader[];
-  /** The body after the blank line, CRLF line ends, ending with CRLF. */
+  /** The body after the blank line, CRLF line ends, ending with CRLF. ASCII (every part is encoded to it). */
   body: string;
+  /**
+   * True when DKIM's relaxed body canonicalization (RFC 6376 §3.4.4) leaves every line of the body as it is: no tab,
+   * no run of spaces, no whitespace at a line's end. Found from each part as it is made (one search for two spaces;
+   * the line ends are read anyway), so that dkim.ts need not search the whole body again (three searches of a 48 KB
+   * body took ~60 µs a message: bench/README.md, "bench:render"). False means "not known": dkim.ts then looks.
+   */
+  plainWhitespace: boolean;
 }
 
 /** Encodes header values exactly as nodemailer's MimeNode does (addresses, encoded words, Message-ID). */
@@ -88,40 +95,60 @@ function prefersQuotedPrintable(value: string): boolean {
  */
 const MAX_LINE = 998;
 
-/** Whether text (CRLF line ends) can go as 7bit: ASCII, no NUL, no line longer than MAX_LINE. */
-function is7bit(text: string): boolean {
-  if (Buffer.byteLength(text, 'utf8') !== text.length || text.includes('\0')) return false;
+/**
+ * Whether text (CRLF line ends) can go as 7bit: ASCII, no NUL, no line longer than MAX_LINE; and, when it can, whether
+ * no line ends with a space or a tab (`plainEnds`: read while the lines are found, for MimeMessage.plainWhitespace).
+ */
+function sevenBit(text: string): { ok: boolean; plainEnds: boolean } {
+  if (Buffer.byteLength(text, 'utf8') !== text.length || text.includes('\0')) return { ok: false, plainEnds: false };
   // (Every LF here ends a CRLF: the lines are found by their LF, a one-character search.)
   let at = 0;
+  let plainEnds = true;
   for (let lf = text.indexOf('\n'); lf >= 0; lf = text.indexOf('\n', at)) {
-    if (lf - 1 - at > MAX_LINE) return false;
+    if (lf - 1 - at > MAX_LINE) return { ok: false, plainEnds: false };
+    const last = lf >= 2 ? text.charCodeAt(lf - 2) : 0;
+    if (last === 0x20 || last === 0x09) plainEnds = false;
     at = lf + 1;
   }
-  return text.length - at <= MAX_LINE;
+  // (The text ends with CRLF: there is no last line without one.)
+  return { ok: text.length - at <= MAX_LINE, plainEnds };
 }
 
 /** One text part: its two content headers and its body, encoded as MimeNode would choose. */
 function textPart(
   type: 'text/plain' | 'text/html',
   content: string,
-): { contentType: string; encoding: string; body: string } {
+): { contentType: string; encoding: string; body: string; plainWhitespace: boolean } {
   // Line ends as CRLF, and a final one (nodemailer's LastNewline). Without a CR (most HTML), each LF gets one: a third
-  // of the regular expression's CPU for a 40 KB HTML part.
-  let text = content.includes('\r') ? content.replace(/\r\n?|\n/g, '\r\n') : content.replaceAll('\n', '\r\n');
-  if (!text.endsWith('\r\n')) text += '\r\n';
-  let encoding: string;
-  let body: string;
-  if (is7bit(text)) {
-    encoding = '7bit';
-    body = text;
-  } else if (prefersQuotedPrintable(text)) {
-    encoding = 'quoted-printable';
-    body = quotedPrintable(text);
-  } else {
-    encoding = 'base64';
-    body = `${base64Wrap(base64Encode(Buffer.from(text, 'utf8')), LINE).replace(/\r?\n/g, '\r\n')}\r\n`;
+  // of the regular expression's CPU for a 40 KB HTML part. (The final one before the CRLFs are made: appended after,
+  // it left a two-piece string every later search had to flatten.)
+  const ended = content.endsWith('\n') ? content : `${content}\n`;
+  const text = ended.includes('\r') ? ended.replace(/\r\n?|\n/g, '\r\n') : ended.replaceAll('\n', '\r\n');
+  const seven = sevenBit(text);
+  if (seven.ok)
+    return {
+      contentType: `${type}; charset=utf-8`,
+      encoding: '7bit',
+      body: text,
+      plainWhitespace: seven.plainEnds && !text.includes('\t') && !text.includes('  '),
+    };
+  if (prefersQuotedPrintable(text)) {
+    // Quoted-printable encodes whitespace at a line's end (and its soft breaks end with `=`): only tabs and runs of
+    // spaces within a line are left to look for.
+    const body = quotedPrintable(text);
+    return {
+      contentType: `${type}; charset=utf-8`,
+      encoding: 'quoted-printable',
+      body,
+      plainWhitespace: !body.includes('\t') && !body.includes('  '),
+    };
   }
-  return { contentType: `${type}; charset=utf-8`, encoding, body };
+  return {
+    contentType: `${type}; charset=utf-8`,
+    encoding: 'base64',
+    body: `${base64Wrap(base64Encode(Buffer.from(text, 'utf8')), LINE).replace(/\r?\n/g, '\r\n')}\r\n`,
+    plainWhitespace: true,
+  };
 }
 
 const HEX = Buffer.from('0123456789ABCDEF', 'latin1');
@@ -215,19 +242,34 @@ export function composeMime(m: OutgoingMessage, date: Date): MimeMessage {
   const content = contentPart(m);
   if (!m.attachments?.length) {
     headers.push(...content.headers);
-    return { headers: headers.filter((h): h is MimeHeader => h !== null), body: content.body };
+    return {
+      headers: headers.filter((h): h is MimeHeader => h !== null),
+      body: content.body,
+      plainWhitespace: content.plainWhitespace,
+    };
   }
   // With attachments: multipart/mixed, the content first, then each file in base64 (docs/emails.md).
   const b = boundary().replace('Part_1', 'Mixed');
   headers.push({ name: 'Content-Type', line: `Content-Type: multipart/mixed;\r\n boundary="${b}"` });
-  const parts = [`${content.headers.map((h) => h.line).join('\r\n')}\r\n\r\n${content.body}`];
-  for (const a of m.attachments) parts.push(attachmentPart(a));
+  const contentHead = content.headers.map((h) => h.line).join('\r\n');
+  const parts = [`${contentHead}\r\n\r\n${content.body}`];
+  let plain = content.plainWhitespace && plainText(contentHead);
+  for (const a of m.attachments) {
+    const part = attachmentPart(a);
+    parts.push(part.text);
+    plain &&= plainText(part.head);
+  }
   const body = `${parts.map((p) => `--${b}\r\n${p}`).join('\r\n')}\r\n--${b}--\r\n`;
-  return { headers: headers.filter((h): h is MimeHeader => h !== null), body };
+  return { headers: headers.filter((h): h is MimeHeader => h !== null), body, plainWhitespace: plain };
+}
+
+/** Whether a short text of ours (CRLF line ends) has none of the whitespace relaxed canonicalization rewrites. */
+function plainText(s: string): boolean {
+  return !s.includes('\t') && !s.includes('  ') && !s.includes(' \r\n') && !s.endsWith(' ');
 }
 
 /** The message's content: a text part, or text and HTML as multipart/alternative; its content headers and body. */
-function contentPart(m: OutgoingMessage): { headers: MimeHeader[]; body: string } {
+function contentPart(m: OutgoingMessage): { headers: MimeHeader[]; body: string; plainWhitespace: boolean } {
   const text = textPart('text/plain', m.text);
   if (m.html === null)
     return {
@@ -236,6 +278,7 @@ function contentPart(m: OutgoingMessage): { headers: MimeHeader[]; body: string 
         { name: 'Content-Transfer-Encoding', line: `Content-Transfer-Encoding: ${text.encoding}` },
       ],
       body: text.body,
+      plainWhitespace: text.plainWhitespace,
     };
   const html = textPart('text/html', m.html);
   const b = boundary();
@@ -248,11 +291,17 @@ function contentPart(m: OutgoingMessage): { headers: MimeHeader[]; body: string 
             `--${b}\r\nContent-Type: ${p.contentType}\r\nContent-Transfer-Encoding: ${p.encoding}\r\n\r\n${p.body}`,
         )
         .join('\r\n') + `\r\n--${b}--\r\n`,
+    // (The part headers and boundaries between them are ours: single spaces, none at a line's end.)
+    plainWhitespace: text.plainWhitespace && html.plainWhitespace,
   };
 }
 
 /** One attached file: its name in Content-Type and Content-Disposition (RFC 2231 by nodemailer's encoder), base64. */
-function attachmentPart(a: { filename: string; contentType: string; content: Uint8Array }): string {
+function attachmentPart(a: { filename: string; contentType: string; content: Uint8Array }): {
+  /** Its header lines (the file's name is in them). */
+  head: string;
+  text: string;
+} {
   const type = foldLines(
     `Content-Type: ${buildHeaderValue({ value: a.contentType, params: { name: a.filename } })}`,
     LINE,
@@ -265,20 +314,22 @@ function attachmentPart(a: { filename: string; contentType: string; content: Uin
     base64Encode(Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength)),
     LINE,
   );
-  return `${type}\r\n${disposition}\r\nContent-Transfer-Encoding: base64\r\n\r\n${data.replace(/\r?\n/g, '\r\n')}\r\n`;
+  const head = `${type}\r\n${disposition}\r\nContent-Transfer-Encoding: base64`;
+  return { head, text: `${head}\r\n\r\n${data.replace(/\r?\n/g, '\r\n')}\r\n` };
 }
 
 /**
  * The message as bytes: header lines, the blank line, the body. Composed here it is ASCII (encoded headers, a 7bit,
  * quoted-printable or base64 body), and copying ASCII as latin1 is ~10 times faster than encoding UTF-8.
  */
-export function mimeBytes(headerLines: readonly string[], body: string): Buffer {
+export function mimeBytes(headerLines: readonly string[], body: string | Buffer): Buffer {
   const head = `${headerLines.join('\r\n')}\r\n\r\n`;
   // Written into one buffer piece by piece (joined first, the 48 KB body of a large email was copied once more).
   const headBytes = Buffer.byteLength(head, 'utf8');
-  const bodyBytes = Buffer.byteLength(body, 'utf8');
+  const bodyBytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
   const out = Buffer.allocUnsafe(headBytes + bodyBytes);
   out.write(head, 0, headBytes, headBytes === head.length ? 'latin1' : 'utf8');
-  out.write(body, headBytes, bodyBytes, bodyBytes === body.length ? 'latin1' : 'utf8');
+  if (typeof body !== 'string') body.copy(out, headBytes);
+  else out.write(body, headBytes, bodyBytes, bodyBytes === body.length ? 'latin1' : 'utf8');
   return out;
 }

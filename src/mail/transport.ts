@@ -81,25 +81,32 @@ function signingKey(pem: string): crypto.KeyObject {
  * DKIM-signed with oversigning (dkim.ts), its DKIM-Signature first.
  */
 export function buildRaw(m: OutgoingMessage): Buffer {
-  const { headers, body, key } = unsignedMessage(m);
+  const { headers, body, plainWhitespace, key } = unsignedMessage(m);
   return mimeBytes(
-    key ? [dkimSignature(headers, body, key), ...headers.map((h) => h.line)] : headers.map((h) => h.line),
+    key
+      ? [dkimSignature(headers, body, key, plainWhitespace), ...headers.map((h) => h.line)]
+      : headers.map((h) => h.line),
     body,
   );
 }
 
 /** buildRaw with the RSA signature computed in libuv's thread pool (dkim.ts, dkimSignatureAsync): the same bytes. */
 export async function buildRawAsync(m: OutgoingMessage): Promise<Buffer> {
-  const { headers, body, key } = unsignedMessage(m);
+  const { headers, body, plainWhitespace, key } = unsignedMessage(m);
   return mimeBytes(
-    key ? [await dkimSignatureAsync(headers, body, key), ...headers.map((h) => h.line)] : headers.map((h) => h.line),
+    key
+      ? [await dkimSignatureAsync(headers, body, key, plainWhitespace), ...headers.map((h) => h.line)]
+      : headers.map((h) => h.line),
     body,
   );
 }
 
-/** The message composed (mime.ts) and the key that signs it, if any: what buildRaw and buildRawAsync sign. */
+/**
+ * The message composed (mime.ts) and the key that signs it, if any: what buildRaw and buildRawAsync sign. The body
+ * as bytes once (it is ASCII): hashed and copied into the message from them.
+ */
 function unsignedMessage(m: OutgoingMessage) {
-  const { headers, body } = composeMime(m, new Date());
+  const { headers, body, plainWhitespace } = composeMime(m, new Date());
   const key = m.dkim
     ? {
         domainName: m.dkim.domainName,
@@ -108,7 +115,9 @@ function unsignedMessage(m: OutgoingMessage) {
         ...(m.dkim.unsigned?.length ? { unsigned: m.dkim.unsigned } : {}),
       }
     : null;
-  return { headers, body, key };
+  // (ASCII by construction; were it not, its UTF-8 is what is both hashed and sent.)
+  const bytes = Buffer.from(body, Buffer.byteLength(body, 'utf8') === body.length ? 'latin1' : 'utf8');
+  return { headers, body: bytes, plainWhitespace, key };
 }
 
 /** A message built and signed in this thread, with its envelope: what sendRaw takes. */

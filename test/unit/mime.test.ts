@@ -5,7 +5,7 @@ import { simpleParser, type AddressObject } from 'mailparser';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { describe, expect, it } from 'vitest';
 import type { OutgoingMessage } from '../../src/mail/compose.js';
-import { relaxedBody, relaxedHeader } from '../../src/mail/dkim.js';
+import { dkimSigningInput, relaxedBody, relaxedHeader } from '../../src/mail/dkim.js';
 import { composeMime, headerName, quotedPrintable } from '../../src/mail/mime.js';
 import { buildRaw } from '../../src/mail/transport.js';
 
@@ -177,6 +177,35 @@ describe('mime.ts composes what MailComposer composed', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('says a body is plain (relaxed canonicalization keeps its lines) only when it is, and signs it the same either way', () => {
+    const key = { domainName: DOMAIN, keySelector: SELECTOR };
+    const bodyHash = (unsigned: string) => /bh=([^;]+);/.exec(unsigned)![1];
+    let plain = 0;
+    fc.assert(
+      fc.property(message, fc.boolean(), (o, attach) => {
+        const m = {
+          ...outgoing(o),
+          dkim: null,
+          ...(attach
+            ? { attachments: [{ filename: 'a  b\t.txt', contentType: 'text/plain', content: Buffer.from('x') }] }
+            : {}),
+        };
+        const { headers, body, plainWhitespace } = composeMime(m, new Date());
+        if (plainWhitespace) {
+          plain++;
+          const lines = body.replace(/(\r\n)+$/, '');
+          expect(relaxedBody(body)).toBe(lines ? `${lines}\r\n` : '');
+        }
+        const told = dkimSigningInput(headers, Buffer.from(body, 'latin1'), key, plainWhitespace);
+        expect(bodyHash(told.unsigned)).toBe(bodyHash(dkimSigningInput(headers, body, key).unsigned));
+      }),
+      { numRuns: 300 },
+    );
+    // (Both kinds were generated.)
+    expect(plain).toBeGreaterThan(10);
+    expect(plain).toBeLessThan(290);
   });
 
   it('a header added after signing (a second Subject, a Reply-To) breaks the signature: oversigning', async () => {

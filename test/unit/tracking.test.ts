@@ -91,6 +91,29 @@ describe('tracking tokens', () => {
     expect(tokenSigner(secret, { ...ref(), workspaceId: 'not-an-id' })).toBeNull();
   });
 
+  it("a link's half is cached by broadcast, URL and place: each token names its own link, past the cache's size too", () => {
+    const [a, b] = [ref(), { ...ref(), broadcastId: newId('bc') }];
+    const links = [
+      { linkIndex: 0, linkCount: 2, url: 'https://shop.example/a' },
+      { linkIndex: 1, linkCount: 2, url: 'https://shop.example/a' },
+      { linkIndex: 0, linkCount: 3, url: 'https://shop.example/a' },
+      { linkIndex: 0, linkCount: 2, url: 'https://shop.example/b' },
+    ];
+    for (const r of [a, b, a])
+      for (const link of links) {
+        const sign = tokenSigner(secret, r)!;
+        expect(verifyTrackingToken(secret, sign.click(link), 'click')).toEqual({ kind: 'click', ...r, ...link });
+      }
+    // A link personalised per recipient: one entry a message, the cache emptied on the way (4,096 entries).
+    for (let i = 0; i < 5000; i++) {
+      const link = { linkIndex: i % 3, linkCount: 3, url: `https://shop.example/c?id=${i % 4500}` };
+      const r = i % 2 ? a : b;
+      const token = tokenSigner(secret, r)!.click(link);
+      if (i % 97 === 0 || i > 4090)
+        expect(verifyTrackingToken(secret, token, 'click')).toEqual({ kind: 'click', ...r, ...link });
+    }
+  });
+
   it('refuse a changed byte, a foreign secret, the other kind, junk and non-canonical encodings', () => {
     const r = ref();
     const token = signClickToken(secret, r, { linkIndex: 0, linkCount: 1, url: 'https://a.example/' });

@@ -1,5 +1,6 @@
 import { asDocument, escapeHtml } from '../../lib/html.js';
 import { htmlToText } from '../../mail/compose.js';
+import { beforeBodyEnd } from '../tracking/tracking.rewrite.js';
 import { TEXTS, fill, type Locale } from '../../pages/i18n.js';
 import type { RenderedContent } from './message.content.js';
 
@@ -44,9 +45,12 @@ function insertAfterBodyOpen(html: string, piece: string): string {
   return /<body[^>]*>/i.test(html) ? html.replace(/<body[^>]*>/i, (m) => `${m}${piece}`) : `${piece}${html}`;
 }
 
+/**
+ * Before the document's (last) `</body>`, found from the end as the open pixel's place is: a search from the start,
+ * case-insensitive, read the whole 40 KB of a large email for it.
+ */
 function insertBeforeBodyClose(html: string, piece: string): string {
-  const i = html.search(/<\/body>/i);
-  return i >= 0 ? `${html.slice(0, i)}${piece}${html.slice(i)}` : `${html}${piece}`;
+  return beforeBodyEnd(html, piece);
 }
 
 /**

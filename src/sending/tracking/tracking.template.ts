@@ -146,7 +146,9 @@ export function markTemplateLinks(source: string): string | null {
 
 /** A rendered message's HTML with the marks taken out: byte for byte what the unmarked template renders. */
 export function unmarkLinks(html: string): string {
-  return html.includes(MARK_START) ? html.split(MARK_START).join('').split(MARK_END).join('') : html;
+  return markAt(html, MARK_START, 0) >= 0 || markAt(html, MARK_END, 0) >= 0
+    ? html.split(MARK_START).join('').split(MARK_END).join('')
+    : html;
 }
 
 /**
@@ -195,9 +197,14 @@ export function rewriteMarkedLinks(
 ): string {
   const found: { start: number; end: number; url: string | null }[] = [];
   let count = 0;
-  for (let start = html.indexOf(MARK_START); start >= 0;) {
-    const end = html.indexOf(MARK_END, start + MARK_START.length);
-    if (end < 0) break; // (cannot happen: each mark pair is in one literal of the template)
+  // Every pair is whole (each is in one literal of the template): when one is not, the marks left are taken out below.
+  let whole = true;
+  for (let start = markAt(html, MARK_START, 0); start >= 0;) {
+    const end = markAt(html, MARK_END, start + MARK_START.length);
+    if (end < 0) {
+      whole = false; // (cannot happen)
+      break;
+    }
     const attribute = html.slice(start + MARK_START.length, end);
     let url = urls.get(attribute);
     if (url === undefined) {
@@ -208,7 +215,7 @@ export function rewriteMarkedLinks(
     if (url !== null && (url.length > MAX_TRACKED_URL || rules.keep(url))) url = null;
     if (url !== null) count++;
     found.push({ start, end, url });
-    start = html.indexOf(MARK_START, end + MARK_END.length);
+    start = markAt(html, MARK_START, end + MARK_END.length);
   }
   const parts: string[] = [];
   let at = 0;
@@ -224,5 +231,17 @@ export function rewriteMarkedLinks(
   }
   parts.push(html.slice(at));
   // Marks a broken pair left (none are expected) go too.
-  return unmarkLinks(parts.join(''));
+  return whole ? parts.join('') : unmarkLinks(parts.join(''));
+}
+
+/**
+ * Where the mark (`<` and a control character) is at or after `from`, or -1. Found by its second character, a
+ * one-character search (memchr): searched for whole, the two characters cost a slow search of the whole 40 KB message,
+ * as every `<` is a candidate. A control character that is not a mark's (a contact's name holding one) is passed over.
+ */
+function markAt(html: string, mark: string, from: number): number {
+  const c = mark[1]!;
+  for (let i = html.indexOf(c, from + 1); i >= 0; i = html.indexOf(c, i + 1))
+    if (html.charCodeAt(i - 1) === 0x3c) return i - 1;
+  return -1;
 }
