@@ -66,6 +66,11 @@ import { startPostfixSink } from './postfix-sink.js';
 const DOMAIN = 'acme.test';
 const PUBLIC_URL = 'https://news.acme.test';
 const RATIO_GOAL = 1.3;
+/**
+ * Issue 36, goal 1: Formcast's CPU per message (its processes: serve, and the workers with --workers; PostgreSQL's are
+ * reported per tier, not counted) at or below the baseline's, nodemailer pushing pre-rendered, signed messages.
+ */
+const CPU_GOAL = 1.0;
 const RSS_GOAL_MB = 200;
 const RSS_GOAL_ROWS = 1_000_000;
 /**
@@ -462,6 +467,11 @@ function report(
   const baseline = results.find((r) => r.label === 'baseline');
   const ratio = baseline && baseline.perSec > 0 ? target.perSec / baseline.perSec : null;
   const ratioPass = ratio !== null && ratio >= RATIO_GOAL;
+  const cpuRatio =
+    baseline?.cpuMsPerMessage && target.cpuMsPerMessage !== null
+      ? target.cpuMsPerMessage / baseline.cpuMsPerMessage
+      : null;
+  const cpuPass = cpuRatio !== null && cpuRatio <= CPU_GOAL;
   const rssApplies = opts.rows >= RSS_GOAL_ROWS;
   const rssPass = (target.peakRssMb ?? Infinity) < RSS_GOAL_MB;
   const firstPass = (target.timeToFirstMs ?? Infinity) <= FIRST_GOAL_MS;
@@ -516,6 +526,9 @@ function report(
     ratio === null
       ? 'ratio formcast/baseline (msg/s): not measured (--skip-baseline)'
       : `ratio formcast/baseline (msg/s):  ${ratio.toFixed(3)}x   goal >= ${RATIO_GOAL}x   ${ratioPass ? 'PASS' : 'MISS'}`,
+    cpuRatio === null
+      ? 'CPU per message formcast/baseline: not measured'
+      : `CPU per message formcast/baseline: ${cpuRatio.toFixed(3)}x (${fmt(target.cpuMsPerMessage, 3)} / ${fmt(baseline!.cpuMsPerMessage, 3)} ms)   goal <= ${CPU_GOAL}x   ${cpuPass ? 'PASS' : 'MISS'}`,
     `formcast time to first message:   ${fmt(target.timeToFirstMs)} ms (send request to first arrival); broadcast SENT after ${fmt(target.sentAfterMs / 1000, 1)} s`,
     `${`first message within ${FIRST_GOAL_MS / 1000} s:`.padEnd(34)}${fmt(target.timeToFirstMs)} ms   ${verdict(firstPass)}`,
     `rate after the first minute:      steady (median ${WINDOW_S} s window) ${fmt(tl.steady, 0)} msg/s, lowest ${fmt(tl.lowest, 0)} msg/s at ${fmt(tl.lowestAtS)} s = ${dipRatio === null ? '-' : dipRatio.toFixed(3)}x   goal >= ${DIP_GOAL}x   ${verdict(dipPass)}`,
@@ -602,6 +615,7 @@ function report(
         : {}),
       goals: {
         ratio: { min: RATIO_GOAL, value: round(ratio, 3), pass: ratioPass },
+        cpuPerMessage: { max: CPU_GOAL, value: round(cpuRatio, 3), pass: cpuRatio === null ? null : cpuPass },
         peakRssMb: {
           max: RSS_GOAL_MB,
           atRows: RSS_GOAL_ROWS,

@@ -1,10 +1,10 @@
-import crypto from 'node:crypto';
 import { sql } from 'kysely';
 import { onPostgres } from '../../db/batch-sql.js';
 import type { Executor } from '../../db/connection.js';
 import { PrecompiledInsert } from '../../db/precompiled.js';
 import type { DeliveriesTable, DeliveryStatus } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
+import { pooledRandomBytes } from '../../lib/random.js';
 import type { BounceClass } from '../../mail/classify.js';
 import { markSent, markSentMany } from './deliveries.batch-sql.js';
 import { nextStatus, statusesFor } from './deliveries.state.js';
@@ -266,7 +266,7 @@ export async function insertRunDelivery(
       status: 'QUEUED',
       attempts: 0,
       next_attempt_at: now,
-      unsubscribe_token: crypto.randomBytes(24).toString('base64url'),
+      unsubscribe_token: pooledRandomBytes(24).toString('base64url'),
       created_at: now,
       updated_at: now,
       automation_run_id: runId,
@@ -298,7 +298,7 @@ export async function insertEmailDeliveries(
     attempts: 0,
     next_attempt_at: now,
     last_error: r.suppressed ? `suppressed: the address is on the suppression list (${r.suppressed})` : null,
-    unsubscribe_token: crypto.randomBytes(24).toString('base64url'),
+    unsubscribe_token: pooledRandomBytes(24).toString('base64url'),
     created_at: now,
     updated_at: now,
     lane: 1,

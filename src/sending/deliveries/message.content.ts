@@ -1,6 +1,7 @@
 import { isRenderLimit, liquid, liquidHtml, renderTemplate } from '../../lib/liquid.js';
 import type { WorkspaceScope } from '../../mail/documents.js';
 import { markTemplateLinks } from '../tracking/tracking.template.js';
+import { textTemplateOf, tidyText, type TextTemplate } from './message.text.js';
 
 /**
  * A broadcast's content rendered for one recipient (deliveries/CONTEXT.md, "Render"): what the delivery pipeline
@@ -49,10 +50,14 @@ export interface RenderedContent {
 /** Renders one recipient's content. The HTML body escapes every output; subject, text and preheader do not. */
 export function renderContent(content: MessageTemplates, scope: RenderScope): RenderedContent {
   const vars = scope as unknown as Record<string, unknown>;
+  // Without a text of its own, the text the sends make from the HTML template (message.text.ts), so that a preview or
+  // a test send shows the text part a send carries.
+  const derived = content.text == null && content.html != null ? textTemplateOf(content.html) : null;
+  const text = derived ? renderTemplate(derived.source, vars)! : renderTemplate(content.text, vars);
   return {
     subject: renderTemplate(content.subject, vars),
     html: renderTemplate(content.html, vars, 'html'),
-    text: renderTemplate(content.text, vars),
+    text: derived?.hasTags ? tidyText(text!) : text,
     previewText: renderTemplate(content.previewText, vars),
   };
 }
@@ -73,7 +78,10 @@ export function prepareContent(
   // Clicks tracked: the HTML's links found once, here, when Liquid cannot move them (tracking.template.ts).
   const marked = opts.markLinks && content.html != null ? markTemplateLinks(content.html) : null;
   const html = parse(liquidHtml, marked ?? content.html);
-  const text = parse(liquid, content.text);
+  // No text of its own: the HTML's text made once, here, with its Liquid, instead of from each message's HTML.
+  const derived: TextTemplate | null =
+    content.text == null && content.html != null ? textTemplateOf(content.html) : null;
+  const text = parse(liquid, derived ? derived.source : content.text);
   const previewText = parse(liquid, content.previewText);
   let limitError: Error | null = null;
   let overruns = 0;
@@ -86,7 +94,7 @@ export function prepareContent(
       const out = {
         subject: render(liquid, subject),
         html: render(liquidHtml, html),
-        text: render(liquid, text),
+        text: derived?.hasTags ? tidyText(render(liquid, text)!) : render(liquid, text),
         previewText: render(liquid, previewText),
         ...(marked !== null ? { linksMarked: true } : {}),
       };

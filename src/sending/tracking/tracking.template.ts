@@ -102,16 +102,33 @@ const OUTPUT_STATES = new Set([
   stateAfter("<a href='"),
 ]);
 
+/** A Liquid construct of an HTML template: where it is, and the HTML tokenizer's state where it begins. */
+export interface TemplateConstruct {
+  begin: number;
+  end: number;
+  /** `{{ … }}` or `{% … %}` (its tag's name). */
+  kind: 'output' | 'tag';
+  name: string | null;
+  text: string;
+  /** The HTML tokenizer's state before it (DATA: text), and whether it is one where an escaped output changes nothing. */
+  state: number;
+  inText: boolean;
+  /** An output printed as it is (`| raw`): it could open a tag, end an attribute, … */
+  raw: boolean;
+}
+
 /**
- * `source` (an HTML template) with each `<a href>` attribute between MARK_START and MARK_END, or null when Liquid could
- * change where the links are (above) or there is no link: then each message is read whole.
+ * The Liquid constructs of an HTML template read with parse5's tokenizer, each construct standing for text of its own
+ * length (letters, which change no state: offsets stay the source's), and the `<a href>` attributes found meanwhile
+ * (`hrefs`, source offsets). Null when it does not parse as Liquid, or a construct changed the tokenizer's state (it
+ * would not stand for text: the template is then read per message by whoever asked).
  */
-export function markTemplateLinks(source: string): string | null {
-  if (!/<a[\s>]/i.test(source) || source.includes(MARK_START) || source.includes(MARK_END)) return null;
-  if (/<(svg|math)[\s/>]/i.test(source)) return null;
-  let constructs;
+export function scanHtmlTemplate(
+  source: string,
+): { constructs: TemplateConstruct[]; hrefs: [number, number][] } | null {
+  let tokens;
   try {
-    constructs = new LiquidTokenizer(source, liquidHtml.options.operators)
+    tokens = new LiquidTokenizer(source, liquidHtml.options.operators)
       .readTopLevelTokens(liquidHtml.options)
       .filter((t) => t.kind !== TokenKind.HTML);
   } catch {
@@ -119,23 +136,53 @@ export function markTemplateLinks(source: string): string | null {
   }
   const hrefs: [number, number][] = [];
   const tokenizer = linkTokenizer((start, end) => hrefs.push([start, end]));
+  const constructs: TemplateConstruct[] = [];
   let at = 0;
-  for (const c of constructs) {
+  for (const c of tokens) {
     tokenizer.write(source.slice(at, c.begin), false);
-    const before = tokenizer.state;
-    if (c.kind === TokenKind.Tag) {
-      if (!QUIET_TAGS.has((c as TagToken).name) || before !== DATA) return null;
-    } else if (/\braw\b/.test(c.getText()) || !OUTPUT_STATES.has(before)) return null;
-    // The construct as text of its length: letters, which change no state (offsets stay the source's).
+    const state = tokenizer.state;
+    const text = c.getText();
     tokenizer.write('x'.repeat(c.end - c.begin), false);
-    if (tokenizer.state !== before) return null;
+    if (tokenizer.state !== state) return null;
+    const tag = c.kind === TokenKind.Tag;
+    constructs.push({
+      begin: c.begin,
+      end: c.end,
+      kind: tag ? 'tag' : 'output',
+      name: tag ? (c as TagToken).name : null,
+      text,
+      state,
+      inText: OUTPUT_STATES.has(state),
+      raw: !tag && /\braw\b/.test(text),
+    });
     at = c.end;
   }
   tokenizer.write(source.slice(at), true);
-  if (!hrefs.length) return null;
   hrefs.sort((a, b) => a[0] - b[0]);
+  return { constructs, hrefs };
+}
+
+/** A tag that prints nothing but escaped outputs (`{% if %}`, `{% for %}`, …), and only where text is. */
+export function quietTag(c: TemplateConstruct): boolean {
+  return c.kind === 'tag' && QUIET_TAGS.has(c.name!) && c.state === DATA;
+}
+
+/**
+ * `source` (an HTML template) with each `<a href>` attribute between MARK_START and MARK_END, or null when Liquid could
+ * change where the links are (above) or there is no link: then each message is read whole.
+ */
+export function markTemplateLinks(source: string): string | null {
+  if (!/<a[\s>]/i.test(source) || source.includes(MARK_START) || source.includes(MARK_END)) return null;
+  if (/<(svg|math)[\s/>]/i.test(source)) return null;
+  const scan = scanHtmlTemplate(source);
+  if (!scan) return null;
+  for (const c of scan.constructs) {
+    if (c.kind === 'tag' ? !quietTag(c) : c.raw || !c.inText) return null;
+  }
+  const { hrefs } = scan;
+  if (!hrefs.length) return null;
   const parts: string[] = [];
-  at = 0;
+  let at = 0;
   for (const [start, end] of hrefs) {
     parts.push(source.slice(at, start), MARK_START, source.slice(start, end), MARK_END);
     at = end;
