@@ -29,8 +29,12 @@ const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 
 /** What the last checkpoint saw: `checkpointed` is the log's frames copied so far, not this pass's. */
 let last = { log: -1, checkpointed: -1 };
-/** A log with nothing new is looked at every 4 × everyMs (400 ms by default), at most a second apart: an idle server's thread mostly sleeps. */
+/**
+ * A log with nothing new is looked at every 4 × everyMs, at least IDLE_MIN_MS (100 ms with the default 10 ms) and at
+ * most IDLE_MS apart: an idle server's thread mostly sleeps.
+ */
 const IDLE_MS = 1000;
+const IDLE_MIN_MS = 100;
 
 let timer: NodeJS.Timeout | null = null;
 const tick = () => {
@@ -48,7 +52,7 @@ const tick = () => {
     if ((err as { code?: string }).code !== 'SQLITE_BUSY')
       parentPort?.postMessage({ kind: 'error', message: (err as Error).message });
   }
-  timer = setTimeout(tick, copied ? everyMs : Math.max(everyMs, Math.min(IDLE_MS, everyMs * 4)));
+  timer = setTimeout(tick, copied ? everyMs : Math.max(everyMs, Math.min(IDLE_MS, Math.max(everyMs * 4, IDLE_MIN_MS))));
 };
 timer = setTimeout(tick, 0);
 // The module has run: run from the sources, loading it (tsx's loader) started a thread of its own, which set V8's

@@ -68,7 +68,12 @@ export function startCheckpointer(
   const {
     startAtBytes = 2 * 1024 * 1024,
     watchMs = 1000,
-    everyMs = 100,
+    // Every 10 ms while the log grows: each pass's two fsyncs then flush little, and the writer's own fsync when the
+    // log starts over (SQLite syncs the new header) waits for little. Every 100 ms, the tail latency of write-heavy
+    // endpoints was 1.5-2.4x a floor's (bench:track, bench:emails accept), from stalls of the event loop in those
+    // fsyncs (strace: 11 ms); every 300-1,000 ms it was worse; every 10 ms it was 0.9-1.1x (bench/README.md,
+    // "Checkpoints every 10 ms").
+    everyMs = 10,
     backstopPages = 10_000,
     log,
     workerFile = programFile('db/checkpoint.worker'),
