@@ -30,6 +30,17 @@ export const liquid = new Liquid(LIQUID_OPTIONS);
 /** For HTML bodies: every `{{ output }}` is HTML-escaped (a contact named `<script>` stays text); `| raw` opts out. */
 export const liquidHtml = new Liquid({ ...LIQUID_OPTIONS, outputEscape: 'escape' });
 
+/**
+ * For the text part made from an HTML template (sending/deliveries/message.text.ts): the plain engine with one more
+ * filter, `fold_whitespace`, that the derivation puts after each output, so that a value's line breaks and runs of
+ * spaces read as one space, as they did in the HTML the text was made from (a contact's property could otherwise start
+ * lines of its own in the text part, a `-- ` signature line among them). Not offered to the templates users write.
+ */
+export const liquidTextOfHtml = new Liquid(LIQUID_OPTIONS);
+liquidTextOfHtml.registerFilter('fold_whitespace', (v: unknown) =>
+  typeof v === 'string' ? v.replace(/\s+/g, ' ') : v,
+);
+
 /** Parses each named template; returns one error per template that does not parse (with JSON Pointer paths). */
 export function liquidErrors(templates: Record<string, string | null | undefined>, basePath: string): FieldError[] {
   const errors: FieldError[] = [];

@@ -140,9 +140,12 @@ export function dkimSigningInput(
       hash.update('\r\n');
     }
   } else {
-    const { text, end } = relaxedBodyParts(typeof body === 'string' ? body : body.toString('latin1'));
+    // Bytes are read as latin1 and hashed back as latin1: each byte itself (UTF-8 has no byte 0x20 or 0x09 inside a
+    // character, so the rewriting cannot cut one). Hashed as UTF-8, a body with non-ASCII bytes was hashed wrongly.
+    const bytes = typeof body !== 'string';
+    const { text, end } = relaxedBodyParts(bytes ? body.toString('latin1') : body);
     const kept = end === text.length ? text : text.slice(0, end);
-    if (end) hash.update(kept, asciiOrUtf8(kept)).update('\r\n');
+    if (end) hash.update(kept, bytes ? 'latin1' : asciiOrUtf8(kept)).update('\r\n');
   }
   const bodyHash = hash.digest('base64');
   // The present instances bottom-up (the order a verifier takes them in), then one more of each oversigned name: a

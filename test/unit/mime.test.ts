@@ -208,6 +208,15 @@ describe('mime.ts composes what MailComposer composed', () => {
     expect(plain).toBeLessThan(290);
   });
 
+  it('signs a body that is not ASCII and not plain (a part header from a raw SMTP submission) so that mailauth verifies it', async () => {
+    const resolver = async (n: string) => (n === `${SELECTOR}._domainkey.${DOMAIN}` ? [[RECORD]] : []);
+    const raw = buildRaw({
+      ...outgoing({ ...SIMPLE, text: 'Hi  there,\tfriend ' }),
+      attachments: [{ filename: 'a.bin', contentType: 'application/x-ã©tude', content: Buffer.from('x') }],
+    });
+    expect((await dkimVerify(raw, { resolver })).results[0]?.status).toMatchObject({ result: 'pass' });
+  });
+
   it('a header added after signing (a second Subject, a Reply-To) breaks the signature: oversigning', async () => {
     const resolver = async (n: string) => (n === `${SELECTOR}._domainkey.${DOMAIN}` ? [[RECORD]] : []);
     const raw = buildRaw(

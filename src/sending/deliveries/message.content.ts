@@ -1,4 +1,4 @@
-import { isRenderLimit, liquid, liquidHtml, renderTemplate } from '../../lib/liquid.js';
+import { isRenderLimit, liquid, liquidHtml, liquidTextOfHtml, renderTemplate } from '../../lib/liquid.js';
 import type { WorkspaceScope } from '../../mail/documents.js';
 import { markTemplateLinks } from '../tracking/tracking.template.js';
 import { textTemplateOf, tidyText, type TextTemplate } from './message.text.js';
@@ -53,7 +53,9 @@ export function renderContent(content: MessageTemplates, scope: RenderScope): Re
   // Without a text of its own, the text the sends make from the HTML template (message.text.ts), so that a preview or
   // a test send shows the text part a send carries.
   const derived = content.text == null && content.html != null ? textTemplateOf(content.html) : null;
-  const text = derived ? renderTemplate(derived.source, vars)! : renderTemplate(content.text, vars);
+  const text = derived
+    ? (liquidTextOfHtml.parseAndRenderSync(derived.source, vars) as string)
+    : renderTemplate(content.text, vars);
   return {
     subject: renderTemplate(content.subject, vars),
     html: renderTemplate(content.html, vars, 'html'),
@@ -81,7 +83,8 @@ export function prepareContent(
   // No text of its own: the HTML's text made once, here, with its Liquid, instead of from each message's HTML.
   const derived: TextTemplate | null =
     content.text == null && content.html != null ? textTemplateOf(content.html) : null;
-  const text = parse(liquid, derived ? derived.source : content.text);
+  const textEngine = derived ? liquidTextOfHtml : liquid;
+  const text = parse(textEngine, derived ? derived.source : content.text);
   const previewText = parse(liquid, content.previewText);
   let limitError: Error | null = null;
   let overruns = 0;
@@ -94,7 +97,7 @@ export function prepareContent(
       const out = {
         subject: render(liquid, subject),
         html: render(liquidHtml, html),
-        text: derived?.hasTags ? tidyText(render(liquid, text)!) : render(liquid, text),
+        text: derived?.hasTags ? tidyText(render(textEngine, text)!) : render(textEngine, text),
         previewText: render(liquid, previewText),
         ...(marked !== null ? { linksMarked: true } : {}),
       };

@@ -14,12 +14,17 @@ import { quietTag, scanHtmlTemplate } from '../tracking/tracking.template.js';
  * wide when the text is wrapped), the case of a heading's personalised words (not upper-cased), and a link whose text
  * and address are both personalised (its address shown): a property test compares the two, words and order.
  *
+ * Each output gets `| fold_whitespace` (lib/liquid.ts, liquidTextOfHtml): its value's line breaks and runs of spaces
+ * read as one space, as in the HTML.
+ *
  * Null (each message's HTML is turned into text, as before) when the HTML has no Liquid that could be moved this way:
  * an output printed raw (`| raw`: it may be markup), a construct anywhere but in text or a quoted attribute value, a tag
- * that prints more than escaped outputs, or one outside text (tracking.template.ts's rules for its link marks), Liquid's
- * whitespace control (it would trim the text's line ends, not the HTML's), a character of the private use area already
- * there, text that Liquid would read as a construct of its own (`{{` from `&#123;&#123;`), or a construct that the
- * conversion left out or repeated (one in `<title>`, in a hidden preheader, in a `style` attribute).
+ * that prints more than escaped outputs, or one outside text (tracking.template.ts's rules for its link marks), a loop
+ * (`{% for %}`: the conversion would number and space its items once, for the template), a tag with an ordered list
+ * (its numbers), Liquid's whitespace control (it would trim the text's line ends, not the HTML's), a character of the
+ * private use area already there or encoded (`&#xE000;`), text that Liquid would read as a construct of its own (`{{`
+ * from `&#123;&#123;`), or a construct that the conversion left out or repeated (one in `<title>`, in a hidden
+ * preheader, in a `style` attribute).
  */
 
 const FIRST = 0xe000;
@@ -33,11 +38,16 @@ export interface TextTemplate {
 }
 
 export function textTemplateOf(html: string): TextTemplate | null {
-  if (PRIVATE_USE.test(html)) return null;
+  if (PRIVATE_USE.test(html) || encodesPrivateUse(html)) return null;
   const scan = scanHtmlTemplate(html);
   if (!scan) return null;
   const { constructs } = scan;
   if (constructs.length > LAST - FIRST + 1) return null;
+  const hasTags = constructs.some((c) => c.kind === 'tag');
+  // A loop's items, or an ordered list some of whose items a tag may leave out, are numbered and spaced by the
+  // conversion once, for the template: not as each message's list would be.
+  if (constructs.some((c) => c.kind === 'tag' && (c.name === 'for' || c.name === 'tablerow'))) return null;
+  if (hasTags && /<ol[\s>]/i.test(html)) return null;
   for (const c of constructs) {
     if (c.kind === 'tag' ? !quietTag(c) : c.raw || !c.inText) return null;
     if (/^\{[{%]-|-[}%]\}$/.test(c.text)) return null;
@@ -60,13 +70,24 @@ export function textTemplateOf(html: string): TextTemplate | null {
     const piece = text.slice(from, j);
     // (A `{` just before a construct would make `{{{`.)
     if (!literal(piece) || piece.endsWith('{')) return null;
-    out.push(piece, constructs[i]!.text);
+    const c = constructs[i]!;
+    // An output's value folded as the HTML folded it (lib/liquid.ts, liquidTextOfHtml).
+    out.push(piece, c.kind === 'output' ? `${c.text.slice(0, -2).trimEnd()} | fold_whitespace }}` : c.text);
     from = j + 1;
   }
   const rest = text.slice(from);
   if (!literal(rest)) return null;
   out.push(rest);
-  return { source: out.join(''), hasTags: constructs.some((c) => c.kind === 'tag') };
+  return { source: out.join(''), hasTags };
+}
+
+/** A character reference to the private use area (`&#xE000;`): decoded, it could stand in for a construct the conversion left out. */
+function encodesPrivateUse(html: string): boolean {
+  for (const m of html.matchAll(/&#(x[0-9a-f]+|[0-9]+)/gi)) {
+    const code = m[1]![0] === 'x' || m[1]![0] === 'X' ? parseInt(m[1]!.slice(1), 16) : parseInt(m[1]!, 10);
+    if (code >= FIRST && code <= LAST) return true;
+  }
+  return false;
 }
 
 /**
