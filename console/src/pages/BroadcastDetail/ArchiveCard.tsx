@@ -1,4 +1,5 @@
 /** A sent broadcast in or out of the workspace's public archive (docs/archive.md): PUT /v1/broadcasts/{id}/archive. */
+import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client';
 import { broadcastKeys } from '../../api/keys';
@@ -11,6 +12,9 @@ export function ArchiveCard({ broadcast }: { broadcast: Broadcast }) {
   const can = useCan();
   const toast = useToast();
   const qc = useQueryClient();
+  // What was asked, shown at once: the mutation's pending state arrives a render later, and a controlled checkbox
+  // whose value did not change within its click handler is put back (it flickered, and a test's check() saw it unchanged).
+  const [wanted, setWanted] = useState<boolean | null>(null);
   const set = useMutation({
     mutationFn: async (archive: boolean) =>
       unwrap(
@@ -24,6 +28,7 @@ export function ArchiveCard({ broadcast }: { broadcast: Broadcast }) {
       toast.success(b.archive ? 'Shown in the public archive.' : 'Taken out of the public archive.');
     },
     onError: (err) => toast.error(describeError(err)),
+    onSettled: () => setWanted(null),
   });
   return (
     <section className="card stack-sm" aria-labelledby="archive-h">
@@ -31,8 +36,11 @@ export function ArchiveCard({ broadcast }: { broadcast: Broadcast }) {
       <Checkbox
         label="Show in the public archive"
         hint="Anyone can read it on your archive page and its feed, without any subscriber's data. The archive's address is set in Settings."
-        checked={set.isPending ? set.variables : broadcast.archive}
-        onChange={(e) => set.mutate(e.target.checked)}
+        checked={wanted ?? broadcast.archive}
+        onChange={(e) => {
+          setWanted(e.target.checked);
+          set.mutate(e.target.checked);
+        }}
         disabled={!can('write:broadcasts') || set.isPending}
       />
     </section>
