@@ -74,14 +74,21 @@ export function relaxedBody(body: string): string {
  * out: what dkimSigningInput hashes, without making a copy of a 48 KB body to append two characters.
  */
 function relaxedBodyParts(body: string): { text: string; end: number } {
-  const text =
-    body.includes('\t') || body.includes('  ') || body.includes(' \r\n') || body.endsWith(' ')
-      ? body.replace(RELAXED_WHITESPACE, (_run, atLineEnd: string | undefined) => (atLineEnd ? '' : ' '))
-      : body;
+  const text = rewritesWhitespace(body)
+    ? body.replace(RELAXED_WHITESPACE, (_run, atLineEnd: string | undefined) => (atLineEnd ? '' : ' '))
+    : body;
   let end = text.length;
   while (end >= 2 && text.charCodeAt(end - 1) === 10 && text.charCodeAt(end - 2) === 13) end -= 2;
   return { text, end };
 }
+/**
+ * Whether relaxed body canonicalization would change the text (CRLF line ends): a tab, a run of spaces, a space at a
+ * line's end. mime.ts asks it of its own short pieces (MimeMessage.plainWhitespace).
+ */
+export function rewritesWhitespace(text: string): boolean {
+  return text.includes('\t') || text.includes('  ') || text.includes(' \r\n') || text.endsWith(' ');
+}
+
 /** A run of whitespace at a line's end (captured: it goes), or one with a tab or of two or more (one space). */
 const RELAXED_WHITESPACE = /([ \t]+)(?=\r\n|$)|[ \t]*\t[ \t]*|[ \t]{2,}/g;
 

@@ -3,6 +3,7 @@ import { buildHeaderValue, foldLines } from 'nodemailer/lib/mime-funcs';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { pooledRandomBytes } from '../lib/random.js';
 import type { OutgoingMessage } from './compose.js';
+import { rewritesWhitespace } from './dkim.js';
 
 /**
  * An outgoing message as MIME (RFC 5322, RFC 2045-2047): its header fields and its body, as text with CRLF line ends.
@@ -253,19 +254,14 @@ export function composeMime(m: OutgoingMessage, date: Date): MimeMessage {
   headers.push({ name: 'Content-Type', line: `Content-Type: multipart/mixed;\r\n boundary="${b}"` });
   const contentHead = content.headers.map((h) => h.line).join('\r\n');
   const parts = [`${contentHead}\r\n\r\n${content.body}`];
-  let plain = content.plainWhitespace && plainText(contentHead);
+  let plain = content.plainWhitespace && !rewritesWhitespace(contentHead);
   for (const a of m.attachments) {
     const part = attachmentPart(a);
     parts.push(part.text);
-    plain &&= plainText(part.head);
+    plain &&= !rewritesWhitespace(part.head);
   }
   const body = `${parts.map((p) => `--${b}\r\n${p}`).join('\r\n')}\r\n--${b}--\r\n`;
   return { headers: headers.filter((h): h is MimeHeader => h !== null), body, plainWhitespace: plain };
-}
-
-/** Whether a short text of ours (CRLF line ends) has none of the whitespace relaxed canonicalization rewrites. */
-function plainText(s: string): boolean {
-  return !s.includes('\t') && !s.includes('  ') && !s.includes(' \r\n') && !s.endsWith(' ');
 }
 
 /** The message's content: a text part, or text and HTML as multipart/alternative; its content headers and body. */
