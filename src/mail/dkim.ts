@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { MimeHeader } from './mime.js';
+import { rewritesWhitespace, type MimeHeader } from './mime.js';
 
 /**
  * DKIM signing (RFC 6376, relaxed/relaxed, rsa-sha256) with **oversigning**: every header that changes how a message
@@ -81,14 +81,6 @@ function relaxedBodyParts(body: string): { text: string; end: number } {
   while (end >= 2 && text.charCodeAt(end - 1) === 10 && text.charCodeAt(end - 2) === 13) end -= 2;
   return { text, end };
 }
-/**
- * Whether relaxed body canonicalization would change the text (CRLF line ends): a tab, a run of spaces, a space at a
- * line's end. mime.ts asks it of its own short pieces (MimeMessage.plainWhitespace).
- */
-export function rewritesWhitespace(text: string): boolean {
-  return text.includes('\t') || text.includes('  ') || text.includes(' \r\n') || text.endsWith(' ');
-}
-
 /** A run of whitespace at a line's end (captured: it goes), or one with a tab or of two or more (one space). */
 const RELAXED_WHITESPACE = /([ \t]+)(?=\r\n|$)|[ \t]*\t[ \t]*|[ \t]{2,}/g;
 
