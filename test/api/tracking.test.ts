@@ -141,7 +141,12 @@ describeApi('engagement tracking', (h) => {
     expect(opened[0]).toMatchObject({ machine: 0 });
     expect(JSON.parse(opened[0]!.data)).toEqual({ userAgent: GMAIL, machine: false });
 
-    for (const bad of [`${pixel.slice(0, -3)}${pixel.endsWith('AAA') ? 'BBB' : 'AAA'}`, '/t/o/nonsense', '/t/o/', `${pixel}/x`]) {
+    for (const bad of [
+      `${pixel.slice(0, -3)}${pixel.endsWith('AAA') ? 'BBB' : 'AAA'}`,
+      '/t/o/nonsense',
+      '/t/o/',
+      `${pixel}/x`,
+    ]) {
       const r = await get(bad, CHROME);
       expect(r.statusCode, bad).toBe(200);
       expect(r.rawPayload).toHaveLength(43);

@@ -363,9 +363,13 @@ describeConsole('people, sessions, roles', (h) => {
     const other = await user(ws.id, 'viewer');
     const otherDevice = deviceOf(await login(other.email, PASSWORD, {}, '10.2.1.2'));
     expect((await login(u.email, PASSWORD, {}, '10.2.0.1', { cookie: otherDevice })).statusCode).toBe(429);
-    expect((await login(u.email, PASSWORD, {}, '10.2.0.1', { cookie: `${device.slice(0, -2)}${device.endsWith('xx') ? 'yy' : 'xx'}` })).statusCode).toBe(
-      429,
-    );
+    expect(
+      (
+        await login(u.email, PASSWORD, {}, '10.2.0.1', {
+          cookie: `${device.slice(0, -2)}${device.endsWith('xx') ? 'yy' : 'xx'}`,
+        })
+      ).statusCode,
+    ).toBe(429);
     // The known device has its own count: five failures with it, and it waits too.
     for (let i = 0; i < 5; i++)
       expect((await login(u.email, 'wrong password!', {}, '10.2.0.3', { cookie: device })).statusCode).toBe(401);
