@@ -21,6 +21,7 @@
  * Options: --contacts N (100000), --broadcasts N (50), --recipients N (2000), --runs N (5), --help.
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -79,6 +80,7 @@ function parseOptions() {
       broadcasts: { type: 'string' },
       recipients: { type: 'string' },
       runs: { type: 'string' },
+      reuse: { type: 'string' },
     },
     {
       example: 'npm run bench:console -- --runs 3',
@@ -88,6 +90,7 @@ function parseOptions() {
         '  --broadcasts N   broadcasts, half of them sent (default 50)',
         '  --recipients N   recipients of each sent broadcast (default 2000)',
         '  --runs N         loads of each page (default 5)',
+        '  --reuse DIR      measure on a directory kept by an earlier run (BENCH_KEEP=1) instead of seeding',
       ],
     },
   );
@@ -96,6 +99,7 @@ function parseOptions() {
     broadcasts: positiveInt('broadcasts', values.broadcasts, 50),
     recipients: positiveInt('recipients', values.recipients, 2000),
     runs: positiveInt('runs', values.runs, 5),
+    reuse: values.reuse,
   };
 }
 
@@ -345,9 +349,11 @@ async function main(): Promise<number> {
   const opts = parseOptions();
   const unavailable = browserUnavailable();
   if (unavailable) throw new BenchError(unavailable);
-  // BENCH_KEEP=1 keeps the seeded file (its path printed) for looking into a slow page's queries afterwards.
-  const dir = makeTempDir('console', { keep: Boolean(process.env.BENCH_KEEP) });
-  if (process.env.BENCH_KEEP) process.stderr.write(`keeping ${dir}\n`);
+  // BENCH_KEEP=1 keeps the seeded file (its path printed) for looking into a slow page's queries afterwards, or for
+  // measuring again on it with `--reuse DIR` (seeding 1,000,000 contacts takes ~6 minutes).
+  const keep = Boolean(process.env.BENCH_KEEP) || opts.reuse !== undefined;
+  const dir = opts.reuse ?? makeTempDir('console', { keep });
+  if (keep) process.stderr.write(`keeping ${dir}\n`);
   const file = path.join(dir, 'formcast.db');
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -359,33 +365,46 @@ async function main(): Promise<number> {
     DNS_TIMEOUT_MS: '300',
   };
   for (const name of ['PUBLIC_URL', 'SMTP_URL']) delete env[name];
-  const created = JSON.parse(
-    await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'Bench', '--json'], env),
-  ) as { workspace: { id: string }; apiKey: { key: string } };
-  const workspaceId = created.workspace.id;
-  await cli(
-    [
-      'user',
-      'create',
-      '--workspace',
-      workspaceId,
-      '--email',
-      EMAIL,
-      '--role',
-      'owner',
-      '--name',
-      'Bench Owner',
-      '--password-stdin',
-      '--json',
-    ],
-    env,
-    `${PASSWORD}\n`,
-  );
-  process.stderr.write(`seeding ${fmt(opts.contacts)} contacts and ${fmt(opts.broadcasts)} broadcasts ...\n`);
-  const seeded = seed(file, workspaceId, opts);
-  process.stderr.write(
-    `  ${fmt(seeded.events)} events, ${fmt(seeded.deliveries)} deliveries in ${fmt(seeded.seconds, 1)} s\n`,
-  );
+  const kept = path.join(dir, 'bench-console.json');
+  let created: { workspace: { id: string }; apiKey: { key: string } };
+  let seeded: ReturnType<typeof seed>;
+  if (opts.reuse !== undefined) {
+    if (!fs.existsSync(kept))
+      throw new BenchError(`--reuse ${dir}: no bench-console.json there (run with BENCH_KEEP=1)`);
+    ({ created, seeded } = JSON.parse(fs.readFileSync(kept, 'utf8')) as {
+      created: typeof created;
+      seeded: typeof seeded;
+    });
+    process.stderr.write(`reusing ${file} (not seeded again)\n`);
+  } else {
+    created = JSON.parse(
+      await run('formcast workspace create', ['bin/formcast', 'workspace', 'create', 'Bench', '--json'], env),
+    ) as typeof created;
+    await cli(
+      [
+        'user',
+        'create',
+        '--workspace',
+        created.workspace.id,
+        '--email',
+        EMAIL,
+        '--role',
+        'owner',
+        '--name',
+        'Bench Owner',
+        '--password-stdin',
+        '--json',
+      ],
+      env,
+      `${PASSWORD}\n`,
+    );
+    process.stderr.write(`seeding ${fmt(opts.contacts)} contacts and ${fmt(opts.broadcasts)} broadcasts ...\n`);
+    seeded = seed(file, created.workspace.id, opts);
+    process.stderr.write(
+      `  ${fmt(seeded.events)} events, ${fmt(seeded.deliveries)} deliveries in ${fmt(seeded.seconds, 1)} s\n`,
+    );
+    if (keep) fs.writeFileSync(kept, JSON.stringify({ created, seeded }), { mode: 0o600 });
+  }
 
   const server = await startServer('formcast serve', ['bin/formcast', 'serve'], env);
   // A published form, through the API.

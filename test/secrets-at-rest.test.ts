@@ -226,6 +226,9 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
     // confirmations.form_id nullable, and running it again changes nothing).
     await sql`delete from ${sql.table('kysely_migration')} where name >= ${'0020_secrets_at_rest'}`.execute(db.kysely);
     for (const table of [
+      // 0039's: sender health's closed hours (counts, no secret).
+      'sender_health_hours',
+      'sender_health_rollups',
       // 0034's (no secret in them): attachments before the emails they belong to.
       'email_attachments',
       'emails',

@@ -37,6 +37,7 @@ import { transactionalEmails } from './migrations/0034_transactional_emails.js';
 import { engagementSummary } from './migrations/0035_engagement_summary.js';
 import { eventsEmail } from './migrations/0036_events_email.js';
 import { contactSearch } from './migrations/0037_contact_search.js';
+import { senderHealthHours } from './migrations/0039_sender_health_hours.js';
 import { statsIndexes } from './migrations/0038_stats_indexes.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
@@ -79,6 +80,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0036_events_email': eventsEmail(),
     '0037_contact_search': contactSearch(db.dialect),
     '0038_stats_indexes': statsIndexes(),
+    '0039_sender_health_hours': senderHealthHours(db.dialect),
   };
 }
 

@@ -533,6 +533,23 @@ export interface FormCountersTable {
   confirmations: number;
 }
 
+/** Sender health's counts of one closed UTC hour (migration 0039; sending/bounces/bounces.health.ts). */
+export interface SenderHealthHoursTable {
+  workspace_id: string;
+  hour: string;
+  sent: number;
+  hard_bounces: number;
+  refused: number;
+  complaints: number;
+}
+
+/** The end of the hours counted into sender_health_hours, per workspace. */
+export interface SenderHealthRollupsTable {
+  workspace_id: string;
+  since: string;
+  until: string;
+}
+
 export interface SuppressionsTable {
   id: string;
   workspace_id: string;
@@ -751,6 +768,8 @@ export interface Database {
   confirmations: ConfirmationsTable;
   form_counters: FormCountersTable;
   suppressions: SuppressionsTable;
+  sender_health_hours: SenderHealthHoursTable;
+  sender_health_rollups: SenderHealthRollupsTable;
   server_secrets: ServerSecretsTable;
   installation_keys: InstallationKeysTable;
   inbound_messages: InboundMessagesTable;
