@@ -338,6 +338,70 @@ describe('machine clicks', () => {
     for (let i = 0; i < 10; i++) bursts.add(`d${i}`, 0, 5, i, 'x', false);
     expect(bursts.size).toBe(3);
   });
+
+  it('weighs at most the last 32 clicks of a message before the new one', () => {
+    const bursts = new ClickBursts<number>();
+    bursts.add('d', 1, 2, 0, 0, false);
+    for (let i = 1; i <= 31; i++) expect(bursts.add('d', 0, 1, i, i, false).burst).toBe(false);
+    // Link 1 is the 32nd click back: still weighed (two links of two).
+    expect(bursts.add('d', 0, 2, 32, 32, false).burst).toBe(true);
+    const again = new ClickBursts<number>();
+    again.add('d', 1, 2, 0, 0, false);
+    for (let i = 1; i <= 32; i++) again.add('d', 0, 1, i, i, false);
+    // Now it is the 33rd: forgotten.
+    expect(again.add('d', 0, 2, 33, 33, false).burst).toBe(false);
+  });
+
+  it('answers as the rule reads, over generated clicks (the in-place window against a plain model)', () => {
+    // The model: a message's clicks of the last BURST_WINDOW_MS (at most 32 before the new one), copied at each click.
+    const model = () => {
+      const recent = new Map<string, { linkIndex: number; at: number; machine: boolean; ref: number }[]>();
+      return (d: string, linkIndex: number, linkCount: number, at: number, ref: number, machine: boolean) => {
+        const previous = (recent.get(d) ?? []).filter((c) => at - c.at <= BURST_WINDOW_MS).slice(-32);
+        const window = [...previous, { linkIndex, at, machine, ref }];
+        recent.set(d, window);
+        const distinct = new Set(window.map((c) => c.linkIndex)).size;
+        const burst = distinct >= 3 || (linkCount >= 2 && distinct >= linkCount);
+        if (!burst) return { burst, earlier: [] as number[] };
+        const earlier = previous.filter((c) => !c.machine).map((c) => c.ref);
+        for (const c of window) c.machine = true;
+        return { burst, earlier };
+      };
+    };
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            d: fc.oneof({ arbitrary: fc.constant('a'), weight: 6 }, { arbitrary: fc.constantFrom('b', 'c'), weight: 1 }),
+            // Mostly one link, quickly: a window holds more than 32 clicks, and an old click of another link matters.
+            link: fc.oneof(
+              { arbitrary: fc.constant(0), weight: 12 },
+              { arbitrary: fc.integer({ min: 1, max: 4 }), weight: 1 },
+            ),
+            count: fc.integer({ min: 1, max: 5 }),
+            gap: fc.oneof(
+              { arbitrary: fc.integer({ min: 0, max: 10 }), weight: 40 },
+              { arbitrary: fc.integer({ min: 0, max: 2 * BURST_WINDOW_MS }), weight: 1 },
+            ),
+            machine: fc.boolean(),
+          }),
+          { maxLength: 150 },
+        ),
+        (clicks) => {
+          const bursts = new ClickBursts<number>();
+          const expected = model();
+          let at = 1_000_000;
+          clicks.forEach((c, ref) => {
+            at += c.gap;
+            const got = bursts.add(c.d, c.link, c.count, at, ref, c.machine);
+            const want = expected(c.d, c.link, c.count, at, ref, c.machine);
+            expect({ burst: got.burst, earlier: got.earlier.map((e) => e.ref) }).toEqual(want);
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });
 
 describe('link rewriting', () => {

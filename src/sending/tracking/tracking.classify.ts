@@ -190,21 +190,31 @@ export class ClickBursts<T> {
     machine: boolean,
   ): { burst: boolean; earlier: RememberedClick<T>[] } {
     this.expire(at);
-    // At most the last MAX_REMEMBERED clicks of a message: far more than any person makes within the window.
-    const previous =
-      this.recent
-        .get(deliveryId)
-        ?.filter((c) => at - c.at <= BURST_WINDOW_MS)
-        .slice(-MAX_REMEMBERED) ?? [];
-    const click: RememberedClick<T> = { linkIndex, at, machine, ref };
-    const window = [...previous, click];
-    this.recent.delete(deliveryId); // re-inserted at the end: the Map stays ordered by last click
+    // The message's clicks of the window, updated in place (a tracking hit's garbage is what the server's GC spends
+    // its time on: bench/README.md, bench:track "Allocation"). At most the last MAX_REMEMBERED clicks before this one:
+    // far more than any person makes within the window.
+    let window = this.recent.get(deliveryId);
+    if (window) {
+      let kept = 0;
+      for (const c of window) if (at - c.at <= BURST_WINDOW_MS) window[kept++] = c;
+      window.length = kept;
+      if (kept > MAX_REMEMBERED) window.splice(0, kept - MAX_REMEMBERED);
+      this.recent.delete(deliveryId); // re-inserted at the end: the Map stays ordered by last click
+    } else window = [];
+    const previous = window.length;
+    window.push({ linkIndex, at, machine, ref });
     this.recent.set(deliveryId, window);
     if (this.recent.size > this.maxDeliveries) this.recent.delete(this.recent.keys().next().value!);
-    const distinct = new Set(window.map((c) => c.linkIndex)).size;
+    let distinct = 0;
+    for (let i = 0; i < window.length; i++) {
+      let j = 0;
+      while (j < i && window[j]!.linkIndex !== window[i]!.linkIndex) j++;
+      if (j === i) distinct++;
+    }
     const burst = distinct >= BURST_LINKS || (linkCount >= 2 && distinct >= linkCount);
     if (!burst) return { burst, earlier: [] };
-    const earlier = previous.filter((c) => !c.machine);
+    const earlier: RememberedClick<T>[] = [];
+    for (let i = 0; i < previous; i++) if (!window[i]!.machine) earlier.push(window[i]!);
     for (const c of window) c.machine = true;
     return { burst, earlier };
   }
