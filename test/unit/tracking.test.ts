@@ -372,7 +372,10 @@ describe('machine clicks', () => {
       fc.property(
         fc.array(
           fc.record({
-            d: fc.oneof({ arbitrary: fc.constant('a'), weight: 6 }, { arbitrary: fc.constantFrom('b', 'c'), weight: 1 }),
+            d: fc.oneof(
+              { arbitrary: fc.constant('a'), weight: 6 },
+              { arbitrary: fc.constantFrom('b', 'c'), weight: 1 },
+            ),
             // Mostly one link, quickly: a window holds more than 32 clicks, and an old click of another link matters.
             link: fc.oneof(
               { arbitrary: fc.constant(0), weight: 12 },
