@@ -5,6 +5,18 @@ import { pooledRandomBytes } from '../lib/random.js';
 import type { OutgoingMessage } from './compose.js';
 
 /**
+ * A media type as attachments may name it (`type/subtype`, RFC 6838's restricted names, no parameters): the pattern of
+ * POST /v1/emails' `contentType`, and what SMTP submission keeps of a part's Content-Type (docs/emails.md).
+ */
+export const MEDIA_TYPE_PATTERN = '^[A-Za-z0-9!#$&^_.+-]{1,127}/[A-Za-z0-9!#$&^_.+-]{1,127}$';
+const MEDIA_TYPE = new RegExp(MEDIA_TYPE_PATTERN);
+
+/** Whether `value` is a media type an attachment may carry (MEDIA_TYPE_PATTERN). */
+export function isMediaType(value: string): boolean {
+  return MEDIA_TYPE.test(value);
+}
+
+/**
  * An outgoing message as MIME (RFC 5322, RFC 2045-2047): its header fields and its body, as text with CRLF line ends.
  *
  * Every message Formcast sends has one shape: a text part, and an HTML part beside it when there is one

@@ -254,6 +254,16 @@ describeApi('SMTP submission', (h) => {
     expect(recorded[1]!.input.attachments).toEqual([
       { filename: '日本語.bin', content: bytes.toString('base64'), contentType: 'application/octet-stream' },
     ]);
+    // A Content-Type the API's schema would refuse (no subtype, bytes beyond ASCII) goes on as application/octet-stream.
+    for (const [i, type] of ['applicätion/pdf', 'pdf', 'application/pdf<script>'].entries()) {
+      await client(ws.key).sendMail({
+        envelope: { from: 'receipts@shop.example', to: ['ann@example.com'] },
+        raw: Buffer.from(raw.replace('Content-Type: application/octet-stream', `Content-Type: ${type}`), 'utf8'),
+      });
+      expect(recorded[2 + i]!.input.attachments, type).toEqual([
+        { filename: '日本語.bin', content: bytes.toString('base64'), contentType: 'application/octet-stream' },
+      ]);
+    }
   });
 
   it('refuses a message over the size limit (552 5.3.4)', async () => {
@@ -637,6 +647,28 @@ describeApi('SMTP submission to the sending service', (h) => {
       ['ada@example.com', 'SENT'],
       ['audit@example.com', 'SENT'],
     ]);
+    // More attachments than the API takes (its schema's 20): 550 5.6.0 with the rule, nothing stored.
+    const tooMany = await transport
+      .sendMail({
+        from: `Shop <orders@${domain.name}>`,
+        to: 'ada@example.com',
+        subject: 'Too many files',
+        text: 'see attached',
+        attachments: Array.from({ length: 21 }, (_, i) => ({ filename: `f${i}.txt`, content: `file ${i}` })),
+      })
+      .catch((e: unknown) => e as { responseCode?: number; response?: string });
+    expect(tooMany).toMatchObject({ responseCode: 550 });
+    expect((tooMany as { response: string }).response).toMatch(
+      /^550 5\.6\.0 attachments must have at most 20 items \(these are 21\)/,
+    );
+    expect(
+      await h.db.kysely
+        .selectFrom('emails')
+        .select('id')
+        .where('workspace_id', '=', ws.id)
+        .where('subject', '=', 'Too many files')
+        .execute(),
+    ).toEqual([]);
     // A sender whose domain is not verified: 550, nothing stored.
     await expect(
       transport.sendMail({ from: 'x@unverified.example', to: 'ada@example.com', subject: 'No', text: 'No' }),

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { simpleParser, type AddressObject, type HeaderLines } from 'mailparser';
+import { isMediaType } from '../mime.js';
 
 /** A mailbox of a header: the address, and the display name ('' when none). */
 export interface Mailbox {
@@ -159,7 +160,10 @@ export async function parseSubmission(raw: Buffer, rcptTo: string[]): Promise<Su
     attachments: parsed.attachments.map((a, i) => ({
       filename: a.filename ? oneLine(a.filename) : `attachment-${i + 1}`,
       content: a.content.toString('base64'),
-      ...(a.contentType ? { contentType: a.contentType } : {}),
+      // A Content-Type the API would refuse (bytes beyond ASCII, no subtype) is sent as what it is to us: bytes.
+      ...(a.contentType
+        ? { contentType: isMediaType(a.contentType) ? a.contentType : 'application/octet-stream' }
+        : {}),
     })),
     ...idempotency(parsed.headerLines, parsed.messageId, rcptTo),
   };

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, PathId, StringEnum, Timestamp } from '../../http/schema-helpers.js';
+import { MEDIA_TYPE_PATTERN } from '../../mail/mime.js';
 import { EventSchema } from '../../outbox/index.js';
 
 /** Transactional email (contract §20, docs/emails.md): the body of POST /v1/emails and what the API returns. */
@@ -9,6 +10,9 @@ export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 /** Recipients per field (to 1..50; cc and bcc up to 50 each). */
 export const MAX_RECIPIENTS = 50;
+/** Attachments of one email at most, and the characters of a file name. */
+export const MAX_ATTACHMENTS = 20;
+export const MAX_FILENAME = 255;
 /** The attachments of one email, decoded, in all (10 MiB). */
 export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
 
@@ -47,15 +51,13 @@ export const SendEmailBody = Type.Object(
       Type.Array(
         Type.Object(
           {
-            filename: Type.String({ minLength: 1, maxLength: 255 }),
+            filename: Type.String({ minLength: 1, maxLength: MAX_FILENAME }),
             content: Type.String({ description: 'the file, base64 (RFC 4648, no line breaks)' }),
-            contentType: Type.Optional(
-              Type.String({ maxLength: 255, pattern: '^[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+$' }),
-            ),
+            contentType: Type.Optional(Type.String({ maxLength: 255, pattern: MEDIA_TYPE_PATTERN })),
           },
           { additionalProperties: false },
         ),
-        { maxItems: 20, description: '10 MiB decoded in all' },
+        { maxItems: MAX_ATTACHMENTS, description: '10 MiB decoded in all' },
       ),
     ),
     tracking: Type.Optional(

@@ -4,6 +4,7 @@ import { isUniqueViolation, type Db } from '../../db/connection.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { notFound, unprocessable, validationFailed, type FieldError } from '../../errors/errors.js';
 import { parseMailbox } from '../../lib/email.js';
+import { isMediaType } from '../../mail/mime.js';
 import { newId } from '../../lib/ids.js';
 import { liquidErrors, renderTemplate } from '../../lib/liquid.js';
 import { nowIso } from '../../lib/time.js';
@@ -14,6 +15,8 @@ import { insertEmailDeliveries } from '../deliveries/deliveries.outcomes.js';
 import * as repo from './emails.repository.js';
 import {
   MAX_ATTACHMENT_BYTES,
+  MAX_ATTACHMENTS,
+  MAX_FILENAME,
   type Email,
   type EmailDetail,
   type EmailInput,
@@ -273,17 +276,35 @@ function checkHeaders(headers: Record<string, string>): FieldError[] {
   return errors;
 }
 
-/** The attachments decoded: strict base64, names without control characters, 10 MiB in all. */
+/**
+ * The attachments decoded: strict base64, names without control characters, 10 MiB in all. The API's schema checks
+ * the count, the names' length and the media types before this; SMTP submission's attachments (mail/submission) come
+ * here unchecked, so the rules are checked again.
+ */
 function decodeAttachments(
   attachments: NonNullable<EmailInput['attachments']>,
   errors: FieldError[],
 ): { filename: string; contentType: string; data: Buffer }[] {
   const out: { filename: string; contentType: string; data: Buffer }[] = [];
   let total = 0;
+  if (attachments.length > MAX_ATTACHMENTS)
+    errors.push({
+      path: '/attachments',
+      message: `must have at most ${MAX_ATTACHMENTS} items (these are ${attachments.length})`,
+      keyword: 'maxItems',
+      params: { limit: MAX_ATTACHMENTS },
+    });
   attachments.forEach((a, i) => {
     // eslint-disable-next-line no-control-regex
     if (/[\x00-\x1f\x7f]/.test(a.filename))
       errors.push({ path: `/attachments/${i}/filename`, message: 'must not contain control characters' });
+    if (a.filename.length < 1 || a.filename.length > MAX_FILENAME)
+      errors.push({ path: `/attachments/${i}/filename`, message: `must be 1 to ${MAX_FILENAME} characters` });
+    if (a.contentType !== undefined && !isMediaType(a.contentType))
+      errors.push({
+        path: `/attachments/${i}/contentType`,
+        message: 'must be a media type such as application/pdf (type/subtype, no parameters)',
+      });
     const data = strictBase64(a.content);
     if (!data) {
       errors.push({
