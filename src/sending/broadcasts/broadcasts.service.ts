@@ -1,6 +1,6 @@
 import { SYSTEM_ACTOR, changesOf, recordAudit, type AuditAction, type AuditActor } from '../../outbox/index.js';
 import { contactEmail, getContact, audiencePage, countAudience, getSegment, getTopic } from '../../audience/index.js';
-import { type DomainsService, getSigningKey, findDomainByName } from '../../mail-setup/index.js';
+import { type DomainsService, domainStatusByName, getSigningKey, findDomainByName } from '../../mail-setup/index.js';
 import type { Mailer } from '../../mail/transport.js';
 import { isBlockDocument } from '../../mail/blocks/grammar.js';
 import {
@@ -259,8 +259,8 @@ export class BroadcastsService {
 
   private async checkSender(db: Executor, workspaceId: string, from: string, path = '/from'): Promise<void> {
     const domain = parseMailbox(from)?.domain;
-    const record = domain ? await findDomainByName(db, workspaceId, domain) : undefined;
-    if (!record || record.status !== 'VERIFIED') {
+    const status = domain ? await domainStatusByName(db, workspaceId, domain) : undefined;
+    if (status !== 'VERIFIED') {
       throw unprocessable(
         'sender_domain_not_verified',
         `${domain ?? from} is not a verified sending domain of this workspace; add and verify it (POST /v1/domains)`,
@@ -311,7 +311,7 @@ export class BroadcastsService {
 
   private async senderVerified(db: Executor, workspaceId: string, from: string): Promise<boolean> {
     const domain = parseMailbox(from)?.domain;
-    return domain ? (await findDomainByName(db, workspaceId, domain))?.status === 'VERIFIED' : false;
+    return domain ? (await domainStatusByName(db, workspaceId, domain)) === 'VERIFIED' : false;
   }
 
   async create(workspaceId: string, given: CreateBroadcastInput): Promise<Broadcast> {
