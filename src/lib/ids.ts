@@ -65,7 +65,7 @@ function randomBits(bytes: number): number {
  * of garbage, and ids are made on every insert's path (a tracking hit's event, each delivery of a send; bench/README.md,
  * bench:track "Allocation").
  */
-const SCRATCH = Buffer.alloc(8 + 26);
+const SCRATCH = Buffer.alloc(16 + 26); // IdPrefix's names are at most 4 characters
 const B32_CODES = Uint8Array.from(B32, (c) => c.charCodeAt(0));
 
 /** `count` characters of `n` (at most 2^53), most significant first, ending before `end`. */

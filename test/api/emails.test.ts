@@ -315,6 +315,20 @@ describeApi('transactional email', (h) => {
     }
   });
 
+  it('measures a file name in characters as the schema does (200 emoji are 400 UTF-16 units, and fine)', async () => {
+    const { ws, from } = await setup();
+    const filename = `${'😀'.repeat(200)}.txt`;
+    const res = await send(ws, {
+      from,
+      to: ['ada@example.com'],
+      subject: 'Emoji',
+      text: 'see attached',
+      attachments: [{ filename, content: Buffer.from('hi').toString('base64') }],
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    expect((await get(ws, res.json().id)).attachments).toEqual([{ filename, contentType: 'text/plain', size: 2 }]);
+  });
+
   describe('bad input: a clear 4xx and nothing queued', () => {
     const tooBig = Buffer.alloc(10 * 1024 * 1024 + 1).toString('base64');
     /** Each case changes a good body (`undefined` takes a field out). */

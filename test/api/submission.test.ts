@@ -254,6 +254,15 @@ describeApi('SMTP submission', (h) => {
     expect(recorded[1]!.input.attachments).toEqual([
       { filename: '日本語.bin', content: bytes.toString('base64'), contentType: 'application/octet-stream' },
     ]);
+    // A name of spaces only is no name: attachment-1, as for none.
+    await client(ws.key).sendMail({
+      envelope: { from: 'receipts@shop.example', to: ['ann@example.com'] },
+      raw: raw.replace(/filename\*0\*=[^\r]*/, 'filename="   "'),
+    });
+    expect(recorded[2]!.input.attachments).toEqual([
+      { filename: 'attachment-1', content: bytes.toString('base64'), contentType: 'application/octet-stream' },
+    ]);
+    recorded.splice(2, 1);
     // A Content-Type the API's schema would refuse (no subtype, bytes beyond ASCII) goes on as application/octet-stream.
     for (const [i, type] of ['applicätion/pdf', 'pdf', 'application/pdf<script>'].entries()) {
       await client(ws.key).sendMail({

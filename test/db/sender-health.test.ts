@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { senderHealth } from '../../src/sending/bounces/bounces.health.js';
+import { recordLateReport } from '../../src/sending/deliveries/deliveries.outcomes.js';
 import { describeEachDatabase } from '../helpers/db.js';
 
 const HOUR = 3_600_000;
@@ -38,6 +39,11 @@ describeEachDatabase('sender health: closed hours kept, the rest counted at each
             ),
             kind: fc.constantFrom<Kind>('sent', 'refused', 'bounced', 'complained'),
             call: fc.boolean(),
+            // Now and then a call from a process whose clock is behind (by up to two and a half hours).
+            behind: fc.oneof(
+              { arbitrary: fc.constant(0), weight: 3 },
+              { arbitrary: fc.integer({ min: 1, max: 150 }), weight: 1 },
+            ),
           }),
           { maxLength: 40 },
         ),
@@ -99,9 +105,10 @@ describeEachDatabase('sender health: closed hours kept, the rest counted at each
               } as never)
               .execute();
             if (!step.call) continue;
-            const got = await senderHealth(db.kysely, ws, now);
+            const at = now - step.behind * 60_000;
+            const got = await senderHealth(db.kysely, ws, at);
             const expected = [7, 30].map((days) => {
-              const since = now - days * DAY;
+              const since = at - days * DAY;
               const count = (f: (r: Row) => boolean) => rows.filter(f).length;
               return {
                 days,
@@ -114,7 +121,7 @@ describeEachDatabase('sender health: closed hours kept, the rest counted at each
               got.map((w) => ({ days: w.days, sent: w.sent, hardBounces: w.hardBounces, complaints: w.complaints })),
             ).toEqual(expected);
             // The refused count in the rate's denominator.
-            const refused = rows.filter((r) => r.sent === null && r.bounced! >= now - 7 * DAY).length;
+            const refused = rows.filter((r) => r.sent === null && r.bounced! >= at - 7 * DAY).length;
             const week = got[0]!;
             expect(week.hardBounceRate.value).toBeCloseTo(
               week.sent + refused === 0 ? 0 : week.hardBounces / (week.sent + refused),
@@ -125,6 +132,65 @@ describeEachDatabase('sender health: closed hours kept, the rest counted at each
       ),
       { numRuns: t.name === 'sqlite' ? 60 : 25 },
     );
+  });
+
+  it('a complaint reported again keeps its first time: counted once, in the hour it came', async () => {
+    const db = t.db();
+    const ws = `ws_health${++n}`;
+    const bc = `bc_health${n}`;
+    const sent = Date.UTC(2026, 7, 1, 9, 15);
+    await db.kysely
+      .insertInto('workspaces')
+      .values({ id: ws, name: 'W', created_at: iso(sent) })
+      .execute();
+    await db.kysely
+      .insertInto('broadcasts')
+      .values({
+        id: bc,
+        workspace_id: ws,
+        name: 'B',
+        status: 'SENT',
+        from_address: 'News <news@example.test>',
+        reply_to: null,
+        subject: 'Hi',
+        html: '<p>Hi</p>',
+        text: 'Hi',
+        preview_text: null,
+        created_at: iso(sent),
+        updated_at: iso(sent),
+        sent_at: iso(sent),
+        materialized_at: iso(sent),
+      } as never)
+      .execute();
+    await db.kysely
+      .insertInto('deliveries')
+      .values({
+        id: `dlv_c${n}`,
+        workspace_id: ws,
+        broadcast_id: bc,
+        contact_id: null,
+        email: 'r@example.test',
+        status: 'SENT',
+        attempts: 1,
+        next_attempt_at: iso(sent),
+        unsubscribe_token: `u${n}`,
+        created_at: iso(sent),
+        updated_at: iso(sent),
+        sent_at: iso(sent),
+      } as never)
+      .execute();
+    const complaint = { kind: 'complaint' as const, detail: 'abuse report' };
+    expect(await recordLateReport(db.kysely, ws, `dlv_c${n}`, complaint, iso(sent + HOUR))).toBe(true);
+    expect((await senderHealth(db.kysely, ws, sent + 5 * HOUR)).map((w) => w.complaints)).toEqual([1, 1]);
+    // The same complaint again a day later (a provider's retry, the ARF after its event).
+    expect(await recordLateReport(db.kysely, ws, `dlv_c${n}`, complaint, iso(sent + DAY))).toBe(true);
+    const row = await db.kysely
+      .selectFrom('deliveries')
+      .select('complained_at')
+      .where('id', '=', `dlv_c${n}`)
+      .executeTakeFirstOrThrow();
+    expect(new Date(row.complained_at!).toISOString()).toBe(iso(sent + HOUR));
+    expect((await senderHealth(db.kysely, ws, sent + DAY + 1000)).map((w) => w.complaints)).toEqual([1, 1]);
   });
 
   it('keeps closed hours only: counts of the last hours are read again at each call; old hours are dropped', async () => {
@@ -142,6 +208,17 @@ describeEachDatabase('sender health: closed hours kept, the rest counted at each
       .where('workspace_id', '=', ws)
       .execute();
     expect(kept.map((r) => [new Date(r.since).toISOString(), new Date(r.until).toISOString()])).toEqual([
+      [iso(Date.UTC(2026, 5, 10, 12)), iso(Date.UTC(2026, 6, 10, 11))],
+    ]);
+    // A call from a clock an hour behind (11:30 instead of 12:30: its month starts an hour earlier): the hours kept serve it,
+    // nothing is counted again from a month back.
+    await senderHealth(db.kysely, ws, now - 60_000 * 60);
+    const after = await db.kysely
+      .selectFrom('sender_health_rollups')
+      .selectAll()
+      .where('workspace_id', '=', ws)
+      .execute();
+    expect(after.map((r) => [new Date(r.since).toISOString(), new Date(r.until).toISOString()])).toEqual([
       [iso(Date.UTC(2026, 5, 10, 12)), iso(Date.UTC(2026, 6, 10, 11))],
     ]);
     // Another workspace's call keeps nothing of this one's.

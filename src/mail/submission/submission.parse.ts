@@ -158,7 +158,7 @@ export async function parseSubmission(raw: Buffer, rcptTo: string[]): Promise<Su
     headers: keptHeaders(parsed.headerLines),
     tags,
     attachments: parsed.attachments.map((a, i) => ({
-      filename: a.filename ? oneLine(a.filename) : `attachment-${i + 1}`,
+      filename: (a.filename && oneLine(a.filename)) || `attachment-${i + 1}`,
       content: a.content.toString('base64'),
       // A Content-Type the API would refuse (bytes beyond ASCII, no subtype) is sent as what it is to us: bytes.
       ...(a.contentType

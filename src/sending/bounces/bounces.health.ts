@@ -43,6 +43,8 @@ const HOUR = 3_600_000;
  * never deleted, and their times are written as they happen.
  */
 const SETTLE_MS = HOUR;
+/** How far apart two processes' clocks (or two calls started at once) may be without the kept hours being recounted. */
+const SLACK_MS = 2 * HOUR;
 
 /** What sender health counts: the deliveries with `column` in an hour (and for `refused`, never sent). */
 const MEASURES = [
@@ -102,9 +104,13 @@ async function rollUp(
     .where('workspace_id', '=', workspaceId)
     .executeTakeFirst();
   const was = kept && { since: Date.parse(toIso(kept.since)), until: Date.parse(toIso(kept.until)) };
-  // The hours kept are used only when they reach back to the widest window's start without a gap.
-  const from = was && was.since <= oldest && was.until >= oldest ? was.until : oldest;
-  if (from >= closed) return was && was.since <= oldest && was.until >= oldest ? was : null;
+  // The hours kept are used when they reach the widest window's start without a gap, or start at most SLACK_MS after it
+  // (countWindows counts the hours between live): a call from a process whose clock is a little behind the last one's,
+  // or one that started before it, does not read the month again.
+  const usable = was && was.until >= oldest && was.since <= oldest + SLACK_MS ? was : undefined;
+  const from = usable ? usable.until : oldest;
+  if (from >= closed) return usable ?? null;
+  const since = usable ? Math.max(usable.since, oldest) : oldest;
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   const hours = new Map<string, Counts>();
   for (const m of MEASURES) {
@@ -122,33 +128,44 @@ async function rollUp(
       hours.set(at, counts);
     }
   }
-  await db.transaction().execute(async (tx) => {
-    const rows = [...hours].map(([hour, c]) => ({ workspace_id: workspaceId, hour, ...c }));
-    for (let i = 0; i < rows.length; i += 200)
+  // Kept in a write of its own; should it fail (a lock held elsewhere past the busy timeout), this call counts live.
+  const written = await db
+    .transaction()
+    .execute(async (tx) => {
+      // In the hours' order, so that two processes keeping overlapping hours take their row locks in one order.
+      const rows = [...hours]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([hour, c]) => ({ workspace_id: workspaceId, hour, ...c }));
+      for (let i = 0; i < rows.length; i += 200)
+        await tx
+          .insertInto('sender_health_hours')
+          .values(rows.slice(i, i + 200))
+          .onConflict((oc) =>
+            oc.columns(['workspace_id', 'hour']).doUpdateSet((eb) => ({
+              sent: eb.ref('excluded.sent'),
+              hard_bounces: eb.ref('excluded.hard_bounces'),
+              refused: eb.ref('excluded.refused'),
+              complaints: eb.ref('excluded.complaints'),
+            })),
+          )
+          .execute();
+      // Hours no window reaches any more, with SLACK_MS to spare for a process whose clock is behind.
       await tx
-        .insertInto('sender_health_hours')
-        .values(rows.slice(i, i + 200))
-        .onConflict((oc) =>
-          oc.columns(['workspace_id', 'hour']).doUpdateSet((eb) => ({
-            sent: eb.ref('excluded.sent'),
-            hard_bounces: eb.ref('excluded.hard_bounces'),
-            refused: eb.ref('excluded.refused'),
-            complaints: eb.ref('excluded.complaints'),
-          })),
-        )
+        .deleteFrom('sender_health_hours')
+        .where('workspace_id', '=', workspaceId)
+        .where('hour', '<', iso(since - SLACK_MS))
         .execute();
-    await tx
-      .deleteFrom('sender_health_hours')
-      .where('workspace_id', '=', workspaceId)
-      .where('hour', '<', iso(oldest))
-      .execute();
-    await tx
-      .insertInto('sender_health_rollups')
-      .values({ workspace_id: workspaceId, since: iso(oldest), until: iso(closed) })
-      .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ since: iso(oldest), until: iso(closed) }))
-      .execute();
-  });
-  return { since: oldest, until: closed };
+      await tx
+        .insertInto('sender_health_rollups')
+        .values({ workspace_id: workspaceId, since: iso(since), until: iso(closed) })
+        .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ since: iso(since), until: iso(closed) }))
+        .execute();
+    })
+    .then(
+      () => true,
+      () => false,
+    );
+  return written ? { since, until: closed } : null;
 }
 
 /**

@@ -122,7 +122,12 @@ export async function recordLateReport(
   const set: Partial<Omit<DeliveriesTable, 'lane'>> = { updated_at: now };
   let q = db.updateTable('deliveries').where('workspace_id', '=', workspaceId).where('id', '=', id);
   if (report.kind === 'complaint') {
-    set.complained_at = now;
+    // The first complaint's time stays: a report delivered again (a provider's retry, an ARF after its event) is the
+    // same complaint, and sender health counts each complaint in the hour it came (bounces.health.ts keeps past hours).
+    const res = await q
+      .set((eb) => ({ ...set, complained_at: eb.fn.coalesce('complained_at', eb.val(now)) }))
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
   } else {
     set.bounce_class = report.kind;
     set.last_error = report.detail.slice(0, 500);

@@ -298,7 +298,9 @@ function decodeAttachments(
     // eslint-disable-next-line no-control-regex
     if (/[\x00-\x1f\x7f]/.test(a.filename))
       errors.push({ path: `/attachments/${i}/filename`, message: 'must not contain control characters' });
-    if (a.filename.length < 1 || a.filename.length > MAX_FILENAME)
+    // Characters as the schema counts them (code points), not UTF-16 units.
+    const length = [...a.filename].length;
+    if (length < 1 || length > MAX_FILENAME)
       errors.push({ path: `/attachments/${i}/filename`, message: `must be 1 to ${MAX_FILENAME} characters` });
     if (a.contentType !== undefined && !isMediaType(a.contentType))
       errors.push({
