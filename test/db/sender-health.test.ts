@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { senderHealth } from '../../src/sending/bounces/bounces.health.js';
 import { recordLateReport } from '../../src/sending/deliveries/deliveries.outcomes.js';
+import type { Db } from '../../src/db/connection.js';
 import { describeEachDatabase } from '../helpers/db.js';
 
 const HOUR = 3_600_000;
@@ -13,6 +14,33 @@ interface Row {
   sent: number | null;
   bounced: number | null;
   complained: number | null;
+}
+
+/** A workspace and a sent broadcast of its, written straight into the database. */
+async function workspaceWithBroadcast(db: Db, ws: string, bc: string, at: number): Promise<void> {
+  await db.kysely
+    .insertInto('workspaces')
+    .values({ id: ws, name: 'W', created_at: iso(at) })
+    .execute();
+  await db.kysely
+    .insertInto('broadcasts')
+    .values({
+      id: bc,
+      workspace_id: ws,
+      name: 'B',
+      status: 'SENT',
+      from_address: 'News <news@example.test>',
+      reply_to: null,
+      subject: 'Hi',
+      html: '<p>Hi</p>',
+      text: 'Hi',
+      preview_text: null,
+      created_at: iso(at),
+      updated_at: iso(at),
+      sent_at: iso(at),
+      materialized_at: iso(at),
+    } as never)
+    .execute();
 }
 
 /**
@@ -50,29 +78,7 @@ describeEachDatabase('sender health: closed hours kept, the rest counted at each
         async (steps) => {
           const ws = `ws_health${++n}`;
           const bc = `bc_health${n}`;
-          await db.kysely
-            .insertInto('workspaces')
-            .values({ id: ws, name: 'W', created_at: iso(base) })
-            .execute();
-          await db.kysely
-            .insertInto('broadcasts')
-            .values({
-              id: bc,
-              workspace_id: ws,
-              name: 'B',
-              status: 'SENT',
-              from_address: 'News <news@example.test>',
-              reply_to: null,
-              subject: 'Hi',
-              html: '<p>Hi</p>',
-              text: 'Hi',
-              preview_text: null,
-              created_at: iso(base),
-              updated_at: iso(base),
-              sent_at: iso(base),
-              materialized_at: iso(base),
-            } as never)
-            .execute();
+          await workspaceWithBroadcast(db, ws, bc, base);
           const rows: Row[] = [];
           let i = 0;
           for (const step of [...steps].sort((a, b) => a.at - b.at)) {
@@ -139,29 +145,7 @@ describeEachDatabase('sender health: closed hours kept, the rest counted at each
     const ws = `ws_health${++n}`;
     const bc = `bc_health${n}`;
     const sent = Date.UTC(2026, 7, 1, 9, 15);
-    await db.kysely
-      .insertInto('workspaces')
-      .values({ id: ws, name: 'W', created_at: iso(sent) })
-      .execute();
-    await db.kysely
-      .insertInto('broadcasts')
-      .values({
-        id: bc,
-        workspace_id: ws,
-        name: 'B',
-        status: 'SENT',
-        from_address: 'News <news@example.test>',
-        reply_to: null,
-        subject: 'Hi',
-        html: '<p>Hi</p>',
-        text: 'Hi',
-        preview_text: null,
-        created_at: iso(sent),
-        updated_at: iso(sent),
-        sent_at: iso(sent),
-        materialized_at: iso(sent),
-      } as never)
-      .execute();
+    await workspaceWithBroadcast(db, ws, bc, sent);
     await db.kysely
       .insertInto('deliveries')
       .values({
