@@ -179,8 +179,15 @@ export class SqliteDriver implements Driver {
     else this.busy = false;
   }
 
+  /**
+   * `begin immediate`: the write lock is taken at BEGIN, waiting for it as busy_timeout allows. A deferred BEGIN
+   * read first and took the lock at the first write; when another process (the CLI beside a running server, a second
+   * server on the file) had committed in between, SQLite refused that write at once (SQLITE_BUSY_SNAPSHOT: "database is
+   * locked", no waiting helps), and `formcast broadcast send` failed so against a busy server in a CI run. In one
+   * process it changes nothing: its one connection runs one transaction at a time anyway.
+   */
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin'));
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
