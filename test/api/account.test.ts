@@ -92,6 +92,15 @@ describeApi(
 
     const code = (secret: string, at = Date.now()) => generate({ secret, epoch: Math.floor(at / 1000) });
 
+    /** `n` codes that no step the server accepts around `at` gives for `secret` (a fixed "wrong" code is right 1 in ~300,000). */
+    async function wrongCodes(secret: string, n = 1, at = Date.now()): Promise<string[]> {
+      const valid = new Set(await Promise.all([-2, -1, 0, 1, 2].map((step) => code(secret, at + step * 30_000))));
+      const out: string[] = [];
+      for (let c = 0; out.length < n; c++)
+        if (!valid.has(String(c).padStart(6, '0'))) out.push(String(c).padStart(6, '0'));
+      return out;
+    }
+
     /** Enrols the signed-in user: returns the secret and the recovery codes. */
     async function enrol(s: Session): Promise<{ secret: string; recoveryCodes: string[] }> {
       const setup = await call(s, 'POST', '/v1/me/two-factor/setup', { currentPassword: PASSWORD });
@@ -256,7 +265,7 @@ describeApi(
       expect(noPending.headers.location).toBe('/app/login');
 
       vi.setSystemTime(Date.now() + 30_000);
-      const wrong = await secondStep(pending, '000000');
+      const wrong = await secondStep(pending, (await wrongCodes(secret))[0]!);
       expect(wrong.statusCode).toBe(401);
       expect(wrong.body).toContain('That code is not right');
       expect(cookieValue(wrong, '__Host-fc_session')).toBeNull();
@@ -349,7 +358,7 @@ describeApi(
       const { secret } = await enrol(s);
       vi.setSystemTime(Date.now() + 30_000);
       const pending = await passwordStep(me.email);
-      for (let i = 0; i < 5; i++) expect((await secondStep(pending, `12345${i}`)).statusCode).toBe(401);
+      for (const wrong of await wrongCodes(secret, 5)) expect((await secondStep(pending, wrong)).statusCode).toBe(401);
       const limited = await secondStep(pending, await code(secret));
       expect(limited.statusCode).toBe(429);
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);

@@ -17,6 +17,15 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/**
+ * Starts a test 1 s into a fresh clock minute, the clock then running on: the event quota's window is the clock minute
+ * (outbox/events/events.quota.ts), and a test crossing into the next one saw its count start over (202 for a 429).
+ */
+function freshMinute(): void {
+  vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+  vi.setSystemTime((Math.floor(Date.now() / 60_000) + 1) * 60_000 + 1_000);
+}
+
 /** Moves this process's clock `ms` ahead (the limits' windows read it); timers keep running. */
 function advanceClock(ms: number): void {
   vi.useFakeTimers({ toFake: ['Date'] });
@@ -159,6 +168,7 @@ describeApi('rate limits', (h) => {
   }
 
   it('POST /v1/events/track: at most TRACK_EVENTS_PER_MINUTE events a workspace a minute, counted in the database (every process); then 429 rate_limited and nothing written', async () => {
+    freshMinute();
     const ws = await h.workspace();
     await contactOf(ws, 'ada@example.com');
     const track = (a: FastifyInstance, w: TestWorkspace, i: number) =>
@@ -201,6 +211,7 @@ describeApi('rate limits', (h) => {
   });
 
   it('POST /v1/events/track: at most TRACK_BYTES_PER_MINUTE bytes of event data a workspace a minute', async () => {
+    freshMinute();
     const ws = await h.workspace();
     await contactOf(ws, 'bob@example.com');
     const big = { blob: 'x'.repeat(15_000) };

@@ -29,6 +29,12 @@ const PHONE = { width: 390, height: 844 };
 const totp = (secret: string, ahead = 0) =>
   generate({ secret: secret.replace(/\s/g, ''), epoch: Math.floor(Date.now() / 1000) + ahead * 30 });
 
+/** A code no step the server accepts gives for `secret` now (a fixed "wrong" code is right 1 in ~300,000). */
+async function wrongCode(secret: string): Promise<string> {
+  const valid = new Set(await Promise.all([-2, -1, 0, 1, 2].map((step) => totp(secret, step))));
+  for (let c = 0; ; c++) if (!valid.has(String(c).padStart(6, '0'))) return String(c).padStart(6, '0');
+}
+
 describeBrowser('the profile and two-factor sign-in (formcast serve, headless Chromium)', () => {
   const noConsole = consoleUnavailable();
   if (noConsole) console.warn(`account e2e: skipped: ${noConsole}`);
@@ -172,7 +178,7 @@ describeBrowser('the profile and two-factor sign-in (formcast serve, headless Ch
       ownerSecret = (await section.locator('.copy-field code').innerText()).replace(/\s/g, '');
       expect(ownerSecret).toMatch(/^[A-Z2-7]{32}$/);
       await check(p, 'setup-scan');
-      await section.getByLabel('Code from the app').fill('000000');
+      await section.getByLabel('Code from the app').fill(await wrongCode(ownerSecret));
       await section.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
       await section.getByText(/That code is not right/).waitFor();
       await section.getByLabel('Code from the app').fill(await totp(ownerSecret));
@@ -197,7 +203,7 @@ describeBrowser('the profile and two-factor sign-in (formcast serve, headless Ch
       await passwordStep(p, OWNER, NEW_PASSWORD, '/app/login/two-factor');
       await p.getByRole('heading', { level: 1, name: 'Enter your sign-in code' }).waitFor();
       await check(p, 'code-light');
-      await p.locator('input[name="code"]').fill('123456');
+      await p.locator('input[name="code"]').fill(await wrongCode(ownerSecret));
       await p.locator('input[name="code"]').press('Enter');
       await p.getByText('That code is not right').waitFor();
       await check(p, 'code-wrong');

@@ -76,11 +76,25 @@ export function freePort(): Promise<number> {
 
 /**
  * `formcast serve` on a free port (or env.PORT, with env.PUBLIC_URL as given), resolved once it logs its
- * `listening on` line; `output()` is what it wrote so far.
+ * `listening on` line; `output()` is what it wrote so far. The free port is let go before serve takes it, so another
+ * test's server may take it meanwhile: serve then exits with EADDRINUSE, and is started again on another port.
  */
 export async function serve(
   env: Record<string, string>,
   timeoutMs = 90_000,
+): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output(): string }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await serveOnce(env, timeoutMs);
+    } catch (err) {
+      if (env.PORT || attempt >= 5 || !/EADDRINUSE/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function serveOnce(
+  env: Record<string, string>,
+  timeoutMs: number,
 ): Promise<{ child: ChildProcessWithoutNullStreams; url: string; output(): string }> {
   const own = env.PORT
     ? {}
