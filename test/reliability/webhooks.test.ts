@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { connect, type Db } from '../../src/db/connection.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { loadServerSecret } from '../../src/db/secrets.js';
@@ -106,11 +106,30 @@ describe('webhooks: no event lost when the server is killed (SIGKILL) while they
   });
 
   it('every event arrives after the restart, signed, and every delivery ends SUCCEEDED', async () => {
-    // A port that refuses connections: taken, then freed; the receiver listens on it later.
-    const probe = http.createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const port = (probe.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    // The receiver holds its port from the start and cuts every connection until the restart below: a port taken and
+    // let go could be handed to another test's server meanwhile.
+    const arrived = new Map<number, number>();
+    const bodies: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        bodies.push({ headers: req.headers, body });
+        const n = (JSON.parse(body) as { data: { data: { n: number } } }).data.data.n;
+        arrived.set(n, (arrived.get(n) ?? 0) + 1);
+        res.writeHead(200).end();
+      });
+    });
+    onTestFinished(() => {
+      if (receiver.listening) receiver.close();
+    });
+    let up = false;
+    receiver.on('connection', (socket) => {
+      if (!up) socket.destroy();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const port = (receiver.address() as AddressInfo).port;
 
     const secret = await loadServerSecret(db, { secretKey: SECRET_KEY, secretKeyFile: null });
     const services = createServices(db, {
@@ -176,20 +195,7 @@ describe('webhooks: no event lost when the server is killed (SIGKILL) while they
     const before = await db.kysely.selectFrom('webhook_deliveries').select(['status']).execute();
     expect(before.every((d) => d.status !== 'SUCCEEDED')).toBe(true);
 
-    const arrived = new Map<number, number>();
-    const bodies: { headers: http.IncomingHttpHeaders; body: string }[] = [];
-    const receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        bodies.push({ headers: req.headers, body });
-        const n = (JSON.parse(body) as { data: { data: { n: number } } }).data.data.n;
-        arrived.set(n, (arrived.get(n) ?? 0) + 1);
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(port, '127.0.0.1', resolve));
+    up = true;
     try {
       const second = await startServer(env);
       // A delivery the killed server had claimed (SENDING) waits for its lease (5 s here) to run out.
