@@ -87,6 +87,25 @@ function formatId(prefix: string, time: number, high: number, low: number): stri
   return SCRATCH.toString('latin1', 0, at + 26);
 }
 
+/**
+ * `prefix` and the ULID held in 16 bytes at `offset` (128 bits, two leading zero bits: a ULID's 26 characters), e.g.
+ * `dlv_01J…`. Tracking tokens carry their ids so (sending/tracking/tracking.token.ts).
+ */
+export function idFromBytes(prefix: string, buf: Buffer, offset: number): string {
+  let at = SCRATCH.write(prefix, 0, 'latin1');
+  let value = 0;
+  let bits = 2; // two leading zero bits
+  for (let i = 0; i < 16; i++) {
+    value = ((value << 8) | buf[offset + i]!) & 0x1fff;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      SCRATCH[at++] = B32_CODES[(value >>> bits) & 31]!;
+    }
+  }
+  return SCRATCH.toString('latin1', 0, at);
+}
+
 function nextId(prefix: string): string {
   // A clock that steps back keeps the last millisecond, as the library's monotonic factory does.
   const now = Math.max(Date.now(), lastTime);

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { idFromBytes } from '../../lib/ids.js';
 
 /**
  * Tracking tokens (docs/tracking.md): the last segment of `{PUBLIC_URL}/t/o/{token}` (the open pixel) and
@@ -83,26 +84,6 @@ function writeUlid(ulid: string, out: Buffer, offset: number): void {
       out[o++] = (value >>> bits) & 0xff;
     }
   }
-}
-
-const B32_CODES = Uint8Array.from(B32, (c) => c.charCodeAt(0));
-/** Where readId writes an id's characters, read out as one string (built by `+=`, ~26 strings of garbage per id). */
-const ID_SCRATCH = Buffer.alloc(8 + 26);
-
-/** `prefix` and the ULID of 16 bytes at `offset` (the inverse of writeUlid), e.g. `dlv_01J…`. */
-function readId(prefix: string, buf: Buffer, offset: number): string {
-  let at = ID_SCRATCH.write(prefix, 0, 'latin1');
-  let value = 0;
-  let bits = 2; // two leading zero bits
-  for (let i = 0; i < 16; i++) {
-    value = ((value << 8) | buf[offset + i]!) & 0x1fff;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      ID_SCRATCH[at++] = B32_CODES[(value >>> bits) & 31]!;
-    }
-  }
-  return ID_SCRATCH.toString('latin1', 0, at);
 }
 
 function ulidOf(id: string, prefix: 'ws' | 'dlv' | 'bc' | 'ct' | 'em'): string | null {
@@ -367,18 +348,18 @@ function verifySplitClick(secret: Buffer, buf: Buffer): ({ kind: 'click' } & Cli
 /** What a verified token's body (its kind, ref and link part, without MACs) names. */
 function readVerified(body: Buffer, expected: TokenKind): VerifiedToken | null {
   let o = 1;
-  const workspaceId = readId('ws_', body, o);
+  const workspaceId = idFromBytes('ws_', body, o);
   o += 16;
-  const deliveryId = readId('dlv_', body, o);
+  const deliveryId = idFromBytes('dlv_', body, o);
   o += 16;
   const broadcastAt = o;
   o += 16;
   const flags = body[o++]!;
   if (flags > (HAS_CONTACT | IS_EMAIL)) return null;
   const hasContact = (flags & HAS_CONTACT) !== 0;
-  const broadcastId = readId(flags & IS_EMAIL ? 'em_' : 'bc_', body, broadcastAt);
+  const broadcastId = idFromBytes(flags & IS_EMAIL ? 'em_' : 'bc_', body, broadcastAt);
   if (body.length < o + (hasContact ? 16 : 0) + 4) return null;
-  const contactId = hasContact ? readId('ct_', body, o) : null;
+  const contactId = hasContact ? idFromBytes('ct_', body, o) : null;
   if (hasContact) o += 16;
   const sentAt = body.readUInt32BE(o);
   o += 4;
