@@ -1,4 +1,5 @@
 import { normalizeIP } from '@fastify/rate-limit';
+import { RecentKeys } from '../../lib/recent-keys.js';
 
 /**
  * The guards against replayed and flooded tracking links (docs/tracking.md, "Replays and floods"). A token is in
@@ -27,69 +28,72 @@ export const DEFAULT_TRACKING_GUARDS: TrackingGuards = {
   perIpPerMinute: 600,
 };
 
-/** Entries each guard keeps in memory at most (the oldest go first): ~100 bytes each. */
+/** Entries each guard keeps in memory at most (the oldest go first). */
 const MAX_REMEMBERED = 100_000;
 
 /**
- * The hits recorded lately, by key (the token's delivery and link, and whether a person or a machine hit it), each
- * with the promise of its write. A repeat within the window is answered as the first one is: once it is committed
- * (or with the same 503 when it failed), so that nothing is answered as recorded that was not. A Map in insertion
- * order, re-inserted on each recorded hit: expired entries are dropped from its front.
+ * The hits recorded lately, by key (the token's delivery and link, and whether a person or a machine hit it). A
+ * repeat within the window is answered as the first one is: once it is committed (or with the same 503 when it
+ * failed), so that nothing is answered as recorded that was not. The keys and times are kept off the JavaScript heap
+ * (lib/recent-keys.ts: ~100,000 hits a minute would otherwise be promoted to the old generation and die there); the
+ * promise of a write is kept only while it is in flight, so a repeat of a committed hit is answered at once.
  */
 export class RepeatedHits {
-  private readonly recent = new Map<string, { at: number; done: Promise<void> }>();
+  private readonly recent: RecentKeys | null;
+  private readonly inFlight = new Map<string, Promise<void>>();
 
-  constructor(
-    private readonly windowMs: number,
-    private readonly max = MAX_REMEMBERED,
-  ) {}
+  constructor(windowMs: number, max = MAX_REMEMBERED) {
+    this.recent = windowMs > 0 ? new RecentKeys(max, windowMs) : null;
+  }
 
-  /** The write of the same hit within the window, if there is one. */
+  /** The write of the same hit within the window, if there is one (resolved already when it committed). */
   repeatOf(key: string, now: number): Promise<void> | undefined {
-    if (this.windowMs <= 0) return undefined;
-    this.expire(now);
-    const seen = this.recent.get(key);
-    return seen && now - seen.at < this.windowMs && now >= seen.at ? seen.done : undefined;
+    if (!this.recent || this.recent.lastSeen(key, now) === undefined) return undefined;
+    return this.inFlight.get(key) ?? COMMITTED;
   }
 
   /** Remembers a recorded hit; a failed write is forgotten (the client's retry is a new hit). */
   remember(key: string, now: number, done: Promise<void>): void {
-    if (this.windowMs <= 0) return;
-    this.recent.delete(key);
-    this.recent.set(key, { at: now, done });
-    if (this.recent.size > this.max) this.recent.delete(this.recent.keys().next().value!);
-    done.catch(() => {
-      if (this.recent.get(key)?.done === done) this.recent.delete(key);
-    });
-  }
-
-  private expire(now: number): void {
-    for (const [key, seen] of this.recent) {
-      if (now - seen.at < this.windowMs && now >= seen.at) break;
-      this.recent.delete(key);
-    }
+    const recent = this.recent;
+    if (!recent) return;
+    recent.remember(key, now);
+    this.inFlight.set(key, done);
+    done.then(
+      () => {
+        if (this.inFlight.get(key) === done) this.inFlight.delete(key);
+      },
+      () => {
+        if (this.inFlight.get(key) === done) this.inFlight.delete(key);
+        recent.forget(key, now);
+      },
+    );
   }
 
   get size(): number {
-    return this.recent.size;
+    return this.recent?.size ?? 0;
   }
 }
 
-/** The keys (a delivery's pixel or link, a person or a machine) this process has recorded a hit of, at most `max`. */
-export class FirstHits {
-  private readonly seen = new Set<string>();
+const COMMITTED = Promise.resolve();
 
-  constructor(private readonly max = MAX_REMEMBERED) {}
+/**
+ * The keys (a delivery's pixel or link, a person or a machine) this process has recorded a hit of, at most `max` (off
+ * the JavaScript heap, as RepeatedHits').
+ */
+export class FirstHits {
+  private readonly seen: RecentKeys;
+
+  constructor(max = MAX_REMEMBERED) {
+    this.seen = new RecentKeys(max);
+  }
 
   /** True when no hit of `key` was recorded before (as far as this process remembers). */
   isFirst(key: string): boolean {
-    return !this.seen.has(key);
+    return this.seen.lastSeen(key, 0) === undefined;
   }
 
   remember(key: string): void {
-    if (this.seen.has(key)) return;
-    this.seen.add(key);
-    if (this.seen.size > this.max) this.seen.delete(this.seen.values().next().value!);
+    if (this.isFirst(key)) this.seen.remember(key, 0);
   }
 }
 
