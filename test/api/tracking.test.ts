@@ -273,6 +273,24 @@ describeApi('engagement tracking', (h) => {
     expect(links.json()).toEqual({ data: [{ url: 'https://docs.example/guide', clicks: 1, uniqueClicks: 1 }] });
   });
 
+  it("a burst whose earlier clicks still wait in the writer's queue marks them there, as it marks written ones", async () => {
+    const { broadcast, received } = await sendBroadcast({ contacts: 1 });
+    const links = linksOf(received[0]!)
+      .hrefs.filter((l) => l.startsWith(`${PUBLIC}/t/c/`))
+      .map(pathOf);
+    expect(links).toHaveLength(3);
+    advanceClock(60_000);
+    // At once: the three are queued together, the third finding the burst before any is written.
+    const answers = await Promise.all(links.map((l) => get(l, CHROME)));
+    expect(answers.map((r) => r.statusCode)).toEqual([302, 302, 302]);
+    const clicked = await events(broadcast.id, 'email.clicked');
+    expect(clicked.map((e) => [e.machine, JSON.parse(e.data)])).toEqual(
+      links.map(() => [1, { url: expect.any(String), machine: true, reason: 'burst' }]),
+    );
+    const contact = await h.db.kysely.selectFrom('contacts').select('last_clicked_at').executeTakeFirstOrThrow();
+    expect(contact.last_clicked_at).toBeNull();
+  });
+
   it("stats, links and timeline count people's opens and clicks; another workspace gets 404", async () => {
     const { ws, broadcast, received } = await sendBroadcast({ contacts: 3 });
     advanceClock(60_000);

@@ -630,7 +630,6 @@ describe('the tracking writer under a stalled or flooded database', () => {
   const pending = () => ({
     workspaceId: 'ws_1',
     event: { type: 'email.opened' as const, broadcastId: 'bc_1', deliveryId: 'dlv_1', data: {} },
-    state: 'queued' as const,
   });
 
   it('a batch the database does not commit in time fails its hits (answered 503), and the writer goes on', async () => {

@@ -1,4 +1,5 @@
 import { sql, type SqlBool } from 'kysely';
+import { onPostgres } from '../../db/batch-sql.js';
 import type { Dialect, Executor } from '../../db/connection.js';
 import { globPattern, likePattern, matchOrder, type TemplateLink } from './tracking.links.js';
 import { bucketStartIn } from '../../lib/zones.js';
@@ -199,19 +200,29 @@ export async function timeline(
 /** A click written as a person's that a later click of the same burst showed to be a machine's. */
 export interface MachineClick {
   workspaceId: string;
-  /** The event's id (the writer chose it when it wrote the click). */
+  /** The event's id (chosen when the click was received). */
   id: string;
-  /** The event's data with `machine: true` and the reason. */
-  data: Record<string, unknown>;
+  /** Why (`burst`): the event's data gets `machine: true` and this `reason`. */
+  reason: string;
 }
 
-/** Marks clicks as a machine's (the burst rule), in the caller's transaction, each by its id (the primary key); returns their contacts by workspace. */
+/**
+ * Marks clicks as a machine's (the burst rule), in the caller's transaction, each by its id (the primary key): `machine`
+ * set, and `machine: true` and the reason written into its data by the database (SQLite's json_set, PostgreSQL's jsonb
+ * `||`), so that the writer need not keep each click's data in memory for the burst window. A click that was not
+ * stored (over the per-delivery cap, or its batch failed) or is a machine's already is left. Returns the contacts of the
+ * clicks marked, by workspace.
+ */
 export async function markClicksMachine(db: Executor, clicks: readonly MachineClick[]): Promise<Map<string, string[]>> {
   const contacts = new Map<string, string[]>();
+  const postgres = onPostgres(db);
   for (const c of clicks) {
+    const data = postgres
+      ? sql<string>`data || jsonb_build_object('machine', true, 'reason', ${c.reason}::text)`
+      : sql<string>`json_set(data, '$.machine', json('true'), '$.reason', ${c.reason})`;
     const row = await db
       .updateTable('events')
-      .set({ machine: 1, data: JSON.stringify(c.data) })
+      .set({ machine: 1, data })
       .where('id', '=', c.id)
       .where('workspace_id', '=', c.workspaceId)
       .where('machine', '=', 0)

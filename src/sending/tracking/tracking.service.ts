@@ -8,6 +8,7 @@ import {
   RepeatedHits,
   type TrackingGuards,
 } from './tracking.guards.js';
+import { newId } from '../../lib/ids.js';
 import { verifyTrackingToken, type ClickRef, type TrackingRef } from './tracking.token.js';
 import { DEFAULT_WRITER_OPTIONS, TrackingWriter, type PendingEvent, type WriterOptions } from './tracking.writer.js';
 
@@ -19,7 +20,7 @@ import { DEFAULT_WRITER_OPTIONS, TrackingWriter, type PendingEvent, type WriterO
  */
 export class TrackingService {
   readonly writer: TrackingWriter;
-  private readonly bursts = new ClickBursts<PendingEvent>();
+  private readonly bursts = new ClickBursts<{ workspaceId: string; id: string }>();
   private readonly repeats: RepeatedHits;
   private readonly perIp: PerIpLimit;
   private readonly firstHits = new FirstHits();
@@ -69,7 +70,6 @@ export class TrackingService {
     if (skip) return skip;
     const done = this.writer.write({
       workspaceId: ref.workspaceId,
-      state: 'queued',
       event: {
         type: 'email.opened',
         contactId: ref.contactId,
@@ -97,9 +97,11 @@ export class TrackingService {
     const key = `c ${ref.deliveryId} ${ref.linkIndex} ${verdict.machine ? 'm' : 'h'}`;
     const skip = this.notWritten(key, hit, now);
     if (skip) return skip;
+    // Its id chosen now: the burst rule remembers a click for a few seconds by its id alone (tracking.classify.ts).
+    const id = newId('evt');
     const pending: PendingEvent = {
       workspaceId: ref.workspaceId,
-      state: 'queued',
+      id,
       event: {
         type: 'email.clicked',
         contactId: ref.contactId,
@@ -116,7 +118,7 @@ export class TrackingService {
       ref.linkIndex,
       ref.linkCount,
       now,
-      pending,
+      { workspaceId: ref.workspaceId, id },
       verdict.machine,
     );
     if (burst) {

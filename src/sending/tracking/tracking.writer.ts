@@ -42,10 +42,9 @@ export class TrackingUnavailable extends Error {}
 export interface PendingEvent {
   workspaceId: string;
   event: NewEvent & { broadcastId: string; deliveryId: string; data: Record<string, unknown> };
-  /** The event's id, chosen when its batch is written (a burst marks the click by it later). */
+  /** The event's id: a click's is chosen when it is received (a burst marks the click by it later), an open's when
+   * its batch is written. */
   id?: string;
-  /** queued: not yet in a batch (may still be changed in place); writing/written: in a transaction or committed. */
-  state: 'queued' | 'writing' | 'written' | 'failed';
 }
 
 interface Waiter {
@@ -79,19 +78,20 @@ export class TrackingWriter {
   }
 
   /**
-   * An event already queued or written turns out to be a machine's (the burst rule). Still queued: changed in
-   * place. Being written or written: updated in the next batch's transaction, the one that writes the click
-   * that revealed the burst.
+   * A click already queued or written turns out to be a machine's (the burst rule), known by its id. Still queued:
+   * changed in place. Being written or written: updated in the next batch's transaction, the one that writes the click
+   * that revealed the burst (by the database, from the id alone: markClicksMachine). Nothing happens to one that was not
+   * stored.
    */
-  markMachine(p: PendingEvent, reason: string): void {
-    const data = { ...p.event.data, machine: true, reason };
-    if (p.state === 'queued') {
+  markMachine(click: { workspaceId: string; id: string }, reason: string): void {
+    for (const w of this.queue) {
+      const p = w.pending;
+      if (p.id !== click.id || p.workspaceId !== click.workspaceId) continue;
       p.event.machine = true;
-      p.event.data = data;
+      p.event.data = { ...p.event.data, machine: true, reason };
       return;
     }
-    if (p.state === 'failed' || !p.id) return;
-    this.updates.push({ workspaceId: p.workspaceId, id: p.id, data });
+    this.updates.push({ workspaceId: click.workspaceId, id: click.id, reason });
   }
 
   private schedule(): void {
@@ -125,8 +125,7 @@ export class TrackingWriter {
 
   private async commit(batch: Waiter[], updates: MachineClick[]): Promise<void> {
     const rows = batch.map(({ pending }) => {
-      pending.state = 'writing';
-      pending.id = newId('evt');
+      pending.id ??= newId('evt');
       return pending as PendingEvent & { id: string };
     });
     const now = new Date().toISOString();
@@ -145,12 +144,8 @@ export class TrackingWriter {
           const cap = this.opts.maxHitsPerDelivery ?? 0;
           let kept = rows;
           if (cap > 0) {
+            // Not stored: a burst found later marks nothing (markClicksMachine finds no row).
             kept = await keepWithinCap(trx, rows, cap);
-            // Not stored: a burst found later has nothing to mark (markMachine skips a hit without an id).
-            if (kept.length < rows.length) {
-              const stored = new Set(kept);
-              for (const r of rows) if (!stored.has(r)) delete (r as PendingEvent).id;
-            }
           }
           await insertTrackingEvents(trx, kept, now);
           // The contacts' engagement summary (last_opened_at, last_clicked_at: human hits), with the events.
@@ -177,18 +172,12 @@ export class TrackingWriter {
       ]);
     } catch (err) {
       this.log.error({ err, events: batch.length }, 'tracking events could not be written');
-      for (const w of batch) {
-        w.pending.state = 'failed';
-        w.reject(err);
-      }
+      for (const w of batch) w.reject(err);
       return;
     } finally {
       clearTimeout(timer);
     }
-    for (const w of batch) {
-      w.pending.state = 'written';
-      w.resolve();
-    }
+    for (const w of batch) w.resolve();
   }
 
   /** Writes what is queued and waits for it; later writes are refused. */
