@@ -1,8 +1,8 @@
 /**
  * The floor for bench/track.bench.ts (issue 36, goal 4): the work Formcast's `GET /t/o/{token}` and `GET /t/c/{token}`
- * must do, and nothing else. A bare Fastify app (no schemas, no hooks, no logger) on Formcast's own SQLite file, with
- * the pragmas of src/db/connection.ts and its installation key (`secret.key` beside the file), answering the same
- * requests with the same answers:
+ * must do, and nothing else. A bare Fastify app (no schemas, no hooks, no logger) on a copy of Formcast's SQLite
+ * file, with the pragmas of src/db/connection.ts and its installation key (`secret.key` beside the file), answering the
+ * same requests with the same answers:
  *
  * - verify the token: Formcast's own `verifyTrackingToken` (HMAC-SHA256 over the token's bytes, constant-time);
  * - tell a machine's hit from a person's: Formcast's own `classifyOpen` / `classifyClick` (pure functions), so that the
@@ -17,7 +17,7 @@
  * logging. It is not a Formcast that could ship; it shows what recording a hit costs on this machine, so that
  * Formcast's figure can be read against the work itself and not only against a route that writes nothing.
  *
- * Environment: DATABASE_URL (Formcast's SQLite file, required), PORT (default 0), HOST (default 127.0.0.1).
+ * Environment: DATABASE_URL (a copy of Formcast's SQLite file, `secret.key` beside it; required), PORT (default 0), HOST (default 127.0.0.1).
  * Prints `listening on http://HOST:PORT` on stdout once ready.
  */
 import fs from 'node:fs';
