@@ -10,7 +10,7 @@ import { randomInt } from 'node:crypto';
  *
  * - A key is stored as its 64-bit hash (two 32-bit halves, seeded per instance at random): two keys are taken for one
  *   with a probability of about size / 2^64 a lookup (~5·10⁻¹⁵ when full), and the keys of the tracking guards are
- *   chosen by whoever signed the token, not by the caller.
+ *   chosen by whoever signed the token, not by the caller. (The seeds are 31-bit; the hash is 64.)
  * - Open addressing, linear probing, at most half full; a key is removed by shifting the keys after it back (no
  *   tombstones, so lookups stay short however long the process runs).
  * - The order in which keys were remembered is a ring of (hash, time) records of `max` entries: the oldest go first
@@ -19,13 +19,15 @@ import { randomInt } from 'node:crypto';
  */
 export class RecentKeys {
   private readonly mask: number;
-  private readonly used: Uint8Array;
-  private readonly hashHi: Int32Array;
-  private readonly hashLo: Int32Array;
-  private readonly times: Float64Array;
-  private readonly ringHi: Int32Array;
-  private readonly ringLo: Int32Array;
-  private readonly ringTimes: Float64Array;
+  // Empty until the first key is remembered (~6 MB for 100,000 keys: a process or a test that records no hit pays
+  // nothing); a lookup in an empty table finds nothing.
+  private used = new Uint8Array(0);
+  private hashHi = new Int32Array(0);
+  private hashLo = new Int32Array(0);
+  private times = new Float64Array(0);
+  private ringHi = new Int32Array(0);
+  private ringLo = new Int32Array(0);
+  private ringTimes = new Float64Array(0);
   private ringStart = 0;
   private ringLength = 0;
   private live = 0;
@@ -47,13 +49,17 @@ export class RecentKeys {
     let capacity = 8;
     while (capacity < max * 2) capacity *= 2;
     this.mask = capacity - 1;
+  }
+
+  private allocate(): void {
+    const capacity = this.mask + 1;
     this.used = new Uint8Array(capacity);
     this.hashHi = new Int32Array(capacity);
     this.hashLo = new Int32Array(capacity);
     this.times = new Float64Array(capacity);
-    this.ringHi = new Int32Array(max);
-    this.ringLo = new Int32Array(max);
-    this.ringTimes = new Float64Array(max);
+    this.ringHi = new Int32Array(this.max);
+    this.ringLo = new Int32Array(this.max);
+    this.ringTimes = new Float64Array(this.max);
   }
 
   /** Keys held now (as of the last call that was given a time). */
@@ -74,6 +80,7 @@ export class RecentKeys {
 
   /** Remembers `key` at `now` (again, if it was held: its time moves to `now`). */
   remember(key: string, now: number): void {
+    if (this.used.length === 0) this.allocate();
     this.expire(now);
     this.hash(key);
     const hi = this.hi;

@@ -626,6 +626,33 @@ describe('link rewriting', () => {
 });
 
 describe('the tracking writer under a stalled or flooded database', () => {
+  it('the burst rule marks a click still in the queue where it waits, found by its id and workspace', async () => {
+    const db = { kysely: { transaction: () => ({ execute: () => Promise.resolve() }) } } as never;
+    const writer = new TrackingWriter(db, { error: () => {} } as never, { maxBatch: 10, flushMs: 60_000 });
+    const click = (id: string) => ({
+      workspaceId: 'ws_1',
+      id,
+      event: {
+        type: 'email.clicked' as const,
+        broadcastId: 'bc_1',
+        deliveryId: 'dlv_1',
+        machine: false,
+        data: { url: 'https://a.example/', machine: false } as Record<string, unknown>,
+      },
+    });
+    const [a, b] = [click('evt_a'), click('evt_b')];
+    const written = [writer.write(a as never), writer.write(b as never)];
+    writer.markMachine({ workspaceId: 'ws_1', id: 'evt_a' }, 'burst');
+    writer.markMachine({ workspaceId: 'ws_2', id: 'evt_b' }, 'burst'); // another workspace's id: not this click
+    expect([a.event.machine, a.event.data]).toEqual([
+      true,
+      { url: 'https://a.example/', machine: true, reason: 'burst' },
+    ]);
+    expect([b.event.machine, b.event.data.reason]).toEqual([false, undefined]);
+    await writer.close();
+    await Promise.all(written);
+  });
+
   const silentLog = { error: () => {}, warn: () => {}, info: () => {} } as never;
   const pending = () => ({
     workspaceId: 'ws_1',

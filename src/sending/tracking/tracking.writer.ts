@@ -55,6 +55,8 @@ interface Waiter {
 
 export class TrackingWriter {
   private queue: Waiter[] = [];
+  /** The queued events that have an id already (clicks: the burst rule may mark them while they wait), by id. */
+  private readonly queuedClicks = new Map<string, PendingEvent>();
   private updates: MachineClick[] = [];
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
@@ -73,6 +75,7 @@ export class TrackingWriter {
       return Promise.reject(new TrackingUnavailable('too many hits are waiting to be written'));
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ pending, resolve, reject });
+      if (pending.id) this.queuedClicks.set(pending.id, pending);
       this.schedule();
     });
   }
@@ -84,9 +87,8 @@ export class TrackingWriter {
    * stored.
    */
   markMachine(click: { workspaceId: string; id: string }, reason: string): void {
-    for (const w of this.queue) {
-      const p = w.pending;
-      if (p.id !== click.id || p.workspaceId !== click.workspaceId) continue;
+    const p = this.queuedClicks.get(click.id);
+    if (p && p.workspaceId === click.workspaceId) {
       p.event.machine = true;
       p.event.data = { ...p.event.data, machine: true, reason };
       return;
@@ -114,6 +116,7 @@ export class TrackingWriter {
     }
     if (this.writing || (!this.queue.length && !this.updates.length)) return;
     const batch = this.queue.splice(0, this.opts.maxBatch);
+    for (const w of batch) if (w.pending.id) this.queuedClicks.delete(w.pending.id);
     const updates = this.updates;
     this.updates = [];
     this.writing = this.commit(batch, updates).finally(() => {
