@@ -1,6 +1,11 @@
 import crypto from 'node:crypto';
-import { simpleParser, type AddressObject, type HeaderLines } from 'mailparser';
+import type * as Mailparser from 'mailparser';
+import type { AddressObject, HeaderLines } from 'mailparser';
+import { lazyRequire } from '../../lib/lazy.js';
 import { isMediaType } from '../mime.js';
+
+/** Loaded on the first submitted message (lib/lazy.ts): every command would load the parser and its encodings. */
+const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 
 /** A mailbox of a header: the address, and the display name ('' when none). */
 export interface Mailbox {
@@ -116,7 +121,7 @@ function oneLine(text: string): string {
  * SubmissionRejected for a message that cannot become an email.
  */
 export async function parseSubmission(raw: Buffer, rcptTo: string[]): Promise<SubmittedEmail> {
-  const parsed = await simpleParser(raw, {
+  const parsed = await mailparser().simpleParser(raw, {
     keepCidLinks: true,
     skipHtmlToText: true,
     skipTextToHtml: true,
