@@ -83,8 +83,11 @@ export class RecentKeys {
     if (this.used.length === 0) this.allocate();
     this.expire(now);
     this.hash(key);
-    const hi = this.hi;
-    const lo = this.lo;
+    this.insert(this.hi, this.lo, now);
+  }
+
+  /** The key of hash (hi, lo) remembered at `now`: a ring record, and its slot (its time moved if it was held). */
+  private insert(hi: number, lo: number, now: number): void {
     if (this.ringLength === this.max) this.dropOldest();
     const end = (this.ringStart + this.ringLength) % this.max;
     this.ringHi[end] = hi;
@@ -104,6 +107,23 @@ export class RecentKeys {
     this.hashLo[slot] = lo;
     this.times[slot] = now;
     this.live++;
+  }
+
+  /**
+   * Remembers `key` at `now` unless it is held: true when it was added, false when it was held (its time unchanged).
+   * lastSeen and remember in one lookup, for a set of first sightings.
+   */
+  add(key: string, now: number): boolean {
+    if (this.used.length === 0) this.allocate();
+    this.expire(now);
+    this.hash(key);
+    const slot = this.find(this.hi, this.lo);
+    if (slot >= 0) {
+      const at = this.times[slot]!;
+      if (this.windowMs === Infinity || (now - at < this.windowMs && now >= at)) return false;
+    }
+    this.insert(this.hi, this.lo, now);
+    return true;
   }
 
   /** Forgets `key` if it was last remembered at `at` (a later remembering of it stays). */

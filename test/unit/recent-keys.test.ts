@@ -46,19 +46,25 @@ class Model {
   forget(key: string, at: number): void {
     if (this.times.get(key) === at) this.times.delete(key);
   }
+
+  add(key: string, now: number): boolean {
+    if (this.lastSeen(key, now) !== undefined) return false;
+    this.remember(key, now);
+    return true;
+  }
 }
 
-type Op = { kind: 'remember' | 'lastSeen' | 'forget'; key: number; dt: number };
+type Op = { kind: 'remember' | 'lastSeen' | 'forget' | 'add'; key: number; dt: number };
 
 describe('RecentKeys (lib/recent-keys.ts): keys remembered for a time, off the heap', () => {
-  it('answers as a Map in the order of remembering would, whatever the operations (collisions in the table included)', () => {
+  it('answers as a Map in the order of remembering would, whatever the operations (add, collisions in the table included)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 12 }),
         fc.constantFrom(Infinity, 40, 200),
         fc.array(
           fc.record({
-            kind: fc.constantFrom('remember', 'remember', 'lastSeen', 'forget') as fc.Arbitrary<Op['kind']>,
+            kind: fc.constantFrom('remember', 'remember', 'lastSeen', 'forget', 'add') as fc.Arbitrary<Op['kind']>,
             // Few keys, so that they come back; a table of 8-32 slots, so that their homes collide.
             key: fc.integer({ min: 0, max: 24 }),
             // Mostly forward, sometimes the same millisecond, now and then a clock set back.
@@ -78,6 +84,10 @@ describe('RecentKeys (lib/recent-keys.ts): keys remembered for a time, off the h
               keys.remember(key, now);
               model.remember(key, now);
               lastRemembered.set(key, now);
+            } else if (op.kind === 'add') {
+              const added = model.add(key, now);
+              expect(keys.add(key, now)).toBe(added);
+              if (added) lastRemembered.set(key, now);
             } else if (op.kind === 'forget') {
               const at = lastRemembered.get(key) ?? now;
               keys.forget(key, at);

@@ -93,7 +93,12 @@ export class FirstHits {
   }
 
   remember(key: string): void {
-    if (this.isFirst(key)) this.seen.remember(key, 0);
+    this.seen.add(key, 0);
+  }
+
+  /** Remembers `key`; true when it was not remembered before (one lookup for isFirst and remember). */
+  add(key: string): boolean {
+    return this.seen.add(key, 0);
   }
 }
 

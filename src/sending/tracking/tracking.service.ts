@@ -47,11 +47,9 @@ export class TrackingService {
     if (repeat) return repeat;
     // Counted whatever it is; only the hits after a message's first one are held back by the address's limit.
     const allowed = this.perIp.allow(hit.ip, now);
-    if (allowed || this.firstHits.isFirst(key)) {
-      this.firstHits.remember(key);
-      return undefined;
-    }
-    return Promise.resolve();
+    // One lookup: remembered now when it was not (a hit of the limit is written only when it is the first).
+    const first = this.firstHits.add(key);
+    return allowed || first ? undefined : Promise.resolve();
   }
 
   verifyOpen(token: string): TrackingRef | null {
