@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request, Response } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeBrowser, launchBrowser, expectNoSeriousAxe, watchPages } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
@@ -288,12 +288,50 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
   it.skipIf(unavailable)(
     'previews the email as a contact: desktop, phone and dark, in a sandbox without scripts',
     async () => {
+      // Every render request and its answer, said when the personalised preview does not come (CI, 2026-11-30: no
+      // "Hi Ada," within 45 s once; never seen here, loaded or not).
+      const renders: string[] = [];
+      const t0 = Date.now();
+      const onRequest = (r: Request) => {
+        if (r.url().endsWith('/v1/email-documents/render'))
+          renders.push(
+            `+${Date.now() - t0} ms sent ${(r.postData() ?? '').includes('contactId') ? 'for a contact' : 'sample'}`,
+          );
+      };
+      const onResponse = (r: Response) => {
+        if (r.url().endsWith('/v1/email-documents/render'))
+          renders.push(`+${Date.now() - t0} ms answered ${r.status()}`);
+      };
+      const onFailed = (r: Request) => {
+        if (r.url().endsWith('/v1/email-documents/render'))
+          renders.push(`+${Date.now() - t0} ms failed ${r.failure()?.errorText}`);
+      };
+      page.on('request', onRequest);
+      page.on('response', onResponse);
+      page.on('requestfailed', onFailed);
       await page.getByRole('button', { name: 'Preview', exact: true }).click();
       await page.getByLabel('Personalise for').selectOption({ label: 'Ada Lovelace — ada@acme.test' });
       const frame = page.frameLocator('iframe[title^="Email preview"]');
       // The personalised render comes after the preview's 600 ms pause and a request to the server, which a loaded CI
       // machine has taken over 15 s to answer.
-      await frame.getByText('Hi Ada,').waitFor({ timeout: 45_000 });
+      try {
+        await frame.getByText('Hi Ada,').waitFor({ timeout: 45_000 });
+      } catch (err) {
+        const panel = await page
+          .locator('.ee-preview')
+          .innerText()
+          .catch((e) => String(e));
+        throw new Error(
+          `no personalised preview: renders ${JSON.stringify(renders)}; selected ${await page
+            .getByLabel('Personalise for')
+            .inputValue()}; the panel says ${JSON.stringify(panel.slice(0, 600))}; ${(err as Error).message}`,
+          { cause: err },
+        );
+      } finally {
+        page.off('request', onRequest);
+        page.off('response', onResponse);
+        page.off('requestfailed', onFailed);
+      }
       await frame.getByText(/starts now, Ada\./).waitFor();
       expect(await page.locator('iframe[title^="Email preview"]').getAttribute('sandbox')).toBe('');
       // The email's inline styles apply (moved into one sheet with the page's nonce): the brand-coloured button.

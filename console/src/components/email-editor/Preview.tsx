@@ -203,7 +203,10 @@ export function LivePreview({
       </div>
       {rendered.isError && html && (
         <p className="error small" role="alert">
-          The newest changes could not be rendered; this is the last version that could.
+          The newest changes could not be rendered; this is the last version that could.{' '}
+          <button type="button" className="ee-link-button" onClick={() => void rendered.refetch()}>
+            Try again
+          </button>
         </p>
       )}
       {warnings.length > 0 && (
