@@ -20,6 +20,9 @@ const ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // Chromium 15x's headless mode is the whole browser: every launch started the address bar's WebUI popups (the
+  // omnibox's and its "AI mode" one) in a renderer of their own, ~1 s of CPU that no test uses.
+  '--disable-features=WebUIOmniboxPopup,PreloadTopChromeWebUI,OmniboxAimPopup,AiModeOmniboxEntryPoint,WebUIOmniboxAimPopup',
 ];
 
 /** The three looks a public page is checked and photographed in: light, dark, and a 390 px phone. */
