@@ -113,6 +113,13 @@ export interface Config {
     maxAttempts: number;
     backoffBaseMs: number;
     pollMs: number;
+    /**
+     * How often a loop that has found nothing to do for 30 s looks (WORKER_IDLE_POLL_MS; 0: at its own pace always).
+     * Any work found, or given by this process, brings it back to its pace (jobs/runner.ts IdlePolling).
+     */
+    idlePollMs: number;
+    /** How long a loop finds nothing to do before it polls at idlePollMs (WORKER_IDLE_AFTER_MS, 30 s). */
+    idleAfterMs: number;
     /** Threads that render, compose and sign messages (SEND_THREADS; 0: the worker's own thread). */
     sendThreads: number;
     /** How much lower the send threads run than the worker's own thread (SEND_THREADS_NICE, 0-19; 0: the same). */
@@ -465,6 +472,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: intFrom(env, 'WORKER_MAX_ATTEMPTS', 5, 1, 100),
       backoffBaseMs: intFrom(env, 'WORKER_BACKOFF_BASE_MS', 30_000, 1, 3_600_000),
       pollMs: intFrom(env, 'WORKER_POLL_MS', 500, 10, 60_000),
+      idlePollMs: intFrom(env, 'WORKER_IDLE_POLL_MS', 1000, 0, 60_000),
+      idleAfterMs: intFrom(env, 'WORKER_IDLE_AFTER_MS', 30_000, 0, 3_600_000),
       sendThreads: intFrom(env, 'SEND_THREADS', defaultSendThreads(os.availableParallelism()), 0, 64),
       // Below the worker's own thread, which the send waits on (its database and SMTP) and which serves HTTP in serve:
       // the threads take the CPU it leaves idle instead of its turns (send-threads.ts; bench/README.md).

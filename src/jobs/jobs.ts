@@ -28,6 +28,7 @@ import { ProtectionService } from '../forms/protection/protection.service.js';
 import { WebhooksService } from '../integrations/webhooks/webhooks.service.js';
 import { createSendingHeap } from '../lib/lean-heap.js';
 import { JobRunner, type Job } from './runner.js';
+import type { EmailsService } from '../sending/emails/emails.service.js';
 
 /**
  * The periodic work of `formcast serve` and `formcast worker`, in runners (runner.ts): delivery batches in
@@ -156,6 +157,8 @@ export function startJobs(
     overrides?: Partial<PipelineOptions>;
     automations?: Partial<EngineOptions>;
     submissions?: SubmissionsService;
+    /** The API's emails service in the same process: an accepted email wakes the transactional lane. */
+    emails?: Pick<EmailsService, 'attachSender'>;
   } = {},
 ): RunningJobs {
   const mailer = opts.mailer ?? configuredMailer(config, log);
@@ -172,6 +175,10 @@ export function startJobs(
     pow: config.proofOfWork,
   });
   const poll = config.worker.pollMs;
+  // After 30 s with nothing to do (WORKER_IDLE_AFTER_MS), a loop looks every WORKER_IDLE_POLL_MS (1 s) instead of every
+  // 100-500 ms (docs/sending.md, "Idle").
+  const idle =
+    config.worker.idlePollMs > 0 ? { afterMs: config.worker.idleAfterMs, pollMs: config.worker.idlePollMs } : null;
   const webhooks = new WebhookDispatcher(db, {
     workerId: `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`,
     secret: config.secret,
@@ -252,7 +259,7 @@ export function startJobs(
     { name: 'automation intake', everyMs: Math.min(poll, 100), run: () => engine.intake() },
     { name: 'automation runs', everyMs: Math.min(poll, 100), run: () => engine.runDue() },
   ];
-  const automationRunner = new JobRunner(automationJobs, log, Math.min(poll, 100));
+  const automationRunner = new JobRunner(automationJobs, log, Math.min(poll, 100), idle);
   // The intake in a loop of its own, woken by the requests that take a submission in; polled every second for those of
   // other processes and for retries. During a spike it lets entries wait (up to a lag) and pauses between its looks:
   // answering comes first (submissions/CONTEXT.md).
@@ -275,12 +282,12 @@ export function startJobs(
     1000,
   );
   submissions.attachIntakeJob(() => intakeRunner.wake(), log);
-  const runner = new JobRunner(jobs, log, poll);
+  const runner = new JobRunner(jobs, log, poll, idle);
   // Delivery batches in loops of their own (WORKER_BATCHES): while one batch's messages go out over SMTP, the next
   // one is claimed and its messages made in the send threads; and materialising an audience never holds sending up.
   const deliveryRunners = Array.from(
     { length: config.worker.batches },
-    () => new JobRunner([{ name: 'deliveries', everyMs: poll, run: () => pipeline.sendBatch() }], log, poll),
+    () => new JobRunner([{ name: 'deliveries', everyMs: poll, run: () => pipeline.sendBatch() }], log, poll, idle),
   );
   // The transactional lane in a loop of its own (docs/emails.md): small batches of emails only, looked for every 100 ms,
   // so that a receipt never waits for a broadcast's batch to go out (the delivery loops take emails first as well).
@@ -288,15 +295,18 @@ export function startJobs(
     [{ name: 'emails', everyMs: Math.min(poll, 100), run: () => pipeline.sendBatch('transactional') }],
     log,
     Math.min(poll, 100),
+    idle,
   );
+  opts.emails?.attachSender(() => emailsRunner.wake());
   // Audiences written in a loop of their own: its pauses while a send is busy (materializeShare) hold nothing else up.
   const materialiseRunner = new JobRunner(
     [{ name: 'materialise', everyMs: poll, run: () => pipeline.materialize() }],
     log,
     poll,
+    idle,
   );
-  const webhookRunner = new JobRunner(webhookJobs, log, Math.min(poll, 100));
-  const fanOutRunner = new JobRunner(fanOutJobs, log, Math.min(poll, 100));
+  const webhookRunner = new JobRunner(webhookJobs, log, Math.min(poll, 100), idle);
+  const fanOutRunner = new JobRunner(fanOutJobs, log, Math.min(poll, 100), idle);
   runner.start();
   for (const r of deliveryRunners) r.start();
   materialiseRunner.start();

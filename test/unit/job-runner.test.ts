@@ -61,3 +61,40 @@ describe('JobRunner.wake', () => {
     await runner.stop();
   });
 });
+
+describe('JobRunner idle polling', () => {
+  it('after `afterMs` with nothing to do it looks only every idle poll; a wake or work found brings its pace back', async () => {
+    let runs = 0;
+    let work = 0;
+    const runner = new JobRunner(
+      [{ name: 'queue', everyMs: 5, run: async () => (runs++, work > 0 ? (work--, 1) : 0) }],
+      log,
+      5,
+      { afterMs: 60, pollMs: 60_000 },
+    );
+    runner.start();
+    // At its own pace (every 5 ms) for the first 60 ms, then asleep for a minute.
+    await until('a few rounds at its pace', () => runs >= 3);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const idle = runs;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runs).toBe(idle);
+    // Woken (work given by this process): a round at once, and its pace again.
+    work = 2;
+    runner.wake();
+    await until('the work done', () => work === 0);
+    const after = runs;
+    await until('rounds at its pace after the work', () => runs >= after + 3);
+    await runner.stop();
+  });
+
+  it('without idle polling a loop keeps its pace however long it finds nothing', async () => {
+    let runs = 0;
+    const runner = new JobRunner([{ name: 'queue', everyMs: 5, run: async () => (runs++, 0) }], log, 5);
+    runner.start();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const before = runs;
+    await until('more rounds', () => runs >= before + 3);
+    await runner.stop();
+  });
+});

@@ -82,8 +82,16 @@ export class EmailsService {
    */
   private readonly writes: GroupCommit;
 
+  /** Told of each accepted email: the transactional lane of this process looks at once (jobs.ts), idle or not. */
+  private queued: (() => void) | null = null;
+
   constructor(private readonly db: Db) {
     this.writes = new GroupCommit(db);
+  }
+
+  /** The transactional lane's wake (`formcast serve`, where the API and the worker share a process). */
+  attachSender(wake: () => void): void {
+    this.queued = wake;
   }
 
   /**
@@ -225,6 +233,7 @@ export class EmailsService {
       }
       throw err;
     }
+    this.queued?.();
     return { id };
   }
 

@@ -1,0 +1,65 @@
+/**
+ * An idle worker polls slowly (docs/sending.md, "Idle"; src/jobs/runner.ts IdlePolling), and work given by the same
+ * process is not held up by it: `formcast serve` on SQLite whose loops go idle after 300 ms and then look once a minute
+ * (WORKER_IDLE_AFTER_MS, WORKER_IDLE_POLL_MS). An email accepted by the API wakes the transactional lane: it reaches
+ * the SMTP server in seconds, where the idle poll alone would take up to a minute.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, serve } from '../helpers/formcast-process.js';
+import { startSmtpServer } from '../helpers/smtp.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('formcast serve, idle: an email accepted by the API is sent at once, not at the next idle poll', () => {
+  let tmp: string;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let server: Awaited<ReturnType<typeof serve>> | undefined;
+  let key: string;
+
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'formcast-idle-'));
+    smtp = await startSmtpServer();
+    const env = {
+      DATABASE_URL: path.join(tmp, 'formcast.db'),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DNS_SERVERS: '127.0.0.1:9',
+      DNS_TIMEOUT_MS: '300',
+      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+      WORKER_IDLE_AFTER_MS: '300',
+      WORKER_IDLE_POLL_MS: '60000',
+    };
+    const created = await cli(['workspace', 'create', 'Acme', '--json'], env);
+    key = created.apiKey.key;
+    await cli(['domain', 'add', 'acme.test', '--workspace', created.workspace.id, '--verified', '--json'], env);
+    server = await serve(env);
+  }, 120_000);
+
+  afterAll(async () => {
+    server?.child.kill('SIGTERM');
+    await smtp?.close();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('an email accepted while every loop is idle reaches the SMTP server at once, not at the next idle poll', async () => {
+    // Past the 300 ms: every loop now looks once a minute.
+    await sleep(1_500);
+    const res = await fetch(`${server!.url}/v1/emails`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        from: 'Acme <receipts@acme.test>',
+        to: ['ada@example.com'],
+        subject: 'Your receipt',
+        text: 'Thank you.',
+      }),
+    });
+    expect(res.status).toBe(202);
+    for (let i = 0; i < 150 && !smtp.received.some((m) => m.to === 'ada@example.com'); i++) await sleep(100);
+    // Looked for up to 15 s (a loaded machine), where the idle poll alone comes after 60 s.
+    expect(smtp.received.filter((m) => m.to === 'ada@example.com')).toHaveLength(1);
+  }, 60_000);
+});
