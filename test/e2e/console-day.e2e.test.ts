@@ -28,7 +28,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../../src/errors/catalogue.js';
 import { describeBrowser, expectNoSeriousAxe, launchBrowser, watchPages } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
-import { apiCaller, cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
+import { apiCaller, cli, consoleUnavailable, localServeEnv, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e', 'day');
@@ -106,16 +106,7 @@ describeBrowser(
       fs.mkdirSync(SHOTS, { recursive: true });
       if (DOCS) fs.mkdirSync(DOCS_SHOTS, { recursive: true });
       smtp = await startSmtpServer();
-      const env = {
-        DATABASE_URL: path.join(tmp, 'formcast.db'),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        DNS_SERVERS: '127.0.0.1:9',
-        DNS_TIMEOUT_MS: '300',
-        SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
-        WEBHOOKS_ALLOW_HTTP: 'true',
-        WEBHOOKS_ALLOW_PRIVATE: 'true',
-      };
+      const env = localServeEnv(tmp, smtp.port, { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' });
       const created = await cli(['workspace', 'create', 'Acme', '--json'], env);
       key = created.apiKey.key;
       const ws = created.workspace.id;

@@ -18,7 +18,7 @@ import type { Browser, BrowserContext, Page, Request, Response } from 'playwrigh
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeBrowser, launchBrowser, expectNoSeriousAxe, watchPages } from '../helpers/browser.js';
 import { startSmtpServer } from '../helpers/smtp.js';
-import { cli, consoleUnavailable, serve } from '../helpers/formcast-process.js';
+import { cli, consoleUnavailable, localServeEnv, serve } from '../helpers/formcast-process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SHOTS = path.join(ROOT, 'test-output', 'e2e');
@@ -84,14 +84,7 @@ describeBrowser("the console's email block editor end to end (formcast serve, he
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'formcast-console-editor-e2e-'));
     fs.mkdirSync(SHOTS, { recursive: true });
     smtp = await startSmtpServer();
-    const env = {
-      DATABASE_URL: path.join(tmp, 'formcast.db'),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      DNS_SERVERS: '127.0.0.1:9',
-      DNS_TIMEOUT_MS: '300',
-      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
-    };
+    const env = localServeEnv(tmp, smtp.port);
     const created = await cli(['workspace', 'create', 'Acme', '--json'], env);
     key = created.apiKey.key;
     const [, , started, launched] = await Promise.all([

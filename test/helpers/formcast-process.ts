@@ -62,6 +62,26 @@ export async function cli(args: string[], env: Record<string, string>, stdin?: s
   return JSON.parse(stdout);
 }
 
+/**
+ * The environment of a Formcast of its own for a test: a SQLite file in `dir`, loopback only, warnings logged, DNS at a
+ * port nothing answers (quickly), and mail to the test SMTP server at `smtpPort`; `extra` on top.
+ */
+export function localServeEnv(
+  dir: string,
+  smtpPort: number,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    DATABASE_URL: path.join(dir, 'formcast.db'),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    DNS_SERVERS: '127.0.0.1:9',
+    DNS_TIMEOUT_MS: '300',
+    SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+    ...extra,
+  };
+}
+
 /** A port nothing listens on right now (on loopback). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

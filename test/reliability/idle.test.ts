@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, serve } from '../helpers/formcast-process.js';
+import { cli, localServeEnv, serve } from '../helpers/formcast-process.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -22,16 +22,7 @@ describe('formcast serve, idle: an email accepted by the API is sent at once, no
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'formcast-idle-'));
     smtp = await startSmtpServer();
-    const env = {
-      DATABASE_URL: path.join(tmp, 'formcast.db'),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      DNS_SERVERS: '127.0.0.1:9',
-      DNS_TIMEOUT_MS: '300',
-      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
-      WORKER_IDLE_AFTER_MS: '300',
-      WORKER_IDLE_POLL_MS: '60000',
-    };
+    const env = localServeEnv(tmp, smtp.port, { WORKER_IDLE_AFTER_MS: '300', WORKER_IDLE_POLL_MS: '60000' });
     const created = await cli(['workspace', 'create', 'Acme', '--json'], env);
     key = created.apiKey.key;
     await cli(['domain', 'add', 'acme.test', '--workspace', created.workspace.id, '--verified', '--json'], env);
