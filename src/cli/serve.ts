@@ -56,7 +56,12 @@ export async function serve(config: Config): Promise<void> {
   for (const w of warnings) app.log.warn(`WARNING: ${w}`);
   // Without it (SERVE_WORKER=false) `formcast worker` processes do that work, and this process only serves.
   const worker = config.worker.inServe
-    ? startJobs(db, appConfig, app.log, { mailer, submissions: app.services.submissions, emails: app.services.emails })
+    ? startJobs(db, appConfig, app.log, {
+        mailer,
+        submissions: app.services.submissions,
+        emails: app.services.emails,
+        broadcasts: app.services.broadcasts,
+      })
     : null;
   // The inbound SMTP listener for bounce and complaint reports, when INBOUND_SMTP_PORT is set.
   const inbound = config.inboundSmtp.port === null ? null : await startInbound(db, appConfig, app.log);

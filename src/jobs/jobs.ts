@@ -29,6 +29,7 @@ import { WebhooksService } from '../integrations/webhooks/webhooks.service.js';
 import { createSendingHeap } from '../lib/lean-heap.js';
 import { JobRunner, type Job } from './runner.js';
 import type { EmailsService } from '../sending/emails/emails.service.js';
+import type { BroadcastsService } from '../sending/broadcasts/broadcasts.service.js';
 
 /**
  * The periodic work of `formcast serve` and `formcast worker`, in runners (runner.ts): delivery batches in
@@ -159,6 +160,8 @@ export function startJobs(
     submissions?: SubmissionsService;
     /** The API's emails service in the same process: an accepted email wakes the transactional lane. */
     emails?: Pick<EmailsService, 'attachSender'>;
+    /** The API's broadcasts service in the same process: a broadcast sent, resumed or given its winner wakes the loops. */
+    broadcasts?: Pick<BroadcastsService, 'attachSender'>;
   } = {},
 ): RunningJobs {
   const mailer = opts.mailer ?? configuredMailer(config, log);
@@ -297,7 +300,7 @@ export function startJobs(
     Math.min(poll, 100),
     idle,
   );
-  opts.emails?.attachSender(() => emailsRunner.wake());
+
   // Audiences written in a loop of their own: its pauses while a send is busy (materializeShare) hold nothing else up.
   const materialiseRunner = new JobRunner(
     [{ name: 'materialise', everyMs: poll, run: () => pipeline.materialize() }],
@@ -305,6 +308,13 @@ export function startJobs(
     poll,
     idle,
   );
+  // Work given by the API of this process is taken at once, idle or not (docs/sending.md, "Idle").
+  opts.emails?.attachSender(() => emailsRunner.wake());
+  // (Not the periodic jobs' loop: a wake runs every job of a loop, its hourly purges too; a send now needs no scheduler.)
+  opts.broadcasts?.attachSender(() => {
+    materialiseRunner.wake();
+    for (const r of deliveryRunners) r.wake();
+  });
   const webhookRunner = new JobRunner(webhookJobs, log, Math.min(poll, 100), idle);
   const fanOutRunner = new JobRunner(fanOutJobs, log, Math.min(poll, 100), idle);
   runner.start();

@@ -1,8 +1,9 @@
 /**
  * An idle worker polls slowly (docs/sending.md, "Idle"; src/jobs/runner.ts IdlePolling), and work given by the same
  * process is not held up by it: `formcast serve` on SQLite whose loops go idle after 300 ms and then look once a minute
- * (WORKER_IDLE_AFTER_MS, WORKER_IDLE_POLL_MS). An email accepted by the API wakes the transactional lane: it reaches
- * the SMTP server in seconds, where the idle poll alone would take up to a minute.
+ * (WORKER_IDLE_AFTER_MS, WORKER_IDLE_POLL_MS). An email accepted by the API wakes the transactional lane, and a
+ * broadcast sent the loops that write its audience and send it: each reaches the SMTP server in seconds, where the
+ * idle poll alone would take up to a minute.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -13,7 +14,7 @@ import { startSmtpServer } from '../helpers/smtp.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('formcast serve, idle: an email accepted by the API is sent at once, not at the next idle poll', () => {
+describe('formcast serve, idle: work given by the API is taken at once, not at the next idle poll', () => {
   let tmp: string;
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
   let server: Awaited<ReturnType<typeof serve>> | undefined;
@@ -52,5 +53,27 @@ describe('formcast serve, idle: an email accepted by the API is sent at once, no
     for (let i = 0; i < 150 && !smtp.received.some((m) => m.to === 'ada@example.com'); i++) await sleep(100);
     // Looked for up to 15 s (a loaded machine), where the idle poll alone comes after 60 s.
     expect(smtp.received.filter((m) => m.to === 'ada@example.com')).toHaveLength(1);
+  }, 60_000);
+
+  it('a broadcast sent while every loop is idle is materialised and sent at once', async () => {
+    const api = async (method: string, url: string, body?: unknown) => {
+      const res = await fetch(`${server!.url}${url}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      expect(res.status, `${method} ${url}: ${await res.clone().text()}`).toBeLessThan(300);
+      return res.json();
+    };
+    await api('POST', '/v1/contacts', { email: 'bo@example.com', firstName: 'Bo', status: 'SUBSCRIBED' });
+    const b = await api('POST', '/v1/broadcasts', {
+      name: 'News',
+      from: 'Acme <news@acme.test>',
+      emailContent: { subject: 'News', html: '<p>Hello {{ contact.firstName }}.</p>' },
+    });
+    await sleep(1_500);
+    await api('POST', `/v1/broadcasts/${b.id}/send`);
+    for (let i = 0; i < 150 && !smtp.received.some((m) => m.to === 'bo@example.com'); i++) await sleep(100);
+    expect(smtp.received.filter((m) => m.to === 'bo@example.com')).toHaveLength(1);
   }, 60_000);
 });

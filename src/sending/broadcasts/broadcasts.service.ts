@@ -213,12 +213,20 @@ async function storedAbTest(
 }
 
 export class BroadcastsService {
+  /** Told when a broadcast is given to the workers (sent, resumed, its A/B winner picked): jobs.ts wakes them. */
+  private given: (() => void) | null = null;
+
   constructor(
     private readonly db: Db,
     private readonly config: BroadcastSettings,
     private readonly domains: DomainsService,
     private readonly tests?: TestSender,
   ) {}
+
+  /** The sending loops' wake (`formcast serve`, where the API and the worker share a process; docs/sending.md, "Idle"). */
+  attachSender(wake: () => void): void {
+    this.given = wake;
+  }
 
   private tx<T>(fn: (trx: Executor) => Promise<T>): Promise<T> {
     return this.db.kysely.transaction().execute(fn);
@@ -562,6 +570,7 @@ export class BroadcastsService {
         changes: { abWinner: { before: null, after: variant } },
       });
     });
+    this.given?.();
     return this.get(workspaceId, id);
   }
 
@@ -710,6 +719,7 @@ export class BroadcastsService {
       await auditSend(trx, workspaceId, actor, 'broadcast.sent', current, updated);
       return updated;
     });
+    this.given?.();
     return (await this.withStats(workspaceId, [sent]))[0]!;
   }
 
@@ -780,6 +790,7 @@ export class BroadcastsService {
       await auditSend(trx, workspaceId, actor, 'broadcast.resumed', current, updated);
       return updated;
     });
+    this.given?.();
     return (await this.withStats(workspaceId, [resumed]))[0]!;
   }
 
