@@ -15,9 +15,9 @@ export interface Job {
 }
 
 /**
- * A loop that found nothing to do for `afterMs` (nor was woken) looks only every `pollMs` (unless a job is due
- * sooner than that anyway): an idle server polled its queues 60 times a second, ~4.5 % of a core and as many queries on
- * the database for nothing (2026-11-30). Any work found, or a wake, brings the loop back to its own pace at once.
+ * A loop that found nothing to do for `afterMs` (nor was woken) sleeps at least `pollMs` between rounds, a job due
+ * sooner waiting for it: an idle server ran ~160 SQL statements a second on its polls, ~4.7 % of a core, for nothing
+ * (2026-11-30; docs/sending.md, "Idle"). Any work found, or a wake, brings the loop back to its own pace at once.
  */
 export interface IdlePolling {
   afterMs: number;
