@@ -300,7 +300,6 @@ export function startJobs(
     Math.min(poll, 100),
     idle,
   );
-
   // Audiences written in a loop of their own: its pauses while a send is busy (materializeShare) hold nothing else up.
   const materialiseRunner = new JobRunner(
     [{ name: 'materialise', everyMs: poll, run: () => pipeline.materialize() }],

@@ -87,16 +87,7 @@ export class FirstHits {
     this.seen = new RecentKeys(max);
   }
 
-  /** True when no hit of `key` was recorded before (as far as this process remembers). */
-  isFirst(key: string): boolean {
-    return this.seen.lastSeen(key, 0) === undefined;
-  }
-
-  remember(key: string): void {
-    this.seen.add(key, 0);
-  }
-
-  /** Remembers `key`; true when it was not remembered before (one lookup for isFirst and remember). */
+  /** Remembers `key`; true when no hit of it was recorded before (as far as this process remembers). */
   add(key: string): boolean {
     return this.seen.add(key, 0);
   }
