@@ -2,13 +2,13 @@
  * API throughput benchmark (`npm run bench:api`): `PUT /v1/forms/{id}` on the real Formcast server
  * against a bare Fastify + better-sqlite3 baseline doing one UPDATE per request (bench/baseline-server.ts).
  *
- * A third server, the floor (bench/floor-server.ts), answers the same request as Formcast on Formcast's
- * own database with only the work the endpoint cannot skip: the key lookup and hash check, the one
+ * A third server, the floor (bench/floor-server.ts), answers the same request as Formcast on a copy of
+ * Formcast's database with only the work the endpoint cannot skip: the key lookup and hash check, the one
  * UPDATE … RETURNING, the form as JSON; raw prepared statements, no framework features. floor/baseline
  * is what any implementation could hope for on this machine; formcast/floor is what Formcast adds.
  *
- * All run as child processes on loopback; baseline has a fresh SQLite file in a temp directory, Formcast
- * and the floor share Formcast's. autocannon (in this process) drives them in turn (baseline, floor,
+ * All run as child processes on loopback; baseline has a fresh SQLite file in a temp directory, the floor
+ * a copy of Formcast's. autocannon (in this process) drives them in turn (baseline, floor,
  * Formcast, the order turning by one each round) for --rounds rounds; each measured run is preceded by a
  * short warm-up whose figures are discarded. Reported: mean req/s, p99 latency and the server process's CPU
  * time per request for each run, their medians across rounds, and the ratios of the median req/s.
@@ -20,9 +20,11 @@
  * Options: --duration N (s, default 10), --rounds N (default 2), --warmup N (s, default 2),
  *          --connections N (default 50), --cpu-prof DIR (profile each server into DIR/<server>), --help.
  */
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import SQLite from 'better-sqlite3';
 import {
   BenchError,
   HOST,
@@ -136,14 +138,24 @@ async function setupFormcast(
   };
 }
 
-/** The floor answers Formcast's own request (same path, key and body) on Formcast's database. */
+/**
+ * The floor answers Formcast's own request (same path, key and body) on a copy of Formcast's database (the same rows
+ * and indexes). Not on the file itself: there, Formcast's checkpoint thread (src/db/checkpointer.ts), idle during the
+ * floor's runs, checkpointed the floor's writes in Formcast's process, so the floor did not pay for its own (found by
+ * bench:track, 2026-11-30).
+ */
 async function setupFloor(
   formcast: Target,
   databaseFile: string,
   formcastAnswer: Record<string, unknown>,
   cpuProf: string | null,
 ): Promise<Target> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, DATABASE_URL: databaseFile };
+  const floorFile = path.join(path.dirname(databaseFile), 'floor', 'formcast.db');
+  fs.mkdirSync(path.dirname(floorFile));
+  const source = new SQLite(databaseFile, { readonly: true });
+  await source.backup(floorFile);
+  source.close();
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST, DATABASE_URL: floorFile };
   const server = await startServer(
     'floor server',
     [...profiling(cpuProf, 'floor'), '--import', 'tsx', 'bench/floor-server.ts'],
@@ -399,8 +411,8 @@ async function main(): Promise<number> {
   const floor = await setupFloor(formcast, databaseFile, answer, opts.cpuProf);
   for (const t of [baseline, floor, formcast]) process.stderr.write(`${t.label.padEnd(8)} ${t.server.url}${t.path}\n`);
 
-  // The order turns each round, so that no server always follows the same one (Formcast and the floor share
-  // a database file, and whoever runs second finds it warm).
+  // The order turns each round, so that no server always follows the same one (Formcast's database and the floor's
+  // copy share the disk and its cache).
   const targets = [baseline, floor, formcast];
   const runs: Run[] = [];
   for (let round = 1; round <= opts.rounds; round++) {
