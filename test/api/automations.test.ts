@@ -120,6 +120,29 @@ describeApi('automations', (h) => {
     });
     expect(badRef.statusCode).toBe(422);
     expect(badRef.json().code).toBe('invalid_reference');
+    // A branch on the engagement with a broadcast that is not the workspace's (it would be true of everyone with
+    // `happened: false`), and a trigger filter's.
+    const badBroadcast = await h.call(ws.key, 'POST', '/v1/automations', {
+      name: 'Ref',
+      trigger: {
+        type: 'contact.created',
+        filter: { engagement: 'opened', broadcastId: 'bc_01ABCDEFGHJKMNPQRSTVWXYZ00', happened: false },
+      },
+      steps: [
+        {
+          type: 'branch',
+          filter: { any: [{ engagement: 'clicked', broadcastId: 'bc_01ABCDEFGHJKMNPQRSTVWXYZ01', happened: true }] },
+          then: [],
+          else: [],
+        },
+      ],
+    });
+    expect(badBroadcast.statusCode, badBroadcast.body).toBe(422);
+    expect(badBroadcast.json().code).toBe('invalid_reference');
+    expect(badBroadcast.json().errors.map((e: { path: string }) => e.path)).toEqual([
+      '/trigger/filter/broadcastId',
+      '/steps/0/filter/any/0/broadcastId',
+    ]);
 
     const res = await h.call(ws.key, 'POST', '/v1/automations', {
       name: 'Welcome',

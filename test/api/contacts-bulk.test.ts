@@ -2,6 +2,9 @@ import { expect, it } from 'vitest';
 import { BulkService } from '../../src/audience/bulk/bulk.service.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 
+/** A well-formed broadcast id that names nothing. */
+const MISSING_BROADCAST = 'bc_01ABCDEFGHJKMNPQRSTVWXYZ00';
+
 /** POST /v1/contacts/bulk and its jobs (contract §18; docs/contacts.md "Bulk actions"). */
 
 async function contacts(h: Harness, ws: TestWorkspace, n: number, extra: Record<string, unknown> = {}) {
@@ -154,6 +157,8 @@ describeApi('contact bulk actions', (h) => {
     const topic = (
       await h.call(other.key, 'POST', '/v1/topics', { name: 'Theirs', defaultSubscription: 'OPT_IN' })
     ).json();
+    const theirBroadcast = (await h.call(other.key, 'POST', '/v1/broadcasts', { name: 'Theirs' })).json();
+    expect(theirBroadcast.id).toMatch(/^bc_/);
     const cases: [Record<string, unknown>, number, string, string[]][] = [
       [{ action: 'tag', tag: 'x' }, 422, 'validation_failed', ['']],
       [{ action: 'tag', tag: 'x', ids: [id], filter: { all: [] } }, 422, 'validation_failed', ['/filter']],
@@ -178,6 +183,23 @@ describeApi('contact bulk actions', (h) => {
         ['/filter/topic'],
       ],
       [{ action: 'delete', ids: [id, foreign] }, 422, 'invalid_reference', ['/ids/1']],
+      // An engagement condition on a broadcast that is not the workspace's would be true of everyone with
+      // `happened: false` (a delete of every contact): refused like the segments' (contract §3, §18).
+      [
+        { action: 'delete', filter: { engagement: 'opened', broadcastId: MISSING_BROADCAST, happened: false } },
+        422,
+        'invalid_reference',
+        ['/filter/broadcastId'],
+      ],
+      [
+        {
+          action: 'delete',
+          filter: { all: [{ engagement: 'clicked', broadcastId: theirBroadcast.id, happened: false }] },
+        },
+        422,
+        'invalid_reference',
+        ['/filter/all/0/broadcastId'],
+      ],
     ];
     for (const [body, status, code, paths] of cases) {
       const res = await h.call(ws.key, 'POST', '/v1/contacts/bulk', body);

@@ -10,9 +10,10 @@ import { applyToContact } from '../contacts/contacts.lifecycle.js';
 import { deleteContactWithEvent } from '../contacts/contacts.service.js';
 import { setTopicChoices } from '../contacts/contacts.subscriptions.js';
 import { mergeTags, normalizeTags, removeTag } from '../contacts/contacts.tags.js';
-import { topicReferences, validateFilter, type Filter } from '../segments/segments.filter.js';
+import { validateFilter, type Filter } from '../segments/segments.filter.js';
 import { compiledFilter, countMatchingContacts } from '../segments/segments.repository.js';
-import { existingTopicIds, getTopic } from '../topics/topics.repository.js';
+import { checkFilterReferences } from '../segments/segments.service.js';
+import { getTopic } from '../topics/topics.repository.js';
 import * as repo from './bulk.repository.js';
 import type { BulkJobRecord } from './bulk.repository.js';
 import type { BulkInput, BulkJob } from './bulk.schemas.js';
@@ -73,19 +74,7 @@ export class BulkService {
     let matched: number;
     const filter = (input.filter as Filter | undefined) ?? null;
     if (filter) {
-      const refs = topicReferences(filter);
-      const known = await existingTopicIds(
-        db,
-        workspaceId,
-        refs.map((r) => r.topic),
-      );
-      const unknown = refs.filter((r) => !known.has(r.topic));
-      if (unknown.length)
-        throw unprocessable(
-          'invalid_reference',
-          `the filter names a topic that is not in this workspace: ${unknown[0]!.topic}`,
-          unknown.map((r) => ({ path: r.path, message: 'names no topic of this workspace' })),
-        );
+      await checkFilterReferences(db, workspaceId, filter);
       matched = (await countMatchingContacts(db, this.db.dialect, workspaceId, filter)).count;
     } else {
       ids = [...new Set(input.ids!)].sort();

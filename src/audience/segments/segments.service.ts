@@ -32,6 +32,56 @@ export function contactPagesOf(db: Db): ContactPages {
   };
 }
 
+/** A topic or broadcast a filter names that is not one of the workspace's, at the path of its key. */
+export interface UnknownReference {
+  path: string;
+  name: string;
+  what: 'topic' | 'broadcast';
+}
+
+/**
+ * The topics and broadcasts a valid filter names that are not the workspace's (another workspace's broadcast is
+ * unknown here, like a missing one). Every writer of a filter checks them (segments, bulk actions, automations): an
+ * engagement condition on a broadcast that does not exist would match everyone with `happened: false`.
+ */
+export async function unknownFilterReferences(
+  db: Executor,
+  workspaceId: string,
+  filter: Filter,
+  basePath = '/filter',
+): Promise<UnknownReference[]> {
+  const topics = topicReferences(filter, basePath);
+  const broadcasts = broadcastReferences(filter, basePath);
+  const known = await existingTopicIds(
+    db,
+    workspaceId,
+    topics.map((t) => t.topic),
+  );
+  const knownBroadcasts = await repo.existingBroadcastIds(
+    db,
+    workspaceId,
+    broadcasts.map((b) => b.broadcastId),
+  );
+  return [
+    ...topics.filter((t) => !known.has(t.topic)).map((t) => ({ path: t.path, name: t.topic, what: 'topic' as const })),
+    ...broadcasts
+      .filter((b) => !knownBroadcasts.has(b.broadcastId))
+      .map((b) => ({ path: b.path, name: b.broadcastId, what: 'broadcast' as const })),
+  ];
+}
+
+/** 422 invalid_reference, one entry per unknown name at its path, when the filter names anything unknown. */
+export async function checkFilterReferences(db: Executor, workspaceId: string, filter: Filter): Promise<void> {
+  const unknown = await unknownFilterReferences(db, workspaceId, filter);
+  if (unknown.length) {
+    throw unprocessable(
+      'invalid_reference',
+      `the filter names a ${unknown[0]!.what} that is not in this workspace: ${unknown[0]!.name}`,
+      unknown.map((u) => ({ path: u.path, message: `names no ${u.what} of this workspace` })),
+    );
+  }
+}
+
 export class SegmentsService {
   constructor(readonly db: Db) {}
 
@@ -46,36 +96,9 @@ export class SegmentsService {
     return { filter: raw as Filter };
   }
 
-  /**
-   * Every topic and every broadcast a filter names must be one of the workspace (422 invalid_reference, one entry per
-   * unknown name at its path; another workspace's broadcast is unknown here, like a missing one).
-   */
+  /** Every topic and every broadcast the filter names is one of the workspace's (checkFilterReferences). */
   private async checkTopics(db: Executor, workspaceId: string, filter: Filter): Promise<void> {
-    const topics = topicReferences(filter);
-    const broadcasts = broadcastReferences(filter);
-    const known = await existingTopicIds(
-      db,
-      workspaceId,
-      topics.map((t) => t.topic),
-    );
-    const knownBroadcasts = await repo.existingBroadcastIds(
-      db,
-      workspaceId,
-      broadcasts.map((b) => b.broadcastId),
-    );
-    const unknown = [
-      ...topics.filter((t) => !known.has(t.topic)).map((t) => ({ path: t.path, name: t.topic, what: 'topic' })),
-      ...broadcasts
-        .filter((b) => !knownBroadcasts.has(b.broadcastId))
-        .map((b) => ({ path: b.path, name: b.broadcastId, what: 'broadcast' })),
-    ];
-    if (unknown.length) {
-      throw unprocessable(
-        'invalid_reference',
-        `the filter names a ${unknown[0]!.what} that is not in this workspace: ${unknown[0]!.name}`,
-        unknown.map((u) => ({ path: u.path, message: `names no ${u.what} of this workspace` })),
-      );
-    }
+    await checkFilterReferences(db, workspaceId, filter);
   }
 
   private async mustGet(db: Executor, workspaceId: string, id: string): Promise<Segment> {

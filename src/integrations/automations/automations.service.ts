@@ -2,7 +2,7 @@ import { insertAutomationMessage } from '../../sending/index.js';
 import {
   getContact,
   contactEmail,
-  topicReferences,
+  unknownFilterReferences,
   type Filter,
   contactMatches,
   getSegment,
@@ -158,16 +158,13 @@ export class AutomationsService {
       errors.push({ path: '/trigger/segmentId', message: 'names no segment of this workspace' });
     const topicPaths: { id: string; path: string }[] = [];
     if (trigger.topicId) topicPaths.push({ id: trigger.topicId, path: '/trigger/topicId' });
-    if (trigger.filter)
-      topicPaths.push(
-        ...topicReferences(trigger.filter, '/trigger/filter').map((r) => ({ id: r.topic, path: r.path })),
-      );
+    // The filters' topics and broadcasts (an engagement condition on a broadcast that does not exist would be true of
+    // everyone with `happened: false`).
+    const filters: { filter: Filter; path: string }[] = [];
+    if (trigger.filter) filters.push({ filter: trigger.filter, path: '/trigger/filter' });
     for (const n of new Program(steps).all()) {
       if (n.step.type === 'topic') topicPaths.push({ id: n.step.topicId, path: `${n.path}/topicId` });
-      if (n.step.type === 'branch')
-        topicPaths.push(
-          ...topicReferences(n.step.filter, `${n.path}/filter`).map((r) => ({ id: r.topic, path: r.path })),
-        );
+      if (n.step.type === 'branch') filters.push({ filter: n.step.filter, path: `${n.path}/filter` });
     }
     const known = await existingTopicIds(
       db,
@@ -176,6 +173,9 @@ export class AutomationsService {
     );
     for (const t of topicPaths)
       if (!known.has(t.id)) errors.push({ path: t.path, message: 'names no topic of this workspace' });
+    for (const f of filters)
+      for (const u of await unknownFilterReferences(db, workspaceId, f.filter, f.path))
+        errors.push({ path: u.path, message: `names no ${u.what} of this workspace` });
     if (errors.length)
       throw unprocessable('invalid_reference', errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; '), errors);
   }
