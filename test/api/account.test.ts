@@ -4,6 +4,7 @@
  * workspace's requirement). On SQLite and PostgreSQL through app.inject, checking the database after. TOTP codes are
  * computed with otplib from the secret and the controlled clock (vi.setSystemTime).
  */
+import crypto from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { generate } from 'otplib';
 import { afterEach, expect, it, vi } from 'vitest';
@@ -389,6 +390,54 @@ describeApi(
       const res = await secondStep(pending, await code(secret));
       expect(res.statusCode).toBe(401);
       expect(cookieValue(res, '__Host-fc_session')).toBeNull();
+    });
+
+    it('a password reset of a user with two-factor sign-in sets the password and still asks for the code', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.parse('2026-11-30T10:00:01.000Z'));
+      const ws = await h.workspace();
+      const me = await user(ws.id);
+      const s = await signIn(me.email);
+      const { secret } = await enrol(s);
+      // A reset link, as the reset email gives it (the mailbox is all it proves).
+      const token = 'r'.repeat(43);
+      await k()
+        .insertInto('password_resets')
+        .values({
+          id: `pwr_${process.pid}_${++seq}`,
+          workspace_id: ws.id,
+          user_id: me.id,
+          token_hash: crypto.createHash('sha256').update(token).digest('hex'),
+          created_at: new Date().toISOString(),
+          expires_at: new Date(Date.now() + 3600_000).toISOString(),
+          used_at: null,
+        })
+        .execute();
+      const done = await h.app.inject({
+        method: 'POST',
+        url: `/app/reset/${token}`,
+        remoteAddress: freshIp(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ password: NEW_PASSWORD }).toString(),
+      });
+      expect(done.statusCode, done.body).toBe(303);
+      expect(done.headers.location).toBe('/app/login/two-factor');
+      expect(cookieValue(done, '__Host-fc_session')).toBeNull();
+      const pending = cookieValue(done, '__Host-fc_2fa');
+      expect(pending).not.toBeNull();
+      // The password changed (every session signed out), and no session exists until the code is given.
+      expect((await call(s, 'GET', '/v1/session')).statusCode).toBe(401);
+      const open = await k()
+        .selectFrom('sessions')
+        .select('id')
+        .where('user_id', '=', me.id)
+        .where('revoked_at', 'is', null)
+        .execute();
+      expect(open).toEqual([]);
+      vi.setSystemTime(Date.now() + 30_000);
+      const second = await secondStep(pending!, await code(secret));
+      expect(second.statusCode, second.body).toBe(303);
+      await sessionOf(second);
     });
 
     it('an owner requires two-factor sign-in: people without it can only set it up; the owner must have it first', async () => {

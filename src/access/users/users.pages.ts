@@ -492,6 +492,11 @@ export async function usersPages(
         });
       const done = await users.completeReset(req.params.token, field(body, 'password'), meta(req));
       if (done.state !== 'valid') return linkGone(reply, done.state, 'reset');
+      if ('pending' in done.value) {
+        // Two-factor sign-in: the new password is set, and the code is asked for as after a sign-in's password.
+        reply.header('set-cookie', sessions.pendingCookie(done.value.pending));
+        return reply.redirect('/app/login/two-factor', 303);
+      }
       return signedIn(reply, done.value.token);
     },
   );

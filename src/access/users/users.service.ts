@@ -534,7 +534,16 @@ export class UsersService {
   }
 
   /** Sets the new password once, revokes every session of the user, and signs in anew. */
-  async completeReset(token: string, passwordInput: string, meta: Meta): Promise<LinkState<{ token: string }>> {
+  /**
+   * Sets the new password of a valid reset link, spends the link and signs every session of the user out. The user is
+   * then signed in (`token`: a new session), unless they have two-factor sign-in: then `pending` is the pending sign-in
+   * cookie's value and the code is still asked for (a reset link proves the mailbox, not the second factor).
+   */
+  async completeReset(
+    token: string,
+    passwordInput: string,
+    meta: Meta,
+  ): Promise<LinkState<{ token: string } | { pending: string }>> {
     const password = checkPassword(passwordInput);
     const r = await repo.findPasswordReset(this.db.kysely, sha256(token));
     if (!r) return { state: 'unknown' };
@@ -548,6 +557,12 @@ export class UsersService {
       return true;
     });
     if (!used) return { state: r.usedAt ? 'used' : Date.parse(r.expiresAt) <= Date.now() ? 'expired' : 'used' };
+    const enrolled = this.account && (await repo.getAccount(this.db.kysely, r.workspaceId, r.userId))?.totpEnrolledAt;
+    if (enrolled && this.account)
+      return {
+        state: 'valid',
+        value: { pending: this.account.pendingSignIn({ workspaceId: r.workspaceId, id: r.userId, passwordHash }) },
+      };
     const session = await this.sessions.create({ id: r.userId, workspaceId: r.workspaceId }, meta);
     await repo.touchLogin(this.db.kysely, r.workspaceId, r.userId, at);
     return { state: 'valid', value: { token: session.token } };
