@@ -33,7 +33,7 @@ const buildSerializer: NonNullable<
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 /** Public addresses whose last segment is a token: the segment is replaced in logs. */
-const TOKEN_PATH = /^(\/(?:confirm|unsubscribe|t\/[a-z]|app\/(?:invite|reset))\/)[^/?#]+/;
+const TOKEN_PATH = /^(\/(?:confirm|unsubscribe|w|t\/[a-z]|app\/(?:invite|reset))\/)[^/?#]+/;
 
 /** A request URL as logged: tokens in the path and in `token=` query values replaced by [redacted]. */
 export function redactUrl(url: string): string {

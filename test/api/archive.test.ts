@@ -88,6 +88,8 @@ describeApi('public archive', (h) => {
     const id = await broadcast(ws, domain, { subject: 'Open letter', archive: true });
     const res = await h.app.inject({ method: 'GET', url: `/archive/${slug}/${id}` });
     expect(res.statusCode).toBe(200);
+    // Sandboxed (a meta refresh in a workspace's HTML is no redirect from this origin); links still open.
+    expect(res.headers['content-security-policy']).toMatch(/; sandbox allow-popups allow-popups-to-escape-sandbox$/);
     const html = res.body;
     expect(html).toContain('Hi reader');
     expect(html).not.toContain('Ada');

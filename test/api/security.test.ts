@@ -475,11 +475,14 @@ describe('security: tokens in public addresses are not logged', () => {
       payload: 'List-Unsubscribe=One-Click',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
+    // A web version link (docs/archive.md) shows the recipient's own message, unsubscribe link included.
+    await app.inject({ method: 'GET', url: `/w/w${token}` });
     await app.close();
     await db.close();
     const log = lines.join('');
     expect(log).toContain('/confirm/[redacted]');
     expect(log).toContain('/unsubscribe/[redacted]');
+    expect(log).toContain('/w/[redacted]');
     expect(log).not.toContain(token);
     expect(redactUrl('/f/x?token=abc&y=1')).toBe('/f/x?token=[redacted]&y=1');
   });

@@ -50,6 +50,8 @@ describeApi('web version', (h) => {
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
     expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+    // Sandboxed (a meta refresh in a workspace's HTML is no redirect from this origin); links still open.
+    expect(page.headers['content-security-policy']).toMatch(/; sandbox allow-popups allow-popups-to-escape-sandbox$/);
     expect(page.headers['x-robots-tag']).toContain('noindex');
     expect(page.headers['cache-control']).toContain('no-store');
     expect(page.body).toContain('Hello Ada, your plan is gold.');

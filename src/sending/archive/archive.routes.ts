@@ -17,10 +17,14 @@ import type { ArchiveOwner, ArchiveService, BrowserMessage } from './archive.ser
 
 /**
  * A message's page: its own inline styles, images over https or from this service (PUBLIC_URL's origin, which serves
- * uploaded images and the social icons, over http on a local installation), nothing that runs.
+ * uploaded images and the social icons, over http on a local installation), nothing that runs. And sandboxed: the
+ * page is a workspace's HTML on this service's own origin, so it gets an opaque origin of its own, and a
+ * `<meta http-equiv="refresh">` in it does nothing (a sandboxed document's automatic features are off), which no other
+ * directive stops: the archive and the web version are no open redirect. Links still open (in the page, or in a new
+ * tab that is not sandboxed).
  */
 export function messageCsp(publicUrl: string): string {
-  return `default-src 'none'; style-src 'unsafe-inline'; img-src https: data: 'self' ${new URL(publicUrl).origin}; font-src https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'`;
+  return `default-src 'none'; style-src 'unsafe-inline'; img-src https: data: 'self' ${new URL(publicUrl).origin}; font-src https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'; sandbox allow-popups allow-popups-to-escape-sandbox`;
 }
 
 const SLUG = { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 } as const;
