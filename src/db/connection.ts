@@ -33,6 +33,9 @@ export function isPostgresUrl(url: string): boolean {
 
 const PG_JSON_OIDS = new Set([114, 3802]);
 
+/** The SQL function every SQLite connection has for lower-casing every letter (lower() folds ASCII letters only). */
+export const UNICODE_LOWER = 'fc_lower';
+
 export interface ConnectOptions {
   /** PostgreSQL only: the schema to use (tests isolate each suite in its own). */
   schema?: string;
@@ -79,6 +82,11 @@ export function connect(url: string, options: ConnectOptions = {}): Db {
   // A log that once grew (a long read held it, a bulk write outran the checkpoints) is cut back to 32 MiB when it
   // starts over, not kept at its largest size for good.
   sqlite.pragma(`journal_size_limit = ${32 * 1024 * 1024}`);
+  // lower() as PostgreSQL's and JavaScript's: every letter, not ASCII's only (SQLite's own). For a case-insensitive
+  // search of a needle that is not ASCII (the contacts' search, docs/contacts.md "Search").
+  sqlite.function(UNICODE_LOWER, { deterministic: true }, (s: unknown) =>
+    typeof s === 'string' ? s.toLowerCase() : s === null ? null : String(s).toLowerCase(),
+  );
   const dialect = new FormcastSqliteDialect(sqlite);
   const kysely = new Kysely<Database>({ dialect });
   allowRunIfIdle(kysely, dialect);

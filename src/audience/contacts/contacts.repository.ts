@@ -1,6 +1,6 @@
 import { PostgresAdapter, sql, type SqlBool } from 'kysely';
 import { databaseNow } from '../../db/clock.js';
-import type { Dialect, Executor } from '../../db/connection.js';
+import { UNICODE_LOWER, type Dialect, type Executor } from '../../db/connection.js';
 import type { ContactImportsTable, ContactStatus, ContactsTable } from '../../db/schema.js';
 import { fromJsonColumn, toJsonColumn } from '../../lib/json.js';
 import { toIso } from '../../lib/time.js';
@@ -218,16 +218,24 @@ export function likeLiteral(s: string): string {
 
 /**
  * The contact list's search (`q`): a case-insensitive substring of the email, first or last name, as a condition on
- * `contacts`. The needle is lower-cased here and each column by the database (lower(): SQLite's folds ASCII letters
- * only, PostgreSQL's every letter); LIKE's wildcards in it match themselves. A trigram index narrows it (migration
- * 0037: searchCandidates on SQLite, pg_trgm's indexes on PostgreSQL); this is still what decides (docs/contacts.md
- * "Search").
+ * `contacts`. The needle is lower-cased here and each column by the database; LIKE's wildcards in it match themselves.
+ * PostgreSQL's lower() folds every letter. SQLite's folds ASCII letters only, which is enough for an ASCII needle (it
+ * can only match ASCII letters) and fast; a needle with other letters ("élodie") is compared with the columns folded by
+ * UNICODE_LOWER (JavaScript's toLowerCase, a function of the connection: slower, so only then). A trigram index narrows
+ * it (migration 0037: searchCandidates on SQLite, pg_trgm's indexes on PostgreSQL); this is still what decides
+ * (docs/contacts.md "Search").
  */
-export function searchSql(q: string) {
-  const pattern = `%${likeLiteral(q.toLowerCase())}%`;
-  const like = (col: string) => sql<SqlBool>`lower(${sql.ref(col)}) like ${pattern} escape '\\'`;
+export function searchSql(q: string, dialect: Dialect) {
+  const needle = q.toLowerCase();
+  const pattern = `%${likeLiteral(needle)}%`;
+  const lower =
+    dialect === 'sqlite' && [...needle].some((c) => c.charCodeAt(0) > 0x7f) ? sql.raw(UNICODE_LOWER) : sql.raw('lower');
+  const like = (col: string) => sql<SqlBool>`${lower}(${sql.ref(col)}) like ${pattern} escape '\\'`;
   return sql<SqlBool>`(${like('contacts.email')} or ${like('contacts.first_name')} or ${like('contacts.last_name')})`;
 }
+
+const dialectOf = (db: Executor): Dialect =>
+  db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 
 /**
  * The most candidates the search index may give for a search to read just those (more: the words are common, and
@@ -281,7 +289,7 @@ export function contactsPageQuery(
   if (f.status !== undefined) q = q.where('status', '=', f.status);
   if (f.topic !== undefined) q = q.where(subscribedTo(f.topic));
   if (f.tag !== undefined) q = q.where(hasTagSql(workspaceId, f.tag, true));
-  if (f.q !== undefined) q = q.where(searchSql(f.q));
+  if (f.q !== undefined) q = q.where(searchSql(f.q, dialectOf(db)));
   if (f.beforeId !== undefined)
     q = candidates ? q.where(sql<SqlBool>`+contacts.id < ${f.beforeId}`) : q.where('id', '<', f.beforeId);
   return q.orderBy('id', 'desc').limit(f.limit);
@@ -324,7 +332,7 @@ export async function countContacts(
   if (f.email !== undefined) {
     let one = f.topic ? contacts.where(subscribedTo(f.topic)) : contacts;
     if (f.tag !== undefined) one = one.where(hasTagSql(workspaceId, f.tag, true));
-    if (f.q !== undefined) one = one.where(searchSql(f.q));
+    if (f.q !== undefined) one = one.where(searchSql(f.q, dialect));
     return count(one);
   }
   // A tag alone: one range of contact_tags_key.
@@ -341,7 +349,7 @@ export async function countContacts(
   if (f.tag !== undefined || f.q !== undefined) {
     let each = f.topic ? contacts.where(subscribedTo(f.topic)) : contacts;
     if (f.tag !== undefined) each = each.where(hasTagSql(workspaceId, f.tag, true));
-    if (f.q !== undefined) each = each.where(searchSql(f.q));
+    if (f.q !== undefined) each = each.where(searchSql(f.q, dialect));
     const candidates = f.q !== undefined ? await searchCandidates(db, f.q) : null;
     if (candidates) return count(each.where(inCandidates(candidates)));
     let matched = 0;
