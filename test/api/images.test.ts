@@ -111,15 +111,18 @@ describeApi(
       expect(await stored(h, ws)).toHaveLength(4);
     });
 
-    it('an identical upload returns the image stored already (200), and stores nothing more', async () => {
+    it('an identical upload answers 201 with the image stored already and its Location, and stores nothing more', async () => {
       const ws = await h.workspace();
       const data = await solid('png', 12, 12);
       const first = await upload(h, ws.key, { filename: 'a.png', type: 'image/png', data });
       expect(first.statusCode).toBe(201);
+      expect(first.headers.location).toBe(`/v1/images/${first.json().id}`);
       const again = await upload(h, ws.key, { filename: 'b.png', type: 'image/png', data });
-      expect(again.statusCode).toBe(200);
+      expect(again.statusCode, again.body).toBe(201);
+      expect(again.headers.location).toBe(`/v1/images/${first.json().id}`);
       expect(again.json()).toEqual(first.json());
-      expect(await stored(h, ws)).toHaveLength(1);
+      const rows = await stored(h, ws);
+      expect(rows.map((r) => [r.id, r.name])).toEqual([[first.json().id, 'a.png']]);
       // Another workspace's identical upload is its own image.
       const other = await h.workspace();
       const theirs = await upload(h, other.key, { filename: 'a.png', type: 'image/png', data });

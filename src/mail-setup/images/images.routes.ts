@@ -91,7 +91,7 @@ export async function imagesRoutes(app: V1, { images }: { images: ImagesService 
       schema: {
         consumes: ['multipart/form-data'],
         body: UploadImageBody,
-        response: { 200: ImageSchema, 201: ImageSchema },
+        response: { 201: ImageSchema },
       },
       validatorCompiler: streamBodyCompiler,
       // The Idempotency-Key hook hashes the body, which is a stream here: it stands for itself by its length.
@@ -117,9 +117,9 @@ export async function imagesRoutes(app: V1, { images }: { images: ImagesService 
       try {
         if (declared > MAX_UPLOAD_BYTES + MULTIPART_ALLOWANCE) throw tooLarge(declared);
         const upload = await readUpload(req);
-        const { image, created } = await images.upload(req.auth.workspaceId, upload);
-        if (created) reply.code(201).header('location', `/v1/images/${image.id}`);
-        return reply.send(image);
+        // 201 with its address, also when the workspace had these bytes already (the stored image is answered).
+        const image = await images.upload(req.auth.workspaceId, upload);
+        return reply.code(201).header('location', `/v1/images/${image.id}`).send(image);
       } catch (err) {
         // Refused before the body was read whole: the connection is closed rather than left with the rest in it.
         if (!req.raw.readableEnded) reply.header('connection', 'close');

@@ -137,10 +137,10 @@ export class ImagesService {
 
   /**
    * Stores an uploaded image (docs/images.md): its type read from the bytes and checked against its name and declared
-   * type, the whole image decoded, resized, turned upright and stripped of metadata where needed. `created` is false
-   * when the workspace already had an image with the same stored bytes (it is returned, nothing is written).
+   * type, the whole image decoded, resized, turned upright and stripped of metadata where needed. When the workspace
+   * already has an image with the same stored bytes, that one is returned and nothing is written.
    */
-  async upload(workspaceId: string, upload: Upload): Promise<{ image: Image; created: boolean }> {
+  async upload(workspaceId: string, upload: Upload): Promise<Image> {
     if (upload.data.length > MAX_UPLOAD_BYTES) throw tooLarge(upload.data.length);
     if (upload.data.length === 0) throw validationFailed([{ path: FILE, message: 'is empty' }]);
     const name = sanitizeName(upload.filename);
@@ -166,12 +166,11 @@ export class ImagesService {
       name,
       created_at: nowIso(),
     };
-    if (await repo.insertImage(this.db.kysely, workspaceId, { ...row, data: processed.data }))
-      return { image: this.toImage(row), created: true };
+    if (await repo.insertImage(this.db.kysely, workspaceId, { ...row, data: processed.data })) return this.toImage(row);
     const existing = await repo.findImageBySha256(this.db.kysely, workspaceId, sha256);
     // Deleted between the two statements: store this one after all.
     if (!existing) return this.upload(workspaceId, upload);
-    return { image: this.toImage(existing), created: false };
+    return this.toImage(existing);
   }
 
   /**

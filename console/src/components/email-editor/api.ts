@@ -19,7 +19,7 @@ export async function renderDocument(doc: BlockDocument, contactId: string, sign
   );
 }
 
-/** POST /v1/images's answer (201 a new image, 200 the same image uploaded before). */
+/** POST /v1/images's answer (201: a new image, or the same image uploaded before). */
 export type UploadedImage = operations['createImage']['responses'][201]['content']['application/json'];
 
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;

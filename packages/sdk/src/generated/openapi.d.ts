@@ -1335,7 +1335,7 @@ export interface paths {
         put?: never;
         /**
          * Upload an image
-         * @description Uploads an image for emails (the editor's image blocks use its `url`), as `multipart/form-data` with the file in the field `file` (`curl -F file=@photo.jpg`). PNG, JPEG, GIF or WebP, at most 5 MiB (a larger file is 413 payload_too_large and nothing is stored). The type is read from the bytes: anything else (an SVG, a PDF, text, a truncated or corrupt image) is 422 `unsupported_media_type`, and so is a file whose name or declared type says another format than its bytes (a PNG named `photo.jpg`). An image wider than 1200 px is resized to 1200 px wide; it is turned upright by its EXIF orientation, and its metadata (EXIF with a GPS position, XMP, IPTC, comments) is removed, re-encoding it in its own format; an animated GIF is kept as it is. Answers 201 with the image; uploading the same image again to the workspace answers 200 with the one stored already. The `url` is public (no key), under PUBLIC_URL. Needs `write:broadcasts`.
+         * @description Uploads an image for emails (the editor's image blocks use its `url`), as `multipart/form-data` with the file in the field `file` (`curl -F file=@photo.jpg`). PNG, JPEG, GIF or WebP, at most 5 MiB (a larger file is 413 payload_too_large and nothing is stored). The type is read from the bytes: anything else (an SVG, a PDF, text, a truncated or corrupt image) is 422 `unsupported_media_type`, and so is a file whose name or declared type says another format than its bytes (a PNG named `photo.jpg`). An image wider than 1200 px is resized to 1200 px wide; it is turned upright by its EXIF orientation, and its metadata (EXIF with a GPS position, XMP, IPTC, comments) is removed, re-encoding it in its own format; an animated GIF is kept as it is. Answers 201 with the image and its `Location`; uploading the same image again to the workspace answers 201 too, with the one stored already (same id), and stores nothing. The `url` is public (no key), under PUBLIC_URL. Needs `write:broadcasts`.
          */
         post: operations["createImage"];
         delete?: never;
@@ -13611,46 +13611,6 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "img_01JDB44V8Z0B2D4F6H8K0M2P4R",
-                     *       "url": "https://news.example.com/i/img_01JDB44V8Z0B2D4F6H8K0M2P4R.jpg",
-                     *       "contentType": "image/jpeg",
-                     *       "width": 1200,
-                     *       "height": 800,
-                     *       "bytes": 184320,
-                     *       "name": "team-offsite.jpg",
-                     *       "createdAt": "2026-11-21T10:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        /** @description public, under PUBLIC_URL: /i/{id}.{ext} */
-                        url: string;
-                        /** @enum {string} */
-                        contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
-                        /** @description px, as stored (after resizing) */
-                        width: number;
-                        /** @description px, as stored; one frame of an animation */
-                        height: number;
-                        /** @description size of the stored file */
-                        bytes: number;
-                        /** @description the uploaded file's name, sanitised */
-                        name: string | null;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339, UTC, milliseconds
-                         */
-                        createdAt: string;
-                    };
-                };
-            };
             /** @description Default Response */
             201: {
                 headers: {
