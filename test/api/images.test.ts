@@ -327,6 +327,43 @@ describeApi(
       expect(await stored(h, ws)).toEqual([]);
     });
 
+    it('refuses a multipart body it cannot read (no boundary, cut short) with 422 validation_failed at /file', async () => {
+      const ws = await h.workspace();
+      const png = await solid('png');
+      const { payload, contentType } = multipart([{ filename: 'a.png', type: 'image/png', data: png }]);
+      const post = (headers: Record<string, string>, body: Buffer | string) =>
+        h.app.inject({
+          method: 'POST',
+          url: '/v1/images',
+          headers: { authorization: `Bearer ${ws.key}`, ...headers },
+          payload: body,
+        });
+      const boundary = contentType.split('boundary=')[1]!;
+      for (const [what, res] of [
+        ['no boundary', await post({ 'content-type': 'multipart/form-data' }, payload)],
+        ['another boundary', await post({ 'content-type': 'multipart/form-data; boundary=somethingelse' }, payload)],
+        ['cut short', await post({ 'content-type': contentType }, payload.subarray(0, payload.length - 40))],
+        [
+          'a malformed part header',
+          await post(
+            { 'content-type': contentType },
+            `--${boundary}\r\nContent-Disposition form-data\r\n\r\nx\r\n--${boundary}--\r\n`,
+          ),
+        ],
+      ] as const) {
+        expect(res.statusCode, `${what}: ${res.body}`).toBe(422);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        const problem = res.json();
+        expect(problem.code, what).toBe('validation_failed');
+        expect(problem.errors, what).toEqual([{ path: '/file', message: expect.any(String) }]);
+      }
+      // Not multipart at all stays 415.
+      const form = await post({ 'content-type': 'application/x-www-form-urlencoded' }, 'file=abc');
+      expect(form.statusCode).toBe(415);
+      expect(form.json().code).toBe('unsupported_media_type');
+      expect(await stored(h, ws)).toEqual([]);
+    });
+
     it('lists newest first with a cursor, gets, deletes; the public address then answers 404', async () => {
       const ws = await h.workspace();
       const ids: string[] = [];

@@ -53,8 +53,9 @@ function multipartProblem(err: unknown): DomainError {
     case 'FST_INVALID_JSON_FIELD_ERROR':
       return validationFailed([{ path: '/', message: (err as Error).message }]);
   }
-  // busboy's own: a missing boundary, a part cut short, a malformed part header, a closed connection.
-  return new DomainError('bad_request', `the multipart body cannot be read: ${(err as Error).message}`);
+  // busboy's own: a missing boundary, a part cut short, a malformed part header, a closed connection. The body is
+  // multipart (otherwise 415 above) but not one that holds a file: 422 at /file, as a missing file (contract §3).
+  return validationFailed([{ path: '/file', message: `cannot be read: ${(err as Error).message}` }]);
 }
 
 /** The file of an upload request, read whole but never past the limit (the parser stops counting at 5 MiB). */
@@ -101,7 +102,7 @@ export async function imagesRoutes(app: V1, { images }: { images: ImagesService 
       },
       config: {
         scope: 'write:broadcasts',
-        errors: ['unsupported_media_type', 'payload_too_large', 'bad_request'],
+        errors: ['unsupported_media_type', 'payload_too_large'],
         errorsAt: [
           {
             code: 'unsupported_media_type',

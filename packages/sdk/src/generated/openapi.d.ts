@@ -13651,7 +13651,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_json`: Invalid JSON; `bad_request`: Bad request */
+            /** @description `invalid_json`: Invalid JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
