@@ -161,7 +161,7 @@ export const ERROR_CATALOGUE = {
     status: 415,
     title: 'Unsupported media type',
     description:
-      'A /v1 body that is not JSON (Content-Type: application/json), an import that is neither CSV nor NDJSON in UTF-8, or an image upload that is not multipart/form-data. With status 422: an uploaded image whose bytes are not PNG, JPEG, GIF or WebP (an SVG, a PDF, a corrupt file), or whose name or declared type says another format than its bytes.',
+      'A /v1 body that is not JSON (Content-Type: application/json), an import that is neither CSV nor NDJSON in UTF-8, or an image upload that is not multipart/form-data. With status 422: an uploaded image whose bytes are not PNG, JPEG, GIF or WebP (an SVG, a PDF, a corrupt file), whatever its name or declared type says.',
   },
   validation_failed: {
     status: 422,

@@ -266,25 +266,76 @@ describeApi(
       expect(p.detail).toMatch(/PNG, JPEG, GIF or WebP/);
     });
 
-    it('refuses a PNG named .jpg (or declared image/jpeg), saying both', async () => {
+    it('reads the type from the bytes: a PNG named .jpg (or declared image/jpeg) is stored as the PNG it is', async () => {
       const ws = await h.workspace();
       const png = await solid('png');
+      for (const [part, name] of [
+        [{ filename: 'photo.jpg', type: 'image/png', data: png }, 'photo.jpg'],
+        [{ filename: 'photo', type: 'image/jpeg', data: await solid('png', 43, 30) }, 'photo'],
+        [{ filename: 'photo.gif', type: 'image/webp', data: await solid('png', 41, 30) }, 'photo.gif'],
+        // No name and a generic type say nothing either.
+        [{ filename: 'blob', type: 'application/octet-stream', data: await solid('png', 42, 30) }, 'blob'],
+      ] as const) {
+        const res = await upload(h, ws.key, part);
+        expect(res.statusCode, res.body).toBe(201);
+        const image = res.json();
+        expect(image).toMatchObject({ contentType: 'image/png', name, height: 30 });
+        expect(image.url).toBe(`${PUBLIC_URL}/i/${image.id}.png`);
+        expect(res.headers.location).toBe(`/v1/images/${image.id}`);
+        const row = (await stored(h, ws)).find((r) => r.id === image.id)!;
+        expect(row).toMatchObject({ content_type: 'image/png', name });
+        expect(Buffer.from(row.data).equals(part.data)).toBe(true);
+        // Served as a PNG, at its .png address only.
+        const served = await h.app.inject({ method: 'GET', url: new URL(image.url).pathname });
+        expect(served.headers['content-type']).toBe('image/png');
+        expect((await h.app.inject({ method: 'GET', url: `/i/${image.id}.jpg` })).statusCode).toBe(404);
+      }
+      expect(await stored(h, ws)).toHaveLength(4);
+      // A JPEG named .png is a JPEG.
+      const jpeg = await upload(h, ws.key, { filename: 'scan.png', type: 'image/png', data: await solid('jpeg') });
+      expect(jpeg.statusCode, jpeg.body).toBe(201);
+      expect(jpeg.json()).toMatchObject({ contentType: 'image/jpeg', name: 'scan.png' });
+      expect(jpeg.json().url).toMatch(/\.jpg$/);
+      expect((await stored(h, ws)).find((r) => r.id === jpeg.json().id)).toMatchObject({ content_type: 'image/jpeg' });
+    });
+
+    it('whatever the name or declared type says, bytes that are none of the four are refused, storing nothing', async () => {
+      const ws = await h.workspace();
+      const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>';
       let p = await refused(
         h,
         ws,
-        { filename: 'photo.jpg', type: 'image/png', data: png },
+        { filename: 'photo.jpg', type: 'image/jpeg', data: svg },
         422,
         'unsupported_media_type',
       );
-      expect(p.detail).toContain('PNG');
-      expect(p.detail).toContain('photo.jpg');
-      expect(p.detail).toContain('JPEG');
-      p = await refused(h, ws, { filename: 'photo', type: 'image/jpeg', data: png }, 422, 'unsupported_media_type');
-      expect(p.detail).toMatch(/bytes are a PNG image but its declared type \(image\/jpeg\) says JPEG/);
-      // No name and a generic type say nothing: the bytes decide.
-      const ok = await upload(h, ws.key, { filename: 'blob', type: 'application/octet-stream', data: png });
-      expect(ok.statusCode, ok.body).toBe(201);
-      expect(ok.json().url).toMatch(/\.png$/);
+      expect(p.detail).toMatch(/SVG image \(its name says JPEG\)/);
+      p = await refused(
+        h,
+        ws,
+        { filename: 'banner.png', type: 'image/png', data: '<!doctype html><html><body>hi</body></html>' },
+        422,
+        'unsupported_media_type',
+      );
+      expect(p.detail).toMatch(/HTML page/);
+      p = await refused(
+        h,
+        ws,
+        { filename: 'photo.gif', type: 'image/gif', data: 'GIF89 is not enough\n' },
+        422,
+        'unsupported_media_type',
+      );
+      expect(p.detail).toMatch(/text file/);
+      // A PNG cut short under a JPEG's name: the bytes say PNG, and they cannot be read.
+      const png = await noisyPng(32, 32);
+      p = await refused(
+        h,
+        ws,
+        { filename: 'photo.jpg', type: 'image/jpeg', data: png.subarray(0, png.length >> 1) },
+        422,
+        'unsupported_media_type',
+      );
+      expect(p.detail).toMatch(/PNG image but it cannot be read/);
     });
 
     it('refuses a truncated or corrupt image with 422 unsupported_media_type', async () => {

@@ -1,8 +1,8 @@
 /**
  * What a file is, read from its bytes (docs/images.md): the four formats an email may carry (PNG, JPEG, GIF, WebP),
  * what else it looks like when it is none of them (to say so), and whether it carries metadata that must not be
- * published (EXIF with its GPS position, XMP, IPTC, comments, text chunks). Only the bytes decide; a name or a declared
- * type is compared with them (images.service.ts) and never trusted.
+ * published (EXIF with its GPS position, XMP, IPTC, comments, text chunks). Only the bytes decide (contract §16); a
+ * name or a declared type only words a refusal (images.service.ts).
  */
 
 export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';

@@ -108,7 +108,7 @@ export async function imagesRoutes(app: V1, { images }: { images: ImagesService 
             code: 'unsupported_media_type',
             status: 422,
             detail:
-              "the file's bytes are a PNG image but its name (photo.jpg) says JPEG; rename it or upload the right file",
+              'the file is an SVG image (its name says PNG): most email clients do not show SVG (and an SVG can carry scripts); export it as PNG',
           },
         ],
       },

@@ -33,7 +33,10 @@ export interface ImagesSettings {
   publicUrl: string;
 }
 
-/** What a file's extension says it is (keys of FORMAT_NAMES); an extension not listed says nothing. */
+/**
+ * What a file's extension says it is (keys of FORMAT_NAMES); an extension not listed says nothing. Only to word a
+ * refusal, and to check the extension of a public address: an upload's format is its bytes'.
+ */
 const EXTENSION_FORMATS: Record<string, string> = {
   png: 'png',
   apng: 'png',
@@ -62,8 +65,8 @@ const EXTENSION_FORMATS: Record<string, string> = {
 };
 
 /**
- * What a declared media type says; application/octet-stream, text/plain (what a part without a Content-Type is taken
- * to be: RFC 7578) and unknown types say nothing.
+ * What a declared media type says, only to word a refusal; application/octet-stream, text/plain (what a part without
+ * a Content-Type is taken to be: RFC 7578) and unknown types say nothing.
  */
 const MEDIA_TYPE_FORMATS: Record<string, string> = {
   'image/png': 'png',
@@ -136,8 +139,8 @@ export class ImagesService {
   }
 
   /**
-   * Stores an uploaded image (docs/images.md): its type read from the bytes and checked against its name and declared
-   * type, the whole image decoded, resized, turned upright and stripped of metadata where needed. When the workspace
+   * Stores an uploaded image (docs/images.md): its type read from the bytes (whatever its name and declared type say),
+   * the whole image decoded, resized, turned upright and stripped of metadata where needed. When the workspace
    * already has an image with the same stored bytes, that one is returned and nothing is written.
    */
   async upload(workspaceId: string, upload: Upload): Promise<Image> {
@@ -174,16 +177,17 @@ export class ImagesService {
   }
 
   /**
-   * The format of the bytes, when it is one of the four and the file's name and declared type do not say otherwise:
-   * 422 unsupported_media_type naming what the bytes are and what the name or type said.
+   * The format of the bytes, when it is one of the four (contract §16: the type is read from the bytes). The file's
+   * name and declared type do not decide it: a PNG named photo.jpg is a PNG, stored and served as one. Bytes that are
+   * none of the four are 422 unsupported_media_type, naming what they look like (and what the name or type said).
    */
   private formatOf(upload: Upload, name: string | null): ImageFormat {
     const format = imageFormatOf(upload.data);
-    const ext = extensionOf(name);
-    const byName = ext ? EXTENSION_FORMATS[ext] : undefined;
-    const mediaType = upload.mimetype?.split(';')[0]!.trim().toLowerCase();
-    const byType = mediaType ? MEDIA_TYPE_FORMATS[mediaType] : undefined;
     if (!format) {
+      const ext = extensionOf(name);
+      const byName = ext ? EXTENSION_FORMATS[ext] : undefined;
+      const mediaType = upload.mimetype?.split(';')[0]!.trim().toLowerCase();
+      const byType = mediaType ? MEDIA_TYPE_FORMATS[mediaType] : undefined;
       const other = otherFormatOf(upload.data);
       const seen = other ? `the file is ${article(other)}` : 'the file is not an image this service can read';
       const why =
@@ -195,14 +199,6 @@ export class ImagesService {
         claimed && claimed !== other ? ` (its ${byName ? 'name says' : 'type says'} ${FORMAT_NAMES[claimed]})` : '';
       throw refuse(`${seen}${said}${why}`);
     }
-    if (byName && byName !== format)
-      throw refuse(
-        `the file's bytes are a ${FORMAT_NAMES[format]} image but its name (${name}) says ${FORMAT_NAMES[byName]}; rename it or upload the right file`,
-      );
-    if (byType && byType !== format)
-      throw refuse(
-        `the file's bytes are a ${FORMAT_NAMES[format]} image but its declared type (${mediaType}) says ${FORMAT_NAMES[byType]}`,
-      );
     return format;
   }
 
