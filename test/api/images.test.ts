@@ -224,6 +224,10 @@ describeApi(
         'payload_too_large',
       );
       expect(problem.detail).toMatch(/at most 5 MiB/);
+      const declared = await upload(h, ws.key, { filename: 'big.png', data: big });
+      expect(declared.statusCode).toBe(413);
+      // The rest of the body is not read: the connection is closed.
+      expect(declared.headers.connection).toBe('close');
       // Just over 5 MiB: refused by the parser, which stops reading the file at the limit.
       const over = Buffer.concat([png, crypto.randomBytes(5 * 1024 * 1024 + 1 - png.length)]);
       const second = await refused(h, ws, { filename: 'over.png', data: over }, 413, 'payload_too_large');
@@ -524,6 +528,55 @@ describeApi(
       expect(second.headers['idempotent-replayed']).toBe('true');
       expect(second.json()).toEqual(first.json());
       expect(await stored(h, ws)).toHaveLength(1);
+    });
+
+    it('an Idempotency-Key covers the file: another file of the same size is 422 idempotency_key_reused', async () => {
+      const ws = await h.workspace();
+      const blue = await solid('png', 9, 9);
+      const red = await sharp({ create: { width: 9, height: 9, channels: 3, background: '#cc3333' } })
+        .png()
+        .toBuffer();
+      expect(red.length).toBe(blue.length);
+      expect(red.equals(blue)).toBe(false);
+      // Each send is a new multipart body (a new boundary, of the same length), as a client's retry would be.
+      const send = (data: Buffer, filename = 'a.png') => {
+        const { payload, contentType } = multipart([{ filename, type: 'image/png', data }]);
+        return h.app.inject({
+          method: 'POST',
+          url: '/v1/images',
+          headers: { authorization: `Bearer ${ws.key}`, 'content-type': contentType, 'idempotency-key': 'up-2' },
+          payload,
+        });
+      };
+      const first = await send(blue);
+      expect(first.statusCode, first.body).toBe(201);
+      const other = await send(red);
+      expect(other.statusCode, other.body).toBe(422);
+      expect(other.json().code).toBe('idempotency_key_reused');
+      expect(other.headers['idempotent-replayed']).toBeUndefined();
+      expect((await stored(h, ws)).map((r) => r.id)).toEqual([first.json().id]);
+      // Another name is another request as well (the name is stored).
+      const renamed = await send(blue, 'b.png');
+      expect(renamed.statusCode).toBe(422);
+      expect(renamed.json().code).toBe('idempotency_key_reused');
+      // The same file again replays the first answer, Location included.
+      const again = await send(blue);
+      expect(again.statusCode).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.headers.location).toBe(`/v1/images/${first.json().id}`);
+      expect(again.json()).toEqual(first.json());
+      expect(await stored(h, ws)).toHaveLength(1);
+      // The red file under a key of its own is stored.
+      const { payload, contentType } = multipart([{ filename: 'a.png', data: red }]);
+      const own = await h.app.inject({
+        method: 'POST',
+        url: '/v1/images',
+        headers: { authorization: `Bearer ${ws.key}`, 'content-type': contentType, 'idempotency-key': 'up-3' },
+        payload,
+      });
+      expect(own.statusCode).toBe(201);
+      expect(own.json().id).not.toBe(first.json().id);
+      expect(await stored(h, ws)).toHaveLength(2);
     });
   },
   { publicUrl: PUBLIC_URL },

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { Type } from 'typebox';
@@ -58,6 +59,9 @@ function multipartProblem(err: unknown): DomainError {
   return validationFailed([{ path: '/file', message: `cannot be read: ${(err as Error).message}` }]);
 }
 
+/** The file of each upload request, read by the route's preHandler for its handler. */
+const uploads = new WeakMap<FastifyRequest, Upload>();
+
 /** The file of an upload request, read whole but never past the limit (the parser stops counting at 5 MiB). */
 async function readUpload(req: FastifyRequest): Promise<Upload> {
   if (!req.isMultipart()) throw notMultipart();
@@ -83,7 +87,7 @@ async function readUpload(req: FastifyRequest): Promise<Upload> {
  */
 export async function imagesRoutes(app: V1, { images }: { images: ImagesService }): Promise<void> {
   await app.register(multipart, { limits: LIMITS, throwFileSizeLimit: true });
-  // Any other body reaches the handler, which answers 415 saying what an upload is (not "must be JSON").
+  // Any other body reaches the upload route, which answers 415 saying what an upload is (not "must be JSON").
   app.addContentTypeParser('*', (_req, _payload, done) => done(null, undefined));
 
   app.post(
@@ -95,10 +99,26 @@ export async function imagesRoutes(app: V1, { images }: { images: ImagesService 
         response: { 201: ImageSchema },
       },
       validatorCompiler: streamBodyCompiler,
-      // The Idempotency-Key hook hashes the body, which is a stream here: it stands for itself by its length.
-      preValidation: (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-        req.body = { upload: req.headers['content-length'] ?? null };
-        done();
+      // Runs before the Idempotency-Key hook (a preHandler appended after this one, http/idempotency.ts), which hashes
+      // req.body: the file is read here, after authentication and the rate limit, and the request stands for itself by
+      // the SHA-256 of the file's bytes and its name (another file with the same key: 422 idempotency_key_reused).
+      preHandler: async (req: FastifyRequest, reply: FastifyReply) => {
+        const declared = Number(req.headers['content-length']);
+        try {
+          if (declared > MAX_UPLOAD_BYTES + MULTIPART_ALLOWANCE) throw tooLarge(declared);
+          const upload = await readUpload(req);
+          uploads.set(req, upload);
+          req.body = {
+            file: {
+              sha256: crypto.createHash('sha256').update(upload.data).digest('hex'),
+              name: upload.filename ?? null,
+            },
+          };
+        } catch (err) {
+          // Refused before the body was read whole: the connection is closed rather than left with the rest in it.
+          if (!req.raw.readableEnded) reply.header('connection', 'close');
+          throw err;
+        }
       },
       config: {
         scope: 'write:broadcasts',
@@ -114,18 +134,9 @@ export async function imagesRoutes(app: V1, { images }: { images: ImagesService 
       },
     },
     async (req, reply) => {
-      const declared = Number(req.headers['content-length']);
-      try {
-        if (declared > MAX_UPLOAD_BYTES + MULTIPART_ALLOWANCE) throw tooLarge(declared);
-        const upload = await readUpload(req);
-        // 201 with its address, also when the workspace had these bytes already (the stored image is answered).
-        const image = await images.upload(req.auth.workspaceId, upload);
-        return reply.code(201).header('location', `/v1/images/${image.id}`).send(image);
-      } catch (err) {
-        // Refused before the body was read whole: the connection is closed rather than left with the rest in it.
-        if (!req.raw.readableEnded) reply.header('connection', 'close');
-        throw err;
-      }
+      // 201 with its address, also when the workspace had these bytes already (the stored image is answered).
+      const image = await images.upload(req.auth.workspaceId, uploads.get(req)!);
+      return reply.code(201).header('location', `/v1/images/${image.id}`).send(image);
     },
   );
 
