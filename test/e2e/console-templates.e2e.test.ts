@@ -402,8 +402,8 @@ describeBrowser('the console: templates, the gallery, images and the brand colou
         headers: { authorization: `Bearer ${key}` },
         body: form,
       });
-      // 201, or 200 when the library still holds the same image.
-      expect([200, 201]).toContain(up.status);
+      // 201, also when the library still holds the same image (contract §16).
+      expect(up.status).toBe(201);
       for (const [name, options] of [
         ['dark', { viewport: DESKTOP, colorScheme: 'dark' as const }],
         ['phone', { viewport: PHONE }],
