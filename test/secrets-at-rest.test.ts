@@ -276,6 +276,7 @@ async function oldLayout(inst: Installation, oldSecret: Buffer | null, sealingKe
       ['broadcasts', 'ab_test'],
       ['broadcasts', 'ab_winner'],
       ['broadcasts', 'ab_winner_at'],
+      ['broadcasts', 'ab_selection'],
       ['deliveries', 'variant'],
       ['deliveries', 'ab_group'],
       ['broadcasts', 'resend_of'],

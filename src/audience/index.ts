@@ -21,7 +21,14 @@ export { CONTACT_COLUMNS, fillContactTimezone, getContact, toContactRecord } fro
 export { PROPERTY_KEY_PATTERN } from './contacts/contacts.schemas.js';
 export { changeByAutomation } from './contacts/contacts.service.js';
 export { setTopicChoices, topicsOfContacts } from './contacts/contacts.subscriptions.js';
-export { audience, audiencePage, countAudience, type AudienceSpec, type ResendAudience } from './segments/audience.js';
+export {
+  audience,
+  audienceIds,
+  audiencePage,
+  countAudience,
+  type AudienceSpec,
+  type ResendAudience,
+} from './segments/audience.js';
 export { type Filter, topicReferences, validateFilter } from './segments/segments.filter.js';
 export { unknownFilterReferences } from './segments/segments.service.js';
 export { FilterSchema } from './segments/segments.schemas.js';

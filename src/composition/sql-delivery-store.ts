@@ -1,5 +1,6 @@
 import {
   audience,
+  audienceIds,
   contactEmail,
   CONTACT_COLUMNS,
   getTopic,
@@ -21,7 +22,7 @@ import { recordBounce, reportRules, type ReportRules } from '../sending/bounces/
 import { tripIfOver } from '../sending/broadcasts/broadcasts.breaker.js';
 import { getBroadcast, sendingMaterializedBroadcasts } from '../sending/broadcasts/broadcasts.repository.js';
 import * as broadcasts from '../sending/broadcasts/broadcasts.writer.js';
-import { abBatch, withVariant } from '../sending/broadcasts/broadcasts.ab.js';
+import { abBatch, selectTestShare, withVariant, type AbSelection } from '../sending/broadcasts/broadcasts.ab.js';
 import { AudienceReader, type AudienceBatch } from '../sending/deliveries/audience-reader.js';
 import { withLocalReleases } from '../sending/deliveries/local-time.js';
 import {
@@ -225,6 +226,13 @@ export class SqlDeliveryStore implements DeliveryStore {
     leaseUntil: string,
   ): Promise<{ written: number; state: 'more' | 'done' | 'lost'; finished?: BroadcastFinish }> {
     const k = this.db.kysely;
+    // An A/B broadcast's first pass: the test share is chosen over the whole audience before its first batch, once
+    // (stored with the broadcast; a worker that takes the job over, or a restart, reads it back).
+    if (job.ab && job.ab.winner === null && !job.ab.selection) {
+      const selection = await this.chooseTestShare(job);
+      if (!selection) return { written: 0, state: 'lost' };
+      job.ab.selection = selection;
+    }
     let batch: AudienceBatch;
     let written: MaterializedRecipient[];
     if (this.db.dialect === 'postgres') {
@@ -324,6 +332,21 @@ export class SqlDeliveryStore implements DeliveryStore {
       .transaction()
       .execute((trx) => broadcasts.completeIfDone(trx, job.workspaceId, job.broadcastId, now));
     return { written: written.length, state: 'done', finished };
+  }
+
+  /**
+   * An A/B broadcast's test share (docs/ab-tests.md, "The test share"): exactly round(N × testPercent / 100) of the N
+   * recipients the audience has now, ranked by a keyed hash of broadcast and contact (broadcasts.ab.ts selectTestShare:
+   * one read of the audience's ids, 8 bytes a recipient in memory), stored unless one is stored already (then that
+   * one). Null: the first pass is over (the winner was chosen meanwhile).
+   */
+  private async chooseTestShare(job: MaterializationJob): Promise<AbSelection | null> {
+    const k = this.db.kysely;
+    const spec = { segmentId: job.segmentId, topicId: job.topicId, resend: job.resend };
+    const chosen = await selectTestShare(job.broadcastId, job.ab!, async (visit) => {
+      for await (const ids of audienceIds(k, this.db.dialect, job.workspaceId, spec)) visit(ids);
+    });
+    return broadcasts.storeAbSelection(k, job.workspaceId, job.broadcastId, chosen);
   }
 
   /** PostgreSQL: each job's audience, read ahead (audience-reader.ts); a job that ends or is lost takes its reader out. */

@@ -38,6 +38,7 @@ import { engagementSummary } from './migrations/0035_engagement_summary.js';
 import { eventsEmail } from './migrations/0036_events_email.js';
 import { contactSearch } from './migrations/0037_contact_search.js';
 import { senderHealthHours } from './migrations/0039_sender_health_hours.js';
+import { abSelection } from './migrations/0040_ab_selection.js';
 import { statsIndexes } from './migrations/0038_stats_indexes.js';
 
 /** Migrations are code, listed here in order; the same list runs on SQLite and PostgreSQL. */
@@ -81,6 +82,7 @@ function migrations(db: Db): Record<string, Migration> {
     '0037_contact_search': contactSearch(db.dialect),
     '0038_stats_indexes': statsIndexes(),
     '0039_sender_health_hours': senderHealthHours(db.dialect),
+    '0040_ab_selection': abSelection(db.dialect),
   };
 }
 

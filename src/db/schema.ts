@@ -397,6 +397,11 @@ export interface BroadcastsTable {
   /** The variant id that won (set once, by the timer or by hand), and when. */
   ab_winner: string | null;
   ab_winner_at: string | null;
+  /**
+   * Who is in the test share and with which variant (migration 0040, broadcasts.ab.ts AbSelection), JSON: chosen once
+   * over the whole audience when the first pass of the materialisation starts; null before.
+   */
+  ab_selection: string | null;
   /** A resend (POST /v1/broadcasts/{id}/resend, migration 0031): the original, to whom, and the instant it froze. */
   resend_of: string | null;
   resend_to: 'NON_OPENERS' | 'NON_CLICKERS' | null;

@@ -149,3 +149,30 @@ export async function audiencePage(
   }
   return out;
 }
+
+/**
+ * The audience's contact ids, a page at a time (at most `page`, in id order): a slice at a time on SQLite, as
+ * countAudience counts (no statement evaluates the filter over an unbounded number of contacts), the whole range at once
+ * on PostgreSQL, in both cases paged by id so that no page holds more than `page` rows. Used to choose an A/B
+ * broadcast's test share over its whole audience (sending/broadcasts/broadcasts.ab.ts selectTestShare).
+ */
+export async function* audienceIds(
+  db: Executor,
+  dialect: Dialect,
+  workspaceId: string,
+  spec: AudienceSpec,
+  page = 50_000,
+): AsyncGenerator<string[]> {
+  const { inSlice, sliceRows: rows } = await audience(db, dialect, workspaceId, spec);
+  for await (const range of contactSlices(db, dialect, workspaceId, { rows, order: 'asc' })) {
+    let after: string | undefined;
+    for (;;) {
+      let q = inSlice(range).select('contacts.id').orderBy('contacts.id').limit(page);
+      if (after !== undefined) q = q.where('contacts.id', '>', after);
+      const ids = (await q.execute()).map((r) => r.id);
+      if (ids.length) yield ids;
+      if (ids.length < page) break;
+      after = ids.at(-1);
+    }
+  }
+}

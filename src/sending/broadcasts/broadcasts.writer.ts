@@ -7,7 +7,7 @@ import { countDeliveries, type DeliveryCounts } from '../deliveries/deliveries.r
 import { OPEN_STATUSES } from '../deliveries/deliveries.state.js';
 import type { MaterializationJob } from '../deliveries/store.js';
 import { recordEvent } from '../../outbox/index.js';
-import { parseAbTest, rank, type VariantResult } from './broadcasts.ab.js';
+import { parseAbSelection, parseAbTest, rank, type AbSelection, type VariantResult } from './broadcasts.ab.js';
 import { abStateOf, hasTestShare, undecidedAbTests, variantResults } from './broadcasts.ab.repository.js';
 import { recordBroadcastMove } from './broadcasts.events.js';
 import { resendOfRow, valuesToRow, type BroadcastValues } from './broadcasts.repository.js';
@@ -91,6 +91,7 @@ export async function claimMaterialization(
       'materialize_cursor',
       'ab_test',
       'ab_winner',
+      'ab_selection',
       'local_send_time',
     ])
     .executeTakeFirst();
@@ -113,7 +114,12 @@ export async function claimMaterialization(
     resend: resendOfRow(row),
     cursor: row.materialize_cursor,
     ab: test
-      ? { variants: test.variants.map((v) => v.id), testPercent: test.testPercent, winner: row.ab_winner }
+      ? {
+          variants: test.variants.map((v) => v.id),
+          testPercent: test.testPercent,
+          winner: row.ab_winner,
+          selection: parseAbSelection(row.ab_selection),
+        }
       : null,
     local,
   };
@@ -310,6 +316,35 @@ export async function chooseWinner(
     now,
   );
   return true;
+}
+
+/**
+ * Stores an A/B broadcast's test share (broadcasts.ab.ts selectTestShare) when its first pass starts, once: only while
+ * none is stored, so that of two workers that chose it (one whose lease ran out meanwhile), every batch of either uses
+ * the first one stored. Returns the stored selection (its own or the earlier one); null when there is none to use (no
+ * longer a first pass: the winner is chosen, or the broadcast is gone).
+ */
+export async function storeAbSelection(
+  db: Executor,
+  workspaceId: string,
+  broadcastId: string,
+  selection: AbSelection,
+): Promise<AbSelection | null> {
+  await db
+    .updateTable('broadcasts')
+    .set({ ab_selection: JSON.stringify(selection) })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', broadcastId)
+    .where('ab_selection', 'is', null)
+    .where('ab_winner', 'is', null)
+    .execute();
+  const row = await db
+    .selectFrom('broadcasts')
+    .select(['ab_selection', 'ab_winner'])
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', broadcastId)
+    .executeTakeFirst();
+  return row && row.ab_winner === null ? parseAbSelection(row.ab_selection) : null;
 }
 
 /**

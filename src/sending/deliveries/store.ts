@@ -82,9 +82,16 @@ export interface MaterializationJob {
   /**
    * An A/B broadcast (docs/ab-tests.md): its variants and test share, and the winner once chosen. Until then this pass
    * writes only the test share, each with its variant; after, the rest of the audience, with the winner. Null: a
-   * broadcast without a test, every recipient written alike.
+   * broadcast without a test, every recipient written alike. `selection`: who is in the test share and with which
+   * variant (broadcasts.ab.ts AbSelection), chosen once over the whole audience when the first pass starts and stored
+   * with the broadcast; null until then.
    */
-  ab?: { variants: string[]; testPercent: number; winner: string | null } | null;
+  ab?: {
+    variants: string[];
+    testPercent: number;
+    winner: string | null;
+    selection?: { audience: number; test: number; cuts: string[] } | null;
+  } | null;
   /**
    * Local-time sending (docs/sending.md): each recipient's delivery is due when `wallTime` comes in their zone
    * (`defaultZone`, the workspace's, for those without one); null: every delivery is due at once.
