@@ -1,7 +1,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { insertTrackingEvents } from '../../src/outbox/events/events.repository.js';
 import { newId } from '../../src/lib/ids.js';
-import { significance, standing, variantOf } from '../../src/sending/broadcasts/broadcasts.ab.js';
+import fc from 'fast-check';
+import {
+  selectTestShare,
+  significance,
+  standing,
+  testSize,
+  variantOf,
+  variantSizes,
+  type AbSelection,
+} from '../../src/sending/broadcasts/broadcasts.ab.js';
 import { describeApi, type Harness, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { useSending } from '../helpers/sending.js';
@@ -31,34 +40,124 @@ const abTest = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-describe('the draw (pure)', () => {
-  it('puts testPercent % of 10,000 contacts in the test share, split evenly (within ±2 points)', () => {
-    for (const [testPercent, n] of [
-      [20, 2],
-      [30, 3],
-      [50, 4],
-    ] as const) {
-      const variants = ['a', 'b', 'c', 'd'].slice(0, n);
-      // Fixed ids: the draw is a hash, so random ones made this a bet (1 in ~13,000 runs outside ±2 points).
-      const broadcastId = `bc_draw_${testPercent}`;
-      const counts = new Map<string | null, number>();
-      for (let i = 0; i < 10_000; i++) {
-        const v = variantOf({ variants, testPercent }, broadcastId, `ct_${String(i).padStart(26, '0')}`);
-        counts.set(v, (counts.get(v) ?? 0) + 1);
-      }
-      const inTest = 10_000 - (counts.get(null) ?? 0);
-      expect(Math.abs(inTest / 10_000 - testPercent / 100)).toBeLessThanOrEqual(0.02);
-      for (const v of variants)
-        expect(Math.abs((counts.get(v) ?? 0) / 10_000 - testPercent / 100 / n)).toBeLessThanOrEqual(0.02);
+/** The test share of `ids` chosen by selectTestShare, read in pages of `page` ids. */
+function select(broadcastId: string, test: { variants: string[]; testPercent: number }, ids: string[], page = 1000) {
+  return selectTestShare(broadcastId, test, async (visit) => {
+    for (let i = 0; i < ids.length; i += page) visit(ids.slice(i, i + page));
+  });
+}
+
+/** How many of `ids` each variant (and null: not in the test) gets, asked one contact at a time as the batches do. */
+function countsOf(selection: AbSelection, variants: string[], broadcastId: string, ids: readonly string[]) {
+  const counts = new Map<string | null, number>();
+  for (const id of ids) {
+    const v = variantOf(selection, variants, broadcastId, id);
+    counts.set(v, (counts.get(v) ?? 0) + 1);
+  }
+  return counts;
+}
+
+const contactIds = (n: number, seed = '') =>
+  Array.from({ length: n }, (_, i) => `ct_${seed}${String(i).padStart(26 - seed.length, '0')}`);
+
+describe('the test share (pure)', () => {
+  it('is exactly round(N × testPercent / 100), halves up, split evenly; at least one per variant when N ≥ 2 per variant', () => {
+    expect(testSize(20, 50, 2)).toBe(10);
+    expect(variantSizes(10, 2)).toEqual([5, 5]);
+    expect(testSize(1000, 15, 3)).toBe(150);
+    expect(variantSizes(150, 4)).toEqual([38, 38, 37, 37]);
+    expect(testSize(25, 10, 2)).toBe(3); // 2.5 → 3
+    expect(testSize(24, 10, 2)).toBe(2); // 2.4 → 2
+    expect(testSize(20, 10, 4)).toBe(4); // 2, raised to one per variant
+    expect(testSize(8, 10, 4)).toBe(4); // 0.8 → 1, raised: 8 allow two per variant
+    expect(testSize(7, 10, 4)).toBe(1); // 7 do not: 0.7 → 1
+    expect(testSize(3, 10, 2)).toBe(0);
+    expect(testSize(1, 50, 2)).toBe(1); // 0.5 → 1
+    expect(testSize(0, 50, 2)).toBe(0);
+  });
+
+  it('20 contacts, 50 %, 2 variants: 10 in the test, 5 and 5, for every broadcast', async () => {
+    const ids = contactIds(20);
+    for (let b = 0; b < 50; b++) {
+      const broadcastId = `bc_${b}`;
+      const selection = await select(broadcastId, { variants: ['a', 'b'], testPercent: 50 }, ids, 7);
+      expect(selection).toMatchObject({ audience: 20, test: 10 });
+      const counts = countsOf(selection, ['a', 'b'], broadcastId, ids);
+      expect([counts.get('a'), counts.get('b'), counts.get(null)]).toEqual([5, 5, 10]);
     }
   });
 
-  it('is the same for a contact every time, and differs between broadcasts', () => {
+  it('property: exact sizes for any N, testPercent and 2–4 variants; the same whatever the pages; differs by broadcast', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 3000 }),
+        fc.integer({ min: 10, max: 50 }),
+        fc.integer({ min: 2, max: 4 }),
+        fc.string({ minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 1, max: 5000 }),
+        fc.integer({ min: 1, max: 5000 }),
+        async (n, testPercent, v, bid, pageA, pageB) => {
+          const variants = ['a', 'b', 'c', 'd'].slice(0, v);
+          const broadcastId = `bc_${bid}`;
+          const ids = contactIds(n);
+          const selection = await select(broadcastId, { variants, testPercent }, ids, pageA);
+          const k = testSize(n, testPercent, v);
+          const rounded = Math.floor((n * testPercent + 50) / 100);
+          expect(k === rounded || (rounded < v && k === v && n >= 2 * v)).toBe(true);
+          expect(selection).toMatchObject({ audience: n, test: k });
+          const counts = countsOf(selection, variants, broadcastId, ids);
+          const sizes = variants.map((x) => counts.get(x) ?? 0);
+          expect(sizes).toEqual(variantSizes(k, v));
+          expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+          expect(counts.get(null) ?? 0).toBe(n - k);
+          // Deterministic: read in other pages, in another order, the same selection, the same answer per contact.
+          const again = await select(broadcastId, { variants, testPercent }, [...ids].reverse(), pageB);
+          expect(again).toEqual(selection);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('hashes that tie at a cut (a 64-bit collision) are ordered by contact id: still exact', async () => {
+    // Three hash values for 100 contacts: every cut falls among equal hashes, so the ids decide.
+    const ids = contactIds(100);
+    const hash = (_: string, id: string) => BigInt(Number(id.slice(-2)) % 3) * 1000n;
+    const key = (id: string) => hash('', id).toString(16).padStart(16, '0') + id;
+    for (const [testPercent, v] of [
+      [50, 2],
+      [33, 3],
+      [10, 4],
+      [25, 4],
+    ] as const) {
+      const selection = await selectTestShare(
+        'bc_tie',
+        { variants: ['a', 'b', 'c', 'd'].slice(0, v), testPercent },
+        async (visit) => visit(ids),
+        hash,
+      );
+      const sizes = selection.cuts.map(
+        (cut, j) => ids.filter((id) => key(id) < cut && (j === 0 || key(id) >= selection.cuts[j - 1]!)).length,
+      );
+      expect(sizes).toEqual(variantSizes(testSize(100, testPercent, v), v));
+    }
+  });
+
+  it('is the same for a contact every time, random within the audience, and differs between broadcasts', async () => {
     const t = { variants: ['a', 'b'], testPercent: 50 };
     const ids = Array.from({ length: 200 }, () => newId('ct'));
-    const once = ids.map((id) => variantOf(t, 'bc_1', id));
-    expect(ids.map((id) => variantOf(t, 'bc_1', id))).toEqual(once);
-    expect(ids.map((id) => variantOf(t, 'bc_2', id))).not.toEqual(once);
+    const s1 = await select('bc_1', t, ids);
+    const once = ids.map((id) => variantOf(s1, t.variants, 'bc_1', id));
+    expect(ids.map((id) => variantOf(s1, t.variants, 'bc_1', id))).toEqual(once);
+    const s2 = await select('bc_2', t, ids);
+    expect(ids.map((id) => variantOf(s2, t.variants, 'bc_2', id))).not.toEqual(once);
+    // Not the first or last contacts by id: over 10,000 in id order, each tenth has about its share of the test.
+    const many = contactIds(10_000);
+    const s = await select('bc_spread', { variants: ['a', 'b', 'c'], testPercent: 30 }, many);
+    for (let d = 0; d < 10; d++) {
+      const tenth = countsOf(s, ['a', 'b', 'c'], 'bc_spread', many.slice(d * 1000, (d + 1) * 1000));
+      expect(Math.abs(1000 - (tenth.get(null) ?? 0) - 300)).toBeLessThan(60);
+    }
   });
 
   it('ranks by rate, ties to the first; a two-proportion z-test', () => {
@@ -312,9 +411,10 @@ describeApi('A/B broadcasts', (h) => {
   it('end to end: the test share gets its variants, the timer picks the best open rate, the rest gets the winner', async () => {
     const { ws, b, mine } = await sendAb(60);
     const test = await deliveries(b.id);
-    // Only the test share is written and sent; each delivery with its variant; the broadcast waits, SENDING.
-    expect(test.length).toBeGreaterThan(10);
-    expect(test.length).toBeLessThan(50);
+    // Only the test share is written and sent, exactly 50 % of 60, each delivery with its variant, 15 each; the
+    // broadcast waits, SENDING.
+    expect(test.length).toBe(30);
+    expect(test.filter((d) => d.variant === 'a')).toHaveLength(15);
     expect(test.every((d) => d.ab_group === 'TEST' && (d.variant === 'a' || d.variant === 'b'))).toBe(true);
     expect(test.every((d) => d.status === 'SENT')).toBe(true);
     const got = mine();
@@ -395,29 +495,45 @@ describeApi('A/B broadcasts', (h) => {
 
   it('an empty test share does not wait: the first variant goes to everyone', async () => {
     const { ws, from } = await setup();
-    // One contact, drawn out of a 10 % share for this broadcast (the draw is a hash of the two ids).
-    let b: { id: string } | undefined;
-    let contactId = '';
-    for (let i = 0; i < 50 && !b; i++) {
-      const candidate = await create(ws, {
-        from,
-        emailContent: { subject: 'Base', html: HTML },
-        abTest: abTest({ testPercent: 10 }),
-      });
-      contactId ||= await insertContact(h, ws, { email: 'solo@example.com' });
-      if (variantOf({ variants: ['a', 'b'], testPercent: 10 }, candidate.id, contactId) === null) b = candidate;
-    }
-    expect(b).toBeDefined();
-    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b!.id}/send`)).statusCode).toBe(202);
+    // One contact: 10 % of one rounds to nobody in the test share.
+    const b = await create(ws, {
+      from,
+      emailContent: { subject: 'Base', html: HTML },
+      abTest: abTest({ testPercent: 10 }),
+    });
+    await insertContact(h, ws, { email: 'solo@example.com' });
+    expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/send`)).statusCode).toBe(202);
     await drainOpen();
-    expect(await deliveries(b!.id)).toHaveLength(0);
+    expect(await deliveries(b.id)).toHaveLength(0);
+    expect(JSON.parse(String((await row(b.id)).ab_selection))).toEqual({ audience: 1, test: 0, cuts: [] });
     await sending.pipeline.chooseWinners();
-    expect((await row(b!.id)).ab_winner).toBe('a');
+    expect((await row(b.id)).ab_winner).toBe('a');
     await sending.drain();
-    expect(await deliveries(b!.id)).toEqual([
+    expect(await deliveries(b.id)).toEqual([
       expect.objectContaining({ variant: 'a', ab_group: 'REST', status: 'SENT' }),
     ]);
-    expect((await row(b!.id)).status).toBe('SENT');
+    expect((await row(b.id)).status).toBe('SENT');
+  });
+
+  it('20 contacts, testPercent 50, 2 variants: exactly 10 in the test, 5 and 5, every send; then 10 get the winner', async () => {
+    for (let run = 0; run < 6; run++) {
+      const { ws, b, mine } = await sendAb(20);
+      const test = await deliveries(b.id);
+      expect(test).toHaveLength(10);
+      expect(test.every((d) => d.ab_group === 'TEST')).toBe(true);
+      expect(test.filter((d) => d.variant === 'a')).toHaveLength(5);
+      expect(test.filter((d) => d.variant === 'b')).toHaveLength(5);
+      expect(mine()).toHaveLength(10);
+      expect(JSON.parse(String((await row(b.id)).ab_selection))).toMatchObject({ audience: 20, test: 10 });
+      if (run > 0) continue;
+      // The rest, the other 10, get the winner: one message each.
+      expect((await h.call(ws.key, 'POST', `/v1/broadcasts/${b.id}/ab/winner`, { variant: 'b' })).statusCode).toBe(200);
+      await sending.drain();
+      const all = await deliveries(b.id);
+      expect(all.filter((d) => d.ab_group === 'REST' && d.variant === 'b')).toHaveLength(10);
+      expect(new Set(mine().map((m) => m.to)).size).toBe(20);
+      expect(mine()).toHaveLength(20);
+    }
   });
 
   it('POST …/ab/winner picks early; 409 once chosen; 422 unknown variant; 409 without a test or before sending; 404 across workspaces', async () => {
