@@ -156,7 +156,7 @@ describeBrowser('A/B broadcasts in the console (formcast serve, headless Chromiu
   it.skipIf(unavailable)(
     'a sent test: variants side by side, the lead in words, "Pick this variant" chooses the winner',
     async () => {
-      // 80: each variant's share is a quarter, so one left empty is 2 × 0.75^80 (with 40 it was 1 run in ~50,000).
+      // 80 at 50 %: a test share of exactly 40, 20 per variant (docs/ab-tests.md, "The test share").
       for (let i = 0; i < 80; i++)
         await api('POST', '/v1/contacts', {
           email: `reader${i}@example.com`,

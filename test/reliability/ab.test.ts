@@ -130,8 +130,9 @@ describePg(title, () => {
         100,
       );
       expect(testShare.every((r) => r.ab_group === 'TEST')).toBe(true);
-      expect(testShare.length).toBeGreaterThan(RECIPIENTS * 0.2);
-      expect(testShare.length).toBeLessThan(RECIPIENTS * 0.4);
+      // Exactly 30 % of the audience (docs/ab-tests.md, "The test share"), split evenly: 50 each of three variants.
+      expect(testShare).toHaveLength(150);
+      for (const v of ['a', 'b', 'c']) expect(testShare.filter((r) => r.variant === v)).toHaveLength(50);
       expect(smtp.total()).toBe(testShare.length);
 
       // Hold the events table, then end the wait: the victim's choice sets the winner and waits at its event's insert.
