@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createMailer, type Mailer } from '../../src/mail/transport.js';
 import { ConfirmationSender } from '../../src/forms/submissions/confirmations.sender.js';
 import { embedRuntime } from '../../src/forms/hosted/embed.js';
+import { VIEWS_PER_VISITOR_PER_MINUTE } from '../../src/forms/submissions/submissions.service.js';
 import { describeApi, type TestWorkspace } from '../helpers/app.js';
 import { insertContact, verifiedDomain } from '../helpers/fixtures.js';
 import { startSmtpServer } from '../helpers/smtp.js';
@@ -98,6 +99,16 @@ describeApi('public forms and submissions', (h) => {
       confirmations: 0,
       conversion: 0,
     });
+    // Each page view counts, but a script cannot inflate the views from one address: at most
+    // VIEWS_PER_VISITOR_PER_MINUTE per visitor and form a minute (the page is still served).
+    for (let i = 0; i < VIEWS_PER_VISITOR_PER_MINUTE + 5; i++) {
+      const page = await h.app.inject({ method: 'GET', url: `/f/${form.slug}`, remoteAddress: '198.51.100.30' });
+      expect(page.statusCode).toBe(200);
+    }
+    await h.app.inject({ method: 'GET', url: `/f/${form.slug}`, remoteAddress: '198.51.100.31' });
+    expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json().stats.views).toBe(
+      2 + VIEWS_PER_VISITOR_PER_MINUTE + 1,
+    );
     // a new DRAFT version does not change the page; publishing it does
     const v2 = (await h.call(ws.key, 'POST', `/v1/forms/${form.id}/versions`)).json();
     await h.call(ws.key, 'PUT', `/v1/forms/${v2.id}`, { seoTitle: 'Join us v2' });

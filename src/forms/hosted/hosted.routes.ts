@@ -199,7 +199,7 @@ export async function hostedRoutes(app: FastifyInstance, opts: HostedOptions): P
         .send(embedded(form, req.params.slug, renderFormMarkup(form, form.html, `${publicUrl}/f/${req.params.slug}`)));
     }
     // ?preview=1 is the console's live preview: not a visitor, so not a view.
-    if (req.query.preview === undefined) await submissions.recordView(form.workspaceId, form.id);
+    if (req.query.preview === undefined) await submissions.recordView(form.workspaceId, form.id, req.ip);
     return show(reply, form, req.params.slug, {});
   });
 

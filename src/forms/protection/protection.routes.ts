@@ -11,7 +11,7 @@ export interface PublicForms {
   /** The PUBLISHED form at a public slug, or 404. */
   publishedBySlug(slug: string): Promise<PublishedForm>;
   /** Adds one to the form's views. */
-  recordView(workspaceId: string, formId: string): Promise<void>;
+  recordView(workspaceId: string, formId: string, visitor?: string): Promise<void>;
 }
 
 export interface ProtectionRoutesOptions {
@@ -80,7 +80,7 @@ export function protectionPublicRoutes(
     async (req: FastifyRequest<{ Params: { slug: string } }>, reply) => {
       reply.headers(CORS).header('cache-control', 'no-store');
       const form = await submissions.publishedBySlug(req.params.slug);
-      await submissions.recordView(form.workspaceId, form.id);
+      await submissions.recordView(form.workspaceId, form.id, req.ip);
       return reply.code(204).send();
     },
   );

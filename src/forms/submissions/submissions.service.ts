@@ -102,6 +102,9 @@ export interface ConfirmationView {
   brandColor?: string | null;
 }
 
+/** Views of one form counted from one visitor (IP address) a minute at most (recordView; the embed beacon's limit). */
+export const VIEWS_PER_VISITOR_PER_MINUTE = 10;
+
 export class SubmissionsService {
   /** Submissions arriving together are written together (SQLite): one commit for a burst of them. */
   private readonly writes: GroupCommit;
@@ -140,8 +143,29 @@ export class SubmissionsService {
     return form;
   }
 
-  async recordView(workspaceId: string, formId: string): Promise<void> {
+  /**
+   * Counts a view of the form (its page, or an embed's impression beacon), each page view, but at most
+   * VIEWS_PER_VISITOR_PER_MINUTE per visitor (IP address) and form a minute, as the beacon's own rate limit: a script
+   * fetching the page in a loop cannot inflate the views and lower the conversion rate (docs/api.md, forms). In memory, per
+   * process (a visitor whose requests reach two processes may count up to the limit in each).
+   */
+  async recordView(workspaceId: string, formId: string, visitor?: string): Promise<void> {
+    if (visitor !== undefined && !this.viewAllowed(`${visitor}|${formId}`, Date.now())) return;
     await forms.bumpCounter(this.db.kysely, workspaceId, formId, 'views');
+  }
+
+  /** Views counted per visitor and form in their current minute (recordView); the oldest forgotten past 20,000. */
+  private readonly viewCounts = new Map<string, { n: number; until: number }>();
+
+  private viewAllowed(key: string, now: number): boolean {
+    let entry = this.viewCounts.get(key);
+    if (!entry || entry.until <= now) {
+      this.viewCounts.delete(key);
+      entry = { n: 0, until: now + 60_000 };
+      this.viewCounts.set(key, entry);
+      if (this.viewCounts.size > 20_000) this.viewCounts.delete(this.viewCounts.keys().next().value!);
+    }
+    return ++entry.n <= VIEWS_PER_VISITOR_PER_MINUTE;
   }
 
   /**
