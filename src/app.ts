@@ -203,6 +203,9 @@ export interface BuildOptions {
   status?: () => { transport?: TransportState; warnings: string[] };
 }
 
+/** The addresses of the machine itself, as Fastify gives a caller's (`req.ip`). */
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
 export async function buildApp({
   db,
   config,
@@ -226,7 +229,11 @@ export async function buildApp({
   app.get('/readyz', { schema: { hide: true } }, async (req, reply) => {
     try {
       await sql`select 1`.execute(db.kysely);
-      return { status: 'ready', ...(status?.() ?? { warnings: [] }) };
+      // The transport's state and the configuration's warnings (paths, relays and their errors) for the machine itself
+      // only: a caller on loopback, not through a proxy (docs/api.md). Anyone else learns that the server is ready.
+      const local =
+        LOOPBACK.has(req.ip) && req.headers['x-forwarded-for'] === undefined && req.headers.forwarded === undefined;
+      return local ? { status: 'ready', ...(status?.() ?? { warnings: [] }) } : { status: 'ready' };
     } catch (err) {
       req.log.warn({ err }, 'readiness check failed');
       return sendProblem(req, reply, unavailable('the database cannot be reached'));

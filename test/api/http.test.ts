@@ -326,8 +326,19 @@ describeApi('HTTP conventions, auth and errors', (h) => {
     expect(page.body).toContain(`<tr id="${problem.type.split('#')[1]}">`);
   });
 
-  it('/healthz and /readyz answer 200', async () => {
+  it('/healthz and /readyz answer 200; /readyz gives its details to the machine itself only', async () => {
     expect((await h.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
-    expect((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    const local = await h.app.inject({ method: 'GET', url: '/readyz' });
+    expect(local.statusCode).toBe(200);
+    expect(local.json()).toMatchObject({ status: 'ready', warnings: expect.any(Array) });
+    for (const [remoteAddress, headers] of [
+      ['203.0.113.5', {}],
+      ['127.0.0.1', { 'x-forwarded-for': '203.0.113.5' }],
+      ['127.0.0.1', { forwarded: 'for=203.0.113.5' }],
+    ] as const) {
+      const remote = await h.app.inject({ method: 'GET', url: '/readyz', remoteAddress, headers });
+      expect(remote.statusCode).toBe(200);
+      expect(remote.json(), `${remoteAddress} ${JSON.stringify(headers)}`).toEqual({ status: 'ready' });
+    }
   });
 });
