@@ -7,6 +7,7 @@ import {
   type DocumentWarning,
   type RenderedDocument,
 } from './blocks/render.js';
+import { sanitizeDocument } from './blocks/sanitize.js';
 import { validateDocument } from './blocks/validate.js';
 
 /**
@@ -51,10 +52,12 @@ export function renderBlocks(doc: BlockDocument, settings: DocumentSettings, lan
 
 /**
  * `content` as it is stored: when its `editorContent` is a block document, with `html` and `text` rendered from it
- * (whatever html or text the write sent is ignored), else as given. A document that breaks the grammar is 422
- * validation_failed at its pointers (`<base>/editorContent/blocks/3/url`); one whose rendering does not parse as a
- * Liquid template (a text block's `{{ broken`) is 422 at `<base>/editorContent`. `lang` gives the workspace's locale,
- * asked only when there is a document to render.
+ * (whatever html or text the write sent is ignored), else as given. The document stored is sanitised (blocks/sanitize.ts:
+ * an html block's script, event handlers, `javascript:` URLs, iframes, forms, styles … removed), so that the editor
+ * shows what is sent. A document that breaks the grammar is 422 validation_failed at its pointers
+ * (`<base>/editorContent/blocks/3/url`, `…/blocks/0/text` for Liquid that does not parse); one whose rendering still
+ * does not parse as a Liquid template (which the field checks should make impossible) is 422 at
+ * `<base>/editorContent`. `lang` gives the workspace's locale, asked only when there is a document to render.
  */
 export async function withRenderedDocument<T extends EmailContentFields>(
   content: T,
@@ -65,10 +68,11 @@ export async function withRenderedDocument<T extends EmailContentFields>(
   if (!isBlockDocument(content.editorContent)) return content;
   const errors = validateDocument(content.editorContent, `${base}/editorContent`);
   if (errors.length) throw validationFailed(errors);
-  const rendered = await renderBlocks(content.editorContent as BlockDocument, settings, await lang?.());
+  const doc = sanitizeDocument(content.editorContent as BlockDocument);
+  const rendered = await renderBlocks(doc, settings, await lang?.());
   const liquidError = renderedLiquidError(rendered, `${base}/editorContent`);
   if (liquidError) throw validationFailed([liquidError]);
-  return { ...content, html: rendered.html, text: rendered.text };
+  return { ...content, editorContent: doc, html: rendered.html, text: rendered.text };
 }
 
 /** The first part of a rendered document that does not parse as a Liquid template, as an error at `path`. */

@@ -39,11 +39,6 @@ function badDocuments(): { name: string; editorContent: unknown; at: string }[] 
       at: '/blocks',
     },
     {
-      name: 'a script in an html block',
-      editorContent: doc([{ type: 'html', html: '<p>Hello</p><script>alert(1)</script>' }]),
-      at: '/blocks/0/html',
-    },
-    {
       name: 'a relative image URL',
       editorContent: doc([{ type: 'image', url: '/images/logo.png', alt: 'Logo' }]),
       at: '/blocks/0/url',
@@ -274,6 +269,74 @@ describeApi('email documents', (h) => {
     const paths = res.json().errors.map((e: { path: string }) => e.path);
     expect(paths).toContain('/from');
     expect(paths.some((p: string) => p.startsWith('/emailContent/editorContent/blocks/0'))).toBe(true);
+  });
+
+  it('an html block is sanitised, not refused: 200, the stored document and html without what was removed', async () => {
+    const ws = await h.workspace();
+    const unsafe =
+      '<p style="color:#333">Hello</p><script>alert(1)</script><a href="javascript:alert(2)" onclick="alert(3)">x</a>' +
+      '<iframe src="https://example.com/f"></iframe><form action="https://example.com/p"><input name="q"></form>' +
+      '<style>p{color:red}</style><link rel="stylesheet" href="https://example.com/a.css">';
+    const editorContent = doc([
+      { type: 'html', html: unsafe },
+      { type: 'columns', columns: [[{ type: 'html', html: '<b onclick="alert(4)">col</b>' }], []] },
+      { type: 'footer' },
+    ]);
+    const sanitised = doc([
+      { type: 'html', html: '<p style="color:#333">Hello</p><a>x</a>' },
+      { type: 'columns', columns: [[{ type: 'html', html: '<b>col</b>' }], []] },
+      { type: 'footer' },
+    ]);
+    const expectSafe = (html: string | null) => {
+      const body = (html ?? '').slice((html ?? '').indexOf('<body'));
+      expect(body).toContain('<p style="color:#333">Hello</p><a>x</a>');
+      expect(body).toContain('<b>col</b>');
+      expect(body).not.toMatch(/<script|<iframe|<form|<input|<style|<link|\son\w+=|javascript:|alert\(/i);
+    };
+
+    const b = await h.call(ws.key, 'POST', '/v1/broadcasts', {
+      name: 'Doc',
+      emailContent: { subject: 'x', editorContent },
+    });
+    expect(b.statusCode, b.body).toBe(201);
+    expect(b.json().emailContent.editorContent).toEqual(sanitised);
+    const row = await broadcastRow(b.json().id);
+    expect(JSON.parse(row.editor_content!)).toEqual(sanitised);
+    expectSafe(row.html);
+    const put = await h.call(ws.key, 'PUT', `/v1/broadcasts/${b.json().id}`, { emailContent: { editorContent } });
+    expect(put.statusCode, put.body).toBe(200);
+    expect(JSON.parse((await broadcastRow(b.json().id)).editor_content!)).toEqual(sanitised);
+
+    const t = await h.call(ws.key, 'POST', '/v1/templates', { name: 'T', subject: 'x', editorContent });
+    expect(t.statusCode, t.body).toBe(201);
+    const trow = await templateRow(t.json().id);
+    expect(JSON.parse(trow.editor_content!)).toEqual(sanitised);
+    expectSafe(trow.html);
+
+    const a = await h.call(ws.key, 'POST', '/v1/automations', {
+      name: 'A',
+      trigger: { type: 'api' },
+      steps: [{ type: 'send', emailContent: { subject: 'x', editorContent } }],
+    });
+    expect(a.statusCode, a.body).toBe(201);
+    const [step] = await storedSteps(a.json().id);
+    expect((step!.emailContent as unknown as { editorContent: unknown }).editorContent).toEqual(sanitised);
+    expectSafe(step!.emailContent.html);
+
+    const r = await h.call(ws.key, 'POST', '/v1/email-documents/render', { editorContent });
+    expect(r.statusCode, r.body).toBe(200);
+    expectSafe(r.json().html);
+    const warnings = r.json().warnings as { path: string; code: string; message: string }[];
+    const removed = warnings.filter((w) => w.code === 'html_sanitized');
+    expect(removed.map((w) => w.path)).toEqual([...Array(8).fill('/blocks/0'), '/blocks/1/columns/0/0']);
+    expect(removed.map((w) => w.message).join(' | ')).toMatch(/<script> element was removed/);
+    expect(removed.map((w) => w.message).join(' | ')).toMatch(/event handler \(onclick\) was removed/);
+    // What is not about the HTML's content is still refused: the nesting limit.
+    const deep = await h.call(ws.key, 'POST', '/v1/email-documents/render', {
+      editorContent: doc([{ type: 'html', html: `${'<div>'.repeat(150)}x` }]),
+    });
+    expect(deep.statusCode).toBe(422);
+    expect(deep.json().errors[0].path).toBe('/editorContent/blocks/0/html');
   });
 
   it('POST /v1/email-documents/render: personalised for a contact or sample data, with warnings, saving nothing', async () => {

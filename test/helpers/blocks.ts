@@ -83,6 +83,15 @@ const htmlSnippet = fc.constantFrom(
   '<img src="https://example.com/i.png" alt="An image" width="100">',
   '<ul><li>One</li><li>Two &amp; three</li></ul>',
   '',
+  // What sanitising removes (contract §16: like §4's deployed HTML): valid, and nothing of it reaches the email.
+  '<p>Hi</p><script>alert(1)</script>',
+  '<img src="https://example.com/i.png" alt="x" onerror="alert(1)">',
+  '<a href="javascript:alert(1)" onclick="alert(2)">Click</a><a href=" java\tscript:alert(1)">Tab</a>',
+  '<iframe src="https://example.com"></iframe><form action="https://example.com"><input name="q"><button>Go</button></form>',
+  '<style>p{color:red}</style><link rel="stylesheet" href="https://example.com/a.css">',
+  '<div style="background:url(javascript:alert(1))">Bg</div><img src="data:image/png;base64,AAAA" alt="d">',
+  '<svg onload="alert(1)"><circle r="1"/></svg><!--[if mso]><script>alert(1)</script><![endif]-->',
+  '<table><tr><td {% if contact.firstName %}onclick="alert(1)"{% endif %} style="color:#333">Cell</td></tr></table>',
 );
 
 const leaf: fc.Arbitrary<LeafBlock> = fc.oneof(

@@ -5,6 +5,7 @@ import { Liquid } from 'liquidjs';
 import { LIQUID_OPTIONS, liquid } from '../../src/lib/liquid.js';
 import type { Block, BlockDocument } from '../../src/mail/blocks/grammar.js';
 import { documentWarnings, renderDocument } from '../../src/mail/blocks/render.js';
+import { sanitizeDocument } from '../../src/mail/blocks/sanitize.js';
 import { validateDocument } from '../../src/mail/blocks/validate.js';
 import { GALLERY } from '../../src/mail-setup/templates/templates.gallery.js';
 import { LIQUID_SCOPE, LIQUID_SNIPPETS, documentArbitrary } from '../helpers/blocks.js';
@@ -334,6 +335,96 @@ describe('renderDocument', () => {
     expect(plain).toContain(
       'Acme Inc., 1 Main Street, Springfield\nUnsubscribe: https://mail.example.com/unsubscribe/tok123',
     );
+  });
+
+  it("html blocks are sanitised like a form's deployed HTML: what is unsafe is removed, named in warnings", async () => {
+    const unsafe = [
+      '<p style="color:#333;padding:4px">Kept <b>bold</b> <a href="https://example.com/a" target="_blank">link</a></p>',
+      '<script>alert(1)</script>',
+      '<img src="https://example.com/i.png" alt="x" onerror="alert(1)">',
+      '<a href="javascript:alert(1)">js</a>',
+      '<iframe src="https://example.com/frame"></iframe>',
+      '<form action="https://example.com/post"><label>Q <input name="q"></label><button>Send</button></form>',
+      '<style>p{color:red}</style><link rel="stylesheet" href="https://example.com/a.css">',
+      '<div style="background:url(javascript:alert(1))">bg</div>',
+      '<table><tr><td {% if contact.firstName %}onclick="alert(2)"{% endif %} o{{ x }}nclick="alert(3)">cell</td></tr></table>',
+    ].join('');
+    const d = doc([
+      { type: 'html', html: unsafe },
+      { type: 'columns', columns: [[{ type: 'html', html: '<b onmouseover="alert(4)">in a column</b>' }], []] },
+      { type: 'html', html: '<p>Clean {{ contact.email }}</p><!-- a note -->' },
+      { type: 'footer' },
+    ]);
+    expect(validateDocument(d)).toEqual([]);
+    const { html, warnings } = await renderDocument(d, { publicUrl: PUBLIC_URL });
+    const out = personalise(html);
+    expectEmailSafe(out);
+    const body = out.slice(out.indexOf('<body'));
+    expect(body).not.toMatch(/<script|<style|<link|<iframe|<form|<input|<button|\son\w+=|javascript:|alert\(/i);
+    expect(body).toContain(
+      '<p style="color:#333;padding:4px">Kept <b>bold</b> <a href="https://example.com/a" target="_blank">link</a></p>',
+    );
+    expect(body).toContain('<img src="https://example.com/i.png" alt="x">');
+    expect(body).toContain('<a>js</a>');
+    expect(body).toContain('Q Send'); // a form's text stays, its controls go
+    expect(body).toContain('<div>bg</div>');
+    expect(body).toMatch(/<td\s+>cell<\/td>/);
+    expect(body).toContain('<b>in a column</b>');
+
+    const sanitized = warnings.filter((w) => w.code === 'html_sanitized');
+    expect(sanitized.every((w) => w.level === 'warning')).toBe(true);
+    expect(sanitized.filter((w) => w.path === '/blocks/0').map((w) => w.message)).toEqual([
+      'The <script> element was removed from the HTML: email clients never run scripts.',
+      "The <img> element's event handler (onerror) was removed from the HTML: email clients never run scripts.",
+      "The <a> element's href was removed from the HTML: it pointed to a javascript: address (email clients never run scripts).",
+      'The <iframe> element was removed from the HTML, with its content: email clients do not show it, so use text, links, images and tables.',
+      'The <form> element was removed from the HTML (its content was kept): email clients do not show it, so use text, links, images and tables.',
+      'The <label> element was removed from the HTML (its content was kept): email clients do not show it, so use text, links, images and tables.',
+      'The <input> element was removed from the HTML (its content was kept): email clients do not show it, so use text, links, images and tables.',
+      'The <button> element was removed from the HTML (its content was kept): email clients do not show it, so use text, links, images and tables.',
+      'The <style> element was removed from the HTML: email clients drop it from the body of a message, so put the styles in style attributes instead.',
+      'The <link> element was removed from the HTML: an email loads no external stylesheet, so put the styles in style attributes instead.',
+      "The <div> element's style was removed from the HTML: it ran code in some email clients (expression, behavior, javascript:): write plain CSS.",
+      "The <td> element's event handler (onclick) was removed from the HTML: email clients never run scripts.",
+      'The <td> element\'s attribute "o{{ x }}nclick" was removed from the HTML: Liquid may choose whether an attribute is written, not write its name.',
+    ]);
+    expect(sanitized.filter((w) => w.path !== '/blocks/0').map((w) => `${w.path} ${w.message}`)).toEqual([
+      "/blocks/1/columns/0/0 The <b> element's event handler (onmouseover) was removed from the HTML: email clients never run scripts.",
+    ]);
+
+    // As stored: the html blocks sanitised (their Liquid kept and still parsing), a clean block as written.
+    const stored = sanitizeDocument(d);
+    expect(stored).not.toBe(d);
+    expect(d.blocks[0]).toEqual({ type: 'html', html: unsafe }); // the given document is not changed
+    const first = stored.blocks[0] as { html: string };
+    expect(first.html).not.toMatch(/script|onerror|onclick|nclick|javascript|iframe|<form|<style|<link/i);
+    expect(first.html).toContain('{% if contact.firstName %} {% endif %}');
+    expect(() => liquid.parse(first.html)).not.toThrow();
+    expect(stored.blocks[1]).toEqual({
+      type: 'columns',
+      columns: [[{ type: 'html', html: '<b>in a column</b>' }], []],
+    });
+    expect(stored.blocks[2]).toBe(d.blocks[2]);
+    // Sanitising is done once: the stored document has nothing more to remove, and renders the same.
+    expect(sanitizeDocument(stored)).toBe(stored);
+    expect(documentWarnings(stored).filter((w) => w.code === 'html_sanitized')).toEqual([]);
+    expect((await renderDocument(stored, { publicUrl: PUBLIC_URL })).html).toBe(html);
+    const clean = doc([{ type: 'html', html: '<p>Nothing to remove</p>' }]);
+    expect(sanitizeDocument(clean)).toBe(clean);
+  });
+
+  it('removing markup never removes a Liquid tag: the Liquid still parses', () => {
+    for (const source of [
+      '<script>{% if contact.firstName %}</script>{% endif %}',
+      '<a {% if contact.firstName %}href="/relative"{% endif %}>x</a>',
+      '<!-- {% if contact.firstName %} -->x{% endif %}',
+      '<iframe title="{% unless a %}">{% endunless %}</iframe>',
+    ]) {
+      const stored = sanitizeDocument(doc([{ type: 'html', html: source }]));
+      const html = (stored.blocks[0] as { html: string }).html;
+      expect(() => liquid.parse(html), `${source} → ${html}`).not.toThrow();
+      expect(html, source).not.toMatch(/script|href|iframe/);
+    }
   });
 
   it('any generated document renders to valid, safe HTML with its footer and every Liquid kept', async () => {

@@ -283,43 +283,30 @@ describe('validateDocument', () => {
     ]);
   });
 
-  it('html blocks: a script, an event handler or a javascript: URL is a 422 at the pointer, not dropped', () => {
+  it('html blocks: a script, an event handler or a javascript: URL is no error (it is removed: sanitize tests)', () => {
     const html = (h: string) => validateDocument(doc([{ type: 'html', html: h }]), '/emailContent/editorContent');
     expect(
       html(
         '<div style="color:#333"><a href="https://example.com">x</a><img src="https://example.com/a.png" alt=""></div>',
       ),
     ).toEqual([]);
-    expect(
-      html('<a href="mailto:a@example.com">m</a> <a href="#top">t</a> <a href="{{ contact.properties.link }}">l</a>'),
-    ).toEqual([]);
-    const cases: [string, RegExp][] = [
-      ['<p>x</p><script>alert(1)</script>', /contains a <script> element: email clients never run scripts/],
-      ['<img src="https://example.com/a.png" onerror="alert(1)">', /<img> element has an event handler \(onerror\)/],
-      ['<a href="javascript:alert(1)">x</a>', /<a> element points to a javascript: address/],
-      ['<a href=" JaVaScRiPt:alert(1)">x</a>', /points to a javascript: address/],
-      ['<a href="java\tscript:alert(1)">x</a>', /<a> element points to a javascript: address/],
-      ['<img src="data:image/png;base64,AAAA">', /points to a data: address: an image must be a web address/],
-      ['<iframe src="https://example.com"></iframe>', /contains a <iframe> element, which email clients do not show/],
-      ['<style>p{color:red}</style>', /contains a <style> element/],
-      ['<form action="https://example.com"><input></form>', /<form> element/],
-      ['<div style="background:url(javascript:alert(1))">x</div>', /has a style that runs code/],
-      ['<div style="width:expression(alert(1))">x</div>', /has a style that runs code/],
-      ['<div style="background-image:url(ftp://x.example/a.png)">x</div>', /has a style that loads "ftp:/],
-      ['<svg><circle r="1"/></svg>', /<svg> element/],
-      ['<!--[if mso]><script>alert(1)</script><![endif]-->', /script inside a comment/],
-    ];
-    for (const [source, message] of cases) {
-      const errors = html(source);
-      expect(errors.length, source).toBeGreaterThan(0);
-      expect(
-        errors.every((e) => e.path === '/emailContent/editorContent/blocks/0/html'),
-        source,
-      ).toBe(true);
-      expect(errors.map((e) => e.message).join(' | '), source).toMatch(message);
-    }
-    expect(html(`${'<div>'.repeat(150)}x`).map((e) => e.message)).toEqual([
-      'The HTML nests elements more than 100 levels deep.',
+    for (const source of [
+      '<p>x</p><script>alert(1)</script>',
+      '<img src="https://example.com/a.png" onerror="alert(1)">',
+      '<a href="javascript:alert(1)">x</a>',
+      '<iframe src="https://example.com"></iframe>',
+      '<style>p{color:red}</style>',
+      '<form action="https://example.com"><input></form>',
+      '<svg><circle r="1"/></svg>',
+      '<!--[if mso]><script>alert(1)</script><![endif]-->',
+    ])
+      expect(html(source), source).toEqual([]);
+    // What is not about the HTML's content stays an error: the nesting limit, the size, Liquid that does not parse.
+    expect(html(`${'<div>'.repeat(150)}x`)).toEqual([
+      {
+        path: '/emailContent/editorContent/blocks/0/html',
+        message: 'The HTML nests elements more than 100 levels deep.',
+      },
     ]);
   });
 

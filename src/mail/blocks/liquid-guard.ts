@@ -7,6 +7,14 @@ export function hasLiquid(text: string): boolean {
   return /\{\{[\s\S]*?\}\}|\{%[\s\S]*?%\}/.test(text);
 }
 
+/**
+ * A Liquid tag that writes nothing of its own: it chooses, repeats, captures or comments out what is around it
+ * (`{% if %}`, `{% for %}`, `{% raw %}` …, and their ends). Where markup is removed (markup.ts, sanitizeHtml), these tags
+ * stay, so that Liquid which parsed still parses.
+ */
+export const SILENT_TAG =
+  /^\{%-?\s*(?:if|elsif|else|endif|unless|endunless|case|when|endcase|for|endfor|break|continue|comment|endcomment|raw|endraw|capture|endcapture|assign)\b[\s\S]*%\}$/;
+
 /** True when the whole value (white space aside) is Liquid, e.g. `{{ contact.properties.link }}`. */
 export function isOnlyLiquid(text: string): boolean {
   return hasLiquid(text) && text.replace(LIQUID, '').trim() === '';
@@ -44,6 +52,17 @@ export class LiquidGuard {
   keep(text: string): string {
     this.saved.push(text);
     return `${this.prefix}${this.saved.length - 1}z`;
+  }
+
+  /**
+   * The tokens in `text` that stand for silent Liquid tags (SILENT_TAG), in order and joined: what must stay when markup
+   * around them is removed, so that Liquid that parsed still parses (an `{% if %}` keeps its `{% endif %}`).
+   */
+  tagsIn(text: string): string {
+    return [...text.matchAll(this.token)]
+      .filter((m) => SILENT_TAG.test(this.saved[Number(m[1])] ?? ''))
+      .map((m) => m[0])
+      .join('');
   }
 
   /** The text with every token replaced by what it stands for (tokens inside kept text too). */

@@ -1,7 +1,7 @@
 import { parseFragment, serialize, type DefaultTreeAdapterMap } from 'parse5';
 import { escapeHtml } from '../../lib/html.js';
 import { isHttpUrl } from '../../lib/url.js';
-import { LIQUID, isOnlyLiquid, type LiquidGuard } from './liquid-guard.js';
+import { LIQUID, SILENT_TAG, isOnlyLiquid, type LiquidGuard } from './liquid-guard.js';
 
 /**
  * The markup inside a block document: a text block's inline HTML and an html block's HTML. Both are parsed by parse5
@@ -14,6 +14,7 @@ import { LIQUID, isOnlyLiquid, type LiquidGuard } from './liquid-guard.js';
 type Node = DefaultTreeAdapterMap['node'];
 type Element = DefaultTreeAdapterMap['element'];
 type ParentNode = DefaultTreeAdapterMap['parentNode'];
+type ChildNode = DefaultTreeAdapterMap['childNode'];
 
 const isElement = (node: Node): node is Element => 'tagName' in node;
 const children = (node: Node): Node[] => ('childNodes' in node ? (node as ParentNode).childNodes : []);
@@ -254,7 +255,7 @@ export function inlineToText(text: string, guard: LiquidGuard): string {
 // ---------------------------------------------------------------------------------------------------------------
 // An html block's HTML
 
-/** Elements an email's HTML may hold: text, tables, lists, images and links. Anything else is refused by name. */
+/** Elements an email's HTML may hold: text, tables, lists, images and links. Any other element is removed. */
 const HTML_ELEMENTS = new Set(
   (
     'a abbr address article aside b bdi bdo big blockquote br caption center cite code col colgroup dd del dfn div dl ' +
@@ -262,73 +263,204 @@ const HTML_ELEMENTS = new Set(
     'samp section small span strike strong sub sup table tbody td tfoot th thead time tr tt u ul var wbr'
   ).split(' '),
 );
+/**
+ * Elements removed with everything inside them: their content is code, styles, another document or a control's value,
+ * never text for the reader (and some of them are parsed as raw text, which must never reach the output). Any other
+ * element outside HTML_ELEMENTS (a form, a label, a custom element …) is unwrapped: it goes, its content stays.
+ */
+const DROPPED_WITH_CONTENT = new Set(
+  (
+    'script style iframe frame frameset object embed applet noscript noembed noframes template svg math textarea ' +
+    'select option optgroup datalist title head xmp plaintext listing canvas audio video picture source track link ' +
+    'meta base'
+  ).split(' '),
+);
 /** Attributes that hold a URL. */
 const URL_ATTRIBUTES = new Set(['href', 'src', 'background', 'cite', 'longdesc', 'action', 'formaction', 'poster']);
-/** Attributes refused whatever their value: they embed or submit documents, or carry script. */
+/** Attributes removed whatever their value: they embed or submit documents, or carry script. */
 const REFUSED_ATTRIBUTES = new Set(['srcdoc', 'srcset', 'formaction', 'action', 'xmlns', 'is']);
 /** CSS in a style attribute that runs code or loads from a non-web address in some client. */
 const BAD_CSS = /expression\s*\(|behavior\s*:|-moz-binding|javascript:|vbscript:|@import/i;
 const CSS_URL = /url\(\s*(['"]?)(.*?)\1\s*\)/gi;
+const SCRIPT_MESSAGE = 'email clients never run scripts';
 
-const SCRIPT_MESSAGE = 'email clients never run scripts, and Formcast refuses them rather than drop them silently';
+/** An html block's HTML made safe for an email (sanitizeHtml). */
+export interface SanitizedHtml {
+  /** The HTML as the email carries it, written back out by parse5, without comments; Liquid stays tokens of the guard. */
+  html: string;
+  /** What was removed, one sentence per kind (an element or attribute named once); [] when nothing was. */
+  removed: string[];
+  /** Elements nest deeper than MAX_DEPTH.html (a limit the validator refuses; what is deeper was removed). */
+  tooDeep: boolean;
+}
 
 /**
- * What breaks an html block's rules (contract §16: sanitised like a form's deployed HTML, §4): a `<script>`, an event
- * handler attribute or a `javascript:` (or any non-web) URL is refused, and so is an element an email cannot show
- * (iframe, form, style, svg …), each named in a sentence; nothing is dropped silently.
+ * An html block's HTML sanitised like a form's deployed HTML (contract §16 and §4: no script, no event handler, no
+ * `javascript:` URL), with rules for email rather than for a web page: what is not allowed is removed and named in
+ * `removed` (the render endpoint's warnings), never refused. Removed: `<script>`, `<style>` (email clients drop it from
+ * a message's body: styles belong in style attributes), iframes, forms and their controls, `<link>` (no external
+ * stylesheet), svg and any other element email clients do not show (HTML_ELEMENTS is the list kept); event handler
+ * attributes (`on…`), attributes that embed or submit documents, a URL that is not a web address (`javascript:`,
+ * `data:` … or a relative one; an image without its address goes too), a style attribute whose CSS runs code or loads
+ * from a non-web address, and comments. Liquid tags that write nothing (`{% if %}`, `{% endif %}` …) in what is removed
+ * stay in its place, so that the Liquid still parses.
+ * Kept: everything else, inline styles included, so the HTML looks as written. Liquid is tokens of `guard` while the
+ * HTML is parsed (`{% if a < b %}` is not a tag), and is checked where it could write an attribute's name.
  */
-export function htmlProblems(html: string, guard: LiquidGuard): string[] {
-  const problems = new Map<string, string>();
-  const stack: [Node, number][] = [[parseFragment(guard.protect(html)) as unknown as Node, 0]];
+export function sanitizeHtml(html: string, guard: LiquidGuard): SanitizedHtml {
+  const removed = new Map<string, string>();
+  let tooDeep = false;
+  /** A token that ends the name of an attribute written without its `=""`: Liquid tags alone. */
+  let bare: string | undefined;
+  const root = parseFragment(guard.protect(html)) as unknown as ParentNode;
+  const stack: [ParentNode, number][] = [[root, 0]];
   while (stack.length) {
-    const [node, depth] = stack.pop()!;
-    if (depth > MAX_DEPTH.html) {
-      problems.set('depth', `The HTML nests elements more than ${MAX_DEPTH.html} levels deep.`);
-      continue;
-    }
-    if (node.nodeName === '#comment') {
-      const data = (node as DefaultTreeAdapterMap['commentNode']).data;
-      if (/<\s*script|javascript:/i.test(data))
-        problems.set('comment', `The HTML has a script inside a comment: ${SCRIPT_MESSAGE}.`);
-    }
-    if (isElement(node)) {
-      const tag = node.tagName;
-      if (tag === 'script') problems.set('<script>', `The HTML contains a <script> element: ${SCRIPT_MESSAGE}.`);
-      else if (tag === 'style')
-        problems.set(
-          '<style>',
-          'The HTML contains a <style> element, which email clients drop from the body of a message: put the styles in style attributes instead.',
-        );
-      else if (!HTML_ELEMENTS.has(tag))
-        problems.set(
-          `<${tag}>`,
-          `The HTML contains a <${tag}> element, which email clients do not show: use text, links, images and tables.`,
-        );
-      for (const attr of node.attrs) {
-        const name = attr.name.toLowerCase();
-        const value = guard.restore(attr.value);
-        if (name.startsWith('on'))
-          problems.set(`on ${name}`, `The HTML's <${tag}> element has an event handler (${name}): ${SCRIPT_MESSAGE}.`);
-        else if (REFUSED_ATTRIBUTES.has(name) || name.includes(':'))
-          problems.set(
-            `attr ${name}`,
-            `The HTML's <${tag}> element has a "${name}" attribute, which an email cannot use.`,
-          );
-        else if (URL_ATTRIBUTES.has(name)) {
-          const problem = htmlUrlProblem(value, tag === 'img' || name === 'background' ? 'image' : 'link');
-          if (problem) problems.set(`url ${value}`, `The HTML's <${tag}> element ${problem}.`);
-        } else if (name === 'style') {
-          const problem = cssProblem(value);
-          if (problem) problems.set(`style ${value}`, `The HTML's <${tag}> element has a style that ${problem}`);
-        }
+    const [parent, depth] = stack.pop()!;
+    const kept: ChildNode[] = [];
+    // A queue of the parent's children: an unwrapped element's children join it in its place.
+    const pending: ChildNode[] = [...parent.childNodes].reverse();
+    while (pending.length) {
+      const node = pending.pop()!;
+      if (node.nodeName === '#comment') {
+        const data = (node as DefaultTreeAdapterMap['commentNode']).data;
+        if (/<\s*script|javascript:/i.test(data))
+          removed.set('comment', `A comment with a script in it was removed from the HTML: ${SCRIPT_MESSAGE}.`);
+        keepLiquidTags(node, kept, parent, guard);
+        continue;
       }
+      if (!isElement(node)) {
+        kept.push(node);
+        continue;
+      }
+      const tag = node.tagName;
+      if (!HTML_ELEMENTS.has(tag)) {
+        removed.set(`<${tag}>`, elementRemoved(guard.restore(tag)));
+        if (DROPPED_WITH_CONTENT.has(tag)) {
+          keepLiquidTags(node, kept, parent, guard);
+          continue;
+        }
+        keepLiquidTags({ ...node, childNodes: [] }, kept, parent, guard);
+        const kids = node.childNodes;
+        for (let i = kids.length - 1; i >= 0; i--) pending.push(kids[i]!);
+        continue;
+      }
+      if (depth + 1 > MAX_DEPTH.html) {
+        tooDeep = true;
+        removed.set('depth', `Elements nested more than ${MAX_DEPTH.html} levels deep were removed from the HTML.`);
+        keepLiquidTags(node, kept, parent, guard);
+        continue;
+      }
+      // The Liquid tags of a removed attribute stay in its place, written bare (`<td {% if x %} {% endif %}>`), as is an
+      // attribute parse5 made of Liquid tags alone (`{% endif %}` after `<td {% if x %}bgcolor="#eee"{% endif %}>`).
+      const hadSrc = node.attrs.some((a) => a.name === 'src');
+      node.attrs = node.attrs.flatMap((attr) => {
+        const problem = attributeProblem(attr.name, guard.restore(attr.value), tag, guard);
+        if (problem) {
+          removed.set(problem.key, problem.message);
+          const tags = guard.tagsIn(attr.name) + guard.tagsIn(attr.value);
+          return tags ? [{ name: tags + (bare ??= guard.keep('')), value: '' }] : [];
+        }
+        if (attr.value === '' && guard.tagsIn(attr.name) === attr.name)
+          return [{ name: attr.name + (bare ??= guard.keep('')), value: '' }];
+        return [attr];
+      });
+      // An image whose address was removed shows nothing: it goes.
+      if (tag === 'img' && hadSrc && !node.attrs.some((a) => a.name === 'src')) {
+        keepLiquidTags(node, kept, parent, guard);
+        continue;
+      }
+      kept.push(node);
+      stack.push([node, depth + 1]);
     }
-    const kids = children(node);
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i]!, depth + 1]);
-    if (isElement(node) && node.tagName === 'template')
-      stack.push([(node as unknown as { content: Node }).content, depth + 1]);
+    for (const node of kept) node.parentNode = parent;
+    parent.childNodes = kept;
   }
-  return [...problems.values()];
+  const out = serialize(root);
+  return { html: bare ? out.split(`${bare}=""`).join('') : out, removed: [...removed.values()], tooDeep };
+}
+
+/**
+ * Removing `node` (with what is inside it) never removes a Liquid tag: the tags in it (in its name, attributes, text
+ * and comments) stay in its place as a text node of their tokens, so that an `{% if %}` keeps its `{% endif %}`.
+ */
+function keepLiquidTags(node: Node, kept: ChildNode[], parent: ParentNode, guard: LiquidGuard): void {
+  const out: string[] = [];
+  const stack: Node[] = [node];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.nodeName === '#text') out.push(guard.tagsIn((n as DefaultTreeAdapterMap['textNode']).value));
+    else if (n.nodeName === '#comment') out.push(guard.tagsIn((n as DefaultTreeAdapterMap['commentNode']).data));
+    else if (isElement(n)) {
+      out.push(guard.tagsIn(n.tagName));
+      for (const a of n.attrs) out.push(guard.tagsIn(a.name), guard.tagsIn(a.value));
+      if (n.tagName === 'template') stack.push((n as unknown as { content: Node }).content);
+    }
+    const kids = children(n);
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
+  }
+  const value = out.join('');
+  if (value) kept.push({ nodeName: '#text', value, parentNode: parent } as DefaultTreeAdapterMap['textNode']);
+}
+
+function elementRemoved(tag: string): string {
+  switch (tag) {
+    case 'script':
+      return `The <script> element was removed from the HTML: ${SCRIPT_MESSAGE}.`;
+    case 'style':
+      return 'The <style> element was removed from the HTML: email clients drop it from the body of a message, so put the styles in style attributes instead.';
+    case 'link':
+      return 'The <link> element was removed from the HTML: an email loads no external stylesheet, so put the styles in style attributes instead.';
+    default:
+      return `The <${tag}> element was removed from the HTML${DROPPED_WITH_CONTENT.has(tag) ? ', with its content' : ' (its content was kept)'}: email clients do not show it, so use text, links, images and tables.`;
+  }
+}
+
+/** Why an attribute is removed (a key naming the kind of problem once, and a sentence), or null when it stays. */
+function attributeProblem(
+  rawName: string,
+  value: string,
+  tag: string,
+  guard: LiquidGuard,
+): { key: string; message: string } | null {
+  const restored = guard.restore(rawName);
+  let name = restored.toLowerCase();
+  if (restored !== rawName) {
+    // Liquid in the name: a tag that writes nothing (`{% if x %}bgcolor`) is left out of the check; any other could write
+    // the name itself (`o{{ x }}nclick`).
+    const rest = restored.replace(LIQUID, (m) => (SILENT_TAG.test(m) ? '' : '\u0000')).toLowerCase();
+    if (rest.includes('\u0000'))
+      return {
+        key: `liquid name ${name}`,
+        message: `The <${tag}> element's attribute ${quoted(restored)} was removed from the HTML: Liquid may choose whether an attribute is written, not write its name.`,
+      };
+    name = rest.trim();
+  }
+  if (name.startsWith('on'))
+    return {
+      key: `on ${name}`,
+      message: `The <${tag}> element's event handler (${name}) was removed from the HTML: ${SCRIPT_MESSAGE}.`,
+    };
+  if (REFUSED_ATTRIBUTES.has(name) || name.includes(':'))
+    return {
+      key: `attr ${name}`,
+      message: `The <${tag}> element's "${name}" attribute was removed from the HTML: an email cannot use it.`,
+    };
+  if (URL_ATTRIBUTES.has(name)) {
+    const problem = htmlUrlProblem(value, tag === 'img' || name === 'background' ? 'image' : 'link');
+    if (problem)
+      return {
+        key: `url ${value}`,
+        message: `The <${tag}> element's ${name} was removed from the HTML: it ${problem}.`,
+      };
+  } else if (name === 'style') {
+    const problem = cssProblem(value);
+    if (problem)
+      return {
+        key: `style ${value}`,
+        message: `The <${tag}> element's style was removed from the HTML: it ${problem}`,
+      };
+  }
+  return null;
 }
 
 function htmlUrlProblem(value: string, use: UrlUse): string | null {
@@ -336,31 +468,24 @@ function htmlUrlProblem(value: string, use: UrlUse): string | null {
   // Browsers ignore tabs and line breaks inside a scheme (`java\tscript:`): they count as what they spell.
   const scheme = /^(javascript|vbscript|data|file):/i.exec(trimmed.replace(/[\s\p{Cc}]+/gu, ''));
   if (scheme)
-    return `points to a ${scheme[1]!.toLowerCase()}: address: ${use === 'image' ? 'an image must be a web address' : SCRIPT_MESSAGE}`;
+    return `pointed to a ${scheme[1]!.toLowerCase()}: address (${use === 'image' ? 'an image must be a web address' : SCRIPT_MESSAGE})`;
   if (use === 'link' && (trimmed.startsWith('#') || /^tel:[+\d\s().-]+$/i.test(trimmed))) return null;
   const problem = urlProblem(trimmed, use);
-  return problem ? `points to ${quoted(trimmed)}, which ${problem}` : null;
+  return problem ? `pointed to ${quoted(trimmed)}, which ${problem}` : null;
 }
 
 function cssProblem(css: string): string | null {
-  if (BAD_CSS.test(css)) return 'runs code in some email clients (expression, behavior, javascript:): write plain CSS.';
+  if (BAD_CSS.test(css)) return 'ran code in some email clients (expression, behavior, javascript:): write plain CSS.';
   for (const m of css.matchAll(CSS_URL)) {
-    if (urlProblem(m[2]!, 'image') !== null) return `loads ${quoted(m[2]!)}, which is not a web address.`;
+    if (urlProblem(m[2]!, 'image') !== null) return `loaded ${quoted(m[2]!)}, which is not a web address.`;
   }
   return null;
 }
 
 /**
- * An html block's HTML as the email carries it: written back out by parse5 (so an unclosed element cannot swallow
- * the rest of the email), without comments. It was validated (htmlProblems gave nothing). Liquid stays tokens.
+ * An html block's HTML as the email carries it: sanitised (sanitizeHtml), so an unclosed element cannot swallow the
+ * rest of the email and nothing unsafe is written whatever the document holds. Liquid stays tokens.
  */
 export function renderHtml(html: string, guard: LiquidGuard): string {
-  const root = parseFragment(guard.protect(html)) as unknown as ParentNode;
-  const stack: ParentNode[] = [root];
-  while (stack.length) {
-    const node = stack.pop()!;
-    node.childNodes = node.childNodes.filter((c) => c.nodeName !== '#comment');
-    for (const c of node.childNodes) if ('childNodes' in c) stack.push(c as ParentNode);
-  }
-  return serialize(root);
+  return sanitizeHtml(html, guard).html;
 }

@@ -9,7 +9,7 @@ import {
   type BlockDocument,
 } from './grammar.js';
 import { LiquidGuard, hasLiquid } from './liquid-guard.js';
-import { htmlProblems, quoted, textProblems, urlProblem, type UrlUse } from './markup.js';
+import { MAX_DEPTH, quoted, sanitizeHtml, textProblems, urlProblem, type UrlUse } from './markup.js';
 
 /**
  * Checks a block document (grammar.ts) against the grammar and its LIMITS, by hand: one error per violation at its
@@ -248,7 +248,9 @@ function checkBlock(b: unknown, at: string, inColumn: boolean, add: Add, guard: 
       else {
         const problem = hasLiquid(v) ? liquidProblem(v) : null;
         if (problem) add(`${at}/html`, `The Liquid in the HTML block does not parse: ${problem}`);
-        for (const m of htmlProblems(v, guard)) add(`${at}/html`, m);
+        // What is unsafe is removed, not refused (sanitizeHtml, contract §16); only the nesting limit is an error.
+        else if (sanitizeHtml(v, guard).tooDeep)
+          add(`${at}/html`, `The HTML nests elements more than ${MAX_DEPTH.html} levels deep.`);
       }
       break;
     }

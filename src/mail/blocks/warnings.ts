@@ -1,12 +1,18 @@
 import type { Block, BlockDocument } from './grammar.js';
-import { isOnlyLiquid } from './liquid-guard.js';
-import { textContent } from './markup.js';
+import { LiquidGuard, isOnlyLiquid } from './liquid-guard.js';
+import { sanitizeHtml, textContent } from './markup.js';
 
 /** Something an author should look at before sending (contract §16's preflight): the block's pointer and a sentence. */
 export interface DocumentWarning {
   /** JSON Pointer of the block in the document, e.g. `/blocks/2` ("" for the document). */
   path: string;
-  code: 'image_alt_missing' | 'button_link_missing' | 'block_empty' | 'footer_missing' | 'image_not_absolute';
+  code:
+    | 'image_alt_missing'
+    | 'button_link_missing'
+    | 'block_empty'
+    | 'footer_missing'
+    | 'image_not_absolute'
+    | 'html_sanitized';
   message: string;
   /** `info` for what the service takes care of itself (a footer added); a warning otherwise (absent: a warning). */
   level?: 'info' | 'warning';
@@ -14,11 +20,14 @@ export interface DocumentWarning {
 
 /**
  * What a preflight shows about a valid document, without rendering it: an image without alternative text, an image
- * whose address is Liquid alone, a button without a link, an empty block, and (for information) a missing footer,
- * which the renderer adds. Pure: the same document gives the same warnings, in document order.
+ * whose address is Liquid alone, a button without a link, an empty block, what an html block's sanitising removes
+ * (`html_sanitized`, one per kind of thing removed: a document as stored has none, it was stored sanitised), and (for
+ * information) a missing footer, which the renderer adds. Pure: the same document gives the same warnings, in
+ * document order.
  */
 export function documentWarnings(doc: BlockDocument): DocumentWarning[] {
   const warnings: DocumentWarning[] = [];
+  let guard: LiquidGuard | undefined;
   const visit = (b: Block, path: string) => {
     const warn = (code: DocumentWarning['code'], message: string) =>
       warnings.push({ path, code, message, level: 'warning' });
@@ -51,6 +60,8 @@ export function documentWarnings(doc: BlockDocument): DocumentWarning[] {
         break;
       case 'html':
         if (!b.html.trim()) warn('block_empty', 'The HTML block is empty: add its HTML, or remove the block.');
+        for (const m of sanitizeHtml(b.html, (guard ??= new LiquidGuard(JSON.stringify(doc)))).removed)
+          warn('html_sanitized', m);
         break;
       case 'columns':
         if (b.columns.every((c) => c.length === 0))

@@ -27,6 +27,7 @@ const WARNING_CODES = [
   'block_empty',
   'footer_missing',
   'image_not_absolute',
+  'html_sanitized',
 ] as const satisfies readonly DocumentWarning['code'][];
 const everyCode: Exclude<DocumentWarning['code'], (typeof WARNING_CODES)[number]> extends never ? true : never = true;
 void everyCode;

@@ -18927,7 +18927,7 @@ export interface operations {
                             /** @description the JSON Pointer of the block in the document ("" for the document) */
                             path: string;
                             /** @enum {string} */
-                            code: "image_alt_missing" | "button_link_missing" | "block_empty" | "footer_missing" | "image_not_absolute";
+                            code: "image_alt_missing" | "button_link_missing" | "block_empty" | "footer_missing" | "image_not_absolute" | "html_sanitized";
                             /** @description a sentence for the author */
                             message: string;
                             /**
