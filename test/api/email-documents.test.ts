@@ -39,6 +39,18 @@ function badDocuments(): { name: string; editorContent: unknown; at: string }[] 
       at: '/blocks',
     },
     {
+      name: 'unclosed Liquid in a text block',
+      editorContent: doc([{ type: 'text', text: 'Hi {{ contact.firstName' }]),
+      at: '/blocks/0/text',
+    },
+    {
+      name: 'Liquid that does not parse in a column',
+      editorContent: doc([
+        { type: 'columns', columns: [[{ type: 'heading', text: 'ok' }], [{ type: 'button', text: 'Go {%', url: '' }]] },
+      ]),
+      at: '/blocks/0/columns/1/0/text',
+    },
+    {
       name: 'a relative image URL',
       editorContent: doc([{ type: 'image', url: '/images/logo.png', alt: 'Logo' }]),
       at: '/blocks/0/url',
@@ -337,6 +349,30 @@ describeApi('email documents', (h) => {
     });
     expect(deep.statusCode).toBe(422);
     expect(deep.json().errors[0].path).toBe('/editorContent/blocks/0/html');
+  });
+
+  it('Liquid that does not parse is 422 at the pointer of its field (broadcasts, the render endpoint)', async () => {
+    const ws = await h.workspace();
+    const broken = doc([
+      { type: 'heading', text: 'ok' },
+      { type: 'text', text: 'Hi {{ contact.firstName' },
+      { type: 'columns', columns: [[{ type: 'text', text: 'ok' }], [{ type: 'footer', text: '{% if x %}' }]] },
+    ]);
+    const b = await h.call(ws.key, 'POST', '/v1/broadcasts', { name: 'Doc', emailContent: { editorContent: broken } });
+    expect(b.statusCode, b.body).toBe(422);
+    expect(b.json().code).toBe('validation_failed');
+    expect(b.json().errors.map((e: { path: string }) => e.path)).toEqual([
+      '/emailContent/editorContent/blocks/1/text',
+      '/emailContent/editorContent/blocks/2/columns/1/0/text',
+    ]);
+    expect(await countRows('broadcasts', ws)).toBe(0);
+    const r = await h.call(ws.key, 'POST', '/v1/email-documents/render', { editorContent: broken });
+    expect(r.statusCode, r.body).toBe(422);
+    expect(r.json().errors.map((e: { path: string }) => e.path)).toEqual([
+      '/editorContent/blocks/1/text',
+      '/editorContent/blocks/2/columns/1/0/text',
+    ]);
+    expect(r.json().errors[0].message).toMatch(/^The Liquid in the text block's text does not parse: /);
   });
 
   it('POST /v1/email-documents/render: personalised for a contact or sample data, with warnings, saving nothing', async () => {

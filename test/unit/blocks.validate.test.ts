@@ -320,6 +320,55 @@ describe('validateDocument', () => {
     expect(paths(doc([{ type: 'html', html: '<p>{% for %}</p>' }]))).toEqual(['/blocks/0/html']);
   });
 
+  it('unclosed Liquid ({{ or {% without its end) is refused at its field, in every field that holds Liquid', () => {
+    const t = only(doc([{ type: 'text', text: 'Hi {{ contact.firstName' }]));
+    expect(t.path).toBe('/blocks/0/text');
+    expect(t.message).toMatch(/^The Liquid in the text block's text does not parse: /);
+    expect(paths(doc([{ type: 'text', text: '<p>Hi {% if contact.firstName </p>' }]))).toEqual(['/blocks/0/text']);
+    expect(
+      paths(
+        doc([
+          { type: 'heading', text: 'Hi {{ contact.firstName' },
+          { type: 'image', url: 'https://example.com/{{ id.png', alt: 'A {% if', href: 'https://example.com/{{' },
+          { type: 'button', text: 'Go {{', url: 'https://example.com/{%' },
+          { type: 'social', links: [{ network: 'x', url: 'https://x.com/{{ contact.properties.x' }] },
+          { type: 'html', html: '<p>Hi {{ contact.firstName</p>' },
+          { type: 'footer', text: 'Sent to {{ contact.email' },
+        ]),
+      ),
+    ).toEqual([
+      '/blocks/0/text',
+      '/blocks/1/url',
+      '/blocks/1/alt',
+      '/blocks/1/href',
+      '/blocks/2/text',
+      '/blocks/2/url',
+      '/blocks/3/links/0/url',
+      '/blocks/4/html',
+      '/blocks/5/text',
+    ]);
+    // in a column too, at the nested block's field
+    expect(
+      paths(
+        doc([
+          {
+            type: 'columns',
+            columns: [
+              [{ type: 'text', text: 'ok' }],
+              [
+                { type: 'heading', text: 'x' },
+                { type: 'text', text: '{{ a' },
+              ],
+            ],
+          },
+        ]),
+        '/editorContent',
+      ),
+    ).toEqual(['/editorContent/blocks/0/columns/1/1/text']);
+    // braces that are not Liquid are text
+    expect(paths(doc([{ type: 'text', text: 'a { b } c }} d' }]))).toEqual([]);
+  });
+
   it('never throws, whatever it is given', () => {
     fc.assert(
       fc.property(fc.anything({ maxDepth: 6 }), (value) => {

@@ -8,7 +8,7 @@ import {
   SOCIAL_NETWORKS,
   type BlockDocument,
 } from './grammar.js';
-import { LiquidGuard, hasLiquid } from './liquid-guard.js';
+import { LiquidGuard } from './liquid-guard.js';
 import { MAX_DEPTH, quoted, sanitizeHtml, textProblems, urlProblem, type UrlUse } from './markup.js';
 
 /**
@@ -177,12 +177,10 @@ function checkBlock(b: unknown, at: string, inColumn: boolean, add: Add, guard: 
       );
       return undefined;
     }
-    if (hasLiquid(v)) {
-      const problem = liquidProblem(v);
-      if (problem) {
-        add(`${at}/${field}`, `The Liquid in ${the.toLowerCase()}'s ${what} does not parse: ${problem}`);
-        return undefined;
-      }
+    const problem = liquidProblem(v);
+    if (problem) {
+      add(`${at}/${field}`, `The Liquid in ${the.toLowerCase()}'s ${what} does not parse: ${problem}`);
+      return undefined;
     }
     return v;
   };
@@ -246,7 +244,7 @@ function checkBlock(b: unknown, at: string, inColumn: boolean, add: Add, guard: 
           `The HTML block holds ${Math.ceil(Buffer.byteLength(v) / 1024)} KiB; at most ${LIMITS.html / 1024} KiB fit.`,
         );
       else {
-        const problem = hasLiquid(v) ? liquidProblem(v) : null;
+        const problem = liquidProblem(v);
         if (problem) add(`${at}/html`, `The Liquid in the HTML block does not parse: ${problem}`);
         // What is unsafe is removed, not refused (sanitizeHtml, contract §16); only the nesting limit is an error.
         else if (sanitizeHtml(v, guard).tooDeep)
@@ -280,8 +278,12 @@ function checkSocial(links: unknown, at: string, add: Add): void {
     if (typeof link.url !== 'string' || link.url === '')
       add(`${here}/url`, 'The social link needs the address of the profile ("url").');
     else {
-      const problem = urlProblem(link.url, 'social');
-      if (problem) add(`${here}/url`, `The profile address ${quoted(link.url)} ${problem}.`);
+      const problem = liquidProblem(link.url);
+      if (problem) add(`${here}/url`, `The Liquid in the profile address does not parse: ${problem}`);
+      else {
+        const bad = urlProblem(link.url, 'social');
+        if (bad) add(`${here}/url`, `The profile address ${quoted(link.url)} ${bad}.`);
+      }
     }
   });
 }
@@ -312,8 +314,13 @@ function checkColumns(b: Obj, at: string, add: Add, guard: LiquidGuard): void {
   if (sum !== 100) add(`${at}/widths`, `The column widths add up to ${sum}%; they must add up to 100%.`);
 }
 
-/** Why a piece of Liquid does not parse (its first line), or null. */
+/**
+ * Why a field's Liquid does not parse (its first line), or null. Any field with `{{` or `{%` in it is parsed, not only
+ * one with a whole `{{ … }}`: an unclosed `Hi {{ contact.firstName` is refused at its field (contract §16), where the
+ * send's Liquid pass would otherwise fail on the rendered email.
+ */
 function liquidProblem(source: string): string | null {
+  if (!source.includes('{{') && !source.includes('{%')) return null;
   try {
     liquid.parse(source);
     return null;
