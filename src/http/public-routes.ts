@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
+import { ipKey } from '../lib/ip-key.js';
 
 /**
  * What the public (no key) routes of a form's address share: `/f/:slug` and what hangs under it (hosted pages,
@@ -9,7 +10,7 @@ import type { FastifyRequest } from 'fastify';
 /** The `:slug` path parameter (a form's public address, contract §4). */
 export const SLUG_PARAMS = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 100 }) });
 
-/** A rate limit per minute keyed by `key`: a 429 error, which each public plugin's error handler answers (a page or a problem). */
+/** A rate limit per minute keyed by `key` (a visitor is an IP address, an IPv6 one by its /64: ipKey): a 429 error, which each public plugin's error handler answers (a page or a problem). */
 function perMinute(max: number, key: (req: FastifyRequest) => string) {
   return {
     max,
@@ -27,11 +28,11 @@ function perMinute(max: number, key: (req: FastifyRequest) => string) {
 export function perVisitorAndForm(max: number, { perRoute = false } = {}) {
   return perMinute(
     max,
-    (req) => `${req.ip}|${(req.params as { slug: string }).slug}${perRoute ? `|${req.routeOptions.url}` : ''}`,
+    (req) => `${ipKey(req.ip)}|${(req.params as { slug: string }).slug}${perRoute ? `|${req.routeOptions.url}` : ''}`,
   );
 }
 
 /** A rate limit per visitor (IP address) and route, per minute (the archive's pages, the web version). */
 export function perVisitor(max: number) {
-  return perMinute(max, (req) => `${req.ip}|${req.routeOptions.url}`);
+  return perMinute(max, (req) => `${ipKey(req.ip)}|${req.routeOptions.url}`);
 }

@@ -274,6 +274,29 @@ describeApi('public forms and submissions', (h) => {
     expect((await post(other.slug, 'email=fine%40example.com')).statusCode).toBe(200); // another form is not affected
   });
 
+  it('an IPv6 visitor is counted by its /64: a client cannot get a fresh limit from each address of its network', async () => {
+    const ws = await h.workspace();
+    const form = await publishedForm(ws);
+    const from = (remoteAddress: string, i: number) =>
+      h.app.inject({
+        method: 'POST',
+        url: `/f/${form.slug}`,
+        remoteAddress,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `email=v6-${i}%40example.com`,
+      });
+    const codes: number[] = [];
+    for (let i = 0; i < 11; i++) codes.push((await from(`2001:db8:1:2::${(i + 1).toString(16)}`, i)).statusCode);
+    expect(codes.slice(0, 10).every((c) => c === 200)).toBe(true);
+    expect(codes[10]).toBe(429);
+    expect((await from('2001:db8:1:2:ffff:ffff:ffff:ffff', 11)).statusCode).toBe(429);
+    expect((await from('2001:db8:1:3::1', 12)).statusCode).toBe(200); // another network
+    // Its views too: at most VIEWS_PER_VISITOR_PER_MINUTE from one /64.
+    for (let i = 0; i < VIEWS_PER_VISITOR_PER_MINUTE + 5; i++)
+      await h.app.inject({ method: 'GET', url: `/f/${form.slug}`, remoteAddress: `2001:db8:9:9::${i + 1}` });
+    expect((await h.call(ws.key, 'GET', `/v1/forms/${form.id}`)).json().stats.views).toBe(VIEWS_PER_VISITOR_PER_MINUTE);
+  });
+
   it('a SURVEY stores the submission and leaves contacts alone', async () => {
     const ws = await h.workspace();
     const form = await publishedForm(ws, { type: 'SURVEY', fieldMapping: { q1: 'answer_one', email: 'email' } });

@@ -1,6 +1,8 @@
+import { ipKey } from '../../lib/ip-key.js';
+
 /**
  * Failed sign-ins counted in memory, per process (docs/console.md, "Rate limits"): at most `perKey` failures per
- * address and `perIp` per client IP address within `windowMs`; beyond that, attempts are refused with the
+ * address and `perIp` per client IP address (IPv6 by /64: ipKey) within `windowMs`; beyond that, attempts are refused with the
  * seconds until the oldest failure leaves the window. Several processes behind a load balancer each count
  * their own (the limit is then that many times higher); a restart forgets.
  */
@@ -19,13 +21,13 @@ export class FailureLimiter {
     };
     return Math.max(
       wait(this.recent(this.byKey, key, now), this.opts.perKey),
-      wait(this.recent(this.byIp, ip, now), this.opts.perIp),
+      wait(this.recent(this.byIp, ipKey(ip), now), this.opts.perIp),
     );
   }
 
   fail(key: string, ip: string, now = Date.now()): void {
     this.push(this.byKey, key, now);
-    this.push(this.byIp, ip, now);
+    this.push(this.byIp, ipKey(ip), now);
   }
 
   /**
@@ -110,24 +112,7 @@ export const LOGIN_LIMITS: LoginLimits = {
   accountMaxMs: 15 * 60_000,
 };
 
-/**
- * The address a limit counts by: an IPv4 address as it is, an IPv6 one by its /64 (one subscriber's network: a
- * client that owns a /64 would otherwise get a fresh count with every address of it).
- */
-export function ipKey(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return mapped[1]!;
-  if (!ip.includes(':')) return ip;
-  const [head = '', tail] = ip.split('::') as [string, string | undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups =
-    tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => (parseInt(g, 16) || 0).toString(16))
-    .join(':')}::/64`;
-}
+export { ipKey };
 
 /**
  * Failed console sign-ins (issue 29 item 12), counted in memory per process. Anyone may fail for any address, so no

@@ -29,6 +29,7 @@ import { formQuestions } from '@formcast/form-appearance';
 import { POW_FIELD, type PowFailure } from '../protection/protection.pow.js';
 import type { ProtectionService } from '../protection/protection.service.js';
 import type { FastifyBaseLogger } from 'fastify';
+import { ipKey } from '../../lib/ip-key.js';
 
 /** The field a honeypot bot fills: it is hidden from people; a submission with it set is dropped silently. */
 export const HONEYPOT_FIELD = '_fc_hp';
@@ -145,12 +146,12 @@ export class SubmissionsService {
 
   /**
    * Counts a view of the form (its page, or an embed's impression beacon), each page view, but at most
-   * VIEWS_PER_VISITOR_PER_MINUTE per visitor (IP address) and form a minute, as the beacon's own rate limit: a script
+   * VIEWS_PER_VISITOR_PER_MINUTE per visitor (IP address, IPv6 by /64) and form a minute, as the beacon's own rate limit: a script
    * fetching the page in a loop cannot inflate the views and lower the conversion rate (docs/api.md, forms). In memory, per
    * process (a visitor whose requests reach two processes may count up to the limit in each).
    */
   async recordView(workspaceId: string, formId: string, visitor?: string): Promise<void> {
-    if (visitor !== undefined && !this.viewAllowed(`${visitor}|${formId}`, Date.now())) return;
+    if (visitor !== undefined && !this.viewAllowed(`${ipKey(visitor)}|${formId}`, Date.now())) return;
     await forms.bumpCounter(this.db.kysely, workspaceId, formId, 'views');
   }
 
