@@ -443,6 +443,8 @@ describeConsole('people, sessions, roles', (h) => {
       { 'sec-fetch-site': 'cross-site' },
       { origin: 'https://evil.example' },
       { origin: 'null', 'sec-fetch-site': 'cross-site' },
+      // A sibling subdomain is the same site, not the same origin: it may be anyone's.
+      { origin: 'https://evil.example.test', 'sec-fetch-site': 'same-site' },
     ] as Record<string, string>[]) {
       for (const url of ['/app/login', '/app/reset', '/app/invite/x'.padEnd(56, 'x')]) {
         const res = await post(url, headers);

@@ -174,15 +174,16 @@ export async function usersPages(
   });
 
   // Login CSRF: SameSite=Lax does not stop a cross-site top-level POST, which could sign a victim into an attacker's
-  // workspace. The sign-in, invitation and reset forms are only accepted from this site: a browser's Sec-Fetch-Site
-  // saying cross-site, or an Origin whose host is not this one, is refused (clients that send neither are not browsers).
+  // workspace. The sign-in, invitation and reset forms are only accepted from their own pages: a browser's
+  // Sec-Fetch-Site saying cross-site or same-site (another origin of the same site: a sibling subdomain, which may be
+  // anyone's), or an Origin whose host is not this one, is refused (clients that send neither are not browsers).
   app.addHook('onRequest', async (req, reply) => {
     if (req.method !== 'POST') return;
     // Browsers that send Sec-Fetch-Site are believed (a page with Referrer-Policy: no-referrer, as these pages have,
     // posts with `Origin: null` even to itself); otherwise a real Origin must name this host.
     const origin = req.headers.origin;
     const site = req.headers['sec-fetch-site'];
-    let foreign = site === 'cross-site';
+    let foreign = site === 'cross-site' || site === 'same-site';
     if (site === undefined && typeof origin === 'string' && origin !== 'null') {
       try {
         foreign = new URL(origin).hostname !== req.hostname;
